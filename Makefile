@@ -1,0 +1,33 @@
+# Quick start:  make demo   (set up + schedule the built-in example)
+#               make test   (set up + run the test suite)
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: setup demo test bench replay clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test,plot]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/kubesched simulate -f examples/quickstart --seed 1 -o table
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/scheduler_perf.py --workload all
+
+replay: $(STAMP)
+	$(BIN)/kubesched replay alibaba-openb \
+	  --nodes ../shared/data/alibaba-openb-v2023/openb_node_list_all_node.csv \
+	  --pods ../shared/data/alibaba-openb-v2023/openb_pod_list_default.csv --seed 1
+
+clean:
+	rm -rf $(VENV) build src/*.egg-info .pytest_cache
