@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from kubesched.config._field import (
     FieldError,
     aggregate_message,
@@ -139,7 +141,7 @@ def _leader_election_errors(le: Any) -> list[FieldError]:
     lease = _duration("leaderElection.leaseDuration", le.lease_duration, errs)
     renew = _duration("leaderElection.renewDeadline", le.renew_deadline, errs)
     retry = _duration("leaderElection.retryPeriod", le.retry_period, errs)
-    if not le.leader_elect:
+    if errs or not le.leader_elect:  # unparsable durations: the range checks would only echo them
         return errs
     lease, renew, retry = lease or 0.0, renew or 0.0, retry or 0.0
     if lease <= 0:
@@ -449,6 +451,8 @@ def _node_affinity_errors(path: str, args: NodeAffinityArgs) -> list[FieldError]
     aff = args.added_affinity
     if not aff:
         return []
+    if not isinstance(aff, dict):  # a typed kubesched.api.objects.NodeAffinity
+        aff = msgspec.to_builtins(aff)
     errs: list[FieldError] = []
     base = f"{path}.addedAffinity"
     req = aff.get("requiredDuringSchedulingIgnoredDuringExecution")
