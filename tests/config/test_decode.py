@@ -218,3 +218,26 @@ clientConnection:
     assert cfg.client_connection.accept_content_types == "application/json"
     fit = next(pc.args for pc in cfg.profiles[0].plugin_config if pc.name == "NodeResourcesFit")
     assert isinstance(fit, NodeResourcesFitArgs)
+
+
+def test_encode_config_round_trips():
+    from kubesched.config import default_config, encode_config
+    cfg = decode_config(HEADER + """
+profiles:
+- schedulerName: a
+  plugins:
+    score:
+      enabled: [{name: MyScore, weight: 3}]
+  pluginConfig:
+  - name: PodTopologySpread
+    args:
+      defaultingType: List
+      defaultConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: ScheduleAnyway}]
+  - name: Mine
+    args: {x: 1}
+- schedulerName: b
+""")
+    for c in (cfg, default_config()):
+        doc = encode_config(c)
+        assert list(doc)[:2] == ["apiVersion", "kind"]
+        assert decode_config(json.loads(json.dumps(doc))) == c

@@ -140,3 +140,29 @@ profiles:
     plugins = cfg.profiles[0].plugins
     assert len(plugins.multi_point.enabled) == 19
     assert plugins.score == PluginSet(enabled=[], disabled=[P("*")])
+
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+_names = st.sampled_from(["A", "B", "C", "D", "E", "F"])
+_plugins = st.lists(st.builds(Plugin, name=_names, weight=st.none() | st.integers(0, 5)), max_size=6)
+
+
+@given(default=st.lists(_names, unique=True, max_size=6), enabled=_plugins,
+       disabled=st.lists(st.sampled_from(["A", "B", "*"]), max_size=2))
+def test_merge_properties(default, enabled, disabled):
+    d = ps([P(n, 1) for n in default])
+    c = ps(enabled, [P(n) for n in disabled])
+    got = merge_plugin_set(d, c)
+    # every custom plugin is present exactly as often as it was given, with its own weight
+    custom_names = [p.name for p in enabled]
+    kept_defaults = [] if "*" in disabled else [n for n in default if n not in disabled]
+    assert len(got.enabled) == len(kept_defaults) + len(enabled) - sum(n in custom_names for n in kept_defaults)
+    # kept defaults keep their relative order, at the front
+    assert [p.name for p in got.enabled[:len(kept_defaults)]] == kept_defaults
+    for p in got.enabled[:len(kept_defaults)]:
+        if p.name in custom_names:
+            assert p == [q for q in enabled if q.name == p.name][-1]
+        else:
+            assert p.weight == 1
+    assert [p.name for p in got.disabled] == disabled

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
 import yaml
 
 from kubesched.config.args import ARGS_TYPES, decode_args, strict_convert
@@ -58,6 +59,7 @@ __all__ = [
     "decode_config",
     "default_config",
     "default_plugins",
+    "encode_config",
     "load_config",
     "parse_duration",
     "set_defaults",
@@ -149,3 +151,12 @@ def load_config(path: str | None) -> KubeSchedulerConfiguration:
 def default_config() -> KubeSchedulerConfiguration:
     """The configuration kube-scheduler runs with when given no file: all defaults."""
     return validate_config(set_defaults(KubeSchedulerConfiguration()))
+
+
+def encode_config(cfg: KubeSchedulerConfiguration) -> dict[str, Any]:
+    """``cfg`` as JSON-ready builtins with camelCase keys, ``apiVersion``/``kind`` first.
+
+    ``decode_config(encode_config(cfg))`` gives back an equal configuration.
+    """
+    body = msgspec.to_builtins(cfg)
+    return {"apiVersion": cfg.api_version, "kind": cfg.kind, **body}

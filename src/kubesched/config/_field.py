@@ -23,6 +23,7 @@ __all__ = [
     "invalid",
     "is_extended_resource_name",
     "is_qualified_name",
+    "label_name_errors",
     "not_supported",
     "required",
 ]

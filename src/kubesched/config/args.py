@@ -39,6 +39,7 @@ __all__ = [
     "decode_args",
     "default_args",
     "set_args_defaults",
+    "strict_convert",
 ]
 
 #: Feature gates that change plugin args defaults/validation (v1.34 defaults).
