@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from kubesched.api.objects import NodeAffinity
 from kubesched.config import decode_config, default_config, validate_config
 from kubesched.config._field import aggregate_message, duplicate, invalid, is_qualified_name, required
 from kubesched.errors import ConfigError
@@ -401,7 +402,11 @@ profiles:
             - {key: topology.kubernetes.io/zone, operator: In, values: [a, b]}
             - {key: cores, operator: Gt, values: ["4"]}
 """)
-    assert cfg.profiles[0].plugin_config[0].args.added_affinity is not None
+    aff = cfg.profiles[0].plugin_config[0].args.added_affinity
+    assert isinstance(aff, NodeAffinity)
+    term = aff.required_during_scheduling_ignored_during_execution.node_selector_terms[0]
+    assert [(r.key, r.operator, r.values) for r in term.match_expressions] == [
+        ("topology.kubernetes.io/zone", "In", ["a", "b"]), ("cores", "Gt", ["4"])]
 
 
 def test_unknown_plugin_args_are_not_validated():

@@ -19,6 +19,7 @@ from typing import Any
 
 import msgspec
 
+from kubesched.api.objects import NodeAffinity
 from kubesched.errors import ConfigError
 
 __all__ = [
@@ -106,9 +107,13 @@ class InterPodAffinityArgs(_Args):
 
 
 class NodeAffinityArgs(_Args):
-    """NodeAffinity: ``added_affinity`` is a core/v1 NodeAffinity mapping applied to every pod."""
+    """NodeAffinity: ``added_affinity`` (core/v1 NodeAffinity) is ANDed with every pod's affinity.
 
-    added_affinity: dict[str, Any] | None = None
+    Note: :class:`kubesched.api.objects.NodeAffinity` ignores unknown keys, so decoding is not
+    strict below ``addedAffinity`` (upstream's is).
+    """
+
+    added_affinity: NodeAffinity | None = None
 
 
 class NodeResourcesFitArgs(_Args):
