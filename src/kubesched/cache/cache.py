@@ -1,0 +1,188 @@
+"""The scheduler's cluster cache (upstream ``pkg/scheduler/backend/cache/cache.go``).
+
+Pod states, as upstream's diagram::
+
+    +-------------------------------------------+  +----+
+    |                            Add            |  |    |
+    |                                           |  |    | Update
+    +      Assume                Add            v  v    |
+  Initial +--------> Assumed +------------+---> Added <--+
+    ^                +   +               |       +
+    |                |   |               |       |
+    |                |   |     Add       |       | Remove
+    |                |   |               |       +
+    +----------------+   +-----------> Expired   +----> Deleted
+          Forget                 Expire
+
+Assumed pods never expire (``durationToExpireAssumedPod = 0`` upstream, issue #106361).
+Everything lands in one :class:`NodeTable`, which doubles as the snapshot: the engine only
+mutates it between scheduling cycles. Pods bound to a node the cache does not know yet are
+held aside and accounted when the node arrives (upstream keeps a NodeInfo without a Node).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kubesched.api.objects import Node, Pod
+from kubesched.api.objects import pod_key
+from kubesched.framework.node_info import PodInfo
+from kubesched.framework.node_table import NodeTable
+
+__all__ = ["Cache", "PodState"]
+
+
+@dataclass(slots=True)
+class PodState:
+    pod_info: PodInfo
+    node_name: str
+    assumed: bool = False
+    binding_finished: bool = False
+
+
+class Cache:
+    """Nodes and assigned pods. Methods raise ``KeyError``/``ValueError`` on impossible
+    transitions (assuming a pod twice, forgetting a pod that is not assumed), as upstream."""
+
+    def __init__(self, table: NodeTable | None = None) -> None:
+        self.table = table if table is not None else NodeTable()
+        self.pod_states: dict[str, PodState] = {}
+        self._orphans: dict[str, dict[str, PodInfo]] = {}
+        """node name → pods bound there before the node is known."""
+
+    # ───────────────────────────── nodes ─────────────────────────────
+
+    def add_node(self, node: Node) -> None:
+        self.table.set_node(node)
+        orphans = self._orphans.pop(node.metadata.name, None)
+        if orphans:
+            row = self.table.row_of[node.metadata.name]
+            for pi in orphans.values():
+                self.table.add_pod(pi, row)
+
+    update_node = add_node
+
+    def remove_node(self, name: str) -> None:
+        """Remove a node; its pods stay in the cache, held aside until a node of that name returns."""
+        row = self.table.row_of.get(name)
+        if row is None:
+            return
+        pods = list(self.table.pods[row])
+        for pi in pods:
+            self.table.remove_pod(pi, row)
+        if pods:
+            self._orphans[name] = {pi.key: pi for pi in pods}
+        self.table.remove_node(name)
+
+    def node_count(self) -> int:
+        return len(self.table)
+
+    # ───────────────────────────── pods ─────────────────────────────
+
+    def _place(self, pi: PodInfo, node_name: str) -> None:
+        row = self.table.row_of.get(node_name)
+        if row is None:
+            self._orphans.setdefault(node_name, {})[pi.key] = pi
+        else:
+            self.table.add_pod(pi, row)
+
+    def _unplace(self, pi: PodInfo, node_name: str) -> None:
+        row = self.table.row_of.get(node_name)
+        if row is None:
+            self._orphans.get(node_name, {}).pop(pi.key, None)
+        else:
+            self.table.remove_pod(pi, row)
+
+    def assume_pod(self, pod_info: PodInfo, node_name: str) -> None:
+        """Account the pod on ``node_name`` before it is bound. Raises ``ValueError`` if known."""
+        if pod_info.key in self.pod_states:
+            raise ValueError(f"pod {pod_info.key} is in the cache, so can't be assumed")
+        self._place(pod_info, node_name)
+        self.pod_states[pod_info.key] = PodState(pod_info, node_name, assumed=True)
+
+    def finish_binding(self, key: str) -> None:
+        st = self.pod_states.get(key)
+        if st is not None and st.assumed:
+            st.binding_finished = True
+
+    def forget_pod(self, key: str) -> None:
+        """Undo :meth:`assume_pod`. Raises ``ValueError`` for a pod that is not assumed."""
+        st = self.pod_states.get(key)
+        if st is None or not st.assumed:
+            raise ValueError(f"pod {key} wasn't assumed so cannot be forgotten")
+        self._unplace(st.pod_info, st.node_name)
+        del self.pod_states[key]
+
+    def is_assumed(self, key: str) -> bool:
+        st = self.pod_states.get(key)
+        return st is not None and st.assumed
+
+    def add_pod(self, pod: Pod) -> PodInfo:
+        """An assigned pod was added (informer) — confirms an assumed pod."""
+        key = pod_key(pod)
+        node_name = pod.spec.node_name
+        st = self.pod_states.get(key)
+        if st is not None and st.assumed:
+            if st.node_name != node_name:  # bound elsewhere than assumed
+                self._unplace(st.pod_info, st.node_name)
+                st.pod_info.update(pod)
+                self._place(st.pod_info, node_name)
+            else:
+                self._refresh(st, pod)
+            st.node_name = node_name
+            st.assumed = False
+            return st.pod_info
+        if st is not None:
+            raise ValueError(f"pod {key} was already in added state")
+        pi = PodInfo(pod)
+        self._place(pi, node_name)
+        self.pod_states[key] = PodState(pi, node_name)
+        return pi
+
+    def _refresh(self, st: PodState, pod: Pod) -> None:
+        """Replace the stored pod object; re-account only when scheduling-relevant data changed."""
+        old = st.pod_info
+        o, n = old.pod, pod
+        if (o.spec.containers is n.spec.containers and o.spec.init_containers is n.spec.init_containers
+                and o.spec.overhead is n.spec.overhead and o.metadata.labels is n.metadata.labels
+                and o.spec.affinity is n.spec.affinity):
+            old.pod = pod  # same scheduling-relevant parts (e.g. only nodeName/status changed)
+            return
+        new = PodInfo(pod)
+        if (new.requests == old.requests and new.ports == old.ports
+                and new.non_zero_cpu == old.non_zero_cpu and new.non_zero_memory == old.non_zero_memory
+                and pod.metadata.labels == old.pod.metadata.labels and pod.spec.affinity == old.pod.spec.affinity):
+            old.pod = pod
+            return
+        self._unplace(old, st.node_name)
+        old.update(pod)
+        self._place(old, st.node_name)
+
+    def update_pod(self, old: Pod, new: Pod) -> None:
+        key = pod_key(new)
+        st = self.pod_states.get(key)
+        if st is None:
+            self.add_pod(new)
+            return
+        if st.node_name != new.spec.node_name:
+            self._unplace(st.pod_info, st.node_name)
+            st.pod_info.update(new)
+            st.node_name = new.spec.node_name
+            self._place(st.pod_info, st.node_name)
+        else:
+            self._refresh(st, new)
+        st.assumed = False
+
+    def remove_pod(self, pod: Pod) -> PodInfo | None:
+        key = pod_key(pod)
+        st = self.pod_states.pop(key, None)
+        if st is None:
+            return None
+        self._unplace(st.pod_info, st.node_name)
+        return st.pod_info
+
+    def pod_count(self) -> int:
+        return len(self.pod_states)
+
+    def assumed_count(self) -> int:
+        return sum(1 for s in self.pod_states.values() if s.assumed)

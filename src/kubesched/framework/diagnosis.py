@@ -1,0 +1,206 @@
+"""Filter outcomes, ``Diagnosis`` and ``FitError`` (upstream ``pkg/scheduler/framework/types.go``).
+
+Filter results are kept as arrays per evaluated chunk of nodes (:class:`FilterChunk`); the
+per-node ``Status`` objects, the reason histogram and the FailedScheduling message are derived
+from them only when someone asks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kubesched.framework.interface import Code, Status
+
+__all__ = ["Diagnosis", "FilterChunk", "FitError", "NO_NODES_AVAILABLE", "NodeToStatus", "PluginReasons"]
+
+NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+"""Upstream ``ErrNoNodesAvailable``."""
+
+
+@dataclass(slots=True)
+class PluginReasons:
+    """Reason table of one filter plugin in one chunk: bit ``b`` ↔ ``reasons[b]`` / ``codes[b]``."""
+
+    reasons: Sequence[str]
+    codes: Sequence[Code]
+
+    def status(self, bits: int, plugin: str) -> Status:
+        reasons = tuple(r for b, r in enumerate(self.reasons) if bits >> b & 1)
+        code = max((c for b, c in enumerate(self.codes) if bits >> b & 1), default=Code.UNSCHEDULABLE)
+        return Status(code, reasons, None, plugin)
+
+
+@dataclass(slots=True)
+class FilterChunk:
+    """Filter results for ``rows`` (``int64[M]``, in evaluation order).
+
+    ``fail_plugin[i]`` is the index (into ``plugins``) of the first plugin that rejected
+    ``rows[i]``, -1 if it passed; ``fail_bits[i]`` the reason bits within that plugin's table
+    ``tables[fail_plugin[i]]``. ``ran[i]`` lists nothing per node: the plugins that ran on a node
+    are the non-skipped plugins up to and including its first failing one (``skipped``).
+    """
+
+    rows: np.ndarray
+    fail_plugin: np.ndarray
+    fail_bits: np.ndarray
+    plugins: Sequence[str]
+    tables: list[PluginReasons | None]
+    skipped: frozenset[int] = frozenset()
+
+    def passed(self) -> np.ndarray:
+        return self.rows[self.fail_plugin < 0]
+
+    def truncate(self, n: int) -> "FilterChunk":
+        """Only the first ``n`` evaluated nodes (the rest count as never evaluated)."""
+        return FilterChunk(self.rows[:n], self.fail_plugin[:n], self.fail_bits[:n], self.plugins,
+                           self.tables, self.skipped)
+
+    def statuses(self, names: Sequence[str]) -> Iterator[tuple[str, Status]]:
+        """``(node name, Status)`` for every rejected node."""
+        for i in np.flatnonzero(self.fail_plugin >= 0):
+            pi = int(self.fail_plugin[i])
+            table = self.tables[pi]
+            assert table is not None
+            yield names[int(self.rows[i])], table.status(int(self.fail_bits[i]), self.plugins[pi])
+
+    def add_histogram(self, hist: dict[str, int]) -> None:
+        """Add every rejected node's reasons to ``hist`` (reason → number of nodes)."""
+        fp = self.fail_plugin
+        for pi, table in enumerate(self.tables):
+            if table is None:
+                continue
+            sel = fp == pi
+            if not sel.any():
+                continue
+            values, counts = np.unique(self.fail_bits[sel], return_counts=True)
+            for bits, cnt in zip(values.tolist(), counts.tolist()):
+                for b, reason in enumerate(table.reasons):
+                    if bits >> b & 1:
+                        hist[reason] = hist.get(reason, 0) + cnt
+
+    def rejecting_plugins(self) -> Iterator[tuple[str, Code]]:
+        """``(plugin, highest code)`` of each plugin that rejected at least one node here."""
+        fp = self.fail_plugin
+        for pi, table in enumerate(self.tables):
+            if table is None:
+                continue
+            sel = fp == pi
+            if not sel.any():
+                continue
+            for bits in np.unique(self.fail_bits[sel]).tolist():
+                yield self.plugins[pi], table.status(bits, self.plugins[pi]).code
+
+
+@dataclass
+class Diagnosis:
+    """Why a pod did not fit (upstream ``framework.Diagnosis``).
+
+    ``chunks`` hold the explicit per-node statuses; ``absent_status`` applies to every node of
+    the snapshot with no explicit status (PreFilter rejections, nodes outside a
+    PreFilterResult). ``unschedulable_plugins`` / ``pending_plugins`` decide requeueing.
+    """
+
+    chunks: list[FilterChunk] = field(default_factory=list)
+    extra_statuses: dict[str, Status] = field(default_factory=dict)
+    absent_status: Status | None = None
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pending_plugins: set[str] = field(default_factory=set)
+    pre_filter_msg: str = ""
+    post_filter_msg: str = ""
+
+    def num_explicit(self) -> int:
+        return sum(len(c.rows) - int((c.fail_plugin < 0).sum()) for c in self.chunks) + len(self.extra_statuses)
+
+    def add_plugin_status(self, status: Status) -> None:
+        """Upstream ``AddPluginStatus``: remember the plugin of a rejection."""
+        if not status.plugin:
+            return
+        if status.code == Code.PENDING:
+            self.pending_plugins.add(status.plugin)
+        elif status.is_rejected():
+            self.unschedulable_plugins.add(status.plugin)
+
+    def collect_plugins(self) -> None:
+        for c in self.chunks:
+            for plugin, code in c.rejecting_plugins():
+                self.add_plugin_status(Status(code, (), None, plugin))
+
+    def node_to_status(self, names: Sequence[str]) -> dict[str, Status]:
+        """Explicit statuses by node name."""
+        out: dict[str, Status] = {}
+        for c in self.chunks:
+            out.update(c.statuses(names))
+        out.update(self.extra_statuses)
+        return out
+
+    def histogram(self, num_all_nodes: int) -> dict[str, int]:
+        hist: dict[str, int] = {}
+        for c in self.chunks:
+            c.add_histogram(hist)
+        for st in self.extra_statuses.values():
+            for r in st.reasons:
+                hist[r] = hist.get(r, 0) + 1
+        if self.absent_status is not None:
+            absent = num_all_nodes - self.num_explicit()
+            if absent > 0:
+                for r in self.absent_status.reasons:
+                    hist[r] = hist.get(r, 0) + absent
+        return hist
+
+
+class FitError(Exception):
+    """No node fits the pod (upstream ``framework.FitError``); ``str()`` is the FailedScheduling
+    message in upstream's exact format."""
+
+    def __init__(self, pod_key: str, num_all_nodes: int, diagnosis: Diagnosis) -> None:
+        super().__init__(pod_key)
+        self.pod_key = pod_key
+        self.num_all_nodes = num_all_nodes
+        self.diagnosis = diagnosis
+
+    def __str__(self) -> str:
+        return fit_error_message(self.num_all_nodes, self.diagnosis)
+
+
+def fit_error_message(num_all_nodes: int, diagnosis: Diagnosis) -> str:
+    """``0/N nodes are available: <PreFilterMsg or sorted histogram>. <PostFilterMsg>``.
+
+    The histogram entries are ``"%d %s"`` strings sorted **as strings** (so "10 X" < "2 Y"),
+    joined by ", " — upstream ``FitError.Error()``.
+    """
+    msg = f"0/{num_all_nodes} nodes are available:"
+    if diagnosis.pre_filter_msg:
+        msg += " " + diagnosis.pre_filter_msg + "."
+    else:
+        hist = diagnosis.histogram(num_all_nodes)
+        entries = sorted(f"{n} {r}" for r, n in hist.items())
+        if entries:
+            msg += " " + ", ".join(entries) + "."
+    if diagnosis.post_filter_msg:
+        msg += " " + diagnosis.post_filter_msg
+    return msg
+
+
+class NodeToStatus:
+    """Upstream ``framework.NodeToStatus``: explicit per-node statuses plus the status of every
+    node absent from the map. ``get(name)`` answers for any node of the snapshot."""
+
+    def __init__(self, diagnosis: Diagnosis, names: Sequence[str]) -> None:
+        self._explicit = diagnosis.node_to_status(names)
+        self.absent_status = diagnosis.absent_status or Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+
+    def get(self, name: str) -> Status:
+        return self._explicit.get(name, self.absent_status)
+
+    def explicit(self) -> dict[str, Status]:
+        return self._explicit
+
+    def __len__(self) -> int:
+        return len(self._explicit)
+
+    def nodes_for_status_code(self, names: Sequence[str], code: Code) -> list[str]:
+        """Names among ``names`` whose status has ``code`` (upstream ``NodesForStatusCode``)."""
+        return [n for n in names if self.get(n).code == code]

@@ -1,0 +1,444 @@
+"""The scheduling framework's contract: status codes, results and one protocol per extension point.
+
+Follows ``staging/src/k8s.io/kube-scheduler/framework/interface.go`` (v1.34). Grouped by phase
+like pytest's ``hookspec.py``: the queue, the scheduling cycle, the binding cycle.
+
+A plugin is any object with a ``name`` attribute and the methods of the extension points it
+implements; the framework detects extension points by method name when it is built from a
+profile (:mod:`kubesched.framework.runtime`) and rejects a plugin enabled at a point it does
+not implement.
+
+Every method returns ``Status | None``; ``None`` means Success, as a nil ``*Status`` upstream.
+Two shapes exist for Filter and Score (``../shared/DESIGN.md``, "The fast path"):
+
+* per node, like upstream — ``filter(state, pod, node_info)`` / ``score(state, pod, node_info)``;
+* batch over the columnar :class:`~kubesched.framework.node_table.NodeTable` —
+  ``filter_nodes(state, pod, nodes, rows)`` / ``score_nodes(state, pod, nodes, rows)``, where
+  ``rows`` is ``int64[M]`` of table rows in evaluation order.
+
+All built-in plugins implement the batch shape; the framework prefers it when both exist.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kubesched.api.objects import Pod
+    from kubesched.framework.cycle_state import CycleState
+    from kubesched.framework.node_info import NodeInfo, PodInfo, QueuedPodInfo
+    from kubesched.framework.node_table import NodeTable
+
+__all__ = [
+    "MAX_NODE_SCORE",
+    "MAX_TOTAL_SCORE",
+    "MIN_NODE_SCORE",
+    "BatchFilterPlugin",
+    "BatchScorePlugin",
+    "BindPlugin",
+    "Code",
+    "FilterPlugin",
+    "FilterResult",
+    "NominatingInfo",
+    "NominatingMode",
+    "PermitPlugin",
+    "PostBindPlugin",
+    "PostFilterPlugin",
+    "PostFilterResult",
+    "PreBindPlugin",
+    "PreEnqueuePlugin",
+    "PreFilterExtensions",
+    "PreFilterPlugin",
+    "PreFilterResult",
+    "PreScorePlugin",
+    "QueueSortPlugin",
+    "ReservePlugin",
+    "ScorePlugin",
+    "Status",
+    "as_status",
+    "is_success",
+]
+
+MIN_NODE_SCORE = 0
+"""Lowest score a Score plugin may give after NormalizeScore (upstream ``MinNodeScore``)."""
+MAX_NODE_SCORE = 100
+"""Highest score a Score plugin may give after NormalizeScore (upstream ``MaxNodeScore``)."""
+MAX_TOTAL_SCORE = (1 << 63) - 1
+"""Upper bound of the weighted total (upstream ``MaxTotalScore = math.MaxInt64``)."""
+
+
+class Code(enum.IntEnum):
+    """Status codes, in upstream's iota order. The comment on each says what the queue does."""
+
+    SUCCESS = 0
+    """The plugin ran and the pod may proceed."""
+    ERROR = 1
+    """Internal failure: the pod gets no UnschedulablePlugins and goes to the error backoff."""
+    UNSCHEDULABLE = 2
+    """Rejected; preemption may help (the node is a preemption candidate)."""
+    UNSCHEDULABLE_AND_UNRESOLVABLE = 3
+    """Rejected and preemption cannot help on this node."""
+    WAIT = 4
+    """Permit only: the pod waits in the binding cycle until allowed, rejected or timed out."""
+    SKIP = 5
+    """PreFilter/PreScore: skip this plugin's Filter/Score for the cycle. Bind: let the next binder bind."""
+    PENDING = 6
+    """Rejected for now, waiting on something external; requeued without backoff."""
+
+    def __str__(self) -> str:  # upstream Code.String()
+        return _CODE_NAMES[self]
+
+
+_CODE_NAMES = {
+    Code.SUCCESS: "Success",
+    Code.ERROR: "Error",
+    Code.UNSCHEDULABLE: "Unschedulable",
+    Code.UNSCHEDULABLE_AND_UNRESOLVABLE: "UnschedulableAndUnresolvable",
+    Code.WAIT: "Wait",
+    Code.SKIP: "Skip",
+    Code.PENDING: "Pending",
+}
+_REJECTED = frozenset({Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING})
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """The result of running a plugin (upstream ``fwk.Status``); ``None`` stands for Success.
+
+    ``reasons`` are the user-facing strings that end up in the FailedScheduling histogram;
+    ``plugin`` is the name of the plugin that produced a rejection (filled by the framework).
+    """
+
+    code: Code = Code.SUCCESS
+    reasons: tuple[str, ...] = ()
+    error: BaseException | None = None
+    plugin: str = ""
+
+    @classmethod
+    def of(cls, code: Code, *reasons: str) -> "Status":
+        """Build a status like upstream ``NewStatus(code, reasons...)``."""
+        return cls(code, tuple(reasons))
+
+    def message(self) -> str:
+        """The reasons joined with ``", "`` (upstream ``Status.Message``)."""
+        if self.error is not None and not self.reasons:
+            return str(self.error)
+        return ", ".join(self.reasons)
+
+    def is_success(self) -> bool:
+        return self.code == Code.SUCCESS
+
+    def is_wait(self) -> bool:
+        return self.code == Code.WAIT
+
+    def is_skip(self) -> bool:
+        return self.code == Code.SKIP
+
+    def is_rejected(self) -> bool:
+        """Unschedulable, UnschedulableAndUnresolvable or Pending (upstream ``IsRejected``)."""
+        return self.code in _REJECTED
+
+    def with_plugin(self, plugin: str) -> "Status":
+        return Status(self.code, self.reasons, self.error, plugin)
+
+    def as_error(self) -> BaseException:
+        """The status as an exception (upstream ``AsError``)."""
+        return self.error if self.error is not None else RuntimeError(self.message())
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message()}" if self.reasons or self.error else str(self.code)
+
+
+def is_success(status: Status | None) -> bool:
+    """True for ``None`` or a Success status (upstream ``Status.IsSuccess`` on a nil pointer)."""
+    return status is None or status.code == Code.SUCCESS
+
+
+def as_status(err: BaseException) -> Status:
+    """Wrap an exception as an Error status (upstream ``AsStatus``)."""
+    return Status(Code.ERROR, (str(err),), err)
+
+
+@dataclass(frozen=True, slots=True)
+class PreFilterResult:
+    """Nodes a PreFilter plugin narrowed the cycle to; ``node_names=None`` means all nodes.
+
+    Upstream ``framework.PreFilterResult``; results of several plugins are intersected.
+    """
+
+    node_names: frozenset[str] | None = None
+
+    def all_nodes(self) -> bool:
+        return self.node_names is None
+
+    def merge(self, other: "PreFilterResult | None") -> "PreFilterResult":
+        if other is None or other.all_nodes():
+            return self
+        if self.all_nodes():
+            return other
+        return PreFilterResult(self.node_names & other.node_names)  # type: ignore[operator]
+
+
+class NominatingMode(enum.IntEnum):
+    """Upstream ``NominatingMode``: keep the current nomination or override it."""
+
+    NOOP = 0
+    OVERRIDE = 1
+
+
+@dataclass(frozen=True, slots=True)
+class NominatingInfo:
+    nominated_node_name: str = ""
+    mode: NominatingMode = NominatingMode.NOOP
+
+
+@dataclass(frozen=True, slots=True)
+class PostFilterResult:
+    """Upstream ``PostFilterResult``: where the pod is nominated after preemption."""
+
+    nominating_info: NominatingInfo | None = None
+
+
+@dataclass(slots=True)
+class FilterResult:
+    """What a batch Filter plugin returns for ``rows`` (``int64[M]``).
+
+    ``failed[i]`` is a bit set over ``reasons`` for ``rows[i]``: bit ``b`` set means
+    ``reasons[b]`` applies; ``0`` means the node passes. ``codes[b]`` is the status code of
+    ``reasons[b]`` (a node's code is the highest code among its reasons). At most 63 reasons.
+    A plugin returns ``None`` instead when every node passes.
+    """
+
+    failed: np.ndarray
+    reasons: Sequence[str]
+    codes: Sequence[Code]
+
+    @classmethod
+    def single(cls, fail_mask: np.ndarray, reason: str, code: Code) -> "FilterResult":
+        """One reason: ``fail_mask`` is ``bool[M]``, True where the node is rejected."""
+        return cls(fail_mask.astype(np.int64), (reason,), (code,))
+
+    def status_for(self, bits: int, plugin: str = "") -> Status:
+        """The per-node Status that the bit set ``bits`` stands for."""
+        reasons = tuple(r for b, r in enumerate(self.reasons) if bits >> b & 1)
+        code = max(c for b, c in enumerate(self.codes) if bits >> b & 1)
+        return Status(code, reasons, None, plugin)
+
+
+# ─────────────────────────────────────────── Queue ───────────────────────────────────────────
+
+
+@runtime_checkable
+class PreEnqueuePlugin(Protocol):
+    """Called before a pod enters activeQ; a rejection parks it as gated.
+
+    Allowed codes: Success; Unschedulable/UnschedulableAndUnresolvable (the pod waits in
+    unschedulablePods until an event the plugin registered for). Must be cheap: it runs on
+    every add/update of a pending pod.
+    """
+
+    name: str
+
+    def pre_enqueue(self, pod: Pod) -> Status | None: ...
+
+
+@runtime_checkable
+class QueueSortPlugin(Protocol):
+    """Orders activeQ. Exactly one per profile, the same in every profile.
+
+    ``less(a, b)`` is upstream's comparator. A plugin may also offer ``sort_key(qpi)`` returning
+    a tuple with the same order — the queue then uses it (a heap key is much faster in Python).
+    """
+
+    name: str
+
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool: ...
+
+
+# ───────────────────────────────────────── Scheduling cycle ─────────────────────────────────────────
+
+
+class PreFilterExtensions(Protocol):
+    """Incremental updates of a plugin's PreFilter state when a pod is added to / removed from a
+    node during preemption dry-runs or nominated-pod evaluation. Must only touch ``state``."""
+
+    def add_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo,
+                node_info: NodeInfo) -> Status | None: ...
+
+    def remove_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_remove: PodInfo,
+                   node_info: NodeInfo) -> Status | None: ...
+
+
+@runtime_checkable
+class PreFilterPlugin(Protocol):
+    """Runs once per cycle before Filter.
+
+    Returns ``(PreFilterResult | None, Status | None)``. Codes: Success; Skip (this plugin's
+    Filter is skipped for the cycle); Unschedulable/UnschedulableAndUnresolvable (every node gets
+    this status and its message becomes the FailedScheduling message); Error (aborts the cycle).
+    ``pre_filter_extensions()`` returns :class:`PreFilterExtensions` or ``None``.
+    """
+
+    name: str
+
+    def pre_filter(self, state: CycleState, pod: Pod,
+                   nodes: NodeTable) -> tuple[PreFilterResult | None, Status | None]: ...
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None: ...
+
+
+@runtime_checkable
+class FilterPlugin(Protocol):
+    """Per node: may the pod run here? Codes: Success, Unschedulable,
+    UnschedulableAndUnresolvable, Error (aborts the cycle). For each node the framework stops at
+    the first plugin that rejects it."""
+
+    name: str
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None: ...
+
+
+@runtime_checkable
+class BatchFilterPlugin(Protocol):
+    """The vectorised Filter: judge ``rows`` (``int64[M]`` of NodeTable rows) at once.
+
+    Returns a :class:`FilterResult` aligned with ``rows``, or ``None`` when all pass. Raising an
+    exception is an Error status for the cycle.
+    """
+
+    name: str
+
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable,
+                     rows: np.ndarray) -> FilterResult | None: ...
+
+
+@runtime_checkable
+class PostFilterPlugin(Protocol):
+    """Runs only when no node is feasible (preemption). ``filtered_node_status_map`` maps node
+    name → Status. Success ends the PostFilter loop; Unschedulable tries the next plugin;
+    UnschedulableAndUnresolvable stops it."""
+
+    name: str
+
+    def post_filter(self, state: CycleState, pod: Pod,
+                    filtered_node_status_map: Any) -> tuple[PostFilterResult | None, Status | None]: ...
+
+
+@runtime_checkable
+class PreScorePlugin(Protocol):
+    """Runs once with the feasible nodes (``rows``) before Score. Skip skips this plugin's Score."""
+
+    name: str
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: NodeTable,
+                  rows: np.ndarray) -> Status | None: ...
+
+
+@runtime_checkable
+class ScorePlugin(Protocol):
+    """Per node raw score (``int``). ``normalize_score`` (optional, upstream ScoreExtensions)
+    rewrites the ``int64[K]`` scores of the feasible nodes in place to [0, 100]."""
+
+    name: str
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]: ...
+
+
+@runtime_checkable
+class BatchScorePlugin(Protocol):
+    """The vectorised Score: ``int64[K]`` raw scores for ``rows``. Optional
+    ``normalize_score(state, pod, scores) -> Status | None`` normalises in place."""
+
+    name: str
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable,
+                    rows: np.ndarray) -> np.ndarray: ...
+
+
+@runtime_checkable
+class ReservePlugin(Protocol):
+    """Reserve runs after the pod is assumed on ``node_name``; a failure unreserves all.
+    Unreserve runs in reverse order on any later failure and must be idempotent."""
+
+    name: str
+
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None: ...
+
+
+@runtime_checkable
+class PermitPlugin(Protocol):
+    """End of the scheduling cycle. Returns ``(status, timeout_s)``: Success, Wait (the binding
+    cycle waits up to ``timeout_s`` seconds) or a rejection (Unreserve + forget)."""
+
+    name: str
+
+    def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, float]: ...
+
+
+# ───────────────────────────────────────── Binding cycle ─────────────────────────────────────────
+
+
+@runtime_checkable
+class PreBindPlugin(Protocol):
+    """Before Bind; a failure unreserves and sends the pod to backoff."""
+
+    name: str
+
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...
+
+
+@runtime_checkable
+class BindPlugin(Protocol):
+    """Binds the pod. In order, the first plugin that does not return Skip handles it."""
+
+    name: str
+
+    def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...
+
+
+@runtime_checkable
+class PostBindPlugin(Protocol):
+    """Informational, after a successful bind."""
+
+    name: str
+
+    def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ExtensionPoint:
+    """One extension point: its config field (snake_case), and the methods that implement it."""
+
+    config_name: str
+    json_name: str
+    methods: tuple[str, ...] = field(default=())
+
+
+EXTENSION_POINTS: tuple[ExtensionPoint, ...] = (
+    ExtensionPoint("pre_enqueue", "preEnqueue", ("pre_enqueue",)),
+    ExtensionPoint("queue_sort", "queueSort", ("less", "sort_key")),
+    ExtensionPoint("pre_filter", "preFilter", ("pre_filter",)),
+    ExtensionPoint("filter", "filter", ("filter", "filter_nodes")),
+    ExtensionPoint("post_filter", "postFilter", ("post_filter",)),
+    ExtensionPoint("pre_score", "preScore", ("pre_score",)),
+    ExtensionPoint("score", "score", ("score", "score_nodes")),
+    ExtensionPoint("reserve", "reserve", ("reserve",)),
+    ExtensionPoint("permit", "permit", ("permit",)),
+    ExtensionPoint("pre_bind", "preBind", ("pre_bind",)),
+    ExtensionPoint("bind", "bind", ("bind",)),
+    ExtensionPoint("post_bind", "postBind", ("post_bind",)),
+)
+"""The twelve configurable extension points in upstream order (PreEnqueue … PostBind);
+NormalizeScore is part of Score, as upstream."""
+
+
+def implements(plugin: object, point: ExtensionPoint) -> bool:
+    """Whether ``plugin`` has a method for ``point`` (how the framework detects extension points)."""
+    return any(callable(getattr(plugin, m, None)) for m in point.methods)

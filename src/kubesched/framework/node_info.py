@@ -1,0 +1,204 @@
+"""PodInfo, QueuedPodInfo, Resource and NodeInfo (upstream ``pkg/scheduler/framework/types.go``).
+
+``NodeInfo`` here is a *view* of one row of the columnar :class:`NodeTable`: the table is the
+single source of truth, so the per-node plugin shape and the batch shape always agree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from kubesched.api.objects import Pod, pod_key, pod_priority
+from kubesched.api.resources import pod_non_zero_requests, pod_requests
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kubesched.api.objects import Node
+    from kubesched.framework.node_table import NodeTable
+
+__all__ = ["HostPort", "NodeInfo", "PodInfo", "QueuedPodInfo", "Resource", "host_ports"]
+
+# A host port in use: (hostIP, protocol, port); hostIP "" is normalised to "0.0.0.0".
+HostPort = tuple[str, str, int]
+
+
+def host_ports(pod: Pod) -> tuple[HostPort, ...]:
+    """The host ports a pod wants (upstream ``schedutil.GetHostPorts``): containers' ports with
+    ``hostPort > 0``; protocol defaults to TCP and hostIP to ``0.0.0.0``."""
+    out: list[HostPort] = []
+    for c in pod.spec.containers:
+        for p in c.ports:
+            if p.host_port > 0:
+                out.append((p.host_ip or "0.0.0.0", p.protocol or "TCP", p.host_port))
+    return tuple(out)
+
+
+class PodInfo:
+    """A pod plus data derived from it once (upstream ``framework.PodInfo``).
+
+    Attributes: ``pod``; ``key`` ("namespace/name"); ``requests`` (``dict[str, int]``: cpu in
+    millicores, memory/storage in bytes, extended resources as counts); ``non_zero_cpu``
+    (millicores) and ``non_zero_memory`` (bytes), the scoring requests with 100m/200Mi
+    defaults; ``priority``; ``ports`` (host ports wanted). ``extra`` is a per-pod cache that
+    plugins may use for pre-parsed terms (keyed by plugin name).
+    """
+
+    __slots__ = ("pod", "key", "requests", "non_zero_cpu", "non_zero_memory", "priority",
+                 "ports", "extra")
+
+    def __init__(self, pod: Pod) -> None:
+        self.extra: dict[str, object] = {}
+        self.update(pod)
+
+    def update(self, pod: Pod) -> None:
+        """Recompute the derived data for a new version of the pod."""
+        self.pod = pod
+        self.key = pod_key(pod)
+        self.requests = pod_requests(pod)
+        self.non_zero_cpu, self.non_zero_memory = pod_non_zero_requests(pod)
+        self.priority = pod_priority(pod)
+        self.ports = host_ports(pod)
+        self.extra.clear()
+
+    @property
+    def uid(self) -> str:
+        return self.pod.metadata.uid or self.key
+
+    def __repr__(self) -> str:
+        return f"PodInfo({self.key})"
+
+
+@dataclass(eq=False)
+class QueuedPodInfo:
+    """A pod in the scheduling queue (upstream ``framework.QueuedPodInfo``).
+
+    Times are seconds on the injected clock. ``attempts`` counts scheduling attempts;
+    ``unschedulable_plugins`` / ``pending_plugins`` are the plugins that rejected the pod in its
+    last attempt (they decide which cluster events requeue it).
+    """
+
+    pod_info: PodInfo
+    timestamp: float = 0.0
+    initial_attempt_timestamp: float | None = None
+    attempts: int = 0
+    unschedulable_count: int = 0
+    consecutive_errors_count: int = 0
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pending_plugins: set[str] = field(default_factory=set)
+    gated: bool = False
+    gating_plugin: str = ""
+    seq: int = 0
+    """Arrival order, the final tie-breaker so runs are deterministic."""
+
+    @property
+    def pod(self) -> Pod:
+        return self.pod_info.pod
+
+    @property
+    def key(self) -> str:
+        return self.pod_info.key
+
+
+@dataclass(slots=True)
+class Resource:
+    """Upstream ``framework.Resource``: cpu in millicores, memory/storage in bytes, the pod
+    count, and scalar (extended) resources by name."""
+
+    milli_cpu: int = 0
+    memory: int = 0
+    ephemeral_storage: int = 0
+    allowed_pod_number: int = 0
+    scalar_resources: dict[str, int] = field(default_factory=dict)
+
+    def get(self, name: str) -> int:
+        if name == "cpu":
+            return self.milli_cpu
+        if name == "memory":
+            return self.memory
+        if name == "ephemeral-storage":
+            return self.ephemeral_storage
+        if name == "pods":
+            return self.allowed_pod_number
+        return self.scalar_resources.get(name, 0)
+
+
+class NodeInfo:
+    """Node-level aggregated information: a view of row ``row`` of a :class:`NodeTable`.
+
+    Mirrors upstream ``framework.NodeInfo``: ``node``, ``pods`` (``list[PodInfo]``),
+    ``requested`` / ``non_zero_requested`` / ``allocatable`` (:class:`Resource`),
+    ``used_ports``, ``image_states``, ``generation``.
+    """
+
+    __slots__ = ("table", "row")
+
+    def __init__(self, table: NodeTable, row: int) -> None:
+        self.table = table
+        self.row = row
+
+    @property
+    def node(self) -> Node:
+        return self.table.nodes[self.row]  # type: ignore[return-value]
+
+    @property
+    def name(self) -> str:
+        return self.table.names[self.row]
+
+    @property
+    def pods(self) -> list[PodInfo]:
+        return self.table.pods[self.row]
+
+    @property
+    def pods_with_affinity(self) -> list[PodInfo]:
+        return [p for p in self.pods if p.pod.spec.affinity is not None and (
+            p.pod.spec.affinity.pod_affinity is not None or p.pod.spec.affinity.pod_anti_affinity is not None)]
+
+    @property
+    def pods_with_required_anti_affinity(self) -> list[PodInfo]:
+        out = []
+        for p in self.pods:
+            a = p.pod.spec.affinity
+            if a is not None and a.pod_anti_affinity is not None and \
+                    a.pod_anti_affinity.required_during_scheduling_ignored_during_execution:
+                out.append(p)
+        return out
+
+    def _resource(self, matrix) -> Resource:  # noqa: ANN001
+        t = self.table
+        vec = matrix[self.row]
+        scalars = {name: int(vec[col]) for name, col in t.resource_index.items()
+                   if col >= t.FIRST_SCALAR and vec[col]}
+        return Resource(int(vec[t.CPU]), int(vec[t.MEMORY]), int(vec[t.EPHEMERAL_STORAGE]),
+                        int(vec[t.PODS]), scalars)
+
+    @property
+    def allocatable(self) -> Resource:
+        return self._resource(self.table.allocatable)
+
+    @property
+    def requested(self) -> Resource:
+        """Sum of the pods' requests; ``allowed_pod_number`` holds the number of pods."""
+        return self._resource(self.table.requested)
+
+    @property
+    def non_zero_requested(self) -> Resource:
+        nz = self.table.non_zero_requested[self.row]
+        return Resource(int(nz[0]), int(nz[1]))
+
+    @property
+    def used_ports(self) -> dict[tuple[str, int], set[str]]:
+        """``(protocol, port) → {hostIP}`` of the ports in use on the node."""
+        return self.table.used_ports[self.row] or {}
+
+    @property
+    def image_states(self) -> dict[str, tuple[int, int]]:
+        """Normalised image name → ``(size in bytes, number of nodes that have it)``."""
+        t = self.table
+        return {name: (size, len(t.image_nodes.get(name, ()))) for name, size in t.images[self.row].items()}
+
+    @property
+    def generation(self) -> int:
+        return int(self.table.generation[self.row])
+
+    def __repr__(self) -> str:
+        return f"NodeInfo({self.name})"

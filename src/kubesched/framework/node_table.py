@@ -1,0 +1,413 @@
+"""The columnar node store: one row per node, numpy columns, updated in place.
+
+This is kubesched's fast path (``../shared/DESIGN.md``, "The fast path"). Upstream keeps one
+``NodeInfo`` per node (``pkg/scheduler/framework/types.go``) and a zone-interleaved
+``nodeTree`` (``pkg/scheduler/backend/cache/node_tree.go``); the table holds the same facts as
+arrays so that a plugin judges one pod against every node at once.
+
+Columns (``cap`` = allocated rows ≥ number of nodes; dead rows are free-listed):
+
+* ``allocatable`` / ``requested``: ``int64[cap, R]``; column ``CPU`` in millicores,
+  ``MEMORY`` and ``EPHEMERAL_STORAGE`` in bytes, ``PODS`` (allocatable pods / number of pods),
+  then one column per extended resource name seen (``resource_index``).
+* ``non_zero_requested``: ``int64[cap, 2]`` (cpu millicores, memory bytes) with the 100m/200Mi
+  defaults used for scoring.
+* labels: per key an ``int32[cap]`` column of value ids (``-1`` = absent) with its value
+  dictionary; ``label_ints(key)`` gives ``float64[cap]`` of the integer values (NaN if not an
+  integer) for ``Gt``/``Lt``.
+* ``taint_set``: ``int32[cap]`` id into ``taint_sets`` (a tuple of taints per distinct set).
+* ``unschedulable``: ``bool[cap]``; ``generation``: ``int64[cap]`` bumped on every change.
+* per row (Python lists): ``nodes``, ``names``, ``pods``, ``used_ports``, ``images``.
+
+``order()`` is the upstream ``nodeTree.list()`` order (zones round-robin) as ``int64[N]`` rows.
+Every mutation is O(1) per row (plus O(labels) on node add/update); nothing is rebuilt per pod.
+Listeners (``add_listener``) are told about pod/node changes so that plugins can maintain
+incremental indexes (topology-domain counts).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+from kubesched.api.objects import Node, Taint, node_allocatable
+from kubesched.api.quantity import to_int
+from kubesched.framework.node_info import NodeInfo, PodInfo
+
+if TYPE_CHECKING:  # pragma: no cover
+    pass
+
+__all__ = ["NodeTable", "NodeTableListener", "normalized_image_name", "zone_key"]
+
+ZONE_LABELS = ("failure-domain.beta.kubernetes.io/zone", "topology.kubernetes.io/zone")
+REGION_LABELS = ("failure-domain.beta.kubernetes.io/region", "topology.kubernetes.io/region")
+
+
+def zone_key(labels: dict[str, str]) -> str:
+    """Upstream ``utilnode.GetZoneKey``: ``region + ":\\x00:" + zone``, or "" when neither is set.
+    The deprecated beta labels win over the GA ones, as upstream."""
+    zone = labels.get(ZONE_LABELS[0], labels.get(ZONE_LABELS[1], ""))
+    region = labels.get(REGION_LABELS[0], labels.get(REGION_LABELS[1], ""))
+    if not region and not zone:
+        return ""
+    return f"{region}:\x00:{zone}"
+
+
+def normalized_image_name(name: str) -> str:
+    """Append ``:latest`` to an image name without tag or digest (upstream ImageLocality)."""
+    if "@" in name:
+        return name
+    if name.rfind(":") <= name.rfind("/"):
+        return name + ":latest"
+    return name
+
+
+class NodeTableListener(Protocol):
+    """Receives every change of the table, after it is applied."""
+
+    def on_node_set(self, table: NodeTable, row: int, old: Node | None) -> None: ...
+
+    def on_node_removed(self, table: NodeTable, row: int, old: Node) -> None: ...
+
+    def on_pod_added(self, table: NodeTable, row: int, pod_info: PodInfo) -> None: ...
+
+    def on_pod_removed(self, table: NodeTable, row: int, pod_info: PodInfo) -> None: ...
+
+
+class NodeTable:
+    """Columnar store of the cluster's nodes and the pods on them. See the module docstring."""
+
+    CPU, MEMORY, EPHEMERAL_STORAGE, PODS = 0, 1, 2, 3
+    FIRST_SCALAR = 4
+
+    def __init__(self, capacity: int = 64) -> None:
+        cap = max(capacity, 8)
+        self.resource_index: dict[str, int] = {"cpu": 0, "memory": 1, "ephemeral-storage": 2, "pods": 3}
+        self.resource_names: list[str] = ["cpu", "memory", "ephemeral-storage", "pods"]
+        r = len(self.resource_names)
+        self.allocatable = np.zeros((cap, r), np.int64)
+        self.requested = np.zeros((cap, r), np.int64)
+        self.non_zero_requested = np.zeros((cap, 2), np.int64)
+        self.taint_set = np.zeros(cap, np.int32)
+        self.unschedulable = np.zeros(cap, bool)
+        self.generation = np.zeros(cap, np.int64)
+        self.alive = np.zeros(cap, bool)
+        self.taint_sets: list[tuple[Taint, ...]] = [()]
+        self._taint_set_ids: dict[tuple, int] = {(): 0}
+        self.labels: dict[str, np.ndarray] = {}
+        self.label_values: dict[str, list[str]] = {}
+        self._label_ids: dict[str, dict[str, int]] = {}
+        self._label_ints: dict[str, tuple[int, np.ndarray]] = {}
+        self.nodes: list[Node | None] = [None] * cap
+        self.names: list[str] = [""] * cap
+        self.pods: list[list[PodInfo]] = [[] for _ in range(cap)]
+        self.used_ports: list[dict[tuple[str, int], set[str]] | None] = [None] * cap
+        self.images: list[dict[str, int]] = [{} for _ in range(cap)]
+        self.image_nodes: dict[str, set[int]] = {}
+        self.row_of: dict[str, int] = {}
+        self._free: list[int] = list(range(cap - 1, -1, -1))
+        self._zones: list[str] = []
+        self._zone_rows: dict[str, list[int]] = {}
+        self._row_zone: dict[int, str] = {}
+        self._order: np.ndarray | None = None
+        self._listeners: list[NodeTableListener] = []
+        self._gen = 0
+        self.pod_row: dict[str, int] = {}
+        """pod key → row of the node it is on (assumed or bound)."""
+
+    # ───────────────────────────── sizes and order ─────────────────────────────
+
+    def __len__(self) -> int:
+        return len(self.row_of)
+
+    @property
+    def capacity(self) -> int:
+        return len(self.nodes)
+
+    def order(self) -> np.ndarray:
+        """Rows in upstream ``nodeTree.list()`` order: zones round-robin, each zone in node-add
+        order (``int64[N]``). Cached until a node is added, removed or changes zone."""
+        if self._order is None:
+            lists = [self._zone_rows[z] for z in self._zones]
+            out: list[int] = []
+            longest = max((len(x) for x in lists), default=0)
+            for i in range(longest):
+                for rows in lists:
+                    if i < len(rows):
+                        out.append(rows[i])
+            self._order = np.asarray(out, np.int64)
+        return self._order
+
+    def node_info(self, row: int) -> NodeInfo:
+        return NodeInfo(self, row)
+
+    def get(self, name: str) -> NodeInfo | None:
+        row = self.row_of.get(name)
+        return None if row is None else NodeInfo(self, row)
+
+    def add_listener(self, listener: NodeTableListener) -> None:
+        self._listeners.append(listener)
+
+    # ───────────────────────────── columns ─────────────────────────────
+
+    def resource_column(self, name: str, create: bool = False) -> int | None:
+        """Column of resource ``name``; with ``create`` a new column is added when unseen."""
+        col = self.resource_index.get(name)
+        if col is None and create:
+            col = len(self.resource_names)
+            self.resource_index[name] = col
+            self.resource_names.append(name)
+            pad = np.zeros((self.capacity, 1), np.int64)
+            self.allocatable = np.hstack([self.allocatable, pad])
+            self.requested = np.hstack([self.requested, pad])
+        return col
+
+    def label_column(self, key: str) -> np.ndarray | None:
+        """``int32[cap]`` value ids of label ``key`` (-1 = absent), or None if no node has it."""
+        return self.labels.get(key)
+
+    def label_value_id(self, key: str, value: str) -> int:
+        """Id of ``value`` in the dictionary of ``key``; -2 when no node has that value."""
+        ids = self._label_ids.get(key)
+        if ids is None:
+            return -2
+        return ids.get(value, -2)
+
+    def label_ints(self, key: str) -> np.ndarray | None:
+        """``float64[cap]``: label ``key`` parsed as an integer, NaN when absent or not an int."""
+        col = self.labels.get(key)
+        if col is None:
+            return None
+        values = self.label_values[key]
+        cached = self._label_ints.get(key)
+        if cached is None or cached[0] != len(values):
+            parsed = np.full(len(values) + 1, np.nan)
+            for i, v in enumerate(values):
+                try:
+                    parsed[i] = int(v, 10)
+                except ValueError:
+                    pass
+            cached = (len(values), parsed)
+            self._label_ints[key] = cached
+        # index -1 (absent) maps to the trailing NaN
+        return cached[1][col]
+
+    def row_labels(self, row: int) -> dict[str, str]:
+        node = self.nodes[row]
+        return node.metadata.labels if node is not None else {}
+
+    # ───────────────────────────── mutation: nodes ─────────────────────────────
+
+    def _grow(self) -> None:
+        old = self.capacity
+        new = old * 2
+        for attr in ("allocatable", "requested", "non_zero_requested"):
+            a = getattr(self, attr)
+            b = np.zeros((new, a.shape[1]), a.dtype)
+            b[:old] = a
+            setattr(self, attr, b)
+        for attr in ("taint_set", "unschedulable", "generation", "alive"):
+            a = getattr(self, attr)
+            b = np.zeros(new, a.dtype)
+            b[:old] = a
+            setattr(self, attr, b)
+        for key, col in self.labels.items():
+            b = np.full(new, -1, np.int32)
+            b[:old] = col
+            self.labels[key] = b
+        self.nodes.extend([None] * (new - old))
+        self.names.extend([""] * (new - old))
+        self.pods.extend([] for _ in range(new - old))
+        self.used_ports.extend([None] * (new - old))
+        self.images.extend({} for _ in range(new - old))
+        self._free.extend(range(new - 1, old - 1, -1))
+
+    def _bump(self, row: int) -> None:
+        self._gen += 1
+        self.generation[row] = self._gen
+
+    def set_node(self, node: Node) -> int:
+        """Add a node or replace its previous version. Returns its row.
+
+        Raises :class:`~kubesched.errors.QuantityError` for an invalid allocatable quantity.
+        """
+        name = node.metadata.name
+        row = self.row_of.get(name)
+        old = None if row is None else self.nodes[row]
+        alloc = {k: to_int(k, v) for k, v in node_allocatable(node).items()}
+        if row is None:
+            if not self._free:
+                self._grow()
+            row = self._free.pop()
+            self.row_of[name] = row
+            self.names[row] = name
+            self.alive[row] = True
+        for k in alloc:
+            self.resource_column(k, create=True)
+        vec = self.allocatable[row]
+        vec[:] = 0
+        for k, v in alloc.items():
+            vec[self.resource_index[k]] = v
+        self.nodes[row] = node
+        self.unschedulable[row] = bool(node.spec.unschedulable)
+        taints = tuple(node.spec.taints)
+        tkey = tuple((t.key, t.value, t.effect) for t in taints)
+        tid = self._taint_set_ids.get(tkey)
+        if tid is None:
+            tid = len(self.taint_sets)
+            self.taint_sets.append(taints)
+            self._taint_set_ids[tkey] = tid
+        self.taint_set[row] = tid
+        self._set_labels(row, node.metadata.labels, old.metadata.labels if old is not None else {})
+        self._set_images(row, node)
+        zone = zone_key(node.metadata.labels)
+        if self._row_zone.get(row) != zone:
+            self._tree_remove(row)
+            self._tree_add(row, zone)
+        self._bump(row)
+        for li in self._listeners:
+            li.on_node_set(self, row, old)
+        return row
+
+    def _set_labels(self, row: int, labels: dict[str, str], old: dict[str, str]) -> None:
+        for key in old:
+            if key not in labels:
+                self.labels[key][row] = -1
+        for key, value in labels.items():
+            col = self.labels.get(key)
+            if col is None:
+                col = np.full(self.capacity, -1, np.int32)
+                self.labels[key] = col
+                self.label_values[key] = []
+                self._label_ids[key] = {}
+            ids = self._label_ids[key]
+            vid = ids.get(value)
+            if vid is None:
+                vid = len(ids)
+                ids[value] = vid
+                self.label_values[key].append(value)
+            col[row] = vid
+
+    def _set_images(self, row: int, node: Node) -> None:
+        for name in self.images[row]:
+            s = self.image_nodes.get(name)
+            if s is not None:
+                s.discard(row)
+                if not s:
+                    del self.image_nodes[name]
+        imgs: dict[str, int] = {}
+        for image in node.status.images:
+            for n in image.names:
+                imgs[normalized_image_name(n)] = image.size_bytes
+        self.images[row] = imgs
+        for name in imgs:
+            self.image_nodes.setdefault(name, set()).add(row)
+
+    def _tree_add(self, row: int, zone: str) -> None:
+        if zone not in self._zone_rows:
+            self._zones.append(zone)
+            self._zone_rows[zone] = []
+        self._zone_rows[zone].append(row)
+        self._row_zone[row] = zone
+        self._order = None
+
+    def _tree_remove(self, row: int) -> None:
+        zone = self._row_zone.pop(row, None)
+        if zone is None:
+            return
+        rows = self._zone_rows[zone]
+        rows.remove(row)
+        if not rows:
+            del self._zone_rows[zone]
+            self._zones.remove(zone)
+        self._order = None
+
+    def remove_node(self, name: str) -> None:
+        """Remove a node. Its pods stay accounted to nobody; callers remove them first."""
+        row = self.row_of.pop(name)
+        old = self.nodes[row]
+        self._tree_remove(row)
+        self._set_labels(row, {}, old.metadata.labels if old is not None else {})
+        self.nodes[row] = None
+        self.images[row] = {}
+        for n, s in list(self.image_nodes.items()):
+            s.discard(row)
+            if not s:
+                del self.image_nodes[n]
+        self.allocatable[row] = 0
+        self.requested[row] = 0
+        self.non_zero_requested[row] = 0
+        self.pods[row] = []
+        self.used_ports[row] = None
+        self.alive[row] = False
+        self.names[row] = ""
+        self._bump(row)
+        self._free.append(row)
+        for li in self._listeners:
+            li.on_node_removed(self, row, old)  # type: ignore[arg-type]
+
+    # ───────────────────────────── mutation: pods ─────────────────────────────
+
+    def add_pod(self, pod_info: PodInfo, row: int) -> None:
+        """Account ``pod_info`` on ``row`` (assume or bind): requests, pod count, ports."""
+        req = self.requested[row]
+        for name, v in pod_info.requests.items():
+            col = self.resource_index.get(name)
+            if col is None:
+                col = self.resource_column(name, create=True)
+                req = self.requested[row]
+            req[col] += v
+        req[self.PODS] += 1
+        nz = self.non_zero_requested[row]
+        nz[0] += pod_info.non_zero_cpu
+        nz[1] += pod_info.non_zero_memory
+        self.pods[row].append(pod_info)
+        if pod_info.ports:
+            used = self.used_ports[row]
+            if used is None:
+                used = self.used_ports[row] = {}
+            for ip, proto, port in pod_info.ports:
+                used.setdefault((proto, port), set()).add(ip)
+        self.pod_row[pod_info.key] = row
+        self._bump(row)
+        for li in self._listeners:
+            li.on_pod_added(self, row, pod_info)
+
+    def remove_pod(self, pod_info: PodInfo, row: int) -> None:
+        """Undo :meth:`add_pod`. Raises ``KeyError`` when the pod is not on ``row``."""
+        pods = self.pods[row]
+        for i, p in enumerate(pods):
+            if p.key == pod_info.key:
+                stored = pods.pop(i)
+                break
+        else:
+            raise KeyError(f"pod {pod_info.key} not found on node {self.names[row]}")
+        req = self.requested[row]
+        for name, v in stored.requests.items():
+            req[self.resource_index[name]] -= v
+        req[self.PODS] -= 1
+        nz = self.non_zero_requested[row]
+        nz[0] -= stored.non_zero_cpu
+        nz[1] -= stored.non_zero_memory
+        if stored.ports:
+            self._rebuild_ports(row)
+        self.pod_row.pop(stored.key, None)
+        self._bump(row)
+        for li in self._listeners:
+            li.on_pod_removed(self, row, stored)
+
+    def _rebuild_ports(self, row: int) -> None:
+        used: dict[tuple[str, int], set[str]] = {}
+        for p in self.pods[row]:
+            for ip, proto, port in p.ports:
+                used.setdefault((proto, port), set()).add(ip)
+        self.used_ports[row] = used or None
+
+    # ───────────────────────────── helpers for plugins ─────────────────────────────
+
+    def rows_for_names(self, names: Any) -> np.ndarray:
+        """Rows of the given node names that exist, in ``order()`` order."""
+        wanted = {self.row_of[n] for n in names if n in self.row_of}
+        order = self.order()
+        return order[np.isin(order, np.fromiter(wanted, np.int64, len(wanted)))]

@@ -1,0 +1,106 @@
+"""``DecisionRecord``: everything one scheduling attempt decided, per node and per plugin.
+
+Records are built from the cycle's arrays (:class:`FilterChunk`, :class:`ScoreResult`) only
+when someone asks — ``simulate --record-results``/``--results-file``, ``--explain`` — so they
+cost nothing on the hot path, and they have no size cap. The annotation shapes follow
+kube-scheduler-simulator's (``filter-result``, ``score-result``, ``finalscore-result``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kubesched.framework.diagnosis import Diagnosis
+    from kubesched.framework.node_table import NodeTable
+    from kubesched.framework.runtime import ScoreResult
+
+__all__ = ["DecisionRecord", "build_record"]
+
+PASSED = "passed"
+
+
+@dataclass
+class DecisionRecord:
+    """One attempt.
+
+    ``filter``: node → plugin → ``"passed"`` or the list of reasons, in the order the plugins
+    ran on that node (a node never evaluated is absent). ``score``: node → plugin → raw
+    Score() value; ``final_score``: node → plugin → normalized × weight (both only when scoring
+    ran, i.e. more than one feasible node). ``pre_filter``: plugin → status message of a
+    rejecting PreFilter. ``message``: the FailedScheduling message ("" when scheduled).
+    """
+
+    pod: str
+    profile: str
+    attempt: int
+    time: float
+    selected_node: str | None = None
+    result: str = ""
+    """``scheduled``, ``unschedulable`` or ``error``."""
+    message: str = ""
+    evaluated_nodes: int = 0
+    feasible_nodes: int = 0
+    pre_filter: dict[str, str] = field(default_factory=dict)
+    filter: dict[str, dict[str, Any]] = field(default_factory=dict)
+    score: dict[str, dict[str, int]] = field(default_factory=dict)
+    final_score: dict[str, dict[str, int]] = field(default_factory=dict)
+    post_filter: dict[str, Any] = field(default_factory=dict)
+    nominated_node: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def filter_results(table: NodeTable, diagnosis: Diagnosis | None,
+                   feasible_chunks: list[Any]) -> dict[str, dict[str, Any]]:
+    """node → plugin → "passed" | [reasons] for every evaluated node (chunks in order)."""
+    out: dict[str, dict[str, Any]] = {}
+    for chunk in feasible_chunks:
+        names = table.names
+        plugins = chunk.plugins
+        for i, row in enumerate(chunk.rows.tolist()):
+            fp = int(chunk.fail_plugin[i])
+            last = fp if fp >= 0 else len(plugins) - 1
+            entry: dict[str, Any] = {}
+            for pi in range(last + 1):
+                if pi in chunk.skipped:
+                    continue
+                if pi == fp:
+                    table_r = chunk.tables[pi]
+                    bits = int(chunk.fail_bits[i])
+                    entry[plugins[pi]] = [r for b, r in enumerate(table_r.reasons) if bits >> b & 1]
+                else:
+                    entry[plugins[pi]] = PASSED
+            out[names[row]] = entry
+    return out
+
+
+def score_results(table: NodeTable, scores: ScoreResult) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]:
+    raw: dict[str, dict[str, int]] = {}
+    final: dict[str, dict[str, int]] = {}
+    names = [table.names[r] for r in scores.rows.tolist()]
+    for p, plugin in enumerate(scores.plugins):
+        r = scores.raw[p].tolist()
+        w = scores.weighted[p].tolist()
+        for i, n in enumerate(names):
+            raw.setdefault(n, {})[plugin] = r[i]
+            final.setdefault(n, {})[plugin] = w[i]
+    return raw, final
+
+
+def build_record(*, pod: str, profile: str, attempt: int, time: float, table: NodeTable,
+                 chunks: list[Any], scores: ScoreResult | None, selected: str | None,
+                 result: str, message: str = "", pre_filter: dict[str, str] | None = None,
+                 post_filter: dict[str, Any] | None = None, nominated: str | None = None) -> DecisionRecord:
+    """Assemble a :class:`DecisionRecord` from a cycle's arrays."""
+    filt = filter_results(table, None, chunks)
+    feasible = sum(int((c.fail_plugin < 0).sum()) for c in chunks)
+    rec = DecisionRecord(pod=pod, profile=profile, attempt=attempt, time=time, selected_node=selected,
+                         result=result, message=message, evaluated_nodes=len(filt),
+                         feasible_nodes=feasible, pre_filter=pre_filter or {}, filter=filt,
+                         post_filter=post_filter or {}, nominated_node=nominated)
+    if scores is not None:
+        rec.score, rec.final_score = score_results(table, scores)
+    return rec

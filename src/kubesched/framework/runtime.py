@@ -1,0 +1,508 @@
+"""The per-profile framework: builds plugins from a profile and runs each extension point.
+
+Follows ``pkg/scheduler/framework/runtime/framework.go`` (v1.34):
+
+* ``NewFramework``: instantiate every plugin the profile needs, fill each extension point from
+  its own ``enabled`` list (a plugin there must implement the point), then expand
+  ``multiPoint`` (``expandMultiPointPlugins``: explicit per-point entries override, ``disabled``
+  drops, the order is overrides, multiPoint, then the rest), check exactly one QueueSort and at
+  least one Bind, and compute Score weights (0 → 1, overflow-checked).
+* ``Run*`` methods with upstream's semantics: PreFilter results intersected, Skip recorded in
+  the CycleState, Filter stopping at the first rejecting plugin per node, Score normalised and
+  range-checked, Reserve/Unreserve, Permit, PreBind/Bind/PostBind.
+
+Misconfiguration raises :class:`~kubesched.errors.PluginConfigError` with the config field path.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kubesched.errors import InputError, PluginConfigError
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.diagnosis import FilterChunk, PluginReasons
+from kubesched.framework.interface import (
+    EXTENSION_POINTS,
+    MAX_NODE_SCORE,
+    MAX_TOTAL_SCORE,
+    MIN_NODE_SCORE,
+    Code,
+    ExtensionPoint,
+    PreFilterResult,
+    Status,
+    as_status,
+    implements,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kubesched.api.objects import Pod
+    from kubesched.framework.handle import Handle
+    from kubesched.framework.node_info import QueuedPodInfo
+    from kubesched.framework.node_table import NodeTable
+
+__all__ = ["Framework", "ScoreResult"]
+
+_POINTS = {p.config_name: p for p in EXTENSION_POINTS}
+
+
+@dataclass(slots=True)
+class ScoreResult:
+    """Scores of the feasible ``rows`` (``int64[K]``).
+
+    ``plugins`` are the Score plugins that ran; ``raw[p]`` the Score() values of plugin ``p``,
+    ``normalized[p]`` after NormalizeScore, ``weighted[p]`` = normalized × weight; ``total`` the
+    sum over plugins (upstream ``NodePluginScores.TotalScore``).
+    """
+
+    rows: np.ndarray
+    plugins: list[str]
+    raw: list[np.ndarray]
+    normalized: list[np.ndarray]
+    weighted: list[np.ndarray]
+    total: np.ndarray
+
+
+class Framework:
+    """The plugins of one profile, in order per extension point. See the module docstring.
+
+    Args:
+        profile: a defaulted ``KubeSchedulerProfile`` (:mod:`kubesched.config`).
+        registry: plugin name → factory.
+        handle: shared services passed to every factory.
+        path: the profile's field path for error messages, e.g. ``"profiles[0]"``.
+        percentage_of_nodes_to_score: the global setting (profile's wins when set).
+    """
+
+    def __init__(self, profile: Any, registry: dict[str, Any], handle: Handle, *,
+                 path: str = "profiles[0]", percentage_of_nodes_to_score: int | None = None) -> None:
+        self.profile_name: str = profile.scheduler_name
+        self.handle = handle
+        handle.framework = self
+        pct = profile.percentage_of_nodes_to_score
+        self.percentage_of_nodes_to_score = pct if pct is not None else (percentage_of_nodes_to_score or 0)
+        plugins_cfg = profile.plugins
+        args_by_name: dict[str, Any] = {}
+        args_index: dict[str, int] = {}
+        for i, pc in enumerate(profile.plugin_config):
+            args_by_name[pc.name] = pc.args
+            args_index[pc.name] = i
+
+        # 1. every plugin the profile mentions, with the path where it is first named
+        needed: dict[str, str] = {}
+        for point in EXTENSION_POINTS:
+            pset = getattr(plugins_cfg, point.config_name)
+            for j, p in enumerate(pset.enabled if pset else ()):
+                needed.setdefault(p.name, f"{path}.plugins.{point.json_name}.enabled[{j}].name")
+        for j, p in enumerate(plugins_cfg.multi_point.enabled if plugins_cfg.multi_point else ()):
+            needed.setdefault(p.name, f"{path}.plugins.multiPoint.enabled[{j}].name")
+
+        self.plugins: dict[str, Any] = {}
+        for name, where in needed.items():
+            factory = registry.get(name)
+            if factory is None:
+                known = ", ".join(sorted(registry))
+                raise PluginConfigError(f'plugin "{name}" does not exist (known plugins: {known})', where)
+            try:
+                plugin = factory(args_by_name.get(name), handle)
+            except InputError as e:
+                raise PluginConfigError(e.message, f"{path}.pluginConfig[{args_index.get(name, 0)}].args"
+                                        + (f".{e.path}" if e.path else "")) from None
+            self.plugins[name] = plugin
+
+        # 2. explicit per-point lists, 3. multiPoint expansion
+        self._lists: dict[str, list[Any]] = {}
+        for point in EXTENSION_POINTS:
+            self._lists[point.config_name] = self._expand(point, plugins_cfg, path)
+
+        self.pre_enqueue_plugins = self._lists["pre_enqueue"]
+        self.queue_sort_plugins = self._lists["queue_sort"]
+        self.pre_filter_plugins = self._lists["pre_filter"]
+        self.filter_plugins = self._lists["filter"]
+        self.post_filter_plugins = self._lists["post_filter"]
+        self.pre_score_plugins = self._lists["pre_score"]
+        self.score_plugins = self._lists["score"]
+        self.reserve_plugins = self._lists["reserve"]
+        self.permit_plugins = self._lists["permit"]
+        self.pre_bind_plugins = self._lists["pre_bind"]
+        self.bind_plugins = self._lists["bind"]
+        self.post_bind_plugins = self._lists["post_bind"]
+
+        if len(self.queue_sort_plugins) != 1:
+            raise PluginConfigError(
+                f'only one queue sort plugin required for profile with scheduler name "{self.profile_name}", '
+                f"but got {len(self.queue_sort_plugins)}", f"{path}.plugins.queueSort")
+        if not self.bind_plugins:
+            raise PluginConfigError(
+                f'at least one bind plugin is needed for profile with scheduler name "{self.profile_name}"',
+                f"{path}.plugins.bind")
+
+        # 4. score weights: explicit Score entries first, then multiPoint; 0 → 1
+        self.score_weights: dict[str, int] = {}
+        total = 0
+        score_point = _POINTS["score"]
+        for p in list(plugins_cfg.score.enabled if plugins_cfg.score else ()) + list(
+                plugins_cfg.multi_point.enabled if plugins_cfg.multi_point else ()):
+            if p.name in self.score_weights or not implements(self.plugins[p.name], score_point):
+                continue
+            w = p.weight or 1
+            if w * MAX_NODE_SCORE > MAX_TOTAL_SCORE - total:
+                raise PluginConfigError("total score of Score plugins could overflow", f"{path}.plugins.score")
+            self.score_weights[p.name] = w
+            total += w * MAX_NODE_SCORE
+        self._weights = np.asarray([self.score_weights.get(p.name, 1) for p in self.score_plugins], np.int64)
+        qs = self.queue_sort_plugins[0]
+        if callable(getattr(qs, "sort_key", None)):
+            self.queue_sort_key = qs.sort_key
+        else:
+            self.queue_sort_key = functools.cmp_to_key(lambda a, b: -1 if qs.less(a, b) else (1 if qs.less(b, a) else 0))
+        self._filter_names = [p.name for p in self.filter_plugins]
+        self._batch_filter = [callable(getattr(p, "filter_nodes", None)) for p in self.filter_plugins]
+        self._batch_score = [callable(getattr(p, "score_nodes", None)) for p in self.score_plugins]
+
+    def _expand(self, point: ExtensionPoint, cfg: Any, path: str) -> list[Any]:
+        pset = getattr(cfg, point.config_name)
+        enabled = list(pset.enabled) if pset else []
+        disabled = {p.name for p in pset.disabled} if pset else set()
+        explicit: list[str] = []
+        for j, p in enumerate(enabled):
+            if not implements(self.plugins[p.name], point):
+                raise PluginConfigError(f'plugin "{p.name}" does not extend {point.json_name} plugin',
+                                        f"{path}.plugins.{point.json_name}.enabled[{j}].name")
+            if p.name not in explicit:
+                explicit.append(p.name)
+        if "*" in disabled or cfg.multi_point is None:
+            return [self.plugins[n] for n in explicit]
+        overrides: list[str] = []
+        multi: list[str] = []
+        for j, p in enumerate(cfg.multi_point.enabled):
+            if not implements(self.plugins[p.name], point) or p.name in disabled:
+                continue
+            if p.name in explicit:
+                if p.name not in overrides:
+                    overrides.append(p.name)
+                continue
+            if p.name in multi:
+                raise PluginConfigError(f'plugin "{p.name}" already registered as {point.json_name} plugin',
+                                        f"{path}.plugins.multiPoint.enabled[{j}].name")
+            multi.append(p.name)
+        order: list[str] = []
+        for n in overrides + multi + explicit:
+            if n not in order:
+                order.append(n)
+        return [self.plugins[n] for n in order]
+
+    # ───────────────────────────── queue ─────────────────────────────
+
+    def run_pre_enqueue_plugins(self, pod: Pod) -> Status | None:
+        """First rejection wins (upstream ``RunPreEnqueuePlugins``); ``None`` = may enqueue."""
+        for pl in self.pre_enqueue_plugins:
+            try:
+                st = pl.pre_enqueue(pod)
+            except Exception as e:  # noqa: BLE001 - a plugin error is a status, not a crash
+                return as_status(e).with_plugin(pl.name)
+            if st is not None and not st.is_success():
+                return st.with_plugin(pl.name)
+        return None
+
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        return bool(self.queue_sort_plugins[0].less(a, b))
+
+    # ───────────────────────────── scheduling cycle ─────────────────────────────
+
+    def has_filter_plugins(self) -> bool:
+        return bool(self.filter_plugins)
+
+    def has_score_plugins(self) -> bool:
+        return bool(self.score_plugins)
+
+    def run_pre_filter_plugins(self, state: CycleState, pod: Pod) -> tuple[
+            PreFilterResult | None, Status | None, set[str]]:
+        """Returns ``(result, status, plugins)``; ``plugins`` are those that narrowed the nodes
+        or rejected (upstream's ``unscheduledPlugins``)."""
+        result: PreFilterResult | None = None
+        with_nodes: list[str] = []
+        rejected: Status | None = None
+        table = self.handle.nodes
+        for pl in self.pre_filter_plugins:
+            try:
+                r, st = pl.pre_filter(state, pod, table)
+            except Exception as e:  # noqa: BLE001
+                return None, as_status(e).with_plugin(pl.name), set()
+            if st is not None and st.is_skip():
+                state.skip_filter_plugins.add(pl.name)
+                continue
+            if st is not None and not st.is_success():
+                st = st.with_plugin(pl.name)
+                if st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                    return None, st, set()  # no preemption can help: stop here
+                if st.is_rejected():
+                    rejected = st  # preemption may help: run the remaining PreFilters (#119770)
+                    continue
+                return None, Status(Code.ERROR, (f'running PreFilter plugin "{pl.name}": {st.message()}',),
+                                    st.error, pl.name), set()
+            if r is not None and not r.all_nodes():
+                with_nodes.append(pl.name)
+            result = r if result is None else result.merge(r)
+            if result is not None and not result.all_nodes() and not result.node_names:
+                if len(with_nodes) == 1:
+                    msg = f"node(s) didn't satisfy plugin {with_nodes[0]}"
+                else:
+                    msg = f"node(s) didn't satisfy plugin(s) [{' '.join(with_nodes)}] simultaneously"
+                return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (msg,)), set(with_nodes)
+        return result, rejected, set(with_nodes)
+
+    def run_filter_plugins(self, state: CycleState, pod: Pod, rows: np.ndarray) -> FilterChunk:
+        """Run the Filter plugins over ``rows`` (``int64[M]``); each node stops at its first
+        rejecting plugin. Raises :class:`FilterError` on an Error status."""
+        table = self.handle.nodes
+        n = len(rows)
+        fail_plugin = np.full(n, -1, np.int16)
+        fail_bits = np.zeros(n, np.int64)
+        tables: list[PluginReasons | None] = [None] * len(self.filter_plugins)
+        skipped = set()
+        alive = np.arange(n)
+        cur = rows
+        skip = state.skip_filter_plugins
+        for pi, pl in enumerate(self.filter_plugins):
+            if pl.name in skip:
+                skipped.add(pi)
+                continue
+            if self._batch_filter[pi]:
+                try:
+                    res = pl.filter_nodes(state, pod, table, cur)
+                except Exception as e:  # noqa: BLE001
+                    raise FilterError(as_status(e).with_plugin(pl.name)) from e
+                if res is None:
+                    continue
+                failed, reasons, codes = res.failed, res.reasons, res.codes
+            else:
+                failed, reasons, codes = self._filter_per_node(state, pod, pl, cur)
+            bad = failed != 0
+            if not bad.any():
+                continue
+            tables[pi] = PluginReasons(reasons, codes)
+            pos = alive[bad]
+            fail_plugin[pos] = pi
+            fail_bits[pos] = failed[bad]
+            keep = ~bad
+            alive = alive[keep]
+            cur = cur[keep]
+            if len(cur) == 0:
+                break
+        return FilterChunk(rows, fail_plugin, fail_bits, self._filter_names, tables, frozenset(skipped))
+
+    def _filter_per_node(self, state: CycleState, pod: Pod, pl: Any,
+                         rows: np.ndarray) -> tuple[np.ndarray, list[str], list[Code]]:
+        table = self.handle.nodes
+        failed = np.zeros(len(rows), np.int64)
+        reasons: list[str] = []
+        codes: list[Code] = []
+        index: dict[str, int] = {}
+        for i, row in enumerate(rows.tolist()):
+            try:
+                st = pl.filter(state, pod, table.node_info(row))
+            except Exception as e:  # noqa: BLE001
+                raise FilterError(as_status(e).with_plugin(pl.name)) from e
+            if st is None or st.is_success():
+                continue
+            if st.code == Code.ERROR:
+                raise FilterError(st.with_plugin(pl.name))
+            bits = 0
+            for r in st.reasons or ("",):
+                b = index.get(r)
+                if b is None:
+                    b = index[r] = min(len(reasons), 62)
+                    if b == len(reasons):
+                        reasons.append(r)
+                        codes.append(st.code)
+                bits |= 1 << b
+            failed[i] = bits
+        return failed, reasons, codes
+
+    def run_post_filter_plugins(self, state: CycleState, pod: Pod,
+                                filtered_node_status_map: Any) -> tuple[Any, Status]:
+        """Upstream ``RunPostFilterPlugins``: Success returns at once; UnschedulableAndUnresolvable
+        stops; Unschedulable tries the next plugin, its reasons appended; anything else is Error."""
+        reasons: list[str] = []
+        result = None
+        rejector = ""
+        for pl in self.post_filter_plugins:
+            try:
+                r, st = pl.post_filter(state, pod, filtered_node_status_map)
+            except Exception as e:  # noqa: BLE001
+                return None, as_status(e).with_plugin(pl.name)
+            if st is None or st.is_success():
+                return r, Status(Code.SUCCESS)
+            if st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return r, st.with_plugin(pl.name)
+            if not st.is_rejected():
+                return None, Status(Code.ERROR, st.reasons, st.error, pl.name)
+            if r is not None and r.nominating_info is not None and r.nominating_info.mode != 0:
+                result = r
+            reasons.extend(st.reasons)
+            rejector = rejector or pl.name
+        return result, Status(Code.UNSCHEDULABLE, tuple(reasons), None, rejector)
+
+    def run_pre_score_plugins(self, state: CycleState, pod: Pod, rows: np.ndarray) -> Status | None:
+        table = self.handle.nodes
+        for pl in self.pre_score_plugins:
+            try:
+                st = pl.pre_score(state, pod, table, rows)
+            except Exception as e:  # noqa: BLE001
+                return as_status(e).with_plugin(pl.name)
+            if st is not None and st.is_skip():
+                state.skip_score_plugins.add(pl.name)
+                continue
+            if st is not None and not st.is_success():
+                return Status(Code.ERROR, (f'running PreScore plugin "{pl.name}": {st.message()}',), st.error, pl.name)
+        return None
+
+    def run_score_plugins(self, state: CycleState, pod: Pod, rows: np.ndarray) -> ScoreResult:
+        """Score, NormalizeScore and weight every Score plugin over ``rows``.
+
+        Raises :class:`ScoreError` on an Error status or a normalised score out of [0, 100].
+        """
+        table = self.handle.nodes
+        k = len(rows)
+        names: list[str] = []
+        raws: list[np.ndarray] = []
+        norms: list[np.ndarray] = []
+        weighted: list[np.ndarray] = []
+        total = np.zeros(k, np.int64)
+        skip = state.skip_score_plugins
+        for pi, pl in enumerate(self.score_plugins):
+            if pl.name in skip:
+                continue
+            try:
+                if self._batch_score[pi]:
+                    raw = np.asarray(pl.score_nodes(state, pod, table, rows), np.int64)
+                else:
+                    raw = np.zeros(k, np.int64)
+                    for i, row in enumerate(rows.tolist()):
+                        s, st = pl.score(state, pod, table.node_info(row))
+                        if st is not None and not st.is_success():
+                            raise ScoreError(Status(Code.ERROR, (st.message(),), st.error, pl.name))
+                        raw[i] = s
+                norm = raw.copy()
+                normalize = getattr(pl, "normalize_score", None)
+                if normalize is not None:
+                    st = normalize(state, pod, norm)
+                    if st is not None and not st.is_success():
+                        raise ScoreError(Status(Code.ERROR, (st.message(),), st.error, pl.name))
+            except ScoreError:
+                raise
+            except Exception as e:  # noqa: BLE001
+                raise ScoreError(as_status(e).with_plugin(pl.name)) from e
+            if k and (norm.min() < MIN_NODE_SCORE or norm.max() > MAX_NODE_SCORE):
+                bad = int(norm[(norm < MIN_NODE_SCORE) | (norm > MAX_NODE_SCORE)][0])
+                raise ScoreError(Status(Code.ERROR, (
+                    f'plugin "{pl.name}" returns an invalid score {bad}, it should in the range of '
+                    f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",), None, pl.name))
+            w = norm * self._weights[pi]
+            names.append(pl.name)
+            raws.append(raw)
+            norms.append(norm)
+            weighted.append(w)
+            total += w
+        return ScoreResult(rows, names, raws, norms, weighted, total)
+
+    def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        for pl in self.reserve_plugins:
+            try:
+                st = pl.reserve(state, pod, node_name)
+            except Exception as e:  # noqa: BLE001
+                st = as_status(e)
+            if st is not None and not st.is_success():
+                code = st.code if st.is_rejected() else Code.ERROR
+                return Status(code, (f'running Reserve plugin "{pl.name}": {st.message()}',)
+                              if code == Code.ERROR else st.reasons, st.error, pl.name)
+        return None
+
+    def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        for pl in reversed(self.reserve_plugins):
+            pl.unreserve(state, pod, node_name)
+
+    def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, float]:
+        """Returns ``(status, timeout_s)``: a rejection, Wait with the shortest timeout, or None."""
+        wait_s: float | None = None
+        for pl in self.permit_plugins:
+            try:
+                st, timeout = pl.permit(state, pod, node_name)
+            except Exception as e:  # noqa: BLE001
+                return as_status(e).with_plugin(pl.name), 0.0
+            if st is None or st.is_success():
+                continue
+            if st.is_wait():
+                wait_s = timeout if wait_s is None else min(wait_s, timeout)
+                continue
+            return st.with_plugin(pl.name), 0.0
+        if wait_s is not None:
+            return Status(Code.WAIT), wait_s
+        return None, 0.0
+
+    # ───────────────────────────── binding cycle ─────────────────────────────
+
+    def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        for pl in self.pre_bind_plugins:
+            try:
+                st = pl.pre_bind(state, pod, node_name)
+            except Exception as e:  # noqa: BLE001
+                st = as_status(e)
+            if st is not None and not st.is_success():
+                return st.with_plugin(pl.name)
+        return None
+
+    def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """The first plugin that does not Skip binds (upstream ``RunBindPlugins``)."""
+        st: Status | None = Status(Code.SKIP)
+        for pl in self.bind_plugins:
+            try:
+                st = pl.bind(state, pod, node_name)
+            except Exception as e:  # noqa: BLE001
+                st = as_status(e)
+            if st is not None and st.is_skip():
+                continue
+            if st is not None and not st.is_success():
+                return Status(Code.ERROR, (f'running Bind plugin "{pl.name}": {st.message()}',), st.error, pl.name)
+            return None
+        return st
+
+    def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        for pl in self.post_bind_plugins:
+            pl.post_bind(state, pod, node_name)
+
+    def list_plugins(self) -> dict[str, list[dict[str, Any]]]:
+        """Plugins per extension point (upstream ``ListPlugins``), for ``/configz``-like output."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        for point in EXTENSION_POINTS:
+            lst = self._lists[point.config_name]
+            if lst:
+                out[point.json_name] = [
+                    {"name": p.name, **({"weight": self.score_weights.get(p.name, 1)} if point.config_name == "score" else {})}
+                    for p in lst]
+        return out
+
+
+class FilterError(Exception):
+    """A Filter plugin returned Error: the cycle aborts (upstream: the error aborts the search)."""
+
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message())
+        self.status = status
+
+
+class ScoreError(Exception):
+    """A Score plugin failed or returned an out-of-range normalised score."""
+
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message())
+        self.status = status
+
+
+def filter_names(plugins: Sequence[Any]) -> list[str]:
+    return [p.name for p in plugins]

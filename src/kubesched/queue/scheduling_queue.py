@@ -1,0 +1,337 @@
+"""The scheduling queue (upstream ``pkg/scheduler/backend/queue/scheduling_queue.go``, v1.34).
+
+Three places a pending pod can be:
+
+* **activeQ** — a heap ordered by the profile's QueueSort plugin (``sort_key``), then arrival;
+* **backoffQ** — pods waiting out their backoff, ordered by backoff expiry (aligned to 1 s
+  windows), then by QueueSort; with ``SchedulerPopFromBackoffQ`` (on since v1.33) ``pop()``
+  takes the head of backoffQ when activeQ is empty;
+* **unschedulablePods** — pods rejected by plugins (and pods gated by PreEnqueue), waiting for a
+  cluster event that one of their rejecting plugins says may help (queueing hints), or for
+  ``pod_max_in_unschedulable_pods_s`` (5 min) to pass.
+
+Backoff: ``initial * 2**(count-1)`` capped at ``max`` seconds (1, 2, 4, 8, 10, …), where
+``count`` is the number of unschedulable attempts (or consecutive errors). Time comes from an
+injected clock (``now()`` in seconds); the queue never reads the wall clock itself.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from kubesched.framework.events import (
+    EVENT_FORCE_ACTIVATE,
+    EVENT_UNSCHEDULABLE_TIMEOUT,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+    pod_update_actions,
+)
+from kubesched.api.objects import pod_key
+from kubesched.framework.node_info import PodInfo, QueuedPodInfo
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kubesched.api.objects import Pod
+    from kubesched.framework.runtime import Framework
+
+__all__ = ["SchedulingQueue"]
+
+ACTIVE, BACKOFF, UNSCHEDULABLE, GATED = "active", "backoff", "unschedulable", "gated"
+BACKOFF_WINDOW_S = 1.0
+
+
+class SchedulingQueue:
+    """Pending pods of every profile. See the module docstring.
+
+    Args:
+        frameworks: scheduler name → Framework (all share one QueueSort, as upstream requires).
+        now: the clock, seconds.
+        pod_initial_backoff_s / pod_max_backoff_s: ``podInitialBackoffSeconds`` / ``podMaxBackoffSeconds``.
+        pod_max_in_unschedulable_pods_s: upstream's 5-minute leftover flush.
+    """
+
+    def __init__(self, frameworks: dict[str, Framework], now: Callable[[], float], *,
+                 pod_initial_backoff_s: float = 1.0, pod_max_backoff_s: float = 10.0,
+                 pod_max_in_unschedulable_pods_s: float = 300.0) -> None:
+        self.frameworks = frameworks
+        self.now = now
+        self.initial_backoff = pod_initial_backoff_s
+        self.max_backoff = pod_max_backoff_s
+        self.max_in_unschedulable = pod_max_in_unschedulable_pods_s
+        any_fw = next(iter(frameworks.values()))
+        self._sort_key = any_fw.queue_sort_key
+        self._active: list[tuple[Any, int, QueuedPodInfo]] = []
+        self._backoff: list[tuple[float, Any, int, QueuedPodInfo]] = []
+        self.unschedulable: dict[str, QueuedPodInfo] = {}
+        self._where: dict[str, str] = {}
+        self._entries: dict[str, QueuedPodInfo] = {}
+        self._seq = 0
+        self.scheduling_cycle = 0
+        self._events: dict[str, list[ClusterEventWithHint]] = {}
+        for fw in frameworks.values():
+            for pl in fw.plugins.values():
+                reg = getattr(pl, "events_to_register", None)
+                if callable(reg) and pl.name not in self._events:
+                    self._events[pl.name] = list(reg())
+        self.incoming: dict[tuple[str, str], int] = {}
+        """``(queue, event)`` → count, upstream ``queue_incoming_pods_total``."""
+
+    # ───────────────────────────── bookkeeping ─────────────────────────────
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._entries
+
+    def where(self, key: str) -> str | None:
+        """Which sub-queue holds the pod: ``active``, ``backoff``, ``unschedulable``, ``gated``."""
+        return self._where.get(key)
+
+    def counts(self) -> dict[str, int]:
+        """Upstream ``pending_pods{queue=...}``."""
+        out = {ACTIVE: 0, BACKOFF: 0, UNSCHEDULABLE: 0, GATED: 0}
+        for w in self._where.values():
+            out[w] += 1
+        return out
+
+    def has_schedulable(self) -> bool:
+        """Whether ``pop()`` would return a pod (activeQ or backoffQ non-empty)."""
+        return bool(self._active) or bool(self._backoff)
+
+    def pending(self) -> Iterator[QueuedPodInfo]:
+        return iter(self._entries.values())
+
+    def _count(self, queue: str, event: str) -> None:
+        k = (queue, event)
+        self.incoming[k] = self.incoming.get(k, 0) + 1
+
+    def _push_active(self, qpi: QueuedPodInfo, event: str) -> None:
+        heapq.heappush(self._active, (self._sort_key(qpi), qpi.seq, qpi))
+        self._where[qpi.key] = ACTIVE
+        self._count(ACTIVE, event)
+
+    def _push_backoff(self, qpi: QueuedPodInfo, event: str) -> None:
+        heapq.heappush(self._backoff, (self.backoff_time(qpi), self._sort_key(qpi), qpi.seq, qpi))
+        self._where[qpi.key] = BACKOFF
+        self._count(BACKOFF, event)
+
+    def _park(self, qpi: QueuedPodInfo, event: str) -> None:
+        self.unschedulable[qpi.key] = qpi
+        self._where[qpi.key] = GATED if qpi.gated else UNSCHEDULABLE
+        self._count(UNSCHEDULABLE, event)
+
+    # ───────────────────────────── backoff ─────────────────────────────
+
+    def backoff_duration(self, qpi: QueuedPodInfo) -> float:
+        count = qpi.consecutive_errors_count or qpi.unschedulable_count
+        if count <= 0:
+            return 0.0
+        d = self.initial_backoff * (2 ** min(count - 1, 62))
+        return min(d, self.max_backoff)
+
+    def backoff_time(self, qpi: QueuedPodInfo) -> float:
+        """When the pod's backoff ends, rounded up to the 1 s ordering window (v1.33+)."""
+        d = self.backoff_duration(qpi)
+        if d == 0:
+            return qpi.timestamp
+        t = qpi.timestamp + d
+        return math.ceil(t / BACKOFF_WINDOW_S) * BACKOFF_WINDOW_S
+
+    def is_backing_off(self, qpi: QueuedPodInfo) -> bool:
+        return self.backoff_time(qpi) > self.now()
+
+    # ───────────────────────────── informer events for pending pods ─────────────────────────────
+
+    def add(self, pod: Pod) -> QueuedPodInfo:
+        """A new pending pod (upstream ``Add``): PreEnqueue, then activeQ or gated."""
+        self._seq += 1
+        qpi = QueuedPodInfo(PodInfo(pod), timestamp=self.now(), seq=self._seq)
+        self._entries[qpi.key] = qpi
+        self._enqueue_checked(qpi, "PodAdd")
+        return qpi
+
+    def _framework(self, pod: Pod) -> Framework | None:
+        return self.frameworks.get(pod.spec.scheduler_name or "default-scheduler")
+
+    def _enqueue_checked(self, qpi: QueuedPodInfo, event: str) -> bool:
+        """Run PreEnqueue; on success push to activeQ, else park as gated. True if active."""
+        fw = self._framework(qpi.pod)
+        st = fw.run_pre_enqueue_plugins(qpi.pod) if fw is not None else None
+        if st is not None:
+            qpi.gated = True
+            qpi.gating_plugin = st.plugin
+            qpi.unschedulable_plugins = {st.plugin} if st.plugin else set()
+            self._park(qpi, event)
+            return False
+        qpi.gated = False
+        qpi.gating_plugin = ""
+        self._push_active(qpi, event)
+        return True
+
+    def update(self, old: Pod, new: Pod) -> None:
+        """A pending pod changed (upstream ``Update``)."""
+        key = pod_key(new)
+        qpi = self._entries.get(key)
+        if qpi is None:
+            self.add(new)
+            return
+        qpi.pod_info.update(new)
+        where = self._where.get(key)
+        if where in (UNSCHEDULABLE, GATED):
+            if qpi.gated:
+                del self.unschedulable[key]
+                self._enqueue_checked(qpi, "UnscheduledPodUpdate")
+                return
+            ev = ClusterEvent(EventResource.UNSCHEDULED_POD, pod_update_actions(old, new), "UnscheduledPodUpdate")
+            if self._worth_requeuing(qpi, ev, old, new):
+                del self.unschedulable[key]
+                self._requeue(qpi, ev.label)
+        elif where in (ACTIVE, BACKOFF):
+            self._remove_from_heaps(key)
+            if where == ACTIVE:
+                self._push_active(qpi, "UnscheduledPodUpdate")
+            else:
+                self._push_backoff(qpi, "UnscheduledPodUpdate")
+
+    def delete(self, pod: Pod) -> None:
+        """A pending pod was deleted or got assigned elsewhere: forget it everywhere."""
+        key = pod_key(pod)
+        if self._entries.pop(key, None) is None:
+            return
+        where = self._where.pop(key, None)
+        if where in (UNSCHEDULABLE, GATED):
+            self.unschedulable.pop(key, None)
+        elif where in (ACTIVE, BACKOFF):
+            self._remove_from_heaps(key)
+
+    def _remove_from_heaps(self, key: str) -> None:
+        self._active = [e for e in self._active if e[2].key != key]
+        heapq.heapify(self._active)
+        self._backoff = [e for e in self._backoff if e[3].key != key]
+        heapq.heapify(self._backoff)
+
+    # ───────────────────────────── the scheduler's side ─────────────────────────────
+
+    def pop(self) -> QueuedPodInfo | None:
+        """The next pod to schedule, or None. Moves expired backoff pods first; takes the head of
+        backoffQ when activeQ is empty (SchedulerPopFromBackoffQ)."""
+        self.flush_backoff_completed()
+        if self._active:
+            _, _, qpi = heapq.heappop(self._active)
+        elif self._backoff:
+            qpi = heapq.heappop(self._backoff)[3]
+        else:
+            return None
+        del self._where[qpi.key]
+        qpi.attempts += 1
+        if qpi.initial_attempt_timestamp is None:
+            qpi.initial_attempt_timestamp = self.now()
+        self.scheduling_cycle += 1
+        return qpi
+
+    def done(self, key: str) -> None:
+        """The pod left the queue for good (bound)."""
+        self._entries.pop(key, None)
+        self._where.pop(key, None)
+
+    def add_unschedulable_if_not_present(self, qpi: QueuedPodInfo) -> None:
+        """After a failed attempt (upstream ``AddUnschedulableIfNotPresent``): an error (no
+        rejecting plugins) goes to backoffQ, a rejection to unschedulablePods."""
+        if qpi.key not in self._entries or qpi.key in self._where:
+            return
+        qpi.timestamp = self.now()
+        if not qpi.unschedulable_plugins and not qpi.pending_plugins:
+            qpi.consecutive_errors_count += 1
+            self._push_backoff(qpi, "ScheduleAttemptFailure")
+            return
+        qpi.consecutive_errors_count = 0
+        qpi.unschedulable_count += 1
+        self._park(qpi, "ScheduleAttemptFailure")
+
+    def activate(self, keys: list[str]) -> None:
+        """Move the given pods to activeQ now (upstream ``Activate``, podsToActivate)."""
+        for key in keys:
+            qpi = self._entries.get(key)
+            if qpi is None or self._where.get(key) in (ACTIVE, None):
+                continue
+            if self._where[key] in (UNSCHEDULABLE, GATED):
+                del self.unschedulable[key]
+            else:
+                self._remove_from_heaps(key)
+            self._enqueue_checked(qpi, EVENT_FORCE_ACTIVATE.label)
+
+    # ───────────────────────────── moving on events ─────────────────────────────
+
+    def _worth_requeuing(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> bool:
+        """Upstream ``isPodWorthRequeuing``: evaluate the hints of the plugins that rejected the pod."""
+        if event in (EVENT_UNSCHEDULABLE_TIMEOUT, EVENT_FORCE_ACTIVATE):
+            return True
+        rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
+        if not rejectors:
+            return True
+        for plugin in rejectors:
+            for reg in self._events.get(plugin, ()):
+                if not event.matches(reg.event):
+                    continue
+                if reg.hint is None:
+                    return True
+                try:
+                    if reg.hint(qpi.pod, old, new) == QueueingHint.QUEUE:
+                        return True
+                except Exception:  # noqa: BLE001 - upstream: an error counts as Queue
+                    return True
+        return False
+
+    def _requeue(self, qpi: QueuedPodInfo, event: str) -> None:
+        if qpi.gated:
+            self._enqueue_checked(qpi, event)
+        elif qpi.pending_plugins or not self.is_backing_off(qpi):
+            self._push_active(qpi, event)
+        else:
+            self._push_backoff(qpi, event)
+
+    def move_all_to_active_or_backoff(self, event: ClusterEvent, old: Any = None, new: Any = None,
+                                      pre_check: Callable[[Pod], bool] | None = None) -> int:
+        """A cluster event happened: requeue the unschedulable pods it may help. Returns how many moved."""
+        if not self.unschedulable:
+            return 0
+        moved = 0
+        for key, qpi in list(self.unschedulable.items()):
+            if pre_check is not None and not pre_check(qpi.pod):
+                continue
+            if not self._worth_requeuing(qpi, event, old, new):
+                continue
+            del self.unschedulable[key]
+            self._requeue(qpi, event.label)
+            moved += 1
+        return moved
+
+    def flush_backoff_completed(self) -> None:
+        """backoffQ → activeQ for pods whose backoff ended (upstream: every 1 s)."""
+        now = self.now()
+        while self._backoff and self._backoff[0][0] <= now:
+            qpi = heapq.heappop(self._backoff)[3]
+            self._push_active(qpi, "BackoffComplete")
+
+    def flush_unschedulable_leftover(self) -> int:
+        """Requeue pods that stayed in unschedulablePods longer than the limit (every 30 s upstream)."""
+        now = self.now()
+        stale = [q for q in self.unschedulable.values()
+                 if not q.gated and now - q.timestamp > self.max_in_unschedulable]
+        for qpi in stale:
+            del self.unschedulable[qpi.key]
+            self._requeue(qpi, EVENT_UNSCHEDULABLE_TIMEOUT.label)
+        return len(stale)
+
+    def next_backoff_expiry(self) -> float | None:
+        return self._backoff[0][0] if self._backoff else None
+
+    def next_unschedulable_timeout(self) -> float | None:
+        """Earliest time a non-gated unschedulable pod exceeds the leftover limit."""
+        ts = [q.timestamp for q in self.unschedulable.values() if not q.gated]
+        return min(ts) + self.max_in_unschedulable if ts else None

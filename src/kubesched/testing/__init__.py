@@ -1,0 +1,1 @@
+"""Test helpers: fluent object builders (upstream pkg/scheduler/testing)."""
