@@ -1,0 +1,196 @@
+"""``Scheduler``: profiles, cache, queue and the event handlers that feed them.
+
+Follows ``pkg/scheduler/scheduler.go`` (wiring) and ``eventhandlers.go`` (what each informer
+event does). The engine is synchronous and does no I/O: whoever drives it (the simulator's event
+loop or the live adapter) calls the ``on_*`` handlers for cluster changes and
+:meth:`Scheduler.schedule_one` to run one scheduling cycle (and, synchronously, its binding
+cycle). Decisions leave through the injected :class:`~kubesched.framework.handle.ClusterClient`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from kubesched.api.objects import Node, Pod, pod_key
+from kubesched.config import KubeSchedulerConfiguration, default_config
+from kubesched.framework.clock import Clock, ManualClock
+from kubesched.framework.events import (
+    EVENT_ASSIGNED_POD_ADD,
+    EVENT_ASSIGNED_POD_DELETE,
+    EVENT_NODE_ADD,
+
+    ClusterEvent,
+    EventResource,
+    node_update_actions,
+    pod_update_actions,
+)
+from kubesched.framework.handle import ClusterClient, ClusterLister, EmptyLister, Handle
+from kubesched.framework.node_table import NodeTable
+from kubesched.framework.record import DecisionRecord
+from kubesched.framework.runtime import Framework
+from kubesched.cache import Cache
+from kubesched.plugins.registry import in_tree_registry
+from kubesched.queue import SchedulingQueue
+from kubesched.scheduler.scheduling_cycle import Sampler
+
+__all__ = ["Attempt", "Scheduler", "SchedulerStats"]
+
+
+@dataclass(slots=True)
+class Attempt:
+    """What one :meth:`Scheduler.schedule_one` call did.
+
+    ``result``: ``scheduled``, ``unschedulable``, ``error`` or ``skipped`` (upstream
+    ``schedule_attempts_total{result}``; skipped = deleting or already-assumed pod).
+    """
+
+    pod_key: str
+    result: str
+    node: str | None = None
+    message: str = ""
+    record: DecisionRecord | None = None
+
+
+@dataclass
+class SchedulerStats:
+    """Counters in the spirit of upstream's metrics."""
+
+    attempts: dict[str, int] = field(default_factory=lambda: {"scheduled": 0, "unschedulable": 0, "error": 0})
+    bound: int = 0
+
+
+class Scheduler:
+    """One scheduler: a Framework per profile over one cache and one queue.
+
+    Args:
+        config: a defaulted :class:`KubeSchedulerConfiguration` (None → all defaults).
+        client: where bindings, status patches and events go.
+        lister: read access to Namespaces, Services, … for the plugins.
+        clock: time source (seconds); a :class:`ManualClock` at 0 by default.
+        seed: seeds the RNG that breaks score ties (and preemption's random offset).
+        registry: plugin name → factory (default: the in-tree registry); out-of-tree plugins
+            are merged in by the caller.
+        record: build a :class:`DecisionRecord` for every attempt.
+    """
+
+    def __init__(self, config: KubeSchedulerConfiguration | None = None, *, client: ClusterClient | None = None,
+                 lister: ClusterLister | None = None, clock: Clock | None = None, seed: int | None = 0,
+                 registry: Mapping[str, Any] | None = None, record: bool = False,
+                 pod_max_in_unschedulable_pods_s: float = 300.0) -> None:
+        self.config = config if config is not None else default_config()
+        self.clock = clock if clock is not None else ManualClock()
+        self.client = client
+        self.lister = lister if lister is not None else EmptyLister()
+        self.rng = np.random.default_rng(seed)
+        self.table = NodeTable()
+        self.cache = Cache(self.table)
+        self.registry = dict(registry) if registry is not None else dict(in_tree_registry())
+        self.profiles: dict[str, Framework] = {}
+        for i, prof in enumerate(self.config.profiles):
+            handle = Handle(nodes=self.table, lister=self.lister, client=client)
+            handle.rng = self.rng  # type: ignore[attr-defined]
+            handle.clock = self.clock  # type: ignore[attr-defined]
+            self.profiles[prof.scheduler_name] = Framework(
+                prof, self.registry, handle, path=f"profiles[{i}]",
+                percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score)
+        self.queue = SchedulingQueue(
+            self.profiles, self.clock.now,
+            pod_initial_backoff_s=float(self.config.pod_initial_backoff_seconds or 1),
+            pod_max_backoff_s=float(self.config.pod_max_backoff_seconds or 10),
+            pod_max_in_unschedulable_pods_s=pod_max_in_unschedulable_pods_s)
+        self.sampler = Sampler()
+        self.record = record
+        self.stats = SchedulerStats()
+        self.on_attempt: Callable[[Attempt], None] | None = None
+        for fw in self.profiles.values():
+            for pl in fw.plugins.values():
+                hook = getattr(pl, "set_scheduler", None)
+                if callable(hook):
+                    hook(self)
+
+    # ───────────────────────────── informer events ─────────────────────────────
+
+    def responsible_for(self, pod: Pod) -> bool:
+        return (pod.spec.scheduler_name or "default-scheduler") in self.profiles
+
+    def on_pod_add(self, pod: Pod) -> None:
+        if pod.spec.node_name:
+            self.cache.add_pod(pod)
+            self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_ADD, None, pod)
+        elif self.responsible_for(pod):
+            self.queue.add(pod)
+
+    def on_pod_update(self, old: Pod, new: Pod) -> None:
+        if new.spec.node_name:
+            if not old.spec.node_name:  # just bound (by us or someone else)
+                self.queue.delete(new)
+                self.cache.add_pod(new)
+                self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_ADD, None, new)
+            else:
+                self.cache.update_pod(old, new)
+                if _pod_updated(old, new):
+                    ev = ClusterEvent(EventResource.ASSIGNED_POD, pod_update_actions(old, new), "AssignedPodUpdate")
+                    self.queue.move_all_to_active_or_backoff(ev, old, new)
+        elif self.responsible_for(new):
+            if not _pod_updated(old, new):
+                qpi = self.queue._entries.get(pod_key(new))
+                if qpi is not None:
+                    qpi.pod_info.pod = new  # status-only change: no requeue (upstream isPodUpdated)
+                return
+            self.queue.update(old, new)
+
+    def on_pod_delete(self, pod: Pod) -> None:
+        if pod.spec.node_name or self.cache.is_assumed(pod_key(pod)):
+            if self.cache.remove_pod(pod) is not None:
+                self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, pod, None)
+        else:
+            self.queue.delete(pod)
+
+    def on_node_add(self, node: Node) -> None:
+        self.cache.add_node(node)
+        self.queue.move_all_to_active_or_backoff(EVENT_NODE_ADD, None, node)
+
+    def on_node_update(self, old: Node, new: Node) -> None:
+        self.cache.update_node(new)
+        actions = node_update_actions(old, new)
+        if actions:
+            self.queue.move_all_to_active_or_backoff(
+                ClusterEvent(EventResource.NODE, actions, "NodeUpdate"), old, new)
+
+    def on_node_delete(self, node: Node) -> None:
+        self.cache.remove_node(node.metadata.name)
+
+    # ───────────────────────────── the loop ─────────────────────────────
+
+    def schedule_one(self) -> Attempt | None:
+        """Pop one pod and run its scheduling cycle (+ binding cycle). None when nothing is ready."""
+        from kubesched.scheduler.schedule_one import schedule_one
+
+        return schedule_one(self)
+
+    def run_until_idle(self, max_attempts: int | None = None) -> int:
+        """Schedule until activeQ and backoffQ are empty. Returns the number of attempts."""
+        n = 0
+        while self.queue.has_schedulable():
+            if max_attempts is not None and n >= max_attempts:
+                break
+            if self.schedule_one() is None:
+                break
+            n += 1
+        return n
+
+
+def _pod_updated(old: Pod, new: Pod) -> bool:
+    """Upstream ``isPodUpdated``: anything but resourceVersion, generation and status changed."""
+    if old.spec != new.spec:
+        return True
+    om, nm = old.metadata, new.metadata
+    return (om.labels != nm.labels or om.annotations != nm.annotations
+            or om.deletion_timestamp != nm.deletion_timestamp or om.owner_references != nm.owner_references)
+
+
+

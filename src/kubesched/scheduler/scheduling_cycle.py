@@ -1,0 +1,189 @@
+"""The scheduling cycle's algorithm: find feasible nodes, score them, pick one.
+
+Follows ``pkg/scheduler/schedule_one.go`` (v1.34): ``schedulePod``, ``findNodesThatFitPod``,
+``findNodesThatPassFilters``, ``numFeasibleNodesToFind``, ``prioritizeNodes``, ``selectHost``.
+
+Node sampling is reproduced exactly, sequentially: the candidate list is the zone-interleaved
+node order (or the PreFilterResult's nodes in that order); evaluation starts at
+``next_start_node_index`` and stops at the ``numFeasibleNodesToFind``-th feasible node; nodes
+after it count as never evaluated; the start index then advances by the number of evaluated
+nodes. Filters run on chunks of that order, vectorised, so only about as many nodes as needed
+are evaluated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.diagnosis import Diagnosis, FilterChunk, FitError, NO_NODES_AVAILABLE
+from kubesched.framework.interface import Code, Status
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kubesched.api.objects import Pod
+    from kubesched.framework.node_table import NodeTable
+    from kubesched.framework.runtime import Framework, ScoreResult
+
+__all__ = ["MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND", "MIN_FEASIBLE_NODES_TO_FIND", "NoNodesAvailable",
+           "ScheduleResult", "Sampler", "num_feasible_nodes_to_find", "schedule_pod"]
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
+
+class NoNodesAvailable(Exception):
+    """Upstream ``ErrNoNodesAvailable``."""
+
+    def __init__(self) -> None:
+        super().__init__(NO_NODES_AVAILABLE)
+
+
+def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
+    """Upstream ``numFeasibleNodesToFind``: all nodes below 100; else ``percentage`` of them
+    (adaptive ``50 - n/125``, at least 5 %, when 0), but at least 100."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    if percentage == 0:
+        percentage = 50 - num_all_nodes // 125
+        if percentage < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
+            percentage = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
+    num = num_all_nodes * percentage // 100
+    return max(num, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+@dataclass
+class Sampler:
+    """Upstream ``sched.nextStartNodeIndex``, shared by all profiles of a scheduler."""
+
+    next_start_node_index: int = 0
+
+
+@dataclass
+class ScheduleResult:
+    """Outcome of :func:`schedule_pod` on success."""
+
+    suggested_host: str
+    evaluated_nodes: int
+    feasible_nodes: int
+    chunks: list[FilterChunk] = field(default_factory=list)
+    scores: ScoreResult | None = None
+
+
+def _filter_rows(fw: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis, rows: np.ndarray,
+                 start: int, num_to_find: int) -> np.ndarray:
+    """``findNodesThatPassFilters`` over ``rows``: evaluate from ``start`` (wrapping) until
+    ``num_to_find`` feasible nodes are found. Appends the evaluated chunks to ``diagnosis``."""
+    n = len(rows)
+    if n == 0:
+        return rows
+    start %= n
+    if not fw.has_filter_plugins():
+        idx = (start + np.arange(min(num_to_find, n))) % n
+        return rows[idx]
+    rotated = rows if start == 0 else np.concatenate((rows[start:], rows[:start]))
+    feasible: list[np.ndarray] = []
+    found = 0
+    pos = 0
+    size = max(num_to_find, 64)
+    while pos < n and found < num_to_find:
+        chunk = fw.run_filter_plugins(state, pod, rotated[pos:pos + size])
+        ok = chunk.fail_plugin < 0
+        n_ok = int(ok.sum())
+        if found + n_ok > num_to_find:
+            # keep the evaluations up to and including the num_to_find-th feasible node
+            cut = int(np.flatnonzero(ok)[num_to_find - found - 1]) + 1
+            chunk = chunk.truncate(cut)
+            ok = ok[:cut]
+            n_ok = num_to_find - found
+        diagnosis.chunks.append(chunk)
+        if n_ok:
+            feasible.append(chunk.rows[ok])
+        found += n_ok
+        pos += size
+        size = min(size * 2, n)
+    if not feasible:
+        return rows[:0]
+    return feasible[0] if len(feasible) == 1 else np.concatenate(feasible)
+
+
+def schedule_pod(fw: Framework, state: CycleState, pod: Pod, table: NodeTable, sampler: Sampler,
+                 rng: np.random.Generator, *, has_extender_filters: bool = False) -> ScheduleResult:
+    """Pick a node for ``pod`` (upstream ``schedulePod``).
+
+    Raises :class:`FitError` when no node fits (its diagnosis carries the per-node statuses),
+    :class:`NoNodesAvailable` on an empty cluster, and :class:`FilterError` /
+    :class:`ScoreError` (from the runtime) on plugin errors.
+    """
+    order = table.order()
+    num_all = len(order)
+    if num_all == 0:
+        raise NoNodesAvailable()
+    diagnosis = Diagnosis()
+    pre_res, st, plugins = fw.run_pre_filter_plugins(state, pod)
+    diagnosis.unschedulable_plugins |= plugins
+    if st is not None and not st.is_success():
+        if not st.is_rejected():
+            raise PreFilterError(st)
+        diagnosis.absent_status = st
+        diagnosis.pre_filter_msg = st.message()
+        diagnosis.add_plugin_status(st)
+        raise FitError(_key(pod), num_all, diagnosis)
+
+    # a nominated node (from an earlier preemption) is tried first
+    nnn = pod.status.nominated_node_name
+    if nnn and nnn in table.row_of:
+        row = np.asarray([table.row_of[nnn]], np.int64)
+        chunk = fw.run_filter_plugins(state, pod, row)
+        if chunk.fail_plugin[0] < 0:
+            return ScheduleResult(nnn, 1, 1, [chunk])
+        # the node is evaluated again below with the same result; upstream's map holds it once
+
+    rows = order
+    if pre_res is not None and not pre_res.all_nodes():
+        rows = table.rows_for_names(pre_res.node_names)
+        diagnosis.absent_status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (
+            f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}]",))
+
+    num_to_find = num_feasible_nodes_to_find(fw.percentage_of_nodes_to_score, len(rows))
+    if not has_extender_filters and not fw.has_score_plugins():
+        num_to_find = 1
+    start = sampler.next_start_node_index
+    feasible = _filter_rows(fw, state, pod, diagnosis, rows, start, num_to_find)
+    processed = len(feasible) + diagnosis.num_explicit()
+    sampler.next_start_node_index = (start + processed) % num_all
+
+    if len(feasible) == 0:
+        diagnosis.collect_plugins()
+        raise FitError(_key(pod), num_all, diagnosis)
+    chunks = diagnosis.chunks
+    if len(feasible) == 1:
+        return ScheduleResult(table.names[int(feasible[0])], 1 + diagnosis.num_explicit(), 1, chunks)
+
+    st = fw.run_pre_score_plugins(state, pod, feasible)
+    if st is not None and not st.is_success():
+        raise PreFilterError(st)
+    if fw.has_score_plugins():
+        scores = fw.run_score_plugins(state, pod, feasible)
+        total = scores.total
+    else:
+        scores = None
+        total = np.ones(len(feasible), np.int64)
+    best = np.flatnonzero(total == total.max())
+    pick = int(best[0]) if len(best) == 1 else int(best[int(rng.integers(len(best)))])
+    return ScheduleResult(table.names[int(feasible[pick])], len(feasible) + diagnosis.num_explicit(),
+                          len(feasible), chunks, scores)
+
+
+class PreFilterError(Exception):
+    """A PreFilter/PreScore plugin returned Error."""
+
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message())
+        self.status = status
+
+
+def _key(pod: Pod) -> str:
+    return f"{pod.metadata.namespace}/{pod.metadata.name}"
