@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from kubesched.framework.events import (
     EVENT_FORCE_ACTIVATE,
     EVENT_UNSCHEDULABLE_TIMEOUT,
+    ActionType,
     ClusterEvent,
     ClusterEventWithHint,
     EventResource,
@@ -72,11 +73,14 @@ class SchedulingQueue:
         self._seq = 0
         self.scheduling_cycle = 0
         self._events: dict[str, list[ClusterEventWithHint]] = {}
+        wildcard = [ClusterEventWithHint(ClusterEvent(EventResource.WILDCARD, ActionType.ALL, "*"))]
         for fw in frameworks.values():
             for pl in fw.plugins.values():
+                if pl.name in self._events:
+                    continue
                 reg = getattr(pl, "events_to_register", None)
-                if callable(reg) and pl.name not in self._events:
-                    self._events[pl.name] = list(reg())
+                # upstream: a plugin without EnqueueExtensions is registered for every event
+                self._events[pl.name] = list(reg()) if callable(reg) else wildcard
         self.incoming: dict[tuple[str, str], int] = {}
         """``(queue, event)`` → count, upstream ``queue_incoming_pods_total``."""
 

@@ -1,0 +1,57 @@
+"""Human-readable output of ``simulate`` and ``replay`` (rich tables on a terminal, plain text otherwise)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+__all__ = ["print_replay", "print_simulation"]
+
+
+def _console() -> Console:
+    return Console(highlight=False, soft_wrap=not sys.stdout.isatty())
+
+
+def print_simulation(result: Any) -> None:
+    """One line per pending pod: the node it went to, or why it is still pending."""
+    console = _console()
+    outcomes = result.outcomes
+    scheduled = [o for o in outcomes if o.node]
+    pending = [o for o in outcomes if not o.node]
+    if sys.stdout.isatty():
+        table = Table(title=f"{len(outcomes)} pending pods: {len(scheduled)} scheduled, {len(pending)} unschedulable",
+                      show_lines=False)
+        table.add_column("POD", no_wrap=True)
+        table.add_column("NODE", no_wrap=True)
+        table.add_column("MESSAGE")
+        for o in outcomes:
+            table.add_row(o.key, o.node or "[red]<pending>[/red]", "" if o.node else o.message)
+        console.print(table)
+    else:
+        print(f"# {len(outcomes)} pending pods: {len(scheduled)} scheduled, {len(pending)} unschedulable")
+        width = max((len(o.key) for o in outcomes), default=3)
+        print(f"{'POD':{width}}  {'NODE':20}  MESSAGE")
+        for o in outcomes:
+            print(f"{o.key:{width}}  {(o.node or '<pending>'):20}  {'' if o.node else o.message}")
+    if result.other_scheduler_pods:
+        print(f"# notice: {len(result.other_scheduler_pods)} pending pod(s) name a scheduler with no profile here "
+              f"and were left alone: {', '.join(result.other_scheduler_pods)}")
+    print(f"# {result.attempts} scheduling attempts")
+
+
+def print_replay(summary: Any) -> None:
+    d = summary.to_dict()
+    console = _console()
+    table = Table(title="replay summary", show_header=False)
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for k, v in d.items():
+        if isinstance(v, float):
+            v = f"{v:,.3f}"
+        elif isinstance(v, int):
+            v = f"{v:,}"
+        table.add_row(k.replace("_", " "), str(v))
+    console.print(table)

@@ -1,0 +1,214 @@
+"""``kubesched simulate``: schedule the pending pods of a set of manifests, as a live cluster would.
+
+All pending pods arrive together; pods placed earlier in the run occupy their nodes for the
+later ones (assumed and bound in the in-memory store). Queue order is PrioritySort's: priority
+(``spec.priority``, resolved from ``priorityClassName`` or the global default PriorityClass as
+the Priority admission plugin does), then ``metadata.creationTimestamp``, then input order.
+
+Input errors raise :class:`~kubesched.errors.ManifestError` naming ``file:line`` and the field.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import msgspec
+
+from kubesched.api.objects import KINDS, Node, Pod, PriorityClass, decode, pod_key
+from kubesched.config import KubeSchedulerConfiguration
+from kubesched.errors import InputError, ManifestError
+from kubesched.framework.clock import ManualClock
+from kubesched.framework.record import DecisionRecord
+from kubesched.scheduler import Attempt, Scheduler
+from kubesched.sim.manifests import RawObject
+from kubesched.sim.store import ClusterStore
+
+__all__ = ["ANNOTATION_PREFIX", "PodOutcome", "SimulationResult", "build_store", "simulate"]
+
+ANNOTATION_PREFIX = "kubesched.io/"
+DEFAULT_PREEMPTION_POLICY = "PreemptLowerPriority"
+
+
+@dataclass
+class PodOutcome:
+    """Where a pending pod ended: ``node`` or the FailedScheduling ``message``."""
+
+    key: str
+    node: str | None
+    message: str
+    attempts: int
+
+
+@dataclass
+class SimulationResult:
+    store: ClusterStore
+    scheduler: Scheduler
+    raws: list[RawObject]
+    outcomes: list[PodOutcome]
+    other_scheduler_pods: list[str] = field(default_factory=list)
+    records: dict[str, DecisionRecord] = field(default_factory=dict)
+    """Last DecisionRecord per pod (with recording on)."""
+    attempts: int = 0
+
+    def output_objects(self) -> list[dict[str, Any]]:
+        """Every input object after the run (bound pods carry ``spec.nodeName`` and conditions)."""
+        return [r.data for r in self.raws if ("Pod", r.namespace or "", r.name) not in self._deleted()]
+
+    def _deleted(self) -> set[tuple[str, str, str]]:
+        return {("Pod", r.namespace or "", r.name) for r in self.raws
+                if r.kind == "Pod" and ("Pod", r.namespace or "", r.name) not in self.store.raw}
+
+
+def _parse_ts(ts: str | None) -> float:
+    if not ts:
+        return float("inf")
+    try:
+        return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return float("inf")
+
+
+def _resolve_priority(pod: Pod, classes: dict[str, PriorityClass], default: PriorityClass | None,
+                      where: str) -> Pod:
+    """The Priority admission plugin: ``priorityClassName`` → ``spec.priority`` (+ preemptionPolicy)."""
+    spec = pod.spec
+    name = spec.priority_class_name
+    if name:
+        pc = classes.get(name)
+        if pc is None:
+            raise ManifestError(f"no PriorityClass with name {name} was found", where)
+    elif spec.priority is not None:
+        return pod
+    else:
+        pc = default
+    if pc is None:
+        return pod
+    if spec.priority is not None and spec.priority != pc.value:
+        raise ManifestError(f"the integer value of priority ({spec.priority}) must not be provided in pod spec; "
+                            f"priority admission controller computed {pc.value} from the given PriorityClass name",
+                            where)
+    policy = spec.preemption_policy or pc.preemption_policy or DEFAULT_PREEMPTION_POLICY
+    return msgspec.structs.replace(pod, spec=msgspec.structs.replace(spec, priority=pc.value, preemption_policy=policy))
+
+
+def build_store(raws: list[RawObject]) -> tuple[ClusterStore, list[tuple[Pod, dict]], list[tuple[Pod, dict]], list[tuple[Node, dict]]]:
+    """Decode the raw objects into a store (not yet attached to a scheduler).
+
+    Returns ``(store, bound pods, pending pods, nodes)`` with their raw mappings; pending pods
+    in queue-arrival order (creationTimestamp, then input order).
+    """
+    store = ClusterStore()
+    typed: list[tuple[RawObject, Any]] = []
+    for r in raws:
+        cls = KINDS.get(r.kind)
+        if cls is None:
+            continue
+        try:
+            obj = decode(cls, r.data)
+        except InputError as e:
+            raise ManifestError(f"{r.kind} {r.describe() if hasattr(r, 'describe') else r.name}: "
+                                f"{e.path + ': ' if e.path else ''}{e.message}", r.source) from None
+        typed.append((r, obj))
+    classes = {o.metadata.name: o for r, o in typed if r.kind == "PriorityClass"}
+    defaults = [o for o in classes.values() if o.global_default]
+    if len(defaults) > 1:
+        raise ManifestError("more than one PriorityClass has globalDefault: true: "
+                            + ", ".join(sorted(o.metadata.name for o in defaults)))
+    default = defaults[0] if defaults else None
+    nodes: list[tuple[Node, dict]] = []
+    bound: list[tuple[Pod, dict]] = []
+    pending: list[tuple[float, int, Pod, dict]] = []
+    node_names: set[str] = set()
+    for r, obj in typed:
+        if r.kind == "Node":
+            nodes.append((obj, r.data))
+            node_names.add(obj.metadata.name)
+        elif r.kind == "Pod":
+            pod = obj
+            if not pod.spec.scheduler_name:
+                pod = msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, scheduler_name="default-scheduler"))
+            pod = _resolve_priority(pod, classes, default, r.source)
+            if pod.spec.node_name:
+                bound.append((pod, r.data))
+            else:
+                pending.append((_parse_ts(pod.metadata.creation_timestamp), r.index, pod, r.data))
+        else:
+            store.add(r.kind, obj, r.data)
+    for pod, raw in bound:
+        if pod.spec.node_name not in node_names:
+            src = next((r.source for r in raws if r.data is raw), "")
+            raise ManifestError(f'pod {pod_key(pod)} is bound to node "{pod.spec.node_name}", '
+                                "which is not in the input", src)
+    pending.sort(key=lambda t: (t[0], t[1]))
+    return store, bound, [(p, raw) for _, _, p, raw in pending], nodes
+
+
+def simulate(raws: list[RawObject], config: KubeSchedulerConfiguration | None = None, *, seed: int = 0,
+             record: bool = False, registry: dict[str, Any] | None = None,
+             on_record: Callable[[DecisionRecord], None] | None = None) -> SimulationResult:
+    """Run the scheduler over the manifests until no pod can make progress.
+
+    Raises :class:`ManifestError` for bad input and
+    :class:`~kubesched.errors.ConfigError` / ``PluginConfigError`` for a bad configuration.
+    """
+    store, bound, pending, nodes = build_store(raws)
+    sched = Scheduler(config, client=store, lister=store, clock=ManualClock(), seed=seed,
+                      registry=registry, record=record or on_record is not None)
+    store.scheduler = sched
+    for node, raw in nodes:
+        store.add("Node", node, raw)
+    for pod, raw in bound:
+        store.add("Pod", pod, raw)
+    others: list[str] = []
+    for pod, raw in pending:
+        if not sched.responsible_for(pod):
+            others.append(pod_key(pod))
+        store.add("Pod", pod, raw)
+    records: dict[str, DecisionRecord] = {}
+    attempts_by_pod: dict[str, int] = {}
+
+    def on_attempt(a: Attempt) -> None:
+        attempts_by_pod[a.pod_key] = attempts_by_pod.get(a.pod_key, 0) + 1
+        if a.record is not None:
+            records[a.pod_key] = a.record
+            if on_record is not None:
+                on_record(a.record)
+
+    sched.on_attempt = on_attempt
+    n = sched.run_until_idle()
+    outcomes: list[PodOutcome] = []
+    for pod, _raw in pending:
+        key = pod_key(pod)
+        if key in others:
+            continue
+        cur = store.pods.get(key)
+        if cur is None:
+            continue
+        msg = next((c.message for c in cur.status.conditions if c.type == "PodScheduled" and c.status == "False"), "")
+        outcomes.append(PodOutcome(key, cur.spec.node_name or None, msg, attempts_by_pod.get(key, 0)))
+    result = SimulationResult(store, sched, raws, outcomes, others, records, n)
+    if record:
+        annotate(result)
+    return result
+
+
+def annotate(result: SimulationResult) -> None:
+    """Write the ``kubesched.io/*`` result annotations on every attempted pod (last attempt)."""
+    for key, rec in result.records.items():
+        pod = result.store.pods.get(key)
+        if pod is None:
+            continue
+        raw = result.store.raw.get(("Pod", pod.metadata.namespace or "", pod.metadata.name))
+        if raw is None:
+            continue
+        ann = raw.setdefault("metadata", {}).setdefault("annotations", {})
+        if ann is None:
+            ann = raw["metadata"]["annotations"] = {}
+        ann[ANNOTATION_PREFIX + "selected-node"] = rec.selected_node or ""
+        ann[ANNOTATION_PREFIX + "filter-result"] = json.dumps(rec.filter, separators=(",", ":"))
+        ann[ANNOTATION_PREFIX + "score-result"] = json.dumps(rec.score, separators=(",", ":"))
+        ann[ANNOTATION_PREFIX + "finalscore-result"] = json.dumps(rec.final_score, separators=(",", ":"))
