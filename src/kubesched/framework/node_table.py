@@ -13,8 +13,8 @@ Columns (``cap`` = allocated rows ≥ number of nodes; dead rows are free-listed
 * ``non_zero_requested``: ``int64[cap, 2]`` (cpu millicores, memory bytes) with the 100m/200Mi
   defaults used for scoring.
 * labels: per key an ``int32[cap]`` column of value ids (``-1`` = absent) with its value
-  dictionary; ``label_ints(key)`` gives ``float64[cap]`` of the integer values (NaN if not an
-  integer) for ``Gt``/``Lt``.
+  dictionary (``Gt``/``Lt`` parse the dictionary's values once per key, in
+  :mod:`kubesched.plugins.helper.nodeselector`).
 * ``taint_set``: ``int32[cap]`` id into ``taint_sets`` (a tuple of taints per distinct set).
 * ``unschedulable``: ``bool[cap]``; ``generation``: ``int64[cap]`` bumped on every change.
 * per row (Python lists): ``nodes``, ``names``, ``pods``, ``used_ports``, ``images``.
@@ -98,7 +98,6 @@ class NodeTable:
         self.labels: dict[str, np.ndarray] = {}
         self.label_values: dict[str, list[str]] = {}
         self._label_ids: dict[str, dict[str, int]] = {}
-        self._label_ints: dict[str, tuple[int, np.ndarray]] = {}
         self.nodes: list[Node | None] = [None] * cap
         self.names: list[str] = [""] * cap
         self.pods: list[list[PodInfo]] = [[] for _ in range(cap)]
@@ -111,6 +110,7 @@ class NodeTable:
         self._zone_rows: dict[str, list[int]] = {}
         self._row_zone: dict[int, str] = {}
         self._order: np.ndarray | None = None
+        self._order_pos: tuple[np.ndarray, dict[int, int]] | None = None
         self._listeners: list[NodeTableListener] = []
         self._gen = 0
         self.pod_row: dict[str, int] = {}
@@ -173,25 +173,6 @@ class NodeTable:
         if ids is None:
             return -2
         return ids.get(value, -2)
-
-    def label_ints(self, key: str) -> np.ndarray | None:
-        """``float64[cap]``: label ``key`` parsed as an integer, NaN when absent or not an int."""
-        col = self.labels.get(key)
-        if col is None:
-            return None
-        values = self.label_values[key]
-        cached = self._label_ints.get(key)
-        if cached is None or cached[0] != len(values):
-            parsed = np.full(len(values) + 1, np.nan)
-            for i, v in enumerate(values):
-                try:
-                    parsed[i] = int(v, 10)
-                except ValueError:
-                    pass
-            cached = (len(values), parsed)
-            self._label_ints[key] = cached
-        # index -1 (absent) maps to the trailing NaN
-        return cached[1][col]
 
     def row_labels(self, row: int) -> dict[str, str]:
         node = self.nodes[row]
@@ -409,5 +390,16 @@ class NodeTable:
     def rows_for_names(self, names: Any) -> np.ndarray:
         """Rows of the given node names that exist, in ``order()`` order."""
         wanted = {self.row_of[n] for n in names if n in self.row_of}
+        if len(wanted) <= 1:
+            return np.fromiter(wanted, np.int64, len(wanted))
         order = self.order()
+        if len(wanted) <= 64:  # a few names: sort by position in the order instead of scanning it
+            pos = self._order_position()
+            return np.asarray(sorted(wanted, key=pos.__getitem__), np.int64)
         return order[np.isin(order, np.fromiter(wanted, np.int64, len(wanted)))]
+
+    def _order_position(self) -> dict[int, int]:
+        order = self.order()
+        if self._order_pos is None or self._order_pos[0] is not order:
+            self._order_pos = (order, {r: i for i, r in enumerate(order.tolist())})
+        return self._order_pos[1]

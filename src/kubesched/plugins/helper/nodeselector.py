@@ -13,10 +13,8 @@ semantics as the per-node matchers, which are the reference the tests compare ag
 * the requirements of a term are ANDed, the terms of a selector ORed; a term with no
   requirements, or with a parse error, matches nothing.
 
-``NodeTable.label_ints`` parses with Python's ``int()`` into float64, which accepts ``"1_0"``
-and ``" 5"`` and loses precision above 2**53; upstream uses ``strconv.ParseInt``. Gt/Lt here
-therefore keep their own exact int64 parse per label key (cached per table, extended as the
-key's value dictionary grows).
+Gt/Lt parse label values exactly as upstream's ``strconv.ParseInt`` (int64; no ``"1_0"``, no
+spaces), once per label key (cached per table, extended as the key's value dictionary grows).
 """
 
 from __future__ import annotations
