@@ -1,0 +1,147 @@
+"""Incremental per-node counts of matching pods, for PodTopologySpread (and anyone else).
+
+Upstream counts, in every PreFilter and PreScore, the pods matching each constraint's
+selector on every node (``countPodsMatchSelector`` over ``nodeInfo.Pods``): O(pods) per
+cycle. Here a :class:`SpreadIndex` listens to the :class:`NodeTable` and keeps, for each
+distinct *group* ``(namespace, selector)`` that an incoming pod has asked about, an
+``int32[cap]`` column: the number of pods on each node that are in that namespace, match the
+selector and are not terminating (``deletionTimestamp`` unset, upstream #87621).
+
+* A group is created on first use by one scan of the pods in the table; afterwards each pod
+  add/remove costs O(#groups of its namespace) selector matches.
+* Which groups a pod was counted in is remembered per pod key, so removal undoes exactly what
+  the add did even if the ``PodInfo`` was mutated in between.
+* Groups not used for a while are not evicted one by one: when more than ``max_groups`` exist
+  the index is reset and rebuilt lazily (workloads use a handful of selectors).
+
+Per-domain counts are then ``np.bincount`` over a topology key's label column, weighted by a
+group's column and masked by the eligible nodes: array work, no loop over pods.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kubesched.api.labels import Selector
+    from kubesched.api.objects import Node
+    from kubesched.framework.node_info import PodInfo
+    from kubesched.framework.node_table import NodeTable
+
+__all__ = ["SpreadIndex", "spread_index"]
+
+_INDEXES: "weakref.WeakKeyDictionary[NodeTable, SpreadIndex]" = weakref.WeakKeyDictionary()
+
+
+def spread_index(table: NodeTable) -> SpreadIndex:
+    """The table's :class:`SpreadIndex`, created (and registered as a listener) on first use."""
+    idx = _INDEXES.get(table)
+    if idx is None:
+        idx = _INDEXES[table] = SpreadIndex(table)
+    return idx
+
+
+def _counted(pod_info: PodInfo) -> bool:
+    return pod_info.pod.metadata.deletion_timestamp is None
+
+
+class SpreadIndex:
+    """Per-node counts of pods matching ``(namespace, selector)`` groups. See the module docstring."""
+
+    def __init__(self, table: NodeTable, max_groups: int = 256) -> None:
+        self.table = table
+        self.max_groups = max_groups
+        self._reset()
+        table.add_listener(self)
+
+    def _reset(self) -> None:
+        self._ids: dict[tuple[str, Selector], int] = {}
+        self._sel: list[Selector] = []
+        self._ns_groups: dict[str, list[int]] = {}
+        self._counts = np.zeros((4, self.table.capacity), np.int32)
+        self._member: dict[str, tuple[int, ...]] = {}
+        """pod key → the groups the pod was counted in."""
+
+    # ───────────────────────────── queries ─────────────────────────────
+
+    def counts(self, namespace: str, selector: Selector) -> np.ndarray:
+        """``int32[cap]``: matching, non-terminating pods of ``namespace`` per row. A view: do
+        not modify, and do not keep across table changes."""
+        g = self._ids.get((namespace, selector))
+        if g is None:
+            g = self._add_group(namespace, selector)
+        if self._counts.shape[1] < self.table.capacity:
+            self._grow_rows()
+        return self._counts[g]
+
+    def __len__(self) -> int:
+        return len(self._sel)
+
+    # ───────────────────────────── groups ─────────────────────────────
+
+    def _add_group(self, namespace: str, selector: Selector) -> int:
+        if len(self._sel) >= self.max_groups:
+            self._reset()
+        g = len(self._sel)
+        self._ids[(namespace, selector)] = g
+        self._sel.append(selector)
+        self._ns_groups.setdefault(namespace, []).append(g)
+        if g >= self._counts.shape[0]:
+            grown = np.zeros((self._counts.shape[0] * 2, self._counts.shape[1]), np.int32)
+            grown[: self._counts.shape[0]] = self._counts
+            self._counts = grown
+        if self._counts.shape[1] < self.table.capacity:
+            self._grow_rows()
+        col = self._counts[g]
+        col[:] = 0
+        table = self.table
+        member = self._member
+        matches = selector.matches
+        for row in np.flatnonzero(table.alive).tolist():
+            n = 0
+            for pi in table.pods[row]:
+                pod = pi.pod
+                if pod.metadata.namespace != namespace or not _counted(pi):
+                    continue
+                if matches(pod.metadata.labels):
+                    n += 1
+                    member[pi.key] = member.get(pi.key, ()) + (g,)
+            if n:
+                col[row] = n
+        return g
+
+    def _grow_rows(self) -> None:
+        cap = self.table.capacity
+        grown = np.zeros((self._counts.shape[0], cap), np.int32)
+        grown[:, : self._counts.shape[1]] = self._counts
+        self._counts = grown
+
+    # ───────────────────────────── NodeTableListener ─────────────────────────────
+
+    def on_node_set(self, table: NodeTable, row: int, old: Node | None) -> None:
+        if row >= self._counts.shape[1]:
+            self._grow_rows()
+
+    def on_node_removed(self, table: NodeTable, row: int, old: Node) -> None:
+        if row < self._counts.shape[1]:
+            self._counts[:, row] = 0
+
+    def on_pod_added(self, table: NodeTable, row: int, pod_info: PodInfo) -> None:
+        groups = self._ns_groups.get(pod_info.pod.metadata.namespace)
+        if not groups or not _counted(pod_info):
+            return
+        if row >= self._counts.shape[1]:
+            self._grow_rows()
+        labels = pod_info.pod.metadata.labels
+        hit = tuple(g for g in groups if self._sel[g].matches(labels))
+        if hit:
+            self._counts[hit, row] += 1
+            self._member[pod_info.key] = hit
+
+    def on_pod_removed(self, table: NodeTable, row: int, pod_info: PodInfo) -> None:
+        hit = self._member.pop(pod_info.key, None)
+        if hit and row < self._counts.shape[1]:
+            self._counts[hit, row] -= 1

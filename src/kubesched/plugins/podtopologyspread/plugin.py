@@ -1,0 +1,472 @@
+"""The PodTopologySpread plugin: PreFilter(+extensions), Filter, PreScore, Score, NormalizeScore.
+
+Ports ``pkg/scheduler/framework/plugins/podtopologyspread/{plugin,filtering,scoring}.go``
+(v1.34) onto the columnar :class:`NodeTable`:
+
+* PreFilter (``DoNotSchedule`` constraints): per constraint, the eligible nodes (all topology
+  keys present, inclusion policies passed) and per domain the number of matching pods —
+  ``np.bincount`` of the key's label column weighted by the :class:`SpreadIndex` counts.
+* Filter: a node missing any key → UU ``ErrReasonNodeLabelNotMatch``; else
+  ``count(domain) + selfMatch - minMatch > maxSkew`` → U ``ErrReasonConstraintsNotMatch``
+  (``minMatch`` is 0 while there are fewer domains than ``minDomains``). The first failing
+  constraint, in order, decides the reason, as upstream returns at the first failure.
+* PreScore (``ScheduleAnyway`` constraints, or the system/list defaults): domains are the
+  values among the feasible nodes, weights ``log(#domains + 2)`` (hostname: the number of
+  feasible nodes not ignored); Score ``round(Σ cnt·w + maxSkew - 1)``; NormalizeScore
+  ``100·(max + min - s) / max`` with ignored nodes at 0.
+
+The per-node methods (``filter``/``score``) run the batch code on one row; the independent
+per-node reference that the tests compare against is :mod:`.reference`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kubesched.api.taints import TAINT_EFFECT_NO_EXECUTE, TAINT_EFFECT_NO_SCHEDULE, find_matching_untolerated_taint
+from kubesched.config.args import SYSTEM_DEFAULTING, PodTopologySpreadArgs
+from kubesched.errors import SelectorError
+from kubesched.framework.cycle_state import read_state
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
+from kubesched.framework.interface import MAX_NODE_SCORE, Code, FilterResult, Status, as_status
+from kubesched.plugins.podtopologyspread.common import (
+    DO_NOT_SCHEDULE,
+    HONOR,
+    HOSTNAME,
+    SCHEDULE_ANYWAY,
+    SYSTEM_DEFAULT_CONSTRAINTS,
+    Constraint,
+    PodTerms,
+    default_selector,
+    filter_constraints,
+    inclusion_masks,
+    node_labels_match,
+    pod_labels_match,
+)
+from kubesched.plugins.podtopologyspread.gomath import go_log, go_round
+from kubesched.plugins.podtopologyspread.index import spread_index
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kubesched.api.objects import Node, Pod
+    from kubesched.framework.cycle_state import CycleState
+    from kubesched.framework.handle import Handle
+    from kubesched.framework.node_info import NodeInfo, PodInfo
+    from kubesched.framework.node_table import NodeTable
+
+__all__ = [
+    "ERR_REASON_CONSTRAINTS_NOT_MATCH",
+    "ERR_REASON_NODE_LABEL_NOT_MATCH",
+    "NAME",
+    "PodTopologySpread",
+    "PreFilterState",
+    "PreScoreState",
+    "new",
+]
+
+NAME = "PodTopologySpread"
+ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
+ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+_MAX_INT32 = 2**31 - 1
+_REASONS = (ERR_REASON_NODE_LABEL_NOT_MATCH, ERR_REASON_CONSTRAINTS_NOT_MATCH)
+_CODES = (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.UNSCHEDULABLE)
+_NO_EFFECTS = (TAINT_EFFECT_NO_SCHEDULE, TAINT_EFFECT_NO_EXECUTE)
+
+
+def _column(table: NodeTable, key: str) -> np.ndarray:
+    col = table.label_column(key)
+    return col if col is not None else np.full(table.capacity, -1, np.int32)
+
+
+def _has_all(table: NodeTable, constraints: list[Constraint]) -> np.ndarray:
+    """``bool[cap]``: alive rows carrying every constraint's topology key."""
+    out = table.alive[: table.capacity].copy()
+    for key in {c.topology_key for c in constraints}:
+        col = table.label_column(key)
+        if col is None:
+            out[:] = False
+            break
+        out &= col >= 0
+    return out
+
+
+class PreFilterState:
+    """Upstream ``preFilterState``: per constraint the matching-pod count of every domain
+    (``dom[i]``, indexed by the key's label value id; the extra last slot, read by ``-1``,
+    stays 0) and which domains are eligible (``present[i]``)."""
+
+    __slots__ = ("constraints", "self_match", "dom", "present")
+
+    def __init__(self, constraints: list[Constraint], self_match: list[bool],
+                 dom: list[np.ndarray], present: list[np.ndarray]) -> None:
+        self.constraints = constraints
+        self.self_match = self_match
+        self.dom = dom
+        self.present = present
+
+    def min_match(self, i: int) -> int:
+        """Upstream ``minMatchNum``: the global minimum, 0 while #domains < minDomains."""
+        present = self.present[i]
+        ndom = int(np.count_nonzero(present))
+        if ndom < self.constraints[i].min_domains:
+            return 0
+        return int(self.dom[i][present].min()) if ndom else _MAX_INT32
+
+    def clone(self) -> "PreFilterState":
+        return PreFilterState(self.constraints, self.self_match, [d.copy() for d in self.dom],
+                              [p.copy() for p in self.present])
+
+
+class PreScoreState:
+    """Upstream ``preScoreState``: constraints, normalizing weights, per-domain counts of
+    non-hostname constraints (``dom[i]`` indexed by value id, ``sentinel[i]`` standing for a
+    missing label), per-node counts for hostname ones, and which scored rows are ignored."""
+
+    __slots__ = ("constraints", "weights", "dom", "node_counts", "require_all", "ignored")
+
+    def __init__(self) -> None:
+        self.constraints: list[Constraint] = []
+        self.weights: list[float] = []
+        self.dom: list[np.ndarray | None] = []
+        self.node_counts: list[np.ndarray] = []
+        self.require_all = True
+        self.ignored: np.ndarray | None = None
+
+    def clone(self) -> "PreScoreState":
+        return self
+
+
+class PodTopologySpread:
+    """See the module docstring. Build with :func:`new`."""
+
+    name = NAME
+
+    def __init__(self, args: PodTopologySpreadArgs | None, handle: Handle) -> None:
+        args = args if args is not None else PodTopologySpreadArgs()
+        self.handle = handle
+        self.system_defaulted = args.defaulting_type == SYSTEM_DEFAULTING
+        self.default_constraints: tuple[Any, ...] = (
+            SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else tuple(args.default_constraints))
+        if handle is not None and getattr(handle, "nodes", None) is not None:
+            spread_index(handle.nodes)  # start listening before pods arrive
+
+    # ───────────────────────────── constraints ─────────────────────────────
+
+    def _explicit(self, state: CycleState | None, pod: Pod) -> tuple[list[Constraint], list[Constraint], PodTerms]:
+        pi = state.pod_info if state is not None else None
+        if pi is not None and pi.pod is pod:
+            cached = pi.extra.get(NAME)
+            if cached is not None:
+                return cached  # type: ignore[return-value]
+        tscs, labels = pod.spec.topology_spread_constraints, pod.metadata.labels
+        out = (filter_constraints(tscs, labels, DO_NOT_SCHEDULE),
+               filter_constraints(tscs, labels, SCHEDULE_ANYWAY), PodTerms(pod))
+        if pi is not None and pi.pod is pod:
+            pi.extra[NAME] = out
+        return out
+
+    def _defaults(self, pod: Pod, action: str) -> list[Constraint]:
+        """Upstream ``buildDefaultConstraints``."""
+        cs = filter_constraints(self.default_constraints, pod.metadata.labels, action)
+        if not cs:
+            return []
+        selector = default_selector(pod, self.handle.lister)
+        if selector.is_empty:
+            return []
+        return [Constraint(c.max_skew, c.topology_key, selector, c.min_domains, c.node_affinity_policy,
+                           c.node_taints_policy) for c in cs]
+
+    def get_constraints(self, pod: Pod, action: str = DO_NOT_SCHEDULE,
+                        state: CycleState | None = None) -> list[Constraint]:
+        """The pod's constraints for ``action``, or the default ones when it has none."""
+        kind = "hard" if action == DO_NOT_SCHEDULE else "soft"
+        if pod.spec.topology_spread_constraints:
+            try:
+                hard, soft, _ = self._explicit(state, pod)
+            except SelectorError as e:
+                raise SelectorError(f"obtaining pod's {kind} topology spread constraints: {e}") from None
+            return hard if action == DO_NOT_SCHEDULE else soft
+        try:
+            return self._defaults(pod, action)
+        except SelectorError as e:
+            raise SelectorError(f"setting default {kind} topology spread constraints: {e}") from None
+
+    # ───────────────────────────── PreFilter ─────────────────────────────
+
+    def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeTable) -> tuple[None, Status | None]:
+        try:
+            constraints = self.get_constraints(pod, DO_NOT_SCHEDULE, state)
+        except SelectorError as e:
+            return None, as_status(RuntimeError(f"get constraints from pod: {e}"))
+        if not constraints:
+            return None, Status(Code.SKIP)
+        state.write(PRE_FILTER_STATE_KEY, self._pre_filter_state(state, pod, nodes, constraints))
+        return None, None
+
+    def _pre_filter_state(self, state: CycleState | None, pod: Pod, table: NodeTable,
+                          constraints: list[Constraint]) -> PreFilterState:
+        terms = self._explicit(state, pod)[2]
+        idx = spread_index(table)
+        rows = np.flatnonzero(_has_all(table, constraints))
+        masks = inclusion_masks(table, rows, constraints, terms)
+        ns = pod.metadata.namespace
+        dom, present, self_match = [], [], []
+        for c, mask in zip(constraints, masks):
+            er = rows if mask is None else rows[mask]
+            vals = _column(table, c.topology_key)[er]
+            size = len(table.label_values.get(c.topology_key, ())) + 1
+            counts = idx.counts(ns, c.selector)[er]
+            dom.append(np.bincount(vals, weights=counts, minlength=size).astype(np.int64))
+            present.append(np.bincount(vals, minlength=size) > 0)
+            self_match.append(c.selector.matches(pod.metadata.labels))
+        return PreFilterState(constraints, self_match, dom, present)
+
+    def pre_filter_extensions(self) -> "PodTopologySpread":
+        return self
+
+    def add_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo,
+                node_info: NodeInfo) -> Status | None:
+        return self._update_with_pod(state, pod_to_schedule, pod_info_to_add, node_info, 1)
+
+    def remove_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_remove: PodInfo,
+                   node_info: NodeInfo) -> Status | None:
+        return self._update_with_pod(state, pod_to_schedule, pod_info_to_remove, node_info, -1)
+
+    def _update_with_pod(self, state: CycleState, preemptor: Pod, pod_info: PodInfo, node_info: NodeInfo,
+                         delta: int) -> Status | None:
+        """Upstream ``updateWithPod`` (terminating pods are not skipped here, as upstream)."""
+        try:
+            s = read_state(state, PRE_FILTER_STATE_KEY, PreFilterState)
+        except Exception as e:  # noqa: BLE001
+            return as_status(e)
+        updated = pod_info.pod
+        node = node_info.node
+        if updated.metadata.namespace != preemptor.metadata.namespace or node is None:
+            return None
+        labels = node.metadata.labels
+        if not node_labels_match(labels, s.constraints):
+            return None
+        terms = self._explicit(state, preemptor)[2]
+        table, row = node_info.table, node_info.row
+        for i, c in enumerate(s.constraints):
+            if not c.selector.matches(updated.metadata.labels):
+                continue
+            if not _node_included(c, terms, node):
+                continue
+            v = int(table.labels[c.topology_key][row])
+            if v + 1 >= len(s.dom[i]):  # a value the state has not seen (defensive)
+                pad = v + 2 - len(s.dom[i])
+                s.dom[i] = np.concatenate([s.dom[i][:-1], np.zeros(pad, np.int64), s.dom[i][-1:]])
+                s.present[i] = np.concatenate([s.present[i][:-1], np.zeros(pad, bool), s.present[i][-1:]])
+            s.dom[i][v] += delta
+            s.present[i][v] = True
+        return None
+
+    # ───────────────────────────── Filter ─────────────────────────────
+
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable,
+                     rows: np.ndarray) -> FilterResult | None:
+        s = read_state(state, PRE_FILTER_STATE_KEY, PreFilterState)
+        if not s.constraints:
+            return None
+        failed = np.zeros(len(rows), np.int64)
+        open_ = np.ones(len(rows), bool)
+        for i, c in enumerate(s.constraints):
+            vals = _column(nodes, c.topology_key)[rows]
+            missing = vals < 0
+            dom = s.dom[i]
+            if len(dom) - 1 < len(nodes.label_values.get(c.topology_key, ())):
+                vals = np.where(vals >= len(dom) - 1, -1, vals)
+            skew = dom[vals] + s.self_match[i] - s.min_match(i)
+            bad_label = open_ & missing
+            bad_skew = open_ & ~missing & (skew > c.max_skew)
+            failed[bad_label] = 1
+            failed[bad_skew] = 2
+            open_ &= ~(bad_label | bad_skew)
+        if not failed.any():
+            return None
+        return FilterResult(failed, _REASONS, _CODES)
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        res = self.filter_nodes(state, pod, node_info.table, np.asarray([node_info.row], np.int64))
+        if res is None or not res.failed[0]:
+            return None
+        return res.status_for(int(res.failed[0]))
+
+    # ───────────────────────────── PreScore / Score ─────────────────────────────
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> Status | None:
+        if len(nodes) == 0:
+            return Status(Code.SKIP)
+        try:
+            constraints = self.get_constraints(pod, SCHEDULE_ANYWAY, state)
+        except SelectorError as e:
+            return as_status(RuntimeError(f"calculating preScoreState: {e}"))
+        if not constraints:
+            return Status(Code.SKIP)
+        s = PreScoreState()
+        s.constraints = constraints
+        s.require_all = bool(pod.spec.topology_spread_constraints) or not self.system_defaulted
+        table = nodes
+        rows = np.asarray(rows, np.int64)
+        alive = np.flatnonzero(table.alive)
+        if s.require_all:
+            has_all = _has_all(table, constraints)
+            keep = has_all[rows]
+            s.ignored = ~keep
+            scored = rows[keep]
+            count_rows = alive[has_all[alive]]
+        else:
+            s.ignored = np.zeros(len(rows), bool)
+            scored, count_rows = rows, alive
+        masks = inclusion_masks(table, count_rows, constraints, self._explicit(state, pod)[2])
+        idx = spread_index(table)
+        ns = pod.metadata.namespace
+        for c, mask in zip(constraints, masks):
+            node_counts = idx.counts(ns, c.selector)
+            s.node_counts.append(node_counts)
+            if c.topology_key == HOSTNAME:
+                s.weights.append(go_log(float(len(scored) + 2)))
+                s.dom.append(None)
+                continue
+            key = c.topology_key
+            col = _column(table, key)
+            nv = len(table.label_values.get(key, ()))
+            empty = table.label_value_id(key, "")
+            sentinel = empty if empty >= 0 else nv  # a missing label reads as "" upstream
+
+            def mapped(r: np.ndarray, col: np.ndarray = col, sentinel: int = sentinel) -> np.ndarray:
+                v = col[r]
+                return np.where(v >= 0, v, sentinel)
+
+            domset = np.zeros(nv + 1, bool)
+            domset[mapped(scored)] = True
+            s.weights.append(go_log(float(int(np.count_nonzero(domset)) + 2)))
+            er = count_rows if mask is None else count_rows[mask]
+            mv = mapped(er)
+            keep = domset[mv]
+            s.dom.append(np.bincount(mv[keep], weights=node_counts[er[keep]], minlength=nv + 1))
+        state.write(PRE_SCORE_STATE_KEY, s)
+        return None
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+        s = read_state(state, PRE_SCORE_STATE_KEY, PreScoreState)
+        rows = np.asarray(rows, np.int64)
+        total = np.zeros(len(rows), np.float64)
+        for i, c in enumerate(s.constraints):
+            vals = _column(nodes, c.topology_key)[rows]
+            has = vals >= 0
+            if s.dom[i] is None:
+                cnt = s.node_counts[i][rows].astype(np.float64)
+            else:
+                dom = s.dom[i]
+                cnt = dom[np.where(has & (vals < len(dom)), vals, len(dom) - 1)]
+            total = np.where(has, total + (cnt * s.weights[i] + float(c.max_skew - 1)), total)
+        if s.require_all:
+            ignored = ~_has_all(nodes, s.constraints)[rows]
+        else:
+            ignored = np.zeros(len(rows), bool)
+        s.ignored = ignored
+        raw = go_round(total)
+        raw[ignored] = 0
+        return raw
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        s = read_state(state, PRE_SCORE_STATE_KEY, PreScoreState)
+        keep = s.ignored
+        raw = self.score_nodes(state, pod, node_info.table, np.asarray([node_info.row], np.int64))
+        s.ignored = keep  # normalize_score needs the mask of the whole PreScore row set
+        return int(raw[0]), None
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: np.ndarray) -> Status | None:
+        s = read_state(state, PRE_SCORE_STATE_KEY, PreScoreState)
+        ignored = s.ignored if s.ignored is not None and len(s.ignored) == len(scores) else np.zeros(len(scores), bool)
+        ok = ~ignored
+        if ok.any():
+            lo = int(scores[ok].min())
+            hi = max(int(scores[ok].max()), 0)
+            if hi == 0:
+                scores[ok] = MAX_NODE_SCORE
+            else:
+                scores[ok] = MAX_NODE_SCORE * (hi + lo - scores[ok]) // hi
+        scores[ignored] = 0
+        return None
+
+    # ───────────────────────────── queueing hints ─────────────────────────────
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        pod_actions = (ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.UPDATE_POD_TOLERATION
+                       | ActionType.DELETE)
+        node_actions = ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT
+        return [
+            ClusterEventWithHint(ClusterEvent(EventResource.POD, pod_actions), self.is_schedulable_after_pod_change),
+            ClusterEventWithHint(ClusterEvent(EventResource.NODE, node_actions), self.is_schedulable_after_node_change),
+        ]
+
+    def is_schedulable_after_pod_change(self, pod: Pod, old: Pod | None, new: Pod | None) -> QueueingHint:
+        """Upstream ``isSchedulableAfterPodChange``."""
+        if (new is not None and not _involved(new, pod)) or (old is not None and not _involved(old, pod)):
+            return QueueingHint.SKIP
+        try:
+            constraints = self.get_constraints(pod, DO_NOT_SCHEDULE)
+        except SelectorError:
+            return QueueingHint.QUEUE
+        if new is not None and old is not None:
+            if (pod.metadata.uid == new.metadata.uid and new.spec.tolerations != old.spec.tolerations
+                    and any(c.node_taints_policy == HONOR for c in constraints)):
+                return QueueingHint.QUEUE
+            if new.metadata.labels == old.metadata.labels:
+                return QueueingHint.SKIP
+            for c in constraints:
+                if c.selector.matches(old.metadata.labels) != c.selector.matches(new.metadata.labels):
+                    return QueueingHint.QUEUE
+            return QueueingHint.SKIP
+        changed = new if new is not None else old
+        if changed is not None and pod_labels_match(constraints, changed.metadata.labels):
+            return QueueingHint.QUEUE
+        return QueueingHint.SKIP
+
+    def is_schedulable_after_node_change(self, pod: Pod, old: Node | None, new: Node | None) -> QueueingHint:
+        """Upstream ``isSchedulableAfterNodeChange``."""
+        try:
+            constraints = self.get_constraints(pod, DO_NOT_SCHEDULE)
+        except SelectorError:
+            return QueueingHint.QUEUE
+        old_ok = old is not None and node_labels_match(old.metadata.labels, constraints)
+        new_ok = new is not None and node_labels_match(new.metadata.labels, constraints)
+        if old is not None and new is not None:
+            if old_ok != new_ok:
+                return QueueingHint.QUEUE
+            if new_ok and (any(old.metadata.labels.get(c.topology_key, "") != new.metadata.labels.get(c.topology_key, "")
+                               for c in constraints) or old.spec.taints != new.spec.taints):
+                return QueueingHint.QUEUE
+            return QueueingHint.SKIP
+        if new is not None:
+            return QueueingHint.QUEUE if new_ok else QueueingHint.SKIP
+        return QueueingHint.QUEUE if old_ok else QueueingHint.SKIP
+
+
+def _involved(incoming: Pod, pod_with_spreading: Pod) -> bool:
+    """Upstream ``involvedInTopologySpreading``."""
+    return (incoming.metadata.uid == pod_with_spreading.metadata.uid
+            or (incoming.spec.node_name != "" and incoming.metadata.namespace == pod_with_spreading.metadata.namespace))
+
+
+def _node_included(c: Constraint, terms: PodTerms, node: Node) -> bool:
+    """Upstream ``matchNodeInclusionPolicies`` for one node."""
+    if c.node_affinity_policy == HONOR and terms.affinity is not None:
+        if not terms.affinity.match(node.metadata.labels, node.metadata.name):
+            return False
+    if c.node_taints_policy == HONOR:
+        if find_matching_untolerated_taint(node.spec.taints, terms.tolerations,
+                                           lambda t: t.effect in _NO_EFFECTS) is not None:
+            return False
+    return True
+
+
+def new(args: PodTopologySpreadArgs | None, handle: Handle) -> PodTopologySpread:
+    """Factory registered as ``kubesched.plugins.podtopologyspread:new``."""
+    return PodTopologySpread(args, handle)
