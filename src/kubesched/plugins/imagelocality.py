@@ -1,0 +1,177 @@
+"""ImageLocality (upstream ``pkg/scheduler/framework/plugins/imagelocality``, v1.34).
+
+Score only (no NormalizeScore). For a node:
+
+``sum = Σ over the pod's init containers and containers whose (normalised) image the node has
+of int64(float64(size) * float64(numNodesWithImage) / float64(totalNumNodes))`` — a container
+counts once per container, so an image used by two containers counts twice;
+``totalNumNodes`` is the number of nodes in the snapshot (``len(table)``). Then
+``sum`` is clamped to ``[minThreshold, maxThreshold]`` with ``minThreshold = 23 MiB`` and
+``maxThreshold = 1000 MiB × (len(initContainers) + len(containers))`` and
+``score = 100 * (sum - minThreshold) / (maxThreshold - minThreshold)`` (integer division).
+
+Pod images are normalised like upstream ``normalizedImageName`` (``:latest`` appended when the
+last ``:`` is not after the last ``/``); node images come normalised from the NodeTable.
+
+Batch shape: only the pod's few images and the rows that have each are visited; per image the
+``(rows, sizes)`` arrays are cached and invalidated by a NodeTable listener on node changes.
+
+Difference from upstream (framework data model): upstream's ``ImageStateSummary.Size`` is the
+size reported by the first node that added the image to the cache; kubesched uses each node's
+own reported size (``NodeInfo.image_states``). They differ only when nodes report different
+sizes for the same image name.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kubesched.framework.interface import MAX_NODE_SCORE
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kubesched.api.objects import Pod
+    from kubesched.framework.cycle_state import CycleState
+    from kubesched.framework.node_info import NodeInfo, PodInfo
+    from kubesched.framework.node_table import NodeTable
+
+__all__ = ["MAX_CONTAINER_THRESHOLD", "MB", "MIN_THRESHOLD", "NAME", "ImageLocality", "calculate_priority",
+           "new", "normalized_image_name", "pod_images", "scaled_image_score"]
+
+NAME = "ImageLocality"
+MB = 1024 * 1024
+MIN_THRESHOLD = 23 * MB
+MAX_CONTAINER_THRESHOLD = 1000 * MB
+
+
+def normalized_image_name(name: str) -> str:
+    """Upstream ``normalizedImageName``: append ``:latest`` when there is no tag after the last ``/``."""
+    if name.rfind(":") <= name.rfind("/"):
+        return name + ":latest"
+    return name
+
+
+def pod_images(pod: Pod) -> tuple[list[str], int]:
+    """The normalised image of every init container and container (duplicates kept), and the
+    number of containers (init + regular)."""
+    names = [normalized_image_name(c.image) for c in pod.spec.init_containers]
+    names += [normalized_image_name(c.image) for c in pod.spec.containers]
+    return names, len(names)
+
+
+def scaled_image_score(size: int, num_nodes: int, total_num_nodes: int) -> int:
+    """``int64(float64(size) * (float64(numNodes) / float64(totalNumNodes)))``."""
+    spread = num_nodes / total_num_nodes
+    return int(float(size) * spread)
+
+
+def _go_div(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def calculate_priority(sum_scores: int, num_containers: int) -> int:
+    """Upstream ``calculatePriority``: clamp, then scale to 0..100 with integer math."""
+    max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
+    if sum_scores < MIN_THRESHOLD:
+        sum_scores = MIN_THRESHOLD
+    elif sum_scores > max_threshold:
+        sum_scores = max_threshold
+    return _go_div(MAX_NODE_SCORE * (sum_scores - MIN_THRESHOLD), max_threshold - MIN_THRESHOLD)
+
+
+class _ImageCache:
+    """Image name → (rows int64[k], sizes float64[k]); a NodeTable listener drops entries of
+    the images of changed nodes."""
+
+    def __init__(self, table: NodeTable) -> None:
+        self.table = table
+        self.entries: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        table.add_listener(self)
+
+    def get(self, name: str) -> tuple[np.ndarray, np.ndarray] | None:
+        e = self.entries.get(name)
+        if e is None:
+            rows_set = self.table.image_nodes.get(name)
+            if not rows_set:
+                return None
+            rows = np.fromiter(rows_set, np.int64, len(rows_set))
+            images = self.table.images
+            sizes = np.fromiter((images[r][name] for r in rows.tolist()), np.float64, len(rows))
+            e = self.entries[name] = (rows, sizes)
+        return e
+
+    def _drop(self, names: Any) -> None:
+        for n in names:
+            self.entries.pop(n, None)
+
+    def on_node_set(self, table: NodeTable, row: int, old: Any) -> None:
+        if self.entries:
+            self.entries.clear() if old is not None else self._drop(table.images[row])
+
+    def on_node_removed(self, table: NodeTable, row: int, old: Any) -> None:
+        self.entries.clear()
+
+    def on_pod_added(self, table: NodeTable, row: int, pod_info: PodInfo) -> None:
+        pass
+
+    def on_pod_removed(self, table: NodeTable, row: int, pod_info: PodInfo) -> None:
+        pass
+
+
+class ImageLocality:
+    """Score (both shapes). See the module docstring."""
+
+    name = NAME
+
+    def __init__(self, table: NodeTable | None = None) -> None:
+        self._cache = _ImageCache(table) if table is not None else None
+
+    def _pod_images(self, state: CycleState, pod: Pod) -> tuple[list[str], int]:
+        pi = state.pod_info
+        if pi is not None and pi.pod is pod:
+            cached = pi.extra.get(NAME)
+            if cached is None:
+                cached = pi.extra[NAME] = pod_images(pod)
+            return cached  # type: ignore[return-value]
+        return pod_images(pod)
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, None]:
+        total = len(node_info.table)
+        states = node_info.image_states
+        names, n = self._pod_images(state, pod)
+        s = 0
+        for name in names:
+            st = states.get(name)
+            if st is not None:
+                s += scaled_image_score(st[0], st[1], total)
+        return calculate_priority(s, n), None
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+        names, n = self._pod_images(state, pod)
+        if self._cache is None or self._cache.table is not nodes:
+            self._cache = _ImageCache(nodes)
+        total = len(nodes)
+        acc: np.ndarray | None = None
+        for name in names:
+            e = self._cache.get(name)
+            if e is None:
+                continue
+            img_rows, sizes = e
+            contrib = (sizes * (len(img_rows) / total)).astype(np.int64)
+            if acc is None:
+                acc = np.zeros(nodes.capacity, np.int64)
+            acc[img_rows] += contrib
+        if acc is None:
+            return np.full(len(rows), calculate_priority(0, n), np.int64)
+        sums = acc[rows]
+        max_threshold = MAX_CONTAINER_THRESHOLD * n
+        if max_threshold <= MIN_THRESHOLD:  # degenerate (no containers): exact scalar path
+            return np.asarray([calculate_priority(int(v), n) for v in sums.tolist()], np.int64)
+        clamped = np.clip(sums, MIN_THRESHOLD, max_threshold)
+        return (MAX_NODE_SCORE * (clamped - MIN_THRESHOLD)) // (max_threshold - MIN_THRESHOLD)
+
+
+def new(args: Any, handle: Any) -> ImageLocality:
+    return ImageLocality(getattr(handle, "nodes", None))
