@@ -1,0 +1,1151 @@
+"""``kubesched bench``: upstream scheduler_perf workloads, reproduced in-process.
+
+Upstream's harness (``test/integration/scheduler_perf``) starts an apiserver and a real
+scheduler, creates fake nodes and pods from YAML templates, and samples the scheduling
+throughput every second. Here the same workloads run through the same engine path as
+``kubesched simulate``: a :class:`~kubesched.sim.store.ClusterStore` (the API server) and a
+:class:`~kubesched.scheduler.Scheduler` built from the default KubeSchedulerConfiguration, with
+bindings going through the store exactly as in a simulation.
+
+Workloads
+    :data:`WORKLOADS` maps ``"Case/Workload"`` (upstream's test case and workload names) to a
+    :class:`Workload`: a list of ops as in upstream's ``workloadTemplate`` (``createNodes`` with
+    an optional ``labelNodePrepareStrategy``, ``createNamespaces``, ``createAny``,
+    ``createPods``) with the ``params`` of that workload, the upstream ``threshold`` (the CI
+    floor, compared with the Average) and the kubesched target from the project issues.
+    Templates are upstream's YAML (``templates/*.yaml``), decoded once and copied with
+    :func:`msgspec.structs.replace` per object. Nodes are named as upstream's node preparer
+    names them (``generateName`` + 5 random characters, plus the ``kubernetes.io/hostname``
+    label); pods get ``generateName`` names. A ``createPods`` op without a namespace uses
+    ``namespace-<op index>`` as upstream does. Feature-gate variants of upstream workloads
+    (``_QueueingHintsEnabled``, ``_AsyncAPICallsEnabled``, …) are not reproduced.
+
+Measurement (upstream ``util.go`` ``throughputCollector``)
+    Ops before the measured ``createPods`` run first and their pods are scheduled to
+    completion, unmeasured. Then the measured pods are created (timed separately as
+    ``create_s``) and the scheduling loop runs. Ticks fall every second of wall time from the
+    start of the loop; at each tick the number of measured pods scheduled so far is read. As
+    upstream: ticks are ignored while nothing is scheduled; the first tick with something
+    scheduled only starts the collector (its partial interval is an outlier upstream and is
+    dropped); a tick with no new pod is skipped and the next sample is repeated for the skipped
+    intervals; the partial interval after the last tick is not sampled. ``Average`` is the
+    mean of the samples and ``PercNN`` is ``sorted[ceil(len*NN/100)-1]`` — exactly upstream's
+    ``collect()``. Because the engine is synchronous, ticks are evaluated after each scheduling
+    attempt: a tick that fell inside an attempt sees the count from before that attempt ended,
+    which is what an independent sampler would have seen.
+
+    Extras next to the DataItem: the overall rate (measured pods / loop wall time), wall times
+    per phase, attempts by result, pods left unscheduled, and peak RSS
+    (``getrusage(RUSAGE_SELF).ru_maxrss``, KiB on Linux, reported in MiB). For RSS to belong to
+    one workload, :func:`run_workload` runs a workload in a fresh subprocess whenever this
+    process has already run one (``isolate=None``); pass ``isolate=True`` to always do so.
+
+Run ``python -m kubesched.sim.bench --list`` or see ``benchmarks/scheduler_perf.py``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import random
+import resource
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+import yaml
+
+from kubesched.api.objects import Namespace, Node, ObjectMeta, Pod, Service, decode
+from kubesched.config import KubeSchedulerConfiguration, default_config
+from kubesched.framework.clock import ManualClock
+from kubesched.scheduler import Attempt, Scheduler
+from kubesched.sim.store import ClusterStore
+
+__all__ = [
+    "TEMPLATES",
+    "WORKLOADS",
+    "BenchResult",
+    "CreateAny",
+    "CreateNamespaces",
+    "CreateNodes",
+    "CreatePods",
+    "ThroughputCollector",
+    "Workload",
+    "bench_config",
+    "percentile",
+    "run_workload",
+    "throughput_data",
+]
+
+THROUGHPUT_SAMPLE_INTERVAL = 1.0
+"""Upstream ``throughputSampleInterval``: one sample per second of wall time."""
+
+# ───────────────────────────── templates (upstream test/integration/scheduler_perf/templates) ─────────────────────────────
+
+TEMPLATES: dict[str, str] = {
+    "node-default.yaml": """
+apiVersion: v1
+kind: Node
+metadata:
+  generateName: scheduler-perf-
+spec: {}
+status:
+  capacity:
+    pods: "110"
+    cpu: "4"
+    memory: 32Gi
+  conditions:
+    - status: "True"
+      type: Ready
+  phase: Running
+""",
+    "node-with-name.yaml": """
+apiVersion: v1
+kind: Node
+metadata:
+  name: scheduler-perf-node
+  labels:
+    kubernetes.io/hostname: scheduler-perf-node
+spec: {}
+status:
+  capacity:
+    pods: "90000"
+    cpu: "4"
+    memory: 32Gi
+  conditions:
+    - status: "True"
+      type: Ready
+  phase: Running
+""",
+    "pod-default.yaml": """
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: pod-
+spec:
+  containers:
+  - image: registry.k8s.io/pause:3.10.1
+    name: pause
+    ports:
+    - containerPort: 80
+    resources:
+      limits:
+        cpu: 100m
+        memory: 500Mi
+      requests:
+        cpu: 100m
+        memory: 500Mi
+""",
+    "pod-with-label.yaml": """
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: pod-
+  labels:
+    app: scheduler-perf
+spec:
+  containers:
+  - image: registry.k8s.io/pause:3.10.1
+    name: pause
+""",
+    "daemonset-pod.yaml": """
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: daemonset-
+spec:
+  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+        - matchFields:
+          - key: metadata.name
+            operator: In
+            values:
+            - scheduler-perf-node
+  containers:
+  - image: registry.k8s.io/pause:3.10.2
+    name: pause
+""",
+    "pod-with-node-affinity.yaml": """
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: node-affinity-
+spec:
+  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+        - matchExpressions:
+          - key: topology.kubernetes.io/zone
+            operator: In
+            values:
+            - zone1
+            - zone2
+  containers:
+  - image: registry.k8s.io/pause:3.10.1
+    name: pause
+    ports:
+    - containerPort: 80
+    resources:
+      limits:
+        cpu: 100m
+        memory: 500Mi
+      requests:
+        cpu: 100m
+        memory: 500Mi
+""",
+    "pod-with-pod-affinity.yaml": """
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: affinity-pod-
+  labels:
+    color: blue
+spec:
+  affinity:
+    podAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+      - labelSelector:
+          matchLabels:
+            color: blue
+        topologyKey: topology.kubernetes.io/zone
+        namespaces: ["sched-1", "sched-0"]
+  containers:
+  - image: registry.k8s.io/pause:3.10.1
+    name: pause
+    ports:
+    - containerPort: 80
+    resources:
+      limits:
+        cpu: 100m
+        memory: 500Mi
+      requests:
+        cpu: 100m
+        memory: 500Mi
+""",
+    "pod-with-pod-anti-affinity.yaml": """
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: anti-affinity-pod-
+  labels:
+    color: green
+spec:
+  affinity:
+    podAntiAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+      - labelSelector:
+          matchLabels:
+            color: green
+        topologyKey: kubernetes.io/hostname
+        namespaces: ["sched-1", "sched-0"]
+  containers:
+  - image: registry.k8s.io/pause:3.10.2
+    name: pause
+    ports:
+    - containerPort: 80
+    resources:
+      limits:
+        cpu: 100m
+        memory: 500Mi
+      requests:
+        cpu: 100m
+        memory: 500Mi
+""",
+    "pod-with-preferred-pod-affinity.yaml": """
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: preferred-affinity-pod-
+  labels:
+    color: red
+spec:
+  affinity:
+    podAffinity:
+      preferredDuringSchedulingIgnoredDuringExecution:
+        - podAffinityTerm:
+            labelSelector:
+              matchLabels:
+                color: red
+            topologyKey: kubernetes.io/hostname
+            namespaces: ["sched-1", "sched-0"]
+          weight: 1
+  containers:
+    - image: registry.k8s.io/pause:3.10.1
+      name: pause
+      ports:
+        - containerPort: 80
+      resources:
+        limits:
+          cpu: 100m
+          memory: 500Mi
+        requests:
+          cpu: 100m
+          memory: 500Mi
+""",
+    "pod-with-preferred-pod-anti-affinity.yaml": """
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: preferred-anti-affinity-pod-
+  labels:
+    color: yellow
+spec:
+  affinity:
+    podAntiAffinity:
+      preferredDuringSchedulingIgnoredDuringExecution:
+        - podAffinityTerm:
+            labelSelector:
+              matchLabels:
+                color: yellow
+            topologyKey: kubernetes.io/hostname
+            namespaces: ["sched-1", "sched-0"]
+          weight: 1
+  containers:
+    - image: registry.k8s.io/pause:3.10.1
+      name: pause
+      ports:
+        - containerPort: 80
+      resources:
+        limits:
+          cpu: 100m
+          memory: 500Mi
+        requests:
+          cpu: 100m
+          memory: 500Mi
+""",
+    "pod-with-topology-spreading.yaml": """
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: spreading-pod-
+  labels:
+    color: blue
+spec:
+  topologySpreadConstraints:
+    - maxSkew: 5
+      topologyKey: topology.kubernetes.io/zone
+      whenUnsatisfiable: DoNotSchedule
+      labelSelector:
+        matchLabels:
+          color: blue
+  containers:
+  - image: registry.k8s.io/pause:3.10
+    name: pause
+    ports:
+    - containerPort: 80
+    resources:
+      limits:
+        cpu: 100m
+        memory: 500Mi
+      requests:
+        cpu: 100m
+        memory: 500Mi
+""",
+    "pod-with-preferred-topology-spreading.yaml": """
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: spreading-pod-
+  labels:
+    color: blue
+spec:
+  topologySpreadConstraints:
+    - maxSkew: 5
+      topologyKey: topology.kubernetes.io/zone
+      whenUnsatisfiable: ScheduleAnyway
+      labelSelector:
+        matchLabels:
+          color: blue
+  containers:
+  - image: registry.k8s.io/pause:3.10.1
+    name: pause
+    ports:
+    - containerPort: 80
+    resources:
+      limits:
+        cpu: 100m
+        memory: 500Mi
+      requests:
+        cpu: 100m
+        memory: 500Mi
+""",
+    "service.yaml": """
+apiVersion: v1
+kind: Service
+metadata:
+  generateName: service-
+spec:
+  selector:
+    app: scheduler-perf
+  ports:
+    - protocol: TCP
+      port: 80
+      targetPort: 8000
+""",
+}
+"""Upstream's YAML templates, verbatim (``test/integration/scheduler_perf/templates/``)."""
+
+_KIND_TYPES: dict[str, type] = {"Node": Node, "Pod": Pod, "Service": Service, "Namespace": Namespace}
+
+
+@functools.lru_cache(maxsize=None)
+def _template(name: str) -> Any:
+    """Decode a template once (typed object); copies are made with ``msgspec.structs.replace``."""
+    raw = yaml.safe_load(TEMPLATES[name])
+    obj = decode(_KIND_TYPES[raw["kind"]], raw)
+    if isinstance(obj, Pod) and not obj.spec.scheduler_name:  # apiserver defaulting
+        obj = msgspec.structs.replace(obj, spec=msgspec.structs.replace(obj.spec, scheduler_name="default-scheduler"))
+    return obj
+
+
+# ───────────────────────────── ops (upstream workloadTemplate opcodes) ─────────────────────────────
+
+
+@dataclass(frozen=True)
+class CreateNodes:
+    """``createNodes``; ``label_key``/``label_values`` is a ``labelNodePrepareStrategy``
+    (values assigned round-robin over the nodes in name order, as upstream lists them)."""
+
+    count: int
+    template: str = "node-default.yaml"
+    label_key: str | None = None
+    label_values: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CreateNamespaces:
+    """``createNamespaces``: ``prefix-0`` … ``prefix-(count-1)``."""
+
+    prefix: str
+    count: int
+
+
+@dataclass(frozen=True)
+class CreateAny:
+    """``createAny``: one object from a template (e.g. a Service) in ``namespace``."""
+
+    template: str
+    namespace: str = ""
+
+
+@dataclass(frozen=True)
+class CreatePods:
+    """``createPods``; ``namespace`` None → ``namespace-<op index>``; ``collect_metrics`` marks
+    the measured op."""
+
+    count: int
+    template: str = "pod-default.yaml"
+    namespace: str | None = None
+    collect_metrics: bool = False
+
+
+Op = CreateNodes | CreateNamespaces | CreateAny | CreatePods
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One upstream workload with its params applied."""
+
+    case: str
+    name: str
+    ops: tuple[Op, ...]
+    threshold: float | None = None
+    """Upstream CI floor (pods/s, compared with the Average); None for non-performance workloads."""
+    target: float | None = None
+    """kubesched's target on the project's 2-core machine (from the issues), pods/s."""
+    rss_target_mib: float | None = None
+    labels: tuple[str, ...] = ()
+    requires: tuple[str, ...] = ()
+    """Plugins the workload exercises; it is skipped when one is not in the registry."""
+
+    @property
+    def key(self) -> str:
+        return f"{self.case}/{self.name}"
+
+    @property
+    def num_nodes(self) -> int:
+        return sum(op.count for op in self.ops if isinstance(op, CreateNodes))
+
+    @property
+    def measured_op(self) -> tuple[int, CreatePods]:
+        for i, op in enumerate(self.ops):
+            if isinstance(op, CreatePods) and op.collect_metrics:
+                return i, op
+        raise ValueError(f"workload {self.key} has no measured createPods op")
+
+    @property
+    def num_init_pods(self) -> int:
+        mi, _ = self.measured_op
+        return sum(op.count for i, op in enumerate(self.ops) if isinstance(op, CreatePods) and i != mi)
+
+    @property
+    def num_measured_pods(self) -> int:
+        return self.measured_op[1].count
+
+
+def _case(case: str, template: Callable[[dict[str, int]], list[Op]],
+          workloads: Sequence[tuple[str, dict[str, int], float | None, float | None, tuple[str, ...]]],
+          requires: tuple[str, ...] = (), rss: dict[str, float] | None = None) -> dict[str, Workload]:
+    out: dict[str, Workload] = {}
+    for name, params, threshold, target, labels in workloads:
+        w = Workload(case, name, tuple(template(params)), threshold, target,
+                     (rss or {}).get(name), labels, requires)
+        out[w.key] = w
+    return out
+
+
+def _basic(p: dict[str, int]) -> list[Op]:
+    return [CreateNodes(p["initNodes"]), CreatePods(p["initPods"]),
+            CreatePods(p["measurePods"], collect_metrics=True)]
+
+
+def _daemonset(p: dict[str, int]) -> list[Op]:
+    return [CreateNodes(1, "node-with-name.yaml"), CreateNodes(p["initNodes"]),
+            CreatePods(p["measurePods"], "daemonset-pod.yaml", collect_metrics=True)]
+
+
+def _node_affinity(p: dict[str, int]) -> list[Op]:
+    tpl = "pod-with-node-affinity.yaml"
+    return [CreateNodes(p["initNodes"], label_key="topology.kubernetes.io/zone", label_values=("zone1",)),
+            CreatePods(p["initPods"], tpl), CreatePods(p["measurePods"], tpl, collect_metrics=True)]
+
+
+def _inter_pod(tpl: str, zone: bool) -> Callable[[dict[str, int]], list[Op]]:
+    def ops(p: dict[str, int]) -> list[Op]:
+        nodes = (CreateNodes(p["initNodes"], label_key="topology.kubernetes.io/zone", label_values=("zone1",))
+                 if zone else CreateNodes(p["initNodes"]))
+        return [nodes, CreateNamespaces("sched", 2), CreatePods(p["initPods"], tpl, "sched-0"),
+                CreatePods(p["measurePods"], tpl, "sched-1", collect_metrics=True)]
+    return ops
+
+
+_MOONS = ("moon-1", "moon-2", "moon-3")
+
+
+def _spreading(tpl: str) -> Callable[[dict[str, int]], list[Op]]:
+    def ops(p: dict[str, int]) -> list[Op]:
+        return [CreateNodes(p["initNodes"], label_key="topology.kubernetes.io/zone", label_values=_MOONS),
+                CreatePods(p["initPods"]), CreatePods(p["measurePods"], tpl, collect_metrics=True)]
+    return ops
+
+
+def _default_spreading(p: dict[str, int]) -> list[Op]:
+    return [CreateNodes(p["initNodes"], label_key="topology.kubernetes.io/zone", label_values=_MOONS),
+            CreateAny("service.yaml", "service-ns"), CreatePods(p["initPods"]),
+            CreatePods(p["measurePods"], "pod-with-label.yaml", "service-ns", collect_metrics=True)]
+
+
+def _p(nodes: int, init: int, measure: int) -> dict[str, int]:
+    return {"initNodes": nodes, "initPods": init, "measurePods": measure}
+
+
+_IT = ("integration-test", "short")
+_PERF = ("performance",)
+_IPA = ("InterPodAffinity",)
+_PTS = ("PodTopologySpread",)
+
+WORKLOADS: dict[str, Workload] = {
+    # misc/performance-config.yaml
+    **_case("SchedulingBasic", _basic, [
+        ("5Nodes", _p(5, 5, 10), None, None, _IT),
+        ("500Nodes", _p(500, 500, 1000), None, None, ()),
+        ("5000Nodes", _p(5000, 1000, 1000), None, None, ()),
+        ("5000Nodes_10000Pods", _p(5000, 1000, 10000), 680, 1500, _PERF),
+        ("5000Nodes_50000Pods", _p(5000, 5000, 50000), 810, None, _PERF),
+    ], rss={"5000Nodes_10000Pods": 1024}),
+    **_case("SchedulingDaemonset", _daemonset, [
+        ("5Nodes", {"initNodes": 5, "measurePods": 10}, None, None, _IT),
+        ("15000Nodes", {"initNodes": 15000, "measurePods": 30000}, 1100, 1500, _PERF),
+    ]),
+    # affinity/performance-config.yaml
+    **_case("SchedulingNodeAffinity", _node_affinity, [
+        ("5Nodes", _p(5, 5, 10), None, None, _IT),
+        ("500Nodes", _p(500, 500, 1000), None, None, ()),
+        ("5000Nodes", _p(5000, 5000, 1000), None, None, ()),
+        ("5000Nodes_10000Pods", _p(5000, 5000, 10000), 220, 1000, _PERF),
+    ]),
+    **_case("SchedulingPodAntiAffinity", _inter_pod("pod-with-pod-anti-affinity.yaml", False), [
+        ("5Nodes", _p(5, 1, 4), None, None, _IT),
+        ("500Nodes", _p(500, 100, 400), None, None, ()),
+        ("5000Nodes", _p(5000, 1000, 1000), None, None, ()),
+        ("5000Nodes_2000Pods", _p(5000, 1000, 2000), 60, 600, _PERF),
+    ], requires=_IPA),
+    **_case("SchedulingPodAffinity", _inter_pod("pod-with-pod-affinity.yaml", True), [
+        ("5Nodes", _p(5, 5, 10), None, None, _IT),
+        ("500Nodes", _p(500, 500, 1000), None, None, ()),
+        ("5000Nodes", _p(5000, 5000, 1000), None, None, ("performance", "short")),
+        ("5000Nodes_5000Pods", _p(5000, 5000, 5000), 35, 350, _PERF),
+    ], requires=_IPA),
+    **_case("SchedulingPreferredPodAffinity", _inter_pod("pod-with-preferred-pod-affinity.yaml", False), [
+        ("5Nodes", _p(5, 5, 10), None, None, _IT),
+        ("500Nodes", _p(500, 500, 1000), None, None, ()),
+        ("5000Nodes", _p(5000, 5000, 1000), None, None, ()),
+        ("5000Nodes_5000Pods", _p(5000, 5000, 5000), 90, 600, _PERF),
+    ], requires=_IPA),
+    **_case("SchedulingPreferredPodAntiAffinity", _inter_pod("pod-with-preferred-pod-anti-affinity.yaml", False), [
+        ("5Nodes", _p(5, 5, 10), None, None, _IT),
+        ("500Nodes", _p(500, 500, 1000), None, None, ()),
+        ("5000Nodes", _p(5000, 5000, 1000), None, None, ("performance", "short")),
+        ("5000Nodes_5000Pods", _p(5000, 5000, 5000), 90, 600, _PERF),
+    ], requires=_IPA),
+    # topology_spreading/performance-config.yaml
+    **_case("TopologySpreading", _spreading("pod-with-topology-spreading.yaml"), [
+        ("5Nodes", _p(5, 10, 10), None, None, _IT),
+        ("500Nodes", _p(500, 1000, 1000), None, None, ()),
+        ("5000Nodes", _p(5000, 5000, 2000), None, None, ("performance", "short")),
+        ("5000Nodes_5000Pods", _p(5000, 5000, 5000), 460, 1000, _PERF),
+    ], requires=_PTS),
+    **_case("PreferredTopologySpreading", _spreading("pod-with-preferred-topology-spreading.yaml"), [
+        ("5Nodes", _p(5, 10, 10), None, None, _IT),
+        ("500Nodes", _p(500, 1000, 1000), None, None, ()),
+        ("5000Nodes", _p(5000, 5000, 2000), None, None, _PERF),
+        ("5000Nodes_5000Pods", _p(5000, 5000, 5000), 340, 1000, _PERF),
+    ], requires=_PTS),
+    **_case("DefaultTopologySpreading", _default_spreading, [
+        ("5Nodes", _p(5, 10, 10), None, None, _IT),
+        ("500Nodes", _p(500, 1000, 1000), None, None, ()),
+        ("5000Nodes_10000Pods", _p(5000, 5000, 10000), None, None, _PERF),
+        ("5000Nodes_50000Pods", _p(5000, 5000, 50000), 160, 800, _PERF),
+    ], requires=_PTS),
+}
+"""Every reproduced workload by ``"Case/Workload"``."""
+
+# ───────────────────────────── measurement ─────────────────────────────
+
+
+def percentile(sorted_samples: Sequence[float], p: int) -> float:
+    """Upstream's percentile: ``sorted[ceil(len*p/100) - 1]`` (``sorted_samples`` ascending, non-empty)."""
+    n = len(sorted_samples)
+    if n == 0:
+        raise ValueError("no samples")
+    return sorted_samples[-(-n * p // 100) - 1]
+
+
+def throughput_data(samples: Sequence[float]) -> dict[str, float]:
+    """Upstream ``throughputCollector.collect()``'s Data: Average (mean of the samples) and
+    Perc50/90/95/99. Empty when there are no samples (upstream logs a warning then)."""
+    if not samples:
+        return {}
+    s = sorted(samples)
+    return {"Average": sum(s) / len(s), "Perc50": percentile(s, 50), "Perc90": percentile(s, 90),
+            "Perc95": percentile(s, 95), "Perc99": percentile(s, 99)}
+
+
+class ThroughputCollector:
+    """Upstream ``throughputCollector.run`` driven by explicit observations.
+
+    ``observe(now, scheduled)`` is called after each scheduling attempt with the number of
+    measured pods scheduled so far; every tick boundary (``start + k * interval``) that passed
+    since the previous observation is processed with the count as it was *before* this
+    observation (the attempt that just finished had not yet bound its pod at that boundary).
+    """
+
+    def __init__(self, start: float, interval: float = THROUGHPUT_SAMPLE_INTERVAL) -> None:
+        self.interval = interval
+        self.next_tick = start + interval
+        self.samples: list[float] = []
+        self.progress: list[tuple[float, int]] = []
+        """``(tick time - loop start, scheduled)`` for every tick that produced samples."""
+        self.started_at: float | None = None
+        self._t0 = start
+        self._last_count = 0
+        self._last_time = start
+        self._skipped = 0
+        self._prev_observed = 0
+
+    def observe(self, now: float, scheduled: int) -> bool:
+        """Process the ticks up to ``now``; True when at least one tick was processed."""
+        if now < self.next_tick:
+            self._prev_observed = scheduled
+            return False
+        while self.next_tick <= now:
+            self._tick(self.next_tick, self._prev_observed)
+            self.next_tick += self.interval
+        self._prev_observed = scheduled
+        return True
+
+    def _tick(self, t: float, scheduled: int) -> None:
+        if scheduled == 0:
+            return
+        if self.started_at is None:  # skip the initial sample, as upstream
+            self.started_at = t
+            self._last_count = scheduled
+            self._last_time = t
+            return
+        new = scheduled - self._last_count
+        if new == 0:
+            self._skipped += 1
+            return
+        rate = new / (t - self._last_time)
+        self.samples.extend([rate] * (self._skipped + 1))
+        self.progress.append((t - self._t0, scheduled))
+        self._last_count = scheduled
+        self._last_time = t
+        self._skipped = 0
+
+    def data(self) -> dict[str, float]:
+        return throughput_data(self.samples)
+
+
+# ───────────────────────────── results ─────────────────────────────
+
+
+def _peak_rss_mib() -> float:
+    """Peak resident set size of this process (``ru_maxrss`` is KiB on Linux, bytes on macOS)."""
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return rss / (1024 * 1024) if sys.platform == "darwin" else rss / 1024
+
+
+@dataclass
+class BenchResult:
+    """One workload's figures. :meth:`to_dict` gives scheduler_perf DataItems plus extras."""
+
+    workload: str
+    threshold: float | None = None
+    target: float | None = None
+    rss_target_mib: float | None = None
+    data: dict[str, float] = field(default_factory=dict)
+    samples: list[float] = field(default_factory=list)
+    nodes: int = 0
+    init_pods: int = 0
+    measured_pods: int = 0
+    scheduled: int = 0
+    """Measured pods bound at the end."""
+    attempts: dict[str, int] = field(default_factory=dict)
+    """Measured-phase scheduling attempts by result (scheduled / unschedulable / error / skipped)."""
+    init_attempts: int = 0
+    unschedulable_pods: int = 0
+    """Measured pods left unscheduled at the end."""
+    measured_wall_s: float = 0.0
+    """From the start of the measured scheduling loop to its end."""
+    create_s: float = 0.0
+    setup_s: float = 0.0
+    """Nodes, namespaces, objects and init pods created and init pods scheduled."""
+    total_wall_s: float = 0.0
+    peak_rss_mib: float = 0.0
+    namespace: str = ""
+    plugins_missing: list[str] = field(default_factory=list)
+    """Default-profile plugins absent from the registry (left out of the profile)."""
+    isolated: bool = False
+    """Ran in its own subprocess."""
+    skipped: str = ""
+    """Why the workload did not run (a required plugin is missing); empty when it ran."""
+    python: str = field(default_factory=lambda: sys.version.split()[0])
+
+    @property
+    def average(self) -> float | None:
+        return self.data.get("Average")
+
+    @property
+    def overall(self) -> float:
+        """Measured pods scheduled / measured loop wall time."""
+        return self.scheduled / self.measured_wall_s if self.measured_wall_s > 0 else 0.0
+
+    def data_items(self) -> list[dict[str, Any]]:
+        case, _, wl = self.workload.partition("/")
+        name = f"BenchmarkPerfScheduling/{case}/{wl}/{self.namespace}" if self.namespace else self.workload
+        items: list[dict[str, Any]] = [{"labels": {"Metric": "SchedulingThroughput", "Name": name},
+                                        "unit": "pods/s", "data": dict(self.data)}]
+        if not self.skipped:
+            items.append({"labels": {"Metric": "PeakRSS", "Name": name}, "unit": "MiB",
+                          "data": {"Max": round(self.peak_rss_mib, 1)}})
+        return items
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"version": "v1", "dataItems": self.data_items(), "workload": self.workload}
+        if self.skipped:
+            out["skipped"] = self.skipped
+            return out
+        out.update({
+            "threshold": self.threshold, "target": self.target, "rssTargetMiB": self.rss_target_mib,
+            "nodes": self.nodes, "initPods": self.init_pods, "measuredPods": self.measured_pods,
+            "scheduled": self.scheduled, "unschedulablePods": self.unschedulable_pods,
+            "attempts": dict(self.attempts), "initAttempts": self.init_attempts,
+            "overallPodsPerSecond": round(self.overall, 1), "measuredWallSeconds": round(self.measured_wall_s, 3),
+            "createSeconds": round(self.create_s, 3), "setupSeconds": round(self.setup_s, 3),
+            "totalWallSeconds": round(self.total_wall_s, 3), "peakRSSMiB": round(self.peak_rss_mib, 1),
+            "samples": [round(s, 2) for s in self.samples], "pluginsMissing": list(self.plugins_missing),
+            "isolated": self.isolated, "python": self.python,
+        })
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> BenchResult:
+        r = cls(d["workload"], skipped=d.get("skipped", ""))
+        items = d.get("dataItems") or [{}]
+        r.data = dict(items[0].get("data") or {})
+        name = (items[0].get("labels") or {}).get("Name", "")
+        r.namespace = name.rsplit("/", 1)[-1] if name.startswith("BenchmarkPerfScheduling/") else ""
+        if r.skipped:
+            return r
+        r.threshold, r.target, r.rss_target_mib = d.get("threshold"), d.get("target"), d.get("rssTargetMiB")
+        r.nodes, r.init_pods, r.measured_pods = d["nodes"], d["initPods"], d["measuredPods"]
+        r.scheduled, r.unschedulable_pods = d["scheduled"], d["unschedulablePods"]
+        r.attempts, r.init_attempts = dict(d["attempts"]), d["initAttempts"]
+        r.measured_wall_s, r.create_s = d["measuredWallSeconds"], d["createSeconds"]
+        r.setup_s, r.total_wall_s, r.peak_rss_mib = d["setupSeconds"], d["totalWallSeconds"], d["peakRSSMiB"]
+        r.samples = list(d.get("samples") or [])
+        r.plugins_missing = list(d.get("pluginsMissing") or [])
+        r.isolated, r.python = bool(d.get("isolated")), d.get("python", r.python)
+        return r
+
+    def summary(self) -> str:
+        if self.skipped:
+            return f"{self.workload}: SKIPPED ({self.skipped})"
+        parts = [f"{self.workload}:"]
+        if self.data:
+            d = self.data
+            parts.append(f"Average {d['Average']:.0f} pods/s (P50 {d['Perc50']:.0f}, P90 {d['Perc90']:.0f}, "
+                         f"P95 {d['Perc95']:.0f}, P99 {d['Perc99']:.0f}; {len(self.samples)} samples)")
+        else:
+            parts.append("no 1-s samples (run too short)")
+        parts.append(f"| overall {self.overall:.0f} pods/s, {self.scheduled}/{self.measured_pods} scheduled "
+                     f"in {self.measured_wall_s:.2f} s, {sum(self.attempts.values())} attempts, "
+                     f"{self.unschedulable_pods} left unschedulable")
+        parts.append(f"| peak RSS {self.peak_rss_mib:.0f} MiB"
+                     + (f" (target < {self.rss_target_mib:.0f})" if self.rss_target_mib else ""))
+        parts.append(f"| total {self.total_wall_s:.1f} s")
+        avg = self.average
+        verdict = []
+        if self.threshold is not None:
+            ok = avg is not None and avg >= self.threshold
+            verdict.append(f"upstream floor {self.threshold:g} {'PASS' if ok else 'FAIL'}")
+        if self.target is not None:
+            ok = avg is not None and avg >= self.target
+            verdict.append(f"kubesched target ≥ {self.target:g} {'MET' if ok else 'MISSED'}")
+        if verdict:
+            parts.append("| " + ", ".join(verdict))
+        if self.plugins_missing:
+            parts.append(f"| not in registry: {', '.join(self.plugins_missing)}")
+        return " ".join(parts)
+
+
+# ───────────────────────────── running ─────────────────────────────
+
+
+def bench_config(registry: dict[str, Any]) -> tuple[KubeSchedulerConfiguration, list[str]]:
+    """The default configuration, with default-profile plugins that are not in ``registry``
+    left out (returned as the second element) so that the engine can run while some in-tree
+    plugins (volume plugins, DefaultPreemption, …) are not implemented yet."""
+    cfg = default_config()
+    missing: list[str] = []
+    profiles = []
+    for prof in cfg.profiles:
+        plugins = prof.plugins
+        changes: dict[str, Any] = {}
+        for fname in plugins.__struct_fields__:
+            pset = getattr(plugins, fname)
+            if pset is None or not getattr(pset, "enabled", None):
+                continue
+            kept = [p for p in pset.enabled if p.name in registry]
+            for p in pset.enabled:
+                if p.name not in registry and p.name not in missing:
+                    missing.append(p.name)
+            if len(kept) != len(pset.enabled):
+                changes[fname] = msgspec.structs.replace(pset, enabled=kept)
+        if changes:
+            prof = msgspec.structs.replace(prof, plugins=msgspec.structs.replace(plugins, **changes))
+        profiles.append(prof)
+    if missing:
+        cfg = msgspec.structs.replace(cfg, profiles=profiles)
+    return cfg, missing
+
+
+_ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
+"""``k8s.io/apimachinery/pkg/util/rand`` alphabet (generateName suffixes)."""
+
+
+class _Names:
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.used: set[str] = set()
+
+    def generate(self, prefix: str) -> str:
+        choices = self.rng.choices
+        while True:
+            name = prefix + "".join(choices(_ALPHANUMS, k=5))
+            if name not in self.used:
+                self.used.add(name)
+                return name
+
+
+class _Progress:
+    """Rich progress on stderr (manual refresh so that no thread competes with the loop)."""
+
+    def __init__(self, enabled: bool, title: str) -> None:
+        self.p = None
+        if not enabled:
+            return
+        try:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        except ImportError:  # pragma: no cover
+            return
+        self.p = Progress(TextColumn(f"[bold]{title}[/] {{task.description}}"), BarColumn(), MofNCompleteColumn(),
+                          TimeElapsedColumn(), TextColumn("{task.fields[rate]}"),
+                          console=Console(stderr=True), auto_refresh=False, transient=False)
+        self.p.start()
+
+    def task(self, desc: str, total: int) -> Any:
+        if self.p is None:
+            return None
+        return self.p.add_task(desc, total=total, rate="")
+
+    def update(self, task: Any, completed: int, rate: str = "") -> None:
+        if self.p is not None and task is not None:
+            self.p.update(task, completed=completed, rate=rate)
+            self.p.refresh()
+
+    def stop(self) -> None:
+        if self.p is not None:
+            self.p.stop()
+
+
+def _build_nodes(op: CreateNodes, names: _Names) -> list[Node]:
+    tpl: Node = _template(op.template)
+    meta = tpl.metadata
+    if meta.name:  # a fixed name (node-with-name.yaml): one node
+        fixed = [meta.name] * op.count
+    else:
+        fixed = [names.generate(meta.generate_name) for _ in range(op.count)]
+    label_of: dict[str, str] = {}
+    if op.label_key and op.label_values:
+        vals = op.label_values
+        for i, n in enumerate(sorted(set(fixed))):  # upstream labels the listed (name-ordered) nodes
+            label_of[n] = vals[i % len(vals)]
+    out = []
+    replace = msgspec.structs.replace
+    for n in fixed:
+        labels = dict(meta.labels)
+        labels["kubernetes.io/hostname"] = n
+        if n in label_of:
+            labels[op.label_key] = label_of[n]  # type: ignore[index]
+        out.append(replace(tpl, metadata=replace(meta, name=n, generate_name="", labels=labels)))
+    return out
+
+
+def _build_pods(op: CreatePods, namespace: str, names: _Names) -> list[Pod]:
+    tpl: Pod = _template(op.template)
+    meta = tpl.metadata
+    prefix = meta.generate_name or "pod-"
+    base = msgspec.structs.replace(meta, generate_name="", namespace=namespace)
+    replace = msgspec.structs.replace
+    return [replace(tpl, metadata=replace(base, name=names.generate(prefix))) for _ in range(op.count)]
+
+
+def execute(workload: Workload, *, seed: int = 0, progress: bool = False,
+            registry: dict[str, Any] | None = None,
+            inspect: Callable[[ClusterStore, Scheduler], None] | None = None) -> BenchResult:
+    """Run ``workload`` in this process (see the module docstring for the measurement).
+
+    ``inspect(store, scheduler)`` is called at the end (tests look at the cluster with it).
+    """
+    t_begin = time.perf_counter()
+    if registry is None:
+        from kubesched.plugins.registry import in_tree_registry
+
+        registry = dict(in_tree_registry())
+    res = BenchResult(workload.key, workload.threshold, workload.target, workload.rss_target_mib,
+                      nodes=workload.num_nodes, init_pods=workload.num_init_pods,
+                      measured_pods=workload.num_measured_pods)
+    absent = [p for p in workload.requires if p not in registry]
+    if absent:
+        res.skipped = f"plugin(s) {', '.join(absent)} not implemented yet"
+        return res
+    config, res.plugins_missing = bench_config(registry)
+    store = ClusterStore(keep_events=False)
+    sched = Scheduler(config, client=store, lister=store, clock=ManualClock(), seed=seed, registry=registry)
+    store.scheduler = sched
+    names = _Names(random.Random(seed))
+    ui = _Progress(progress, workload.key)
+    try:
+        mi, mop = workload.measured_op
+        measured_ns = mop.namespace if mop.namespace is not None else f"namespace-{mi}"
+        res.namespace = measured_ns
+        namespaces: set[str] = set()
+
+        def ensure_ns(ns: str) -> None:
+            if ns and ns not in namespaces:
+                namespaces.add(ns)
+                store.add("Namespace", Namespace(metadata=ObjectMeta(name=ns)))
+
+        # ── setup: every op before the measured one ──
+        init_attempts = 0
+        for i, op in enumerate(workload.ops[:mi]):
+            if isinstance(op, CreateNodes):
+                task = ui.task("nodes", op.count)
+                for node in _build_nodes(op, names):
+                    store.add("Node", node)
+                ui.update(task, op.count)
+            elif isinstance(op, CreateNamespaces):
+                for k in range(op.count):
+                    ensure_ns(f"{op.prefix}-{k}")
+            elif isinstance(op, CreateAny):
+                obj = _template(op.template)
+                ensure_ns(op.namespace)
+                nm = obj.metadata.name or names.generate(obj.metadata.generate_name)
+                obj = msgspec.structs.replace(obj, metadata=msgspec.structs.replace(
+                    obj.metadata, name=nm, generate_name="", namespace=op.namespace))
+                store.add(obj.kind, obj)
+            elif isinstance(op, CreatePods):
+                ns = op.namespace if op.namespace is not None else f"namespace-{i}"
+                ensure_ns(ns)
+                task = ui.task(f"init pods ({ns})", op.count)
+                for pod in _build_pods(op, ns, names):
+                    store.add("Pod", pod)
+                # upstream waits for the init pods to be scheduled before the next op
+                done = 0
+                last = time.perf_counter()
+                while sched.queue.has_schedulable():
+                    if sched.schedule_one() is None:
+                        break
+                    init_attempts += 1
+                    done += 1
+                    if progress and not done & 255:
+                        now = time.perf_counter()
+                        if now - last > 0.2:
+                            ui.update(task, done)
+                            last = now
+                ui.update(task, op.count)
+        res.init_attempts = init_attempts
+
+        # ── measured phase ──
+        ensure_ns(measured_ns)
+        t_create = time.perf_counter()
+        res.setup_s = t_create - t_begin
+        pods = _build_pods(mop, measured_ns, names)
+        for pod in pods:
+            store.add("Pod", pod)
+        del pods
+        task = ui.task(f"measured pods ({measured_ns})", mop.count)
+        prefix = measured_ns + "/"
+        attempts = {"scheduled": 0, "unschedulable": 0, "error": 0, "skipped": 0}
+        counter = [0]
+
+        def on_attempt(a: Attempt) -> None:
+            attempts[a.result] = attempts.get(a.result, 0) + 1
+            if a.result == "scheduled" and a.pod_key.startswith(prefix):
+                counter[0] += 1
+
+        sched.on_attempt = on_attempt
+        clock = time.perf_counter
+        queue = sched.queue
+        schedule_one = sched.schedule_one
+        t0 = clock()
+        res.create_s = t0 - t_create
+        collector = ThroughputCollector(t0)
+        while queue.has_schedulable():
+            a = schedule_one()
+            if a is None:
+                break
+            if a.result == "skipped":
+                attempts["skipped"] += 1
+            if collector.observe(clock(), counter[0]) and progress:
+                rate = f"{collector.samples[-1]:.0f} pods/s" if collector.samples else ""
+                ui.update(task, counter[0], rate)
+        t1 = clock()
+        ui.update(task, counter[0], f"avg {collector.data().get('Average', 0):.0f} pods/s")
+        res.measured_wall_s = t1 - t0
+        res.data = collector.data()
+        res.samples = list(collector.samples)
+        res.attempts = attempts
+        res.scheduled = sum(1 for k, p in store.pods.items() if k.startswith(prefix) and p.spec.node_name)
+        res.unschedulable_pods = mop.count - res.scheduled
+        if inspect is not None:
+            inspect(store, sched)
+    finally:
+        ui.stop()
+    res.total_wall_s = time.perf_counter() - t_begin
+    res.peak_rss_mib = _peak_rss_mib()
+    return res
+
+
+_RUNS_IN_PROCESS = 0
+
+
+def run_workload(name: str, *, seed: int = 0, progress: bool = False, isolate: bool | None = None) -> BenchResult:
+    """Run the workload ``name`` (a key of :data:`WORKLOADS`) and return its figures.
+
+    ``isolate``: run in a fresh ``python -m kubesched.sim.bench`` subprocess so that peak RSS is
+    this workload's alone. None (default) isolates every workload but the first one run by
+    this process.
+    """
+    global _RUNS_IN_PROCESS
+    workload = WORKLOADS[name]
+    if isolate is None:
+        isolate = _RUNS_IN_PROCESS > 0
+    if not isolate:
+        _RUNS_IN_PROCESS += 1
+        return execute(workload, seed=seed, progress=progress)
+    cmd = [sys.executable, "-m", "kubesched.sim.bench", "--child", name, "--seed", str(seed)]
+    if progress:
+        cmd.append("--progress")
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"workload {name} failed in its subprocess (exit code {proc.returncode})")
+    res = BenchResult.from_dict(json.loads(proc.stdout.strip().splitlines()[-1]))
+    res.isolated = True
+    return res
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m kubesched.sim.bench [--workload NAME|all ...] [--label L] [--json] [--list]``."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m kubesched.sim.bench", description=__doc__.split("\n")[0])
+    ap.add_argument("--workload", "-w", action="append", default=[],
+                    help="Case/Workload, 'all', or a prefix ending in '/' (e.g. SchedulingBasic/). Repeatable.")
+    ap.add_argument("--label", action="append", default=[],
+                    help="select workloads carrying this upstream label (performance, integration-test, short)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--json", action="store_true", help="one JSON object per workload (DataItems + extras)")
+    ap.add_argument("--list", action="store_true")
+    ap.add_argument("--no-isolate", action="store_true", help="run every workload in this process")
+    ap.add_argument("--progress", action="store_true", help="force the progress display")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        res = execute(WORKLOADS[args.child], seed=args.seed, progress=args.progress)
+        sys.stdout.write(json.dumps(res.to_dict()) + "\n")
+        return 0
+    if args.list:
+        for key, w in WORKLOADS.items():
+            floor = f"floor {w.threshold:g}" if w.threshold is not None else ""
+            target = f"target {w.target:g}" if w.target is not None else ""
+            print(f"{key:55s} {w.num_nodes:6d} nodes {w.num_init_pods:6d} init {w.num_measured_pods:6d} "
+                  f"measured  {floor:11s} {target:11s} {','.join(w.labels)}")
+        return 0
+    names: list[str] = []
+    for sel in args.workload or ([] if args.label else ["SchedulingBasic/5000Nodes_10000Pods"]):
+        if sel == "all":
+            found = list(WORKLOADS)
+        elif sel.endswith("/"):
+            found = [k for k in WORKLOADS if k.startswith(sel)]
+        else:
+            found = [sel] if sel in WORKLOADS else []
+        if not found:
+            print(f"error: unknown workload {sel!r}; see --list", file=sys.stderr)
+            return 2
+        names += [n for n in found if n not in names]
+    for label in args.label:
+        names += [k for k, w in WORKLOADS.items() if label in w.labels and k not in names]
+    if args.label and args.workload:
+        names = [n for n in names if all(lb in WORKLOADS[n].labels for lb in args.label)]
+    progress = args.progress or sys.stderr.isatty()
+    for n in names:
+        res = run_workload(n, seed=args.seed, progress=progress,
+                           isolate=False if args.no_isolate else (None if len(names) > 1 else False))
+        print(json.dumps(res.to_dict()) if args.json else res.summary(), flush=True)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
