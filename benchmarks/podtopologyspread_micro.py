@@ -79,11 +79,14 @@ def cycle(pl, table, pod) -> None:  # noqa: ANN001
 
 def bench(name: str, pl, table, pod) -> None:  # noqa: ANN001
     cycle(pl, table, pod)  # warm: the index group is built here
-    t0 = time.perf_counter()
-    for _ in range(REPEAT):
-        cycle(pl, table, pod)
-    us = (time.perf_counter() - t0) / REPEAT * 1e6
-    print(f"{name:34s} {us:9.1f} µs/pod  (≈{1e6 / us:,.0f} pods/s for this plugin alone)")
+    batches = []
+    for _ in range(5):  # best of 5 batches: the machine is shared
+        t0 = time.perf_counter()
+        for _ in range(REPEAT // 5):
+            cycle(pl, table, pod)
+        batches.append((time.perf_counter() - t0) / (REPEAT // 5) * 1e6)
+    us, med = min(batches), sorted(batches)[2]
+    print(f"{name:34s} {us:9.1f} µs/pod best, {med:7.1f} median  (≈{1e6 / us:,.0f} pods/s for this plugin alone)")
 
 
 def main() -> None:

@@ -535,3 +535,19 @@ def test_batch_equals_reference(cluster, pod, data, with_service) -> None:  # no
     norm = raw.copy()
     pl.normalize_score(state, pod, norm)
     assert (raw.tolist(), norm.tolist()) == ref_s
+
+
+def test_index_does_not_keep_tables_alive() -> None:
+    import gc
+    import weakref
+
+    from kubesched.plugins.podtopologyspread.index import _INDEXES
+
+    table = build_table(ABXY, SPREAD_2103)
+    spread_index(table).counts("default", new(None, Handle(table)).get_constraints(
+        cpod((1, "zone", DNS, FOO)))[0].selector)
+    ref = weakref.ref(table)
+    before = len(_INDEXES)
+    del table
+    gc.collect()
+    assert ref() is None and len(_INDEXES) == before - 1

@@ -25,8 +25,10 @@ import numpy as np
 
 from kubesched.api.labels import EQUALS, Selector, selector_from_label_selector, selector_from_set
 from kubesched.api.nodeselector import RequiredNodeAffinity
-from kubesched.api.taints import TAINT_EFFECT_NO_EXECUTE, TAINT_EFFECT_NO_SCHEDULE, find_matching_untolerated_taint
+from kubesched.api.taints import TAINT_EFFECT_NO_EXECUTE, TAINT_EFFECT_NO_SCHEDULE
 from kubesched.errors import SelectorError
+from kubesched.plugins.helper.nodeselector import required_affinity_mask
+from kubesched.plugins.tainttoleration import untolerated_mask
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
@@ -215,25 +217,13 @@ class PodTerms:
 
 
 def _affinity_mask(table: NodeTable, rows: np.ndarray, required: RequiredNodeAffinity) -> np.ndarray:
-    from kubesched.plugins.helper.nodeselector import required_affinity_mask
-
     return required_affinity_mask(table, rows, required)
 
 
 def _untolerated_mask(table: NodeTable, rows: np.ndarray, tolerations: Sequence[Any]) -> np.ndarray:
-    """``bool[M]``: the node has a NoSchedule/NoExecute taint the pod doesn't tolerate."""
-    try:
-        from kubesched.plugins.tainttoleration import untolerated_mask
-    except ImportError:
-        untolerated_mask = None
-    if untolerated_mask is not None:
-        return np.asarray(untolerated_mask(table, rows, tolerations, _DO_NOT_SCHEDULE_EFFECTS), bool)
-    # fallback: one check per distinct taint set
-    def incl(t: Any) -> bool:
-        return t.effect in _DO_NOT_SCHEDULE_EFFECTS
-    lut = np.fromiter((find_matching_untolerated_taint(ts, tolerations, incl) is not None
-                       for ts in table.taint_sets), bool, len(table.taint_sets))
-    return lut[table.taint_set[rows]]
+    """``bool[M]``: the node has a NoSchedule/NoExecute taint the pod doesn't tolerate
+    (upstream ``helper.DoNotScheduleTaintsFilterFunc``)."""
+    return np.asarray(untolerated_mask(table, rows, tolerations, _DO_NOT_SCHEDULE_EFFECTS), bool)
 
 
 def inclusion_masks(table: NodeTable, rows: np.ndarray, constraints: Sequence[Constraint],

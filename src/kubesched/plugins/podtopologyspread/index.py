@@ -52,16 +52,25 @@ class SpreadIndex:
     """Per-node counts of pods matching ``(namespace, selector)`` groups. See the module docstring."""
 
     def __init__(self, table: NodeTable, max_groups: int = 256) -> None:
-        self.table = table
+        # a weak reference: the table owns the index (as its listener), not the other way
+        # round, so the module-level registry does not keep dead tables alive
+        self._table_ref = weakref.ref(table)
         self.max_groups = max_groups
-        self._reset()
+        self._reset(table)
         table.add_listener(self)
 
-    def _reset(self) -> None:
+    @property
+    def table(self) -> NodeTable:
+        table = self._table_ref()
+        if table is None:  # pragma: no cover - only reachable through a stale reference
+            raise ReferenceError("the NodeTable of this SpreadIndex is gone")
+        return table
+
+    def _reset(self, table: NodeTable | None = None) -> None:
         self._ids: dict[tuple[str, Selector], int] = {}
         self._sel: list[Selector] = []
         self._ns_groups: dict[str, list[int]] = {}
-        self._counts = np.zeros((4, self.table.capacity), np.int32)
+        self._counts = np.zeros((4, (table or self.table).capacity), np.int32)
         self._member: dict[str, tuple[int, ...]] = {}
         """pod key → the groups the pod was counted in."""
 

@@ -364,7 +364,11 @@ class PodTopologySpread:
             else:
                 dom = s.dom[i]
                 cnt = dom[np.where(has & (vals < len(dom)), vals, len(dom) - 1)]
-            total = np.where(has, total + (cnt * s.weights[i] + float(c.max_skew - 1)), total)
+            contrib = cnt * s.weights[i] + float(c.max_skew - 1)
+            if has.all():
+                total += contrib
+            else:
+                total = np.where(has, total + contrib, total)
         if s.require_all:
             ignored = ~_has_all(nodes, s.constraints)[rows]
         else:
@@ -383,7 +387,15 @@ class PodTopologySpread:
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: np.ndarray) -> Status | None:
         s = read_state(state, PRE_SCORE_STATE_KEY, PreScoreState)
-        ignored = s.ignored if s.ignored is not None and len(s.ignored) == len(scores) else np.zeros(len(scores), bool)
+        ignored = s.ignored if s.ignored is not None and len(s.ignored) == len(scores) else None
+        if ignored is None or not ignored.any():
+            if len(scores):
+                lo, hi = int(scores.min()), max(int(scores.max()), 0)
+                if hi == 0:
+                    scores[:] = MAX_NODE_SCORE
+                else:
+                    scores[:] = MAX_NODE_SCORE * (hi + lo - scores) // hi
+            return None
         ok = ~ignored
         if ok.any():
             lo = int(scores[ok].min())
