@@ -23,10 +23,12 @@ HostPort = tuple[str, str, int]
 
 
 def host_ports(pod: Pod) -> tuple[HostPort, ...]:
-    """The host ports a pod wants (upstream ``schedutil.GetHostPorts``): containers' ports with
-    ``hostPort > 0``; protocol defaults to TCP and hostIP to ``0.0.0.0``."""
+    """The host ports a pod wants (upstream ``schedutil.GetHostPorts``): ports with
+    ``hostPort > 0`` of the containers and of the restartable init containers (sidecars);
+    protocol defaults to TCP and hostIP to ``0.0.0.0``."""
     out: list[HostPort] = []
-    for c in pod.spec.containers:
+    sidecars = [c for c in pod.spec.init_containers if c.restart_policy == "Always"]
+    for c in [*pod.spec.containers, *sidecars]:
         for p in c.ports:
             if p.host_port > 0:
                 out.append((p.host_ip or "0.0.0.0", p.protocol or "TCP", p.host_port))
