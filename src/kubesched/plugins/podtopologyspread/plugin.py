@@ -150,6 +150,7 @@ class PodTopologySpread:
         self.system_defaulted = args.defaulting_type == SYSTEM_DEFAULTING
         self.default_constraints: tuple[Any, ...] = (
             SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else tuple(args.default_constraints))
+        self._parsed_defaults: dict[str, list[Constraint]] = {}
         if handle is not None and getattr(handle, "nodes", None) is not None:
             spread_index(handle.nodes)  # start listening before pods arrive
 
@@ -170,7 +171,10 @@ class PodTopologySpread:
 
     def _defaults(self, pod: Pod, action: str) -> list[Constraint]:
         """Upstream ``buildDefaultConstraints``."""
-        cs = filter_constraints(self.default_constraints, pod.metadata.labels, action)
+        cs = self._parsed_defaults.get(action)
+        if cs is None:
+            # the selector (and so any matchLabelKeys merge) is replaced below: parse once
+            cs = self._parsed_defaults[action] = filter_constraints(self.default_constraints, {}, action)
         if not cs:
             return []
         selector = default_selector(pod, self.handle.lister)
