@@ -1,0 +1,91 @@
+"""NodeResourcesBalancedAllocation: favour nodes whose resource usage stays balanced.
+
+Follows upstream ``pkg/scheduler/framework/plugins/noderesources/balanced_allocation.go``
+(v1.34): real requests (``useRequested = true``) of the configured resources (default cpu,
+memory; weights must be 1 and are not used by the formula). For each resource with
+allocatable > 0 on the node, ``f = min((node requested + pod request) / allocatable, 1)``
+in float64; two fractions → ``std = |f1 - f2| / 2``; more → population standard deviation;
+``score = int64((1 - std) * 100)``. A scalar resource the pod does not request is skipped.
+
+PreScore returns Skip when every configured request of the pod is 0 (upstream issue
+#129138: otherwise best-effort pods would all pile onto the same node).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kubesched.config.args import NodeResourcesBalancedAllocationArgs
+from kubesched.framework.interface import Code, Status
+from kubesched.plugins.noderesources.resource_allocation import BALANCED, ResourceAllocationScorer
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kubesched.api.objects import Pod
+    from kubesched.framework.cycle_state import CycleState
+    from kubesched.framework.handle import Handle
+    from kubesched.framework.node_info import NodeInfo
+    from kubesched.framework.node_table import NodeTable
+
+__all__ = ["NAME", "PRE_SCORE_STATE_KEY", "BalancedAllocation", "new"]
+
+NAME = "NodeResourcesBalancedAllocation"
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+
+
+@dataclass(frozen=True, slots=True)
+class _PreScoreState:
+    pod_requests: tuple[int, ...]
+    terms: tuple[Any, ...]
+
+    def clone(self) -> "_PreScoreState":
+        return self
+
+
+class BalancedAllocation:
+    """The NodeResourcesBalancedAllocation plugin: PreScore and Score (both shapes)."""
+
+    name = NAME
+
+    def __init__(self, args: NodeResourcesBalancedAllocationArgs | None = None, handle: Handle | None = None) -> None:
+        args = args if args is not None else NodeResourcesBalancedAllocationArgs()
+        self.handle = handle
+        self.scorer = ResourceAllocationScorer(BALANCED, [(r.name, r.weight) for r in args.resources],
+                                               use_requested=True)
+
+    def _compute(self, state: CycleState | None, pod: Pod) -> _PreScoreState:
+        reqs = self.scorer.pod_requests(state, pod)
+        return _PreScoreState(tuple(reqs), tuple(self.scorer.terms(reqs)))
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> Status | None:
+        s = self._compute(state, pod)
+        if not any(s.pod_requests):
+            return Status(Code.SKIP)
+        state.write(PRE_SCORE_STATE_KEY, s)
+        return None
+
+    def _state(self, state: CycleState, pod: Pod) -> _PreScoreState:
+        s = state.get(PRE_SCORE_STATE_KEY) if state is not None else None
+        return s if isinstance(s, _PreScoreState) else self._compute(state, pod)
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        s = self._state(state, pod)
+        if not any(s.pod_requests):  # upstream: without PreScore state, best-effort pods score 0
+            return 0, None
+        try:
+            return self.scorer.score_node(node_info, s.pod_requests), None
+        except ValueError as e:
+            return 0, Status(Code.ERROR, (str(e),), e)
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+        s = self._state(state, pod)
+        if not any(s.pod_requests):
+            return np.zeros(len(rows), np.int64)
+        return self.scorer.score_rows(nodes, rows, s.terms)
+
+
+def new(args: NodeResourcesBalancedAllocationArgs | None, handle: Handle | None) -> BalancedAllocation:
+    """Factory (``kubesched.plugins.noderesources.balanced_allocation:new``)."""
+    return BalancedAllocation(args, handle)

@@ -1,0 +1,399 @@
+"""NodeResourcesFit: does the node have room for the pod's requests? And how full is it?
+
+Follows upstream ``pkg/scheduler/framework/plugins/noderesources/fit.go`` (v1.34, default
+feature gates: PodLevelResources, InPlacePodVerticalScaling and SchedulingQueueHint on,
+DRAExtendedResource off).
+
+Filter (``fitsRequest``), in this order, all failing reasons in one status:
+
+1. ``len(pods) + 1 > allocatable pods`` → "Too many pods";
+2. if the pod requests nothing (cpu, memory, ephemeral-storage all 0 and no scalar resource), stop;
+3. "Insufficient cpu" / "Insufficient memory" / "Insufficient ephemeral-storage" when the
+   request is > 0 and exceeds ``allocatable - requested``;
+4. each scalar resource (extended, hugepages-*, ``*kubernetes.io/*``) with a non-zero request,
+   unless it is an *extended* resource named in ``ignoredResources`` or whose domain is in
+   ``ignoredResourceGroups``: ``"Insufficient <name>"``. A node without the resource has 0.
+
+The code is Unschedulable, or UnschedulableAndUnresolvable when some request alone exceeds the
+node's allocatable (preemption cannot help; upstream PR #131345, in v1.34). Upstream iterates
+the scalar resources in Go map order; here they are sorted by name.
+
+Score (``resource_allocation.go``): LeastAllocated (default), MostAllocated or
+RequestedToCapacityRatio over ``scoringStrategy.resources``; see
+:mod:`kubesched.plugins.noderesources.resource_allocation`. PreScore never skips.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kubesched.api.objects import node_allocatable, pod_key
+from kubesched.api.quantity import to_int
+from kubesched.api.resources import pod_requests
+from kubesched.config.args import NodeResourcesFitArgs
+from kubesched.errors import ConfigError
+from kubesched.framework.cycle_state import read_state
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
+from kubesched.framework.interface import MAX_NODE_SCORE, Code, FilterResult, Status
+from kubesched.framework.node_info import Resource
+from kubesched.plugins.noderesources.resource_allocation import (
+    LEAST_ALLOCATED,
+    MAX_CUSTOM_PRIORITY_SCORE,
+    MOST_ALLOCATED,
+    REQUESTED_TO_CAPACITY_RATIO,
+    ResourceAllocationScorer,
+    is_extended_resource_name,
+    is_scalar_resource_name,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kubesched.api.objects import Node, Pod
+    from kubesched.framework.cycle_state import CycleState
+    from kubesched.framework.handle import Handle
+    from kubesched.framework.node_info import NodeInfo
+    from kubesched.framework.node_table import NodeTable
+
+__all__ = [
+    "ERR_REASON_TOO_MANY_PODS",
+    "NAME",
+    "PRE_FILTER_STATE_KEY",
+    "PRE_SCORE_STATE_KEY",
+    "Fit",
+    "FitRequest",
+    "InsufficientResource",
+    "compute_fit_request",
+    "fits",
+    "fits_request",
+    "insufficient_reason",
+    "new",
+]
+
+NAME = "NodeResourcesFit"
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+ERR_REASON_TOO_MANY_PODS = "Too many pods"
+
+_CPU, _MEMORY, _EPHEMERAL, _PODS = "cpu", "memory", "ephemeral-storage", "pods"
+
+
+def insufficient_reason(resource: str) -> str:
+    """``fmt.Sprintf("Insufficient %v", name)``."""
+    return f"Insufficient {resource}"
+
+
+_FIXED_REASONS = {_CPU: "Insufficient cpu", _MEMORY: "Insufficient memory",
+                  _EPHEMERAL: "Insufficient ephemeral-storage"}
+
+
+@dataclass(frozen=True, slots=True)
+class InsufficientResource:
+    """Upstream ``InsufficientResource``: what did not fit. ``unresolvable`` is True when the
+    request alone exceeds the node's allocatable (preemption cannot help)."""
+
+    resource_name: str
+    reason: str
+    requested: int
+    used: int
+    capacity: int
+    unresolvable: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FitRequest:
+    """The pod's request as Fit sees it (upstream ``preFilterState``: ``Resource.SetMaxResource``
+    of ``PodRequests``). ``scalars`` holds the scalar resources only, sorted by name.
+
+    ``checks`` are the ``(resource, request)`` pairs Filter compares, in upstream order (cpu,
+    memory, ephemeral-storage, scalars), non-zero and not ignored; ``empty`` is upstream's
+    "pod requests nothing" short-cut.
+    """
+
+    milli_cpu: int = 0
+    memory: int = 0
+    ephemeral_storage: int = 0
+    scalars: tuple[tuple[str, int], ...] = ()
+    checks: tuple[tuple[str, int], ...] = ()
+    empty: bool = True
+    reasons: tuple[str, ...] = field(default=(), compare=False)
+    codes: tuple[Code, ...] = field(default=(), compare=False)
+
+    def clone(self) -> "FitRequest":
+        return self
+
+
+def compute_fit_request(requests: dict[str, int], ignored_resources: frozenset[str] = frozenset(),
+                        ignored_groups: frozenset[str] = frozenset()) -> FitRequest:
+    """Build a :class:`FitRequest` from a ``pod_requests`` dict, honouring the ignore lists."""
+    cpu = requests.get(_CPU, 0)
+    mem = requests.get(_MEMORY, 0)
+    eph = requests.get(_EPHEMERAL, 0)
+    scalars = tuple(sorted((n, v) for n, v in requests.items() if n not in _FIXED_REASONS and n != _PODS
+                           and is_scalar_resource_name(n)))
+    checks: list[tuple[str, int]] = []
+    if cpu > 0:
+        checks.append((_CPU, cpu))
+    if mem > 0:
+        checks.append((_MEMORY, mem))
+    if eph > 0:
+        checks.append((_EPHEMERAL, eph))
+    for n, v in scalars:
+        if v == 0:
+            continue
+        if is_extended_resource_name(n) and (
+                n in ignored_resources or (ignored_groups and n.split("/", 1)[0] in ignored_groups)):
+            continue
+        checks.append((n, v))
+    empty = cpu == 0 and mem == 0 and eph == 0 and not scalars
+    # Filter bit layout: 0 = Too many pods; then per check two bits (U, UU) so that the reason
+    # order of a node's status stays upstream's.
+    reasons = [ERR_REASON_TOO_MANY_PODS]
+    codes = [Code.UNSCHEDULABLE]
+    for n, _ in checks[:31]:
+        r = _FIXED_REASONS.get(n) or insufficient_reason(n)
+        reasons += [r, r]
+        codes += [Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE]
+    return FitRequest(cpu, mem, eph, scalars, tuple(checks), empty, tuple(reasons), tuple(codes))
+
+
+def fits_request(req: FitRequest, allocatable: Resource, requested: Resource, num_pods: int) -> list[InsufficientResource]:
+    """Upstream ``fitsRequest``: the resources that do not fit, in upstream order (empty = fits).
+
+    ``allocatable`` / ``requested`` are the node's; ``num_pods`` the number of pods on it.
+    """
+    out: list[InsufficientResource] = []
+    allowed = allocatable.allowed_pod_number
+    if num_pods + 1 > allowed:
+        out.append(InsufficientResource(_PODS, ERR_REASON_TOO_MANY_PODS, 1, num_pods, allowed))
+    if req.empty:
+        return out
+    for name, q in req.checks:
+        cap = allocatable.get(name)
+        used = requested.get(name)
+        if q > cap - used:
+            out.append(InsufficientResource(name, _FIXED_REASONS.get(name) or insufficient_reason(name),
+                                            q, used, cap, q > cap))
+    return out
+
+
+def fits(pod_requests_: dict[str, int], node_info: NodeInfo) -> list[InsufficientResource]:
+    """Upstream ``Fits``: does a pod with these requests fit ``node_info`` (no ignored resources)?
+    Reusable by preemption."""
+    return fits_request(compute_fit_request(pod_requests_), node_info.allocatable, node_info.requested,
+                        len(node_info.pods))
+
+
+def _node_resource(node: Node) -> Resource:
+    """The allocatable of a Node object as upstream ``NewResource`` (scalar names only)."""
+    r = Resource()
+    for name, q in node_allocatable(node).items():
+        v = to_int(name, q)
+        if name == _CPU:
+            r.milli_cpu = v
+        elif name == _MEMORY:
+            r.memory = v
+        elif name == _EPHEMERAL:
+            r.ephemeral_storage = v
+        elif name == _PODS:
+            r.allowed_pod_number = v
+        elif is_scalar_resource_name(name):
+            r.scalar_resources[name] = v
+    return r
+
+
+def _is_fit(pod: Pod, node: Node | None) -> bool:
+    """Upstream ``isFit``: would the pod fit the node if it were empty?"""
+    if node is None:
+        return False
+    return not fits_request(compute_fit_request(pod_requests(pod)), _node_resource(node), Resource(), 0)
+
+
+def _any_requested_resource_increased(pod: Pod, old: Node, new: Node) -> bool:
+    """Upstream ``haveAnyRequestedResourcesIncreased``."""
+    req = compute_fit_request(pod_requests(pod))
+    o, m = _node_resource(old), _node_resource(new)
+    if m.allowed_pod_number > o.allowed_pod_number:
+        return True
+    if req.empty:
+        return False
+    if (req.milli_cpu > 0 and m.milli_cpu > o.milli_cpu) or (req.memory > 0 and m.memory > o.memory) or (
+            req.ephemeral_storage > 0 and m.ephemeral_storage > o.ephemeral_storage):
+        return True
+    return any(q != 0 and m.scalar_resources.get(n, 0) > o.scalar_resources.get(n, 0) for n, q in req.scalars)
+
+
+@dataclass(frozen=True, slots=True)
+class _PreScoreState:
+    pod_requests: tuple[int, ...]
+    terms: tuple[Any, ...]
+
+    def clone(self) -> "_PreScoreState":
+        return self
+
+
+def _scorer_from_args(args: NodeResourcesFitArgs) -> ResourceAllocationScorer:
+    strategy = args.scoring_strategy
+    if strategy is None:
+        raise ConfigError("scoring strategy not specified", "scoringStrategy")
+    resources = [(r.name, r.weight) for r in strategy.resources]
+    if strategy.type in (LEAST_ALLOCATED, MOST_ALLOCATED):
+        return ResourceAllocationScorer(strategy.type, resources)
+    if strategy.type == REQUESTED_TO_CAPACITY_RATIO:
+        param = strategy.requested_to_capacity_ratio
+        if param is None or not param.shape:
+            raise ConfigError("RequestedToCapacityRatio needs a shape", "scoringStrategy.requestedToCapacityRatio.shape")
+        scale = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
+        shape = [(p.utilization, p.score * scale) for p in param.shape]
+        return ResourceAllocationScorer(strategy.type, resources, shape=shape)
+    raise ConfigError(f"scoring strategy {strategy.type} is not supported", "scoringStrategy.type")
+
+
+class Fit:
+    """The NodeResourcesFit plugin: PreFilter, Filter (both shapes), PreScore, Score (both shapes)."""
+
+    name = NAME
+
+    def __init__(self, args: NodeResourcesFitArgs | None = None, handle: Handle | None = None) -> None:
+        args = args if args is not None else NodeResourcesFitArgs()
+        self.handle = handle
+        self.ignored_resources = frozenset(args.ignored_resources)
+        self.ignored_resource_groups = frozenset(args.ignored_resource_groups)
+        self.scorer = _scorer_from_args(args)
+        self.strategy = self.scorer.strategy
+
+    # ───────────────────────────── PreFilter / Filter ─────────────────────────────
+
+    def _requests(self, state: CycleState, pod: Pod) -> dict[str, int]:
+        pi = state.pod_info
+        return pi.requests if pi is not None and pi.pod is pod else pod_requests(pod)
+
+    def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeTable) -> tuple[None, Status | None]:
+        state.write(PRE_FILTER_STATE_KEY, compute_fit_request(self._requests(state, pod), self.ignored_resources,
+                                                              self.ignored_resource_groups))
+        return None, None
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        req = read_state(state, PRE_FILTER_STATE_KEY, FitRequest)
+        insufficient = fits_request(req, node_info.allocatable, node_info.requested, len(node_info.pods))
+        if not insufficient:
+            return None
+        code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if any(r.unresolvable for r in insufficient) else Code.UNSCHEDULABLE
+        return Status(code, tuple(r.reason for r in insufficient))
+
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> FilterResult | None:
+        req = read_state(state, PRE_FILTER_STATE_KEY, FitRequest)
+        alloc = nodes.allocatable
+        used = nodes.requested
+        # requested[:, PODS] holds the number of pods on the node, allocatable[:, PODS] the limit:
+        # len(pods) + 1 > allowed  <=>  count >= allowed
+        too_many = used[rows, nodes.PODS] >= alloc[rows, nodes.PODS]
+        short_list: list[tuple[int, np.ndarray | None, np.ndarray | None, int]] = []
+        if not req.empty:
+            for j, (name, q) in enumerate(req.checks[:31]):
+                col = nodes.resource_index.get(name)
+                if col is None:  # no node has this resource: allocatable 0 everywhere
+                    short_list.append((j, None, None, q))
+                    continue
+                a = alloc[rows, col]
+                short = a - used[rows, col] < q
+                if np.count_nonzero(short):
+                    short_list.append((j, short, a, q))
+        if not short_list and not np.count_nonzero(too_many):
+            return None
+        failed = too_many.astype(np.int64)
+        for j, short, a, q in short_list:
+            u_bit, uu_bit = np.int64(1 << (1 + 2 * j)), np.int64(1 << (2 + 2 * j))
+            if short is None:
+                failed |= uu_bit
+            else:
+                failed |= np.where(short, np.where(q > a, uu_bit, u_bit), 0)
+        return FilterResult(failed, req.reasons, req.codes)
+
+    # ───────────────────────────── PreScore / Score ─────────────────────────────
+
+    def _pre_score_state(self, state: CycleState, pod: Pod) -> _PreScoreState:
+        reqs = self.scorer.pod_requests(state, pod)
+        return _PreScoreState(tuple(reqs), tuple(self.scorer.terms(reqs)))
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> Status | None:
+        state.write(PRE_SCORE_STATE_KEY, self._pre_score_state(state, pod))
+        return None
+
+    def _state(self, state: CycleState, pod: Pod) -> _PreScoreState:
+        s = state.get(PRE_SCORE_STATE_KEY)
+        return s if isinstance(s, _PreScoreState) else self._pre_score_state(state, pod)
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        s = self._state(state, pod)
+        try:
+            return self.scorer.score_node(node_info, s.pod_requests), None
+        except ValueError as e:
+            return 0, Status(Code.ERROR, (str(e),), e)
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+        s = self._state(state, pod)
+        return self.scorer.score_rows(nodes, rows, s.terms)
+
+    # ───────────────────────────── queueing hints ─────────────────────────────
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """Pod delete / scale-down and Node add / allocatable change (QueueingHints on, so no
+        UpdateNodeTaint/UpdateNodeLabel, as upstream)."""
+        return [
+            ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN,
+                                              "Pod/Delete|UpdatePodScaleDown"), self.is_schedulable_after_pod_event),
+            ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE,
+                                              "Node/Add|UpdateNodeAllocatable"), self.is_schedulable_after_node_change),
+        ]
+
+    def is_schedulable_after_pod_event(self, pod: Pod, old: Pod | None, new: Pod | None) -> QueueingHint:
+        """Upstream ``isSchedulableAfterPodEvent``: a deleted pod that was assigned (or nominated)
+        may free room; a scaled-down pod only if it is the pod itself or an assigned pod whose
+        request of something this pod requests shrank."""
+        if new is None:
+            if old is None or (not old.spec.node_name and not old.status.nominated_node_name):
+                return QueueingHint.SKIP
+            return QueueingHint.QUEUE
+        if old is None:
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE if _scaled_down_for(pod, old, new) else QueueingHint.SKIP
+
+    def is_schedulable_after_node_change(self, pod: Pod, old: Node | None, new: Node | None) -> QueueingHint:
+        """Upstream ``isSchedulableAfterNodeChange``: queue when the (empty) node fits the pod and
+        it is new, or one of the resources the pod requests (or the pod limit) grew."""
+        if not _is_fit(pod, new):
+            return QueueingHint.SKIP
+        if old is None:
+            return QueueingHint.QUEUE
+        if not _any_requested_resource_increased(pod, old, new):  # type: ignore[arg-type]
+            return QueueingHint.SKIP
+        return QueueingHint.QUEUE
+
+
+def _scaled_down_for(target: Pod, old: Pod, new: Pod) -> bool:
+    """Upstream ``isSchedulableAfterPodScaleDown``."""
+    if new.metadata.uid == target.metadata.uid and (
+            new.metadata.uid or pod_key(new) == pod_key(target)):
+        return True
+    if not new.spec.node_name:
+        return False
+    orig, mod = pod_requests(old), pod_requests(new)
+    for name, v in pod_requests(target).items():
+        if v == 0:
+            continue
+        if name in _FIXED_REASONS:
+            if orig.get(name, 0) > mod.get(name, 0):
+                return True
+        elif is_scalar_resource_name(name) and orig.get(name, 0) > mod.get(name, 0):
+            return True
+    return False
+
+
+def new(args: NodeResourcesFitArgs | None, handle: Handle | None) -> Fit:
+    """Factory (``kubesched.plugins.noderesources.fit:new``)."""
+    return Fit(args, handle)

@@ -1,0 +1,453 @@
+"""Shared scoring machinery of NodeResourcesFit and NodeResourcesBalancedAllocation.
+
+Follows upstream ``pkg/scheduler/framework/plugins/noderesources/resource_allocation.go``,
+``least_allocated.go``, ``most_allocated.go``, ``requested_to_capacity_ratio.go`` and
+``plugins/helper/shape_score.go`` (v1.34).
+
+Per configured resource ``i`` (name ``n``, weight ``w``) and node, upstream builds
+``(allocatable, requested)``:
+
+* the pod's request ``p``: with ``use_requested`` false (Fit) cpu/memory are the *non-zero*
+  requests (100m / 200Mi per container without one), everything else the real request;
+  with ``use_requested`` true (BalancedAllocation) the real requests;
+* a scalar resource (extended, hugepages-*, ``*kubernetes.io/*``, attachable-volumes-*) the pod
+  does not request is skipped (``(0, 0)``);
+* cpu/memory: ``allocatable``, node's NonZeroRequested (or Requested) + ``p``;
+  ephemeral-storage: node's Requested + ``p``; scalars: node's Requested + ``p``;
+  any other name (``pods``, unqualified names) is skipped;
+* a resource whose allocatable is 0 on the node is skipped by every scorer.
+
+All integer arithmetic is Go's int64 arithmetic: division truncates toward zero
+(:func:`go_div`), ``math.Round`` rounds half away from zero (:func:`go_round`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kubesched.api.resources import pod_non_zero_requests, pod_requests
+from kubesched.framework.interface import MAX_NODE_SCORE
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kubesched.api.objects import Pod
+    from kubesched.framework.cycle_state import CycleState
+    from kubesched.framework.node_info import NodeInfo
+    from kubesched.framework.node_table import NodeTable
+
+__all__ = [
+    "BALANCED",
+    "LEAST_ALLOCATED",
+    "MAX_CUSTOM_PRIORITY_SCORE",
+    "MAX_UTILIZATION",
+    "MOST_ALLOCATED",
+    "REQUESTED_TO_CAPACITY_RATIO",
+    "ResourceAllocationScorer",
+    "balanced_resource_score",
+    "broken_linear",
+    "go_div",
+    "go_round",
+    "is_extended_resource_name",
+    "is_scalar_resource_name",
+    "least_requested_score",
+    "most_requested_score",
+    "pod_request_vector",
+]
+
+LEAST_ALLOCATED = "LeastAllocated"
+MOST_ALLOCATED = "MostAllocated"
+REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
+BALANCED = "NodeResourcesBalancedAllocation"
+#: ``config.MaxCustomPriorityScore``: shape scores are 0-10 and scaled by 100/10.
+MAX_CUSTOM_PRIORITY_SCORE = 10
+MAX_UTILIZATION = 100
+
+_CPU, _MEMORY, _EPHEMERAL = "cpu", "memory", "ephemeral-storage"
+_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$")
+_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+
+
+# ───────────────────────────── resource names (v1helper / schedutil) ─────────────────────────────
+
+
+def _is_qualified_name(value: str) -> bool:
+    """``validation.IsQualifiedName``: ``[prefix/]name``, name ≤ 63 chars, prefix a DNS subdomain."""
+    prefix, sep, name = value.rpartition("/")
+    if sep:
+        if not prefix or len(prefix) > 253 or not _DNS1123_SUBDOMAIN.match(prefix):
+            return False
+    return 0 < len(name) <= 63 and bool(_QUALIFIED_NAME.match(name))
+
+
+def _is_native_resource(name: str) -> bool:
+    """``IsNativeResource``: no domain prefix, or a ``*kubernetes.io/`` prefix."""
+    return "/" not in name or "kubernetes.io/" in name
+
+
+def is_extended_resource_name(name: str) -> bool:
+    """Upstream ``v1helper.IsExtendedResourceName``: a qualified, domain-prefixed name outside
+    ``*kubernetes.io/`` and not starting with ``requests.``."""
+    if _is_native_resource(name) or name.startswith("requests."):
+        return False
+    return _is_qualified_name("requests." + name)
+
+
+def is_scalar_resource_name(name: str) -> bool:
+    """Upstream ``schedutil.IsScalarResourceName``: extended, ``hugepages-*``,
+    ``*kubernetes.io/*`` (prefixed native) or ``attachable-volumes-*``."""
+    return (is_extended_resource_name(name) or name.startswith("hugepages-")
+            or "kubernetes.io/" in name or name.startswith("attachable-volumes-"))
+
+
+# ───────────────────────────── Go arithmetic ─────────────────────────────
+
+
+def go_div(a: Any, b: Any) -> Any:
+    """Go's integer division (truncates toward zero), for ints or int64 arrays.
+
+    ``b`` must be non-zero (arrays: everywhere the result is used; zero divisors give 0).
+    """
+    if isinstance(a, (int, np.integer)) and isinstance(b, (int, np.integer)):
+        q = abs(int(a)) // abs(int(b))
+        return q if (a < 0) == (b < 0) else -q
+    a = np.asarray(a, np.int64)
+    b = np.asarray(b, np.int64)
+    safe = np.where(b == 0, 1, b)
+    q = np.abs(a) // np.abs(safe)
+    return np.where((a < 0) != (safe < 0), -q, q)
+
+
+def go_round(x: Any) -> Any:
+    """Go's ``math.Round``: half away from zero (Python's ``round`` is half-to-even)."""
+    if isinstance(x, (float, int, np.floating)):
+        t = math.trunc(x)
+        return t + (1 if x - t >= 0.5 else -1 if x - t <= -0.5 else 0)
+    x = np.asarray(x, np.float64)
+    t = np.trunc(x)
+    d = x - t
+    return (t + np.where(d >= 0.5, 1.0, np.where(d <= -0.5, -1.0, 0.0)))
+
+
+# ───────────────────────────── per-resource scores (scalar, reference shape) ─────────────────────────────
+
+
+def least_requested_score(requested: int, capacity: int) -> int:
+    """``(capacity - requested) * 100 / capacity``; 0 when capacity is 0 or exceeded."""
+    if capacity == 0 or requested > capacity:
+        return 0
+    return go_div((capacity - requested) * MAX_NODE_SCORE, capacity)
+
+
+def most_requested_score(requested: int, capacity: int) -> int:
+    """``min(requested, capacity) * 100 / capacity``; 0 when capacity is 0."""
+    if capacity == 0:
+        return 0
+    return go_div(min(requested, capacity) * MAX_NODE_SCORE, capacity)
+
+
+def broken_linear(shape: Sequence[tuple[int, int]], p: int) -> int:
+    """Upstream ``helper.BuildBrokenLinearFunction``: ``shape`` is ``[(utilization, score)]``
+    ascending; constant before the first and after the last point, linear (Go integer
+    division) in between."""
+    for i, (u, s) in enumerate(shape):
+        if p <= u:
+            if i == 0:
+                return s
+            pu, ps = shape[i - 1]
+            return ps + go_div((s - ps) * (p - pu), u - pu)
+    return shape[-1][1]
+
+
+def _broken_linear_array(shape: Sequence[tuple[int, int]], p: np.ndarray) -> np.ndarray:
+    out = np.full(p.shape, shape[-1][1], np.int64)
+    for i in range(len(shape) - 1, -1, -1):  # earlier segments win, as the Go loop's early return
+        u, s = shape[i]
+        if i == 0:
+            val = np.full(p.shape, s, np.int64)
+        else:
+            pu, ps = shape[i - 1]
+            val = ps + go_div((s - ps) * (p - pu), np.int64(u - pu))
+        out = np.where(p <= u, val, out)
+    return out
+
+
+def balanced_resource_score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+    """Upstream ``balancedResourceScorer``: fractions ``min(req/alloc, 1)`` of the resources with
+    allocatable > 0; std = ``|f1-f2|/2`` for two, population std for more, 0 otherwise;
+    ``int64((1 - std) * 100)``."""
+    fractions: list[float] = []
+    total = 0.0
+    for r, a in zip(requested, allocatable):
+        if a == 0:
+            continue
+        f = float(r) / float(a)
+        if f > 1:
+            f = 1.0
+        total += f
+        fractions.append(f)
+    std = 0.0
+    if len(fractions) == 2:
+        std = abs((fractions[0] - fractions[1]) / 2)
+    elif len(fractions) > 2:
+        mean = total / len(fractions)
+        acc = 0.0
+        for f in fractions:
+            acc = acc + (f - mean) * (f - mean)
+        std = math.sqrt(acc / len(fractions))
+    return int((1 - std) * float(MAX_NODE_SCORE))
+
+
+# ───────────────────────────── the scorer ─────────────────────────────
+
+
+def pod_request_vector(state: CycleState | None, pod: Pod, names: Sequence[str], use_requested: bool) -> list[int]:
+    """Upstream ``calculatePodResourceRequestList``: the pod's request of each resource in
+    ``names`` (cpu in millicores), non-zero cpu/memory unless ``use_requested``.
+
+    Uses the cycle's ``PodInfo`` (requests computed once per pod) when it is this pod's.
+    """
+    pi = state.pod_info if state is not None else None
+    if pi is not None and pi.pod is pod:
+        reqs = pi.requests
+        nz_cpu, nz_mem = pi.non_zero_cpu, pi.non_zero_memory
+    else:
+        reqs = pod_requests(pod)
+        nz_cpu, nz_mem = pod_non_zero_requests(pod) if not use_requested else (0, 0)
+    out = []
+    for n in names:
+        if not use_requested and n == _CPU:
+            out.append(nz_cpu)
+        elif not use_requested and n == _MEMORY:
+            out.append(nz_mem)
+        else:
+            out.append(reqs.get(n, 0))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Term:
+    """One resource that may be scored: ``kind`` 0 cpu, 1 memory, 2 ephemeral, 3 scalar."""
+
+    index: int
+    name: str
+    kind: int
+    pod_request: int
+
+
+class ResourceAllocationScorer:
+    """Upstream ``resourceAllocationScorer``: ``resources`` are ``(name, weight)`` pairs;
+    ``strategy`` one of LeastAllocated, MostAllocated, RequestedToCapacityRatio or
+    :data:`BALANCED`; ``shape`` the RequestedToCapacityRatio points ``(utilization, score)``
+    with scores already on the 0-100 scale."""
+
+    def __init__(self, strategy: str, resources: Sequence[tuple[str, int]], *, use_requested: bool = False,
+                 shape: Sequence[tuple[int, int]] = ()) -> None:
+        self.strategy = strategy
+        self.names = [n for n, _ in resources]
+        self.weights = [int(w) for _, w in resources]
+        self.use_requested = use_requested
+        self.shape = [(int(u), int(s)) for u, s in shape]
+        if strategy == REQUESTED_TO_CAPACITY_RATIO and not self.shape:
+            raise ValueError("RequestedToCapacityRatio needs a shape")
+
+    # ── per cycle ──
+
+    def pod_requests(self, state: CycleState | None, pod: Pod) -> list[int]:
+        return pod_request_vector(state, pod, self.names, self.use_requested)
+
+    def terms(self, pod_requests: Sequence[int]) -> list[_Term]:
+        """The resources that can contribute for this pod (the rest are skipped on every node)."""
+        out = []
+        for i, (n, p) in enumerate(zip(self.names, pod_requests)):
+            if n == _CPU:
+                out.append(_Term(i, n, 0, p))
+            elif n == _MEMORY:
+                out.append(_Term(i, n, 1, p))
+            elif n == _EPHEMERAL:
+                out.append(_Term(i, n, 2, p))
+            elif is_scalar_resource_name(n) and p != 0:
+                out.append(_Term(i, n, 3, p))
+            # else: scalar not requested, or not a schedulable resource name → (0, 0)
+        return out
+
+    # ── per node (reference) ──
+
+    def score_node(self, node_info: NodeInfo, pod_requests: Sequence[int]) -> int:
+        """Upstream ``resourceAllocationScorer.score`` for one node. Raises ``ValueError`` when no
+        resources are configured (upstream: Error "resources not found")."""
+        if not self.names:
+            raise ValueError("resources not found")
+        alloc_r = node_info.allocatable
+        req_r = node_info.requested
+        nz_r = node_info.non_zero_requested
+        cpu_mem = req_r if self.use_requested else nz_r
+        k = len(self.names)
+        requested = [0] * k
+        allocatable = [0] * k
+        for t in self.terms(pod_requests):
+            if t.kind == 0:
+                a, r = alloc_r.milli_cpu, cpu_mem.milli_cpu + t.pod_request
+            elif t.kind == 1:
+                a, r = alloc_r.memory, cpu_mem.memory + t.pod_request
+            elif t.kind == 2:
+                a, r = alloc_r.ephemeral_storage, req_r.ephemeral_storage + t.pod_request
+            else:
+                if t.name not in alloc_r.scalar_resources:
+                    continue
+                a, r = alloc_r.scalar_resources[t.name], req_r.scalar_resources.get(t.name, 0) + t.pod_request
+            if a == 0:
+                continue
+            allocatable[t.index] = a
+            requested[t.index] = r
+        return self.combine(requested, allocatable)
+
+    def combine(self, requested: Sequence[int], allocatable: Sequence[int]) -> int:
+        """The strategy's scorer over per-resource ``(requested, allocatable)`` (0 = skipped)."""
+        if self.strategy == BALANCED:
+            return balanced_resource_score(requested, allocatable)
+        node_score = weight_sum = 0
+        for r, a, w in zip(requested, allocatable, self.weights):
+            if a == 0:
+                continue
+            if self.strategy == LEAST_ALLOCATED:
+                s = least_requested_score(r, a)
+            elif self.strategy == MOST_ALLOCATED:
+                s = most_requested_score(r, a)
+            else:
+                util = MAX_UTILIZATION if r > a else go_div(r * MAX_UTILIZATION, a)
+                s = broken_linear(self.shape, util)
+                if s <= 0:
+                    continue
+            node_score += s * w
+            weight_sum += w
+        if weight_sum == 0:
+            return 0
+        if self.strategy == REQUESTED_TO_CAPACITY_RATIO:
+            return int(go_round(float(node_score) / float(weight_sum)))
+        return go_div(node_score, weight_sum)
+
+    # ── batch ──
+
+    def score_rows(self, nodes: NodeTable, rows: np.ndarray, terms: Sequence[_Term]) -> np.ndarray:
+        """Vectorised :meth:`score_node` over ``rows`` (``int64[K]``) for precomputed ``terms``.
+
+        One contiguous column gather per resource (cheaper than 2-D fancy indexing); nodes where
+        a resource has allocatable 0 take a masked path, the common case does not.
+        """
+        if not self.names:
+            raise ValueError("resources not found")
+        k = len(rows)
+        alloc_m = nodes.allocatable
+        req_m = nodes.requested
+        cols: list[tuple[int, np.ndarray, np.ndarray, bool]] = []  # (weight, allocatable, requested, all > 0)
+        for t in terms:
+            if t.kind == 0 or t.kind == 1:
+                a = alloc_m[rows, t.kind]
+                base = req_m[rows, t.kind] if self.use_requested else nodes.non_zero_requested[rows, t.kind]
+            elif t.kind == 2:
+                a = alloc_m[rows, nodes.EPHEMERAL_STORAGE]
+                base = req_m[rows, nodes.EPHEMERAL_STORAGE]
+            else:
+                col = nodes.resource_index.get(t.name)
+                if col is None:
+                    continue  # no node has it: allocatable 0 everywhere, skipped
+                a = alloc_m[rows, col]
+                base = req_m[rows, col]
+            if t.pod_request:
+                base = base + t.pod_request
+            cols.append((self.weights[t.index], a, base, np.count_nonzero(a) == k))
+        if self.strategy == BALANCED:
+            return _balanced_rows(k, cols)
+        if not cols:
+            return np.zeros(k, np.int64)
+        node_score: np.ndarray | int = 0
+        weight_sum: np.ndarray | int = 0
+        exact = True  # weight_sum is the same scalar for every node
+        for w, a, r, has_all in cols:
+            safe = a if has_all else np.where(a != 0, a, 1)
+            if self.strategy == LEAST_ALLOCATED:
+                # (a - r) * 100 // a is exact for r <= a and negative otherwise: clamping at 0
+                # is upstream's "0 when requested > capacity"
+                s = np.maximum((safe - r) * MAX_NODE_SCORE // safe, 0)
+            elif self.strategy == MOST_ALLOCATED:
+                s = np.minimum(r, safe) * MAX_NODE_SCORE // safe
+            else:
+                util = np.where(r > safe, MAX_UTILIZATION, r * MAX_UTILIZATION // safe)
+                s = _broken_linear_array(self.shape, util)
+                has_all = False
+                inc = (s > 0) if np.count_nonzero(a) == k else ((s > 0) & (a != 0))
+            if has_all:
+                node_score = node_score + (s if w == 1 else s * w)
+                weight_sum = weight_sum + w
+                continue
+            if self.strategy != REQUESTED_TO_CAPACITY_RATIO:
+                inc = a != 0
+            exact = False
+            node_score = node_score + np.where(inc, s * w, 0)
+            weight_sum = weight_sum + np.where(inc, w, 0)
+        if exact:
+            # weights are validated > 0, so the sum is positive
+            return node_score // weight_sum  # type: ignore[operator]
+        ws = np.asarray(weight_sum, np.int64)
+        nonzero = ws != 0
+        safe_ws = np.where(nonzero, ws, 1)
+        if self.strategy == REQUESTED_TO_CAPACITY_RATIO:
+            out = go_round(np.asarray(node_score, np.float64) / safe_ws.astype(np.float64)).astype(np.int64)
+        else:
+            out = go_div(node_score, safe_ws)
+        return np.where(nonzero, out, 0).astype(np.int64)
+
+
+def _balanced_rows(k: int, cols: list[tuple[int, np.ndarray, np.ndarray, bool]]) -> np.ndarray:
+    """Vectorised :func:`balanced_resource_score`; ``cols`` are ``(weight, alloc, requested, all>0)``."""
+    t = len(cols)
+    if t == 0:
+        return np.full(k, MAX_NODE_SCORE, np.int64)
+    if all(c[3] for c in cols):
+        # every fraction is included on every node
+        fracs = [np.minimum(r / a, 1.0) for _, a, r, _ in cols]  # float64(req) / float64(alloc)
+        if t == 1:
+            return np.full(k, MAX_NODE_SCORE, np.int64)
+        if t == 2:
+            std = np.abs((fracs[0] - fracs[1]) / 2)
+        else:
+            total = fracs[0]
+            for f in fracs[1:]:  # Go's summation order
+                total = total + f
+            mean = total / t
+            acc = np.zeros(k, np.float64)
+            for f in fracs:
+                d = f - mean
+                acc = acc + d * d
+            std = np.sqrt(acc / t)
+        return ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
+    masks = [a != 0 for _, a, _, _ in cols]
+    fracs = [np.where(m, np.minimum(r / np.where(m, a, 1), 1.0), 0.0) for m, (_, a, r, _) in zip(masks, cols)]
+    count = np.zeros(k, np.int64)
+    total = np.zeros(k, np.float64)
+    first = np.zeros(k, np.float64)
+    second = np.zeros(k, np.float64)
+    for f, m in zip(fracs, masks):
+        first = np.where(m & (count == 0), f, first)
+        second = np.where(m & (count == 1), f, second)
+        total = total + f  # + 0.0 where excluded: exact, keeps Go's summation order
+        count = count + m
+    std = np.zeros(k, np.float64)
+    two = count == 2
+    if two.any():
+        std = np.where(two, np.abs((first - second) / 2), std)
+    more = count > 2
+    if more.any():
+        n = np.where(more, count, 1).astype(np.float64)
+        mean = total / n
+        acc = np.zeros(k, np.float64)
+        for f, m in zip(fracs, masks):
+            d = f - mean
+            acc = acc + np.where(m, d * d, 0.0)
+        std = np.where(more, np.sqrt(acc / n), std)
+    return ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
