@@ -334,6 +334,8 @@ class NodeTable:
         """Account ``pod_info`` on ``row`` (assume or bind): requests, pod count, ports."""
         req = self.requested[row]
         for name, v in pod_info.requests.items():
+            if name == "pods":  # column PODS counts pods; a "pods" request is not accounted
+                continue
             col = self.resource_index.get(name)
             if col is None:
                 col = self.resource_column(name, create=True)
@@ -366,7 +368,8 @@ class NodeTable:
             raise KeyError(f"pod {pod_info.key} not found on node {self.names[row]}")
         req = self.requested[row]
         for name, v in stored.requests.items():
-            req[self.resource_index[name]] -= v
+            if name != "pods":
+                req[self.resource_index[name]] -= v
         req[self.PODS] -= 1
         nz = self.non_zero_requested[row]
         nz[0] -= stored.non_zero_cpu
