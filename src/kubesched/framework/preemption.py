@@ -1,0 +1,777 @@
+"""The preemption Evaluator (upstream ``pkg/scheduler/framework/preemption/preemption.go``, v1.34)
+plus the default victim selection of ``plugins/defaultpreemption/default_preemption.go``.
+
+:meth:`Evaluator.preempt` is what a PostFilter plugin calls when no node fits the pod:
+
+1. ``pod_eligible_to_preempt_others``: ``preemptionPolicy: Never`` → ``"not eligible due to
+   preemptionPolicy=Never."``; a pod whose nominated node (not UnschedulableAndUnresolvable)
+   holds a lower-priority pod terminating *because of preemption* (``DisruptionTarget=True``,
+   reason ``PreemptionByScheduler``) → ``"not eligible due to a terminating pod on the
+   nominated node."``. Either way the result is ``(None, Unschedulable msg)``.
+2. Potential nodes = the nodes whose filter status is **Unschedulable** (in ``NodeTable.order()``
+   order). None → a FitError over an empty status map whose absent status is
+   UnschedulableAndUnresolvable ``"Preemption is not helpful for scheduling"``, returned with
+   ``PostFilterResult(NominatingInfo("", OVERRIDE))`` to clear the nominated node.
+3. ``numCandidates = max(n*minCandidateNodesPercentage/100, minCandidateNodesAbsolute)`` capped
+   at ``n``; ``offset`` = ``handle.rng.integers(n)``. The dry run visits
+   ``potential[(offset+i) % n]`` sequentially and stops once it holds a non-PDB-violating
+   candidate and ``#candidates >= numCandidates`` (each of the two lists keeps at most
+   ``numCandidates``, as upstream's fixed-size ``candidateList``). Candidates are the
+   non-violating ones, then the violating ones.
+4. ``select_victims_on_node``: every pod with a lower priority (and ``is_eligible_pod``) is
+   removed — from the **real** NodeTable row, then ``RemovePod`` of each PreFilter plugin's
+   extensions on a cloned CycleState; the row is restored exactly before returning (pods list
+   order, ports, generation). No such pod → UnschedulableAndUnresolvable
+   ``"No preemption victims found for incoming pod"``. The Filter plugins run for that one row
+   (with the nominated pods of priority ≥ the pod's, as ``RunFilterPluginsWithNominatedPods``);
+   a failure is the node's preemption status. The potential victims are sorted by
+   :func:`more_important_pod`, split into PDB-violating and non-violating, and reprieved
+   (violating first, highest importance first): a pod that still fits stays, the others are
+   the victims; ``numPDBViolations`` counts the violating victims.
+5. :func:`pick_one_node_for_preemption`: fewest PDB violations; lowest highest-victim priority;
+   smallest Σ(priority + 2³¹); fewest victims; latest earliest-start-time of the
+   highest-priority victims; then the first remaining candidate.
+6. ``prepare_candidate`` — **synchronous** (upstream's ``SchedulerAsyncPreemption``, beta in
+   v1.33+, deletes in a goroutine and gates the preemptor with PreEnqueue; the decisions are the
+   same, only the timing differs, and that mode is out of scope here): for each victim not
+   already terminating, add the ``DisruptionTarget`` condition when the client can
+   (``add_pod_condition``), ``client.delete_pod(victim)``, and record on the **victim** the event
+   ``Normal Preempted`` (action ``Preempting``) ``"Preempted by pod <preemptor uid> on node
+   <node>"``; then clear ``nominatedNodeName`` of lower-priority pods nominated to that node.
+7. Result: ``(PostFilterResult(NominatingInfo(node, OVERRIDE)), Status(SUCCESS))``.
+
+Departures, all deliberate: scheduler extenders are not consulted (kubesched has none); ties that
+upstream breaks by Go map order / goroutine timing are broken by candidate order (which starts
+at the random offset); pods without ``status.startTime`` count as started "now", i.e. after
+every recorded start time (upstream uses ``time.Now()``); the preemptor's UID falls back to
+``namespace/name`` when the object has none (an API server always sets one).
+
+Nominated pods: ``handle.nominator.nominated_pods_for_node(name)`` is used when the engine
+provides a nominator; otherwise they are derived from ``handle.lister.list("Pod")`` (pods with
+``status.nominatedNodeName`` and no ``spec.nodeName``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kubesched.api.labels import selector_from_label_selector
+from kubesched.api.objects import PodCondition, pod_key, pod_priority
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.diagnosis import Diagnosis, fit_error_message
+from kubesched.framework.interface import (
+    Code,
+    NominatingInfo,
+    NominatingMode,
+    PostFilterResult,
+    Status,
+    as_status,
+)
+from kubesched.framework.node_info import PodInfo
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kubesched.api.objects import Pod, PodDisruptionBudget
+    from kubesched.framework.handle import Handle
+    from kubesched.framework.node_info import NodeInfo
+    from kubesched.framework.node_table import NodeTable
+
+__all__ = [
+    "Candidate",
+    "ERR_NO_CANDIDATE",
+    "ERR_NO_VICTIMS",
+    "ERR_NOT_ELIGIBLE_NEVER",
+    "ERR_NOT_ELIGIBLE_TERMINATING",
+    "ERR_NOT_HELPFUL",
+    "Evaluator",
+    "RowEdit",
+    "Victims",
+    "aggregate_message",
+    "filter_pods_with_pdb_violation",
+    "get_earliest_pod_start_time",
+    "more_important_pod",
+    "pick_one_node_for_preemption",
+    "pod_start_time_ns",
+    "pod_terminating_by_preemption",
+]
+
+ERR_NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
+ERR_NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
+ERR_NOT_HELPFUL = "Preemption is not helpful for scheduling"
+ERR_NO_VICTIMS = "No preemption victims found for incoming pod"
+ERR_NO_CANDIDATE = "no candidate node for preemption"
+PREEMPT_NEVER = "Never"
+DISRUPTION_TARGET = "DisruptionTarget"
+REASON_PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
+MAX_INT32 = (1 << 31) - 1
+_NOW_NS = (1 << 63) - 1
+"""``status.startTime`` of a pod that has none: "now", later than any recorded start time."""
+
+
+# ───────────────────────────── pod ordering (pkg/scheduler/util/utils.go) ─────────────────────────────
+
+
+@functools.lru_cache(maxsize=65536)
+def _parse_rfc3339_ns(ts: str) -> int:
+    """RFC 3339 timestamp → integer nanoseconds since the epoch (fractions to the nanosecond)."""
+    s = ts.strip()
+    frac_ns = 0
+    dot = s.find(".")
+    if dot != -1:
+        end = dot + 1
+        while end < len(s) and s[end].isdigit():
+            end += 1
+        digits = s[dot + 1:end]
+        frac_ns = int((digits + "000000000")[:9]) if digits else 0
+        s = s[:dot] + s[end:]
+    if s.endswith(("Z", "z")):
+        s = s[:-1] + "+00:00"
+    dt = datetime.fromisoformat(s)
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return int(dt.timestamp()) * 1_000_000_000 + frac_ns
+
+
+def pod_start_time_ns(pod: Pod) -> int:
+    """Upstream ``GetPodStartTime``: ``status.startTime`` in ns; "now" (the largest value) when
+    unset or unparsable."""
+    ts = pod.status.start_time
+    if not ts:
+        return _NOW_NS
+    try:
+        return _parse_rfc3339_ns(ts)
+    except ValueError:
+        return _NOW_NS
+
+
+def more_important_pod(pod1: Pod, pod2: Pod) -> bool:
+    """Upstream ``MoreImportantPod``: higher priority, then the earlier start time."""
+    p1, p2 = pod_priority(pod1), pod_priority(pod2)
+    if p1 != p2:
+        return p1 > p2
+    return pod_start_time_ns(pod1) < pod_start_time_ns(pod2)
+
+
+def _importance_key(pod: Pod) -> tuple[int, int]:
+    """Sort key equivalent to :func:`more_important_pod` (most important first)."""
+    return (-pod_priority(pod), pod_start_time_ns(pod))
+
+
+def get_earliest_pod_start_time(pods: Sequence[Pod]) -> int | None:
+    """Upstream ``GetEarliestPodStartTime``: the earliest start time among the victims that have
+    the highest priority (ns), None for no pods."""
+    if not pods:
+        return None
+    max_p = pod_priority(pods[0])
+    earliest = pod_start_time_ns(pods[0])
+    for p in pods:
+        pr = pod_priority(p)
+        if pr == max_p:
+            t = pod_start_time_ns(p)
+            if t < earliest:
+                earliest = t
+        elif pr > max_p:
+            max_p = pr
+            earliest = pod_start_time_ns(p)
+    return earliest
+
+
+def pod_terminating_by_preemption(pod: Pod) -> bool:
+    """Upstream ``podTerminatingByPreemption``: being deleted, and its first ``DisruptionTarget``
+    condition is True with reason ``PreemptionByScheduler``."""
+    if pod.metadata.deletion_timestamp is None:
+        return False
+    for c in pod.status.conditions:
+        if c.type == DISRUPTION_TARGET:
+            return c.status == "True" and c.reason == REASON_PREEMPTION_BY_SCHEDULER
+    return False
+
+
+def filter_pods_with_pdb_violation(pod_infos: Iterable[PodInfo], pdbs: Sequence[PodDisruptionBudget]
+                                   ) -> tuple[list[PodInfo], list[PodInfo]]:
+    """Upstream ``filterPodsWithPDBViolation``: ``(violating, non_violating)``, order kept.
+
+    Each matching PDB (same namespace, non-empty valid selector matching the pod's labels) whose
+    ``status.disruptedPods`` does not list the pod is decremented; the pod violates when some
+    budget goes below zero. A pod without labels matches no PDB; a nil or empty selector matches
+    nothing.
+    """
+    allowed = [pdb.status.disruptions_allowed for pdb in pdbs]
+    selectors: list[Any] = []
+    for pdb in pdbs:
+        try:
+            sel = selector_from_label_selector(pdb.spec.selector)
+        except Exception:  # noqa: BLE001 - an invalid selector matches no pod
+            sel = None
+        selectors.append(sel)
+    violating: list[PodInfo] = []
+    non_violating: list[PodInfo] = []
+    for pi in pod_infos:
+        pod = pi.pod
+        violated = False
+        labels = pod.metadata.labels
+        if labels:
+            for i, pdb in enumerate(pdbs):
+                if pdb.metadata.namespace != pod.metadata.namespace:
+                    continue
+                sel = selectors[i]
+                if sel is None or sel.is_empty or not sel.matches(labels):
+                    continue
+                if pod.metadata.name in pdb.status.disrupted_pods:
+                    continue
+                allowed[i] -= 1
+                if allowed[i] < 0:
+                    violated = True
+        (violating if violated else non_violating).append(pi)
+    return violating, non_violating
+
+
+def aggregate_message(errors: Sequence[str]) -> str:
+    """Upstream ``utilerrors.NewAggregate(errs).Error()``: one error → its message; several →
+    ``"[a, b]"`` with duplicate messages dropped."""
+    if len(errors) == 1:
+        return errors[0]
+    seen: list[str] = []
+    for e in errors:
+        if e not in seen:
+            seen.append(e)
+    if len(seen) == 1:
+        return seen[0]
+    return "[" + ", ".join(seen) + "]"
+
+
+# ───────────────────────────── candidates ─────────────────────────────
+
+
+@dataclass
+class Victims:
+    """Upstream ``extenderv1.Victims``: the pods to evict (most important first) and how many of
+    them violate a PodDisruptionBudget."""
+
+    pods: list[Pod]
+    num_pdb_violations: int = 0
+
+
+@dataclass
+class Candidate:
+    """A node on which the preemptor fits once ``victims`` are gone."""
+
+    name: str
+    victims: Victims
+
+
+def pick_one_node_for_preemption(nodes_to_victims: dict[str, Victims],
+                                 score_funcs: Sequence[Callable[[str], int]] | None = None) -> str:
+    """Upstream ``pickOneNodeForPreemption``. Each score function keeps the nodes with the best
+    (highest) score; the next one only breaks ties. Default criteria, in order: fewest PDB
+    violations; lowest highest-victim priority; smallest Σ(priority + MaxInt32 + 1); fewest
+    victims; latest earliest-start-time of the highest-priority victims; then the first
+    remaining node (dict order). Victims must be sorted most important first."""
+    if not nodes_to_victims:
+        return ""
+    candidates = list(nodes_to_victims)
+    if not score_funcs:
+        def min_pdb(node: str) -> int:
+            return -nodes_to_victims[node].num_pdb_violations
+
+        def min_highest_priority(node: str) -> int:
+            return -pod_priority(nodes_to_victims[node].pods[0])
+
+        def min_sum_priorities(node: str) -> int:
+            return -sum(pod_priority(p) + MAX_INT32 + 1 for p in nodes_to_victims[node].pods)
+
+        def min_num_pods(node: str) -> int:
+            return -len(nodes_to_victims[node].pods)
+
+        def latest_start_time(node: str) -> int:
+            t = get_earliest_pod_start_time(nodes_to_victims[node].pods)
+            return -(1 << 63) if t is None else t
+
+        score_funcs = (min_pdb, min_highest_priority, min_sum_priorities, min_num_pods, latest_start_time)
+    for f in score_funcs:
+        best: list[str] = []
+        max_score: int | None = None
+        for node in candidates:
+            s = f(node)
+            if max_score is None or s > max_score:
+                max_score = s
+                best = [node]
+            elif s == max_score:
+                best.append(node)
+        if len(best) == 1:
+            return best[0]
+        candidates = best
+    return candidates[0]
+
+
+# ───────────────────────────── temporary edits of one NodeTable row ─────────────────────────────
+
+
+class RowEdit:
+    """Temporarily remove/add pods on one row of the real :class:`NodeTable` (upstream works on a
+    ``NodeInfo.Snapshot()`` copy). :meth:`restore` puts the row back exactly: the same pods in
+    the same order, the same resource sums, host ports and generation. Use as a context manager.
+    Listeners see every change and its undo, so their incremental indexes end where they began.
+    """
+
+    __slots__ = ("table", "row", "_pods", "_ports", "_gen", "_req", "_nz", "_removed", "_added")
+
+    def __init__(self, table: NodeTable, row: int) -> None:
+        self.table = table
+        self.row = row
+        self._pods = list(table.pods[row])
+        used = table.used_ports[row]
+        self._ports = None if used is None else {k: set(v) for k, v in used.items()}
+        self._gen = int(table.generation[row])
+        self._req = table.requested[row].copy()
+        self._nz = table.non_zero_requested[row].copy()
+        self._removed: dict[str, PodInfo] = {}
+        self._added: dict[str, PodInfo] = {}
+
+    @property
+    def node_info(self) -> NodeInfo:
+        return self.table.node_info(self.row)
+
+    def remove(self, pi: PodInfo) -> None:
+        self.table.remove_pod(pi, self.row)
+        if self._added.pop(pi.key, None) is None:
+            self._removed[pi.key] = pi
+
+    def add(self, pi: PodInfo) -> None:
+        self.table.add_pod(pi, self.row)
+        if self._removed.pop(pi.key, None) is None:
+            self._added[pi.key] = pi
+
+    def restore(self) -> None:
+        t, row = self.table, self.row
+        for pi in list(self._added.values()):
+            t.remove_pod(pi, row)
+        for pi in list(self._removed.values()):
+            t.add_pod(pi, row)
+        self._added.clear()
+        self._removed.clear()
+        t.pods[row][:] = self._pods
+        t.used_ports[row] = self._ports
+        t.requested[row, :len(self._req)] = self._req
+        t.non_zero_requested[row] = self._nz
+        t.generation[row] = self._gen
+
+    def __enter__(self) -> RowEdit:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.restore()
+
+
+# ───────────────────────────── the Evaluator ─────────────────────────────
+
+
+def _status_of(m: Any, name: str) -> Status:
+    """``m.Get(name)`` for a :class:`NodeToStatus` or a plain ``{name: Status}`` mapping (absent →
+    UnschedulableAndUnresolvable, as ``NewDefaultNodeToStatus``)."""
+    if isinstance(m, dict):
+        return m.get(name) or Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+    return m.get(name)
+
+
+class Evaluator:
+    """Upstream ``preemption.Evaluator`` together with DefaultPreemption's implementation of its
+    ``Interface`` (subclass and override the hooks to customise).
+
+    Args:
+        plugin_name: the PostFilter plugin using it (error messages, events).
+        handle: the profile's :class:`~kubesched.framework.handle.Handle`; ``handle.framework``
+            runs the PreFilter extensions and Filter plugins, ``handle.rng`` picks the offset,
+            ``handle.client`` deletes victims, ``handle.lister`` gives pods and PDBs.
+        min_candidate_nodes_percentage / min_candidate_nodes_absolute: DefaultPreemptionArgs.
+
+    Hooks: ``is_eligible_pod(node_info, victim_pod_info, preemptor) -> bool`` (default: always);
+    ``more_important_pod(pod1, pod2) -> bool`` (default :func:`more_important_pod`);
+    ``offset_fn(n) -> int`` (default ``handle.rng.integers(n)``).
+    """
+
+    def __init__(self, plugin_name: str, handle: Handle, *, min_candidate_nodes_percentage: int = 10,
+                 min_candidate_nodes_absolute: int = 100) -> None:
+        self.plugin_name = plugin_name
+        self.handle = handle
+        self.min_candidate_nodes_percentage = min_candidate_nodes_percentage
+        self.min_candidate_nodes_absolute = min_candidate_nodes_absolute
+        self.is_eligible_pod: Callable[[NodeInfo, PodInfo, Pod], bool] = lambda node, victim, preemptor: True
+        self.more_important_pod: Callable[[Pod, Pod], bool] = more_important_pod
+        self.offset_fn: Callable[[int], int] | None = None
+        self._fallback_rng = np.random.default_rng(0)
+        self._nominated_cache: dict[str, list[PodInfo]] | None = None
+
+    # ─────────────── Interface (DefaultPreemption's implementation) ───────────────
+
+    def calculate_num_candidates(self, num_nodes: int) -> int:
+        """Upstream ``calculateNumCandidates``."""
+        n = num_nodes * self.min_candidate_nodes_percentage // 100
+        if n < self.min_candidate_nodes_absolute:
+            n = self.min_candidate_nodes_absolute
+        return min(n, num_nodes)
+
+    def get_offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]:
+        """A random offset in ``[0, num_nodes)`` and the number of candidates to look for."""
+        if self.offset_fn is not None:
+            offset = int(self.offset_fn(num_nodes))
+        else:
+            rng = getattr(self.handle, "rng", None) or self._fallback_rng
+            offset = int(rng.integers(num_nodes)) if num_nodes > 0 else 0
+        return offset, self.calculate_num_candidates(num_nodes)
+
+    def is_preemption_allowed(self, node_info: NodeInfo, victim: PodInfo, preemptor: Pod) -> bool:
+        """Lower priority than the preemptor and accepted by ``is_eligible_pod``."""
+        return victim.priority < pod_priority(preemptor) and self.is_eligible_pod(node_info, victim, preemptor)
+
+    def pod_eligible_to_preempt_others(self, pod: Pod, nominated_node_status: Status | None) -> tuple[bool, str]:
+        """Upstream ``PodEligibleToPreemptOthers``."""
+        if pod.spec.preemption_policy == PREEMPT_NEVER:
+            return False, ERR_NOT_ELIGIBLE_NEVER
+        nnn = pod.status.nominated_node_name
+        if nnn:
+            if nominated_node_status is not None and nominated_node_status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return True, ""
+            table = self.handle.nodes
+            row = table.row_of.get(nnn)
+            if row is not None:
+                ni = table.node_info(row)
+                for p in table.pods[row]:
+                    if self.is_preemption_allowed(ni, p, pod) and pod_terminating_by_preemption(p.pod):
+                        return False, ERR_NOT_ELIGIBLE_TERMINATING
+        return True, ""
+
+    def ordered_score_funcs(self, nodes_to_victims: dict[str, Victims]) -> list[Callable[[str], int]] | None:
+        """Custom node-picking criteria; None → the default ones."""
+        return None
+
+    def candidates_to_victims_map(self, candidates: Sequence[Candidate]) -> dict[str, Victims]:
+        return {c.name: c.victims for c in candidates}
+
+    def _sort_importance(self, pod_infos: list[PodInfo]) -> None:
+        if self.more_important_pod is more_important_pod:
+            pod_infos.sort(key=lambda pi: _importance_key(pi.pod))
+        else:
+            less = self.more_important_pod
+            pod_infos.sort(key=functools.cmp_to_key(
+                lambda a, b: -1 if less(a.pod, b.pod) else (1 if less(b.pod, a.pod) else 0)))
+
+    def select_victims_on_node(self, state: CycleState, pod: Pod, row: int,
+                               pdbs: Sequence[PodDisruptionBudget]) -> tuple[list[Pod], int, Status]:
+        """Upstream ``SelectVictimsOnNode`` on table row ``row`` with a cloned ``state``.
+
+        Returns ``(victims most important first, number of PDB-violating victims, status)``.
+        """
+        table = self.handle.nodes
+        with RowEdit(table, row) as edit:
+            ni = edit.node_info
+            potential = [pi for pi in table.pods[row] if self.is_preemption_allowed(ni, pi, pod)]
+            for pi in potential:
+                edit.remove(pi)
+                st = self.run_pre_filter_extension_remove_pod(state, pod, pi, ni)
+                if st is not None:
+                    return [], 0, st
+            if not potential:
+                return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_NO_VICTIMS,))
+            st = self.run_filter_plugins_with_nominated_pods(state, pod, edit)
+            if not st.is_success():
+                return [], 0, st
+            self._sort_importance(potential)
+            violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+            victims: list[PodInfo] = []
+
+            def reprieve(pi: PodInfo) -> tuple[bool, Status | None]:
+                edit.add(pi)
+                err = self.run_pre_filter_extension_add_pod(state, pod, pi, ni)
+                if err is not None:
+                    return False, err
+                fits = self.run_filter_plugins_with_nominated_pods(state, pod, edit).is_success()
+                if not fits:
+                    edit.remove(pi)
+                    err = self.run_pre_filter_extension_remove_pod(state, pod, pi, ni)
+                    if err is not None:
+                        return False, err
+                    victims.append(pi)
+                return fits, None
+
+            num_violating = 0
+            for pi in violating:
+                fits, err = reprieve(pi)
+                if err is not None:
+                    return [], 0, err
+                if not fits:
+                    num_violating += 1
+            for pi in non_violating:
+                _, err = reprieve(pi)
+                if err is not None:
+                    return [], 0, err
+            if violating and non_violating:
+                self._sort_importance(victims)
+            return [pi.pod for pi in victims], num_violating, Status(Code.SUCCESS)
+
+    # ─────────────── framework helpers (RunPreFilterExtension*, RunFilterPluginsWithNominatedPods) ───────────────
+
+    def _framework(self) -> Any:
+        fw = self.handle.framework
+        if fw is None:
+            raise RuntimeError("preemption: the handle has no framework")
+        return fw
+
+    def _run_pre_filter_extension(self, op: str, state: CycleState, pod: Pod, pi: PodInfo,
+                                  ni: NodeInfo) -> Status | None:
+        for pl in self._framework().pre_filter_plugins:
+            getter = getattr(pl, "pre_filter_extensions", None)
+            ext = getter() if callable(getter) else None
+            if ext is None or pl.name in state.skip_filter_plugins:
+                continue
+            try:
+                st = getattr(ext, "add_pod" if op == "AddPod" else "remove_pod")(state, pod, pi, ni)
+            except Exception as e:  # noqa: BLE001 - a plugin error is a status
+                st = as_status(e)
+            if st is not None and not st.is_success():
+                msg = f'running {op} on PreFilter plugin "{pl.name}": {st.message()}'
+                return Status(Code.ERROR, (msg,), st.error)
+        return None
+
+    def run_pre_filter_extension_add_pod(self, state: CycleState, pod: Pod, pi: PodInfo,
+                                         ni: NodeInfo) -> Status | None:
+        """Upstream ``RunPreFilterExtensionAddPod``: None or an Error status."""
+        return self._run_pre_filter_extension("AddPod", state, pod, pi, ni)
+
+    def run_pre_filter_extension_remove_pod(self, state: CycleState, pod: Pod, pi: PodInfo,
+                                            ni: NodeInfo) -> Status | None:
+        """Upstream ``RunPreFilterExtensionRemovePod``: None or an Error status."""
+        return self._run_pre_filter_extension("RemovePod", state, pod, pi, ni)
+
+    def _run_filters(self, state: CycleState, pod: Pod, row: int) -> Status:
+        from kubesched.framework.runtime import FilterError
+
+        fw = self._framework()
+        try:
+            chunk = fw.run_filter_plugins(state, pod, np.asarray([row], np.int64))
+        except FilterError as e:
+            return e.status
+        if chunk.fail_plugin[0] < 0:
+            return Status(Code.SUCCESS)
+        return next(chunk.statuses(self.handle.nodes.names))[1]
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        """Pods nominated to ``node_name`` (the engine's nominator when it has one)."""
+        nominator = getattr(self.handle, "nominator", None)
+        if nominator is not None:
+            return list(nominator.nominated_pods_for_node(node_name))
+        if self._nominated_cache is None:
+            cache: dict[str, list[PodInfo]] = {}
+            try:
+                pods = self.handle.lister.list("Pod")
+            except Exception:  # noqa: BLE001 - a lister without pods
+                pods = []
+            for p in pods:
+                nnn = p.status.nominated_node_name
+                if nnn and not p.spec.node_name and p.metadata.deletion_timestamp is None:
+                    cache.setdefault(nnn, []).append(PodInfo(p))
+            self._nominated_cache = cache
+        return self._nominated_cache.get(node_name, [])
+
+    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod, edit: RowEdit) -> Status:
+        """Upstream ``RunFilterPluginsWithNominatedPods`` for one row: if pods of priority ≥ the
+        pod's are nominated to the node, run the filters with them added first (on a cloned
+        state); only if that passes, run them again without."""
+        table, row = edit.table, edit.row
+        key = pod_key(pod)
+        prio = pod_priority(pod)
+        nominated = [pi for pi in self.nominated_pods_for_node(table.names[row])
+                     if pi.priority >= prio and pi.key != key and pi.key not in table.pod_row]
+        if nominated:
+            state_n = state.clone()
+            ni = edit.node_info
+            added: list[PodInfo] = []
+            try:
+                for pi in nominated:
+                    edit.add(pi)
+                    added.append(pi)
+                    err = self.run_pre_filter_extension_add_pod(state_n, pod, pi, ni)
+                    if err is not None:
+                        return err
+                st = self._run_filters(state_n, pod, row)
+            finally:
+                for pi in reversed(added):
+                    edit.remove(pi)
+            if not st.is_success():
+                return st
+        return self._run_filters(state, pod, row)
+
+    # ─────────────── the algorithm ───────────────
+
+    def preempt(self, state: CycleState, pod: Pod, m: Any) -> tuple[PostFilterResult | None, Status]:
+        """Upstream ``Evaluator.Preempt``; ``m`` is the NodeToStatus of the failed cycle.
+
+        ``(None, Error)``: transient failure; ``(None, Unschedulable)``: not eligible;
+        ``(PostFilterResult(""), Unschedulable)``: preemption cannot help (clears the nominated
+        node); ``(PostFilterResult(node), Success)``: victims are being deleted.
+        """
+        self._nominated_cache = None
+        try:
+            latest = self.handle.lister.get("Pod", pod.metadata.namespace, pod.metadata.name)
+        except Exception:  # noqa: BLE001 - a lister without pods
+            latest = None
+        if latest is not None and not latest.spec.node_name:
+            pod = latest
+
+        ok, msg = self.pod_eligible_to_preempt_others(pod, _status_of(m, pod.status.nominated_node_name))
+        if not ok:
+            return None, Status(Code.UNSCHEDULABLE, (msg,))
+
+        table = self.handle.nodes
+        all_rows = table.order()
+        if len(all_rows) == 0:
+            return None, Status(Code.ERROR, ("no nodes available",))
+        candidates, statuses, errors = self.find_candidates(state, pod, m)
+        if errors and not candidates:
+            return None, Status(Code.ERROR, (aggregate_message(errors),))
+        if not candidates:
+            diag = Diagnosis(extra_statuses=statuses,
+                             absent_status=Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_NOT_HELPFUL,)))
+            return (PostFilterResult(NominatingInfo("", NominatingMode.OVERRIDE)),
+                    Status(Code.UNSCHEDULABLE, (fit_error_message(len(all_rows), diag),)))
+
+        best = self.select_candidate(candidates)
+        if best is None or not best.name:
+            return None, Status(Code.UNSCHEDULABLE, (ERR_NO_CANDIDATE,))
+        st = self.prepare_candidate(best, pod)
+        if st is not None and not st.is_success():
+            return None, st
+        return PostFilterResult(NominatingInfo(best.name, NominatingMode.OVERRIDE)), Status(Code.SUCCESS)
+
+    def potential_rows(self, m: Any) -> np.ndarray:
+        """Rows whose status in ``m`` is Unschedulable, in ``NodeTable.order()`` order
+        (upstream ``NodesForStatusCode(Unschedulable)``)."""
+        table = self.handle.nodes
+        order = table.order()
+        names = table.names
+        return np.asarray([r for r in order.tolist() if _status_of(m, names[r]).code == Code.UNSCHEDULABLE],
+                          np.int64)
+
+    def list_pdbs(self) -> list[PodDisruptionBudget]:
+        try:
+            return list(self.handle.lister.list("PodDisruptionBudget"))
+        except Exception:  # noqa: BLE001 - a lister that knows no PDBs
+            return []
+
+    def find_candidates(self, state: CycleState, pod: Pod, m: Any) -> tuple[list[Candidate], dict[str, Status], list[str]]:
+        """Upstream ``findCandidates``: ``(candidates, dry-run statuses by node, error messages)``."""
+        potential = self.potential_rows(m)
+        if len(potential) == 0:
+            return [], {}, []
+        pdbs = self.list_pdbs()
+        offset, num = self.get_offset_and_num_candidates(len(potential))
+        return self.dry_run_preemption(state, pod, potential, pdbs, offset, num)
+
+    def dry_run_preemption(self, state: CycleState, pod: Pod, potential: np.ndarray,
+                           pdbs: Sequence[PodDisruptionBudget], offset: int,
+                           num_candidates: int) -> tuple[list[Candidate], dict[str, Status], list[str]]:
+        """Upstream ``DryRunPreemption``, sequentially over ``potential[(offset+i) % n]``.
+
+        Returns the non-violating candidates then the violating ones (each list capped at
+        ``num_candidates``), the statuses of the nodes that are not candidates, and the messages
+        of Error statuses.
+        """
+        table = self.handle.nodes
+        n = len(potential)
+        non_violating: list[Candidate] = []
+        violating: list[Candidate] = []
+        statuses: dict[str, Status] = {}
+        errors: list[str] = []
+        for i in range(n):
+            row = int(potential[(offset + i) % n])
+            name = table.names[row]
+            pods, num_pdb, st = self.select_victims_on_node(state.clone(), pod, row, pdbs)
+            if st.is_success() and pods:
+                c = Candidate(name, Victims(pods, num_pdb))
+                target = non_violating if num_pdb == 0 else violating
+                if len(target) < num_candidates:
+                    target.append(c)
+                if non_violating and len(non_violating) + len(violating) >= num_candidates:
+                    break
+                continue
+            if st.is_success():
+                st = Status(Code.ERROR, (f'expected at least one victim pod on node "{name}"',))
+            if st.code == Code.ERROR:
+                errors.append(st.message())
+            statuses[name] = st
+        return non_violating + violating, statuses, errors
+
+    def select_candidate(self, candidates: Sequence[Candidate]) -> Candidate | None:
+        """Upstream ``SelectCandidate``."""
+        if not candidates:
+            return None
+        if len(candidates) == 1:
+            return candidates[0]
+        victims = self.candidates_to_victims_map(candidates)
+        node = pick_one_node_for_preemption(victims, self.ordered_score_funcs(victims))
+        if node in victims:
+            return Candidate(node, victims[node])
+        return candidates[0]
+
+    def preempt_pod(self, candidate: Candidate, preemptor: Pod, victim: Pod) -> None:
+        """Upstream ``PreemptPod`` (sync): DisruptionTarget condition (when the client can set
+        one), delete, and the ``Preempted`` event on the victim. Raises on client errors."""
+        client = self.handle.client
+        if client is None:
+            raise RuntimeError("preemption: the handle has no client to delete victims with")
+        add_condition = getattr(client, "add_pod_condition", None)
+        if callable(add_condition):
+            add_condition(victim, PodCondition(
+                type=DISRUPTION_TARGET, status="True", reason=REASON_PREEMPTION_BY_SCHEDULER,
+                message=f"{preemptor.spec.scheduler_name}: preempting to accommodate a higher priority pod"))
+        client.delete_pod(victim)
+        uid = preemptor.metadata.uid or pod_key(preemptor)
+        client.record_event(victim, "Normal", "Preempted", "Preempting",
+                            f"Preempted by pod {uid} on node {candidate.name}")
+
+    def lower_priority_nominated_pods(self, pod: Pod, node_name: str) -> list[Pod]:
+        """Upstream ``getLowerPriorityNominatedPods``."""
+        prio = pod_priority(pod)
+        self._nominated_cache = None
+        return [pi.pod for pi in self.nominated_pods_for_node(node_name) if pi.priority < prio]
+
+    def clear_nominated_node_name(self, pods: Iterable[Pod]) -> None:
+        """Clear ``status.nominatedNodeName`` (upstream ``clearNominatedNodeName``) through
+        ``client.clear_nominated_node_name`` when the client has it, else by re-setting the pod's
+        PodScheduled condition unchanged with an empty nominated node."""
+        client = self.handle.client
+        if client is None:
+            return
+        clear = getattr(client, "clear_nominated_node_name", None)
+        for p in pods:
+            if not p.status.nominated_node_name:
+                continue
+            try:
+                if callable(clear):
+                    clear(p)
+                    continue
+                cond = next((c for c in p.status.conditions if c.type == "PodScheduled"), None)
+                if cond is None:
+                    cond = PodCondition(type="PodScheduled", status="False")
+                client.update_pod_condition(p, cond.status, cond.reason, cond.message, "")
+            except Exception:  # noqa: BLE001 - not critical, as upstream
+                continue
+
+    def prepare_candidate(self, candidate: Candidate, pod: Pod) -> Status | None:
+        """Upstream ``prepareCandidate`` (synchronous): evict the victims, then clear the
+        nomination of lower-priority pods nominated to the node."""
+        for victim in candidate.victims.pods:
+            if victim.metadata.deletion_timestamp is not None:
+                continue  # graceful deletion already started
+            try:
+                self.preempt_pod(candidate, pod, victim)
+            except Exception as e:  # noqa: BLE001 - an API error is a status
+                return as_status(e)
+        self.clear_nominated_node_name(self.lower_priority_nominated_pods(pod, candidate.name))
+        return None
+

@@ -1,0 +1,81 @@
+"""DefaultPreemption (upstream ``pkg/scheduler/framework/plugins/defaultpreemption``, v1.34).
+
+PostFilter only: when no node fits, run the preemption
+:class:`~kubesched.framework.preemption.Evaluator` and prefix its message with
+``"preemption: "`` (keeping its code and result), e.g.
+``"preemption: 0/3 nodes are available: 1 Insufficient cpu, 2 No preemption victims found for
+incoming pod."`` or ``"preemption: not eligible due to preemptionPolicy=Never."``. On success
+the pod is nominated to the chosen node (``NominatingInfo(node, OVERRIDE)``) after its victims
+were deleted.
+
+Args (``DefaultPreemptionArgs``): ``minCandidateNodesPercentage`` (10) and
+``minCandidateNodesAbsolute`` (100): the dry run looks for
+``max(n*pct/100, abs)`` candidates (at most ``n``) among the ``n`` potential nodes.
+
+PreEnqueue / events: upstream registers a PreEnqueue gate and an ``AssignedPod/Delete`` event
+(hint: Skip) only with ``SchedulerAsyncPreemption``; preemption here is synchronous, so
+``events_to_register`` is empty (the plugin implements EnqueueExtensions and never rejects in
+PreEnqueue) and there is no PreEnqueue.
+
+Customisation as upstream's exported fields: ``plugin.evaluator.is_eligible_pod`` and
+``plugin.evaluator.more_important_pod`` may be replaced.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kubesched.config.args import DefaultPreemptionArgs
+from kubesched.errors import InputError
+from kubesched.framework.events import ClusterEventWithHint
+from kubesched.framework.interface import PostFilterResult, Status
+from kubesched.framework.preemption import Evaluator
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kubesched.api.objects import Pod
+    from kubesched.framework.cycle_state import CycleState
+    from kubesched.framework.handle import Handle
+
+__all__ = ["MESSAGE_PREFIX", "NAME", "DefaultPreemption", "new"]
+
+NAME = "DefaultPreemption"
+MESSAGE_PREFIX = "preemption: "
+
+
+class DefaultPreemption:
+    """PostFilter plugin. See the module docstring."""
+
+    name = NAME
+
+    def __init__(self, args: DefaultPreemptionArgs | None, handle: Handle) -> None:
+        args = args if args is not None else DefaultPreemptionArgs()
+        pct = 10 if args.min_candidate_nodes_percentage is None else args.min_candidate_nodes_percentage
+        absolute = 100 if args.min_candidate_nodes_absolute is None else args.min_candidate_nodes_absolute
+        if not 0 <= pct <= 100:
+            raise InputError(f"Invalid value: {pct}: not in valid range [0, 100]", "minCandidateNodesPercentage")
+        if absolute < 0:
+            raise InputError(f"Invalid value: {absolute}: not in valid range [0, inf)", "minCandidateNodesAbsolute")
+        if pct == 0 and absolute == 0:
+            raise InputError("Invalid value: 0: cannot be zero at the same time as minCandidateNodesAbsolute",
+                             "minCandidateNodesPercentage")
+        self.args = args
+        self.handle = handle
+        self.evaluator = Evaluator(NAME, handle, min_candidate_nodes_percentage=pct,
+                                   min_candidate_nodes_absolute=absolute)
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """None without async preemption (upstream returns ``nil, nil``)."""
+        return []
+
+    def post_filter(self, state: CycleState, pod: Pod,
+                    filtered_node_status_map: Any) -> tuple[PostFilterResult | None, Status]:
+        result, status = self.evaluator.preempt(state, pod, filtered_node_status_map)
+        msg = status.message()
+        if msg:
+            return result, Status(status.code, (MESSAGE_PREFIX + msg,), status.error)
+        return result, status
+
+
+def new(args: DefaultPreemptionArgs | None, handle: Handle) -> DefaultPreemption:
+    """Factory (upstream ``defaultpreemption.New``)."""
+    return DefaultPreemption(args, handle)
