@@ -18,7 +18,9 @@ from typing import Any
 
 import msgspec
 
-from kubesched.api.objects import KINDS, Node, Pod, PriorityClass, decode, pod_key
+from kubesched.api.objects import KINDS, Node, Pod, PriorityClass, decode, node_allocatable, pod_key
+from kubesched.api.quantity import to_int
+from kubesched.api.resources import pod_non_zero_requests, pod_requests
 from kubesched.config import KubeSchedulerConfiguration
 from kubesched.errors import InputError, ManifestError
 from kubesched.framework.clock import ManualClock
@@ -95,6 +97,19 @@ def _resolve_priority(pod: Pod, classes: dict[str, PriorityClass], default: Prio
     return msgspec.structs.replace(pod, spec=msgspec.structs.replace(spec, priority=pc.value, preemption_policy=policy))
 
 
+def _check_quantities(kind: str, obj: Any) -> None:
+    """Parse every quantity the engine will read, so bad ones are reported with their source."""
+    if kind == "Pod":
+        pod_requests(obj)
+        pod_non_zero_requests(obj)
+    elif kind == "Node":
+        for name, q in node_allocatable(obj).items():
+            try:
+                to_int(name, q)
+            except InputError as e:
+                raise type(e)(e.message, f"status.allocatable[{name}]") from None
+
+
 def build_store(raws: list[RawObject]) -> tuple[ClusterStore, list[tuple[Pod, dict]], list[tuple[Pod, dict]], list[tuple[Node, dict]]]:
     """Decode the raw objects into a store (not yet attached to a scheduler).
 
@@ -110,8 +125,11 @@ def build_store(raws: list[RawObject]) -> tuple[ClusterStore, list[tuple[Pod, di
         try:
             obj = decode(cls, r.data)
         except InputError as e:
-            raise ManifestError(f"{r.kind} {r.describe() if hasattr(r, 'describe') else r.name}: "
-                                f"{e.path + ': ' if e.path else ''}{e.message}", r.source) from None
+            raise ManifestError(f"{r.describe()}: {e.path + ': ' if e.path else ''}{e.message}", r.source) from None
+        try:
+            _check_quantities(r.kind, obj)
+        except InputError as e:
+            raise ManifestError(f"{r.describe()}: {e.path + ': ' if e.path else ''}{e.message}", r.source) from None
         typed.append((r, obj))
     classes = {o.metadata.name: o for r, o in typed if r.kind == "PriorityClass"}
     defaults = [o for o in classes.values() if o.global_default]

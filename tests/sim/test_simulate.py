@@ -1,0 +1,184 @@
+"""``kubesched simulate`` end to end: the contract of issue #2 §3, through the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from kubesched.cli.main import main
+
+REPO = Path(__file__).resolve().parents[2]
+QUICKSTART = REPO / "examples" / "quickstart"
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    r = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    return r.exit_code, r.stdout, r.stderr
+
+
+def write(tmp_path: Path, name: str, docs: list[dict]) -> Path:
+    p = tmp_path / name
+    p.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    return p
+
+
+def node(name: str, cpu: str = "4", memory: str = "8Gi", labels: dict | None = None, taints: list | None = None,
+         unschedulable: bool = False) -> dict:
+    d = {"apiVersion": "v1", "kind": "Node",
+         "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
+         "spec": {}, "status": {"allocatable": {"cpu": cpu, "memory": memory, "pods": "110"}}}
+    if taints:
+        d["spec"]["taints"] = taints
+    if unschedulable:
+        d["spec"]["unschedulable"] = True
+    return d
+
+
+def pod(name: str, cpu: str = "100m", memory: str = "128Mi", node_name: str | None = None, **spec) -> dict:
+    d = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
+         "spec": {"containers": [{"name": "c", "image": "nginx:1.27",
+                                  "resources": {"requests": {"cpu": cpu, "memory": memory}}}], **spec}}
+    if node_name:
+        d["spec"]["nodeName"] = node_name
+    return d
+
+
+def items_by_name(out: str) -> dict[str, dict]:
+    doc = yaml.safe_load(out)
+    assert doc["apiVersion"] == "v1" and doc["kind"] == "List"
+    return {i["metadata"]["name"]: i for i in doc["items"]}
+
+
+def test_quickstart_yaml_output_binds_and_explains(tmp_path: Path) -> None:
+    code, out, err = run("simulate", "-f", str(QUICKSTART), "-o", "yaml", "--seed", "1")
+    assert code == 0, err
+    items = items_by_name(out)
+    pods = [i for i in items.values() if i["kind"] == "Pod"]
+    bound = [p for p in pods if p["spec"].get("nodeName")]
+    failed = [p for p in pods if any(c.get("type") == "PodScheduled" and c.get("status") == "False"
+                                      and c.get("reason") == "Unschedulable"
+                                      for c in (p.get("status") or {}).get("conditions") or [])]
+    assert len(bound) > 150
+    # the example's README lists the pods that cannot fit anywhere
+    assert failed, "the quickstart has pods that cannot fit"
+    for p in failed:
+        msg = next(c["message"] for c in p["status"]["conditions"] if c["type"] == "PodScheduled")
+        assert msg.startswith("0/50 nodes are available: ")
+    genome = next(p for p in pods if p["metadata"]["name"].startswith("genome-assembly"))
+    assert not genome["spec"].get("nodeName")
+
+
+def test_same_seed_same_result() -> None:
+    a = run("simulate", "-f", str(QUICKSTART), "-o", "json", "--seed", "7")[1]
+    b = run("simulate", "-f", str(QUICKSTART), "-o", "json", "--seed", "7")[1]
+    assert a == b
+
+
+def test_placed_pods_affect_later_ones_and_message_format(tmp_path: Path) -> None:
+    f = write(tmp_path, "c.yaml", [
+        node("n1", cpu="1"), node("n2", cpu="1"),
+        node("cp", cpu="8", labels={"node-role.kubernetes.io/control-plane": ""},
+             taints=[{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}]),
+        pod("a", cpu="600m"), pod("b", cpu="600m"), pod("c", cpu="600m"),
+    ])
+    code, out, err = run("simulate", "-f", str(f), "-o", "yaml")
+    assert code == 0, err
+    items = items_by_name(out)
+    assert {items["a"]["spec"].get("nodeName"), items["b"]["spec"].get("nodeName")} == {"n1", "n2"}
+    cond = items["c"]["status"]["conditions"][-1]
+    assert cond["reason"] == "Unschedulable"
+    # v1.34: DynamicResources' PostFilter speaks before DefaultPreemption's
+    assert cond["message"] == (
+        "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu. "
+        "no new claims to deallocate, preemption: 0/3 nodes are available: "
+        "1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.")
+
+
+def test_priority_class_resolution_orders_the_queue(tmp_path: Path) -> None:
+    f = write(tmp_path, "c.yaml", [
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"}, "value": 1000},
+        node("n1", cpu="1"),
+        pod("low", cpu="1"),
+        pod("urgent", cpu="1", priorityClassName="high"),
+    ])
+    items = items_by_name(run("simulate", "-f", str(f), "-o", "yaml")[1])
+    assert items["urgent"]["spec"]["nodeName"] == "n1"
+    assert not items["low"]["spec"].get("nodeName")
+
+
+def test_record_results_annotations(tmp_path: Path) -> None:
+    f = write(tmp_path, "c.yaml", [node("n1"), node("n2", unschedulable=True), pod("p")])
+    items = items_by_name(run("simulate", "-f", str(f), "-o", "yaml", "--record-results")[1])
+    ann = items["p"]["metadata"]["annotations"]
+    assert ann["kubesched.io/selected-node"] == "n1"
+    filt = json.loads(ann["kubesched.io/filter-result"])
+    assert filt["n2"] == {"NodeUnschedulable": ["node(s) were unschedulable"]}
+    assert all(v == "passed" for v in filt["n1"].values())
+    assert list(filt["n1"])[0] == "NodeUnschedulable"  # plugins in the order they ran
+    # one feasible node: no scoring, as upstream
+    assert json.loads(ann["kubesched.io/score-result"]) == {}
+
+
+def test_results_file_streams_every_attempt(tmp_path: Path) -> None:
+    f = write(tmp_path, "c.yaml", [node("n1"), node("n2"), pod("p1"), pod("p2", cpu="64")])
+    out = tmp_path / "records.jsonl"
+    code, _, err = run("simulate", "-f", str(f), "-o", "json", "--results-file", str(out))
+    assert code == 0, err
+    recs = [json.loads(line) for line in out.read_text().splitlines()]
+    by_pod = {r["pod"]: r for r in recs}
+    assert by_pod["default/p1"]["result"] == "scheduled"
+    assert set(by_pod["default/p1"]["final_score"]) == {"n1", "n2"}
+    assert by_pod["default/p2"]["result"] == "unschedulable"
+    assert by_pod["default/p2"]["message"].startswith("0/2 nodes are available: 2 Insufficient cpu.")
+
+
+def test_other_scheduler_pods_are_left_alone(tmp_path: Path) -> None:
+    f = write(tmp_path, "c.yaml", [node("n1"), pod("mine"), pod("theirs", schedulerName="other")])
+    code, out, _ = run("simulate", "-f", str(f), "-o", "table")
+    assert code == 0
+    assert "default/theirs" in out and "notice: 1 pending pod(s)" in out
+
+
+@pytest.mark.parametrize(
+    ("docs", "needle"),
+    [
+        ([node("n1"), pod("p", cpu="12x")], "quantities must match the regular expression"),
+        ([node("n1"), pod("p", priorityClassName="nope")], "no PriorityClass with name nope was found"),
+        ([node("n1"), node("n1")], "duplicate Node n1"),
+        ([node("n1"), pod("p", node_name="ghost")], 'bound to node "ghost", which is not in the input'),
+    ],
+    ids=["bad-quantity", "missing-priorityclass", "duplicate", "unknown-node"],
+)
+def test_bad_input_is_one_line_exit_2(tmp_path: Path, docs: list[dict], needle: str) -> None:
+    f = write(tmp_path, "bad.yaml", docs)
+    code, out, err = run("simulate", "-f", str(f))
+    assert code == 2
+    assert needle in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "bad.yaml:" in err
+
+
+def test_malformed_yaml_names_file_and_line(tmp_path: Path) -> None:
+    p = tmp_path / "broken.yaml"
+    p.write_text("apiVersion: v1\nkind: Node\nmetadata:\n  name: [unclosed\n")
+    code, _, err = run("simulate", "-f", str(p))
+    assert code == 2 and "broken.yaml:" in err and "Traceback" not in err
+
+
+def test_invalid_config_and_unknown_plugin(tmp_path: Path) -> None:
+    f = write(tmp_path, "c.yaml", [node("n1")])
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+                   "profiles:\n- schedulerName: default-scheduler\n  plugins:\n    filter:\n"
+                   "      enabled:\n      - name: NoSuchPlugin\n")
+    code, _, err = run("simulate", "-f", str(f), "--config", str(cfg))
+    assert code == 2
+    assert 'profiles[0].plugins.filter.enabled[0].name: plugin "NoSuchPlugin" does not exist' in err
+    cfg.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+                   "percentageOfNodesToScore: 101\n")
+    code, _, err = run("simulate", "-f", str(f), "--config", str(cfg))
+    assert code == 2 and "percentageOfNodesToScore" in err
