@@ -225,3 +225,20 @@ def test_dataitem_shape_and_round_trip():
 def test_run_workload_in_a_subprocess():
     res = run_workload("SchedulingBasic/5Nodes", isolate=True)
     assert res.isolated and res.scheduled == 10 and res.peak_rss_mib > 0
+
+
+def test_default_spreading_service_selects_the_measured_pods():
+    w = WORKLOADS["DefaultTopologySpreading/5Nodes"]
+    _needs(w)
+    seen = {}
+    res = execute(w, inspect=lambda store, sched: seen.update(store=store))
+    store = seen["store"]
+    assert res.namespace == "service-ns" and res.scheduled == 10
+    (svc,) = store.list("Service", "service-ns")
+    assert svc.spec.selector == {"app": "scheduler-perf"} and svc.metadata.name.startswith("service-")
+    measured = store.list("Pod", "service-ns")
+    assert len(measured) == 10 and all(p.metadata.labels == {"app": "scheduler-perf"} for p in measured)
+    # the init pods (pod-default.yaml, op 2) are in namespace-2, not selected by the Service
+    assert len(store.list("Pod", "namespace-2")) == 10
+    zones = {n.metadata.labels["topology.kubernetes.io/zone"] for n in store.nodes.values()}
+    assert zones == {"moon-1", "moon-2", "moon-3"}

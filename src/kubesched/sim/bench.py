@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import functools
 import json
-import math
+import os
 import random
 import resource
 import subprocess
@@ -726,6 +726,11 @@ class BenchResult:
     """Measured pods left unscheduled at the end."""
     measured_wall_s: float = 0.0
     """From the start of the measured scheduling loop to its end."""
+    measured_cpu_s: float = 0.0
+    """CPU time of this process over the measured loop (``time.process_time``): with other
+    load on the machine, ``scheduled / measured_cpu_s`` estimates the uncontended rate."""
+    loadavg: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    """``os.getloadavg()`` when the measured loop ended (other load skews wall-clock figures)."""
     create_s: float = 0.0
     setup_s: float = 0.0
     """Nodes, namespaces, objects and init pods created and init pods scheduled."""
@@ -749,6 +754,11 @@ class BenchResult:
         """Measured pods scheduled / measured loop wall time."""
         return self.scheduled / self.measured_wall_s if self.measured_wall_s > 0 else 0.0
 
+    @property
+    def per_cpu(self) -> float:
+        """Measured pods scheduled / CPU seconds of the measured loop."""
+        return self.scheduled / self.measured_cpu_s if self.measured_cpu_s > 0 else 0.0
+
     def data_items(self) -> list[dict[str, Any]]:
         case, _, wl = self.workload.partition("/")
         name = f"BenchmarkPerfScheduling/{case}/{wl}/{self.namespace}" if self.namespace else self.workload
@@ -770,6 +780,8 @@ class BenchResult:
             "scheduled": self.scheduled, "unschedulablePods": self.unschedulable_pods,
             "attempts": dict(self.attempts), "initAttempts": self.init_attempts,
             "overallPodsPerSecond": round(self.overall, 1), "measuredWallSeconds": round(self.measured_wall_s, 3),
+            "measuredCPUSeconds": round(self.measured_cpu_s, 3), "podsPerCPUSecond": round(self.per_cpu, 1),
+            "loadAvg": [round(x, 2) for x in self.loadavg],
             "createSeconds": round(self.create_s, 3), "setupSeconds": round(self.setup_s, 3),
             "totalWallSeconds": round(self.total_wall_s, 3), "peakRSSMiB": round(self.peak_rss_mib, 1),
             "samples": [round(s, 2) for s in self.samples], "pluginsMissing": list(self.plugins_missing),
@@ -791,6 +803,7 @@ class BenchResult:
         r.scheduled, r.unschedulable_pods = d["scheduled"], d["unschedulablePods"]
         r.attempts, r.init_attempts = dict(d["attempts"]), d["initAttempts"]
         r.measured_wall_s, r.create_s = d["measuredWallSeconds"], d["createSeconds"]
+        r.measured_cpu_s, r.loadavg = d.get("measuredCPUSeconds", 0.0), tuple(d.get("loadAvg") or (0.0, 0.0, 0.0))
         r.setup_s, r.total_wall_s, r.peak_rss_mib = d["setupSeconds"], d["totalWallSeconds"], d["peakRSSMiB"]
         r.samples = list(d.get("samples") or [])
         r.plugins_missing = list(d.get("pluginsMissing") or [])
@@ -809,7 +822,8 @@ class BenchResult:
             parts.append("no 1-s samples (run too short)")
         parts.append(f"| overall {self.overall:.0f} pods/s, {self.scheduled}/{self.measured_pods} scheduled "
                      f"in {self.measured_wall_s:.2f} s, {sum(self.attempts.values())} attempts, "
-                     f"{self.unschedulable_pods} left unschedulable")
+                     f"{self.unschedulable_pods} left unschedulable, {self.per_cpu:.0f} pods/CPU-s, "
+                     f"load {self.loadavg[0]:.1f}")
         parts.append(f"| peak RSS {self.peak_rss_mib:.0f} MiB"
                      + (f" (target < {self.rss_target_mib:.0f})" if self.rss_target_mib else ""))
         parts.append(f"| total {self.total_wall_s:.1f} s")
@@ -943,10 +957,13 @@ def _build_pods(op: CreatePods, namespace: str, names: _Names) -> list[Pod]:
 
 def execute(workload: Workload, *, seed: int = 0, progress: bool = False,
             registry: dict[str, Any] | None = None,
-            inspect: Callable[[ClusterStore, Scheduler], None] | None = None) -> BenchResult:
+            inspect: Callable[[ClusterStore, Scheduler], None] | None = None,
+            profiler: Any = None) -> BenchResult:
     """Run ``workload`` in this process (see the module docstring for the measurement).
 
     ``inspect(store, scheduler)`` is called at the end (tests look at the cluster with it).
+    ``profiler`` (anything with ``start()``/``stop()``, e.g. a pyinstrument ``Profiler``) runs
+    around the measured scheduling loop only.
     """
     t_begin = time.perf_counter()
     if registry is None:
@@ -1039,6 +1056,9 @@ def execute(workload: Workload, *, seed: int = 0, progress: bool = False,
         clock = time.perf_counter
         queue = sched.queue
         schedule_one = sched.schedule_one
+        if profiler is not None:
+            profiler.start()
+        cpu0 = time.process_time()
         t0 = clock()
         res.create_s = t0 - t_create
         collector = ThroughputCollector(t0)
@@ -1052,6 +1072,10 @@ def execute(workload: Workload, *, seed: int = 0, progress: bool = False,
                 rate = f"{collector.samples[-1]:.0f} pods/s" if collector.samples else ""
                 ui.update(task, counter[0], rate)
         t1 = clock()
+        res.measured_cpu_s = time.process_time() - cpu0
+        if profiler is not None:
+            profiler.stop()
+        res.loadavg = os.getloadavg()
         ui.update(task, counter[0], f"avg {collector.data().get('Average', 0):.0f} pods/s")
         res.measured_wall_s = t1 - t0
         res.data = collector.data()
@@ -1110,8 +1134,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--no-isolate", action="store_true", help="run every workload in this process")
     ap.add_argument("--progress", action="store_true", help="force the progress display")
+    ap.add_argument("--profile", metavar="FILE",
+                    help="profile the measured loop of one workload (in this process): FILE.prof → cProfile "
+                         "stats, FILE.html / FILE.txt → pyinstrument (pip install pyinstrument)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.profile:
+        if len(args.workload) != 1 or args.workload[0] not in WORKLOADS:
+            print("error: --profile takes exactly one --workload Case/Workload", file=sys.stderr)
+            return 2
+        return _profile(args.workload[0], args.profile, args.seed, args.progress or sys.stderr.isatty())
     if args.child:
         res = execute(WORKLOADS[args.child], seed=args.seed, progress=args.progress)
         sys.stdout.write(json.dumps(res.to_dict()) + "\n")
@@ -1144,6 +1176,40 @@ def main(argv: Sequence[str] | None = None) -> int:
         res = run_workload(n, seed=args.seed, progress=progress,
                            isolate=False if args.no_isolate else (None if len(names) > 1 else False))
         print(json.dumps(res.to_dict()) if args.json else res.summary(), flush=True)
+    return 0
+
+
+class _CProfile:
+    def __init__(self) -> None:
+        import cProfile
+
+        self.p = cProfile.Profile()
+
+    def start(self) -> None:
+        self.p.enable()
+
+    def stop(self) -> None:
+        self.p.disable()
+
+
+def _profile(name: str, out: str, seed: int, progress: bool) -> int:
+    if out.endswith(".prof"):
+        prof: Any = _CProfile()
+    else:
+        from pyinstrument import Profiler
+
+        prof = Profiler(interval=0.001)
+    res = execute(WORKLOADS[name], seed=seed, progress=progress, profiler=prof)
+    print(res.summary() + "  [profiled: figures include profiler overhead]")
+    if isinstance(prof, _CProfile):
+        prof.p.dump_stats(out)
+        import pstats
+
+        pstats.Stats(out).sort_stats("cumulative").print_stats(40)
+    else:
+        with open(out, "w", encoding="utf-8") as f:
+            f.write(prof.output_html() if out.endswith(".html") else prof.output_text(unicode=True, show_all=False))
+        print(prof.output_text(unicode=True, show_all=False))
     return 0
 
 
