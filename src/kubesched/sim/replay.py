@@ -29,8 +29,8 @@ Events (heap key ``(time, priority, seq)``; at one instant, lower priority first
 Timers are not scheduled past the trace's own end (its last creation or deletion time):
 pods still pending then are "never scheduled, pending at end".
 
-Equivalent-retry skipping (why the default trace replays in seconds)
---------------------------------------------------------------------
+Equivalent-retry skipping
+-------------------------
 
 A pod that fits nowhere is retried every ~5 min of virtual time by the leftover flush, and on
 every deletion of a bound pod (NodeResourcesFit's hint queues on any assigned-pod delete). The
@@ -56,7 +56,16 @@ leaves the cluster as it found it (assume/forget restore it).
 
 The summary reports ``attempts_replayed`` (how many of ``attempts`` were replayed); the
 decisions, counts and times are those of a run that evaluates every attempt
-(``skip_equivalent_retries=False``; a test checks both agree on a trace).
+(``skip_equivalent_retries=False``; a test checks both agree, placements, bind times and
+pod conditions included, on dense synthetic traces where 50-65% of the attempts are replayed
+and the run is ~2.3x faster).
+
+Measured on the published openb files: with their real creation/deletion times the
+1,523-node cluster never holds more than 56 pods at once, so retries are rare (0 unschedulable
+attempts on ``default``, 19 on ``gpuspec10``) and the cost is the ~1 ms of one scheduling
+cycle per pod; ``multigpu20`` has no times (all pods at t=0, never deleted), so it is a single
+burst with no timers. With the default profile (DefaultPreemption as PostFilter) the shortcut
+is off, as explained above.
 """
 
 from __future__ import annotations
