@@ -182,3 +182,48 @@ def test_invalid_config_and_unknown_plugin(tmp_path: Path) -> None:
                    "percentageOfNodesToScore: 101\n")
     code, _, err = run("simulate", "-f", str(f), "--config", str(cfg))
     assert code == 2 and "percentageOfNodesToScore" in err
+
+
+def test_preemption_completes_in_one_run(tmp_path: Path) -> None:
+    """A high-priority pod preempts a low-priority one; its victims' deletion (an event that
+    arrives during its own cycle) requeues it, and it lands on the nominated node. A
+    lower-priority pod arriving after it cannot take the freed space (nominated pods count)."""
+    f = write(tmp_path, "c.yaml", [
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"}, "value": 1000},
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "low"}, "value": 10},
+        node("n1", cpu="1"),
+        pod("victim", cpu="800m", node_name="n1", priorityClassName="low"),
+        pod("vip", cpu="800m", priorityClassName="high"),
+    ])
+    code, out, err = run("simulate", "-f", str(f), "-o", "yaml", "--record-results")
+    assert code == 0, err
+    items = items_by_name(out)
+    assert "victim" not in items  # deleted by preemption
+    assert items["vip"]["spec"]["nodeName"] == "n1"
+    assert items["vip"]["status"]["nominatedNodeName"] == "n1"
+
+
+def test_nominated_pod_holds_its_node(tmp_path: Path) -> None:
+    from kubesched.api.objects import Node, Pod, decode
+    from kubesched.framework.node_info import PodInfo
+    from kubesched.sim.manifests import load_manifests
+    from kubesched.sim.simulate import simulate
+
+    f = write(tmp_path, "c.yaml", [
+        node("n1", cpu="1"),
+        # nominated to n1 by an earlier preemption, not yet scheduled; priority 100
+        {**pod("nominee", cpu="800m", priority=100), "status": {"nominatedNodeName": "n1"}},
+    ])
+    raws = load_manifests([str(f)])
+    res = simulate(raws)
+    store, sched = res.store, res.scheduler
+    assert store.pods["default/nominee"].spec.node_name == "n1"
+    # now a nominated high-priority pod that cannot be placed yet blocks a lower one
+    store.add("Node", decode(Node, node("n2", cpu="1")))
+    blocker = decode(Pod, {**pod("big", cpu="800m", priority=100), "status": {"nominatedNodeName": "n2"}})
+    small = decode(Pod, pod("small", cpu="800m", priority=1))
+    sched.queue.add_nominated_pod(PodInfo(blocker), "n2")
+    store.add("Pod", small)
+    a = sched.schedule_one()
+    assert a.pod_key == "default/small" and a.result == "unschedulable"
+    assert "2 Insufficient cpu" in a.message

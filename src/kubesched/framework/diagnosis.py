@@ -49,14 +49,29 @@ class FilterChunk:
     plugins: Sequence[str]
     tables: list[PluginReasons | None]
     skipped: frozenset[int] = frozenset()
+    overrides: dict[int, "FilterChunk"] = field(default_factory=dict)
+    """Index → a 1-row chunk that replaces this chunk's result for that node (``fail_plugin``
+    is ``OVERRIDDEN`` there): the node was rejected only once the pods nominated to it were
+    counted (upstream ``RunFilterPluginsWithNominatedPods``)."""
+
+    PASSED = -1
+    OVERRIDDEN = -2
+
+    def ok_mask(self) -> np.ndarray:
+        """``bool[M]``: the nodes that passed every filter."""
+        return self.fail_plugin == self.PASSED
 
     def passed(self) -> np.ndarray:
-        return self.rows[self.fail_plugin < 0]
+        return self.rows[self.ok_mask()]
+
+    def override(self, i: int, sub: "FilterChunk") -> None:
+        self.overrides[i] = sub
+        self.fail_plugin[i] = self.OVERRIDDEN
 
     def truncate(self, n: int) -> "FilterChunk":
         """Only the first ``n`` evaluated nodes (the rest count as never evaluated)."""
         return FilterChunk(self.rows[:n], self.fail_plugin[:n], self.fail_bits[:n], self.plugins,
-                           self.tables, self.skipped)
+                           self.tables, self.skipped, {i: c for i, c in self.overrides.items() if i < n})
 
     def statuses(self, names: Sequence[str]) -> Iterator[tuple[str, Status]]:
         """``(node name, Status)`` for every rejected node."""
@@ -65,9 +80,13 @@ class FilterChunk:
             table = self.tables[pi]
             assert table is not None
             yield names[int(self.rows[i])], table.status(int(self.fail_bits[i]), self.plugins[pi])
+        for sub in self.overrides.values():
+            yield from sub.statuses(names)
 
     def add_histogram(self, hist: dict[str, int]) -> None:
         """Add every rejected node's reasons to ``hist`` (reason → number of nodes)."""
+        for sub in self.overrides.values():
+            sub.add_histogram(hist)
         fp = self.fail_plugin
         for pi, table in enumerate(self.tables):
             if table is None:
@@ -83,6 +102,8 @@ class FilterChunk:
 
     def rejecting_plugins(self) -> Iterator[tuple[str, Code]]:
         """``(plugin, highest code)`` of each plugin that rejected at least one node here."""
+        for sub in self.overrides.values():
+            yield from sub.rejecting_plugins()
         fp = self.fail_plugin
         for pi, table in enumerate(self.tables):
             if table is None:
@@ -112,7 +133,7 @@ class Diagnosis:
     post_filter_msg: str = ""
 
     def num_explicit(self) -> int:
-        return sum(len(c.rows) - int((c.fail_plugin < 0).sum()) for c in self.chunks) + len(self.extra_statuses)
+        return sum(len(c.rows) - int(c.ok_mask().sum()) for c in self.chunks) + len(self.extra_statuses)
 
     def add_plugin_status(self, status: Status) -> None:
         """Upstream ``AddPluginStatus``: remember the plugin of a rejection."""

@@ -38,7 +38,7 @@ from kubesched.framework.node_info import NodeInfo, PodInfo
 if TYPE_CHECKING:  # pragma: no cover
     pass
 
-__all__ = ["NodeTable", "NodeTableListener", "normalized_image_name", "zone_key"]
+__all__ = ["NodeTable", "NodeTableListener", "RowEdit", "normalized_image_name", "zone_key"]
 
 ZONE_LABELS = ("failure-domain.beta.kubernetes.io/zone", "topology.kubernetes.io/zone")
 REGION_LABELS = ("failure-domain.beta.kubernetes.io/region", "topology.kubernetes.io/region")
@@ -406,3 +406,59 @@ class NodeTable:
         if self._order_pos is None or self._order_pos[0] is not order:
             self._order_pos = (order, {r: i for i, r in enumerate(order.tolist())})
         return self._order_pos[1]
+
+
+class RowEdit:
+    """Temporarily remove/add pods on one row of the real :class:`NodeTable` (upstream works on a
+    ``NodeInfo.Snapshot()`` copy). :meth:`restore` puts the row back exactly: the same pods in
+    the same order, the same resource sums, host ports and generation. Use as a context manager.
+    Listeners see every change and its undo, so their incremental indexes end where they began.
+    """
+
+    __slots__ = ("table", "row", "_pods", "_ports", "_gen", "_req", "_nz", "_removed", "_added")
+
+    def __init__(self, table: NodeTable, row: int) -> None:
+        self.table = table
+        self.row = row
+        self._pods = list(table.pods[row])
+        used = table.used_ports[row]
+        self._ports = None if used is None else {k: set(v) for k, v in used.items()}
+        self._gen = int(table.generation[row])
+        self._req = table.requested[row].copy()
+        self._nz = table.non_zero_requested[row].copy()
+        self._removed: dict[str, PodInfo] = {}
+        self._added: dict[str, PodInfo] = {}
+
+    @property
+    def node_info(self) -> NodeInfo:
+        return self.table.node_info(self.row)
+
+    def remove(self, pi: PodInfo) -> None:
+        self.table.remove_pod(pi, self.row)
+        if self._added.pop(pi.key, None) is None:
+            self._removed[pi.key] = pi
+
+    def add(self, pi: PodInfo) -> None:
+        self.table.add_pod(pi, self.row)
+        if self._removed.pop(pi.key, None) is None:
+            self._added[pi.key] = pi
+
+    def restore(self) -> None:
+        t, row = self.table, self.row
+        for pi in list(self._added.values()):
+            t.remove_pod(pi, row)
+        for pi in list(self._removed.values()):
+            t.add_pod(pi, row)
+        self._added.clear()
+        self._removed.clear()
+        t.pods[row][:] = self._pods
+        t.used_ports[row] = self._ports
+        t.requested[row, :len(self._req)] = self._req
+        t.non_zero_requested[row] = self._nz
+        t.generation[row] = self._gen
+
+    def __enter__(self) -> RowEdit:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.restore()

@@ -74,6 +74,7 @@ from kubesched.framework.interface import (
     as_status,
 )
 from kubesched.framework.node_info import PodInfo
+from kubesched.framework.node_table import RowEdit
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod, PodDisruptionBudget
@@ -312,62 +313,6 @@ def pick_one_node_for_preemption(nodes_to_victims: dict[str, Victims],
 # ───────────────────────────── temporary edits of one NodeTable row ─────────────────────────────
 
 
-class RowEdit:
-    """Temporarily remove/add pods on one row of the real :class:`NodeTable` (upstream works on a
-    ``NodeInfo.Snapshot()`` copy). :meth:`restore` puts the row back exactly: the same pods in
-    the same order, the same resource sums, host ports and generation. Use as a context manager.
-    Listeners see every change and its undo, so their incremental indexes end where they began.
-    """
-
-    __slots__ = ("table", "row", "_pods", "_ports", "_gen", "_req", "_nz", "_removed", "_added")
-
-    def __init__(self, table: NodeTable, row: int) -> None:
-        self.table = table
-        self.row = row
-        self._pods = list(table.pods[row])
-        used = table.used_ports[row]
-        self._ports = None if used is None else {k: set(v) for k, v in used.items()}
-        self._gen = int(table.generation[row])
-        self._req = table.requested[row].copy()
-        self._nz = table.non_zero_requested[row].copy()
-        self._removed: dict[str, PodInfo] = {}
-        self._added: dict[str, PodInfo] = {}
-
-    @property
-    def node_info(self) -> NodeInfo:
-        return self.table.node_info(self.row)
-
-    def remove(self, pi: PodInfo) -> None:
-        self.table.remove_pod(pi, self.row)
-        if self._added.pop(pi.key, None) is None:
-            self._removed[pi.key] = pi
-
-    def add(self, pi: PodInfo) -> None:
-        self.table.add_pod(pi, self.row)
-        if self._removed.pop(pi.key, None) is None:
-            self._added[pi.key] = pi
-
-    def restore(self) -> None:
-        t, row = self.table, self.row
-        for pi in list(self._added.values()):
-            t.remove_pod(pi, row)
-        for pi in list(self._removed.values()):
-            t.add_pod(pi, row)
-        self._added.clear()
-        self._removed.clear()
-        t.pods[row][:] = self._pods
-        t.used_ports[row] = self._ports
-        t.requested[row, :len(self._req)] = self._req
-        t.non_zero_requested[row] = self._nz
-        t.generation[row] = self._gen
-
-    def __enter__(self) -> RowEdit:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.restore()
-
-
 # ───────────────────────────── the Evaluator ─────────────────────────────
 
 
@@ -522,31 +467,15 @@ class Evaluator:
             raise RuntimeError("preemption: the handle has no framework")
         return fw
 
-    def _run_pre_filter_extension(self, op: str, state: CycleState, pod: Pod, pi: PodInfo,
-                                  ni: NodeInfo) -> Status | None:
-        for pl in self._framework().pre_filter_plugins:
-            getter = getattr(pl, "pre_filter_extensions", None)
-            ext = getter() if callable(getter) else None
-            if ext is None or pl.name in state.skip_filter_plugins:
-                continue
-            try:
-                st = getattr(ext, "add_pod" if op == "AddPod" else "remove_pod")(state, pod, pi, ni)
-            except Exception as e:  # noqa: BLE001 - a plugin error is a status
-                st = as_status(e)
-            if st is not None and not st.is_success():
-                msg = f'running {op} on PreFilter plugin "{pl.name}": {st.message()}'
-                return Status(Code.ERROR, (msg,), st.error)
-        return None
-
     def run_pre_filter_extension_add_pod(self, state: CycleState, pod: Pod, pi: PodInfo,
                                          ni: NodeInfo) -> Status | None:
         """Upstream ``RunPreFilterExtensionAddPod``: None or an Error status."""
-        return self._run_pre_filter_extension("AddPod", state, pod, pi, ni)
+        return self._framework().run_pre_filter_extension_add_pod(state, pod, pi, ni)
 
     def run_pre_filter_extension_remove_pod(self, state: CycleState, pod: Pod, pi: PodInfo,
                                             ni: NodeInfo) -> Status | None:
         """Upstream ``RunPreFilterExtensionRemovePod``: None or an Error status."""
-        return self._run_pre_filter_extension("RemovePod", state, pod, pi, ni)
+        return self._framework().run_pre_filter_extension_remove_pod(state, pod, pi, ni)
 
     def _run_filters(self, state: CycleState, pod: Pod, row: int) -> Status:
         from kubesched.framework.runtime import FilterError
@@ -588,22 +517,14 @@ class Evaluator:
         nominated = [pi for pi in self.nominated_pods_for_node(table.names[row])
                      if pi.priority >= prio and pi.key != key and pi.key not in table.pod_row]
         if nominated:
-            state_n = state.clone()
-            ni = edit.node_info
-            added: list[PodInfo] = []
+            from kubesched.framework.runtime import FilterError
+
             try:
-                for pi in nominated:
-                    edit.add(pi)
-                    added.append(pi)
-                    err = self.run_pre_filter_extension_add_pod(state_n, pod, pi, ni)
-                    if err is not None:
-                        return err
-                st = self._run_filters(state_n, pod, row)
-            finally:
-                for pi in reversed(added):
-                    edit.remove(pi)
-            if not st.is_success():
-                return st
+                chunk = self._framework().filter_with_nominated_pods(state, pod, row, nominated)
+            except FilterError as e:
+                return e.status
+            if chunk is not None:
+                return next(chunk.statuses(table.names))[1]
         return self._run_filters(state, pod, row)
 
     # ─────────────── the algorithm ───────────────

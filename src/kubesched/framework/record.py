@@ -62,6 +62,9 @@ def filter_results(table: NodeTable, diagnosis: Diagnosis | None,
         plugins = chunk.plugins
         for i, row in enumerate(chunk.rows.tolist()):
             fp = int(chunk.fail_plugin[i])
+            if fp == chunk.OVERRIDDEN:
+                out.update(filter_results(table, diagnosis, [chunk.overrides[i]]))
+                continue
             last = fp if fp >= 0 else len(plugins) - 1
             entry: dict[str, Any] = {}
             for pi in range(last + 1):
@@ -96,7 +99,7 @@ def build_record(*, pod: str, profile: str, attempt: int, time: float, table: No
                  post_filter: dict[str, Any] | None = None, nominated: str | None = None) -> DecisionRecord:
     """Assemble a :class:`DecisionRecord` from a cycle's arrays."""
     filt = filter_results(table, None, chunks)
-    feasible = sum(int((c.fail_plugin < 0).sum()) for c in chunks)
+    feasible = sum(int(c.ok_mask().sum()) for c in chunks)
     rec = DecisionRecord(pod=pod, profile=profile, attempt=attempt, time=time, selected_node=selected,
                          result=result, message=message, evaluated_nodes=len(filt),
                          feasible_nodes=feasible, pre_filter=pre_filter or {}, filter=filt,

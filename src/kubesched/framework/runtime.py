@@ -296,6 +296,54 @@ class Framework:
                 break
         return FilterChunk(rows, fail_plugin, fail_bits, self._filter_names, tables, frozenset(skipped))
 
+    def _run_pre_filter_extension(self, op: str, state: CycleState, pod: Pod, pod_info: Any,
+                                  node_info: Any) -> Status | None:
+        for pl in self.pre_filter_plugins:
+            getter = getattr(pl, "pre_filter_extensions", None)
+            ext = getter() if callable(getter) else None
+            if ext is None or pl.name in state.skip_filter_plugins:
+                continue
+            try:
+                st = getattr(ext, op)(state, pod, pod_info, node_info)
+            except Exception as e:  # noqa: BLE001 - a plugin error is a status
+                st = as_status(e)
+            if st is not None and not st.is_success():
+                name = "AddPod" if op == "add_pod" else "RemovePod"
+                return Status(Code.ERROR, (f'running {name} on PreFilter plugin "{pl.name}": {st.message()}',),
+                              st.error, pl.name)
+        return None
+
+    def run_pre_filter_extension_add_pod(self, state: CycleState, pod: Pod, pod_info: Any,
+                                         node_info: Any) -> Status | None:
+        """Upstream ``RunPreFilterExtensionAddPod``: tell every PreFilter plugin (not skipped in
+        this cycle) that ``pod_info`` now runs on ``node_info``. None or an Error status."""
+        return self._run_pre_filter_extension("add_pod", state, pod, pod_info, node_info)
+
+    def run_pre_filter_extension_remove_pod(self, state: CycleState, pod: Pod, pod_info: Any,
+                                            node_info: Any) -> Status | None:
+        """Upstream ``RunPreFilterExtensionRemovePod``. None or an Error status."""
+        return self._run_pre_filter_extension("remove_pod", state, pod, pod_info, node_info)
+
+    def filter_with_nominated_pods(self, state: CycleState, pod: Pod, row: int,
+                                   nominated: Sequence[Any]) -> FilterChunk | None:
+        """The first pass of upstream ``RunFilterPluginsWithNominatedPods`` for one node: run the
+        filters with ``nominated`` (pods of priority ≥ the pod's nominated to this node) added
+        to the node and to a cloned state. Returns that 1-row chunk when it rejects the node,
+        None when it passes (then the plain result stands). The table is restored exactly."""
+        from kubesched.framework.node_table import RowEdit
+
+        table = self.handle.nodes
+        state_n = state.clone()
+        with RowEdit(table, row) as edit:
+            ni = table.node_info(row)
+            for pi in nominated:
+                edit.add(pi)
+                st = self.run_pre_filter_extension_add_pod(state_n, pod, pi, ni)
+                if st is not None:
+                    raise FilterError(st)
+            chunk = self.run_filter_plugins(state_n, pod, np.asarray([row], np.int64))
+        return None if chunk.fail_plugin[0] < 0 else chunk
+
     def _filter_per_node(self, state: CycleState, pod: Pod, pl: Any,
                          rows: np.ndarray) -> tuple[np.ndarray, list[str], list[Code]]:
         table = self.handle.nodes

@@ -81,6 +81,11 @@ class SchedulingQueue:
                 reg = getattr(pl, "events_to_register", None)
                 # upstream: a plugin without EnqueueExtensions is registered for every event
                 self._events[pl.name] = list(reg()) if callable(reg) else wildcard
+        self._in_flight: dict[str, list[tuple[ClusterEvent, Any, Any]]] = {}
+        """pod key → cluster events received while the pod was being scheduled (upstream
+        ``inFlightEvents``); replayed against the pod's hints when it fails."""
+        self._nominated: dict[str, dict[str, PodInfo]] = {}
+        self._nominated_node: dict[str, str] = {}
         self.incoming: dict[tuple[str, str], int] = {}
         """``(queue, event)`` → count, upstream ``queue_incoming_pods_total``."""
 
@@ -156,6 +161,8 @@ class SchedulingQueue:
         self._seq += 1
         qpi = QueuedPodInfo(PodInfo(pod), timestamp=self.now(), seq=self._seq)
         self._entries[qpi.key] = qpi
+        if pod.status.nominated_node_name:
+            self.add_nominated_pod(qpi.pod_info, pod.status.nominated_node_name)
         self._enqueue_checked(qpi, "PodAdd")
         return qpi
 
@@ -185,6 +192,7 @@ class SchedulingQueue:
             self.add(new)
             return
         qpi.pod_info.update(new)
+        self._update_nominated(old, qpi.pod_info)
         where = self._where.get(key)
         if where in (UNSCHEDULABLE, GATED):
             if qpi.gated:
@@ -202,9 +210,20 @@ class SchedulingQueue:
             else:
                 self._push_backoff(qpi, "UnscheduledPodUpdate")
 
+    def update_status(self, old: Pod, new: Pod) -> None:
+        """Only the status of a pending pod changed: keep its place, refresh the object and its
+        nomination (upstream ignores such updates for queueing, ``isPodUpdated``)."""
+        qpi = self._entries.get(pod_key(new))
+        if qpi is None:
+            return
+        qpi.pod_info.pod = new
+        self._update_nominated(old, qpi.pod_info)
+
     def delete(self, pod: Pod) -> None:
         """A pending pod was deleted or got assigned elsewhere: forget it everywhere."""
         key = pod_key(pod)
+        self.delete_nominated_pod(key)
+        self._in_flight.pop(key, None)
         if self._entries.pop(key, None) is None:
             return
         where = self._where.pop(key, None)
@@ -232,6 +251,7 @@ class SchedulingQueue:
         else:
             return None
         del self._where[qpi.key]
+        self._in_flight[qpi.key] = []
         qpi.attempts += 1
         if qpi.initial_attempt_timestamp is None:
             qpi.initial_attempt_timestamp = self.now()
@@ -239,13 +259,16 @@ class SchedulingQueue:
         return qpi
 
     def done(self, key: str) -> None:
-        """The pod left the queue for good (bound)."""
+        """The pod's scheduling attempt is over (upstream ``Done``); if it was bound it leaves
+        the queue for good."""
+        self._in_flight.pop(key, None)
         self._entries.pop(key, None)
         self._where.pop(key, None)
 
     def add_unschedulable_if_not_present(self, qpi: QueuedPodInfo) -> None:
         """After a failed attempt (upstream ``AddUnschedulableIfNotPresent``): an error (no
         rejecting plugins) goes to backoffQ, a rejection to unschedulablePods."""
+        events = self._in_flight.pop(qpi.key, [])
         if qpi.key not in self._entries or qpi.key in self._where:
             return
         qpi.timestamp = self.now()
@@ -255,6 +278,12 @@ class SchedulingQueue:
             return
         qpi.consecutive_errors_count = 0
         qpi.unschedulable_count += 1
+        # events that arrived during the attempt may already have made the pod schedulable
+        # (upstream determineSchedulingHintForInFlightPod), e.g. its own preemption victims
+        for event, old, new in events:
+            if self._worth_requeuing(qpi, event, old, new):
+                self._requeue(qpi, "ScheduleAttemptFailure")
+                return
         self._park(qpi, "ScheduleAttemptFailure")
 
     def activate(self, keys: list[str]) -> None:
@@ -302,6 +331,8 @@ class SchedulingQueue:
     def move_all_to_active_or_backoff(self, event: ClusterEvent, old: Any = None, new: Any = None,
                                       pre_check: Callable[[Pod], bool] | None = None) -> int:
         """A cluster event happened: requeue the unschedulable pods it may help. Returns how many moved."""
+        for events in self._in_flight.values():
+            events.append((event, old, new))
         if not self.unschedulable:
             return 0
         moved = 0
@@ -339,3 +370,46 @@ class SchedulingQueue:
         """Earliest time a non-gated unschedulable pod exceeds the leftover limit."""
         ts = [q.timestamp for q in self.unschedulable.values() if not q.gated]
         return min(ts) + self.max_in_unschedulable if ts else None
+
+    # ───────────────────────────── nominator ─────────────────────────────
+    # upstream nominator (backend/queue/nominator.go): pods nominated to a node by preemption
+    # occupy it in the filters of pods with lower or equal priority.
+
+    def add_nominated_pod(self, pod_info: PodInfo, node_name: str) -> None:
+        """Record (or clear, with ``node_name=""``) the pod's nomination."""
+        self.delete_nominated_pod(pod_info.key)
+        if node_name:
+            self._nominated.setdefault(node_name, {})[pod_info.key] = pod_info
+            self._nominated_node[pod_info.key] = node_name
+
+    def delete_nominated_pod(self, key: str) -> None:
+        node = self._nominated_node.pop(key, None)
+        if node is not None:
+            pods = self._nominated.get(node)
+            if pods is not None:
+                pods.pop(key, None)
+                if not pods:
+                    del self._nominated[node]
+
+    def _update_nominated(self, old: Pod, pod_info: PodInfo) -> None:
+        """Upstream ``UpdateNominatedPod``: an update without nominatedNodeName keeps a nomination
+        made in memory; otherwise the pod's status decides."""
+        key = pod_info.key
+        nnn = pod_info.pod.status.nominated_node_name
+        if not old.status.nominated_node_name and not nnn and key in self._nominated_node:
+            nnn = self._nominated_node[key]
+        self.add_nominated_pod(pod_info, nnn)
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        pods = self._nominated.get(node_name)
+        return list(pods.values()) if pods else []
+
+    def has_nominated_pods(self) -> bool:
+        return bool(self._nominated)
+
+    def nominated_nodes(self) -> list[str]:
+        """Names of the nodes that have nominated pods."""
+        return list(self._nominated)
+
+    def nominated_node(self, key: str) -> str | None:
+        return self._nominated_node.get(key)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from kubesched.api.objects import pod_key
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import FitError, NodeToStatus
 from kubesched.framework.events import EVENT_ASSIGNED_POD_DELETE
@@ -79,6 +80,7 @@ def schedule_one(sched: Scheduler) -> Attempt | None:
     assumed_info = PodInfo.__new__(PodInfo)
     _copy_pod_info(qpi.pod_info, assumed_info, assumed_pod)
     sched.cache.assume_pod(assumed_info, node)
+    sched.queue.delete_nominated_pod(key)
 
     st = fw.run_reserve_plugins_reserve(state, assumed_pod, node)
     if st is not None:
@@ -127,13 +129,19 @@ def _forget_and_fail(sched: Scheduler, fw: Framework, state: CycleState, qpi: Qu
     Reserve/Permit failure paths)."""
     fw.run_reserve_plugins_unreserve(state, assumed_pod, node)
     sched.cache.forget_pod(qpi.key)
-    # the assumed pod occupied resources: other pods may fit now
-    sched.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, assumed_pod, None)
     rejected = st.is_rejected()
-    if rejected and st.plugin:
+    if not rejected:
+        # the assumed pod occupied resources: other pods may fit now
+        sched.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, assumed_pod, None)
+        return _failed(sched, fw, qpi, st, st.message(), now, rejected=False, record=record)
+    if st.plugin:
         qpi.unschedulable_plugins = {st.plugin} if st.code != Code.PENDING else set()
         qpi.pending_plugins = {st.plugin} if st.code == Code.PENDING else set()
-    return _failed(sched, fw, qpi, st, st.message(), now, rejected=rejected, record=record)
+    attempt = _failed(sched, fw, qpi, st, st.message(), now, rejected=True, record=record)
+    # deferred until the pod is requeued, and not applied to the pod itself (upstream)
+    sched.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, assumed_pod, None,
+                                              lambda p: pod_key(p) != qpi.key)
+    return attempt
 
 
 def _unschedulable(sched: Scheduler, fw: Framework, state: CycleState, qpi: QueuedPodInfo,
@@ -178,6 +186,9 @@ def _failed(sched: Scheduler, fw: Framework, qpi: QueuedPodInfo, st: Status, mes
         qpi.pod_info.pod = msgspec.structs.replace(
             qpi.pod, status=msgspec.structs.replace(qpi.pod.status, nominated_node_name=nominated))
     sched.queue.add_unschedulable_if_not_present(qpi)
+    # upstream AddNominatedPod: the PostFilter's nomination, else the pod's own
+    sched.queue.add_nominated_pod(qpi.pod_info, nominated if nominated is not None
+                                  else qpi.pod.status.nominated_node_name)
     if sched.client is not None:
         sched.client.record_event(qpi.pod, "Warning", "FailedScheduling", "Scheduling", truncate_message(message))
         sched.client.update_pod_condition(qpi.pod, "False", reason, message, nominated)

@@ -102,6 +102,8 @@ class Scheduler:
             pod_initial_backoff_s=float(self.config.pod_initial_backoff_seconds or 1),
             pod_max_backoff_s=float(self.config.pod_max_backoff_seconds or 10),
             pod_max_in_unschedulable_pods_s=pod_max_in_unschedulable_pods_s)
+        for fw in self.profiles.values():
+            fw.handle.nominator = self.queue  # type: ignore[attr-defined]
         self.sampler = Sampler()
         self.record = record
         self.stats = SchedulerStats()
@@ -137,9 +139,7 @@ class Scheduler:
                     self.queue.move_all_to_active_or_backoff(ev, old, new)
         elif self.responsible_for(new):
             if not _pod_updated(old, new):
-                qpi = self.queue._entries.get(pod_key(new))
-                if qpi is not None:
-                    qpi.pod_info.pod = new  # status-only change: no requeue (upstream isPodUpdated)
+                self.queue.update_status(old, new)  # status-only change: no requeue (upstream isPodUpdated)
                 return
             self.queue.update(old, new)
 

@@ -72,6 +72,29 @@ class ScheduleResult:
     scores: ScoreResult | None = None
 
 
+def _apply_nominated_pods(fw: Framework, state: CycleState, pod: Pod, chunk: FilterChunk) -> None:
+    """Upstream ``RunFilterPluginsWithNominatedPods``: a node to which pods of priority ≥ the
+    pod's are nominated must also pass with those pods on it. Only such nodes are re-run."""
+    nominator = getattr(fw.handle, "nominator", None)
+    if nominator is None or not nominator.has_nominated_pods():
+        return
+    table = fw.handle.nodes
+    key = state.pod_info.key if state.pod_info is not None else _key(pod)
+    prio = state.pod_info.priority if state.pod_info is not None else (pod.spec.priority or 0)
+    rows_with = [table.row_of[n] for n in nominator.nominated_nodes() if n in table.row_of]
+    if not rows_with:
+        return
+    for i in np.flatnonzero(np.isin(chunk.rows, np.asarray(rows_with, np.int64))).tolist():
+        row = int(chunk.rows[i])
+        nominated = [pi for pi in nominator.nominated_pods_for_node(table.names[row])
+                     if pi.priority >= prio and pi.key != key and pi.key not in table.pod_row]
+        if not nominated:
+            continue
+        sub = fw.filter_with_nominated_pods(state, pod, row, nominated)
+        if sub is not None:
+            chunk.override(i, sub)
+
+
 def _filter_rows(fw: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis, rows: np.ndarray,
                  start: int, num_to_find: int) -> np.ndarray:
     """``findNodesThatPassFilters`` over ``rows``: evaluate from ``start`` (wrapping) until
@@ -90,7 +113,8 @@ def _filter_rows(fw: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosi
     size = max(num_to_find, 64)
     while pos < n and found < num_to_find:
         chunk = fw.run_filter_plugins(state, pod, rotated[pos:pos + size])
-        ok = chunk.fail_plugin < 0
+        _apply_nominated_pods(fw, state, pod, chunk)
+        ok = chunk.ok_mask()
         n_ok = int(ok.sum())
         if found + n_ok > num_to_find:
             # keep the evaluations up to and including the num_to_find-th feasible node
@@ -137,7 +161,8 @@ def schedule_pod(fw: Framework, state: CycleState, pod: Pod, table: NodeTable, s
     if nnn and nnn in table.row_of:
         row = np.asarray([table.row_of[nnn]], np.int64)
         chunk = fw.run_filter_plugins(state, pod, row)
-        if chunk.fail_plugin[0] < 0:
+        _apply_nominated_pods(fw, state, pod, chunk)
+        if chunk.fail_plugin[0] == chunk.PASSED:
             return ScheduleResult(nnn, 1, 1, [chunk])
         # the node is evaluated again below with the same result; upstream's map holds it once
 
