@@ -377,11 +377,6 @@ def test_dry_run_topology_spread() -> None:
     assert env.snapshot() == before
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "InterPodAffinity's PreFilter state aliases the AffinityIndex domain arrays, which the index "
-    "mutates in place when the dry run removes victims from the NodeTable row: the removal is then "
-    "counted twice (listener + RemovePod). Needs PreFilterState to copy the arrays it takes from "
-    "the index (or copy-on-write in the index)."))
 def test_dry_run_anti_affinity() -> None:
     # upstream "pod with anti-affinity is preempted"
     nodes = [node("node1", labels={"hostname": "node1"}), node("node2", labels={"hostname": "node2"})]

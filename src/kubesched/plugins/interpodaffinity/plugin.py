@@ -158,7 +158,10 @@ class PreFilterState:
         d = getattr(self, which)
         cur = d.get(tk)
         if cur is None:
-            d[tk] = dom
+            # a copy: the index updates its arrays in place when pods come and go (e.g. a
+            # preemption dry run removing victims), and the cycle's state must not move with it
+            d[tk] = dom.copy()
+            self._owned.add((which, tk))
             return
         if (which, tk) not in self._owned:
             cur = cur.copy()
@@ -265,7 +268,7 @@ class InterPodAffinity:
         if aff_t:
             c = idx.target(tuple(t for t, _ in aff_t))
             for tk in s.aff_keys:
-                s.aff[tk] = idx.domain(c, tk)
+                s.accumulate("aff", tk, idx.domain(c, tk))
         for target, tk in anti_t:
             s.accumulate("anti", tk, idx.domain(idx.target((target,)), tk))
         state.write(PRE_FILTER_STATE_KEY, s)
