@@ -49,7 +49,9 @@ def print_replay(summary: Any) -> None:
     table.add_column("metric")
     table.add_column("value", justify="right")
     for k, v in d.items():
-        if isinstance(v, float):
+        if k.startswith("alloc_") and isinstance(v, float):
+            v = f"{100 * v:.3f} %"
+        elif isinstance(v, float):
             v = f"{v:,.3f}"
         elif isinstance(v, int):
             v = f"{v:,}"
