@@ -207,20 +207,51 @@ def fit_error_message(num_all_nodes: int, diagnosis: Diagnosis) -> str:
 
 class NodeToStatus:
     """Upstream ``framework.NodeToStatus``: explicit per-node statuses plus the status of every
-    node absent from the map. ``get(name)`` answers for any node of the snapshot."""
+    node absent from the map. Built lazily from the diagnosis arrays: ``get(name)`` answers for
+    any node; ``rows_with_code`` selects nodes by status code without building statuses."""
 
     def __init__(self, diagnosis: Diagnosis, names: Sequence[str]) -> None:
-        self._explicit = diagnosis.node_to_status(names)
+        self._diagnosis = diagnosis
+        self._names = names
+        self._explicit: dict[str, Status] | None = None
         self.absent_status = diagnosis.absent_status or Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
 
-    def get(self, name: str) -> Status:
-        return self._explicit.get(name, self.absent_status)
-
     def explicit(self) -> dict[str, Status]:
+        if self._explicit is None:
+            self._explicit = self._diagnosis.node_to_status(self._names)
         return self._explicit
 
+    def get(self, name: str) -> Status:
+        return self.explicit().get(name, self.absent_status)
+
     def __len__(self) -> int:
-        return len(self._explicit)
+        return self._diagnosis.num_explicit()
+
+    def rows_with_code(self, order: np.ndarray, code: Code) -> np.ndarray:
+        """The rows of ``order`` (in that order) whose status has ``code``."""
+        n = len(self._names)
+        codes = np.full(n, int(self.absent_status.code), np.int8)
+        for chunk in self._diagnosis.chunks:
+            fp = chunk.fail_plugin
+            codes[chunk.rows[fp == chunk.PASSED]] = int(Code.SUCCESS)
+            for pi, table in enumerate(chunk.tables):
+                if table is None:
+                    continue
+                sel = np.flatnonzero(fp == pi)
+                if len(sel) == 0:
+                    continue
+                bits = chunk.fail_bits[sel]
+                for b in np.unique(bits).tolist():
+                    codes[chunk.rows[sel[bits == b]]] = int(table.status(b, "").code)
+            for i, sub in chunk.overrides.items():
+                codes[int(chunk.rows[i])] = int(next(sub.statuses(self._names))[1].code)
+        if self._diagnosis.extra_statuses:
+            index = {nm: r for r, nm in enumerate(self._names)}
+            for name, st in self._diagnosis.extra_statuses.items():
+                r = index.get(name)
+                if r is not None:
+                    codes[r] = int(st.code)
+        return order[codes[order] == int(code)]
 
     def nodes_for_status_code(self, names: Sequence[str], code: Code) -> list[str]:
         """Names among ``names`` whose status has ``code`` (upstream ``NodesForStatusCode``)."""

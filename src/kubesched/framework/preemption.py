@@ -574,6 +574,9 @@ class Evaluator:
         (upstream ``NodesForStatusCode(Unschedulable)``)."""
         table = self.handle.nodes
         order = table.order()
+        rows_with_code = getattr(m, "rows_with_code", None)
+        if callable(rows_with_code):
+            return rows_with_code(order, Code.UNSCHEDULABLE)
         names = table.names
         return np.asarray([r for r in order.tolist() if _status_of(m, names[r]).code == Code.UNSCHEDULABLE],
                           np.int64)
@@ -608,9 +611,14 @@ class Evaluator:
         violating: list[Candidate] = []
         statuses: dict[str, Status] = {}
         errors: list[str] = []
+        prio = pod_priority(pod)
         for i in range(n):
             row = int(potential[(offset + i) % n])
             name = table.names[row]
+            if not any(pi.priority < prio for pi in table.pods[row]):
+                # no pod of lower priority: nothing to evict (skips cloning the state)
+                statuses[name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_NO_VICTIMS,))
+                continue
             pods, num_pdb, st = self.select_victims_on_node(state.clone(), pod, row, pdbs)
             if st.is_success() and pods:
                 c = Candidate(name, Victims(pods, num_pdb))
