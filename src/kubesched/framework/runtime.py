@@ -163,6 +163,7 @@ class Framework:
         self._filter_names = [p.name for p in self.filter_plugins]
         self._batch_filter = [callable(getattr(p, "filter_nodes", None)) for p in self.filter_plugins]
         self._batch_score = [callable(getattr(p, "score_nodes", None)) for p in self.score_plugins]
+        self._normalize = [getattr(p, "normalize_score", None) for p in self.score_plugins]
 
     def _expand(self, point: ExtensionPoint, cfg: Any, path: str) -> list[Any]:
         pset = getattr(cfg, point.config_name)
@@ -410,10 +411,12 @@ class Framework:
                 return Status(Code.ERROR, (f'running PreScore plugin "{pl.name}": {st.message()}',), st.error, pl.name)
         return None
 
-    def run_score_plugins(self, state: CycleState, pod: Pod, rows: np.ndarray) -> ScoreResult:
+    def run_score_plugins(self, state: CycleState, pod: Pod, rows: np.ndarray, *, keep: bool = True) -> ScoreResult:
         """Score, NormalizeScore and weight every Score plugin over ``rows``.
 
-        Raises :class:`ScoreError` on an Error status or a normalised score out of [0, 100].
+        With ``keep`` the raw, normalized and weighted arrays of every plugin are returned (for
+        decision records); otherwise only the total. Raises :class:`ScoreError` on an Error
+        status or a normalised score out of [0, 100] (upstream checks every plugin).
         """
         table = self.handle.nodes
         k = len(rows)
@@ -423,6 +426,7 @@ class Framework:
         weighted: list[np.ndarray] = []
         total = np.zeros(k, np.int64)
         skip = state.skip_score_plugins
+        weights = self._weights
         for pi, pl in enumerate(self.score_plugins):
             if pl.name in skip:
                 continue
@@ -436,27 +440,35 @@ class Framework:
                         if st is not None and not st.is_success():
                             raise ScoreError(Status(Code.ERROR, (st.message(),), st.error, pl.name))
                         raw[i] = s
-                norm = raw.copy()
-                normalize = getattr(pl, "normalize_score", None)
+                normalize = self._normalize[pi]
                 if normalize is not None:
+                    norm = raw.copy() if keep else raw
                     st = normalize(state, pod, norm)
                     if st is not None and not st.is_success():
                         raise ScoreError(Status(Code.ERROR, (st.message(),), st.error, pl.name))
+                else:
+                    norm = raw
             except ScoreError:
                 raise
             except Exception as e:  # noqa: BLE001
                 raise ScoreError(as_status(e).with_plugin(pl.name)) from e
-            if k and (norm.min() < MIN_NODE_SCORE or norm.max() > MAX_NODE_SCORE):
+            if k and (norm.max() > MAX_NODE_SCORE or norm.min() < MIN_NODE_SCORE):
                 bad = int(norm[(norm < MIN_NODE_SCORE) | (norm > MAX_NODE_SCORE)][0])
                 raise ScoreError(Status(Code.ERROR, (
                     f'plugin "{pl.name}" returns an invalid score {bad}, it should in the range of '
                     f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",), None, pl.name))
-            w = norm * self._weights[pi]
-            names.append(pl.name)
-            raws.append(raw)
-            norms.append(norm)
-            weighted.append(w)
-            total += w
+            w = int(weights[pi])
+            if keep:
+                wv = norm * w
+                names.append(pl.name)
+                raws.append(raw)
+                norms.append(norm)
+                weighted.append(wv)
+                total += wv
+            elif w == 1:
+                total += norm
+            else:
+                total += norm * w
         return ScoreResult(rows, names, raws, norms, weighted, total)
 
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:

@@ -61,7 +61,7 @@ def schedule_one(sched: Scheduler) -> Attempt | None:
     state = CycleState(qpi.pod_info)
     now = sched.clock.now()
     try:
-        res = schedule_pod(fw, state, pod, sched.table, sched.sampler, sched.rng)
+        res = schedule_pod(fw, state, pod, sched.table, sched.sampler, sched.rng, record=sched.record)
     except FitError as fe:
         return _unschedulable(sched, fw, state, qpi, fe, now)
     except NoNodesAvailable as e:

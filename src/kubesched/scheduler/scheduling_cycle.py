@@ -106,13 +106,20 @@ def _filter_rows(fw: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosi
     if not fw.has_filter_plugins():
         idx = (start + np.arange(min(num_to_find, n))) % n
         return rows[idx]
-    rotated = rows if start == 0 else np.concatenate((rows[start:], rows[:start]))
     feasible: list[np.ndarray] = []
     found = 0
     pos = 0
     size = max(num_to_find, 64)
     while pos < n and found < num_to_find:
-        chunk = fw.run_filter_plugins(state, pod, rotated[pos:pos + size])
+        # nodes[(start + i) % n] for i in [pos, pos + size), without rotating the whole list
+        a, b = start + pos, start + min(pos + size, n)
+        if b <= n:
+            segment = rows[a:b]
+        elif a >= n:
+            segment = rows[a - n:b - n]
+        else:
+            segment = np.concatenate((rows[a:], rows[:b - n]))
+        chunk = fw.run_filter_plugins(state, pod, segment)
         _apply_nominated_pods(fw, state, pod, chunk)
         ok = chunk.ok_mask()
         n_ok = int(ok.sum())
@@ -134,7 +141,8 @@ def _filter_rows(fw: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosi
 
 
 def schedule_pod(fw: Framework, state: CycleState, pod: Pod, table: NodeTable, sampler: Sampler,
-                 rng: np.random.Generator, *, has_extender_filters: bool = False) -> ScheduleResult:
+                 rng: np.random.Generator, *, has_extender_filters: bool = False,
+                 record: bool = True) -> ScheduleResult:
     """Pick a node for ``pod`` (upstream ``schedulePod``).
 
     Raises :class:`FitError` when no node fits (its diagnosis carries the per-node statuses),
@@ -177,28 +185,28 @@ def schedule_pod(fw: Framework, state: CycleState, pod: Pod, table: NodeTable, s
         num_to_find = 1
     start = sampler.next_start_node_index
     feasible = _filter_rows(fw, state, pod, diagnosis, rows, start, num_to_find)
-    processed = len(feasible) + diagnosis.num_explicit()
-    sampler.next_start_node_index = (start + processed) % num_all
+    explicit = diagnosis.num_explicit()
+    sampler.next_start_node_index = (start + len(feasible) + explicit) % num_all
 
     if len(feasible) == 0:
         diagnosis.collect_plugins()
         raise FitError(_key(pod), num_all, diagnosis)
     chunks = diagnosis.chunks
     if len(feasible) == 1:
-        return ScheduleResult(table.names[int(feasible[0])], 1 + diagnosis.num_explicit(), 1, chunks)
+        return ScheduleResult(table.names[int(feasible[0])], 1 + explicit, 1, chunks)
 
     st = fw.run_pre_score_plugins(state, pod, feasible)
     if st is not None and not st.is_success():
         raise PreFilterError(st)
     if fw.has_score_plugins():
-        scores = fw.run_score_plugins(state, pod, feasible)
+        scores = fw.run_score_plugins(state, pod, feasible, keep=record)
         total = scores.total
     else:
         scores = None
         total = np.ones(len(feasible), np.int64)
     best = np.flatnonzero(total == total.max())
     pick = int(best[0]) if len(best) == 1 else int(best[int(rng.integers(len(best)))])
-    return ScheduleResult(table.names[int(feasible[pick])], len(feasible) + diagnosis.num_explicit(),
+    return ScheduleResult(table.names[int(feasible[pick])], len(feasible) + explicit,
                           len(feasible), chunks, scores)
 
 
