@@ -531,6 +531,35 @@ class Gen:
                                   owner=("apps/v1", "StatefulSet", "analytics-nvme"),
                                   nodeSelector={"disktype": "nvme"}))
 
+        # data/pgbouncer: a connection pooler that must run next to a PostgreSQL replica (required
+        # pod affinity on the hostname), preferring zone-a where the primary is
+        self.rs_pods("data", "pgbouncer", 2, [c("pgbouncer", "bitnami/pgbouncer:1.23.1", "100m", "64Mi",
+                                                lmem="128Mi", ports=[6432])],
+                     affinity={"podAffinity": {
+                         "requiredDuringSchedulingIgnoredDuringExecution": [
+                             {"topologyKey": "kubernetes.io/hostname",
+                              "labelSelector": {"matchLabels": {"app": "postgres"}}}],
+                         "preferredDuringSchedulingIgnoredDuringExecution": [
+                             {"weight": 50, "podAffinityTerm": {
+                                 "topologyKey": "topology.kubernetes.io/zone",
+                                 "labelSelector": {"matchLabels": {"app": "postgres",
+                                                                   "statefulset.kubernetes.io/pod-name": "postgres-0"}}}}]}})
+        # data/mongodb: keep the document store off the nodes that run PostgreSQL (required
+        # anti-affinity) and spread its replicas over zones where possible (ScheduleAnyway)
+        for i in range(3):
+            name = f"mongodb-{i}"
+            self.add_pending(self.pod(
+                "data", name, [c("mongodb", "mongo:7.0", "500m", "1Gi", lmem="2Gi", ports=[27017])],
+                labels={"app": "mongodb", "statefulset.kubernetes.io/pod-name": name},
+                owner=("apps/v1", "StatefulSet", "mongodb"),
+                affinity={"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"topologyKey": "kubernetes.io/hostname",
+                     "labelSelector": {"matchExpressions": [{"key": "app", "operator": "In",
+                                                             "values": ["postgres", "mongodb"]}]}}]}},
+                topologySpreadConstraints=[{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+                                            "whenUnsatisfiable": "ScheduleAnyway",
+                                            "labelSelector": {"matchLabels": {"app": "mongodb"}}}]))
+
         # batch
         for job, n, image, cpu, mem, pc, extra in [
             ("etl-hourly", 10, "ghcr.io/example/etl:0.9.4", "500m", "1Gi", "low-priority", {}),
@@ -709,6 +738,13 @@ def match_expr(e: dict, labels: dict[str, str]) -> bool:
     raise ValueError(op)
 
 
+def selector_matches(sel: dict, labels: dict[str, str]) -> bool:
+    """A label selector with matchLabels and In/NotIn/Exists/DoesNotExist expressions."""
+    if not all(labels.get(k) == v for k, v in sel.get("matchLabels", {}).items()):
+        return False
+    return all(match_expr(e, labels) for e in sel.get("matchExpressions", []))
+
+
 def infeasible(pod: dict, node: dict, g: Gen, *, ignore_unschedulable: bool = False) -> str | None:
     """Why ``pod`` cannot go on ``node`` right now (None if it can): a simplified filter chain."""
     spec = pod["spec"]
@@ -733,13 +769,17 @@ def infeasible(pod: dict, node: dict, g: Gen, *, ignore_unschedulable: bool = Fa
             return f"untolerated taint {taint['key']}"
     if host_ports_of(pod) & g.ports[name]:
         return "node(s) didn't have free ports"
+    ns = pod["metadata"]["namespace"]
+    here = [q for q in g.node_pods[name] if q["metadata"]["namespace"] == ns]
+    aff = ((spec.get("affinity") or {}).get("podAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
+    for term in aff or []:
+        assert term["topologyKey"] == "kubernetes.io/hostname"
+        if not any(selector_matches(term["labelSelector"], q["metadata"].get("labels", {})) for q in here):
+            return "node(s) didn't match pod affinity rules"
     anti = ((spec.get("affinity") or {}).get("podAntiAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
     for term in anti or []:
         assert term["topologyKey"] == "kubernetes.io/hostname"
-        sel = term["labelSelector"]["matchLabels"]
-        if any(q["metadata"]["namespace"] == pod["metadata"]["namespace"]
-               and all(q["metadata"].get("labels", {}).get(k) == v for k, v in sel.items())
-               for q in g.node_pods[name]):
+        if any(selector_matches(term["labelSelector"], q["metadata"].get("labels", {})) for q in here):
             return "node(s) didn't match pod anti-affinity rules"
     r = pod_requests(pod)
     f = g.free[name]
@@ -779,6 +819,16 @@ def priority_classes() -> list[dict]:
     ]
 
 
+def services() -> list[dict]:
+    """Services selecting some of the workloads: the scheduler's system-default topology
+    spreading (hostname maxSkew 3, zone maxSkew 5, ScheduleAnyway) takes its selector from them."""
+    def svc(ns: str, app: str, port: int) -> dict:
+        return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": app, "namespace": ns},
+                "spec": {"selector": {"app": app}, "ports": [{"port": port, "targetPort": port}]}}
+    return [svc("web", "frontend", 8080), svc("web", "api", 8080), svc("web", "checkout", 8080),
+            svc("data", "pgbouncer", 6432)]
+
+
 def dump(objs: list[dict], title: str) -> str:
     head = (f"# {title}\n# Generated by examples/quickstart/generate.py (seed {SEED}); "
             "edit the script, not this file.\n")
@@ -803,6 +853,7 @@ def render_all() -> dict[str, str]:
     return {
         "00-namespaces.yaml": dump(namespaces(), "Namespaces"),
         "01-priorityclasses.yaml": dump(priority_classes(), "PriorityClasses (system-* ones are built in on a real cluster)"),
+        "05-services.yaml": dump(services(), "Services (their selectors drive the default topology spreading)"),
         "10-nodes.yaml": dump(g.nodes, f"{len(g.nodes)} nodes in 3 zones"),
         "20-running-pods.yaml": dump(g.running, f"{len(g.running)} pods already bound (spec.nodeName set)"),
         "30-pending-pods.yaml": dump(g.pending, f"{len(g.pending)} pending pods (no spec.nodeName)"),

@@ -275,7 +275,8 @@ def test_quickstart_example_loads():
     by_kind: dict[str, list[RawObject]] = {}
     for o in objs:
         by_kind.setdefault(o.kind, []).append(o)
-    assert set(by_kind) == {"Namespace", "PriorityClass", "Node", "Pod"}
+    assert set(by_kind) == {"Namespace", "PriorityClass", "Service", "Node", "Pod"}
+    assert {o.name for o in by_kind["Service"]} == {"frontend", "api", "checkout", "pgbouncer"}
     assert {o.name for o in by_kind["Namespace"]} == {"default", "kube-system", "web", "data", "batch", "ml"}
     pcs = {o.name: o.data for o in by_kind["PriorityClass"]}
     assert pcs["system-cluster-critical"]["value"] == 2000000000
