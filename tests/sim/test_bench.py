@@ -16,7 +16,6 @@ from kubesched.sim.bench import (
     CreatePods,
     ThroughputCollector,
     Workload,
-    bench_config,
     execute,
     percentile,
     run_workload,
@@ -24,12 +23,6 @@ from kubesched.sim.bench import (
 )
 
 REGISTRY = dict(in_tree_registry())
-
-
-def _needs(w: Workload) -> None:
-    missing = [p for p in w.requires if p not in REGISTRY]
-    if missing:
-        pytest.skip(f"plugin(s) {missing} not implemented yet")
 
 
 # ───────────────────────────── percentile / collector ─────────────────────────────
@@ -113,15 +106,6 @@ def test_every_case_has_a_small_variant():
         assert any(w.case == case and w.num_nodes <= 50 for w in WORKLOADS.values()), case
 
 
-def test_bench_config_drops_plugins_missing_from_registry():
-    reg = dict(REGISTRY)
-    reg.pop("ImageLocality", None)
-    cfg, missing = bench_config(reg)
-    assert "ImageLocality" in missing
-    names = [p.name for p in cfg.profiles[0].plugins.multi_point.enabled]
-    assert "ImageLocality" not in names and "NodeResourcesFit" in names
-
-
 # ───────────────────────────── end to end ─────────────────────────────
 
 SMALL = [k for k, w in WORKLOADS.items() if w.num_nodes <= 50]
@@ -130,9 +114,7 @@ SMALL = [k for k, w in WORKLOADS.items() if w.num_nodes <= 50]
 @pytest.mark.parametrize("key", SMALL)
 def test_small_workload_schedules_every_measured_pod(key):
     w = WORKLOADS[key]
-    _needs(w)
     res = execute(w, seed=1)
-    assert not res.skipped
     assert res.scheduled == res.measured_pods == w.num_measured_pods
     assert res.unschedulable_pods == 0
     assert res.attempts["scheduled"] == w.num_measured_pods
@@ -194,15 +176,6 @@ def test_same_seed_same_placements():
     assert placements() == placements()
 
 
-def test_missing_required_plugin_skips():
-    w = WORKLOADS["SchedulingPodAntiAffinity/5Nodes"]
-    reg = {k: v for k, v in REGISTRY.items() if k != "InterPodAffinity"}
-    res = execute(w, registry=reg)
-    assert res.skipped and "InterPodAffinity" in res.skipped
-    assert "SKIPPED" in res.summary()
-    assert res.to_dict()["skipped"] == res.skipped
-
-
 def test_dataitem_shape_and_round_trip():
     r = BenchResult("SchedulingBasic/5000Nodes_10000Pods", threshold=680, target=1500, namespace="namespace-2",
                     data=throughput_data([700.0, 800.0, 900.0]), samples=[700.0, 800.0, 900.0],
@@ -229,7 +202,6 @@ def test_run_workload_in_a_subprocess():
 
 def test_default_spreading_service_selects_the_measured_pods():
     w = WORKLOADS["DefaultTopologySpreading/5Nodes"]
-    _needs(w)
     seen = {}
     res = execute(w, inspect=lambda store, sched: seen.update(store=store))
     store = seen["store"]

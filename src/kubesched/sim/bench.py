@@ -463,8 +463,6 @@ class Workload:
     """kubesched's target on the project's 2-core machine (from the issues), pods/s."""
     rss_target_mib: float | None = None
     labels: tuple[str, ...] = ()
-    requires: tuple[str, ...] = ()
-    """Plugins the workload exercises; it is skipped when one is not in the registry."""
 
     @property
     def key(self) -> str:
@@ -493,11 +491,11 @@ class Workload:
 
 def _case(case: str, template: Callable[[dict[str, int]], list[Op]],
           workloads: Sequence[tuple[str, dict[str, int], float | None, float | None, tuple[str, ...]]],
-          requires: tuple[str, ...] = (), rss: dict[str, float] | None = None) -> dict[str, Workload]:
+          rss: dict[str, float] | None = None) -> dict[str, Workload]:
     out: dict[str, Workload] = {}
     for name, params, threshold, target, labels in workloads:
         w = Workload(case, name, tuple(template(params)), threshold, target,
-                     (rss or {}).get(name), labels, requires)
+                     (rss or {}).get(name), labels)
         out[w.key] = w
     return out
 
@@ -549,8 +547,6 @@ def _p(nodes: int, init: int, measure: int) -> dict[str, int]:
 
 _IT = ("integration-test", "short")
 _PERF = ("performance",)
-_IPA = ("InterPodAffinity",)
-_PTS = ("PodTopologySpread",)
 
 WORKLOADS: dict[str, Workload] = {
     # misc/performance-config.yaml
@@ -577,44 +573,44 @@ WORKLOADS: dict[str, Workload] = {
         ("500Nodes", _p(500, 100, 400), None, None, ()),
         ("5000Nodes", _p(5000, 1000, 1000), None, None, ()),
         ("5000Nodes_2000Pods", _p(5000, 1000, 2000), 60, 600, _PERF),
-    ], requires=_IPA),
+    ]),
     **_case("SchedulingPodAffinity", _inter_pod("pod-with-pod-affinity.yaml", True), [
         ("5Nodes", _p(5, 5, 10), None, None, _IT),
         ("500Nodes", _p(500, 500, 1000), None, None, ()),
         ("5000Nodes", _p(5000, 5000, 1000), None, None, ("performance", "short")),
         ("5000Nodes_5000Pods", _p(5000, 5000, 5000), 35, 350, _PERF),
-    ], requires=_IPA),
+    ]),
     **_case("SchedulingPreferredPodAffinity", _inter_pod("pod-with-preferred-pod-affinity.yaml", False), [
         ("5Nodes", _p(5, 5, 10), None, None, _IT),
         ("500Nodes", _p(500, 500, 1000), None, None, ()),
         ("5000Nodes", _p(5000, 5000, 1000), None, None, ()),
         ("5000Nodes_5000Pods", _p(5000, 5000, 5000), 90, 600, _PERF),
-    ], requires=_IPA),
+    ]),
     **_case("SchedulingPreferredPodAntiAffinity", _inter_pod("pod-with-preferred-pod-anti-affinity.yaml", False), [
         ("5Nodes", _p(5, 5, 10), None, None, _IT),
         ("500Nodes", _p(500, 500, 1000), None, None, ()),
         ("5000Nodes", _p(5000, 5000, 1000), None, None, ("performance", "short")),
         ("5000Nodes_5000Pods", _p(5000, 5000, 5000), 90, 600, _PERF),
-    ], requires=_IPA),
+    ]),
     # topology_spreading/performance-config.yaml
     **_case("TopologySpreading", _spreading("pod-with-topology-spreading.yaml"), [
         ("5Nodes", _p(5, 10, 10), None, None, _IT),
         ("500Nodes", _p(500, 1000, 1000), None, None, ()),
         ("5000Nodes", _p(5000, 5000, 2000), None, None, ("performance", "short")),
         ("5000Nodes_5000Pods", _p(5000, 5000, 5000), 460, 1000, _PERF),
-    ], requires=_PTS),
+    ]),
     **_case("PreferredTopologySpreading", _spreading("pod-with-preferred-topology-spreading.yaml"), [
         ("5Nodes", _p(5, 10, 10), None, None, _IT),
         ("500Nodes", _p(500, 1000, 1000), None, None, ()),
         ("5000Nodes", _p(5000, 5000, 2000), None, None, _PERF),
         ("5000Nodes_5000Pods", _p(5000, 5000, 5000), 340, 1000, _PERF),
-    ], requires=_PTS),
+    ]),
     **_case("DefaultTopologySpreading", _default_spreading, [
         ("5Nodes", _p(5, 10, 10), None, None, _IT),
         ("500Nodes", _p(500, 1000, 1000), None, None, ()),
         ("5000Nodes_10000Pods", _p(5000, 5000, 10000), None, None, _PERF),
         ("5000Nodes_50000Pods", _p(5000, 5000, 50000), 160, 800, _PERF),
-    ], requires=_PTS),
+    ]),
 }
 """Every reproduced workload by ``"Case/Workload"``."""
 
@@ -737,12 +733,8 @@ class BenchResult:
     total_wall_s: float = 0.0
     peak_rss_mib: float = 0.0
     namespace: str = ""
-    plugins_missing: list[str] = field(default_factory=list)
-    """Default-profile plugins absent from the registry (left out of the profile)."""
     isolated: bool = False
     """Ran in its own subprocess."""
-    skipped: str = ""
-    """Why the workload did not run (a required plugin is missing); empty when it ran."""
     python: str = field(default_factory=lambda: sys.version.split()[0])
 
     @property
@@ -764,16 +756,12 @@ class BenchResult:
         name = f"BenchmarkPerfScheduling/{case}/{wl}/{self.namespace}" if self.namespace else self.workload
         items: list[dict[str, Any]] = [{"labels": {"Metric": "SchedulingThroughput", "Name": name},
                                         "unit": "pods/s", "data": dict(self.data)}]
-        if not self.skipped:
-            items.append({"labels": {"Metric": "PeakRSS", "Name": name}, "unit": "MiB",
-                          "data": {"Max": round(self.peak_rss_mib, 1)}})
+        items.append({"labels": {"Metric": "PeakRSS", "Name": name}, "unit": "MiB",
+                      "data": {"Max": round(self.peak_rss_mib, 1)}})
         return items
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"version": "v1", "dataItems": self.data_items(), "workload": self.workload}
-        if self.skipped:
-            out["skipped"] = self.skipped
-            return out
         out.update({
             "threshold": self.threshold, "target": self.target, "rssTargetMiB": self.rss_target_mib,
             "nodes": self.nodes, "initPods": self.init_pods, "measuredPods": self.measured_pods,
@@ -784,20 +772,18 @@ class BenchResult:
             "loadAvg": [round(x, 2) for x in self.loadavg],
             "createSeconds": round(self.create_s, 3), "setupSeconds": round(self.setup_s, 3),
             "totalWallSeconds": round(self.total_wall_s, 3), "peakRSSMiB": round(self.peak_rss_mib, 1),
-            "samples": [round(s, 2) for s in self.samples], "pluginsMissing": list(self.plugins_missing),
+            "samples": [round(s, 2) for s in self.samples],
             "isolated": self.isolated, "python": self.python,
         })
         return out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> BenchResult:
-        r = cls(d["workload"], skipped=d.get("skipped", ""))
+        r = cls(d["workload"])
         items = d.get("dataItems") or [{}]
         r.data = dict(items[0].get("data") or {})
         name = (items[0].get("labels") or {}).get("Name", "")
         r.namespace = name.rsplit("/", 1)[-1] if name.startswith("BenchmarkPerfScheduling/") else ""
-        if r.skipped:
-            return r
         r.threshold, r.target, r.rss_target_mib = d.get("threshold"), d.get("target"), d.get("rssTargetMiB")
         r.nodes, r.init_pods, r.measured_pods = d["nodes"], d["initPods"], d["measuredPods"]
         r.scheduled, r.unschedulable_pods = d["scheduled"], d["unschedulablePods"]
@@ -806,13 +792,10 @@ class BenchResult:
         r.measured_cpu_s, r.loadavg = d.get("measuredCPUSeconds", 0.0), tuple(d.get("loadAvg") or (0.0, 0.0, 0.0))
         r.setup_s, r.total_wall_s, r.peak_rss_mib = d["setupSeconds"], d["totalWallSeconds"], d["peakRSSMiB"]
         r.samples = list(d.get("samples") or [])
-        r.plugins_missing = list(d.get("pluginsMissing") or [])
         r.isolated, r.python = bool(d.get("isolated")), d.get("python", r.python)
         return r
 
     def summary(self) -> str:
-        if self.skipped:
-            return f"{self.workload}: SKIPPED ({self.skipped})"
         parts = [f"{self.workload}:"]
         if self.data:
             d = self.data
@@ -841,40 +824,10 @@ class BenchResult:
             verdict.append(f"kubesched target ≥ {self.target:g} {'MET' if ok else 'MISSED'}")
         if verdict:
             parts.append("| " + ", ".join(verdict))
-        if self.plugins_missing:
-            parts.append(f"| not in registry: {', '.join(self.plugins_missing)}")
         return " ".join(parts)
 
 
 # ───────────────────────────── running ─────────────────────────────
-
-
-def bench_config(registry: dict[str, Any]) -> tuple[KubeSchedulerConfiguration, list[str]]:
-    """The default configuration, with default-profile plugins that are not in ``registry``
-    left out (returned as the second element) so that the engine can run while some in-tree
-    plugins (volume plugins, DefaultPreemption, …) are not implemented yet."""
-    cfg = default_config()
-    missing: list[str] = []
-    profiles = []
-    for prof in cfg.profiles:
-        plugins = prof.plugins
-        changes: dict[str, Any] = {}
-        for fname in plugins.__struct_fields__:
-            pset = getattr(plugins, fname)
-            if pset is None or not getattr(pset, "enabled", None):
-                continue
-            kept = [p for p in pset.enabled if p.name in registry]
-            for p in pset.enabled:
-                if p.name not in registry and p.name not in missing:
-                    missing.append(p.name)
-            if len(kept) != len(pset.enabled):
-                changes[fname] = msgspec.structs.replace(pset, enabled=kept)
-        if changes:
-            prof = msgspec.structs.replace(prof, plugins=msgspec.structs.replace(plugins, **changes))
-        profiles.append(prof)
-    if missing:
-        cfg = msgspec.structs.replace(cfg, profiles=profiles)
-    return cfg, missing
 
 
 _ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
@@ -977,11 +930,7 @@ def execute(workload: Workload, *, seed: int = 0, progress: bool = False,
     res = BenchResult(workload.key, workload.threshold, workload.target, workload.rss_target_mib,
                       nodes=workload.num_nodes, init_pods=workload.num_init_pods,
                       measured_pods=workload.num_measured_pods)
-    absent = [p for p in workload.requires if p not in registry]
-    if absent:
-        res.skipped = f"plugin(s) {', '.join(absent)} not implemented yet"
-        return res
-    config, res.plugins_missing = bench_config(registry)
+    config = default_config()
     store = ClusterStore(keep_events=False)
     sched = Scheduler(config, client=store, lister=store, clock=ManualClock(), seed=seed, registry=registry)
     store.scheduler = sched
