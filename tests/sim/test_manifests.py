@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-import yaml
 
 from kubesched.errors import ManifestError
 from kubesched.sim.manifests import (

@@ -80,7 +80,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod, PodDisruptionBudget
     from kubesched.framework.handle import Handle
     from kubesched.framework.node_info import NodeInfo
-    from kubesched.framework.node_table import NodeTable
 
 __all__ = [
     "Candidate",

@@ -43,7 +43,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
     from kubesched.framework.handle import Handle
     from kubesched.framework.node_info import QueuedPodInfo
-    from kubesched.framework.node_table import NodeTable
 
 __all__ = ["Framework", "ScoreResult"]
 

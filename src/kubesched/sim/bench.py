@@ -61,7 +61,7 @@ import msgspec
 import yaml
 
 from kubesched.api.objects import Namespace, Node, ObjectMeta, Pod, Service, decode
-from kubesched.config import KubeSchedulerConfiguration, default_config
+from kubesched.config import default_config
 from kubesched.framework.clock import ManualClock
 from kubesched.scheduler import Attempt, Scheduler
 from kubesched.sim.store import ClusterStore
@@ -76,7 +76,6 @@ __all__ = [
     "CreatePods",
     "ThroughputCollector",
     "Workload",
-    "bench_config",
     "percentile",
     "run_workload",
     "throughput_data",
