@@ -58,10 +58,6 @@ class NodeVolumeLimits:
     def __init__(self, handle: Any) -> None:
         self.handle = handle
 
-    def _get(self, kind: str, namespace: str, name: str) -> Any:
-        lister = getattr(self.handle, "lister", None)
-        return None if lister is None else lister.get(kind, namespace, name)
-
     def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeTable) -> tuple[None, Status | None]:
         for vol in pod.spec.volumes:
             if vol.persistent_volume_claim is not None or getattr(vol, "ephemeral", None) is not None:
@@ -75,7 +71,7 @@ class NodeVolumeLimits:
         sc_name = pvc_storage_class(pvc)
         if not sc_name:
             return "", ""
-        sc = self._get("StorageClass", "", sc_name)
+        sc = self.handle.lister.get("StorageClass", "", sc_name)
         if sc is None:
             return "", ""
         provisioner = field(sc, "provisioner") or ""
@@ -88,7 +84,7 @@ class NodeVolumeLimits:
         pv_name = field(pvc, "spec", "volumeName") or ""
         if not pv_name:
             return self._driver_from_sc(pvc)
-        pv = self._get("PersistentVolume", "", pv_name)
+        pv = self.handle.lister.get("PersistentVolume", "", pv_name)
         if pv is None:
             return self._driver_from_sc(pvc)
         csi = field(pv, "spec", "csi")
@@ -105,7 +101,7 @@ class NodeVolumeLimits:
         for claim, eph, _ in pod_pvc_names(pod):
             if not claim:
                 raise ValueError("PersistentVolumeClaim had no name")
-            pvc = self._get("PersistentVolumeClaim", ns, claim)
+            pvc = self.handle.lister.get("PersistentVolumeClaim", ns, claim)
             if pvc is None:
                 if new_pod:
                     raise _NotFound(f"looking up PVC {ns}/{claim}: {not_found('persistentvolumeclaim', claim)}")
@@ -122,7 +118,7 @@ class NodeVolumeLimits:
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         if not pod.spec.volumes:
             return None
-        csi_node = self._get("CSINode", "", node_info.name)
+        csi_node = self.handle.lister.get("CSINode", "", node_info.name)
         new_volumes: dict[str, str] = {}
         try:
             self._attachable(pod, True, new_volumes)

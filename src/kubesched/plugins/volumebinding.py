@@ -190,10 +190,6 @@ class VolumeBinding:
     def __init__(self, handle: Any) -> None:
         self.handle = handle
 
-    def _get(self, kind: str, namespace: str, name: str) -> Any:
-        lister = getattr(self.handle, "lister", None)
-        return None if lister is None else lister.get(kind, namespace, name)
-
     # ─── PreFilter ───
     def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeTable) -> tuple[PreFilterResult | None, Status | None]:
         claims = pod_pvc_names(pod) if pod.spec.volumes else []
@@ -203,7 +199,7 @@ class VolumeBinding:
         ns = pod.metadata.namespace
         pvcs: list[Any] = []
         for claim_name, eph, _ in claims:  # podHasPVCs
-            pvc = self._get("PersistentVolumeClaim", ns, claim_name)
+            pvc = self.handle.lister.get("PersistentVolumeClaim", ns, claim_name)
             if pvc is None:
                 msg = (f'waiting for ephemeral volume controller to create the persistentvolumeclaim "{claim_name}"'
                        if eph else not_found("persistentvolumeclaim", claim_name))
@@ -233,7 +229,7 @@ class VolumeBinding:
             delay = False
             cls_name = pvc_storage_class(pvc)
             if cls_name:
-                sc = self._get("StorageClass", "", cls_name)
+                sc = self.handle.lister.get("StorageClass", "", cls_name)
                 if sc is not None:
                     mode = field(sc, "volumeBindingMode")
                     if mode is None:
@@ -252,7 +248,7 @@ class VolumeBinding:
         eligible: set[str] | None = None
         missing_pv = False
         for pvc in bound:  # GetEligibleNodes
-            pv = self._get("PersistentVolume", "", field(pvc, "spec", "volumeName"))
+            pv = self.handle.lister.get("PersistentVolume", "", field(pvc, "spec", "volumeName"))
             if pv is None:
                 missing_pv = True
                 continue
@@ -273,7 +269,7 @@ class VolumeBinding:
         bound_ok, pvs_found = True, True
         labels = node_info.node.metadata.labels
         for pvc in s.bound_claims:  # checkBoundClaims
-            pv = self._get("PersistentVolume", "", field(pvc, "spec", "volumeName"))
+            pv = self.handle.lister.get("PersistentVolume", "", field(pvc, "spec", "volumeName"))
             if pv is None:
                 pvs_found = False
                 break

@@ -80,16 +80,12 @@ class VolumeZone:
     def __init__(self, handle: Any) -> None:
         self.handle = handle
 
-    def _get(self, kind: str, namespace: str, name: str) -> Any:
-        lister = getattr(self.handle, "lister", None)
-        return None if lister is None else lister.get(kind, namespace, name)
-
     def get_pv_topologies(self, pod: Pod) -> tuple[list[tuple[str, set[str]]], Status | None]:
         out: list[tuple[str, set[str]]] = []
         for claim, _, _ in pod_pvc_names(pod):
             if not claim:
                 return [], _uu("PersistentVolumeClaim had no name")
-            pvc = self._get("PersistentVolumeClaim", pod.metadata.namespace, claim)
+            pvc = self.handle.lister.get("PersistentVolumeClaim", pod.metadata.namespace, claim)
             if pvc is None:
                 return [], _uu(not_found("persistentvolumeclaim", claim))
             pv_name = field(pvc, "spec", "volumeName") or ""
@@ -97,7 +93,7 @@ class VolumeZone:
                 sc_name = pvc_storage_class(pvc)
                 if not sc_name:
                     return [], _uu("PersistentVolumeClaim had no pv name and storageClass name")
-                sc = self._get("StorageClass", "", sc_name)
+                sc = self.handle.lister.get("StorageClass", "", sc_name)
                 if sc is None:
                     return [], _uu(not_found("storageclass.storage.k8s.io", sc_name))
                 mode = field(sc, "volumeBindingMode")
@@ -106,7 +102,7 @@ class VolumeZone:
                 if mode == "WaitForFirstConsumer":
                     continue
                 return [], _uu("PersistentVolume had no name")
-            pv = self._get("PersistentVolume", "", pv_name)
+            pv = self.handle.lister.get("PersistentVolume", "", pv_name)
             if pv is None:
                 return [], _uu(not_found("persistentvolume", pv_name))
             labels = field(pv, "metadata", "labels") or {}

@@ -13,14 +13,13 @@ PreScore returns Skip when every configured request of the pod is 0 (upstream is
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kubesched.config.args import NodeResourcesBalancedAllocationArgs
 from kubesched.framework.interface import Code, Status
-from kubesched.plugins.noderesources.resource_allocation import BALANCED, ResourceAllocationScorer
+from kubesched.plugins.noderesources.resource_allocation import PreScoreState, BALANCED, ResourceAllocationScorer
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
@@ -35,13 +34,6 @@ NAME = "NodeResourcesBalancedAllocation"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 
 
-@dataclass(frozen=True, slots=True)
-class _PreScoreState:
-    pod_requests: tuple[int, ...]
-    terms: tuple[Any, ...]
-
-    def clone(self) -> "_PreScoreState":
-        return self
 
 
 class BalancedAllocation:
@@ -55,9 +47,9 @@ class BalancedAllocation:
         self.scorer = ResourceAllocationScorer(BALANCED, [(r.name, r.weight) for r in args.resources],
                                                use_requested=True)
 
-    def _compute(self, state: CycleState | None, pod: Pod) -> _PreScoreState:
+    def _compute(self, state: CycleState | None, pod: Pod) -> PreScoreState:
         reqs = self.scorer.pod_requests(state, pod)
-        return _PreScoreState(tuple(reqs), tuple(self.scorer.terms(reqs)))
+        return PreScoreState(tuple(reqs), tuple(self.scorer.terms(reqs)))
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> Status | None:
         s = self._compute(state, pod)
@@ -66,9 +58,9 @@ class BalancedAllocation:
         state.write(PRE_SCORE_STATE_KEY, s)
         return None
 
-    def _state(self, state: CycleState, pod: Pod) -> _PreScoreState:
+    def _state(self, state: CycleState, pod: Pod) -> PreScoreState:
         s = state.get(PRE_SCORE_STATE_KEY) if state is not None else None
-        return s if isinstance(s, _PreScoreState) else self._compute(state, pod)
+        return s if isinstance(s, PreScoreState) else self._compute(state, pod)
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         s = self._state(state, pod)

@@ -26,7 +26,7 @@ RequestedToCapacityRatio over ``scoringStrategy.resources``; see
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -44,6 +44,7 @@ from kubesched.plugins.noderesources.resource_allocation import (
     MAX_CUSTOM_PRIORITY_SCORE,
     MOST_ALLOCATED,
     REQUESTED_TO_CAPACITY_RATIO,
+    PreScoreState,
     ResourceAllocationScorer,
     is_extended_resource_name,
     is_scalar_resource_name,
@@ -224,13 +225,6 @@ def _any_requested_resource_increased(pod: Pod, old: Node, new: Node) -> bool:
     return any(q != 0 and m.scalar_resources.get(n, 0) > o.scalar_resources.get(n, 0) for n, q in req.scalars)
 
 
-@dataclass(frozen=True, slots=True)
-class _PreScoreState:
-    pod_requests: tuple[int, ...]
-    terms: tuple[Any, ...]
-
-    def clone(self) -> "_PreScoreState":
-        return self
 
 
 def _scorer_from_args(args: NodeResourcesFitArgs) -> ResourceAllocationScorer:
@@ -316,17 +310,17 @@ class Fit:
 
     # ───────────────────────────── PreScore / Score ─────────────────────────────
 
-    def _pre_score_state(self, state: CycleState, pod: Pod) -> _PreScoreState:
+    def _pre_score_state(self, state: CycleState, pod: Pod) -> PreScoreState:
         reqs = self.scorer.pod_requests(state, pod)
-        return _PreScoreState(tuple(reqs), tuple(self.scorer.terms(reqs)))
+        return PreScoreState(tuple(reqs), tuple(self.scorer.terms(reqs)))
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> Status | None:
         state.write(PRE_SCORE_STATE_KEY, self._pre_score_state(state, pod))
         return None
 
-    def _state(self, state: CycleState, pod: Pod) -> _PreScoreState:
+    def _state(self, state: CycleState, pod: Pod) -> PreScoreState:
         s = state.get(PRE_SCORE_STATE_KEY)
-        return s if isinstance(s, _PreScoreState) else self._pre_score_state(state, pod)
+        return s if isinstance(s, PreScoreState) else self._pre_score_state(state, pod)
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         s = self._state(state, pod)

@@ -239,6 +239,18 @@ class _Term:
     pod_request: int
 
 
+@dataclass(frozen=True, slots=True)
+class PreScoreState:
+    """What Fit's and BalancedAllocation's PreScore compute once per cycle (each under its own
+    key): the pod's request per scored resource and the scorer's per-resource terms."""
+
+    pod_requests: tuple[int, ...]
+    terms: tuple[Any, ...]
+
+    def clone(self) -> "PreScoreState":
+        return self
+
+
 class ResourceAllocationScorer:
     """Upstream ``resourceAllocationScorer``: ``resources`` are ``(name, weight)`` pairs;
     ``strategy`` one of LeastAllocated, MostAllocated, RequestedToCapacityRatio or
