@@ -83,10 +83,9 @@ class FilterChunk:
         for sub in self.overrides.values():
             yield from sub.statuses(names)
 
-    def add_histogram(self, hist: dict[str, int]) -> None:
-        """Add every rejected node's reasons to ``hist`` (reason → number of nodes)."""
-        for sub in self.overrides.values():
-            sub.add_histogram(hist)
+    def _bit_sets(self) -> Iterator[tuple[int, PluginReasons, int, int]]:
+        """``(plugin index, its reason table, a distinct bit set, how many nodes have it)`` over
+        this chunk's rejected nodes (overrides excluded)."""
         fp = self.fail_plugin
         for pi, table in enumerate(self.tables):
             if table is None:
@@ -96,23 +95,23 @@ class FilterChunk:
                 continue
             values, counts = np.unique(self.fail_bits[sel], return_counts=True)
             for bits, cnt in zip(values.tolist(), counts.tolist()):
-                for b, reason in enumerate(table.reasons):
-                    if bits >> b & 1:
-                        hist[reason] = hist.get(reason, 0) + cnt
+                yield pi, table, bits, cnt
+
+    def add_histogram(self, hist: dict[str, int]) -> None:
+        """Add every rejected node's reasons to ``hist`` (reason → number of nodes)."""
+        for sub in self.overrides.values():
+            sub.add_histogram(hist)
+        for _, table, bits, cnt in self._bit_sets():
+            for b, reason in enumerate(table.reasons):
+                if bits >> b & 1:
+                    hist[reason] = hist.get(reason, 0) + cnt
 
     def rejecting_plugins(self) -> Iterator[tuple[str, Code]]:
-        """``(plugin, highest code)`` of each plugin that rejected at least one node here."""
+        """``(plugin, code)`` for each plugin and distinct status among the rejected nodes."""
         for sub in self.overrides.values():
             yield from sub.rejecting_plugins()
-        fp = self.fail_plugin
-        for pi, table in enumerate(self.tables):
-            if table is None:
-                continue
-            sel = fp == pi
-            if not sel.any():
-                continue
-            for bits in np.unique(self.fail_bits[sel]).tolist():
-                yield self.plugins[pi], table.status(bits, self.plugins[pi]).code
+        for pi, table, bits, _ in self._bit_sets():
+            yield self.plugins[pi], table.status(bits, self.plugins[pi]).code
 
 
 @dataclass
