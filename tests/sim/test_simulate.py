@@ -141,6 +141,8 @@ def test_other_scheduler_pods_are_left_alone(tmp_path: Path) -> None:
     code, out, _ = run("simulate", "-f", str(f), "-o", "table")
     assert code == 0
     assert "default/theirs" in out and "notice: 1 pending pod(s)" in out
+    code, out, err = run("simulate", "-f", str(f), "-o", "yaml")
+    assert code == 0 and "notice: 1 pending pod(s)" in err and "notice" not in out
 
 
 @pytest.mark.parametrize(
