@@ -229,3 +229,25 @@ def test_nominated_pod_holds_its_node(tmp_path: Path) -> None:
     a = sched.schedule_one()
     assert a.pod_key == "default/small" and a.result == "unschedulable"
     assert "2 Insufficient cpu" in a.message
+
+
+def test_objects_without_a_typed_view_reach_the_plugins(tmp_path: Path) -> None:
+    """PersistentVolumes/Claims in the input are visible to VolumeBinding through the lister: a
+    pod whose bound claim's PV is pinned to zone b lands in zone b."""
+    docs = [node("n1", labels={"topology.kubernetes.io/zone": "a"}),
+            node("n2", labels={"topology.kubernetes.io/zone": "b"}),
+            {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv1"},
+             "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "local": {"path": "/mnt"},
+                      "claimRef": {"namespace": "default", "name": "data"},
+                      "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                          {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["b"]}]}]}}}},
+            {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+             "metadata": {"name": "data", "namespace": "default",
+                          "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+             "spec": {"accessModes": ["ReadWriteOnce"], "volumeName": "pv1",
+                      "resources": {"requests": {"storage": "1Gi"}}},
+             "status": {"phase": "Bound"}},
+            pod("db", volumes=[{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}])]
+    items = items_by_name(run("simulate", "-f", str(write(tmp_path, "c.yaml", docs)), "-o", "yaml")[1])
+    assert items["db"]["spec"]["nodeName"] == "n2"
+    assert items["data"]["kind"] == "PersistentVolumeClaim"  # passed through unchanged

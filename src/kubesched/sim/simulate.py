@@ -121,6 +121,9 @@ def build_store(raws: list[RawObject]) -> tuple[ClusterStore, list[tuple[Pod, di
     for r in raws:
         cls = KINDS.get(r.kind)
         if cls is None:
+            # no typed view (PersistentVolumeClaim, StorageClass, ResourceClaim, …): plugins that
+            # read such objects through the lister get the raw mapping
+            store.add_raw(r.kind, r.data)
             continue
         try:
             obj = decode(cls, r.data)

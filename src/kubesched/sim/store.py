@@ -79,6 +79,11 @@ class ClusterStore:
         else:
             self.objects.setdefault(kind, {})[(meta.namespace or "", meta.name)] = obj
 
+    def add_raw(self, kind: str, data: dict[str, Any]) -> None:
+        """Keep an object of a kind without a typed view, as its raw mapping (the lister returns it)."""
+        meta = data.get("metadata") or {}
+        self.objects.setdefault(kind, {})[(meta.get("namespace") or "", meta.get("name", ""))] = data
+
     def remove_pod(self, key: str) -> Pod | None:
         pod = self.pods.pop(key, None)
         if pod is not None and self.scheduler is not None:
