@@ -209,9 +209,11 @@ class NodeToStatus:
     node absent from the map. Built lazily from the diagnosis arrays: ``get(name)`` answers for
     any node; ``rows_with_code`` selects nodes by status code without building statuses."""
 
-    def __init__(self, diagnosis: Diagnosis, names: Sequence[str]) -> None:
+    def __init__(self, diagnosis: Diagnosis, names: Sequence[str],
+                 row_of: dict[str, int] | None = None) -> None:
         self._diagnosis = diagnosis
         self._names = names
+        self._row_of = row_of
         self._explicit: dict[str, Status] | None = None
         self.absent_status = diagnosis.absent_status or Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
 
@@ -221,7 +223,28 @@ class NodeToStatus:
         return self._explicit
 
     def get(self, name: str) -> Status:
-        return self.explicit().get(name, self.absent_status)
+        """The node's status; one node is resolved without building the whole map."""
+        if self._explicit is not None or self._row_of is None:
+            return self.explicit().get(name, self.absent_status)
+        st = self._diagnosis.extra_statuses.get(name)
+        if st is not None:
+            return st
+        row = self._row_of.get(name)
+        if row is None:
+            return self.absent_status
+        for chunk in self._diagnosis.chunks:
+            hit = np.flatnonzero(chunk.rows == row)
+            if len(hit) == 0:
+                continue
+            i = int(hit[0])
+            fp = int(chunk.fail_plugin[i])
+            if fp == chunk.OVERRIDDEN:
+                return next(chunk.overrides[i].statuses(self._names))[1]
+            if fp >= 0:
+                table = chunk.tables[fp]
+                assert table is not None
+                return table.status(int(chunk.fail_bits[i]), chunk.plugins[fp])
+        return self.absent_status
 
     def __len__(self) -> int:
         return self._diagnosis.num_explicit()

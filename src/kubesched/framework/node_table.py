@@ -40,6 +40,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["NodeTable", "NodeTableListener", "RowEdit", "normalized_image_name", "zone_key"]
 
+NO_PODS_PRIORITY = (1 << 63) - 1
+"""``min_pod_priority`` of a row without pods."""
+
 ZONE_LABELS = ("failure-domain.beta.kubernetes.io/zone", "topology.kubernetes.io/zone")
 REGION_LABELS = ("failure-domain.beta.kubernetes.io/region", "topology.kubernetes.io/region")
 
@@ -93,6 +96,9 @@ class NodeTable:
         self.unschedulable = np.zeros(cap, bool)
         self.generation = np.zeros(cap, np.int64)
         self.alive = np.zeros(cap, bool)
+        self.min_pod_priority = np.full(cap, NO_PODS_PRIORITY, np.int64)
+        """``int64[cap]``: lowest priority among the pods on the row (``NO_PODS_PRIORITY`` when
+        empty), so preemption can tell at a glance which nodes have lower-priority pods."""
         self.taint_sets: list[tuple[Taint, ...]] = [()]
         self._taint_set_ids: dict[tuple, int] = {(): 0}
         self.labels: dict[str, np.ndarray] = {}
@@ -188,11 +194,12 @@ class NodeTable:
             b = np.zeros((new, a.shape[1]), a.dtype)
             b[:old] = a
             setattr(self, attr, b)
-        for attr in ("taint_set", "unschedulable", "generation", "alive"):
+        for attr in ("taint_set", "unschedulable", "generation", "alive", "min_pod_priority"):
             a = getattr(self, attr)
             b = np.zeros(new, a.dtype)
             b[:old] = a
             setattr(self, attr, b)
+        self.min_pod_priority[old:] = NO_PODS_PRIORITY
         for key, col in self.labels.items():
             b = np.full(new, -1, np.int32)
             b[:old] = col
@@ -320,6 +327,7 @@ class NodeTable:
         self.requested[row] = 0
         self.non_zero_requested[row] = 0
         self.pods[row] = []
+        self.min_pod_priority[row] = NO_PODS_PRIORITY
         self.used_ports[row] = None
         self.alive[row] = False
         self.names[row] = ""
@@ -346,6 +354,8 @@ class NodeTable:
         nz[0] += pod_info.non_zero_cpu
         nz[1] += pod_info.non_zero_memory
         self.pods[row].append(pod_info)
+        if pod_info.priority < self.min_pod_priority[row]:
+            self.min_pod_priority[row] = pod_info.priority
         if pod_info.ports:
             used = self.used_ports[row]
             if used is None:
@@ -376,6 +386,8 @@ class NodeTable:
         nz[1] -= stored.non_zero_memory
         if stored.ports:
             self._rebuild_ports(row)
+        if stored.priority <= self.min_pod_priority[row]:
+            self.min_pod_priority[row] = min((p.priority for p in pods), default=NO_PODS_PRIORITY)
         self.pod_row.pop(stored.key, None)
         self._bump(row)
         for li in self._listeners:
@@ -456,6 +468,7 @@ class RowEdit:
         t.requested[row, :len(self._req)] = self._req
         t.non_zero_requested[row] = self._nz
         t.generation[row] = self._gen
+        t.min_pod_priority[row] = min((p.priority for p in self._pods), default=NO_PODS_PRIORITY)
 
     def __enter__(self) -> RowEdit:
         return self

@@ -611,12 +611,15 @@ class Evaluator:
         statuses: dict[str, Status] = {}
         errors: list[str] = []
         prio = pod_priority(pod)
+        has_lower = (table.min_pod_priority[potential] < prio).tolist()
+        no_victims = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_NO_VICTIMS,))
         for i in range(n):
-            row = int(potential[(offset + i) % n])
+            j = (offset + i) % n
+            row = int(potential[j])
             name = table.names[row]
-            if not any(pi.priority < prio for pi in table.pods[row]):
+            if not has_lower[j]:
                 # no pod of lower priority: nothing to evict (skips cloning the state)
-                statuses[name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_NO_VICTIMS,))
+                statuses[name] = no_victims
                 continue
             pods, num_pdb, st = self.select_victims_on_node(state.clone(), pod, row, pdbs)
             if st.is_success() and pods:

@@ -150,7 +150,7 @@ def _unschedulable(sched: Scheduler, fw: Framework, state: CycleState, qpi: Queu
     nominated: str | None = None
     post: dict = {}
     if fw.post_filter_plugins:
-        result, st = fw.run_post_filter_plugins(state, qpi.pod, NodeToStatus(diagnosis, sched.table.names))
+        result, st = fw.run_post_filter_plugins(state, qpi.pod, NodeToStatus(diagnosis, sched.table.names, sched.table.row_of))
         diagnosis.post_filter_msg = st.message()
         post = {"status": str(st.code), "message": st.message(), "plugin": st.plugin}
         if result is not None and result.nominating_info is not None and result.nominating_info.mode == 1:
