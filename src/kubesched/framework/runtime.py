@@ -276,7 +276,7 @@ class Framework:
                 try:
                     res = pl.filter_nodes(state, pod, table, cur)
                 except Exception as e:  # noqa: BLE001
-                    raise FilterError(as_status(e).with_plugin(pl.name)) from e
+                    raise _filter_error(pl.name, as_status(e)) from e
                 if res is None:
                     continue
                 failed, reasons, codes = res.failed, res.reasons, res.codes
@@ -355,11 +355,11 @@ class Framework:
             try:
                 st = pl.filter(state, pod, table.node_info(row))
             except Exception as e:  # noqa: BLE001
-                raise FilterError(as_status(e).with_plugin(pl.name)) from e
+                raise _filter_error(pl.name, as_status(e)) from e
             if st is None or st.is_success():
                 continue
-            if st.code == Code.ERROR:
-                raise FilterError(st.with_plugin(pl.name))
+            if not st.is_rejected():  # Error, or a code a Filter may not return: Error (upstream)
+                raise _filter_error(pl.name, st)
             bits = 0
             for r in st.reasons or ("",):
                 b = index.get(r)
@@ -429,6 +429,7 @@ class Framework:
         for pi, pl in enumerate(self.score_plugins):
             if pl.name in skip:
                 continue
+            st = None
             try:
                 if self._batch_score[pi]:
                     raw = np.asarray(pl.score_nodes(state, pod, table, rows), np.int64)
@@ -437,25 +438,28 @@ class Framework:
                     for i, row in enumerate(rows.tolist()):
                         s, st = pl.score(state, pod, table.node_info(row))
                         if st is not None and not st.is_success():
-                            raise ScoreError(Status(Code.ERROR, (st.message(),), st.error, pl.name))
+                            break
                         raw[i] = s
-                normalize = self._normalize[pi]
-                if normalize is not None:
-                    norm = raw.copy() if keep else raw
-                    st = normalize(state, pod, norm)
-                    if st is not None and not st.is_success():
-                        raise ScoreError(Status(Code.ERROR, (st.message(),), st.error, pl.name))
-                else:
-                    norm = raw
-            except ScoreError:
-                raise
             except Exception as e:  # noqa: BLE001
-                raise ScoreError(as_status(e).with_plugin(pl.name)) from e
+                raise _score_error("running Score plugins", pl.name, as_status(e)) from e
+            if st is not None and not st.is_success():
+                raise _score_error("running Score plugins", pl.name, st)
+            normalize = self._normalize[pi]
+            if normalize is not None:
+                norm = raw.copy() if keep else raw
+                try:
+                    st = normalize(state, pod, norm)
+                except Exception as e:  # noqa: BLE001
+                    raise _score_error("running Normalize on Score plugins", pl.name, as_status(e)) from e
+                if st is not None and not st.is_success():
+                    raise _score_error("running Normalize on Score plugins", pl.name, st)
+            else:
+                norm = raw
             if k and (norm.max() > MAX_NODE_SCORE or norm.min() < MIN_NODE_SCORE):
                 bad = int(norm[(norm < MIN_NODE_SCORE) | (norm > MAX_NODE_SCORE)][0])
-                raise ScoreError(Status(Code.ERROR, (
-                    f'plugin "{pl.name}" returns an invalid score {bad}, it should in the range of '
-                    f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",), None, pl.name))
+                msg = (f'applying score defaultWeights on Score plugins: plugin "{pl.name}" returns an invalid '
+                       f"score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
+                raise ScoreError(Status(Code.ERROR, (msg,), None, pl.name))
             w = int(weights[pi])
             if keep:
                 wv = norm * w
@@ -553,6 +557,17 @@ class FilterError(Exception):
     def __init__(self, status: Status) -> None:
         super().__init__(status.message())
         self.status = status
+
+
+def _filter_error(plugin: str, st: Status) -> FilterError:
+    """Upstream ``RunFilterPlugins``: a status that is neither Success nor a rejection becomes
+    ``AsStatus(fmt.Errorf("running %q filter plugin: %w", name, status.AsError()))``."""
+    return FilterError(Status(Code.ERROR, (f'running "{plugin}" filter plugin: {st.message()}',), st.error, plugin))
+
+
+def _score_error(stage: str, plugin: str, st: Status) -> ScoreError:
+    """Upstream ``RunScorePlugins``: ``<stage>: plugin %q failed with: <err>``."""
+    return ScoreError(Status(Code.ERROR, (f'{stage}: plugin "{plugin}" failed with: {st.message()}',), st.error, plugin))
 
 
 class ScoreError(Exception):
