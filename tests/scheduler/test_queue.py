@@ -7,6 +7,7 @@ import pytest
 from kubesched.framework.clock import ManualClock
 from kubesched.framework.events import (
     EVENT_NODE_ADD,
+    EVENT_UNSCHEDULABLE_TIMEOUT,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
@@ -96,11 +97,24 @@ def test_error_goes_to_backoff_rejection_to_unschedulable(q) -> None:  # noqa: A
 
 
 def test_pop_from_backoff_when_active_is_empty(q) -> None:  # noqa: ANN001
+    q.add(MakePod().name("rej").obj())
+    q.pop()
+    _fail(q, "default/rej", {"NodeOnly"})
+    q.move_all_to_active_or_backoff(EVENT_UNSCHEDULABLE_TIMEOUT)
+    assert q.where("default/rej") == "backoff"
+    assert q.is_backing_off(q._entries["default/rej"])
+    assert q.pop().key == "default/rej"  # SchedulerPopFromBackoffQ
+
+
+def test_error_backoff_is_not_popped_early(q) -> None:  # noqa: ANN001
+    """Upstream ``popBackoff`` takes only from podBackoffQ; pods that failed with an error wait."""
     q.add(MakePod().name("err").obj())
     q.pop()
     _fail(q, "default/err", set())
     assert q.is_backing_off(q._entries["default/err"])
-    assert q.pop().key == "default/err"  # SchedulerPopFromBackoffQ
+    assert q.pop() is None
+    q.clock.advance(2.0)
+    assert q.pop().key == "default/err"
 
 
 def test_hints_decide_who_moves(q) -> None:  # noqa: ANN001

@@ -3,15 +3,20 @@
 Three places a pending pod can be:
 
 * **activeQ** — a heap ordered by the profile's QueueSort plugin (``sort_key``), then arrival;
-* **backoffQ** — pods waiting out their backoff, ordered by backoff expiry (aligned to 1 s
-  windows), then by QueueSort; with ``SchedulerPopFromBackoffQ`` (on since v1.33) ``pop()``
-  takes the head of backoffQ when activeQ is empty;
+* **backoffQ** — pods waiting out their backoff, in two heaps as upstream (v1.33+): ``podBackoffQ``
+  for pods rejected by plugins, ordered by backoff expiry truncated to 1 s windows, then by
+  QueueSort; ``podErrorBackoffQ`` for pods that failed with an error (no rejecting plugin). With
+  ``SchedulerPopFromBackoffQ`` (on since v1.33) ``pop()`` takes the head of ``podBackoffQ`` — never
+  of the error heap — when activeQ is empty;
 * **unschedulablePods** — pods rejected by plugins (and pods gated by PreEnqueue), waiting for a
   cluster event that one of their rejecting plugins says may help (queueing hints), or for
   ``pod_max_in_unschedulable_pods_s`` (5 min) to pass.
 
 Backoff: ``initial * 2**(count-1)`` capped at ``max`` seconds (1, 2, 4, 8, 10, …), where
-``count`` is the number of unschedulable attempts (or consecutive errors). Time comes from an
+``count`` is the number of consecutive errors if the last attempt was an error, else the number of
+unschedulable attempts. The expiry ``timestamp + d`` is truncated to its 1 s window, and a pod is
+backing off while that window is not before the current (truncated) time: it leaves backoff at the
+start of the *next* window (upstream ``alignToWindow``/``isPodBackingoff``). Time comes from an
 injected clock (``now()`` in seconds); the queue never reads the wall clock itself.
 """
 
@@ -67,6 +72,9 @@ class SchedulingQueue:
         self._sort_key = any_fw.queue_sort_key
         self._active: list[tuple[Any, int, QueuedPodInfo]] = []
         self._backoff: list[tuple[float, Any, int, QueuedPodInfo]] = []
+        """``podBackoffQ``: pods rejected by plugins (the only backoff heap ``pop()`` takes from)."""
+        self._error_backoff: list[tuple[float, Any, int, QueuedPodInfo]] = []
+        """``podErrorBackoffQ``: pods whose last attempt failed with an error."""
         self.unschedulable: dict[str, QueuedPodInfo] = {}
         self._where: dict[str, str] = {}
         self._entries: dict[str, QueuedPodInfo] = {}
@@ -109,7 +117,9 @@ class SchedulingQueue:
         return out
 
     def has_schedulable(self) -> bool:
-        """Whether ``pop()`` would return a pod (activeQ or backoffQ non-empty)."""
+        """Whether ``pop()`` would return a pod: activeQ (after moving completed backoffs) or the
+        rejection backoffQ is non-empty. Pods in the error backoffQ wait for their backoff."""
+        self.flush_backoff_completed()
         return bool(self._active) or bool(self._backoff)
 
     def pending(self) -> Iterator[QueuedPodInfo]:
@@ -125,7 +135,8 @@ class SchedulingQueue:
         self._count(ACTIVE, event)
 
     def _push_backoff(self, qpi: QueuedPodInfo, event: str) -> None:
-        heapq.heappush(self._backoff, (self.backoff_time(qpi), self._sort_key(qpi), qpi.seq, qpi))
+        heap = self._backoff if qpi.unschedulable_plugins or qpi.pending_plugins else self._error_backoff
+        heapq.heappush(heap, (self.backoff_time(qpi), self._sort_key(qpi), qpi.seq, qpi))
         self._where[qpi.key] = BACKOFF
         self._count(BACKOFF, event)
 
@@ -140,19 +151,21 @@ class SchedulingQueue:
         count = qpi.consecutive_errors_count or qpi.unschedulable_count
         if count <= 0:
             return 0.0
-        d = self.initial_backoff * (2 ** min(count - 1, 62))
+        d = self.initial_backoff * 2.0 ** min(count - 1, 1000)  # float: no overflow, like upstream's shift check
         return min(d, self.max_backoff)
 
     def backoff_time(self, qpi: QueuedPodInfo) -> float:
-        """When the pod's backoff ends, rounded up to the 1 s ordering window (v1.33+)."""
+        """Upstream ``getBackoffTime``: ``timestamp + backoff_duration`` truncated to its 1 s
+        ordering window (v1.33+ ``alignToWindow``); ``-inf`` for a pod that never failed."""
         d = self.backoff_duration(qpi)
         if d == 0:
-            return qpi.timestamp
-        t = qpi.timestamp + d
-        return math.ceil(t / BACKOFF_WINDOW_S) * BACKOFF_WINDOW_S
+            return -math.inf
+        return math.floor((qpi.timestamp + d) / BACKOFF_WINDOW_S) * BACKOFF_WINDOW_S
 
     def is_backing_off(self, qpi: QueuedPodInfo) -> bool:
-        return self.backoff_time(qpi) > self.now()
+        """Upstream ``isPodBackingoff``: the pod's backoff window is not before the current window
+        (so a pod whose expiry is in the current window is still backing off)."""
+        return self.backoff_time(qpi) >= math.floor(self.now() / BACKOFF_WINDOW_S) * BACKOFF_WINDOW_S
 
     # ───────────────────────────── informer events for pending pods ─────────────────────────────
 
@@ -237,12 +250,15 @@ class SchedulingQueue:
         heapq.heapify(self._active)
         self._backoff = [e for e in self._backoff if e[3].key != key]
         heapq.heapify(self._backoff)
+        self._error_backoff = [e for e in self._error_backoff if e[3].key != key]
+        heapq.heapify(self._error_backoff)
 
     # ───────────────────────────── the scheduler's side ─────────────────────────────
 
     def pop(self) -> QueuedPodInfo | None:
-        """The next pod to schedule, or None. Moves expired backoff pods first; takes the head of
-        backoffQ when activeQ is empty (SchedulerPopFromBackoffQ)."""
+        """The next pod to schedule, or None. Moves completed backoffs first; takes the head of the
+        rejection backoffQ when activeQ is empty (SchedulerPopFromBackoffQ; upstream ``popBackoff``
+        never takes from the error backoffQ)."""
         self.flush_backoff_completed()
         if self._active:
             _, _, qpi = heapq.heappop(self._active)
@@ -347,11 +363,13 @@ class SchedulingQueue:
         return moved
 
     def flush_backoff_completed(self) -> None:
-        """backoffQ → activeQ for pods whose backoff ended (upstream: every 1 s)."""
-        now = self.now()
-        while self._backoff and self._backoff[0][0] <= now:
-            qpi = heapq.heappop(self._backoff)[3]
-            self._push_active(qpi, "BackoffComplete")
+        """Both backoff heaps → activeQ for pods whose backoff ended (upstream
+        ``flushBackoffQCompleted``, run at every 1 s window boundary)."""
+        window = math.floor(self.now() / BACKOFF_WINDOW_S) * BACKOFF_WINDOW_S
+        for heap in (self._backoff, self._error_backoff):
+            while heap and heap[0][0] < window:
+                qpi = heapq.heappop(heap)[3]
+                self._push_active(qpi, "BackoffComplete")
 
     def flush_unschedulable_leftover(self) -> int:
         """Requeue pods that stayed in unschedulablePods longer than the limit (every 30 s upstream)."""
@@ -364,7 +382,9 @@ class SchedulingQueue:
         return len(stale)
 
     def next_backoff_expiry(self) -> float | None:
-        return self._backoff[0][0] if self._backoff else None
+        """When the earliest backoff completes: the start of the window after its expiry window."""
+        heads = [h[0][0] for h in (self._backoff, self._error_backoff) if h]
+        return min(heads) + BACKOFF_WINDOW_S if heads else None
 
     def next_unschedulable_timeout(self) -> float | None:
         """Earliest time a non-gated unschedulable pod exceeds the leftover limit."""
