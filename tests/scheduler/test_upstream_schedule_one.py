@@ -834,3 +834,40 @@ def test_filter_plugin_error_aborts_with_upstream_message() -> None:
         _schedule_pod(sched, _pod("p"))
     assert ei.value.status.code == Code.ERROR and ei.value.status.plugin == "FakeFilter"
     assert ei.value.status.message() == 'running "FakeFilter" filter plugin: injecting failure for pod p'
+
+
+def test_prefilter_non_intersecting_message_lists_plugins_sorted() -> None:
+    """The "non-intersecting nodes" case with the PreFilter plugins in the other order: upstream
+    v1.34 keeps ``pluginsWithNodes`` in a set and prints ``sets.List`` (sorted), so the message and
+    the UnschedulablePlugins do not depend on the plugin order."""
+    sched = _scheduler({"preFilter": ["FakePreFilter3", "FakePreFilter2"]},
+                       {"FakePreFilter3": FakePreFilter("FakePreFilter3", PreFilterResult(frozenset({"node1"})), None),
+                        "FakePreFilter2": FakePreFilter("FakePreFilter2", PreFilterResult(frozenset({"node2"})), None)},
+                       _n("node1", "node2", "node3"))
+    msg = "node(s) didn't satisfy plugin(s) [FakePreFilter2 FakePreFilter3] simultaneously"
+    with pytest.raises(FitError) as ei:
+        _schedule_pod(sched, _pod("test-prefilter"))
+    _assert_fit_error(ei.value, sched, WantFitError(3, {}, absent=(UU, (msg,), ""),
+                                                    unschedulable_plugins={"FakePreFilter2", "FakePreFilter3"},
+                                                    pre_filter_msg=msg))
+
+
+class _RaisingPreFilter(FakePreFilter):
+    def pre_filter(self, state, pod, nodes):
+        raise RuntimeError("boom")
+
+
+@pytest.mark.parametrize("plugin", [
+    pytest.param(_RaisingPreFilter("FakePreFilter", None, None), id="exception"),
+    pytest.param(FakePreFilter("FakePreFilter", None, Status.of(Code.PENDING, "boom")), id="Pending"),
+])
+def test_prefilter_error_or_unsupported_code_is_an_error(plugin: FakePreFilter) -> None:
+    """Upstream ``RunPreFilterPlugins``: only Unschedulable(AndUnresolvable) is a rejection; any
+    other non-success code (Error; also Pending, which PreFilter may not return) becomes
+    ``running PreFilter plugin "<name>": <err>``, like the "prefilter plugin returning error
+    status" case. A Python exception is the plugin's Error."""
+    sched = _scheduler({"preFilter": ["FakePreFilter"]}, {"FakePreFilter": plugin}, _n("1", "2"))
+    with pytest.raises(PreFilterError) as ei:
+        _schedule_pod(sched, _pod("test-prefilter"))
+    assert ei.value.status.code == Code.ERROR and ei.value.status.plugin == "FakePreFilter"
+    assert ei.value.status.message() == 'running PreFilter plugin "FakePreFilter": boom'

@@ -232,7 +232,7 @@ class Framework:
             try:
                 r, st = pl.pre_filter(state, pod, table)
             except Exception as e:  # noqa: BLE001
-                return None, as_status(e).with_plugin(pl.name), set()
+                r, st = None, as_status(e)
             if st is not None and st.is_skip():
                 state.skip_filter_plugins.add(pl.name)
                 continue
@@ -240,19 +240,21 @@ class Framework:
                 st = st.with_plugin(pl.name)
                 if st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                     return None, st, set()  # no preemption can help: stop here
-                if st.is_rejected():
+                if st.code == Code.UNSCHEDULABLE:
                     rejected = st  # preemption may help: run the remaining PreFilters (#119770)
                     continue
+                # Error, and any other code (Pending included): an Error, as upstream
                 return None, Status(Code.ERROR, (f'running PreFilter plugin "{pl.name}": {st.message()}',),
                                     st.error, pl.name), set()
             if r is not None and not r.all_nodes():
                 with_nodes.append(pl.name)
             result = r if result is None else result.merge(r)
             if result is not None and not result.all_nodes() and not result.node_names:
-                if len(with_nodes) == 1:
-                    msg = f"node(s) didn't satisfy plugin {with_nodes[0]}"
+                names = sorted(set(with_nodes))  # upstream: sets.List(pluginsWithNodes), sorted
+                if len(names) == 1:
+                    msg = f"node(s) didn't satisfy plugin {names[0]}"
                 else:
-                    msg = f"node(s) didn't satisfy plugin(s) [{' '.join(with_nodes)}] simultaneously"
+                    msg = f"node(s) didn't satisfy plugin(s) [{' '.join(names)}] simultaneously"
                 return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (msg,)), set(with_nodes)
         return result, rejected, set(with_nodes)
 
