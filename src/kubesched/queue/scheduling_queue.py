@@ -48,6 +48,11 @@ __all__ = ["SchedulingQueue"]
 
 ACTIVE, BACKOFF, UNSCHEDULABLE, GATED = "active", "backoff", "unschedulable", "gated"
 BACKOFF_WINDOW_S = 1.0
+QUEUE_SKIP, QUEUE_AFTER_BACKOFF, QUEUE_IMMEDIATELY = 0, 1, 2
+"""Upstream ``queueingStrategy``: leave in unschedulablePods / backoffQ (or activeQ when the
+backoff is over) / activeQ."""
+EVENT_POD_ADD, EVENT_POD_UPDATE = "UnschedulablePodAdd", "UnscheduledPodUpdate"
+_WILDCARD_RESOURCES = (EventResource.WILDCARD, EventResource.UNSCHEDULABLE_TIMEOUT, EventResource.FORCE_ACTIVATE)
 
 
 class SchedulingQueue:
@@ -174,27 +179,57 @@ class SchedulingQueue:
         self._seq += 1
         qpi = QueuedPodInfo(PodInfo(pod), timestamp=self.now(), seq=self._seq)
         self._entries[qpi.key] = qpi
-        if pod.status.nominated_node_name:
-            self.add_nominated_pod(qpi.pod_info, pod.status.nominated_node_name)
-        self._enqueue_checked(qpi, "PodAdd")
+        self._move_to_active(qpi, EVENT_POD_ADD)
         return qpi
 
     def _framework(self, pod: Pod) -> Framework | None:
         return self.frameworks.get(pod.spec.scheduler_name or "default-scheduler")
 
-    def _enqueue_checked(self, qpi: QueuedPodInfo, event: str) -> bool:
-        """Run PreEnqueue; on success push to activeQ, else park as gated. True if active."""
+    def _run_pre_enqueue(self, qpi: QueuedPodInfo) -> None:
+        """Upstream ``runPreEnqueuePlugins``: a rejecting plugin gates the pod and is added to its
+        UnschedulablePlugins (so that its events can ungate it); all passing ungates it."""
         fw = self._framework(qpi.pod)
         st = fw.run_pre_enqueue_plugins(qpi.pod) if fw is not None else None
         if st is not None:
             qpi.gated = True
             qpi.gating_plugin = st.plugin
-            qpi.unschedulable_plugins = {st.plugin} if st.plugin else set()
+            if st.plugin:
+                qpi.unschedulable_plugins = qpi.unschedulable_plugins | {st.plugin}
+        else:
+            qpi.gated = False
+            qpi.gating_plugin = ""
+
+    def _move_to_active(self, qpi: QueuedPodInfo, event: str, *, from_backoff: bool = False) -> bool:
+        """Upstream ``moveToActiveQ``: PreEnqueue (skipped for a pod coming straight from backoffQ,
+        which passed it on the way in), then activeQ, or unschedulablePods as gated. True if added."""
+        if not from_backoff:
+            self._run_pre_enqueue(qpi)
+        if qpi.gated:
+            if self._where.get(qpi.key) is None:
+                self._park(qpi, event)
+            return False
+        if self._where.get(qpi.key) in (UNSCHEDULABLE, GATED):
+            del self.unschedulable[qpi.key]
+        elif self._where.get(qpi.key) == BACKOFF:
+            self._remove_from_heaps(qpi.key)
+        if qpi.initial_attempt_timestamp is None:
+            qpi.initial_attempt_timestamp = self.now()
+        self._push_active(qpi, event)
+        if event in (EVENT_POD_ADD, EVENT_POD_UPDATE):
+            # upstream AddNominatedPod(pInfo, nil): the pod's own status.nominatedNodeName
+            self.add_nominated_pod(qpi.pod_info, qpi.pod.status.nominated_node_name)
+        return True
+
+    def _move_to_backoff(self, qpi: QueuedPodInfo, event: str) -> bool:
+        """Upstream ``moveToBackoffQ`` (SchedulerPopFromBackoffQ): PreEnqueue runs on the way in;
+        a gated pod goes to unschedulablePods instead. True if added."""
+        self._run_pre_enqueue(qpi)
+        if qpi.gated:
             self._park(qpi, event)
             return False
-        qpi.gated = False
-        qpi.gating_plugin = ""
-        self._push_active(qpi, event)
+        if self._where.get(qpi.key) in (UNSCHEDULABLE, GATED):
+            del self.unschedulable[qpi.key]
+        self._push_backoff(qpi, event)
         return True
 
     def update(self, old: Pod, new: Pod) -> None:
@@ -202,26 +237,28 @@ class SchedulingQueue:
         key = pod_key(new)
         qpi = self._entries.get(key)
         if qpi is None:
-            self.add(new)
+            self._seq += 1
+            qpi = QueuedPodInfo(PodInfo(new), timestamp=self.now(), seq=self._seq)
+            self._entries[key] = qpi
+            self._move_to_active(qpi, EVENT_POD_UPDATE)
             return
         qpi.pod_info.update(new)
         self._update_nominated(old, qpi.pod_info)
         where = self._where.get(key)
         if where in (UNSCHEDULABLE, GATED):
-            if qpi.gated:
+            # QueueingHints decide whether the update may make the pod schedulable
+            ev = ClusterEvent(EventResource.UNSCHEDULED_POD, pod_update_actions(old, new), EVENT_POD_UPDATE)
+            strategy = self._strategy(qpi, ev, old, new)
+            if strategy != QUEUE_SKIP:
                 del self.unschedulable[key]
-                self._enqueue_checked(qpi, "UnscheduledPodUpdate")
-                return
-            ev = ClusterEvent(EventResource.UNSCHEDULED_POD, pod_update_actions(old, new), "UnscheduledPodUpdate")
-            if self._worth_requeuing(qpi, ev, old, new):
-                del self.unschedulable[key]
-                self._requeue(qpi, ev.label)
+                del self._where[key]
+                self._requeue(qpi, strategy, ev.label)
         elif where in (ACTIVE, BACKOFF):
             self._remove_from_heaps(key)
             if where == ACTIVE:
-                self._push_active(qpi, "UnscheduledPodUpdate")
+                self._push_active(qpi, EVENT_POD_UPDATE)
             else:
-                self._push_backoff(qpi, "UnscheduledPodUpdate")
+                self._push_backoff(qpi, EVENT_POD_UPDATE)
 
     def update_status(self, old: Pod, new: Pod) -> None:
         """Only the status of a pending pod changed: keep its place, refresh the object and its
@@ -282,84 +319,127 @@ class SchedulingQueue:
         self._where.pop(key, None)
 
     def add_unschedulable_if_not_present(self, qpi: QueuedPodInfo) -> None:
-        """After a failed attempt (upstream ``AddUnschedulableIfNotPresent``): an error (no
-        rejecting plugins) goes to backoffQ, a rejection to unschedulablePods."""
+        """After a failed attempt (upstream ``AddUnschedulableIfNotPresent``). An error (no
+        rejecting plugin) bumps ConsecutiveErrorsCount, a rejection bumps UnschedulableCount and
+        resets it; then the events received while the pod was in flight decide, through the
+        hints, between activeQ (a Pending plugin's hint said Queue), backoffQ/activeQ (Queue from
+        another plugin, or an error) and unschedulablePods (every hint said Skip)."""
         events = self._in_flight.pop(qpi.key, [])
         if qpi.key not in self._entries or qpi.key in self._where:
             return
-        qpi.timestamp = self.now()
         if not qpi.unschedulable_plugins and not qpi.pending_plugins:
             qpi.consecutive_errors_count += 1
-            self._push_backoff(qpi, "ScheduleAttemptFailure")
-            return
-        qpi.consecutive_errors_count = 0
-        qpi.unschedulable_count += 1
-        # events that arrived during the attempt may already have made the pod schedulable
-        # (upstream determineSchedulingHintForInFlightPod), e.g. its own preemption victims
+        else:
+            qpi.unschedulable_count += 1
+            qpi.consecutive_errors_count = 0
+        qpi.timestamp = self.now()
+        self._requeue(qpi, self._strategy_for_in_flight(qpi, events), "ScheduleAttemptFailure")
+
+    def _strategy_for_in_flight(self, qpi: QueuedPodInfo, events: list[tuple[ClusterEvent, Any, Any]]) -> int:
+        """Upstream ``determineSchedulingHintForInFlightPod``."""
+        if not qpi.unschedulable_plugins and not qpi.pending_plugins:
+            return QUEUE_AFTER_BACKOFF
+        strategy = QUEUE_SKIP
         for event, old, new in events:
-            if self._worth_requeuing(qpi, event, old, new):
-                self._requeue(qpi, "ScheduleAttemptFailure")
-                return
-        self._park(qpi, "ScheduleAttemptFailure")
+            s = self._strategy(qpi, event, old, new)
+            if s == QUEUE_IMMEDIATELY:
+                return s
+            if s == QUEUE_AFTER_BACKOFF:
+                strategy = s
+                if not qpi.pending_plugins:
+                    return s
+        return strategy
 
     def activate(self, keys: list[str]) -> None:
         """Move the given pods to activeQ now (upstream ``Activate``, podsToActivate)."""
         for key in keys:
             qpi = self._entries.get(key)
-            if qpi is None or self._where.get(key) in (ACTIVE, None):
+            where = self._where.get(key)
+            if qpi is None or where in (ACTIVE, None):
                 continue
-            if self._where[key] in (UNSCHEDULABLE, GATED):
+            if where in (UNSCHEDULABLE, GATED):
                 del self.unschedulable[key]
             else:
                 self._remove_from_heaps(key)
-            self._enqueue_checked(qpi, EVENT_FORCE_ACTIVATE.label)
+            del self._where[key]
+            self._move_to_active(qpi, EVENT_FORCE_ACTIVATE.label, from_backoff=where == BACKOFF)
 
     # ───────────────────────────── moving on events ─────────────────────────────
 
-    def _worth_requeuing(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> bool:
-        """Upstream ``isPodWorthRequeuing``: evaluate the hints of the plugins that rejected the pod."""
-        if event in (EVENT_UNSCHEDULABLE_TIMEOUT, EVENT_FORCE_ACTIVATE):
-            return True
+    def _strategy(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> int:
+        """Upstream ``isPodWorthRequeuing``: evaluate the hints of the plugins that rejected the pod
+        (UnschedulablePlugins ∪ PendingPlugins). Queue from a Pending plugin → queueImmediately;
+        Queue from another → queueAfterBackoff; a hint that raises counts as Queue; no hint said
+        Queue → queueSkip. A wildcard event (UnschedulableTimeout, ForceActivate) queues after
+        backoff, unless it targets another pod."""
         rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
         if not rejectors:
-            return True
-        for plugin in rejectors:
-            for reg in self._events.get(plugin, ()):
+            return QUEUE_AFTER_BACKOFF
+        if event.resource in _WILDCARD_RESOURCES:
+            if new is not None and (not hasattr(new, "spec") or not hasattr(new, "metadata")
+                                    or pod_key(new) != qpi.key):
+                return QUEUE_SKIP
+            return QUEUE_AFTER_BACKOFF
+        strategy = QUEUE_SKIP
+        for plugin, regs in self._events.items():
+            if plugin not in rejectors:
+                continue
+            for reg in regs:
                 if not event.matches(reg.event):
                     continue
-                if reg.hint is None:
-                    return True
-                try:
-                    if reg.hint(qpi.pod, old, new) == QueueingHint.QUEUE:
-                        return True
-                except Exception:  # noqa: BLE001 - upstream: an error counts as Queue
-                    return True
-        return False
+                if reg.hint is not None:
+                    try:
+                        hint = reg.hint(qpi.pod, old, new)
+                    except Exception:  # noqa: BLE001 - upstream: an error counts as Queue
+                        hint = QueueingHint.QUEUE
+                    if hint == QueueingHint.SKIP:
+                        continue
+                if plugin in qpi.pending_plugins:
+                    return QUEUE_IMMEDIATELY
+                if not qpi.pending_plugins:
+                    return QUEUE_AFTER_BACKOFF
+                strategy = QUEUE_AFTER_BACKOFF
+        return strategy
 
-    def _requeue(self, qpi: QueuedPodInfo, event: str) -> None:
-        if qpi.gated:
-            self._enqueue_checked(qpi, event)
-        elif qpi.pending_plugins or not self.is_backing_off(qpi):
-            self._push_active(qpi, event)
+    def _requeue(self, qpi: QueuedPodInfo, strategy: int, event: str) -> str:
+        """Upstream ``requeuePodWithQueueingStrategy``; returns where the pod went."""
+        if strategy == QUEUE_SKIP:
+            self._park(qpi, event)
+            return self._where[qpi.key]
+        if strategy == QUEUE_AFTER_BACKOFF and self.is_backing_off(qpi):
+            self._move_to_backoff(qpi, event)
         else:
-            self._push_backoff(qpi, event)
+            self._move_to_active(qpi, event)
+        return self._where[qpi.key]
+
+    def _gating_plugin_interested(self, qpi: QueuedPodInfo, event: ClusterEvent) -> bool:
+        """Upstream: an event moves a gated pod only if its gating plugin registered for it."""
+        return any(event.matches(reg.event) for reg in self._events.get(qpi.gating_plugin, ()))
 
     def move_all_to_active_or_backoff(self, event: ClusterEvent, old: Any = None, new: Any = None,
                                       pre_check: Callable[[Pod], bool] | None = None) -> int:
-        """A cluster event happened: requeue the unschedulable pods it may help. Returns how many moved."""
+        """A cluster event happened (upstream ``MoveAllToActiveOrBackoffQueue``): requeue the
+        unschedulable pods it may help. Returns how many left unschedulablePods."""
         for events in self._in_flight.values():
             events.append((event, old, new))
         if not self.unschedulable:
             return 0
+        return self._move_pods([q for q in self.unschedulable.values()
+                                if pre_check is None or pre_check(q.pod)], event, old, new)
+
+    def _move_pods(self, pods: list[QueuedPodInfo], event: ClusterEvent, old: Any, new: Any) -> int:
+        """Upstream ``movePodsToActiveOrBackoffQueue``."""
         moved = 0
-        for key, qpi in list(self.unschedulable.items()):
-            if pre_check is not None and not pre_check(qpi.pod):
+        for qpi in pods:
+            if qpi.gated and not self._gating_plugin_interested(qpi, event):
                 continue
-            if not self._worth_requeuing(qpi, event, old, new):
+            strategy = self._strategy(qpi, event, old, new)
+            if strategy == QUEUE_SKIP:
                 continue
-            del self.unschedulable[key]
-            self._requeue(qpi, event.label)
-            moved += 1
+            del self.unschedulable[qpi.key]
+            del self._where[qpi.key]
+            if self._requeue(qpi, strategy, event.label) not in (UNSCHEDULABLE, GATED):
+                moved += 1
         return moved
 
     def flush_backoff_completed(self) -> None:
@@ -372,14 +452,11 @@ class SchedulingQueue:
                 self._push_active(qpi, "BackoffComplete")
 
     def flush_unschedulable_leftover(self) -> int:
-        """Requeue pods that stayed in unschedulablePods longer than the limit (every 30 s upstream)."""
+        """Requeue pods that stayed in unschedulablePods longer than the limit (upstream
+        ``flushUnschedulablePodsLeftover``, every 30 s) with the UnschedulableTimeout event."""
         now = self.now()
-        stale = [q for q in self.unschedulable.values()
-                 if not q.gated and now - q.timestamp > self.max_in_unschedulable]
-        for qpi in stale:
-            del self.unschedulable[qpi.key]
-            self._requeue(qpi, EVENT_UNSCHEDULABLE_TIMEOUT.label)
-        return len(stale)
+        stale = [q for q in self.unschedulable.values() if now - q.timestamp > self.max_in_unschedulable]
+        return self._move_pods(stale, EVENT_UNSCHEDULABLE_TIMEOUT, None, None) if stale else 0
 
     def next_backoff_expiry(self) -> float | None:
         """When the earliest backoff completes: the start of the window after its expiry window."""
@@ -387,8 +464,10 @@ class SchedulingQueue:
         return min(heads) + BACKOFF_WINDOW_S if heads else None
 
     def next_unschedulable_timeout(self) -> float | None:
-        """Earliest time a non-gated unschedulable pod exceeds the leftover limit."""
-        ts = [q.timestamp for q in self.unschedulable.values() if not q.gated]
+        """Earliest time an unschedulable pod that UnschedulableTimeout can move exceeds the leftover
+        limit (a gated pod moves only if its gating plugin registered for every event)."""
+        ts = [q.timestamp for q in self.unschedulable.values()
+              if not q.gated or self._gating_plugin_interested(q, EVENT_UNSCHEDULABLE_TIMEOUT)]
         return min(ts) + self.max_in_unschedulable if ts else None
 
     # ───────────────────────────── nominator ─────────────────────────────
