@@ -871,3 +871,51 @@ def test_prefilter_error_or_unsupported_code_is_an_error(plugin: FakePreFilter) 
         _schedule_pod(sched, _pod("test-prefilter"))
     assert ei.value.status.code == Code.ERROR and ei.value.status.plugin == "FakePreFilter"
     assert ei.value.status.message() == 'running PreFilter plugin "FakePreFilter": boom'
+
+
+# ───────────────────────────── the nominated node's statuses (findNodesThatFitPod) ─────────────────────────────
+# Upstream evaluateNominatedNode runs findNodesThatPassFilters on the nominated node with the
+# cycle's Diagnosis: when the node fails, its status stays in NodeToStatus (a map, so the main
+# pass overwrites it with the same status if it reaches the node) and counts in
+# processedNodes / EvaluatedNodes; an Error there is only logged.
+
+
+def test_failed_nominated_node_counts_as_processed() -> None:
+    """No score plugin: the main pass stops at the first feasible node, before the nominated one.
+    Upstream: EvaluatedNodes = 1 + NodeToStatus.Len() = 2, nextStartNodeIndex = (0+1+1) % 3."""
+    sched = _scheduler({"filter": ["FakeFilter"]}, {"FakeFilter": FakeFilter({"node3": U})}, _n("node1", "node2", "node3"))
+    res = _schedule_pod(sched, MakePod().name("p").uid("p").nominated_node_name("node3").obj())
+    assert res.suggested_host == "node1"
+    assert res.evaluated_nodes == 2
+    assert sched.sampler.next_start_node_index == 2
+
+
+def test_failed_nominated_node_outside_prefilter_result_keeps_its_status() -> None:
+    """The nominated node is outside the PreFilterResult: its Filter status, not the absent
+    "didn't satisfy plugin(s)" status, is what the FitError reports for it."""
+    sched = _scheduler({"preFilter": ["FakePreFilter"], "filter": ["FakeFilter"]},
+                       {"FakePreFilter": FakePreFilter("FakePreFilter", PreFilterResult(frozenset({"node2"})), None),
+                        "FakeFilter": FakeFilter({"node1": U, "node2": U})},
+                       _n("node1", "node2", "node3"))
+    with pytest.raises(FitError) as ei:
+        _schedule_pod(sched, MakePod().name("p").uid("p").nominated_node_name("node1").obj())
+    reason = "injecting failure for pod p"
+    _assert_fit_error(ei.value, sched, WantFitError(
+        3, {"node1": (U, (reason,), "FakeFilter"), "node2": (U, (reason,), "FakeFilter")},
+        absent=(UU, ("node(s) didn't satisfy plugin(s) [FakePreFilter]",), ""),
+        unschedulable_plugins={"FakePreFilter", "FakeFilter"},
+        message=f"0/3 nodes are available: 1 node(s) didn't satisfy plugin(s) [FakePreFilter], 2 {reason}."))
+
+
+def test_filter_error_on_nominated_node_is_only_logged() -> None:
+    """The nominated node's Filter Error is logged, not returned; the PreFilterResult keeps the
+    main pass off that node (upstream evaluates nodes concurrently, so an erroring node inside
+    the main pass would make the outcome depend on goroutine timing)."""
+    sched = _scheduler({"preFilter": ["FakePreFilter"], "filter": ["FakeFilter"]},
+                       {"FakePreFilter": FakePreFilter("FakePreFilter", PreFilterResult(frozenset({"node2", "node3"})),
+                                                       None),
+                        "FakeFilter": FakeFilter({"node1": Code.ERROR})},
+                       _n("node1", "node2", "node3"))
+    res = _schedule_pod(sched, MakePod().name("p").uid("p").nominated_node_name("node1").obj())
+    assert res.suggested_host in {"node2", "node3"}
+    assert res.evaluated_nodes == 1

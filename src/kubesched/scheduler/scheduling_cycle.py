@@ -21,6 +21,7 @@ import numpy as np
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis, FilterChunk, FitError, NO_NODES_AVAILABLE
 from kubesched.framework.interface import Code, Status
+from kubesched.framework.runtime import FilterError
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
@@ -164,15 +165,22 @@ def schedule_pod(fw: Framework, state: CycleState, pod: Pod, table: NodeTable, s
         diagnosis.add_plugin_status(st)
         raise FitError(_key(pod), num_all, diagnosis)
 
-    # a nominated node (from an earlier preemption) is tried first
+    # a nominated node (from an earlier preemption) is tried first (upstream evaluateNominatedNode)
     nnn = pod.status.nominated_node_name
+    nominated_chunk: FilterChunk | None = None
     if nnn and nnn in table.row_of:
         row = np.asarray([table.row_of[nnn]], np.int64)
-        chunk = fw.run_filter_plugins(state, pod, row)
-        _apply_nominated_pods(fw, state, pod, chunk)
-        if chunk.fail_plugin[0] == chunk.PASSED:
-            return ScheduleResult(nnn, 1, 1, [chunk])
-        # the node is evaluated again below with the same result; upstream's map holds it once
+        try:
+            chunk = fw.run_filter_plugins(state, pod, row)
+            _apply_nominated_pods(fw, state, pod, chunk)
+        except FilterError:
+            chunk = None  # upstream only logs an error here and goes on with all nodes
+        if chunk is not None:
+            if chunk.fail_plugin[0] == chunk.PASSED:
+                return ScheduleResult(nnn, 1, 1, [chunk])
+            # upstream records the node's status in the cycle's NodeToStatus right away; the pass
+            # below overwrites it (same result) only if it reaches the node
+            nominated_chunk = chunk
 
     rows = order
     if pre_res is not None and not pre_res.all_nodes():
@@ -185,6 +193,10 @@ def schedule_pod(fw: Framework, state: CycleState, pod: Pod, table: NodeTable, s
         num_to_find = 1
     start = sampler.next_start_node_index
     feasible = _filter_rows(fw, state, pod, diagnosis, rows, start, num_to_find)
+    if nominated_chunk is not None:
+        nominated_row = int(nominated_chunk.rows[0])
+        if not any(bool((c.rows == nominated_row).any()) for c in diagnosis.chunks):
+            diagnosis.chunks.append(nominated_chunk)
     explicit = diagnosis.num_explicit()
     sampler.next_start_node_index = (start + len(feasible) + explicit) % num_all
 
