@@ -134,11 +134,15 @@ def test_filter_bound_claims(objs, want):
     assert pl.reserve(state, pod, "n1") is None and pl.pre_bind(state, pod, "n1") is None
 
 
-def test_local_pv_narrows_nodes():
+def test_local_pvs_do_not_narrow_nodes_in_prefilter_but_filter_enforces_them():
+    # upstream #127584 removed the PreFilterResult built from local PVs' hostname values (issue
+    # #125336: a hostname label is not a node name); the PV node affinity is checked in Filter
     pod = MakePod().pvc("c1").pvc("c2").obj()
     objs = [pvc("c1", "pv1"), pv("pv1", host_term("n1", "n2")), pvc("c2", "pv2"), pv("pv2", host_term("n2"))]
-    _, _, _, res, st = _run(objs, pod)
-    assert st is None and res.node_names == frozenset({"n2"})
+    t, pl, state, res, st = _run(objs, pod)
+    assert st is None and res is None
+    assert pl.filter(state, pod, t.get("n2")) is None
+    assert pl.filter(state, pod, t.get("n1")).reasons == (vb.ERR_REASON_NODE_CONFLICT,)
 
 
 def test_in_tree_pv_is_an_error():

@@ -617,12 +617,7 @@ SCHEDULE_POD_CASES = [
         nodes=[_node("node1", hostname="host1")],
         objects=[_pvc("PVC1", volume_name="PV1"), _pv("PV1", hostname_in=["host1"])],
         pod=MakePod().name("pod1").uid("pod1").pvc("PVC1").obj(),
-        want_nodes={"node1"},
-        marks=(pytest.mark.xfail(strict=True, reason=(
-            "kubesched plugin bug, not an engine one: VolumeBinding's PreFilter still returns a PreFilterResult "
-            "built from the bound local PVs' kubernetes.io/hostname values (GetEligibleNodes), which treats "
-            "hostname label values as node names; upstream removed that PreFilterResult in #125398 "
-            "(v1.32, backported to 1.29-1.31), so v1.34 schedules the pod on node1.")),)),
+        want_nodes={"node1"},),
 ]
 
 

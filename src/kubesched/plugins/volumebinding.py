@@ -13,8 +13,8 @@ What is modelled, exactly as upstream:
   unknown) StorageClass, or pre-bound → UnschedulableAndUnresolvable
   ``"pod has unbound immediate PersistentVolumeClaims"``; a StorageClass without
   ``volumeBindingMode`` → Error ``VolumeBindingMode not set for StorageClass "<c>"``.
-* Bound claims: PreFilterResult from the local PVs' ``kubernetes.io/hostname In`` node-affinity
-  terms (``GetEligibleNodes``); Filter checks each bound PV's required node affinity against the
+* Bound claims: no PreFilterResult (upstream removed the reduction by the local PVs'
+  ``kubernetes.io/hostname`` values in #127584, issue #125336); Filter checks each bound PV's required node affinity against the
   node labels → UnschedulableAndUnresolvable ``"node(s) didn't match PersistentVolume's node
   affinity"``, or ``"node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"``
   when the PV is missing. Reserve/PreBind have nothing to do for bound claims (allBound).
@@ -51,7 +51,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "ANN_BIND_COMPLETED", "BETA_STORAGE_CLASS_ANNOTATION", "ERR_REASON_BIND_CONFLICT", "ERR_REASON_NODE_CONFLICT",
     "ERR_REASON_NOT_ENOUGH_SPACE", "ERR_REASON_PV_NOT_EXIST", "ERR_UNBOUND_IMMEDIATE", "NAME", "VolumeBinding",
-    "check_pv_node_affinity", "field", "local_pv_node_names", "new", "not_found", "pod_pvc_names",
+    "check_pv_node_affinity", "field", "new", "not_found", "pod_pvc_names",
     "pvc_storage_class",
 ]
 
@@ -143,21 +143,6 @@ def check_pv_node_affinity(pv: Any, node_labels: dict[str, str]) -> bool:
     return m.match(node_labels, "")
 
 
-def local_pv_node_names(pv: Any) -> set[str]:
-    """Upstream ``GetLocalPersistentVolumeNodeNames``: per term, the intersection of its
-    ``kubernetes.io/hostname In`` values; the union over terms."""
-    result: set[str] = set()
-    for term in field(pv, "spec", "nodeAffinity", "required", "nodeSelectorTerms") or []:
-        nodes: set[str] | None = None
-        for expr in field(term, "matchExpressions") or []:
-            if field(expr, "key") == LABEL_HOSTNAME and field(expr, "operator") == "In":
-                vals = set(field(expr, "values") or [])
-                nodes = vals if nodes is None else nodes & vals
-        if nodes:
-            result |= nodes
-    return result
-
-
 def _migratable_in_tree(pv: Any) -> str | None:
     for src in _MIGRATABLE_IN_TREE:
         if field(pv, "spec", src) is not None:
@@ -245,20 +230,10 @@ class VolumeBinding:
             return None, Status(Code.ERROR, (
                 "kubesched VolumeBinding: unbound PersistentVolumeClaims with WaitForFirstConsumer binding "
                 "(volume matching / provisioning) are not supported",))
-        eligible: set[str] | None = None
-        missing_pv = False
-        for pvc in bound:  # GetEligibleNodes
-            pv = self.handle.lister.get("PersistentVolume", "", field(pvc, "spec", "volumeName"))
-            if pv is None:
-                missing_pv = True
-                continue
-            names = local_pv_node_names(pv)
-            if names:
-                eligible = names if eligible is None else eligible & names
+        # No PreFilterResult from bound local PVs: upstream dropped that node reduction (#127584,
+        # issue #125336) because it took kubernetes.io/hostname values for node names.
         state.write(STATE_KEY, StateData(bound, True))
-        if missing_pv or eligible is None:
-            return None, None
-        return PreFilterResult(frozenset(eligible)), None
+        return None, None
 
     def pre_filter_extensions(self) -> None:
         return None
