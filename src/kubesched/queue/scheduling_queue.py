@@ -243,6 +243,12 @@ class SchedulingQueue:
             self._move_to_active(qpi, EVENT_POD_UPDATE)
             return
         qpi.pod_info.update(new)
+        if key in self._in_flight:
+            # being scheduled: record the update, it is replayed through the hints if the pod
+            # comes back rejected (upstream addEventsIfPodInFlight)
+            ev = ClusterEvent(EventResource.UNSCHEDULED_POD, pod_update_actions(old, new), EVENT_POD_UPDATE)
+            self._record_in_flight(ev, old, new)
+            return
         self._update_nominated(old, qpi.pod_info)
         where = self._where.get(key)
         if where in (UNSCHEDULABLE, GATED):
@@ -355,7 +361,12 @@ class SchedulingQueue:
         for key in keys:
             qpi = self._entries.get(key)
             where = self._where.get(key)
-            if qpi is None or where in (ACTIVE, None):
+            if qpi is None or where == ACTIVE:
+                continue
+            if where is None:
+                if key in self._in_flight:
+                    # requeue it when it comes back (ForceActivate targets this pod only)
+                    self._record_in_flight(EVENT_FORCE_ACTIVATE, None, qpi.pod)
                 continue
             if where in (UNSCHEDULABLE, GATED):
                 del self.unschedulable[key]
@@ -420,12 +431,16 @@ class SchedulingQueue:
                                       pre_check: Callable[[Pod], bool] | None = None) -> int:
         """A cluster event happened (upstream ``MoveAllToActiveOrBackoffQueue``): requeue the
         unschedulable pods it may help. Returns how many left unschedulablePods."""
-        for events in self._in_flight.values():
-            events.append((event, old, new))
+        self._record_in_flight(event, old, new)
         if not self.unschedulable:
             return 0
         return self._move_pods([q for q in self.unschedulable.values()
                                 if pre_check is None or pre_check(q.pod)], event, old, new)
+
+    def _record_in_flight(self, event: ClusterEvent, old: Any, new: Any) -> None:
+        """Upstream ``inFlightEvents``: every pod in flight sees the events received after its Pop."""
+        for events in self._in_flight.values():
+            events.append((event, old, new))
 
     def _move_pods(self, pods: list[QueuedPodInfo], event: ClusterEvent, old: Any, new: Any) -> int:
         """Upstream ``movePodsToActiveOrBackoffQueue``."""
