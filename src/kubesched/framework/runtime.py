@@ -498,14 +498,17 @@ class Framework:
         for pl in self.permit_plugins:
             try:
                 st, timeout = pl.permit(state, pod, node_name)
-            except Exception as e:  # noqa: BLE001
-                return as_status(e).with_plugin(pl.name), 0.0
+            except Exception as e:  # noqa: BLE001 - a plugin error is an Error status
+                st, timeout = as_status(e), 0.0
             if st is None or st.is_success():
                 continue
             if st.is_wait():
                 wait_s = timeout if wait_s is None else min(wait_s, timeout)
                 continue
-            return st.with_plugin(pl.name), 0.0
+            if st.is_rejected():
+                return st.with_plugin(pl.name), 0.0
+            return Status(Code.ERROR, (f'running Permit plugin "{pl.name}": {st.message()}',), st.error,
+                          pl.name), 0.0
         if wait_s is not None:
             return Status(Code.WAIT), wait_s
         return None, 0.0
@@ -519,7 +522,10 @@ class Framework:
             except Exception as e:  # noqa: BLE001
                 st = as_status(e)
             if st is not None and not st.is_success():
-                return st.with_plugin(pl.name)
+                if st.is_rejected():
+                    return st.with_plugin(pl.name)
+                return Status(Code.ERROR, (f'running PreBind plugin "{pl.name}": {st.message()}',), st.error,
+                              pl.name)
         return None
 
     def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
