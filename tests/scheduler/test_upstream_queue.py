@@ -558,6 +558,23 @@ def test_TestPriorityQueue_Update(want_q: str | None, want_nominated: bool,
         assert len(t.nominated()) == 1
 
 
+def test_PodSchedulingPropertiesChange_other_update_wakes_only_generic_update_hints() -> None:
+    """Upstream ``PodSchedulingPropertiesChange``: an update none of the specific action types
+    describes (here an annotation) is ``updatePodOther``; it matches a registration for the generic
+    ``UnschedulablePod/Update`` (TestPriorityQueue_Update's queuePlugin) but not one for
+    ``UpdatePodLabel`` only."""
+    label_only = ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_LABEL)
+    t = Q({label_only: [("labelPlugin", queue_hint)], UNSCHEDULED_POD_UPDATE: [("queuePlugin", queue_hint)]})
+    a, b = med_pod(), MakePod().name("other").namespace("ns2").obj()
+    qa, qb = t.new_qpi(a, "labelPlugin"), t.new_qpi(b, "queuePlugin")
+    t.put_unschedulable(qa)
+    t.put_unschedulable(qb)
+    t.q.update(a, _annotated(a, "foo", "x"))
+    t.q.update(b, _annotated(b, "foo", "x"))
+    assert t.where(a) == "unschedulable"
+    assert t.where(b) == "active"
+
+
 def test_TestPriorityQueue_UpdateWhenInflight() -> None:
     t = Q({UNSCHEDULED_POD_UPDATE: [("fakePlugin", queue_hint)]})
     pod = MakePod().name("test-pod").namespace("test-ns").uid("test-uid").obj()

@@ -59,9 +59,12 @@ class ActionType(enum.IntFlag):
     UPDATE_POD_TOLERATION = 1 << 9
     UPDATE_POD_SCHEDULING_GATES_ELIMINATED = 1 << 10
     UPDATE_POD_GENERATED_RESOURCE_CLAIM = 1 << 11
+    UPDATE_POD_OTHER = 1 << 12
+    """Upstream's unexported ``updatePodOther``: a pod update none of the specific bits describes;
+    it wakes only plugins registered for the generic ``Update`` (or for everything)."""
     UPDATE = (UPDATE_NODE_ALLOCATABLE | UPDATE_NODE_LABEL | UPDATE_NODE_TAINT | UPDATE_NODE_CONDITION
               | UPDATE_NODE_ANNOTATION | UPDATE_POD_LABEL | UPDATE_POD_SCALE_DOWN | UPDATE_POD_TOLERATION
-              | UPDATE_POD_SCHEDULING_GATES_ELIMINATED | UPDATE_POD_GENERATED_RESOURCE_CLAIM)
+              | UPDATE_POD_SCHEDULING_GATES_ELIMINATED | UPDATE_POD_GENERATED_RESOURCE_CLAIM | UPDATE_POD_OTHER)
     ALL = ADD | DELETE | UPDATE
 
 
@@ -128,7 +131,9 @@ def node_update_actions(old: Any, new: Any) -> ActionType:
 
 
 def pod_update_actions(old: Any, new: Any) -> ActionType:
-    """Which pod-update action bits changed (upstream ``framework.PodSchedulingPropertiesChange``)."""
+    """Which pod-update action bits changed (upstream ``framework.PodSchedulingPropertiesChange``);
+    ``UPDATE_POD_OTHER`` when none of the specific ones did (not the generic ``UPDATE``, which
+    would wake every plugin registered for any pod update)."""
     a = ActionType(0)
     if old.metadata.labels != new.metadata.labels:
         a |= ActionType.UPDATE_POD_LABEL
@@ -140,4 +145,4 @@ def pod_update_actions(old: Any, new: Any) -> ActionType:
 
     if any(v < pod_requests(old).get(k, 0) for k, v in pod_requests(new).items()):
         a |= ActionType.UPDATE_POD_SCALE_DOWN
-    return a or ActionType.UPDATE
+    return a or ActionType.UPDATE_POD_OTHER
