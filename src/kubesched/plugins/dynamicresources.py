@@ -151,24 +151,23 @@ class DynamicResources:
             return None, Status(Code.UNSCHEDULABLE, (ERR_NO_NEW_CLAIMS,))
         return None, Status(Code.UNSCHEDULABLE, ("still not schedulable",))
 
-    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+    def _nothing_to_allocate(self, state: CycleState) -> Status | None:
+        """Reserve and PreBind: nothing to do for a pod without claims; allocation is not modelled."""
         s = self._state(state)
         if s is None:
             return Status(Code.ERROR, ("not found",))
         if not s.claims:
             return None
         return Status(Code.ERROR, (ERR_UNSUPPORTED,))
+
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        return self._nothing_to_allocate(state)
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         return None
 
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        s = self._state(state)
-        if s is None:
-            return Status(Code.ERROR, ("not found",))
-        if not s.claims:
-            return None
-        return Status(Code.ERROR, (ERR_UNSUPPORTED,))
+        return self._nothing_to_allocate(state)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         # ResourceClaim / ResourceSlice / DeviceClass events have no EventResource in kubesched yet.
