@@ -352,7 +352,8 @@ class Framework:
         failed = np.zeros(len(rows), np.int64)
         reasons: list[str] = []
         codes: list[Code] = []
-        index: dict[str, int] = {}
+        index: dict[tuple[str, Code], int] = {}  # one bit per (reason, code): the same text may
+        # come with different codes on different nodes (e.g. Fit's resolvable vs unresolvable)
         for i, row in enumerate(rows.tolist()):
             try:
                 st = pl.filter(state, pod, table.node_info(row))
@@ -364,9 +365,9 @@ class Framework:
                 raise _filter_error(pl.name, st)
             bits = 0
             for r in st.reasons or ("",):
-                b = index.get(r)
+                b = index.get((r, st.code))
                 if b is None:
-                    b = index[r] = min(len(reasons), 62)
+                    b = index[(r, st.code)] = min(len(reasons), 62)
                     if b == len(reasons):
                         reasons.append(r)
                         codes.append(st.code)
