@@ -7,6 +7,7 @@ import pytest
 
 from kubesched.config import decode_config
 from kubesched.framework.diagnosis import Diagnosis, FilterChunk, PluginReasons, fit_error_message
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from kubesched.framework.interface import Code, FilterResult, Status
 from kubesched.scheduler import Scheduler, num_feasible_nodes_to_find, truncate_message
 from kubesched.testing.wrappers import MakeNode, MakePod
@@ -95,6 +96,10 @@ class CpuFilter:
     def __init__(self) -> None:
         self.seen: list[list[int]] = []
 
+    def events_to_register(self):  # noqa: ANN201 - like NodeResourcesFit: pods leaving, nodes arriving
+        return [ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.DELETE)),
+                ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD))]
+
     def filter_nodes(self, state, pod, nodes, rows):  # noqa: ANN001, ANN201
         self.seen.append(rows.tolist())
         free = nodes.allocatable[rows, 0] - nodes.requested[rows, 0]
@@ -105,6 +110,9 @@ class Taint:
     """Per-node filter rejecting nodes labelled bad=true (UnschedulableAndUnresolvable)."""
 
     name = "Taint"
+
+    def events_to_register(self):  # noqa: ANN201
+        return [ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL))]
 
     def filter(self, state, pod, node_info):  # noqa: ANN001, ANN201
         if node_info.node.metadata.labels.get("bad") == "true":
@@ -242,7 +250,7 @@ def test_pod_deleted_frees_room_and_requeues_pending_pod() -> None:
     assert sched.schedule_one().result == "scheduled"
     assert sched.schedule_one().result == "unschedulable"
     assert not sched.queue.has_schedulable()
-    store.remove_pod("default/a")  # AssignedPodDelete: CpuFilter registers no events → always requeue
+    store.remove_pod("default/a")  # AssignedPodDelete: CpuFilter registered Pod/Delete
     assert sched.queue.has_schedulable()
     assert sched.schedule_one().node == "n0000"
 
@@ -259,3 +267,29 @@ def test_no_nodes() -> None:
     store.add("Pod", MakePod().name("p").obj())
     a = sched.schedule_one()
     assert a.result == "unschedulable" and a.message == "no nodes available to schedule pods"
+
+
+def test_plugin_without_events_requeues_on_any_pod_update() -> None:
+    """Upstream registers a plugin without EnqueueExtensions for every event; with QueueingHints
+    (v1.34) even a status-only update of the rejected pod (here the scheduler's own PodScheduled
+    patch) requeues it."""
+    from kubesched.sim.store import ClusterStore
+
+    class Hintless:
+        name = "Hintless"
+
+        def filter(self, state, pod, node_info):  # noqa: ANN001, ANN201
+            return Status.of(Code.UNSCHEDULABLE, "no")
+
+    reg = {"Sort": lambda a, h: Sort(), "Hintless": lambda a, h: Hintless(), "Binder": lambda a, h: Binder(h)}
+    cfg = decode_config({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                         "profiles": [{"schedulerName": "default-scheduler", "plugins": {"multiPoint": {
+                             "enabled": [{"name": "Sort"}, {"name": "Hintless"}, {"name": "Binder"}],
+                             "disabled": [{"name": "*"}]}}}]})
+    store = ClusterStore()
+    sched = Scheduler(cfg, client=store, lister=store, registry=reg)
+    store.scheduler = sched
+    store.add("Node", _nodes(1)[0])
+    store.add("Pod", MakePod().name("p").obj())
+    assert sched.schedule_one().result == "unschedulable"
+    assert sched.queue.where("default/p") == "backoff"

@@ -37,7 +37,7 @@ from kubesched.framework.events import (
     QueueingHint,
     pod_update_actions,
 )
-from kubesched.api.objects import pod_key
+from kubesched.api.objects import pod_key, pod_priority
 from kubesched.framework.node_info import PodInfo, QueuedPodInfo
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -242,7 +242,10 @@ class SchedulingQueue:
             self._entries[key] = qpi
             self._move_to_active(qpi, EVENT_POD_UPDATE)
             return
-        qpi.pod_info.update(new)
+        if new.spec is old.spec and new.metadata.labels is old.metadata.labels:
+            qpi.pod_info.pod = new  # status-only change: the derived data stands
+        else:
+            qpi.pod_info.update(new)
         if key in self._in_flight:
             # being scheduled: record the update, it is replayed through the hints if the pod
             # comes back rejected (upstream addEventsIfPodInFlight)
@@ -259,21 +262,13 @@ class SchedulingQueue:
                 del self.unschedulable[key]
                 del self._where[key]
                 self._requeue(qpi, strategy, ev.label)
-        elif where in (ACTIVE, BACKOFF):
+        elif where in (ACTIVE, BACKOFF) and pod_priority(old) != qpi.pod_info.priority:
+            # the heaps order by priority (then timestamps, which an update keeps): re-sort
             self._remove_from_heaps(key)
             if where == ACTIVE:
                 self._push_active(qpi, EVENT_POD_UPDATE)
             else:
                 self._push_backoff(qpi, EVENT_POD_UPDATE)
-
-    def update_status(self, old: Pod, new: Pod) -> None:
-        """Only the status of a pending pod changed: keep its place, refresh the object and its
-        nomination (upstream ignores such updates for queueing, ``isPodUpdated``)."""
-        qpi = self._entries.get(pod_key(new))
-        if qpi is None:
-            return
-        qpi.pod_info.pod = new
-        self._update_nominated(old, qpi.pod_info)
 
     def delete(self, pod: Pod) -> None:
         """A pending pod was deleted or got assigned elsewhere: forget it everywhere."""

@@ -138,9 +138,8 @@ class Scheduler:
                     ev = ClusterEvent(EventResource.ASSIGNED_POD, pod_update_actions(old, new), "AssignedPodUpdate")
                     self.queue.move_all_to_active_or_backoff(ev, old, new)
         elif self.responsible_for(new):
-            if not _pod_updated(old, new):
-                self.queue.update_status(old, new)  # status-only change: no requeue (upstream isPodUpdated)
-                return
+            # with QueueingHints (v1.34) every update, status-only ones included (UpdatePodOther),
+            # goes through the rejecting plugins' hints; isPodUpdated is the hints-off path
             self.queue.update(old, new)
 
     def on_pod_delete(self, pod: Pod) -> None:
