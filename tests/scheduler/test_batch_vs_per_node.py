@@ -13,6 +13,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kubesched.api.objects import ObjectMeta, Service, ServiceSpec
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler import Scheduler
 from kubesched.sim.store import ClusterStore
@@ -41,11 +42,12 @@ def per_node_registry() -> dict[str, Any]:
 
 
 ZONES = ["z1", "z2", "z3"]
+IMAGES = ["nginx:1.27", "redis:7.2", "postgres:16"]
 APPS = ["web", "db", "cache"]
 
 
 @st.composite
-def clusters(draw: Any) -> tuple[list, list, list]:
+def clusters(draw: Any) -> tuple[list, list, list, list]:
     n_nodes = draw(st.integers(2, 9))
     nodes = []
     for i in range(n_nodes):
@@ -61,6 +63,8 @@ def clusters(draw: Any) -> tuple[list, list, list]:
         if draw(st.integers(0, 7)) == 0:
             b.unschedulable()
         b.label("disk", draw(st.sampled_from(["ssd", "hdd"])))
+        for image in draw(st.lists(st.sampled_from(IMAGES), max_size=2, unique=True)):
+            b.image(draw(st.sampled_from([50, 300, 900])) * 1024 * 1024, image)
         nodes.append(b.obj())
     running = []
     for j in range(draw(st.integers(0, 8))):
@@ -72,7 +76,8 @@ def clusters(draw: Any) -> tuple[list, list, list]:
         running.append(b.obj())
     pending = []
     for k in range(draw(st.integers(1, 10))):
-        b = (MakePod().name(f"p{k}").uid(f"p{k}").label("app", draw(st.sampled_from(APPS)))
+        b = (MakePod().name(f"p{k}").uid(f"p{k}").namespace(draw(st.sampled_from(["default", "default", "other"])))
+             .label("app", draw(st.sampled_from(APPS)))
              .priority(draw(st.sampled_from([0, 5, 100])))
              .req(cpu=draw(st.sampled_from(["100m", "700m", "1500m"])),
                   memory=draw(st.sampled_from(["128Mi", "1Gi"])),
@@ -99,13 +104,25 @@ def clusters(draw: Any) -> tuple[list, list, list]:
             b.host_port(80)
         elif kind == 7:
             b.preferred_node_affinity(10, {"matchExpressions": [{"key": "disk", "operator": "In", "values": ["ssd"]}]})
+        elif kind == 8:
+            b.pod_affinity("podAntiAffinity", {"topologyKey": "topology.kubernetes.io/zone",
+                                               "labelSelector": {"matchLabels": {"app": draw(st.sampled_from(APPS))}}},
+                           weight=30)
+        elif kind == 9:
+            b.init_req(sidecar=draw(st.booleans()), cpu="200m")
+        if draw(st.booleans()):
+            b.container(draw(st.sampled_from(IMAGES)))
         pending.append(b.obj())
-    return nodes, running, pending
+    services = [Service(metadata=ObjectMeta(name=app, namespace="default"), spec=ServiceSpec(selector={"app": app}))
+                for app in draw(st.lists(st.sampled_from(APPS), max_size=2, unique=True))]
+    return nodes, running, pending, services
 
 
-def run(cluster: tuple[list, list, list], registry: dict[str, Any] | None, seed: int) -> list[tuple]:
-    nodes, running, pending = cluster
+def run(cluster: tuple[list, list, list, list], registry: dict[str, Any] | None, seed: int) -> list[tuple]:
+    nodes, running, pending, services = cluster
     store = ClusterStore(keep_events=False)
+    for svc in services:  # Services select pods for PodTopologySpread's system-default constraints
+        store.add("Service", svc)
     sched = Scheduler(client=store, lister=store, seed=seed, registry=registry)
     store.scheduler = sched
     for n in nodes:
@@ -123,7 +140,7 @@ def run(cluster: tuple[list, list, list], registry: dict[str, Any] | None, seed:
     return out
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(clusters(), st.integers(0, 3))
 def test_vectorised_engine_decides_like_the_per_node_reference(cluster, seed) -> None:  # noqa: ANN001
     assert run(cluster, None, seed) == run(cluster, per_node_registry(), seed)
