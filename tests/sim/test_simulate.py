@@ -251,3 +251,27 @@ def test_objects_without_a_typed_view_reach_the_plugins(tmp_path: Path) -> None:
     items = items_by_name(run("simulate", "-f", str(write(tmp_path, "c.yaml", docs)), "-o", "yaml")[1])
     assert items["db"]["spec"]["nodeName"] == "n2"
     assert items["data"]["kind"] == "PersistentVolumeClaim"  # passed through unchanged
+
+
+def test_out_of_tree_python_plugin_loads_without_rebuilding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(REPO))
+    f = write(tmp_path, "c.yaml", [
+        node("plain"), node("preferred", labels={"example.com/preferred": "true"}),
+        node("draining", labels={"example.com/preferred": "true", "example.com/draining": "true"}),
+        pod("p"),
+    ])
+    cfg = REPO / "examples" / "plugins" / "prefer-labelled.yaml"
+    code, out, err = run("simulate", "-f", str(f), "--config", str(cfg), "-o", "yaml", "--record-results",
+                         "--plugin", "PreferLabelled=examples.plugins.prefer_labelled:new")
+    assert code == 0, err
+    p = items_by_name(out)["p"]
+    assert p["spec"]["nodeName"] == "preferred"
+    ann = p["metadata"]["annotations"]
+    assert json.loads(ann["kubesched.io/filter-result"])["draining"]["PreferLabelled"] == ["node(s) are draining"]
+    assert json.loads(ann["kubesched.io/finalscore-result"])["preferred"]["PreferLabelled"] == 500
+    # without --plugin the profile names an unknown plugin: one clear error
+    code, _, err = run("simulate", "-f", str(f), "--config", str(cfg))
+    assert code == 2 and 'plugin "PreferLabelled" does not exist' in err
+    # a bad reference is one clear error too
+    code, _, err = run("simulate", "-f", str(f), "--config", str(cfg), "--plugin", "PreferLabelled=nope.mod:new")
+    assert code == 2 and "cannot load plugin 'PreferLabelled'" in err
