@@ -8,8 +8,8 @@ Load it without rebuilding anything::
     kubesched simulate -f manifests/ --config examples/plugins/prefer-labelled.yaml \\
         --plugin PreferLabelled=examples.plugins.prefer_labelled:new
 
-(``examples.plugins.prefer_labelled`` must be importable: run from the repository root, or put
-the module on ``PYTHONPATH``.) Per-node methods are enough; the framework loops over the nodes
+(``examples.plugins.prefer_labelled`` is found from the repository root: the current directory
+is searched, as ``PYTHONPATH`` is.) Per-node methods are enough; the framework loops over the nodes
 still feasible. See ``docs/writing-plugins.md`` for the batch shape.
 """
 

@@ -12,6 +12,8 @@ a profile lists, never autoloaded (style anchor: pluggy).
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from collections.abc import Callable, Mapping
 from importlib.metadata import entry_points
 from typing import Any
@@ -37,13 +39,17 @@ class Registry(dict[str, PluginFactory]):
 
 
 def load_out_of_tree(spec: str) -> tuple[str, PluginFactory]:
-    """Resolve ``"name=package.module:factory"`` or an entry-point name in ``kubesched.plugins``.
+    """Resolve ``"name=package.module:factory"`` (the current directory is searched too) or an
+    entry-point name in ``kubesched.plugins``.
 
     Raises :class:`PluginConfigError` when it cannot be imported.
     """
     if "=" in spec:
         name, target = spec.split("=", 1)
         mod_name, _, attr = target.partition(":")
+        cwd = os.getcwd()
+        if cwd not in sys.path:  # as `uvicorn module:app`: modules next to where the command runs
+            sys.path.insert(0, cwd)
         try:
             module = importlib.import_module(mod_name)
             factory = getattr(module, attr or "new")
