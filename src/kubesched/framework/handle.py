@@ -65,10 +65,15 @@ class Handle:
 
     ``nodes`` is the cluster's :class:`NodeTable` (the snapshot: the engine mutates it only
     between scheduling cycles); ``lister`` reads other objects; ``client`` binds.
-    ``framework`` is set to the plugin's own Framework once it is built.
+    ``framework`` is set to the plugin's own Framework once it is built; the scheduler also sets
+    ``rng`` (a seeded ``numpy.random.Generator``: tie-breaks, preemption's random offset),
+    ``clock`` (the injected clock) and ``nominator`` (the queue's nominated pods).
     """
 
     nodes: NodeTable
     lister: ClusterLister = field(default_factory=EmptyLister)
     client: ClusterClient | None = None
     framework: Any = None
+    rng: Any = None
+    clock: Any = None
+    nominator: Any = None

@@ -91,9 +91,7 @@ class Scheduler:
         self.registry = dict(registry) if registry is not None else dict(in_tree_registry())
         self.profiles: dict[str, Framework] = {}
         for i, prof in enumerate(self.config.profiles):
-            handle = Handle(nodes=self.table, lister=self.lister, client=client)
-            handle.rng = self.rng  # type: ignore[attr-defined]
-            handle.clock = self.clock  # type: ignore[attr-defined]
+            handle = Handle(nodes=self.table, lister=self.lister, client=client, rng=self.rng, clock=self.clock)
             self.profiles[prof.scheduler_name] = Framework(
                 prof, self.registry, handle, path=f"profiles[{i}]",
                 percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score)
@@ -103,7 +101,7 @@ class Scheduler:
             pod_max_backoff_s=float(self.config.pod_max_backoff_seconds or 10),
             pod_max_in_unschedulable_pods_s=pod_max_in_unschedulable_pods_s)
         for fw in self.profiles.values():
-            fw.handle.nominator = self.queue  # type: ignore[attr-defined]
+            fw.handle.nominator = self.queue
         self.sampler = Sampler()
         self.record = record
         self.stats = SchedulerStats()

@@ -76,7 +76,7 @@ class ScheduleResult:
 def _apply_nominated_pods(fw: Framework, state: CycleState, pod: Pod, chunk: FilterChunk) -> None:
     """Upstream ``RunFilterPluginsWithNominatedPods``: a node to which pods of priority ≥ the
     pod's are nominated must also pass with those pods on it. Only such nodes are re-run."""
-    nominator = getattr(fw.handle, "nominator", None)
+    nominator = fw.handle.nominator
     if nominator is None or not nominator.has_nominated_pods():
         return
     table = fw.handle.nodes
