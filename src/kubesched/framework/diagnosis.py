@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kubesched.framework.interface import Code, Status
+from kubesched.framework.interface import Code, Status, bits_status
 
 __all__ = ["Diagnosis", "FilterChunk", "FitError", "NO_NODES_AVAILABLE", "NodeToStatus", "PluginReasons"]
 
@@ -28,9 +28,7 @@ class PluginReasons:
     codes: Sequence[Code]
 
     def status(self, bits: int, plugin: str) -> Status:
-        reasons = tuple(r for b, r in enumerate(self.reasons) if bits >> b & 1)
-        code = max((c for b, c in enumerate(self.codes) if bits >> b & 1), default=Code.UNSCHEDULABLE)
-        return Status(code, reasons, None, plugin)
+        return bits_status(self.reasons, self.codes, bits, plugin)
 
 
 @dataclass(slots=True)

@@ -61,6 +61,7 @@ __all__ = [
     "ScorePlugin",
     "Status",
     "as_status",
+    "bits_status",
     "is_success",
 ]
 
@@ -225,9 +226,15 @@ class FilterResult:
 
     def status_for(self, bits: int, plugin: str = "") -> Status:
         """The per-node Status that the bit set ``bits`` stands for."""
-        reasons = tuple(r for b, r in enumerate(self.reasons) if bits >> b & 1)
-        code = max(c for b, c in enumerate(self.codes) if bits >> b & 1)
-        return Status(code, reasons, None, plugin)
+        return bits_status(self.reasons, self.codes, bits, plugin)
+
+
+def bits_status(reasons: Sequence[str], codes: Sequence[Code], bits: int, plugin: str = "") -> Status:
+    """The Status a reason bit set stands for: the reasons whose bit is set, with the highest of
+    their codes (Unschedulable for an empty set)."""
+    chosen = tuple(r for b, r in enumerate(reasons) if bits >> b & 1)
+    code = max((c for b, c in enumerate(codes) if bits >> b & 1), default=Code.UNSCHEDULABLE)
+    return Status(code, chosen, None, plugin)
 
 
 # ─────────────────────────────────────────── Queue ───────────────────────────────────────────
