@@ -272,7 +272,3 @@ class NodeToStatus:
                 if r is not None:
                     codes[r] = int(st.code)
         return order[codes[order] == int(code)]
-
-    def nodes_for_status_code(self, names: Sequence[str], code: Code) -> list[str]:
-        """Names among ``names`` whose status has ``code`` (upstream ``NodesForStatusCode``)."""
-        return [n for n in names if self.get(n).code == code]

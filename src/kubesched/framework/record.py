@@ -12,7 +12,6 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kubesched.framework.diagnosis import Diagnosis
     from kubesched.framework.node_table import NodeTable
     from kubesched.framework.runtime import ScoreResult
 
@@ -53,17 +52,16 @@ class DecisionRecord:
         return asdict(self)
 
 
-def filter_results(table: NodeTable, diagnosis: Diagnosis | None,
-                   feasible_chunks: list[Any]) -> dict[str, dict[str, Any]]:
+def filter_results(table: NodeTable, chunks: list[Any]) -> dict[str, dict[str, Any]]:
     """node → plugin → "passed" | [reasons] for every evaluated node (chunks in order)."""
     out: dict[str, dict[str, Any]] = {}
-    for chunk in feasible_chunks:
+    for chunk in chunks:
         names = table.names
         plugins = chunk.plugins
         for i, row in enumerate(chunk.rows.tolist()):
             fp = int(chunk.fail_plugin[i])
             if fp == chunk.OVERRIDDEN:
-                out.update(filter_results(table, diagnosis, [chunk.overrides[i]]))
+                out.update(filter_results(table, [chunk.overrides[i]]))
                 continue
             last = fp if fp >= 0 else len(plugins) - 1
             entry: dict[str, Any] = {}
@@ -98,7 +96,7 @@ def build_record(*, pod: str, profile: str, attempt: int, time: float, table: No
                  result: str, message: str = "", pre_filter: dict[str, str] | None = None,
                  post_filter: dict[str, Any] | None = None, nominated: str | None = None) -> DecisionRecord:
     """Assemble a :class:`DecisionRecord` from a cycle's arrays."""
-    filt = filter_results(table, None, chunks)
+    filt = filter_results(table, chunks)
     feasible = sum(int(c.ok_mask().sum()) for c in chunks)
     rec = DecisionRecord(pod=pod, profile=profile, attempt=attempt, time=time, selected_node=selected,
                          result=result, message=message, evaluated_nodes=len(filt),

@@ -585,7 +585,3 @@ class ScoreError(Exception):
     def __init__(self, status: Status) -> None:
         super().__init__(status.message())
         self.status = status
-
-
-def filter_names(plugins: Sequence[Any]) -> list[str]:
-    return [p.name for p in plugins]

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from kubesched.api.objects import pod_key
+
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis, FilterChunk, FitError, NO_NODES_AVAILABLE
 from kubesched.framework.interface import Code, Status
@@ -80,7 +82,7 @@ def _apply_nominated_pods(fw: Framework, state: CycleState, pod: Pod, chunk: Fil
     if nominator is None or not nominator.has_nominated_pods():
         return
     table = fw.handle.nodes
-    key = state.pod_info.key if state.pod_info is not None else _key(pod)
+    key = state.pod_info.key if state.pod_info is not None else pod_key(pod)
     prio = state.pod_info.priority if state.pod_info is not None else (pod.spec.priority or 0)
     rows_with = [table.row_of[n] for n in nominator.nominated_nodes() if n in table.row_of]
     if not rows_with:
@@ -163,7 +165,7 @@ def schedule_pod(fw: Framework, state: CycleState, pod: Pod, table: NodeTable, s
         diagnosis.absent_status = st
         diagnosis.pre_filter_msg = st.message()
         diagnosis.add_plugin_status(st)
-        raise FitError(_key(pod), num_all, diagnosis)
+        raise FitError(pod_key(pod), num_all, diagnosis)
 
     # a nominated node (from an earlier preemption) is tried first (upstream evaluateNominatedNode)
     nnn = pod.status.nominated_node_name
@@ -202,7 +204,7 @@ def schedule_pod(fw: Framework, state: CycleState, pod: Pod, table: NodeTable, s
 
     if len(feasible) == 0:
         diagnosis.collect_plugins()
-        raise FitError(_key(pod), num_all, diagnosis)
+        raise FitError(pod_key(pod), num_all, diagnosis)
     chunks = diagnosis.chunks
     if len(feasible) == 1:
         return ScheduleResult(table.names[int(feasible[0])], 1 + explicit, 1, chunks)
@@ -228,7 +230,3 @@ class PreFilterError(Exception):
     def __init__(self, status: Status) -> None:
         super().__init__(status.message())
         self.status = status
-
-
-def _key(pod: Pod) -> str:
-    return f"{pod.metadata.namespace}/{pod.metadata.name}"
