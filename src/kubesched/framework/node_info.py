@@ -62,6 +62,20 @@ class PodInfo:
         self.ports = host_ports(pod)
         self.extra.clear()
 
+    def with_pod(self, pod: Pod) -> "PodInfo":
+        """A PodInfo for another version of the same pod whose requests, ports and priority are
+        unchanged (e.g. the assumed pod with ``spec.nodeName`` set): the derived data is shared."""
+        other = PodInfo.__new__(PodInfo)
+        other.pod = pod
+        other.key = self.key
+        other.requests = self.requests
+        other.non_zero_cpu = self.non_zero_cpu
+        other.non_zero_memory = self.non_zero_memory
+        other.priority = self.priority
+        other.ports = self.ports
+        other.extra = dict(self.extra)
+        return other
+
     @property
     def uid(self) -> str:
         return self.pod.metadata.uid or self.key

@@ -17,7 +17,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import FitError, NodeToStatus
 from kubesched.framework.events import EVENT_ASSIGNED_POD_DELETE
 from kubesched.framework.interface import Code, Status
-from kubesched.framework.node_info import PodInfo, QueuedPodInfo
+from kubesched.framework.node_info import QueuedPodInfo
 from kubesched.framework.record import build_record
 from kubesched.framework.runtime import FilterError, ScoreError
 from kubesched.scheduler.scheduling_cycle import NoNodesAvailable, PreFilterError, schedule_pod
@@ -77,9 +77,7 @@ def schedule_one(sched: Scheduler) -> Attempt | None:
                               selected=node, result="scheduled")
     # assume: the cache accounts the pod on the node before it is bound
     assumed_pod = msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=node))
-    assumed_info = PodInfo.__new__(PodInfo)
-    _copy_pod_info(qpi.pod_info, assumed_info, assumed_pod)
-    sched.cache.assume_pod(assumed_info, node)
+    sched.cache.assume_pod(qpi.pod_info.with_pod(assumed_pod), node)
     sched.queue.delete_nominated_pod(key)
 
     st = fw.run_reserve_plugins_reserve(state, assumed_pod, node)
@@ -109,18 +107,6 @@ def schedule_one(sched: Scheduler) -> Attempt | None:
     if sched.on_attempt is not None:
         sched.on_attempt(attempt)
     return attempt
-
-
-def _copy_pod_info(src: PodInfo, dst: PodInfo, pod) -> None:  # noqa: ANN001
-    """A PodInfo for the assumed pod sharing ``src``'s derived data (requests do not change)."""
-    dst.pod = pod
-    dst.key = src.key
-    dst.requests = src.requests
-    dst.non_zero_cpu = src.non_zero_cpu
-    dst.non_zero_memory = src.non_zero_memory
-    dst.priority = src.priority
-    dst.ports = src.ports
-    dst.extra = dict(src.extra)
 
 
 def _forget_and_fail(sched: Scheduler, fw: Framework, state: CycleState, qpi: QueuedPodInfo, assumed_pod,  # noqa: ANN001
