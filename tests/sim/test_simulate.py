@@ -275,3 +275,18 @@ def test_out_of_tree_python_plugin_loads_without_rebuilding(tmp_path: Path, monk
     # a bad reference is one clear error too
     code, _, err = run("simulate", "-f", str(f), "--config", str(cfg), "--plugin", "PreferLabelled=nope.mod:new")
     assert code == 2 and "cannot load plugin 'PreferLabelled'" in err
+
+
+def test_deleted_pods_leave_the_output_other_objects_of_the_same_name_stay(tmp_path: Path) -> None:
+    f = write(tmp_path, "c.yaml", [
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"}, "value": 1000},
+        node("n1", cpu="1"),
+        pod("victim", cpu="800m", node_name="n1"),
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "victim", "namespace": "default"},
+         "spec": {"selector": {"app": "victim"}}},
+        pod("vip", cpu="800m", priorityClassName="high"),
+    ])
+    out = yaml.safe_load(run("simulate", "-f", str(f), "-o", "yaml")[1])
+    kinds = {(i["kind"], i["metadata"]["name"]) for i in out["items"]}
+    assert ("Pod", "victim") not in kinds  # preempted
+    assert ("Service", "victim") in kinds

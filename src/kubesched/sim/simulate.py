@@ -57,12 +57,10 @@ class SimulationResult:
     attempts: int = 0
 
     def output_objects(self) -> list[dict[str, Any]]:
-        """Every input object after the run (bound pods carry ``spec.nodeName`` and conditions)."""
-        return [r.data for r in self.raws if ("Pod", r.namespace or "", r.name) not in self._deleted()]
-
-    def _deleted(self) -> set[tuple[str, str, str]]:
-        return {("Pod", r.namespace or "", r.name) for r in self.raws
-                if r.kind == "Pod" and ("Pod", r.namespace or "", r.name) not in self.store.raw}
+        """Every input object after the run (bound pods carry ``spec.nodeName`` and conditions);
+        pods deleted during the run (preemption victims) are left out."""
+        raw = self.store.raw
+        return [r.data for r in self.raws if r.kind != "Pod" or ("Pod", r.namespace or "", r.name) in raw]
 
 
 def _parse_ts(ts: str | None) -> float:
