@@ -387,10 +387,8 @@ class SchedulingQueue:
                 return QUEUE_SKIP
             return QUEUE_AFTER_BACKOFF
         strategy = QUEUE_SKIP
-        for plugin, regs in self._events.items():
-            if plugin not in rejectors:
-                continue
-            for reg in regs:
+        for plugin in rejectors:
+            for reg in self._events.get(plugin, ()):
                 if not event.matches(reg.event):
                     continue
                 if reg.hint is not None:
