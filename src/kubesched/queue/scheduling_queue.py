@@ -387,8 +387,10 @@ class SchedulingQueue:
                 return QUEUE_SKIP
             return QUEUE_AFTER_BACKOFF
         strategy = QUEUE_SKIP
-        for plugin in rejectors:
-            for reg in self._events.get(plugin, ()):
+        for plugin, regs in self._events.items():
+            if plugin not in rejectors:
+                continue
+            for reg in regs:
                 if not event.matches(reg.event):
                     continue
                 if reg.hint is not None:
