@@ -101,12 +101,8 @@ def schedule_one(sched: Scheduler) -> Attempt | None:
     if sched.client is not None:
         sched.client.record_event(pod, "Normal", "Scheduled", "Binding",
                                   f"Successfully assigned {pod.metadata.namespace}/{pod.metadata.name} to {node}")
-    sched.stats.attempts["scheduled"] += 1
     sched.stats.bound += 1
-    attempt = Attempt(key, "scheduled", node, "", record)
-    if sched.on_attempt is not None:
-        sched.on_attempt(attempt)
-    return attempt
+    return _report(sched, Attempt(key, "scheduled", node, "", record))
 
 
 def _forget_and_fail(sched: Scheduler, fw: Framework, state: CycleState, qpi: QueuedPodInfo, assumed_pod,  # noqa: ANN001
@@ -186,8 +182,12 @@ def _failed(sched: Scheduler, fw: Framework, qpi: QueuedPodInfo, st: Status, mes
         record.result = result
         record.message = message
         record.selected_node = None
-    sched.stats.attempts[result] += 1
-    attempt = Attempt(qpi.key, result, None, message, record)
+    return _report(sched, Attempt(qpi.key, result, None, message, record))
+
+
+def _report(sched: Scheduler, attempt: Attempt) -> Attempt:
+    """Count the attempt by result and hand it to ``sched.on_attempt``."""
+    sched.stats.attempts[attempt.result] += 1
     if sched.on_attempt is not None:
         sched.on_attempt(attempt)
     return attempt
