@@ -17,7 +17,6 @@ Misconfiguration raises :class:`~kubesched.errors.PluginConfigError` with the co
 from __future__ import annotations
 
 import functools
-import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -579,9 +578,10 @@ class Framework:
         else not Success becomes ``running PreBind plugin "X": …`` (Error)."""
         for pl in self.pre_bind_plugins:
             try:
-                st = pl.pre_bind(state, pod, node_name)
-                if inspect.isawaitable(st):
-                    st = await st
+                res: Any = pl.pre_bind(state, pod, node_name)
+                if res is not None and res.__class__ is not Status:  # a coroutine (async plugin)
+                    res = await res
+                st = res
             except Exception as e:  # noqa: BLE001
                 st = as_status(e)
             if st is not None and not st.is_success():
@@ -597,9 +597,10 @@ class Framework:
         st: Status | None = Status(Code.SKIP)
         for pl in self.bind_plugins:
             try:
-                st = pl.bind(state, pod, node_name)
-                if inspect.isawaitable(st):
-                    st = await st
+                res: Any = pl.bind(state, pod, node_name)
+                if res is not None and res.__class__ is not Status:  # a coroutine (async plugin)
+                    res = await res
+                st = res
             except Exception as e:  # noqa: BLE001
                 st = as_status(e)
             if st is not None and st.is_skip():

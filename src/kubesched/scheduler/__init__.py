@@ -27,7 +27,12 @@ Deviations from the contract text (documented for the ``live`` branch):
   upstream: our queue forgets a pod at ``Done``, and a PreBind/Bind failure must requeue it.
 """
 
-from kubesched.scheduler.schedule_one import DrivenTask, ScheduledPod, drive, truncate_message
+from kubesched.scheduler.schedule_one import (
+           DrivenTask,
+           ScheduledPod,
+           drive,
+           truncate_message,
+)
 from kubesched.scheduler.scheduler import Attempt, Scheduler, SchedulerStats
 from kubesched.scheduler.scheduling_cycle import num_feasible_nodes_to_find
 

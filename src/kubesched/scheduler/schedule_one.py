@@ -282,12 +282,12 @@ async def binding_cycle(sched: Scheduler, sp: ScheduledPod) -> Attempt:
     from kubesched.scheduler.scheduler import Attempt
 
     fw = sp.framework
-    st = await fw.wait_on_permit(sp.assumed_pod)
+    st = await fw.wait_on_permit(sp.assumed_pod) if len(fw.waiting_pods) else None
     if st is not None:
         if st.is_rejected():
             st = _node_fit_error(sp.key, sp.node, st, unschedulable_plugins={st.plugin})
         return handle_binding_cycle_error(sched, sp, st)
-    st = await fw.run_pre_bind_plugins(sp.state, sp.assumed_pod, sp.node)
+    st = await fw.run_pre_bind_plugins(sp.state, sp.assumed_pod, sp.node) if fw.pre_bind_plugins else None
     if st is None:
         st = await fw.run_bind_plugins(sp.state, sp.assumed_pod, sp.node)
         sched.cache.finish_binding(sp.key)

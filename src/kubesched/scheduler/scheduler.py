@@ -17,28 +17,27 @@ from typing import Any
 import numpy as np
 
 from kubesched.api.objects import Node, Pod, pod_key
+from kubesched.cache import Cache
 from kubesched.config import KubeSchedulerConfiguration, default_config
 from kubesched.framework.clock import Clock, ManualClock
 from kubesched.framework.events import (
     EVENT_ASSIGNED_POD_ADD,
     EVENT_ASSIGNED_POD_DELETE,
     EVENT_NODE_ADD,
-
     ClusterEvent,
     EventResource,
     node_update_actions,
     pod_update_actions,
 )
 from kubesched.framework.handle import ClusterClient, ClusterLister, EmptyLister, Handle
+from kubesched.framework.interface import Status
+from kubesched.framework.node_info import QueuedPodInfo
 from kubesched.framework.node_table import NodeTable
 from kubesched.framework.record import DecisionRecord
 from kubesched.framework.runtime import Framework
-from kubesched.cache import Cache
+from kubesched.framework.waiting_pods import WaitingPodsMap, waiting_pod_key
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.queue import SchedulingQueue
-from kubesched.framework.interface import Status
-from kubesched.framework.node_info import QueuedPodInfo
-from kubesched.framework.waiting_pods import WaitingPodsMap, waiting_pod_key
 from kubesched.scheduler.schedule_one import (
     ScheduledPod,
     binding_cycle,
@@ -172,9 +171,8 @@ class Scheduler:
         fw = self.profiles.get(pod.spec.scheduler_name or "default-scheduler")
         if fw is not None and fw.reject_waiting_pod(waiting_pod_key(pod)):
             self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, pod, None)
-        elif self.cache.is_assumed(pod_key(pod)):
-            if self.cache.remove_pod(pod) is not None:
-                self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, pod, None)
+        elif self.cache.is_assumed(pod_key(pod)) and self.cache.remove_pod(pod) is not None:
+            self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, pod, None)
 
     def on_node_add(self, node: Node) -> None:
         self.cache.add_node(node)

@@ -53,7 +53,7 @@ class ClusterStore:
         self.bind_count = 0
         self.writes: Counter[str] = Counter()
         """Client writes by method name (bind, update_pod_condition, delete_pod, …)."""
-        self._pending: deque[Callable[[], None]] = deque()
+        self._pending: deque[tuple[Callable[..., Any], tuple[Any, ...]]] = deque()
         self._env: Environment | None = None
         self._latency = 0.0
         self._priority = 0
@@ -74,8 +74,8 @@ class ClusterStore:
         """Informer events queued and not yet delivered."""
         return len(self._pending)
 
-    def _emit(self, deliver: Callable[[], None]) -> None:
-        self._pending.append(deliver)
+    def _emit(self, fn: Callable[..., Any], *args: Any) -> None:
+        self._pending.append((fn, args))
         if self._env is not None and self._delivery is None:
             self._delivery = self._env.schedule_in(self._latency, self._on_delivery, self._priority)
 
@@ -88,30 +88,30 @@ class ClusterStore:
     def flush(self) -> int:
         """Deliver every queued informer event to the scheduler, in order (events caused while
         delivering are delivered too). Returns how many were delivered."""
+        pending = self._pending
+        if not pending:
+            return 0
         if self._delivery is not None:
             self._delivery.cancel()
             self._delivery = None
         n = 0
-        pending = self._pending
         while pending:
-            pending.popleft()()
+            fn, args = pending.popleft()
+            fn(*args)
             n += 1
         return n
 
     def _notify_pod_add(self, pod: Pod) -> None:
         if self.scheduler is not None:
-            sched = self.scheduler
-            self._emit(lambda: sched.on_pod_add(pod))
+            self._emit(self.scheduler.on_pod_add, pod)
 
     def _notify_pod_update(self, old: Pod, new: Pod) -> None:
         if self.scheduler is not None:
-            sched = self.scheduler
-            self._emit(lambda: sched.on_pod_update(old, new))
+            self._emit(self.scheduler.on_pod_update, old, new)
 
     def _notify_pod_delete(self, pod: Pod) -> None:
         if self.scheduler is not None:
-            sched = self.scheduler
-            self._emit(lambda: sched.on_pod_delete(pod))
+            self._emit(self.scheduler.on_pod_delete, pod)
 
     # ───────────────────────────── lister ─────────────────────────────
 
@@ -147,8 +147,7 @@ class ClusterStore:
         elif kind == "Node":
             self.nodes[meta.name] = obj
             if self.scheduler is not None:
-                sched = self.scheduler
-                self._emit(lambda: sched.on_node_add(obj))
+                self._emit(self.scheduler.on_node_add, obj)
                 self.flush()
         else:
             self.objects.setdefault(kind, {})[(meta.namespace or "", meta.name)] = obj
@@ -169,8 +168,7 @@ class ClusterStore:
     def remove_node(self, name: str) -> Node | None:
         node = self.nodes.pop(name, None)
         if node is not None and self.scheduler is not None:
-            sched = self.scheduler
-            self._emit(lambda: sched.on_node_delete(node))
+            self._emit(self.scheduler.on_node_delete, node)
             self.flush()
         return node
 
@@ -272,9 +270,11 @@ class ClusterStore:
             self._notify_pod_delete(cur)
 
     def _put(self, kind: str, obj: Any) -> None:
-        meta = obj.get("metadata") if isinstance(obj, dict) else obj.metadata
-        ns = (meta.get("namespace") if isinstance(meta, dict) else meta.namespace) or ""
-        name = meta.get("name") if isinstance(meta, dict) else meta.name
+        if isinstance(obj, dict):
+            meta = obj.get("metadata") or {}
+            ns, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+        else:
+            ns, name = obj.metadata.namespace or "", obj.metadata.name
         self.objects.setdefault(kind, {})[(ns, name)] = obj
 
     async def update_persistent_volume(self, pv: Any) -> None:
