@@ -326,3 +326,83 @@ def test_permit_error_and_plain_rejection_from_run_permit_plugins() -> None:
     assert st.code == Code.WAIT and st.message() == 'one or more plugins asked to wait and no plugin rejected pod "w9"'
     assert fw.will_wait_on_permit(pod)
     assert fw.reject_waiting_pod("w9") and not fw.reject_waiting_pod("nope")
+
+
+def test_allow_during_a_scheduling_cycle_resumes_the_binding_after_it() -> None:
+    """The cache must not change under a scheduling cycle: a binding cycle unblocked by a plugin
+    of another pod's cycle resumes when that cycle ends."""
+    sched, store, gk = _setup(waiters={"Waiter": 30})
+    states: list[bool] = []
+    orig = gk.reserve
+
+    def reserve(state, pod, node_name):  # noqa: ANN001, ANN202
+        st = orig(state, pod, node_name)
+        states.append(sched.cache.is_assumed("default/w1"))  # still assumed right after allow()
+        return st
+
+    gk.reserve = reserve  # type: ignore[method-assign]
+    _add(store, "w1")
+    _add(store, "release-me")
+    assert sched.schedule_one().result == "waiting"
+    out = sched.scheduling_cycle()
+    assert isinstance(out, ScheduledPod) and states == [True, True]
+    # w1's bind ran when release-me's cycle ended: its write is in the store
+    assert store.pods["default/w1"].spec.node_name == "n0"
+
+
+def test_preemption_rejects_a_victim_waiting_on_permit_instead_of_deleting_it() -> None:
+    """Upstream ``PreemptPod``: a victim that is a WaitingPod is rejected (``preempted``)."""
+    reg = dict(in_tree_registry())
+    reg["Waiter"] = lambda a, h: Waiter("Waiter", 30)
+    cfg = decode_config({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                         "profiles": [{"schedulerName": "default-scheduler",
+                                       "plugins": {"permit": {"enabled": [{"name": "Waiter"}]}}}]})
+    store = ClusterStore()
+    sched = Scheduler(cfg, client=store, lister=store, registry=reg)
+    store.scheduler = sched
+    store.add("Node", MakeNode().name("n0").capacity(cpu="2", memory="8Gi", pods="10").obj())
+    store.add("Pod", MakePod().name("w-low").uid("w-low").priority(0).req(cpu="2").obj())
+    done: list[Attempt] = []
+    sched.on_attempt = done.append
+    assert sched.schedule_one().result == "waiting"
+    store.add("Pod", MakePod().name("hi").uid("hi").priority(1000).req(cpu="2").obj())
+    a = sched.schedule_one()
+    assert a.pod_key == "default/hi" and a.result == "unschedulable"
+    assert "default/w-low" in store.pods  # rejected, not deleted
+    assert store.writes["delete_pod"] == 0 and store.writes["add_pod_condition"] == 0
+    assert ("Normal", "Preempted", "default/w-low", "Preempted by pod hi on node n0") in store.events
+    low = next(x for x in done if x.pod_key == "default/w-low")
+    assert (low.result, low.message) == ("unschedulable", "0/1 nodes are available: 1 preempted.")
+    assert not sched.cache.is_assumed("default/w-low")
+    store.flush()
+    assert store.pods["default/hi"].status.nominated_node_name == "n0"
+    sched.run_until_idle(after_each=store.flush)
+    assert store.pods["default/hi"].spec.node_name == "n0"
+    assert store.pods["default/w-low"].spec.node_name == ""
+
+
+def test_store_implements_every_cluster_client_method() -> None:
+    import inspect
+
+    from kubesched.framework.handle import ClusterClient
+
+    names = [n for n, v in vars(ClusterClient).items() if callable(v) and not n.startswith("_")]
+    assert {"bind", "update_pod_condition", "clear_nominated_node_name", "add_pod_condition", "delete_pod",
+            "record_event", "update_persistent_volume", "update_persistent_volume_claim",
+            "update_resource_claim_status"} <= set(names)
+    for n in names:
+        want, got = getattr(ClusterClient, n), getattr(ClusterStore, n)
+        assert inspect.iscoroutinefunction(want) == inspect.iscoroutinefunction(got), n
+        assert list(inspect.signature(want).parameters) == list(inspect.signature(got).parameters), n
+
+
+def test_stale_unassigned_tombstone_of_a_bound_pod_leaves_the_cache() -> None:
+    sched, store, _ = _setup()
+    _add(store, "p")
+    unassigned = store.pods["default/p"]
+    sched.schedule_one()
+    store.flush()
+    assert "default/p" in sched.cache.pod_states
+    sched.on_pod_delete(unassigned)  # e.g. a DeletedFinalStateUnknown with the pre-binding object
+    assert "default/p" not in sched.cache.pod_states
+    assert sched.table.requested[sched.table.row_of["n0"], sched.table.resource_column("cpu")] == 0

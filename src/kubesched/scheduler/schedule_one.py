@@ -20,7 +20,8 @@ as upstream.
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
+from collections import deque
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -108,9 +109,29 @@ class DrivenTask:
         return self._result
 
 
+_held = 0
+"""> 0 while a scheduling cycle runs: resumptions wait in ``_ready`` until it ends."""
+_ready: deque[Callable[[], None]] = deque()
+
+
+def _resume(fn: Callable[[], None]) -> None:
+    if _held:
+        _ready.append(fn)
+    else:
+        fn()
+
+
+def _release() -> None:
+    while _ready and not _held:
+        _ready.popleft()()
+
+
 def drive(coro: Coroutine[Any, Any, Any]) -> DrivenTask:
     """Run ``coro`` as far as it can go now; when it awaits a pending
-    :class:`~kubesched.framework.clock.SimFuture`, resume it from that future's done-callback.
+    :class:`~kubesched.framework.clock.SimFuture`, resume it from that future's done-callback —
+    at once, or, when the future completes during a scheduling cycle (a plugin allowing or
+    rejecting a waiting pod, preemption rejecting one), right after that cycle, so the cache
+    never changes under a cycle (as a binding goroutine wakes after the scheduler's own step).
 
     Anything else awaited must complete without suspending (plain coroutines do); a coroutine
     that yields a foreign awaitable (an asyncio future) gets a ``TypeError`` thrown in. An
@@ -137,7 +158,7 @@ def drive(coro: Coroutine[Any, Any, Any]) -> DrivenTask:
             if fut.done():
                 value = fut.result()
                 continue
-            fut.add_done_callback(lambda f: step(f.result()))
+            fut.add_done_callback(lambda f: _resume(lambda: step(f.result())))
             return
 
     step()
@@ -176,7 +197,19 @@ def _skip_pod_schedule(sched: Scheduler, pod: Pod, key: str) -> bool:
 
 def scheduling_cycle(sched: Scheduler) -> ScheduledPod | Attempt | None:
     """Upstream ``ScheduleOne`` up to the binding goroutine plus ``schedulingCycle``. See the
-    module docstring."""
+    module docstring. Binding cycles driven by :func:`drive` that a plugin of this cycle
+    unblocks resume when it ends."""
+    global _held
+    _held += 1
+    try:
+        return _scheduling_cycle(sched)
+    finally:
+        _held -= 1
+        if _ready and not _held:
+            _release()
+
+
+def _scheduling_cycle(sched: Scheduler) -> ScheduledPod | Attempt | None:
     from kubesched.scheduler.scheduler import Attempt
 
     qpi = sched.queue.pop()

@@ -162,7 +162,8 @@ class Scheduler:
         Assigned: leaves the cache (AssignedPodDelete). Unassigned (upstream
         ``deletePodFromSchedulingQueue``): leaves the queue; if it was waiting on Permit it is
         rejected (``removed``) and the unschedulable pods see an AssignedPodDelete; an assumed
-        pod past Permit leaves the cache."""
+        pod past Permit (or a pod the cache has as bound, when ``pod`` is a stale tombstone)
+        leaves the cache."""
         if pod.spec.node_name:
             if self.cache.remove_pod(pod) is not None:
                 self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, pod, None)
@@ -171,7 +172,8 @@ class Scheduler:
         fw = self.profiles.get(pod.spec.scheduler_name or "default-scheduler")
         if fw is not None and fw.reject_waiting_pod(waiting_pod_key(pod)):
             self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, pod, None)
-        elif self.cache.is_assumed(pod_key(pod)) and self.cache.remove_pod(pod) is not None:
+        elif self.cache.remove_pod(pod) is not None:
+            # an assumed pod past Permit, or a stale tombstone of a pod the cache has as bound
             self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, pod, None)
 
     def on_node_add(self, node: Node) -> None:
