@@ -335,7 +335,7 @@ def test_allow_during_a_scheduling_cycle_resumes_the_binding_after_it() -> None:
     states: list[bool] = []
     orig = gk.reserve
 
-    def reserve(state, pod, node_name):  # noqa: ANN001, ANN202
+    def reserve(state, pod, node_name):
         st = orig(state, pod, node_name)
         states.append(sched.cache.is_assumed("default/w1"))  # still assumed right after allow()
         return st
@@ -406,3 +406,48 @@ def test_stale_unassigned_tombstone_of_a_bound_pod_leaves_the_cache() -> None:
     sched.on_pod_delete(unassigned)  # e.g. a DeletedFinalStateUnknown with the pre-binding object
     assert "default/p" not in sched.cache.pod_states
     assert sched.table.requested[sched.table.row_of["n0"], sched.table.resource_column("cpu")] == 0
+
+
+def test_object_events_move_pods_whose_rejecting_plugin_registered_for_them() -> None:
+    """``on_object_event``: a PVC Add requeues a pod rejected by a plugin registered for
+    PersistentVolumeClaim/Add; a PV event does not; unknown kinds are ignored."""
+    from kubesched.framework.events import (
+        ActionType,
+        ClusterEvent,
+        ClusterEventWithHint,
+        EventResource,
+    )
+
+    class NeedsClaim:
+        name = "NeedsClaim"
+
+        def filter(self, state, pod, node_info):
+            return Status.of(Code.UNSCHEDULABLE, "claim missing")
+
+        def events_to_register(self):
+            return [ClusterEventWithHint(ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD))]
+
+    reg = dict(in_tree_registry())
+    reg["NeedsClaim"] = lambda a, h: NeedsClaim()
+    cfg = decode_config({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                         "profiles": [{"schedulerName": "default-scheduler", "plugins": {"multiPoint": {
+                             "enabled": [{"name": "PrioritySort"}, {"name": "NeedsClaim"}, {"name": "DefaultBinder"}],
+                             "disabled": [{"name": "*"}]}}}]})
+    store = ClusterStore()
+    sched = Scheduler(cfg, client=store, lister=store, registry=reg)
+    store.scheduler = sched
+    store.add("Node", MakeNode().name("n0").obj())
+    _add(store, "p")
+    assert sched.schedule_one().result == "unschedulable"
+    store.flush()
+    assert sched.queue.where("default/p") == "unschedulable"
+    sched.on_object_event("Service", None, object())
+    drive(store.update_persistent_volume({"metadata": {"name": "pv1"}}))
+    store.flush()
+    assert sched.queue.where("default/p") == "unschedulable"
+    store.add_raw("x", {})  # raw objects are not announced
+    drive(store.update_persistent_volume_claim({"metadata": {"namespace": "default", "name": "c"}}))
+    assert store.pending_events() == 1
+    store.flush()
+    assert sched.queue.where("default/p") in ("backoff", "active")
+    assert store.get("PersistentVolumeClaim", "default", "c") == {"metadata": {"namespace": "default", "name": "c"}}

@@ -78,10 +78,12 @@ class ScheduledPod:
     start: float = 0.0
     evaluated_nodes: int = 0
     feasible_nodes: int = 0
+    key: str = ""
+    """The pod's ``namespace/name`` (``qpi.key``)."""
 
-    @property
-    def key(self) -> str:
-        return self.qpi.key
+    def __post_init__(self) -> None:
+        if not self.key:
+            self.key = self.qpi.key
 
 
 # ───────────────────────────── the trampoline ─────────────────────────────
@@ -258,7 +260,7 @@ def _scheduling_cycle(sched: Scheduler) -> ScheduledPod | Attempt | None:
             st = _node_fit_error(key, node, st)
         return handle_scheduling_failure(sched, fw, qpi, st, CLEAR_NOMINATED_NODE, start, record)
     return ScheduledPod(qpi, fw, state, assumed_pod, node, record, start,
-                        res.evaluated_nodes, res.feasible_nodes)
+                        res.evaluated_nodes, res.feasible_nodes, key)
 
 
 def _node_fit_error(key: str, node: str, st: Status, *, unschedulable_plugins: set[str] | None = None) -> Status:

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.api.objects import Node, Pod, pod_key
+from kubesched.api.objects import Node, Pod
 from kubesched.cache import Cache
 from kubesched.config import KubeSchedulerConfiguration, default_config
 from kubesched.framework.clock import Clock, ManualClock
@@ -24,6 +24,7 @@ from kubesched.framework.events import (
     EVENT_ASSIGNED_POD_ADD,
     EVENT_ASSIGNED_POD_DELETE,
     EVENT_NODE_ADD,
+    ActionType,
     ClusterEvent,
     EventResource,
     node_update_actions,
@@ -175,6 +176,24 @@ class Scheduler:
         elif self.cache.remove_pod(pod) is not None:
             # an assumed pod past Permit, or a stale tombstone of a pod the cache has as bound
             self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, pod, None)
+
+    def on_object_event(self, kind: str, old: Any, new: Any) -> None:
+        """Any other watched kind changed (upstream ``addAllEventHandlers``: objects that only
+        move pods): ``old`` None = Add, ``new`` None = Delete, else Update. The event
+        ``ClusterEvent(kind, action)`` requeues the unschedulable pods whose rejecting plugins
+        registered for it; kinds no plugin can register for (not an ``EventResource``) are
+        ignored, as upstream only watches kinds some plugin asked for."""
+        try:
+            resource = EventResource(kind)
+        except ValueError:
+            return
+        if old is None:
+            action, label = ActionType.ADD, "Add"
+        elif new is None:
+            action, label = ActionType.DELETE, "Delete"
+        else:
+            action, label = ActionType.UPDATE, "Update"
+        self.queue.move_all_to_active_or_backoff(ClusterEvent(resource, action, f"{kind}{label}"), old, new)
 
     def on_node_add(self, node: Node) -> None:
         self.cache.add_node(node)

@@ -58,6 +58,8 @@ class ClusterStore:
         self._latency = 0.0
         self._priority = 0
         self._delivery: Event | None = None
+        self._driving = 0
+        self._driving_cm = _Driving(self)
         self.on_delivered: Callable[[], None] | None = None
         """Called after an Environment-driven delivery (a driver re-runs its scheduler there)."""
 
@@ -74,9 +76,14 @@ class ClusterStore:
         """Informer events queued and not yet delivered."""
         return len(self._pending)
 
+    def driving(self) -> _Driving:
+        """A context manager: while the driver runs the scheduler and flushes by itself, writes
+        schedule no Environment delivery; whatever is left undelivered is flushed on exit."""
+        return self._driving_cm
+
     def _emit(self, fn: Callable[..., Any], *args: Any) -> None:
         self._pending.append((fn, args))
-        if self._env is not None and self._delivery is None:
+        if self._env is not None and self._delivery is None and not self._driving:
             self._delivery = self._env.schedule_in(self._latency, self._on_delivery, self._priority)
 
     def _on_delivery(self) -> None:
@@ -100,10 +107,6 @@ class ClusterStore:
             fn(*args)
             n += 1
         return n
-
-    def _notify_pod_add(self, pod: Pod) -> None:
-        if self.scheduler is not None:
-            self._emit(self.scheduler.on_pod_add, pod)
 
     def _notify_pod_update(self, old: Pod, new: Pod) -> None:
         if self.scheduler is not None:
@@ -134,6 +137,11 @@ class ClusterStore:
 
     # ───────────────────────────── writes from the driver ─────────────────────────────
 
+    def _deliver_now(self, fn: Callable[..., Any], *args: Any) -> None:
+        """A driver write: queued behind the pending events, then everything is delivered."""
+        self._pending.append((fn, args))
+        self.flush()
+
     def add(self, kind: str, obj: Any, raw: dict[str, Any] | None = None) -> None:
         """Add an object; pods and nodes are announced to the scheduler (delivered at once,
         after any pending event)."""
@@ -142,15 +150,15 @@ class ClusterStore:
             self.raw[(kind, meta.namespace or "", meta.name)] = raw
         if kind == "Pod":
             self.pods[pod_key(obj)] = obj
-            self._notify_pod_add(obj)
-            self.flush()
+            if self.scheduler is not None:
+                self._deliver_now(self.scheduler.on_pod_add, obj)
         elif kind == "Node":
             self.nodes[meta.name] = obj
             if self.scheduler is not None:
-                self._emit(self.scheduler.on_node_add, obj)
-                self.flush()
+                self._deliver_now(self.scheduler.on_node_add, obj)
         else:
-            self.objects.setdefault(kind, {})[(meta.namespace or "", meta.name)] = obj
+            self._put(kind, obj)
+            self.flush()
 
     def add_raw(self, kind: str, data: dict[str, Any]) -> None:
         """Keep an object of a kind without a typed view, as its raw mapping (the lister returns it)."""
@@ -160,16 +168,14 @@ class ClusterStore:
     def remove_pod(self, key: str) -> Pod | None:
         """The driver deletes a pod (delivered at once, after any pending event)."""
         pod = self.pods.pop(key, None)
-        if pod is not None:
-            self._notify_pod_delete(pod)
-            self.flush()
+        if pod is not None and self.scheduler is not None:
+            self._deliver_now(self.scheduler.on_pod_delete, pod)
         return pod
 
     def remove_node(self, name: str) -> Node | None:
         node = self.nodes.pop(name, None)
         if node is not None and self.scheduler is not None:
-            self._emit(self.scheduler.on_node_delete, node)
-            self.flush()
+            self._deliver_now(self.scheduler.on_node_delete, node)
         return node
 
     def _replace_pod(self, old: Pod, new: Pod) -> None:
@@ -275,7 +281,11 @@ class ClusterStore:
             ns, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
         else:
             ns, name = obj.metadata.namespace or "", obj.metadata.name
-        self.objects.setdefault(kind, {})[(ns, name)] = obj
+        objs = self.objects.setdefault(kind, {})
+        old = objs.get((ns, name))
+        objs[(ns, name)] = obj
+        if self.scheduler is not None:
+            self._emit(self.scheduler.on_object_event, kind, old, obj)
 
     async def update_persistent_volume(self, pv: Any) -> None:
         """Replace a PersistentVolume (the lister returns the new object)."""
@@ -291,6 +301,22 @@ class ClusterStore:
         """Replace a ResourceClaim (its status)."""
         self.writes["update_resource_claim_status"] += 1
         self._put("ResourceClaim", claim)
+
+
+class _Driving:
+    __slots__ = ("store",)
+
+    def __init__(self, store: ClusterStore) -> None:
+        self.store = store
+
+    def __enter__(self) -> None:
+        self.store._driving += 1
+
+    def __exit__(self, *exc: object) -> None:
+        st = self.store
+        st._driving -= 1
+        if not st._driving:
+            st.flush()
 
 
 def _set_condition(raw: dict[str, Any], cond: dict[str, str]) -> None:
