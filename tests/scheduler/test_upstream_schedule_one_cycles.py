@@ -225,3 +225,27 @@ def test_scheduler_schedule_one(case: Case, monkeypatch: pytest.MonkeyPatch) -> 
     if case.event_reason == "Scheduled":
         assert store.pods["default/foo"].spec.node_name == "node1"
         assert "default/foo" in {k for k in sched.cache.pod_states}  # confirmed by the bind's event
+
+
+class RejectingPreFilter:
+    name = "FakePreFilter"
+
+    def pre_filter(self, state, pod, nodes):  # noqa: ANN001, ANN201
+        return None, Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "injected unschedulable status")
+
+
+def test_prefilter_rejection_is_a_fit_error_over_all_nodes() -> None:
+    """Not mocked: a PreFilter rejection is upstream's FitError with ``PreFilterMsg`` (``0/N
+    nodes are available: <msg>.``), the pod parked in unschedulablePods with the plugin
+    recorded, and the nominated node left alone (no PostFilter plugin → cleared)."""
+    case = Case("prefilter", plugins={"FakePreFilter": RejectingPreFilter()}, points={"FakePreFilter": "preFilter"},
+                send_pod=_pod("n9"))
+    sched, store = _scheduler(case)
+    a = sched.schedule_one()
+    assert (a.result, a.message) == ("unschedulable", "0/1 nodes are available: injected unschedulable status.")
+    assert sched.queue.where("default/foo") == "unschedulable"
+    assert sched.queue._entries["default/foo"].unschedulable_plugins == {"FakePreFilter"}
+    store.flush()
+    pod = store.pods["default/foo"]
+    assert pod.status.nominated_node_name == ""  # clearNominatedNode: no PostFilter plugins
+    assert [(e[1], e[3]) for e in store.events] == [("FailedScheduling", a.message)]

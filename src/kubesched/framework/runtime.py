@@ -26,12 +26,6 @@ import numpy as np
 from kubesched.errors import InputError, PluginConfigError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import FilterChunk, PluginReasons
-from kubesched.framework.waiting_pods import (
-    MAX_PERMIT_TIMEOUT_S,
-    WaitingPod,
-    WaitingPodsMap,
-    waiting_pod_key,
-)
 from kubesched.framework.interface import (
     EXTENSION_POINTS,
     MAX_NODE_SCORE,
@@ -43,6 +37,12 @@ from kubesched.framework.interface import (
     Status,
     as_status,
     implements,
+)
+from kubesched.framework.waiting_pods import (
+    MAX_PERMIT_TIMEOUT_S,
+    WaitingPod,
+    WaitingPodsMap,
+    waiting_pod_key,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
