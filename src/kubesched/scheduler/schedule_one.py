@@ -303,7 +303,7 @@ def _schedule_pod_failed(sched: Scheduler, fw: Framework, state: CycleState, qpi
                               result="unschedulable", message=str(fe),
                               pre_filter={diagnosis.absent_status.plugin: diagnosis.pre_filter_msg}
                               if diagnosis.pre_filter_msg and diagnosis.absent_status is not None else None,
-                              post_filter=post, nominated=nominated or None)
+                              post_filter=post, nominated=nominated if fw.post_filter_plugins else None)
     return handle_scheduling_failure(sched, fw, qpi, st, nominated, start, record)
 
 
