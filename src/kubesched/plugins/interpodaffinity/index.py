@@ -19,7 +19,6 @@ cycle never rescans pods. One index is shared by every plugin instance on the sa
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -283,13 +282,11 @@ class AffinityIndex:
         del self.row_pods[row]
 
 
-_INDEXES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_INDEX_KEY = (__name__, "AffinityIndex")
 
 
 def get_index(table: NodeTable) -> AffinityIndex:
-    """The index of ``table``, created (and attached as a listener) on first use."""
-    idx = _INDEXES.get(table)
-    if idx is None:
-        idx = _INDEXES[table] = AffinityIndex(table)
-    return idx
+    """The index of ``table``, created (and attached as a listener) on first use; owned by the
+    table (:meth:`NodeTable.derived`)."""
+    return table.derived(_INDEX_KEY, AffinityIndex)
 
