@@ -34,7 +34,7 @@ class PluginReasons:
     statuses: Sequence[ReasonEntry] | None = None
 
     @classmethod
-    def of(cls, res: FilterResult) -> "PluginReasons":
+    def of(cls, res: FilterResult) -> PluginReasons:
         return cls(res.reasons, res.codes, res.statuses)
 
     def entry(self, key: int) -> ReasonEntry:
@@ -65,7 +65,7 @@ class FilterChunk:
     plugins: Sequence[str]
     tables: list[PluginReasons | None]
     skipped: frozenset[int] = frozenset()
-    overrides: dict[int, "FilterChunk"] = field(default_factory=dict)
+    overrides: dict[int, FilterChunk] = field(default_factory=dict)
     """Index → a 1-row chunk that replaces this chunk's result for that node (``fail_plugin``
     is ``OVERRIDDEN`` there): the node was rejected only once the pods nominated to it were
     counted (upstream ``RunFilterPluginsWithNominatedPods``)."""
@@ -80,11 +80,11 @@ class FilterChunk:
     def passed(self) -> np.ndarray:
         return self.rows[self.ok_mask()]
 
-    def override(self, i: int, sub: "FilterChunk") -> None:
+    def override(self, i: int, sub: FilterChunk) -> None:
         self.overrides[i] = sub
         self.fail_plugin[i] = self.OVERRIDDEN
 
-    def truncate(self, n: int) -> "FilterChunk":
+    def truncate(self, n: int) -> FilterChunk:
         """Only the first ``n`` evaluated nodes (the rest count as never evaluated)."""
         return FilterChunk(self.rows[:n], self.fail_plugin[:n], self.fail_key[:n], self.plugins,
                            self.tables, self.skipped, {i: c for i, c in self.overrides.items() if i < n})

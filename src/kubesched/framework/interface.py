@@ -125,7 +125,7 @@ class Status:
     plugin: str = ""
 
     @classmethod
-    def of(cls, code: Code, *reasons: str) -> "Status":
+    def of(cls, code: Code, *reasons: str) -> Status:
         """Build a status like upstream ``NewStatus(code, reasons...)``."""
         return cls(code, tuple(reasons))
 
@@ -148,7 +148,7 @@ class Status:
         """Unschedulable, UnschedulableAndUnresolvable or Pending (upstream ``IsRejected``)."""
         return self.code in _REJECTED
 
-    def with_plugin(self, plugin: str) -> "Status":
+    def with_plugin(self, plugin: str) -> Status:
         return Status(self.code, self.reasons, self.error, plugin)
 
     def as_error(self) -> BaseException:
@@ -181,7 +181,7 @@ class PreFilterResult:
     def all_nodes(self) -> bool:
         return self.node_names is None
 
-    def merge(self, other: "PreFilterResult | None") -> "PreFilterResult":
+    def merge(self, other: PreFilterResult | None) -> PreFilterResult:
         if other is None or other.all_nodes():
             return self
         if self.all_nodes():
@@ -243,17 +243,17 @@ class FilterResult:
                              f"(at most {MAX_REASON_BITS}); use FilterResult.interned or from_statuses")
 
     @classmethod
-    def single(cls, fail_mask: np.ndarray, reason: str, code: Code) -> "FilterResult":
+    def single(cls, fail_mask: np.ndarray, reason: str, code: Code) -> FilterResult:
         """One reason: ``fail_mask`` is ``bool[M]``, True where the node is rejected."""
         return cls(fail_mask.astype(np.int64), (reason,), (code,))
 
     @classmethod
-    def interned(cls, ids: np.ndarray, statuses: Sequence[ReasonEntry]) -> "FilterResult":
+    def interned(cls, ids: np.ndarray, statuses: Sequence[ReasonEntry]) -> FilterResult:
         """``ids`` (``int[M]``): 0 = the node passes, ``k`` = ``statuses[k - 1]``."""
         return cls(np.asarray(ids, np.int64), (), (), statuses)
 
     @classmethod
-    def from_statuses(cls, statuses: Sequence[Status | None]) -> "FilterResult":
+    def from_statuses(cls, statuses: Sequence[Status | None]) -> FilterResult:
         """One ``Status | None`` per row (None or Success = passes); equal statuses are
         interned. Each status must be a rejection (Unschedulable, UnschedulableAndUnresolvable,
         Pending) — ``ValueError`` otherwise."""

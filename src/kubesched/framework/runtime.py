@@ -161,7 +161,8 @@ class Framework:
         if callable(getattr(qs, "sort_key", None)):
             self.queue_sort_key = qs.sort_key
         else:
-            self.queue_sort_key = functools.cmp_to_key(lambda a, b: -1 if qs.less(a, b) else (1 if qs.less(b, a) else 0))
+            self.queue_sort_key = functools.cmp_to_key(
+                lambda a, b: -1 if qs.less(a, b) else (1 if qs.less(b, a) else 0))
         self._filter_names = [p.name for p in self.filter_plugins]
         self._batch_filter = [callable(getattr(p, "filter_nodes", None)) for p in self.filter_plugins]
         self._batch_score = [callable(getattr(p, "score_nodes", None)) for p in self.score_plugins]
@@ -554,8 +555,9 @@ class Framework:
         for point in EXTENSION_POINTS:
             lst = self._lists[point.config_name]
             if lst:
+                weighted = point.config_name == "score"
                 out[point.json_name] = [
-                    {"name": p.name, **({"weight": self.score_weights.get(p.name, 1)} if point.config_name == "score" else {})}
+                    {"name": p.name, **({"weight": self.score_weights.get(p.name, 1)} if weighted else {})}
                     for p in lst]
         return out
 
@@ -576,7 +578,8 @@ def _filter_error(plugin: str, st: Status) -> FilterError:
 
 def _score_error(stage: str, plugin: str, st: Status) -> ScoreError:
     """Upstream ``RunScorePlugins``: ``<stage>: plugin %q failed with: <err>``."""
-    return ScoreError(Status(Code.ERROR, (f'{stage}: plugin "{plugin}" failed with: {st.message()}',), st.error, plugin))
+    return ScoreError(Status(Code.ERROR, (f'{stage}: plugin "{plugin}" failed with: {st.message()}',),
+                             st.error, plugin))
 
 
 class ScoreError(Exception):

@@ -98,7 +98,7 @@ class PreFilterState:
     def __init__(self, ports: tuple[HostPort, ...]) -> None:
         self.ports = ports
 
-    def clone(self) -> "PreFilterState":
+    def clone(self) -> PreFilterState:
         return self
 
 
@@ -194,7 +194,8 @@ class NodePorts:
     # ─── queueing hints ───
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
-            ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.DELETE), self.is_schedulable_after_pod_deleted),
+            ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.DELETE),
+                                 self.is_schedulable_after_pod_deleted),
             ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD)),
         ]
 

@@ -151,7 +151,7 @@ class _PreScoreState:
     def __init__(self, tolerations: list[Toleration]) -> None:
         self.tolerations_prefer_no_schedule = tolerations
 
-    def clone(self) -> "_PreScoreState":
+    def clone(self) -> _PreScoreState:
         return self
 
 

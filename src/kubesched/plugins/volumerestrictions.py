@@ -104,7 +104,7 @@ class PreFilterState:
         self.conflicting_pvc_ref_count = count
         self.needs_check = needs_check
 
-    def clone(self) -> "PreFilterState":
+    def clone(self) -> PreFilterState:
         return PreFilterState(self.rwop_pvcs, self.conflicting_pvc_ref_count, self.needs_check)
 
     def update_with_pod(self, pod: Pod, multiplier: int) -> None:
@@ -196,7 +196,7 @@ class VolumeRestrictions:
         state.write(PRE_FILTER_STATE_KEY, PreFilterState(rwop, count, needs_check))
         return None, None
 
-    def pre_filter_extensions(self) -> "VolumeRestrictions":
+    def pre_filter_extensions(self) -> VolumeRestrictions:
         return self
 
     def add_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo,

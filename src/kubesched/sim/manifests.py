@@ -42,9 +42,10 @@ import json
 import os
 import re
 import sys
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Iterable, Iterator, Literal, Sequence
+from typing import IO, Any, Literal
 
 import yaml
 from yaml.constructor import ConstructorError

@@ -125,7 +125,7 @@ class FitRequest:
     reasons: tuple[str, ...] = field(default=(), compare=False)
     codes: tuple[Code, ...] = field(default=(), compare=False)
 
-    def clone(self) -> "FitRequest":
+    def clone(self) -> FitRequest:
         return self
 
 
@@ -167,7 +167,8 @@ def compute_fit_request(requests: dict[str, int], ignored_resources: frozenset[s
     return FitRequest(cpu, mem, eph, scalars, tuple(checks), empty, tuple(reasons), tuple(codes))
 
 
-def fits_request(req: FitRequest, allocatable: Resource, requested: Resource, num_pods: int) -> list[InsufficientResource]:
+def fits_request(req: FitRequest, allocatable: Resource, requested: Resource,
+                 num_pods: int) -> list[InsufficientResource]:
     """Upstream ``fitsRequest``: the resources that do not fit, in upstream order (empty = fits).
 
     ``allocatable`` / ``requested`` are the node's; ``num_pods`` the number of pods on it.
@@ -272,7 +273,8 @@ def _scorer_from_args(args: NodeResourcesFitArgs) -> ResourceAllocationScorer:
     if strategy.type == REQUESTED_TO_CAPACITY_RATIO:
         param = strategy.requested_to_capacity_ratio
         if param is None or not param.shape:
-            raise ConfigError("RequestedToCapacityRatio needs a shape", "scoringStrategy.requestedToCapacityRatio.shape")
+            raise ConfigError("RequestedToCapacityRatio needs a shape",
+                              "scoringStrategy.requestedToCapacityRatio.shape")
         scale = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
         shape = [(p.utilization, p.score * scale) for p in param.shape]
         return ResourceAllocationScorer(strategy.type, resources, shape=shape)

@@ -247,7 +247,7 @@ class PreScoreState:
     pod_requests: tuple[int, ...]
     terms: tuple[Any, ...]
 
-    def clone(self) -> "PreScoreState":
+    def clone(self) -> PreScoreState:
         return self
 
 
