@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import numpy as np
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from kubesched.framework.node_info import PodInfo
 import gc
 import weakref
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubesched.framework import node_table
+from kubesched.framework.node_info import PodInfo
 from kubesched.framework.node_table import NO_PODS_PRIORITY, NodeTable, RowEdit, TableChangedError
 from kubesched.testing.wrappers import MakeNode, MakePod
 
@@ -48,7 +47,7 @@ def _check(t: NodeTable) -> None:
                                                       sum(p.non_zero_memory for p in pods)]
         assert t.min_pod_priority[row] == min((p.priority for p in pods), default=NO_PODS_PRIORITY)
         ports = {(proto, port) for p in pods for _, proto, port in p.ports}
-        assert set((t.used_ports[row] or {})) == ports
+        assert set(t.used_ports[row] or {}) == ports
 
 
 @settings(max_examples=60, deadline=None)

@@ -217,7 +217,7 @@ class NodeTable:
         d = self._derived.get(key)
         if d is None:
             d = self._derived[key] = factory(self)
-        return d  # type: ignore[no-any-return]  # the key's factory decides the type
+        return d  # the key's factory decides the type
 
     # ───────────────────────────── debug: no change during a cycle ─────────────────────────────
 

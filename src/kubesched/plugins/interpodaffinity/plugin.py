@@ -389,7 +389,7 @@ class InterPodAffinity:
                 tk = wt.term.topology_key
                 add(tk, idx.domain(idx.target((target,)), tk), sign * wt.weight)
         ns, labels = pod.metadata.namespace, pod.metadata.labels
-        kinds = ((PREF_AFF, 1), (PREF_ANTI, -1))
+        kinds: tuple[tuple[int, int], ...] = ((PREF_AFF, 1), (PREF_ANTI, -1))
         if self.hard_pod_affinity_weight > 0:
             kinds = ((REQ_AFF, self.hard_pod_affinity_weight),) + kinds
         for kind, factor in kinds:

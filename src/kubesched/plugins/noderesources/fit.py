@@ -236,23 +236,26 @@ def _any_requested_resource_increased(pod: Pod, old: Node, new: Node) -> bool:
 
 
 
-def _interned_result(req: FitRequest, too_many: np.ndarray,
-                     short_list: list[tuple[int, np.ndarray | None, np.ndarray | None, int]]) -> FilterResult:
+_Short = tuple[int, int, tuple[np.ndarray, np.ndarray] | None]
+"""(check index, request, (short bool[M], allocatable int64[M]), or None when no node has the resource)."""
+
+
+def _interned_result(req: FitRequest, too_many: np.ndarray, short_list: list[_Short]) -> FilterResult:
     """The batch Filter's result for more checks than the bit set holds: one row per node of
     0 (fits) / 1 (short) / 2 (the request alone exceeds allocatable) per Too-many-pods and per
     short resource, each distinct row interned as a status in upstream reason order."""
     m = len(too_many)
     mat = np.zeros((m, 1 + len(short_list)), np.int8)
     mat[:, 0] = too_many
-    for c, (_, short, a, q) in enumerate(short_list, start=1):
-        if short is None:
+    for c, (_, q, sa) in enumerate(short_list, start=1):
+        if sa is None:
             mat[:, c] = 2
         else:
-            assert a is not None
+            short, a = sa
             mat[:, c] = np.where(short, np.where(q > a, 2, 1), 0)
     bad = mat.any(axis=1)
     uniq, inv = np.unique(mat[bad], axis=0, return_inverse=True)
-    names = [ERR_REASON_TOO_MANY_PODS] + [req.reasons[1 + j] for j, _, _, _ in short_list]
+    names = [ERR_REASON_TOO_MANY_PODS] + [req.reasons[1 + j] for j, _, _ in short_list]
     statuses = []
     for row in uniq.tolist():
         reasons = tuple(r for r, v in zip(names, row) if v)
@@ -323,27 +326,29 @@ class Fit:
         # requested[:, PODS] holds the number of pods on the node, allocatable[:, PODS] the limit:
         # len(pods) + 1 > allowed  <=>  count >= allowed
         too_many = used[rows, nodes.PODS] >= alloc[rows, nodes.PODS]
-        short_list: list[tuple[int, np.ndarray | None, np.ndarray | None, int]] = []
+        # (check index, request, (short bool[M], allocatable int64[M]) or None: no node has it)
+        short_list: list[_Short] = []
         if not req.empty:
             for j, (name, q) in enumerate(req.checks):
                 col = nodes.resource_index.get(name)
                 if col is None:  # no node has this resource: allocatable 0 everywhere
-                    short_list.append((j, None, None, q))
+                    short_list.append((j, q, None))
                     continue
                 a = alloc[rows, col]
                 short = a - used[rows, col] < q
                 if np.count_nonzero(short):
-                    short_list.append((j, short, a, q))
+                    short_list.append((j, q, (short, a)))
         if not short_list and not np.count_nonzero(too_many):
             return None
         if len(req.checks) > _MAX_BIT_CHECKS:
             return _interned_result(req, too_many, short_list)
         failed = too_many.astype(np.int64)
-        for j, short, a, q in short_list:
+        for j, q, sa in short_list:
             u_bit, uu_bit = np.int64(1 << (1 + 2 * j)), np.int64(1 << (2 + 2 * j))
-            if short is None:
+            if sa is None:
                 failed |= uu_bit
             else:
+                short, a = sa
                 failed |= np.where(short, np.where(q > a, uu_bit, u_bit), 0)
         return FilterResult(failed, req.reasons, req.codes)
 

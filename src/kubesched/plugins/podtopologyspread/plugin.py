@@ -363,10 +363,10 @@ class PodTopologySpread:
         for i, c in enumerate(s.constraints):
             vals = _column(nodes, c.topology_key)[rows]
             has = vals >= 0
-            if s.dom[i] is None:
+            dom = s.dom[i]
+            if dom is None:
                 cnt = s.node_counts[i][rows].astype(np.float64)
             else:
-                dom = s.dom[i]
                 cnt = dom[np.where(has & (vals < len(dom)), vals, len(dom) - 1)]
             contrib = cnt * s.weights[i] + float(c.max_skew - 1)
             if has.all():
