@@ -170,3 +170,23 @@ def test_interned_chunk_with_override_histogram_and_codes() -> None:
     assert m.rows_with_code(rows, U).tolist() == [0]
     d.collect_plugins()
     assert d.unschedulable_plugins == {"I", "B"}
+
+
+class SilentFilter:
+    """Rejects every node without a reason (upstream: nothing in the histogram)."""
+
+    name = "SilentFilter"
+
+    def filter(self, state: Any, pod: Any, node_info: Any) -> Status:
+        return Status(U)
+
+
+def test_rejection_without_reasons_adds_nothing_to_the_histogram() -> None:
+    sched = _scheduler(SilentFilter())
+    pod = MakePod().name("p").uid("p").obj()
+    with pytest.raises(FitError) as ei:
+        schedule_pod(sched.profiles["default-scheduler"], CycleState(PodInfo(pod)), pod, sched.table,
+                     sched.sampler, sched.rng)
+    assert str(ei.value) == f"0/{N} nodes are available:"
+    st = ei.value.diagnosis.node_to_status(sched.table.names)[_name(5)]
+    assert (st.code, st.reasons, st.plugin) == (U, (), "SilentFilter")
