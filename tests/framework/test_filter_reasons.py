@@ -17,6 +17,7 @@ import pytest
 from kubesched.config import decode_config
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis, FilterChunk, FitError, NodeToStatus, PluginReasons
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from kubesched.framework.interface import MAX_REASON_BITS, Code, FilterResult, Status
 from kubesched.framework.node_info import PodInfo
 from kubesched.framework.record import filter_results
@@ -54,6 +55,9 @@ class NamingFilter:
     def filter(self, state: Any, pod: Any, node_info: Any) -> Status:
         return _statuses(int(node_info.node.metadata.name.split("-")[1]))
 
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD))]
+
 
 class NamingBatchFilter:
     """The same rejections from a batch plugin, interned by ``FilterResult.from_statuses``."""
@@ -75,14 +79,19 @@ class NamingIdsFilter:
         return FilterResult.interned(ids, table)
 
 
-def _scheduler(plugin: Any) -> Scheduler:
-    cfg = decode_config({
+def _config(filter_plugin: str) -> Any:
+    """A profile with only PrioritySort, DefaultBinder and the given Filter plugin."""
+    return decode_config({
         "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
         "profiles": [{"schedulerName": "default-scheduler", "plugins": {
             "multiPoint": {"disabled": [{"name": "*"}]},
             "queueSort": {"enabled": [{"name": "PrioritySort"}]},
             "bind": {"enabled": [{"name": "DefaultBinder"}]},
-            "filter": {"enabled": [{"name": plugin.name}]}}}]})
+            "filter": {"enabled": [{"name": filter_plugin}]}}}]})
+
+
+def _scheduler(plugin: Any) -> Scheduler:
+    cfg = _config(plugin.name)
     store = ClusterStore()
     registry = {**in_tree_registry(), plugin.name: lambda args, handle: plugin}
     sched = Scheduler(cfg, client=store, lister=store, registry=registry, seed=0)
@@ -190,3 +199,24 @@ def test_rejection_without_reasons_adds_nothing_to_the_histogram() -> None:
     assert str(ei.value) == f"0/{N} nodes are available:"
     st = ei.value.diagnosis.node_to_status(sched.table.names)[_name(5)]
     assert (st.code, st.reasons, st.plugin) == (U, (), "SilentFilter")
+
+
+def test_simulate_reports_every_node_in_the_pod_condition_and_event(tmp_path: Any) -> None:
+    """End to end: the PodScheduled=False condition carries the whole message, the
+    FailedScheduling event its upstream truncation (1024 bytes)."""
+    import yaml
+
+    from kubesched.scheduler import truncate_message
+    from kubesched.sim.manifests import load_manifests
+    from kubesched.sim.simulate import simulate
+
+    objs = [MakeNode().name(_name(i)).raw() for i in range(N)] + [MakePod().name("p").uid("p").raw()]
+    f = tmp_path / "c.yaml"
+    f.write_text(yaml.safe_dump_all(objs))
+    plugin = NamingFilter()
+    registry = {**in_tree_registry(), plugin.name: lambda a, h: plugin}
+    res = simulate(load_manifests([str(f)]), _config(plugin.name), registry=registry)
+    [out] = res.outcomes
+    assert out.node is None and out.message == _expected_message()
+    events = [e for e in res.store.events if e[1] == "FailedScheduling" and e[2] == "default/p"]
+    assert events and events[-1][3] == truncate_message(_expected_message())
