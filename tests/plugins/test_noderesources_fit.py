@@ -645,8 +645,8 @@ def test_filter_reports_every_insufficient_resource_beyond_31(ghost):
         req["example.com/ghost"] = "1"  # no node has it: UU everywhere
     nodes, pods = [], []
     for i in range(40):  # node i: r_i allocatable 1 < request 2 → UU
-        nodes.append(MakeNode().name(f"n{i:02d}").capacity(cpu="4", memory="1Gi", pods="10",
-                                                            **{n: ("1" if j == i else "2") for j, n in enumerate(res_names)}).obj())
+        cap = {n: ("1" if j == i else "2") for j, n in enumerate(res_names)}
+        nodes.append(MakeNode().name(f"n{i:02d}").capacity(cpu="4", memory="1Gi", pods="10", **cap).obj())
     nodes.append(MakeNode().name("n40").capacity(cpu="4", memory="1Gi", pods="10", **{n: "4" for n in res_names}).obj())
     pods.append(rpod({res_names[35]: "3", res_names[10]: "3"}, name="used").node("n40").obj())  # U, U
     nodes.append(MakeNode().name("n41").capacity(cpu="4", memory="1Gi", pods="1", **{n: "2" for n in res_names}).obj())
@@ -680,3 +680,29 @@ def test_filter_reports_every_insufficient_resource_beyond_31(ghost):
     for n in res_names:
         assert f" Insufficient {n}" in msg
     assert "1 Insufficient example.com/r05" in msg and "2 Insufficient example.com/r39" in msg
+
+
+MANY = [f"example.com/m{i:02d}" for i in range(34)]
+
+
+@st.composite
+def many_resource_clusters(draw):
+    """Nodes with 34 extended resources each (some absent), some already used by a pod."""
+    nodes, pods = [], []
+    for i in range(draw(st.integers(1, 8))):
+        cap = {n: str(v) for n in MANY if (v := draw(st.integers(-1, 3))) >= 0}
+        nodes.append(MakeNode().name(f"n{i}").capacity(cpu="4", memory="1Gi", pods=str(draw(st.integers(1, 3))),
+                                                       **cap).obj())
+        used = {n: str(draw(st.integers(0, 2))) for n in MANY[: draw(st.integers(0, len(MANY)))]}
+        if draw(st.booleans()):
+            pods.append(rpod(used, name=f"e{i}").node(f"n{i}").obj())
+    req = {n: str(draw(st.integers(1, 2))) for n in MANY}  # 34 checks > 31: the interned form
+    return nodes, pods, req
+
+
+@CFG
+@given(many_resource_clusters())
+def test_filter_nodes_equals_filter_beyond_the_bit_set(cluster):
+    nodes, pods, req = cluster
+    ref, batch = run_filter(Fit(), rpod(req).obj(), build_table(nodes, pods))
+    assert batch == ref
