@@ -152,6 +152,11 @@ def test_from_statuses_rejects_non_rejections() -> None:
     assert res.failed.tolist() == [0, 0, 1, 1] and list(res.statuses or ()) == [(("a",), U)]
 
 
+def test_reasons_given_as_a_list_are_interned() -> None:
+    res = FilterResult.from_statuses([Status(U, ["a", "b"]), Status(U, ["a", "b"])])  # type: ignore[arg-type]
+    assert res.failed.tolist() == [1, 1] and res.status_for(1) == Status(U, ("a", "b"))
+
+
 def test_status_with_error_counts_error_text_first_as_upstream_reasons() -> None:
     # upstream Status.Reasons(): the error's text, then the reasons
     res = FilterResult.from_statuses([Status(U, ("r",), RuntimeError("e"))])

@@ -286,7 +286,7 @@ class FilterResult:
 def reason_entry(status: Status) -> ReasonEntry:
     """The :data:`ReasonEntry` of a rejection: its reasons (upstream ``Status.Reasons()``: the
     error's text first when the status wraps an error) and its code."""
-    reasons = status.reasons
+    reasons = tuple(status.reasons)  # hashable even if a plugin passed a list
     if status.error is not None:
         reasons = (str(status.error), *reasons)
     return reasons, status.code
