@@ -1,11 +1,12 @@
 # Quick start:  make demo   (set up + schedule the built-in example)
 #               make test   (set up + run the test suite)
+#               make lint   (ruff + mypy on src/)
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup demo test bench replay clean
+.PHONY: setup demo test lint bench replay clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +21,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check src
+	$(BIN)/mypy src
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/scheduler_perf.py --workload all

@@ -44,7 +44,7 @@ class InputError(KubeschedError, ValueError):
         self.path = path
         super().__init__(f"{path}: {message}" if path else message)
 
-    def at(self, path: str) -> "InputError":
+    def at(self, path: str) -> InputError:
         """Return a copy of this error located at ``path`` (prefixing any existing path)."""
         new_path = path if not self.path else (
             f"{path}{self.path}" if self.path.startswith(("[", ".")) else f"{path}.{self.path}"

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kubesched.framework import node_table
 from kubesched.framework.node_info import PodInfo
-from kubesched.framework.node_table import NO_PODS_PRIORITY, NodeTable, RowEdit
+from kubesched.framework.node_table import NO_PODS_PRIORITY, NodeTable, RowEdit, TableChangedError
 from kubesched.testing.wrappers import MakeNode, MakePod
 
 POD = st.fixed_dictionaries({
@@ -42,7 +47,7 @@ def _check(t: NodeTable) -> None:
                                                       sum(p.non_zero_memory for p in pods)]
         assert t.min_pod_priority[row] == min((p.priority for p in pods), default=NO_PODS_PRIORITY)
         ports = {(proto, port) for p in pods for _, proto, port in p.ports}
-        assert set((t.used_ports[row] or {})) == ports
+        assert set(t.used_ports[row] or {}) == ports
 
 
 @settings(max_examples=60, deadline=None)
@@ -64,7 +69,7 @@ def test_incremental_columns_match_recomputation(ops) -> None:  # noqa: ANN001
             t.remove_pod(pi, r)
         else:  # a temporary edit is undone exactly
             before = (t.requested[row].copy(), list(t.pods[row]), t.min_pod_priority[row], t.generation[row])
-            with RowEdit(t, row) as edit:
+            with t.frozen("an edit that is undone"), RowEdit(t, row) as edit:
                 for p in list(t.pods[row])[:2]:
                     edit.remove(p)
                 edit.add(_pod(1000 + i, spec))
@@ -74,3 +79,137 @@ def test_incremental_columns_match_recomputation(ops) -> None:  # noqa: ANN001
             assert before[1] == after[1]
             assert before[2] == after[2] and before[3] == after[3]
         _check(t)
+
+
+# ───────────────────────────── derived indexes owned by the table ─────────────────────────────
+
+
+class _Counter:
+    """A derived index that listens to the table (as plugin indexes do)."""
+
+    def __init__(self, table: NodeTable) -> None:
+        self.added = 0
+        table.add_listener(self)
+
+    def on_node_set(self, table, row, old) -> None:  # noqa: ANN001
+        pass
+
+    def on_node_removed(self, table, row, old) -> None:  # noqa: ANN001
+        pass
+
+    def on_pod_added(self, table, row, pod_info) -> None:  # noqa: ANN001
+        self.added += 1
+
+    def on_pod_removed(self, table, row, pod_info) -> None:  # noqa: ANN001
+        pass
+
+
+def test_derived_is_made_once_per_table_and_key() -> None:
+    t1, t2 = NodeTable(), NodeTable()
+    made: list[NodeTable] = []
+
+    def factory(t: NodeTable) -> _Counter:
+        made.append(t)
+        return _Counter(t)
+
+    a = t1.derived(("test", "counter"), factory)
+    assert t1.derived(("test", "counter"), factory) is a
+    b = t2.derived(("test", "counter"), factory)
+    other = t1.derived(("test", "other"), factory)
+    assert b is not a and other is not a and made == [t1, t2, t1]
+    t1.set_node(MakeNode().name("n").obj())
+    t1.add_pod(_pod(0, {"cpu": "0", "mem": "0", "gpu": None, "prio": 0, "port": None}), t1.row_of["n"])
+    assert (a.added, other.added, b.added) == (1, 1, 0)
+
+
+def test_derived_indexes_live_and_die_with_their_table() -> None:
+    from kubesched.plugins.interpodaffinity.index import get_index
+    from kubesched.plugins.podtopologyspread.index import spread_index
+
+    t = NodeTable()
+    t.set_node(MakeNode().name("n").label("zone", "a").obj())
+    refs = [weakref.ref(t), weakref.ref(get_index(t)), weakref.ref(spread_index(t))]
+    assert get_index(t) is refs[1]() and spread_index(t) is refs[2]()
+    del t
+    gc.collect()
+    assert [r() for r in refs] == [None, None, None]
+
+
+# ───────────────────────────── debug: the table does not change during a cycle ─────────────────────────────
+
+_SPEC = {"cpu": "10m", "mem": "0", "gpu": "1", "prio": 0, "port": 80}
+
+
+def test_every_mutation_bumps_the_counter() -> None:
+    t = NodeTable(capacity=1)
+    seen = [t.mutations]
+
+    def changed() -> None:
+        assert t.mutations > seen[-1]
+        seen.append(t.mutations)
+
+    t.set_node(MakeNode().name("a").obj())
+    changed()
+    t.set_node(MakeNode().name("a").label("x", "y").obj())  # update
+    changed()
+    pi = _pod(0, _SPEC)
+    t.add_pod(pi, t.row_of["a"])  # also adds the nvidia.com/gpu column
+    changed()
+    t.remove_pod(pi, t.row_of["a"])
+    changed()
+    t.resource_column("example.com/new", create=True)
+    changed()
+    t.remove_node("a")
+    changed()
+    before = t.mutations
+    t.order(), t.get("a"), t.resource_column("cpu"), t.rows_for_names(["a"])  # reads do not count
+    assert t.mutations == before
+
+
+def test_frozen_raises_when_the_table_changes_inside(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(node_table, "_DEBUG_CHECKS", True)
+    t = NodeTable()
+    t.set_node(MakeNode().name("a").obj())
+    with t.frozen() as since:
+        assert since == t.mutations
+        t.order()
+    with pytest.raises(TableChangedError, match=r"NodeTable changed during the scheduling cycle: 2 change\(s\)"):
+        with t.frozen():
+            t.add_pod(_pod(1, _SPEC), t.row_of["a"])  # a column for nvidia.com/gpu, then the pod
+    since = t.mutations
+    t.assert_unchanged(since)
+    t.set_node(MakeNode().name("b").obj())
+    with pytest.raises(TableChangedError, match="during binding"):
+        t.assert_unchanged(since, "binding")
+    with pytest.raises(KeyError):  # an exception from the body is not masked by the check
+        with t.frozen():
+            t.set_node(MakeNode().name("c").obj())
+            raise KeyError("x")
+
+
+def test_frozen_is_a_no_op_without_debug_checks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(node_table, "_DEBUG_CHECKS", False)
+    assert not node_table.debug_checks()
+    t = NodeTable()
+    with t.frozen() as since:
+        t.set_node(MakeNode().name("a").obj())
+    assert since is None and t.frozen() is NodeTable().frozen()  # one shared null context
+
+
+def test_debug_checks_are_on_in_the_test_suite() -> None:
+    assert node_table.debug_checks()
+    prev = node_table.set_debug_checks(False)
+    assert prev is True and not node_table.debug_checks()
+    node_table.set_debug_checks(prev)
+
+
+def test_row_edit_inside_frozen_is_no_change(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(node_table, "_DEBUG_CHECKS", True)
+    t = NodeTable()
+    t.set_node(MakeNode().name("a").obj())
+    t.add_pod(_pod(0, _SPEC), t.row_of["a"])
+    with t.frozen("preemption dry run"):
+        with RowEdit(t, t.row_of["a"]) as edit:
+            edit.remove(t.pods[t.row_of["a"]][0])
+            edit.add(_pod(1, _SPEC))
+            assert t.mutations > 0

@@ -628,3 +628,81 @@ def test_score_nodes_equals_score(cluster, pod_reqs, kind, names, weights, shape
     _, ref, batch = scores_both(plugin, pod, nodes, existing)
     assert batch == ref
     assert all(0 <= s <= 100 for s in batch)
+
+
+# ───────────────────────────── more checks than a reason bit set holds ─────────────────────────────
+
+
+@pytest.mark.parametrize("ghost", [False, True], ids=["all-known", "one-unknown-resource"])
+def test_filter_reports_every_insufficient_resource_beyond_31(ghost):
+    """40 extended resources requested (> 31, the bit-set form's limit): every node reports its
+    own ``Insufficient <name>`` reasons, in upstream order and with upstream's codes."""
+    from kubesched.framework.diagnosis import Diagnosis, FilterChunk, PluginReasons, fit_error_message
+
+    res_names = [f"example.com/r{i:02d}" for i in range(40)]
+    req = {n: "2" for n in res_names}
+    if ghost:
+        req["example.com/ghost"] = "1"  # no node has it: UU everywhere
+    nodes, pods = [], []
+    for i in range(40):  # node i: r_i allocatable 1 < request 2 → UU
+        cap = {n: ("1" if j == i else "2") for j, n in enumerate(res_names)}
+        nodes.append(MakeNode().name(f"n{i:02d}").capacity(cpu="4", memory="1Gi", pods="10", **cap).obj())
+    nodes.append(MakeNode().name("n40").capacity(cpu="4", memory="1Gi", pods="10", **{n: "4" for n in res_names}).obj())
+    pods.append(rpod({res_names[35]: "3", res_names[10]: "3"}, name="used").node("n40").obj())  # U, U
+    nodes.append(MakeNode().name("n41").capacity(cpu="4", memory="1Gi", pods="1", **{n: "2" for n in res_names}).obj())
+    pods.append(rpod({}, name="full").node("n41").obj())  # Too many pods
+    nodes.append(MakeNode().name("n42").capacity(cpu="4", memory="1Gi", pods="10", **{n: "2" for n in res_names}).obj())
+    nodes.append(MakeNode().name("n43").capacity(cpu="4", memory="1Gi", pods="10",
+                                                 **{n: "2" for n in res_names[1:-1]}).obj())  # r00, r39 absent
+    table = build_table(nodes, pods)
+    pod = rpod(req).obj()
+    ref, batch = run_filter(Fit(), pod, table)
+    assert batch == ref
+    by_name = dict(zip([table.names[r] for r in table.order().tolist()], batch))
+    g = ("Insufficient example.com/ghost",) if ghost else ()  # scalars are checked sorted by name
+    for i in range(40):
+        assert by_name[f"n{i:02d}"] == Status(UU, (*g, f"Insufficient {res_names[i]}"))
+    assert by_name["n40"] == Status(UU if ghost else U, (*g, f"Insufficient {res_names[10]}",
+                                                         f"Insufficient {res_names[35]}"))
+    assert by_name["n41"] == Status(UU if ghost else U, ("Too many pods", *g))
+    assert by_name["n42"] == (Status(UU, g) if ghost else None)
+    assert by_name["n43"] == Status(UU, (*g, f"Insufficient {res_names[0]}", f"Insufficient {res_names[39]}"))
+
+    plugin = Fit()
+    state = CycleState(PodInfo(pod))
+    plugin.pre_filter(state, pod, table)
+    rows = table.order()
+    res = plugin.filter_nodes(state, pod, table, rows)
+    failed = res.failed != 0
+    chunk = FilterChunk(rows, np.where(failed, 0, -1).astype(np.int16), res.failed, [Fit.name],
+                        [PluginReasons.of(res)])
+    msg = fit_error_message(len(rows), Diagnosis(chunks=[chunk]))
+    for n in res_names:
+        assert f" Insufficient {n}" in msg
+    assert "1 Insufficient example.com/r05" in msg and "2 Insufficient example.com/r39" in msg
+
+
+MANY = [f"example.com/m{i:02d}" for i in range(34)]
+
+
+@st.composite
+def many_resource_clusters(draw):
+    """Nodes with 34 extended resources each (some absent), some already used by a pod."""
+    nodes, pods = [], []
+    for i in range(draw(st.integers(1, 8))):
+        cap = {n: str(v) for n in MANY if (v := draw(st.integers(-1, 3))) >= 0}
+        nodes.append(MakeNode().name(f"n{i}").capacity(cpu="4", memory="1Gi", pods=str(draw(st.integers(1, 3))),
+                                                       **cap).obj())
+        used = {n: str(draw(st.integers(0, 2))) for n in MANY[: draw(st.integers(0, len(MANY)))]}
+        if draw(st.booleans()):
+            pods.append(rpod(used, name=f"e{i}").node(f"n{i}").obj())
+    req = {n: str(draw(st.integers(1, 2))) for n in MANY}  # 34 checks > 31: the interned form
+    return nodes, pods, req
+
+
+@CFG
+@given(many_resource_clusters())
+def test_filter_nodes_equals_filter_beyond_the_bit_set(cluster):
+    nodes, pods, req = cluster
+    ref, batch = run_filter(Fit(), rpod(req).obj(), build_table(nodes, pods))
+    assert batch == ref

@@ -537,17 +537,15 @@ def test_batch_equals_reference(cluster, pod, data, with_service) -> None:  # no
     assert (raw.tolist(), norm.tolist()) == ref_s
 
 
-def test_index_does_not_keep_tables_alive() -> None:
+def test_index_is_owned_by_the_table_and_dies_with_it() -> None:
     import gc
     import weakref
 
-    from kubesched.plugins.podtopologyspread.index import _INDEXES
-
     table = build_table(ABXY, SPREAD_2103)
-    spread_index(table).counts("default", new(None, Handle(table)).get_constraints(
-        cpod((1, "zone", DNS, FOO)))[0].selector)
-    ref = weakref.ref(table)
-    before = len(_INDEXES)
-    del table
+    idx = spread_index(table)
+    assert spread_index(table) is idx  # one per table
+    idx.counts("default", new(None, Handle(table)).get_constraints(cpod((1, "zone", DNS, FOO)))[0].selector)
+    ref, idx_ref = weakref.ref(table), weakref.ref(idx)
+    del table, idx
     gc.collect()
-    assert ref() is None and len(_INDEXES) == before - 1
+    assert ref() is None and idx_ref() is None

@@ -7,24 +7,38 @@ Modules: :mod:`.quantity` (quantities), :mod:`.objects` (msgspec Structs, decode
 
 from __future__ import annotations
 
-from kubesched.api.quantity import (
-    FORMAT_REGEX,
-    INT64_MAX,
-    INT64_MIN,
-    milli_value,
-    nano_value,
-    nano_value_trimmed,
-    nanos_to_int,
-    parse_quantity,
-    to_int,
-    value,
+from kubesched.api.labels import (
+    DOES_NOT_EXIST,
+    DOUBLE_EQUALS,
+    EQUALS,
+    EXISTS,
+    GREATER_THAN,
+    IN,
+    LESS_THAN,
+    NOT_EQUALS,
+    NOT_IN,
+    Requirement,
+    Selector,
+    make_requirement,
+    parse_go_int64,
+    requirement_matches,
+    selector_from_label_selector,
+    selector_from_set,
+)
+from kubesched.api.nodeselector import (
+    FieldRequirement,
+    NodeSelectorMatcher,
+    ParsedTerm,
+    PreferredSchedulingTerms,
+    RequiredNodeAffinity,
+    is_empty_term,
 )
 from kubesched.api.objects import (
+    KINDS,
     Affinity,
     Container,
     ContainerImage,
     ContainerPort,
-    KINDS,
     LabelSelector,
     LabelSelectorRequirement,
     Namespace,
@@ -74,39 +88,17 @@ from kubesched.api.objects import (
     pod_key,
     pod_priority,
 )
-from kubesched.api.labels import (
-    DOES_NOT_EXIST,
-    DOUBLE_EQUALS,
-    EQUALS,
-    EXISTS,
-    GREATER_THAN,
-    IN,
-    LESS_THAN,
-    NOT_EQUALS,
-    NOT_IN,
-    Requirement,
-    Selector,
-    make_requirement,
-    parse_go_int64,
-    requirement_matches,
-    selector_from_label_selector,
-    selector_from_set,
-)
-from kubesched.api.nodeselector import (
-    FieldRequirement,
-    NodeSelectorMatcher,
-    ParsedTerm,
-    PreferredSchedulingTerms,
-    RequiredNodeAffinity,
-    is_empty_term,
-)
-from kubesched.api.taints import (
-    TAINT_EFFECT_NO_EXECUTE,
-    TAINT_EFFECT_NO_SCHEDULE,
-    TAINT_EFFECT_PREFER_NO_SCHEDULE,
-    find_matching_untolerated_taint,
-    tolerates,
-    tolerations_tolerate_taint,
+from kubesched.api.quantity import (
+    FORMAT_REGEX,
+    INT64_MAX,
+    INT64_MIN,
+    milli_value,
+    nano_value,
+    nano_value_trimmed,
+    nanos_to_int,
+    parse_quantity,
+    to_int,
+    value,
 )
 from kubesched.api.resources import (
     CPU,
@@ -121,6 +113,14 @@ from kubesched.api.resources import (
     pod_non_zero_requests,
     pod_requests,
     resource_list_to_ints,
+)
+from kubesched.api.taints import (
+    TAINT_EFFECT_NO_EXECUTE,
+    TAINT_EFFECT_NO_SCHEDULE,
+    TAINT_EFFECT_PREFER_NO_SCHEDULE,
+    find_matching_untolerated_taint,
+    tolerates,
+    tolerations_tolerate_taint,
 )
 
 __all__ = [

@@ -19,7 +19,13 @@ from kubesched.api.labels import Requirement, Selector, make_requirement, requir
 from kubesched.errors import SelectorError
 
 if TYPE_CHECKING:
-    from kubesched.api.objects import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, Pod, PreferredSchedulingTerm
+    from kubesched.api.objects import (
+        NodeSelector,
+        NodeSelectorRequirement,
+        NodeSelectorTerm,
+        Pod,
+        PreferredSchedulingTerm,
+    )
 
 __all__ = [
     "FieldRequirement",
@@ -89,7 +95,8 @@ class ParsedTerm:
         for i, expr in enumerate(exprs):
             if expr.operator in ("In", "NotIn"):
                 if len(expr.values) != 1:
-                    self.errors.append(f"{path}[{i}].values: Invalid value: {list(expr.values)!r}: must have one element")
+                    self.errors.append(
+                        f"{path}[{i}].values: Invalid value: {list(expr.values)!r}: must have one element")
                 else:
                     reqs.append((expr.key, expr.operator == "In", expr.values[0]))
             else:

@@ -12,7 +12,7 @@ immutable and replace them on update (never build reference cycles through them)
 from __future__ import annotations
 
 import re
-from typing import Any, TypeVar, Union
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -76,8 +76,8 @@ __all__ = [
 
 #: A raw resource quantity as found in manifests (``"100m"``, ``2``, ``0.5``); parse with
 #: :func:`kubesched.api.quantity.to_int`.
-Quantity = Union[str, int, float]
-IntOrString = Union[int, str]
+Quantity = str | int | float
+IntOrString = int | str
 
 
 class _Base(msgspec.Struct, rename="camel", omit_defaults=True, gc=False):

@@ -24,8 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kubesched.api.objects import Node, Pod
-from kubesched.api.objects import pod_key
+from kubesched.api.objects import Node, Pod, pod_key
 from kubesched.framework.node_info import PodInfo
 from kubesched.framework.node_table import NodeTable
 

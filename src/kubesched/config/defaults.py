@@ -15,8 +15,8 @@ import copy
 
 from kubesched.config.args import ARGS_TYPES, decode_args, default_args
 from kubesched.config.types import (
-    ClientConnectionConfiguration,
     EXTENSION_POINTS,
+    ClientConnectionConfiguration,
     KubeSchedulerConfiguration,
     KubeSchedulerProfile,
     LeaderElectionConfiguration,

@@ -57,7 +57,7 @@ class CycleState:
     def delete(self, key: str) -> None:
         self._data.pop(key, None)
 
-    def clone(self) -> "CycleState":
+    def clone(self) -> CycleState:
         """A copy whose values are cloned with their own ``clone()`` where they have one."""
         c = CycleState(self.pod_info)
         c._data = {k: (v.clone() if hasattr(v, "clone") else v) for k, v in self._data.items()}

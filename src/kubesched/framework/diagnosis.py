@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kubesched.framework.interface import Code, Status, bits_status
+from kubesched.framework.interface import Code, FilterResult, ReasonEntry, Status, bits_entry
 
 __all__ = ["Diagnosis", "FilterChunk", "FitError", "NO_NODES_AVAILABLE", "NodeToStatus", "PluginReasons"]
 
@@ -22,13 +22,30 @@ NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 
 @dataclass(slots=True)
 class PluginReasons:
-    """Reason table of one filter plugin in one chunk: bit ``b`` ↔ ``reasons[b]`` / ``codes[b]``."""
+    """Reason table of one filter plugin in one chunk: what a node's non-zero key means.
 
-    reasons: Sequence[str]
-    codes: Sequence[Code]
+    The two forms of :class:`~kubesched.framework.interface.FilterResult`: a bit set over
+    ``reasons`` / ``codes`` (``statuses is None``), or an interned id ``k ≥ 1`` into
+    ``statuses[k - 1]`` (no limit on how many distinct statuses).
+    """
 
-    def status(self, bits: int, plugin: str) -> Status:
-        return bits_status(self.reasons, self.codes, bits, plugin)
+    reasons: Sequence[str] = ()
+    codes: Sequence[Code] = ()
+    statuses: Sequence[ReasonEntry] | None = None
+
+    @classmethod
+    def of(cls, res: FilterResult) -> PluginReasons:
+        return cls(res.reasons, res.codes, res.statuses)
+
+    def entry(self, key: int) -> ReasonEntry:
+        """``(reasons, code)`` of the non-zero key ``key``."""
+        if self.statuses is not None:
+            return self.statuses[key - 1]
+        return bits_entry(self.reasons, self.codes, key)
+
+    def status(self, key: int, plugin: str) -> Status:
+        reasons, code = self.entry(key)
+        return Status(code, reasons, None, plugin)
 
 
 @dataclass(slots=True)
@@ -36,18 +53,19 @@ class FilterChunk:
     """Filter results for ``rows`` (``int64[M]``, in evaluation order).
 
     ``fail_plugin[i]`` is the index (into ``plugins``) of the first plugin that rejected
-    ``rows[i]``, -1 if it passed; ``fail_bits[i]`` the reason bits within that plugin's table
-    ``tables[fail_plugin[i]]``. ``ran[i]`` lists nothing per node: the plugins that ran on a node
+    ``rows[i]``, -1 if it passed; ``fail_key[i]`` (``int64``) the node's key in that plugin's
+    reason table ``tables[fail_plugin[i]]`` (a reason bit set or an interned status id, see
+    :class:`PluginReasons`). ``ran[i]`` lists nothing per node: the plugins that ran on a node
     are the non-skipped plugins up to and including its first failing one (``skipped``).
     """
 
     rows: np.ndarray
     fail_plugin: np.ndarray
-    fail_bits: np.ndarray
+    fail_key: np.ndarray
     plugins: Sequence[str]
     tables: list[PluginReasons | None]
     skipped: frozenset[int] = frozenset()
-    overrides: dict[int, "FilterChunk"] = field(default_factory=dict)
+    overrides: dict[int, FilterChunk] = field(default_factory=dict)
     """Index → a 1-row chunk that replaces this chunk's result for that node (``fail_plugin``
     is ``OVERRIDDEN`` there): the node was rejected only once the pods nominated to it were
     counted (upstream ``RunFilterPluginsWithNominatedPods``)."""
@@ -62,13 +80,13 @@ class FilterChunk:
     def passed(self) -> np.ndarray:
         return self.rows[self.ok_mask()]
 
-    def override(self, i: int, sub: "FilterChunk") -> None:
+    def override(self, i: int, sub: FilterChunk) -> None:
         self.overrides[i] = sub
         self.fail_plugin[i] = self.OVERRIDDEN
 
-    def truncate(self, n: int) -> "FilterChunk":
+    def truncate(self, n: int) -> FilterChunk:
         """Only the first ``n`` evaluated nodes (the rest count as never evaluated)."""
-        return FilterChunk(self.rows[:n], self.fail_plugin[:n], self.fail_bits[:n], self.plugins,
+        return FilterChunk(self.rows[:n], self.fail_plugin[:n], self.fail_key[:n], self.plugins,
                            self.tables, self.skipped, {i: c for i, c in self.overrides.items() if i < n})
 
     def statuses(self, names: Sequence[str]) -> Iterator[tuple[str, Status]]:
@@ -77,12 +95,12 @@ class FilterChunk:
             pi = int(self.fail_plugin[i])
             table = self.tables[pi]
             assert table is not None
-            yield names[int(self.rows[i])], table.status(int(self.fail_bits[i]), self.plugins[pi])
+            yield names[int(self.rows[i])], table.status(int(self.fail_key[i]), self.plugins[pi])
         for sub in self.overrides.values():
             yield from sub.statuses(names)
 
-    def _bit_sets(self) -> Iterator[tuple[int, PluginReasons, int, int]]:
-        """``(plugin index, its reason table, a distinct bit set, how many nodes have it)`` over
+    def _keys(self) -> Iterator[tuple[int, PluginReasons, int, int]]:
+        """``(plugin index, its reason table, a distinct key, how many nodes have it)`` over
         this chunk's rejected nodes (overrides excluded)."""
         fp = self.fail_plugin
         for pi, table in enumerate(self.tables):
@@ -91,25 +109,24 @@ class FilterChunk:
             sel = fp == pi
             if not sel.any():
                 continue
-            values, counts = np.unique(self.fail_bits[sel], return_counts=True)
-            for bits, cnt in zip(values.tolist(), counts.tolist()):
-                yield pi, table, bits, cnt
+            values, counts = np.unique(self.fail_key[sel], return_counts=True)
+            for key, cnt in zip(values.tolist(), counts.tolist()):
+                yield pi, table, key, cnt
 
     def add_histogram(self, hist: dict[str, int]) -> None:
         """Add every rejected node's reasons to ``hist`` (reason → number of nodes)."""
         for sub in self.overrides.values():
             sub.add_histogram(hist)
-        for _, table, bits, cnt in self._bit_sets():
-            for b, reason in enumerate(table.reasons):
-                if bits >> b & 1:
-                    hist[reason] = hist.get(reason, 0) + cnt
+        for _, table, key, cnt in self._keys():
+            for reason in table.entry(key)[0]:
+                hist[reason] = hist.get(reason, 0) + cnt
 
     def rejecting_plugins(self) -> Iterator[tuple[str, Code]]:
         """``(plugin, code)`` for each plugin and distinct status among the rejected nodes."""
         for sub in self.overrides.values():
             yield from sub.rejecting_plugins()
-        for pi, table, bits, _ in self._bit_sets():
-            yield self.plugins[pi], table.status(bits, self.plugins[pi]).code
+        for pi, table, key, _ in self._keys():
+            yield self.plugins[pi], table.entry(key)[1]
 
 
 @dataclass
@@ -241,7 +258,7 @@ class NodeToStatus:
             if fp >= 0:
                 table = chunk.tables[fp]
                 assert table is not None
-                return table.status(int(chunk.fail_bits[i]), chunk.plugins[fp])
+                return table.status(int(chunk.fail_key[i]), chunk.plugins[fp])
         return self.absent_status
 
     def __len__(self) -> int:
@@ -260,9 +277,9 @@ class NodeToStatus:
                 sel = np.flatnonzero(fp == pi)
                 if len(sel) == 0:
                     continue
-                bits = chunk.fail_bits[sel]
-                for b in np.unique(bits).tolist():
-                    codes[chunk.rows[sel[bits == b]]] = int(table.status(b, "").code)
+                uniq, inv = np.unique(chunk.fail_key[sel], return_inverse=True)
+                lut = np.asarray([int(table.entry(k)[1]) for k in uniq.tolist()], np.int8)
+                codes[chunk.rows[sel]] = lut[inv]
             for i, sub in chunk.overrides.items():
                 codes[int(chunk.rows[i])] = int(next(sub.statuses(self._names))[1].code)
         if self._diagnosis.extra_statuses:

@@ -81,7 +81,7 @@ class ClusterEvent:
     action: ActionType
     label: str = ""
 
-    def matches(self, registered: "ClusterEvent") -> bool:
+    def matches(self, registered: ClusterEvent) -> bool:
         """Whether this (happened) event is covered by ``registered``: same resource (``*``
         matches all; ``Pod`` also covers ``AssignedPod``/``UnschedulablePod``) and a common
         action bit."""

@@ -61,8 +61,12 @@ __all__ = [
     "ScorePlugin",
     "Status",
     "as_status",
+    "MAX_REASON_BITS",
+    "ReasonEntry",
+    "bits_entry",
     "bits_status",
     "is_success",
+    "reason_entry",
 ]
 
 MIN_NODE_SCORE = 0
@@ -121,7 +125,7 @@ class Status:
     plugin: str = ""
 
     @classmethod
-    def of(cls, code: Code, *reasons: str) -> "Status":
+    def of(cls, code: Code, *reasons: str) -> Status:
         """Build a status like upstream ``NewStatus(code, reasons...)``."""
         return cls(code, tuple(reasons))
 
@@ -144,7 +148,7 @@ class Status:
         """Unschedulable, UnschedulableAndUnresolvable or Pending (upstream ``IsRejected``)."""
         return self.code in _REJECTED
 
-    def with_plugin(self, plugin: str) -> "Status":
+    def with_plugin(self, plugin: str) -> Status:
         return Status(self.code, self.reasons, self.error, plugin)
 
     def as_error(self) -> BaseException:
@@ -177,7 +181,7 @@ class PreFilterResult:
     def all_nodes(self) -> bool:
         return self.node_names is None
 
-    def merge(self, other: "PreFilterResult | None") -> "PreFilterResult":
+    def merge(self, other: PreFilterResult | None) -> PreFilterResult:
         if other is None or other.all_nodes():
             return self
         if self.all_nodes():
@@ -205,35 +209,100 @@ class PostFilterResult:
     nominating_info: NominatingInfo | None = None
 
 
+ReasonEntry = tuple[tuple[str, ...], Code]
+"""An interned per-node rejection: the Status's reasons, in order, and its code."""
+
+MAX_REASON_BITS = 63
+"""How many reasons the bit-set form of :class:`FilterResult` can carry (bits of an int64)."""
+
+
 @dataclass(slots=True)
 class FilterResult:
-    """What a batch Filter plugin returns for ``rows`` (``int64[M]``).
+    """What a batch Filter plugin returns for ``rows`` (``int64[M]``); ``failed[i] == 0`` means
+    ``rows[i]`` passes, anything else that it is rejected. Two forms:
 
-    ``failed[i]`` is a bit set over ``reasons`` for ``rows[i]``: bit ``b`` set means
-    ``reasons[b]`` applies; ``0`` means the node passes. ``codes[b]`` is the status code of
-    ``reasons[b]`` (a node's code is the highest code among its reasons). At most 63 reasons.
+    * **bit set** (``statuses is None``, for plugins with a few fixed reasons that combine):
+      ``failed[i]`` is a bit set over ``reasons``: bit ``b`` set means ``reasons[b]`` applies,
+      ``codes[b]`` is its status code and a node's code is the highest among its reasons. At
+      most :data:`MAX_REASON_BITS` reasons (``ValueError`` otherwise).
+    * **interned** (:meth:`interned`, :meth:`from_statuses`; any number of distinct statuses):
+      ``failed[i] = k ≥ 1`` means the node's status is ``statuses[k - 1]`` — a
+      :data:`ReasonEntry` ``(reasons, code)`` kept exactly (order and repeats of the reasons).
+
     A plugin returns ``None`` instead when every node passes.
     """
 
     failed: np.ndarray
-    reasons: Sequence[str]
-    codes: Sequence[Code]
+    reasons: Sequence[str] = ()
+    codes: Sequence[Code] = ()
+    statuses: Sequence[ReasonEntry] | None = None
+
+    def __post_init__(self) -> None:
+        if self.statuses is None and len(self.reasons) > MAX_REASON_BITS:
+            raise ValueError(f"FilterResult: {len(self.reasons)} reasons do not fit a bit set "
+                             f"(at most {MAX_REASON_BITS}); use FilterResult.interned or from_statuses")
 
     @classmethod
-    def single(cls, fail_mask: np.ndarray, reason: str, code: Code) -> "FilterResult":
+    def single(cls, fail_mask: np.ndarray, reason: str, code: Code) -> FilterResult:
         """One reason: ``fail_mask`` is ``bool[M]``, True where the node is rejected."""
         return cls(fail_mask.astype(np.int64), (reason,), (code,))
 
-    def status_for(self, bits: int, plugin: str = "") -> Status:
-        """The per-node Status that the bit set ``bits`` stands for."""
-        return bits_status(self.reasons, self.codes, bits, plugin)
+    @classmethod
+    def interned(cls, ids: np.ndarray, statuses: Sequence[ReasonEntry]) -> FilterResult:
+        """``ids`` (``int[M]``): 0 = the node passes, ``k`` = ``statuses[k - 1]``."""
+        return cls(np.asarray(ids, np.int64), (), (), statuses)
+
+    @classmethod
+    def from_statuses(cls, statuses: Sequence[Status | None]) -> FilterResult:
+        """One ``Status | None`` per row (None or Success = passes); equal statuses are
+        interned. Each status must be a rejection (Unschedulable, UnschedulableAndUnresolvable,
+        Pending) — ``ValueError`` otherwise."""
+        table: dict[ReasonEntry, int] = {}
+        ids = np.zeros(len(statuses), np.int64)
+        for i, st in enumerate(statuses):
+            if st is None or st.code == Code.SUCCESS:
+                continue
+            if not st.is_rejected():
+                raise ValueError(f"FilterResult.from_statuses: row {i} has status {st.code}, not a rejection")
+            entry = reason_entry(st)
+            k = table.get(entry)
+            if k is None:
+                k = table[entry] = len(table) + 1
+            ids[i] = k
+        return cls(ids, (), (), list(table))
+
+    def entry(self, value: int) -> ReasonEntry:
+        """The ``(reasons, code)`` that the non-zero ``failed`` value ``value`` stands for."""
+        if self.statuses is not None:
+            return self.statuses[value - 1]
+        return bits_entry(self.reasons, self.codes, value)
+
+    def status_for(self, value: int, plugin: str = "") -> Status:
+        """The per-node Status that the non-zero ``failed`` value ``value`` stands for."""
+        reasons, code = self.entry(value)
+        return Status(code, reasons, None, plugin)
+
+
+def reason_entry(status: Status) -> ReasonEntry:
+    """The :data:`ReasonEntry` of a rejection: its reasons (upstream ``Status.Reasons()``: the
+    error's text first when the status wraps an error) and its code."""
+    reasons = tuple(status.reasons)  # hashable even if a plugin passed a list
+    if status.error is not None:
+        reasons = (str(status.error), *reasons)
+    return reasons, status.code
+
+
+def bits_entry(reasons: Sequence[str], codes: Sequence[Code], bits: int) -> ReasonEntry:
+    """The reasons whose bit is set in ``bits``, with the highest of their codes (Unschedulable
+    for an empty set)."""
+    chosen = tuple(r for b, r in enumerate(reasons) if bits >> b & 1)
+    code = max((c for b, c in enumerate(codes) if bits >> b & 1), default=Code.UNSCHEDULABLE)
+    return chosen, code
 
 
 def bits_status(reasons: Sequence[str], codes: Sequence[Code], bits: int, plugin: str = "") -> Status:
-    """The Status a reason bit set stands for: the reasons whose bit is set, with the highest of
-    their codes (Unschedulable for an empty set)."""
-    chosen = tuple(r for b, r in enumerate(reasons) if bits >> b & 1)
-    code = max((c for b, c in enumerate(codes) if bits >> b & 1), default=Code.UNSCHEDULABLE)
+    """The Status a reason bit set stands for (see :func:`bits_entry`)."""
+    chosen, code = bits_entry(reasons, codes, bits)
     return Status(code, chosen, None, plugin)
 
 

@@ -62,7 +62,7 @@ class PodInfo:
         self.ports = host_ports(pod)
         self.extra.clear()
 
-    def with_pod(self, pod: Pod) -> "PodInfo":
+    def with_pod(self, pod: Pod) -> PodInfo:
         """A PodInfo for another version of the same pod whose requests, ports and priority are
         unchanged (e.g. the assumed pod with ``spec.nodeName`` set): the derived data is shared."""
         other = PodInfo.__new__(PodInfo)

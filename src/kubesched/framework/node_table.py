@@ -23,11 +23,24 @@ Columns (``cap`` = allocated rows ≥ number of nodes; dead rows are free-listed
 Every mutation is O(1) per row (plus O(labels) on node add/update); nothing is rebuilt per pod.
 Listeners (``add_listener``) are told about pod/node changes so that plugins can maintain
 incremental indexes (topology-domain counts).
+
+Derived indexes (a plugin's per-table caches and listeners) are owned by the table:
+``table.derived(key, factory)`` creates one on first use and keeps it as long as the table
+lives — no module-level registry keyed by table.
+
+The table must not change during a scheduling cycle (``../shared/DESIGN.md``, "Two cycles,
+one loop"). ``mutations`` counts every change; ``with table.frozen("..."):`` raises
+:class:`TableChangedError` at the end of the block when the table changed inside it, when debug
+checks are on (``KUBESCHED_DEBUG=1``, or :func:`set_debug_checks`; the test suite turns them
+on), and costs nothing otherwise. :class:`RowEdit` restores the table exactly, counter included.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+import os
+from collections.abc import Callable, Hashable
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -35,10 +48,47 @@ from kubesched.api.objects import Node, Taint, node_allocatable
 from kubesched.api.quantity import to_int
 from kubesched.framework.node_info import NodeInfo, PodInfo
 
-if TYPE_CHECKING:  # pragma: no cover
-    pass
+__all__ = ["NodeTable", "NodeTableListener", "RowEdit", "TableChangedError", "debug_checks", "normalized_image_name",
+           "set_debug_checks", "zone_key"]
 
-__all__ = ["NodeTable", "NodeTableListener", "RowEdit", "normalized_image_name", "zone_key"]
+_T = TypeVar("_T")
+
+_DEBUG_CHECKS = os.environ.get("KUBESCHED_DEBUG", "") not in ("", "0")
+
+
+def debug_checks() -> bool:
+    """Whether debug consistency checks (:meth:`NodeTable.frozen`) are on: ``KUBESCHED_DEBUG``
+    set to anything but ``""``/``"0"`` at import, or :func:`set_debug_checks`."""
+    return _DEBUG_CHECKS
+
+
+def set_debug_checks(on: bool) -> bool:
+    """Turn debug checks on or off; returns the previous setting."""
+    global _DEBUG_CHECKS
+    prev, _DEBUG_CHECKS = _DEBUG_CHECKS, bool(on)
+    return prev
+
+
+class TableChangedError(AssertionError):
+    """The NodeTable changed where it must not (debug check; a bug in the caller)."""
+
+
+class _FrozenCheck:
+    """Context manager of :meth:`NodeTable.frozen` when debug checks are on."""
+
+    __slots__ = ("table", "what", "since")
+
+    def __init__(self, table: NodeTable, what: str) -> None:
+        self.table = table
+        self.what = what
+        self.since = table.mutations
+
+    def __enter__(self) -> int:
+        return self.since
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is None:
+            self.table.assert_unchanged(self.since, self.what)
 
 NO_PODS_PRIORITY = (1 << 63) - 1
 """``min_pod_priority`` of a row without pods."""
@@ -118,7 +168,11 @@ class NodeTable:
         self._order: np.ndarray | None = None
         self._order_pos: tuple[np.ndarray, dict[int, int]] | None = None
         self._listeners: list[NodeTableListener] = []
+        self._derived: dict[Hashable, Any] = {}
         self._gen = 0
+        self.mutations = 0
+        """Bumped by every change of the table's content (nodes, pods, resource columns);
+        :class:`RowEdit` puts it back with the row. See :meth:`frozen`."""
         self.pod_row: dict[str, int] = {}
         """pod key → row of the node it is on (assumed or bound)."""
 
@@ -155,12 +209,40 @@ class NodeTable:
     def add_listener(self, listener: NodeTableListener) -> None:
         self._listeners.append(listener)
 
+    def derived(self, key: Hashable, factory: Callable[[NodeTable], _T]) -> _T:
+        """The table's derived index or cache under ``key``, made by ``factory(table)`` on first
+        use and kept (owned by the table) for the table's lifetime. A factory that needs change
+        notifications registers itself with :meth:`add_listener`. Use a key private to the
+        owning module, e.g. ``(__name__, "what")``."""
+        d = self._derived.get(key)
+        if d is None:
+            d = self._derived[key] = factory(self)
+        return d  # the key's factory decides the type
+
+    # ───────────────────────────── debug: no change during a cycle ─────────────────────────────
+
+    def assert_unchanged(self, since: int, what: str = "the scheduling cycle") -> None:
+        """Raise :class:`TableChangedError` when the table changed since ``mutations`` was
+        ``since``. Checks always; see :meth:`frozen` for the debug-only form."""
+        if self.mutations != since:
+            raise TableChangedError(f"NodeTable changed during {what}: {self.mutations - since} change(s)")
+
+    def frozen(self, what: str = "the scheduling cycle") -> AbstractContextManager[int | None]:
+        """``with table.frozen():`` — when debug checks are on (:func:`debug_checks`), raise
+        :class:`TableChangedError` on leaving the block (without an exception) if the table
+        changed inside it; otherwise a shared no-op context. Enters as the ``mutations`` at
+        the start (None when off)."""
+        if not _DEBUG_CHECKS:
+            return _NO_CHECK
+        return _FrozenCheck(self, what)
+
     # ───────────────────────────── columns ─────────────────────────────
 
     def resource_column(self, name: str, create: bool = False) -> int | None:
         """Column of resource ``name``; with ``create`` a new column is added when unseen."""
         col = self.resource_index.get(name)
         if col is None and create:
+            self.mutations += 1
             col = len(self.resource_names)
             self.resource_index[name] = col
             self.resource_names.append(name)
@@ -214,6 +296,7 @@ class NodeTable:
     def _bump(self, row: int) -> None:
         self._gen += 1
         self.generation[row] = self._gen
+        self.mutations += 1
 
     def set_node(self, node: Node) -> int:
         """Add a node or replace its previous version. Returns its row.
@@ -420,6 +503,9 @@ class NodeTable:
         return self._order_pos[1]
 
 
+_NO_CHECK: AbstractContextManager[None] = nullcontext()
+
+
 class RowEdit:
     """Temporarily remove/add pods on one row of the real :class:`NodeTable` (upstream works on a
     ``NodeInfo.Snapshot()`` copy). :meth:`restore` puts the row back exactly: the same pods in
@@ -427,7 +513,7 @@ class RowEdit:
     Listeners see every change and its undo, so their incremental indexes end where they began.
     """
 
-    __slots__ = ("table", "row", "_pods", "_ports", "_gen", "_req", "_nz", "_removed", "_added")
+    __slots__ = ("table", "row", "_pods", "_ports", "_gen", "_req", "_nz", "_removed", "_added", "_mutations")
 
     def __init__(self, table: NodeTable, row: int) -> None:
         self.table = table
@@ -440,6 +526,7 @@ class RowEdit:
         self._nz = table.non_zero_requested[row].copy()
         self._removed: dict[str, PodInfo] = {}
         self._added: dict[str, PodInfo] = {}
+        self._mutations = table.mutations
 
     @property
     def node_info(self) -> NodeInfo:
@@ -469,6 +556,7 @@ class RowEdit:
         t.non_zero_requested[row] = self._nz
         t.generation[row] = self._gen
         t.min_pod_priority[row] = min((p.priority for p in self._pods), default=NO_PODS_PRIORITY)
+        t.mutations = self._mutations
 
     def __enter__(self) -> RowEdit:
         return self

@@ -58,7 +58,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -136,7 +136,7 @@ def _parse_rfc3339_ns(ts: str) -> int:
         s = s[:-1] + "+00:00"
     dt = datetime.fromisoformat(s)
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
     return int(dt.timestamp()) * 1_000_000_000 + frac_ns
 
 
@@ -589,7 +589,8 @@ class Evaluator:
         except Exception:  # noqa: BLE001 - a lister that knows no PDBs
             return []
 
-    def find_candidates(self, state: CycleState, pod: Pod, m: Any) -> tuple[list[Candidate], dict[str, Status], list[str]]:
+    def find_candidates(self, state: CycleState, pod: Pod,
+                        m: Any) -> tuple[list[Candidate], dict[str, Status], list[str]]:
         """Upstream ``findCandidates``: ``(candidates, dry-run statuses by node, error messages)``."""
         potential = self.potential_rows(m)
         if len(potential) == 0:

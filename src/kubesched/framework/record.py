@@ -69,9 +69,7 @@ def filter_results(table: NodeTable, chunks: list[Any]) -> dict[str, dict[str, A
                 if pi in chunk.skipped:
                     continue
                 if pi == fp:
-                    table_r = chunk.tables[pi]
-                    bits = int(chunk.fail_bits[i])
-                    entry[plugins[pi]] = [r for b, r in enumerate(table_r.reasons) if bits >> b & 1]
+                    entry[plugins[pi]] = list(chunk.tables[pi].entry(int(chunk.fail_key[i]))[0])
                 else:
                     entry[plugins[pi]] = PASSED
             out[names[row]] = entry

@@ -33,10 +33,13 @@ from kubesched.framework.interface import (
     MIN_NODE_SCORE,
     Code,
     ExtensionPoint,
+    FilterResult,
     PreFilterResult,
+    ReasonEntry,
     Status,
     as_status,
     implements,
+    reason_entry,
 )
 from kubesched.framework.waiting_pods import (
     MAX_PERMIT_TIMEOUT_S,
@@ -167,7 +170,8 @@ class Framework:
         if callable(getattr(qs, "sort_key", None)):
             self.queue_sort_key = qs.sort_key
         else:
-            self.queue_sort_key = functools.cmp_to_key(lambda a, b: -1 if qs.less(a, b) else (1 if qs.less(b, a) else 0))
+            self.queue_sort_key = functools.cmp_to_key(
+                lambda a, b: -1 if qs.less(a, b) else (1 if qs.less(b, a) else 0))
         self._filter_names = [p.name for p in self.filter_plugins]
         self._batch_filter = [callable(getattr(p, "filter_nodes", None)) for p in self.filter_plugins]
         self._batch_score = [callable(getattr(p, "score_nodes", None)) for p in self.score_plugins]
@@ -269,11 +273,15 @@ class Framework:
 
     def run_filter_plugins(self, state: CycleState, pod: Pod, rows: np.ndarray) -> FilterChunk:
         """Run the Filter plugins over ``rows`` (``int64[M]``); each node stops at its first
-        rejecting plugin. Raises :class:`FilterError` on an Error status."""
+        rejecting plugin. Raises :class:`FilterError` on an Error status.
+
+        Each rejected node keeps its plugin's key (reason bit set or interned status id) and
+        each plugin that rejected some node its reason table; statuses are built only on demand
+        (:class:`FilterChunk`)."""
         table = self.handle.nodes
         n = len(rows)
         fail_plugin = np.full(n, -1, np.int16)
-        fail_bits = np.zeros(n, np.int64)
+        fail_key = np.zeros(n, np.int64)
         tables: list[PluginReasons | None] = [None] * len(self.filter_plugins)
         skipped = set()
         alive = np.arange(n)
@@ -290,22 +298,22 @@ class Framework:
                     raise _filter_error(pl.name, as_status(e)) from e
                 if res is None:
                     continue
-                failed, reasons, codes = res.failed, res.reasons, res.codes
             else:
-                failed, reasons, codes = self._filter_per_node(state, pod, pl, cur)
+                res = self._filter_per_node(state, pod, pl, cur)
+            failed = res.failed
             bad = failed != 0
             if not bad.any():
                 continue
-            tables[pi] = PluginReasons(reasons, codes)
+            tables[pi] = PluginReasons.of(res)
             pos = alive[bad]
             fail_plugin[pos] = pi
-            fail_bits[pos] = failed[bad]
+            fail_key[pos] = failed[bad]
             keep = ~bad
             alive = alive[keep]
             cur = cur[keep]
             if len(cur) == 0:
                 break
-        return FilterChunk(rows, fail_plugin, fail_bits, self._filter_names, tables, frozenset(skipped))
+        return FilterChunk(rows, fail_plugin, fail_key, self._filter_names, tables, frozenset(skipped))
 
     def _run_pre_filter_extension(self, op: str, state: CycleState, pod: Pod, pod_info: Any,
                                   node_info: Any) -> Status | None:
@@ -355,14 +363,12 @@ class Framework:
             chunk = self.run_filter_plugins(state_n, pod, np.asarray([row], np.int64))
         return None if chunk.fail_plugin[0] < 0 else chunk
 
-    def _filter_per_node(self, state: CycleState, pod: Pod, pl: Any,
-                         rows: np.ndarray) -> tuple[np.ndarray, list[str], list[Code]]:
+    def _filter_per_node(self, state: CycleState, pod: Pod, pl: Any, rows: np.ndarray) -> FilterResult:
+        """Run a per-node Filter plugin over ``rows``: each rejection's ``(reasons, code)`` is
+        interned, so every node keeps its own status exactly (no limit on distinct ones)."""
         table = self.handle.nodes
         failed = np.zeros(len(rows), np.int64)
-        reasons: list[str] = []
-        codes: list[Code] = []
-        index: dict[tuple[str, Code], int] = {}  # one bit per (reason, code): the same text may
-        # come with different codes on different nodes (e.g. Fit's resolvable vs unresolvable)
+        index: dict[ReasonEntry, int] = {}
         for i, row in enumerate(rows.tolist()):
             try:
                 st = pl.filter(state, pod, table.node_info(row))
@@ -372,17 +378,12 @@ class Framework:
                 continue
             if not st.is_rejected():  # Error, or a code a Filter may not return: Error (upstream)
                 raise _filter_error(pl.name, st)
-            bits = 0
-            for r in st.reasons or ("",):
-                b = index.get((r, st.code))
-                if b is None:
-                    b = index[(r, st.code)] = min(len(reasons), 62)
-                    if b == len(reasons):
-                        reasons.append(r)
-                        codes.append(st.code)
-                bits |= 1 << b
-            failed[i] = bits
-        return failed, reasons, codes
+            entry = reason_entry(st)
+            k = index.get(entry)
+            if k is None:
+                k = index[entry] = len(index) + 1
+            failed[i] = k
+        return FilterResult.interned(failed, list(index))
 
     def run_post_filter_plugins(self, state: CycleState, pod: Pod,
                                 filtered_node_status_map: Any) -> tuple[Any, Status]:
@@ -620,8 +621,9 @@ class Framework:
         for point in EXTENSION_POINTS:
             lst = self._lists[point.config_name]
             if lst:
+                weighted = point.config_name == "score"
                 out[point.json_name] = [
-                    {"name": p.name, **({"weight": self.score_weights.get(p.name, 1)} if point.config_name == "score" else {})}
+                    {"name": p.name, **({"weight": self.score_weights.get(p.name, 1)} if weighted else {})}
                     for p in lst]
         return out
 

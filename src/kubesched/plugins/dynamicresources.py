@@ -56,7 +56,7 @@ class StateData:
     def __init__(self, claims: list[Any] | None = None) -> None:
         self.claims = claims or []
 
-    def clone(self) -> "StateData":
+    def clone(self) -> StateData:
         return self
 
 

@@ -81,6 +81,9 @@ def calculate_priority(sum_scores: int, num_containers: int) -> int:
     return _go_div(MAX_NODE_SCORE * (sum_scores - MIN_THRESHOLD), max_threshold - MIN_THRESHOLD)
 
 
+_CACHE_KEY = (__name__, "ImageCache")
+
+
 class _ImageCache:
     """Image name → (rows int64[k], sizes float64[k]); a NodeTable listener drops entries of
     the images of changed nodes."""
@@ -126,7 +129,8 @@ class ImageLocality:
     name = NAME
 
     def __init__(self, table: NodeTable | None = None) -> None:
-        self._cache = _ImageCache(table) if table is not None else None
+        if table is not None:
+            table.derived(_CACHE_KEY, _ImageCache)  # built now, kept up to date by the table
 
     def _pod_images(self, state: CycleState, pod: Pod) -> tuple[list[str], int]:
         pi = state.pod_info
@@ -150,12 +154,11 @@ class ImageLocality:
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
         names, n = self._pod_images(state, pod)
-        if self._cache is None or self._cache.table is not nodes:
-            self._cache = _ImageCache(nodes)
+        cache = nodes.derived(_CACHE_KEY, _ImageCache)
         total = len(nodes)
         acc: np.ndarray | None = None
         for name in names:
-            e = self._cache.get(name)
+            e = cache.get(name)
             if e is None:
                 continue
             img_rows, sizes = e

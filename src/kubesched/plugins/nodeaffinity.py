@@ -128,7 +128,7 @@ class _PreFilterState:
     def __init__(self, required: RequiredNodeAffinity) -> None:
         self.required = required
 
-    def clone(self) -> "_PreFilterState":
+    def clone(self) -> _PreFilterState:
         return self
 
 
@@ -138,7 +138,7 @@ class _PreScoreState:
     def __init__(self, preferred: PreferredSchedulingTerms | None) -> None:
         self.preferred = preferred
 
-    def clone(self) -> "_PreScoreState":
+    def clone(self) -> _PreScoreState:
         return self
 
 

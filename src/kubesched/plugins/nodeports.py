@@ -98,8 +98,11 @@ class PreFilterState:
     def __init__(self, ports: tuple[HostPort, ...]) -> None:
         self.ports = ports
 
-    def clone(self) -> "PreFilterState":
+    def clone(self) -> PreFilterState:
         return self
+
+
+_INDEX_KEY = (__name__, "PortIndex")
 
 
 class _PortIndex:
@@ -148,8 +151,8 @@ class NodePorts:
     name = NAME
 
     def __init__(self, table: NodeTable | None = None) -> None:
-        self._index = _PortIndex(table) if table is not None else None
-        self._table = table
+        if table is not None:
+            table.derived(_INDEX_KEY, _PortIndex)  # built now, kept up to date by the table
 
     # ─── PreFilter ───
     def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeTable) -> tuple[None, Status | None]:
@@ -172,12 +175,10 @@ class NodePorts:
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable,
                      rows: np.ndarray) -> FilterResult | None:
         s = read_state(state, PRE_FILTER_STATE_KEY, PreFilterState)
-        if self._index is None or self._table is not nodes:
-            self._table = nodes
-            self._index = _PortIndex(nodes)
+        index = nodes.derived(_INDEX_KEY, _PortIndex)
         candidates: set[int] = set()
         for _, proto, port in s.ports:
-            r = self._index.rows.get((proto, port))
+            r = index.rows.get((proto, port))
             if r:
                 candidates |= r
         if not candidates:
@@ -193,7 +194,8 @@ class NodePorts:
     # ─── queueing hints ───
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
-            ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.DELETE), self.is_schedulable_after_pod_deleted),
+            ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.DELETE),
+                                 self.is_schedulable_after_pod_deleted),
             ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD)),
         ]
 

@@ -26,8 +26,14 @@ from typing import TYPE_CHECKING, Any
 
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from kubesched.framework.interface import Code, Status
-from kubesched.plugins.volumebinding import _migratable_in_tree, ephemeral_is_for_pod, field, not_found, \
-    pod_pvc_names, pvc_storage_class
+from kubesched.plugins.volumebinding import (
+    _migratable_in_tree,
+    ephemeral_is_for_pod,
+    field,
+    not_found,
+    pod_pvc_names,
+    pvc_storage_class,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod

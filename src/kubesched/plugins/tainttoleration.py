@@ -16,7 +16,6 @@ distinct toleration list (cached per table), so a pod costs one gather over ``ro
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -92,16 +91,18 @@ def _tol_key(tolerations: Sequence[Toleration]) -> tuple:
     return tuple((t.key, t.operator, t.value, t.effect) for t in tolerations)
 
 
-# table → {cache key → per-taint-set array}; arrays are extended when new taint sets appear
-# (taint-set ids are append-only in NodeTable, so cached entries never go stale).
-_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# per table (table.derived): {cache key → per-taint-set array}; arrays are extended when new
+# taint sets appear (taint-set ids are append-only in NodeTable, so entries never go stale).
+_CACHE_KEY = (__name__, "per_taint_set")
 _MAX_ENTRIES = 4096
 
 
+def _new_cache(table: NodeTable) -> dict[tuple, np.ndarray]:
+    return {}
+
+
 def _per_taint_set(table: NodeTable, key: tuple, compute: Any, dtype: Any) -> np.ndarray:
-    per_table = _CACHE.get(table)
-    if per_table is None:
-        per_table = _CACHE[table] = {}
+    per_table = table.derived(_CACHE_KEY, _new_cache)
     arr = per_table.get(key)
     sets = table.taint_sets
     n = len(sets)
@@ -150,7 +151,7 @@ class _PreScoreState:
     def __init__(self, tolerations: list[Toleration]) -> None:
         self.tolerations_prefer_no_schedule = tolerations
 
-    def clone(self) -> "_PreScoreState":
+    def clone(self) -> _PreScoreState:
         return self
 
 

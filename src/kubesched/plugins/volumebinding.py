@@ -14,10 +14,11 @@ What is modelled, exactly as upstream:
   ``"pod has unbound immediate PersistentVolumeClaims"``; a StorageClass without
   ``volumeBindingMode`` → Error ``VolumeBindingMode not set for StorageClass "<c>"``.
 * Bound claims: no PreFilterResult (upstream removed the reduction by the local PVs'
-  ``kubernetes.io/hostname`` values in #127584, issue #125336); Filter checks each bound PV's required node affinity against the
-  node labels → UnschedulableAndUnresolvable ``"node(s) didn't match PersistentVolume's node
-  affinity"``, or ``"node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"``
-  when the PV is missing. Reserve/PreBind have nothing to do for bound claims (allBound).
+  ``kubernetes.io/hostname`` values in #127584, issue #125336); Filter checks each bound PV's
+  required node affinity against the node labels → UnschedulableAndUnresolvable
+  ``"node(s) didn't match PersistentVolume's node affinity"``, or
+  ``"node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"`` when the PV
+  is missing. Reserve/PreBind have nothing to do for bound claims (allBound).
 * PreScore returns Skip (StorageCapacityScoring is off by default in v1.34), so Score never runs.
 
 Not modelled (the plugin returns an **Error** status naming the limitation rather than a wrong
@@ -163,7 +164,7 @@ class StateData:
         self.all_bound = False
         self.has_pvcs = has_pvcs
 
-    def clone(self) -> "StateData":
+    def clone(self) -> StateData:
         return self
 
 
@@ -296,7 +297,8 @@ class VolumeBinding:
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
             ClusterEventWithHint(ClusterEvent(EventResource.STORAGE_CLASS, ActionType.ADD | ActionType.UPDATE)),
-            ClusterEventWithHint(ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD | ActionType.UPDATE),
+            ClusterEventWithHint(ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM,
+                                              ActionType.ADD | ActionType.UPDATE),
                                  is_schedulable_after_pvc_change),
             ClusterEventWithHint(ClusterEvent(EventResource.PERSISTENT_VOLUME, ActionType.ADD | ActionType.UPDATE)),
             ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL

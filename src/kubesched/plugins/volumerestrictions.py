@@ -104,11 +104,14 @@ class PreFilterState:
         self.conflicting_pvc_ref_count = count
         self.needs_check = needs_check
 
-    def clone(self) -> "PreFilterState":
+    def clone(self) -> PreFilterState:
         return PreFilterState(self.rwop_pvcs, self.conflicting_pvc_ref_count, self.needs_check)
 
     def update_with_pod(self, pod: Pod, multiplier: int) -> None:
         self.conflicting_pvc_ref_count += multiplier * sum(1 for c in _claims(pod) if c in self.rwop_pvcs)
+
+
+_USAGE_KEY = (__name__, "PVCUsage")
 
 
 class _PVCUsage:
@@ -165,14 +168,13 @@ class VolumeRestrictions:
     def __init__(self, handle: Any) -> None:
         self.handle = handle
         table = handle.nodes if handle is not None else None
-        self._usage = _PVCUsage(table) if table is not None else None
-        self._table = table
+        if table is not None:
+            self._usage_for(table)
 
-    def _usage_for(self, table: NodeTable) -> _PVCUsage:
-        if self._usage is None or self._table is not table:
-            self._table = table
-            self._usage = _PVCUsage(table)
-        return self._usage
+    @staticmethod
+    def _usage_for(table: NodeTable) -> _PVCUsage:
+        """The table's PVC usage counts (one per table, owned by it, shared by profiles)."""
+        return table.derived(_USAGE_KEY, _PVCUsage)
 
     # ─── PreFilter ───
     def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeTable) -> tuple[None, Status | None]:
@@ -194,7 +196,7 @@ class VolumeRestrictions:
         state.write(PRE_FILTER_STATE_KEY, PreFilterState(rwop, count, needs_check))
         return None, None
 
-    def pre_filter_extensions(self) -> "VolumeRestrictions":
+    def pre_filter_extensions(self) -> VolumeRestrictions:
         return self
 
     def add_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo,

@@ -25,8 +25,13 @@ import numpy as np
 
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from kubesched.framework.interface import Code, FilterResult, Status
-from kubesched.plugins.volumebinding import field, is_schedulable_after_pvc_change, not_found, pod_pvc_names, \
-    pvc_storage_class
+from kubesched.plugins.volumebinding import (
+    field,
+    is_schedulable_after_pvc_change,
+    not_found,
+    pod_pvc_names,
+    pvc_storage_class,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
@@ -64,7 +69,7 @@ class PreFilterState:
     def __init__(self, topologies: list[tuple[str, set[str]]]) -> None:
         self.topologies = topologies
 
-    def clone(self) -> "PreFilterState":
+    def clone(self) -> PreFilterState:
         return self
 
 
@@ -189,7 +194,8 @@ class VolumeZone:
             ClusterEventWithHint(ClusterEvent(EventResource.STORAGE_CLASS, ActionType.ADD)),
             ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL
                                               | ActionType.UPDATE_NODE_TAINT)),
-            ClusterEventWithHint(ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD | ActionType.UPDATE),
+            ClusterEventWithHint(ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM,
+                                              ActionType.ADD | ActionType.UPDATE),
                                  is_schedulable_after_pvc_change),
             ClusterEventWithHint(ClusterEvent(EventResource.PERSISTENT_VOLUME, ActionType.ADD | ActionType.UPDATE)),
         ]

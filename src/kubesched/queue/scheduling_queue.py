@@ -27,6 +27,7 @@ import math
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from kubesched.api.objects import pod_key, pod_priority
 from kubesched.framework.events import (
     EVENT_FORCE_ACTIVATE,
     EVENT_UNSCHEDULABLE_TIMEOUT,
@@ -37,7 +38,6 @@ from kubesched.framework.events import (
     QueueingHint,
     pod_update_actions,
 )
-from kubesched.api.objects import pod_key, pod_priority
 from kubesched.framework.node_info import PodInfo, QueuedPodInfo
 
 if TYPE_CHECKING:  # pragma: no cover

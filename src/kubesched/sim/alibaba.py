@@ -64,7 +64,7 @@ from __future__ import annotations
 import csv
 import os
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from kubesched.errors import ManifestError
 
@@ -308,6 +308,10 @@ def _pod_from_row(row: dict[str, str], where: str) -> TracePod:
     )
 
 
+def _creation_time(p: TracePod) -> float:
+    return p.creation_time
+
+
 def load_pods(path: str | os.PathLike[str]) -> list[TracePod]:
     """Read a pod list CSV, sorted by ``(creation_time, file order)``.
 
@@ -321,6 +325,5 @@ def load_pods(path: str | os.PathLike[str]) -> list[TracePod]:
         pod = _pod_from_row(row, where)
         _check_unique(names, pod.name, line, rows.path, "pod")
         pods.append(pod)
-    key: Callable[[TracePod], float] = lambda p: p.creation_time
-    pods.sort(key=key)  # stable: equal times keep file order
+    pods.sort(key=_creation_time)  # stable: equal times keep file order
     return pods

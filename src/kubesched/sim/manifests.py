@@ -42,9 +42,10 @@ import json
 import os
 import re
 import sys
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Iterable, Iterator, Literal, Sequence
+from typing import IO, Any, Literal
 
 import yaml
 from yaml.constructor import ConstructorError
@@ -155,10 +156,10 @@ _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
-class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
+class _Loader(_BaseLoader):
     """Safe loader that keeps timestamps as strings and rejects duplicate keys."""
 
-    def construct_mapping(self, node: Node, deep: bool = False) -> dict:  # type: ignore[override]
+    def construct_mapping(self, node: Node, deep: bool = False) -> dict:
         if isinstance(node, MappingNode):
             seen: set[tuple[str, str]] = set()
             for key_node, _ in node.value:
@@ -560,7 +561,7 @@ def load_manifests(paths: Sequence[str], *, allow_duplicates: bool = False) -> l
     See the module docstring for the rules.
     """
     if isinstance(paths, (str, os.PathLike)):
-        paths = [paths]  # type: ignore[list-item]
+        paths = [paths]
     col = _Collector()
     for path in _expand_paths([os.fspath(p) for p in paths]):
         if path == "-":

@@ -32,65 +32,65 @@ class MakePod:
         self._spec: dict[str, Any] = {"containers": [], "initContainers": []}
         self._status: dict[str, Any] = {}
 
-    def name(self, name: str) -> "MakePod":
+    def name(self, name: str) -> MakePod:
         self._meta["name"] = name
         return self
 
-    def namespace(self, ns: str) -> "MakePod":
+    def namespace(self, ns: str) -> MakePod:
         self._meta["namespace"] = ns
         return self
 
-    def uid(self, uid: str) -> "MakePod":
+    def uid(self, uid: str) -> MakePod:
         self._meta["uid"] = uid
         return self
 
-    def label(self, k: str, v: str) -> "MakePod":
+    def label(self, k: str, v: str) -> MakePod:
         self._meta["labels"][k] = v
         return self
 
-    def labels(self, d: dict[str, str]) -> "MakePod":
+    def labels(self, d: dict[str, str]) -> MakePod:
         self._meta["labels"].update(d)
         return self
 
-    def annotation(self, k: str, v: str) -> "MakePod":
+    def annotation(self, k: str, v: str) -> MakePod:
         self._meta["annotations"][k] = v
         return self
 
-    def creation_timestamp(self, ts: str) -> "MakePod":
+    def creation_timestamp(self, ts: str) -> MakePod:
         self._meta["creationTimestamp"] = ts
         return self
 
-    def terminating(self, ts: str = "2024-01-01T00:00:00Z") -> "MakePod":
+    def terminating(self, ts: str = "2024-01-01T00:00:00Z") -> MakePod:
         self._meta["deletionTimestamp"] = ts
         return self
 
-    def node(self, node_name: str) -> "MakePod":
+    def node(self, node_name: str) -> MakePod:
         self._spec["nodeName"] = node_name
         return self
 
-    def scheduler_name(self, name: str) -> "MakePod":
+    def scheduler_name(self, name: str) -> MakePod:
         self._spec["schedulerName"] = name
         return self
 
-    def priority(self, p: int) -> "MakePod":
+    def priority(self, p: int) -> MakePod:
         self._spec["priority"] = p
         return self
 
-    def preemption_policy(self, policy: str) -> "MakePod":
+    def preemption_policy(self, policy: str) -> MakePod:
         self._spec["preemptionPolicy"] = policy
         return self
 
-    def nominated_node_name(self, n: str) -> "MakePod":
+    def nominated_node_name(self, n: str) -> MakePod:
         self._status["nominatedNodeName"] = n
         return self
 
-    def start_time(self, ts: str) -> "MakePod":
+    def start_time(self, ts: str) -> MakePod:
         self._status["startTime"] = ts
         return self
 
     def container(self, image: str = "registry.k8s.io/pause:3.9", *, requests: dict[str, Any] | None = None,
                   limits: dict[str, Any] | None = None, ports: list[dict[str, Any]] | None = None,
-                  name: str | None = None, init: bool = False, restart_policy: str | None = None) -> "MakePod":
+                  name: str | None = None, init: bool = False, restart_policy: str | None = None) -> MakePod:
         key = "initContainers" if init else "containers"
         c: dict[str, Any] = {"name": name or f"c{len(self._spec[key])}", "image": image,
                              "resources": {"requests": dict(requests or {}), "limits": dict(limits or {})}}
@@ -101,29 +101,29 @@ class MakePod:
         self._spec[key].append(c)
         return self
 
-    def req(self, **quantities: Any) -> "MakePod":
+    def req(self, **quantities: Any) -> MakePod:
         """Add one container requesting ``quantities`` (``cpu="1"``, ``memory="1Gi"``; for names
         with dots or slashes pass ``**{"nvidia.com/gpu": "1"}``)."""
         return self.container(requests=_r(**quantities))
 
-    def init_req(self, sidecar: bool = False, **quantities: Any) -> "MakePod":
+    def init_req(self, sidecar: bool = False, **quantities: Any) -> MakePod:
         return self.container(requests=_r(**quantities), init=True, restart_policy="Always" if sidecar else None)
 
-    def host_port(self, port: int, protocol: str = "TCP", host_ip: str = "") -> "MakePod":
+    def host_port(self, port: int, protocol: str = "TCP", host_ip: str = "") -> MakePod:
         p = {"containerPort": port, "hostPort": port, "protocol": protocol}
         if host_ip:
             p["hostIP"] = host_ip
         return self.container(ports=[p])
 
-    def overhead(self, **quantities: Any) -> "MakePod":
+    def overhead(self, **quantities: Any) -> MakePod:
         self._spec["overhead"] = _r(**quantities)
         return self
 
-    def node_selector(self, d: dict[str, str]) -> "MakePod":
+    def node_selector(self, d: dict[str, str]) -> MakePod:
         self._spec["nodeSelector"] = dict(d)
         return self
 
-    def toleration(self, key: str = "", operator: str = "", value: str = "", effect: str = "") -> "MakePod":
+    def toleration(self, key: str = "", operator: str = "", value: str = "", effect: str = "") -> MakePod:
         self._spec.setdefault("tolerations", []).append(
             {k: v for k, v in {"key": key, "operator": operator, "value": value, "effect": effect}.items() if v})
         return self
@@ -131,25 +131,25 @@ class MakePod:
     def _affinity(self) -> dict[str, Any]:
         return self._spec.setdefault("affinity", {})
 
-    def node_affinity_in(self, key: str, values: list[str], op: str = "In") -> "MakePod":
+    def node_affinity_in(self, key: str, values: list[str], op: str = "In") -> MakePod:
         """Add a required node-affinity term with one expression (terms are ORed)."""
         na = self._affinity().setdefault("nodeAffinity", {})
         req = na.setdefault("requiredDuringSchedulingIgnoredDuringExecution", {"nodeSelectorTerms": []})
         req["nodeSelectorTerms"].append({"matchExpressions": [{"key": key, "operator": op, "values": list(values)}]})
         return self
 
-    def node_affinity_terms(self, terms: list[dict[str, Any]]) -> "MakePod":
+    def node_affinity_terms(self, terms: list[dict[str, Any]]) -> MakePod:
         na = self._affinity().setdefault("nodeAffinity", {})
         na["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": terms}
         return self
 
-    def preferred_node_affinity(self, weight: int, term: dict[str, Any]) -> "MakePod":
+    def preferred_node_affinity(self, weight: int, term: dict[str, Any]) -> MakePod:
         na = self._affinity().setdefault("nodeAffinity", {})
         na.setdefault("preferredDuringSchedulingIgnoredDuringExecution", []).append(
             {"weight": weight, "preference": term})
         return self
 
-    def pod_affinity(self, kind: str, term: dict[str, Any], weight: int | None = None) -> "MakePod":
+    def pod_affinity(self, kind: str, term: dict[str, Any], weight: int | None = None) -> MakePod:
         """``kind`` is "podAffinity" or "podAntiAffinity"; ``weight`` makes it a preferred term."""
         pa = self._affinity().setdefault(kind, {})
         if weight is None:
@@ -160,7 +160,7 @@ class MakePod:
         return self
 
     def spread_constraint(self, max_skew: int, topology_key: str, when: str,
-                          selector: dict[str, Any] | None, **extra: Any) -> "MakePod":
+                          selector: dict[str, Any] | None, **extra: Any) -> MakePod:
         c: dict[str, Any] = {"maxSkew": max_skew, "topologyKey": topology_key, "whenUnsatisfiable": when}
         if selector is not None:
             c["labelSelector"] = selector
@@ -168,16 +168,16 @@ class MakePod:
         self._spec.setdefault("topologySpreadConstraints", []).append(c)
         return self
 
-    def scheduling_gates(self, *names: str) -> "MakePod":
+    def scheduling_gates(self, *names: str) -> MakePod:
         self._spec["schedulingGates"] = [{"name": n} for n in names]
         return self
 
-    def pvc(self, claim_name: str, volume_name: str | None = None) -> "MakePod":
+    def pvc(self, claim_name: str, volume_name: str | None = None) -> MakePod:
         self._spec.setdefault("volumes", []).append(
             {"name": volume_name or claim_name, "persistentVolumeClaim": {"claimName": claim_name}})
         return self
 
-    def spec(self, **fields: Any) -> "MakePod":
+    def spec(self, **fields: Any) -> MakePod:
         """Set raw spec fields (camelCase JSON names)."""
         self._spec.update(fields)
         return self
@@ -200,35 +200,35 @@ class MakeNode:
         self._spec: dict[str, Any] = {}
         self._status: dict[str, Any] = {"capacity": {}, "allocatable": {}}
 
-    def name(self, name: str) -> "MakeNode":
+    def name(self, name: str) -> MakeNode:
         self._meta["name"] = name
         self._meta["labels"].setdefault("kubernetes.io/hostname", name)
         return self
 
-    def label(self, k: str, v: str) -> "MakeNode":
+    def label(self, k: str, v: str) -> MakeNode:
         self._meta["labels"][k] = v
         return self
 
-    def labels(self, d: dict[str, str]) -> "MakeNode":
+    def labels(self, d: dict[str, str]) -> MakeNode:
         self._meta["labels"].update(d)
         return self
 
-    def capacity(self, **quantities: Any) -> "MakeNode":
+    def capacity(self, **quantities: Any) -> MakeNode:
         """Capacity and allocatable (the same, as upstream's test nodes)."""
         q = _r(**quantities)
         self._status["capacity"].update(q)
         self._status["allocatable"].update(q)
         return self
 
-    def taint(self, key: str, value: str = "", effect: str = "NoSchedule") -> "MakeNode":
+    def taint(self, key: str, value: str = "", effect: str = "NoSchedule") -> MakeNode:
         self._spec.setdefault("taints", []).append({"key": key, "value": value, "effect": effect})
         return self
 
-    def unschedulable(self, flag: bool = True) -> "MakeNode":
+    def unschedulable(self, flag: bool = True) -> MakeNode:
         self._spec["unschedulable"] = flag
         return self
 
-    def image(self, size_bytes: int, *names: str) -> "MakeNode":
+    def image(self, size_bytes: int, *names: str) -> MakeNode:
         self._status.setdefault("images", []).append({"names": list(names), "sizeBytes": size_bytes})
         return self
 

@@ -19,7 +19,6 @@ spaces), once per label key (cached per table, extended as the key's value dicti
 
 from __future__ import annotations
 
-import weakref
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -51,16 +50,18 @@ _EQ_OPS = frozenset({_l.IN, _l.EQUALS, _l.DOUBLE_EQUALS})
 _NEQ_OPS = frozenset({_l.NOT_IN, _l.NOT_EQUALS})
 _ABSENT_MATCHES = frozenset({_l.NOT_IN, _l.NOT_EQUALS, _l.DOES_NOT_EXIST})
 
-# table → label key → (number of values parsed, int64[V+1] values, bool[V+1] valid); the extra
-# trailing slot stands for "absent" (value id -1) and is never valid.
-_INTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# per table (table.derived): label key → (number of values parsed, int64[V+1] values, bool[V+1]
+# valid); the extra trailing slot stands for "absent" (value id -1) and is never valid.
+_INTS_KEY = (__name__, "label_ints")
+
+
+def _new_ints(table: NodeTable) -> dict[str, tuple[int, np.ndarray, np.ndarray]]:
+    return {}
 
 
 def _label_ints(table: NodeTable, key: str) -> tuple[np.ndarray, np.ndarray]:
     values = table.label_values[key]
-    per_table = _INTS.get(table)
-    if per_table is None:
-        per_table = _INTS[table] = {}
+    per_table = table.derived(_INTS_KEY, _new_ints)
     cached = per_table.get(key)
     n = len(values)
     if cached is not None and cached[0] == n:

@@ -19,7 +19,6 @@ cycle never rescans pods. One index is shared by every plugin instance on the sa
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -43,10 +42,11 @@ TERMS_KEY = "InterPodAffinity"
 def pod_terms(pod_info: PodInfo) -> PodTerms:
     """The parsed terms of a pod, cached in ``pod_info.extra``."""
     t = pod_info.extra.get(TERMS_KEY)
-    if t is None or t[0] is not pod_info.pod:
-        t = (pod_info.pod, parse_pod_terms(pod_info.pod))
-        pod_info.extra[TERMS_KEY] = t
-    return t[1]  # type: ignore[index]
+    if isinstance(t, tuple) and t[0] is pod_info.pod:
+        return t[1]  # extra[TERMS_KEY] holds (pod, PodTerms)
+    terms = parse_pod_terms(pod_info.pod)
+    pod_info.extra[TERMS_KEY] = (pod_info.pod, terms)
+    return terms
 
 
 def grow_domain(dom: np.ndarray, n_values: int) -> np.ndarray:
@@ -113,8 +113,8 @@ class AffinityIndex:
         c = self.targets.get(key)
         if c is None:
             if len(self.targets) >= MAX_TARGETS:
-                victim = min(self.targets.values(), key=lambda x: x.last_used)
-                del self.targets[victim.key]
+                victim = min(self.targets, key=lambda k: self.targets[k].last_used)
+                del self.targets[victim]
             c = Counter(key, self.cap)
             pn = c.per_node
             for rec in self.pods.values():
@@ -200,10 +200,10 @@ class AffinityIndex:
                             (PREF_ANTI, [(w.term, w.weight) for w in terms.preferred_anti_affinity])):
             d = self.existing[kind]
             for term, value in items:
-                c = d.get(term)
-                if c is None:
-                    c = d[term] = Counter((kind, term), self.cap)
-                self._bump(c, row, value)
+                ec = d.get(term)
+                if ec is None:
+                    ec = d[term] = Counter((kind, term), self.cap)
+                self._bump(ec, row, value)
                 rec.contribs.append((kind, term, value))
 
     def on_pod_removed(self, table: NodeTable, row: int, pod_info: PodInfo) -> None:
@@ -224,11 +224,11 @@ class AffinityIndex:
                 self._bump(c, row, -1)
         for kind, term, value in rec.contribs:
             d = self.existing[kind]
-            c = d.get(term)
-            if c is None:
+            ec = d.get(term)
+            if ec is None:
                 continue
-            self._bump(c, row, -value)
-            if c.total == 0:
+            self._bump(ec, row, -value)
+            if ec.total == 0:
                 del d[term]
 
     def on_node_set(self, table: NodeTable, row: int, old: Node | None) -> None:
@@ -283,13 +283,11 @@ class AffinityIndex:
         del self.row_pods[row]
 
 
-_INDEXES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_INDEX_KEY = (__name__, "AffinityIndex")
 
 
 def get_index(table: NodeTable) -> AffinityIndex:
-    """The index of ``table``, created (and attached as a listener) on first use."""
-    idx = _INDEXES.get(table)
-    if idx is None:
-        idx = _INDEXES[table] = AffinityIndex(table)
-    return idx
+    """The index of ``table``, created (and attached as a listener) on first use; owned by the
+    table (:meth:`NodeTable.derived`)."""
+    return table.derived(_INDEX_KEY, AffinityIndex)
 

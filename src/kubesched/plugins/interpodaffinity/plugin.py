@@ -144,7 +144,7 @@ class PreFilterState:
         self.self_match = pod_matches_all(tuple(t for t, _ in aff_targets), self.pod_ns, self.pod_labels)
         self._owned: set[tuple[str, str]] = set()
 
-    def clone(self) -> "PreFilterState":
+    def clone(self) -> PreFilterState:
         c = object.__new__(PreFilterState)
         for s in ("pod_ns", "pod_labels", "aff_targets", "aff_keys", "anti_targets", "namespaces", "self_match"):
             setattr(c, s, getattr(self, s))
@@ -219,7 +219,7 @@ class PreScoreState:
     def __init__(self, scores: dict[str, np.ndarray]) -> None:
         self.scores = scores
 
-    def clone(self) -> "PreScoreState":
+    def clone(self) -> PreScoreState:
         return self
 
 
@@ -274,7 +274,7 @@ class InterPodAffinity:
         state.write(PRE_FILTER_STATE_KEY, s)
         return None, None
 
-    def pre_filter_extensions(self) -> "InterPodAffinity":
+    def pre_filter_extensions(self) -> InterPodAffinity:
         return self
 
     def add_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo,
@@ -389,7 +389,7 @@ class InterPodAffinity:
                 tk = wt.term.topology_key
                 add(tk, idx.domain(idx.target((target,)), tk), sign * wt.weight)
         ns, labels = pod.metadata.namespace, pod.metadata.labels
-        kinds = ((PREF_AFF, 1), (PREF_ANTI, -1))
+        kinds: tuple[tuple[int, int], ...] = ((PREF_AFF, 1), (PREF_ANTI, -1))
         if self.hard_pod_affinity_weight > 0:
             kinds = ((REQ_AFF, self.hard_pod_affinity_weight),) + kinds
         for kind, factor in kinds:

@@ -106,6 +106,8 @@ class ReferenceInterPodAffinity:
                 pods_exist = False
         if not pods_exist:
             pod = s.pod
+            if pod is None:
+                raise ValueError("RefPreFilterState without its pod: run pre_filter first")
             self_match = bool(s.aff_targets) and all(
                 target_matches(tg, pod.metadata.namespace, pod.metadata.labels) for tg, _ in s.aff_targets)
             if not (len(s.affinity) == 0 and self_match):
@@ -157,12 +159,12 @@ class ReferenceInterPodAffinity:
                 for t in et.required_affinity:
                     if t.matches(ns, labels, ns_labels):
                         process(t.topology_key, node_labels, self.hard)
-            for w in et.preferred_affinity:
-                if w.term.matches(ns, labels, ns_labels):
-                    process(w.term.topology_key, node_labels, w.weight)
-            for w in et.preferred_anti_affinity:
-                if w.term.matches(ns, labels, ns_labels):
-                    process(w.term.topology_key, node_labels, -w.weight)
+            for wt in et.preferred_affinity:
+                if wt.term.matches(ns, labels, ns_labels):
+                    process(wt.term.topology_key, node_labels, wt.weight)
+            for wt in et.preferred_anti_affinity:
+                if wt.term.matches(ns, labels, ns_labels):
+                    process(wt.term.topology_key, node_labels, -wt.weight)
         return topo or None
 
     @staticmethod

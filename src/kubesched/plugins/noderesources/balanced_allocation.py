@@ -19,7 +19,7 @@ import numpy as np
 
 from kubesched.config.args import NodeResourcesBalancedAllocationArgs
 from kubesched.framework.interface import Code, Status
-from kubesched.plugins.noderesources.resource_allocation import PreScoreState, BALANCED, ResourceAllocationScorer
+from kubesched.plugins.noderesources.resource_allocation import BALANCED, PreScoreState, ResourceAllocationScorer
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod

@@ -87,6 +87,8 @@ def insufficient_reason(resource: str) -> str:
 
 _FIXED_REASONS = {_CPU: "Insufficient cpu", _MEMORY: "Insufficient memory",
                   _EPHEMERAL: "Insufficient ephemeral-storage"}
+_MAX_BIT_CHECKS = 31
+"""Most checked resources whose reasons fit the bit-set FilterResult (1 + 2 × 31 = 63 bits)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +111,9 @@ class FitRequest:
 
     ``checks`` are the ``(resource, request)`` pairs Filter compares, in upstream order (cpu,
     memory, ephemeral-storage, scalars), non-zero and not ignored; ``empty`` is upstream's
-    "pod requests nothing" short-cut.
+    "pod requests nothing" short-cut. ``reasons`` / ``codes`` are the batch Filter's bit layout
+    (Too many pods, then U and UU per check); with more than 31 checks ``reasons`` is Too many
+    pods then one reason per check and ``codes`` is empty (the Filter interns statuses).
     """
 
     milli_cpu: int = 0
@@ -121,7 +125,7 @@ class FitRequest:
     reasons: tuple[str, ...] = field(default=(), compare=False)
     codes: tuple[Code, ...] = field(default=(), compare=False)
 
-    def clone(self) -> "FitRequest":
+    def clone(self) -> FitRequest:
         return self
 
 
@@ -149,17 +153,22 @@ def compute_fit_request(requests: dict[str, int], ignored_resources: frozenset[s
         checks.append((n, v))
     empty = cpu == 0 and mem == 0 and eph == 0 and not scalars
     # Filter bit layout: 0 = Too many pods; then per check two bits (U, UU) so that the reason
-    # order of a node's status stays upstream's.
+    # order of a node's status stays upstream's. Beyond _MAX_BIT_CHECKS checks the batch Filter
+    # interns the statuses instead (FilterResult.interned) and needs only the reason names.
     reasons = [ERR_REASON_TOO_MANY_PODS]
     codes = [Code.UNSCHEDULABLE]
-    for n, _ in checks[:31]:
+    for n, _ in checks:
         r = _FIXED_REASONS.get(n) or insufficient_reason(n)
+        if len(checks) > _MAX_BIT_CHECKS:
+            reasons.append(r)
+            continue
         reasons += [r, r]
         codes += [Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE]
     return FitRequest(cpu, mem, eph, scalars, tuple(checks), empty, tuple(reasons), tuple(codes))
 
 
-def fits_request(req: FitRequest, allocatable: Resource, requested: Resource, num_pods: int) -> list[InsufficientResource]:
+def fits_request(req: FitRequest, allocatable: Resource, requested: Resource,
+                 num_pods: int) -> list[InsufficientResource]:
     """Upstream ``fitsRequest``: the resources that do not fit, in upstream order (empty = fits).
 
     ``allocatable`` / ``requested`` are the node's; ``num_pods`` the number of pods on it.
@@ -227,6 +236,36 @@ def _any_requested_resource_increased(pod: Pod, old: Node, new: Node) -> bool:
 
 
 
+_Short = tuple[int, int, tuple[np.ndarray, np.ndarray] | None]
+"""(check index, request, (short bool[M], allocatable int64[M]), or None when no node has the resource)."""
+
+
+def _interned_result(req: FitRequest, too_many: np.ndarray, short_list: list[_Short]) -> FilterResult:
+    """The batch Filter's result for more checks than the bit set holds: one row per node of
+    0 (fits) / 1 (short) / 2 (the request alone exceeds allocatable) per Too-many-pods and per
+    short resource, each distinct row interned as a status in upstream reason order."""
+    m = len(too_many)
+    mat = np.zeros((m, 1 + len(short_list)), np.int8)
+    mat[:, 0] = too_many
+    for c, (_, q, sa) in enumerate(short_list, start=1):
+        if sa is None:
+            mat[:, c] = 2
+        else:
+            short, a = sa
+            mat[:, c] = np.where(short, np.where(q > a, 2, 1), 0)
+    bad = mat.any(axis=1)
+    uniq, inv = np.unique(mat[bad], axis=0, return_inverse=True)
+    names = [ERR_REASON_TOO_MANY_PODS] + [req.reasons[1 + j] for j, _, _ in short_list]
+    statuses = []
+    for row in uniq.tolist():
+        reasons = tuple(r for r, v in zip(names, row) if v)
+        code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if 2 in row else Code.UNSCHEDULABLE
+        statuses.append((reasons, code))
+    ids = np.zeros(m, np.int64)
+    ids[bad] = inv.reshape(-1) + 1
+    return FilterResult.interned(ids, statuses)
+
+
 def _scorer_from_args(args: NodeResourcesFitArgs) -> ResourceAllocationScorer:
     strategy = args.scoring_strategy
     if strategy is None:
@@ -237,7 +276,8 @@ def _scorer_from_args(args: NodeResourcesFitArgs) -> ResourceAllocationScorer:
     if strategy.type == REQUESTED_TO_CAPACITY_RATIO:
         param = strategy.requested_to_capacity_ratio
         if param is None or not param.shape:
-            raise ConfigError("RequestedToCapacityRatio needs a shape", "scoringStrategy.requestedToCapacityRatio.shape")
+            raise ConfigError("RequestedToCapacityRatio needs a shape",
+                              "scoringStrategy.requestedToCapacityRatio.shape")
         scale = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
         shape = [(p.utilization, p.score * scale) for p in param.shape]
         return ResourceAllocationScorer(strategy.type, resources, shape=shape)
@@ -286,25 +326,29 @@ class Fit:
         # requested[:, PODS] holds the number of pods on the node, allocatable[:, PODS] the limit:
         # len(pods) + 1 > allowed  <=>  count >= allowed
         too_many = used[rows, nodes.PODS] >= alloc[rows, nodes.PODS]
-        short_list: list[tuple[int, np.ndarray | None, np.ndarray | None, int]] = []
+        # (check index, request, (short bool[M], allocatable int64[M]) or None: no node has it)
+        short_list: list[_Short] = []
         if not req.empty:
-            for j, (name, q) in enumerate(req.checks[:31]):
+            for j, (name, q) in enumerate(req.checks):
                 col = nodes.resource_index.get(name)
                 if col is None:  # no node has this resource: allocatable 0 everywhere
-                    short_list.append((j, None, None, q))
+                    short_list.append((j, q, None))
                     continue
                 a = alloc[rows, col]
                 short = a - used[rows, col] < q
                 if np.count_nonzero(short):
-                    short_list.append((j, short, a, q))
+                    short_list.append((j, q, (short, a)))
         if not short_list and not np.count_nonzero(too_many):
             return None
+        if len(req.checks) > _MAX_BIT_CHECKS:
+            return _interned_result(req, too_many, short_list)
         failed = too_many.astype(np.int64)
-        for j, short, a, q in short_list:
+        for j, q, sa in short_list:
             u_bit, uu_bit = np.int64(1 << (1 + 2 * j)), np.int64(1 << (2 + 2 * j))
-            if short is None:
+            if sa is None:
                 failed |= uu_bit
             else:
+                short, a = sa
                 failed |= np.where(short, np.where(q > a, uu_bit, u_bit), 0)
         return FilterResult(failed, req.reasons, req.codes)
 

@@ -125,7 +125,7 @@ def go_div(a: Any, b: Any) -> Any:
 def go_round(x: Any) -> Any:
     """Go's ``math.Round``: half away from zero (Python's ``round`` is half-to-even)."""
     if isinstance(x, (float, int, np.floating)):
-        t = math.trunc(x)
+        t = int(x)  # truncates toward zero, as math.trunc
         return t + (1 if x - t >= 0.5 else -1 if x - t <= -0.5 else 0)
     x = np.asarray(x, np.float64)
     t = np.trunc(x)
@@ -247,7 +247,7 @@ class PreScoreState:
     pod_requests: tuple[int, ...]
     terms: tuple[Any, ...]
 
-    def clone(self) -> "PreScoreState":
+    def clone(self) -> PreScoreState:
         return self
 
 
@@ -403,8 +403,10 @@ class ResourceAllocationScorer:
             node_score = node_score + np.where(inc, s * w, 0)
             weight_sum = weight_sum + np.where(inc, w, 0)
         if exact:
-            # weights are validated > 0, so the sum is positive
-            return node_score // weight_sum  # type: ignore[operator]
+            # weights are validated > 0, so the sum is positive; cols is not empty, so
+            # node_score is an array
+            assert isinstance(node_score, np.ndarray)
+            return node_score // weight_sum
         ws = np.asarray(weight_sum, np.int64)
         nonzero = ws != 0
         safe_ws = np.where(nonzero, ws, 1)

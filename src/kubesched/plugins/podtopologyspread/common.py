@@ -230,9 +230,10 @@ def inclusion_masks(table: NodeTable, rows: np.ndarray, constraints: Sequence[Co
                     terms: PodTerms) -> list[np.ndarray | None]:
     """Per constraint, ``bool[M]`` over ``rows`` of the nodes passing its inclusion policies
     (upstream ``matchNodeInclusionPolicies``), or ``None`` when every node passes."""
-    need_aff = terms.affinity is not None and any(c.node_affinity_policy == HONOR for c in constraints)
+    affinity = terms.affinity
+    need_aff = affinity is not None and any(c.node_affinity_policy == HONOR for c in constraints)
     need_taint = any(c.node_taints_policy == HONOR for c in constraints)
-    aff = _affinity_mask(table, rows, terms.affinity) if need_aff else None
+    aff = _affinity_mask(table, rows, affinity) if affinity is not None and need_aff else None
     tol = ~_untolerated_mask(table, rows, terms.tolerations) if need_taint else None
     out: list[np.ndarray | None] = []
     for c in constraints:

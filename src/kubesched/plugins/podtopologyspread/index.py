@@ -20,7 +20,6 @@ group's column and masked by the eligible nodes: array work, no loop over pods.
 
 from __future__ import annotations
 
-import weakref
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -33,15 +32,13 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["SpreadIndex", "spread_index"]
 
-_INDEXES: "weakref.WeakKeyDictionary[NodeTable, SpreadIndex]" = weakref.WeakKeyDictionary()
+_INDEX_KEY = (__name__, "SpreadIndex")
 
 
 def spread_index(table: NodeTable) -> SpreadIndex:
-    """The table's :class:`SpreadIndex`, created (and registered as a listener) on first use."""
-    idx = _INDEXES.get(table)
-    if idx is None:
-        idx = _INDEXES[table] = SpreadIndex(table)
-    return idx
+    """The table's :class:`SpreadIndex`, created (and registered as a listener) on first use;
+    owned by the table (:meth:`NodeTable.derived`)."""
+    return table.derived(_INDEX_KEY, SpreadIndex)
 
 
 def _counted(pod_info: PodInfo) -> bool:
@@ -52,19 +49,10 @@ class SpreadIndex:
     """Per-node counts of pods matching ``(namespace, selector)`` groups. See the module docstring."""
 
     def __init__(self, table: NodeTable, max_groups: int = 256) -> None:
-        # a weak reference: the table owns the index (as its listener), not the other way
-        # round, so the module-level registry does not keep dead tables alive
-        self._table_ref = weakref.ref(table)
+        self.table = table  # the table owns the index (derived + listener): a cycle the GC collects
         self.max_groups = max_groups
         self._reset(table)
         table.add_listener(self)
-
-    @property
-    def table(self) -> NodeTable:
-        table = self._table_ref()
-        if table is None:  # pragma: no cover - only reachable through a stale reference
-            raise ReferenceError("the NodeTable of this SpreadIndex is gone")
-        return table
 
     def _reset(self, table: NodeTable | None = None) -> None:
         self._ids: dict[tuple[str, Selector], int] = {}

@@ -115,7 +115,7 @@ class PreFilterState:
             return 0
         return int(self.dom[i][present].min()) if ndom else _MAX_INT32
 
-    def clone(self) -> "PreFilterState":
+    def clone(self) -> PreFilterState:
         return PreFilterState(self.constraints, self.self_match, [d.copy() for d in self.dom],
                               [p.copy() for p in self.present])
 
@@ -135,7 +135,7 @@ class PreScoreState:
         self.require_all = True
         self.ignored: np.ndarray | None = None
 
-    def clone(self) -> "PreScoreState":
+    def clone(self) -> PreScoreState:
         return self
 
 
@@ -228,7 +228,7 @@ class PodTopologySpread:
             self_match.append(c.selector.matches(pod.metadata.labels))
         return PreFilterState(constraints, self_match, dom, present)
 
-    def pre_filter_extensions(self) -> "PodTopologySpread":
+    def pre_filter_extensions(self) -> PodTopologySpread:
         return self
 
     def add_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo,
@@ -363,10 +363,10 @@ class PodTopologySpread:
         for i, c in enumerate(s.constraints):
             vals = _column(nodes, c.topology_key)[rows]
             has = vals >= 0
-            if s.dom[i] is None:
+            dom = s.dom[i]
+            if dom is None:
                 cnt = s.node_counts[i][rows].astype(np.float64)
             else:
-                dom = s.dom[i]
                 cnt = dom[np.where(has & (vals < len(dom)), vals, len(dom) - 1)]
             contrib = cnt * s.weights[i] + float(c.max_skew - 1)
             if has.all():
@@ -456,8 +456,9 @@ class PodTopologySpread:
         if old is not None and new is not None:
             if old_ok != new_ok:
                 return QueueingHint.QUEUE
-            if new_ok and (any(old.metadata.labels.get(c.topology_key, "") != new.metadata.labels.get(c.topology_key, "")
-                               for c in constraints) or old.spec.taints != new.spec.taints):
+            old_l, new_l = old.metadata.labels, new.metadata.labels
+            if new_ok and (any(old_l.get(c.topology_key, "") != new_l.get(c.topology_key, "") for c in constraints)
+                           or old.spec.taints != new.spec.taints):
                 return QueueingHint.QUEUE
             return QueueingHint.SKIP
         if new is not None:

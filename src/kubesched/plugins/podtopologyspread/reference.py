@@ -58,6 +58,13 @@ def _included(c: Constraint, pod: Pod, node: Node, req: RequiredNodeAffinity) ->
     return True
 
 
+def _node(table: NodeTable, row: int) -> Node:
+    node = table.nodes[row]
+    if node is None:  # the rows here come from table.order(): live rows only
+        raise KeyError(f"row {row} holds no node")
+    return node
+
+
 def _all_rows(table: NodeTable) -> list[int]:
     return [int(r) for r in table.order()]
 
@@ -73,7 +80,7 @@ def reference_filter(plugin: PodTopologySpread, table: NodeTable, pod: Pod,
     ns = pod.metadata.namespace
     match_num: list[dict[str, int]] = [{} for _ in constraints]
     for row in _all_rows(table):
-        node = table.nodes[row]
+        node = _node(table, row)
         if not node_labels_match(node.metadata.labels, constraints):
             continue
         for i, c in enumerate(constraints):
@@ -83,7 +90,7 @@ def reference_filter(plugin: PodTopologySpread, table: NodeTable, pod: Pod,
             match_num[i][v] = match_num[i].get(v, 0) + count_pods_match_selector(table.pods[row], c, ns)
     out: dict[int, Status | None] = {}
     for row in (rows if rows is not None else _all_rows(table)):
-        labels = table.nodes[row].metadata.labels
+        labels = _node(table, row).metadata.labels
         st = None
         for i, c in enumerate(constraints):
             if c.topology_key not in labels:
@@ -114,7 +121,7 @@ def reference_scores(plugin: PodTopologySpread, table: NodeTable, pod: Pod,
     counts: list[dict[str, int]] = [{} for _ in constraints]
     topo_size = [0] * len(constraints)
     for row in filtered:
-        labels = table.nodes[row].metadata.labels
+        labels = _node(table, row).metadata.labels
         if require_all and not node_labels_match(labels, constraints):
             ignored.add(row)
             continue
@@ -132,7 +139,7 @@ def reference_scores(plugin: PodTopologySpread, table: NodeTable, pod: Pod,
     req = RequiredNodeAffinity(pod)
     ns = pod.metadata.namespace
     for row in _all_rows(table):
-        node = table.nodes[row]
+        node = _node(table, row)
         if require_all and not node_labels_match(node.metadata.labels, constraints):
             continue
         for i, c in enumerate(constraints):
@@ -147,7 +154,7 @@ def reference_scores(plugin: PodTopologySpread, table: NodeTable, pod: Pod,
         if row in ignored:
             raw.append(0)
             continue
-        labels = table.nodes[row].metadata.labels
+        labels = _node(table, row).metadata.labels
         score = 0.0
         for i, c in enumerate(constraints):
             if c.topology_key in labels:
