@@ -22,10 +22,11 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
+import uuid
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from kubesched.apiserver.storage import Conflict, Event, KeyNotFound
+from kubesched.apiserver.storage import Conflict, Event, KeyExists, KeyNotFound
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -162,6 +163,28 @@ class KubeletSimulator:
             return True
 
         self._mutate("nodes", "", name, fn)
+        self._ensure_lease(name)
+
+    def _ensure_lease(self, name: str) -> None:
+        """The node's heartbeat Lease in ``kube-node-lease`` (created once; not renewed)."""
+        store = self.server.store
+        if store.get("coordination.k8s.io/leases", "kube-node-lease", name) is not None:
+            return
+        node = store.get("nodes", "", name)
+        if node is None or store.get("namespaces", "", "kube-node-lease") is None:
+            return
+        nmd = node.obj()["metadata"]
+        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                 "metadata": {"name": name, "namespace": "kube-node-lease", "uid": str(uuid.uuid4()),
+                              "creationTimestamp": _now(),
+                              "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": name,
+                                                   "uid": nmd.get("uid", "")}]},
+                 "spec": {"holderIdentity": name, "leaseDurationSeconds": 40, "renewTime": now}}
+        try:
+            store.create("coordination.k8s.io/leases", "kube-node-lease", name, lease)
+        except KeyExists:
+            pass
 
     # ------------------------------------------------------------------- pods
     def _next_pod_ip(self) -> str:

@@ -339,6 +339,10 @@ class APIServer:
 
     async def _serve(self, request: web.Request, r: _Route) -> web.StreamResponse:
         m = request.method
+        if r.info.plural == "bindings":  # POST /api/v1/namespaces/{ns}/bindings: the pod named in the body
+            if m != "POST" or r.name is not None or r.ns is None:
+                raise APIError.method_not_allowed()
+            return await self._bind(request, r)
         if r.name is None:
             if m == "GET":
                 if request.query.get("watch") in ("1", "true", "True"):
@@ -1360,14 +1364,18 @@ class APIServer:
 
     # ------------------------------------------------------------ subresources
     async def _bind(self, request: web.Request, r: _Route) -> web.Response:
-        info = r.info
-        assert r.name is not None
+        pods = res.find("", "v1", "pods")
+        assert pods is not None
+        info = pods
         self._write_fault(info, "binding", "create")
         body = await self._read_body(request)
         target = body.get("target") or {}
         bmd = body.get("metadata") or {}
         ns = r.ns or ""
-        name = r.name
+        name = r.name if r.name is not None else str(bmd.get("name") or "")
+        if not name:
+            raise APIError.invalid("Binding", "", "", [("FieldValueRequired", "metadata.name",
+                                                        "metadata.name: Required value: name is required")])
         if bmd.get("name") and bmd["name"] != name:
             raise APIError.bad_request("name in URL does not match name in Binding object")
         if target.get("kind") not in (None, "", "Node"):
