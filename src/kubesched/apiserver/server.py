@@ -77,6 +77,21 @@ _INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 _PUBLIC_PATHS = frozenset(("/healthz", "/livez", "/readyz", "/version"))
 
 
+_COMPAT: dict[str, Any] = {}
+
+
+def _compat(name: str) -> Any:
+    """The boxcompat module ``kubesched.apiserver.<name>`` or None (imported once)."""
+    if name not in _COMPAT:
+        import importlib
+
+        try:
+            _COMPAT[name] = importlib.import_module(f"kubesched.apiserver.{name}")
+        except ImportError:
+            _COMPAT[name] = None
+    return _COMPAT[name]
+
+
 def now_rfc3339(delta: float = 0.0) -> str:
     """``metav1.Time`` format: whole seconds, UTC, ``Z``."""
     t = datetime.now(UTC) + timedelta(seconds=delta)
@@ -425,10 +440,9 @@ class APIServer:
         return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": out}
 
     def _openapi(self, request: web.Request, rest: list[str]) -> web.StreamResponse:
-        try:
-            from kubesched.apiserver import openapi  # boxcompat
-        except ImportError:
-            raise APIError.no_route() from None
+        openapi = _compat("openapi")
+        if openapi is None:
+            raise APIError.no_route()
         served = [(r.group, r.version, r.kind, r.plural, r.namespaced) for r in res.RESOURCES]
         if rest == ["v2"]:
             return web.Response(body=openapi.v2_document(served), content_type=_JSON)
@@ -484,9 +498,8 @@ class APIServer:
 
     def _table(self, request: web.Request, info: ResourceInfo, items: list[dict[str, Any]],
                meta: dict[str, Any] | None) -> dict[str, Any] | None:
-        try:
-            from kubesched.apiserver import tables  # boxcompat
-        except ImportError:
+        tables = _compat("tables")
+        if tables is None:
             return None
         include = request.query.get("includeObject", "Metadata")
         table: dict[str, Any] = tables.to_table(info.plural, items, now=datetime.now(UTC), include_object=include)
@@ -891,9 +904,8 @@ class APIServer:
     def _admit(self, info: ResourceInfo, obj: dict[str, Any], old: dict[str, Any] | None, op: str) -> dict[str, Any]:
         if not self.use_admission:
             return obj
-        try:
-            from kubesched.apiserver import admission  # boxcompat
-        except ImportError:
+        admission = _compat("admission")
+        if admission is None:
             return obj
 
         def lookup(resource: str, ns: str, name: str) -> dict[str, Any] | None:
@@ -1100,10 +1112,7 @@ class APIServer:
         return self._object_response(request, info, new_entry.data)
 
     def _apply_patch(self, info: ResourceInfo, ctype: str, original: dict[str, Any], body: bytes) -> Any:
-        try:
-            from kubesched.apiserver import patch as patchmod  # boxcompat
-        except ImportError:
-            patchmod = None  # type: ignore[assignment]
+        patchmod = _compat("patch")
         if patchmod is not None:
             try:
                 return patchmod.apply_patch(ctype, original, body, gvk=(info.group, info.version, info.kind))
