@@ -209,7 +209,7 @@ async def bench(args: argparse.Namespace) -> None:
     async with aiohttp.ClientSession() as s:
         _, after = await get_json(s, srv, "/api/v1/pods")
         _, nafter = await get_json(s, srv, "/api/v1/nodes")
-        key = lambda o: (o["metadata"]["name"], o["metadata"]["resourceVersion"], o["spec"].get("nodeName"))  # noqa: E731
+        key = lambda o: (o["metadata"]["name"], o["metadata"]["resourceVersion"], o["spec"].get("nodeName"))
         same = sorted(map(key, before["items"])) == sorted(map(key, after["items"]))
         nsame = [o["metadata"]["resourceVersion"] for o in nbefore["items"]] == \
                 [o["metadata"]["resourceVersion"] for o in nafter["items"]]
