@@ -1,0 +1,1 @@
+"""kubesched.apiserver: a Kubernetes-compatible API server in the box (see docs and DESIGN.md)."""
