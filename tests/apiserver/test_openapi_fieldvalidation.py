@@ -8,6 +8,7 @@ from typing import Any
 from kubesched.apiserver import openapi
 from kubesched.apiserver.fieldvalidation import (
     decode_error_message,
+    patch_strict_status,
     unknown_field_paths,
     unknown_fields,
     warning_headers,
@@ -110,3 +111,12 @@ def test_messages() -> None:
         'Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.foo", unknown field "spec.bar"'
     )
     assert warning_headers(msgs[:1]) == ['299 - "unknown field \\"spec.foo\\""']
+
+
+def test_patch_strict_status() -> None:
+    st = patch_strict_status("application/strategic-merge-patch+json", b'{"spec":{"foo":1,"nodeName":"n"}}', {}, ['unknown field "spec.foo"'])
+    assert st["code"] == 422 and st["reason"] == "Invalid"
+    assert st["message"] == ' "" is invalid: patch: Invalid value: "map[spec:map[foo:1 nodeName:n]]": strict decoding error: unknown field "spec.foo"'
+    assert st["details"]["causes"][0]["field"] == "patch"
+    st = patch_strict_status("application/merge-patch+json", b'{"a":1}', {"a": 1}, ['unknown field "a"'])
+    assert st["message"] == ' "" is invalid: patch: Invalid value: "{\\"a\\":1}": strict decoding error: unknown field "a"'

@@ -117,6 +117,9 @@ def test_strategic_merge_errors(original: dict, patch: dict, fragment: str, code
         smp(original, patch)
     assert fragment in info.value.message
     assert info.value.status_code == code
+    if code == 500:  # a plain error: ErrorToAPIStatus, no reason
+        assert info.value.status == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                                     "message": info.value.message, "code": 500}
 
 
 # ---- real schemas, the bodies clients send -------------------------------------------------
@@ -274,6 +277,11 @@ def test_json_patch_failures() -> None:
     with pytest.raises(PatchError) as info:
         apply_patch(JSON_PATCH, _pod(), body([{"op": "remove", "path": "/spec/nope"}]), gvk=POD)
     assert info.value.status_code == 422
+    assert info.value.status == {
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": "the server rejected our request due to an error in our request", "reason": "Invalid",
+        "details": {"causes": [{"reason": "UnexpectedServerResponse", "message": info.value.message}]}, "code": 422,
+    }
     with pytest.raises(PatchError) as info:
         apply_patch(JSON_PATCH, _pod(), body([{"op": "test", "path": "/metadata/name", "value": "other"}]), gvk=POD)
     assert info.value.status_code == 422
@@ -297,6 +305,7 @@ def test_unsupported_media_types_are_415() -> None:
         assert info.value.status_code == 415
         assert info.value.reason == "UnsupportedMediaType"
         assert "the body of the request was in an unknown format" in info.value.message
+        assert info.value.status["reason"] == "UnsupportedMediaType" and info.value.status["code"] == 415
 
 
 def test_strategic_patch_on_unknown_kind_is_415() -> None:

@@ -21,11 +21,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import orjson
+
 from kubesched.apiserver import schemas
 
 __all__ = [
     "VALIDATION_DIRECTIVES",
     "decode_error_message",
+    "patch_strict_status",
     "strict_decoding_error",
     "unknown_field_paths",
     "unknown_fields",
@@ -62,6 +65,39 @@ def decode_error_message(kind: str, version: str, messages: Iterable[str]) -> st
     """The 400 message of a create/update rejected by ``fieldValidation=Strict``:
     ``Pod in version "v1" cannot be handled as a Pod: strict decoding error: ...``."""
     return f'{kind} in version "{version}" cannot be handled as a {kind}: {strict_decoding_error(messages)}'
+
+
+def patch_strict_status(content_type: str, patch_body: bytes, patched: Any, messages: Iterable[str]) -> dict[str, Any]:
+    """The 422 ``Status`` of a PATCH whose result has unknown fields under ``fieldValidation=Strict``.
+
+    As ``staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go``: ``errors.NewInvalid``
+    with an empty kind and name and one ``patch`` field error whose value is, for a strategic
+    merge patch, the decoded patch printed as Go's ``%+v`` (``map[spec:map[foo:1]]``), and for
+    JSON/merge patches the patched object's JSON; the detail is the strict decoding error.
+    """
+    from kubesched.apiserver.patch import STRATEGIC_MERGE_PATCH, go_format
+
+    media = content_type.split(";", 1)[0].strip().lower()
+    if media == STRATEGIC_MERGE_PATCH:
+        try:
+            value = go_format(orjson.loads(patch_body))
+        except orjson.JSONDecodeError:
+            value = patch_body.decode("utf-8", "replace")
+    else:
+        value = orjson.dumps(patched).decode()
+    detail = strict_decoding_error(messages)
+    body = 'Invalid value: ' + _go_quote(value) + ": " + detail
+    return {
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": f' "" is invalid: patch: {body}',
+        "reason": "Invalid",
+        "details": {"causes": [{"reason": "FieldValueInvalid", "message": body, "field": "patch"}]},
+        "code": 422,
+    }
+
+
+def _go_quote(s: str) -> str:
+    return orjson.dumps(s).decode()
 
 
 def warning_headers(messages: Iterable[str]) -> list[str]:

@@ -51,6 +51,7 @@ __all__ = [
     "SUPPORTED_PATCH_TYPES",
     "PatchError",
     "apply_patch",
+    "go_format",
     "json_merge_patch",
     "strategic_merge_patch",
     "strategic_merge_patch_with_schema",
@@ -99,6 +100,26 @@ class PatchError(Exception):
 
     def __repr__(self) -> str:
         return f"PatchError({self.status_code}, {self.message!r})"
+
+    @property
+    def status(self) -> dict[str, Any]:
+        """The complete ``Status`` body kube-apiserver answers with.
+
+        422 is upstream's ``errors.NewGenericServerResponse(422, ...)``: message "the server
+        rejected our request due to an error in our request", reason ``Invalid`` and the merge
+        error as an ``UnexpectedServerResponse`` cause (what kubectl prints as "The request is
+        invalid"); 500 is ``ErrorToAPIStatus`` of a plain error (empty reason)."""
+        body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure"}
+        if self.status_code == 422:
+            body["message"] = "the server rejected our request due to an error in our request"
+            body["reason"] = "Invalid"
+            body["details"] = {"causes": [{"reason": "UnexpectedServerResponse", "message": self.message}]}
+        else:
+            body["message"] = self.message
+            if self.reason:
+                body["reason"] = self.reason
+        body["code"] = self.status_code
+        return body
 
 
 class _MergeError(Exception):
@@ -306,6 +327,11 @@ def _go_fmt(v: Any) -> str:
     if isinstance(v, list):
         return "[" + " ".join(_go_fmt(x) for x in v) + "]"
     return str(v)
+
+
+def go_format(v: Any) -> str:
+    """Go's ``%v`` (and ``%+v``) of a decoded JSON value: ``map[a:1 b:[x y]]``."""
+    return _go_fmt(v)
 
 
 def _no_merge_key(m: Any, key: str) -> _MergeError:
