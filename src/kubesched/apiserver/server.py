@@ -288,6 +288,10 @@ class APIServer:
                     raise APIError.unauthorized()
             await self.faults.before_request()
             resp: web.StreamResponse = await handler(request)
+            warnings = request.get("warnings")
+            if warnings and not resp.prepared:
+                for w in warnings:
+                    resp.headers.add("Warning", w)
             return resp
         except APIError as e:
             return _json_response(e.status, e.code, e.headers)
@@ -502,9 +506,11 @@ class APIServer:
         if tables is None:
             return None
         include = request.query.get("includeObject", "Metadata")
-        table: dict[str, Any] = tables.to_table(info.plural, items, now=datetime.now(UTC), include_object=include)
-        if meta is not None:
-            table["metadata"] = meta
+        try:
+            table: dict[str, Any] = tables.to_table(info.plural, items, now=datetime.now(UTC),
+                                                     include_object=include, list_meta=meta)
+        except ValueError as e:
+            raise APIError.bad_request(str(e)) from None
         return table
 
     async def _read_body(self, request: web.Request) -> dict[str, Any]:
@@ -538,6 +544,28 @@ class APIServer:
             raise APIError.bad_request(f"the kind in the data ({k}) does not match the expected kind ({want_kind})")
         obj["apiVersion"] = info.api_version
         obj["kind"] = want_kind
+
+    def _field_validation(self, request: web.Request, info: ResourceInfo, obj: Any, *,
+                          patch_ctype: str | None = None, patch_body: bytes = b"") -> None:
+        """``fieldValidation`` (Strict | Warn | Ignore; server default Warn) on a decoded body or
+        a patched result (upstream ``handlers/create.go``, ``patch.go``)."""
+        directive = request.query.get("fieldValidation", "Warn") or "Warn"
+        fv = _compat("fieldvalidation")
+        if fv is None:
+            return
+        if directive not in fv.VALIDATION_DIRECTIVES:
+            raise APIError.bad_request(f'fieldValidation: Unsupported value: "{directive}": supported values: '
+                                       f'"Ignore", "Strict", "Warn"')
+        if directive == "Ignore":
+            return
+        msgs = fv.unknown_fields((info.group, info.version, info.kind), obj)
+        if not msgs:
+            return
+        if directive == "Strict":
+            if patch_ctype is not None:
+                raise APIError(fv.patch_strict_status(patch_ctype, patch_body, obj, msgs))
+            raise APIError.bad_request(fv.decode_error_message(info.kind, info.version, msgs))
+        request["warnings"] = fv.warning_headers(msgs)
 
     def _write_fault(self, info: ResourceInfo, sub: str, verb: str) -> None:
         if not self.faults.write_faults:
@@ -901,7 +929,8 @@ class APIServer:
                 obj["status"] = {"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0,
                                  "expectedPods": 0}
 
-    def _admit(self, info: ResourceInfo, obj: dict[str, Any], old: dict[str, Any] | None, op: str) -> dict[str, Any]:
+    def _admit(self, info: ResourceInfo, obj: dict[str, Any], old: dict[str, Any] | None, op: str,
+               sub: str = "") -> dict[str, Any]:
         if not self.use_admission:
             return obj
         admission = _compat("admission")
@@ -920,8 +949,8 @@ class APIServer:
             return [] if ri is None else [e.obj() for e in self.store.list(ri.key)]
 
         try:
-            out: dict[str, Any] = admission.admit(info.plural, obj, old, operation=op, lookup=lookup,
-                                                  list_objects=list_objects)
+            out: dict[str, Any] = admission.admit(f"{info.plural}/{sub}" if sub else info.plural, obj, old,
+                                                  operation=op, lookup=lookup, list_objects=list_objects)
         except admission.AdmissionError as e:
             raise APIError(e.status) from None
         return out
@@ -937,6 +966,7 @@ class APIServer:
         info = r.info
         self._write_fault(info, "", "create")
         obj = await self._read_body(request)
+        self._field_validation(request, info, obj)
         if info.key == "events" and info.group == "events.k8s.io":
             self._check_type(info, obj)
             obj = events_to_core(obj)
@@ -955,21 +985,26 @@ class APIServer:
         name = md.get("name") or ""
         if info.namespaced:
             self._namespace_ok(ns, name, info)
+        gen = md.get("generateName") if not name else None
+        if gen:  # upstream BeforeCreate generates the name before validation
+            name = gen[:58] + _rand_suffix()
+            md["name"] = name
         self._prepare_create(info, obj)
         obj = self._admit(info, obj, None, "CREATE")
         dry = request.query.get("dryRun") == "All"
-        gen = md.get("generateName") if not name else None
+        space_ns = ns if info.namespaced else ""
         for attempt in range(8 if gen else 1):
-            if gen:
-                name = (gen[:58] if len(gen) > 58 else gen) + _rand_suffix()
+            if attempt:
+                assert gen is not None
+                name = gen[:58] + _rand_suffix()
                 obj["metadata"]["name"] = name
             if dry:
-                if self.store.get(store_info.key, ns if info.namespaced else "", name) is not None:
+                if self.store.get(store_info.key, space_ns, name) is not None:
                     raise APIError.already_exists(info.plural, info.group, name)
                 obj["metadata"]["resourceVersion"] = ""
                 return _json_response(self._out(info, orjson.dumps(obj)), 201)
             try:
-                entry = self.store.create(store_info.key, ns if info.namespaced else "", name, obj)
+                entry = self.store.create(store_info.key, space_ns, name, obj)
                 break
             except KeyExists:
                 if attempt == (7 if gen else 0):
@@ -1028,7 +1063,7 @@ class APIServer:
             self._check_pod_update(info, name, old, new)
         if info.generation and sub == "" and new.get("spec") != old.get("spec"):
             new["metadata"]["generation"] = int(omd.get("generation", 1)) + 1
-        new = self._admit(info, new, old, "UPDATE")
+        new = self._admit(info, new, old, "UPDATE", sub)
         cmp_old = dict(old)
         cmp_old["metadata"] = {k: v for k, v in omd.items() if k != "resourceVersion"}
         if new == cmp_old:
@@ -1068,6 +1103,7 @@ class APIServer:
         assert r.name is not None
         self._write_fault(info, r.sub, "update")
         obj = await self._read_body(request)
+        self._field_validation(request, info, obj)
         self._check_type(info, obj)
         entry = self._get_entry(r)
         md = obj.get("metadata") or {}
@@ -1096,6 +1132,7 @@ class APIServer:
         patched = self._apply_patch(info, ctype, original, body)
         if not isinstance(patched, dict):
             raise APIError.bad_request("the patch produced a non-object")
+        self._field_validation(request, info, patched, patch_ctype=ctype, patch_body=body)
         md = patched.get("metadata") if isinstance(patched.get("metadata"), dict) else {}
         rv_s = md.get("resourceVersion") if md else None
         precondition = None
@@ -1117,14 +1154,7 @@ class APIServer:
             try:
                 return patchmod.apply_patch(ctype, original, body, gvk=(info.group, info.version, info.kind))
             except patchmod.PatchError as e:
-                code = int(e.status_code)
-                if code == 415:
-                    raise APIError.unsupported_media(ctype) from None
-                if code == 422:
-                    raise APIError.invalid(info.kind, info.group, str(original.get("metadata", {}).get("name", "")),
-                                           [("FieldValueInvalid", "", str(e.message))]) from None
-                raise APIError.method_status(code, "BadRequest" if code == 400 else "Invalid", str(e.message)) \
-                    from None
+                raise APIError(e.status) from None
         # built-in fallback: merge patch and JSON patch
         try:
             p = orjson.loads(body)
