@@ -189,14 +189,23 @@ class APIServer:
 
     # ------------------------------------------------------------- lifecycle
     def _bootstrap(self) -> None:
+        """System namespaces and PriorityClasses, as kube-apiserver creates them at start
+        (``pkg/controlplane/controller/systemnamespaces``, ``pkg/registry/scheduling/rest``)."""
         ns_info = res.find("", "v1", "namespaces")
-        assert ns_info is not None
+        pc_info = res.find("scheduling.k8s.io", "v1", "priorityclasses")
+        assert ns_info is not None and pc_info is not None
         for ns in SYSTEM_NAMESPACES:
             if self.store.get(ns_info.key, "", ns) is None:
                 obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
                 self._fill_create(ns_info, obj, "")
                 self._prepare_create(ns_info, obj)
                 self.store.create(ns_info.key, "", ns, obj)
+        admission = _compat("admission")
+        for name, pc in (getattr(admission, "SYSTEM_PRIORITY_CLASSES", None) or {}).items():
+            if self.store.get(pc_info.key, "", name) is None:
+                obj = {**pc, "metadata": dict(pc["metadata"])}
+                self._fill_create(pc_info, obj, "")
+                self.store.create(pc_info.key, "", name, obj)
 
     def make_app(self) -> web.Application:
         app = web.Application(client_max_size=64 * 1024 * 1024, middlewares=[self._middleware])
