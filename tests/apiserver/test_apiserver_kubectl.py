@@ -35,7 +35,7 @@ class Kubectl:
     def run(self, *args: str, stdin: str | None = None, check: bool = True, timeout: float = 30) -> str:
         assert KUBECTL is not None
         p = subprocess.run([KUBECTL, "--cache-dir", self.cache, *args], input=stdin, capture_output=True,
-                           text=True, env=self.env, timeout=timeout)
+                           text=True, env=self.env, timeout=timeout, check=False)
         if check and p.returncode != 0:
             raise AssertionError(f"kubectl {' '.join(args)} failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
         return p.stdout + (p.stderr if not check or p.returncode else "")

@@ -10,7 +10,10 @@ from typing import Any
 import pytest
 from apiserver_helpers import Client, node, pod
 
-from kubesched.apiserver.kubelet import COMPLETE_AFTER_ANNOTATION, COMPLETE_PHASE_ANNOTATION
+from kubesched.apiserver.kubelet import (
+    COMPLETE_AFTER_ANNOTATION,
+    COMPLETE_PHASE_ANNOTATION,
+)
 from kubesched.apiserver.testing import ServerHandle, run_server
 
 PODS = "/api/v1/namespaces/default/pods"
