@@ -126,3 +126,29 @@ def test_completion_survives_a_restart(tmp_path: Path) -> None:
     with run_server(tmp_path / "kc", data_dir=data, simulate_kubelets=True) as s:
         c = Client.of(s)
         _until(c, f"{PODS}/job", lambda o: o["status"]["phase"] == "Succeeded")
+
+
+def test_disruption_controller_keeps_pdb_status(ksrv: ServerHandle) -> None:
+    c = Client.of(ksrv)
+    c.create("/api/v1/nodes", node("n1"))
+    c.create("/apis/policy/v1/namespaces/default/poddisruptionbudgets",
+             {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "pdb"},
+              "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "w"}}}})
+    for i in range(3):
+        p = pod(f"w{i}")
+        p["metadata"]["labels"] = {"app": "w"}
+        c.create(PODS, p)
+        _bind(c, f"w{i}", "n1")
+    path = "/apis/policy/v1/namespaces/default/poddisruptionbudgets/pdb"
+    st = _until(c, path, lambda o: o["status"].get("currentHealthy") == 3)["status"]
+    assert (st["expectedPods"], st["desiredHealthy"], st["disruptionsAllowed"]) == (3, 1, 2)
+    assert st["conditions"][0]["type"] == "DisruptionAllowed" and st["conditions"][0]["status"] == "True"
+    for i in range(2):
+        code, _ = c.req("POST", f"{PODS}/w{i}/eviction", {"apiVersion": "policy/v1", "kind": "Eviction",
+                                                         "metadata": {"name": f"w{i}"}})
+        assert code == 201
+    st = _until(c, path, lambda o: o["status"].get("disruptionsAllowed") == 0)["status"]
+    assert st["conditions"][0]["reason"] == "InsufficientPods"
+    code, body = c.req("POST", f"{PODS}/w2/eviction", {"apiVersion": "policy/v1", "kind": "Eviction",
+                                                      "metadata": {"name": "w2"}})
+    assert code == 429 and body["details"]["causes"][0]["reason"] == "DisruptionBudget"

@@ -230,6 +230,9 @@ class APIServer:
         self.host = host
         self._spawn(self._compactor())
         self._resume_graceful_deletions()
+        for e in self.store.list("namespaces"):  # finish namespace deletions interrupted by a restart
+            if e.obj()["metadata"].get("deletionTimestamp"):
+                self.loop.call_soon(self._finalize_namespace, e.obj()["metadata"]["name"])
         for fn in self.on_started:
             r = fn(self)
             if asyncio.iscoroutine(r):
@@ -523,6 +526,11 @@ class APIServer:
         return table
 
     async def _read_body(self, request: web.Request) -> dict[str, Any]:
+        ctype = request.headers.get("Content-Type", "")
+        if ctype.startswith("application/vnd.kubernetes.protobuf"):
+            raise APIError.method_status(415, "UnsupportedMediaType",
+                                         f'the body of the request was in an unknown format - accepted media types '
+                                         f'include: application/json, application/yaml ({ctype})')
         raw = await request.read()
         try:
             obj = orjson.loads(raw)
@@ -1526,28 +1534,12 @@ class APIServer:
         return out
 
     def _pdb_counts(self, ns: str, pdb: dict[str, Any]) -> tuple[int, int, int]:
-        """(expected, currently healthy, desired healthy) as the disruption controller computes them."""
-        import math
+        """(expected, currently healthy, desired healthy), computed now as the disruption
+        controller would (so evictions are right even without the simulated controllers)."""
+        from kubesched.apiserver.controllers import pdb_status
 
-        pods = [e.obj() for e in self.store.list("pods", ns)]
-        matching = [p for p in pods if _pdb_selects(pdb, p)]
-        live = [p for p in matching if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
-        expected = len(live)
-        healthy = sum(1 for p in live if not p["metadata"].get("deletionTimestamp") and _pod_ready(p))
-        spec = pdb.get("spec") or {}
-
-        def resolve(v: Any) -> int:
-            if isinstance(v, str) and v.endswith("%"):
-                return math.ceil(int(v[:-1]) * expected / 100)
-            return int(v)
-
-        if spec.get("maxUnavailable") is not None:
-            desired = max(0, expected - resolve(spec["maxUnavailable"]))
-        elif spec.get("minAvailable") is not None:
-            desired = resolve(spec["minAvailable"])
-        else:
-            desired = expected
-        return expected, healthy, desired
+        st = pdb_status(pdb, [e.obj() for e in self.store.list("pods", ns)], now_rfc3339())
+        return st["expectedPods"], st["currentHealthy"], st["desiredHealthy"]
 
     # ----------------------------------------------------------------- hooks
     def _after_write(self, info: ResourceInfo, entry: Entry) -> None:
@@ -1574,16 +1566,6 @@ def _pdb_selects(pdb: dict[str, Any], pod: dict[str, Any]) -> bool:
     for ex in sel.get("matchExpressions") or []:
         reqs.append(make_requirement(ex["key"], ops.get(ex.get("operator", ""), "in"), ex.get("values") or ()))
     return Selector(reqs).matches(labels)  # policy/v1: an empty selector selects every pod
-
-
-def _pod_ready(pod: dict[str, Any]) -> bool:
-    st = pod.get("status") or {}
-    if st.get("phase") != "Running":
-        return False
-    for c in st.get("conditions") or []:
-        if c.get("type") == "Ready":
-            return c.get("status") == "True"
-    return False
 
 
 def _qos_class(spec: dict[str, Any]) -> str:

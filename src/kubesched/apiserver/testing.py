@@ -91,9 +91,11 @@ def build_server(data_dir: str | os.PathLike[str] | None = None, *, token: str |
     store = Store(None if data_dir is None else str(data_dir), attrs=_attrs)
     srv = APIServer(store, token=token, faults=faults, **server_kw)
     if simulate_kubelets:
+        from kubesched.apiserver.controllers import attach_controllers
         from kubesched.apiserver.kubelet import attach_kubelets
 
         attach_kubelets(srv)
+        attach_controllers(srv)
     return srv
 
 
