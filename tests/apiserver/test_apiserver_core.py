@@ -92,7 +92,7 @@ def test_status_subresource_and_main_resource_update_their_own_parts(client: Cli
     assert code == 200 and p3["metadata"]["generation"] == 2
 
 
-def test_list_selectors_pagination_and_resource_versions(client: Client) -> None:
+def test_list_selectors_pagination_and_resource_versions(srv: ServerHandle, client: Client) -> None:
     for i in range(7):
         client.create(PODS, {**pod(f"p{i}"), "metadata": {"name": f"p{i}", "labels": {"i": str(i % 2)}}})
     client.create("/api/v1/namespaces/kube-system/pods", pod("sys", "kube-system"))
@@ -109,14 +109,17 @@ def test_list_selectors_pagination_and_resource_versions(client: Client) -> None
     rv = first["metadata"]["resourceVersion"]
     client.req("DELETE", f"{PODS}/p5")  # unscheduled: deleted at once
     client.create(PODS, pod("p9"))
-    seen = [p["metadata"]["name"] for p in first["items"]]
-    token = first["metadata"]["continue"]
-    while token:
-        page = client.get(f"{PODS}?limit=3&continue={token}")
-        assert page["metadata"]["resourceVersion"] == rv  # the list is consistent at the first page's RV
-        seen += [p["metadata"]["name"] for p in page["items"]]
-        token = page["metadata"].get("continue")
-    assert seen == ["p0", "p1", "p2", "p3", "p4", "p5", "p6"]
+    for drop_snapshots in (False, True):  # pages from the in-memory snapshot, then from SQLite history
+        if drop_snapshots:
+            srv.call(lambda s: s._snapshots.clear())
+        seen = [p["metadata"]["name"] for p in first["items"]]
+        token = first["metadata"]["continue"]
+        while token:
+            page = client.get(f"{PODS}?limit=3&continue={token}")
+            assert page["metadata"]["resourceVersion"] == rv  # the list is consistent at the first page's RV
+            seen += [p["metadata"]["name"] for p in page["items"]]
+            token = page["metadata"].get("continue")
+        assert seen == ["p0", "p1", "p2", "p3", "p4", "p5", "p6"]
     code, body = client.req("GET", f"{PODS}?resourceVersion=999999")
     assert code == 504 and body["details"]["causes"][0]["reason"] == "ResourceVersionTooLarge"
     exact = client.get(f"{PODS}?resourceVersion={rv}&resourceVersionMatch=Exact")

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import bisect
+import time
+from collections import OrderedDict
 import binascii
 import logging
 import random
@@ -174,6 +177,9 @@ class APIServer:
         self.min_request_timeout = min_request_timeout
         self.use_admission = admission
         self._watchers: set[_Watcher] = set()
+        #: list snapshots behind continue tokens: (space, ns, rv) -> (created, keys, entries)
+        self._snapshots: OrderedDict[tuple[str, str | None, int], tuple[float, list[Any], list[Entry]]] = \
+            OrderedDict()
         self._timers: dict[tuple[str, str], asyncio.TimerHandle] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._runner: web.AppRunner | None = None
@@ -664,8 +670,12 @@ class APIServer:
         try:
             if cont:
                 list_rv, start = self._decode_continue(cont)
+                snap = self._snapshots.get((info.key, ns, list_rv))
                 try:
-                    entries = store.list_at(info.key, list_rv, ns, start)
+                    if snap is not None:
+                        entries = snap[2][bisect.bisect_right(snap[1], start):]
+                    else:
+                        entries = store.list_at(info.key, list_rv, ns, start)
                 except Compacted:
                     raise APIError.expired(
                         "The provided continue parameter is too old to display a consistent list result. You can "
@@ -679,7 +689,12 @@ class APIServer:
                 else:
                     if rv is not None and rv > store.current_rev:
                         raise FutureRevision(rv, store.current_rev)
-                    entries = store.list(info.key, ns)
+                    if limit:
+                        keys, entries = store.list_keyed(info.key, ns)
+                        if len(entries) > limit:
+                            self._remember_snapshot((info.key, ns, store.current_rev), keys, entries)
+                    else:
+                        entries = store.list(info.key, ns)
                     list_rv = store.current_rev
         except Compacted as e:
             raise APIError.expired(f"too old resource version: {e.requested} ({e.compact_rev})") from None
@@ -708,6 +723,16 @@ class APIServer:
         head = orjson.dumps({"kind": f"{info.kind}List", "apiVersion": info.api_version, "metadata": meta})
         body = b"".join((head[:-1], b',"items":[', b",".join(datas), b"]}"))
         return web.Response(body=body, content_type=_JSON)
+
+    def _remember_snapshot(self, key: tuple[str, str | None, int], keys: list[Any], entries: list[Entry]) -> None:
+        """Keep a paginated list's snapshot (references only) so its continue pages are slices;
+        at most 32, each for 5 minutes (then pages come from the SQLite history)."""
+        now = time.monotonic()
+        snaps = self._snapshots
+        snaps[key] = (now, keys, entries)
+        snaps.move_to_end(key)
+        while snaps and (len(snaps) > 32 or next(iter(snaps.values()))[0] < now - 300):
+            snaps.popitem(last=False)
 
     # ------------------------------------------------------------------ watch
     async def _watch(self, request: web.Request, r: _Route) -> web.StreamResponse:

@@ -235,6 +235,16 @@ class Store:
             lo = max(lo, bisect.bisect_right(keys, start_after))
         return [objs[k] for k in keys[lo:hi]]
 
+    def list_keyed(self, space: str, ns: str | None = None) -> tuple[builtins.list[Key], builtins.list[Entry]]:
+        """Live (keys, entries), both sorted by key (for paginated snapshots)."""
+        objs = self._objects.get(space)
+        if not objs:
+            return [], []
+        keys = self._keys(space)
+        if ns is not None:
+            keys = keys[bisect.bisect_left(keys, (ns, "")):bisect.bisect_left(keys, (ns + "\x00", ""))]
+        return keys, [objs[k] for k in keys]
+
     def list_at(self, space: str, rev: int, ns: str | None = None, start_after: Key | None = None) -> builtins.list[Entry]:
         """Entries as of revision ``rev`` (from SQLite unless nothing changed since).
 
