@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import bisect
-import time
-from collections import OrderedDict
 import binascii
+import bisect
 import logging
 import random
 import ssl
+import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -285,6 +285,7 @@ class APIServer:
                 self.store.compact_window(self.compaction_window)
             except Exception:  # pragma: no cover - logged, retried next tick
                 log.exception("compaction failed")
+            _trim_heap()
 
     def compact_now(self) -> int:
         """Compact to the current revision (fault injection / tests)."""
@@ -352,6 +353,13 @@ class APIServer:
             raise APIError.no_route()
         if not rest:
             return _json_response(self._resource_list(group, version))
+        if rest[0] == "watch" and len(rest) > 1:  # deprecated /api/v1/watch/... paths
+            route = self._route(group, version, rest[1:])
+            if request.method != "GET" or route.sub:
+                raise APIError.method_not_allowed()
+            if route.name is not None:  # watch of one object = a name field selector
+                return await self._watch(request, route, name=route.name)
+            return await self._watch(request, route)
         route = self._route(group, version, rest)
         return await self._serve(request, route)
 
@@ -683,6 +691,21 @@ class APIServer:
             else:
                 rv = self._parse_rv(q.get("resourceVersion"))
                 rv_match = q.get("resourceVersionMatch", "")
+                if rv_match not in ("", "Exact", "NotOlderThan"):
+                    raise APIError.invalid("ListOptions", "meta.k8s.io", "", [(
+                        "FieldValueNotSupported", "resourceVersionMatch",
+                        (f'resourceVersionMatch: Unsupported value: "{rv_match}": supported values: "Exact", '
+                        f'"NotOlderThan", ""'))])
+                if rv_match and rv is None:
+                    raise APIError.invalid("ListOptions", "meta.k8s.io", "", [(
+                        "FieldValueForbidden", "resourceVersionMatch",
+                        ("resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless "
+                        "resourceVersion is provided"))])
+                if rv_match == "Exact" and rv == 0:
+                    raise APIError.invalid("ListOptions", "meta.k8s.io", "", [(
+                        "FieldValueForbidden", "resourceVersionMatch",
+                        ('resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for '
+                        'resourceVersion "0"'))])
                 if rv_match == "Exact" and rv is not None and rv > 0:
                     entries = store.list_at(info.key, rv, ns)
                     list_rv = rv
@@ -735,9 +758,11 @@ class APIServer:
             snaps.popitem(last=False)
 
     # ------------------------------------------------------------------ watch
-    async def _watch(self, request: web.Request, r: _Route) -> web.StreamResponse:
+    async def _watch(self, request: web.Request, r: _Route, name: str | None = None) -> web.StreamResponse:
         info, q = r.info, request.query
         lsel, fsel = self._parse_selectors(request, info)
+        if name is not None:
+            fsel = FieldSelector([*fsel.terms, ("metadata.name", "=", name)])
         match = _matcher(lsel, fsel)
         ns = self._space_ns(info, r.ns) if r.ns is not None else None
         rv = self._parse_rv(q.get("resourceVersion"))
@@ -767,9 +792,11 @@ class APIServer:
             send_initial = rv is None or rv == 0
         timeout_s = q.get("timeoutSeconds")
         try:
-            timeout = float(timeout_s) if timeout_s else self.min_request_timeout * (1 + random.random())
+            timeout = float(timeout_s) if timeout_s else 0.0
         except ValueError:
             raise APIError.bad_request(f"invalid timeoutSeconds: {timeout_s!r}") from None
+        if timeout <= 0:  # upstream: unset or 0 = random in [minRequestTimeout, 2*minRequestTimeout)
+            timeout = self.min_request_timeout * (1 + random.random())
 
         store = self.store
         w = _Watcher()
@@ -1569,6 +1596,16 @@ class APIServer:
     # ----------------------------------------------------------------- hooks
     def _after_write(self, info: ResourceInfo, entry: Entry) -> None:
         """Called after a successful create/update through the API (extension point)."""
+
+
+def _trim_heap() -> None:
+    """Return freed heap to the OS (glibc ``malloc_trim``): request bursts otherwise leave RSS high."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def _by_plural(plural: str) -> ResourceInfo | None:
