@@ -200,3 +200,19 @@ def test_core_and_events_k8s_io_events_are_one_object(client: Client) -> None:
     assert len(core) == 1 and core[0]["message"] == ev["note"] and core[0]["involvedObject"]["name"] == "p"
     back = client.get("/apis/events.k8s.io/v1/namespaces/default/events/e1")
     assert back["note"] == ev["note"] and back["apiVersion"] == "events.k8s.io/v1"
+
+
+def test_in_process_create_uses_the_same_pipeline(srv: ServerHandle, client: Client) -> None:
+    import pytest
+
+    from kubesched.apiserver.errors import APIError
+
+    made = srv.create(pod("inproc"))
+    assert made["metadata"]["uid"] and made["spec"]["schedulerName"] == "default-scheduler"
+    assert client.get(f"{PODS}/inproc")["metadata"]["resourceVersion"] == made["metadata"]["resourceVersion"]
+    with pytest.raises(APIError) as e:
+        srv.create(pod("inproc"))
+    assert e.value.code == 409
+    with pytest.raises(APIError) as e:
+        srv.create({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}})
+    assert e.value.code == 404

@@ -1036,6 +1036,15 @@ class APIServer:
         self._write_fault(info, "", "create")
         obj = await self._read_body(request)
         self._field_validation(request, info, obj)
+        dry = request.query.get("dryRun") == "All"
+        entry = self.create_object(info, r.ns or "", obj, dry_run=dry)
+        return self._object_response(request, info, entry.data, 201)
+
+    def create_object(self, info: ResourceInfo, ns: str, obj: dict[str, Any], *, dry_run: bool = False) -> Entry:
+        """Create ``obj`` as ``POST`` would (metadata, strategy, namespace checks, generateName,
+        admission, validation); call on the server's loop. Returns the stored entry (for
+        events.k8s.io, the stored core/v1 form). Raises :class:`APIError` (AlreadyExists,
+        NotFound namespace, Invalid, Forbidden, BadRequest)."""
         if info.key == "events" and info.group == "events.k8s.io":
             self._check_type(info, obj)
             obj = events_to_core(obj)
@@ -1044,7 +1053,6 @@ class APIServer:
         else:
             self._check_type(info, obj)
             store_info = info
-        ns = r.ns or ""
         md = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else None
         if info.namespaced and md is not None and md.get("namespace") and md["namespace"] != ns:
             raise APIError.bad_request("the namespace of the provided object does not match the namespace sent "
@@ -1060,18 +1068,17 @@ class APIServer:
             md["name"] = name
         self._prepare_create(info, obj)
         obj = self._admit(info, obj, None, "CREATE")
-        dry = request.query.get("dryRun") == "All"
         space_ns = ns if info.namespaced else ""
         for attempt in range(8 if gen else 1):
             if attempt:
                 assert gen is not None
                 name = gen[:58] + _rand_suffix()
                 obj["metadata"]["name"] = name
-            if dry:
+            if dry_run:
                 if self.store.get(store_info.key, space_ns, name) is not None:
                     raise APIError.already_exists(info.plural, info.group, name)
                 obj["metadata"]["resourceVersion"] = ""
-                return _json_response(self._out(info, orjson.dumps(obj)), 201)
+                return Entry(0, orjson.dumps(obj), {}, {})
             try:
                 entry = self.store.create(store_info.key, space_ns, name, obj)
                 break
@@ -1079,7 +1086,15 @@ class APIServer:
                 if attempt == (7 if gen else 0):
                     raise APIError.already_exists(info.plural, info.group, name) from None
         self._after_write(info, entry)
-        return self._object_response(request, info, entry.data, 201)
+        return entry
+
+    def create_manifest(self, obj: dict[str, Any]) -> Entry:
+        """Create one manifest object (``apiVersion``/``kind``, namespace from ``metadata.namespace``,
+        default ``default``) as ``kubectl create -f`` would. Raises :class:`APIError`, and
+        NotFound for a kind the box does not serve."""
+        info = info_for_object(obj)
+        ns = ((obj.get("metadata") or {}).get("namespace") or "default") if info.namespaced else ""
+        return self.create_object(info, ns, obj)
 
     # ----------------------------------------------------------------- update
     def _commit_update(self, info: ResourceInfo, ns: str, name: str, new: dict[str, Any], old_entry: Entry,
@@ -1596,6 +1611,17 @@ class APIServer:
     # ----------------------------------------------------------------- hooks
     def _after_write(self, info: ResourceInfo, entry: Entry) -> None:
         """Called after a successful create/update through the API (extension point)."""
+
+
+def info_for_object(obj: dict[str, Any]) -> ResourceInfo:
+    """The served resource for an object's ``apiVersion`` and ``kind``; raises :class:`APIError`
+    (404, as the API server's "no matches for kind") when the box does not serve it."""
+    av, kind = str(obj.get("apiVersion") or ""), str(obj.get("kind") or "")
+    group, _, version = av.rpartition("/")
+    for r in res.RESOURCES:
+        if r.group == group and r.version == version and r.kind == kind and r.plural != "bindings":
+            return r
+    raise APIError.method_status(404, "NotFound", f'no matches for kind "{kind}" in version "{av}"')
 
 
 def _trim_heap() -> None:

@@ -164,6 +164,11 @@ class ServerHandle:
         self.loop.call_soon_threadsafe(run)
         return fut.result(timeout)
 
+    def create(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """Create a manifest object in-process (as ``kubectl create -f``; admission included);
+        returns the stored object. Raises :class:`~kubesched.apiserver.errors.APIError`."""
+        return self.call(lambda s: s.create_manifest(obj).obj())
+
     def stop(self) -> None:
         if self._stopped:
             return
