@@ -63,3 +63,31 @@ def test_status_patch_as_the_scheduler_sends_it(client: Client) -> None:
     assert body["status"]["conditions"][0]["reason"] == "Unschedulable"
     assert body["status"]["nominatedNodeName"] == "n1"
     assert client.get(f"{PODS}?fieldSelector=status.nominatedNodeName%3Dn1")["items"][0]["metadata"]["name"] == "s"
+
+
+def test_pod_spec_is_immutable_except_upstreams_list(client: Client) -> None:
+    client.create(PODS, pod("m", tolerations=[{"key": "a", "operator": "Exists"}],
+                            schedulingGates=[{"name": "g1"}, {"name": "g2"}]))
+    mp = "application/merge-patch+json"
+    code, body = client.req("PATCH", f"{PODS}/m", {"spec": {"restartPolicy": "Never"}}, ctype=mp)
+    assert code == 422 and body["details"]["causes"][0]["field"] == "spec"
+    assert "pod updates may not change fields other than" in body["message"]
+    code, body = client.req("PATCH", f"{PODS}/m", {"spec": {"containers": [{"name": "c", "image": "nginx"}]}},
+                            ctype="application/strategic-merge-patch+json")
+    assert code == 200 and body["spec"]["containers"][0]["image"] == "nginx"
+    code, body = client.req("PATCH", f"{PODS}/m", {"spec": {"schedulingGates": [{"name": "g1"}]}}, ctype=mp)
+    assert code == 200 and body["spec"]["schedulingGates"] == [{"name": "g1"}]
+    code, body = client.req("PATCH", f"{PODS}/m", {"spec": {"schedulingGates": [{"name": "g1"}, {"name": "new"}]}},
+                            ctype=mp)
+    assert code == 422 and body["details"]["causes"][0]["field"] == "spec.schedulingGates"
+    live = client.get(f"{PODS}/m")
+    n = len(live["spec"]["tolerations"])  # ours + DefaultTolerationSeconds' not-ready/unreachable
+    live["spec"]["tolerations"].append({"key": "b", "operator": "Exists"})
+    code, body = client.req("PUT", f"{PODS}/m", live)
+    assert code == 200 and len(body["spec"]["tolerations"]) == n + 1
+    code, body = client.req("PATCH", f"{PODS}/m", {"spec": {"tolerations": [{"key": "b", "operator": "Exists"}]}},
+                            ctype=mp)
+    assert code == 422 and body["details"]["causes"][0]["field"] == "spec.tolerations"
+    # while gated, node affinity may be added (mutable scheduling directives)
+    code, body = client.req("PATCH", f"{PODS}/m", {"spec": {"nodeSelector": {"zone": "a"}}}, ctype=mp)
+    assert code == 200 and body["spec"]["nodeSelector"] == {"zone": "a"}

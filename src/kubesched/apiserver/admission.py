@@ -340,7 +340,7 @@ def admit(
         if operation == "CREATE":
             out["status"] = {"phase": "Pending", "qosClass": pod_qos_class(out)}
             out.setdefault("metadata", {})["generation"] = 1
-            _default_toleration_seconds(out)
+        _default_toleration_seconds(out)  # upstream plugin handles Create and Update
         _admit_pod_priority(out, old, operation, lookup, list_objects)
     elif base == "priorityclasses":
         _admit_priority_class(out, old, operation, list_objects)
