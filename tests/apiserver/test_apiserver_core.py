@@ -216,3 +216,21 @@ def test_in_process_create_uses_the_same_pipeline(srv: ServerHandle, client: Cli
     with pytest.raises(APIError) as e:
         srv.create({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}})
     assert e.value.code == 404
+
+
+def test_events_expire_after_the_event_ttl(srv: ServerHandle, client: Client) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    path = "/api/v1/namespaces/default/events"
+    for name, when in (("old", "2020-01-01T00:00:00Z"), ("new", None)):
+        ev = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": name},
+              "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"}, "reason": "X",
+              "message": "m", "type": "Normal"}
+        if when:
+            ev["lastTimestamp"] = when
+        client.create(path, ev)
+    assert srv.call(lambda s: s.expire_events()) == 1
+    assert [e["metadata"]["name"] for e in client.get(path)["items"]] == ["new"]
+    later = datetime.now(UTC) + timedelta(hours=2)
+    assert srv.call(lambda s: s.expire_events(later)) == 1
+    assert client.get(path)["items"] == []

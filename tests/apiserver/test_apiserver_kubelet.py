@@ -152,3 +152,15 @@ def test_disruption_controller_keeps_pdb_status(ksrv: ServerHandle) -> None:
     code, body = c.req("POST", f"{PODS}/w2/eviction", {"apiVersion": "policy/v1", "kind": "Eviction",
                                                       "metadata": {"name": "w2"}})
     assert code == 429 and body["details"]["causes"][0]["reason"] == "DisruptionBudget"
+
+
+def test_deleting_a_node_removes_its_lease(ksrv: ServerHandle) -> None:
+    c = Client.of(ksrv)
+    c.create("/api/v1/nodes", node("n1"))
+    path = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/n1"
+    _until(c, path, lambda o: True)
+    assert c.req("DELETE", "/api/v1/nodes/n1")[0] == 200
+    deadline = time.monotonic() + 5
+    while c.req("GET", path)[0] != 404:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)

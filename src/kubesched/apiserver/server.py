@@ -161,13 +161,14 @@ class APIServer:
 
     ``token``: required bearer token (None = no authentication). ``compaction_window``: how
     many recent revisions the periodic compactor keeps (every ``compaction_interval`` s).
-    ``hooks``: callables run after start with the server (e.g. simulated kubelets).
+    ``on_started``: callables run after start with the server (e.g. simulated kubelets).
+    ``event_ttl``: seconds after which Events are removed (kube-apiserver ``--event-ttl``, 1 h).
     """
 
     def __init__(self, store: Store, *, token: str | None = None, faults: Faults | None = None,
                  compaction_window: int = 10000, compaction_interval: float = 60.0,
                  bookmark_interval: float = 60.0, min_request_timeout: float = 1800.0,
-                 admission: bool = True) -> None:
+                 admission: bool = True, event_ttl: float = 3600.0) -> None:
         self.store = store
         self.token = token
         self.faults = faults or Faults()
@@ -176,6 +177,7 @@ class APIServer:
         self.bookmark_interval = bookmark_interval
         self.min_request_timeout = min_request_timeout
         self.use_admission = admission
+        self.event_ttl = event_ttl
         self._watchers: set[_Watcher] = set()
         #: list snapshots behind continue tokens: (space, ns, rv) -> (created, keys, entries)
         self._snapshots: OrderedDict[tuple[str, str | None, int], tuple[float, list[Any], list[Entry]]] = \
@@ -282,10 +284,33 @@ class APIServer:
         while True:
             await asyncio.sleep(self.compaction_interval)
             try:
+                self.expire_events()
                 self.store.compact_window(self.compaction_window)
             except Exception:  # pragma: no cover - logged, retried next tick
                 log.exception("compaction failed")
             _trim_heap()
+
+    def expire_events(self, now: datetime | None = None) -> int:
+        """Delete Events last seen more than ``event_ttl`` ago (upstream stores them with an etcd
+        lease of ``--event-ttl``); returns how many."""
+        now = now or datetime.now(UTC)
+        info = res.find("", "v1", "events")
+        assert info is not None
+        n = 0
+        for e in self.store.list(info.key):
+            ev = e.obj()
+            series = ev.get("series") or {}
+            seen = (series.get("lastObservedTime") or ev.get("lastTimestamp") or ev.get("eventTime")
+                    or ev["metadata"].get("creationTimestamp") or "")
+            t = _parse_time(seen)
+            if t is not None and (now - t).total_seconds() > self.event_ttl:
+                md = ev["metadata"]
+                try:
+                    self.store.delete(info.key, md.get("namespace", ""), md["name"], expect_rv=e.rv)
+                    n += 1
+                except (KeyNotFound, Conflict):
+                    pass
+        return n
 
     def compact_now(self) -> int:
         """Compact to the current revision (fault injection / tests)."""
