@@ -557,6 +557,8 @@ class APIServer:
         if tables is None:
             return None
         include = request.query.get("includeObject", "Metadata")
+        if info.group == "events.k8s.io":  # the printer reads the core/v1 fields
+            items = [events_to_core(i) for i in items]
         try:
             table: dict[str, Any] = tables.to_table(info.plural, items, now=datetime.now(UTC),
                                                      include_object=include, list_meta=meta)
