@@ -234,3 +234,20 @@ def test_events_expire_after_the_event_ttl(srv: ServerHandle, client: Client) ->
     later = datetime.now(UTC) + timedelta(hours=2)
     assert srv.call(lambda s: s.expire_events(later)) == 1
     assert client.get(path)["items"] == []
+
+
+def test_scale_subresource(client: Client) -> None:
+    dep = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+           "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                    "template": {"metadata": {"labels": {"app": "web"}},
+                                 "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+    client.create("/apis/apps/v1/namespaces/default/deployments", dep)
+    path = "/apis/apps/v1/namespaces/default/deployments/web/scale"
+    sc = client.get(path)
+    assert sc["kind"] == "Scale" and sc["spec"]["replicas"] == 2 and sc["status"]["selector"] == "app=web"
+    code, sc2 = client.req("PATCH", path, {"spec": {"replicas": 5}}, ctype="application/merge-patch+json")
+    assert code == 200 and sc2["spec"]["replicas"] == 5
+    d = client.get("/apis/apps/v1/namespaces/default/deployments/web")
+    assert d["spec"]["replicas"] == 5 and d["metadata"]["generation"] == 2
+    code, _ = client.req("PATCH", path, {"spec": {"replicas": -1}}, ctype="application/merge-patch+json")
+    assert code == 422

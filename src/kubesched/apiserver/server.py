@@ -433,6 +433,8 @@ class APIServer:
             if m != "POST":
                 raise APIError.method_not_allowed()
             return await self._evict(request, r)
+        if r.sub == "scale":
+            return await self._scale(request, r)
         if m == "GET":
             entry = self._get_entry(r)
             return self._object_response(request, r.info, entry.data)
@@ -1620,6 +1622,64 @@ class APIServer:
                 raise APIError.modified("pods", "", name) from None
             self._after_write(info, e)
         return _json_response(status_success(201), 201)
+
+    @staticmethod
+    def _to_scale(obj: dict[str, Any]) -> dict[str, Any]:
+        """autoscaling/v1 ``Scale`` of a workload (upstream ``pkg/registry/apps/deployment/storage`` ``scaleFromDeployment``)."""
+        md = obj["metadata"]
+        spec, st = obj.get("spec") or {}, obj.get("status") or {}
+        sel = spec.get("selector") or {}
+        if "matchLabels" in sel or "matchExpressions" in sel:
+            parts = [f"{k}={v}" for k, v in sorted((sel.get("matchLabels") or {}).items())]
+            for ex in sel.get("matchExpressions") or []:
+                op = ex.get("operator")
+                vals = ",".join(ex.get("values") or [])
+                parts.append({"In": f"{ex['key']} in ({vals})", "NotIn": f"{ex['key']} notin ({vals})",
+                              "Exists": ex["key"], "DoesNotExist": f"!{ex['key']}"}.get(op, ex["key"]))
+            selector = ",".join(parts)
+        else:  # ReplicationController: a plain map
+            selector = ",".join(f"{k}={v}" for k, v in sorted(sel.items()))
+        scale_md = {k: md[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp") if k in md}
+        return {"kind": "Scale", "apiVersion": "autoscaling/v1", "metadata": scale_md,
+                "spec": {"replicas": spec.get("replicas", 1)},
+                "status": {"replicas": st.get("replicas", 0), "selector": selector}}
+
+    async def _scale(self, request: web.Request, r: _Route) -> web.Response:
+        info = r.info
+        assert r.name is not None
+        entry = self._get_entry(r)
+        obj = entry.obj()
+        if request.method == "GET":
+            return _json_response(self._to_scale(obj))
+        if request.method not in ("PUT", "PATCH"):
+            raise APIError.method_not_allowed()
+        self._write_fault(info, "scale", "update" if request.method == "PUT" else "patch")
+        scale = self._to_scale(obj)
+        if request.method == "PUT":
+            new_scale = await self._read_body(request)
+        else:
+            ctype = request.headers.get("Content-Type", "").split(";")[0].strip()
+            patchmod = _compat("patch")
+            body = await request.read()
+            if patchmod is not None:
+                try:
+                    new_scale = patchmod.apply_patch(ctype, scale, body, gvk=("autoscaling", "v1", "Scale"))
+                except patchmod.PatchError as e:
+                    raise APIError(e.status) from None
+            else:
+                new_scale = merge_patch(scale, orjson.loads(body))
+        rv_s = (new_scale.get("metadata") or {}).get("resourceVersion")
+        precondition = self._parse_rv(rv_s) if rv_s and rv_s != str(entry.rv) else None
+        replicas = (new_scale.get("spec") or {}).get("replicas")
+        if not isinstance(replicas, int) or replicas < 0:
+            raise APIError.invalid("Scale", "autoscaling", r.name, [(
+                "FieldValueInvalid", "spec.replicas",
+                f"spec.replicas: Invalid value: {replicas}: must be greater than or equal to 0")])
+        obj.setdefault("spec", {})["replicas"] = replicas
+        ns = self._space_ns(info, r.ns)
+        new_entry = self._commit_update(info, ns, r.name, obj, entry, "", precondition,
+                                        request.query.get("dryRun") == "All")
+        return _json_response(self._to_scale(new_entry.obj()))
 
     async def _evict(self, request: web.Request, r: _Route) -> web.Response:
         info = r.info
