@@ -396,8 +396,6 @@ class APIServer:
             rest = rest[2:]
         info = res.find(group, version, rest[0])
         if info is None:
-            if res.by_group_version().get(f"{group}/{version}" if group else version) is None:
-                raise APIError.no_route()
             raise APIError.no_route()
         if ns is not None and not info.namespaced:
             raise APIError.no_route()
@@ -526,13 +524,9 @@ class APIServer:
     def _get_entry(self, r: _Route) -> Entry:
         assert r.name is not None
         entry = self.store.get(r.info.key, self._space_ns(r.info, r.ns), r.name)
-        if entry is None or (r.info.key == "events" and not self._event_visible(r.info, entry)):
+        if entry is None:
             raise APIError.not_found(r.info.plural, r.info.group, r.name)
         return entry
-
-    @staticmethod
-    def _event_visible(info: ResourceInfo, entry: Entry) -> bool:
-        return True
 
     def _out(self, info: ResourceInfo, data: bytes) -> bytes:
         """Stored bytes → the bytes served for ``info`` (events.k8s.io view conversion)."""
