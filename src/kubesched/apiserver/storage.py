@@ -291,7 +291,8 @@ class Store:
         if md is None:
             md = obj["metadata"] = {}
         md["resourceVersion"] = str(rv)
-        return orjson.dumps(obj)
+        # orjson's result keeps its (>= 4 KiB) build buffer; stored data is long-lived: keep an exact copy
+        return bytes(memoryview(orjson.dumps(obj)))
 
     def create(self, space: str, ns: str, name: str, obj: dict[str, Any]) -> Entry:
         """Store a new object; sets ``obj.metadata.resourceVersion``. Raises :class:`KeyExists`."""
