@@ -84,8 +84,13 @@ async def _serve(data_dir: str | None, host: str, port: int, kubeconfig: str | N
 
     from kubesched.apiserver.testing import build_server, server_pki, write_kubeconfig
 
-    server = build_server(data_dir, token=token, simulate_kubelets=simulate_kubelets,
-                          compaction_window=window, compaction_interval=interval, event_ttl=event_ttl)
+    from kubesched.apiserver.storage import DataDirLocked
+
+    try:
+        server = build_server(data_dir, token=token, simulate_kubelets=simulate_kubelets,
+                              compaction_window=window, compaction_interval=interval, event_ttl=event_ttl)
+    except DataDirLocked as e:
+        raise InputError(str(e), "--data-dir") from None
     f = server.faults
     f.watch_close_every = close_every
     f.latency = latency
