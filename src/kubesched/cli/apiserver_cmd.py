@@ -82,9 +82,8 @@ async def _serve(data_dir: str | None, host: str, port: int, kubeconfig: str | N
                  latency: float, fail_writes: list[tuple[str, str, float, int]]) -> None:
     import shutil
 
-    from kubesched.apiserver.testing import build_server, server_pki, write_kubeconfig
-
     from kubesched.apiserver.storage import DataDirLocked
+    from kubesched.apiserver.testing import build_server, server_pki, write_kubeconfig
 
     try:
         server = build_server(data_dir, token=token, simulate_kubelets=simulate_kubelets,
