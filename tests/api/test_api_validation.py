@@ -228,6 +228,47 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
 ]
 
 
+def deployment(**spec: Any) -> dict[str, Any]:
+    d: dict[str, Any] = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
+                         "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                                  "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [container()]}}}}
+    d["spec"].update(spec)
+    return d
+
+
+WORKLOAD_CASES: list[tuple[str, dict[str, Any], str]] = [
+    ("negative replicas", deployment(replicas=-1),
+     'Deployment.apps "web" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0'),
+    ("selector does not match template", deployment(selector={"matchLabels": {"app": "api"}}),
+     ('Deployment.apps "web" is invalid: spec.template.metadata.labels: Invalid value: {"app":"web"}: '
+     "`selector` does not match template `labels`")),
+    ("template container with negative request",
+     deployment(template={"metadata": {"labels": {"app": "web"}},
+                          "spec": {"containers": [container(resources={"requests": {"memory": "-1Gi"}})]}}),
+     ('Deployment.apps "web" is invalid: spec.template.spec.containers[0].resources.requests[memory]: '
+     'Invalid value: "-1Gi": must be greater than or equal to 0')),
+    ("deployment template restartPolicy", deployment(template={"metadata": {"labels": {"app": "web"}},
+                                                               "spec": {"restartPolicy": "Never", "containers": [container()]}}),
+     'Deployment.apps "web" is invalid: spec.template.spec.restartPolicy: Unsupported value: "Never": supported values: "Always"'),
+    ("job with restartPolicy Always", {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "default"},
+                                       "spec": {"template": {"spec": {"restartPolicy": "Always", "containers": [container()]}}}},
+     'Job.batch "j" is invalid: spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"'),
+]
+
+
+@pytest.mark.parametrize(("desc", "obj", "expected"), WORKLOAD_CASES, ids=[c[0] for c in WORKLOAD_CASES])
+def test_workload_templates(desc: str, obj: dict[str, Any], expected: str) -> None:
+    group = obj["apiVersion"].split("/")[0]
+    assert invalid_message(obj["kind"], obj["metadata"]["name"], validate_object(obj), group=group) == expected
+
+
+def test_valid_workloads() -> None:
+    assert validate_object(deployment()) == []
+    rs = deployment(selector={"matchExpressions": [{"key": "app", "operator": "In", "values": ["web", "api"]}]})
+    rs["kind"] = "ReplicaSet"
+    assert validate_object(rs) == []
+
+
 @pytest.mark.parametrize(("desc", "obj", "expected"), CASES, ids=[c[0] for c in CASES])
 def test_invalid_objects_have_upstream_messages(desc: str, obj: dict[str, Any], expected: str) -> None:
     assert message(obj) == expected

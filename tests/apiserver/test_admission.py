@@ -181,7 +181,8 @@ def test_invalid_node_group_kind_and_deployment_group() -> None:
     )
     with pytest.raises(AdmissionError) as info:
         run("deployments", {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "Web", "namespace": "default"}})
-    assert info.value.status["message"].startswith('Deployment.apps "Web" is invalid: metadata.name: Invalid value: "Web"')
+    assert info.value.status["message"].startswith('Deployment.apps "Web" is invalid: [metadata.name: Invalid value: "Web"')
+    assert info.value.status["message"].endswith("spec.selector: Required value, spec.template.spec.containers: Required value]")
     assert info.value.status["details"]["group"] == "apps"
 
 
@@ -205,3 +206,43 @@ def test_delete_and_status_pass_through() -> None:
 )
 def test_qos_class(containers: list[dict[str, Any]], qos: str) -> None:
     assert pod_qos_class({"spec": {"containers": containers}}) == qos
+
+
+def test_pod_update_may_change_only_some_spec_fields() -> None:
+    old = run("pods", pod())
+    new = copy.deepcopy(old)
+    new["spec"]["containers"][0]["image"] = "nginx:2"
+    new["spec"]["tolerations"].append({"key": "k", "operator": "Exists"})
+    new["metadata"]["labels"] = {"a": "b"}
+    assert run("pods", new, operation="UPDATE", old=old)["spec"]["containers"][0]["image"] == "nginx:2"
+    bad = copy.deepcopy(old)
+    bad["spec"]["containers"][0]["env"] = [{"name": "A", "value": "1"}]
+    bad["spec"]["nodeName"] = "n1"
+    with pytest.raises(AdmissionError) as info:
+        run("pods", bad, operation="UPDATE", old=old)
+    msg = info.value.status["message"]
+    assert msg.startswith('Pod "p" is invalid: spec: Forbidden: pod updates may not change fields other than '
+                          "`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,"
+                          "`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` "
+                          "(allow it to be set to 1 if it was previously negative)\n")
+    assert '+ spec.containers[0].env: [{"name":"A","value":"1"}]' in msg and '+ spec.nodeName: "n1"' in msg
+    removed = copy.deepcopy(old)
+    removed["spec"]["tolerations"] = removed["spec"]["tolerations"][:1]
+    with pytest.raises(AdmissionError) as info:
+        run("pods", removed, operation="UPDATE", old=old)
+    assert "spec.tolerations: Forbidden: existing toleration can not be modified except its tolerationSeconds" in info.value.status["message"]
+
+
+def test_scheduling_gates_only_removed_and_gated_pod_may_gain_node_selector() -> None:
+    old = run("pods", pod(schedulingGates=[{"name": "example.com/a"}, {"name": "example.com/b"}]))
+    new = copy.deepcopy(old)
+    new["spec"]["schedulingGates"] = [{"name": "example.com/b"}]
+    new["spec"]["nodeSelector"] = {"zone": "a"}
+    assert run("pods", new, operation="UPDATE", old=old)["spec"]["schedulingGates"] == [{"name": "example.com/b"}]
+    added = copy.deepcopy(old)
+    added["spec"]["schedulingGates"].append({"name": "example.com/c"})
+    with pytest.raises(AdmissionError) as info:
+        run("pods", added, operation="UPDATE", old=old)
+    assert info.value.status["message"] == (
+        'Pod "p" is invalid: spec.schedulingGates[2].name: Forbidden: only deletion is allowed, but found new scheduling gate \'example.com/c\''
+    )

@@ -78,8 +78,11 @@ __all__ = [
     "validate_object_meta",
     "validate_pod",
     "validate_pod_spec",
+    "validate_pod_template",
+    "validate_pod_update",
     "validate_priority_class",
     "validate_tolerations",
+    "validate_workload",
 ]
 
 # field.ErrorType values (the Status cause "reason")
@@ -1046,6 +1049,81 @@ def validate_pod(pod: Any) -> list[FieldError]:
     return errs
 
 
+_UPDATABLE_POD_SPEC_FIELDS = (
+    "`spec.containers[*].image`",
+    "`spec.initContainers[*].image`",
+    "`spec.activeDeadlineSeconds`",
+    "`spec.tolerations` (only additions to existing tolerations)",
+    "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)",
+)
+
+
+def _spec_diff(old: Any, new: Any, path: str, out: list[str]) -> None:
+    if isinstance(old, dict) and isinstance(new, dict):
+        for k in list(old) + [k for k in new if k not in old]:
+            _spec_diff(old.get(k), new.get(k), _child(path, k), out)
+    elif isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        for i, (a, b) in enumerate(zip(old, new, strict=True)):
+            _spec_diff(a, b, _index(path, i), out)
+    elif old != new:
+        if old is not None:
+            out.append(f"- {path}: {_render_value(old)}")
+        if new is not None:
+            out.append(f"+ {path}: {_render_value(new)}")
+
+
+def validate_pod_update(new: Any, old: Any) -> list[FieldError]:
+    """``ValidatePodUpdate``'s spec rules: besides what :func:`validate_pod` checks, a pod's spec
+    may change only in container images, ``activeDeadlineSeconds``, added tolerations (existing
+    ones may change only ``tolerationSeconds``), ``terminationGracePeriodSeconds``, removed
+    scheduling gates, and — while the pod is still gated — its node selector and affinity.
+    Anything else is ``spec: Forbidden: pod updates may not change fields other than ...``
+    followed by the changed paths (upstream follows with a ``cmp.Diff`` of the Go structs,
+    which this does not reproduce byte for byte)."""
+    n, o = _map(new), _map(old)
+    nspec, ospec = dict(_map(n.get("spec"))), _map(o.get("spec"))
+    errs = validate_pod(n)
+    munged = dict(nspec)
+    for cname in ("containers", "initContainers"):
+        ncs, ocs = _list(nspec.get(cname)), _list(ospec.get(cname))
+        if cname in nspec and len(ncs) == len(ocs):
+            munged[cname] = [{**_map(nc), "image": _map(oc).get("image")} if "image" in _map(oc) else nc
+                             for nc, oc in zip(ncs, ocs, strict=True)]
+    for f in ("activeDeadlineSeconds", "terminationGracePeriodSeconds"):
+        if f in ospec:
+            munged[f] = ospec[f]
+        else:
+            munged.pop(f, None)
+    old_tols = [_map(t) for t in _list(ospec.get("tolerations"))]
+    new_tols = [_map(t) for t in _list(nspec.get("tolerations"))]
+    for ot in old_tols:
+        bare = {k: v for k, v in ot.items() if k != "tolerationSeconds"}
+        if not any({k: v for k, v in nt.items() if k != "tolerationSeconds"} == bare for nt in new_tols):
+            errs.append(FieldError("spec.tolerations", FORBIDDEN, "", "existing toleration can not be modified except its tolerationSeconds"))
+            break
+    if "tolerations" in ospec:
+        munged["tolerations"] = ospec["tolerations"]
+    else:
+        munged.pop("tolerations", None)
+    old_gates = {_str(_map(g).get("name")) for g in _list(ospec.get("schedulingGates"))}
+    for i, g in enumerate(_list(nspec.get("schedulingGates"))):
+        name = _str(_map(g).get("name"))
+        if name not in old_gates:
+            errs.append(FieldError(_child(_index("spec.schedulingGates", i), "name"), FORBIDDEN, "",
+                                   f"only deletion is allowed, but found new scheduling gate '{name}'"))
+    for f in ("schedulingGates",) + (("nodeSelector", "affinity") if old_gates else ()):
+        if f in ospec:
+            munged[f] = ospec[f]
+        else:
+            munged.pop(f, None)
+    if munged != dict(ospec):
+        changes: list[str] = []
+        _spec_diff(dict(ospec), munged, "spec", changes)
+        errs.append(FieldError("spec", FORBIDDEN, "", "pod updates may not change fields other than "
+                               + ",".join(_UPDATABLE_POD_SPEC_FIELDS) + "\n" + "\n".join(changes)))
+    return errs
+
+
 # ---- node, namespace, priority class ----------------------------------------------------------------
 
 
@@ -1103,7 +1181,100 @@ def validate_priority_class(pc: Any) -> list[FieldError]:
     return errs
 
 
+# ---- workloads (pkg/apis/apps/validation, pkg/apis/batch/validation, core RC) ------------------------
+
+
+def _selector_matches(sel: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:
+    for k, v in _map(sel.get("matchLabels")).items():
+        if labels.get(k) != v:
+            return False
+    for e in _list(sel.get("matchExpressions")):
+        em = _map(e)
+        key, op, values = _str(em.get("key")), _str(em.get("operator")), [_str(v) for v in _list(em.get("values"))]
+        present = key in labels
+        if op == "In" and not (present and _str(labels[key]) in values):
+            return False
+        if op == "NotIn" and present and _str(labels[key]) in values:
+            return False
+        if op == "Exists" and not present:
+            return False
+        if op == "DoesNotExist" and present:
+            return False
+    return True
+
+
+def validate_pod_template(template: Any, path: str) -> list[FieldError]:
+    """``ValidatePodTemplateSpec``: template labels, annotations and pod spec."""
+    t = _map(template)
+    meta = _map(t.get("metadata"))
+    errs = validate_labels(meta.get("labels"), _child(_child(path, "metadata"), "labels"))
+    errs.extend(validate_annotations(meta.get("annotations"), _child(_child(path, "metadata"), "annotations")))
+    errs.extend(validate_pod_spec(t.get("spec"), _child(path, "spec")))
+    return errs
+
+
+def _nonnegative(value: Any, path: str) -> list[FieldError]:
+    if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+        return [FieldError(path, INVALID, value, "must be greater than or equal to 0")]
+    return []
+
+
+def validate_workload(obj: Any) -> list[FieldError]:
+    """Deployment, ReplicaSet, StatefulSet, DaemonSet (``apps/v1``), ReplicationController, Job
+    and CronJob: metadata, replica counts, selector and template labels, the pod template."""
+    o = _map(obj)
+    kind = _str(o.get("kind"))
+    errs = validate_object_meta(o.get("metadata"), namespaced=True)
+    spec = _map(o.get("spec"))
+    if kind == "CronJob":
+        job_spec = _map(_map(spec.get("jobTemplate")).get("spec"))
+        return errs + _validate_job_spec(job_spec, "spec.jobTemplate.spec")
+    if kind == "Job":
+        return errs + _validate_job_spec(spec, "spec")
+    errs.extend(_nonnegative(spec.get("replicas"), "spec.replicas"))
+    template = _map(spec.get("template"))
+    labels = _map(_map(template.get("metadata")).get("labels"))
+    if kind == "ReplicationController":
+        selector = _map(spec.get("selector")) or labels
+        if not selector:
+            errs.append(FieldError("spec.selector", REQUIRED, ""))
+        elif not all(labels.get(k) == v for k, v in selector.items()):
+            errs.append(FieldError("spec.template.metadata.labels", INVALID, dict(labels), "`selector` does not match template `labels`"))
+    else:
+        sel = spec.get("selector")
+        if not isinstance(sel, dict):
+            errs.append(FieldError("spec.selector", REQUIRED, ""))
+        else:
+            errs.extend(validate_label_selector(sel, "spec.selector"))
+            if not _map(sel.get("matchLabels")) and not _list(sel.get("matchExpressions")):
+                errs.append(FieldError("spec.selector", INVALID, dict(sel), f"empty selector is invalid for {kind.lower()}"))
+            elif not _selector_matches(sel, labels):
+                errs.append(FieldError("spec.template.metadata.labels", INVALID, dict(labels), "`selector` does not match template `labels`"))
+    errs.extend(validate_pod_template(template, "spec.template"))
+    rp = _str(_map(template.get("spec")).get("restartPolicy"))
+    if rp and rp != "Always":
+        errs.append(FieldError("spec.template.spec.restartPolicy", NOT_SUPPORTED, rp, _supported(["Always"])))
+    return errs
+
+
+def _validate_job_spec(spec: Mapping[str, Any], path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    for f in ("parallelism", "completions", "activeDeadlineSeconds", "backoffLimit"):
+        errs.extend(_nonnegative(spec.get(f), _child(path, f)))
+    template = _map(spec.get("template"))
+    errs.extend(validate_pod_template(template, _child(path, "template")))
+    rp = _str(_map(template.get("spec")).get("restartPolicy"))
+    rp_path = _child(_child(_child(path, "template"), "spec"), "restartPolicy")
+    if rp in ("Always", ""):
+        errs.append(FieldError(rp_path, REQUIRED, "", 'valid values: "OnFailure", "Never"'))
+    elif rp not in ("OnFailure", "Never"):
+        errs.append(FieldError(rp_path, NOT_SUPPORTED, rp, _supported(["OnFailure", "Never"])))
+    return errs
+
+
 # ---- dispatch ---------------------------------------------------------------------------------------
+
+_WORKLOADS = {"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "ReplicationController", "Job", "CronJob"}
 
 _DNS1035_KINDS = {"Service"}
 _CLUSTER_SCOPED = {
@@ -1126,6 +1297,8 @@ def validate_object(obj: Any, *, namespaced: bool | None = None) -> list[FieldEr
         return validate_namespace(o)
     if kind == "PriorityClass":
         return validate_priority_class(o)
+    if kind in _WORKLOADS:
+        return validate_workload(o)
     scoped = namespaced if namespaced is not None else kind not in _CLUSTER_SCOPED
     name_kind = "dns1035" if kind in _DNS1035_KINDS else "subdomain"
     return validate_object_meta(o.get("metadata"), namespaced=scoped, name_kind=name_kind)

@@ -21,7 +21,8 @@ In order, as the API server:
    ``spec.priority`` must match; one global default PriorityClass only) and
    ``DefaultTolerationSeconds`` (``not-ready``/``unreachable`` NoExecute tolerations, 300 s);
 5. validation (:mod:`kubesched.api.validation`) → 422 ``Invalid`` with field causes and
-   upstream's message.
+   upstream's message; a pod UPDATE also gets ``ValidatePodUpdate``'s rule that only images,
+   tolerations (additions), deadlines and scheduling gates (removals) may change in the spec.
 
 ``resource`` is the plural resource name, optionally with a subresource (``pods/status``);
 subresource writes get only node-status defaulting. ``operation`` is ``CREATE`` or ``UPDATE``
@@ -344,7 +345,11 @@ def admit(
         _admit_pod_priority(out, old, operation, lookup, list_objects)
     elif base == "priorityclasses":
         _admit_priority_class(out, old, operation, list_objects)
-    errs = validation.validate_object(out if out.get("kind") else {**out, "kind": kind})
+    typed = out if out.get("kind") else {**out, "kind": kind}
+    if base == "pods" and operation == "UPDATE" and old is not None:
+        errs = validation.validate_pod_update(typed, old)
+    else:
+        errs = validation.validate_object(typed)
     if errs:
         name = str((out.get("metadata") or {}).get("name") or "")
         raise _invalid(kind, group, name, errs)
