@@ -36,6 +36,8 @@ import copy
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import orjson
+
 from kubesched.api import validation
 from kubesched.api.quantity import nano_value
 
@@ -79,6 +81,14 @@ class AdmissionError(Exception):
         super().__init__(status.get("message", ""))
         self.status = status
         self.code: int = int(status.get("code", 500))
+
+
+def _clone(obj: Any) -> Any:
+    """A deep copy of a JSON value (orjson round trip: ~10x ``copy.deepcopy``)."""
+    try:
+        return orjson.loads(orjson.dumps(obj))
+    except (TypeError, orjson.JSONEncodeError):
+        return copy.deepcopy(obj)
 
 
 def _status(code: int, reason: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -322,7 +332,7 @@ def admit(
     plugin, 422 Invalid from validation).
     """
     base, _, sub = resource.partition("/")
-    out = copy.deepcopy(obj)
+    out = _clone(obj)
     if operation not in ("CREATE", "UPDATE"):
         return out
     if sub:

@@ -109,32 +109,81 @@ def warning_headers(messages: Iterable[str]) -> list[str]:
     return out
 
 
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
+class _Node:
+    """A schema node compiled for the walk: ``props`` (field → node), ``extra`` (the
+    ``additionalProperties`` node), ``free`` (any key allowed), ``items`` (list element node)."""
+
+    __slots__ = ("extra", "free", "items", "props")
+
+    def __init__(self) -> None:
+        self.props: dict[str, _Node | None] | None = None
+        self.extra: _Node | None = None
+        self.free = False
+        self.items: _Node | None = None
+
+
+_COMPILED: dict[int, _Node | None] = {}
+
+
+def _compile(schema: dict[str, Any] | None) -> _Node | None:
+    """Compile (once per schema object; definitions are cached for the process) into a node,
+    or None for leaves that accept anything (scalars, free-form objects)."""
+    schema = schemas.resolve(schema)
+    if schema is None:
+        return None
+    key = id(schema)
+    if key in _COMPILED:
+        return _COMPILED[key]
+    node = _Node()
+    _COMPILED[key] = node  # before recursing: definitions are recursive (JSONSchemaProps)
+    if schema.get("x-kubernetes-preserve-unknown-fields"):
+        node.free = True
+        return node
+    props = schema.get("properties")
+    extra = schema.get("additionalProperties")
+    items = schema.get("items")
+    if isinstance(props, dict):
+        node.props = {k: _compile(v) for k, v in props.items()}
+        if isinstance(extra, dict):
+            node.extra = _compile(extra)
+            node.free = node.extra is None
+        elif extra is True:
+            node.free = True
+    elif isinstance(extra, dict):
+        node.extra = _compile(extra)
+        node.free = node.extra is None
+    else:
+        node.free = True
+    if isinstance(items, dict):
+        node.items = _compile(items)
+    if node.props is None and node.extra is None and node.items is None:
+        _COMPILED[key] = None  # a leaf: nothing below it to check
+        return None
+    return node
 
 
 def _walk(schema: dict[str, Any] | None, value: Any, path: str, out: list[str]) -> None:
-    schema = schemas.resolve(schema)
-    if schema is None:
-        return
-    if schema.get("x-kubernetes-preserve-unknown-fields"):
+    _walk_node(_compile(schema), value, path, out)
+
+
+def _walk_node(node: _Node | None, value: Any, path: str, out: list[str]) -> None:
+    if node is None:
         return
     if isinstance(value, dict):
-        props = schema.get("properties")
-        extra = schema.get("additionalProperties")
-        if isinstance(props, dict):
+        props = node.props
+        if props is not None:
             for key, sub in value.items():
                 if key in props:
-                    _walk(props[key], sub, _join(path, key), out)
-                elif isinstance(extra, dict):
-                    _walk(extra, sub, _join(path, key), out)
-                elif extra is not True:
-                    out.append(_join(path, key))
-        elif isinstance(extra, dict):
+                    child = props[key]
+                    if child is not None:
+                        _walk_node(child, sub, f"{path}.{key}" if path else key, out)
+                elif node.extra is not None:
+                    _walk_node(node.extra, sub, f"{path}.{key}" if path else key, out)
+                elif not node.free:
+                    out.append(f"{path}.{key}" if path else key)
+        elif node.extra is not None:
             for key, sub in value.items():
-                _walk(extra, sub, _join(path, key), out)
-    elif isinstance(value, list):
-        items = schema.get("items")
-        if isinstance(items, dict):
-            for i, sub in enumerate(value):
-                _walk(items, sub, f"{path}[{i}]", out)
+                _walk_node(node.extra, sub, f"{path}.{key}" if path else key, out)
+    elif isinstance(value, list) and node.items is not None:
+        for i, sub in enumerate(value):
+            _walk_node(node.items, sub, f"{path}[{i}]", out)

@@ -122,6 +122,14 @@ class PatchError(Exception):
         return body
 
 
+def _clone(obj: Any) -> Any:
+    """A deep copy of a JSON value (orjson round trip: ~10x ``copy.deepcopy``)."""
+    try:
+        return orjson.loads(orjson.dumps(obj))
+    except (TypeError, orjson.JSONEncodeError):
+        return copy.deepcopy(obj)
+
+
 class _MergeError(Exception):
     """Internal: a strategic-merge failure with its HTTP code."""
 
@@ -146,7 +154,7 @@ def apply_patch(content_type: str, original: dict[str, Any], body: bytes, *, gvk
         return _apply_json_patch(original, body)
     if media == MERGE_PATCH:
         patch = _decode(body)
-        result = json_merge_patch(copy.deepcopy(original), patch)
+        result = json_merge_patch(_clone(original), patch)
         if not isinstance(result, dict):
             raise PatchError(400, "the patch did not produce an object")
         return result
@@ -177,7 +185,7 @@ def _apply_json_patch(original: dict[str, Any], body: bytes) -> dict[str, Any]:
         raise PatchError(400, "json: cannot unmarshal object into Go value of type jsonpatch.Patch")
     try:
         patch = jsonpatch.JsonPatch(ops)
-        result = patch.apply(original, in_place=False)
+        result = patch.apply(_clone(original), in_place=True)
     except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:  # type: ignore[attr-defined]
         raise PatchError(422, str(exc)) from None
     except (TypeError, KeyError, IndexError, ValueError) as exc:
@@ -222,7 +230,7 @@ def strategic_merge_patch_with_schema(original: dict[str, Any], patch: dict[str,
     ``x-kubernetes-patch-*`` extensions). ``schema=None`` merges as a JSON merge patch would,
     except for the directives. Neither argument is mutated. Raises :class:`PatchError`."""
     try:
-        return _merge_map(copy.deepcopy(original), copy.deepcopy(patch), schema)
+        return _merge_map(_clone(original), _clone(patch), schema)
     except _MergeError as exc:
         raise PatchError(exc.code, str(exc)) from None
     except RecursionError:
