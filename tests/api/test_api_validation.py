@@ -13,10 +13,12 @@ import pytest
 
 from kubesched.api.validation import (
     FieldError,
+    PriorityAdmissionError,
     aggregate,
     canonical_quantity,
     invalid_message,
     quantity_decode_errors,
+    resolve_pod_priority,
     status_causes,
     validate_object,
 )
@@ -254,6 +256,41 @@ WORKLOAD_CASES: list[tuple[str, dict[str, Any], str]] = [
                                        "spec": {"template": {"spec": {"restartPolicy": "Always", "containers": [container()]}}}},
      'Job.batch "j" is invalid: spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"'),
 ]
+
+
+def pdb(**spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "b", "namespace": "default"},
+            "spec": {"selector": {"matchLabels": {"app": "web"}}, **spec}}
+
+
+WORKLOAD_CASES += [
+    ("pdb with both bounds", pdb(minAvailable=1, maxUnavailable=1),
+     ('PodDisruptionBudget.policy "b" is invalid: spec: Invalid value: {"minAvailable":1,"selector":{"matchLabels":'
+     '{"app":"web"}},"maxUnavailable":1}: minAvailable and maxUnavailable cannot be both set')),
+    ("pdb percent above 100", pdb(maxUnavailable="150%"),
+     'PodDisruptionBudget.policy "b" is invalid: spec.maxUnavailable: Invalid value: "150%": must not be greater than 100%'),
+    ("pdb negative minAvailable", pdb(minAvailable=-1),
+     'PodDisruptionBudget.policy "b" is invalid: spec.minAvailable: Invalid value: -1: must be greater than or equal to 0'),
+]
+
+
+def test_priority_admission_rules_for_the_simulator() -> None:
+    classes = {"high": {"metadata": {"name": "high"}, "value": 1000, "preemptionPolicy": "Never"}}
+    get = classes.get
+    assert resolve_pod_priority({"priorityClassName": "high"}, get, []) == ("high", 1000, "Never")
+    assert resolve_pod_priority({"priorityClassName": "system-node-critical", "priority": 2000001000}, get, []) == (
+        "system-node-critical", 2000001000, "PreemptLowerPriority")
+    assert resolve_pod_priority({}, get, []) == ("", 0, "PreemptLowerPriority")
+    default = {"metadata": {"name": "d"}, "value": 7, "globalDefault": True}
+    assert resolve_pod_priority({}, get, [classes["high"], default]) == ("d", 7, None)
+    with pytest.raises(PriorityAdmissionError, match="^no PriorityClass with name nope was found$"):
+        resolve_pod_priority({"priorityClassName": "nope"}, get, [])
+    with pytest.raises(PriorityAdmissionError) as info:
+        resolve_pod_priority({"priority": 100}, get, [])
+    assert str(info.value) == ("the integer value of priority (100) must not be provided in pod spec; "
+                               "priority admission controller computed 0 from the given PriorityClass name")
+    with pytest.raises(PriorityAdmissionError, match="PreemptionPolicy"):
+        resolve_pod_priority({"priorityClassName": "high", "preemptionPolicy": "PreemptLowerPriority"}, get, [])
 
 
 @pytest.mark.parametrize(("desc", "obj", "expected"), WORKLOAD_CASES, ids=[c[0] for c in WORKLOAD_CASES])

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,6 +60,7 @@ __all__ = [
     "REQUIRED",
     "TOO_LONG",
     "FieldError",
+    "PriorityAdmissionError",
     "aggregate",
     "canonical_quantity",
     "invalid_message",
@@ -69,6 +70,7 @@ __all__ = [
     "is_qualified_name",
     "is_valid_label_value",
     "quantity_decode_errors",
+    "resolve_pod_priority",
     "status_causes",
     "validate_label_selector",
     "validate_labels",
@@ -77,6 +79,7 @@ __all__ = [
     "validate_object",
     "validate_object_meta",
     "validate_pod",
+    "validate_pod_disruption_budget",
     "validate_pod_spec",
     "validate_pod_template",
     "validate_pod_update",
@@ -1155,6 +1158,60 @@ HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
 SYSTEM_PRIORITY_CLASSES = {"system-node-critical": 2_000_001_000, "system-cluster-critical": 2_000_000_000}
 
 
+class PriorityAdmissionError(ValueError):
+    """A pod the ``Priority`` admission plugin forbids; ``str(err)`` is upstream's reason
+    (the API server answers 403 ``pods "x" is forbidden: <reason>``)."""
+
+
+def resolve_pod_priority(
+    spec: Mapping[str, Any],
+    get_class: Callable[[str], Mapping[str, Any] | None],
+    classes: Iterable[Mapping[str, Any]],
+) -> tuple[str, int, str | None]:
+    """What the ``Priority`` admission plugin (``plugin/pkg/admission/priority/admission.go``)
+    sets on a new pod: ``(priorityClassName, priority, preemptionPolicy)``.
+
+    ``get_class(name)`` returns a stored PriorityClass (``system-node-critical`` and
+    ``system-cluster-critical`` are built in when it returns None); ``classes`` are all
+    PriorityClasses (for the global default: the ``globalDefault`` one with the lowest value;
+    none → priority 0, ``PreemptLowerPriority``). Raises :class:`PriorityAdmissionError` for
+    an unknown class, or a ``spec.priority``/``spec.preemptionPolicy`` the pod carries that
+    differs from the computed one.
+    """
+    name = _str(spec.get("priorityClassName"))
+    policy: str | None
+    if not name:
+        default: Mapping[str, Any] | None = None
+        for candidate in classes:
+            if candidate.get("globalDefault") and (default is None or default.get("value", 0) > candidate.get("value", 0)):
+                default = candidate
+        if default is not None:
+            name = _str(_map(default.get("metadata")).get("name"))
+            priority, policy = int(default.get("value", 0)), default.get("preemptionPolicy")
+        else:
+            priority, policy = 0, "PreemptLowerPriority"
+    else:
+        pc: Mapping[str, Any] | None = get_class(name)
+        if pc is None and name in SYSTEM_PRIORITY_CLASSES:
+            pc = {"value": SYSTEM_PRIORITY_CLASSES[name], "preemptionPolicy": "PreemptLowerPriority"}
+        if pc is None:
+            raise PriorityAdmissionError(f"no PriorityClass with name {name} was found")
+        priority, policy = int(pc.get("value", 0)), pc.get("preemptionPolicy")
+    given = spec.get("priority")
+    if given is not None and given != priority:
+        raise PriorityAdmissionError(
+            f"the integer value of priority ({given}) must not be provided in pod spec; "
+            f"priority admission controller computed {priority} from the given PriorityClass name"
+        )
+    given_policy = spec.get("preemptionPolicy")
+    if policy is not None and given_policy is not None and given_policy != policy:
+        raise PriorityAdmissionError(
+            f"the string value of PreemptionPolicy ({given_policy}) must not be provided in pod spec; "
+            f"priority admission controller computed {policy} from the given PriorityClass name"
+        )
+    return name, priority, policy
+
+
 def validate_priority_class(pc: Any) -> list[FieldError]:
     """``ValidatePriorityClass`` (pkg/apis/scheduling/validation)."""
     p = _map(pc)
@@ -1272,6 +1329,46 @@ def _validate_job_spec(spec: Mapping[str, Any], path: str) -> list[FieldError]:
     return errs
 
 
+# ---- PodDisruptionBudget (pkg/apis/policy/validation) -----------------------------------------------
+
+_PERCENT = re.compile(r"^[0-9]+%$")
+
+
+def _validate_int_or_percent(value: Any, path: str) -> list[FieldError]:
+    """``ValidatePositiveIntOrPercent`` + ``IsNotMoreThan100Percent``."""
+    if isinstance(value, str):
+        if not _PERCENT.match(value):
+            return [FieldError(path, INVALID, value, _regex_error(
+                "a valid percent string must be a numeric string followed by an ending '%'", "[0-9]+%", "1%", "93%"))]
+        if int(value[:-1]) > 100:
+            return [FieldError(path, INVALID, value, "must not be greater than 100%")]
+        return []
+    if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+        return [FieldError(path, INVALID, value, "must be greater than or equal to 0")]
+    return []
+
+
+def validate_pod_disruption_budget(pdb: Any) -> list[FieldError]:
+    """``ValidatePodDisruptionBudget``: minAvailable/maxUnavailable (not both; non-negative
+    integers or percents ≤ 100%), selector."""
+    p = _map(pdb)
+    errs = validate_object_meta(p.get("metadata"), namespaced=True)
+    spec = _map(p.get("spec"))
+    min_av, max_un = spec.get("minAvailable"), spec.get("maxUnavailable")
+    if min_av is not None and max_un is not None:
+        shown = {k: spec[k] for k in ("minAvailable", "selector", "maxUnavailable", "unhealthyPodEvictionPolicy") if k in spec}
+        errs.append(FieldError("spec", INVALID, shown, "minAvailable and maxUnavailable cannot be both set"))
+    if min_av is not None:
+        errs.extend(_validate_int_or_percent(min_av, "spec.minAvailable"))
+    if max_un is not None:
+        errs.extend(_validate_int_or_percent(max_un, "spec.maxUnavailable"))
+    errs.extend(validate_label_selector(spec.get("selector"), "spec.selector"))
+    policy = spec.get("unhealthyPodEvictionPolicy")
+    if policy is not None and policy not in ("IfHealthyBudget", "AlwaysAllow"):
+        errs.append(FieldError("spec.unhealthyPodEvictionPolicy", NOT_SUPPORTED, policy, _supported(["AlwaysAllow", "IfHealthyBudget"])))
+    return errs
+
+
 # ---- dispatch ---------------------------------------------------------------------------------------
 
 _WORKLOADS = {"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "ReplicationController", "Job", "CronJob"}
@@ -1299,6 +1396,8 @@ def validate_object(obj: Any, *, namespaced: bool | None = None) -> list[FieldEr
         return validate_priority_class(o)
     if kind in _WORKLOADS:
         return validate_workload(o)
+    if kind == "PodDisruptionBudget":
+        return validate_pod_disruption_budget(o)
     scoped = namespaced if namespaced is not None else kind not in _CLUSTER_SCOPED
     name_kind = "dns1035" if kind in _DNS1035_KINDS else "subdomain"
     return validate_object_meta(o.get("metadata"), namespaced=scoped, name_kind=name_kind)

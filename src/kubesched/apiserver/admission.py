@@ -245,21 +245,6 @@ def _default_toleration_seconds(pod: dict[str, Any]) -> None:
         spec["tolerations"] = tolerations
 
 
-def _priority_class(name: str, lookup: Callable[[str, str, str], dict[str, Any] | None]) -> dict[str, Any] | None:
-    pc = lookup("priorityclasses", "", name)
-    if pc is None:
-        pc = SYSTEM_PRIORITY_CLASSES.get(name)
-    return pc
-
-
-def _default_priority_class(list_objects: Callable[[str], list[dict[str, Any]]]) -> dict[str, Any] | None:
-    best = None
-    for pc in list_objects("priorityclasses"):
-        if pc.get("globalDefault") and (best is None or best.get("value", 0) > pc.get("value", 0)):
-            best = pc
-    return best
-
-
 def _admit_pod_priority(pod: dict[str, Any], old: Mapping[str, Any] | None, operation: str,
                         lookup: Callable[[str, str, str], dict[str, Any] | None],
                         list_objects: Callable[[str], list[dict[str, Any]]]) -> None:
@@ -273,30 +258,16 @@ def _admit_pod_priority(pod: dict[str, Any], old: Mapping[str, Any] | None, oper
             spec["preemptionPolicy"] = old_spec["preemptionPolicy"]
         return
     class_name = spec.get("priorityClassName") or ""
-    if not class_name:
-        pc = _default_priority_class(list_objects)
-        if pc is not None:
-            spec["priorityClassName"] = pc["metadata"]["name"]
-            priority = int(pc.get("value", 0))
-            policy = pc.get("preemptionPolicy")
-        else:
-            priority, policy = 0, "PreemptLowerPriority"
-    else:
-        pc = _priority_class(str(class_name), lookup)
-        if pc is None:
-            raise _forbidden("pods", name, f"no PriorityClass with name {class_name} was found")
-        priority = int(pc.get("value", 0))
-        policy = pc.get("preemptionPolicy")
-    given = spec.get("priority")
-    if given is not None and given != priority:
-        raise _forbidden("pods", name, f"the integer value of priority ({given}) must not be provided in pod spec; "
-                                       f"priority admission controller computed {priority} from the given PriorityClass name")
+    classes = list_objects("priorityclasses") if not class_name else []
+    try:
+        resolved, priority, policy = validation.resolve_pod_priority(
+            spec, lambda n: lookup("priorityclasses", "", n), classes)
+    except validation.PriorityAdmissionError as exc:
+        raise _forbidden("pods", name, str(exc)) from None
+    if resolved:
+        spec["priorityClassName"] = resolved
     spec["priority"] = priority
     if policy is not None:
-        given_policy = spec.get("preemptionPolicy")
-        if given_policy is not None and given_policy != policy:
-            raise _forbidden("pods", name, f"the string value of PreemptionPolicy ({given_policy}) must not be provided in pod spec; "
-                                           f"priority admission controller computed {policy} from the given PriorityClass name")
         spec["preemptionPolicy"] = policy
 
 
