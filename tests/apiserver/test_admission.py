@@ -246,3 +246,18 @@ def test_scheduling_gates_only_removed_and_gated_pod_may_gain_node_selector() ->
     assert info.value.status["message"] == (
         'Pod "p" is invalid: spec.schedulingGates[2].name: Forbidden: only deletion is allowed, but found new scheduling gate \'example.com/c\''
     )
+
+
+def test_wrong_types_are_400_and_nulls_dropped() -> None:
+    with pytest.raises(AdmissionError) as info:
+        run("pods", pod(containers=[{"name": "c", "image": "x", "ports": "80"}]))
+    assert info.value.code == 400 and info.value.status["reason"] == "BadRequest"
+    assert info.value.status["message"] == ('Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal string into '
+                                            "Go struct field Container.spec.containers.ports of type []v1.ContainerPort")
+    out = run("pods", pod(nodeSelector=None, affinity=None))
+    assert "nodeSelector" not in out["spec"] and "affinity" not in out["spec"]
+    with pytest.raises(AdmissionError) as info:
+        run("deployments", {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "default"},
+                            "spec": {"replicas": "3"}})
+    assert info.value.status["message"] == ('Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal '
+                                            "string into Go struct field DeploymentSpec.spec.replicas of type int32")

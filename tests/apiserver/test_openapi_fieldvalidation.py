@@ -7,6 +7,7 @@ from typing import Any
 
 from kubesched.apiserver import openapi
 from kubesched.apiserver.fieldvalidation import (
+    decode_error,
     decode_error_message,
     patch_strict_status,
     unknown_field_paths,
@@ -120,3 +121,28 @@ def test_patch_strict_status() -> None:
     assert st["details"]["causes"][0]["field"] == "patch"
     st = patch_strict_status("application/merge-patch+json", b'{"a":1}', {"a": 1}, ['unknown field "a"'])
     assert st["message"] == ' "" is invalid: patch: Invalid value: "{\\"a\\":1}": strict decoding error: unknown field "a"'
+
+
+def test_decode_errors_as_encoding_json_reports_them() -> None:
+    cases = [
+        ({"spec": {"containers": "x"}},
+         "json: cannot unmarshal string into Go struct field PodSpec.spec.containers of type []v1.Container"),
+        ({"spec": {"containers": ["x"]}},
+         "json: cannot unmarshal string into Go struct field PodSpec.spec.containers of type v1.Container"),
+        ({"metadata": {"labels": {"a": 1}}},
+         "json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string"),
+        ({"spec": {"containers": [{"name": "c", "ports": [{"containerPort": 1.5}]}]}},
+         "json: cannot unmarshal number 1.5 into Go struct field ContainerPort.spec.containers.ports.containerPort of type int32"),
+        ({"spec": {"containers": [{"name": "c", "resources": {"limits": "x"}}]}},
+         "json: cannot unmarshal string into Go struct field ResourceRequirements.spec.containers.resources.limits of type v1.ResourceList"),
+        ({"spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "12x"}}}]}},
+         "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"),
+        ({"spec": "x"}, "json: cannot unmarshal string into Go struct field Pod.spec of type v1.PodSpec"),
+        ({"spec": {"hostNetwork": "yes"}}, "json: cannot unmarshal string into Go struct field PodSpec.spec.hostNetwork of type bool"),
+    ]
+    for obj, expected in cases:
+        assert decode_error(POD, obj) == expected
+    ok = {"metadata": None, "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": 1}}}],
+                                     "priority": None, "overhead": None}, "status": {"startTime": "2026-01-01T00:00:00Z"}}
+    assert decode_error(POD, ok) is None
+    assert decode_error_message("Pod", "v1", "json: x") == 'Pod in version "v1" cannot be handled as a Pod: json: x'

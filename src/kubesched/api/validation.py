@@ -70,6 +70,7 @@ __all__ = [
     "is_qualified_name",
     "is_valid_label_value",
     "quantity_decode_errors",
+    "quantity_parse_error",
     "resolve_pod_priority",
     "status_causes",
     "validate_label_selector",
@@ -398,6 +399,13 @@ def _nanos(q: Any) -> int | None:
         return nano_value(q)
     except (QuantityError, TypeError, ValueError):
         return None
+
+
+def quantity_parse_error(q: Any) -> str | None:
+    """Upstream ``ParseQuantity``'s error text for ``q`` (a JSON string or number), or None."""
+    if isinstance(q, bool) or not isinstance(q, (str, int, float)):
+        return _quantity_error(q)
+    return None if _nanos(q) is not None else _quantity_error(q)
 
 
 def _quantity_error(q: Any) -> str:

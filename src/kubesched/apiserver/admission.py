@@ -4,8 +4,11 @@
 store (a new dict) or raises :class:`AdmissionError` carrying a ready upstream ``Status`` body.
 In order, as the API server:
 
-1. decoding checks — a Pod/Node quantity that does not parse → 400 ``BadRequest``
-   (``Pod in version "v1" cannot be handled as a Pod: quantities must match ...``);
+1. decoding checks — a value of the wrong JSON type for its field, or a quantity that does not
+   parse → 400 ``BadRequest`` (``Pod in version "v1" cannot be handled as a Pod: json: cannot
+   unmarshal string into Go struct field PodSpec.spec.containers of type []v1.Container``,
+   ``... quantities must match ...``, see :func:`fieldvalidation.decode_error`); ``null``
+   fields are dropped, as decoding into the Go types and encoding back does;
 2. defaulting (``pkg/apis/core/v1/defaults.go``): pods get ``schedulerName:
    default-scheduler``, ``restartPolicy``, ``dnsPolicy``, ``terminationGracePeriodSeconds``,
    ``securityContext``, ``enableServiceLinks``, container ``terminationMessagePath/Policy``,
@@ -40,6 +43,7 @@ import orjson
 
 from kubesched.api import validation
 from kubesched.api.quantity import nano_value
+from kubesched.apiserver import fieldvalidation
 
 __all__ = ["SYSTEM_PRIORITY_CLASSES", "AdmissionError", "admit", "apply_defaults", "pod_qos_class"]
 
@@ -89,6 +93,15 @@ def _clone(obj: Any) -> Any:
         return orjson.loads(orjson.dumps(obj))
     except (TypeError, orjson.JSONEncodeError):
         return copy.deepcopy(obj)
+
+
+def _drop_nulls(v: Any) -> Any:
+    """What decoding into Go types and encoding back does to ``null``: the field disappears."""
+    if isinstance(v, dict):
+        return {k: _drop_nulls(x) for k, x in v.items() if x is not None}
+    if isinstance(v, list):
+        return [_drop_nulls(x) for x in v]
+    return v
 
 
 def _status(code: int, reason: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -311,12 +324,14 @@ def admit(
             apply_defaults("nodes/status", out)
         return out
     group, kind = _KINDS.get(base, ("", str(out.get("kind") or "")))
-    if base in ("pods", "nodes"):
-        bad = validation.quantity_decode_errors(out)
-        if bad:
-            version = "v1"
-            raise AdmissionError(_status(400, "BadRequest",
-                                         f'{kind} in version "{version}" cannot be handled as a {kind}: {bad[0].detail}'))
+    if base not in _KINDS:
+        api_version = str(out.get("apiVersion") or "v1")
+        group = api_version.rpartition("/")[0]
+    version = "v1"
+    problem = fieldvalidation.decode_error((group, version, kind), out)
+    if problem:
+        raise AdmissionError(_status(400, "BadRequest", fieldvalidation.decode_error_message(kind, version, problem)))
+    out = _drop_nulls(out)
     apply_defaults(base, out)
     if base == "pods":
         if operation == "CREATE":

@@ -27,6 +27,7 @@ from kubesched.apiserver import schemas
 
 __all__ = [
     "VALIDATION_DIRECTIVES",
+    "decode_error",
     "decode_error_message",
     "patch_strict_status",
     "strict_decoding_error",
@@ -61,10 +62,12 @@ def strict_decoding_error(messages: Iterable[str]) -> str:
     return "strict decoding error: " + ", ".join(messages)
 
 
-def decode_error_message(kind: str, version: str, messages: Iterable[str]) -> str:
-    """The 400 message of a create/update rejected by ``fieldValidation=Strict``:
-    ``Pod in version "v1" cannot be handled as a Pod: strict decoding error: ...``."""
-    return f'{kind} in version "{version}" cannot be handled as a {kind}: {strict_decoding_error(messages)}'
+def decode_error_message(kind: str, version: str, messages: Iterable[str] | str) -> str:
+    """The 400 message of a create/update the decoder rejects: with the strict messages of
+    ``fieldValidation=Strict`` (``Pod in version "v1" cannot be handled as a Pod: strict decoding
+    error: unknown field "spec.foo"``) or with one :func:`decode_error` text (a ``str``)."""
+    reason = messages if isinstance(messages, str) else strict_decoding_error(messages)
+    return f'{kind} in version "{version}" cannot be handled as a {kind}: {reason}'
 
 
 def patch_strict_status(content_type: str, patch_body: bytes, patched: Any, messages: Iterable[str]) -> dict[str, Any]:
@@ -187,3 +190,173 @@ def _walk_node(node: _Node | None, value: Any, path: str, out: list[str]) -> Non
     elif isinstance(value, list) and node.items is not None:
         for i, sub in enumerate(value):
             _walk_node(node.items, sub, f"{path}[{i}]", out)
+
+
+# ---- type errors (what decoding into the Go types rejects) ---------------------------------------
+
+_QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity"
+_INT_OR_STRING = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
+_TIME = ("io.k8s.apimachinery.pkg.apis.meta.v1.Time", "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime")
+_FREE = ("io.k8s.apimachinery.pkg.runtime.RawExtension", "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1",
+         "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON")
+
+
+class _T:
+    """A field's Go type for decoding: ``kind`` in struct/array/map/string/bool/int/float/
+    quantity/any, the Go type name, and the parts needed to walk into it."""
+
+    __slots__ = ("elem", "go", "kind", "props", "struct")
+
+    def __init__(self, kind: str, go: str) -> None:
+        self.kind = kind
+        self.go = go
+        self.props: dict[str, _T] = {}
+        self.struct = ""
+        self.elem: _T | None = None
+
+
+_TYPES: dict[str, _T] = {}
+
+
+def _def_go_name(name: str) -> str:
+    parts = name.split(".")
+    return f"{parts[-2]}.{parts[-1]}"
+
+
+def _type_of(schema: dict[str, Any]) -> _T:
+    ref = schemas.ref_name(schema)
+    if ref is None and isinstance(schema.get("allOf"), list) and schema["allOf"]:
+        ref = schemas.ref_name(schema["allOf"][0])
+    if ref is not None:
+        return _type_of_def(ref)
+    t = schema.get("type")
+    if isinstance(t, list):
+        t = next((x for x in t if x != "null"), None)
+    fmt = schema.get("format")
+    if t == "array":
+        items = schema.get("items")
+        elem = _type_of(items) if isinstance(items, dict) else _T("any", "interface {}")
+        node = _T("array", "[]" + elem.go)
+        node.elem = elem
+        return node
+    if t == "object":
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, dict):
+            elem = _type_of(extra)
+            go = "v1.ResourceList" if elem.kind == "quantity" else f"map[string]{elem.go}"
+            node = _T("map", go)
+            node.elem = elem
+            return node
+        return _T("any", "map[string]interface {}")
+    if t == "string":
+        return _T("any" if fmt == "byte" else "string", "[]uint8" if fmt == "byte" else "string")
+    if t == "boolean":
+        return _T("bool", "bool")
+    if t == "integer":
+        return _T("int", fmt if fmt in ("int32", "int64") else "int")
+    if t == "number":
+        return _T("float", "float64")
+    return _T("any", "interface {}")
+
+
+def _type_of_def(name: str) -> _T:
+    if name in _TYPES:
+        return _TYPES[name]
+    if name == _QUANTITY:
+        node = _T("quantity", "resource.Quantity")
+    elif name in _FREE or name == _INT_OR_STRING or name in _TIME:
+        node = _T("any", _def_go_name(name))
+    else:
+        schema = schemas.definitions().get(name) or {}
+        props = schema.get("properties")
+        if not isinstance(props, dict):
+            node = _T("any", _def_go_name(name))
+        else:
+            node = _T("struct", _def_go_name(name))
+            node.struct = name.split(".")[-1]
+            _TYPES[name] = node  # before recursing: definitions are recursive
+            node.props = {k: _type_of(v) for k, v in props.items() if isinstance(v, dict)}
+            return node
+    _TYPES[name] = node
+    return node
+
+
+def _json_kind(v: Any) -> str:
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, (int, float)):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, list):
+        return "array"
+    return "object"
+
+
+def _check(t: _T, v: Any, struct: str, path: str) -> str | None:
+    """The first decoding error of ``v`` as Go type ``t`` (``struct``/``path``: the enclosing
+    Go struct and the JSON field path encoding/json names in its error)."""
+    if v is None or t.kind == "any":
+        return None
+    where = f"Go struct field {struct}.{path}" if struct else "Go value"
+    kind = t.kind
+    if kind == "quantity":
+        if isinstance(v, (bool, dict, list)):
+            return "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+        from kubesched.api.validation import quantity_parse_error
+
+        return quantity_parse_error(v)
+    if kind == "struct":
+        if not isinstance(v, dict):
+            return f"json: cannot unmarshal {_json_kind(v)} into {where} of type {t.go}"
+        for key, sub in v.items():
+            ft = t.props.get(key)
+            if ft is not None:
+                err = _check(ft, sub, t.struct, f"{path}.{key}" if path else key)
+                if err:
+                    return err
+        return None
+    if kind == "array":
+        if not isinstance(v, list):
+            return f"json: cannot unmarshal {_json_kind(v)} into {where} of type {t.go}"
+        assert t.elem is not None
+        for item in v:
+            err = _check(t.elem, item, struct, path)
+            if err:
+                return err
+        return None
+    if kind == "map":
+        if not isinstance(v, dict):
+            return f"json: cannot unmarshal {_json_kind(v)} into {where} of type {t.go}"
+        assert t.elem is not None
+        for item in v.values():
+            err = _check(t.elem, item, struct, path)
+            if err:
+                return err
+        return None
+    if kind == "string":
+        ok = isinstance(v, str)
+    elif kind == "bool":
+        ok = isinstance(v, bool)
+    elif kind == "int":
+        if isinstance(v, float) and not isinstance(v, bool) and not v.is_integer():
+            return f"json: cannot unmarshal number {v!r} into {where} of type {t.go}"
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool)
+    else:
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool)
+    if ok:
+        return None
+    return f"json: cannot unmarshal {_json_kind(v)} into {where} of type {t.go}"
+
+
+def decode_error(gvk: tuple[str, str, str], obj: Any) -> str | None:
+    """The first error decoding ``obj`` into the kind's Go type raises, as kube-apiserver's
+    decoder (``sigs.k8s.io/json``, encoding/json messages) reports it — ``json: cannot unmarshal
+    string into Go struct field PodSpec.spec.containers of type []v1.Container``, or a
+    quantity's parse error — else None. ``null`` is accepted anywhere (it decodes to the zero
+    value). The API server answers 400 with :func:`decode_error_message`-style text
+    ``<Kind> in version "<v>" cannot be handled as a <Kind>: <error>``."""
+    name = schemas.definition_for_gvk(*gvk)
+    if name is None:
+        return None
+    return _check(_type_of_def(name), obj, "", "")
