@@ -46,6 +46,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from kubesched.api.quantity import nano_value
@@ -244,7 +245,18 @@ def _regex_error(msg: str, fmt: str, *examples: str) -> str:
     return f"{msg} (e.g. {ex}, regex used for validation is '{fmt}')"
 
 
+@lru_cache(maxsize=8192)
+def _is_dns1123_label_cached(value: str) -> tuple[str, ...]:
+    return tuple(_is_dns1123_label(value))
+
+
 def is_dns1123_label(value: str) -> list[str]:
+    """Upstream ``IsDNS1123Label``: the problems with ``value`` as messages (empty when valid).
+    Results are cached (the same keys and names recur across objects)."""
+    return list(_is_dns1123_label_cached(value)) if isinstance(value, str) else list(_is_dns1123_label(str(value)))
+
+
+def _is_dns1123_label(value: str) -> list[str]:
     """``IsDNS1123Label``: problems with ``value`` (empty list when valid)."""
     errs = []
     if len(value) > 63:
@@ -254,7 +266,18 @@ def is_dns1123_label(value: str) -> list[str]:
     return errs
 
 
+@lru_cache(maxsize=8192)
+def _is_dns1123_subdomain_cached(value: str) -> tuple[str, ...]:
+    return tuple(_is_dns1123_subdomain(value))
+
+
 def is_dns1123_subdomain(value: str) -> list[str]:
+    """Upstream ``IsDNS1123Subdomain``: the problems with ``value`` as messages (empty when valid).
+    Results are cached (the same keys and names recur across objects)."""
+    return list(_is_dns1123_subdomain_cached(value)) if isinstance(value, str) else list(_is_dns1123_subdomain(str(value)))
+
+
+def _is_dns1123_subdomain(value: str) -> list[str]:
     """``IsDNS1123Subdomain``."""
     errs = []
     if len(value) > 253:
@@ -264,7 +287,18 @@ def is_dns1123_subdomain(value: str) -> list[str]:
     return errs
 
 
+@lru_cache(maxsize=8192)
+def _is_dns1035_label_cached(value: str) -> tuple[str, ...]:
+    return tuple(_is_dns1035_label(value))
+
+
 def is_dns1035_label(value: str) -> list[str]:
+    """Upstream ``IsDNS1035Label``: the problems with ``value`` as messages (empty when valid).
+    Results are cached (the same keys and names recur across objects)."""
+    return list(_is_dns1035_label_cached(value)) if isinstance(value, str) else list(_is_dns1035_label(str(value)))
+
+
+def _is_dns1035_label(value: str) -> list[str]:
     """``IsDNS1035Label``."""
     errs = []
     if len(value) > 63:
@@ -274,7 +308,18 @@ def is_dns1035_label(value: str) -> list[str]:
     return errs
 
 
+@lru_cache(maxsize=8192)
+def _is_qualified_name_cached(value: str) -> tuple[str, ...]:
+    return tuple(_is_qualified_name(value))
+
+
 def is_qualified_name(value: str) -> list[str]:
+    """Upstream ``IsQualifiedName``: the problems with ``value`` as messages (empty when valid).
+    Results are cached (the same keys and names recur across objects)."""
+    return list(_is_qualified_name_cached(value)) if isinstance(value, str) else list(_is_qualified_name(str(value)))
+
+
+def _is_qualified_name(value: str) -> list[str]:
     """``IsQualifiedName`` (label keys, annotation keys, taint/toleration keys, topology keys)."""
     errs: list[str] = []
     parts = value.split("/")
@@ -301,7 +346,18 @@ def is_qualified_name(value: str) -> list[str]:
     return errs
 
 
+@lru_cache(maxsize=8192)
+def _is_valid_label_value_cached(value: str) -> tuple[str, ...]:
+    return tuple(_is_valid_label_value(value))
+
+
 def is_valid_label_value(value: str) -> list[str]:
+    """Upstream ``IsValidLabelValue``: the problems with ``value`` as messages (empty when valid).
+    Results are cached (the same keys and names recur across objects)."""
+    return list(_is_valid_label_value_cached(value)) if isinstance(value, str) else list(_is_valid_label_value(str(value)))
+
+
+def _is_valid_label_value(value: str) -> list[str]:
     """``IsValidLabelValue``."""
     errs = []
     if len(value) > 63:

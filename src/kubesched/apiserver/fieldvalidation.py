@@ -293,12 +293,16 @@ def _json_kind(v: Any) -> str:
     return "object"
 
 
+def _mismatch(value: str, t: _T, struct: str, path: str) -> str:
+    where = f"Go struct field {struct}.{path}" if struct else "Go value"
+    return f"json: cannot unmarshal {value} into {where} of type {t.go}"
+
+
 def _check(t: _T, v: Any, struct: str, path: str) -> str | None:
     """The first decoding error of ``v`` as Go type ``t`` (``struct``/``path``: the enclosing
     Go struct and the JSON field path encoding/json names in its error)."""
     if v is None or t.kind == "any":
         return None
-    where = f"Go struct field {struct}.{path}" if struct else "Go value"
     kind = t.kind
     if kind == "quantity":
         if isinstance(v, (bool, dict, list)):
@@ -308,17 +312,20 @@ def _check(t: _T, v: Any, struct: str, path: str) -> str | None:
         return quantity_parse_error(v)
     if kind == "struct":
         if not isinstance(v, dict):
-            return f"json: cannot unmarshal {_json_kind(v)} into {where} of type {t.go}"
+            return _mismatch(_json_kind(v), t, struct, path)
         for key, sub in v.items():
             ft = t.props.get(key)
-            if ft is not None:
-                err = _check(ft, sub, t.struct, f"{path}.{key}" if path else key)
-                if err:
-                    return err
+            if ft is None or sub is None or ft.kind == "any":
+                continue
+            if ft.kind == "string" and isinstance(sub, str):
+                continue
+            err = _check(ft, sub, t.struct, f"{path}.{key}" if path else key)
+            if err:
+                return err
         return None
     if kind == "array":
         if not isinstance(v, list):
-            return f"json: cannot unmarshal {_json_kind(v)} into {where} of type {t.go}"
+            return _mismatch(_json_kind(v), t, struct, path)
         assert t.elem is not None
         for item in v:
             err = _check(t.elem, item, struct, path)
@@ -327,7 +334,7 @@ def _check(t: _T, v: Any, struct: str, path: str) -> str | None:
         return None
     if kind == "map":
         if not isinstance(v, dict):
-            return f"json: cannot unmarshal {_json_kind(v)} into {where} of type {t.go}"
+            return _mismatch(_json_kind(v), t, struct, path)
         assert t.elem is not None
         for item in v.values():
             err = _check(t.elem, item, struct, path)
@@ -340,13 +347,13 @@ def _check(t: _T, v: Any, struct: str, path: str) -> str | None:
         ok = isinstance(v, bool)
     elif kind == "int":
         if isinstance(v, float) and not isinstance(v, bool) and not v.is_integer():
-            return f"json: cannot unmarshal number {v!r} into {where} of type {t.go}"
+            return _mismatch(f"number {v!r}", t, struct, path)
         ok = isinstance(v, (int, float)) and not isinstance(v, bool)
     else:
         ok = isinstance(v, (int, float)) and not isinstance(v, bool)
     if ok:
         return None
-    return f"json: cannot unmarshal {_json_kind(v)} into {where} of type {t.go}"
+    return _mismatch(_json_kind(v), t, struct, path)
 
 
 def decode_error(gvk: tuple[str, str, str], obj: Any) -> str | None:
