@@ -316,7 +316,12 @@ def admit(
     plugin, 422 Invalid from validation).
     """
     base, _, sub = resource.partition("/")
-    out = _clone(obj)
+    try:
+        raw = orjson.dumps(obj)
+        out = orjson.loads(raw)
+        has_null = b"null" in raw
+    except (TypeError, orjson.JSONEncodeError):
+        out, has_null = copy.deepcopy(obj), True
     if operation not in ("CREATE", "UPDATE"):
         return out
     if sub:
@@ -331,7 +336,8 @@ def admit(
     problem = fieldvalidation.decode_error((group, version, kind), out)
     if problem:
         raise AdmissionError(_status(400, "BadRequest", fieldvalidation.decode_error_message(kind, version, problem)))
-    out = _drop_nulls(out)
+    if has_null:
+        out = _drop_nulls(out)
     apply_defaults(base, out)
     if base == "pods":
         if operation == "CREATE":

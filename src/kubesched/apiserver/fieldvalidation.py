@@ -315,9 +315,11 @@ def _check(t: _T, v: Any, struct: str, path: str) -> str | None:
             return _mismatch(_json_kind(v), t, struct, path)
         for key, sub in v.items():
             ft = t.props.get(key)
-            if ft is None or sub is None or ft.kind == "any":
+            if ft is None or sub is None:
                 continue
-            if ft.kind == "string" and isinstance(sub, str):
+            fk = ft.kind
+            if fk == "any" or (fk == "string" and sub.__class__ is str) or (fk == "bool" and sub.__class__ is bool) \
+                    or (fk == "int" and sub.__class__ is int):
                 continue
             err = _check(ft, sub, t.struct, f"{path}.{key}" if path else key)
             if err:
@@ -327,8 +329,11 @@ def _check(t: _T, v: Any, struct: str, path: str) -> str | None:
         if not isinstance(v, list):
             return _mismatch(_json_kind(v), t, struct, path)
         assert t.elem is not None
+        elem = t.elem
+        if elem.kind == "string" and all(item.__class__ is str or item is None for item in v):
+            return None
         for item in v:
-            err = _check(t.elem, item, struct, path)
+            err = _check(elem, item, struct, path)
             if err:
                 return err
         return None
@@ -336,6 +341,8 @@ def _check(t: _T, v: Any, struct: str, path: str) -> str | None:
         if not isinstance(v, dict):
             return _mismatch(_json_kind(v), t, struct, path)
         assert t.elem is not None
+        if t.elem.kind == "string" and all(item.__class__ is str or item is None for item in v.values()):
+            return None
         for item in v.values():
             err = _check(t.elem, item, struct, path)
             if err:
