@@ -579,13 +579,21 @@ def validate_object_meta(meta: Any, *, namespaced: bool, name_kind: str = "subdo
         errs.append(FieldError(_child(path, "generation"), INVALID, generation, "must be greater than or equal to 0"))
     errs.extend(validate_labels(m.get("labels"), _child(path, "labels")))
     errs.extend(validate_annotations(m.get("annotations"), _child(path, "annotations")))
-    for f in _list(m.get("finalizers")):
-        f = _str(f)
-        msgs = is_qualified_name(f)
-        if not msgs and "/" not in f and f not in ("orphan", "foregroundDeletion"):
-            msgs = ["name is neither a standard finalizer name nor is it fully qualified"]
-        errs.extend(FieldError(_child(path, "finalizers"), INVALID, f, msg) for msg in msgs)
+    finalizers = [_str(f) for f in _list(m.get("finalizers"))]
+    fpath = _child(path, "finalizers")
+    for f in finalizers:
+        errs.extend(FieldError(fpath, INVALID, f, msg) for msg in is_qualified_name(f))
+    if "orphan" in finalizers and "foregroundDeletion" in finalizers:
+        errs.append(FieldError(fpath, INVALID, finalizers, "finalizer orphan and foregroundDeletion cannot be both set"))
+    # pkg/apis/core/validation validateKubeFinalizerName: a second name check, plus the standard names
+    for f in finalizers:
+        errs.extend(FieldError(fpath, INVALID, f, msg) for msg in is_qualified_name(f))
+        if "/" not in f and f not in _STANDARD_FINALIZERS:
+            errs.append(FieldError(fpath, INVALID, f, "name is neither a standard finalizer name nor is it fully qualified"))
     return errs
+
+
+_STANDARD_FINALIZERS = {"kubernetes", "orphan", "foregroundDeletion"}
 
 
 def validate_label_selector(sel: Any, path: str) -> list[FieldError]:
@@ -666,8 +674,21 @@ def _validate_container_resource_name(name: str, path: str) -> list[FieldError]:
     return []
 
 
-def validate_resource_requirements(res: Any, path: str) -> list[FieldError]:
-    """``ValidateContainerResourceRequirements``: names, quantities, requests ≤ limits."""
+def _validate_pod_resource_name(name: str, path: str) -> list[FieldError]:
+    errs = [FieldError(path, INVALID, name, m) for m in is_qualified_name(name)]
+    if errs:
+        return errs
+    if "/" not in name and name not in _STANDARD_CONTAINER_RESOURCES and not _is_hugepages(name):
+        return [FieldError(path, INVALID, name, "must be a standard resource type or fully qualified")]
+    if name not in ("cpu", "memory") and not _is_hugepages(name):
+        return [FieldError(path, NOT_SUPPORTED, name, _supported(["cpu", "memory"]))]
+    return []
+
+
+def validate_resource_requirements(res: Any, path: str, *, pod_level: bool = False) -> list[FieldError]:
+    """``ValidateContainerResourceRequirements`` (``pod_level``: ``validatePodResourceRequirements``
+    for ``spec.resources``): names, quantities, requests ≤ limits."""
+    name_check = _validate_pod_resource_name if pod_level else _validate_container_resource_name
     r = _map(res)
     limits = _map(r.get("limits"))
     requests = _map(r.get("requests"))
@@ -675,11 +696,11 @@ def validate_resource_requirements(res: Any, path: str) -> list[FieldError]:
     errs: list[FieldError] = []
     for name, q in limits.items():
         p = _key(lim_path, name)
-        errs.extend(_validate_container_resource_name(name, p))
+        errs.extend(name_check(name, p))
         errs.extend(_validate_resource_quantity(name, q, p))
     for name, q in requests.items():
         p = _key(req_path, name)
-        errs.extend(_validate_container_resource_name(name, p))
+        errs.extend(name_check(name, p))
         errs.extend(_validate_resource_quantity(name, q, p))
         req_n = _nanos(q)
         if name in limits:
@@ -1105,6 +1126,8 @@ def validate_pod_spec(spec: Any, path: str = "spec") -> list[FieldError]:
     overhead = s.get("overhead")
     if isinstance(overhead, dict):
         errs.extend(validate_resource_requirements({"limits": overhead}, _child(path, "overhead")))
+    if isinstance(s.get("resources"), dict):
+        errs.extend(validate_resource_requirements(s["resources"], _child(path, "resources"), pod_level=True))
     return errs
 
 
@@ -1112,7 +1135,13 @@ def validate_pod(pod: Any) -> list[FieldError]:
     """``ValidatePodCreate`` (metadata + spec) for a Pod dict."""
     p = _map(pod)
     errs = validate_object_meta(p.get("metadata"), namespaced=True)
-    errs.extend(validate_pod_spec(p.get("spec")))
+    spec = _map(p.get("spec"))
+    errs.extend(validate_pod_spec(spec))
+    for cname in ("containers", "initContainers"):  # validateContainersOnlyForPod
+        for i, c in enumerate(_list(spec.get(cname))):
+            image = _str(_map(c).get("image"))
+            if image != image.strip():
+                errs.append(FieldError(f"spec.{cname}[{i}].image", INVALID, image, "must not have leading or trailing whitespace"))
     return errs
 
 
