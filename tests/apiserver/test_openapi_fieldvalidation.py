@@ -146,3 +146,13 @@ def test_decode_errors_as_encoding_json_reports_them() -> None:
                                      "priority": None, "overhead": None}, "status": {"startTime": "2026-01-01T00:00:00Z"}}
     assert decode_error(POD, ok) is None
     assert decode_error_message("Pod", "v1", "json: x") == 'Pod in version "v1" cannot be handled as a Pod: json: x'
+
+
+def test_known_kinds_and_shared_module() -> None:
+    from kubesched.api import schemas as api_schemas
+    from kubesched.apiserver import fieldvalidation, schemas
+
+    assert api_schemas.known_kind("v1", "Pod") and api_schemas.known_kind("apps/v1", "Deployment")
+    assert not api_schemas.known_kind("v1", "Pood") and not api_schemas.known_kind("apps/v1", "Pod")
+    assert schemas.definitions is api_schemas.definitions
+    assert fieldvalidation.unknown_fields is api_schemas.unknown_fields
