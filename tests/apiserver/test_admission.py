@@ -261,3 +261,8 @@ def test_wrong_types_are_400_and_nulls_dropped() -> None:
                             "spec": {"replicas": "3"}})
     assert info.value.status["message"] == ('Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal '
                                             "string into Go struct field DeploymentSpec.spec.replicas of type int32")
+
+
+def test_unknown_fields_are_dropped_as_decoding_does() -> None:
+    out = run("pods", pod(containers=[{"name": "c", "image": "x", "imagee": "typo"}], foo=1))
+    assert "imagee" not in out["spec"]["containers"][0] and "foo" not in out["spec"]

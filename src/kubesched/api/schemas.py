@@ -21,6 +21,7 @@ Public API::
     resolve(schema) -> dict | None              # follow a "$ref" (one level; refs do not chain)
     gvks() -> dict[tuple[str, str, str], str]   # (group, version, kind) -> definition name
     unknown_field_paths(gvk, obj) / unknown_fields(gvk, obj)   # strict decoding's unknown fields
+    prune_unknown_fields(gvk, obj) -> list[str] # drop them, as non-strict decoding does
     decode_error(gvk, obj) -> str | None        # the decoder's first type error
 
 Pure functions over plain dicts, shared by the box (``kubesched.apiserver``) and the simulator's
@@ -46,6 +47,7 @@ __all__ = [
     "definitions",
     "gvks",
     "known_kind",
+    "prune_unknown_fields",
     "ref_name",
     "resolve",
     "unknown_field_paths",
@@ -203,27 +205,44 @@ def _walk(schema: dict[str, Any] | None, value: Any, path: str, out: list[str]) 
     _walk_node(_compile(schema), value, path, out)
 
 
-def _walk_node(node: _Node | None, value: Any, path: str, out: list[str]) -> None:
+def _walk_node(node: _Node | None, value: Any, path: str, out: list[str], prune: bool = False) -> None:
     if node is None:
         return
     if isinstance(value, dict):
         props = node.props
         if props is not None:
+            drop = []
             for key, sub in value.items():
                 if key in props:
                     child = props[key]
                     if child is not None:
-                        _walk_node(child, sub, f"{path}.{key}" if path else key, out)
+                        _walk_node(child, sub, f"{path}.{key}" if path else key, out, prune)
                 elif node.extra is not None:
-                    _walk_node(node.extra, sub, f"{path}.{key}" if path else key, out)
+                    _walk_node(node.extra, sub, f"{path}.{key}" if path else key, out, prune)
                 elif not node.free:
                     out.append(f"{path}.{key}" if path else key)
+                    drop.append(key)
+            if prune:
+                for key in drop:
+                    del value[key]
         elif node.extra is not None:
             for key, sub in value.items():
-                _walk_node(node.extra, sub, f"{path}.{key}" if path else key, out)
+                _walk_node(node.extra, sub, f"{path}.{key}" if path else key, out, prune)
     elif isinstance(value, list) and node.items is not None:
         for i, sub in enumerate(value):
-            _walk_node(node.items, sub, f"{path}[{i}]", out)
+            _walk_node(node.items, sub, f"{path}[{i}]", out, prune)
+
+
+def prune_unknown_fields(gvk: tuple[str, str, str], obj: Any) -> list[str]:
+    """Remove (in place) the fields :func:`unknown_field_paths` reports — what decoding into the
+    Go types and encoding back does to them when the request did not ask for strict validation —
+    and return their paths."""
+    name = definition_for_gvk(*gvk)
+    if name is None or not isinstance(obj, dict):
+        return []
+    out: list[str] = []
+    _walk_node(_compile(definitions()[name]), obj, "", out, prune=True)
+    return out
 
 
 # ---- type errors (what decoding into the Go types rejects) ---------------------------------------

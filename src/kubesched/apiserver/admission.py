@@ -8,7 +8,9 @@ In order, as the API server:
    parse → 400 ``BadRequest`` (``Pod in version "v1" cannot be handled as a Pod: json: cannot
    unmarshal string into Go struct field PodSpec.spec.containers of type []v1.Container``,
    ``... quantities must match ...``, see :func:`fieldvalidation.decode_error`); ``null``
-   fields are dropped, as decoding into the Go types and encoding back does;
+   fields and fields the kind does not have are dropped, as decoding into the Go types and
+   encoding back does (strict field validation, when asked for, happens before: see
+   :mod:`kubesched.apiserver.fieldvalidation`);
 2. defaulting (``pkg/apis/core/v1/defaults.go``): pods get ``schedulerName:
    default-scheduler``, ``restartPolicy``, ``dnsPolicy``, ``terminationGracePeriodSeconds``,
    ``securityContext``, ``enableServiceLinks``, container ``terminationMessagePath/Policy``,
@@ -338,6 +340,7 @@ def admit(
         raise AdmissionError(_status(400, "BadRequest", fieldvalidation.decode_error_message(kind, version, problem)))
     if has_null:
         out = _drop_nulls(out)
+    fieldvalidation.prune_unknown_fields((group, version, kind), out)
     apply_defaults(base, out)
     if base == "pods":
         if operation == "CREATE":

@@ -24,13 +24,19 @@ from typing import Any
 
 import orjson
 
-from kubesched.api.schemas import decode_error, unknown_field_paths, unknown_fields
+from kubesched.api.schemas import (
+    decode_error,
+    prune_unknown_fields,
+    unknown_field_paths,
+    unknown_fields,
+)
 
 __all__ = [
     "VALIDATION_DIRECTIVES",
     "decode_error",
     "decode_error_message",
     "patch_strict_status",
+    "prune_unknown_fields",
     "strict_decoding_error",
     "unknown_field_paths",
     "unknown_fields",
