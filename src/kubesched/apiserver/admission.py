@@ -251,7 +251,7 @@ def _default_toleration_seconds(pod: dict[str, Any]) -> None:
             if t_effect not in ("", effect):
                 continue
             t_key = t.get("key") or ""
-            if t_key == key or (not t_key and t.get("operator") == "Exists"):
+            if t_key in (key, ""):
                 tolerated = True
                 break
         if not tolerated:
