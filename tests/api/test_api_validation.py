@@ -223,8 +223,18 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
      "taints must be unique by key and effect pair")),
     ("namespace name not a DNS label", {"kind": "Namespace", "metadata": {"name": "team.a"}},
      f'Namespace "team.a" is invalid: metadata.name: Invalid value: "team.a": {LABEL_MSG}'),
-    ("service name not a DNS-1035 label", {"kind": "Service", "metadata": {"name": "1web", "namespace": "default"}, "spec": {}},
+    ("service name not a DNS-1035 label", {"kind": "Service", "metadata": {"name": "1web", "namespace": "default"},
+                                           "spec": {"ports": [{"port": 80}]}},
      f'Service "1web" is invalid: metadata.name: Invalid value: "1web": {DNS1035_MSG}'),
+    ("service without ports", {"kind": "Service", "metadata": {"name": "web", "namespace": "default"}, "spec": {"selector": {"app": "web"}}},
+     'Service "web" is invalid: spec.ports: Required value'),
+    ("service port out of range and unnamed second port", {"kind": "Service", "metadata": {"name": "web", "namespace": "default"},
+                                                           "spec": {"ports": [{"name": "a", "port": 80}, {"port": 0}]}},
+     ('Service "web" is invalid: [spec.ports[1].name: Required value, '
+     'spec.ports[1].port: Invalid value: 0: must be between 1 and 65535, inclusive]')),
+    ("service selector label value", {"kind": "Service", "metadata": {"name": "web", "namespace": "default"},
+                                      "spec": {"ports": [{"port": 80}], "selector": {"app": "a b"}}},
+     f'Service "web" is invalid: spec.selector: Invalid value: "a b": {LABEL_VALUE_MSG}'),
     ("node with a namespace", {"kind": "Node", "metadata": {"name": "n1", "namespace": "default"}},
      'Node "n1" is invalid: metadata.namespace: Forbidden: not allowed on this type'),
     ("pod without namespace", {"kind": "Pod", "metadata": {"name": "x"}, "spec": {"containers": [container()]}},
@@ -338,6 +348,9 @@ VALID = [
      "spec": {"taints": [{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}]}},
     {"kind": "PriorityClass", "metadata": {"name": "system-node-critical"}, "value": 2_000_001_000},
     {"kind": "ConfigMap", "metadata": {"name": "cfg.v1", "namespace": "default"}, "data": {"a": "b"}},
+    {"kind": "Service", "metadata": {"name": "web", "namespace": "default"},
+     "spec": {"selector": {"app": "web"}, "ports": [{"name": "http", "port": 80, "targetPort": "http"}, {"name": "https", "port": 443, "targetPort": 8443}]}},
+    {"kind": "Service", "metadata": {"name": "headless", "namespace": "default"}, "spec": {"clusterIP": "None"}},
 ]
 
 

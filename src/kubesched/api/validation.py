@@ -86,6 +86,7 @@ __all__ = [
     "validate_pod_template",
     "validate_pod_update",
     "validate_priority_class",
+    "validate_service",
     "validate_tolerations",
     "validate_workload",
 ]
@@ -1462,6 +1463,51 @@ def validate_pod_disruption_budget(pdb: Any) -> list[FieldError]:
     return errs
 
 
+# ---- Service (the parts the scheduler reads, plus ports) --------------------------------------------
+
+_SERVICE_TYPES = ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")
+
+
+def validate_service(svc: Any) -> list[FieldError]:
+    """``ValidateService`` for: name (DNS-1035 label), ``type``, ports (required unless headless
+    or ExternalName; names required and unique when several; port numbers; protocol; target
+    port), and the selector's labels."""
+    o = _map(svc)
+    errs = validate_object_meta(o.get("metadata"), namespaced=True, name_kind="dns1035")
+    spec = _map(o.get("spec"))
+    stype = _str(spec.get("type"))
+    if stype and stype not in _SERVICE_TYPES:
+        errs.append(FieldError("spec.type", NOT_SUPPORTED, stype, _supported(_SERVICE_TYPES)))
+    ports = _list(spec.get("ports"))
+    headless = spec.get("clusterIP") == "None" or _list(spec.get("clusterIPs"))[:1] == ["None"]
+    if not ports and not headless and stype != "ExternalName":
+        errs.append(FieldError("spec.ports", REQUIRED, ""))
+    names: set[str] = set()
+    for i, raw in enumerate(ports):
+        p = _index("spec.ports", i)
+        port = _map(raw)
+        name = _str(port.get("name"))
+        if len(ports) > 1 and not name:
+            errs.append(FieldError(_child(p, "name"), REQUIRED, ""))
+        elif name:
+            errs.extend(FieldError(_child(p, "name"), INVALID, name, m) for m in is_dns1123_label(name))
+            if name in names:
+                errs.append(FieldError(_child(p, "name"), DUPLICATE, name))
+            names.add(name)
+        number = port.get("port", 0)
+        errs.extend(FieldError(_child(p, "port"), INVALID, number, m) for m in _is_valid_port_num(number))
+        proto = _str(port.get("protocol"))
+        if proto and proto not in _PROTOCOLS:
+            errs.append(FieldError(_child(p, "protocol"), NOT_SUPPORTED, proto, _supported(_PROTOCOLS)))
+        target = port.get("targetPort")
+        if isinstance(target, int) and not isinstance(target, bool):
+            errs.extend(FieldError(_child(p, "targetPort"), INVALID, target, m) for m in _is_valid_port_num(target))
+        elif isinstance(target, str):
+            errs.extend(FieldError(_child(p, "targetPort"), INVALID, target, m) for m in _is_valid_port_name(target))
+    errs.extend(validate_labels(spec.get("selector"), "spec.selector"))
+    return errs
+
+
 # ---- dispatch ---------------------------------------------------------------------------------------
 
 _WORKLOADS = {"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "ReplicationController", "Job", "CronJob"}
@@ -1491,6 +1537,8 @@ def validate_object(obj: Any, *, namespaced: bool | None = None) -> list[FieldEr
         return validate_workload(o)
     if kind == "PodDisruptionBudget":
         return validate_pod_disruption_budget(o)
+    if kind == "Service":
+        return validate_service(o)
     scoped = namespaced if namespaced is not None else kind not in _CLUSTER_SCOPED
     name_kind = "dns1035" if kind in _DNS1035_KINDS else "subdomain"
     return validate_object_meta(o.get("metadata"), namespaced=scoped, name_kind=name_kind)
