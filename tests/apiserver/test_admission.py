@@ -266,3 +266,28 @@ def test_wrong_types_are_400_and_nulls_dropped() -> None:
 def test_unknown_fields_are_dropped_as_decoding_does() -> None:
     out = run("pods", pod(containers=[{"name": "c", "image": "x", "imagee": "typo"}], foo=1))
     assert "imagee" not in out["spec"]["containers"][0] and "foo" not in out["spec"]
+
+
+def test_workload_and_service_defaults() -> None:
+    dep = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
+           "spec": {"selector": {"matchLabels": {"app": "web"}},
+                    "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+    out = run("deployments", dep)
+    assert out["spec"]["replicas"] == 1 and out["spec"]["revisionHistoryLimit"] == 10
+    assert out["spec"]["strategy"] == {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}}
+    tpl = out["spec"]["template"]["spec"]
+    assert tpl["restartPolicy"] == "Always" and tpl["schedulerName"] == "default-scheduler"
+    assert tpl["containers"][0]["imagePullPolicy"] == "Always" and "enableServiceLinks" not in tpl
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "default"},
+           "spec": {"template": {"spec": {"containers": [{"name": "c", "image": "x"}]}}}}
+    with pytest.raises(AdmissionError) as info:  # the template's restartPolicy defaults to Always
+        run("jobs", job)
+    assert "spec.template.spec.restartPolicy: Required value" in info.value.status["message"]
+    job["spec"]["template"]["spec"]["restartPolicy"] = "Never"
+    out = run("jobs", job)
+    assert (out["spec"]["completions"], out["spec"]["parallelism"], out["spec"]["backoffLimit"]) == (1, 1, 6)
+    svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "default"},
+           "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}}
+    out = run("services", svc)
+    assert out["spec"]["type"] == "ClusterIP" and out["spec"]["sessionAffinity"] == "None"
+    assert out["spec"]["ports"] == [{"port": 80, "protocol": "TCP", "targetPort": 80}]

@@ -11,12 +11,13 @@ In order, as the API server:
    fields and fields the kind does not have are dropped, as decoding into the Go types and
    encoding back does (strict field validation, when asked for, happens before: see
    :mod:`kubesched.apiserver.fieldvalidation`);
-2. defaulting (``pkg/apis/core/v1/defaults.go``): pods get ``schedulerName:
-   default-scheduler``, ``restartPolicy``, ``dnsPolicy``, ``terminationGracePeriodSeconds``,
-   ``securityContext``, ``enableServiceLinks``, container ``terminationMessagePath/Policy``,
-   ``imagePullPolicy`` (``Always`` for ``:latest`` or no tag), port ``protocol``, and
-   requests defaulted from limits; nodes get ``status.allocatable`` from ``capacity``;
-   priority classes ``preemptionPolicy``;
+2. defaulting (``pkg/apis/core/v1/defaults.go``, apps/batch ``defaults.go``): pods get
+   ``schedulerName: default-scheduler``, ``restartPolicy``, ``dnsPolicy``,
+   ``terminationGracePeriodSeconds``, ``securityContext``, ``enableServiceLinks``, container
+   ``terminationMessagePath/Policy``, ``imagePullPolicy`` (``Always`` for ``:latest`` or no
+   tag), port ``protocol``, and requests defaulted from limits; workloads their replicas,
+   strategies and pod-template defaults; services type, session affinity, ports; nodes
+   ``status.allocatable`` from ``capacity``; priority classes ``preemptionPolicy``;
 3. on pod create the registry's ``PrepareForCreate`` (``pkg/registry/core/pod/strategy.go``):
    status reset to ``{phase: Pending, qosClass}``, ``metadata.generation: 1``;
 4. admission plugins: ``Priority`` (``plugin/pkg/admission/priority/admission.go``: the pod's
@@ -169,27 +170,125 @@ def _default_container(c: dict[str, Any], *, requests_from_limits: bool) -> None
             requests.setdefault(k, copy.deepcopy(v))
 
 
+def _default_pod_spec(spec: dict[str, Any], *, pod: bool) -> None:
+    """``SetDefaults_PodSpec`` + container defaults (+ requests from limits for a Pod only)."""
+    spec.setdefault("restartPolicy", "Always")
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    spec.setdefault("securityContext", {})
+    spec.setdefault("schedulerName", "default-scheduler")
+    if pod:
+        spec.setdefault("enableServiceLinks", True)
+    for cname in ("containers", "initContainers"):
+        for c in spec.get(cname) or []:
+            if isinstance(c, dict):
+                _default_container(c, requests_from_limits=pod)
+    if spec.get("hostNetwork"):
+        for c in spec.get("containers") or []:
+            for port in (c.get("ports") or []) if isinstance(c, dict) else []:
+                if isinstance(port, dict) and not port.get("hostPort"):
+                    port["hostPort"] = port.get("containerPort")
+
+
+def _template_spec(obj: dict[str, Any], *path: str) -> dict[str, Any] | None:
+    cur: Any = obj
+    for key in path:
+        if not isinstance(cur, dict):
+            return None
+        cur = cur.get(key)
+    return cur if isinstance(cur, dict) else None
+
+
+_WORKLOAD_TEMPLATES = {
+    "deployments": ("spec", "template", "spec"), "replicasets": ("spec", "template", "spec"),
+    "statefulsets": ("spec", "template", "spec"), "daemonsets": ("spec", "template", "spec"),
+    "replicationcontrollers": ("spec", "template", "spec"), "jobs": ("spec", "template", "spec"),
+    "cronjobs": ("spec", "jobTemplate", "spec", "template", "spec"),
+}
+
+
+def _default_workload(resource: str, obj: dict[str, Any]) -> None:
+    spec = obj.setdefault("spec", {})
+    if not isinstance(spec, dict):
+        return
+    if resource in ("deployments", "replicasets", "statefulsets", "replicationcontrollers"):
+        spec.setdefault("replicas", 1)
+    if resource in ("deployments", "statefulsets", "daemonsets"):
+        spec.setdefault("revisionHistoryLimit", 10)
+    if resource == "deployments":
+        spec.setdefault("progressDeadlineSeconds", 600)
+        strategy = spec.setdefault("strategy", {})
+        if isinstance(strategy, dict):
+            strategy.setdefault("type", "RollingUpdate")
+            if strategy["type"] == "RollingUpdate":
+                ru = strategy.setdefault("rollingUpdate", {})
+                if isinstance(ru, dict):
+                    ru.setdefault("maxUnavailable", "25%")
+                    ru.setdefault("maxSurge", "25%")
+    elif resource == "statefulsets":
+        spec.setdefault("podManagementPolicy", "OrderedReady")
+        us = spec.setdefault("updateStrategy", {})
+        if isinstance(us, dict):
+            us.setdefault("type", "RollingUpdate")
+            if us["type"] == "RollingUpdate":
+                ru = us.setdefault("rollingUpdate", {})
+                if isinstance(ru, dict):
+                    ru.setdefault("partition", 0)
+        spec.setdefault("persistentVolumeClaimRetentionPolicy", {"whenDeleted": "Retain", "whenScaled": "Retain"})
+    elif resource == "daemonsets":
+        us = spec.setdefault("updateStrategy", {})
+        if isinstance(us, dict):
+            us.setdefault("type", "RollingUpdate")
+            if us["type"] == "RollingUpdate":
+                ru = us.setdefault("rollingUpdate", {})
+                if isinstance(ru, dict):
+                    ru.setdefault("maxUnavailable", 1)
+                    ru.setdefault("maxSurge", 0)
+    elif resource == "jobs":
+        if spec.get("completions") is None and spec.get("parallelism") is None:
+            spec["completions"] = 1
+        spec.setdefault("parallelism", 1)
+        spec.setdefault("backoffLimit", 6)
+        spec.setdefault("completionMode", "NonIndexed")
+        spec.setdefault("suspend", False)
+    template = _template_spec(obj, *_WORKLOAD_TEMPLATES[resource])
+    if template is not None:
+        _default_pod_spec(template, pod=False)
+
+
+def _default_service(obj: dict[str, Any]) -> None:
+    """``SetDefaults_Service``: type, sessionAffinity, port protocol and targetPort, traffic policies."""
+    spec = obj.setdefault("spec", {})
+    if not isinstance(spec, dict):
+        return
+    spec.setdefault("sessionAffinity", "None")
+    stype = spec.setdefault("type", "ClusterIP")
+    for port in spec.get("ports") or []:
+        if isinstance(port, dict):
+            if not port.get("protocol"):
+                port["protocol"] = "TCP"
+            if port.get("targetPort") in (None, 0, ""):
+                port["targetPort"] = port.get("port")
+    if stype in ("ClusterIP", "NodePort", "LoadBalancer"):
+        spec.setdefault("internalTrafficPolicy", "Cluster")
+    if stype in ("NodePort", "LoadBalancer"):
+        spec.setdefault("externalTrafficPolicy", "Cluster")
+    if stype == "LoadBalancer":
+        spec.setdefault("allocateLoadBalancerNodePorts", True)
+
+
 def apply_defaults(resource: str, obj: dict[str, Any]) -> dict[str, Any]:
-    """Upstream v1 defaulting for the kinds the scheduler reads (mutates and returns ``obj``)."""
+    """Upstream v1 defaulting (``pkg/apis/core/v1/defaults.go``, ``pkg/apis/apps/v1/defaults.go``,
+    ``pkg/apis/batch/v1/defaults.go``) for pods, pod templates of workloads, nodes, services,
+    namespaces and priority classes (mutates and returns ``obj``)."""
     if resource == "pods":
         spec = obj.setdefault("spec", {})
-        spec.setdefault("restartPolicy", "Always")
-        spec.setdefault("terminationGracePeriodSeconds", 30)
-        spec.setdefault("dnsPolicy", "ClusterFirst")
-        spec.setdefault("securityContext", {})
-        spec.setdefault("schedulerName", "default-scheduler")
-        spec.setdefault("enableServiceLinks", True)
-        for c in spec.get("containers") or []:
-            if isinstance(c, dict):
-                _default_container(c, requests_from_limits=True)
-        for c in spec.get("initContainers") or []:
-            if isinstance(c, dict):
-                _default_container(c, requests_from_limits=True)
-        if spec.get("hostNetwork"):
-            for c in spec.get("containers") or []:
-                for port in (c.get("ports") or []) if isinstance(c, dict) else []:
-                    if isinstance(port, dict) and not port.get("hostPort"):
-                        port["hostPort"] = port.get("containerPort")
+        if isinstance(spec, dict):
+            _default_pod_spec(spec, pod=True)
+    elif resource in _WORKLOAD_TEMPLATES:
+        _default_workload(resource, obj)
+    elif resource == "services":
+        _default_service(obj)
     elif resource in ("nodes", "nodes/status"):
         status = obj.get("status")
         if isinstance(status, dict) and isinstance(status.get("capacity"), dict) and status.get("allocatable") is None:
