@@ -156,3 +156,23 @@ def test_known_kinds_and_shared_module() -> None:
     assert not api_schemas.known_kind("v1", "Pood") and not api_schemas.known_kind("apps/v1", "Pod")
     assert schemas.definitions is api_schemas.definitions
     assert fieldvalidation.unknown_fields is api_schemas.unknown_fields
+
+
+def _pb_fields(data: bytes) -> dict[int, bytes]:
+    """A minimal protobuf reader for length-delimited fields (all this document uses)."""
+    out: dict[int, bytes] = {}
+    i = 0
+    while i < len(data):
+        tag = data[i]
+        assert tag & 7 == 2  # length-delimited
+        length = data[i + 1]
+        out[tag >> 3] = data[i + 2 : i + 2 + length]
+        i += 2 + length
+    return out
+
+
+def test_v2_protobuf_is_a_minimal_gnostic_document() -> None:
+    doc = _pb_fields(openapi.v2_protobuf())
+    assert doc[1] == b"2.0"  # Document.swagger
+    assert _pb_fields(doc[2]) == {1: b"Kubernetes", 2: b"v1.34.0"}  # Document.info.title / version
+    assert "@" not in openapi.V2_PROTOBUF_CONTENT_TYPE and "@" in openapi.V2_PROTOBUF_MEDIA_TYPE
