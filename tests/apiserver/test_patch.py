@@ -310,6 +310,11 @@ def test_json_patch_failures() -> None:
     with pytest.raises(PatchError) as info:
         apply_patch(JSON_PATCH, _pod(), body({"op": "add"}), gvk=POD)
     assert info.value.status_code == 400
+    assert info.value.message == "json: cannot unmarshal object into Go value of type jsonpatch.Patch"
+    with pytest.raises(PatchError) as info:
+        apply_patch(JSON_PATCH, _pod(), body([{"op": "test", "path": "/kind", "value": "Pod"}] * 10001), gvk=POD)
+    assert info.value.status_code == 413 and info.value.status["reason"] == "RequestEntityTooLarge"
+    assert info.value.message == "Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001"
 
 
 @pytest.mark.parametrize("ctype", [STRATEGIC_MERGE_PATCH, MERGE_PATCH, JSON_PATCH])

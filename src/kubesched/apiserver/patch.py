@@ -46,6 +46,7 @@ from kubesched.apiserver import schemas
 __all__ = [
     "APPLY_PATCH",
     "JSON_PATCH",
+    "MAX_JSON_PATCH_OPERATIONS",
     "MERGE_PATCH",
     "STRATEGIC_MERGE_PATCH",
     "SUPPORTED_PATCH_TYPES",
@@ -81,13 +82,15 @@ _ERR_RETAIN_KEYS = "invalid patch format of retainKeys"
 _ERR_SET_ORDER = "invalid patch format of setElementOrder list"
 _ERR_RETAIN_KEYS_CONTENT = "patch content doesn't match retainKeys list"
 
-_REASONS = {400: "BadRequest", 415: "UnsupportedMediaType", 422: "Invalid", 500: ""}
+_REASONS = {400: "BadRequest", 413: "RequestEntityTooLarge", 415: "UnsupportedMediaType", 422: "Invalid", 500: ""}
+#: ``maxJSONPatchOperations`` of staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go.
+MAX_JSON_PATCH_OPERATIONS = 10000
 
 
 class PatchError(Exception):
     """A PATCH that cannot be applied.
 
-    ``status_code``: the HTTP code (400, 415, 422 or 500); ``message``: upstream's text;
+    ``status_code``: the HTTP code (400, 413, 415, 422 or 500); ``message``: upstream's text;
     ``reason``: the ``Status.reason`` the API server gives (``BadRequest``,
     ``UnsupportedMediaType``, ``Invalid``, or ``""`` for a 500 from a plain merge error).
     """
@@ -181,8 +184,15 @@ def _decode(body: bytes) -> Any:
 
 def _apply_json_patch(original: dict[str, Any], body: bytes) -> dict[str, Any]:
     ops = _decode(body)
-    if not isinstance(ops, list) or not all(isinstance(op, dict) and "op" in op for op in ops):
-        raise PatchError(400, "json: cannot unmarshal object into Go value of type jsonpatch.Patch")
+    if not isinstance(ops, list):
+        kind = "object" if isinstance(ops, dict) else "string" if isinstance(ops, str) else "number" \
+            if isinstance(ops, (int, float)) and not isinstance(ops, bool) else "bool" if isinstance(ops, bool) else "null"
+        raise PatchError(400, f"json: cannot unmarshal {kind} into Go value of type jsonpatch.Patch")
+    if len(ops) > MAX_JSON_PATCH_OPERATIONS:
+        raise PatchError(413, "Request entity too large: The allowed maximum operations in a JSON patch is "
+                              f"{MAX_JSON_PATCH_OPERATIONS}, got {len(ops)}")
+    if not all(isinstance(op, dict) for op in ops):
+        raise PatchError(400, "json: cannot unmarshal array into Go value of type jsonpatch.Operation")
     try:
         patch = jsonpatch.JsonPatch(ops)
         result = patch.apply(_clone(original), in_place=True)
