@@ -176,3 +176,13 @@ def test_v2_protobuf_is_a_minimal_gnostic_document() -> None:
     assert doc[1] == b"2.0"  # Document.swagger
     assert _pb_fields(doc[2]) == {1: b"Kubernetes", 2: b"v1.34.0"}  # Document.info.title / version
     assert "@" not in openapi.V2_PROTOBUF_CONTENT_TYPE and "@" in openapi.V2_PROTOBUF_MEDIA_TYPE
+
+
+def test_duplicate_fields() -> None:
+    from kubesched.apiserver.fieldvalidation import duplicate_fields, strict_errors
+
+    body = b'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","name":"b"},"spec":{"containers":[{"name":"c","image":"x","image":"y"}],"foo":1}}'
+    assert duplicate_fields(body) == ["metadata.name", "spec.containers[0].image"]
+    assert strict_errors(POD, body, json.loads(body)) == [
+        'duplicate field "metadata.name"', 'duplicate field "spec.containers[0].image"', 'unknown field "spec.foo"']
+    assert duplicate_fields(b"{not json") == [] and duplicate_fields(b'{"a":1}') == []

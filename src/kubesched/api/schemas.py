@@ -22,6 +22,7 @@ Public API::
     gvks() -> dict[tuple[str, str, str], str]   # (group, version, kind) -> definition name
     unknown_field_paths(gvk, obj) / unknown_fields(gvk, obj)   # strict decoding's unknown fields
     prune_unknown_fields(gvk, obj) -> list[str] # drop them, as non-strict decoding does
+    duplicate_fields(body) -> list[str]         # strict decoding's "duplicate field" paths
     decode_error(gvk, obj) -> str | None        # the decoder's first type error
 
 Pure functions over plain dicts, shared by the box (``kubesched.apiserver``) and the simulator's
@@ -45,6 +46,7 @@ __all__ = [
     "decode_error",
     "definition_for_gvk",
     "definitions",
+    "duplicate_fields",
     "gvks",
     "known_kind",
     "prune_unknown_fields",
@@ -427,3 +429,42 @@ def decode_error(gvk: tuple[str, str, str], obj: Any) -> str | None:
     if name is None:
         return None
     return _check(_type_of_def(name), obj, "", "")
+
+
+# ---- duplicate fields (strict decoding) -----------------------------------------------------------
+
+
+class _Pairs(list):  # type: ignore[type-arg]
+    """An object's (key, value) pairs in document order, duplicates kept."""
+
+
+def _dup_walk(value: Any, path: str, out: list[str]) -> None:
+    if isinstance(value, _Pairs):
+        seen: set[str] = set()
+        for key, sub in value:
+            child = f"{path}.{key}" if path else key
+            if key in seen:
+                out.append(child)
+            seen.add(key)
+            _dup_walk(sub, child, out)
+    elif isinstance(value, list):
+        for i, sub in enumerate(value):
+            _dup_walk(sub, f"{path}[{i}]", out)
+
+
+def duplicate_fields(body: bytes | str) -> list[str]:
+    """Paths of keys repeated within one JSON object of ``body`` (document order), which strict
+    decoding reports as ``duplicate field "spec.replicas"``. The body must be JSON (kubectl
+    sends YAML manifests converted to JSON, duplicates kept); a body that does not parse gives
+    ``[]`` (decoding reports that). Parses with the stdlib (key order and repeats are kept),
+    so call it only when strict or warn field validation is asked for."""
+    import json
+
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    try:
+        tree = json.loads(text, object_pairs_hook=_Pairs)
+    except ValueError:
+        return []
+    out: list[str] = []
+    _dup_walk(tree, "", out)
+    return out

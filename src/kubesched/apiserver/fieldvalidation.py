@@ -26,6 +26,7 @@ import orjson
 
 from kubesched.api.schemas import (
     decode_error,
+    duplicate_fields,
     prune_unknown_fields,
     unknown_field_paths,
     unknown_fields,
@@ -35,9 +36,11 @@ __all__ = [
     "VALIDATION_DIRECTIVES",
     "decode_error",
     "decode_error_message",
+    "duplicate_fields",
     "patch_strict_status",
     "prune_unknown_fields",
     "strict_decoding_error",
+    "strict_errors",
     "unknown_field_paths",
     "unknown_fields",
     "warning_headers",
@@ -45,6 +48,13 @@ __all__ = [
 
 #: The accepted values of the ``fieldValidation`` query parameter (empty = server default).
 VALIDATION_DIRECTIVES = ("Ignore", "Warn", "Strict")
+
+
+def strict_errors(gvk: tuple[str, str, str], body: bytes, obj: Any) -> list[str]:
+    """All strict-decoding messages for a request: ``duplicate field "..."`` for keys repeated
+    in the JSON ``body`` (see :func:`duplicate_fields`), then ``unknown field "..."`` for the
+    decoded ``obj`` (upstream interleaves the two kinds in document order)."""
+    return [f'duplicate field "{p}"' for p in duplicate_fields(body)] + unknown_fields(gvk, obj)
 
 
 def strict_decoding_error(messages: Iterable[str]) -> str:
