@@ -226,10 +226,17 @@ def test_pod_update_may_change_only_some_spec_fields() -> None:
                           "`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` "
                           "(allow it to be set to 1 if it was previously negative)\n")
     assert '+ spec.containers[0].env: [{"name":"A","value":"1"}]' in msg and '+ spec.nodeName: "n1"' in msg
-    removed = copy.deepcopy(old)
-    removed["spec"]["tolerations"] = removed["spec"]["tolerations"][:1]
+    # removing a default toleration is undone by DefaultTolerationSeconds (it runs on UPDATE too) ...
+    readded = copy.deepcopy(old)
+    readded["spec"]["tolerations"] = readded["spec"]["tolerations"][:1]
+    assert run("pods", readded, operation="UPDATE", old=old)["spec"]["tolerations"] == old["spec"]["tolerations"]
+    # ... removing any other toleration is refused
+    with_user = run("pods", {**new, "spec": {**new["spec"], "containers": old["spec"]["containers"]}},
+                    operation="UPDATE", old=old)
+    removed = copy.deepcopy(with_user)
+    removed["spec"]["tolerations"] = [t for t in removed["spec"]["tolerations"] if t.get("key") != "k"]
     with pytest.raises(AdmissionError) as info:
-        run("pods", removed, operation="UPDATE", old=old)
+        run("pods", removed, operation="UPDATE", old=with_user)
     assert "spec.tolerations: Forbidden: existing toleration can not be modified except its tolerationSeconds" in info.value.status["message"]
 
 
