@@ -1,0 +1,460 @@
+"""What kube-apiserver does to an object between decoding and storage, for the box.
+
+``admit(resource, obj, old, operation=..., lookup=..., list_objects=...)`` returns the object to
+store (a new dict) or raises :class:`AdmissionError` carrying a ready upstream ``Status`` body.
+In order, as the API server:
+
+1. decoding checks — a value of the wrong JSON type for its field, or a quantity that does not
+   parse → 400 ``BadRequest`` (``Pod in version "v1" cannot be handled as a Pod: json: cannot
+   unmarshal string into Go struct field PodSpec.spec.containers of type []v1.Container``,
+   ``... quantities must match ...``, see :func:`fieldvalidation.decode_error`); ``null``
+   fields and fields the kind does not have are dropped, as decoding into the Go types and
+   encoding back does (strict field validation, when asked for, happens before: see
+   :mod:`kubesched.apiserver.fieldvalidation`);
+2. defaulting (``pkg/apis/core/v1/defaults.go``, apps/batch ``defaults.go``): pods get
+   ``schedulerName: default-scheduler``, ``restartPolicy``, ``dnsPolicy``,
+   ``terminationGracePeriodSeconds``, ``securityContext``, ``enableServiceLinks``, container
+   ``terminationMessagePath/Policy``, ``imagePullPolicy`` (``Always`` for ``:latest`` or no
+   tag), port ``protocol``, and requests defaulted from limits; workloads their replicas,
+   strategies and pod-template defaults; services type, session affinity, ports; nodes
+   ``status.allocatable`` from ``capacity``; priority classes ``preemptionPolicy``;
+3. on pod create the registry's ``PrepareForCreate`` (``pkg/registry/core/pod/strategy.go``):
+   status reset to ``{phase: Pending, qosClass}``, ``metadata.generation: 1``;
+4. admission plugins: ``Priority`` (``plugin/pkg/admission/priority/admission.go``: the pod's
+   PriorityClass → ``spec.priority`` and ``spec.preemptionPolicy``; the global default class;
+   0 when none; ``system-node-critical``/``system-cluster-critical`` built in; 403
+   ``pods "x" is forbidden: no PriorityClass with name foo was found``; a pod's own
+   ``spec.priority`` must match; one global default PriorityClass only) and
+   ``DefaultTolerationSeconds`` (``not-ready``/``unreachable`` NoExecute tolerations, 300 s);
+5. validation (:mod:`kubesched.api.validation`) → 422 ``Invalid`` with field causes and
+   upstream's message; a pod UPDATE also gets ``ValidatePodUpdate``'s rule that only images,
+   tolerations (additions), deadlines and scheduling gates (removals) may change in the spec.
+
+``resource`` is the plural resource name, optionally with a subresource (``pods/status``);
+subresource writes get only node-status defaulting. ``operation`` is ``CREATE`` or ``UPDATE``
+(anything else passes the object through). ``lookup(resource, namespace, name)`` reads a stored
+object; ``list_objects(resource)`` lists a resource across namespaces.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import orjson
+
+from kubesched.api import validation
+from kubesched.api.quantity import nano_value
+from kubesched.apiserver import fieldvalidation
+
+__all__ = ["SYSTEM_PRIORITY_CLASSES", "AdmissionError", "admit", "apply_defaults", "pod_qos_class"]
+
+#: The two PriorityClasses the API server creates at start (``pkg/apis/scheduling/types.go``).
+SYSTEM_PRIORITY_CLASSES: dict[str, dict[str, Any]] = {
+    name: {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+        "preemptionPolicy": "PreemptLowerPriority",
+        "description": description,
+    }
+    for name, value, description in (
+        ("system-node-critical", 2_000_001_000, "Used for system critical pods that must not be moved from their current node."),
+        ("system-cluster-critical", 2_000_000_000, "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary."),
+    )
+}
+
+_KINDS = {
+    "pods": ("", "Pod"), "nodes": ("", "Node"), "namespaces": ("", "Namespace"), "services": ("", "Service"),
+    "priorityclasses": ("scheduling.k8s.io", "PriorityClass"), "configmaps": ("", "ConfigMap"),
+    "secrets": ("", "Secret"), "endpoints": ("", "Endpoints"), "events": ("", "Event"),
+    "persistentvolumes": ("", "PersistentVolume"), "persistentvolumeclaims": ("", "PersistentVolumeClaim"),
+    "replicationcontrollers": ("", "ReplicationController"), "serviceaccounts": ("", "ServiceAccount"),
+    "deployments": ("apps", "Deployment"), "replicasets": ("apps", "ReplicaSet"), "statefulsets": ("apps", "StatefulSet"),
+    "daemonsets": ("apps", "DaemonSet"), "jobs": ("batch", "Job"), "cronjobs": ("batch", "CronJob"),
+    "poddisruptionbudgets": ("policy", "PodDisruptionBudget"), "storageclasses": ("storage.k8s.io", "StorageClass"),
+    "leases": ("coordination.k8s.io", "Lease"),
+}
+_GROUPS = {r: g for r, (g, _k) in _KINDS.items()}
+
+
+class AdmissionError(Exception):
+    """A write the API server refuses. ``status`` is the complete ``Status`` body to send,
+    ``code`` its HTTP status code."""
+
+    def __init__(self, status: dict[str, Any]) -> None:
+        super().__init__(status.get("message", ""))
+        self.status = status
+        self.code: int = int(status.get("code", 500))
+
+
+def _clone(obj: Any) -> Any:
+    """A deep copy of a JSON value (orjson round trip: ~10x ``copy.deepcopy``)."""
+    try:
+        return orjson.loads(orjson.dumps(obj))
+    except (TypeError, orjson.JSONEncodeError):
+        return copy.deepcopy(obj)
+
+
+def _drop_nulls(v: Any) -> Any:
+    """What decoding into Go types and encoding back does to ``null``: the field disappears."""
+    if isinstance(v, dict):
+        return {k: _drop_nulls(x) for k, x in v.items() if x is not None}
+    if isinstance(v, list):
+        return [_drop_nulls(x) for x in v]
+    return v
+
+
+def _status(code: int, reason: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                            "message": message, "reason": reason}
+    if details:
+        body["details"] = details
+    body["code"] = code
+    return body
+
+
+def _forbidden(resource: str, name: str, message: str) -> AdmissionError:
+    group = _GROUPS.get(resource, "")
+    qualified = f"{resource}.{group}" if group else resource
+    text = f'{qualified} "{name}" is forbidden: {message}' if name else f"{qualified} is forbidden: {message}"
+    details: dict[str, Any] = {"name": name, "kind": resource}
+    if group:
+        details["group"] = group
+    if not name:
+        del details["name"]
+    return AdmissionError(_status(403, "Forbidden", text, details))
+
+
+def _invalid(kind: str, group: str, name: str, errs: list[validation.FieldError]) -> AdmissionError:
+    details: dict[str, Any] = {"name": name, "kind": kind, "causes": validation.status_causes(errs)}
+    if group:
+        details["group"] = group
+    return AdmissionError(_status(422, "Invalid", validation.invalid_message(kind, name, errs, group=group), details))
+
+
+# ---- defaulting ---------------------------------------------------------------------------------
+
+
+def _image_pull_policy(image: str) -> str:
+    """``SetDefaults_Container``: ``Always`` when the tag is ``latest`` or missing (no digest)."""
+    ref = image.split("@", 1)
+    if len(ref) == 2:  # digest reference: no tag defaulting
+        name = ref[0]
+        last = name.rsplit("/", 1)[-1]
+        tag = last.split(":", 1)[1] if ":" in last else ""
+        return "Always" if tag == "latest" else "IfNotPresent"
+    last = image.rsplit("/", 1)[-1]
+    tag = last.split(":", 1)[1] if ":" in last else "latest"
+    return "Always" if tag == "latest" else "IfNotPresent"
+
+
+def _default_container(c: dict[str, Any], *, requests_from_limits: bool) -> None:
+    c.setdefault("terminationMessagePath", "/dev/termination-log")
+    c.setdefault("terminationMessagePolicy", "File")
+    if not c.get("imagePullPolicy"):
+        c["imagePullPolicy"] = _image_pull_policy(str(c.get("image", "")))
+    for port in c.get("ports") or []:
+        if isinstance(port, dict) and not port.get("protocol"):
+            port["protocol"] = "TCP"
+    res = c.get("resources")
+    if res is None:
+        c["resources"] = res = {}
+    if requests_from_limits and isinstance(res, dict) and isinstance(res.get("limits"), dict):
+        requests = res.get("requests")
+        if not isinstance(requests, dict):
+            res["requests"] = requests = {}
+        for k, v in res["limits"].items():
+            requests.setdefault(k, copy.deepcopy(v))
+
+
+def _default_pod_spec(spec: dict[str, Any], *, pod: bool) -> None:
+    """``SetDefaults_PodSpec`` + container defaults (+ requests from limits for a Pod only)."""
+    spec.setdefault("restartPolicy", "Always")
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    spec.setdefault("securityContext", {})
+    spec.setdefault("schedulerName", "default-scheduler")
+    if pod:
+        spec.setdefault("enableServiceLinks", True)
+    for cname in ("containers", "initContainers"):
+        for c in spec.get(cname) or []:
+            if isinstance(c, dict):
+                _default_container(c, requests_from_limits=pod)
+    if spec.get("hostNetwork"):
+        for c in spec.get("containers") or []:
+            for port in (c.get("ports") or []) if isinstance(c, dict) else []:
+                if isinstance(port, dict) and not port.get("hostPort"):
+                    port["hostPort"] = port.get("containerPort")
+
+
+def _template_spec(obj: dict[str, Any], *path: str) -> dict[str, Any] | None:
+    cur: Any = obj
+    for key in path:
+        if not isinstance(cur, dict):
+            return None
+        cur = cur.get(key)
+    return cur if isinstance(cur, dict) else None
+
+
+_WORKLOAD_TEMPLATES = {
+    "deployments": ("spec", "template", "spec"), "replicasets": ("spec", "template", "spec"),
+    "statefulsets": ("spec", "template", "spec"), "daemonsets": ("spec", "template", "spec"),
+    "replicationcontrollers": ("spec", "template", "spec"), "jobs": ("spec", "template", "spec"),
+    "cronjobs": ("spec", "jobTemplate", "spec", "template", "spec"),
+}
+
+
+def _default_workload(resource: str, obj: dict[str, Any]) -> None:
+    spec = obj.setdefault("spec", {})
+    if not isinstance(spec, dict):
+        return
+    if resource in ("deployments", "replicasets", "statefulsets", "replicationcontrollers"):
+        spec.setdefault("replicas", 1)
+    if resource in ("deployments", "statefulsets", "daemonsets"):
+        spec.setdefault("revisionHistoryLimit", 10)
+    if resource == "deployments":
+        spec.setdefault("progressDeadlineSeconds", 600)
+        strategy = spec.setdefault("strategy", {})
+        if isinstance(strategy, dict):
+            strategy.setdefault("type", "RollingUpdate")
+            if strategy["type"] == "RollingUpdate":
+                ru = strategy.setdefault("rollingUpdate", {})
+                if isinstance(ru, dict):
+                    ru.setdefault("maxUnavailable", "25%")
+                    ru.setdefault("maxSurge", "25%")
+    elif resource == "statefulsets":
+        spec.setdefault("podManagementPolicy", "OrderedReady")
+        us = spec.setdefault("updateStrategy", {})
+        if isinstance(us, dict):
+            us.setdefault("type", "RollingUpdate")
+            if us["type"] == "RollingUpdate":
+                ru = us.setdefault("rollingUpdate", {})
+                if isinstance(ru, dict):
+                    ru.setdefault("partition", 0)
+        spec.setdefault("persistentVolumeClaimRetentionPolicy", {"whenDeleted": "Retain", "whenScaled": "Retain"})
+    elif resource == "daemonsets":
+        us = spec.setdefault("updateStrategy", {})
+        if isinstance(us, dict):
+            us.setdefault("type", "RollingUpdate")
+            if us["type"] == "RollingUpdate":
+                ru = us.setdefault("rollingUpdate", {})
+                if isinstance(ru, dict):
+                    ru.setdefault("maxUnavailable", 1)
+                    ru.setdefault("maxSurge", 0)
+    elif resource == "jobs":
+        if spec.get("completions") is None and spec.get("parallelism") is None:
+            spec["completions"] = 1
+        spec.setdefault("parallelism", 1)
+        spec.setdefault("backoffLimit", 6)
+        spec.setdefault("completionMode", "NonIndexed")
+        spec.setdefault("suspend", False)
+    template = _template_spec(obj, *_WORKLOAD_TEMPLATES[resource])
+    if template is not None:
+        _default_pod_spec(template, pod=False)
+
+
+def _default_service(obj: dict[str, Any]) -> None:
+    """``SetDefaults_Service``: type, sessionAffinity, port protocol and targetPort, traffic policies."""
+    spec = obj.setdefault("spec", {})
+    if not isinstance(spec, dict):
+        return
+    spec.setdefault("sessionAffinity", "None")
+    stype = spec.setdefault("type", "ClusterIP")
+    for port in spec.get("ports") or []:
+        if isinstance(port, dict):
+            if not port.get("protocol"):
+                port["protocol"] = "TCP"
+            if port.get("targetPort") in (None, 0, ""):
+                port["targetPort"] = port.get("port")
+    if stype in ("ClusterIP", "NodePort", "LoadBalancer"):
+        spec.setdefault("internalTrafficPolicy", "Cluster")
+    if stype in ("NodePort", "LoadBalancer"):
+        spec.setdefault("externalTrafficPolicy", "Cluster")
+    if stype == "LoadBalancer":
+        spec.setdefault("allocateLoadBalancerNodePorts", True)
+
+
+def apply_defaults(resource: str, obj: dict[str, Any]) -> dict[str, Any]:
+    """Upstream v1 defaulting (``pkg/apis/core/v1/defaults.go``, ``pkg/apis/apps/v1/defaults.go``,
+    ``pkg/apis/batch/v1/defaults.go``) for pods, pod templates of workloads, nodes, services,
+    namespaces and priority classes (mutates and returns ``obj``)."""
+    if resource == "pods":
+        spec = obj.setdefault("spec", {})
+        if isinstance(spec, dict):
+            _default_pod_spec(spec, pod=True)
+    elif resource in _WORKLOAD_TEMPLATES:
+        _default_workload(resource, obj)
+    elif resource == "services":
+        _default_service(obj)
+    elif resource in ("nodes", "nodes/status"):
+        status = obj.get("status")
+        if isinstance(status, dict) and isinstance(status.get("capacity"), dict) and status.get("allocatable") is None:
+            status["allocatable"] = copy.deepcopy(status["capacity"])
+    elif resource == "priorityclasses":
+        obj.setdefault("preemptionPolicy", "PreemptLowerPriority")
+    elif resource == "namespaces":
+        obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
+        obj.setdefault("status", {}).setdefault("phase", "Active")
+    return obj
+
+
+def pod_qos_class(pod: Mapping[str, Any]) -> str:
+    """``qos.GetPodQOS`` (``pkg/apis/core/helper/qos``): Guaranteed, Burstable or BestEffort."""
+    spec = pod.get("spec") or {}
+    requests: dict[str, int] = {}
+    limits: dict[str, int] = {}
+    guaranteed = True
+    for c in list(spec.get("containers") or []) + list(spec.get("initContainers") or []):
+        res = (c or {}).get("resources") or {}
+        for name, q in (res.get("requests") or {}).items():
+            if name in ("cpu", "memory"):
+                n = nano_value(q)
+                if n > 0:
+                    requests[name] = requests.get(name, 0) + n
+        found = set()
+        for name, q in (res.get("limits") or {}).items():
+            if name in ("cpu", "memory"):
+                n = nano_value(q)
+                if n > 0:
+                    found.add(name)
+                    limits[name] = limits.get(name, 0) + n
+        if not {"cpu", "memory"} <= found:
+            guaranteed = False
+    if not requests and not limits:
+        return "BestEffort"
+    if guaranteed and all(limits.get(k) == v for k, v in requests.items()) and len(requests) == len(limits):
+        return "Guaranteed"
+    return "Burstable"
+
+
+# ---- admission plugins -----------------------------------------------------------------------------
+
+_DEFAULT_TOLERATIONS = (("node.kubernetes.io/not-ready", "NoExecute"), ("node.kubernetes.io/unreachable", "NoExecute"))
+
+
+def _default_toleration_seconds(pod: dict[str, Any]) -> None:
+    """``DefaultTolerationSeconds`` (plugin/pkg/admission/defaulttolerationseconds)."""
+    spec = pod.setdefault("spec", {})
+    tolerations = spec.get("tolerations")
+    if not isinstance(tolerations, list):
+        tolerations = []
+    for key, effect in _DEFAULT_TOLERATIONS:
+        tolerated = False
+        for t in tolerations:
+            if not isinstance(t, dict):
+                continue
+            t_effect = t.get("effect") or ""
+            if t_effect not in ("", effect):
+                continue
+            t_key = t.get("key") or ""
+            if t_key in (key, ""):
+                tolerated = True
+                break
+        if not tolerated:
+            tolerations.append({"key": key, "operator": "Exists", "effect": effect, "tolerationSeconds": 300})
+    if tolerations:
+        spec["tolerations"] = tolerations
+
+
+def _admit_pod_priority(pod: dict[str, Any], old: Mapping[str, Any] | None, operation: str,
+                        lookup: Callable[[str, str, str], dict[str, Any] | None],
+                        list_objects: Callable[[str], list[dict[str, Any]]]) -> None:
+    spec = pod.setdefault("spec", {})
+    name = str((pod.get("metadata") or {}).get("name") or "")
+    if operation == "UPDATE":
+        old_spec = (old or {}).get("spec") or {}
+        if spec.get("priority") is None and old_spec.get("priority") is not None:
+            spec["priority"] = old_spec["priority"]
+        if spec.get("preemptionPolicy") is None and old_spec.get("preemptionPolicy") is not None:
+            spec["preemptionPolicy"] = old_spec["preemptionPolicy"]
+        return
+    class_name = spec.get("priorityClassName") or ""
+    classes = list_objects("priorityclasses") if not class_name else []
+    try:
+        resolved, priority, policy = validation.resolve_pod_priority(
+            spec, lambda n: lookup("priorityclasses", "", n), classes)
+    except validation.PriorityAdmissionError as exc:
+        raise _forbidden("pods", name, str(exc)) from None
+    if resolved:
+        spec["priorityClassName"] = resolved
+    spec["priority"] = priority
+    if policy is not None:
+        spec["preemptionPolicy"] = policy
+
+
+def _admit_priority_class(pc: dict[str, Any], old: Mapping[str, Any] | None, operation: str,
+                          list_objects: Callable[[str], list[dict[str, Any]]]) -> None:
+    if not pc.get("globalDefault"):
+        return
+    if operation == "UPDATE" and old is not None and old.get("globalDefault"):
+        return
+    name = str((pc.get("metadata") or {}).get("name") or "")
+    for other in list_objects("priorityclasses"):
+        other_name = (other.get("metadata") or {}).get("name")
+        if other.get("globalDefault") and other_name != name:
+            raise _forbidden("priorityclasses", name,
+                             f"PriorityClass {other_name} is already marked as default. Only one default can exist")
+
+
+# ---- entry point -------------------------------------------------------------------------------------
+
+
+def admit(
+    resource: str,
+    obj: dict[str, Any],
+    old: dict[str, Any] | None,
+    *,
+    operation: str,
+    lookup: Callable[[str, str, str], dict[str, Any] | None],
+    list_objects: Callable[[str], list[dict[str, Any]]],
+) -> dict[str, Any]:
+    """Default, admit and validate a write; returns the object to store (``obj`` is not mutated).
+
+    Raises :class:`AdmissionError` (400 undecodable quantity, 403 Forbidden from an admission
+    plugin, 422 Invalid from validation).
+    """
+    base, _, sub = resource.partition("/")
+    try:
+        raw = orjson.dumps(obj)
+        out = orjson.loads(raw)
+        has_null = b"null" in raw
+    except (TypeError, orjson.JSONEncodeError):
+        out, has_null = copy.deepcopy(obj), True
+    if operation not in ("CREATE", "UPDATE"):
+        return out
+    if sub:
+        if base == "nodes" and sub == "status":
+            apply_defaults("nodes/status", out)
+        return out
+    group, kind = _KINDS.get(base, ("", str(out.get("kind") or "")))
+    if base not in _KINDS:
+        api_version = str(out.get("apiVersion") or "v1")
+        group = api_version.rpartition("/")[0]
+    version = "v1"
+    problem = fieldvalidation.decode_error((group, version, kind), out)
+    if problem:
+        raise AdmissionError(_status(400, "BadRequest", fieldvalidation.decode_error_message(kind, version, problem)))
+    if has_null:
+        out = _drop_nulls(out)
+    fieldvalidation.prune_unknown_fields((group, version, kind), out)
+    apply_defaults(base, out)
+    if base == "pods":
+        if operation == "CREATE":
+            out["status"] = {"phase": "Pending", "qosClass": pod_qos_class(out)}
+            out.setdefault("metadata", {})["generation"] = 1
+        _default_toleration_seconds(out)  # upstream plugin handles Create and Update
+        _admit_pod_priority(out, old, operation, lookup, list_objects)
+    elif base == "priorityclasses":
+        _admit_priority_class(out, old, operation, list_objects)
+    typed = out if out.get("kind") else {**out, "kind": kind}
+    if base == "pods" and operation == "UPDATE" and old is not None:
+        errs = validation.validate_pod_update(typed, old)
+    else:
+        errs = validation.validate_object(typed)
+    if errs:
+        name = str((out.get("metadata") or {}).get("name") or "")
+        raise _invalid(kind, group, name, errs)
+    return out
