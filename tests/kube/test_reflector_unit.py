@@ -19,13 +19,13 @@ class Sink:
         self.events: list[tuple] = []
         self.synced = 0
 
-    def on_add(self, obj, initial) -> None:  # noqa: ANN001
+    def on_add(self, obj, initial) -> None:
         self.events.append(("add", _name(obj), initial))
 
-    def on_update(self, old, new) -> None:  # noqa: ANN001
+    def on_update(self, old, new) -> None:
         self.events.append(("update", _name(new), old.metadata.resource_version, new.metadata.resource_version))
 
-    def on_delete(self, obj) -> None:  # noqa: ANN001
+    def on_delete(self, obj) -> None:
         if isinstance(obj, DeletedFinalStateUnknown):
             self.events.append(("tombstone", obj.key, obj.obj.metadata.resource_version))
         else:
@@ -35,7 +35,7 @@ class Sink:
         self.synced += 1
 
 
-def _name(o) -> str:  # noqa: ANN001
+def _name(o) -> str:
     return o.metadata.name
 
 
@@ -58,7 +58,7 @@ def refl() -> tuple[Reflector, Sink]:
     return Reflector(APIClient.for_server("http://127.0.0.1:1"), RESOURCES["Pod"], sink), sink
 
 
-def test_replace_delivers_difference_with_tombstones_first(refl) -> None:  # noqa: ANN001
+def test_replace_delivers_difference_with_tombstones_first(refl) -> None:
     r, sink = refl
     r.replace([pod("a", "1"), pod("b", "2"), pod("c", "3")], "3")
     assert sink.events == [("add", "a", True), ("add", "b", True), ("add", "c", True)]
@@ -71,7 +71,7 @@ def test_replace_delivers_difference_with_tombstones_first(refl) -> None:  # noq
     assert sink.synced == 1 and r.last_sync_rv == "9"
 
 
-def test_watch_events_in_order_and_rv_tracking(refl) -> None:  # noqa: ANN001
+def test_watch_events_in_order_and_rv_tracking(refl) -> None:
     r, sink = refl
     r.replace([], "5")
     r._handle_line(line("ADDED", pod_json("a", "6")))
@@ -86,7 +86,7 @@ def test_watch_events_in_order_and_rv_tracking(refl) -> None:  # noqa: ANN001
     assert r.store.get("ns/a").metadata.resource_version == "14"
 
 
-def test_watch_error_event_raises_expired(refl) -> None:  # noqa: ANN001
+def test_watch_error_event_raises_expired(refl) -> None:
     r, _ = refl
     with pytest.raises(APIError) as ei:
         r._handle_line(line("ERROR", {"kind": "Status", "status": "Failure", "reason": "Expired", "code": 410,
