@@ -186,7 +186,7 @@ class InformerFactory:
                 path = "/api/v1" if gv == "v1" else f"/apis/{gv}"
                 try:
                     doc = await self.client.get(path)
-                    by_gv[gv] = {r.get("name") for r in doc.get("resources") or [] if isinstance(r, dict)}
+                    by_gv[gv] = {str(r.get("name")) for r in doc.get("resources") or [] if isinstance(r, dict)}
                 except APIError as e:
                     if e.status != 404:
                         raise
