@@ -6,8 +6,8 @@ import asyncio
 from typing import Any
 
 import pytest
-
 from livehelpers import eventually, node_obj, pod_obj
+
 from kubesched.apiserver.resources import RESOURCES
 from kubesched.kube.informer import InformerFactory, InformerLister
 from kubesched.kube.reflector import DeletedFinalStateUnknown
