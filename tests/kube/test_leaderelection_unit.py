@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -25,7 +25,7 @@ class Clock:
 def elector(api: FakeAPI, clock: Clock, ident: str) -> LeaderElector:
     # wall time follows the fake clock; whole seconds, so the MicroTime fraction is .000000
     def wall() -> datetime:
-        return datetime.fromtimestamp(1_700_000_000 + int(clock.t), tz=timezone.utc)
+        return datetime.fromtimestamp(1_700_000_000 + int(clock.t), tz=UTC)
     return LeaderElector(api, identity=ident, clock=clock, wall=wall)
 
 
@@ -36,9 +36,9 @@ def test_default_identity_is_hostname_uuid() -> None:
 
 
 @pytest.mark.parametrize("kw, msg", [
-    (dict(lease_duration=10, renew_deadline=10), "leaseDuration must be greater than renewDeadline"),
-    (dict(renew_deadline=2.4, retry_period=2), "renewDeadline must be greater than retryPeriod"),
-    (dict(identity=""), "Lock identity is empty"),
+    ({"lease_duration": 10, "renew_deadline": 10}, "leaseDuration must be greater than renewDeadline"),
+    ({"renew_deadline": 2.4, "retry_period": 2}, "renewDeadline must be greater than retryPeriod"),
+    ({"identity": ""}, "Lock identity is empty"),
 ])
 def test_constructor_checks(kw: dict, msg: str) -> None:
     with pytest.raises(ValueError, match=msg):

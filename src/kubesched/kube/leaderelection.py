@@ -36,7 +36,7 @@ import random
 import socket
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -389,7 +389,7 @@ class LeaderElector:
         log.info("released leader lease %s", self.describe)
         return True
 
-    async def run(self, on_started_leading: Callable[[], Awaitable[None]], on_stopped_leading: Callable[[], None],
+    async def run(self, on_started_leading: Callable[[], Coroutine[Any, Any, None]], on_stopped_leading: Callable[[], None],
                   on_new_leader: Callable[[str], None] | None = None) -> None:
         """Acquire, run ``on_started_leading()`` as a task while renewing, stop it when the lease is
         lost (``self.lost`` = True) or this coroutine is cancelled, release (if configured) and
@@ -399,7 +399,7 @@ class LeaderElector:
         """
         try:
             await self._acquire(on_new_leader)
-            leading = asyncio.create_task(on_started_leading(), name=f"leading:{self.describe}")
+            leading: asyncio.Task[None] = asyncio.create_task(on_started_leading(), name=f"leading:{self.describe}")
             try:
                 await self._renew(leading, on_new_leader)
             finally:
