@@ -91,7 +91,7 @@ async def test_healthz_leader_watchdog(server: Any) -> None:
 
 @pytest.mark.asyncio
 async def test_metrics_and_configz_need_authorization(server: Any) -> None:
-    srv, st, base = server
+    srv, _, base = server
     for path in ("/metrics", "/configz"):
         code, body = await get(srv, base + path)
         assert code == 403 and f'User \\"system:anonymous\\" cannot get path \\"{path}\\"' in body
