@@ -1,0 +1,36 @@
+"""kubesched.apiserver — the cluster in a box: a Kubernetes-compatible API server on SQLite.
+
+Usage (tests, the live adapter, benchmarks)::
+
+    from kubesched.apiserver.testing import run_server, start_server
+
+    # background thread with its own event loop; 127.0.0.1, ephemeral port, random token
+    with run_server(tmp_path / "kubeconfig") as srv:
+        srv.url              # "http://127.0.0.1:PORT"  (plain HTTP, bearer token auth)
+        srv.token            # the bearer token (run_server(token=None) disables auth)
+        srv.kubeconfig_path  # kubeconfig for kubectl / clients (KUBECONFIG=...)
+        srv.faults           # fault injection: .compact(), .close_watches(), .watch_close_every = 2.0,
+                             # .fail_writes("pods", subresource="binding", fraction=0.5, code=500|409),
+                             # .latency = 0.05, .pause()/.resume(), .clear()
+        srv.call(lambda s: s.store.current_rev)   # run code on the server loop
+
+    # or inside your own running loop
+    async with start_server(tmp_path / "kubeconfig") as server:
+        server.url, server.token, server.faults, server.store
+
+    # data_dir=... persists to <dir>/state.db (restart continues RVs); default in memory.
+    # simulate_kubelets=True: bound pods go Running (+conditions, podIP), nodes Ready,
+    # pods annotated kubesched.io/complete-after-seconds: "N" finish (Succeeded) after N s.
+
+CLI: ``kubesched apiserver [--data-dir DIR | --in-memory] [--port 6443|0] --write-kubeconfig FILE``.
+
+Served: core/v1, apps/v1, batch/v1, policy/v1, scheduling.k8s.io/v1, storage.k8s.io/v1,
+coordination.k8s.io/v1, events.k8s.io/v1, resource.k8s.io/v1 (see resources.py). Semantics:
+list (label/field selectors, limit/continue, resourceVersion[Match]), watch (NDJSON, bookmarks,
+timeoutSeconds, selector transitions as DELETED/ADDED, 200+ERROR 410 for compacted RVs,
+sendInitialEvents), PUT with RV preconditions, JSON/merge/strategic patch, status subresources,
+pods/binding, pods/eviction (PDBs), graceful deletion, finalizers, namespace lifecycle.
+
+Layers: storage.py (revision log), resources.py (registry), server.py (HTTP), faults.py,
+testing.py (run_server), kubelet.py (simulated kubelets). Imports kubesched.api only.
+"""

@@ -1,0 +1,202 @@
+"""The registry of resources the box serves: one :class:`ResourceInfo` per (group, version, plural).
+
+Mirrors what kube-apiserver advertises in discovery (``APIResourceList``) for the kinds the
+scheduler and kubectl use, plus each kind's *selectable fields* (the field-selector labels
+accepted by list/watch; upstream: ``pkg/registry/<group>/<kind>/strategy.go`` ``GetAttrs`` /
+``ToSelectableFields`` and ``pkg/apis/core/v1/conversion.go`` ``AddFieldLabelConversionFunc``).
+
+A field getter returns ``dict[str, str]`` — the value of each selectable field as a string,
+``""`` when absent — computed once per write and kept beside the stored bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "GROUPS",
+    "RESOURCES",
+    "ResourceInfo",
+    "by_group_version",
+    "find",
+    "selectable_fields",
+]
+
+_ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+
+
+@dataclass(frozen=True)
+class ResourceInfo:
+    """One served resource (upstream ``metav1.APIResource`` + storage facts).
+
+    ``storage`` is the key space in the store (``"events"`` is shared by core/v1 and
+    events.k8s.io/v1, as upstream where both are views of one object). ``subresources``
+    lists the served subresource names (``status``, ``binding``, ``eviction``, ``scale``).
+    ``generation``: ``metadata.generation`` is set on create and bumped on spec changes.
+    """
+
+    group: str
+    version: str
+    kind: str
+    plural: str
+    singular: str
+    namespaced: bool
+    short_names: tuple[str, ...] = ()
+    verbs: tuple[str, ...] = _ALL_VERBS
+    subresources: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    generation: bool = False
+    extra_fields: tuple[str, ...] = ()
+    storage: str = ""
+
+    @property
+    def group_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def api_version(self) -> str:
+        return self.group_version
+
+    @property
+    def qualified(self) -> str:
+        """``pods`` or ``deployments.apps``: the name used in upstream error messages."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    @property
+    def key(self) -> str:
+        """The store key space (``storage`` or ``group/plural``)."""
+        return self.storage or (f"{self.group}/{self.plural}" if self.group else self.plural)
+
+    @property
+    def field_names(self) -> tuple[str, ...]:
+        base = ("metadata.name", "metadata.namespace") if self.namespaced else ("metadata.name",)
+        return base + self.extra_fields
+
+
+def _r(group: str, version: str, kind: str, plural: str, namespaced: bool, **kw: Any) -> ResourceInfo:
+    return ResourceInfo(group, version, kind, plural, kind.lower(), namespaced, **kw)
+
+
+_EVENT_FIELDS = (
+    "involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
+    "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
+    "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type",
+)
+
+RESOURCES: tuple[ResourceInfo, ...] = (
+    # core/v1
+    _r("", "v1", "Namespace", "namespaces", False, short_names=("ns",), subresources=("status", "finalize"),
+       verbs=("create", "delete", "get", "list", "patch", "update", "watch"), extra_fields=("status.phase",)),
+    _r("", "v1", "Node", "nodes", False, short_names=("no",), subresources=("status",),
+       extra_fields=("spec.unschedulable",)),
+    _r("", "v1", "Pod", "pods", True, short_names=("po",), subresources=("status", "binding", "eviction"),
+       categories=("all",), generation=True,
+       extra_fields=("spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
+                     "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName")),
+    _r("", "v1", "Service", "services", True, short_names=("svc",), subresources=("status",), categories=("all",),
+       verbs=("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")),
+    ResourceInfo("", "v1", "Endpoints", "endpoints", "endpoints", True, short_names=("ep",)),
+    _r("", "v1", "ConfigMap", "configmaps", True, short_names=("cm",)),
+    _r("", "v1", "Secret", "secrets", True, extra_fields=("type",)),
+    _r("", "v1", "Event", "events", True, short_names=("ev",), extra_fields=_EVENT_FIELDS, storage="events"),
+    _r("", "v1", "PersistentVolume", "persistentvolumes", False, short_names=("pv",), subresources=("status",)),
+    _r("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", True, short_names=("pvc",),
+       subresources=("status",)),
+    _r("", "v1", "ReplicationController", "replicationcontrollers", True, short_names=("rc",),
+       subresources=("status", "scale"), categories=("all",), generation=True, extra_fields=("status.replicas",)),
+    _r("", "v1", "ServiceAccount", "serviceaccounts", True, short_names=("sa",)),
+    # apps/v1
+    _r("apps", "v1", "Deployment", "deployments", True, short_names=("deploy",), subresources=("status", "scale"),
+       categories=("all",), generation=True),
+    _r("apps", "v1", "ReplicaSet", "replicasets", True, short_names=("rs",), subresources=("status", "scale"),
+       categories=("all",), generation=True, extra_fields=("status.replicas",)),
+    _r("apps", "v1", "StatefulSet", "statefulsets", True, short_names=("sts",), subresources=("status", "scale"),
+       categories=("all",), generation=True),
+    _r("apps", "v1", "DaemonSet", "daemonsets", True, short_names=("ds",), subresources=("status",),
+       categories=("all",), generation=True),
+    _r("apps", "v1", "ControllerRevision", "controllerrevisions", True),
+    # batch/v1
+    _r("batch", "v1", "Job", "jobs", True, subresources=("status",), categories=("all",), generation=True,
+       extra_fields=("status.successful",)),
+    _r("batch", "v1", "CronJob", "cronjobs", True, short_names=("cj",), subresources=("status",),
+       categories=("all",), generation=True),
+    # policy/v1
+    _r("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", True, short_names=("pdb",),
+       subresources=("status",), generation=True),
+    # scheduling.k8s.io/v1
+    _r("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", False, short_names=("pc",)),
+    # storage.k8s.io/v1
+    _r("storage.k8s.io", "v1", "StorageClass", "storageclasses", False, short_names=("sc",)),
+    _r("storage.k8s.io", "v1", "CSINode", "csinodes", False),
+    _r("storage.k8s.io", "v1", "CSIDriver", "csidrivers", False),
+    ResourceInfo("storage.k8s.io", "v1", "CSIStorageCapacity", "csistoragecapacities", "csistoragecapacity", True),
+    _r("storage.k8s.io", "v1", "VolumeAttachment", "volumeattachments", False, subresources=("status",)),
+    # coordination.k8s.io/v1
+    _r("coordination.k8s.io", "v1", "Lease", "leases", True),
+    # events.k8s.io/v1 (same storage as core/v1 events)
+    _r("events.k8s.io", "v1", "Event", "events", True, short_names=("ev",), storage="events"),
+    # resource.k8s.io/v1
+    _r("resource.k8s.io", "v1", "DeviceClass", "deviceclasses", False, generation=True),
+    _r("resource.k8s.io", "v1", "ResourceClaim", "resourceclaims", True, subresources=("status",), generation=True),
+    _r("resource.k8s.io", "v1", "ResourceClaimTemplate", "resourceclaimtemplates", True, generation=True),
+    _r("resource.k8s.io", "v1", "ResourceSlice", "resourceslices", False, generation=True,
+       extra_fields=("spec.nodeName", "spec.driver")),
+)
+
+#: Group names in discovery order (the core group "" first).
+GROUPS: tuple[str, ...] = tuple(dict.fromkeys(r.group for r in RESOURCES))
+
+_INDEX: dict[tuple[str, str, str], ResourceInfo] = {(r.group, r.version, r.plural): r for r in RESOURCES}
+
+
+def find(group: str, version: str, plural: str) -> ResourceInfo | None:
+    """The resource served at ``/apis/<group>/<version>/<plural>`` (``group`` "" = core), or None."""
+    return _INDEX.get((group, version, plural))
+
+
+def by_group_version() -> dict[str, list[ResourceInfo]]:
+    """``{"v1": [...], "apps/v1": [...], ...}`` in discovery order."""
+    out: dict[str, list[ResourceInfo]] = {}
+    for r in RESOURCES:
+        out.setdefault(r.group_version, []).append(r)
+    return out
+
+
+def _get(obj: dict[str, Any], path: str) -> str:
+    cur: Any = obj
+    for part in path.split("."):
+        if not isinstance(cur, dict):
+            return ""
+        cur = cur.get(part)
+        if cur is None:
+            return ""
+    if isinstance(cur, bool):
+        return "true" if cur else "false"
+    if isinstance(cur, (dict, list)):
+        return ""
+    return str(cur)
+
+
+def _event_source(obj: dict[str, Any]) -> str:
+    src = obj.get("source") or {}
+    return str(src.get("component", "")) if isinstance(src, dict) else ""
+
+
+_SPECIAL: dict[str, Callable[[dict[str, Any]], str]] = {
+    "source": _event_source,
+    # upstream pods: spec.hostNetwork is "false" when unset
+    "spec.hostNetwork": lambda o: "true" if (o.get("spec") or {}).get("hostNetwork") else "false",
+    "spec.unschedulable": lambda o: "true" if (o.get("spec") or {}).get("unschedulable") else "false",
+}
+
+
+def selectable_fields(info: ResourceInfo, obj: dict[str, Any], names: Iterable[str] | None = None) -> dict[str, str]:
+    """The selectable field values of ``obj`` as strings (upstream ``GetAttrs``)."""
+    out: dict[str, str] = {}
+    for name in names if names is not None else info.field_names:
+        fn = _SPECIAL.get(name)
+        out[name] = fn(obj) if fn is not None else _get(obj, name)
+    return out
+

@@ -1,0 +1,1556 @@
+"""The box's Kubernetes-compatible REST API (aiohttp) over :class:`~kubesched.apiserver.storage.Store`.
+
+Follows kube-apiserver's generic registry and handlers
+(``staging/src/k8s.io/apiserver/pkg/endpoints/handlers/{get,create,update,patch,delete,watch}.go``,
+``pkg/registry/generic/registry/store.go``) and the pod registry
+(``pkg/registry/core/pod/storage/storage.go``: binding, eviction; ``pkg/registry/core/pod/strategy.go``:
+graceful deletion). Objects are plain JSON dicts; stored and answered as bytes (orjson).
+
+Routing: ``/api/v1/...`` and ``/apis/<group>/<version>/...`` with
+``[namespaces/<ns>/]<plural>[/<name>[/<subresource>]]``. Every error is an upstream ``Status``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import logging
+import random
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from kubesched.api.labels import Selector
+from kubesched.apiserver import resources as res
+from kubesched.apiserver.errors import APIError, status_success
+from kubesched.apiserver.eventsconv import core_to_events, events_to_core
+from kubesched.apiserver.faults import Faults
+from kubesched.apiserver.resources import ResourceInfo
+from kubesched.apiserver.selectors import (
+    FieldSelector,
+    SelectorParseError,
+    parse_field_selector,
+    parse_label_selector,
+)
+from kubesched.apiserver.storage import (
+    Compacted,
+    Conflict,
+    Entry,
+    Event,
+    FutureRevision,
+    KeyExists,
+    KeyNotFound,
+    Store,
+)
+
+__all__ = ["SYSTEM_NAMESPACES", "VERSION_INFO", "APIServer", "now_rfc3339"]
+
+log = logging.getLogger("kubesched.apiserver")
+
+SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+_UNDELETABLE_NAMESPACES = ("default", "kube-system", "kube-public")
+
+VERSION_INFO = {
+    "major": "1",
+    "minor": "34",
+    "emulationMajor": "1",
+    "emulationMinor": "34",
+    "minCompatibilityMajor": "1",
+    "minCompatibilityMinor": "33",
+    "gitVersion": "v1.34.0-kubesched",
+    "gitCommit": "0000000000000000000000000000000000000000",
+    "gitTreeState": "clean",
+    "buildDate": "2026-01-01T00:00:00Z",
+    "goVersion": "go1.24.0",
+    "compiler": "gc",
+    "platform": "linux/amd64",
+}
+
+_JSON = "application/json"
+_INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+_PUBLIC_PATHS = frozenset(("/healthz", "/livez", "/readyz", "/version"))
+
+
+def now_rfc3339(delta: float = 0.0) -> str:
+    """``metav1.Time`` format: whole seconds, UTC, ``Z``."""
+    t = datetime.now(UTC) + timedelta(seconds=delta)
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _parse_time(s: str) -> datetime | None:
+    try:
+        return datetime.strptime(s[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC)
+    except (ValueError, TypeError):
+        return None
+
+
+def _json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+    data = body if isinstance(body, bytes) else orjson.dumps(body)
+    return web.Response(body=data, status=status, content_type=_JSON, headers=headers)
+
+
+def _rand_suffix(n: int = 5) -> str:
+    # upstream utilrand.String: consonants and digits without vowels/ambiguous characters
+    alphabet = "bcdfghjklmnpqrstvwxz2456789"
+    return "".join(random.choice(alphabet) for _ in range(n))
+
+
+def _matcher(lsel: Selector, fsel: FieldSelector) -> Callable[[Entry], bool] | None:
+    if lsel.is_empty and fsel.empty:
+        return None
+    if fsel.empty:
+        return lambda e: lsel.matches(e.labels)
+    if lsel.is_empty:
+        return lambda e: fsel.matches(e.fields)
+    return lambda e: lsel.matches(e.labels) and fsel.matches(e.fields)
+
+
+class _Route:
+    __slots__ = ("info", "name", "ns", "sub")
+
+    def __init__(self, info: ResourceInfo, ns: str | None, name: str | None, sub: str) -> None:
+        self.info = info
+        self.ns = ns
+        self.name = name
+        self.sub = sub
+
+
+class _Watcher:
+    __slots__ = ("buf", "closed", "wake")
+
+    def __init__(self) -> None:
+        self.buf: list[Event] = []
+        self.wake = asyncio.Event()
+        self.closed = False
+
+    def __call__(self, ev: Event) -> None:
+        self.buf.append(ev)
+        self.wake.set()
+
+    def close(self) -> None:
+        self.closed = True
+        self.wake.set()
+
+
+class APIServer:
+    """The API server: ``make_app()`` for aiohttp, ``start(host, port)`` / ``stop()`` to serve.
+
+    ``token``: required bearer token (None = no authentication). ``compaction_window``: how
+    many recent revisions the periodic compactor keeps (every ``compaction_interval`` s).
+    ``hooks``: callables run after start with the server (e.g. simulated kubelets).
+    """
+
+    def __init__(self, store: Store, *, token: str | None = None, faults: Faults | None = None,
+                 compaction_window: int = 10000, compaction_interval: float = 60.0,
+                 bookmark_interval: float = 60.0, min_request_timeout: float = 1800.0,
+                 admission: bool = True) -> None:
+        self.store = store
+        self.token = token
+        self.faults = faults or Faults()
+        self.compaction_window = compaction_window
+        self.compaction_interval = compaction_interval
+        self.bookmark_interval = bookmark_interval
+        self.min_request_timeout = min_request_timeout
+        self.use_admission = admission
+        self._watchers: set[_Watcher] = set()
+        self._timers: dict[tuple[str, str], asyncio.TimerHandle] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._runner: web.AppRunner | None = None
+        self._stopping = False
+        self.port: int = 0
+        self.host: str = "127.0.0.1"
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.on_started: list[Callable[[APIServer], Any]] = []
+        self._bootstrap()
+
+    # ------------------------------------------------------------- lifecycle
+    def _bootstrap(self) -> None:
+        ns_info = res.find("", "v1", "namespaces")
+        assert ns_info is not None
+        for ns in SYSTEM_NAMESPACES:
+            if self.store.get(ns_info.key, "", ns) is None:
+                obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
+                self._fill_create(ns_info, obj, "")
+                self._prepare_create(ns_info, obj)
+                self.store.create(ns_info.key, "", ns, obj)
+
+    def make_app(self) -> web.Application:
+        app = web.Application(client_max_size=64 * 1024 * 1024, middlewares=[self._middleware])
+        app.router.add_route("*", "/{tail:.*}", self._dispatch)
+        return app
+
+    async def start(self, host: str = "127.0.0.1", port: int = 0) -> int:
+        """Serve on ``host:port`` (0 = ephemeral) in the running loop; returns the bound port."""
+        self.loop = asyncio.get_running_loop()
+        self.faults._bind(self.loop, self.compact_now, self.close_all_watches)
+        self._runner = web.AppRunner(self.make_app(), access_log=None, handle_signals=False,
+                                     shutdown_timeout=1.0)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, host, port, reuse_address=True)
+        await site.start()
+        server = site._server
+        assert server is not None
+        sockets = getattr(server, "sockets", None) or []
+        self.port = sockets[0].getsockname()[1] if sockets else port
+        self.host = host
+        self._spawn(self._compactor())
+        self._resume_graceful_deletions()
+        for fn in self.on_started:
+            r = fn(self)
+            if asyncio.iscoroutine(r):
+                await r
+        return self.port
+
+    @property
+    def url(self) -> str:
+        host = self.host if ":" not in self.host else f"[{self.host}]"
+        return f"http://{host}:{self.port}"
+
+    async def stop(self) -> None:
+        """Close watches, stop timers and background tasks, stop serving (the store stays open)."""
+        self._stopping = True
+        self.close_all_watches()
+        for h in self._timers.values():
+            h.cancel()
+        self._timers.clear()
+        for t in list(self._tasks):
+            t.cancel()
+        for t in list(self._tasks):
+            try:
+                await t
+            except (asyncio.CancelledError, Exception):  # noqa: BLE001,S110 - shutting down
+                pass
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    def spawn(self, coro: Any) -> asyncio.Task[Any]:
+        """Run a background task owned by the server (cancelled at :meth:`stop`)."""
+        return self._spawn(coro)
+
+    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
+        t = asyncio.ensure_future(coro)
+        self._tasks.add(t)
+        t.add_done_callback(self._tasks.discard)
+        return t
+
+    async def _compactor(self) -> None:
+        while True:
+            await asyncio.sleep(self.compaction_interval)
+            try:
+                self.store.compact_window(self.compaction_window)
+            except Exception:  # pragma: no cover - logged, retried next tick
+                log.exception("compaction failed")
+
+    def compact_now(self) -> int:
+        """Compact to the current revision (fault injection / tests)."""
+        return self.store.compact()
+
+    def close_all_watches(self) -> int:
+        n = len(self._watchers)
+        for w in list(self._watchers):
+            w.close()
+        return n
+
+    # ------------------------------------------------------------ middleware
+    @web.middleware
+    async def _middleware(self, request: web.Request, handler: Callable[..., Any]) -> web.StreamResponse:
+        try:
+            if self.token is not None and request.path not in _PUBLIC_PATHS:
+                auth = request.headers.get("Authorization", "")
+                if auth != f"Bearer {self.token}":
+                    raise APIError.unauthorized()
+            await self.faults.before_request()
+            resp: web.StreamResponse = await handler(request)
+            return resp
+        except APIError as e:
+            return _json_response(e.status, e.code, e.headers)
+        except (asyncio.CancelledError, ConnectionResetError):
+            raise
+        except web.HTTPException:
+            raise
+        except Exception as e:  # a bug: answer as upstream would, keep serving
+            log.exception("internal error on %s %s", request.method, request.path)
+            err = APIError.internal(str(e) or type(e).__name__)
+            return _json_response(err.status, 500)
+
+    # ---------------------------------------------------------------- routing
+    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+        path = request.path
+        parts = [p for p in path.split("/") if p]
+        if not parts:
+            return _json_response({"paths": ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/readyz",
+                                             "/openapi/v2", "/openapi/v3", "/version"]})
+        head = parts[0]
+        if head in ("healthz", "livez", "readyz") and len(parts) == 1:
+            return web.Response(text="ok")
+        if head == "version" and len(parts) == 1:
+            return _json_response(VERSION_INFO)
+        if head == "openapi":
+            return self._openapi(request, parts[1:])
+        if head == "api":
+            if len(parts) == 1:
+                return _json_response(self._api_versions(request))
+            if parts[1] != "v1":
+                raise APIError.no_route()
+            group, version, rest = "", "v1", parts[2:]
+        elif head == "apis":
+            if len(parts) == 1:
+                return _json_response(self._api_group_list())
+            if len(parts) == 2:
+                return _json_response(self._api_group(parts[1]))
+            group, version, rest = parts[1], parts[2], parts[3:]
+        else:
+            raise APIError.no_route()
+        if not rest:
+            return _json_response(self._resource_list(group, version))
+        route = self._route(group, version, rest)
+        return await self._serve(request, route)
+
+    def _route(self, group: str, version: str, rest: list[str]) -> _Route:
+        ns: str | None = None
+        if rest[0] == "namespaces" and len(rest) >= 3 and not (group == "" and rest[2] in ("status", "finalize")
+                                                               and len(rest) == 3):
+            ns = rest[1]
+            rest = rest[2:]
+        info = res.find(group, version, rest[0])
+        if info is None:
+            if res.by_group_version().get(f"{group}/{version}" if group else version) is None:
+                raise APIError.no_route()
+            raise APIError.no_route()
+        if ns is not None and not info.namespaced:
+            raise APIError.no_route()
+        name = rest[1] if len(rest) > 1 else None
+        sub = rest[2] if len(rest) > 2 else ""
+        if len(rest) > 3 or (sub and sub not in info.subresources):
+            raise APIError.no_route()
+        return _Route(info, ns, name, sub)
+
+    async def _serve(self, request: web.Request, r: _Route) -> web.StreamResponse:
+        m = request.method
+        if r.name is None:
+            if m == "GET":
+                if request.query.get("watch") in ("1", "true", "True"):
+                    return await self._watch(request, r)
+                return self._list(request, r)
+            if m == "POST":
+                if r.info.namespaced and r.ns is None:
+                    raise APIError.method_not_allowed()
+                return await self._create(request, r)
+            if m == "DELETE":
+                return await self._delete_collection(request, r)
+            raise APIError.method_not_allowed()
+        if r.sub == "binding":
+            if m != "POST":
+                raise APIError.method_not_allowed()
+            return await self._bind(request, r)
+        if r.sub == "eviction":
+            if m != "POST":
+                raise APIError.method_not_allowed()
+            return await self._evict(request, r)
+        if m == "GET":
+            entry = self._get_entry(r)
+            return self._object_response(request, r.info, entry.data)
+        if m == "PUT":
+            return await self._put(request, r)
+        if m == "PATCH":
+            return await self._patch(request, r)
+        if m == "DELETE":
+            if r.sub:
+                raise APIError.method_not_allowed()
+            return await self._delete(request, r)
+        raise APIError.method_not_allowed()
+
+    # -------------------------------------------------------------- discovery
+    def _api_versions(self, request: web.Request) -> dict[str, Any]:
+        host = request.host or f"{self.host}:{self.port}"
+        return {"kind": "APIVersions", "versions": ["v1"],
+                "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": host}]}
+
+    def _group_entry(self, group: str) -> dict[str, Any]:
+        versions = sorted({r.version for r in res.RESOURCES if r.group == group})
+        gvs = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
+        return {"name": group, "versions": gvs, "preferredVersion": gvs[0]}
+
+    def _api_group_list(self) -> dict[str, Any]:
+        return {"kind": "APIGroupList", "apiVersion": "v1",
+                "groups": [self._group_entry(g) for g in res.GROUPS if g]}
+
+    def _api_group(self, group: str) -> dict[str, Any]:
+        if group not in res.GROUPS or not group:
+            raise APIError.no_route()
+        return {"kind": "APIGroup", "apiVersion": "v1", **self._group_entry(group)}
+
+    def _resource_list(self, group: str, version: str) -> dict[str, Any]:
+        gv = f"{group}/{version}" if group else version
+        infos = res.by_group_version().get(gv)
+        if not infos:
+            raise APIError.no_route()
+        out: list[dict[str, Any]] = []
+        for r in infos:
+            item: dict[str, Any] = {"name": r.plural, "singularName": r.singular, "namespaced": r.namespaced,
+                                    "kind": r.kind, "verbs": list(r.verbs)}
+            if r.short_names:
+                item["shortNames"] = list(r.short_names)
+            if r.categories:
+                item["categories"] = list(r.categories)
+            out.append(item)
+            for sub in r.subresources:
+                s: dict[str, Any] = {"name": f"{r.plural}/{sub}", "singularName": "", "namespaced": r.namespaced,
+                                     "kind": r.kind, "verbs": ["get", "patch", "update"]}
+                if sub == "binding":
+                    s.update(kind="Binding", verbs=["create"])
+                elif sub == "eviction":
+                    s.update(group="policy", version="v1", kind="Eviction", verbs=["create"])
+                elif sub == "scale":
+                    s.update(group="autoscaling", version="v1", kind="Scale")
+                elif sub == "finalize":
+                    s.update(verbs=["update"])
+                out.append(s)
+        return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": out}
+
+    def _openapi(self, request: web.Request, rest: list[str]) -> web.StreamResponse:
+        try:
+            from kubesched.apiserver import openapi  # boxcompat
+        except ImportError:
+            raise APIError.no_route() from None
+        served = [(r.group, r.version, r.kind, r.plural, r.namespaced) for r in res.RESOURCES]
+        if rest == ["v2"]:
+            return web.Response(body=openapi.v2_document(served), content_type=_JSON)
+        if rest == ["v3"]:
+            return _json_response(openapi.v3_index(self.url, served))
+        if len(rest) >= 3 and rest[0] == "v3":
+            if rest[1] == "api":
+                group, version = "", rest[2]
+            elif rest[1] == "apis" and len(rest) >= 4:
+                group, version = rest[2], rest[3]
+            else:
+                raise APIError.no_route()
+            doc = openapi.v3_group_version(group, version, served)
+            if doc is None:
+                raise APIError.no_route()
+            return web.Response(body=doc, content_type=_JSON)
+        raise APIError.no_route()
+
+    # --------------------------------------------------------------- helpers
+    @staticmethod
+    def _space_ns(info: ResourceInfo, ns: str | None) -> str:
+        return (ns or "") if info.namespaced else ""
+
+    def _get_entry(self, r: _Route) -> Entry:
+        assert r.name is not None
+        entry = self.store.get(r.info.key, self._space_ns(r.info, r.ns), r.name)
+        if entry is None or (r.info.key == "events" and not self._event_visible(r.info, entry)):
+            raise APIError.not_found(r.info.plural, r.info.group, r.name)
+        return entry
+
+    @staticmethod
+    def _event_visible(info: ResourceInfo, entry: Entry) -> bool:
+        return True
+
+    def _out(self, info: ResourceInfo, data: bytes) -> bytes:
+        """Stored bytes → the bytes served for ``info`` (events.k8s.io view conversion)."""
+        if info.group == "events.k8s.io":
+            return orjson.dumps(core_to_events(orjson.loads(data)))
+        return data
+
+    def _object_response(self, request: web.Request, info: ResourceInfo, data: bytes,
+                         status: int = 200) -> web.Response:
+        if self._wants_table(request):
+            table = self._table(request, info, [orjson.loads(self._out(info, data))], None)
+            if table is not None:
+                return _json_response(table, status)
+        return _json_response(self._out(info, data), status)
+
+    @staticmethod
+    def _wants_table(request: web.Request) -> bool:
+        acc = request.headers.get("Accept", "")
+        return "as=Table" in acc
+
+    def _table(self, request: web.Request, info: ResourceInfo, items: list[dict[str, Any]],
+               meta: dict[str, Any] | None) -> dict[str, Any] | None:
+        try:
+            from kubesched.apiserver import tables  # boxcompat
+        except ImportError:
+            return None
+        include = request.query.get("includeObject", "Metadata")
+        table: dict[str, Any] = tables.to_table(info.plural, items, now=datetime.now(UTC), include_object=include)
+        if meta is not None:
+            table["metadata"] = meta
+        return table
+
+    async def _read_body(self, request: web.Request) -> dict[str, Any]:
+        raw = await request.read()
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError as e:
+            ctype = request.headers.get("Content-Type", "")
+            if "yaml" in ctype:
+                import yaml
+
+                try:
+                    obj = yaml.safe_load(raw)
+                except yaml.YAMLError:
+                    raise APIError.bad_request(f"the object provided is unrecognized (must be of type "
+                                               f"JSON or YAML): {e}") from None
+            else:
+                raise APIError.bad_request(f"the object provided is unrecognized: {e}") from None
+        if not isinstance(obj, dict):
+            raise APIError.bad_request("the object provided is unrecognized: not an object")
+        return obj
+
+    def _check_type(self, info: ResourceInfo, obj: dict[str, Any], kind: str | None = None) -> None:
+        want_kind = kind or info.kind
+        av = obj.get("apiVersion")
+        k = obj.get("kind")
+        if av is not None and av != info.api_version:
+            raise APIError.bad_request(f"the API version in the data ({av}) does not match the expected "
+                                       f"API version ({info.api_version})")
+        if k is not None and k != want_kind:
+            raise APIError.bad_request(f"the kind in the data ({k}) does not match the expected kind ({want_kind})")
+        obj["apiVersion"] = info.api_version
+        obj["kind"] = want_kind
+
+    def _write_fault(self, info: ResourceInfo, sub: str, verb: str) -> None:
+        if not self.faults.write_faults:
+            return
+        code = self.faults.write_fault(info.plural, sub, verb)
+        if code == 409:
+            raise APIError.conflict(info.plural, info.group, "", "injected conflict (fault injection)")
+        if code is not None:
+            raise APIError.internal("injected failure (fault injection)")
+
+    def _namespace_ok(self, ns: str, name: str, info: ResourceInfo) -> None:
+        ns_entry = self.store.get("namespaces", "", ns)
+        if ns_entry is None:
+            raise APIError.not_found("namespaces", "", ns)
+        phase = orjson.loads(ns_entry.data).get("status", {}).get("phase")
+        if phase == "Terminating":
+            raise APIError.forbidden(info.plural, info.group, name,
+                                     f"unable to create new content in namespace {ns} because it is being "
+                                     f"terminated",
+                                     [{"reason": "NamespaceTerminating",
+                                       "message": f"namespace {ns} is being terminated",
+                                       "field": "metadata.namespace"}])
+
+    # ------------------------------------------------------------ list/get
+    def _parse_selectors(self, request: web.Request, info: ResourceInfo) -> tuple[Selector, FieldSelector]:
+        q = request.query
+        try:
+            lsel = parse_label_selector(q.get("labelSelector", ""))
+            fsel = parse_field_selector(q.get("fieldSelector", ""))
+        except SelectorParseError as e:
+            raise APIError.bad_request(str(e)) from None
+        allowed = info.field_names if info.group != "events.k8s.io" else res.find("", "v1", "events").field_names  # type: ignore[union-attr]
+        for name in fsel.names():
+            if name not in allowed:
+                raise APIError.bad_request(f'field label not supported: {name}')
+        return lsel, fsel
+
+    @staticmethod
+    def _parse_rv(value: str | None) -> int | None:
+        if value is None or value == "":
+            return None
+        try:
+            rv = int(value)
+        except ValueError:
+            raise APIError.bad_request(f'resourceVersion: Invalid value: "{value}": must be a valid '
+                                       f'resource version') from None
+        if rv < 0:
+            raise APIError.bad_request(f'resourceVersion: Invalid value: "{value}": must be a valid resource version')
+        return rv
+
+    @staticmethod
+    def _encode_continue(rv: int, key: tuple[str, str]) -> str:
+        raw = orjson.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": [key[0], key[1]]})
+        return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+    @staticmethod
+    def _decode_continue(token: str) -> tuple[int, tuple[str, str]]:
+        try:
+            raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+            d = orjson.loads(raw)
+            return int(d["rv"]), (str(d["start"][0]), str(d["start"][1]))
+        except (binascii.Error, ValueError, KeyError, TypeError, IndexError, orjson.JSONDecodeError):
+            raise APIError.bad_request("continue key is not valid: illegal base64 data") from None
+
+    def _list(self, request: web.Request, r: _Route) -> web.Response:
+        info, q = r.info, request.query
+        lsel, fsel = self._parse_selectors(request, info)
+        match = _matcher(lsel, fsel)
+        limit_s = q.get("limit")
+        limit = 0
+        if limit_s:
+            try:
+                limit = max(0, int(limit_s))
+            except ValueError:
+                raise APIError.bad_request(f"limit: Invalid value: {limit_s!r}") from None
+        ns = self._space_ns(info, r.ns) if r.ns is not None else None
+        store = self.store
+        cont = q.get("continue")
+        try:
+            if cont:
+                list_rv, start = self._decode_continue(cont)
+                try:
+                    entries = store.list_at(info.key, list_rv, ns, start)
+                except Compacted:
+                    raise APIError.expired(
+                        "The provided continue parameter is too old to display a consistent list result. You can "
+                        "start a new list without the continue parameter.") from None
+            else:
+                rv = self._parse_rv(q.get("resourceVersion"))
+                rv_match = q.get("resourceVersionMatch", "")
+                if rv_match == "Exact" and rv is not None and rv > 0:
+                    entries = store.list_at(info.key, rv, ns)
+                    list_rv = rv
+                else:
+                    if rv is not None and rv > store.current_rev:
+                        raise FutureRevision(rv, store.current_rev)
+                    entries = store.list(info.key, ns)
+                    list_rv = store.current_rev
+        except Compacted as e:
+            raise APIError.expired(f"too old resource version: {e.requested} ({e.compact_rev})") from None
+        except FutureRevision as e:
+            raise APIError.too_large_rv(e.requested, e.current) from None
+        # name-only field selectors: one lookup instead of a scan
+        if match is not None:
+            entries = [e for e in entries if match(e)]
+        meta: dict[str, Any] = {"resourceVersion": str(list_rv)}
+        if limit and len(entries) > limit:
+            last = entries[limit - 1]
+            lobj = orjson.loads(last.data)["metadata"]
+            meta["continue"] = self._encode_continue(list_rv, (lobj.get("namespace", "") if info.namespaced else "",
+                                                               lobj["name"]))
+            if match is None:
+                meta["remainingItemCount"] = len(entries) - limit
+            entries = entries[:limit]
+        if self._wants_table(request):
+            items = [orjson.loads(self._out(info, e.data)) for e in entries]
+            table = self._table(request, info, items, meta)
+            if table is not None:
+                return _json_response(table)
+        datas = [e.data for e in entries]
+        if info.group == "events.k8s.io":
+            datas = [self._out(info, d) for d in datas]
+        head = orjson.dumps({"kind": f"{info.kind}List", "apiVersion": info.api_version, "metadata": meta})
+        body = b"".join((head[:-1], b',"items":[', b",".join(datas), b"]}"))
+        return web.Response(body=body, content_type=_JSON)
+
+    # ------------------------------------------------------------------ watch
+    async def _watch(self, request: web.Request, r: _Route) -> web.StreamResponse:
+        info, q = r.info, request.query
+        lsel, fsel = self._parse_selectors(request, info)
+        match = _matcher(lsel, fsel)
+        ns = self._space_ns(info, r.ns) if r.ns is not None else None
+        rv = self._parse_rv(q.get("resourceVersion"))
+        bookmarks = q.get("allowWatchBookmarks") in ("1", "true", "True")
+        sie_s = q.get("sendInitialEvents")
+        rv_match = q.get("resourceVersionMatch", "")
+        send_initial: bool
+        if sie_s is not None:
+            send_initial = sie_s in ("1", "true", "True")
+            causes = []
+            if rv_match != "NotOlderThan":
+                causes.append(("FieldValueInvalid", "resourceVersionMatch",
+                               (f'resourceVersionMatch: Invalid value: "{rv_match}": sendInitialEvents requires '
+                                'setting resourceVersionMatch to NotOlderThan')))
+            if send_initial and not bookmarks:
+                causes.append(("FieldValueForbidden", "allowWatchBookmarks",
+                               ("allowWatchBookmarks: Forbidden: sendInitialEvents requires setting "
+                                "allowWatchBookmarks to true")))
+            if causes:
+                raise APIError.invalid("ListOptions", "meta.k8s.io", "", causes)
+        else:
+            if rv_match:
+                raise APIError.invalid("ListOptions", "meta.k8s.io", "", [(
+                    "FieldValueForbidden", "resourceVersionMatch",
+                    ("resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless "
+                     "sendInitialEvents is provided"))])
+            send_initial = rv is None or rv == 0
+        timeout_s = q.get("timeoutSeconds")
+        try:
+            timeout = float(timeout_s) if timeout_s else self.min_request_timeout * (1 + random.random())
+        except ValueError:
+            raise APIError.bad_request(f"invalid timeoutSeconds: {timeout_s!r}") from None
+
+        store = self.store
+        w = _Watcher()
+        error: dict[str, Any] | None = None
+        initial: list[Entry] = []
+        backlog: list[Event] = []
+        # registration, snapshot and backlog happen without awaiting: nothing can interleave
+        if send_initial:
+            if rv is not None and rv > store.current_rev:
+                raise APIError.too_large_rv(rv, store.current_rev)
+            initial = store.list(info.key, ns)
+            start_rv = store.current_rev
+        else:
+            start_rv = store.current_rev if rv is None else rv
+            try:
+                backlog = store.events_since(info.key, start_rv)
+            except Compacted as e:
+                error = APIError.expired(f"too old resource version: {e.requested} ({e.compact_rev})").status
+            except FutureRevision as e:
+                raise APIError.too_large_rv(e.requested, e.current) from None
+        if error is None:
+            store.subscribe(info.key, w)
+            self._watchers.add(w)
+        resp = web.StreamResponse(status=200, headers={"Content-Type": _JSON,
+                                                       "Cache-Control": "no-cache, private"})
+        resp.enable_chunked_encoding()
+        table = self._wants_table(request)
+        try:
+            await resp.prepare(request)
+            if error is not None:
+                await resp.write(orjson.dumps({"type": "ERROR", "object": error}) + b"\n")
+                return resp
+            render = self._renderer(request, info, ns, match, table)
+            if initial:
+                chunk = []
+                for e in initial if match is None else (e for e in initial if match(e)):
+                    chunk.append(self._line("ADDED", self._maybe_table(request, info, self._out(info, e.data), table)))
+                    if len(chunk) >= 500:
+                        await resp.write(b"".join(chunk))
+                        chunk = []
+                if chunk:
+                    await resp.write(b"".join(chunk))
+            if sie_s is not None and send_initial:
+                await resp.write(self._bookmark(info, start_rv, initial_end=True))
+            if backlog:
+                out = [b for b in (render(ev) for ev in backlog) if b]
+                if out:
+                    await resp.write(b"".join(out))
+            await self._stream(resp, w, info, render, timeout, bookmarks)
+        except (ConnectionResetError, asyncio.CancelledError):
+            pass
+        finally:
+            store.unsubscribe(info.key, w)
+            self._watchers.discard(w)
+        return resp
+
+    @staticmethod
+    def _line(typ: str, data: bytes) -> bytes:
+        return b'{"type":"' + typ.encode() + b'","object":' + data + b"}\n"
+
+    def _bookmark(self, info: ResourceInfo, rv: int, initial_end: bool = False) -> bytes:
+        md: dict[str, Any] = {"resourceVersion": str(rv)}
+        if initial_end:
+            md["annotations"] = {_INITIAL_EVENTS_END: "true"}
+        obj = {"kind": info.kind, "apiVersion": info.api_version, "metadata": md}
+        return orjson.dumps({"type": "BOOKMARK", "object": obj}) + b"\n"
+
+    def _maybe_table(self, request: web.Request, info: ResourceInfo, data: bytes, table: bool) -> bytes:
+        if not table:
+            return data
+        t = self._table(request, info, [orjson.loads(data)], None)
+        return data if t is None else orjson.dumps(t)
+
+    def _renderer(self, request: web.Request, info: ResourceInfo, ns: str | None,
+                  match: Callable[[Entry], bool] | None, table: bool) -> Callable[[Event], bytes | None]:
+        conv = info.group == "events.k8s.io"
+
+        def data_of(b: bytes) -> bytes:
+            if conv:
+                b = self._out(info, b)
+            if table:
+                b = self._maybe_table(request, info, b, True)
+            return b
+
+        def render(ev: Event) -> bytes | None:
+            if ns is not None and ev.ns != ns:
+                return None
+            typ = ev.type
+            if match is None:
+                return self._line(typ, data_of(ev.entry.data))
+            if typ == "ADDED":
+                return self._line("ADDED", data_of(ev.entry.data)) if match(ev.entry) else None
+            if typ == "DELETED":
+                return self._line("DELETED", data_of(ev.entry.data)) if match(ev.entry) else None
+            cur = match(ev.entry)
+            old = ev.prev is not None and match(ev.prev)
+            if cur and old:
+                return self._line("MODIFIED", data_of(ev.entry.data))
+            if cur:
+                return self._line("ADDED", data_of(ev.entry.data))
+            if old:
+                assert ev.prev is not None
+                prev = orjson.loads(ev.prev.data)
+                prev.setdefault("metadata", {})["resourceVersion"] = str(ev.rv)
+                return self._line("DELETED", data_of(orjson.dumps(prev)))
+            return None
+
+        return render
+
+    async def _stream(self, resp: web.StreamResponse, w: _Watcher, info: ResourceInfo,
+                      render: Callable[[Event], bytes | None], timeout: float, bookmarks: bool) -> None:
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        deadline = start + timeout
+        every = self.faults.watch_close_every
+        if every:
+            deadline = min(deadline, start + every)
+        next_bm = start + self.bookmark_interval
+        while not w.closed and not self._stopping:
+            if w.buf:
+                evs, w.buf = w.buf, []
+                out = [b for b in (render(ev) for ev in evs) if b]
+                if out:
+                    await resp.write(b"".join(out))
+                if len(w.buf) > 500_000:  # hopelessly slow client: end it, it will resume from its RV
+                    break
+                continue
+            now = loop.time()
+            if now >= deadline:
+                break
+            if bookmarks and now >= next_bm:
+                await resp.write(self._bookmark(info, self.store.current_rev))
+                next_bm = now + self.bookmark_interval
+                continue
+            w.wake.clear()
+            wait = min(deadline, next_bm if bookmarks else deadline) - now
+            try:
+                await asyncio.wait_for(w.wake.wait(), timeout=max(wait, 0.001))
+            except TimeoutError:
+                pass
+        if w.buf and not self._stopping:
+            out = [b for b in (render(ev) for ev in w.buf) if b]
+            if out:
+                await resp.write(b"".join(out))
+        if bookmarks and not self._stopping:
+            await resp.write(self._bookmark(info, self.store.current_rev))
+
+    # ----------------------------------------------------------------- create
+    def _fill_create(self, info: ResourceInfo, obj: dict[str, Any], ns: str) -> dict[str, Any]:
+        md = obj.get("metadata")
+        if not isinstance(md, dict):
+            md = obj["metadata"] = {}
+        if info.namespaced:
+            md["namespace"] = ns
+        else:
+            md.pop("namespace", None)
+        md["uid"] = str(uuid.uuid4())
+        md["creationTimestamp"] = now_rfc3339()
+        md.pop("resourceVersion", None)
+        md.pop("deletionTimestamp", None)
+        md.pop("deletionGracePeriodSeconds", None)
+        md.pop("selfLink", None)
+        if info.generation:
+            md["generation"] = 1
+        else:
+            md.pop("generation", None)
+        return md
+
+    def _prepare_create(self, info: ResourceInfo, obj: dict[str, Any]) -> None:
+        """Per-kind create strategy (upstream ``PrepareForCreate``)."""
+        k = info.kind
+        if k == "Namespace":
+            spec = obj.setdefault("spec", {})
+            fins = spec.get("finalizers") or []
+            if "kubernetes" not in fins:
+                spec["finalizers"] = [*fins, "kubernetes"]
+            obj["status"] = {"phase": "Active"}
+            labels = obj["metadata"].setdefault("labels", {})
+            labels["kubernetes.io/metadata.name"] = obj["metadata"]["name"]
+        elif k == "Pod":
+            st = obj.get("status") or {}
+            obj["status"] = {"phase": "Pending", **({"qosClass": st["qosClass"]} if "qosClass" in st else {})}
+            spec = obj.setdefault("spec", {})
+            spec.setdefault("schedulerName", "default-scheduler")
+            spec.setdefault("terminationGracePeriodSeconds", 30)
+            spec.setdefault("restartPolicy", "Always")
+            spec.setdefault("dnsPolicy", "ClusterFirst")
+            spec.setdefault("securityContext", {})
+            if not obj["status"].get("qosClass"):
+                obj["status"]["qosClass"] = _qos_class(spec)
+        elif k == "Node":
+            st = obj.setdefault("status", {})
+            if "capacity" in st and "allocatable" not in st:
+                st["allocatable"] = dict(st["capacity"])
+        elif k in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob",
+                   "PodDisruptionBudget", "ReplicationController"):
+            obj.pop("status", None)
+            if k == "PodDisruptionBudget":
+                obj["status"] = {"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0,
+                                 "expectedPods": 0}
+
+    def _admit(self, info: ResourceInfo, obj: dict[str, Any], old: dict[str, Any] | None, op: str) -> dict[str, Any]:
+        if not self.use_admission:
+            return obj
+        try:
+            from kubesched.apiserver import admission  # boxcompat
+        except ImportError:
+            return obj
+
+        def lookup(resource: str, ns: str, name: str) -> dict[str, Any] | None:
+            ri = _by_plural(resource)
+            if ri is None:
+                return None
+            e = self.store.get(ri.key, ns if ri.namespaced else "", name)
+            return None if e is None else e.obj()
+
+        def list_objects(resource: str) -> list[dict[str, Any]]:
+            ri = _by_plural(resource)
+            return [] if ri is None else [e.obj() for e in self.store.list(ri.key)]
+
+        try:
+            out: dict[str, Any] = admission.admit(info.plural, obj, old, operation=op, lookup=lookup,
+                                                  list_objects=list_objects)
+        except admission.AdmissionError as e:
+            raise APIError(e.status) from None
+        return out
+
+    def _validate_meta(self, info: ResourceInfo, obj: dict[str, Any]) -> None:
+        md = obj["metadata"]
+        if not md.get("name") and not md.get("generateName"):
+            raise APIError.invalid(info.kind, info.group, "", [(
+                "FieldValueRequired", "metadata.name",
+                "metadata.name: Required value: name or generateName is required")])
+
+    async def _create(self, request: web.Request, r: _Route) -> web.Response:
+        info = r.info
+        self._write_fault(info, "", "create")
+        obj = await self._read_body(request)
+        if info.key == "events" and info.group == "events.k8s.io":
+            self._check_type(info, obj)
+            obj = events_to_core(obj)
+            store_info = res.find("", "v1", "events")
+            assert store_info is not None
+        else:
+            self._check_type(info, obj)
+            store_info = info
+        ns = r.ns or ""
+        md = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else None
+        if info.namespaced and md is not None and md.get("namespace") and md["namespace"] != ns:
+            raise APIError.bad_request("the namespace of the provided object does not match the namespace sent "
+                                       "on the request")
+        md = self._fill_create(info, obj, ns)
+        self._validate_meta(info, obj)
+        name = md.get("name") or ""
+        if info.namespaced:
+            self._namespace_ok(ns, name, info)
+        self._prepare_create(info, obj)
+        obj = self._admit(info, obj, None, "CREATE")
+        dry = request.query.get("dryRun") == "All"
+        gen = md.get("generateName") if not name else None
+        for attempt in range(8 if gen else 1):
+            if gen:
+                name = (gen[:58] if len(gen) > 58 else gen) + _rand_suffix()
+                obj["metadata"]["name"] = name
+            if dry:
+                if self.store.get(store_info.key, ns if info.namespaced else "", name) is not None:
+                    raise APIError.already_exists(info.plural, info.group, name)
+                obj["metadata"]["resourceVersion"] = ""
+                return _json_response(self._out(info, orjson.dumps(obj)), 201)
+            try:
+                entry = self.store.create(store_info.key, ns if info.namespaced else "", name, obj)
+                break
+            except KeyExists:
+                if attempt == (7 if gen else 0):
+                    raise APIError.already_exists(info.plural, info.group, name) from None
+        self._after_write(info, entry)
+        return self._object_response(request, info, entry.data, 201)
+
+    # ----------------------------------------------------------------- update
+    def _commit_update(self, info: ResourceInfo, ns: str, name: str, new: dict[str, Any], old_entry: Entry,
+                       sub: str, precondition: int | None, dry: bool = False) -> Entry:
+        """Apply update strategy + admission and write (unless a no-op). Shared by PUT and PATCH."""
+        old = old_entry.obj()
+        if info.group == "events.k8s.io":
+            new = events_to_core(new)
+            info_kind = "Event"
+        else:
+            info_kind = info.kind
+        if precondition is not None and precondition != old_entry.rv:
+            raise APIError.modified(info.plural, info.group, name)
+        nmd = new.get("metadata")
+        if not isinstance(nmd, dict):
+            nmd = new["metadata"] = {}
+        omd = old["metadata"]
+        if nmd.get("name", name) != name:
+            raise APIError.bad_request(f'the name of the object ({nmd.get("name")}) does not match the name on '
+                                       f'the URL ({name})')
+        for k in ("name", "namespace", "uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
+                  "generation"):
+            if k in omd:
+                nmd[k] = omd[k]
+            else:
+                nmd.pop(k, None)
+        nmd.pop("resourceVersion", None)
+        new["kind"] = info_kind
+        new["apiVersion"] = old.get("apiVersion", info.api_version)
+        has_status = "status" in info.subresources
+        if sub == "status":
+            status = new.get("status")
+            keep_md = nmd
+            new = dict(old)
+            if status is None:
+                new.pop("status", None)
+            else:
+                new["status"] = status
+            md2 = dict(old["metadata"])
+            for k in ("labels", "annotations"):  # status updates may touch labels/annotations (pods)
+                if k in keep_md:
+                    md2[k] = keep_md[k]
+            new["metadata"] = md2
+        elif has_status:
+            if "status" in old:
+                new["status"] = old["status"]
+            else:
+                new.pop("status", None)
+        if info.kind == "Pod" and sub == "":
+            self._check_pod_update(info, name, old, new)
+        if info.generation and sub == "" and new.get("spec") != old.get("spec"):
+            new["metadata"]["generation"] = int(omd.get("generation", 1)) + 1
+        new = self._admit(info, new, old, "UPDATE")
+        cmp_old = dict(old)
+        cmp_old["metadata"] = {k: v for k, v in omd.items() if k != "resourceVersion"}
+        if new == cmp_old:
+            return old_entry
+        md = new["metadata"]
+        if md.get("deletionTimestamp") and not md.get("finalizers") and not self._grace_pending(info, new):
+            # last finalizer removed: the object goes away
+            if dry:
+                return old_entry
+            try:
+                e = self.store.update(info.key, ns, name, new, expect_rv=old_entry.rv)
+                return self._finish_delete(info, ns, name, e)
+            except Conflict:
+                raise APIError.modified(info.plural, info.group, name) from None
+        if dry:
+            return Entry(old_entry.rv, orjson.dumps(new), old_entry.labels, old_entry.fields)
+        try:
+            entry = self.store.update(info.key, ns, name, new, expect_rv=old_entry.rv)
+        except Conflict:
+            raise APIError.modified(info.plural, info.group, name) from None
+        self._after_write(info, entry)
+        return entry
+
+    def _check_pod_update(self, info: ResourceInfo, name: str, old: dict[str, Any], new: dict[str, Any]) -> None:
+        """Pod spec is immutable except a few fields (upstream ValidatePodUpdate, simplified)."""
+        os_, ns_ = old.get("spec") or {}, new.get("spec") or {}
+        if os_.get("nodeName") and ns_.get("nodeName") != os_.get("nodeName"):
+            raise APIError.invalid("Pod", "", name, [(
+                "FieldValueForbidden", "spec",
+                ("spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`, "
+                "`spec.initContainers[*].image`, `spec.activeDeadlineSeconds`, `spec.tolerations` (only additions "
+                "to existing tolerations), `spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it "
+                "was previously negative)"))])
+
+    async def _put(self, request: web.Request, r: _Route) -> web.Response:
+        info = r.info
+        assert r.name is not None
+        self._write_fault(info, r.sub, "update")
+        obj = await self._read_body(request)
+        self._check_type(info, obj)
+        entry = self._get_entry(r)
+        md = obj.get("metadata") or {}
+        rv_s = md.get("resourceVersion")
+        if not rv_s and info.kind not in ("Namespace",):
+            # upstream: unconditional updates are allowed for most kinds (AllowUnconditionalUpdate)
+            precondition = None
+        else:
+            precondition = self._parse_rv(rv_s) if rv_s else None
+        ns = self._space_ns(info, r.ns)
+        if info.namespaced and md.get("namespace") and md["namespace"] != ns:
+            raise APIError.bad_request("the namespace of the provided object does not match the namespace sent "
+                                       "on the request")
+        dry = request.query.get("dryRun") == "All"
+        new_entry = self._commit_update(info, ns, r.name, obj, entry, r.sub, precondition, dry)
+        return self._object_response(request, info, new_entry.data)
+
+    async def _patch(self, request: web.Request, r: _Route) -> web.Response:
+        info = r.info
+        assert r.name is not None
+        self._write_fault(info, r.sub, "patch")
+        ctype = request.headers.get("Content-Type", "").split(";")[0].strip()
+        body = await request.read()
+        entry = self._get_entry(r)
+        original = orjson.loads(self._out(info, entry.data))
+        patched = self._apply_patch(info, ctype, original, body)
+        if not isinstance(patched, dict):
+            raise APIError.bad_request("the patch produced a non-object")
+        md = patched.get("metadata") if isinstance(patched.get("metadata"), dict) else {}
+        rv_s = md.get("resourceVersion") if md else None
+        precondition = None
+        if rv_s and rv_s != str(entry.rv):
+            orig_md = original.get("metadata") or {}
+            if rv_s != orig_md.get("resourceVersion"):
+                precondition = self._parse_rv(rv_s)
+        if info.kind and patched.get("kind", info.kind) != info.kind:
+            raise APIError.bad_request(f"the kind in the data ({patched.get('kind')}) does not match the expected "
+                                       f"kind ({info.kind})")
+        dry = request.query.get("dryRun") == "All"
+        ns = self._space_ns(info, r.ns)
+        new_entry = self._commit_update(info, ns, r.name, patched, entry, r.sub, precondition, dry)
+        return self._object_response(request, info, new_entry.data)
+
+    def _apply_patch(self, info: ResourceInfo, ctype: str, original: dict[str, Any], body: bytes) -> Any:
+        try:
+            from kubesched.apiserver import patch as patchmod  # boxcompat
+        except ImportError:
+            patchmod = None  # type: ignore[assignment]
+        if patchmod is not None:
+            try:
+                return patchmod.apply_patch(ctype, original, body, gvk=(info.group, info.version, info.kind))
+            except patchmod.PatchError as e:
+                code = int(e.status_code)
+                if code == 415:
+                    raise APIError.unsupported_media(ctype) from None
+                if code == 422:
+                    raise APIError.invalid(info.kind, info.group, str(original.get("metadata", {}).get("name", "")),
+                                           [("FieldValueInvalid", "", str(e.message))]) from None
+                raise APIError.method_status(code, "BadRequest" if code == 400 else "Invalid", str(e.message)) \
+                    from None
+        # built-in fallback: merge patch and JSON patch
+        try:
+            p = orjson.loads(body)
+        except orjson.JSONDecodeError as e:
+            raise APIError.bad_request(f"error decoding patch: {e}") from None
+        if ctype in ("application/merge-patch+json", "application/strategic-merge-patch+json"):
+            return merge_patch(original, p)
+        if ctype == "application/json-patch+json":
+            import jsonpatch
+
+            try:
+                return jsonpatch.apply_patch(original, p)
+            except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as e:
+                raise APIError.method_status(422, "Invalid", str(e)) from None
+        raise APIError.unsupported_media(ctype)
+
+    # ----------------------------------------------------------------- delete
+    def _grace_pending(self, info: ResourceInfo, obj: dict[str, Any]) -> bool:
+        """A pod in graceful deletion whose grace period has not ended."""
+        if info.kind != "Pod":
+            return False
+        md = obj["metadata"]
+        ts = md.get("deletionTimestamp")
+        if not ts or not md.get("deletionGracePeriodSeconds"):
+            return False
+        t = _parse_time(ts)
+        return t is not None and t > datetime.now(UTC)
+
+    async def _delete_options(self, request: web.Request) -> dict[str, Any]:
+        raw = await request.read()
+        opts: dict[str, Any] = {}
+        if raw.strip():
+            try:
+                o = orjson.loads(raw)
+            except orjson.JSONDecodeError as e:
+                raise APIError.bad_request(f"the object provided is unrecognized: {e}") from None
+            if isinstance(o, dict):
+                opts = o
+        q = request.query
+        if "gracePeriodSeconds" in q:
+            try:
+                opts["gracePeriodSeconds"] = int(q["gracePeriodSeconds"])
+            except ValueError:
+                raise APIError.bad_request("invalid gracePeriodSeconds") from None
+        if "propagationPolicy" in q:
+            opts["propagationPolicy"] = q["propagationPolicy"]
+        return opts
+
+    async def _delete(self, request: web.Request, r: _Route) -> web.Response:
+        info = r.info
+        assert r.name is not None
+        self._write_fault(info, "", "delete")
+        opts = await self._delete_options(request)
+        entry = self._get_entry(r)
+        ns = self._space_ns(info, r.ns)
+        if request.query.get("dryRun") == "All":
+            return self._object_response(request, info, entry.data)
+        out = self.delete_object(info, ns, r.name, opts, entry)
+        return self._object_response(request, info, out.data)
+
+    def delete_object(self, info: ResourceInfo, ns: str, name: str, opts: dict[str, Any] | None = None,
+                      entry: Entry | None = None) -> Entry:
+        """Delete as the API would (graceful pods, finalizers, namespaces); returns the answered state.
+
+        Raises :class:`APIError` (NotFound, Conflict on failed preconditions, Forbidden).
+        """
+        opts = opts or {}
+        entry = entry or self.store.get(info.key, ns, name)
+        if entry is None:
+            raise APIError.not_found(info.plural, info.group, name)
+        obj = entry.obj()
+        md = obj["metadata"]
+        pre = opts.get("preconditions") or {}
+        if pre.get("uid") and pre["uid"] != md.get("uid"):
+            raise APIError.conflict(info.plural, info.group, name,
+                                    f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: "
+                                    f"{md.get('uid')}")
+        if pre.get("resourceVersion") and pre["resourceVersion"] != md.get("resourceVersion"):
+            raise APIError.conflict(info.plural, info.group, name,
+                                    f"Precondition failed: ResourceVersion in precondition: {pre['resourceVersion']},"
+                                    f" ResourceVersion in object meta: {md.get('resourceVersion')}")
+        if info.kind == "Namespace":
+            return self._delete_namespace(info, name, entry, obj)
+        grace = self._grace_period(info, obj, opts)
+        if md.get("deletionTimestamp"):
+            # already terminating: a shorter grace period may be requested
+            cur = md.get("deletionGracePeriodSeconds")
+            if grace is not None and cur is not None and grace < cur:
+                if grace == 0 and not md.get("finalizers"):
+                    return self._remove(info, ns, name, entry)
+                md["deletionGracePeriodSeconds"] = grace
+                md["deletionTimestamp"] = now_rfc3339(grace)
+                e = self.store.update(info.key, ns, name, obj, expect_rv=entry.rv)
+                self._schedule_reap(info, ns, name, md.get("uid", ""), grace)
+                return e
+            return entry
+        fins = md.get("finalizers") or []
+        if grace:
+            md["deletionTimestamp"] = now_rfc3339(grace)
+            md["deletionGracePeriodSeconds"] = grace
+            if info.generation:
+                md["generation"] = int(md.get("generation", 1)) + 1
+            e = self.store.update(info.key, ns, name, obj, expect_rv=entry.rv)
+            self._schedule_reap(info, ns, name, md.get("uid", ""), grace)
+            return e
+        if fins:
+            md["deletionTimestamp"] = now_rfc3339()
+            md["deletionGracePeriodSeconds"] = 0
+            if info.generation:
+                md["generation"] = int(md.get("generation", 1)) + 1
+            return self.store.update(info.key, ns, name, obj, expect_rv=entry.rv)
+        return self._remove(info, ns, name, entry)
+
+    def _grace_period(self, info: ResourceInfo, obj: dict[str, Any], opts: dict[str, Any]) -> int | None:
+        """Upstream pod strategy ``CheckGracefulDeleteStrategy``: unscheduled or terminal pods go at once."""
+        if info.kind != "Pod":
+            return None
+        g = opts.get("gracePeriodSeconds")
+        spec = obj.get("spec") or {}
+        if g is None:
+            g = spec.get("terminationGracePeriodSeconds", 30)
+        g = int(g or 0)
+        if g < 0:
+            g = 1
+        if not spec.get("nodeName") or (obj.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            g = 0
+        return g
+
+    def _remove(self, info: ResourceInfo, ns: str, name: str, entry: Entry) -> Entry:
+        try:
+            e = self.store.delete(info.key, ns, name, expect_rv=entry.rv)
+        except KeyNotFound:
+            raise APIError.not_found(info.plural, info.group, name) from None
+        except Conflict:
+            raise APIError.modified(info.plural, info.group, name) from None
+        self._timers.pop((info.key, f"{ns}/{name}"), None)
+        return e
+
+    def _finish_delete(self, info: ResourceInfo, ns: str, name: str, e: Entry) -> Entry:
+        return self._remove(info, ns, name, e)
+
+    def _schedule_reap(self, info: ResourceInfo, ns: str, name: str, uid: str, grace: float) -> None:
+        loop = self.loop or asyncio.get_event_loop()
+        key = (info.key, f"{ns}/{name}")
+        old = self._timers.pop(key, None)
+        if old is not None:
+            old.cancel()
+        self._timers[key] = loop.call_later(max(grace, 0.0), self._reap, info, ns, name, uid)
+
+    def _reap(self, info: ResourceInfo, ns: str, name: str, uid: str) -> None:
+        """The grace period ended (as the kubelet would): remove the pod unless finalizers hold it."""
+        self._timers.pop((info.key, f"{ns}/{name}"), None)
+        entry = self.store.get(info.key, ns, name)
+        if entry is None:
+            return
+        obj = entry.obj()
+        md = obj["metadata"]
+        if md.get("uid") != uid or not md.get("deletionTimestamp"):
+            return
+        if md.get("finalizers"):
+            md["deletionGracePeriodSeconds"] = 0
+            self.store.update(info.key, ns, name, obj, expect_rv=entry.rv)
+            return
+        try:
+            self._remove(info, ns, name, entry)
+        except APIError:
+            pass
+
+    def _resume_graceful_deletions(self) -> None:
+        info = res.find("", "v1", "pods")
+        assert info is not None
+        now = datetime.now(UTC)
+        for e in self.store.list(info.key):
+            obj = e.obj()
+            md = obj["metadata"]
+            ts = md.get("deletionTimestamp")
+            if ts and md.get("deletionGracePeriodSeconds"):
+                t = _parse_time(ts) or now
+                self._schedule_reap(info, md.get("namespace", ""), md["name"], md.get("uid", ""),
+                                    max(0.0, (t - now).total_seconds()))
+
+    def _delete_namespace(self, info: ResourceInfo, name: str, entry: Entry, obj: dict[str, Any]) -> Entry:
+        if name in _UNDELETABLE_NAMESPACES:
+            raise APIError.forbidden("namespaces", "", name, "this namespace may not be deleted")
+        md = obj["metadata"]
+        if md.get("deletionTimestamp"):
+            return entry
+        md["deletionTimestamp"] = now_rfc3339()
+        md["deletionGracePeriodSeconds"] = 0
+        obj.setdefault("status", {})["phase"] = "Terminating"
+        e = self.store.update(info.key, "", name, obj, expect_rv=entry.rv)
+        loop = self.loop or asyncio.get_event_loop()
+        loop.call_soon(self._finalize_namespace, name)
+        return e
+
+    def _finalize_namespace(self, name: str) -> None:
+        """The namespace controller, in one step: delete every namespaced object, then the namespace."""
+        for info in res.RESOURCES:
+            if not info.namespaced or info.group == "events.k8s.io":
+                continue
+            for e in self.store.list(info.key, name):
+                o = e.obj()
+                md = o["metadata"]
+                try:
+                    if md.get("finalizers"):
+                        md["finalizers"] = []
+                        md.setdefault("deletionTimestamp", now_rfc3339())
+                        e = self.store.update(info.key, name, md["name"], o, expect_rv=e.rv)
+                    self._remove(info, name, md["name"], e)
+                except (APIError, KeyNotFound, Conflict):
+                    pass
+        ns_info = res.find("", "v1", "namespaces")
+        assert ns_info is not None
+        e = self.store.get(ns_info.key, "", name)
+        if e is not None:
+            o = e.obj()
+            o.setdefault("spec", {})["finalizers"] = []
+            if o["metadata"].get("finalizers"):
+                self.store.update(ns_info.key, "", name, o, expect_rv=e.rv)
+                return
+            try:
+                self._remove(ns_info, "", name, e)
+            except APIError:
+                pass
+
+    async def _delete_collection(self, request: web.Request, r: _Route) -> web.Response:
+        info = r.info
+        self._write_fault(info, "", "delete")
+        opts = await self._delete_options(request)
+        lsel, fsel = self._parse_selectors(request, info)
+        match = _matcher(lsel, fsel)
+        ns = self._space_ns(info, r.ns) if r.ns is not None else None
+        out = []
+        for e in self.store.list(info.key, ns):
+            if match is not None and not match(e):
+                continue
+            o = orjson.loads(e.data)["metadata"]
+            try:
+                d = self.delete_object(info, o.get("namespace", "") if info.namespaced else "", o["name"], opts, e)
+                out.append(self._out(info, d.data))
+            except APIError:
+                continue
+        head = orjson.dumps({"kind": f"{info.kind}List", "apiVersion": info.api_version,
+                             "metadata": {"resourceVersion": str(self.store.current_rev)}})
+        return web.Response(body=head[:-1] + b',"items":[' + b",".join(out) + b"]}", content_type=_JSON)
+
+    # ------------------------------------------------------------ subresources
+    async def _bind(self, request: web.Request, r: _Route) -> web.Response:
+        info = r.info
+        assert r.name is not None
+        self._write_fault(info, "binding", "create")
+        body = await self._read_body(request)
+        target = body.get("target") or {}
+        bmd = body.get("metadata") or {}
+        ns = r.ns or ""
+        name = r.name
+        if bmd.get("name") and bmd["name"] != name:
+            raise APIError.bad_request("name in URL does not match name in Binding object")
+        if target.get("kind") not in (None, "", "Node"):
+            raise APIError.invalid("Binding", "", name, [(
+                "FieldValueNotSupported", "target.kind",
+                f'target.kind: Unsupported value: "{target.get("kind")}": supported values: "Node", ""')])
+        node = target.get("name") or ""
+        if not node:
+            raise APIError.invalid("Binding", "", name, [(
+                "FieldValueRequired", "target.name", "target.name: Required value")])
+        entry = self.store.get(info.key, ns, name)
+        if entry is None:
+            raise APIError.not_found("pods", "", name)
+        pod = entry.obj()
+        md, spec = pod["metadata"], pod.setdefault("spec", {})
+
+        def conflict(why: str) -> APIError:
+            return APIError.conflict("pods/binding", "", name, why)
+
+        if bmd.get("uid") and bmd["uid"] != md.get("uid"):
+            raise conflict(f"Precondition failed: UID in precondition: {bmd['uid']}, UID in object meta: "
+                           f"{md.get('uid')}")
+        if bmd.get("resourceVersion") and bmd["resourceVersion"] != md.get("resourceVersion"):
+            raise conflict(f"Precondition failed: ResourceVersion in precondition: {bmd['resourceVersion']}, "
+                           f"ResourceVersion in object meta: {md.get('resourceVersion')}")
+        if md.get("deletionTimestamp"):
+            raise conflict(f"pod {name} is being deleted, cannot be assigned to a host")
+        if spec.get("nodeName"):
+            raise conflict(f'pod {name} is already assigned to node "{spec["nodeName"]}"')
+        if spec.get("schedulingGates"):
+            raise conflict(f"pod {name} has non-empty .spec.schedulingGates")
+        spec["nodeName"] = node
+        if bmd.get("annotations"):
+            md.setdefault("annotations", {}).update(bmd["annotations"])
+        if bmd.get("labels"):
+            md.setdefault("labels", {}).update(bmd["labels"])
+        status = pod.setdefault("status", {})
+        conds = status.setdefault("conditions", [])
+        now = now_rfc3339()
+        for c in conds:
+            if c.get("type") == "PodScheduled":
+                if c.get("status") != "True":
+                    c["lastTransitionTime"] = now
+                c["status"] = "True"
+                c.pop("reason", None)
+                c.pop("message", None)
+                break
+        else:
+            conds.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
+                          "lastTransitionTime": now})
+        if request.query.get("dryRun") != "All":
+            try:
+                e = self.store.update(info.key, ns, name, pod, expect_rv=entry.rv)
+            except Conflict:
+                raise APIError.modified("pods", "", name) from None
+            self._after_write(info, e)
+        return _json_response(status_success(201), 201)
+
+    async def _evict(self, request: web.Request, r: _Route) -> web.Response:
+        info = r.info
+        assert r.name is not None
+        self._write_fault(info, "eviction", "create")
+        body = await self._read_body(request)
+        ns, name = r.ns or "", r.name
+        bmd = body.get("metadata") or {}
+        if bmd.get("name") and bmd["name"] != name:
+            raise APIError.bad_request("name in URL does not match name in Eviction object")
+        entry = self.store.get(info.key, ns, name)
+        if entry is None:
+            raise APIError.not_found("pods", "", name)
+        pod = entry.obj()
+        opts = body.get("deleteOptions") or {}
+        phase = (pod.get("status") or {}).get("phase")
+        if pod["metadata"].get("deletionTimestamp") or phase in ("Succeeded", "Failed", "Pending"):
+            self.delete_object(info, ns, name, opts, entry)
+            return _json_response(status_success(201), 201)
+        pdbs = [p for p in self._pdbs_for(ns, pod)]
+        if len(pdbs) > 1:
+            raise APIError.internal("This pod has more than one PodDisruptionBudget, which the eviction "
+                                    "subresource does not support.")
+        if pdbs:
+            pdb = pdbs[0]
+            _expected, healthy, desired = self._pdb_counts(ns, pdb)
+            if healthy - desired <= 0:
+                pname = pdb["metadata"]["name"]
+                raise APIError.too_many_requests(
+                    "Cannot evict pod as it would violate the pod's disruption budget.",
+                    [{"reason": "DisruptionBudget",
+                      "message": f"The disruption budget {pname} needs {desired} healthy pods and has {healthy} "
+                                 f"currently"}])
+        self.delete_object(info, ns, name, opts, entry)
+        return _json_response(status_success(201), 201)
+
+    def _pdbs_for(self, ns: str, pod: dict[str, Any]) -> list[dict[str, Any]]:
+        out = []
+        for e in self.store.list("policy/poddisruptionbudgets", ns):
+            pdb = e.obj()
+            if _pdb_selects(pdb, pod):
+                out.append(pdb)
+        return out
+
+    def _pdb_counts(self, ns: str, pdb: dict[str, Any]) -> tuple[int, int, int]:
+        """(expected, currently healthy, desired healthy) as the disruption controller computes them."""
+        import math
+
+        pods = [e.obj() for e in self.store.list("pods", ns)]
+        matching = [p for p in pods if _pdb_selects(pdb, p)]
+        live = [p for p in matching if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
+        expected = len(live)
+        healthy = sum(1 for p in live if not p["metadata"].get("deletionTimestamp") and _pod_ready(p))
+        spec = pdb.get("spec") or {}
+
+        def resolve(v: Any) -> int:
+            if isinstance(v, str) and v.endswith("%"):
+                return math.ceil(int(v[:-1]) * expected / 100)
+            return int(v)
+
+        if spec.get("maxUnavailable") is not None:
+            desired = max(0, expected - resolve(spec["maxUnavailable"]))
+        elif spec.get("minAvailable") is not None:
+            desired = resolve(spec["minAvailable"])
+        else:
+            desired = expected
+        return expected, healthy, desired
+
+    # ----------------------------------------------------------------- hooks
+    def _after_write(self, info: ResourceInfo, entry: Entry) -> None:
+        """Called after a successful create/update through the API (extension point)."""
+
+
+def _by_plural(plural: str) -> ResourceInfo | None:
+    for r in res.RESOURCES:
+        if r.plural == plural and r.group != "events.k8s.io":
+            return r
+    return None
+
+
+def _pdb_selects(pdb: dict[str, Any], pod: dict[str, Any]) -> bool:
+    """Whether the PDB's label selector selects ``pod`` (policy/v1: ``{}`` selects all, null none)."""
+    from kubesched.api.labels import make_requirement
+
+    sel = (pdb.get("spec") or {}).get("selector")
+    if sel is None:
+        return False
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    reqs = [make_requirement(k, "=", (v,)) for k, v in (sel.get("matchLabels") or {}).items()]
+    ops = {"In": "in", "NotIn": "notin", "Exists": "exists", "DoesNotExist": "!"}
+    for ex in sel.get("matchExpressions") or []:
+        reqs.append(make_requirement(ex["key"], ops.get(ex.get("operator", ""), "in"), ex.get("values") or ()))
+    return Selector(reqs).matches(labels)  # policy/v1: an empty selector selects every pod
+
+
+def _pod_ready(pod: dict[str, Any]) -> bool:
+    st = pod.get("status") or {}
+    if st.get("phase") != "Running":
+        return False
+    for c in st.get("conditions") or []:
+        if c.get("type") == "Ready":
+            return c.get("status") == "True"
+    return False
+
+
+def _qos_class(spec: dict[str, Any]) -> str:
+    """Upstream ``qos.GetPodQOS`` (simplified to cpu/memory requests and limits)."""
+    containers = list(spec.get("containers") or []) + list(spec.get("initContainers") or [])
+    any_set = False
+    guaranteed = True
+    for c in containers:
+        r = c.get("resources") or {}
+        req, lim = r.get("requests") or {}, r.get("limits") or {}
+        for k in ("cpu", "memory"):
+            if k in req or k in lim:
+                any_set = True
+            if k not in lim or (k in req and req[k] != lim[k]):
+                guaranteed = False
+    if not any_set:
+        return "BestEffort"
+    return "Guaranteed" if guaranteed else "Burstable"
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386 JSON merge patch."""
+    if not isinstance(patch, dict):
+        return patch
+    out = dict(target) if isinstance(target, dict) else {}
+    for k, v in patch.items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = merge_patch(out.get(k), v)
+    return out
+

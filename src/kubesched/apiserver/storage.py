@@ -1,0 +1,437 @@
+"""A kine-style revision log on SQLite: etcd's model (one global revision per write) for the box.
+
+Design (after k3s-io/kine ``pkg/logstructured/sqllog`` and ``pkg/drivers/generic``; no code
+taken): one append-only table ``log``; each write (create, update, delete) is a new row whose
+``id`` is the new global revision = the object's ``resourceVersion``. The current state of a
+key is its row with the highest id (unless that row is a deletion); the state at revision R is
+the same restricted to ``id <= R``. Compaction removes rows superseded at or below a target
+revision and tombstones at or below it; reading or watching below the compacted revision
+raises :class:`Compacted` (the server answers ``410 Gone``/``Expired``).
+
+For speed the store keeps, in memory:
+
+- the current state: ``{space: {(namespace, name): Entry}}`` with the object's JSON bytes,
+  its labels and its selectable fields (so lists and selectors never touch SQL);
+- a ring of recent :class:`Event` s (all key spaces, in revision order) that serves watches;
+  older history is read back from SQLite.
+
+Revisions are assigned here (single writer: the server's event loop), committed one write per
+transaction before the event is published, so revision k+1 is never visible before k.
+``path=None`` uses ``:memory:``; a directory path persists ``<dir>/state.db`` (WAL) and a
+restart continues from the last revision.
+
+Not thread-safe: call from one thread (the server's loop) only.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import sqlite3
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+__all__ = [
+    "Compacted",
+    "Conflict",
+    "Entry",
+    "Event",
+    "FutureRevision",
+    "KeyExists",
+    "KeyNotFound",
+    "StorageError",
+    "Store",
+]
+
+Key = tuple[str, str]  # (namespace, name); namespace "" for cluster-scoped objects
+AttrsFn = Callable[[str, dict[str, Any]], dict[str, str]]
+
+
+class StorageError(Exception):
+    """Base of the store's errors."""
+
+
+class KeyExists(StorageError):
+    """Create of a key whose latest row is not a deletion."""
+
+
+class KeyNotFound(StorageError):
+    """Update/delete of a key with no live object."""
+
+
+class Conflict(StorageError):
+    """Compare-and-swap failed: ``current`` is the live revision."""
+
+    def __init__(self, current: int) -> None:
+        super().__init__(f"current revision {current}")
+        self.current = current
+
+
+class Compacted(StorageError):
+    """Requested revision is older than the compacted revision (``410 Expired``)."""
+
+    def __init__(self, requested: int, compact_rev: int) -> None:
+        super().__init__(f"too old resource version: {requested} ({compact_rev})")
+        self.requested = requested
+        self.compact_rev = compact_rev
+
+
+class FutureRevision(StorageError):
+    """Requested revision is newer than the current revision (``ResourceVersionTooLarge``)."""
+
+    def __init__(self, requested: int, current: int) -> None:
+        super().__init__(f"Too large resource version: {requested}, current: {current}")
+        self.requested = requested
+        self.current = current
+
+
+class Entry:
+    """A stored object version: revision, JSON bytes (with ``resourceVersion`` set), labels, fields."""
+
+    __slots__ = ("data", "fields", "labels", "rv")
+
+    def __init__(self, rv: int, data: bytes, labels: dict[str, str], fields: dict[str, str]) -> None:
+        self.rv = rv
+        self.data = data
+        self.labels = labels
+        self.fields = fields
+
+    def obj(self) -> dict[str, Any]:
+        """A fresh decoded copy of the object."""
+        out: dict[str, Any] = orjson.loads(self.data)
+        return out
+
+
+class Event:
+    """One write: ``type`` ADDED/MODIFIED/DELETED, the new state (for DELETED: the last state
+    carrying the deletion's revision) and the previous state (``prev``, None for ADDED)."""
+
+    __slots__ = ("entry", "name", "ns", "prev", "space", "type")
+
+    def __init__(self, type_: str, space: str, ns: str, name: str, entry: Entry, prev: Entry | None) -> None:
+        self.type = type_
+        self.space = space
+        self.ns = ns
+        self.name = name
+        self.entry = entry
+        self.prev = prev
+
+    @property
+    def rv(self) -> int:
+        return self.entry.rv
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS log (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    space TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    name TEXT NOT NULL,
+    created INTEGER NOT NULL,
+    deleted INTEGER NOT NULL,
+    prev_revision INTEGER NOT NULL,
+    value BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS log_key ON log(space, namespace, name, id);
+CREATE UNIQUE INDEX IF NOT EXISTS log_key_prev ON log(space, namespace, name, prev_revision);
+CREATE INDEX IF NOT EXISTS log_space_id ON log(space, id);
+CREATE INDEX IF NOT EXISTS log_prev ON log(prev_revision);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+"""
+
+
+def _default_attrs(space: str, obj: dict[str, Any]) -> dict[str, str]:
+    md = obj.get("metadata") or {}
+    return {"metadata.name": md.get("name", ""), "metadata.namespace": md.get("namespace", "")}
+
+
+class Store:
+    """The revision log. ``attrs(space, obj)`` computes an object's selectable fields.
+
+    ``ring_size`` events are kept in memory for watches; ``path`` None → in memory.
+    """
+
+    def __init__(self, path: str | None = None, *, attrs: AttrsFn = _default_attrs, ring_size: int = 20000) -> None:
+        self.path = path
+        self._attrs = attrs
+        if path is None:
+            db = ":memory:"
+        else:
+            os.makedirs(path, exist_ok=True)
+            db = os.path.join(path, "state.db")
+        self._db = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA busy_timeout=30000")
+        self._db.executescript(_SCHEMA)
+        row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name='log'").fetchone()
+        self.current_rev: int = int(row[0]) if row else 0
+        row = self._db.execute("SELECT value FROM meta WHERE key='compact_rev'").fetchone()
+        self.compact_rev: int = int(row[0]) if row else 0
+        self._objects: dict[str, dict[Key, Entry]] = {}
+        self._sorted: dict[str, list[Key] | None] = {}
+        self._space_rev: dict[str, int] = {}
+        self._ring: list[Event] = []
+        self._ring_head = 0
+        self._ring_size = ring_size
+        self._ring_start = self.current_rev  # the ring holds every event with rv > _ring_start
+        self._watchers: dict[str, set[Callable[[Event], None]]] = {}
+        self._load()
+
+    # ------------------------------------------------------------------ state
+    def _entry(self, space: str, rv: int, data: bytes, obj: dict[str, Any] | None = None) -> Entry:
+        if obj is None:
+            obj = orjson.loads(data)
+        labels = (obj.get("metadata") or {}).get("labels") or {}
+        return Entry(rv, data, labels, self._attrs(space, obj))
+
+    def _load(self) -> None:
+        q = (
+            "SELECT l.space, l.namespace, l.name, l.id, l.value FROM log l JOIN "
+            "(SELECT MAX(id) AS mid FROM log GROUP BY space, namespace, name) m ON l.id = m.mid "
+            "WHERE l.deleted = 0"
+        )
+        for space, ns, name, rv, value in self._db.execute(q):
+            self._objects.setdefault(space, {})[(ns, name)] = self._entry(space, rv, bytes(value))
+            self._sorted[space] = None
+            self._space_rev[space] = max(self._space_rev.get(space, 0), rv)
+
+    def get(self, space: str, ns: str, name: str) -> Entry | None:
+        """The live entry of a key, or None."""
+        objs = self._objects.get(space)
+        return objs.get((ns, name)) if objs else None
+
+    def count(self, space: str) -> int:
+        return len(self._objects.get(space, ()))
+
+    def space_rev(self, space: str) -> int:
+        """Revision of the last write to ``space`` (0 if none since start)."""
+        return self._space_rev.get(space, 0)
+
+    def _keys(self, space: str) -> list[Key]:
+        keys = self._sorted.get(space)
+        if keys is None:
+            keys = sorted(self._objects.get(space, ()))
+            self._sorted[space] = keys
+        return keys
+
+    def list(self, space: str, ns: str | None = None, start_after: Key | None = None) -> list[Entry]:
+        """Live entries sorted by (namespace, name); ``ns`` restricts to one namespace;
+        ``start_after`` skips keys up to and including it."""
+        objs = self._objects.get(space)
+        if not objs:
+            return []
+        keys = self._keys(space)
+        lo, hi = 0, len(keys)
+        if ns is not None:
+            lo = bisect.bisect_left(keys, (ns, ""))
+            hi = bisect.bisect_left(keys, (ns + "\x00", ""))
+        if start_after is not None:
+            lo = max(lo, bisect.bisect_right(keys, start_after))
+        return [objs[k] for k in keys[lo:hi]]
+
+    def list_at(self, space: str, rev: int, ns: str | None = None, start_after: Key | None = None) -> list[Entry]:
+        """Entries as of revision ``rev`` (from SQLite unless nothing changed since).
+
+        Raises :class:`Compacted` when ``rev`` < the compacted revision and
+        :class:`FutureRevision` when ``rev`` > the current one.
+        """
+        if rev > self.current_rev:
+            raise FutureRevision(rev, self.current_rev)
+        if rev >= self._space_rev.get(space, 0):
+            return self.list(space, ns, start_after)
+        if rev < self.compact_rev:
+            raise Compacted(rev, self.compact_rev)
+        cond, args = "space = ? AND id <= ?", [space, rev]
+        if ns is not None:
+            cond += " AND namespace = ?"
+            args.append(ns)
+        q = (
+            "SELECT l.namespace, l.name, l.id, l.value FROM log l JOIN "
+            f"(SELECT MAX(id) AS mid FROM log WHERE {cond} GROUP BY namespace, name) m ON l.id = m.mid "
+            "WHERE l.deleted = 0"
+        )
+        rows = []
+        for rns, rname, rv, value in self._db.execute(q, args):
+            if start_after is not None and (rns, rname) <= start_after:
+                continue
+            rows.append(((rns, rname), self._entry(space, rv, bytes(value))))
+        rows.sort(key=lambda r: r[0])
+        return [e for _, e in rows]
+
+    # ----------------------------------------------------------------- writes
+    def _insert(self, space: str, ns: str, name: str, created: int, deleted: int, prev: int, data: bytes) -> int:
+        rv = self.current_rev + 1
+        try:
+            self._db.execute(
+                "INSERT INTO log(id, space, namespace, name, created, deleted, prev_revision, value) "
+                "VALUES (?,?,?,?,?,?,?,?)",
+                (rv, space, ns, name, created, deleted, prev, data),
+            )
+        except sqlite3.IntegrityError as e:  # lost a race on (key, prev_revision)
+            raise Conflict(prev) from e
+        self.current_rev = rv
+        return rv
+
+    def _prev_row(self, space: str, ns: str, name: str) -> int:
+        row = self._db.execute(
+            "SELECT MAX(id) FROM log WHERE space=? AND namespace=? AND name=?", (space, ns, name)
+        ).fetchone()
+        return int(row[0]) if row and row[0] is not None else 0
+
+    @staticmethod
+    def _with_rv(obj: dict[str, Any], rv: int) -> bytes:
+        md = obj.get("metadata")
+        if md is None:
+            md = obj["metadata"] = {}
+        md["resourceVersion"] = str(rv)
+        return orjson.dumps(obj)
+
+    def create(self, space: str, ns: str, name: str, obj: dict[str, Any]) -> Entry:
+        """Store a new object; sets ``obj.metadata.resourceVersion``. Raises :class:`KeyExists`."""
+        objs = self._objects.setdefault(space, {})
+        if (ns, name) in objs:
+            raise KeyExists(f"{space} {ns}/{name}")
+        prev = self._prev_row(space, ns, name)  # a tombstone, or 0
+        rv = self.current_rev + 1
+        data = self._with_rv(obj, rv)
+        self._insert(space, ns, name, 1, 0, prev, data)
+        entry = self._entry(space, rv, data, obj)
+        objs[(ns, name)] = entry
+        self._sorted[space] = None
+        self._publish(Event("ADDED", space, ns, name, entry, None))
+        return entry
+
+    def update(self, space: str, ns: str, name: str, obj: dict[str, Any], expect_rv: int | None = None) -> Entry:
+        """Replace a live object (compare-and-swap on ``expect_rv`` when given).
+
+        Raises :class:`KeyNotFound` or :class:`Conflict`.
+        """
+        objs = self._objects.get(space) or {}
+        old = objs.get((ns, name))
+        if old is None:
+            raise KeyNotFound(f"{space} {ns}/{name}")
+        if expect_rv is not None and expect_rv != old.rv:
+            raise Conflict(old.rv)
+        rv = self.current_rev + 1
+        data = self._with_rv(obj, rv)
+        self._insert(space, ns, name, 0, 0, old.rv, data)
+        entry = self._entry(space, rv, data, obj)
+        objs[(ns, name)] = entry
+        self._publish(Event("MODIFIED", space, ns, name, entry, old))
+        return entry
+
+    def delete(self, space: str, ns: str, name: str, expect_rv: int | None = None) -> Entry:
+        """Delete a live object; returns its last state carrying the deletion's revision."""
+        objs = self._objects.get(space) or {}
+        old = objs.get((ns, name))
+        if old is None:
+            raise KeyNotFound(f"{space} {ns}/{name}")
+        if expect_rv is not None and expect_rv != old.rv:
+            raise Conflict(old.rv)
+        rv = self.current_rev + 1
+        obj = orjson.loads(old.data)
+        data = self._with_rv(obj, rv)
+        self._insert(space, ns, name, 0, 1, old.rv, data)
+        entry = Entry(rv, data, old.labels, old.fields)
+        del objs[(ns, name)]
+        self._sorted[space] = None
+        self._publish(Event("DELETED", space, ns, name, entry, old))
+        return entry
+
+    # ---------------------------------------------------------------- watches
+    def _publish(self, ev: Event) -> None:
+        self._space_rev[ev.space] = ev.rv
+        self._ring.append(ev)
+        if len(self._ring) - self._ring_head > self._ring_size:
+            self._ring_start = self._ring[self._ring_head].rv
+            self._ring_head += 1
+            if self._ring_head > self._ring_size:
+                del self._ring[: self._ring_head]
+                self._ring_head = 0
+        for fn in tuple(self._watchers.get(ev.space, ())):
+            fn(ev)
+
+    def subscribe(self, space: str, fn: Callable[[Event], None]) -> None:
+        """Call ``fn(event)`` synchronously after every committed write to ``space``."""
+        self._watchers.setdefault(space, set()).add(fn)
+
+    def unsubscribe(self, space: str, fn: Callable[[Event], None]) -> None:
+        self._watchers.get(space, set()).discard(fn)
+
+    def watcher_count(self) -> int:
+        return sum(len(s) for s in self._watchers.values())
+
+    def events_since(self, space: str, rev: int) -> list[Event]:
+        """Events of ``space`` with revision > ``rev``, oldest first (ring, then SQLite).
+
+        Raises :class:`Compacted` (rev < compacted revision) or :class:`FutureRevision`.
+        """
+        if rev < self.compact_rev:
+            raise Compacted(rev, self.compact_rev)
+        if rev > self.current_rev:
+            raise FutureRevision(rev, self.current_rev)
+        out: list[Event] = []
+        if rev < self._ring_start:
+            q = (
+                "SELECT l.id, l.namespace, l.name, l.created, l.deleted, l.value, p.id, p.value, p.deleted "
+                "FROM log l LEFT JOIN log p ON p.id = l.prev_revision "
+                "WHERE l.space = ? AND l.id > ? AND l.id <= ? ORDER BY l.id"
+            )
+            for rv, ns, name, created, deleted, value, prv, pvalue, pdeleted in self._db.execute(
+                q, (space, rev, self._ring_start)
+            ):
+                entry = self._entry(space, rv, bytes(value))
+                prev = None
+                if pvalue is not None and not created and not pdeleted:
+                    prev = self._entry(space, prv, bytes(pvalue))
+                if deleted:
+                    prev = prev or entry
+                    out.append(Event("DELETED", space, ns, name, entry, prev))
+                else:
+                    out.append(Event("ADDED" if created else "MODIFIED", space, ns, name, entry, prev))
+            start = max(self._ring_start, rev)
+        else:
+            start = rev
+        ring = self._ring
+        i = bisect.bisect_right(ring, start, lo=self._ring_head, key=lambda e: e.rv)
+        out.extend(e for e in ring[i:] if e.space == space)
+        return out
+
+    # ------------------------------------------------------------- compaction
+    def compact(self, target: int | None = None) -> int:
+        """Compact up to ``target`` (default: the current revision); returns the compacted revision.
+
+        Rows superseded by a row at or below ``target`` and tombstones at or below it are
+        removed; watches/lists from revisions below ``target`` then raise :class:`Compacted`.
+        """
+        t = self.current_rev if target is None else min(target, self.current_rev)
+        if t <= self.compact_rev:
+            return self.compact_rev
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute(
+                "DELETE FROM log WHERE id IN (SELECT prev_revision FROM log WHERE id <= ? AND prev_revision > 0)",
+                (t,),
+            )
+            db.execute("DELETE FROM log WHERE deleted = 1 AND id <= ?", (t,))
+            db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('compact_rev', ?)", (t,))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        self.compact_rev = t
+        return t
+
+    def compact_window(self, keep: int) -> int:
+        """Compact all but the last ``keep`` revisions (the periodic compactor)."""
+        return self.compact(self.current_rev - keep) if self.current_rev - keep > self.compact_rev else self.compact_rev
+
+    def close(self) -> None:
+        try:
+            self._db.close()
+        except sqlite3.Error:
+            pass

@@ -1,0 +1,215 @@
+"""Start and stop a box API server from Python (tests, benchmarks, ``kubesched up``).
+
+Two ways:
+
+- :func:`run_server` — the server runs in a **background thread with its own event loop**;
+  returns a :class:`ServerHandle` at once (usable as a context manager)::
+
+      with run_server(tmp_path / "kubeconfig") as srv:
+          srv.url, srv.token, srv.kubeconfig_path, srv.faults
+          srv.call(lambda s: s.store.current_rev)   # run a function on the server's loop
+
+- :func:`start_server` — **in the caller's running loop** (``async with``)::
+
+      async with start_server() as srv:
+          ...
+
+Both bind 127.0.0.1 on an ephemeral port by default and stop cleanly (watches closed, store
+closed). ``data_dir`` None = in memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import threading
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import Future
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+from kubesched.apiserver import resources as res
+from kubesched.apiserver.faults import Faults
+from kubesched.apiserver.server import APIServer
+from kubesched.apiserver.storage import Store
+
+__all__ = ["ServerHandle", "build_server", "run_server", "start_server", "write_kubeconfig"]
+
+T = TypeVar("T")
+
+
+def write_kubeconfig(path: str | os.PathLike[str], url: str, token: str | None, *,
+                     name: str = "kubesched") -> Path:
+    """Write a kubeconfig (cluster ``url``, user with bearer ``token``, current context) to ``path``."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    user: dict[str, Any] = {"token": token} if token else {}
+    doc = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": name, "cluster": {"server": url}}],
+        "users": [{"name": name, "user": user}],
+        "contexts": [{"name": name, "context": {"cluster": name, "user": name, "namespace": "default"}}],
+        "current-context": name,
+        "preferences": {},
+    }
+    tmp = p.with_suffix(p.suffix + ".tmp")
+    tmp.write_text(yaml.safe_dump(doc, sort_keys=False))
+    os.chmod(tmp, 0o600)
+    tmp.replace(p)
+    return p
+
+
+def _attrs(space: str, obj: dict[str, Any]) -> dict[str, str]:
+    info = _SPACE_INFO.get(space)
+    if info is None:
+        md = obj.get("metadata") or {}
+        return {"metadata.name": md.get("name", ""), "metadata.namespace": md.get("namespace", "")}
+    return res.selectable_fields(info, obj)
+
+
+_SPACE_INFO = {r.key: r for r in res.RESOURCES if r.group != "events.k8s.io"}
+
+
+def build_server(data_dir: str | os.PathLike[str] | None = None, *, token: str | None = None,
+                 faults: Faults | None = None, simulate_kubelets: bool = False,
+                 **server_kw: Any) -> APIServer:
+    """An :class:`APIServer` over a new :class:`Store` (not started). ``token`` None = no auth."""
+    store = Store(None if data_dir is None else str(data_dir), attrs=_attrs)
+    srv = APIServer(store, token=token, faults=faults, **server_kw)
+    if simulate_kubelets:
+        from kubesched.apiserver.kubelet import attach_kubelets
+
+        attach_kubelets(srv)
+    return srv
+
+
+class ServerHandle:
+    """A server running in a background thread. ``stop()`` (or leaving ``with``) ends it."""
+
+    def __init__(self, server: APIServer, loop: asyncio.AbstractEventLoop, thread: threading.Thread,
+                 kubeconfig_path: Path | None) -> None:
+        self.server = server
+        self.loop = loop
+        self.thread = thread
+        self.kubeconfig_path = kubeconfig_path
+        self._stopped = False
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    @property
+    def port(self) -> int:
+        return self.server.port
+
+    @property
+    def token(self) -> str | None:
+        return self.server.token
+
+    @property
+    def faults(self) -> Faults:
+        return self.server.faults
+
+    @property
+    def store(self) -> Store:
+        """The store (touch it only through :meth:`call` while the server runs)."""
+        return self.server.store
+
+    def call(self, fn: Callable[[APIServer], T], timeout: float = 30) -> T:
+        """Run ``fn(server)`` on the server's loop and return its result."""
+        fut: Future[T] = Future()
+
+        def run() -> None:
+            try:
+                fut.set_result(fn(self.server))
+            except BaseException as e:  # noqa: BLE001 - surfaced to the caller
+                fut.set_exception(e)
+
+        self.loop.call_soon_threadsafe(run)
+        return fut.result(timeout)
+
+    def stop(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        fut = asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop)
+        try:
+            fut.result(timeout=30)
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(timeout=30)
+            self.server.store.close()
+
+    def __enter__(self) -> ServerHandle:  # noqa: PYI034
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def run_server(kubeconfig: str | os.PathLike[str] | None = None, *, data_dir: str | os.PathLike[str] | None = None,
+               token: str | None = "", host: str = "127.0.0.1", port: int = 0,
+               simulate_kubelets: bool = False, faults: Faults | None = None, **server_kw: Any) -> ServerHandle:
+    """Start a server in a background thread; returns when it accepts connections.
+
+    ``token=""`` (default) generates a random token; ``None`` disables authentication.
+    ``kubeconfig``: a path to write a kubeconfig for the server to (also ``.kubeconfig_path``).
+    Extra keywords go to :class:`APIServer` (``compaction_window``, ``bookmark_interval`` …).
+    """
+    tok = secrets.token_hex(16) if token == "" else token
+    server = build_server(data_dir, token=tok, faults=faults, simulate_kubelets=simulate_kubelets, **server_kw)
+    loop = asyncio.new_event_loop()
+    started: Future[int] = Future()
+
+    def main() -> None:
+        asyncio.set_event_loop(loop)
+
+        async def boot() -> None:
+            try:
+                started.set_result(await server.start(host, port))
+            except BaseException as e:  # noqa: BLE001 - surfaced to the caller
+                started.set_exception(e)
+
+        loop.create_task(boot())
+        loop.run_forever()
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
+
+    t = threading.Thread(target=main, name="kubesched-apiserver", daemon=True)
+    t.start()
+    try:
+        started.result(timeout=30)
+    except BaseException:
+        loop.call_soon_threadsafe(loop.stop)
+        t.join(timeout=10)
+        server.store.close()
+        raise
+    kc = write_kubeconfig(kubeconfig, server.url, tok) if kubeconfig is not None else None
+    return ServerHandle(server, loop, t, kc)
+
+
+@asynccontextmanager
+async def start_server(kubeconfig: str | os.PathLike[str] | None = None, *,
+                       data_dir: str | os.PathLike[str] | None = None, token: str | None = "",
+                       host: str = "127.0.0.1", port: int = 0, simulate_kubelets: bool = False,
+                       faults: Faults | None = None, **server_kw: Any) -> AsyncIterator[APIServer]:
+    """Run a server in the current event loop for the duration of the ``async with`` block.
+
+    Yields the :class:`APIServer` (``.url``, ``.token``, ``.faults``, ``.store``,
+    ``.kubeconfig_path`` when ``kubeconfig`` is given).
+    """
+    tok = secrets.token_hex(16) if token == "" else token
+    server = build_server(data_dir, token=tok, faults=faults, simulate_kubelets=simulate_kubelets, **server_kw)
+    await server.start(host, port)
+    server.kubeconfig_path = (  # type: ignore[attr-defined]
+        write_kubeconfig(kubeconfig, server.url, tok) if kubeconfig is not None else None)
+    try:
+        yield server
+    finally:
+        await server.stop()
+        server.store.close()
