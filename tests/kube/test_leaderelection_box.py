@@ -134,7 +134,6 @@ async def test_leader_whose_renewals_fail_stops_leading_within_renew_deadline(bo
     try:
         a.start()
         await until(a.el.is_leader)
-        t0 = time.monotonic()
         if fault == "fail-writes":
             box.faults.fail_writes("leases", code=500)
         else:
