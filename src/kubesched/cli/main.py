@@ -166,5 +166,9 @@ def version() -> None:
     click.echo(f"kubesched {__version__} (kube-scheduler v1.34 behaviour)")
 
 
+from kubesched.cli.run_cmd import run_command
+
+main.add_command(run_command)
+
 if __name__ == "__main__":  # pragma: no cover
     main()
