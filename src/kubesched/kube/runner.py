@@ -60,6 +60,7 @@ class RunOptions:
     authorization_always_allow_paths: tuple[str, ...] = ("/healthz", "/readyz", "/livez")
     registry: dict[str, Any] | None = None
     shutdown_grace_s: float = 30.0
+    request_timeout_s: float = 60.0
     sync_timeout_s: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -154,6 +155,7 @@ class Runner:
 
         # clients (createClients: main client with /scheduler, events client without suffix)
         client_cfg = load_config(cc.kubeconfig or None, opts.master, qps=cc.qps, burst=cc.burst)
+        client_cfg.timeout = opts.request_timeout_s
         self.client = APIClient(client_cfg, user_agent_suffix="/scheduler")
         events_client = self.client.derive()
 
