@@ -167,6 +167,9 @@ async def test_api_server_restarted_mid_run(tmp_path) -> None:
         runner = make_runner(kc)
         task = await start(runner)
         await assert_all_bound_once(api, runner, 5)
+        # pods created right before the server goes away: their bindings may be cut off
+        for i in range(10):
+            await api.create("/api/v1/namespaces/default/pods", pod_obj(f"c{i}"))
     # the server is gone: the scheduler keeps running, its reflectors back off
     await asyncio.sleep(1.5)
     assert not task.done()
@@ -174,7 +177,7 @@ async def test_api_server_restarted_mid_run(tmp_path) -> None:
         async with start_server(kc, data_dir=data, port=port, token=token):
             for i in range(5):
                 await api.create("/api/v1/namespaces/default/pods", pod_obj(f"b{i}"))
-            await assert_all_bound_once(api, runner, 10)
+            await assert_all_bound_once(api, runner, 20)
             refl = runner.factory.informer("Pod").reflector
             assert refl.watch_errors >= 1
             await stop(runner, task)
