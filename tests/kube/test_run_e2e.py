@@ -27,7 +27,7 @@ LE_FAST = ["--leader-elect-lease-duration=2s", "--leader-elect-renew-deadline=15
 
 async def spawn(kubeconfig: str, log: Path, *args: str) -> asyncio.subprocess.Process:
     env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    fh = open(log, "ab")  # noqa: SIM115 - the process owns it
+    fh = open(log, "ab")  # noqa: SIM115, ASYNC230 - the child process owns it
     return await asyncio.create_subprocess_exec(
         sys.executable, "-m", "kubesched.cli.main", "run", "--kubeconfig", kubeconfig, "--secure-port=0",
         "--bind-address=127.0.0.1", "-v=2", *args, stdout=fh, stderr=fh, env=env)

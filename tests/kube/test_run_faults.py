@@ -16,7 +16,7 @@ from kubesched.apiserver.resources import RESOURCES
 from kubesched.apiserver.testing import start_server
 from kubesched.config import decode_config
 from kubesched.kube.client import APIClient, load_config
-from kubesched.kube.runner import RunOptions, Runner
+from kubesched.kube.runner import Runner, RunOptions
 
 pytestmark = pytest.mark.asyncio
 
