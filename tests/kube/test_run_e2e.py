@@ -90,6 +90,9 @@ async def test_run_binds_and_reports_unschedulable(tmp_path) -> None:
             assert {e["regarding"]["name"] for e in sched} >= set(names)
             p0 = next(e for e in sched if e["regarding"]["name"] == "p0")
             assert p0["note"] == f"Successfully assigned default/p0 to {pods['p0']['spec']['nodeName']}"
+        except AssertionError as e:
+            raise AssertionError(f"{e}\n--- kubesched run log (tail) ---\n"
+                                 + "\n".join((tmp_path / "log").read_text().splitlines()[-30:])) from None
         finally:
             code = await finish(proc)
             await api.close()
