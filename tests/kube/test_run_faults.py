@@ -185,3 +185,29 @@ async def test_api_server_restarted_mid_run(tmp_path) -> None:
         if not task.done():
             task.cancel()
         await api.close()
+
+
+async def test_update_of_an_assumed_pod_does_not_requeue_it(tmp_path) -> None:
+    async with start_server(tmp_path / "kc", data_dir=tmp_path / "data") as box:
+        api = APIClient(load_config(str(tmp_path / "kc"), qps=-1))
+        await api.create("/api/v1/nodes", node_obj("n0"))
+        runner = make_runner(str(tmp_path / "kc"))
+        task = await start(runner)
+        try:
+            box.faults.pause()  # the binding POST is held: the pod stays assumed
+            box.store.create(PODS_INFO.key, "default", "x", _server_pod("x"))
+            sched = runner.scheduler
+            await eventually(lambda: sched.cache.is_assumed("default/x"), what="pod assumed")
+            obj = box.store.get(PODS_INFO.key, "default", "x").obj()
+            obj["metadata"]["labels"] = {"changed": "while-binding"}
+            box.store.update(PODS_INFO.key, "default", "x", obj)
+            await eventually(lambda: runner.factory.informer("Pod").store.get("default/x").metadata.labels
+                             == {"changed": "while-binding"}, what="update delivered")
+            assert sched.queue.where("default/x") is None  # upstream: assumed pods ignore updates
+            box.faults.resume()
+            await assert_all_bound_once(api, runner, 1)
+            assert runner.cluster_client.binds == 1 and runner.cluster_client.bind_errors == 0
+        finally:
+            box.faults.clear()
+            await stop(runner, task)
+            await api.close()

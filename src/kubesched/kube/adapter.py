@@ -437,12 +437,14 @@ class EventHandlers:
             self.on_change()
             return
         key = pod_key(new)
-        if (not new.spec.node_name and new.metadata.deletion_timestamp is not None
-                and old.metadata.deletion_timestamp is None and s.cache.is_assumed(key)):
-            # upstream handleAssumedPodDeletion: an assumed pod that starts terminating is
-            # forgotten; its binding, if still running, fails ("being deleted") and is dropped
-            s.on_pod_delete(new)
-            self.on_change()
+        if not new.spec.node_name and s.cache.is_assumed(key):
+            # upstream updatePodInSchedulingQueue: an assumed pod only reacts to a new
+            # deletionTimestamp (handleAssumedPodDeletion: forget it; its binding, if still
+            # running, fails "being deleted" and the pod is dropped); other updates are ignored
+            # so that the pod is not queued a second time while it binds
+            if new.metadata.deletion_timestamp is not None and old.metadata.deletion_timestamp is None:
+                s.on_pod_delete(new)
+                self.on_change()
             return
         s.on_pod_update(old, new)
         self.on_change()
