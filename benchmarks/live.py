@@ -144,9 +144,11 @@ async def main() -> None:
                     synced_ts = _log_time(line)
         wall_sync = time.perf_counter() - t_spawn
         rss, hwm = rss_mib(sched.pid)
+        sync_cpu = cpu_s(sched.pid)
         sync_s = (synced_ts - start_ts) if start_ts is not None else float("nan")
         print(f"initial sync ({args.nodes} nodes, {args.cached_pods} pods cached): {sync_s:.2f}s from start-up "
-              f"(process spawn to synced {wall_sync:.2f}s); RSS {rss:.0f} MiB (peak {hwm:.0f} MiB)")
+              f"(process spawn to synced {wall_sync:.2f}s, {sync_cpu:.1f}s CPU incl. imports); "
+              f"RSS {rss:.0f} MiB (peak {hwm:.0f} MiB); load average {os.getloadavg()[0]:.1f}")
 
         if args.pods:
             rv = (await api.list("/api/v1/pods", {"limit": 1}))["metadata"]["resourceVersion"]
