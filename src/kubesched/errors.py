@@ -77,4 +77,10 @@ class MissingStateError(KubeschedError):
 
 
 class BindError(KubeschedError):
-    """Binding a pod to a node failed."""
+    """Binding a pod to a node failed. ``code``: the HTTP status when the API answered (e.g. 404
+    pod not found, 409 already assigned), None otherwise."""
+
+    def __init__(self, message: str, code: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code

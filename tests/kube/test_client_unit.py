@@ -52,7 +52,7 @@ def test_user_agent() -> None:
     assert " (" in ua and "/" in ua.split(" (")[1]
 
 
-def test_load_config_kubeconfig_and_master_override(tmp_path) -> None:  # noqa: ANN001
+def test_load_config_kubeconfig_and_master_override(tmp_path) -> None:
     kc = tmp_path / "kubeconfig"
     kc.write_text(
         "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
@@ -66,7 +66,7 @@ def test_load_config_kubeconfig_and_master_override(tmp_path) -> None:  # noqa: 
     assert load_config(str(kc), "http://10.0.0.1:6443").server == "http://10.0.0.1:6443"
 
 
-def test_load_config_errors(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+def test_load_config_errors(tmp_path, monkeypatch) -> None:
     with pytest.raises(KubeschedError, match="not found"):
         load_config(str(tmp_path / "missing"))
     bad = tmp_path / "bad"

@@ -133,8 +133,8 @@ class Binder:
     def __init__(self, handle) -> None:  # noqa: ANN001
         self.handle = handle
 
-    def bind(self, state, pod, node):  # noqa: ANN001, ANN201
-        self.handle.client.bind(pod, node)
+    async def bind(self, state, pod, node):  # noqa: ANN001, ANN201
+        await self.handle.client.bind(pod, node)
 
 
 def _scheduler(nodes: list, plugins: list[str], *, score: bool = True, seed: int = 0,
@@ -292,4 +292,6 @@ def test_plugin_without_events_requeues_on_any_pod_update() -> None:
     store.add("Node", _nodes(1)[0])
     store.add("Pod", MakePod().name("p").obj())
     assert sched.schedule_one().result == "unschedulable"
+    assert sched.queue.where("default/p") == "unschedulable"  # the patch's event is not delivered yet
+    assert store.flush() == 1
     assert sched.queue.where("default/p") == "backoff"

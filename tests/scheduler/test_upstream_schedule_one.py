@@ -17,7 +17,8 @@ score with weight ``w``, ``tf.RegisterPluginAsExtensions(name, f, points...)`` â
 
 Upstream's ``sched.SchedulePod`` / ``findNodesThatFitPod`` map to
 :func:`kubesched.scheduler.scheduling_cycle.schedule_pod`: it returns a ``ScheduleResult``
-(suggested host, evaluated and feasible node counts) or raises ``FitError`` whose ``Diagnosis``
+(suggested host, evaluated and feasible node counts) or a failure Status; the helper below
+raises that status's ``FitError`` (or a ``SchedulePodError`` for an Error status) whose ``Diagnosis``
 is compared field by field with upstream's (``NodeToStatus`` explicit entries and absent status,
 ``UnschedulablePlugins``, ``PendingPlugins``, ``PreFilterMsg``, ``PostFilterMsg``). Non-FitError
 errors are compared by their message, which upstream puts in the FailedScheduling event.
@@ -43,11 +44,9 @@ from kubesched.framework.diagnosis import (
 )
 from kubesched.framework.interface import Code, PreFilterResult, Status, as_status
 from kubesched.framework.node_info import PodInfo
-from kubesched.framework.runtime import FilterError, ScoreError
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler import Scheduler, num_feasible_nodes_to_find
 from kubesched.scheduler.scheduling_cycle import (
-    PreFilterError,
     ScheduleResult,
     schedule_pod,
 )
@@ -285,10 +284,25 @@ def _scheduler(points: dict[str, PointList], plugins: dict[str, Any], nodes: Seq
     return sched
 
 
+class SchedulePodError(Exception):
+    """``schedule_pod`` returned a status whose error is not a FitError (upstream: the error)."""
+
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message())
+        self.status = status
+
+
 def _schedule_pod(sched: Scheduler, pod: Pod) -> ScheduleResult:
-    """Upstream ``sched.SchedulePod(ctx, fwk, framework.NewCycleState(), podInfo)``."""
+    """Upstream ``sched.SchedulePod(ctx, fwk, framework.NewCycleState(), podInfo)``: the result,
+    or the returned status's FitError / a SchedulePodError raised."""
     fw = sched.profiles["default-scheduler"]
-    return schedule_pod(fw, CycleState(PodInfo(pod)), pod, sched.table, sched.sampler, sched.rng)
+    res = schedule_pod(fw, CycleState(PodInfo(pod)), pod, sched.table, sched.sampler, sched.rng)
+    if isinstance(res, Status):
+        if isinstance(res.error, FitError):
+            assert res.code == Code.UNSCHEDULABLE
+            raise res.error
+        raise SchedulePodError(res)
+    return res
 
 
 def _st(s: Status) -> tuple[Code, tuple[str, ...], str]:
@@ -631,7 +645,7 @@ def test_scheduler_schedule_pod(case: SchedulePodCase) -> None:
         _assert_fit_error(ei.value, sched, case.want_fit_error)
         return
     if case.want_error is not None:
-        with pytest.raises((PreFilterError, FilterError, ScoreError)) as ei:
+        with pytest.raises(SchedulePodError) as ei:
             _schedule_pod(sched, case.pod)
         assert ei.value.status.code == Code.ERROR
         assert ei.value.status.message() == case.want_error
@@ -825,7 +839,7 @@ def test_filter_plugin_error_aborts_with_upstream_message() -> None:
     <err>`` (the FailedScheduling message; cf. the "predicate error" case of
     ``TestSchedulerWithVolumeBinding``: ``running "VolumeBinding" filter plugin: find err``)."""
     sched = _scheduler({"filter": ["FakeFilter"]}, {"FakeFilter": FakeFilter({"node1": Code.ERROR})}, _n("node1"))
-    with pytest.raises(FilterError) as ei:
+    with pytest.raises(SchedulePodError) as ei:
         _schedule_pod(sched, _pod("p"))
     assert ei.value.status.code == Code.ERROR and ei.value.status.plugin == "FakeFilter"
     assert ei.value.status.message() == 'running "FakeFilter" filter plugin: injecting failure for pod p'
@@ -862,7 +876,7 @@ def test_prefilter_error_or_unsupported_code_is_an_error(plugin: FakePreFilter) 
     ``running PreFilter plugin "<name>": <err>``, like the "prefilter plugin returning error
     status" case. A Python exception is the plugin's Error."""
     sched = _scheduler({"preFilter": ["FakePreFilter"]}, {"FakePreFilter": plugin}, _n("1", "2"))
-    with pytest.raises(PreFilterError) as ei:
+    with pytest.raises(SchedulePodError) as ei:
         _schedule_pod(sched, _pod("test-prefilter"))
     assert ei.value.status.code == Code.ERROR and ei.value.status.plugin == "FakePreFilter"
     assert ei.value.status.message() == 'running PreFilter plugin "FakePreFilter": boom'

@@ -35,7 +35,9 @@ class SelectorParseError(ValueError):
 
 
 def _split_top(s: str) -> list[str]:
-    parts, depth, cur = [], 0, []
+    parts: list[str] = []
+    depth = 0
+    cur: list[str] = []
     for ch in s:
         if ch == "(":
             depth += 1
@@ -119,7 +121,9 @@ class FieldSelector:
 
 
 def _split_unescaped(s: str, sep: str) -> list[str]:
-    out, cur, i = [], [], 0
+    out: list[str] = []
+    cur: list[str] = []
+    i = 0
     while i < len(s):
         ch = s[i]
         if ch == "\\" and i + 1 < len(s):

@@ -693,10 +693,10 @@ class APIServer:
             start_rv = store.current_rev if rv is None else rv
             try:
                 backlog = store.events_since(info.key, start_rv)
-            except Compacted as e:
-                error = APIError.expired(f"too old resource version: {e.requested} ({e.compact_rev})").status
-            except FutureRevision as e:
-                raise APIError.too_large_rv(e.requested, e.current) from None
+            except Compacted as exc:
+                error = APIError.expired(f"too old resource version: {exc.requested} ({exc.compact_rev})").status
+            except FutureRevision as exc:
+                raise APIError.too_large_rv(exc.requested, exc.current) from None
         if error is None:
             store.subscribe(info.key, w)
             self._watchers.add(w)
@@ -1319,15 +1319,15 @@ class APIServer:
                     pass
         ns_info = res.find("", "v1", "namespaces")
         assert ns_info is not None
-        e = self.store.get(ns_info.key, "", name)
-        if e is not None:
-            o = e.obj()
+        nse = self.store.get(ns_info.key, "", name)
+        if nse is not None:
+            o = nse.obj()
             o.setdefault("spec", {})["finalizers"] = []
             if o["metadata"].get("finalizers"):
-                self.store.update(ns_info.key, "", name, o, expect_rv=e.rv)
+                self.store.update(ns_info.key, "", name, o, expect_rv=nse.rv)
                 return
             try:
-                self._remove(ns_info, "", name, e)
+                self._remove(ns_info, "", name, nse)
             except APIError:
                 pass
 

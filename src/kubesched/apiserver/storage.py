@@ -26,6 +26,7 @@ Not thread-safe: call from one thread (the server's loop) only.
 from __future__ import annotations
 
 import bisect
+import builtins
 import os
 import sqlite3
 from collections.abc import Callable
@@ -232,7 +233,7 @@ class Store:
             lo = max(lo, bisect.bisect_right(keys, start_after))
         return [objs[k] for k in keys[lo:hi]]
 
-    def list_at(self, space: str, rev: int, ns: str | None = None, start_after: Key | None = None) -> list[Entry]:
+    def list_at(self, space: str, rev: int, ns: str | None = None, start_after: Key | None = None) -> builtins.list[Entry]:
         """Entries as of revision ``rev`` (from SQLite unless nothing changed since).
 
         Raises :class:`Compacted` when ``rev`` < the compacted revision and
@@ -253,7 +254,7 @@ class Store:
             f"(SELECT MAX(id) AS mid FROM log WHERE {cond} GROUP BY namespace, name) m ON l.id = m.mid "
             "WHERE l.deleted = 0"
         )
-        rows = []
+        rows: builtins.list[tuple[Key, Entry]] = []
         for rns, rname, rv, value in self._db.execute(q, args):
             if start_after is not None and (rns, rname) <= start_after:
                 continue
@@ -364,7 +365,7 @@ class Store:
     def watcher_count(self) -> int:
         return sum(len(s) for s in self._watchers.values())
 
-    def events_since(self, space: str, rev: int) -> list[Event]:
+    def events_since(self, space: str, rev: int) -> builtins.list[Event]:
         """Events of ``space`` with revision > ``rev``, oldest first (ring, then SQLite).
 
         Raises :class:`Compacted` (rev < compacted revision) or :class:`FutureRevision`.
@@ -373,7 +374,7 @@ class Store:
             raise Compacted(rev, self.compact_rev)
         if rev > self.current_rev:
             raise FutureRevision(rev, self.current_rev)
-        out: list[Event] = []
+        out: builtins.list[Event] = []
         if rev < self._ring_start:
             q = (
                 "SELECT l.id, l.namespace, l.name, l.created, l.deleted, l.value, p.id, p.value, p.deleted "

@@ -2,18 +2,21 @@
 
 The cluster sits behind two small protocols, the seam between the engine and the world
 (style anchor: httpx's transport): :class:`ClusterLister` reads objects the scheduler watches
-(namespaces, services, …) and :class:`ClusterClient` carries decisions out (bind, status
-patches, events). The simulator's in-memory store and the live adapter implement both.
+(namespaces, services, …) and :class:`ClusterClient` carries every decision out (bind, status
+patches, conditions, deletes, events, PV/PVC/claim writes). The simulator's in-memory store
+(``kubesched.sim.store``) and the live adapter (``kubesched.kube``) implement both.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
     from kubesched.framework.node_table import NodeTable
+    from kubesched.framework.waiting_pods import WaitingPod
 
 __all__ = ["ClusterClient", "ClusterLister", "EmptyLister", "Handle"]
 
@@ -29,23 +32,55 @@ class ClusterLister(Protocol):
 
 
 class ClusterClient(Protocol):
-    """Write access to the cluster. ``bind`` raises :class:`~kubesched.errors.BindError`."""
+    """Every write the engine makes (the seam contract, ``/work/notes/seam-contract.md``).
 
-    def bind(self, pod: Pod, node_name: str) -> None:
-        """POST ``pods/{name}/binding`` (upstream DefaultBinder)."""
+    Sync methods are fire-and-forget: the live client enqueues the API call (bounded, retried as
+    upstream) and returns at once; the simulator's store applies it and queues the resulting
+    informer event for later delivery. Nothing here calls back into the engine synchronously.
+    Coroutines (``bind`` and the PreBind writes) are awaited by the binding cycle.
+    """
+
+    async def bind(self, pod: Pod, node_name: str) -> None:
+        """POST ``pods/{name}/binding`` (upstream DefaultBinder). Raises
+        :class:`~kubesched.errors.BindError` (``message``, HTTP ``code``)."""
         ...
 
     def update_pod_condition(self, pod: Pod, status: str, reason: str, message: str,
                              nominated_node_name: str | None = None) -> None:
-        """Set the ``PodScheduled`` condition (and ``status.nominatedNodeName`` when not None)."""
+        """Set the ``PodScheduled`` condition; ``nominated_node_name`` None leaves
+        ``status.nominatedNodeName`` alone, a string (``""`` clears) overrides it (upstream
+        ``updatePod``/``PatchPodStatus`` with a NominatingInfo in ModeOverride)."""
         ...
 
-    def record_event(self, obj: Any, event_type: str, reason: str, action: str, message: str) -> None:
-        """Emit an ``events.k8s.io`` Event about ``obj``."""
+    def clear_nominated_node_name(self, pod: Pod) -> None:
+        """Clear ``status.nominatedNodeName`` (upstream ``clearNominatedNodeName``)."""
+        ...
+
+    def add_pod_condition(self, pod: Pod, condition: dict[str, Any]) -> None:
+        """Add or replace a status condition (``{"type", "status", "reason", "message"}``), e.g.
+        ``DisruptionTarget`` on a preemption victim (upstream ``PreemptPod``)."""
         ...
 
     def delete_pod(self, pod: Pod) -> None:
         """Delete a pod (preemption victims)."""
+        ...
+
+    def record_event(self, regarding: Any, event_type: str, reason: str, action: str, note: str,
+                     related: Any = None) -> None:
+        """Emit an ``events.k8s.io/v1`` Event about ``regarding`` (``related``: a second object,
+        e.g. the preemptor on a victim's ``Preempted`` event)."""
+        ...
+
+    async def update_persistent_volume(self, pv: Any) -> None:
+        """PUT a PersistentVolume (VolumeBinding's PreBind: ``BindPodVolumes`` binds PVs to claims)."""
+        ...
+
+    async def update_persistent_volume_claim(self, pvc: Any) -> None:
+        """PUT a PersistentVolumeClaim (VolumeBinding's PreBind: provisioning annotations)."""
+        ...
+
+    async def update_resource_claim_status(self, claim: Any) -> None:
+        """PUT ``resourceclaims/{name}/status`` (DynamicResources' PreBind: allocation, reservedFor)."""
         ...
 
 
@@ -77,3 +112,17 @@ class Handle:
     rng: Any = None
     clock: Any = None
     nominator: Any = None
+
+    # upstream Handle: IterateOverWaitingPods, GetWaitingPod, RejectWaitingPod
+
+    def iterate_waiting_pods(self, callback: Callable[[WaitingPod], Any]) -> None:
+        """Call ``callback`` on every pod waiting on Permit (all profiles)."""
+        self.framework.waiting_pods.iterate(callback)
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        """The waiting pod with this UID (``namespace/name`` for pods without one), or None."""
+        return self.framework.waiting_pods.get(uid)  # type: ignore[no-any-return]
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        """Reject a waiting pod (message ``removed``); False if it is not waiting."""
+        return self.framework.reject_waiting_pod(uid)  # type: ignore[no-any-return]

@@ -34,10 +34,12 @@ plus the default victim selection of ``plugins/defaultpreemption/default_preempt
 6. ``prepare_candidate`` — **synchronous** (upstream's ``SchedulerAsyncPreemption``, beta in
    v1.33+, deletes in a goroutine and gates the preemptor with PreEnqueue; the decisions are the
    same, only the timing differs, and that mode is out of scope here): for each victim not
-   already terminating, add the ``DisruptionTarget`` condition when the client can
-   (``add_pod_condition``), ``client.delete_pod(victim)``, and record on the **victim** the event
-   ``Normal Preempted`` (action ``Preempting``) ``"Preempted by pod <preemptor uid> on node
-   <node>"``; then clear ``nominatedNodeName`` of lower-priority pods nominated to that node.
+   already terminating, reject it if it waits on Permit (``preempted``), else add the
+   ``DisruptionTarget`` condition (``client.add_pod_condition``) and ``client.delete_pod(victim)``;
+   record on the **victim** the event ``Normal Preempted`` (action ``Preempting``, related: the
+   preemptor) ``"Preempted by pod <preemptor uid> on node <node>"``; then clear
+   ``nominatedNodeName`` of lower-priority pods nominated to that node
+   (``client.clear_nominated_node_name``).
 7. Result: ``(PostFilterResult(NominatingInfo(node, OVERRIDE)), Status(SUCCESS))``.
 
 Departures, all deliberate: scheduler extenders are not consulted (kubesched has none); ties that
@@ -62,7 +64,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kubesched.api.labels import selector_from_label_selector
-from kubesched.api.objects import PodCondition, pod_key, pod_priority
+from kubesched.api.objects import pod_key, pod_priority
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis, fit_error_message
 from kubesched.framework.interface import (
@@ -75,6 +77,7 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.node_info import PodInfo
 from kubesched.framework.node_table import RowEdit
+from kubesched.framework.waiting_pods import waiting_pod_key
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod, PodDisruptionBudget
@@ -365,7 +368,7 @@ class Evaluator:
         if self.offset_fn is not None:
             offset = int(self.offset_fn(num_nodes))
         else:
-            rng = getattr(self.handle, "rng", None) or self._fallback_rng
+            rng = self.handle.rng or self._fallback_rng
             offset = int(rng.integers(num_nodes)) if num_nodes > 0 else 0
         return offset, self.calculate_num_candidates(num_nodes)
 
@@ -490,7 +493,7 @@ class Evaluator:
 
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         """Pods nominated to ``node_name`` (the engine's nominator when it has one)."""
-        nominator = getattr(self.handle, "nominator", None)
+        nominator = self.handle.nominator
         if nominator is not None:
             return list(nominator.nominated_pods_for_node(node_name))
         if self._nominated_cache is None:
@@ -650,20 +653,25 @@ class Evaluator:
         return candidates[0]
 
     def preempt_pod(self, candidate: Candidate, preemptor: Pod, victim: Pod) -> None:
-        """Upstream ``PreemptPod`` (sync): DisruptionTarget condition (when the client can set
-        one), delete, and the ``Preempted`` event on the victim. Raises on client errors."""
+        """Upstream ``PreemptPod`` (sync): a victim waiting on Permit is rejected
+        (``preempted``) instead of deleted; otherwise the DisruptionTarget condition, then the
+        delete. Either way the ``Preempted`` event on the victim (related: the preemptor).
+        Raises on client errors."""
         client = self.handle.client
         if client is None:
             raise RuntimeError("preemption: the handle has no client to delete victims with")
-        add_condition = getattr(client, "add_pod_condition", None)
-        if callable(add_condition):
-            add_condition(victim, PodCondition(
-                type=DISRUPTION_TARGET, status="True", reason=REASON_PREEMPTION_BY_SCHEDULER,
-                message=f"{preemptor.spec.scheduler_name}: preempting to accommodate a higher priority pod"))
-        client.delete_pod(victim)
+        framework = self.handle.framework
+        wp = framework.waiting_pods.get(waiting_pod_key(victim)) if framework is not None else None
+        if wp is not None:
+            wp.reject(self.plugin_name, "preempted")
+        else:
+            client.add_pod_condition(victim, {
+                "type": DISRUPTION_TARGET, "status": "True", "reason": REASON_PREEMPTION_BY_SCHEDULER,
+                "message": f"{preemptor.spec.scheduler_name}: preempting to accommodate a higher priority pod"})
+            client.delete_pod(victim)
         uid = preemptor.metadata.uid or pod_key(preemptor)
         client.record_event(victim, "Normal", "Preempted", "Preempting",
-                            f"Preempted by pod {uid} on node {candidate.name}")
+                            f"Preempted by pod {uid} on node {candidate.name}", preemptor)
 
     def lower_priority_nominated_pods(self, pod: Pod, node_name: str) -> list[Pod]:
         """Upstream ``getLowerPriorityNominatedPods``."""
@@ -672,24 +680,16 @@ class Evaluator:
         return [pi.pod for pi in self.nominated_pods_for_node(node_name) if pi.priority < prio]
 
     def clear_nominated_node_name(self, pods: Iterable[Pod]) -> None:
-        """Clear ``status.nominatedNodeName`` (upstream ``clearNominatedNodeName``) through
-        ``client.clear_nominated_node_name`` when the client has it, else by re-setting the pod's
-        PodScheduled condition unchanged with an empty nominated node."""
+        """Clear ``status.nominatedNodeName`` of ``pods`` (upstream ``clearNominatedNodeName``);
+        errors are ignored (not critical, as upstream)."""
         client = self.handle.client
         if client is None:
             return
-        clear = getattr(client, "clear_nominated_node_name", None)
         for p in pods:
             if not p.status.nominated_node_name:
                 continue
             try:
-                if callable(clear):
-                    clear(p)
-                    continue
-                cond = next((c for c in p.status.conditions if c.type == "PodScheduled"), None)
-                if cond is None:
-                    cond = PodCondition(type="PodScheduled", status="False")
-                client.update_pod_condition(p, cond.status, cond.reason, cond.message, "")
+                client.clear_nominated_node_name(p)
             except Exception:  # noqa: BLE001 - not critical, as upstream
                 continue
 

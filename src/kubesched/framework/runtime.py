@@ -17,6 +17,7 @@ Misconfiguration raises :class:`~kubesched.errors.PluginConfigError` with the co
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,12 @@ import numpy as np
 from kubesched.errors import InputError, PluginConfigError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import FilterChunk, PluginReasons
+from kubesched.framework.waiting_pods import (
+    MAX_PERMIT_TIMEOUT_S,
+    WaitingPod,
+    WaitingPodsMap,
+    waiting_pod_key,
+)
 from kubesched.framework.interface import (
     EXTENSION_POINTS,
     MAX_NODE_SCORE,
@@ -44,7 +51,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kubesched.framework.handle import Handle
     from kubesched.framework.node_info import QueuedPodInfo
 
-__all__ = ["Framework", "ScoreResult"]
+__all__ = ["FilterError", "Framework", "ScoreResult"]
 
 _POINTS = {p.config_name: p for p in EXTENSION_POINTS}
 
@@ -78,10 +85,13 @@ class Framework:
     """
 
     def __init__(self, profile: Any, registry: dict[str, Any], handle: Handle, *,
-                 path: str = "profiles[0]", percentage_of_nodes_to_score: int | None = None) -> None:
+                 path: str = "profiles[0]", percentage_of_nodes_to_score: int | None = None,
+                 waiting_pods: WaitingPodsMap | None = None) -> None:
         self.profile_name: str = profile.scheduler_name
         self.handle = handle
         handle.framework = self
+        self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPodsMap()
+        """Pods waiting on Permit (upstream ``waitingPods``, shared by the scheduler's profiles)."""
         pct = profile.percentage_of_nodes_to_score
         self.percentage_of_nodes_to_score = pct if pct is not None else (percentage_of_nodes_to_score or 0)
         plugins_cfg = profile.plugins
@@ -413,12 +423,14 @@ class Framework:
                 return Status(Code.ERROR, (f'running PreScore plugin "{pl.name}": {st.message()}',), st.error, pl.name)
         return None
 
-    def run_score_plugins(self, state: CycleState, pod: Pod, rows: np.ndarray, *, keep: bool = True) -> ScoreResult:
+    def run_score_plugins(self, state: CycleState, pod: Pod, rows: np.ndarray, *,
+                          keep: bool = True) -> tuple[ScoreResult | None, Status | None]:
         """Score, NormalizeScore and weight every Score plugin over ``rows``.
 
         With ``keep`` the raw, normalized and weighted arrays of every plugin are returned (for
-        decision records); otherwise only the total. Raises :class:`ScoreError` on an Error
-        status or a normalised score out of [0, 100] (upstream checks every plugin).
+        decision records); otherwise only the total. Returns ``(result, None)``, or
+        ``(None, Error status)`` on a plugin error or a normalised score out of [0, 100]
+        (upstream ``RunScorePlugins`` checks every plugin).
         """
         table = self.handle.nodes
         k = len(rows)
@@ -444,25 +456,25 @@ class Framework:
                             break
                         raw[i] = s
             except Exception as e:  # noqa: BLE001
-                raise _score_error("running Score plugins", pl.name, as_status(e)) from e
+                return None, _score_error("running Score plugins", pl.name, as_status(e))
             if st is not None and not st.is_success():
-                raise _score_error("running Score plugins", pl.name, st)
+                return None, _score_error("running Score plugins", pl.name, st)
             normalize = self._normalize[pi]
             if normalize is not None:
                 norm = raw.copy() if keep else raw
                 try:
                     st = normalize(state, pod, norm)
                 except Exception as e:  # noqa: BLE001
-                    raise _score_error("running Normalize on Score plugins", pl.name, as_status(e)) from e
+                    return None, _score_error("running Normalize on Score plugins", pl.name, as_status(e))
                 if st is not None and not st.is_success():
-                    raise _score_error("running Normalize on Score plugins", pl.name, st)
+                    return None, _score_error("running Normalize on Score plugins", pl.name, st)
             else:
                 norm = raw
             if k and (norm.max() > MAX_NODE_SCORE or norm.min() < MIN_NODE_SCORE):
                 bad = int(norm[(norm < MIN_NODE_SCORE) | (norm > MAX_NODE_SCORE)][0])
                 msg = (f'applying score defaultWeights on Score plugins: plugin "{pl.name}" returns an invalid '
                        f"score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
-                raise ScoreError(Status(Code.ERROR, (msg,), None, pl.name))
+                return None, Status(Code.ERROR, (msg,), None, pl.name)
             w = int(weights[pi])
             if keep:
                 wv = norm * w
@@ -475,7 +487,7 @@ class Framework:
                 total += norm
             else:
                 total += norm * w
-        return ScoreResult(rows, names, raws, norms, weighted, total)
+        return ScoreResult(rows, names, raws, norms, weighted, total), None
 
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         for pl in self.reserve_plugins:
@@ -493,9 +505,12 @@ class Framework:
         for pl in reversed(self.reserve_plugins):
             pl.unreserve(state, pod, node_name)
 
-    def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, float]:
-        """Returns ``(status, timeout_s)``: a rejection, Wait with the shortest timeout, or None."""
-        wait_s: float | None = None
+    def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """Upstream ``RunPermitPlugins``: the first rejection (with its plugin) or Error
+        (``running Permit plugin "X": …``) stops; ``Wait`` from any plugin (timeout capped at
+        15 min) parks the pod in :attr:`waiting_pods` — one timer per waiting plugin on the
+        handle's clock — and returns ``Wait``; otherwise None (Success)."""
+        wait: dict[str, float] | None = None
         for pl in self.permit_plugins:
             try:
                 st, timeout = pl.permit(state, pod, node_name)
@@ -503,23 +518,70 @@ class Framework:
                 st, timeout = as_status(e), 0.0
             if st is None or st.is_success():
                 continue
-            if st.is_wait():
-                wait_s = timeout if wait_s is None else min(wait_s, timeout)
-                continue
             if st.is_rejected():
-                return st.with_plugin(pl.name), 0.0
+                return st.with_plugin(pl.name)
+            if st.is_wait():
+                if wait is None:
+                    wait = {}
+                wait[pl.name] = min(float(timeout), MAX_PERMIT_TIMEOUT_S)
+                continue
             return Status(Code.ERROR, (f'running Permit plugin "{pl.name}": {st.message()}',), st.error,
-                          pl.name), 0.0
-        if wait_s is not None:
-            return Status(Code.WAIT), wait_s
-        return None, 0.0
+                          pl.name)
+        if wait is not None:
+            self.waiting_pods.add(WaitingPod(pod, wait, self._clock()))
+            return Status(Code.WAIT, (
+                f'one or more plugins asked to wait and no plugin rejected pod "{pod.metadata.name}"',))
+        return None
+
+    def _clock(self) -> Any:
+        clock = self.handle.clock
+        if clock is None:  # a Handle built without a clock (unit tests): time stands still
+            from kubesched.framework.clock import ManualClock
+
+            clock = self.handle.clock = ManualClock()
+        return clock
+
+    def will_wait_on_permit(self, pod: Pod) -> bool:
+        """Upstream ``WillWaitOnPermit``."""
+        return self.waiting_pods.get(waiting_pod_key(pod)) is not None
+
+    async def wait_on_permit(self, pod: Pod) -> Status | None:
+        """Upstream ``WaitOnPermit``: None unless the pod waits; then await its signal and remove
+        it from the map. A rejection is returned as is; any other failure becomes
+        ``waiting on permit for pod: …`` (Error)."""
+        uid = waiting_pod_key(pod)
+        wp = self.waiting_pods.get(uid)
+        if wp is None:
+            return None
+        try:
+            st = await wp.future
+        finally:
+            self.waiting_pods.remove(uid)
+        if st is None or st.is_success():
+            return None
+        if st.is_rejected():
+            return st
+        return Status(Code.ERROR, (f"waiting on permit for pod: {st.message()}",), st.error, st.plugin)
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        """Upstream ``RejectWaitingPod``: reject with message ``removed``; False if not waiting."""
+        wp = self.waiting_pods.get(uid)
+        if wp is None:
+            return False
+        wp.reject("", "removed")
+        return True
 
     # ───────────────────────────── binding cycle ─────────────────────────────
+    # PreBind and Bind plugins may be coroutines (``async def``): their result is awaited.
 
-    def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+    async def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """Upstream ``RunPreBindPlugins``: a rejection passes through with its plugin, anything
+        else not Success becomes ``running PreBind plugin "X": …`` (Error)."""
         for pl in self.pre_bind_plugins:
             try:
                 st = pl.pre_bind(state, pod, node_name)
+                if inspect.isawaitable(st):
+                    st = await st
             except Exception as e:  # noqa: BLE001
                 st = as_status(e)
             if st is not None and not st.is_success():
@@ -529,12 +591,15 @@ class Framework:
                               pl.name)
         return None
 
-    def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        """The first plugin that does not Skip binds (upstream ``RunBindPlugins``)."""
+    async def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """The first plugin that does not Skip binds (upstream ``RunBindPlugins``); its failure is
+        ``running Bind plugin "X": …`` (Error). Every plugin skipping returns the Skip status."""
         st: Status | None = Status(Code.SKIP)
         for pl in self.bind_plugins:
             try:
                 st = pl.bind(state, pod, node_name)
+                if inspect.isawaitable(st):
+                    st = await st
             except Exception as e:  # noqa: BLE001
                 st = as_status(e)
             if st is not None and st.is_skip():
@@ -574,14 +639,6 @@ def _filter_error(plugin: str, st: Status) -> FilterError:
     return FilterError(Status(Code.ERROR, (f'running "{plugin}" filter plugin: {st.message()}',), st.error, plugin))
 
 
-def _score_error(stage: str, plugin: str, st: Status) -> ScoreError:
-    """Upstream ``RunScorePlugins``: ``<stage>: plugin %q failed with: <err>``."""
-    return ScoreError(Status(Code.ERROR, (f'{stage}: plugin "{plugin}" failed with: {st.message()}',), st.error, plugin))
-
-
-class ScoreError(Exception):
-    """A Score plugin failed or returned an out-of-range normalised score."""
-
-    def __init__(self, status: Status) -> None:
-        super().__init__(status.message())
-        self.status = status
+def _score_error(stage: str, plugin: str, st: Status) -> Status:
+    """Upstream ``RunScorePlugins``: ``<stage>: plugin %q failed with: <err>`` (Error)."""
+    return Status(Code.ERROR, (f'{stage}: plugin "{plugin}" failed with: {st.message()}',), st.error, plugin)

@@ -44,7 +44,7 @@ import random
 import ssl
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Self
 
@@ -483,7 +483,7 @@ class APIClient:
     # ── watch ──
 
     async def stream_watch_raw(self, path: str, params: Mapping[str, Any] | None = None, *,
-                               deadline_s: float | None = None) -> AsyncIterator[bytes]:
+                               deadline_s: float | None = None) -> AsyncGenerator[bytes, None]:
         """Open a watch (``watch=true`` added) and yield each event line (bytes, no newline).
 
         No total timeout unless ``deadline_s`` (seconds from now) is given; the stream ends when
@@ -544,7 +544,7 @@ class APIClient:
             raise APIConnectionError(f"watch {path}: {_describe(e)}") from None
 
     async def stream_watch(self, path: str, params: Mapping[str, Any] | None = None, *,
-                           deadline_s: float | None = None) -> AsyncIterator[dict[str, Any]]:
+                           deadline_s: float | None = None) -> AsyncGenerator[dict[str, Any], None]:
         """Like :meth:`stream_watch_raw`, each event decoded to ``{"type", "object"}``."""
         async for line in self.stream_watch_raw(path, params, deadline_s=deadline_s):
             try:

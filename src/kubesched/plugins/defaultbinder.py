@@ -1,6 +1,7 @@
 """DefaultBinder (upstream ``pkg/scheduler/framework/plugins/defaultbinder``, v1.34).
 
-Bind: ``handle.client.bind(pod, node_name)`` — the live adapter POSTs
+Bind (a coroutine, awaited by the binding cycle): ``await handle.client.bind(pod, node_name)``
+— the live adapter POSTs
 ``pods/{name}/binding`` with ``v1.Binding{ObjectMeta{namespace, name, uid}, Target{Kind: "Node",
 Name: node_name}}``, the simulator updates its store. Any failure (a
 :class:`~kubesched.errors.BindError` or another exception) is an Error status carrying the
@@ -31,12 +32,13 @@ class DefaultBinder:
     def __init__(self, handle: Handle | None) -> None:
         self.handle = handle
 
-    def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+    async def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """Await ``client.bind``; None on success, else an Error status carrying the error."""
         client = self.handle.client if self.handle is not None else None
         if client is None:
             return Status(Code.ERROR, ("no client to bind pods with",))
         try:
-            client.bind(pod, node_name)
+            await client.bind(pod, node_name)
         except Exception as e:  # noqa: BLE001 - every bind failure is an Error status
             return as_status(e)
         return None

@@ -99,7 +99,7 @@ class DynamicResources:
         """Upstream ``foreachPodResourceClaim``: the pod's existing claims, or ``_Unschedulable``."""
         if not getattr(pod.spec, "resource_claims", None):
             return []
-        lister = getattr(self.handle, "lister", None)
+        lister = self.handle.lister if self.handle is not None else None
         ns = pod.metadata.namespace
         out = []
         for name in pod_claim_names(pod):

@@ -174,4 +174,4 @@ class ImageLocality:
 
 
 def new(args: Any, handle: Any) -> ImageLocality:
-    return ImageLocality(getattr(handle, "nodes", None))
+    return ImageLocality(handle.nodes if handle is not None else None)

@@ -213,4 +213,4 @@ class NodePorts:
 
 
 def new(args: Any, handle: Any) -> NodePorts:
-    return NodePorts(getattr(handle, "nodes", None))
+    return NodePorts(handle.nodes if handle is not None else None)

@@ -164,7 +164,7 @@ class VolumeRestrictions:
 
     def __init__(self, handle: Any) -> None:
         self.handle = handle
-        table = getattr(handle, "nodes", None)
+        table = handle.nodes if handle is not None else None
         self._usage = _PVCUsage(table) if table is not None else None
         self._table = table
 
@@ -179,7 +179,7 @@ class VolumeRestrictions:
         if not pod.spec.volumes:
             return None, Status(Code.SKIP)
         needs_check = any(needs_restrictions_check(v) for v in pod.spec.volumes)
-        lister = getattr(self.handle, "lister", None)
+        lister = self.handle.lister if self.handle is not None else None
         rwop: set[str] = set()
         for claim in _claims(pod):
             pvc = lister.get("PersistentVolumeClaim", pod.metadata.namespace, claim) if lister is not None else None

@@ -1,35 +1,55 @@
-"""One scheduling attempt end to end (upstream ``pkg/scheduler/schedule_one.go``: ``ScheduleOne``,
+"""One scheduling attempt (upstream ``pkg/scheduler/schedule_one.go`` v1.34: ``ScheduleOne``,
 ``schedulingCycle``, ``bindingCycle``, ``handleBindingCycleError``, ``handleSchedulingFailure``).
 
-The binding cycle runs synchronously right after the scheduling cycle (the simulator has no
-bind latency unless its driver models one); a Permit ``Wait`` is not supported yet and is
-treated as a rejection with a clear message.
+* :func:`scheduling_cycle` — synchronous: pop, ``schedulePod`` (PreFilter … Score), assume,
+  Reserve, Permit (a ``Wait`` parks the pod in the waiting-pods map). Returns a
+  :class:`ScheduledPod` (the pod is assumed) or, after :func:`handle_scheduling_failure`, the
+  failed :class:`~kubesched.scheduler.scheduler.Attempt`.
+* :func:`binding_cycle` — a coroutine: WaitOnPermit, PreBind, Bind, PostBind; a failure runs
+  :func:`handle_binding_cycle_error` (Unreserve, forget, move, requeue).
+* :func:`drive` — runs a binding-cycle coroutine without asyncio: it awaits only
+  :class:`~kubesched.framework.clock.SimFuture` s (or nothing) and is resumed from their
+  done-callbacks; the simulator and tests use it, the live adapter uses ``asyncio.create_task``.
+
+Errors travel as :class:`~kubesched.framework.interface.Status` (a FitError is the ``error`` of
+an ``Unschedulable`` status, as upstream's ``NewStatus(Unschedulable).WithError(fitErr)``).
+Reserve and Permit rejections are wrapped into a one-node FitError (``0/1 nodes are available:
+1 <reason>.``); only the binding-cycle error path moves unschedulable pods (AssignedPodDelete),
+as upstream.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from kubesched.api.objects import pod_key
+from kubesched.framework.clock import SimFuture
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.diagnosis import FitError, NodeToStatus
+from kubesched.framework.diagnosis import Diagnosis, FitError, NodeToStatus
 from kubesched.framework.events import EVENT_ASSIGNED_POD_DELETE
-from kubesched.framework.interface import Code, Status
-from kubesched.framework.node_info import QueuedPodInfo
-from kubesched.framework.record import build_record
-from kubesched.framework.runtime import FilterError, ScoreError
-from kubesched.scheduler.scheduling_cycle import NoNodesAvailable, PreFilterError, schedule_pod
+from kubesched.framework.interface import NominatingMode, Status
+from kubesched.framework.record import DecisionRecord, build_record
+from kubesched.scheduler.scheduling_cycle import NoNodesAvailable, schedule_pod
 
 if TYPE_CHECKING:  # pragma: no cover
+    from kubesched.api.objects import Pod
+    from kubesched.framework.node_info import QueuedPodInfo
     from kubesched.framework.runtime import Framework
     from kubesched.scheduler.scheduler import Attempt, Scheduler
 
-__all__ = ["NOTE_LENGTH_LIMIT", "schedule_one", "truncate_message"]
+__all__ = ["NOTE_LENGTH_LIMIT", "DrivenTask", "ScheduledPod", "binding_cycle", "drive",
+           "handle_binding_cycle_error", "handle_scheduling_failure", "schedule_one", "scheduling_cycle",
+           "truncate_message"]
 
 NOTE_LENGTH_LIMIT = 1024
 """Upstream ``validation.NoteLengthLimit``: events carry at most this many characters."""
+
+CLEAR_NOMINATED_NODE = ""
+"""Upstream ``clearNominatedNode`` (ModeOverride, ""); None stands for no nominating info."""
 
 
 def truncate_message(message: str) -> str:
@@ -39,7 +59,124 @@ def truncate_message(message: str) -> str:
     return message[:NOTE_LENGTH_LIMIT - 4] + " ..."
 
 
+@dataclass(slots=True)
+class ScheduledPod:
+    """A pod whose scheduling cycle succeeded: assumed on ``node`` (upstream ``ScheduleResult``
+    + ``assumedPodInfo`` + the cycle's state), ready for :func:`binding_cycle`.
+
+    ``start``: clock time the attempt began (seconds); ``evaluated_nodes`` / ``feasible_nodes``
+    as upstream's ScheduleResult.
+    """
+
+    qpi: QueuedPodInfo
+    framework: Framework
+    state: CycleState
+    assumed_pod: Pod
+    node: str
+    record: DecisionRecord | None = None
+    start: float = 0.0
+    evaluated_nodes: int = 0
+    feasible_nodes: int = 0
+
+    @property
+    def key(self) -> str:
+        return self.qpi.key
+
+
+# ───────────────────────────── the trampoline ─────────────────────────────
+
+
+class DrivenTask:
+    """The handle :func:`drive` returns: ``done()``, ``result()`` (raises the coroutine's
+    exception, or ``RuntimeError`` while it is still suspended)."""
+
+    __slots__ = ("_done", "_exc", "_result")
+
+    def __init__(self) -> None:
+        self._done = False
+        self._result: Any = None
+        self._exc: BaseException | None = None
+
+    def done(self) -> bool:
+        return self._done
+
+    def result(self) -> Any:
+        if not self._done:
+            raise RuntimeError("the coroutine is still waiting")
+        if self._exc is not None:
+            raise self._exc
+        return self._result
+
+
+def drive(coro: Coroutine[Any, Any, Any]) -> DrivenTask:
+    """Run ``coro`` as far as it can go now; when it awaits a pending
+    :class:`~kubesched.framework.clock.SimFuture`, resume it from that future's done-callback.
+
+    Anything else awaited must complete without suspending (plain coroutines do); a coroutine
+    that yields a foreign awaitable (an asyncio future) gets a ``TypeError`` thrown in. An
+    exception raised by ``coro`` is kept in the task (``result()`` re-raises it).
+    """
+    task = DrivenTask()
+
+    def step(value: Any = None, exc: BaseException | None = None) -> None:
+        while True:
+            try:
+                fut = coro.throw(exc) if exc is not None else coro.send(value)
+            except StopIteration as stop:
+                task._done = True
+                task._result = stop.value
+                return
+            except BaseException as e:  # noqa: BLE001 - kept for result()
+                task._done = True
+                task._exc = e
+                return
+            exc = None
+            if not isinstance(fut, SimFuture):
+                exc = TypeError(f"drive() can only wait on SimFuture, got {type(fut).__name__}")
+                continue
+            if fut.done():
+                value = fut.result()
+                continue
+            fut.add_done_callback(lambda f: step(f.result()))
+            return
+
+    step()
+    return task
+
+
+# ───────────────────────────── ScheduleOne ─────────────────────────────
+
+
 def schedule_one(sched: Scheduler) -> Attempt | None:
+    """Upstream ``ScheduleOne``: the scheduling cycle, then the binding cycle driven by
+    :func:`drive`. Returns the attempt once it is decided (the scheduling failure, or the
+    binding's result if it finished synchronously); a binding still waiting on Permit returns
+    a ``waiting`` attempt (its result comes later through ``sched.on_attempt``). None when no
+    pod is ready."""
+    from kubesched.scheduler.scheduler import Attempt
+
+    out = scheduling_cycle(sched)
+    if not isinstance(out, ScheduledPod):
+        return out
+    task = drive(binding_cycle(sched, out))
+    if task.done():
+        return task.result()  # type: ignore[no-any-return]
+    return Attempt(out.key, "waiting", out.node, "", out.record)
+
+
+def _skip_pod_schedule(sched: Scheduler, pod: Pod, key: str) -> bool:
+    """Upstream ``skipPodSchedule``: a deleting pod (with an event) or an assumed one."""
+    if pod.metadata.deletion_timestamp is not None:
+        if sched.client is not None:
+            sched.client.record_event(pod, "Warning", "FailedScheduling", "Scheduling",
+                                      f"skip schedule deleting pod: {pod.metadata.namespace}/{pod.metadata.name}")
+        return True
+    return sched.cache.is_assumed(key)
+
+
+def scheduling_cycle(sched: Scheduler) -> ScheduledPod | Attempt | None:
+    """Upstream ``ScheduleOne`` up to the binding goroutine plus ``schedulingCycle``. See the
+    module docstring."""
     from kubesched.scheduler.scheduler import Attempt
 
     qpi = sched.queue.pop()
@@ -51,28 +188,20 @@ def schedule_one(sched: Scheduler) -> Attempt | None:
     if fw is None:  # the profile vanished: drop, as upstream logs and skips
         sched.queue.done(key)
         return Attempt(key, "skipped", message=f'profile not found for scheduler name "{pod.spec.scheduler_name}"')
-    if pod.metadata.deletion_timestamp is not None or sched.cache.is_assumed(key):
-        if pod.metadata.deletion_timestamp is not None and sched.client is not None:
-            sched.client.record_event(pod, "Warning", "FailedScheduling", "Scheduling",
-                                      f"skip schedule deleting pod: {pod.metadata.namespace}/{pod.metadata.name}")
+    if _skip_pod_schedule(sched, pod, key):
         sched.queue.done(key)
         return Attempt(key, "skipped")
 
     state = CycleState(qpi.pod_info)
-    now = sched.clock.now()
-    try:
-        res = schedule_pod(fw, state, pod, sched.table, sched.sampler, sched.rng, record=sched.record)
-    except FitError as fe:
-        return _unschedulable(sched, fw, state, qpi, fe, now)
-    except NoNodesAvailable as e:
-        return _failed(sched, fw, qpi, Status(Code.UNSCHEDULABLE, (str(e),)), str(e), now, rejected=True)
-    except (FilterError, ScoreError, PreFilterError) as e:
-        return _failed(sched, fw, qpi, e.status, e.status.message(), now, rejected=False)
+    start = sched.clock.now()
+    res = schedule_pod(fw, state, pod, sched.table, sched.sampler, sched.rng, record=sched.record)
+    if isinstance(res, Status):
+        return _schedule_pod_failed(sched, fw, state, qpi, res, start)
 
     node = res.suggested_host
     record = None
     if sched.record:
-        record = build_record(pod=key, profile=fw.profile_name, attempt=qpi.attempts, time=now,
+        record = build_record(pod=key, profile=fw.profile_name, attempt=qpi.attempts, time=start,
                               table=sched.table, chunks=res.chunks, scores=res.scores,
                               selected=node, result="scheduled")
     # assume: the cache accounts the pod on the node before it is bound
@@ -81,101 +210,173 @@ def schedule_one(sched: Scheduler) -> Attempt | None:
     sched.queue.delete_nominated_pod(key)
 
     st = fw.run_reserve_plugins_reserve(state, assumed_pod, node)
-    if st is not None:
-        return _forget_and_fail(sched, fw, state, qpi, assumed_pod, node, st, now, record)
-    st, _timeout = fw.run_permit_plugins(state, assumed_pod, node)
-    if st is not None and st.is_wait():
-        st = Status(Code.UNSCHEDULABLE, ("Permit Wait is not supported by this engine yet",), None, st.plugin)
-    if st is not None:
-        return _forget_and_fail(sched, fw, state, qpi, assumed_pod, node, st, now, record)
-
-    # binding cycle
-    st = fw.run_pre_bind_plugins(state, assumed_pod, node)
     if st is None:
-        st = fw.run_bind_plugins(state, assumed_pod, node)
+        st = fw.run_permit_plugins(state, assumed_pod, node)
+        if st is not None and st.is_wait():
+            st = None  # parked in the waiting-pods map: WaitOnPermit in the binding cycle
+        elif st is not None:
+            fw.run_reserve_plugins_unreserve(state, assumed_pod, node)
+            sched.cache.forget_pod(key)
+    else:
+        fw.run_reserve_plugins_unreserve(state, assumed_pod, node)
+        sched.cache.forget_pod(key)
     if st is not None:
-        return _forget_and_fail(sched, fw, state, qpi, assumed_pod, node, st, now, record, binding=True)
-    sched.cache.finish_binding(key)
-    sched.queue.done(key)
-    fw.run_post_bind_plugins(state, assumed_pod, node)
-    if sched.client is not None:
-        sched.client.record_event(pod, "Normal", "Scheduled", "Binding",
-                                  f"Successfully assigned {pod.metadata.namespace}/{pod.metadata.name} to {node}")
+        if st.is_rejected():
+            st = _node_fit_error(key, node, st)
+        return handle_scheduling_failure(sched, fw, qpi, st, CLEAR_NOMINATED_NODE, start, record)
+    return ScheduledPod(qpi, fw, state, assumed_pod, node, record, start,
+                        res.evaluated_nodes, res.feasible_nodes)
+
+
+def _node_fit_error(key: str, node: str, st: Status, *, unschedulable_plugins: set[str] | None = None) -> Status:
+    """Upstream: a Reserve/Permit rejection becomes a FitError over one node (``NumAllNodes:
+    1``) whose only status is ``st``; the status keeps ``st``'s code."""
+    diagnosis = Diagnosis(extra_statuses={node: st})
+    if unschedulable_plugins is not None:
+        diagnosis.unschedulable_plugins = unschedulable_plugins
+    else:
+        diagnosis.add_plugin_status(st)
+    return Status(st.code, (), FitError(key, 1, diagnosis))
+
+
+def _schedule_pod_failed(sched: Scheduler, fw: Framework, state: CycleState, qpi: QueuedPodInfo, st: Status,
+                         start: float) -> Attempt:
+    """``schedulingCycle`` when ``schedulePod`` failed: PostFilter for a FitError, then
+    ``handleSchedulingFailure`` with the nominating info (clear unless PostFilter gave one)."""
+    fe = st.error
+    if not isinstance(fe, FitError):
+        if isinstance(fe, NoNodesAvailable):
+            st = Status(st.code, (str(fe),), fe, st.plugin)
+        return handle_scheduling_failure(sched, fw, qpi, st, CLEAR_NOMINATED_NODE, start, None)
+    diagnosis = fe.diagnosis
+    nominated: str | None = CLEAR_NOMINATED_NODE
+    post: dict[str, Any] = {}
+    if fw.post_filter_plugins:
+        nominated = None
+        result, pst = fw.run_post_filter_plugins(state, qpi.pod, NodeToStatus(diagnosis, sched.table.names,
+                                                                             sched.table.row_of))
+        diagnosis.post_filter_msg = pst.message()
+        post = {"status": str(pst.code), "message": pst.message(), "plugin": pst.plugin}
+        info = result.nominating_info if result is not None else None
+        if info is not None and info.mode == NominatingMode.OVERRIDE:
+            nominated = info.nominated_node_name
+            post["nominatedNodeName"] = nominated
+    record = None
+    if sched.record:
+        record = build_record(pod=qpi.key, profile=fw.profile_name, attempt=qpi.attempts, time=start,
+                              table=sched.table, chunks=diagnosis.chunks, scores=None, selected=None,
+                              result="unschedulable", message=str(fe),
+                              pre_filter={diagnosis.absent_status.plugin: diagnosis.pre_filter_msg}
+                              if diagnosis.pre_filter_msg and diagnosis.absent_status is not None else None,
+                              post_filter=post, nominated=nominated or None)
+    return handle_scheduling_failure(sched, fw, qpi, st, nominated, start, record)
+
+
+# ───────────────────────────── the binding cycle ─────────────────────────────
+
+
+async def binding_cycle(sched: Scheduler, sp: ScheduledPod) -> Attempt:
+    """Upstream ``bindingCycle`` (+ ``bind``/``finishBinding``): WaitOnPermit, PreBind, Bind,
+    PostBind; on failure :func:`handle_binding_cycle_error`. Returns the attempt (also handed to
+    ``sched.on_attempt``)."""
+    from kubesched.scheduler.scheduler import Attempt
+
+    fw = sp.framework
+    st = await fw.wait_on_permit(sp.assumed_pod)
+    if st is not None:
+        if st.is_rejected():
+            st = _node_fit_error(sp.key, sp.node, st, unschedulable_plugins={st.plugin})
+        return handle_binding_cycle_error(sched, sp, st)
+    st = await fw.run_pre_bind_plugins(sp.state, sp.assumed_pod, sp.node)
+    if st is None:
+        st = await fw.run_bind_plugins(sp.state, sp.assumed_pod, sp.node)
+        sched.cache.finish_binding(sp.key)
+        if st is None and sched.client is not None:
+            pod = sp.assumed_pod
+            sched.client.record_event(pod, "Normal", "Scheduled", "Binding",
+                                      f"Successfully assigned {pod.metadata.namespace}/{pod.metadata.name} to {sp.node}")
+    if st is not None:
+        return handle_binding_cycle_error(sched, sp, st)
+    sched.queue.done(sp.key)
+    fw.run_post_bind_plugins(sp.state, sp.assumed_pod, sp.node)
     sched.stats.bound += 1
-    return _report(sched, Attempt(key, "scheduled", node, "", record))
+    return _report(sched, Attempt(sp.key, "scheduled", sp.node, "", sp.record))
 
 
-def _forget_and_fail(sched: Scheduler, fw: Framework, state: CycleState, qpi: QueuedPodInfo, assumed_pod,  # noqa: ANN001
-                     node: str, st: Status, now: float, record, binding: bool = False) -> Attempt:  # noqa: ANN001
-    """Unreserve, forget the assumed pod and fail (upstream ``handleBindingCycleError`` and the
-    Reserve/Permit failure paths)."""
-    fw.run_reserve_plugins_unreserve(state, assumed_pod, node)
-    sched.cache.forget_pod(qpi.key)
-    rejected = st.is_rejected()
-    if not rejected:
-        # the assumed pod occupied resources: other pods may fit now
-        sched.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, assumed_pod, None)
-        return _failed(sched, fw, qpi, st, st.message(), now, rejected=False, record=record)
-    if st.plugin:
-        qpi.unschedulable_plugins = {st.plugin} if st.code != Code.PENDING else set()
-        qpi.pending_plugins = {st.plugin} if st.code == Code.PENDING else set()
-    attempt = _failed(sched, fw, qpi, st, st.message(), now, rejected=True, record=record)
-    # deferred until the pod is requeued, and not applied to the pod itself (upstream)
-    sched.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, assumed_pod, None,
-                                              lambda p: pod_key(p) != qpi.key)
+def handle_binding_cycle_error(sched: Scheduler, sp: ScheduledPod, st: Status) -> Attempt:
+    """Upstream ``handleBindingCycleError``: Unreserve, forget the assumed pod (an
+    AssignedPodDelete for the other unschedulable pods — deferred past the requeue and not
+    applied to the pod itself when it was rejected), then ``handleSchedulingFailure`` with the
+    nominated node cleared."""
+    fw = sp.framework
+    fw.run_reserve_plugins_unreserve(sp.state, sp.assumed_pod, sp.node)
+    forgotten = sched.cache.is_assumed(sp.key)
+    if forgotten:
+        sched.cache.forget_pod(sp.key)
+    deferred = False
+    if forgotten:
+        if st.is_rejected():
+            deferred = True
+        else:
+            sched.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, sp.assumed_pod, None)
+    attempt = handle_scheduling_failure(sched, fw, sp.qpi, st, CLEAR_NOMINATED_NODE, sp.start, sp.record)
+    if deferred:
+        key = sp.key
+        sched.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, sp.assumed_pod, None,
+                                                  lambda p: _key(p) != key)
     return attempt
 
 
-def _unschedulable(sched: Scheduler, fw: Framework, state: CycleState, qpi: QueuedPodInfo,
-                   fe: FitError, now: float) -> Attempt:
-    diagnosis = fe.diagnosis
-    nominated: str | None = None
-    post: dict = {}
-    if fw.post_filter_plugins:
-        result, st = fw.run_post_filter_plugins(state, qpi.pod, NodeToStatus(diagnosis, sched.table.names, sched.table.row_of))
-        diagnosis.post_filter_msg = st.message()
-        post = {"status": str(st.code), "message": st.message(), "plugin": st.plugin}
-        if result is not None and result.nominating_info is not None and result.nominating_info.mode == 1:
-            nominated = result.nominating_info.nominated_node_name
-            post["nominatedNodeName"] = nominated
-    qpi.unschedulable_plugins = set(diagnosis.unschedulable_plugins)
-    qpi.pending_plugins = set(diagnosis.pending_plugins)
-    message = str(fe)
-    record = None
-    if sched.record:
-        record = build_record(pod=qpi.key, profile=fw.profile_name, attempt=qpi.attempts, time=now,
-                              table=sched.table, chunks=diagnosis.chunks, scores=None, selected=None,
-                              result="unschedulable", message=message,
-                              pre_filter={diagnosis.absent_status.plugin: diagnosis.pre_filter_msg}
-                              if diagnosis.pre_filter_msg and diagnosis.absent_status is not None else None,
-                              post_filter=post, nominated=nominated)
-    return _failed(sched, fw, qpi, Status(Code.UNSCHEDULABLE), message, now, rejected=True,
-                   record=record, nominated=nominated, keep_plugins=True)
+def _key(pod: Pod) -> str:
+    return pod_key(pod)
 
 
-def _failed(sched: Scheduler, fw: Framework, qpi: QueuedPodInfo, st: Status, message: str, now: float, *,
-            rejected: bool, record=None, nominated: str | None = None,  # noqa: ANN001
-            keep_plugins: bool = False) -> Attempt:
-    """Upstream ``handleSchedulingFailure``: requeue, event, PodScheduled=False condition."""
+# ───────────────────────────── failures ─────────────────────────────
+
+
+def handle_scheduling_failure(sched: Scheduler, fw: Framework, qpi: QueuedPodInfo, st: Status,
+                              nominated_node_name: str | None, start: float,
+                              record: DecisionRecord | None = None) -> Attempt:
+    """Upstream ``handleSchedulingFailure``: remember a FitError's rejecting plugins, requeue the
+    pod unless it is gone or already assigned (``Abort adding it back to queue``), update the
+    nominator, emit ``FailedScheduling`` and patch ``PodScheduled=False`` (reason
+    ``Unschedulable`` for a rejection, ``SchedulerError`` otherwise) with the nominated node.
+
+    ``nominated_node_name``: upstream's NominatingInfo — None (no info: keep), ``""`` (clear) or
+    a node (override).
+    """
     from kubesched.scheduler.scheduler import Attempt
 
-    result = "unschedulable" if rejected else "error"
+    rejected = st.is_rejected()
     reason = "Unschedulable" if rejected else "SchedulerError"
-    if not keep_plugins and not rejected:
+    result = "unschedulable" if rejected else "error"
+    err = st.error
+    if isinstance(err, FitError):
+        qpi.unschedulable_plugins = set(err.diagnosis.unschedulable_plugins)
+        qpi.pending_plugins = set(err.diagnosis.pending_plugins)
+    else:  # upstream clears them at Pop; only a FitError sets them
         qpi.unschedulable_plugins = set()
         qpi.pending_plugins = set()
-    if nominated is not None:
-        qpi.pod_info.pod = msgspec.structs.replace(
-            qpi.pod, status=msgspec.structs.replace(qpi.pod.status, nominated_node_name=nominated))
-    sched.queue.add_unschedulable_if_not_present(qpi)
-    # upstream AddNominatedPod: the PostFilter's nomination, else the pod's own
-    sched.queue.add_nominated_pod(qpi.pod_info, nominated if nominated is not None
-                                  else qpi.pod.status.nominated_node_name)
+    message = st.message()
+    pod = qpi.pod
+    if nominated_node_name is not None and pod.status.nominated_node_name != nominated_node_name:
+        qpi.pod_info.pod = pod = msgspec.structs.replace(
+            pod, status=msgspec.structs.replace(pod.status, nominated_node_name=nominated_node_name))
+
+    # upstream checks the informer cache: gone → Done; assigned → "Abort adding it back to queue"
+    live = sched.lister.get("Pod", pod.metadata.namespace or "", pod.metadata.name)
+    if live is not None and live.spec.node_name:
+        sched.queue.done(qpi.key)
+    else:
+        sched.queue.add_unschedulable_if_not_present(qpi)  # Done when the pod left the queue
+    # upstream AddNominatedPod: the nominating info's node, else the pod's own
+    sched.queue.add_nominated_pod(qpi.pod_info, nominated_node_name if nominated_node_name is not None
+                                  else pod.status.nominated_node_name)
     if sched.client is not None:
-        sched.client.record_event(qpi.pod, "Warning", "FailedScheduling", "Scheduling", truncate_message(message))
-        sched.client.update_pod_condition(qpi.pod, "False", reason, message, nominated)
+        sched.client.record_event(pod, "Warning", "FailedScheduling", "Scheduling", truncate_message(message))
+        sched.client.update_pod_condition(pod, "False", reason, message, nominated_node_name)
     if record is None and sched.record:
-        record = build_record(pod=qpi.key, profile=fw.profile_name, attempt=qpi.attempts, time=now,
+        record = build_record(pod=qpi.key, profile=fw.profile_name, attempt=qpi.attempts, time=start,
                               table=sched.table, chunks=[], scores=None, selected=None, result=result,
                               message=message)
     elif record is not None:
@@ -191,3 +392,4 @@ def _report(sched: Scheduler, attempt: Attempt) -> Attempt:
     if sched.on_attempt is not None:
         sched.on_attempt(attempt)
     return attempt
+

@@ -1,10 +1,11 @@
 """``Scheduler``: profiles, cache, queue and the event handlers that feed them.
 
 Follows ``pkg/scheduler/scheduler.go`` (wiring) and ``eventhandlers.go`` (what each informer
-event does). The engine is synchronous and does no I/O: whoever drives it (the simulator's event
-loop or the live adapter) calls the ``on_*`` handlers for cluster changes and
-:meth:`Scheduler.schedule_one` to run one scheduling cycle (and, synchronously, its binding
-cycle). Decisions leave through the injected :class:`~kubesched.framework.handle.ClusterClient`.
+event does). The engine does no I/O: whoever drives it (the simulator's event loop or the live
+adapter) calls the ``on_*`` handlers for cluster changes, :meth:`Scheduler.scheduling_cycle`
+(synchronous) and awaits :meth:`Scheduler.binding_cycle` (a coroutine), or
+:meth:`Scheduler.schedule_one` for both with :func:`~kubesched.scheduler.schedule_one.drive`.
+Decisions leave through the injected :class:`~kubesched.framework.handle.ClusterClient`.
 """
 
 from __future__ import annotations
@@ -35,6 +36,17 @@ from kubesched.framework.runtime import Framework
 from kubesched.cache import Cache
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.queue import SchedulingQueue
+from kubesched.framework.interface import Status
+from kubesched.framework.node_info import QueuedPodInfo
+from kubesched.framework.waiting_pods import WaitingPodsMap, waiting_pod_key
+from kubesched.scheduler.schedule_one import (
+    ScheduledPod,
+    binding_cycle,
+    handle_binding_cycle_error,
+    handle_scheduling_failure,
+    schedule_one,
+    scheduling_cycle,
+)
 from kubesched.scheduler.scheduling_cycle import Sampler
 
 __all__ = ["Attempt", "Scheduler", "SchedulerStats"]
@@ -45,7 +57,9 @@ class Attempt:
     """What one :meth:`Scheduler.schedule_one` call did.
 
     ``result``: ``scheduled``, ``unschedulable``, ``error`` or ``skipped`` (upstream
-    ``schedule_attempts_total{result}``; skipped = deleting or already-assumed pod).
+    ``schedule_attempts_total{result}``; skipped = deleting or already-assumed pod), or
+    ``waiting`` from :meth:`Scheduler.schedule_one` when the binding cycle is still waiting on
+    Permit (the final attempt then reaches ``on_attempt`` when it ends).
     """
 
     pod_key: str
@@ -90,11 +104,14 @@ class Scheduler:
         self.cache = Cache(self.table)
         self.registry = dict(registry) if registry is not None else dict(in_tree_registry())
         self.profiles: dict[str, Framework] = {}
+        self.waiting_pods = WaitingPodsMap()
+        """Pods waiting on Permit, shared by every profile (upstream ``waitingPods``)."""
         for i, prof in enumerate(self.config.profiles):
             handle = Handle(nodes=self.table, lister=self.lister, client=client, rng=self.rng, clock=self.clock)
             self.profiles[prof.scheduler_name] = Framework(
                 prof, self.registry, handle, path=f"profiles[{i}]",
-                percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score)
+                percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score,
+                waiting_pods=self.waiting_pods)
         self.queue = SchedulingQueue(
             self.profiles, self.clock.now,
             pod_initial_backoff_s=float(self.config.pod_initial_backoff_seconds or 1),
@@ -141,11 +158,23 @@ class Scheduler:
             self.queue.update(old, new)
 
     def on_pod_delete(self, pod: Pod) -> None:
-        if pod.spec.node_name or self.cache.is_assumed(pod_key(pod)):
+        """A pod was deleted (``pod`` may be the last state known, e.g. from a tombstone).
+
+        Assigned: leaves the cache (AssignedPodDelete). Unassigned (upstream
+        ``deletePodFromSchedulingQueue``): leaves the queue; if it was waiting on Permit it is
+        rejected (``removed``) and the unschedulable pods see an AssignedPodDelete; an assumed
+        pod past Permit leaves the cache."""
+        if pod.spec.node_name:
             if self.cache.remove_pod(pod) is not None:
                 self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, pod, None)
-        else:
-            self.queue.delete(pod)
+            return
+        self.queue.delete(pod)
+        fw = self.profiles.get(pod.spec.scheduler_name or "default-scheduler")
+        if fw is not None and fw.reject_waiting_pod(waiting_pod_key(pod)):
+            self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, pod, None)
+        elif self.cache.is_assumed(pod_key(pod)):
+            if self.cache.remove_pod(pod) is not None:
+                self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, pod, None)
 
     def on_node_add(self, node: Node) -> None:
         self.cache.add_node(node)
@@ -163,14 +192,36 @@ class Scheduler:
 
     # ───────────────────────────── the loop ─────────────────────────────
 
-    def schedule_one(self) -> Attempt | None:
-        """Pop one pod and run its scheduling cycle (+ binding cycle). None when nothing is ready."""
-        from kubesched.scheduler.schedule_one import schedule_one
+    def scheduling_cycle(self) -> ScheduledPod | Attempt | None:
+        """Pop one pod and run its scheduling cycle: the assumed :class:`ScheduledPod`, the failed
+        (already handled) :class:`Attempt`, or None when no pod is ready."""
+        return scheduling_cycle(self)
 
+    async def binding_cycle(self, sp: ScheduledPod) -> Attempt:
+        """WaitOnPermit, PreBind, Bind, PostBind for ``sp``; failures are handled
+        (:meth:`handle_binding_cycle_error`). Await it, ``asyncio.create_task`` it, or
+        :func:`~kubesched.scheduler.schedule_one.drive` it."""
+        return await binding_cycle(self, sp)
+
+    def handle_scheduling_failure(self, fw: Framework, qpi: QueuedPodInfo, status: Status,
+                                  nominated_node_name: str | None = None, start: float | None = None) -> Attempt:
+        """Upstream ``handleSchedulingFailure`` (see :mod:`kubesched.scheduler.schedule_one`)."""
+        return handle_scheduling_failure(self, fw, qpi, status, nominated_node_name,
+                                         self.clock.now() if start is None else start)
+
+    def handle_binding_cycle_error(self, sp: ScheduledPod, status: Status) -> Attempt:
+        """Upstream ``handleBindingCycleError``: Unreserve, forget, move, requeue."""
+        return handle_binding_cycle_error(self, sp, status)
+
+    def schedule_one(self) -> Attempt | None:
+        """Pop one pod and run its scheduling cycle, then drive its binding cycle. None when
+        nothing is ready; a ``waiting`` attempt when the binding waits on Permit."""
         return schedule_one(self)
 
-    def run_until_idle(self, max_attempts: int | None = None) -> int:
-        """Schedule until activeQ and backoffQ are empty. Returns the number of attempts."""
+    def run_until_idle(self, max_attempts: int | None = None, *,
+                       after_each: Callable[[], object] | None = None) -> int:
+        """Schedule until activeQ and backoffQ are empty. Returns the number of attempts.
+        ``after_each`` runs after every attempt (a simulator delivers its store's events there)."""
         n = 0
         while self.queue.has_schedulable():
             if max_attempts is not None and n >= max_attempts:
@@ -178,6 +229,8 @@ class Scheduler:
             if self.schedule_one() is None:
                 break
             n += 1
+            if after_each is not None:
+                after_each()
         return n
 
 

@@ -38,7 +38,8 @@ MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 
 
 class NoNodesAvailable(Exception):
-    """Upstream ``ErrNoNodesAvailable``."""
+    """Upstream ``ErrNoNodesAvailable`` (the error carried by the status :func:`schedule_pod`
+    returns on an empty cluster)."""
 
     def __init__(self) -> None:
         super().__init__(NO_NODES_AVAILABLE)
@@ -145,27 +146,31 @@ def _filter_rows(fw: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosi
 
 def schedule_pod(fw: Framework, state: CycleState, pod: Pod, table: NodeTable, sampler: Sampler,
                  rng: np.random.Generator, *, has_extender_filters: bool = False,
-                 record: bool = True) -> ScheduleResult:
-    """Pick a node for ``pod`` (upstream ``schedulePod``).
+                 record: bool = True) -> ScheduleResult | Status:
+    """Pick a node for ``pod`` (upstream ``schedulePod`` + ``findNodesThatFitPod``).
 
-    Raises :class:`FitError` when no node fits (its diagnosis carries the per-node statuses),
-    :class:`NoNodesAvailable` on an empty cluster, and :class:`FilterError` /
-    :class:`ScoreError` (from the runtime) on plugin errors.
+    Returns the :class:`ScheduleResult`, or the failure as a Status, as upstream's
+    ``schedulingCycle`` turns ``schedulePod``'s error into one:
+
+    * no node fits → ``Unschedulable`` whose ``error`` is the :class:`FitError` (its diagnosis
+      carries the per-node statuses; ``message()`` is the FailedScheduling text);
+    * empty cluster → ``UnschedulableAndUnresolvable`` with :class:`NoNodesAvailable`;
+    * a PreFilter, Filter, PreScore or Score plugin error → the ``Error`` status.
     """
     order = table.order()
     num_all = len(order)
     if num_all == 0:
-        raise NoNodesAvailable()
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (), NoNodesAvailable())
     diagnosis = Diagnosis()
     pre_res, st, plugins = fw.run_pre_filter_plugins(state, pod)
     diagnosis.unschedulable_plugins |= plugins
     if st is not None and not st.is_success():
         if not st.is_rejected():
-            raise PreFilterError(st)
+            return st
         diagnosis.absent_status = st
         diagnosis.pre_filter_msg = st.message()
         diagnosis.add_plugin_status(st)
-        raise FitError(pod_key(pod), num_all, diagnosis)
+        return _fit_error(pod, num_all, diagnosis)
 
     # a nominated node (from an earlier preemption) is tried first (upstream evaluateNominatedNode)
     nnn = pod.status.nominated_node_name
@@ -194,7 +199,10 @@ def schedule_pod(fw: Framework, state: CycleState, pod: Pod, table: NodeTable, s
     if not has_extender_filters and not fw.has_score_plugins():
         num_to_find = 1
     start = sampler.next_start_node_index
-    feasible = _filter_rows(fw, state, pod, diagnosis, rows, start, num_to_find)
+    try:
+        feasible = _filter_rows(fw, state, pod, diagnosis, rows, start, num_to_find)
+    except FilterError as e:  # the runtime's Filter path raises; the cycle returns a status
+        return e.status
     if nominated_chunk is not None:
         nominated_row = int(nominated_chunk.rows[0])
         if not any(bool((c.rows == nominated_row).any()) for c in diagnosis.chunks):
@@ -204,19 +212,22 @@ def schedule_pod(fw: Framework, state: CycleState, pod: Pod, table: NodeTable, s
 
     if len(feasible) == 0:
         diagnosis.collect_plugins()
-        raise FitError(pod_key(pod), num_all, diagnosis)
+        return _fit_error(pod, num_all, diagnosis)
     chunks = diagnosis.chunks
     if len(feasible) == 1:
         return ScheduleResult(table.names[int(feasible[0])], 1 + explicit, 1, chunks)
 
     st = fw.run_pre_score_plugins(state, pod, feasible)
     if st is not None and not st.is_success():
-        raise PreFilterError(st)
+        return st
+    scores: ScoreResult | None = None
     if fw.has_score_plugins():
-        scores = fw.run_score_plugins(state, pod, feasible, keep=record)
+        scores, st = fw.run_score_plugins(state, pod, feasible, keep=record)
+        if st is not None:
+            return st
+        assert scores is not None
         total = scores.total
     else:
-        scores = None
         total = np.ones(len(feasible), np.int64)
     best = np.flatnonzero(total == total.max())
     pick = int(best[0]) if len(best) == 1 else int(best[int(rng.integers(len(best)))])
@@ -224,9 +235,6 @@ def schedule_pod(fw: Framework, state: CycleState, pod: Pod, table: NodeTable, s
                           len(feasible), chunks, scores)
 
 
-class PreFilterError(Exception):
-    """A PreFilter/PreScore plugin returned Error."""
-
-    def __init__(self, status: Status) -> None:
-        super().__init__(status.message())
-        self.status = status
+def _fit_error(pod: Pod, num_all: int, diagnosis: Diagnosis) -> Status:
+    """Upstream ``NewStatus(Unschedulable).WithError(fitError)``."""
+    return Status(Code.UNSCHEDULABLE, (), FitError(pod_key(pod), num_all, diagnosis))

@@ -976,6 +976,7 @@ def execute(workload: Workload, *, seed: int = 0, progress: bool = False,
                 while sched.queue.has_schedulable():
                     if sched.schedule_one() is None:
                         break
+                    store.flush()
                     init_attempts += 1
                     done += 1
                     if progress and not done & 255:
@@ -1008,6 +1009,7 @@ def execute(workload: Workload, *, seed: int = 0, progress: bool = False,
         clock = time.perf_counter
         queue = sched.queue
         schedule_one = sched.schedule_one
+        flush = store.flush
         if profiler is not None:
             profiler.start()
         cpu0 = time.process_time()
@@ -1018,6 +1020,7 @@ def execute(workload: Workload, *, seed: int = 0, progress: bool = False,
             a = schedule_one()
             if a is None:
                 break
+            flush()  # the bind's watch event confirms the assumed pod, as live
             if a.result == "skipped":
                 attempts["skipped"] += 1
             if collector.observe(clock(), counter[0]) and progress:

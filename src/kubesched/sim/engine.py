@@ -7,7 +7,9 @@ A callback may schedule further events, including at the current time.
 
 The environment owns the virtual time and pushes it into a
 :class:`~kubesched.framework.clock.ManualClock` before each callback, so the scheduling
-engine (which only ever asks its injected clock) sees the event's time.
+engine (which only ever asks its injected clock) sees the event's time. It also owns the
+clock's timers: ``clock.call_later(d, cb)`` becomes an event ``d`` seconds from now (priority
+``timer_priority``), so Permit timeouts fire at their virtual time.
 
     env = Environment(clock)
     env.schedule(10.0, lambda: print(env.now))
@@ -58,15 +60,17 @@ class Environment:
     Args:
         clock: the clock to drive (a new :class:`ManualClock` at ``start`` when omitted).
         start: initial time when ``clock`` is omitted.
+        timer_priority: the priority of events created by ``clock.call_later``.
     """
 
-    def __init__(self, clock: ManualClock | None = None, *, start: float = 0.0) -> None:
+    def __init__(self, clock: ManualClock | None = None, *, start: float = 0.0, timer_priority: int = 0) -> None:
         self.clock = clock if clock is not None else ManualClock(start)
         self._now = self.clock.now()
         self._heap: list[Event] = []
         self._seq = 0
         self.processed = 0
         """How many (non-cancelled) events have run."""
+        self.clock.attach(lambda delay, cb: self.schedule_in(delay, cb, timer_priority))
 
     @property
     def now(self) -> float:

@@ -29,43 +29,16 @@ Events (heap key ``(time, priority, seq)``; at one instant, lower priority first
 Timers are not scheduled past the trace's own end (its last creation or deletion time):
 pods still pending then are "never scheduled, pending at end".
 
-Equivalent-retry skipping
--------------------------
-
-A pod that fits nowhere is retried every ~5 min of virtual time by the leftover flush, and on
-every deletion of a bound pod (NodeResourcesFit's hint queues on any assigned-pod delete). The
-trace spans 149 days, so a pod pending for weeks costs tens of thousands of attempts.
-
-A scheduling attempt is a deterministic function of the pod, the cluster (nodes and the pods
-on them) and, in the scheduling cycle, of ``nextStartNodeIndex`` and the tie-break RNG. When
-none of the pod's spec/metadata and none of the cluster has changed since the pod's last
-*real* attempt ended in a FitError, the Filter phase must reach the same verdict on every node:
-same FitError, same message, same rejecting plugins; ``nextStartNodeIndex`` moves by the same
-number of processed nodes (0 for a full pass, which wraps around); the RNG is only drawn
-when scoring, which a FitError never reaches. The driver wraps ``queue.pop`` (on its own
-scheduler instance only) and, for such a pod, replays the recorded outcome instead of
-re-running the plugins: the attempt is counted (``schedule_attempts{unschedulable}``,
-``qpi.attempts``, ``unschedulable_count`` hence backoff, the queue timestamp, the
-FailedScheduling event and PodScheduled=False condition with the same message), exactly as
-``handleSchedulingFailure`` would. This is skipped — every attempt is evaluated — when the
-profile has PostFilter plugins (DefaultPreemption draws from the shared RNG even when it finds
-no victim, so a skipped attempt would shift later score tie-breaks) or when decision records
-are on. "The cluster changed" is a counter bumped on every node add, every bound-pod
-deletion and every successful binding (the only cluster writes in a replay); a failed attempt
-leaves the cluster as it found it (assume/forget restore it).
-
-The summary reports ``attempts_replayed`` (how many of ``attempts`` were replayed); the
-decisions, counts and times are those of a run that evaluates every attempt
-(``skip_equivalent_retries=False``; a test checks both agree, placements, bind times and
-pod conditions included, on dense synthetic traces where 50-65% of the attempts are replayed
-and the run is ~2.3x faster).
+Cluster writes go through the store like API calls: a bind or a status patch becomes an informer
+event the store delivers after the attempt (:meth:`~kubesched.sim.store.ClusterStore.flush`, or
+an Environment event when a binding cycle finishes later, e.g. after a Permit wait), so the
+scheduler confirms its assumed pods from the watch, as live.
 
 Measured on the published openb files: with their real creation/deletion times the
 1,523-node cluster never holds more than 56 pods at once, so retries are rare (0 unschedulable
 attempts on ``default``, 19 on ``gpuspec10``) and the cost is the ~1 ms of one scheduling
 cycle per pod; ``multigpu20`` has no times (all pods at t=0, never deleted), so it is a single
-burst with no timers. With the default profile (DefaultPreemption as PostFilter) the shortcut
-is off, as explained above.
+burst with no timers.
 """
 
 from __future__ import annotations
@@ -83,7 +56,6 @@ import numpy as np
 from kubesched.api.objects import Node, Pod, decode, pod_key
 from kubesched.config import KubeSchedulerConfiguration
 from kubesched.errors import InputError, ManifestError
-from kubesched.framework.node_info import QueuedPodInfo
 from kubesched.scheduler import Attempt, Scheduler
 from kubesched.sim.alibaba import GPU_RESOURCE, TracePod, load_nodes, load_pods
 from kubesched.sim.engine import Environment
@@ -135,7 +107,6 @@ class ReplaySummary:
     attempts_scheduled: int
     attempts_unschedulable: int
     attempts_error: int
-    attempts_replayed: int
     time_to_schedule_mean_s: float
     time_to_schedule_p99_s: float
     alloc_cpu: float
@@ -159,19 +130,6 @@ class ReplaySummary:
 
 # --------------------------------------------------------------------------- the driver
 
-class _Retry:
-    """What a pod's last real FitError looked like (for replaying it)."""
-
-    __slots__ = ("epoch", "spec", "metadata", "message", "index_delta")
-
-    def __init__(self, epoch: int, spec: Any, metadata: Any, message: str, index_delta: int) -> None:
-        self.epoch = epoch
-        self.spec = spec
-        self.metadata = metadata
-        self.message = message
-        self.index_delta = index_delta
-
-
 class TraceReplay:
     """One replay of nodes + trace pods. Build, optionally add observers, then :meth:`run`.
 
@@ -180,20 +138,19 @@ class TraceReplay:
         pods: trace pods (``alibaba.load_pods``), any order.
         config: scheduler configuration (None → upstream defaults).
         seed: seeds the scheduler's tie-break RNG.
-        skip_equivalent_retries: replay provably identical failed retries instead of
-            re-evaluating them (module docstring).
         progress: a callable ``(done, total)`` called as trace events are processed.
         trace: a name for the summary.
     """
 
     def __init__(self, nodes: Sequence[dict[str, Any]], pods: Sequence[TracePod],
                  config: KubeSchedulerConfiguration | None = None, *, seed: int = 0,
-                 skip_equivalent_retries: bool = True,
                  progress: Callable[[int, int], None] | None = None, trace: str = "") -> None:
-        self.env = Environment()
+        self.env = Environment(timer_priority=TIMER)
         self.store = ClusterStore()
         self.scheduler = Scheduler(config, client=self.store, lister=self.store, clock=self.env.clock, seed=seed)
         self.store.scheduler = self.scheduler
+        self.store.deliver_via(self.env, 0.0, SCHEDULE)
+        self.store.on_delivered = self._kick
         self.trace = trace
         self.raw_nodes = list(nodes)
         self.pods = sorted(pods, key=lambda p: p.creation_time)
@@ -222,18 +179,10 @@ class TraceReplay:
         self._last_t = self.start
         self.samples: list[ReplaySample] = []
 
-        self.epoch = 0
-        self.replayed = 0
-        self._retry: dict[str, _Retry] = {}
-        self._index_before = 0
         self._kick_ev = None
         self._timer_ev = None
         self._timer_at = math.inf
         self.scheduler.on_attempt = self._on_attempt
-        self._skip = skip_equivalent_retries and not self.scheduler.record
-        if self._skip:
-            self._orig_pop = self.scheduler.queue.pop
-            self.scheduler.queue.pop = self._pop  # type: ignore[method-assign]
 
     # ───────────────────────────── the run ─────────────────────────────
 
@@ -256,7 +205,6 @@ class TraceReplay:
             except InputError as e:
                 raise ManifestError(f"node {raw.get('metadata', {}).get('name')}: {e.path}: {e.message}") from None
             self.store.add("Node", node, None)
-        self.epoch += 1
         table = self.scheduler.table
         alive = table.alive
         for i, res in enumerate(("cpu", "memory", GPU_RESOURCE)):
@@ -297,11 +245,9 @@ class TraceReplay:
                 self.alloc[0] -= cpu
                 self.alloc[1] -= mem
                 self.alloc[2] -= gpu
-                self.epoch += 1
             else:
                 self.pending.discard(key)
                 self.deleted_pending += 1
-                self._retry.pop(key, None)
             self.store.remove_pod(key)
         self._trace_event()
         self._kick()
@@ -327,9 +273,12 @@ class TraceReplay:
         self._kick_ev = None
         sched = self.scheduler
         q = sched.queue
+        flush = self.store.flush
+        flush()
         while q.has_schedulable():
             if sched.schedule_one() is None:
                 break
+            flush()  # the attempt's writes reach the informers before the next cycle
         t = self.env.now
         tot = self.allocatable
         self.samples.append(ReplaySample(
@@ -370,60 +319,13 @@ class TraceReplay:
     def _on_attempt(self, a: Attempt) -> None:
         key = a.pod_key
         if a.result == "scheduled":
-            self.epoch += 1
             self.pending.discard(key)
-            self._retry.pop(key, None)
             self.bound_at[key] = self.env.now
             self.node_of[key] = a.node or ""
             cpu, mem, gpu = self.requests[key]
             self.alloc[0] += cpu
             self.alloc[1] += mem
             self.alloc[2] += gpu
-        elif self._skip:
-            if a.result == "unschedulable" and a.message.startswith("0/"):
-                pod = self.store.pods.get(key)
-                if pod is not None:
-                    n = len(self.scheduler.table)
-                    delta = (self.scheduler.sampler.next_start_node_index - self._index_before) % n if n else 0
-                    self._retry[key] = _Retry(self.epoch, pod.spec, pod.metadata, a.message, delta)
-            else:
-                self._retry.pop(key, None)
-
-    def _pop(self) -> QueuedPodInfo | None:
-        """``queue.pop`` that replays provably identical FitErrors (module docstring)."""
-        sched = self.scheduler
-        while True:
-            qpi = self._orig_pop()
-            if qpi is None:
-                return None
-            rec = self._retry.get(qpi.key)
-            pod = qpi.pod
-            if (rec is None or rec.epoch != self.epoch or pod.spec is not rec.spec
-                    or pod.metadata is not rec.metadata or pod.metadata.deletion_timestamp is not None
-                    or sched.cache.is_assumed(qpi.key)):
-                self._index_before = sched.sampler.next_start_node_index
-                return qpi
-            fw = sched.profiles.get(pod.spec.scheduler_name or "default-scheduler")
-            if fw is None or fw.post_filter_plugins:
-                self._index_before = sched.sampler.next_start_node_index
-                return qpi
-            self._replay_failure(qpi, rec)
-
-    def _replay_failure(self, qpi: QueuedPodInfo, rec: _Retry) -> None:
-        """What ``handleSchedulingFailure`` does for a FitError, without re-running the plugins."""
-        sched = self.scheduler
-        n = len(sched.table)
-        if n:
-            sched.sampler.next_start_node_index = (sched.sampler.next_start_node_index + rec.index_delta) % n
-        sched.queue.add_unschedulable_if_not_present(qpi)
-        client = sched.client
-        if client is not None:
-            from kubesched.scheduler.schedule_one import truncate_message
-
-            client.record_event(qpi.pod, "Warning", "FailedScheduling", "Scheduling", truncate_message(rec.message))
-            client.update_pod_condition(qpi.pod, "False", "Unschedulable", rec.message, None)
-        sched.stats.attempts["unschedulable"] += 1
-        self.replayed += 1
 
     # ───────────────────────────── the summary ─────────────────────────────
 
@@ -449,7 +351,6 @@ class TraceReplay:
             attempts_scheduled=st["scheduled"],
             attempts_unschedulable=st["unschedulable"],
             attempts_error=st["error"],
-            attempts_replayed=self.replayed,
             time_to_schedule_mean_s=float(waits.mean()) if len(waits) else 0.0,
             time_to_schedule_p99_s=float(np.percentile(waits, 99)) if len(waits) else 0.0,
             alloc_cpu=alloc[0],
@@ -469,8 +370,7 @@ class TraceReplay:
 
 def replay_openb(nodes_csv: str | os.PathLike[str], pods_csv: str | os.PathLike[str],
                  config: KubeSchedulerConfiguration | None = None, *, seed: int = 0, progress: bool = False,
-                 plot: str | os.PathLike[str] | None = None, limit: int | None = None,
-                 skip_equivalent_retries: bool = True) -> ReplaySummary:
+                 plot: str | os.PathLike[str] | None = None, limit: int | None = None) -> ReplaySummary:
     """Replay an openb node list + pod list (see the module docstring). ``limit``: only the
     first ``limit`` pods by creation time. ``plot``: write a PNG of allocation and pending pods
     over virtual time. Raises :class:`ManifestError` for bad CSV input."""
@@ -480,17 +380,16 @@ def replay_openb(nodes_csv: str | os.PathLike[str], pods_csv: str | os.PathLike[
         pods = pods[:limit]
     name = os.path.basename(os.fspath(pods_csv))
     if progress:
-        summary = _run_with_progress(nodes, pods, config, seed, skip_equivalent_retries, name)
+        summary = _run_with_progress(nodes, pods, config, seed, name)
     else:
-        summary = TraceReplay(nodes, pods, config, seed=seed, skip_equivalent_retries=skip_equivalent_retries,
-                              trace=name).run()
+        summary = TraceReplay(nodes, pods, config, seed=seed, trace=name).run()
     if plot is not None:
         plot_replay(summary, plot)
     return summary
 
 
 def _run_with_progress(nodes: list[dict[str, Any]], pods: list[TracePod], config: KubeSchedulerConfiguration | None,
-                       seed: int, skip: bool, name: str) -> ReplaySummary:
+                       seed: int, name: str) -> ReplaySummary:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -506,7 +405,7 @@ def _run_with_progress(nodes: list[dict[str, Any]], pods: list[TracePod], config
                 last[0] = done
                 bar.update(task, completed=done, total=total)
 
-        rp = TraceReplay(nodes, pods, config, seed=seed, skip_equivalent_retries=skip, progress=tick, trace=name)
+        rp = TraceReplay(nodes, pods, config, seed=seed, progress=tick, trace=name)
         step = max(1, rp.trace_events // 200)
         return rp.run()
 

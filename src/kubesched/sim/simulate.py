@@ -198,12 +198,13 @@ def simulate(raws: list[RawObject], config: KubeSchedulerConfiguration | None = 
                 on_record(a.record)
 
     sched.on_attempt = on_attempt
-    n = sched.run_until_idle()
+    n = sched.run_until_idle(after_each=store.flush)
     for qpi in list(sched.queue.pending()):
         if qpi.gated and qpi.pod.spec.scheduling_gates:
             # the apiserver sets this condition on pods created with scheduling gates
             store.update_pod_condition(qpi.pod, "False", "SchedulingGated",
                                        "Scheduling is blocked due to non-empty scheduling gates")
+    store.flush()
     outcomes: list[PodOutcome] = []
     for pod, _raw in pending:
         key = pod_key(pod)

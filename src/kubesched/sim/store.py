@@ -3,13 +3,22 @@
 :class:`ClusterStore` holds typed objects (for the engine) and, for objects read from
 manifests, the raw mapping (for output: every input object comes back, updated). It implements
 :class:`~kubesched.framework.handle.ClusterLister` and
-:class:`~kubesched.framework.handle.ClusterClient`; a bind or a status patch updates the object
-and notifies the attached scheduler exactly as an informer would (``on_pod_update``).
+:class:`~kubesched.framework.handle.ClusterClient`.
+
+Like the API server, a write never calls into the scheduler: it changes the object and queues
+the informer event it causes (``on_pod_update`` for a bind or a status patch,
+``on_pod_delete`` for a delete). Events are delivered in order by :meth:`ClusterStore.flush`,
+which the driver calls between scheduling cycles, or — after :meth:`ClusterStore.deliver_via`
+— by an :class:`~kubesched.sim.engine.Environment` event ``latency_s`` later. So the engine
+learns of its own binds as it does live: the assumed pod is confirmed by the watch event.
+Writes made by the driver itself (:meth:`add`, :meth:`remove_pod`, :meth:`remove_node`) are
+queued behind the pending events and delivered at once.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -19,6 +28,7 @@ from kubesched.errors import BindError
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.scheduler import Scheduler
+    from kubesched.sim.engine import Environment, Event
 
 __all__ = ["ClusterStore"]
 
@@ -41,6 +51,67 @@ class ClusterStore:
         self.keep_events = keep_events
         self.scheduler: Scheduler | None = None
         self.bind_count = 0
+        self.writes: Counter[str] = Counter()
+        """Client writes by method name (bind, update_pod_condition, delete_pod, …)."""
+        self._pending: deque[Callable[[], None]] = deque()
+        self._env: Environment | None = None
+        self._latency = 0.0
+        self._priority = 0
+        self._delivery: Event | None = None
+        self.on_delivered: Callable[[], None] | None = None
+        """Called after an Environment-driven delivery (a driver re-runs its scheduler there)."""
+
+    # ───────────────────────────── informer events ─────────────────────────────
+
+    def deliver_via(self, env: Environment, latency_s: float = 0.0, priority: int = 0) -> None:
+        """Deliver queued events through ``env``: an event ``latency_s`` after the first
+        undelivered write (priority ``priority``) flushes them. :meth:`flush` still works."""
+        self._env = env
+        self._latency = latency_s
+        self._priority = priority
+
+    def pending_events(self) -> int:
+        """Informer events queued and not yet delivered."""
+        return len(self._pending)
+
+    def _emit(self, deliver: Callable[[], None]) -> None:
+        self._pending.append(deliver)
+        if self._env is not None and self._delivery is None:
+            self._delivery = self._env.schedule_in(self._latency, self._on_delivery, self._priority)
+
+    def _on_delivery(self) -> None:
+        self._delivery = None
+        self.flush()
+        if self.on_delivered is not None:
+            self.on_delivered()
+
+    def flush(self) -> int:
+        """Deliver every queued informer event to the scheduler, in order (events caused while
+        delivering are delivered too). Returns how many were delivered."""
+        if self._delivery is not None:
+            self._delivery.cancel()
+            self._delivery = None
+        n = 0
+        pending = self._pending
+        while pending:
+            pending.popleft()()
+            n += 1
+        return n
+
+    def _notify_pod_add(self, pod: Pod) -> None:
+        if self.scheduler is not None:
+            sched = self.scheduler
+            self._emit(lambda: sched.on_pod_add(pod))
+
+    def _notify_pod_update(self, old: Pod, new: Pod) -> None:
+        if self.scheduler is not None:
+            sched = self.scheduler
+            self._emit(lambda: sched.on_pod_update(old, new))
+
+    def _notify_pod_delete(self, pod: Pod) -> None:
+        if self.scheduler is not None:
+            sched = self.scheduler
+            self._emit(lambda: sched.on_pod_delete(pod))
 
     # ───────────────────────────── lister ─────────────────────────────
 
@@ -64,18 +135,21 @@ class ClusterStore:
     # ───────────────────────────── writes from the driver ─────────────────────────────
 
     def add(self, kind: str, obj: Any, raw: dict[str, Any] | None = None) -> None:
-        """Add an object; pods and nodes are announced to the scheduler."""
+        """Add an object; pods and nodes are announced to the scheduler (delivered at once,
+        after any pending event)."""
         meta = obj.metadata
         if raw is not None:
             self.raw[(kind, meta.namespace or "", meta.name)] = raw
         if kind == "Pod":
             self.pods[pod_key(obj)] = obj
-            if self.scheduler is not None:
-                self.scheduler.on_pod_add(obj)
+            self._notify_pod_add(obj)
+            self.flush()
         elif kind == "Node":
             self.nodes[meta.name] = obj
             if self.scheduler is not None:
-                self.scheduler.on_node_add(obj)
+                sched = self.scheduler
+                self._emit(lambda: sched.on_node_add(obj))
+                self.flush()
         else:
             self.objects.setdefault(kind, {})[(meta.namespace or "", meta.name)] = obj
 
@@ -85,39 +159,50 @@ class ClusterStore:
         self.objects.setdefault(kind, {})[(meta.get("namespace") or "", meta.get("name", ""))] = data
 
     def remove_pod(self, key: str) -> Pod | None:
+        """The driver deletes a pod (delivered at once, after any pending event)."""
         pod = self.pods.pop(key, None)
-        if pod is not None and self.scheduler is not None:
-            self.scheduler.on_pod_delete(pod)
+        if pod is not None:
+            self._notify_pod_delete(pod)
+            self.flush()
         return pod
 
     def remove_node(self, name: str) -> Node | None:
         node = self.nodes.pop(name, None)
         if node is not None and self.scheduler is not None:
-            self.scheduler.on_node_delete(node)
+            sched = self.scheduler
+            self._emit(lambda: sched.on_node_delete(node))
+            self.flush()
         return node
 
     def _replace_pod(self, old: Pod, new: Pod) -> None:
         self.pods[pod_key(new)] = new
-        if self.scheduler is not None:
-            self.scheduler.on_pod_update(old, new)
+        self._notify_pod_update(old, new)
+
+    def _raw_pod(self, pod: Pod) -> dict[str, Any] | None:
+        return self.raw.get(("Pod", pod.metadata.namespace or "", pod.metadata.name))
 
     # ───────────────────────────── client ─────────────────────────────
 
-    def bind(self, pod: Pod, node_name: str) -> None:
+    async def bind(self, pod: Pod, node_name: str) -> None:
+        """``pods/{name}/binding``: 404 for an unknown pod or node, 409 if already assigned."""
+        self.writes["bind"] += 1
         key = pod_key(pod)
         cur = self.pods.get(key)
         if cur is None:
-            raise BindError(f'pods "{pod.metadata.name}" not found')
+            raise BindError(f'pods "{pod.metadata.name}" not found', 404)
+        if pod.metadata.uid and cur.metadata.uid and pod.metadata.uid != cur.metadata.uid:
+            raise BindError(f'Precondition failed: UID in precondition: {pod.metadata.uid}, '
+                            f'UID in object meta: {cur.metadata.uid}', 409)
         if cur.spec.node_name:
-            raise BindError(f"pod {key} is already assigned to node \"{cur.spec.node_name}\"")
+            raise BindError(f"pod {key} is already assigned to node \"{cur.spec.node_name}\"", 409)
         if node_name not in self.nodes:
-            raise BindError(f'node "{node_name}" not found')
+            raise BindError(f'node "{node_name}" not found', 404)
         cond = PodCondition(type="PodScheduled", status="True")
         conds = [c for c in cur.status.conditions if c.type != "PodScheduled"] + [cond]
         new = msgspec.structs.replace(
             cur, spec=msgspec.structs.replace(cur.spec, node_name=node_name),
             status=msgspec.structs.replace(cur.status, conditions=conds))
-        raw = self.raw.get(("Pod", cur.metadata.namespace or "", cur.metadata.name))
+        raw = self._raw_pod(cur)
         if raw is not None:
             raw.setdefault("spec", {})["nodeName"] = node_name
             _set_condition(raw, {"type": "PodScheduled", "status": "True"})
@@ -126,8 +211,9 @@ class ClusterStore:
 
     def update_pod_condition(self, pod: Pod, status: str, reason: str, message: str,
                              nominated_node_name: str | None = None) -> None:
-        key = pod_key(pod)
-        cur = self.pods.get(key)
+        """Patch the PodScheduled condition (and ``nominatedNodeName`` unless None)."""
+        self.writes["update_pod_condition"] += 1
+        cur = self.pods.get(pod_key(pod))
         if cur is None:
             return
         cond = PodCondition(type="PodScheduled", status=status, reason=reason, message=message)
@@ -136,23 +222,75 @@ class ClusterStore:
         if nominated_node_name is not None:
             st = msgspec.structs.replace(st, nominated_node_name=nominated_node_name)
         new = msgspec.structs.replace(cur, status=st)
-        raw = self.raw.get(("Pod", cur.metadata.namespace or "", cur.metadata.name))
+        raw = self._raw_pod(cur)
         if raw is not None:
             _set_condition(raw, {"type": "PodScheduled", "status": status, "reason": reason, "message": message})
             if nominated_node_name is not None:
                 raw.setdefault("status", {})["nominatedNodeName"] = nominated_node_name
         self._replace_pod(cur, new)
 
-    def record_event(self, obj: Any, event_type: str, reason: str, action: str, message: str) -> None:
+    def clear_nominated_node_name(self, pod: Pod) -> None:
+        """Clear ``status.nominatedNodeName`` (no-op when unset or the pod is gone)."""
+        self.writes["clear_nominated_node_name"] += 1
+        cur = self.pods.get(pod_key(pod))
+        if cur is None or not cur.status.nominated_node_name:
+            return
+        new = msgspec.structs.replace(cur, status=msgspec.structs.replace(cur.status, nominated_node_name=""))
+        raw = self._raw_pod(cur)
+        if raw is not None and isinstance(raw.get("status"), dict):
+            raw["status"].pop("nominatedNodeName", None)
+        self._replace_pod(cur, new)
+
+    def add_pod_condition(self, pod: Pod, condition: dict[str, Any]) -> None:
+        """Add or replace the condition of ``condition["type"]``."""
+        self.writes["add_pod_condition"] += 1
+        cur = self.pods.get(pod_key(pod))
+        if cur is None:
+            return
+        cond = PodCondition(type=str(condition.get("type", "")), status=str(condition.get("status", "")),
+                            reason=str(condition.get("reason", "")), message=str(condition.get("message", "")))
+        conds = [c for c in cur.status.conditions if c.type != cond.type] + [cond]
+        new = msgspec.structs.replace(cur, status=msgspec.structs.replace(cur.status, conditions=conds))
+        raw = self._raw_pod(cur)
+        if raw is not None:
+            _set_condition(raw, {k: v for k, v in condition.items() if k in ("type", "status", "reason", "message")})
+        self._replace_pod(cur, new)
+
+    def record_event(self, regarding: Any, event_type: str, reason: str, action: str, note: str,
+                     related: Any = None) -> None:
         self.event_counts[reason] += 1
         if self.keep_events:
-            meta = obj.metadata
-            self.events.append((event_type, reason, f"{meta.namespace}/{meta.name}", message))
+            meta = regarding.metadata
+            self.events.append((event_type, reason, f"{meta.namespace}/{meta.name}", note))
 
     def delete_pod(self, pod: Pod) -> None:
-        key = pod_key(pod)
-        self.remove_pod(key)
+        """Delete a pod (preemption): the delete event is queued like any other write."""
+        self.writes["delete_pod"] += 1
+        cur = self.pods.pop(pod_key(pod), None)
         self.raw.pop(("Pod", pod.metadata.namespace or "", pod.metadata.name), None)
+        if cur is not None:
+            self._notify_pod_delete(cur)
+
+    def _put(self, kind: str, obj: Any) -> None:
+        meta = obj.get("metadata") if isinstance(obj, dict) else obj.metadata
+        ns = (meta.get("namespace") if isinstance(meta, dict) else meta.namespace) or ""
+        name = meta.get("name") if isinstance(meta, dict) else meta.name
+        self.objects.setdefault(kind, {})[(ns, name)] = obj
+
+    async def update_persistent_volume(self, pv: Any) -> None:
+        """Replace a PersistentVolume (the lister returns the new object)."""
+        self.writes["update_persistent_volume"] += 1
+        self._put("PersistentVolume", pv)
+
+    async def update_persistent_volume_claim(self, pvc: Any) -> None:
+        """Replace a PersistentVolumeClaim."""
+        self.writes["update_persistent_volume_claim"] += 1
+        self._put("PersistentVolumeClaim", pvc)
+
+    async def update_resource_claim_status(self, claim: Any) -> None:
+        """Replace a ResourceClaim (its status)."""
+        self.writes["update_resource_claim_status"] += 1
+        self._put("ResourceClaim", claim)
 
 
 def _set_condition(raw: dict[str, Any], cond: dict[str, str]) -> None:

@@ -151,7 +151,7 @@ class PodTopologySpread:
         self.default_constraints: tuple[Any, ...] = (
             SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else tuple(args.default_constraints))
         self._parsed_defaults: dict[str, list[Constraint]] = {}
-        if handle is not None and getattr(handle, "nodes", None) is not None:
+        if handle is not None and handle.nodes is not None:
             spread_index(handle.nodes)  # start listening before pods arrive
 
     # ───────────────────────────── constraints ─────────────────────────────

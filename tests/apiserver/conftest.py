@@ -1,0 +1,22 @@
+"""Fixtures for the box API server tests: a real server on 127.0.0.1:0 and a client for it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from apiserver_helpers import Client
+
+from kubesched.apiserver.testing import ServerHandle, run_server
+
+
+@pytest.fixture
+def srv(tmp_path: Any) -> Iterator[ServerHandle]:
+    with run_server(tmp_path / "kubeconfig") as s:
+        yield s
+
+
+@pytest.fixture
+def client(srv: ServerHandle) -> Client:
+    return Client(srv.url, srv.token)
