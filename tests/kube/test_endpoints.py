@@ -137,3 +137,24 @@ async def test_always_allow_paths_and_given_certificate() -> None:
 def test_half_a_certificate_is_an_error() -> None:
     with pytest.raises(ValueError, match="must be given together"):
         EndpointsServer(cert_file="/x.pem")
+
+
+@pytest.mark.asyncio
+async def test_delegated_auth_unknown_token_is_unauthorized_and_anonymous_forbidden() -> None:
+    """With a delegate API server that cannot review tokens (the box serves no TokenReview), a
+    bearer token authenticates no one (401) and nobody gets /metrics; health stays public."""
+    from kubesched.apiserver.testing import start_server
+    from kubesched.kube.client import APIClient
+
+    async with start_server(token=None) as box, APIClient.for_server(box.url) as delegate:
+        srv = EndpointsServer(bind_address="127.0.0.1", secure_port=0, metrics=SchedulerMetrics(),
+                              delegate=delegate)
+        await srv.start()
+        try:
+            base = f"https://127.0.0.1:{srv.port}"
+            assert (await get(srv, base + "/metrics", token="whoever"))[0] == 401
+            assert (await get(srv, base + "/metrics"))[0] == 403
+            assert await get(srv, base + "/livez") == (200, "ok")
+            assert (await get(srv, base + "/livez", token="whoever"))[0] == 401  # as upstream: bad creds fail
+        finally:
+            await srv.stop()
