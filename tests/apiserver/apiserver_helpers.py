@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import ssl
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -11,13 +12,22 @@ from urllib.parse import urlsplit
 class Client:
     """Minimal synchronous HTTP client (stdlib) speaking to the server with its bearer token."""
 
-    def __init__(self, url: str, token: str | None) -> None:
+    def __init__(self, url: str, token: str | None, ssl_context: ssl.SSLContext | None = None) -> None:
         u = urlsplit(url)
         self.host, self.port = u.hostname or "127.0.0.1", u.port or 80
         self.token = token
+        self.https = u.scheme == "https"
+        self.ctx = ssl_context
 
     def _conn(self, timeout: float = 10) -> http.client.HTTPConnection:
+        if self.https:
+            return http.client.HTTPSConnection(self.host, self.port, timeout=timeout, context=self.ctx)
         return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+
+    @classmethod
+    def of(cls, srv: Any, token: str | None | bool = True) -> Client:
+        """A client for a ServerHandle (``token=True``: the server's token)."""
+        return cls(srv.url, srv.token if token is True else token or None, srv.ssl_context())
 
     def _headers(self, ctype: str = "application/json", accept: str = "application/json") -> dict[str, str]:
         h = {"Content-Type": ctype, "Accept": accept}

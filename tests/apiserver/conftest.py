@@ -19,4 +19,4 @@ def srv(tmp_path: Any) -> Iterator[ServerHandle]:
 
 @pytest.fixture
 def client(srv: ServerHandle) -> Client:
-    return Client(srv.url, srv.token)
+    return Client.of(srv)

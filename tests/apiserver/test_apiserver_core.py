@@ -12,12 +12,12 @@ PODS = "/api/v1/namespaces/default/pods"
 
 
 def test_requests_without_the_token_get_401_but_version_is_public(srv: ServerHandle, client: Client) -> None:
-    anon = Client(srv.url, None)
+    anon = Client.of(srv, None)
     code, body = anon.req("GET", "/api/v1/pods")
     assert code == 401
     assert body == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                     "message": "Unauthorized", "reason": "Unauthorized", "code": 401}
-    assert Client(srv.url, "wrong").req("GET", "/api/v1/pods")[0] == 401
+    assert Client.of(srv, "wrong").req("GET", "/api/v1/pods")[0] == 401
     assert anon.req("GET", "/version")[0] == 200
     assert client.req("GET", "/api/v1/pods")[0] == 200
 

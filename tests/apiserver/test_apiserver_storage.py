@@ -67,7 +67,7 @@ def test_history_beyond_the_ring_is_read_from_sqlite() -> None:
 def test_data_dir_survives_a_restart_and_revisions_keep_increasing(tmp_path: Path) -> None:
     data = tmp_path / "data"
     with run_server(tmp_path / "kc", data_dir=data) as srv:
-        c = Client(srv.url, srv.token)
+        c = Client.of(srv)
         for i in range(5):
             c.create(PODS, pod(f"p{i}"))
         c.req("DELETE", f"{PODS}/p4")
@@ -75,7 +75,7 @@ def test_data_dir_survives_a_restart_and_revisions_keep_increasing(tmp_path: Pat
         before = c.get(PODS)
         rv_before = int(before["metadata"]["resourceVersion"])
     with run_server(tmp_path / "kc", data_dir=data) as srv:
-        c = Client(srv.url, srv.token)
+        c = Client.of(srv)
         after = c.get(PODS)
         assert after["items"] == before["items"]
         assert int(after["metadata"]["resourceVersion"]) == rv_before
@@ -89,7 +89,7 @@ def test_data_dir_survives_a_restart_and_revisions_keep_increasing(tmp_path: Pat
         assert int(made["metadata"]["resourceVersion"]) == rv_before + 1
         srv.faults.compact()
     with run_server(tmp_path / "kc", data_dir=data) as srv:
-        c = Client(srv.url, srv.token)
+        c = Client.of(srv)
         w = c.watch(f"{PODS}?watch=1&resourceVersion={rv_before - 2}")
         ev = w.next()
         assert ev is not None and ev["type"] == "ERROR" and ev["object"]["code"] == 410  # compaction persisted

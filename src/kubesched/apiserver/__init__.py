@@ -6,9 +6,12 @@ Usage (tests, the live adapter, benchmarks)::
 
     # background thread with its own event loop; 127.0.0.1, ephemeral port, random token
     with run_server(tmp_path / "kubeconfig") as srv:
-        srv.url              # "http://127.0.0.1:PORT"  (plain HTTP, bearer token auth)
+        srv.url              # "https://127.0.0.1:PORT"  (TLS, self-signed CA; bearer token auth)
+        srv.ssl_context()    # client ssl.SSLContext trusting the CA (aiohttp: ssl=srv.ssl_context())
+        srv.ca_path          # the CA PEM (also inlined as certificate-authority-data in the kubeconfig)
         srv.token            # the bearer token (run_server(token=None) disables auth)
         srv.kubeconfig_path  # kubeconfig for kubectl / clients (KUBECONFIG=...)
+        # run_server(tls=False) serves plain http:// (kubectl then sends no token: pair with token=None)
         srv.faults           # fault injection: .compact(), .close_watches(), .watch_close_every = 2.0,
                              # .fail_writes("pods", subresource="binding", fraction=0.5, code=500|409),
                              # .latency = 0.05, .pause()/.resume(), .clear()
@@ -16,13 +19,14 @@ Usage (tests, the live adapter, benchmarks)::
 
     # or inside your own running loop
     async with start_server(tmp_path / "kubeconfig") as server:
-        server.url, server.token, server.faults, server.store
+        server.url, server.token, server.faults, server.store, server.pki.client_context()
 
     # data_dir=... persists to <dir>/state.db (restart continues RVs); default in memory.
     # simulate_kubelets=True: bound pods go Running (+conditions, podIP), nodes Ready,
     # pods annotated kubesched.io/complete-after-seconds: "N" finish (Succeeded) after N s.
 
-CLI: ``kubesched apiserver [--data-dir DIR | --in-memory] [--port 6443|0] --write-kubeconfig FILE``.
+CLI: ``kubesched apiserver [--data-dir DIR | --in-memory] [--port 6443|0] --write-kubeconfig FILE
+[--simulate-kubelets] [--insecure-http] [--fault-...]``.
 
 Served: core/v1, apps/v1, batch/v1, policy/v1, scheduling.k8s.io/v1, storage.k8s.io/v1,
 coordination.k8s.io/v1, events.k8s.io/v1, resource.k8s.io/v1 (see resources.py). Semantics:

@@ -97,6 +97,7 @@ RESOURCES: tuple[ResourceInfo, ...] = (
                      "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName")),
     _r("", "v1", "Service", "services", True, short_names=("svc",), subresources=("status",), categories=("all",),
        verbs=("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")),
+    _r("", "v1", "Binding", "bindings", True, verbs=("create",)),
     ResourceInfo("", "v1", "Endpoints", "endpoints", "endpoints", True, short_names=("ep",)),
     _r("", "v1", "ConfigMap", "configmaps", True, short_names=("cm",)),
     _r("", "v1", "Secret", "secrets", True, extra_fields=("type",)),

@@ -17,6 +17,7 @@ import base64
 import binascii
 import logging
 import random
+import ssl
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -164,8 +165,11 @@ class APIServer:
         self._stopping = False
         self.port: int = 0
         self.host: str = "127.0.0.1"
+        self.scheme = "http"
         self.loop: asyncio.AbstractEventLoop | None = None
         self.on_started: list[Callable[[APIServer], Any]] = []
+        self.pki: Any = None  #: the serving PKI when started through testing/CLI with TLS
+        self.kubeconfig_path: Any = None
         self._bootstrap()
 
     # ------------------------------------------------------------- lifecycle
@@ -184,14 +188,16 @@ class APIServer:
         app.router.add_route("*", "/{tail:.*}", self._dispatch)
         return app
 
-    async def start(self, host: str = "127.0.0.1", port: int = 0) -> int:
-        """Serve on ``host:port`` (0 = ephemeral) in the running loop; returns the bound port."""
+    async def start(self, host: str = "127.0.0.1", port: int = 0, ssl_context: ssl.SSLContext | None = None) -> int:
+        """Serve on ``host:port`` (0 = ephemeral; HTTPS with ``ssl_context``) in the running loop;
+        returns the bound port."""
+        self.scheme = "https" if ssl_context is not None else "http"
         self.loop = asyncio.get_running_loop()
         self.faults._bind(self.loop, self.compact_now, self.close_all_watches)
         self._runner = web.AppRunner(self.make_app(), access_log=None, handle_signals=False,
                                      shutdown_timeout=1.0)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, host, port, reuse_address=True)
+        site = web.TCPSite(self._runner, host, port, reuse_address=True, ssl_context=ssl_context)
         await site.start()
         server = site._server
         assert server is not None
@@ -209,7 +215,7 @@ class APIServer:
     @property
     def url(self) -> str:
         host = self.host if ":" not in self.host else f"[{self.host}]"
-        return f"http://{host}:{self.port}"
+        return f"{self.scheme}://{host}:{self.port}"
 
     async def stop(self) -> None:
         """Close watches, stop timers and background tasks, stop serving (the store stays open)."""
@@ -333,6 +339,10 @@ class APIServer:
 
     async def _serve(self, request: web.Request, r: _Route) -> web.StreamResponse:
         m = request.method
+        if r.info.plural == "bindings":  # POST /api/v1/namespaces/{ns}/bindings: the pod named in the body
+            if m != "POST" or r.name is not None or r.ns is None:
+                raise APIError.method_not_allowed()
+            return await self._bind(request, r)
         if r.name is None:
             if m == "GET":
                 if request.query.get("watch") in ("1", "true", "True"):
@@ -1354,14 +1364,18 @@ class APIServer:
 
     # ------------------------------------------------------------ subresources
     async def _bind(self, request: web.Request, r: _Route) -> web.Response:
-        info = r.info
-        assert r.name is not None
+        pods = res.find("", "v1", "pods")
+        assert pods is not None
+        info = pods
         self._write_fault(info, "binding", "create")
         body = await self._read_body(request)
         target = body.get("target") or {}
         bmd = body.get("metadata") or {}
         ns = r.ns or ""
-        name = r.name
+        name = r.name if r.name is not None else str(bmd.get("name") or "")
+        if not name:
+            raise APIError.invalid("Binding", "", "", [("FieldValueRequired", "metadata.name",
+                                                        "metadata.name: Required value: name is required")])
         if bmd.get("name") and bmd["name"] != name:
             raise APIError.bad_request("name in URL does not match name in Binding object")
         if target.get("kind") not in (None, "", "Node"):

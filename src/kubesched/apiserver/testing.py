@@ -21,8 +21,12 @@ closed). ``data_dir`` None = in memory.
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 import secrets
+import shutil
+import ssl
+import tempfile
 import threading
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Future
@@ -34,24 +38,29 @@ import yaml
 
 from kubesched.apiserver import resources as res
 from kubesched.apiserver.faults import Faults
+from kubesched.apiserver.pki import PKI, ensure_pki
 from kubesched.apiserver.server import APIServer
 from kubesched.apiserver.storage import Store
 
-__all__ = ["ServerHandle", "build_server", "run_server", "start_server", "write_kubeconfig"]
+__all__ = ["ServerHandle", "build_server", "run_server", "server_pki", "start_server", "write_kubeconfig"]
 
 T = TypeVar("T")
 
 
 def write_kubeconfig(path: str | os.PathLike[str], url: str, token: str | None, *,
-                     name: str = "kubesched") -> Path:
-    """Write a kubeconfig (cluster ``url``, user with bearer ``token``, current context) to ``path``."""
+                     ca_pem: bytes | None = None, name: str = "kubesched") -> Path:
+    """Write a kubeconfig (cluster ``url`` trusting ``ca_pem``, user with bearer ``token``,
+    current context, namespace ``default``) to ``path`` (mode 0600)."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     user: dict[str, Any] = {"token": token} if token else {}
+    cluster: dict[str, Any] = {"server": url}
+    if ca_pem is not None:
+        cluster["certificate-authority-data"] = base64.b64encode(ca_pem).decode()
     doc = {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": name, "cluster": {"server": url}}],
+        "clusters": [{"name": name, "cluster": cluster}],
         "users": [{"name": name, "user": user}],
         "contexts": [{"name": name, "context": {"cluster": name, "user": name, "namespace": "default"}}],
         "current-context": name,
@@ -88,16 +97,36 @@ def build_server(data_dir: str | os.PathLike[str] | None = None, *, token: str |
     return srv
 
 
+def server_pki(data_dir: str | os.PathLike[str] | None, host: str) -> tuple[PKI, str | None]:
+    """Certificates for ``host``: in ``<data_dir>/pki`` (kept), else a temporary directory
+    (returned second, to delete at stop)."""
+    if data_dir is not None:
+        return ensure_pki(Path(data_dir) / "pki", [host]), None
+    tmp = tempfile.mkdtemp(prefix="kubesched-pki-")
+    return ensure_pki(tmp, [host]), tmp
+
+
 class ServerHandle:
     """A server running in a background thread. ``stop()`` (or leaving ``with``) ends it."""
 
     def __init__(self, server: APIServer, loop: asyncio.AbstractEventLoop, thread: threading.Thread,
-                 kubeconfig_path: Path | None) -> None:
+                 kubeconfig_path: Path | None, pki: PKI | None = None, tmpdir: str | None = None) -> None:
         self.server = server
         self.loop = loop
         self.thread = thread
         self.kubeconfig_path = kubeconfig_path
+        self.pki = pki
+        self._tmpdir = tmpdir
         self._stopped = False
+
+    @property
+    def ca_path(self) -> Path | None:
+        """The CA certificate (PEM) clients must trust (None for plain HTTP)."""
+        return None if self.pki is None else self.pki.ca_cert
+
+    def ssl_context(self) -> ssl.SSLContext | None:
+        """A client SSL context trusting the server (None for plain HTTP)."""
+        return None if self.pki is None else self.pki.client_context()
 
     @property
     def url(self) -> str:
@@ -144,6 +173,8 @@ class ServerHandle:
             self.loop.call_soon_threadsafe(self.loop.stop)
             self.thread.join(timeout=30)
             self.server.store.close()
+            if self._tmpdir:
+                shutil.rmtree(self._tmpdir, ignore_errors=True)
 
     def __enter__(self) -> ServerHandle:  # noqa: PYI034
         return self
@@ -153,16 +184,20 @@ class ServerHandle:
 
 
 def run_server(kubeconfig: str | os.PathLike[str] | None = None, *, data_dir: str | os.PathLike[str] | None = None,
-               token: str | None = "", host: str = "127.0.0.1", port: int = 0,
+               token: str | None = "", host: str = "127.0.0.1", port: int = 0, tls: bool = True,
                simulate_kubelets: bool = False, faults: Faults | None = None, **server_kw: Any) -> ServerHandle:
     """Start a server in a background thread; returns when it accepts connections.
 
     ``token=""`` (default) generates a random token; ``None`` disables authentication.
+    ``tls`` (default): HTTPS with a self-signed CA (``.ca_path``, ``.ssl_context()``, and in the
+    kubeconfig) — kubectl sends tokens only over TLS; ``tls=False`` serves plain HTTP.
     ``kubeconfig``: a path to write a kubeconfig for the server to (also ``.kubeconfig_path``).
     Extra keywords go to :class:`APIServer` (``compaction_window``, ``bookmark_interval`` …).
     """
     tok = secrets.token_hex(16) if token == "" else token
     server = build_server(data_dir, token=tok, faults=faults, simulate_kubelets=simulate_kubelets, **server_kw)
+    pki, tmpdir = server_pki(data_dir, host) if tls else (None, None)
+    ctx = pki.server_context() if pki is not None else None
     loop = asyncio.new_event_loop()
     started: Future[int] = Future()
 
@@ -171,7 +206,7 @@ def run_server(kubeconfig: str | os.PathLike[str] | None = None, *, data_dir: st
 
         async def boot() -> None:
             try:
-                started.set_result(await server.start(host, port))
+                started.set_result(await server.start(host, port, ctx))
             except BaseException as e:  # noqa: BLE001 - surfaced to the caller
                 started.set_exception(e)
 
@@ -189,27 +224,32 @@ def run_server(kubeconfig: str | os.PathLike[str] | None = None, *, data_dir: st
         t.join(timeout=10)
         server.store.close()
         raise
-    kc = write_kubeconfig(kubeconfig, server.url, tok) if kubeconfig is not None else None
-    return ServerHandle(server, loop, t, kc)
+    kc = (write_kubeconfig(kubeconfig, server.url, tok, ca_pem=pki.ca_pem() if pki else None)
+          if kubeconfig is not None else None)
+    return ServerHandle(server, loop, t, kc, pki, tmpdir)
 
 
 @asynccontextmanager
 async def start_server(kubeconfig: str | os.PathLike[str] | None = None, *,
                        data_dir: str | os.PathLike[str] | None = None, token: str | None = "",
-                       host: str = "127.0.0.1", port: int = 0, simulate_kubelets: bool = False,
+                       host: str = "127.0.0.1", port: int = 0, tls: bool = True, simulate_kubelets: bool = False,
                        faults: Faults | None = None, **server_kw: Any) -> AsyncIterator[APIServer]:
     """Run a server in the current event loop for the duration of the ``async with`` block.
 
-    Yields the :class:`APIServer` (``.url``, ``.token``, ``.faults``, ``.store``,
-    ``.kubeconfig_path`` when ``kubeconfig`` is given).
+    Yields the :class:`APIServer` (``.url``, ``.token``, ``.faults``, ``.store``, ``.pki``
+    (None without TLS; ``.pki.client_context()`` for clients), ``.kubeconfig_path``).
     """
     tok = secrets.token_hex(16) if token == "" else token
     server = build_server(data_dir, token=tok, faults=faults, simulate_kubelets=simulate_kubelets, **server_kw)
-    await server.start(host, port)
-    server.kubeconfig_path = (  # type: ignore[attr-defined]
-        write_kubeconfig(kubeconfig, server.url, tok) if kubeconfig is not None else None)
+    pki, tmpdir = server_pki(data_dir, host) if tls else (None, None)
+    await server.start(host, port, pki.server_context() if pki is not None else None)
+    server.pki = pki
+    server.kubeconfig_path = (write_kubeconfig(kubeconfig, server.url, tok, ca_pem=pki.ca_pem() if pki else None)
+                              if kubeconfig is not None else None)
     try:
         yield server
     finally:
         await server.stop()
         server.store.close()
+        if tmpdir:
+            shutil.rmtree(tmpdir, ignore_errors=True)

@@ -166,5 +166,11 @@ def version() -> None:
     click.echo(f"kubesched {__version__} (kube-scheduler v1.34 behaviour)")
 
 
+from kubesched.cli.apiserver_cmd import apiserver as _apiserver_cmd  # noqa: E402
+from kubesched.cli.run_cmd import run_command
+
+main.add_command(_apiserver_cmd)
+main.add_command(run_command)
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -232,9 +232,13 @@ class LiveClusterClient:
     fire-and-forget write queue. Counters: ``binds``, ``bind_errors``.
     """
 
-    def __init__(self, client: APIClient, recorder: Any = None, *, max_pending: int = 100_000) -> None:
+    def __init__(self, client: APIClient, recorder: Any = None, *, max_pending: int = 100_000,
+                 recorders: dict[str, Any] | None = None) -> None:
         self.client = client
         self.recorder = recorder
+        self.recorders = recorders or {}
+        """schedulerName → recorder: an event about a pod goes to its profile's recorder
+        (``reportingController`` = the profile's schedulerName, as upstream), else ``recorder``."""
         self.writer = _KeyedWriter(max_pending)
         self.binds = 0
         self.bind_errors = 0
@@ -313,9 +317,13 @@ class LiveClusterClient:
 
     def record_event(self, regarding: Any, event_type: str, reason: str, action: str, note: str,
                      related: Any = None) -> None:
-        if self.recorder is not None:
+        recorder = self.recorder
+        if self.recorders:
+            spec = getattr(regarding, "spec", None)
+            recorder = self.recorders.get(getattr(spec, "scheduler_name", "") or "default-scheduler", recorder)
+        if recorder is not None:
             try:
-                self.recorder.emit(regarding, related, event_type, reason, action, note)
+                recorder.emit(regarding, related, event_type, reason, action, note)
             except Exception:
                 log.exception("event recorder failed")
         else:
@@ -429,12 +437,14 @@ class EventHandlers:
             self.on_change()
             return
         key = pod_key(new)
-        if (not new.spec.node_name and new.metadata.deletion_timestamp is not None
-                and old.metadata.deletion_timestamp is None and s.cache.is_assumed(key)):
-            # upstream handleAssumedPodDeletion: an assumed pod that starts terminating is
-            # forgotten; its binding, if still running, fails ("being deleted") and is dropped
-            s.on_pod_delete(new)
-            self.on_change()
+        if not new.spec.node_name and s.cache.is_assumed(key):
+            # upstream updatePodInSchedulingQueue: an assumed pod only reacts to a new
+            # deletionTimestamp (handleAssumedPodDeletion: forget it; its binding, if still
+            # running, fails "being deleted" and the pod is dropped); other updates are ignored
+            # so that the pod is not queued a second time while it binds
+            if new.metadata.deletion_timestamp is not None and old.metadata.deletion_timestamp is None:
+                s.on_pod_delete(new)
+                self.on_change()
             return
         s.on_pod_update(old, new)
         self.on_change()
@@ -498,9 +508,13 @@ class SchedulingLoop:
     schedule pod; no fit; waiting"``, ``"Error scheduling pod; retrying"``).
     """
 
-    def __init__(self, sched: Any, *, idle_max_wait_s: float = 1.0) -> None:
+    def __init__(self, sched: Any, *, idle_max_wait_s: float = 1.0,
+                 observe: Callable[..., None] | None = None) -> None:
         self.sched = sched
         self.idle_max_wait_s = idle_max_wait_s
+        self.observe = observe
+        """``observe(attempt, duration_s, profile, pod_attempts=, since_first_attempt_s=)`` per
+        finished attempt (the liveops ``SchedulerMetrics.observe_attempt`` signature)."""
         self.binding_tasks: set[asyncio.Task[Any]] = set()
         self._wake = asyncio.Event()
         self._stopping = False
@@ -530,6 +544,7 @@ class SchedulingLoop:
             if now - last_flush >= UNSCHEDULABLE_FLUSH_PERIOD_S:
                 last_flush = now
                 sched.queue.flush_unschedulable_leftover()
+            t0 = sched.clock.now()
             res = sched.scheduling_cycle()
             if res is None:
                 await self._idle(last_flush)
@@ -539,10 +554,37 @@ class SchedulingLoop:
                 task = loop.create_task(self._bind(res))
                 self.binding_tasks.add(task)
                 task.add_done_callback(self._binding_done)
+            elif self.observe is not None:
+                self._observe(res, sched.clock.now() - t0, None)
             await asyncio.sleep(0)  # let informer events and bindings progress between cycles
 
     async def _bind(self, sp: Any) -> Any:
-        return await self.sched.binding_cycle(sp)
+        attempt = await self.sched.binding_cycle(sp)
+        if self.observe is not None:
+            self._observe(attempt, self.sched.clock.now() - sp.start, sp)
+        return attempt
+
+    def _observe(self, attempt: Any, duration_s: float, sp: Any) -> None:
+        observe = self.observe
+        if observe is None:
+            return
+        try:
+            if sp is not None:
+                qpi = sp.qpi
+                first = qpi.initial_attempt_timestamp
+                observe(attempt, duration_s, sp.framework.profile_name, pod_attempts=qpi.attempts,
+                             since_first_attempt_s=None if first is None else self.sched.clock.now() - first)
+            else:
+                observe(attempt, duration_s, self._profile_of(attempt.pod_key))
+        except Exception:
+            log.exception("observing an attempt failed")
+
+    def _profile_of(self, key: str) -> str:
+        ns, _, name = key.partition("/")
+        pod = self.sched.lister.get("Pod", ns, name) if name else None
+        if pod is not None and pod.spec.scheduler_name:
+            return str(pod.spec.scheduler_name)
+        return next(iter(self.sched.profiles), "default-scheduler")
 
     def _binding_done(self, task: asyncio.Task[Any]) -> None:
         self.binding_tasks.discard(task)

@@ -1,0 +1,121 @@
+"""``kubesched apiserver``: serve the box API server until interrupted.
+
+Signals: SIGINT/SIGTERM stop cleanly; SIGUSR1 compacts the store now (the next watch from an
+older resourceVersion gets 410 Expired); SIGUSR2 toggles pausing every request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import signal
+import sys
+
+import click
+
+from kubesched.errors import InputError
+
+__all__ = ["apiserver"]
+
+
+def _parse_fail_writes(spec: str) -> tuple[str, str, float, int]:
+    """``RESOURCE[/SUBRESOURCE]=FRACTION[:CODE]`` → (resource, subresource, fraction, code)."""
+    try:
+        target, rest = spec.split("=", 1)
+        frac_s, _, code_s = rest.partition(":")
+        fraction = float(frac_s)
+        code = int(code_s) if code_s else 500
+    except ValueError:
+        raise InputError(f"expected RESOURCE[/SUBRESOURCE]=FRACTION[:CODE], got {spec!r}",
+                         "--fault-fail-writes") from None
+    resource, _, sub = target.partition("/")
+    if not 0.0 <= fraction <= 1.0:
+        raise InputError(f"fraction must be in [0, 1], got {fraction}", "--fault-fail-writes")
+    if code not in (409, 500):
+        raise InputError(f"code must be 409 or 500, got {code}", "--fault-fail-writes")
+    return resource, sub, fraction, code
+
+
+@click.command("apiserver")
+@click.option("--data-dir", type=click.Path(file_okay=False), default=None,
+              help="Persist the store in DIR/state.db (SQLite WAL); a restart continues where it stopped.")
+@click.option("--in-memory", is_flag=True, help="Keep everything in memory (the default without --data-dir).")
+@click.option("--bind-address", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=int, default=6443, show_default=True, help="Port (0 = any free port).")
+@click.option("--write-kubeconfig", "kubeconfig", type=click.Path(dir_okay=False), default=None,
+              help="Write a kubeconfig for this server (with its token) to FILE.")
+@click.option("--token", default=None, help="Bearer token clients must send (default: a random one).")
+@click.option("--insecure-http", is_flag=True,
+              help="Serve plain HTTP instead of HTTPS (kubectl then sends no token: use with --token '').")
+@click.option("--simulate-kubelets", is_flag=True,
+              help="Nodes Ready; bound pods Running; pods annotated kubesched.io/complete-after-seconds finish.")
+@click.option("--compaction-window", type=int, default=10000, show_default=True,
+              help="Revisions kept by the periodic compactor (older watches get 410 Expired).")
+@click.option("--compaction-interval", type=float, default=60.0, show_default=True, help="Seconds between compactions.")
+@click.option("--fault-close-watches-every", type=float, default=None, metavar="SECONDS",
+              help="Fault: end every watch stream after SECONDS.")
+@click.option("--fault-latency", type=float, default=0.0, metavar="SECONDS", help="Fault: delay every request.")
+@click.option("--fault-fail-writes", "fail_writes", multiple=True, metavar="RESOURCE[/SUB]=FRACTION[:CODE]",
+              help="Fault: fail FRACTION of writes to a resource (e.g. pods/binding=0.2:500). Repeatable.")
+def apiserver(data_dir: str | None, in_memory: bool, bind_address: str, port: int, kubeconfig: str | None,
+              token: str | None, insecure_http: bool, simulate_kubelets: bool, compaction_window: int, compaction_interval: float,
+              fault_close_watches_every: float | None, fault_latency: float, fail_writes: tuple[str, ...]) -> None:
+    """Serve a Kubernetes-compatible API server backed by SQLite (the cluster in a box)."""
+    try:
+        if data_dir and in_memory:
+            raise InputError("--data-dir and --in-memory are mutually exclusive", "--in-memory")
+        faults_spec = [_parse_fail_writes(s) for s in fail_writes]
+        tok = secrets.token_hex(16) if token is None else (token or None)
+        asyncio.run(_serve(data_dir, bind_address, port, kubeconfig, tok, not insecure_http,
+                           simulate_kubelets, compaction_window, compaction_interval, fault_close_watches_every,
+                           fault_latency, faults_spec))
+    except InputError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(2)
+
+
+async def _serve(data_dir: str | None, host: str, port: int, kubeconfig: str | None, token: str | None,
+                 tls: bool, simulate_kubelets: bool, window: int, interval: float, close_every: float | None,
+                 latency: float, fail_writes: list[tuple[str, str, float, int]]) -> None:
+    import shutil
+
+    from kubesched.apiserver.testing import build_server, server_pki, write_kubeconfig
+
+    server = build_server(data_dir, token=token, simulate_kubelets=simulate_kubelets,
+                          compaction_window=window, compaction_interval=interval)
+    f = server.faults
+    f.watch_close_every = close_every
+    f.latency = latency
+    for resource, sub, fraction, code in fail_writes:
+        f.fail_writes(resource, subresource=sub, fraction=fraction, code=code)
+    client_host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+    pki, tmpdir = server_pki(data_dir, client_host) if tls else (None, None)
+    try:
+        await server.start(host, port, pki.server_context() if pki is not None else None)
+    except OSError as e:
+        server.store.close()
+        raise InputError(f"cannot listen on {host}:{port}: {e.strerror or e}", "--port") from None
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGINT, stop.set)
+    loop.add_signal_handler(signal.SIGTERM, stop.set)
+    loop.add_signal_handler(signal.SIGUSR1, server.compact_now)
+    loop.add_signal_handler(signal.SIGUSR2, lambda: f.resume() if f.paused else f.pause())
+    where = data_dir or "memory"
+    click.echo(f"kubesched apiserver listening on {server.url} (store: {where}, revision {server.store.current_rev})",
+               err=True)
+    server.host = client_host
+    if kubeconfig:
+        write_kubeconfig(kubeconfig, server.url, token, ca_pem=pki.ca_pem() if pki is not None else None)
+        click.echo(f"kubeconfig written to {kubeconfig}; try: KUBECONFIG={kubeconfig} kubectl get nodes", err=True)
+    elif token:
+        click.echo(f"token: {token}", err=True)
+    sys.stderr.flush()
+    try:
+        await stop.wait()
+    finally:
+        await server.stop()
+        server.store.close()
+        if tmpdir:
+            shutil.rmtree(tmpdir, ignore_errors=True)
+        click.echo("kubesched apiserver stopped", err=True)
