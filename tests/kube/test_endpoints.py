@@ -105,6 +105,11 @@ async def test_metrics_and_configz_need_authorization(server: Any) -> None:
                                                     "parallelism": 16}}
     assert (await get(srv, base + "/nope", token="s3cret"))[0] == 404
     assert (await get(srv, base + "/nope"))[0] == 403
+    async with aiohttp.ClientSession() as s, s.get(base + "/metrics", ssl=client_ctx(srv)) as r:
+        assert r.headers["Cache-Control"] == "no-cache, private"
+        assert await r.json() == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                                  "message": 'forbidden: User "system:anonymous" cannot get path "/metrics"',
+                                  "reason": "Forbidden", "details": {}, "code": 403}
 
 
 @pytest.mark.asyncio

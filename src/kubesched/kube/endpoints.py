@@ -125,8 +125,12 @@ def _server_context(cert_file: str | None, key_file: str | None) -> tuple[ssl.SS
 
 
 def _status(code: int, reason: str, message: str) -> web.Response:
-    body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message,
-            "reason": reason, "details": {}, "code": code}
+    """A ``Status`` as apiserver's ``responsewriters`` writes it (``Forbidden`` has ``details``)."""
+    body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                            "message": message, "reason": reason}
+    if code == 403:
+        body["details"] = {}
+    body["code"] = code
     return web.json_response(body, status=code)
 
 
@@ -304,6 +308,13 @@ class EndpointsServer:
         return allowed
 
     @web.middleware
+    async def _cache_control(self, request: web.Request, handler: Callable[..., Any]) -> web.StreamResponse:
+        """``WithCacheControl``: nothing here may be cached."""
+        resp: web.StreamResponse = await handler(request)
+        resp.headers.setdefault("Cache-Control", "no-cache, private")
+        return resp
+
+    @web.middleware
     async def _auth_middleware(self, request: web.Request, handler: Callable[..., Any]) -> web.StreamResponse:
         path = request.path
         verb = {"GET": "get", "HEAD": "get", "POST": "post", "PUT": "put", "DELETE": "delete",
@@ -353,7 +364,7 @@ class EndpointsServer:
         Raises:
             OSError: the address is in use or not available.
         """
-        app = web.Application(middlewares=[self._auth_middleware])
+        app = web.Application(middlewares=[self._cache_control, self._auth_middleware])
         app.router.add_route("*", "/{tail:.*}", self._route)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await self._runner.setup()
