@@ -98,6 +98,12 @@ async def test_metrics_and_configz_need_authorization(server: Any) -> None:
         assert (await get(srv, base + path, token="wrong"))[0] == 401
     code, body = await get(srv, base + "/metrics", token="s3cret")
     assert code == 200 and 'leader_election_master_status{name="kube-scheduler"} 1.0' in body
+    await get(srv, base + "/livez")
+    code, body = await get(srv, base + "/metrics/slis", token="s3cret")
+    assert code == 200
+    assert 'kubernetes_healthcheck{name="ping",type="livez"} 1.0' in body
+    assert 'kubernetes_healthchecks_total{name="ping",status="success",type="livez"}' in body
+    assert (await get(srv, base + "/metrics/slis"))[0] == 403
     code, body = await get(srv, base + "/configz", token="s3cret")
     assert code == 200
     import json

@@ -8,6 +8,9 @@ handler), ``staging/src/k8s.io/apiserver/pkg/server/healthz/healthz.go`` (output
 (``--authorization-always-allow-paths`` default ``/healthz,/readyz,/livez``, a trailing ``*``
 makes a prefix; group ``system:masters`` always allowed).
 
+Every check evaluation is counted in the component-base SLI metrics served at ``/metrics/slis``
+(``kubernetes_healthcheck{name,type}``, ``kubernetes_healthchecks_total{name,type,status}``).
+
 Checks as upstream kube-scheduler: ``/healthz`` = [``leaderElection``] (just ``ping`` when there
 is no leader election), ``/livez`` = [``ping``], ``/readyz`` = [``leaderElection``,
 ``shutdown``, ``sched-handler-sync``]. Unlike upstream (whose adaptor is never wired, see
@@ -48,6 +51,7 @@ from dataclasses import dataclass
 from typing import Any, Self
 
 from aiohttp import web
+from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
 __all__ = [
@@ -195,6 +199,12 @@ class EndpointsServer:
         self._authz_cache: dict[tuple[str, str, str], tuple[float, bool]] = {}
         self._runner: web.AppRunner | None = None
         self.port = 0
+        # component-base/metrics/prometheus/slis: every health check evaluation, at /metrics/slis
+        self.sli_registry = CollectorRegistry(auto_describe=True)
+        self._sli_gauge = Gauge("kubernetes_healthcheck", "This metric records the result of a single healthcheck.",
+                                ["name", "type"], registry=self.sli_registry)
+        self._sli_total = Counter("kubernetes_healthchecks", "This metric records the results of all healthcheck.",
+                                  ["name", "type", "status"], registry=self.sli_registry)
 
     # ───────────────────────────── checks ─────────────────────────────
 
@@ -210,12 +220,14 @@ class EndpointsServer:
             return None
         return "handlers are not fully synchronized"
 
-    @staticmethod
-    def _run_check(c: HealthCheck) -> str | None:
+    def _run_check(self, c: HealthCheck, group: str) -> str | None:
         try:
-            return c.check()
-        except Exception as err:  # noqa: BLE001 - a crashing check is a failing check
-            return f"check panicked: {err!r}"
+            err = c.check()
+        except Exception as exc:  # noqa: BLE001 - a crashing check is a failing check
+            err = f"check panicked: {exc!r}"
+        self._sli_gauge.labels(name=c.name, type=group).set(0 if err is not None else 1)
+        self._sli_total.labels(name=c.name, type=group, status="error" if err is not None else "success").inc()
+        return err
 
     def _health(self, group: str, request: web.Request) -> web.Response:
         """``handleRootHealth``."""
@@ -227,7 +239,7 @@ class EndpointsServer:
                 excluded.remove(c.name)
                 out.append(f"[+]{c.name} excluded: ok\n")
                 continue
-            err = self._run_check(c)
+            err = self._run_check(c, group)
             if err is not None:
                 out.append(f"[-]{c.name} failed: reason withheld\n")
                 failed.append(c.name)
@@ -243,9 +255,9 @@ class EndpointsServer:
             return _text("ok")
         return _text("".join(out) + f"{group} check passed\n")
 
-    def _single_check(self, c: HealthCheck) -> web.Response:
+    def _single_check(self, c: HealthCheck, group: str) -> web.Response:
         """``adaptCheckToHandler``."""
-        err = self._run_check(c)
+        err = self._run_check(c, group)
         if err is not None:
             return _text(f"internal server error: {err}\n", 500)
         return _text("ok")
@@ -346,11 +358,14 @@ class EndpointsServer:
             if len(parts) == 2:
                 for c in self.checks[group]:
                     if c.name == parts[1]:
-                        return self._single_check(c)
+                        return self._single_check(c, group)
         elif request.path == "/metrics" and self.metrics is not None:
             if self.before_scrape is not None:
                 self.before_scrape()
             return web.Response(body=self.metrics.exposition(), headers={"Content-Type": CONTENT_TYPE_PLAIN_0_0_4})
+        elif request.path == "/metrics/slis":
+            return web.Response(body=generate_latest(self.sli_registry),
+                                headers={"Content-Type": CONTENT_TYPE_PLAIN_0_0_4})
         elif request.path == "/configz" and self.configz is not None:
             cfg = self.configz() if callable(self.configz) else self.configz
             return web.Response(text=json.dumps({"componentconfig": cfg}), content_type="application/json")
