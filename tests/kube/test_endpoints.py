@@ -169,3 +169,24 @@ async def test_delegated_auth_unknown_token_is_unauthorized_and_anonymous_forbid
             assert (await get(srv, base + "/livez", token="whoever"))[0] == 401  # as upstream: bad creds fail
         finally:
             await srv.stop()
+
+
+
+@pytest.mark.asyncio
+async def test_metrics_resources_only_while_leading() -> None:
+    from kubesched.kube.metrics import pod_resource_metrics
+    from kubesched.testing.wrappers import MakePod
+
+    leading = [False]
+    pods = [MakePod().name("a").namespace("ns").req(cpu="1").obj()]
+    srv = EndpointsServer(bind_address="127.0.0.1", secure_port=0, static_tokens={"t": "ops"},
+                          resource_metrics=lambda: pod_resource_metrics(pods), is_leader=lambda: leading[0])
+    await srv.start()
+    try:
+        base = f"https://127.0.0.1:{srv.port}"
+        assert await get(srv, base + "/metrics/resources", token="t") == (200, "")
+        leading[0] = True
+        code, body = await get(srv, base + "/metrics/resources", token="t")
+        assert code == 200 and 'kube_pod_resource_request{namespace="ns",node="",pod="a"' in body
+    finally:
+        await srv.stop()

@@ -161,6 +161,9 @@ class EndpointsServer:
         always_allow_paths: ``--authorization-always-allow-paths``.
         static_tokens: bearer token → user name, allowed everything.
         delegate: an APIClient for TokenReview / SubjectAccessReview (None: no delegation).
+        resource_metrics: ``() -> bytes`` for ``/metrics/resources`` (e.g.
+            ``lambda: pod_resource_metrics(pod_store.values())``), served only while
+            ``is_leader()`` (an empty answer otherwise, as upstream).
 
     Raises:
         ValueError: only one of cert_file/key_file given.
@@ -173,7 +176,9 @@ class EndpointsServer:
                  metrics: Any = None, before_scrape: Callable[[], None] | None = None,
                  configz: Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None = None,
                  always_allow_paths: Iterable[str] = DEFAULT_ALWAYS_ALLOW_PATHS,
-                 static_tokens: Mapping[str, str] | None = None, delegate: Any = None) -> None:
+                 static_tokens: Mapping[str, str] | None = None, delegate: Any = None,
+                 resource_metrics: Callable[[], bytes] | None = None,
+                 is_leader: Callable[[], bool] | None = None) -> None:
         self.bind_address = bind_address
         self.secure_port = secure_port
         self.ssl_context, self.self_signed_cert = _server_context(cert_file, key_file)
@@ -195,6 +200,8 @@ class EndpointsServer:
         self.always_allow_paths = tuple(always_allow_paths)
         self.static_tokens = dict(static_tokens or {})
         self.delegate = delegate
+        self.resource_metrics = resource_metrics
+        self.is_leader = is_leader
         self._authn_cache: dict[str, tuple[float, tuple[str, list[str]] | None]] = {}
         self._authz_cache: dict[tuple[str, str, str], tuple[float, bool]] = {}
         self._runner: web.AppRunner | None = None
@@ -363,6 +370,10 @@ class EndpointsServer:
             if self.before_scrape is not None:
                 self.before_scrape()
             return web.Response(body=self.metrics.exposition(), headers={"Content-Type": CONTENT_TYPE_PLAIN_0_0_4})
+        elif request.path == "/metrics/resources" and self.resource_metrics is not None:
+            if self.is_leader is not None and not self.is_leader():
+                return web.Response(body=b"")
+            return web.Response(body=self.resource_metrics(), headers={"Content-Type": CONTENT_TYPE_PLAIN_0_0_4})
         elif request.path == "/metrics/slis":
             return web.Response(body=generate_latest(self.sli_registry),
                                 headers={"Content-Type": CONTENT_TYPE_PLAIN_0_0_4})
