@@ -125,9 +125,10 @@ async def main() -> None:
 
         log_path = tmp / "scheduler.log"
         t_spawn = time.perf_counter()
-        prof = ["-m", "cProfile", "-o", os.environ["KUBESCHED_BENCH_PROFILE"]] if os.environ.get(
-            "KUBESCHED_BENCH_PROFILE") else []
-        sched = subprocess.Popen([sys.executable, *prof, "-m", "kubesched.cli.main", "run", "--kubeconfig", str(kc),
+        # KUBESCHED_BENCH_PROFILE="wrapper.py out.prof": run the scheduler under a profiling wrapper
+        prof = os.environ.get("KUBESCHED_BENCH_PROFILE", "").split()
+        cmd = [*prof] if prof else ["-m", "kubesched.cli.main"]
+        sched = subprocess.Popen([sys.executable, *cmd, "run", "--kubeconfig", str(kc),
                                   "--leader-elect=false", "--secure-port=0", "--bind-address=127.0.0.1",
                                   f"--kube-api-qps={args.qps}", f"--kube-api-burst={args.burst}"],
                                  env=env, stdout=subprocess.DEVNULL, stderr=open(log_path, "wb"))  # noqa: SIM115
@@ -143,9 +144,11 @@ async def main() -> None:
                     synced_ts = _log_time(line)
         wall_sync = time.perf_counter() - t_spawn
         rss, hwm = rss_mib(sched.pid)
+        sync_cpu = cpu_s(sched.pid)
         sync_s = (synced_ts - start_ts) if start_ts is not None else float("nan")
         print(f"initial sync ({args.nodes} nodes, {args.cached_pods} pods cached): {sync_s:.2f}s from start-up "
-              f"(process spawn to synced {wall_sync:.2f}s); RSS {rss:.0f} MiB (peak {hwm:.0f} MiB)")
+              f"(process spawn to synced {wall_sync:.2f}s, {sync_cpu:.1f}s CPU incl. imports); "
+              f"RSS {rss:.0f} MiB (peak {hwm:.0f} MiB); load average {os.getloadavg()[0]:.1f}")
 
         if args.pods:
             rv = (await api.list("/api/v1/pods", {"limit": 1}))["metadata"]["resourceVersion"]

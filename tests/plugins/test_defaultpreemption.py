@@ -94,6 +94,7 @@ class FakeCluster:
         self.deleted: list[str] = []
         self.events: list[tuple] = []
         self.conditions: list[tuple[str, PodCondition]] = []
+        self.related: list[str | None] = []
         self.fail_delete = False
 
     def list(self, kind: str, namespace: str | None = None) -> list:
@@ -110,10 +111,14 @@ class FakeCluster:
         self.pods.pop(f"{pod.metadata.namespace}/{pod.metadata.name}", None)
 
     def add_pod_condition(self, pod, cond) -> None:  # noqa: ANN001
-        self.conditions.append((pod.metadata.name, cond))
+        self.conditions.append((pod.metadata.name, PodCondition(**cond)))
 
-    def record_event(self, obj, event_type, reason, action, message) -> None:  # noqa: ANN001
+    def record_event(self, obj, event_type, reason, action, message, related=None) -> None:  # noqa: ANN001
         self.events.append((obj.metadata.name, event_type, reason, action, message))
+        self.related.append(related.metadata.name if related is not None else None)
+
+    def clear_nominated_node_name(self, pod) -> None:  # noqa: ANN001
+        self.update_pod_condition(pod, "", "", "", "")
 
     def update_pod_condition(self, pod, status, reason, message, nominated_node_name=None) -> None:  # noqa: ANN001
         key = f"{pod.metadata.namespace}/{pod.metadata.name}"
@@ -787,7 +792,7 @@ def test_e2e_high_priority_pod_preempts_and_binds_to_nominated_node() -> None:
         store.add("Node", n, raw)
     for p, raw in bound + pending:
         store.add("Pod", p, raw)
-    sched.run_until_idle()
+    sched.run_until_idle(after_each=store.flush)  # the store delivers each attempt's writes
 
     # first attempt: no node fits; lo1+lo2 on n1 (lowest priority) are preempted, hi is nominated to n1
     assert "default/lo1" not in store.pods and "default/lo2" not in store.pods
@@ -806,7 +811,7 @@ def test_e2e_high_priority_pod_preempts_and_binds_to_nominated_node() -> None:
         assert sched.queue.where(pod_key(hi)) == "unschedulable"
         clock.advance(301)
         sched.queue.flush_unschedulable_leftover()
-        sched.run_until_idle()
+        sched.run_until_idle(after_each=store.flush)
     hi = store.pods["default/hi"]
     assert hi.spec.node_name == "n1"
     assert [e for e in store.events if e[1] == "Scheduled" and e[2] == "default/hi"] == [

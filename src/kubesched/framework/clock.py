@@ -159,6 +159,13 @@ class ManualClock:
     def create_future(self) -> SimFuture:
         return SimFuture()
 
+    def next_timer(self) -> float | None:
+        """When the earliest pending own timer is due, None if there is none."""
+        timers = self._timers
+        while timers and timers[0].callback is None:
+            heapq.heappop(timers)
+        return timers[0].when if timers else None
+
     def pending_timers(self) -> int:
         """Timers not yet run nor cancelled (own timers only)."""
         return sum(1 for t in self._timers if t.callback is not None)

@@ -17,7 +17,6 @@ Misconfiguration raises :class:`~kubesched.errors.PluginConfigError` with the co
 from __future__ import annotations
 
 import functools
-import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -27,12 +26,6 @@ import numpy as np
 from kubesched.errors import InputError, PluginConfigError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import FilterChunk, PluginReasons
-from kubesched.framework.waiting_pods import (
-    MAX_PERMIT_TIMEOUT_S,
-    WaitingPod,
-    WaitingPodsMap,
-    waiting_pod_key,
-)
 from kubesched.framework.interface import (
     EXTENSION_POINTS,
     MAX_NODE_SCORE,
@@ -44,6 +37,12 @@ from kubesched.framework.interface import (
     Status,
     as_status,
     implements,
+)
+from kubesched.framework.waiting_pods import (
+    MAX_PERMIT_TIMEOUT_S,
+    WaitingPod,
+    WaitingPodsMap,
+    waiting_pod_key,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -579,9 +578,10 @@ class Framework:
         else not Success becomes ``running PreBind plugin "X": …`` (Error)."""
         for pl in self.pre_bind_plugins:
             try:
-                st = pl.pre_bind(state, pod, node_name)
-                if inspect.isawaitable(st):
-                    st = await st
+                res: Any = pl.pre_bind(state, pod, node_name)
+                if res is not None and res.__class__ is not Status:  # a coroutine (async plugin)
+                    res = await res
+                st = res
             except Exception as e:  # noqa: BLE001
                 st = as_status(e)
             if st is not None and not st.is_success():
@@ -597,9 +597,10 @@ class Framework:
         st: Status | None = Status(Code.SKIP)
         for pl in self.bind_plugins:
             try:
-                st = pl.bind(state, pod, node_name)
-                if inspect.isawaitable(st):
-                    st = await st
+                res: Any = pl.bind(state, pod, node_name)
+                if res is not None and res.__class__ is not Status:  # a coroutine (async plugin)
+                    res = await res
+                st = res
             except Exception as e:  # noqa: BLE001
                 st = as_status(e)
             if st is not None and st.is_skip():

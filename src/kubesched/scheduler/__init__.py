@@ -2,32 +2,55 @@
 
 Public API (the engine seam, ``/work/notes/seam-contract.md``):
 
-* ``Scheduler.scheduling_cycle() -> ScheduledPod | Attempt | None``
-* ``async Scheduler.binding_cycle(sp: ScheduledPod) -> Attempt``
-* ``Scheduler.schedule_one() -> Attempt | None`` (both, the binding cycle run by :func:`drive`)
-* ``Scheduler.handle_scheduling_failure(...)``, ``Scheduler.handle_binding_cycle_error(...)``
-* ``drive(coro) -> DrivenTask``: the trampoline for binding cycles without asyncio.
-* ``Scheduler.on_pod_add/update/delete``, ``on_node_add/update/delete`` (informer handlers).
+* ``Scheduler.scheduling_cycle() -> ScheduledPod | Attempt | None`` — synchronous; never
+  awaits; the NodeTable/cache do not change under it.
+* ``async Scheduler.binding_cycle(sp: ScheduledPod) -> Attempt`` — live: one
+  ``asyncio.create_task`` per ScheduledPod (clock = ``AsyncioClock``).
+* ``Scheduler.schedule_one() -> Attempt | None`` — both, the binding cycle run by
+  :func:`drive` (simulator/tests only: :func:`drive` accepts only ``SimFuture`` s).
+* ``Scheduler.handle_scheduling_failure(fw, qpi, status, nominated_node_name=None, start=None)``,
+  ``Scheduler.handle_binding_cycle_error(sp, status)``.
+* ``drive(coro) -> DrivenTask`` — the trampoline (``done()``, ``result()``).
+* Informer handlers: ``on_pod_add/update/delete`` (delete accepts a stale tombstone pod),
+  ``on_node_add/update/delete``, and ``on_object_event(kind, old, new)`` for every other watched
+  kind (old None = Add, new None = Delete; kinds that are not an ``EventResource`` are ignored).
+* ``Scheduler.waiting_pods`` (shared ``WaitingPodsMap``); per profile ``Framework.waiting_pods``,
+  ``Handle.iterate_waiting_pods(fn)``, ``Handle.get_waiting_pod(uid)``,
+  ``Handle.reject_waiting_pod(uid)``; ``WaitingPod.allow(plugin)`` / ``reject(plugin, msg)``.
+  The key is the pod UID, or ``namespace/name`` for pods without one.
 
-Deviations from the contract text (documented for the ``live`` branch):
+Deviations from / additions to the contract text (documented for the ``live`` branch):
 
 * ``schedule_one()`` returns an ``Attempt`` with ``result="waiting"`` when the binding cycle
   is parked on Permit (the final attempt reaches ``Scheduler.on_attempt`` later).
 * ``ClusterClient.update_pod_condition(..., nominated_node_name)``: None leaves
   ``status.nominatedNodeName`` alone, ``""`` clears it, a name sets it (NominatingInfo
-  ModeOverride); failures now pass ``""`` as upstream's ``clearNominatedNode`` except when a
-  PostFilter plugin ran (its nominating info, or None).
-* PV/PVC/claim writes are declared as coroutines ``update_persistent_volume(pv)``,
-  ``update_persistent_volume_claim(pvc)``, ``update_resource_claim_status(claim)``; PreBind and
-  Bind plugins may be ``async def`` (the runtime awaits them). The in-tree VolumeBinding and
-  DynamicResources plugins do not bind volumes/claims yet, so no engine path calls them today.
+  ModeOverride). Failures pass ``""`` (upstream ``clearNominatedNode``) unless a PostFilter
+  plugin ran (then its nominating info, or None).
+* PV/PVC/claim writes are coroutines: ``update_persistent_volume(pv)``,
+  ``update_persistent_volume_claim(pvc)``, ``update_resource_claim_status(claim)``. PreBind and
+  Bind plugins may be ``async def`` (the runtime awaits them); ``DefaultBinder.bind`` is. The
+  in-tree VolumeBinding and DynamicResources plugins do not bind volumes/claims yet, so no
+  engine path calls the PV/PVC/claim writes today.
 * ``ClusterClient.add_pod_condition(pod, condition)`` takes a dict with upstream's JSON keys
-  (``type``, ``status``, ``reason``, ``message``).
-* The queue's ``Done`` is called when the binding cycle ends (success), not before PreBind as
-  upstream: our queue forgets a pod at ``Done``, and a PreBind/Bind failure must requeue it.
+  (``type``, ``status``, ``reason``, ``message``); ``record_event(regarding, type, reason,
+  action, note, related=None)`` — preemption passes the preemptor as ``related``.
+* ``kubesched.errors.BindError(message, code=None)``: ``code`` is the HTTP status (404, 409…).
+* The queue's ``Done`` is called when the binding cycle succeeds, not before PreBind as upstream:
+  our queue forgets a pod at ``Done``, and a PreBind/Bind failure must still requeue it.
+* ``handle_scheduling_failure`` asks ``lister.get("Pod", ns, name)``: a pod the lister shows
+  assigned is not requeued (upstream "Abort adding it back to queue"); a pod gone from the
+  queue (deleted, or bound — the informer events remove it) is not requeued either.
+* The runtime's Filter path still raises ``FilterError`` internally (owned by the ``reasons``
+  branch); ``schedule_pod`` turns it into the returned Error status, so nothing above it raises.
 """
 
-from kubesched.scheduler.schedule_one import DrivenTask, ScheduledPod, drive, truncate_message
+from kubesched.scheduler.schedule_one import (
+           DrivenTask,
+           ScheduledPod,
+           drive,
+           truncate_message,
+)
 from kubesched.scheduler.scheduler import Attempt, Scheduler, SchedulerStats
 from kubesched.scheduler.scheduling_cycle import num_feasible_nodes_to_find
 

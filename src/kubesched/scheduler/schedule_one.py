@@ -20,7 +20,8 @@ as upstream.
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
+from collections import deque
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -77,10 +78,12 @@ class ScheduledPod:
     start: float = 0.0
     evaluated_nodes: int = 0
     feasible_nodes: int = 0
+    key: str = ""
+    """The pod's ``namespace/name`` (``qpi.key``)."""
 
-    @property
-    def key(self) -> str:
-        return self.qpi.key
+    def __post_init__(self) -> None:
+        if not self.key:
+            self.key = self.qpi.key
 
 
 # ───────────────────────────── the trampoline ─────────────────────────────
@@ -108,9 +111,29 @@ class DrivenTask:
         return self._result
 
 
+_held = 0
+"""> 0 while a scheduling cycle runs: resumptions wait in ``_ready`` until it ends."""
+_ready: deque[Callable[[], None]] = deque()
+
+
+def _resume(fn: Callable[[], None]) -> None:
+    if _held:
+        _ready.append(fn)
+    else:
+        fn()
+
+
+def _release() -> None:
+    while _ready and not _held:
+        _ready.popleft()()
+
+
 def drive(coro: Coroutine[Any, Any, Any]) -> DrivenTask:
     """Run ``coro`` as far as it can go now; when it awaits a pending
-    :class:`~kubesched.framework.clock.SimFuture`, resume it from that future's done-callback.
+    :class:`~kubesched.framework.clock.SimFuture`, resume it from that future's done-callback —
+    at once, or, when the future completes during a scheduling cycle (a plugin allowing or
+    rejecting a waiting pod, preemption rejecting one), right after that cycle, so the cache
+    never changes under a cycle (as a binding goroutine wakes after the scheduler's own step).
 
     Anything else awaited must complete without suspending (plain coroutines do); a coroutine
     that yields a foreign awaitable (an asyncio future) gets a ``TypeError`` thrown in. An
@@ -137,7 +160,7 @@ def drive(coro: Coroutine[Any, Any, Any]) -> DrivenTask:
             if fut.done():
                 value = fut.result()
                 continue
-            fut.add_done_callback(lambda f: step(f.result()))
+            fut.add_done_callback(lambda f: _resume(lambda: step(f.result())))
             return
 
     step()
@@ -176,7 +199,19 @@ def _skip_pod_schedule(sched: Scheduler, pod: Pod, key: str) -> bool:
 
 def scheduling_cycle(sched: Scheduler) -> ScheduledPod | Attempt | None:
     """Upstream ``ScheduleOne`` up to the binding goroutine plus ``schedulingCycle``. See the
-    module docstring."""
+    module docstring. Binding cycles driven by :func:`drive` that a plugin of this cycle
+    unblocks resume when it ends."""
+    global _held
+    _held += 1
+    try:
+        return _scheduling_cycle(sched)
+    finally:
+        _held -= 1
+        if _ready and not _held:
+            _release()
+
+
+def _scheduling_cycle(sched: Scheduler) -> ScheduledPod | Attempt | None:
     from kubesched.scheduler.scheduler import Attempt
 
     qpi = sched.queue.pop()
@@ -225,7 +260,7 @@ def scheduling_cycle(sched: Scheduler) -> ScheduledPod | Attempt | None:
             st = _node_fit_error(key, node, st)
         return handle_scheduling_failure(sched, fw, qpi, st, CLEAR_NOMINATED_NODE, start, record)
     return ScheduledPod(qpi, fw, state, assumed_pod, node, record, start,
-                        res.evaluated_nodes, res.feasible_nodes)
+                        res.evaluated_nodes, res.feasible_nodes, key)
 
 
 def _node_fit_error(key: str, node: str, st: Status, *, unschedulable_plugins: set[str] | None = None) -> Status:
@@ -268,7 +303,7 @@ def _schedule_pod_failed(sched: Scheduler, fw: Framework, state: CycleState, qpi
                               result="unschedulable", message=str(fe),
                               pre_filter={diagnosis.absent_status.plugin: diagnosis.pre_filter_msg}
                               if diagnosis.pre_filter_msg and diagnosis.absent_status is not None else None,
-                              post_filter=post, nominated=nominated or None)
+                              post_filter=post, nominated=nominated if fw.post_filter_plugins else None)
     return handle_scheduling_failure(sched, fw, qpi, st, nominated, start, record)
 
 
@@ -282,12 +317,12 @@ async def binding_cycle(sched: Scheduler, sp: ScheduledPod) -> Attempt:
     from kubesched.scheduler.scheduler import Attempt
 
     fw = sp.framework
-    st = await fw.wait_on_permit(sp.assumed_pod)
+    st = await fw.wait_on_permit(sp.assumed_pod) if len(fw.waiting_pods) else None
     if st is not None:
         if st.is_rejected():
             st = _node_fit_error(sp.key, sp.node, st, unschedulable_plugins={st.plugin})
         return handle_binding_cycle_error(sched, sp, st)
-    st = await fw.run_pre_bind_plugins(sp.state, sp.assumed_pod, sp.node)
+    st = await fw.run_pre_bind_plugins(sp.state, sp.assumed_pod, sp.node) if fw.pre_bind_plugins else None
     if st is None:
         st = await fw.run_bind_plugins(sp.state, sp.assumed_pod, sp.node)
         sched.cache.finish_binding(sp.key)
@@ -358,7 +393,7 @@ def handle_scheduling_failure(sched: Scheduler, fw: Framework, qpi: QueuedPodInf
         qpi.unschedulable_plugins = set()
         qpi.pending_plugins = set()
     message = st.message()
-    pod = qpi.pod
+    pod = original = qpi.pod  # the patch is computed against the status the server has
     if nominated_node_name is not None and pod.status.nominated_node_name != nominated_node_name:
         qpi.pod_info.pod = pod = msgspec.structs.replace(
             pod, status=msgspec.structs.replace(pod.status, nominated_node_name=nominated_node_name))
@@ -374,7 +409,7 @@ def handle_scheduling_failure(sched: Scheduler, fw: Framework, qpi: QueuedPodInf
                                   else pod.status.nominated_node_name)
     if sched.client is not None:
         sched.client.record_event(pod, "Warning", "FailedScheduling", "Scheduling", truncate_message(message))
-        sched.client.update_pod_condition(pod, "False", reason, message, nominated_node_name)
+        sched.client.update_pod_condition(original, "False", reason, message, nominated_node_name)
     if record is None and sched.record:
         record = build_record(pod=qpi.key, profile=fw.profile_name, attempt=qpi.attempts, time=start,
                               table=sched.table, chunks=[], scores=None, selected=None, result=result,

@@ -16,29 +16,29 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.api.objects import Node, Pod, pod_key
+from kubesched.api.objects import Node, Pod
+from kubesched.cache import Cache
 from kubesched.config import KubeSchedulerConfiguration, default_config
 from kubesched.framework.clock import Clock, ManualClock
 from kubesched.framework.events import (
     EVENT_ASSIGNED_POD_ADD,
     EVENT_ASSIGNED_POD_DELETE,
     EVENT_NODE_ADD,
-
+    ActionType,
     ClusterEvent,
     EventResource,
     node_update_actions,
     pod_update_actions,
 )
 from kubesched.framework.handle import ClusterClient, ClusterLister, EmptyLister, Handle
+from kubesched.framework.interface import Status
+from kubesched.framework.node_info import QueuedPodInfo
 from kubesched.framework.node_table import NodeTable
 from kubesched.framework.record import DecisionRecord
 from kubesched.framework.runtime import Framework
-from kubesched.cache import Cache
+from kubesched.framework.waiting_pods import WaitingPodsMap, waiting_pod_key
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.queue import SchedulingQueue
-from kubesched.framework.interface import Status
-from kubesched.framework.node_info import QueuedPodInfo
-from kubesched.framework.waiting_pods import WaitingPodsMap, waiting_pod_key
 from kubesched.scheduler.schedule_one import (
     ScheduledPod,
     binding_cycle,
@@ -163,7 +163,8 @@ class Scheduler:
         Assigned: leaves the cache (AssignedPodDelete). Unassigned (upstream
         ``deletePodFromSchedulingQueue``): leaves the queue; if it was waiting on Permit it is
         rejected (``removed``) and the unschedulable pods see an AssignedPodDelete; an assumed
-        pod past Permit leaves the cache."""
+        pod past Permit (or a pod the cache has as bound, when ``pod`` is a stale tombstone)
+        leaves the cache."""
         if pod.spec.node_name:
             if self.cache.remove_pod(pod) is not None:
                 self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, pod, None)
@@ -172,9 +173,27 @@ class Scheduler:
         fw = self.profiles.get(pod.spec.scheduler_name or "default-scheduler")
         if fw is not None and fw.reject_waiting_pod(waiting_pod_key(pod)):
             self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, pod, None)
-        elif self.cache.is_assumed(pod_key(pod)):
-            if self.cache.remove_pod(pod) is not None:
-                self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, pod, None)
+        elif self.cache.remove_pod(pod) is not None:
+            # an assumed pod past Permit, or a stale tombstone of a pod the cache has as bound
+            self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, pod, None)
+
+    def on_object_event(self, kind: str, old: Any, new: Any) -> None:
+        """Any other watched kind changed (upstream ``addAllEventHandlers``: objects that only
+        move pods): ``old`` None = Add, ``new`` None = Delete, else Update. The event
+        ``ClusterEvent(kind, action)`` requeues the unschedulable pods whose rejecting plugins
+        registered for it; kinds no plugin can register for (not an ``EventResource``) are
+        ignored, as upstream only watches kinds some plugin asked for."""
+        try:
+            resource = EventResource(kind)
+        except ValueError:
+            return
+        if old is None:
+            action, label = ActionType.ADD, "Add"
+        elif new is None:
+            action, label = ActionType.DELETE, "Delete"
+        else:
+            action, label = ActionType.UPDATE, "Update"
+        self.queue.move_all_to_active_or_backoff(ClusterEvent(resource, action, f"{kind}{label}"), old, new)
 
     def on_node_add(self, node: Node) -> None:
         self.cache.add_node(node)

@@ -19,9 +19,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kubesched.api.objects import pod_key
-
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.diagnosis import Diagnosis, FilterChunk, FitError, NO_NODES_AVAILABLE
+from kubesched.framework.diagnosis import (
+    NO_NODES_AVAILABLE,
+    Diagnosis,
+    FilterChunk,
+    FitError,
+)
 from kubesched.framework.interface import Code, Status
 from kubesched.framework.runtime import FilterError
 
@@ -30,8 +34,15 @@ if TYPE_CHECKING:  # pragma: no cover
     from kubesched.framework.node_table import NodeTable
     from kubesched.framework.runtime import Framework, ScoreResult
 
-__all__ = ["MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND", "MIN_FEASIBLE_NODES_TO_FIND", "NoNodesAvailable",
-           "ScheduleResult", "Sampler", "num_feasible_nodes_to_find", "schedule_pod"]
+__all__ = [
+    "MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND",
+    "MIN_FEASIBLE_NODES_TO_FIND",
+    "NoNodesAvailable",
+    "Sampler",
+    "ScheduleResult",
+    "num_feasible_nodes_to_find",
+    "schedule_pod",
+]
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -52,8 +63,7 @@ def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
         return num_all_nodes
     if percentage == 0:
         percentage = 50 - num_all_nodes // 125
-        if percentage < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
-            percentage = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
+        percentage = max(percentage, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
     num = num_all_nodes * percentage // 100
     return max(num, MIN_FEASIBLE_NODES_TO_FIND)
 

@@ -274,11 +274,12 @@ class TraceReplay:
         sched = self.scheduler
         q = sched.queue
         flush = self.store.flush
-        flush()
-        while q.has_schedulable():
-            if sched.schedule_one() is None:
-                break
-            flush()  # the attempt's writes reach the informers before the next cycle
+        with self.store.driving():
+            flush()
+            while q.has_schedulable():
+                if sched.schedule_one() is None:
+                    break
+                flush()  # the attempt's writes reach the informers before the next cycle
         t = self.env.now
         tot = self.allocatable
         self.samples.append(ReplaySample(

@@ -4,6 +4,9 @@ All pending pods arrive together; pods placed earlier in the run occupy their no
 later ones (assumed and bound in the in-memory store). Queue order is PrioritySort's: priority
 (``spec.priority``, resolved from ``priorityClassName`` or the global default PriorityClass as
 the Priority admission plugin does), then ``metadata.creationTimestamp``, then input order.
+The store delivers each attempt's writes as informer events before the next attempt. Pods that
+wait on Permit (out-of-tree plugins) wait in virtual time: once nothing else can be scheduled,
+the clock moves to the next Permit timeout.
 
 Input errors raise :class:`~kubesched.errors.ManifestError` naming ``file:line`` and the field.
 """
@@ -18,7 +21,15 @@ from typing import Any
 
 import msgspec
 
-from kubesched.api.objects import KINDS, Node, Pod, PriorityClass, decode, node_allocatable, pod_key
+from kubesched.api.objects import (
+    KINDS,
+    Node,
+    Pod,
+    PriorityClass,
+    decode,
+    node_allocatable,
+    pod_key,
+)
 from kubesched.api.quantity import to_int
 from kubesched.api.resources import pod_non_zero_requests, pod_requests
 from kubesched.config import KubeSchedulerConfiguration
@@ -175,7 +186,8 @@ def simulate(raws: list[RawObject], config: KubeSchedulerConfiguration | None = 
     :class:`~kubesched.errors.ConfigError` / ``PluginConfigError`` for a bad configuration.
     """
     store, bound, pending, nodes = build_store(raws)
-    sched = Scheduler(config, client=store, lister=store, clock=ManualClock(), seed=seed,
+    clock = ManualClock()
+    sched = Scheduler(config, client=store, lister=store, clock=clock, seed=seed,
                       registry=registry, record=record or on_record is not None)
     store.scheduler = sched
     for node, raw in nodes:
@@ -199,6 +211,16 @@ def simulate(raws: list[RawObject], config: KubeSchedulerConfiguration | None = 
 
     sched.on_attempt = on_attempt
     n = sched.run_until_idle(after_each=store.flush)
+    progressed = True
+    while (due := clock.next_timer()) is not None:
+        # pods waiting on Permit: virtual time moves to the next timeout; the scheduler runs
+        # again only while that makes progress (a bind), then the last timeouts just fire
+        clock.set(due)
+        store.flush()
+        if progressed:
+            bound = sched.stats.bound
+            n += sched.run_until_idle(after_each=store.flush)
+            progressed = sched.stats.bound > bound
     for qpi in list(sched.queue.pending()):
         if qpi.gated and qpi.pod.spec.scheduling_gates:
             # the apiserver sets this condition on pods created with scheduling gates

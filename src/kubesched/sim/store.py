@@ -53,11 +53,13 @@ class ClusterStore:
         self.bind_count = 0
         self.writes: Counter[str] = Counter()
         """Client writes by method name (bind, update_pod_condition, delete_pod, …)."""
-        self._pending: deque[Callable[[], None]] = deque()
+        self._pending: deque[tuple[Callable[..., Any], tuple[Any, ...]]] = deque()
         self._env: Environment | None = None
         self._latency = 0.0
         self._priority = 0
         self._delivery: Event | None = None
+        self._driving = 0
+        self._driving_cm = _Driving(self)
         self.on_delivered: Callable[[], None] | None = None
         """Called after an Environment-driven delivery (a driver re-runs its scheduler there)."""
 
@@ -74,9 +76,14 @@ class ClusterStore:
         """Informer events queued and not yet delivered."""
         return len(self._pending)
 
-    def _emit(self, deliver: Callable[[], None]) -> None:
-        self._pending.append(deliver)
-        if self._env is not None and self._delivery is None:
+    def driving(self) -> _Driving:
+        """A context manager: while the driver runs the scheduler and flushes by itself, writes
+        schedule no Environment delivery; whatever is left undelivered is flushed on exit."""
+        return self._driving_cm
+
+    def _emit(self, fn: Callable[..., Any], *args: Any) -> None:
+        self._pending.append((fn, args))
+        if self._env is not None and self._delivery is None and not self._driving:
             self._delivery = self._env.schedule_in(self._latency, self._on_delivery, self._priority)
 
     def _on_delivery(self) -> None:
@@ -88,30 +95,26 @@ class ClusterStore:
     def flush(self) -> int:
         """Deliver every queued informer event to the scheduler, in order (events caused while
         delivering are delivered too). Returns how many were delivered."""
+        pending = self._pending
+        if not pending:
+            return 0
         if self._delivery is not None:
             self._delivery.cancel()
             self._delivery = None
         n = 0
-        pending = self._pending
         while pending:
-            pending.popleft()()
+            fn, args = pending.popleft()
+            fn(*args)
             n += 1
         return n
 
-    def _notify_pod_add(self, pod: Pod) -> None:
-        if self.scheduler is not None:
-            sched = self.scheduler
-            self._emit(lambda: sched.on_pod_add(pod))
-
     def _notify_pod_update(self, old: Pod, new: Pod) -> None:
         if self.scheduler is not None:
-            sched = self.scheduler
-            self._emit(lambda: sched.on_pod_update(old, new))
+            self._emit(self.scheduler.on_pod_update, old, new)
 
     def _notify_pod_delete(self, pod: Pod) -> None:
         if self.scheduler is not None:
-            sched = self.scheduler
-            self._emit(lambda: sched.on_pod_delete(pod))
+            self._emit(self.scheduler.on_pod_delete, pod)
 
     # ───────────────────────────── lister ─────────────────────────────
 
@@ -134,6 +137,11 @@ class ClusterStore:
 
     # ───────────────────────────── writes from the driver ─────────────────────────────
 
+    def _deliver_now(self, fn: Callable[..., Any], *args: Any) -> None:
+        """A driver write: queued behind the pending events, then everything is delivered."""
+        self._pending.append((fn, args))
+        self.flush()
+
     def add(self, kind: str, obj: Any, raw: dict[str, Any] | None = None) -> None:
         """Add an object; pods and nodes are announced to the scheduler (delivered at once,
         after any pending event)."""
@@ -142,16 +150,15 @@ class ClusterStore:
             self.raw[(kind, meta.namespace or "", meta.name)] = raw
         if kind == "Pod":
             self.pods[pod_key(obj)] = obj
-            self._notify_pod_add(obj)
-            self.flush()
+            if self.scheduler is not None:
+                self._deliver_now(self.scheduler.on_pod_add, obj)
         elif kind == "Node":
             self.nodes[meta.name] = obj
             if self.scheduler is not None:
-                sched = self.scheduler
-                self._emit(lambda: sched.on_node_add(obj))
-                self.flush()
+                self._deliver_now(self.scheduler.on_node_add, obj)
         else:
-            self.objects.setdefault(kind, {})[(meta.namespace or "", meta.name)] = obj
+            self._put(kind, obj)
+            self.flush()
 
     def add_raw(self, kind: str, data: dict[str, Any]) -> None:
         """Keep an object of a kind without a typed view, as its raw mapping (the lister returns it)."""
@@ -161,17 +168,14 @@ class ClusterStore:
     def remove_pod(self, key: str) -> Pod | None:
         """The driver deletes a pod (delivered at once, after any pending event)."""
         pod = self.pods.pop(key, None)
-        if pod is not None:
-            self._notify_pod_delete(pod)
-            self.flush()
+        if pod is not None and self.scheduler is not None:
+            self._deliver_now(self.scheduler.on_pod_delete, pod)
         return pod
 
     def remove_node(self, name: str) -> Node | None:
         node = self.nodes.pop(name, None)
         if node is not None and self.scheduler is not None:
-            sched = self.scheduler
-            self._emit(lambda: sched.on_node_delete(node))
-            self.flush()
+            self._deliver_now(self.scheduler.on_node_delete, node)
         return node
 
     def _replace_pod(self, old: Pod, new: Pod) -> None:
@@ -272,10 +276,16 @@ class ClusterStore:
             self._notify_pod_delete(cur)
 
     def _put(self, kind: str, obj: Any) -> None:
-        meta = obj.get("metadata") if isinstance(obj, dict) else obj.metadata
-        ns = (meta.get("namespace") if isinstance(meta, dict) else meta.namespace) or ""
-        name = meta.get("name") if isinstance(meta, dict) else meta.name
-        self.objects.setdefault(kind, {})[(ns, name)] = obj
+        if isinstance(obj, dict):
+            meta = obj.get("metadata") or {}
+            ns, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+        else:
+            ns, name = obj.metadata.namespace or "", obj.metadata.name
+        objs = self.objects.setdefault(kind, {})
+        old = objs.get((ns, name))
+        objs[(ns, name)] = obj
+        if self.scheduler is not None:
+            self._emit(self.scheduler.on_object_event, kind, old, obj)
 
     async def update_persistent_volume(self, pv: Any) -> None:
         """Replace a PersistentVolume (the lister returns the new object)."""
@@ -291,6 +301,22 @@ class ClusterStore:
         """Replace a ResourceClaim (its status)."""
         self.writes["update_resource_claim_status"] += 1
         self._put("ResourceClaim", claim)
+
+
+class _Driving:
+    __slots__ = ("store",)
+
+    def __init__(self, store: ClusterStore) -> None:
+        self.store = store
+
+    def __enter__(self) -> None:
+        self.store._driving += 1
+
+    def __exit__(self, *exc: object) -> None:
+        st = self.store
+        st._driving -= 1
+        if not st._driving:
+            st.flush()
 
 
 def _set_condition(raw: dict[str, Any], cond: dict[str, str]) -> None:
