@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 import yaml
+from livehelpers import node_obj, pod_obj
 
 from kubesched.apiserver.testing import start_server
 from kubesched.config import decode_config
@@ -28,7 +29,6 @@ from kubesched.kube.endpoints import EndpointsServer
 from kubesched.kube.events import EventRecorder
 from kubesched.kube.informer import RESOURCES, InformerFactory
 from kubesched.kube.leaderelection import LeaderElector
-from kubesched.testing.wrappers import MakeNode, MakePod
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 
@@ -204,23 +204,15 @@ def recording_client(url: str) -> RecordingClient:
     return c
 
 
-def encode(obj: Any) -> dict[str, Any]:
-    from kubesched.api.objects import encode_builtins
-
-    return dict(encode_builtins(obj))
-
-
 async def exercise(url: str) -> list[tuple[str, str, dict[str, Any]]]:
     """Run each production module that talks to the API server once through its API calls."""
     c = recording_client(url)
     try:
         plain = APIClient.for_server(url)
         await plain.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns"}})
-        await plain.create("/api/v1/nodes", encode(MakeNode().name("n1").capacity(cpu="4", memory="8Gi",
-                                                                                   pods="10").obj()))
-        pod = await plain.create("/api/v1/namespaces/ns/pods", encode(MakePod().name("p").namespace("ns").obj()))
-        victim = await plain.create("/api/v1/namespaces/ns/pods",
-                                    encode(MakePod().name("v").namespace("ns").obj()))
+        await plain.create("/api/v1/nodes", node_obj("n1"))
+        pod = await plain.create("/api/v1/namespaces/ns/pods", pod_obj("p", ns="ns"))
+        victim = await plain.create("/api/v1/namespaces/ns/pods", pod_obj("v", ns="ns"))
         pv = await plain.create("/api/v1/persistentvolumes", {
             "apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv1"},
             "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "hostPath": {"path": "/x"}}})
