@@ -190,3 +190,29 @@ async def test_metrics_resources_only_while_leading() -> None:
         assert code == 200 and 'kube_pod_resource_request{namespace="ns",node="",pod="a"' in body
     finally:
         await srv.stop()
+
+
+@pytest.mark.asyncio
+async def test_healthz_fails_when_the_real_elector_holds_the_lease_without_renewing() -> None:
+    """The production watchdog wired to the production elector (a fake clock stands for a renew
+    loop that stopped running, e.g. a wedged event loop or a stuck task)."""
+    from kubesched.kube.leaderelection import LeaderElector
+    from tests.kube.fakeapi import FakeAPI
+
+    now = [100.0]
+    el = LeaderElector(FakeAPI(), identity="me", clock=lambda: now[0])
+    assert await el.try_acquire_or_renew()
+    srv = EndpointsServer(bind_address="127.0.0.1", secure_port=0, leader_election_check=el.check)
+    await srv.start()
+    try:
+        base = f"https://127.0.0.1:{srv.port}"
+        assert await get(srv, base + "/healthz") == (200, "ok")
+        now[0] += 15 + 20 + 1  # lease duration + the 20 s tolerance, without a renewal
+        assert await get(srv, base + "/healthz") == (
+            500, "[-]leaderElection failed: reason withheld\nhealthz check failed\n")
+        code, body = await get(srv, base + "/readyz")
+        assert code == 500 and "[-]leaderElection failed" in body
+        assert await el.try_acquire_or_renew()  # a renewal heals it
+        assert await get(srv, base + "/healthz") == (200, "ok")
+    finally:
+        await srv.stop()

@@ -115,6 +115,9 @@ class SchedulerMetrics:
             "leader_election_master_status", "Gauge of if the reporting system is master of the relevant lease, "
             "0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please "
             "make sure to group by name.", ["name"], registry=r)
+        self.leader_election_slowpath = Counter(
+            "leader_election_slowpath", "Total number of slow path exercised in renewing leader leases. 'name' "
+            "is the string used to identify the lease. Please make sure to group by name.", ["name"], registry=r)
         for q in QUEUES:
             self.pending_pods.labels(queue=q).set(0)
         self._incoming_seen: dict[tuple[str, str], int] = {}
@@ -222,6 +225,10 @@ class SchedulerMetrics:
 
     def leader_off(self, name: str) -> None:
         self.leader_election_master_status.labels(name=name).set(0)
+
+    def slowpath_exercised(self, name: str) -> None:
+        """The leader renewed through GET + PUT (its optimistic PUT failed)."""
+        self.leader_election_slowpath.labels(name=name).inc()
 
     # ───────────────────────────── exposition ─────────────────────────────
 
