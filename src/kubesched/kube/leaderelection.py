@@ -317,7 +317,7 @@ class LeaderElector:
             return
         try:
             getattr(self._metrics, method)(self.name)
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.exception("leader election metrics: %s failed", method)
 
     def _record_event(self, what: str) -> None:
@@ -328,7 +328,7 @@ class LeaderElector:
                "name": self.name, "uid": meta.get("uid", ""), "resourceVersion": meta.get("resourceVersion", "")}
         try:
             self._recorder.emit(ref, None, "Normal", "LeaderElection", "", f"{self.identity} {what}")
-        except Exception:  # noqa: BLE001 - events are best effort
+        except Exception:
             log.exception("recording the LeaderElection event failed")
 
     async def _acquire(self, on_new_leader: Callable[[str], None] | None) -> None:
