@@ -196,8 +196,9 @@ async def test_metrics_resources_only_while_leading() -> None:
 async def test_healthz_fails_when_the_real_elector_holds_the_lease_without_renewing() -> None:
     """The production watchdog wired to the production elector (a fake clock stands for a renew
     loop that stopped running, e.g. a wedged event loop or a stuck task)."""
+    from fakeapi import FakeAPI
+
     from kubesched.kube.leaderelection import LeaderElector
-    from tests.kube.fakeapi import FakeAPI
 
     now = [100.0]
     el = LeaderElector(FakeAPI(), identity="me", clock=lambda: now[0])

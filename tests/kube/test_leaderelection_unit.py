@@ -6,9 +6,9 @@ import re
 from datetime import UTC, datetime
 
 import pytest
+from fakeapi import FakeAPI
 
 from kubesched.kube.leaderelection import LeaderElector, default_identity
-from tests.kube.fakeapi import FakeAPI
 
 PATH = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-scheduler"
 MICRO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
