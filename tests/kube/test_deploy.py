@@ -328,3 +328,60 @@ async def test_the_box_accepts_the_manifests_it_serves() -> None:
                 continue  # RBAC: not served by the box; checked structurally above
             created = await c.create(tmpl.format(ns=d["metadata"]["namespace"]), d)
             assert created["metadata"]["name"] == d["metadata"]["name"]
+
+
+@pytest.mark.asyncio
+async def test_rbac_covers_the_real_runner_with_the_deployed_configuration(monkeypatch: pytest.MonkeyPatch,
+                                                                            tmp_path: Path) -> None:
+    """``kubesched run`` in-process with the ConfigMap's configuration (only the kubeconfig points at
+    the box instead of the in-cluster service account, and the lease times are short): every
+    request of every client it builds (main, events, leader election) is recorded."""
+    from livehelpers import eventually
+
+    import kubesched.kube.client as client_mod
+    from kubesched.kube.runner import Runner, RunOptions
+
+    calls: list[tuple[str, str, dict[str, Any]]] = []
+
+    class Rec(RecordingClient):
+        pass
+
+    Rec.calls = calls
+    monkeypatch.setattr(client_mod, "APIClient", Rec)
+    [cm] = by_kind("ConfigMap")
+    cfg = decode_config(cm["data"]["config.yaml"], "deploy/configmap.yaml")
+    kc = tmp_path / "kc"
+    async with start_server(kc, token=None):
+        assert cfg.client_connection is not None
+        cfg.client_connection.kubeconfig = str(kc)
+        url = yaml.safe_load(kc.read_text())["clusters"][0]["cluster"]["server"]
+        async with APIClient.for_server(url) as api:
+            await api.create("/api/v1/nodes", node_obj("n1", cpu="2"))
+            for n in ("a", "b"):
+                await api.create("/api/v1/namespaces/default/pods", pod_obj(n, scheduler="kubesched"))
+            await api.create("/api/v1/namespaces/default/pods", pod_obj("huge", cpu="64", scheduler="kubesched"))
+            runner = Runner(RunOptions(config=cfg, config_file="deploy/configmap.yaml", lease_duration="2s",
+                                       renew_deadline="1500ms", retry_period="500ms", secure_port=0,
+                                       bind_address="127.0.0.1"))
+            task = asyncio.create_task(runner.run())
+
+            async def scheduled() -> bool:
+                pods = {p["metadata"]["name"]: p for p in
+                        (await api.list("/api/v1/namespaces/default/pods"))["items"]}
+                return (all(pods[n]["spec"].get("nodeName") for n in ("a", "b"))
+                        and bool(pods["huge"]["status"].get("conditions")))
+
+            await eventually(scheduled, timeout=60, what="pods bound and the unschedulable one reported")
+            await asyncio.sleep(1.5)  # renewals, event writes
+            runner.request_stop()
+            assert await asyncio.wait_for(task, 30) == 0
+            lease = await api.get("/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kubesched")
+            assert lease["spec"].get("holderIdentity", "") == ""  # released
+    missing = sorted({info for m, p, q in calls if (info := request_info(m, p, q)) is not None
+                      and not allowed(info)})
+    assert not missing, f"calls the RBAC does not allow: {missing}"
+    seen = {info[:3] for m, p, q in calls if (info := request_info(m, p, q)) is not None}
+    for expected in [("create", "", "pods/binding"), ("patch", "", "pods/status"), ("watch", "", "pods"),
+                     ("get", "coordination.k8s.io", "leases"), ("update", "coordination.k8s.io", "leases"),
+                     ("create", "events.k8s.io", "events")]:
+        assert expected in seen, (expected, sorted(seen))
