@@ -242,3 +242,22 @@ async def test_stop_flushes_then_drops(client: APIClient) -> None:
     assert rec.written == 20 and len(await events(client)) == 20
     rec.emit(pod(), None, "Normal", "Scheduled", "Binding", "late")
     assert rec.dropped == 1
+
+
+@pytest.mark.asyncio
+async def test_refresh_resends_live_series(client: APIClient) -> None:
+    rec = EventRecorder(client, "default-scheduler")
+    task = await run(rec)
+    try:
+        for _ in range(3):
+            rec.emit(pod(), None, "Warning", "FailedScheduling", "Scheduling", "no")
+            await settle(rec)
+        [ev] = await events(client)
+        assert ev["series"]["count"] == 2  # the third only bumped the cache
+        rec.refresh_series()  # the 30-minute refresh of live series
+        await settle(rec)
+        [ev] = await events(client)
+        assert ev["series"]["count"] == 3
+        assert len(rec._cache) == 1  # still live: refresh does not end the series
+    finally:
+        task.cancel()
