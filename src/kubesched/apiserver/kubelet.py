@@ -89,6 +89,8 @@ class KubeletSimulator:
     def _on_event(self, ev: Event) -> None:
         if ev.type != "DELETED":
             self._queue.put_nowait((ev.space, ev.ns, ev.name))
+        elif ev.space == "nodes":  # the garbage collector removes the node's Lease (ownerReference)
+            self._queue.put_nowait(("leases", "kube-node-lease", ev.name))
         elif ev.space == "pods":
             h = self._timers.pop((ev.ns, ev.name), None)
             if h is not None:
@@ -101,6 +103,8 @@ class KubeletSimulator:
                 try:
                     if space == "nodes":
                         self._sync_node(name)
+                    elif space == "leases":
+                        self._drop_lease(name)
                     else:
                         self._sync_pod(ns, name)
                 except Exception:  # a kubelet bug must not stop the others
@@ -164,6 +168,15 @@ class KubeletSimulator:
 
         self._mutate("nodes", "", name, fn)
         self._ensure_lease(name)
+
+    def _drop_lease(self, name: str) -> None:
+        store = self.server.store
+        if store.get("nodes", "", name) is not None:
+            return
+        try:
+            store.delete("coordination.k8s.io/leases", "kube-node-lease", name)
+        except KeyNotFound:
+            pass
 
     def _ensure_lease(self, name: str) -> None:
         """The node's heartbeat Lease in ``kube-node-lease`` (created once; not renewed)."""

@@ -91,9 +91,11 @@ def build_server(data_dir: str | os.PathLike[str] | None = None, *, token: str |
     store = Store(None if data_dir is None else str(data_dir), attrs=_attrs)
     srv = APIServer(store, token=token, faults=faults, **server_kw)
     if simulate_kubelets:
+        from kubesched.apiserver.controllers import attach_controllers
         from kubesched.apiserver.kubelet import attach_kubelets
 
         attach_kubelets(srv)
+        attach_controllers(srv)
     return srv
 
 
@@ -161,6 +163,11 @@ class ServerHandle:
 
         self.loop.call_soon_threadsafe(run)
         return fut.result(timeout)
+
+    def create(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """Create a manifest object in-process (as ``kubectl create -f``; admission included);
+        returns the stored object. Raises :class:`~kubesched.apiserver.errors.APIError`."""
+        return self.call(lambda s: s.create_manifest(obj).obj())
 
     def stop(self) -> None:
         if self._stopped:
