@@ -6,7 +6,8 @@ Runs the server as a child process (``--data-dir`` in a temp dir) and drives it 
 aiohttp (32 requests in flight):
 
 1. create N nodes and M pods (objects/s);
-2. list all pods (ms; full list and paginated with limit=500, as informers do);
+2. list all pods (ms, client side, including decoding; full list and paginated with limit=500,
+   as informers do);
 3. start 3 watchers on pods, bind B pods (bindings/s sustained) and measure when all 3
    watchers have seen every binding (fan-out);
 4. server RSS (from /proc);
@@ -37,8 +38,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 class Server:
-    def __init__(self, data_dir: Path, kubeconfig: Path) -> None:
-        self.data_dir, self.kubeconfig = data_dir, kubeconfig
+    def __init__(self, data_dir: Path, kubeconfig: Path, http: bool = False) -> None:
+        self.data_dir, self.kubeconfig, self.http = data_dir, kubeconfig, http
         self.proc: subprocess.Popen[bytes] | None = None
         self.url = ""
         self.token = ""
@@ -51,7 +52,8 @@ class Server:
         env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "kubesched.cli.main", "apiserver", "--port", "0", "--data-dir",
-             str(self.data_dir), "--write-kubeconfig", str(self.kubeconfig)],
+             str(self.data_dir), "--write-kubeconfig", str(self.kubeconfig),
+             *(["--insecure-http"] if self.http else [])],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 120
         while not self.kubeconfig.exists():
@@ -62,8 +64,8 @@ class Server:
         cluster = kc["clusters"][0]["cluster"]
         self.url = cluster["server"]
         self.token = kc["users"][0]["user"]["token"]
-        self.ssl = ssl.create_default_context(
-            cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
+        ca = cluster.get("certificate-authority-data")
+        self.ssl = ssl.create_default_context(cadata=base64.b64decode(ca).decode()) if ca else None
         return time.perf_counter() - t0
 
     def rss_mib(self) -> float:
@@ -144,7 +146,7 @@ async def watcher(session: aiohttp.ClientSession, srv: Server, rv: str, want: in
 
 async def bench(args: argparse.Namespace) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="kubesched-bench-"))
-    srv = Server(tmp / "data", tmp / "kubeconfig")
+    srv = Server(tmp / "data", tmp / "kubeconfig", http=args.http)
     t_start = srv.start()
     print(f"server started in {t_start * 1000:.0f} ms (pid {srv.proc.pid if srv.proc else '?'}; data {tmp})")
     conn = aiohttp.TCPConnector(limit=64)
@@ -231,6 +233,7 @@ def main() -> None:
     ap.add_argument("--nodes", type=int, default=5000)
     ap.add_argument("--pods", type=int, default=30000)
     ap.add_argument("--bindings", type=int, default=30000)
+    ap.add_argument("--http", action="store_true", help="plain HTTP instead of HTTPS (to see the cost of TLS)")
     asyncio.run(bench(ap.parse_args()))
 
 

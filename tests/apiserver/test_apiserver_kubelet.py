@@ -66,10 +66,12 @@ def test_bound_pods_run_and_unbound_pods_wait(ksrv: ServerHandle) -> None:
     assert a["status"]["containerStatuses"][0]["ready"] is True
     time.sleep(0.3)
     assert c.get(f"{PODS}/b")["status"]["phase"] == "Pending"
-    # a pod bound to a node that does not exist stays Pending (no kubelet there)
-    c.create(PODS, pod("ghost", nodeName="nowhere"))
+    # a pod bound to a node that does not exist stays Pending (no kubelet there) until the node comes
+    c.create(PODS, pod("ghost", nodeName="later"))
     time.sleep(0.3)
     assert c.get(f"{PODS}/ghost")["status"]["phase"] == "Pending"
+    c.create("/api/v1/nodes", node("later"))
+    _until(c, f"{PODS}/ghost", lambda o: o["status"]["phase"] == "Running")
 
 
 def test_annotated_pods_complete_and_leave_the_schedulers_watch(ksrv: ServerHandle) -> None:

@@ -68,6 +68,7 @@ class KubeletSimulator:
         self._pod_ips = (str(ip) for ip in _POD_NET.hosts())
         self._node_ips = (str(ip) for ip in _NODE_NET.hosts())
         self._used_pod_ips: set[str] = set()
+        self._waiting: dict[str, set[tuple[str, str]]] = {}  # node name -> pods bound to it before it existed
 
     # ----------------------------------------------------------------- start
     async def start(self) -> None:
@@ -168,6 +169,8 @@ class KubeletSimulator:
 
         self._mutate("nodes", "", name, fn)
         self._ensure_lease(name)
+        for key in self._waiting.pop(name, ()):
+            self._queue.put_nowait(("pods", *key))
 
     def _drop_lease(self, name: str) -> None:
         store = self.server.store
@@ -218,6 +221,7 @@ class KubeletSimulator:
             return
         node = self.server.store.get("nodes", "", node_name)
         if node is None:
+            self._waiting.setdefault(node_name, set()).add((ns, name))
             return
         phase = st.get("phase")
         if phase == "Pending":

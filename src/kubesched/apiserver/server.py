@@ -396,8 +396,6 @@ class APIServer:
             rest = rest[2:]
         info = res.find(group, version, rest[0])
         if info is None:
-            if res.by_group_version().get(f"{group}/{version}" if group else version) is None:
-                raise APIError.no_route()
             raise APIError.no_route()
         if ns is not None and not info.namespaced:
             raise APIError.no_route()
@@ -433,6 +431,8 @@ class APIServer:
             if m != "POST":
                 raise APIError.method_not_allowed()
             return await self._evict(request, r)
+        if r.sub == "scale":
+            return await self._scale(request, r)
         if m == "GET":
             entry = self._get_entry(r)
             return self._object_response(request, r.info, entry.data)
@@ -500,6 +500,9 @@ class APIServer:
             raise APIError.no_route()
         served = [(r.group, r.version, r.kind, r.plural, r.namespaced) for r in res.RESOURCES]
         if rest == ["v2"]:
+            if "protobuf" in request.headers.get("Accept", ""):  # what kubectl asks for
+                return web.Response(body=openapi.v2_protobuf(),
+                                    headers={"Content-Type": openapi.V2_PROTOBUF_CONTENT_TYPE})
             return web.Response(body=openapi.v2_document(served), content_type=_JSON)
         if rest == ["v3"]:
             return _json_response(openapi.v3_index(self.url, served))
@@ -524,13 +527,9 @@ class APIServer:
     def _get_entry(self, r: _Route) -> Entry:
         assert r.name is not None
         entry = self.store.get(r.info.key, self._space_ns(r.info, r.ns), r.name)
-        if entry is None or (r.info.key == "events" and not self._event_visible(r.info, entry)):
+        if entry is None:
             raise APIError.not_found(r.info.plural, r.info.group, r.name)
         return entry
-
-    @staticmethod
-    def _event_visible(info: ResourceInfo, entry: Entry) -> bool:
-        return True
 
     def _out(self, info: ResourceInfo, data: bytes) -> bytes:
         """Stored bytes → the bytes served for ``info`` (events.k8s.io view conversion)."""
@@ -557,6 +556,8 @@ class APIServer:
         if tables is None:
             return None
         include = request.query.get("includeObject", "Metadata")
+        if info.group == "events.k8s.io":  # the printer reads the core/v1 fields
+            items = [events_to_core(i) for i in items]
         try:
             table: dict[str, Any] = tables.to_table(info.plural, items, now=datetime.now(UTC),
                                                      include_object=include, list_meta=meta)
@@ -1170,9 +1171,7 @@ class APIServer:
                 new.pop("status", None)
         if info.generation and sub == "" and new.get("spec") != old.get("spec"):
             new["metadata"]["generation"] = int(omd.get("generation", 1)) + 1
-        new = self._admit(info, new, old, "UPDATE", sub)
-        if info.kind == "Pod" and sub == "":
-            self._check_pod_update(info, name, old, new)
+        new = self._admit(info, new, old, "UPDATE", sub)  # incl. ValidatePodUpdate's spec rules
         cmp_old = dict(old)
         cmp_old["metadata"] = {k: v for k, v in omd.items() if k != "resourceVersion"}
         if new == cmp_old:
@@ -1195,54 +1194,6 @@ class APIServer:
             raise APIError.modified(info.plural, info.group, name) from None
         self._after_write(info, entry)
         return entry
-
-    def _check_pod_update(self, info: ResourceInfo, name: str, old: dict[str, Any], new: dict[str, Any]) -> None:
-        """Pod spec is immutable but for a few fields (upstream ``ValidatePodUpdate`` in
-        ``pkg/apis/core/validation/validation.go``): container/initContainer images,
-        ``activeDeadlineSeconds`` (set or lowered), ``tolerations`` (additions only),
-        ``terminationGracePeriodSeconds`` (negative → 1), ``schedulingGates`` (removals only);
-        while gated also ``nodeSelector``/``affinity`` additions (not checked further here)."""
-        os_, ns_ = dict(old.get("spec") or {}), dict(new.get("spec") or {})
-        causes: list[tuple[str, str, str]] = []
-        ogates, ngates = os_.get("schedulingGates") or [], ns_.get("schedulingGates") or []
-        if any(g not in ogates for g in ngates):
-            causes.append(("FieldValueForbidden", "spec.schedulingGates",
-                           "spec.schedulingGates: Forbidden: only deletion is allowed, but found new scheduling gate"))
-        otol, ntol = os_.get("tolerations") or [], ns_.get("tolerations") or []
-        if any(t not in ntol for t in otol):
-            causes.append(("FieldValueForbidden", "spec.tolerations",
-                           ("spec.tolerations: Forbidden: existing toleration can not be modified except its "
-                           "tolerationSeconds")))
-        oads, nads = os_.get("activeDeadlineSeconds"), ns_.get("activeDeadlineSeconds")
-        if oads is not None and (nads is None or nads > oads):
-            causes.append(("FieldValueInvalid", "spec.activeDeadlineSeconds",
-                           (f"spec.activeDeadlineSeconds: Invalid value: {nads if nads is not None else 'null'}: "
-                           f"must be less than or equal to previous value")))
-        gated = bool(ogates)
-
-        def masked(spec: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
-            m = dict(spec)
-            for k in ("activeDeadlineSeconds", "tolerations", "schedulingGates"):
-                m.pop(k, None)
-            if gated:
-                m.pop("nodeSelector", None)
-                m.pop("affinity", None)
-            for k in ("containers", "initContainers", "ephemeralContainers"):
-                if isinstance(m.get(k), list):
-                    m[k] = [{**c, "image": None} if isinstance(c, dict) else c for c in m[k]]
-            if (other.get("terminationGracePeriodSeconds") or 0) < 0 and m.get("terminationGracePeriodSeconds") == 1:
-                m["terminationGracePeriodSeconds"] = other["terminationGracePeriodSeconds"]
-            return m
-
-        if masked(ns_, os_) != masked(os_, ns_):
-            causes.append((
-                "FieldValueForbidden", "spec",
-                ("spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`,"
-                "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions "
-                "to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it "
-                "was previously negative)")))
-        if causes:
-            raise APIError.invalid("Pod", "", name, causes)
 
     async def _put(self, request: web.Request, r: _Route) -> web.Response:
         info = r.info
@@ -1618,6 +1569,64 @@ class APIServer:
                 raise APIError.modified("pods", "", name) from None
             self._after_write(info, e)
         return _json_response(status_success(201), 201)
+
+    @staticmethod
+    def _to_scale(obj: dict[str, Any]) -> dict[str, Any]:
+        """autoscaling/v1 ``Scale`` of a workload (upstream ``pkg/registry/apps/deployment/storage`` ``scaleFromDeployment``)."""
+        md = obj["metadata"]
+        spec, st = obj.get("spec") or {}, obj.get("status") or {}
+        sel = spec.get("selector") or {}
+        if "matchLabels" in sel or "matchExpressions" in sel:
+            parts = [f"{k}={v}" for k, v in sorted((sel.get("matchLabels") or {}).items())]
+            for ex in sel.get("matchExpressions") or []:
+                op = ex.get("operator")
+                vals = ",".join(ex.get("values") or [])
+                parts.append({"In": f"{ex['key']} in ({vals})", "NotIn": f"{ex['key']} notin ({vals})",
+                              "Exists": ex["key"], "DoesNotExist": f"!{ex['key']}"}.get(op, ex["key"]))
+            selector = ",".join(parts)
+        else:  # ReplicationController: a plain map
+            selector = ",".join(f"{k}={v}" for k, v in sorted(sel.items()))
+        scale_md = {k: md[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp") if k in md}
+        return {"kind": "Scale", "apiVersion": "autoscaling/v1", "metadata": scale_md,
+                "spec": {"replicas": spec.get("replicas", 1)},
+                "status": {"replicas": st.get("replicas", 0), "selector": selector}}
+
+    async def _scale(self, request: web.Request, r: _Route) -> web.Response:
+        info = r.info
+        assert r.name is not None
+        entry = self._get_entry(r)
+        obj = entry.obj()
+        if request.method == "GET":
+            return _json_response(self._to_scale(obj))
+        if request.method not in ("PUT", "PATCH"):
+            raise APIError.method_not_allowed()
+        self._write_fault(info, "scale", "update" if request.method == "PUT" else "patch")
+        scale = self._to_scale(obj)
+        if request.method == "PUT":
+            new_scale = await self._read_body(request)
+        else:
+            ctype = request.headers.get("Content-Type", "").split(";")[0].strip()
+            patchmod = _compat("patch")
+            body = await request.read()
+            if patchmod is not None:
+                try:
+                    new_scale = patchmod.apply_patch(ctype, scale, body, gvk=("autoscaling", "v1", "Scale"))
+                except patchmod.PatchError as e:
+                    raise APIError(e.status) from None
+            else:
+                new_scale = merge_patch(scale, orjson.loads(body))
+        rv_s = (new_scale.get("metadata") or {}).get("resourceVersion")
+        precondition = self._parse_rv(rv_s) if rv_s and rv_s != str(entry.rv) else None
+        replicas = (new_scale.get("spec") or {}).get("replicas")
+        if not isinstance(replicas, int) or replicas < 0:
+            raise APIError.invalid("Scale", "autoscaling", r.name, [(
+                "FieldValueInvalid", "spec.replicas",
+                f"spec.replicas: Invalid value: {replicas}: must be greater than or equal to 0")])
+        obj.setdefault("spec", {})["replicas"] = replicas
+        ns = self._space_ns(info, r.ns)
+        new_entry = self._commit_update(info, ns, r.name, obj, entry, "", precondition,
+                                        request.query.get("dryRun") == "All")
+        return _json_response(self._to_scale(new_entry.obj()))
 
     async def _evict(self, request: web.Request, r: _Route) -> web.Response:
         info = r.info

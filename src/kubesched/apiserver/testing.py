@@ -42,7 +42,7 @@ from kubesched.apiserver.pki import PKI, ensure_pki
 from kubesched.apiserver.server import APIServer
 from kubesched.apiserver.storage import Store
 
-__all__ = ["ServerHandle", "build_server", "run_server", "server_pki", "start_server", "write_kubeconfig"]
+__all__ = ["ServerHandle", "box_server", "build_server", "run_server", "server_pki", "start_server", "write_kubeconfig"]
 
 T = TypeVar("T")
 
@@ -260,3 +260,23 @@ async def start_server(kubeconfig: str | os.PathLike[str] | None = None, *,
         server.store.close()
         if tmpdir:
             shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+def _define_fixtures() -> Any:
+    try:
+        import pytest
+    except ImportError:  # pytest is a test dependency only
+        return None
+
+    @pytest.fixture
+    def box_server(tmp_path: Path) -> Any:
+        """pytest fixture: a :class:`ServerHandle` (in memory, TLS, token, kubeconfig in
+        ``tmp_path``), stopped after the test. Use with ``from kubesched.apiserver.testing
+        import box_server`` in a conftest."""
+        with run_server(tmp_path / "kubeconfig") as srv:
+            yield srv
+
+    return box_server
+
+
+box_server = _define_fixtures()
