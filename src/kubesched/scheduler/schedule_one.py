@@ -393,7 +393,7 @@ def handle_scheduling_failure(sched: Scheduler, fw: Framework, qpi: QueuedPodInf
         qpi.unschedulable_plugins = set()
         qpi.pending_plugins = set()
     message = st.message()
-    pod = qpi.pod
+    pod = original = qpi.pod  # the patch is computed against the status the server has
     if nominated_node_name is not None and pod.status.nominated_node_name != nominated_node_name:
         qpi.pod_info.pod = pod = msgspec.structs.replace(
             pod, status=msgspec.structs.replace(pod.status, nominated_node_name=nominated_node_name))
@@ -409,7 +409,7 @@ def handle_scheduling_failure(sched: Scheduler, fw: Framework, qpi: QueuedPodInf
                                   else pod.status.nominated_node_name)
     if sched.client is not None:
         sched.client.record_event(pod, "Warning", "FailedScheduling", "Scheduling", truncate_message(message))
-        sched.client.update_pod_condition(pod, "False", reason, message, nominated_node_name)
+        sched.client.update_pod_condition(original, "False", reason, message, nominated_node_name)
     if record is None and sched.record:
         record = build_record(pod=qpi.key, profile=fw.profile_name, attempt=qpi.attempts, time=start,
                               table=sched.table, chunks=[], scores=None, selected=None, result=result,

@@ -1,0 +1,650 @@
+"""The live wiring: informers → ``Scheduler.on_*``, the live ``ClusterClient``, the scheduling
+loop (upstream ``pkg/scheduler/scheduler.go`` ``Run``/``ScheduleOne``, ``eventhandlers.go``,
+``schedule_one.go`` ``updatePod``, ``pkg/scheduler/util/utils.go`` ``PatchPodStatus``,
+``framework/preemption/executor.go``, ``framework/plugins/defaultbinder``).
+
+- :class:`LiveClusterClient` implements :class:`~kubesched.framework.handle.ClusterClient`:
+  ``bind`` is awaited (``POST pods/{name}/binding``; any failure raises
+  :class:`~kubesched.errors.BindError` with the HTTP code, 0 when the server was unreachable);
+  status patches (``PodScheduled`` + ``nominatedNodeName``, ``DisruptionTarget``, clearing the
+  nomination) and preemption deletes are fire-and-forget: queued per pod (one pod's writes stay
+  in order, different pods' run concurrently; at most ``max_pending`` queued, beyond that the
+  write is dropped and logged), each retried as client-go ``retry.OnError(retry.DefaultBackoff)``
+  (4 tries, 10 ms × 5, jitter 0.1) on 409 / 500 / 503 / connection failures; NotFound = done.
+  Events go to the liveops ``EventRecorder`` (``emit`` never blocks).
+- :func:`pod_status_patch` builds the two-way strategic merge patch upstream sends:
+  ``{"status": {"$setElementOrder/conditions": [...], "conditions": [<changed element>],
+  "nominatedNodeName": ...}}`` — or None when nothing changes (``podutil.UpdatePodCondition``).
+- :class:`EventHandlers` feeds the engine from the informers as upstream ``addAllEventHandlers``:
+  tombstones unwrapped (a stale pod is removed from the cache by key whatever its node, and
+  from the queue), a pod recreated under the same name (UID change) = delete + add, an assumed
+  pod that starts terminating is forgotten (``handleAssumedPodDeletion``); other kinds only move
+  pods (``MoveAllToActiveOrBackoffQueue`` with their cluster event).
+- :class:`SchedulingLoop`: one task runs scheduling cycles one at a time (never awaiting inside
+  one; it yields to the event loop between cycles), each binding cycle is its own task. It
+  sleeps when no pod is ready until an informer event, a binding end or the next backoff
+  expiry wakes it; ``flush_unschedulable_leftover`` runs every 30 s. ``stop()`` stops taking
+  pods, lets bindings finish within a bound, then cancels what is left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from kubesched.api.objects import Node, Pod, pod_key
+from kubesched.errors import BindError
+from kubesched.framework.events import ActionType, ClusterEvent, EventResource
+from kubesched.kube.client import APIClient, APIConnectionError, APIError
+from kubesched.kube.klog import kv_log
+from kubesched.kube.reflector import DeletedFinalStateUnknown
+
+__all__ = [
+    "EventHandlers",
+    "LiveClusterClient",
+    "SchedulingLoop",
+    "plugin_kinds",
+    "pod_status_patch",
+]
+
+log = logging.getLogger("kubesched.kube.adapter")
+
+RETRY_STEPS = 4  # client-go retry.DefaultBackoff
+RETRY_DURATION_S = 0.010
+RETRY_FACTOR = 5.0
+RETRY_JITTER = 0.1
+
+
+def _now_rfc3339() -> str:
+    """``metav1.Time``: RFC 3339, whole seconds, UTC."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# ───────────────────────────── status patches ─────────────────────────────
+
+
+def pod_status_patch(pod: Pod, condition: dict[str, Any] | None, nominated_node_name: str | None,
+                     now: str | None = None) -> dict[str, Any] | None:
+    """The strategic merge patch from ``pod.status`` to the status with ``condition`` set and
+    ``nominatedNodeName`` overridden (when not None), as upstream ``updatePod`` +
+    ``PatchPodStatus``; None when it would change nothing.
+
+    ``condition``: ``{"type", "status", "reason"?, "message"?}``. Its ``lastTransitionTime`` is
+    ``now`` when the condition is new or its status flips, else the old one is kept
+    (``podutil.UpdatePodCondition``). Conditions are a list merged by ``type``: the patch carries
+    ``$setElementOrder/conditions`` and only the changed element (with only its changed fields).
+    """
+    status: dict[str, Any] = {}
+    if condition is not None:
+        ctype = condition["type"]
+        conds = pod.status.conditions
+        old = next((c for c in conds if c.type == ctype), None)
+        new_status = condition.get("status", "")
+        new_reason = condition.get("reason", "") or ""
+        new_message = condition.get("message", "") or ""
+        element: dict[str, Any] | None = None
+        if old is None:
+            element = {"type": ctype, "status": new_status, "lastProbeTime": None,
+                       "lastTransitionTime": now or _now_rfc3339()}
+            if new_reason:
+                element["reason"] = new_reason
+            if new_message:
+                element["message"] = new_message
+            order = [c.type for c in conds] + [ctype]
+        else:
+            diff: dict[str, Any] = {}
+            if old.status != new_status:
+                diff["status"] = new_status
+                diff["lastTransitionTime"] = now or _now_rfc3339()
+            if (old.reason or "") != new_reason:
+                diff["reason"] = new_reason or None
+            if (old.message or "") != new_message:
+                diff["message"] = new_message or None
+            if diff:
+                element = {"type": ctype, **diff}
+            order = [c.type for c in conds]
+        if element is not None:
+            status["$setElementOrder/conditions"] = [{"type": t} for t in order]
+            status["conditions"] = [element]
+    if nominated_node_name is not None and nominated_node_name != (pod.status.nominated_node_name or ""):
+        status["nominatedNodeName"] = nominated_node_name or None
+    if not status:
+        return None
+    return {"status": status}
+
+
+def _pod_path(pod: Pod) -> str:
+    return f"/api/v1/namespaces/{pod.metadata.namespace}/pods/{pod.metadata.name}"
+
+
+def _retriable(e: BaseException) -> bool:
+    """client-go ``PatchPodStatus`` retry predicate: InternalError, ServiceUnavailable, Conflict,
+    connection refused (any connection failure here)."""
+    if isinstance(e, APIConnectionError):
+        return True
+    return isinstance(e, APIError) and (e.status in (409, 500, 503) or e.reason in ("InternalError",
+                                                                                    "ServiceUnavailable"))
+
+
+async def retry_on_error(fn: Callable[[], Awaitable[Any]], retriable: Callable[[BaseException], bool] = _retriable,
+                         *, steps: int = RETRY_STEPS, duration: float = RETRY_DURATION_S,
+                         factor: float = RETRY_FACTOR, jitter: float = RETRY_JITTER) -> Any:
+    """client-go ``retry.OnError``: up to ``steps`` tries, sleeping ``duration`` (×``factor``
+    each time, + up to ``jitter`` of it) between them while ``retriable(err)``."""
+    delay = duration
+    for attempt in range(steps):
+        try:
+            return await fn()
+        except Exception as e:
+            if attempt == steps - 1 or not retriable(e):
+                raise
+            await asyncio.sleep(delay + random.random() * jitter * delay)
+            delay *= factor
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+# ───────────────────────────── the live ClusterClient ─────────────────────────────
+
+
+class _KeyedWriter:
+    """Fire-and-forget writes, in order per key, concurrently across keys, bounded in total."""
+
+    def __init__(self, max_pending: int) -> None:
+        self.max_pending = max_pending
+        self._queues: dict[str, deque[tuple[str, Callable[[], Awaitable[Any]]]]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.pending = 0
+        self.dropped = 0
+        self.failed = 0
+        self.done = 0
+
+    def submit(self, key: str, what: str, fn: Callable[[], Awaitable[Any]]) -> None:
+        if self.pending >= self.max_pending:
+            self.dropped += 1
+            log.error("dropping API write %s for %s: %d writes pending", what, key, self.pending)
+            return
+        self.pending += 1
+        q = self._queues.get(key)
+        if q is not None:
+            q.append((what, fn))
+            return
+        q = self._queues[key] = deque([(what, fn)])
+        try:
+            task = asyncio.get_running_loop().create_task(self._drain(key, q))
+        except RuntimeError:  # no running loop (engine driven synchronously): nothing can be sent
+            self._queues.pop(key, None)
+            self.pending -= 1
+            self.dropped += 1
+            log.error("dropping API write %s for %s: no running event loop", what, key)
+            return
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _drain(self, key: str, q: deque[tuple[str, Callable[[], Awaitable[Any]]]]) -> None:
+        try:
+            while q:
+                what, fn = q[0]
+                try:
+                    await fn()
+                    self.done += 1
+                except asyncio.CancelledError:
+                    raise
+                except APIError as e:
+                    if e.status != 404:
+                        self.failed += 1
+                        log.error("%s for %s failed: %s", what, key, e)
+                except Exception as e:  # noqa: BLE001 - a failed write is logged, the next one runs
+                    self.failed += 1
+                    log.error("%s for %s failed: %s", what, key, e)
+                finally:
+                    q.popleft()
+                    self.pending -= 1
+        finally:
+            self.pending -= len(q)
+            self._queues.pop(key, None)
+
+    async def flush(self, timeout_s: float | None = None) -> bool:
+        """Wait for the queued writes (True) or the timeout (False)."""
+        if not self._tasks:
+            return True
+        _, pending = await asyncio.wait(set(self._tasks), timeout=timeout_s)
+        return not pending
+
+    async def cancel(self) -> None:
+        for t in list(self._tasks):
+            t.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+class LiveClusterClient:
+    """The engine's :class:`~kubesched.framework.handle.ClusterClient` against the API server.
+
+    ``client``: the main :class:`APIClient`; ``recorder``: liveops' ``EventRecorder`` (anything
+    with ``emit(regarding, related, type, reason, action, note)``) or None (events only logged);
+    ``scheduler_name``: used in the ``DisruptionTarget`` message. ``max_pending``: bound of the
+    fire-and-forget write queue. Counters: ``binds``, ``bind_errors``.
+    """
+
+    def __init__(self, client: APIClient, recorder: Any = None, *, max_pending: int = 100_000,
+                 recorders: dict[str, Any] | None = None) -> None:
+        self.client = client
+        self.recorder = recorder
+        self.recorders = recorders or {}
+        """schedulerName → recorder: an event about a pod goes to its profile's recorder
+        (``reportingController`` = the profile's schedulerName, as upstream), else ``recorder``."""
+        self.writer = _KeyedWriter(max_pending)
+        self.binds = 0
+        self.bind_errors = 0
+
+    # ── awaited writes ──
+
+    async def bind(self, pod: Pod, node_name: str) -> None:
+        meta = pod.metadata
+        try:
+            await self.client.bind(meta.namespace, meta.name, meta.uid, node_name)
+        except APIError as e:
+            self.bind_errors += 1
+            raise BindError(e.message or str(e), e.status) from None
+        except APIConnectionError as e:
+            self.bind_errors += 1
+            raise BindError(str(e), 0) from None
+        self.binds += 1
+
+    async def update_persistent_volume(self, pv: Any) -> None:
+        name = _field_name(pv)
+        await self._put(f"/api/v1/persistentvolumes/{name}", pv)
+
+    async def update_persistent_volume_claim(self, pvc: Any) -> None:
+        ns, name = _field_ns(pvc), _field_name(pvc)
+        await self._put(f"/api/v1/namespaces/{ns}/persistentvolumeclaims/{name}", pvc)
+
+    async def update_resource_claim_status(self, claim: Any) -> None:
+        ns, name = _field_ns(claim), _field_name(claim)
+        await self._put(f"/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaims/{name}/status", claim)
+
+    async def _put(self, path: str, obj: Any) -> None:
+        from kubesched.api.objects import encode_builtins
+
+        body = obj if isinstance(obj, dict) else encode_builtins(obj)
+        try:
+            await self.client.replace(path, body)
+        except APIError as e:
+            raise BindError(e.message or str(e), e.status) from None
+        except APIConnectionError as e:
+            raise BindError(str(e), 0) from None
+
+    # ── fire-and-forget writes ──
+
+    def _patch_status(self, pod: Pod, patch: dict[str, Any], what: str) -> None:
+        path = _pod_path(pod) + "/status"
+
+        async def send() -> None:
+            await retry_on_error(lambda: self.client.patch(path, patch))
+
+        self.writer.submit(pod_key(pod), what, send)
+
+    def update_pod_condition(self, pod: Pod, status: str, reason: str, message: str,
+                             nominated_node_name: str | None = None) -> None:
+        cond = {"type": "PodScheduled", "status": status, "reason": reason, "message": message}
+        patch = pod_status_patch(pod, cond, nominated_node_name)
+        if patch is not None:
+            self._patch_status(pod, patch, "PodScheduled status patch")
+
+    def clear_nominated_node_name(self, pod: Pod) -> None:
+        patch = pod_status_patch(pod, None, "")
+        if patch is not None:
+            self._patch_status(pod, patch, "clearing nominatedNodeName")
+
+    def add_pod_condition(self, pod: Pod, condition: dict[str, Any]) -> None:
+        patch = pod_status_patch(pod, condition, None)
+        if patch is not None:
+            self._patch_status(pod, patch, f"{condition.get('type')} condition patch")
+
+    def delete_pod(self, pod: Pod) -> None:
+        path = _pod_path(pod)
+
+        async def send() -> None:
+            await retry_on_error(lambda: self.client.delete(path, {"apiVersion": "v1", "kind": "DeleteOptions"}))
+
+        self.writer.submit(pod_key(pod), "deleting preemption victim", send)
+
+    def record_event(self, regarding: Any, event_type: str, reason: str, action: str, note: str,
+                     related: Any = None) -> None:
+        recorder = self.recorder
+        if self.recorders:
+            spec = getattr(regarding, "spec", None)
+            recorder = self.recorders.get(getattr(spec, "scheduler_name", "") or "default-scheduler", recorder)
+        if recorder is not None:
+            try:
+                recorder.emit(regarding, related, event_type, reason, action, note)
+            except Exception:
+                log.exception("event recorder failed")
+        else:
+            log.debug("event %s %s %s: %s", event_type, reason, _obj_key(regarding), note)
+
+
+def _field_name(obj: Any) -> str:
+    return (obj.get("metadata") or {}).get("name", "") if isinstance(obj, dict) else obj.metadata.name
+
+
+def _field_ns(obj: Any) -> str:
+    return (obj.get("metadata") or {}).get("namespace", "") if isinstance(obj, dict) else obj.metadata.namespace
+
+
+def _obj_key(obj: Any) -> str:
+    try:
+        ns, name = _field_ns(obj), _field_name(obj)
+    except AttributeError:
+        return str(obj)
+    return f"{ns}/{name}" if ns else name
+
+
+# ───────────────────────────── informer handlers ─────────────────────────────
+
+_KIND_RESOURCE: dict[str, EventResource] = {
+    "PersistentVolume": EventResource.PERSISTENT_VOLUME,
+    "PersistentVolumeClaim": EventResource.PERSISTENT_VOLUME_CLAIM,
+    "CSINode": EventResource.CSI_NODE,
+    "StorageClass": EventResource.STORAGE_CLASS,
+}
+
+#: kinds a plugin reads through the lister or registers events for (upstream: the informers its
+#: ``New`` creates; ``addAllEventHandlers`` for registered events).
+PLUGIN_KINDS: dict[str, tuple[str, ...]] = {
+    "InterPodAffinity": ("Namespace",),
+    "PodTopologySpread": ("Service", "ReplicationController", "ReplicaSet", "StatefulSet"),
+    "DefaultPreemption": ("PodDisruptionBudget",),
+    "VolumeBinding": ("PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode",
+                      "CSIDriver", "CSIStorageCapacity"),
+    "VolumeZone": ("PersistentVolumeClaim", "PersistentVolume", "StorageClass"),
+    "NodeVolumeLimits": ("CSINode", "PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSIDriver",
+                         "VolumeAttachment"),
+    "VolumeRestrictions": ("PersistentVolumeClaim",),
+    "DynamicResources": ("ResourceClaim", "ResourceSlice", "DeviceClass"),
+}
+
+
+def plugin_kinds(sched: Any) -> list[str]:
+    """Kinds to watch besides Pods and Nodes: those the enabled plugins of every profile read
+    or register cluster events for, in a stable order."""
+    kinds: list[str] = []
+    resource_kind = {v: k for k, v in _KIND_RESOURCE.items()}
+    for fw in sched.profiles.values():
+        for name, pl in fw.plugins.items():
+            for k in PLUGIN_KINDS.get(name, ()):
+                if k not in kinds:
+                    kinds.append(k)
+            reg = getattr(pl, "events_to_register", None)
+            if callable(reg):
+                try:
+                    events = reg()
+                except Exception:  # noqa: BLE001 - a plugin's registration failing must not stop the start
+                    events = []
+                for ev in events or ():
+                    kind = resource_kind.get(getattr(getattr(ev, "event", None), "resource", None))  # type: ignore[arg-type]
+                    if kind is not None and kind not in kinds:
+                        kinds.append(kind)
+    return kinds
+
+
+class EventHandlers:
+    """Informer handlers → the engine (see the module docstring). ``on_change`` is called after
+    every delivered event (the scheduling loop's wake-up)."""
+
+    def __init__(self, sched: Any, on_change: Callable[[], None] | None = None) -> None:
+        self.sched = sched
+        self.on_change = on_change or (lambda: None)
+
+    def pod_handler(self) -> Any:
+        return _Handler(self._pod_add, self._pod_update, self._pod_delete)
+
+    def node_handler(self) -> Any:
+        return _Handler(self._node_add, self._node_update, self._node_delete)
+
+    def kind_handler(self, kind: str) -> Any:
+        res = _KIND_RESOURCE.get(kind)
+
+        def move(action: ActionType, old: Any, new: Any) -> None:
+            if res is None:
+                return
+            self.sched.queue.move_all_to_active_or_backoff(ClusterEvent(res, action, f"{kind}{(action.name or '').title()}"),
+                                                           old, new)
+            self.on_change()
+
+        return _Handler(lambda o, _i: move(ActionType.ADD, None, o),
+                        lambda o, n: move(ActionType.UPDATE, o, n),
+                        lambda o: move(ActionType.DELETE, _unwrap(o), None))
+
+    # ── pods ──
+
+    def _pod_add(self, pod: Pod, _initial: bool) -> None:
+        self.sched.on_pod_add(pod)
+        self.on_change()
+
+    def _pod_update(self, old: Pod, new: Pod) -> None:
+        s = self.sched
+        if old.metadata.uid and new.metadata.uid and old.metadata.uid != new.metadata.uid:
+            # deleted and recreated under the same name while we were not watching
+            s.on_pod_delete(old)
+            s.on_pod_add(new)
+            self.on_change()
+            return
+        key = pod_key(new)
+        if not new.spec.node_name and s.cache.is_assumed(key):
+            # upstream updatePodInSchedulingQueue: an assumed pod only reacts to a new
+            # deletionTimestamp (handleAssumedPodDeletion: forget it; its binding, if still
+            # running, fails "being deleted" and the pod is dropped); other updates are ignored
+            # so that the pod is not queued a second time while it binds
+            if new.metadata.deletion_timestamp is not None and old.metadata.deletion_timestamp is None:
+                s.on_pod_delete(new)
+                self.on_change()
+            return
+        s.on_pod_update(old, new)
+        self.on_change()
+
+    def _pod_delete(self, obj: Any) -> None:
+        s = self.sched
+        if isinstance(obj, DeletedFinalStateUnknown):
+            pod = obj.obj
+            # stale state: whatever it says, remove the pod from the cache by key and from the queue
+            if s.cache.remove_pod(pod) is not None:
+                from kubesched.framework.events import EVENT_ASSIGNED_POD_DELETE
+
+                s.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, pod, None)
+            if not pod.spec.node_name:
+                s.on_pod_delete(pod)
+            self.on_change()
+            return
+        s.on_pod_delete(obj)
+        self.on_change()
+
+    # ── nodes ──
+
+    def _node_add(self, node: Node, _initial: bool) -> None:
+        self.sched.on_node_add(node)
+        self.on_change()
+
+    def _node_update(self, old: Node, new: Node) -> None:
+        self.sched.on_node_update(old, new)
+        self.on_change()
+
+    def _node_delete(self, obj: Any) -> None:
+        self.sched.on_node_delete(_unwrap(obj))
+        self.on_change()
+
+
+def _unwrap(obj: Any) -> Any:
+    return obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
+
+
+class _Handler:
+    __slots__ = ("on_add", "on_delete", "on_update")
+
+    def __init__(self, on_add: Callable[[Any, bool], None], on_update: Callable[[Any, Any], None],
+                 on_delete: Callable[[Any], None]) -> None:
+        self.on_add = on_add
+        self.on_update = on_update
+        self.on_delete = on_delete
+
+
+# ───────────────────────────── the scheduling loop ─────────────────────────────
+
+UNSCHEDULABLE_FLUSH_PERIOD_S = 30.0  # upstream flushUnschedulablePodsLeftover period
+
+
+class SchedulingLoop:
+    """Runs the engine live (see the module docstring).
+
+    ``run()`` returns after ``stop()``; ``drain(timeout_s)`` waits for the binding tasks (True
+    when all ended) and cancels the rest. ``binding_tasks``: the binding cycles in flight.
+    Attempts are logged as upstream (``"Successfully bound pod to node"``, ``"Unable to
+    schedule pod; no fit; waiting"``, ``"Error scheduling pod; retrying"``).
+    """
+
+    def __init__(self, sched: Any, *, idle_max_wait_s: float = 1.0,
+                 observe: Callable[..., None] | None = None) -> None:
+        self.sched = sched
+        self.idle_max_wait_s = idle_max_wait_s
+        self.observe = observe
+        """``observe(attempt, duration_s, profile, pod_attempts=, since_first_attempt_s=)`` per
+        finished attempt (the liveops ``SchedulerMetrics.observe_attempt`` signature)."""
+        self.binding_tasks: set[asyncio.Task[Any]] = set()
+        self._wake = asyncio.Event()
+        self._stopping = False
+        self.cycles = 0
+        prev = sched.on_attempt
+
+        def on_attempt(attempt: Any) -> None:
+            _log_attempt(attempt)
+            if prev is not None:
+                prev(attempt)
+
+        sched.on_attempt = on_attempt
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def run(self) -> None:
+        from kubesched.scheduler.schedule_one import ScheduledPod
+
+        sched = self.sched
+        loop = asyncio.get_running_loop()
+        last_flush = time.monotonic()
+        log.info("Starting the scheduling loop")
+        while not self._stopping:
+            self._wake.clear()
+            now = time.monotonic()
+            if now - last_flush >= UNSCHEDULABLE_FLUSH_PERIOD_S:
+                last_flush = now
+                sched.queue.flush_unschedulable_leftover()
+            t0 = sched.clock.now()
+            res = sched.scheduling_cycle()
+            if res is None:
+                await self._idle(last_flush)
+                continue
+            self.cycles += 1
+            if isinstance(res, ScheduledPod):
+                task = loop.create_task(self._bind(res))
+                self.binding_tasks.add(task)
+                task.add_done_callback(self._binding_done)
+            elif self.observe is not None:
+                self._observe(res, sched.clock.now() - t0, None)
+            await asyncio.sleep(0)  # let informer events and bindings progress between cycles
+
+    async def _bind(self, sp: Any) -> Any:
+        try:
+            attempt = await self.sched.binding_cycle(sp)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            # never leave the pod assumed: a crash inside the binding cycle is an Error status
+            log.exception("binding cycle of %s raised", sp.key)
+            from kubesched.framework.interface import as_status
+
+            attempt = self.sched.handle_binding_cycle_error(sp, as_status(e))
+        if self.observe is not None:
+            self._observe(attempt, self.sched.clock.now() - sp.start, sp)
+        return attempt
+
+    def _observe(self, attempt: Any, duration_s: float, sp: Any) -> None:
+        observe = self.observe
+        if observe is None:
+            return
+        try:
+            if sp is not None:
+                qpi = sp.qpi
+                first = qpi.initial_attempt_timestamp
+                observe(attempt, duration_s, sp.framework.profile_name, pod_attempts=qpi.attempts,
+                             since_first_attempt_s=None if first is None else self.sched.clock.now() - first)
+            else:
+                observe(attempt, duration_s, self._profile_of(attempt.pod_key))
+        except Exception:
+            log.exception("observing an attempt failed")
+
+    def _profile_of(self, key: str) -> str:
+        ns, _, name = key.partition("/")
+        pod = self.sched.lister.get("Pod", ns, name) if name else None
+        if pod is not None and pod.spec.scheduler_name:
+            return str(pod.spec.scheduler_name)
+        return next(iter(self.sched.profiles), "default-scheduler")
+
+    def _binding_done(self, task: asyncio.Task[Any]) -> None:
+        self.binding_tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("binding cycle failed unexpectedly", exc_info=task.exception())
+        self._wake.set()
+
+    async def _idle(self, last_flush: float) -> None:
+        q = self.sched.queue
+        wait = self.idle_max_wait_s
+        clock_now = self.sched.clock.now()
+        nxt = q.next_backoff_expiry()
+        if nxt is not None:
+            wait = min(wait, max(0.0, nxt - clock_now))
+        wait = min(wait, max(0.0, last_flush + UNSCHEDULABLE_FLUSH_PERIOD_S - time.monotonic()))
+        if wait <= 0:
+            await asyncio.sleep(0)
+            return
+        try:
+            await asyncio.wait_for(self._wake.wait(), wait)
+        except TimeoutError:
+            pass
+
+    def stop(self) -> None:
+        """Stop taking pods (the current cycle finishes; ``run()`` returns)."""
+        self._stopping = True
+        self._wake.set()
+
+    async def drain(self, timeout_s: float) -> bool:
+        """Let in-flight binding cycles finish for up to ``timeout_s``; cancel the rest."""
+        if not self.binding_tasks:
+            return True
+        _, pending = await asyncio.wait(set(self.binding_tasks), timeout=timeout_s)
+        for t in pending:
+            t.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+            log.warning("%d binding cycles did not finish within %.0fs and were cancelled", len(pending), timeout_s)
+        return not pending
+
+
+def _log_attempt(attempt: Any) -> None:
+    result = attempt.result
+    pod = _kobj(attempt.pod_key)
+    if result == "scheduled":
+        kv_log(log, 2, "Successfully bound pod to node", pod=pod, node=attempt.node)
+    elif result == "unschedulable":
+        kv_log(log, 2, "Unable to schedule pod; no fit; waiting", pod=pod, err=attempt.message)
+    elif result == "error":
+        kv_log(log, 0, "Error scheduling pod; retrying", pod=pod, err=attempt.message, error=True)
+
+
+def _kobj(key: str) -> str:
+    return key

@@ -1,0 +1,416 @@
+"""kube-scheduler's HTTPS endpoints: ``/healthz``, ``/livez``, ``/readyz``, ``/metrics``, ``/configz``.
+
+Follows ``cmd/kube-scheduler/app/server.go`` (``Run``: which checks go where;
+``newEndpointsHandler``; ``buildHandlerChain``: authentication → authorization before every
+handler), ``staging/src/k8s.io/apiserver/pkg/server/healthz/healthz.go`` (output format,
+``?verbose``, ``?exclude=``, per-check sub-paths, failures always verbose with
+"reason withheld"), ``healthz.NewShutdownHealthz`` and ``pkg/server/options/authorization.go``
+(``--authorization-always-allow-paths`` default ``/healthz,/readyz,/livez``, a trailing ``*``
+makes a prefix; group ``system:masters`` always allowed).
+
+Every check evaluation is counted in the component-base SLI metrics served at ``/metrics/slis``
+(``kubernetes_healthcheck{name,type}``, ``kubernetes_healthchecks_total{name,type,status}``).
+
+Checks as upstream kube-scheduler: ``/healthz`` = [``leaderElection``] (just ``ping`` when there
+is no leader election), ``/livez`` = [``ping``], ``/readyz`` = [``leaderElection``,
+``shutdown``, ``sched-handler-sync``]. Unlike upstream (whose adaptor is never wired, see
+``../shared/reference/upstream-live.md`` §1) ``leaderElection`` really fails when the lease is held
+but not renewed (:meth:`kubesched.kube.leaderelection.LeaderElector.check`).
+
+Who may read ``/metrics`` and ``/configz`` (everything not in the always-allow list):
+
+- anonymous requests are ``system:anonymous`` and get ``403 Forbidden`` (a ``Status``), as
+  upstream with no authorization kubeconfig;
+- a bearer token listed in ``static_tokens`` (token → user name) is allowed everything — the
+  simple local/dev mode;
+- with a ``delegate`` :class:`~kubesched.kube.client.APIClient`, any other bearer token is
+  checked as upstream's delegated authn/authz does: ``TokenReview``
+  (``authentication.k8s.io/v1``) then ``SubjectAccessReview`` (``authorization.k8s.io/v1``,
+  ``nonResourceAttributes{path, verb}``), both answers cached 10 s; an unknown token → 401.
+  Users in group ``system:masters`` skip the SubjectAccessReview, as upstream's
+  ``AlwaysAllowGroups``. Client-certificate authentication (``--client-ca-file``) is not
+  implemented.
+
+TLS: ``cert_file``/``key_file``, or an in-memory self-signed certificate for ``localhost`` and
+``127.0.0.1`` (upstream ``MaybeDefaultWithSelfSignedCerts``), made with ``cryptography``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import ipaddress
+import json
+import logging
+import os
+import socket
+import ssl
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Self
+
+from aiohttp import web
+from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
+
+__all__ = [
+    "DEFAULT_ALWAYS_ALLOW_PATHS",
+    "EndpointsServer",
+    "HealthCheck",
+    "self_signed_cert",
+]
+
+log = logging.getLogger("kubesched.endpoints")
+
+DEFAULT_ALWAYS_ALLOW_PATHS = ("/healthz", "/readyz", "/livez")
+_CACHE_TTL = 10.0
+
+
+@dataclass(frozen=True)
+class HealthCheck:
+    """A named check: ``check()`` returns None when healthy, else the error text."""
+
+    name: str
+    check: Callable[[], str | None]
+
+
+PING = HealthCheck("ping", lambda: None)
+
+
+def self_signed_cert(host: str = "localhost", ips: Iterable[str] = ("127.0.0.1",),
+                     alternate_dns: Iterable[str] = ()) -> tuple[bytes, bytes]:
+    """A self-signed serving certificate and its key (PEM), valid one year, for ``host``, the
+    given IPs and DNS names (client-go ``GenerateSelfSignedCertKey`` in spirit: RSA 2048,
+    SHA-256, CN ``<host>@<unix time>``)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    now = _dt.datetime.now(_dt.UTC)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"{host}@{int(now.timestamp())}")])
+    sans: list[x509.GeneralName] = [x509.DNSName(host)]
+    sans += [x509.DNSName(d) for d in alternate_dns]
+    sans += [x509.IPAddress(ipaddress.ip_address(ip)) for ip in ips]
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - _dt.timedelta(hours=1)).not_valid_after(now + _dt.timedelta(days=365))
+            .add_extension(x509.SubjectAlternativeName(sans), critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .add_extension(x509.KeyUsage(digital_signature=True, key_encipherment=True, key_cert_sign=True,
+                                         content_commitment=False, data_encipherment=False, key_agreement=False,
+                                         crl_sign=False, encipher_only=False, decipher_only=False), critical=True)
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+            .sign(key, hashes.SHA256()))
+    return (cert.public_bytes(serialization.Encoding.PEM),
+            key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
+                              serialization.NoEncryption()))
+
+
+def _server_context(cert_file: str | None, key_file: str | None) -> tuple[ssl.SSLContext, bytes | None]:
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    if cert_file or key_file:
+        if not (cert_file and key_file):
+            raise ValueError("--tls-cert-file and --tls-private-key-file must be given together")
+        ctx.load_cert_chain(cert_file, key_file)
+        return ctx, None
+    cert, key = self_signed_cert(alternate_dns=[socket.gethostname()])
+    with tempfile.TemporaryDirectory(prefix="kubesched-tls-") as d:  # ssl loads only from files
+        cpath, kpath = os.path.join(d, "tls.crt"), os.path.join(d, "tls.key")
+        for path, data in ((cpath, cert), (kpath, key)):
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+        ctx.load_cert_chain(cpath, kpath)
+    return ctx, cert
+
+
+def _status(code: int, reason: str, message: str) -> web.Response:
+    """A ``Status`` as apiserver's ``responsewriters`` writes it (``Forbidden`` has ``details``)."""
+    body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                            "message": message, "reason": reason}
+    if code == 403:
+        body["details"] = {}
+    body["code"] = code
+    return web.json_response(body, status=code)
+
+
+def _text(body: str, status: int = 200) -> web.Response:
+    resp = web.Response(text=body, status=status, content_type="text/plain", charset="utf-8")
+    resp.headers["X-Content-Type-Options"] = "nosniff"
+    return resp
+
+
+class EndpointsServer:
+    """The scheduler's HTTPS server.
+
+    Args:
+        bind_address / secure_port: ``--bind-address`` (``0.0.0.0``) / ``--secure-port`` (10259;
+            0 = an ephemeral port, see :attr:`port`).
+        cert_file / key_file: ``--tls-cert-file`` / ``--tls-private-key-file`` (else self-signed).
+        leader_election_check: e.g. ``LeaderElector.check`` (None: leader election disabled).
+        handlers_synced: ``() -> bool``, the runner's "informers and handlers synced" state
+            (``sched-handler-sync``); None = always synced.
+        metrics: a :class:`kubesched.kube.metrics.SchedulerMetrics` served at ``/metrics``;
+            ``before_scrape()`` runs first (e.g. ``lambda: metrics.update_from(scheduler)``).
+        configz: the effective ``KubeSchedulerConfiguration`` as a JSON-able dict (or a callable
+            returning it), served as ``{"componentconfig": ...}``.
+        always_allow_paths: ``--authorization-always-allow-paths``.
+        static_tokens: bearer token → user name, allowed everything.
+        delegate: an APIClient for TokenReview / SubjectAccessReview (None: no delegation).
+        resource_metrics: ``() -> bytes`` for ``/metrics/resources`` (e.g.
+            ``lambda: pod_resource_metrics(pod_store.values())``), served only while
+            ``is_leader()`` (an empty answer otherwise, as upstream).
+
+    Raises:
+        ValueError: only one of cert_file/key_file given.
+    """
+
+    def __init__(self, *, bind_address: str = "0.0.0.0", secure_port: int = 10259,
+                 cert_file: str | None = None, key_file: str | None = None,
+                 leader_election_check: Callable[[], str | None] | None = None,
+                 handlers_synced: Callable[[], bool] | None = None,
+                 metrics: Any = None, before_scrape: Callable[[], None] | None = None,
+                 configz: Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None = None,
+                 always_allow_paths: Iterable[str] = DEFAULT_ALWAYS_ALLOW_PATHS,
+                 static_tokens: Mapping[str, str] | None = None, delegate: Any = None,
+                 resource_metrics: Callable[[], bytes] | None = None,
+                 is_leader: Callable[[], bool] | None = None) -> None:
+        self.bind_address = bind_address
+        self.secure_port = secure_port
+        self.ssl_context, self.self_signed_cert = _server_context(cert_file, key_file)
+        self._shutting_down = False
+        self._handlers_synced = handlers_synced
+        healthz: list[HealthCheck] = []
+        readyz: list[HealthCheck] = []
+        if leader_election_check is not None:
+            le = HealthCheck("leaderElection", leader_election_check)
+            healthz.append(le)
+            readyz.append(le)
+        readyz.append(HealthCheck("shutdown", self._check_shutdown))
+        readyz.append(HealthCheck("sched-handler-sync", self._check_handler_sync))
+        self.checks: dict[str, list[HealthCheck]] = {
+            "healthz": healthz or [PING], "livez": [PING], "readyz": readyz}
+        self.metrics = metrics
+        self.before_scrape = before_scrape
+        self.configz = configz
+        self.always_allow_paths = tuple(always_allow_paths)
+        self.static_tokens = dict(static_tokens or {})
+        self.delegate = delegate
+        self.resource_metrics = resource_metrics
+        self.is_leader = is_leader
+        self._authn_cache: dict[str, tuple[float, tuple[str, list[str]] | None]] = {}
+        self._authz_cache: dict[tuple[str, str, str], tuple[float, bool]] = {}
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+        # component-base/metrics/prometheus/slis: every health check evaluation, at /metrics/slis
+        self.sli_registry = CollectorRegistry(auto_describe=True)
+        self._sli_gauge = Gauge("kubernetes_healthcheck", "This metric records the result of a single healthcheck.",
+                                ["name", "type"], registry=self.sli_registry)
+        self._sli_total = Counter("kubernetes_healthchecks", "This metric records the results of all healthcheck.",
+                                  ["name", "type", "status"], registry=self.sli_registry)
+
+    # ───────────────────────────── checks ─────────────────────────────
+
+    def begin_shutdown(self) -> None:
+        """Make ``/readyz`` fail its ``shutdown`` check (``NewShutdownHealthz``)."""
+        self._shutting_down = True
+
+    def _check_shutdown(self) -> str | None:
+        return "process is shutting down" if self._shutting_down else None
+
+    def _check_handler_sync(self) -> str | None:
+        if self._handlers_synced is None or self._handlers_synced():
+            return None
+        return "handlers are not fully synchronized"
+
+    def _run_check(self, c: HealthCheck, group: str) -> str | None:
+        try:
+            err = c.check()
+        except Exception as exc:  # noqa: BLE001 - a crashing check is a failing check
+            err = f"check panicked: {exc!r}"
+        self._sli_gauge.labels(name=c.name, type=group).set(0 if err is not None else 1)
+        self._sli_total.labels(name=c.name, type=group, status="error" if err is not None else "success").inc()
+        return err
+
+    def _health(self, group: str, request: web.Request) -> web.Response:
+        """``handleRootHealth``."""
+        excluded = list(dict.fromkeys(request.query.getall("exclude", [])))
+        out: list[str] = []
+        failed: list[str] = []
+        for c in self.checks[group]:
+            if c.name in excluded:
+                excluded.remove(c.name)
+                out.append(f"[+]{c.name} excluded: ok\n")
+                continue
+            err = self._run_check(c, group)
+            if err is not None:
+                out.append(f"[-]{c.name} failed: reason withheld\n")
+                failed.append(c.name)
+                log.info("[-]%s failed: %s", c.name, err)
+            else:
+                out.append(f"[+]{c.name} ok\n")
+        if excluded:
+            names = ",".join(f'"{n}"' for n in sorted(excluded))
+            out.append(f"warn: some health checks cannot be excluded: no matches for {names}\n")
+        if failed:
+            return _text("".join(out) + f"{group} check failed\n", 500)
+        if "verbose" not in request.query:
+            return _text("ok")
+        return _text("".join(out) + f"{group} check passed\n")
+
+    def _single_check(self, c: HealthCheck, group: str) -> web.Response:
+        """``adaptCheckToHandler``."""
+        err = self._run_check(c, group)
+        if err is not None:
+            return _text(f"internal server error: {err}\n", 500)
+        return _text("ok")
+
+    # ───────────────────────────── authn / authz ─────────────────────────────
+
+    def _always_allowed(self, path: str) -> bool:
+        for p in self.always_allow_paths:
+            if p.endswith("*") and path.startswith(p[:-1]):
+                return True
+            if path == p:
+                return True
+        return False
+
+    async def _authenticate(self, token: str) -> tuple[str, list[str]] | None:
+        if token in self.static_tokens:
+            return self.static_tokens[token], ["system:authenticated"]
+        if self.delegate is None:
+            return None
+        now = time.monotonic()
+        hit = self._authn_cache.get(token)
+        if hit is not None and hit[0] > now:
+            return hit[1]
+        user: tuple[str, list[str]] | None = None
+        try:
+            review = await self.delegate.create(
+                "/apis/authentication.k8s.io/v1/tokenreviews",
+                {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": token}})
+            status = review.get("status") or {}
+            if status.get("authenticated"):
+                u = status.get("user") or {}
+                user = (str(u.get("username", "")), list(u.get("groups") or []))
+        except Exception as err:  # noqa: BLE001 - an unreachable reviewer authenticates no one
+            log.warning("TokenReview failed: %s", err)
+            return None
+        self._authn_cache[token] = (now + _CACHE_TTL, user)
+        return user
+
+    async def _authorize(self, user: str, groups: list[str], path: str, verb: str) -> bool:
+        if "system:masters" in groups:
+            return True
+        if self.delegate is None:
+            return False
+        now = time.monotonic()
+        key = (user, path, verb)
+        hit = self._authz_cache.get(key)
+        if hit is not None and hit[0] > now:
+            return hit[1]
+        try:
+            review = await self.delegate.create(
+                "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+                {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+                 "spec": {"user": user, "groups": groups,
+                          "nonResourceAttributes": {"path": path, "verb": verb}}})
+            allowed = bool((review.get("status") or {}).get("allowed"))
+        except Exception as err:  # noqa: BLE001
+            log.warning("SubjectAccessReview failed: %s", err)
+            return False
+        self._authz_cache[key] = (now + _CACHE_TTL, allowed)
+        return allowed
+
+    @web.middleware
+    async def _cache_control(self, request: web.Request, handler: Callable[..., Any]) -> web.StreamResponse:
+        """``WithCacheControl``: nothing here may be cached."""
+        resp: web.StreamResponse = await handler(request)
+        resp.headers.setdefault("Cache-Control", "no-cache, private")
+        return resp
+
+    @web.middleware
+    async def _auth_middleware(self, request: web.Request, handler: Callable[..., Any]) -> web.StreamResponse:
+        path = request.path
+        verb = {"GET": "get", "HEAD": "get", "POST": "post", "PUT": "put", "DELETE": "delete",
+                "PATCH": "patch"}.get(request.method, request.method.lower())
+        header = request.headers.get("Authorization", "")
+        user, groups = "system:anonymous", ["system:unauthenticated"]
+        if header.lower().startswith("bearer "):
+            token = header[7:].strip()
+            who = await self._authenticate(token)
+            if who is None:
+                return _status(401, "Unauthorized", "Unauthorized")
+            if token in self.static_tokens:
+                return await handler(request)  # static tokens: allowed everything
+            user, groups = who
+        if self._always_allowed(path):
+            return await handler(request)
+        if user != "system:anonymous" and await self._authorize(user, groups, path, verb):
+            return await handler(request)
+        return _status(403, "Forbidden", f'forbidden: User "{user}" cannot {verb} path "{path}"')
+
+    # ───────────────────────────── handlers ─────────────────────────────
+
+    async def _route(self, request: web.Request) -> web.StreamResponse:
+        parts = request.path.strip("/").split("/")
+        group = parts[0]
+        if group in self.checks:
+            if len(parts) == 1:
+                return self._health(group, request)
+            if len(parts) == 2:
+                for c in self.checks[group]:
+                    if c.name == parts[1]:
+                        return self._single_check(c, group)
+        elif request.path == "/metrics" and self.metrics is not None:
+            if self.before_scrape is not None:
+                self.before_scrape()
+            return web.Response(body=self.metrics.exposition(), headers={"Content-Type": CONTENT_TYPE_PLAIN_0_0_4})
+        elif request.path == "/metrics/resources" and self.resource_metrics is not None:
+            if self.is_leader is not None and not self.is_leader():
+                return web.Response(body=b"")
+            return web.Response(body=self.resource_metrics(), headers={"Content-Type": CONTENT_TYPE_PLAIN_0_0_4})
+        elif request.path == "/metrics/slis":
+            return web.Response(body=generate_latest(self.sli_registry),
+                                headers={"Content-Type": CONTENT_TYPE_PLAIN_0_0_4})
+        elif request.path == "/configz" and self.configz is not None:
+            cfg = self.configz() if callable(self.configz) else self.configz
+            return web.Response(text=json.dumps({"componentconfig": cfg}), content_type="application/json")
+        return _text("404 page not found\n", 404)
+
+    # ───────────────────────────── lifecycle ─────────────────────────────
+
+    async def start(self) -> int:
+        """Listen; returns the bound port.
+
+        Raises:
+            OSError: the address is in use or not available.
+        """
+        app = web.Application(middlewares=[self._cache_control, self._auth_middleware])
+        app.router.add_route("*", "/{tail:.*}", self._route)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.bind_address, self.secure_port, ssl_context=self.ssl_context)
+        await site.start()
+        server = site._server
+        sockets = getattr(server, "sockets", None) or []
+        self.port = sockets[0].getsockname()[1] if sockets else self.secure_port
+        log.info("Serving securely on %s:%d", self.bind_address, self.port)
+        return self.port
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+

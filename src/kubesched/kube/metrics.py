@@ -1,0 +1,326 @@
+"""kube-scheduler's Prometheus metrics, with upstream's names, labels and buckets.
+
+Follows ``pkg/scheduler/metrics/metrics.go`` (definitions and buckets), ``metric_recorder.go``
+and the call sites in ``pkg/scheduler/schedule_one.go`` (``PodScheduled`` / ``PodUnschedulable``
+/ ``PodScheduleError``, ``PodSchedulingAttempts``, ``PodSchedulingSLIDuration`` with its
+``attempts`` label capped at ``"15+"``) and ``internal/queue/scheduling_queue.go``
+(``pending_pods``, ``queue_incoming_pods_total``, ``unschedulable_pods``), plus
+``leader_election_master_status{name}`` (``component-base/metrics/prometheus/clientgo/leaderelection``).
+
+One :class:`SchedulerMetrics` owns its own ``prometheus_client.CollectorRegistry`` (no global
+state), served by :mod:`kubesched.kube.endpoints` at ``/metrics``. Gauges that mirror engine
+state (queue sizes, per-plugin unschedulable pods, cache size) and the cumulative
+``queue_incoming_pods_total`` are refreshed from the engine by :meth:`SchedulerMetrics.update_from`
+right before each scrape (equal to upstream's increment/decrement bookkeeping, read at scrape
+time). Counters do not expose prometheus_client's ``*_created`` samples (upstream has none).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import prometheus_client
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+__all__ = ["SchedulerMetrics", "attempts_label", "exponential_buckets", "pod_limits", "pod_resource_metrics"]
+
+# upstream's metrics have no *_created series; this switch is process-wide in prometheus_client
+prometheus_client.disable_created_metrics()
+
+
+def exponential_buckets(start: float, factor: float, count: int) -> list[float]:
+    """component-base ``ExponentialBuckets``: ``count`` upper bounds ``start × factor^i``."""
+    if count < 1 or start <= 0 or factor <= 1:
+        raise ValueError("exponential_buckets needs count >= 1, start > 0, factor > 1")
+    return [start * factor ** i for i in range(count)]
+
+
+def attempts_label(attempts: int) -> str:
+    """``getAttemptsLabel``: the attempt count, or ``"15+"`` from 15 on."""
+    return "15+" if attempts >= 15 else str(attempts)
+
+
+QUEUES = ("active", "backoff", "unschedulable", "gated")
+
+
+class SchedulerMetrics:
+    """The scheduler's metrics in one registry.
+
+    Attributes are the prometheus_client collectors, named after upstream's Go variables.
+    Feeding (all synchronous, cheap):
+
+    - :meth:`observe_attempt` — after every scheduling attempt (the runner times it);
+    - :meth:`update_from` — before a scrape, reads queue/cache state from a ``Scheduler``;
+    - :meth:`observe_extension_point`, :meth:`observe_plugin`, :meth:`observe_preemption`,
+      :meth:`observe_permit_wait` — for the engine hooks that provide them;
+    - :meth:`leader_on` / :meth:`leader_off` — the leader elector's metrics provider.
+    """
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.schedule_attempts = Counter(
+            "scheduler_schedule_attempts", "Number of attempts to schedule pods, by the result. 'unschedulable' "
+            "means a pod could not be scheduled, while 'error' means an internal scheduler problem.",
+            ["result", "profile"], registry=r)
+        self.scheduling_latency = Histogram(
+            "scheduler_scheduling_attempt_duration_seconds",
+            "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
+            ["result", "profile"], buckets=exponential_buckets(0.001, 2, 15), registry=r)
+        self.scheduling_algorithm_latency = Histogram(
+            "scheduler_scheduling_algorithm_duration_seconds", "Scheduling algorithm latency in seconds",
+            buckets=exponential_buckets(0.001, 2, 15), registry=r)
+        self.preemption_victims = Histogram(
+            "scheduler_preemption_victims", "Number of selected preemption victims",
+            buckets=exponential_buckets(1, 2, 7), registry=r)
+        self.preemption_attempts = Counter(
+            "scheduler_preemption_attempts", "Total preemption attempts in the cluster till now", registry=r)
+        self.pending_pods = Gauge(
+            "scheduler_pending_pods", "Number of pending pods, by the queue type. 'active' means number of pods "
+            "in activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in "
+            "unschedulablePods that the scheduler attempted to schedule and failed; 'gated' is the number of "
+            "unschedulable pods that the scheduler never attempted to schedule because they are gated.",
+            ["queue"], registry=r)
+        self.pod_scheduling_sli_duration = Histogram(
+            "scheduler_pod_scheduling_sli_duration_seconds",
+            "E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue and "
+            "might involve multiple scheduling attempts.",
+            ["attempts"], buckets=exponential_buckets(0.01, 2, 20), registry=r)
+        self.pod_scheduling_attempts = Histogram(
+            "scheduler_pod_scheduling_attempts", "Number of attempts to successfully schedule a pod.",
+            buckets=exponential_buckets(1, 2, 5), registry=r)
+        self.framework_extension_point_duration = Histogram(
+            "scheduler_framework_extension_point_duration_seconds",
+            "Latency for running all plugins of a specific extension point.",
+            ["extension_point", "status", "profile"], buckets=exponential_buckets(0.0001, 2, 12), registry=r)
+        self.plugin_execution_duration = Histogram(
+            "scheduler_plugin_execution_duration_seconds",
+            "Duration for running a plugin at a specific extension point.",
+            ["plugin", "extension_point", "status"], buckets=exponential_buckets(0.00001, 1.5, 20), registry=r)
+        self.queue_incoming_pods = Counter(
+            "scheduler_queue_incoming_pods", "Number of pods added to scheduling queues by event and queue type.",
+            ["queue", "event"], registry=r)
+        self.permit_wait_duration = Histogram(
+            "scheduler_permit_wait_duration_seconds", "Duration of waiting on permit.",
+            ["result"], buckets=exponential_buckets(0.001, 2, 15), registry=r)
+        self.cache_size = Gauge(
+            "scheduler_scheduler_cache_size", "Number of nodes, pods, and assumed (bound) pods in the scheduler "
+            "cache.", ["type"], registry=r)
+        self.unschedulable_reasons = Gauge(
+            "scheduler_unschedulable_pods", "The number of unschedulable pods broken down by plugin name. A pod "
+            "will increment the gauge for all plugins that caused it to not schedule and so this metric have "
+            "meaning only when broken down by plugin.", ["plugin", "profile"], registry=r)
+        self.leader_election_master_status = Gauge(
+            "leader_election_master_status", "Gauge of if the reporting system is master of the relevant lease, "
+            "0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please "
+            "make sure to group by name.", ["name"], registry=r)
+        self.leader_election_slowpath = Counter(
+            "leader_election_slowpath", "Total number of slow path exercised in renewing leader leases. 'name' "
+            "is the string used to identify the lease. Please make sure to group by name.", ["name"], registry=r)
+        for q in QUEUES:
+            self.pending_pods.labels(queue=q).set(0)
+        self._incoming_seen: dict[tuple[str, str], int] = {}
+        self._unschedulable_labels: set[tuple[str, str]] = set()
+
+    # ───────────────────────────── attempts ─────────────────────────────
+
+    def observe_attempt(self, attempt: Any, duration_s: float, profile: str, *, pod_attempts: int | None = None,
+                        since_first_attempt_s: float | None = None) -> None:
+        """One scheduling attempt (``metric_recorder``'s ``PodScheduled`` / ``PodUnschedulable`` /
+        ``PodScheduleError``).
+
+        ``attempt``: a :class:`kubesched.scheduler.Attempt` (its ``result`` is ``scheduled``,
+        ``unschedulable``, ``error``; ``skipped`` attempts are not counted, as upstream's
+        ``skipPodSchedule`` path). ``duration_s``: seconds from the start of the scheduling
+        cycle to the end of binding (or to the failure). For a scheduled pod, ``pod_attempts``
+        and ``since_first_attempt_s`` (the pod's ``attempts`` and the time since its
+        ``initialAttemptTimestamp``) feed ``pod_scheduling_attempts`` and
+        ``pod_scheduling_sli_duration_seconds{attempts}``.
+        """
+        result = attempt.result
+        if result not in ("scheduled", "unschedulable", "error"):
+            return
+        self.schedule_attempts.labels(result=result, profile=profile).inc()
+        self.scheduling_latency.labels(result=result, profile=profile).observe(duration_s)
+        if result == "scheduled" and pod_attempts is not None:
+            self.pod_scheduling_attempts.observe(pod_attempts)
+            if since_first_attempt_s is not None:
+                self.pod_scheduling_sli_duration.labels(attempts=attempts_label(pod_attempts)).observe(
+                    since_first_attempt_s)
+
+    def observe_algorithm(self, duration_s: float) -> None:
+        """``scheduling_algorithm_duration_seconds`` (``SchedulePod`` only)."""
+        self.scheduling_algorithm_latency.observe(duration_s)
+
+    def observe_extension_point(self, extension_point: str, status: str, profile: str, duration_s: float) -> None:
+        """``framework_extension_point_duration_seconds`` (``status``: the Status code name, e.g.
+        ``Success``, ``Unschedulable``)."""
+        self.framework_extension_point_duration.labels(
+            extension_point=extension_point, status=status, profile=profile).observe(duration_s)
+
+    def observe_plugin(self, plugin: str, extension_point: str, status: str, duration_s: float) -> None:
+        """``plugin_execution_duration_seconds`` (upstream samples 10 % of cycles)."""
+        self.plugin_execution_duration.labels(plugin=plugin, extension_point=extension_point,
+                                              status=status).observe(duration_s)
+
+    def observe_preemption(self, victims: int) -> None:
+        """One PostFilter preemption attempt that selected ``victims`` pods (``preemption_attempts_total``
+        always; ``preemption_victims`` as upstream ``DefaultPreemption`` records it)."""
+        self.preemption_attempts.inc()
+        self.preemption_victims.observe(victims)
+
+    def observe_permit_wait(self, result: str, duration_s: float) -> None:
+        """``permit_wait_duration_seconds{result}`` (``Success``/``Unschedulable``/…)."""
+        self.permit_wait_duration.labels(result=result).observe(duration_s)
+
+    # ───────────────────────────── engine state ─────────────────────────────
+
+    def set_pending(self, counts: Mapping[str, int]) -> None:
+        """``pending_pods{queue}`` from ``SchedulingQueue.counts()``."""
+        for q in QUEUES:
+            self.pending_pods.labels(queue=q).set(counts.get(q, 0))
+
+    def sync_incoming(self, incoming: Mapping[tuple[str, str], int]) -> None:
+        """``queue_incoming_pods_total{queue,event}`` from the queue's cumulative
+        ``incoming`` map (only the increase since the last call is added)."""
+        for (queue, event), n in incoming.items():
+            seen = self._incoming_seen.get((queue, event), 0)
+            if n > seen:
+                self.queue_incoming_pods.labels(queue=queue, event=event).inc(n - seen)
+                self._incoming_seen[(queue, event)] = n
+
+    def set_unschedulable(self, counts: Mapping[tuple[str, str], int]) -> None:
+        """``unschedulable_pods{plugin,profile}``: pods parked in unschedulablePods per rejecting
+        plugin; labels that disappear go back to 0."""
+        for key in self._unschedulable_labels - set(counts):
+            self.unschedulable_reasons.labels(plugin=key[0], profile=key[1]).set(0)
+        for (plugin, profile), n in counts.items():
+            self.unschedulable_reasons.labels(plugin=plugin, profile=profile).set(n)
+        self._unschedulable_labels |= set(counts)
+
+    def update_from(self, scheduler: Any) -> None:
+        """Refresh the state gauges from a :class:`kubesched.scheduler.Scheduler` (call it on the
+        event loop thread that owns the scheduler, e.g. right before serving ``/metrics``)."""
+        queue = scheduler.queue
+        self.set_pending(queue.counts())
+        self.sync_incoming(queue.incoming)
+        per_plugin: dict[tuple[str, str], int] = {}
+        for qpi in queue.unschedulable.values():
+            if qpi.gated:
+                continue
+            profile = qpi.pod.spec.scheduler_name or "default-scheduler"
+            for plugin in qpi.unschedulable_plugins | qpi.pending_plugins:
+                per_plugin[(plugin, profile)] = per_plugin.get((plugin, profile), 0) + 1
+        self.set_unschedulable(per_plugin)
+        cache = scheduler.cache
+        self.cache_size.labels(type="nodes").set(cache.node_count())
+        self.cache_size.labels(type="pods").set(cache.pod_count())
+        self.cache_size.labels(type="assumed_pods").set(cache.assumed_count())
+
+    # ───────────────────────────── leader election ─────────────────────────────
+
+    def leader_on(self, name: str) -> None:
+        self.leader_election_master_status.labels(name=name).set(1)
+
+    def leader_off(self, name: str) -> None:
+        self.leader_election_master_status.labels(name=name).set(0)
+
+    def slowpath_exercised(self, name: str) -> None:
+        """The leader renewed through GET + PUT (its optimistic PUT failed)."""
+        self.leader_election_slowpath.labels(name=name).inc()
+
+    # ───────────────────────────── exposition ─────────────────────────────
+
+    def exposition(self) -> bytes:
+        """The registry in the Prometheus text format (version 0.0.4)."""
+        return prometheus_client.generate_latest(self.registry)
+
+
+# ───────────────────────────── /metrics/resources ─────────────────────────────
+
+
+def pod_limits(pod: Any) -> dict[str, int]:
+    """Effective limits of a pod (``resourcehelper.PodLimits``) as canonical ints (cpu in
+    millicores, memory/storage in bytes): regular containers and sidecars summed, max'ed with
+    each init container's peak; ``spec.overhead`` added to the resources that have a limit."""
+    from kubesched.api.resources import resource_list_to_ints
+
+    def add(into: dict[str, int], rl: Mapping[str, int]) -> None:
+        for k, v in rl.items():
+            into[k] = into.get(k, 0) + v
+
+    def peak(into: dict[str, int], rl: Mapping[str, int]) -> None:
+        for k, v in rl.items():
+            if v > into.get(k, 0):
+                into[k] = v
+
+    spec = pod.spec
+    out: dict[str, int] = {}
+    for i, c in enumerate(spec.containers):
+        add(out, resource_list_to_ints(c.resources.limits, f"spec.containers[{i}].resources.limits"))
+    sidecars: dict[str, int] = {}
+    init_peak: dict[str, int] = {}
+    for i, c in enumerate(spec.init_containers):
+        lim = resource_list_to_ints(c.resources.limits, f"spec.initContainers[{i}].resources.limits")
+        if c.restart_policy == "Always":
+            add(out, lim)
+            add(sidecars, lim)
+            peak(init_peak, sidecars)
+        else:
+            combined = dict(lim)
+            add(combined, sidecars)
+            peak(init_peak, combined)
+    peak(out, init_peak)
+    if spec.overhead and out:
+        over = resource_list_to_ints(spec.overhead, "spec.overhead")
+        add(out, {k: v for k, v in over.items() if k in out})
+    return out
+
+
+def _unit(resource: str) -> str:
+    if resource == "cpu":
+        return "cores"
+    if resource in ("memory", "storage", "ephemeral-storage") or resource.startswith("hugepages-"):
+        return "bytes"
+    if resource.startswith("attachable-volumes-"):
+        return "integer"
+    return ""
+
+
+def pod_resource_metrics(pods: Iterable[Any]) -> bytes:
+    """``/metrics/resources`` (``pkg/scheduler/metrics/resources/resources.go``): a
+    ``kube_pod_resource_request`` and ``kube_pod_resource_limit`` gauge per pod and resource, labels
+    ``namespace, pod, node, scheduler, priority, resource, unit``; cpu in cores, zero values and
+    terminal pods (bound and Succeeded/Failed) left out. ``pods``: kubesched ``Pod`` Structs."""
+    from prometheus_client.core import GaugeMetricFamily
+    from prometheus_client.registry import Collector
+
+    from kubesched.api.resources import pod_requests
+
+    labels = ["namespace", "pod", "node", "scheduler", "priority", "resource", "unit"]
+    req = GaugeMetricFamily("kube_pod_resource_request",
+                            "Resources requested by workloads on the cluster, broken down by pod.", labels=labels)
+    lim = GaugeMetricFamily("kube_pod_resource_limit",
+                            "Resources limit for workloads on the cluster, broken down by pod.", labels=labels)
+    for pod in pods:
+        if pod.spec.node_name and pod.status.phase in ("Succeeded", "Failed"):
+            continue
+        prio = "" if pod.spec.priority is None else str(pod.spec.priority)
+        meta = pod.metadata
+        for fam, amounts in ((req, pod_requests(pod)), (lim, pod_limits(pod))):
+            for name in sorted(amounts):
+                v = amounts[name]
+                if v == 0:
+                    continue
+                value = v / 1000 if name == "cpu" else float(v)
+                fam.add_metric([meta.namespace, meta.name, pod.spec.node_name or "", pod.spec.scheduler_name or "",
+                                prio, name, _unit(name)], value)
+
+    class _Once(Collector):
+        def collect(self) -> Any:
+            return [req, lim]
+
+    reg = CollectorRegistry(auto_describe=False)
+    reg.register(_Once())
+    return prometheus_client.generate_latest(reg)

@@ -1,0 +1,109 @@
+"""Pure parts of the live adapter: status patches (upstream updatePod / PatchPodStatus), the
+retry policy, klog formatting."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import logging
+
+import msgspec
+import pytest
+
+from kubesched.api.objects import Pod
+from kubesched.kube.adapter import pod_status_patch, retry_on_error
+from kubesched.kube.client import APIConnectionError, APIError
+from kubesched.kube.klog import configure_logging, kv_log
+
+
+def mk(conds: list[dict] | None = None, nominated: str = "") -> Pod:
+    return msgspec.convert({"metadata": {"name": "p", "namespace": "ns"},
+                            "status": {"conditions": conds or [], "nominatedNodeName": nominated}}, Pod)
+
+
+NOW = "2026-11-24T08:00:00Z"
+
+
+def test_new_condition_full_element_with_set_element_order() -> None:
+    pod = mk([{"type": "Initialized", "status": "True"}])
+    patch = pod_status_patch(pod, {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                                   "message": "0/3 nodes are available"}, None, NOW)
+    assert patch == {"status": {
+        "$setElementOrder/conditions": [{"type": "Initialized"}, {"type": "PodScheduled"}],
+        "conditions": [{"type": "PodScheduled", "status": "False", "lastProbeTime": None,
+                        "lastTransitionTime": NOW, "reason": "Unschedulable",
+                        "message": "0/3 nodes are available"}]}}
+
+
+def test_same_condition_is_no_patch_and_message_change_keeps_transition_time() -> None:
+    cond = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "m1"}
+    pod = mk([cond])
+    assert pod_status_patch(pod, cond, None, NOW) is None
+    patch = pod_status_patch(pod, {**cond, "message": "m2"}, None, NOW)
+    assert patch == {"status": {"$setElementOrder/conditions": [{"type": "PodScheduled"}],
+                                "conditions": [{"type": "PodScheduled", "message": "m2"}]}}
+    flipped = pod_status_patch(pod, {"type": "PodScheduled", "status": "True"}, None, NOW)
+    assert flipped is not None
+    assert flipped["status"]["conditions"] == [{"type": "PodScheduled", "status": "True", "lastTransitionTime": NOW,
+                                                "reason": None, "message": None}]
+
+
+def test_nominated_node_name_override_and_clear() -> None:
+    pod = mk(nominated="n1")
+    assert pod_status_patch(pod, None, "n1") is None
+    assert pod_status_patch(pod, None, "n2") == {"status": {"nominatedNodeName": "n2"}}
+    assert pod_status_patch(pod, None, "") == {"status": {"nominatedNodeName": None}}
+    assert pod_status_patch(mk(), None, "") is None
+    assert pod_status_patch(mk(), None, None) is None
+
+
+def test_retry_on_error_retries_conflict_then_succeeds_but_not_not_found() -> None:
+    calls: list[int] = []
+
+    async def flaky() -> str:
+        calls.append(1)
+        if len(calls) < 3:
+            raise APIError(409, "Conflict", "the object has been modified")
+        return "ok"
+
+    assert asyncio.run(retry_on_error(flaky)) == "ok" and len(calls) == 3
+
+    async def gone() -> None:
+        calls.append(2)
+        raise APIError(404, "NotFound", "gone")
+
+    calls.clear()
+    with pytest.raises(APIError):
+        asyncio.run(retry_on_error(gone))
+    assert calls == [2]
+
+    async def down() -> None:
+        calls.append(3)
+        raise APIConnectionError("refused")
+
+    calls.clear()
+    with pytest.raises(APIConnectionError):
+        asyncio.run(retry_on_error(down))
+    assert calls == [3, 3, 3, 3]  # retry.DefaultBackoff: 4 steps
+
+
+def test_klog_text_and_json() -> None:
+    buf = io.StringIO()
+    configure_logging("text", 2, buf)
+    lg = logging.getLogger("kubesched.test")
+    kv_log(lg, 2, "Successfully bound pod to node", pod="ns/p", node="n1", evaluatedNodes=3)
+    kv_log(lg, 3, "too verbose")
+    line = buf.getvalue().strip()
+    assert "\n" not in line
+    assert line[0] == "I" and "test_adapter_unit.py:" in line
+    assert line.endswith('] "Successfully bound pod to node" pod="ns/p" node="n1" evaluatedNodes=3')
+    buf = io.StringIO()
+    configure_logging("json", 0, buf)
+    kv_log(lg, 0, "Starting Kubernetes Scheduler", version="v0.1.0")
+    kv_log(lg, 0, "Error scheduling pod; retrying", pod="ns/p", err="boom", error=True)
+    a, b = (json.loads(x) for x in buf.getvalue().splitlines())
+    assert a["msg"] == "Starting Kubernetes Scheduler" and a["v"] == 0 and a["version"] == "v0.1.0"
+    assert "caller" in a and isinstance(a["ts"], float)
+    assert b["err"] == "boom" and "v" not in b
+    logging.getLogger().handlers.clear()

@@ -1,0 +1,219 @@
+"""The HTTPS endpoints over real TLS on 127.0.0.1 (ephemeral port): upstream healthz output,
+the checks kube-scheduler installs, authorization of /metrics and /configz."""
+
+from __future__ import annotations
+
+import ssl
+import tempfile
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+import pytest_asyncio
+
+from kubesched.kube.endpoints import EndpointsServer, self_signed_cert
+from kubesched.kube.metrics import SchedulerMetrics
+
+
+class State:
+    synced = False
+    le_error: str | None = None
+
+
+def client_ctx(srv: EndpointsServer) -> ssl.SSLContext:
+    ctx = ssl.create_default_context()
+    assert srv.self_signed_cert is not None
+    ctx.load_verify_locations(cadata=srv.self_signed_cert.decode())  # verifies the SANs too
+    return ctx
+
+
+@pytest_asyncio.fixture
+async def server() -> AsyncIterator[tuple[EndpointsServer, State, str]]:
+    st = State()
+    m = SchedulerMetrics()
+    m.leader_on("kube-scheduler")
+    srv = EndpointsServer(bind_address="127.0.0.1", secure_port=0, leader_election_check=lambda: st.le_error,
+                          handlers_synced=lambda: st.synced, metrics=m,
+                          configz={"apiVersion": "kubescheduler.config.k8s.io/v1", "parallelism": 16},
+                          static_tokens={"s3cret": "ops"})
+    await srv.start()
+    try:
+        yield srv, st, f"https://127.0.0.1:{srv.port}"
+    finally:
+        await srv.stop()
+
+
+async def get(srv: EndpointsServer, url: str, token: str | None = None, host: str = "127.0.0.1") -> tuple[int, str]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with aiohttp.ClientSession() as s, s.get(url, ssl=client_ctx(srv), headers=headers) as r:
+        return r.status, await r.text()
+
+
+@pytest.mark.asyncio
+async def test_livez_and_readyz_follow_sync_and_shutdown(server: Any) -> None:
+    srv, st, base = server
+    assert await get(srv, base + "/livez") == (200, "ok")
+    assert await get(srv, base + "/livez?verbose") == (200, "[+]ping ok\nlivez check passed\n")
+    code, body = await get(srv, base + "/readyz")
+    assert code == 500
+    assert body == ("[+]leaderElection ok\n[+]shutdown ok\n[-]sched-handler-sync failed: reason withheld\n"
+                    "readyz check failed\n")
+    st.synced = True
+    assert await get(srv, base + "/readyz") == (200, "ok")
+    assert await get(srv, base + "/readyz?verbose") == (
+        200, "[+]leaderElection ok\n[+]shutdown ok\n[+]sched-handler-sync ok\nreadyz check passed\n")
+    srv.begin_shutdown()
+    code, body = await get(srv, base + "/readyz")
+    assert code == 500 and "[-]shutdown failed: reason withheld\n" in body
+    assert await get(srv, base + "/readyz?exclude=shutdown") == (200, "ok")
+    code, body = await get(srv, base + "/readyz?exclude=shutdown&exclude=nope&verbose")
+    assert code == 200
+    assert '[+]shutdown excluded: ok\n' in body
+    assert 'warn: some health checks cannot be excluded: no matches for "nope"\n' in body
+
+
+@pytest.mark.asyncio
+async def test_healthz_leader_watchdog(server: Any) -> None:
+    srv, st, base = server
+    assert await get(srv, base + "/healthz?verbose") == (200, "[+]leaderElection ok\nhealthz check passed\n")
+    st.le_error = "failed election to renew leadership on lease kube-scheduler"
+    code, body = await get(srv, base + "/healthz")
+    assert (code, body) == (500, "[-]leaderElection failed: reason withheld\nhealthz check failed\n")
+    assert "renew" not in body  # the reason is withheld from the public endpoint
+    # the per-check path shows the reason, but it is not an always-allowed path
+    assert (await get(srv, base + "/healthz/leaderElection"))[0] == 403
+    code, body = await get(srv, base + "/healthz/leaderElection", token="s3cret")
+    assert code == 500 and body == (
+        "internal server error: failed election to renew leadership on lease kube-scheduler\n")
+
+
+@pytest.mark.asyncio
+async def test_metrics_and_configz_need_authorization(server: Any) -> None:
+    srv, _, base = server
+    for path in ("/metrics", "/configz"):
+        code, body = await get(srv, base + path)
+        assert code == 403 and f'User \\"system:anonymous\\" cannot get path \\"{path}\\"' in body
+        assert (await get(srv, base + path, token="wrong"))[0] == 401
+    code, body = await get(srv, base + "/metrics", token="s3cret")
+    assert code == 200 and 'leader_election_master_status{name="kube-scheduler"} 1.0' in body
+    await get(srv, base + "/livez")
+    code, body = await get(srv, base + "/metrics/slis", token="s3cret")
+    assert code == 200
+    assert 'kubernetes_healthcheck{name="ping",type="livez"} 1.0' in body
+    assert 'kubernetes_healthchecks_total{name="ping",status="success",type="livez"}' in body
+    assert (await get(srv, base + "/metrics/slis"))[0] == 403
+    code, body = await get(srv, base + "/configz", token="s3cret")
+    assert code == 200
+    import json
+    assert json.loads(body) == {"componentconfig": {"apiVersion": "kubescheduler.config.k8s.io/v1",
+                                                    "parallelism": 16}}
+    assert (await get(srv, base + "/nope", token="s3cret"))[0] == 404
+    assert (await get(srv, base + "/nope"))[0] == 403
+    async with aiohttp.ClientSession() as s, s.get(base + "/metrics", ssl=client_ctx(srv)) as r:
+        assert r.headers["Cache-Control"] == "no-cache, private"
+        assert await r.json() == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                                  "message": 'forbidden: User "system:anonymous" cannot get path "/metrics"',
+                                  "reason": "Forbidden", "details": {}, "code": 403}
+
+
+@pytest.mark.asyncio
+async def test_always_allow_paths_and_given_certificate() -> None:
+    cert, key = self_signed_cert()
+    with tempfile.TemporaryDirectory() as d:
+        (Path(d) / "c.pem").write_bytes(cert)
+        (Path(d) / "k.pem").write_bytes(key)
+        srv = EndpointsServer(bind_address="127.0.0.1", secure_port=0, cert_file=str(Path(d) / "c.pem"),
+                              key_file=str(Path(d) / "k.pem"), metrics=SchedulerMetrics(),
+                              always_allow_paths=["/healthz", "/metrics*"])
+        assert srv.self_signed_cert is None
+        await srv.start()
+        try:
+            ctx = ssl.create_default_context()
+            ctx.load_verify_locations(cadata=cert.decode())
+            async with aiohttp.ClientSession() as s:
+                async with s.get(f"https://127.0.0.1:{srv.port}/metrics", ssl=ctx) as r:
+                    assert r.status == 200
+                    assert r.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+                    assert "scheduler_pending_pods" in await r.text()
+                async with s.get(f"https://127.0.0.1:{srv.port}/readyz", ssl=ctx) as r:
+                    assert r.status == 403  # not in this always-allow list
+                async with s.get(f"https://127.0.0.1:{srv.port}/healthz", ssl=ctx) as r:
+                    assert (r.status, await r.text()) == (200, "ok")  # no leader election: ping only
+        finally:
+            await srv.stop()
+
+
+def test_half_a_certificate_is_an_error() -> None:
+    with pytest.raises(ValueError, match="must be given together"):
+        EndpointsServer(cert_file="/x.pem")
+
+
+@pytest.mark.asyncio
+async def test_delegated_auth_unknown_token_is_unauthorized_and_anonymous_forbidden() -> None:
+    """With a delegate API server that cannot review tokens (the box serves no TokenReview), a
+    bearer token authenticates no one (401) and nobody gets /metrics; health stays public."""
+    from kubesched.apiserver.testing import start_server
+    from kubesched.kube.client import APIClient
+
+    async with start_server(token=None) as box, APIClient.for_server(box.url) as delegate:
+        srv = EndpointsServer(bind_address="127.0.0.1", secure_port=0, metrics=SchedulerMetrics(),
+                              delegate=delegate)
+        await srv.start()
+        try:
+            base = f"https://127.0.0.1:{srv.port}"
+            assert (await get(srv, base + "/metrics", token="whoever"))[0] == 401
+            assert (await get(srv, base + "/metrics"))[0] == 403
+            assert await get(srv, base + "/livez") == (200, "ok")
+            assert (await get(srv, base + "/livez", token="whoever"))[0] == 401  # as upstream: bad creds fail
+        finally:
+            await srv.stop()
+
+
+
+@pytest.mark.asyncio
+async def test_metrics_resources_only_while_leading() -> None:
+    from kubesched.kube.metrics import pod_resource_metrics
+    from kubesched.testing.wrappers import MakePod
+
+    leading = [False]
+    pods = [MakePod().name("a").namespace("ns").req(cpu="1").obj()]
+    srv = EndpointsServer(bind_address="127.0.0.1", secure_port=0, static_tokens={"t": "ops"},
+                          resource_metrics=lambda: pod_resource_metrics(pods), is_leader=lambda: leading[0])
+    await srv.start()
+    try:
+        base = f"https://127.0.0.1:{srv.port}"
+        assert await get(srv, base + "/metrics/resources", token="t") == (200, "")
+        leading[0] = True
+        code, body = await get(srv, base + "/metrics/resources", token="t")
+        assert code == 200 and 'kube_pod_resource_request{namespace="ns",node="",pod="a"' in body
+    finally:
+        await srv.stop()
+
+
+@pytest.mark.asyncio
+async def test_healthz_fails_when_the_real_elector_holds_the_lease_without_renewing() -> None:
+    """The production watchdog wired to the production elector (a fake clock stands for a renew
+    loop that stopped running, e.g. a wedged event loop or a stuck task)."""
+    from fakeapi import FakeAPI
+
+    from kubesched.kube.leaderelection import LeaderElector
+
+    now = [100.0]
+    el = LeaderElector(FakeAPI(), identity="me", clock=lambda: now[0])
+    assert await el.try_acquire_or_renew()
+    srv = EndpointsServer(bind_address="127.0.0.1", secure_port=0, leader_election_check=el.check)
+    await srv.start()
+    try:
+        base = f"https://127.0.0.1:{srv.port}"
+        assert await get(srv, base + "/healthz") == (200, "ok")
+        now[0] += 15 + 20 + 1  # lease duration + the 20 s tolerance, without a renewal
+        assert await get(srv, base + "/healthz") == (
+            500, "[-]leaderElection failed: reason withheld\nhealthz check failed\n")
+        code, body = await get(srv, base + "/readyz")
+        assert code == 500 and "[-]leaderElection failed" in body
+        assert await el.try_acquire_or_renew()  # a renewal heals it
+        assert await get(srv, base + "/healthz") == (200, "ok")
+    finally:
+        await srv.stop()

@@ -1,0 +1,199 @@
+"""Leader election over real HTTP against the box API server (127.0.0.1, ephemeral port), with
+short durations (lease 2 s, renew deadline 1.5 s, retry 0.25 s) so every test ends in seconds."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from kubesched.apiserver.testing import start_server
+from kubesched.kube.client import APIClient
+from kubesched.kube.events import EventRecorder
+from kubesched.kube.leaderelection import LeaderElector
+
+LEASE, RENEW, RETRY = 2.0, 1.5, 0.25
+PATH = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-scheduler"
+
+
+class Candidate:
+    """One replica: an elector, a leading task that counts, and its run() task."""
+
+    def __init__(self, url: str, name: str, release: bool = True, recorder: EventRecorder | None = None) -> None:
+        self.client = APIClient.for_server(url, user_agent_suffix="/leader-election")
+        self.el = LeaderElector(self.client, identity=name, lease_duration=LEASE, renew_deadline=RENEW,
+                                retry_period=RETRY, release_on_cancel=release, recorder=recorder, stop_timeout=2)
+        self.started = 0
+        self.leading_cancelled = 0
+        self.stopped = 0
+        self.started_at: float | None = None
+        self.task: asyncio.Task[None] | None = None
+
+    async def _lead(self) -> None:
+        self.started += 1
+        self.started_at = time.monotonic()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            self.leading_cancelled += 1
+            raise
+
+    def _stop(self) -> None:
+        self.stopped += 1
+
+    def start(self) -> None:
+        self.task = asyncio.create_task(self.el.run(self._lead, self._stop))
+
+    async def kill(self) -> None:
+        assert self.task is not None
+        self.task.cancel()
+        await asyncio.gather(self.task, return_exceptions=True)
+
+    async def close(self) -> None:
+        if self.task is not None and not self.task.done():
+            await self.kill()
+        await self.client.close()
+
+
+async def until(cond: Any, timeout: float = 10.0) -> float:
+    t0 = time.monotonic()
+    while not cond():
+        if time.monotonic() - t0 > timeout:
+            raise AssertionError("condition not reached")
+        await asyncio.sleep(0.02)
+    return time.monotonic() - t0
+
+
+@pytest_asyncio.fixture
+async def box() -> AsyncIterator[Any]:
+    async with start_server(token=None) as srv:
+        yield srv
+
+
+async def lease(srv: Any) -> dict[str, Any]:
+    async with APIClient.for_server(srv.url) as c:
+        return await c.get(PATH)
+
+
+@pytest.mark.asyncio
+async def test_two_candidates_exactly_one_leads_and_failover_after_kill(box: Any) -> None:
+    a, b = Candidate(box.url, "a", release=False), Candidate(box.url, "b", release=False)
+    try:
+        a.start()
+        b.start()  # both race to create the lease: one POST wins, the other gets 409
+        await until(lambda: a.el.is_leader() or b.el.is_leader())
+        await asyncio.sleep(3 * LEASE)  # several lease durations of renewals
+        assert a.el.is_leader() != b.el.is_leader()
+        assert a.started + b.started == 1
+        leader, standby = (a, b) if a.el.is_leader() else (b, a)
+        spec = (await lease(box))["spec"]
+        assert spec["holderIdentity"] == leader.el.identity and spec["leaseTransitions"] == 0
+        # kill the leader without release (a crash): the standby takes over within the lease duration
+        await leader.kill()
+        killed_at = time.monotonic()
+        await until(standby.el.is_leader, timeout=LEASE + 3 * RETRY + 2)
+        took = time.monotonic() - killed_at
+        assert took <= LEASE + 2.2 * RETRY + 1.0, took
+        spec = (await lease(box))["spec"]
+        assert spec["holderIdentity"] == standby.el.identity and spec["leaseTransitions"] == 1
+        assert standby.started == 1 and leader.stopped == 1
+    finally:
+        await a.close()
+        await b.close()
+
+
+@pytest.mark.asyncio
+async def test_release_on_shutdown_lets_the_other_take_over_at_once(box: Any) -> None:
+    a, b = Candidate(box.url, "a"), Candidate(box.url, "b")
+    try:
+        a.start()
+        await until(a.el.is_leader)
+        b.start()
+        await asyncio.sleep(LEASE)
+        assert not b.el.is_leader()
+        await a.kill()  # SIGTERM path: cancel → stop leading task → release
+        assert a.leading_cancelled == 1 and a.stopped == 1
+        released = (await lease(box))["spec"]
+        assert released.get("holderIdentity", "") == "" and released["leaseDurationSeconds"] == 1
+        t = await until(b.el.is_leader, timeout=LEASE)
+        assert t < LEASE  # the released 1 s lease, not the 2 s one
+        assert (await lease(box))["spec"]["leaseTransitions"] == 1
+    finally:
+        await a.close()
+        await b.close()
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("fault", ["fail-writes", "pause"])
+async def test_leader_whose_renewals_fail_stops_leading_within_renew_deadline(box: Any, fault: str) -> None:
+    a = Candidate(box.url, "a")
+    try:
+        a.start()
+        await until(a.el.is_leader)
+        if fault == "fail-writes":
+            box.faults.fail_writes("leases", code=500)
+        else:
+            box.faults.pause()
+        lost_after = await until(lambda: not a.el.is_leader(), timeout=RETRY + RENEW + 2)
+        # lost within the time to the next renewal + the renew deadline (+ scheduling slack)
+        assert a.el.lost and lost_after <= RETRY + RENEW + 0.5, lost_after
+        # the leading task is cancelled at once, on_stopped_leading runs after the bounded release try
+        await until(lambda: a.leading_cancelled == 1, timeout=1)
+        await until(lambda: a.stopped == 1, timeout=RENEW + 1)
+        box.faults.clear()
+        assert a.task is not None and a.task.done()
+        # the lease was not released (the write failed), so it still names a until it expires
+        assert (await lease(box))["spec"]["holderIdentity"] == "a"
+    finally:
+        box.faults.clear()
+        await a.close()
+
+
+@pytest.mark.asyncio
+async def test_takeover_race_between_two_standbys_is_won_once(box: Any) -> None:
+    a = Candidate(box.url, "a", release=False)
+    b, c = Candidate(box.url, "b"), Candidate(box.url, "c")
+    try:
+        a.start()
+        await until(a.el.is_leader)
+        b.start()
+        c.start()
+        await asyncio.sleep(0.5)
+        await a.kill()
+        await until(lambda: b.el.is_leader() or c.el.is_leader(), timeout=LEASE + 3)
+        await asyncio.sleep(LEASE)
+        assert b.el.is_leader() != c.el.is_leader()
+        assert b.started + c.started == 1
+        assert (await lease(box))["spec"]["leaseTransitions"] == 1
+    finally:
+        for x in (a, b, c):
+            await x.close()
+
+
+@pytest.mark.asyncio
+async def test_leader_election_events_and_microtime(box: Any) -> None:
+    client = APIClient.for_server(box.url)
+    rec = EventRecorder(client, "default-scheduler", api="v1")
+    rec_task = asyncio.create_task(rec.run())
+    a = Candidate(box.url, "a", recorder=rec)
+    try:
+        a.start()
+        await until(a.el.is_leader)
+        spec = (await lease(box))["spec"]
+        for k in ("acquireTime", "renewTime"):
+            assert len(spec[k]) == len("2026-01-01T00:00:00.000000Z") and spec[k].endswith("Z")
+        await a.kill()
+        await rec.stop(flush_timeout=5)
+        evs = (await client.list("/api/v1/namespaces/kube-system/events"))["items"]
+        notes = sorted(e["message"] for e in evs if e["reason"] == "LeaderElection")
+        assert notes == ["a became leader", "a stopped leading"]
+        assert all(e["involvedObject"]["kind"] == "Lease" for e in evs)
+    finally:
+        rec_task.cancel()
+        await asyncio.gather(rec_task, return_exceptions=True)
+        await a.close()
+        await client.close()
