@@ -92,7 +92,7 @@ def test_status_subresource_and_main_resource_update_their_own_parts(client: Cli
     assert code == 200 and p3["metadata"]["generation"] == 2
 
 
-def test_list_selectors_pagination_and_resource_versions(client: Client) -> None:
+def test_list_selectors_pagination_and_resource_versions(srv: ServerHandle, client: Client) -> None:
     for i in range(7):
         client.create(PODS, {**pod(f"p{i}"), "metadata": {"name": f"p{i}", "labels": {"i": str(i % 2)}}})
     client.create("/api/v1/namespaces/kube-system/pods", pod("sys", "kube-system"))
@@ -109,14 +109,17 @@ def test_list_selectors_pagination_and_resource_versions(client: Client) -> None
     rv = first["metadata"]["resourceVersion"]
     client.req("DELETE", f"{PODS}/p5")  # unscheduled: deleted at once
     client.create(PODS, pod("p9"))
-    seen = [p["metadata"]["name"] for p in first["items"]]
-    token = first["metadata"]["continue"]
-    while token:
-        page = client.get(f"{PODS}?limit=3&continue={token}")
-        assert page["metadata"]["resourceVersion"] == rv  # the list is consistent at the first page's RV
-        seen += [p["metadata"]["name"] for p in page["items"]]
-        token = page["metadata"].get("continue")
-    assert seen == ["p0", "p1", "p2", "p3", "p4", "p5", "p6"]
+    for drop_snapshots in (False, True):  # pages from the in-memory snapshot, then from SQLite history
+        if drop_snapshots:
+            srv.call(lambda s: s._snapshots.clear())
+        seen = [p["metadata"]["name"] for p in first["items"]]
+        token = first["metadata"]["continue"]
+        while token:
+            page = client.get(f"{PODS}?limit=3&continue={token}")
+            assert page["metadata"]["resourceVersion"] == rv  # the list is consistent at the first page's RV
+            seen += [p["metadata"]["name"] for p in page["items"]]
+            token = page["metadata"].get("continue")
+        assert seen == ["p0", "p1", "p2", "p3", "p4", "p5", "p6"]
     code, body = client.req("GET", f"{PODS}?resourceVersion=999999")
     assert code == 504 and body["details"]["causes"][0]["reason"] == "ResourceVersionTooLarge"
     exact = client.get(f"{PODS}?resourceVersion={rv}&resourceVersionMatch=Exact")
@@ -197,3 +200,54 @@ def test_core_and_events_k8s_io_events_are_one_object(client: Client) -> None:
     assert len(core) == 1 and core[0]["message"] == ev["note"] and core[0]["involvedObject"]["name"] == "p"
     back = client.get("/apis/events.k8s.io/v1/namespaces/default/events/e1")
     assert back["note"] == ev["note"] and back["apiVersion"] == "events.k8s.io/v1"
+
+
+def test_in_process_create_uses_the_same_pipeline(srv: ServerHandle, client: Client) -> None:
+    import pytest
+
+    from kubesched.apiserver.errors import APIError
+
+    made = srv.create(pod("inproc"))
+    assert made["metadata"]["uid"] and made["spec"]["schedulerName"] == "default-scheduler"
+    assert client.get(f"{PODS}/inproc")["metadata"]["resourceVersion"] == made["metadata"]["resourceVersion"]
+    with pytest.raises(APIError) as e:
+        srv.create(pod("inproc"))
+    assert e.value.code == 409
+    with pytest.raises(APIError) as e:
+        srv.create({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}})
+    assert e.value.code == 404
+
+
+def test_events_expire_after_the_event_ttl(srv: ServerHandle, client: Client) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    path = "/api/v1/namespaces/default/events"
+    for name, when in (("old", "2020-01-01T00:00:00Z"), ("new", None)):
+        ev = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": name},
+              "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"}, "reason": "X",
+              "message": "m", "type": "Normal"}
+        if when:
+            ev["lastTimestamp"] = when
+        client.create(path, ev)
+    assert srv.call(lambda s: s.expire_events()) == 1
+    assert [e["metadata"]["name"] for e in client.get(path)["items"]] == ["new"]
+    later = datetime.now(UTC) + timedelta(hours=2)
+    assert srv.call(lambda s: s.expire_events(later)) == 1
+    assert client.get(path)["items"] == []
+
+
+def test_scale_subresource(client: Client) -> None:
+    dep = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+           "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                    "template": {"metadata": {"labels": {"app": "web"}},
+                                 "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+    client.create("/apis/apps/v1/namespaces/default/deployments", dep)
+    path = "/apis/apps/v1/namespaces/default/deployments/web/scale"
+    sc = client.get(path)
+    assert sc["kind"] == "Scale" and sc["spec"]["replicas"] == 2 and sc["status"]["selector"] == "app=web"
+    code, sc2 = client.req("PATCH", path, {"spec": {"replicas": 5}}, ctype="application/merge-patch+json")
+    assert code == 200 and sc2["spec"]["replicas"] == 5
+    d = client.get("/apis/apps/v1/namespaces/default/deployments/web")
+    assert d["spec"]["replicas"] == 5 and d["metadata"]["generation"] == 2
+    code, _ = client.req("PATCH", path, {"spec": {"replicas": -1}}, ctype="application/merge-patch+json")
+    assert code == 422

@@ -135,3 +135,16 @@ def test_close_watches_fault_ends_streams_cleanly(srv: ServerHandle, client: Cli
     assert srv.faults.close_watches() >= 1
     assert w.next() is None
     w.close()
+
+
+def test_legacy_watch_paths_and_list_option_validation(client: Client) -> None:
+    client.create(PODS, pod("a"))
+    client.create(PODS, pod("b"))
+    w = client.watch("/api/v1/watch/namespaces/default/pods/b")
+    ev = w.next()
+    assert ev is not None and ev["type"] == "ADDED" and ev["object"]["metadata"]["name"] == "b"
+    w.close()
+    code, body = client.req("GET", f"{PODS}?resourceVersionMatch=Exact")
+    assert code == 422 and body["reason"] == "Invalid"
+    code, body = client.req("GET", f"{PODS}?resourceVersion=0&resourceVersionMatch=Exact")
+    assert code == 422

@@ -16,6 +16,7 @@ Usage (tests, the live adapter, benchmarks)::
                              # .fail_writes("pods", subresource="binding", fraction=0.5, code=500|409),
                              # .latency = 0.05, .pause()/.resume(), .clear()
         srv.call(lambda s: s.store.current_rev)   # run code on the server loop
+        srv.create(manifest_dict)  # in-process create, same pipeline as POST (admission, defaults)
 
     # or inside your own running loop
     async with start_server(tmp_path / "kubeconfig") as server:

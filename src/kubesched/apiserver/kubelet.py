@@ -68,6 +68,7 @@ class KubeletSimulator:
         self._pod_ips = (str(ip) for ip in _POD_NET.hosts())
         self._node_ips = (str(ip) for ip in _NODE_NET.hosts())
         self._used_pod_ips: set[str] = set()
+        self._waiting: dict[str, set[tuple[str, str]]] = {}  # node name -> pods bound to it before it existed
 
     # ----------------------------------------------------------------- start
     async def start(self) -> None:
@@ -89,6 +90,8 @@ class KubeletSimulator:
     def _on_event(self, ev: Event) -> None:
         if ev.type != "DELETED":
             self._queue.put_nowait((ev.space, ev.ns, ev.name))
+        elif ev.space == "nodes":  # the garbage collector removes the node's Lease (ownerReference)
+            self._queue.put_nowait(("leases", "kube-node-lease", ev.name))
         elif ev.space == "pods":
             h = self._timers.pop((ev.ns, ev.name), None)
             if h is not None:
@@ -101,6 +104,8 @@ class KubeletSimulator:
                 try:
                     if space == "nodes":
                         self._sync_node(name)
+                    elif space == "leases":
+                        self._drop_lease(name)
                     else:
                         self._sync_pod(ns, name)
                 except Exception:  # a kubelet bug must not stop the others
@@ -164,6 +169,17 @@ class KubeletSimulator:
 
         self._mutate("nodes", "", name, fn)
         self._ensure_lease(name)
+        for key in self._waiting.pop(name, ()):
+            self._queue.put_nowait(("pods", *key))
+
+    def _drop_lease(self, name: str) -> None:
+        store = self.server.store
+        if store.get("nodes", "", name) is not None:
+            return
+        try:
+            store.delete("coordination.k8s.io/leases", "kube-node-lease", name)
+        except KeyNotFound:
+            pass
 
     def _ensure_lease(self, name: str) -> None:
         """The node's heartbeat Lease in ``kube-node-lease`` (created once; not renewed)."""
@@ -205,6 +221,7 @@ class KubeletSimulator:
             return
         node = self.server.store.get("nodes", "", node_name)
         if node is None:
+            self._waiting.setdefault(node_name, set()).add((ns, name))
             return
         phase = st.get("phase")
         if phase == "Pending":

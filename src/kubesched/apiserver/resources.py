@@ -11,6 +11,7 @@ A field getter returns ``dict[str, str]`` — the value of each selectable field
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -194,10 +195,16 @@ _SPECIAL: dict[str, Callable[[dict[str, Any]], str]] = {
 
 
 def selectable_fields(info: ResourceInfo, obj: dict[str, Any], names: Iterable[str] | None = None) -> dict[str, str]:
-    """The selectable field values of ``obj`` as strings (upstream ``GetAttrs``)."""
+    """The selectable field values of ``obj`` as strings (upstream ``GetAttrs``).
+
+    Empty values are left out (a missing field reads as ``""``); short values are interned,
+    since thousands of objects share them (``default``, ``Pending``, ``default-scheduler``).
+    """
     out: dict[str, str] = {}
     for name in names if names is not None else info.field_names:
         fn = _SPECIAL.get(name)
-        out[name] = fn(obj) if fn is not None else _get(obj, name)
+        v = fn(obj) if fn is not None else _get(obj, name)
+        if v:
+            out[name] = sys.intern(v) if len(v) <= 64 else v
     return out
 

@@ -15,10 +15,13 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import bisect
 import logging
 import random
 import ssl
+import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -75,6 +78,21 @@ VERSION_INFO = {
 _JSON = "application/json"
 _INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 _PUBLIC_PATHS = frozenset(("/healthz", "/livez", "/readyz", "/version"))
+
+
+_COMPAT: dict[str, Any] = {}
+
+
+def _compat(name: str) -> Any:
+    """The boxcompat module ``kubesched.apiserver.<name>`` or None (imported once)."""
+    if name not in _COMPAT:
+        import importlib
+
+        try:
+            _COMPAT[name] = importlib.import_module(f"kubesched.apiserver.{name}")
+        except ImportError:
+            _COMPAT[name] = None
+    return _COMPAT[name]
 
 
 def now_rfc3339(delta: float = 0.0) -> str:
@@ -143,13 +161,14 @@ class APIServer:
 
     ``token``: required bearer token (None = no authentication). ``compaction_window``: how
     many recent revisions the periodic compactor keeps (every ``compaction_interval`` s).
-    ``hooks``: callables run after start with the server (e.g. simulated kubelets).
+    ``on_started``: callables run after start with the server (e.g. simulated kubelets).
+    ``event_ttl``: seconds after which Events are removed (kube-apiserver ``--event-ttl``, 1 h).
     """
 
     def __init__(self, store: Store, *, token: str | None = None, faults: Faults | None = None,
                  compaction_window: int = 10000, compaction_interval: float = 60.0,
                  bookmark_interval: float = 60.0, min_request_timeout: float = 1800.0,
-                 admission: bool = True) -> None:
+                 admission: bool = True, event_ttl: float = 3600.0) -> None:
         self.store = store
         self.token = token
         self.faults = faults or Faults()
@@ -158,7 +177,11 @@ class APIServer:
         self.bookmark_interval = bookmark_interval
         self.min_request_timeout = min_request_timeout
         self.use_admission = admission
+        self.event_ttl = event_ttl
         self._watchers: set[_Watcher] = set()
+        #: list snapshots behind continue tokens: (space, ns, rv) -> (created, keys, entries)
+        self._snapshots: OrderedDict[tuple[str, str | None, int], tuple[float, list[Any], list[Entry]]] = \
+            OrderedDict()
         self._timers: dict[tuple[str, str], asyncio.TimerHandle] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._runner: web.AppRunner | None = None
@@ -174,14 +197,23 @@ class APIServer:
 
     # ------------------------------------------------------------- lifecycle
     def _bootstrap(self) -> None:
+        """System namespaces and PriorityClasses, as kube-apiserver creates them at start
+        (``pkg/controlplane/controller/systemnamespaces``, ``pkg/registry/scheduling/rest``)."""
         ns_info = res.find("", "v1", "namespaces")
-        assert ns_info is not None
+        pc_info = res.find("scheduling.k8s.io", "v1", "priorityclasses")
+        assert ns_info is not None and pc_info is not None
         for ns in SYSTEM_NAMESPACES:
             if self.store.get(ns_info.key, "", ns) is None:
                 obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
                 self._fill_create(ns_info, obj, "")
                 self._prepare_create(ns_info, obj)
                 self.store.create(ns_info.key, "", ns, obj)
+        admission = _compat("admission")
+        for name, pc in (getattr(admission, "SYSTEM_PRIORITY_CLASSES", None) or {}).items():
+            if self.store.get(pc_info.key, "", name) is None:
+                obj = {**pc, "metadata": dict(pc["metadata"])}
+                self._fill_create(pc_info, obj, "")
+                self.store.create(pc_info.key, "", name, obj)
 
     def make_app(self) -> web.Application:
         app = web.Application(client_max_size=64 * 1024 * 1024, middlewares=[self._middleware])
@@ -206,6 +238,9 @@ class APIServer:
         self.host = host
         self._spawn(self._compactor())
         self._resume_graceful_deletions()
+        for e in self.store.list("namespaces"):  # finish namespace deletions interrupted by a restart
+            if e.obj()["metadata"].get("deletionTimestamp"):
+                self.loop.call_soon(self._finalize_namespace, e.obj()["metadata"]["name"])
         for fn in self.on_started:
             r = fn(self)
             if asyncio.iscoroutine(r):
@@ -249,9 +284,33 @@ class APIServer:
         while True:
             await asyncio.sleep(self.compaction_interval)
             try:
+                self.expire_events()
                 self.store.compact_window(self.compaction_window)
             except Exception:  # pragma: no cover - logged, retried next tick
                 log.exception("compaction failed")
+            _trim_heap()
+
+    def expire_events(self, now: datetime | None = None) -> int:
+        """Delete Events last seen more than ``event_ttl`` ago (upstream stores them with an etcd
+        lease of ``--event-ttl``); returns how many."""
+        now = now or datetime.now(UTC)
+        info = res.find("", "v1", "events")
+        assert info is not None
+        n = 0
+        for e in self.store.list(info.key):
+            ev = e.obj()
+            series = ev.get("series") or {}
+            seen = (series.get("lastObservedTime") or ev.get("lastTimestamp") or ev.get("eventTime")
+                    or ev["metadata"].get("creationTimestamp") or "")
+            t = _parse_time(seen)
+            if t is not None and (now - t).total_seconds() > self.event_ttl:
+                md = ev["metadata"]
+                try:
+                    self.store.delete(info.key, md.get("namespace", ""), md["name"], expect_rv=e.rv)
+                    n += 1
+                except (KeyNotFound, Conflict):
+                    pass
+        return n
 
     def compact_now(self) -> int:
         """Compact to the current revision (fault injection / tests)."""
@@ -273,6 +332,10 @@ class APIServer:
                     raise APIError.unauthorized()
             await self.faults.before_request()
             resp: web.StreamResponse = await handler(request)
+            warnings = request.get("warnings")
+            if warnings and not resp.prepared:
+                for w in warnings:
+                    resp.headers.add("Warning", w)
             return resp
         except APIError as e:
             return _json_response(e.status, e.code, e.headers)
@@ -315,6 +378,13 @@ class APIServer:
             raise APIError.no_route()
         if not rest:
             return _json_response(self._resource_list(group, version))
+        if rest[0] == "watch" and len(rest) > 1:  # deprecated /api/v1/watch/... paths
+            route = self._route(group, version, rest[1:])
+            if request.method != "GET" or route.sub:
+                raise APIError.method_not_allowed()
+            if route.name is not None:  # watch of one object = a name field selector
+                return await self._watch(request, route, name=route.name)
+            return await self._watch(request, route)
         route = self._route(group, version, rest)
         return await self._serve(request, route)
 
@@ -326,8 +396,6 @@ class APIServer:
             rest = rest[2:]
         info = res.find(group, version, rest[0])
         if info is None:
-            if res.by_group_version().get(f"{group}/{version}" if group else version) is None:
-                raise APIError.no_route()
             raise APIError.no_route()
         if ns is not None and not info.namespaced:
             raise APIError.no_route()
@@ -363,6 +431,8 @@ class APIServer:
             if m != "POST":
                 raise APIError.method_not_allowed()
             return await self._evict(request, r)
+        if r.sub == "scale":
+            return await self._scale(request, r)
         if m == "GET":
             entry = self._get_entry(r)
             return self._object_response(request, r.info, entry.data)
@@ -425,10 +495,9 @@ class APIServer:
         return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": out}
 
     def _openapi(self, request: web.Request, rest: list[str]) -> web.StreamResponse:
-        try:
-            from kubesched.apiserver import openapi  # boxcompat
-        except ImportError:
-            raise APIError.no_route() from None
+        openapi = _compat("openapi")
+        if openapi is None:
+            raise APIError.no_route()
         served = [(r.group, r.version, r.kind, r.plural, r.namespaced) for r in res.RESOURCES]
         if rest == ["v2"]:
             return web.Response(body=openapi.v2_document(served), content_type=_JSON)
@@ -455,13 +524,9 @@ class APIServer:
     def _get_entry(self, r: _Route) -> Entry:
         assert r.name is not None
         entry = self.store.get(r.info.key, self._space_ns(r.info, r.ns), r.name)
-        if entry is None or (r.info.key == "events" and not self._event_visible(r.info, entry)):
+        if entry is None:
             raise APIError.not_found(r.info.plural, r.info.group, r.name)
         return entry
-
-    @staticmethod
-    def _event_visible(info: ResourceInfo, entry: Entry) -> bool:
-        return True
 
     def _out(self, info: ResourceInfo, data: bytes) -> bytes:
         """Stored bytes → the bytes served for ``info`` (events.k8s.io view conversion)."""
@@ -484,17 +549,25 @@ class APIServer:
 
     def _table(self, request: web.Request, info: ResourceInfo, items: list[dict[str, Any]],
                meta: dict[str, Any] | None) -> dict[str, Any] | None:
-        try:
-            from kubesched.apiserver import tables  # boxcompat
-        except ImportError:
+        tables = _compat("tables")
+        if tables is None:
             return None
         include = request.query.get("includeObject", "Metadata")
-        table: dict[str, Any] = tables.to_table(info.plural, items, now=datetime.now(UTC), include_object=include)
-        if meta is not None:
-            table["metadata"] = meta
+        if info.group == "events.k8s.io":  # the printer reads the core/v1 fields
+            items = [events_to_core(i) for i in items]
+        try:
+            table: dict[str, Any] = tables.to_table(info.plural, items, now=datetime.now(UTC),
+                                                     include_object=include, list_meta=meta)
+        except ValueError as e:
+            raise APIError.bad_request(str(e)) from None
         return table
 
     async def _read_body(self, request: web.Request) -> dict[str, Any]:
+        ctype = request.headers.get("Content-Type", "")
+        if ctype.startswith("application/vnd.kubernetes.protobuf"):
+            raise APIError.method_status(415, "UnsupportedMediaType",
+                                         f'the body of the request was in an unknown format - accepted media types '
+                                         f'include: application/json, application/yaml ({ctype})')
         raw = await request.read()
         try:
             obj = orjson.loads(raw)
@@ -525,6 +598,28 @@ class APIServer:
             raise APIError.bad_request(f"the kind in the data ({k}) does not match the expected kind ({want_kind})")
         obj["apiVersion"] = info.api_version
         obj["kind"] = want_kind
+
+    def _field_validation(self, request: web.Request, info: ResourceInfo, obj: Any, *,
+                          patch_ctype: str | None = None, patch_body: bytes = b"") -> None:
+        """``fieldValidation`` (Strict | Warn | Ignore; server default Warn) on a decoded body or
+        a patched result (upstream ``handlers/create.go``, ``patch.go``)."""
+        directive = request.query.get("fieldValidation", "Warn") or "Warn"
+        fv = _compat("fieldvalidation")
+        if fv is None:
+            return
+        if directive not in fv.VALIDATION_DIRECTIVES:
+            raise APIError.bad_request(f'fieldValidation: Unsupported value: "{directive}": supported values: '
+                                       f'"Ignore", "Strict", "Warn"')
+        if directive == "Ignore":
+            return
+        msgs = fv.unknown_fields((info.group, info.version, info.kind), obj)
+        if not msgs:
+            return
+        if directive == "Strict":
+            if patch_ctype is not None:
+                raise APIError(fv.patch_strict_status(patch_ctype, patch_body, obj, msgs))
+            raise APIError.bad_request(fv.decode_error_message(info.kind, info.version, msgs))
+        request["warnings"] = fv.warning_headers(msgs)
 
     def _write_fault(self, info: ResourceInfo, sub: str, verb: str) -> None:
         if not self.faults.write_faults:
@@ -606,8 +701,12 @@ class APIServer:
         try:
             if cont:
                 list_rv, start = self._decode_continue(cont)
+                snap = self._snapshots.get((info.key, ns, list_rv))
                 try:
-                    entries = store.list_at(info.key, list_rv, ns, start)
+                    if snap is not None:
+                        entries = snap[2][bisect.bisect_right(snap[1], start):]
+                    else:
+                        entries = store.list_at(info.key, list_rv, ns, start)
                 except Compacted:
                     raise APIError.expired(
                         "The provided continue parameter is too old to display a consistent list result. You can "
@@ -615,13 +714,33 @@ class APIServer:
             else:
                 rv = self._parse_rv(q.get("resourceVersion"))
                 rv_match = q.get("resourceVersionMatch", "")
+                if rv_match not in ("", "Exact", "NotOlderThan"):
+                    raise APIError.invalid("ListOptions", "meta.k8s.io", "", [(
+                        "FieldValueNotSupported", "resourceVersionMatch",
+                        (f'resourceVersionMatch: Unsupported value: "{rv_match}": supported values: "Exact", '
+                        f'"NotOlderThan", ""'))])
+                if rv_match and rv is None:
+                    raise APIError.invalid("ListOptions", "meta.k8s.io", "", [(
+                        "FieldValueForbidden", "resourceVersionMatch",
+                        ("resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless "
+                        "resourceVersion is provided"))])
+                if rv_match == "Exact" and rv == 0:
+                    raise APIError.invalid("ListOptions", "meta.k8s.io", "", [(
+                        "FieldValueForbidden", "resourceVersionMatch",
+                        ('resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for '
+                        'resourceVersion "0"'))])
                 if rv_match == "Exact" and rv is not None and rv > 0:
                     entries = store.list_at(info.key, rv, ns)
                     list_rv = rv
                 else:
                     if rv is not None and rv > store.current_rev:
                         raise FutureRevision(rv, store.current_rev)
-                    entries = store.list(info.key, ns)
+                    if limit:
+                        keys, entries = store.list_keyed(info.key, ns)
+                        if len(entries) > limit:
+                            self._remember_snapshot((info.key, ns, store.current_rev), keys, entries)
+                    else:
+                        entries = store.list(info.key, ns)
                     list_rv = store.current_rev
         except Compacted as e:
             raise APIError.expired(f"too old resource version: {e.requested} ({e.compact_rev})") from None
@@ -651,10 +770,22 @@ class APIServer:
         body = b"".join((head[:-1], b',"items":[', b",".join(datas), b"]}"))
         return web.Response(body=body, content_type=_JSON)
 
+    def _remember_snapshot(self, key: tuple[str, str | None, int], keys: list[Any], entries: list[Entry]) -> None:
+        """Keep a paginated list's snapshot (references only) so its continue pages are slices;
+        at most 32, each for 5 minutes (then pages come from the SQLite history)."""
+        now = time.monotonic()
+        snaps = self._snapshots
+        snaps[key] = (now, keys, entries)
+        snaps.move_to_end(key)
+        while snaps and (len(snaps) > 32 or next(iter(snaps.values()))[0] < now - 300):
+            snaps.popitem(last=False)
+
     # ------------------------------------------------------------------ watch
-    async def _watch(self, request: web.Request, r: _Route) -> web.StreamResponse:
+    async def _watch(self, request: web.Request, r: _Route, name: str | None = None) -> web.StreamResponse:
         info, q = r.info, request.query
         lsel, fsel = self._parse_selectors(request, info)
+        if name is not None:
+            fsel = FieldSelector([*fsel.terms, ("metadata.name", "=", name)])
         match = _matcher(lsel, fsel)
         ns = self._space_ns(info, r.ns) if r.ns is not None else None
         rv = self._parse_rv(q.get("resourceVersion"))
@@ -684,9 +815,11 @@ class APIServer:
             send_initial = rv is None or rv == 0
         timeout_s = q.get("timeoutSeconds")
         try:
-            timeout = float(timeout_s) if timeout_s else self.min_request_timeout * (1 + random.random())
+            timeout = float(timeout_s) if timeout_s else 0.0
         except ValueError:
             raise APIError.bad_request(f"invalid timeoutSeconds: {timeout_s!r}") from None
+        if timeout <= 0:  # upstream: unset or 0 = random in [minRequestTimeout, 2*minRequestTimeout)
+            timeout = self.min_request_timeout * (1 + random.random())
 
         store = self.store
         w = _Watcher()
@@ -888,12 +1021,12 @@ class APIServer:
                 obj["status"] = {"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0,
                                  "expectedPods": 0}
 
-    def _admit(self, info: ResourceInfo, obj: dict[str, Any], old: dict[str, Any] | None, op: str) -> dict[str, Any]:
+    def _admit(self, info: ResourceInfo, obj: dict[str, Any], old: dict[str, Any] | None, op: str,
+               sub: str = "") -> dict[str, Any]:
         if not self.use_admission:
             return obj
-        try:
-            from kubesched.apiserver import admission  # boxcompat
-        except ImportError:
+        admission = _compat("admission")
+        if admission is None:
             return obj
 
         def lookup(resource: str, ns: str, name: str) -> dict[str, Any] | None:
@@ -908,8 +1041,8 @@ class APIServer:
             return [] if ri is None else [e.obj() for e in self.store.list(ri.key)]
 
         try:
-            out: dict[str, Any] = admission.admit(info.plural, obj, old, operation=op, lookup=lookup,
-                                                  list_objects=list_objects)
+            out: dict[str, Any] = admission.admit(f"{info.plural}/{sub}" if sub else info.plural, obj, old,
+                                                  operation=op, lookup=lookup, list_objects=list_objects)
         except admission.AdmissionError as e:
             raise APIError(e.status) from None
         return out
@@ -925,6 +1058,16 @@ class APIServer:
         info = r.info
         self._write_fault(info, "", "create")
         obj = await self._read_body(request)
+        self._field_validation(request, info, obj)
+        dry = request.query.get("dryRun") == "All"
+        entry = self.create_object(info, r.ns or "", obj, dry_run=dry)
+        return self._object_response(request, info, entry.data, 201)
+
+    def create_object(self, info: ResourceInfo, ns: str, obj: dict[str, Any], *, dry_run: bool = False) -> Entry:
+        """Create ``obj`` as ``POST`` would (metadata, strategy, namespace checks, generateName,
+        admission, validation); call on the server's loop. Returns the stored entry (for
+        events.k8s.io, the stored core/v1 form). Raises :class:`APIError` (AlreadyExists,
+        NotFound namespace, Invalid, Forbidden, BadRequest)."""
         if info.key == "events" and info.group == "events.k8s.io":
             self._check_type(info, obj)
             obj = events_to_core(obj)
@@ -933,7 +1076,6 @@ class APIServer:
         else:
             self._check_type(info, obj)
             store_info = info
-        ns = r.ns or ""
         md = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else None
         if info.namespaced and md is not None and md.get("namespace") and md["namespace"] != ns:
             raise APIError.bad_request("the namespace of the provided object does not match the namespace sent "
@@ -943,27 +1085,39 @@ class APIServer:
         name = md.get("name") or ""
         if info.namespaced:
             self._namespace_ok(ns, name, info)
+        gen = md.get("generateName") if not name else None
+        if gen:  # upstream BeforeCreate generates the name before validation
+            name = gen[:58] + _rand_suffix()
+            md["name"] = name
         self._prepare_create(info, obj)
         obj = self._admit(info, obj, None, "CREATE")
-        dry = request.query.get("dryRun") == "All"
-        gen = md.get("generateName") if not name else None
+        space_ns = ns if info.namespaced else ""
         for attempt in range(8 if gen else 1):
-            if gen:
-                name = (gen[:58] if len(gen) > 58 else gen) + _rand_suffix()
+            if attempt:
+                assert gen is not None
+                name = gen[:58] + _rand_suffix()
                 obj["metadata"]["name"] = name
-            if dry:
-                if self.store.get(store_info.key, ns if info.namespaced else "", name) is not None:
+            if dry_run:
+                if self.store.get(store_info.key, space_ns, name) is not None:
                     raise APIError.already_exists(info.plural, info.group, name)
                 obj["metadata"]["resourceVersion"] = ""
-                return _json_response(self._out(info, orjson.dumps(obj)), 201)
+                return Entry(0, orjson.dumps(obj), {}, {})
             try:
-                entry = self.store.create(store_info.key, ns if info.namespaced else "", name, obj)
+                entry = self.store.create(store_info.key, space_ns, name, obj)
                 break
             except KeyExists:
                 if attempt == (7 if gen else 0):
                     raise APIError.already_exists(info.plural, info.group, name) from None
         self._after_write(info, entry)
-        return self._object_response(request, info, entry.data, 201)
+        return entry
+
+    def create_manifest(self, obj: dict[str, Any]) -> Entry:
+        """Create one manifest object (``apiVersion``/``kind``, namespace from ``metadata.namespace``,
+        default ``default``) as ``kubectl create -f`` would. Raises :class:`APIError`, and
+        NotFound for a kind the box does not serve."""
+        info = info_for_object(obj)
+        ns = ((obj.get("metadata") or {}).get("namespace") or "default") if info.namespaced else ""
+        return self.create_object(info, ns, obj)
 
     # ----------------------------------------------------------------- update
     def _commit_update(self, info: ResourceInfo, ns: str, name: str, new: dict[str, Any], old_entry: Entry,
@@ -1012,11 +1166,11 @@ class APIServer:
                 new["status"] = old["status"]
             else:
                 new.pop("status", None)
-        if info.kind == "Pod" and sub == "":
-            self._check_pod_update(info, name, old, new)
         if info.generation and sub == "" and new.get("spec") != old.get("spec"):
             new["metadata"]["generation"] = int(omd.get("generation", 1)) + 1
-        new = self._admit(info, new, old, "UPDATE")
+        new = self._admit(info, new, old, "UPDATE", sub)
+        if info.kind == "Pod" and sub == "":
+            self._check_pod_update(info, name, old, new)
         cmp_old = dict(old)
         cmp_old["metadata"] = {k: v for k, v in omd.items() if k != "resourceVersion"}
         if new == cmp_old:
@@ -1041,21 +1195,59 @@ class APIServer:
         return entry
 
     def _check_pod_update(self, info: ResourceInfo, name: str, old: dict[str, Any], new: dict[str, Any]) -> None:
-        """Pod spec is immutable except a few fields (upstream ValidatePodUpdate, simplified)."""
-        os_, ns_ = old.get("spec") or {}, new.get("spec") or {}
-        if os_.get("nodeName") and ns_.get("nodeName") != os_.get("nodeName"):
-            raise APIError.invalid("Pod", "", name, [(
+        """Pod spec is immutable but for a few fields (upstream ``ValidatePodUpdate`` in
+        ``pkg/apis/core/validation/validation.go``): container/initContainer images,
+        ``activeDeadlineSeconds`` (set or lowered), ``tolerations`` (additions only),
+        ``terminationGracePeriodSeconds`` (negative → 1), ``schedulingGates`` (removals only);
+        while gated also ``nodeSelector``/``affinity`` additions (not checked further here)."""
+        os_, ns_ = dict(old.get("spec") or {}), dict(new.get("spec") or {})
+        causes: list[tuple[str, str, str]] = []
+        ogates, ngates = os_.get("schedulingGates") or [], ns_.get("schedulingGates") or []
+        if any(g not in ogates for g in ngates):
+            causes.append(("FieldValueForbidden", "spec.schedulingGates",
+                           "spec.schedulingGates: Forbidden: only deletion is allowed, but found new scheduling gate"))
+        otol, ntol = os_.get("tolerations") or [], ns_.get("tolerations") or []
+        if any(t not in ntol for t in otol):
+            causes.append(("FieldValueForbidden", "spec.tolerations",
+                           ("spec.tolerations: Forbidden: existing toleration can not be modified except its "
+                           "tolerationSeconds")))
+        oads, nads = os_.get("activeDeadlineSeconds"), ns_.get("activeDeadlineSeconds")
+        if oads is not None and (nads is None or nads > oads):
+            causes.append(("FieldValueInvalid", "spec.activeDeadlineSeconds",
+                           (f"spec.activeDeadlineSeconds: Invalid value: {nads if nads is not None else 'null'}: "
+                           f"must be less than or equal to previous value")))
+        gated = bool(ogates)
+
+        def masked(spec: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
+            m = dict(spec)
+            for k in ("activeDeadlineSeconds", "tolerations", "schedulingGates"):
+                m.pop(k, None)
+            if gated:
+                m.pop("nodeSelector", None)
+                m.pop("affinity", None)
+            for k in ("containers", "initContainers", "ephemeralContainers"):
+                if isinstance(m.get(k), list):
+                    m[k] = [{**c, "image": None} if isinstance(c, dict) else c for c in m[k]]
+            if (other.get("terminationGracePeriodSeconds") or 0) < 0 and m.get("terminationGracePeriodSeconds") == 1:
+                m["terminationGracePeriodSeconds"] = other["terminationGracePeriodSeconds"]
+            return m
+
+        if masked(ns_, os_) != masked(os_, ns_):
+            causes.append((
                 "FieldValueForbidden", "spec",
-                ("spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`, "
-                "`spec.initContainers[*].image`, `spec.activeDeadlineSeconds`, `spec.tolerations` (only additions "
-                "to existing tolerations), `spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it "
-                "was previously negative)"))])
+                ("spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`,"
+                "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions "
+                "to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it "
+                "was previously negative)")))
+        if causes:
+            raise APIError.invalid("Pod", "", name, causes)
 
     async def _put(self, request: web.Request, r: _Route) -> web.Response:
         info = r.info
         assert r.name is not None
         self._write_fault(info, r.sub, "update")
         obj = await self._read_body(request)
+        self._field_validation(request, info, obj)
         self._check_type(info, obj)
         entry = self._get_entry(r)
         md = obj.get("metadata") or {}
@@ -1084,6 +1276,7 @@ class APIServer:
         patched = self._apply_patch(info, ctype, original, body)
         if not isinstance(patched, dict):
             raise APIError.bad_request("the patch produced a non-object")
+        self._field_validation(request, info, patched, patch_ctype=ctype, patch_body=body)
         md = patched.get("metadata") if isinstance(patched.get("metadata"), dict) else {}
         rv_s = md.get("resourceVersion") if md else None
         precondition = None
@@ -1100,22 +1293,12 @@ class APIServer:
         return self._object_response(request, info, new_entry.data)
 
     def _apply_patch(self, info: ResourceInfo, ctype: str, original: dict[str, Any], body: bytes) -> Any:
-        try:
-            from kubesched.apiserver import patch as patchmod  # boxcompat
-        except ImportError:
-            patchmod = None  # type: ignore[assignment]
+        patchmod = _compat("patch")
         if patchmod is not None:
             try:
                 return patchmod.apply_patch(ctype, original, body, gvk=(info.group, info.version, info.kind))
             except patchmod.PatchError as e:
-                code = int(e.status_code)
-                if code == 415:
-                    raise APIError.unsupported_media(ctype) from None
-                if code == 422:
-                    raise APIError.invalid(info.kind, info.group, str(original.get("metadata", {}).get("name", "")),
-                                           [("FieldValueInvalid", "", str(e.message))]) from None
-                raise APIError.method_status(code, "BadRequest" if code == 400 else "Invalid", str(e.message)) \
-                    from None
+                raise APIError(e.status) from None
         # built-in fallback: merge patch and JSON patch
         try:
             p = orjson.loads(body)
@@ -1434,6 +1617,64 @@ class APIServer:
             self._after_write(info, e)
         return _json_response(status_success(201), 201)
 
+    @staticmethod
+    def _to_scale(obj: dict[str, Any]) -> dict[str, Any]:
+        """autoscaling/v1 ``Scale`` of a workload (upstream ``pkg/registry/apps/deployment/storage`` ``scaleFromDeployment``)."""
+        md = obj["metadata"]
+        spec, st = obj.get("spec") or {}, obj.get("status") or {}
+        sel = spec.get("selector") or {}
+        if "matchLabels" in sel or "matchExpressions" in sel:
+            parts = [f"{k}={v}" for k, v in sorted((sel.get("matchLabels") or {}).items())]
+            for ex in sel.get("matchExpressions") or []:
+                op = ex.get("operator")
+                vals = ",".join(ex.get("values") or [])
+                parts.append({"In": f"{ex['key']} in ({vals})", "NotIn": f"{ex['key']} notin ({vals})",
+                              "Exists": ex["key"], "DoesNotExist": f"!{ex['key']}"}.get(op, ex["key"]))
+            selector = ",".join(parts)
+        else:  # ReplicationController: a plain map
+            selector = ",".join(f"{k}={v}" for k, v in sorted(sel.items()))
+        scale_md = {k: md[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp") if k in md}
+        return {"kind": "Scale", "apiVersion": "autoscaling/v1", "metadata": scale_md,
+                "spec": {"replicas": spec.get("replicas", 1)},
+                "status": {"replicas": st.get("replicas", 0), "selector": selector}}
+
+    async def _scale(self, request: web.Request, r: _Route) -> web.Response:
+        info = r.info
+        assert r.name is not None
+        entry = self._get_entry(r)
+        obj = entry.obj()
+        if request.method == "GET":
+            return _json_response(self._to_scale(obj))
+        if request.method not in ("PUT", "PATCH"):
+            raise APIError.method_not_allowed()
+        self._write_fault(info, "scale", "update" if request.method == "PUT" else "patch")
+        scale = self._to_scale(obj)
+        if request.method == "PUT":
+            new_scale = await self._read_body(request)
+        else:
+            ctype = request.headers.get("Content-Type", "").split(";")[0].strip()
+            patchmod = _compat("patch")
+            body = await request.read()
+            if patchmod is not None:
+                try:
+                    new_scale = patchmod.apply_patch(ctype, scale, body, gvk=("autoscaling", "v1", "Scale"))
+                except patchmod.PatchError as e:
+                    raise APIError(e.status) from None
+            else:
+                new_scale = merge_patch(scale, orjson.loads(body))
+        rv_s = (new_scale.get("metadata") or {}).get("resourceVersion")
+        precondition = self._parse_rv(rv_s) if rv_s and rv_s != str(entry.rv) else None
+        replicas = (new_scale.get("spec") or {}).get("replicas")
+        if not isinstance(replicas, int) or replicas < 0:
+            raise APIError.invalid("Scale", "autoscaling", r.name, [(
+                "FieldValueInvalid", "spec.replicas",
+                f"spec.replicas: Invalid value: {replicas}: must be greater than or equal to 0")])
+        obj.setdefault("spec", {})["replicas"] = replicas
+        ns = self._space_ns(info, r.ns)
+        new_entry = self._commit_update(info, ns, r.name, obj, entry, "", precondition,
+                                        request.query.get("dryRun") == "All")
+        return _json_response(self._to_scale(new_entry.obj()))
+
     async def _evict(self, request: web.Request, r: _Route) -> web.Response:
         info = r.info
         assert r.name is not None
@@ -1478,32 +1719,37 @@ class APIServer:
         return out
 
     def _pdb_counts(self, ns: str, pdb: dict[str, Any]) -> tuple[int, int, int]:
-        """(expected, currently healthy, desired healthy) as the disruption controller computes them."""
-        import math
+        """(expected, currently healthy, desired healthy), computed now as the disruption
+        controller would (so evictions are right even without the simulated controllers)."""
+        from kubesched.apiserver.controllers import pdb_status
 
-        pods = [e.obj() for e in self.store.list("pods", ns)]
-        matching = [p for p in pods if _pdb_selects(pdb, p)]
-        live = [p for p in matching if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
-        expected = len(live)
-        healthy = sum(1 for p in live if not p["metadata"].get("deletionTimestamp") and _pod_ready(p))
-        spec = pdb.get("spec") or {}
-
-        def resolve(v: Any) -> int:
-            if isinstance(v, str) and v.endswith("%"):
-                return math.ceil(int(v[:-1]) * expected / 100)
-            return int(v)
-
-        if spec.get("maxUnavailable") is not None:
-            desired = max(0, expected - resolve(spec["maxUnavailable"]))
-        elif spec.get("minAvailable") is not None:
-            desired = resolve(spec["minAvailable"])
-        else:
-            desired = expected
-        return expected, healthy, desired
+        st = pdb_status(pdb, [e.obj() for e in self.store.list("pods", ns)], now_rfc3339())
+        return st["expectedPods"], st["currentHealthy"], st["desiredHealthy"]
 
     # ----------------------------------------------------------------- hooks
     def _after_write(self, info: ResourceInfo, entry: Entry) -> None:
         """Called after a successful create/update through the API (extension point)."""
+
+
+def info_for_object(obj: dict[str, Any]) -> ResourceInfo:
+    """The served resource for an object's ``apiVersion`` and ``kind``; raises :class:`APIError`
+    (404, as the API server's "no matches for kind") when the box does not serve it."""
+    av, kind = str(obj.get("apiVersion") or ""), str(obj.get("kind") or "")
+    group, _, version = av.rpartition("/")
+    for r in res.RESOURCES:
+        if r.group == group and r.version == version and r.kind == kind and r.plural != "bindings":
+            return r
+    raise APIError.method_status(404, "NotFound", f'no matches for kind "{kind}" in version "{av}"')
+
+
+def _trim_heap() -> None:
+    """Return freed heap to the OS (glibc ``malloc_trim``): request bursts otherwise leave RSS high."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def _by_plural(plural: str) -> ResourceInfo | None:
@@ -1526,16 +1772,6 @@ def _pdb_selects(pdb: dict[str, Any], pod: dict[str, Any]) -> bool:
     for ex in sel.get("matchExpressions") or []:
         reqs.append(make_requirement(ex["key"], ops.get(ex.get("operator", ""), "in"), ex.get("values") or ()))
     return Selector(reqs).matches(labels)  # policy/v1: an empty selector selects every pod
-
-
-def _pod_ready(pod: dict[str, Any]) -> bool:
-    st = pod.get("status") or {}
-    if st.get("phase") != "Running":
-        return False
-    for c in st.get("conditions") or []:
-        if c.get("type") == "Ready":
-            return c.get("status") == "True"
-    return False
 
 
 def _qos_class(spec: dict[str, Any]) -> str:

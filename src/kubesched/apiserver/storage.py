@@ -16,7 +16,10 @@ For speed the store keeps, in memory:
   older history is read back from SQLite.
 
 Revisions are assigned here (single writer: the server's event loop), committed one write per
-transaction before the event is published, so revision k+1 is never visible before k.
+transaction before the event is published, so revision k+1 is never visible before k. Being
+the only writer, compare-and-swap is checked against the in-memory state (kine needs a
+UNIQUE(name, prev_revision) index for that; here ``prev_revision`` only links an update or
+deletion to the row it supersedes, 0 for a creation).
 ``path=None`` uses ``:memory:``; a directory path persists ``<dir>/state.db`` (WAL) and a
 restart continues from the last revision.
 
@@ -136,7 +139,6 @@ CREATE TABLE IF NOT EXISTS log (
     value BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS log_key ON log(space, namespace, name, id);
-CREATE UNIQUE INDEX IF NOT EXISTS log_key_prev ON log(space, namespace, name, prev_revision);
 CREATE INDEX IF NOT EXISTS log_space_id ON log(space, id);
 CREATE INDEX IF NOT EXISTS log_prev ON log(prev_revision);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
@@ -233,6 +235,16 @@ class Store:
             lo = max(lo, bisect.bisect_right(keys, start_after))
         return [objs[k] for k in keys[lo:hi]]
 
+    def list_keyed(self, space: str, ns: str | None = None) -> tuple[builtins.list[Key], builtins.list[Entry]]:
+        """Live (keys, entries), both sorted by key (for paginated snapshots)."""
+        objs = self._objects.get(space)
+        if not objs:
+            return [], []
+        keys = self._keys(space)
+        if ns is not None:
+            keys = keys[bisect.bisect_left(keys, (ns, "")):bisect.bisect_left(keys, (ns + "\x00", ""))]
+        return keys, [objs[k] for k in keys]
+
     def list_at(self, space: str, rev: int, ns: str | None = None, start_after: Key | None = None) -> builtins.list[Entry]:
         """Entries as of revision ``rev`` (from SQLite unless nothing changed since).
 
@@ -265,22 +277,13 @@ class Store:
     # ----------------------------------------------------------------- writes
     def _insert(self, space: str, ns: str, name: str, created: int, deleted: int, prev: int, data: bytes) -> int:
         rv = self.current_rev + 1
-        try:
-            self._db.execute(
-                "INSERT INTO log(id, space, namespace, name, created, deleted, prev_revision, value) "
-                "VALUES (?,?,?,?,?,?,?,?)",
-                (rv, space, ns, name, created, deleted, prev, data),
-            )
-        except sqlite3.IntegrityError as e:  # lost a race on (key, prev_revision)
-            raise Conflict(prev) from e
+        self._db.execute(
+            "INSERT INTO log(id, space, namespace, name, created, deleted, prev_revision, value) "
+            "VALUES (?,?,?,?,?,?,?,?)",
+            (rv, space, ns, name, created, deleted, prev, data),
+        )
         self.current_rev = rv
         return rv
-
-    def _prev_row(self, space: str, ns: str, name: str) -> int:
-        row = self._db.execute(
-            "SELECT MAX(id) FROM log WHERE space=? AND namespace=? AND name=?", (space, ns, name)
-        ).fetchone()
-        return int(row[0]) if row and row[0] is not None else 0
 
     @staticmethod
     def _with_rv(obj: dict[str, Any], rv: int) -> bytes:
@@ -288,17 +291,17 @@ class Store:
         if md is None:
             md = obj["metadata"] = {}
         md["resourceVersion"] = str(rv)
-        return orjson.dumps(obj)
+        # orjson's result keeps its (>= 4 KiB) build buffer; stored data is long-lived: keep an exact copy
+        return bytes(memoryview(orjson.dumps(obj)))
 
     def create(self, space: str, ns: str, name: str, obj: dict[str, Any]) -> Entry:
         """Store a new object; sets ``obj.metadata.resourceVersion``. Raises :class:`KeyExists`."""
         objs = self._objects.setdefault(space, {})
         if (ns, name) in objs:
             raise KeyExists(f"{space} {ns}/{name}")
-        prev = self._prev_row(space, ns, name)  # a tombstone, or 0
         rv = self.current_rev + 1
         data = self._with_rv(obj, rv)
-        self._insert(space, ns, name, 1, 0, prev, data)
+        self._insert(space, ns, name, 1, 0, 0, data)
         entry = self._entry(space, rv, data, obj)
         objs[(ns, name)] = entry
         self._sorted[space] = None

@@ -42,7 +42,7 @@ from kubesched.apiserver.pki import PKI, ensure_pki
 from kubesched.apiserver.server import APIServer
 from kubesched.apiserver.storage import Store
 
-__all__ = ["ServerHandle", "build_server", "run_server", "server_pki", "start_server", "write_kubeconfig"]
+__all__ = ["ServerHandle", "box_server", "build_server", "run_server", "server_pki", "start_server", "write_kubeconfig"]
 
 T = TypeVar("T")
 
@@ -91,9 +91,11 @@ def build_server(data_dir: str | os.PathLike[str] | None = None, *, token: str |
     store = Store(None if data_dir is None else str(data_dir), attrs=_attrs)
     srv = APIServer(store, token=token, faults=faults, **server_kw)
     if simulate_kubelets:
+        from kubesched.apiserver.controllers import attach_controllers
         from kubesched.apiserver.kubelet import attach_kubelets
 
         attach_kubelets(srv)
+        attach_controllers(srv)
     return srv
 
 
@@ -161,6 +163,11 @@ class ServerHandle:
 
         self.loop.call_soon_threadsafe(run)
         return fut.result(timeout)
+
+    def create(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """Create a manifest object in-process (as ``kubectl create -f``; admission included);
+        returns the stored object. Raises :class:`~kubesched.apiserver.errors.APIError`."""
+        return self.call(lambda s: s.create_manifest(obj).obj())
 
     def stop(self) -> None:
         if self._stopped:
@@ -253,3 +260,23 @@ async def start_server(kubeconfig: str | os.PathLike[str] | None = None, *,
         server.store.close()
         if tmpdir:
             shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+def _define_fixtures() -> Any:
+    try:
+        import pytest
+    except ImportError:  # pytest is a test dependency only
+        return None
+
+    @pytest.fixture
+    def box_server(tmp_path: Path) -> Any:
+        """pytest fixture: a :class:`ServerHandle` (in memory, TLS, token, kubeconfig in
+        ``tmp_path``), stopped after the test. Use with ``from kubesched.apiserver.testing
+        import box_server`` in a conftest."""
+        with run_server(tmp_path / "kubeconfig") as srv:
+            yield srv
+
+    return box_server
+
+
+box_server = _define_fixtures()

@@ -52,6 +52,8 @@ def _parse_fail_writes(spec: str) -> tuple[str, str, float, int]:
 @click.option("--compaction-window", type=int, default=10000, show_default=True,
               help="Revisions kept by the periodic compactor (older watches get 410 Expired).")
 @click.option("--compaction-interval", type=float, default=60.0, show_default=True, help="Seconds between compactions.")
+@click.option("--event-ttl", type=float, default=3600.0, show_default=True,
+              help="Seconds after which Events are deleted (as kube-apiserver --event-ttl).")
 @click.option("--fault-close-watches-every", type=float, default=None, metavar="SECONDS",
               help="Fault: end every watch stream after SECONDS.")
 @click.option("--fault-latency", type=float, default=0.0, metavar="SECONDS", help="Fault: delay every request.")
@@ -59,7 +61,7 @@ def _parse_fail_writes(spec: str) -> tuple[str, str, float, int]:
               help="Fault: fail FRACTION of writes to a resource (e.g. pods/binding=0.2:500). Repeatable.")
 def apiserver(data_dir: str | None, in_memory: bool, bind_address: str, port: int, kubeconfig: str | None,
               token: str | None, insecure_http: bool, simulate_kubelets: bool, compaction_window: int, compaction_interval: float,
-              fault_close_watches_every: float | None, fault_latency: float, fail_writes: tuple[str, ...]) -> None:
+              event_ttl: float, fault_close_watches_every: float | None, fault_latency: float, fail_writes: tuple[str, ...]) -> None:
     """Serve a Kubernetes-compatible API server backed by SQLite (the cluster in a box)."""
     try:
         if data_dir and in_memory:
@@ -67,22 +69,23 @@ def apiserver(data_dir: str | None, in_memory: bool, bind_address: str, port: in
         faults_spec = [_parse_fail_writes(s) for s in fail_writes]
         tok = secrets.token_hex(16) if token is None else (token or None)
         asyncio.run(_serve(data_dir, bind_address, port, kubeconfig, tok, not insecure_http,
-                           simulate_kubelets, compaction_window, compaction_interval, fault_close_watches_every,
-                           fault_latency, faults_spec))
+                           simulate_kubelets, compaction_window, compaction_interval, event_ttl,
+                           fault_close_watches_every, fault_latency, faults_spec))
     except InputError as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(2)
 
 
 async def _serve(data_dir: str | None, host: str, port: int, kubeconfig: str | None, token: str | None,
-                 tls: bool, simulate_kubelets: bool, window: int, interval: float, close_every: float | None,
+                 tls: bool, simulate_kubelets: bool, window: int, interval: float, event_ttl: float,
+                 close_every: float | None,
                  latency: float, fail_writes: list[tuple[str, str, float, int]]) -> None:
     import shutil
 
     from kubesched.apiserver.testing import build_server, server_pki, write_kubeconfig
 
     server = build_server(data_dir, token=token, simulate_kubelets=simulate_kubelets,
-                          compaction_window=window, compaction_interval=interval)
+                          compaction_window=window, compaction_interval=interval, event_ttl=event_ttl)
     f = server.faults
     f.watch_close_every = close_every
     f.latency = latency

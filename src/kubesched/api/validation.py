@@ -1,0 +1,1131 @@
+"""Validation of Kubernetes objects as the API server validates them, on plain dicts.
+
+Pure functions over decoded JSON/YAML objects (``dict``) returning a list of
+:class:`FieldError`, each rendering exactly as upstream's ``field.Error`` does::
+
+    spec.containers[0].resources.requests[cpu]: Invalid value: "-1": must be greater than or equal to 0
+
+and :func:`invalid_message` renders the whole 422 message as ``errors.NewInvalid`` does
+(``Pod "x" is invalid: <e1>`` for one error, ``Pod "x" is invalid: [<e1>, <e2>]`` for more,
+duplicates dropped). Shared by the box's admission (:mod:`kubesched.apiserver.admission`) and
+the simulator's input checks.
+
+Covered — what the scheduler reads, following upstream v1.34:
+
+* ``staging/src/k8s.io/apimachinery/pkg/util/validation/validation.go`` — DNS-1123 label /
+  subdomain, DNS-1035 label, qualified names, label values, port names (message texts);
+* ``staging/src/k8s.io/apimachinery/pkg/util/validation/field/errors.go`` — error rendering;
+* ``staging/src/k8s.io/apimachinery/pkg/api/validation/objectmeta.go`` and
+  ``pkg/apis/meta/v1/validation/validation.go`` — object metadata, labels, annotations size,
+  label selectors;
+* ``pkg/apis/core/validation/validation.go`` — ``ValidatePodSpec`` (containers: non-empty,
+  DNS-label unique names, image; ports and host-port conflicts; resources: names,
+  non-negative and integer quantities, requests ≤ limits; restartPolicy/dnsPolicy values;
+  nodeSelector; node affinity, pod (anti-)affinity terms and weights; tolerations; topology
+  spread constraints; schedulingGates; priorityClassName; preemptionPolicy), ``ValidateNode``
+  (taints, capacity/allocatable), names per kind;
+* ``pkg/apis/scheduling/validation/validation.go`` — PriorityClass.
+
+Validation runs, as upstream, on the *defaulted* object. Fields that the API server always
+defaults (``restartPolicy``, ``dnsPolicy``, ``terminationMessagePolicy``, ``imagePullPolicy``,
+port ``protocol``, ``terminationGracePeriodSeconds``) are therefore only checked when set, so
+the same functions serve the simulator, which reads manifests without defaulting them.
+A quantity that does not parse is reported as an ``Invalid value`` with the parser's message
+(the API server rejects it earlier, while decoding — :func:`quantity_decode_errors` finds
+those for the box, which answers 400 as upstream).
+
+Upstream quirks kept on purpose: a Node's taint errors live under ``metadata.taints``; a label
+*value* error names the labels map (``metadata.labels: Invalid value: "bad value"``); a
+request above its limit is reported on the ``requests`` map, not the key; ``Gt``/``Lt``
+node-selector operators need exactly one value, whose integer-ness is not checked.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kubesched.api.quantity import nano_value
+from kubesched.errors import QuantityError
+
+__all__ = [
+    "DUPLICATE",
+    "FORBIDDEN",
+    "INVALID",
+    "NOT_FOUND",
+    "NOT_SUPPORTED",
+    "REQUIRED",
+    "TOO_LONG",
+    "FieldError",
+    "aggregate",
+    "canonical_quantity",
+    "invalid_message",
+    "is_dns1035_label",
+    "is_dns1123_label",
+    "is_dns1123_subdomain",
+    "is_qualified_name",
+    "is_valid_label_value",
+    "quantity_decode_errors",
+    "status_causes",
+    "validate_label_selector",
+    "validate_labels",
+    "validate_namespace",
+    "validate_node",
+    "validate_object",
+    "validate_object_meta",
+    "validate_pod",
+    "validate_pod_spec",
+    "validate_priority_class",
+    "validate_tolerations",
+]
+
+# field.ErrorType values (the Status cause "reason")
+NOT_FOUND = "FieldValueNotFound"
+REQUIRED = "FieldValueRequired"
+DUPLICATE = "FieldValueDuplicate"
+INVALID = "FieldValueInvalid"
+NOT_SUPPORTED = "FieldValueNotSupported"
+FORBIDDEN = "FieldValueForbidden"
+TOO_LONG = "FieldValueTooLong"
+TOO_MANY = "FieldValueTooMany"
+INTERNAL = "InternalError"
+
+_TYPE_TEXT = {
+    NOT_FOUND: "Not found",
+    REQUIRED: "Required value",
+    DUPLICATE: "Duplicate value",
+    INVALID: "Invalid value",
+    NOT_SUPPORTED: "Unsupported value",
+    FORBIDDEN: "Forbidden",
+    TOO_LONG: "Too long",
+    TOO_MANY: "Too many",
+    INTERNAL: "Internal error",
+}
+_NO_VALUE_TYPES = {REQUIRED, FORBIDDEN, TOO_LONG, INTERNAL}
+
+
+def _go_quote(s: str) -> str:
+    """Go's ``%q`` for a string (strconv.Quote) for the characters that occur in practice."""
+    return json.dumps(s, ensure_ascii=False)
+
+
+def _render_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return str(v)
+    if isinstance(v, str):
+        return _go_quote(v)
+    return json.dumps(v, separators=(",", ":"), ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class FieldError:
+    """One validation error (upstream ``field.Error``).
+
+    ``path``: the field path (``spec.containers[0].image``); ``type``: the upstream error type
+    (``FieldValueInvalid``, ``FieldValueRequired``, ...); ``value``: the bad value (rendered as
+    upstream: strings quoted, numbers bare, other values as JSON); ``detail``: the explanation.
+    ``str(err)`` is upstream's ``Error()``; :meth:`body` is ``ErrorBody()`` (the Status cause
+    message).
+    """
+
+    path: str
+    type: str
+    value: Any = ""
+    detail: str = ""
+
+    def body(self) -> str:
+        text = _TYPE_TEXT.get(self.type, self.type)
+        if self.type not in _NO_VALUE_TYPES:
+            text = f"{text}: {_render_value(self.value)}"
+        if self.detail:
+            text += f": {self.detail}"
+        return text
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.body()}"
+
+
+def aggregate(errors: Iterable[FieldError]) -> str:
+    """``ErrorList.ToAggregate().Error()``: one error as is; several deduplicated as ``[a, b]``."""
+    seen: list[str] = []
+    for e in errors:
+        s = str(e)
+        if s not in seen:
+            seen.append(s)
+    if len(seen) == 1:
+        return seen[0]
+    return "[" + ", ".join(seen) + "]"
+
+
+def invalid_message(kind: str, name: str, errors: Iterable[FieldError], *, group: str = "") -> str:
+    """The message of upstream ``errors.NewInvalid``: ``Kind[.group] "name" is invalid: ...``."""
+    qualified = f"{kind}.{group}" if group else kind
+    errs = list(errors)
+    if not errs:
+        return f"{qualified} {_go_quote(name)} is invalid"
+    return f"{qualified} {_go_quote(name)} is invalid: {aggregate(errs)}"
+
+
+def status_causes(errors: Iterable[FieldError]) -> list[dict[str, str]]:
+    """``Status.details.causes`` for the errors, as ``errors.NewInvalid`` builds them."""
+    return [{"reason": e.type, "message": e.body(), "field": e.path} for e in errors]
+
+
+# ---- field paths ------------------------------------------------------------------------------
+
+
+def _child(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+def _index(path: str, i: int) -> str:
+    return f"{path}[{i}]"
+
+
+def _key(path: str, k: str) -> str:
+    return f"{path}[{k}]"
+
+
+# ---- apimachinery string checks (util/validation/validation.go) ------------------------------
+
+_QNAME_CHAR = "[A-Za-z0-9]"
+_QNAME_EXT = "[-A-Za-z0-9_.]"
+QUALIFIED_NAME_FMT = f"({_QNAME_CHAR}{_QNAME_EXT}*)?{_QNAME_CHAR}"
+_QUALIFIED_NAME = re.compile(f"^{QUALIFIED_NAME_FMT}$")
+_QUALIFIED_NAME_MSG = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
+LABEL_VALUE_FMT = f"({QUALIFIED_NAME_FMT})?"
+_LABEL_VALUE = re.compile(f"^{LABEL_VALUE_FMT}$")
+_LABEL_VALUE_MSG = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
+    "and must start and end with an alphanumeric character"
+)
+DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_LABEL = re.compile(f"^{DNS1123_LABEL_FMT}$")
+_DNS1123_LABEL_MSG = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+    "and must start and end with an alphanumeric character"
+)
+DNS1123_SUBDOMAIN_FMT = DNS1123_LABEL_FMT + "(\\." + DNS1123_LABEL_FMT + ")*"
+_DNS1123_SUBDOMAIN = re.compile(f"^{DNS1123_SUBDOMAIN_FMT}$")
+_DNS1123_SUBDOMAIN_MSG = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+    "and must start and end with an alphanumeric character"
+)
+DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
+_DNS1035_LABEL = re.compile(f"^{DNS1035_LABEL_FMT}$")
+_DNS1035_LABEL_MSG = (
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', "
+    "start with an alphabetic character, and end with an alphanumeric character"
+)
+_PORT_NAME_CHARSET = re.compile(r"^[-a-z0-9]+$")
+_PORT_NAME_LETTER = re.compile(r"[a-z]")
+
+
+def _max_len(n: int) -> str:
+    return f"must be no more than {n} characters"
+
+
+def _regex_error(msg: str, fmt: str, *examples: str) -> str:
+    if not examples:
+        return f"{msg} (regex used for validation is '{fmt}')"
+    ex = " or ".join(f"'{e}'" for e in examples)
+    return f"{msg} (e.g. {ex}, regex used for validation is '{fmt}')"
+
+
+def is_dns1123_label(value: str) -> list[str]:
+    """``IsDNS1123Label``: problems with ``value`` (empty list when valid)."""
+    errs = []
+    if len(value) > 63:
+        errs.append(_max_len(63))
+    if not _DNS1123_LABEL.match(value):
+        errs.append(_regex_error(_DNS1123_LABEL_MSG, DNS1123_LABEL_FMT, "my-name", "123-abc"))
+    return errs
+
+
+def is_dns1123_subdomain(value: str) -> list[str]:
+    """``IsDNS1123Subdomain``."""
+    errs = []
+    if len(value) > 253:
+        errs.append(_max_len(253))
+    if not _DNS1123_SUBDOMAIN.match(value):
+        errs.append(_regex_error(_DNS1123_SUBDOMAIN_MSG, DNS1123_SUBDOMAIN_FMT, "example.com"))
+    return errs
+
+
+def is_dns1035_label(value: str) -> list[str]:
+    """``IsDNS1035Label``."""
+    errs = []
+    if len(value) > 63:
+        errs.append(_max_len(63))
+    if not _DNS1035_LABEL.match(value):
+        errs.append(_regex_error(_DNS1035_LABEL_MSG, DNS1035_LABEL_FMT, "my-name", "abc-123"))
+    return errs
+
+
+def is_qualified_name(value: str) -> list[str]:
+    """``IsQualifiedName`` (label keys, annotation keys, taint/toleration keys, topology keys)."""
+    errs: list[str] = []
+    parts = value.split("/")
+    if len(parts) == 1:
+        name = parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            errs.append("prefix part must be non-empty")
+        else:
+            errs.extend("prefix part " + m for m in is_dns1123_subdomain(prefix))
+    else:
+        return [
+            "a qualified name "
+            + _regex_error(_QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ]
+    if not name:
+        errs.append("name part must be non-empty")
+    elif len(name) > 63:
+        errs.append("name part " + _max_len(63))
+    if not _QUALIFIED_NAME.match(name):
+        errs.append("name part " + _regex_error(_QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc"))
+    return errs
+
+
+def is_valid_label_value(value: str) -> list[str]:
+    """``IsValidLabelValue``."""
+    errs = []
+    if len(value) > 63:
+        errs.append(_max_len(63))
+    if not _LABEL_VALUE.match(value):
+        errs.append(_regex_error(_LABEL_VALUE_MSG, LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
+    return errs
+
+
+def _is_valid_port_name(port: str) -> list[str]:
+    errs = []
+    if len(port) > 15:
+        errs.append(_max_len(15))
+    if not _PORT_NAME_CHARSET.match(port):
+        errs.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
+    if not _PORT_NAME_LETTER.search(port):
+        errs.append("must contain at least one letter (a-z)")
+    if "--" in port:
+        errs.append("must not contain consecutive hyphens")
+    if port and (port[0] == "-" or port[-1] == "-"):
+        errs.append("must not begin or end with a hyphen")
+    return errs
+
+
+def _is_valid_port_num(port: Any) -> list[str]:
+    if isinstance(port, int) and not isinstance(port, bool) and 1 <= port <= 65535:
+        return []
+    return ["must be between 1 and 65535, inclusive"]
+
+
+def _name_subdomain(name: str, prefix: bool = False) -> list[str]:
+    return is_dns1123_subdomain(_mask_trailing_dash(name) if prefix else name)
+
+
+def _name_label(name: str, prefix: bool = False) -> list[str]:
+    return is_dns1123_label(_mask_trailing_dash(name) if prefix else name)
+
+
+def _name_1035(name: str, prefix: bool = False) -> list[str]:
+    return is_dns1035_label(_mask_trailing_dash(name) if prefix else name)
+
+
+def _mask_trailing_dash(name: str) -> str:
+    if len(name) > 1 and name.endswith("-"):
+        return name[:-2] + "a"
+    return name
+
+
+# ---- quantities ---------------------------------------------------------------------------------
+
+_BINARY = ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
+_DECIMAL_SUFFIX = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
+
+
+def canonical_quantity(q: str | float) -> str:
+    """``Quantity.String()``: the canonical text of a quantity (``"0.5"`` → ``"500m"``,
+    ``"1.5Gi"`` → ``"1536Mi"``, ``"1000"`` → ``"1k"``). Raises :class:`QuantityError`."""
+    text = str(q).strip() if not isinstance(q, str) else q.strip()
+    nanos = nano_value(text)
+    if nanos == 0:
+        return "0"
+    stripped = text.lstrip("+-")
+    fmt = "decimal"
+    if stripped.endswith(_BINARY):
+        fmt = "binary"
+    elif re.search(r"[0-9.][eE][-+]?[0-9]+$", stripped):
+        fmt = "exponent"
+    if fmt == "binary":
+        if -1024 * 10**9 < nanos < 1024 * 10**9 or nanos % 10**9:
+            fmt = "decimal"
+        else:
+            value = nanos // 10**9
+            exp = 0
+            while exp < 6 and value % 1024 == 0:
+                value //= 1024
+                exp += 1
+            return f"{value}{('', *_BINARY)[exp]}"
+    mantissa, exponent = nanos, -9
+    while mantissa % 10 == 0:
+        mantissa //= 10
+        exponent += 1
+    while exponent % 3 != 0:
+        mantissa *= 10
+        exponent -= 1
+    if fmt == "exponent":
+        return f"{mantissa}e{exponent}" if exponent else str(mantissa)
+    suffix = _DECIMAL_SUFFIX.get(exponent)
+    if suffix is None:
+        return f"{mantissa}e{exponent}"
+    return f"{mantissa}{suffix}"
+
+
+def _nanos(q: Any) -> int | None:
+    try:
+        return nano_value(q)
+    except (QuantityError, TypeError, ValueError):
+        return None
+
+
+def _quantity_error(q: Any) -> str:
+    try:
+        nano_value(q)
+    except QuantityError as exc:
+        msg = str(exc)
+        # kubesched's QuantityError prefixes "invalid quantity '...': "; upstream's text follows it
+        return msg.split(": ", 1)[1] if ": " in msg else msg
+    except (TypeError, ValueError):
+        pass
+    return "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+
+
+def _resource_maps(obj: Mapping[str, Any]) -> Iterable[tuple[str, Mapping[str, Any]]]:
+    kind = obj.get("kind")
+    if kind == "Node":
+        status = _map(obj.get("status"))
+        for name in ("capacity", "allocatable"):
+            yield f"status.{name}", _map(status.get(name))
+        return
+    spec = _map(obj.get("spec"))
+    for cname in ("initContainers", "containers"):
+        for i, c in enumerate(_list(spec.get(cname))):
+            res = _map(_map(c).get("resources"))
+            for part in ("limits", "requests"):
+                yield f"spec.{cname}[{i}].resources.{part}", _map(res.get(part))
+    if isinstance(spec.get("overhead"), dict):
+        yield "spec.overhead", spec["overhead"]
+
+
+def quantity_decode_errors(obj: Mapping[str, Any]) -> list[FieldError]:
+    """Quantities of a Pod or Node that do not parse (the API server's decoder rejects them
+    with 400 ``... cannot be handled as a Pod: quantities must match the regular expression
+    ...``). Each error carries the parser's message as ``detail``."""
+    errs = []
+    for path, rl in _resource_maps(obj):
+        for k, v in rl.items():
+            if _nanos(v) is None:
+                errs.append(FieldError(_key(path, k) if "resources" in path or path == "spec.overhead" else _child(path, k),
+                                       INVALID, v, _quantity_error(v)))
+    return errs
+
+
+# ---- helpers over plain dicts ---------------------------------------------------------------
+
+
+def _map(v: Any) -> Mapping[str, Any]:
+    return v if isinstance(v, dict) else {}
+
+
+def _list(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else []
+
+
+def _str(v: Any) -> str:
+    return v if isinstance(v, str) else ("" if v is None else str(v))
+
+
+# ---- metadata ----------------------------------------------------------------------------------
+
+TOTAL_ANNOTATION_SIZE_LIMIT = 256 * (1 << 10)
+
+
+def validate_label_name(key: str, path: str) -> list[FieldError]:
+    """``ValidateLabelName``."""
+    return [FieldError(path, INVALID, key, m) for m in is_qualified_name(key)]
+
+
+def validate_labels(labels: Any, path: str) -> list[FieldError]:
+    """``ValidateLabels``: keys are qualified names; values valid label values (errors on the map)."""
+    errs: list[FieldError] = []
+    for k, v in _map(labels).items():
+        errs.extend(validate_label_name(k, path))
+        errs.extend(FieldError(path, INVALID, _str(v), m) for m in is_valid_label_value(_str(v)))
+    return errs
+
+
+def validate_annotations(annotations: Any, path: str) -> list[FieldError]:
+    """``ValidateAnnotations``: keys are qualified names (lower-cased), total size ≤ 256 KiB."""
+    errs: list[FieldError] = []
+    total = 0
+    for k, v in _map(annotations).items():
+        errs.extend(FieldError(path, INVALID, k, m) for m in is_qualified_name(k.lower()))
+        total += len(k.encode()) + len(_str(v).encode())
+    if total > TOTAL_ANNOTATION_SIZE_LIMIT:
+        errs.append(FieldError(path, TOO_LONG, "<value omitted>", f"may not be more than {TOTAL_ANNOTATION_SIZE_LIMIT} bytes"))
+    return errs
+
+
+def validate_object_meta(meta: Any, *, namespaced: bool, name_kind: str = "subdomain", path: str = "metadata") -> list[FieldError]:
+    """``ValidateObjectMetaAccessor`` on create: name (``name_kind``: ``subdomain``, ``label`` or
+    ``dns1035``), generateName, namespace presence, generation, labels, annotations, finalizers."""
+    m = _map(meta)
+    fn = {"subdomain": _name_subdomain, "label": _name_label, "dns1035": _name_1035}[name_kind]
+    errs: list[FieldError] = []
+    gen = _str(m.get("generateName"))
+    if gen:
+        errs.extend(FieldError(_child(path, "generateName"), INVALID, gen, msg) for msg in fn(gen, True))
+    name = _str(m.get("name"))
+    if not name:
+        errs.append(FieldError(_child(path, "name"), REQUIRED, "", "name or generateName is required"))
+    else:
+        errs.extend(FieldError(_child(path, "name"), INVALID, name, msg) for msg in fn(name, False))
+    ns = _str(m.get("namespace"))
+    if namespaced:
+        if not ns:
+            errs.append(FieldError(_child(path, "namespace"), REQUIRED, ""))
+        else:
+            errs.extend(FieldError(_child(path, "namespace"), INVALID, ns, msg) for msg in _name_label(ns))
+    elif ns:
+        errs.append(FieldError(_child(path, "namespace"), FORBIDDEN, "", "not allowed on this type"))
+    generation = m.get("generation")
+    if isinstance(generation, int) and generation < 0:
+        errs.append(FieldError(_child(path, "generation"), INVALID, generation, "must be greater than or equal to 0"))
+    errs.extend(validate_labels(m.get("labels"), _child(path, "labels")))
+    errs.extend(validate_annotations(m.get("annotations"), _child(path, "annotations")))
+    for f in _list(m.get("finalizers")):
+        f = _str(f)
+        msgs = is_qualified_name(f)
+        if not msgs and "/" not in f and f not in ("orphan", "foregroundDeletion"):
+            msgs = ["name is neither a standard finalizer name nor is it fully qualified"]
+        errs.extend(FieldError(_child(path, "finalizers"), INVALID, f, msg) for msg in msgs)
+    return errs
+
+
+def validate_label_selector(sel: Any, path: str) -> list[FieldError]:
+    """``ValidateLabelSelector`` (metav1 validation) for a selector that is set."""
+    if not isinstance(sel, dict):
+        return []
+    errs = validate_labels(sel.get("matchLabels"), _child(path, "matchLabels"))
+    for i, expr in enumerate(_list(sel.get("matchExpressions"))):
+        p = _index(_child(path, "matchExpressions"), i)
+        e = _map(expr)
+        op = _str(e.get("operator"))
+        values = _list(e.get("values"))
+        if op in ("In", "NotIn"):
+            if not values:
+                errs.append(FieldError(_child(p, "values"), REQUIRED, "", "must be specified when `operator` is 'In' or 'NotIn'"))
+        elif op in ("Exists", "DoesNotExist"):
+            if values:
+                errs.append(FieldError(_child(p, "values"), FORBIDDEN, "", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
+        else:
+            errs.append(FieldError(_child(p, "operator"), INVALID, op, "not a valid selector operator"))
+        errs.extend(validate_label_name(_str(e.get("key")), _child(p, "key")))
+        for j, v in enumerate(values):
+            errs.extend(FieldError(_index(_child(p, "values"), j), INVALID, _str(v), m) for m in is_valid_label_value(_str(v)))
+    return errs
+
+
+# ---- resources ------------------------------------------------------------------------------------
+
+_STANDARD_CONTAINER_RESOURCES = {"cpu", "memory", "ephemeral-storage"}
+_NATIVE_PREFIX = "kubernetes.io/"
+_INTEGER_RESOURCES = {"pods", "count/pods"}
+
+
+def _is_native(name: str) -> bool:
+    return "/" not in name or _NATIVE_PREFIX in name
+
+
+def _is_hugepages(name: str) -> bool:
+    return name.startswith("hugepages-")
+
+
+def _is_extended(name: str) -> bool:
+    if _is_native(name) or name.startswith("requests."):
+        return False
+    return not is_qualified_name("requests." + name)
+
+
+def _is_overcommit_allowed(name: str) -> bool:
+    return _is_native(name) and not _is_hugepages(name)
+
+
+def _is_integer_resource(name: str) -> bool:
+    return name in _INTEGER_RESOURCES or _is_extended(name)
+
+
+def _validate_resource_quantity(name: str, value: Any, path: str) -> list[FieldError]:
+    """``ValidateResourceQuantityValue``: non-negative; integer for integer resources."""
+    nanos = _nanos(value)
+    if nanos is None:
+        return [FieldError(path, INVALID, _str(value), _quantity_error(value))]
+    errs = []
+    if nanos < 0:
+        errs.append(FieldError(path, INVALID, canonical_quantity(value), "must be greater than or equal to 0"))
+    if _is_integer_resource(name) and nanos % 10**9:
+        errs.append(FieldError(path, INVALID, canonical_quantity(value), "must be an integer"))
+    return errs
+
+
+def _validate_container_resource_name(name: str, path: str) -> list[FieldError]:
+    errs = [FieldError(path, INVALID, name, m) for m in is_qualified_name(name)]
+    if errs:
+        return errs
+    if "/" not in name:
+        if name not in _STANDARD_CONTAINER_RESOURCES and not _is_hugepages(name):
+            return [FieldError(path, INVALID, name, "must be a standard resource for containers")]
+    elif not _is_native(name) and not _is_extended(name):
+        return [FieldError(path, INVALID, name, "doesn't follow extended resource name standard")]
+    return []
+
+
+def validate_resource_requirements(res: Any, path: str) -> list[FieldError]:
+    """``ValidateContainerResourceRequirements``: names, quantities, requests ≤ limits."""
+    r = _map(res)
+    limits = _map(r.get("limits"))
+    requests = _map(r.get("requests"))
+    lim_path, req_path = _child(path, "limits"), _child(path, "requests")
+    errs: list[FieldError] = []
+    for name, q in limits.items():
+        p = _key(lim_path, name)
+        errs.extend(_validate_container_resource_name(name, p))
+        errs.extend(_validate_resource_quantity(name, q, p))
+    for name, q in requests.items():
+        p = _key(req_path, name)
+        errs.extend(_validate_container_resource_name(name, p))
+        errs.extend(_validate_resource_quantity(name, q, p))
+        req_n = _nanos(q)
+        if name in limits:
+            lim_n = _nanos(limits[name])
+            if req_n is None or lim_n is None:
+                continue
+            if req_n != lim_n and not _is_overcommit_allowed(name):
+                errs.append(FieldError(req_path, INVALID, canonical_quantity(q),
+                                       f"must be equal to {name} limit of {canonical_quantity(limits[name])}"))
+            elif req_n > lim_n:
+                errs.append(FieldError(req_path, INVALID, canonical_quantity(q),
+                                       f"must be less than or equal to {name} limit of {canonical_quantity(limits[name])}"))
+        elif not _is_overcommit_allowed(name):
+            errs.append(FieldError(lim_path, REQUIRED, "", "Limit must be set for non overcommitable resources"))
+    return errs
+
+
+# ---- containers -------------------------------------------------------------------------------------
+
+_PROTOCOLS = ("SCTP", "TCP", "UDP")
+
+
+def _supported(values: Iterable[str]) -> str:
+    return "supported values: " + ", ".join(_go_quote(v) for v in values)
+
+
+def _validate_container_ports(ports: Any, path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    names: set[str] = set()
+    for i, port in enumerate(_list(ports)):
+        p = _index(path, i)
+        pt = _map(port)
+        name = _str(pt.get("name"))
+        if name:
+            msgs = _is_valid_port_name(name)
+            if msgs:
+                errs.extend(FieldError(_child(p, "name"), INVALID, name, m) for m in msgs)
+            elif name in names:
+                errs.append(FieldError(_child(p, "name"), DUPLICATE, name))
+            else:
+                names.add(name)
+        cp = pt.get("containerPort", 0)
+        if not cp:
+            errs.append(FieldError(_child(p, "containerPort"), REQUIRED, ""))
+        else:
+            errs.extend(FieldError(_child(p, "containerPort"), INVALID, cp, m) for m in _is_valid_port_num(cp))
+        hp = pt.get("hostPort", 0)
+        if hp:
+            errs.extend(FieldError(_child(p, "hostPort"), INVALID, hp, m) for m in _is_valid_port_num(hp))
+        proto = _str(pt.get("protocol"))
+        if proto and proto not in _PROTOCOLS:
+            errs.append(FieldError(_child(p, "protocol"), NOT_SUPPORTED, proto, _supported(_PROTOCOLS)))
+    return errs
+
+
+def _host_port_conflicts(containers: list[Any], path: str) -> list[FieldError]:
+    seen: set[str] = set()
+    errs = []
+    for ci, c in enumerate(containers):
+        for pi, port in enumerate(_list(_map(c).get("ports"))):
+            pt = _map(port)
+            hp = pt.get("hostPort", 0)
+            if not hp:
+                continue
+            key = f"{_str(pt.get('protocol')) or 'TCP'}/{_str(pt.get('hostIP'))}/{hp}"
+            if key in seen:
+                errs.append(FieldError(_child(_index(_child(_index(path, ci), "ports"), pi), "hostPort"), DUPLICATE, key))
+            else:
+                seen.add(key)
+    return errs
+
+
+_PULL_POLICIES = ("Always", "IfNotPresent", "Never")
+_TERMINATION_MESSAGE_POLICIES = ("File", "FallbackToLogsOnError")
+
+
+def _validate_container_common(c: Mapping[str, Any], path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    name = _str(c.get("name"))
+    if not name:
+        errs.append(FieldError(_child(path, "name"), REQUIRED, ""))
+    else:
+        errs.extend(FieldError(_child(path, "name"), INVALID, name, m) for m in is_dns1123_label(name))
+    if not _str(c.get("image")):
+        errs.append(FieldError(_child(path, "image"), REQUIRED, ""))
+    tmp = _str(c.get("terminationMessagePolicy"))
+    if tmp and tmp not in _TERMINATION_MESSAGE_POLICIES:
+        errs.append(FieldError(_child(path, "terminationMessagePolicy"), NOT_SUPPORTED, tmp, _supported(_TERMINATION_MESSAGE_POLICIES)))
+    errs.extend(_validate_container_ports(c.get("ports"), _child(path, "ports")))
+    pull = _str(c.get("imagePullPolicy"))
+    if pull and pull not in _PULL_POLICIES:
+        errs.append(FieldError(_child(path, "imagePullPolicy"), NOT_SUPPORTED, pull, _supported(_PULL_POLICIES)))
+    errs.extend(validate_resource_requirements(c.get("resources"), _child(path, "resources")))
+    return errs
+
+
+def _validate_containers(containers: Any, path: str) -> list[FieldError]:
+    items = _list(containers)
+    if not items:
+        return [FieldError(path, REQUIRED, "")]
+    errs: list[FieldError] = []
+    names: set[str] = set()
+    for i, c in enumerate(items):
+        p = _index(path, i)
+        cm = _map(c)
+        errs.extend(_validate_container_common(cm, p))
+        name = _str(cm.get("name"))
+        if name in names:
+            errs.append(FieldError(_child(p, "name"), DUPLICATE, name))
+        else:
+            names.add(name)
+        if cm.get("restartPolicy") is not None:
+            errs.append(FieldError(_child(p, "restartPolicy"), FORBIDDEN, "", "may not be set for non-init containers"))
+    errs.extend(_host_port_conflicts(items, path))
+    return errs
+
+
+def _validate_init_containers(init: Any, regular: Any, path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    names = {_str(_map(c).get("name")) for c in _list(regular)}
+    for i, c in enumerate(_list(init)):
+        p = _index(path, i)
+        cm = _map(c)
+        errs.extend(_validate_container_common(cm, p))
+        rp = cm.get("restartPolicy")
+        if rp is not None and rp != "Always":
+            errs.append(FieldError(_child(p, "restartPolicy"), NOT_SUPPORTED, _str(rp), _supported(["Always"])))
+        name = _str(cm.get("name"))
+        if name in names:
+            errs.append(FieldError(_child(p, "name"), DUPLICATE, name))
+        elif name:
+            names.add(name)
+        errs.extend(_host_port_conflicts([cm], path))
+    return errs
+
+
+# ---- scheduling constraints ------------------------------------------------------------------------
+
+_TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+
+
+def _validate_taint_effect(effect: str, allow_empty: bool, path: str) -> list[FieldError]:
+    if not allow_empty and not effect:
+        return [FieldError(path, REQUIRED, "")]
+    if effect not in _TAINT_EFFECTS:
+        return [FieldError(path, NOT_SUPPORTED, effect, _supported(_TAINT_EFFECTS))]
+    return []
+
+
+def validate_tolerations(tolerations: Any, path: str) -> list[FieldError]:
+    """``ValidateTolerations``."""
+    errs: list[FieldError] = []
+    for i, tol in enumerate(_list(tolerations)):
+        p = _index(path, i)
+        t = _map(tol)
+        key = _str(t.get("key"))
+        op = _str(t.get("operator"))
+        value = _str(t.get("value"))
+        effect = _str(t.get("effect"))
+        if key:
+            errs.extend(validate_label_name(key, _child(p, "key")))
+        if not key and op != "Exists":
+            errs.append(FieldError(_child(p, "operator"), INVALID, op,
+                                   'operator must be Exists when `key` is empty, which means "match all values and all keys"'))
+        if t.get("tolerationSeconds") is not None and effect != "NoExecute":
+            errs.append(FieldError(_child(p, "effect"), INVALID, effect, "effect must be 'NoExecute' when `tolerationSeconds` is set"))
+        if op in ("Equal", ""):
+            msgs = is_valid_label_value(value)
+            if msgs:
+                errs.append(FieldError(_child(p, "operator"), INVALID, value, ";".join(msgs)))
+        elif op == "Exists":
+            if value:
+                errs.append(FieldError(_child(p, "operator"), INVALID, value, "value must be empty when `operator` is 'Exists'"))
+        else:
+            errs.append(FieldError(_child(p, "operator"), NOT_SUPPORTED, op, _supported(["Equal", "Exists"])))
+        if effect:
+            errs.extend(_validate_taint_effect(effect, True, _child(p, "effect")))
+    return errs
+
+
+def validate_taints(taints: Any, path: str) -> list[FieldError]:
+    """``validateNodeTaints``: key, value, effect required and known, unique (key, effect)."""
+    errs: list[FieldError] = []
+    seen: dict[str, set[str]] = {}
+    for i, taint in enumerate(_list(taints)):
+        p = _index(path, i)
+        t = _map(taint)
+        key, value, effect = _str(t.get("key")), _str(t.get("value")), _str(t.get("effect"))
+        errs.extend(validate_label_name(key, _child(p, "key")))
+        msgs = is_valid_label_value(value)
+        if msgs:
+            errs.append(FieldError(_child(p, "value"), INVALID, value, ";".join(msgs)))
+        errs.extend(_validate_taint_effect(effect, False, _child(p, "effect")))
+        if key in seen.get(effect, set()):
+            shown = {k: t[k] for k in ("key", "value", "effect", "timeAdded") if t.get(k)}
+            errs.append(FieldError(p, DUPLICATE, shown, "taints must be unique by key and effect pair"))
+            continue
+        seen.setdefault(effect, set()).add(key)
+    return errs
+
+
+def _validate_node_selector_requirement(req: Any, path: str, allow_invalid_values: bool) -> list[FieldError]:
+    r = _map(req)
+    op = _str(r.get("operator"))
+    values = _list(r.get("values"))
+    errs: list[FieldError] = []
+    if op in ("In", "NotIn"):
+        if not values:
+            errs.append(FieldError(_child(path, "values"), REQUIRED, "", "must be specified when `operator` is 'In' or 'NotIn'"))
+    elif op in ("Exists", "DoesNotExist"):
+        if values:
+            errs.append(FieldError(_child(path, "values"), FORBIDDEN, "", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
+    elif op in ("Gt", "Lt"):
+        if len(values) != 1:
+            errs.append(FieldError(_child(path, "values"), REQUIRED, "", "must be specified single value when `operator` is 'Lt' or 'Gt'"))
+    else:
+        errs.append(FieldError(_child(path, "operator"), INVALID, op, "not a valid selector operator"))
+    errs.extend(validate_label_name(_str(r.get("key")), _child(path, "key")))
+    if not allow_invalid_values:
+        for j, v in enumerate(values):
+            errs.extend(FieldError(_index(_child(path, "values"), j), INVALID, _str(v), m) for m in is_valid_label_value(_str(v)))
+    return errs
+
+
+def _validate_node_field_selector_requirement(req: Any, path: str) -> list[FieldError]:
+    r = _map(req)
+    op = _str(r.get("operator"))
+    values = _list(r.get("values"))
+    errs: list[FieldError] = []
+    if op in ("In", "NotIn"):
+        if len(values) != 1:
+            errs.append(FieldError(_child(path, "values"), REQUIRED, "",
+                                   "must be only one value when `operator` is 'In' or 'NotIn' for node field selector"))
+    else:
+        errs.append(FieldError(_child(path, "operator"), INVALID, op, "not a valid selector operator"))
+    key = _str(r.get("key"))
+    if key != "metadata.name":
+        errs.append(FieldError(_child(path, "key"), INVALID, key, "not a valid field selector key"))
+    else:
+        for j, v in enumerate(values):
+            errs.extend(FieldError(_index(_child(path, "values"), j), INVALID, _str(v), m) for m in _name_subdomain(_str(v)))
+    return errs
+
+
+def _validate_node_selector_term(term: Any, path: str, allow_invalid_values: bool) -> list[FieldError]:
+    t = _map(term)
+    errs: list[FieldError] = []
+    for j, req in enumerate(_list(t.get("matchExpressions"))):
+        errs.extend(_validate_node_selector_requirement(req, _index(_child(path, "matchExpressions"), j), allow_invalid_values))
+    for j, req in enumerate(_list(t.get("matchFields"))):
+        errs.extend(_validate_node_field_selector_requirement(req, _index(_child(path, "matchFields"), j)))
+    return errs
+
+
+def _validate_pod_affinity_term(term: Any, path: str) -> list[FieldError]:
+    t = _map(term)
+    errs = validate_label_selector(t.get("labelSelector"), _child(path, "labelSelector"))
+    errs.extend(validate_label_selector(t.get("namespaceSelector"), _child(path, "namespaceSelector")))
+    for ns in _list(t.get("namespaces")):
+        errs.extend(FieldError(_child(path, "namespace"), INVALID, _str(ns), m) for m in _name_label(_str(ns)))
+    sel = t.get("labelSelector")
+    for fname in ("matchLabelKeys", "mismatchLabelKeys"):
+        keys = _list(t.get(fname))
+        if keys and not isinstance(sel, dict):
+            errs.append(FieldError(_child(path, fname), FORBIDDEN, "", "must not be specified when labelSelector is not set"))
+        elif keys:
+            for i, k in enumerate(keys):
+                errs.extend(validate_label_name(_str(k), _index(_child(path, fname), i)))
+    topology_key = _str(t.get("topologyKey"))
+    if not topology_key:
+        errs.append(FieldError(_child(path, "topologyKey"), REQUIRED, "", "can not be empty"))
+    errs.extend(validate_label_name(topology_key, _child(path, "topologyKey")))
+    return errs
+
+
+def _validate_weight(weight: Any, path: str) -> list[FieldError]:
+    w = weight if isinstance(weight, int) and not isinstance(weight, bool) else 0
+    if w <= 0 or w > 100:
+        return [FieldError(path, INVALID, w, "must be in the range 1-100")]
+    return []
+
+
+def _validate_pod_affinity(aff: Any, path: str) -> list[FieldError]:
+    a = _map(aff)
+    errs: list[FieldError] = []
+    req = _child(path, "requiredDuringSchedulingIgnoredDuringExecution")
+    for i, term in enumerate(_list(a.get("requiredDuringSchedulingIgnoredDuringExecution"))):
+        errs.extend(_validate_pod_affinity_term(term, _index(req, i)))
+    pref = _child(path, "preferredDuringSchedulingIgnoredDuringExecution")
+    for i, wt in enumerate(_list(a.get("preferredDuringSchedulingIgnoredDuringExecution"))):
+        w = _map(wt)
+        errs.extend(_validate_weight(w.get("weight"), _child(_index(pref, i), "weight")))
+        errs.extend(_validate_pod_affinity_term(w.get("podAffinityTerm"), _child(_index(pref, i), "podAffinityTerm")))
+    return errs
+
+
+def _validate_affinity(aff: Any, path: str) -> list[FieldError]:
+    a = _map(aff)
+    errs: list[FieldError] = []
+    na = a.get("nodeAffinity")
+    if isinstance(na, dict):
+        np = _child(path, "nodeAffinity")
+        required = na.get("requiredDuringSchedulingIgnoredDuringExecution")
+        if isinstance(required, dict):
+            rp = _child(_child(np, "requiredDuringSchedulingIgnoredDuringExecution"), "nodeSelectorTerms")
+            terms = _list(required.get("nodeSelectorTerms"))
+            if not terms:
+                errs.append(FieldError(rp, REQUIRED, "", "must have at least one node selector term"))
+            for i, term in enumerate(terms):
+                errs.extend(_validate_node_selector_term(term, _index(rp, i), False))
+        pp = _child(np, "preferredDuringSchedulingIgnoredDuringExecution")
+        for i, pt in enumerate(_list(na.get("preferredDuringSchedulingIgnoredDuringExecution"))):
+            p = _map(pt)
+            errs.extend(_validate_weight(p.get("weight"), _child(_index(pp, i), "weight")))
+            errs.extend(_validate_node_selector_term(p.get("preference"), _child(_index(pp, i), "preference"), True))
+    if isinstance(a.get("podAffinity"), dict):
+        errs.extend(_validate_pod_affinity(a["podAffinity"], _child(path, "podAffinity")))
+    if isinstance(a.get("podAntiAffinity"), dict):
+        errs.extend(_validate_pod_affinity(a["podAntiAffinity"], _child(path, "podAntiAffinity")))
+    return errs
+
+
+_WHEN_UNSATISFIABLE = ("DoNotSchedule", "ScheduleAnyway")
+_NODE_INCLUSION = ("Honor", "Ignore")
+
+
+def _validate_topology_spread(constraints: Any, path: str) -> list[FieldError]:
+    items = _list(constraints)
+    errs: list[FieldError] = []
+    for i, raw in enumerate(items):
+        p = _index(path, i)
+        c = _map(raw)
+        max_skew = c.get("maxSkew", 0)
+        if not isinstance(max_skew, int) or isinstance(max_skew, bool) or max_skew <= 0:
+            errs.append(FieldError(_child(p, "maxSkew"), INVALID, max_skew, "must be greater than zero"))
+        tk = _str(c.get("topologyKey"))
+        if not tk:
+            errs.append(FieldError(_child(p, "topologyKey"), REQUIRED, "", "can not be empty"))
+        wu = _str(c.get("whenUnsatisfiable"))
+        if wu not in _WHEN_UNSATISFIABLE:
+            errs.append(FieldError(_child(p, "whenUnsatisfiable"), NOT_SUPPORTED, wu, _supported(_WHEN_UNSATISFIABLE)))
+        for rest in items[i + 1 :]:
+            r = _map(rest)
+            if _str(r.get("topologyKey")) == tk and _str(r.get("whenUnsatisfiable")) == wu:
+                errs.append(FieldError(_child(p, "{topologyKey, whenUnsatisfiable}"), DUPLICATE, f"{{{tk}, {wu}}}"))
+                break
+        md = c.get("minDomains")
+        if md is not None:
+            if not isinstance(md, int) or isinstance(md, bool) or md <= 0:
+                errs.append(FieldError(_child(p, "minDomains"), INVALID, md, "must be greater than zero"))
+            if wu != "DoNotSchedule":
+                errs.append(FieldError(_child(p, "minDomains"), INVALID, md,
+                                       f"can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {wu}"))
+        for pol in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
+            v = c.get(pol)
+            if v is not None and v not in _NODE_INCLUSION:
+                errs.append(FieldError(_child(p, pol), NOT_SUPPORTED, v, _supported(_NODE_INCLUSION)))
+        sel = c.get("labelSelector")
+        keys = _list(c.get("matchLabelKeys"))
+        if keys:
+            mp = _child(p, "matchLabelKeys")
+            selector_keys: set[str] = set()
+            if isinstance(sel, dict):
+                selector_keys.update(_map(sel.get("matchLabels")))
+                selector_keys.update(_str(_map(e).get("key")) for e in _list(sel.get("matchExpressions")))
+            else:
+                errs.append(FieldError(mp, FORBIDDEN, "", "must not be specified when labelSelector is not set"))
+            for j, k in enumerate(keys):
+                errs.extend(validate_label_name(_str(k), _index(mp, j)))
+                if _str(k) in selector_keys:
+                    errs.append(FieldError(_index(mp, j), INVALID, _str(k), "exists in both matchLabelKeys and labelSelector"))
+        errs.extend(validate_label_selector(sel, _child(p, "labelSelector")))
+    return errs
+
+
+# ---- pod --------------------------------------------------------------------------------------------
+
+_RESTART_POLICIES = ("Always", "OnFailure", "Never")
+_DNS_POLICIES = ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")
+_PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
+
+
+def validate_pod_spec(spec: Any, path: str = "spec") -> list[FieldError]:
+    """``ValidatePodSpec`` for the fields listed in the module docstring, in upstream's order."""
+    s = _map(spec)
+    errs: list[FieldError] = []
+    errs.extend(_validate_containers(s.get("containers"), _child(path, "containers")))
+    errs.extend(_validate_init_containers(s.get("initContainers"), s.get("containers"), _child(path, "initContainers")))
+    rp = _str(s.get("restartPolicy"))
+    if rp and rp not in _RESTART_POLICIES:
+        errs.append(FieldError(_child(path, "restartPolicy"), NOT_SUPPORTED, rp, _supported(_RESTART_POLICIES)))
+    dp = _str(s.get("dnsPolicy"))
+    if dp and dp not in _DNS_POLICIES:
+        errs.append(FieldError(_child(path, "dnsPolicy"), NOT_SUPPORTED, dp, _supported(_DNS_POLICIES)))
+    errs.extend(validate_labels(s.get("nodeSelector"), _child(path, "nodeSelector")))
+    errs.extend(_validate_affinity(s.get("affinity"), _child(path, "affinity")))
+    gates_path = _child(path, "schedulingGates")
+    seen_gates: set[str] = set()
+    for i, g in enumerate(_list(s.get("schedulingGates"))):
+        name = _str(_map(g).get("name"))
+        errs.extend(FieldError(_index(gates_path, i), INVALID, name, m) for m in is_qualified_name(name))
+        if name in seen_gates:
+            errs.append(FieldError(_index(gates_path, i), DUPLICATE, name))
+        seen_gates.add(name)
+    errs.extend(_validate_topology_spread(s.get("topologySpreadConstraints"), _child(path, "topologySpreadConstraints")))
+    sa = _str(s.get("serviceAccountName"))
+    if sa:
+        errs.extend(FieldError(_child(path, "serviceAccountName"), INVALID, sa, m) for m in _name_subdomain(sa))
+    node_name = _str(s.get("nodeName"))
+    if node_name:
+        errs.extend(FieldError(_child(path, "nodeName"), INVALID, node_name, m) for m in _name_subdomain(node_name))
+    for fname in ("hostname", "subdomain"):
+        v = _str(s.get(fname))
+        if v:
+            errs.extend(FieldError(_child(path, fname), INVALID, v, m) for m in is_dns1123_label(v))
+    errs.extend(validate_tolerations(s.get("tolerations"), _child(path, "tolerations")))
+    pcn = _str(s.get("priorityClassName"))
+    if pcn:
+        errs.extend(FieldError(_child(path, "priorityClassName"), INVALID, pcn, m) for m in _name_subdomain(pcn))
+    pp = s.get("preemptionPolicy")
+    if pp is not None and pp not in _PREEMPTION_POLICIES:
+        errs.append(FieldError(_child(path, "preemptionPolicy"), NOT_SUPPORTED, pp, _supported(_PREEMPTION_POLICIES)))
+    overhead = s.get("overhead")
+    if isinstance(overhead, dict):
+        errs.extend(validate_resource_requirements({"limits": overhead}, _child(path, "overhead")))
+    return errs
+
+
+def validate_pod(pod: Any) -> list[FieldError]:
+    """``ValidatePodCreate`` (metadata + spec) for a Pod dict."""
+    p = _map(pod)
+    errs = validate_object_meta(p.get("metadata"), namespaced=True)
+    errs.extend(validate_pod_spec(p.get("spec")))
+    return errs
+
+
+# ---- node, namespace, priority class ----------------------------------------------------------------
+
+
+def validate_node(node: Any) -> list[FieldError]:
+    """``ValidateNode``: metadata, taints (reported under ``metadata.taints``, as upstream),
+    capacity and allocatable quantities (non-negative; integers for integer resources)."""
+    n = _map(node)
+    errs = validate_object_meta(n.get("metadata"), namespaced=False)
+    spec = _map(n.get("spec"))
+    if _list(spec.get("taints")):
+        errs.extend(validate_taints(spec.get("taints"), "metadata.taints"))
+    status = _map(n.get("status"))
+    for part in ("capacity", "allocatable"):
+        for k, v in _map(status.get(part)).items():
+            errs.extend(_validate_resource_quantity(k, v, f"status.{part}.{k}"))
+    return errs
+
+
+def validate_namespace(ns: Any) -> list[FieldError]:
+    """``ValidateNamespace``: a DNS-1123 label name, cluster-scoped."""
+    n = _map(ns)
+    errs = validate_object_meta(n.get("metadata"), namespaced=False, name_kind="label")
+    for i, f in enumerate(_list(_map(n.get("spec")).get("finalizers"))):
+        errs.extend(FieldError(_index("spec.finalizers", i), INVALID, _str(f), m) for m in is_qualified_name(_str(f)))
+    return errs
+
+
+HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
+SYSTEM_PRIORITY_CLASSES = {"system-node-critical": 2_000_001_000, "system-cluster-critical": 2_000_000_000}
+
+
+def validate_priority_class(pc: Any) -> list[FieldError]:
+    """``ValidatePriorityClass`` (pkg/apis/scheduling/validation)."""
+    p = _map(pc)
+    errs = validate_object_meta(p.get("metadata"), namespaced=False)
+    name = _str(_map(p.get("metadata")).get("name"))
+    value = p.get("value", 0)
+    if name.startswith("system-"):
+        known = SYSTEM_PRIORITY_CLASSES.get(name)
+        problem = None
+        if known is None:
+            problem = f"{name} is not a known system priority class"
+        elif known != value:
+            problem = f"value of {name} PriorityClass must be {known}"
+        elif p.get("globalDefault"):
+            problem = f"globalDefault of {name} PriorityClass must be false"
+        if problem:
+            errs.append(FieldError("metadata.name", FORBIDDEN, "",
+                                   f"priority class names with 'system-' prefix are reserved for system use only. error: {problem}"))
+    elif isinstance(value, int) and value > HIGHEST_USER_DEFINABLE_PRIORITY:
+        errs.append(FieldError("value", FORBIDDEN, "", f"maximum allowed value of a user defined priority is {HIGHEST_USER_DEFINABLE_PRIORITY}"))
+    pp = p.get("preemptionPolicy")
+    if pp is not None and pp not in _PREEMPTION_POLICIES:
+        errs.append(FieldError("preemptionPolicy", NOT_SUPPORTED, pp, _supported(_PREEMPTION_POLICIES)))
+    return errs
+
+
+# ---- dispatch ---------------------------------------------------------------------------------------
+
+_DNS1035_KINDS = {"Service"}
+_CLUSTER_SCOPED = {
+    "Node", "Namespace", "PersistentVolume", "PriorityClass", "StorageClass", "CSINode", "CSIDriver",
+    "VolumeAttachment", "ClusterRole", "ClusterRoleBinding", "DeviceClass", "ResourceSlice",
+}
+
+
+def validate_object(obj: Any, *, namespaced: bool | None = None) -> list[FieldError]:
+    """Validate any object by its ``kind``: Pod, Node, Namespace, PriorityClass fully; other
+    kinds' metadata (name rule per kind: DNS-1035 label for Services, DNS subdomain otherwise).
+    ``namespaced`` overrides the built-in cluster-scoped kind list."""
+    o = _map(obj)
+    kind = _str(o.get("kind"))
+    if kind == "Pod":
+        return validate_pod(o)
+    if kind == "Node":
+        return validate_node(o)
+    if kind == "Namespace":
+        return validate_namespace(o)
+    if kind == "PriorityClass":
+        return validate_priority_class(o)
+    scoped = namespaced if namespaced is not None else kind not in _CLUSTER_SCOPED
+    name_kind = "dns1035" if kind in _DNS1035_KINDS else "subdomain"
+    return validate_object_meta(o.get("metadata"), namespaced=scoped, name_kind=name_kind)
