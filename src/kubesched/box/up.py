@@ -77,7 +77,8 @@ class UpView(Protocol):
     """Where ``kubesched up`` reports (the CLI: plain lines or a rich Live table)."""
 
     def started(self, up: Up) -> None:
-        """Server up, manifests applied, scheduler starting: ``up.kubeconfig``, ``up.applied``."""
+        """Server up and manifests applied (the scheduler starts next): ``up.kubeconfig``,
+        ``up.server.url``, ``up.applied``."""
 
     def pod_event(self, event: str, row: PodRow) -> None:
         """``bound`` / ``pending`` (see :class:`PodBoard`)."""
@@ -143,6 +144,7 @@ class Up:
         informer: Informer | None = None
         try:
             self.applied = await apply_objects(client, self.opts.objects)
+            self.view.started(self)
             informer = Informer(client, ResourceSpec("Pod", "v1", "pods", Pod))
             informer.add_event_handler(self.board)
             informer.start()
@@ -168,7 +170,6 @@ class Up:
 
         self.runner = Runner(self._run_options())
         task = asyncio.create_task(self.runner.run(), name="kubesched-run")
-        self.view.started(self)
         reason = "stopped"
         stop_wait = asyncio.create_task(self._stop.wait())
         try:
