@@ -20,11 +20,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kubesched.errors import ManifestError
-from kubesched.kube.client import APIClient, APIConnectionError, APIError
+from kubesched.errors import KubeschedError, ManifestError
+from kubesched.kube.client import APIClient, APIError
 from kubesched.sim.manifests import RawObject
 
-__all__ = ["ApplyResult", "RESTMapper", "apply_objects", "creation_order"]
+__all__ = ["ApplyError", "ApplyResult", "RESTMapper", "apply_objects", "creation_order"]
+
+
+class ApplyError(KubeschedError):
+    """The API server failed to create an object (not the input's fault)."""
 
 _FIRST = {"Namespace": 0, "PriorityClass": 1, "Node": 2}
 _PODS = 4
@@ -103,8 +107,8 @@ async def apply_objects(client: APIClient, raws: Sequence[RawObject], *,
     """Create ``raws`` through the API in :func:`creation_order`.
 
     Raises :class:`~kubesched.errors.ManifestError` (``file:line: Kind ns/name: message``) for a
-    kind the server does not serve or an object it rejects; :class:`APIConnectionError` when the
-    server cannot be reached.
+    kind the server does not serve or an object it rejects (4xx); :class:`ApplyError` when the
+    server fails (5xx, 429); :class:`APIConnectionError` when it cannot be reached.
     """
     mapper = await RESTMapper.discover(client)
     out = ApplyResult()
@@ -120,9 +124,9 @@ async def apply_objects(client: APIClient, raws: Sequence[RawObject], *,
             if e.reason == "AlreadyExists":
                 out.existing += 1
                 continue
+            if e.status >= 500 or e.status == 429:
+                raise ApplyError(f"{r.source}: {r.describe()}: the API server failed: {e}") from None
             raise ManifestError(f"{r.describe()}: {e.message or e}", r.source) from None
-        except APIConnectionError:
-            raise
         out.created += 1
         if r.kind == "Pod":
             if (r.data.get("spec") or {}).get("nodeName"):

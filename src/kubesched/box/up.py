@@ -134,10 +134,10 @@ class Up:
                 shutil.rmtree(self._tmp, ignore_errors=True)
 
     async def _with_server(self) -> int:
+        from kubesched.api.objects import Pod
         from kubesched.kube.client import APIClient, load_config
         from kubesched.kube.informer import Informer
         from kubesched.kube.reflector import ResourceSpec
-        from kubesched.api.objects import Pod
 
         assert self.kubeconfig is not None
         client = APIClient(load_config(str(self.kubeconfig), qps=-1, burst=0), user_agent_suffix="/up")

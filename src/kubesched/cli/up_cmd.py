@@ -225,14 +225,18 @@ def _up(paths: tuple[str, ...], config_file: str | None, data_dir: str | None, p
     work.mkdir(parents=True, exist_ok=True)
     opts.work_dir = str(work)
     handler = _configure_logging(str(work / "kubesched.log"), verbosity)
-    code = 1
+    keep = True
     try:
         code = asyncio.run(main())
+        keep = code != 0
         return code
+    except InputError:
+        keep = False
+        raise
     finally:
         logging.getLogger().removeHandler(handler)
         if not data_dir:
-            if code == 0:
-                shutil.rmtree(work, ignore_errors=True)
-            else:
+            if keep:
                 click.echo(f"log kept in {work / 'kubesched.log'}", err=True)
+            else:
+                shutil.rmtree(work, ignore_errors=True)
