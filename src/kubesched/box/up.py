@@ -20,8 +20,8 @@ initial list arrives in namespace/name order, where ``simulate`` uses input orde
 
 ``until_idle``: stop once nothing is left to schedule — the board is settled (every pending
 pod of ours has ``PodScheduled=False`` or is gated; none nominated; none terminating), nothing
-changed on the watch for ``quiet_s`` seconds, and the scheduler has no pod in its active or
-backoff queues and no binding in flight. Then the scheduler stops (releasing its Lease) and
+changed on the watch for ``quiet_s`` seconds, and the scheduler leads, has no pod in its
+active or backoff queues and no binding in flight. Then the scheduler stops (releasing its Lease) and
 the server stops.
 
 Exit codes (:meth:`Up.run`): 0 (idle, or stopped by :meth:`Up.request_stop`), 1 (the scheduler
@@ -207,6 +207,8 @@ class Up:
         r = self.runner
         if r is None or not r.synced or r.scheduler is None or r.loop is None:
             return False
+        if r.elector is not None and not r.elector.is_leader():
+            return False  # the scheduling loop has not started
         b = self.board
         if not b.settled() or b.quiet_for() < self.opts.quiet_s:
             return False
