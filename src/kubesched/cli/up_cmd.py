@@ -80,7 +80,8 @@ class PlainView:
 
 
 class LiveView:
-    """A rich Live table: counts, the pending pods with their reasons, the latest bindings."""
+    """A rich Live table (one line per pod, cropped to the terminal): counts, the pending pods
+    with their reasons, the latest bindings. It goes away at the end, replaced by the summary."""
 
     def __init__(self) -> None:
         from rich.console import Console
@@ -94,7 +95,7 @@ class LiveView:
 
         for line in _header_lines(up):
             self.console.print(line, highlight=False, markup=False)
-        self.live = Live(self._render(up.board), console=self.console, auto_refresh=False, transient=False)
+        self.live = Live(self._render(up.board), console=self.console, auto_refresh=False, transient=True)
         self.live.start()
 
     def pod_event(self, event: str, row: Any) -> None:
@@ -106,10 +107,12 @@ class LiveView:
         scheduled, pending, others = board.scheduled(), board.pending(), board.others()
         t = Table(title=f"{len(scheduled)} bound · {len(pending)} pending"
                         + (f" · {len(others)} for another scheduler" if others else ""),
-                  title_justify="left", expand=False)
-        t.add_column("POD", no_wrap=True)
-        t.add_column("NODE", no_wrap=True)
-        t.add_column("REASON", overflow="fold")
+                  title_justify="left", expand=True)
+        keys = [r.key for r in board.rows.values() if r.ours]
+        nodes = [r.node for r in board.rows.values() if r.node]
+        t.add_column("POD", no_wrap=True, width=min(60, max(map(len, keys), default=3)))
+        t.add_column("NODE", no_wrap=True, width=min(40, max(9, *map(len, nodes))) if nodes else 9)
+        t.add_column("REASON", no_wrap=True, overflow="ellipsis", ratio=1)
         room = max(5, self.console.size.height - 8)
         rows = sorted(pending, key=lambda r: r.key)
         recent = sorted(scheduled, key=lambda r: -r.changed_at)
