@@ -97,3 +97,53 @@ async def test_until_idle_without_pending_pods_stops_at_once_and_releases_the_le
     elector = up.runner.elector
     assert elector is not None and not elector.is_leader()
     assert elector.leader == ""  # the lease was handed back (empty holder), not left to expire
+
+
+@pytest.mark.asyncio
+async def test_watches_cut_and_compacted_while_scheduling_each_pod_is_reported_bound_once(tmp_path) -> None:
+    """The board's watch (and the scheduler's) are closed every 0.2 s and the store compacted:
+    the reflectors resume or relist, and every pod is still reported bound exactly once."""
+    from kubesched.apiserver.faults import Faults
+
+    nodes = "".join(f"---\napiVersion: v1\nkind: Node\nmetadata: {{name: n{i}}}\n"
+                    f"status: {{capacity: {{cpu: '2', memory: 4Gi, pods: '110'}}}}\n" for i in range(4))
+    pods = "".join(f"---\napiVersion: v1\nkind: Pod\nmetadata: {{name: p{i:02d}}}\n"
+                   f"spec: {{containers: [{{name: c, image: i, resources: {{requests: {{cpu: 500m}}}}}}]}}\n"
+                   for i in range(20))
+    faults = Faults()
+    faults.watch_close_every = 0.2
+    view = RecordingView()
+    up = Up(UpOptions(objects=parse_manifest_text(nodes + pods, "m.yaml"), config=load_config(None),
+                      until_idle=True, quiet_s=0.5, work_dir=str(tmp_path / "work"),
+                      extra_server_kw={"faults": faults}), view)
+    task = asyncio.create_task(up.run())
+    for _ in range(100):
+        if up.server is not None and up.runner is not None:
+            break
+        await asyncio.sleep(0.02)
+    for _ in range(5):
+        up.server.faults.compact()
+        await asyncio.sleep(0.1)
+    assert await asyncio.wait_for(task, 60) == 0
+    bound = [k for e, k in view.events if e == "bound"]
+    # 4 nodes x 2 CPUs, 500m each: 16 fit; the other 4 stay pending with upstream's message
+    assert len(bound) == 16 and len(set(bound)) == 16, view.events
+    assert view.finished_reason == "idle"
+    assert len(up.board.pending()) == 4
+    assert all(r.message.startswith("0/4 nodes are available: 4 Insufficient cpu.") for r in up.board.pending())
+
+
+@pytest.mark.asyncio
+async def test_stop_while_applying_ends_cleanly_without_starting_the_scheduler(tmp_path) -> None:
+    from kubesched.apiserver.faults import Faults
+
+    faults = Faults()
+    faults.latency = 0.2  # every request is slow: apply takes a while
+    view = RecordingView()
+    up = Up(UpOptions(objects=parse_manifest_text(MANIFESTS, "m.yaml"), config=load_config(None),
+                      work_dir=str(tmp_path / "work"), extra_server_kw={"faults": faults}), view)
+    task = asyncio.create_task(up.run())
+    await asyncio.sleep(0.5)
+    up.request_stop()
+    assert await asyncio.wait_for(task, 30) == 0
+    assert up.runner is None and view.started_up is None and view.finished_reason == "stopped"

@@ -143,7 +143,16 @@ class Up:
         client = APIClient(load_config(str(self.kubeconfig), qps=-1, burst=0), user_agent_suffix="/up")
         informer: Informer | None = None
         try:
-            self.applied = await apply_objects(client, self.opts.objects)
+            applying = asyncio.create_task(apply_objects(client, self.opts.objects))
+            stop_wait = asyncio.create_task(self._stop.wait())
+            await asyncio.wait({applying, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
+            stop_wait.cancel()
+            if not applying.done():  # stopped while applying: nothing was scheduled
+                applying.cancel()
+                await asyncio.gather(applying, return_exceptions=True)
+                self.view.finished(self, "stopped")
+                return 0
+            self.applied = applying.result()
             self.view.started(self)
             informer = Informer(client, ResourceSpec("Pod", "v1", "pods", Pod))
             informer.add_event_handler(self.board)
