@@ -13,10 +13,12 @@ import pytest
 
 from kubesched.api.validation import (
     FieldError,
+    PriorityAdmissionError,
     aggregate,
     canonical_quantity,
     invalid_message,
     quantity_decode_errors,
+    resolve_pod_priority,
     status_causes,
     validate_object,
 )
@@ -100,6 +102,14 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
      f'Pod "My_Pod" is invalid: metadata.name: Invalid value: "My_Pod": {SUBDOMAIN_MSG}'),
     ("invalid label value", _with_meta(pod(), labels={"app": "bad value!"}),
      f'Pod "x" is invalid: metadata.labels: Invalid value: "bad value!": {LABEL_VALUE_MSG}'),
+    ("non-standard unqualified finalizer", _with_meta(pod(), finalizers=["cleanup"]),
+     'Pod "x" is invalid: metadata.finalizers: Invalid value: "cleanup": name is neither a standard finalizer name nor is it fully qualified'),
+    ("image with trailing space", pod(containers=[container(image="nginx ")]),
+     'Pod "x" is invalid: spec.containers[0].image: Invalid value: "nginx ": must not have leading or trailing whitespace'),
+    ("negative pod-level request", pod(resources={"requests": {"cpu": "-1"}}),
+     'Pod "x" is invalid: spec.resources.requests[cpu]: Invalid value: "-1": must be greater than or equal to 0'),
+    ("pod-level request above limit", pod(resources={"requests": {"memory": "2Gi"}, "limits": {"memory": "1Gi"}}),
+     'Pod "x" is invalid: spec.resources.requests: Invalid value: "2Gi": must be less than or equal to memory limit of 1Gi'),
     ("invalid label key", _with_meta(pod(), labels={"bad key": "v"}),
      f'Pod "x" is invalid: metadata.labels: Invalid value: "bad key": {QNAME_MSG}'),
     ("label value too long", _with_meta(pod(), labels={"a": "v" * 64}),
@@ -213,8 +223,18 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
      "taints must be unique by key and effect pair")),
     ("namespace name not a DNS label", {"kind": "Namespace", "metadata": {"name": "team.a"}},
      f'Namespace "team.a" is invalid: metadata.name: Invalid value: "team.a": {LABEL_MSG}'),
-    ("service name not a DNS-1035 label", {"kind": "Service", "metadata": {"name": "1web", "namespace": "default"}, "spec": {}},
+    ("service name not a DNS-1035 label", {"kind": "Service", "metadata": {"name": "1web", "namespace": "default"},
+                                           "spec": {"ports": [{"port": 80}]}},
      f'Service "1web" is invalid: metadata.name: Invalid value: "1web": {DNS1035_MSG}'),
+    ("service without ports", {"kind": "Service", "metadata": {"name": "web", "namespace": "default"}, "spec": {"selector": {"app": "web"}}},
+     'Service "web" is invalid: spec.ports: Required value'),
+    ("service port out of range and unnamed second port", {"kind": "Service", "metadata": {"name": "web", "namespace": "default"},
+                                                           "spec": {"ports": [{"name": "a", "port": 80}, {"port": 0}]}},
+     ('Service "web" is invalid: [spec.ports[1].name: Required value, '
+     'spec.ports[1].port: Invalid value: 0: must be between 1 and 65535, inclusive]')),
+    ("service selector label value", {"kind": "Service", "metadata": {"name": "web", "namespace": "default"},
+                                      "spec": {"ports": [{"port": 80}], "selector": {"app": "a b"}}},
+     f'Service "web" is invalid: spec.selector: Invalid value: "a b": {LABEL_VALUE_MSG}'),
     ("node with a namespace", {"kind": "Node", "metadata": {"name": "n1", "namespace": "default"}},
      'Node "n1" is invalid: metadata.namespace: Forbidden: not allowed on this type'),
     ("pod without namespace", {"kind": "Pod", "metadata": {"name": "x"}, "spec": {"containers": [container()]}},
@@ -226,6 +246,82 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
      ("PriorityClass.scheduling.k8s.io \"system-mine\" is invalid: metadata.name: Forbidden: priority class names with "
      "'system-' prefix are reserved for system use only. error: system-mine is not a known system priority class")),
 ]
+
+
+def deployment(**spec: Any) -> dict[str, Any]:
+    d: dict[str, Any] = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
+                         "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                                  "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [container()]}}}}
+    d["spec"].update(spec)
+    return d
+
+
+WORKLOAD_CASES: list[tuple[str, dict[str, Any], str]] = [
+    ("negative replicas", deployment(replicas=-1),
+     'Deployment.apps "web" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0'),
+    ("selector does not match template", deployment(selector={"matchLabels": {"app": "api"}}),
+     ('Deployment.apps "web" is invalid: spec.template.metadata.labels: Invalid value: {"app":"web"}: '
+     "`selector` does not match template `labels`")),
+    ("template container with negative request",
+     deployment(template={"metadata": {"labels": {"app": "web"}},
+                          "spec": {"containers": [container(resources={"requests": {"memory": "-1Gi"}})]}}),
+     ('Deployment.apps "web" is invalid: spec.template.spec.containers[0].resources.requests[memory]: '
+     'Invalid value: "-1Gi": must be greater than or equal to 0')),
+    ("deployment template restartPolicy", deployment(template={"metadata": {"labels": {"app": "web"}},
+                                                               "spec": {"restartPolicy": "Never", "containers": [container()]}}),
+     'Deployment.apps "web" is invalid: spec.template.spec.restartPolicy: Unsupported value: "Never": supported values: "Always"'),
+    ("job with restartPolicy Always", {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "default"},
+                                       "spec": {"template": {"spec": {"restartPolicy": "Always", "containers": [container()]}}}},
+     'Job.batch "j" is invalid: spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"'),
+]
+
+
+def pdb(**spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "b", "namespace": "default"},
+            "spec": {"selector": {"matchLabels": {"app": "web"}}, **spec}}
+
+
+WORKLOAD_CASES += [
+    ("pdb with both bounds", pdb(minAvailable=1, maxUnavailable=1),
+     ('PodDisruptionBudget.policy "b" is invalid: spec: Invalid value: {"minAvailable":1,"selector":{"matchLabels":'
+     '{"app":"web"}},"maxUnavailable":1}: minAvailable and maxUnavailable cannot be both set')),
+    ("pdb percent above 100", pdb(maxUnavailable="150%"),
+     'PodDisruptionBudget.policy "b" is invalid: spec.maxUnavailable: Invalid value: "150%": must not be greater than 100%'),
+    ("pdb negative minAvailable", pdb(minAvailable=-1),
+     'PodDisruptionBudget.policy "b" is invalid: spec.minAvailable: Invalid value: -1: must be greater than or equal to 0'),
+]
+
+
+def test_priority_admission_rules_for_the_simulator() -> None:
+    classes = {"high": {"metadata": {"name": "high"}, "value": 1000, "preemptionPolicy": "Never"}}
+    get = classes.get
+    assert resolve_pod_priority({"priorityClassName": "high"}, get, []) == ("high", 1000, "Never")
+    assert resolve_pod_priority({"priorityClassName": "system-node-critical", "priority": 2000001000}, get, []) == (
+        "system-node-critical", 2000001000, "PreemptLowerPriority")
+    assert resolve_pod_priority({}, get, []) == ("", 0, "PreemptLowerPriority")
+    default = {"metadata": {"name": "d"}, "value": 7, "globalDefault": True}
+    assert resolve_pod_priority({}, get, [classes["high"], default]) == ("d", 7, None)
+    with pytest.raises(PriorityAdmissionError, match="^no PriorityClass with name nope was found$"):
+        resolve_pod_priority({"priorityClassName": "nope"}, get, [])
+    with pytest.raises(PriorityAdmissionError) as info:
+        resolve_pod_priority({"priority": 100}, get, [])
+    assert str(info.value) == ("the integer value of priority (100) must not be provided in pod spec; "
+                               "priority admission controller computed 0 from the given PriorityClass name")
+    with pytest.raises(PriorityAdmissionError, match="PreemptionPolicy"):
+        resolve_pod_priority({"priorityClassName": "high", "preemptionPolicy": "PreemptLowerPriority"}, get, [])
+
+
+@pytest.mark.parametrize(("desc", "obj", "expected"), WORKLOAD_CASES, ids=[c[0] for c in WORKLOAD_CASES])
+def test_workload_templates(desc: str, obj: dict[str, Any], expected: str) -> None:
+    group = obj["apiVersion"].split("/")[0]
+    assert invalid_message(obj["kind"], obj["metadata"]["name"], validate_object(obj), group=group) == expected
+
+
+def test_valid_workloads() -> None:
+    assert validate_object(deployment()) == []
+    rs = deployment(selector={"matchExpressions": [{"key": "app", "operator": "In", "values": ["web", "api"]}]})
+    rs["kind"] = "ReplicaSet"
+    assert validate_object(rs) == []
 
 
 @pytest.mark.parametrize(("desc", "obj", "expected"), CASES, ids=[c[0] for c in CASES])
@@ -252,6 +348,9 @@ VALID = [
      "spec": {"taints": [{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}]}},
     {"kind": "PriorityClass", "metadata": {"name": "system-node-critical"}, "value": 2_000_001_000},
     {"kind": "ConfigMap", "metadata": {"name": "cfg.v1", "namespace": "default"}, "data": {"a": "b"}},
+    {"kind": "Service", "metadata": {"name": "web", "namespace": "default"},
+     "spec": {"selector": {"app": "web"}, "ports": [{"name": "http", "port": 80, "targetPort": "http"}, {"name": "https", "port": 443, "targetPort": 8443}]}},
+    {"kind": "Service", "metadata": {"name": "headless", "namespace": "default"}, "spec": {"clusterIP": "None"}},
 ]
 
 

@@ -181,7 +181,8 @@ def test_invalid_node_group_kind_and_deployment_group() -> None:
     )
     with pytest.raises(AdmissionError) as info:
         run("deployments", {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "Web", "namespace": "default"}})
-    assert info.value.status["message"].startswith('Deployment.apps "Web" is invalid: metadata.name: Invalid value: "Web"')
+    assert info.value.status["message"].startswith('Deployment.apps "Web" is invalid: [metadata.name: Invalid value: "Web"')
+    assert info.value.status["message"].endswith("spec.selector: Required value, spec.template.spec.containers: Required value]")
     assert info.value.status["details"]["group"] == "apps"
 
 
@@ -205,3 +206,95 @@ def test_delete_and_status_pass_through() -> None:
 )
 def test_qos_class(containers: list[dict[str, Any]], qos: str) -> None:
     assert pod_qos_class({"spec": {"containers": containers}}) == qos
+
+
+def test_pod_update_may_change_only_some_spec_fields() -> None:
+    old = run("pods", pod())
+    new = copy.deepcopy(old)
+    new["spec"]["containers"][0]["image"] = "nginx:2"
+    new["spec"]["tolerations"].append({"key": "k", "operator": "Exists"})
+    new["metadata"]["labels"] = {"a": "b"}
+    assert run("pods", new, operation="UPDATE", old=old)["spec"]["containers"][0]["image"] == "nginx:2"
+    bad = copy.deepcopy(old)
+    bad["spec"]["containers"][0]["env"] = [{"name": "A", "value": "1"}]
+    bad["spec"]["nodeName"] = "n1"
+    with pytest.raises(AdmissionError) as info:
+        run("pods", bad, operation="UPDATE", old=old)
+    msg = info.value.status["message"]
+    assert msg.startswith('Pod "p" is invalid: spec: Forbidden: pod updates may not change fields other than '
+                          "`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,"
+                          "`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` "
+                          "(allow it to be set to 1 if it was previously negative)\n")
+    assert '+ spec.containers[0].env: [{"name":"A","value":"1"}]' in msg and '+ spec.nodeName: "n1"' in msg
+    # removing a default toleration is undone by DefaultTolerationSeconds (it runs on UPDATE too) ...
+    readded = copy.deepcopy(old)
+    readded["spec"]["tolerations"] = readded["spec"]["tolerations"][:1]
+    assert run("pods", readded, operation="UPDATE", old=old)["spec"]["tolerations"] == old["spec"]["tolerations"]
+    # ... removing any other toleration is refused
+    with_user = run("pods", {**new, "spec": {**new["spec"], "containers": old["spec"]["containers"]}},
+                    operation="UPDATE", old=old)
+    removed = copy.deepcopy(with_user)
+    removed["spec"]["tolerations"] = [t for t in removed["spec"]["tolerations"] if t.get("key") != "k"]
+    with pytest.raises(AdmissionError) as info:
+        run("pods", removed, operation="UPDATE", old=with_user)
+    assert "spec.tolerations: Forbidden: existing toleration can not be modified except its tolerationSeconds" in info.value.status["message"]
+
+
+def test_scheduling_gates_only_removed_and_gated_pod_may_gain_node_selector() -> None:
+    old = run("pods", pod(schedulingGates=[{"name": "example.com/a"}, {"name": "example.com/b"}]))
+    new = copy.deepcopy(old)
+    new["spec"]["schedulingGates"] = [{"name": "example.com/b"}]
+    new["spec"]["nodeSelector"] = {"zone": "a"}
+    assert run("pods", new, operation="UPDATE", old=old)["spec"]["schedulingGates"] == [{"name": "example.com/b"}]
+    added = copy.deepcopy(old)
+    added["spec"]["schedulingGates"].append({"name": "example.com/c"})
+    with pytest.raises(AdmissionError) as info:
+        run("pods", added, operation="UPDATE", old=old)
+    assert info.value.status["message"] == (
+        'Pod "p" is invalid: spec.schedulingGates[2].name: Forbidden: only deletion is allowed, but found new scheduling gate \'example.com/c\''
+    )
+
+
+def test_wrong_types_are_400_and_nulls_dropped() -> None:
+    with pytest.raises(AdmissionError) as info:
+        run("pods", pod(containers=[{"name": "c", "image": "x", "ports": "80"}]))
+    assert info.value.code == 400 and info.value.status["reason"] == "BadRequest"
+    assert info.value.status["message"] == ('Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal string into '
+                                            "Go struct field Container.spec.containers.ports of type []v1.ContainerPort")
+    out = run("pods", pod(nodeSelector=None, affinity=None))
+    assert "nodeSelector" not in out["spec"] and "affinity" not in out["spec"]
+    with pytest.raises(AdmissionError) as info:
+        run("deployments", {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "default"},
+                            "spec": {"replicas": "3"}})
+    assert info.value.status["message"] == ('Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal '
+                                            "string into Go struct field DeploymentSpec.spec.replicas of type int32")
+
+
+def test_unknown_fields_are_dropped_as_decoding_does() -> None:
+    out = run("pods", pod(containers=[{"name": "c", "image": "x", "imagee": "typo"}], foo=1))
+    assert "imagee" not in out["spec"]["containers"][0] and "foo" not in out["spec"]
+
+
+def test_workload_and_service_defaults() -> None:
+    dep = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
+           "spec": {"selector": {"matchLabels": {"app": "web"}},
+                    "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+    out = run("deployments", dep)
+    assert out["spec"]["replicas"] == 1 and out["spec"]["revisionHistoryLimit"] == 10
+    assert out["spec"]["strategy"] == {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}}
+    tpl = out["spec"]["template"]["spec"]
+    assert tpl["restartPolicy"] == "Always" and tpl["schedulerName"] == "default-scheduler"
+    assert tpl["containers"][0]["imagePullPolicy"] == "Always" and "enableServiceLinks" not in tpl
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "default"},
+           "spec": {"template": {"spec": {"containers": [{"name": "c", "image": "x"}]}}}}
+    with pytest.raises(AdmissionError) as info:  # the template's restartPolicy defaults to Always
+        run("jobs", job)
+    assert "spec.template.spec.restartPolicy: Required value" in info.value.status["message"]
+    job["spec"]["template"]["spec"]["restartPolicy"] = "Never"
+    out = run("jobs", job)
+    assert (out["spec"]["completions"], out["spec"]["parallelism"], out["spec"]["backoffLimit"]) == (1, 1, 6)
+    svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "default"},
+           "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}}
+    out = run("services", svc)
+    assert out["spec"]["type"] == "ClusterIP" and out["spec"]["sessionAffinity"] == "None"
+    assert out["spec"]["ports"] == [{"port": 80, "protocol": "TCP", "targetPort": 80}]

@@ -89,3 +89,26 @@ def test_cli_fault_flags_and_bad_input(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-m", "kubesched.cli.main", "apiserver", "--data-dir", str(tmp_path / "d"),
                         "--in-memory"], env=ENV, capture_output=True, text=True, timeout=30, check=False)
     assert r.returncode == 2 and "mutually exclusive" in r.stderr
+
+
+def test_sigkill_loses_no_acknowledged_write_and_the_data_dir_is_locked(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    p, c = _start(tmp_path, "--data-dir", str(data))
+    try:
+        made = [c.create("/api/v1/namespaces/default/configmaps",
+                         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"c{i}"}, "data": {"i": str(i)}})
+                for i in range(50)]
+        r = subprocess.run([sys.executable, "-m", "kubesched.cli.main", "apiserver", "--port", "0", "--data-dir",
+                            str(data)], env=ENV, capture_output=True, text=True, timeout=30, check=False)
+        assert r.returncode == 2 and "in use by another kubesched apiserver" in r.stderr
+    finally:
+        p.kill()  # SIGKILL: no clean shutdown
+        p.communicate(timeout=30)
+    p, c = _start(tmp_path, "--data-dir", str(data))
+    try:
+        got = c.get("/api/v1/namespaces/default/configmaps")["items"]
+        assert [(x["metadata"]["name"], x["metadata"]["resourceVersion"]) for x in got] == sorted(
+            ((m["metadata"]["name"], m["metadata"]["resourceVersion"]) for m in made), key=lambda t: t[0])
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.communicate(timeout=30)

@@ -251,3 +251,26 @@ def test_scale_subresource(client: Client) -> None:
     assert d["spec"]["replicas"] == 5 and d["metadata"]["generation"] == 2
     code, _ = client.req("PATCH", path, {"spec": {"replicas": -1}}, ctype="application/merge-patch+json")
     assert code == 422
+
+
+def test_terminating_namespace_refuses_new_content(client: Client) -> None:
+    client.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                         "metadata": {"name": "held", "finalizers": ["example.com/hold"]}})
+    client.create("/api/v1/namespaces/held/configmaps", {"apiVersion": "v1", "kind": "ConfigMap",
+                                                         "metadata": {"name": "c"}})
+    code, ns = client.req("DELETE", "/api/v1/namespaces/held")
+    assert code == 200 and ns["status"]["phase"] == "Terminating"
+    deadline = time.monotonic() + 5
+    while client.get("/api/v1/namespaces/held/configmaps")["items"]:  # content is removed ...
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    code, body = client.req("POST", "/api/v1/namespaces/held/configmaps",
+                            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "d"}})
+    assert code == 403 and body["details"]["causes"][0]["reason"] == "NamespaceTerminating"
+    assert "because it is being terminated" in body["message"]
+    # ... and the namespace goes once its last finalizer is removed
+    assert client.get("/api/v1/namespaces/held")["status"]["phase"] == "Terminating"
+    code, _ = client.req("PATCH", "/api/v1/namespaces/held", {"metadata": {"finalizers": None}},
+                         ctype="application/merge-patch+json")
+    assert code == 200
+    assert client.req("GET", "/api/v1/namespaces/held")[0] == 404

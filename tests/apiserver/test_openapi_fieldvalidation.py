@@ -7,6 +7,7 @@ from typing import Any
 
 from kubesched.apiserver import openapi
 from kubesched.apiserver.fieldvalidation import (
+    decode_error,
     decode_error_message,
     patch_strict_status,
     unknown_field_paths,
@@ -120,3 +121,68 @@ def test_patch_strict_status() -> None:
     assert st["details"]["causes"][0]["field"] == "patch"
     st = patch_strict_status("application/merge-patch+json", b'{"a":1}', {"a": 1}, ['unknown field "a"'])
     assert st["message"] == ' "" is invalid: patch: Invalid value: "{\\"a\\":1}": strict decoding error: unknown field "a"'
+
+
+def test_decode_errors_as_encoding_json_reports_them() -> None:
+    cases = [
+        ({"spec": {"containers": "x"}},
+         "json: cannot unmarshal string into Go struct field PodSpec.spec.containers of type []v1.Container"),
+        ({"spec": {"containers": ["x"]}},
+         "json: cannot unmarshal string into Go struct field PodSpec.spec.containers of type v1.Container"),
+        ({"metadata": {"labels": {"a": 1}}},
+         "json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string"),
+        ({"spec": {"containers": [{"name": "c", "ports": [{"containerPort": 1.5}]}]}},
+         "json: cannot unmarshal number 1.5 into Go struct field ContainerPort.spec.containers.ports.containerPort of type int32"),
+        ({"spec": {"containers": [{"name": "c", "resources": {"limits": "x"}}]}},
+         "json: cannot unmarshal string into Go struct field ResourceRequirements.spec.containers.resources.limits of type v1.ResourceList"),
+        ({"spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "12x"}}}]}},
+         "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"),
+        ({"spec": "x"}, "json: cannot unmarshal string into Go struct field Pod.spec of type v1.PodSpec"),
+        ({"spec": {"hostNetwork": "yes"}}, "json: cannot unmarshal string into Go struct field PodSpec.spec.hostNetwork of type bool"),
+    ]
+    for obj, expected in cases:
+        assert decode_error(POD, obj) == expected
+    ok = {"metadata": None, "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": 1}}}],
+                                     "priority": None, "overhead": None}, "status": {"startTime": "2026-01-01T00:00:00Z"}}
+    assert decode_error(POD, ok) is None
+    assert decode_error_message("Pod", "v1", "json: x") == 'Pod in version "v1" cannot be handled as a Pod: json: x'
+
+
+def test_known_kinds_and_shared_module() -> None:
+    from kubesched.api import schemas as api_schemas
+    from kubesched.apiserver import fieldvalidation, schemas
+
+    assert api_schemas.known_kind("v1", "Pod") and api_schemas.known_kind("apps/v1", "Deployment")
+    assert not api_schemas.known_kind("v1", "Pood") and not api_schemas.known_kind("apps/v1", "Pod")
+    assert schemas.definitions is api_schemas.definitions
+    assert fieldvalidation.unknown_fields is api_schemas.unknown_fields
+
+
+def _pb_fields(data: bytes) -> dict[int, bytes]:
+    """A minimal protobuf reader for length-delimited fields (all this document uses)."""
+    out: dict[int, bytes] = {}
+    i = 0
+    while i < len(data):
+        tag = data[i]
+        assert tag & 7 == 2  # length-delimited
+        length = data[i + 1]
+        out[tag >> 3] = data[i + 2 : i + 2 + length]
+        i += 2 + length
+    return out
+
+
+def test_v2_protobuf_is_a_minimal_gnostic_document() -> None:
+    doc = _pb_fields(openapi.v2_protobuf())
+    assert doc[1] == b"2.0"  # Document.swagger
+    assert _pb_fields(doc[2]) == {1: b"Kubernetes", 2: b"v1.34.0"}  # Document.info.title / version
+    assert "@" not in openapi.V2_PROTOBUF_CONTENT_TYPE and "@" in openapi.V2_PROTOBUF_MEDIA_TYPE
+
+
+def test_duplicate_fields() -> None:
+    from kubesched.apiserver.fieldvalidation import duplicate_fields, strict_errors
+
+    body = b'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","name":"b"},"spec":{"containers":[{"name":"c","image":"x","image":"y"}],"foo":1}}'
+    assert duplicate_fields(body) == ["metadata.name", "spec.containers[0].image"]
+    assert strict_errors(POD, body, json.loads(body)) == [
+        'duplicate field "metadata.name"', 'duplicate field "spec.containers[0].image"', 'unknown field "spec.foo"']
+    assert duplicate_fields(b"{not json") == [] and duplicate_fields(b'{"a":1}') == []

@@ -79,6 +79,28 @@ WORKED = [
     ("replace strategy on a map replaces it", {"replacingItem": {"a": 1, "b": 2}}, {"replacingItem": {"c": 3}}, {"replacingItem": {"c": 3}}),
     ("unmatched nulls are dropped from new values", {}, {"simpleMap": {"a": "1", "b": None}}, {"simpleMap": {"a": "1"}}),
     ("a changed type replaces", {"name": {"x": 1}}, {"name": "str"}, {"name": "str"}),
+    ("$setElementOrder interleaves server-only items",
+     {"mergingList": [{"name": "1", "other": "a"}, {"name": "2", "value": "2"}, {"name": "7"}, {"name": "9"},
+                      {"name": "8"}, {"name": "3", "value": "3"}, {"name": "4", "value": "4"}]},
+     {"$setElementOrder/mergingList": [{"name": "2"}, {"name": "1"}, {"name": "4"}, {"name": "3"}]},
+     {"mergingList": [{"name": "2", "value": "2"}, {"name": "1", "other": "a"}, {"name": "7"}, {"name": "9"},
+                      {"name": "8"}, {"name": "4", "value": "4"}, {"name": "3", "value": "3"}]}),
+    ("delete in one list, reorder another",
+     {"mergingList": [{"name": "a", "value": "a"}, {"name": "b", "value": "b"}],
+      "mergeItemPtr": [{"name": "c", "value": "c"}, {"name": "d", "value": "d"}]},
+     {"$setElementOrder/mergingList": [{"name": "b"}], "$setElementOrder/mergeItemPtr": [{"name": "d"}, {"name": "c"}],
+      "mergingList": [{"$patch": "delete", "name": "a"}]},
+     {"mergingList": [{"name": "b", "value": "b"}], "mergeItemPtr": [{"name": "d", "value": "d"}, {"name": "c", "value": "c"}]}),
+    ("$retainKeys on a merge-list element clears its other fields",
+     {"retainKeysMergingList": [{"name": "bar"}, {"name": "foo", "value": "a", "other": "x"}]},
+     {"$setElementOrder/retainKeysMergingList": [{"name": "bar"}, {"name": "foo"}],
+      "retainKeysMergingList": [{"$retainKeys": ["name", "value"], "name": "foo"}]},
+     {"retainKeysMergingList": [{"name": "bar"}, {"name": "foo", "value": "a"}]}),
+    ("merge list nested in a merge list",
+     {"mergingList": [{"name": "1", "mergingList": [{"name": "x", "value": "1"}, {"name": "y"}]}]},
+     {"mergingList": [{"name": "1", "mergingList": [{"name": "x", "other": "o"}, {"name": "z"}]}]},
+     # mergeSortedSlice: a patch item the server order cannot place ("z") goes before server-only ones
+     {"mergingList": [{"name": "1", "mergingList": [{"name": "x", "value": "1", "other": "o"}, {"name": "z"}, {"name": "y"}]}]}),
 ]
 
 
@@ -288,6 +310,11 @@ def test_json_patch_failures() -> None:
     with pytest.raises(PatchError) as info:
         apply_patch(JSON_PATCH, _pod(), body({"op": "add"}), gvk=POD)
     assert info.value.status_code == 400
+    assert info.value.message == "json: cannot unmarshal object into Go value of type jsonpatch.Patch"
+    with pytest.raises(PatchError) as info:
+        apply_patch(JSON_PATCH, _pod(), body([{"op": "test", "path": "/kind", "value": "Pod"}] * 10001), gvk=POD)
+    assert info.value.status_code == 413 and info.value.status["reason"] == "RequestEntityTooLarge"
+    assert info.value.message == "Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001"
 
 
 @pytest.mark.parametrize("ctype", [STRATEGIC_MERGE_PATCH, MERGE_PATCH, JSON_PATCH])

@@ -156,6 +156,9 @@ def test_events_core_and_events_api() -> None:
            "eventTime": ts(30)}
     assert cells("events", new) == ["30s", "Normal", "Scheduled", "pod/p", "", "default-scheduler, sched-1",
                                     "Successfully assigned", "30s", 1, "p.2"]
+    stored_core = {"metadata": {"name": "p.3"}, "involvedObject": {"kind": "Pod", "name": "p"}, "source": {},
+                   "reportingComponent": "default-scheduler", "reportingInstance": "sched-1", "eventTime": ts(30)}
+    assert cells("events", stored_core)[5] == "default-scheduler, sched-1"
 
 
 def test_other_printers_and_fallback() -> None:

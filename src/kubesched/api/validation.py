@@ -44,8 +44,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from kubesched.api.quantity import nano_value
@@ -60,6 +61,7 @@ __all__ = [
     "REQUIRED",
     "TOO_LONG",
     "FieldError",
+    "PriorityAdmissionError",
     "aggregate",
     "canonical_quantity",
     "invalid_message",
@@ -69,6 +71,8 @@ __all__ = [
     "is_qualified_name",
     "is_valid_label_value",
     "quantity_decode_errors",
+    "quantity_parse_error",
+    "resolve_pod_priority",
     "status_causes",
     "validate_label_selector",
     "validate_labels",
@@ -77,9 +81,14 @@ __all__ = [
     "validate_object",
     "validate_object_meta",
     "validate_pod",
+    "validate_pod_disruption_budget",
     "validate_pod_spec",
+    "validate_pod_template",
+    "validate_pod_update",
     "validate_priority_class",
+    "validate_service",
     "validate_tolerations",
+    "validate_workload",
 ]
 
 # field.ErrorType values (the Status cause "reason")
@@ -237,7 +246,18 @@ def _regex_error(msg: str, fmt: str, *examples: str) -> str:
     return f"{msg} (e.g. {ex}, regex used for validation is '{fmt}')"
 
 
+@lru_cache(maxsize=8192)
+def _is_dns1123_label_cached(value: str) -> tuple[str, ...]:
+    return tuple(_is_dns1123_label(value))
+
+
 def is_dns1123_label(value: str) -> list[str]:
+    """Upstream ``IsDNS1123Label``: the problems with ``value`` as messages (empty when valid).
+    Results are cached (the same keys and names recur across objects)."""
+    return list(_is_dns1123_label_cached(value)) if isinstance(value, str) else list(_is_dns1123_label(str(value)))
+
+
+def _is_dns1123_label(value: str) -> list[str]:
     """``IsDNS1123Label``: problems with ``value`` (empty list when valid)."""
     errs = []
     if len(value) > 63:
@@ -247,7 +267,18 @@ def is_dns1123_label(value: str) -> list[str]:
     return errs
 
 
+@lru_cache(maxsize=8192)
+def _is_dns1123_subdomain_cached(value: str) -> tuple[str, ...]:
+    return tuple(_is_dns1123_subdomain(value))
+
+
 def is_dns1123_subdomain(value: str) -> list[str]:
+    """Upstream ``IsDNS1123Subdomain``: the problems with ``value`` as messages (empty when valid).
+    Results are cached (the same keys and names recur across objects)."""
+    return list(_is_dns1123_subdomain_cached(value)) if isinstance(value, str) else list(_is_dns1123_subdomain(str(value)))
+
+
+def _is_dns1123_subdomain(value: str) -> list[str]:
     """``IsDNS1123Subdomain``."""
     errs = []
     if len(value) > 253:
@@ -257,7 +288,18 @@ def is_dns1123_subdomain(value: str) -> list[str]:
     return errs
 
 
+@lru_cache(maxsize=8192)
+def _is_dns1035_label_cached(value: str) -> tuple[str, ...]:
+    return tuple(_is_dns1035_label(value))
+
+
 def is_dns1035_label(value: str) -> list[str]:
+    """Upstream ``IsDNS1035Label``: the problems with ``value`` as messages (empty when valid).
+    Results are cached (the same keys and names recur across objects)."""
+    return list(_is_dns1035_label_cached(value)) if isinstance(value, str) else list(_is_dns1035_label(str(value)))
+
+
+def _is_dns1035_label(value: str) -> list[str]:
     """``IsDNS1035Label``."""
     errs = []
     if len(value) > 63:
@@ -267,7 +309,18 @@ def is_dns1035_label(value: str) -> list[str]:
     return errs
 
 
+@lru_cache(maxsize=8192)
+def _is_qualified_name_cached(value: str) -> tuple[str, ...]:
+    return tuple(_is_qualified_name(value))
+
+
 def is_qualified_name(value: str) -> list[str]:
+    """Upstream ``IsQualifiedName``: the problems with ``value`` as messages (empty when valid).
+    Results are cached (the same keys and names recur across objects)."""
+    return list(_is_qualified_name_cached(value)) if isinstance(value, str) else list(_is_qualified_name(str(value)))
+
+
+def _is_qualified_name(value: str) -> list[str]:
     """``IsQualifiedName`` (label keys, annotation keys, taint/toleration keys, topology keys)."""
     errs: list[str] = []
     parts = value.split("/")
@@ -294,7 +347,18 @@ def is_qualified_name(value: str) -> list[str]:
     return errs
 
 
+@lru_cache(maxsize=8192)
+def _is_valid_label_value_cached(value: str) -> tuple[str, ...]:
+    return tuple(_is_valid_label_value(value))
+
+
 def is_valid_label_value(value: str) -> list[str]:
+    """Upstream ``IsValidLabelValue``: the problems with ``value`` as messages (empty when valid).
+    Results are cached (the same keys and names recur across objects)."""
+    return list(_is_valid_label_value_cached(value)) if isinstance(value, str) else list(_is_valid_label_value(str(value)))
+
+
+def _is_valid_label_value(value: str) -> list[str]:
     """``IsValidLabelValue``."""
     errs = []
     if len(value) > 63:
@@ -392,6 +456,13 @@ def _nanos(q: Any) -> int | None:
         return nano_value(q)
     except (QuantityError, TypeError, ValueError):
         return None
+
+
+def quantity_parse_error(q: Any) -> str | None:
+    """Upstream ``ParseQuantity``'s error text for ``q`` (a JSON string or number), or None."""
+    if isinstance(q, bool) or not isinstance(q, (str, int, float)):
+        return _quantity_error(q)
+    return None if _nanos(q) is not None else _quantity_error(q)
 
 
 def _quantity_error(q: Any) -> str:
@@ -509,13 +580,21 @@ def validate_object_meta(meta: Any, *, namespaced: bool, name_kind: str = "subdo
         errs.append(FieldError(_child(path, "generation"), INVALID, generation, "must be greater than or equal to 0"))
     errs.extend(validate_labels(m.get("labels"), _child(path, "labels")))
     errs.extend(validate_annotations(m.get("annotations"), _child(path, "annotations")))
-    for f in _list(m.get("finalizers")):
-        f = _str(f)
-        msgs = is_qualified_name(f)
-        if not msgs and "/" not in f and f not in ("orphan", "foregroundDeletion"):
-            msgs = ["name is neither a standard finalizer name nor is it fully qualified"]
-        errs.extend(FieldError(_child(path, "finalizers"), INVALID, f, msg) for msg in msgs)
+    finalizers = [_str(f) for f in _list(m.get("finalizers"))]
+    fpath = _child(path, "finalizers")
+    for f in finalizers:
+        errs.extend(FieldError(fpath, INVALID, f, msg) for msg in is_qualified_name(f))
+    if "orphan" in finalizers and "foregroundDeletion" in finalizers:
+        errs.append(FieldError(fpath, INVALID, finalizers, "finalizer orphan and foregroundDeletion cannot be both set"))
+    # pkg/apis/core/validation validateKubeFinalizerName: a second name check, plus the standard names
+    for f in finalizers:
+        errs.extend(FieldError(fpath, INVALID, f, msg) for msg in is_qualified_name(f))
+        if "/" not in f and f not in _STANDARD_FINALIZERS:
+            errs.append(FieldError(fpath, INVALID, f, "name is neither a standard finalizer name nor is it fully qualified"))
     return errs
+
+
+_STANDARD_FINALIZERS = {"kubernetes", "orphan", "foregroundDeletion"}
 
 
 def validate_label_selector(sel: Any, path: str) -> list[FieldError]:
@@ -596,8 +675,21 @@ def _validate_container_resource_name(name: str, path: str) -> list[FieldError]:
     return []
 
 
-def validate_resource_requirements(res: Any, path: str) -> list[FieldError]:
-    """``ValidateContainerResourceRequirements``: names, quantities, requests ≤ limits."""
+def _validate_pod_resource_name(name: str, path: str) -> list[FieldError]:
+    errs = [FieldError(path, INVALID, name, m) for m in is_qualified_name(name)]
+    if errs:
+        return errs
+    if "/" not in name and name not in _STANDARD_CONTAINER_RESOURCES and not _is_hugepages(name):
+        return [FieldError(path, INVALID, name, "must be a standard resource type or fully qualified")]
+    if name not in ("cpu", "memory") and not _is_hugepages(name):
+        return [FieldError(path, NOT_SUPPORTED, name, _supported(["cpu", "memory"]))]
+    return []
+
+
+def validate_resource_requirements(res: Any, path: str, *, pod_level: bool = False) -> list[FieldError]:
+    """``ValidateContainerResourceRequirements`` (``pod_level``: ``validatePodResourceRequirements``
+    for ``spec.resources``): names, quantities, requests ≤ limits."""
+    name_check = _validate_pod_resource_name if pod_level else _validate_container_resource_name
     r = _map(res)
     limits = _map(r.get("limits"))
     requests = _map(r.get("requests"))
@@ -605,11 +697,11 @@ def validate_resource_requirements(res: Any, path: str) -> list[FieldError]:
     errs: list[FieldError] = []
     for name, q in limits.items():
         p = _key(lim_path, name)
-        errs.extend(_validate_container_resource_name(name, p))
+        errs.extend(name_check(name, p))
         errs.extend(_validate_resource_quantity(name, q, p))
     for name, q in requests.items():
         p = _key(req_path, name)
-        errs.extend(_validate_container_resource_name(name, p))
+        errs.extend(name_check(name, p))
         errs.extend(_validate_resource_quantity(name, q, p))
         req_n = _nanos(q)
         if name in limits:
@@ -1035,6 +1127,8 @@ def validate_pod_spec(spec: Any, path: str = "spec") -> list[FieldError]:
     overhead = s.get("overhead")
     if isinstance(overhead, dict):
         errs.extend(validate_resource_requirements({"limits": overhead}, _child(path, "overhead")))
+    if isinstance(s.get("resources"), dict):
+        errs.extend(validate_resource_requirements(s["resources"], _child(path, "resources"), pod_level=True))
     return errs
 
 
@@ -1042,7 +1136,88 @@ def validate_pod(pod: Any) -> list[FieldError]:
     """``ValidatePodCreate`` (metadata + spec) for a Pod dict."""
     p = _map(pod)
     errs = validate_object_meta(p.get("metadata"), namespaced=True)
-    errs.extend(validate_pod_spec(p.get("spec")))
+    spec = _map(p.get("spec"))
+    errs.extend(validate_pod_spec(spec))
+    for cname in ("containers", "initContainers"):  # validateContainersOnlyForPod
+        for i, c in enumerate(_list(spec.get(cname))):
+            image = _str(_map(c).get("image"))
+            if image != image.strip():
+                errs.append(FieldError(f"spec.{cname}[{i}].image", INVALID, image, "must not have leading or trailing whitespace"))
+    return errs
+
+
+_UPDATABLE_POD_SPEC_FIELDS = (
+    "`spec.containers[*].image`",
+    "`spec.initContainers[*].image`",
+    "`spec.activeDeadlineSeconds`",
+    "`spec.tolerations` (only additions to existing tolerations)",
+    "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)",
+)
+
+
+def _spec_diff(old: Any, new: Any, path: str, out: list[str]) -> None:
+    if isinstance(old, dict) and isinstance(new, dict):
+        for k in list(old) + [k for k in new if k not in old]:
+            _spec_diff(old.get(k), new.get(k), _child(path, k), out)
+    elif isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        for i, (a, b) in enumerate(zip(old, new, strict=True)):
+            _spec_diff(a, b, _index(path, i), out)
+    elif old != new:
+        if old is not None:
+            out.append(f"- {path}: {_render_value(old)}")
+        if new is not None:
+            out.append(f"+ {path}: {_render_value(new)}")
+
+
+def validate_pod_update(new: Any, old: Any) -> list[FieldError]:
+    """``ValidatePodUpdate``'s spec rules: besides what :func:`validate_pod` checks, a pod's spec
+    may change only in container images, ``activeDeadlineSeconds``, added tolerations (existing
+    ones may change only ``tolerationSeconds``), ``terminationGracePeriodSeconds``, removed
+    scheduling gates, and — while the pod is still gated — its node selector and affinity.
+    Anything else is ``spec: Forbidden: pod updates may not change fields other than ...``
+    followed by the changed paths (upstream follows with a ``cmp.Diff`` of the Go structs,
+    which this does not reproduce byte for byte)."""
+    n, o = _map(new), _map(old)
+    nspec, ospec = dict(_map(n.get("spec"))), _map(o.get("spec"))
+    errs = validate_pod(n)
+    munged = dict(nspec)
+    for cname in ("containers", "initContainers"):
+        ncs, ocs = _list(nspec.get(cname)), _list(ospec.get(cname))
+        if cname in nspec and len(ncs) == len(ocs):
+            munged[cname] = [{**_map(nc), "image": _map(oc).get("image")} if "image" in _map(oc) else nc
+                             for nc, oc in zip(ncs, ocs, strict=True)]
+    for f in ("activeDeadlineSeconds", "terminationGracePeriodSeconds"):
+        if f in ospec:
+            munged[f] = ospec[f]
+        else:
+            munged.pop(f, None)
+    old_tols = [_map(t) for t in _list(ospec.get("tolerations"))]
+    new_tols = [_map(t) for t in _list(nspec.get("tolerations"))]
+    for ot in old_tols:
+        bare = {k: v for k, v in ot.items() if k != "tolerationSeconds"}
+        if not any({k: v for k, v in nt.items() if k != "tolerationSeconds"} == bare for nt in new_tols):
+            errs.append(FieldError("spec.tolerations", FORBIDDEN, "", "existing toleration can not be modified except its tolerationSeconds"))
+            break
+    if "tolerations" in ospec:
+        munged["tolerations"] = ospec["tolerations"]
+    else:
+        munged.pop("tolerations", None)
+    old_gates = {_str(_map(g).get("name")) for g in _list(ospec.get("schedulingGates"))}
+    for i, g in enumerate(_list(nspec.get("schedulingGates"))):
+        name = _str(_map(g).get("name"))
+        if name not in old_gates:
+            errs.append(FieldError(_child(_index("spec.schedulingGates", i), "name"), FORBIDDEN, "",
+                                   f"only deletion is allowed, but found new scheduling gate '{name}'"))
+    for f in ("schedulingGates",) + (("nodeSelector", "affinity") if old_gates else ()):
+        if f in ospec:
+            munged[f] = ospec[f]
+        else:
+            munged.pop(f, None)
+    if munged != dict(ospec):
+        changes: list[str] = []
+        _spec_diff(dict(ospec), munged, "spec", changes)
+        errs.append(FieldError("spec", FORBIDDEN, "", "pod updates may not change fields other than "
+                               + ",".join(_UPDATABLE_POD_SPEC_FIELDS) + "\n" + "\n".join(changes)))
     return errs
 
 
@@ -1077,6 +1252,60 @@ HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
 SYSTEM_PRIORITY_CLASSES = {"system-node-critical": 2_000_001_000, "system-cluster-critical": 2_000_000_000}
 
 
+class PriorityAdmissionError(ValueError):
+    """A pod the ``Priority`` admission plugin forbids; ``str(err)`` is upstream's reason
+    (the API server answers 403 ``pods "x" is forbidden: <reason>``)."""
+
+
+def resolve_pod_priority(
+    spec: Mapping[str, Any],
+    get_class: Callable[[str], Mapping[str, Any] | None],
+    classes: Iterable[Mapping[str, Any]],
+) -> tuple[str, int, str | None]:
+    """What the ``Priority`` admission plugin (``plugin/pkg/admission/priority/admission.go``)
+    sets on a new pod: ``(priorityClassName, priority, preemptionPolicy)``.
+
+    ``get_class(name)`` returns a stored PriorityClass (``system-node-critical`` and
+    ``system-cluster-critical`` are built in when it returns None); ``classes`` are all
+    PriorityClasses (for the global default: the ``globalDefault`` one with the lowest value;
+    none → priority 0, ``PreemptLowerPriority``). Raises :class:`PriorityAdmissionError` for
+    an unknown class, or a ``spec.priority``/``spec.preemptionPolicy`` the pod carries that
+    differs from the computed one.
+    """
+    name = _str(spec.get("priorityClassName"))
+    policy: str | None
+    if not name:
+        default: Mapping[str, Any] | None = None
+        for candidate in classes:
+            if candidate.get("globalDefault") and (default is None or default.get("value", 0) > candidate.get("value", 0)):
+                default = candidate
+        if default is not None:
+            name = _str(_map(default.get("metadata")).get("name"))
+            priority, policy = int(default.get("value", 0)), default.get("preemptionPolicy")
+        else:
+            priority, policy = 0, "PreemptLowerPriority"
+    else:
+        pc: Mapping[str, Any] | None = get_class(name)
+        if pc is None and name in SYSTEM_PRIORITY_CLASSES:
+            pc = {"value": SYSTEM_PRIORITY_CLASSES[name], "preemptionPolicy": "PreemptLowerPriority"}
+        if pc is None:
+            raise PriorityAdmissionError(f"no PriorityClass with name {name} was found")
+        priority, policy = int(pc.get("value", 0)), pc.get("preemptionPolicy")
+    given = spec.get("priority")
+    if given is not None and given != priority:
+        raise PriorityAdmissionError(
+            f"the integer value of priority ({given}) must not be provided in pod spec; "
+            f"priority admission controller computed {priority} from the given PriorityClass name"
+        )
+    given_policy = spec.get("preemptionPolicy")
+    if policy is not None and given_policy is not None and given_policy != policy:
+        raise PriorityAdmissionError(
+            f"the string value of PreemptionPolicy ({given_policy}) must not be provided in pod spec; "
+            f"priority admission controller computed {policy} from the given PriorityClass name"
+        )
+    return name, priority, policy
+
+
 def validate_priority_class(pc: Any) -> list[FieldError]:
     """``ValidatePriorityClass`` (pkg/apis/scheduling/validation)."""
     p = _map(pc)
@@ -1103,7 +1332,185 @@ def validate_priority_class(pc: Any) -> list[FieldError]:
     return errs
 
 
+# ---- workloads (pkg/apis/apps/validation, pkg/apis/batch/validation, core RC) ------------------------
+
+
+def _selector_matches(sel: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:
+    for k, v in _map(sel.get("matchLabels")).items():
+        if labels.get(k) != v:
+            return False
+    for e in _list(sel.get("matchExpressions")):
+        em = _map(e)
+        key, op, values = _str(em.get("key")), _str(em.get("operator")), [_str(v) for v in _list(em.get("values"))]
+        present = key in labels
+        if op == "In" and not (present and _str(labels[key]) in values):
+            return False
+        if op == "NotIn" and present and _str(labels[key]) in values:
+            return False
+        if op == "Exists" and not present:
+            return False
+        if op == "DoesNotExist" and present:
+            return False
+    return True
+
+
+def validate_pod_template(template: Any, path: str) -> list[FieldError]:
+    """``ValidatePodTemplateSpec``: template labels, annotations and pod spec."""
+    t = _map(template)
+    meta = _map(t.get("metadata"))
+    errs = validate_labels(meta.get("labels"), _child(_child(path, "metadata"), "labels"))
+    errs.extend(validate_annotations(meta.get("annotations"), _child(_child(path, "metadata"), "annotations")))
+    errs.extend(validate_pod_spec(t.get("spec"), _child(path, "spec")))
+    return errs
+
+
+def _nonnegative(value: Any, path: str) -> list[FieldError]:
+    if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+        return [FieldError(path, INVALID, value, "must be greater than or equal to 0")]
+    return []
+
+
+def validate_workload(obj: Any) -> list[FieldError]:
+    """Deployment, ReplicaSet, StatefulSet, DaemonSet (``apps/v1``), ReplicationController, Job
+    and CronJob: metadata, replica counts, selector and template labels, the pod template."""
+    o = _map(obj)
+    kind = _str(o.get("kind"))
+    errs = validate_object_meta(o.get("metadata"), namespaced=True)
+    spec = _map(o.get("spec"))
+    if kind == "CronJob":
+        job_spec = _map(_map(spec.get("jobTemplate")).get("spec"))
+        return errs + _validate_job_spec(job_spec, "spec.jobTemplate.spec")
+    if kind == "Job":
+        return errs + _validate_job_spec(spec, "spec")
+    errs.extend(_nonnegative(spec.get("replicas"), "spec.replicas"))
+    template = _map(spec.get("template"))
+    labels = _map(_map(template.get("metadata")).get("labels"))
+    if kind == "ReplicationController":
+        selector = _map(spec.get("selector")) or labels
+        if not selector:
+            errs.append(FieldError("spec.selector", REQUIRED, ""))
+        elif not all(labels.get(k) == v for k, v in selector.items()):
+            errs.append(FieldError("spec.template.metadata.labels", INVALID, dict(labels), "`selector` does not match template `labels`"))
+    else:
+        sel = spec.get("selector")
+        if not isinstance(sel, dict):
+            errs.append(FieldError("spec.selector", REQUIRED, ""))
+        else:
+            errs.extend(validate_label_selector(sel, "spec.selector"))
+            if not _map(sel.get("matchLabels")) and not _list(sel.get("matchExpressions")):
+                errs.append(FieldError("spec.selector", INVALID, dict(sel), f"empty selector is invalid for {kind.lower()}"))
+            elif not _selector_matches(sel, labels):
+                errs.append(FieldError("spec.template.metadata.labels", INVALID, dict(labels), "`selector` does not match template `labels`"))
+    errs.extend(validate_pod_template(template, "spec.template"))
+    rp = _str(_map(template.get("spec")).get("restartPolicy"))
+    if rp and rp != "Always":
+        errs.append(FieldError("spec.template.spec.restartPolicy", NOT_SUPPORTED, rp, _supported(["Always"])))
+    return errs
+
+
+def _validate_job_spec(spec: Mapping[str, Any], path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    for f in ("parallelism", "completions", "activeDeadlineSeconds", "backoffLimit"):
+        errs.extend(_nonnegative(spec.get(f), _child(path, f)))
+    template = _map(spec.get("template"))
+    errs.extend(validate_pod_template(template, _child(path, "template")))
+    rp = _str(_map(template.get("spec")).get("restartPolicy"))
+    rp_path = _child(_child(_child(path, "template"), "spec"), "restartPolicy")
+    if rp in ("Always", ""):
+        errs.append(FieldError(rp_path, REQUIRED, "", 'valid values: "OnFailure", "Never"'))
+    elif rp not in ("OnFailure", "Never"):
+        errs.append(FieldError(rp_path, NOT_SUPPORTED, rp, _supported(["OnFailure", "Never"])))
+    return errs
+
+
+# ---- PodDisruptionBudget (pkg/apis/policy/validation) -----------------------------------------------
+
+_PERCENT = re.compile(r"^[0-9]+%$")
+
+
+def _validate_int_or_percent(value: Any, path: str) -> list[FieldError]:
+    """``ValidatePositiveIntOrPercent`` + ``IsNotMoreThan100Percent``."""
+    if isinstance(value, str):
+        if not _PERCENT.match(value):
+            return [FieldError(path, INVALID, value, _regex_error(
+                "a valid percent string must be a numeric string followed by an ending '%'", "[0-9]+%", "1%", "93%"))]
+        if int(value[:-1]) > 100:
+            return [FieldError(path, INVALID, value, "must not be greater than 100%")]
+        return []
+    if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+        return [FieldError(path, INVALID, value, "must be greater than or equal to 0")]
+    return []
+
+
+def validate_pod_disruption_budget(pdb: Any) -> list[FieldError]:
+    """``ValidatePodDisruptionBudget``: minAvailable/maxUnavailable (not both; non-negative
+    integers or percents ≤ 100%), selector."""
+    p = _map(pdb)
+    errs = validate_object_meta(p.get("metadata"), namespaced=True)
+    spec = _map(p.get("spec"))
+    min_av, max_un = spec.get("minAvailable"), spec.get("maxUnavailable")
+    if min_av is not None and max_un is not None:
+        shown = {k: spec[k] for k in ("minAvailable", "selector", "maxUnavailable", "unhealthyPodEvictionPolicy") if k in spec}
+        errs.append(FieldError("spec", INVALID, shown, "minAvailable and maxUnavailable cannot be both set"))
+    if min_av is not None:
+        errs.extend(_validate_int_or_percent(min_av, "spec.minAvailable"))
+    if max_un is not None:
+        errs.extend(_validate_int_or_percent(max_un, "spec.maxUnavailable"))
+    errs.extend(validate_label_selector(spec.get("selector"), "spec.selector"))
+    policy = spec.get("unhealthyPodEvictionPolicy")
+    if policy is not None and policy not in ("IfHealthyBudget", "AlwaysAllow"):
+        errs.append(FieldError("spec.unhealthyPodEvictionPolicy", NOT_SUPPORTED, policy, _supported(["AlwaysAllow", "IfHealthyBudget"])))
+    return errs
+
+
+# ---- Service (the parts the scheduler reads, plus ports) --------------------------------------------
+
+_SERVICE_TYPES = ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")
+
+
+def validate_service(svc: Any) -> list[FieldError]:
+    """``ValidateService`` for: name (DNS-1035 label), ``type``, ports (required unless headless
+    or ExternalName; names required and unique when several; port numbers; protocol; target
+    port), and the selector's labels."""
+    o = _map(svc)
+    errs = validate_object_meta(o.get("metadata"), namespaced=True, name_kind="dns1035")
+    spec = _map(o.get("spec"))
+    stype = _str(spec.get("type"))
+    if stype and stype not in _SERVICE_TYPES:
+        errs.append(FieldError("spec.type", NOT_SUPPORTED, stype, _supported(_SERVICE_TYPES)))
+    ports = _list(spec.get("ports"))
+    headless = spec.get("clusterIP") == "None" or _list(spec.get("clusterIPs"))[:1] == ["None"]
+    if not ports and not headless and stype != "ExternalName":
+        errs.append(FieldError("spec.ports", REQUIRED, ""))
+    names: set[str] = set()
+    for i, raw in enumerate(ports):
+        p = _index("spec.ports", i)
+        port = _map(raw)
+        name = _str(port.get("name"))
+        if len(ports) > 1 and not name:
+            errs.append(FieldError(_child(p, "name"), REQUIRED, ""))
+        elif name:
+            errs.extend(FieldError(_child(p, "name"), INVALID, name, m) for m in is_dns1123_label(name))
+            if name in names:
+                errs.append(FieldError(_child(p, "name"), DUPLICATE, name))
+            names.add(name)
+        number = port.get("port", 0)
+        errs.extend(FieldError(_child(p, "port"), INVALID, number, m) for m in _is_valid_port_num(number))
+        proto = _str(port.get("protocol"))
+        if proto and proto not in _PROTOCOLS:
+            errs.append(FieldError(_child(p, "protocol"), NOT_SUPPORTED, proto, _supported(_PROTOCOLS)))
+        target = port.get("targetPort")
+        if isinstance(target, int) and not isinstance(target, bool):
+            errs.extend(FieldError(_child(p, "targetPort"), INVALID, target, m) for m in _is_valid_port_num(target))
+        elif isinstance(target, str):
+            errs.extend(FieldError(_child(p, "targetPort"), INVALID, target, m) for m in _is_valid_port_name(target))
+    errs.extend(validate_labels(spec.get("selector"), "spec.selector"))
+    return errs
+
+
 # ---- dispatch ---------------------------------------------------------------------------------------
+
+_WORKLOADS = {"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "ReplicationController", "Job", "CronJob"}
 
 _DNS1035_KINDS = {"Service"}
 _CLUSTER_SCOPED = {
@@ -1126,6 +1533,12 @@ def validate_object(obj: Any, *, namespaced: bool | None = None) -> list[FieldEr
         return validate_namespace(o)
     if kind == "PriorityClass":
         return validate_priority_class(o)
+    if kind in _WORKLOADS:
+        return validate_workload(o)
+    if kind == "PodDisruptionBudget":
+        return validate_pod_disruption_budget(o)
+    if kind == "Service":
+        return validate_service(o)
     scoped = namespaced if namespaced is not None else kind not in _CLUSTER_SCOPED
     name_kind = "dns1035" if kind in _DNS1035_KINDS else "subdomain"
     return validate_object_meta(o.get("metadata"), namespaced=scoped, name_kind=name_kind)

@@ -11,7 +11,8 @@ order, as ``sigs.k8s.io/json``'s strict decoder names it::
 — see :func:`decode_error_message`), ``Warn`` adds one ``Warning`` header per field
 (``299 - "unknown field \\"spec.foo\\""``, see :func:`warning_headers`), ``Ignore`` drops
 nothing and says nothing (``staging/src/k8s.io/apiserver/pkg/endpoints/handlers/create.go``,
-``rest.go``). The schema is upstream's v1.34 definitions (:mod:`kubesched.apiserver.schemas`);
+``rest.go``). The checks live in :mod:`kubesched.api.schemas` (upstream's v1.34 definitions, shared with
+the simulator);
 maps (``additionalProperties``), free-form objects (``RawExtension``, ``FieldsV1``) and
 ``x-kubernetes-preserve-unknown-fields`` take any key.
 """
@@ -23,13 +24,23 @@ from typing import Any
 
 import orjson
 
-from kubesched.apiserver import schemas
+from kubesched.api.schemas import (
+    decode_error,
+    duplicate_fields,
+    prune_unknown_fields,
+    unknown_field_paths,
+    unknown_fields,
+)
 
 __all__ = [
     "VALIDATION_DIRECTIVES",
+    "decode_error",
     "decode_error_message",
+    "duplicate_fields",
     "patch_strict_status",
+    "prune_unknown_fields",
     "strict_decoding_error",
+    "strict_errors",
     "unknown_field_paths",
     "unknown_fields",
     "warning_headers",
@@ -39,21 +50,11 @@ __all__ = [
 VALIDATION_DIRECTIVES = ("Ignore", "Warn", "Strict")
 
 
-def unknown_field_paths(gvk: tuple[str, str, str], obj: Any) -> list[str]:
-    """Paths (``spec.foo``, ``spec.containers[0].imagee``) of the fields of ``obj`` that the
-    kind ``gvk`` = ``(group, version, kind)`` does not define, in document order. An unknown
-    kind yields ``[]`` (nothing to check against)."""
-    name = schemas.definition_for_gvk(*gvk)
-    if name is None or not isinstance(obj, dict):
-        return []
-    out: list[str] = []
-    _walk(schemas.definitions()[name], obj, "", out)
-    return out
-
-
-def unknown_fields(gvk: tuple[str, str, str], obj: Any) -> list[str]:
-    """The strict decoder's messages for ``obj``: ``unknown field "spec.foo"`` per field."""
-    return [f'unknown field "{p}"' for p in unknown_field_paths(gvk, obj)]
+def strict_errors(gvk: tuple[str, str, str], body: bytes, obj: Any) -> list[str]:
+    """All strict-decoding messages for a request: ``duplicate field "..."`` for keys repeated
+    in the JSON ``body`` (see :func:`duplicate_fields`), then ``unknown field "..."`` for the
+    decoded ``obj`` (upstream interleaves the two kinds in document order)."""
+    return [f'duplicate field "{p}"' for p in duplicate_fields(body)] + unknown_fields(gvk, obj)
 
 
 def strict_decoding_error(messages: Iterable[str]) -> str:
@@ -61,10 +62,12 @@ def strict_decoding_error(messages: Iterable[str]) -> str:
     return "strict decoding error: " + ", ".join(messages)
 
 
-def decode_error_message(kind: str, version: str, messages: Iterable[str]) -> str:
-    """The 400 message of a create/update rejected by ``fieldValidation=Strict``:
-    ``Pod in version "v1" cannot be handled as a Pod: strict decoding error: ...``."""
-    return f'{kind} in version "{version}" cannot be handled as a {kind}: {strict_decoding_error(messages)}'
+def decode_error_message(kind: str, version: str, messages: Iterable[str] | str) -> str:
+    """The 400 message of a create/update the decoder rejects: with the strict messages of
+    ``fieldValidation=Strict`` (``Pod in version "v1" cannot be handled as a Pod: strict decoding
+    error: unknown field "spec.foo"``) or with one :func:`decode_error` text (a ``str``)."""
+    reason = messages if isinstance(messages, str) else strict_decoding_error(messages)
+    return f'{kind} in version "{version}" cannot be handled as a {kind}: {reason}'
 
 
 def patch_strict_status(content_type: str, patch_body: bytes, patched: Any, messages: Iterable[str]) -> dict[str, Any]:
@@ -107,34 +110,3 @@ def warning_headers(messages: Iterable[str]) -> list[str]:
         escaped = m.replace("\\", "\\\\").replace('"', '\\"')
         out.append(f'299 - "{escaped}"')
     return out
-
-
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
-
-
-def _walk(schema: dict[str, Any] | None, value: Any, path: str, out: list[str]) -> None:
-    schema = schemas.resolve(schema)
-    if schema is None:
-        return
-    if schema.get("x-kubernetes-preserve-unknown-fields"):
-        return
-    if isinstance(value, dict):
-        props = schema.get("properties")
-        extra = schema.get("additionalProperties")
-        if isinstance(props, dict):
-            for key, sub in value.items():
-                if key in props:
-                    _walk(props[key], sub, _join(path, key), out)
-                elif isinstance(extra, dict):
-                    _walk(extra, sub, _join(path, key), out)
-                elif extra is not True:
-                    out.append(_join(path, key))
-        elif isinstance(extra, dict):
-            for key, sub in value.items():
-                _walk(extra, sub, _join(path, key), out)
-    elif isinstance(value, list):
-        items = schema.get("items")
-        if isinstance(items, dict):
-            for i, sub in enumerate(value):
-                _walk(items, sub, f"{path}[{i}]", out)

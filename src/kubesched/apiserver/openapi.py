@@ -45,7 +45,23 @@ import orjson
 
 from kubesched.apiserver import schemas
 
-__all__ = ["DEFAULT_SERVED", "Served", "gv_path", "v2_document", "v3_group_version", "v3_index"]
+__all__ = [
+    "DEFAULT_SERVED",
+    "V2_PROTOBUF_CONTENT_TYPE",
+    "V2_PROTOBUF_MEDIA_TYPE",
+    "Served",
+    "gv_path",
+    "v2_document",
+    "v2_protobuf",
+    "v3_group_version",
+    "v3_index",
+]
+
+#: What kubectl asks ``/openapi/v2`` for (client-go discovery ``OpenAPISchema``) ...
+V2_PROTOBUF_MEDIA_TYPE = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+#: ... and the ``Content-Type`` kube-openapi answers it with (``@`` is not valid in a media
+#: type; Go's ``mime.ParseMediaType`` in client-go rejects it).
+V2_PROTOBUF_CONTENT_TYPE = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
 
 Served = tuple[str, str, str, str, bool]
 
@@ -334,6 +350,28 @@ def _v2(served: tuple[Served, ...]) -> bytes:
 def v2_document(served: Iterable[Served] | None = None) -> bytes:
     """The Swagger 2.0 document (JSON bytes) for the served kinds."""
     return _v2(_normalize(served))
+
+
+def _pb_string(field: int, text: str) -> bytes:
+    data = text.encode()
+    return bytes([field << 3 | 2, len(data)]) + data
+
+
+def v2_protobuf() -> bytes:
+    """``/openapi/v2`` for ``Accept: application/com.github.proto-openapi.spec.v2@v1.0+protobuf``
+    (:data:`V2_PROTOBUF_MEDIA_TYPE`; answer with ``Content-Type`` :data:`V2_PROTOBUF_CONTENT_TYPE`):
+    a gnostic ``openapi_v2.Document`` with only ``swagger`` and ``info`` set, no definitions.
+
+    kubectl reads v2 only as protobuf, and only for client-side validation of a kind whose
+    v3 document does not advertise ``fieldValidation`` — that is, a kind this server does not
+    serve. Such a kind is not in upstream's v2 document either, so kubectl skips its schema
+    check ("resource is not present, let's just skip validation") and then reports ``no
+    matches for kind "X" in version "Y"``; this document gives the same outcome. A JSON body
+    instead would fail kubectl's protobuf parse ("error validating data: proto: cannot parse
+    invalid wire-format data").
+    """
+    info = _pb_string(1, "Kubernetes") + _pb_string(2, "v1.34.0")
+    return _pb_string(1, "2.0") + bytes([2 << 3 | 2, len(info)]) + info
 
 
 @lru_cache(maxsize=64)

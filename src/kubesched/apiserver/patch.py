@@ -46,6 +46,7 @@ from kubesched.apiserver import schemas
 __all__ = [
     "APPLY_PATCH",
     "JSON_PATCH",
+    "MAX_JSON_PATCH_OPERATIONS",
     "MERGE_PATCH",
     "STRATEGIC_MERGE_PATCH",
     "SUPPORTED_PATCH_TYPES",
@@ -81,13 +82,15 @@ _ERR_RETAIN_KEYS = "invalid patch format of retainKeys"
 _ERR_SET_ORDER = "invalid patch format of setElementOrder list"
 _ERR_RETAIN_KEYS_CONTENT = "patch content doesn't match retainKeys list"
 
-_REASONS = {400: "BadRequest", 415: "UnsupportedMediaType", 422: "Invalid", 500: ""}
+_REASONS = {400: "BadRequest", 413: "RequestEntityTooLarge", 415: "UnsupportedMediaType", 422: "Invalid", 500: ""}
+#: ``maxJSONPatchOperations`` of staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go.
+MAX_JSON_PATCH_OPERATIONS = 10000
 
 
 class PatchError(Exception):
     """A PATCH that cannot be applied.
 
-    ``status_code``: the HTTP code (400, 415, 422 or 500); ``message``: upstream's text;
+    ``status_code``: the HTTP code (400, 413, 415, 422 or 500); ``message``: upstream's text;
     ``reason``: the ``Status.reason`` the API server gives (``BadRequest``,
     ``UnsupportedMediaType``, ``Invalid``, or ``""`` for a 500 from a plain merge error).
     """
@@ -122,6 +125,14 @@ class PatchError(Exception):
         return body
 
 
+def _clone(obj: Any) -> Any:
+    """A deep copy of a JSON value (orjson round trip: ~10x ``copy.deepcopy``)."""
+    try:
+        return orjson.loads(orjson.dumps(obj))
+    except (TypeError, orjson.JSONEncodeError):
+        return copy.deepcopy(obj)
+
+
 class _MergeError(Exception):
     """Internal: a strategic-merge failure with its HTTP code."""
 
@@ -146,7 +157,7 @@ def apply_patch(content_type: str, original: dict[str, Any], body: bytes, *, gvk
         return _apply_json_patch(original, body)
     if media == MERGE_PATCH:
         patch = _decode(body)
-        result = json_merge_patch(copy.deepcopy(original), patch)
+        result = json_merge_patch(_clone(original), patch)
         if not isinstance(result, dict):
             raise PatchError(400, "the patch did not produce an object")
         return result
@@ -173,11 +184,18 @@ def _decode(body: bytes) -> Any:
 
 def _apply_json_patch(original: dict[str, Any], body: bytes) -> dict[str, Any]:
     ops = _decode(body)
-    if not isinstance(ops, list) or not all(isinstance(op, dict) and "op" in op for op in ops):
-        raise PatchError(400, "json: cannot unmarshal object into Go value of type jsonpatch.Patch")
+    if not isinstance(ops, list):
+        kind = "object" if isinstance(ops, dict) else "string" if isinstance(ops, str) else "number" \
+            if isinstance(ops, (int, float)) and not isinstance(ops, bool) else "bool" if isinstance(ops, bool) else "null"
+        raise PatchError(400, f"json: cannot unmarshal {kind} into Go value of type jsonpatch.Patch")
+    if len(ops) > MAX_JSON_PATCH_OPERATIONS:
+        raise PatchError(413, "Request entity too large: The allowed maximum operations in a JSON patch is "
+                              f"{MAX_JSON_PATCH_OPERATIONS}, got {len(ops)}")
+    if not all(isinstance(op, dict) for op in ops):
+        raise PatchError(400, "json: cannot unmarshal array into Go value of type jsonpatch.Operation")
     try:
         patch = jsonpatch.JsonPatch(ops)
-        result = patch.apply(original, in_place=False)
+        result = patch.apply(_clone(original), in_place=True)
     except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:  # type: ignore[attr-defined]
         raise PatchError(422, str(exc)) from None
     except (TypeError, KeyError, IndexError, ValueError) as exc:
@@ -222,7 +240,7 @@ def strategic_merge_patch_with_schema(original: dict[str, Any], patch: dict[str,
     ``x-kubernetes-patch-*`` extensions). ``schema=None`` merges as a JSON merge patch would,
     except for the directives. Neither argument is mutated. Raises :class:`PatchError`."""
     try:
-        return _merge_map(copy.deepcopy(original), copy.deepcopy(patch), schema)
+        return _merge_map(_clone(original), _clone(patch), schema)
     except _MergeError as exc:
         raise PatchError(exc.code, str(exc)) from None
     except RecursionError:

@@ -1168,9 +1168,7 @@ class APIServer:
                 new.pop("status", None)
         if info.generation and sub == "" and new.get("spec") != old.get("spec"):
             new["metadata"]["generation"] = int(omd.get("generation", 1)) + 1
-        new = self._admit(info, new, old, "UPDATE", sub)
-        if info.kind == "Pod" and sub == "":
-            self._check_pod_update(info, name, old, new)
+        new = self._admit(info, new, old, "UPDATE", sub)  # incl. ValidatePodUpdate's spec rules
         cmp_old = dict(old)
         cmp_old["metadata"] = {k: v for k, v in omd.items() if k != "resourceVersion"}
         if new == cmp_old:
@@ -1193,54 +1191,6 @@ class APIServer:
             raise APIError.modified(info.plural, info.group, name) from None
         self._after_write(info, entry)
         return entry
-
-    def _check_pod_update(self, info: ResourceInfo, name: str, old: dict[str, Any], new: dict[str, Any]) -> None:
-        """Pod spec is immutable but for a few fields (upstream ``ValidatePodUpdate`` in
-        ``pkg/apis/core/validation/validation.go``): container/initContainer images,
-        ``activeDeadlineSeconds`` (set or lowered), ``tolerations`` (additions only),
-        ``terminationGracePeriodSeconds`` (negative → 1), ``schedulingGates`` (removals only);
-        while gated also ``nodeSelector``/``affinity`` additions (not checked further here)."""
-        os_, ns_ = dict(old.get("spec") or {}), dict(new.get("spec") or {})
-        causes: list[tuple[str, str, str]] = []
-        ogates, ngates = os_.get("schedulingGates") or [], ns_.get("schedulingGates") or []
-        if any(g not in ogates for g in ngates):
-            causes.append(("FieldValueForbidden", "spec.schedulingGates",
-                           "spec.schedulingGates: Forbidden: only deletion is allowed, but found new scheduling gate"))
-        otol, ntol = os_.get("tolerations") or [], ns_.get("tolerations") or []
-        if any(t not in ntol for t in otol):
-            causes.append(("FieldValueForbidden", "spec.tolerations",
-                           ("spec.tolerations: Forbidden: existing toleration can not be modified except its "
-                           "tolerationSeconds")))
-        oads, nads = os_.get("activeDeadlineSeconds"), ns_.get("activeDeadlineSeconds")
-        if oads is not None and (nads is None or nads > oads):
-            causes.append(("FieldValueInvalid", "spec.activeDeadlineSeconds",
-                           (f"spec.activeDeadlineSeconds: Invalid value: {nads if nads is not None else 'null'}: "
-                           f"must be less than or equal to previous value")))
-        gated = bool(ogates)
-
-        def masked(spec: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
-            m = dict(spec)
-            for k in ("activeDeadlineSeconds", "tolerations", "schedulingGates"):
-                m.pop(k, None)
-            if gated:
-                m.pop("nodeSelector", None)
-                m.pop("affinity", None)
-            for k in ("containers", "initContainers", "ephemeralContainers"):
-                if isinstance(m.get(k), list):
-                    m[k] = [{**c, "image": None} if isinstance(c, dict) else c for c in m[k]]
-            if (other.get("terminationGracePeriodSeconds") or 0) < 0 and m.get("terminationGracePeriodSeconds") == 1:
-                m["terminationGracePeriodSeconds"] = other["terminationGracePeriodSeconds"]
-            return m
-
-        if masked(ns_, os_) != masked(os_, ns_):
-            causes.append((
-                "FieldValueForbidden", "spec",
-                ("spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`,"
-                "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions "
-                "to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it "
-                "was previously negative)")))
-        if causes:
-            raise APIError.invalid("Pod", "", name, causes)
 
     async def _put(self, request: web.Request, r: _Route) -> web.Response:
         info = r.info

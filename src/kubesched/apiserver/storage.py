@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import bisect
 import builtins
+import fcntl
 import os
 import sqlite3
 from collections.abc import Callable
@@ -40,6 +41,7 @@ import orjson
 __all__ = [
     "Compacted",
     "Conflict",
+    "DataDirLocked",
     "Entry",
     "Event",
     "FutureRevision",
@@ -71,6 +73,10 @@ class Conflict(StorageError):
     def __init__(self, current: int) -> None:
         super().__init__(f"current revision {current}")
         self.current = current
+
+
+class DataDirLocked(StorageError):
+    """Another process serves this data directory (the store must be its only writer)."""
 
 
 class Compacted(StorageError):
@@ -159,10 +165,18 @@ class Store:
     def __init__(self, path: str | None = None, *, attrs: AttrsFn = _default_attrs, ring_size: int = 20000) -> None:
         self.path = path
         self._attrs = attrs
+        self._lock_fd: int | None = None
         if path is None:
             db = ":memory:"
         else:
             os.makedirs(path, exist_ok=True)
+            self._lock_fd = os.open(os.path.join(path, "lock"), os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(self._lock_fd)
+                self._lock_fd = None
+                raise DataDirLocked(f"data directory {path} is in use by another kubesched apiserver") from None
             db = os.path.join(path, "state.db")
         self._db = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
@@ -439,3 +453,6 @@ class Store:
             self._db.close()
         except sqlite3.Error:
             pass
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # releases the flock
+            self._lock_fd = None

@@ -383,7 +383,8 @@ def _event_row(ev: Mapping[str, Any], now: datetime) -> list[Any]:
     kind = _s(involved.get("kind")).lower()
     target = f"{kind}/{_s(involved.get('name'))}" if involved.get("name") else kind
     source = _m(ev.get("deprecatedSource") if new_api else ev.get("source"))
-    component = _s(source.get("component")) or _s(ev.get("reportingController"))
+    # the internal type's ReportingController is core/v1 "reportingComponent", events.k8s.io "reportingController"
+    component = _s(source.get("component")) or _s(ev.get("reportingComponent")) or _s(ev.get("reportingController"))
     instance = _s(source.get("host")) or _s(ev.get("reportingInstance"))
     source_text = component if not instance else f"{component}, {instance}"
     message = _s(ev.get("note") if new_api else ev.get("message")).strip()

@@ -82,10 +82,14 @@ async def _serve(data_dir: str | None, host: str, port: int, kubeconfig: str | N
                  latency: float, fail_writes: list[tuple[str, str, float, int]]) -> None:
     import shutil
 
+    from kubesched.apiserver.storage import DataDirLocked
     from kubesched.apiserver.testing import build_server, server_pki, write_kubeconfig
 
-    server = build_server(data_dir, token=token, simulate_kubelets=simulate_kubelets,
-                          compaction_window=window, compaction_interval=interval, event_ttl=event_ttl)
+    try:
+        server = build_server(data_dir, token=token, simulate_kubelets=simulate_kubelets,
+                              compaction_window=window, compaction_interval=interval, event_ttl=event_ttl)
+    except DataDirLocked as e:
+        raise InputError(str(e), "--data-dir") from None
     f = server.faults
     f.watch_close_every = close_every
     f.latency = latency
