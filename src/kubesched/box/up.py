@@ -199,10 +199,14 @@ class Up:
         code = 1
         if not task.done():
             self.runner.request_stop()
-            try:
-                code = await asyncio.wait_for(task, self.opts.stop_timeout_s)
-            except TimeoutError:
-                log.error("the scheduler did not stop within %.0fs", self.opts.stop_timeout_s)
+            await asyncio.wait({task}, timeout=self.opts.stop_timeout_s)
+            if task.done():
+                code = task.result()
+            else:
+                log.error("the scheduler did not stop within %.0fs; cancelled (it was at: %s)",
+                          self.opts.stop_timeout_s, _where(task))
+                task.cancel()
+                await asyncio.wait({task}, timeout=5.0)
                 code = 1
         else:
             code = task.result()
@@ -223,3 +227,15 @@ class Up:
             return False
         counts = r.scheduler.queue.counts()
         return not counts.get("active") and not counts.get("backoff") and not r.loop.binding_tasks
+
+
+def _where(task: asyncio.Task[Any]) -> str:
+    """The chain of coroutines the task is suspended in (outermost first)."""
+    out = []
+    coro: Any = task.get_coro()
+    while coro is not None and len(out) < 30:
+        frame = getattr(coro, "cr_frame", None) or getattr(coro, "ag_frame", None)
+        if frame is not None:
+            out.append(f"{frame.f_code.co_filename.rsplit('/', 1)[-1]}:{frame.f_lineno} {frame.f_code.co_name}")
+        coro = getattr(coro, "cr_await", None) or getattr(coro, "ag_await", None)
+    return " -> ".join(out) or "?"
