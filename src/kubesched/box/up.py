@@ -231,7 +231,7 @@ class Up:
 
 def _where(task: asyncio.Task[Any]) -> str:
     """The chain of coroutines the task is suspended in (outermost first)."""
-    out = []
+    out: list[str] = []
     coro: Any = task.get_coro()
     while coro is not None and len(out) < 30:
         frame = getattr(coro, "cr_frame", None) or getattr(coro, "ag_frame", None)
