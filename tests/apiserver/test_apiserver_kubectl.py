@@ -243,3 +243,12 @@ spec: {minAvailable: 2, selector: {matchLabels: {app: w}}}
     out = kc.run("drain", "n1", "--ignore-daemonsets", "--timeout=20s")
     assert "drained" in out
     assert kc.json("get", "pods")["items"] == []
+
+
+def test_unknown_kinds_get_upstreams_no_matches_error(kc: Kubectl) -> None:
+    out = kc.run("apply", "-f", "-", check=False, stdin="""
+apiVersion: example.com/v1
+kind: Widget
+metadata: {name: w}
+""")
+    assert 'no matches for kind "Widget" in version "example.com/v1"' in out, out

@@ -98,6 +98,12 @@ async def test_metrics_and_configz_need_authorization(server: Any) -> None:
         assert (await get(srv, base + path, token="wrong"))[0] == 401
     code, body = await get(srv, base + "/metrics", token="s3cret")
     assert code == 200 and 'leader_election_master_status{name="kube-scheduler"} 1.0' in body
+    await get(srv, base + "/livez")
+    code, body = await get(srv, base + "/metrics/slis", token="s3cret")
+    assert code == 200
+    assert 'kubernetes_healthcheck{name="ping",type="livez"} 1.0' in body
+    assert 'kubernetes_healthchecks_total{name="ping",status="success",type="livez"}' in body
+    assert (await get(srv, base + "/metrics/slis"))[0] == 403
     code, body = await get(srv, base + "/configz", token="s3cret")
     assert code == 200
     import json
@@ -105,6 +111,11 @@ async def test_metrics_and_configz_need_authorization(server: Any) -> None:
                                                     "parallelism": 16}}
     assert (await get(srv, base + "/nope", token="s3cret"))[0] == 404
     assert (await get(srv, base + "/nope"))[0] == 403
+    async with aiohttp.ClientSession() as s, s.get(base + "/metrics", ssl=client_ctx(srv)) as r:
+        assert r.headers["Cache-Control"] == "no-cache, private"
+        assert await r.json() == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                                  "message": 'forbidden: User "system:anonymous" cannot get path "/metrics"',
+                                  "reason": "Forbidden", "details": {}, "code": 403}
 
 
 @pytest.mark.asyncio
@@ -137,3 +148,72 @@ async def test_always_allow_paths_and_given_certificate() -> None:
 def test_half_a_certificate_is_an_error() -> None:
     with pytest.raises(ValueError, match="must be given together"):
         EndpointsServer(cert_file="/x.pem")
+
+
+@pytest.mark.asyncio
+async def test_delegated_auth_unknown_token_is_unauthorized_and_anonymous_forbidden() -> None:
+    """With a delegate API server that cannot review tokens (the box serves no TokenReview), a
+    bearer token authenticates no one (401) and nobody gets /metrics; health stays public."""
+    from kubesched.apiserver.testing import start_server
+    from kubesched.kube.client import APIClient
+
+    async with start_server(token=None) as box, APIClient.for_server(box.url) as delegate:
+        srv = EndpointsServer(bind_address="127.0.0.1", secure_port=0, metrics=SchedulerMetrics(),
+                              delegate=delegate)
+        await srv.start()
+        try:
+            base = f"https://127.0.0.1:{srv.port}"
+            assert (await get(srv, base + "/metrics", token="whoever"))[0] == 401
+            assert (await get(srv, base + "/metrics"))[0] == 403
+            assert await get(srv, base + "/livez") == (200, "ok")
+            assert (await get(srv, base + "/livez", token="whoever"))[0] == 401  # as upstream: bad creds fail
+        finally:
+            await srv.stop()
+
+
+
+@pytest.mark.asyncio
+async def test_metrics_resources_only_while_leading() -> None:
+    from kubesched.kube.metrics import pod_resource_metrics
+    from kubesched.testing.wrappers import MakePod
+
+    leading = [False]
+    pods = [MakePod().name("a").namespace("ns").req(cpu="1").obj()]
+    srv = EndpointsServer(bind_address="127.0.0.1", secure_port=0, static_tokens={"t": "ops"},
+                          resource_metrics=lambda: pod_resource_metrics(pods), is_leader=lambda: leading[0])
+    await srv.start()
+    try:
+        base = f"https://127.0.0.1:{srv.port}"
+        assert await get(srv, base + "/metrics/resources", token="t") == (200, "")
+        leading[0] = True
+        code, body = await get(srv, base + "/metrics/resources", token="t")
+        assert code == 200 and 'kube_pod_resource_request{namespace="ns",node="",pod="a"' in body
+    finally:
+        await srv.stop()
+
+
+@pytest.mark.asyncio
+async def test_healthz_fails_when_the_real_elector_holds_the_lease_without_renewing() -> None:
+    """The production watchdog wired to the production elector (a fake clock stands for a renew
+    loop that stopped running, e.g. a wedged event loop or a stuck task)."""
+    from fakeapi import FakeAPI
+
+    from kubesched.kube.leaderelection import LeaderElector
+
+    now = [100.0]
+    el = LeaderElector(FakeAPI(), identity="me", clock=lambda: now[0])
+    assert await el.try_acquire_or_renew()
+    srv = EndpointsServer(bind_address="127.0.0.1", secure_port=0, leader_election_check=el.check)
+    await srv.start()
+    try:
+        base = f"https://127.0.0.1:{srv.port}"
+        assert await get(srv, base + "/healthz") == (200, "ok")
+        now[0] += 15 + 20 + 1  # lease duration + the 20 s tolerance, without a renewal
+        assert await get(srv, base + "/healthz") == (
+            500, "[-]leaderElection failed: reason withheld\nhealthz check failed\n")
+        code, body = await get(srv, base + "/readyz")
+        assert code == 500 and "[-]leaderElection failed" in body
+        assert await el.try_acquire_or_renew()  # a renewal heals it
+        assert await get(srv, base + "/healthz") == (200, "ok")
+    finally:
+        await srv.stop()

@@ -6,9 +6,9 @@ import re
 from datetime import UTC, datetime
 
 import pytest
+from fakeapi import FakeAPI
 
 from kubesched.kube.leaderelection import LeaderElector, default_identity
-from tests.kube.fakeapi import FakeAPI
 
 PATH = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-scheduler"
 MICRO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
@@ -174,3 +174,16 @@ async def test_api_errors_are_a_failed_try_not_an_exception() -> None:
     a = elector(api, clock, "a")
     assert not await a.try_acquire_or_renew()
     assert PATH not in api.objects
+
+
+@pytest.mark.asyncio
+async def test_metrics_master_status_and_slowpath() -> None:
+    from kubesched.kube.metrics import SchedulerMetrics
+
+    api, clock = FakeAPI(), Clock()
+    m = SchedulerMetrics()
+    a = LeaderElector(api, identity="a", clock=clock, metrics=m)
+    assert await a.try_acquire_or_renew()
+    api.objects[PATH]["metadata"]["resourceVersion"] = "77"  # the cached copy is now stale: PUT 409
+    assert await a.try_acquire_or_renew()  # slow path: GET, then PUT
+    assert m.leader_election_slowpath.labels(name="kube-scheduler")._value.get() == 1

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from kubesched.kube.metrics import SchedulerMetrics, attempts_label, exponential_buckets
+from kubesched.kube.metrics import (
+    SchedulerMetrics,
+    attempts_label,
+    exponential_buckets,
+    pod_limits,
+    pod_resource_metrics,
+)
 from kubesched.scheduler import Scheduler
 from kubesched.sim.store import ClusterStore
 from kubesched.testing.wrappers import MakeNode, MakePod
@@ -116,3 +122,35 @@ def test_leader_status() -> None:
     assert sample(m, "leader_election_master_status", name="kube-scheduler") == 1
     m.leader_off("kube-scheduler")
     assert sample(m, "leader_election_master_status", name="kube-scheduler") == 0
+
+
+def test_pod_resource_metrics_as_upstream_resources_collector() -> None:
+    import msgspec
+
+    bound = MakePod().name("a").namespace("ns").req(cpu="250m", memory="1Gi").node("n1").obj()
+    bound = msgspec.structs.replace(bound, spec=msgspec.structs.replace(bound.spec, priority=7))
+    done = MakePod().name("done").namespace("ns").req(cpu="1").node("n1").obj()
+    done = msgspec.structs.replace(done, status=msgspec.structs.replace(done.status, phase="Succeeded"))
+    pending = MakePod().name("b").namespace("ns").req(cpu="1").obj()
+    text = pod_resource_metrics([bound, done, pending]).decode()
+    fams = {f.name: f for f in text_string_to_metric_families(text)}
+    reqs = {(s.labels["pod"], s.labels["resource"]): (s.value, s.labels) for s in fams["kube_pod_resource_request"].samples}
+    assert reqs[("a", "cpu")][0] == 0.25 and reqs[("a", "cpu")][1]["unit"] == "cores"
+    assert reqs[("a", "memory")][0] == 2 ** 30 and reqs[("a", "memory")][1]["unit"] == "bytes"
+    assert reqs[("a", "cpu")][1]["node"] == "n1" and reqs[("a", "cpu")][1]["priority"] == "7"
+    assert reqs[("b", "cpu")][1]["node"] == "" and reqs[("b", "cpu")][1]["priority"] == ""
+    assert not any(pod == "done" for pod, _ in reqs)  # terminal pods are left out
+    assert "kube_pod_resource_limit" in text
+    assert pod_limits(bound) == {}  # no limits set: nothing reported
+
+
+def test_pod_limits_init_and_sidecars() -> None:
+    from kubesched.api.objects import Pod, decode
+
+    pod = decode(Pod, {"spec": {
+        "containers": [{"name": "a", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}],
+        "initContainers": [{"name": "i", "resources": {"limits": {"cpu": "3"}}},
+                           {"name": "s", "restartPolicy": "Always", "resources": {"limits": {"cpu": "500m"}}}],
+        "overhead": {"cpu": "100m", "memory": "10Mi"}}})
+    # regular 1 + sidecar 0.5 = 1.5 < init peak 3 → 3 cpu; overhead added to both limited resources
+    assert pod_limits(pod) == {"cpu": 3100, "memory": 2 ** 30 + 10 * 2 ** 20}

@@ -22,7 +22,10 @@ async def test_preemption_writes(tmp_path) -> None:
         api = APIClient(load_config(kc, qps=-1))
         await api.create("/api/v1/nodes", node_obj("n0", cpu="2"))
         victim = pod_obj("victim", cpu="1500m", node="n0")
-        victim["spec"].update({"priority": 0, "terminationGracePeriodSeconds": 0})
+        victim["spec"].update({"terminationGracePeriodSeconds": 0})  # priority 0 (no PriorityClass)
+        await api.create("/apis/scheduling.k8s.io/v1/priorityclasses",
+                         {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                          "metadata": {"name": "high"}, "value": 1000})
         await api.create("/api/v1/namespaces/default/pods", victim)
         runner = make_runner(kc)
         task = await start(runner)
@@ -38,7 +41,7 @@ async def test_preemption_writes(tmp_path) -> None:
         wt = asyncio.create_task(watch())
         try:
             boss = pod_obj("boss", cpu="1500m")
-            boss["spec"]["priority"] = 1000
+            boss["spec"]["priorityClassName"] = "high"  # admission resolves spec.priority = 1000
             await api.create("/api/v1/namespaces/default/pods", boss)
 
             async def boss_bound() -> bool:

@@ -500,6 +500,9 @@ class APIServer:
             raise APIError.no_route()
         served = [(r.group, r.version, r.kind, r.plural, r.namespaced) for r in res.RESOURCES]
         if rest == ["v2"]:
+            if "protobuf" in request.headers.get("Accept", ""):  # what kubectl asks for
+                return web.Response(body=openapi.v2_protobuf(),
+                                    headers={"Content-Type": openapi.V2_PROTOBUF_CONTENT_TYPE})
             return web.Response(body=openapi.v2_document(served), content_type=_JSON)
         if rest == ["v3"]:
             return _json_response(openapi.v3_index(self.url, served))

@@ -16,11 +16,13 @@ reads; ``pkg/scheduler/framework/runtime/waiting_pods_map.go``).
 
 from __future__ import annotations
 
-import asyncio
 import heapq
 import time
 from collections.abc import Callable, Generator
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:  # pragma: no cover
+    import asyncio
 
 __all__ = ["AsyncioClock", "Clock", "ClockFuture", "ManualClock", "SimFuture", "TimerHandle", "WallClock"]
 
@@ -79,12 +81,12 @@ class SimFuture:
 
     def result(self) -> Any:
         if not self._done:
-            raise asyncio.InvalidStateError("result is not set")
+            raise _invalid_state("result is not set")
         return self._result
 
     def set_result(self, result: Any) -> None:
         if self._done:
-            raise asyncio.InvalidStateError("result is already set")
+            raise _invalid_state("result is already set")
         self._done = True
         self._result = result
         callbacks, self._callbacks = self._callbacks, []
@@ -101,6 +103,12 @@ class SimFuture:
         if not self._done:
             yield self
         return self.result()
+
+
+def _invalid_state(msg: str) -> Exception:
+    import asyncio  # only on misuse: the simulator never imports asyncio otherwise
+
+    return asyncio.InvalidStateError(msg)
 
 
 class _ManualTimer:
@@ -197,9 +205,13 @@ class AsyncioClock:
         return time.monotonic()
 
     def call_later(self, delay_s: float, callback: Callable[[], None]) -> asyncio.TimerHandle:
+        import asyncio
+
         return asyncio.get_running_loop().call_later(delay_s, callback)
 
     def create_future(self) -> asyncio.Future[Any]:
+        import asyncio
+
         return asyncio.get_running_loop().create_future()
 
 

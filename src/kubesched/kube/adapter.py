@@ -559,7 +559,16 @@ class SchedulingLoop:
             await asyncio.sleep(0)  # let informer events and bindings progress between cycles
 
     async def _bind(self, sp: Any) -> Any:
-        attempt = await self.sched.binding_cycle(sp)
+        try:
+            attempt = await self.sched.binding_cycle(sp)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            # never leave the pod assumed: a crash inside the binding cycle is an Error status
+            log.exception("binding cycle of %s raised", sp.key)
+            from kubesched.framework.interface import as_status
+
+            attempt = self.sched.handle_binding_cycle_error(sp, as_status(e))
         if self.observe is not None:
             self._observe(attempt, self.sched.clock.now() - sp.start, sp)
         return attempt

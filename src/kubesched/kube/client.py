@@ -324,6 +324,7 @@ class APIClient:
         self.limiter = TokenBucket(config.qps, config.burst)
         self._auth = _Auth(config.user)
         self._session: aiohttp.ClientSession | None = None
+        self._closed = False
         self.requests = 0  # requests sent (retries included)
 
     @classmethod
@@ -350,11 +351,15 @@ class APIClient:
         await self.close()
 
     async def close(self) -> None:
+        """Close the connection pool; later requests raise :class:`APIConnectionError`."""
+        self._closed = True
         if self._session is not None:
             await self._session.close()
             self._session = None
 
     def _get_session(self) -> aiohttp.ClientSession:
+        if self._closed:
+            raise APIConnectionError("the client is closed")
         if self._session is None or self._session.closed:
             connector = aiohttp.TCPConnector(limit=100, ssl=self.config.ssl if self.config.ssl is not None else False,
                                              enable_cleanup_closed=True)

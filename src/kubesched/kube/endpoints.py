@@ -8,6 +8,9 @@ handler), ``staging/src/k8s.io/apiserver/pkg/server/healthz/healthz.go`` (output
 (``--authorization-always-allow-paths`` default ``/healthz,/readyz,/livez``, a trailing ``*``
 makes a prefix; group ``system:masters`` always allowed).
 
+Every check evaluation is counted in the component-base SLI metrics served at ``/metrics/slis``
+(``kubernetes_healthcheck{name,type}``, ``kubernetes_healthchecks_total{name,type,status}``).
+
 Checks as upstream kube-scheduler: ``/healthz`` = [``leaderElection``] (just ``ping`` when there
 is no leader election), ``/livez`` = [``ping``], ``/readyz`` = [``leaderElection``,
 ``shutdown``, ``sched-handler-sync``]. Unlike upstream (whose adaptor is never wired, see
@@ -48,6 +51,7 @@ from dataclasses import dataclass
 from typing import Any, Self
 
 from aiohttp import web
+from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
 __all__ = [
@@ -125,8 +129,12 @@ def _server_context(cert_file: str | None, key_file: str | None) -> tuple[ssl.SS
 
 
 def _status(code: int, reason: str, message: str) -> web.Response:
-    body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message,
-            "reason": reason, "details": {}, "code": code}
+    """A ``Status`` as apiserver's ``responsewriters`` writes it (``Forbidden`` has ``details``)."""
+    body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                            "message": message, "reason": reason}
+    if code == 403:
+        body["details"] = {}
+    body["code"] = code
     return web.json_response(body, status=code)
 
 
@@ -153,6 +161,9 @@ class EndpointsServer:
         always_allow_paths: ``--authorization-always-allow-paths``.
         static_tokens: bearer token → user name, allowed everything.
         delegate: an APIClient for TokenReview / SubjectAccessReview (None: no delegation).
+        resource_metrics: ``() -> bytes`` for ``/metrics/resources`` (e.g.
+            ``lambda: pod_resource_metrics(pod_store.values())``), served only while
+            ``is_leader()`` (an empty answer otherwise, as upstream).
 
     Raises:
         ValueError: only one of cert_file/key_file given.
@@ -165,7 +176,9 @@ class EndpointsServer:
                  metrics: Any = None, before_scrape: Callable[[], None] | None = None,
                  configz: Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None = None,
                  always_allow_paths: Iterable[str] = DEFAULT_ALWAYS_ALLOW_PATHS,
-                 static_tokens: Mapping[str, str] | None = None, delegate: Any = None) -> None:
+                 static_tokens: Mapping[str, str] | None = None, delegate: Any = None,
+                 resource_metrics: Callable[[], bytes] | None = None,
+                 is_leader: Callable[[], bool] | None = None) -> None:
         self.bind_address = bind_address
         self.secure_port = secure_port
         self.ssl_context, self.self_signed_cert = _server_context(cert_file, key_file)
@@ -187,10 +200,18 @@ class EndpointsServer:
         self.always_allow_paths = tuple(always_allow_paths)
         self.static_tokens = dict(static_tokens or {})
         self.delegate = delegate
+        self.resource_metrics = resource_metrics
+        self.is_leader = is_leader
         self._authn_cache: dict[str, tuple[float, tuple[str, list[str]] | None]] = {}
         self._authz_cache: dict[tuple[str, str, str], tuple[float, bool]] = {}
         self._runner: web.AppRunner | None = None
         self.port = 0
+        # component-base/metrics/prometheus/slis: every health check evaluation, at /metrics/slis
+        self.sli_registry = CollectorRegistry(auto_describe=True)
+        self._sli_gauge = Gauge("kubernetes_healthcheck", "This metric records the result of a single healthcheck.",
+                                ["name", "type"], registry=self.sli_registry)
+        self._sli_total = Counter("kubernetes_healthchecks", "This metric records the results of all healthcheck.",
+                                  ["name", "type", "status"], registry=self.sli_registry)
 
     # ───────────────────────────── checks ─────────────────────────────
 
@@ -206,12 +227,14 @@ class EndpointsServer:
             return None
         return "handlers are not fully synchronized"
 
-    @staticmethod
-    def _run_check(c: HealthCheck) -> str | None:
+    def _run_check(self, c: HealthCheck, group: str) -> str | None:
         try:
-            return c.check()
-        except Exception as err:  # noqa: BLE001 - a crashing check is a failing check
-            return f"check panicked: {err!r}"
+            err = c.check()
+        except Exception as exc:  # noqa: BLE001 - a crashing check is a failing check
+            err = f"check panicked: {exc!r}"
+        self._sli_gauge.labels(name=c.name, type=group).set(0 if err is not None else 1)
+        self._sli_total.labels(name=c.name, type=group, status="error" if err is not None else "success").inc()
+        return err
 
     def _health(self, group: str, request: web.Request) -> web.Response:
         """``handleRootHealth``."""
@@ -223,7 +246,7 @@ class EndpointsServer:
                 excluded.remove(c.name)
                 out.append(f"[+]{c.name} excluded: ok\n")
                 continue
-            err = self._run_check(c)
+            err = self._run_check(c, group)
             if err is not None:
                 out.append(f"[-]{c.name} failed: reason withheld\n")
                 failed.append(c.name)
@@ -239,9 +262,9 @@ class EndpointsServer:
             return _text("ok")
         return _text("".join(out) + f"{group} check passed\n")
 
-    def _single_check(self, c: HealthCheck) -> web.Response:
+    def _single_check(self, c: HealthCheck, group: str) -> web.Response:
         """``adaptCheckToHandler``."""
-        err = self._run_check(c)
+        err = self._run_check(c, group)
         if err is not None:
             return _text(f"internal server error: {err}\n", 500)
         return _text("ok")
@@ -304,6 +327,13 @@ class EndpointsServer:
         return allowed
 
     @web.middleware
+    async def _cache_control(self, request: web.Request, handler: Callable[..., Any]) -> web.StreamResponse:
+        """``WithCacheControl``: nothing here may be cached."""
+        resp: web.StreamResponse = await handler(request)
+        resp.headers.setdefault("Cache-Control", "no-cache, private")
+        return resp
+
+    @web.middleware
     async def _auth_middleware(self, request: web.Request, handler: Callable[..., Any]) -> web.StreamResponse:
         path = request.path
         verb = {"GET": "get", "HEAD": "get", "POST": "post", "PUT": "put", "DELETE": "delete",
@@ -335,11 +365,18 @@ class EndpointsServer:
             if len(parts) == 2:
                 for c in self.checks[group]:
                     if c.name == parts[1]:
-                        return self._single_check(c)
+                        return self._single_check(c, group)
         elif request.path == "/metrics" and self.metrics is not None:
             if self.before_scrape is not None:
                 self.before_scrape()
             return web.Response(body=self.metrics.exposition(), headers={"Content-Type": CONTENT_TYPE_PLAIN_0_0_4})
+        elif request.path == "/metrics/resources" and self.resource_metrics is not None:
+            if self.is_leader is not None and not self.is_leader():
+                return web.Response(body=b"")
+            return web.Response(body=self.resource_metrics(), headers={"Content-Type": CONTENT_TYPE_PLAIN_0_0_4})
+        elif request.path == "/metrics/slis":
+            return web.Response(body=generate_latest(self.sli_registry),
+                                headers={"Content-Type": CONTENT_TYPE_PLAIN_0_0_4})
         elif request.path == "/configz" and self.configz is not None:
             cfg = self.configz() if callable(self.configz) else self.configz
             return web.Response(text=json.dumps({"componentconfig": cfg}), content_type="application/json")
@@ -353,7 +390,7 @@ class EndpointsServer:
         Raises:
             OSError: the address is in use or not available.
         """
-        app = web.Application(middlewares=[self._auth_middleware])
+        app = web.Application(middlewares=[self._cache_control, self._auth_middleware])
         app.router.add_route("*", "/{tail:.*}", self._route)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await self._runner.setup()

@@ -293,6 +293,10 @@ class EventRecorder:
                     return False
                 log.info("Unable to write event (may retry after sleeping): %s", err)
             except APIError as err:
+                if err.status == 409 and tries > 0 and event.get("series") is None:
+                    # AlreadyExists after a timed-out try: that try reached the server (same name)
+                    self.written += 1
+                    return True
                 log.error("Server rejected event (will not retry!): %s", err)
                 self.failed += 1
                 return False

@@ -57,11 +57,14 @@ def default_identity() -> str:
 
 
 class LeaderMetrics(Protocol):
-    """Receiver of ``leader_election_master_status{name}`` (component-base leaderelection metrics)."""
+    """Receiver of client-go's leader-election metrics (``leader_election_master_status{name}``,
+    ``leader_election_slowpath_total{name}``; component-base's leaderelection provider)."""
 
     def leader_on(self, name: str) -> None: ...
 
     def leader_off(self, name: str) -> None: ...
+
+    def slowpath_exercised(self, name: str) -> None: ...
 
 
 class _EventSink(Protocol):
@@ -287,6 +290,7 @@ class LeaderElector:
         if self._holds_observed():
             record["acquireTime"] = old["acquireTime"]
             record["leaseTransitions"] = old["leaseTransitions"]
+            self._metric("slowpath_exercised")
         else:
             record["leaseTransitions"] = old["leaseTransitions"] + 1
         try:
@@ -307,13 +311,25 @@ class LeaderElector:
         if on_new_leader is not None and holder:
             on_new_leader(holder)
 
+    def _metric(self, method: str) -> None:
+        """Report to the metrics provider; its failures never affect the election."""
+        if self._metrics is None:
+            return
+        try:
+            getattr(self._metrics, method)(self.name)
+        except Exception:
+            log.exception("leader election metrics: %s failed", method)
+
     def _record_event(self, what: str) -> None:
         if self._recorder is None or self._lease is None:
             return
         meta = self._lease.get("metadata") or {}
         ref = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "namespace": self.namespace,
                "name": self.name, "uid": meta.get("uid", ""), "resourceVersion": meta.get("resourceVersion", "")}
-        self._recorder.emit(ref, None, "Normal", "LeaderElection", "", f"{self.identity} {what}")
+        try:
+            self._recorder.emit(ref, None, "Normal", "LeaderElection", "", f"{self.identity} {what}")
+        except Exception:
+            log.exception("recording the LeaderElection event failed")
 
     async def _acquire(self, on_new_leader: Callable[[str], None] | None) -> None:
         log.info("attempting to acquire leader lease %s...", self.describe)
@@ -327,8 +343,7 @@ class LeaderElector:
         self._leading = True
         self.lost = False
         self._record_event("became leader")
-        if self._metrics is not None:
-            self._metrics.leader_on(self.name)
+        self._metric("leader_on")
         log.info("successfully acquired lease %s", self.describe)
 
     async def _renew_round(self) -> bool:
@@ -358,8 +373,7 @@ class LeaderElector:
             if not ok:
                 self._leading = False
                 self.lost = True
-                if self._metrics is not None:
-                    self._metrics.leader_off(self.name)
+                self._metric("leader_off")
                 log.info("failed to renew lease %s: timed out waiting for the condition", self.describe)
                 return
             log.debug("successfully renewed lease %s", self.describe)
@@ -405,8 +419,8 @@ class LeaderElector:
             finally:
                 was_leading = self._leading
                 self._leading = False
-                if was_leading and self._metrics is not None:
-                    self._metrics.leader_off(self.name)
+                if was_leading:
+                    self._metric("leader_off")
                 if not leading.done():
                     leading.cancel()
                     await asyncio.wait({leading}, timeout=self.stop_timeout)

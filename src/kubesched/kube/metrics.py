@@ -17,13 +17,13 @@ time). Counters do not expose prometheus_client's ``*_created`` samples (upstrea
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import prometheus_client
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-__all__ = ["SchedulerMetrics", "attempts_label", "exponential_buckets"]
+__all__ = ["SchedulerMetrics", "attempts_label", "exponential_buckets", "pod_limits", "pod_resource_metrics"]
 
 # upstream's metrics have no *_created series; this switch is process-wide in prometheus_client
 prometheus_client.disable_created_metrics()
@@ -115,6 +115,9 @@ class SchedulerMetrics:
             "leader_election_master_status", "Gauge of if the reporting system is master of the relevant lease, "
             "0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please "
             "make sure to group by name.", ["name"], registry=r)
+        self.leader_election_slowpath = Counter(
+            "leader_election_slowpath", "Total number of slow path exercised in renewing leader leases. 'name' "
+            "is the string used to identify the lease. Please make sure to group by name.", ["name"], registry=r)
         for q in QUEUES:
             self.pending_pods.labels(queue=q).set(0)
         self._incoming_seen: dict[tuple[str, str], int] = {}
@@ -223,8 +226,101 @@ class SchedulerMetrics:
     def leader_off(self, name: str) -> None:
         self.leader_election_master_status.labels(name=name).set(0)
 
+    def slowpath_exercised(self, name: str) -> None:
+        """The leader renewed through GET + PUT (its optimistic PUT failed)."""
+        self.leader_election_slowpath.labels(name=name).inc()
+
     # ───────────────────────────── exposition ─────────────────────────────
 
     def exposition(self) -> bytes:
         """The registry in the Prometheus text format (version 0.0.4)."""
         return prometheus_client.generate_latest(self.registry)
+
+
+# ───────────────────────────── /metrics/resources ─────────────────────────────
+
+
+def pod_limits(pod: Any) -> dict[str, int]:
+    """Effective limits of a pod (``resourcehelper.PodLimits``) as canonical ints (cpu in
+    millicores, memory/storage in bytes): regular containers and sidecars summed, max'ed with
+    each init container's peak; ``spec.overhead`` added to the resources that have a limit."""
+    from kubesched.api.resources import resource_list_to_ints
+
+    def add(into: dict[str, int], rl: Mapping[str, int]) -> None:
+        for k, v in rl.items():
+            into[k] = into.get(k, 0) + v
+
+    def peak(into: dict[str, int], rl: Mapping[str, int]) -> None:
+        for k, v in rl.items():
+            if v > into.get(k, 0):
+                into[k] = v
+
+    spec = pod.spec
+    out: dict[str, int] = {}
+    for i, c in enumerate(spec.containers):
+        add(out, resource_list_to_ints(c.resources.limits, f"spec.containers[{i}].resources.limits"))
+    sidecars: dict[str, int] = {}
+    init_peak: dict[str, int] = {}
+    for i, c in enumerate(spec.init_containers):
+        lim = resource_list_to_ints(c.resources.limits, f"spec.initContainers[{i}].resources.limits")
+        if c.restart_policy == "Always":
+            add(out, lim)
+            add(sidecars, lim)
+            peak(init_peak, sidecars)
+        else:
+            combined = dict(lim)
+            add(combined, sidecars)
+            peak(init_peak, combined)
+    peak(out, init_peak)
+    if spec.overhead and out:
+        over = resource_list_to_ints(spec.overhead, "spec.overhead")
+        add(out, {k: v for k, v in over.items() if k in out})
+    return out
+
+
+def _unit(resource: str) -> str:
+    if resource == "cpu":
+        return "cores"
+    if resource in ("memory", "storage", "ephemeral-storage") or resource.startswith("hugepages-"):
+        return "bytes"
+    if resource.startswith("attachable-volumes-"):
+        return "integer"
+    return ""
+
+
+def pod_resource_metrics(pods: Iterable[Any]) -> bytes:
+    """``/metrics/resources`` (``pkg/scheduler/metrics/resources/resources.go``): a
+    ``kube_pod_resource_request`` and ``kube_pod_resource_limit`` gauge per pod and resource, labels
+    ``namespace, pod, node, scheduler, priority, resource, unit``; cpu in cores, zero values and
+    terminal pods (bound and Succeeded/Failed) left out. ``pods``: kubesched ``Pod`` Structs."""
+    from prometheus_client.core import GaugeMetricFamily
+    from prometheus_client.registry import Collector
+
+    from kubesched.api.resources import pod_requests
+
+    labels = ["namespace", "pod", "node", "scheduler", "priority", "resource", "unit"]
+    req = GaugeMetricFamily("kube_pod_resource_request",
+                            "Resources requested by workloads on the cluster, broken down by pod.", labels=labels)
+    lim = GaugeMetricFamily("kube_pod_resource_limit",
+                            "Resources limit for workloads on the cluster, broken down by pod.", labels=labels)
+    for pod in pods:
+        if pod.spec.node_name and pod.status.phase in ("Succeeded", "Failed"):
+            continue
+        prio = "" if pod.spec.priority is None else str(pod.spec.priority)
+        meta = pod.metadata
+        for fam, amounts in ((req, pod_requests(pod)), (lim, pod_limits(pod))):
+            for name in sorted(amounts):
+                v = amounts[name]
+                if v == 0:
+                    continue
+                value = v / 1000 if name == "cpu" else float(v)
+                fam.add_metric([meta.namespace, meta.name, pod.spec.node_name or "", pod.spec.scheduler_name or "",
+                                prio, name, _unit(name)], value)
+
+    class _Once(Collector):
+        def collect(self) -> Any:
+            return [req, lim]
+
+    reg = CollectorRegistry(auto_describe=False)
+    reg.register(_Once())
+    return prometheus_client.generate_latest(reg)

@@ -239,7 +239,13 @@ class Runner:
 
     async def _run_loop_until_stopped(self) -> int:
         loop_task = asyncio.create_task(self.loop.run(), name="scheduling-loop")
-        await self._stop.wait()
+        stop_wait = asyncio.create_task(self._stop.wait())
+        await asyncio.wait({loop_task, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
+        if loop_task.done():  # the loop only ends by itself on a bug: exit 1 as upstream's crash
+            stop_wait.cancel()
+            exc = None if loop_task.cancelled() else loop_task.exception()
+            kv_log(log, 0, "Scheduling loop failed", err=repr(exc), error=True)
+            return 1
         await self._graceful_stop(loop_task)
         return 0
 
@@ -260,10 +266,18 @@ class Runner:
         elector = self.elector
         started = asyncio.Event()
 
+        loop_error: list[BaseException] = []
+
         async def on_started_leading() -> None:
             started.set()
             kv_log(log, 0, "Started leading", identity=elector.identity)
-            await self.loop.run()
+            try:
+                await self.loop.run()
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:
+                loop_error.append(e)
+                raise
 
         def on_stopped_leading() -> None:
             pass
@@ -275,7 +289,10 @@ class Runner:
             # leadership ended by itself: lost (or the loop died)
             stop_wait.cancel()
             self.loop.stop()
-            kv_log(log, 0, "Leaderelection lost", error=True)
+            if loop_error:
+                kv_log(log, 0, "Scheduling loop failed", err=repr(loop_error[0]), error=True)
+            else:
+                kv_log(log, 0, "Leaderelection lost", error=True)
             for t in list(self.loop.binding_tasks):
                 t.cancel()
             return 1
