@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/kubesched simulate -f examples/quickstart --seed 1 -o table
+	$(BIN)/kubesched up -f examples/quickstart --until-idle
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

@@ -168,9 +168,11 @@ def version() -> None:
 
 from kubesched.cli.apiserver_cmd import apiserver as _apiserver_cmd  # noqa: E402
 from kubesched.cli.run_cmd import run_command
+from kubesched.cli.up_cmd import up as _up_cmd
 
 main.add_command(_apiserver_cmd)
 main.add_command(run_command)
+main.add_command(_up_cmd)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -520,7 +520,10 @@ class APIClient:
                             left = end - loop.time()
                             if left <= 0:
                                 raise APIConnectionError(f"watch {path}: client deadline of {deadline_s:.0f}s passed")
-                            chunk = await asyncio.wait_for(it.__anext__(), left)
+                            # asyncio.timeout, not wait_for: on 3.11 wait_for drops a cancellation
+                            # that arrives as the chunk does, and the watch (reflector) never stops
+                            async with asyncio.timeout(left):
+                                chunk = await it.__anext__()
                     except StopAsyncIteration:
                         break
                     except TimeoutError:

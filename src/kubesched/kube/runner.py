@@ -62,6 +62,7 @@ class RunOptions:
     shutdown_grace_s: float = 30.0
     request_timeout_s: float = 60.0
     sync_timeout_s: float | None = None
+    seed: int | None = None  # score tie-breaking RNG (None: random, as upstream)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -172,7 +173,7 @@ class Runner:
         self.cluster_client = LiveClusterClient(self.client, recorders=self.recorders,
                                                 recorder=next(iter(self.recorders.values()), None))
         self.scheduler = Scheduler(cfg, client=self.cluster_client, lister=lister, clock=AsyncioClock(),
-                                   seed=None, registry=opts.registry)
+                                   seed=opts.seed, registry=opts.registry)
         self.metrics = SchedulerMetrics()
         self.loop = SchedulingLoop(self.scheduler, observe=self.metrics.observe_attempt)
         handlers = EventHandlers(self.scheduler, on_change=self.loop.wake)
