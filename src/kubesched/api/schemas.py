@@ -434,7 +434,7 @@ def decode_error(gvk: tuple[str, str, str], obj: Any) -> str | None:
 # ---- duplicate fields (strict decoding) -----------------------------------------------------------
 
 
-class _Pairs(list):  # type: ignore[type-arg]
+class _Pairs(list[tuple[str, Any]]):
     """An object's (key, value) pairs in document order, duplicates kept."""
 
 

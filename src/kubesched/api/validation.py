@@ -206,7 +206,8 @@ _QNAME_CHAR = "[A-Za-z0-9]"
 _QNAME_EXT = "[-A-Za-z0-9_.]"
 QUALIFIED_NAME_FMT = f"({_QNAME_CHAR}{_QNAME_EXT}*)?{_QNAME_CHAR}"
 _QUALIFIED_NAME = re.compile(f"^{QUALIFIED_NAME_FMT}$")
-_QUALIFIED_NAME_MSG = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
+_QUALIFIED_NAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', "
+                       "and must start and end with an alphanumeric character")
 LABEL_VALUE_FMT = f"({QUALIFIED_NAME_FMT})?"
 _LABEL_VALUE = re.compile(f"^{LABEL_VALUE_FMT}$")
 _LABEL_VALUE_MSG = (
@@ -275,7 +276,9 @@ def _is_dns1123_subdomain_cached(value: str) -> tuple[str, ...]:
 def is_dns1123_subdomain(value: str) -> list[str]:
     """Upstream ``IsDNS1123Subdomain``: the problems with ``value`` as messages (empty when valid).
     Results are cached (the same keys and names recur across objects)."""
-    return list(_is_dns1123_subdomain_cached(value)) if isinstance(value, str) else list(_is_dns1123_subdomain(str(value)))
+    if isinstance(value, str):
+        return list(_is_dns1123_subdomain_cached(value))
+    return list(_is_dns1123_subdomain(str(value)))
 
 
 def _is_dns1123_subdomain(value: str) -> list[str]:
@@ -343,7 +346,8 @@ def _is_qualified_name(value: str) -> list[str]:
     elif len(name) > 63:
         errs.append("name part " + _max_len(63))
     if not _QUALIFIED_NAME.match(name):
-        errs.append("name part " + _regex_error(_QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc"))
+        errs.append("name part "
+                    + _regex_error(_QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc"))
     return errs
 
 
@@ -355,7 +359,9 @@ def _is_valid_label_value_cached(value: str) -> tuple[str, ...]:
 def is_valid_label_value(value: str) -> list[str]:
     """Upstream ``IsValidLabelValue``: the problems with ``value`` as messages (empty when valid).
     Results are cached (the same keys and names recur across objects)."""
-    return list(_is_valid_label_value_cached(value)) if isinstance(value, str) else list(_is_valid_label_value(str(value)))
+    if isinstance(value, str):
+        return list(_is_valid_label_value_cached(value))
+    return list(_is_valid_label_value(str(value)))
 
 
 def _is_valid_label_value(value: str) -> list[str]:
@@ -502,8 +508,8 @@ def quantity_decode_errors(obj: Mapping[str, Any]) -> list[FieldError]:
     for path, rl in _resource_maps(obj):
         for k, v in rl.items():
             if _nanos(v) is None:
-                errs.append(FieldError(_key(path, k) if "resources" in path or path == "spec.overhead" else _child(path, k),
-                                       INVALID, v, _quantity_error(v)))
+                vpath = _key(path, k) if "resources" in path or path == "spec.overhead" else _child(path, k)
+                errs.append(FieldError(vpath, INVALID, v, _quantity_error(v)))
     return errs
 
 
@@ -549,11 +555,13 @@ def validate_annotations(annotations: Any, path: str) -> list[FieldError]:
         errs.extend(FieldError(path, INVALID, k, m) for m in is_qualified_name(k.lower()))
         total += len(k.encode()) + len(_str(v).encode())
     if total > TOTAL_ANNOTATION_SIZE_LIMIT:
-        errs.append(FieldError(path, TOO_LONG, "<value omitted>", f"may not be more than {TOTAL_ANNOTATION_SIZE_LIMIT} bytes"))
+        errs.append(FieldError(path, TOO_LONG, "<value omitted>",
+                               f"may not be more than {TOTAL_ANNOTATION_SIZE_LIMIT} bytes"))
     return errs
 
 
-def validate_object_meta(meta: Any, *, namespaced: bool, name_kind: str = "subdomain", path: str = "metadata") -> list[FieldError]:
+def validate_object_meta(meta: Any, *, namespaced: bool, name_kind: str = "subdomain",
+                         path: str = "metadata") -> list[FieldError]:
     """``ValidateObjectMetaAccessor`` on create: name (``name_kind``: ``subdomain``, ``label`` or
     ``dns1035``), generateName, namespace presence, generation, labels, annotations, finalizers."""
     m = _map(meta)
@@ -585,12 +593,14 @@ def validate_object_meta(meta: Any, *, namespaced: bool, name_kind: str = "subdo
     for f in finalizers:
         errs.extend(FieldError(fpath, INVALID, f, msg) for msg in is_qualified_name(f))
     if "orphan" in finalizers and "foregroundDeletion" in finalizers:
-        errs.append(FieldError(fpath, INVALID, finalizers, "finalizer orphan and foregroundDeletion cannot be both set"))
+        errs.append(FieldError(fpath, INVALID, finalizers,
+                               "finalizer orphan and foregroundDeletion cannot be both set"))
     # pkg/apis/core/validation validateKubeFinalizerName: a second name check, plus the standard names
     for f in finalizers:
         errs.extend(FieldError(fpath, INVALID, f, msg) for msg in is_qualified_name(f))
         if "/" not in f and f not in _STANDARD_FINALIZERS:
-            errs.append(FieldError(fpath, INVALID, f, "name is neither a standard finalizer name nor is it fully qualified"))
+            errs.append(FieldError(fpath, INVALID, f,
+                                   "name is neither a standard finalizer name nor is it fully qualified"))
     return errs
 
 
@@ -609,15 +619,18 @@ def validate_label_selector(sel: Any, path: str) -> list[FieldError]:
         values = _list(e.get("values"))
         if op in ("In", "NotIn"):
             if not values:
-                errs.append(FieldError(_child(p, "values"), REQUIRED, "", "must be specified when `operator` is 'In' or 'NotIn'"))
+                errs.append(FieldError(_child(p, "values"), REQUIRED, "",
+                                       "must be specified when `operator` is 'In' or 'NotIn'"))
         elif op in ("Exists", "DoesNotExist"):
             if values:
-                errs.append(FieldError(_child(p, "values"), FORBIDDEN, "", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
+                errs.append(FieldError(_child(p, "values"), FORBIDDEN, "",
+                                       "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
         else:
             errs.append(FieldError(_child(p, "operator"), INVALID, op, "not a valid selector operator"))
         errs.extend(validate_label_name(_str(e.get("key")), _child(p, "key")))
         for j, v in enumerate(values):
-            errs.extend(FieldError(_index(_child(p, "values"), j), INVALID, _str(v), m) for m in is_valid_label_value(_str(v)))
+            errs.extend(FieldError(_index(_child(p, "values"), j), INVALID, _str(v), m)
+                        for m in is_valid_label_value(_str(v)))
     return errs
 
 
@@ -713,7 +726,8 @@ def validate_resource_requirements(res: Any, path: str, *, pod_level: bool = Fal
                                        f"must be equal to {name} limit of {canonical_quantity(limits[name])}"))
             elif req_n > lim_n:
                 errs.append(FieldError(req_path, INVALID, canonical_quantity(q),
-                                       f"must be less than or equal to {name} limit of {canonical_quantity(limits[name])}"))
+                                       f"must be less than or equal to {name} limit of "
+                                       f"{canonical_quantity(limits[name])}"))
         elif not _is_overcommit_allowed(name):
             errs.append(FieldError(lim_path, REQUIRED, "", "Limit must be set for non overcommitable resources"))
     return errs
@@ -768,7 +782,8 @@ def _host_port_conflicts(containers: list[Any], path: str) -> list[FieldError]:
                 continue
             key = f"{_str(pt.get('protocol')) or 'TCP'}/{_str(pt.get('hostIP'))}/{hp}"
             if key in seen:
-                errs.append(FieldError(_child(_index(_child(_index(path, ci), "ports"), pi), "hostPort"), DUPLICATE, key))
+                port_path = _index(_child(_index(path, ci), "ports"), pi)
+                errs.append(FieldError(_child(port_path, "hostPort"), DUPLICATE, key))
             else:
                 seen.add(key)
     return errs
@@ -789,7 +804,8 @@ def _validate_container_common(c: Mapping[str, Any], path: str) -> list[FieldErr
         errs.append(FieldError(_child(path, "image"), REQUIRED, ""))
     tmp = _str(c.get("terminationMessagePolicy"))
     if tmp and tmp not in _TERMINATION_MESSAGE_POLICIES:
-        errs.append(FieldError(_child(path, "terminationMessagePolicy"), NOT_SUPPORTED, tmp, _supported(_TERMINATION_MESSAGE_POLICIES)))
+        errs.append(FieldError(_child(path, "terminationMessagePolicy"), NOT_SUPPORTED, tmp,
+                               _supported(_TERMINATION_MESSAGE_POLICIES)))
     errs.extend(_validate_container_ports(c.get("ports"), _child(path, "ports")))
     pull = _str(c.get("imagePullPolicy"))
     if pull and pull not in _PULL_POLICIES:
@@ -865,16 +881,19 @@ def validate_tolerations(tolerations: Any, path: str) -> list[FieldError]:
             errs.extend(validate_label_name(key, _child(p, "key")))
         if not key and op != "Exists":
             errs.append(FieldError(_child(p, "operator"), INVALID, op,
-                                   'operator must be Exists when `key` is empty, which means "match all values and all keys"'))
+                                   "operator must be Exists when `key` is empty, "
+                                   'which means "match all values and all keys"'))
         if t.get("tolerationSeconds") is not None and effect != "NoExecute":
-            errs.append(FieldError(_child(p, "effect"), INVALID, effect, "effect must be 'NoExecute' when `tolerationSeconds` is set"))
+            errs.append(FieldError(_child(p, "effect"), INVALID, effect,
+                                   "effect must be 'NoExecute' when `tolerationSeconds` is set"))
         if op in ("Equal", ""):
             msgs = is_valid_label_value(value)
             if msgs:
                 errs.append(FieldError(_child(p, "operator"), INVALID, value, ";".join(msgs)))
         elif op == "Exists":
             if value:
-                errs.append(FieldError(_child(p, "operator"), INVALID, value, "value must be empty when `operator` is 'Exists'"))
+                errs.append(FieldError(_child(p, "operator"), INVALID, value,
+                                       "value must be empty when `operator` is 'Exists'"))
         else:
             errs.append(FieldError(_child(p, "operator"), NOT_SUPPORTED, op, _supported(["Equal", "Exists"])))
         if effect:
@@ -910,19 +929,23 @@ def _validate_node_selector_requirement(req: Any, path: str, allow_invalid_value
     errs: list[FieldError] = []
     if op in ("In", "NotIn"):
         if not values:
-            errs.append(FieldError(_child(path, "values"), REQUIRED, "", "must be specified when `operator` is 'In' or 'NotIn'"))
+            errs.append(FieldError(_child(path, "values"), REQUIRED, "",
+                                   "must be specified when `operator` is 'In' or 'NotIn'"))
     elif op in ("Exists", "DoesNotExist"):
         if values:
-            errs.append(FieldError(_child(path, "values"), FORBIDDEN, "", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
+            errs.append(FieldError(_child(path, "values"), FORBIDDEN, "",
+                                   "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
     elif op in ("Gt", "Lt"):
         if len(values) != 1:
-            errs.append(FieldError(_child(path, "values"), REQUIRED, "", "must be specified single value when `operator` is 'Lt' or 'Gt'"))
+            errs.append(FieldError(_child(path, "values"), REQUIRED, "",
+                                   "must be specified single value when `operator` is 'Lt' or 'Gt'"))
     else:
         errs.append(FieldError(_child(path, "operator"), INVALID, op, "not a valid selector operator"))
     errs.extend(validate_label_name(_str(r.get("key")), _child(path, "key")))
     if not allow_invalid_values:
         for j, v in enumerate(values):
-            errs.extend(FieldError(_index(_child(path, "values"), j), INVALID, _str(v), m) for m in is_valid_label_value(_str(v)))
+            errs.extend(FieldError(_index(_child(path, "values"), j), INVALID, _str(v), m)
+                        for m in is_valid_label_value(_str(v)))
     return errs
 
 
@@ -942,7 +965,8 @@ def _validate_node_field_selector_requirement(req: Any, path: str) -> list[Field
         errs.append(FieldError(_child(path, "key"), INVALID, key, "not a valid field selector key"))
     else:
         for j, v in enumerate(values):
-            errs.extend(FieldError(_index(_child(path, "values"), j), INVALID, _str(v), m) for m in _name_subdomain(_str(v)))
+            errs.extend(FieldError(_index(_child(path, "values"), j), INVALID, _str(v), m)
+                        for m in _name_subdomain(_str(v)))
     return errs
 
 
@@ -950,7 +974,8 @@ def _validate_node_selector_term(term: Any, path: str, allow_invalid_values: boo
     t = _map(term)
     errs: list[FieldError] = []
     for j, req in enumerate(_list(t.get("matchExpressions"))):
-        errs.extend(_validate_node_selector_requirement(req, _index(_child(path, "matchExpressions"), j), allow_invalid_values))
+        errs.extend(_validate_node_selector_requirement(req, _index(_child(path, "matchExpressions"), j),
+                                                        allow_invalid_values))
     for j, req in enumerate(_list(t.get("matchFields"))):
         errs.extend(_validate_node_field_selector_requirement(req, _index(_child(path, "matchFields"), j)))
     return errs
@@ -966,7 +991,8 @@ def _validate_pod_affinity_term(term: Any, path: str) -> list[FieldError]:
     for fname in ("matchLabelKeys", "mismatchLabelKeys"):
         keys = _list(t.get(fname))
         if keys and not isinstance(sel, dict):
-            errs.append(FieldError(_child(path, fname), FORBIDDEN, "", "must not be specified when labelSelector is not set"))
+            errs.append(FieldError(_child(path, fname), FORBIDDEN, "",
+                                   "must not be specified when labelSelector is not set"))
         elif keys:
             for i, k in enumerate(keys):
                 errs.extend(validate_label_name(_str(k), _index(_child(path, fname), i)))
@@ -1072,7 +1098,8 @@ def _validate_topology_spread(constraints: Any, path: str) -> list[FieldError]:
             for j, k in enumerate(keys):
                 errs.extend(validate_label_name(_str(k), _index(mp, j)))
                 if _str(k) in selector_keys:
-                    errs.append(FieldError(_index(mp, j), INVALID, _str(k), "exists in both matchLabelKeys and labelSelector"))
+                    errs.append(FieldError(_index(mp, j), INVALID, _str(k),
+                                           "exists in both matchLabelKeys and labelSelector"))
         errs.extend(validate_label_selector(sel, _child(p, "labelSelector")))
     return errs
 
@@ -1106,7 +1133,8 @@ def validate_pod_spec(spec: Any, path: str = "spec") -> list[FieldError]:
         if name in seen_gates:
             errs.append(FieldError(_index(gates_path, i), DUPLICATE, name))
         seen_gates.add(name)
-    errs.extend(_validate_topology_spread(s.get("topologySpreadConstraints"), _child(path, "topologySpreadConstraints")))
+    errs.extend(_validate_topology_spread(s.get("topologySpreadConstraints"),
+                                          _child(path, "topologySpreadConstraints")))
     sa = _str(s.get("serviceAccountName"))
     if sa:
         errs.extend(FieldError(_child(path, "serviceAccountName"), INVALID, sa, m) for m in _name_subdomain(sa))
@@ -1142,7 +1170,8 @@ def validate_pod(pod: Any) -> list[FieldError]:
         for i, c in enumerate(_list(spec.get(cname))):
             image = _str(_map(c).get("image"))
             if image != image.strip():
-                errs.append(FieldError(f"spec.{cname}[{i}].image", INVALID, image, "must not have leading or trailing whitespace"))
+                errs.append(FieldError(f"spec.{cname}[{i}].image", INVALID, image,
+                                       "must not have leading or trailing whitespace"))
     return errs
 
 
@@ -1196,7 +1225,8 @@ def validate_pod_update(new: Any, old: Any) -> list[FieldError]:
     for ot in old_tols:
         bare = {k: v for k, v in ot.items() if k != "tolerationSeconds"}
         if not any({k: v for k, v in nt.items() if k != "tolerationSeconds"} == bare for nt in new_tols):
-            errs.append(FieldError("spec.tolerations", FORBIDDEN, "", "existing toleration can not be modified except its tolerationSeconds"))
+            errs.append(FieldError("spec.tolerations", FORBIDDEN, "",
+                                   "existing toleration can not be modified except its tolerationSeconds"))
             break
     if "tolerations" in ospec:
         munged["tolerations"] = ospec["tolerations"]
@@ -1277,7 +1307,8 @@ def resolve_pod_priority(
     if not name:
         default: Mapping[str, Any] | None = None
         for candidate in classes:
-            if candidate.get("globalDefault") and (default is None or default.get("value", 0) > candidate.get("value", 0)):
+            if candidate.get("globalDefault") and (
+                    default is None or default.get("value", 0) > candidate.get("value", 0)):
                 default = candidate
         if default is not None:
             name = _str(_map(default.get("metadata")).get("name"))
@@ -1323,9 +1354,12 @@ def validate_priority_class(pc: Any) -> list[FieldError]:
             problem = f"globalDefault of {name} PriorityClass must be false"
         if problem:
             errs.append(FieldError("metadata.name", FORBIDDEN, "",
-                                   f"priority class names with 'system-' prefix are reserved for system use only. error: {problem}"))
+                                   "priority class names with 'system-' prefix are reserved for system use only. "
+                                   f"error: {problem}"))
     elif isinstance(value, int) and value > HIGHEST_USER_DEFINABLE_PRIORITY:
-        errs.append(FieldError("value", FORBIDDEN, "", f"maximum allowed value of a user defined priority is {HIGHEST_USER_DEFINABLE_PRIORITY}"))
+        errs.append(FieldError("value", FORBIDDEN, "",
+                               "maximum allowed value of a user defined priority is "
+                               f"{HIGHEST_USER_DEFINABLE_PRIORITY}"))
     pp = p.get("preemptionPolicy")
     if pp is not None and pp not in _PREEMPTION_POLICIES:
         errs.append(FieldError("preemptionPolicy", NOT_SUPPORTED, pp, _supported(_PREEMPTION_POLICIES)))
@@ -1390,7 +1424,8 @@ def validate_workload(obj: Any) -> list[FieldError]:
         if not selector:
             errs.append(FieldError("spec.selector", REQUIRED, ""))
         elif not all(labels.get(k) == v for k, v in selector.items()):
-            errs.append(FieldError("spec.template.metadata.labels", INVALID, dict(labels), "`selector` does not match template `labels`"))
+            errs.append(FieldError("spec.template.metadata.labels", INVALID, dict(labels),
+                                   "`selector` does not match template `labels`"))
     else:
         sel = spec.get("selector")
         if not isinstance(sel, dict):
@@ -1398,9 +1433,11 @@ def validate_workload(obj: Any) -> list[FieldError]:
         else:
             errs.extend(validate_label_selector(sel, "spec.selector"))
             if not _map(sel.get("matchLabels")) and not _list(sel.get("matchExpressions")):
-                errs.append(FieldError("spec.selector", INVALID, dict(sel), f"empty selector is invalid for {kind.lower()}"))
+                errs.append(FieldError("spec.selector", INVALID, dict(sel),
+                                       f"empty selector is invalid for {kind.lower()}"))
             elif not _selector_matches(sel, labels):
-                errs.append(FieldError("spec.template.metadata.labels", INVALID, dict(labels), "`selector` does not match template `labels`"))
+                errs.append(FieldError("spec.template.metadata.labels", INVALID, dict(labels),
+                                       "`selector` does not match template `labels`"))
     errs.extend(validate_pod_template(template, "spec.template"))
     rp = _str(_map(template.get("spec")).get("restartPolicy"))
     if rp and rp != "Always":
@@ -1450,7 +1487,8 @@ def validate_pod_disruption_budget(pdb: Any) -> list[FieldError]:
     spec = _map(p.get("spec"))
     min_av, max_un = spec.get("minAvailable"), spec.get("maxUnavailable")
     if min_av is not None and max_un is not None:
-        shown = {k: spec[k] for k in ("minAvailable", "selector", "maxUnavailable", "unhealthyPodEvictionPolicy") if k in spec}
+        shown = {k: spec[k] for k in ("minAvailable", "selector", "maxUnavailable", "unhealthyPodEvictionPolicy")
+                 if k in spec}
         errs.append(FieldError("spec", INVALID, shown, "minAvailable and maxUnavailable cannot be both set"))
     if min_av is not None:
         errs.extend(_validate_int_or_percent(min_av, "spec.minAvailable"))
@@ -1459,7 +1497,8 @@ def validate_pod_disruption_budget(pdb: Any) -> list[FieldError]:
     errs.extend(validate_label_selector(spec.get("selector"), "spec.selector"))
     policy = spec.get("unhealthyPodEvictionPolicy")
     if policy is not None and policy not in ("IfHealthyBudget", "AlwaysAllow"):
-        errs.append(FieldError("spec.unhealthyPodEvictionPolicy", NOT_SUPPORTED, policy, _supported(["AlwaysAllow", "IfHealthyBudget"])))
+        errs.append(FieldError("spec.unhealthyPodEvictionPolicy", NOT_SUPPORTED, policy,
+                               _supported(["AlwaysAllow", "IfHealthyBudget"])))
     return errs
 
 

@@ -121,8 +121,8 @@ class Handle:
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
         """The waiting pod with this UID (``namespace/name`` for pods without one), or None."""
-        return self.framework.waiting_pods.get(uid)  # type: ignore[no-any-return]
+        return self.framework.waiting_pods.get(uid)
 
     def reject_waiting_pod(self, uid: str) -> bool:
         """Reject a waiting pod (message ``removed``); False if it is not waiting."""
-        return self.framework.reject_waiting_pod(uid)  # type: ignore[no-any-return]
+        return self.framework.reject_waiting_pod(uid)

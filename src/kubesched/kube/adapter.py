@@ -414,8 +414,8 @@ class EventHandlers:
         def move(action: ActionType, old: Any, new: Any) -> None:
             if res is None:
                 return
-            self.sched.queue.move_all_to_active_or_backoff(ClusterEvent(res, action, f"{kind}{(action.name or '').title()}"),
-                                                           old, new)
+            event = ClusterEvent(res, action, f"{kind}{(action.name or '').title()}")
+            self.sched.queue.move_all_to_active_or_backoff(event, old, new)
             self.on_change()
 
         return _Handler(lambda o, _i: move(ActionType.ADD, None, o),

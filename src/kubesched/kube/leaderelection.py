@@ -403,7 +403,8 @@ class LeaderElector:
         log.info("released leader lease %s", self.describe)
         return True
 
-    async def run(self, on_started_leading: Callable[[], Coroutine[Any, Any, None]], on_stopped_leading: Callable[[], None],
+    async def run(self, on_started_leading: Callable[[], Coroutine[Any, Any, None]],
+                  on_stopped_leading: Callable[[], None],
                   on_new_leader: Callable[[str], None] | None = None) -> None:
         """Acquire, run ``on_started_leading()`` as a task while renewing, stop it when the lease is
         lost (``self.lost`` = True) or this coroutine is cancelled, release (if configured) and

@@ -183,7 +183,7 @@ def schedule_one(sched: Scheduler) -> Attempt | None:
         return out
     task = drive(binding_cycle(sched, out))
     if task.done():
-        return task.result()  # type: ignore[no-any-return]
+        return task.result()
     return Attempt(out.key, "waiting", out.node, "", out.record)
 
 
@@ -329,7 +329,8 @@ async def binding_cycle(sched: Scheduler, sp: ScheduledPod) -> Attempt:
         if st is None and sched.client is not None:
             pod = sp.assumed_pod
             sched.client.record_event(pod, "Normal", "Scheduled", "Binding",
-                                      f"Successfully assigned {pod.metadata.namespace}/{pod.metadata.name} to {sp.node}")
+                                      f"Successfully assigned {pod.metadata.namespace}/{pod.metadata.name} "
+                                      f"to {sp.node}")
     if st is not None:
         return handle_binding_cycle_error(sched, sp, st)
     sched.queue.done(sp.key)

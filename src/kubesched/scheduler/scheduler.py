@@ -19,6 +19,7 @@ import numpy as np
 from kubesched.api.objects import Node, Pod
 from kubesched.cache import Cache
 from kubesched.config import KubeSchedulerConfiguration, default_config
+from kubesched.errors import ConfigError
 from kubesched.framework.clock import Clock, ManualClock
 from kubesched.framework.events import (
     EVENT_ASSIGNED_POD_ADD,
@@ -89,6 +90,9 @@ class Scheduler:
         registry: plugin name → factory (default: the in-tree registry); out-of-tree plugins
             are merged in by the caller.
         record: build a :class:`DecisionRecord` for every attempt.
+
+    Raises:
+        ConfigError: a profile without ``schedulerName`` (``config`` was not defaulted).
     """
 
     def __init__(self, config: KubeSchedulerConfiguration | None = None, *, client: ClusterClient | None = None,
@@ -107,6 +111,8 @@ class Scheduler:
         self.waiting_pods = WaitingPodsMap()
         """Pods waiting on Permit, shared by every profile (upstream ``waitingPods``)."""
         for i, prof in enumerate(self.config.profiles):
+            if prof.scheduler_name is None:  # defaulting names a lone profile; validation requires the others' names
+                raise ConfigError("Required value", f"profiles[{i}].schedulerName")
             handle = Handle(nodes=self.table, lister=self.lister, client=client, rng=self.rng, clock=self.clock)
             self.profiles[prof.scheduler_name] = Framework(
                 prof, self.registry, handle, path=f"profiles[{i}]",

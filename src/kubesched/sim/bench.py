@@ -84,7 +84,7 @@ __all__ = [
 THROUGHPUT_SAMPLE_INTERVAL = 1.0
 """Upstream ``throughputSampleInterval``: one sample per second of wall time."""
 
-# ───────────────────────────── templates (upstream test/integration/scheduler_perf/templates) ─────────────────────────────
+# ───────────────────────────── templates (upstream test/integration/scheduler_perf/templates) ─────────────────────────
 
 TEMPLATES: dict[str, str] = {
     "node-default.yaml": """
@@ -395,11 +395,11 @@ spec:
 _KIND_TYPES: dict[str, type] = {"Node": Node, "Pod": Pod, "Service": Service, "Namespace": Namespace}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _template(name: str) -> Any:
     """Decode a template once (typed object); copies are made with ``msgspec.structs.replace``."""
     raw = yaml.safe_load(TEMPLATES[name])
-    obj = decode(_KIND_TYPES[raw["kind"]], raw)
+    obj: Any = decode(_KIND_TYPES[raw["kind"]], raw)
     if isinstance(obj, Pod) and not obj.spec.scheduler_name:  # apiserver defaulting
         obj = msgspec.structs.replace(obj, spec=msgspec.structs.replace(obj.spec, scheduler_name="default-scheduler"))
     return obj

@@ -43,6 +43,7 @@ burst with no timers.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import sys
@@ -58,7 +59,7 @@ from kubesched.config import KubeSchedulerConfiguration
 from kubesched.errors import InputError, ManifestError
 from kubesched.scheduler import Attempt, Scheduler
 from kubesched.sim.alibaba import GPU_RESOURCE, TracePod, load_nodes, load_pods
-from kubesched.sim.engine import Environment
+from kubesched.sim.engine import Environment, Event
 from kubesched.sim.store import ClusterStore
 
 __all__ = [
@@ -179,8 +180,8 @@ class TraceReplay:
         self._last_t = self.start
         self.samples: list[ReplaySample] = []
 
-        self._kick_ev = None
-        self._timer_ev = None
+        self._kick_ev: Event | None = None
+        self._timer_ev: Event | None = None
         self._timer_at = math.inf
         self.scheduler.on_attempt = self._on_attempt
 
@@ -192,7 +193,7 @@ class TraceReplay:
         env = self.env
         env.schedule(self.start, self._add_nodes, ARRIVE)
         for p in self.pods:
-            env.schedule(p.creation_time, lambda p=p: self._arrive(p), ARRIVE)
+            env.schedule(p.creation_time, functools.partial(self._arrive, p), ARRIVE)
         env.run()
         self._integrate(self.end)
         wall = time.perf_counter() - wall0

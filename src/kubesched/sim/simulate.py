@@ -119,7 +119,8 @@ def _check_quantities(kind: str, obj: Any) -> None:
                 raise type(e)(e.message, f"status.allocatable[{name}]") from None
 
 
-def build_store(raws: list[RawObject]) -> tuple[ClusterStore, list[tuple[Pod, dict]], list[tuple[Pod, dict]], list[tuple[Node, dict]]]:
+def build_store(raws: list[RawObject]) -> tuple[ClusterStore, list[tuple[Pod, dict]], list[tuple[Pod, dict]],
+                                                list[tuple[Node, dict]]]:
     """Decode the raw objects into a store (not yet attached to a scheduler).
 
     Returns ``(store, bound pods, pending pods, nodes)`` with their raw mappings; pending pods
@@ -135,7 +136,7 @@ def build_store(raws: list[RawObject]) -> tuple[ClusterStore, list[tuple[Pod, di
             store.add_raw(r.kind, r.data)
             continue
         try:
-            obj = decode(cls, r.data)
+            obj: Any = decode(cls, r.data)  # the typed view of one of several kinds
         except InputError as e:
             raise ManifestError(f"{r.describe()}: {e.path + ': ' if e.path else ''}{e.message}", r.source) from None
         try:
@@ -160,7 +161,8 @@ def build_store(raws: list[RawObject]) -> tuple[ClusterStore, list[tuple[Pod, di
         elif r.kind == "Pod":
             pod = obj
             if not pod.spec.scheduler_name:
-                pod = msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, scheduler_name="default-scheduler"))
+                spec = msgspec.structs.replace(pod.spec, scheduler_name="default-scheduler")
+                pod = msgspec.structs.replace(pod, spec=spec)
             pod = _resolve_priority(pod, classes, default, r.source)
             if pod.spec.node_name:
                 bound.append((pod, r.data))
@@ -218,9 +220,9 @@ def simulate(raws: list[RawObject], config: KubeSchedulerConfiguration | None = 
         clock.set(due)
         store.flush()
         if progressed:
-            bound = sched.stats.bound
+            bound_before = sched.stats.bound
             n += sched.run_until_idle(after_each=store.flush)
-            progressed = sched.stats.bound > bound
+            progressed = sched.stats.bound > bound_before
     for qpi in list(sched.queue.pending()):
         if qpi.gated and qpi.pod.spec.scheduling_gates:
             # the apiserver sets this condition on pods created with scheduling gates
