@@ -116,7 +116,16 @@ async def test_requests_during_stop_are_refused_and_stop_is_bounded(tmp_path: Pa
             assert r.status == 429 and r.headers["Retry-After"] == "1"
             assert (await r.json())["message"].startswith("The apiserver is shutting down")
             box._stopping = False
+            box.faults.pause()  # a request held in flight when the stop begins
+            held = asyncio.create_task(s.get(f"{box.url}{CM}", ssl=ctx))
+            await asyncio.sleep(0.2)
             await asyncio.wait_for(box.stop(), 10)  # bounded (hang detection, not a speed figure)
+            box.faults.resume()
+            try:
+                r = await asyncio.wait_for(held, 5)
+                assert r.status == 429  # never served by the stopped server
+            except aiohttp.ClientError:
+                pass  # or cut by the shutdown
             for w in watches:
                 rest = await asyncio.wait_for(w.content.read(), 5)  # the streams were ended
                 assert b"BOOKMARK" not in rest  # ended by the shutdown, not at their deadline

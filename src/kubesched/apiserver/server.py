@@ -347,6 +347,8 @@ class APIServer:
                 if auth != f"Bearer {self.token}":
                     raise APIError.unauthorized()
             await self.faults.before_request()
+            if self._stopping:  # held (latency/pause) until the server began to stop
+                return self._shutting_down_response(request)
             resp: web.StreamResponse = await handler(request)
             warnings = request.get("warnings")
             if warnings and not resp.prepared:
