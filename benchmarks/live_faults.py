@@ -3,7 +3,8 @@
 The box API server and the scheduler run in this process (one event loop, real HTTP on
 127.0.0.1). While pending pods are created, watches are dropped every ``--drop-every`` seconds,
 the store is compacted behind a paused watch (410 Expired → relist), a share of the binding
-POSTs fails with 500 or 409, and the server is stopped and restarted once on the same data.
+POSTs fails with 500 or 409, and the server is stopped and restarted once on the same data
+(its resourceVersion continues from where it stopped; no client may hold a newer one).
 At the end it checks that every pod is bound exactly once, none is lost, none is left assumed,
 the queue is empty and the scheduler's cache agrees with the server, then prints the counts.
 
@@ -76,14 +77,20 @@ async def main() -> int:
         await creator
         injected += box.faults.injected
         box.faults.clear()
+    rv_at_stop = box.store.current_rev  # the last revision the stopped server committed
     restarts += 1  # the server is gone; the scheduler keeps running
     await asyncio.sleep(1.0)
     async with start_server(kc, data_dir=data, port=port, token=token) as box:
+        rv_at_restart = box.store.current_rev
         await _create(api, half, args.pods)
         ok = await _wait_all_bound(api, runner, args.pods, timeout=300)
         sched = runner.scheduler
         refl = runner.factory.informer("Pod").reflector
         cc = runner.cluster_client
+        # no client holds a resourceVersion the (restarted) server does not have
+        rv_ok = rv_at_restart == rv_at_stop and all(
+            not inf.reflector.last_sync_rv or int(inf.reflector.last_sync_rv) <= box.store.current_rev
+            for inf in runner.factory.informers.values())
         runner.request_stop()
         code = await asyncio.wait_for(task, 60)
         await api.close()
@@ -95,7 +102,9 @@ async def main() -> int:
     print(f"scheduler: {cc.binds} successful binds, {cc.bind_errors} bind errors, attempts {sched.stats.attempts}, "
           f"assumed left {sched.cache.assumed_count()}, queue left {len(list(sched.queue.pending()))}, "
           f"exit code {code}")
-    return 0 if ok and code == 0 and cc.binds == args.pods else 1
+    print(f"resourceVersion at stop {rv_at_stop}, at restart {rv_at_restart}; "
+          f"every informer's RV within the server's: {rv_ok}")
+    return 0 if ok and rv_ok and code == 0 and cc.binds == args.pods else 1
 
 
 async def _create(api: APIClient, lo: int, hi: int) -> None:

@@ -12,6 +12,7 @@ from kubesched.apiserver.storage import (
     Conflict,
     FutureRevision,
     KeyExists,
+    StorageError,
     Store,
 )
 from kubesched.apiserver.testing import run_server
@@ -95,3 +96,25 @@ def test_data_dir_survives_a_restart_and_revisions_keep_increasing(tmp_path: Pat
         assert ev is not None and ev["type"] == "ERROR" and ev["object"]["code"] == 410  # compaction persisted
         w.close()
         assert len(c.get(PODS)["items"]) == 5
+
+
+def test_compacting_the_newest_tombstone_keeps_the_revision_across_a_restart(tmp_path: Path) -> None:
+    """Compaction deletes the newest row (a deletion at the current revision); the reopened
+    store still continues after it (kine: the AUTOINCREMENT sequence, not MAX(id))."""
+    data = str(tmp_path / "data")
+    s = Store(data)
+    a = s.create("configmaps", "ns", "a", _cm("a", "1"))
+    s.create("configmaps", "ns", "b", _cm("b", "1"))
+    gone = s.delete("configmaps", "ns", "b")
+    assert s.compact() == gone.rv == s.current_rev
+    s.close()
+    with pytest.raises(StorageError):  # a closed store takes no write (and keeps its state)
+        s.create("configmaps", "ns", "c", _cm("c", "1"))
+    assert s.current_rev == gone.rv and s.get("configmaps", "ns", "c") is None
+    s2 = Store(data)
+    try:
+        assert s2.current_rev == gone.rv and s2.compact_rev == gone.rv
+        assert [e.rv for e in s2.list("configmaps")] == [a.rv]
+        assert s2.create("configmaps", "ns", "c", _cm("c", "1")).rv == gone.rv + 1
+    finally:
+        s2.close()

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 import pytest
 from livehelpers import eventually, node_obj, pod_obj
 
 from kubesched.apiserver.resources import RESOURCES
+from kubesched.kube import informer as kinformer
 from kubesched.kube.informer import InformerFactory, InformerLister
-from kubesched.kube.reflector import DeletedFinalStateUnknown
+from kubesched.kube.reflector import Backoff, DeletedFinalStateUnknown, Reflector
 
 pytestmark = pytest.mark.asyncio
+
+NODE_SPEC = kinformer.RESOURCES["Node"]
 
 
 class Recorder:
@@ -35,6 +39,9 @@ class Recorder:
     def on_delete(self, obj: Any) -> None:
         kind = "tombstone" if isinstance(obj, DeletedFinalStateUnknown) else "delete"
         self.events.append((kind, self._key(obj), ""))
+
+    def on_synced(self) -> None:
+        """The initial list was delivered (nothing to record)."""
 
     def of(self, key: str) -> list[str]:
         return [e[0] for e in self.events if e[1] == key]
@@ -108,7 +115,9 @@ async def test_compaction_410_relist_delivers_missed_delete_as_tombstone(box, ap
     try:
         assert await factory.wait_for_cache_sync(10)
         await eventually(lambda: pods.reflector.watches >= 1)
-        await asyncio.sleep(0.1)
+        # a watch cut in its first second with no event is a "very short watch" (relist after a
+        # backoff, as client-go): let it run past that, so its cut means a plain rewatch
+        await asyncio.sleep(1.1)
         # hold every request, drop the watch (the informer's rewatch is now held), delete a pod and
         # change another behind its back, compact: the held rewatch starts from a compacted RV
         box.faults.pause()
@@ -135,3 +144,49 @@ async def test_compaction_410_relist_delivers_missed_delete_as_tombstone(box, ap
         await eventually(lambda: rec.of("default/p9") == ["add"])
     finally:
         await factory.stop()
+
+
+class _CountingBackoff(Backoff):
+    def __init__(self) -> None:
+        super().__init__(initial=0.05, cap=0.4, jitter=0.0)
+        self.delays: list[float] = []
+
+    def next(self) -> float:
+        d = super().next()
+        self.delays.append(d)
+        return d
+
+
+async def test_very_short_watches_back_off_and_relist_over_http(box, api) -> None:
+    """The server ends every watch at once with no event and no bookmark (fault
+    ``watch_close_every = 0``): client-go's "very short watch" path — an error, a backoff that
+    grows, a relist — and nothing written meanwhile is lost."""
+    for i in range(3):
+        await api.create("/api/v1/nodes", node_obj(f"n{i}"))
+    rec = Recorder()
+    backoff = _CountingBackoff()
+    refl = Reflector(api, NODE_SPEC, rec, backoff=backoff)
+    task = asyncio.create_task(refl.run())
+    try:
+        await eventually(lambda: refl.has_synced, what="synced")
+        box.faults.watch_close_every = 0.0
+        box.faults.close_watches()  # the open watch ends; every rewatch ends at once
+        await api.create("/api/v1/nodes", node_obj("during"))
+        await eventually(lambda: refl.watch_errors >= 3 and refl.lists >= 3, what="very short watches")
+        # exponential: each very short watch is followed by a longer pause, up to the cap
+        assert backoff.delays[:3] == [0.05, 0.1, 0.2]
+        assert set(backoff.delays[3:]) <= {0.4}
+        # the relists deliver what the watches could not
+        assert rec.of("during") == ["add"]
+        box.faults.watch_close_every = None
+        lists = refl.lists
+        await asyncio.sleep(1.0)  # a watch now lasts: it delivers changes without relisting
+        await api.create("/api/v1/nodes", node_obj("after"))
+        await eventually(lambda: rec.of("after") == ["add"], what="watch delivers again")
+        assert refl.lists <= lists + 1
+        assert sorted(k for k in refl.store.keys()) == ["after", "during", "n0", "n1", "n2"]
+    finally:
+        box.faults.clear()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

@@ -12,7 +12,7 @@ Usage (tests, the live adapter, benchmarks)::
         srv.token            # the bearer token (run_server(token=None) disables auth)
         srv.kubeconfig_path  # kubeconfig for kubectl / clients (KUBECONFIG=...)
         # run_server(tls=False) serves plain http:// (kubectl then sends no token: pair with token=None)
-        srv.faults           # fault injection: .compact(), .close_watches(), .watch_close_every = 2.0,
+        srv.faults           # fault injection: .compact(), .close_watches(), .watch_close_every = 2.0 (0 = at once),
                              # .fail_writes("pods", subresource="binding", fraction=0.5, code=500|409),
                              # .latency = 0.05, .pause()/.resume(), .clear()
         srv.call(lambda s: s.store.current_rev)   # run code on the server loop
@@ -23,6 +23,8 @@ Usage (tests, the live adapter, benchmarks)::
         server.url, server.token, server.faults, server.store, server.pki.client_context()
 
     # data_dir=... persists to <dir>/state.db (restart continues RVs); default in memory.
+    # stop(): bounded; from its start every request gets 429 Retry-After: 1 + Connection: close
+    # (kube-apiserver --shutdown-send-retry-after), so no client is served by a stopped server.
     # simulate_kubelets=True: bound pods go Running (+conditions, podIP), nodes Ready,
     # pods annotated kubesched.io/complete-after-seconds: "N" finish (Succeeded) after N s.
 

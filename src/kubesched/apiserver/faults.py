@@ -4,7 +4,10 @@
 server's loop; actions that must run on the loop (``compact``, ``close_watches``) are
 scheduled there with ``call_soon_threadsafe`` and waited for.
 
-Knobs: close every watch stream every ``watch_close_every`` seconds; fail a fraction of
+Knobs: close every watch stream every ``watch_close_every`` seconds (``0``: right after its
+initial events/backlog — with nothing to send, the client sees a "very short watch"); streams
+closed by a fault end without a closing BOOKMARK (kube-apiserver sends one only near a watch's
+own ``timeoutSeconds`` deadline); fail a fraction of
 writes to a resource (optionally one subresource) with 500 InternalError or 409 Conflict;
 add ``latency`` seconds before every request; ``pause()`` holds every request until
 ``resume()``.
@@ -85,7 +88,8 @@ class Faults:
         return int(self._on_loop(self._compact))
 
     def close_watches(self) -> int:
-        """End every open watch stream now (clean close, as at a server timeout); returns how many."""
+        """End every open watch stream now (clean end of the chunked body, no closing bookmark,
+        as when a connection is cut); returns how many."""
         assert self._close_watches is not None, "server not started"
         return int(self._on_loop(self._close_watches))
 

@@ -156,6 +156,10 @@ class _Watcher:
         self.wake.set()
 
 
+SHUTDOWN_TIMEOUT = 0.5
+"""Seconds aiohttp waits for running handlers at stop (then again after cancelling them)."""
+
+
 class APIServer:
     """The API server: ``make_app()`` for aiohttp, ``start(host, port)`` / ``stop()`` to serve.
 
@@ -227,7 +231,7 @@ class APIServer:
         self.loop = asyncio.get_running_loop()
         self.faults._bind(self.loop, self.compact_now, self.close_all_watches)
         self._runner = web.AppRunner(self.make_app(), access_log=None, handle_signals=False,
-                                     shutdown_timeout=1.0)
+                                     shutdown_timeout=SHUTDOWN_TIMEOUT)
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port, reuse_address=True, ssl_context=ssl_context)
         await site.start()
@@ -253,7 +257,13 @@ class APIServer:
         return f"{self.scheme}://{host}:{self.port}"
 
     async def stop(self) -> None:
-        """Close watches, stop timers and background tasks, stop serving (the store stays open)."""
+        """Close watches, stop timers and background tasks, stop serving (the store stays open).
+
+        Bounded: from the first line on every request (new, or on a kept-alive or late-accepted
+        connection) is answered 429 ``Retry-After: 1`` with ``Connection: close``; open watch
+        streams end at once (without a closing bookmark); aiohttp waits at most
+        ``SHUTDOWN_TIMEOUT`` s per phase for handlers still running, then cancels them.
+        """
         self._stopping = True
         self.close_all_watches()
         for h in self._timers.values():
@@ -267,8 +277,12 @@ class APIServer:
             except (asyncio.CancelledError, Exception):  # noqa: BLE001,S110 - shutting down
                 pass
         if self._runner is not None:
+            web_server = self._runner.server
             await self._runner.cleanup()
             self._runner = None
+            # connections registered after the runner's shutdown (a TLS handshake that ends late)
+            for handler in list(getattr(web_server, "_connections", None) or ()):
+                handler.force_close()
 
     def spawn(self, coro: Any) -> asyncio.Task[Any]:
         """Run a background task owned by the server (cancelled at :meth:`stop`)."""
@@ -325,12 +339,16 @@ class APIServer:
     # ------------------------------------------------------------ middleware
     @web.middleware
     async def _middleware(self, request: web.Request, handler: Callable[..., Any]) -> web.StreamResponse:
+        if self._stopping:
+            return self._shutting_down_response(request)
         try:
             if self.token is not None and request.path not in _PUBLIC_PATHS:
                 auth = request.headers.get("Authorization", "")
                 if auth != f"Bearer {self.token}":
                     raise APIError.unauthorized()
             await self.faults.before_request()
+            if self._stopping:  # held (latency/pause) until the server began to stop
+                return self._shutting_down_response(request)
             resp: web.StreamResponse = await handler(request)
             warnings = request.get("warnings")
             if warnings and not resp.prepared:
@@ -347,6 +365,19 @@ class APIServer:
             log.exception("internal error on %s %s", request.method, request.path)
             err = APIError.internal(str(e) or type(e).__name__)
             return _json_response(err.status, 500)
+
+    @staticmethod
+    def _shutting_down_response(request: web.Request) -> web.StreamResponse:
+        """A request to a stopping server: 429 + ``Retry-After: 1`` + ``Connection: close``, as
+        kube-apiserver with ``--shutdown-send-retry-after`` answers during graceful termination
+        (``staging/src/k8s.io/apiserver/pkg/server/filters/with_retry_after.go``): the client
+        reconnects (to the restarted server) instead of reusing a connection into the old one,
+        whose store may already be closed."""
+        err = APIError.too_many_requests("The apiserver is shutting down, please try again later.",
+                                         retry_after=1)
+        resp = _json_response(err.status, 429, err.headers)
+        resp.force_close()
+        return resp
 
     # ---------------------------------------------------------------- routing
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
@@ -937,8 +968,9 @@ class APIServer:
         loop = asyncio.get_running_loop()
         start = loop.time()
         deadline = start + timeout
+        end = deadline  # the request's timeoutSeconds: the only end that gets a closing bookmark
         every = self.faults.watch_close_every
-        if every:
+        if every is not None:  # fault: 0 ends every watch right after its backlog
             deadline = min(deadline, start + every)
         next_bm = start + self.bookmark_interval
         while not w.closed and not self._stopping:
@@ -959,15 +991,22 @@ class APIServer:
                 continue
             w.wake.clear()
             wait = min(deadline, next_bm if bookmarks else deadline) - now
+            # asyncio.timeout, not wait_for: Python 3.11's wait_for can drop a cancellation that
+            # arrives with the wake-up, and the shutdown's cancel must end this handler
             try:
-                await asyncio.wait_for(w.wake.wait(), timeout=max(wait, 0.001))
+                async with asyncio.timeout(max(wait, 0.001)):
+                    await w.wake.wait()
             except TimeoutError:
                 pass
-        if w.buf and not self._stopping:
+        if self._stopping or w.closed:
+            return  # ended by a fault or the shutdown: no bookmark (an unexpected close)
+        if w.buf:
             out = [b for b in (render(ev) for ev in w.buf) if b]
             if out:
                 await resp.write(b"".join(out))
-        if bookmarks and not self._stopping:
+        if bookmarks and loop.time() >= end:
+            # upstream's watch cache sends a bookmark shortly before a watch's deadline when
+            # allowWatchBookmarks is set; a stream closed early (fault, slow client) gets none
             await resp.write(self._bookmark(info, self.store.current_rev))
 
     # ----------------------------------------------------------------- create

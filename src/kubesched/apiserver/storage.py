@@ -166,6 +166,7 @@ class Store:
         self.path = path
         self._attrs = attrs
         self._lock_fd: int | None = None
+        self.closed = False
         if path is None:
             db = ":memory:"
         else:
@@ -290,6 +291,8 @@ class Store:
 
     # ----------------------------------------------------------------- writes
     def _insert(self, space: str, ns: str, name: str, created: int, deleted: int, prev: int, data: bytes) -> int:
+        if self.closed:
+            raise StorageError("the store is closed")
         rv = self.current_rev + 1
         self._db.execute(
             "INSERT INTO log(id, space, namespace, name, created, deleted, prev_revision, value) "
@@ -449,6 +452,8 @@ class Store:
         return self.compact(self.current_rev - keep) if self.current_rev - keep > self.compact_rev else self.compact_rev
 
     def close(self) -> None:
+        """Close the database and release the data directory; later writes raise :class:`StorageError`."""
+        self.closed = True
         try:
             self._db.close()
         except sqlite3.Error:
