@@ -17,7 +17,9 @@ Misconfiguration raises :class:`~kubesched.errors.PluginConfigError` with the co
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+import inspect
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -51,9 +53,10 @@ from kubesched.framework.waiting_pods import (
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
     from kubesched.framework.handle import Handle
+    from kubesched.framework.metrics import MetricsRecorder
     from kubesched.framework.node_info import QueuedPodInfo
 
-__all__ = ["FilterError", "Framework", "ScoreResult"]
+__all__ = ["TIMED_EXTENSION_POINTS", "FilterError", "Framework", "ScoreResult"]
 
 _POINTS = {p.config_name: p for p in EXTENSION_POINTS}
 
@@ -176,6 +179,29 @@ class Framework:
         self._batch_filter = [callable(getattr(p, "filter_nodes", None)) for p in self.filter_plugins]
         self._batch_score = [callable(getattr(p, "score_nodes", None)) for p in self.score_plugins]
         self._normalize = [getattr(p, "normalize_score", None) for p in self.score_plugins]
+        self._metrics: MetricsRecorder | None = None
+
+    # ───────────────────────────── metrics ─────────────────────────────
+
+    @property
+    def metrics(self) -> MetricsRecorder | None:
+        """The :class:`~kubesched.framework.metrics.MetricsRecorder` fed by this profile, or None.
+
+        Setting a recorder installs, on this instance, a timed wrapper of each ``run_*`` method
+        of :data:`TIMED_EXTENSION_POINTS` that reports ``observe_extension_point(point, code name,
+        profile, seconds)`` (``time.perf_counter`` wall time, as upstream's ``time.Now()``);
+        setting None removes them, so without a recorder the plain methods run at no cost."""
+        return self._metrics
+
+    @metrics.setter
+    def metrics(self, recorder: MetricsRecorder | None) -> None:
+        self._metrics = recorder
+        for method, (point, status_of) in TIMED_EXTENSION_POINTS.items():
+            if recorder is None:
+                self.__dict__.pop(method, None)
+            else:
+                setattr(self, method, _timed(getattr(type(self), method).__get__(self), point, status_of,
+                                             recorder, self.profile_name))
 
     def _expand(self, point: ExtensionPoint, cfg: Any, path: str) -> list[Any]:
         pset = getattr(cfg, point.config_name)
@@ -553,10 +579,15 @@ class Framework:
         wp = self.waiting_pods.get(uid)
         if wp is None:
             return None
+        recorder = self._metrics
+        t0 = time.perf_counter()
         try:
             st = await wp.future
         finally:
             self.waiting_pods.remove(uid)
+        if recorder is not None:  # upstream PermitWaitDuration{result = the signal's code}
+            recorder.observe_permit_wait(str(st.code) if st is not None else "Success",
+                                         time.perf_counter() - t0)
         if st is None or st.is_success():
             return None
         if st.is_rejected():
@@ -626,6 +657,62 @@ class Framework:
                     {"name": p.name, **({"weight": self.score_weights.get(p.name, 1)} if weighted else {})}
                     for p in lst]
         return out
+
+
+def _status_code_name(st: Status | None) -> str:
+    """Upstream ``status.Code().String()``: a nil status is ``Success``."""
+    return "Success" if st is None else str(st.code)
+
+
+def _second(r: Any) -> Status | None:
+    return r[1]
+
+
+def _itself(r: Any) -> Status | None:
+    return r
+
+
+def _none(r: Any) -> Status | None:
+    return None
+
+
+TIMED_EXTENSION_POINTS: dict[str, tuple[str, Callable[[Any], Status | None]]] = {
+    "run_pre_filter_plugins": ("PreFilter", _second),
+    "run_post_filter_plugins": ("PostFilter", _second),
+    "run_pre_score_plugins": ("PreScore", _itself),
+    "run_score_plugins": ("Score", _second),
+    "run_reserve_plugins_reserve": ("Reserve", _itself),
+    "run_reserve_plugins_unreserve": ("Unreserve", _none),
+    "run_permit_plugins": ("Permit", _itself),
+    "run_pre_bind_plugins": ("PreBind", _itself),
+    "run_bind_plugins": ("Bind", _itself),
+    "run_post_bind_plugins": ("PostBind", _none),
+}
+"""``Framework`` method → (upstream extension-point label, how to get the Status from its
+result). Filter is absent as upstream: ``RunFilterPlugins`` runs per node and records no
+extension-point duration."""
+
+
+def _timed(run: Callable[..., Any], point: str, status_of: Callable[[Any], Status | None],
+           recorder: MetricsRecorder, profile: str) -> Callable[..., Any]:
+    """Wrap ``run`` so that each call reports its wall time and status to ``recorder``
+    (coroutine functions stay coroutine functions). A raising plugin run reports nothing."""
+    observe = recorder.observe_extension_point
+    clock = time.perf_counter
+    if inspect.iscoroutinefunction(run):
+        async def timed_async(*args: Any, **kwargs: Any) -> Any:
+            t0 = clock()
+            r = await run(*args, **kwargs)
+            observe(point, _status_code_name(status_of(r)), profile, clock() - t0)
+            return r
+        return timed_async
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        t0 = clock()
+        r = run(*args, **kwargs)
+        observe(point, _status_code_name(status_of(r)), profile, clock() - t0)
+        return r
+    return timed
 
 
 class FilterError(Exception):

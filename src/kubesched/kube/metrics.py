@@ -52,8 +52,10 @@ class SchedulerMetrics:
 
     - :meth:`observe_attempt` — after every scheduling attempt (the runner times it);
     - :meth:`update_from` — before a scrape, reads queue/cache state from a ``Scheduler``;
-    - :meth:`observe_extension_point`, :meth:`observe_plugin`, :meth:`observe_preemption`,
-      :meth:`observe_permit_wait` — for the engine hooks that provide them;
+    - :meth:`observe_extension_point`, :meth:`observe_algorithm`, :meth:`observe_preemption_attempt`,
+      :meth:`observe_preemption_victims`, :meth:`observe_permit_wait` — the engine's
+      :class:`~kubesched.framework.metrics.MetricsRecorder` protocol (``Scheduler(metrics=...)``);
+    - :meth:`observe_plugin` — per-plugin durations (not fed yet: the engine does not sample plugins);
     - :meth:`leader_on` / :meth:`leader_off` — the leader elector's metrics provider.
     """
 
@@ -164,10 +166,12 @@ class SchedulerMetrics:
         self.plugin_execution_duration.labels(plugin=plugin, extension_point=extension_point,
                                               status=status).observe(duration_s)
 
-    def observe_preemption(self, victims: int) -> None:
-        """One PostFilter preemption attempt that selected ``victims`` pods (``preemption_attempts_total``
-        always; ``preemption_victims`` as upstream ``DefaultPreemption`` records it)."""
+    def observe_preemption_attempt(self) -> None:
+        """``preemption_attempts_total``: one DefaultPreemption PostFilter run."""
         self.preemption_attempts.inc()
+
+    def observe_preemption_victims(self, victims: int) -> None:
+        """``preemption_victims``: a preemption evicted ``victims`` pods (upstream ``prepareCandidate``)."""
         self.preemption_victims.observe(victims)
 
     def observe_permit_wait(self, result: str, duration_s: float) -> None:

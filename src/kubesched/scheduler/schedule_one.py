@@ -20,6 +20,7 @@ as upstream.
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
@@ -229,9 +230,13 @@ def _scheduling_cycle(sched: Scheduler) -> ScheduledPod | Attempt | None:
 
     state = CycleState(qpi.pod_info)
     start = sched.clock.now()
+    recorder = sched.metrics
+    t0 = time.perf_counter() if recorder is not None else 0.0
     res = schedule_pod(fw, state, pod, sched.table, sched.sampler, sched.rng, record=sched.record)
     if isinstance(res, Status):
         return _schedule_pod_failed(sched, fw, state, qpi, res, start)
+    if recorder is not None:  # upstream SchedulingAlgorithmLatency: successful SchedulePod only, wall time
+        recorder.observe_algorithm(time.perf_counter() - t0)
 
     node = res.suggested_host
     record = None
