@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from kubesched.config import decode_config
 from kubesched.framework.interface import Code, Status
 from kubesched.framework.metrics import MetricsRecorder
@@ -28,10 +30,15 @@ class Recording:
         self.preemption_attempts = 0
         self.victims: list[int] = []
         self.permit_waits: list[tuple[str, float]] = []
+        self.plugins: list[tuple[str, str, str]] = []
 
     def observe_extension_point(self, extension_point: str, status: str, profile: str, duration_s: float) -> None:
         self.points.append((extension_point, status, profile))
         self.durations.append(duration_s)
+
+    def observe_plugin(self, plugin: str, extension_point: str, status: str, duration_s: float) -> None:
+        assert duration_s >= 0
+        self.plugins.append((plugin, extension_point, status))
 
     def observe_algorithm(self, duration_s: float) -> None:
         self.algorithm.append(duration_s)
@@ -181,3 +188,28 @@ def test_without_a_recorder_the_plain_methods_run() -> None:
     store.add("Pod", MakePod().name("q").uid("q").req(cpu="1").obj())
     assert _one(sched).result == "scheduled"
     assert rec.points[0] == ("PreFilter", "Success", PROFILE) and len(rec.algorithm) == 1
+
+
+@pytest.mark.parametrize("percent", [0, 100])
+def test_plugins_are_timed_one_by_one_only_in_sampled_cycles(monkeypatch: pytest.MonkeyPatch, percent: int) -> None:
+    from kubesched.scheduler import schedule_one
+
+    monkeypatch.setattr(schedule_one, "PLUGIN_METRICS_SAMPLE_PERCENT", percent)
+    sched, store, rec = _setup({"reserve": {"enabled": [{"name": "RejectReserve"}]}}, nodes=2)
+    store.add("Pod", MakePod().name("p").uid("p").req(cpu="1").obj())
+    store.add("Pod", MakePod().name("big").uid("big").req(cpu="8").obj())
+    assert _one(sched).result == "scheduled"
+    assert _one(sched).result == "unschedulable"
+    if percent == 0:
+        assert rec.plugins == []
+        return
+    got = set(rec.plugins)
+    for want in [("NodeResourcesFit", "PreFilter", "Success"), ("NodeResourcesFit", "Filter", "Success"),
+                 ("NodeResourcesFit", "Filter", "Unschedulable"), ("NodeResourcesFit", "PreScore", "Success"),
+                 ("NodeResourcesFit", "Score", "Success"), ("RejectReserve", "Reserve", "Success"),
+                 ("DefaultBinder", "Bind", "Success"), ("DefaultPreemption", "PostFilter", "Unschedulable")]:
+        assert want in got, want
+    # the extension-point series are the same as unsampled
+    assert ("Filter", "Success", PROFILE) not in rec.points
+    assert [p for p, _, _ in rec.points][:8] == ["PreFilter", "PreScore", "Score", "Reserve", "Permit",
+                                                  "PreBind", "Bind", "PostBind"]

@@ -22,7 +22,11 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-__all__ = ["MetricsRecorder"]
+__all__ = ["PLUGIN_METRICS_SAMPLE_PERCENT", "MetricsRecorder"]
+
+PLUGIN_METRICS_SAMPLE_PERCENT = 10
+"""Upstream ``pluginMetricsSamplePercent``: the share of scheduling cycles (binding cycle
+included) whose plugins are timed one by one (``CycleState.record_plugin_metrics``)."""
 
 
 @runtime_checkable
@@ -37,6 +41,10 @@ class MetricsRecorder(Protocol):
         ``extension_point``: ``PreFilter``, ``PostFilter``, ``PreScore``, ``Score``, ``Reserve``,
         ``Unreserve``, ``Permit``, ``PreBind``, ``Bind``, ``PostBind`` (upstream has no Filter
         series here: Filter runs per node)."""
+
+    def observe_plugin(self, plugin: str, extension_point: str, status: str, duration_s: float) -> None:
+        """One plugin ran at one extension point, in a sampled cycle
+        (``plugin_execution_duration_seconds``)."""
 
     def observe_algorithm(self, duration_s: float) -> None:
         """``scheduling_algorithm_duration_seconds``: ``SchedulePod`` succeeded after ``duration_s``."""

@@ -53,9 +53,8 @@ class SchedulerMetrics:
     - :meth:`observe_attempt` — after every scheduling attempt (the runner times it);
     - :meth:`update_from` — before a scrape, reads queue/cache state from a ``Scheduler``;
     - :meth:`observe_extension_point`, :meth:`observe_algorithm`, :meth:`observe_preemption_attempt`,
-      :meth:`observe_preemption_victims`, :meth:`observe_permit_wait` — the engine's
-      :class:`~kubesched.framework.metrics.MetricsRecorder` protocol (``Scheduler(metrics=...)``);
-    - :meth:`observe_plugin` — per-plugin durations (not fed yet: the engine does not sample plugins);
+      :meth:`observe_preemption_victims`, :meth:`observe_permit_wait`, :meth:`observe_plugin` — the
+      engine's :class:`~kubesched.framework.metrics.MetricsRecorder` protocol (``Scheduler(metrics=...)``);
     - :meth:`leader_on` / :meth:`leader_off` — the leader elector's metrics provider.
     """
 
