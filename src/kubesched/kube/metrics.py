@@ -123,6 +123,8 @@ class SchedulerMetrics:
             self.pending_pods.labels(queue=q).set(0)
         self._incoming_seen: dict[tuple[str, str], int] = {}
         self._unschedulable_labels: set[tuple[str, str]] = set()
+        self._ep_children: dict[tuple[str, str, str], Any] = {}
+        self._plugin_children: dict[tuple[str, str, str], Any] = {}
 
     # ───────────────────────────── attempts ─────────────────────────────
 
@@ -157,13 +159,19 @@ class SchedulerMetrics:
     def observe_extension_point(self, extension_point: str, status: str, profile: str, duration_s: float) -> None:
         """``framework_extension_point_duration_seconds`` (``status``: the Status code name, e.g.
         ``Success``, ``Unschedulable``)."""
-        self.framework_extension_point_duration.labels(
-            extension_point=extension_point, status=status, profile=profile).observe(duration_s)
+        key = (extension_point, status, profile)
+        child = self._ep_children.get(key)
+        if child is None:  # labels() takes a lock and builds a tuple: resolve each series once
+            child = self._ep_children[key] = self.framework_extension_point_duration.labels(*key)
+        child.observe(duration_s)
 
     def observe_plugin(self, plugin: str, extension_point: str, status: str, duration_s: float) -> None:
         """``plugin_execution_duration_seconds`` (upstream samples 10 % of cycles)."""
-        self.plugin_execution_duration.labels(plugin=plugin, extension_point=extension_point,
-                                              status=status).observe(duration_s)
+        key = (plugin, extension_point, status)
+        child = self._plugin_children.get(key)
+        if child is None:
+            child = self._plugin_children[key] = self.plugin_execution_duration.labels(*key)
+        child.observe(duration_s)
 
     def observe_preemption_attempt(self) -> None:
         """``preemption_attempts_total``: one DefaultPreemption PostFilter run."""
