@@ -62,8 +62,9 @@ def test_bucket_layouts_match_upstream() -> None:
     m.scheduling_latency.labels(result="scheduled", profile="p").observe(0.1)
     m.pod_scheduling_sli_duration.labels(attempts="1").observe(0.1)
     m.pod_scheduling_attempts.observe(1)
-    m.observe_extension_point("Filter", "Success", "p", 0.001)
-    m.observe_preemption(2)
+    m.observe_extension_point("PreFilter", "Success", "p", 0.001)
+    m.observe_preemption_attempt()
+    m.observe_preemption_victims(2)
     m.observe_plugin("NodeAffinity", "Filter", "Success", 0.0001)
     b = buckets(m, "scheduler_scheduling_attempt_duration_seconds_bucket")
     assert len(b) == 15 and b[0] == 0.001 and abs(b[-1] - 16.384) < 1e-9

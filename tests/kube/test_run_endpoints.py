@@ -106,10 +106,34 @@ async def test_endpoints_metrics_and_events_of_a_running_scheduler(tmp_path: Pat
             assert sample(text, "scheduler_pod_scheduling_attempts_count") == 5
             assert sample(text, "scheduler_scheduling_attempt_duration_seconds_count", result="scheduled",
                           profile="default-scheduler") == 5
+            # the engine's MetricsRecorder: extension points, algorithm latency, preemption attempts
+            ep = "scheduler_framework_extension_point_duration_seconds_count"
+            dp = "default-scheduler"
+            assert sample(text, ep, extension_point="Bind", status="Success", profile=dp) == 5
+            assert sample(text, ep, extension_point="PostBind", status="Success", profile=dp) == 5
+            assert (sample(text, ep, extension_point="PostFilter", status="Unschedulable", profile=dp) or 0) >= 1
+            prefilter_before = sample(text, ep, extension_point="PreFilter", status="Success", profile=dp) or 0
+            assert prefilter_before >= 6
+            assert sample(text, ep, extension_point="Filter") is None  # upstream: Filter runs per node, no series
+            assert sample(text, "scheduler_scheduling_algorithm_duration_seconds_count") == 5
+            assert (sample(text, "scheduler_preemption_attempts_total") or 0) >= 1
+
+            # one more pod: the counters increase
+            await api.create("/api/v1/namespaces/default/pods", pod_obj("p5"))
+
+            async def one_more_bind() -> bool:
+                _, text = await get(base + "/metrics")
+                return sample(text, ep, extension_point="Bind", status="Success", profile=dp) == 6
+
+            await eventually(one_more_bind, timeout=30, what="the sixth Bind observed")
+            _, text = await get(base + "/metrics")
+            assert (sample(text, ep, extension_point="PreFilter", status="Success", profile=dp) or 0) > prefilter_before
+            assert sample(text, ep, extension_point="Reserve", status="Success", profile=dp) == 6
+            assert sample(text, "scheduler_scheduling_algorithm_duration_seconds_count") == 6
 
             async def events_written() -> bool:
                 evs = (await api.list("/apis/events.k8s.io/v1/namespaces/default/events"))["items"]
-                return sum(e["reason"] == "Scheduled" for e in evs) == 5 and any(
+                return sum(e["reason"] == "Scheduled" for e in evs) == 6 and any(
                     e["reason"] == "FailedScheduling" for e in evs)
 
             await eventually(events_written, timeout=30, what="Scheduled and FailedScheduling events")

@@ -704,6 +704,10 @@ class Evaluator:
                 self.preempt_pod(candidate, pod, victim)
             except Exception as e:  # noqa: BLE001 - an API error is a status
                 return as_status(e)
+        fw = self.handle.framework
+        recorder = fw.metrics if fw is not None else None
+        if recorder is not None:  # upstream PreemptionVictims, once every victim is evicted
+            recorder.observe_preemption_victims(len(candidate.victims.pods))
         self.clear_nominated_node_name(self.lower_priority_nominated_pods(pod, candidate.name))
         return None
 

@@ -17,7 +17,9 @@ Misconfiguration raises :class:`~kubesched.errors.PluginConfigError` with the co
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+import inspect
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -51,9 +53,10 @@ from kubesched.framework.waiting_pods import (
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
     from kubesched.framework.handle import Handle
+    from kubesched.framework.metrics import MetricsRecorder
     from kubesched.framework.node_info import QueuedPodInfo
 
-__all__ = ["FilterError", "Framework", "ScoreResult"]
+__all__ = ["PLUGIN_LISTS", "TIMED_EXTENSION_POINTS", "FilterError", "Framework", "ScoreResult"]
 
 _POINTS = {p.config_name: p for p in EXTENSION_POINTS}
 
@@ -176,6 +179,34 @@ class Framework:
         self._batch_filter = [callable(getattr(p, "filter_nodes", None)) for p in self.filter_plugins]
         self._batch_score = [callable(getattr(p, "score_nodes", None)) for p in self.score_plugins]
         self._normalize = [getattr(p, "normalize_score", None) for p in self.score_plugins]
+        self._metrics: MetricsRecorder | None = None
+
+    # ───────────────────────────── metrics ─────────────────────────────
+
+    @property
+    def metrics(self) -> MetricsRecorder | None:
+        """The :class:`~kubesched.framework.metrics.MetricsRecorder` fed by this profile, or None.
+
+        Setting a recorder installs, on this instance, a timed wrapper of each ``run_*`` method
+        of :data:`TIMED_EXTENSION_POINTS` that reports ``observe_extension_point(point, code name,
+        profile, seconds)`` (``time.perf_counter`` wall time, as upstream's ``time.Now()``);
+        setting None removes them, so without a recorder the plain methods run at no cost."""
+        return self._metrics
+
+    @metrics.setter
+    def metrics(self, recorder: MetricsRecorder | None) -> None:
+        self._metrics = recorder
+        for method in PLUGIN_LISTS:
+            self.__dict__.pop(method, None)
+        if recorder is None:
+            return
+        instrumented = {attr: [_InstrumentedPlugin(pl, recorder) for pl in getattr(self, attr)]
+                        for attr in set(PLUGIN_LISTS.values())}
+        for method, attr in PLUGIN_LISTS.items():
+            run = getattr(type(self), method).__get__(self)
+            timed = TIMED_EXTENSION_POINTS.get(method)
+            setattr(self, method, _timed(run, timed[0] if timed else None, timed[1] if timed else _none,
+                                         recorder, self.profile_name, instrumented[attr]))
 
     def _expand(self, point: ExtensionPoint, cfg: Any, path: str) -> list[Any]:
         pset = getattr(cfg, point.config_name)
@@ -233,7 +264,7 @@ class Framework:
     def has_score_plugins(self) -> bool:
         return bool(self.score_plugins)
 
-    def run_pre_filter_plugins(self, state: CycleState, pod: Pod) -> tuple[
+    def run_pre_filter_plugins(self, state: CycleState, pod: Pod, plugins: Sequence[Any] | None = None) -> tuple[
             PreFilterResult | None, Status | None, set[str]]:
         """Returns ``(result, status, plugins)``; ``plugins`` are those that narrowed the nodes
         or rejected (upstream's ``unscheduledPlugins``)."""
@@ -241,7 +272,7 @@ class Framework:
         with_nodes: list[str] = []
         rejected: Status | None = None
         table = self.handle.nodes
-        for pl in self.pre_filter_plugins:
+        for pl in self.pre_filter_plugins if plugins is None else plugins:
             try:
                 r, st = pl.pre_filter(state, pod, table)
             except Exception as e:  # noqa: BLE001
@@ -271,7 +302,8 @@ class Framework:
                 return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (msg,)), set(with_nodes)
         return result, rejected, set(with_nodes)
 
-    def run_filter_plugins(self, state: CycleState, pod: Pod, rows: np.ndarray) -> FilterChunk:
+    def run_filter_plugins(self, state: CycleState, pod: Pod, rows: np.ndarray,
+                           plugins: Sequence[Any] | None = None) -> FilterChunk:
         """Run the Filter plugins over ``rows`` (``int64[M]``); each node stops at its first
         rejecting plugin. Raises :class:`FilterError` on an Error status.
 
@@ -287,7 +319,7 @@ class Framework:
         alive = np.arange(n)
         cur = rows
         skip = state.skip_filter_plugins
-        for pi, pl in enumerate(self.filter_plugins):
+        for pi, pl in enumerate(self.filter_plugins if plugins is None else plugins):
             if pl.name in skip:
                 skipped.add(pi)
                 continue
@@ -386,13 +418,14 @@ class Framework:
         return FilterResult.interned(failed, list(index))
 
     def run_post_filter_plugins(self, state: CycleState, pod: Pod,
-                                filtered_node_status_map: Any) -> tuple[Any, Status]:
+                                filtered_node_status_map: Any, plugins: Sequence[Any] | None = None,
+                                ) -> tuple[Any, Status]:
         """Upstream ``RunPostFilterPlugins``: Success returns at once; UnschedulableAndUnresolvable
         stops; Unschedulable tries the next plugin, its reasons appended; anything else is Error."""
         reasons: list[str] = []
         result = None
         rejector = ""
-        for pl in self.post_filter_plugins:
+        for pl in self.post_filter_plugins if plugins is None else plugins:
             try:
                 r, st = pl.post_filter(state, pod, filtered_node_status_map)
             except Exception as e:  # noqa: BLE001
@@ -409,9 +442,10 @@ class Framework:
             rejector = rejector or pl.name
         return result, Status(Code.UNSCHEDULABLE, tuple(reasons), None, rejector)
 
-    def run_pre_score_plugins(self, state: CycleState, pod: Pod, rows: np.ndarray) -> Status | None:
+    def run_pre_score_plugins(self, state: CycleState, pod: Pod, rows: np.ndarray,
+                              plugins: Sequence[Any] | None = None) -> Status | None:
         table = self.handle.nodes
-        for pl in self.pre_score_plugins:
+        for pl in self.pre_score_plugins if plugins is None else plugins:
             try:
                 st = pl.pre_score(state, pod, table, rows)
             except Exception as e:  # noqa: BLE001
@@ -424,7 +458,8 @@ class Framework:
         return None
 
     def run_score_plugins(self, state: CycleState, pod: Pod, rows: np.ndarray, *,
-                          keep: bool = True) -> tuple[ScoreResult | None, Status | None]:
+                          keep: bool = True, plugins: Sequence[Any] | None = None,
+                          ) -> tuple[ScoreResult | None, Status | None]:
         """Score, NormalizeScore and weight every Score plugin over ``rows``.
 
         With ``keep`` the raw, normalized and weighted arrays of every plugin are returned (for
@@ -441,7 +476,7 @@ class Framework:
         total = np.zeros(k, np.int64)
         skip = state.skip_score_plugins
         weights = self._weights
-        for pi, pl in enumerate(self.score_plugins):
+        for pi, pl in enumerate(self.score_plugins if plugins is None else plugins):
             if pl.name in skip:
                 continue
             st = None
@@ -489,8 +524,9 @@ class Framework:
                 total += norm * w
         return ScoreResult(rows, names, raws, norms, weighted, total), None
 
-    def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        for pl in self.reserve_plugins:
+    def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str,
+                                    plugins: Sequence[Any] | None = None) -> Status | None:
+        for pl in self.reserve_plugins if plugins is None else plugins:
             try:
                 st = pl.reserve(state, pod, node_name)
             except Exception as e:  # noqa: BLE001
@@ -501,17 +537,19 @@ class Framework:
                               if code == Code.ERROR else st.reasons, st.error, pl.name)
         return None
 
-    def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
-        for pl in reversed(self.reserve_plugins):
+    def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str,
+                                      plugins: Sequence[Any] | None = None) -> None:
+        for pl in reversed(self.reserve_plugins if plugins is None else plugins):
             pl.unreserve(state, pod, node_name)
 
-    def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+    def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str,
+                           plugins: Sequence[Any] | None = None) -> Status | None:
         """Upstream ``RunPermitPlugins``: the first rejection (with its plugin) or Error
         (``running Permit plugin "X": …``) stops; ``Wait`` from any plugin (timeout capped at
         15 min) parks the pod in :attr:`waiting_pods` — one timer per waiting plugin on the
         handle's clock — and returns ``Wait``; otherwise None (Success)."""
         wait: dict[str, float] | None = None
-        for pl in self.permit_plugins:
+        for pl in self.permit_plugins if plugins is None else plugins:
             try:
                 st, timeout = pl.permit(state, pod, node_name)
             except Exception as e:  # noqa: BLE001 - a plugin error is an Error status
@@ -553,10 +591,15 @@ class Framework:
         wp = self.waiting_pods.get(uid)
         if wp is None:
             return None
+        recorder = self._metrics
+        t0 = time.perf_counter()
         try:
             st = await wp.future
         finally:
             self.waiting_pods.remove(uid)
+        if recorder is not None:  # upstream PermitWaitDuration{result = the signal's code}
+            recorder.observe_permit_wait(str(st.code) if st is not None else "Success",
+                                         time.perf_counter() - t0)
         if st is None or st.is_success():
             return None
         if st.is_rejected():
@@ -574,10 +617,11 @@ class Framework:
     # ───────────────────────────── binding cycle ─────────────────────────────
     # PreBind and Bind plugins may be coroutines (``async def``): their result is awaited.
 
-    async def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+    async def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str,
+                                   plugins: Sequence[Any] | None = None) -> Status | None:
         """Upstream ``RunPreBindPlugins``: a rejection passes through with its plugin, anything
         else not Success becomes ``running PreBind plugin "X": …`` (Error)."""
-        for pl in self.pre_bind_plugins:
+        for pl in self.pre_bind_plugins if plugins is None else plugins:
             try:
                 res: Any = pl.pre_bind(state, pod, node_name)
                 if res is not None and res.__class__ is not Status:  # a coroutine (async plugin)
@@ -592,11 +636,12 @@ class Framework:
                               pl.name)
         return None
 
-    async def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+    async def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str,
+                               plugins: Sequence[Any] | None = None) -> Status | None:
         """The first plugin that does not Skip binds (upstream ``RunBindPlugins``); its failure is
         ``running Bind plugin "X": …`` (Error). Every plugin skipping returns the Skip status."""
         st: Status | None = Status(Code.SKIP)
-        for pl in self.bind_plugins:
+        for pl in self.bind_plugins if plugins is None else plugins:
             try:
                 res: Any = pl.bind(state, pod, node_name)
                 if res is not None and res.__class__ is not Status:  # a coroutine (async plugin)
@@ -611,8 +656,9 @@ class Framework:
             return None
         return st
 
-    def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
-        for pl in self.post_bind_plugins:
+    def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str,
+                              plugins: Sequence[Any] | None = None) -> None:
+        for pl in self.post_bind_plugins if plugins is None else plugins:
             pl.post_bind(state, pod, node_name)
 
     def list_plugins(self) -> dict[str, list[dict[str, Any]]]:
@@ -626,6 +672,150 @@ class Framework:
                     {"name": p.name, **({"weight": self.score_weights.get(p.name, 1)} if weighted else {})}
                     for p in lst]
         return out
+
+
+def _status_code_name(st: Status | None) -> str:
+    """Upstream ``status.Code().String()``: a nil status is ``Success``."""
+    return "Success" if st is None else str(st.code)
+
+
+def _second(r: Any) -> Status | None:
+    return r[1]
+
+
+def _itself(r: Any) -> Status | None:
+    return r
+
+
+def _none(r: Any) -> Status | None:
+    return None
+
+
+TIMED_EXTENSION_POINTS: dict[str, tuple[str, Callable[[Any], Status | None]]] = {
+    "run_pre_filter_plugins": ("PreFilter", _second),
+    "run_post_filter_plugins": ("PostFilter", _second),
+    "run_pre_score_plugins": ("PreScore", _itself),
+    "run_score_plugins": ("Score", _second),
+    "run_reserve_plugins_reserve": ("Reserve", _itself),
+    "run_reserve_plugins_unreserve": ("Unreserve", _none),
+    "run_permit_plugins": ("Permit", _itself),
+    "run_pre_bind_plugins": ("PreBind", _itself),
+    "run_bind_plugins": ("Bind", _itself),
+    "run_post_bind_plugins": ("PostBind", _none),
+}
+"""``Framework`` method → (upstream extension-point label, how to get the Status from its
+result). Filter is absent as upstream: ``RunFilterPlugins`` runs per node and records no
+extension-point duration."""
+
+
+PLUGIN_LISTS: dict[str, str] = {
+    "run_pre_filter_plugins": "pre_filter_plugins",
+    "run_filter_plugins": "filter_plugins",
+    "run_post_filter_plugins": "post_filter_plugins",
+    "run_pre_score_plugins": "pre_score_plugins",
+    "run_score_plugins": "score_plugins",
+    "run_reserve_plugins_reserve": "reserve_plugins",
+    "run_reserve_plugins_unreserve": "reserve_plugins",
+    "run_permit_plugins": "permit_plugins",
+    "run_pre_bind_plugins": "pre_bind_plugins",
+    "run_bind_plugins": "bind_plugins",
+    "run_post_bind_plugins": "post_bind_plugins",
+}
+"""``Framework`` method → the plugin list it runs (instrumented in sampled cycles)."""
+
+
+def _timed(run: Callable[..., Any], point: str | None, status_of: Callable[[Any], Status | None],
+           recorder: MetricsRecorder, profile: str, instrumented: list[Any]) -> Callable[..., Any]:
+    """Wrap ``run`` (a ``run_*`` method whose first argument is the CycleState) so that each
+    call reports its wall time and status to ``recorder`` under ``point`` (None: no
+    extension-point series, Filter), and runs the ``instrumented`` plugins when the cycle is
+    sampled (``state.record_plugin_metrics``, upstream ``ShouldRecordPluginMetrics``).
+    Coroutine functions stay coroutine functions. A raising run reports nothing."""
+    observe = recorder.observe_extension_point
+    clock = time.perf_counter
+    if inspect.iscoroutinefunction(run):
+        async def timed_async(state: CycleState, *args: Any, **kwargs: Any) -> Any:
+            if state.record_plugin_metrics:
+                kwargs["plugins"] = instrumented
+            t0 = clock()
+            r = await run(state, *args, **kwargs)
+            if point is not None:
+                observe(point, _status_code_name(status_of(r)), profile, clock() - t0)
+            return r
+        return timed_async
+
+    def timed(state: CycleState, *args: Any, **kwargs: Any) -> Any:
+        if state.record_plugin_metrics:
+            kwargs["plugins"] = instrumented
+        t0 = clock()
+        r = run(state, *args, **kwargs)
+        if point is not None:
+            observe(point, _status_code_name(status_of(r)), profile, clock() - t0)
+        return r
+    return timed
+
+
+def _first(r: Any) -> Status | None:
+    return r[0]
+
+
+def _filter_nodes_status(r: Any) -> Status | None:
+    """A batch Filter's result: Success when it rejected no node, else Unschedulable."""
+    return None if r is None or not r.failed.any() else Status(Code.UNSCHEDULABLE)
+
+
+_PLUGIN_METHODS: dict[str, tuple[str, Callable[[Any], Status | None]]] = {
+    "pre_filter": ("PreFilter", _second),
+    "filter": ("Filter", _itself),
+    "filter_nodes": ("Filter", _filter_nodes_status),
+    "post_filter": ("PostFilter", _second),
+    "pre_score": ("PreScore", _itself),
+    "score": ("Score", _second),
+    "score_nodes": ("Score", _none),
+    "reserve": ("Reserve", _itself),
+    "unreserve": ("Unreserve", _none),
+    "permit": ("Permit", _first),
+    "pre_bind": ("PreBind", _itself),
+    "bind": ("Bind", _itself),
+    "post_bind": ("PostBind", _none),
+}
+
+
+class _InstrumentedPlugin:
+    """A plugin whose extension-point methods report ``observe_plugin(name, point, code name,
+    seconds)`` (upstream ``instrumented*Plugin`` + ``ObservePluginDurationAsync``); everything
+    else is the plugin's own. A per-node Filter/Score is observed per node, a batch one
+    (``filter_nodes``/``score_nodes``) once per batch of nodes. Async PreBind/Bind are timed
+    until awaited."""
+
+    def __init__(self, plugin: Any, recorder: MetricsRecorder) -> None:
+        self._plugin = plugin
+        self._observe = recorder.observe_plugin
+        self.name = plugin.name
+
+    def __getattr__(self, attr: str) -> Any:
+        value = getattr(self._plugin, attr)
+        spec = _PLUGIN_METHODS.get(attr)
+        if spec is None or not callable(value):
+            return value
+        point, status_of = spec
+        observe = self._observe
+        name = self.name
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            r = value(*args, **kwargs)
+            if inspect.iscoroutine(r):
+                return _await_timed(r, t0, observe, name, point)
+            observe(name, point, _status_code_name(status_of(r)), time.perf_counter() - t0)
+            return r
+        return timed
+
+
+async def _await_timed(coro: Any, t0: float, observe: Callable[..., None], name: str, point: str) -> Any:
+    r = await coro
+    observe(name, point, _status_code_name(r), time.perf_counter() - t0)
+    return r
 
 
 class FilterError(Exception):

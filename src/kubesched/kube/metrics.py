@@ -52,8 +52,9 @@ class SchedulerMetrics:
 
     - :meth:`observe_attempt` — after every scheduling attempt (the runner times it);
     - :meth:`update_from` — before a scrape, reads queue/cache state from a ``Scheduler``;
-    - :meth:`observe_extension_point`, :meth:`observe_plugin`, :meth:`observe_preemption`,
-      :meth:`observe_permit_wait` — for the engine hooks that provide them;
+    - :meth:`observe_extension_point`, :meth:`observe_algorithm`, :meth:`observe_preemption_attempt`,
+      :meth:`observe_preemption_victims`, :meth:`observe_permit_wait`, :meth:`observe_plugin` — the
+      engine's :class:`~kubesched.framework.metrics.MetricsRecorder` protocol (``Scheduler(metrics=...)``);
     - :meth:`leader_on` / :meth:`leader_off` — the leader elector's metrics provider.
     """
 
@@ -122,6 +123,8 @@ class SchedulerMetrics:
             self.pending_pods.labels(queue=q).set(0)
         self._incoming_seen: dict[tuple[str, str], int] = {}
         self._unschedulable_labels: set[tuple[str, str]] = set()
+        self._ep_children: dict[tuple[str, str, str], Any] = {}
+        self._plugin_children: dict[tuple[str, str, str], Any] = {}
 
     # ───────────────────────────── attempts ─────────────────────────────
 
@@ -156,18 +159,26 @@ class SchedulerMetrics:
     def observe_extension_point(self, extension_point: str, status: str, profile: str, duration_s: float) -> None:
         """``framework_extension_point_duration_seconds`` (``status``: the Status code name, e.g.
         ``Success``, ``Unschedulable``)."""
-        self.framework_extension_point_duration.labels(
-            extension_point=extension_point, status=status, profile=profile).observe(duration_s)
+        key = (extension_point, status, profile)
+        child = self._ep_children.get(key)
+        if child is None:  # labels() takes a lock and builds a tuple: resolve each series once
+            child = self._ep_children[key] = self.framework_extension_point_duration.labels(*key)
+        child.observe(duration_s)
 
     def observe_plugin(self, plugin: str, extension_point: str, status: str, duration_s: float) -> None:
         """``plugin_execution_duration_seconds`` (upstream samples 10 % of cycles)."""
-        self.plugin_execution_duration.labels(plugin=plugin, extension_point=extension_point,
-                                              status=status).observe(duration_s)
+        key = (plugin, extension_point, status)
+        child = self._plugin_children.get(key)
+        if child is None:
+            child = self._plugin_children[key] = self.plugin_execution_duration.labels(*key)
+        child.observe(duration_s)
 
-    def observe_preemption(self, victims: int) -> None:
-        """One PostFilter preemption attempt that selected ``victims`` pods (``preemption_attempts_total``
-        always; ``preemption_victims`` as upstream ``DefaultPreemption`` records it)."""
+    def observe_preemption_attempt(self) -> None:
+        """``preemption_attempts_total``: one DefaultPreemption PostFilter run."""
         self.preemption_attempts.inc()
+
+    def observe_preemption_victims(self, victims: int) -> None:
+        """``preemption_victims``: a preemption evicted ``victims`` pods (upstream ``prepareCandidate``)."""
         self.preemption_victims.observe(victims)
 
     def observe_permit_wait(self, result: str, duration_s: float) -> None:

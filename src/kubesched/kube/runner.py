@@ -175,6 +175,7 @@ class Runner:
         self.scheduler = Scheduler(cfg, client=self.cluster_client, lister=lister, clock=AsyncioClock(),
                                    seed=opts.seed, registry=opts.registry)
         self.metrics = SchedulerMetrics()
+        self.scheduler.metrics = self.metrics  # the engine feeds extension points, preemption, Permit wait
         self.loop = SchedulingLoop(self.scheduler, observe=self.metrics.observe_attempt)
         handlers = EventHandlers(self.scheduler, on_change=self.loop.wake)
         self.factory.informer("Pod").add_event_handler(handlers.pod_handler())

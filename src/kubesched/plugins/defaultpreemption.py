@@ -69,6 +69,10 @@ class DefaultPreemption:
 
     def post_filter(self, state: CycleState, pod: Pod,
                     filtered_node_status_map: Any) -> tuple[PostFilterResult | None, Status]:
+        fw = self.handle.framework
+        recorder = fw.metrics if fw is not None else None
+        if recorder is not None:  # upstream: PreemptionAttempts.Inc() deferred in PostFilter
+            recorder.observe_preemption_attempt()
         result, status = self.evaluator.preempt(state, pod, filtered_node_status_map)
         msg = status.message()
         if msg:

@@ -20,6 +20,8 @@ as upstream.
 
 from __future__ import annotations
 
+import random
+import time
 from collections import deque
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
@@ -33,6 +35,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis, FitError, NodeToStatus
 from kubesched.framework.events import EVENT_ASSIGNED_POD_DELETE
 from kubesched.framework.interface import NominatingMode, Status
+from kubesched.framework.metrics import PLUGIN_METRICS_SAMPLE_PERCENT
 from kubesched.framework.record import DecisionRecord, build_record
 from kubesched.scheduler.scheduling_cycle import NoNodesAvailable, schedule_pod
 
@@ -229,9 +232,16 @@ def _scheduling_cycle(sched: Scheduler) -> ScheduledPod | Attempt | None:
 
     state = CycleState(qpi.pod_info)
     start = sched.clock.now()
+    recorder = sched.metrics
+    t0 = 0.0
+    if recorder is not None:  # upstream: SetRecordPluginMetrics(rand.Intn(100) < pluginMetricsSamplePercent)
+        state.record_plugin_metrics = random.randrange(100) < PLUGIN_METRICS_SAMPLE_PERCENT
+        t0 = time.perf_counter()
     res = schedule_pod(fw, state, pod, sched.table, sched.sampler, sched.rng, record=sched.record)
     if isinstance(res, Status):
         return _schedule_pod_failed(sched, fw, state, qpi, res, start)
+    if recorder is not None:  # upstream SchedulingAlgorithmLatency: successful SchedulePod only, wall time
+        recorder.observe_algorithm(time.perf_counter() - t0)
 
     node = res.suggested_host
     record = None

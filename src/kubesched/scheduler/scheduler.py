@@ -33,6 +33,7 @@ from kubesched.framework.events import (
 )
 from kubesched.framework.handle import ClusterClient, ClusterLister, EmptyLister, Handle
 from kubesched.framework.interface import Status
+from kubesched.framework.metrics import MetricsRecorder
 from kubesched.framework.node_info import QueuedPodInfo
 from kubesched.framework.node_table import NodeTable
 from kubesched.framework.record import DecisionRecord
@@ -90,6 +91,8 @@ class Scheduler:
         registry: plugin name → factory (default: the in-tree registry); out-of-tree plugins
             are merged in by the caller.
         record: build a :class:`DecisionRecord` for every attempt.
+        metrics: an optional :class:`~kubesched.framework.metrics.MetricsRecorder` (also
+            settable later through :attr:`metrics`); None costs nothing.
 
     Raises:
         ConfigError: a profile without ``schedulerName`` (``config`` was not defaulted).
@@ -98,7 +101,7 @@ class Scheduler:
     def __init__(self, config: KubeSchedulerConfiguration | None = None, *, client: ClusterClient | None = None,
                  lister: ClusterLister | None = None, clock: Clock | None = None, seed: int | None = 0,
                  registry: Mapping[str, Any] | None = None, record: bool = False,
-                 pod_max_in_unschedulable_pods_s: float = 300.0) -> None:
+                 pod_max_in_unschedulable_pods_s: float = 300.0, metrics: MetricsRecorder | None = None) -> None:
         self.config = config if config is not None else default_config()
         self.clock = clock if clock is not None else ManualClock()
         self.client = client
@@ -129,11 +132,25 @@ class Scheduler:
         self.record = record
         self.stats = SchedulerStats()
         self.on_attempt: Callable[[Attempt], None] | None = None
+        self._metrics: MetricsRecorder | None = None
+        self.metrics = metrics
         for fw in self.profiles.values():
             for pl in fw.plugins.values():
                 hook = getattr(pl, "set_scheduler", None)
                 if callable(hook):
                     hook(self)
+
+    @property
+    def metrics(self) -> MetricsRecorder | None:
+        """The :class:`~kubesched.framework.metrics.MetricsRecorder` fed by the engine (extension
+        points of every profile, algorithm latency, preemption, Permit wait), or None (no cost)."""
+        return self._metrics
+
+    @metrics.setter
+    def metrics(self, recorder: MetricsRecorder | None) -> None:
+        self._metrics = recorder
+        for fw in self.profiles.values():
+            fw.metrics = recorder
 
     # ───────────────────────────── informer events ─────────────────────────────
 
