@@ -61,8 +61,10 @@ SYSTEM_PRIORITY_CLASSES: dict[str, dict[str, Any]] = {
         "description": description,
     }
     for name, value, description in (
-        ("system-node-critical", 2_000_001_000, "Used for system critical pods that must not be moved from their current node."),
-        ("system-cluster-critical", 2_000_000_000, "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary."),
+        ("system-node-critical", 2_000_001_000,
+         "Used for system critical pods that must not be moved from their current node."),
+        ("system-cluster-critical", 2_000_000_000,
+         "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary."),
     )
 }
 
@@ -72,7 +74,8 @@ _KINDS = {
     "secrets": ("", "Secret"), "endpoints": ("", "Endpoints"), "events": ("", "Event"),
     "persistentvolumes": ("", "PersistentVolume"), "persistentvolumeclaims": ("", "PersistentVolumeClaim"),
     "replicationcontrollers": ("", "ReplicationController"), "serviceaccounts": ("", "ServiceAccount"),
-    "deployments": ("apps", "Deployment"), "replicasets": ("apps", "ReplicaSet"), "statefulsets": ("apps", "StatefulSet"),
+    "deployments": ("apps", "Deployment"), "replicasets": ("apps", "ReplicaSet"),
+    "statefulsets": ("apps", "StatefulSet"),
     "daemonsets": ("apps", "DaemonSet"), "jobs": ("batch", "Job"), "cronjobs": ("batch", "CronJob"),
     "poddisruptionbudgets": ("policy", "PodDisruptionBudget"), "storageclasses": ("storage.k8s.io", "StorageClass"),
     "leases": ("coordination.k8s.io", "Lease"),

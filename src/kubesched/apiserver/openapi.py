@@ -102,7 +102,9 @@ DEFAULT_SERVED: tuple[Served, ...] = (
 _QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity"
 _INT_OR_STRING = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1."
-_EXTRA_DEFS = (_META + "Status", _META + "DeleteOptions", _META + "Patch", _META + "WatchEvent", _META + "APIResourceList")
+_EXTRA_DEFS = (
+    _META + "Status", _META + "DeleteOptions", _META + "Patch", _META + "WatchEvent", _META + "APIResourceList"
+)
 _PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json")
 _STATUS_SUBRESOURCE = {"Pod", "Node", "Namespace", "Service", "PersistentVolume", "PersistentVolumeClaim",
                        "ReplicationController", "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job",
@@ -219,7 +221,10 @@ _FIELD_VALIDATION = (
     "fieldValidation instructs the server on how to handle objects in the request (POST/PUT/PATCH) containing unknown "
     "or duplicate fields. Valid values are: - Ignore - Warn - Strict"
 )
-_FORCE = "Force is going to \"force\" Apply requests. It means user will re-acquire conflicting fields owned by other people."
+_FORCE = (
+    "Force is going to \"force\" Apply requests. It means user will re-acquire conflicting fields owned by "
+    "other people."
+)
 
 
 def _write_params(*, v3: bool, force: bool = False) -> list[dict[str, Any]]:
@@ -255,7 +260,9 @@ def _operation(verb: str, action: str, gvk: dict[str, str], op_id: str, ref: str
         if v3:
             op["requestBody"] = {"content": {t: {"schema": {"$ref": body}} for t in body_types}, "required": True}
         else:
-            op.setdefault("parameters", []).insert(0, {"name": "body", "in": "body", "required": True, "schema": {"$ref": body}})
+            op.setdefault("parameters", []).insert(
+                0, {"name": "body", "in": "body", "required": True, "schema": {"$ref": body}}
+            )
             op["consumes"] = list(body_types)
     return op
 
@@ -296,7 +303,8 @@ def _paths(served: Iterable[Served], prefix: str, *, v3: bool) -> dict[str, Any]
             "parameters": _path_params(namespaced, False, v3=v3),
         }
         if list_name:
-            coll_ops["get"] = _operation("list", "list", gvk, _op_id("list", group, version, kind, namespaced), prefix + list_name, v3=v3)
+            coll_ops["get"] = _operation("list", "list", gvk, _op_id("list", group, version, kind, namespaced),
+                                         prefix + list_name, v3=v3)
         paths[coll] = coll_ops
         if namespaced and list_name:
             paths[f"{base}/{plural}"] = {
@@ -308,8 +316,9 @@ def _paths(served: Iterable[Served], prefix: str, *, v3: bool) -> dict[str, Any]
             "get": _operation("read", "get", gvk, _op_id("read", group, version, kind, namespaced), ref, v3=v3),
             "put": _operation("replace", "put", gvk, _op_id("replace", group, version, kind, namespaced), ref, v3=v3,
                               params=_write_params(v3=v3), body=ref),
-            "patch": _operation("partially update", "patch", gvk, _op_id("patch", group, version, kind, namespaced), ref, v3=v3,
-                                params=_write_params(v3=v3, force=True), body=prefix + _META + "Patch", body_types=_PATCH_TYPES),
+            "patch": _operation("partially update", "patch", gvk, _op_id("patch", group, version, kind, namespaced),
+                                ref, v3=v3, params=_write_params(v3=v3, force=True), body=prefix + _META + "Patch",
+                                body_types=_PATCH_TYPES),
             "delete": _operation("delete", "delete", gvk, _op_id("delete", group, version, kind, namespaced),
                                  prefix + _META + "Status", v3=v3, params=[_query("dryRun", _DRY_RUN, v3=v3)],
                                  body=prefix + _META + "DeleteOptions"),
@@ -318,10 +327,13 @@ def _paths(served: Iterable[Served], prefix: str, *, v3: bool) -> dict[str, Any]
         paths[item] = item_ops
         if kind in _STATUS_SUBRESOURCE:
             paths[item + "/status"] = {
-                "get": _operation("read status of", "get", gvk, _op_id("read", group, version, kind, namespaced, "Status"), ref, v3=v3),
-                "put": _operation("replace status of", "put", gvk, _op_id("replace", group, version, kind, namespaced, "Status"), ref,
+                "get": _operation("read status of", "get", gvk,
+                                  _op_id("read", group, version, kind, namespaced, "Status"), ref, v3=v3),
+                "put": _operation("replace status of", "put", gvk,
+                                  _op_id("replace", group, version, kind, namespaced, "Status"), ref,
                                   v3=v3, params=_write_params(v3=v3), body=ref),
-                "patch": _operation("partially update status of", "patch", gvk, _op_id("patch", group, version, kind, namespaced, "Status"),
+                "patch": _operation("partially update status of", "patch", gvk,
+                                    _op_id("patch", group, version, kind, namespaced, "Status"),
                                     ref, v3=v3, params=_write_params(v3=v3, force=True), body=prefix + _META + "Patch",
                                     body_types=_PATCH_TYPES),
                 "parameters": _path_params(namespaced, True, v3=v3),

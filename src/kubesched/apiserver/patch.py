@@ -145,7 +145,9 @@ class _MergeError(Exception):
 # entry point
 
 
-def apply_patch(content_type: str, original: dict[str, Any], body: bytes, *, gvk: tuple[str, str, str]) -> dict[str, Any]:
+def apply_patch(
+    content_type: str, original: dict[str, Any], body: bytes, *, gvk: tuple[str, str, str]
+) -> dict[str, Any]:
     """Apply a PATCH request body of media type ``content_type`` to ``original``.
 
     ``gvk`` = ``(group, version, kind)`` of the object (``("", "v1", "Pod")``), used to find the
@@ -166,7 +168,8 @@ def apply_patch(content_type: str, original: dict[str, Any], body: bytes, *, gvk
         if not isinstance(patch, dict):
             raise PatchError(400, _ERR_BAD_JSON_DOC)
         if schemas.definition_for_gvk(*gvk) is None:
-            raise PatchError(415, f"the body of the request was in an unknown format - accepted media types include: {JSON_PATCH}, {MERGE_PATCH}")
+            raise PatchError(415, "the body of the request was in an unknown format - accepted media types include: "
+                             f"{JSON_PATCH}, {MERGE_PATCH}")
         return strategic_merge_patch(original, patch, gvk=gvk)
     raise PatchError(
         415,
@@ -186,7 +189,8 @@ def _apply_json_patch(original: dict[str, Any], body: bytes) -> dict[str, Any]:
     ops = _decode(body)
     if not isinstance(ops, list):
         kind = "object" if isinstance(ops, dict) else "string" if isinstance(ops, str) else "number" \
-            if isinstance(ops, (int, float)) and not isinstance(ops, bool) else "bool" if isinstance(ops, bool) else "null"
+            if isinstance(ops, (int, float)) and not isinstance(ops, bool) \
+            else "bool" if isinstance(ops, bool) else "null"
         raise PatchError(400, f"json: cannot unmarshal {kind} into Go value of type jsonpatch.Patch")
     if len(ops) > MAX_JSON_PATCH_OPERATIONS:
         raise PatchError(413, "Request entity too large: The allowed maximum operations in a JSON patch is "
@@ -196,7 +200,7 @@ def _apply_json_patch(original: dict[str, Any], body: bytes) -> dict[str, Any]:
     try:
         patch = jsonpatch.JsonPatch(ops)
         result = patch.apply(_clone(original), in_place=True)
-    except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:  # type: ignore[attr-defined]
+    except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
         raise PatchError(422, str(exc)) from None
     except (TypeError, KeyError, IndexError, ValueError) as exc:
         raise PatchError(422, f"invalid JSON patch: {exc}") from None
@@ -224,7 +228,9 @@ def json_merge_patch(target: Any, patch: Any) -> Any:
 # strategic merge patch (server side: StrategicMergeMapPatch)
 
 
-def strategic_merge_patch(original: dict[str, Any], patch: dict[str, Any], *, gvk: tuple[str, str, str]) -> dict[str, Any]:
+def strategic_merge_patch(
+    original: dict[str, Any], patch: dict[str, Any], *, gvk: tuple[str, str, str]
+) -> dict[str, Any]:
     """Apply a decoded strategic merge patch to ``original`` (neither is mutated).
 
     Raises :class:`PatchError` as documented in the module docstring.
@@ -234,7 +240,9 @@ def strategic_merge_patch(original: dict[str, Any], patch: dict[str, Any], *, gv
     return strategic_merge_patch_with_schema(original, patch, schema)
 
 
-def strategic_merge_patch_with_schema(original: dict[str, Any], patch: dict[str, Any], schema: dict[str, Any] | None) -> dict[str, Any]:
+def strategic_merge_patch_with_schema(
+    original: dict[str, Any], patch: dict[str, Any], schema: dict[str, Any] | None
+) -> dict[str, Any]:
     """Apply a decoded strategic merge patch under an explicit JSON schema (``properties``,
     ``items``, ``additionalProperties``, ``$ref`` into :func:`schemas.definitions`, and the
     ``x-kubernetes-patch-*`` extensions). ``schema=None`` merges as a JSON merge patch would,
@@ -255,7 +263,7 @@ def _field_schema(schema: dict[str, Any] | None, key: str) -> dict[str, Any] | N
         return None
     props = schema.get("properties")
     if props is not None and key in props:
-        return props[key]  # type: ignore[no-any-return]
+        return props[key]
     extra = schema.get("additionalProperties")
     if isinstance(extra, dict):
         return extra
@@ -359,7 +367,9 @@ def _no_merge_key(m: Any, key: str) -> _MergeError:
 def _bad_arg_type(expected: str, actual: Any) -> _MergeError:
     names = {"map": "map[string]interface {}", "slice": "[]interface {}", "float64": "float64",
              "string": "string", "bool": "bool", "nil": "<nil>"}
-    return _MergeError(f"expected a {names.get(expected, expected)}, but received a {names.get(_kind(actual), _kind(actual))}")
+    return _MergeError(
+        f"expected a {names.get(expected, expected)}, but received a {names.get(_kind(actual), _kind(actual))}"
+    )
 
 
 def _extract_key(s: str, prefix: str) -> str:
@@ -589,7 +599,8 @@ def _validate_patch_with_set_order(patch_list: list[Any], order: list[Any], merg
         si += 1
     if pi < len(non_delete) and si >= len(order):
         raise _MergeError(
-            f"The order in patch list:\n{_go_fmt(patch_list)}\n doesn't match {_SET_ORDER_PREFIX} list:\n{_go_fmt(order)}\n"
+            f"The order in patch list:\n{_go_fmt(patch_list)}\n"
+            f" doesn't match {_SET_ORDER_PREFIX} list:\n{_go_fmt(order)}\n"
         )
 
 
@@ -648,7 +659,9 @@ def _slice_element_kind(*lists: list[Any]) -> str:
     return prev
 
 
-def _merge_slice(original: list[Any], patch: list[Any], schema: dict[str, Any] | None, merge_key: str, is_delete_list: bool) -> list[Any]:
+def _merge_slice(
+    original: list[Any], patch: list[Any], schema: dict[str, Any] | None, merge_key: str, is_delete_list: bool
+) -> list[Any]:
     if not original and not patch:
         return original
     kind = _slice_element_kind(original, patch)
@@ -710,7 +723,9 @@ def _merge_slice_special(original: list[Any], patch: list[Any], merge_key: str) 
             if merge_key not in v:
                 raise _no_merge_key(v, merge_key)
             value = v[merge_key]
-            original = [o for o in original if not (isinstance(o, dict) and merge_key in o and _eq(o[merge_key], value))]
+            original = [
+                o for o in original if not (isinstance(o, dict) and merge_key in o and _eq(o[merge_key], value))
+            ]
         elif directive == _REPLACE:
             replace = True
         elif directive == _MERGE:
@@ -731,7 +746,9 @@ def _find_by_key(items: list[Any], merge_key: str, value: Any) -> int:
     return -1
 
 
-def _merge_slice_plain(original: list[Any], patch: list[Any], merge_key: str, schema: dict[str, Any] | None) -> list[Any]:
+def _merge_slice_plain(
+    original: list[Any], patch: list[Any], merge_key: str, schema: dict[str, Any] | None
+) -> list[Any]:
     original = list(original)
     for v in patch:
         if merge_key not in v:
@@ -803,7 +820,8 @@ def _normalize_slice_order(to_sort: list[Any], order: list[Any], merge_key: str,
 
 
 def _normalize_element_order(
-    patch_items: list[Any], server_only: list[Any], patch_order: list[Any], server_order: list[Any], merge_key: str, kind: str
+    patch_items: list[Any], server_only: list[Any], patch_order: list[Any], server_order: list[Any],
+    merge_key: str, kind: str,
 ) -> list[Any]:
     patch_items = _normalize_slice_order(patch_items, patch_order, merge_key, kind)
     server_only = _normalize_slice_order(server_only, server_order, merge_key, kind)

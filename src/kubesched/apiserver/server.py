@@ -1611,7 +1611,10 @@ class APIServer:
 
     @staticmethod
     def _to_scale(obj: dict[str, Any]) -> dict[str, Any]:
-        """autoscaling/v1 ``Scale`` of a workload (upstream ``pkg/registry/apps/deployment/storage`` ``scaleFromDeployment``)."""
+        """autoscaling/v1 ``Scale`` of a workload.
+
+        Upstream: ``pkg/registry/apps/deployment/storage`` ``scaleFromDeployment``.
+        """
         md = obj["metadata"]
         spec, st = obj.get("spec") or {}, obj.get("status") or {}
         sel = spec.get("selector") or {}

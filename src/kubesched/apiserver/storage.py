@@ -260,7 +260,9 @@ class Store:
             keys = keys[bisect.bisect_left(keys, (ns, "")):bisect.bisect_left(keys, (ns + "\x00", ""))]
         return keys, [objs[k] for k in keys]
 
-    def list_at(self, space: str, rev: int, ns: str | None = None, start_after: Key | None = None) -> builtins.list[Entry]:
+    def list_at(
+        self, space: str, rev: int, ns: str | None = None, start_after: Key | None = None
+    ) -> builtins.list[Entry]:
         """Entries as of revision ``rev`` (from SQLite unless nothing changed since).
 
         Raises :class:`Compacted` when ``rev`` < the compacted revision and

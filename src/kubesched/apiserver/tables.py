@@ -134,8 +134,8 @@ _NAME_DESC = (
 )
 _AGE_DESC = (
     "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed "
-    "to be set in happens-before order across separate operations. Clients may not set this value. It is represented in "
-    "RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: "
+    "to be set in happens-before order across separate operations. Clients may not set this value. It is represented "
+    "in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: "
     "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
 )
 _NAME = _col("Name", _NAME_DESC, fmt="name")
@@ -147,11 +147,16 @@ _POD_COLUMNS = [
     _NAME,
     _col("Ready", "The aggregate readiness state of this pod for accepting traffic."),
     _col("Status", "The aggregate status of the containers in this pod."),
-    _col("Restarts", "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted."),
+    _col("Restarts", "The number of times the containers in this pod have been restarted and when the last container "
+                     "in this pod has restarted."),
     _AGE,
-    _col("IP", "podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.", priority=1),
-    _col("Node", "NodeName indicates in which node this pod is scheduled. If empty, this pod is a candidate for scheduling by the scheduler defined in schedulerName.", priority=1),
-    _col("Nominated Node", "nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods.", priority=1),
+    _col("IP", "podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.",
+         priority=1),
+    _col("Node", "NodeName indicates in which node this pod is scheduled. If empty, this pod is a candidate for "
+                 "scheduling by the scheduler defined in schedulerName.", priority=1),
+    _col("Nominated Node", "nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot "
+                           "be scheduled right away as preemption victims receive their graceful termination periods.",
+         priority=1),
     _col("Readiness Gates", "If specified, all readiness gates will be evaluated for pod readiness.", priority=1),
 ]
 
@@ -176,7 +181,8 @@ def _pod_row(pod: Mapping[str, Any], now: datetime) -> tuple[list[Any], list[dic
             reason = "SchedulingGated"
     conditions = None
     if phase == "Succeeded":
-        conditions = [{"type": "Completed", "status": "True", "reason": "Succeeded", "message": "The pod has completed successfully."}]
+        conditions = [{"type": "Completed", "status": "True", "reason": "Succeeded",
+                       "message": "The pod has completed successfully."}]
     elif phase == "Failed":
         conditions = [{"type": "Completed", "status": "True", "reason": "Failed", "message": "The pod failed."}]
 
@@ -225,7 +231,9 @@ def _pod_row(pod: Mapping[str, Any], now: datetime) -> tuple[list[Any], list[dic
         initializing = True
         break
 
-    initialized = any(_m(c).get("type") == "Initialized" and _m(c).get("status") == "True" for c in _l(status.get("conditions")))
+    initialized = any(
+        _m(c).get("type") == "Initialized" and _m(c).get("status") == "True" for c in _l(status.get("conditions"))
+    )
     if not initializing or initialized:
         restarts = restartable_restarts
         last_restart = last_restartable_restart
@@ -243,12 +251,15 @@ def _pod_row(pod: Mapping[str, Any], now: datetime) -> tuple[list[Any], list[dic
             elif isinstance(term, dict) and _s(term.get("reason")):
                 reason = _s(term.get("reason"))
             elif isinstance(term, dict):
-                reason = f"Signal:{_i(term.get('signal'))}" if _i(term.get("signal")) else f"ExitCode:{_i(term.get('exitCode'))}"
+                reason = (f"Signal:{_i(term.get('signal'))}" if _i(term.get("signal"))
+                          else f"ExitCode:{_i(term.get('exitCode'))}")
             elif cs.get("ready") and isinstance(state.get("running"), dict):
                 has_running = True
                 ready += 1
         if reason == "Completed" and has_running:
-            pod_ready = any(_m(c).get("type") == "Ready" and _m(c).get("status") == "True" for c in _l(status.get("conditions")))
+            pod_ready = any(
+                _m(c).get("type") == "Ready" and _m(c).get("status") == "True" for c in _l(status.get("conditions"))
+            )
             reason = "Running" if pod_ready else "NotReady"
 
     if meta.get("deletionTimestamp") and status.get("reason") == "NodeLost":
@@ -295,12 +306,18 @@ _NODE_COLUMNS = [
     _col("Status", "The status of the node"),
     _col("Roles", "The roles of the node"),
     _AGE,
-    _col("Version", "Deprecated: KubeletVersion reported by the node. For information about the version of the kubelet, please see the KubeletVersion field."),
-    _col("Internal-IP", "List of addresses reachable to the node. Queried from cloud provider, if available.", priority=1),
-    _col("External-IP", "List of addresses reachable to the node. Queried from cloud provider, if available.", priority=1),
-    _col("OS-Image", "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).", priority=1),
-    _col("Kernel-Version", "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).", priority=1),
-    _col("Container-Runtime", "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).", priority=1),
+    _col("Version", "Deprecated: KubeletVersion reported by the node. For information about the version of the "
+                    "kubelet, please see the KubeletVersion field."),
+    _col("Internal-IP", "List of addresses reachable to the node. Queried from cloud provider, if available.",
+         priority=1),
+    _col("External-IP", "List of addresses reachable to the node. Queried from cloud provider, if available.",
+         priority=1),
+    _col("OS-Image", "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).",
+         priority=1),
+    _col("Kernel-Version", "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).",
+         priority=1),
+    _col("Container-Runtime", "ContainerRuntime Version reported by the node through runtime remote API "
+                              "(e.g. containerd://1.4.2).", priority=1),
 ]
 
 
@@ -354,7 +371,8 @@ def _node_row(node: Mapping[str, Any], now: datetime) -> list[Any]:
 _EVENT_COLUMNS = [
     _col("Last Seen", "The last time an event was observed."),
     _col("Type", "Type of this event (Normal, Warning), new types could be added in the future."),
-    _col("Reason", "This should be a short, machine understandable string that gives the reason for the transition into the object's current status."),
+    _col("Reason", "This should be a short, machine understandable string that gives the reason for the transition "
+                   "into the object's current status."),
     _col("Object", "The object that this event is about."),
     _col("Subobject", "The subobject that this event is about.", priority=1),
     _col("Source", "The component reporting this event. Should be a short machine understandable string.", priority=1),
@@ -434,19 +452,21 @@ def _deployment_row(o: Mapping[str, Any], now: datetime) -> list[Any]:
 def _replicaset_row(o: Mapping[str, Any], now: datetime) -> list[Any]:
     meta, spec, status = _m(o.get("metadata")), _m(o.get("spec")), _m(o.get("status"))
     names, images = _containers_images(o)
-    return [_s(meta.get("name")), _i(spec.get("replicas", 1)), _i(status.get("replicas")), _i(status.get("readyReplicas")),
-            _since(meta.get("creationTimestamp"), now), names, images, _selector_text(spec.get("selector"))]
+    return [_s(meta.get("name")), _i(spec.get("replicas", 1)), _i(status.get("replicas")),
+            _i(status.get("readyReplicas")), _since(meta.get("creationTimestamp"), now), names, images,
+            _selector_text(spec.get("selector"))]
 
 
 def _lease_row(o: Mapping[str, Any], now: datetime) -> list[Any]:
     meta = _m(o.get("metadata"))
-    return [_s(meta.get("name")), _s(_m(o.get("spec")).get("holderIdentity")), _since(meta.get("creationTimestamp"), now)]
+    return [_s(meta.get("name")), _s(_m(o.get("spec")).get("holderIdentity")),
+            _since(meta.get("creationTimestamp"), now)]
 
 
 def _priorityclass_row(o: Mapping[str, Any], now: datetime) -> list[Any]:
     meta = _m(o.get("metadata"))
-    return [_s(meta.get("name")), _i(o.get("value")), bool(o.get("globalDefault")), _since(meta.get("creationTimestamp"), now),
-            _s(o.get("preemptionPolicy"))]
+    return [_s(meta.get("name")), _i(o.get("value")), bool(o.get("globalDefault")),
+            _since(meta.get("creationTimestamp"), now), _s(o.get("preemptionPolicy"))]
 
 
 def _service_row(o: Mapping[str, Any], now: datetime) -> list[Any]:
@@ -459,7 +479,9 @@ def _service_row(o: Mapping[str, Any], now: datetime) -> list[Any]:
     if stype == "ExternalName":
         external = _s(spec.get("externalName")) or "<none>"
     elif stype == "LoadBalancer":
-        ingress = [_s(_m(i).get("ip")) or _s(_m(i).get("hostname")) for i in _l(_m(status.get("loadBalancer")).get("ingress"))]
+        ingress = [
+            _s(_m(i).get("ip")) or _s(_m(i).get("hostname")) for i in _l(_m(status.get("loadBalancer")).get("ingress"))
+        ]
         ips = ingress + [_s(x) for x in _l(spec.get("externalIPs"))]
         external = ",".join(ips) if ips else "<pending>"
     elif spec.get("externalIPs"):
@@ -473,12 +495,14 @@ def _service_row(o: Mapping[str, Any], now: datetime) -> list[Any]:
         ports.append(text)
     selector = _m(spec.get("selector"))
     sel_text = ",".join(f"{k}={v}" for k, v in sorted(selector.items())) or "<none>"
-    return [_s(meta.get("name")), stype, cluster_ip, external, ",".join(ports) or "<none>", _since(meta.get("creationTimestamp"), now), sel_text]
+    return [_s(meta.get("name")), stype, cluster_ip, external, ",".join(ports) or "<none>",
+            _since(meta.get("creationTimestamp"), now), sel_text]
 
 
 def _configmap_row(o: Mapping[str, Any], now: datetime) -> list[Any]:
     meta = _m(o.get("metadata"))
-    return [_s(meta.get("name")), len(_m(o.get("data"))) + len(_m(o.get("binaryData"))), _since(meta.get("creationTimestamp"), now)]
+    return [_s(meta.get("name")), len(_m(o.get("data"))) + len(_m(o.get("binaryData"))),
+            _since(meta.get("creationTimestamp"), now)]
 
 
 def _secret_row(o: Mapping[str, Any], now: datetime) -> list[Any]:
@@ -514,39 +538,67 @@ _PRINTERS: dict[str, _Printer] = {
         _namespace_row,
     ),
     "deployments": (
-        [_NAME, _col("Ready", "Number of the pod with ready state"), _col("Up-to-date", "Total number of non-terminated pods targeted by this deployment that have the desired template spec.", type_="integer"),
-         _col("Available", "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.", type_="integer"), _AGE,
-         _col("Containers", "Names of each container in the template.", priority=1), _col("Images", "Images referenced by each container in the template.", priority=1),
-         _col("Selector", "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.", priority=1)],
+        [_NAME, _col("Ready", "Number of the pod with ready state"),
+         _col("Up-to-date", "Total number of non-terminated pods targeted by this deployment that have the desired "
+                            "template spec.", type_="integer"),
+         _col("Available", "Total number of available pods (ready for at least minReadySeconds) targeted by this "
+                           "deployment.", type_="integer"), _AGE,
+         _col("Containers", "Names of each container in the template.", priority=1),
+         _col("Images", "Images referenced by each container in the template.", priority=1),
+         _col("Selector", "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the "
+                          "ones affected by this deployment.", priority=1)],
         _deployment_row,
     ),
     "replicasets": (
-        [_NAME, _col("Desired", "Replicas is the number of desired pods.", type_="integer"), _col("Current", "Replicas is the most recently observed number of non-terminating pods.", type_="integer"),
-         _col("Ready", "The number of non-terminating pods targeted by this ReplicaSet with a Ready Condition.", type_="integer"), _AGE,
-         _col("Containers", "Names of each container in the template.", priority=1), _col("Images", "Images referenced by each container in the template.", priority=1),
+        [_NAME, _col("Desired", "Replicas is the number of desired pods.", type_="integer"),
+         _col("Current", "Replicas is the most recently observed number of non-terminating pods.", type_="integer"),
+         _col("Ready", "The number of non-terminating pods targeted by this ReplicaSet with a Ready Condition.",
+              type_="integer"), _AGE,
+         _col("Containers", "Names of each container in the template.", priority=1),
+         _col("Images", "Images referenced by each container in the template.", priority=1),
          _col("Selector", "Selector is a label query over pods that should match the replica count.", priority=1)],
         _replicaset_row,
     ),
-    "leases": ([_NAME, _col("Holder", "holderIdentity contains the identity of the holder of a current lease."), _AGE], _lease_row),
+    "leases": (
+        [_NAME, _col("Holder", "holderIdentity contains the identity of the holder of a current lease."), _AGE],
+        _lease_row,
+    ),
     "priorityclasses": (
         [_NAME, _col("Value", "value represents the integer value of this priority class.", type_="integer"),
-         _col("Global-Default", "globalDefault specifies whether this PriorityClass should be considered as the default priority for pods that do not have any priority class.", type_="boolean"),
+         _col("Global-Default", "globalDefault specifies whether this PriorityClass should be considered as the "
+                                "default priority for pods that do not have any priority class.", type_="boolean"),
          _AGE, _col("PreemptionPolicy", "preemptionPolicy is the Policy for preempting pods with lower priority.")],
         _priorityclass_row,
     ),
     "services": (
-        [_NAME, _col("Type", "type determines how the Service is exposed."), _col("Cluster-IP", "clusterIP is the IP address of the service."),
-         _col("External-IP", "List of IP addresses for which nodes in the cluster will also accept traffic for this service."),
+        [_NAME, _col("Type", "type determines how the Service is exposed."),
+         _col("Cluster-IP", "clusterIP is the IP address of the service."),
+         _col("External-IP", "List of IP addresses for which nodes in the cluster will also accept traffic for this "
+                             "service."),
          _col("Port(s)", "The list of ports that are exposed by this service."), _AGE,
-         _col("Selector", "Route service traffic to pods with label keys and values matching this selector.", priority=1)],
+         _col("Selector", "Route service traffic to pods with label keys and values matching this selector.",
+              priority=1)],
         _service_row,
     ),
-    "configmaps": ([_NAME, _col("Data", "Data contains the configuration data.", type_="integer"), _AGE], _configmap_row),
-    "secrets": ([_NAME, _col("Type", "Used to facilitate programmatic handling of secret data."), _col("Data", "Data contains the secret data.", type_="integer"), _AGE], _secret_row),
-    "serviceaccounts": ([_NAME, _col("Secrets", "Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use.", type_="integer"), _AGE], _serviceaccount_row),
+    "configmaps": (
+        [_NAME, _col("Data", "Data contains the configuration data.", type_="integer"), _AGE],
+        _configmap_row,
+    ),
+    "secrets": (
+        [_NAME, _col("Type", "Used to facilitate programmatic handling of secret data."),
+         _col("Data", "Data contains the secret data.", type_="integer"), _AGE],
+        _secret_row,
+    ),
+    "serviceaccounts": (
+        [_NAME, _col("Secrets", "Secrets is a list of the secrets in the same namespace that pods running using this "
+                                "ServiceAccount are allowed to use.", type_="integer"), _AGE],
+        _serviceaccount_row,
+    ),
     "poddisruptionbudgets": (
-        [_NAME, _col("Min Available", "The minimum number of pods that must be available simultaneously."), _col("Max Unavailable", "The maximum number of pods that may be unavailable simultaneously."),
-         _col("Allowed Disruptions", "Calculated number of pods that may be disrupted at this time.", type_="integer"), _AGE],
+        [_NAME, _col("Min Available", "The minimum number of pods that must be available simultaneously."),
+         _col("Max Unavailable", "The maximum number of pods that may be unavailable simultaneously."),
+         _col("Allowed Disruptions", "Calculated number of pods that may be disrupted at this time.",
+              type_="integer"), _AGE],
         _pdb_row,
     ),
 }

@@ -60,8 +60,9 @@ def _parse_fail_writes(spec: str) -> tuple[str, str, float, int]:
 @click.option("--fault-fail-writes", "fail_writes", multiple=True, metavar="RESOURCE[/SUB]=FRACTION[:CODE]",
               help="Fault: fail FRACTION of writes to a resource (e.g. pods/binding=0.2:500). Repeatable.")
 def apiserver(data_dir: str | None, in_memory: bool, bind_address: str, port: int, kubeconfig: str | None,
-              token: str | None, insecure_http: bool, simulate_kubelets: bool, compaction_window: int, compaction_interval: float,
-              event_ttl: float, fault_close_watches_every: float | None, fault_latency: float, fail_writes: tuple[str, ...]) -> None:
+              token: str | None, insecure_http: bool, simulate_kubelets: bool, compaction_window: int,
+              compaction_interval: float, event_ttl: float, fault_close_watches_every: float | None,
+              fault_latency: float, fail_writes: tuple[str, ...]) -> None:
     """Serve a Kubernetes-compatible API server backed by SQLite (the cluster in a box)."""
     try:
         if data_dir and in_memory:

@@ -15,6 +15,9 @@ from typing import Any
 import click
 
 from kubesched import __version__
+from kubesched.cli.apiserver_cmd import apiserver as _apiserver_cmd
+from kubesched.cli.run_cmd import run_command
+from kubesched.cli.up_cmd import up as _up_cmd
 from kubesched.errors import InputError, KubeschedError
 
 __all__ = ["main"]
@@ -165,10 +168,6 @@ def version() -> None:
     """Print the version and the upstream behaviour it follows."""
     click.echo(f"kubesched {__version__} (kube-scheduler v1.34 behaviour)")
 
-
-from kubesched.cli.apiserver_cmd import apiserver as _apiserver_cmd  # noqa: E402
-from kubesched.cli.run_cmd import run_command
-from kubesched.cli.up_cmd import up as _up_cmd
 
 main.add_command(_apiserver_cmd)
 main.add_command(run_command)

@@ -163,9 +163,11 @@ def _configure_logging(path: str, v: int) -> logging.Handler:
               help="Load an out-of-tree Python plugin (enable it in a profile of --config). Repeatable.")
 @click.option("--until-idle", is_flag=True,
               help="Exit 0 once nothing is left to schedule (all bound, or the rest unschedulable), with a summary.")
-@click.option("--port", type=int, default=0, show_default=True, help="API server port on 127.0.0.1 (0 = any free port).")
+@click.option("--port", type=int, default=0, show_default=True,
+              help="API server port on 127.0.0.1 (0 = any free port).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for score tie-breaking.")
-@click.option("-v", "--v", "verbosity", type=int, default=0, metavar="LEVEL", help="Log verbosity (klog -v) of the log file.")
+@click.option("-v", "--v", "verbosity", type=int, default=0, metavar="LEVEL",
+              help="Log verbosity (klog -v) of the log file.")
 def up(paths: tuple[str, ...], config_file: str | None, data_dir: str | None, plugins: tuple[str, ...],
        until_idle: bool, port: int, seed: int, verbosity: int) -> None:
     """Start an API server in a box, apply manifests and run the scheduler live against it."""
