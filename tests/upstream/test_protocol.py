@@ -189,6 +189,43 @@ def test_status_strategic_merge_patch_merges_conditions_by_type(server: Any, ns:
     assert [c["type"] for c in got["status"]["conditions"]] == ["PodScheduled"]
 
 
+def test_deleting_an_unassigned_pod_is_immediate(server: Any, ns: str) -> None:
+    pod = _create_pod(server, ns)
+    name = pod["metadata"]["name"]
+    status, _, body = server.request("DELETE", f"/api/v1/namespaces/{ns}/pods/{name}")
+    assert status == 200
+    assert body["kind"] == "Pod" and body["metadata"]["name"] == name
+    assert server.request("GET", f"/api/v1/namespaces/{ns}/pods/{name}")[0] == 404
+
+
+def test_deleting_an_assigned_pod_only_marks_it_terminating(server: Any, ns: str) -> None:
+    # without a kubelet to confirm, a bound pod (e.g. a preemption victim) stays, Terminating,
+    # with the default 30 s grace period, until someone deletes it with gracePeriodSeconds=0
+    pod = _create_pod(server, ns)
+    name = pod["metadata"]["name"]
+    assert _bind(server, pod, "node-a")[0] == 201
+    status, _, body = server.request("DELETE", f"/api/v1/namespaces/{ns}/pods/{name}")
+    assert status == 200
+    assert body["metadata"]["deletionTimestamp"]
+    assert body["metadata"]["deletionGracePeriodSeconds"] == 30
+    status, _, got = server.request("GET", f"/api/v1/namespaces/{ns}/pods/{name}")
+    assert status == 200 and got["metadata"]["deletionTimestamp"]
+    status, _, _ = server.request("DELETE", f"/api/v1/namespaces/{ns}/pods/{name}",
+                                  {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0})
+    assert status == 200
+    assert server.request("GET", f"/api/v1/namespaces/{ns}/pods/{name}")[0] == 404
+
+
+def test_generate_name_appends_five_characters(server: Any, ns: str) -> None:
+    body = _pod("ignored", ns)
+    del body["metadata"]["name"]
+    body["metadata"]["generateName"] = "web-"
+    status, _, got = server.request("POST", f"/api/v1/namespaces/{ns}/pods", body)
+    assert status == 201
+    assert re.fullmatch(r"web-[bcdfghjklmnpqrstvwxz2456789]{5}", got["metadata"]["name"])
+    assert got["metadata"]["generateName"] == "web-"
+
+
 def test_create_in_a_missing_namespace_is_404(server: Any) -> None:
     ns = unique("missing")
     status, _, body = server.request("POST", f"/api/v1/namespaces/{ns}/pods", _pod("p", ns))
