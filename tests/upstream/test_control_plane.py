@@ -187,3 +187,66 @@ def test_build_dir_follows_the_environment(tmp_path: Path) -> None:
     out = subprocess.run([str(BUILD_SH), "--print-dir"], env=env, capture_output=True, text=True,
                          timeout=30, check=True)
     assert out.stdout.strip() == str(tmp_path / "bin")
+
+
+def _wait_for(cp: ControlPlane, path: str, pred: object, timeout: float = 30.0) -> dict:
+    import time
+
+    deadline = time.monotonic() + timeout
+    last: object = None
+    while time.monotonic() < deadline:
+        status, _, last = cp.request("GET", path)
+        if status == 200 and pred(last):  # type: ignore[operator]
+            return dict(last)  # type: ignore[arg-type]
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting on {path}: {last}")
+
+
+def test_upstream_kube_scheduler_binds_and_reports_unschedulable(upstream_control_plane: ControlPlane) -> None:
+    cp = upstream_control_plane
+    sched = unique("sched")
+    zone = unique("zone")
+    node = unique("node")
+    status, _, body = cp.request("POST", "/api/v1/nodes", {
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": node, "labels": {"zone": zone, "kubernetes.io/hostname": node}},
+        "status": {"capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+                   "allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
+    })
+    assert status == 201, body
+    proc = cp.start_kube_scheduler({"profiles": [{"schedulerName": sched}]})
+    try:
+        def pod(name: str, cpu: str) -> dict:
+            return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+                    "spec": {"schedulerName": sched, "nodeSelector": {"zone": zone},
+                             "containers": [{"name": "c", "image": "i",
+                                             "resources": {"requests": {"cpu": cpu}}}]}}
+        assert cp.request("POST", "/api/v1/namespaces/default/pods", pod(f"{sched}-fits", "1"))[0] == 201
+        assert cp.request("POST", "/api/v1/namespaces/default/pods", pod(f"{sched}-big", "5"))[0] == 201
+        got = _wait_for(cp, f"/api/v1/namespaces/default/pods/{sched}-fits",
+                        lambda p: p["spec"].get("nodeName"))
+        assert got["spec"]["nodeName"] == node
+        big = _wait_for(cp, f"/api/v1/namespaces/default/pods/{sched}-big",
+                        lambda p: p["status"].get("conditions"))
+        (cond,) = big["status"]["conditions"]
+        assert (cond["type"], cond["status"], cond["reason"]) == ("PodScheduled", "False", "Unschedulable")
+        n = len(cp.request("GET", "/api/v1/nodes")[2]["items"])
+        # reasons are "<count> <reason>" sorted as strings (FitError.Error); 5 cpu > the
+        # node's allocatable 4 is UnschedulableAndUnresolvable, so preemption cannot help;
+        # DynamicResources' PostFilter runs before DefaultPreemption and adds its own reason
+        reasons = ["1 Insufficient cpu"]
+        if n > 1:
+            reasons.append(f"{n - 1} node(s) didn't match Pod's node affinity/selector")
+        expected = (f"0/{n} nodes are available: {', '.join(sorted(reasons))}. "
+                    f"no new claims to deallocate, preemption: 0/{n} nodes are available: "
+                    f"{n} Preemption is not helpful for scheduling.")
+        assert cond["message"] == expected
+        assert cond["lastTransitionTime"]  # the scheduler sets it
+    except BaseException:
+        cp.stop_kube_scheduler()
+        raise
+    code = cp.stop_kube_scheduler()
+    # without leader election, SIGTERM ends kube-scheduler with exit code 1: Run returns
+    # "finished without leader elect" (cmd/kube-scheduler/app/server.go)
+    assert code == 1 == proc.popen.returncode
+    assert "finished without leader elect" in proc.log_tail()

@@ -23,11 +23,13 @@ and upstream's ``cmd/kube-apiserver/app/testing/testserver.go``):
 - ``--authorization-mode=RBAC``, not ``AlwaysAllow``: it is what clusters run, so the
   ``system:kube-scheduler`` token shows whether a scheduler gets by with upstream's own
   ClusterRoles; the ``system:masters`` tokens are allowed everything either way.
-- As upstream's integration tests do (``test/integration/framework``
-  ``DefaultTestServerFlags``): ``--disable-admission-plugins=ServiceAccount`` (no
-  service-account controller runs, so pods would wait for a ``default`` ServiceAccount) and
-  ``--endpoint-reconciler-type=none``. The other default admission plugins (Priority,
-  DefaultTolerationSeconds, …) stay on, as on a real cluster.
+- As upstream's integration tests and scheduler_perf do (``test/integration/framework``
+  ``DefaultTestServerFlags``, ``test/integration/scheduler_perf/util.go``):
+  ``--disable-admission-plugins=ServiceAccount,TaintNodesByCondition`` (no service-account
+  controller runs, so pods would wait for a ``default`` ServiceAccount; no node controller
+  runs, so the ``node.kubernetes.io/not-ready:NoSchedule`` taint added to every new Node
+  would never go) and ``--endpoint-reconciler-type=none``. The other default admission
+  plugins (Priority, DefaultTolerationSeconds, …) stay on, as on a real cluster.
 
 Readiness = ``GET /readyz`` answers 200 and the ``default`` namespace exists. Stopping sends
 SIGTERM (then SIGKILL after a grace period) to kube-apiserver, then etcd, and removes the
@@ -478,7 +480,7 @@ class ControlPlane:
                 f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
                 "--allow-privileged=true",
                 "--endpoint-reconciler-type=none",
-                "--disable-admission-plugins=ServiceAccount",
+                "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
                 "--profiling=false",
                 *extra,
             ]
@@ -513,7 +515,8 @@ class ControlPlane:
                 break
         self._run_apiserver(self._apiserver_argv, timeout)
 
-    def _wait(self, proc: _Proc, url: str, timeout: float, *, tls: bool, ok: Any) -> None:
+    def _wait(self, proc: _Proc, url: str, timeout: float, *, tls: bool, ok: Any,
+              insecure: bool = False) -> None:
         """Poll ``url`` every 0.2 s until it answers 200 and ``ok(body)``; bounded by ``timeout``."""
         deadline = time.monotonic() + timeout
         last = ""
@@ -523,7 +526,7 @@ class ControlPlane:
                     f"{proc.name} exited with code {proc.popen.returncode}; log tail:\n{proc.log_tail()}"
                 )
             try:
-                status, body = self._get(url, tls=tls, timeout=5)
+                status, body = self._get(url, tls=tls, timeout=5, insecure=insecure)
                 if status == 200 and ok(body):
                     return
                 last = f"HTTP {status}: {body[:300]!r}"
@@ -535,14 +538,16 @@ class ControlPlane:
             f"{proc.log_tail()}"
         )
 
-    def _get(self, url: str, *, tls: bool, timeout: float) -> tuple[int, bytes]:
+    def _get(self, url: str, *, tls: bool, timeout: float, insecure: bool = False) -> tuple[int, bytes]:
         req = urllib.request.Request(url)
+        ctx: ssl.SSLContext | None = None
         if tls:
             req.add_header("Authorization", f"Bearer {self.tokens['kubesched']}")
+            ctx = self.ssl_context()
+        elif insecure:  # kube-scheduler's self-signed serving certificate
+            ctx = ssl._create_unverified_context()
         try:
-            with urllib.request.urlopen(
-                req, timeout=timeout, context=self.ssl_context() if tls else None
-            ) as r:
+            with urllib.request.urlopen(req, timeout=timeout, context=ctx) as r:
                 return int(r.status), bytes(r.read())
         except urllib.error.HTTPError as e:
             return int(e.code), bytes(e.read() or b"")
@@ -693,6 +698,78 @@ class ControlPlane:
         with urllib.request.urlopen(req, timeout=10) as r:
             out: dict[str, Any] = json.loads(r.read())
             return out
+
+    def kubeconfig_for(self, user: str) -> Path:
+        """A kubeconfig file whose current context is ``user`` (one of :attr:`tokens`)."""
+        if user not in self.tokens:
+            raise KeyError(f"no token for user {user!r}; known: {sorted(self.tokens)}")
+        doc = yaml.safe_load(self.kubeconfig.read_text())
+        doc["current-context"] = user
+        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", user)
+        path = self.workdir / f"kubeconfig-{safe}"
+        path.write_text(yaml.safe_dump(doc, sort_keys=False))
+        path.chmod(0o600)
+        return path
+
+    def start_kube_scheduler(
+        self,
+        config: dict[str, Any] | None = None,
+        *,
+        user: str = "system:kube-scheduler",
+        verbosity: int = 2,
+        extra_args: Sequence[str] = (),
+        ready_timeout: float = 60.0,
+    ) -> _Proc:
+        """Start upstream kube-scheduler against this API server and wait for its ``/readyz``
+        (informers and handlers synced). ``config`` is a ``KubeSchedulerConfiguration``
+        (``kubescheduler.config.k8s.io/v1``) as a dict; ``clientConnection.kubeconfig`` is
+        filled in, and leader election is off unless the config says otherwise. It runs as
+        ``user`` (default: the ``system:kube-scheduler`` identity with upstream's bootstrap
+        RBAC, as kubeadm's scheduler.conf does), serving on a free port of 127.0.0.1.
+        ``verbosity`` 10 logs every plugin score. Stopped by :meth:`stop` or
+        :meth:`stop_kube_scheduler`; its log is ``workdir/kube-scheduler.log``."""
+        kubeconfig = self.kubeconfig_for(user)
+        cfg: dict[str, Any] = dict(config or {})
+        cfg.setdefault("apiVersion", "kubescheduler.config.k8s.io/v1")
+        cfg.setdefault("kind", "KubeSchedulerConfiguration")
+        cfg["clientConnection"] = {**cfg.get("clientConnection", {}), "kubeconfig": str(kubeconfig)}
+        cfg.setdefault("leaderElection", {"leaderElect": False})
+        cfg_path = self.workdir / "kube-scheduler-config.yaml"
+        cfg_path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+        last: UpstreamStartError | None = None
+        for _attempt in (1, 2):
+            port = free_port()
+            argv = [
+                str(self.binaries.kube_scheduler),
+                f"--config={cfg_path}",
+                f"--authentication-kubeconfig={kubeconfig}",
+                f"--authorization-kubeconfig={kubeconfig}",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={port}",
+                f"--cert-dir={self.workdir / 'scheduler-certs'}",
+                f"-v={verbosity}",
+                *extra_args,
+            ]
+            proc = _spawn("kube-scheduler", argv, self.workdir)
+            try:
+                self._wait(proc, f"https://127.0.0.1:{port}/readyz", ready_timeout,
+                           tls=False, ok=lambda body: True, insecure=True)
+            except UpstreamStartError as e:
+                proc.stop(grace=5)
+                last = e
+                continue
+            self._procs.append(proc)
+            return proc
+        assert last is not None
+        raise last
+
+    def stop_kube_scheduler(self) -> int | None:
+        """Stop a kube-scheduler started by :meth:`start_kube_scheduler`; returns its exit
+        code (None if none runs)."""
+        for i, p in enumerate(self._procs):
+            if p.name == "kube-scheduler":
+                return self._procs.pop(i).stop()
+        return None
 
     def logs(self) -> Iterator[tuple[str, str]]:
         """(process name, log tail) for each running process, for failure reports."""
