@@ -6,7 +6,10 @@ import json
 import os
 import stat
 import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -189,15 +192,14 @@ def test_build_dir_follows_the_environment(tmp_path: Path) -> None:
     assert out.stdout.strip() == str(tmp_path / "bin")
 
 
-def _wait_for(cp: ControlPlane, path: str, pred: object, timeout: float = 30.0) -> dict:
-    import time
-
+def _wait_for(cp: ControlPlane, path: str, pred: Callable[[Any], Any], timeout: float = 30.0) -> dict[str, Any]:
+    """GET ``path`` every 0.2 s until ``pred(body)`` holds; bounded by ``timeout``."""
     deadline = time.monotonic() + timeout
-    last: object = None
+    last: Any = None
     while time.monotonic() < deadline:
         status, _, last = cp.request("GET", path)
-        if status == 200 and pred(last):  # type: ignore[operator]
-            return dict(last)  # type: ignore[arg-type]
+        if status == 200 and pred(last):
+            return dict(last)
         time.sleep(0.2)
     raise AssertionError(f"timed out waiting on {path}: {last}")
 
