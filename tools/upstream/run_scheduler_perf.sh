@@ -49,7 +49,7 @@ pkg="k8s.io/kubernetes/test/integration/scheduler_perf/$topic"
 test_bin="$bin/scheduler_perf_${topic}.test"
 if [[ ! -x "$test_bin" || "$test_bin" -ot "$here/go.sum" ]]; then
   echo "building $pkg test binary ($k8s_version)"
-  (cd "$here" && CGO_ENABLED=0 "$go_bin" test -c -trimpath -tags=selinux,notest,grpcnotrace \
+  (cd "$here" && CGO_ENABLED=0 "$go_bin" test -c -vet=off -trimpath -tags=selinux,notest,grpcnotrace \
     -o "$test_bin.tmp" "$pkg")
   mv -f "$test_bin.tmp" "$test_bin"
 fi
