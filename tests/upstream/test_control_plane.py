@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import stat
 import subprocess
 import time
@@ -244,6 +245,21 @@ def test_upstream_kube_scheduler_binds_and_reports_unschedulable(upstream_contro
                     f"{n} Preemption is not helpful for scheduling.")
         assert cond["message"] == expected
         assert cond["lastTransitionTime"]  # the scheduler sets it
+
+        # events.k8s.io/v1 Events: reportingController = the profile's schedulerName,
+        # reportingInstance = "<schedulerName>-<hostname>", note = the condition message
+        def events(p: dict[str, Any]) -> list[dict[str, Any]]:
+            return [e for e in p["items"] if e["regarding"]["name"].startswith(sched)]
+        evs = events(_wait_for(cp, "/apis/events.k8s.io/v1/namespaces/default/events",
+                               lambda p: len(events(p)) >= 2))
+        got_events = sorted((e["regarding"]["name"], e["type"], e["reason"], e["action"], e["note"],
+                             e["reportingController"], e["reportingInstance"]) for e in evs)
+        instance = f"{sched}-{socket.gethostname()}"
+        assert got_events == [
+            (f"{sched}-big", "Warning", "FailedScheduling", "Scheduling", expected, sched, instance),
+            (f"{sched}-fits", "Normal", "Scheduled", "Binding",
+             f"Successfully assigned default/{sched}-fits to {node}", sched, instance),
+        ]
     except BaseException:
         cp.stop_kube_scheduler()
         raise

@@ -8,8 +8,7 @@
 #        the build can run at low priority and the measurement at normal priority)
 # Env:   KUBESCHED_UPSTREAM_DIR (as build.sh), GO, GOFLAGS (e.g. -p=1),
 #        PERF_TIMEOUT (go test -timeout for the run, default 30m)
-# The test binary is built once per version into <dir>/bin (same flags as build.sh, so
-# most packages come from the build cache); results go to <dir>/scheduler_perf/<time>/
+# The test binary is built once per version into <dir>/bin (build.sh's tags, CGO off); results go to <dir>/scheduler_perf/<time>/
 # (BenchmarkPerfScheduling_benchmark_*.json data items, per-test logs via ARTIFACTS).
 # Equivalent of upstream's README command:
 #   make test-integration WHAT=./test/integration/scheduler_perf/... \
@@ -49,7 +48,9 @@ pkg="k8s.io/kubernetes/test/integration/scheduler_perf/$topic"
 test_bin="$bin/scheduler_perf_${topic}.test"
 if [[ ! -x "$test_bin" || "$test_bin" -ot "$here/go.sum" ]]; then
   echo "building $pkg test binary ($k8s_version)"
-  (cd "$here" && CGO_ENABLED=0 "$go_bin" test -c -vet=off -trimpath -tags=selinux,notest,grpcnotrace \
+  # No -trimpath here: the in-process test API server finds its testdata through the
+  # source path recorded in the binary (cmd/kube-apiserver/app/testing/testserver.go pkgPath).
+  (cd "$here" && CGO_ENABLED=0 "$go_bin" test -c -vet=off -tags=selinux,notest,grpcnotrace \
     -o "$test_bin.tmp" "$pkg")
   mv -f "$test_bin.tmp" "$test_bin"
 fi
@@ -61,11 +62,13 @@ mkdir -p "$out"
 echo "running BenchmarkPerfScheduling/$case_name/$wl_name ($pkg, etcd from $bin); output in $out"
 # The benchmark reads performance-config.yaml and templates relative to its package folder.
 start=$(date +%s)
+rc=0
 (cd "$perf_dir/$topic" && PATH="$bin:$PATH" ARTIFACTS="$out" "$test_bin" \
   -test.run='^$' -test.bench="^BenchmarkPerfScheduling\$/^${case_name}\$/^${wl_name}\$" \
   -test.benchtime=1ns -test.timeout="${PERF_TIMEOUT:-30m}" -test.short=false \
-  -perf-scheduling-label-filter=performance -data-items-dir="$out") 2>&1 | tee "$out/bench.txt"
-echo "wall time $(( $(date +%s) - start )) s"
+  -perf-scheduling-label-filter=performance -data-items-dir="$out") 2>&1 | tee "$out/bench.txt" || rc=$?
+echo "wall time $(( $(date +%s) - start )) s, exit code $rc, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+[[ $rc == 0 ]] || exit "$rc"
 
 python3 - "$out" "$case_name/$wl_name" <<'EOF'
 import glob, json, sys
