@@ -10,8 +10,9 @@ with requests, nodeSelector, node affinity, tolerations, topology spread, pod an
 host ports and priorities) it starts a fresh etcd + kube-apiserver (:mod:`kubesched.testing.
 upstream`), creates the non-pod objects, starts upstream kube-scheduler with
 ``parallelism: 1`` and the default profile, then creates the pods **one by one**, waiting for
-each to settle (bound; or unschedulable and stable for ``--settle`` seconds; preemption victims
-that go Terminating are finished off with ``gracePeriodSeconds: 0``, as a kubelet would).
+each to settle (bound; or unschedulable and stable for ``--settle`` seconds). A stand-in
+kubelet gives bound pods a ``status.startTime`` (one virtual second apart) and finishes off
+preemption victims that go Terminating with ``gracePeriodSeconds: 0``.
 
 After each pod, the same step is replayed through kubesched's engine
 (:func:`kubesched.sim.simulate.simulate`, same configuration, decision records on) from the
@@ -184,6 +185,28 @@ def _finish_terminating(cp: ControlPlane, pods: dict[str, dict[str, Any]]) -> No
                        {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0})
 
 
+class FakeKubelet:
+    """Gives every bound pod a ``status.startTime``, as a kubelet would, from a virtual clock
+    that ticks one second per pod: preemption orders victims by start time
+    (``MoreImportantPod``), and upstream substitutes ``time.Now()`` for a missing one, which
+    makes its order among equal-priority victims arbitrary (pkg/scheduler/util/utils.go
+    ``GetPodStartTime``)."""
+
+    def __init__(self) -> None:
+        self.tick = 0
+
+    def start(self, cp: ControlPlane, pods: dict[str, dict[str, Any]]) -> None:
+        for name, p in sorted(pods.items()):
+            if p["spec"].get("nodeName") and not p.get("status", {}).get("startTime"):
+                self.tick += 1
+                t = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(1767225600 + self.tick))
+                status, _, got = cp.request(
+                    "PATCH", f"/api/v1/namespaces/{NS}/pods/{name}/status", {"status": {"startTime": t}},
+                    headers={"Content-Type": "application/strategic-merge-patch+json"})
+                if status == 200:
+                    pods[name] = got
+
+
 def _cond(p: dict[str, Any]) -> dict[str, Any] | None:
     return next((c for c in p.get("status", {}).get("conditions") or [] if c["type"] == "PodScheduled"), None)
 
@@ -236,7 +259,11 @@ class Report:
 
 def _strip(p: dict[str, Any]) -> dict[str, Any]:
     md = {k: v for k, v in p["metadata"].items() if k in ("name", "namespace", "labels", "uid", "creationTimestamp")}
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": dict(p["spec"])}
+    out = {"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": dict(p["spec"])}
+    start = p.get("status", {}).get("startTime")
+    if start:
+        out["status"] = {"startTime": start}
+    return out
 
 
 def kubesched_step(config: Any, objs: list[dict[str, Any]], nodes: list[dict[str, Any]],
@@ -274,6 +301,7 @@ def run_cluster(seed: int, settle_s: float, verbose: bool, report: Report) -> No
                   "metadata": {k: v for k, v in n["metadata"].items() if k in ("name", "labels")},
                   "spec": n.get("spec", {}), "status": n["status"]} for n in nodes_api]
         cp.start_kube_scheduler(SCHED_CONFIG)
+        kubelet = FakeKubelet()
         before = _pods(cp)
         agree = total = 0
         for pod in pods:
@@ -281,6 +309,7 @@ def run_cluster(seed: int, settle_s: float, verbose: bool, report: Report) -> No
             bound_before = [p for p in before.values() if p["spec"].get("nodeName") and not p["metadata"].get("deletionTimestamp")]
             created = _create(cp, pod)
             after = settle(cp, name, settle_s)
+            kubelet.start(cp, after)
             up = after.get(name)
             up_node = up["spec"].get("nodeName") if up else None
             up_cond = _cond(up) if up else None
