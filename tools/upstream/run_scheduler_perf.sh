@@ -68,7 +68,8 @@ rc=0
   -test.benchtime=1ns -test.timeout="${PERF_TIMEOUT:-30m}" -test.short=false \
   -perf-scheduling-label-filter=performance -data-items-dir="$out") 2>&1 | tee "$out/bench.txt" || rc=$?
 echo "wall time $(( $(date +%s) - start )) s, exit code $rc, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-[[ $rc == 0 ]] || exit "$rc"
+# Exit code 1 with data items written usually means only that the workload's `threshold`
+# (upstream's CI floor) was not met on this machine: the figures below are still the run's.
 
 python3 - "$out" "$case_name/$wl_name" <<'EOF'
 import glob, json, sys
@@ -85,3 +86,4 @@ for f in files:
                   f"(Perc50 {d.get('Perc50', 0):.0f}, Perc90 {d.get('Perc90', 0):.0f}, "
                   f"Perc99 {d.get('Perc99', 0):.0f})  [{f}]")
 EOF
+exit "$rc"
