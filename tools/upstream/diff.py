@@ -17,7 +17,9 @@ preemption victims that go Terminating with ``gracePeriodSeconds: 0``.
 After each pod, the same step is replayed through kubesched's engine
 (:func:`kubesched.sim.simulate.simulate`, same configuration, decision records on) from the
 state upstream had just before it (its nodes and bound pods, as the API server returned them,
-so admission defaults are equal) plus that one pod, and the outcomes are compared:
+so admission defaults are equal; pending pods nominated to a node, with a priority at least the
+pod's, placed on that node as upstream's Filter counts them) plus that one pod, and the
+outcomes are compared:
 
 - bound on both: agree when upstream's node is one of kubesched's top final-score nodes (ties
   are broken at random in both); ``node`` disagreement otherwise;
@@ -213,9 +215,13 @@ def _cond(p: dict[str, Any]) -> dict[str, Any] | None:
 
 def settle(cp: ControlPlane, name: str, stable: float, timeout: float = 60.0) -> dict[str, dict[str, Any]]:
     """Wait until pod ``name`` is bound, or unschedulable without a pending nomination and
-    unchanged for ``stable`` seconds; finishes Terminating victims meanwhile. Returns all pods."""
+    unchanged for ``stable`` seconds — 10 s once it has preempted (victims gone or nominated),
+    to outlast its backoff before the retry that binds it; finishes Terminating victims
+    meanwhile. Returns all pods."""
     deadline = time.monotonic() + timeout
     last_rv, since = "", time.monotonic()
+    initial = set(_pods(cp)) - {name}
+    preempted = False
     while True:
         pods = _pods(cp)
         _finish_terminating(cp, pods)
@@ -230,7 +236,9 @@ def settle(cp: ControlPlane, name: str, stable: float, timeout: float = 60.0) ->
             last_rv, since = rv, time.monotonic()
         nominated = p.get("status", {}).get("nominatedNodeName")
         terminating = any(q["metadata"].get("deletionTimestamp") for q in pods.values())
-        if c and c["status"] == "False" and not nominated and not terminating and time.monotonic() - since >= stable:
+        preempted = preempted or bool(nominated) or terminating or bool(initial - set(pods))
+        need = max(stable, 10.0) if preempted else stable
+        if c and c["status"] == "False" and not nominated and not terminating and time.monotonic() - since >= need:
             return pods
         if time.monotonic() > deadline:
             return pods
@@ -306,6 +314,7 @@ def run_cluster(seed: int, settle_s: float, verbose: bool, report: Report) -> No
         agree = total = 0
         for pod in pods:
             name = pod["metadata"]["name"]
+            before = _pods(cp)  # fresh: a pod may have been bound since the last step settled
             bound_before = [p for p in before.values() if p["spec"].get("nodeName") and not p["metadata"].get("deletionTimestamp")]
             created = _create(cp, pod)
             after = settle(cp, name, settle_s)
@@ -315,7 +324,18 @@ def run_cluster(seed: int, settle_s: float, verbose: bool, report: Report) -> No
             up_cond = _cond(up) if up else None
             up_msg = up_cond.get("message", "") if up_cond and up_cond["status"] == "False" else ""
             up_victims = sorted(n for n in (p["metadata"]["name"] for p in bound_before) if n not in after)
-            ks_node, ks_msg, top, ks_victims = kubesched_step(config, objs, nodes, bound_before, created)
+            # upstream's Filter counts pending pods nominated to a node whose priority is at
+            # least the incoming pod's (RunFilterPluginsWithNominatedPods); give kubesched the
+            # same state by placing those pods on their nominated node
+            prio = created["spec"].get("priority", 0)
+            nominated = [
+                {**p, "spec": {**p["spec"], "nodeName": p["status"]["nominatedNodeName"]}}
+                for p in before.values()
+                if not p["spec"].get("nodeName") and p.get("status", {}).get("nominatedNodeName")
+                and not p["metadata"].get("deletionTimestamp") and p["spec"].get("priority", 0) >= prio
+            ]
+            ks_node, ks_msg, top, ks_victims = kubesched_step(config, objs, nodes, bound_before + nominated, created)
+            ks_victims = [v for v in ks_victims if v not in {n["metadata"]["name"] for n in nominated}]
             if up_victims or ks_victims:
                 ok = up_victims == ks_victims and bool(up_node) == bool(ks_node) and (not up_node or up_node in top or up_node == ks_node)
                 r = Result(name, areas[name] | {"preemption"}, ok, "preempted" if ok else "preemption",
