@@ -1,12 +1,13 @@
 # Quick start:  make demo   (set up + schedule the built-in example)
 #               make test   (set up + run the test suite)
 #               make lint   (ruff + mypy on src/)
+#               make upstream (build upstream kube-apiserver, kube-scheduler, etcd; needs Go)
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup demo test lint bench replay clean
+.PHONY: setup demo test lint bench replay upstream clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +34,11 @@ replay: $(STAMP)
 	$(BIN)/kubesched replay alibaba-openb \
 	  --nodes ../shared/data/alibaba-openb-v2023/openb_node_list_all_node.csv \
 	  --pods ../shared/data/alibaba-openb-v2023/openb_pod_list_default.csv --seed 1
+
+# Reference binaries for tests/benchmarks against upstream, built from Go modules into
+# .cache/upstream/<version>/bin (or $$KUBESCHED_UPSTREAM_DIR/bin); reused when present.
+upstream:
+	tools/upstream/build.sh
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache

@@ -1,0 +1,401 @@
+#!/usr/bin/env python
+"""Differential fidelity, first cut: upstream kube-scheduler v1.34 vs kubesched's engine.
+
+    python tools/upstream/diff.py --seed 1 --clusters 3          # random clusters, seeds 1..3
+    python tools/upstream/diff.py --seed 7 --clusters 1 -v       # print every pod's comparison
+    python tools/upstream/diff.py --seed 1 --dump /tmp/c1.yaml   # write the generated manifests
+
+For each generated cluster (seeded: nodes with cpu/memory/zones/taints, PriorityClasses, pods
+with requests, nodeSelector, node affinity, tolerations, topology spread, pod anti-affinity,
+host ports and priorities) it starts a fresh etcd + kube-apiserver (:mod:`kubesched.testing.
+upstream`), creates the non-pod objects, starts upstream kube-scheduler with
+``parallelism: 1`` and the default profile, then creates the pods **one by one**, waiting for
+each to settle (bound; or unschedulable and stable for ``--settle`` seconds). A stand-in
+kubelet gives bound pods a ``status.startTime`` (one virtual second apart) and finishes off
+preemption victims that go Terminating with ``gracePeriodSeconds: 0``.
+
+After each pod, the same step is replayed through kubesched's engine
+(:func:`kubesched.sim.simulate.simulate`, same configuration, decision records on) from the
+state upstream had just before it (its nodes and bound pods, as the API server returned them,
+so admission defaults are equal; pending pods nominated to a node, with a priority at least the
+pod's, placed on that node as upstream's Filter counts them) plus that one pod, and the
+outcomes are compared:
+
+- bound on both: agree when upstream's node is one of kubesched's top final-score nodes (ties
+  are broken at random in both); ``node`` disagreement otherwise;
+- unschedulable on both: the FailedScheduling messages must be equal;
+- preemption: the same victims must be gone and the pod bound (node compared as above);
+- otherwise ``outcome`` disagreement.
+
+Prints one line per cluster and a summary per area (the features the pod used); ``-v`` prints
+every pod. This runs kubesched's engine in-process, not ``kubesched run``: it checks decisions,
+not the live adapter. Exit code 0 when everything agreed, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+_SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src")
+if os.path.isdir(_SRC):
+    sys.path.insert(0, _SRC)
+
+import yaml
+
+from kubesched.config import decode_config
+from kubesched.sim.manifests import parse_manifest_text
+from kubesched.sim.simulate import simulate
+from kubesched.testing.upstream import ControlPlane, UpstreamNotBuilt
+
+NS = "default"
+SCHED_CONFIG: dict[str, Any] = {
+    "apiVersion": "kubescheduler.config.k8s.io/v1",
+    "kind": "KubeSchedulerConfiguration",
+    "parallelism": 1,
+    "leaderElection": {"leaderElect": False},
+    "clientConnection": {"qps": 5000, "burst": 5000},
+}
+
+
+# --------------------------------------------------------------------------- generator
+
+
+def generate(seed: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, set[str]]]:
+    """(non-pod objects, pods in creation order, pod name → areas it exercises)."""
+    rnd = random.Random(seed)
+    zones = ["zone-a", "zone-b", "zone-c"]
+    objs: list[dict[str, Any]] = [
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "low"}, "value": 10},
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"}, "value": 1000},
+    ]
+    for i in range(rnd.randint(3, 6)):
+        name = f"node-{i}"
+        cpu = rnd.choice(["2", "4", "8"])
+        mem = rnd.choice(["4Gi", "8Gi", "16Gi"])
+        node: dict[str, Any] = {
+            "apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name,
+                                                  "topology.kubernetes.io/zone": zones[i % 3],
+                                                  "disk": rnd.choice(["ssd", "hdd"])}},
+            "spec": {},
+            "status": {"capacity": {"cpu": cpu, "memory": mem, "pods": "110"},
+                       "allocatable": {"cpu": cpu, "memory": mem, "pods": "110"},
+                       "conditions": [{"type": "Ready", "status": "True"}]},
+        }
+        r = rnd.random()
+        if r < 0.2:
+            node["spec"]["taints"] = [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]
+        elif r < 0.35:
+            node["spec"]["taints"] = [{"key": "soft", "value": "y", "effect": "PreferNoSchedule"}]
+        objs.append(node)
+    pods: list[dict[str, Any]] = []
+    areas: dict[str, set[str]] = {}
+    for i in range(rnd.randint(10, 20)):
+        name = f"pod-{i:02d}"
+        app = rnd.choice(["web", "db", "cache"])
+        a = {"resources"}
+        spec: dict[str, Any] = {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10", "resources": {
+            "requests": {"cpu": rnd.choice(["100m", "500m", "1", "1500m", "3"]),
+                         "memory": rnd.choice(["128Mi", "1Gi", "2Gi", "6Gi"])}}}]}
+        if rnd.random() < 0.2:
+            spec["nodeSelector"] = {"topology.kubernetes.io/zone": rnd.choice(zones)}
+            a.add("nodeselector")
+        if rnd.random() < 0.25:
+            spec["tolerations"] = [{"key": "dedicated", "operator": "Equal", "value": "x", "effect": "NoSchedule"}]
+            a.add("taints")
+        aff: dict[str, Any] = {}
+        if rnd.random() < 0.15:
+            aff["nodeAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "disk", "operator": "In", "values": ["ssd"]}]}]}}
+            a.add("nodeaffinity")
+        elif rnd.random() < 0.2:
+            aff["nodeAffinity"] = {"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": rnd.choice([1, 50, 100]), "preference": {"matchExpressions": [
+                    {"key": "disk", "operator": "In", "values": ["hdd"]}]}}]}
+            a.add("nodeaffinity")
+        if rnd.random() < 0.15:
+            aff["podAntiAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": "kubernetes.io/hostname"}]}
+            a.add("interpodaffinity")
+        elif rnd.random() < 0.15:
+            aff["podAffinity"] = {"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 50, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": app}},
+                                                   "topologyKey": "topology.kubernetes.io/zone"}}]}
+            a.add("interpodaffinity")
+        if aff:
+            spec["affinity"] = aff
+        if rnd.random() < 0.2:
+            spec["topologySpreadConstraints"] = [{
+                "maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+                "whenUnsatisfiable": rnd.choice(["DoNotSchedule", "ScheduleAnyway"]),
+                "labelSelector": {"matchLabels": {"app": app}}}]
+            a.add("spreading")
+        if rnd.random() < 0.1:
+            spec["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 8080}]
+            a.add("ports")
+        r = rnd.random()
+        if r < 0.25:
+            spec["priorityClassName"] = "high"
+            a.add("priorities")
+        elif r < 0.5:
+            spec["priorityClassName"] = "low"
+            a.add("priorities")
+        pods.append({"apiVersion": "v1", "kind": "Pod",
+                     "metadata": {"name": name, "namespace": NS, "labels": {"app": app}}, "spec": spec})
+        areas[name] = a
+    return objs, pods, areas
+
+
+# --------------------------------------------------------------------------- upstream side
+
+
+def _api_path(obj: dict[str, Any]) -> str:
+    kind = obj["kind"]
+    if kind == "PriorityClass":
+        return "/apis/scheduling.k8s.io/v1/priorityclasses"
+    if kind == "Node":
+        return "/api/v1/nodes"
+    if kind == "Pod":
+        return f"/api/v1/namespaces/{obj['metadata'].get('namespace', NS)}/pods"
+    raise ValueError(f"unsupported kind {kind}")
+
+
+def _create(cp: ControlPlane, obj: dict[str, Any]) -> dict[str, Any]:
+    status, _, body = cp.request("POST", _api_path(obj), obj)
+    if status != 201:
+        raise RuntimeError(f"create {obj['kind']} {obj['metadata']['name']}: HTTP {status}: {body}")
+    return dict(body)
+
+
+def _pods(cp: ControlPlane) -> dict[str, dict[str, Any]]:
+    _, _, lst = cp.request("GET", f"/api/v1/namespaces/{NS}/pods")
+    return {p["metadata"]["name"]: p for p in lst["items"]}
+
+
+def _finish_terminating(cp: ControlPlane, pods: dict[str, dict[str, Any]]) -> None:
+    for name, p in pods.items():
+        if p["metadata"].get("deletionTimestamp"):
+            cp.request("DELETE", f"/api/v1/namespaces/{NS}/pods/{name}",
+                       {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0})
+
+
+class FakeKubelet:
+    """Gives every bound pod a ``status.startTime``, as a kubelet would, from a virtual clock
+    that ticks one second per pod: preemption orders victims by start time
+    (``MoreImportantPod``), and upstream substitutes ``time.Now()`` for a missing one, which
+    makes its order among equal-priority victims arbitrary (pkg/scheduler/util/utils.go
+    ``GetPodStartTime``)."""
+
+    def __init__(self) -> None:
+        self.tick = 0
+
+    def start(self, cp: ControlPlane, pods: dict[str, dict[str, Any]]) -> None:
+        for name, p in sorted(pods.items()):
+            if p["spec"].get("nodeName") and not p.get("status", {}).get("startTime"):
+                self.tick += 1
+                t = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(1767225600 + self.tick))
+                status, _, got = cp.request(
+                    "PATCH", f"/api/v1/namespaces/{NS}/pods/{name}/status", {"status": {"startTime": t}},
+                    headers={"Content-Type": "application/strategic-merge-patch+json"})
+                if status == 200:
+                    pods[name] = got
+
+
+def _cond(p: dict[str, Any]) -> dict[str, Any] | None:
+    return next((c for c in p.get("status", {}).get("conditions") or [] if c["type"] == "PodScheduled"), None)
+
+
+def settle(cp: ControlPlane, name: str, stable: float, timeout: float = 60.0) -> dict[str, dict[str, Any]]:
+    """Wait until pod ``name`` is bound, or unschedulable without a pending nomination and
+    unchanged for ``stable`` seconds — 10 s once it has preempted (victims gone or nominated),
+    to outlast its backoff before the retry that binds it; finishes Terminating victims
+    meanwhile. Returns all pods."""
+    deadline = time.monotonic() + timeout
+    last_rv, since = "", time.monotonic()
+    initial = set(_pods(cp)) - {name}
+    preempted = False
+    while True:
+        pods = _pods(cp)
+        _finish_terminating(cp, pods)
+        p = pods.get(name)
+        if p is None:
+            return pods
+        if p["spec"].get("nodeName"):
+            return pods
+        c = _cond(p)
+        rv = p["metadata"]["resourceVersion"]
+        if rv != last_rv:
+            last_rv, since = rv, time.monotonic()
+        nominated = p.get("status", {}).get("nominatedNodeName")
+        terminating = any(q["metadata"].get("deletionTimestamp") for q in pods.values())
+        preempted = preempted or bool(nominated) or terminating or bool(initial - set(pods))
+        need = max(stable, 10.0) if preempted else stable
+        if c and c["status"] == "False" and not nominated and not terminating and time.monotonic() - since >= need:
+            return pods
+        if time.monotonic() > deadline:
+            return pods
+        time.sleep(0.1)
+
+
+# --------------------------------------------------------------------------- comparison
+
+
+@dataclass
+class Result:
+    pod: str
+    areas: set[str]
+    agree: bool
+    kind: str  # "bound", "unschedulable", "preempted", or the disagreement kind
+    detail: str = ""
+
+
+@dataclass
+class Report:
+    results: list[Result] = field(default_factory=list)
+
+    def add(self, r: Result) -> None:
+        self.results.append(r)
+
+
+def _strip(p: dict[str, Any]) -> dict[str, Any]:
+    md = {k: v for k, v in p["metadata"].items() if k in ("name", "namespace", "labels", "uid", "creationTimestamp")}
+    out = {"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": dict(p["spec"])}
+    start = p.get("status", {}).get("startTime")
+    if start:
+        out["status"] = {"startTime": start}
+    return out
+
+
+def kubesched_step(config: Any, objs: list[dict[str, Any]], nodes: list[dict[str, Any]],
+                   bound: list[dict[str, Any]], pod: dict[str, Any]) -> tuple[str | None, str, list[str], list[str]]:
+    """(node, message, top-score nodes, victims) of ``pod`` scheduled by kubesched's engine
+    from the given state."""
+    pending = _strip(pod)
+    pending["spec"].pop("nodeName", None)
+    docs = [o for o in objs if o["kind"] == "PriorityClass"] + nodes + [_strip(b) for b in bound] + [pending]
+    raws = parse_manifest_text(yaml.safe_dump_all(docs), "<diff>")
+    res = simulate(raws, config, seed=0, record=True)
+    key = f"{NS}/{pod['metadata']['name']}"
+    out = next((o for o in res.outcomes if o.key == key), None)
+    rec = res.records.get(key)
+    top: list[str] = [rec.selected_node] if rec is not None and rec.selected_node else []
+    if rec is not None and rec.final_score:
+        fs = rec.final_score
+        scores = {n: (v if isinstance(v, (int, float)) else sum(v.values())) for n, v in fs.items()}
+        best = max(scores.values())
+        top = sorted(n for n, v in scores.items() if v == best)
+    remaining = {p.metadata.name for p in res.store.pods.values()}
+    victims = sorted(b["metadata"]["name"] for b in bound if b["metadata"]["name"] not in remaining)
+    return (out.node if out else None), (out.message if out else ""), top, victims
+
+
+def run_cluster(seed: int, settle_s: float, verbose: bool, report: Report) -> None:
+    objs, pods, areas = generate(seed)
+    config = decode_config(SCHED_CONFIG)
+    cp = ControlPlane.start()
+    try:
+        for o in objs:
+            _create(cp, o)
+        nodes_api = cp.request("GET", "/api/v1/nodes")[2]["items"]
+        nodes = [{"apiVersion": "v1", "kind": "Node",
+                  "metadata": {k: v for k, v in n["metadata"].items() if k in ("name", "labels")},
+                  "spec": n.get("spec", {}), "status": n["status"]} for n in nodes_api]
+        cp.start_kube_scheduler(SCHED_CONFIG)
+        kubelet = FakeKubelet()
+        before = _pods(cp)
+        agree = total = 0
+        for pod in pods:
+            name = pod["metadata"]["name"]
+            before = _pods(cp)  # fresh: a pod may have been bound since the last step settled
+            bound_before = [p for p in before.values() if p["spec"].get("nodeName") and not p["metadata"].get("deletionTimestamp")]
+            created = _create(cp, pod)
+            after = settle(cp, name, settle_s)
+            kubelet.start(cp, after)
+            up = after.get(name)
+            up_node = up["spec"].get("nodeName") if up else None
+            up_cond = _cond(up) if up else None
+            up_msg = up_cond.get("message", "") if up_cond and up_cond["status"] == "False" else ""
+            up_victims = sorted(n for n in (p["metadata"]["name"] for p in bound_before) if n not in after)
+            # upstream's Filter counts pending pods nominated to a node whose priority is at
+            # least the incoming pod's (RunFilterPluginsWithNominatedPods); give kubesched the
+            # same state by placing those pods on their nominated node
+            prio = created["spec"].get("priority", 0)
+            nominated = [
+                {**p, "spec": {**p["spec"], "nodeName": p["status"]["nominatedNodeName"]}}
+                for p in before.values()
+                if not p["spec"].get("nodeName") and p.get("status", {}).get("nominatedNodeName")
+                and not p["metadata"].get("deletionTimestamp") and p["spec"].get("priority", 0) >= prio
+            ]
+            ks_node, ks_msg, top, ks_victims = kubesched_step(config, objs, nodes, bound_before + nominated, created)
+            ks_victims = [v for v in ks_victims if v not in {n["metadata"]["name"] for n in nominated}]
+            if up_victims or ks_victims:
+                ok = up_victims == ks_victims and bool(up_node) == bool(ks_node) and (not up_node or up_node in top or up_node == ks_node)
+                r = Result(name, areas[name] | {"preemption"}, ok, "preempted" if ok else "preemption",
+                           f"upstream victims {up_victims} node {up_node}; kubesched victims {ks_victims} node {ks_node} top {top}")
+            elif up_node and ks_node:
+                ok = up_node in top or up_node == ks_node
+                r = Result(name, areas[name], ok, "bound" if ok else "node",
+                           f"upstream {up_node}; kubesched {ks_node}, top {top}")
+            elif not up_node and not ks_node:
+                ok = up_msg == ks_msg
+                r = Result(name, areas[name], ok, "unschedulable" if ok else "message",
+                           f"upstream: {up_msg!r}" + ("" if ok else f"\n      kubesched: {ks_msg!r}"))
+            else:
+                ok = False
+                r = Result(name, areas[name], False, "outcome",
+                           f"upstream node {up_node} msg {up_msg!r}; kubesched node {ks_node} msg {ks_msg!r}")
+            report.add(r)
+            total += 1
+            agree += ok
+            if verbose or not ok:
+                print(f"  seed {seed} {name} [{','.join(sorted(r.areas))}] {'ok' if ok else 'DIFF ' + r.kind}: {r.detail}")
+            before = after
+        print(f"cluster seed {seed}: {len(nodes)} nodes, {total} pods, {agree}/{total} agree")
+    finally:
+        cp.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seed", type=int, default=1, help="first seed")
+    ap.add_argument("--clusters", type=int, default=1, help="number of clusters (seeds seed..seed+n-1)")
+    ap.add_argument("--settle", type=float, default=1.0, help="seconds an unschedulable pod must stay unchanged")
+    ap.add_argument("--dump", help="write the generated manifests of --seed to this file and exit")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    a = ap.parse_args(argv)
+    if a.dump:
+        objs, pods, _ = generate(a.seed)
+        with open(a.dump, "w") as f:
+            yaml.safe_dump_all(objs + pods, f, sort_keys=False)
+        return 0
+    report = Report()
+    try:
+        for s in range(a.seed, a.seed + a.clusters):
+            run_cluster(s, a.settle, a.verbose, report)
+    except UpstreamNotBuilt as e:
+        print(e, file=sys.stderr)
+        return 2
+    by_area: dict[str, Counter[str]] = defaultdict(Counter)
+    for r in report.results:
+        for area in r.areas:
+            by_area[area]["agree" if r.agree else "differ"] += 1
+    print("area           agree  differ")
+    for area in sorted(by_area):
+        c = by_area[area]
+        print(f"{area:<14} {c['agree']:>5}  {c['differ']:>6}")
+    diffs = [r for r in report.results if not r.agree]
+    print(f"total: {len(report.results) - len(diffs)}/{len(report.results)} pods agree")
+    print(json.dumps({"kinds": Counter(r.kind for r in report.results)}))
+    return 0 if not diffs else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
