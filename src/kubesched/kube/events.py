@@ -29,7 +29,6 @@ fallback, ``tools/record`` (``event.go``, ``events_cache.go``):
 from __future__ import annotations
 
 import asyncio
-import copy
 import json
 import logging
 import random
@@ -100,9 +99,26 @@ def _event_name(ref: dict[str, str], now_ns: int) -> str:
     return name
 
 
-def _key(ev: dict[str, Any]) -> str:
-    return json.dumps([ev.get("type"), ev.get("action"), ev.get("reason"), ev.get("reportingController"),
-                       ev.get("reportingInstance"), ev.get("regarding"), ev.get("related")], sort_keys=True)
+def _ref_key(ref: dict[str, str] | None) -> tuple[tuple[str, str], ...] | None:
+    return None if ref is None else tuple(sorted(ref.items()))
+
+
+def _key(ev: dict[str, Any]) -> tuple[Any, ...]:
+    """The aggregation key (``getKey``): hashable, order-independent in the references."""
+    return (ev.get("type"), ev.get("action"), ev.get("reason"), ev.get("reportingController"),
+            ev.get("reportingInstance"), _ref_key(ev.get("regarding")), _ref_key(ev.get("related")))
+
+
+def _snapshot(event: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a cached event that later cache updates do not change: the cache only ever
+    mutates its top-level fields and its ``series`` dict (``metadata``, ``regarding`` and
+    ``related`` are never mutated after :meth:`EventRecorder._make_event`), so copying those
+    two levels is enough (no deep copy per write)."""
+    out = dict(event)
+    series = out.get("series")
+    if series is not None:
+        out["series"] = dict(series)
+    return out
 
 
 class _Retry(Exception):
@@ -152,7 +168,7 @@ class EventRecorder:
         self._queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=queue_size)
         self._slots = asyncio.Semaphore(max_in_flight)
         self._tasks: set[asyncio.Task[None]] = set()
-        self._cache: dict[str, dict[str, Any]] = {}
+        self._cache: dict[tuple[Any, ...], dict[str, Any]] = {}
         self._legacy_cache: dict[str, dict[str, Any]] = {}
         self._spam: dict[str, tuple[float, float]] = {}
         self._closed = False
@@ -272,10 +288,10 @@ class EventRecorder:
                 cached["series"]["lastObservedTime"] = now
                 return
             cached["series"] = {"count": 2, "lastObservedTime": now}
-            to_record = copy.deepcopy(cached)
+            to_record = _snapshot(cached)
         else:
             to_record = event
-            self._cache[key] = copy.deepcopy(event)
+            self._cache[key] = _snapshot(event)
         self._spawn_attempt(to_record)
 
     async def _attempt(self, event: dict[str, Any]) -> bool:
@@ -304,7 +320,9 @@ class EventRecorder:
 
     async def _call(self, coro: Any) -> dict[str, Any]:
         try:
-            return await asyncio.wait_for(coro, self.request_timeout)
+            # asyncio.timeout, not wait_for: on 3.11 wait_for wraps every write in an extra Task
+            async with asyncio.timeout(self.request_timeout):
+                return await coro  # type: ignore[no-any-return]
         except APIError:
             raise
         except asyncio.CancelledError:
@@ -325,8 +343,9 @@ class EventRecorder:
             except APIError as err:
                 if err.status != 404:
                     raise
-        body = copy.deepcopy(event)
-        body["metadata"].pop("resourceVersion", None)
+        body = event
+        if "resourceVersion" in event["metadata"]:  # never mutate ``event``: it may be shared
+            body = {**event, "metadata": {k: v for k, v in event["metadata"].items() if k != "resourceVersion"}}
         try:
             await self._call(self.client.create(base, body))
         except APIError as err:
@@ -352,7 +371,7 @@ class EventRecorder:
             if series is not None:
                 if parse_time(series["lastObservedTime"]) < cutoff:
                     del self._cache[key]
-                    self._spawn_attempt(copy.deepcopy(event))
+                    self._spawn_attempt(_snapshot(event))
             elif parse_time(event["eventTime"]) < cutoff:
                 del self._cache[key]
 
@@ -360,7 +379,7 @@ class EventRecorder:
         """``refreshExistingEventSeries``: re-send every live series."""
         for event in list(self._cache.values()):
             if event.get("series") is not None:
-                self._spawn_attempt(copy.deepcopy(event))
+                self._spawn_attempt(_snapshot(event))
 
     # core/v1 -------------------------------------------------------------------
 
@@ -388,7 +407,7 @@ class EventRecorder:
         if cached is not None:
             cached["count"] += 1
             cached["lastTimestamp"] = ts
-            to_record = copy.deepcopy(cached)
+            to_record = dict(cached)  # only top-level fields of a legacy event are ever mutated
         else:
             to_record = {
                 "apiVersion": "v1", "kind": "Event",
@@ -400,7 +419,7 @@ class EventRecorder:
             }
             if len(self._legacy_cache) >= 4096:  # the legacy LRU holds 4096 entries
                 self._legacy_cache.pop(next(iter(self._legacy_cache)))
-            self._legacy_cache[key] = copy.deepcopy(to_record)
+            self._legacy_cache[key] = dict(to_record)
         self._spawn(self._guarded(lambda: self._attempt_legacy(to_record)))
 
     async def _attempt_legacy(self, event: dict[str, Any]) -> None:
