@@ -322,7 +322,7 @@ class EventRecorder:
         try:
             # asyncio.timeout, not wait_for: on 3.11 wait_for wraps every write in an extra Task
             async with asyncio.timeout(self.request_timeout):
-                return await coro  # type: ignore[no-any-return]
+                return await coro
         except APIError:
             raise
         except asyncio.CancelledError:
