@@ -58,6 +58,8 @@ _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-
 def truncate_note(note: str, limit: int = NOTE_LENGTH_LIMIT) -> str:
     """Cut ``note`` to at most ``limit`` UTF-8 bytes, ending in ``" ..."`` when cut (never
     splitting a character)."""
+    if len(note) * 4 <= limit:  # at most 4 UTF-8 bytes per character: short notes need no encoding
+        return note
     raw = note.encode()
     if len(raw) <= limit:
         return note
@@ -256,10 +258,12 @@ class EventRecorder:
         async with self._slots:
             await fn()
 
-    def _spawn_attempt(self, event: dict[str, Any]) -> None:
-        async def attempt() -> None:
+    async def _guarded_attempt(self, event: dict[str, Any]) -> None:
+        async with self._slots:
             await self._attempt(event)
-        self._spawn(self._guarded(attempt))
+
+    def _spawn_attempt(self, event: dict[str, Any]) -> None:
+        self._spawn(self._guarded_attempt(event))
 
     # events.k8s.io/v1 ---------------------------------------------------------
 

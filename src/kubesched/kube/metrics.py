@@ -125,6 +125,10 @@ class SchedulerMetrics:
         self._unschedulable_labels: set[tuple[str, str]] = set()
         self._ep_children: dict[tuple[str, str, str], Any] = {}
         self._plugin_children: dict[tuple[str, str, str], Any] = {}
+        # labelled children of the per-attempt metrics, looked up once per label set (``labels()``
+        # takes a lock and builds a tuple per call; these series are never removed)
+        self._attempt_children: dict[tuple[str, str], tuple[Any, Any]] = {}
+        self._sli_children: dict[str, Any] = {}
 
     # ───────────────────────────── attempts ─────────────────────────────
 
@@ -144,13 +148,21 @@ class SchedulerMetrics:
         result = attempt.result
         if result not in ("scheduled", "unschedulable", "error"):
             return
-        self.schedule_attempts.labels(result=result, profile=profile).inc()
-        self.scheduling_latency.labels(result=result, profile=profile).observe(duration_s)
+        children = self._attempt_children.get((result, profile))
+        if children is None:
+            children = self._attempt_children[(result, profile)] = (
+                self.schedule_attempts.labels(result=result, profile=profile),
+                self.scheduling_latency.labels(result=result, profile=profile))
+        children[0].inc()
+        children[1].observe(duration_s)
         if result == "scheduled" and pod_attempts is not None:
             self.pod_scheduling_attempts.observe(pod_attempts)
             if since_first_attempt_s is not None:
-                self.pod_scheduling_sli_duration.labels(attempts=attempts_label(pod_attempts)).observe(
-                    since_first_attempt_s)
+                label = attempts_label(pod_attempts)
+                sli = self._sli_children.get(label)
+                if sli is None:
+                    sli = self._sli_children[label] = self.pod_scheduling_sli_duration.labels(attempts=label)
+                sli.observe(since_first_attempt_s)
 
     def observe_algorithm(self, duration_s: float) -> None:
         """``scheduling_algorithm_duration_seconds`` (``SchedulePod`` only)."""
