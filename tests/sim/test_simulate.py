@@ -290,3 +290,42 @@ def test_deleted_pods_leave_the_output_other_objects_of_the_same_name_stay(tmp_p
     kinds = {(i["kind"], i["metadata"]["name"]) for i in out["items"]}
     assert ("Pod", "victim") not in kinds  # preempted
     assert ("Service", "victim") in kinds
+
+
+def test_unchanged_failure_condition_sends_no_update_so_simulate_terminates(tmp_path) -> None:  # noqa: ANN001
+    """Upstream ``updatePod``: when the PodScheduled condition (status, reason, message) and the
+    nomination are unchanged, no patch is sent, so no pod update event follows. A Filter plugin
+    without ``events_to_register`` is woken by every event; were the unchanged condition written
+    again, its own update would requeue the pod forever."""
+    import yaml as _yaml
+
+    from kubesched.config import decode_config
+    from kubesched.framework.interface import Code, Status
+    from kubesched.plugins.registry import in_tree_registry
+    from kubesched.sim.manifests import load_manifests
+    from kubesched.sim.simulate import simulate
+    from kubesched.testing.wrappers import MakeNode, MakePod
+
+    cfg = decode_config({
+        "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": "default-scheduler", "plugins": {
+            "multiPoint": {"disabled": [{"name": "*"}]},
+            "queueSort": {"enabled": [{"name": "PrioritySort"}]},
+            "bind": {"enabled": [{"name": "DefaultBinder"}]},
+            "filter": {"enabled": [{"name": "Never"}]}}}]})
+
+    class Never:
+        name = "Never"
+        calls = 0
+
+        def filter(self, state, pod, ni):  # noqa: ANN001, ANN201
+            Never.calls += 1
+            assert Never.calls < 100, "the pod is requeued by its own unchanged condition"
+            return Status.of(Code.UNSCHEDULABLE, "no")
+
+    objs = [MakeNode().name(f"node-{i}").raw() for i in range(3)] + [MakePod().name("p").uid("p").raw()]
+    f = tmp_path / "c.yaml"
+    f.write_text(_yaml.safe_dump_all(objs))
+    res = simulate(load_manifests([str(f)]), cfg, registry={**in_tree_registry(), "Never": lambda a, h: Never()})
+    (outcome,) = res.outcomes
+    assert outcome.node is None and outcome.message == "0/3 nodes are available: 3 no."

@@ -220,6 +220,12 @@ class ClusterStore:
         cur = self.pods.get(pod_key(pod))
         if cur is None:
             return
+        old = next((c for c in cur.status.conditions if c.type == "PodScheduled"), None)
+        if (old is not None and (old.status, old.reason, old.message) == (status, reason, message)
+                and (nominated_node_name is None or nominated_node_name == (cur.status.nominated_node_name or ""))):
+            # upstream updatePod: UpdatePodCondition reports no change and the nomination is
+            # unchanged → no patch is sent, so no informer update event follows
+            return
         cond = PodCondition(type="PodScheduled", status=status, reason=reason, message=message)
         conds = [c for c in cur.status.conditions if c.type != "PodScheduled"] + [cond]
         st = msgspec.structs.replace(cur.status, conditions=conds)
