@@ -210,6 +210,21 @@ _WORKLOAD_TEMPLATES = {
 }
 
 
+def _default_rolling_update(spec: dict[str, Any], key: str, rolling_update: dict[str, Any]) -> None:
+    """Default ``spec[key]`` (a Deployment's ``strategy``, a StatefulSet's or DaemonSet's
+    ``updateStrategy``) to type ``RollingUpdate`` and, when it is one, its ``rollingUpdate`` fields
+    to ``rolling_update`` (each set only if absent; non-dict values are left for validation)."""
+    strategy = spec.setdefault(key, {})
+    if not isinstance(strategy, dict):
+        return
+    strategy.setdefault("type", "RollingUpdate")
+    if strategy["type"] == "RollingUpdate":
+        ru = strategy.setdefault("rollingUpdate", {})
+        if isinstance(ru, dict):
+            for field, value in rolling_update.items():
+                ru.setdefault(field, value)
+
+
 def _default_workload(resource: str, obj: dict[str, Any]) -> None:
     spec = obj.setdefault("spec", {})
     if not isinstance(spec, dict):
@@ -220,33 +235,13 @@ def _default_workload(resource: str, obj: dict[str, Any]) -> None:
         spec.setdefault("revisionHistoryLimit", 10)
     if resource == "deployments":
         spec.setdefault("progressDeadlineSeconds", 600)
-        strategy = spec.setdefault("strategy", {})
-        if isinstance(strategy, dict):
-            strategy.setdefault("type", "RollingUpdate")
-            if strategy["type"] == "RollingUpdate":
-                ru = strategy.setdefault("rollingUpdate", {})
-                if isinstance(ru, dict):
-                    ru.setdefault("maxUnavailable", "25%")
-                    ru.setdefault("maxSurge", "25%")
+        _default_rolling_update(spec, "strategy", {"maxUnavailable": "25%", "maxSurge": "25%"})
     elif resource == "statefulsets":
         spec.setdefault("podManagementPolicy", "OrderedReady")
-        us = spec.setdefault("updateStrategy", {})
-        if isinstance(us, dict):
-            us.setdefault("type", "RollingUpdate")
-            if us["type"] == "RollingUpdate":
-                ru = us.setdefault("rollingUpdate", {})
-                if isinstance(ru, dict):
-                    ru.setdefault("partition", 0)
+        _default_rolling_update(spec, "updateStrategy", {"partition": 0})
         spec.setdefault("persistentVolumeClaimRetentionPolicy", {"whenDeleted": "Retain", "whenScaled": "Retain"})
     elif resource == "daemonsets":
-        us = spec.setdefault("updateStrategy", {})
-        if isinstance(us, dict):
-            us.setdefault("type", "RollingUpdate")
-            if us["type"] == "RollingUpdate":
-                ru = us.setdefault("rollingUpdate", {})
-                if isinstance(ru, dict):
-                    ru.setdefault("maxUnavailable", 1)
-                    ru.setdefault("maxSurge", 0)
+        _default_rolling_update(spec, "updateStrategy", {"maxUnavailable": 1, "maxSurge": 0})
     elif resource == "jobs":
         if spec.get("completions") is None and spec.get("parallelism") is None:
             spec["completions"] = 1

@@ -327,17 +327,24 @@ class Store:
         self._publish(Event("ADDED", space, ns, name, entry, None))
         return entry
 
-    def update(self, space: str, ns: str, name: str, obj: dict[str, Any], expect_rv: int | None = None) -> Entry:
-        """Replace a live object (compare-and-swap on ``expect_rv`` when given).
-
-        Raises :class:`KeyNotFound` or :class:`Conflict`.
-        """
+    def _live(self, space: str, ns: str, name: str,
+              expect_rv: int | None) -> tuple[dict[Key, Entry], Entry]:
+        """The space's live objects and the current entry of ``ns/name``, whose revision must be
+        ``expect_rv`` when given. Raises :class:`KeyNotFound` or :class:`Conflict`."""
         objs = self._objects.get(space) or {}
         old = objs.get((ns, name))
         if old is None:
             raise KeyNotFound(f"{space} {ns}/{name}")
         if expect_rv is not None and expect_rv != old.rv:
             raise Conflict(old.rv)
+        return objs, old
+
+    def update(self, space: str, ns: str, name: str, obj: dict[str, Any], expect_rv: int | None = None) -> Entry:
+        """Replace a live object (compare-and-swap on ``expect_rv`` when given).
+
+        Raises :class:`KeyNotFound` or :class:`Conflict`.
+        """
+        objs, old = self._live(space, ns, name, expect_rv)
         rv = self.current_rev + 1
         data = self._with_rv(obj, rv)
         self._insert(space, ns, name, 0, 0, old.rv, data)
@@ -348,12 +355,7 @@ class Store:
 
     def delete(self, space: str, ns: str, name: str, expect_rv: int | None = None) -> Entry:
         """Delete a live object; returns its last state carrying the deletion's revision."""
-        objs = self._objects.get(space) or {}
-        old = objs.get((ns, name))
-        if old is None:
-            raise KeyNotFound(f"{space} {ns}/{name}")
-        if expect_rv is not None and expect_rv != old.rv:
-            raise Conflict(old.rv)
+        objs, old = self._live(space, ns, name, expect_rv)
         rv = self.current_rev + 1
         obj = orjson.loads(old.data)
         data = self._with_rv(obj, rv)

@@ -12,7 +12,8 @@ from typing import Any
 
 import click
 
-from kubesched.errors import ConfigError, InputError, KubeschedError
+from kubesched.cli._exit import command_exit_code
+from kubesched.errors import ConfigError, InputError
 
 __all__ = ["run_command"]
 
@@ -86,15 +87,8 @@ def run_command(config_file: str | None, write_config_to: str | None, kubeconfig
                 authorization_always_allow_paths: str, verbosity: str, logging_format: str,
                 plugins: tuple[str, ...]) -> None:
     """Schedule pods of a live cluster (a drop-in kube-scheduler)."""
-    try:
-        code = _run(**locals())
-    except InputError as e:
-        click.echo(f"error: {e}", err=True)
-        sys.exit(2)
-    except KubeschedError as e:
-        click.echo(f"error: {e}", err=True)
-        sys.exit(1)
-    sys.exit(code)
+    kw = locals()
+    sys.exit(command_exit_code(lambda: _run(**kw)))
 
 
 def _run(**kw: Any) -> int:

@@ -18,7 +18,8 @@ from typing import Any, TextIO
 
 import click
 
-from kubesched.errors import ConfigError, InputError, KubeschedError
+from kubesched.cli._exit import command_exit_code
+from kubesched.errors import ConfigError, InputError
 
 __all__ = ["up"]
 
@@ -172,13 +173,8 @@ def up(paths: tuple[str, ...], config_file: str | None, data_dir: str | None, pl
        until_idle: bool, port: int, seed: int, verbosity: int) -> None:
     """Start an API server in a box, apply manifests and run the scheduler live against it."""
     try:
-        code = _up(paths, config_file, data_dir, plugins, until_idle, port, seed, verbosity)
-    except InputError as e:
-        click.echo(f"error: {e}", err=True)
-        sys.exit(2)
-    except KubeschedError as e:
-        click.echo(f"error: {e}", err=True)
-        sys.exit(1)
+        code = command_exit_code(lambda: _up(paths, config_file, data_dir, plugins, until_idle, port, seed,
+                                             verbosity))
     except BrokenPipeError:
         sys.exit(0)
     sys.exit(code)
