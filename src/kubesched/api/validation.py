@@ -243,8 +243,9 @@ def _max_len(n: int) -> str:
 def _regex_error(msg: str, fmt: str, *examples: str) -> str:
     if not examples:
         return f"{msg} (regex used for validation is '{fmt}')"
-    ex = " or ".join(f"'{e}'" for e in examples)
-    return f"{msg} (e.g. {ex}, regex used for validation is '{fmt}')"
+    # upstream apimachinery RegexError, its doubled spaces included: "(e.g. 'a',  or 'b', regex …)"
+    ex = " or ".join(f"'{e}', " for e in examples)
+    return f"{msg} (e.g. {ex}regex used for validation is '{fmt}')"
 
 
 @lru_cache(maxsize=8192)
