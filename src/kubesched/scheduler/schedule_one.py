@@ -237,7 +237,9 @@ def _scheduling_cycle(sched: Scheduler) -> ScheduledPod | Attempt | None:
     if recorder is not None:  # upstream: SetRecordPluginMetrics(rand.Intn(100) < pluginMetricsSamplePercent)
         state.record_plugin_metrics = random.randrange(100) < PLUGIN_METRICS_SAMPLE_PERCENT
         t0 = time.perf_counter()
-    res = schedule_pod(fw, state, pod, sched.table, sched.sampler, sched.rng, record=sched.record)
+    # PreFilter … Score: the snapshot must not change under the cycle (checked with KUBESCHED_DEBUG=1)
+    with sched.table.frozen("the scheduling cycle"):
+        res = schedule_pod(fw, state, pod, sched.table, sched.sampler, sched.rng, record=sched.record)
     if isinstance(res, Status):
         return _schedule_pod_failed(sched, fw, state, qpi, res, start)
     if recorder is not None:  # upstream SchedulingAlgorithmLatency: successful SchedulePod only, wall time
