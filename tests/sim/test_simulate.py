@@ -329,3 +329,36 @@ def test_unchanged_failure_condition_sends_no_update_so_simulate_terminates(tmp_
     res = simulate(load_manifests([str(f)]), cfg, registry={**in_tree_registry(), "Never": lambda a, h: Never()})
     (outcome,) = res.outcomes
     assert outcome.node is None and outcome.message == "0/3 nodes are available: 3 no."
+
+
+def test_nominated_pod_counts_in_filter_but_not_in_score(tmp_path: Path) -> None:
+    """Upstream ``RunFilterPluginsWithNominatedPods`` (pkg/scheduler/framework/runtime/framework.go)
+    adds pending pods nominated to a node, of priority ≥ the pod's, to that node's NodeInfo for
+    **Filter only**; Score sees the node without them. Found by tools/upstream/diff.py (seed 155):
+    with a nominated preemptor pending on node ``a``, kube-scheduler v1.34 still ranks ``a`` as
+    the emptiest node for a small pod and binds it there."""
+    from kubesched.api.objects import Pod, decode
+    from kubesched.framework.node_info import PodInfo
+    from kubesched.sim.manifests import load_manifests
+    from kubesched.sim.simulate import simulate
+
+    f = write(tmp_path, "c.yaml", [node("a", cpu="4"), node("b", cpu="4"),
+                                   pod("on-b", cpu="2", node_name="b", priority=1)])
+    res = simulate(load_manifests([str(f)]))
+    store, sched = res.store, res.scheduler
+    nominee = decode(Pod, {**pod("nominee", cpu="2", priority=100), "status": {"nominatedNodeName": "a"}})
+    sched.queue.add_nominated_pod(PodInfo(nominee), "a")
+    # Filter: a has 4 - 2 (nominated) = 2 cpu free, enough for 1; Score (LeastAllocated +
+    # BalancedAllocation): a counts as empty, so it beats b (2 cpu used)
+    store.add("Pod", decode(Pod, pod("small", cpu="1", priority=1)))
+    a = sched.schedule_one()
+    assert (a.pod_key, a.result) == ("default/small", "scheduled")
+    store.flush()
+    assert store.pods["default/small"].spec.node_name == "a"
+    # Filter does count it: 2.5 cpu would fit a's 3 free cpu, but not with the nominated 2;
+    # b has 2 free (and no lower-priority victim)
+    store.add("Pod", decode(Pod, pod("big", cpu="2500m", priority=1)))
+    a = sched.schedule_one()
+    assert a.pod_key == "default/big" and a.result == "unschedulable"
+    assert a.message == "0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, preemption: 0/2 nodes are available: " \
+        "2 No preemption victims found for incoming pod."

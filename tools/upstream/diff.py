@@ -14,12 +14,12 @@ each to settle (bound; or unschedulable and stable for ``--settle`` seconds). A 
 kubelet gives bound pods a ``status.startTime`` (one virtual second apart) and finishes off
 preemption victims that go Terminating with ``gracePeriodSeconds: 0``.
 
-After each pod, the same step is replayed through kubesched's engine
-(:func:`kubesched.sim.simulate.simulate`, same configuration, decision records on) from the
-state upstream had just before it (its nodes and bound pods, as the API server returned them,
-so admission defaults are equal; pending pods nominated to a node, with a priority at least the
-pod's, placed on that node as upstream's Filter counts them) plus that one pod, and the
-outcomes are compared:
+After each pod, the same step is replayed through kubesched's engine (a
+:class:`~kubesched.scheduler.Scheduler` over the simulator's store, same configuration, decision
+records on) from the state upstream had just before it (its nodes and bound pods, as the API
+server returned them, so admission defaults are equal; pending pods nominated to a node handed
+to the engine's nominator, as upstream's queue holds them) plus that one pod, and the outcomes
+are compared:
 
 - bound on both: agree when upstream's node is one of kubesched's top final-score nodes (ties
   are broken at random in both); ``node`` disagreement otherwise;
@@ -48,11 +48,16 @@ _SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src
 if os.path.isdir(_SRC):
     sys.path.insert(0, _SRC)
 
+import msgspec
 import yaml
 
 from kubesched.config import decode_config
 from kubesched.sim.manifests import parse_manifest_text
-from kubesched.sim.simulate import simulate
+from kubesched.api.objects import Pod, decode
+from kubesched.framework.clock import ManualClock
+from kubesched.framework.node_info import PodInfo
+from kubesched.scheduler import Scheduler
+from kubesched.sim.simulate import build_store
 from kubesched.testing.upstream import ControlPlane, UpstreamNotBuilt
 
 NS = "default"
@@ -275,26 +280,58 @@ def _strip(p: dict[str, Any]) -> dict[str, Any]:
 
 
 def kubesched_step(config: Any, objs: list[dict[str, Any]], nodes: list[dict[str, Any]],
-                   bound: list[dict[str, Any]], pod: dict[str, Any]) -> tuple[str | None, str, list[str], list[str]]:
+                   bound: list[dict[str, Any]], pod: dict[str, Any],
+                   nominated: list[dict[str, Any]] | None = None) -> tuple[str | None, str, list[str], list[str]]:
     """(node, message, top-score nodes, victims) of ``pod`` scheduled by kubesched's engine
-    from the given state."""
+    from the given state.
+
+    ``nominated`` are the pending pods upstream holds nominated to a node (their
+    ``status.nominatedNodeName`` set): they are handed to the engine's nominator only, as
+    upstream's queue holds them — counted by Filter on their node when their priority is at
+    least the pod's (``RunFilterPluginsWithNominatedPods``), invisible to Score — and are not
+    scheduled in this step."""
     pending = _strip(pod)
     pending["spec"].pop("nodeName", None)
     docs = [o for o in objs if o["kind"] == "PriorityClass"] + nodes + [_strip(b) for b in bound] + [pending]
     raws = parse_manifest_text(yaml.safe_dump_all(docs), "<diff>")
-    res = simulate(raws, config, seed=0, record=True)
+    store, bound_pods, pending_pods, node_objs = build_store(raws)
+    sched = Scheduler(config, client=store, lister=store, clock=ManualClock(), seed=0, record=True)
+    store.scheduler = sched
+    for n, raw in node_objs:
+        store.add("Node", n, raw)
+    for p, raw in bound_pods:
+        store.add("Pod", p, raw)
+    for q in nominated or []:
+        qpod = decode(Pod, {**_strip(q), "status": {"nominatedNodeName": q["status"]["nominatedNodeName"]}})
+        if qpod.spec.priority is None:
+            qpod = msgspec.structs.replace(qpod, spec=msgspec.structs.replace(qpod.spec, priority=q["spec"].get("priority", 0)))
+        sched.queue.add_nominated_pod(PodInfo(qpod), q["status"]["nominatedNodeName"])
+    records: dict[str, Any] = {}
+
+    def on_attempt(a: Any) -> None:
+        if a.record is not None:
+            records[a.pod_key] = a.record
+
+    sched.on_attempt = on_attempt
+    for p, raw in pending_pods:
+        store.add("Pod", p, raw)
+    sched.run_until_idle(after_each=store.flush)
+    store.flush()
     key = f"{NS}/{pod['metadata']['name']}"
-    out = next((o for o in res.outcomes if o.key == key), None)
-    rec = res.records.get(key)
+    cur = store.pods.get(key)
+    node = cur.spec.node_name or None if cur is not None else None
+    msg = next((c.message for c in cur.status.conditions if c.type == "PodScheduled" and c.status == "False"),
+               "") if cur is not None else ""
+    rec = records.get(key)
     top: list[str] = [rec.selected_node] if rec is not None and rec.selected_node else []
     if rec is not None and rec.final_score:
         fs = rec.final_score
         scores = {n: (v if isinstance(v, (int, float)) else sum(v.values())) for n, v in fs.items()}
         best = max(scores.values())
         top = sorted(n for n, v in scores.items() if v == best)
-    remaining = {p.metadata.name for p in res.store.pods.values()}
+    remaining = {p.metadata.name for p in store.pods.values()}
     victims = sorted(b["metadata"]["name"] for b in bound if b["metadata"]["name"] not in remaining)
-    return (out.node if out else None), (out.message if out else ""), top, victims
+    return node, msg, top, victims
 
 
 def run_cluster(seed: int, settle_s: float, verbose: bool, report: Report) -> None:
@@ -324,18 +361,14 @@ def run_cluster(seed: int, settle_s: float, verbose: bool, report: Report) -> No
             up_cond = _cond(up) if up else None
             up_msg = up_cond.get("message", "") if up_cond and up_cond["status"] == "False" else ""
             up_victims = sorted(n for n in (p["metadata"]["name"] for p in bound_before) if n not in after)
-            # upstream's Filter counts pending pods nominated to a node whose priority is at
-            # least the incoming pod's (RunFilterPluginsWithNominatedPods); give kubesched the
-            # same state by placing those pods on their nominated node
-            prio = created["spec"].get("priority", 0)
+            # upstream's queue holds pending pods nominated to a node; its Filter counts those
+            # whose priority is at least the incoming pod's (RunFilterPluginsWithNominatedPods)
             nominated = [
-                {**p, "spec": {**p["spec"], "nodeName": p["status"]["nominatedNodeName"]}}
-                for p in before.values()
+                p for p in before.values()
                 if not p["spec"].get("nodeName") and p.get("status", {}).get("nominatedNodeName")
-                and not p["metadata"].get("deletionTimestamp") and p["spec"].get("priority", 0) >= prio
+                and not p["metadata"].get("deletionTimestamp")
             ]
-            ks_node, ks_msg, top, ks_victims = kubesched_step(config, objs, nodes, bound_before + nominated, created)
-            ks_victims = [v for v in ks_victims if v not in {n["metadata"]["name"] for n in nominated}]
+            ks_node, ks_msg, top, ks_victims = kubesched_step(config, objs, nodes, bound_before, created, nominated)
             if up_victims or ks_victims:
                 ok = up_victims == ks_victims and bool(up_node) == bool(ks_node) and (not up_node or up_node in top or up_node == ks_node)
                 r = Result(name, areas[name] | {"preemption"}, ok, "preempted" if ok else "preemption",
