@@ -51,12 +51,12 @@ if os.path.isdir(_SRC):
 import msgspec
 import yaml
 
-from kubesched.config import decode_config
-from kubesched.sim.manifests import parse_manifest_text
 from kubesched.api.objects import Pod, decode
+from kubesched.config import decode_config
 from kubesched.framework.clock import ManualClock
 from kubesched.framework.node_info import PodInfo
 from kubesched.scheduler import Scheduler
+from kubesched.sim.manifests import parse_manifest_text
 from kubesched.sim.simulate import build_store
 from kubesched.testing.upstream import ControlPlane, UpstreamNotBuilt
 
@@ -101,6 +101,36 @@ def generate(seed: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dic
         elif r < 0.35:
             node["spec"]["taints"] = [{"key": "soft", "value": "y", "effect": "PreferNoSchedule"}]
         objs.append(node)
+    # PersistentVolumes bound to claims (VolumeBinding's bound-claim checks, VolumeZone,
+    # VolumeRestrictions' ReadWriteOncePod): a PV pinned to a zone by node affinity, or
+    # labelled with a zone, or to one host
+    claims: list[str] = []
+    for i in range(rnd.randint(0, 4)):
+        pv_name, claim = f"pv-{i}", f"data-{i}"
+        mode = rnd.choice(["ReadWriteOnce", "ReadWriteOnce", "ReadWriteOncePod"])
+        pv: dict[str, Any] = {
+            "apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": pv_name},
+            "spec": {"capacity": {"storage": "1Gi"}, "accessModes": [mode], "storageClassName": "",
+                     "csi": {"driver": "example.csi.k8s.io", "volumeHandle": pv_name},
+                     "claimRef": {"namespace": NS, "name": claim}}}
+        r = rnd.random()
+        zone = rnd.choice(zones)
+        if r < 0.4:
+            pv["spec"]["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                {"key": "topology.kubernetes.io/zone", "operator": "In", "values": [zone]}]}]}}
+        elif r < 0.7:
+            pv["metadata"]["labels"] = {"topology.kubernetes.io/zone": zone}
+        else:
+            host = f"node-{rnd.randrange(3)}"
+            pv["spec"]["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                {"key": "kubernetes.io/hostname", "operator": "In", "values": [host]}]}]}}
+        objs.append(pv)
+        objs.append({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                     "metadata": {"name": claim, "namespace": NS,
+                                  "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+                     "spec": {"accessModes": [mode], "storageClassName": "", "volumeName": pv_name,
+                              "resources": {"requests": {"storage": "1Gi"}}}})
+        claims.append(claim)
     pods: list[dict[str, Any]] = []
     areas: dict[str, set[str]] = {}
     for i in range(rnd.randint(10, 20)):
@@ -146,6 +176,12 @@ def generate(seed: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dic
         if rnd.random() < 0.1:
             spec["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 8080}]
             a.add("ports")
+        if claims and rnd.random() < 0.2:
+            spec["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": rnd.choice(claims)}}]
+            a.add("volumes")
+        if rnd.random() < 0.05:
+            spec["schedulingGates"] = [{"name": "example.com/gate"}]
+            a.add("gates")
         r = rnd.random()
         if r < 0.25:
             spec["priorityClassName"] = "high"
@@ -168,6 +204,10 @@ def _api_path(obj: dict[str, Any]) -> str:
         return "/apis/scheduling.k8s.io/v1/priorityclasses"
     if kind == "Node":
         return "/api/v1/nodes"
+    if kind == "PersistentVolume":
+        return "/api/v1/persistentvolumes"
+    if kind == "PersistentVolumeClaim":
+        return f"/api/v1/namespaces/{obj['metadata'].get('namespace', NS)}/persistentvolumeclaims"
     if kind == "Pod":
         return f"/api/v1/namespaces/{obj['metadata'].get('namespace', NS)}/pods"
     raise ValueError(f"unsupported kind {kind}")
@@ -292,7 +332,8 @@ def kubesched_step(config: Any, objs: list[dict[str, Any]], nodes: list[dict[str
     scheduled in this step."""
     pending = _strip(pod)
     pending["spec"].pop("nodeName", None)
-    docs = [o for o in objs if o["kind"] == "PriorityClass"] + nodes + [_strip(b) for b in bound] + [pending]
+    docs = ([o for o in objs if o["kind"] not in ("Node", "Pod")] + nodes + [_strip(b) for b in bound]
+            + [pending])
     raws = parse_manifest_text(yaml.safe_dump_all(docs), "<diff>")
     store, bound_pods, pending_pods, node_objs = build_store(raws)
     sched = Scheduler(config, client=store, lister=store, clock=ManualClock(), seed=0, record=True)
@@ -316,6 +357,11 @@ def kubesched_step(config: Any, objs: list[dict[str, Any]], nodes: list[dict[str
     for p, raw in pending_pods:
         store.add("Pod", p, raw)
     sched.run_until_idle(after_each=store.flush)
+    for qpi in list(sched.queue.pending()):
+        if qpi.gated and qpi.pod.spec.scheduling_gates:
+            # the API server sets this condition on pods created with scheduling gates
+            store.update_pod_condition(qpi.pod, "False", "SchedulingGated",
+                                       "Scheduling is blocked due to non-empty scheduling gates")
     store.flush()
     key = f"{NS}/{pod['metadata']['name']}"
     cur = store.pods.get(key)
@@ -334,17 +380,86 @@ def kubesched_step(config: Any, objs: list[dict[str, Any]], nodes: list[dict[str
     return node, msg, top, victims
 
 
-def run_cluster(seed: int, settle_s: float, verbose: bool, report: Report) -> None:
+def mirror_bound(cp: ControlPlane, want: list[dict[str, Any]]) -> None:
+    """Make the pods of ``cp`` exactly ``want`` (upstream's bound, non-terminating pods), each
+    bound to the same node with the same ``status.startTime``: pods elsewhere or extra are
+    deleted at once (grace 0), missing ones created with ``spec.nodeName``."""
+    have = _pods(cp)
+    by_name = {p["metadata"]["name"]: p for p in want}
+    for name, p in list(have.items()):
+        w = by_name.get(name)
+        if w is None or p["spec"].get("nodeName") != w["spec"]["nodeName"] or p["metadata"].get("deletionTimestamp"):
+            cp.request("DELETE", f"/api/v1/namespaces/{NS}/pods/{name}",
+                       {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0})
+            have.pop(name)
+    for name, w in sorted(by_name.items()):
+        if name in have:
+            continue
+        body = _strip(w)
+        body["metadata"] = {k: v for k, v in body["metadata"].items() if k in ("name", "namespace", "labels")}
+        start = body.pop("status", {}).get("startTime")
+        _create(cp, body)
+        if start:
+            cp.request("PATCH", f"/api/v1/namespaces/{NS}/pods/{name}/status", {"status": {"startTime": start}},
+                       headers={"Content-Type": "application/strategic-merge-patch+json"})
+
+
+def compare(name: str, areas: set[str], up: tuple[str | None, str, list[str]],
+            other: tuple[str | None, str, list[str]], top: list[str], who: str) -> Result:
+    """Compare one pod's outcome upstream (node, message, victims) with ``who``'s: nodes agree
+    when both are in the engine's top-score set (or equal), messages must be equal, victims
+    the same."""
+    up_node, up_msg, up_victims = up
+    ks_node, ks_msg, ks_victims = other
+
+    def same_node() -> bool:
+        return up_node == ks_node or (up_node in top and ks_node in top)
+
+    if up_victims or ks_victims:
+        ok = up_victims == ks_victims and bool(up_node) == bool(ks_node) and (not up_node or same_node())
+        return Result(name, areas | {"preemption"}, ok, "preempted" if ok else "preemption",
+                      f"upstream victims {up_victims} node {up_node}; {who} victims {ks_victims} node {ks_node} "
+                      f"top {top}")
+    if up_node and ks_node:
+        ok = same_node()
+        return Result(name, areas, ok, "bound" if ok else "node", f"upstream {up_node}; {who} {ks_node}, top {top}")
+    if not up_node and not ks_node:
+        ok = up_msg == ks_msg
+        return Result(name, areas, ok, "unschedulable" if ok else "message",
+                      f"upstream: {up_msg!r}" + ("" if ok else f"\n      {who}: {ks_msg!r}"))
+    return Result(name, areas, False, "outcome",
+                  f"upstream node {up_node} msg {up_msg!r}; {who} node {ks_node} msg {ks_msg!r}")
+
+
+def run_cluster(seed: int, settle_s: float, verbose: bool, report: Report,
+                run_report: Report | None = None) -> None:
+    """One generated cluster: upstream live, kubesched's engine per step, and with
+    ``run_report`` also ``kubesched run`` live on a second API server."""
     objs, pods, areas = generate(seed)
     config = decode_config(SCHED_CONFIG)
     cp = ControlPlane.start()
+    run_cp: ControlPlane | None = None
+    run_agree = 0
     try:
         for o in objs:
             _create(cp, o)
+        if run_report is not None:
+            run_cp = ControlPlane.start()
+            for o in objs:
+                _create(run_cp, o)
+            run_cp.start_kubesched_run(SCHED_CONFIG)
         nodes_api = cp.request("GET", "/api/v1/nodes")[2]["items"]
         nodes = [{"apiVersion": "v1", "kind": "Node",
                   "metadata": {k: v for k, v in n["metadata"].items() if k in ("name", "labels")},
                   "spec": n.get("spec", {}), "status": n["status"]} for n in nodes_api]
+        # PVs and claims as the API server stored them (no PV controller runs: claims keep an
+        # empty status, bound by volumeName + the bind-completed annotation)
+        stored = [o for o in objs if o["kind"] == "PriorityClass"]
+        for kind, path in (("PersistentVolume", "/api/v1/persistentvolumes"),
+                           ("PersistentVolumeClaim", f"/api/v1/namespaces/{NS}/persistentvolumeclaims")):
+            for item in cp.request("GET", path)[2]["items"]:
+                item["metadata"].pop("managedFields", None)
+                stored.append({"apiVersion": "v1", "kind": kind, **item})
         cp.start_kube_scheduler(SCHED_CONFIG)
         kubelet = FakeKubelet()
         before = _pods(cp)
@@ -368,32 +483,42 @@ def run_cluster(seed: int, settle_s: float, verbose: bool, report: Report) -> No
                 if not p["spec"].get("nodeName") and p.get("status", {}).get("nominatedNodeName")
                 and not p["metadata"].get("deletionTimestamp")
             ]
-            ks_node, ks_msg, top, ks_victims = kubesched_step(config, objs, nodes, bound_before, created, nominated)
-            if up_victims or ks_victims:
-                ok = up_victims == ks_victims and bool(up_node) == bool(ks_node) and (not up_node or up_node in top or up_node == ks_node)
-                r = Result(name, areas[name] | {"preemption"}, ok, "preempted" if ok else "preemption",
-                           f"upstream victims {up_victims} node {up_node}; kubesched victims {ks_victims} node {ks_node} top {top}")
-            elif up_node and ks_node:
-                ok = up_node in top or up_node == ks_node
-                r = Result(name, areas[name], ok, "bound" if ok else "node",
-                           f"upstream {up_node}; kubesched {ks_node}, top {top}")
-            elif not up_node and not ks_node:
-                ok = up_msg == ks_msg
-                r = Result(name, areas[name], ok, "unschedulable" if ok else "message",
-                           f"upstream: {up_msg!r}" + ("" if ok else f"\n      kubesched: {ks_msg!r}"))
-            else:
-                ok = False
-                r = Result(name, areas[name], False, "outcome",
-                           f"upstream node {up_node} msg {up_msg!r}; kubesched node {ks_node} msg {ks_msg!r}")
+            ks_node, ks_msg, top, ks_victims = kubesched_step(config, stored, nodes, bound_before, created, nominated)
+            r = compare(name, areas[name], (up_node, up_msg, up_victims), (ks_node, ks_msg, ks_victims),
+                        top, "kubesched")
+            ok = r.agree
             report.add(r)
             total += 1
             agree += ok
             if verbose or not ok:
                 print(f"  seed {seed} {name} [{','.join(sorted(r.areas))}] {'ok' if ok else 'DIFF ' + r.kind}: {r.detail}")
+            if run_cp is not None and run_report is not None:
+                # kubesched run, on its own API server holding upstream's state before this pod
+                mirror_bound(run_cp, bound_before)
+                mirrored = {p["metadata"]["name"] for p in bound_before}
+                _create(run_cp, pod)
+                run_after = settle(run_cp, name, settle_s)
+                rp = run_after.get(name)
+                run_node = rp["spec"].get("nodeName") if rp else None
+                rc = _cond(rp) if rp else None
+                run_msg = rc.get("message", "") if rc and rc["status"] == "False" else ""
+                run_victims = sorted(n for n in mirrored if n not in run_after)
+                rr = compare(name, areas[name], (up_node, up_msg, up_victims), (run_node, run_msg, run_victims),
+                             top, "kubesched run")
+                if nominated:
+                    rr.detail += f" (upstream had nominated pods pending, not mirrored: {sorted(p['metadata']['name'] for p in nominated)})"
+                run_report.add(rr)
+                run_agree += rr.agree
+                if verbose or not rr.agree:
+                    print(f"  seed {seed} {name} run [{','.join(sorted(rr.areas))}] "
+                          f"{'ok' if rr.agree else 'DIFF ' + rr.kind}: {rr.detail}")
             before = after
-        print(f"cluster seed {seed}: {len(nodes)} nodes, {total} pods, {agree}/{total} agree")
+        print(f"cluster seed {seed}: {len(nodes)} nodes, {total} pods, {agree}/{total} agree"
+              + (f"; kubesched run {run_agree}/{total}" if run_cp is not None else ""))
     finally:
         cp.stop()
+        if run_cp is not None:
+            run_cp.stop()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -402,6 +527,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--clusters", type=int, default=1, help="number of clusters (seeds seed..seed+n-1)")
     ap.add_argument("--settle", type=float, default=1.0, help="seconds an unschedulable pod must stay unchanged")
     ap.add_argument("--dump", help="write the generated manifests of --seed to this file and exit")
+    ap.add_argument("--run", action="store_true",
+                    help="also run `kubesched run` live on a second kube-apiserver, fed upstream's state before "
+                         "each pod, and compare it with upstream too")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args(argv)
     if a.dump:
@@ -410,12 +538,22 @@ def main(argv: list[str] | None = None) -> int:
             yaml.safe_dump_all(objs + pods, f, sort_keys=False)
         return 0
     report = Report()
+    run_report = Report() if a.run else None
     try:
         for s in range(a.seed, a.seed + a.clusters):
-            run_cluster(s, a.settle, a.verbose, report)
+            run_cluster(s, a.settle, a.verbose, report, run_report)
     except UpstreamNotBuilt as e:
         print(e, file=sys.stderr)
         return 2
+    diffs = summarize("kubesched engine vs upstream", report)
+    if run_report is not None:
+        diffs += summarize("kubesched run vs upstream", run_report)
+    return 0 if not diffs else 1
+
+
+def summarize(title: str, report: Report) -> int:
+    """Print agreement per area; returns the number of disagreements."""
+    print(f"== {title}")
     by_area: dict[str, Counter[str]] = defaultdict(Counter)
     for r in report.results:
         for area in r.areas:
@@ -427,7 +565,7 @@ def main(argv: list[str] | None = None) -> int:
     diffs = [r for r in report.results if not r.agree]
     print(f"total: {len(report.results) - len(diffs)}/{len(report.results)} pods agree")
     print(json.dumps({"kinds": Counter(r.kind for r in report.results)}))
-    return 0 if not diffs else 1
+    return len(diffs)
 
 
 if __name__ == "__main__":

@@ -323,11 +323,12 @@ class _Proc:
         return p.returncode
 
 
-def _spawn(name: str, argv: list[str], workdir: Path) -> _Proc:
+def _spawn(name: str, argv: list[str], workdir: Path, env: dict[str, str] | None = None) -> _Proc:
     log_path = workdir / f"{name}.log"
     log_file = open(log_path, "ab")  # noqa: SIM115 - closed by _Proc.stop
     popen = subprocess.Popen(
         argv,
+        env=env,
         stdin=subprocess.DEVNULL,
         stdout=log_file,
         stderr=subprocess.STDOUT,
@@ -762,6 +763,56 @@ class ControlPlane:
             return proc
         assert last is not None
         raise last
+
+    def start_kubesched_run(
+        self,
+        config: dict[str, Any] | None = None,
+        *,
+        user: str = "system:kube-scheduler",
+        verbosity: int = 2,
+        extra_args: Sequence[str] = (),
+        ready_timeout: float = 60.0,
+    ) -> _Proc:
+        """Start ``kubesched run`` (this checkout's, with the running interpreter) against this
+        API server, exactly as :meth:`start_kube_scheduler` starts upstream's: same
+        configuration handling, same identity, and waits for its ``/readyz``. Its log is
+        ``workdir/kubesched-run.log``; stopped by :meth:`stop` or :meth:`stop_kubesched_run`."""
+        kubeconfig = self.kubeconfig_for(user)
+        cfg: dict[str, Any] = dict(config or {})
+        cfg.setdefault("apiVersion", "kubescheduler.config.k8s.io/v1")
+        cfg.setdefault("kind", "KubeSchedulerConfiguration")
+        cfg["clientConnection"] = {**cfg.get("clientConnection", {}), "kubeconfig": str(kubeconfig)}
+        cfg.setdefault("leaderElection", {"leaderElect": False})
+        cfg_path = self.workdir / "kubesched-run-config.yaml"
+        cfg_path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+        last: UpstreamStartError | None = None
+        for _attempt in (1, 2):
+            port = free_port()
+            argv = [sys.executable, "-m", "kubesched.cli.main", "run", f"--config={cfg_path}",
+                    "--bind-address=127.0.0.1", f"--secure-port={port}", f"-v={verbosity}", *extra_args]
+            # this checkout's package first, whatever the child's working directory
+            root = str(Path(__file__).resolve().parents[2])
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+                [root, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))])}
+            proc = _spawn("kubesched-run", argv, self.workdir, env)
+            try:
+                self._wait(proc, f"https://127.0.0.1:{port}/readyz", ready_timeout,
+                           tls=False, ok=lambda body: True, insecure=True)
+            except UpstreamStartError as e:
+                proc.stop(grace=5)
+                last = e
+                continue
+            self._procs.append(proc)
+            return proc
+        assert last is not None
+        raise last
+
+    def stop_kubesched_run(self) -> int | None:
+        """Stop a ``kubesched run`` started by :meth:`start_kubesched_run`; its exit code."""
+        for i, p in enumerate(self._procs):
+            if p.name == "kubesched-run":
+                return self._procs.pop(i).stop()
+        return None
 
     def stop_kube_scheduler(self) -> int | None:
         """Stop a kube-scheduler started by :meth:`start_kube_scheduler`; returns its exit
