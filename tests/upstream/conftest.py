@@ -4,9 +4,9 @@
 once per test session on loopback (:mod:`kubesched.testing.upstream`); every test that needs
 it is skipped with the build command when the binaries are missing.
 
-``server`` is parametrised over the API servers the protocol tests hold to the same facts.
-Only the real kube-apiserver is wired for now; kubesched's own box (``kubesched apiserver``)
-is added here as another param once it exists on this branch. A server object offers
+``server`` is parametrised over the API servers the protocol tests hold to the same facts:
+the real kube-apiserver (skipped without ``make upstream``) and kubesched's own box
+(``kubesched apiserver``, always run). A server object offers
 ``name``, ``url``, ``kubeconfig``, ``request(method, path, body, headers=...)``,
 ``watch(path, ...)``, ``kubectl(*args, input=...)`` and ``compact()`` (forget history so
 that old resourceVersions expire).
@@ -16,15 +16,18 @@ from __future__ import annotations
 
 import secrets
 import shutil
+import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from kubesched.testing.upstream import ControlPlane, UpstreamNotBuilt, find_binaries
+from kubesched.apiserver.testing import ServerHandle, run_server
+from kubesched.testing.upstream import ControlPlane, UpstreamNotBuilt, find_binaries, http_request, http_watch
 
-#: API servers the protocol tests run against (``kubesched apiserver`` to be added).
-SERVERS = ["kube-apiserver"]
+#: API servers the protocol tests run against.
+SERVERS = ["kube-apiserver", "kubesched-apiserver"]
 
 
 class UpstreamServer:
@@ -56,6 +59,48 @@ class UpstreamServer:
         self.cp.restart_apiserver()
 
 
+class BoxServer:
+    """kubesched's own API server (``kubesched apiserver``, in a background thread over HTTPS)
+    behind the same interface."""
+
+    name = "kubesched-apiserver"
+
+    def __init__(self, srv: ServerHandle, workdir: Path) -> None:
+        self.srv = srv
+        self.url = srv.url
+        assert srv.kubeconfig_path is not None
+        self.kubeconfig = srv.kubeconfig_path
+        self.workdir = workdir
+
+    def request(self, method: str, path: str, body: Any = None, *, headers: dict[str, str] | None = None,
+                timeout: float = 30.0, **_: Any) -> tuple[int, dict[str, str], Any]:
+        return http_request(self.url + path, self.srv.token, self.srv.ssl_context(), method, body,
+                            headers=headers, timeout=timeout)
+
+    def watch(self, path: str, *, max_events: int = 1000, timeout: float = 10.0,
+              **_: Any) -> tuple[int, dict[str, str], list[dict[str, Any]]]:
+        return http_watch(self.url + path, self.srv.token, self.srv.ssl_context(), max_events=max_events,
+                          timeout=timeout)
+
+    def kubectl(self, *args: str, input: str | bytes | None = None, timeout: float = 60.0,
+                check: bool = True, **_: Any) -> subprocess.CompletedProcess[str]:
+        data = input.decode() if isinstance(input, bytes) else input
+        argv = ["kubectl", f"--kubeconfig={self.kubeconfig}", f"--cache-dir={self.workdir / 'kubectl-cache'}",
+                *args]
+        return subprocess.run(argv, input=data, capture_output=True, text=True, timeout=timeout, check=check)
+
+    def compact(self) -> None:
+        """Forget all history before now (the store's compaction, as etcd's)."""
+        self.srv.call(lambda s: s.store.compact())
+
+
+@pytest.fixture(scope="session")
+def box_api_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BoxServer]:
+    workdir = tmp_path_factory.mktemp("box")
+    with run_server(workdir / "kubeconfig") as srv:
+        yield BoxServer(srv, workdir)
+
+
 @pytest.fixture(scope="session")
 def upstream_control_plane() -> Iterator[ControlPlane]:
     try:
@@ -73,6 +118,8 @@ def upstream_control_plane() -> Iterator[ControlPlane]:
 def server(request: pytest.FixtureRequest) -> Any:
     if request.param == "kube-apiserver":
         return UpstreamServer(request.getfixturevalue("upstream_control_plane"))
+    if request.param == "kubesched-apiserver":
+        return request.getfixturevalue("box_api_server")
     raise AssertionError(f"unknown server {request.param}")  # pragma: no cover
 
 

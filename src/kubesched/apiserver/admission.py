@@ -275,6 +275,25 @@ def _default_service(obj: dict[str, Any]) -> None:
         spec.setdefault("allocateLoadBalancerNodePorts", True)
 
 
+#: The ``metav1.Time`` fields of each kind's status conditions: a zero Time is encoded as
+#: ``null`` by Go (``omitempty`` does not omit a struct), so the real API server answers
+#: ``"lastProbeTime": null`` for a condition written without one.
+_CONDITION_TIMES = {"pods": ("lastProbeTime", "lastTransitionTime"),
+                    "nodes": ("lastHeartbeatTime", "lastTransitionTime")}
+
+
+def _null_condition_times(resource: str, obj: dict[str, Any]) -> None:
+    fields = _CONDITION_TIMES.get(resource)
+    status = obj.get("status") if fields else None
+    conds = status.get("conditions") if isinstance(status, dict) else None
+    if not fields or not isinstance(conds, list):
+        return
+    for c in conds:
+        if isinstance(c, dict):
+            for f in fields:
+                c.setdefault(f, None)
+
+
 def apply_defaults(resource: str, obj: dict[str, Any]) -> dict[str, Any]:
     """Upstream v1 defaulting (``pkg/apis/core/v1/defaults.go``, ``pkg/apis/apps/v1/defaults.go``,
     ``pkg/apis/batch/v1/defaults.go``) for pods, pod templates of workloads, nodes, services,
@@ -426,6 +445,8 @@ def admit(
     if sub:
         if base == "nodes" and sub == "status":
             apply_defaults("nodes/status", out)
+        if sub == "status":
+            _null_condition_times(base, out)
         return out
     group, kind = _KINDS.get(base, ("", str(out.get("kind") or "")))
     if base not in _KINDS:
@@ -439,6 +460,7 @@ def admit(
         out = _drop_nulls(out)
     fieldvalidation.prune_unknown_fields((group, version, kind), out)
     apply_defaults(base, out)
+    _null_condition_times(base, out)
     if base == "pods":
         if operation == "CREATE":
             out["status"] = {"phase": "Pending", "qosClass": pod_qos_class(out)}

@@ -109,9 +109,12 @@ class APIError(Exception):
 
     @classmethod
     def too_large_rv(cls, requested: int, current: int) -> APIError:
-        return cls(_status(504, "Timeout", f"Too large resource version: {requested}, current: {current}",
+        """``storage.NewTooLargeResourceVersionError`` (staging/src/k8s.io/apiserver/pkg/storage/
+        errors.go): a Timeout whose message carries both versions, and a cause of type
+        ``ResourceVersionTooLarge``."""
+        return cls(_status(504, "Timeout", f"Timeout: Too large resource version: {requested}, current: {current}",
                            {"causes": [{"reason": "ResourceVersionTooLarge",
-                                        "message": f"Too large resource version: {requested}, current: {current}"}],
+                                        "message": "Too large resource version"}],
                             "retryAfterSeconds": 1}))
 
     @classmethod

@@ -444,6 +444,7 @@ class APIServer:
             return await self._bind(request, r)
         if r.name is None:
             if m == "GET":
+                await self._wait_fresh(request)
                 if request.query.get("watch") in ("1", "true", "True"):
                     return await self._watch(request, r)
                 return self._list(request, r)
@@ -764,7 +765,11 @@ class APIServer:
                         ('resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for '
                         'resourceVersion "0"'))])
                 if rv_match == "Exact" and rv is not None and rv > 0:
-                    entries = store.list_at(info.key, rv, ns)
+                    try:
+                        entries = store.list_at(info.key, rv, ns)
+                    except Compacted:
+                        # served by storage, not the watch cache: etcd3's interpretListError
+                        raise APIError.expired("The resourceVersion for the provided list is too old.") from None
                     list_rv = rv
                 else:
                     if rv is not None and rv > store.current_rev:
@@ -815,6 +820,21 @@ class APIServer:
             snaps.popitem(last=False)
 
     # ------------------------------------------------------------------ watch
+    async def _wait_fresh(self, request: web.Request) -> None:
+        """A list or watch from a resourceVersion the store has not reached yet waits up to 3 s
+        for it, as the watch cache's ``waitUntilFreshAndBlock`` (``blockTimeout``) does; the
+        handler then answers 504 ``ResourceVersionTooLarge`` if it is still ahead."""
+        rv_s = request.query.get("resourceVersion")
+        if not rv_s or request.query.get("continue") or request.query.get("resourceVersionMatch") == "Exact":
+            return
+        try:
+            rv = int(rv_s)
+        except ValueError:
+            return  # the handler reports it
+        deadline = asyncio.get_running_loop().time() + 3.0
+        while rv > self.store.current_rev and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.05)
+
     async def _watch(self, request: web.Request, r: _Route, name: str | None = None) -> web.StreamResponse:
         info, q = r.info, request.query
         lsel, fsel = self._parse_selectors(request, info)
@@ -1570,12 +1590,20 @@ class APIServer:
         def conflict(why: str) -> APIError:
             return APIError.conflict("pods/binding", "", name, why)
 
+        def precondition_failed(why: str) -> APIError:
+            # the storage layer's precondition check (GuaranteedUpdate with the binding's UID
+            # and resourceVersion), passed through by storeerr.InterpretUpdateError as a
+            # Conflict on "pods" (pkg/registry/core/pod/storage/storage.go setPodNodeAndMetadata)
+            return APIError.conflict("pods", "", name, f"StorageError: invalid object, Code: 4, Key: "
+                                     f"/registry/pods/{ns}/{name}, ResourceVersion: 0, AdditionalErrorMsg: {why}")
+
         if bmd.get("uid") and bmd["uid"] != md.get("uid"):
-            raise conflict(f"Precondition failed: UID in precondition: {bmd['uid']}, UID in object meta: "
-                           f"{md.get('uid')}")
+            raise precondition_failed(f"Precondition failed: UID in precondition: {bmd['uid']}, "
+                                      f"UID in object meta: {md.get('uid')}")
         if bmd.get("resourceVersion") and bmd["resourceVersion"] != md.get("resourceVersion"):
-            raise conflict(f"Precondition failed: ResourceVersion in precondition: {bmd['resourceVersion']}, "
-                           f"ResourceVersion in object meta: {md.get('resourceVersion')}")
+            raise precondition_failed(f"Precondition failed: ResourceVersion in precondition: "
+                                      f"{bmd['resourceVersion']}, ResourceVersion in object meta: "
+                                      f"{md.get('resourceVersion')}")
         if md.get("deletionTimestamp"):
             raise conflict(f"pod {name} is being deleted, cannot be assigned to a host")
         if spec.get("nodeName"):

@@ -69,6 +69,8 @@ __all__ = [
     "UpstreamNotBuilt",
     "UpstreamStartError",
     "find_binaries",
+    "http_request",
+    "http_watch",
     "unique_name",
 ]
 
@@ -628,25 +630,9 @@ class ControlPlane:
         headers: dict[str, str] | None = None,
         timeout: float = 30.0,
     ) -> tuple[int, dict[str, str], Any]:
-        """One HTTP request as ``user``: returns (status, headers, decoded JSON body or raw bytes).
-        ``body`` that is not bytes is sent as JSON."""
-        data = body if isinstance(body, (bytes, type(None))) else json.dumps(body).encode()
-        req = urllib.request.Request(self.url + path, data=data, method=method)
-        req.add_header("Authorization", f"Bearer {self.tokens[user]}")
-        req.add_header("Accept", "application/json")
-        if data is not None:
-            req.add_header("Content-Type", "application/json")
-        for k, v in (headers or {}).items():
-            req.add_header(k, v)
-        try:
-            with urllib.request.urlopen(req, timeout=timeout, context=self.ssl_context()) as r:
-                status, hdrs, raw = int(r.status), dict(r.headers.items()), r.read()
-        except urllib.error.HTTPError as e:
-            status, hdrs, raw = int(e.code), dict(e.headers.items()), e.read()
-        try:
-            return status, hdrs, json.loads(raw)
-        except ValueError:
-            return status, hdrs, raw
+        """One HTTP request as ``user`` (:func:`http_request`)."""
+        return http_request(self.url + path, self.tokens[user], self.ssl_context(), method, body,
+                            headers=headers, timeout=timeout)
 
     def watch(
         self,
@@ -656,30 +642,9 @@ class ControlPlane:
         max_events: int = 1000,
         timeout: float = 10.0,
     ) -> tuple[int, dict[str, str], list[dict[str, Any]]]:
-        """Open a watch (``path`` must carry ``watch=1`` and should carry ``timeoutSeconds``)
-        and read events, one JSON object per line, until the server ends the stream,
-        ``max_events`` arrived, or a read waits ``timeout`` seconds. Returns (status, headers,
-        events); on a non-200 answer the events list holds the decoded error body."""
-        req = urllib.request.Request(self.url + path, method="GET")
-        req.add_header("Authorization", f"Bearer {self.tokens[user]}")
-        req.add_header("Accept", "application/json")
-        events: list[dict[str, Any]] = []
-        try:
-            r = urllib.request.urlopen(req, timeout=timeout, context=self.ssl_context())
-        except urllib.error.HTTPError as e:
-            return int(e.code), dict(e.headers.items()), [json.loads(e.read())]
-        with r:
-            hdrs = dict(r.headers.items())
-            try:
-                while len(events) < max_events:
-                    line = r.readline()
-                    if not line:
-                        break
-                    if line.strip():
-                        events.append(json.loads(line))
-            except TimeoutError:
-                pass
-            return int(r.status), hdrs, events
+        """Open a watch as ``user`` (:func:`http_watch`)."""
+        return http_watch(self.url + path, self.tokens[user], self.ssl_context(),
+                          max_events=max_events, timeout=timeout)
 
     def etcd_revision(self) -> int:
         """etcd's current revision (through etcd's gRPC gateway, ``POST /v3/kv/range``)."""
@@ -826,6 +791,59 @@ class ControlPlane:
         """(process name, log tail) for each running process, for failure reports."""
         for p in self._procs:
             yield p.name, p.log_tail()
+
+
+def http_request(url: str, token: str | None, context: ssl.SSLContext | None, method: str, body: Any = None, *,
+                 headers: dict[str, str] | None = None, timeout: float = 30.0) -> tuple[int, dict[str, str], Any]:
+    """One HTTP request with a bearer ``token``: returns (status, headers, decoded JSON body or
+    raw bytes). ``body`` that is not bytes is sent as JSON."""
+    data = body if isinstance(body, (bytes, type(None))) else json.dumps(body).encode()
+    req = urllib.request.Request(url, data=data, method=method)
+    if token:
+        req.add_header("Authorization", f"Bearer {token}")
+    req.add_header("Accept", "application/json")
+    if data is not None:
+        req.add_header("Content-Type", "application/json")
+    for k, v in (headers or {}).items():
+        req.add_header(k, v)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout, context=context) as r:
+            status, hdrs, raw = int(r.status), dict(r.headers.items()), r.read()
+    except urllib.error.HTTPError as e:
+        status, hdrs, raw = int(e.code), dict(e.headers.items()), e.read()
+    try:
+        return status, hdrs, json.loads(raw)
+    except ValueError:
+        return status, hdrs, raw
+
+
+def http_watch(url: str, token: str | None, context: ssl.SSLContext | None, *, max_events: int = 1000,
+               timeout: float = 10.0) -> tuple[int, dict[str, str], list[dict[str, Any]]]:
+    """Open a watch (``url`` must carry ``watch=1`` and should carry ``timeoutSeconds``) and
+    read events, one JSON object per line, until the server ends the stream, ``max_events``
+    arrived, or a read waits ``timeout`` seconds. Returns (status, headers, events); on a
+    non-200 answer the events list holds the decoded error body."""
+    req = urllib.request.Request(url, method="GET")
+    if token:
+        req.add_header("Authorization", f"Bearer {token}")
+    req.add_header("Accept", "application/json")
+    events: list[dict[str, Any]] = []
+    try:
+        r = urllib.request.urlopen(req, timeout=timeout, context=context)
+    except urllib.error.HTTPError as e:
+        return int(e.code), dict(e.headers.items()), [json.loads(e.read())]
+    with r:
+        hdrs = dict(r.headers.items())
+        try:
+            while len(events) < max_events:
+                line = r.readline()
+                if not line:
+                    break
+                if line.strip():
+                    events.append(json.loads(line))
+        except TimeoutError:
+            pass
+        return int(r.status), hdrs, events
 
 
 @contextlib.contextmanager
