@@ -47,7 +47,7 @@ NAME = "VolumeRestrictions"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 ERR_REASON_DISK_CONFLICT = "node(s) had no available disk"
 ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT = (
-    "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode")
+    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod")
 _DISK_SOURCES = ("gce_persistent_disk", "aws_elastic_block_store", "rbd", "iscsi")
 
 
