@@ -61,6 +61,9 @@ from kubesched.sim.simulate import build_store
 from kubesched.testing.upstream import ControlPlane, UpstreamNotBuilt
 
 NS = "default"
+#: container images some nodes already hold (ImageLocality), with their sizes in bytes
+IMAGES = {"docker.io/library/nginx:1.27": 70_000_000, "docker.io/library/redis:7.4": 140_000_000,
+          "quay.io/prometheus/prometheus:v3.0.0": 900_000_000}
 SCHED_CONFIG: dict[str, Any] = {
     "apiVersion": "kubescheduler.config.k8s.io/v1",
     "kind": "KubeSchedulerConfiguration",
@@ -95,6 +98,11 @@ def generate(seed: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dic
                        "allocatable": {"cpu": cpu, "memory": mem, "pods": "110"},
                        "conditions": [{"type": "Ready", "status": "True"}]},
         }
+        # images already pulled (ImageLocality), and now and then a cordoned node (NodeUnschedulable)
+        node["status"]["images"] = [{"names": [img], "sizeBytes": size} for img, size in IMAGES.items()
+                                    if rnd.random() < 0.4]
+        if rnd.random() < 0.1:
+            node["spec"]["unschedulable"] = True
         r = rnd.random()
         if r < 0.2:
             node["spec"]["taints"] = [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]
@@ -137,7 +145,10 @@ def generate(seed: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dic
         name = f"pod-{i:02d}"
         app = rnd.choice(["web", "db", "cache"])
         a = {"resources"}
-        spec: dict[str, Any] = {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10", "resources": {
+        image = rnd.choice([*IMAGES, "registry.k8s.io/pause:3.10"])
+        if image in IMAGES:
+            a.add("images")
+        spec: dict[str, Any] = {"containers": [{"name": "c", "image": image, "resources": {
             "requests": {"cpu": rnd.choice(["100m", "500m", "1", "1500m", "3"]),
                          "memory": rnd.choice(["128Mi", "1Gi", "2Gi", "6Gi"])}}}]}
         if rnd.random() < 0.2:
