@@ -404,11 +404,16 @@ def mirror_bound(cp: ControlPlane, want: list[dict[str, Any]]) -> None:
                        {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0})
             have.pop(name)
     for name, w in sorted(by_name.items()):
+        start = (w.get("status") or {}).get("startTime")
         if name in have:
+            # bound here by kubesched run itself: no kubelet gave it upstream's start time
+            if start and (have[name].get("status") or {}).get("startTime") != start:
+                cp.request("PATCH", f"/api/v1/namespaces/{NS}/pods/{name}/status", {"status": {"startTime": start}},
+                           headers={"Content-Type": "application/strategic-merge-patch+json"})
             continue
         body = _strip(w)
         body["metadata"] = {k: v for k, v in body["metadata"].items() if k in ("name", "namespace", "labels")}
-        start = body.pop("status", {}).get("startTime")
+        body.pop("status", None)
         _create(cp, body)
         if start:
             cp.request("PATCH", f"/api/v1/namespaces/{NS}/pods/{name}/status", {"status": {"startTime": start}},
