@@ -226,6 +226,25 @@ def test_bind_error_forgets_the_assumed_pod_and_requeues_it() -> None:
     assert [e[1] for e in store.events] == ["FailedScheduling"]
 
 
+def test_in_flight_events_are_freed_once_permit_passed() -> None:
+    """Upstream ``bindingCycle`` calls ``SchedulingQueue.Done`` right after WaitOnPermit: the
+    cluster events recorded while the pod was in flight are dropped before PreBind/Bind, and a
+    Bind failure then goes to backoff (``determineSchedulingHintForInFlightPod`` without events)."""
+    seen: list[bool] = []
+
+    class FailingStore(ClusterStore):
+        async def bind(self, pod, node_name):
+            seen.append(sched.queue._in_flight.get("default/p") is not None)
+            raise BindError("etcdserver: request timed out", 500)
+
+    sched, store, _ = _setup(store=FailingStore())
+    _add(store, "p", cpu="3")
+    a = sched.schedule_one()
+    assert a.result == "error"
+    assert seen == [False]  # no longer tracked as in flight while binding
+    assert sched.queue.where("default/p") == "backoff"
+
+
 def test_bind_conflict_on_a_pod_the_store_shows_assigned_is_not_requeued() -> None:
     """Upstream ``handleSchedulingFailure``: "Pod has been assigned to node. Abort adding it back
     to queue." — here someone else bound the pod while it waited on Permit."""

@@ -319,13 +319,20 @@ class SchedulingQueue:
         self._entries.pop(key, None)
         self._where.pop(key, None)
 
+    def done_in_flight(self, key: str) -> None:
+        """Upstream ``Done`` called in the binding cycle once Permit has passed: the events
+        recorded while the pod was in flight are freed (a PreBind/Bind failure after this point
+        sends the pod to backoff whatever happened meanwhile); the pod's entry stays until
+        :meth:`done` or :meth:`add_unschedulable_if_not_present`."""
+        self._in_flight.pop(key, None)
+
     def add_unschedulable_if_not_present(self, qpi: QueuedPodInfo) -> None:
         """After a failed attempt (upstream ``AddUnschedulableIfNotPresent``). An error (no
         rejecting plugin) bumps ConsecutiveErrorsCount, a rejection bumps UnschedulableCount and
         resets it; then the events received while the pod was in flight decide, through the
         hints, between activeQ (a Pending plugin's hint said Queue), backoffQ/activeQ (Queue from
         another plugin, or an error) and unschedulablePods (every hint said Skip)."""
-        events = self._in_flight.pop(qpi.key, [])
+        events = self._in_flight.pop(qpi.key, None)
         if qpi.key not in self._entries or qpi.key in self._where:
             return
         if not qpi.unschedulable_plugins and not qpi.pending_plugins:
@@ -334,7 +341,10 @@ class SchedulingQueue:
             qpi.unschedulable_count += 1
             qpi.consecutive_errors_count = 0
         qpi.timestamp = self.now()
-        self._requeue(qpi, self._strategy_for_in_flight(qpi, events), "ScheduleAttemptFailure")
+        # no longer in flight (Done already called): upstream's clusterEventsForPod fails and
+        # determineSchedulingHintForInFlightPod falls back to queueAfterBackoff
+        strategy = QUEUE_AFTER_BACKOFF if events is None else self._strategy_for_in_flight(qpi, events)
+        self._requeue(qpi, strategy, "ScheduleAttemptFailure")
 
     def _strategy_for_in_flight(self, qpi: QueuedPodInfo, events: list[tuple[ClusterEvent, Any, Any]]) -> int:
         """Upstream ``determineSchedulingHintForInFlightPod``."""

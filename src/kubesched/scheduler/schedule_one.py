@@ -334,6 +334,9 @@ async def binding_cycle(sched: Scheduler, sp: ScheduledPod) -> Attempt:
         if st.is_rejected():
             st = _node_fit_error(sp.key, sp.node, st, unschedulable_plugins={st.plugin})
         return handle_binding_cycle_error(sched, sp, st)
+    # upstream calls Done here: past Permit the pod can no longer be "unschedulable", so the
+    # events recorded while it was in flight are no longer needed
+    sched.queue.done_in_flight(sp.key)
     st = await fw.run_pre_bind_plugins(sp.state, sp.assumed_pod, sp.node) if fw.pre_bind_plugins else None
     if st is None:
         st = await fw.run_bind_plugins(sp.state, sp.assumed_pod, sp.node)
