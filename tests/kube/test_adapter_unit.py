@@ -49,6 +49,23 @@ def test_same_condition_is_no_patch_and_message_change_keeps_transition_time() -
                                                 "reason": None, "message": None}]
 
 
+def test_observed_generation_as_upstream_update_pod() -> None:
+    """v1.34 (PodObservedGenerationTracking, beta, on): the PodScheduled condition carries the
+    pod's metadata.generation; a patch is sent only when UpdatePodCondition sees a change, and
+    then the element carries the generation if it moved."""
+    gen3 = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "m1",
+            "observedGeneration": 3}
+    new = pod_status_patch(mk(), gen3, None, NOW)
+    assert new is not None and new["status"]["conditions"][0]["observedGeneration"] == 3
+    pod = mk([{**gen3, "observedGeneration": 2}])
+    assert pod_status_patch(pod, gen3, None, NOW) is None  # only the generation differs: no patch
+    patch = pod_status_patch(pod, {**gen3, "message": "m2"}, None, NOW)
+    assert patch is not None
+    assert patch["status"]["conditions"] == [{"type": "PodScheduled", "message": "m2", "observedGeneration": 3}]
+    unset = pod_status_patch(mk(), {**gen3, "observedGeneration": 0}, None, NOW)
+    assert unset is not None and "observedGeneration" not in unset["status"]["conditions"][0]
+
+
 def test_nominated_node_name_override_and_clear() -> None:
     pod = mk(nominated="n1")
     assert pod_status_patch(pod, None, "n1") is None

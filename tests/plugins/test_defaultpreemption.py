@@ -111,7 +111,7 @@ class FakeCluster:
         self.pods.pop(f"{pod.metadata.namespace}/{pod.metadata.name}", None)
 
     def add_pod_condition(self, pod, cond) -> None:  # noqa: ANN001
-        self.conditions.append((pod.metadata.name, PodCondition(**cond)))
+        self.conditions.append((pod.metadata.name, decode(PodCondition, cond)))
 
     def record_event(self, obj, event_type, reason, action, message, related=None) -> None:  # noqa: ANN001
         self.events.append((obj.metadata.name, event_type, reason, action, message))

@@ -147,8 +147,9 @@ def test_run_binds_once_and_reports_like_kube_scheduler(
             mine, oracle = scheduled_cond(ps[a]), scheduled_cond(ps[b])
             assert mine is not None and oracle is not None
             assert oracle["reason"] == "Unschedulable"
-            assert (mine["status"], mine["reason"], mine["message"]) == \
-                (oracle["status"], oracle["reason"], oracle["message"]), a
+            assert oracle.get("observedGeneration") == ps[b]["metadata"]["generation"] == 1  # v1.34: tracked
+            assert (mine["status"], mine["reason"], mine["message"], mine.get("observedGeneration")) == \
+                (oracle["status"], oracle["reason"], oracle["message"], oracle.get("observedGeneration")), a
         assert "untolerated taint" in str(scheduled_cond(ps["picky"]))
         assert "nodeName" not in ps["other"]["spec"] and not ps["other"]["status"].get("conditions")
 

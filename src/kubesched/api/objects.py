@@ -106,6 +106,7 @@ class ObjectMeta(_Base):
     deletion_timestamp: str | None = None
     owner_references: list[OwnerReference] = []
     resource_version: str = ""
+    generation: int = 0
 
 
 class LabelSelectorRequirement(_Base):
@@ -269,6 +270,7 @@ class PodCondition(_Base):
     reason: str = ""
     message: str = ""
     last_transition_time: str | None = None
+    observed_generation: int = 0
 
 
 class PodStatus(_Base):

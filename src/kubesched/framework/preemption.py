@@ -668,7 +668,10 @@ class Evaluator:
         else:
             client.add_pod_condition(victim, {
                 "type": DISRUPTION_TARGET, "status": "True", "reason": REASON_PREEMPTION_BY_SCHEDULER,
-                "message": f"{preemptor.spec.scheduler_name}: preempting to accommodate a higher priority pod"})
+                "message": f"{preemptor.spec.scheduler_name}: preempting to accommodate a higher priority pod",
+                # CalculatePodConditionObservedGeneration with PodObservedGenerationTracking
+                # (beta, on in v1.34): the victim's metadata.generation
+                "observedGeneration": victim.metadata.generation})
             client.delete_pod(victim)
         uid = preemptor.metadata.uid or pod_key(preemptor)
         client.record_event(victim, "Normal", "Preempted", "Preempting",

@@ -75,7 +75,8 @@ def pod_status_patch(pod: Pod, condition: dict[str, Any] | None, nominated_node_
     ``nominatedNodeName`` overridden (when not None), as upstream ``updatePod`` +
     ``PatchPodStatus``; None when it would change nothing.
 
-    ``condition``: ``{"type", "status", "reason"?, "message"?}``. Its ``lastTransitionTime`` is
+    ``condition``: ``{"type", "status", "reason"?, "message"?, "observedGeneration"?}`` (a zero
+    ``observedGeneration`` is omitted, as Go's ``omitempty``). Its ``lastTransitionTime`` is
     ``now`` when the condition is new or its status flips, else the old one is kept
     (``podutil.UpdatePodCondition``). Conditions are a list merged by ``type``: the patch carries
     ``$setElementOrder/conditions`` and only the changed element (with only its changed fields).
@@ -88,6 +89,7 @@ def pod_status_patch(pod: Pod, condition: dict[str, Any] | None, nominated_node_
         new_status = condition.get("status", "")
         new_reason = condition.get("reason", "") or ""
         new_message = condition.get("message", "") or ""
+        new_generation = int(condition.get("observedGeneration") or 0)
         element: dict[str, Any] | None = None
         if old is None:
             element = {"type": ctype, "status": new_status, "lastProbeTime": None,
@@ -96,6 +98,8 @@ def pod_status_patch(pod: Pod, condition: dict[str, Any] | None, nominated_node_
                 element["reason"] = new_reason
             if new_message:
                 element["message"] = new_message
+            if new_generation:
+                element["observedGeneration"] = new_generation
             order = [c.type for c in conds] + [ctype]
         else:
             diff: dict[str, Any] = {}
@@ -106,6 +110,10 @@ def pod_status_patch(pod: Pod, condition: dict[str, Any] | None, nominated_node_
                 diff["reason"] = new_reason or None
             if (old.message or "") != new_message:
                 diff["message"] = new_message or None
+            if diff and old.observed_generation != new_generation:
+                # upstream patches only when UpdatePodCondition saw a change (status, reason,
+                # message, times); the whole condition is then replaced, generation included
+                diff["observedGeneration"] = new_generation or None
             if diff:
                 element = {"type": ctype, **diff}
             order = [c.type for c in conds]
@@ -292,7 +300,10 @@ class LiveClusterClient:
 
     def update_pod_condition(self, pod: Pod, status: str, reason: str, message: str,
                              nominated_node_name: str | None = None) -> None:
-        cond = {"type": "PodScheduled", "status": status, "reason": reason, "message": message}
+        # observedGeneration: CalculatePodConditionObservedGeneration with
+        # PodObservedGenerationTracking (beta, on by default in v1.34) = the pod's generation
+        cond = {"type": "PodScheduled", "status": status, "reason": reason, "message": message,
+                "observedGeneration": pod.metadata.generation}
         patch = pod_status_patch(pod, cond, nominated_node_name)
         if patch is not None:
             self._patch_status(pod, patch, "PodScheduled status patch")

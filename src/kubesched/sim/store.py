@@ -226,7 +226,9 @@ class ClusterStore:
             # upstream updatePod: UpdatePodCondition reports no change and the nomination is
             # unchanged → no patch is sent, so no informer update event follows
             return
-        cond = PodCondition(type="PodScheduled", status=status, reason=reason, message=message)
+        gen = cur.metadata.generation
+        cond = PodCondition(type="PodScheduled", status=status, reason=reason, message=message,
+                            observed_generation=gen)
         conds = [c for c in cur.status.conditions if c.type != "PodScheduled"] + [cond]
         st = msgspec.structs.replace(cur.status, conditions=conds)
         if nominated_node_name is not None:
@@ -234,7 +236,8 @@ class ClusterStore:
         new = msgspec.structs.replace(cur, status=st)
         raw = self._raw_pod(cur)
         if raw is not None:
-            _set_condition(raw, {"type": "PodScheduled", "status": status, "reason": reason, "message": message})
+            _set_condition(raw, {"type": "PodScheduled", "status": status, "reason": reason, "message": message,
+                                 **({"observedGeneration": gen} if gen else {})})
             if nominated_node_name is not None:
                 raw.setdefault("status", {})["nominatedNodeName"] = nominated_node_name
         self._replace_pod(cur, new)
@@ -258,12 +261,14 @@ class ClusterStore:
         if cur is None:
             return
         cond = PodCondition(type=str(condition.get("type", "")), status=str(condition.get("status", "")),
-                            reason=str(condition.get("reason", "")), message=str(condition.get("message", "")))
+                            reason=str(condition.get("reason", "")), message=str(condition.get("message", "")),
+                            observed_generation=int(condition.get("observedGeneration") or 0))
         conds = [c for c in cur.status.conditions if c.type != cond.type] + [cond]
         new = msgspec.structs.replace(cur, status=msgspec.structs.replace(cur.status, conditions=conds))
         raw = self._raw_pod(cur)
         if raw is not None:
-            _set_condition(raw, {k: v for k, v in condition.items() if k in ("type", "status", "reason", "message")})
+            _set_condition(raw, {k: v for k, v in condition.items()
+                                 if k in ("type", "status", "reason", "message") or (k == "observedGeneration" and v)})
         self._replace_pod(cur, new)
 
     def record_event(self, regarding: Any, event_type: str, reason: str, action: str, note: str,
@@ -325,10 +330,10 @@ class _Driving:
             st.flush()
 
 
-def _set_condition(raw: dict[str, Any], cond: dict[str, str]) -> None:
+def _set_condition(raw: dict[str, Any], cond: dict[str, Any]) -> None:
     status = raw.get("status")
     if not isinstance(status, dict):
         status = raw["status"] = {}
-    conds = [c for c in status.get("conditions") or [] if not (isinstance(c, dict) and c.get("type") == "PodScheduled")]
+    conds = [c for c in status.get("conditions") or [] if not (isinstance(c, dict) and c.get("type") == cond["type"])]
     conds.append(cond)
     status["conditions"] = conds
