@@ -204,7 +204,9 @@ def capacity(raws: list[RawObject], template: RawObject, config: KubeSchedulerCo
     last: dict[str, Attempt] = {}
 
     def on_attempt(a: Attempt) -> None:
-        last[a.pod_key] = a
+        # a replica's first attempt decides (cluster-capacity stops at the first Unschedulable
+        # condition, even when preemption would make room for a later attempt)
+        last.setdefault(a.pod_key, a)
 
     sched.on_attempt = on_attempt
     placements: list[str] = []
