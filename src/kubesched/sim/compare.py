@@ -7,9 +7,10 @@ the nodes in use, node skew (max − min pods per node, and the spread of cpu ut
 zone skew (max − min pods per ``topology.kubernetes.io/zone``).
 
 Pods placed differently are explained from the decision records
-(:class:`~kubesched.framework.record.DecisionRecord`): each configuration runs a second
-time with recording on (the runs are deterministic: same seed, same input, same decisions),
-keeping, for each such pod, only the two nodes in question — under each profile, the per-plugin
+(:class:`~kubesched.framework.record.DecisionRecord`): B runs with recording on, and A a
+second time with it on when some pod differs (runs are deterministic: same seed, same input,
+same decisions),
+keeping, for each pod, only the two nodes in question — under each profile, the per-plugin
 weighted scores of its own node and of the other profile's node, or why the other node was not
 a candidate (rejected by a filter, not evaluated because of sampling).
 """
@@ -153,30 +154,45 @@ def _explain(rec: DecisionRecord | None, mine: str | None, other: str | None) ->
     return f"{mine} {ta} vs {other} {tb}" + (f": {parts}" if parts else ""), scores
 
 
+def _trim(rec: DecisionRecord, nodes: tuple[str | None, ...]) -> DecisionRecord:
+    """``rec`` with its per-node maps cut down to ``nodes`` (counts and messages kept)."""
+    keep = {n for n in nodes if n}
+    rec.filter = {n: v for n, v in rec.filter.items() if n in keep}
+    rec.score = {n: v for n, v in rec.score.items() if n in keep}
+    rec.final_score = {n: v for n, v in rec.final_score.items() if n in keep}
+    return rec
+
+
 def compare(raws: list[RawObject], config_a: KubeSchedulerConfiguration | None,
             config_b: KubeSchedulerConfiguration | None, *, labels: tuple[str, str] = ("A", "B"), seed: int = 0,
             registry: dict[str, Any] | None = None, explain: bool = True) -> CompareResult:
     """Run both configurations and compare them (see the module docstring). Raises what
     :func:`simulate` raises for bad input or configuration."""
     ra = simulate(_copy(raws), config_a, seed=seed, registry=registry)
-    rb = simulate(_copy(raws), config_b, seed=seed, registry=registry)
-    sa, sb = _summary(labels[0], ra), _summary(labels[1], rb)
+    sa = _summary(labels[0], ra)
+    del ra
+    # B runs once, recording; each record is cut down at once to the two nodes that matter
+    rec_b: dict[str, DecisionRecord] = {}
+
+    def keep_b(rec: DecisionRecord) -> None:
+        rec_b[rec.pod] = _trim(rec, (rec.selected_node, sa.placements.get(rec.pod)))
+
+    rb = simulate(_copy(raws), config_b, seed=seed, registry=registry, on_record=keep_b if explain else None)
+    sb = _summary(labels[1], rb)
+    del rb
     diffs = [Difference(k, (sa.placements.get(k), sb.placements.get(k)))
              for k in sa.placements if sa.placements.get(k) != sb.placements.get(k)]
     if explain and diffs:
-        want = {d.pod for d in diffs}
-        recs: list[dict[str, DecisionRecord]] = []
-        for cfg in (config_a, config_b):
-            kept: dict[str, DecisionRecord] = {}
+        other = {d.pod: d.nodes for d in diffs}
+        rec_a: dict[str, DecisionRecord] = {}
 
-            def keep(rec: DecisionRecord, kept: dict[str, DecisionRecord] = kept) -> None:
-                if rec.pod in want:
-                    kept[rec.pod] = rec
+        def keep_a(rec: DecisionRecord) -> None:
+            if rec.pod in other:
+                rec_a[rec.pod] = _trim(rec, other[rec.pod])
 
-            simulate(_copy(raws), cfg, seed=seed, registry=registry, on_record=keep)
-            recs.append(kept)
+        simulate(_copy(raws), config_a, seed=seed, registry=registry, on_record=keep_a)  # same decisions as ra
         for d in diffs:
-            wa, sca = _explain(recs[0].get(d.pod), d.nodes[0], d.nodes[1])
-            wb, scb = _explain(recs[1].get(d.pod), d.nodes[1], d.nodes[0])
+            wa, sca = _explain(rec_a.get(d.pod), d.nodes[0], d.nodes[1])
+            wb, scb = _explain(rec_b.get(d.pod), d.nodes[1], d.nodes[0])
             d.why, d.scores = (wa, wb), (sca, scb)
     return CompareResult(sa, sb, diffs)
