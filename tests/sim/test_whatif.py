@@ -300,6 +300,22 @@ profiles:
     assert "untolerated taint" in d.why[0]
 
 
+def test_compare_pod_for_a_profile_only_one_configuration_has() -> None:
+    two = decode_config("""
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+- schedulerName: batch
+""")
+    res = compare(raws(node("n0"), pod("job", schedulerName="batch")), two, None)
+    [d] = res.differences
+    assert d.nodes == ("n0", None)
+    assert "no profile of this configuration has the pod's schedulerName" in d.why[1]
+    with pytest.raises(ManifestError, match='schedulerName "batch", which no profile'):
+        capacity(raws(node("n0")), template(pod("job", schedulerName="batch")))
+
+
 def test_examples_directory_runs(tmp_path: Path) -> None:
     ex = Path(__file__).resolve().parents[2] / "examples" / "whatif"
     cluster = load_manifests([str(ex / "cluster.yaml")])

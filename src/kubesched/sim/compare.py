@@ -125,6 +125,8 @@ def _summary(label: str, res: SimulationResult) -> RunSummary:
 def _explain(rec: DecisionRecord | None, mine: str | None, other: str | None) -> tuple[str, dict[str, dict[str, int]]]:
     """Why this profile chose ``mine`` over ``other``, from its record of the pod's last attempt."""
     if rec is None:
+        if mine is None:
+            return "not attempted: no profile of this configuration has the pod's schedulerName", {}
         return "no decision record", {}
     if mine is None:
         return rec.message or "unschedulable", {}
@@ -180,8 +182,9 @@ def compare(raws: list[RawObject], config_a: KubeSchedulerConfiguration | None,
     rb = simulate(_copy(raws), config_b, seed=seed, registry=registry, on_record=keep_b if explain else None)
     sb = _summary(labels[1], rb)
     del rb
+    keys = list(sa.placements) + [k for k in sb.placements if k not in sa.placements]
     diffs = [Difference(k, (sa.placements.get(k), sb.placements.get(k)))
-             for k in sa.placements if sa.placements.get(k) != sb.placements.get(k)]
+             for k in keys if sa.placements.get(k) != sb.placements.get(k)]
     if explain and diffs:
         other = {d.pod: d.nodes for d in diffs}
         rec_a: dict[str, DecisionRecord] = {}
