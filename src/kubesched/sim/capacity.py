@@ -176,6 +176,22 @@ def _resolve_template(raws: list[RawObject], template: RawObject) -> Pod:
     return pod
 
 
+def _run_until_attempted(sched: Any, store: Any, key: str, last: dict[str, Attempt]) -> None:
+    """Schedule (pods ahead of it in the queue first) until ``key``'s first attempt is decided,
+    then stop, so a failed replica's state is the one right after its failure. Permit waits
+    move virtual time on, as in ``simulate``."""
+    clock = sched.clock
+    while key not in last:
+        if sched.queue.has_schedulable() and sched.schedule_one() is not None:
+            store.flush()
+            continue
+        store.flush()
+        if key in last or not isinstance(clock, ManualClock) or (due := clock.next_timer()) is None:
+            return
+        clock.set(due)
+        store.flush()
+
+
 def _node_rows(table: NodeTable) -> list[int]:
     """Alive rows in node-add order (the input order)."""
     return sorted(table.row_of.values())
@@ -228,12 +244,7 @@ def capacity(raws: list[RawObject], template: RawObject, config: KubeSchedulerCo
         pod = msgspec.structs.replace(tpl, metadata=meta)
         requested_before = table.requested.copy()
         store.add("Pod", pod)
-        sched.run_until_idle(after_each=store.flush)
-        clock = sched.clock
-        while key not in last and isinstance(clock, ManualClock) and (due := clock.next_timer()) is not None:
-            clock.set(due)  # Permit waits: virtual time moves on, as in simulate
-            store.flush()
-            sched.run_until_idle(after_each=store.flush)
+        _run_until_attempted(sched, store, key, last)
         att = last.get(key)
         if att is not None and att.result == "scheduled" and att.node:
             placements.append(att.node)
