@@ -238,6 +238,33 @@ def test_add_nodes_skips_taken_names_and_leaves_gated_pods() -> None:
     assert est.pending == 1
 
 
+def _ds_pod(ds: str, node_name: str, cpu: str, **spec: Any) -> dict:
+    d = pod(f"{ds}-x1", cpu=cpu, memory="1Mi", node_name=node_name, **spec)
+    d["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": ds, "uid": ds,
+                                         "controller": True}]
+    d["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node_name]}]}]}}}
+    return d
+
+
+def test_add_nodes_counts_the_daemonset_pods_each_new_node_runs() -> None:
+    # two pending 2-cpu pods: one 4-cpu node would do, but every node also runs a 1-cpu
+    # DaemonSet pod → 1 + 2 on each of two nodes; the "gpu-agent" DaemonSet only runs on gpu nodes
+    cluster = raws(node("n0", cpu="1"), _ds_pod("proxy", "n0", "1"),
+                   _ds_pod("gpu-agent", "n0", "100m", nodeSelector={"gpu": "yes"}),
+                   pod("a", cpu="2", memory="1Mi"), pod("b", cpu="2", memory="1Mi"))
+    result = simulate(cluster)
+    est = add_nodes(result, node_template(node("big")))
+    assert est.nodes == ["big-0", "big-1"]
+    assert est.daemonsets == ["default/proxy"]
+    bound = {p.metadata.name: p.spec.node_name for p in result.store.pods.values()}
+    assert bound["proxy-big-0"] == "big-0" and bound["proxy-big-1"] == "big-1"
+    assert "gpu-agent-big-0" not in bound
+    affinity = next(o for o in result.output_objects() if o["metadata"]["name"] == "proxy-big-1")["spec"]["affinity"]
+    terms = affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert terms[0]["matchFields"][0]["values"] == ["big-1"]
+
+
 def test_add_nodes_template_errors_name_the_field() -> None:
     with pytest.raises(ManifestError, match=r"status\.allocatable: Required value"):
         node_template({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "t"}})

@@ -24,6 +24,8 @@ def print_add_nodes(est: Any) -> None:
     """The estimate after the simulation table: nodes needed, each pod's node, pods the template cannot take."""
     click.echo("")
     click.echo(f"# {add_nodes_summary(est)}")
+    if est.daemonsets:
+        click.echo(f"# each new node also runs the pod of DaemonSet(s) {', '.join(est.daemonsets)}")
     if est.placements:
         print_rows(["POD", "NEW NODE"], [[k, n] for k, n in est.placements])
     if est.unplaced:

@@ -18,7 +18,13 @@ simulation ran with; Score plugins play no part, as in the estimator):
 A placed pod is bound in the store (``spec.nodeName``), so the next pods see it (resources,
 ports, affinity, spreading). Added nodes are named ``<template name>-<i>`` from 0 (skipping names
 already taken); their ``kubernetes.io/hostname`` label is the new name (the estimator's
-``FreshNodeInfoFromTemplateNodeInfo``). DaemonSet pods are not added to template nodes.
+``FreshNodeInfoFromTemplateNodeInfo``).
+
+Like a template NodeInfo in cluster-autoscaler, each added node first runs the DaemonSets'
+pods: for every DaemonSet with a pod bound in the cluster (a pod whose controller
+ownerReference is a DaemonSet), a copy of that pod — named ``<daemonset>-<node>``, its
+``metadata.name`` node-affinity field pointed at the new node, as the DaemonSet controller does —
+is bound to the new node when it passes the predicates there.
 """
 
 from __future__ import annotations
@@ -27,14 +33,15 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 import numpy as np
 
-from kubesched.api.objects import KINDS, Node, decode, node_allocatable
+from kubesched.api.objects import KINDS, Node, Pod, decode, node_allocatable
 from kubesched.api.quantity import to_int
 from kubesched.errors import ManifestError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis, fit_error_message
-from kubesched.framework.node_info import QueuedPodInfo
+from kubesched.framework.node_info import PodInfo, QueuedPodInfo
 from kubesched.framework.runtime import FilterError
 from kubesched.scheduler.schedule_one import drive
 from kubesched.sim.manifests import RawObject
@@ -58,6 +65,8 @@ class AddNodesResult:
     placements: list[tuple[str, str]] = field(default_factory=list)
     unplaced: list[tuple[str, str]] = field(default_factory=list)
     pending: int = 0
+    daemonsets: list[str] = field(default_factory=list)
+    """``namespace/name`` of the DaemonSets whose pods run on every added node."""
 
     def pods_on(self) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {n: [] for n in self.nodes}
@@ -69,7 +78,8 @@ class AddNodesResult:
         return {"template": self.template, "pendingPods": self.pending, "nodesNeeded": len(self.nodes),
                 "nodes": [{"name": n, "pods": pods} for n, pods in self.pods_on().items()],
                 "placements": [{"pod": k, "node": n} for k, n in self.placements],
-                "unplaced": [{"pod": k, "reason": r} for k, r in self.unplaced]}
+                "unplaced": [{"pod": k, "reason": r} for k, r in self.unplaced],
+                "daemonSets": self.daemonsets}
 
 
 def load_node_template(objs: list[RawObject], where: str) -> RawObject:
@@ -130,6 +140,9 @@ def add_nodes(result: SimulationResult, template: RawObject) -> AddNodesResult:
     index = 0
     next_raw_index = max((r.index for r in result.raws), default=-1) + 1
 
+    exemplars = _daemonset_exemplars(store)
+    ds_on_new: dict[str, list[str]] = {}
+
     def add_node() -> int:
         nonlocal index, next_raw_index
         while f"{tname}-{index}" in store.nodes:
@@ -148,6 +161,9 @@ def add_nodes(result: SimulationResult, template: RawObject) -> AddNodesResult:
         next_raw_index += 1
         row = table.row_of[name]
         new_rows.append(row)
+        for ds, ex in exemplars:
+            if _add_daemon_pod(store, sched, ex, name, result):
+                ds_on_new.setdefault(ds, []).append(name)
         return row
 
     for qpi in pending:
@@ -168,12 +184,73 @@ def add_nodes(result: SimulationResult, template: RawObject) -> AddNodesResult:
         task.result()
         used.add(fit)
         out.placements.append((qpi.key, node_name))
-    for row in [r for r in new_rows if r not in used]:
+    for row in [r for r in new_rows if r not in used]:  # at most the last one: a node nobody needed
         name = table.names[row]
+        for key in [k for k, p in store.pods.items() if p.spec.node_name == name]:
+            store.remove_pod(key)  # its DaemonSet pods
+            ns, pname = key.split("/", 1)
+            store.raw.pop(("Pod", ns, pname), None)
         store.remove_node(name)
-        result.raws[:] = [r for r in result.raws if not (r.kind == "Node" and r.name == name)]
+        result.raws[:] = [r for r in result.raws
+                          if not (r.kind == "Node" and r.name == name)
+                          and not (r.kind == "Pod" and (r.data.get("spec") or {}).get("nodeName") == name)]
     out.nodes = [table.names[r] for r in new_rows if r in used]
+    out.daemonsets = sorted(ds for ds, nodes in ds_on_new.items() if set(out.nodes) <= set(nodes)) \
+        if out.nodes else []
     return out
+
+
+def _daemonset_exemplars(store: Any) -> list[tuple[str, Pod]]:
+    """One bound pod per DaemonSet (by its controller ownerReference), with a raw mapping."""
+    seen: dict[str, Pod] = {}
+    for pod in store.pods.values():
+        if not pod.spec.node_name:
+            continue
+        ref = next((r for r in pod.metadata.owner_references if r.kind == "DaemonSet" and r.controller), None)
+        if ref is None:
+            continue
+        ds = f"{pod.metadata.namespace}/{ref.name}"
+        if ds not in seen and ("Pod", pod.metadata.namespace or "", pod.metadata.name) in store.raw:
+            seen[ds] = pod
+    return sorted(seen.items())
+
+
+def _add_daemon_pod(store: Any, sched: Any, exemplar: Pod, node: str, result: SimulationResult) -> bool:
+    """Bind a copy of a DaemonSet's pod to the new ``node`` if it passes the predicates there."""
+    meta = exemplar.metadata
+    ref = next(r for r in meta.owner_references if r.kind == "DaemonSet" and r.controller)
+    data = copy.deepcopy(store.raw[("Pod", meta.namespace or "", meta.name)])
+    name = f"{ref.name}-{node}"
+    if f"{meta.namespace}/{name}" in store.pods:
+        return False
+    dmeta = data["metadata"]
+    dmeta["name"] = name
+    for k in _DROP_META:
+        dmeta.pop(k, None)
+    spec = data.setdefault("spec", {})
+    spec.pop("nodeName", None)
+    data.pop("status", None)
+    if exemplar.spec.priority is not None:
+        spec["priority"] = exemplar.spec.priority
+    required = (((spec.get("affinity") or {}).get("nodeAffinity") or {})
+                .get("requiredDuringSchedulingIgnoredDuringExecution") or {})
+    for term in required.get("nodeSelectorTerms") or []:
+        for mf in term.get("matchFields") or []:
+            if mf.get("key") == "metadata.name":
+                mf["values"] = [node]
+    pod: Pod = decode(KINDS["Pod"], data)
+    pod = msgspec.structs.replace(pod, spec=msgspec.structs.replace(
+        pod.spec, scheduler_name=pod.spec.scheduler_name or "default-scheduler"))
+    if not sched.responsible_for(pod):
+        return False
+    fit, _msg = _first_fit(sched, QueuedPodInfo(PodInfo(pod)), [sched.table.row_of[node]])
+    if fit is None:
+        return False
+    spec["nodeName"] = node
+    store.add("Pod", msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=node)), data)
+    result.raws.append(RawObject("Pod", "v1", data, f"{node} (DaemonSet {ref.name})",
+                                 max((r.index for r in result.raws), default=-1) + 1))
+    return True
 
 
 def _first_fit(sched: Any, qpi: QueuedPodInfo, rows: list[int]) -> tuple[int | None, str]:
