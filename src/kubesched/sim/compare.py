@@ -17,6 +17,7 @@ a candidate (rejected by a filter, not evaluated because of sampling).
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,7 +95,15 @@ class CompareResult:
 def _copy(raws: list[RawObject]) -> list[RawObject]:
     """Fresh mappings (a run writes ``spec.nodeName`` and conditions into them)."""
     enc, dec = msgspec.msgpack.encode, msgspec.msgpack.decode
-    return [RawObject(r.kind, r.api_version, dec(enc(r.data)), r.source, r.index) for r in raws]
+
+    def fresh(data: dict[str, Any]) -> dict[str, Any]:
+        try:
+            out: dict[str, Any] = dec(enc(data))
+        except (TypeError, OverflowError, msgspec.EncodeError):  # e.g. an integer beyond 64 bits
+            out = copy.deepcopy(data)
+        return out
+
+    return [RawObject(r.kind, r.api_version, fresh(r.data), r.source, r.index) for r in raws]
 
 
 def _summary(label: str, res: SimulationResult) -> RunSummary:
@@ -130,6 +139,8 @@ def _explain(rec: DecisionRecord | None, mine: str | None, other: str | None) ->
         return "no decision record", {}
     if mine is None:
         return rec.message or "unschedulable", {}
+    if rec.selected_node != mine:  # the recorded rerun decided otherwise: something is not deterministic
+        return f"the recorded rerun chose {rec.selected_node or 'no node'} (a plugin is not deterministic)", {}
     fs = rec.final_score
     scores = {n: fs[n] for n in (mine, other) if n and n in fs}
     if other is None:
