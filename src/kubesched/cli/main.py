@@ -18,6 +18,8 @@ from kubesched import __version__
 from kubesched.cli.apiserver_cmd import apiserver as _apiserver_cmd
 from kubesched.cli.run_cmd import run_command
 from kubesched.cli.up_cmd import up as _up_cmd
+from kubesched.cli.whatif_cmd import capacity_command as _capacity_cmd
+from kubesched.cli.whatif_cmd import compare_command as _compare_cmd
 from kubesched.errors import InputError, KubeschedError
 
 __all__ = ["main"]
@@ -80,15 +82,24 @@ def _registry(plugins: tuple[str, ...]) -> dict[str, Any] | None:
               help="Write one JSON DecisionRecord per scheduling attempt (JSON Lines).")
 @click.option("--plugin", "plugins", multiple=True, metavar="NAME=module:factory",
               help="Load an out-of-tree Python plugin (or an entry point name in 'kubesched.plugins').")
+@click.option("--add-nodes", "add_nodes", type=click.Path(dir_okay=False), default=None, metavar="NODE.yaml",
+              help="Node template: add the fewest such nodes that take the pending pods (cluster-autoscaler's "
+                   "binpacking estimate) and show where each pod would go.")
 @_friendly
 def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output: str | None,
-             record_results: bool, results_file: str | None, plugins: tuple[str, ...]) -> None:
+             record_results: bool, results_file: str | None, plugins: tuple[str, ...],
+             add_nodes: str | None = None) -> None:
     """Schedule the pending pods of a set of manifests and show where they went and why."""
     from kubesched.sim.manifests import load_manifests, write_list
     from kubesched.sim.simulate import simulate as run
 
     config = _load_config(config_path)
     raws = load_manifests(list(paths))
+    node_template = None
+    if add_nodes:
+        from kubesched.sim.autoscale import load_node_template
+
+        node_template = load_node_template(load_manifests([add_nodes], allow_duplicates=True), add_nodes)
     sink = None
     fh = None
     if results_file:
@@ -102,12 +113,25 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
     finally:
         if fh is not None:
             fh.close()
+    estimate = None
+    if node_template is not None:
+        from kubesched.sim.autoscale import add_nodes as estimate_nodes
+
+        estimate = estimate_nodes(result, node_template)
     fmt = output or ("table" if sys.stdout.isatty() else "yaml")
     if fmt == "table":
         from kubesched.cli.report import print_simulation
 
         print_simulation(result)
+        if estimate is not None:
+            from kubesched.cli.whatif_report import print_add_nodes
+
+            print_add_nodes(estimate)
     else:
+        if estimate is not None:
+            from kubesched.cli.whatif_report import add_nodes_summary
+
+            click.echo(add_nodes_summary(estimate), err=True)
         write_list(result.output_objects(), "json" if fmt == "json" else "yaml", sys.stdout)
         if result.other_scheduler_pods:
             click.echo(f"notice: {len(result.other_scheduler_pods)} pending pod(s) name a scheduler with no "
@@ -172,6 +196,8 @@ def version() -> None:
 main.add_command(_apiserver_cmd)
 main.add_command(run_command)
 main.add_command(_up_cmd)
+main.add_command(_capacity_cmd)
+main.add_command(_compare_cmd)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

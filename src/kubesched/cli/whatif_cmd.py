@@ -1,0 +1,163 @@
+"""``kubesched capacity`` and ``kubesched compare``: what-if questions on a set of manifests.
+
+Both load the cluster exactly as ``simulate`` does (``-f`` files or directories, ``--config``,
+``--plugin``, ``--seed``) and print a table, or the report as JSON / YAML with ``-o``.
+Bad input prints one ``error: …`` line and exits 2; results (even "0 replicas fit") exit 0.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from kubesched.errors import InputError, KubeschedError
+
+__all__ = ["capacity_command", "compare_command", "friendly"]
+
+
+def friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Input and kubesched errors → one ``error: …`` line on stderr, exit 2; a closed pipe → exit 0."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (InputError, KubeschedError) as e:
+            click.echo(f"error: {e}", err=True)
+            sys.exit(2)
+        except BrokenPipeError:
+            sys.exit(0)
+
+    return wrapper
+
+
+def _config(path: str | None) -> Any:
+    from kubesched.config import load_config
+
+    return load_config(path)
+
+
+def _registry(plugins: tuple[str, ...]) -> dict[str, Any] | None:
+    if not plugins:
+        return None
+    from kubesched.framework.registry import load_out_of_tree
+    from kubesched.plugins.registry import in_tree_registry
+
+    reg = in_tree_registry()
+    for spec in plugins:
+        name, factory = load_out_of_tree(spec)
+        reg.register(name, factory)
+    return dict(reg)
+
+
+def emit(doc: Any, fmt: str) -> None:
+    """Write a report as JSON or YAML on stdout."""
+    if fmt == "json":
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+    else:
+        import yaml
+
+        sys.stdout.write(yaml.safe_dump(doc, sort_keys=False, default_flow_style=False))
+
+
+def print_rows(header: list[str], rows: list[list[str]], out: Callable[[str], None] = click.echo) -> None:
+    """Plain aligned columns (kubectl style: two spaces between columns)."""
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
+    for r in [header, *rows]:
+        out("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+
+
+_common = [
+    click.option("-f", "--filename", "paths", multiple=True, required=True,
+                 help="Cluster manifests: file or directory (as simulate). Repeatable."),
+    click.option("--seed", type=int, default=0, show_default=True, help="Seed for score tie-breaking."),
+    click.option("--plugin", "plugins", multiple=True, metavar="NAME=module:factory",
+                 help="Load an out-of-tree Python plugin (as simulate)."),
+]
+
+
+def _with_common(fn: Callable[..., Any]) -> Callable[..., Any]:
+    for opt in reversed(_common):
+        fn = opt(fn)
+    return fn
+
+
+@click.command("capacity")
+@_with_common
+@click.option("--pod", "pod_path", required=True, type=click.Path(dir_okay=False),
+              help="The Pod whose replicas to place (one Pod manifest).")
+@click.option("--max", "max_replicas", type=click.IntRange(min=1), default=None,
+              help="Stop after this many replicas (default: until one does not fit).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+              help="KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1).")
+@click.option("-o", "--output", type=click.Choice(["table", "yaml", "json"]), default="table", show_default=True)
+@friendly
+def capacity_command(paths: tuple[str, ...], seed: int, plugins: tuple[str, ...], pod_path: str,
+                     max_replicas: int | None, config_path: str | None, output: str) -> None:
+    """How many more replicas of a pod fit, on which nodes, and what stopped them (cluster-capacity)."""
+    from kubesched.sim.capacity import capacity, format_quantity, load_template_pod
+    from kubesched.sim.manifests import load_manifests
+
+    config = _config(config_path)
+    raws = load_manifests(list(paths))
+    template = load_template_pod(load_manifests([pod_path], allow_duplicates=True), pod_path)
+    res = capacity(raws, template, config, seed=seed, registry=_registry(plugins), max_replicas=max_replicas)
+    if output != "table":
+        emit(res.to_dict(), output)
+        return
+    reqs = ", ".join(f"{k} {format_quantity(k, v)}" for k, v in res.requests.items() if v) or "nothing"
+    click.echo(f"{res.pod_name} pod requests: {reqs}")
+    click.echo(f"The cluster can schedule {res.replicas} instance(s) of the pod {res.pod_name}.")
+    click.echo(f"Termination reason: {res.fail_type}: {res.fail_message}")
+    if res.nominated_node:
+        click.echo(f"(the next replica preempted pods and was nominated to node {res.nominated_node}; "
+                   "the table does not count that preemption)")
+    if res.pending_scheduled or res.pending_unschedulable:
+        click.echo(f"(the input's own pending pods went first: {res.pending_scheduled} scheduled, "
+                   f"{res.pending_unschedulable} unschedulable)")
+    click.echo("")
+    header = ["NODE", "REPLICAS"] + [f"{r.upper()} LEFT" for r in res.resources]
+    rows = [[n.name, str(n.replicas)] + [format_quantity(r, n.remaining[r]) for r in res.resources]
+            for n in res.nodes]
+    print_rows(header, rows)
+
+
+@click.command("compare")
+@_with_common
+@click.option("--config", "config_paths", multiple=True, required=True, type=click.Path(dir_okay=False),
+              help="A KubeSchedulerConfiguration; give exactly two.")
+@click.option("-o", "--output", type=click.Choice(["table", "yaml", "json"]), default="table", show_default=True)
+@click.option("--limit", type=click.IntRange(min=0), default=50, show_default=True,
+              help="Table output: list at most this many differently placed pods (0 = all).")
+@friendly
+def compare_command(paths: tuple[str, ...], seed: int, plugins: tuple[str, ...], config_paths: tuple[str, ...],
+                    output: str, limit: int) -> None:
+    """Run the same cluster through two scheduler configurations and show where they differ."""
+    from kubesched.sim.compare import compare
+    from kubesched.sim.manifests import load_manifests
+
+    if len(config_paths) != 2:
+        raise InputError(f"give exactly two --config files, got {len(config_paths)}", "--config")
+    configs = [_config(p) for p in config_paths]
+    raws = load_manifests(list(paths))
+    res = compare(raws, configs[0], configs[1], labels=_labels(config_paths), seed=seed, registry=_registry(plugins))
+    if output != "table":
+        emit(res.to_dict(), output)
+        return
+    from kubesched.cli.whatif_report import print_compare
+
+    print_compare(res, limit)
+
+
+def _labels(paths: tuple[str, ...]) -> tuple[str, str]:
+    from pathlib import Path
+
+    a, b = Path(paths[0]).stem, Path(paths[1]).stem
+    if a == b:
+        return "A", "B"
+    return a, b
