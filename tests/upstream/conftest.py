@@ -114,6 +114,12 @@ def upstream_control_plane() -> Iterator[ControlPlane]:
         cp.stop()
 
 
+@pytest.fixture
+def upstream_server(upstream_control_plane: ControlPlane) -> UpstreamServer:
+    """The real kube-apiserver behind the ``server`` interface (for tests comparing the two)."""
+    return UpstreamServer(upstream_control_plane)
+
+
 @pytest.fixture(params=SERVERS)
 def server(request: pytest.FixtureRequest) -> Any:
     if request.param == "kube-apiserver":

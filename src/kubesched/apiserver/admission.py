@@ -249,6 +249,9 @@ def _default_workload(resource: str, obj: dict[str, Any]) -> None:
         spec.setdefault("backoffLimit", 6)
         spec.setdefault("completionMode", "NonIndexed")
         spec.setdefault("suspend", False)
+        # JobPodReplacementPolicy (GA): Failed with a podFailurePolicy, else TerminatingOrFailed
+        spec.setdefault("podReplacementPolicy", "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed")
+        spec.setdefault("manualSelector", False)
     template = _template_spec(obj, *_WORKLOAD_TEMPLATES[resource])
     if template is not None:
         _default_pod_spec(template, pod=False)
@@ -312,6 +315,9 @@ def apply_defaults(resource: str, obj: dict[str, Any]) -> dict[str, Any]:
             status["allocatable"] = copy.deepcopy(status["capacity"])
     elif resource == "priorityclasses":
         obj.setdefault("preemptionPolicy", "PreemptLowerPriority")
+    elif resource == "secrets":
+        if not obj.get("type"):
+            obj["type"] = "Opaque"  # SetDefaults_Secret
     elif resource == "namespaces":
         obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
         obj.setdefault("status", {}).setdefault("phase", "Active")

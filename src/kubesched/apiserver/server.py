@@ -30,6 +30,7 @@ import orjson
 from aiohttp import web
 
 from kubesched.api.labels import Selector
+from kubesched.apiserver import protobuf
 from kubesched.apiserver import resources as res
 from kubesched.apiserver.errors import APIError, status_success
 from kubesched.apiserver.eventsconv import core_to_events, events_to_core
@@ -599,11 +600,13 @@ class APIServer:
 
     async def _read_body(self, request: web.Request) -> dict[str, Any]:
         ctype = request.headers.get("Content-Type", "")
-        if ctype.startswith("application/vnd.kubernetes.protobuf"):
-            raise APIError.method_status(415, "UnsupportedMediaType",
-                                         f'the body of the request was in an unknown format - accepted media types '
-                                         f'include: application/json, application/yaml ({ctype})')
         raw = await request.read()
+        if ctype.startswith(protobuf.MEDIA_TYPE):
+            # kubectl's typed generators (create namespace|deployment|…, run, expose)
+            try:
+                return protobuf.decode_object(raw)
+            except protobuf.ProtobufError as e:
+                raise APIError.bad_request(str(e)) from None
         try:
             obj = orjson.loads(raw)
         except orjson.JSONDecodeError as e:
