@@ -109,6 +109,8 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
         print_simulation(result)
     else:
         write_list(result.output_objects(), "json" if fmt == "json" else "yaml", sys.stdout)
+        for notice in result.notices:
+            click.echo(f"notice: {notice}", err=True)
         if result.other_scheduler_pods:
             click.echo(f"notice: {len(result.other_scheduler_pods)} pending pod(s) name a scheduler with no "
                        f"profile here and were left alone: {', '.join(result.other_scheduler_pods)}", err=True)
