@@ -395,8 +395,7 @@ class Controllers:
             return False
         if ref.get("kind") != owner.get("kind") or ref.get("name") != _meta(owner).get("name"):
             return False
-        own_uid = _meta(owner).get("uid") or self._uids.get(
-            (str(owner.get("kind")), str(_meta(owner).get("namespace") or ""), str(_meta(owner).get("name"))))
+        own_uid = _meta(owner).get("uid")  # an input without uids is matched by kind and name
         return not (ref.get("uid") and own_uid and ref.get("uid") != own_uid)
 
     def _claimed(self, owner: Mapping[str, Any], pods: Iterable[Mapping[str, Any]],
