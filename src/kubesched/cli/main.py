@@ -17,6 +17,7 @@ import click
 from kubesched import __version__
 from kubesched.cli.apiserver_cmd import apiserver as _apiserver_cmd
 from kubesched.cli.run_cmd import run_command
+from kubesched.cli.snapshot_cmd import snapshot as _snapshot_cmd
 from kubesched.cli.up_cmd import up as _up_cmd
 from kubesched.errors import InputError, KubeschedError
 
@@ -174,6 +175,7 @@ def version() -> None:
 main.add_command(_apiserver_cmd)
 main.add_command(run_command)
 main.add_command(_up_cmd)
+main.add_command(_snapshot_cmd)
 
 if __name__ == "__main__":  # pragma: no cover
     main()
