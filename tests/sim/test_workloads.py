@@ -330,6 +330,9 @@ def test_job_parallelism_and_completions() -> None:
     assert c.sync([done, pods[1]], []).created == []  # completions - succeeded = 1 = active
     assert created(Controllers([job(parallelism=2)]).sync([], [])).__len__() == 2  # work queue
     assert Controllers([job(parallelism=2, suspend=True)]).sync([], []).created == []
+    failed = job(parallelism=2)
+    failed["status"] = {"conditions": [{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded"}]}
+    assert Controllers([failed]).sync([], []).created == []
 
 
 def test_indexed_job_indexes_hostnames_and_completed_indexes() -> None:

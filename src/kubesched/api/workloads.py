@@ -42,7 +42,8 @@ What each controller does (upstream ``pkg/controller/...``, behaviour ported, no
   ``matchFields: metadata.name In [node]`` (``ReplaceDaemonSetPodNodeNameNodeAffinity``); labels
   ``controller-revision-hash`` and ``pod-template-generation``. Nodes that already hold one of
   its pods (``nodeName`` or that matchFields target) are skipped.
-* **Job** (``job/job_controller.go``, ``job/indexed_job_utils.go``): ``suspend`` → nothing;
+* **Job** (``job/job_controller.go``, ``job/indexed_job_utils.go``): ``suspend`` or finished
+  (a ``Complete``/``Failed`` condition) → nothing;
   active wanted = ``min(parallelism, completions - succeeded)`` (without ``completions``:
   ``parallelism`` until one pod succeeded). Pods carry the ``batch.kubernetes.io/job-tracking``
   finalizer and the ``batch.kubernetes.io/controller-uid``/``job-name`` labels (and their legacy
@@ -50,7 +51,9 @@ What each controller does (upstream ``pkg/controller/...``, behaviour ported, no
   lowest indexes neither succeeded (``status.completedIndexes`` or a Succeeded pod) nor active,
   each pod with ``generateName`` ``<job>-<index>-``, ``hostname`` ``<job>-<index>``, the
   ``batch.kubernetes.io/job-completion-index`` annotation and label and the
-  ``JOB_COMPLETION_INDEX`` env var.
+  ``JOB_COMPLETION_INDEX`` env var. In ``simulate`` pods never finish (no run time is modelled),
+  so a Job there has at most ``parallelism`` pods; in the box, pods finish when the simulated
+  kubelets complete them and the next pass creates the following ones.
 * **CronJob**: not expanded (it creates Jobs on a schedule); a notice says so.
 
 Names from ``generateName`` are the prefix (cut to 58 characters) plus 5 characters drawn from
@@ -332,6 +335,35 @@ def _daemon_target_node(pod: Mapping[str, Any]) -> str | None:
 
 # --------------------------------------------------------------------------- the controllers
 
+class _Pods:
+    """The pods of one pass, indexed as the controllers look them up: by namespace, by
+    controller (``(namespace, kind, name)`` of the controller ownerReference) and orphans."""
+
+    def __init__(self, pods: Iterable[Mapping[str, Any]]) -> None:
+        self.by_ns: dict[str, list[Mapping[str, Any]]] = {}
+        self.by_owner: dict[tuple[str, str, str], list[Mapping[str, Any]]] = {}
+        self.orphans: dict[str, list[Mapping[str, Any]]] = {}
+        for p in pods:
+            self.append(p)
+
+    def append(self, pod: Mapping[str, Any]) -> None:
+        ns = str(_meta(pod).get("namespace") or "")
+        self.by_ns.setdefault(ns, []).append(pod)
+        ref = owner_of(pod)
+        if ref is None:
+            self.orphans.setdefault(ns, []).append(pod)
+        else:
+            self.by_owner.setdefault((ns, str(ref.get("kind")), str(ref.get("name"))), []).append(pod)
+
+    def in_namespace(self, ns: Any) -> list[Mapping[str, Any]]:
+        return self.by_ns.get(str(ns or ""), [])
+
+    def owned_by(self, owner: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        """Candidates controlled by ``owner`` (same namespace, kind and name; uid not checked)."""
+        m = _meta(owner)
+        return self.by_owner.get((str(m.get("namespace") or ""), str(owner.get("kind")), str(m.get("name"))), [])
+
+
 @dataclass
 class SyncResult:
     """What one controller pass created or changed.
@@ -398,19 +430,12 @@ class Controllers:
         own_uid = _meta(owner).get("uid")  # an input without uids is matched by kind and name
         return not (ref.get("uid") and own_uid and ref.get("uid") != own_uid)
 
-    def _claimed(self, owner: Mapping[str, Any], pods: Iterable[Mapping[str, Any]],
+    def _claimed(self, owner: Mapping[str, Any], pods: _Pods,
                  selector: Mapping[str, Any]) -> list[Mapping[str, Any]]:
         """``ClaimPods``: pods ``owner`` controls plus orphans its selector matches (adopted)."""
-        ns = _meta(owner).get("namespace")
-        out = []
-        for p in pods:
-            pm = _meta(p)
-            if pm.get("namespace") != ns:
-                continue
-            if self._controls(owner, p):
-                out.append(p)
-            elif owner_of(p) is None and _selector_matches(selector, _map(pm.get("labels"))):
-                out.append(p)
+        out = [p for p in pods.owned_by(owner) if self._controls(owner, p)]
+        out.extend(p for p in pods.orphans.get(str(_meta(owner).get("namespace") or ""), [])
+                   if _selector_matches(selector, _map(_meta(p).get("labels"))))
         return out
 
     # ---- pod construction
@@ -454,28 +479,38 @@ class Controllers:
         :class:`SyncResult`; nothing passed in is mutated.
         """
         res = SyncResult()
-        pods = list(pods)
         taken = {(str(_meta(p).get("namespace") or ""), str(_meta(p).get("name"))) for p in pods}
+        index = _Pods(pods)
+        node_cache: dict[str, Node | None] = {}
         # Deployments first: the ReplicaSets they create or scale are synced in the same pass
+        rs_by_owner: dict[tuple[str, str], list[tuple[dict[str, Any], int, bool]]] = {}
+        rs_names: set[tuple[str, str]] = set()
+        for rs, k, made in self._replicasets():
+            ns = str(_meta(rs).get("namespace") or "")
+            rs_names.add((ns, str(_meta(rs).get("name"))))
+            ref = owner_of(rs)
+            if ref is not None and ref.get("kind") == "Deployment":
+                rs_by_owner.setdefault((ns, str(ref.get("name"))), []).append((rs, k, made))
         for i, w in enumerate(self.workloads):
             if w.get("kind") == "Deployment":
-                self._sync_deployment(w, i, res)
+                self._sync_deployment(w, i, rs_by_owner.get((str(_meta(w).get("namespace") or ""),
+                                                             str(_meta(w).get("name"))), []), rs_names, res)
         for i, w in enumerate(self.workloads):
             if w.get("kind") == "ReplicaSet":
-                self._sync_replicas(w, i, pods, taken, res)
+                self._sync_replicas(w, i, index, taken, res)
         for rs, i in self._created_rs:
-            self._sync_replicas(rs, i, pods, taken, res)
+            self._sync_replicas(rs, i, index, taken, res)
         pvcs = {(str(_meta(o).get("namespace")), str(_meta(o).get("name"))) for o in claims} | self._created_pvcs
         for i, w in enumerate(self.workloads):
             kind = w.get("kind")
             if kind == "ReplicationController":
-                self._sync_replicas(w, i, pods, taken, res)
+                self._sync_replicas(w, i, index, taken, res)
             elif kind == "StatefulSet":
-                self._sync_statefulset(w, i, pods, taken, pvcs, res)
+                self._sync_statefulset(w, i, index, taken, pvcs, res)
             elif kind == "DaemonSet":
-                self._sync_daemonset(w, i, pods, nodes, taken, res)
+                self._sync_daemonset(w, i, index, nodes, node_cache, taken, res)
             elif kind == "Job":
-                self._sync_job(w, i, pods, taken, res)
+                self._sync_job(w, i, index, taken, res)
             elif kind == "CronJob":
                 self._notice(res, f"CronJob {_meta(w).get('namespace')}/{_meta(w).get('name')}: not expanded "
                                   "(a CronJob creates Jobs on its schedule; give its Job to simulate it)")
@@ -493,15 +528,17 @@ class Controllers:
         out.extend((rs, i, True) for rs, i in self._created_rs)
         return out
 
-    def _sync_deployment(self, d: dict[str, Any], i: int, res: SyncResult) -> None:
+    def _sync_deployment(self, d: dict[str, Any], i: int, candidates: list[tuple[dict[str, Any], int, bool]],
+                         rs_names: set[tuple[str, str]], res: SyncResult) -> None:
+        """``candidates``: ReplicaSets whose controller reference names this Deployment;
+        ``rs_names``: every ReplicaSet's ``(namespace, name)`` (for hash collisions)."""
         meta, spec = _meta(d), _map(d.get("spec"))
         ns, name = str(meta.get("namespace")), str(meta.get("name"))
         if spec.get("paused") is True:
             return
         replicas = _int(spec.get("replicas"), 1)
         template = _map(spec.get("template"))
-        known = self._replicasets()
-        owned = [(rs, k, created) for rs, k, created in known if self._controls(d, rs)]
+        owned = [(rs, k, created) for rs, k, created in candidates if self._controls(d, rs)]
         new = next(((rs, k, created) for rs, k, created in owned
                     if _template_equal(_map(_map(rs.get("spec")).get("template")), template)), None)
         olds = [rs for rs, _, _ in owned if (new is None or rs is not new[0])
@@ -523,13 +560,12 @@ class Controllers:
                     self.workloads[k] = scaled
                     res.updated.append((scaled, k))
             return
-        names = {(str(_meta(rs).get("namespace")), str(_meta(rs).get("name"))) for rs, _, _ in known}
         status_cc = _map(d.get("status")).get("collisionCount")
         collision: int | None = status_cc if isinstance(status_cc, int) else None
         while True:
             h = compute_hash(template, collision)
             rs_name = f"{name}-{h}"
-            if (ns, rs_name) not in names:
+            if (ns, rs_name) not in rs_names:
                 break
             collision = (collision or 0) + 1  # a ReplicaSet of that name with another template
         rs_template = copy.deepcopy(template)
@@ -556,9 +592,10 @@ class Controllers:
             rs_spec["minReadySeconds"] = spec["minReadySeconds"]
         rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": rs_meta, "spec": rs_spec}
         self._created_rs.append((rs, i))
+        rs_names.add((ns, rs_name))
         res.created.append((rs, i))
 
-    def _sync_replicas(self, rs: Mapping[str, Any], i: int, pods: list[dict[str, Any]],
+    def _sync_replicas(self, rs: Mapping[str, Any], i: int, pods: _Pods,
                        taken: set[tuple[str, str]], res: SyncResult) -> None:
         """ReplicaSet and ReplicationController: ``manageReplicas`` (creations only)."""
         spec = _map(rs.get("spec"))
@@ -574,7 +611,7 @@ class Controllers:
             pods.append(pod)
             res.created.append((pod, i))
 
-    def _sync_statefulset(self, s: dict[str, Any], i: int, pods: list[dict[str, Any]],
+    def _sync_statefulset(self, s: dict[str, Any], i: int, pods: _Pods,
                           taken: set[tuple[str, str]], pvcs: set[tuple[str, str]], res: SyncResult) -> None:
         meta, spec = _meta(s), _map(s.get("spec"))
         ns, name = str(meta.get("namespace")), str(meta.get("name"))
@@ -583,8 +620,8 @@ class Controllers:
         parallel = spec.get("podManagementPolicy") == "Parallel"
         template = _map(spec.get("template"))
         revision = f"{name}-{compute_hash(template, _map(s.get('status')).get('collisionCount'))}"
-        by_name = {str(_meta(p).get("name")): p for p in pods
-                   if _meta(p).get("namespace") == ns and (self._controls(s, p) or owner_of(p) is None)}
+        by_name = {str(_meta(p).get("name")): p for p in pods.in_namespace(ns)
+                   if self._controls(s, p) or owner_of(p) is None}
         claim_templates = [c for c in _list(spec.get("volumeClaimTemplates")) if isinstance(c, dict)]
         sel_labels = _map(_map(spec.get("selector")).get("matchLabels"))
         retention = _map(spec.get("persistentVolumeClaimRetentionPolicy"))
@@ -641,8 +678,8 @@ class Controllers:
             if not parallel:
                 return  # OrderedReady: the next one once this one is Running and Ready
 
-    def _sync_daemonset(self, ds: dict[str, Any], i: int, pods: list[dict[str, Any]], nodes: list[dict[str, Any]],
-                        taken: set[tuple[str, str]], res: SyncResult) -> None:
+    def _sync_daemonset(self, ds: dict[str, Any], i: int, pods: _Pods, nodes: list[dict[str, Any]],
+                        node_cache: dict[str, Node | None], taken: set[tuple[str, str]], res: SyncResult) -> None:
         meta, spec = _meta(ds), _map(ds.get("spec"))
         ns, name = str(meta.get("namespace")), str(meta.get("name"))
         template = copy.deepcopy(_map(spec.get("template")))
@@ -666,10 +703,14 @@ class Controllers:
             node_name = str(_meta(raw_node).get("name"))
             if node_name in served or (fixed and fixed != node_name):
                 continue
-            try:
-                node: Node = decode(Node, raw_node)
-            except InputError:
-                continue  # the simulator reports bad nodes itself
+            if node_name not in node_cache:
+                try:
+                    node_cache[node_name] = decode(Node, raw_node)
+                except InputError:
+                    node_cache[node_name] = None  # the simulator reports bad nodes itself
+            node = node_cache[node_name]
+            if node is None:
+                continue
             if not affinity.match(node.metadata.labels or {}, node_name):
                 continue
             if find_matching_untolerated_taint(node.spec.taints or [], tolerations,
@@ -680,11 +721,14 @@ class Controllers:
             pods.append(pod)
             res.created.append((pod, i))
 
-    def _sync_job(self, job: dict[str, Any], i: int, pods: list[dict[str, Any]],
+    def _sync_job(self, job: dict[str, Any], i: int, pods: _Pods,
                   taken: set[tuple[str, str]], res: SyncResult) -> None:
         meta, spec, status = _meta(job), _map(job.get("spec")), _map(job.get("status"))
         if spec.get("suspend") is True:
             return
+        if any(_map(c).get("type") in ("Complete", "Failed") and _map(c).get("status") == "True"
+               for c in _list(status.get("conditions"))):
+            return  # finished: its controller creates nothing more
         name = str(meta.get("name"))
         uid = self.uid(job)
         template = copy.deepcopy(_map(spec.get("template")))
