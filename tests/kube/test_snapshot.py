@@ -195,3 +195,34 @@ def test_snapshot_bad_output_dir_and_kubeconfig(tmp_path: Path) -> None:
         (d / "notes.txt").write_text("keep me")
         code, _, err = run("snapshot", "--kubeconfig", str(srv.kubeconfig_path), "-o", str(d), "--overwrite")
         assert code == 2 and "refusing" in err and (d / "notes.txt").read_text() == "keep me"
+
+
+def test_snapshot_of_reconciled_workloads_creates_nothing_more_in_simulate(tmp_path: Path) -> None:
+    """Workloads the box's controllers already reconciled: simulate schedules their pods and
+    creates none (the ReplicaSet's template equals the Deployment's once defaulted)."""
+    import time
+
+    tmpl = {"metadata": {"labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "c", "image": "img", "resources": {"requests": {"cpu": "100m"}}}]}}
+    with run_server(tmp_path / "kubeconfig", simulate_kubelets=True) as srv:
+        srv.create(node("n1", "4", "a"))
+        srv.create({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
+                    "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}}, "template": tmpl}})
+        srv.create({"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db", "namespace": "default"},
+                    "spec": {"replicas": 2, "podManagementPolicy": "Parallel", "serviceName": "db",
+                             "selector": {"matchLabels": {"app": "db"}},
+                             "template": {**tmpl, "metadata": {"labels": {"app": "db"}}}}})
+        deadline = time.monotonic() + 10
+        while srv.call(lambda s: s.store.count("pods")) < 5:
+            assert time.monotonic() < deadline, "box controllers did not create the pods"
+            time.sleep(0.05)
+        out_dir = tmp_path / "snap"
+        code, _, err = run("snapshot", "--kubeconfig", str(srv.kubeconfig_path), "-o", str(out_dir))
+        assert code == 0, err
+    code, out, err = run("simulate", "-f", str(out_dir), "-o", "json")
+    assert code == 0, err
+    items = json.loads(out)["items"]
+    pods = [i for i in items if i["kind"] == "Pod"]
+    assert len(pods) == 5 and all(p["spec"].get("nodeName") == "n1" for p in pods)
+    assert sum(i["kind"] == "ReplicaSet" for i in items) == 1
+    assert "notice" not in err

@@ -688,7 +688,9 @@ class Controllers:
         h = compute_hash(_map(spec.get("template")), _map(ds.get("status")).get("collisionCount"))
         tmeta = template.setdefault("metadata", {})
         tmeta["labels"] = {**_map(tmeta.get("labels")), CONTROLLER_REVISION_HASH: h,
-                           "pod-template-generation": str(_int(meta.get("generation"), 1))}
+                           # GetTemplateGeneration: the annotation the API server sets to 1 on create
+                           "pod-template-generation": str(_map(meta.get("annotations")).get(
+                               "deprecated.daemonset.template.generation", "1"))}
         where = f"DaemonSet {ns}/{name}"
         try:
             probe: Pod = decode(Pod, {"metadata": {"name": name, "namespace": ns}, "spec": tspec})
