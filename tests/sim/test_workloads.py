@@ -388,6 +388,13 @@ def test_simulate_expands_workloads_and_shows_the_controller(tmp_path: Path) -> 
     kinds = [i["kind"] for i in items]
     assert kinds[:5] == ["Node", "Node", "Deployment", "DaemonSet", "CronJob"]
     assert kinds.count("ReplicaSet") == 1 and kinds.count("Pod") == 5
+    dep = items[2]
+    [rs] = [i for i in items if i["kind"] == "ReplicaSet"]
+    assert rs["metadata"]["ownerReferences"][0]["uid"] == dep["metadata"]["uid"]
+    # the output simulated again: the controllers see their objects and create nothing more
+    again = write(tmp_path, [i for i in items if i["kind"] != "CronJob"], "again.yaml")
+    code, out2, _ = run("simulate", "-f", str(again), "-o", "yaml")
+    assert code == 0 and len(yaml.safe_load(out2)["items"]) == len(items) - 1
     ds_pods = [i for i in items if i["kind"] == "Pod" and i["metadata"]["name"].startswith("agent-")]
     assert sorted(p["spec"]["nodeName"] for p in ds_pods) == ["n1", "n2"]
     assert "notice: CronJob" in err

@@ -415,6 +415,11 @@ class Controllers:
             self._uids[key] = str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
         return self._uids[key]
 
+    def generated_uid(self, obj: Mapping[str, Any]) -> str | None:
+        """The uid drawn for ``obj`` (an input without ``metadata.uid``) if a pass used one."""
+        meta = _meta(obj)
+        return self._uids.get((str(obj.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name"))))
+
     def _controller_ref(self, owner: Mapping[str, Any]) -> dict[str, Any]:
         """``metav1.NewControllerRef``."""
         kind = str(owner.get("kind"))

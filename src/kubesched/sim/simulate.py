@@ -193,6 +193,10 @@ class _WorkloadDriver:
             out[pos[id(src)]] = new
             self.sources[i] = new
         out.extend(self._created(res, len(out)))
+        for r in self.sources:  # the uid the created objects' ownerReferences name, as the API server gives one
+            uid = self.controllers.generated_uid(r.data)
+            if uid is not None and not r.data["metadata"].get("uid"):
+                r.data["metadata"]["uid"] = uid
         return out
 
     def next_pass(self, store: ClusterStore, start: int) -> list[RawObject]:
