@@ -108,3 +108,25 @@ def test_failed_creates_are_retried_and_nothing_is_created_twice(ksrv: ServerHan
     pods = _until(lambda: _pods(c) if len(_pods(c)) >= 6 else None, "6 pods after the faults")
     time.sleep(0.5)
     assert len(_pods(c)) == 6 == len({p["metadata"]["name"] for p in pods})
+
+
+def test_job_runs_its_completions_one_after_the_other(ksrv: ServerHandle) -> None:
+    c = Client.of(ksrv)
+    c.create("/api/v1/nodes", node("n1"))
+    tmpl = _template("pi")
+    tmpl["metadata"]["annotations"] = {"kubesched.io/complete-after-seconds": "0"}
+    tmpl["spec"]["restartPolicy"] = "Never"
+    c.create("/apis/batch/v1/namespaces/default/jobs",
+             {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "pi"},
+              "spec": {"completions": 3, "parallelism": 1, "template": tmpl}})
+    for k in range(3):
+        # parallelism 1: one pending pod at a time; bind it, the kubelet completes it
+        pending = _until(lambda: [p for p in _pods(c) if not p["spec"].get("nodeName")], f"pod {k + 1}")
+        assert len(pending) == 1
+        name = pending[0]["metadata"]["name"]
+        code, body = c.req("POST", f"{PODS}/{name}/binding", {"metadata": {"name": name}, "target": {"name": "n1"}})
+        assert code == 201, body
+        _until(lambda n=name: c.get(f"{PODS}/{n}")["status"].get("phase") == "Succeeded", f"{name} Succeeded")
+    time.sleep(0.3)
+    pods = _pods(c)
+    assert len(pods) == 3 and all(p["status"]["phase"] == "Succeeded" for p in pods)
