@@ -93,6 +93,8 @@ def test_daemonset_and_ordered_ready_statefulset(ksrv: ServerHandle) -> None:
     code, body = c.req("POST", f"{PODS}/db-0/binding", {"metadata": {"name": "db-0"}, "target": {"name": "n1"}})
     assert code == 201, body
     _until(lambda: any(p["metadata"]["name"] == "db-1" for p in _pods(c)), "db-1 after db-0 is Ready")
+    db0 = c.get(f"{PODS}/db-0")
+    assert any(x["type"] == "Ready" and x["status"] == "True" for x in db0["status"]["conditions"])
     db1 = c.get(f"{PODS}/db-1")
     assert db1["spec"]["hostname"] == "db-1" and db1["metadata"]["labels"]["apps.kubernetes.io/pod-index"] == "1"
 

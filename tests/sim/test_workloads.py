@@ -247,6 +247,15 @@ def test_statefulset_ready_condition_of_a_dumped_pod_decides() -> None:
     assert [p["metadata"]["name"] for p in created(c.sync([pod], []))] == ["db-1"]
 
 
+def test_statefulset_without_kubelet_ready_waits_in_the_box_mode() -> None:
+    c = Controllers([statefulset(replicas=2)], ready_when_bound=False)
+    [pod] = created(c.sync([], []))
+    bound = bind([pod])
+    assert c.sync(bound, []).created == []  # bound, no Ready condition yet
+    bound[0]["status"] = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+    assert [p["metadata"]["name"] for p in created(c.sync(bound, []))] == ["db-1"]
+
+
 def test_statefulset_parallel_creates_all_and_keeps_existing_claims_and_start_ordinal() -> None:
     s = statefulset(replicas=3, policy="Parallel", ordinals={"start": 5},
                     volumeClaimTemplates=[{"metadata": {"name": "data"}, "spec": {}}])

@@ -9,7 +9,8 @@ is Running and Ready.
 
 Ready in the simulator: there is no kubelet, so a pod counts as Running and Ready once it is
 bound (``spec.nodeName`` set) and not terminal — unless its ``status.conditions`` carry a
-``Ready`` condition (a dumped cluster), which then decides.
+``Ready`` condition (a dumped cluster), which then decides. The box (``ready_when_bound=False``)
+waits for its simulated kubelets' ``Ready`` condition.
 
 What each controller does (upstream ``pkg/controller/...``, behaviour ported, not code):
 
@@ -201,15 +202,16 @@ def _is_active(pod: Mapping[str, Any]) -> bool:
     return phase not in ("Succeeded", "Failed") and not _meta(pod).get("deletionTimestamp")
 
 
-def _is_running_ready(pod: Mapping[str, Any]) -> bool:
-    """Running and Ready as the simulator sees it (see the module docstring)."""
+def _is_running_ready(pod: Mapping[str, Any], ready_when_bound: bool) -> bool:
+    """Running and Ready: a ``Ready`` condition decides when there is one; without one, a bound
+    pod counts as Ready only when ``ready_when_bound`` (the simulator, which has no kubelet)."""
     if not _is_active(pod) or not _map(pod.get("spec")).get("nodeName"):
         return False
     status = _map(pod.get("status"))
     for c in _list(status.get("conditions")):
         if isinstance(c, dict) and c.get("type") == "Ready":
             return c.get("status") == "True"
-    return status.get("phase") in (None, "", "Pending", "Running")
+    return ready_when_bound and status.get("phase") in (None, "", "Pending", "Running")
 
 
 def _selector_matches(sel: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:
@@ -387,11 +389,14 @@ class Controllers:
     they are validated at construction (:class:`WorkloadError` with the index of the bad one in
     ``WorkloadError.path`` as ``"#<index>"``, for the caller to turn into a file:line). The
     objects are not mutated. Objects without ``metadata.uid`` get one drawn from ``seed`` (stable
-    for the life of this instance); :meth:`sync` is the controllers' pass.
+    for the life of this instance); :meth:`sync` is the controllers' pass. ``ready_when_bound``:
+    a bound pod without a ``Ready`` condition counts as Running and Ready (the simulator); the
+    box, whose kubelets report ``Ready``, passes False.
     """
 
-    def __init__(self, workloads: list[dict[str, Any]], *, seed: int = 0) -> None:
+    def __init__(self, workloads: list[dict[str, Any]], *, seed: int = 0, ready_when_bound: bool = True) -> None:
         self.rng = random.Random(seed)
+        self.ready_when_bound = ready_when_bound
         self.workloads = list(workloads)
         self._uids: dict[tuple[str, str, str], str] = {}
         self._notified: set[str] = set()
@@ -634,7 +639,7 @@ class Controllers:
             pod_name = f"{name}-{ordinal}"
             existing = by_name.get(pod_name)
             if existing is not None and _is_active(existing):
-                if not parallel and not _is_running_ready(existing):
+                if not parallel and not _is_running_ready(existing, self.ready_when_bound):
                     return  # OrderedReady: wait for this one
                 continue
             if existing is not None and not parallel:

@@ -91,7 +91,7 @@ class WorkloadController:
         around it is skipped with a log line rather than stopping every controller)."""
         while workloads:
             try:
-                return Controllers(workloads, seed=self.rng.getrandbits(64))
+                return Controllers(workloads, seed=self.rng.getrandbits(64), ready_when_bound=False)
             except WorkloadError as e:
                 bad = int((e.path or "#0")[1:])
                 log.warning("workload controllers: skipping %s", e.message)
