@@ -449,6 +449,16 @@ def test_simulate_replaces_a_preempted_replicaset_pod(tmp_path: Path) -> None:
     assert pods[repl]["metadata"]["ownerReferences"][0]["name"] == "web"
 
 
+def test_simulate_workload_of_an_unserved_version_is_not_silently_dropped(tmp_path: Path) -> None:
+    old = deployment()
+    old["apiVersion"] = "extensions/v1beta1"
+    code, out, err = run("simulate", "-f", str(write(tmp_path, [node("n1"), old])), "-o", "yaml")
+    if code == 0:  # no kubectl-style "no matches for kind" error: then a notice
+        assert "notice: Deployment default/web" in err and "not expanded" in err
+    else:
+        assert code == 2 and 'no matches for kind "Deployment" in version "extensions/v1beta1"' in err
+
+
 def test_simulate_invalid_deployment_exits_2_with_file_and_line(tmp_path: Path) -> None:
     bad = workload("Deployment", "web", {"template": template("web")})
     path = write(tmp_path, [node("n1"), bad])

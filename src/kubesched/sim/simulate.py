@@ -161,7 +161,10 @@ class _WorkloadDriver:
     def __init__(self, raws: list[RawObject], seed: int) -> None:
         self.sources = [r for r in raws if r.kind in WORKLOAD_KINDS
                         and r.api_version == _WORKLOAD_API_VERSIONS.get(r.kind)]
-        self.notices: list[str] = []
+        self.notices: list[str] = [
+            f"{r.describe()} ({r.source}): apiVersion {r.api_version} is not {_WORKLOAD_API_VERSIONS[r.kind]}; "
+            "not expanded" for r in raws
+            if r.kind in _WORKLOAD_API_VERSIONS and r.api_version != _WORKLOAD_API_VERSIONS[r.kind]]
         try:
             self.controllers = Controllers([r.data for r in self.sources], seed=seed)
         except WorkloadError as e:
