@@ -175,10 +175,13 @@ def test_snapshot_of_an_unresponsive_server_fails_cleanly_and_writes_nothing(tmp
         assert code == 1
         assert err.startswith("error: ") and "within 1s" in err and len(err.strip().splitlines()) == 1
         assert list(out_dir.iterdir()) == []
-        # once the server answers again, the same command succeeds
-        code, _, err = run("snapshot", "--kubeconfig", str(srv.kubeconfig_path), "-o", str(out_dir))
+        # once the server answers again, the same command succeeds (here as YAML)
+        code, _, err = run("snapshot", "--kubeconfig", str(srv.kubeconfig_path), "-o", str(out_dir),
+                           "--format", "yaml")
         assert code == 0, err
-        assert json.loads((out_dir / "02-nodes.json").read_text())["items"][0]["metadata"]["name"] == "n1"
+        assert yaml.safe_load((out_dir / "02-nodes.yaml").read_text())["items"][0]["metadata"]["name"] == "n1"
+    code, out, err = run("simulate", "-f", str(out_dir), "-o", "json")
+    assert code == 0, err
 
 
 def test_snapshot_bad_output_dir_and_kubeconfig(tmp_path: Path) -> None:
