@@ -144,5 +144,10 @@ def attach_controllers(server: APIServer) -> None:
         ctl = DisruptionController(srv)
         srv.disruption_controller = ctl  # type: ignore[attr-defined]
         await ctl.start()
+        from kubesched.apiserver.workloadcontrollers import WorkloadController
+
+        workloads = WorkloadController(srv)
+        srv.workload_controller = workloads  # type: ignore[attr-defined]
+        await workloads.start()
 
     server.on_started.append(start)

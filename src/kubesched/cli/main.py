@@ -17,6 +17,7 @@ import click
 from kubesched import __version__
 from kubesched.cli.apiserver_cmd import apiserver as _apiserver_cmd
 from kubesched.cli.run_cmd import run_command
+from kubesched.cli.snapshot_cmd import snapshot as _snapshot_cmd
 from kubesched.cli.up_cmd import up as _up_cmd
 from kubesched.cli.whatif_cmd import capacity_command as _capacity_cmd
 from kubesched.cli.whatif_cmd import compare_command as _compare_cmd
@@ -133,6 +134,8 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
 
             click.echo(add_nodes_summary(estimate), err=True)
         write_list(result.output_objects(), "json" if fmt == "json" else "yaml", sys.stdout)
+        for notice in result.notices:
+            click.echo(f"notice: {notice}", err=True)
         if result.other_scheduler_pods:
             click.echo(f"notice: {len(result.other_scheduler_pods)} pending pod(s) name a scheduler with no "
                        f"profile here and were left alone: {', '.join(result.other_scheduler_pods)}", err=True)
@@ -198,6 +201,7 @@ main.add_command(run_command)
 main.add_command(_up_cmd)
 main.add_command(_capacity_cmd)
 main.add_command(_compare_cmd)
+main.add_command(_snapshot_cmd)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

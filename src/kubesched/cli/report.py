@@ -21,21 +21,30 @@ def print_simulation(result: Any) -> None:
     outcomes = result.outcomes
     scheduled = [o for o in outcomes if o.node]
     pending = [o for o in outcomes if not o.node]
+    owned = any(getattr(o, "owner", "") for o in outcomes)  # a CONTROLLER column when any pod has one
     if sys.stdout.isatty():
         table = Table(title=f"{len(outcomes)} pending pods: {len(scheduled)} scheduled, {len(pending)} unschedulable",
                       show_lines=False)
         table.add_column("POD", no_wrap=True)
+        if owned:
+            table.add_column("CONTROLLER", no_wrap=True)
         table.add_column("NODE", no_wrap=True)
         table.add_column("MESSAGE")
         for o in outcomes:
-            table.add_row(o.key, o.node or "[red]<pending>[/red]", "" if o.node else o.message)
+            row = [o.key, o.owner or "-"] if owned else [o.key]
+            table.add_row(*row, o.node or "[red]<pending>[/red]", "" if o.node else o.message)
         console.print(table)
     else:
         print(f"# {len(outcomes)} pending pods: {len(scheduled)} scheduled, {len(pending)} unschedulable")
         width = max((len(o.key) for o in outcomes), default=3)
-        print(f"{'POD':{width}}  {'NODE':20}  MESSAGE")
+        owidth = max((len(o.owner) for o in outcomes), default=10)
+        ctl = f"{'CONTROLLER':{owidth}}  " if owned else ""
+        print(f"{'POD':{width}}  {ctl}{'NODE':20}  MESSAGE")
         for o in outcomes:
-            print(f"{o.key:{width}}  {(o.node or '<pending>'):20}  {'' if o.node else o.message}")
+            ctl = f"{(o.owner or '-'):{owidth}}  " if owned else ""
+            print(f"{o.key:{width}}  {ctl}{(o.node or '<pending>'):20}  {'' if o.node else o.message}")
+    for notice in getattr(result, "notices", []):
+        print(f"# notice: {notice}")
     if result.other_scheduler_pods:
         print(f"# notice: {len(result.other_scheduler_pods)} pending pod(s) name a scheduler with no profile here "
               f"and were left alone: {', '.join(result.other_scheduler_pods)}")

@@ -274,6 +274,7 @@ def load_config(kubeconfig: str | None = None, master: str | None = None, *, con
     Raises :class:`~kubesched.errors.KubeschedError` with one readable line when the file is
     missing or invalid, or when neither flag is given outside a cluster.
     """
+    import yaml
     from lightkube.config.client_adapter import verify_cluster
     from lightkube.config.kubeconfig import KubeConfig
     from lightkube.config.models import User
@@ -293,8 +294,13 @@ def load_config(kubeconfig: str | None = None, master: str | None = None, *, con
                     f"{e}); use --kubeconfig or --master") from None
     except LKConfigError as e:
         raise KubeschedError(f"kubeconfig: {e}") from None
-    except (KeyError, TypeError, msgspec.ValidationError) as e:
+    except (KeyError, TypeError, AttributeError, msgspec.ValidationError) as e:
         raise KubeschedError(f"kubeconfig {kubeconfig}: invalid content: {e}") from None
+    except yaml.YAMLError as e:
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise KubeschedError(f"kubeconfig {kubeconfig}: invalid YAML: {first}") from None
+    except OSError as e:
+        raise KubeschedError(f"kubeconfig {kubeconfig}: {e.strerror or e}") from None
     assert single is not None
     server = (master or single.cluster.server).rstrip("/")
     ctx: ssl.SSLContext | None = None

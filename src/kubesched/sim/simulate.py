@@ -8,6 +8,13 @@ The store delivers each attempt's writes as informer events before the next atte
 wait on Permit (out-of-tree plugins) wait in virtual time: once nothing else can be scheduled,
 the clock moves to the next Permit timeout.
 
+Workloads (Deployment, ReplicaSet, ReplicationController, StatefulSet, DaemonSet, Job) are
+expanded into the pods their controllers would create (:mod:`kubesched.sim.workloads`), before
+the run and again whenever the run goes idle (a StatefulSet with ``OrderedReady`` creates its
+next ordinal once the previous one is bound), until the controllers create nothing more. The
+created objects (ReplicaSets, PVCs, pods) come back in the output after the input objects,
+each pod with its controller's ``ownerReferences``.
+
 Input errors raise :class:`~kubesched.errors.ManifestError` naming ``file:line`` and the field.
 """
 
@@ -39,6 +46,7 @@ from kubesched.framework.record import DecisionRecord
 from kubesched.scheduler import Attempt, Scheduler
 from kubesched.sim.manifests import RawObject
 from kubesched.sim.store import ClusterStore
+from kubesched.sim.workloads import WORKLOAD_KINDS, Controllers, WorkloadError
 
 __all__ = ["ANNOTATION_PREFIX", "PodOutcome", "SimulationResult", "build_store", "simulate"]
 
@@ -54,6 +62,8 @@ class PodOutcome:
     node: str | None
     message: str
     attempts: int
+    owner: str = ""
+    """``Kind/name`` of the pod's controller (from its ownerReferences), or ``""``."""
 
 
 @dataclass
@@ -66,6 +76,8 @@ class SimulationResult:
     records: dict[str, DecisionRecord] = field(default_factory=dict)
     """Last DecisionRecord per pod (with recording on)."""
     attempts: int = 0
+    notices: list[str] = field(default_factory=list)
+    """One line each: things the run did not model (CronJobs, Deployment rollouts)."""
 
     def output_objects(self) -> list[dict[str, Any]]:
         """Every input object after the run (bound pods carry ``spec.nodeName`` and conditions);
@@ -119,6 +131,95 @@ def _check_quantities(kind: str, obj: Any) -> None:
                 raise type(e)(e.message, f"status.allocatable[{name}]") from None
 
 
+def _decode_raw(r: RawObject, cls: type) -> Any:
+    """The typed view of ``r`` (quantities checked); errors as ManifestError at ``r.source``."""
+    try:
+        obj: Any = decode(cls, r.data)  # the typed view of one of several kinds
+        _check_quantities(r.kind, obj)
+    except InputError as e:
+        raise ManifestError(f"{r.describe()}: {e.path + ': ' if e.path else ''}{e.message}", r.source) from None
+    return obj
+
+
+def _prepare_pod(pod: Pod, classes: dict[str, PriorityClass], default: PriorityClass | None, where: str) -> Pod:
+    """Defaults the API server would apply before the scheduler sees the pod: schedulerName, priority."""
+    if not pod.spec.scheduler_name:
+        spec = msgspec.structs.replace(pod.spec, scheduler_name="default-scheduler")
+        pod = msgspec.structs.replace(pod, spec=spec)
+    return _resolve_priority(pod, classes, default, where)
+
+
+_WORKLOAD_API_VERSIONS = {"Deployment": "apps/v1", "ReplicaSet": "apps/v1", "StatefulSet": "apps/v1",
+                          "DaemonSet": "apps/v1", "ReplicationController": "v1", "Job": "batch/v1",
+                          "CronJob": "batch/v1"}
+
+
+class _WorkloadDriver:
+    """Runs the workload controllers (:class:`~kubesched.sim.workloads.Controllers`) for one run:
+    the first pass over the input objects, later passes over the store's current objects."""
+
+    def __init__(self, raws: list[RawObject], seed: int) -> None:
+        self.sources = [r for r in raws if r.kind in WORKLOAD_KINDS
+                        and r.api_version == _WORKLOAD_API_VERSIONS.get(r.kind)]
+        self.notices: list[str] = [
+            f"{r.describe()} ({r.source}): apiVersion {r.api_version} is not {_WORKLOAD_API_VERSIONS[r.kind]}; "
+            "not expanded" for r in raws
+            if r.kind in _WORKLOAD_API_VERSIONS and r.api_version != _WORKLOAD_API_VERSIONS[r.kind]]
+        try:
+            self.controllers = Controllers([r.data for r in self.sources], seed=seed)
+        except WorkloadError as e:
+            raise ManifestError(e.message, self.sources[int((e.path or "#0")[1:])].source) from None
+
+    def _sync(self, pods: list[dict], nodes: list[dict], claims: list[dict]) -> Any:
+        try:
+            res = self.controllers.sync(pods, nodes, claims)
+        except WorkloadError as e:
+            raise ManifestError(e.message, self.sources[int((e.path or "#0")[1:])].source) from None
+        self.notices.extend(res.notices)
+        return res
+
+    def _created(self, res: Any, start: int) -> list[RawObject]:
+        return [RawObject(d["kind"], d["apiVersion"], d, self.sources[i].source, start + k)
+                for k, (d, i) in enumerate(res.created)]
+
+    def first_pass(self, raws: list[RawObject]) -> list[RawObject]:
+        """``raws`` with the objects the controllers update replaced and those they create appended."""
+        if not self.sources:
+            return raws
+        res = self._sync([r.data for r in raws if r.kind == "Pod"], [r.data for r in raws if r.kind == "Node"],
+                         [r.data for r in raws if r.kind == "PersistentVolumeClaim"])
+        out = list(raws)
+        pos = {id(r): k for k, r in enumerate(out)}
+        for data, i in res.updated:
+            src = self.sources[i]
+            new = RawObject(src.kind, src.api_version, data, src.source, src.index)
+            out[pos[id(src)]] = new
+            self.sources[i] = new
+        out.extend(self._created(res, len(out)))
+        for r in self.sources:  # the uid the created objects' ownerReferences name, as the API server gives one
+            uid = self.controllers.generated_uid(r.data)
+            if uid is not None and not r.data["metadata"].get("uid"):
+                r.data["metadata"]["uid"] = uid
+        return out
+
+    def next_pass(self, store: ClusterStore, start: int) -> list[RawObject]:
+        """The objects the controllers create now, seeing the store (bound pods count as Ready)."""
+        if not self.sources:
+            return []
+        pods = [raw for (kind, _, _), raw in store.raw.items() if kind == "Pod"]
+        nodes = [raw for (kind, _, _), raw in store.raw.items() if kind == "Node"]
+        claims = list(store.objects.get("PersistentVolumeClaim", {}).values())
+        res = self._sync(pods, nodes, claims)
+        return self._created(res, start)
+
+
+def _owner(pod: Pod) -> str:
+    for ref in pod.metadata.owner_references:
+        if ref.controller:
+            return f"{ref.kind}/{ref.name}"
+    return ""
+
+
 def build_store(raws: list[RawObject]) -> tuple[ClusterStore, list[tuple[Pod, dict]], list[tuple[Pod, dict]],
                                                 list[tuple[Node, dict]]]:
     """Decode the raw objects into a store (not yet attached to a scheduler).
@@ -135,15 +236,7 @@ def build_store(raws: list[RawObject]) -> tuple[ClusterStore, list[tuple[Pod, di
             # read such objects through the lister get the raw mapping
             store.add_raw(r.kind, r.data)
             continue
-        try:
-            obj: Any = decode(cls, r.data)  # the typed view of one of several kinds
-        except InputError as e:
-            raise ManifestError(f"{r.describe()}: {e.path + ': ' if e.path else ''}{e.message}", r.source) from None
-        try:
-            _check_quantities(r.kind, obj)
-        except InputError as e:
-            raise ManifestError(f"{r.describe()}: {e.path + ': ' if e.path else ''}{e.message}", r.source) from None
-        typed.append((r, obj))
+        typed.append((r, _decode_raw(r, cls)))
     classes = {o.metadata.name: o for r, o in typed if r.kind == "PriorityClass"}
     defaults = [o for o in classes.values() if o.global_default]
     if len(defaults) > 1:
@@ -159,11 +252,7 @@ def build_store(raws: list[RawObject]) -> tuple[ClusterStore, list[tuple[Pod, di
             nodes.append((obj, r.data))
             node_names.add(obj.metadata.name)
         elif r.kind == "Pod":
-            pod = obj
-            if not pod.spec.scheduler_name:
-                spec = msgspec.structs.replace(pod.spec, scheduler_name="default-scheduler")
-                pod = msgspec.structs.replace(pod, spec=spec)
-            pod = _resolve_priority(pod, classes, default, r.source)
+            pod = _prepare_pod(obj, classes, default, r.source)
             if pod.spec.node_name:
                 bound.append((pod, r.data))
             else:
@@ -179,6 +268,28 @@ def build_store(raws: list[RawObject]) -> tuple[ClusterStore, list[tuple[Pod, di
     return store, bound, [(p, raw) for _, _, p, raw in pending], nodes
 
 
+_MAX_CONTROLLER_PASSES = 100_000
+
+
+def _add_created(store: ClusterStore, created: list[RawObject], pending: list[tuple[Pod, dict]],
+                 others: list[str], sched: Scheduler) -> None:
+    """Add the objects a controller pass created to the store (pods: as the API server admits them)."""
+    classes = {pc.metadata.name: pc for pc in store.list("PriorityClass")}
+    default = next((pc for pc in classes.values() if pc.global_default), None)
+    for r in created:
+        cls = KINDS.get(r.kind)
+        if cls is None:
+            store.add_raw(r.kind, r.data)
+            continue
+        obj = _decode_raw(r, cls)
+        if r.kind == "Pod":
+            obj = _prepare_pod(obj, classes, default, r.source)
+            if not sched.responsible_for(obj):
+                others.append(pod_key(obj))
+            pending.append((obj, r.data))
+        store.add(r.kind, obj, r.data)
+
+
 def simulate(raws: list[RawObject], config: KubeSchedulerConfiguration | None = None, *, seed: int = 0,
              record: bool = False, registry: dict[str, Any] | None = None,
              on_record: Callable[[DecisionRecord], None] | None = None) -> SimulationResult:
@@ -187,6 +298,8 @@ def simulate(raws: list[RawObject], config: KubeSchedulerConfiguration | None = 
     Raises :class:`ManifestError` for bad input and
     :class:`~kubesched.errors.ConfigError` / ``PluginConfigError`` for a bad configuration.
     """
+    driver = _WorkloadDriver(raws, seed)
+    raws = driver.first_pass(raws)
     store, bound, pending, nodes = build_store(raws)
     clock = ManualClock()
     sched = Scheduler(config, client=store, lister=store, clock=clock, seed=seed,
@@ -212,17 +325,34 @@ def simulate(raws: list[RawObject], config: KubeSchedulerConfiguration | None = 
                 on_record(a.record)
 
     sched.on_attempt = on_attempt
-    n = sched.run_until_idle(after_each=store.flush)
-    progressed = True
-    while (due := clock.next_timer()) is not None:
-        # pods waiting on Permit: virtual time moves to the next timeout; the scheduler runs
-        # again only while that makes progress (a bind), then the last timeouts just fire
-        clock.set(due)
-        store.flush()
-        if progressed:
-            bound_before = sched.stats.bound
-            n += sched.run_until_idle(after_each=store.flush)
-            progressed = sched.stats.bound > bound_before
+
+    def run_phase() -> int:
+        n = sched.run_until_idle(after_each=store.flush)
+        progressed = True
+        while (due := clock.next_timer()) is not None:
+            # pods waiting on Permit: virtual time moves to the next timeout; the scheduler runs
+            # again only while that makes progress (a bind), then the last timeouts just fire
+            clock.set(due)
+            store.flush()
+            if progressed:
+                bound_before = sched.stats.bound
+                n += sched.run_until_idle(after_each=store.flush)
+                progressed = sched.stats.bound > bound_before
+        return n
+
+    n = run_phase()
+    # controllers see the result (an OrderedReady StatefulSet creates its next ordinal, a ReplicaSet
+    # replaces a preempted pod) and the scheduler runs again, until they create nothing
+    for _ in range(_MAX_CONTROLLER_PASSES):
+        created = driver.next_pass(store, len(raws))
+        if not created:
+            break
+        raws = raws + created
+        _add_created(store, created, pending, others, sched)
+        n += run_phase()
+    else:
+        driver.notices.append(f"workload controllers still creating pods after {_MAX_CONTROLLER_PASSES} passes; "
+                              "stopped there")
     for qpi in list(sched.queue.pending()):
         if qpi.gated and qpi.pod.spec.scheduling_gates:
             # the apiserver sets this condition on pods created with scheduling gates
@@ -238,8 +368,9 @@ def simulate(raws: list[RawObject], config: KubeSchedulerConfiguration | None = 
         if cur is None:
             continue
         msg = next((c.message for c in cur.status.conditions if c.type == "PodScheduled" and c.status == "False"), "")
-        outcomes.append(PodOutcome(key, cur.spec.node_name or None, msg, attempts_by_pod.get(key, 0)))
-    result = SimulationResult(store, sched, raws, outcomes, others, records, n)
+        outcomes.append(PodOutcome(key, cur.spec.node_name or None, msg, attempts_by_pod.get(key, 0),
+                                   _owner(cur)))
+    result = SimulationResult(store, sched, raws, outcomes, others, records, n, driver.notices)
     if record:
         annotate(result)
     return result

@@ -1,0 +1,815 @@
+"""Workload controllers: the pods (and ReplicaSets, PVCs) their controllers create, for the simulator and the box.
+
+Pure and level-triggered, like the controllers of kube-controller-manager: :meth:`Controllers.sync`
+takes the workload objects, the pods and the nodes *as they are now* and returns what the
+controllers would create in one pass (plus updated ReplicaSets). Calling it again after the
+scheduler has bound the new pods creates nothing more, except for StatefulSets with
+``podManagementPolicy: OrderedReady``, which create the next ordinal only once the previous one
+is Running and Ready.
+
+Ready in the simulator: there is no kubelet, so a pod counts as Running and Ready once it is
+bound (``spec.nodeName`` set) and not terminal — unless its ``status.conditions`` carry a
+``Ready`` condition (a dumped cluster), which then decides. The box (``ready_when_bound=False``)
+waits for its simulated kubelets' ``Ready`` condition.
+
+What each controller does (upstream ``pkg/controller/...``, behaviour ported, not code):
+
+* **Deployment** (``deployment/sync.go``, ``deployment/util``): finds its new ReplicaSet (a
+  ReplicaSet it controls whose template equals the Deployment's, ignoring
+  ``pod-template-hash``) or creates ``<deployment>-<hash>`` with the hash label in its template
+  and selector, the ``deployment.kubernetes.io/{revision,desired-replicas,max-replicas}``
+  annotations and ``spec.replicas`` of the Deployment; an existing new ReplicaSet is scaled to
+  ``spec.replicas``. A rollout is not simulated: old ReplicaSets and their pods are left as they
+  are (a notice says so).
+* **ReplicaSet / ReplicationController** (``replicaset/replica_set.go``): creates
+  ``replicas - active`` pods named ``<owner>-<5 random chars>``. Active pods are the pods it
+  controls (ownerReference with ``controller: true``) plus orphans its selector matches (which
+  it would adopt); Succeeded, Failed and terminating pods do not count.
+* **StatefulSet** (``statefulset/stateful_set_utils.go``, ``stateful_set_control.go``): pods
+  ``<set>-<ordinal>`` from ``spec.ordinals.start``, labels
+  ``statefulset.kubernetes.io/pod-name``, ``apps.kubernetes.io/pod-index``,
+  ``controller-revision-hash``, ``hostname`` = pod name, ``subdomain`` = ``serviceName``; for
+  each ``volumeClaimTemplates`` entry a PVC ``<template>-<set>-<ordinal>`` (labels: the
+  template's plus the selector's ``matchLabels``; created only if absent) and a pod volume of the
+  template's name pointing at it. OrderedReady: stop at the first ordinal that is missing (create
+  it) or not Running and Ready; Parallel: create every missing ordinal.
+* **DaemonSet** (``daemon/daemon_controller.go`` ``nodeShouldRunDaemonPod``,
+  ``daemon/util/daemonset_util.go``): one pod per node that should run it — ``nodeName`` of the
+  template (if any) equal to the node, ``nodeSelector`` and required node affinity match, and no
+  NoSchedule/NoExecute taint left untolerated by the template's tolerations plus the ones the
+  controller adds (``AddOrUpdateDaemonPodTolerations``: not-ready and unreachable NoExecute;
+  disk-, memory-, pid-pressure and unschedulable NoSchedule; network-unavailable with
+  ``hostNetwork``). The pod's required node affinity terms are replaced by one term
+  ``matchFields: metadata.name In [node]`` (``ReplaceDaemonSetPodNodeNameNodeAffinity``); labels
+  ``controller-revision-hash`` and ``pod-template-generation``. Nodes that already hold one of
+  its pods (``nodeName`` or that matchFields target) are skipped.
+* **Job** (``job/job_controller.go``, ``job/indexed_job_utils.go``): ``suspend`` or finished
+  (a ``Complete``/``Failed`` condition) → nothing;
+  active wanted = ``min(parallelism, completions - succeeded)`` (without ``completions``:
+  ``parallelism`` until one pod succeeded). Pods carry the ``batch.kubernetes.io/job-tracking``
+  finalizer and the ``batch.kubernetes.io/controller-uid``/``job-name`` labels (and their legacy
+  ``controller-uid``/``job-name`` twins) the API server adds to a Job's template. Indexed: the
+  lowest indexes neither succeeded (``status.completedIndexes`` or a Succeeded pod) nor active,
+  each pod with ``generateName`` ``<job>-<index>-``, ``hostname`` ``<job>-<index>``, the
+  ``batch.kubernetes.io/job-completion-index`` annotation and label and the
+  ``JOB_COMPLETION_INDEX`` env var. In ``simulate`` pods never finish (no run time is modelled),
+  so a Job there has at most ``parallelism`` pods; in the box, pods finish when the simulated
+  kubelets complete them and the next pass creates the following ones.
+* **CronJob**: not expanded (it creates Jobs on a schedule); a notice says so.
+
+Names from ``generateName`` are the prefix (cut to 58 characters) plus 5 characters drawn from
+apimachinery's ``rand.String`` alphabet ``bcdfghjklmnpqrstvwxz2456789`` by a ``random.Random``
+seeded with the simulation seed; UIDs are drawn from the same generator, so a run is
+reproducible. ``pod-template-hash`` is upstream ``controller.ComputeHash``'s *shape* — FNV-1a
+32-bit over the template (plus ``collisionCount`` as 8 little-endian bytes), the decimal sum
+rendered with ``rand.SafeEncodeString`` — but the template is hashed as canonical JSON, not as Go's
+``spew`` dump of the Go struct, so the value differs from the one a real cluster would show.
+
+Invalid workloads raise :class:`WorkloadError` carrying the API server's message
+(``Deployment.apps "web" is invalid: spec.selector: Required value``), from
+:func:`kubesched.api.validation.validate_workload`.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import re
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesched.api import validation
+from kubesched.api.nodeselector import RequiredNodeAffinity
+from kubesched.api.objects import Node, Pod, Toleration, decode
+from kubesched.api.taints import find_matching_untolerated_taint
+from kubesched.errors import InputError
+
+__all__ = [
+    "ALPHANUMS",
+    "WORKLOAD_KINDS",
+    "Controllers",
+    "SyncResult",
+    "WorkloadError",
+    "compute_hash",
+    "daemon_pod_tolerations",
+    "fnv32a",
+    "generate_name",
+    "owner_of",
+    "safe_encode_string",
+]
+
+#: apimachinery ``util/rand`` alphabet (no vowels, no 0/1/3: no bad words, no look-alikes).
+ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
+#: ``names.MaxGeneratedNameLength``: 63 - 5 random characters.
+MAX_GENERATED_NAME_LENGTH = 58
+
+#: Kinds this module expands (CronJob is recognised and skipped with a notice).
+WORKLOAD_KINDS = frozenset({"Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "DaemonSet",
+                            "Job", "CronJob"})
+
+_GROUPS = {"Deployment": "apps", "ReplicaSet": "apps", "StatefulSet": "apps", "DaemonSet": "apps",
+           "ReplicationController": "", "Job": "batch", "CronJob": "batch"}
+_API_VERSIONS = {"apps": "apps/v1", "batch": "batch/v1", "": "v1"}
+
+POD_TEMPLATE_HASH = "pod-template-hash"
+CONTROLLER_REVISION_HASH = "controller-revision-hash"
+STS_POD_NAME = "statefulset.kubernetes.io/pod-name"
+POD_INDEX = "apps.kubernetes.io/pod-index"
+JOB_COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
+JOB_TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
+
+_NO_EXECUTE = "NoExecute"
+_NO_SCHEDULE = "NoSchedule"
+
+
+class WorkloadError(InputError):
+    """An invalid workload object; ``message`` is the API server's ``... is invalid: ...``."""
+
+
+# --------------------------------------------------------------------------- names and hashes
+
+def fnv32a(data: bytes) -> int:
+    """FNV-1a 32-bit (Go ``hash/fnv.New32a``)."""
+    h = 0x811C9DC5
+    for b in data:
+        h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
+def safe_encode_string(s: str) -> str:
+    """apimachinery ``rand.SafeEncodeString``: each byte ``b`` → ``ALPHANUMS[b % 27]``."""
+    return "".join(ALPHANUMS[b % len(ALPHANUMS)] for b in s.encode())
+
+
+def compute_hash(template: Mapping[str, Any], collision_count: int | None = None) -> str:
+    """``controller.ComputeHash`` (``pkg/controller/controller_utils.go``) over canonical JSON.
+
+    ``template`` is a PodTemplateSpec mapping. Same construction as upstream (FNV-1a 32 of the
+    template, then ``collisionCount`` as a ``uint32`` in an 8-byte little-endian buffer, the
+    decimal sum through :func:`safe_encode_string`); the template bytes differ (see module doc).
+    """
+    data = json.dumps(template, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    if collision_count is not None:
+        data += (collision_count & 0xFFFFFFFF).to_bytes(4, "little") + b"\0\0\0\0"
+    return safe_encode_string(str(fnv32a(data)))
+
+
+def generate_name(prefix: str, rng: random.Random) -> str:
+    """``names.SimpleNameGenerator.GenerateName``: prefix (cut to 58 chars) + 5 random chars."""
+    if len(prefix) > MAX_GENERATED_NAME_LENGTH:
+        prefix = prefix[:MAX_GENERATED_NAME_LENGTH]
+    return prefix + "".join(rng.choice(ALPHANUMS) for _ in range(5))
+
+
+def _pods_prefix(controller_name: str) -> str:
+    """``getPodsPrefix``: ``<name>-`` when that is a valid pod name prefix, else ``<name>``."""
+    prefix = controller_name + "-"
+    return prefix if not validation.is_dns1123_subdomain(prefix + "x") else controller_name
+
+
+# --------------------------------------------------------------------------- small helpers
+
+def _map(v: Any) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
+
+
+def _list(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else []
+
+
+def _meta(obj: Mapping[str, Any]) -> dict[str, Any]:
+    return _map(obj.get("metadata"))
+
+
+def _int(v: Any, default: int) -> int:
+    return v if isinstance(v, int) and not isinstance(v, bool) else default
+
+
+def owner_of(obj: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The controller ownerReference (``controller: true``) of ``obj``, or None."""
+    for ref in _list(_meta(obj).get("ownerReferences")):
+        if isinstance(ref, dict) and ref.get("controller") is True:
+            return ref
+    return None
+
+
+def _is_active(pod: Mapping[str, Any]) -> bool:
+    """``controller.IsPodActive``: not Succeeded/Failed and not being deleted."""
+    phase = _map(pod.get("status")).get("phase")
+    return phase not in ("Succeeded", "Failed") and not _meta(pod).get("deletionTimestamp")
+
+
+def _is_running_ready(pod: Mapping[str, Any], ready_when_bound: bool) -> bool:
+    """Running and Ready: a ``Ready`` condition decides when there is one; without one, a bound
+    pod counts as Ready only when ``ready_when_bound`` (the simulator, which has no kubelet)."""
+    if not _is_active(pod) or not _map(pod.get("spec")).get("nodeName"):
+        return False
+    status = _map(pod.get("status"))
+    for c in _list(status.get("conditions")):
+        if isinstance(c, dict) and c.get("type") == "Ready":
+            return c.get("status") == "True"
+    return ready_when_bound and status.get("phase") in (None, "", "Pending", "Running")
+
+
+def _selector_matches(sel: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:
+    """A LabelSelector (matchLabels + matchExpressions) against labels; an empty one matches nothing
+    here (controllers never adopt with an empty selector: validation rejects it)."""
+    ml = _map(sel.get("matchLabels"))
+    exprs = _list(sel.get("matchExpressions"))
+    if not ml and not exprs:
+        return False
+    for k, v in ml.items():
+        if labels.get(k) != v:
+            return False
+    for e in exprs:
+        em = _map(e)
+        key, op = str(em.get("key")), em.get("operator")
+        values = [str(x) for x in _list(em.get("values"))]
+        present = key in labels
+        if op == "In" and not (present and str(labels[key]) in values):
+            return False
+        if op == "NotIn" and present and str(labels[key]) in values:
+            return False
+        if op == "Exists" and not present:
+            return False
+        if op == "DoesNotExist" and present:
+            return False
+    return True
+
+
+def _strip_hash(template: Mapping[str, Any]) -> dict[str, Any]:
+    t = copy.deepcopy(dict(template))
+    labels = _map(_map(t.get("metadata")).get("labels"))
+    labels.pop(POD_TEMPLATE_HASH, None)
+    return t
+
+
+def _template_equal(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """``EqualIgnoreHash``: two pod templates equal once ``pod-template-hash`` is dropped."""
+    return _canonical(_strip_hash(a)) == _canonical(_strip_hash(b))
+
+
+def _canonical(v: Any) -> str:
+    return json.dumps(v, sort_keys=True, separators=(",", ":"))
+
+
+def _parse_index_ranges(s: Any) -> set[int]:
+    """``status.completedIndexes`` (``"1,3-5"``) → ``{1, 3, 4, 5}``; malformed parts are ignored."""
+    out: set[int] = set()
+    if not isinstance(s, str):
+        return out
+    for part in s.split(","):
+        m = re.fullmatch(r"\s*(\d+)(?:-(\d+))?\s*", part)
+        if m:
+            lo = int(m.group(1))
+            hi = int(m.group(2)) if m.group(2) else lo
+            out.update(range(lo, hi + 1))
+    return out
+
+
+# --------------------------------------------------------------------------- DaemonSet helpers
+
+#: ``AddOrUpdateDaemonPodTolerations`` (daemon/util/daemonset_util.go), in upstream's order.
+_DAEMON_TOLERATIONS: tuple[tuple[str, str], ...] = (
+    ("node.kubernetes.io/not-ready", _NO_EXECUTE),
+    ("node.kubernetes.io/unreachable", _NO_EXECUTE),
+    ("node.kubernetes.io/disk-pressure", _NO_SCHEDULE),
+    ("node.kubernetes.io/memory-pressure", _NO_SCHEDULE),
+    ("node.kubernetes.io/pid-pressure", _NO_SCHEDULE),
+    ("node.kubernetes.io/unschedulable", _NO_SCHEDULE),
+)
+
+
+def daemon_pod_tolerations(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The pod spec's tolerations after ``AddOrUpdateDaemonPodTolerations``.
+
+    Each added toleration (``operator: Exists``) replaces a toleration matching it on key,
+    operator, value and effect (``AddOrUpdateTolerationInPodSpec``), else is appended.
+    """
+    tols = [dict(t) for t in _list(spec.get("tolerations")) if isinstance(t, dict)]
+    wanted = list(_DAEMON_TOLERATIONS)
+    if spec.get("hostNetwork") is True:
+        wanted.append(("node.kubernetes.io/network-unavailable", _NO_SCHEDULE))
+    for key, effect in wanted:
+        new = {"key": key, "operator": "Exists", "effect": effect}
+        for i, old in enumerate(tols):
+            if (old.get("key", ""), old.get("operator") or "Equal", old.get("value", ""), old.get("effect", "")) \
+                    == (key, "Exists", "", effect):
+                tols[i] = new
+                break
+        else:
+            tols.append(new)
+    return tols
+
+
+def _node_name_affinity(affinity: Any, node_name: str) -> dict[str, Any]:
+    """``ReplaceDaemonSetPodNodeNameNodeAffinity``: required node affinity := one matchFields term."""
+    aff = copy.deepcopy(affinity) if isinstance(affinity, dict) else {}
+    na = aff.get("nodeAffinity")
+    if not isinstance(na, dict):
+        na = aff["nodeAffinity"] = {}
+    req = na.get("requiredDuringSchedulingIgnoredDuringExecution")
+    if not isinstance(req, dict):
+        req = na["requiredDuringSchedulingIgnoredDuringExecution"] = {}
+    req["nodeSelectorTerms"] = [{"matchFields": [
+        {"key": "metadata.name", "operator": "In", "values": [node_name]}]}]
+    return aff
+
+
+def _daemon_target_node(pod: Mapping[str, Any]) -> str | None:
+    """``util.GetTargetNodeName``: ``spec.nodeName``, else the single matchFields metadata.name value."""
+    spec = _map(pod.get("spec"))
+    if spec.get("nodeName"):
+        return str(spec["nodeName"])
+    req = _map(_map(_map(spec.get("affinity")).get("nodeAffinity"))
+               .get("requiredDuringSchedulingIgnoredDuringExecution"))
+    for term in _list(req.get("nodeSelectorTerms")):
+        for mf in _list(_map(term).get("matchFields")):
+            mf = _map(mf)
+            values = _list(mf.get("values"))
+            if mf.get("key") == "metadata.name" and mf.get("operator") == "In" and len(values) == 1:
+                return str(values[0])
+    return None
+
+
+# --------------------------------------------------------------------------- the controllers
+
+class _Pods:
+    """The pods of one pass, indexed as the controllers look them up: by namespace, by
+    controller (``(namespace, kind, name)`` of the controller ownerReference) and orphans."""
+
+    def __init__(self, pods: Iterable[Mapping[str, Any]]) -> None:
+        self.by_ns: dict[str, list[Mapping[str, Any]]] = {}
+        self.by_owner: dict[tuple[str, str, str], list[Mapping[str, Any]]] = {}
+        self.orphans: dict[str, list[Mapping[str, Any]]] = {}
+        for p in pods:
+            self.append(p)
+
+    def append(self, pod: Mapping[str, Any]) -> None:
+        ns = str(_meta(pod).get("namespace") or "")
+        self.by_ns.setdefault(ns, []).append(pod)
+        ref = owner_of(pod)
+        if ref is None:
+            self.orphans.setdefault(ns, []).append(pod)
+        else:
+            self.by_owner.setdefault((ns, str(ref.get("kind")), str(ref.get("name"))), []).append(pod)
+
+    def in_namespace(self, ns: Any) -> list[Mapping[str, Any]]:
+        return self.by_ns.get(str(ns or ""), [])
+
+    def owned_by(self, owner: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        """Candidates controlled by ``owner`` (same namespace, kind and name; uid not checked)."""
+        m = _meta(owner)
+        return self.by_owner.get((str(m.get("namespace") or ""), str(owner.get("kind")), str(m.get("name"))), [])
+
+
+@dataclass
+class SyncResult:
+    """What one controller pass created or changed.
+
+    ``created``: new objects in creation order (``ReplicaSet``, ``PersistentVolumeClaim`` and
+    ``Pod`` mappings, each with ``apiVersion``/``kind``), each paired with the index of the input
+    workload that caused it (into the list given to :class:`Controllers`). ``updated``: input
+    objects replaced by a new mapping (a ReplicaSet scaled by its Deployment), same pairing.
+    ``notices``: one line each (CronJobs skipped, rollouts not simulated).
+    """
+
+    created: list[tuple[dict[str, Any], int]] = field(default_factory=list)
+    updated: list[tuple[dict[str, Any], int]] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+
+
+class Controllers:
+    """The workload controllers over a fixed set of workload objects.
+
+    ``workloads`` are mappings of the kinds in :data:`WORKLOAD_KINDS` (namespace already set);
+    they are validated at construction (:class:`WorkloadError` with the index of the bad one in
+    ``WorkloadError.path`` as ``"#<index>"``, for the caller to turn into a file:line). The
+    objects are not mutated. Objects without ``metadata.uid`` get one drawn from ``seed`` (stable
+    for the life of this instance); :meth:`sync` is the controllers' pass. ``ready_when_bound``:
+    a bound pod without a ``Ready`` condition counts as Running and Ready (the simulator); the
+    box, whose kubelets report ``Ready``, passes False.
+    """
+
+    def __init__(self, workloads: list[dict[str, Any]], *, seed: int = 0, ready_when_bound: bool = True) -> None:
+        self.rng = random.Random(seed)
+        self.ready_when_bound = ready_when_bound
+        self.workloads = list(workloads)
+        self._uids: dict[tuple[str, str, str], str] = {}
+        self._notified: set[str] = set()
+        self._created_rs: list[tuple[dict[str, Any], int]] = []
+        self._created_pvcs: set[tuple[str, str]] = set()
+        for i, w in enumerate(self.workloads):
+            kind = str(w.get("kind"))
+            errs = validation.validate_workload(w)
+            if errs:
+                name = str(_meta(w).get("name") or "")
+                raise WorkloadError(validation.invalid_message(kind, name, errs, group=_GROUPS.get(kind, "")), f"#{i}")
+
+    # ---- identity
+
+    def uid(self, obj: Mapping[str, Any]) -> str:
+        meta = _meta(obj)
+        if meta.get("uid"):
+            return str(meta["uid"])
+        key = (str(obj.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name")))
+        if key not in self._uids:
+            self._uids[key] = str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
+        return self._uids[key]
+
+    def generated_uid(self, obj: Mapping[str, Any]) -> str | None:
+        """The uid drawn for ``obj`` (an input without ``metadata.uid``) if a pass used one."""
+        meta = _meta(obj)
+        return self._uids.get((str(obj.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name"))))
+
+    def _controller_ref(self, owner: Mapping[str, Any]) -> dict[str, Any]:
+        """``metav1.NewControllerRef``."""
+        kind = str(owner.get("kind"))
+        return {"apiVersion": _API_VERSIONS[_GROUPS[kind]], "kind": kind, "name": _meta(owner).get("name"),
+                "uid": self.uid(owner), "controller": True, "blockOwnerDeletion": True}
+
+    def _controls(self, owner: Mapping[str, Any], obj: Mapping[str, Any]) -> bool:
+        ref = owner_of(obj)
+        if ref is None:
+            return False
+        if ref.get("kind") != owner.get("kind") or ref.get("name") != _meta(owner).get("name"):
+            return False
+        own_uid = _meta(owner).get("uid")  # an input without uids is matched by kind and name
+        return not (ref.get("uid") and own_uid and ref.get("uid") != own_uid)
+
+    def _claimed(self, owner: Mapping[str, Any], pods: _Pods,
+                 selector: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        """``ClaimPods``: pods ``owner`` controls plus orphans its selector matches (adopted)."""
+        out = [p for p in pods.owned_by(owner) if self._controls(owner, p)]
+        out.extend(p for p in pods.orphans.get(str(_meta(owner).get("namespace") or ""), [])
+                   if _selector_matches(selector, _map(_meta(p).get("labels"))))
+        return out
+
+    # ---- pod construction
+
+    def _pod_from_template(self, template: Mapping[str, Any], owner: Mapping[str, Any],
+                           generate_prefix: str, taken: set[tuple[str, str]],
+                           name: str | None = None) -> dict[str, Any]:
+        """``GetPodFromTemplate``: labels, annotations, finalizers and spec from the template, a
+        controller ownerReference, ``generateName`` and a name (``name`` or prefix + 5 random chars)."""
+        tmeta = _map(template.get("metadata"))
+        ns = str(_meta(owner).get("namespace") or "default")
+        meta: dict[str, Any] = {}
+        if name is None:
+            while True:
+                name = generate_name(generate_prefix, self.rng)
+                if (ns, name) not in taken:
+                    break
+            meta["generateName"] = generate_prefix[:MAX_GENERATED_NAME_LENGTH]
+        meta["name"] = name
+        meta["namespace"] = ns
+        meta["uid"] = str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
+        if tmeta.get("labels"):
+            meta["labels"] = copy.deepcopy(tmeta["labels"])
+        if tmeta.get("annotations"):
+            meta["annotations"] = copy.deepcopy(tmeta["annotations"])
+        if tmeta.get("finalizers"):
+            meta["finalizers"] = list(tmeta["finalizers"])
+        meta["ownerReferences"] = [self._controller_ref(owner)]
+        taken.add((ns, name))
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": meta,
+                "spec": copy.deepcopy(_map(template.get("spec"))), "status": {"phase": "Pending"}}
+
+    # ---- the pass
+
+    def sync(self, pods: list[dict[str, Any]], nodes: list[dict[str, Any]],
+             claims: Iterable[Mapping[str, Any]] = ()) -> SyncResult:
+        """One pass of every controller over the current ``pods``, ``nodes`` and PVCs (``claims``).
+
+        ReplicaSets created or scaled by earlier passes are remembered by this instance; pods
+        and PVCs created by earlier passes must be passed back in. Returns the
+        :class:`SyncResult`; nothing passed in is mutated.
+        """
+        res = SyncResult()
+        taken = {(str(_meta(p).get("namespace") or ""), str(_meta(p).get("name"))) for p in pods}
+        index = _Pods(pods)
+        node_cache: dict[str, Node | None] = {}
+        # Deployments first: the ReplicaSets they create or scale are synced in the same pass
+        rs_by_owner: dict[tuple[str, str], list[tuple[dict[str, Any], int, bool]]] = {}
+        rs_names: set[tuple[str, str]] = set()
+        for rs, k, made in self._replicasets():
+            ns = str(_meta(rs).get("namespace") or "")
+            rs_names.add((ns, str(_meta(rs).get("name"))))
+            ref = owner_of(rs)
+            if ref is not None and ref.get("kind") == "Deployment":
+                rs_by_owner.setdefault((ns, str(ref.get("name"))), []).append((rs, k, made))
+        for i, w in enumerate(self.workloads):
+            if w.get("kind") == "Deployment":
+                self._sync_deployment(w, i, rs_by_owner.get((str(_meta(w).get("namespace") or ""),
+                                                             str(_meta(w).get("name"))), []), rs_names, res)
+        for i, w in enumerate(self.workloads):
+            if w.get("kind") == "ReplicaSet":
+                self._sync_replicas(w, i, index, taken, res)
+        for rs, i in self._created_rs:
+            self._sync_replicas(rs, i, index, taken, res)
+        pvcs = {(str(_meta(o).get("namespace")), str(_meta(o).get("name"))) for o in claims} | self._created_pvcs
+        for i, w in enumerate(self.workloads):
+            kind = w.get("kind")
+            if kind == "ReplicationController":
+                self._sync_replicas(w, i, index, taken, res)
+            elif kind == "StatefulSet":
+                self._sync_statefulset(w, i, index, taken, pvcs, res)
+            elif kind == "DaemonSet":
+                self._sync_daemonset(w, i, index, nodes, node_cache, taken, res)
+            elif kind == "Job":
+                self._sync_job(w, i, index, taken, res)
+            elif kind == "CronJob":
+                self._notice(res, f"CronJob {_meta(w).get('namespace')}/{_meta(w).get('name')}: not expanded "
+                                  "(a CronJob creates Jobs on its schedule; give its Job to simulate it)")
+        return res
+
+    def _notice(self, res: SyncResult, text: str) -> None:
+        if text not in self._notified:
+            self._notified.add(text)
+            res.notices.append(text)
+
+    def _replicasets(self) -> list[tuple[dict[str, Any], int, bool]]:
+        """Every ReplicaSet known: ``(object, index, created)`` — input ones (index: their own)
+        and those created by passes (index: their Deployment's)."""
+        out = [(w, i, False) for i, w in enumerate(self.workloads) if w.get("kind") == "ReplicaSet"]
+        out.extend((rs, i, True) for rs, i in self._created_rs)
+        return out
+
+    def _sync_deployment(self, d: dict[str, Any], i: int, candidates: list[tuple[dict[str, Any], int, bool]],
+                         rs_names: set[tuple[str, str]], res: SyncResult) -> None:
+        """``candidates``: ReplicaSets whose controller reference names this Deployment;
+        ``rs_names``: every ReplicaSet's ``(namespace, name)`` (for hash collisions)."""
+        meta, spec = _meta(d), _map(d.get("spec"))
+        ns, name = str(meta.get("namespace")), str(meta.get("name"))
+        if spec.get("paused") is True:
+            return
+        replicas = _int(spec.get("replicas"), 1)
+        template = _map(spec.get("template"))
+        owned = [(rs, k, created) for rs, k, created in candidates if self._controls(d, rs)]
+        new = next(((rs, k, created) for rs, k, created in owned
+                    if _template_equal(_map(_map(rs.get("spec")).get("template")), template)), None)
+        olds = [rs for rs, _, _ in owned if (new is None or rs is not new[0])
+                and _int(_map(rs.get("spec")).get("replicas"), 1) > 0]
+        if olds:
+            self._notice(res, f"Deployment {ns}/{name}: rollout not simulated; old ReplicaSet(s) "
+                              f"{', '.join(str(_meta(r).get('name')) for r in olds)} left as they are")
+        if new is not None:
+            rs, k, created = new
+            if _int(_map(rs.get("spec")).get("replicas"), 1) != replicas:  # scale it
+                scaled = copy.deepcopy(rs)
+                scaled["spec"]["replicas"] = replicas
+                ann = _map(scaled["metadata"].get("annotations"))
+                if "deployment.kubernetes.io/desired-replicas" in ann:
+                    ann["deployment.kubernetes.io/desired-replicas"] = str(replicas)
+                if created:
+                    self._created_rs = [(scaled if r is rs else r, j) for r, j in self._created_rs]
+                else:
+                    self.workloads[k] = scaled
+                    res.updated.append((scaled, k))
+            return
+        status_cc = _map(d.get("status")).get("collisionCount")
+        collision: int | None = status_cc if isinstance(status_cc, int) else None
+        while True:
+            h = compute_hash(template, collision)
+            rs_name = f"{name}-{h}"
+            if (ns, rs_name) not in rs_names:
+                break
+            collision = (collision or 0) + 1  # a ReplicaSet of that name with another template
+        rs_template = copy.deepcopy(template)
+        tmeta = rs_template.setdefault("metadata", {})
+        tmeta["labels"] = {**_map(tmeta.get("labels")), POD_TEMPLATE_HASH: h}
+        selector = copy.deepcopy(_map(spec.get("selector")))
+        selector["matchLabels"] = {**_map(selector.get("matchLabels")), POD_TEMPLATE_HASH: h}
+        revisions = [str(_map(_meta(rs).get("annotations")).get("deployment.kubernetes.io/revision", ""))
+                     for rs, _, _ in owned]
+        revision = 1 + max((int(r) for r in revisions if r.isdigit()), default=0)
+        rs_meta: dict[str, Any] = {
+            "name": rs_name, "namespace": ns,
+            "uid": str(uuid.UUID(int=self.rng.getrandbits(128), version=4)),
+            "labels": dict(tmeta["labels"]),
+            "annotations": {
+                "deployment.kubernetes.io/desired-replicas": str(replicas),
+                "deployment.kubernetes.io/max-replicas": str(replicas + _max_surge(spec, replicas)),
+                "deployment.kubernetes.io/revision": str(revision),
+            },
+            "ownerReferences": [self._controller_ref(d)],
+        }
+        rs_spec: dict[str, Any] = {"replicas": replicas, "selector": selector, "template": rs_template}
+        if spec.get("minReadySeconds"):
+            rs_spec["minReadySeconds"] = spec["minReadySeconds"]
+        rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": rs_meta, "spec": rs_spec}
+        self._created_rs.append((rs, i))
+        rs_names.add((ns, rs_name))
+        res.created.append((rs, i))
+
+    def _sync_replicas(self, rs: Mapping[str, Any], i: int, pods: _Pods,
+                       taken: set[tuple[str, str]], res: SyncResult) -> None:
+        """ReplicaSet and ReplicationController: ``manageReplicas`` (creations only)."""
+        spec = _map(rs.get("spec"))
+        sel = spec.get("selector")
+        template = _map(spec.get("template"))
+        if rs.get("kind") == "ReplicationController":
+            sel = {"matchLabels": _map(sel) or _map(_map(template.get("metadata")).get("labels"))}
+        active = [p for p in self._claimed(rs, pods, _map(sel)) if _is_active(p)]
+        diff = _int(spec.get("replicas"), 1) - len(active)
+        prefix = _pods_prefix(str(_meta(rs).get("name")))
+        for _ in range(diff):
+            pod = self._pod_from_template(template, rs, prefix, taken)
+            pods.append(pod)
+            res.created.append((pod, i))
+
+    def _sync_statefulset(self, s: dict[str, Any], i: int, pods: _Pods,
+                          taken: set[tuple[str, str]], pvcs: set[tuple[str, str]], res: SyncResult) -> None:
+        meta, spec = _meta(s), _map(s.get("spec"))
+        ns, name = str(meta.get("namespace")), str(meta.get("name"))
+        replicas = _int(spec.get("replicas"), 1)
+        start = _int(_map(spec.get("ordinals")).get("start"), 0)
+        parallel = spec.get("podManagementPolicy") == "Parallel"
+        template = _map(spec.get("template"))
+        revision = f"{name}-{compute_hash(template, _map(s.get('status')).get('collisionCount'))}"
+        by_name = {str(_meta(p).get("name")): p for p in pods.in_namespace(ns)
+                   if self._controls(s, p) or owner_of(p) is None}
+        claim_templates = [c for c in _list(spec.get("volumeClaimTemplates")) if isinstance(c, dict)]
+        sel_labels = _map(_map(spec.get("selector")).get("matchLabels"))
+        retention = _map(spec.get("persistentVolumeClaimRetentionPolicy"))
+        for ordinal in range(start, start + replicas):
+            pod_name = f"{name}-{ordinal}"
+            existing = by_name.get(pod_name)
+            if existing is not None and _is_active(existing):
+                if not parallel and not _is_running_ready(existing, self.ready_when_bound):
+                    return  # OrderedReady: wait for this one
+                continue
+            if existing is not None and not parallel:
+                return  # a terminal pod is deleted and recreated by the controller; it waits for that
+            if existing is not None:
+                continue
+            # storage first (createPersistentVolumeClaims), then the pod
+            volumes: list[dict[str, Any]] = []
+            for ct in claim_templates:
+                cmeta = _map(ct.get("metadata"))
+                tname = str(cmeta.get("name") or "")
+                claim_name = f"{tname}-{name}-{ordinal}"
+                volumes.append({"name": tname, "persistentVolumeClaim": {"claimName": claim_name}})
+                if (ns, claim_name) in pvcs:
+                    continue
+                pmeta: dict[str, Any] = {"name": claim_name, "namespace": ns,
+                                         "uid": str(uuid.UUID(int=self.rng.getrandbits(128), version=4))}
+                labels = {**_map(cmeta.get("labels")), **sel_labels}
+                if labels:
+                    pmeta["labels"] = labels
+                if cmeta.get("annotations"):
+                    pmeta["annotations"] = copy.deepcopy(cmeta["annotations"])
+                if retention.get("whenDeleted") == "Delete":
+                    pmeta["ownerReferences"] = [self._controller_ref(s)]
+                pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": pmeta,
+                       "spec": copy.deepcopy(_map(ct.get("spec"))), "status": {"phase": "Pending"}}
+                pvcs.add((ns, claim_name))
+                self._created_pvcs.add((ns, claim_name))
+                res.created.append((pvc, i))
+            pod = self._pod_from_template(template, s, _pods_prefix(name), taken, name=pod_name)
+            pod["metadata"]["generateName"] = _pods_prefix(name)
+            labels = pod["metadata"].setdefault("labels", {})
+            labels[STS_POD_NAME] = pod_name
+            labels[POD_INDEX] = str(ordinal)
+            labels[CONTROLLER_REVISION_HASH] = revision
+            pspec = pod["spec"]
+            pspec["hostname"] = pod_name
+            if spec.get("serviceName"):
+                pspec["subdomain"] = spec["serviceName"]
+            if volumes:
+                names = {v["name"] for v in volumes}
+                pspec["volumes"] = volumes + [v for v in _list(pspec.get("volumes"))
+                                              if _map(v).get("name") not in names]
+            pods.append(pod)
+            res.created.append((pod, i))
+            if not parallel:
+                return  # OrderedReady: the next one once this one is Running and Ready
+
+    def _sync_daemonset(self, ds: dict[str, Any], i: int, pods: _Pods, nodes: list[dict[str, Any]],
+                        node_cache: dict[str, Node | None], taken: set[tuple[str, str]], res: SyncResult) -> None:
+        meta, spec = _meta(ds), _map(ds.get("spec"))
+        ns, name = str(meta.get("namespace")), str(meta.get("name"))
+        template = copy.deepcopy(_map(spec.get("template")))
+        tspec = template.setdefault("spec", {})
+        tspec["tolerations"] = daemon_pod_tolerations(tspec)
+        h = compute_hash(_map(spec.get("template")), _map(ds.get("status")).get("collisionCount"))
+        tmeta = template.setdefault("metadata", {})
+        tmeta["labels"] = {**_map(tmeta.get("labels")), CONTROLLER_REVISION_HASH: h,
+                           # GetTemplateGeneration: the annotation the API server sets to 1 on create
+                           "pod-template-generation": str(_map(meta.get("annotations")).get(
+                               "deprecated.daemonset.template.generation", "1"))}
+        where = f"DaemonSet {ns}/{name}"
+        try:
+            probe: Pod = decode(Pod, {"metadata": {"name": name, "namespace": ns}, "spec": tspec})
+        except InputError as e:
+            raise WorkloadError(f"{where}: spec.template.{e}", f"#{i}") from None
+        affinity = RequiredNodeAffinity(probe)
+        tolerations: list[Toleration] = list(probe.spec.tolerations or [])
+        served = {t for p in self._claimed(ds, pods, _map(spec.get("selector")))
+                  if _is_active(p) and (t := _daemon_target_node(p)) is not None}
+        fixed = tspec.get("nodeName")
+        for raw_node in nodes:
+            node_name = str(_meta(raw_node).get("name"))
+            if node_name in served or (fixed and fixed != node_name):
+                continue
+            if node_name not in node_cache:
+                try:
+                    node_cache[node_name] = decode(Node, raw_node)
+                except InputError:
+                    node_cache[node_name] = None  # the simulator reports bad nodes itself
+            node = node_cache[node_name]
+            if node is None:
+                continue
+            if not affinity.match(node.metadata.labels or {}, node_name):
+                continue
+            if find_matching_untolerated_taint(node.spec.taints or [], tolerations,
+                                               lambda t: t.effect in (_NO_SCHEDULE, _NO_EXECUTE)) is not None:
+                continue
+            pod = self._pod_from_template(template, ds, _pods_prefix(name), taken)
+            pod["spec"]["affinity"] = _node_name_affinity(pod["spec"].get("affinity"), node_name)
+            pods.append(pod)
+            res.created.append((pod, i))
+
+    def _sync_job(self, job: dict[str, Any], i: int, pods: _Pods,
+                  taken: set[tuple[str, str]], res: SyncResult) -> None:
+        meta, spec, status = _meta(job), _map(job.get("spec")), _map(job.get("status"))
+        if spec.get("suspend") is True:
+            return
+        if any(_map(c).get("type") in ("Complete", "Failed") and _map(c).get("status") == "True"
+               for c in _list(status.get("conditions"))):
+            return  # finished: its controller creates nothing more
+        name = str(meta.get("name"))
+        uid = self.uid(job)
+        template = copy.deepcopy(_map(spec.get("template")))
+        tmeta = template.setdefault("metadata", {})
+        if spec.get("manualSelector") is not True:
+            tmeta["labels"] = {**_map(tmeta.get("labels")),
+                               "batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name,
+                               "controller-uid": uid, "job-name": name}
+        fins = [f for f in _list(tmeta.get("finalizers")) if f != JOB_TRACKING_FINALIZER]
+        tmeta["finalizers"] = [*fins, JOB_TRACKING_FINALIZER]
+        selector = _map(spec.get("selector")) or {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
+        owned = self._claimed(job, pods, selector)
+        active = [p for p in owned if _is_active(p)]
+        succeeded_pods = [p for p in owned if _map(p.get("status")).get("phase") == "Succeeded"]
+        parallelism = _int(spec.get("parallelism"), 1)
+        completions = spec.get("completions") if isinstance(spec.get("completions"), int) else None
+        indexed = spec.get("completionMode") == "Indexed"
+        done: set[int] = set()
+        if indexed:
+            done = _parse_index_ranges(status.get("completedIndexes"))
+            done |= {int(x) for p in succeeded_pods
+                     if str(x := _map(_meta(p).get("annotations")).get(JOB_COMPLETION_INDEX, "")).isdigit()}
+            succeeded = len(done)
+        else:
+            succeeded = max(len(succeeded_pods), _int(status.get("succeeded"), 0))
+        if completions is None:
+            want = parallelism if succeeded == 0 else len(active)
+        else:
+            want = max(0, min(parallelism, completions - succeeded))
+        diff = want - len(active)
+        if diff <= 0:
+            return
+        if not indexed:
+            for _ in range(diff):
+                pod = self._pod_from_template(template, job, _pods_prefix(name), taken)
+                pods.append(pod)
+                res.created.append((pod, i))
+            return
+        busy = {int(x) for p in active
+                if str(x := _map(_meta(p).get("annotations")).get(JOB_COMPLETION_INDEX, "")).isdigit()}
+        free = [k for k in range(completions or 0) if k not in done and k not in busy][:diff]
+        for k in free:
+            t = copy.deepcopy(template)
+            tm = t["metadata"]
+            tm["annotations"] = {**_map(tm.get("annotations")), JOB_COMPLETION_INDEX: str(k)}
+            tm["labels"] = {**_map(tm.get("labels")), JOB_COMPLETION_INDEX: str(k)}
+            ts = t.setdefault("spec", {})
+            ts["hostname"] = f"{name}-{k}"
+            for group in ("containers", "initContainers"):
+                for c in _list(ts.get(group)):
+                    if isinstance(c, dict) and not any(_map(e).get("name") == "JOB_COMPLETION_INDEX"
+                                                       for e in _list(c.get("env"))):
+                        c["env"] = [*_list(c.get("env")), {"name": "JOB_COMPLETION_INDEX", "valueFrom": {
+                            "fieldRef": {"fieldPath": f"metadata.annotations['{JOB_COMPLETION_INDEX}']"}}}]
+            append = f"-{k}-"
+            prefix = name + append
+            if len(prefix) > MAX_GENERATED_NAME_LENGTH:
+                prefix = prefix[:MAX_GENERATED_NAME_LENGTH - len(append)] + append
+            pod = self._pod_from_template(t, job, prefix, taken)
+            pods.append(pod)
+            res.created.append((pod, i))
+
+
+def _max_surge(spec: Mapping[str, Any], replicas: int) -> int:
+    """``MaxSurge`` for the max-replicas annotation (RollingUpdate only; percentages round up)."""
+    strategy = _map(spec.get("strategy"))
+    if strategy.get("type", "RollingUpdate") != "RollingUpdate":
+        return 0
+    v = _map(strategy.get("rollingUpdate")).get("maxSurge", "25%")
+    if isinstance(v, str) and v.endswith("%") and v[:-1].isdigit():
+        return -(-int(v[:-1]) * replicas // 100)
+    return _int(v, 0)

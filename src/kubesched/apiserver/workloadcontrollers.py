@@ -1,0 +1,148 @@
+"""The box's workload controllers: Deployments, ReplicaSets, ReplicationControllers,
+StatefulSets, DaemonSets and Jobs create their pods, as kube-controller-manager's do.
+
+One :class:`WorkloadController` runs the pure controllers of :mod:`kubesched.api.workloads`
+(the same code ``kubesched simulate`` runs) over the store's current objects whenever a pod,
+node, PVC or workload changes (debounced by ``period`` seconds), and writes what they create
+through the server's own create path (admission, defaults, validation), as a controller's
+POSTs would be. Level-triggered: each pass reads the store afresh, so nothing is created twice
+(the store is the controllers' informer cache, with no lag).
+
+Differences from upstream, on purpose: creations only (no scale-down, no rollout, no deletion
+of surplus or failed pods); pods of a ReplicaSet created in a pass are created by the next
+pass (the server assigns the ReplicaSet's uid, which the pods' ownerReferences must carry);
+Ready comes from the simulated kubelets' ``Ready`` condition. A pass that fails to write (an
+invalid template, a fault) is logged and retried on the next change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from typing import TYPE_CHECKING, Any
+
+from kubesched.api.workloads import Controllers, WorkloadError
+from kubesched.apiserver.storage import Conflict, Event, KeyNotFound
+
+if TYPE_CHECKING:
+    from kubesched.apiserver.server import APIServer
+
+__all__ = ["WORKLOAD_SPACES", "WorkloadController"]
+
+log = logging.getLogger("kubesched.apiserver.workloads")
+
+#: Store spaces of the workload kinds the controllers read.
+WORKLOAD_SPACES = ("apps/deployments", "apps/replicasets", "replicationcontrollers", "apps/statefulsets",
+                   "apps/daemonsets", "batch/jobs")
+_SPACES = (*WORKLOAD_SPACES, "pods", "nodes", "persistentvolumeclaims")
+_KIND_SPACE = {"Deployment": "apps/deployments", "ReplicaSet": "apps/replicasets",
+               "ReplicationController": "replicationcontrollers", "StatefulSet": "apps/statefulsets",
+               "DaemonSet": "apps/daemonsets", "Job": "batch/jobs"}
+
+
+class WorkloadController:
+    """Runs a controller pass after changes; ``passes`` and ``created`` count what it did."""
+
+    def __init__(self, server: APIServer, period: float = 0.05, seed: int | None = None) -> None:
+        self.server = server
+        self.period = period
+        self.rng = random.Random(seed)
+        self.passes = 0
+        self.created = 0
+        self.failures = 0
+        """Writes that failed in the last pass (retried with backoff)."""
+        self._backoff = 0.0
+        self._wake = asyncio.Event()
+
+    async def start(self) -> None:
+        for space in _SPACES:
+            self.server.store.subscribe(space, self._on_event)
+        self._wake.set()
+        self.server.spawn(self._run())
+
+    def _on_event(self, ev: Event) -> None:
+        self._wake.set()
+
+    async def _run(self) -> None:
+        try:
+            while True:
+                await self._wake.wait()
+                self._wake.clear()
+                await asyncio.sleep(self.period)
+                try:
+                    self.sync_once()
+                except Exception:  # keep the controller alive
+                    log.exception("workload controllers: pass failed")
+                    self.failures += 1
+                if self.failures:
+                    # failed writes: retry with backoff (the controllers' rate-limited requeue)
+                    self._backoff = min(5.0, max(0.1, self._backoff * 2))
+                    await asyncio.sleep(self._backoff)
+                    self._wake.set()
+                else:
+                    self._backoff = 0.0
+        finally:
+            for space in _SPACES:
+                self.server.store.unsubscribe(space, self._on_event)
+
+    def _controllers(self, workloads: list[dict[str, Any]]) -> Controllers | None:
+        """Controllers over the valid workloads (admission validated them; an object written
+        around it is skipped with a log line rather than stopping every controller)."""
+        while workloads:
+            try:
+                return Controllers(workloads, seed=self.rng.getrandbits(64), ready_when_bound=False)
+            except WorkloadError as e:
+                bad = int((e.path or "#0")[1:])
+                log.warning("workload controllers: skipping %s", e.message)
+                workloads = workloads[:bad] + workloads[bad + 1:]
+        return None
+
+    def sync_once(self) -> int:
+        """One pass over the store; returns the number of objects created."""
+        from kubesched.apiserver.errors import APIError
+        from kubesched.apiserver.server import info_for_object
+
+        store = self.server.store
+        workloads = [o for space in WORKLOAD_SPACES for e in store.list(space)
+                     if not (o := e.obj()).get("metadata", {}).get("deletionTimestamp")]
+        self.passes += 1
+        ctl = self._controllers(workloads) if workloads else None
+        if ctl is None:
+            self.failures = 0
+            return 0
+        res = ctl.sync([e.obj() for e in store.list("pods")], [e.obj() for e in store.list("nodes")],
+                       [e.obj() for e in store.list("persistentvolumeclaims")])
+        new_rs = {(o["metadata"]["namespace"], o["metadata"]["name"]) for o, _ in res.created
+                  if o["kind"] == "ReplicaSet"}
+        n = failures = 0
+        for obj, _ in res.updated:  # a Deployment scales its ReplicaSet
+            meta = obj["metadata"]
+            space = _KIND_SPACE[obj["kind"]]
+            entry = store.get(space, meta["namespace"], meta["name"])
+            if entry is None:
+                continue
+            try:
+                store.update(space, meta["namespace"], meta["name"], obj, expect_rv=entry.rv)
+            except (Conflict, KeyNotFound):
+                self._wake.set()
+        for obj, _ in res.created:
+            meta = obj["metadata"]
+            owner = next((r for r in meta.get("ownerReferences") or [] if r.get("controller")), None)
+            if obj["kind"] == "Pod" and owner is not None and owner.get("kind") == "ReplicaSet" \
+                    and (meta["namespace"], owner.get("name")) in new_rs:
+                self._wake.set()  # next pass, with the uid the server gives the ReplicaSet
+                continue
+            meta.pop("uid", None)  # the server assigns it
+            try:
+                # a controller's POST: injected write faults apply, then admission and storage
+                self.server._write_fault(info_for_object(obj), "", "create")
+                self.server.create_manifest(obj)
+                n += 1
+            except APIError as e:
+                failures += 1
+                log.warning("workload controllers: create %s %s/%s: %s", obj["kind"], meta.get("namespace"),
+                            meta.get("name"), e)
+        self.created += n
+        self.failures = failures
+        return n
