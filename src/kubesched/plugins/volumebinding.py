@@ -609,7 +609,7 @@ class VolumeBinding:
                 if not check_pv_node_affinity(pv, labels):
                     bound_ok = False
                     break
-        if s.claims_to_bind and bound_ok and pvs_found:
+        if s.claims_to_bind:
             to_match: list[Any] = []
             to_provision: list[Any] = []
             fast_fail = False
