@@ -144,3 +144,59 @@ def test_csi_attach_limit_key_hashes_long_driver_names():
     long = "a" * 50
     key = nvl.csi_attach_limit_key(long)
     assert key.startswith("attachable-volumes-csi-" + "a" * 23) and len(key) == len("attachable-volumes-csi-") + 39
+
+
+def test_batch_filter_matches_per_node_filter_on_random_clusters():
+    """filter_nodes (resolution once, limit cache, upper-bound shortcut) == filter per node."""
+    import random
+
+    import numpy as np
+
+    rng = random.Random(7)
+    seen = set()
+    for trial in range(30):
+        n_nodes = 6
+        objs, pods_on = [], []
+        for i in range(12):
+            kind = rng.choice(["csi", "aws", "unbound"])
+            if kind == "csi":
+                objs += [pvc(f"c{i}", f"v{i}"), csi_pv(f"v{i}")]
+            elif kind == "aws":
+                objs += [pvc(f"c{i}", f"v{i}"), aws_pv(f"v{i}")]
+            else:
+                objs.append(pvc(f"c{i}", sc="ebs"))
+        objs.append(("StorageClass", {"metadata": {"name": "ebs"}, "provisioner": "ebs.csi.aws.com"}))
+        nodes = []
+        for k in range(n_nodes):
+            name = f"n{k}"
+            b = MakeNode().name(name)
+            if rng.random() < 0.3:
+                b = b.capacity(**{"attachable-volumes-csi-ebs.csi.aws.com": str(rng.randint(1, 3))})
+            nodes.append(b.obj())
+            if rng.random() < 0.7:
+                ann = {"storage.alpha.kubernetes.io/migrated-plugins": "kubernetes.io/aws-ebs"} \
+                    if rng.random() < 0.5 else {}
+                objs.append(("CSINode", {"metadata": {"name": name, "annotations": ann}, "spec": {"drivers": [
+                    {"name": "ebs.csi.aws.com", "allocatable": {"count": rng.randint(1, 3)}}]}}))
+            for j in range(rng.randint(0, 3)):
+                p = MakePod().name(f"p{k}-{j}").node(name)
+                for c in rng.sample(range(12), rng.randint(0, 2)):
+                    p = p.pvc(f"c{c}")
+                pods_on.append(p.obj())
+        t = build_table(nodes, pods_on)
+        pl = nvl.new(None, Handle(nodes=t, lister=Lister(*objs)))
+        new = MakePod().name("new")
+        for c in rng.sample(range(12), rng.randint(1, 3)):
+            new = new.pvc(f"c{c}")
+        if trial % 7 == 0:
+            new = new.pvc("missing")
+        pod = new.obj()
+        rows = np.array([t.row_of[f"n{k}"] for k in range(n_nodes)], dtype=np.int64)
+        batch = pl.filter_nodes(CycleState(), pod, t, rows)
+        for i, r in enumerate(rows):
+            st = pl.filter(CycleState(), pod, t.get(f"n{i}"))
+            want = None if st is None else (st.reasons, st.code)
+            got = None if batch is None or batch.failed[i] == 0 else batch.entry(int(batch.failed[i]))
+            assert got == want, (trial, i)
+            seen.add(None if want is None else want[1])
+    assert seen == {None, Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE}  # every outcome exercised

@@ -32,9 +32,11 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from kubesched.api.quantity import parse_quantity
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
-from kubesched.framework.interface import Code, Status
+from kubesched.framework.interface import Code, FilterResult, Status
 from kubesched.plugins.csitranslation import (
     csi_name_from_in_tree_name,
     in_tree_plugin_of_pv,
@@ -78,6 +80,14 @@ class _NotFound(Exception):
     pass
 
 
+def _migration_key(csi_node: Any) -> tuple[bool, str]:
+    """What ``isCSIMigrationOn`` reads of a CSINode: whether it exists and its migrated plugins."""
+    if csi_node is None:
+        return (False, "")
+    ann = field(csi_node, "metadata", "annotations") or {}
+    return (True, ann.get("storage.alpha.kubernetes.io/migrated-plugins", ""))
+
+
 class NodeVolumeLimits:
     """PreFilter + Filter (per node). See the module docstring."""
 
@@ -85,6 +95,8 @@ class NodeVolumeLimits:
 
     def __init__(self, handle: Any) -> None:
         self.handle = handle
+        self._limits_cache: dict[str, tuple[Any, Any, dict[str, int], int | None]] = {}
+        self._consulted = False
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeTable) -> tuple[None, Status | None]:
         for vol in pod.spec.volumes:
@@ -107,6 +119,7 @@ class NodeVolumeLimits:
         provisioner = field(sc, "provisioner") or ""
         handle = f"{_VOLUME_ID_PREFIX}-{field(pvc, 'metadata', 'namespace')}/{field(pvc, 'metadata', 'name')}"
         if is_migratable_in_tree_plugin(provisioner):
+            self._consulted = True
             if not is_csi_migration_on(csi_node, provisioner):
                 return "", ""
             provisioner = csi_name_from_in_tree_name(provisioner) or ""
@@ -123,6 +136,7 @@ class NodeVolumeLimits:
         csi = field(pv, "spec", "csi")
         if csi is None:
             plugin = in_tree_plugin_of_pv(pv) if isinstance(pv, dict) else None
+            self._consulted = True
             if plugin is None or not is_csi_migration_on(csi_node, plugin):
                 return "", ""
             csi = field(translate_pv(pv), "spec", "csi")
@@ -140,6 +154,8 @@ class NodeVolumeLimits:
                 claim, eph = f"{pod.metadata.name}-{vol.name}", True
             else:  # checkAttachableInlineVolume
                 hit = in_tree_plugin_of_volume(vol)
+                if hit is not None:
+                    self._consulted = True
                 if hit is None or not is_csi_migration_on(csi_node, hit[1]):
                     continue
                 tr = translate_inline_volume(vol)
@@ -173,10 +189,81 @@ class NodeVolumeLimits:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (str(e),))
         except ValueError as e:
             return Status(Code.ERROR, (str(e),), e)
-        if not new_volumes:
+        try:
+            return self._check(node_info, csi_node, new_volumes)
+        except ValueError as e:
+            return Status(Code.ERROR, (str(e),), e)
+
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> FilterResult | None:
+        """Batch Filter, the same decisions as :meth:`filter` per row: the new pod's volumes are
+        resolved once (once per distinct migration state of the CSINodes when a migratable
+        in-tree volume is involved), node limits are cached per (Node, CSINode) object, and the
+        pods on a node are resolved only when their volume count could reach a limit (attached
+        volumes ≤ the volume entries of the node's pods)."""
+        if not pod.spec.volumes:
             return None
+        from kubesched.framework.node_info import NodeInfo
+
+        get = self.handle.lister.get
+        names, table_nodes, table_pods = nodes.names, nodes.nodes, nodes.pods
+        resolved: dict[Any, dict[str, str] | Status] = {}
+        failed: list[tuple[int, Status]] = []
+        independent: dict[str, str] | Status | None = None
+        limits_cache = self._limits_cache
+        for i, r in enumerate(rows.tolist()):
+            name = names[r]
+            csi_node = get("CSINode", "", name)
+            nv = independent
+            if nv is None:
+                key = _migration_key(csi_node)
+                nv = resolved.get(key)
+                if nv is None:
+                    vols: dict[str, str] = {}
+                    self._consulted = False
+                    try:
+                        self._attachable(pod, csi_node, True, vols)
+                        nv = vols
+                    except _NotFound as e:
+                        nv = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (str(e),))
+                    resolved[key] = nv
+                    if not self._consulted:  # no migration rule was read: the same on every node
+                        independent = nv
+            if isinstance(nv, Status):
+                failed.append((i, nv))
+                continue
+            if not nv:
+                continue
+            node = table_nodes[r]
+            hit = limits_cache.get(name)
+            if hit is None or hit[0] is not node or hit[1] is not csi_node:
+                self._limits(NodeInfo(nodes, r), csi_node)
+                hit = limits_cache[name]
+            min_limit = hit[3]
+            if min_limit is None:
+                continue  # no limits on this node
+            bound = len(nv)
+            for p in table_pods[r]:
+                bound += len(p.pod.spec.volumes)
+            if bound <= min_limit:
+                continue  # even all-distinct volumes of one driver cannot exceed any limit
+            st = self._check(NodeInfo(nodes, r), csi_node, dict(nv))
+            if st is not None:
+                failed.append((i, st))
+        if not failed:
+            return None
+        out: list[Status | None] = [None] * len(rows)
+        for i, st in failed:
+            out[i] = st
+        return FilterResult.from_statuses(out)
+
+    def _limits(self, node_info: NodeInfo, csi_node: Any) -> dict[str, int]:
+        """Upstream ``getVolumeLimits``, cached per (Node, CSINode) object."""
+        node = node_info.node
+        hit = self._limits_cache.get(node_info.name)
+        if hit is not None and hit[0] is node and hit[1] is csi_node:
+            return hit[2]
         limits: dict[str, int] = {}
-        alloc = node_info.node.status.allocatable
+        alloc = node.status.allocatable or node.status.capacity
         if alloc:
             for k, q in alloc.items():
                 if k.startswith(CSI_ATTACH_LIMIT_PREFIX):
@@ -188,19 +275,34 @@ class NodeVolumeLimits:
             count = field(d, "allocatable", "count")
             if count is not None:
                 limits[csi_attach_limit_key(field(d, "name") or "")] = int(count)
+        self._limits_cache[node_info.name] = (node, csi_node, limits, min(limits.values()) if limits else None)
+        return limits
+
+    def _check(self, node_info: NodeInfo, csi_node: Any, new_volumes: dict[str, str]) -> Status | None:
+        """The node part of upstream's Filter once the new pod's volumes are known. Raises
+        ValueError for an existing pod's bad volume."""
+        if not new_volumes:
+            return None
+        limits = self._limits(node_info, csi_node)
         if not limits:
             return None
+        new_count: dict[str, int] = {}
+        for driver in new_volumes.values():
+            new_count[driver] = new_count.get(driver, 0) + 1
+        pods = node_info.pods
+        bound = 0
+        for p in pods:
+            bound += len(p.pod.spec.volumes)
+        if all(bound + c <= limits.get(csi_attach_limit_key(d), bound + c) for d, c in new_count.items()):
+            return None  # even if every volume on the node were distinct and of that driver
         attached: dict[str, str] = {}
-        try:
-            for p in node_info.pods:
-                self._attachable(p.pod, csi_node, False, attached)
-        except ValueError as e:
-            return Status(Code.ERROR, (str(e),), e)
+        for p in pods:
+            self._attachable(p.pod, csi_node, False, attached)
         attached_count: dict[str, int] = {}
         for unique, driver in attached.items():
             new_volumes.pop(unique, None)
             attached_count[driver] = attached_count.get(driver, 0) + 1
-        new_count: dict[str, int] = {}
+        new_count = {}
         for driver in new_volumes.values():
             new_count[driver] = new_count.get(driver, 0) + 1
         for driver, count in new_count.items():

@@ -1099,7 +1099,7 @@ def _add_volumes(store: ClusterStore, op: CreatePods, namespace: str, pods: list
     PVC ``pvc-<i>`` (``volumeName`` set, phase Bound); the pod's only volume uses the claim."""
     from kubesched.api.objects import PersistentVolumeClaimVolumeSource, Volume
 
-    pv_tpl = _raw_template(op.pv_template)  # type: ignore[arg-type]
+    pv_tpl = _raw_template(op.pv_template)
     pvc_tpl = _raw_template(op.pvc_template or "pvc.yaml")
     replace = msgspec.structs.replace
     out = []
