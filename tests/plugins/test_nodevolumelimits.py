@@ -193,7 +193,7 @@ def test_batch_filter_matches_per_node_filter_on_random_clusters():
         pod = new.obj()
         rows = np.array([t.row_of[f"n{k}"] for k in range(n_nodes)], dtype=np.int64)
         batch = pl.filter_nodes(CycleState(), pod, t, rows)
-        for i, r in enumerate(rows):
+        for i in range(len(rows)):
             st = pl.filter(CycleState(), pod, t.get(f"n{i}"))
             want = None if st is None else (st.reasons, st.code)
             got = None if batch is None or batch.failed[i] == 0 else batch.entry(int(batch.failed[i]))

@@ -406,3 +406,35 @@ def test_find_matching_volume_invalid_selector_is_an_error():
     _, _, _, got = filter_all(objs, MakePod().pvc("c1").obj())
     assert got["n1"].code == Code.ERROR
     assert "error creating internal label selector for claim: default/c1" in got["n1"].message()
+
+
+def test_storage_capacity_scoring_with_shape(monkeypatch):
+    """With the StorageCapacityScoring gate (off by default in v1.34) the static bindings are
+    scored by the shape: utilization requested/capacity per class, averaged."""
+    from kubesched.config import args as cfg_args
+
+    monkeypatch.setattr(cfg_args, "STORAGE_CAPACITY_SCORING", True)
+    objs = [wffc(), wffc_pvc("c1", size="1Gi"),
+            avail_pv("pv-n1", size="1Gi", affinity=zone_term("a")),
+            avail_pv("pv-n2", size="4Gi", affinity=zone_term("b"))]
+    t = build_table(NODES)
+
+    class Args:
+        bind_timeout_seconds = 600
+        shape = [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]
+
+    pl = vb.new(Args(), Handle(nodes=t, lister=Lister(*objs)))
+    pod = MakePod().pvc("c1").obj()
+    state = CycleState()
+    pl.pre_filter(state, pod, t)
+    for n in ("n1", "n2"):
+        assert pl.filter(state, pod, t.get(n)) is None
+    assert pl.pre_score(state, pod, t, t.order()) is None
+    assert pl.score(state, pod, t.get("n1"))[0] == 100  # 1Gi of 1Gi
+    assert pl.score(state, pod, t.get("n2"))[0] == 25  # 1Gi of 4Gi
+
+
+def test_scoring_is_skipped_without_the_gate():
+    objs = [wffc(), wffc_pvc("c1"), avail_pv("pv1")]
+    t, pl, state, _, _ = _run(objs, MakePod().pvc("c1").obj())
+    assert pl.pre_score(state, MakePod().pvc("c1").obj(), t, t.order()).code == Code.SKIP
