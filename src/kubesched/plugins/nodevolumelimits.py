@@ -80,10 +80,16 @@ class _NotFound(Exception):
     pass
 
 
+_EMPTY: dict[str, Any] = {}
+
+
 def _migration_key(csi_node: Any) -> tuple[bool, str]:
     """What ``isCSIMigrationOn`` reads of a CSINode: whether it exists and its migrated plugins."""
     if csi_node is None:
         return (False, "")
+    if isinstance(csi_node, dict):
+        ann = (csi_node.get("metadata") or _EMPTY).get("annotations") or _EMPTY
+        return (True, ann.get("storage.alpha.kubernetes.io/migrated-plugins", ""))
     ann = field(csi_node, "metadata", "annotations") or {}
     return (True, ann.get("storage.alpha.kubernetes.io/migrated-plugins", ""))
 
