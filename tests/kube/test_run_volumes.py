@@ -98,3 +98,59 @@ async def test_wait_for_first_consumer_static_provisioned_and_ephemeral(tmp_path
         finally:
             await api.close()
             assert box is not None
+
+
+async def test_prebind_write_failure_retries_without_losing_or_doubling(tmp_path) -> None:
+    """The box fails every PV update (409): PreBind errors, the assumed binding is reverted and the
+    pod goes back to the queue; once the fault is lifted the pod binds and exactly one PV is
+    bound to the claim."""
+    from kubesched.apiserver.faults import Faults, WriteFault
+
+    faults = Faults()
+    faults.write_faults = [WriteFault("persistentvolumes", fraction=1.0, code=409, verbs=("update",))]
+    kc = str(tmp_path / "kc")
+    async with start_server(kc, data_dir=tmp_path / "data", simulate_kubelets=True, faults=faults) as box:
+        api = APIClient(load_config(kc, qps=-1))
+        try:
+            await api.create("/api/v1/nodes", node_obj("n1"))
+            await api.create("/apis/storage.k8s.io/v1/storageclasses", sc("local", "kubernetes.io/no-provisioner"))
+            for name in ("pv-a", "pv-b"):
+                await api.create("/api/v1/persistentvolumes", {
+                    "apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name},
+                    "spec": {"storageClassName": "local", "capacity": {"storage": "1Gi"},
+                             "accessModes": ["ReadWriteOnce"], "local": {"path": "/mnt"},
+                             "nodeAffinity": HOST_AFFINITY}})
+            await api.create("/api/v1/namespaces/default/persistentvolumeclaims", pvc("data", "local"))
+
+            async def pvs_available() -> bool:
+                items = (await api.list("/api/v1/persistentvolumes"))["items"]
+                return all((p.get("status") or {}).get("phase") == "Available" for p in items)
+
+            await eventually(pvs_available, timeout=10, what="PVs Available")
+            runner = make_runner(kc)
+            task = await start(runner)
+            try:
+                await api.create("/api/v1/namespaces/default/pods", with_volume(
+                    pod_obj("db"), {"name": "d", "persistentVolumeClaim": {"claimName": "data"}}))
+                await eventually(lambda: faults.injected >= 2, timeout=30, what="PreBind retried under the fault")
+                pod = await api.get("/api/v1/namespaces/default/pods/db")
+                assert not pod["spec"].get("nodeName")
+                faults.write_faults = []
+
+                async def bound() -> bool:
+                    p = await api.get("/api/v1/namespaces/default/pods/db")
+                    c = await api.get("/api/v1/namespaces/default/persistentvolumeclaims/data")
+                    return bool(p["spec"].get("nodeName")) and (c.get("status") or {}).get("phase") == "Bound"
+
+                await eventually(bound, timeout=30, what="pod and claim bound after the fault")
+                pvs = (await api.list("/api/v1/persistentvolumes"))["items"]
+                claimed = [p["metadata"]["name"] for p in pvs if (p["spec"].get("claimRef") or {}).get("name")]
+                assert len(claimed) == 1
+                claim = await api.get("/api/v1/namespaces/default/persistentvolumeclaims/data")
+                assert claim["spec"]["volumeName"] == claimed[0]
+                assert runner.scheduler.cache.assumed_count() == 0
+            finally:
+                await stop(runner, task)
+        finally:
+            await api.close()
+            assert box is not None
