@@ -151,7 +151,7 @@ class ClusterStore:
         if raw is not None:
             self.raw[(kind, meta.namespace or "", meta.name)] = raw
         if kind == "Pod":
-            if obj.spec.volumes and not obj.spec.node_name:
+            if obj.spec.volumes:
                 self._create_ephemeral_claims(obj)
             self.pods[pod_key(obj)] = obj
             if self.scheduler is not None:
