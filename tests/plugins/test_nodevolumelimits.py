@@ -81,8 +81,122 @@ def test_filter(existing_claims, new_claims, limit, want):
             assert st.reasons == ('looking up PVC default/missing: persistentvolumeclaim "missing" not found',)
 
 
-def test_in_tree_pv_is_an_error():
-    t = build_table([MakeNode().name("n1").obj()])
-    objs = [pvc("c", "pv"), ("PersistentVolume", {"metadata": {"name": "pv"}, "spec": {"awsElasticBlockStore": {}}})]
+def _limits_filter(objs, pod, node=None, existing=()):
+    node = node or MakeNode().name("n1").obj()
+    t = build_table([node], existing)
     pl = nvl.new(None, Handle(nodes=t, lister=Lister(*objs)))
-    assert pl.filter(CycleState(), MakePod().pvc("c").obj(), t.get("n1")).code == Code.ERROR
+    return pl.filter(CycleState(), pod, t.get("n1"))
+
+
+def aws_pv(name):
+    return ("PersistentVolume", {"metadata": {"name": name}, "spec": {"awsElasticBlockStore": {"volumeID": name}}})
+
+
+MIGRATED = ("CSINode", {"metadata": {"name": "n1", "annotations": {
+    "storage.alpha.kubernetes.io/migrated-plugins": "kubernetes.io/aws-ebs"}},
+    "spec": {"drivers": [{"name": "ebs.csi.aws.com", "allocatable": {"count": 1}}]}})
+
+
+def test_in_tree_pvs_are_counted_under_their_csi_driver():
+    # upstream csi_test.go "should count in-tree volumes if migration is enabled": the EBS PVs count
+    # against ebs.csi.aws.com's limit once translated
+    objs = [pvc("c0", "v0"), pvc("c1", "v1"), aws_pv("v0"), aws_pv("v1"), MIGRATED]
+    existing = [MakePod().name("old").node("n1").pvc("c0").obj()]
+    st = _limits_filter(objs, MakePod().pvc("c1").obj(), existing=existing)
+    assert st.code == Code.UNSCHEDULABLE and st.reasons == (nvl.ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED,)
+    # the same in-tree volume shared with the existing pod counts once
+    assert _limits_filter(objs, MakePod().pvc("c0").obj(), existing=existing) is None
+
+
+def test_in_tree_without_csinode_is_not_counted():
+    objs = [pvc("c0", "v0"), pvc("c1", "v1"), aws_pv("v0"), aws_pv("v1")]
+    node = MakeNode().name("n1").capacity(**{"attachable-volumes-csi-ebs.csi.aws.com": "1"}).obj()
+    existing = [MakePod().name("old").node("n1").pvc("c0").obj()]
+    assert _limits_filter(objs, MakePod().pvc("c1").obj(), node=node, existing=existing) is None
+
+
+def test_inline_in_tree_volume_and_node_allocatable_limit():
+    from kubesched.api.objects import Pod, decode
+
+    def inline(name, vol_id):
+        return decode(Pod, {"metadata": {"name": name, "namespace": "default"},
+                            "spec": {"nodeName": "n1" if name == "old" else "", "containers": [{"name": "c"}],
+                                     "volumes": [{"name": "v", "awsElasticBlockStore": {"volumeID": vol_id}}]}})
+
+    csinode_no_count = ("CSINode", {"metadata": {"name": "n1"}, "spec": {"drivers": []}})
+    node = MakeNode().name("n1").capacity(**{"attachable-volumes-csi-ebs.csi.aws.com": "1"}).obj()
+    st = _limits_filter([csinode_no_count], inline("new", "vol-2"), node=node, existing=[inline("old", "vol-1")])
+    assert st is not None and st.reasons == (nvl.ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED,)
+    assert _limits_filter([csinode_no_count], inline("new", "aws://us-east-1a/vol-1"), node=node,
+                          existing=[inline("old", "vol-1")]) is None  # same EBS volume id
+
+
+def test_in_tree_provisioner_maps_to_csi_driver():
+    objs = [pvc("c0", "v0"), aws_pv("v0"), pvc("u", sc="gp2"), MIGRATED,
+            ("StorageClass", {"metadata": {"name": "gp2"}, "provisioner": "kubernetes.io/aws-ebs"})]
+    existing = [MakePod().name("old").node("n1").pvc("c0").obj()]
+    st = _limits_filter(objs, MakePod().pvc("u").obj(), existing=existing)
+    assert st is not None and st.code == Code.UNSCHEDULABLE
+
+
+def test_csi_attach_limit_key_hashes_long_driver_names():
+    assert nvl.csi_attach_limit_key("ebs.csi.aws.com") == "attachable-volumes-csi-ebs.csi.aws.com"
+    long = "a" * 50
+    key = nvl.csi_attach_limit_key(long)
+    assert key.startswith("attachable-volumes-csi-" + "a" * 23) and len(key) == len("attachable-volumes-csi-") + 39
+
+
+def test_batch_filter_matches_per_node_filter_on_random_clusters():
+    """filter_nodes (resolution once, limit cache, upper-bound shortcut) == filter per node."""
+    import random
+
+    import numpy as np
+
+    rng = random.Random(7)
+    seen = set()
+    for trial in range(30):
+        n_nodes = 6
+        objs, pods_on = [], []
+        for i in range(12):
+            kind = rng.choice(["csi", "aws", "unbound"])
+            if kind == "csi":
+                objs += [pvc(f"c{i}", f"v{i}"), csi_pv(f"v{i}")]
+            elif kind == "aws":
+                objs += [pvc(f"c{i}", f"v{i}"), aws_pv(f"v{i}")]
+            else:
+                objs.append(pvc(f"c{i}", sc="ebs"))
+        objs.append(("StorageClass", {"metadata": {"name": "ebs"}, "provisioner": "ebs.csi.aws.com"}))
+        nodes = []
+        for k in range(n_nodes):
+            name = f"n{k}"
+            b = MakeNode().name(name)
+            if rng.random() < 0.3:
+                b = b.capacity(**{"attachable-volumes-csi-ebs.csi.aws.com": str(rng.randint(1, 3))})
+            nodes.append(b.obj())
+            if rng.random() < 0.7:
+                ann = {"storage.alpha.kubernetes.io/migrated-plugins": "kubernetes.io/aws-ebs"} \
+                    if rng.random() < 0.5 else {}
+                objs.append(("CSINode", {"metadata": {"name": name, "annotations": ann}, "spec": {"drivers": [
+                    {"name": "ebs.csi.aws.com", "allocatable": {"count": rng.randint(1, 3)}}]}}))
+            for j in range(rng.randint(0, 3)):
+                p = MakePod().name(f"p{k}-{j}").node(name)
+                for c in rng.sample(range(12), rng.randint(0, 2)):
+                    p = p.pvc(f"c{c}")
+                pods_on.append(p.obj())
+        t = build_table(nodes, pods_on)
+        pl = nvl.new(None, Handle(nodes=t, lister=Lister(*objs)))
+        new = MakePod().name("new")
+        for c in rng.sample(range(12), rng.randint(1, 3)):
+            new = new.pvc(f"c{c}")
+        if trial % 7 == 0:
+            new = new.pvc("missing")
+        pod = new.obj()
+        rows = np.array([t.row_of[f"n{k}"] for k in range(n_nodes)], dtype=np.int64)
+        batch = pl.filter_nodes(CycleState(), pod, t, rows)
+        for i in range(len(rows)):
+            st = pl.filter(CycleState(), pod, t.get(f"n{i}"))
+            want = None if st is None else (st.reasons, st.code)
+            got = None if batch is None or batch.failed[i] == 0 else batch.entry(int(batch.failed[i]))
+            assert got == want, (trial, i)
+            seen.add(None if want is None else want[1])
+    assert seen == {None, Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE}  # every outcome exercised

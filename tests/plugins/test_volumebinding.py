@@ -91,8 +91,6 @@ PREFILTER = [
      MakePod().pvc("c1").obj(), UU, vb.ERR_UNBOUND_IMMEDIATE),
     ("class without binding mode", [pvc("c1", sc="x"), sc("x", None)], MakePod().pvc("c1").obj(), Code.ERROR,
      'VolumeBindingMode not set for StorageClass "x"'),
-    ("delayed binding unsupported", [pvc("c1", sc="wffc"), sc("wffc", "WaitForFirstConsumer")],
-     MakePod().pvc("c1").obj(), Code.ERROR, None),
 ]
 
 
@@ -145,12 +143,6 @@ def test_local_pvs_do_not_narrow_nodes_in_prefilter_but_filter_enforces_them():
     assert pl.filter(state, pod, t.get("n1")).reasons == (vb.ERR_REASON_NODE_CONFLICT,)
 
 
-def test_in_tree_pv_is_an_error():
-    pod = MakePod().pvc("c1").obj()
-    t, pl, state, _, st = _run([pvc("c1", "pv1"), pv("pv1", gcePersistentDisk={"pdName": "d"})], pod)
-    assert st is None and pl.filter(state, pod, t.get("n1")).code == Code.ERROR
-
-
 def test_pvc_hint():
     pod = MakePod().pvc("c1").obj()
     assert vb.is_schedulable_after_pvc_change(pod, None, pvc("c1")[1]) == QueueingHint.QUEUE
@@ -162,3 +154,287 @@ def test_field_reads_mappings_and_objects():
     node = MakeNode().name("n").obj()
     assert vb.field(node, "metadata", "name") == "n"
     assert vb.field(None, "a") is None
+
+
+# ───────────── unbound claims (upstream volume_binding_test.go / binder_test.go shapes) ─────────────
+
+import asyncio  # noqa: E402
+
+from kubesched.errors import BindError  # noqa: E402
+from kubesched.framework.clock import ManualClock  # noqa: E402
+
+
+def wffc_pvc(name, cls="wffc", size="1Gi", access=("ReadWriteOnce",), uid=None, **spec):
+    meta = {"name": name, "namespace": "default", "uid": uid or f"uid-{name}", "resourceVersion": "1"}
+    s = {"storageClassName": cls, "accessModes": list(access), "resources": {"requests": {"storage": size}}, **spec}
+    return ("PersistentVolumeClaim", {"metadata": meta, "spec": s})
+
+
+def avail_pv(name, size="1Gi", cls="wffc", affinity=None, access=("ReadWriteOnce",), labels=None, phase="Available",
+             **spec):
+    s = {"storageClassName": cls, "capacity": {"storage": size}, "accessModes": list(access), **spec}
+    if affinity is not None:
+        s["nodeAffinity"] = {"required": {"nodeSelectorTerms": affinity}}
+    return ("PersistentVolume", {"metadata": {"name": name, "labels": labels or {}, "resourceVersion": "1"},
+                                 "spec": s, "status": {"phase": phase}})
+
+
+def wffc(name="wffc", provisioner="kubernetes.io/no-provisioner", topologies=None):
+    obj = {"metadata": {"name": name}, "provisioner": provisioner, "volumeBindingMode": "WaitForFirstConsumer"}
+    if topologies is not None:
+        obj["allowedTopologies"] = topologies
+    return ("StorageClass", obj)
+
+
+def filter_all(objs, pod):
+    t, pl, state, res, st = _run(objs, pod)
+    assert st is None, st
+    return t, pl, state, {n: pl.filter(state, pod, t.get(n)) for n in ("n1", "n2")}
+
+
+BC, NS = vb.ERR_REASON_BIND_CONFLICT, vb.ERR_REASON_NOT_ENOUGH_SPACE
+UNBOUND = [
+    ("no PV, no provisioner", [wffc(), wffc_pvc("c1")], (BC,), (BC,)),
+    ("PV matches everywhere", [wffc(), wffc_pvc("c1"), avail_pv("pv1")], None, None),
+    ("PV pinned to zone a", [wffc(), wffc_pvc("c1"), avail_pv("pv1", affinity=zone_term("a"))], None, (BC,)),
+    ("PV too small", [wffc(), wffc_pvc("c1", size="5Gi"), avail_pv("pv1", size="1Gi")], (BC,), (BC,)),
+    ("PV of another class", [wffc(), wffc_pvc("c1"), avail_pv("pv1", cls="other")], (BC,), (BC,)),
+    ("PV access modes do not cover", [wffc(), wffc_pvc("c1", access=("ReadWriteMany",)), avail_pv("pv1")],
+     (BC,), (BC,)),
+    ("PV volume mode differs", [wffc(), wffc_pvc("c1", volumeMode="Block"), avail_pv("pv1")], (BC,), (BC,)),
+    ("PV not Available", [wffc(), wffc_pvc("c1"), avail_pv("pv1", phase="Released")], (BC,), (BC,)),
+    ("PV bound to another claim", [wffc(), wffc_pvc("c1"),
+                                   avail_pv("pv1", claimRef={"namespace": "default", "name": "x"})], (BC,), (BC,)),
+    ("selector mismatch", [wffc(), wffc_pvc("c1", selector={"matchLabels": {"tier": "gold"}}),
+                           avail_pv("pv1", labels={"tier": "silver"})], (BC,), (BC,)),
+    ("selector match", [wffc(), wffc_pvc("c1", selector={"matchLabels": {"tier": "gold"}}),
+                        avail_pv("pv1", labels={"tier": "gold"})], None, None),
+    ("provisioner", [wffc(provisioner="ebs.csi.aws.com"), wffc_pvc("c1")], None, None),
+    ("provisioner allowedTopologies zone b", [
+        wffc(provisioner="ebs.csi.aws.com", topologies=[{"matchLabelExpressions": [
+            {"key": "topology.kubernetes.io/zone", "values": ["b"]}]}]), wffc_pvc("c1")], (BC,), None),
+    ("selected node n2 fails fast elsewhere", [
+        wffc(provisioner="ebs.csi.aws.com"),
+        ("PersistentVolumeClaim", {**wffc_pvc("c1")[1], "metadata": {**wffc_pvc("c1")[1]["metadata"],
+                                                                    "annotations": {vb.ANN_SELECTED_NODE: "n2"}}})],
+     (BC,), None),
+    ("capacity tracked, none published", [
+        wffc(provisioner="ebs.csi.aws.com"), wffc_pvc("c1"),
+        ("CSIDriver", {"metadata": {"name": "ebs.csi.aws.com"}, "spec": {"storageCapacity": True}})], (NS,), (NS,)),
+    ("capacity in zone a only", [
+        wffc(provisioner="ebs.csi.aws.com"), wffc_pvc("c1", size="1Gi"),
+        ("CSIDriver", {"metadata": {"name": "ebs.csi.aws.com"}, "spec": {"storageCapacity": True}}),
+        ("CSIStorageCapacity", {"metadata": {"name": "cap-a", "namespace": "kube-system"}, "storageClassName": "wffc",
+                                "capacity": "100Gi", "nodeTopology": {"matchLabels": {
+                                    "topology.kubernetes.io/zone": "a"}}}),
+        ("CSIStorageCapacity", {"metadata": {"name": "cap-b", "namespace": "kube-system"}, "storageClassName": "wffc",
+                                "capacity": "100Gi", "maximumVolumeSize": "512Mi", "nodeTopology": {
+                                    "matchLabels": {"topology.kubernetes.io/zone": "b"}}})], None, (NS,)),
+]
+
+
+@pytest.mark.parametrize("name,objs,want1,want2", UNBOUND, ids=[c[0] for c in UNBOUND])
+def test_filter_unbound_claims(name, objs, want1, want2):
+    _, _, _, got = filter_all(objs, MakePod().pvc("c1").obj())
+    for n, want in (("n1", want1), ("n2", want2)):
+        st = got[n]
+        assert (None if st is None else st.reasons) == want, n
+        if st is not None:
+            assert st.code == UU
+
+
+def test_bound_and_unbound_unsatisfied_report_both_reasons():
+    # upstream "bound and unbound unsatisfied": checkBoundClaims and the matching both run
+    objs = [wffc(), wffc_pvc("c2"), pvc("c1", "pv1"), pv("pv1", zone_term("b"))]
+    _, _, _, got = filter_all(objs, MakePod().pvc("c1").pvc("c2").obj())
+    assert got["n1"].reasons == (vb.ERR_REASON_NODE_CONFLICT, BC)
+
+
+def test_smallest_fit_and_distinct_pvs_for_two_claims():
+    objs = [wffc(), wffc_pvc("a", size="1Gi"), wffc_pvc("b", size="3Gi"),
+            avail_pv("pv10", size="10Gi"), avail_pv("pv2", size="2Gi"), avail_pv("pv5", size="5Gi")]
+    pod = MakePod().pvc("b").pvc("a").obj()
+    _, pl, state, got = filter_all(objs, pod)
+    assert got["n1"] is None
+    pv_by_claim = {c["metadata"]["name"]: v["metadata"]["name"]
+                   for v, c in state.read(vb.STATE_KEY).pod_volumes_by_node["n1"].static_bindings}
+    assert pv_by_claim == {"a": "pv2", "b": "pv5"}  # sorted by request, smallest fit each
+
+
+def test_prebound_pv_wins_over_a_smaller_one():
+    objs = [wffc(), wffc_pvc("c1"), avail_pv("small"),
+            avail_pv("mine", size="9Gi", claimRef={"namespace": "default", "name": "c1", "uid": "uid-c1"})]
+    _, _, state, got = filter_all(objs, MakePod().pvc("c1").obj())
+    (v, _), = state.read(vb.STATE_KEY).pod_volumes_by_node["n1"].static_bindings
+    assert v["metadata"]["name"] == "mine"
+
+
+def test_in_tree_pv_translated_when_migrated_on_node():
+    # an EBS PV labelled zone a: translated (topology.ebs.csi.aws.com/zone) only where the CSINode
+    # lists kubernetes.io/aws-ebs as migrated; elsewhere the in-tree PV has no node affinity
+    objs = [pvc("c1", "pv1"),
+            ("PersistentVolume", {"metadata": {"name": "pv1", "labels": {"topology.kubernetes.io/zone": "a"}},
+                                  "spec": {"awsElasticBlockStore": {"volumeID": "aws://a/vol-1"}}}),
+            ("CSINode", {"metadata": {"name": "n1", "annotations": {
+                "storage.alpha.kubernetes.io/migrated-plugins": "kubernetes.io/aws-ebs"}}, "spec": {"drivers": []}})]
+    _, _, _, got = filter_all(objs, MakePod().pvc("c1").obj())
+    assert got["n1"].reasons == (vb.ERR_REASON_NODE_CONFLICT,)  # n1 lacks the CSI topology label
+    assert got["n2"] is None
+
+
+class Client:
+    """Records PreBind writes; acts as the PV controller on the lister's objects like the store."""
+
+    def __init__(self, lister, fail_on=None, controller=True):
+        self.lister, self.fail_on, self.controller, self.writes = lister, fail_on, controller, []
+
+    async def update_persistent_volume(self, pv):
+        from kubesched.api import pvcontroller
+
+        self.writes.append(("pv", pv["metadata"]["name"]))
+        if self.fail_on == "pv":
+            raise BindError('persistentvolumes "x" is forbidden', 403)
+        pv = {**pv, "metadata": {**pv["metadata"], "resourceVersion": "2"}}
+        self.lister.objs[("PersistentVolume", "", pv["metadata"]["name"])] = pv
+        if self.controller:
+            ref = pv["spec"]["claimRef"]
+            claim = self.lister.objs[("PersistentVolumeClaim", ref["namespace"], ref["name"])]
+            new_pv, new_pvc = pvcontroller.bind_claim(pv, claim)
+            self.lister.objs[("PersistentVolume", "", pv["metadata"]["name"])] = new_pv
+            self.lister.objs[("PersistentVolumeClaim", ref["namespace"], ref["name"])] = new_pvc
+        return pv
+
+    async def update_persistent_volume_claim(self, pvc):
+        self.writes.append(("pvc", pvc["metadata"]["name"]))
+        if self.fail_on == "pvc":
+            raise BindError("conflict", 409)
+        return pvc
+
+
+def _bind_setup(objs, pod, **client_kw):
+    t = build_table(NODES)
+    lister = Lister(*objs, ("Pod", {"metadata": {"name": pod.metadata.name, "namespace": "default"}}))
+    lister.objs[("Node", "", "n1")] = NODES[0]
+    client = Client(lister, **client_kw)
+    h = Handle(nodes=t, lister=lister, client=client, clock=ManualClock())
+    pl = vb.new(None, h)
+    state = CycleState()
+    assert pl.pre_filter(state, pod, t)[1] is None
+    assert pl.filter(state, pod, t.get("n1")) is None
+    return pl, state, client, lister
+
+
+def _drive(coro_or_status):
+    if coro_or_status is None or isinstance(coro_or_status, vb.Status):
+        return coro_or_status
+    return asyncio.run(coro_or_status)
+
+
+def test_reserve_assumes_and_prebind_binds_through_the_client():
+    pod = MakePod().name("p").pvc("c1").obj()
+    pl, state, client, lister = _bind_setup([wffc(), wffc_pvc("c1"), avail_pv("pv1")], pod)
+    assert pl.reserve(state, pod, "n1") is None
+    assumed = pl.pv_cache.get("pv1")
+    assert assumed["spec"]["claimRef"]["name"] == "c1"
+    assert assumed["metadata"]["annotations"][vb.ANN_BOUND_BY_CONTROLLER] == "yes"
+    # a second pod's PreFilter sees the PV as taken (assumed), before any API write
+    pod2 = MakePod().name("q").pvc("c2").obj()
+    lister.objs[("PersistentVolumeClaim", "default", "c2")] = wffc_pvc("c2")[1]
+    st2 = CycleState()
+    pl.pre_filter(st2, pod2, pl.handle.nodes)
+    assert pl.filter(st2, pod2, pl.handle.nodes.get("n1")).reasons == (BC,)
+    assert _drive(pl.pre_bind(state, pod, "n1")) is None
+    assert client.writes == [("pv", "pv1")]
+    c1 = lister.get("PersistentVolumeClaim", "default", "c1")
+    assert c1["spec"]["volumeName"] == "pv1" and vb.ANN_BIND_COMPLETED in c1["metadata"]["annotations"]
+
+
+def test_unreserve_restores_the_assumed_pv():
+    pod = MakePod().name("p").pvc("c1").obj()
+    pl, state, _, _ = _bind_setup([wffc(), wffc_pvc("c1"), avail_pv("pv1")], pod)
+    pl.reserve(state, pod, "n1")
+    assert "claimRef" in pl.pv_cache.get("pv1")["spec"]
+    pl.unreserve(state, pod, "n1")
+    assert "claimRef" not in pl.pv_cache.get("pv1")["spec"] and len(pl.pv_cache) == 0
+
+
+def test_prebind_api_failure_is_an_error_and_reverts_the_assumption():
+    pod = MakePod().name("p").pvc("c1").obj()
+    pl, state, client, lister = _bind_setup([wffc(), wffc_pvc("c1"), avail_pv("pv1")], pod, fail_on="pv")
+    pl.reserve(state, pod, "n1")
+    st = _drive(pl.pre_bind(state, pod, "n1"))
+    assert st.code == Code.ERROR and "forbidden" in st.message()
+    assert client.writes == [("pv", "pv1")]  # tried once, not repeated
+    assert len(pl.pv_cache) == 0 and "claimRef" not in lister.get("PersistentVolume", "", "pv1")["spec"]
+
+
+def test_prebind_provisioning_annotates_selected_node_and_fails_when_the_annotation_is_reset():
+    pod = MakePod().name("p").pvc("c1").obj()
+    pl, state, client, lister = _bind_setup([wffc(provisioner="ebs.csi.aws.com"), wffc_pvc("c1")], pod)
+    pl.reserve(state, pod, "n1")
+    assert pl.pvc_cache.get("default/c1")["metadata"]["annotations"][vb.ANN_SELECTED_NODE] == "n1"
+    # the client writes the claim but nothing provisions it and the informer never shows the
+    # annotation: checkBindings reports the provisioning failure
+    st = _drive(pl.pre_bind(state, pod, "n1"))
+    assert client.writes == [("pvc", "c1")]
+    assert st.code == Code.ERROR
+    assert st.message() in ('binding volumes: selectedNode annotation reset for PVC "c1"',
+                            'binding volumes: provisioning failed for PVC "c1"')
+
+
+def test_prebind_times_out_when_the_pv_controller_never_binds():
+    pod = MakePod().name("p").pvc("c1").obj()
+    pl, state, client, _ = _bind_setup([wffc(), wffc_pvc("c1"), avail_pv("pv1")], pod, controller=False)
+    pl.bind_timeout_s = 3
+    pl.reserve(state, pod, "n1")
+    from kubesched.scheduler.schedule_one import drive
+
+    task = drive(pl.pre_bind(state, pod, "n1"))
+    clock = pl.handle.clock
+    for _ in range(5):
+        if task.done():
+            break
+        clock.advance(1.0)
+    assert task.done()
+    assert task.result().message() == "binding volumes: context deadline exceeded"
+    assert client.writes == [("pv", "pv1")]
+
+
+def test_find_matching_volume_invalid_selector_is_an_error():
+    objs = [wffc(), wffc_pvc("c1", selector={"matchExpressions": [{"key": "a", "operator": "Bogus"}]}),
+            avail_pv("pv1")]
+    _, _, _, got = filter_all(objs, MakePod().pvc("c1").obj())
+    assert got["n1"].code == Code.ERROR
+    assert "error creating internal label selector for claim: default/c1" in got["n1"].message()
+
+
+def test_storage_capacity_scoring_with_shape(monkeypatch):
+    """With the StorageCapacityScoring gate (off by default in v1.34) the static bindings are
+    scored by the shape: utilization requested/capacity per class, averaged."""
+    from kubesched.config import args as cfg_args
+
+    monkeypatch.setattr(cfg_args, "STORAGE_CAPACITY_SCORING", True)
+    objs = [wffc(), wffc_pvc("c1", size="1Gi"),
+            avail_pv("pv-n1", size="1Gi", affinity=zone_term("a")),
+            avail_pv("pv-n2", size="4Gi", affinity=zone_term("b"))]
+    t = build_table(NODES)
+
+    class Args:
+        bind_timeout_seconds = 600
+        shape = [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]
+
+    pl = vb.new(Args(), Handle(nodes=t, lister=Lister(*objs)))
+    pod = MakePod().pvc("c1").obj()
+    state = CycleState()
+    pl.pre_filter(state, pod, t)
+    for n in ("n1", "n2"):
+        assert pl.filter(state, pod, t.get(n)) is None
+    assert pl.pre_score(state, pod, t, t.order()) is None
+    assert pl.score(state, pod, t.get("n1"))[0] == 100  # 1Gi of 1Gi
+    assert pl.score(state, pod, t.get("n2"))[0] == 25  # 1Gi of 4Gi
+
+
+def test_scoring_is_skipped_without_the_gate():
+    objs = [wffc(), wffc_pvc("c1"), avail_pv("pv1")]
+    t, pl, state, _, _ = _run(objs, MakePod().pvc("c1").obj())
+    assert pl.pre_score(state, MakePod().pvc("c1").obj(), t, t.order()).code == Code.SKIP

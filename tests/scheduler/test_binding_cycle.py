@@ -469,4 +469,8 @@ def test_object_events_move_pods_whose_rejecting_plugin_registered_for_them() ->
     assert store.pending_events() == 1
     store.flush()
     assert sched.queue.where("default/p") in ("backoff", "active")
-    assert store.get("PersistentVolumeClaim", "default", "c") == {"metadata": {"namespace": "default", "name": "c"}}
+    # stored as the API server would: the object with a new metadata.resourceVersion
+    stored = store.get("PersistentVolumeClaim", "default", "c")
+    assert stored["metadata"]["resourceVersion"]
+    assert {k: v for k, v in stored["metadata"].items() if k != "resourceVersion"} == {"namespace": "default",
+                                                                                      "name": "c"}

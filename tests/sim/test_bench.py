@@ -92,6 +92,12 @@ def test_collector_ignores_ticks_before_anything_is_scheduled():
     ("TopologySpreading/5000Nodes_5000Pods", 460, 1000, 5000, 5000, 5000),
     ("PreferredTopologySpreading/5000Nodes_5000Pods", 340, 1000, 5000, 5000, 5000),
     ("DefaultTopologySpreading/5000Nodes_50000Pods", 160, 800, 5000, 5000, 50000),
+    # volumes/performance-config.yaml (issue 9 §5: target 3× the floor)
+    ("SchedulingSecrets/5000Nodes_10000Pods", 790, 2370, 5000, 1000, 10000),
+    ("SchedulingInTreePVs/5000Nodes_2000Pods", 290, 870, 5000, 1000, 2000),
+    ("SchedulingMigratedInTreePVs/5000Nodes_5000Pods", 100, 300, 5000, 5000, 5000),
+    ("SchedulingCSIPVs/5000Nodes_5000Pods", 100, 300, 5000, 5000, 5000),
+    ("PreemptionPVs/1000Nodes", None, None, 1000, 4000, 1000),
 ])
 def test_issue_workloads_present(key, threshold, target, nodes, init, measured):
     """Node / init / measured counts, upstream floors and kubesched targets from issues 2 and 3."""
@@ -118,7 +124,9 @@ def test_small_workload_schedules_every_measured_pod(key):
     assert res.scheduled == res.measured_pods == w.num_measured_pods
     assert res.unschedulable_pods == 0
     assert res.attempts["scheduled"] == w.num_measured_pods
-    assert res.attempts["unschedulable"] == 0 and res.attempts["error"] == 0
+    # PreemptionPVs: each high-priority pod is first unschedulable, preempts, then binds
+    preempting = w.num_measured_pods if w.case.startswith("Preemption") else 0
+    assert res.attempts["unschedulable"] == preempting and res.attempts["error"] == 0
     assert res.init_attempts == w.num_init_pods
     assert res.peak_rss_mib > 0
     d = res.to_dict()
@@ -214,3 +222,28 @@ def test_default_spreading_service_selects_the_measured_pods():
     assert len(store.list("Pod", "namespace-2")) == 10
     zones = {n.metadata.labels["topology.kubernetes.io/zone"] for n in store.nodes.values()}
     assert zones == {"moon-1", "moon-2", "moon-3"}
+
+
+@pytest.mark.parametrize("key,limit", [("SchedulingCSIPVs/5Nodes", 39), ("SchedulingMigratedInTreePVs/5Nodes", 39),
+                                       ("SchedulingInTreePVs/5Nodes", None)])
+def test_pv_workloads_create_bound_volumes_and_csinodes(key, limit):
+    seen = {}
+
+    def inspect(store, sched):
+        seen["pvs"] = store.list("PersistentVolume")
+        seen["pvcs"] = store.list("PersistentVolumeClaim")
+        seen["csinodes"] = store.list("CSINode")
+        seen["pods"] = [p for p in store.pods.values() if p.spec.volumes]
+
+    w = WORKLOADS[key]
+    res = execute(w, seed=1, inspect=inspect)
+    assert res.scheduled == w.num_measured_pods
+    n = w.num_init_pods + w.num_measured_pods
+    assert len(seen["pvs"]) == len(seen["pvcs"]) == len(seen["pods"]) == n
+    for pv in seen["pvs"]:
+        assert pv["status"]["phase"] == "Bound" and pv["spec"]["claimRef"]["name"].startswith("pvc-")
+    if limit is None:
+        assert seen["csinodes"] == []
+    else:
+        assert len(seen["csinodes"]) == w.num_nodes
+        assert all(c["spec"]["drivers"][0]["allocatable"]["count"] == limit for c in seen["csinodes"])

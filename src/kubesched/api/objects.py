@@ -241,8 +241,21 @@ class PersistentVolumeClaimVolumeSource(_Base):
 
 
 class Volume(_Base):
+    """A pod volume: the claim-backed sources, and the in-tree sources subject to CSI migration
+    (kept as their JSON mappings; NodeVolumeLimits counts them as upstream's csi-translation-lib
+    translates them). Other sources (secret, configMap, emptyDir, …) are not read."""
+
     name: str = ""
     persistent_volume_claim: PersistentVolumeClaimVolumeSource | None = None
+    ephemeral: dict[str, Any] | None = None
+    aws_elastic_block_store: dict[str, Any] | None = None
+    gce_persistent_disk: dict[str, Any] | None = None
+    azure_disk: dict[str, Any] | None = None
+    azure_file: dict[str, Any] | None = None
+    cinder: dict[str, Any] | None = None
+    vsphere_volume: dict[str, Any] | None = None
+    portworx_volume: dict[str, Any] | None = None
+    csi: dict[str, Any] | None = None
 
 
 class PodSpec(_Base):

@@ -8,6 +8,15 @@ percentages rounded up), ``disruptionsAllowed = max(0, currentHealthy - desiredH
 ``observedGeneration`` and the ``DisruptionAllowed`` condition. The scheduler's preemption
 reads ``disruptionsAllowed`` (``filterPodsWithPDBViolation``). Simplification: expected pods
 are counted from the pods themselves, not from their controllers' scale.
+
+:class:`VolumeController` is the minimal storage side of kube-controller-manager plus a CSI
+external-provisioner (pure object logic in :mod:`kubesched.api.pvcontroller`): the
+ephemeral-volume controller creates ``<pod>-<volume>`` PVCs for ``spec.volumes[].ephemeral``;
+the PV controller binds a PV whose ``claimRef`` names an unbound claim (both ``Bound``, the claim
+``pv.kubernetes.io/bind-completed``); the provisioner answers a claim annotated
+``volume.kubernetes.io/selected-node`` of a class with a provisioner with a PV on that node,
+which is then bound. Not modelled: Immediate binding/matching by the PV controller, reclaiming,
+provisioning failures.
 """
 
 from __future__ import annotations
@@ -15,19 +24,24 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import uuid
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from kubesched.apiserver.storage import Conflict, Event, KeyNotFound
+from kubesched.api import pvcontroller
+from kubesched.apiserver.storage import Conflict, Event, KeyExists, KeyNotFound
 
 if TYPE_CHECKING:
     from kubesched.apiserver.server import APIServer
 
-__all__ = ["DisruptionController", "attach_controllers", "pdb_status"]
+__all__ = ["DisruptionController", "VolumeController", "attach_controllers", "pdb_status"]
 
 log = logging.getLogger("kubesched.apiserver.controllers")
 
 PDBS = "policy/poddisruptionbudgets"
+PVS = "persistentvolumes"
+PVCS = "persistentvolumeclaims"
+SCS = "storage.k8s.io/storageclasses"
 
 
 def _ready(pod: dict[str, Any]) -> bool:
@@ -137,6 +151,137 @@ class DisruptionController:
                 self._wake.set()
 
 
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class VolumeController:
+    """Ephemeral-volume controller, PV controller (binding) and provisioner of the box (see the
+    module docstring). Store events only queue work; one task does the writes, retrying a key
+    after a conflict."""
+
+    def __init__(self, server: APIServer) -> None:
+        self.server = server
+        self._work: list[tuple[str, str, str]] = []
+        self._queued: set[tuple[str, str, str]] = set()
+        self._wake = asyncio.Event()
+
+    async def start(self) -> None:
+        store = self.server.store
+        for space in ("pods", PVS, PVCS):
+            store.subscribe(space, self._on_event)
+            for e in store.list(space):
+                o = e.obj()["metadata"]
+                self._enqueue(space, o.get("namespace") or "", o.get("name") or "")
+        self.server.spawn(self._run())
+
+    def _enqueue(self, space: str, ns: str, name: str) -> None:
+        key = (space, ns, name)
+        if key not in self._queued:
+            self._queued.add(key)
+            self._work.append(key)
+            self._wake.set()
+
+    def _on_event(self, ev: Event) -> None:
+        if ev.type != "DELETED":
+            self._enqueue(ev.space, ev.ns, ev.name)
+
+    async def _run(self) -> None:
+        try:
+            while True:
+                await self._wake.wait()
+                self._wake.clear()
+                work, self._work = self._work, []
+                for key in work:
+                    self._queued.discard(key)
+                    try:
+                        self._sync(*key)
+                    except (Conflict, KeyNotFound, KeyExists):
+                        self._enqueue(*key)  # an object changed under us: look again
+                    except Exception:  # keep the controller alive
+                        log.exception("volume controller failed on %s %s/%s", *key)
+                await asyncio.sleep(0)
+        finally:
+            for space in ("pods", PVS, PVCS):
+                self.server.store.unsubscribe(space, self._on_event)
+
+    def _get(self, space: str, ns: str, name: str) -> tuple[dict[str, Any], int] | None:
+        e = self.server.store.get(space, ns, name)
+        return (e.obj(), e.rv) if e is not None else None
+
+    def _sync(self, space: str, ns: str, name: str) -> None:
+        if space == "pods":
+            self._sync_pod(ns, name)
+        elif space == PVS:
+            self._sync_volume(name)
+        else:
+            self._sync_claim(ns, name)
+
+    def _sync_pod(self, ns: str, name: str) -> None:
+        hit = self._get("pods", ns, name)
+        if hit is None:
+            return
+        pod = hit[0]
+        if (pod.get("metadata") or {}).get("deletionTimestamp"):
+            return
+        for pvc in pvcontroller.ephemeral_claims(pod):
+            cname = pvc["metadata"]["name"]
+            if self.server.store.get(PVCS, ns, cname) is None:
+                pvc["metadata"].update({"uid": str(uuid.uuid4()), "creationTimestamp": _now()})
+                self.server.store.create(PVCS, ns, cname, pvc)
+
+    def _sync_volume(self, name: str) -> None:
+        hit = self._get(PVS, "", name)
+        if hit is None:
+            return
+        pv, pv_rv = hit
+        ref = (pv.get("spec") or {}).get("claimRef")
+        if not ref:
+            if not (pv.get("status") or {}).get("phase"):  # a new PV becomes Available
+                pv["status"] = {**(pv.get("status") or {}), "phase": "Available"}
+                self.server.store.update(PVS, "", name, pv, expect_rv=pv_rv)
+            return
+        chit = self._get(PVCS, ref.get("namespace") or "", ref.get("name") or "")
+        if chit is None:
+            return
+        pvc, pvc_rv = chit
+        if not pvcontroller.claim_ref_matches(pv, pvc):
+            return
+        vname = (pvc.get("spec") or {}).get("volumeName")
+        bound = pvcontroller.ANN_BIND_COMPLETED in ((pvc.get("metadata") or {}).get("annotations") or {})
+        if vname and (vname != name or (bound and (pv.get("status") or {}).get("phase") == "Bound")):
+            return
+        new_pv, new_pvc = pvcontroller.bind_claim(pv, pvc)
+        store = self.server.store
+        store.update(PVS, "", name, new_pv, expect_rv=pv_rv)
+        ns, cname = pvcontroller.claim_key(pvc)
+        store.update(PVCS, ns, cname, new_pvc, expect_rv=pvc_rv)
+
+    def _sync_claim(self, ns: str, name: str) -> None:
+        hit = self._get(PVCS, ns, name)
+        if hit is None:
+            return
+        pvc = hit[0]
+        store = self.server.store
+        sc_entry = store.get(SCS, "", pvcontroller.claim_class(pvc))
+        sc = sc_entry.obj() if sc_entry is not None else None
+        if pvcontroller.needs_provisioning(pvc, sc):
+            selected = ((pvc.get("metadata") or {}).get("annotations") or {}).get(pvcontroller.ANN_SELECTED_NODE, "")
+            node_entry = store.get("nodes", "", selected)
+            pv = pvcontroller.provisioned_volume(pvc, sc, node_entry.obj() if node_entry else None,  # type: ignore[arg-type]
+                                                 _now())
+            pv["metadata"]["uid"] = str(uuid.uuid4())
+            pv_name = pv["metadata"]["name"]
+            if store.get(PVS, "", pv_name) is None:
+                store.create(PVS, "", pv_name, pv)
+            self._sync_volume(pv_name)
+            return
+        for e in store.list(PVS):  # a PV created first, pre-bound to this claim
+            ref = (e.obj().get("spec") or {}).get("claimRef") or {}
+            if ref.get("name") == name and (ref.get("namespace") or "") == ns:
+                self._sync_volume(e.obj()["metadata"]["name"])
+
+
 def attach_controllers(server: APIServer) -> None:
     """Run the simulated cluster's controllers with ``server``."""
 
@@ -149,5 +294,8 @@ def attach_controllers(server: APIServer) -> None:
         workloads = WorkloadController(srv)
         srv.workload_controller = workloads  # type: ignore[attr-defined]
         await workloads.start()
+        vol = VolumeController(srv)
+        srv.volume_controller = vol  # type: ignore[attr-defined]
+        await vol.start()
 
     server.on_started.append(start)

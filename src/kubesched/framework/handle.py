@@ -71,12 +71,14 @@ class ClusterClient(Protocol):
         e.g. the preemptor on a victim's ``Preempted`` event)."""
         ...
 
-    async def update_persistent_volume(self, pv: Any) -> None:
-        """PUT a PersistentVolume (VolumeBinding's PreBind: ``BindPodVolumes`` binds PVs to claims)."""
+    async def update_persistent_volume(self, pv: Any) -> Any:
+        """PUT a PersistentVolume (VolumeBinding's PreBind: ``BindPodVolumes`` binds PVs to claims).
+        Returns the stored object (with its new ``metadata.resourceVersion``) or None."""
         ...
 
-    async def update_persistent_volume_claim(self, pvc: Any) -> None:
-        """PUT a PersistentVolumeClaim (VolumeBinding's PreBind: provisioning annotations)."""
+    async def update_persistent_volume_claim(self, pvc: Any) -> Any:
+        """PUT a PersistentVolumeClaim (VolumeBinding's PreBind: the ``volume.kubernetes.io/selected-node``
+        annotation that triggers provisioning). Returns the stored object or None."""
         ...
 
     async def update_resource_claim_status(self, claim: Any) -> None:

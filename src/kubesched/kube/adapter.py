@@ -265,24 +265,27 @@ class LiveClusterClient:
             raise BindError(str(e), 0) from None
         self.binds += 1
 
-    async def update_persistent_volume(self, pv: Any) -> None:
+    async def update_persistent_volume(self, pv: Any) -> Any:
+        """PUT the PV; returns the server's object (its new resourceVersion: VolumeBinding's
+        ``checkBindings`` waits until the informer has caught up with it)."""
         name = _field_name(pv)
-        await self._put(f"/api/v1/persistentvolumes/{name}", pv)
+        return await self._put(f"/api/v1/persistentvolumes/{name}", pv)
 
-    async def update_persistent_volume_claim(self, pvc: Any) -> None:
+    async def update_persistent_volume_claim(self, pvc: Any) -> Any:
+        """PUT the PVC; returns the server's object."""
         ns, name = _field_ns(pvc), _field_name(pvc)
-        await self._put(f"/api/v1/namespaces/{ns}/persistentvolumeclaims/{name}", pvc)
+        return await self._put(f"/api/v1/namespaces/{ns}/persistentvolumeclaims/{name}", pvc)
 
     async def update_resource_claim_status(self, claim: Any) -> None:
         ns, name = _field_ns(claim), _field_name(claim)
         await self._put(f"/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaims/{name}/status", claim)
 
-    async def _put(self, path: str, obj: Any) -> None:
+    async def _put(self, path: str, obj: Any) -> Any:
         from kubesched.api.objects import encode_builtins
 
         body = obj if isinstance(obj, dict) else encode_builtins(obj)
         try:
-            await self.client.replace(path, body)
+            return await self.client.replace(path, body)
         except APIError as e:
             raise BindError(e.message or str(e), e.status) from None
         except APIConnectionError as e:

@@ -140,6 +140,107 @@ spec:
         cpu: 100m
         memory: 500Mi
 """,
+    # volumes/performance-config.yaml templates
+    "pod-with-secret-volume.yaml": """
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: secret-volume-
+spec:
+  containers:
+  - image: registry.k8s.io/pause:3.10
+    name: pause
+    ports:
+    - containerPort: 80
+    resources:
+      limits:
+        cpu: 100m
+        memory: 500Mi
+      requests:
+        cpu: 100m
+        memory: 500Mi
+  volumes:
+  - name: secret
+    secret:
+      secretName: secret
+""",
+    "pod-low-priority.yaml": """
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: pod-
+spec:
+  terminationGracePeriodSeconds: 0
+  containers:
+  - image: registry.k8s.io/pause:3.10
+    name: pause
+    ports:
+    - containerPort: 80
+    resources:
+      limits:
+        cpu: 900m
+        memory: 500Mi
+      requests:
+        cpu: 900m
+        memory: 500Mi
+""",
+    "pod-high-priority.yaml": """
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: pod-
+spec:
+  priority: 10
+  containers:
+  - image: registry.k8s.io/pause:3.10
+    name: pause
+    ports:
+    - containerPort: 80
+    resources:
+      limits:
+        cpu: 3000m
+        memory: 500Mi
+      requests:
+        cpu: 3000m
+        memory: 500Mi
+""",
+    "pv-aws.yaml": """
+apiVersion: v1
+kind: PersistentVolume
+spec:
+  accessModes:
+  - ReadOnlyMany
+  awsElasticBlockStore:
+    volumeID: <volume-id>
+  capacity:
+    storage: 1Gi
+  persistentVolumeReclaimPolicy: Retain
+""",
+    "pv-csi.yaml": """
+apiVersion: v1
+kind: PersistentVolume
+spec:
+  accessModes:
+  - ReadOnlyMany
+  capacity:
+    storage: 1Gi
+  csi:
+    driver: ebs.csi.aws.com
+  persistentVolumeReclaimPolicy: Retain
+""",
+    "pvc.yaml": """
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  annotations:
+    pv.kubernetes.io/bind-completed: "true"
+spec:
+  accessModes:
+  - ReadOnlyMany
+  resources:
+    requests:
+      storage: 1Gi
+""",
     "pod-with-label.yaml": """
 apiVersion: v1
 kind: Pod
@@ -396,6 +497,13 @@ _KIND_TYPES: dict[str, type] = {"Node": Node, "Pod": Pod, "Service": Service, "N
 
 
 @functools.cache
+def _raw_template(name: str) -> dict[str, Any]:
+    """A template kept as its mapping (PersistentVolume/Claim: kinds without a typed view)."""
+    out: dict[str, Any] = yaml.safe_load(TEMPLATES[name])
+    return out
+
+
+@functools.cache
 def _template(name: str) -> Any:
     """Decode a template once (typed object); copies are made with ``msgspec.structs.replace``."""
     raw = yaml.safe_load(TEMPLATES[name])
@@ -411,12 +519,19 @@ def _template(name: str) -> Any:
 @dataclass(frozen=True)
 class CreateNodes:
     """``createNodes``; ``label_key``/``label_values`` is a ``labelNodePrepareStrategy``
-    (values assigned round-robin over the nodes in name order, as upstream lists them)."""
+    (values assigned round-robin over the nodes in name order, as upstream lists them).
+    ``node_allocatable`` / ``csi_node_allocatable`` / ``migrated_plugins`` are a
+    ``nodeAllocatableStrategy``: extra ``status.allocatable`` (and capacity) entries, and one
+    CSINode per node with those drivers' ``allocatable.count`` and the
+    ``storage.alpha.kubernetes.io/migrated-plugins`` annotation."""
 
     count: int
     template: str = "node-default.yaml"
     label_key: str | None = None
     label_values: tuple[str, ...] = ()
+    node_allocatable: tuple[tuple[str, str], ...] = ()
+    csi_node_allocatable: tuple[tuple[str, int], ...] = ()
+    migrated_plugins: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -444,6 +559,10 @@ class CreatePods:
     template: str = "pod-default.yaml"
     namespace: str | None = None
     collect_metrics: bool = False
+    pv_template: str | None = None
+    """``persistentVolumeTemplatePath``: each pod gets PV ``<ns>-vol-<i>`` and PVC ``pvc-<i>``
+    bound to each other (upstream ``CreatePodWithPersistentVolume`` with ``bindVolume``)."""
+    pvc_template: str | None = None
 
 
 Op = CreateNodes | CreateNamespaces | CreateAny | CreatePods
@@ -540,6 +659,34 @@ def _default_spreading(p: dict[str, int]) -> list[Op]:
             CreatePods(p["measurePods"], "pod-with-label.yaml", "service-ns", collect_metrics=True)]
 
 
+def _basic_tpl(tpl: str) -> Callable[[dict[str, int]], list[Op]]:
+    def ops(p: dict[str, int]) -> list[Op]:
+        return [CreateNodes(p["initNodes"]), CreatePods(p["initPods"], tpl),
+                CreatePods(p["measurePods"], tpl, collect_metrics=True)]
+    return ops
+
+
+_EBS_LIMITS = dict(node_allocatable=(("attachable-volumes-csi-ebs.csi.aws.com", "39"),),
+                   csi_node_allocatable=(("ebs.csi.aws.com", 39),))
+
+
+def _pv_case(pv_tpl: str, migrated: tuple[str, ...] | None = None) -> Callable[[dict[str, int]], list[Op]]:
+    """SchedulingInTreePVs (``migrated`` None: plain nodes), SchedulingMigratedInTreePVs and
+    SchedulingCSIPVs (nodes with the EBS attach limit 39 and a CSINode)."""
+    def ops(p: dict[str, int]) -> list[Op]:
+        nodes = (CreateNodes(p["initNodes"]) if migrated is None
+                 else CreateNodes(p["initNodes"], migrated_plugins=migrated, **_EBS_LIMITS))  # type: ignore[arg-type]
+        return [nodes, CreatePods(p["initPods"], pv_template=pv_tpl, pvc_template="pvc.yaml"),
+                CreatePods(p["measurePods"], pv_template=pv_tpl, pvc_template="pvc.yaml", collect_metrics=True)]
+    return ops
+
+
+def _preemption_pvs(p: dict[str, int]) -> list[Op]:
+    return [CreateNodes(p["initNodes"]), CreatePods(p["initPods"], "pod-low-priority.yaml"),
+            CreatePods(p["measurePods"], "pod-high-priority.yaml", pv_template="pv-aws.yaml",
+                       pvc_template="pvc.yaml", collect_metrics=True)]
+
+
 def _p(nodes: int, init: int, measure: int) -> dict[str, int]:
     return {"initNodes": nodes, "initPods": init, "measurePods": measure}
 
@@ -609,6 +756,35 @@ WORKLOADS: dict[str, Workload] = {
         ("500Nodes", _p(500, 1000, 1000), None, None, ()),
         ("5000Nodes_10000Pods", _p(5000, 5000, 10000), None, None, _PERF),
         ("5000Nodes_50000Pods", _p(5000, 5000, 50000), 160, 800, _PERF),
+    ]),
+    # volumes/performance-config.yaml
+    **_case("SchedulingSecrets", _basic_tpl("pod-with-secret-volume.yaml"), [
+        ("5Nodes", _p(5, 5, 10), None, None, _IT),
+        ("500Nodes", _p(500, 500, 1000), None, None, ()),
+        ("5000Nodes", _p(5000, 5000, 1000), None, None, ()),
+        ("5000Nodes_10000Pods", _p(5000, 1000, 10000), 790, 2370, _PERF),
+    ]),
+    **_case("SchedulingInTreePVs", _pv_case("pv-aws.yaml"), [
+        ("5Nodes", _p(5, 5, 10), None, None, _IT),
+        ("500Nodes", _p(500, 500, 1000), None, None, ()),
+        ("5000Nodes", _p(5000, 5000, 1000), None, None, _PERF),
+        ("5000Nodes_2000Pods", _p(5000, 1000, 2000), 290, 870, _PERF),
+    ]),
+    **_case("SchedulingMigratedInTreePVs", _pv_case("pv-aws.yaml", migrated=("kubernetes.io/aws-ebs",)), [
+        ("5Nodes", _p(5, 5, 10), None, None, _IT),
+        ("500Nodes", _p(500, 500, 1000), None, None, ()),
+        ("5000Nodes", _p(5000, 5000, 1000), None, None, _PERF),
+        ("5000Nodes_5000Pods", _p(5000, 5000, 5000), 100, 300, _PERF),
+    ]),
+    **_case("SchedulingCSIPVs", _pv_case("pv-csi.yaml", migrated=()), [
+        ("5Nodes", _p(5, 5, 10), None, None, _IT),
+        ("500Nodes", _p(500, 500, 1000), None, None, ()),
+        ("5000Nodes", _p(5000, 5000, 1000), None, None, _PERF),
+        ("5000Nodes_5000Pods", _p(5000, 5000, 5000), 100, 300, _PERF),
+    ]),
+    **_case("PreemptionPVs", _preemption_pvs, [
+        ("5Nodes", _p(5, 20, 5), None, None, _IT),
+        ("1000Nodes", _p(1000, 4000, 1000), None, None, ("performance", "short")),
     ]),
 }
 """Every reproduced workload by ``"Case/Workload"``."""
@@ -898,7 +1074,57 @@ def _build_nodes(op: CreateNodes, names: _Names) -> list[Node]:
         labels["kubernetes.io/hostname"] = n
         if n in label_of:
             labels[op.label_key] = label_of[n]  # type: ignore[index]
-        out.append(replace(tpl, metadata=replace(meta, name=n, generate_name="", labels=labels)))
+        node = replace(tpl, metadata=replace(meta, name=n, generate_name="", labels=labels))
+        if op.node_allocatable:
+            extra = dict(op.node_allocatable)
+            st = node.status
+            node = replace(node, status=replace(st, capacity={**st.capacity, **extra},
+                                                allocatable={**st.allocatable, **extra} if st.allocatable else {}))
+        out.append(node)
+    return out
+
+
+def _csi_node(op: CreateNodes, name: str) -> dict[str, Any]:
+    """The CSINode upstream's ``nodeAllocatableStrategy`` creates for node ``name``."""
+    meta: dict[str, Any] = {"name": name}
+    if op.migrated_plugins:
+        meta["annotations"] = {"storage.alpha.kubernetes.io/migrated-plugins": ",".join(op.migrated_plugins)}
+    drivers = [{"name": d, "nodeID": name, "allocatable": {"count": c}} for d, c in op.csi_node_allocatable]
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": meta, "spec": {"drivers": drivers}}
+
+
+def _add_volumes(store: ClusterStore, op: CreatePods, namespace: str, pods: list[Pod], first_id: int) -> list[Pod]:
+    """Upstream ``CreatePodWithPersistentVolume`` (bindVolume): per pod ``i`` a PV ``<ns>-vol-<i>``
+    (``volumeID``/``volumeHandle`` ``vol-<i>``, ``claimRef`` to ``pvc-<i>``, phase Bound) and the
+    PVC ``pvc-<i>`` (``volumeName`` set, phase Bound); the pod's only volume uses the claim."""
+    from kubesched.api.objects import PersistentVolumeClaimVolumeSource, Volume
+
+    pv_tpl = _raw_template(op.pv_template)
+    pvc_tpl = _raw_template(op.pvc_template or "pvc.yaml")
+    replace = msgspec.structs.replace
+    out = []
+    for k, pod in enumerate(pods):
+        i = first_id + k
+        vol_id = f"vol-{i}"
+        pvc_name = f"pvc-{i}"
+        pv_spec = dict(pv_tpl["spec"])
+        if "csi" in pv_spec:
+            pv_spec["csi"] = {**pv_spec["csi"], "volumeHandle": vol_id}
+        elif "awsElasticBlockStore" in pv_spec:
+            pv_spec["awsElasticBlockStore"] = {**pv_spec["awsElasticBlockStore"], "volumeID": vol_id}
+        pv_name = f"{namespace}-{vol_id}"
+        pv_spec["claimRef"] = {"kind": "PersistentVolumeClaim", "namespace": namespace, "name": pvc_name,
+                               "apiVersion": "v1"}
+        store.add_raw("PersistentVolume", {"apiVersion": "v1", "kind": "PersistentVolume",
+                                           "metadata": {"name": pv_name}, "spec": pv_spec,
+                                           "status": {"phase": "Bound"}})
+        pvc_meta = {**(pvc_tpl.get("metadata") or {}), "name": pvc_name, "namespace": namespace}
+        store.add_raw("PersistentVolumeClaim", {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                                                "metadata": pvc_meta,
+                                                "spec": {**pvc_tpl["spec"], "volumeName": pv_name},
+                                                "status": {"phase": "Bound"}})
+        vols = [Volume(name="vol", persistent_volume_claim=PersistentVolumeClaimVolumeSource(claim_name=pvc_name))]
+        out.append(replace(pod, spec=replace(pod.spec, volumes=vols)))
     return out
 
 
@@ -948,10 +1174,13 @@ def execute(workload: Workload, *, seed: int = 0, progress: bool = False,
 
         # ── setup: every op before the measured one ──
         init_attempts = 0
+        volume_ids = [0]  # upstream numbers the PV/PVC pairs per createPods op from 0; unique here
         for i, op in enumerate(workload.ops[:mi]):
             if isinstance(op, CreateNodes):
                 task = ui.task("nodes", op.count)
                 for node in _build_nodes(op, names):
+                    if op.csi_node_allocatable or op.migrated_plugins:
+                        store.add_raw("CSINode", _csi_node(op, node.metadata.name))
                     store.add("Node", node)
                 ui.update(task, op.count)
             elif isinstance(op, CreateNamespaces):
@@ -968,8 +1197,13 @@ def execute(workload: Workload, *, seed: int = 0, progress: bool = False,
                 ns = op.namespace if op.namespace is not None else f"namespace-{i}"
                 ensure_ns(ns)
                 task = ui.task(f"init pods ({ns})", op.count)
-                for pod in _build_pods(op, ns, names):
+                init_pods = _build_pods(op, ns, names)
+                if op.pv_template:
+                    init_pods = _add_volumes(store, op, ns, init_pods, volume_ids[0])
+                    volume_ids[0] += len(init_pods)
+                for pod in init_pods:
                     store.add("Pod", pod)
+                del init_pods
                 # upstream waits for the init pods to be scheduled before the next op
                 done = 0
                 last = time.perf_counter()
@@ -992,6 +1226,8 @@ def execute(workload: Workload, *, seed: int = 0, progress: bool = False,
         t_create = time.perf_counter()
         res.setup_s = t_create - t_begin
         pods = _build_pods(mop, measured_ns, names)
+        if mop.pv_template:
+            pods = _add_volumes(store, mop, measured_ns, pods, volume_ids[0])
         for pod in pods:
             store.add("Pod", pod)
         del pods

@@ -83,7 +83,23 @@ class SimulationResult:
         """Every input object after the run (bound pods carry ``spec.nodeName`` and conditions);
         pods deleted during the run (preemption victims) are left out."""
         raw = self.store.raw
-        return [r.data for r in self.raws if r.kind != "Pod" or ("Pod", r.namespace or "", r.name) in raw]
+        out: list[dict[str, Any]] = []
+        seen: set[tuple[str, str, str]] = set()
+        for r in self.raws:
+            if r.kind == "Pod" and ("Pod", r.namespace or "", r.name) not in raw:
+                continue
+            cur = self.store.get(r.kind, r.namespace or "", r.name) if r.kind in _STORAGE_KINDS else None
+            out.append(cur if isinstance(cur, dict) else r.data)
+            seen.add((r.kind, r.namespace or "", r.name))
+        for kind in _STORAGE_KINDS:  # created during the run: provisioned PVs, ephemeral PVCs
+            for (ns, name), obj in self.store.objects.get(kind, {}).items():
+                if (kind, ns, name) not in seen and isinstance(obj, dict):
+                    out.append({"apiVersion": "v1", "kind": kind, **obj})
+        return out
+
+
+#: kinds the simulated storage controllers write (bindings, provisioned PVs, ephemeral PVCs)
+_STORAGE_KINDS = ("PersistentVolume", "PersistentVolumeClaim")
 
 
 def _parse_ts(ts: str | None) -> float:

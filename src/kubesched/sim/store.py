@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from kubesched.api import pvcontroller
 from kubesched.api.objects import Node, Pod, PodCondition, pod_key
 from kubesched.errors import BindError
 
@@ -60,6 +61,7 @@ class ClusterStore:
         self._delivery: Event | None = None
         self._driving = 0
         self._driving_cm = _Driving(self)
+        self._rv = 0
         self.on_delivered: Callable[[], None] | None = None
         """Called after an Environment-driven delivery (a driver re-runs its scheduler there)."""
 
@@ -149,6 +151,8 @@ class ClusterStore:
         if raw is not None:
             self.raw[(kind, meta.namespace or "", meta.name)] = raw
         if kind == "Pod":
+            if obj.spec.volumes:
+                self._create_ephemeral_claims(obj)
             self.pods[pod_key(obj)] = obj
             if self.scheduler is not None:
                 self._deliver_now(self.scheduler.on_pod_add, obj)
@@ -298,15 +302,81 @@ class ClusterStore:
         if self.scheduler is not None:
             self._emit(self.scheduler.on_object_event, kind, old, obj)
 
-    async def update_persistent_volume(self, pv: Any) -> None:
-        """Replace a PersistentVolume (the lister returns the new object)."""
+    async def update_persistent_volume(self, pv: Any) -> Any:
+        """Replace a PersistentVolume (the lister returns the new object); returns the stored
+        object (a mapping gets a new ``metadata.resourceVersion``). The store then acts as the
+        PV controller (:meth:`_sync_volume`)."""
         self.writes["update_persistent_volume"] += 1
+        pv = self._versioned(pv)
         self._put("PersistentVolume", pv)
+        if isinstance(pv, dict):
+            self._sync_volume(pv)
+        return pv
 
-    async def update_persistent_volume_claim(self, pvc: Any) -> None:
-        """Replace a PersistentVolumeClaim."""
+    async def update_persistent_volume_claim(self, pvc: Any) -> Any:
+        """Replace a PersistentVolumeClaim; returns the stored object. The store then acts as
+        the provisioner and PV controller (:meth:`_sync_claim`)."""
         self.writes["update_persistent_volume_claim"] += 1
+        pvc = self._versioned(pvc)
         self._put("PersistentVolumeClaim", pvc)
+        if isinstance(pvc, dict):
+            self._sync_claim(pvc)
+        return pvc
+
+    # ── the storage controllers of the simulated cluster (kubesched.api.pvcontroller) ──
+
+    def _versioned(self, obj: Any) -> Any:
+        """A mapping gets the next ``metadata.resourceVersion`` (as the API server sets it)."""
+        if isinstance(obj, dict):
+            self._rv += 1
+            obj = {**obj, "metadata": {**(obj.get("metadata") or {}), "resourceVersion": str(self._rv)}}
+        return obj
+
+    def _sync_volume(self, pv: dict[str, Any]) -> None:
+        """PV controller: a PV whose ``claimRef`` names an existing, unbound claim binds both."""
+        ref = (pv.get("spec") or {}).get("claimRef")
+        if not ref or (pv.get("status") or {}).get("phase") == "Bound" and self._claim_bound_to(ref, pv):
+            return
+        pvc = self.get("PersistentVolumeClaim", ref.get("namespace") or "", ref.get("name") or "")
+        if not isinstance(pvc, dict) or not pvcontroller.claim_ref_matches(pv, pvc):
+            return
+        vname = (pvc.get("spec") or {}).get("volumeName")
+        if vname and vname != (pv.get("metadata") or {}).get("name"):
+            return
+        new_pv, new_pvc = pvcontroller.bind_claim(pv, pvc)
+        self._put("PersistentVolume", self._versioned(new_pv))
+        self._put("PersistentVolumeClaim", self._versioned(new_pvc))
+
+    def _claim_bound_to(self, ref: dict[str, Any], pv: dict[str, Any]) -> bool:
+        pvc = self.get("PersistentVolumeClaim", ref.get("namespace") or "", ref.get("name") or "")
+        return isinstance(pvc, dict) and (pvc.get("spec") or {}).get("volumeName") == (pv.get("metadata") or {}).get(
+            "name") and pvcontroller.ANN_BIND_COMPLETED in ((pvc.get("metadata") or {}).get("annotations") or {})
+
+    def _sync_claim(self, pvc: dict[str, Any]) -> None:
+        """Provisioner: a claim with a selected node and a provisioning class gets a PV on that
+        node, which the PV controller binds; a claim named by an existing PV's claimRef binds."""
+        sc = self.get("StorageClass", "", pvcontroller.claim_class(pvc))
+        if pvcontroller.needs_provisioning(pvc, sc if isinstance(sc, dict) else None):
+            ann = (pvc.get("metadata") or {}).get("annotations") or {}
+            node = self.nodes.get(ann.get(pvcontroller.ANN_SELECTED_NODE, ""))
+            node_map = msgspec.to_builtins(node) if node is not None else None
+            pv = pvcontroller.provisioned_volume(pvc, sc, node_map)  # type: ignore[arg-type]
+            name = pv["metadata"]["name"]
+            if self.get("PersistentVolume", "", name) is None:
+                pv = self._versioned(pv)
+                self._put("PersistentVolume", pv)
+                self._sync_volume(pv)
+
+    def _create_ephemeral_claims(self, pod: Pod) -> None:
+        """Ephemeral-volume controller: ``<pod>-<volume>`` PVCs for ``spec.volumes[].ephemeral``."""
+        meta = pod.metadata
+        for vol in pod.spec.volumes:
+            eph = getattr(vol, "ephemeral", None)
+            if eph is None:
+                continue
+            pvc = pvcontroller.ephemeral_claim(meta.name, meta.namespace or "", meta.uid or "", vol.name, eph)
+            if self.get("PersistentVolumeClaim", meta.namespace or "", pvc["metadata"]["name"]) is None:
+                self._put("PersistentVolumeClaim", self._versioned(pvc))
 
     async def update_resource_claim_status(self, claim: Any) -> None:
         """Replace a ResourceClaim (its status)."""

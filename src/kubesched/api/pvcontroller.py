@@ -1,0 +1,182 @@
+"""What the storage controllers do to objects, as pure functions on JSON mappings.
+
+Both simulated clusters use them — the simulator's in-memory store (``kubesched.sim.store``) and
+the box API server's controllers (``kubesched.apiserver.controllers``) — so that a scheduler's
+VolumeBinding PreBind sees the same answer in both:
+
+* :func:`bind_claim` — kube-controller-manager's PV controller (``pkg/controller/volume/
+  persistentvolume/pv_controller.go`` ``bind``: ``bindVolumeToClaim`` + ``bindClaimToVolume``):
+  the PV gets ``claimRef`` and phase ``Bound``; the PVC gets ``spec.volumeName``, the
+  ``pv.kubernetes.io/bind-completed`` annotation (and ``bound-by-controller`` when the PV
+  carried it), phase ``Bound``, ``status.capacity`` and ``status.accessModes``.
+* :func:`provisioned_volume` — a CSI external-provisioner answering a claim annotated with
+  ``volume.kubernetes.io/selected-node``: a PV ``pvc-<claim uid>`` of the claim's size, access
+  modes, volume mode and class, pre-bound to the claim, with the class's reclaim policy and a
+  required node affinity on the selected node's ``kubernetes.io/hostname`` (simplification: the
+  driver's topology segments are not modelled; the volume is reachable from that node only).
+* :func:`ephemeral_claim` — the ephemeral-volume controller (``pkg/controller/volume/ephemeral``):
+  the PVC ``<pod>-<volume>`` from ``ephemeral.volumeClaimTemplate``, owned by the pod.
+
+Functions never mutate their arguments; they return new mappings.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+__all__ = [
+    "ANN_BIND_COMPLETED",
+    "ANN_BOUND_BY_CONTROLLER",
+    "ANN_PROVISIONED_BY",
+    "ANN_SELECTED_NODE",
+    "ANN_STORAGE_PROVISIONER",
+    "NOT_SUPPORTED_PROVISIONER",
+    "bind_claim",
+    "claim_key",
+    "claim_ref_matches",
+    "ephemeral_claim",
+    "ephemeral_claims",
+    "needs_provisioning",
+    "provisioned_volume",
+]
+
+ANN_BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
+ANN_BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
+ANN_SELECTED_NODE = "volume.kubernetes.io/selected-node"
+ANN_STORAGE_PROVISIONER = "volume.kubernetes.io/storage-provisioner"
+ANN_BETA_STORAGE_PROVISIONER = "volume.beta.kubernetes.io/storage-provisioner"
+ANN_PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"
+NOT_SUPPORTED_PROVISIONER = "kubernetes.io/no-provisioner"
+BETA_STORAGE_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
+
+
+def _meta(obj: dict[str, Any]) -> dict[str, Any]:
+    return obj.get("metadata") or {}
+
+
+def claim_key(pvc: dict[str, Any]) -> tuple[str, str]:
+    m = _meta(pvc)
+    return m.get("namespace") or "", m.get("name") or ""
+
+
+def claim_class(pvc: dict[str, Any]) -> str:
+    """``GetPersistentVolumeClaimClass``: the beta annotation wins over ``spec.storageClassName``."""
+    ann = _meta(pvc).get("annotations") or {}
+    if BETA_STORAGE_CLASS_ANNOTATION in ann:
+        return str(ann[BETA_STORAGE_CLASS_ANNOTATION])
+    return str((pvc.get("spec") or {}).get("storageClassName") or "")
+
+
+def claim_ref_matches(pv: dict[str, Any], pvc: dict[str, Any]) -> bool:
+    """``IsVolumeBoundToClaim``: the PV's ``claimRef`` names the claim (and its UID, when set)."""
+    ref = (pv.get("spec") or {}).get("claimRef")
+    if not ref:
+        return False
+    ns, name = claim_key(pvc)
+    if ref.get("name") != name or (ref.get("namespace") or "") != ns:
+        return False
+    uid = ref.get("uid") or ""
+    return not uid or uid == (_meta(pvc).get("uid") or "")
+
+
+def bind_claim(pv: dict[str, Any], pvc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The PV controller's ``bind(volume, claim)``: returns ``(pv, pvc)`` both ``Bound``."""
+    pv = copy.deepcopy(pv)
+    pvc = copy.deepcopy(pvc)
+    pv_meta = pv.setdefault("metadata", {})
+    pvc_meta = pvc.setdefault("metadata", {})
+    spec = pv.setdefault("spec", {})
+    ns, name = claim_key(pvc)
+    ref = spec.get("claimRef") or {}
+    spec["claimRef"] = {**ref, "kind": "PersistentVolumeClaim", "apiVersion": "v1", "namespace": ns,
+                        "name": name, "uid": pvc_meta.get("uid") or ref.get("uid") or ""}
+    pv.setdefault("status", {})["phase"] = "Bound"
+    ann = dict(pvc_meta.get("annotations") or {})
+    ann[ANN_BIND_COMPLETED] = "yes"
+    if ANN_BOUND_BY_CONTROLLER in (pv_meta.get("annotations") or {}):
+        ann[ANN_BOUND_BY_CONTROLLER] = "yes"
+    pvc_meta["annotations"] = ann
+    pvc.setdefault("spec", {})["volumeName"] = _meta(pv).get("name") or ""
+    st = pvc.setdefault("status", {})
+    st["phase"] = "Bound"
+    cap = (spec.get("capacity") or {})
+    if cap:
+        st["capacity"] = dict(cap)
+    if spec.get("accessModes"):
+        st["accessModes"] = list(spec["accessModes"])
+    return pv, pvc
+
+
+def needs_provisioning(pvc: dict[str, Any], storage_class: dict[str, Any] | None) -> bool:
+    """A claim the provisioner acts on: unbound, annotated with a selected node, of a class with a
+    provisioner (not ``kubernetes.io/no-provisioner``)."""
+    if (pvc.get("spec") or {}).get("volumeName"):
+        return False
+    if not (_meta(pvc).get("annotations") or {}).get(ANN_SELECTED_NODE):
+        return False
+    if storage_class is None:
+        return False
+    prov = storage_class.get("provisioner") or ""
+    return bool(prov) and prov != NOT_SUPPORTED_PROVISIONER
+
+
+def provisioned_volume(pvc: dict[str, Any], storage_class: dict[str, Any], node: dict[str, Any] | None,
+                       now: str = "") -> dict[str, Any]:
+    """The PV a provisioner creates for ``pvc`` on its selected node (see the module docstring)."""
+    ns, name = claim_key(pvc)
+    meta = _meta(pvc)
+    uid = meta.get("uid") or f"{ns}-{name}"
+    selected = (meta.get("annotations") or {}).get(ANN_SELECTED_NODE, "")
+    hostname = ((_meta(node).get("labels") or {}).get("kubernetes.io/hostname") if node else None) or selected
+    spec = pvc.get("spec") or {}
+    request = ((spec.get("resources") or {}).get("requests") or {}).get("storage", "0")
+    prov = storage_class.get("provisioner") or ""
+    pv_spec: dict[str, Any] = {
+        "capacity": {"storage": request},
+        "accessModes": list(spec.get("accessModes") or ["ReadWriteOnce"]),
+        "persistentVolumeReclaimPolicy": storage_class.get("reclaimPolicy") or "Delete",
+        "storageClassName": (_meta(storage_class).get("name") or ""),
+        "volumeMode": spec.get("volumeMode") or "Filesystem",
+        "claimRef": {"kind": "PersistentVolumeClaim", "apiVersion": "v1", "namespace": ns, "name": name,
+                     "uid": meta.get("uid") or ""},
+        "csi": {"driver": prov, "volumeHandle": f"pvc-{uid}"},
+        "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+            {"key": "kubernetes.io/hostname", "operator": "In", "values": [hostname]}]}]}},
+    }
+    if storage_class.get("mountOptions"):
+        pv_spec["mountOptions"] = list(storage_class["mountOptions"])
+    pv_meta: dict[str, Any] = {"name": f"pvc-{uid}", "annotations": {ANN_PROVISIONED_BY: prov}}
+    if now:
+        pv_meta["creationTimestamp"] = now
+    return {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": pv_meta, "spec": pv_spec,
+            "status": {"phase": "Pending"}}
+
+
+def ephemeral_claim(pod_name: str, pod_namespace: str, pod_uid: str, volume_name: str,
+                    ephemeral: dict[str, Any]) -> dict[str, Any]:
+    """The ephemeral-volume controller's PVC for one ``spec.volumes[].ephemeral`` volume."""
+    tpl = (ephemeral or {}).get("volumeClaimTemplate") or {}
+    tmeta = tpl.get("metadata") or {}
+    meta: dict[str, Any] = {
+        "name": f"{pod_name}-{volume_name}", "namespace": pod_namespace,
+        "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": pod_name, "uid": pod_uid,
+                             "controller": True, "blockOwnerDeletion": True}],
+    }
+    if tmeta.get("labels"):
+        meta["labels"] = dict(tmeta["labels"])
+    if tmeta.get("annotations"):
+        meta["annotations"] = dict(tmeta["annotations"])
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta,
+            "spec": copy.deepcopy(tpl.get("spec") or {}), "status": {"phase": "Pending"}}
+
+
+def ephemeral_claims(pod: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every ephemeral PVC a pod (JSON mapping) needs, in volume order."""
+    meta = _meta(pod)
+    out = []
+    for vol in (pod.get("spec") or {}).get("volumes") or []:
+        if isinstance(vol, dict) and vol.get("ephemeral") is not None:
+            out.append(ephemeral_claim(meta.get("name") or "", meta.get("namespace") or "", meta.get("uid") or "",
+                                       vol.get("name") or "", vol["ephemeral"]))
+    return out
