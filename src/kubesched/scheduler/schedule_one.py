@@ -34,7 +34,7 @@ from kubesched.framework.clock import SimFuture
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis, FitError, NodeToStatus
 from kubesched.framework.events import EVENT_ASSIGNED_POD_DELETE
-from kubesched.framework.interface import NominatingMode, Status
+from kubesched.framework.interface import NominatingMode, Status, as_status
 from kubesched.framework.metrics import PLUGIN_METRICS_SAMPLE_PERCENT
 from kubesched.framework.record import DecisionRecord, build_record
 from kubesched.scheduler.scheduling_cycle import NoNodesAvailable, schedule_pod
@@ -239,7 +239,8 @@ def _scheduling_cycle(sched: Scheduler) -> ScheduledPod | Attempt | None:
         t0 = time.perf_counter()
     # PreFilter … Score: the snapshot must not change under the cycle (checked with KUBESCHED_DEBUG=1)
     with sched.table.frozen("the scheduling cycle"):
-        res = schedule_pod(fw, state, pod, sched.table, sched.sampler, sched.rng, record=sched.record)
+        res = schedule_pod(fw, state, pod, sched.table, sched.sampler, sched.rng, record=sched.record,
+                           extenders=sched.extenders)
     if isinstance(res, Status):
         return _schedule_pod_failed(sched, fw, state, qpi, res, start)
     if recorder is not None:  # upstream SchedulingAlgorithmLatency: successful SchedulePod only, wall time
@@ -336,7 +337,9 @@ async def binding_cycle(sched: Scheduler, sp: ScheduledPod) -> Attempt:
         return handle_binding_cycle_error(sched, sp, st)
     st = await fw.run_pre_bind_plugins(sp.state, sp.assumed_pod, sp.node) if fw.pre_bind_plugins else None
     if st is None:
-        st = await fw.run_bind_plugins(sp.state, sp.assumed_pod, sp.node)
+        bound, st = await _extenders_binding(sched, sp.assumed_pod, sp.node) if sched.extenders else (False, None)
+        if not bound:
+            st = await fw.run_bind_plugins(sp.state, sp.assumed_pod, sp.node)
         sched.cache.finish_binding(sp.key)
         if st is None and sched.client is not None:
             pod = sp.assumed_pod
@@ -349,6 +352,32 @@ async def binding_cycle(sched: Scheduler, sp: ScheduledPod) -> Attempt:
     fw.run_post_bind_plugins(sp.state, sp.assumed_pod, sp.node)
     sched.stats.bound += 1
     return _report(sched, Attempt(sp.key, "scheduled", sp.node, "", sp.record))
+
+
+async def _extenders_binding(sched: Scheduler, pod: Pod, node: str) -> tuple[bool, Status | None]:
+    """Upstream ``extendersBinding``: the first binder extender interested in the pod binds it
+    instead of the Bind plugins; an ignorable one that fails is skipped. ``(bound, status)``.
+
+    The HTTP call blocks: live, ``sched.offload`` runs it off the event loop."""
+    meta = pod.metadata
+    for ext in sched.extenders:
+        if not ext.is_binder() or not ext.is_interested(pod):
+            continue
+
+        def call(ext: Any = ext) -> None:
+            ext.bind(meta.namespace or "", meta.name, meta.uid or "", node)
+
+        try:
+            if sched.offload is not None:
+                await sched.offload(call)
+            else:
+                call()
+        except Exception as e:  # noqa: BLE001 - ExtenderError, or a crash of the extender client
+            if ext.is_ignorable():
+                continue
+            return True, as_status(e)
+        return True, None
+    return False, None
 
 
 def handle_binding_cycle_error(sched: Scheduler, sp: ScheduledPod, st: Status) -> Attempt:
