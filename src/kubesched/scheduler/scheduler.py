@@ -27,11 +27,12 @@ from kubesched.framework.events import (
     EVENT_NODE_ADD,
     ActionType,
     ClusterEvent,
+    ClusterEventWithHint,
     EventResource,
     node_update_actions,
     pod_update_actions,
 )
-from kubesched.framework.extender import Extender
+from kubesched.framework.extender import EXTENDER_NAME, Extender
 from kubesched.framework.handle import ClusterClient, ClusterLister, EmptyLister, Handle
 from kubesched.framework.interface import Status
 from kubesched.framework.metrics import MetricsRecorder
@@ -141,6 +142,11 @@ class Scheduler:
             pod_max_in_unschedulable_pods_s=pod_max_in_unschedulable_pods_s)
         for fw in self.profiles.values():
             fw.handle.nominator = self.queue
+        if self.extenders:
+            # upstream defaultEnqueueExtension{ExtenderName}: pods rejected by extenders are
+            # retried on any cluster event (extenders cannot tell which events help)
+            self.queue.register_events(EXTENDER_NAME, [ClusterEventWithHint(
+                ClusterEvent(EventResource.WILDCARD, ActionType.ALL, "*"))])
         self.sampler = Sampler()
         self.record = record
         self.stats = SchedulerStats()

@@ -1,0 +1,240 @@
+"""Scheduler extenders over real HTTP (an aiohttp extender server on 127.0.0.1:0, its own thread),
+driven by the engine as ``simulate`` drives it: the wire format (Go field names,
+``nodeCacheCapable``), filter results merged into the FailedScheduling message, prioritize
+weights, bind, preempt, faults (500, timeouts, connection refused), ``ignorable``,
+``managedResources`` / ``ignoredByScheduler``, TLS."""
+
+from __future__ import annotations
+
+import base64
+import socket
+from typing import Any
+
+import pytest
+
+from kubesched.config import decode_config
+from kubesched.kube.endpoints import self_signed_cert
+from kubesched.scheduler import Scheduler
+from kubesched.sim.store import ClusterStore
+from kubesched.testing.extender_server import ExtenderServer
+from kubesched.testing.wrappers import MakeNode, MakePod
+
+
+def _scheduler(extenders: list[dict[str, Any]], nodes: tuple[str, ...] = ("node-a", "node-b", "node-c"),
+               **node_caps: Any) -> tuple[Scheduler, ClusterStore]:
+    cfg = decode_config({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                         "extenders": extenders})
+    store = ClusterStore()
+    sched = Scheduler(cfg, client=store, lister=store, seed=1)
+    store.scheduler = sched
+    for n in nodes:
+        store.add("Node", MakeNode().name(n).capacity(cpu="4", memory="8Gi", pods="110", **node_caps).obj())
+    return sched, store
+
+
+def _pod(name: str = "p", **req: Any) -> Any:
+    return MakePod().name(name).namespace("default").uid(f"uid-{name}").req(cpu="100m", **req).obj()
+
+
+def _run(sched: Scheduler, store: ClusterStore) -> Any:
+    attempt = sched.schedule_one()
+    store.flush()
+    return attempt
+
+
+@pytest.fixture
+def server():
+    with ExtenderServer() as srv:
+        yield srv
+
+
+def test_filter_sends_full_nodes_and_merges_failures_into_the_message(server: ExtenderServer) -> None:
+    server.filter_fn = lambda pod, names: (set(), {"node-a": "no GPU left"},
+                                           {"node-b": "wrong rack", "node-c": "wrong rack"})
+    sched, store = _scheduler([{"urlPrefix": server.url + "/", "filterVerb": "filter"}])
+    store.add("Pod", _pod())
+    attempt = _run(sched, store)
+    assert attempt.result == "unschedulable"
+    # then PostFilter's message: preemption helps only where the extender said Unschedulable
+    assert attempt.message.startswith("0/3 nodes are available: 1 no GPU left, 2 wrong rack. ")
+    assert attempt.message.endswith("preemption: 0/3 nodes are available: 1 No preemption victims found for "
+                                    "incoming pod, 2 Preemption is not helpful for scheduling.")
+    body = server.calls("filter")[0]
+    assert body["NodeNames"] is None
+    assert [i["metadata"]["name"] for i in body["Nodes"]["items"]] == ["node-a", "node-b", "node-c"]
+    assert body["Pod"]["metadata"]["name"] == "p"
+    pod = store.get("Pod", "default", "p")
+    cond = [c for c in pod.status.conditions if c.type == "PodScheduled"][0]
+    assert cond.reason == "Unschedulable" and cond.message == attempt.message
+
+
+def test_node_cache_capable_sends_names_only(server: ExtenderServer) -> None:
+    server.filter_fn = lambda pod, names: ({"node-c"}, {"node-a": "x", "node-b": "x"}, {})
+    sched, store = _scheduler([{"urlPrefix": server.url, "filterVerb": "filter", "nodeCacheCapable": True}])
+    store.add("Pod", _pod())
+    attempt = _run(sched, store)
+    assert attempt.result == "scheduled" and attempt.node == "node-c"
+    body = server.calls("filter")[0]
+    assert body["Nodes"] is None and body["NodeNames"] == ["node-a", "node-b", "node-c"]
+    assert store.get("Pod", "default", "p").spec.node_name == "node-c"
+
+
+def test_prioritize_weight_decides(server: ExtenderServer) -> None:
+    server.prioritize_fn = lambda pod, names: {"node-b": 10}
+    sched, store = _scheduler([{"urlPrefix": server.url, "prioritizeVerb": "prioritize", "weight": 5}])
+    for i in range(3):
+        store.add("Pod", _pod(f"p{i}"))
+        assert _run(sched, store).node == "node-b"  # 10 × 5 × 10 = 500 outweighs the plugins' scores
+    assert len(server.calls("prioritize")) == 3
+
+
+def test_filter_failure_is_an_error_then_the_pod_schedules(server: ExtenderServer) -> None:
+    """A 500 fails the attempt with upstream's text; the pod is requeued (not lost) and is
+    scheduled once, on the next attempt, after the fault is gone."""
+    server.faults["filter"] = 500
+    sched, store = _scheduler([{"urlPrefix": server.url, "filterVerb": "filter"}])
+    store.add("Pod", _pod())
+    attempt = _run(sched, store)
+    assert attempt.result == "error"
+    assert attempt.message == f"failed filter with extender at URL {server.url}/filter, code 500"
+    cond = [c for c in store.get("Pod", "default", "p").status.conditions if c.type == "PodScheduled"][0]
+    assert cond.reason == "SchedulerError"
+    del server.faults["filter"]
+    sched.clock.advance(10)  # past the backoff
+    sched.queue.flush_backoff_completed()
+    attempts = []
+    while sched.queue.has_schedulable():
+        attempts.append(_run(sched, store))
+    assert [a.result for a in attempts] == ["scheduled"]
+    assert sched.stats.bound == 1
+
+
+def test_timeout_fails_unless_ignorable(server: ExtenderServer) -> None:
+    server.delays["filter"] = 2.0
+    sched, store = _scheduler([{"urlPrefix": server.url, "filterVerb": "filter", "httpTimeout": "200ms"}])
+    store.add("Pod", _pod())
+    attempt = _run(sched, store)
+    assert attempt.result == "error"
+    assert attempt.message == (f'Post "{server.url}/filter": context deadline exceeded '
+                               "(Client.Timeout exceeded while awaiting headers)")
+    sched, store = _scheduler([{"urlPrefix": server.url, "filterVerb": "filter", "httpTimeout": "200ms",
+                                "ignorable": True}])
+    store.add("Pod", _pod())
+    assert _run(sched, store).result == "scheduled"
+
+
+def test_connection_refused_and_prioritize_errors_are_ignored() -> None:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there
+    sched, store = _scheduler([{"urlPrefix": f"http://127.0.0.1:{port}", "prioritizeVerb": "prioritize",
+                                "weight": 1}])
+    store.add("Pod", _pod())
+    assert _run(sched, store).result == "scheduled"  # upstream: a prioritize error adds no score
+    sched, store = _scheduler([{"urlPrefix": f"http://127.0.0.1:{port}", "filterVerb": "filter"}])
+    store.add("Pod", _pod())
+    attempt = _run(sched, store)
+    assert attempt.result == "error" and attempt.message.startswith(f'Post "http://127.0.0.1:{port}/filter": ')
+
+
+def test_bind_verb_binds_instead_of_the_default_binder(server: ExtenderServer) -> None:
+    sched, store = _scheduler([{"urlPrefix": server.url, "bindVerb": "bind"}], nodes=("node-a",))
+    store.add("Pod", _pod())
+    attempt = _run(sched, store)
+    assert attempt.result == "scheduled"
+    assert server.bound == [("default", "p", "node-a")]
+    assert server.calls("bind")[0] == {"PodName": "p", "PodNamespace": "default", "PodUID": "uid-p",
+                                       "Node": "node-a"}
+    assert store.get("Pod", "default", "p").spec.node_name == ""  # the extender binds, not us
+    server.bind_error = "no capacity"
+    store.add("Pod", _pod("q"))
+    attempt = _run(sched, store)
+    assert attempt.result == "error" and attempt.message == "no capacity"
+    assert not sched.cache.is_assumed("default/q")
+
+
+def test_managed_resources_interest_and_ignored_by_scheduler(server: ExtenderServer) -> None:
+    """Only pods using a managed resource reach the extender; ``ignoredByScheduler`` resources are
+    left out of NodeResourcesFit (no node advertises ``example.com/fpga``)."""
+    server.filter_fn = lambda pod, names: ({"node-b"}, {"node-a": "busy", "node-c": "busy"}, {})
+    sched, store = _scheduler([{"urlPrefix": server.url, "filterVerb": "filter",
+                                "managedResources": [{"name": "example.com/fpga", "ignoredByScheduler": True}]}])
+    store.add("Pod", _pod("plain"))
+    assert _run(sched, store).result == "scheduled"
+    assert server.calls("filter") == []
+    store.add("Pod", _pod("fpga", **{"example.com/fpga": "1"}))
+    attempt = _run(sched, store)
+    assert attempt.result == "scheduled" and attempt.node == "node-b"
+    assert len(server.calls("filter")) == 1
+
+
+def test_preempt_verb_narrows_candidates(server: ExtenderServer) -> None:
+    """Preemption asks the extender (NodeNameToMetaVictims with nodeCacheCapable); it keeps only
+    node-b, so the preemptor is nominated there and node-b's victim is evicted."""
+    seen: list[dict[str, Any]] = []
+
+    def preempt(pod: dict[str, Any], victims: dict[str, Any]) -> dict[str, Any]:
+        seen.append(victims)
+        return {"node-b": victims["node-b"]}
+
+    server.preempt_fn = preempt
+    sched, store = _scheduler([{"urlPrefix": server.url, "preemptVerb": "preempt", "nodeCacheCapable": True}],
+                              nodes=("node-a", "node-b"))
+    for n in ("node-a", "node-b"):
+        store.add("Pod", MakePod().name(f"low-{n}").namespace("default").uid(f"low-{n}").priority(0)
+                  .req(cpu="4").node(n).obj())
+    store.add("Pod", MakePod().name("high").namespace("default").uid("high").priority(100).req(cpu="4").obj())
+    attempt = _run(sched, store)
+    assert attempt.result == "unschedulable"
+    assert set(seen[0]) == {"node-a", "node-b"}
+    assert seen[0]["node-a"] == {"Pods": [{"UID": "low-node-a"}], "NumPDBViolations": 0}
+    assert store.get("Pod", "default", "high").status.nominated_node_name == "node-b"
+    assert store.get("Pod", "default", "low-node-b") is None
+    assert store.get("Pod", "default", "low-node-a") is not None
+
+
+def test_tls_with_ca_data_and_insecure() -> None:
+    cert, key = self_signed_cert("localhost", ["127.0.0.1"])
+    import ssl
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        cf, kf = f"{d}/c.pem", f"{d}/k.pem"
+        open(cf, "wb").write(cert)
+        open(kf, "wb").write(key)
+        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        ctx.load_cert_chain(cf, kf)
+        with ExtenderServer(ssl_context=ctx) as srv:
+            srv.filter_fn = lambda pod, names: ({"node-a"}, {}, {})
+            ca = base64.b64encode(cert).decode()
+            for ext in ({"tlsConfig": {"caData": ca}}, {"enableHTTPS": True}, {"tlsConfig": {"insecure": True}}):
+                sched, store = _scheduler([{"urlPrefix": srv.url, "filterVerb": "filter", **ext}])
+                store.add("Pod", _pod())
+                attempt = _run(sched, store)
+                assert (attempt.result, attempt.node) == ("scheduled", "node-a"), ext
+            # a CA that did not sign the server's certificate: the TLS handshake fails
+            other, _ = self_signed_cert("localhost", ["127.0.0.1"])
+            sched, store = _scheduler([{"urlPrefix": srv.url, "filterVerb": "filter",
+                                        "tlsConfig": {"caData": base64.b64encode(other).decode()}}])
+            store.add("Pod", _pod())
+            attempt = _run(sched, store)
+            assert attempt.result == "error" and "CERTIFICATE_VERIFY_FAILED" in attempt.message
+
+
+def test_pod_rejected_by_an_extender_is_retried_on_any_cluster_event(server: ExtenderServer) -> None:
+    """Upstream's defaultEnqueueExtension for ``Extender``: the rejected pod leaves the
+    unschedulable pool on the next cluster event (as upstream, its own PodScheduled=False
+    status update is one) and then schedules once a node the extender accepts exists."""
+    allowed = {"node-z"}
+    server.filter_fn = lambda pod, names: ({n for n in names if n in allowed},
+                                           {n: "not allowed" for n in names if n not in allowed}, {})
+    sched, store = _scheduler([{"urlPrefix": server.url, "filterVerb": "filter"}], nodes=("node-a",))
+    store.add("Pod", _pod())
+    assert _run(sched, store).result == "unschedulable"
+    store.add("Node", MakeNode().name("node-z").capacity(cpu="4", memory="8Gi", pods="110").obj())
+    assert "default/p" not in sched.queue.unschedulable
+    sched.clock.advance(10)
+    sched.queue.flush_backoff_completed()
+    attempt = _run(sched, store)
+    assert (attempt.result, attempt.node) == ("scheduled", "node-z")
