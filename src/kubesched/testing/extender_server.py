@@ -8,6 +8,7 @@ Its decisions are plain Python callables, and faults are injected per verb::
         srv.url                  # "http://127.0.0.1:<port>"
         srv.faults["filter"] = 500          # answer 500
         srv.delays["prioritize"] = 2.0      # answer after 2 s (to trip httpTimeout)
+        srv.holds["filter"] = threading.Event()   # answer once it is set
         srv.requests             # [(verb, decoded JSON body), ...]
 
 The scheduler's HTTP client is synchronous, so the server runs on a separate thread with its
@@ -52,6 +53,8 @@ class ExtenderServer:
         self.ssl_context = ssl_context
         self.faults: dict[str, int] = {}
         self.delays: dict[str, float] = {}
+        self.holds: dict[str, threading.Event] = {}
+        """verb → an event: requests for that verb are answered only once it is set."""
         self.bind_error = ""
         self.requests: list[tuple[str, dict[str, Any]]] = []
         self.bound: list[tuple[str, str, str]] = []
@@ -68,8 +71,13 @@ class ExtenderServer:
             self.requests.append((verb, body))
             delay = self.delays.get(verb, 0.0)
             fault = self.faults.get(verb)
+            hold = self.holds.get(verb)
         if delay:
             await asyncio.sleep(delay)
+        for _ in range(6000):  # at most 60 s
+            if hold is None or hold.is_set():
+                break
+            await asyncio.sleep(0.01)
         if fault:
             return web.Response(status=fault, text="injected fault")
         pod = body.get("Pod") or {}
