@@ -358,7 +358,9 @@ async def _extenders_binding(sched: Scheduler, pod: Pod, node: str) -> tuple[boo
     """Upstream ``extendersBinding``: the first binder extender interested in the pod binds it
     instead of the Bind plugins; an ignorable one that fails is skipped. ``(bound, status)``.
 
-    The HTTP call blocks: live, ``sched.offload`` runs it off the event loop."""
+    The HTTP call blocks: live, ``sched.offload`` runs it off the event loop. Offline (no
+    ``offload``: simulate, replay) the in-memory store stands for the API server the extender
+    writes the binding to, so the binding is also recorded there."""
     meta = pod.metadata
     for ext in sched.extenders:
         if not ext.is_binder() or not ext.is_interested(pod):
@@ -376,6 +378,11 @@ async def _extenders_binding(sched: Scheduler, pod: Pod, node: str) -> tuple[boo
             if ext.is_ignorable():
                 continue
             return True, as_status(e)
+        if sched.offload is None and sched.client is not None:
+            try:
+                await sched.client.bind(pod, node)
+            except Exception as e:  # noqa: BLE001 - the store refusing the binding
+                return True, as_status(e)
         return True, None
     return False, None
 
