@@ -22,8 +22,8 @@ def test_simulate_consults_the_extender(tmp_path: Path) -> None:
     srv = ExtenderServer(filter=lambda p, names: ({n for n in names if n != "a"}, {"a": "a is draining"}, {}),
                          prioritize=lambda p, names: {"c": 10} if "c" in names else {})
     with srv:
-        code, out, err = run("simulate", "-f", str(manifests), "--config", str(_config(tmp_path, srv.url, bindVerb="bind")),
-                             "-o", "yaml")
+        cfg = _config(tmp_path, srv.url, bindVerb="bind")
+        code, out, err = run("simulate", "-f", str(manifests), "--config", str(cfg), "-o", "yaml")
     assert code == 0, err
     items = items_by_name(out)
     assert items["p1"]["spec"]["nodeName"] == "c" and items["p2"]["spec"]["nodeName"] == "c"
