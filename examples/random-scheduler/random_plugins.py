@@ -65,7 +65,7 @@ class RandomArgs(PluginArgs):
 def _rng(args: RandomArgs, handle: Any) -> np.random.Generator:
     if args.seed is not None or handle.rng is None:
         return np.random.default_rng(args.seed)
-    return handle.rng  # type: ignore[no-any-return]
+    return handle.rng
 
 
 class RandomFilter:
