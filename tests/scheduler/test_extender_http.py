@@ -21,11 +21,11 @@ from kubesched.testing.wrappers import MakeNode, MakePod
 
 
 def _scheduler(extenders: list[dict[str, Any]], nodes: tuple[str, ...] = ("node-a", "node-b", "node-c"),
-               **node_caps: Any) -> tuple[Scheduler, ClusterStore]:
+               record: bool = False, **node_caps: Any) -> tuple[Scheduler, ClusterStore]:
     cfg = decode_config({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
                          "extenders": extenders})
     store = ClusterStore()
-    sched = Scheduler(cfg, client=store, lister=store, seed=1)
+    sched = Scheduler(cfg, client=store, lister=store, seed=1, record=record)
     store.scheduler = sched
     for n in nodes:
         store.add("Node", MakeNode().name(n).capacity(cpu="4", memory="8Gi", pods="110", **node_caps).obj())
@@ -51,10 +51,13 @@ def server():
 def test_filter_sends_full_nodes_and_merges_failures_into_the_message(server: ExtenderServer) -> None:
     server.filter_fn = lambda pod, names: (set(), {"node-a": "no GPU left"},
                                            {"node-b": "wrong rack", "node-c": "wrong rack"})
-    sched, store = _scheduler([{"urlPrefix": server.url + "/", "filterVerb": "filter"}])
+    sched, store = _scheduler([{"urlPrefix": server.url + "/", "filterVerb": "filter"}], record=True)
     store.add("Pod", _pod())
     attempt = _run(sched, store)
     assert attempt.result == "unschedulable"
+    assert attempt.record.filter["node-a"]["Extender"] == ["no GPU left"]
+    assert attempt.record.filter["node-b"]["Extender"] == ["wrong rack"]
+    assert attempt.record.feasible_nodes == 0
     # then PostFilter's message: preemption helps only where the extender said Unschedulable
     assert attempt.message.startswith("0/3 nodes are available: 1 no GPU left, 2 wrong rack. ")
     assert attempt.message.endswith("preemption: 0/3 nodes are available: 1 No preemption victims found for "
@@ -81,10 +84,14 @@ def test_node_cache_capable_sends_names_only(server: ExtenderServer) -> None:
 
 def test_prioritize_weight_decides(server: ExtenderServer) -> None:
     server.prioritize_fn = lambda pod, names: {"node-b": 10}
-    sched, store = _scheduler([{"urlPrefix": server.url, "prioritizeVerb": "prioritize", "weight": 5}])
+    sched, store = _scheduler([{"urlPrefix": server.url, "prioritizeVerb": "prioritize", "weight": 5}],
+                              record=True)
     for i in range(3):
         store.add("Pod", _pod(f"p{i}"))
-        assert _run(sched, store).node == "node-b"  # 10 × 5 × 10 = 500 outweighs the plugins' scores
+        attempt = _run(sched, store)
+        assert attempt.node == "node-b"  # 10 × 5 × 10 = 500 outweighs the plugins' scores
+        assert attempt.record.score["node-b"][server.url] == 10
+        assert attempt.record.final_score["node-b"][server.url] == 500
     assert len(server.calls("prioritize")) == 3
 
 

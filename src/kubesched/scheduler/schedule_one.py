@@ -251,7 +251,7 @@ def _scheduling_cycle(sched: Scheduler) -> ScheduledPod | Attempt | None:
     if sched.record:
         record = build_record(pod=key, profile=fw.profile_name, attempt=qpi.attempts, time=start,
                               table=sched.table, chunks=res.chunks, scores=res.scores,
-                              selected=node, result="scheduled")
+                              selected=node, result="scheduled", extender_statuses=res.extender_statuses)
     # assume: the cache accounts the pod on the node before it is bound
     assumed_pod = msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=node))
     sched.cache.assume_pod(qpi.pod_info.with_pod(assumed_pod), node)
@@ -316,7 +316,8 @@ def _schedule_pod_failed(sched: Scheduler, fw: Framework, state: CycleState, qpi
                               result="unschedulable", message=str(fe),
                               pre_filter={diagnosis.absent_status.plugin: diagnosis.pre_filter_msg}
                               if diagnosis.pre_filter_msg and diagnosis.absent_status is not None else None,
-                              post_filter=post, nominated=nominated if fw.post_filter_plugins else None)
+                              post_filter=post, nominated=nominated if fw.post_filter_plugins else None,
+                              extender_statuses=diagnosis.extra_statuses)
     return handle_scheduling_failure(sched, fw, qpi, st, nominated, start, record)
 
 

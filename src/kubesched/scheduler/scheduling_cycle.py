@@ -93,6 +93,8 @@ class ScheduleResult:
     feasible_nodes: int
     chunks: list[FilterChunk] = field(default_factory=list)
     scores: ScoreResult | None = None
+    extender_statuses: dict[str, Status] = field(default_factory=dict)
+    """Nodes the extenders rejected (for the decision record)."""
 
 
 def _apply_nominated_pods(fw: Framework, state: CycleState, pod: Pod, chunk: FilterChunk) -> None:
@@ -260,7 +262,8 @@ def schedule_pod(fw: Framework, state: CycleState, pod: Pod, table: NodeTable, s
         return _fit_error(pod, num_all, diagnosis)
     chunks = diagnosis.chunks
     if len(feasible) == 1:
-        return ScheduleResult(table.names[int(feasible[0])], 1 + explicit, 1, chunks)
+        return ScheduleResult(table.names[int(feasible[0])], 1 + explicit, 1, chunks,
+                              extender_statuses=diagnosis.extra_statuses)
 
     st = fw.run_pre_score_plugins(state, pod, feasible)
     if st is not None and not st.is_success():
@@ -279,7 +282,7 @@ def schedule_pod(fw: Framework, state: CycleState, pod: Pod, table: NodeTable, s
     best = np.flatnonzero(total == total.max())
     pick = int(best[0]) if len(best) == 1 else int(best[int(rng.integers(len(best)))])
     return ScheduleResult(table.names[int(feasible[pick])], len(feasible) + explicit,
-                          len(feasible), chunks, scores)
+                          len(feasible), chunks, scores, diagnosis.extra_statuses)
 
 
 def find_nodes_that_pass_extenders(extenders: Sequence[Extender], pod: Pod, feasible: np.ndarray,
@@ -337,7 +340,8 @@ def _prioritize_with_extenders(extenders: Sequence[Extender], pod: Pod, feasible
     (upstream logs and ignores it). With ``record`` each extender appears in the returned
     :class:`ScoreResult` as a "plugin" named after it (raw = its score, weighted = what was added).
     """
-    interested = [e for e in extenders if e.is_interested(pod)]
+    # an extender without a prioritize verb scores 0 everywhere (upstream calls it for nothing)
+    interested = [e for e in extenders if e.is_prioritizer() and e.is_interested(pod)]
     if not interested:
         return scores, total
     nodes = [table.nodes[r] for r in feasible.tolist()]
