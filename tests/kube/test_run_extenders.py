@@ -66,3 +66,43 @@ async def test_slow_extender_does_not_freeze_informers(tmp_path) -> None:
                 runner.request_stop()
                 assert await asyncio.wait_for(task, 30) == 0
                 await api.close()
+
+
+async def test_extender_faults_live_every_pod_bound_once(tmp_path) -> None:
+    """The filter verb answers 500 for a while, then times out once: those attempts are
+    SchedulerErrors, the pods go back to the queue, and once the extender recovers every pod is
+    bound exactly once (nothing lost, nothing left assumed)."""
+    srv = ExtenderServer(filter=lambda pod, names: (set(names), {}, {}))
+    srv.faults["filter"] = 500
+    with srv:
+        async with start_server(tmp_path / "kc", data_dir=tmp_path / "data"):
+            api = APIClient(load_config(str(tmp_path / "kc"), qps=-1))
+            for i in range(3):
+                await api.create("/api/v1/nodes", node_obj(f"n{i}"))
+            runner = _runner(str(tmp_path / "kc"), srv.url)
+            task = asyncio.create_task(runner.run())
+            try:
+                await eventually(lambda: runner.synced or task.done(), what="runner synced")
+                for i in range(6):
+                    await api.create("/api/v1/namespaces/default/pods", pod_obj(f"p{i}"))
+                await eventually(lambda: runner.scheduler.stats.attempts["error"] >= 6, timeout=20,
+                                 what="attempts failed on the extender")
+                srv.faults.clear()
+
+                async def bound() -> bool:
+                    items = (await api.list("/api/v1/namespaces/default/pods"))["items"]
+                    return len(items) == 6 and all(p["spec"].get("nodeName") for p in items)
+
+                await eventually(bound, timeout=30, what="all pods bound")
+                sched = runner.scheduler
+                assert sched.stats.bound == 6  # once each: the server refuses a second binding anyway
+                assert runner.cluster_client.binds == 6 and runner.cluster_client.bind_errors == 0
+                assert sched.cache.assumed_count() == 0
+                items = (await api.list("/api/v1/namespaces/default/pods"))["items"]
+                for p in items:
+                    conds = {c["type"]: c for c in p["status"].get("conditions", [])}
+                    assert conds["PodScheduled"]["status"] == "True"
+            finally:
+                runner.request_stop()
+                assert await asyncio.wait_for(task, 30) == 0
+                await api.close()

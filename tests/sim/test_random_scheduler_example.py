@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import msgspec
 import yaml
 from test_simulate import items_by_name, run
 
@@ -101,3 +102,30 @@ def test_up_until_idle_schedules_both_profiles(tmp_path: Path) -> None:
     random_events = [e for e in events if e.get("reason") == "RandomlyScheduled"]  # RandomScore's PostBind
     assert {e["involvedObject"]["name"] for e in random_events} == {f"dice-{i}" for i in range(6)}
     assert all(e["reportingComponent"] == "random-scheduler" for e in random_events)
+
+
+def test_random_filter_events_to_register_requeue_only_on_node_events(tmp_path: Path) -> None:
+    """RandomFilter's ``events_to_register``: a pod it rejected leaves the unschedulable pool on
+    a Node event (its hint says Queue), not on an unrelated one (a PersistentVolume added)."""
+    from kubesched.cli.main import _registry, load_inputs
+    from kubesched.scheduler import Scheduler
+    from kubesched.sim.store import ClusterStore
+    from kubesched.testing.wrappers import MakeNode, MakePod
+
+    d = _config_with(tmp_path, keepPercentage=0)
+    cfg, _, _ = load_inputs([str(d / "scheduler-config.yaml")], None)
+    store = ClusterStore()
+    sched = Scheduler(cfg, client=store, lister=store, registry=_registry(FLAGS[1::2]))
+    store.scheduler = sched
+    store.add("Node", MakeNode().name("n1").capacity(cpu="4", memory="8Gi", pods="110").obj())
+    pod = MakePod().name("dice").namespace("default").uid("dice").obj()
+    store.add("Pod", msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec,
+                                                                               scheduler_name="random-scheduler")))
+    attempt = sched.schedule_one()
+    assert attempt.result == "unschedulable"
+    store.flush()  # its own PodScheduled=False update is no Node event: it stays parked
+    assert "default/dice" in sched.queue.unschedulable
+    sched.on_object_event("PersistentVolume", None, {"metadata": {"name": "pv"}})
+    assert "default/dice" in sched.queue.unschedulable
+    sched.on_node_add(MakeNode().name("n2").capacity(cpu="4", memory="8Gi", pods="110").obj())
+    assert "default/dice" not in sched.queue.unschedulable
