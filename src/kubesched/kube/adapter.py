@@ -681,10 +681,11 @@ class SchedulingLoop:
         if executor is None:
             return self.sched.scheduling_cycle()
         self.gate.close()
-        try:
-            return await loop.run_in_executor(executor, self.sched.scheduling_cycle)
-        finally:
-            self.gate.open()
+        fut = loop.run_in_executor(executor, self.sched.scheduling_cycle)
+        # the gate opens when the cycle has really ended, even if this task is cancelled meanwhile
+        # (a worker thread cannot be interrupted)
+        fut.add_done_callback(lambda _f: self.gate.open())
+        return await asyncio.shield(fut)
 
     async def _run(self, loop: asyncio.AbstractEventLoop, executor: ThreadPoolExecutor | None) -> None:
         from kubesched.scheduler.schedule_one import ScheduledPod
