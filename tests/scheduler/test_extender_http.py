@@ -246,3 +246,15 @@ def test_pod_rejected_by_an_extender_is_retried_on_any_cluster_event(server: Ext
     sched.queue.flush_backoff_completed()
     attempt = _run(sched, store)
     assert (attempt.result, attempt.node) == ("scheduled", "node-z")
+
+
+def test_bad_tls_settings_are_one_config_error(tmp_path: Any) -> None:
+    from kubesched.errors import ConfigError
+
+    with pytest.raises(ConfigError) as ei:
+        _scheduler([{"urlPrefix": "https://127.0.0.1:1", "filterVerb": "f", "tlsConfig": {"caFile": "/nope/ca.pem"}}])
+    assert str(ei.value) == ("extenders[0].tlsConfig.caFile: invalid TLS configuration: "
+                             "open /nope/ca.pem: no such file or directory")
+    with pytest.raises(ConfigError) as ei:
+        _scheduler([{"urlPrefix": "https://127.0.0.1:1", "filterVerb": "f", "tlsConfig": {"caData": "!!"}}])
+    assert str(ei.value).startswith("extenders[0].tlsConfig.caData: illegal base64 data")

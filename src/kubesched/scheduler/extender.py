@@ -81,15 +81,26 @@ def _ssl_context(tls: ExtenderTLSConfig | None, enable_https: bool, path: str) -
     if insecure:
         ctx.check_hostname = False
         ctx.verify_mode = ssl.CERT_NONE
-    try:
-        if tls.ca_file:
-            ctx.load_verify_locations(cafile=tls.ca_file)
-        if tls.ca_data:
-            ctx.load_verify_locations(cadata=_b64(tls.ca_data, f"{path}.tlsConfig.caData").decode())
-        if has_cert:
-            _load_client_cert(ctx, tls, path)
-    except (OSError, ssl.SSLError, UnicodeDecodeError) as e:
-        raise ConfigError(f"invalid TLS configuration: {e}", f"{path}.tlsConfig") from None
+    steps: list[tuple[str, Any]] = []
+    if tls.ca_file:
+        steps.append(("caFile", lambda: ctx.load_verify_locations(cafile=tls.ca_file)))
+    if tls.ca_data:
+        steps.append(("caData", lambda: ctx.load_verify_locations(
+            cadata=_b64(tls.ca_data, f"{path}.tlsConfig.caData").decode())))
+    if has_cert:
+        steps.append(("certFile" if tls.cert_file and not tls.cert_data else "certData",
+                      lambda: _load_client_cert(ctx, tls, path)))
+    for field_name, load in steps:
+        try:
+            load()
+        except ConfigError:
+            raise
+        except OSError as e:
+            fname = e.filename or {"caFile": tls.ca_file, "certFile": tls.cert_file}.get(field_name)
+            what = f"open {fname}: {(e.strerror or str(e)).lower()}" if fname else str(e.strerror or e)
+            raise ConfigError(f"invalid TLS configuration: {what}", f"{path}.tlsConfig.{field_name}") from None
+        except (ssl.SSLError, UnicodeDecodeError, ValueError) as e:
+            raise ConfigError(f"invalid TLS configuration: {e}", f"{path}.tlsConfig.{field_name}") from None
     return ctx
 
 
