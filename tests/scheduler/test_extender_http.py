@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import socket
+import threading
 from typing import Any
 
 import pytest
@@ -258,3 +259,20 @@ def test_bad_tls_settings_are_one_config_error(tmp_path: Any) -> None:
     with pytest.raises(ConfigError) as ei:
         _scheduler([{"urlPrefix": "https://127.0.0.1:1", "filterVerb": "f", "tlsConfig": {"caData": "!!"}}])
     assert str(ei.value).startswith("extenders[0].tlsConfig.caData: illegal base64 data")
+
+
+def test_prioritize_verbs_of_several_extenders_run_concurrently() -> None:
+    """Extender A answers its prioritize call only once extender B has received its own: called
+    one after the other, A would time out (its score then ignored) and node-b would not win."""
+    b_called = threading.Event()
+    with ExtenderServer(prioritize=lambda pod, names: {"node-b": 10}) as a, \
+            ExtenderServer(prioritize=lambda pod, names: (b_called.set(), {"node-c": 1})[1]) as b:
+        a.holds["prioritize"] = b_called
+        sched, store = _scheduler([
+            {"urlPrefix": a.url, "prioritizeVerb": "prioritize", "weight": 5, "httpTimeout": "3s"},
+            {"urlPrefix": b.url, "prioritizeVerb": "prioritize", "weight": 1, "httpTimeout": "3s"}], record=True)
+        store.add("Pod", _pod())
+        attempt = _run(sched, store)
+    assert attempt.node == "node-b"
+    assert attempt.record.final_score["node-b"][a.url] == 500
+    assert attempt.record.final_score["node-c"][b.url] == 10
