@@ -276,3 +276,20 @@ def test_prioritize_verbs_of_several_extenders_run_concurrently() -> None:
     assert attempt.node == "node-b"
     assert attempt.record.final_score["node-b"][a.url] == 500
     assert attempt.record.final_score["node-c"][b.url] == 10
+
+
+@pytest.mark.parametrize("answer", [{"Nodes": {"items": 7}}, {"NodeNames": ["ghost"]}, [1, 2], {"FailedNodes": [1]},
+                                    {"Error": "quota exceeded"}])
+def test_malformed_filter_answers_are_extender_errors(answer: Any) -> None:
+    """Whatever the extender answers, the attempt ends as a SchedulerError with a message, never a crash."""
+    with ExtenderServer() as srv:
+        srv.answers["filter"] = answer
+        sched, store = _scheduler([{"urlPrefix": srv.url, "filterVerb": "filter", "nodeCacheCapable": True}])
+        store.add("Pod", _pod())
+        attempt = _run(sched, store)
+    assert attempt.result == "error" and attempt.message
+    if "Error" in answer:
+        assert attempt.message == "quota exceeded"
+    if "NodeNames" in answer:
+        assert attempt.message == (f'extender "{srv.url}" claims a filtered node "ghost" which is not found in the '
+                                   "input node list")

@@ -53,6 +53,8 @@ class ExtenderServer:
         self.ssl_context = ssl_context
         self.faults: dict[str, int] = {}
         self.delays: dict[str, float] = {}
+        self.answers: dict[str, Any] = {}
+        """verb → a JSON value answered as is (malformed answers for tests)."""
         self.holds: dict[str, threading.Event] = {}
         """verb → an event: requests for that verb are answered only once it is set."""
         self.bind_error = ""
@@ -80,6 +82,8 @@ class ExtenderServer:
             await asyncio.sleep(0.01)
         if fault:
             return web.Response(status=fault, text="injected fault")
+        if verb in self.answers:
+            return web.json_response(self.answers[verb])
         pod = body.get("Pod") or {}
         if verb == "filter":
             names = _node_names(body)
