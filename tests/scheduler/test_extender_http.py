@@ -178,7 +178,8 @@ def test_managed_resources_interest_and_ignored_by_scheduler(server: ExtenderSer
     assert len(server.calls("filter")) == 1
 
 
-def test_preempt_verb_narrows_candidates(server: ExtenderServer) -> None:
+@pytest.mark.parametrize("cache_capable", [True, False])
+def test_preempt_verb_narrows_candidates(server: ExtenderServer, cache_capable: bool) -> None:
     """Preemption asks the extender (NodeNameToMetaVictims with nodeCacheCapable); it keeps only
     node-b, so the preemptor is nominated there and node-b's victim is evicted."""
     seen: list[dict[str, Any]] = []
@@ -188,8 +189,8 @@ def test_preempt_verb_narrows_candidates(server: ExtenderServer) -> None:
         return {"node-b": victims["node-b"]}
 
     server.preempt_fn = preempt
-    sched, store = _scheduler([{"urlPrefix": server.url, "preemptVerb": "preempt", "nodeCacheCapable": True}],
-                              nodes=("node-a", "node-b"))
+    sched, store = _scheduler([{"urlPrefix": server.url, "preemptVerb": "preempt",
+                                "nodeCacheCapable": cache_capable}], nodes=("node-a", "node-b"))
     for n in ("node-a", "node-b"):
         store.add("Pod", MakePod().name(f"low-{n}").namespace("default").uid(f"low-{n}").priority(0)
                   .req(cpu="4").node(n).obj())
@@ -198,6 +199,12 @@ def test_preempt_verb_narrows_candidates(server: ExtenderServer) -> None:
     assert attempt.result == "unschedulable"
     assert set(seen[0]) == {"node-a", "node-b"}
     assert seen[0]["node-a"] == {"Pods": [{"UID": "low-node-a"}], "NumPDBViolations": 0}
+    body = server.calls("preempt")[0]
+    if cache_capable:  # names and UIDs only
+        assert body["NodeNameToVictims"] is None and "node-a" in body["NodeNameToMetaVictims"]
+    else:  # whole pods
+        assert body["NodeNameToMetaVictims"] is None
+        assert body["NodeNameToVictims"]["node-a"]["Pods"][0]["metadata"]["name"] == "low-node-a"
     assert store.get("Pod", "default", "high").status.nominated_node_name == "node-b"
     assert store.get("Pod", "default", "low-node-b") is None
     assert store.get("Pod", "default", "low-node-a") is not None
