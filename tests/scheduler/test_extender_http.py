@@ -300,3 +300,55 @@ def test_malformed_filter_answers_are_extender_errors(answer: Any) -> None:
     if "NodeNames" in answer:
         assert attempt.message == (f'extender "{srv.url}" claims a filtered node "ghost" which is not found in the '
                                    "input node list")
+
+
+def _client_cert() -> tuple[bytes, bytes]:
+    """A self-signed client certificate (clientAuth) and its key, PEM."""
+    import datetime as dt
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-scheduler")])
+    now = dt.datetime.now(dt.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(hours=1))
+            .not_valid_after(now + dt.timedelta(days=1))
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
+            .sign(key, hashes.SHA256()))
+    return (cert.public_bytes(serialization.Encoding.PEM),
+            key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                              serialization.NoEncryption()))
+
+
+def test_client_certificate_from_data_and_files(tmp_path: Any) -> None:
+    """The extender requires a client certificate: given as certData/keyData or certFile/keyFile
+    the call succeeds; without one the TLS handshake fails (a SchedulerError)."""
+    import ssl
+
+    cert, key = self_signed_cert("localhost", ["127.0.0.1"])
+    ccert, ckey = _client_cert()
+    (tmp_path / "s.pem").write_bytes(cert)
+    (tmp_path / "s.key").write_bytes(key)
+    (tmp_path / "c.pem").write_bytes(ccert)
+    (tmp_path / "c.key").write_bytes(ckey)
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ctx.load_cert_chain(tmp_path / "s.pem", tmp_path / "s.key")
+    ctx.verify_mode = ssl.CERT_REQUIRED
+    ctx.load_verify_locations(cadata=ccert.decode())
+    ca = base64.b64encode(cert).decode()
+    with ExtenderServer(ssl_context=ctx) as srv:
+        for tls in ({"caData": ca, "certData": base64.b64encode(ccert).decode(),
+                     "keyData": base64.b64encode(ckey).decode()},
+                    {"caData": ca, "certFile": str(tmp_path / "c.pem"), "keyFile": str(tmp_path / "c.key")}):
+            sched, store = _scheduler([{"urlPrefix": srv.url, "filterVerb": "filter", "tlsConfig": tls}])
+            store.add("Pod", _pod())
+            assert _run(sched, store).result == "scheduled", tls
+        sched, store = _scheduler([{"urlPrefix": srv.url, "filterVerb": "filter", "tlsConfig": {"caData": ca}}])
+        store.add("Pod", _pod())
+        assert _run(sched, store).result == "error"
+    assert len(srv.calls("filter")) == 2
