@@ -259,3 +259,29 @@ def test_is_interested(managed: list[str], pod: Any, want: bool) -> None:
     finally:
         ext.close()
 
+
+
+def test_build_extenders_puts_ignorable_last_and_sets_fit_ignored_resources() -> None:
+    """Upstream ``buildExtenders``: ignorable extenders go to the tail; the ignoredByScheduler
+    managed resources become every profile's NodeResourcesFit ``ignoredResources``."""
+    from kubesched.config import decode_config
+    from kubesched.scheduler.extender import build_extenders
+
+    cfg = decode_config({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                         "profiles": [{"schedulerName": "a"}, {"schedulerName": "b"}],
+                         "extenders": [
+                             {"urlPrefix": "http://127.0.0.1:1/one", "ignorable": True},
+                             {"urlPrefix": "http://127.0.0.1:1/two", "managedResources": [
+                                 {"name": "example.com/fpga", "ignoredByScheduler": True},
+                                 {"name": "example.com/tpu"}]},
+                             {"urlPrefix": "http://127.0.0.1:1/three"}]})
+    exts, out = build_extenders(cfg)
+    try:
+        assert [e.name() for e in exts] == ["http://127.0.0.1:1/two", "http://127.0.0.1:1/three",
+                                            "http://127.0.0.1:1/one"]
+        for prof in out.profiles:
+            fit = next(pc.args for pc in prof.plugin_config if pc.name == "NodeResourcesFit")
+            assert fit.ignored_resources == ["example.com/fpga"]
+    finally:
+        for e in exts:
+            e.close()
