@@ -156,7 +156,8 @@ def _configure_logging(path: str, v: int) -> logging.Handler:
 @click.option("-f", "--filename", "paths", multiple=True,
               help="Manifest file or directory (recursive: .yaml, .yml, .json). Repeatable.")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None,
-              help="KubeSchedulerConfiguration file (its clientConnection.kubeconfig is replaced by the box's).")
+              help="KubeSchedulerConfiguration file (its clientConnection.kubeconfig is replaced by the box's); "
+                   "else one found among -f.")
 @click.option("--data-dir", type=click.Path(file_okay=False), default=None,
               help="Keep the store, kubeconfig, certificates and log in DIR (default: in memory, a temporary "
                    "directory removed at exit).")
