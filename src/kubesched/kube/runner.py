@@ -336,6 +336,8 @@ class Runner:
                 await c.close()
         if self.elector is not None:
             await self.elector.client.close()
+        if self.scheduler is not None:
+            self.scheduler.close()  # the extenders' kept-alive HTTP connections
 
 
 def run(opts: RunOptions) -> int:
