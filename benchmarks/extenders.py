@@ -4,7 +4,8 @@ Schedules ``--pods`` pods on ``--nodes`` nodes (the simulate path: ClusterStore 
 with no extender, then with a filter+prioritize extender (``kubesched.testing.extender_server``)
 sending whole nodes, then node names only (``nodeCacheCapable``). Prints pods/s and the mean
 time per pod; the extender's own work is trivial, so the difference is the protocol cost
-(JSON encoding of the pod and nodes, two HTTP round trips on a kept-alive connection).
+(JSON encoding of the pod and nodes, two HTTP round trips on a kept-alive connection). The
+extender server (aiohttp, stdlib JSON) runs in a separate process, as a real extender would.
 
     .venv/bin/python benchmarks/extenders.py --nodes 500 --pods 300
 """
@@ -12,6 +13,7 @@ time per pod; the extender's own work is trivial, so the difference is the proto
 from __future__ import annotations
 
 import argparse
+import multiprocessing as mp
 import time
 from typing import Any
 
@@ -41,22 +43,40 @@ def run(nodes: int, pods: int, extenders: list[dict[str, Any]]) -> float:
     return dt
 
 
+def _prefer_first(pod: Any, names: list[str]) -> dict[str, int]:
+    return {names[0]: 10} if names else {}
+
+
+def _serve(urls: Any, stop: Any) -> None:
+    with ExtenderServer(prioritize=_prefer_first) as srv:
+        urls.put(srv.url)
+        stop.wait()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--nodes", type=int, default=500)
     ap.add_argument("--pods", type=int, default=300)
     a = ap.parse_args()
-    with ExtenderServer(prioritize=lambda pod, names: {names[0]: 10} if names else {}) as srv:
+    urls: Any = mp.Queue()
+    stop = mp.Event()
+    server = mp.Process(target=_serve, args=(urls, stop), daemon=True)
+    server.start()
+    try:
+        url = urls.get(timeout=30)
         cases = [("no extender", []),
-                 ("filter+prioritize, whole nodes", [{"urlPrefix": srv.url, "filterVerb": "filter",
+                 ("filter+prioritize, whole nodes", [{"urlPrefix": url, "filterVerb": "filter",
                                                        "prioritizeVerb": "prioritize", "weight": 1}]),
-                 ("filter+prioritize, nodeCacheCapable", [{"urlPrefix": srv.url, "filterVerb": "filter",
+                 ("filter+prioritize, nodeCacheCapable", [{"urlPrefix": url, "filterVerb": "filter",
                                                            "prioritizeVerb": "prioritize", "weight": 1,
                                                            "nodeCacheCapable": True}])]
-        print(f"{a.pods} pods on {a.nodes} nodes (100 feasible nodes sampled per pod: percentageOfNodesToScore)")
+        print(f"{a.pods} pods on {a.nodes} nodes (numFeasibleNodesToFind nodes sent per pod)")
         for label, exts in cases:
             dt = run(a.nodes, a.pods, exts)
             print(f"  {label:40s} {a.pods / dt:8.1f} pods/s   {1000 * dt / a.pods:7.2f} ms/pod")
+    finally:
+        stop.set()
+        server.join(10)
 
 
 if __name__ == "__main__":
