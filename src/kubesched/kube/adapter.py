@@ -25,6 +25,17 @@ loop (upstream ``pkg/scheduler/scheduler.go`` ``Run``/``ScheduleOne``, ``eventha
   sleeps when no pod is ready until an informer event, a binding end or the next backoff
   expiry wakes it; ``flush_unschedulable_leftover`` runs every 30 s. ``stop()`` stops taking
   pods, lets bindings finish within a bound, then cancels what is left.
+- With scheduler extenders (``threaded``, the default when the scheduler has any), a cycle can
+  block for up to ``httpTimeout`` per extender call, so each cycle runs on a one-thread executor
+  while the event loop goes on (watches, lease renewals, endpoints). The cache must not change
+  under a cycle, so during one the :class:`EngineGate` is closed: informer events
+  (:class:`EventHandlers` with ``gate``), timer callbacks (``AsyncioClock.defer``) and the steps of
+  binding cycles (:func:`gated`) wait and run, in order, when the cycle ends. Writes the cycle
+  makes (status patches, deletes, events) are handed to the loop thread-safely
+  (``LiveClusterClient.loop``); an extender's bind runs in the default executor
+  (``Scheduler.offload``). Decided over the alternatives: making the cycle resumable around
+  extender calls would thread ``await`` through the synchronous engine; a whole engine thread
+  fed by a queue would change every live path, with or without extenders.
 """
 
 from __future__ import annotations
