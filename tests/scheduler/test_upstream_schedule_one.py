@@ -563,7 +563,8 @@ SCHEDULE_POD_CASES = [
                  "FakePreFilter3": FakePreFilter("FakePreFilter3", PreFilterResult(frozenset({"node1"})), None)},
         nodes=_n("node1", "node2", "node3"), pod=_pod("test-prefilter"),
         want_fit_error=WantFitError(
-            3, {}, absent=(UU, ("node(s) didn't satisfy plugin(s) [FakePreFilter2 FakePreFilter3] simultaneously",), ""),
+            3, {},
+            absent=(UU, ("node(s) didn't satisfy plugin(s) [FakePreFilter2 FakePreFilter3] simultaneously",), ""),
             unschedulable_plugins={"FakePreFilter2", "FakePreFilter3"},
             pre_filter_msg="node(s) didn't satisfy plugin(s) [FakePreFilter2 FakePreFilter3] simultaneously",
             message="0/3 nodes are available: node(s) didn't satisfy plugin(s) [FakePreFilter2 FakePreFilter3] "
@@ -902,7 +903,8 @@ def test_prefilter_error_or_unsupported_code_is_an_error(plugin: FakePreFilter) 
 def test_failed_nominated_node_counts_as_processed() -> None:
     """No score plugin: the main pass stops at the first feasible node, before the nominated one.
     Upstream: EvaluatedNodes = 1 + NodeToStatus.Len() = 2, nextStartNodeIndex = (0+1+1) % 3."""
-    sched = _scheduler({"filter": ["FakeFilter"]}, {"FakeFilter": FakeFilter({"node3": U})}, _n("node1", "node2", "node3"))
+    sched = _scheduler({"filter": ["FakeFilter"]}, {"FakeFilter": FakeFilter({"node3": U})},
+                       _n("node1", "node2", "node3"))
     res = _schedule_pod(sched, MakePod().name("p").uid("p").nominated_node_name("node3").obj())
     assert res.suggested_host == "node1"
     assert res.evaluated_nodes == 2
