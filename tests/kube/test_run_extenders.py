@@ -106,3 +106,51 @@ async def test_extender_faults_live_every_pod_bound_once(tmp_path) -> None:
                 runner.request_stop()
                 assert await asyncio.wait_for(task, 30) == 0
                 await api.close()
+
+
+async def test_binder_extender_binds_through_the_api_live(tmp_path) -> None:
+    """An extender with ``bindVerb`` binds the pods (here by POSTing the binding to the API server
+    itself, as a real one would): the scheduler's own binder is never used, the binding call runs
+    off the event loop, and the watch confirms each assumed pod."""
+    kc = str(tmp_path / "kc")
+
+    async def bind_fn(ns: str, name: str, uid: str, node: str) -> str:
+        client = APIClient(load_config(kc, qps=-1))  # on the extender's own event loop
+        try:
+            await client.bind(ns, name, uid, node)
+        finally:
+            await client.close()
+        return ""
+
+    srv = ExtenderServer()
+    srv.bind_fn = bind_fn
+    with srv:
+        async with start_server(tmp_path / "kc", data_dir=tmp_path / "data"):
+            api = APIClient(load_config(kc, qps=-1))
+            for i in range(2):
+                await api.create("/api/v1/nodes", node_obj(f"n{i}"))
+            cfg = decode_config({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                                 "extenders": [{"urlPrefix": srv.url, "bindVerb": "bind"}]})
+            runner = Runner(RunOptions(config=cfg, kubeconfig=kc, leader_elect=False, secure_port=0,
+                                       bind_address="127.0.0.1", kube_api_qps=-1, shutdown_grace_s=5.0))
+            task = asyncio.create_task(runner.run())
+            try:
+                await eventually(lambda: runner.synced or task.done(), what="runner synced")
+                for i in range(4):
+                    await api.create("/api/v1/namespaces/default/pods", pod_obj(f"p{i}"))
+
+                async def bound() -> bool:
+                    items = (await api.list("/api/v1/namespaces/default/pods"))["items"]
+                    return len(items) == 4 and all(p["spec"].get("nodeName") for p in items)
+
+                await eventually(bound, timeout=30, what="all pods bound by the extender")
+                await eventually(lambda: runner.scheduler.cache.assumed_count() == 0, what="assumed pods confirmed")
+                await eventually(lambda: len(srv.bound) == 4, what="the extender answered every bind")
+                assert sorted(b[1] for b in srv.bound) == ["p0", "p1", "p2", "p3"]
+                assert len(srv.calls("bind")) == 4  # once each
+                assert runner.cluster_client.binds == 0  # DefaultBinder never ran
+                assert runner.scheduler.stats.bound == 4
+            finally:
+                runner.request_stop()
+                assert await asyncio.wait_for(task, 30) == 0
+                await api.close()

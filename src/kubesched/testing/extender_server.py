@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
@@ -58,6 +58,9 @@ class ExtenderServer:
         self.holds: dict[str, threading.Event] = {}
         """verb → an event: requests for that verb are answered only once it is set."""
         self.bind_error = ""
+        self.bind_fn: Callable[[str, str, str, str], Awaitable[str]] | None = None
+        """``await bind_fn(namespace, name, uid, node)`` on this server's event loop performs the
+        binding (e.g. through the API server); a non-empty result is answered as the ``Error``."""
         self.requests: list[tuple[str, dict[str, Any]]] = []
         self.bound: list[tuple[str, str, str]] = []
         self.url = ""
@@ -104,6 +107,10 @@ class ExtenderServer:
         if verb == "bind":
             if self.bind_error:
                 return web.json_response({"Error": self.bind_error})
+            if self.bind_fn is not None:
+                err = await self.bind_fn(body["PodNamespace"], body["PodName"], body["PodUID"], body["Node"])
+                if err:
+                    return web.json_response({"Error": err})
             with self._lock:
                 self.bound.append((body["PodNamespace"], body["PodName"], body["Node"]))
             return web.json_response({"Error": ""})
