@@ -154,3 +154,56 @@ async def test_binder_extender_binds_through_the_api_live(tmp_path) -> None:
                 runner.request_stop()
                 assert await asyncio.wait_for(task, 30) == 0
                 await api.close()
+
+
+async def test_binder_extender_that_binds_but_answers_too_late(tmp_path) -> None:
+    """Upstream's case in handleSchedulingFailure: the extender bound the pod but its answer came
+    after ``httpTimeout``. The attempt fails, yet the pod is not bound a second time: the
+    informer shows it assigned, so it is not requeued, and the cache ends in agreement."""
+    kc = str(tmp_path / "kc")
+
+    async def bind_fn(ns: str, name: str, uid: str, node: str) -> str:
+        client = APIClient(load_config(kc, qps=-1))
+        try:
+            await client.bind(ns, name, uid, node)
+        finally:
+            await client.close()
+        await asyncio.sleep(1.5)  # longer than httpTimeout
+        return ""
+
+    srv = ExtenderServer()
+    srv.bind_fn = bind_fn
+    with srv:
+        async with start_server(tmp_path / "kc", data_dir=tmp_path / "data"):
+            api = APIClient(load_config(kc, qps=-1))
+            for i in range(2):
+                await api.create("/api/v1/nodes", node_obj(f"n{i}"))
+            cfg = decode_config({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                                 "podInitialBackoffSeconds": 1, "podMaxBackoffSeconds": 1,
+                                 "extenders": [{"urlPrefix": srv.url, "bindVerb": "bind", "httpTimeout": "300ms"}]})
+            runner = Runner(RunOptions(config=cfg, kubeconfig=kc, leader_elect=False, secure_port=0,
+                                       bind_address="127.0.0.1", kube_api_qps=-1, shutdown_grace_s=5.0))
+            task = asyncio.create_task(runner.run())
+            try:
+                await eventually(lambda: runner.synced or task.done(), what="runner synced")
+                for i in range(3):
+                    await api.create("/api/v1/namespaces/default/pods", pod_obj(f"p{i}"))
+                await eventually(lambda: runner.scheduler.stats.attempts["error"] >= 3, timeout=20,
+                                 what="the late answers failed the attempts")
+
+                async def settled() -> bool:
+                    items = (await api.list("/api/v1/namespaces/default/pods"))["items"]
+                    cache = runner.scheduler.cache
+                    return (len(items) == 3 and all(p["spec"].get("nodeName") for p in items)
+                            and cache.assumed_count() == 0
+                            and all(cache.pod_states.get(f"default/{p['metadata']['name']}") is not None
+                                    for p in items))
+
+                await eventually(settled, timeout=20, what="bound once, cache in agreement")
+                await asyncio.sleep(1.5)  # a wrongly requeued pod would be retried within its 1 s backoff
+                assert len(srv.calls("bind")) == 3  # never a second binding
+                assert list(runner.scheduler.queue.pending()) == []
+            finally:
+                runner.request_stop()
+                assert await asyncio.wait_for(task, 30) == 0
+                await api.close()
