@@ -352,3 +352,20 @@ def test_client_certificate_from_data_and_files(tmp_path: Any) -> None:
         store.add("Pod", _pod())
         assert _run(sched, store).result == "error"
     assert len(srv.calls("filter")) == 2
+
+
+def test_preempt_answer_naming_an_unknown_victim_fails_preemption(server: ExtenderServer) -> None:
+    """Upstream ``convertPodUIDToPod``: a victim UID not on that node is an error; preemption
+    fails (nothing evicted) and says so in the message."""
+    server.answers["preempt"] = {"NodeNameToMetaVictims": {"node-a": {"Pods": [{"UID": "ghost"}],
+                                                                       "NumPDBViolations": 0}}}
+    sched, store = _scheduler([{"urlPrefix": server.url, "preemptVerb": "preempt", "nodeCacheCapable": True}],
+                              nodes=("node-a",))
+    store.add("Pod", MakePod().name("low").namespace("default").uid("low").priority(0).req(cpu="4")
+              .node("node-a").obj())
+    store.add("Pod", MakePod().name("high").namespace("default").uid("high").priority(100).req(cpu="4").obj())
+    attempt = _run(sched, store)
+    assert attempt.result == "unschedulable"
+    assert attempt.message.endswith(f"extender: {server.url} claims to preempt pod (UID: &{{ghost}}) on node: "
+                                    "node-a, but the pod is not found on that node")
+    assert store.get("Pod", "default", "low") is not None  # nothing evicted
