@@ -369,3 +369,26 @@ def test_preempt_answer_naming_an_unknown_victim_fails_preemption(server: Extend
     assert attempt.message.endswith(f"extender: {server.url} claims to preempt pod (UID: &{{ghost}}) on node: "
                                     "node-a, but the pod is not found on that node")
     assert store.get("Pod", "default", "low") is not None  # nothing evicted
+
+
+def test_tls_server_name_is_the_name_checked() -> None:
+    """A certificate for "extender.example" only (no IP): reached at 127.0.0.1 it verifies with
+    ``serverName: extender.example`` and fails without."""
+    import ssl
+    import tempfile
+
+    cert, key = self_signed_cert("extender.example", ips=())
+    with tempfile.TemporaryDirectory() as d:
+        open(f"{d}/c.pem", "wb").write(cert)
+        open(f"{d}/k.pem", "wb").write(key)
+        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        ctx.load_cert_chain(f"{d}/c.pem", f"{d}/k.pem")
+    ca = base64.b64encode(cert).decode()
+    with ExtenderServer(ssl_context=ctx) as srv:
+        results = []
+        for tls in ({"caData": ca, "serverName": "extender.example"}, {"caData": ca}):
+            sched, store = _scheduler([{"urlPrefix": srv.url, "filterVerb": "filter", "tlsConfig": tls}])
+            store.add("Pod", _pod())
+            results.append(_run(sched, store))
+    assert results[0].result == "scheduled"
+    assert results[1].result == "error" and "CERTIFICATE_VERIFY_FAILED" in results[1].message
