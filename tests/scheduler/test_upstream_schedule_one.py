@@ -42,6 +42,7 @@ from kubesched.framework.diagnosis import (
     NodeToStatus,
     fit_error_message,
 )
+from kubesched.framework.extender import EXTENDER_NAME
 from kubesched.framework.interface import Code, PreFilterResult, Status, as_status
 from kubesched.framework.node_info import PodInfo
 from kubesched.plugins.registry import in_tree_registry
@@ -51,6 +52,7 @@ from kubesched.scheduler.scheduling_cycle import (
     schedule_pod,
 )
 from kubesched.sim.store import ClusterStore
+from kubesched.testing.extenders import FakeExtender, false_predicate_extender
 from kubesched.testing.wrappers import MakeNode, MakePod
 
 U = Code.UNSCHEDULABLE
@@ -269,13 +271,14 @@ def _bare_node(name: str) -> Node:
 
 def _scheduler(points: dict[str, PointList], plugins: dict[str, Any], nodes: Sequence[Node],
                pods: Sequence[Pod] = (), raw_objects: Sequence[tuple[str, dict]] = (), *,
-               percentage: int | None = None, profile_percentage: int | None = None) -> Scheduler:
+               percentage: int | None = None, profile_percentage: int | None = None,
+               extenders: Sequence[Any] = ()) -> Scheduler:
     registry = {**in_tree_registry(), **{n: _const(p) for n, p in plugins.items()}}
     store = ClusterStore()
     for kind, data in raw_objects:
         store.add_raw(kind, data)
     sched = Scheduler(_config(points, percentage=percentage, profile_percentage=profile_percentage),
-                      client=store, lister=store, registry=registry, seed=0)
+                      client=store, lister=store, registry=registry, seed=0, extenders=list(extenders))
     store.scheduler = sched
     for n in nodes:
         store.add("Node", n)
@@ -296,7 +299,8 @@ def _schedule_pod(sched: Scheduler, pod: Pod) -> ScheduleResult:
     """Upstream ``sched.SchedulePod(ctx, fwk, framework.NewCycleState(), podInfo)``: the result,
     or the returned status's FitError / a SchedulePodError raised."""
     fw = sched.profiles["default-scheduler"]
-    res = schedule_pod(fw, CycleState(PodInfo(pod)), pod, sched.table, sched.sampler, sched.rng)
+    res = schedule_pod(fw, CycleState(PodInfo(pod)), pod, sched.table, sched.sampler, sched.rng,
+                       extenders=sched.extenders)
     if isinstance(res, Status):
         if isinstance(res.error, FitError):
             assert res.code == Code.UNSCHEDULABLE
@@ -375,6 +379,7 @@ class SchedulePodCase:
     want_fit_error: WantFitError | None = None
     want_error: str | None = None
     marks: tuple = ()
+    extenders: list[Any] = field(default_factory=list)
 
 
 def _n(*names: str) -> list[Node]:
@@ -503,10 +508,15 @@ SCHEDULE_POD_CASES = [
         name="test with extender which filters out some Nodes",
         points={"filter": ["FakeFilter"], "score": [("NumericMap", 1)]},
         plugins={"FakeFilter": FakeFilter({"3": U}), "NumericMap": NumericMap()},
+        extenders=[FakeExtender("FakeExtender1", predicates=[false_predicate_extender])],
         nodes=_n("1", "2", "3"), pod=_pod("test-filter"),
-        marks=(pytest.mark.skip(reason="scheduler extenders (FakeExtender with FalsePredicateExtender) are not "
-                                       "modelled by kubesched: the case's node statuses for 1 and 2 and the "
-                                       "'Extender' UnschedulablePlugin come from the extender"),)),
+        want_fit_error=WantFitError(3, {"1": (U, ('FakeExtender: node "1" failed',), ""),
+                                        "2": (U, ('FakeExtender: node "2" failed',), ""),
+                                        "3": (U, ("injecting failure for pod test-filter",), "FakeFilter")},
+                                    unschedulable_plugins={"FakeFilter", EXTENDER_NAME},
+                                    message='0/3 nodes are available: 1 FakeExtender: node "1" failed, '
+                                            '1 FakeExtender: node "2" failed, '
+                                            "1 injecting failure for pod test-filter.")),
     SchedulePodCase(
         name="test with filter plugin returning UnschedulableAndUnresolvable status",
         points={"filter": ["FakeFilter"], "score": [("NumericMap", 1)]},
@@ -553,7 +563,8 @@ SCHEDULE_POD_CASES = [
                  "FakePreFilter3": FakePreFilter("FakePreFilter3", PreFilterResult(frozenset({"node1"})), None)},
         nodes=_n("node1", "node2", "node3"), pod=_pod("test-prefilter"),
         want_fit_error=WantFitError(
-            3, {}, absent=(UU, ("node(s) didn't satisfy plugin(s) [FakePreFilter2 FakePreFilter3] simultaneously",), ""),
+            3, {},
+            absent=(UU, ("node(s) didn't satisfy plugin(s) [FakePreFilter2 FakePreFilter3] simultaneously",), ""),
             unschedulable_plugins={"FakePreFilter2", "FakePreFilter3"},
             pre_filter_msg="node(s) didn't satisfy plugin(s) [FakePreFilter2 FakePreFilter3] simultaneously",
             message="0/3 nodes are available: node(s) didn't satisfy plugin(s) [FakePreFilter2 FakePreFilter3] "
@@ -638,7 +649,7 @@ SCHEDULE_POD_CASES = [
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.name, marks=c.marks) for c in SCHEDULE_POD_CASES])
 def test_scheduler_schedule_pod(case: SchedulePodCase) -> None:
     """Upstream ``TestSchedulerSchedulePod``."""
-    sched = _scheduler(case.points, case.plugins, case.nodes, case.pods, case.objects)
+    sched = _scheduler(case.points, case.plugins, case.nodes, case.pods, case.objects, extenders=case.extenders)
     if case.want_fit_error is not None:
         with pytest.raises(FitError) as ei:
             _schedule_pod(sched, case.pod)
@@ -892,7 +903,8 @@ def test_prefilter_error_or_unsupported_code_is_an_error(plugin: FakePreFilter) 
 def test_failed_nominated_node_counts_as_processed() -> None:
     """No score plugin: the main pass stops at the first feasible node, before the nominated one.
     Upstream: EvaluatedNodes = 1 + NodeToStatus.Len() = 2, nextStartNodeIndex = (0+1+1) % 3."""
-    sched = _scheduler({"filter": ["FakeFilter"]}, {"FakeFilter": FakeFilter({"node3": U})}, _n("node1", "node2", "node3"))
+    sched = _scheduler({"filter": ["FakeFilter"]}, {"FakeFilter": FakeFilter({"node3": U})},
+                       _n("node1", "node2", "node3"))
     res = _schedule_pod(sched, MakePod().name("p").uid("p").nominated_node_name("node3").obj())
     assert res.suggested_host == "node1"
     assert res.evaluated_nodes == 2

@@ -57,6 +57,34 @@ def _load_config(path: str | None):  # noqa: ANN202
     return load_config(path)
 
 
+def load_inputs(paths: list[str], config_path: str | None) -> tuple[Any, list[Any], bool]:
+    """The manifests of ``-f`` and the scheduler configuration: ``--config``, or a
+    ``KubeSchedulerConfiguration`` document found among the ``-f`` inputs (one at most; not
+    both). Returns ``(config, raw objects, whether a configuration was given)``.
+
+    Raises:
+        InputError: two configurations; ConfigError / ManifestError for bad input.
+    """
+    from kubesched.config import decode_config
+    from kubesched.errors import ConfigError, InputError
+    from kubesched.sim.manifests import load_manifests
+
+    found: list[Any] = []
+    raws = load_manifests(paths, configs=found)
+    if len(found) > 1:
+        raise InputError(f"a second KubeSchedulerConfiguration (the first is at {found[0].source})",
+                         found[1].source)
+    if found and config_path is not None:
+        raise InputError(f"--config {config_path} and a KubeSchedulerConfiguration among the inputs: give one",
+                         found[0].source)
+    if found:
+        try:
+            return decode_config(found[0].data, source=found[0].source), raws, True
+        except ConfigError as e:
+            raise ConfigError(e.message, f"{found[0].source}: {e.path}" if e.path else found[0].source) from None
+    return _load_config(config_path), raws, config_path is not None
+
+
 def _registry(plugins: tuple[str, ...]) -> dict[str, Any] | None:
     if not plugins:
         return None
@@ -74,7 +102,7 @@ def _registry(plugins: tuple[str, ...]) -> dict[str, Any] | None:
 @click.option("-f", "--filename", "paths", multiple=True, required=True,
               help="Manifest file or directory (recursive: .yaml, .yml, .json). Repeatable.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
-              help="KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1).")
+              help="KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1); else one found among -f.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for score tie-breaking.")
 @click.option("-o", "--output", type=click.Choice(["table", "yaml", "json"]), default=None,
               help="table (default on a terminal), or every input object after the run as a v1 List.")
@@ -91,11 +119,10 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
              record_results: bool, results_file: str | None, plugins: tuple[str, ...],
              add_nodes: str | None = None) -> None:
     """Schedule the pending pods of a set of manifests and show where they went and why."""
-    from kubesched.sim.manifests import load_manifests, write_list
+    from kubesched.sim.manifests import write_list
     from kubesched.sim.simulate import simulate as run
 
-    config = _load_config(config_path)
-    raws = load_manifests(list(paths))
+    config, raws, _ = load_inputs(list(paths), config_path)
     node_template = None
     if add_nodes:
         from kubesched.sim.autoscale import load_node_template

@@ -109,6 +109,11 @@ def _run(**kw: Any) -> int:
     if (kw["tls_cert_file"] is None) != (kw["tls_private_key_file"] is None):
         raise InputError("--tls-cert-file and --tls-private-key-file must be given together")
     cfg = load_config(kw["config_file"])
+    if cfg.extenders:  # bad extender settings (httpTimeout, TLS files) are one error line, before start-up
+        from kubesched.scheduler.extender import build_extenders
+
+        for ext in build_extenders(cfg)[0]:
+            ext.close()  # type: ignore[attr-defined]
     registry = None
     if kw["plugins"]:
         from kubesched.cli.main import _registry

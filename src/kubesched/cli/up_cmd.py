@@ -156,7 +156,8 @@ def _configure_logging(path: str, v: int) -> logging.Handler:
 @click.option("-f", "--filename", "paths", multiple=True,
               help="Manifest file or directory (recursive: .yaml, .yml, .json). Repeatable.")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None,
-              help="KubeSchedulerConfiguration file (its clientConnection.kubeconfig is replaced by the box's).")
+              help="KubeSchedulerConfiguration file (its clientConnection.kubeconfig is replaced by the box's); "
+                   "else one found among -f.")
 @click.option("--data-dir", type=click.Path(file_okay=False), default=None,
               help="Keep the store, kubeconfig, certificates and log in DIR (default: in memory, a temporary "
                    "directory removed at exit).")
@@ -187,11 +188,15 @@ def _up(paths: tuple[str, ...], config_file: str | None, data_dir: str | None, p
     from kubesched.box.up import Up, UpOptions
     from kubesched.config import load_config
     from kubesched.config.validation import validate_config
-    from kubesched.sim.manifests import load_manifests
 
     if not 0 <= port <= 65535:
         raise InputError(f"port must be in 0..65535, got {port}", "--port")
-    cfg = load_config(config_file)
+    from kubesched.cli.main import load_inputs
+
+    if paths:  # a KubeSchedulerConfiguration among the -f inputs serves as --config
+        cfg, objects, config_given = load_inputs(list(paths), config_file)
+    else:
+        cfg, objects, config_given = load_config(config_file), [], config_file is not None
     try:
         validate_config(cfg)
     except ConfigError as e:
@@ -201,8 +206,7 @@ def _up(paths: tuple[str, ...], config_file: str | None, data_dir: str | None, p
         from kubesched.cli.main import _registry
 
         registry = _registry(plugins)
-    objects = load_manifests(list(paths)) if paths else []
-    opts = UpOptions(objects=objects, config=cfg, config_given=config_file is not None, data_dir=data_dir,
+    opts = UpOptions(objects=objects, config=cfg, config_given=config_given, data_dir=data_dir,
                      registry=registry, until_idle=until_idle, port=port, seed=seed)
     view: Any = LiveView() if sys.stdout.isatty() else PlainView(sys.stdout)
 

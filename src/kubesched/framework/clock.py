@@ -199,20 +199,70 @@ class ManualClock:
 
 
 class AsyncioClock:
-    """Live clock: ``time.monotonic`` and the running loop's timers and futures."""
+    """Live clock: ``time.monotonic`` and the running loop's timers and futures.
+
+    Used from another thread (the live loop runs scheduling cycles on a worker thread when
+    extenders are configured), it needs :attr:`loop` (set by that loop): ``call_later`` is then
+    scheduled on the loop thread-safely and ``create_future`` makes a future of that loop.
+    ``defer`` (optional, set by the same loop) receives every timer callback instead of running
+    it directly — the loop runs it at once, or after the scheduling cycle in flight."""
+
+    def __init__(self) -> None:
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.defer: Callable[[Callable[[], None]], None] | None = None
 
     def now(self) -> float:
         return time.monotonic()
 
-    def call_later(self, delay_s: float, callback: Callable[[], None]) -> asyncio.TimerHandle:
+    def _loop_or_none(self) -> asyncio.AbstractEventLoop | None:
+        """The running loop of this thread, or None on a worker thread."""
         import asyncio
 
-        return asyncio.get_running_loop().call_later(delay_s, callback)
+        try:
+            return asyncio.get_running_loop()
+        except RuntimeError:
+            if self.loop is None:
+                raise
+            return None
+
+    def call_later(self, delay_s: float, callback: Callable[[], None]) -> TimerHandle:
+        defer = self.defer
+        cb = callback if defer is None else (lambda: defer(callback))
+        running = self._loop_or_none()
+        if running is not None:
+            return running.call_later(delay_s, cb)
+        assert self.loop is not None
+        handle = _ThreadTimer()
+        loop = self.loop
+
+        def arm() -> None:
+            if not handle.cancelled:
+                handle.handle = loop.call_later(delay_s, cb)
+
+        loop.call_soon_threadsafe(arm)
+        return handle
 
     def create_future(self) -> asyncio.Future[Any]:
-        import asyncio
+        running = self._loop_or_none()
+        if running is not None:
+            return running.create_future()
+        assert self.loop is not None
+        return self.loop.create_future()
 
-        return asyncio.get_running_loop().create_future()
+
+class _ThreadTimer:
+    """A timer armed from a worker thread (armed on the loop thread; ``cancel()`` either way)."""
+
+    __slots__ = ("cancelled", "handle")
+
+    def __init__(self) -> None:
+        self.cancelled = False
+        self.handle: asyncio.TimerHandle | None = None
+
+    def cancel(self) -> None:
+        self.cancelled = True
+        if self.handle is not None:
+            self.handle.cancel()
 
 
 class WallClock(AsyncioClock):

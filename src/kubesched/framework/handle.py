@@ -104,7 +104,8 @@ class Handle:
     between scheduling cycles); ``lister`` reads other objects; ``client`` binds.
     ``framework`` is set to the plugin's own Framework once it is built; the scheduler also sets
     ``rng`` (a seeded ``numpy.random.Generator``: tie-breaks, preemption's random offset),
-    ``clock`` (the injected clock) and ``nominator`` (the queue's nominated pods).
+    ``clock`` (the injected clock), ``nominator`` (the queue's nominated pods) and
+    ``extenders`` (preemption consults them).
     """
 
     nodes: NodeTable
@@ -114,6 +115,9 @@ class Handle:
     rng: Any = None
     clock: Any = None
     nominator: Any = None
+    extenders: list[Any] = field(default_factory=list)
+    """The scheduler's extenders (upstream ``Handle.Extenders()``:
+    :class:`~kubesched.framework.extender.Extender` s, ignorable ones last)."""
 
     # upstream Handle: IterateOverWaitingPods, GetWaitingPod, RejectWaitingPod
 

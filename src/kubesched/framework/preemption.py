@@ -42,7 +42,10 @@ plus the default victim selection of ``plugins/defaultpreemption/default_preempt
    (``client.clear_nominated_node_name``).
 7. Result: ``(PostFilterResult(NominatingInfo(node, OVERRIDE)), Status(SUCCESS))``.
 
-Departures, all deliberate: scheduler extenders are not consulted (kubesched has none); ties that
+Between 3 and 5, the scheduler extenders that support preemption narrow the candidates
+(``call_extenders``, upstream ``callExtenders``; ``handle.extenders``).
+
+Departures, all deliberate: ties that
 upstream breaks by Go map order / goroutine timing are broken by candidate order (which starts
 at the random offset); pods without ``status.startTime`` count as started "now", i.e. after
 every recorded start time (upstream uses ``time.Now()``); the preemptor's UID falls back to
@@ -563,6 +566,10 @@ class Evaluator:
             return (PostFilterResult(NominatingInfo("", NominatingMode.OVERRIDE)),
                     Status(Code.UNSCHEDULABLE, (fit_error_message(len(all_rows), diag),)))
 
+        candidates, est = self.call_extenders(pod, candidates)
+        if est is not None:
+            return None, est
+
         best = self.select_candidate(candidates)
         if best is None or not best.name:
             return None, Status(Code.UNSCHEDULABLE, (ERR_NO_CANDIDATE,))
@@ -640,6 +647,40 @@ class Evaluator:
                 errors.append(st.message())
             statuses[name] = st
         return non_violating + violating, statuses, errors
+
+    def call_extenders(self, pod: Pod, candidates: list[Candidate]) -> tuple[list[Candidate], Status | None]:
+        """Upstream ``callExtenders``: every extender that supports preemption and is interested
+        in the pod narrows the candidates (node → victims) in turn; an ignorable one that fails
+        is skipped, and so are the nodes for which it reports no victims; any other failure is
+        an Error status (``expected at least one victim pod on node "<n>"`` for a node without
+        victims). The result keeps the order of the nodes as given (upstream: map order)."""
+        extenders = [e for e in (self.handle.extenders or ())
+                     if e.supports_preemption() and e.is_interested(pod)]
+        if not extenders or not candidates:
+            return candidates, None
+        victims = self.candidates_to_victims_map(candidates)
+        if not victims:
+            return candidates, None
+        table = self.handle.nodes
+        for ext in extenders:
+            try:
+                out = ext.process_preemption(pod, victims, table.get)
+            except Exception as e:  # noqa: BLE001 - ExtenderError, or a crash of the extender client
+                if ext.is_ignorable():
+                    continue
+                return [], as_status(e)
+            for name in list(out):
+                v = out[name]
+                if v is None or not v.pods:
+                    if ext.is_ignorable():
+                        del out[name]
+                        continue
+                    return [], Status(Code.ERROR, (f'expected at least one victim pod on node "{name}"',))
+            order = {name: i for i, name in enumerate(victims)}
+            victims = dict(sorted(out.items(), key=lambda kv: order.get(kv[0], len(order))))
+            if not victims:
+                break
+        return [Candidate(name, v) for name, v in victims.items()], None
 
     def select_candidate(self, candidates: Sequence[Candidate]) -> Candidate | None:
         """Upstream ``SelectCandidate``."""

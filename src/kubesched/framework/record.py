@@ -92,10 +92,17 @@ def score_results(table: NodeTable, scores: ScoreResult) -> tuple[dict[str, dict
 def build_record(*, pod: str, profile: str, attempt: int, time: float, table: NodeTable,
                  chunks: list[Any], scores: ScoreResult | None, selected: str | None,
                  result: str, message: str = "", pre_filter: dict[str, str] | None = None,
-                 post_filter: dict[str, Any] | None = None, nominated: str | None = None) -> DecisionRecord:
-    """Assemble a :class:`DecisionRecord` from a cycle's arrays."""
+                 post_filter: dict[str, Any] | None = None, nominated: str | None = None,
+                 extender_statuses: dict[str, Any] | None = None) -> DecisionRecord:
+    """Assemble a :class:`DecisionRecord` from a cycle's arrays. ``extender_statuses`` (node →
+    Status) are the scheduler extenders' rejections: recorded under the "plugin" ``Extender``."""
     filt = filter_results(table, chunks)
     feasible = sum(int(c.ok_mask().sum()) for c in chunks)
+    for node, st in (extender_statuses or {}).items():
+        entry = filt.setdefault(node, {})
+        if all(v == PASSED for v in entry.values()):
+            feasible -= 1 if entry else 0
+        entry["Extender"] = list(st.reasons)
     rec = DecisionRecord(pod=pod, profile=profile, attempt=attempt, time=time, selected_node=selected,
                          result=result, message=message, evaluated_nodes=len(filt),
                          feasible_nodes=feasible, pre_filter=pre_filter or {}, filter=filt,

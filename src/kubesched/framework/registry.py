@@ -38,15 +38,45 @@ class Registry(dict[str, PluginFactory]):
             self.register(name, factory)
 
 
+def _load_file(name: str, target: str, path: str, attr: str) -> PluginFactory:
+    """Import a plugin module from a file path (``examples/random-scheduler/random_plugins.py``);
+    the module is registered in ``sys.modules`` under its file's stem, so a second plugin of the
+    same file shares it."""
+    import importlib.util
+
+    full = os.path.abspath(path)
+    mod_name = "kubesched_plugin_" + os.path.splitext(os.path.basename(full))[0]
+    module = sys.modules.get(mod_name)
+    if module is None or getattr(module, "__file__", None) != full:
+        if not os.path.isfile(full):
+            raise PluginConfigError(f"cannot load plugin {name!r} from {target!r}: no such file {path!r}")
+        spec = importlib.util.spec_from_file_location(mod_name, full)
+        if spec is None or spec.loader is None:
+            raise PluginConfigError(f"cannot load plugin {name!r} from {target!r}: not a Python module")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[mod_name] = module
+        try:
+            spec.loader.exec_module(module)
+        except Exception as e:  # noqa: BLE001 - any import-time failure is the user's plugin's
+            del sys.modules[mod_name]
+            raise PluginConfigError(f"cannot load plugin {name!r} from {target!r}: {type(e).__name__}: {e}") from None
+    try:
+        return getattr(module, attr)
+    except AttributeError as e:
+        raise PluginConfigError(f"cannot load plugin {name!r} from {target!r}: {e}") from None
+
+
 def load_out_of_tree(spec: str) -> tuple[str, PluginFactory]:
-    """Resolve ``"name=package.module:factory"`` (the current directory is searched too) or an
-    entry-point name in ``kubesched.plugins``.
+    """Resolve ``"name=package.module:factory"`` (the current directory is searched too),
+    ``"name=path/to/file.py:factory"``, or an entry-point name in ``kubesched.plugins``.
 
     Raises :class:`PluginConfigError` when it cannot be imported.
     """
     if "=" in spec:
         name, target = spec.split("=", 1)
-        mod_name, _, attr = target.partition(":")
+        mod_name, _, attr = target.rpartition(":") if target.count(":") else (target, "", "")
+        if mod_name.endswith(".py"):
+            return name, _load_file(name, target, mod_name, attr or "new")
         cwd = os.getcwd()
         if cwd not in sys.path:  # as `uvicorn module:app`: modules next to where the command runs
             sys.path.insert(0, cwd)

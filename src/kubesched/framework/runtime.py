@@ -43,6 +43,7 @@ from kubesched.framework.interface import (
     implements,
     reason_entry,
 )
+from kubesched.framework.plugin_args import decode_plugin_args
 from kubesched.framework.waiting_pods import (
     MAX_PERMIT_TIMEOUT_S,
     WaitingPod,
@@ -121,8 +122,14 @@ class Framework:
             if factory is None:
                 known = ", ".join(sorted(registry))
                 raise PluginConfigError(f'plugin "{name}" does not exist (known plugins: {known})', where)
+            args = args_by_name.get(name)
+            args_type = getattr(factory, "args_type", None)
+            if args_type is not None:  # an out-of-tree plugin's typed args (framework.plugin_args)
+                idx = args_index.get(name)
+                args = decode_plugin_args(name, args_type, args, f"{path}.pluginConfig[{idx}].args"
+                                          if idx is not None else f"{path}.pluginConfig")
             try:
-                plugin = factory(args_by_name.get(name), handle)
+                plugin = factory(args, handle)
             except InputError as e:
                 raise PluginConfigError(e.message, f"{path}.pluginConfig[{args_index.get(name, 0)}].args"
                                         + (f".{e.path}" if e.path else "")) from None

@@ -25,6 +25,17 @@ loop (upstream ``pkg/scheduler/scheduler.go`` ``Run``/``ScheduleOne``, ``eventha
   sleeps when no pod is ready until an informer event, a binding end or the next backoff
   expiry wakes it; ``flush_unschedulable_leftover`` runs every 30 s. ``stop()`` stops taking
   pods, lets bindings finish within a bound, then cancels what is left.
+- With scheduler extenders (``threaded``, the default when the scheduler has any), a cycle can
+  block for up to ``httpTimeout`` per extender call, so each cycle runs on a one-thread executor
+  while the event loop goes on (watches, lease renewals, endpoints). The cache must not change
+  under a cycle, so during one the :class:`EngineGate` is closed: informer events
+  (:class:`EventHandlers` with ``gate``), timer callbacks (``AsyncioClock.defer``) and the steps of
+  binding cycles (:func:`gated`) wait and run, in order, when the cycle ends. Writes the cycle
+  makes (status patches, deletes, events) are handed to the loop thread-safely
+  (``LiveClusterClient.loop``); an extender's bind runs in the default executor
+  (``Scheduler.offload``). Decided over the alternatives: making the cycle resumable around
+  extender calls would thread ``await`` through the synchronous engine; a whole engine thread
+  fed by a queue would change every live path, with or without extenders.
 """
 
 from __future__ import annotations
@@ -34,7 +45,8 @@ import logging
 import random
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
@@ -46,6 +58,7 @@ from kubesched.kube.klog import kv_log
 from kubesched.kube.reflector import DeletedFinalStateUnknown
 
 __all__ = [
+    "EngineGate",
     "EventHandlers",
     "LiveClusterClient",
     "SchedulingLoop",
@@ -250,6 +263,17 @@ class LiveClusterClient:
         self.writer = _KeyedWriter(max_pending)
         self.binds = 0
         self.bind_errors = 0
+        self.loop: asyncio.AbstractEventLoop | None = None
+        """Set by a :class:`SchedulingLoop` that runs cycles on a worker thread: the sync writes
+        made there (status patches, deletes, events) are handed to this loop thread-safely."""
+
+    def _off_loop(self) -> bool:
+        if self.loop is None:
+            return False
+        try:
+            return asyncio.get_running_loop() is not self.loop
+        except RuntimeError:
+            return True
 
     # ── awaited writes ──
 
@@ -294,6 +318,10 @@ class LiveClusterClient:
     # ── fire-and-forget writes ──
 
     def _patch_status(self, pod: Pod, patch: dict[str, Any], what: str) -> None:
+        if self._off_loop():
+            assert self.loop is not None
+            self.loop.call_soon_threadsafe(self._patch_status, pod, patch, what)
+            return
         path = _pod_path(pod) + "/status"
 
         async def send() -> None:
@@ -322,6 +350,10 @@ class LiveClusterClient:
             self._patch_status(pod, patch, f"{condition.get('type')} condition patch")
 
     def delete_pod(self, pod: Pod) -> None:
+        if self._off_loop():
+            assert self.loop is not None
+            self.loop.call_soon_threadsafe(self.delete_pod, pod)
+            return
         path = _pod_path(pod)
 
         async def send() -> None:
@@ -331,6 +363,10 @@ class LiveClusterClient:
 
     def record_event(self, regarding: Any, event_type: str, reason: str, action: str, note: str,
                      related: Any = None) -> None:
+        if self._off_loop():
+            assert self.loop is not None
+            self.loop.call_soon_threadsafe(self.record_event, regarding, event_type, reason, action, note, related)
+            return
         recorder = self.recorder
         if self.recorders:
             spec = getattr(regarding, "spec", None)
@@ -412,15 +448,27 @@ class EventHandlers:
     """Informer handlers → the engine (see the module docstring). ``on_change`` is called after
     every delivered event (the scheduling loop's wake-up)."""
 
-    def __init__(self, sched: Any, on_change: Callable[[], None] | None = None) -> None:
+    def __init__(self, sched: Any, on_change: Callable[[], None] | None = None,
+                 gate: EngineGate | None = None) -> None:
         self.sched = sched
         self.on_change = on_change or (lambda: None)
+        self.gate = gate
+        """When set (a :class:`SchedulingLoop` running cycles on a worker thread), events that
+        arrive during a cycle are applied right after it, in order."""
+
+    def _gated(self, handler: _Handler) -> _Handler:
+        gate = self.gate
+        if gate is None:
+            return handler
+        return _Handler(lambda o, i: gate.run_or_defer(handler.on_add, o, i),
+                        lambda o, n: gate.run_or_defer(handler.on_update, o, n),
+                        lambda o: gate.run_or_defer(handler.on_delete, o))
 
     def pod_handler(self) -> Any:
-        return _Handler(self._pod_add, self._pod_update, self._pod_delete)
+        return self._gated(_Handler(self._pod_add, self._pod_update, self._pod_delete))
 
     def node_handler(self) -> Any:
-        return _Handler(self._node_add, self._node_update, self._node_delete)
+        return self._gated(_Handler(self._node_add, self._node_update, self._node_delete))
 
     def kind_handler(self, kind: str) -> Any:
         res = _KIND_RESOURCE.get(kind)
@@ -432,9 +480,9 @@ class EventHandlers:
             self.sched.queue.move_all_to_active_or_backoff(event, old, new)
             self.on_change()
 
-        return _Handler(lambda o, _i: move(ActionType.ADD, None, o),
-                        lambda o, n: move(ActionType.UPDATE, o, n),
-                        lambda o: move(ActionType.DELETE, _unwrap(o), None))
+        return self._gated(_Handler(lambda o, _i: move(ActionType.ADD, None, o),
+                                    lambda o, n: move(ActionType.UPDATE, o, n),
+                                    lambda o: move(ActionType.DELETE, _unwrap(o), None)))
 
     # ── pods ──
 
@@ -510,6 +558,84 @@ class _Handler:
 
 # ───────────────────────────── the scheduling loop ─────────────────────────────
 
+
+class EngineGate:
+    """Keeps the engine single-threaded while a scheduling cycle runs on a worker thread: while
+    :attr:`busy`, loop-side work that touches the engine (informer events, timer callbacks, the
+    steps of binding cycles) waits, and runs, in arrival order, when the cycle ends."""
+
+    def __init__(self) -> None:
+        self.busy = False
+        self._deferred: deque[tuple[Callable[..., Any], tuple[Any, ...]]] = deque()
+        self._open: asyncio.Event | None = None
+        self.deferred_total = 0
+        """How many calls had to wait for a cycle (a figure for tests and debugging)."""
+
+    def run_or_defer(self, fn: Callable[..., Any], *args: Any) -> None:
+        if self.busy:
+            self._deferred.append((fn, args))
+            self.deferred_total += 1
+        else:
+            fn(*args)
+
+    def close(self) -> None:
+        self.busy = True
+        if self._open is not None:
+            self._open.clear()
+
+    def open(self) -> None:
+        self.busy = False
+        while self._deferred and not self.busy:
+            fn, args = self._deferred.popleft()
+            try:
+                fn(*args)
+            except Exception:
+                log.exception("deferred engine event failed")
+        if self._open is not None:
+            self._open.set()
+
+    async def wait_open(self) -> None:
+        while self.busy:
+            if self._open is None:
+                self._open = asyncio.Event()
+            self._open.clear()
+            await self._open.wait()
+
+
+class _Yield:
+    """Hands a future the wrapped coroutine yielded to the running Task (``yield`` from ``await``)."""
+
+    __slots__ = ("fut",)
+
+    def __init__(self, fut: Any) -> None:
+        self.fut = fut
+
+    def __await__(self) -> Any:
+        return (yield self.fut)
+
+
+async def gated(coro: Coroutine[Any, Any, Any], gate: EngineGate) -> Any:
+    """Run ``coro`` so that each of its steps (the code between two awaits) starts only while
+    ``gate`` is open: a binding cycle never touches the cache while a cycle runs on the worker
+    thread. Cancellation is forwarded into ``coro``."""
+    value: Any = None
+    exc: BaseException | None = None
+    while True:
+        if gate.busy:
+            try:
+                await gate.wait_open()
+            except BaseException as e:  # noqa: BLE001 - cancellation goes into coro at its next step
+                exc = e
+        try:
+            fut = coro.throw(exc) if exc is not None else coro.send(value)
+        except StopIteration as stop:
+            return stop.value
+        value, exc = None, None
+        try:
+            value = await _Yield(fut)
+        except BaseException as e:  # noqa: BLE001 - thrown into coro at its next step
+            exc = e
+
 UNSCHEDULABLE_FLUSH_PERIOD_S = 30.0  # upstream flushUnschedulablePodsLeftover period
 
 
@@ -523,8 +649,12 @@ class SchedulingLoop:
     """
 
     def __init__(self, sched: Any, *, idle_max_wait_s: float = 1.0,
-                 observe: Callable[..., None] | None = None) -> None:
+                 observe: Callable[..., None] | None = None, threaded: bool | None = None) -> None:
         self.sched = sched
+        self.threaded = bool(getattr(sched, "extenders", None)) if threaded is None else threaded
+        """Run each scheduling cycle on a worker thread (default: when extenders are configured,
+        whose HTTP calls block the cycle for up to ``httpTimeout`` each)."""
+        self.gate = EngineGate()
         self.idle_max_wait_s = idle_max_wait_s
         self.observe = observe
         """``observe(attempt, duration_s, profile, pod_attempts=, since_first_attempt_s=)`` per
@@ -546,12 +676,47 @@ class SchedulingLoop:
         self._wake.set()
 
     async def run(self) -> None:
+        sched = self.sched
+        loop = asyncio.get_running_loop()
+        log.info("Starting the scheduling loop")
+        sched.offload = lambda fn: loop.run_in_executor(None, fn)  # an extender's bind call
+        executor: ThreadPoolExecutor | None = None
+        if self.threaded:
+            executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scheduling-cycle")
+            self._bind_worker_thread(loop)
+        try:
+            await self._run(loop, executor)
+        finally:
+            if executor is not None:
+                executor.shutdown(wait=False)
+
+    def _bind_worker_thread(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Make the clock and the client usable from the cycle's worker thread, and route timer
+        callbacks through the gate."""
+        sched = self.sched
+        clock = sched.clock
+        if hasattr(clock, "defer"):
+            clock.loop = loop
+            clock.defer = lambda cb: self.gate.run_or_defer(cb)
+        client = sched.client
+        if client is not None and hasattr(client, "_off_loop"):
+            client.loop = loop
+
+    async def _cycle(self, loop: asyncio.AbstractEventLoop, executor: ThreadPoolExecutor | None) -> Any:
+        if executor is None:
+            return self.sched.scheduling_cycle()
+        self.gate.close()
+        fut = loop.run_in_executor(executor, self.sched.scheduling_cycle)
+        # the gate opens when the cycle has really ended, even if this task is cancelled meanwhile
+        # (a worker thread cannot be interrupted)
+        fut.add_done_callback(lambda _f: self.gate.open())
+        return await asyncio.shield(fut)
+
+    async def _run(self, loop: asyncio.AbstractEventLoop, executor: ThreadPoolExecutor | None) -> None:
         from kubesched.scheduler.schedule_one import ScheduledPod
 
         sched = self.sched
-        loop = asyncio.get_running_loop()
         last_flush = time.monotonic()
-        log.info("Starting the scheduling loop")
         while not self._stopping:
             self._wake.clear()
             now = time.monotonic()
@@ -559,13 +724,14 @@ class SchedulingLoop:
                 last_flush = now
                 sched.queue.flush_unschedulable_leftover()
             t0 = sched.clock.now()
-            res = sched.scheduling_cycle()
+            res = await self._cycle(loop, executor)
             if res is None:
                 await self._idle(last_flush)
                 continue
             self.cycles += 1
             if isinstance(res, ScheduledPod):
-                task = loop.create_task(self._bind(res))
+                task = loop.create_task(gated(self._bind(res), self.gate) if executor is not None
+                                        else self._bind(res))
                 self.binding_tasks.add(task)
                 task.add_done_callback(self._binding_done)
             elif self.observe is not None:

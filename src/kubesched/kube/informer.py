@@ -238,7 +238,8 @@ class InformerLister:
             return []
         if namespace is None:
             return store.list()
-        return [o for o in store.items.values() if _namespace(o) == namespace]
+        # a snapshot first: with extenders, scheduling cycles read listers from a worker thread
+        return [o for o in store.list() if _namespace(o) == namespace]
 
     def get(self, kind: str, namespace: str, name: str) -> Any | None:
         store = self._store(kind)

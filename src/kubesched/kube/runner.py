@@ -177,7 +177,10 @@ class Runner:
         self.metrics = SchedulerMetrics()
         self.scheduler.metrics = self.metrics  # the engine feeds extension points, preemption, Permit wait
         self.loop = SchedulingLoop(self.scheduler, observe=self.metrics.observe_attempt)
-        handlers = EventHandlers(self.scheduler, on_change=self.loop.wake)
+        # with extenders, cycles run on a worker thread (their HTTP calls block); informer events
+        # arriving meanwhile wait at the loop's gate and are applied right after the cycle
+        handlers = EventHandlers(self.scheduler, on_change=self.loop.wake,
+                                 gate=self.loop.gate if self.loop.threaded else None)
         self.factory.informer("Pod").add_event_handler(handlers.pod_handler())
         self.factory.informer("Node").add_event_handler(handlers.node_handler())
         for kind in plugin_kinds(self.scheduler):
@@ -333,6 +336,8 @@ class Runner:
                 await c.close()
         if self.elector is not None:
             await self.elector.client.close()
+        if self.scheduler is not None:
+            self.scheduler.close()  # the extenders' kept-alive HTTP connections
 
 
 def run(opts: RunOptions) -> int:

@@ -380,6 +380,12 @@ class SchedulingQueue:
             del self._where[key]
             self._move_to_active(qpi, EVENT_FORCE_ACTIVATE.label, from_backoff=where == BACKOFF)
 
+    def register_events(self, name: str, events: list[ClusterEventWithHint]) -> None:
+        """Register the cluster events that may make pods rejected by ``name`` schedulable (for
+        rejectors that are not plugins: upstream's ``defaultEnqueueExtension`` for
+        ``framework.ExtenderName``)."""
+        self._events[name] = list(events)
+
     # ───────────────────────────── moving on events ─────────────────────────────
 
     def _strategy(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> int:

@@ -34,7 +34,7 @@ from kubesched.framework.clock import SimFuture
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis, FitError, NodeToStatus
 from kubesched.framework.events import EVENT_ASSIGNED_POD_DELETE
-from kubesched.framework.interface import NominatingMode, Status
+from kubesched.framework.interface import NominatingMode, Status, as_status
 from kubesched.framework.metrics import PLUGIN_METRICS_SAMPLE_PERCENT
 from kubesched.framework.record import DecisionRecord, build_record
 from kubesched.scheduler.scheduling_cycle import NoNodesAvailable, schedule_pod
@@ -239,7 +239,8 @@ def _scheduling_cycle(sched: Scheduler) -> ScheduledPod | Attempt | None:
         t0 = time.perf_counter()
     # PreFilter … Score: the snapshot must not change under the cycle (checked with KUBESCHED_DEBUG=1)
     with sched.table.frozen("the scheduling cycle"):
-        res = schedule_pod(fw, state, pod, sched.table, sched.sampler, sched.rng, record=sched.record)
+        res = schedule_pod(fw, state, pod, sched.table, sched.sampler, sched.rng, record=sched.record,
+                           extenders=sched.extenders)
     if isinstance(res, Status):
         return _schedule_pod_failed(sched, fw, state, qpi, res, start)
     if recorder is not None:  # upstream SchedulingAlgorithmLatency: successful SchedulePod only, wall time
@@ -250,7 +251,7 @@ def _scheduling_cycle(sched: Scheduler) -> ScheduledPod | Attempt | None:
     if sched.record:
         record = build_record(pod=key, profile=fw.profile_name, attempt=qpi.attempts, time=start,
                               table=sched.table, chunks=res.chunks, scores=res.scores,
-                              selected=node, result="scheduled")
+                              selected=node, result="scheduled", extender_statuses=res.extender_statuses)
     # assume: the cache accounts the pod on the node before it is bound
     assumed_pod = msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=node))
     sched.cache.assume_pod(qpi.pod_info.with_pod(assumed_pod), node)
@@ -315,7 +316,8 @@ def _schedule_pod_failed(sched: Scheduler, fw: Framework, state: CycleState, qpi
                               result="unschedulable", message=str(fe),
                               pre_filter={diagnosis.absent_status.plugin: diagnosis.pre_filter_msg}
                               if diagnosis.pre_filter_msg and diagnosis.absent_status is not None else None,
-                              post_filter=post, nominated=nominated if fw.post_filter_plugins else None)
+                              post_filter=post, nominated=nominated if fw.post_filter_plugins else None,
+                              extender_statuses=diagnosis.extra_statuses)
     return handle_scheduling_failure(sched, fw, qpi, st, nominated, start, record)
 
 
@@ -339,7 +341,9 @@ async def binding_cycle(sched: Scheduler, sp: ScheduledPod) -> Attempt:
     sched.queue.done_in_flight(sp.key)
     st = await fw.run_pre_bind_plugins(sp.state, sp.assumed_pod, sp.node) if fw.pre_bind_plugins else None
     if st is None:
-        st = await fw.run_bind_plugins(sp.state, sp.assumed_pod, sp.node)
+        bound, st = await _extenders_binding(sched, sp.assumed_pod, sp.node) if sched.extenders else (False, None)
+        if not bound:
+            st = await fw.run_bind_plugins(sp.state, sp.assumed_pod, sp.node)
         sched.cache.finish_binding(sp.key)
         if st is None and sched.client is not None:
             pod = sp.assumed_pod
@@ -352,6 +356,39 @@ async def binding_cycle(sched: Scheduler, sp: ScheduledPod) -> Attempt:
     fw.run_post_bind_plugins(sp.state, sp.assumed_pod, sp.node)
     sched.stats.bound += 1
     return _report(sched, Attempt(sp.key, "scheduled", sp.node, "", sp.record))
+
+
+async def _extenders_binding(sched: Scheduler, pod: Pod, node: str) -> tuple[bool, Status | None]:
+    """Upstream ``extendersBinding``: the first binder extender interested in the pod binds it
+    instead of the Bind plugins; an ignorable one that fails is skipped. ``(bound, status)``.
+
+    The HTTP call blocks: live, ``sched.offload`` runs it off the event loop. Offline (no
+    ``offload``: simulate, replay) the in-memory store stands for the API server the extender
+    writes the binding to, so the binding is also recorded there."""
+    meta = pod.metadata
+    for ext in sched.extenders:
+        if not ext.is_binder() or not ext.is_interested(pod):
+            continue
+
+        def call(ext: Any = ext) -> None:
+            ext.bind(meta.namespace or "", meta.name, meta.uid or "", node)
+
+        try:
+            if sched.offload is not None:
+                await sched.offload(call)
+            else:
+                call()
+        except Exception as e:  # noqa: BLE001 - ExtenderError, or a crash of the extender client
+            if ext.is_ignorable():
+                continue
+            return True, as_status(e)
+        if sched.offload is None and sched.client is not None:
+            try:
+                await sched.client.bind(pod, node)
+            except Exception as e:  # noqa: BLE001 - the store refusing the binding
+                return True, as_status(e)
+        return True, None
+    return False, None
 
 
 def handle_binding_cycle_error(sched: Scheduler, sp: ScheduledPod, st: Status) -> Attempt:

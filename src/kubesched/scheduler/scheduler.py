@@ -10,7 +10,7 @@ Decisions leave through the injected :class:`~kubesched.framework.handle.Cluster
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,10 +27,12 @@ from kubesched.framework.events import (
     EVENT_NODE_ADD,
     ActionType,
     ClusterEvent,
+    ClusterEventWithHint,
     EventResource,
     node_update_actions,
     pod_update_actions,
 )
+from kubesched.framework.extender import EXTENDER_NAME, Extender
 from kubesched.framework.handle import ClusterClient, ClusterLister, EmptyLister, Handle
 from kubesched.framework.interface import Status
 from kubesched.framework.metrics import MetricsRecorder
@@ -41,6 +43,7 @@ from kubesched.framework.runtime import Framework
 from kubesched.framework.waiting_pods import WaitingPodsMap, waiting_pod_key
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.queue import SchedulingQueue
+from kubesched.scheduler.extender import build_extenders
 from kubesched.scheduler.schedule_one import (
     ScheduledPod,
     binding_cycle,
@@ -93,6 +96,9 @@ class Scheduler:
         record: build a :class:`DecisionRecord` for every attempt.
         metrics: an optional :class:`~kubesched.framework.metrics.MetricsRecorder` (also
             settable later through :attr:`metrics`); None costs nothing.
+        extenders: the scheduler extenders; None builds them from ``config.extenders``
+            (:func:`~kubesched.scheduler.extender.build_extenders`, which also makes
+            NodeResourcesFit ignore their ``ignoredByScheduler`` resources).
 
     Raises:
         ConfigError: a profile without ``schedulerName`` (``config`` was not defaulted).
@@ -101,8 +107,15 @@ class Scheduler:
     def __init__(self, config: KubeSchedulerConfiguration | None = None, *, client: ClusterClient | None = None,
                  lister: ClusterLister | None = None, clock: Clock | None = None, seed: int | None = 0,
                  registry: Mapping[str, Any] | None = None, record: bool = False,
-                 pod_max_in_unschedulable_pods_s: float = 300.0, metrics: MetricsRecorder | None = None) -> None:
+                 pod_max_in_unschedulable_pods_s: float = 300.0, metrics: MetricsRecorder | None = None,
+                 extenders: Sequence[Extender] | None = None) -> None:
         self.config = config if config is not None else default_config()
+        if extenders is None:
+            built, self.config = build_extenders(self.config)
+            extenders = built
+        self.extenders: list[Extender] = list(extenders)
+        """Upstream ``sched.Extenders`` (from ``config.extenders``: one
+        :class:`~kubesched.scheduler.extender.HTTPExtender` each, ignorable ones last)."""
         self.clock = clock if clock is not None else ManualClock()
         self.client = client
         self.lister = lister if lister is not None else EmptyLister()
@@ -116,7 +129,8 @@ class Scheduler:
         for i, prof in enumerate(self.config.profiles):
             if prof.scheduler_name is None:  # defaulting names a lone profile; validation requires the others' names
                 raise ConfigError("Required value", f"profiles[{i}].schedulerName")
-            handle = Handle(nodes=self.table, lister=self.lister, client=client, rng=self.rng, clock=self.clock)
+            handle = Handle(nodes=self.table, lister=self.lister, client=client, rng=self.rng, clock=self.clock,
+                            extenders=self.extenders)
             self.profiles[prof.scheduler_name] = Framework(
                 prof, self.registry, handle, path=f"profiles[{i}]",
                 percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score,
@@ -128,10 +142,18 @@ class Scheduler:
             pod_max_in_unschedulable_pods_s=pod_max_in_unschedulable_pods_s)
         for fw in self.profiles.values():
             fw.handle.nominator = self.queue
+        if self.extenders:
+            # upstream defaultEnqueueExtension{ExtenderName}: pods rejected by extenders are
+            # retried on any cluster event (extenders cannot tell which events help)
+            self.queue.register_events(EXTENDER_NAME, [ClusterEventWithHint(
+                ClusterEvent(EventResource.WILDCARD, ActionType.ALL, "*"))])
         self.sampler = Sampler()
         self.record = record
         self.stats = SchedulerStats()
         self.on_attempt: Callable[[Attempt], None] | None = None
+        self.offload: Callable[[Callable[[], Any]], Awaitable[Any]] | None = None
+        """Runs a blocking call (an extender's bind) from the binding cycle; None = call it
+        inline (simulator). The live loop sets ``loop.run_in_executor`` here."""
         self._metrics: MetricsRecorder | None = None
         self.metrics = metrics
         for fw in self.profiles.values():
@@ -156,6 +178,13 @@ class Scheduler:
 
     def responsible_for(self, pod: Pod) -> bool:
         return (pod.spec.scheduler_name or "default-scheduler") in self.profiles
+
+    def close(self) -> None:
+        """Release the extenders' HTTP connections."""
+        for e in self.extenders:
+            close = getattr(e, "close", None)
+            if callable(close):
+                close()
 
     def on_pod_add(self, pod: Pod) -> None:
         if pod.spec.node_name:

@@ -3,6 +3,11 @@
 Follows ``pkg/scheduler/schedule_one.go`` (v1.34): ``schedulePod``, ``findNodesThatFitPod``,
 ``findNodesThatPassFilters``, ``numFeasibleNodesToFind``, ``prioritizeNodes``, ``selectHost``.
 
+Scheduler extenders (``findNodesThatPassExtenders``, the extender part of ``prioritizeNodes``)
+run after the Filter plugins and after the Score plugins, through
+:class:`~kubesched.framework.extender.Extender` (synchronous calls; prioritize verbs of several
+extenders concurrently on a thread pool, as upstream's goroutines).
+
 Node sampling is reproduced exactly, sequentially: the candidate list is the zone-interleaved
 node order (or the PreFilterResult's nodes in that order); evaluation starts at
 ``next_start_node_index`` and stops at the ``numFeasibleNodesToFind``-th feasible node; nodes
@@ -13,6 +18,8 @@ are evaluated.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -26,13 +33,14 @@ from kubesched.framework.diagnosis import (
     FilterChunk,
     FitError,
 )
-from kubesched.framework.interface import Code, Status
-from kubesched.framework.runtime import FilterError
+from kubesched.framework.extender import EXTENDER_NAME, MAX_EXTENDER_PRIORITY, Extender, ExtenderError
+from kubesched.framework.interface import MAX_NODE_SCORE, Code, Status
+from kubesched.framework.runtime import FilterError, ScoreResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
     from kubesched.framework.node_table import NodeTable
-    from kubesched.framework.runtime import Framework, ScoreResult
+    from kubesched.framework.runtime import Framework
 
 __all__ = [
     "MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND",
@@ -40,6 +48,7 @@ __all__ = [
     "NoNodesAvailable",
     "Sampler",
     "ScheduleResult",
+    "find_nodes_that_pass_extenders",
     "num_feasible_nodes_to_find",
     "schedule_pod",
 ]
@@ -84,6 +93,8 @@ class ScheduleResult:
     feasible_nodes: int
     chunks: list[FilterChunk] = field(default_factory=list)
     scores: ScoreResult | None = None
+    extender_statuses: dict[str, Status] = field(default_factory=dict)
+    """Nodes the extenders rejected (for the decision record)."""
 
 
 def _apply_nominated_pods(fw: Framework, state: CycleState, pod: Pod, chunk: FilterChunk) -> None:
@@ -156,8 +167,12 @@ def _filter_rows(fw: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosi
 
 def schedule_pod(fw: Framework, state: CycleState, pod: Pod, table: NodeTable, sampler: Sampler,
                  rng: np.random.Generator, *, has_extender_filters: bool = False,
-                 record: bool = True) -> ScheduleResult | Status:
+                 record: bool = True, extenders: Sequence[Extender] = ()) -> ScheduleResult | Status:
     """Pick a node for ``pod`` (upstream ``schedulePod`` + ``findNodesThatFitPod``).
+
+    ``extenders`` are consulted after the Filter plugins (filter verbs, in order, each on the
+    survivors of the previous one) and after the Score plugins (prioritize verbs, concurrently);
+    ``has_extender_filters`` is implied by an extender with a filter verb.
 
     Returns the :class:`ScheduleResult`, or the failure as a Status, as upstream's
     ``schedulingCycle`` turns ``schedulePod``'s error into one:
@@ -165,8 +180,11 @@ def schedule_pod(fw: Framework, state: CycleState, pod: Pod, table: NodeTable, s
     * no node fits → ``Unschedulable`` whose ``error`` is the :class:`FitError` (its diagnosis
       carries the per-node statuses; ``message()`` is the FailedScheduling text);
     * empty cluster → ``UnschedulableAndUnresolvable`` with :class:`NoNodesAvailable`;
-    * a PreFilter, Filter, PreScore or Score plugin error → the ``Error`` status.
+    * a PreFilter, Filter, PreScore or Score plugin error → the ``Error`` status;
+    * an extender filter error (not ignorable) → an ``Error`` status with its message.
     """
+    if extenders:
+        has_extender_filters = has_extender_filters or any(e.is_filter() for e in extenders)
     order = table.order()
     num_all = len(order)
     if num_all == 0:
@@ -194,7 +212,14 @@ def schedule_pod(fw: Framework, state: CycleState, pod: Pod, table: NodeTable, s
             chunk = None  # upstream only logs an error here and goes on with all nodes
         if chunk is not None:
             if chunk.fail_plugin[0] == chunk.PASSED:
-                return ScheduleResult(nnn, 1, 1, [chunk])
+                if not extenders:
+                    return ScheduleResult(nnn, 1, 1, [chunk])
+                try:
+                    passed = find_nodes_that_pass_extenders(extenders, pod, row, diagnosis, table)
+                except ExtenderError:
+                    passed = row[:0]  # upstream only logs an error here and goes on with all nodes
+                if len(passed):
+                    return ScheduleResult(nnn, 1, 1, [chunk])
             # upstream records the node's status in the cycle's NodeToStatus right away; the pass
             # below overwrites it (same result) only if it reaches the node
             nominated_chunk = chunk
@@ -206,7 +231,8 @@ def schedule_pod(fw: Framework, state: CycleState, pod: Pod, table: NodeTable, s
             f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}]",))
 
     num_to_find = num_feasible_nodes_to_find(fw.percentage_of_nodes_to_score, len(rows))
-    if not has_extender_filters and not fw.has_score_plugins():
+    has_scoring = fw.has_score_plugins() or any(e.is_prioritizer() for e in extenders)
+    if not has_extender_filters and not has_scoring:
         num_to_find = 1
     start = sampler.next_start_node_index
     try:
@@ -220,12 +246,24 @@ def schedule_pod(fw: Framework, state: CycleState, pod: Pod, table: NodeTable, s
     explicit = diagnosis.num_explicit()
     sampler.next_start_node_index = (start + len(feasible) + explicit) % num_all
 
+    if extenders and len(feasible):
+        try:
+            after = find_nodes_that_pass_extenders(extenders, pod, feasible, diagnosis, table)
+        except ExtenderError as e:
+            return Status(Code.ERROR, (str(e),), e)
+        if len(after) != len(feasible):
+            # extenders cannot tell which events may help: any cluster event requeues the pod
+            diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
+        feasible = after
+        explicit = diagnosis.num_explicit()
+
     if len(feasible) == 0:
         diagnosis.collect_plugins()
         return _fit_error(pod, num_all, diagnosis)
     chunks = diagnosis.chunks
     if len(feasible) == 1:
-        return ScheduleResult(table.names[int(feasible[0])], 1 + explicit, 1, chunks)
+        return ScheduleResult(table.names[int(feasible[0])], 1 + explicit, 1, chunks,
+                              extender_statuses=diagnosis.extra_statuses)
 
     st = fw.run_pre_score_plugins(state, pod, feasible)
     if st is not None and not st.is_success():
@@ -239,10 +277,118 @@ def schedule_pod(fw: Framework, state: CycleState, pod: Pod, table: NodeTable, s
         total = scores.total
     else:
         total = np.ones(len(feasible), np.int64)
+    if extenders:
+        scores, total = _prioritize_with_extenders(extenders, pod, feasible, table, scores, total, record)
     best = np.flatnonzero(total == total.max())
     pick = int(best[0]) if len(best) == 1 else int(best[int(rng.integers(len(best)))])
     return ScheduleResult(table.names[int(feasible[pick])], len(feasible) + explicit,
-                          len(feasible), chunks, scores)
+                          len(feasible), chunks, scores, diagnosis.extra_statuses)
+
+
+def find_nodes_that_pass_extenders(extenders: Sequence[Extender], pod: Pod, feasible: np.ndarray,
+                                   diagnosis: Diagnosis, table: NodeTable) -> np.ndarray:
+    """Upstream ``findNodesThatPassExtenders``: each interested extender with a filter verb, in
+    order, filters the survivors of the previous one. ``failedAndUnresolvableNodes`` become
+    UnschedulableAndUnresolvable statuses, ``failedNodes`` (not also in the former)
+    Unschedulable ones, both without a plugin, in ``diagnosis.extra_statuses`` (upstream
+    ``NodeToStatus.Set``; only names of nodes the scheduler knows are kept). Returns the rows
+    that passed, in their order.
+
+    Raises:
+        ExtenderError: an extender that is not ignorable failed.
+    """
+    rows = feasible
+    for ext in extenders:
+        if len(rows) == 0:
+            break
+        if not ext.is_interested(pod) or not ext.is_filter():
+            continue
+        nodes = [table.nodes[r] for r in rows.tolist()]
+        try:
+            try:
+                passed, failed, unresolvable = ext.filter(pod, nodes)
+            except ExtenderError:
+                raise
+            except Exception as e:  # noqa: BLE001 - a malformed answer or a crashing client is an extender error
+                raise ExtenderError(f"extender {ext.name()}: {type(e).__name__}: {e}") from e
+        except ExtenderError:
+            if ext.is_ignorable():
+                continue
+            raise
+        for name, msg in unresolvable.items():
+            if name in table.row_of:
+                diagnosis.extra_statuses[name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (msg,))
+        for name, msg in failed.items():
+            if name not in unresolvable and name in table.row_of:
+                diagnosis.extra_statuses[name] = Status(Code.UNSCHEDULABLE, (msg,))
+        keep = {n.metadata.name for n in passed}
+        rows = np.asarray([r for r in rows.tolist() if table.names[r] in keep], np.int64)
+    return rows
+
+
+_PRIORITIZE_POOL: ThreadPoolExecutor | None = None
+
+
+def _prioritize_pool() -> ThreadPoolExecutor:
+    global _PRIORITIZE_POOL
+    if _PRIORITIZE_POOL is None:
+        _PRIORITIZE_POOL = ThreadPoolExecutor(max_workers=8, thread_name_prefix="kubesched-extender")
+    return _PRIORITIZE_POOL
+
+
+def _prioritize_with_extenders(extenders: Sequence[Extender], pod: Pod, feasible: np.ndarray, table: NodeTable,
+                               scores: ScoreResult | None, total: np.ndarray,
+                               record: bool) -> tuple[ScoreResult | None, np.ndarray]:
+    """The extender half of upstream ``prioritizeNodes``: every interested extender's
+    Prioritize (concurrently when there are several), ``score × weight × (MAX_NODE_SCORE /
+    MAX_EXTENDER_PRIORITY)`` added to the nodes it names; an extender that fails adds nothing
+    (upstream logs and ignores it). With ``record`` each extender appears in the returned
+    :class:`ScoreResult` as a "plugin" named after it (raw = its score, weighted = what was added).
+    """
+    # an extender without a prioritize verb scores 0 everywhere (upstream calls it for nothing)
+    interested = [e for e in extenders if e.is_prioritizer() and e.is_interested(pod)]
+    if not interested:
+        return scores, total
+    nodes = [table.nodes[r] for r in feasible.tolist()]
+
+    def call(e: Extender) -> tuple[list[tuple[str, int]], int] | None:
+        try:
+            return e.prioritize(pod, nodes)
+        except ExtenderError:
+            return None
+        except Exception:  # noqa: BLE001 - a crashing extender client is an extender error, ignored here
+            return None
+
+    if len(interested) == 1:
+        results = [call(interested[0])]
+    else:
+        results = list(_prioritize_pool().map(call, interested))
+    index = {table.names[r]: i for i, r in enumerate(feasible.tolist())}
+    total = total.copy()
+    scale = MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY
+    for ext, res in zip(interested, results):
+        if res is None:
+            continue
+        priorities, weight = res
+        raw = np.zeros(len(feasible), np.int64)
+        added = np.zeros(len(feasible), np.int64)
+        for host, score in priorities:
+            i = index.get(host)
+            if i is None:
+                continue
+            raw[i] += score
+            added[i] += score * weight * scale
+        total += added
+        if record:
+            if scores is None:
+                scores = ScoreResult(feasible, [], [], [], [], total)
+            scores.plugins.append(ext.name())
+            scores.raw.append(raw)
+            scores.normalized.append(raw * scale)
+            scores.weighted.append(added)
+    if scores is not None:
+        scores.total = total
+    return scores, total
 
 
 def _fit_error(pod: Pod, num_all: int, diagnosis: Diagnosis) -> Status:

@@ -190,8 +190,9 @@ class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[mi
 class _Collector:
     """Turns parsed documents into RawObjects, numbering them in input order."""
 
-    def __init__(self) -> None:
+    def __init__(self, configs: list[RawObject] | None = None) -> None:
         self.out: list[RawObject] = []
+        self.configs = configs
 
     def add(self, data: Any, path: str, line: int, node: Node | None,
             item_lines: dict[int, list[int]] | None = None) -> None:
@@ -229,6 +230,9 @@ class _Collector:
                 self.add(item, path, lines[i], nodes[i] if nodes else None, item_lines)
             return
 
+        if kind == SCHEDULER_CONFIG_KIND and self.configs is not None:
+            self.configs.append(RawObject(kind, api_version, data, where, len(self.configs)))
+            return
         meta = data.get("metadata")
         if meta is None:
             raise ManifestError(f"{kind} object has no metadata.name", where)
@@ -554,15 +558,20 @@ def _expand_paths(paths: Sequence[str]) -> Iterator[str]:
             raise ManifestError("no such file or directory", p)
 
 
-def load_manifests(paths: Sequence[str], *, allow_duplicates: bool = False) -> list[RawObject]:
+SCHEDULER_CONFIG_KIND = "KubeSchedulerConfiguration"
+
+
+def load_manifests(paths: Sequence[str], *, allow_duplicates: bool = False,
+                   configs: list[RawObject] | None = None) -> list[RawObject]:
     """Load every object from ``paths`` (files, directories, ``-`` for stdin), in order.
 
     Duplicates (same kind, namespace and name) are an error unless ``allow_duplicates``.
-    See the module docstring for the rules.
+    With ``configs`` (a list), ``KubeSchedulerConfiguration`` documents found among the
+    inputs go there instead (they have no ``metadata``). See the module docstring for the rules.
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    col = _Collector()
+    col = _Collector(configs)
     for path in _expand_paths([os.fspath(p) for p in paths]):
         if path == "-":
             text, shown = sys.stdin.read(), "<stdin>"
