@@ -126,6 +126,7 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
     node_template = None
     if add_nodes:
         from kubesched.sim.autoscale import load_node_template
+        from kubesched.sim.manifests import load_manifests
 
         node_template = load_node_template(load_manifests([add_nodes], allow_duplicates=True), add_nodes)
     sink = None
