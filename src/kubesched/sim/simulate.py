@@ -24,6 +24,7 @@ import msgspec
 from kubesched.api.objects import (
     KINDS,
     Node,
+    ObjectMeta,
     Pod,
     PriorityClass,
     decode,
@@ -40,7 +41,8 @@ from kubesched.scheduler import Attempt, Scheduler
 from kubesched.sim.manifests import RawObject
 from kubesched.sim.store import ClusterStore
 
-__all__ = ["ANNOTATION_PREFIX", "PodOutcome", "SimulationResult", "build_store", "simulate"]
+__all__ = ["ANNOTATION_PREFIX", "SYSTEM_PRIORITY_CLASSES", "PodOutcome", "SimulationResult", "build_store",
+           "is_terminal", "simulate"]
 
 ANNOTATION_PREFIX = "kubesched.io/"
 DEFAULT_PREEMPTION_POLICY = "PreemptLowerPriority"
@@ -69,9 +71,11 @@ class SimulationResult:
 
     def output_objects(self) -> list[dict[str, Any]]:
         """Every input object after the run (bound pods carry ``spec.nodeName`` and conditions);
-        pods deleted during the run (preemption victims) are left out."""
+        pods deleted during the run (preemption victims) are left out; Succeeded/Failed pods come
+        back as they were (the scheduler never sees them)."""
         raw = self.store.raw
-        return [r.data for r in self.raws if r.kind != "Pod" or ("Pod", r.namespace or "", r.name) in raw]
+        return [r.data for r in self.raws
+                if r.kind != "Pod" or ("Pod", r.namespace or "", r.name) in raw or is_terminal(r.data)]
 
 
 def _parse_ts(ts: str | None) -> float:
@@ -83,11 +87,34 @@ def _parse_ts(ts: str | None) -> float:
         return float("inf")
 
 
+#: The PriorityClasses the API server creates at start (``pkg/apis/scheduling/types.go``).
+SYSTEM_PRIORITY_CLASSES = {"system-node-critical": 2_000_001_000, "system-cluster-critical": 2_000_000_000}
+TERMINAL_PHASES = ("Succeeded", "Failed")
+
+
+def is_terminal(raw: dict[str, Any]) -> bool:
+    """A Succeeded or Failed pod: the scheduler's pod informer never sees it (upstream
+    ``pkg/scheduler/scheduler.go`` lists pods with the field selector
+    ``status.phase!=Succeeded,status.phase!=Failed``), so it holds no resources and is neither
+    scheduled nor a preemption victim. Terminating pods (``deletionTimestamp``) are not terminal."""
+    status = raw.get("status")
+    return isinstance(status, dict) and status.get("phase") in TERMINAL_PHASES
+
+
 def _resolve_priority(pod: Pod, classes: dict[str, PriorityClass], default: PriorityClass | None,
                       where: str) -> Pod:
-    """The Priority admission plugin: ``priorityClassName`` → ``spec.priority`` (+ preemptionPolicy)."""
+    """The Priority admission plugin: ``priorityClassName`` → ``spec.priority`` (+ preemptionPolicy).
+
+    A pod that already exists (it has ``metadata.uid``: a cluster dump) and carries
+    ``spec.priority`` keeps it, as the API server admitted it once: its class may be missing
+    from the input or have changed since."""
     spec = pod.spec
     name = spec.priority_class_name
+    if spec.priority is not None and pod.metadata.uid:
+        if spec.preemption_policy:
+            return pod
+        return msgspec.structs.replace(pod, spec=msgspec.structs.replace(
+            spec, preemption_policy=DEFAULT_PREEMPTION_POLICY))
     if name:
         pc = classes.get(name)
         if pc is None:
@@ -145,6 +172,10 @@ def build_store(raws: list[RawObject]) -> tuple[ClusterStore, list[tuple[Pod, di
             raise ManifestError(f"{r.describe()}: {e.path + ': ' if e.path else ''}{e.message}", r.source) from None
         typed.append((r, obj))
     classes = {o.metadata.name: o for r, o in typed if r.kind == "PriorityClass"}
+    for name, value in SYSTEM_PRIORITY_CLASSES.items():
+        if name not in classes:
+            classes[name] = PriorityClass(metadata=ObjectMeta(name=name), value=value,
+                                          preemption_policy=DEFAULT_PREEMPTION_POLICY)
     defaults = [o for o in classes.values() if o.global_default]
     if len(defaults) > 1:
         raise ManifestError("more than one PriorityClass has globalDefault: true: "
@@ -159,6 +190,8 @@ def build_store(raws: list[RawObject]) -> tuple[ClusterStore, list[tuple[Pod, di
             nodes.append((obj, r.data))
             node_names.add(obj.metadata.name)
         elif r.kind == "Pod":
+            if is_terminal(r.data):
+                continue  # not in the scheduler's informer: kept for output only
             pod = obj
             if not pod.spec.scheduler_name:
                 spec = msgspec.structs.replace(pod.spec, scheduler_name="default-scheduler")
