@@ -443,19 +443,36 @@ def _parse_yaml(text: str, path: str, col: _Collector) -> None:
 
 
 # The yaml-rs path (YAML 1.2 core schema) is taken only when the text holds no anchor, alias,
-# tag, merge key or complex key ("&", "*", "!", "<<", "? ", "]:", "}:" anywhere: a cheap
-# substring test) and no plain scalar
+# tag, merge key or complex key ("&", "*", "!", "<<", "? " anywhere: a cheap substring test;
+# flow collections as keys) and no plain scalar
 # that YAML 1.1 (PyYAML, and the API server's go-yaml v2) reads differently in the commonest
-# cases: yes/no/on/off booleans and 0-prefixed octal integers (``defaultMode: 0644``). Anything
+# cases: yes/no/on/off booleans and 0-prefixed integers (``defaultMode: 0644``, ``00008``). Anything
 # else goes through PyYAML. Remaining 1.1/1.2 differences (sexagesimal ``1:20``, ``1e3`` as a
 # float, ``.inf``) are so rare in manifests that a full scan (seconds on a dump) is not spent.
-_YAML11_SCALAR = r"(?:yes|no|on|off|Yes|No|On|Off|YES|NO|ON|OFF|[-+]?0[0-7_]+)[ \t]*(?:#.*)?$"
-_YAML11_RISK = (re.compile(": " + _YAML11_SCALAR, re.M), re.compile("- " + _YAML11_SCALAR, re.M))
-_PYYAML_ONLY = ("&", "*", "!", "<<", "\n%", "\n...", "? ", "?\n", "]:", "}:")
+_YAML11_SCALAR = r"(?:yes|no|on|off|Yes|No|On|Off|YES|NO|ON|OFF|[-+]?0[0-9_]+)(?=[ \t]*(?:[,}\]#]|$))"
+_YAML11_RISK = tuple(re.compile(re.escape(prefix) + _YAML11_SCALAR, re.M) for prefix in (": ", "- ", ", ", "["))
+_PYYAML_ONLY = ("&", "*", "!", "<<", "\n%", "\n...", "? ", "?\n")
+
+
+def _flow_key(text: str) -> bool:
+    """Maybe a flow collection used as a mapping key (``[a, b]: c``): ``]:`` or ``}:`` on a line
+    whose key starts with ``[`` or ``{``, or anywhere when a flow collection opens inside a flow
+    collection (``{[``, ``, {``...). managedFields' ``k:{"name":"c"}:`` keys are neither."""
+    if ("]:" in text or "}:" in text) and any(x in text for x in ("{[", "{{", ", [", ", {")):
+        return True
+    for sub in ("]:", "}:"):
+        i = text.find(sub)
+        while i >= 0:
+            start = text.rfind("\n", 0, i) + 1
+            head = text[start:i].lstrip(" \t-")
+            if head[:1] in ("[", "{"):
+                return True
+            i = text.find(sub, i + 2)
+    return False
 
 
 def _needs_pyyaml(text: str) -> bool:
-    if any(c in text for c in _PYYAML_ONLY) or text.startswith("%"):
+    if any(c in text for c in _PYYAML_ONLY) or text.startswith("%") or _flow_key(text):
         return True
     return any(rx.search(text) for rx in _YAML11_RISK)
 

@@ -115,7 +115,8 @@ def _pod(i: int, node: str | None, rng: random.Random, *, ns: str, phase: str, o
                                         ("Ready", ready), ("ContainersReady", ready), ("PodScheduled", "True"))],
             "containerStatuses": [{
                 "containerID": f"containerd://{rng.getrandbits(256):064x}",
-                "image": containers[0]["image"], "imageID": f"registry.example.com/app@sha256:{rng.getrandbits(256):064x}",
+                "image": containers[0]["image"],
+                "imageID": f"registry.example.com/app@sha256:{rng.getrandbits(256):064x}",
                 "lastState": {}, "name": "app", "ready": ready == "True", "restartCount": 0, "started": ready == "True",
                 "state": {"running": {"startedAt": _ts(i)}} if phase == "Running" else
                 {"terminated": {"containerID": "containerd://x", "exitCode": 0 if phase == "Succeeded" else 1,
@@ -132,7 +133,7 @@ def _pod(i: int, node: str | None, rng: random.Random, *, ns: str, phase: str, o
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {
             "creationTimestamp": _ts(i), "generateName": f"{owner_name}-",
-            "labels": {"app": app, "pod-template-hash": f"{i % 40:05d}"},
+            "labels": {"app": app, "pod-template-hash": f"6b{i % 40:03d}c9"},
             "managedFields": [
                 {"apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {
                     "f:metadata": {"f:generateName": {}, "f:labels": {".": {}, "f:app": {}, "f:pod-template-hash": {}},
