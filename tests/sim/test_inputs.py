@@ -299,3 +299,58 @@ def test_limits_default_the_requests(tmp_path: Path) -> None:
     raws = load_manifests([f])
     validate_inputs(raws)
     assert raws[0].data["spec"]["containers"][0]["resources"]["requests"] == {"cpu": "200m"}
+
+
+def _dicts_and_lists(v: object, out: list) -> list:
+    if isinstance(v, (dict, list)):
+        out.append(v)
+        for sub in (v.values() if isinstance(v, dict) else v):
+            _dicts_and_lists(sub, out)
+    return out
+
+
+@pytest.mark.parametrize("kind", ["Pod", "Node", "PersistentVolume", "PodDisruptionBudget", "StorageClass"])
+def test_the_c_speed_decode_precheck_never_accepts_what_the_decoder_rejects(kind: str) -> None:
+    """``_decodes_cleanly`` (msgspec types built from the schemas) is only a shortcut: whenever
+    it says clean, the Python walks that word the API server's errors must find nothing —
+    checked on every container of a dumped object, mutated with an unknown key, a value of
+    the wrong type and a bad quantity."""
+    import copy
+
+    from kubesched.api import schemas
+    from kubesched.sim import validate as v
+    from kubesched.testing.dump import cluster_dump
+
+    base = next(o for o in cluster_dump(2, 30)["items"] if o["kind"] == kind)
+    group, _, version = base["apiVersion"].rpartition("/")
+    gvk = (group, version, kind)
+    assert v._decodes_cleanly(gvk, base)
+    n = len(_dicts_and_lists(base, []))
+    checked = 0
+    for i in range(n):
+        for mutation in ("unknown", "wrong-type", "quantity"):
+            obj = copy.deepcopy(base)
+            target = _dicts_and_lists(obj, [])[i]
+            if isinstance(target, dict):
+                if mutation == "unknown":
+                    target["zzUnknown"] = 1
+                elif target:
+                    key = next(iter(target))
+                    target[key] = [] if mutation == "wrong-type" else "12x"
+            elif target:
+                target[0] = {"zz": 1} if mutation != "quantity" else "1.2.3"
+            if v._decodes_cleanly(gvk, obj):
+                assert schemas.unknown_field_paths(gvk, obj) == [] and schemas.decode_error(gvk, obj) is None, \
+                    (mutation, i)
+                checked += 1
+    assert checked > 0  # maps (labels, annotations, free-form fields) do take any key
+
+
+def test_same_spec_fast_path_still_checks_node_names_and_metadata(tmp_path: Path) -> None:
+    # distinct labels: each pod is its own shape, but they share one spec (as a ReplicaSet's pods)
+    docs = [pod(f"  nodeName: n{i}\n", name=f"p{i}").replace("app: web", f"app: web-{i}") for i in range(10)]
+    assert check(tmp_path, "---\n".join(docs)) is None
+    e = check(tmp_path, "---\n".join([*docs, pod("  nodeName: N_1\n", name="q").replace("app: web", "app: x")]))
+    assert e is not None and e.message.startswith('Pod "q" is invalid: spec.nodeName: Invalid value: "N_1"')
+    e = check(tmp_path, "---\n".join([*docs, pod("  nodeName: n1\n", name="q").replace("app: web", "app: -x")]))
+    assert e is not None and e.message.startswith('Pod "q" is invalid: metadata.labels: Invalid value: "-x"')

@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from functools import lru_cache
+from functools import cache, lru_cache
+from typing import Annotated, Any
 
 import msgspec
 
@@ -142,16 +143,151 @@ def _per_value_ok(raw: RawObject) -> bool:
     return not (isinstance(node_name, str) and node_name and validation.is_dns1123_subdomain(node_name))
 
 
-def _check_one(raw: RawObject, mode: str, warn: Callable[[str], None], ok_shapes: set[bytes]) -> None:
+# ---- a C-speed pre-check of decoding: msgspec types built from the same v1.34 schemas ----------
+
+_QUANTITY_DEF = "io.k8s.apimachinery.pkg.api.resource.Quantity"
+_ANY_DEFS = {"io.k8s.apimachinery.pkg.util.intstr.IntOrString", "io.k8s.apimachinery.pkg.apis.meta.v1.Time",
+             "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime", "io.k8s.apimachinery.pkg.runtime.RawExtension",
+             "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1",
+             "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON"}
+#: What resource.ParseQuantity accepts: a signed decimal number and one suffix (binary SI, decimal
+#: SI or a decimal exponent). Strings outside it take the slow path, which gives the error.
+_QUANTITY_TYPE: Any = Annotated[str, msgspec.Meta(
+    pattern=r"^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+|Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?$")]
+
+
+class _Recursive(Exception):
+    """A definition refers to itself: no fast pre-check for that kind."""
+
+
+def _msgspec_type(schema: dict[str, Any] | None, building: set[str]) -> Any:
+    """The msgspec type accepting exactly what :func:`schemas.decode_error` and
+    :func:`schemas.unknown_field_paths` accept without complaint, or less (every field
+    nullable, as the Go decoder takes ``null`` anywhere; objects closed to unknown fields)."""
+    if schema is None:
+        return Any
+    all_of = schema.get("allOf")
+    if isinstance(all_of, list) and all_of:
+        schema = all_of[0]
+    ref = schemas.ref_name(schema)
+    if ref is not None:
+        if ref == _QUANTITY_DEF:
+            return _QUANTITY_TYPE | int | float
+        if ref in _ANY_DEFS:
+            return Any
+        return _struct_for(ref, building)
+    if schema.get("x-kubernetes-preserve-unknown-fields"):
+        return Any
+    t = schema.get("type")
+    if isinstance(t, list):
+        t = next((x for x in t if x != "null"), None)
+    if t == "array":
+        items = schema.get("items")
+        return list[_msgspec_type(items, building) | None] if isinstance(items, dict) else list[Any]  # type: ignore[misc]
+    if t == "object":
+        props = schema.get("properties")
+        extra = schema.get("additionalProperties")
+        if isinstance(props, dict):
+            return _make_struct("Inline", props, building)
+        if isinstance(extra, dict):
+            return dict[str, _msgspec_type(extra, building) | None]  # type: ignore[misc]
+        return dict[str, Any]
+    if t == "string":
+        return Any if schema.get("format") == "byte" else str
+    if t == "boolean":
+        return bool
+    if t == "integer":
+        return int
+    if t == "number":
+        return float
+    return Any
+
+
+_STRUCTS: dict[str, Any] = {}
+
+
+def _make_struct(name: str, props: dict[str, Any], building: set[str]) -> Any:
+    fields = [(f"f{i}", _msgspec_type(sub, building) | None, msgspec.field(name=key, default=None))
+              for i, (key, sub) in enumerate(props.items()) if isinstance(sub, dict)]
+    return msgspec.defstruct(name.rsplit(".", 1)[-1], fields, forbid_unknown_fields=True)
+
+
+def _struct_for(ref: str, building: set[str]) -> Any:
+    if ref in _STRUCTS:
+        return _STRUCTS[ref]
+    if ref in building:
+        raise _Recursive(ref)
+    schema = schemas.definitions().get(ref) or {}
+    props = schema.get("properties")
+    if schema.get("x-kubernetes-preserve-unknown-fields") or not isinstance(props, dict):
+        return Any
+    building.add(ref)
+    try:
+        struct = _make_struct(ref, props, building)
+    finally:
+        building.discard(ref)
+    _STRUCTS[ref] = struct
+    return struct
+
+
+@cache
+def _decode_type(group: str, version: str, kind: str) -> Any:
+    """The msgspec type of a built-in kind, or None (unknown kind, or a recursive schema)."""
+    name = schemas.definition_for_gvk(group, version, kind)
+    if name is None:
+        return None
+    try:
+        return _struct_for(name, set())
+    except _Recursive:
+        return None
+
+
+def _decodes_cleanly(gvk: tuple[str, str, str], data: dict[str, Any]) -> bool:
+    """True when ``data`` has no unknown field and no value of the wrong type (checked in C);
+    False means "maybe not": the Python walk decides and words the error."""
+    t = _decode_type(*gvk)
+    if t is None:
+        return False
+    try:
+        msgspec.convert(data, t, strict=True)
+    except msgspec.ValidationError:
+        return False
+    return True
+
+
+def _pod_errors(data: dict[str, Any], ok_specs: set[bytes]) -> list[validation.FieldError]:
+    """``validate_pod``, with the spec part (most of the work) done once per distinct spec
+    (``spec.nodeName`` aside): pods of one ReplicaSet in a dump differ in their metadata and
+    status, rarely in their spec. Any error: the full validation, for upstream's order."""
+    spec = data.get("spec")
+    key = None
+    if isinstance(spec, dict) and not validation.validate_object_meta(data.get("metadata"), namespaced=True):
+        node_name = spec.get("nodeName")
+        rest = {k: v for k, v in spec.items() if k != "nodeName"} if isinstance(node_name, str) else spec
+        try:
+            key = msgspec.json.encode(rest)
+        except (TypeError, ValueError, OverflowError):
+            key = None
+        if key is not None and key in ok_specs and not (
+                isinstance(node_name, str) and node_name and validation.is_dns1123_subdomain(node_name)):
+            return []
+    errs = validation.validate_pod(data)
+    if not errs and key is not None:
+        ok_specs.add(key)
+    return errs
+
+
+def _check_one(raw: RawObject, mode: str, warn: Callable[[str], None], ok_shapes: set[bytes],
+               ok_specs: set[bytes]) -> None:
     key = _fast_key(raw)
     if key is not None and key in ok_shapes and _per_value_ok(raw):
         apply_defaults(raw)
         return
-    if _check_full(raw, mode, warn) and key is not None:
+    if _check_full(raw, mode, warn, ok_specs) and key is not None:
         ok_shapes.add(key)
 
 
-def _check_full(raw: RawObject, mode: str, warn: Callable[[str], None]) -> bool:
+def _check_full(raw: RawObject, mode: str, warn: Callable[[str], None], ok_specs: set[bytes]) -> bool:
     """Raise for the first problem; return False when a warning was given (no fast path then)."""
     group, version = _split(raw.api_version)
     gvk = (group, version, raw.kind)
@@ -162,23 +298,27 @@ def _check_full(raw: RawObject, mode: str, warn: Callable[[str], None]) -> bool:
     kind = raw.kind
     data = raw.data
     clean = True
-    if mode != "Ignore":
-        unknown = schemas.unknown_field_paths(gvk, data)
-        if unknown:
-            messages = [f'unknown field "{p}"' for p in unknown]
-            if mode == "Strict":
-                raise ManifestError(f'{kind} in version "{version}" cannot be handled as a {kind}: '
-                                    "strict decoding error: " + ", ".join(messages), locate(raw, unknown[0]))
-            for path, m in zip(unknown, messages, strict=True):
-                warn(f"Warning: {m} ({raw.describe()}, {locate(raw, path)})")
-            clean = False
-    err = schemas.decode_error(gvk, data)
-    if err:
-        field = _GO_FIELD.search(err)
-        where = locate(raw, field.group(1)) if field else raw.source
-        raise ManifestError(f'{kind} in version "{version}" cannot be handled as a {kind}: {err}', where)
+    # neither unknown fields nor type errors (checked in C): the Python walks would find nothing
+    if mode == "Ignore" or not _decodes_cleanly(gvk, data):
+        if mode != "Ignore":
+            unknown = schemas.unknown_field_paths(gvk, data)
+            if unknown:
+                messages = [f'unknown field "{p}"' for p in unknown]
+                if mode == "Strict":
+                    raise ManifestError(f'{kind} in version "{version}" cannot be handled as a {kind}: '
+                                        "strict decoding error: " + ", ".join(messages), locate(raw, unknown[0]))
+                for path, m in zip(unknown, messages, strict=True):
+                    warn(f"Warning: {m} ({raw.describe()}, {locate(raw, path)})")
+                clean = False
+        err = schemas.decode_error(gvk, data)
+        if err:
+            field = _GO_FIELD.search(err)
+            where = locate(raw, field.group(1)) if field else raw.source
+            raise ManifestError(f'{kind} in version "{version}" cannot be handled as a {kind}: {err}', where)
     apply_defaults(raw)
-    if kind in _FULL:
+    if kind == "Pod":
+        errs = _pod_errors(data, ok_specs)
+    elif kind in _FULL:
         errs = validation.validate_object(data)
     else:
         errs = validation.validate_object_meta(data.get("metadata"), namespaced=raw.namespace is not None)
@@ -200,5 +340,6 @@ def validate_inputs(raws: Iterable[RawObject], *, field_validation: str = "Stric
         raise ValueError(f"field_validation must be Strict, Warn or Ignore, got {field_validation!r}")
     emit = warn or (lambda _line: None)
     ok_shapes: set[bytes] = set()
+    ok_specs: set[bytes] = set()
     for raw in raws:
-        _check_one(raw, field_validation, emit, ok_shapes)
+        _check_one(raw, field_validation, emit, ok_shapes, ok_specs)
