@@ -354,3 +354,15 @@ def test_same_spec_fast_path_still_checks_node_names_and_metadata(tmp_path: Path
     assert e is not None and e.message.startswith('Pod "q" is invalid: spec.nodeName: Invalid value: "N_1"')
     e = check(tmp_path, "---\n".join([*docs, pod("  nodeName: n1\n", name="q").replace("app: web", "app: -x")]))
     assert e is not None and e.message.startswith('Pod "q" is invalid: metadata.labels: Invalid value: "-x"')
+
+
+def test_pod_on_an_unknown_node_points_at_node_name(tmp_path: Path) -> None:
+    from kubesched.sim.simulate import simulate
+
+    f = tmp_path / "in.yaml"
+    f.write_text(pod("  nodeName: ghost\n"))
+    raws = load_manifests([f])
+    validate_inputs(raws)
+    with pytest.raises(ManifestError) as exc:
+        simulate(raws)
+    assert exc.value.path == f"{f}:15" and 'bound to node "ghost"' in exc.value.message

@@ -38,7 +38,7 @@ from kubesched.errors import InputError, ManifestError
 from kubesched.framework.clock import ManualClock
 from kubesched.framework.record import DecisionRecord
 from kubesched.scheduler import Attempt, Scheduler
-from kubesched.sim.manifests import RawObject
+from kubesched.sim.manifests import RawObject, locate
 from kubesched.sim.store import ClusterStore
 
 __all__ = ["ANNOTATION_PREFIX", "SYSTEM_PRIORITY_CLASSES", "PodOutcome", "SimulationResult", "build_store",
@@ -164,12 +164,10 @@ def build_store(raws: list[RawObject]) -> tuple[ClusterStore, list[tuple[Pod, di
             continue
         try:
             obj: Any = decode(cls, r.data)  # the typed view of one of several kinds
-        except InputError as e:
-            raise ManifestError(f"{r.describe()}: {e.path + ': ' if e.path else ''}{e.message}", r.source) from None
-        try:
             _check_quantities(r.kind, obj)
         except InputError as e:
-            raise ManifestError(f"{r.describe()}: {e.path + ': ' if e.path else ''}{e.message}", r.source) from None
+            raise ManifestError(f"{r.describe()}: {e.path + ': ' if e.path else ''}{e.message}",
+                                locate(r, e.path) if e.path else r.source) from None
         typed.append((r, obj))
     classes = {o.metadata.name: o for r, o in typed if r.kind == "PriorityClass"}
     for name, value in SYSTEM_PRIORITY_CLASSES.items():
@@ -205,7 +203,7 @@ def build_store(raws: list[RawObject]) -> tuple[ClusterStore, list[tuple[Pod, di
             store.add(r.kind, obj, r.data)
     for pod, raw in bound:
         if pod.spec.node_name not in node_names:
-            src = next((r.source for r in raws if r.data is raw), "")
+            src = next((locate(r, "spec.nodeName") for r in raws if r.data is raw), "")
             raise ManifestError(f'pod {pod_key(pod)} is bound to node "{pod.spec.node_name}", '
                                 "which is not in the input", src)
     pending.sort(key=lambda t: (t[0], t[1]))
