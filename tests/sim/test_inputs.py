@@ -198,6 +198,27 @@ CASES = [
      "value: 2000000000\n", 5,
      'PriorityClass.scheduling.k8s.io "huge" is invalid: value: Forbidden: '
      "maximum allowed value of a user defined priority is 1000000000"),
+    ("pvc-without-access-modes", "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: c\nspec:\n"
+     "  resources:\n    requests:\n      storage: 1Gi\n", 5,
+     'PersistentVolumeClaim "c" is invalid: spec.accessModes: Required value: at least 1 access mode is required'),
+    ("pvc-zero-storage", "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: c\nspec:\n"
+     "  accessModes: [ReadWriteOnce]\n  resources:\n    requests:\n      storage: '0'\n", 7,
+     'PersistentVolumeClaim "c" is invalid: spec.resources[storage]: Invalid value: "0": must be greater than zero'),
+    ("pv-unknown-access-mode", "apiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: v\nspec:\n"
+     "  accessModes: [ReadWriteSometimes]\n  capacity: {storage: 1Gi}\n  hostPath: {path: /data}\n", 6,
+     'PersistentVolume "v" is invalid: spec.accessModes: Unsupported value: "ReadWriteSometimes": '
+     'supported values: "ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"'),
+    ("pv-local-without-node-affinity", "apiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: v\nspec:\n"
+     "  accessModes: [ReadWriteOnce]\n  capacity: {storage: 1Gi}\n  local: {path: /data}\n", 5,
+     'PersistentVolume "v" is invalid: spec.nodeAffinity: Required value: Local volume requires node affinity'),
+    ("storage-class-binding-mode", "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata:\n  name: s\n"
+     "provisioner: ebs.csi.aws.com\nvolumeBindingMode: Later\n", 6,
+     'StorageClass.storage.k8s.io "s" is invalid: volumeBindingMode: Unsupported value: "Later": '
+     'supported values: "Immediate", "WaitForFirstConsumer"'),
+    ("csinode-negative-count", "apiVersion: storage.k8s.io/v1\nkind: CSINode\nmetadata:\n  name: n1\nspec:\n"
+     "  drivers:\n  - name: ebs.csi.aws.com\n    nodeID: i-1\n    allocatable:\n      count: -1\n", 10,
+     'CSINode.storage.k8s.io "n1" is invalid: spec.drivers[0].allocatable.count: Invalid value: -1: '
+     "must be greater than or equal to 0"),
     ("pdb-negative-min-available", "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: b\n"
      "spec:\n  minAvailable: -1\n  selector: {matchLabels: {app: web}}\n", 6,
      'PodDisruptionBudget.policy "b" is invalid: spec.minAvailable: Invalid value: -1: '

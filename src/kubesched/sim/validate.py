@@ -16,8 +16,8 @@ every object gets, in order, what ``kubectl apply`` and kube-apiserver would do 
 4. **validation** (:mod:`kubesched.api.validation`, the module the box's admission uses):
    ``Pod "x" is invalid: spec.containers[0].resources.requests[cpu]: Invalid value: "-1": must
    be greater than or equal to 0`` — for Pods, Nodes, PriorityClasses, PodDisruptionBudgets,
-   Namespaces, Services, workloads, and the metadata of every other built-in kind
-   (PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, ...).
+   Namespaces, Services, workloads, PersistentVolumes, PersistentVolumeClaims, StorageClasses,
+   CSINodes, and the metadata of every other built-in kind.
 
 Every error is a :class:`~kubesched.errors.ManifestError` located at ``file:line`` of the
 offending field (:func:`kubesched.sim.manifests.locate`), so the CLI prints one line and exits 2.
@@ -47,7 +47,8 @@ FIELD_VALIDATION = {"strict": "Strict", "true": "Strict", "warn": "Warn", "ignor
 
 #: Kinds validated in full (others: metadata only).
 _FULL = {"Pod", "Node", "PriorityClass", "PodDisruptionBudget", "Namespace", "Service", "Deployment", "ReplicaSet",
-         "StatefulSet", "DaemonSet", "ReplicationController", "Job", "CronJob"}
+         "StatefulSet", "DaemonSet", "ReplicationController", "Job", "CronJob", "PersistentVolume",
+         "PersistentVolumeClaim", "StorageClass", "CSINode"}
 _GO_FIELD = re.compile(r"Go struct field [A-Za-z0-9_]+\.(\S+) of type")
 
 
