@@ -38,6 +38,7 @@ Errors are raised as :class:`~kubesched.errors.ManifestError` whose ``path`` is
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -810,16 +811,42 @@ def _field_tokens(field_path: str) -> list[tuple[str, bool]]:
             for m in _PATH_TOKEN.finditer(field_path)]
 
 
-def _object_snippet(text: str, line: int, json_format: bool) -> tuple[str, int] | None:
+_Source = tuple[str, list[str], list[int]]  # text, lines, offset of each line
+_LINES_CACHE: dict[str, tuple[float, _Source]] = {}
+
+
+def _split_source(text: str) -> _Source:
+    lines = text.split("\n")
+    return text, lines, list(itertools.accumulate((len(x) + 1 for x in lines), initial=0))
+
+
+def _file_lines(file: str) -> _Source:
+    """A file's text, lines and line offsets, kept for the last file asked for
+    (``--validate=warn`` locates one field per object of a dump: the file is read and split
+    once, not once per warning)."""
+    if file == "<stdin>":
+        return _split_source(_STDIN_TEXT[-1] if _STDIN_TEXT else "")
+    mtime = os.stat(file).st_mtime
+    hit = _LINES_CACHE.get(file)
+    if hit is not None and hit[0] == mtime:
+        return hit[1]
+    with open(file, "rb") as fh:
+        source = _split_source(fh.read().decode("utf-8-sig"))
+    _LINES_CACHE.clear()
+    _LINES_CACHE[file] = (mtime, source)
+    return source
+
+
+def _object_snippet(source: _Source, line: int, json_format: bool) -> tuple[str, int] | None:
     """The text of the object whose first line is ``line`` (1-based), standing alone, and the
     line it starts at: a List item (``- key: ...``) up to the next line indented no deeper
     than its dash; a document up to the next ``---``; a JSON object up to its closing brace."""
-    lines = text.split("\n")
+    text, lines, offsets = source
     if not 1 <= line <= len(lines):
         return None
     first = lines[line - 1]
     if json_format:
-        offset = sum(len(x) + 1 for x in lines[: line - 1]) + (len(first) - len(first.lstrip()))
+        offset = offsets[line - 1] + (len(first) - len(first.lstrip()))
         try:
             _, end = json.JSONDecoder().raw_decode(text, offset)
         except ValueError:
@@ -829,7 +856,8 @@ def _object_snippet(text: str, line: int, json_format: bool) -> tuple[str, int] 
     assert m is not None
     out = [" " * len(m.group(0)) + first[m.end():] if m.group(2) else first]
     dash = len(m.group(1))
-    for nxt in lines[line:]:
+    for k in range(line, len(lines)):
+        nxt = lines[k]
         stripped = nxt.strip()
         if m.group(2):
             if stripped and not stripped.startswith("#") and len(nxt) - len(nxt.lstrip()) <= dash:
@@ -884,12 +912,7 @@ def locate(raw: RawObject, field_path: str) -> str:
         return raw.source
     try:
         line = int(raw.source.rsplit(":", 1)[1])
-        if raw.file == "<stdin>":
-            text = _STDIN_TEXT[-1] if _STDIN_TEXT else ""
-        else:
-            with open(raw.file, "rb") as fh:
-                text = fh.read().decode("utf-8-sig")
-        snippet = _object_snippet(text, line, raw.file.lower().endswith(".json"))
+        snippet = _object_snippet(_file_lines(raw.file), line, raw.file.lower().endswith(".json"))
         if snippet is None:
             return raw.source
         body, start = snippet
