@@ -547,6 +547,7 @@ def _parse_yaml_rs(text: str) -> list[tuple[Any, int, dict[int, list[int]]]] | N
     if bounds is None:
         return None
     docs: list[tuple[Any, int, dict[int, list[int]]]] = []
+    pos, pos_line = 0, 1  # line numbers counted incrementally: files may hold thousands of documents
     for begin, end in bounds:
         first = _CONTENT_LINE.search(text, begin, end)
         if first is None:
@@ -557,11 +558,13 @@ def _parse_yaml_rs(text: str) -> list[tuple[Any, int, dict[int, list[int]]]] | N
             return None
         if data is None:
             continue
-        line = text.count("\n", 0, first.start()) + 1
+        begin_line = pos_line + text.count("\n", pos, begin)
+        line = begin_line + text.count("\n", begin, first.start())
+        pos, pos_line = first.start(), line
         item_lines: dict[int, list[int]] = {}
         items = data.get("items") if isinstance(data, dict) else None
         if isinstance(items, list) and items:
-            lines = _top_item_lines(text, begin, end, text.count("\n", 0, begin) + 1)
+            lines = _top_item_lines(text, begin, end, begin_line)
             if lines is None or len(lines) != len(items):
                 return None
             if any(isinstance(it, dict) and "items" in it for it in items):
