@@ -150,7 +150,7 @@ def test_rejected_quantity_names_the_field(tmp_path: Path) -> None:
     p = _cli("-f", str(bad))
     assert p.returncode == 2, p.stdout + p.stderr
     assert p.stderr.strip().splitlines() == [
-        (f'error: {bad}:11: Pod default/x: Pod "x" is invalid: spec.containers[0].resources.requests[cpu]: '
+        (f'error: {bad}:18: Pod default/x: Pod "x" is invalid: spec.containers[0].resources.requests[cpu]: '
          'Invalid value: "-1": must be greater than or equal to 0')], p.stderr
 
 

@@ -283,7 +283,7 @@ def test_deleted_pods_leave_the_output_other_objects_of_the_same_name_stay(tmp_p
         node("n1", cpu="1"),
         pod("victim", cpu="800m", node_name="n1"),
         {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "victim", "namespace": "default"},
-         "spec": {"selector": {"app": "victim"}}},
+         "spec": {"selector": {"app": "victim"}, "ports": [{"port": 80}]}},
         pod("vip", cpu="800m", priorityClassName="high"),
     ])
     out = yaml.safe_load(run("simulate", "-f", str(f), "-o", "yaml")[1])

@@ -76,10 +76,13 @@ __all__ = [
     "status_causes",
     "validate_label_selector",
     "validate_labels",
+    "validate_csi_node",
     "validate_namespace",
     "validate_node",
     "validate_object",
     "validate_object_meta",
+    "validate_persistent_volume",
+    "validate_persistent_volume_claim",
     "validate_pod",
     "validate_pod_disruption_budget",
     "validate_pod_spec",
@@ -87,6 +90,7 @@ __all__ = [
     "validate_pod_update",
     "validate_priority_class",
     "validate_service",
+    "validate_storage_class",
     "validate_tolerations",
     "validate_workload",
 ]
@@ -1548,7 +1552,189 @@ def validate_service(svc: Any) -> list[FieldError]:
     return errs
 
 
+# ---- storage (pkg/apis/core/validation PV/PVC, pkg/apis/storage/validation) --------------------------
+
+_ACCESS_MODES = ("ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod")
+_VOLUME_MODES = ("Block", "Filesystem")
+_PV_RECLAIM_POLICIES = ("Delete", "Recycle", "Retain")
+_SC_RECLAIM_POLICIES = ("Delete", "Retain")
+_BINDING_MODES = ("Immediate", "WaitForFirstConsumer")
+_PV_SOURCES = ("hostPath", "gcePersistentDisk", "awsElasticBlockStore", "glusterfs", "flocker", "nfs", "rbd",
+               "quobyte", "cephfs", "iscsi", "cinder", "fc", "flexVolume", "azureFile", "vsphereVolume",
+               "photonPersistentDisk", "portworxVolume", "azureDisk", "scaleIO", "local", "storageos", "csi")
+
+
+def _validate_access_modes(modes: list[Any], path: str, required_detail: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    if not modes:
+        errs.append(FieldError(path, REQUIRED, "", required_detail))
+    rwop = other = False
+    for mode in modes:
+        m = _str(mode)
+        if m not in _ACCESS_MODES:
+            errs.append(FieldError(path, NOT_SUPPORTED, m, _supported(_ACCESS_MODES)))
+        elif m == "ReadWriteOncePod":
+            rwop = True
+        else:
+            other = True
+    if rwop and other:
+        errs.append(FieldError(path, FORBIDDEN, "", "may not use ReadWriteOncePod with other access modes"))
+    return errs
+
+
+def _validate_positive_quantity(q: Any, path: str) -> list[FieldError]:
+    """``ValidatePositiveQuantityValue`` (a quantity that does not parse: its parse error)."""
+    nanos = _nanos(q)
+    if nanos is None:
+        return [FieldError(path, INVALID, _render_quantity(q), _quantity_error(q))]
+    if nanos <= 0:
+        return [FieldError(path, INVALID, canonical_quantity(q), "must be greater than zero")]
+    return []
+
+
+def _render_quantity(q: Any) -> Any:
+    return q if isinstance(q, str) else str(q)
+
+
+def _validate_class_name(name: str, path: str) -> list[FieldError]:
+    return [FieldError(path, INVALID, name, m) for m in _name_subdomain(name)] if name else []
+
+
+def validate_persistent_volume(pv: Any) -> list[FieldError]:
+    """``ValidatePersistentVolume`` for what the scheduler's volume plugins read: access modes,
+    capacity (required; positive), reclaim policy, node affinity (``required`` terms), exactly
+    one volume source (``local`` needs node affinity), storage class name, volume mode. Not
+    covered: each volume source's own fields, and capacity keys other than ``storage`` (upstream
+    reports the whole map as a Go value)."""
+    o = _map(pv)
+    errs = validate_object_meta(o.get("metadata"), namespaced=False)
+    spec = _map(o.get("spec"))
+    errs.extend(_validate_access_modes(_list(spec.get("accessModes")), "spec.accessModes", ""))
+    capacity = spec.get("capacity")
+    if not _map(capacity):
+        errs.append(FieldError("spec.capacity", REQUIRED, ""))
+    for k, q in _map(capacity).items():
+        errs.extend(_validate_positive_quantity(q, _key("spec.capacity", k)))
+    policy = _str(spec.get("persistentVolumeReclaimPolicy"))
+    if policy and policy not in _PV_RECLAIM_POLICIES:
+        errs.append(FieldError("spec.persistentVolumeReclaimPolicy", NOT_SUPPORTED, policy,
+                               _supported(_PV_RECLAIM_POLICIES)))
+    affinity = spec.get("nodeAffinity")
+    affinity_set = False
+    if isinstance(affinity, dict):
+        required = affinity.get("required")
+        if not isinstance(required, dict):
+            errs.append(FieldError("spec.nodeAffinity.required", REQUIRED, "",
+                                   "must specify required node constraints"))
+        else:
+            affinity_set = True
+            terms = _list(required.get("nodeSelectorTerms"))
+            tpath = "spec.nodeAffinity.required.nodeSelectorTerms"
+            if not terms:
+                errs.append(FieldError(tpath, REQUIRED, "", "must have at least one node selector term"))
+            for i, term in enumerate(terms):
+                errs.extend(_validate_node_selector_term(term, _index(tpath, i), False))
+    sources = 0
+    for src in _PV_SOURCES:
+        if spec.get(src) is None:
+            continue
+        if sources and src != "flexVolume":
+            errs.append(FieldError(_child("spec", src), FORBIDDEN, "", "may not specify more than 1 volume type"))
+            continue
+        sources += 1
+        if src == "local" and not affinity_set:
+            errs.append(FieldError("spec.nodeAffinity", REQUIRED, "", "Local volume requires node affinity"))
+    if not sources:
+        errs.append(FieldError("spec", REQUIRED, "", "must specify a volume type"))
+    errs.extend(_validate_class_name(_str(spec.get("storageClassName")), "spec.storageClassName"))
+    mode = spec.get("volumeMode")
+    if mode is not None and mode not in _VOLUME_MODES:
+        errs.append(FieldError("spec.volumeMode", NOT_SUPPORTED, _str(mode), _supported(_VOLUME_MODES)))
+    return errs
+
+
+def validate_persistent_volume_claim(pvc: Any) -> list[FieldError]:
+    """``ValidatePersistentVolumeClaim``: access modes (at least one, supported, ReadWriteOncePod
+    alone), selector, ``resources[storage]`` (required, positive — upstream's path has no
+    ``requests``), storage class name, volume mode."""
+    o = _map(pvc)
+    errs = validate_object_meta(o.get("metadata"), namespaced=True)
+    spec = _map(o.get("spec"))
+    modes = _list(spec.get("accessModes"))
+    if not modes:
+        errs.append(FieldError("spec.accessModes", REQUIRED, "", "at least 1 access mode is required"))
+    if isinstance(spec.get("selector"), dict):
+        errs.extend(validate_label_selector(spec.get("selector"), "spec.selector"))
+    errs.extend(e for e in _validate_access_modes(modes, "spec.accessModes", "") if e.type != REQUIRED)
+    requests = _map(_map(spec.get("resources")).get("requests"))
+    if "storage" not in requests:
+        errs.append(FieldError("spec.resources[storage]", REQUIRED, ""))
+    else:
+        errs.extend(_validate_positive_quantity(requests["storage"], "spec.resources[storage]"))
+    errs.extend(_validate_class_name(_str(spec.get("storageClassName")), "spec.storageClassName"))
+    mode = spec.get("volumeMode")
+    if mode is not None and mode not in _VOLUME_MODES:
+        errs.append(FieldError("spec.volumeMode", NOT_SUPPORTED, _str(mode), _supported(_VOLUME_MODES)))
+    return errs
+
+
+def validate_storage_class(sc: Any) -> list[FieldError]:
+    """``ValidateStorageClass`` (pkg/apis/storage/validation): provisioner (required, a qualified
+    name once lower-cased), reclaim policy, volume binding mode (both defaulted when absent)."""
+    o = _map(sc)
+    errs = validate_object_meta(o.get("metadata"), namespaced=False)
+    provisioner = _str(o.get("provisioner"))
+    if not provisioner:
+        errs.append(FieldError("provisioner", REQUIRED, ""))
+    else:
+        errs.extend(FieldError("provisioner", INVALID, provisioner, m) for m in is_qualified_name(provisioner.lower()))
+    policy = o.get("reclaimPolicy")
+    if policy is not None and _str(policy) and policy not in _SC_RECLAIM_POLICIES:
+        errs.append(FieldError("reclaimPolicy", NOT_SUPPORTED, _str(policy), _supported(_SC_RECLAIM_POLICIES)))
+    mode = o.get("volumeBindingMode")
+    if mode is not None and mode not in _BINDING_MODES:
+        errs.append(FieldError("volumeBindingMode", NOT_SUPPORTED, _str(mode), _supported(_BINDING_MODES)))
+    return errs
+
+
+def validate_csi_node(node: Any) -> list[FieldError]:
+    """``ValidateCSINode``: each driver's name (``ValidateCSIDriverName``: required, at most 63
+    bytes, a DNS subdomain once lower-cased), nodeID (required, at most 128 characters), ``allocatable.count``
+    non-negative, no duplicate driver names."""
+    o = _map(node)
+    errs = validate_object_meta(o.get("metadata"), namespaced=False)
+    seen: set[str] = set()
+    for i, d in enumerate(_list(_map(o.get("spec")).get("drivers"))):
+        dpath = _index("spec.drivers", i)
+        drv = _map(d)
+        name = _str(drv.get("name"))
+        npath = _child(dpath, "name")
+        if not name:  # ValidateCSIDriverName: each check adds its error
+            errs.append(FieldError(npath, REQUIRED, ""))
+        if len(name) > 63:
+            errs.append(FieldError(npath, TOO_LONG, "", "may not be more than 63 bytes"))
+        errs.extend(FieldError(npath, INVALID, name, m) for m in is_dns1123_subdomain(name.lower()))
+        node_id = _str(drv.get("nodeID"))
+        if not node_id:
+            errs.append(FieldError(_child(dpath, "nodeID"), REQUIRED, ""))
+        elif len(node_id) > 128:
+            errs.append(FieldError(_child(dpath, "nodeID"), INVALID, node_id, "must be 128 characters or less"))
+        count = _map(drv.get("allocatable")).get("count")
+        errs.extend(_nonnegative(count, _child(_child(dpath, "allocatable"), "count")))
+        if name in seen:
+            errs.append(FieldError(_child(dpath, "name"), DUPLICATE, name))
+        seen.add(name)
+    return errs
+
+
 # ---- dispatch ---------------------------------------------------------------------------------------
+
+_STORAGE_VALIDATORS: dict[str, Callable[[Any], list[FieldError]]] = {
+    "PersistentVolume": validate_persistent_volume,
+    "PersistentVolumeClaim": validate_persistent_volume_claim,
+    "StorageClass": validate_storage_class,
+    "CSINode": validate_csi_node,
+}
 
 _WORKLOADS = {"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "ReplicationController", "Job", "CronJob"}
 
@@ -1579,6 +1765,9 @@ def validate_object(obj: Any, *, namespaced: bool | None = None) -> list[FieldEr
         return validate_pod_disruption_budget(o)
     if kind == "Service":
         return validate_service(o)
+    storage = _STORAGE_VALIDATORS.get(kind)
+    if storage is not None:
+        return storage(o)
     scoped = namespaced if namespaced is not None else kind not in _CLUSTER_SCOPED
     name_kind = "dns1035" if kind in _DNS1035_KINDS else "subdomain"
     return validate_object_meta(o.get("metadata"), namespaced=scoped, name_kind=name_kind)

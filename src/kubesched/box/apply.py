@@ -8,8 +8,9 @@ then Pods (each group in input order) — a pod's namespace and PriorityClass ex
 and the nodes a bound pod names exist before the pod. Pods that carry ``spec.nodeName`` are
 created bound, as on any API server.
 
-Errors are :class:`~kubesched.errors.ManifestError` located at the object's ``file:line``
-with the server's ``Status`` message (``Pod "x" is invalid: spec.containers[0]...``). An object
+Errors are :class:`~kubesched.errors.ManifestError` located at ``file:line`` of the field the
+API server names (else of the object), with the server's ``Status`` message (``Pod "x" is
+invalid: spec.containers[0]...``). An object
 that already exists (a re-used ``--data-dir``, or one the server bootstraps, such as the
 ``default`` Namespace or the ``system-node-critical`` PriorityClass) is left as it is and counted.
 """
@@ -22,7 +23,7 @@ from typing import Any
 
 from kubesched.errors import KubeschedError, ManifestError
 from kubesched.kube.client import APIClient, APIError
-from kubesched.sim.manifests import RawObject
+from kubesched.sim.manifests import RawObject, locate
 
 __all__ = ["ApplyError", "ApplyResult", "RESTMapper", "apply_objects", "creation_order"]
 
@@ -102,6 +103,18 @@ class ApplyResult:
     pods_pending: int = 0
 
 
+def _where(r: RawObject, e: APIError) -> str:
+    """``file:line`` of the first field the API server's 422 names (``details.causes[].field``),
+    else of the object."""
+    details = e.body.get("details") if isinstance(e.body, dict) else None
+    causes = details.get("causes") if isinstance(details, dict) else None
+    if isinstance(causes, list) and causes and isinstance(causes[0], dict):
+        field = causes[0].get("field")
+        if isinstance(field, str) and field:
+            return locate(r, field)
+    return r.source
+
+
 async def apply_objects(client: APIClient, raws: Sequence[RawObject], *,
                         on_created: Callable[[RawObject], None] | None = None) -> ApplyResult:
     """Create ``raws`` through the API in :func:`creation_order`.
@@ -126,7 +139,7 @@ async def apply_objects(client: APIClient, raws: Sequence[RawObject], *,
                 continue
             if e.status >= 500 or e.status == 429:
                 raise ApplyError(f"{r.source}: {r.describe()}: the API server failed: {e}") from None
-            raise ManifestError(f"{r.describe()}: {e.message or e}", r.source) from None
+            raise ManifestError(f"{r.describe()}: {e.message or e}", _where(r, e)) from None
         out.created += 1
         if r.kind == "Pod":
             if (r.data.get("spec") or {}).get("nodeName"):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -21,13 +22,25 @@ from kubesched.cli.snapshot_cmd import snapshot as _snapshot_cmd
 from kubesched.cli.up_cmd import up as _up_cmd
 from kubesched.cli.whatif_cmd import capacity_command as _capacity_cmd
 from kubesched.cli.whatif_cmd import compare_command as _compare_cmd
-from kubesched.errors import InputError, KubeschedError
+from kubesched.errors import InputError, KubeschedError, PluginConfigError
 
 __all__ = ["main"]
 
 
+def _quiet_stdout() -> None:
+    """After a broken pipe: point stdout at /dev/null so the interpreter's final flush does not
+    print "Exception ignored ... BrokenPipeError" (Python docs, "Note on SIGPIPE")."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
 def _friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn kubesched's input errors into one line on stderr and exit code 2."""
+    """Turn kubesched's input errors into one line on stderr and exit code 2; never a traceback:
+    a broken pipe (``| head``) ends quietly (0), an output that cannot be written is one
+    ``error:`` line (1), Ctrl-C is one ``interrupted`` line (130, as a shell reports SIGINT)."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -40,7 +53,16 @@ def _friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
             click.echo(f"error: {e}", err=True)
             sys.exit(2)
         except BrokenPipeError:  # e.g. piped into head
+            _quiet_stdout()
             sys.exit(0)
+        except KeyboardInterrupt:
+            _quiet_stdout()
+            click.echo("interrupted", err=True)
+            sys.exit(130)
+        except OSError as e:  # stdout on a full disk, a closed descriptor, ...
+            _quiet_stdout()
+            click.echo(f"error: cannot write output: {e.strerror or e}", err=True)
+            sys.exit(1)
 
     return wrapper
 
@@ -93,7 +115,15 @@ def _registry(plugins: tuple[str, ...]) -> dict[str, Any] | None:
 
     reg = in_tree_registry()
     for spec in plugins:
-        name, factory = load_out_of_tree(spec)
+        name, _, target = spec.partition("=")
+        if "=" in spec and (not name or not target or target.startswith(":") or target.endswith(":")):
+            raise PluginConfigError(f"invalid --plugin {spec!r}: expected NAME=module:factory "
+                                    "(or an entry point name in 'kubesched.plugins')")
+        try:
+            name, factory = load_out_of_tree(spec)
+        except PluginConfigError as e:
+            raise PluginConfigError(f"--plugin {spec}: {e.message} (expected NAME=module:factory, "
+                                    "or an entry point name in 'kubesched.plugins')") from None
         reg.register(name, factory)
     return dict(reg)
 
@@ -114,15 +144,25 @@ def _registry(plugins: tuple[str, ...]) -> dict[str, Any] | None:
 @click.option("--add-nodes", "add_nodes", type=click.Path(dir_okay=False), default=None, metavar="NODE.yaml",
               help="Node template: add the fewest such nodes that take the pending pods (cluster-autoscaler's "
                    "binpacking estimate) and show where each pod would go.")
+@click.option("--validate", "validate", default="strict", show_default=True, metavar="strict|warn|ignore",
+              help="Unknown fields: an error (strict, true), a warning (warn) or ignored (ignore, false), "
+                   "as kubectl's --validate. Objects are always checked as the API server would.")
 @_friendly
 def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output: str | None,
              record_results: bool, results_file: str | None, plugins: tuple[str, ...],
-             add_nodes: str | None = None) -> None:
+             add_nodes: str | None = None, validate: str = "strict") -> None:
     """Schedule the pending pods of a set of manifests and show where they went and why."""
     from kubesched.sim.manifests import write_list
     from kubesched.sim.simulate import simulate as run
+    from kubesched.sim.validate import field_validation_mode, validate_inputs
 
+    try:
+        mode = field_validation_mode(validate)
+    except ValueError as e:
+        raise InputError(str(e), "--validate") from None
+    registry = _registry(plugins)
     config, raws, _ = load_inputs(list(paths), config_path)
+    validate_inputs(raws, field_validation=mode, warn=lambda line: click.echo(line, err=True))
     node_template = None
     if add_nodes:
         from kubesched.sim.autoscale import load_node_template
@@ -132,13 +172,16 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
     sink = None
     fh = None
     if results_file:
-        fh = open(results_file, "w", encoding="utf-8")  # noqa: SIM115
+        try:
+            fh = open(results_file, "w", encoding="utf-8")  # noqa: SIM115
+        except OSError as e:
+            raise InputError(f"cannot write {results_file}: {e.strerror or e}", "--results-file") from None
 
         def sink(rec: Any) -> None:
             fh.write(json.dumps(rec.to_dict(), separators=(",", ":")) + "\n")
 
     try:
-        result = run(raws, config, seed=seed, record=record_results, registry=_registry(plugins), on_record=sink)
+        result = run(raws, config, seed=seed, record=record_results, registry=registry, on_record=sink)
     finally:
         if fh is not None:
             fh.close()

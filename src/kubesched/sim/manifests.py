@@ -38,6 +38,7 @@ Errors are raised as :class:`~kubesched.errors.ManifestError` whose ``path`` is
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -60,6 +61,7 @@ __all__ = [
     "check_duplicates",
     "is_namespaced",
     "load_manifests",
+    "locate",
     "parse_manifest_text",
     "write_list",
 ]
@@ -128,6 +130,12 @@ class RawObject:
     data: dict
     source: str
     index: int
+    file: str = ""
+    """The file (``<stdin>`` for standard input) and where in it: the document's index among
+    the file's non-empty documents and the item indices through nested Lists — what
+    :func:`locate` needs to find a field's line on demand."""
+    doc: int = -1
+    items: tuple[int, ...] = ()
 
     @property
     def name(self) -> str:
@@ -195,7 +203,8 @@ class _Collector:
         self.configs = configs
 
     def add(self, data: Any, path: str, line: int, node: Node | None,
-            item_lines: dict[int, list[int]] | None = None) -> None:
+            item_lines: dict[int, list[int]] | None = None, doc: int = -1,
+            items_at: tuple[int, ...] = ()) -> None:
         """Validate one document (expanding Lists) and append its objects.
 
         ``node`` (full YAML path) or ``item_lines`` (fast YAML path and JSON: ``id(items
@@ -227,7 +236,7 @@ class _Collector:
                 if item_kind is not None and isinstance(item, dict):
                     item.setdefault("kind", item_kind)
                     item.setdefault("apiVersion", api_version)
-                self.add(item, path, lines[i], nodes[i] if nodes else None, item_lines)
+                self.add(item, path, lines[i], nodes[i] if nodes else None, item_lines, doc, (*items_at, i))
             return
 
         if kind == SCHEDULER_CONFIG_KIND and self.configs is not None:
@@ -249,7 +258,7 @@ class _Collector:
             elif not isinstance(ns, str):
                 raise ManifestError(
                     f"{kind} {name}: metadata.namespace must be a string, got {_type_name(ns)}", where)
-        self.out.append(RawObject(kind, api_version, data, where, len(self.out)))
+        self.out.append(RawObject(kind, api_version, data, where, len(self.out), path, doc, items_at))
 
 
 def _type_name(v: Any) -> str:
@@ -427,17 +436,193 @@ _NO_KEY = object()
 
 
 def _parse_yaml(text: str, path: str, col: _Collector) -> None:
+    docs = _parse_yaml_rs(text)
+    if docs is None:
+        try:
+            docs = _parse_yaml_fast(text, path)
+        except (_Fallback, yaml.YAMLError, RecursionError):
+            _parse_yaml_full(text, path, col)
+            return
+    for i, (data, line, item_lines) in enumerate(docs):
+        col.add(data, path, line, None, item_lines, i)
+
+
+# The yaml-rs path (YAML 1.2 core schema) is taken only when the text holds no anchor, alias,
+# tag, merge key or complex key ("&", "*", "!", "<<", "? " anywhere: a cheap substring test;
+# flow collections as keys) and no plain scalar
+# that YAML 1.1 (PyYAML, and the API server's go-yaml v2) reads differently in the commonest
+# cases: yes/no/on/off booleans and 0-prefixed integers (``defaultMode: 0644``, ``00008``). Anything
+# else goes through PyYAML. Remaining 1.1/1.2 differences (sexagesimal ``1:20``, ``1e3`` as a
+# float, ``.inf``) are so rare in manifests that a full scan (seconds on a dump) is not spent.
+_YAML11_SCALAR = r"(?:yes|no|on|off|Yes|No|On|Off|YES|NO|ON|OFF|[-+]?0[0-9_]+)(?=[ \t]*(?:[,}\]#]|$))"
+_YAML11_RISK = tuple(re.compile(re.escape(prefix) + _YAML11_SCALAR, re.M) for prefix in (": ", "- ", ", ", "["))
+_PYYAML_ONLY = ("&", "*", "!", "<<", "\n%", "\n...", "? ", "?\n")
+
+
+def _flow_key(text: str) -> bool:
+    """Maybe a flow collection used as a mapping key (``[a, b]: c``): ``]:`` or ``}:`` on a line
+    whose key starts with ``[`` or ``{``, or anywhere when a flow collection opens inside a flow
+    collection (``{[``, ``, {``...). managedFields' ``k:{"name":"c"}:`` keys are neither."""
+    if ("]:" in text or "}:" in text) and any(x in text for x in ("{[", "{{", ", [", ", {")):
+        return True
+    for sub in ("]:", "}:"):
+        i = text.find(sub)
+        while i >= 0:
+            start = text.rfind("\n", 0, i) + 1
+            head = text[start:i].lstrip(" \t-")
+            if head[:1] in ("[", "{"):
+                return True
+            i = text.find(sub, i + 2)
+    return False
+
+
+def _needs_pyyaml(text: str) -> bool:
+    if any(c in text for c in _PYYAML_ONLY) or text.startswith("%") or _flow_key(text):
+        return True
+    return any(rx.search(text) for rx in _YAML11_RISK)
+
+
+_CONTENT_LINE = re.compile(r"^[ \t]*[^\s#]", re.M)
+
+
+def _find_all(text: str, sub: str, begin: int, end: int) -> list[int]:
+    out = []
+    i = text.find(sub, begin, end)
+    while i >= 0:
+        out.append(i)
+        i = text.find(sub, i + 1, end)
+    return out
+
+
+def _doc_bounds(text: str) -> list[tuple[int, int]] | None:
+    """``(begin, end)`` offsets of the documents of a stream split at ``---`` lines (str.find:
+    a multi-line regex is ~50x slower on a dump); None when a ``---`` line holds content."""
+    marks = _find_all(text, "\n---", 0, len(text))
+    if text.startswith("---"):
+        marks.insert(0, -1)
+    bounds: list[tuple[int, int]] = []
+    begin = 0
+    for m in marks:
+        start = m + 1
+        eol = text.find("\n", start)
+        eol = len(text) if eol < 0 else eol
+        rest = text[start + 3:eol]
+        if rest and not rest[0].isspace():
+            continue  # "----" or "---x": not a marker
+        if rest.strip() and not rest.strip().startswith("#"):
+            return None
+        bounds.append((begin, start))
+        begin = eol
+    bounds.append((begin, len(text)))
+    return bounds
+
+
+def _top_item_lines(text: str, begin: int, end: int, first_line: int) -> list[int] | None:
+    """Lines of the entries of a top-level ``items:`` block sequence written at column 0 (as
+    kubectl prints a List) within ``text[begin:end]``; None when not written that way."""
+    key = text.find("\nitems:", max(begin - 1, 0), end)
+    if key < 0 and text.startswith("items:", begin):
+        key = begin
+    if key < 0:
+        return None
+    starts = sorted(_find_all(text, "\n- ", key, end) + _find_all(text, "\n-\n", key, end))
+    lines: list[int] = []
+    pos, cur = begin, first_line
+    for i in starts:
+        cur += text.count("\n", pos, i + 1)
+        pos = i + 1
+        lines.append(cur)
+    return lines
+
+
+def _parse_yaml_rs(text: str) -> list[tuple[Any, int, dict[int, list[int]]]] | None:
+    """Documents through yaml-rs (Rust; ~2x the libyaml event path, ~15x PyYAML's pure-Python
+    loader): ``(data, line, item lines)`` per non-empty document, or None when the text holds
+    something where the result could differ from the PyYAML paths (see ``_needs_pyyaml``), the
+    document or List item lines cannot be found by a line scan, or yaml-rs reports an error
+    (the PyYAML paths then give the canonical message and line)."""
     try:
-        docs = _parse_yaml_fast(text, path)
-    except (_Fallback, yaml.YAMLError, RecursionError):
-        _parse_yaml_full(text, path, col)
-        return
-    for data, line, item_lines in docs:
-        col.add(data, path, line, None, item_lines)
+        import yaml_rs
+    except ImportError:  # pragma: no cover - a declared dependency
+        return None
+    if _needs_pyyaml(text):
+        return None
+    bounds = _doc_bounds(text)
+    if bounds is None:
+        return None
+    docs: list[tuple[Any, int, dict[int, list[int]]]] = []
+    pos, pos_line = 0, 1  # line numbers counted incrementally: files may hold thousands of documents
+    for begin, end in bounds:
+        first = _CONTENT_LINE.search(text, begin, end)
+        if first is None:
+            continue  # empty or comments only
+        try:
+            data = yaml_rs.loads(text[begin:end], parse_datetime=False)
+        except Exception:  # noqa: BLE001 - yaml-rs raises its own types; PyYAML re-reads
+            return None
+        if data is None:
+            continue
+        begin_line = pos_line + text.count("\n", pos, begin)
+        line = begin_line + text.count("\n", begin, first.start())
+        pos, pos_line = first.start(), line
+        item_lines: dict[int, list[int]] = {}
+        items = data.get("items") if isinstance(data, dict) else None
+        if isinstance(items, list) and items:
+            lines = _top_item_lines(text, begin, end, begin_line)
+            if lines is None or len(lines) != len(items):
+                return None
+            if any(isinstance(it, dict) and "items" in it for it in items):
+                return None  # nested Lists: the PyYAML paths know their items' lines
+            item_lines[id(items)] = lines
+        docs.append((data, line, item_lines))
+    return docs
+
+
+def _allowed_alias_ratio(decodes: int) -> float:
+    """go-yaml's ``allowedAliasRatio``: 99% below 400,000 decodes, 10% above 4,000,000."""
+    if decodes <= 400_000:
+        return 0.99
+    if decodes >= 4_000_000:
+        return 0.10
+    return 0.99 - 0.89 * (decodes - 400_000) / 3_600_000
+
+
+def _check_aliasing(node: Node, path: str) -> None:
+    """Reject a document whose aliases expand to most of it ("billion laughs"), as the API
+    server's YAML decoder (go-yaml v2 ``decoder.unmarshal``, CVE-2019-11253) does: every node
+    reached through an alias counts as an alias decode; more than 100 of them, past 1,000
+    decodes, above :func:`_allowed_alias_ratio` → ``document contains excessive aliasing``.
+    Walks the composed node graph (aliases are shared nodes there) and stops at the limit, so a
+    1 KB bomb fails in milliseconds instead of expanding."""
+    seen: set[int] = set()
+    decodes = aliases = 0
+    stack: list[tuple[Node, bool]] = [(node, False)]
+    while stack:
+        n, in_alias = stack.pop()
+        decodes += 1
+        if in_alias:
+            aliases += 1
+        elif id(n) in seen:
+            in_alias = True  # a second occurrence: an alias of an anchored node
+        if aliases > 100 and decodes > 1000 and aliases / decodes > _allowed_alias_ratio(decodes):
+            raise ManifestError("error converting YAML to JSON: yaml: document contains excessive aliasing",
+                                f"{path}:{node.start_mark.line + 1}")
+        if isinstance(n, (MappingNode, SequenceNode)):
+            if not in_alias:
+                seen.add(id(n))
+            if isinstance(n, MappingNode):
+                for k, v in reversed(n.value):
+                    stack.append((v, in_alias))
+                    stack.append((k, in_alias))
+            else:
+                for v in reversed(n.value):
+                    stack.append((v, in_alias))
 
 
 def _parse_yaml_full(text: str, path: str, col: _Collector) -> None:
     loader = _Loader(text)
+    check = "*" in text
+    doc = 0
     try:
         while loader.check_node():
             node = loader.get_node()
@@ -445,8 +630,11 @@ def _parse_yaml_full(text: str, path: str, col: _Collector) -> None:
                 continue
             if isinstance(node, ScalarNode) and node.tag == "tag:yaml.org,2002:null":
                 continue  # empty document
+            if check:
+                _check_aliasing(node, path)
             data = loader.construct_document(node)
-            col.add(data, path, node.start_mark.line + 1, node)
+            col.add(data, path, node.start_mark.line + 1, node, None, doc)
+            doc += 1
     except yaml.YAMLError as err:
         raise _yaml_error(err, path) from None
     except RecursionError:
@@ -503,7 +691,7 @@ def _parse_json(text: str, path: str, col: _Collector) -> None:
     item_lines = None
     if isinstance(data, dict) and isinstance(data.get("items"), list):
         item_lines = {id(data["items"]): _json_item_lines(text)}
-    col.add(data, path, line, None, item_lines)
+    col.add(data, path, line, None, item_lines, 0)
 
 
 def _decode(raw: bytes, path: str) -> str:
@@ -575,6 +763,7 @@ def load_manifests(paths: Sequence[str], *, allow_duplicates: bool = False,
     for path in _expand_paths([os.fspath(p) for p in paths]):
         if path == "-":
             text, shown = sys.stdin.read(), "<stdin>"
+            _STDIN_TEXT[:] = [text]
         else:
             try:
                 with open(path, "rb") as fh:
@@ -619,3 +808,132 @@ def write_list(objs: Iterable[dict], fmt: Literal["yaml", "json"], stream: IO[st
         stream.write("\n")
     else:
         raise ValueError(f"unknown format {fmt!r}: expected 'yaml' or 'json'")
+
+
+# --------------------------------------------------------------------------- field lines
+
+_STDIN_TEXT: list[str] = []  # the text read from "-", for locate()
+_PATH_TOKEN = re.compile(r"\[([^\]]*)\]|([^.\[\]]+)")
+
+
+def _field_tokens(field_path: str) -> list[tuple[str, bool]]:
+    """``spec.containers[0].resources.requests[cpu]`` → ``[(spec, F), (containers, F), (0, T),
+    ...]`` (``True``: the token was in brackets — an index or a map key)."""
+    return [(m.group(1), True) if m.group(1) is not None else (m.group(2), False)
+            for m in _PATH_TOKEN.finditer(field_path)]
+
+
+_Source = tuple[str, list[str], list[int]]  # text, lines, offset of each line
+_LINES_CACHE: dict[str, tuple[float, _Source]] = {}
+
+
+def _split_source(text: str) -> _Source:
+    lines = text.split("\n")
+    return text, lines, list(itertools.accumulate((len(x) + 1 for x in lines), initial=0))
+
+
+def _file_lines(file: str) -> _Source:
+    """A file's text, lines and line offsets, kept for the last file asked for
+    (``--validate=warn`` locates one field per object of a dump: the file is read and split
+    once, not once per warning)."""
+    if file == "<stdin>":
+        return _split_source(_STDIN_TEXT[-1] if _STDIN_TEXT else "")
+    mtime = os.stat(file).st_mtime
+    hit = _LINES_CACHE.get(file)
+    if hit is not None and hit[0] == mtime:
+        return hit[1]
+    with open(file, "rb") as fh:
+        source = _split_source(fh.read().decode("utf-8-sig"))
+    _LINES_CACHE.clear()
+    _LINES_CACHE[file] = (mtime, source)
+    return source
+
+
+def _object_snippet(source: _Source, line: int, json_format: bool) -> tuple[str, int] | None:
+    """The text of the object whose first line is ``line`` (1-based), standing alone, and the
+    line it starts at: a List item (``- key: ...``) up to the next line indented no deeper
+    than its dash; a document up to the next ``---``; a JSON object up to its closing brace."""
+    text, lines, offsets = source
+    if not 1 <= line <= len(lines):
+        return None
+    first = lines[line - 1]
+    if json_format:
+        offset = offsets[line - 1] + (len(first) - len(first.lstrip()))
+        try:
+            _, end = json.JSONDecoder().raw_decode(text, offset)
+        except ValueError:
+            return None
+        return text[offset:end].replace("\t", " "), line
+    m = re.match(r"^([ \t]*)((?:-[ \t]+)*)", first)
+    assert m is not None
+    out = [" " * len(m.group(0)) + first[m.end():] if m.group(2) else first]
+    dash = len(m.group(1))
+    for k in range(line, len(lines)):
+        nxt = lines[k]
+        stripped = nxt.strip()
+        if m.group(2):
+            if stripped and not stripped.startswith("#") and len(nxt) - len(nxt.lstrip()) <= dash:
+                break
+        elif nxt.startswith(("---", "...")) and (len(nxt) == 3 or nxt[3:4].isspace()):
+            break
+        out.append(nxt)
+    return "\n".join(out) + "\n", line
+
+
+def _walk_lines(node: Node, tokens: list[tuple[str, bool]]) -> int:
+    """The 0-based line of the deepest node of ``tokens`` found under ``node``."""
+    line = node.start_mark.line
+    i = 0
+    while i < len(tokens):
+        tok, bracket = tokens[i]
+        if isinstance(node, SequenceNode) and bracket and tok.isdigit() and int(tok) < len(node.value):
+            node = node.value[int(tok)]
+            line = node.start_mark.line
+            i += 1
+            continue
+        if not isinstance(node, MappingNode):
+            break
+        found = None
+        # a dotted key (status.allocatable.example.com/gpu) spans several tokens
+        for j in range(i + 1, len(tokens) + 1):
+            key = ".".join(t for t, _ in tokens[i:j])
+            for k, v in node.value:
+                if isinstance(k, ScalarNode) and k.value == key:
+                    found = (k, v, j)
+                    break
+            if found or bracket:
+                break
+        if found is None:
+            break
+        k, node, i = found
+        line = k.start_mark.line
+    return line
+
+
+def locate(raw: RawObject, field_path: str) -> str:
+    """``file:line`` of the field ``field_path`` (upstream's field path syntax,
+    ``spec.containers[0].resources.requests[cpu]``) of ``raw``, or of the deepest part of it
+    that exists (a missing required field points at its parent); ``raw.source`` when the file
+    cannot be read again or the object cannot be found in it.
+
+    Lines are found on demand, only for errors: the object's text is cut out of its file (from
+    its first line, by indentation) and composed alone, so a field in a 40 MB dump is found in
+    milliseconds and loading keeps no per-field positions.
+    """
+    if not raw.file:
+        return raw.source
+    try:
+        line = int(raw.source.rsplit(":", 1)[1])
+        snippet = _object_snippet(_file_lines(raw.file), line, raw.file.lower().endswith(".json"))
+        if snippet is None:
+            return raw.source
+        body, start = snippet
+        node = yaml.compose(body, Loader=_Loader)
+        if node is None:
+            return raw.source
+        tokens = _field_tokens(field_path)
+        if raw.kind == "Node" and tokens[:2] == [("metadata", False), ("taints", False)]:
+            tokens[0] = ("spec", False)  # upstream reports Node taint errors under metadata.taints
+        return f"{raw.file}:{start + _walk_lines(node, tokens)}"
+    except (OSError, ValueError, IndexError, yaml.YAMLError, RecursionError):
+        return raw.source

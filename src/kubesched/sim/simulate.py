@@ -31,6 +31,7 @@ import msgspec
 from kubesched.api.objects import (
     KINDS,
     Node,
+    ObjectMeta,
     Pod,
     PriorityClass,
     decode,
@@ -44,11 +45,12 @@ from kubesched.errors import InputError, ManifestError
 from kubesched.framework.clock import ManualClock
 from kubesched.framework.record import DecisionRecord
 from kubesched.scheduler import Attempt, Scheduler
-from kubesched.sim.manifests import RawObject
+from kubesched.sim.manifests import RawObject, locate
 from kubesched.sim.store import ClusterStore
 from kubesched.sim.workloads import WORKLOAD_KINDS, Controllers, WorkloadError
 
-__all__ = ["ANNOTATION_PREFIX", "PodOutcome", "SimulationResult", "build_store", "simulate"]
+__all__ = ["ANNOTATION_PREFIX", "SYSTEM_PRIORITY_CLASSES", "PodOutcome", "SimulationResult", "build_store",
+           "is_terminal", "simulate"]
 
 ANNOTATION_PREFIX = "kubesched.io/"
 DEFAULT_PREEMPTION_POLICY = "PreemptLowerPriority"
@@ -81,12 +83,13 @@ class SimulationResult:
 
     def output_objects(self) -> list[dict[str, Any]]:
         """Every input object after the run (bound pods carry ``spec.nodeName`` and conditions);
-        pods deleted during the run (preemption victims) are left out."""
+        pods deleted during the run (preemption victims) are left out; Succeeded/Failed pods come
+        back as they were (the scheduler never sees them)."""
         raw = self.store.raw
         out: list[dict[str, Any]] = []
         seen: set[tuple[str, str, str]] = set()
         for r in self.raws:
-            if r.kind == "Pod" and ("Pod", r.namespace or "", r.name) not in raw:
+            if r.kind == "Pod" and ("Pod", r.namespace or "", r.name) not in raw and not is_terminal(r.data):
                 continue
             cur = self.store.get(r.kind, r.namespace or "", r.name) if r.kind in _STORAGE_KINDS else None
             out.append(cur if isinstance(cur, dict) else r.data)
@@ -111,11 +114,34 @@ def _parse_ts(ts: str | None) -> float:
         return float("inf")
 
 
+#: The PriorityClasses the API server creates at start (``pkg/apis/scheduling/types.go``).
+SYSTEM_PRIORITY_CLASSES = {"system-node-critical": 2_000_001_000, "system-cluster-critical": 2_000_000_000}
+TERMINAL_PHASES = ("Succeeded", "Failed")
+
+
+def is_terminal(raw: dict[str, Any]) -> bool:
+    """A Succeeded or Failed pod: the scheduler's pod informer never sees it (upstream
+    ``pkg/scheduler/scheduler.go`` lists pods with the field selector
+    ``status.phase!=Succeeded,status.phase!=Failed``), so it holds no resources and is neither
+    scheduled nor a preemption victim. Terminating pods (``deletionTimestamp``) are not terminal."""
+    status = raw.get("status")
+    return isinstance(status, dict) and status.get("phase") in TERMINAL_PHASES
+
+
 def _resolve_priority(pod: Pod, classes: dict[str, PriorityClass], default: PriorityClass | None,
                       where: str) -> Pod:
-    """The Priority admission plugin: ``priorityClassName`` → ``spec.priority`` (+ preemptionPolicy)."""
+    """The Priority admission plugin: ``priorityClassName`` → ``spec.priority`` (+ preemptionPolicy).
+
+    A pod that already exists (it has ``metadata.uid``: a cluster dump) and carries
+    ``spec.priority`` keeps it, as the API server admitted it once: its class may be missing
+    from the input or have changed since."""
     spec = pod.spec
     name = spec.priority_class_name
+    if spec.priority is not None and pod.metadata.uid:
+        if spec.preemption_policy:
+            return pod
+        return msgspec.structs.replace(pod, spec=msgspec.structs.replace(
+            spec, preemption_policy=DEFAULT_PREEMPTION_POLICY))
     if name:
         pc = classes.get(name)
         if pc is None:
@@ -153,7 +179,8 @@ def _decode_raw(r: RawObject, cls: type) -> Any:
         obj: Any = decode(cls, r.data)  # the typed view of one of several kinds
         _check_quantities(r.kind, obj)
     except InputError as e:
-        raise ManifestError(f"{r.describe()}: {e.path + ': ' if e.path else ''}{e.message}", r.source) from None
+        raise ManifestError(f"{r.describe()}: {e.path + ': ' if e.path else ''}{e.message}",
+                            locate(r, e.path) if e.path else r.source) from None
     return obj
 
 
@@ -254,6 +281,10 @@ def build_store(raws: list[RawObject]) -> tuple[ClusterStore, list[tuple[Pod, di
             continue
         typed.append((r, _decode_raw(r, cls)))
     classes = {o.metadata.name: o for r, o in typed if r.kind == "PriorityClass"}
+    for name, value in SYSTEM_PRIORITY_CLASSES.items():
+        if name not in classes:
+            classes[name] = PriorityClass(metadata=ObjectMeta(name=name), value=value,
+                                          preemption_policy=DEFAULT_PREEMPTION_POLICY)
     defaults = [o for o in classes.values() if o.global_default]
     if len(defaults) > 1:
         raise ManifestError("more than one PriorityClass has globalDefault: true: "
@@ -268,6 +299,8 @@ def build_store(raws: list[RawObject]) -> tuple[ClusterStore, list[tuple[Pod, di
             nodes.append((obj, r.data))
             node_names.add(obj.metadata.name)
         elif r.kind == "Pod":
+            if is_terminal(r.data):
+                continue  # not in the scheduler's informer: kept for output only
             pod = _prepare_pod(obj, classes, default, r.source)
             if pod.spec.node_name:
                 bound.append((pod, r.data))
@@ -277,7 +310,7 @@ def build_store(raws: list[RawObject]) -> tuple[ClusterStore, list[tuple[Pod, di
             store.add(r.kind, obj, r.data)
     for pod, raw in bound:
         if pod.spec.node_name not in node_names:
-            src = next((r.source for r in raws if r.data is raw), "")
+            src = next((locate(r, "spec.nodeName") for r in raws if r.data is raw), "")
             raise ManifestError(f'pod {pod_key(pod)} is bound to node "{pod.spec.node_name}", '
                                 "which is not in the input", src)
     pending.sort(key=lambda t: (t[0], t[1]))

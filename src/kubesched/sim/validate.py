@@ -1,0 +1,346 @@
+"""The simulator's input checks: what the API server would have said about each manifest.
+
+``kubesched simulate`` reads objects that never went through an API server. Before scheduling,
+every object gets, in order, what ``kubectl apply`` and kube-apiserver would do to it:
+
+1. **kind** — an ``apiVersion``/``kind`` of a built-in API group that upstream v1.34 does not
+   serve is kubectl's ``no matches for kind "Pood" in version "v1"``; kinds of other groups
+   (CRDs) pass through unchecked, as do built-in kinds the scheduler never reads beyond step 2.
+2. **decoding** — field validation (``--validate``, kubectl's default ``strict``): fields the
+   kind does not have are ``Pod in version "v1" cannot be handled as a Pod: strict decoding
+   error: unknown field "spec.containers[0].imagee"`` (strict), a ``Warning: unknown field
+   ...`` line on stderr (warn), or nothing (ignore); a value of the wrong JSON type is the
+   decoder's ``json: cannot unmarshal ...`` error whatever the mode (:mod:`kubesched.api.schemas`).
+3. **defaults the scheduler relies on** (``pkg/apis/core/v1/defaults.go``): a container
+   resource with a limit and no request gets the limit as request.
+4. **validation** (:mod:`kubesched.api.validation`, the module the box's admission uses):
+   ``Pod "x" is invalid: spec.containers[0].resources.requests[cpu]: Invalid value: "-1": must
+   be greater than or equal to 0`` — for Pods, Nodes, PriorityClasses, PodDisruptionBudgets,
+   Namespaces, Services, workloads, PersistentVolumes, PersistentVolumeClaims, StorageClasses,
+   CSINodes, and the metadata of every other built-in kind.
+
+Every error is a :class:`~kubesched.errors.ManifestError` located at ``file:line`` of the
+offending field (:func:`kubesched.sim.manifests.locate`), so the CLI prints one line and exits 2.
+
+Cost: the checks walk an object two or three times in Python (~100 µs for a dumped pod); Pods
+and Nodes of the same shape (replicas, a node pool) are checked once per shape, then only their
+names (see ``_fast_key``); ``benchmarks/dump_load.py`` prints the figures.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from functools import cache, lru_cache
+from typing import Annotated, Any
+
+import msgspec
+
+from kubesched.api import schemas, validation
+from kubesched.errors import ManifestError
+from kubesched.sim.manifests import RawObject, locate
+
+__all__ = ["FIELD_VALIDATION", "apply_defaults", "field_validation_mode", "validate_inputs"]
+
+#: ``--validate`` values (kubectl's) → the API server's ``fieldValidation`` directive.
+FIELD_VALIDATION = {"strict": "Strict", "true": "Strict", "warn": "Warn", "ignore": "Ignore", "false": "Ignore"}
+
+#: Kinds validated in full (others: metadata only).
+_FULL = {"Pod", "Node", "PriorityClass", "PodDisruptionBudget", "Namespace", "Service", "Deployment", "ReplicaSet",
+         "StatefulSet", "DaemonSet", "ReplicationController", "Job", "CronJob", "PersistentVolume",
+         "PersistentVolumeClaim", "StorageClass", "CSINode"}
+_GO_FIELD = re.compile(r"Go struct field [A-Za-z0-9_]+\.(\S+) of type")
+
+
+def field_validation_mode(value: str) -> str:
+    """kubectl's ``--validate`` value (``strict``, ``warn``, ``ignore``, ``true``, ``false``) →
+    ``Strict``/``Warn``/``Ignore``. Raises ValueError for anything else."""
+    try:
+        return FIELD_VALIDATION[value.lower()]
+    except KeyError:
+        raise ValueError(f'invalid - validate option "{value}"; must be one of: strict (or true), '
+                         "warn, ignore (or false)") from None
+
+
+@lru_cache(maxsize=1)
+def _builtin_groups() -> frozenset[str]:
+    return frozenset(g for g, _, _ in schemas.gvks())
+
+
+def _split(api_version: str) -> tuple[str, str]:
+    group, _, version = api_version.rpartition("/")
+    return group, version
+
+
+def apply_defaults(raw: RawObject) -> None:
+    """Defaults the scheduler's reading depends on, written into ``raw.data`` as the API server
+    stores them: container (and init container) ``resources.requests`` from ``limits`` for every
+    resource with a limit and no request (``SetDefaults_Container`` via
+    ``pkg/apis/core/v1/defaults.go``)."""
+    if raw.kind != "Pod":
+        return
+    spec = raw.data.get("spec")
+    if not isinstance(spec, dict):
+        return
+    for field in ("containers", "initContainers"):
+        containers = spec.get(field)
+        if not isinstance(containers, list):
+            continue
+        for c in containers:
+            res = c.get("resources") if isinstance(c, dict) else None
+            if not isinstance(res, dict):
+                continue
+            limits = res.get("limits")
+            if not isinstance(limits, dict) or not limits:
+                continue
+            requests = res.get("requests")
+            if requests is None:
+                requests = res["requests"] = {}
+            if isinstance(requests, dict):
+                for name, q in limits.items():
+                    requests.setdefault(name, q)
+
+
+_VOLATILE_META = frozenset({"name", "uid", "resourceVersion", "creationTimestamp", "selfLink"})
+_HOST_LABEL = "kubernetes.io/hostname"
+
+
+def _fast_key(raw: RawObject) -> bytes | None:
+    """For Pods and Nodes (the objects that come by the ten thousand): the object with the
+    fields that differ from one replica to the next and that the checks read only through a
+    per-value rule (name, uid, resourceVersion, creationTimestamp, ``spec.nodeName``, the
+    hostname label's value) taken out, encoded — objects with the same key get the same
+    verdict, so only the first of each shape is walked in Python. None: no fast path."""
+    data = raw.data
+    meta = data.get("metadata")
+    if raw.kind not in ("Pod", "Node") or not isinstance(meta, dict):
+        return None
+    m2 = {k: v for k, v in meta.items() if k not in _VOLATILE_META}
+    labels = m2.get("labels")
+    if isinstance(labels, dict) and isinstance(labels.get(_HOST_LABEL), str):
+        m2["labels"] = {k: v for k, v in labels.items() if k != _HOST_LABEL}
+        m2[" host"] = True
+    rest = {k: v for k, v in data.items() if k != "metadata"}
+    spec = rest.get("spec")
+    if isinstance(spec, dict) and isinstance(spec.get("nodeName"), str):
+        rest["spec"] = {k: v for k, v in spec.items() if k != "nodeName"}
+        rest[" node"] = True
+    try:
+        return msgspec.json.encode((raw.api_version, raw.kind, m2, rest))
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def _per_value_ok(raw: RawObject) -> bool:
+    """The checks :func:`_fast_key` leaves out, all passing (else the full path reports)."""
+    data = raw.data
+    meta = data["metadata"]
+    if validation.is_dns1123_subdomain(meta["name"]):
+        return False
+    host = (meta.get("labels") or {}).get(_HOST_LABEL)
+    if isinstance(host, str) and validation.is_valid_label_value(host):
+        return False
+    node_name = (data.get("spec") or {}).get("nodeName")
+    return not (isinstance(node_name, str) and node_name and validation.is_dns1123_subdomain(node_name))
+
+
+# ---- a C-speed pre-check of decoding: msgspec types built from the same v1.34 schemas ----------
+
+_QUANTITY_DEF = "io.k8s.apimachinery.pkg.api.resource.Quantity"
+_ANY_DEFS = {"io.k8s.apimachinery.pkg.util.intstr.IntOrString", "io.k8s.apimachinery.pkg.apis.meta.v1.Time",
+             "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime", "io.k8s.apimachinery.pkg.runtime.RawExtension",
+             "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1",
+             "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON"}
+#: What resource.ParseQuantity accepts: a signed decimal number and one suffix (binary SI, decimal
+#: SI or a decimal exponent). Strings outside it take the slow path, which gives the error.
+_QUANTITY_TYPE: Any = Annotated[str, msgspec.Meta(
+    pattern=r"^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+|Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?$")]
+
+
+class _Recursive(Exception):
+    """A definition refers to itself: no fast pre-check for that kind."""
+
+
+def _msgspec_type(schema: dict[str, Any] | None, building: set[str]) -> Any:
+    """The msgspec type accepting exactly what :func:`schemas.decode_error` and
+    :func:`schemas.unknown_field_paths` accept without complaint, or less (every field
+    nullable, as the Go decoder takes ``null`` anywhere; objects closed to unknown fields)."""
+    if schema is None:
+        return Any
+    all_of = schema.get("allOf")
+    if isinstance(all_of, list) and all_of:
+        schema = all_of[0]
+    ref = schemas.ref_name(schema)
+    if ref is not None:
+        if ref == _QUANTITY_DEF:
+            return _QUANTITY_TYPE | int | float
+        if ref in _ANY_DEFS:
+            return Any
+        return _struct_for(ref, building)
+    if schema.get("x-kubernetes-preserve-unknown-fields"):
+        return Any
+    t = schema.get("type")
+    if isinstance(t, list):
+        t = next((x for x in t if x != "null"), None)
+    if t == "array":
+        items = schema.get("items")
+        return list[_msgspec_type(items, building) | None] if isinstance(items, dict) else list[Any]  # type: ignore[misc]
+    if t == "object":
+        props = schema.get("properties")
+        extra = schema.get("additionalProperties")
+        if isinstance(props, dict):
+            return _make_struct("Inline", props, building)
+        if isinstance(extra, dict):
+            return dict[str, _msgspec_type(extra, building) | None]  # type: ignore[misc]
+        return dict[str, Any]
+    if t == "string":
+        return Any if schema.get("format") == "byte" else str
+    if t == "boolean":
+        return bool
+    if t == "integer":
+        return int
+    if t == "number":
+        return float
+    return Any
+
+
+_STRUCTS: dict[str, Any] = {}
+
+
+def _make_struct(name: str, props: dict[str, Any], building: set[str]) -> Any:
+    fields = [(f"f{i}", _msgspec_type(sub, building) | None, msgspec.field(name=key, default=None))
+              for i, (key, sub) in enumerate(props.items()) if isinstance(sub, dict)]
+    return msgspec.defstruct(name.rsplit(".", 1)[-1], fields, forbid_unknown_fields=True)
+
+
+def _struct_for(ref: str, building: set[str]) -> Any:
+    if ref in _STRUCTS:
+        return _STRUCTS[ref]
+    if ref in building:
+        raise _Recursive(ref)
+    schema = schemas.definitions().get(ref) or {}
+    props = schema.get("properties")
+    if schema.get("x-kubernetes-preserve-unknown-fields") or not isinstance(props, dict):
+        return Any
+    building.add(ref)
+    try:
+        struct = _make_struct(ref, props, building)
+    finally:
+        building.discard(ref)
+    _STRUCTS[ref] = struct
+    return struct
+
+
+@cache
+def _decode_type(group: str, version: str, kind: str) -> Any:
+    """The msgspec type of a built-in kind, or None (unknown kind, or a recursive schema)."""
+    name = schemas.definition_for_gvk(group, version, kind)
+    if name is None:
+        return None
+    try:
+        return _struct_for(name, set())
+    except _Recursive:
+        return None
+
+
+def _decodes_cleanly(gvk: tuple[str, str, str], data: dict[str, Any]) -> bool:
+    """True when ``data`` has no unknown field and no value of the wrong type (checked in C);
+    False means "maybe not": the Python walk decides and words the error."""
+    t = _decode_type(*gvk)
+    if t is None:
+        return False
+    try:
+        msgspec.convert(data, t, strict=True)
+    except msgspec.ValidationError:
+        return False
+    return True
+
+
+def _pod_errors(data: dict[str, Any], ok_specs: set[bytes]) -> list[validation.FieldError]:
+    """``validate_pod``, with the spec part (most of the work) done once per distinct spec
+    (``spec.nodeName`` aside): pods of one ReplicaSet in a dump differ in their metadata and
+    status, rarely in their spec. Any error: the full validation, for upstream's order."""
+    spec = data.get("spec")
+    key = None
+    if isinstance(spec, dict) and not validation.validate_object_meta(data.get("metadata"), namespaced=True):
+        node_name = spec.get("nodeName")
+        rest = {k: v for k, v in spec.items() if k != "nodeName"} if isinstance(node_name, str) else spec
+        try:
+            key = msgspec.json.encode(rest)
+        except (TypeError, ValueError, OverflowError):
+            key = None
+        if key is not None and key in ok_specs and not (
+                isinstance(node_name, str) and node_name and validation.is_dns1123_subdomain(node_name)):
+            return []
+    errs = validation.validate_pod(data)
+    if not errs and key is not None:
+        ok_specs.add(key)
+    return errs
+
+
+def _check_one(raw: RawObject, mode: str, warn: Callable[[str], None], ok_shapes: set[bytes],
+               ok_specs: set[bytes]) -> None:
+    key = _fast_key(raw)
+    if key is not None and key in ok_shapes and _per_value_ok(raw):
+        apply_defaults(raw)
+        return
+    if _check_full(raw, mode, warn, ok_specs) and key is not None:
+        ok_shapes.add(key)
+
+
+def _check_full(raw: RawObject, mode: str, warn: Callable[[str], None], ok_specs: set[bytes]) -> bool:
+    """Raise for the first problem; return False when a warning was given (no fast path then)."""
+    group, version = _split(raw.api_version)
+    gvk = (group, version, raw.kind)
+    if schemas.definition_for_gvk(*gvk) is None:
+        if group in _builtin_groups():
+            raise ManifestError(f'no matches for kind "{raw.kind}" in version "{raw.api_version}"', raw.source)
+        return True  # a custom resource: nothing to check it against
+    kind = raw.kind
+    data = raw.data
+    clean = True
+    # neither unknown fields nor type errors (checked in C): the Python walks would find nothing
+    if mode == "Ignore" or not _decodes_cleanly(gvk, data):
+        if mode != "Ignore":
+            unknown = schemas.unknown_field_paths(gvk, data)
+            if unknown:
+                messages = [f'unknown field "{p}"' for p in unknown]
+                if mode == "Strict":
+                    raise ManifestError(f'{kind} in version "{version}" cannot be handled as a {kind}: '
+                                        "strict decoding error: " + ", ".join(messages), locate(raw, unknown[0]))
+                for path, m in zip(unknown, messages, strict=True):
+                    warn(f"Warning: {m} ({raw.describe()}, {locate(raw, path)})")
+                clean = False
+        err = schemas.decode_error(gvk, data)
+        if err:
+            field = _GO_FIELD.search(err)
+            where = locate(raw, field.group(1)) if field else raw.source
+            raise ManifestError(f'{kind} in version "{version}" cannot be handled as a {kind}: {err}', where)
+    apply_defaults(raw)
+    if kind == "Pod":
+        errs = _pod_errors(data, ok_specs)
+    elif kind in _FULL:
+        errs = validation.validate_object(data)
+    else:
+        errs = validation.validate_object_meta(data.get("metadata"), namespaced=raw.namespace is not None)
+    if errs:
+        name = raw.name
+        raise ManifestError(validation.invalid_message(kind, name, errs, group=group), locate(raw, errs[0].path))
+    return clean
+
+
+def validate_inputs(raws: Iterable[RawObject], *, field_validation: str = "Strict",
+                    warn: Callable[[str], None] | None = None) -> None:
+    """Check every object as the API server would (see the module docstring), in input order;
+    the first bad object raises :class:`ManifestError` (``file:line`` of the offending field).
+
+    ``field_validation``: ``Strict`` (default), ``Warn`` (``warn(line)`` per unknown field) or
+    ``Ignore``. Pods get the defaults of :func:`apply_defaults` written into their data.
+    """
+    if field_validation not in ("Strict", "Warn", "Ignore"):
+        raise ValueError(f"field_validation must be Strict, Warn or Ignore, got {field_validation!r}")
+    emit = warn or (lambda _line: None)
+    ok_shapes: set[bytes] = set()
+    ok_specs: set[bytes] = set()
+    for raw in raws:
+        _check_one(raw, field_validation, emit, ok_shapes, ok_specs)
