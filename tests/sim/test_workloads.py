@@ -464,4 +464,5 @@ def test_simulate_invalid_deployment_exits_2_with_file_and_line(tmp_path: Path) 
     path = write(tmp_path, [node("n1"), bad])
     code, _, err = run("simulate", "-f", str(path))
     assert code == 2
-    assert err.strip() == f'error: {path}:14: Deployment.apps "web" is invalid: spec.selector: Required value'
+    # the missing field's parent (spec:) is the line to fix
+    assert err.strip() == f'error: {path}:19: Deployment.apps "web" is invalid: spec.selector: Required value'
