@@ -61,6 +61,8 @@ from kubesched.sim.simulate import build_store
 from kubesched.testing.upstream import ControlPlane, UpstreamNotBuilt
 
 NS = "default"
+#: with --dump-steps DIR: each kubesched step's input (the state upstream had + the pod) as YAML
+DUMP_DIR: str | None = None
 #: container images some nodes already hold (ImageLocality), with their sizes in bytes
 IMAGES = {"docker.io/library/nginx:1.27": 70_000_000, "docker.io/library/redis:7.4": 140_000_000,
           "quay.io/prometheus/prometheus:v3.0.0": 900_000_000}
@@ -345,7 +347,12 @@ def kubesched_step(config: Any, objs: list[dict[str, Any]], nodes: list[dict[str
     pending["spec"].pop("nodeName", None)
     docs = ([o for o in objs if o["kind"] not in ("Node", "Pod")] + nodes + [_strip(b) for b in bound]
             + [pending])
-    raws = parse_manifest_text(yaml.safe_dump_all(docs), "<diff>")
+    text = yaml.safe_dump_all(docs)
+    if DUMP_DIR:
+        os.makedirs(DUMP_DIR, exist_ok=True)
+        with open(os.path.join(DUMP_DIR, f"{pod['metadata']['name']}.yaml"), "w") as f:
+            f.write(text)
+    raws = parse_manifest_text(text, "<diff>")
     store, bound_pods, pending_pods, node_objs = build_store(raws)
     sched = Scheduler(config, client=store, lister=store, clock=ManualClock(), seed=0, record=True)
     store.scheduler = sched
@@ -556,8 +563,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--run", action="store_true",
                     help="also run `kubesched run` live on a second kube-apiserver, fed upstream's state before "
                          "each pod, and compare it with upstream too")
+    ap.add_argument("--dump-steps", metavar="DIR",
+                    help="write each step's kubesched input (state before the pod + the pod) to DIR/<pod>.yaml")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args(argv)
+    global DUMP_DIR
+    DUMP_DIR = a.dump_steps
     if a.dump:
         objs, pods, _ = generate(a.seed)
         with open(a.dump, "w") as f:
