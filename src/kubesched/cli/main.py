@@ -6,10 +6,11 @@ with code 2 — never a traceback. Unschedulable pods are results, not errors (e
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import click
@@ -18,7 +19,7 @@ from kubesched import __version__
 from kubesched.cli.apiserver_cmd import apiserver as _apiserver_cmd
 from kubesched.cli.run_cmd import run_command
 from kubesched.cli.up_cmd import up as _up_cmd
-from kubesched.errors import InputError, KubeschedError
+from kubesched.errors import ConfigError, InputError, KubeschedError
 
 __all__ = ["main"]
 
@@ -62,7 +63,11 @@ def _registry(plugins: tuple[str, ...]) -> dict[str, Any] | None:
 
     reg = in_tree_registry()
     for spec in plugins:
-        name, factory = load_out_of_tree(spec)
+        try:
+            name, factory = load_out_of_tree(spec)
+        except ConfigError as e:
+            hint = "" if "=" in spec else " (give NAME=module:factory, or the name of an entry point)"
+            raise type(e)(f"{e.message}{hint}", e.path or "--plugin") from None
         reg.register(name, factory)
     return dict(reg)
 
@@ -73,45 +78,107 @@ def _registry(plugins: tuple[str, ...]) -> dict[str, Any] | None:
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
               help="KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for score tie-breaking.")
-@click.option("-o", "--output", type=click.Choice(["table", "yaml", "json"]), default=None,
-              help="table (default on a terminal), or every input object after the run as a v1 List.")
-@click.option("--record-results", is_flag=True, help="Annotate attempted pods with kubesched.io/* results.")
+@click.option("-o", "--output", type=click.Choice(["table", "wide", "yaml", "json"]), default=None,
+              help="table (default on a terminal), wide (table + scores, runner-up, feasible nodes, preemptions), "
+                   "or every input object after the run as a v1 List.")
+@click.option("--record-results", is_flag=True,
+              help="Annotate attempted pods with kubesched.io/* results (-o yaml/json only).")
 @click.option("--results-file", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write one JSON DecisionRecord per scheduling attempt (JSON Lines).")
 @click.option("--plugin", "plugins", multiple=True, metavar="NAME=module:factory",
               help="Load an out-of-tree Python plugin (or an entry point name in 'kubesched.plugins').")
+@click.option("--explain", "explain", multiple=True, metavar="NS/POD",
+              help="Explain one pod's last attempt node by node (Filter reasons, Score plugins, chosen node, "
+                   "runner-up, preemption) instead of listing the run; -o json/yaml gives it as data. Repeatable.")
+@click.option("--explain-nodes", type=click.IntRange(min=0), default=30, show_default=True,
+              help="Rows per --explain table (0 = every node).")
+@click.option("--report", "report", type=click.Path(dir_okay=False), default=None, metavar="OUT.html",
+              help="Also write a self-contained HTML report (utilisation heatmap, pending reasons, zones, "
+                   "the decision record of every pod).")
 @_friendly
 def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output: str | None,
-             record_results: bool, results_file: str | None, plugins: tuple[str, ...]) -> None:
+             record_results: bool, results_file: str | None, plugins: tuple[str, ...],
+             explain: tuple[str, ...] = (), explain_nodes: int = 30, report: str | None = None) -> None:
     """Schedule the pending pods of a set of manifests and show where they went and why."""
     from kubesched.sim.manifests import load_manifests, write_list
     from kubesched.sim.simulate import simulate as run
 
-    config = _load_config(config_path)
+    registry = _registry(plugins)
+    with _config_source(config_path):
+        config = _load_config(config_path)
     raws = load_manifests(list(paths))
-    sink = None
+    fmt = output or ("table" if sys.stdout.isatty() else "yaml")
+    explain_keys = [_pod_key(k) for k in explain]
+    per_pod: dict[str, list[Any]] = {k: [] for k in explain_keys}
+    want_records = bool(explain_keys) or fmt == "wide" or report is not None
     fh = None
     if results_file:
         fh = open(results_file, "w", encoding="utf-8")  # noqa: SIM115
 
-        def sink(rec: Any) -> None:
+    def sink(rec: Any) -> None:
+        if fh is not None:
             fh.write(json.dumps(rec.to_dict(), separators=(",", ":")) + "\n")
+        if rec.pod in per_pod:
+            per_pod[rec.pod].append(rec)
 
     try:
-        result = run(raws, config, seed=seed, record=record_results, registry=_registry(plugins), on_record=sink)
+        with _config_source(config_path):
+            result = run(raws, config, seed=seed, record=record_results, registry=registry,
+                         on_record=sink if (fh is not None or want_records) else None)
     finally:
         if fh is not None:
             fh.close()
-    fmt = output or ("table" if sys.stdout.isatty() else "yaml")
-    if fmt == "table":
-        from kubesched.cli.report import print_simulation
+    if record_results and fmt in ("table", "wide"):
+        click.echo(f"notice: --record-results has no effect with -o {fmt}: it annotates the pods of -o yaml/json "
+                   "output (see --explain NS/POD, -o wide or --results-file)", err=True)
+    if explain_keys:
+        from kubesched.cli.explain_view import emit_explanations
 
-        print_simulation(result)
+        emit_explanations(result, explain_keys, per_pod, fmt, max_nodes=explain_nodes)
+    elif fmt in ("table", "wide"):
+        from kubesched.cli.explain_view import print_preemptions, print_wide
+        from kubesched.cli.report import print_simulation
+        from kubesched.sim.explain import pod_summaries, preemption_lines
+
+        if fmt == "table":
+            print_simulation(result)
+        else:
+            print_wide(pod_summaries(result))
+            click.echo(f"# {result.attempts} scheduling attempts")
+        print_preemptions(preemption_lines(result.store.preemptions))
     else:
         write_list(result.output_objects(), "json" if fmt == "json" else "yaml", sys.stdout)
         if result.other_scheduler_pods:
             click.echo(f"notice: {len(result.other_scheduler_pods)} pending pod(s) name a scheduler with no "
                        f"profile here and were left alone: {', '.join(result.other_scheduler_pods)}", err=True)
+        from kubesched.cli.explain_view import print_preemptions
+        from kubesched.sim.explain import preemption_lines
+
+        print_preemptions(preemption_lines(result.store.preemptions), prefix="notice: ", file=sys.stderr)
+    if report:
+        from kubesched.cli.report_html import write_report
+        from kubesched.sim.explain import report_data
+
+        write_report(report_data(result, title=f"kubesched simulate {' '.join(paths)}"), report)
+
+
+def _pod_key(s: str) -> str:
+    """``NS/POD`` as given, or ``POD`` in the ``default`` namespace (as kubectl)."""
+    s = s.strip()
+    if not s or s.count("/") > 1 or s.startswith("/") or s.endswith("/"):
+        raise InputError(f"invalid pod {s!r}: expected NAMESPACE/NAME or NAME", "--explain")
+    return s if "/" in s else f"default/{s}"
+
+
+@contextlib.contextmanager
+def _config_source(path: str | None) -> Iterator[None]:
+    """Name the configuration file in configuration errors (``FILE: field.path: message``)."""
+    try:
+        yield
+    except ConfigError as e:
+        if path and not str(e).startswith(path):
+            raise type(e)(str(e), path) from None
+        raise
 
 
 @main.command()
@@ -129,7 +196,8 @@ def replay(trace: str, nodes_csv: str, pods_csv: str, config_path: str | None, s
     """Replay a production trace through the scheduler on a virtual clock."""
     from kubesched.sim.replay import replay_openb
 
-    config = _load_config(config_path)
+    with _config_source(config_path):
+        config = _load_config(config_path)
     summary = replay_openb(nodes_csv, pods_csv, config, seed=seed, progress=sys.stderr.isatty(), plot=plot)
     if as_json:
         click.echo(json.dumps(summary.to_dict(), indent=2))

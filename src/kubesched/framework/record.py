@@ -26,8 +26,9 @@ class DecisionRecord:
 
     ``filter``: node → plugin → ``"passed"`` or the list of reasons, in the order the plugins
     ran on that node (a node never evaluated is absent). ``score``: node → plugin → raw
-    Score() value; ``final_score``: node → plugin → normalized × weight (both only when scoring
-    ran, i.e. more than one feasible node). ``pre_filter``: plugin → status message of a
+    Score() value; ``normalized_score``: node → plugin → after NormalizeScore; ``final_score``:
+    node → plugin → normalized × weight (all three only when scoring ran, i.e. more than one
+    feasible node). ``pre_filter``: plugin → status message of a
     rejecting PreFilter. ``message``: the FailedScheduling message ("" when scheduled).
     """
 
@@ -45,6 +46,7 @@ class DecisionRecord:
     filter: dict[str, dict[str, Any]] = field(default_factory=dict)
     score: dict[str, dict[str, int]] = field(default_factory=dict)
     final_score: dict[str, dict[str, int]] = field(default_factory=dict)
+    normalized_score: dict[str, dict[str, int]] = field(default_factory=dict)
     post_filter: dict[str, Any] = field(default_factory=dict)
     nominated_node: str | None = None
 
@@ -77,16 +79,26 @@ def filter_results(table: NodeTable, chunks: list[Any]) -> dict[str, dict[str, A
 
 
 def score_results(table: NodeTable, scores: ScoreResult) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]:
+    """``(raw, weighted)``: node → plugin → score, for the scored rows."""
+    raw, _norm, final = score_results3(table, scores)
+    return raw, final
+
+
+def score_results3(table: NodeTable, scores: ScoreResult) -> tuple[dict[str, dict[str, int]], ...]:
+    """``(raw, normalized, weighted)``: node → plugin → score, for the scored rows."""
     raw: dict[str, dict[str, int]] = {}
+    norm: dict[str, dict[str, int]] = {}
     final: dict[str, dict[str, int]] = {}
     names = [table.names[r] for r in scores.rows.tolist()]
     for p, plugin in enumerate(scores.plugins):
         r = scores.raw[p].tolist()
+        z = scores.normalized[p].tolist()
         w = scores.weighted[p].tolist()
         for i, n in enumerate(names):
             raw.setdefault(n, {})[plugin] = r[i]
+            norm.setdefault(n, {})[plugin] = z[i]
             final.setdefault(n, {})[plugin] = w[i]
-    return raw, final
+    return raw, norm, final
 
 
 def build_record(*, pod: str, profile: str, attempt: int, time: float, table: NodeTable,
@@ -101,5 +113,5 @@ def build_record(*, pod: str, profile: str, attempt: int, time: float, table: No
                          feasible_nodes=feasible, pre_filter=pre_filter or {}, filter=filt,
                          post_filter=post_filter or {}, nominated_node=nominated)
     if scores is not None:
-        rec.score, rec.final_score = score_results(table, scores)
+        rec.score, rec.normalized_score, rec.final_score = score_results3(table, scores)
     return rec
