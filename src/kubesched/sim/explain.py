@@ -292,7 +292,8 @@ def _terminal(pod: Any) -> bool:
     return (getattr(pod.status, "phase", None) or "") in ("Succeeded", "Failed")
 
 
-def report_data(result: SimulationResult, *, title: str = "kubesched simulate") -> dict[str, Any]:
+def report_data(result: SimulationResult, *, title: str = "kubesched simulate",
+                max_nodes_per_pod: int = 50) -> dict[str, Any]:
     """JSON-ready figures of a run for the HTML report.
 
     Shape::
@@ -307,7 +308,9 @@ def report_data(result: SimulationResult, *, title: str = "kubesched simulate") 
          "preemptions": [{"victim", "preemptor", "node", …}]}
 
     cpu in millicores, memory in bytes; utilisation = requested / allocatable (None when the node
-    has none of that resource). Succeeded and Failed pods hold no resources.
+    has none of that resource). Succeeded and Failed pods hold no resources. Each explanation
+    keeps at most ``max_nodes_per_pod`` nodes (best first; the chosen node and the runner-up
+    always) and counts the rest in ``nodes_omitted``.
     """
     store = result.store
     nodes: dict[str, dict[str, Any]] = {}
@@ -354,7 +357,7 @@ def report_data(result: SimulationResult, *, title: str = "kubesched simulate") 
     pods: list[dict[str, Any]] = []
     for o in result.outcomes:
         rec = result.records.get(o.key)
-        ex = explain_pod(result, o.key).to_dict() if rec is not None else None
+        ex = _trimmed(explain_pod(result, o.key), max_nodes_per_pod) if rec is not None else None
         pods.append({"key": o.key, "node": o.node, "result": "scheduled" if o.node else "unschedulable",
                      "message": o.message, "attempts": o.attempts, "explanation": ex})
         if not o.node:
@@ -378,6 +381,17 @@ def report_data(result: SimulationResult, *, title: str = "kubesched simulate") 
         "pods": pods,
         "preemptions": [_preemption_dict(p) for p in store.preemptions],
     }
+
+
+def _trimmed(ex: Explanation, cap: int) -> dict[str, Any]:
+    if cap > 0 and len(ex.nodes) > cap:
+        keep = ex.nodes[:cap] + [n for n in ex.nodes[cap:] if n.selected or n.runner_up]
+        omitted = len(ex.nodes) - len(keep)
+        ex.nodes = keep
+        d = ex.to_dict()
+        d["nodes_omitted"] = omitted
+        return d
+    return ex.to_dict()
 
 
 def preemption_lines(preemptions: list[Preemption]) -> list[str]:
