@@ -158,3 +158,18 @@ def test_click_a_pod_shows_its_decision_record(report: Path, tmp_path: Path) -> 
         ink_before = sum(a.convert("L").crop(pbox).histogram()[:128])
         ink_after = sum(b.convert("L").crop(pbox).histogram()[:128])
         assert ink_after > 3 * max(ink_before, 1)  # the record panel filled with the tables
+
+
+def test_replay_cli_writes_the_report(tmp_path: Path) -> None:
+    nodes = tmp_path / "nodes.csv"
+    pods = tmp_path / "pods.csv"
+    nodes.write_text("sn,cpu_milli,memory_mib,gpu,model\nn1,4000,8192,0,\nn2,4000,8192,0,\n")
+    pods.write_text("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"
+                    "deletion_time,scheduled_time\n"
+                    + "".join(f"p{i},1000,1024,0,0,,LS,Running,{i * 10},{i * 10 + 100},{i * 10}\n" for i in range(12)))
+    out = tmp_path / "replay.html"
+    r = CliRunner().invoke(main, ["replay", "alibaba-openb", "--nodes", str(nodes), "--pods", str(pods),
+                                  "--report", str(out)], catch_exceptions=False)
+    assert r.exit_code == 0, r.stderr
+    page = out.read_text()
+    assert 'id="timeline"' in page and page.count("<polyline") == 4 and "pods arrived" in page

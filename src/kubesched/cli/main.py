@@ -190,9 +190,11 @@ def _config_source(path: str | None) -> Iterator[None]:
 @click.option("--plot", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write a PNG of allocation and pending pods over virtual time.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("--report", "report", type=click.Path(dir_okay=False), default=None, metavar="OUT.html",
+              help="Also write a self-contained HTML page: allocation and pending pods over virtual time, the figures.")
 @_friendly
 def replay(trace: str, nodes_csv: str, pods_csv: str, config_path: str | None, seed: int,
-           plot: str | None, as_json: bool) -> None:
+           plot: str | None, as_json: bool, report: str | None = None) -> None:
     """Replay a production trace through the scheduler on a virtual clock."""
     from kubesched.sim.replay import replay_openb
 
@@ -205,6 +207,13 @@ def replay(trace: str, nodes_csv: str, pods_csv: str, config_path: str | None, s
         from kubesched.cli.report import print_replay
 
         print_replay(summary)
+    if report:
+        from dataclasses import asdict
+
+        from kubesched.cli.report_html import render_replay_report, write_text
+
+        write_text(render_replay_report(summary.to_dict(), [asdict(x) for x in summary.samples],
+                                        f"kubesched replay {trace} {pods_csv}"), report)
 
 
 @main.command()

@@ -166,7 +166,7 @@ _CSS = """
 body{font:14px/1.4 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0;color:#1b1f24;background:#fff}
 header{background:#0b3d91;color:#fff;padding:12px 20px}header h1{margin:0;font-size:18px}
 main{display:grid;grid-template-columns:minmax(0,3fr) minmax(320px,2fr);gap:16px;padding:16px 20px}
-section{margin-bottom:18px}h2{font-size:15px;margin:0 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
+main.one{grid-template-columns:minmax(0,1fr);max-width:960px}section{margin-bottom:18px}h2{font-size:15px;margin:0 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
 .cards{display:flex;gap:10px;flex-wrap:wrap}.card{border:1px solid #ddd;border-radius:6px;padding:6px 12px;min-width:90px}
 .big{font-size:20px;font-weight:600}.muted{color:#6a737d;font-size:12px}
 table{border-collapse:collapse;width:100%;font-size:13px}th,td{border-bottom:1px solid #eee;padding:3px 6px;
@@ -189,6 +189,7 @@ const DATA = JSON.parse(document.getElementById('kubesched-data').textContent);
 const PODS = new Map(DATA.pods.map(p => [p.key, p]));
 const NODES = new Map(DATA.nodes.map(n => [n.name, n]));
 const panel = document.getElementById('record');
+if (!panel) return;
 function el(tag, attrs, ...kids){ const e = document.createElement(tag);
   for (const [k,v] of Object.entries(attrs||{})) e.setAttribute(k, v);
   for (const k of kids) e.append(k instanceof Node ? k : document.createTextNode(String(k)));
@@ -279,13 +280,16 @@ def render_report(data: dict[str, Any]) -> str:
 
 
 def _timeline(samples: list[dict[str, float]]) -> str:
-    """Allocation (cpu, memory, gpu; 0–100 %) and pending pods over virtual time, as inline SVG."""
+    """Allocation (cpu, memory, gpu, left axis scaled to the highest allocation seen) and pending
+    pods (right axis) over virtual time, as inline SVG."""
     if not samples:
         return "<p class='muted'>no samples</p>"
-    w, h, pad = 900, 220, 36
+    w, h, pad = 900, 240, 44
     t0, t1 = samples[0]["time"], samples[-1]["time"]
     span = (t1 - t0) or 1.0
     pmax = max(1, max(int(s["pending"]) for s in samples))
+    amax = max(s[k] for s in samples for k in ("cpu", "memory", "gpu"))
+    ascale = min(1.0, max(0.05, math.ceil(amax * 20) / 20))  # next 5 %
     step = max(1, len(samples) // 2000)
     pts = samples[::step] + ([samples[-1]] if (len(samples) - 1) % step else [])
 
@@ -296,24 +300,37 @@ def _timeline(samples: list[dict[str, float]]) -> str:
 
     axes = (f'<line x1="{pad}" y1="{h - pad}" x2="{w - pad}" y2="{h - pad}" stroke="#999"/>'
             f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{h - pad}" stroke="#999"/>'
-            f'<text x="{pad}" y="{pad - 8}" font-size="11">100% / {pmax} pending</text>'
-            f'<text x="{w - pad}" y="{h - 10}" font-size="11" text-anchor="end">{span / 3600:.1f} h (virtual)</text>')
-    lines = "".join(line(k, c, s) for k, c, s in (("cpu", "#1f77b4", 1.0), ("memory", "#2ca02c", 1.0),
-                                                   ("gpu", "#ff7f0e", 1.0), ("pending", "#d62728", float(pmax))))
+            f'<line x1="{w - pad}" y1="{pad}" x2="{w - pad}" y2="{h - pad}" stroke="#d62728"/>'
+            f'<text x="{pad}" y="{pad - 10}" font-size="11">{100 * ascale:.0f}% allocated</text>'
+            f'<text x="{w - pad}" y="{pad - 10}" font-size="11" text-anchor="end" fill="#d62728">{pmax} pending</text>'
+            f'<text x="{pad}" y="{h - pad + 14}" font-size="11">0</text>'
+            f'<text x="{w - pad}" y="{h - 12}" font-size="11" text-anchor="end">{span / 3600:.1f} h (virtual)</text>')
+    lines = "".join(line(k, c, sc) for k, c, sc in (("cpu", "#1f77b4", ascale), ("memory", "#2ca02c", ascale),
+                                                     ("gpu", "#ff7f0e", ascale), ("pending", "#d62728", float(pmax))))
     legend = " ".join(f'<span class="key" style="background:{c}"></span>{k}' for k, c in (
-        ("cpu", "#1f77b4"), ("memory", "#2ca02c"), ("gpu", "#ff7f0e"), ("pending pods", "#d62728")))
+        ("cpu", "#1f77b4"), ("memory", "#2ca02c"), ("gpu", "#ff7f0e"), ("pending pods (right axis)", "#d62728")))
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" '
             f'aria-label="allocation and pending pods over time">{axes}{lines}</svg><p class="legend">{legend}</p>')
+
+
+def _figure(k: str, v: Any) -> str:
+    if k.startswith("alloc_") and isinstance(v, float):
+        return f"{100 * v:.3f} %"
+    if isinstance(v, float):
+        return f"{v:,.3f}"
+    if isinstance(v, int):
+        return f"{v:,}"
+    return str(v)
 
 
 def render_replay_report(summary: dict[str, Any], samples: list[dict[str, float]], title: str) -> str:
     """A replay's page: its figures and allocation/pending over virtual time (``samples``:
     ``{time, cpu, memory, gpu, pending}`` dicts, fractions 0..1)."""
-    rows = "".join(f"<tr><td>{_esc(k.replace('_', ' '))}</td><td class='num'>{_esc(v)}</td></tr>"
+    rows = "".join(f"<tr><td>{_esc(k.replace('_', ' '))}</td><td class='num'>{_esc(_figure(k, v))}</td></tr>"
                    for k, v in summary.items())
-    body = (f'<main><div><section id="timeline"><h2>allocation and pending pods over virtual time</h2>'
+    body = (f'<main class="one"><div><section id="timeline"><h2>allocation and pending pods over virtual time</h2>'
             f'{_timeline(samples)}</section><section id="summary"><h2>summary</h2><table>{rows}</table></section>'
-            f'</div><aside><div id="record"></div></aside></main>')
+            f'</div></main>')
     return _page(title, body, {"pods": [], "nodes": [], "resources": [], "summary": summary})
 
 

@@ -216,7 +216,7 @@ def explain_pod(result: SimulationResult, key: str, records: list[DecisionRecord
         known = key in result.store.pods or victim is not None or any(
             r.kind == "Pod" and f"{r.namespace or ''}/{r.name}" == key for r in result.raws)
         if not known:
-            raise InputError(f'pod "{key}" is not in the input (give it as NAMESPACE/NAME)', "--explain")
+            raise InputError(f'pod "{key}" is not in the input', "--explain")
         if victim is not None:
             return Explanation(pod=key, result="preempted", preempted_by=victim,
                                message=f"evicted by {victim.preemptor} on node {victim.node}")
