@@ -47,7 +47,8 @@ def cluster() -> list[dict]:
     return [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},
              "value": 1000},
             node("n1", "2", "a"), node("n2", "4", "b"), node("n3", "4", "b"),
-            pod("low", "1500m", "n1", priorityClassName="high"), pod("low2", "3", "n2"), pod("full3", "3500m", "n3", priorityClassName="high"),
+            pod("low", "1500m", "n1", priorityClassName="high"), pod("low2", "3", "n2"),
+            pod("full3", "3500m", "n3", priorityClassName="high"),
             pod("web", "500m"), pod("big", "2", priorityClassName="high"), pod("huge", "64"),
             pod("<b>x</b>", "1")]  # not a valid name, but the page must not be broken by it
 

@@ -18,7 +18,8 @@ from rich.text import Text
 
 from kubesched.sim.explain import Explanation, PodSummary, preemption_lines
 
-__all__ = ["console", "emit_explanations", "explanation_renderables", "print_explanation", "print_preemptions", "print_wide"]
+__all__ = ["console", "emit_explanations", "explanation_renderables", "print_explanation", "print_preemptions",
+           "print_wide"]
 
 
 def console(file: Any = None) -> Console:

@@ -84,7 +84,8 @@ def _heatmap(data: dict[str, Any]) -> str:
                    f"({_fmt(res, n['requested'].get(res, 0))} / {_fmt(res, n['allocatable'].get(res))}), "
                    f"{len(n['pods'])} pod(s)")
             tiles.append(f'<rect class="tile" data-node="{_esc(n["name"])}" x="{x}" y="{y}" width="{tile}" '
-                         f'height="{tile}" rx="2" fill="{_colour(u)}" stroke="#c8d1dc" stroke-width="0.5"><title>{_esc(tip)}</title></rect>')
+                         f'height="{tile}" rx="2" fill="{_colour(u)}" stroke="#c8d1dc" stroke-width="0.5">'
+                         f'<title>{_esc(tip)}</title></rect>')
         out.append(f'<figure class="heat"><figcaption>{_esc(res)}</figcaption>'
                    f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
                    f'role="img" aria-label="{_esc(res)} utilisation per node">{"".join(tiles)}</svg></figure>')
@@ -166,8 +167,10 @@ _CSS = """
 body{font:14px/1.4 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0;color:#1b1f24;background:#fff}
 header{background:#0b3d91;color:#fff;padding:12px 20px}header h1{margin:0;font-size:18px}
 main{display:grid;grid-template-columns:minmax(0,3fr) minmax(320px,2fr);gap:16px;padding:16px 20px}
-main.one{grid-template-columns:minmax(0,1fr);max-width:960px}section{margin-bottom:18px}h2{font-size:15px;margin:0 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
-.cards{display:flex;gap:10px;flex-wrap:wrap}.card{border:1px solid #ddd;border-radius:6px;padding:6px 12px;min-width:90px}
+main.one{grid-template-columns:minmax(0,1fr);max-width:960px}section{margin-bottom:18px}
+h2{font-size:15px;margin:0 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
+.cards{display:flex;gap:10px;flex-wrap:wrap}
+.card{border:1px solid #ddd;border-radius:6px;padding:6px 12px;min-width:90px}
 .big{font-size:20px;font-weight:600}.muted{color:#6a737d;font-size:12px}
 table{border-collapse:collapse;width:100%;font-size:13px}th,td{border-bottom:1px solid #eee;padding:3px 6px;
 text-align:left;vertical-align:top}th{background:#f6f8fa}td.num{text-align:right}
@@ -175,7 +178,8 @@ text-align:left;vertical-align:top}th{background:#f6f8fa}td.num{text-align:right
 tr.pod{cursor:pointer}tr.pod:hover,tr.pod.sel{background:#ddf4ff}
 .heats{display:flex;flex-wrap:wrap;gap:18px}.heat{margin:0}.heat figcaption{font-weight:600;margin-bottom:4px}
 rect.tile{cursor:pointer}rect.tile:hover{stroke:#000;stroke-width:1}
-.legend .key{display:inline-block;width:12px;height:12px;margin:0 4px 0 10px;vertical-align:middle;border:1px solid #ccc}
+.legend .key{display:inline-block;width:12px;height:12px;margin:0 4px 0 10px;vertical-align:middle;
+border:1px solid #ccc}
 .bar{display:inline-block;width:90px;height:10px;background:#eee;border-radius:3px;vertical-align:middle}
 .bar span{display:block;height:10px;border-radius:3px}
 #record{position:sticky;top:10px;border:1px solid #ddd;border-radius:6px;padding:10px;max-height:94vh;overflow:auto}
@@ -210,12 +214,17 @@ function showPod(key){
   if (p.message) panel.append(el('p', {}, p.message));
   if (!ex){ panel.append(el('p', {class: 'muted'}, 'no decision record')); return; }
   const facts = [];
-  facts.push((ex.total_nodes != null ? ex.total_nodes + ' nodes, ' : '') + ex.evaluated_nodes + ' evaluated, ' + ex.feasible_nodes + ' feasible');
+  facts.push((ex.total_nodes != null ? ex.total_nodes + ' nodes, ' : '') + ex.evaluated_nodes + ' evaluated, '
+    + ex.feasible_nodes + ' feasible');
   if (ex.scoring_skipped) facts.push('only one feasible node: scoring skipped');
   if (ex.runner_up) facts.push('runner-up ' + ex.runner_up + (ex.margin != null ? ' (' + ex.margin + ' behind)' : ''));
   for (const [pl, m] of Object.entries(ex.pre_filter || {})) facts.push('PreFilter ' + pl + ': ' + m);
-  if (ex.post_filter && ex.post_filter.status) facts.push('PostFilter ' + (ex.post_filter.plugin||'') + ': ' + ex.post_filter.status + (ex.post_filter.message ? ' — ' + ex.post_filter.message : '') + (ex.post_filter.nominatedNodeName ? ' (nominated ' + ex.post_filter.nominatedNodeName + ')' : ''));
-  (ex.history || []).forEach(h => facts.push('earlier attempt ' + h.attempt + ': ' + h.result + (h.nominatedNode ? ', nominated to ' + h.nominatedNode : '') + (h.message ? ' — ' + h.message : '')));
+  const pf = ex.post_filter || {};
+  if (pf.status) facts.push('PostFilter ' + (pf.plugin || '') + ': ' + pf.status
+    + (pf.message ? ' — ' + pf.message : '')
+    + (pf.nominatedNodeName ? ' (nominated ' + pf.nominatedNodeName + ')' : ''));
+  (ex.history || []).forEach(h => facts.push('earlier attempt ' + h.attempt + ': ' + h.result
+    + (h.nominatedNode ? ', nominated to ' + h.nominatedNode : '') + (h.message ? ' — ' + h.message : '')));
   (ex.preempted || []).forEach(v => facts.push('preempted ' + v.victim + ' on node ' + v.node));
   if (ex.nodes_omitted) facts.push(ex.nodes_omitted + ' more node(s) not shown');
   const ul = el('ul', {class: 'facts'}); facts.forEach(f => ul.append(el('li', {}, f))); panel.append(ul);
@@ -223,33 +232,41 @@ function showPod(key){
   const cls = n => n.selected ? 'chosen' : n.runner_up ? 'runner' : '';
   panel.append(el('h3', {}, 'Filter'));
   panel.append(table(['node', 'verdict', 'reasons'], ex.nodes.map(n =>
-    el('tr', {class: cls(n)}, el('td', {}, label(n)), el('td', {class: n.feasible ? 'ok' : 'bad'}, n.feasible ? 'feasible' : 'rejected'), el('td', {}, n.reasons.join('; '))))));
+    el('tr', {class: cls(n)}, el('td', {}, label(n)),
+       el('td', {class: n.feasible ? 'ok' : 'bad'}, n.feasible ? 'feasible' : 'rejected'),
+       el('td', {}, n.reasons.join('; '))))));
   const scored = ex.nodes.filter(n => n.total != null);
   if (scored.length){
     panel.append(el('h3', {}, 'Score (raw → normalized → weighted)'));
-    const head = ['rank', 'node', 'total'].concat(ex.plugins.map(p => p + (ex.weights[p] != null ? ' ×' + ex.weights[p] : '')));
+    const head = ['rank', 'node', 'total'].concat(
+      ex.plugins.map(p => p + (ex.weights[p] != null ? ' ×' + ex.weights[p] : '')));
     panel.append(table(head, scored.map(n => { const by = new Map(n.scores.map(s => [s.plugin, s]));
       return el('tr', {class: cls(n)}, el('td', {}, n.rank), el('td', {}, label(n)), el('td', {}, n.total),
-        ...ex.plugins.map(p => el('td', {}, by.has(p) ? by.get(p).raw + ' → ' + by.get(p).normalized + ' → ' + by.get(p).weighted : '')));})));
+        ...ex.plugins.map(p => { const s = by.get(p);
+          return el('td', {}, s ? s.raw + ' → ' + s.normalized + ' → ' + s.weighted : ''); }));})));
   }
 }
 function showNode(name){
   const n = NODES.get(name); if (!n) return; panel.replaceChildren();
   panel.append(el('h2', {id: 'record-title'}, 'node ' + name + (n.zone ? ' (zone ' + n.zone + ')' : '')));
   panel.append(table(['resource', 'requested', 'allocatable', 'utilisation'], DATA.resources.map(r =>
-    el('tr', {}, el('td', {}, r), el('td', {}, n.requested[r] || 0), el('td', {}, n.allocatable[r] == null ? '–' : n.allocatable[r]),
+    el('tr', {}, el('td', {}, r), el('td', {}, n.requested[r] || 0),
+       el('td', {}, n.allocatable[r] == null ? '–' : n.allocatable[r]),
        el('td', {}, n.utilisation[r] == null ? 'n/a' : Math.round(100 * n.utilisation[r]) + '%')))));
-  const ul = el('ul'); n.pods.forEach(k => { const a = el('a', {href: '#record', class: 'podlink', 'data-pod': k}, k); ul.append(el('li', {}, a)); });
+  const ul = el('ul');
+  n.pods.forEach(k => ul.append(el('li', {}, el('a', {href: '#record', class: 'podlink', 'data-pod': k}, k))));
   panel.append(el('h3', {}, n.pods.length + ' pod(s)')); panel.append(ul);
 }
 document.addEventListener('click', ev => {
   const t = ev.target.closest('tr.pod, .podlink, rect.tile'); if (!t) return;
   if (t.matches('rect.tile')) showNode(t.dataset.node); else { ev.preventDefault(); showPod(t.dataset.pod); }
 });
-document.addEventListener('keydown', ev => { if (ev.key === 'Enter' && ev.target.matches('tr.pod')) showPod(ev.target.dataset.pod); });
+document.addEventListener('keydown', ev => {
+  if (ev.key === 'Enter' && ev.target.matches('tr.pod')) showPod(ev.target.dataset.pod); });
 const f = document.getElementById('podfilter');
 if (f) f.addEventListener('input', () => { const q = f.value.toLowerCase();
-  document.querySelectorAll('tr.pod').forEach(r => { r.style.display = r.textContent.toLowerCase().includes(q) ? '' : 'none'; }); });
+  document.querySelectorAll('tr.pod').forEach(r => {
+    r.style.display = r.textContent.toLowerCase().includes(q) ? '' : 'none'; }); });
 })();
 """
 
@@ -296,7 +313,8 @@ def _timeline(samples: list[dict[str, float]]) -> str:
     def line(key: str, colour: str, scale: float) -> str:
         xy = " ".join(f"{pad + (s['time'] - t0) / span * (w - 2 * pad):.1f},"
                       f"{h - pad - min(1.0, s[key] / scale) * (h - 2 * pad):.1f}" for s in pts)
-        return f'<polyline fill="none" stroke="{colour}" stroke-width="1.5" points="{xy}"><title>{key}</title></polyline>'
+        return (f'<polyline fill="none" stroke="{colour}" stroke-width="1.5" points="{xy}">'
+                f'<title>{key}</title></polyline>')
 
     axes = (f'<line x1="{pad}" y1="{h - pad}" x2="{w - pad}" y2="{h - pad}" stroke="#999"/>'
             f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{h - pad}" stroke="#999"/>'

@@ -196,11 +196,11 @@ def explain_record(rec: DecisionRecord, *, total_nodes: int | None = None,
         scoring_skipped=rec.feasible_nodes == 1 and not rec.score,
         pre_filter=dict(rec.pre_filter), post_filter=dict(rec.post_filter), nominated_node=rec.nominated_node,
         plugins=plugins, weights=weights, nodes=scored + feasible_unscored + rejected)
-    for p in preemptions or ():
-        if p.preemptor == rec.pod:
-            ex.preempted.append(p)
-        elif p.victim == rec.pod:
-            ex.preempted_by = p
+    for pre in preemptions or ():
+        if pre.preemptor == rec.pod:
+            ex.preempted.append(pre)
+        elif pre.victim == rec.pod:
+            ex.preempted_by = pre
     return ex
 
 
