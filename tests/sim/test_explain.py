@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 import yaml
 
 from kubesched.errors import InputError
-from kubesched.sim.explain import explain_pod, explain_record, pod_summaries, report_data
+from kubesched.sim.explain import ExplanationCollector, explain_pod, explain_record, pod_summaries, report_data
 from kubesched.sim.manifests import load_manifests
 from kubesched.sim.simulate import simulate
 
@@ -149,3 +152,42 @@ def test_explain_record_without_scores() -> None:
     assert ex.scoring_skipped and ex.runner_up is None
     assert [(n.node, n.feasible, n.total) for n in ex.nodes] == [("a", True, None), ("b", False, None)]
     assert ex.nodes[1].reasons == ["NodeName: node(s) didn't match"]
+
+
+def test_compact_dict_keeps_scores_aligned_with_plugins(run) -> None:  # noqa: ANN001
+    result, _ = run
+    ex = explain_pod(result, "default/web")
+    c = ex.to_compact_dict()
+    assert "filter" not in c["nodes"][0]
+    for full, small in zip(ex.nodes, c["nodes"]):
+        assert small["node"] == full.node and small["total"] == full.total
+        by = {s.plugin: [s.raw, s.normalized, s.weighted] for s in full.scores}
+        assert small["scores"] == ([by.get(p) for p in c["plugins"]] if full.scores else [])
+    json.dumps(c)  # JSON-ready
+
+
+def test_collector_gives_what_explain_pod_gives(run, tmp_path: Path) -> None:  # noqa: ANN001
+    """The report's sink (capped explanations built as records arrive, records dropped) agrees
+    with explaining from the kept records, history and preemptions included."""
+    p = tmp_path / "c.yaml"
+    p.write_text(yaml.safe_dump_all(cluster(), sort_keys=False))
+    col = ExplanationCollector(max_nodes=2)
+    res = simulate(load_manifests([str(p)]), on_record=col, keep_records=False)
+    assert res.records == {}
+    got = col.finish(res)
+    result, recs = run
+    for key in ("default/web", "default/big", "default/huge"):
+        want = explain_pod(result, key, [r for r in recs if r.pod == key], max_nodes=2)
+        assert got[key].to_dict() == want.to_dict()
+    assert got["default/huge"].nodes_omitted == 1
+    assert got["default/huge"].omitted_reasons == {"TaintToleration: node(s) had untolerated taint(s)": 1}
+
+
+def test_record_pods_limits_recording(tmp_path: Path) -> None:
+    p = tmp_path / "c.yaml"
+    p.write_text(yaml.safe_dump_all(cluster(), sort_keys=False))
+    seen: list[str] = []
+    res = simulate(load_manifests([str(p)]), on_record=lambda r: seen.append(r.pod), keep_records=False,
+                   record_pods={"default/big"}.__contains__)
+    assert seen == ["default/big", "default/big"]
+    assert {o.key: o.node for o in res.outcomes}["default/web"] == "n2"  # same decisions as a full recording

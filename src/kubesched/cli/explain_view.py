@@ -116,17 +116,20 @@ def explanation_renderables(ex: Explanation, *, max_nodes: int = 30) -> list[Ren
     ftable.add_column("NODE", no_wrap=True)
     ftable.add_column("VERDICT", no_wrap=True)
     ftable.add_column("REASONS")
-    shown = ex.nodes[:cap]
+    shown = ex.nodes[:cap] + [n for n in ex.nodes[cap:] if n.selected or n.runner_up]
     for n in shown:
         verdict = Text("feasible", style="green") if n.feasible else Text("rejected", style="red")
         ftable.add_row(_node_label(n), verdict, "; ".join(n.reasons))
-    rest = ex.nodes[cap:]
-    if rest:
-        counts = Counter(r for n in rest for r in (n.reasons or ["feasible"]))
+    counts = Counter(ex.omitted_reasons)
+    for n in ex.nodes:
+        if n not in shown:
+            counts.update(n.reasons or ["feasible"])
+    more = ex.nodes_omitted + len(ex.nodes) - len(shown)
+    if more:
         summary = ", ".join(f"{c} × {r}" for r, c in counts.most_common(5))
-        ftable.add_row(f"… {len(rest)} more", "", summary)
+        ftable.add_row(f"… {more} more", "", summary)
     out.append(ftable)
-    scored = [n for n in ex.nodes if n.total is not None]
+    scored = [n for n in shown if n.total is not None]
     if scored:
         stable = Table(title="Score (raw → normalized → weighted)", title_justify="left", box=box.SIMPLE_HEAD,
                        pad_edge=False)
@@ -136,17 +139,10 @@ def explanation_renderables(ex: Explanation, *, max_nodes: int = 30) -> list[Ren
         for p in ex.plugins:
             w = ex.weights.get(p)
             stable.add_column(f"{p} ×{w}" if w is not None else p, justify="right", no_wrap=True)
-        keep = scored[:cap]
-        for n in scored[cap:]:
-            if n.selected or n.runner_up:
-                keep.append(n)
-        by_plugin = {}
-        for n in keep:
+        for n in scored:
             by_plugin = {s.plugin: s for s in n.scores}
             stable.add_row(str(n.rank), _node_label(n), str(n.total),
                            *(_score_cell(by_plugin[p]) if p in by_plugin else "" for p in ex.plugins))
-        if len(scored) > len(keep):
-            stable.add_row("", f"… {len(scored) - len(keep)} more", "")
         out.append(stable)
     return out
 
@@ -179,19 +175,32 @@ def print_explanation(ex: Explanation, *, max_nodes: int = 30, file: Any = None)
 
 def print_wide(summaries: list[PodSummary], *, file: Any = None) -> None:
     """``-o wide``: one row per pending pod with its node and score, the runner-up and its score,
-    feasible/evaluated nodes, attempts, nominated node, the pods it preempted and the message."""
+    feasible/evaluated nodes, attempts, nominated node, the pods it preempted and the message
+    (a rich table on a terminal, aligned plain text otherwise — rich is slow for many rows)."""
+    out = file or sys.stdout
     scheduled = sum(1 for s in summaries if s.node)
-    t = Table(title=f"{len(summaries)} pending pods: {scheduled} scheduled, {len(summaries) - scheduled} unschedulable",
-              title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    for col in ("POD", "NODE", "SCORE", "RUNNER-UP", "SCORE", "FEASIBLE", "ATTEMPTS", "NOMINATED", "PREEMPTED",
-                "MESSAGE"):
-        t.add_column(col, no_wrap=col != "MESSAGE", justify="right" if col in ("SCORE", "ATTEMPTS") else "left")
-    for s in summaries:
-        feas = f"{s.feasible_nodes}/{s.evaluated_nodes}" if s.evaluated_nodes is not None else ""
-        t.add_row(s.pod, s.node or Text("<pending>", style="red"), _opt(s.score), s.runner_up or "",
-                  _opt(s.runner_up_score), feas, str(s.attempts), s.nominated_node or "",
-                  ", ".join(s.preempted), "" if s.node else s.message)
-    _print(t, file)
+    title = f"{len(summaries)} pending pods: {scheduled} scheduled, {len(summaries) - scheduled} unschedulable"
+    cols = ("POD", "NODE", "SCORE", "RUNNER-UP", "SCORE", "FEASIBLE", "ATTEMPTS", "NOMINATED", "PREEMPTED", "MESSAGE")
+    rows = [(s.pod, s.node or "<pending>", _opt(s.score), s.runner_up or "", _opt(s.runner_up_score),
+             f"{s.feasible_nodes}/{s.evaluated_nodes}" if s.evaluated_nodes is not None else "", str(s.attempts),
+             s.nominated_node or "", ",".join(s.preempted), "" if s.node else s.message) for s in summaries]
+    if out.isatty():
+        t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+        for col in cols:
+            t.add_column(col, no_wrap=col != "MESSAGE", justify="right" if col in ("SCORE", "ATTEMPTS") else "left")
+        for r in rows:
+            t.add_row(*r[:1], Text(r[1], style="red") if r[1] == "<pending>" else r[1], *r[2:])
+        console(out).print(t)
+        return
+    widths = [max([len(c)] + [len(r[i]) for r in rows]) for i, c in enumerate(cols[:-1])]
+    right = {2, 4, 6}
+
+    def line(cells: tuple[str, ...]) -> str:
+        parts = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))]
+        return ("  ".join(parts) + "  " + cells[-1]).rstrip()
+
+    out.write(f"# {title}\n{line(cols)}\n")
+    out.write("".join(line(r) + "\n" for r in rows))
 
 
 def _opt(v: int | None) -> str:
@@ -215,7 +224,7 @@ def emit_explanations(result: Any, keys: list[str], records: dict[str, list[Any]
     :class:`~kubesched.errors.InputError` for a pod that is not in the input or was never attempted."""
     from kubesched.sim.explain import explain_pod
 
-    exps = [explain_pod(result, k, records.get(k)) for k in keys]
+    exps = [explain_pod(result, k, records.get(k), max_nodes=max_nodes) for k in keys]
     out = file or sys.stdout
     if fmt in ("json", "yaml"):
         data: Any = [e.to_dict() for e in exps]

@@ -110,7 +110,13 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
     fmt = output or ("table" if sys.stdout.isatty() else "yaml")
     explain_keys = [_pod_key(k) for k in explain]
     per_pod: dict[str, list[Any]] = {k: [] for k in explain_keys}
-    want_records = bool(explain_keys) or fmt == "wide" or report is not None
+    digests: dict[str, dict[str, Any]] = {}
+    collector = None
+    if report is not None:
+        from kubesched.sim.explain import ExplanationCollector
+
+        collector = ExplanationCollector()
+    wide = fmt == "wide" and not explain_keys
     fh = None
     if results_file:
         fh = open(results_file, "w", encoding="utf-8")  # noqa: SIM115
@@ -120,11 +126,20 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
             fh.write(json.dumps(rec.to_dict(), separators=(",", ":")) + "\n")
         if rec.pod in per_pod:
             per_pod[rec.pod].append(rec)
+        if wide:
+            from kubesched.sim.explain import record_digest
 
+            digests[rec.pod] = record_digest(rec)
+        if collector is not None:
+            collector(rec)
+
+    # records cost O(nodes) each: only the pods --explain names, unless something needs them all
+    every = fh is not None or wide or collector is not None or record_results
     try:
         with _config_source(config_path):
             result = run(raws, config, seed=seed, record=record_results, registry=registry,
-                         on_record=sink if (fh is not None or want_records) else None)
+                         on_record=sink if (every or explain_keys) else None, keep_records=record_results,
+                         record_pods=None if every else per_pod.__contains__)
     finally:
         if fh is not None:
             fh.close()
@@ -143,7 +158,7 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
         if fmt == "table":
             print_simulation(result)
         else:
-            print_wide(pod_summaries(result))
+            print_wide(pod_summaries(result, digests))
             click.echo(f"# {result.attempts} scheduling attempts")
         print_preemptions(preemption_lines(result.store.preemptions))
     else:
@@ -159,7 +174,9 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
         from kubesched.cli.report_html import write_report
         from kubesched.sim.explain import report_data
 
-        write_report(report_data(result, title=f"kubesched simulate {' '.join(paths)}"), report)
+        explanations = collector.finish(result) if collector is not None else None
+        write_report(report_data(result, title=f"kubesched simulate {' '.join(paths)}",
+                                 explanations=explanations), report)
 
 
 def _pod_key(s: str) -> str:

@@ -226,7 +226,8 @@ function showPod(key){
   (ex.history || []).forEach(h => facts.push('earlier attempt ' + h.attempt + ': ' + h.result
     + (h.nominatedNode ? ', nominated to ' + h.nominatedNode : '') + (h.message ? ' — ' + h.message : '')));
   (ex.preempted || []).forEach(v => facts.push('preempted ' + v.victim + ' on node ' + v.node));
-  if (ex.nodes_omitted) facts.push(ex.nodes_omitted + ' more node(s) not shown');
+  if (ex.nodes_omitted) facts.push(ex.nodes_omitted + ' more node(s) not shown: '
+    + Object.entries(ex.omitted_reasons || {}).slice(0, 5).map(([r, c]) => c + ' × ' + r).join(', '));
   const ul = el('ul', {class: 'facts'}); facts.forEach(f => ul.append(el('li', {}, f))); panel.append(ul);
   const label = n => n.node + (n.selected ? ' (chosen)' : n.runner_up ? ' (runner-up)' : '');
   const cls = n => n.selected ? 'chosen' : n.runner_up ? 'runner' : '';
@@ -240,10 +241,10 @@ function showPod(key){
     panel.append(el('h3', {}, 'Score (raw → normalized → weighted)'));
     const head = ['rank', 'node', 'total'].concat(
       ex.plugins.map(p => p + (ex.weights[p] != null ? ' ×' + ex.weights[p] : '')));
-    panel.append(table(head, scored.map(n => { const by = new Map(n.scores.map(s => [s.plugin, s]));
-      return el('tr', {class: cls(n)}, el('td', {}, n.rank), el('td', {}, label(n)), el('td', {}, n.total),
-        ...ex.plugins.map(p => { const s = by.get(p);
-          return el('td', {}, s ? s.raw + ' → ' + s.normalized + ' → ' + s.weighted : ''); }));})));
+    panel.append(table(head, scored.map(n =>
+      el('tr', {class: cls(n)}, el('td', {}, n.rank), el('td', {}, label(n)), el('td', {}, n.total),
+        ...ex.plugins.map((p, i) => { const s = n.scores[i];
+          return el('td', {}, s ? s[0] + ' → ' + s[1] + ' → ' + s[2] : ''); })))));
   }
 }
 function showNode(name){

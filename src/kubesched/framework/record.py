@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.framework.node_table import NodeTable
     from kubesched.framework.runtime import ScoreResult
@@ -57,23 +59,24 @@ class DecisionRecord:
 def filter_results(table: NodeTable, chunks: list[Any]) -> dict[str, dict[str, Any]]:
     """node → plugin → "passed" | [reasons] for every evaluated node (chunks in order)."""
     out: dict[str, dict[str, Any]] = {}
+    names = table.names
     for chunk in chunks:
-        names = table.names
         plugins = chunk.plugins
+        skipped = chunk.skipped
+        ran = [pi for pi in range(len(plugins)) if pi not in skipped]
+        passed_all = {plugins[pi]: PASSED for pi in ran}  # the entry of a feasible node
+        fails = chunk.fail_plugin.tolist()
+        keys = chunk.fail_key.tolist()
         for i, row in enumerate(chunk.rows.tolist()):
-            fp = int(chunk.fail_plugin[i])
+            fp = fails[i]
+            if fp == chunk.PASSED:
+                out[names[row]] = passed_all.copy()
+                continue
             if fp == chunk.OVERRIDDEN:
                 out.update(filter_results(table, [chunk.overrides[i]]))
                 continue
-            last = fp if fp >= 0 else len(plugins) - 1
-            entry: dict[str, Any] = {}
-            for pi in range(last + 1):
-                if pi in chunk.skipped:
-                    continue
-                if pi == fp:
-                    entry[plugins[pi]] = list(chunk.tables[pi].entry(int(chunk.fail_key[i]))[0])
-                else:
-                    entry[plugins[pi]] = PASSED
+            entry: dict[str, Any] = {plugins[pi]: PASSED for pi in ran if pi < fp}
+            entry[plugins[fp]] = list(chunk.tables[fp].entry(int(keys[i]))[0])
             out[names[row]] = entry
     return out
 
@@ -86,19 +89,16 @@ def score_results(table: NodeTable, scores: ScoreResult) -> tuple[dict[str, dict
 
 def score_results3(table: NodeTable, scores: ScoreResult) -> tuple[dict[str, dict[str, int]], ...]:
     """``(raw, normalized, weighted)``: node → plugin → score, for the scored rows."""
-    raw: dict[str, dict[str, int]] = {}
-    norm: dict[str, dict[str, int]] = {}
-    final: dict[str, dict[str, int]] = {}
     names = [table.names[r] for r in scores.rows.tolist()]
-    for p, plugin in enumerate(scores.plugins):
-        r = scores.raw[p].tolist()
-        z = scores.normalized[p].tolist()
-        w = scores.weighted[p].tolist()
-        for i, n in enumerate(names):
-            raw.setdefault(n, {})[plugin] = r[i]
-            norm.setdefault(n, {})[plugin] = z[i]
-            final.setdefault(n, {})[plugin] = w[i]
-    return raw, norm, final
+    plugins = scores.plugins
+    if not plugins:
+        return {n: {} for n in names}, {n: {} for n in names}, {n: {} for n in names}
+
+    def per_node(arrays: list[Any]) -> dict[str, dict[str, int]]:
+        rows = np.stack(arrays).T.tolist()  # nodes × plugins
+        return {n: dict(zip(plugins, r)) for n, r in zip(names, rows)}
+
+    return per_node(scores.raw), per_node(scores.normalized), per_node(scores.weighted)
 
 
 def build_record(*, pod: str, profile: str, attempt: int, time: float, table: NodeTable,

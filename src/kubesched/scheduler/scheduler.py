@@ -130,6 +130,9 @@ class Scheduler:
             fw.handle.nominator = self.queue
         self.sampler = Sampler()
         self.record = record
+        self.record_pods: Callable[[str], bool] | None = None
+        """With ``record``: only attempts of the pods (``namespace/name``) it accepts are recorded
+        (None: every attempt). A record costs O(nodes) per attempt; ``--explain`` needs a few."""
         self.stats = SchedulerStats()
         self.on_attempt: Callable[[Attempt], None] | None = None
         self._metrics: MetricsRecorder | None = None

@@ -31,15 +31,18 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "Explanation",
+    "ExplanationCollector",
     "NodeExplanation",
     "PluginScore",
     "PodSummary",
     "ZONE_LABEL",
     "explain_pod",
     "explain_record",
+    "history_entry",
     "pod_summaries",
     "preemption_lines",
     "profile_weights",
+    "record_digest",
     "report_data",
 ]
 
@@ -85,12 +88,14 @@ class NodeExplanation:
 class Explanation:
     """One pod's scheduling attempt, node by node.
 
-    ``nodes``: feasible nodes first (best total first), then the rejected ones (input order of
-    the record). ``runner_up``: the best-scored node other than the selected one (None when
-    fewer than two nodes were scored). ``scoring_skipped``: exactly one node was feasible, so
-    upstream skips scoring. ``preempted``: pods this pod evicted (any attempt);
-    ``preempted_by``: set when this pod was itself evicted. ``history``: one
-    ``{attempt, result, message, node}`` per earlier attempt of the pod (when known).
+    ``nodes``: scored nodes first (best total first), then feasible unscored ones, then the
+    rejected ones (record order); with a cap, ``nodes_omitted`` more were left out (the chosen
+    node and the runner-up never are) and ``omitted_reasons`` counts their Filter reasons
+    (``"feasible"`` for feasible ones). ``runner_up``: the best-scored node other than the
+    selected one (None when fewer than two nodes were scored). ``scoring_skipped``: exactly one
+    node was feasible, so upstream skips scoring. ``preempted``: pods this pod evicted (any
+    attempt); ``preempted_by``: set when this pod was itself evicted. ``history``: one
+    ``{attempt, result, message, node, nominatedNode}`` per earlier attempt (when known).
     """
 
     pod: str
@@ -113,6 +118,8 @@ class Explanation:
     """Score plugins that ran, in order."""
     weights: dict[str, int] = field(default_factory=dict)
     nodes: list[NodeExplanation] = field(default_factory=list)
+    nodes_omitted: int = 0
+    omitted_reasons: dict[str, int] = field(default_factory=dict)
     preempted: list[Preemption] = field(default_factory=list)
     preempted_by: Preemption | None = None
     history: list[dict[str, Any]] = field(default_factory=list)
@@ -121,6 +128,26 @@ class Explanation:
         d = asdict(self)
         d["preempted"] = [_preemption_dict(p) for p in self.preempted]
         d["preempted_by"] = _preemption_dict(self.preempted_by) if self.preempted_by else None
+        return d
+
+    def to_compact_dict(self) -> dict[str, Any]:
+        """:meth:`to_dict` for embedding many of them (the HTML report): per node no ``filter``
+        map (``reasons`` says it), and ``scores`` as ``[raw, normalized, weighted]`` triples in
+        the order of ``plugins`` (``null`` for a plugin that did not score the node)."""
+        d = {k: v for k, v in self.__dict__.items() if k not in ("nodes", "preempted", "preempted_by")}
+        d["plugins"] = list(self.plugins)
+        d["weights"] = dict(self.weights)
+        d["pre_filter"], d["post_filter"] = dict(self.pre_filter), dict(self.post_filter)
+        d["omitted_reasons"], d["history"] = dict(self.omitted_reasons), list(self.history)
+        d["preempted"] = [_preemption_dict(p) for p in self.preempted]
+        d["preempted_by"] = _preemption_dict(self.preempted_by) if self.preempted_by else None
+        nodes = []
+        for n in self.nodes:
+            by = {s.plugin: [s.raw, s.normalized, s.weighted] for s in n.scores}
+            nodes.append({"node": n.node, "feasible": n.feasible, "reasons": n.reasons, "total": n.total,
+                          "rank": n.rank, "selected": n.selected, "runner_up": n.runner_up,
+                          "scores": [by.get(p) for p in self.plugins] if n.scores else []})
+        d["nodes"] = nodes
         return d
 
 
@@ -148,14 +175,32 @@ def _weights(rec: DecisionRecord) -> dict[str, int]:
     return out
 
 
+def _totals(rec: DecisionRecord) -> dict[str, int]:
+    return {n: sum(per.values()) for n, per in rec.final_score.items()}
+
+
+def _ranked(rec: DecisionRecord, totals: dict[str, int]) -> list[str]:
+    """Scored nodes, best total first (the selected node first among equals)."""
+    sel = rec.selected_node
+    return sorted(totals, key=lambda n: (-totals[n], n != sel))
+
+
+def _runner_up(rec: DecisionRecord, ranked: list[str]) -> str | None:
+    if rec.selected_node:
+        return next((n for n in ranked if n != rec.selected_node), None)
+    return ranked[1] if len(ranked) > 1 else None
+
+
 def explain_record(rec: DecisionRecord, *, total_nodes: int | None = None,
                    preemptions: list[Preemption] | None = None,
-                   weights: dict[str, int] | None = None) -> Explanation:
+                   weights: dict[str, int] | None = None, max_nodes: int = 0) -> Explanation:
     """The per-node explanation of one attempt (reusable by any command that has a record).
 
     ``total_nodes``: the cluster size, to tell nodes not evaluated (``percentageOfNodesToScore``)
-    from rejected ones. ``preemptions``: the run's evictions; those made by or of ``rec.pod`` are kept.
-    ``weights``: the profile's Score plugin weights (else read back from the record where it can be).
+    from rejected ones. ``preemptions``: the run's evictions; those made by or of ``rec.pod`` are
+    kept. ``weights``: the profile's Score plugin weights (else read back from the record where
+    it can be). ``max_nodes`` > 0 keeps that many nodes (plus the chosen one and the runner-up)
+    and summarises the rest; the cost is then O(nodes) dict look-ups, not O(nodes) objects.
     """
     weights = {**_weights(rec), **(weights or {})}
     plugins: list[str] = []
@@ -163,48 +208,74 @@ def explain_record(rec: DecisionRecord, *, total_nodes: int | None = None,
         for p in per:
             if p not in plugins:
                 plugins.append(p)
+        break  # every scored node has the same plugins
+    totals = _totals(rec)
+    ranked = _ranked(rec, totals)
+    runner = _runner_up(rec, ranked)
+    rank = {n: i for i, n in enumerate(ranked, 1)}
+    flt = rec.filter
+    unscored = [n for n in flt if n not in totals]
+    feasible_unscored = [n for n in unscored if all(v == PASSED for v in flt[n].values())]
+    fu = set(feasible_unscored)
+    order = ranked + feasible_unscored + [n for n in unscored if n not in fu]
+    omitted: Counter[str] = Counter()
+    n_omitted = 0
+    if 0 < max_nodes < len(order):
+        keep = order[:max_nodes]
+        for n in order[max_nodes:]:
+            if n == rec.selected_node or n == runner:
+                keep.append(n)
+            else:
+                n_omitted += 1
+                omitted.update(_reasons(flt.get(n, {})) or ["feasible"])
+        order = keep
     nodes: list[NodeExplanation] = []
-    for node, entry in rec.filter.items():
+    for node in order:
+        entry = flt.get(node, {})
         reasons = _reasons(entry)
         ne = NodeExplanation(node, not reasons, dict(entry), reasons)
-        if node in rec.score:
-            raw = rec.score[node]
+        if node in totals:
+            raw = rec.score.get(node, {})
             norm = rec.normalized_score.get(node, {})
-            fin = rec.final_score.get(node, {})
+            fin = rec.final_score[node]
             ne.scores = [PluginScore(p, raw.get(p, 0), norm.get(p, raw.get(p, 0)), fin.get(p, 0), weights.get(p))
-                         for p in plugins if p in raw]
-            ne.total = sum(s.weighted for s in ne.scores)
+                         for p in plugins if p in fin]
+            ne.total = totals[node]
+            ne.rank = rank[node]
         ne.selected = node == rec.selected_node
+        ne.runner_up = node == runner
         nodes.append(ne)
-    scored = sorted((n for n in nodes if n.total is not None), key=lambda n: (-(n.total or 0), not n.selected))
-    for i, n in enumerate(scored, 1):
-        n.rank = i
-    runner = next((n for n in scored if not n.selected), None) if rec.selected_node else (
-        scored[1] if len(scored) > 1 else None)
-    if runner is not None:
-        runner.runner_up = True
-    selected = next((n for n in nodes if n.selected), None)
-    feasible_unscored = [n for n in nodes if n.feasible and n.total is None]
-    rejected = [n for n in nodes if not n.feasible]
+    sel_total = totals.get(rec.selected_node or "")
     ex = Explanation(
         pod=rec.pod, profile=rec.profile, attempt=rec.attempt, result=rec.result, message=rec.message,
-        selected_node=rec.selected_node, runner_up=runner.node if runner else None,
-        margin=(selected.total - runner.total) if (selected is not None and runner is not None
-                                                   and selected.total is not None and runner.total is not None)
-        else None,
+        selected_node=rec.selected_node, runner_up=runner,
+        margin=(sel_total - totals[runner]) if (sel_total is not None and runner is not None) else None,
         evaluated_nodes=rec.evaluated_nodes, feasible_nodes=rec.feasible_nodes, total_nodes=total_nodes,
         scoring_skipped=rec.feasible_nodes == 1 and not rec.score,
         pre_filter=dict(rec.pre_filter), post_filter=dict(rec.post_filter), nominated_node=rec.nominated_node,
-        plugins=plugins, weights=weights, nodes=scored + feasible_unscored + rejected)
-    for pre in preemptions or ():
-        if pre.preemptor == rec.pod:
-            ex.preempted.append(pre)
-        elif pre.victim == rec.pod:
-            ex.preempted_by = pre
+        plugins=plugins, weights=weights, nodes=nodes, nodes_omitted=n_omitted,
+        omitted_reasons=dict(omitted.most_common()))
+    _attach_preemptions(ex, preemptions)
     return ex
 
 
-def explain_pod(result: SimulationResult, key: str, records: list[DecisionRecord] | None = None) -> Explanation:
+def _attach_preemptions(ex: Explanation, preemptions: list[Preemption] | None) -> None:
+    ex.preempted = []
+    for pre in preemptions or ():
+        if pre.preemptor == ex.pod:
+            ex.preempted.append(pre)
+        elif pre.victim == ex.pod:
+            ex.preempted_by = pre
+
+
+def history_entry(rec: DecisionRecord) -> dict[str, Any]:
+    """The one-line summary of an earlier attempt kept in :attr:`Explanation.history`."""
+    return {"attempt": rec.attempt, "result": rec.result, "message": rec.message, "node": rec.selected_node,
+            "nominatedNode": rec.nominated_node}
+
+
+def explain_pod(result: SimulationResult, key: str, records: list[DecisionRecord] | None = None, *,
+                max_nodes: int = 0) -> Explanation:
     """The explanation of ``key``'s last attempt in ``result``; ``records`` (every attempt of
     that pod, in order) adds the history. Raises :class:`InputError` when the pod is not in the
     input or was never attempted (already bound, or left to another scheduler)."""
@@ -228,11 +299,8 @@ def explain_pod(result: SimulationResult, key: str, records: list[DecisionRecord
                    if pod is not None and pod.spec.node_name else "it was never attempted")
         raise InputError(f'pod "{key}" has no scheduling attempt to explain: {why}', "--explain")
     ex = explain_record(last, total_nodes=len(result.store.nodes), preemptions=preemptions,
-                        weights=profile_weights(result, last.profile))
-    ex.history = [{"attempt": r.attempt, "result": r.result, "message": r.message, "node": r.selected_node,
-                   "nominatedNode": r.nominated_node} for r in recs[:-1]]
-    if ex.result == "scheduled" and key in result.store.pods:
-        ex.selected_node = result.store.pods[key].spec.node_name or ex.selected_node
+                        weights=profile_weights(result, last.profile), max_nodes=max_nodes)
+    ex.history = [history_entry(r) for r in recs[:-1]]
     return ex
 
 
@@ -263,26 +331,67 @@ class PodSummary:
     """Victims this pod evicted (``namespace/name``)."""
 
 
-def pod_summaries(result: SimulationResult) -> list[PodSummary]:
-    """One :class:`PodSummary` per pending pod of the input, in outcome order."""
+def record_digest(rec: DecisionRecord) -> dict[str, Any]:
+    """The few figures ``-o wide`` shows of an attempt (so the record itself can be dropped):
+    ``{score, runner_up, runner_up_score, feasible_nodes, evaluated_nodes, nominated_node}``."""
+    totals = _totals(rec)
+    runner = _runner_up(rec, _ranked(rec, totals))
+    return {"score": totals.get(rec.selected_node or ""), "runner_up": runner,
+            "runner_up_score": totals.get(runner) if runner else None, "feasible_nodes": rec.feasible_nodes,
+            "evaluated_nodes": rec.evaluated_nodes, "nominated_node": rec.nominated_node}
+
+
+def pod_summaries(result: SimulationResult, digests: dict[str, dict[str, Any]] | None = None) -> list[PodSummary]:
+    """One :class:`PodSummary` per pending pod of the input, in outcome order; ``digests``
+    (pod → :func:`record_digest` of its last attempt) stands in for ``result.records``."""
     by_preemptor: dict[str, list[str]] = {}
     for p in result.store.preemptions:
         by_preemptor.setdefault(p.preemptor, []).append(p.victim)
     out: list[PodSummary] = []
     for o in result.outcomes:
         s = PodSummary(o.key, o.node, o.message, o.attempts, preempted=by_preemptor.get(o.key, []))
-        rec = result.records.get(o.key)
-        if rec is not None:
-            ex = explain_record(rec)
-            s.feasible_nodes, s.evaluated_nodes = ex.feasible_nodes, ex.evaluated_nodes
-            s.nominated_node = rec.nominated_node
-            chosen = next((n for n in ex.nodes if n.selected), None)
-            runner = next((n for n in ex.nodes if n.runner_up), None)
-            s.score = chosen.total if chosen is not None else None
-            if runner is not None:
-                s.runner_up, s.runner_up_score = runner.node, runner.total
+        d = digests.get(o.key) if digests is not None else None
+        if d is None and o.key in result.records:
+            d = record_digest(result.records[o.key])
+        if d is not None:
+            for k, v in d.items():
+                setattr(s, k, v)
         out.append(s)
     return out
+
+
+class ExplanationCollector:
+    """An ``on_record`` sink that keeps, per pod, the capped explanation of its last attempt and
+    a one-line history of the earlier ones — what the report needs, at O(``max_nodes``) memory
+    per pod instead of a whole record. :meth:`finish` adds what is known only after the run."""
+
+    def __init__(self, max_nodes: int = 10) -> None:
+        self.max_nodes = max_nodes
+        self.explanations: dict[str, Explanation] = {}
+        self._history: dict[str, list[dict[str, Any]]] = {}
+
+    def __call__(self, rec: DecisionRecord) -> None:
+        prev = self.explanations.get(rec.pod)
+        if prev is not None:
+            self._history.setdefault(rec.pod, []).append(
+                {"attempt": prev.attempt, "result": prev.result, "message": prev.message,
+                 "node": prev.selected_node, "nominatedNode": prev.nominated_node})
+        self.explanations[rec.pod] = explain_record(rec, max_nodes=self.max_nodes)
+
+    def finish(self, result: SimulationResult) -> dict[str, Explanation]:
+        """Total nodes, profile weights, history and preemptions filled in; pod → explanation."""
+        total = len(result.store.nodes)
+        for key, ex in self.explanations.items():
+            ex.total_nodes = total
+            w = profile_weights(result, ex.profile)
+            if w:
+                ex.weights = {**ex.weights, **w}
+                for n in ex.nodes:
+                    for sc in n.scores:
+                        sc.weight = ex.weights.get(sc.plugin, sc.weight)
+            ex.history = self._history.get(key, [])
+            _attach_preemptions(ex, result.store.preemptions)
+        return self.explanations
 
 
 # ───────────────────────────── the report's figures ─────────────────────────────
@@ -292,8 +401,8 @@ def _terminal(pod: Any) -> bool:
     return (getattr(pod.status, "phase", None) or "") in ("Succeeded", "Failed")
 
 
-def report_data(result: SimulationResult, *, title: str = "kubesched simulate",
-                max_nodes_per_pod: int = 50) -> dict[str, Any]:
+def report_data(result: SimulationResult, *, title: str = "kubesched simulate", max_nodes_per_pod: int = 10,
+                explanations: dict[str, Explanation] | None = None) -> dict[str, Any]:
     """JSON-ready figures of a run for the HTML report.
 
     Shape::
@@ -304,13 +413,14 @@ def report_data(result: SimulationResult, *, title: str = "kubesched simulate",
                     "utilisation": {res: 0..1 | None}, "pods": [pod keys]}],
          "zones": [{"zone", "nodes", "allocatable": {…}, "requested": {…}, "utilisation": {…}}],
          "pending": [{"reason", "count", "pods": [keys]}],
-         "pods": [{"key", "node", "result", "message", "attempts", "explanation": Explanation.to_dict() | None}],
+         "pods": [{"key", "node", "result", "message", "attempts",
+                   "explanation": Explanation.to_compact_dict() | None}],
          "preemptions": [{"victim", "preemptor", "node", …}]}
 
     cpu in millicores, memory in bytes; utilisation = requested / allocatable (None when the node
-    has none of that resource). Succeeded and Failed pods hold no resources. Each explanation
-    keeps at most ``max_nodes_per_pod`` nodes (best first; the chosen node and the runner-up
-    always) and counts the rest in ``nodes_omitted``.
+    has none of that resource). Succeeded and Failed pods hold no resources. ``explanations``
+    (from :class:`ExplanationCollector`) stand in for ``result.records``; explanations made here
+    keep at most ``max_nodes_per_pod`` nodes (best first; the chosen node and the runner-up always).
     """
     store = result.store
     nodes: dict[str, dict[str, Any]] = {}
@@ -356,8 +466,10 @@ def report_data(result: SimulationResult, *, title: str = "kubesched simulate",
     reason_pods: dict[str, list[str]] = {}
     pods: list[dict[str, Any]] = []
     for o in result.outcomes:
-        rec = result.records.get(o.key)
-        ex = _trimmed(explain_pod(result, o.key), max_nodes_per_pod) if rec is not None else None
+        exp = explanations.get(o.key) if explanations is not None else None
+        if exp is None and o.key in result.records:
+            exp = explain_pod(result, o.key, max_nodes=max_nodes_per_pod)
+        ex = exp.to_compact_dict() if exp is not None else None
         pods.append({"key": o.key, "node": o.node, "result": "scheduled" if o.node else "unschedulable",
                      "message": o.message, "attempts": o.attempts, "explanation": ex})
         if not o.node:
@@ -381,17 +493,6 @@ def report_data(result: SimulationResult, *, title: str = "kubesched simulate",
         "pods": pods,
         "preemptions": [_preemption_dict(p) for p in store.preemptions],
     }
-
-
-def _trimmed(ex: Explanation, cap: int) -> dict[str, Any]:
-    if cap > 0 and len(ex.nodes) > cap:
-        keep = ex.nodes[:cap] + [n for n in ex.nodes[cap:] if n.selected or n.runner_up]
-        omitted = len(ex.nodes) - len(keep)
-        ex.nodes = keep
-        d = ex.to_dict()
-        d["nodes_omitted"] = omitted
-        return d
-    return ex.to_dict()
 
 
 def preemption_lines(preemptions: list[Preemption]) -> list[str]:
