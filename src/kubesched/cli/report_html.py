@@ -70,20 +70,21 @@ def _heatmap(data: dict[str, Any]) -> str:
     nodes = data["nodes"]
     if not nodes:
         return "<p class='muted'>no nodes</p>"
-    tile = TILE if len(nodes) > 400 else (20 if len(nodes) > 64 else 28)
-    cols = min(MAX_COLS, max(1, math.ceil(math.sqrt(len(nodes) * 2))))
+    n = len(nodes)
+    tile = 6 if n > 2000 else 9 if n > 400 else TILE if n > 64 else 28
+    cols = max(1, min(math.ceil(math.sqrt(n * 2)), max(MAX_COLS, 720 // (tile + GAP))))
     rows = math.ceil(len(nodes) / cols)
     w, h = cols * (tile + GAP), rows * (tile + GAP)
     out: list[str] = []
     for res in data["resources"]:
         tiles: list[str] = []
-        for i, n in enumerate(nodes):
+        for i, nd in enumerate(nodes):
             x, y = (i % cols) * (tile + GAP), (i // cols) * (tile + GAP)
-            u = n["utilisation"].get(res)
-            tip = (f"{n['name']}{' (zone ' + n['zone'] + ')' if n['zone'] else ''}: {res} {_pct(u)} "
-                   f"({_fmt(res, n['requested'].get(res, 0))} / {_fmt(res, n['allocatable'].get(res))}), "
-                   f"{len(n['pods'])} pod(s)")
-            tiles.append(f'<rect class="tile" data-node="{_esc(n["name"])}" x="{x}" y="{y}" width="{tile}" '
+            u = nd["utilisation"].get(res)
+            tip = (f"{nd['name']}{' (zone ' + nd['zone'] + ')' if nd['zone'] else ''}: {res} {_pct(u)} "
+                   f"({_fmt(res, nd['requested'].get(res, 0))} / {_fmt(res, nd['allocatable'].get(res))}), "
+                   f"{len(nd['pods'])} pod(s)")
+            tiles.append(f'<rect class="tile" data-node="{_esc(nd["name"])}" x="{x}" y="{y}" width="{tile}" '
                          f'height="{tile}" rx="2" fill="{_colour(u)}" stroke="#c8d1dc" stroke-width="0.5">'
                          f'<title>{_esc(tip)}</title></rect>')
         out.append(f'<figure class="heat"><figcaption>{_esc(res)}</figcaption>'

@@ -167,12 +167,21 @@ def _reasons(entry: dict[str, Any]) -> list[str]:
 def _weights(rec: DecisionRecord) -> dict[str, int]:
     """plugin → weight, read back from weighted / normalized (the record keeps both)."""
     out: dict[str, int] = {}
+    want = None
     for node, per in rec.normalized_score.items():
+        if want is None:
+            want = len(per)
         fin = rec.final_score.get(node, {})
         for plugin, z in per.items():
-            if plugin not in out and z:
+            if z and plugin not in out:
                 out[plugin] = fin.get(plugin, 0) // z
+        if len(out) == want:
+            break
     return out
+
+
+def _last(entry: dict[str, Any]) -> Any:
+    return entry[next(reversed(entry))] if entry else PASSED
 
 
 def _totals(rec: DecisionRecord) -> dict[str, int]:
@@ -214,20 +223,35 @@ def explain_record(rec: DecisionRecord, *, total_nodes: int | None = None,
     runner = _runner_up(rec, ranked)
     rank = {n: i for i, n in enumerate(ranked, 1)}
     flt = rec.filter
+    # the failing plugin, if any, is the last one of a node's entry (plugins run in order)
     unscored = [n for n in flt if n not in totals]
-    feasible_unscored = [n for n in unscored if all(v == PASSED for v in flt[n].values())]
+    feasible_unscored = [n for n in unscored if _last(flt[n]) == PASSED]
     fu = set(feasible_unscored)
     order = ranked + feasible_unscored + [n for n in unscored if n not in fu]
     omitted: Counter[str] = Counter()
     n_omitted = 0
     if 0 < max_nodes < len(order):
         keep = order[:max_nodes]
+        by_failure: dict[tuple[str, Any], int] = {}
         for n in order[max_nodes:]:
             if n == rec.selected_node or n == runner:
                 keep.append(n)
+                continue
+            n_omitted += 1
+            entry = flt.get(n)
+            if not entry:
+                k: tuple[str, Any] = ("", "")
             else:
-                n_omitted += 1
-                omitted.update(_reasons(flt.get(n, {})) or ["feasible"])
+                plugin = next(reversed(entry))
+                v = entry[plugin]
+                k = ("", "") if v == PASSED else (plugin, tuple(v or ("rejected",)))
+            by_failure[k] = by_failure.get(k, 0) + 1
+        for (plugin, reasons), c in by_failure.items():
+            if not plugin:
+                omitted["feasible"] += c
+            else:
+                for r in reasons:
+                    omitted[f"{plugin}: {r}"] += c
         order = keep
     nodes: list[NodeExplanation] = []
     for node in order:
