@@ -164,3 +164,24 @@ def test_plugin_errors_show_the_expected_form(cluster: Path) -> None:
     assert code == 2
     assert err.strip() == ("error: --plugin: no plugin 'nosuch' in entry-point group 'kubesched.plugins' "
                            "(give NAME=module:factory, or the name of an entry point)")
+
+
+def test_explain_gated_pod_says_why_it_was_never_attempted(tmp_path: Path) -> None:
+    p = tmp_path / "g.yaml"
+    p.write_text(yaml.safe_dump_all([node("n1", "2"), pod("gated", "1", schedulingGates=[{"name": "wait"}])]))
+    code, _, err = run("simulate", "-f", str(p), "--explain", "gated", "-o", "table")
+    assert code == 2
+    assert 'pod "default/gated" has no scheduling attempt to explain: it is gated (spec.schedulingGates: wait)' in err
+
+
+def test_explain_caps_rows_and_summarises_the_rest(tmp_path: Path) -> None:
+    p = tmp_path / "many.yaml"
+    docs = [node(f"n{i}", "1") for i in range(6)] + [node(f"big{i}", "8") for i in range(3)] + [pod("p", "2")]
+    p.write_text(yaml.safe_dump_all(docs))
+    code, out, err = run("simulate", "-f", str(p), "--explain", "p", "--explain-nodes", "2", "-o", "table")
+    assert code == 0, err
+    assert "9 nodes, 9 evaluated, 3 feasible" in out
+    # the chosen node and the runner-up, then the rest counted by reason
+    assert "… 7 more" in out and "6 × NodeResourcesFit: Insufficient cpu" in out and "1 × feasible" in out
+    code, out, _ = run("simulate", "-f", str(p), "--explain", "p", "--explain-nodes", "0", "-o", "table")
+    assert code == 0 and "more" not in out and out.count("Insufficient cpu") == 6

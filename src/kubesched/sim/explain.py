@@ -319,8 +319,13 @@ def explain_pod(result: SimulationResult, key: str, records: list[DecisionRecord
             why = "it names a scheduler with no profile here"
         else:
             pod = result.store.pods.get(key)
-            why = (f'it was already bound to node "{pod.spec.node_name}" in the input'
-                   if pod is not None and pod.spec.node_name else "it was never attempted")
+            if pod is not None and pod.spec.node_name:
+                why = f'it was already bound to node "{pod.spec.node_name}" in the input'
+            elif pod is not None and pod.spec.scheduling_gates:
+                gates = ", ".join(g.name for g in pod.spec.scheduling_gates)
+                why = f"it is gated (spec.schedulingGates: {gates}), so it never left PreEnqueue"
+            else:
+                why = "it was never attempted"
         raise InputError(f'pod "{key}" has no scheduling attempt to explain: {why}', "--explain")
     ex = explain_record(last, total_nodes=len(result.store.nodes), preemptions=preemptions,
                         weights=profile_weights(result, last.profile), max_nodes=max_nodes)
