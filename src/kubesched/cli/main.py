@@ -113,7 +113,10 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
     digests: dict[str, dict[str, Any]] = {}
     collector = None
     if report is not None:
+        from kubesched.cli.report_html import check_writable
         from kubesched.sim.explain import ExplanationCollector
+
+        check_writable(report)
 
         collector = ExplanationCollector()
     wide = fmt == "wide" and not explain_keys
@@ -217,6 +220,10 @@ def replay(trace: str, nodes_csv: str, pods_csv: str, config_path: str | None, s
 
     with _config_source(config_path):
         config = _load_config(config_path)
+    if report:
+        from kubesched.cli.report_html import check_writable
+
+        check_writable(report)
     summary = replay_openb(nodes_csv, pods_csv, config, seed=seed, progress=sys.stderr.isatty(), plot=plot)
     if as_json:
         click.echo(json.dumps(summary.to_dict(), indent=2))

@@ -25,7 +25,7 @@ from typing import Any
 
 from kubesched.errors import InputError
 
-__all__ = ["render_report", "render_replay_report", "write_report", "write_text"]
+__all__ = ["check_writable", "render_report", "render_replay_report", "write_report", "write_text"]
 
 TILE = 14
 GAP = 2
@@ -352,6 +352,18 @@ def render_replay_report(summary: dict[str, Any], samples: list[dict[str, float]
             f'{_timeline(samples)}</section><section id="summary"><h2>summary</h2><table>{rows}</table></section>'
             f'</div></main>')
     return _page(title, body, {"pods": [], "nodes": [], "resources": [], "summary": summary})
+
+
+def check_writable(path: str, flag: str = "--report") -> None:
+    """Fail before a long run, not after it: the folder of ``path`` must exist and be writable
+    (and ``path`` itself, when it exists). Raises :class:`InputError` naming ``flag``."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise InputError(f"cannot write {path}: No such file or directory", flag)
+    if os.path.isdir(path):
+        raise InputError(f"cannot write {path}: Is a directory", flag)
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise InputError(f"cannot write {path}: Permission denied", flag)
 
 
 def write_text(text: str, path: str) -> None:
