@@ -191,3 +191,22 @@ def test_record_pods_limits_recording(tmp_path: Path) -> None:
                    record_pods={"default/big"}.__contains__)
     assert seen == ["default/big", "default/big"]
     assert {o.key: o.node for o in res.outcomes}["default/web"] == "n2"  # same decisions as a full recording
+
+
+def test_ties_are_counted() -> None:
+    from kubesched.framework.record import DecisionRecord
+
+    fin = {"a": {"P": 50}, "b": {"P": 50}, "c": {"P": 40}, "d": {"P": 40}, "e": {"P": 40}}
+    rec = DecisionRecord(pod="ns/p", profile="x", attempt=1, time=0.0, selected_node="b", result="scheduled",
+                         evaluated_nodes=5, feasible_nodes=5, filter={n: {"F": "passed"} for n in fin},
+                         score={n: {"P": v["P"] // 2} for n, v in fin.items()},
+                         normalized_score={n: {"P": v["P"] // 2} for n, v in fin.items()}, final_score=fin)
+    ex = explain_record(rec)
+    assert ex.selected_node == "b" and ex.nodes[0].node == "b" and ex.nodes[0].rank == 1
+    assert ex.runner_up == "a" and ex.margin == 0
+    assert (ex.selected_ties, ex.runner_up_ties) == (1, 0)
+    assert ex.weights == {"P": 2} and ex.nodes[0].scores[0].weight == 2
+    rec.selected_node = "a"
+    fin["a"] = {"P": 60}
+    ex = explain_record(rec)
+    assert ex.runner_up == "b" and ex.margin == 10 and (ex.selected_ties, ex.runner_up_ties) == (0, 0)

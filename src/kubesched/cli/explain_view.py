@@ -68,8 +68,13 @@ def explanation_renderables(ex: Explanation, *, max_nodes: int = 30) -> list[Ren
         sel = next((n for n in ex.nodes if n.selected), None)
         run = next((n for n in ex.nodes if n.runner_up), None)
         if sel is not None and run is not None and ex.margin is not None:
-            lines.append(f"chosen {sel.node} (total {sel.total}); runner-up {run.node} (total {run.total}, "
-                         f"{ex.margin} behind)")
+            line = f"chosen {sel.node} (total {sel.total}"
+            if ex.selected_ties:
+                line += f", tied with {ex.selected_ties} other node(s): picked at random, seeded by --seed"
+            line += f"); runner-up {run.node} (total {run.total}, {ex.margin} behind"
+            if ex.runner_up_ties:
+                line += f", tied with {ex.runner_up_ties} other node(s)"
+            lines.append(line + ")")
         elif run is not None:
             lines.append(f"best scored: {run.node} (total {run.total})")
     nominated_before = ex.history[-1].get("nominatedNode") if ex.history else None

@@ -218,7 +218,10 @@ function showPod(key){
   facts.push((ex.total_nodes != null ? ex.total_nodes + ' nodes, ' : '') + ex.evaluated_nodes + ' evaluated, '
     + ex.feasible_nodes + ' feasible');
   if (ex.scoring_skipped) facts.push('only one feasible node: scoring skipped');
-  if (ex.runner_up) facts.push('runner-up ' + ex.runner_up + (ex.margin != null ? ' (' + ex.margin + ' behind)' : ''));
+  if (ex.selected_ties) facts.push('chosen among ' + (ex.selected_ties + 1)
+    + ' nodes with the same total (seeded random)');
+  if (ex.runner_up) facts.push('runner-up ' + ex.runner_up + (ex.margin != null ? ' (' + ex.margin + ' behind)' : '')
+    + (ex.runner_up_ties ? ', tied with ' + ex.runner_up_ties + ' other node(s)' : ''));
   for (const [pl, m] of Object.entries(ex.pre_filter || {})) facts.push('PreFilter ' + pl + ': ' + m);
   const pf = ex.post_filter || {};
   if (pf.status) facts.push('PostFilter ' + (pf.plugin || '') + ': ' + pf.status

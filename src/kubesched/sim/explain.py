@@ -107,6 +107,10 @@ class Explanation:
     runner_up: str | None = None
     margin: int | None = None
     """Total of the selected node minus the runner-up's."""
+    selected_ties: int = 0
+    """Other scored nodes with the selected node's total (upstream ``selectHost`` picks among them at random)."""
+    runner_up_ties: int = 0
+    """Other nodes (not the selected one) with the runner-up's total."""
     evaluated_nodes: int = 0
     feasible_nodes: int = 0
     total_nodes: int | None = None
@@ -270,10 +274,16 @@ def explain_record(rec: DecisionRecord, *, total_nodes: int | None = None,
         ne.runner_up = node == runner
         nodes.append(ne)
     sel_total = totals.get(rec.selected_node or "")
+    by_total = Counter(totals.values())
+    sel_ties = by_total[sel_total] - 1 if sel_total is not None else 0
+    run_ties = 0
+    if runner is not None:
+        run_ties = by_total[totals[runner]] - 1 - (1 if sel_total == totals[runner] else 0)
     ex = Explanation(
         pod=rec.pod, profile=rec.profile, attempt=rec.attempt, result=rec.result, message=rec.message,
         selected_node=rec.selected_node, runner_up=runner,
         margin=(sel_total - totals[runner]) if (sel_total is not None and runner is not None) else None,
+        selected_ties=sel_ties, runner_up_ties=run_ties,
         evaluated_nodes=rec.evaluated_nodes, feasible_nodes=rec.feasible_nodes, total_nodes=total_nodes,
         scoring_skipped=rec.feasible_nodes == 1 and not rec.score,
         pre_filter=dict(rec.pre_filter), post_filter=dict(rec.post_filter), nominated_node=rec.nominated_node,
