@@ -185,3 +185,12 @@ def test_explain_caps_rows_and_summarises_the_rest(tmp_path: Path) -> None:
     assert "… 7 more" in out and "6 × NodeResourcesFit: Insufficient cpu" in out and "1 × feasible" in out
     code, out, _ = run("simulate", "-f", str(p), "--explain", "p", "--explain-nodes", "0", "-o", "table")
     assert code == 0 and "more" not in out and out.count("Insufficient cpu") == 6
+
+
+def test_record_results_annotates_the_preemptor_with_its_victims(cluster: Path) -> None:
+    code, out, _ = run("simulate", "-f", str(cluster), "-o", "yaml", "--record-results")
+    assert code == 0
+    items = {i["metadata"]["name"]: i for i in yaml.safe_load(out)["items"]}
+    ann = items["big"]["metadata"]["annotations"]
+    assert json.loads(ann["kubesched.io/preempted-pods"]) == [{"pod": "default/low2", "node": "n2", "priority": 0}]
+    assert "kubesched.io/preempted-pods" not in (items["web"]["metadata"].get("annotations") or {})

@@ -165,6 +165,10 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
             click.echo(f"# {result.attempts} scheduling attempts")
         print_preemptions(preemption_lines(result.store.preemptions))
     else:
+        if record_results:
+            from kubesched.sim.explain import annotate_preemptions
+
+            annotate_preemptions(result)
         write_list(result.output_objects(), "json" if fmt == "json" else "yaml", sys.stdout)
         if result.other_scheduler_pods:
             click.echo(f"notice: {len(result.other_scheduler_pods)} pending pod(s) name a scheduler with no "

@@ -30,6 +30,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from kubesched.sim.simulate import SimulationResult
 
 __all__ = [
+    "PREEMPTED_ANNOTATION",
+    "annotate_preemptions",
     "Explanation",
     "ExplanationCollector",
     "NodeExplanation",
@@ -532,6 +534,29 @@ def report_data(result: SimulationResult, *, title: str = "kubesched simulate", 
         "pods": pods,
         "preemptions": [_preemption_dict(p) for p in store.preemptions],
     }
+
+
+PREEMPTED_ANNOTATION = "kubesched.io/preempted-pods"
+
+
+def annotate_preemptions(result: SimulationResult) -> None:
+    """With ``--record-results``: each preemptor in the output carries
+    ``kubesched.io/preempted-pods`` = JSON ``[{"pod": victim, "node": node, "priority": p}]``, so the
+    victims (deleted, hence absent from the List) stay visible in the data too."""
+    import json
+
+    by: dict[str, list[dict[str, Any]]] = {}
+    for p in result.store.preemptions:
+        by.setdefault(p.preemptor, []).append({"pod": p.victim, "node": p.node, "priority": p.victim_priority})
+    for key, victims in by.items():
+        ns, _, name = key.partition("/")
+        raw = result.store.raw.get(("Pod", ns, name))
+        if raw is None:
+            continue
+        meta = raw.setdefault("metadata", {})
+        if not isinstance(meta.get("annotations"), dict):
+            meta["annotations"] = {}
+        meta["annotations"][PREEMPTED_ANNOTATION] = json.dumps(victims, separators=(",", ":"))
 
 
 def preemption_lines(preemptions: list[Preemption]) -> list[str]:
