@@ -29,8 +29,8 @@ class DecisionRecord:
     ``filter``: node → plugin → ``"passed"`` or the list of reasons, in the order the plugins
     ran on that node (a node never evaluated is absent). ``score``: node → plugin → raw
     Score() value; ``normalized_score``: node → plugin → after NormalizeScore; ``final_score``:
-    node → plugin → normalized × weight (all three only when scoring ran, i.e. more than one
-    feasible node). ``pre_filter``: plugin → status message of a
+    node → plugin → normalized × weight; ``total_score``: node → sum of those (all four only
+    when scoring ran, i.e. more than one feasible node). ``pre_filter``: plugin → status message of a
     rejecting PreFilter. ``message``: the FailedScheduling message ("" when scheduled).
     """
 
@@ -49,6 +49,8 @@ class DecisionRecord:
     score: dict[str, dict[str, int]] = field(default_factory=dict)
     final_score: dict[str, dict[str, int]] = field(default_factory=dict)
     normalized_score: dict[str, dict[str, int]] = field(default_factory=dict)
+    total_score: dict[str, int] = field(default_factory=dict)
+    """node → sum of its weighted scores (upstream ``NodePluginScores.TotalScore``)."""
     post_filter: dict[str, Any] = field(default_factory=dict)
     nominated_node: str | None = None
 
@@ -114,4 +116,5 @@ def build_record(*, pod: str, profile: str, attempt: int, time: float, table: No
                          post_filter=post_filter or {}, nominated_node=nominated)
     if scores is not None:
         rec.score, rec.normalized_score, rec.final_score = score_results3(table, scores)
+        rec.total_score = dict(zip([table.names[r] for r in scores.rows.tolist()], scores.total.tolist()))
     return rec

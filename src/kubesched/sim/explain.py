@@ -191,6 +191,8 @@ def _last(entry: dict[str, Any]) -> Any:
 
 
 def _totals(rec: DecisionRecord) -> dict[str, int]:
+    if rec.total_score or not rec.final_score:
+        return rec.total_score
     return {n: sum(per.values()) for n, per in rec.final_score.items()}
 
 
@@ -376,8 +378,12 @@ def record_digest(rec: DecisionRecord) -> dict[str, Any]:
     """The few figures ``-o wide`` shows of an attempt (so the record itself can be dropped):
     ``{score, runner_up, runner_up_score, feasible_nodes, evaluated_nodes, nominated_node}``."""
     totals = _totals(rec)
-    runner = _runner_up(rec, _ranked(rec, totals))
-    return {"score": totals.get(rec.selected_node or ""), "runner_up": runner,
+    sel = rec.selected_node or ""
+    if sel:  # the best of the others: a max, not a sort (first of equals, as _ranked)
+        runner = max((n for n in totals if n != sel), key=totals.__getitem__, default=None)
+    else:
+        runner = _runner_up(rec, _ranked(rec, totals))
+    return {"score": totals.get(sel), "runner_up": runner,
             "runner_up_score": totals.get(runner) if runner else None, "feasible_nodes": rec.feasible_nodes,
             "evaluated_nodes": rec.evaluated_nodes, "nominated_node": rec.nominated_node}
 
