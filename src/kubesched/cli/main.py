@@ -6,11 +6,12 @@ with code 2 — never a traceback. Unschedulable pods are results, not errors (e
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import click
@@ -22,7 +23,7 @@ from kubesched.cli.snapshot_cmd import snapshot as _snapshot_cmd
 from kubesched.cli.up_cmd import up as _up_cmd
 from kubesched.cli.whatif_cmd import capacity_command as _capacity_cmd
 from kubesched.cli.whatif_cmd import compare_command as _compare_cmd
-from kubesched.errors import InputError, KubeschedError, PluginConfigError
+from kubesched.errors import ConfigError, InputError, KubeschedError, PluginConfigError
 
 __all__ = ["main"]
 
@@ -134,9 +135,11 @@ def _registry(plugins: tuple[str, ...]) -> dict[str, Any] | None:
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
               help="KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1); else one found among -f.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for score tie-breaking.")
-@click.option("-o", "--output", type=click.Choice(["table", "yaml", "json"]), default=None,
-              help="table (default on a terminal), or every input object after the run as a v1 List.")
-@click.option("--record-results", is_flag=True, help="Annotate attempted pods with kubesched.io/* results.")
+@click.option("-o", "--output", type=click.Choice(["table", "wide", "yaml", "json"]), default=None,
+              help="table (default on a terminal), wide (table + scores, runner-up, feasible nodes, preemptions), "
+                   "or every input object after the run as a v1 List.")
+@click.option("--record-results", is_flag=True,
+              help="Annotate attempted pods with kubesched.io/* results (-o yaml/json only).")
 @click.option("--results-file", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write one JSON DecisionRecord per scheduling attempt (JSON Lines).")
 @click.option("--plugin", "plugins", multiple=True, metavar="NAME=module:factory",
@@ -147,10 +150,19 @@ def _registry(plugins: tuple[str, ...]) -> dict[str, Any] | None:
 @click.option("--validate", "validate", default="strict", show_default=True, metavar="strict|warn|ignore",
               help="Unknown fields: an error (strict, true), a warning (warn) or ignored (ignore, false), "
                    "as kubectl's --validate. Objects are always checked as the API server would.")
+@click.option("--explain", "explain", multiple=True, metavar="NS/POD",
+              help="Explain one pod's last attempt node by node (Filter reasons, Score plugins, chosen node, "
+                   "runner-up, preemption) instead of listing the run; -o json/yaml gives it as data. Repeatable.")
+@click.option("--explain-nodes", type=click.IntRange(min=0), default=30, show_default=True,
+              help="Rows per --explain table (0 = every node).")
+@click.option("--report", "report", type=click.Path(dir_okay=False), default=None, metavar="OUT.html",
+              help="Also write a self-contained HTML report (utilisation heatmap, pending reasons, zones, "
+                   "the decision record of every pod).")
 @_friendly
 def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output: str | None,
              record_results: bool, results_file: str | None, plugins: tuple[str, ...],
-             add_nodes: str | None = None, validate: str = "strict") -> None:
+             add_nodes: str | None = None, validate: str = "strict",
+             explain: tuple[str, ...] = (), explain_nodes: int = 30, report: str | None = None) -> None:
     """Schedule the pending pods of a set of manifests and show where they went and why."""
     from kubesched.sim.manifests import write_list
     from kubesched.sim.simulate import simulate as run
@@ -161,7 +173,8 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
     except ValueError as e:
         raise InputError(str(e), "--validate") from None
     registry = _registry(plugins)
-    config, raws, _ = load_inputs(list(paths), config_path)
+    with _config_source(config_path):
+        config, raws, _ = load_inputs(list(paths), config_path)
     validate_inputs(raws, field_validation=mode, warn=lambda line: click.echo(line, err=True))
     node_template = None
     if add_nodes:
@@ -169,7 +182,19 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
         from kubesched.sim.manifests import load_manifests
 
         node_template = load_node_template(load_manifests([add_nodes], allow_duplicates=True), add_nodes)
-    sink = None
+    fmt = output or ("table" if sys.stdout.isatty() else "yaml")
+    explain_keys = [_pod_key(k) for k in explain]
+    per_pod: dict[str, list[Any]] = {k: [] for k in explain_keys}
+    digests: dict[str, dict[str, Any]] = {}
+    collector = None
+    if report is not None:
+        from kubesched.cli.report_html import check_writable
+        from kubesched.sim.explain import ExplanationCollector
+
+        check_writable(report)
+
+        collector = ExplanationCollector()
+    wide = fmt == "wide" and not explain_keys
     fh = None
     if results_file:
         try:
@@ -177,11 +202,25 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
         except OSError as e:
             raise InputError(f"cannot write {results_file}: {e.strerror or e}", "--results-file") from None
 
-        def sink(rec: Any) -> None:
+    def sink(rec: Any) -> None:
+        if fh is not None:
             fh.write(json.dumps(rec.to_dict(), separators=(",", ":")) + "\n")
+        if rec.pod in per_pod:
+            per_pod[rec.pod].append(rec)
+        if wide:
+            from kubesched.sim.explain import record_digest
 
+            digests[rec.pod] = record_digest(rec)
+        if collector is not None:
+            collector(rec)
+
+    # records cost O(nodes) each: only the pods --explain names, unless something needs them all
+    every = fh is not None or wide or collector is not None or record_results
     try:
-        result = run(raws, config, seed=seed, record=record_results, registry=registry, on_record=sink)
+        with _config_source(config_path):
+            result = run(raws, config, seed=seed, record=record_results, registry=registry,
+                         on_record=sink if (every or explain_keys) else None, keep_records=record_results,
+                         record_pods=None if every else per_pod.__contains__)
     finally:
         if fh is not None:
             fh.close()
@@ -190,11 +229,24 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
         from kubesched.sim.autoscale import add_nodes as estimate_nodes
 
         estimate = estimate_nodes(result, node_template)
-    fmt = output or ("table" if sys.stdout.isatty() else "yaml")
-    if fmt == "table":
-        from kubesched.cli.report import print_simulation
+    if record_results and fmt in ("table", "wide"):
+        click.echo(f"notice: --record-results has no effect with -o {fmt}: it annotates the pods of -o yaml/json "
+                   "output (see --explain NS/POD, -o wide or --results-file)", err=True)
+    if explain_keys:
+        from kubesched.cli.explain_view import emit_explanations
 
-        print_simulation(result)
+        emit_explanations(result, explain_keys, per_pod, fmt, max_nodes=explain_nodes)
+    elif fmt in ("table", "wide"):
+        from kubesched.cli.explain_view import print_preemptions, print_wide
+        from kubesched.cli.report import print_simulation
+        from kubesched.sim.explain import pod_summaries, preemption_lines
+
+        if fmt == "table":
+            print_simulation(result)
+        else:
+            print_wide(pod_summaries(result, digests))
+            click.echo(f"# {result.attempts} scheduling attempts")
+        print_preemptions(preemption_lines(result.store.preemptions))
         if estimate is not None:
             from kubesched.cli.whatif_report import print_add_nodes
 
@@ -204,12 +256,46 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
             from kubesched.cli.whatif_report import add_nodes_summary
 
             click.echo(add_nodes_summary(estimate), err=True)
+        if record_results:
+            from kubesched.sim.explain import annotate_preemptions
+
+            annotate_preemptions(result)
         write_list(result.output_objects(), "json" if fmt == "json" else "yaml", sys.stdout)
         for notice in result.notices:
             click.echo(f"notice: {notice}", err=True)
         if result.other_scheduler_pods:
             click.echo(f"notice: {len(result.other_scheduler_pods)} pending pod(s) name a scheduler with no "
                        f"profile here and were left alone: {', '.join(result.other_scheduler_pods)}", err=True)
+        from kubesched.cli.explain_view import print_preemptions
+        from kubesched.sim.explain import preemption_lines
+
+        print_preemptions(preemption_lines(result.store.preemptions), prefix="notice: ", file=sys.stderr)
+    if report:
+        from kubesched.cli.report_html import write_report
+        from kubesched.sim.explain import report_data
+
+        explanations = collector.finish(result) if collector is not None else None
+        write_report(report_data(result, title=f"kubesched simulate {' '.join(paths)}",
+                                 explanations=explanations), report)
+
+
+def _pod_key(s: str) -> str:
+    """``NS/POD`` as given, or ``POD`` in the ``default`` namespace (as kubectl)."""
+    s = s.strip()
+    if not s or s.count("/") > 1 or s.startswith("/") or s.endswith("/"):
+        raise InputError(f"invalid pod {s!r}: expected NAMESPACE/NAME or NAME", "--explain")
+    return s if "/" in s else f"default/{s}"
+
+
+@contextlib.contextmanager
+def _config_source(path: str | None) -> Iterator[None]:
+    """Name the configuration file in configuration errors (``FILE: field.path: message``)."""
+    try:
+        yield
+    except ConfigError as e:
+        if path and not str(e).startswith(path):
+            raise type(e)(str(e), path) from None
+        raise
 
 
 @main.command()
@@ -221,13 +307,20 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
 @click.option("--plot", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write a PNG of allocation and pending pods over virtual time.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("--report", "report", type=click.Path(dir_okay=False), default=None, metavar="OUT.html",
+              help="Also write a self-contained HTML page: allocation and pending pods over virtual time, the figures.")
 @_friendly
 def replay(trace: str, nodes_csv: str, pods_csv: str, config_path: str | None, seed: int,
-           plot: str | None, as_json: bool) -> None:
+           plot: str | None, as_json: bool, report: str | None = None) -> None:
     """Replay a production trace through the scheduler on a virtual clock."""
     from kubesched.sim.replay import replay_openb
 
-    config = _load_config(config_path)
+    with _config_source(config_path):
+        config = _load_config(config_path)
+    if report:
+        from kubesched.cli.report_html import check_writable
+
+        check_writable(report)
     summary = replay_openb(nodes_csv, pods_csv, config, seed=seed, progress=sys.stderr.isatty(), plot=plot)
     if as_json:
         click.echo(json.dumps(summary.to_dict(), indent=2))
@@ -235,6 +328,13 @@ def replay(trace: str, nodes_csv: str, pods_csv: str, config_path: str | None, s
         from kubesched.cli.report import print_replay
 
         print_replay(summary)
+    if report:
+        from dataclasses import asdict
+
+        from kubesched.cli.report_html import render_replay_report, write_text
+
+        write_text(render_replay_report(summary.to_dict(), [asdict(x) for x in summary.samples],
+                                        f"kubesched replay {trace} {pods_csv}"), report)
 
 
 @main.command()

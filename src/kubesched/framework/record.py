@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.framework.node_table import NodeTable
     from kubesched.framework.runtime import ScoreResult
@@ -26,8 +28,9 @@ class DecisionRecord:
 
     ``filter``: node → plugin → ``"passed"`` or the list of reasons, in the order the plugins
     ran on that node (a node never evaluated is absent). ``score``: node → plugin → raw
-    Score() value; ``final_score``: node → plugin → normalized × weight (both only when scoring
-    ran, i.e. more than one feasible node). ``pre_filter``: plugin → status message of a
+    Score() value; ``normalized_score``: node → plugin → after NormalizeScore; ``final_score``:
+    node → plugin → normalized × weight; ``total_score``: node → sum of those (all four only
+    when scoring ran, i.e. more than one feasible node). ``pre_filter``: plugin → status message of a
     rejecting PreFilter. ``message``: the FailedScheduling message ("" when scheduled).
     """
 
@@ -45,6 +48,9 @@ class DecisionRecord:
     filter: dict[str, dict[str, Any]] = field(default_factory=dict)
     score: dict[str, dict[str, int]] = field(default_factory=dict)
     final_score: dict[str, dict[str, int]] = field(default_factory=dict)
+    normalized_score: dict[str, dict[str, int]] = field(default_factory=dict)
+    total_score: dict[str, int] = field(default_factory=dict)
+    """node → sum of its weighted scores (upstream ``NodePluginScores.TotalScore``)."""
     post_filter: dict[str, Any] = field(default_factory=dict)
     nominated_node: str | None = None
 
@@ -55,38 +61,46 @@ class DecisionRecord:
 def filter_results(table: NodeTable, chunks: list[Any]) -> dict[str, dict[str, Any]]:
     """node → plugin → "passed" | [reasons] for every evaluated node (chunks in order)."""
     out: dict[str, dict[str, Any]] = {}
+    names = table.names
     for chunk in chunks:
-        names = table.names
         plugins = chunk.plugins
+        skipped = chunk.skipped
+        ran = [pi for pi in range(len(plugins)) if pi not in skipped]
+        passed_all = {plugins[pi]: PASSED for pi in ran}  # the entry of a feasible node
+        fails = chunk.fail_plugin.tolist()
+        keys = chunk.fail_key.tolist()
         for i, row in enumerate(chunk.rows.tolist()):
-            fp = int(chunk.fail_plugin[i])
+            fp = fails[i]
+            if fp == chunk.PASSED:
+                out[names[row]] = passed_all.copy()
+                continue
             if fp == chunk.OVERRIDDEN:
                 out.update(filter_results(table, [chunk.overrides[i]]))
                 continue
-            last = fp if fp >= 0 else len(plugins) - 1
-            entry: dict[str, Any] = {}
-            for pi in range(last + 1):
-                if pi in chunk.skipped:
-                    continue
-                if pi == fp:
-                    entry[plugins[pi]] = list(chunk.tables[pi].entry(int(chunk.fail_key[i]))[0])
-                else:
-                    entry[plugins[pi]] = PASSED
+            entry: dict[str, Any] = {plugins[pi]: PASSED for pi in ran if pi < fp}
+            entry[plugins[fp]] = list(chunk.tables[fp].entry(int(keys[i]))[0])
             out[names[row]] = entry
     return out
 
 
 def score_results(table: NodeTable, scores: ScoreResult) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]:
-    raw: dict[str, dict[str, int]] = {}
-    final: dict[str, dict[str, int]] = {}
-    names = [table.names[r] for r in scores.rows.tolist()]
-    for p, plugin in enumerate(scores.plugins):
-        r = scores.raw[p].tolist()
-        w = scores.weighted[p].tolist()
-        for i, n in enumerate(names):
-            raw.setdefault(n, {})[plugin] = r[i]
-            final.setdefault(n, {})[plugin] = w[i]
+    """``(raw, weighted)``: node → plugin → score, for the scored rows."""
+    raw, _norm, final = score_results3(table, scores)
     return raw, final
+
+
+def score_results3(table: NodeTable, scores: ScoreResult) -> tuple[dict[str, dict[str, int]], ...]:
+    """``(raw, normalized, weighted)``: node → plugin → score, for the scored rows."""
+    names = [table.names[r] for r in scores.rows.tolist()]
+    plugins = scores.plugins
+    if not plugins:
+        return {n: {} for n in names}, {n: {} for n in names}, {n: {} for n in names}
+
+    def per_node(arrays: list[Any]) -> dict[str, dict[str, int]]:
+        rows = np.stack(arrays).T.tolist()  # nodes × plugins
+        return {n: dict(zip(plugins, r)) for n, r in zip(names, rows)}
+
+    return per_node(scores.raw), per_node(scores.normalized), per_node(scores.weighted)
 
 
 def build_record(*, pod: str, profile: str, attempt: int, time: float, table: NodeTable,
@@ -108,5 +122,6 @@ def build_record(*, pod: str, profile: str, attempt: int, time: float, table: No
                          feasible_nodes=feasible, pre_filter=pre_filter or {}, filter=filt,
                          post_filter=post_filter or {}, nominated_node=nominated)
     if scores is not None:
-        rec.score, rec.final_score = score_results(table, scores)
+        rec.score, rec.normalized_score, rec.final_score = score_results3(table, scores)
+        rec.total_score = dict(zip([table.names[r] for r in scores.rows.tolist()], scores.total.tolist()))
     return rec

@@ -239,7 +239,7 @@ def _scheduling_cycle(sched: Scheduler) -> ScheduledPod | Attempt | None:
         t0 = time.perf_counter()
     # PreFilter … Score: the snapshot must not change under the cycle (checked with KUBESCHED_DEBUG=1)
     with sched.table.frozen("the scheduling cycle"):
-        res = schedule_pod(fw, state, pod, sched.table, sched.sampler, sched.rng, record=sched.record,
+        res = schedule_pod(fw, state, pod, sched.table, sched.sampler, sched.rng, record=_recording(sched, key),
                            extenders=sched.extenders)
     if isinstance(res, Status):
         return _schedule_pod_failed(sched, fw, state, qpi, res, start)
@@ -248,7 +248,7 @@ def _scheduling_cycle(sched: Scheduler) -> ScheduledPod | Attempt | None:
 
     node = res.suggested_host
     record = None
-    if sched.record:
+    if _recording(sched, key):
         record = build_record(pod=key, profile=fw.profile_name, attempt=qpi.attempts, time=start,
                               table=sched.table, chunks=res.chunks, scores=res.scores,
                               selected=node, result="scheduled", extender_statuses=res.extender_statuses)
@@ -287,6 +287,11 @@ def _node_fit_error(key: str, node: str, st: Status, *, unschedulable_plugins: s
     return Status(st.code, (), FitError(key, 1, diagnosis))
 
 
+def _recording(sched: Scheduler, key: str) -> bool:
+    """Whether this attempt of ``key`` gets a DecisionRecord (``sched.record`` and ``sched.record_pods``)."""
+    return sched.record and (sched.record_pods is None or sched.record_pods(key))
+
+
 def _schedule_pod_failed(sched: Scheduler, fw: Framework, state: CycleState, qpi: QueuedPodInfo, st: Status,
                          start: float) -> Attempt:
     """``schedulingCycle`` when ``schedulePod`` failed: PostFilter for a FitError, then
@@ -310,7 +315,7 @@ def _schedule_pod_failed(sched: Scheduler, fw: Framework, state: CycleState, qpi
             nominated = info.nominated_node_name
             post["nominatedNodeName"] = nominated
     record = None
-    if sched.record:
+    if _recording(sched, qpi.key):
         record = build_record(pod=qpi.key, profile=fw.profile_name, attempt=qpi.attempts, time=start,
                               table=sched.table, chunks=diagnosis.chunks, scores=None, selected=None,
                               result="unschedulable", message=str(fe),
@@ -463,7 +468,7 @@ def handle_scheduling_failure(sched: Scheduler, fw: Framework, qpi: QueuedPodInf
     if sched.client is not None:
         sched.client.record_event(pod, "Warning", "FailedScheduling", "Scheduling", truncate_message(message))
         sched.client.update_pod_condition(original, "False", reason, message, nominated_node_name)
-    if record is None and sched.record:
+    if record is None and _recording(sched, qpi.key):
         record = build_record(pod=qpi.key, profile=fw.profile_name, attempt=qpi.attempts, time=start,
                               table=sched.table, chunks=[], scores=None, selected=None, result=result,
                               message=message)

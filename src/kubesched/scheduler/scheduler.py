@@ -149,6 +149,9 @@ class Scheduler:
                 ClusterEvent(EventResource.WILDCARD, ActionType.ALL, "*"))])
         self.sampler = Sampler()
         self.record = record
+        self.record_pods: Callable[[str], bool] | None = None
+        """With ``record``: only attempts of the pods (``namespace/name``) it accepts are recorded
+        (None: every attempt). A record costs O(nodes) per attempt; ``--explain`` needs a few."""
         self.stats = SchedulerStats()
         self.on_attempt: Callable[[Attempt], None] | None = None
         self.offload: Callable[[Callable[[], Any]], Awaitable[Any]] | None = None

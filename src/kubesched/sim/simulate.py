@@ -341,8 +341,14 @@ def _add_created(store: ClusterStore, created: list[RawObject], pending: list[tu
 
 def simulate(raws: list[RawObject], config: KubeSchedulerConfiguration | None = None, *, seed: int = 0,
              record: bool = False, registry: dict[str, Any] | None = None,
-             on_record: Callable[[DecisionRecord], None] | None = None) -> SimulationResult:
+             on_record: Callable[[DecisionRecord], None] | None = None, keep_records: bool = True,
+             record_pods: Callable[[str], bool] | None = None) -> SimulationResult:
     """Run the scheduler over the manifests until no pod can make progress.
+
+    ``record``: keep every pod's last DecisionRecord in ``result.records`` and annotate the pods;
+    ``on_record`` gets every record as it is made (recording is on when either is given).
+    ``keep_records=False`` drops them after ``on_record`` (memory: a record is O(nodes));
+    ``record_pods`` limits recording to the pods (``namespace/name``) it accepts.
 
     Raises :class:`ManifestError` for bad input and
     :class:`~kubesched.errors.ConfigError` / ``PluginConfigError`` for a bad configuration.
@@ -353,6 +359,8 @@ def simulate(raws: list[RawObject], config: KubeSchedulerConfiguration | None = 
     clock = ManualClock()
     sched = Scheduler(config, client=store, lister=store, clock=clock, seed=seed,
                       registry=registry, record=record or on_record is not None)
+    sched.record_pods = record_pods
+    keep_records = keep_records or record
     store.scheduler = sched
     for node, raw in nodes:
         store.add("Node", node, raw)
@@ -369,7 +377,8 @@ def simulate(raws: list[RawObject], config: KubeSchedulerConfiguration | None = 
     def on_attempt(a: Attempt) -> None:
         attempts_by_pod[a.pod_key] = attempts_by_pod.get(a.pod_key, 0) + 1
         if a.record is not None:
-            records[a.pod_key] = a.record
+            if keep_records:
+                records[a.pod_key] = a.record
             if on_record is not None:
                 on_record(a.record)
 

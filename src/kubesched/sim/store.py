@@ -31,7 +31,20 @@ if TYPE_CHECKING:  # pragma: no cover
     from kubesched.scheduler import Scheduler
     from kubesched.sim.engine import Environment, Event
 
-__all__ = ["ClusterStore"]
+__all__ = ["ClusterStore", "Preemption"]
+
+
+class Preemption(msgspec.Struct, frozen=True):
+    """One pod evicted by preemption: ``victim`` (``namespace/name``) was deleted to make room
+    for ``preemptor`` on ``node`` (from the ``Preempted`` event the scheduler records on the victim,
+    upstream ``prepareCandidate``). ``priority`` values are the pods' ``spec.priority``."""
+
+    victim: str
+    preemptor: str
+    node: str
+    victim_priority: int = 0
+    preemptor_priority: int = 0
+    message: str = ""
 
 
 class ClusterStore:
@@ -52,6 +65,8 @@ class ClusterStore:
         self.keep_events = keep_events
         self.scheduler: Scheduler | None = None
         self.bind_count = 0
+        self.preemptions: list[Preemption] = []
+        """Every pod deleted by preemption, in order (kept whatever ``keep_events`` says)."""
         self.writes: Counter[str] = Counter()
         """Client writes by method name (bind, update_pod_condition, delete_pod, …)."""
         self._pending: deque[tuple[Callable[..., Any], tuple[Any, ...]]] = deque()
@@ -278,9 +293,18 @@ class ClusterStore:
     def record_event(self, regarding: Any, event_type: str, reason: str, action: str, note: str,
                      related: Any = None) -> None:
         self.event_counts[reason] += 1
+        if reason == "Preempted" and related is not None:
+            self._note_preemption(regarding, related, note)
         if self.keep_events:
             meta = regarding.metadata
             self.events.append((event_type, reason, f"{meta.namespace}/{meta.name}", note))
+
+    def _note_preemption(self, victim: Pod, preemptor: Pod, note: str) -> None:
+        node = victim.spec.node_name or ""
+        if not node and " on node " in note:
+            node = note.rsplit(" on node ", 1)[1]
+        self.preemptions.append(Preemption(pod_key(victim), pod_key(preemptor), node,
+                                           victim.spec.priority or 0, preemptor.spec.priority or 0, note))
 
     def delete_pod(self, pod: Pod) -> None:
         """Delete a pod (preemption): the delete event is queued like any other write."""

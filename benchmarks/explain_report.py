@@ -1,0 +1,65 @@
+"""What explaining costs: ``simulate -o table`` against ``-o wide``, ``--report`` and ``--explain``
+on one synthetic cluster (N nodes in 3 zones, P pending pods of mixed sizes, JSON input).
+
+Prints wall seconds and peak RSS (MiB) of each run (one process each, ``/usr/bin/time``-free:
+``resource.getrusage`` of the child) and the report's size. Figures, not assertions::
+
+    PYTHONPATH=src python benchmarks/explain_report.py --nodes 1000 --pods 3000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def cluster(nodes: int, pods: int, seed: int = 1) -> dict:
+    rnd = random.Random(seed)
+    items: list[dict] = []
+    for i in range(nodes):
+        items.append({"apiVersion": "v1", "kind": "Node",
+                      "metadata": {"name": f"node-{i}", "labels": {"topology.kubernetes.io/zone": f"z{i % 3}",
+                                                                   "kubernetes.io/hostname": f"node-{i}"}},
+                      "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}}})
+    for j in range(pods):
+        req = {"cpu": rnd.choice(["100m", "500m", "1", "2"]), "memory": rnd.choice(["256Mi", "1Gi", "4Gi"])}
+        items.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p-{j}", "namespace": "default"},
+                      "spec": {"containers": [{"name": "c", "resources": {"requests": req}}]}})
+    return {"apiVersion": "v1", "kind": "List", "items": items}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--nodes", type=int, default=1000)
+    ap.add_argument("--pods", type=int, default=3000)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "c.json")
+        with open(src, "w") as f:
+            json.dump(cluster(args.nodes, args.pods), f)
+        report = os.path.join(d, "r.html")
+        runs = {"-o table": ["-o", "table"], "-o wide": ["-o", "wide"],
+                "--report": ["-o", "table", "--report", report],
+                "--explain (1 pod)": ["-o", "table", "--explain", f"p-{args.pods - 1}"]}
+        print(f"{args.nodes} nodes, {args.pods} pending pods")
+        for label, extra in runs.items():
+            t0 = time.perf_counter()
+            before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+            subprocess.run([sys.executable, "-m", "kubesched.cli.main", "simulate", "-f", src, *extra],
+                           check=True, stdout=subprocess.DEVNULL)
+            wall = time.perf_counter() - t0
+            rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+            peak = f"{rss / 1024:.0f} MiB" if rss > before else "≤ previous"
+            print(f"  {label:18s} {wall:7.2f} s   peak RSS {peak}")
+        print(f"  report size        {os.path.getsize(report) / 1e6:.1f} MB")
+
+
+if __name__ == "__main__":
+    main()

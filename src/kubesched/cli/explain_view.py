@@ -1,0 +1,250 @@
+"""Human-readable explanations: ``simulate --explain NS/POD``, ``-o wide``, the preemption list.
+
+The data comes from :mod:`kubesched.sim.explain`; this module only lays it out (rich tables,
+plain text when stdout is not a terminal). :func:`explanation_renderables` is the reusable
+piece: any command holding a :class:`~kubesched.sim.explain.Explanation` can print it.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from typing import Any
+
+from rich import box
+from rich.console import Console, Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from kubesched.sim.explain import Explanation, PodSummary, preemption_lines
+
+__all__ = ["console", "emit_explanations", "explanation_renderables", "print_explanation", "print_preemptions",
+           "print_wide"]
+
+
+def console(file: Any = None) -> Console:
+    """A console for tables: terminal width on a tty, otherwise wide enough not to wrap rows."""
+    out = file or sys.stdout
+    tty = out.isatty()
+    return Console(file=out, highlight=False, width=None if tty else 400, no_color=not tty,
+                   soft_wrap=False)
+
+
+def _score_cell(s: Any) -> str:
+    return f"{s.raw} → {s.normalized} → {s.weighted}"
+
+
+def explanation_renderables(ex: Explanation, *, max_nodes: int = 30) -> list[RenderableType]:
+    """The explanation of one attempt: a headline, then a Filter table (verdict and reasons per
+    node) and a Score table (each Score plugin's raw → normalized → weighted score, the total,
+    the rank; the chosen node and the runner-up marked). ``max_nodes`` caps the rows of each
+    table (0 = no cap); the rest is summarised by reason."""
+    out: list[RenderableType] = []
+    head = Text()
+    head.append(f"pod {ex.pod}", style="bold")
+    if ex.attempt:
+        head.append(f" — attempt {ex.attempt}")
+    if ex.profile:
+        head.append(f" (profile {ex.profile})")
+    head.append(": ")
+    if ex.result == "scheduled" and ex.selected_node:
+        head.append(f"scheduled on {ex.selected_node}", style="green")
+    elif ex.result == "preempted":
+        head.append("preempted", style="red")
+    else:
+        head.append(ex.result or "not scheduled", style="red")
+    out.append(head)
+    lines: list[str] = []
+    if ex.attempt:
+        nodes = f"{ex.total_nodes} nodes, " if ex.total_nodes is not None else ""
+        lines.append(f"{nodes}{ex.evaluated_nodes} evaluated, {ex.feasible_nodes} feasible")
+    if ex.scoring_skipped:
+        lines.append("only one feasible node: scoring skipped (as upstream)")
+    elif ex.plugins:
+        idle = [p for p in ex.weights if p not in ex.plugins]
+        if idle:
+            lines.append(f"Score plugins skipped by their PreScore (nothing to score for this pod): {', '.join(idle)}")
+    if ex.runner_up:
+        sel = next((n for n in ex.nodes if n.selected), None)
+        run = next((n for n in ex.nodes if n.runner_up), None)
+        if sel is not None and run is not None and ex.margin is not None:
+            line = f"chosen {sel.node} (total {sel.total}"
+            if ex.selected_ties:
+                line += f", tied with {ex.selected_ties} other node(s): picked at random, seeded by --seed"
+            line += f"); runner-up {run.node} (total {run.total}, {ex.margin} behind"
+            if ex.runner_up_ties:
+                line += f", tied with {ex.runner_up_ties} other node(s)"
+            lines.append(line + ")")
+        elif run is not None:
+            lines.append(f"best scored: {run.node} (total {run.total})")
+    nominated_before = ex.history[-1].get("nominatedNode") if ex.history else None
+    if ex.total_nodes is not None and ex.attempt and ex.evaluated_nodes < ex.total_nodes and not ex.pre_filter:
+        skipped = ex.total_nodes - ex.evaluated_nodes
+        if nominated_before and ex.evaluated_nodes == 1 and ex.selected_node == nominated_before:
+            lines.append(f"the nominated node {nominated_before} was evaluated first and fits, so the other "
+                         f"{skipped} node(s) were not evaluated (upstream evaluateNominatedNode)")
+        else:
+            lines.append(f"{skipped} node(s) not evaluated "
+                         "(percentageOfNodesToScore: enough feasible nodes were found)")
+    if ex.message:
+        lines.append(f"message: {ex.message}")
+    for plugin, msg in ex.pre_filter.items():
+        lines.append(f"PreFilter {plugin} rejected the pod: {msg}")
+    if ex.post_filter:
+        pf = ex.post_filter
+        txt = f"PostFilter {pf.get('plugin') or ''}: {pf.get('status', '')}".rstrip()
+        if pf.get("message"):
+            txt += f" — {pf['message']}"
+        if pf.get("nominatedNodeName"):
+            txt += f" (nominated node {pf['nominatedNodeName']})"
+        lines.append(txt)
+    for h in ex.history:
+        txt = f"earlier attempt {h['attempt']}: {h['result']}"
+        if h.get("node"):
+            txt += f" on {h['node']}"
+        if h.get("nominatedNode"):
+            txt += f", nominated to {h['nominatedNode']}"
+        if h.get("message"):
+            txt += f" — {h['message']}"
+        lines.append(txt)
+    for line in preemption_lines(ex.preempted):
+        lines.append(f"preempted: {line}")
+    if ex.preempted_by is not None:
+        pb = ex.preempted_by
+        lines.append(f"this pod (priority {pb.victim_priority}) was evicted by {pb.preemptor} "
+                     f"(priority {pb.preemptor_priority}) on node {pb.node}")
+    out.extend(Text("  " + ln) for ln in lines)
+    if not ex.nodes:
+        return out
+    cap = max_nodes if max_nodes > 0 else len(ex.nodes)
+    ftable = Table(title="Filter", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    ftable.add_column("NODE", no_wrap=True)
+    ftable.add_column("VERDICT", no_wrap=True)
+    ftable.add_column("REASONS")
+    shown = ex.nodes[:cap] + [n for n in ex.nodes[cap:] if n.selected or n.runner_up]
+    for n in shown:
+        verdict = Text("feasible", style="green") if n.feasible else Text("rejected", style="red")
+        ftable.add_row(_node_label(n), verdict, "; ".join(n.reasons))
+    counts = Counter(ex.omitted_reasons)
+    for n in ex.nodes:
+        if n not in shown:
+            counts.update(n.reasons or ["feasible"])
+    more = ex.nodes_omitted + len(ex.nodes) - len(shown)
+    if more:
+        summary = ", ".join(f"{c} × {r}" for r, c in counts.most_common(5))
+        ftable.add_row(f"… {more} more", "", summary)
+    out.append(ftable)
+    scored = [n for n in shown if n.total is not None]
+    if scored:
+        stable = Table(title="Score (raw → normalized → weighted)", title_justify="left", box=box.SIMPLE_HEAD,
+                       pad_edge=False)
+        stable.add_column("RANK", justify="right", no_wrap=True)
+        stable.add_column("NODE", no_wrap=True)
+        stable.add_column("TOTAL", justify="right", no_wrap=True)
+        for p in ex.plugins:
+            w = ex.weights.get(p)
+            stable.add_column(f"{p} ×{w}" if w is not None else p, justify="right", no_wrap=True)
+        for n in scored:
+            by_plugin = {s.plugin: s for s in n.scores}
+            stable.add_row(str(n.rank), _node_label(n), str(n.total),
+                           *(_score_cell(by_plugin[p]) if p in by_plugin else "" for p in ex.plugins))
+        out.append(stable)
+    return out
+
+
+def _node_label(n: Any) -> Text:
+    t = Text(n.node)
+    if n.selected:
+        t.append(" (chosen)", style="bold green")
+    elif n.runner_up:
+        t.append(" (runner-up)", style="yellow")
+    return t
+
+
+def _print(renderable: RenderableType, file: Any = None) -> None:
+    """Print through rich, without the padding rich adds up to the console width."""
+    out = file or sys.stdout
+    con = console(out)
+    if out.isatty():
+        con.print(renderable)
+        return
+    with con.capture() as cap:
+        con.print(renderable)
+    out.write("\n".join(line.rstrip() for line in cap.get().splitlines()) + "\n")
+
+
+def print_explanation(ex: Explanation, *, max_nodes: int = 30, file: Any = None) -> None:
+    """Print :func:`explanation_renderables` of ``ex``."""
+    _print(Group(*explanation_renderables(ex, max_nodes=max_nodes)), file)
+
+
+def print_wide(summaries: list[PodSummary], *, file: Any = None) -> None:
+    """``-o wide``: one row per pending pod with its node and score, the runner-up and its score,
+    feasible/evaluated nodes, attempts, nominated node, the pods it preempted and the message
+    (a rich table on a terminal, aligned plain text otherwise — rich is slow for many rows)."""
+    out = file or sys.stdout
+    scheduled = sum(1 for s in summaries if s.node)
+    title = f"{len(summaries)} pending pods: {scheduled} scheduled, {len(summaries) - scheduled} unschedulable"
+    cols = ("POD", "NODE", "SCORE", "RUNNER-UP", "SCORE", "FEASIBLE", "ATTEMPTS", "NOMINATED", "PREEMPTED", "MESSAGE")
+    rows = [(s.pod, s.node or "<pending>", _opt(s.score), s.runner_up or "", _opt(s.runner_up_score),
+             f"{s.feasible_nodes}/{s.evaluated_nodes}" if s.evaluated_nodes is not None else "", str(s.attempts),
+             s.nominated_node or "", ",".join(s.preempted), "" if s.node else s.message) for s in summaries]
+    if out.isatty():
+        t = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+        for col in cols:
+            t.add_column(col, no_wrap=col != "MESSAGE", justify="right" if col in ("SCORE", "ATTEMPTS") else "left")
+        for r in rows:
+            t.add_row(*r[:1], Text(r[1], style="red") if r[1] == "<pending>" else r[1], *r[2:])
+        console(out).print(t)
+        return
+    widths = [max([len(c)] + [len(r[i]) for r in rows]) for i, c in enumerate(cols[:-1])]
+    right = {2, 4, 6}
+
+    def line(cells: tuple[str, ...]) -> str:
+        parts = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))]
+        return ("  ".join(parts) + "  " + cells[-1]).rstrip()
+
+    out.write(f"# {title}\n{line(cols)}\n")
+    out.write("".join(line(r) + "\n" for r in rows))
+
+
+def _opt(v: int | None) -> str:
+    return "" if v is None else str(v)
+
+
+def print_preemptions(lines: list[str], *, prefix: str = "# ", file: Any = None) -> None:
+    """One line per eviction (nothing when there was none)."""
+    out = file or sys.stdout
+    if not lines:
+        return
+    print(f"{prefix}{len(lines)} pod(s) preempted (deleted from the output):", file=out)
+    for ln in lines:
+        print(f"{prefix}  {ln}", file=out)
+
+
+def emit_explanations(result: Any, keys: list[str], records: dict[str, list[Any]], fmt: str, *,
+                      max_nodes: int = 30, file: Any = None) -> None:
+    """``simulate --explain``: each pod's explanation, as tables (``table``/``wide``) or as one
+    JSON/YAML document (a list when several pods are asked for). Raises
+    :class:`~kubesched.errors.InputError` for a pod that is not in the input or was never attempted."""
+    from kubesched.sim.explain import explain_pod
+
+    exps = [explain_pod(result, k, records.get(k), max_nodes=max_nodes) for k in keys]
+    out = file or sys.stdout
+    if fmt in ("json", "yaml"):
+        data: Any = [e.to_dict() for e in exps]
+        if len(data) == 1:
+            data = data[0]
+        if fmt == "json":
+            import json
+
+            out.write(json.dumps(data, indent=2) + "\n")
+        else:
+            import yaml
+
+            out.write(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+        return
+    for i, e in enumerate(exps):
+        if i:
+            out.write("\n")
+        print_explanation(e, max_nodes=max_nodes, file=out)
