@@ -28,7 +28,7 @@ def node(name: str, cpu: str, taint: bool = False) -> dict:
 
 def pod(name: str, cpu: str, node_name: str | None = None, **spec: object) -> dict:
     d: dict = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
-               "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}], **spec}}
+               "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10", "resources": {"requests": {"cpu": cpu}}}], **spec}}
     if node_name:
         d["spec"]["nodeName"] = node_name
     return d
@@ -162,8 +162,8 @@ def test_config_errors_name_the_config_file(cluster: Path, tmp_path: Path) -> No
 def test_plugin_errors_show_the_expected_form(cluster: Path) -> None:
     code, _, err = run("simulate", "-f", str(cluster), "--plugin", "nosuch")
     assert code == 2
-    assert err.strip() == ("error: --plugin: no plugin 'nosuch' in entry-point group 'kubesched.plugins' "
-                           "(give NAME=module:factory, or the name of an entry point)")
+    assert err.strip() == ("error: --plugin nosuch: no plugin 'nosuch' in entry-point group 'kubesched.plugins' "
+                           "(expected NAME=module:factory, or an entry point name in 'kubesched.plugins')")
 
 
 def test_explain_gated_pod_says_why_it_was_never_attempted(tmp_path: Path) -> None:
