@@ -308,6 +308,20 @@ class ClusterStore:
         self.writes["update_resource_claim_status"] += 1
         self._put("ResourceClaim", claim)
 
+    async def update_resource_claim(self, claim: Any) -> Any:
+        """Replace a ResourceClaim (metadata/spec: finalizers); returns it."""
+        self.writes["update_resource_claim"] += 1
+        self._put("ResourceClaim", claim)
+        return claim
+
+    def remove_object(self, kind: str, namespace: str, name: str) -> Any | None:
+        """The driver (or a simulated controller) deletes an object of a kind without a typed
+        view; the delete event is queued like a write."""
+        obj = self.objects.get(kind, {}).pop((namespace or "", name), None)
+        if obj is not None and self.scheduler is not None:
+            self._emit(self.scheduler.on_object_event, kind, obj, None)
+        return obj
+
 
 class _Driving:
     __slots__ = ("store",)
