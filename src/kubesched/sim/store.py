@@ -314,6 +314,11 @@ class ClusterStore:
         self._put("ResourceClaim", claim)
         return claim
 
+    def put_object(self, kind: str, obj: Any) -> None:
+        """A simulated controller creates or replaces an object (typed or a raw mapping); the
+        informer event is queued like a write's."""
+        self._put(kind, obj)
+
     def remove_object(self, kind: str, namespace: str, name: str) -> Any | None:
         """The driver (or a simulated controller) deletes an object of a kind without a typed
         view; the delete event is queued like a write."""
