@@ -322,7 +322,7 @@ def test_device_allocated_to_other_claim():
                 resource_slice("s", [device("d0"), device("d1")], node="worker"))
     state, st, filt = h.run(pod_with("my-claim"))
     assert filt["worker"] is None
-    assert state.read(dra.STATE_KEY).node_allocations["worker"][0]["devices"]["results"][0]["device"] == "d1"
+    assert state.read(dra.STATE_KEY).node_allocations["worker"].results()[0]["devices"]["results"][0]["device"] == "d1"
 
 
 def test_allocated_claim_wrong_node_and_deallocation():

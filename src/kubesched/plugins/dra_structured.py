@@ -67,10 +67,6 @@ class AllocatorError(Exception):
         self.failed_on_node = failed_on_node
 
 
-class _Stop(Exception):
-    """A constraint cannot be met by an "All" request (upstream errStop path)."""
-
-
 class _MaxSizeExceeded(Exception):
     """Upstream ``errAllocationResultMaxSizeExceeded``."""
 
@@ -100,33 +96,37 @@ def allocated_devices(claim: dict[str, Any]) -> list[DeviceID]:
     return out
 
 
-_SEL_CACHE: dict[tuple[int, str], tuple[Any, Any]] = {}
-"""(id(selector owner mapping), expression) → (owner, compiled)."""
+class _DeviceCache:
+    """Per device mapping: its CEL context and the results of the expressions evaluated on it,
+    kept across cycles (slices are replaced, never mutated, so a mapping's identity pins its
+    content; the entry holds the mapping so that its id cannot be reused)."""
 
-_MATCH_CACHE: dict[tuple[int, str, str], tuple[dict[str, Any], bool]] = {}
-"""(id(device mapping), driver, expression) → (device mapping kept alive, result)."""
+    __slots__ = ("device", "driver", "context", "results")
 
-_CTX_CACHE: dict[tuple[int, str], tuple[dict[str, Any], Any]] = {}
+    def __init__(self, device: dict[str, Any], driver: str) -> None:
+        self.device = device
+        self.driver = driver
+        self.context: Any = None
+        self.results: dict[str, bool] = {}
+
+
+_DEVICES: dict[int, _DeviceCache] = {}
 
 
 def _device_matches(driver: str, device: dict[str, Any], expression: str) -> bool:
-    """One CEL selector against one device, cached across cycles (slices are replaced, never
-    mutated, so a device mapping's identity pins its content)."""
-    key = (id(device), driver, expression)
-    hit = _MATCH_CACHE.get(key)
-    if hit is not None and hit[0] is device:
-        return hit[1]
+    """One CEL selector against one device (cached). Raises :class:`CELError`."""
+    entry = _DEVICES.get(id(device))
+    if entry is None or entry.device is not device or entry.driver != driver:
+        if len(_DEVICES) > 200_000:
+            _DEVICES.clear()
+        entry = _DEVICES[id(device)] = _DeviceCache(device, driver)
+    hit = entry.results.get(expression)
+    if hit is not None:
+        return hit
     sel = compile_selector(expression)
-    ck = (id(device), driver)
-    ctx_hit = _CTX_CACHE.get(ck)
-    if ctx_hit is None or ctx_hit[0] is not device:
-        if len(_CTX_CACHE) > 100_000:
-            _CTX_CACHE.clear()
-        ctx_hit = _CTX_CACHE[ck] = (device, device_context(driver, device))
-    result = sel.matches(ctx_hit[1])
-    if len(_MATCH_CACHE) > 400_000:
-        _MATCH_CACHE.clear()
-    _MATCH_CACHE[key] = (device, result)
+    if entry.context is None:
+        entry.context = device_context(driver, device)
+    result = entry.results[expression] = sel.matches(entry.context)
     return result
 
 
@@ -148,7 +148,7 @@ def node_matches(node: Any, node_name: str, all_nodes: bool, node_selector: Any)
 
 
 class _Pool:
-    __slots__ = ("driver", "pool", "generation", "slices", "incomplete", "invalid", "invalid_reason")
+    __slots__ = ("driver", "pool", "generation", "slices", "incomplete", "invalid", "invalid_reason", "devices")
 
     def __init__(self, driver: str, pool: str, generation: int) -> None:
         self.driver = driver
@@ -158,6 +158,8 @@ class _Pool:
         self.incomplete = False
         self.invalid = False
         self.invalid_reason = ""
+        self.devices: list[tuple[DeviceID, dict[str, Any], dict[str, Any]]] = []
+        """(device id, device mapping, slice) in slice then device order."""
 
     @property
     def id(self) -> str:
@@ -167,7 +169,8 @@ class _Pool:
 class _Req:
     """One request or subrequest (upstream ``requestAccessor`` + ``requestData``)."""
 
-    __slots__ = ("name", "parent", "spec", "class_", "num_devices", "all_devices", "selected_sub", "admin")
+    __slots__ = ("name", "parent", "spec", "class_", "num_devices", "all_devices", "selected_sub", "admin",
+                 "selectors", "mode")
 
     def __init__(self, name: str, parent: str | None, spec: dict[str, Any], class_: dict[str, Any] | None) -> None:
         self.name = name
@@ -178,14 +181,13 @@ class _Req:
         self.all_devices: list[tuple[DeviceID, dict[str, Any], dict[str, Any], _Pool]] = []
         self.selected_sub = 0
         self.admin = bool(spec.get("adminAccess")) if parent is None else False
+        self.mode = spec.get("allocationMode") or "ExactCount"
+        self.selectors: list[tuple[str, int, bool]] = []
+        """(expression, selector index, from the class) in evaluation order."""
 
     @property
     def full_name(self) -> str:
         return f"{self.parent}/{self.name}" if self.parent is not None else self.name
-
-    @property
-    def mode(self) -> str:
-        return self.spec.get("allocationMode") or "ExactCount"
 
 
 class _MatchAttribute:
@@ -239,28 +241,20 @@ def _lookup_attribute(device: dict[str, Any], did: DeviceID, name: str) -> dict[
     return attrs.get(name[i + 1:])  # type: ignore[no-any-return]
 
 
-class Allocator:
-    """Allocates ``claims`` (unallocated ResourceClaim mappings) on one node at a time.
+class _SliceIndex:
+    """The slices, indexed by how they select nodes; the pools of a node are computed once and
+    kept while the slices are the same objects (upstream gathers them per Allocate call)."""
 
-    ``allocated``: devices in use (``DeviceID`` container: allocated claims, claims being
-    allocated by pods in flight); ``get_class``: DeviceClass by name (None if absent);
-    ``slices``: every ResourceSlice mapping.
-    """
-
-    def __init__(self, claims: list[dict[str, Any]], allocated: Container[DeviceID],
-                 get_class: Callable[[str], dict[str, Any] | None], slices: list[dict[str, Any]],
-                 features: Features | None = None) -> None:
-        self.claims = claims
-        self.allocated = allocated
-        self.get_class = get_class
-        self.features = features or Features()
+    def __init__(self, slices: list[dict[str, Any]], features: Features) -> None:
+        self.slices = slices
         self.by_node: dict[str, list[dict[str, Any]]] = {}
         self.everywhere: list[dict[str, Any]] = []
         self.by_selector: list[tuple[dict[str, Any], NodeSelectorMatcher]] = []
         self.per_device: list[dict[str, Any]] = []
+        self.node_pools: dict[str, list[_Pool]] = {}
         for s in slices:
             spec = s.get("spec") or {}
-            if not self.features.partitionable_devices and spec.get("perDeviceNodeSelection") is not None:
+            if not features.partitionable_devices and spec.get("perDeviceNodeSelection") is not None:
                 continue
             if spec.get("nodeName"):
                 self.by_node.setdefault(spec["nodeName"], []).append(s)
@@ -270,13 +264,18 @@ class Allocator:
                 self.by_selector.append((s, _node_selector(spec["nodeSelector"])))
             elif spec.get("perDeviceNodeSelection"):
                 self.per_device.append(s)
+        self.cacheable = not self.by_selector and not self.per_device  # pools depend on the name only
 
-    def claims_to_allocate(self) -> list[dict[str, Any]]:
-        return self.claims
+    def pools(self, node: Any) -> list[_Pool]:
+        name = node.metadata.name if node is not None else ""
+        if self.cacheable:
+            hit = self.node_pools.get(name)
+            if hit is None:
+                hit = self.node_pools[name] = self._gather(node)
+            return hit
+        return self._gather(node)
 
-    # ── pools ──
-
-    def gather_pools(self, node: Any) -> list[_Pool]:
+    def _gather(self, node: Any) -> list[_Pool]:
         """Upstream ``GatherPools``: the pools with slices that reach ``node``."""
         name = node.metadata.name if node is not None else ""
         labels = (node.metadata.labels or {}) if node is not None else {}
@@ -312,62 +311,142 @@ class Allocator:
             pool.incomplete = len(pool.slices) != count
             seen: set[str] = set()
             for s in pool.slices:
-                for d in _g(s, "spec", "devices") or ():
+                for d in s["spec"].get("devices") or ():
                     n = d.get("name", "")
-                    if n in seen:
+                    if n in seen and not pool.invalid:
                         pool.invalid, pool.invalid_reason = True, f"duplicate device name {n}"
-                        break
                     seen.add(n)
-                if pool.invalid:
-                    break
+                    pool.devices.append(((pool.driver, pool.pool, n), d, s))
             out.append(pool)
         return out
+
+
+_INDEX: list[Any] = [None, None, None]
+"""[slice ids, features, index]: the last index built."""
+
+
+def _slice_index(slices: list[dict[str, Any]], features: Features) -> _SliceIndex:
+    ids = [id(s) for s in slices]
+    if _INDEX[0] == ids and _INDEX[1] == features:
+        return _INDEX[2]  # type: ignore[no-any-return]
+    index = _SliceIndex(slices, features)  # holds the slices: their ids stay theirs
+    _INDEX[:] = [ids, features, index]
+    return index
+
+
+class Allocator:
+    """Allocates ``claims`` (unallocated ResourceClaim mappings) on one node at a time.
+
+    ``allocated``: devices in use (``DeviceID`` container: allocated claims, claims being
+    allocated by pods in flight); ``get_class``: DeviceClass by name (None if absent);
+    ``slices``: every ResourceSlice mapping.
+    """
+
+    def __init__(self, claims: list[dict[str, Any]], allocated: Container[DeviceID],
+                 get_class: Callable[[str], dict[str, Any] | None], slices: list[dict[str, Any]],
+                 features: Features | None = None) -> None:
+        self.claims = claims
+        self.allocated = allocated
+        self.get_class = get_class
+        self.features = features or Features()
+        self.index = _slice_index(slices, self.features)
+        self._classes: dict[str, dict[str, Any] | None] = {}
+        # requests that do not depend on the node (no "All"): validated once, reused per node
+        self._static: dict[tuple[int, int, int], _Req] | None = None
+        self._static_error: AllocatorError | None = None
+        if not any(_uses_all(c) for c in claims):
+            probe = _Run(self, None, static=True)
+            try:
+                probe.prepare()
+                self._static = probe.req
+            except AllocatorError as e:
+                self._static_error = e
+        self._simple: _Req | None = None
+        if self._static is not None and len(claims) == 1 and len(self._static) == 1:
+            rd = next(iter(self._static.values()))
+            if (rd.parent is None and not rd.admin and rd.mode == "ExactCount"
+                    and not _g(claims[0], "spec", "devices", "constraints")
+                    and rd.num_devices <= ALLOCATION_RESULTS_MAX_SIZE):
+                self._simple = rd
+
+    def class_(self, name: str) -> dict[str, Any] | None:
+        if name not in self._classes:
+            self._classes[name] = self.get_class(name)
+        return self._classes[name]
+
+    def claims_to_allocate(self) -> list[dict[str, Any]]:
+        return self.claims
+
+    def gather_pools(self, node: Any) -> list[_Pool]:
+        """Upstream ``GatherPools``: the pools with slices that reach ``node``."""
+        return self.index.pools(node)
 
     # ── allocation ──
 
     def allocate(self, node: Any) -> list[dict[str, Any]] | None:
         """The allocation results (one per claim, in order) on ``node``, or None when the claims
         do not fit there. Raises :class:`AllocatorError`."""
-        return _Run(self, node).run()
+        run = self.allocate_run(node)
+        return run.results() if run is not None else None
+
+    def allocate_run(self, node: Any) -> _Run | None:
+        """Like :meth:`allocate`, but the results are built only when asked (``results()``):
+        Filter runs this on every node, Reserve needs the results of one."""
+        if self._static_error is not None:
+            raise self._static_error
+        run = _Run(self, node)
+        return run if run.run() else None
+
+
+def _uses_all(claim: dict[str, Any]) -> bool:
+    for r in _g(claim, "spec", "devices", "requests") or ():
+        if (r.get("exactly") or {}).get("allocationMode") == "All":
+            return True
+        if any(sub.get("allocationMode") == "All" for sub in r.get("firstAvailable") or ()):
+            return True
+    return False
 
 
 class _Run:
     """One ``Allocate`` call (upstream's unexported ``allocator``)."""
 
-    def __init__(self, a: Allocator, node: Any) -> None:
+    def __init__(self, a: Allocator, node: Any, static: bool = False) -> None:
         self.a = a
         self.node = node
         self.claims = a.claims
-        self.pools: list[_Pool] = []
+        self.static = static
+        self.pools: list[_Pool] = [] if static else a.gather_pools(node)
         self.req: dict[tuple[int, int, int], _Req] = {}
         self.constraints: list[list[_MatchAttribute]] = []
         self.allocating: dict[DeviceID, set[int]] = {}
         self.result: list[list[tuple[_Req, DeviceID, dict[str, Any], dict[str, Any]]]] = []
-        self.matches: dict[tuple[DeviceID, tuple[int, int, int]], bool] = {}
+        self.in_use = a.allocated
 
-    def run(self) -> list[dict[str, Any]] | None:
-        self.pools = self.a.gather_pools(self.node)
+    def prepare(self) -> None:
+        """Validate the requests (upstream ``validateDeviceRequest``) and build the constraints."""
+        static = self.a._static
         for ci, claim in enumerate(self.claims):
-            min_devices = 0
-            for ri, request in enumerate(_g(claim, "spec", "devices", "requests") or ()):
-                subs = request.get("firstAvailable") or []
-                rname = request.get("name", "")
-                if subs:
-                    if not self.a.features.prioritized_list:
-                        raise AllocatorError(f"claim {_kobj(claim)}, request {rname}: has subrequests, "
-                                             "but the DRAPrioritizedList feature is disabled")
-                    least = None
-                    for si, sub in enumerate(subs):
-                        rd = self._validate(claim, ci, ri, si, _Req(sub.get("name", ""), rname, sub, None))
-                        least = rd.num_devices if least is None else min(least, rd.num_devices)
-                    min_devices += least or 0
-                else:
-                    spec = request.get("exactly") or {}
-                    rd = self._validate(claim, ci, ri, 0, _Req(rname, None, spec, None))
-                    min_devices += rd.num_devices
-            if min_devices > ALLOCATION_RESULTS_MAX_SIZE:
-                raise AllocatorError(f"claim {_kobj(claim)}: number of requested devices {min_devices} "
-                                     f"exceeds the claim limit of {ALLOCATION_RESULTS_MAX_SIZE}")
+            if static is None:
+                min_devices = 0
+                for ri, request in enumerate(_g(claim, "spec", "devices", "requests") or ()):
+                    subs = request.get("firstAvailable") or []
+                    rname = request.get("name", "")
+                    if subs:
+                        if not self.a.features.prioritized_list:
+                            raise AllocatorError(f"claim {_kobj(claim)}, request {rname}: has subrequests, "
+                                                 "but the DRAPrioritizedList feature is disabled")
+                        least = None
+                        for si, sub in enumerate(subs):
+                            rd = self._validate(claim, ci, ri, si, _Req(sub.get("name", ""), rname, sub, None))
+                            least = rd.num_devices if least is None else min(least, rd.num_devices)
+                        min_devices += least or 0
+                    else:
+                        spec = request.get("exactly") or {}
+                        rd = self._validate(claim, ci, ri, 0, _Req(rname, None, spec, None))
+                        min_devices += rd.num_devices
+                if min_devices > ALLOCATION_RESULTS_MAX_SIZE:
+                    raise AllocatorError(f"claim {_kobj(claim)}: number of requested devices {min_devices} "
+                                         f"exceeds the claim limit of {ALLOCATION_RESULTS_MAX_SIZE}")
             cons = []
             for i, c in enumerate(_g(claim, "spec", "devices", "constraints") or ()):
                 if c.get("matchAttribute"):
@@ -377,16 +456,60 @@ class _Run:
                                          "(unsupported constraint type?)")
             self.constraints.append(cons)
             self.result.append([])
+        if static is not None:
+            self.req = static
+
+    def run(self) -> bool:
+        simple = self.a._simple
+        if simple is not None:
+            return self._run_simple(simple)
+        self.prepare()
         try:
             done = self._allocate_one(0, 0, 0, 0, False)
-        except _Stop:
-            return None
         except _MaxSizeExceeded:
             done = False
         if not done:
             if any(p.invalid for p in self.pools):
                 raise AllocatorError("invalid resource pools were encountered", failed_on_node=True)
-            return None
+            return False
+        if self.a._static is not None:
+            # the shared requests remember the chosen subrequests of this node's solution
+            self.chosen = {k: rd.selected_sub for k, rd in self.req.items() if rd.parent is not None}
+        return True
+
+    def _run_simple(self, rd: _Req) -> bool:
+        """One claim with one ExactCount request, no constraints, no admin access: the depth-first
+        search takes the first ``count`` free, selectable devices in pool order (same result,
+        without the recursion)."""
+        self.constraints = [[]]
+        self.req = self.a._static or {}
+        picked: list[tuple[_Req, DeviceID, dict[str, Any], dict[str, Any]]] = []
+        self.result = [picked]
+        need = rd.num_devices
+        in_use = self.in_use
+        counters_ok = self.a.features.partitionable_devices
+        for pool in self.pools:
+            if pool.incomplete or pool.invalid:
+                continue
+            for did, d, s in pool.devices:
+                if did in in_use:
+                    continue
+                if not self._selectable(0, rd, s, d, did):
+                    continue
+                if not counters_ok and d.get("consumesCounters"):
+                    continue
+                picked.append((rd, did, d, s))
+                if len(picked) == need:
+                    return True
+        if any(p.invalid for p in self.pools):
+            raise AllocatorError("invalid resource pools were encountered", failed_on_node=True)
+        return False
+
+    def results(self) -> list[dict[str, Any]]:
+        chosen = getattr(self, "chosen", None)
+        if chosen:
+            for k, sub in chosen.items():
+                self.req[k].selected_sub = sub
         return [self._result(ci, claim) for ci, claim in enumerate(self.claims)]
 
     def _validate(self, claim: dict[str, Any], ci: int, ri: int, si: int, rd: _Req) -> _Req:
@@ -402,11 +525,15 @@ class _Run:
         if not class_name:
             raise AllocatorError(f"claim {_kobj(claim)}, request {rd.name}: missing device class name "
                                  "(unsupported request type?)")
-        cls = self.a.get_class(class_name)
+        cls = self.a.class_(class_name)
         if cls is None:
             raise AllocatorError(f"claim {_kobj(claim)}, request {rd.name}: could not retrieve device class "
                                  f'{class_name}: deviceclass.resource.k8s.io "{class_name}" not found')
         rd.class_ = cls
+        rd.selectors = ([(_g(x, "cel", "expression") or "", i, True)
+                         for i, x in enumerate(_g(cls, "spec", "selectors") or ())]
+                        + [(_g(x, "cel", "expression") or "", i, False)
+                           for i, x in enumerate(spec.get("selectors") or ())])
         self.req[(ci, ri, si)] = rd
         mode = rd.mode
         if mode == "ExactCount":
@@ -419,55 +546,37 @@ class _Run:
                 if pool.invalid:
                     raise AllocatorError(f"claim {_kobj(claim)}, request {rd.name}: asks for all devices, "
                                          f"but resource pool {pool.id} is currently invalid")
-                for s in pool.slices:
-                    for d in _g(s, "spec", "devices") or ():
-                        did = (pool.driver, pool.pool, d.get("name", ""))
-                        if self._selectable((ci, ri, si), rd, s, d, did):
-                            rd.all_devices.append((did, d, s, pool))
+                for did, d, s in pool.devices:
+                    if self._selectable(ci, rd, s, d, did):
+                        rd.all_devices.append((did, d, s, pool))
             rd.num_devices = len(rd.all_devices)
         else:
             raise AllocatorError(f"claim {_kobj(claim)}, request {rd.name}: unsupported count mode {mode}")
         return rd
 
-    def _selectable(self, rk: tuple[int, int, int], rd: _Req, s: dict[str, Any], d: dict[str, Any],
-                    did: DeviceID) -> bool:
-        if not self.a.features.device_binding_conditions and d.get("bindingConditions"):
+    def _selectable(self, ci: int, rd: _Req, s: dict[str, Any], d: dict[str, Any], did: DeviceID) -> bool:
+        if d.get("bindingConditions") and not self.a.features.device_binding_conditions:
             return False
-        mk = (did, rk)
-        hit = self.matches.get(mk)
-        if hit is not None:
-            return hit
-        ok = (self._selectors_match(rk, d, did, rd.class_, (rd.class_ or {}).get("spec", {}).get("selectors"))
-              and self._selectors_match(rk, d, did, None, rd.spec.get("selectors")))
-        if ok and _g(s, "spec", "perDeviceNodeSelection"):
-            ok = node_matches(self.node, d.get("nodeName") or "", bool(d.get("allNodes")), d.get("nodeSelector"))
-        self.matches[mk] = ok
-        return ok
-
-    def _selectors_match(self, rk: tuple[int, int, int], d: dict[str, Any], did: DeviceID,
-                         cls: dict[str, Any] | None, selectors: Any) -> bool:
-        for i, sel in enumerate(selectors or ()):
-            expr = _g(sel, "cel", "expression") or ""
-            where = (f"class {_g(cls, 'metadata', 'name')}" if cls is not None
-                     else f"claim {_kobj(self.claims[rk[0]])}")
+        for expr, i, from_class in rd.selectors:
             try:
                 if not _device_matches(did[0], d, expr):
                     return False
             except CELError as e:
+                where = (f"class {_g(rd.class_, 'metadata', 'name')}" if from_class
+                         else f"claim {_kobj(self.claims[ci])}")
                 if e.compile:
                     raise AllocatorError(f"{where}: selector #{i}: CEL compile error: {e.message}") from None
                 raise AllocatorError(f"{where}: selector #{i} on device {did[0]}/{did[1]}/{did[2]}: "
                                      f"CEL runtime error: {e.message}") from None
+        if s["spec"].get("perDeviceNodeSelection"):
+            return node_matches(self.node, d.get("nodeName") or "", bool(d.get("allNodes")), d.get("nodeSelector"))
         return True
-
-    def _in_use(self, did: DeviceID) -> bool:
-        return did in self.a.allocated or bool(self.allocating.get(did))
 
     def _allocate_one(self, ci: int, ri: int, si: int, di: int, in_sub: bool) -> bool:
         if ci >= len(self.claims):
             return True
         claim = self.claims[ci]
-        requests = _g(claim, "spec", "devices", "requests") or ()
+        requests = claim["spec"]["devices"]["requests"]
         if ri >= len(requests):
             try:
                 return self._allocate_one(ci + 1, 0, 0, 0, False)
@@ -492,15 +601,15 @@ class _Run:
             if all_exceeded:
                 raise _MaxSizeExceeded
             return False
-        do_all = rd.mode == "All"
-        if do_all and not rd.all_devices:
-            return False
+        if rd.mode == "All":
+            if not rd.all_devices:
+                return False
         if di >= rd.num_devices:
             return self._allocate_one(ci, ri + 1, 0, 0, False)
         if len(self.result[ci]) + rd.num_devices - di > ALLOCATION_RESULTS_MAX_SIZE:
             raise _MaxSizeExceeded
-        if do_all:
-            did, d, s, pool = rd.all_devices[di]
+        if rd.mode == "All":
+            did, d, s, _pool = rd.all_devices[di]
             undo = self._allocate_device(ci, rd, did, d, s, must=True)
             if undo is None:
                 return False
@@ -512,30 +621,29 @@ class _Run:
             if not done:
                 undo()
             return done
+        in_use, allocating, admin = self.in_use, self.allocating, rd.admin
         for pool in self.pools:
             if pool.incomplete or pool.invalid:
                 continue
-            for s in pool.slices:
-                for d in s["spec"].get("devices") or ():
-                    did = (pool.driver, pool.pool, d.get("name", ""))
-                    if rd.admin:
-                        if ci in self.allocating.get(did, ()):
-                            continue
-                    elif self._in_use(did):
+            for did, d, s in pool.devices:
+                if admin:
+                    if ci in allocating.get(did, ()):
                         continue
-                    if not self._selectable(rk, rd, s, d, did):
-                        continue
-                    undo = self._allocate_device(ci, rd, did, d, s, must=False)
-                    if undo is None:
-                        continue
-                    try:
-                        done = self._allocate_one(ci, ri, si, di + 1, in_sub)
-                    except BaseException:
-                        undo()
-                        raise
-                    if done:
-                        return True
+                elif did in in_use or allocating.get(did):
+                    continue
+                if not self._selectable(ci, rd, s, d, did):
+                    continue
+                undo = self._allocate_device(ci, rd, did, d, s, must=False)
+                if undo is None:
+                    continue
+                try:
+                    done = self._allocate_one(ci, ri, si, di + 1, in_sub)
+                except BaseException:
                     undo()
+                    raise
+                if done:
+                    return True
+                undo()
         return False
 
     def _allocate_device(self, ci: int, rd: _Req, did: DeviceID, d: dict[str, Any], s: dict[str, Any],
@@ -543,7 +651,7 @@ class _Run:
         if rd.admin:
             if ci in self.allocating.get(did, ()):
                 return None
-        elif self._in_use(did):
+        elif did in self.in_use or self.allocating.get(did):
             return None
         if not self.a.features.partitionable_devices and d.get("consumesCounters"):
             return None
@@ -559,13 +667,14 @@ class _Run:
                     cons[e].remove(base, sub)
                 return None
         self.allocating.setdefault(did, set()).add(ci)
-        self.result[ci].append((rd, did, d, s))
+        res = self.result[ci]
+        res.append((rd, did, d, s))
 
         def undo() -> None:
             for c in cons:
                 c.remove(base, sub)
             self.allocating[did].discard(ci)
-            self.result[ci].pop()
+            res.pop()
 
         return undo
 

@@ -111,18 +111,6 @@ class _Unschedulable(Exception):
     pass
 
 
-class _InUse:
-    """``DeviceID in allocated`` over the manager's reference counts."""
-
-    __slots__ = ("refs",)
-
-    def __init__(self, refs: Counter[DeviceID]) -> None:
-        self.refs = refs
-
-    def __contains__(self, did: object) -> bool:
-        return self.refs.get(did, 0) > 0  # type: ignore[call-overload,no-any-return]
-
-
 class DRAManager:
     """Upstream ``SharedDRAManager`` (``dra_manager.go``, ``allocateddevices.go``): the claims as
     the scheduler sees them (informer objects, overridden by the claims it wrote itself until the
@@ -137,19 +125,29 @@ class DRAManager:
         self._informer: dict[str, list[DeviceID]] = {}
         self._slots: dict[tuple[str, str], list[DeviceID]] = {}
         self.refs: Counter[DeviceID] = Counter()
-        self.in_use = _InUse(self.refs)
+        self.in_use: set[DeviceID] = set()
+        """Devices held by an allocated, assumed or in-flight claim (admin access excluded)."""
         self.synced = False
         self.live_events = False
 
     # ── bookkeeping ──
 
     def _set_slot(self, slot: tuple[str, str], devices: list[DeviceID]) -> None:
+        refs, in_use = self.refs, self.in_use
         old = self._slots.pop(slot, None)
         if old:
-            self.refs.subtract(old)
+            for d in old:
+                n = refs[d] - 1
+                if n <= 0:
+                    del refs[d]
+                    in_use.discard(d)
+                else:
+                    refs[d] = n
         if devices:
             self._slots[slot] = devices
-            self.refs.update(devices)
+            for d in devices:
+                refs[d] += 1
+                in_use.add(d)
 
     def _refresh_claim(self, key: str) -> None:
         a = self.assumed.get(key)
@@ -246,7 +244,8 @@ class StateData:
         self.to_allocate: list[int] = []
         self.unavailable_claims: set[int] = set()
         self.informations: list[_ClaimInfo] = []
-        self.node_allocations: dict[str, list[dict[str, Any]]] = {}
+        self.node_allocations: dict[str, Any] = {}
+        """Node name → the allocator's solution there (results built by Reserve)."""
 
     def clone(self) -> StateData:
         return self
@@ -469,12 +468,12 @@ class DynamicResources:
         allocations = None
         if s.allocator is not None:
             try:
-                allocations = s.allocator.allocate(node)
+                allocations = s.allocator.allocate_run(node)
             except AllocatorError as e:
                 if e.failed_on_node:
                     return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (e.message,))
                 return Status(Code.ERROR, (e.message,))
-            if allocations is None or len(allocations) != len(s.to_allocate):
+            if allocations is None:
                 return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("cannot allocate all claims",))
         if unavailable:
             s.unavailable_claims.update(unavailable)
@@ -513,9 +512,10 @@ class DynamicResources:
             return Status(Code.ERROR, ("not found",))
         if not s.claims or not s.to_allocate:
             return None
-        allocations = s.node_allocations.get(node_name)
-        if allocations is None:
+        run = s.node_allocations.get(node_name)
+        if run is None:
             return Status(Code.ERROR, ("claim allocation not found for node",))
+        allocations = run.results()
         if len(allocations) != len(s.to_allocate):
             return Status(Code.ERROR, (f"internal error, have {len(allocations)} allocations, "
                                        f"{len(s.to_allocate)} claims to allocate",))
