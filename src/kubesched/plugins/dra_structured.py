@@ -107,7 +107,8 @@ class _DeviceCache:
         self.device = device
         self.driver = driver
         self.context: Any = None
-        self.results: dict[str, bool] = {}
+        self.results: dict[Any, bool] = {}
+        """expression → result; a request's tuple of expressions → all of them match."""
 
 
 _DEVICES: dict[int, _DeviceCache] = {}
@@ -170,7 +171,7 @@ class _Req:
     """One request or subrequest (upstream ``requestAccessor`` + ``requestData``)."""
 
     __slots__ = ("name", "parent", "spec", "class_", "num_devices", "all_devices", "selected_sub", "admin",
-                 "selectors", "mode")
+                 "selectors", "mode", "sel_key")
 
     def __init__(self, name: str, parent: str | None, spec: dict[str, Any], class_: dict[str, Any] | None) -> None:
         self.name = name
@@ -184,6 +185,8 @@ class _Req:
         self.mode = spec.get("allocationMode") or "ExactCount"
         self.selectors: list[tuple[str, int, bool]] = []
         """(expression, selector index, from the class) in evaluation order."""
+        self.sel_key: tuple[str, ...] = ()
+        """The expressions, as the key of a device's cached "all selectors match" result."""
 
     @property
     def full_name(self) -> str:
@@ -394,8 +397,41 @@ class Allocator:
         Filter runs this on every node, Reserve needs the results of one."""
         if self._static_error is not None:
             raise self._static_error
-        run = _Run(self, node)
-        return run if run.run() else None
+        rd = self._simple
+        if rd is None:
+            run = _Run(self, node)
+            return run if run.run() else None
+        # one request, first fit (see _Run._run_simple), with the device checks inlined
+        pools = self.index.pools(node)
+        in_use = self.allocated
+        need = rd.num_devices
+        key = rd.sel_key
+        plain = not self.features.partitionable_devices
+        picked: list[tuple[_Req, DeviceID, dict[str, Any], dict[str, Any]]] = []
+        for pool in pools:
+            if pool.incomplete or pool.invalid:
+                continue
+            for did, d, s in pool.devices:
+                if did in in_use:
+                    continue
+                entry = _DEVICES.get(id(d))
+                if entry is None or entry.device is not d or entry.driver != did[0]:
+                    entry = _DEVICES[id(d)] = _DeviceCache(d, did[0])
+                ok = entry.results.get(key)
+                if ok is None:
+                    ok = _Run(self, node, static=True)._selectable(0, rd, s, d, did)
+                    if not s["spec"].get("perDeviceNodeSelection"):
+                        entry.results[key] = ok
+                if not ok or (plain and d.get("consumesCounters")):
+                    continue
+                picked.append((rd, did, d, s))
+                if len(picked) == need:
+                    run = _Run(self, node, static=True)
+                    run.pools, run.req, run.constraints, run.result = pools, self._static or {}, [[]], [picked]
+                    return run
+        if any(p.invalid for p in pools):
+            raise AllocatorError("invalid resource pools were encountered", failed_on_node=True)
+        return None
 
 
 def _uses_all(claim: dict[str, Any]) -> bool:
@@ -534,6 +570,7 @@ class _Run:
                          for i, x in enumerate(_g(cls, "spec", "selectors") or ())]
                         + [(_g(x, "cel", "expression") or "", i, False)
                            for i, x in enumerate(spec.get("selectors") or ())])
+        rd.sel_key = (str(self.a.features.device_binding_conditions),) + tuple(e for e, _, _ in rd.selectors)
         self.req[(ci, ri, si)] = rd
         mode = rd.mode
         if mode == "ExactCount":
