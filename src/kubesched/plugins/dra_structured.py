@@ -426,12 +426,24 @@ class Allocator:
                     continue
                 picked.append((rd, did, d, s))
                 if len(picked) == need:
-                    run = _Run(self, node, static=True)
-                    run.pools, run.req, run.constraints, run.result = pools, self._static or {}, [[]], [picked]
-                    return run
+                    return _Solution(self, node, pools, picked)  # type: ignore[return-value]
         if any(p.invalid for p in pools):
             raise AllocatorError("invalid resource pools were encountered", failed_on_node=True)
         return None
+
+
+class _Solution:
+    """A first-fit solution; the :class:`_Run` that builds its results is made on demand."""
+
+    __slots__ = ("a", "node", "pools", "picked")
+
+    def __init__(self, a: Allocator, node: Any, pools: list[_Pool], picked: list[Any]) -> None:
+        self.a, self.node, self.pools, self.picked = a, node, pools, picked
+
+    def results(self) -> list[dict[str, Any]]:
+        run = _Run(self.a, self.node, static=True)
+        run.pools, run.req, run.constraints, run.result = self.pools, self.a._static or {}, [[]], [self.picked]
+        return run.results()
 
 
 def _uses_all(claim: dict[str, Any]) -> bool:

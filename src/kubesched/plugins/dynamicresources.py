@@ -46,7 +46,6 @@ modelled. No Score (v1.34 has none for DRA).
 from __future__ import annotations
 
 import asyncio
-import copy
 from collections import Counter
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
@@ -95,6 +94,18 @@ def _as_dict(obj: Any) -> dict[str, Any]:
     if isinstance(obj, dict):
         return obj
     return msgspec.to_builtins(obj)  # type: ignore[no-any-return]
+
+
+def _copy_claim(claim: dict[str, Any]) -> dict[str, Any]:
+    """A copy whose ``metadata`` (with ``finalizers``) and ``status`` (with ``reservedFor``) may be
+    changed; ``spec`` and the allocation stay shared (never mutated: objects are replaced)."""
+    meta = dict(claim.get("metadata") or {})
+    if "finalizers" in meta:
+        meta["finalizers"] = list(meta["finalizers"] or ())
+    status = dict(claim.get("status") or {})
+    if "reservedFor" in status:
+        status["reservedFor"] = list(status["reservedFor"] or ())
+    return {**claim, "metadata": meta, "status": status}
 
 
 def _key(claim: dict[str, Any]) -> str:
@@ -494,7 +505,7 @@ class DynamicResources:
             claim = s.claims[i]
             reserved = _g(claim, "status", "reservedFor") or []
             if not reserved or (len(reserved) == 1 and _refers_to(pod, reserved[0])):
-                c = copy.deepcopy(claim)
+                c = _copy_claim(claim)
                 st = c.setdefault("status", {})
                 st.pop("reservedFor", None)
                 st.pop("allocation", None)
@@ -522,7 +533,7 @@ class DynamicResources:
         mgr = self._manager()
         for i, allocation in zip(s.to_allocate, allocations, strict=True):
             s.informations[i].allocation = allocation
-            c = copy.deepcopy(s.claims[i])
+            c = _copy_claim(s.claims[i])
             fins = c.setdefault("metadata", {}).setdefault("finalizers", [])
             if FINALIZER not in fins:
                 fins.append(FINALIZER)
@@ -540,7 +551,7 @@ class DynamicResources:
             if mgr.remove_pending_allocation(claim):
                 mgr.restore(claim)
             if _g(claim, "status", "allocation") is not None and _reserved_for_pod(pod, claim) and client is not None:
-                c = copy.deepcopy(claim)
+                c = _copy_claim(claim)
                 c["status"]["reservedFor"] = [r for r in c["status"].get("reservedFor") or ()
                                               if not _refers_to(pod, r)]
                 _fire(client.update_resource_claim_status(c))
@@ -569,7 +580,7 @@ class DynamicResources:
     async def _bind_claim(self, s: StateData, index: int, pod: Pod) -> dict[str, Any]:
         mgr = self._manager()
         client = self.handle.client
-        claim = copy.deepcopy(s.claims[index])
+        claim = _copy_claim(s.claims[index])
         allocation = s.informations[index].allocation
         ref = _key(claim).lstrip("/")
         ok = False
