@@ -367,6 +367,9 @@ _KIND_RESOURCE: dict[str, EventResource] = {
     "PersistentVolumeClaim": EventResource.PERSISTENT_VOLUME_CLAIM,
     "CSINode": EventResource.CSI_NODE,
     "StorageClass": EventResource.STORAGE_CLASS,
+    "ResourceClaim": EventResource.RESOURCE_CLAIM,
+    "ResourceSlice": EventResource.RESOURCE_SLICE,
+    "DeviceClass": EventResource.DEVICE_CLASS,
 }
 
 #: kinds a plugin reads through the lister or registers events for (upstream: the informers its
@@ -426,6 +429,8 @@ class EventHandlers:
         res = _KIND_RESOURCE.get(kind)
 
         def move(action: ActionType, old: Any, new: Any) -> None:
+            for listener in getattr(self.sched, "object_listeners", ()):
+                listener(kind, old, new)  # plugins' shared caches (DynamicResources' allocated devices)
             if res is None:
                 return
             event = ClusterEvent(res, action, f"{kind}{(action.name or '').title()}")
