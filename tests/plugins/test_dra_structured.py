@@ -131,7 +131,8 @@ CASES: dict[str, tuple[dict, Any]] = {
              slices=[slice_("s1", N1, P1, DA, dev(D2, {"memory": "2Gi"}), dev(D1, {"memory": "1Gi"}))]),
         [result(local(), ("req-0", DA, P1, D1), ("req-1", DA, P1, D2))]),
     "small-and-large-backtrack-claims": (
-        dict(claims=[claim("claim-0", req("req-0", selectors=[CAP1])), claim("claim-1", req("req-1", selectors=[CAP2]))],
+        dict(claims=[claim("claim-0", req("req-0", selectors=[CAP1])),
+                     claim("claim-1", req("req-1", selectors=[CAP2]))],
              classes=[cls(CA, DA)],
              slices=[slice_("s1", N1, P1, DA, dev(D2, {"memory": "2Gi"}), dev(D1, {"memory": "1Gi"}))]),
         [result(local(), ("req-0", DA, P1, D1)), result(local(), ("req-1", DA, P1, D2))]),
@@ -163,7 +164,8 @@ CASES: dict[str, tuple[dict, Any]] = {
     "all-devices-of-the-incomplete-pool": (
         dict(claims=[claim("claim-0", req("req-0", mode="All"))], classes=[cls(CA, DA)],
              slices=[slice_("s1", N1, P1, DA, count=2)]),
-        "claim claim-0, request req-0: asks for all devices, but resource pool driver-a/pool-1 is currently being updated"),
+        "claim claim-0, request req-0: asks for all devices, but resource pool driver-a/pool-1 is currently "
+        "being updated"),
     "all-devices-plus-another": (
         dict(claims=[claim("claim-0", req("req-0", count=None, mode="All")), claim("claim-1", req("req-0", c=CB))],
              classes=[cls(CA, DA), cls(CB, DB)], slices=[slice_("s1", N1, P1, DA), slice_("s1", N1, P1, DB)]),
@@ -179,7 +181,8 @@ CASES: dict[str, tuple[dict, Any]] = {
         dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)], slices=[slice_("s1", REGION1, P1, DA)],
              n=node(N2, "region-2")),
         None),
-    "all-nodes": (dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)], slices=[slice_("s1", True, P1, DA)]),
+    "all-nodes": (dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+                       slices=[slice_("s1", True, P1, DA)]),
                   [result(None, ("req-0", DA, P1, D1))]),
     "local-and-network-attached-devices": (
         dict(claims=[claim("claim-0", req("req-0", count=2))], classes=[cls(CA, DA)],
@@ -203,8 +206,10 @@ CASES: dict[str, tuple[dict, Any]] = {
             {"matchAttribute": f"{DA}/stringAttribute"}, {"matchAttribute": f"{DA}/boolAttribute"}])],
              classes=[cls(CA, DA)],
              slices=[slice_("s1", N1, P1, DA,
-                            dev(D1, attrs=attrs(driverVersion="1.0.0", numa=1, stringAttribute="v", boolAttribute=True)),
-                            dev(D2, attrs=attrs(driverVersion="1.0.0", numa=1, stringAttribute="v", boolAttribute=True)))]),
+                            dev(D1, attrs=attrs(driverVersion="1.0.0", numa=1, stringAttribute="v",
+                                                boolAttribute=True)),
+                            dev(D2, attrs=attrs(driverVersion="1.0.0", numa=1, stringAttribute="v",
+                                                boolAttribute=True)))]),
         [result(local(), ("req-0", DA, P1, D1), ("req-1", DA, P1, D2))]),
     "with-constraint-non-existent-attribute": (
         dict(claims=[claim("claim-0", req("req-0"), constraints=[{"matchAttribute": f"{DA}/NonExistentAttribute"}])],
@@ -216,7 +221,8 @@ CASES: dict[str, tuple[dict, Any]] = {
              slices=[slice_("s1", N1, P1, DA, dev(D1, attrs=attrs(numa=1)), dev(D2, attrs=attrs(numa=2)))]),
         None),
     "with-constraint-not-matching-int-attribute-all-devices": (
-        dict(claims=[claim("claim-0", req("req-0", count=0, mode="All"), constraints=[{"matchAttribute": f"{DA}/numa"}])],
+        dict(claims=[claim("claim-0", req("req-0", count=0, mode="All"),
+                           constraints=[{"matchAttribute": f"{DA}/numa"}])],
              classes=[cls(CA, DA)],
              slices=[slice_("s1", N1, P1, DA, dev(D1, attrs=attrs(numa=1)), dev(D2, attrs=attrs(numa=2)))]),
         "claim claim-0, request req-0: cannot add device driver-a/pool-1/device-2 because a claim constraint would "
@@ -246,7 +252,8 @@ CASES: dict[str, tuple[dict, Any]] = {
              classes=[cls(CA, DA, config="A"), cls(CB, DB, config="B")],
              slices=[slice_("s1", N1, P1, DA, dev(D0), dev(D1)), slice_("s2", N1, P1, DB)]),
         [result(local(), ("req-0", DA, P1, D0), ("req-1", DA, P1, D1), ("req-2", DB, P1, D1), config=[
-            {"source": "FromClass", "requests": ["req-0", "req-1"], "opaque": {"driver": DA, "parameters": {"attr": "A"}}},
+            {"source": "FromClass", "requests": ["req-0", "req-1"],
+             "opaque": {"driver": DA, "parameters": {"attr": "A"}}},
             {"source": "FromClass", "requests": ["req-2"], "opaque": {"driver": DB, "parameters": {"attr": "B"}}}])]),
     "claim-with-device-config": (
         dict(claims=[claim("claim-0", req("req-0"), config=[
@@ -267,7 +274,8 @@ CASES: dict[str, tuple[dict, Any]] = {
              slices=[slice_("s1", N1, P1, DA)]),
         "empty constraint (unsupported constraint type?)"),
     "too-many-devices": (
-        dict(claims=[claim("claim-0", req("req-0", count=33))], classes=[cls(CA, DA)], slices=[slice_("s1", N1, P1, DA)]),
+        dict(claims=[claim("claim-0", req("req-0", count=33))], classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA)]),
         "claim claim-0: number of requested devices 33 exceeds the claim limit of 32"),
     "prioritized-list-first-unavailable": (
         dict(claims=[claim("claim-0", {"name": "req-0", "firstAvailable": [
@@ -298,7 +306,8 @@ CASES: dict[str, tuple[dict, Any]] = {
         dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
              slices=[{"metadata": {"name": "s"}, "spec": {
                  "driver": DA, "pool": {"name": P1, "generation": 1, "resourceSliceCount": 1},
-                 "perDeviceNodeSelection": True, "devices": [{"name": D1, "nodeName": N2}, {"name": D2, "allNodes": True}]}}],
+                 "perDeviceNodeSelection": True,
+                 "devices": [{"name": D1, "nodeName": N2}, {"name": D2, "allNodes": True}]}}],
              features=Features(partitionable_devices=True)),
         [result(None, ("req-0", DA, P1, D2))]),
     "binding-conditions-not-selectable": (

@@ -137,8 +137,9 @@ def pod_with(*names: str, template: str | None = None, generated: str | None = N
     pod = m.raw()
     if generated is not None:
         pod["status"]["resourceClaimStatuses"] = [{"name": "tpl", "resourceClaimName": generated}]
-    from kubesched.api import objects as o
     import msgspec
+
+    from kubesched.api import objects as o
     return o.decode(o.Pod, msgspec.json.decode(msgspec.json.encode(pod)))
 
 
@@ -309,7 +310,8 @@ def test_prebind_failure_releases_in_flight_devices():
     h = Harness(device_class(), claim(), resource_slice("s", [device("d0")], node="worker"), fail="status")
     pod = pod_with("my-claim")
     state, st = h.schedule(pod)
-    assert st.code == Code.ERROR and st.reasons == ("add allocation and reservation to claim default/my-claim: conflict",)
+    assert st.code == Code.ERROR
+    assert st.reasons == ("add allocation and reservation to claim default/my-claim: conflict",)
     assert not h.pl.manager.in_flight and (DRIVER, "worker", "d0") not in h.pl.manager.in_use
     h.pl.unreserve(state, pod, "worker")
     _, st, filt = h.run(pod)

@@ -207,7 +207,8 @@ class ResourceClaimController:
             tspec = tpl.obj().get("spec") or {}
             gen = f"{name}-{rc.get('name', '')}-"
             if len(gen) > 57:
-                gen = name[:len(name) * 57 // len(gen)] + "-" + rc.get("name", "")[:len(rc.get("name", "")) * 57 // len(gen)]
+                cn = rc.get("name", "")
+                gen = name[:len(name) * 57 // len(gen)] + "-" + cn[:len(cn) * 57 // len(gen)]
             while True:
                 cname = gen + "".join(random.choices(_ALPHANUMS, k=5))
                 if store.get(CLAIMS, ns, cname) is None:

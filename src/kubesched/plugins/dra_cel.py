@@ -63,7 +63,7 @@ def semver_key(text: str) -> tuple[Any, ...]:
     return (int(m.group(1)), int(m.group(2)), int(m.group(3)), pre)
 
 
-def _quantity(s: Any) -> dict[str, int]:
+def _quantity(s: Any) -> dict[str, str]:
     try:
         return {_Q: str(nano_value(str(s)))}
     except Exception as e:  # noqa: BLE001 - reported as CEL runtime error

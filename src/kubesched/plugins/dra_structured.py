@@ -237,11 +237,11 @@ class _MatchAttribute:
 def _lookup_attribute(device: dict[str, Any], did: DeviceID, name: str) -> dict[str, Any] | None:
     attrs = device.get("attributes") or {}
     if name in attrs:
-        return attrs[name]  # type: ignore[no-any-return]
+        return attrs[name]
     i = name.find("/")
     if i < 0 or name[:i] != did[0]:
         return None
-    return attrs.get(name[i + 1:])  # type: ignore[no-any-return]
+    return attrs.get(name[i + 1:])
 
 
 class _SliceIndex:
@@ -331,7 +331,7 @@ _INDEX: list[Any] = [None, None, None]
 def _slice_index(slices: list[dict[str, Any]], features: Features) -> _SliceIndex:
     ids = [id(s) for s in slices]
     if _INDEX[0] == ids and _INDEX[1] == features:
-        return _INDEX[2]  # type: ignore[no-any-return]
+        return _INDEX[2]
     index = _SliceIndex(slices, features)  # holds the slices: their ids stay theirs
     _INDEX[:] = [ids, features, index]
     return index

@@ -93,7 +93,7 @@ def _g(obj: Any, *path: str) -> Any:
 def _as_dict(obj: Any) -> dict[str, Any]:
     if isinstance(obj, dict):
         return obj
-    return msgspec.to_builtins(obj)  # type: ignore[no-any-return]
+    return msgspec.to_builtins(obj)
 
 
 def _copy_claim(claim: dict[str, Any]) -> dict[str, Any]:
@@ -432,7 +432,8 @@ class DynamicResources:
                         f"resource claim {_key(claim).lstrip('/')}, request {request.get('name', '')}: has "
                         "subrequests, but the DRAPrioritizedList feature is disabled",))
                 for sub in subs:
-                    st = self._validate_class(sub.get("deviceClassName"), f"{request.get('name', '')}/{sub.get('name', '')}")
+                    st = self._validate_class(sub.get("deviceClassName"),
+                                              f"{request.get('name', '')}/{sub.get('name', '')}")
                     if st is not None:
                         return None, st
         if to_allocate:

@@ -924,7 +924,7 @@ def execute(workload: Workload, *, seed: int = 0, progress: bool = False,
     around the measured scheduling loop only.
     """
     if workload.runner is not None:
-        return workload.runner(workload, seed=seed, progress=progress, registry=registry, inspect=inspect,  # type: ignore[no-any-return]
+        return workload.runner(workload, seed=seed, progress=progress, registry=registry, inspect=inspect,
                                profiler=profiler)
     t_begin = time.perf_counter()
     if registry is None:

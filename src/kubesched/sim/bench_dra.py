@@ -36,6 +36,7 @@ from typing import Any
 import msgspec
 import yaml
 
+import kubesched.sim.bench as _bench
 from kubesched.api.objects import Namespace, Node, ObjectMeta, Pod, decode
 from kubesched.config import default_config
 from kubesched.framework.clock import ManualClock
@@ -51,7 +52,6 @@ from kubesched.sim.bench import (
     _peak_rss_mib,
     _Progress,
 )
-import kubesched.sim.bench as _bench
 from kubesched.sim.resourceclaims import create_pod_claims, release_pod_claims
 from kubesched.sim.store import ClusterStore
 
@@ -191,7 +191,8 @@ def _template_case(name: str, without: int, with_: int, init: int, measure: int,
 
 
 def _steady_case(case: str, name: str, without: int, with_: int, init_claims: int, duration: float,
-                 threshold: float | None, labels: tuple[str, ...], first_available: bool = False) -> tuple[str, Workload]:
+                 threshold: float | None, labels: tuple[str, ...],
+                 first_available: bool = False) -> tuple[str, Workload]:
     w = Workload(case, name, (CreateNodes(without), CreateNodes(with_, "node-with-dra-test-driver.yaml"),
                               CreatePods(10, "pod-with-claim-template.yaml", "test", collect_metrics=True)),
                  threshold, 3 * threshold if threshold else None, None, labels)
@@ -221,7 +222,7 @@ DRA_WORKLOADS: dict[str, Workload] = dict([
 
 
 def _obj(text: str) -> dict[str, Any]:
-    return yaml.safe_load(text)  # type: ignore[no-any-return]
+    return yaml.safe_load(text)
 
 
 def _alloc_claims(store: ClusterStore, namespace: str, nodes: list[Node], rng: random.Random) -> None:
@@ -388,7 +389,8 @@ def execute_dra(workload: Workload, *, seed: int = 0, progress: bool = False,
         if steady:
             res.scheduled = counter[0]
             res.measured_pods = counter[0]
-            res.unschedulable_pods = sum(1 for k, p in store.pods.items() if k.startswith("test/") and not p.spec.node_name)
+            res.unschedulable_pods = sum(1 for k, p in store.pods.items()
+                                         if k.startswith("test/") and not p.spec.node_name)
         else:
             res.scheduled = sum(1 for k, p in store.pods.items() if k.startswith("test/") and p.spec.node_name)
             res.unschedulable_pods = mop.count - res.scheduled
