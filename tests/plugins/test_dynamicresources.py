@@ -411,3 +411,30 @@ def test_manager_follows_informer_events():
     assert ("d", "p", "x") in mgr.in_use
     mgr.on_event("ResourceClaim", c, None)
     assert ("d", "p", "x") not in mgr.in_use
+
+
+def test_unknown_request_type():
+    h = Harness(device_class(), claim(requests=[{"name": "req-1"}]))
+    _, st, _ = h.run(pod_with("my-claim"))
+    assert reasons(st) == (UU, ("resource claim default/my-claim, request req-1: unknown request type",))
+
+
+def test_filter_timeout():
+    # two devices needed with one numa value, but every device has its own: an exhaustive search
+    devices = [device(f"d{i}", numa=i) for i in range(300)]
+    c = claim(requests=[request(count=2)], constraints=[{"matchAttribute": f"{DRIVER}/numa"}])
+    h = Harness(device_class(), c, resource_slice("s", devices, node="worker"))
+    h.pl.filter_timeout_s = 1e-9
+    _, _, filt = h.run(pod_with("my-claim"))
+    assert reasons(filt["worker"]) == (UU, ("timed out trying to allocate devices",))
+    h.pl.filter_timeout_s = 0.0  # no limit: the search ends and finds nothing
+    _, _, filt = h.run(pod_with("my-claim"))
+    assert reasons(filt["worker"]) == (UU, ("cannot allocate all claims",))
+
+
+def test_filter_timeout_from_args():
+    from kubesched.config.args import DynamicResourcesArgs
+
+    pl = dra.new(DynamicResourcesArgs(filter_timeout="250ms"), Handle(nodes=NodeTable()))
+    assert pl.filter_timeout_s == 0.25
+    assert dra.new(DynamicResourcesArgs(filter_timeout="0s"), Handle(nodes=NodeTable())).filter_timeout_s == 0

@@ -29,6 +29,7 @@ messages; ``failed_on_node`` is set for "invalid resource pools were encountered
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Container
 from dataclasses import dataclass
 from typing import Any
@@ -39,7 +40,7 @@ from kubesched.api.nodeselector import NodeSelectorMatcher
 from kubesched.api.objects import NodeSelector
 from kubesched.plugins.dra_cel import CELError, compile_selector, device_context
 
-__all__ = ["ALLOCATION_RESULTS_MAX_SIZE", "AllocatorError", "Allocator", "DeviceID", "Features",
+__all__ = ["ALLOCATION_RESULTS_MAX_SIZE", "AllocatorError", "AllocatorTimeout", "Allocator", "DeviceID", "Features",
            "allocated_devices", "node_matches"]
 
 DeviceID = tuple[str, str, str]
@@ -65,6 +66,11 @@ class AllocatorError(Exception):
         super().__init__(message)
         self.message = message
         self.failed_on_node = failed_on_node
+
+
+class AllocatorTimeout(Exception):
+    """The search ran past its time limit (upstream: the Filter context's deadline,
+    ``DynamicResourcesArgs.filterTimeout``)."""
 
 
 class _MaxSizeExceeded(Exception):
@@ -392,14 +398,17 @@ class Allocator:
         run = self.allocate_run(node)
         return run.results() if run is not None else None
 
-    def allocate_run(self, node: Any) -> _Run | None:
+    def allocate_run(self, node: Any, timeout_s: float = 0.0) -> _Run | None:
         """Like :meth:`allocate`, but the results are built only when asked (``results()``):
-        Filter runs this on every node, Reserve needs the results of one."""
+        Filter runs this on every node, Reserve needs the results of one. ``timeout_s`` > 0
+        limits the search (:class:`AllocatorTimeout`)."""
         if self._static_error is not None:
             raise self._static_error
         rd = self._simple
         if rd is None:
             run = _Run(self, node)
+            if timeout_s > 0:
+                run.deadline = time.monotonic() + timeout_s
             return run if run.run() else None
         # one request, first fit (see _Run._run_simple), with the device checks inlined
         pools = self.index.pools(node)
@@ -469,6 +478,8 @@ class _Run:
         self.allocating: dict[DeviceID, set[int]] = {}
         self.result: list[list[tuple[_Req, DeviceID, dict[str, Any], dict[str, Any]]]] = []
         self.in_use = a.allocated
+        self.deadline = 0.0
+        self._steps = 0
 
     def prepare(self) -> None:
         """Validate the requests (upstream ``validateDeviceRequest``) and build the constraints."""
@@ -622,6 +633,9 @@ class _Run:
         return True
 
     def _allocate_one(self, ci: int, ri: int, si: int, di: int, in_sub: bool) -> bool:
+        self._steps += 1
+        if self.deadline and not self._steps & 255 and time.monotonic() > self.deadline:
+            raise AllocatorTimeout
         if ci >= len(self.claims):
             return True
         claim = self.claims[ci]

@@ -62,7 +62,14 @@ from kubesched.framework.events import (
     QueueingHint,
 )
 from kubesched.framework.interface import Code, Status
-from kubesched.plugins.dra_structured import Allocator, AllocatorError, DeviceID, Features, allocated_devices
+from kubesched.plugins.dra_structured import (
+    Allocator,
+    AllocatorError,
+    AllocatorTimeout,
+    DeviceID,
+    Features,
+    allocated_devices,
+)
 from kubesched.plugins.volumebinding import field
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -331,10 +338,12 @@ class DynamicResources:
 
     name = NAME
 
-    def __init__(self, handle: Any, features: Features | None = None) -> None:
+    def __init__(self, handle: Any, features: Features | None = None, filter_timeout_s: float = 10.0) -> None:
         self.handle = handle
         self.features = features or Features()
         self.manager: DRAManager | None = None
+        self.filter_timeout_s = filter_timeout_s
+        """``DynamicResourcesArgs.filterTimeout`` (DRASchedulerFilterTimeout, beta in v1.34); 0 = none."""
 
     def set_scheduler(self, sched: Any) -> None:
         """Share one :class:`DRAManager` per scheduler, fed by its informer events."""
@@ -422,11 +431,15 @@ class DynamicResources:
                     f"resource claim {_key(claim).lstrip('/')} is in the process of being allocated",))
             for request in _g(claim, "spec", "devices", "requests") or ():
                 subs = request.get("firstAvailable") or []
-                if not subs:
+                if request.get("exactly") is not None:
                     st = self._validate_class(_g(request, "exactly", "deviceClassName"), request.get("name", ""))
                     if st is not None:
                         return None, st
                     continue
+                if not subs:
+                    return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (
+                        f"resource claim {_key(claim).lstrip('/')}, request {request.get('name', '')}: "
+                        "unknown request type",))
                 if not self.features.prioritized_list:
                     return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (
                         f"resource claim {_key(claim).lstrip('/')}, request {request.get('name', '')}: has "
@@ -480,7 +493,9 @@ class DynamicResources:
         allocations = None
         if s.allocator is not None:
             try:
-                allocations = s.allocator.allocate_run(node)
+                allocations = s.allocator.allocate_run(node, self.filter_timeout_s)
+            except AllocatorTimeout:
+                return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("timed out trying to allocate devices",))
             except AllocatorError as e:
                 if e.failed_on_node:
                     return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (e.message,))
@@ -668,4 +683,11 @@ class DynamicResources:
 
 
 def new(args: Any, handle: Any) -> DynamicResources:
-    return DynamicResources(handle)
+    """``args``: :class:`~kubesched.config.args.DynamicResourcesArgs` (``filterTimeout``) or None."""
+    timeout = 10.0
+    text = getattr(args, "filter_timeout", None)
+    if text is not None:
+        from kubesched.config.types import parse_duration
+
+        timeout = parse_duration(text)
+    return DynamicResources(handle, filter_timeout_s=timeout)
