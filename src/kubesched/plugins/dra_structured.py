@@ -155,7 +155,8 @@ def node_matches(node: Any, node_name: str, all_nodes: bool, node_selector: Any)
 
 
 class _Pool:
-    __slots__ = ("driver", "pool", "generation", "slices", "incomplete", "invalid", "invalid_reason", "devices")
+    __slots__ = ("driver", "pool", "generation", "slices", "incomplete", "invalid", "invalid_reason", "devices",
+                 "key", "free", "free_version", "free_owner")
 
     def __init__(self, driver: str, pool: str, generation: int) -> None:
         self.driver = driver
@@ -167,6 +168,11 @@ class _Pool:
         self.invalid_reason = ""
         self.devices: list[tuple[DeviceID, dict[str, Any], dict[str, Any]]] = []
         """(device id, device mapping, slice) in slice then device order."""
+        self.key = (driver, pool)
+        self.free: list[tuple[DeviceID, dict[str, Any], dict[str, Any]]] = []
+        """``devices`` not in use, valid while ``free_version`` is the pool's in-use version."""
+        self.free_version = -1
+        self.free_owner: Any = None
 
     @property
     def id(self) -> str:
@@ -353,9 +359,12 @@ class Allocator:
 
     def __init__(self, claims: list[dict[str, Any]], allocated: Container[DeviceID],
                  get_class: Callable[[str], dict[str, Any] | None], slices: list[dict[str, Any]],
-                 features: Features | None = None) -> None:
+                 features: Features | None = None, versions: dict[tuple[str, str], int] | None = None) -> None:
         self.claims = claims
         self.allocated = allocated
+        self.versions = versions
+        """Optional (driver, pool) → a counter bumped whenever a device of that pool enters or leaves
+        ``allocated``: lets the free devices of a pool be listed once, not per node and pod."""
         self.get_class = get_class
         self.features = features or Features()
         self.index = _slice_index(slices, self.features)
@@ -416,11 +425,19 @@ class Allocator:
         need = rd.num_devices
         key = rd.sel_key
         plain = not self.features.partitionable_devices
+        versions = self.versions
         picked: list[tuple[_Req, DeviceID, dict[str, Any], dict[str, Any]]] = []
         for pool in pools:
             if pool.incomplete or pool.invalid:
                 continue
-            for did, d, s in pool.devices:
+            devices = pool.devices
+            if versions is not None:
+                v = versions.get(pool.key, 0)
+                if pool.free_version != v or pool.free_owner is not versions:
+                    pool.free = [t for t in devices if t[0] not in in_use]
+                    pool.free_version, pool.free_owner = v, versions
+                devices = pool.free
+            for did, d, s in devices:
                 if did in in_use:
                     continue
                 entry = _DEVICES.get(id(d))

@@ -145,13 +145,15 @@ class DRAManager:
         self.refs: Counter[DeviceID] = Counter()
         self.in_use: set[DeviceID] = set()
         """Devices held by an allocated, assumed or in-flight claim (admin access excluded)."""
+        self.pool_versions: dict[tuple[str, str], int] = {}
+        """(driver, pool) → bumped when one of its devices enters or leaves ``in_use``."""
         self.synced = False
         self.live_events = False
 
     # ── bookkeeping ──
 
     def _set_slot(self, slot: tuple[str, str], devices: list[DeviceID]) -> None:
-        refs, in_use = self.refs, self.in_use
+        refs, in_use, versions = self.refs, self.in_use, self.pool_versions
         old = self._slots.pop(slot, None)
         if old:
             for d in old:
@@ -159,13 +161,16 @@ class DRAManager:
                 if n <= 0:
                     del refs[d]
                     in_use.discard(d)
+                    versions[d[:2]] = versions.get(d[:2], 0) + 1
                 else:
                     refs[d] = n
         if devices:
             self._slots[slot] = devices
             for d in devices:
                 refs[d] += 1
-                in_use.add(d)
+                if d not in in_use:
+                    in_use.add(d)
+                    versions[d[:2]] = versions.get(d[:2], 0) + 1
 
     def _refresh_claim(self, key: str) -> None:
         a = self.assumed.get(key)
@@ -254,7 +259,8 @@ class _ClaimInfo:
 class StateData:
     """Upstream ``stateData``; ``claims`` empty when the pod has no claims."""
 
-    __slots__ = ("claims", "allocator", "to_allocate", "unavailable_claims", "informations", "node_allocations")
+    __slots__ = ("claims", "allocator", "to_allocate", "unavailable_claims", "informations", "node_allocations",
+                 "has_node_selectors")
 
     def __init__(self, claims: list[Any] | None = None) -> None:
         self.claims: list[dict[str, Any]] = claims or []
@@ -262,6 +268,7 @@ class StateData:
         self.to_allocate: list[int] = []
         self.unavailable_claims: set[int] = set()
         self.informations: list[_ClaimInfo] = []
+        self.has_node_selectors = False
         self.node_allocations: dict[str, Any] = {}
         """Node name → the allocator's solution there (results built by Reserve)."""
 
@@ -422,6 +429,7 @@ class DynamicResources:
                 if sel is not None:
                     try:
                         s.informations[i].available_on_nodes = NodeSelectorMatcher(msgspec.convert(sel, NodeSelector))
+                        s.has_node_selectors = True
                     except (msgspec.ValidationError, ValueError) as e:
                         return None, Status(Code.ERROR, (str(e),))
                 continue
@@ -453,7 +461,7 @@ class DynamicResources:
             lister = mgr.lister
             slices = [_as_dict(x) for x in lister.list("ResourceSlice")]
             s.allocator = Allocator([claims[i] for i in to_allocate], mgr.in_use, self._get_class, slices,
-                                    self.features)
+                                    self.features, mgr.pool_versions)
             s.to_allocate = to_allocate
         s.claims = claims
         return None, None
@@ -486,10 +494,11 @@ class DynamicResources:
         if not s.claims:
             return None
         node = node_info.node
-        name = node.metadata.name
-        labels = node.metadata.labels or {}
-        unavailable = [i for i, info in enumerate(s.informations)
-                       if info.available_on_nodes is not None and not info.available_on_nodes.match(labels, name)]
+        unavailable: list[int] = []
+        if s.has_node_selectors:
+            name, labels = node.metadata.name, node.metadata.labels or {}
+            unavailable = [i for i, info in enumerate(s.informations) if info.available_on_nodes is not None
+                           and not info.available_on_nodes.match(labels, name)]
         allocations = None
         if s.allocator is not None:
             try:
@@ -506,7 +515,7 @@ class DynamicResources:
             s.unavailable_claims.update(unavailable)
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("resourceclaim not available on the node",))
         if allocations is not None:
-            s.node_allocations[name] = allocations
+            s.node_allocations[node.metadata.name] = allocations
         return None
 
     # ── PostFilter ──
