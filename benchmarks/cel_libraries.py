@@ -96,7 +96,8 @@ def bench_celpy() -> str:
         for p in progs:
             p.evaluate(act)
     eval_us = (time.perf_counter() - t) / n / len(progs) * 1e6
-    return f"cel-python:                 {ok}/{len(EXPRS)} correct, compile {compile_us:.0f} µs/expr, eval {eval_us:.1f} µs"
+    return (f"cel-python:                 {ok}/{len(EXPRS)} correct, compile {compile_us:.0f} µs/expr, "
+            f"eval {eval_us:.1f} µs")
 
 
 def main() -> None:

@@ -438,3 +438,39 @@ def test_filter_timeout_from_args():
     pl = dra.new(DynamicResourcesArgs(filter_timeout="250ms"), Handle(nodes=NodeTable()))
     assert pl.filter_timeout_s == 0.25
     assert dra.new(DynamicResourcesArgs(filter_timeout="0s"), Handle(nodes=NodeTable())).filter_timeout_s == 0
+
+
+@pytest.mark.parametrize("objs", [
+    [device_class(), claim(), resource_slice("s", [device("d0")], node="worker")],
+    [device_class(), claim()],
+    [device_class(), claim(allocation={"devices": {"results": []}, "nodeSelector": {"nodeSelectorTerms": [
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["worker"]}]}]}})],
+], ids=["one-node-fits", "no-devices", "allocated-elsewhere"])
+def test_batch_filter_matches_per_node(objs):
+    import numpy as np
+
+    h = Harness(*objs)
+    pod = pod_with("my-claim")
+    state, st, per_node = h.run(pod)
+    assert st is None
+    rows = np.asarray(sorted(h.table.row_of.values()), np.int64)
+    res = h.pl.filter_nodes(state, pod, h.table, rows)
+    names = {r: n for n, r in h.table.row_of.items()}
+    for i, row in enumerate(rows.tolist()):
+        want = per_node[names[row]]
+        if want is None:
+            assert res is None or res.failed[i] == 0
+        else:
+            assert res.statuses[res.failed[i] - 1] == (want.reasons, want.code)
+
+
+def test_batch_filter_error_raises():
+    h = Harness(device_class(selectors=[f'device.attributes["{DRIVER}"].missing == 1']), claim(),
+                resource_slice("s", [device("d0")], node="worker"))
+    pod = pod_with("my-claim")
+    state = CycleState()
+    h.pl.pre_filter(state, pod, h.table)
+    import numpy as np
+
+    with pytest.raises(Exception, match="CEL runtime error: no such key: missing"):
+        h.pl.filter_nodes(state, pod, h.table, np.asarray(sorted(h.table.row_of.values()), np.int64))

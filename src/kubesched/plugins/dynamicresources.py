@@ -51,6 +51,7 @@ from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 import msgspec
+import numpy as np
 
 from kubesched.api.nodeselector import NodeSelectorMatcher
 from kubesched.api.objects import NodeSelector
@@ -61,7 +62,7 @@ from kubesched.framework.events import (
     EventResource,
     QueueingHint,
 )
-from kubesched.framework.interface import Code, Status
+from kubesched.framework.interface import Code, FilterResult, ReasonEntry, Status
 from kubesched.plugins.dra_structured import (
     Allocator,
     AllocatorError,
@@ -127,6 +128,10 @@ def _uid(claim: dict[str, Any]) -> str:
 
 class _Unschedulable(Exception):
     pass
+
+
+class _FilterErr(Exception):
+    """An Error status from Filter, raised out of :meth:`DynamicResources.filter_nodes`."""
 
 
 class DRAManager:
@@ -493,7 +498,35 @@ class DynamicResources:
             return Status(Code.ERROR, ("not found",))
         if not s.claims:
             return None
-        node = node_info.node
+        return self._filter_node(s, node_info.node)
+
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> FilterResult | None:
+        """:meth:`filter` over ``rows`` of the table, without a NodeInfo and a Status per node
+        (same results; an Error status on a node raises, as the framework does for Filter)."""
+        s = self._state(state)
+        if s is None:
+            raise _FilterErr("not found")
+        if not s.claims:
+            return None
+        table_nodes = nodes.nodes
+        failed = np.zeros(len(rows), np.int64)
+        index: dict[ReasonEntry, int] = {}
+        for i, row in enumerate(rows.tolist()):
+            st = self._filter_node(s, table_nodes[row])
+            if st is None:
+                continue
+            if st.code == Code.ERROR:
+                raise _FilterErr(st.message())
+            entry = (st.reasons, st.code)
+            k = index.get(entry)
+            if k is None:
+                k = index[entry] = len(index) + 1
+            failed[i] = k
+        if not index:
+            return None
+        return FilterResult.interned(failed, list(index))
+
+    def _filter_node(self, s: StateData, node: Any) -> Status | None:
         unavailable: list[int] = []
         if s.has_node_selectors:
             name, labels = node.metadata.name, node.metadata.labels or {}
