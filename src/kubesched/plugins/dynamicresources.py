@@ -25,9 +25,12 @@ Pods **with** claims (``spec.resourceClaims``):
   in the process of being allocated``, a missing class → ``request <req>: device class <c> does
   not exist``; then a structured :class:`~kubesched.plugins.dra_structured.Allocator` is built
   over all ResourceSlices with every device allocated to a claim (or being allocated) marked in use.
-* Filter (per node): ``resourceclaim not available on the node`` (an allocated claim's node
-  selector); the allocator: no solution → ``cannot allocate all claims``; a fatal claim/class
-  problem (CEL errors, …) → Error status. The node's allocation is kept for Reserve.
+* Filter (per node; ``filter_nodes`` runs the same over many rows without a Status per node):
+  ``resourceclaim not available on the node`` (an allocated claim's node selector); the
+  allocator: no solution → ``cannot allocate all claims``; past ``DynamicResourcesArgs.filterTimeout``
+  (default 10 s, DRASchedulerFilterTimeout beta) → ``timed out trying to allocate devices``;
+  invalid pools → ``invalid resource pools were encountered``; a fatal claim/class problem (CEL
+  errors, a request of unknown type, …) → Error status. The node's solution is kept for Reserve.
 * PostFilter: an allocated claim that was unavailable and is not reserved (or only for this pod)
   gets deallocated (status write) → ``deallocation of ResourceClaim completed``; otherwise
   ``still not schedulable``.
