@@ -134,3 +134,34 @@ async def test_claim_from_template_and_failed_status_write(tmp_path) -> None:
             assert pod["status"]["resourceClaimStatuses"][0]["name"] == "gpu"
         finally:
             await stop(runner, task)
+
+
+async def test_post_filter_deallocates_live(tmp_path) -> None:
+    """A claim allocated for a node that is gone: every node rejects the pod, PostFilter clears
+    the allocation through the API, the claim's update requeues the pod, which then gets the
+    device on gpu-node."""
+    kc = str(tmp_path / "kc")
+    async with start_server(kc, data_dir=tmp_path / "data"):
+        api = APIClient(load_config(kc, qps=-1))
+        await _setup(api)
+        claim = await api.create(f"{RES}/namespaces/default/resourceclaims", _claim("stale"))
+        claim["status"] = {"allocation": {
+            "devices": {"results": [{"request": "gpu", "driver": DRIVER, "pool": "gone-node", "device": "gpu-0"}]},
+            "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": ["gone-node"]}]}]}}}
+        await api.replace(f"{RES}/namespaces/default/resourceclaims/stale/status", claim)
+        runner = make_runner(kc)
+        task = await start(runner)
+        try:
+            await api.create("/api/v1/namespaces/default/pods", _claim_pod("p", claim="stale"))
+
+            async def bound() -> bool:
+                return await _node_of(api, "p") == "gpu-node"
+
+            await eventually(bound, timeout=30, what="pod bound after deallocation")
+            c = await api.get(f"{RES}/namespaces/default/resourceclaims/stale")
+            assert c["status"]["allocation"]["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0][
+                "values"] == ["gpu-node"]
+            assert [r["name"] for r in c["status"]["reservedFor"]] == ["p"]
+        finally:
+            await stop(runner, task)

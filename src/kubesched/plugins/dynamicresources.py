@@ -334,7 +334,7 @@ def _fire(coro: Coroutine[Any, Any, Any]) -> None:
     if loop is not None:
         task = loop.create_task(coro)
         _TASKS.add(task)
-        task.add_done_callback(_TASKS.discard)
+        task.add_done_callback(_done)
         return
     try:
         coro.send(None)
@@ -346,6 +346,12 @@ def _fire(coro: Coroutine[Any, Any, Any]) -> None:
 
 
 _TASKS: set[asyncio.Task[Any]] = set()
+
+
+def _done(task: asyncio.Task[Any]) -> None:
+    _TASKS.discard(task)
+    if not task.cancelled():
+        task.exception()  # retrieved: a failed write is retried by the pod's next attempt, as upstream
 
 
 class DynamicResources:
