@@ -116,3 +116,70 @@ def test_claim_name_prefix_truncation():
     assert claim_name_prefix("pod", "claim") == "pod-claim-"
     long = claim_name_prefix("p" * 60, "c" * 20)
     assert len(long) <= 57 and long.startswith("p") and "-c" in long
+
+
+def test_preempted_pod_releases_its_claim():
+    """A running victim (its claim holds device ``dev``) is preempted for CPU: the claim drops it
+    from reservedFor and is deallocated (resourceclaim controller), so ``dev`` is free again and
+    the preemptor's claim gets it (first fit). (As v1.34, preemption does not free devices to make
+    room: the preemptor fits device-wise thanks to ``spare``.)"""
+    text = """
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "1", memory: 8Gi, pods: "10"}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: c}
+spec: {selectors: [{cel: {expression: 'device.driver == "d"'}}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: s}
+spec: {driver: d, nodeName: n1, pool: {name: n1, resourceSliceCount: 1}, devices: [{name: dev}, {name: spare}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: held, namespace: default}
+spec: {devices: {requests: [{name: r, exactly: {deviceClassName: c}}]}}
+status:
+  allocation: {devices: {results: [{request: r, driver: d, pool: n1, device: dev}]}}
+  reservedFor: [{resource: pods, name: low, uid: u-low}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: t, namespace: default}
+spec: {spec: {devices: {requests: [{name: r, exactly: {deviceClassName: c}}]}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: low, namespace: default, uid: u-low}
+spec:
+  nodeName: n1
+  containers: [{name: c, image: i, resources: {requests: {cpu: 800m}}}]
+  resourceClaims: [{name: x, resourceClaimName: held}]
+status: {phase: Running}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: high, namespace: default, uid: u-high}
+spec:
+  priorityClassName: high
+  containers: [{name: c, image: i, resources: {requests: {cpu: 800m}}}]
+  resourceClaims: [{name: x, resourceClaimTemplateName: t}]
+"""
+    result = simulate(parse_manifest_text(text))
+    assert {o.key: o.node for o in result.outcomes} == {"default/high": "n1"}
+    assert "default/low" not in result.store.pods
+    claims = {c["metadata"]["name"]: c for c in _claims(result)}
+    held = claims.pop("held")
+    assert "allocation" not in held["status"] and "reservedFor" not in held["status"]
+    (mine,) = claims.values()
+    assert mine["status"]["allocation"]["devices"]["results"][0]["device"] == "dev"
+    assert [r["name"] for r in mine["status"]["reservedFor"]] == ["high"]

@@ -39,7 +39,7 @@ from kubesched.framework.clock import ManualClock
 from kubesched.framework.record import DecisionRecord
 from kubesched.scheduler import Attempt, Scheduler
 from kubesched.sim.manifests import RawObject
-from kubesched.sim.resourceclaims import create_pod_claims
+from kubesched.sim.resourceclaims import create_pod_claims, release_pod_claims
 from kubesched.sim.store import ClusterStore
 
 __all__ = ["ANNOTATION_PREFIX", "PodOutcome", "SimulationResult", "build_store", "simulate"]
@@ -210,6 +210,7 @@ def simulate(raws: list[RawObject], config: KubeSchedulerConfiguration | None = 
         store.add("Pod", pod, raw)
     others: list[str] = []
     claim_rng = random.Random(seed)
+    store.pod_delete_hooks.append(lambda p: release_pod_claims(store, p))  # preemption victims' claims
     for i, (pod, raw) in enumerate(pending):
         if not sched.responsible_for(pod):
             others.append(pod_key(pod))

@@ -60,6 +60,9 @@ class ClusterStore:
         self._delivery: Event | None = None
         self._driving = 0
         self._driving_cm = _Driving(self)
+        self.pod_delete_hooks: list[Callable[[Pod], None]] = []
+        """Simulated controllers reacting to a pod deleted by the scheduler (preemption), e.g. the
+        resourceclaim controller releasing its claims."""
         self.on_delivered: Callable[[], None] | None = None
         """Called after an Environment-driven delivery (a driver re-runs its scheduler there)."""
 
@@ -280,6 +283,8 @@ class ClusterStore:
         self.raw.pop(("Pod", pod.metadata.namespace or "", pod.metadata.name), None)
         if cur is not None:
             self._notify_pod_delete(cur)
+            for hook in self.pod_delete_hooks:
+                hook(cur)
 
     def _put(self, kind: str, obj: Any) -> None:
         if isinstance(obj, dict):
