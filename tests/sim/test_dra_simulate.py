@@ -183,3 +183,50 @@ spec:
     (mine,) = claims.values()
     assert mine["status"]["allocation"]["devices"]["results"][0]["device"] == "dev"
     assert [r["name"] for r in mine["status"]["reservedFor"]] == ["high"]
+
+
+def test_waiting_pod_woken_when_device_freed():
+    text = """
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "10"}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: c}
+spec: {selectors: [{cel: {expression: 'device.driver == "d"'}}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: s}
+spec: {driver: d, nodeName: n1, pool: {name: n1, resourceSliceCount: 1}, devices: [{name: dev}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: t, namespace: default}
+spec: {spec: {devices: {requests: [{name: r, exactly: {deviceClassName: c}}]}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: a, namespace: default, uid: ua, creationTimestamp: "2024-01-01T00:00:00Z"}
+spec:
+  containers: [{name: c, image: i}]
+  resourceClaims: [{name: x, resourceClaimTemplateName: t}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: b, namespace: default, uid: ub, creationTimestamp: "2024-01-01T00:00:01Z"}
+spec:
+  containers: [{name: c, image: i}]
+  resourceClaims: [{name: x, resourceClaimTemplateName: t}]
+"""
+    result = simulate(parse_manifest_text(text))
+    assert {o.key: o.node for o in result.outcomes} == {"default/a": "n1", "default/b": None}
+    store, sched = result.store, result.scheduler
+    assert "default/b" in sched.queue.unschedulable  # waiting for a cluster event
+    pod = store.remove_pod("default/a")
+    release_pod_claims(store, pod)  # the claim is deallocated (an update), then deleted
+    store.flush()
+    sched.run_until_idle(after_each=store.flush)
+    assert store.pods["default/b"].spec.node_name == "n1"

@@ -254,7 +254,11 @@ class ResourceClaimController:
             owners = (claim.get("metadata") or {}).get("ownerReferences") or []
             try:
                 if any(o.get("controller") and o.get("uid") == uid for o in owners):
-                    store.delete(CLAIMS, ns, cname)
+                    if (claim.get("status") or {}).get("allocation") is not None:
+                        claim["status"].pop("reservedFor", None)  # deallocate first: an update event
+                        claim["status"].pop("allocation", None)
+                        e = store.update(CLAIMS, ns, cname, claim, expect_rv=e.rv)
+                    store.delete(CLAIMS, ns, cname, expect_rv=e.rv)
                     continue
                 st = claim.get("status") or {}
                 reserved = [r for r in st.get("reservedFor") or [] if r.get("uid") != uid]

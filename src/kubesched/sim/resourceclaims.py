@@ -8,9 +8,10 @@
   ``resource.kubernetes.io/pod-claim-name`` annotation; the pod as controlling owner; the
   template's labels, annotations and spec) and record it in the pod's status. A missing template
   leaves the entry unresolved (the scheduler reports ``ResourceClaim not created yet``).
-* :func:`release_pod_claims` — a pod is gone: claims it owns are deleted; other claims drop it
-  from ``status.reservedFor`` and, reserved by nobody any more, are deallocated (as upstream
-  does for structured-parameter allocations).
+* :func:`release_pod_claims` — a pod is gone: claims it owns are deallocated, then deleted;
+  other claims drop it from ``status.reservedFor`` and, reserved by nobody any more, are
+  deallocated (as upstream does for structured-parameter allocations). Each deallocation is an
+  update event: pods waiting for devices are requeued by it.
 
 Both work on a :class:`~kubesched.sim.store.ClusterStore` (claims are raw mappings there).
 """
@@ -101,6 +102,13 @@ def release_pod_claims(store: Any, pod: Pod) -> None:
         owners = (claim.get("metadata") or {}).get("ownerReferences") or []
         if any(o.get("controller") and o.get("kind") == "Pod" and o.get("name") == pod.metadata.name
                and o.get("uid", "") == (pod.metadata.uid or "") for o in owners):
+            if (claim.get("status") or {}).get("allocation") is not None:
+                # upstream: the controller first drops the reservation and the allocation (an
+                # update that wakes pods waiting for devices), then the garbage collector deletes
+                c = copy.deepcopy(claim)
+                c["status"].pop("reservedFor", None)
+                c["status"].pop("allocation", None)
+                store.put_object("ResourceClaim", c)
             store.remove_object("ResourceClaim", ns, name)
             continue
         status = claim.get("status") or {}
