@@ -174,6 +174,8 @@ class DRASetup:
     init_claims: int = 0
     steady_s: float = 0.0
     first_available: bool = False
+    steady_pods: int = 0
+    """Steady state: also stop once this many pods were scheduled (0 = only the duration)."""
 
 
 _SETUPS: dict[str, DRASetup] = {}
@@ -361,7 +363,7 @@ def execute_dra(workload: Workload, *, seed: int = 0, progress: bool = False,
         collector = ThroughputCollector(t0)
         end = t0 + setup.steady_s
         while True:
-            if steady and clock() >= end:
+            if steady and (clock() >= end or (setup.steady_pods and counter[0] >= setup.steady_pods)):
                 break
             if not sched.queue.has_schedulable():
                 break
