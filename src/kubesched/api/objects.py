@@ -47,6 +47,8 @@ __all__ = [
     "PodDisruptionBudgetSpec",
     "PodDisruptionBudgetStatus",
     "PodSchedulingGate",
+    "PodResourceClaim",
+    "PodResourceClaimStatus",
     "PodSpec",
     "PodStatus",
     "PreferredSchedulingTerm",
@@ -258,6 +260,21 @@ class Volume(_Base):
     csi: dict[str, Any] | None = None
 
 
+class PodResourceClaim(_Base):
+    """``spec.resourceClaims[]`` (DRA): exactly one of the two sources is set."""
+
+    name: str = ""
+    resource_claim_name: str | None = None
+    resource_claim_template_name: str | None = None
+
+
+class PodResourceClaimStatus(_Base):
+    """``status.resourceClaimStatuses[]``: the claim generated for a template entry (None: none needed)."""
+
+    name: str = ""
+    resource_claim_name: str | None = None
+
+
 class PodSpec(_Base):
     containers: list[Container] = []
     init_containers: list[Container] = []
@@ -275,6 +292,7 @@ class PodSpec(_Base):
     volumes: list[Volume] = []
     host_network: bool = False
     resources: ResourceRequirements | None = None  # pod-level resources (PodLevelResources)
+    resource_claims: list[PodResourceClaim] = []  # DRA (DynamicResources)
 
 
 class PodCondition(_Base):
@@ -291,6 +309,7 @@ class PodStatus(_Base):
     conditions: list[PodCondition] = []
     nominated_node_name: str = ""
     start_time: str | None = None
+    resource_claim_statuses: list[PodResourceClaimStatus] = []  # DRA: claims generated from templates
 
 
 class Pod(_Base):

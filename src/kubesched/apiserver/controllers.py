@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import random
 import uuid
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -34,7 +35,8 @@ from kubesched.apiserver.storage import Conflict, Event, KeyExists, KeyNotFound
 if TYPE_CHECKING:
     from kubesched.apiserver.server import APIServer
 
-__all__ = ["DisruptionController", "VolumeController", "attach_controllers", "pdb_status"]
+__all__ = ["DisruptionController", "ResourceClaimController", "VolumeController", "attach_controllers",
+           "pdb_status"]
 
 log = logging.getLogger("kubesched.apiserver.controllers")
 
@@ -282,6 +284,144 @@ class VolumeController:
                 self._sync_volume(e.obj()["metadata"]["name"])
 
 
+CLAIMS = "resource.k8s.io/resourceclaims"
+CLAIM_TEMPLATES = "resource.k8s.io/resourceclaimtemplates"
+POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
+_ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
+
+
+class ResourceClaimController:
+    """The part of kube-controller-manager's resourceclaim controller the scheduler depends on
+    (``pkg/controller/resourceclaim/controller.go``): for a pod's ``resourceClaimTemplateName``
+    entries without a ``status.resourceClaimStatuses`` entry it creates the ResourceClaim
+    (``<pod>-<claim>-`` + 5 random characters, truncated as upstream; the pod as controlling owner;
+    the ``resource.kubernetes.io/pod-claim-name`` annotation; the template's spec) and records it in
+    the pod's status; when a pod is gone, the claims it owns are deleted (the garbage collector's
+    part, finalizers not waited for) and other claims drop it from ``reservedFor`` (deallocated
+    when nobody is left)."""
+
+    def __init__(self, server: APIServer) -> None:
+        self.server = server
+        self._queue: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
+
+    async def start(self) -> None:
+        store = self.server.store
+        store.subscribe("pods", self._on_event)
+        for e in store.list("pods"):
+            self._queue.put_nowait(("sync", e.obj()))
+        self.server.spawn(self._run())
+
+    def _on_event(self, ev: Event) -> None:
+        obj = ev.entry.obj()
+        if not (obj.get("spec") or {}).get("resourceClaims"):
+            return
+        self._queue.put_nowait(("gone" if ev.type == "DELETED" else "sync", obj))
+
+    async def _run(self) -> None:
+        try:
+            while True:
+                what, pod = await self._queue.get()
+                try:
+                    if what == "sync":
+                        self._sync(pod)
+                    else:
+                        self._release(pod)
+                except Exception:  # keep the controller alive
+                    log.exception("resourceclaim controller failed on pod %s", (pod.get("metadata") or {}).get("name"))
+        finally:
+            self.server.store.unsubscribe("pods", self._on_event)
+
+    def _sync(self, pod: dict[str, Any]) -> None:
+        from kubesched.apiserver.server import now_rfc3339
+
+        store = self.server.store
+        md = pod.get("metadata") or {}
+        ns, name = md.get("namespace", ""), md.get("name", "")
+        if md.get("deletionTimestamp"):
+            return
+        statuses = list((pod.get("status") or {}).get("resourceClaimStatuses") or [])
+        done = {s.get("name") for s in statuses}
+        added = False
+        for rc in (pod.get("spec") or {}).get("resourceClaims") or []:
+            tname = rc.get("resourceClaimTemplateName")
+            if tname is None or rc.get("name") in done:
+                continue
+            tpl = store.get(CLAIM_TEMPLATES, ns, tname)
+            if tpl is None:
+                continue  # upstream: an event; the pod waits
+            tspec = tpl.obj().get("spec") or {}
+            gen = f"{name}-{rc.get('name', '')}-"
+            if len(gen) > 57:
+                cn = rc.get("name", "")
+                gen = name[:len(name) * 57 // len(gen)] + "-" + cn[:len(cn) * 57 // len(gen)]
+            while True:
+                cname = gen + "".join(random.choices(_ALPHANUMS, k=5))
+                if store.get(CLAIMS, ns, cname) is None:
+                    break
+            tmeta = tspec.get("metadata") or {}
+            meta: dict[str, Any] = {
+                "name": cname, "generateName": gen, "namespace": ns, "uid": str(uuid.uuid4()),
+                "creationTimestamp": now_rfc3339(), "generation": 1,
+                "annotations": {**(tmeta.get("annotations") or {}), POD_CLAIM_NAME_ANNOTATION: rc.get("name", "")},
+                "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": name, "uid": md.get("uid", ""),
+                                     "controller": True, "blockOwnerDeletion": True}]}
+            if tmeta.get("labels"):
+                meta["labels"] = dict(tmeta["labels"])
+            store.create(CLAIMS, ns, cname, {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                                             "metadata": meta, "spec": tspec.get("spec") or {}})
+            statuses.append({"name": rc.get("name", ""), "resourceClaimName": cname})
+            added = True
+        if not added:
+            return
+        cur = store.get("pods", ns, name)
+        if cur is None:
+            return
+        obj = cur.obj()
+        if (obj.get("metadata") or {}).get("uid") != md.get("uid"):
+            return
+        obj.setdefault("status", {})["resourceClaimStatuses"] = statuses
+        try:
+            store.update("pods", ns, name, obj, expect_rv=cur.rv)
+        except (Conflict, KeyNotFound):
+            self._queue.put_nowait(("sync", obj))
+
+    def _release(self, pod: dict[str, Any]) -> None:
+        store = self.server.store
+        md = pod.get("metadata") or {}
+        ns, uid = md.get("namespace", ""), md.get("uid", "")
+        names = [s.get("resourceClaimName") for s in (pod.get("status") or {}).get("resourceClaimStatuses") or []]
+        names += [rc.get("resourceClaimName") for rc in (pod.get("spec") or {}).get("resourceClaims") or []]
+        for cname in filter(None, names):
+            e = store.get(CLAIMS, ns, cname)
+            if e is None:
+                continue
+            claim = e.obj()
+            owners = (claim.get("metadata") or {}).get("ownerReferences") or []
+            try:
+                if any(o.get("controller") and o.get("uid") == uid for o in owners):
+                    if (claim.get("status") or {}).get("allocation") is not None:
+                        claim["status"].pop("reservedFor", None)  # deallocate first: an update event
+                        claim["status"].pop("allocation", None)
+                        e = store.update(CLAIMS, ns, cname, claim, expect_rv=e.rv)
+                    store.delete(CLAIMS, ns, cname, expect_rv=e.rv)
+                    continue
+                st = claim.get("status") or {}
+                reserved = [r for r in st.get("reservedFor") or [] if r.get("uid") != uid]
+                if len(reserved) == len(st.get("reservedFor") or []):
+                    continue
+                st["reservedFor"] = reserved
+                if not reserved:
+                    st.pop("reservedFor", None)
+                    st.pop("allocation", None)
+                    fins = [f for f in (claim["metadata"].get("finalizers") or [])
+                            if f != "resource.kubernetes.io/delete-protection"]
+                    claim["metadata"]["finalizers"] = fins
+                claim["status"] = st
+                store.update(CLAIMS, ns, cname, claim, expect_rv=e.rv)
+            except (Conflict, KeyNotFound):
+                continue
+
+
 def attach_controllers(server: APIServer) -> None:
     """Run the simulated cluster's controllers with ``server``."""
 
@@ -297,5 +437,8 @@ def attach_controllers(server: APIServer) -> None:
         vol = VolumeController(srv)
         srv.volume_controller = vol  # type: ignore[attr-defined]
         await vol.start()
+        claims = ResourceClaimController(srv)
+        srv.resourceclaim_controller = claims  # type: ignore[attr-defined]
+        await claims.start()
 
     server.on_started.append(start)

@@ -39,6 +39,9 @@ class EventResource(str, enum.Enum):
     PERSISTENT_VOLUME_CLAIM = "PersistentVolumeClaim"
     CSI_NODE = "CSINode"
     STORAGE_CLASS = "StorageClass"
+    RESOURCE_CLAIM = "ResourceClaim"
+    RESOURCE_SLICE = "ResourceSlice"
+    DEVICE_CLASS = "DeviceClass"
     WILDCARD = "*"
     UNSCHEDULABLE_TIMEOUT = "UnschedulableTimeout"
     FORCE_ACTIVATE = "ForceActivate"
@@ -145,4 +148,6 @@ def pod_update_actions(old: Any, new: Any) -> ActionType:
 
     if any(v < pod_requests(old).get(k, 0) for k, v in pod_requests(new).items()):
         a |= ActionType.UPDATE_POD_SCALE_DOWN
+    if old.status.resource_claim_statuses != new.status.resource_claim_statuses:
+        a |= ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM
     return a or ActionType.UPDATE_POD_OTHER

@@ -85,6 +85,11 @@ class ClusterClient(Protocol):
         """PUT ``resourceclaims/{name}/status`` (DynamicResources' PreBind: allocation, reservedFor)."""
         ...
 
+    async def update_resource_claim(self, claim: Any) -> Any:
+        """PUT ``resourceclaims/{name}`` (DynamicResources' PreBind: the delete-protection
+        finalizer); returns the stored claim when the implementation has it (else None)."""
+        ...
+
 
 class EmptyLister:
     """A lister that knows no objects."""

@@ -300,9 +300,23 @@ class LiveClusterClient:
         ns, name = _field_ns(pvc), _field_name(pvc)
         return await self._put(f"/api/v1/namespaces/{ns}/persistentvolumeclaims/{name}", pvc)
 
-    async def update_resource_claim_status(self, claim: Any) -> None:
+    async def update_resource_claim_status(self, claim: Any) -> Any:
+        """PUT ``resourceclaims/{name}/status``; returns the stored claim (its new resourceVersion)."""
         ns, name = _field_ns(claim), _field_name(claim)
-        await self._put(f"/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaims/{name}/status", claim)
+        return await self._put_claim(f"/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaims/{name}/status", claim)
+
+    async def update_resource_claim(self, claim: Any) -> Any:
+        """PUT ``resourceclaims/{name}`` (finalizers); returns the stored claim."""
+        ns, name = _field_ns(claim), _field_name(claim)
+        return await self._put_claim(f"/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaims/{name}", claim)
+
+    async def _put_claim(self, path: str, claim: Any) -> Any:
+        try:
+            return await self.client.replace(path, claim)
+        except APIError as e:
+            raise BindError(e.message or str(e), e.status) from None
+        except APIConnectionError as e:
+            raise BindError(str(e), 0) from None
 
     async def _put(self, path: str, obj: Any) -> Any:
         from kubesched.api.objects import encode_builtins
@@ -403,6 +417,9 @@ _KIND_RESOURCE: dict[str, EventResource] = {
     "PersistentVolumeClaim": EventResource.PERSISTENT_VOLUME_CLAIM,
     "CSINode": EventResource.CSI_NODE,
     "StorageClass": EventResource.STORAGE_CLASS,
+    "ResourceClaim": EventResource.RESOURCE_CLAIM,
+    "ResourceSlice": EventResource.RESOURCE_SLICE,
+    "DeviceClass": EventResource.DEVICE_CLASS,
 }
 
 #: kinds a plugin reads through the lister or registers events for (upstream: the informers its
@@ -474,6 +491,8 @@ class EventHandlers:
         res = _KIND_RESOURCE.get(kind)
 
         def move(action: ActionType, old: Any, new: Any) -> None:
+            for listener in getattr(self.sched, "object_listeners", ()):
+                listener(kind, old, new)  # plugins' shared caches (DynamicResources' allocated devices)
             if res is None:
                 return
             event = ClusterEvent(res, action, f"{kind}{(action.name or '').title()}")

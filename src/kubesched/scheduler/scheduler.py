@@ -159,6 +159,9 @@ class Scheduler:
         inline (simulator). The live loop sets ``loop.run_in_executor`` here."""
         self._metrics: MetricsRecorder | None = None
         self.metrics = metrics
+        self.object_listeners: list[Callable[[str, Any, Any], None]] = []
+        """Called with ``(kind, old, new)`` for every :meth:`on_object_event` before the queue
+        moves pods (plugins' shared caches, e.g. DynamicResources' allocated devices)."""
         for fw in self.profiles.values():
             for pl in fw.plugins.values():
                 hook = getattr(pl, "set_scheduler", None)
@@ -238,6 +241,8 @@ class Scheduler:
         ``ClusterEvent(kind, action)`` requeues the unschedulable pods whose rejecting plugins
         registered for it; kinds no plugin can register for (not an ``EventResource``) are
         ignored, as upstream only watches kinds some plugin asked for."""
+        for listener in self.object_listeners:
+            listener(kind, old, new)
         try:
             resource = EventResource(kind)
         except ValueError:

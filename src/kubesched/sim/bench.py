@@ -581,6 +581,8 @@ class Workload:
     """kubesched's target on the project's 2-core machine (from the issues), pods/s."""
     rss_target_mib: float | None = None
     labels: tuple[str, ...] = ()
+    runner: Callable[..., Any] | None = None
+    """Runs this workload instead of :func:`execute` (DRA workloads: ``bench_dra.execute_dra``)."""
 
     @property
     def key(self) -> str:
@@ -1147,6 +1149,9 @@ def execute(workload: Workload, *, seed: int = 0, progress: bool = False,
     ``profiler`` (anything with ``start()``/``stop()``, e.g. a pyinstrument ``Profiler``) runs
     around the measured scheduling loop only.
     """
+    if workload.runner is not None:
+        return workload.runner(workload, seed=seed, progress=progress, registry=registry, inspect=inspect,
+                               profiler=profiler)
     t_begin = time.perf_counter()
     if registry is None:
         from kubesched.plugins.registry import in_tree_registry
@@ -1403,6 +1408,19 @@ def _profile(name: str, out: str, seed: int, progress: bool) -> int:
         print(prof.output_text(unicode=True, show_all=False))
     return 0
 
+
+def _add_dra_workloads() -> None:
+    """Merge :data:`kubesched.sim.bench_dra.DRA_WORKLOADS` (which imports this module: while it is
+    being imported it registers itself)."""
+    mod = sys.modules.get("kubesched.sim.bench_dra")
+    if mod is not None and not hasattr(mod, "DRA_WORKLOADS"):
+        return
+    from kubesched.sim.bench_dra import DRA_WORKLOADS
+
+    WORKLOADS.update(DRA_WORKLOADS)
+
+
+_add_dra_workloads()
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -21,6 +21,7 @@ Input errors raise :class:`~kubesched.errors.ManifestError` naming ``file:line``
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -46,6 +47,7 @@ from kubesched.framework.clock import ManualClock
 from kubesched.framework.record import DecisionRecord
 from kubesched.scheduler import Attempt, Scheduler
 from kubesched.sim.manifests import RawObject, locate
+from kubesched.sim.resourceclaims import create_pod_claims, release_pod_claims
 from kubesched.sim.store import ClusterStore
 from kubesched.sim.workloads import WORKLOAD_KINDS, Controllers, WorkloadError
 
@@ -98,6 +100,15 @@ class SimulationResult:
             for (ns, name), obj in self.store.objects.get(kind, {}).items():
                 if (kind, ns, name) not in seen and isinstance(obj, dict):
                     out.append({"apiVersion": "v1", "kind": kind, **obj})
+        claims = self.store.objects.get("ResourceClaim")
+        if claims:
+            # DRA: claim writes replace the object (allocation, reservedFor); claims the simulated
+            # resourceclaim controller generated from templates are appended
+            inputs = {(r.namespace or "", r.name) for r in self.raws if r.kind == "ResourceClaim"}
+            out = [claims.get((str((o.get("metadata") or {}).get("namespace") or ""),
+                               str((o.get("metadata") or {}).get("name") or "")), o)
+                   if isinstance(o, dict) and o.get("kind") == "ResourceClaim" else o for o in out]
+            out += [c for k, c in claims.items() if k not in inputs and isinstance(c, dict)]
         return out
 
 
@@ -367,9 +378,14 @@ def simulate(raws: list[RawObject], config: KubeSchedulerConfiguration | None = 
     for pod, raw in bound:
         store.add("Pod", pod, raw)
     others: list[str] = []
-    for pod, raw in pending:
+    claim_rng = random.Random(seed)
+    store.pod_delete_hooks.append(lambda p: release_pod_claims(store, p))  # preemption victims' claims
+    for i, (pod, raw) in enumerate(pending):
         if not sched.responsible_for(pod):
             others.append(pod_key(pod))
+        if pod.spec.resource_claims:  # the resourceclaim controller creates claims from templates
+            pod = create_pod_claims(store, pod, raw, claim_rng)
+            pending[i] = (pod, raw)
         store.add("Pod", pod, raw)
     records: dict[str, DecisionRecord] = {}
     attempts_by_pod: dict[str, int] = {}

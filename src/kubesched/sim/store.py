@@ -77,6 +77,9 @@ class ClusterStore:
         self._driving = 0
         self._driving_cm = _Driving(self)
         self._rv = 0
+        self.pod_delete_hooks: list[Callable[[Pod], None]] = []
+        """Simulated controllers reacting to a pod deleted by the scheduler (preemption), e.g. the
+        resourceclaim controller releasing its claims."""
         self.on_delivered: Callable[[], None] | None = None
         """Called after an Environment-driven delivery (a driver re-runs its scheduler there)."""
 
@@ -313,6 +316,8 @@ class ClusterStore:
         self.raw.pop(("Pod", pod.metadata.namespace or "", pod.metadata.name), None)
         if cur is not None:
             self._notify_pod_delete(cur)
+            for hook in self.pod_delete_hooks:
+                hook(cur)
 
     def _put(self, kind: str, obj: Any) -> None:
         if isinstance(obj, dict):
@@ -406,6 +411,25 @@ class ClusterStore:
         """Replace a ResourceClaim (its status)."""
         self.writes["update_resource_claim_status"] += 1
         self._put("ResourceClaim", claim)
+
+    async def update_resource_claim(self, claim: Any) -> Any:
+        """Replace a ResourceClaim (metadata/spec: finalizers); returns it."""
+        self.writes["update_resource_claim"] += 1
+        self._put("ResourceClaim", claim)
+        return claim
+
+    def put_object(self, kind: str, obj: Any) -> None:
+        """A simulated controller creates or replaces an object (typed or a raw mapping); the
+        informer event is queued like a write's."""
+        self._put(kind, obj)
+
+    def remove_object(self, kind: str, namespace: str, name: str) -> Any | None:
+        """The driver (or a simulated controller) deletes an object of a kind without a typed
+        view; the delete event is queued like a write."""
+        obj = self.objects.get(kind, {}).pop((namespace or "", name), None)
+        if obj is not None and self.scheduler is not None:
+            self._emit(self.scheduler.on_object_event, kind, obj, None)
+        return obj
 
 
 class _Driving:

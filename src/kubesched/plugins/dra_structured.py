@@ -1,0 +1,858 @@
+"""The structured-parameters allocator (upstream
+``staging/src/k8s.io/dynamic-resource-allocation/structured``: ``allocator.go`` and the "stable"
+implementation ``internal/stable/allocator_stable.go``, ``pools_stable.go``, v1.34).
+
+v1.34 picks the stable allocator when only the default features are on: ``DRAAdminAccess`` and
+``DRAPrioritizedList`` (beta, on); ``DRAPartitionableDevices``, ``DRADeviceTaints``,
+``DRAConsumableCapacity`` and ``DRADeviceBindingConditions`` are alpha (off). With those off, as
+upstream: slices with ``perDeviceNodeSelection`` are ignored, devices that consume counters or
+have binding conditions are never picked, device taints are not looked at.
+``Features(partitionable_devices=True)`` turns per-device node selection on.
+
+Objects are the API's JSON mappings (``resource.k8s.io/v1`` ResourceClaim, ResourceSlice,
+DeviceClass). :class:`Allocator` is built once per pod (PreFilter) and asked per node
+(:meth:`Allocator.allocate`): it gathers the pools whose slices reach the node (highest
+``pool.generation`` wins; a pool is *incomplete* when fewer slices than
+``resourceSliceCount`` are seen, *invalid* with duplicate device names), then searches
+depth-first, claim by claim, request by request, device by device, for the first full solution
+(pools ordered by driver and pool name, slices and devices in their order), checking "in use"
+(``allocated`` plus the devices picked so far), the class and request CEL selectors and the
+``matchAttribute`` constraints, backtracking on failure. ``allocationMode: All`` takes every
+matching device of the node's pools (an error while a pool is incomplete or invalid),
+``firstAvailable`` tries the subrequests in order. Results are the claims'
+``status.allocation`` mappings (``devices.results``, ``devices.config``, ``nodeSelector``).
+
+Raises :class:`AllocatorError` (fatal for the pod: the plugin returns an Error status) for
+problems with a claim or class (CEL compile/runtime errors, missing class, …) with upstream's
+messages; ``failed_on_node`` is set for "invalid resource pools were encountered".
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Container
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from kubesched.api.nodeselector import NodeSelectorMatcher
+from kubesched.api.objects import NodeSelector
+from kubesched.plugins.dra_cel import CELError, compile_selector, device_context
+
+__all__ = ["ALLOCATION_RESULTS_MAX_SIZE", "AllocatorError", "AllocatorTimeout", "Allocator", "DeviceID", "Features",
+           "allocated_devices", "node_matches"]
+
+DeviceID = tuple[str, str, str]
+"""(driver, pool, device)."""
+
+ALLOCATION_RESULTS_MAX_SIZE = 32
+"""Upstream ``resourceapi.AllocationResultsMaxSize``."""
+
+
+@dataclass(frozen=True)
+class Features:
+    """The DRA feature gates the allocator looks at (v1.34 defaults)."""
+
+    admin_access: bool = True
+    prioritized_list: bool = True
+    partitionable_devices: bool = False
+    device_taints: bool = False
+    device_binding_conditions: bool = False
+
+
+class AllocatorError(Exception):
+    def __init__(self, message: str, *, failed_on_node: bool = False) -> None:
+        super().__init__(message)
+        self.message = message
+        self.failed_on_node = failed_on_node
+
+
+class AllocatorTimeout(Exception):
+    """The search ran past its time limit (upstream: the Filter context's deadline,
+    ``DynamicResourcesArgs.filterTimeout``)."""
+
+
+class _MaxSizeExceeded(Exception):
+    """Upstream ``errAllocationResultMaxSizeExceeded``."""
+
+
+def _g(obj: Any, *path: str) -> Any:
+    for p in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(p)
+    return obj
+
+
+def _kobj(claim: dict[str, Any]) -> str:
+    meta = claim.get("metadata") or {}
+    ns = meta.get("namespace") or ""
+    return f"{ns}/{meta.get('name', '')}" if ns else str(meta.get("name", ""))
+
+
+def allocated_devices(claim: dict[str, Any]) -> list[DeviceID]:
+    """Devices a claim's ``status.allocation`` holds, admin-access results excluded (upstream
+    ``allocateddevices.go``: those do not make a device unavailable)."""
+    out: list[DeviceID] = []
+    for r in _g(claim, "status", "allocation", "devices", "results") or ():
+        if r.get("adminAccess"):
+            continue
+        out.append((r.get("driver", ""), r.get("pool", ""), r.get("device", "")))
+    return out
+
+
+class _DeviceCache:
+    """Per device mapping: its CEL context and the results of the expressions evaluated on it,
+    kept across cycles (slices are replaced, never mutated, so a mapping's identity pins its
+    content; the entry holds the mapping so that its id cannot be reused)."""
+
+    __slots__ = ("device", "driver", "context", "results")
+
+    def __init__(self, device: dict[str, Any], driver: str) -> None:
+        self.device = device
+        self.driver = driver
+        self.context: Any = None
+        self.results: dict[Any, bool] = {}
+        """expression → result; a request's tuple of expressions → all of them match."""
+
+
+_DEVICES: dict[int, _DeviceCache] = {}
+
+
+def _device_matches(driver: str, device: dict[str, Any], expression: str) -> bool:
+    """One CEL selector against one device (cached). Raises :class:`CELError`."""
+    entry = _DEVICES.get(id(device))
+    if entry is None or entry.device is not device or entry.driver != driver:
+        if len(_DEVICES) > 200_000:
+            _DEVICES.clear()
+        entry = _DEVICES[id(device)] = _DeviceCache(device, driver)
+    hit = entry.results.get(expression)
+    if hit is not None:
+        return hit
+    sel = compile_selector(expression)
+    if entry.context is None:
+        entry.context = device_context(driver, device)
+    result = entry.results[expression] = sel.matches(entry.context)
+    return result
+
+
+def _node_selector(sel: Any) -> NodeSelectorMatcher:
+    return NodeSelectorMatcher(msgspec.convert(sel, NodeSelector))
+
+
+def node_matches(node: Any, node_name: str, all_nodes: bool, node_selector: Any) -> bool:
+    """Upstream ``nodeMatches``: a node name, all nodes, or a node selector."""
+    if node_name:
+        return node is not None and node.metadata.name == node_name
+    if all_nodes:
+        return True
+    if node_selector is not None:
+        if node is None:
+            return False
+        return _node_selector(node_selector).match(node.metadata.labels or {}, node.metadata.name)
+    return False
+
+
+class _Pool:
+    __slots__ = ("driver", "pool", "generation", "slices", "incomplete", "invalid", "invalid_reason", "devices",
+                 "key", "free", "free_version", "free_owner")
+
+    def __init__(self, driver: str, pool: str, generation: int) -> None:
+        self.driver = driver
+        self.pool = pool
+        self.generation = generation
+        self.slices: list[dict[str, Any]] = []
+        self.incomplete = False
+        self.invalid = False
+        self.invalid_reason = ""
+        self.devices: list[tuple[DeviceID, dict[str, Any], dict[str, Any]]] = []
+        """(device id, device mapping, slice) in slice then device order."""
+        self.key = (driver, pool)
+        self.free: list[tuple[DeviceID, dict[str, Any], dict[str, Any]]] = []
+        """``devices`` not in use, valid while ``free_version`` is the pool's in-use version."""
+        self.free_version = -1
+        self.free_owner: Any = None
+
+    @property
+    def id(self) -> str:
+        return f"{self.driver}/{self.pool}"
+
+
+class _Req:
+    """One request or subrequest (upstream ``requestAccessor`` + ``requestData``)."""
+
+    __slots__ = ("name", "parent", "spec", "class_", "num_devices", "all_devices", "selected_sub", "admin",
+                 "selectors", "mode", "sel_key")
+
+    def __init__(self, name: str, parent: str | None, spec: dict[str, Any], class_: dict[str, Any] | None) -> None:
+        self.name = name
+        self.parent = parent
+        self.spec = spec
+        self.class_ = class_
+        self.num_devices = 0
+        self.all_devices: list[tuple[DeviceID, dict[str, Any], dict[str, Any], _Pool]] = []
+        self.selected_sub = 0
+        self.admin = bool(spec.get("adminAccess")) if parent is None else False
+        self.mode = spec.get("allocationMode") or "ExactCount"
+        self.selectors: list[tuple[str, int, bool]] = []
+        """(expression, selector index, from the class) in evaluation order."""
+        self.sel_key: tuple[str, ...] = ()
+        """The expressions, as the key of a device's cached "all selectors match" result."""
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.parent}/{self.name}" if self.parent is not None else self.name
+
+
+class _MatchAttribute:
+    __slots__ = ("requests", "attribute", "value", "n")
+
+    def __init__(self, requests: list[str], attribute: str) -> None:
+        self.requests = set(requests)
+        self.attribute = attribute
+        self.value: Any = None
+        self.n = 0
+
+    def _applies(self, request: str, sub: str | None) -> bool:
+        if not self.requests:
+            return True
+        if sub is None:
+            return request in self.requests
+        return request in self.requests or f"{request}/{sub}" in self.requests
+
+    def add(self, request: str, sub: str | None, device: dict[str, Any], did: DeviceID) -> bool:
+        if not self._applies(request, sub):
+            return True
+        attr = _lookup_attribute(device, did, self.attribute)
+        if attr is None:
+            return False
+        if self.n == 0:
+            self.value = attr
+            self.n = 1
+            return True
+        for typ in ("string", "int", "bool", "version"):
+            if typ in attr:
+                if typ not in self.value or self.value[typ] != attr[typ]:
+                    return False
+                break
+        else:
+            return False
+        self.n += 1
+        return True
+
+    def remove(self, request: str, sub: str | None) -> None:
+        if self._applies(request, sub):
+            self.n -= 1
+
+
+def _lookup_attribute(device: dict[str, Any], did: DeviceID, name: str) -> dict[str, Any] | None:
+    attrs = device.get("attributes") or {}
+    if name in attrs:
+        return attrs[name]
+    i = name.find("/")
+    if i < 0 or name[:i] != did[0]:
+        return None
+    return attrs.get(name[i + 1:])
+
+
+class _SliceIndex:
+    """The slices, indexed by how they select nodes; the pools of a node are computed once and
+    kept while the slices are the same objects (upstream gathers them per Allocate call)."""
+
+    def __init__(self, slices: list[dict[str, Any]], features: Features) -> None:
+        self.slices = slices
+        self.by_node: dict[str, list[dict[str, Any]]] = {}
+        self.everywhere: list[dict[str, Any]] = []
+        self.by_selector: list[tuple[dict[str, Any], NodeSelectorMatcher]] = []
+        self.per_device: list[dict[str, Any]] = []
+        self.node_pools: dict[str, list[_Pool]] = {}
+        for s in slices:
+            spec = s.get("spec") or {}
+            if not features.partitionable_devices and spec.get("perDeviceNodeSelection") is not None:
+                continue
+            if spec.get("nodeName"):
+                self.by_node.setdefault(spec["nodeName"], []).append(s)
+            elif spec.get("allNodes"):
+                self.everywhere.append(s)
+            elif spec.get("nodeSelector") is not None:
+                self.by_selector.append((s, _node_selector(spec["nodeSelector"])))
+            elif spec.get("perDeviceNodeSelection"):
+                self.per_device.append(s)
+        self.cacheable = not self.by_selector and not self.per_device  # pools depend on the name only
+
+    def pools(self, node: Any) -> list[_Pool]:
+        name = node.metadata.name if node is not None else ""
+        if self.cacheable:
+            hit = self.node_pools.get(name)
+            if hit is None:
+                hit = self.node_pools[name] = self._gather(node)
+            return hit
+        return self._gather(node)
+
+    def _gather(self, node: Any) -> list[_Pool]:
+        """Upstream ``GatherPools``: the pools with slices that reach ``node``."""
+        name = node.metadata.name if node is not None else ""
+        labels = (node.metadata.labels or {}) if node is not None else {}
+        candidates = list(self.by_node.get(name, ()))
+        candidates.extend(self.everywhere)
+        for s, m in self.by_selector:
+            if node is not None and m.match(labels, name):
+                candidates.append(s)
+        for s in self.per_device:
+            for d in _g(s, "spec", "devices") or ():
+                if node_matches(node, d.get("nodeName") or "", bool(d.get("allNodes")), d.get("nodeSelector")):
+                    candidates.append(s)
+                    break
+        pools: dict[tuple[str, str], _Pool] = {}
+        for s in candidates:
+            spec = s["spec"]
+            p = spec.get("pool") or {}
+            key = (spec.get("driver", ""), p.get("name", ""))
+            gen = int(p.get("generation") or 0)
+            pool = pools.get(key)
+            if pool is None:
+                pool = pools[key] = _Pool(key[0], key[1], gen)
+            elif gen < pool.generation:
+                continue
+            elif gen > pool.generation:
+                pool.slices = []
+                pool.generation = gen
+            pool.slices.append(s)
+        out = []
+        for key in sorted(pools):
+            pool = pools[key]
+            count = int(_g(pool.slices[0], "spec", "pool", "resourceSliceCount") or 0)
+            pool.incomplete = len(pool.slices) != count
+            seen: set[str] = set()
+            for s in pool.slices:
+                for d in s["spec"].get("devices") or ():
+                    n = d.get("name", "")
+                    if n in seen and not pool.invalid:
+                        pool.invalid, pool.invalid_reason = True, f"duplicate device name {n}"
+                    seen.add(n)
+                    pool.devices.append(((pool.driver, pool.pool, n), d, s))
+            out.append(pool)
+        return out
+
+
+_INDEX: list[Any] = [None, None, None]
+"""[slice ids, features, index]: the last index built."""
+
+
+def _slice_index(slices: list[dict[str, Any]], features: Features) -> _SliceIndex:
+    ids = [id(s) for s in slices]
+    if _INDEX[0] == ids and _INDEX[1] == features:
+        return _INDEX[2]
+    index = _SliceIndex(slices, features)  # holds the slices: their ids stay theirs
+    _INDEX[:] = [ids, features, index]
+    return index
+
+
+class Allocator:
+    """Allocates ``claims`` (unallocated ResourceClaim mappings) on one node at a time.
+
+    ``allocated``: devices in use (``DeviceID`` container: allocated claims, claims being
+    allocated by pods in flight); ``get_class``: DeviceClass by name (None if absent);
+    ``slices``: every ResourceSlice mapping.
+    """
+
+    def __init__(self, claims: list[dict[str, Any]], allocated: Container[DeviceID],
+                 get_class: Callable[[str], dict[str, Any] | None], slices: list[dict[str, Any]],
+                 features: Features | None = None, versions: dict[tuple[str, str], int] | None = None) -> None:
+        self.claims = claims
+        self.allocated = allocated
+        self.versions = versions
+        """Optional (driver, pool) → a counter bumped whenever a device of that pool enters or leaves
+        ``allocated``: lets the free devices of a pool be listed once, not per node and pod."""
+        self.get_class = get_class
+        self.features = features or Features()
+        self.index = _slice_index(slices, self.features)
+        self._classes: dict[str, dict[str, Any] | None] = {}
+        # requests that do not depend on the node (no "All"): validated once, reused per node
+        self._static: dict[tuple[int, int, int], _Req] | None = None
+        self._static_error: AllocatorError | None = None
+        if not any(_uses_all(c) for c in claims):
+            probe = _Run(self, None, static=True)
+            try:
+                probe.prepare()
+                self._static = probe.req
+            except AllocatorError as e:
+                self._static_error = e
+        self._simple: _Req | None = None
+        if self._static is not None and len(claims) == 1 and len(self._static) == 1:
+            rd = next(iter(self._static.values()))
+            if (rd.parent is None and not rd.admin and rd.mode == "ExactCount"
+                    and not _g(claims[0], "spec", "devices", "constraints")
+                    and rd.num_devices <= ALLOCATION_RESULTS_MAX_SIZE):
+                self._simple = rd
+
+    def class_(self, name: str) -> dict[str, Any] | None:
+        if name not in self._classes:
+            self._classes[name] = self.get_class(name)
+        return self._classes[name]
+
+    def claims_to_allocate(self) -> list[dict[str, Any]]:
+        return self.claims
+
+    def gather_pools(self, node: Any) -> list[_Pool]:
+        """Upstream ``GatherPools``: the pools with slices that reach ``node``."""
+        return self.index.pools(node)
+
+    # ── allocation ──
+
+    def allocate(self, node: Any) -> list[dict[str, Any]] | None:
+        """The allocation results (one per claim, in order) on ``node``, or None when the claims
+        do not fit there. Raises :class:`AllocatorError`."""
+        run = self.allocate_run(node)
+        return run.results() if run is not None else None
+
+    def allocate_run(self, node: Any, timeout_s: float = 0.0) -> _Run | None:
+        """Like :meth:`allocate`, but the results are built only when asked (``results()``):
+        Filter runs this on every node, Reserve needs the results of one. ``timeout_s`` > 0
+        limits the search (:class:`AllocatorTimeout`)."""
+        if self._static_error is not None:
+            raise self._static_error
+        rd = self._simple
+        if rd is None:
+            run = _Run(self, node)
+            if timeout_s > 0:
+                run.deadline = time.monotonic() + timeout_s
+            return run if run.run() else None
+        # one request, first fit (see _Run._run_simple), with the device checks inlined
+        pools = self.index.pools(node)
+        in_use = self.allocated
+        need = rd.num_devices
+        key = rd.sel_key
+        plain = not self.features.partitionable_devices
+        versions = self.versions
+        picked: list[tuple[_Req, DeviceID, dict[str, Any], dict[str, Any]]] = []
+        for pool in pools:
+            if pool.incomplete or pool.invalid:
+                continue
+            devices = pool.devices
+            if versions is not None:
+                v = versions.get(pool.key, 0)
+                if pool.free_version != v or pool.free_owner is not versions:
+                    pool.free = [t for t in devices if t[0] not in in_use]
+                    pool.free_version, pool.free_owner = v, versions
+                devices = pool.free
+            for did, d, s in devices:
+                if did in in_use:
+                    continue
+                entry = _DEVICES.get(id(d))
+                if entry is None or entry.device is not d or entry.driver != did[0]:
+                    entry = _DEVICES[id(d)] = _DeviceCache(d, did[0])
+                ok = entry.results.get(key)
+                if ok is None:
+                    ok = _Run(self, node, static=True)._selectable(0, rd, s, d, did)
+                    if not s["spec"].get("perDeviceNodeSelection"):
+                        entry.results[key] = ok
+                if not ok or (plain and d.get("consumesCounters")):
+                    continue
+                picked.append((rd, did, d, s))
+                if len(picked) == need:
+                    return _Solution(self, node, pools, picked)  # type: ignore[return-value]
+        if any(p.invalid for p in pools):
+            raise AllocatorError("invalid resource pools were encountered", failed_on_node=True)
+        return None
+
+
+class _Solution:
+    """A first-fit solution; the :class:`_Run` that builds its results is made on demand."""
+
+    __slots__ = ("a", "node", "pools", "picked")
+
+    def __init__(self, a: Allocator, node: Any, pools: list[_Pool], picked: list[Any]) -> None:
+        self.a, self.node, self.pools, self.picked = a, node, pools, picked
+
+    def results(self) -> list[dict[str, Any]]:
+        run = _Run(self.a, self.node, static=True)
+        run.pools, run.req, run.constraints, run.result = self.pools, self.a._static or {}, [[]], [self.picked]
+        return run.results()
+
+
+def _uses_all(claim: dict[str, Any]) -> bool:
+    for r in _g(claim, "spec", "devices", "requests") or ():
+        if (r.get("exactly") or {}).get("allocationMode") == "All":
+            return True
+        if any(sub.get("allocationMode") == "All" for sub in r.get("firstAvailable") or ()):
+            return True
+    return False
+
+
+class _Run:
+    """One ``Allocate`` call (upstream's unexported ``allocator``)."""
+
+    def __init__(self, a: Allocator, node: Any, static: bool = False) -> None:
+        self.a = a
+        self.node = node
+        self.claims = a.claims
+        self.static = static
+        self.pools: list[_Pool] = [] if static else a.gather_pools(node)
+        self.req: dict[tuple[int, int, int], _Req] = {}
+        self.constraints: list[list[_MatchAttribute]] = []
+        self.allocating: dict[DeviceID, set[int]] = {}
+        self.result: list[list[tuple[_Req, DeviceID, dict[str, Any], dict[str, Any]]]] = []
+        self.in_use = a.allocated
+        self.deadline = 0.0
+        self._steps = 0
+
+    def prepare(self) -> None:
+        """Validate the requests (upstream ``validateDeviceRequest``) and build the constraints."""
+        static = self.a._static
+        for ci, claim in enumerate(self.claims):
+            if static is None:
+                min_devices = 0
+                for ri, request in enumerate(_g(claim, "spec", "devices", "requests") or ()):
+                    subs = request.get("firstAvailable") or []
+                    rname = request.get("name", "")
+                    if subs:
+                        if not self.a.features.prioritized_list:
+                            raise AllocatorError(f"claim {_kobj(claim)}, request {rname}: has subrequests, "
+                                                 "but the DRAPrioritizedList feature is disabled")
+                        least = None
+                        for si, sub in enumerate(subs):
+                            rd = self._validate(claim, ci, ri, si, _Req(sub.get("name", ""), rname, sub, None))
+                            least = rd.num_devices if least is None else min(least, rd.num_devices)
+                        min_devices += least or 0
+                    else:
+                        spec = request.get("exactly") or {}
+                        rd = self._validate(claim, ci, ri, 0, _Req(rname, None, spec, None))
+                        min_devices += rd.num_devices
+                if min_devices > ALLOCATION_RESULTS_MAX_SIZE:
+                    raise AllocatorError(f"claim {_kobj(claim)}: number of requested devices {min_devices} "
+                                         f"exceeds the claim limit of {ALLOCATION_RESULTS_MAX_SIZE}")
+            cons = []
+            for i, c in enumerate(_g(claim, "spec", "devices", "constraints") or ()):
+                if c.get("matchAttribute"):
+                    cons.append(_MatchAttribute(list(c.get("requests") or ()), c["matchAttribute"]))
+                else:
+                    raise AllocatorError(f"claim {_kobj(claim)}, constraint #{i}: empty constraint "
+                                         "(unsupported constraint type?)")
+            self.constraints.append(cons)
+            self.result.append([])
+        if static is not None:
+            self.req = static
+
+    def run(self) -> bool:
+        simple = self.a._simple
+        if simple is not None:
+            return self._run_simple(simple)
+        self.prepare()
+        try:
+            done = self._allocate_one(0, 0, 0, 0, False)
+        except _MaxSizeExceeded:
+            done = False
+        if not done:
+            if any(p.invalid for p in self.pools):
+                raise AllocatorError("invalid resource pools were encountered", failed_on_node=True)
+            return False
+        if self.a._static is not None:
+            # the shared requests remember the chosen subrequests of this node's solution
+            self.chosen = {k: rd.selected_sub for k, rd in self.req.items() if rd.parent is not None}
+        return True
+
+    def _run_simple(self, rd: _Req) -> bool:
+        """One claim with one ExactCount request, no constraints, no admin access: the depth-first
+        search takes the first ``count`` free, selectable devices in pool order (same result,
+        without the recursion)."""
+        self.constraints = [[]]
+        self.req = self.a._static or {}
+        picked: list[tuple[_Req, DeviceID, dict[str, Any], dict[str, Any]]] = []
+        self.result = [picked]
+        need = rd.num_devices
+        in_use = self.in_use
+        counters_ok = self.a.features.partitionable_devices
+        for pool in self.pools:
+            if pool.incomplete or pool.invalid:
+                continue
+            for did, d, s in pool.devices:
+                if did in in_use:
+                    continue
+                if not self._selectable(0, rd, s, d, did):
+                    continue
+                if not counters_ok and d.get("consumesCounters"):
+                    continue
+                picked.append((rd, did, d, s))
+                if len(picked) == need:
+                    return True
+        if any(p.invalid for p in self.pools):
+            raise AllocatorError("invalid resource pools were encountered", failed_on_node=True)
+        return False
+
+    def results(self) -> list[dict[str, Any]]:
+        chosen = getattr(self, "chosen", None)
+        if chosen:
+            for k, sub in chosen.items():
+                self.req[k].selected_sub = sub
+        return [self._result(ci, claim) for ci, claim in enumerate(self.claims)]
+
+    def _validate(self, claim: dict[str, Any], ci: int, ri: int, si: int, rd: _Req) -> _Req:
+        spec = rd.spec
+        for i, sel in enumerate(spec.get("selectors") or ()):
+            if not _g(sel, "cel", "expression"):
+                raise AllocatorError(f"claim {_kobj(claim)}, request {rd.name}, selector #{i}: "
+                                     "CEL expression empty (unsupported selector type?)")
+        if not self.a.features.admin_access and spec.get("adminAccess") is not None and rd.parent is None:
+            raise AllocatorError(f"claim {_kobj(claim)}, request {rd.name}: admin access is requested, "
+                                 "but the feature is disabled")
+        class_name = spec.get("deviceClassName") or ""
+        if not class_name:
+            raise AllocatorError(f"claim {_kobj(claim)}, request {rd.name}: missing device class name "
+                                 "(unsupported request type?)")
+        cls = self.a.class_(class_name)
+        if cls is None:
+            raise AllocatorError(f"claim {_kobj(claim)}, request {rd.name}: could not retrieve device class "
+                                 f'{class_name}: deviceclass.resource.k8s.io "{class_name}" not found')
+        rd.class_ = cls
+        rd.selectors = ([(_g(x, "cel", "expression") or "", i, True)
+                         for i, x in enumerate(_g(cls, "spec", "selectors") or ())]
+                        + [(_g(x, "cel", "expression") or "", i, False)
+                           for i, x in enumerate(spec.get("selectors") or ())])
+        rd.sel_key = (str(self.a.features.device_binding_conditions),) + tuple(e for e, _, _ in rd.selectors)
+        self.req[(ci, ri, si)] = rd
+        mode = rd.mode
+        if mode == "ExactCount":
+            rd.num_devices = int(spec.get("count") or 1)
+        elif mode == "All":
+            for pool in self.pools:
+                if pool.incomplete:
+                    raise AllocatorError(f"claim {_kobj(claim)}, request {rd.name}: asks for all devices, "
+                                         f"but resource pool {pool.id} is currently being updated")
+                if pool.invalid:
+                    raise AllocatorError(f"claim {_kobj(claim)}, request {rd.name}: asks for all devices, "
+                                         f"but resource pool {pool.id} is currently invalid")
+                for did, d, s in pool.devices:
+                    if self._selectable(ci, rd, s, d, did):
+                        rd.all_devices.append((did, d, s, pool))
+            rd.num_devices = len(rd.all_devices)
+        else:
+            raise AllocatorError(f"claim {_kobj(claim)}, request {rd.name}: unsupported count mode {mode}")
+        return rd
+
+    def _selectable(self, ci: int, rd: _Req, s: dict[str, Any], d: dict[str, Any], did: DeviceID) -> bool:
+        if d.get("bindingConditions") and not self.a.features.device_binding_conditions:
+            return False
+        for expr, i, from_class in rd.selectors:
+            try:
+                if not _device_matches(did[0], d, expr):
+                    return False
+            except CELError as e:
+                where = (f"class {_g(rd.class_, 'metadata', 'name')}" if from_class
+                         else f"claim {_kobj(self.claims[ci])}")
+                if e.compile:
+                    raise AllocatorError(f"{where}: selector #{i}: CEL compile error: {e.message}") from None
+                raise AllocatorError(f"{where}: selector #{i} on device {did[0]}/{did[1]}/{did[2]}: "
+                                     f"CEL runtime error: {e.message}") from None
+        if s["spec"].get("perDeviceNodeSelection"):
+            return node_matches(self.node, d.get("nodeName") or "", bool(d.get("allNodes")), d.get("nodeSelector"))
+        return True
+
+    def _allocate_one(self, ci: int, ri: int, si: int, di: int, in_sub: bool) -> bool:
+        self._steps += 1
+        if self.deadline and not self._steps & 255 and time.monotonic() > self.deadline:
+            raise AllocatorTimeout
+        if ci >= len(self.claims):
+            return True
+        claim = self.claims[ci]
+        requests = claim["spec"]["devices"]["requests"]
+        if ri >= len(requests):
+            try:
+                return self._allocate_one(ci + 1, 0, 0, 0, False)
+            except _MaxSizeExceeded:
+                return False
+        rk = (ci, ri, si)
+        rd = self.req[rk]
+        if not in_sub and rd.parent is not None:
+            all_exceeded = True
+            sub = 0
+            while (ci, ri, sub) in self.req:
+                try:
+                    ok = self._allocate_one(ci, ri, sub, di, True)
+                except _MaxSizeExceeded:
+                    sub += 1
+                    continue
+                all_exceeded = False
+                if ok:
+                    self.req[rk].selected_sub = sub
+                    return True
+                sub += 1
+            if all_exceeded:
+                raise _MaxSizeExceeded
+            return False
+        if rd.mode == "All":
+            if not rd.all_devices:
+                return False
+        if di >= rd.num_devices:
+            return self._allocate_one(ci, ri + 1, 0, 0, False)
+        if len(self.result[ci]) + rd.num_devices - di > ALLOCATION_RESULTS_MAX_SIZE:
+            raise _MaxSizeExceeded
+        if rd.mode == "All":
+            did, d, s, _pool = rd.all_devices[di]
+            undo = self._allocate_device(ci, rd, did, d, s, must=True)
+            if undo is None:
+                return False
+            try:
+                done = self._allocate_one(ci, ri, si, di + 1, in_sub)
+            except BaseException:
+                undo()
+                raise
+            if not done:
+                undo()
+            return done
+        in_use, allocating, admin = self.in_use, self.allocating, rd.admin
+        for pool in self.pools:
+            if pool.incomplete or pool.invalid:
+                continue
+            for did, d, s in pool.devices:
+                if admin:
+                    if ci in allocating.get(did, ()):
+                        continue
+                elif did in in_use or allocating.get(did):
+                    continue
+                if not self._selectable(ci, rd, s, d, did):
+                    continue
+                undo = self._allocate_device(ci, rd, did, d, s, must=False)
+                if undo is None:
+                    continue
+                try:
+                    done = self._allocate_one(ci, ri, si, di + 1, in_sub)
+                except BaseException:
+                    undo()
+                    raise
+                if done:
+                    return True
+                undo()
+        return False
+
+    def _allocate_device(self, ci: int, rd: _Req, did: DeviceID, d: dict[str, Any], s: dict[str, Any],
+                         must: bool) -> Callable[[], None] | None:
+        if rd.admin:
+            if ci in self.allocating.get(did, ()):
+                return None
+        elif did in self.in_use or self.allocating.get(did):
+            return None
+        if not self.a.features.partitionable_devices and d.get("consumesCounters"):
+            return None
+        base, sub = (rd.name, None) if rd.parent is None else (rd.parent, rd.name)
+        cons = self.constraints[ci]
+        for i, c in enumerate(cons):
+            if not c.add(base, sub, d, did):
+                if must:
+                    raise AllocatorError(f"claim {_kobj(self.claims[ci])}, request {rd.name}: cannot add device "
+                                         f"{did[0]}/{did[1]}/{did[2]} because a claim constraint would not be "
+                                         "satisfied")
+                for e in range(i):
+                    cons[e].remove(base, sub)
+                return None
+        self.allocating.setdefault(did, set()).add(ci)
+        res = self.result[ci]
+        res.append((rd, did, d, s))
+
+        def undo() -> None:
+            for c in cons:
+                c.remove(base, sub)
+            self.allocating[did].discard(ci)
+            res.pop()
+
+        return undo
+
+    # ── results ──
+
+    def _result(self, ci: int, claim: dict[str, Any]) -> dict[str, Any]:
+        results = []
+        for rd, did, _d, _s in self.result[ci]:
+            r: dict[str, Any] = {"request": rd.full_name, "driver": did[0], "pool": did[1], "device": did[2]}
+            if rd.admin:
+                r["adminAccess"] = True
+            tol = rd.spec.get("tolerations")
+            if tol:
+                r["tolerations"] = tol
+            results.append(r)
+        requests = _g(claim, "spec", "devices", "requests") or ()
+        config: list[dict[str, Any]] = []
+        class_ranges: dict[str, tuple[int, int]] = {}
+        for ri in range(len(requests)):
+            rd = self.req[(ci, ri, 0)]
+            if rd.parent is not None:
+                rd = self.req[(ci, ri, rd.selected_sub)]
+            cls = rd.class_
+            if cls is None:
+                continue
+            cname = _g(cls, "metadata", "name") or ""
+            if cname in class_ranges:
+                start, end = class_ranges[cname]
+                for i in range(start, end):
+                    config[i]["requests"].append(rd.full_name)
+                continue
+            start = len(config)
+            for c in _g(cls, "spec", "config") or ():
+                entry = {"source": "FromClass", "requests": [rd.full_name]}
+                entry.update({k: v for k, v in c.items() if k != "requests"})
+                config.append(entry)
+            class_ranges[cname] = (start, len(config))
+        for c in _g(claim, "spec", "devices", "config") or ():
+            reqs = list(c.get("requests") or ())
+            body = {k: v for k, v in c.items() if k != "requests"}
+            if not reqs:
+                config.append({"source": "FromClaim", **body})
+                continue
+            for ri, request in enumerate(requests):
+                if request.get("name") in reqs:
+                    config.append({"source": "FromClaim", "requests": reqs, **body})
+                    continue
+                rd = self.req[(ci, ri, 0)]
+                if rd.parent is None:
+                    continue
+                chosen = self.req[(ci, ri, rd.selected_sub)]
+                if chosen.full_name in reqs:
+                    config.append({"source": "FromClaim", "requests": reqs, **body})
+        for entry in config:
+            if "requests" in entry and len(entry["requests"]) == len(requests):
+                del entry["requests"]
+        out: dict[str, Any] = {"devices": {"results": results}}
+        if config:
+            out["devices"]["config"] = config
+        ns = self._node_selector(ci)
+        if ns is not None:
+            out["nodeSelector"] = ns
+        return out
+
+    def _node_selector(self, ci: int) -> dict[str, Any] | None:
+        fields: list[dict[str, Any]] = []
+        exprs: list[dict[str, Any]] = []
+        for _rd, _did, d, s in self.result[ci]:
+            spec = s["spec"]
+            if spec.get("perDeviceNodeSelection"):
+                node_name, sel = d.get("nodeName"), d.get("nodeSelector")
+            else:
+                node_name, sel = spec.get("nodeName"), spec.get("nodeSelector")
+            if node_name:
+                return {"nodeSelectorTerms": [{"matchFields": [
+                    {"key": "metadata.name", "operator": "In", "values": [node_name]}]}]}
+            if sel is not None:
+                terms = sel.get("nodeSelectorTerms") or []
+                if len(terms) == 1:
+                    _add_new(terms[0].get("matchFields") or [], fields)
+                    _add_new(terms[0].get("matchExpressions") or [], exprs)
+                elif len(terms) > 1:
+                    raise AllocatorError(f"create NodeSelector for claim "
+                                         f"{_g(self.claims[ci], 'metadata', 'name')}: unsupported "
+                                         f"ResourceSlice.NodeSelector with {len(terms)} terms")
+        if fields or exprs:
+            term: dict[str, Any] = {}
+            if exprs:
+                term["matchExpressions"] = exprs
+            if fields:
+                term["matchFields"] = fields
+            return {"nodeSelectorTerms": [term]}
+        return None
+
+
+def _add_new(src: list[dict[str, Any]], dst: list[dict[str, Any]]) -> None:
+    for r in src:
+        vals = set(r.get("values") or ())
+        if not any(e.get("key") == r.get("key") and e.get("operator") == r.get("operator")
+                   and set(e.get("values") or ()) == vals for e in dst):
+            dst.append(r)

@@ -1,0 +1,388 @@
+"""The structured allocator, ported from upstream's shared allocator table
+(``structured/internal/allocatortesting/allocator_testing.go``, the cases the v1.34 stable
+allocator runs with default features) plus the CEL selector forms."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kubesched.plugins.dra_cel import CELError, compile_selector, device_context, semver_key
+from kubesched.plugins.dra_structured import Allocator, AllocatorError, Features
+from kubesched.testing.wrappers import MakeNode
+
+DA, DB = "driver-a", "driver-b"
+CA, CB = "class-a", "class-b"
+N1, N2 = "node-1", "node-2"
+P1, P2 = "pool-1", "pool-2"
+D0, D1, D2, D3 = "device-0", "device-1", "device-2", "device-3"
+
+
+def node(name: str = N1, region: str = "region-1"):
+    return MakeNode().name(name).label("region", region).obj()
+
+
+def cls(name: str, driver: str, config: str | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}]}
+    if config:
+        spec["config"] = [{"opaque": {"driver": driver, "parameters": {"attr": config}}}]
+    return {"metadata": {"name": name}, "spec": spec}
+
+
+def dev(name: str, capacity: dict[str, str] | None = None, attrs: dict[str, dict] | None = None) -> dict[str, Any]:
+    d: dict[str, Any] = {"name": name}
+    if capacity:
+        d["capacity"] = {k: {"value": v} for k, v in capacity.items()}
+    if attrs:
+        d["attributes"] = attrs
+    return d
+
+
+def slice_(name: str, where: Any, pool: str, driver: str, *devices: dict, generation: int = 1,
+           count: int = 1) -> dict[str, Any]:
+    spec: dict[str, Any] = {"driver": driver, "pool": {"name": pool, "generation": generation,
+                                                       "resourceSliceCount": count},
+                            "devices": list(devices) or [dev(D1)]}
+    if where is True:
+        spec["allNodes"] = True
+    elif isinstance(where, dict):
+        spec["nodeSelector"] = where
+    else:
+        spec["nodeName"] = where
+    return {"metadata": {"name": name}, "spec": spec}
+
+
+def req(name: str, c: str = CA, count: int | None = 1, mode: str | None = None, selectors=(), **kw) -> dict:
+    ex: dict[str, Any] = {"deviceClassName": c}
+    if count is not None:
+        ex["count"] = count
+    if mode:
+        ex["allocationMode"] = mode
+    if selectors:
+        ex["selectors"] = [{"cel": {"expression": s}} for s in selectors]
+    ex.update(kw)
+    return {"name": name, "exactly": ex}
+
+
+def claim(name: str, *requests: dict, constraints=(), config=()) -> dict[str, Any]:
+    devs: dict[str, Any] = {"requests": list(requests)}
+    if constraints:
+        devs["constraints"] = list(constraints)
+    if config:
+        devs["config"] = list(config)
+    return {"metadata": {"name": name}, "spec": {"devices": devs}}
+
+
+def local(n: str = N1) -> dict[str, Any]:
+    return {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [n]}]}]}
+
+
+def result(ns: dict | None, *results: tuple, config: list | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"devices": {"results": [
+        {"request": r, "driver": d, "pool": p, "device": dv, **({"adminAccess": True} if len(t) > 4 else {})}
+        for t in results for (r, d, p, dv) in [t[:4]]]}}
+    if config:
+        out["devices"]["config"] = config
+    if ns is not None:
+        out["nodeSelector"] = ns
+    return out
+
+
+REGION1 = {"nodeSelectorTerms": [{"matchExpressions": [{"key": "region", "operator": "In", "values": ["region-1"]}]}]}
+
+
+def alloc(claims, classes, slices, n=None, allocated=(), features=None):
+    by_name = {c["metadata"]["name"]: c for c in classes}
+    return Allocator(list(claims), set(allocated), by_name.get, list(slices), features).allocate(n or node())
+
+
+def attrs(**kw: Any) -> dict[str, dict]:
+    out = {}
+    for k, v in kw.items():
+        if isinstance(v, bool):
+            out[k] = {"bool": v}
+        elif isinstance(v, int):
+            out[k] = {"int": v}
+        elif k == "driverVersion":
+            out[k] = {"version": v}
+        else:
+            out[k] = {"string": v}
+    return out
+
+
+CAP1 = f'device.capacity["{DA}"].memory.compareTo(quantity("1Gi")) >= 0'
+CAP2 = f'device.capacity["{DA}"].memory.compareTo(quantity("2Gi")) >= 0'
+
+CASES: dict[str, tuple[dict, Any]] = {
+    "simple": (dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+                    slices=[slice_("s1", N1, P1, DA)]),
+               [result(local(), ("req-0", DA, P1, D1))]),
+    "other-node": (dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+                        slices=[slice_("s1", N1, P1, DB), slice_("s2", N2, P2, DA)], n=node(N2, "region-2")),
+                   [result(local(N2), ("req-0", DA, P2, D1))]),
+    "small-and-large": (dict(claims=[claim("claim-0", req("req-0", selectors=[CAP1]), req("req-1", selectors=[CAP2]))],
+                             classes=[cls(CA, DA)],
+                             slices=[slice_("s1", N1, P1, DA, dev(D1, {"memory": "1Gi"}), dev(D2, {"memory": "2Gi"}))]),
+                        [result(local(), ("req-0", DA, P1, D1), ("req-1", DA, P1, D2))]),
+    "small-and-large-backtrack-requests": (
+        dict(claims=[claim("claim-0", req("req-0", selectors=[CAP1]), req("req-1", selectors=[CAP2]))],
+             classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA, dev(D2, {"memory": "2Gi"}), dev(D1, {"memory": "1Gi"}))]),
+        [result(local(), ("req-0", DA, P1, D1), ("req-1", DA, P1, D2))]),
+    "small-and-large-backtrack-claims": (
+        dict(claims=[claim("claim-0", req("req-0", selectors=[CAP1])),
+                     claim("claim-1", req("req-1", selectors=[CAP2]))],
+             classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA, dev(D2, {"memory": "2Gi"}), dev(D1, {"memory": "1Gi"}))]),
+        [result(local(), ("req-0", DA, P1, D1)), result(local(), ("req-1", DA, P1, D2))]),
+    "devices-split-across-different-slices": (
+        dict(claims=[claim("claim-0", req("req-0", count=2))], classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA), slice_("s2", N1, P2, DA)]),
+        [result(local(), ("req-0", DA, P1, D1), ("req-0", DA, P2, D1))]),
+    "obsolete-slice": (dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+                            slices=[slice_("s1", N1, P1, DA, dev(D1), count=2),
+                                    slice_("s1", N1, P1, DA, dev(D2), count=2, generation=2)]),
+                       None),  # newer generation incomplete: nothing usable
+    "duplicate-slice": (dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+                             slices=[slice_("s1", N1, P1, DA, count=2), slice_("s1-2", N1, P1, DA, count=2)]),
+                        "invalid resource pools were encountered"),
+    "no-slices": (dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)], slices=[]), None),
+    "not-enough-suitable-devices": (dict(claims=[claim("claim-0", req("req-0")), claim("claim-0", req("req-1"))],
+                                         classes=[cls(CA, DA)], slices=[slice_("s1", N1, P1, DA)]), None),
+    "no-classes": (dict(claims=[claim("claim-0", req("req-0"))], classes=[], slices=[slice_("s1", N1, P1, DA)]),
+                   "could not retrieve device class class-a"),
+    "empty-class": (dict(claims=[claim("claim-0", req("req-0", c=""))], classes=[cls(CA, DA)],
+                         slices=[slice_("s1", N1, P1, DA)]),
+                    "claim claim-0, request req-0: missing device class name (unsupported request type?)"),
+    "all-devices-single": (dict(claims=[claim("claim-0", req("req-0", count=None, mode="All"))], classes=[cls(CA, DA)],
+                                slices=[slice_("s1", N1, P1, DA)]),
+                           [result(local(), ("req-0", DA, P1, D1))]),
+    "all-devices-many": (dict(claims=[claim("claim-0", req("req-0", count=None, mode="All"))], classes=[cls(CA, DA)],
+                              slices=[slice_("s1", N1, P1, DA), slice_("s1", N1, P2, DA)]),
+                         [result(local(), ("req-0", DA, P1, D1), ("req-0", DA, P2, D1))]),
+    "all-devices-of-the-incomplete-pool": (
+        dict(claims=[claim("claim-0", req("req-0", mode="All"))], classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA, count=2)]),
+        "claim claim-0, request req-0: asks for all devices, but resource pool driver-a/pool-1 is currently "
+        "being updated"),
+    "all-devices-plus-another": (
+        dict(claims=[claim("claim-0", req("req-0", count=None, mode="All")), claim("claim-1", req("req-0", c=CB))],
+             classes=[cls(CA, DA), cls(CB, DB)], slices=[slice_("s1", N1, P1, DA), slice_("s1", N1, P1, DB)]),
+        [result(local(), ("req-0", DA, P1, D1)), result(local(), ("req-0", DB, P1, D1))]),
+    "all-devices-with-one-allocated": (
+        dict(claims=[claim("claim-0", req("req-0", count=None, mode="All"))], classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA, dev(D1), dev(D2))], allocated=[(DA, P1, D1)]),
+        None),
+    "network-attached-device": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)], slices=[slice_("s1", REGION1, P1, DA)]),
+        [result(REGION1, ("req-0", DA, P1, D1))]),
+    "unsuccessful-allocation-network-attached-device": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)], slices=[slice_("s1", REGION1, P1, DA)],
+             n=node(N2, "region-2")),
+        None),
+    "all-nodes": (dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+                       slices=[slice_("s1", True, P1, DA)]),
+                  [result(None, ("req-0", DA, P1, D1))]),
+    "local-and-network-attached-devices": (
+        dict(claims=[claim("claim-0", req("req-0", count=2))], classes=[cls(CA, DA)],
+             slices=[slice_("s1", REGION1, P1, DA), slice_("s1", N1, P2, DA)]),
+        [result(local(), ("req-0", DA, P1, D1), ("req-0", DA, P2, D1))]),
+    "already-allocated-devices": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)], slices=[slice_("s1", N1, P1, DA)],
+             allocated=[(DA, P1, D1), (DA, P1, D2)]),
+        None),
+    "admin-access-disabled": (
+        dict(claims=[claim("claim-0", req("req-0", adminAccess=True))], classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA)], features=Features(admin_access=False)),
+        "claim claim-0, request req-0: admin access is requested, but the feature is disabled"),
+    "admin-access-enabled": (
+        dict(claims=[claim("claim-0", req("req-0", adminAccess=True))], classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA)], allocated=[(DA, P1, D1), (DA, P1, D2)]),
+        [result(local(), ("req-0", DA, P1, D1, True))]),
+    "with-constraint": (
+        dict(claims=[claim("claim-0", req("req-0"), req("req-1"), constraints=[
+            {"matchAttribute": f"{DA}/numa"}, {"matchAttribute": f"{DA}/driverVersion"},
+            {"matchAttribute": f"{DA}/stringAttribute"}, {"matchAttribute": f"{DA}/boolAttribute"}])],
+             classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA,
+                            dev(D1, attrs=attrs(driverVersion="1.0.0", numa=1, stringAttribute="v",
+                                                boolAttribute=True)),
+                            dev(D2, attrs=attrs(driverVersion="1.0.0", numa=1, stringAttribute="v",
+                                                boolAttribute=True)))]),
+        [result(local(), ("req-0", DA, P1, D1), ("req-1", DA, P1, D2))]),
+    "with-constraint-non-existent-attribute": (
+        dict(claims=[claim("claim-0", req("req-0"), constraints=[{"matchAttribute": f"{DA}/NonExistentAttribute"}])],
+             classes=[cls(CA, DA)], slices=[slice_("s1", N1, P1, DA)]),
+        None),
+    "with-constraint-not-matching-int-attribute": (
+        dict(claims=[claim("claim-0", req("req-0", count=2), constraints=[{"matchAttribute": f"{DA}/numa"}])],
+             classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA, dev(D1, attrs=attrs(numa=1)), dev(D2, attrs=attrs(numa=2)))]),
+        None),
+    "with-constraint-not-matching-int-attribute-all-devices": (
+        dict(claims=[claim("claim-0", req("req-0", count=0, mode="All"),
+                           constraints=[{"matchAttribute": f"{DA}/numa"}])],
+             classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA, dev(D1, attrs=attrs(numa=1)), dev(D2, attrs=attrs(numa=2)))]),
+        "claim claim-0, request req-0: cannot add device driver-a/pool-1/device-2 because a claim constraint would "
+        "not be satisfied"),
+    "with-constraint-not-matching-version-attribute": (
+        dict(claims=[claim("claim-0", req("req-0", count=2), constraints=[{"matchAttribute": f"{DA}/driverVersion"}])],
+             classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA, dev(D1, attrs=attrs(driverVersion="1.0.0")),
+                            dev(D2, attrs=attrs(driverVersion="2.0.0")))]),
+        None),
+    "with-constraint-for-request-retry": (
+        dict(claims=[claim("claim-0", req("req-0"), req("req-1"), constraints=[
+            {"requests": ["req-0"], "matchAttribute": f"{DA}/driverVersion"},
+            {"matchAttribute": f"{DA}/stringAttribute"}])],
+             classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA, dev(D1, attrs=attrs(driverVersion="1.0.0", stringAttribute="a")),
+                            dev(D2, attrs=attrs(driverVersion="2.0.0", stringAttribute="b")),
+                            dev(D3, attrs=attrs(driverVersion="3.0.0", stringAttribute="b")))]),
+        [result(local(), ("req-0", DA, P1, D2), ("req-1", DA, P1, D3))]),
+    "with-class-device-config": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA, config="classAttribute")],
+             slices=[slice_("s1", N1, P1, DA)]),
+        [result(local(), ("req-0", DA, P1, D1), config=[
+            {"source": "FromClass", "opaque": {"driver": DA, "parameters": {"attr": "classAttribute"}}}])]),
+    "with-class-device-config-with-multiple-request-and-configs": (
+        dict(claims=[claim("claim-0", req("req-0"), req("req-1"), req("req-2", c=CB))],
+             classes=[cls(CA, DA, config="A"), cls(CB, DB, config="B")],
+             slices=[slice_("s1", N1, P1, DA, dev(D0), dev(D1)), slice_("s2", N1, P1, DB)]),
+        [result(local(), ("req-0", DA, P1, D0), ("req-1", DA, P1, D1), ("req-2", DB, P1, D1), config=[
+            {"source": "FromClass", "requests": ["req-0", "req-1"],
+             "opaque": {"driver": DA, "parameters": {"attr": "A"}}},
+            {"source": "FromClass", "requests": ["req-2"], "opaque": {"driver": DB, "parameters": {"attr": "B"}}}])]),
+    "claim-with-device-config": (
+        dict(claims=[claim("claim-0", req("req-0"), config=[
+            {"requests": ["req-0"], "opaque": {"driver": DA, "parameters": {"attr": "x"}}}])],
+             classes=[cls(CA, DA)], slices=[slice_("s1", N1, P1, DA)]),
+        [result(local(), ("req-0", DA, P1, D1), config=[
+            {"source": "FromClaim", "opaque": {"driver": DA, "parameters": {"attr": "x"}}}])]),
+    "unknown-selector": (
+        dict(claims=[claim("claim-0", req("req-0", selectors=[""]))], classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA)]),
+        "CEL expression empty (unsupported selector type?)"),
+    "unknown-allocation-mode": (
+        dict(claims=[claim("claim-0", req("req-0", mode="future-mode"))], classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA)]),
+        "unsupported count mode future-mode"),
+    "unknown-constraint": (
+        dict(claims=[claim("claim-0", req("req-0"), constraints=[{}])], classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA)]),
+        "empty constraint (unsupported constraint type?)"),
+    "too-many-devices": (
+        dict(claims=[claim("claim-0", req("req-0", count=33))], classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA)]),
+        "claim claim-0: number of requested devices 33 exceeds the claim limit of 32"),
+    "prioritized-list-first-unavailable": (
+        dict(claims=[claim("claim-0", {"name": "req-0", "firstAvailable": [
+            {"name": "sub-0", "deviceClassName": CB, "count": 1},
+            {"name": "sub-1", "deviceClassName": CA, "count": 1}]})],
+             classes=[cls(CA, DA), cls(CB, DB)], slices=[slice_("s1", N1, P1, DA)]),
+        [result(local(), ("req-0/sub-1", DA, P1, D1))]),
+    "prioritized-list-disabled": (
+        dict(claims=[claim("claim-0", {"name": "req-0", "firstAvailable": [
+            {"name": "sub-0", "deviceClassName": CA, "count": 1}]})],
+             classes=[cls(CA, DA)], slices=[slice_("s1", N1, P1, DA)], features=Features(prioritized_list=False)),
+        "claim claim-0, request req-0: has subrequests, but the DRAPrioritizedList feature is disabled"),
+    "prioritized-list-constraint-on-subrequest": (
+        dict(claims=[claim("claim-0", {"name": "req-0", "firstAvailable": [
+            {"name": "sub-0", "deviceClassName": CA, "count": 2},
+            {"name": "sub-1", "deviceClassName": CA, "count": 1}]},
+            constraints=[{"requests": ["req-0/sub-0"], "matchAttribute": f"{DA}/numa"}])],
+             classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA, dev(D1, attrs=attrs(numa=1)), dev(D2, attrs=attrs(numa=2)))]),
+        [result(local(), ("req-0/sub-1", DA, P1, D1))]),
+    "per-device-node-selection-ignored-without-feature": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+             slices=[{"metadata": {"name": "s"}, "spec": {
+                 "driver": DA, "pool": {"name": P1, "generation": 1, "resourceSliceCount": 1},
+                 "perDeviceNodeSelection": True, "devices": [{"name": D1, "nodeName": N1}]}}]),
+        None),
+    "per-device-node-selection": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+             slices=[{"metadata": {"name": "s"}, "spec": {
+                 "driver": DA, "pool": {"name": P1, "generation": 1, "resourceSliceCount": 1},
+                 "perDeviceNodeSelection": True,
+                 "devices": [{"name": D1, "nodeName": N2}, {"name": D2, "allNodes": True}]}}],
+             features=Features(partitionable_devices=True)),
+        [result(None, ("req-0", DA, P1, D2))]),
+    "binding-conditions-not-selectable": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA, {"name": D1, "bindingConditions": ["ready"]})]),
+        None),
+    "invalid-CEL-runtime": (
+        dict(claims=[claim("claim-0", req("req-0", selectors=[f'device.attributes["{DA}"].missing']))],
+             classes=[cls(CA, DA)], slices=[slice_("s1", N1, P1, DA)]),
+        "claim claim-0: selector #0 on device driver-a/pool-1/device-1: CEL runtime error: no such key: missing"),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_allocator(name):
+    kwargs, want = CASES[name]
+    if isinstance(want, str):
+        with pytest.raises(AllocatorError) as e:
+            alloc(**kwargs)
+        assert want in e.value.message
+    else:
+        assert alloc(**kwargs) == want
+
+
+def test_allocator_reused_across_nodes():
+    a = Allocator([claim("c", req("r"))], set(), {CA: cls(CA, DA)}.get,
+                  [slice_("s1", N1, P1, DA), slice_("s2", N2, P2, DA)])
+    assert a.allocate(node(N1)) == [result(local(N1), ("r", DA, P1, D1))]
+    assert a.allocate(node(N2)) == [result(local(N2), ("r", DA, P2, D1))]
+
+
+# ─────────────────────────── CEL ───────────────────────────
+
+DEVICE = {"name": "d", "attributes": {"model": {"string": "A100"}, "cores": {"int": 8}, "vip": {"bool": False},
+                                      "driverVersion": {"version": "1.2.3"}, "other.example.com/x": {"int": 1}},
+          "capacity": {"memory": {"value": "80Gi"}, "other.example.com/slots": {"value": "4"}}}
+
+
+@pytest.mark.parametrize("expr,want", [
+    ('device.driver == "gpu.example.com"', True),
+    ('device.attributes["gpu.example.com"].model == "A100"', True),
+    ('device.attributes["gpu.example.com"].cores > 4', True),
+    ('device.attributes["gpu.example.com"].vip', False),
+    ('device.attributes["other.example.com"].x == 1', True),
+    ('"model" in device.attributes["gpu.example.com"]', True),
+    ('has(device.attributes["gpu.example.com"].nope)', False),
+    ('device.capacity["gpu.example.com"].memory.compareTo(quantity("10Gi")) >= 0', True),
+    ('device.capacity["gpu.example.com"].memory.isGreaterThan(quantity("80Gi"))', False),
+    ('device.capacity["gpu.example.com"].memory.isLessThan(quantity("81Gi"))', True),
+    ('device.capacity["gpu.example.com"].memory == quantity("81920Mi")', True),
+    ('device.capacity["other.example.com"].slots.asInteger() == 4', True),
+    ('device.attributes["gpu.example.com"].driverVersion.isGreaterThan(semver("1.2.3-rc.1"))', True),
+    ('device.attributes["gpu.example.com"].driverVersion.compareTo(semver("1.10.0")) < 0', True),
+    ('device.attributes["gpu.example.com"].driverVersion.major() == 1', True),
+])
+def test_cel_selector_forms(expr, want):
+    assert compile_selector(expr).matches(device_context("gpu.example.com", DEVICE)) is want
+
+
+def test_cel_errors():
+    ctx = device_context("gpu.example.com", DEVICE)
+    with pytest.raises(CELError) as e:
+        compile_selector('device.attributes["gpu.example.com"].missing == 1').matches(ctx)
+    assert not e.value.compile and e.value.message == "no such key: missing"
+    with pytest.raises(CELError) as e:
+        compile_selector("device.driver ==").matches(ctx)
+    assert e.value.compile
+    with pytest.raises(CELError) as e:
+        compile_selector('device.attributes["gpu.example.com"].cores').matches(ctx)
+    assert "must evaluate to bool" in e.value.message
+
+
+def test_semver_precedence():
+    ordered = ["1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-alpha.beta", "1.0.0-beta", "1.0.0-beta.2", "1.0.0-beta.11",
+               "1.0.0-rc.1", "1.0.0", "1.0.1", "1.1.0", "2.0.0"]
+    assert sorted(ordered, key=semver_key) == ordered
+    with pytest.raises(ValueError):
+        semver_key("01.0.0")
