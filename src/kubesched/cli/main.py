@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -87,8 +89,12 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
     from kubesched.sim.manifests import load_manifests, write_list
     from kubesched.sim.simulate import simulate as run
 
+    timings: dict[str, float] | None = {} if os.environ.get("KUBESCHED_PHASE_TIMES") else None
     config = _load_config(config_path)
+    t0 = time.perf_counter()
     raws = load_manifests(list(paths))
+    if timings is not None:
+        timings["load"] = time.perf_counter() - t0
     sink = None
     fh = None
     if results_file:
@@ -98,11 +104,13 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
             fh.write(json.dumps(rec.to_dict(), separators=(",", ":")) + "\n")
 
     try:
-        result = run(raws, config, seed=seed, record=record_results, registry=_registry(plugins), on_record=sink)
+        result = run(raws, config, seed=seed, record=record_results, registry=_registry(plugins), on_record=sink,
+                     timings=timings)
     finally:
         if fh is not None:
             fh.close()
     fmt = output or ("table" if sys.stdout.isatty() else "yaml")
+    t0 = time.perf_counter()
     if fmt == "table":
         from kubesched.cli.report import print_simulation
 
@@ -112,6 +120,10 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
         if result.other_scheduler_pods:
             click.echo(f"notice: {len(result.other_scheduler_pods)} pending pod(s) name a scheduler with no "
                        f"profile here and were left alone: {', '.join(result.other_scheduler_pods)}", err=True)
+    if timings is not None:  # benchmarks/simulate_large.py reads this line
+        sys.stdout.flush()
+        timings["output"] = time.perf_counter() - t0
+        click.echo("phase-times: " + " ".join(f"{k}={v:.2f}s" for k, v in timings.items()), err=True)
 
 
 @main.command()

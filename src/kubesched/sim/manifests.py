@@ -39,6 +39,7 @@ Errors are raised as :class:`~kubesched.errors.ManifestError` whose ``path`` is
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import sys
@@ -47,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Literal
 
+import orjson
 import yaml
 from yaml.constructor import ConstructorError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -60,6 +62,7 @@ __all__ = [
     "check_duplicates",
     "is_namespaced",
     "load_manifests",
+    "encode_json",
     "parse_manifest_text",
     "write_list",
 ]
@@ -502,6 +505,88 @@ def _parse_json(text: str, path: str, col: _Collector) -> None:
     col.add(data, path, line, None, item_lines)
 
 
+# --------------------------------------------------------------------------- fast JSON read
+
+_JSON_WS = b" \t\r\n"
+_BOM = b"\xef\xbb\xbf"
+
+
+def _read_json_fast(raw: bytes, path: str, col: _Collector) -> bool:
+    """Read a JSON file with orjson (one C pass, no ``str`` copy of the file); ``False`` when the
+    file needs :func:`_parse_json` instead, which then gives the same result (or the canonical
+    error message): invalid JSON or UTF-8, what only the stdlib reads (``NaN``, integers beyond
+    64 bits, lone surrogates), nesting beyond orjson's 1024 levels, and Lists whose item lines
+    the fast scan cannot place (see :func:`_json_item_lines_fast`).
+    """
+    body = raw[3:] if raw.startswith(_BOM) else raw
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return False
+    stripped = body.lstrip(_JSON_WS)
+    line = body.count(b"\n", 0, len(body) - len(stripped)) + 1
+    item_lines = None
+    if isinstance(data, dict) and isinstance(data.get("items"), list):
+        lines = _json_item_lines_fast(body, len(data["items"]))
+        if lines is None:
+            return False
+        item_lines = {id(data["items"]): lines}
+    col.add(data, path, line, None, item_lines)
+    return True
+
+
+_ITEMS_KEY_REST = re.compile(rb" *: *\[[ \t\r]*\n")
+
+
+def _json_item_lines_fast(body: bytes, n: int) -> list[int] | None:
+    """Lines of the ``n`` items of the top-level ``"items"`` array of pretty-printed JSON (as
+    ``kubectl get -o json`` writes it), or ``None`` when the layout is anything else.
+
+    A line that starts (after spaces) with ``{`` is always structural, since JSON strings hold
+    no raw newline; with consistent indentation the items are exactly the lines ``{`` at the
+    indentation of the first one, between ``"items": [`` (the least indented such line) and the
+    ``]`` at that key's indentation. The result is used only when it counts ``n`` items. Only
+    ``bytes.find``/``count`` run over the file (C); on a file with no newline every item is on
+    line 1.
+    """
+    if n == 0:
+        return []
+    if b"\n" not in body:
+        return [1] * n
+    key_indent: int | None = None
+    start = 0
+    pos = body.find(b'"items"')
+    while pos >= 0:
+        bol = body.rfind(b"\n", 0, pos) + 1
+        rest = _ITEMS_KEY_REST.match(body, pos + 7)
+        if rest is not None and body.count(b" ", bol, pos) == pos - bol \
+                and (key_indent is None or pos - bol < key_indent):
+            key_indent, start = pos - bol, rest.end() - 1
+        pos = body.find(b'"items"', pos + 7)
+    if key_indent is None:
+        return None
+    bol = start + 1
+    indent = 0
+    while body[bol + indent:bol + indent + 1] == b" ":
+        indent += 1
+    if indent <= key_indent or body[bol + indent:bol + indent + 1] != b"{":
+        return None
+    end = body.find(b"\n" + b" " * key_indent + b"]", start)
+    if end < 0:
+        return None
+    needle = b"\n" + b" " * indent + b"{"
+    lines: list[int] = []
+    line = body.count(b"\n", 0, start) + 1  # the line of the newline before the first item
+    prev = start
+    pos = start
+    while 0 <= pos < end:
+        line += body.count(b"\n", prev, pos)
+        prev = pos
+        lines.append(line + 1)
+        pos = body.find(needle, pos + 1, end)
+    return lines if len(lines) == n else None
+
+
 def _decode(raw: bytes, path: str) -> str:
     try:
         return raw.decode("utf-8-sig")
@@ -572,6 +657,8 @@ def load_manifests(paths: Sequence[str], *, allow_duplicates: bool = False) -> l
                     raw = fh.read()
             except OSError as err:
                 raise ManifestError(f"cannot read file: {err.strerror or err}", path) from None
+            if path.lower().endswith(".json") and _read_json_fast(raw, path, col):
+                continue
             text, shown = _decode(raw, path), path
         if shown.lower().endswith(".json"):
             _parse_json(text, shown, col)
@@ -600,13 +687,114 @@ def check_duplicates(objs: Iterable[RawObject]) -> None:
 # --------------------------------------------------------------------------- writing
 
 def write_list(objs: Iterable[dict], fmt: Literal["yaml", "json"], stream: IO[str]) -> None:
-    """Write ``objs`` as one ``v1 List`` in YAML (block style, keys in given order) or JSON."""
+    """Write ``objs`` as one ``v1 List`` in YAML (block style, keys in given order) or JSON.
+
+    JSON is ``json.dump(doc, indent=2, ensure_ascii=False)`` byte for byte, encoded by orjson
+    (see :func:`encode_json`) and written to the stream's binary buffer when it has a UTF-8 one;
+    YAML goes through libyaml (PyYAML's ``CSafeDumper``) when available. The whole document is
+    encoded before anything is written, so a failure leaves the stream untouched. Raises
+    :class:`~kubesched.errors.ManifestError` when an object is nested too deeply to be written
+    (Python's recursion limit), naming the object; ``ValueError`` for an unknown ``fmt``.
+    """
     doc = {"apiVersion": "v1", "kind": "List", "items": list(objs)}
     if fmt == "yaml":
-        yaml.dump(doc, stream, Dumper=_Dumper, sort_keys=False, default_flow_style=False,
-                  allow_unicode=True)
+        try:
+            text = yaml.dump(doc, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True)
+        except RecursionError:
+            raise _too_deep(doc["items"], "YAML") from None
+        stream.write(text)
     elif fmt == "json":
-        json.dump(doc, stream, indent=2, ensure_ascii=False)
-        stream.write("\n")
+        data = encode_json(doc)
+        buffer = getattr(stream, "buffer", None)
+        if buffer is not None and (getattr(stream, "encoding", "") or "").lower().replace("-", "") == "utf8":
+            stream.flush()
+            buffer.write(data)
+            buffer.write(b"\n")
+            buffer.flush()
+        else:
+            stream.write(data.decode("utf-8", "surrogatepass") + "\n")
     else:
         raise ValueError(f"unknown format {fmt!r}: expected 'yaml' or 'json'")
+
+
+# Number tokens that orjson writes differently from ``repr(float)``: below 1e-4 (``0.00001``
+# and ``1e-7`` for ``1e-05`` and ``1e-07``). In indented output a number is always right after
+# ``": `` or at the start of a line (JSON strings hold no raw newline), so this finds every one
+# of them; a match inside a string only costs the slow path.
+_ORJSON_FLOAT_DIFFERS = re.compile(rb'(?:": |\n *)-?(?:0\.0000|\d+(?:\.\d+)?e-\d(?!\d))')
+_NULL_TOKEN = re.compile(rb'(?:": |\n *)null\b')
+
+
+def encode_json(doc: Any) -> bytes:
+    """``json.dumps(doc, indent=2, ensure_ascii=False).encode()``, byte for byte, about 30x faster.
+
+    orjson writes the same text for ``str`` keys, strings, ints within 64 bits, lists, dicts,
+    ``bool``/``None`` and floats from 1e-4 up (both print the shortest repr that round-trips);
+    whatever orjson rejects (non-``str`` keys, big ints, other types, nesting beyond 254 levels)
+    and the floats it prints otherwise (below 1e-4, and NaN/Infinity, which it writes as
+    ``null``; checked by a scan of the output, and a walk of the data only when it holds a
+    ``null``) go through the stdlib encoder instead. Raises :class:`ManifestError` naming the
+    object when the stdlib encoder exceeds Python's recursion limit, and the stdlib's
+    ``TypeError`` for values JSON has no form for.
+    """
+    try:
+        data = orjson.dumps(doc, option=orjson.OPT_INDENT_2)
+    except TypeError:  # orjson.JSONEncodeError included
+        pass
+    else:
+        if _ORJSON_FLOAT_DIFFERS.search(data) is None and (
+                _NULL_TOKEN.search(data) is None or not _has_non_finite_float(doc)):
+            return data
+    try:
+        return json.dumps(doc, indent=2, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    except RecursionError:
+        items = doc.get("items") if isinstance(doc, dict) else None
+        raise _too_deep(items if isinstance(items, list) else [doc], "JSON") from None
+
+
+def _has_non_finite_float(obj: Any) -> bool:
+    """Whether a NaN or infinite float is anywhere in ``obj`` (iterative: any depth)."""
+    stack = [obj]
+    while stack:
+        o = stack.pop()
+        t = o.__class__
+        if t is dict:
+            stack.extend(o.values())
+        elif t is list or t is tuple:
+            stack.extend(o)
+        elif isinstance(o, float) and not math.isfinite(o):
+            return True
+        elif isinstance(o, dict):
+            stack.extend(o.values())
+        elif isinstance(o, (list, tuple)):
+            stack.extend(o)
+    return False
+
+
+def _depth(obj: Any) -> int:
+    """Nesting depth of dicts/lists in ``obj`` (iterative)."""
+    best = 0
+    stack = [(obj, 1)]
+    while stack:
+        o, d = stack.pop()
+        if isinstance(o, dict):
+            best = max(best, d)
+            stack.extend((v, d + 1) for v in o.values())
+        elif isinstance(o, (list, tuple)):
+            best = max(best, d)
+            stack.extend((v, d + 1) for v in o)
+    return best
+
+
+def _too_deep(items: list[Any], what: str) -> ManifestError:
+    """The error for output that exceeds the recursion limit, naming the deepest object."""
+    depths = [_depth(o) for o in items]
+    i = max(range(len(depths)), key=depths.__getitem__) if depths else 0
+    obj = items[i] if items else None
+    name = "object"
+    if isinstance(obj, dict):
+        meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        ns, nm = meta.get("namespace"), meta.get("name")
+        name = f"{obj.get('kind', 'object')} {ns + '/' if isinstance(ns, str) and ns else ''}{nm}"
+    levels = f" ({depths[i]} levels)" if depths else ""
+    return ManifestError(f"{name} is nested too deeply to write as {what}{levels}")
