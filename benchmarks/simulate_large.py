@@ -10,7 +10,8 @@ It writes one JSON file (a ``v1 List``: Namespaces, PriorityClasses, Services, N
 Pods, pending Pods; deterministic for a given ``--seed``), runs ``python -m kubesched.cli.main
 simulate -f FILE -o json > OUT`` in a subprocess, and prints:
 
-- the wall time of the whole child process (what the user waits for), and its peak RSS
+- the wall time of the whole child process (what the user waits for), its CPU time (user +
+  system: robust to other load on the machine) and the load average, and its peak RSS
   (``getrusage(RUSAGE_CHILDREN).ru_maxrss``, the child being the only one);
 - the child's own phase times (``load``, ``build``, ``schedule``, ``output``), which the CLI
   writes to stderr when ``KUBESCHED_PHASE_TIMES=1`` is set (interpreter start-up and imports
@@ -316,6 +317,9 @@ def main() -> int:
     ap.add_argument("--input", metavar="FILE", help="use this input file instead of generating one")
     ap.add_argument("--profile", metavar="FILE.prof", help="run the child under cProfile, stats to FILE.prof")
     ap.add_argument("--python", default=sys.executable, help="interpreter for the child (default: this one)")
+    ap.add_argument("--src", default=str(ROOT / "src"),
+                    help="kubesched sources to run (default: this checkout's src; e.g. an older commit's "
+                         "`git archive COMMIT src | tar -x -C DIR`, DIR/src)")
     args = ap.parse_args()
 
     tmp = None
@@ -342,12 +346,13 @@ def main() -> int:
             cmd += ["-m", "cProfile", "-o", args.profile]
         cmd += ["-m", "kubesched.cli.main", "simulate", "-f", str(inp), "-o", args.output]
         env = dict(os.environ, KUBESCHED_PHASE_TIMES="1")
-        env["PYTHONPATH"] = str(ROOT / "src") + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        env["PYTHONPATH"] = args.src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         t0 = time.perf_counter()
         with open(out, "wb") as fh:
             proc = subprocess.run(cmd, stdout=fh, stderr=subprocess.PIPE, env=env, check=False)
         wall = time.perf_counter() - t0
-        rss_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        rss_kib = usage.ru_maxrss
         stderr = proc.stderr.decode("utf-8", "replace")
         if proc.returncode != 0:
             print(stderr, file=sys.stderr)
@@ -361,7 +366,8 @@ def main() -> int:
         print(f"  input   {args.nodes} nodes, {args.bound} bound, {args.pending} pending"
               f"{' (--full)' if args.full else ''}; "
               f"{_fmt_bytes(inp.stat().st_size)}")
-        print(f"  wall    {wall:.2f} s")
+        print(f"  wall    {wall:.2f} s (cpu {usage.ru_utime + usage.ru_stime:.2f} s: user {usage.ru_utime:.2f}, "
+              f"sys {usage.ru_stime:.2f}; load average {os.getloadavg()[0]:.1f})")
         print(f"  peakRSS {_fmt_bytes(rss_kib * 1024)}")
         for ln in phases:
             print("  " + ln)

@@ -69,6 +69,15 @@ def _registry(plugins: tuple[str, ...]) -> dict[str, Any] | None:
     return dict(reg)
 
 
+def _rss_mib() -> float:
+    """Current resident set size (Linux /proc; 0 elsewhere), for KUBESCHED_PHASE_TIMES."""
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 @main.command()
 @click.option("-f", "--filename", "paths", multiple=True, required=True,
               help="Manifest file or directory (recursive: .yaml, .yml, .json). Repeatable.")
@@ -93,8 +102,10 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
     config = _load_config(config_path)
     t0 = time.perf_counter()
     raws = load_manifests(list(paths))
+    rss: dict[str, float] = {}
     if timings is not None:
         timings["load"] = time.perf_counter() - t0
+        rss["rss_after_load"] = _rss_mib()
     sink = None
     fh = None
     if results_file:
@@ -110,6 +121,8 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
         if fh is not None:
             fh.close()
     fmt = output or ("table" if sys.stdout.isatty() else "yaml")
+    if timings is not None:
+        rss["rss_after_schedule"] = _rss_mib()
     t0 = time.perf_counter()
     if fmt == "table":
         from kubesched.cli.report import print_simulation
@@ -123,7 +136,11 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
     if timings is not None:  # benchmarks/simulate_large.py reads this line
         sys.stdout.flush()
         timings["output"] = time.perf_counter() - t0
-        click.echo("phase-times: " + " ".join(f"{k}={v:.2f}s" for k, v in timings.items()), err=True)
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        click.echo("phase-times: " + " ".join(f"{k}={v:.2f}s" for k, v in timings.items())
+                   + " " + " ".join(f"{k}={v:.0f}MiB" for k, v in rss.items()) + f" peak={peak:.0f}MiB", err=True)
 
 
 @main.command()

@@ -689,40 +689,69 @@ def check_duplicates(objs: Iterable[RawObject]) -> None:
 def write_list(objs: Iterable[dict], fmt: Literal["yaml", "json"], stream: IO[str]) -> None:
     """Write ``objs`` as one ``v1 List`` in YAML (block style, keys in given order) or JSON.
 
-    JSON is ``json.dump(doc, indent=2, ensure_ascii=False)`` byte for byte, encoded by orjson
-    (see :func:`encode_json`) and written to the stream's binary buffer when it has a UTF-8 one;
-    YAML goes through libyaml (PyYAML's ``CSafeDumper``) when available. The whole document is
-    encoded before anything is written, so a failure leaves the stream untouched. Raises
-    :class:`~kubesched.errors.ManifestError` when an object is nested too deeply to be written
-    (Python's recursion limit), naming the object; ``ValueError`` for an unknown ``fmt``.
+    JSON is ``json.dump(doc, indent=2, ensure_ascii=False)`` byte for byte, each item encoded
+    by :func:`encode_json` (orjson) and written in batches of about 16 MiB to the stream's
+    binary buffer when it has a UTF-8 one, so memory does not grow with the output. YAML goes
+    through libyaml (PyYAML's ``CSafeDumper``) when available and is written once complete.
+    Raises :class:`~kubesched.errors.ManifestError` when an object is nested too deeply to be
+    written (Python's recursion limit), naming the object: nothing is written then, except for
+    JSON when the object comes after the first 16 MiB; ``ValueError`` for an unknown ``fmt``.
     """
-    doc = {"apiVersion": "v1", "kind": "List", "items": list(objs)}
     if fmt == "yaml":
+        doc = {"apiVersion": "v1", "kind": "List", "items": list(objs)}
         try:
             text = yaml.dump(doc, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True)
         except RecursionError:
             raise _too_deep(doc["items"], "YAML") from None
         stream.write(text)
     elif fmt == "json":
-        data = encode_json(doc)
-        buffer = getattr(stream, "buffer", None)
-        if buffer is not None and (getattr(stream, "encoding", "") or "").lower().replace("-", "") == "utf8":
-            stream.flush()
-            buffer.write(data)
-            buffer.write(b"\n")
-            buffer.flush()
-        else:
-            stream.write(data.decode("utf-8", "surrogatepass") + "\n")
+        _write_json_list(objs, stream)
     else:
         raise ValueError(f"unknown format {fmt!r}: expected 'yaml' or 'json'")
 
 
-# Number tokens that orjson writes differently from ``repr(float)``: below 1e-4 (``0.00001``
-# and ``1e-7`` for ``1e-05`` and ``1e-07``). In indented output a number is always right after
-# ``": `` or at the start of a line (JSON strings hold no raw newline), so this finds every one
-# of them; a match inside a string only costs the slow path.
-_ORJSON_FLOAT_DIFFERS = re.compile(rb'(?:": |\n *)-?(?:0\.0000|\d+(?:\.\d+)?e-\d(?!\d))')
-_NULL_TOKEN = re.compile(rb'(?:": |\n *)null\b')
+_JSON_BATCH = 16 << 20
+
+
+def _write_json_list(objs: Iterable[dict], stream: IO[str]) -> None:
+    buffer = getattr(stream, "buffer", None)
+    if buffer is None or (getattr(stream, "encoding", "") or "").lower().replace("-", "") != "utf8":
+        buffer = None
+    else:
+        stream.flush()
+    parts: list[bytes] = [b'{\n  "apiVersion": "v1",\n  "kind": "List",\n  "items": [']
+    size = 0
+    sep = b"\n    "
+    for obj in objs:
+        # an item sits two levels down: json.dump's output is the item's own, each line indented by 4
+        data = encode_json(obj)
+        if b"\n" in data:
+            data = data.replace(b"\n", b"\n    ")
+        parts.append(sep)
+        parts.append(data)
+        sep = b",\n    "
+        size += len(data)
+        if size >= _JSON_BATCH:
+            _write_bytes(stream, buffer, b"".join(parts))
+            parts.clear()
+            size = 0
+    parts.append(b"]\n}\n" if sep == b"\n    " else b"\n  ]\n}\n")
+    _write_bytes(stream, buffer, b"".join(parts))
+    if buffer is not None:
+        buffer.flush()
+
+
+def _write_bytes(stream: IO[str], buffer: Any, data: bytes) -> None:
+    if buffer is not None:
+        buffer.write(data)
+    else:
+        stream.write(data.decode("utf-8", "surrogatepass"))
+
+
+# What orjson writes differently from ``repr(float)`` is floats below 1e-4: ``0.00001`` and
+# ``1e-7`` for ``1e-05`` and ``1e-07``. Any such number holds one of these (a match inside a
+# string only costs the slow path).
+_ORJSON_FLOAT_DIFFERS = re.compile(rb"0\.0000|[0-9]e-[0-9]")
 
 
 def encode_json(doc: Any) -> bytes:
@@ -743,12 +772,12 @@ def encode_json(doc: Any) -> bytes:
         pass
     else:
         if _ORJSON_FLOAT_DIFFERS.search(data) is None and (
-                _NULL_TOKEN.search(data) is None or not _has_non_finite_float(doc)):
+                data.find(b"null") < 0 or not _has_non_finite_float(doc)):
             return data
     try:
         return json.dumps(doc, indent=2, ensure_ascii=False).encode("utf-8", "surrogatepass")
     except RecursionError:
-        items = doc.get("items") if isinstance(doc, dict) else None
+        items = doc.get("items") if isinstance(doc, dict) and doc.get("kind") == "List" else None
         raise _too_deep(items if isinstance(items, list) else [doc], "JSON") from None
 
 

@@ -97,9 +97,13 @@ class SpreadIndex:
         table = self.table
         member = self._member
         matches = selector.matches
+        pods_of = table.pods
         for row in np.flatnonzero(table.alive).tolist():
+            pods = pods_of[row]
+            if not pods:
+                continue
             n = 0
-            for pi in table.pods[row]:
+            for pi in pods:
                 pod = pi.pod
                 if pod.metadata.namespace != namespace or not _counted(pi):
                     continue
