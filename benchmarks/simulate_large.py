@@ -127,7 +127,8 @@ def generate(n_nodes: int, n_bound: int, n_pending: int, seed: int, full: bool =
         if gpus:
             capacity["nvidia.com/gpu"] = allocatable["nvidia.com/gpu"] = str(gpus)
         images = ["registry.k8s.io/pause:3.10", "registry.k8s.io/kube-proxy:v1.34.1",
-                  "quay.io/prometheus/node-exporter:v1.8.2"] + rng.sample(APP_IMAGES if gpus else APP_IMAGES[:-1], rng.randint(0, 3))
+                  "quay.io/prometheus/node-exporter:v1.8.2"]
+        images += rng.sample(APP_IMAGES if gpus else APP_IMAGES[:-1], rng.randint(0, 3))
         ip = f"10.{(i >> 16) & 255}.{(i >> 8) & 255}.{i & 255}"
         if full:
             node: dict[str, Any] = {
@@ -363,8 +364,9 @@ def main() -> int:
         data = out.read_bytes()
         bound = data.count(b'"nodeName"') if args.output == "json" else data.count(b"  nodeName: ")
         print(" ".join(cmd[cmd.index("-m", 1 if args.profile else 0):]) + f" > {out.name}")
-        print(f"  input   {args.nodes} nodes, {args.bound} bound, {args.pending} pending"
-              f"{' (--full)' if args.full else ''}; "
+        what = (f"{args.input}" if args.input else
+                f"{args.nodes} nodes, {args.bound} bound, {args.pending} pending{' (--full)' if args.full else ''}")
+        print(f"  input   {what}; "
               f"{_fmt_bytes(inp.stat().st_size)}")
         print(f"  wall    {wall:.2f} s (cpu {usage.ru_utime + usage.ru_stime:.2f} s: user {usage.ru_utime:.2f}, "
               f"sys {usage.ru_stime:.2f}; load average {os.getloadavg()[0]:.1f})")

@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Literal
 
+import msgspec
 import orjson
 import yaml
 from yaml.constructor import ConstructorError
@@ -512,16 +513,17 @@ _BOM = b"\xef\xbb\xbf"
 
 
 def _read_json_fast(raw: bytes, path: str, col: _Collector) -> bool:
-    """Read a JSON file with orjson (one C pass, no ``str`` copy of the file); ``False`` when the
-    file needs :func:`_parse_json` instead, which then gives the same result (or the canonical
-    error message): invalid JSON or UTF-8, what only the stdlib reads (``NaN``, integers beyond
-    64 bits, lone surrogates), nesting beyond orjson's 1024 levels, and Lists whose item lines
-    the fast scan cannot place (see :func:`_json_item_lines_fast`).
+    """Read a JSON file with msgspec (one C pass, no ``str`` copy of the file); ``False`` when
+    the file needs :func:`_parse_json` instead, which then gives the same result (or the
+    canonical error message): invalid JSON or UTF-8, what only the stdlib reads (``NaN``,
+    ``1e400``, lone surrogates), nesting at Python's recursion limit, and Lists whose item lines
+    the fast scan cannot place (see :func:`_json_item_lines_fast`). msgspec, unlike orjson,
+    keeps integers beyond 64 bits exact, as the stdlib does.
     """
     body = raw[3:] if raw.startswith(_BOM) else raw
     try:
-        data = orjson.loads(body)
-    except orjson.JSONDecodeError:
+        data = msgspec.json.decode(body)
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
         return False
     stripped = body.lstrip(_JSON_WS)
     line = body.count(b"\n", 0, len(body) - len(stripped)) + 1
@@ -546,13 +548,14 @@ def _json_item_lines_fast(body: bytes, n: int) -> list[int] | None:
     no raw newline; with consistent indentation the items are exactly the lines ``{`` at the
     indentation of the first one, between ``"items": [`` (the least indented such line) and the
     ``]`` at that key's indentation. The result is used only when it counts ``n`` items. Only
-    ``bytes.find``/``count`` run over the file (C); on a file with no newline every item is on
-    line 1.
+    ``bytes.find``/``count`` run over the file (C); when the document is on one line, so is
+    every item.
     """
     if n == 0:
         return []
-    if b"\n" not in body:
-        return [1] * n
+    core = len(body) - len(body.lstrip(_JSON_WS))
+    if body.find(b"\n", core, len(body.rstrip(_JSON_WS))) < 0:  # the document is on one line
+        return [body.count(b"\n", 0, core) + 1] * n
     key_indent: int | None = None
     start = 0
     pos = body.find(b'"items"')
@@ -749,9 +752,14 @@ def _write_bytes(stream: IO[str], buffer: Any, data: bytes) -> None:
 
 
 # What orjson writes differently from ``repr(float)`` is floats below 1e-4: ``0.00001`` and
-# ``1e-7`` for ``1e-05`` and ``1e-07``. Any such number holds one of these (a match inside a
-# string only costs the slow path).
-_ORJSON_FLOAT_DIFFERS = re.compile(rb"0\.0000|[0-9]e-[0-9]")
+# ``1e-7`` for ``1e-05`` and ``1e-07``. Any such number holds ``0.0000`` or digit-``e-``-digit,
+# found with ``bytes.find`` (on a copy with every digit read as 0 for the latter); a match
+# inside a string only costs the slow path.
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+
+
+def _orjson_float_differs(data: bytes) -> bool:
+    return b"0.0000" in data or (b"e-" in data and b"0e-0" in data.translate(_DIGITS_AS_ZERO))
 
 
 def encode_json(doc: Any) -> bytes:
@@ -771,7 +779,7 @@ def encode_json(doc: Any) -> bytes:
     except TypeError:  # orjson.JSONEncodeError included
         pass
     else:
-        if _ORJSON_FLOAT_DIFFERS.search(data) is None and (
+        if not _orjson_float_differs(data) and (
                 data.find(b"null") < 0 or not _has_non_finite_float(doc)):
             return data
     try:

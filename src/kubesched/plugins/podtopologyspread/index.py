@@ -98,7 +98,8 @@ class SpreadIndex:
         member = self._member
         matches = selector.matches
         pods_of = table.pods
-        for row in np.flatnonzero(table.alive).tolist():
+        # only nodes holding pods (requested[:, PODS] counts them): not a loop over every node
+        for row in np.flatnonzero(table.alive & (table.requested[:, table.PODS] > 0)).tolist():
             pods = pods_of[row]
             if not pods:
                 continue
