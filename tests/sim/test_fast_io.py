@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -117,16 +118,14 @@ def test_fast_read_gives_the_same_objects_and_lines(indent: int | str | None, or
         assert fast is None  # not a layout the fast scan places: the exact scan is used
     else:
         assert fast == _slow(text)
-    assert [o.source for o in load_manifests_text(text)] == [s for _, _, s, _ in _slow(text)]
+    assert _sources_via_load_manifests(text) == [s for _, _, s, _ in _slow(text)]
 
 
-def load_manifests_text(text: str) -> list:
-    import tempfile
-
+def _sources_via_load_manifests(text: str) -> list[str]:
     with tempfile.TemporaryDirectory() as d:
         p = Path(d) / "f.json"
         p.write_text(text)
-        return [type("R", (), {"source": o.source.replace(str(p), "f.json")}) for o in load_manifests([str(p)])]
+        return [o.source.replace(str(p), "f.json") for o in load_manifests([str(p)])]
 
 
 def test_fast_read_single_object_and_bom() -> None:
@@ -135,15 +134,14 @@ def test_fast_read_single_object_and_bom() -> None:
     assert _fast(("\ufeff" + text).encode()) == _slow(text)
 
 
-@pytest.mark.parametrize("text", ['{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "v": NaN}',
-                                  '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "v": '
-                                  + str(2**71) + "}",
-                                  '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "v": 1e400}',
-                                  '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "v": "\\ud800"}',
+_CM = '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "v": '
+
+
+@pytest.mark.parametrize("text", [_CM + "NaN}", _CM + str(2**71) + "}", _CM + "1e400}", _CM + '"\\ud800"}',
                                   '{"apiVersion": "v1",\n "kind": ', "", "[1, 2]", "[" * 2000 + "]" * 2000])
 def test_what_the_fast_reader_cannot_read_goes_the_stdlib_way(tmp_path: Path, text: str) -> None:
-    if text.startswith('{"apiVersion": "v1", "kind": "ConfigMap"') and "2361183241434822606848" in text:
-        fast = _fast(text.encode())  # big ints: read exactly, as the stdlib does
+    if text == _CM + str(2**71) + "}":
+        fast = _fast(text.encode())  # read exactly, as the stdlib does (orjson would make it a float)
         assert fast is not None and fast == _slow(text) and type(fast[0][1]["v"]) is int
     p = tmp_path / "f.json"
     p.write_text(text)

@@ -701,11 +701,12 @@ def write_list(objs: Iterable[dict], fmt: Literal["yaml", "json"], stream: IO[st
     JSON when the object comes after the first 16 MiB; ``ValueError`` for an unknown ``fmt``.
     """
     if fmt == "yaml":
-        doc = {"apiVersion": "v1", "kind": "List", "items": list(objs)}
+        items = list(objs)
+        doc = {"apiVersion": "v1", "kind": "List", "items": items}
         try:
             text = yaml.dump(doc, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True)
         except RecursionError:
-            raise _too_deep(doc["items"], "YAML") from None
+            raise _too_deep(items, "YAML") from None
         stream.write(text)
     elif fmt == "json":
         _write_json_list(objs, stream)
@@ -830,8 +831,8 @@ def _too_deep(items: list[Any], what: str) -> ManifestError:
     obj = items[i] if items else None
     name = "object"
     if isinstance(obj, dict):
-        meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-        ns, nm = meta.get("namespace"), meta.get("name")
+        meta = obj.get("metadata")
+        ns, nm = (meta.get("namespace"), meta.get("name")) if isinstance(meta, dict) else (None, None)
         name = f"{obj.get('kind', 'object')} {ns + '/' if isinstance(ns, str) and ns else ''}{nm}"
     levels = f" ({depths[i]} levels)" if depths else ""
     return ManifestError(f"{name} is nested too deeply to write as {what}{levels}")

@@ -33,7 +33,7 @@ from kubesched.api.objects import (
     pod_key,
 )
 from kubesched.api.quantity import to_int
-from kubesched.api.resources import pod_non_zero_requests, pod_requests
+from kubesched.api.resources import pod_requests
 from kubesched.config import KubeSchedulerConfiguration
 from kubesched.errors import InputError, ManifestError
 from kubesched.framework.clock import ManualClock
@@ -111,8 +111,7 @@ def _resolve_priority(pod: Pod, classes: dict[str, PriorityClass], default: Prio
 def _check_quantities(kind: str, obj: Any) -> None:
     """Parse every quantity the engine will read, so bad ones are reported with their source."""
     if kind == "Pod":
-        pod_requests(obj)
-        pod_non_zero_requests(obj)
+        pod_requests(obj)  # parses every quantity pod_non_zero_requests reads too
     elif kind == "Node":
         for name, q in node_allocatable(obj).items():
             try:
