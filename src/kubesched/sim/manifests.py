@@ -693,12 +693,12 @@ def write_list(objs: Iterable[dict], fmt: Literal["yaml", "json"], stream: IO[st
     """Write ``objs`` as one ``v1 List`` in YAML (block style, keys in given order) or JSON.
 
     JSON is ``json.dump(doc, indent=2, ensure_ascii=False)`` byte for byte, each item encoded
-    by :func:`encode_json` (orjson) and written in batches of about 16 MiB to the stream's
+    by :func:`encode_json` (orjson) and written in batches of about 4 MiB to the stream's
     binary buffer when it has a UTF-8 one, so memory does not grow with the output. YAML goes
     through libyaml (PyYAML's ``CSafeDumper``) when available and is written once complete.
     Raises :class:`~kubesched.errors.ManifestError` when an object is nested too deeply to be
     written (Python's recursion limit), naming the object: nothing is written then, except for
-    JSON when the object comes after the first 16 MiB; ``ValueError`` for an unknown ``fmt``.
+    JSON when the object comes after the first 4 MiB; ``ValueError`` for an unknown ``fmt``.
     """
     if fmt == "yaml":
         items = list(objs)
@@ -714,7 +714,7 @@ def write_list(objs: Iterable[dict], fmt: Literal["yaml", "json"], stream: IO[st
         raise ValueError(f"unknown format {fmt!r}: expected 'yaml' or 'json'")
 
 
-_JSON_BATCH = 16 << 20
+_JSON_BATCH = 4 << 20
 
 
 def _write_json_list(objs: Iterable[dict], stream: IO[str]) -> None:
