@@ -85,6 +85,42 @@ def test_output_is_written_in_batches_with_the_same_bytes(monkeypatch: pytest.Mo
     assert _write(items) == _old_json({"apiVersion": "v1", "kind": "List", "items": items})
 
 
+def _old_yaml(items: list) -> str:
+    """What ``write_list(..., "yaml", ...)`` wrote before writing item by item."""
+    import yaml
+
+    return yaml.dump({"apiVersion": "v1", "kind": "List", "items": items}, Dumper=manifests._Dumper,
+                     sort_keys=False, default_flow_style=False, allow_unicode=True)
+
+
+def test_quickstart_yaml_item_by_item_is_the_whole_document_dump() -> None:
+    res = simulate(load_manifests([str(QUICKSTART)]), seed=1, record=True)  # long annotations fold
+    objs = res.output_objects()
+    assert _write(objs, "yaml") == _old_yaml(objs)
+
+
+_text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=120) | st.sampled_from(
+    ["", "yes", "null", "~", "- a", "a: b", "#x", "0x1F", "1e3", "'q'", '"d"', "  lead", "trail ", "a\nb\n",
+     "x " * 70, "é" * 50, "\t", "@x", "*x", "&x", "!x", "%x", "{a}", "[a]", ">", "|"])
+_yaml_val = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | _text,
+                         lambda kids: st.lists(kids, max_size=3) | st.dictionaries(_text, kids, max_size=3),
+                         max_leaves=20)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.dictionaries(_text, _yaml_val, max_size=4), max_size=3))
+def test_any_yaml_value_is_written_as_the_whole_document_dump(items: list) -> None:
+    assert _write(items, "yaml") == _old_yaml(items)
+
+
+def test_yaml_written_in_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(manifests, "_JSON_BATCH", 100)
+    items = [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"c{i}"}, "data": {"k": "v" * i}}
+             for i in range(50)]
+    assert _write(items, "yaml") == _old_yaml(items)
+    assert _write([], "yaml") == _old_yaml([])
+
+
 # --------------------------------------------------------------------------- fast JSON read
 
 def _slow(text: str, path: str = "f.json") -> list[tuple[str, dict, str, int]]:

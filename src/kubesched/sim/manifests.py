@@ -38,6 +38,7 @@ Errors are raised as :class:`~kubesched.errors.ManifestError` whose ``path`` is
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -694,20 +695,15 @@ def write_list(objs: Iterable[dict], fmt: Literal["yaml", "json"], stream: IO[st
 
     JSON is ``json.dump(doc, indent=2, ensure_ascii=False)`` byte for byte, each item encoded
     by :func:`encode_json` (orjson) and written in batches of about 4 MiB to the stream's
-    binary buffer when it has a UTF-8 one, so memory does not grow with the output. YAML goes
-    through libyaml (PyYAML's ``CSafeDumper``) when available and is written once complete.
-    Raises :class:`~kubesched.errors.ManifestError` when an object is nested too deeply to be
-    written (Python's recursion limit), naming the object: nothing is written then, except for
-    JSON when the object comes after the first 4 MiB; ``ValueError`` for an unknown ``fmt``.
+    binary buffer when it has a UTF-8 one, so memory does not grow with the output. YAML is
+    ``yaml.dump(doc)``'s text, through libyaml (PyYAML's ``CSafeDumper``) when available, also
+    item by item in 4 MiB batches. Raises :class:`~kubesched.errors.ManifestError` when an
+    object is nested too deeply to be written (Python's recursion limit), naming the object:
+    nothing is written then, unless the object comes after the first 4 MiB of output;
+    ``ValueError`` for an unknown ``fmt``.
     """
     if fmt == "yaml":
-        items = list(objs)
-        doc = {"apiVersion": "v1", "kind": "List", "items": items}
-        try:
-            text = yaml.dump(doc, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True)
-        except RecursionError:
-            raise _too_deep(items, "YAML") from None
-        stream.write(text)
+        _write_yaml_list(objs, stream)
     elif fmt == "json":
         _write_json_list(objs, stream)
     else:
@@ -715,6 +711,34 @@ def write_list(objs: Iterable[dict], fmt: Literal["yaml", "json"], stream: IO[st
 
 
 _JSON_BATCH = 4 << 20
+_YAML_OPTS: dict[str, Any] = {"Dumper": _Dumper, "sort_keys": False, "default_flow_style": False,
+                              "allow_unicode": True}
+
+
+def _write_yaml_list(objs: Iterable[dict], stream: IO[str]) -> None:
+    """``yaml.dump`` of the List, one item at a time: ``items`` is a block sequence at column 0
+    under the List's keys, so ``yaml.dump([item])`` is the item's exact text there (same
+    columns, so the same line folding). Memory then holds one item's representation, not the
+    whole document's node graph (3 GiB for 50,000 nodes and 30,000 pods)."""
+    it = iter(objs)
+    first = next(it, _NO_KEY)
+    if first is _NO_KEY:
+        stream.write(yaml.dump({"apiVersion": "v1", "kind": "List", "items": []}, **_YAML_OPTS))
+        return
+    parts = ["apiVersion: v1\nkind: List\nitems:\n"]
+    size = 0
+    for obj in itertools.chain((first,), it):
+        try:
+            text = yaml.dump([obj], **_YAML_OPTS)
+        except RecursionError:
+            raise _too_deep([obj], "YAML") from None
+        parts.append(text)
+        size += len(text)
+        if size >= _JSON_BATCH:
+            stream.write("".join(parts))
+            parts.clear()
+            size = 0
+    stream.write("".join(parts))
 
 
 def _write_json_list(objs: Iterable[dict], stream: IO[str]) -> None:
