@@ -788,7 +788,7 @@ def _orjson_float_differs(data: bytes) -> bool:
 
 
 def encode_json(doc: Any) -> bytes:
-    """``json.dumps(doc, indent=2, ensure_ascii=False).encode()``, byte for byte, about 30x faster.
+    """``json.dumps(doc, indent=2, ensure_ascii=False).encode()``, byte for byte, through orjson.
 
     orjson writes the same text for ``str`` keys, strings, ints within 64 bits, lists, dicts,
     ``bool``/``None`` and floats from 1e-4 up (both print the shortest repr that round-trips);
