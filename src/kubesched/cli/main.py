@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -129,6 +131,15 @@ def _registry(plugins: tuple[str, ...]) -> dict[str, Any] | None:
     return dict(reg)
 
 
+def _rss_mib() -> float:
+    """Current resident set size (Linux /proc; 0 elsewhere), for KUBESCHED_PHASE_TIMES."""
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 @main.command()
 @click.option("-f", "--filename", "paths", multiple=True, required=True,
               help="Manifest file or directory (recursive: .yaml, .yml, .json). Repeatable.")
@@ -173,9 +184,21 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
     except ValueError as e:
         raise InputError(str(e), "--validate") from None
     registry = _registry(plugins)
-    with _config_source(config_path):
-        config, raws, _ = load_inputs(list(paths), config_path)
+    timings: dict[str, float] | None = {} if os.environ.get("KUBESCHED_PHASE_TIMES") else None
+    t0, c0 = time.perf_counter(), time.process_time()
+    gc.disable()  # reading creates no cycles: no collection needs to walk the growing input
+    try:
+        with _config_source(config_path):
+            config, raws, _ = load_inputs(list(paths), config_path)
+    finally:
+        gc.freeze()  # a one-shot process: the input's objects are never scanned by the collector again
+        gc.enable()
     validate_inputs(raws, field_validation=mode, warn=lambda line: click.echo(line, err=True))
+    rss: dict[str, float] = {}
+    if timings is not None:
+        timings["load"] = time.perf_counter() - t0
+        timings["load_cpu"] = time.process_time() - c0
+        rss["rss_after_load"] = _rss_mib()
     node_template = None
     if add_nodes:
         from kubesched.sim.autoscale import load_node_template
@@ -220,10 +243,13 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
         with _config_source(config_path):
             result = run(raws, config, seed=seed, record=record_results, registry=registry,
                          on_record=sink if (every or explain_keys) else None, keep_records=record_results,
-                         record_pods=None if every else per_pod.__contains__)
+                         record_pods=None if every else per_pod.__contains__, timings=timings, freeze_gc=True)
     finally:
         if fh is not None:
             fh.close()
+    if timings is not None:
+        rss["rss_after_schedule"] = _rss_mib()
+    t0, c0 = time.perf_counter(), time.process_time()
     estimate = None
     if node_template is not None:
         from kubesched.sim.autoscale import add_nodes as estimate_nodes
@@ -277,6 +303,15 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
         explanations = collector.finish(result) if collector is not None else None
         write_report(report_data(result, title=f"kubesched simulate {' '.join(paths)}",
                                  explanations=explanations), report)
+    if timings is not None:  # benchmarks/simulate_large.py reads this line
+        sys.stdout.flush()
+        timings["output"] = time.perf_counter() - t0
+        timings["output_cpu"] = time.process_time() - c0
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        click.echo("phase-times: " + " ".join(f"{k}={v:.2f}s" for k, v in timings.items())
+                   + " " + " ".join(f"{k}={v:.0f}MiB" for k, v in rss.items()) + f" peak={peak:.0f}MiB", err=True)
 
 
 def _pod_key(s: str) -> str:

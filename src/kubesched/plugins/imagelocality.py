@@ -91,6 +91,7 @@ class _ImageCache:
     def __init__(self, table: NodeTable) -> None:
         self.table = table
         self.entries: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._dense: dict[str, np.ndarray] = {}
         table.add_listener(self)
 
     def get(self, name: str) -> tuple[np.ndarray, np.ndarray] | None:
@@ -105,16 +106,36 @@ class _ImageCache:
             e = self.entries[name] = (rows, sizes)
         return e
 
+    def dense(self, name: str) -> tuple[np.ndarray, int] | None:
+        """``(float64[>= capacity] sizes by row, 0 where the node lacks the image; number of
+        nodes with it)``: a gather by rows instead of a scatter over all the image's nodes."""
+        e = self.get(name)
+        if e is None:
+            return None
+        d = self._dense.get(name)
+        if d is None or len(d) < self.table.capacity:
+            rows, sizes = e
+            d = np.zeros(self.table.capacity, np.float64)
+            d[rows] = sizes
+            self._dense[name] = d
+        return d, len(e[0])
+
     def _drop(self, names: Any) -> None:
         for n in names:
             self.entries.pop(n, None)
+            self._dense.pop(n, None)
 
     def on_node_set(self, table: NodeTable, row: int, old: Any) -> None:
         if self.entries:
-            self.entries.clear() if old is not None else self._drop(table.images[row])
+            if old is not None:
+                self.entries.clear()
+                self._dense.clear()
+            else:
+                self._drop(table.images[row])
 
     def on_node_removed(self, table: NodeTable, row: int, old: Any) -> None:
         self.entries.clear()
+        self._dense.clear()
 
     def on_pod_added(self, table: NodeTable, row: int, pod_info: PodInfo) -> None:
         pass
@@ -156,19 +177,17 @@ class ImageLocality:
         names, n = self._pod_images(state, pod)
         cache = nodes.derived(_CACHE_KEY, _ImageCache)
         total = len(nodes)
-        acc: np.ndarray | None = None
+        sums: np.ndarray | None = None
         for name in names:
-            e = cache.get(name)
+            e = cache.dense(name)
             if e is None:
                 continue
-            img_rows, sizes = e
-            contrib = (sizes * (len(img_rows) / total)).astype(np.int64)
-            if acc is None:
-                acc = np.zeros(nodes.capacity, np.int64)
-            acc[img_rows] += contrib
-        if acc is None:
+            dense, k = e
+            # per node as upstream: int64(size * (k / total)), 0 where the node lacks the image
+            contrib = (dense[rows] * (k / total)).astype(np.int64)
+            sums = contrib if sums is None else sums + contrib
+        if sums is None:
             return np.full(len(rows), calculate_priority(0, n), np.int64)
-        sums = acc[rows]
         max_threshold = MAX_CONTAINER_THRESHOLD * n
         if max_threshold <= MIN_THRESHOLD:  # degenerate (no containers): exact scalar path
             return np.asarray([calculate_priority(int(v), n) for v in sums.tolist()], np.int64)

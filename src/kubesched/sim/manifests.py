@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import os
 import re
 import sys
@@ -48,6 +49,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Literal
 
+import msgspec
+import orjson
 import yaml
 from yaml.constructor import ConstructorError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -62,6 +65,7 @@ __all__ = [
     "is_namespaced",
     "load_manifests",
     "locate",
+    "encode_json",
     "parse_manifest_text",
     "write_list",
 ]
@@ -694,6 +698,90 @@ def _parse_json(text: str, path: str, col: _Collector) -> None:
     col.add(data, path, line, None, item_lines, 0)
 
 
+# --------------------------------------------------------------------------- fast JSON read
+
+_JSON_WS = b" \t\r\n"
+_BOM = b"\xef\xbb\xbf"
+
+
+def _read_json_fast(raw: bytes, path: str, col: _Collector) -> bool:
+    """Read a JSON file with msgspec (one C pass, no ``str`` copy of the file); ``False`` when
+    the file needs :func:`_parse_json` instead, which then gives the same result (or the
+    canonical error message): invalid JSON or UTF-8, what only the stdlib reads (``NaN``,
+    ``1e400``, lone surrogates), nesting at Python's recursion limit, and Lists whose item lines
+    the fast scan cannot place (see :func:`_json_item_lines_fast`). msgspec, unlike orjson,
+    keeps integers beyond 64 bits exact, as the stdlib does.
+    """
+    body = raw[3:] if raw.startswith(_BOM) else raw
+    try:
+        data = msgspec.json.decode(body)
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        return False
+    stripped = body.lstrip(_JSON_WS)
+    line = body.count(b"\n", 0, len(body) - len(stripped)) + 1
+    item_lines = None
+    if isinstance(data, dict) and isinstance(data.get("items"), list):
+        lines = _json_item_lines_fast(body, len(data["items"]))
+        if lines is None:
+            return False
+        item_lines = {id(data["items"]): lines}
+    col.add(data, path, line, None, item_lines)
+    return True
+
+
+_ITEMS_KEY_REST = re.compile(rb" *: *\[[ \t\r]*\n")
+
+
+def _json_item_lines_fast(body: bytes, n: int) -> list[int] | None:
+    """Lines of the ``n`` items of the top-level ``"items"`` array of pretty-printed JSON (as
+    ``kubectl get -o json`` writes it), or ``None`` when the layout is anything else.
+
+    A line that starts (after spaces) with ``{`` is always structural, since JSON strings hold
+    no raw newline; with consistent indentation the items are exactly the lines ``{`` at the
+    indentation of the first one, between ``"items": [`` (the least indented such line) and the
+    ``]`` at that key's indentation. The result is used only when it counts ``n`` items. Only
+    ``bytes.find``/``count`` run over the file (C); when the document is on one line, so is
+    every item.
+    """
+    if n == 0:
+        return []
+    core = len(body) - len(body.lstrip(_JSON_WS))
+    if body.find(b"\n", core, len(body.rstrip(_JSON_WS))) < 0:  # the document is on one line
+        return [body.count(b"\n", 0, core) + 1] * n
+    key_indent: int | None = None
+    start = 0
+    pos = body.find(b'"items"')
+    while pos >= 0:
+        bol = body.rfind(b"\n", 0, pos) + 1
+        rest = _ITEMS_KEY_REST.match(body, pos + 7)
+        if rest is not None and body.count(b" ", bol, pos) == pos - bol \
+                and (key_indent is None or pos - bol < key_indent):
+            key_indent, start = pos - bol, rest.end() - 1
+        pos = body.find(b'"items"', pos + 7)
+    if key_indent is None:
+        return None
+    bol = start + 1
+    indent = 0
+    while body[bol + indent:bol + indent + 1] == b" ":
+        indent += 1
+    if indent <= key_indent or body[bol + indent:bol + indent + 1] != b"{":
+        return None
+    end = body.find(b"\n" + b" " * key_indent + b"]", start)
+    if end < 0:
+        return None
+    needle = b"\n" + b" " * indent + b"{"
+    lines: list[int] = []
+    line = body.count(b"\n", 0, start) + 1  # the line of the newline before the first item
+    prev = start
+    pos = start
+    while 0 <= pos < end:
+        line += body.count(b"\n", prev, pos)
+        prev = pos
+        lines.append(line + 1)
+        pos = body.find(needle, pos + 1, end)
+    return lines if len(lines) == n else None
+
+
 def _decode(raw: bytes, path: str) -> str:
     try:
         return raw.decode("utf-8-sig")
@@ -770,6 +858,8 @@ def load_manifests(paths: Sequence[str], *, allow_duplicates: bool = False,
                     raw = fh.read()
             except OSError as err:
                 raise ManifestError(f"cannot read file: {err.strerror or err}", path) from None
+            if path.lower().endswith(".json") and _read_json_fast(raw, path, col):
+                continue
             text, shown = _decode(raw, path), path
         if shown.lower().endswith(".json"):
             _parse_json(text, shown, col)
@@ -798,14 +888,21 @@ def check_duplicates(objs: Iterable[RawObject]) -> None:
 # --------------------------------------------------------------------------- writing
 
 def write_list(objs: Iterable[dict], fmt: Literal["yaml", "json"], stream: IO[str]) -> None:
-    """Write ``objs`` as one ``v1 List`` in YAML (block style, keys in given order) or JSON."""
-    doc = {"apiVersion": "v1", "kind": "List", "items": list(objs)}
+    """Write ``objs`` as one ``v1 List`` in YAML (block style, keys in given order) or JSON.
+
+    JSON is ``json.dump(doc, indent=2, ensure_ascii=False)`` byte for byte, each item encoded
+    by :func:`encode_json` (orjson) and written in batches of about 4 MiB to the stream's
+    binary buffer when it has a UTF-8 one, so memory does not grow with the output. YAML is
+    ``yaml.dump(doc)``'s text, through libyaml (PyYAML's ``CSafeDumper``) when available, also
+    item by item in 4 MiB batches. Raises :class:`~kubesched.errors.ManifestError` when an
+    object is nested too deeply to be written (Python's recursion limit), naming the object:
+    nothing is written then, unless the object comes after the first 4 MiB of output;
+    ``ValueError`` for an unknown ``fmt``.
+    """
     if fmt == "yaml":
-        yaml.dump(doc, stream, Dumper=_Dumper, sort_keys=False, default_flow_style=False,
-                  allow_unicode=True)
+        _write_yaml_list(objs, stream)
     elif fmt == "json":
-        json.dump(doc, stream, indent=2, ensure_ascii=False)
-        stream.write("\n")
+        _write_json_list(objs, stream)
     else:
         raise ValueError(f"unknown format {fmt!r}: expected 'yaml' or 'json'")
 
@@ -937,3 +1034,153 @@ def locate(raw: RawObject, field_path: str) -> str:
         return f"{raw.file}:{start + _walk_lines(node, tokens)}"
     except (OSError, ValueError, IndexError, yaml.YAMLError, RecursionError):
         return raw.source
+_JSON_BATCH = 4 << 20
+_YAML_OPTS: dict[str, Any] = {"Dumper": _Dumper, "sort_keys": False, "default_flow_style": False,
+                              "allow_unicode": True}
+
+
+def _write_yaml_list(objs: Iterable[dict], stream: IO[str]) -> None:
+    """``yaml.dump`` of the List, one item at a time: ``items`` is a block sequence at column 0
+    under the List's keys, so ``yaml.dump([item])`` is the item's exact text there (same
+    columns, so the same line folding). Memory then holds one item's representation, not the
+    whole document's node graph (3 GiB for 50,000 nodes and 30,000 pods)."""
+    it = iter(objs)
+    first = next(it, _NO_KEY)
+    if first is _NO_KEY:
+        stream.write(yaml.dump({"apiVersion": "v1", "kind": "List", "items": []}, **_YAML_OPTS))
+        return
+    parts = ["apiVersion: v1\nkind: List\nitems:\n"]
+    size = 0
+    for obj in itertools.chain((first,), it):
+        try:
+            text = yaml.dump([obj], **_YAML_OPTS)
+        except RecursionError:
+            raise _too_deep([obj], "YAML") from None
+        parts.append(text)
+        size += len(text)
+        if size >= _JSON_BATCH:
+            stream.write("".join(parts))
+            parts.clear()
+            size = 0
+    stream.write("".join(parts))
+
+
+def _write_json_list(objs: Iterable[dict], stream: IO[str]) -> None:
+    buffer = getattr(stream, "buffer", None)
+    if buffer is None or (getattr(stream, "encoding", "") or "").lower().replace("-", "") != "utf8":
+        buffer = None
+    else:
+        stream.flush()
+    parts: list[bytes] = [b'{\n  "apiVersion": "v1",\n  "kind": "List",\n  "items": [']
+    size = 0
+    sep = b"\n    "
+    for obj in objs:
+        # an item sits two levels down: json.dump's output is the item's own, each line indented by 4
+        data = encode_json(obj)
+        if b"\n" in data:
+            data = data.replace(b"\n", b"\n    ")
+        parts.append(sep)
+        parts.append(data)
+        sep = b",\n    "
+        size += len(data)
+        if size >= _JSON_BATCH:
+            _write_bytes(stream, buffer, b"".join(parts))
+            parts.clear()
+            size = 0
+    parts.append(b"]\n}\n" if sep == b"\n    " else b"\n  ]\n}\n")
+    _write_bytes(stream, buffer, b"".join(parts))
+    if buffer is not None:
+        buffer.flush()
+
+
+def _write_bytes(stream: IO[str], buffer: Any, data: bytes) -> None:
+    if buffer is not None:
+        buffer.write(data)
+    else:
+        stream.write(data.decode("utf-8", "surrogatepass"))
+
+
+# What orjson writes differently from ``repr(float)`` is floats below 1e-4: ``0.00001`` and
+# ``1e-7`` for ``1e-05`` and ``1e-07``. Any such number holds ``0.0000`` or digit-``e-``-digit,
+# found with ``bytes.find`` (on a copy with every digit read as 0 for the latter); a match
+# inside a string only costs the slow path.
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+
+
+def _orjson_float_differs(data: bytes) -> bool:
+    return b"0.0000" in data or (b"e-" in data and b"0e-0" in data.translate(_DIGITS_AS_ZERO))
+
+
+def encode_json(doc: Any) -> bytes:
+    """``json.dumps(doc, indent=2, ensure_ascii=False).encode()``, byte for byte, through orjson.
+
+    orjson writes the same text for ``str`` keys, strings, ints within 64 bits, lists, dicts,
+    ``bool``/``None`` and floats from 1e-4 up (both print the shortest repr that round-trips);
+    whatever orjson rejects (non-``str`` keys, big ints, other types, nesting beyond 254 levels)
+    and the floats it prints otherwise (below 1e-4, and NaN/Infinity, which it writes as
+    ``null``; checked by a scan of the output, and a walk of the data only when it holds a
+    ``null``) go through the stdlib encoder instead. Raises :class:`ManifestError` naming the
+    object when the stdlib encoder exceeds Python's recursion limit, and the stdlib's
+    ``TypeError`` for values JSON has no form for.
+    """
+    try:
+        data = orjson.dumps(doc, option=orjson.OPT_INDENT_2)
+    except TypeError:  # orjson.JSONEncodeError included
+        pass
+    else:
+        if not _orjson_float_differs(data) and (
+                data.find(b"null") < 0 or not _has_non_finite_float(doc)):
+            return data
+    try:
+        return json.dumps(doc, indent=2, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    except RecursionError:
+        items = doc.get("items") if isinstance(doc, dict) and doc.get("kind") == "List" else None
+        raise _too_deep(items if isinstance(items, list) else [doc], "JSON") from None
+
+
+def _has_non_finite_float(obj: Any) -> bool:
+    """Whether a NaN or infinite float is anywhere in ``obj`` (iterative: any depth)."""
+    stack = [obj]
+    while stack:
+        o = stack.pop()
+        t = o.__class__
+        if t is dict:
+            stack.extend(o.values())
+        elif t is list or t is tuple:
+            stack.extend(o)
+        elif isinstance(o, float) and not math.isfinite(o):
+            return True
+        elif isinstance(o, dict):
+            stack.extend(o.values())
+        elif isinstance(o, (list, tuple)):
+            stack.extend(o)
+    return False
+
+
+def _depth(obj: Any) -> int:
+    """Nesting depth of dicts/lists in ``obj`` (iterative)."""
+    best = 0
+    stack = [(obj, 1)]
+    while stack:
+        o, d = stack.pop()
+        if isinstance(o, dict):
+            best = max(best, d)
+            stack.extend((v, d + 1) for v in o.values())
+        elif isinstance(o, (list, tuple)):
+            best = max(best, d)
+            stack.extend((v, d + 1) for v in o)
+    return best
+
+
+def _too_deep(items: list[Any], what: str) -> ManifestError:
+    """The error for output that exceeds the recursion limit, naming the deepest object."""
+    depths = [_depth(o) for o in items]
+    i = max(range(len(depths)), key=depths.__getitem__) if depths else 0
+    obj = items[i] if items else None
+    name = "object"
+    if isinstance(obj, dict):
+        meta = obj.get("metadata")
+        ns, nm = (meta.get("namespace"), meta.get("name")) if isinstance(meta, dict) else (None, None)
+        name = f"{obj.get('kind', 'object')} {ns + '/' if isinstance(ns, str) and ns else ''}{nm}"
+    levels = f" ({depths[i]} levels)" if depths else ""
+    return ManifestError(f"{name} is nested too deeply to write as {what}{levels}")

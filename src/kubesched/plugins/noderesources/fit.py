@@ -325,7 +325,8 @@ class Fit:
         used = nodes.requested
         # requested[:, PODS] holds the number of pods on the node, allocatable[:, PODS] the limit:
         # len(pods) + 1 > allowed  <=>  count >= allowed
-        too_many = used[rows, nodes.PODS] >= alloc[rows, nodes.PODS]
+        # alloc[:, col][rows]: a gather from one strided column, about twice as fast as alloc[rows, col]
+        too_many = used[:, nodes.PODS][rows] >= alloc[:, nodes.PODS][rows]
         # (check index, request, (short bool[M], allocatable int64[M]) or None: no node has it)
         short_list: list[_Short] = []
         if not req.empty:
@@ -334,8 +335,8 @@ class Fit:
                 if col is None:  # no node has this resource: allocatable 0 everywhere
                     short_list.append((j, q, None))
                     continue
-                a = alloc[rows, col]
-                short = a - used[rows, col] < q
+                a = alloc[:, col][rows]
+                short = a - used[:, col][rows] < q
                 if np.count_nonzero(short):
                     short_list.append((j, q, (short, a)))
         if not short_list and not np.count_nonzero(too_many):

@@ -358,18 +358,20 @@ class ResourceAllocationScorer:
         req_m = nodes.requested
         cols: list[tuple[int, np.ndarray, np.ndarray, bool]] = []  # (weight, allocatable, requested, all > 0)
         for t in terms:
+            # m[:, c][rows]: a gather from one column, about twice as fast as m[rows, c]
             if t.kind == 0 or t.kind == 1:
-                a = alloc_m[rows, t.kind]
-                base = req_m[rows, t.kind] if self.use_requested else nodes.non_zero_requested[rows, t.kind]
+                a = alloc_m[:, t.kind][rows]
+                base = (req_m[:, t.kind][rows] if self.use_requested
+                        else nodes.non_zero_requested[:, t.kind][rows])
             elif t.kind == 2:
-                a = alloc_m[rows, nodes.EPHEMERAL_STORAGE]
-                base = req_m[rows, nodes.EPHEMERAL_STORAGE]
+                a = alloc_m[:, nodes.EPHEMERAL_STORAGE][rows]
+                base = req_m[:, nodes.EPHEMERAL_STORAGE][rows]
             else:
                 col = nodes.resource_index.get(t.name)
                 if col is None:
                     continue  # no node has it: allocatable 0 everywhere, skipped
-                a = alloc_m[rows, col]
-                base = req_m[rows, col]
+                a = alloc_m[:, col][rows]
+                base = req_m[:, col][rows]
             if t.pod_request:
                 base = base + t.pod_request
             cols.append((self.weights[t.index], a, base, np.count_nonzero(a) == k))

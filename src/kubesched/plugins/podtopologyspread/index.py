@@ -97,9 +97,14 @@ class SpreadIndex:
         table = self.table
         member = self._member
         matches = selector.matches
-        for row in np.flatnonzero(table.alive).tolist():
+        pods_of = table.pods
+        # only nodes holding pods (requested[:, PODS] counts them): not a loop over every node
+        for row in np.flatnonzero(table.alive & (table.requested[:, table.PODS] > 0)).tolist():
+            pods = pods_of[row]
+            if not pods:
+                continue
             n = 0
-            for pi in table.pods[row]:
+            for pi in pods:
                 pod = pi.pod
                 if pod.metadata.namespace != namespace or not _counted(pi):
                     continue
