@@ -498,7 +498,9 @@ def run_cluster(seed: int, settle_s: float, verbose: bool, report: Report,
             up_node = up["spec"].get("nodeName") if up else None
             up_cond = _cond(up) if up else None
             up_msg = up_cond.get("message", "") if up_cond and up_cond["status"] == "False" else ""
-            up_victims = sorted(n for n in (p["metadata"]["name"] for p in bound_before) if n not in after)
+            # victims: gone, or still terminating (deleted by preemption, grace period running)
+            up_victims = sorted(n for n in (p["metadata"]["name"] for p in bound_before)
+                                if n not in after or after[n]["metadata"].get("deletionTimestamp"))
             # upstream's queue holds pending pods nominated to a node; its Filter counts those
             # whose priority is at least the incoming pod's (RunFilterPluginsWithNominatedPods)
             nominated = [
@@ -533,7 +535,8 @@ def run_cluster(seed: int, settle_s: float, verbose: bool, report: Report,
                 run_node = rp["spec"].get("nodeName") if rp else None
                 rc = _cond(rp) if rp else None
                 run_msg = rc.get("message", "") if rc and rc["status"] == "False" else ""
-                run_victims = sorted(n for n in mirrored if n not in run_after)
+                run_victims = sorted(n for n in mirrored
+                                     if n not in run_after or run_after[n]["metadata"].get("deletionTimestamp"))
                 rr = compare(name, areas[name], (up_node, up_msg, up_victims), (run_node, run_msg, run_victims),
                              top, "kubesched run")
                 if raced and not rr.agree:
