@@ -56,7 +56,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Self
@@ -677,6 +677,38 @@ class ControlPlane:
         path.chmod(0o600)
         return path
 
+    def _scheduler_config(self, config: dict[str, Any] | None, kubeconfig: Path, name: str) -> Path:
+        """Write ``config`` (a ``KubeSchedulerConfiguration`` dict) with ``clientConnection.
+        kubeconfig`` filled in and leader election off unless it says otherwise; its path."""
+        cfg: dict[str, Any] = dict(config or {})
+        cfg.setdefault("apiVersion", "kubescheduler.config.k8s.io/v1")
+        cfg.setdefault("kind", "KubeSchedulerConfiguration")
+        cfg["clientConnection"] = {**cfg.get("clientConnection", {}), "kubeconfig": str(kubeconfig)}
+        cfg.setdefault("leaderElection", {"leaderElect": False})
+        path = self.workdir / f"{name}-config.yaml"
+        path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+        return path
+
+    def _start_ready(self, name: str, argv_for: Callable[[int], list[str]], ready_timeout: float,
+                     env: dict[str, str] | None = None) -> _Proc:
+        """Spawn ``argv_for(port)`` on a free port and wait for its ``/readyz`` (two tries: a
+        free port can be taken between the check and the bind)."""
+        last: UpstreamStartError | None = None
+        for _attempt in (1, 2):
+            port = free_port()
+            proc = _spawn(name, argv_for(port), self.workdir, env)
+            try:
+                self._wait(proc, f"https://127.0.0.1:{port}/readyz", ready_timeout,
+                           tls=False, ok=lambda body: True, insecure=True)
+            except UpstreamStartError as e:
+                proc.stop(grace=5)
+                last = e
+                continue
+            self._procs.append(proc)
+            return proc
+        assert last is not None
+        raise last
+
     def start_kube_scheduler(
         self,
         config: dict[str, Any] | None = None,
@@ -695,39 +727,18 @@ class ControlPlane:
         ``verbosity`` 10 logs every plugin score. Stopped by :meth:`stop` or
         :meth:`stop_kube_scheduler`; its log is ``workdir/kube-scheduler.log``."""
         kubeconfig = self.kubeconfig_for(user)
-        cfg: dict[str, Any] = dict(config or {})
-        cfg.setdefault("apiVersion", "kubescheduler.config.k8s.io/v1")
-        cfg.setdefault("kind", "KubeSchedulerConfiguration")
-        cfg["clientConnection"] = {**cfg.get("clientConnection", {}), "kubeconfig": str(kubeconfig)}
-        cfg.setdefault("leaderElection", {"leaderElect": False})
-        cfg_path = self.workdir / "kube-scheduler-config.yaml"
-        cfg_path.write_text(yaml.safe_dump(cfg, sort_keys=False))
-        last: UpstreamStartError | None = None
-        for _attempt in (1, 2):
-            port = free_port()
-            argv = [
-                str(self.binaries.kube_scheduler),
-                f"--config={cfg_path}",
-                f"--authentication-kubeconfig={kubeconfig}",
-                f"--authorization-kubeconfig={kubeconfig}",
-                "--bind-address=127.0.0.1",
-                f"--secure-port={port}",
-                f"--cert-dir={self.workdir / 'scheduler-certs'}",
-                f"-v={verbosity}",
-                *extra_args,
-            ]
-            proc = _spawn("kube-scheduler", argv, self.workdir)
-            try:
-                self._wait(proc, f"https://127.0.0.1:{port}/readyz", ready_timeout,
-                           tls=False, ok=lambda body: True, insecure=True)
-            except UpstreamStartError as e:
-                proc.stop(grace=5)
-                last = e
-                continue
-            self._procs.append(proc)
-            return proc
-        assert last is not None
-        raise last
+        cfg_path = self._scheduler_config(config, kubeconfig, "kube-scheduler")
+        return self._start_ready("kube-scheduler", lambda port: [
+            str(self.binaries.kube_scheduler),
+            f"--config={cfg_path}",
+            f"--authentication-kubeconfig={kubeconfig}",
+            f"--authorization-kubeconfig={kubeconfig}",
+            "--bind-address=127.0.0.1",
+            f"--secure-port={port}",
+            f"--cert-dir={self.workdir / 'scheduler-certs'}",
+            f"-v={verbosity}",
+            *extra_args,
+        ], ready_timeout)
 
     def start_kubesched_run(
         self,
@@ -742,35 +753,15 @@ class ControlPlane:
         API server, exactly as :meth:`start_kube_scheduler` starts upstream's: same
         configuration handling, same identity, and waits for its ``/readyz``. Its log is
         ``workdir/kubesched-run.log``; stopped by :meth:`stop` or :meth:`stop_kubesched_run`."""
-        kubeconfig = self.kubeconfig_for(user)
-        cfg: dict[str, Any] = dict(config or {})
-        cfg.setdefault("apiVersion", "kubescheduler.config.k8s.io/v1")
-        cfg.setdefault("kind", "KubeSchedulerConfiguration")
-        cfg["clientConnection"] = {**cfg.get("clientConnection", {}), "kubeconfig": str(kubeconfig)}
-        cfg.setdefault("leaderElection", {"leaderElect": False})
-        cfg_path = self.workdir / "kubesched-run-config.yaml"
-        cfg_path.write_text(yaml.safe_dump(cfg, sort_keys=False))
-        last: UpstreamStartError | None = None
-        for _attempt in (1, 2):
-            port = free_port()
-            argv = [sys.executable, "-m", "kubesched.cli.main", "run", f"--config={cfg_path}",
-                    "--bind-address=127.0.0.1", f"--secure-port={port}", f"-v={verbosity}", *extra_args]
-            # this checkout's package first, whatever the child's working directory
-            root = str(Path(__file__).resolve().parents[2])
-            env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-                [root, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))])}
-            proc = _spawn("kubesched-run", argv, self.workdir, env)
-            try:
-                self._wait(proc, f"https://127.0.0.1:{port}/readyz", ready_timeout,
-                           tls=False, ok=lambda body: True, insecure=True)
-            except UpstreamStartError as e:
-                proc.stop(grace=5)
-                last = e
-                continue
-            self._procs.append(proc)
-            return proc
-        assert last is not None
-        raise last
+        cfg_path = self._scheduler_config(config, self.kubeconfig_for(user), "kubesched-run")
+        # this checkout's package first, whatever the child's working directory
+        root = str(Path(__file__).resolve().parents[2])
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+            [root, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))])}
+        return self._start_ready("kubesched-run", lambda port: [
+            sys.executable, "-m", "kubesched.cli.main", "run", f"--config={cfg_path}",
+            "--bind-address=127.0.0.1", f"--secure-port={port}", f"-v={verbosity}", *extra_args,
+        ], ready_timeout, env)
 
     def stop_kubesched_run(self) -> int | None:
         """Stop a ``kubesched run`` started by :meth:`start_kubesched_run`; its exit code."""
