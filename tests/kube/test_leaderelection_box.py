@@ -18,6 +18,8 @@ from kubesched.kube.leaderelection import LeaderElector
 
 LEASE, RENEW, RETRY = 2.0, 1.5, 0.25
 PATH = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-scheduler"
+WAIT = 60.0
+"""Bound on waits for a condition (generous for a loaded machine; they end as soon as it holds)."""
 
 
 class Candidate:
@@ -159,16 +161,22 @@ async def test_takeover_race_between_two_standbys_is_won_once(box: Any) -> None:
     b, c = Candidate(box.url, "b"), Candidate(box.url, "c")
     try:
         a.start()
-        await until(a.el.is_leader)
+        await until(a.el.is_leader, timeout=WAIT)
         b.start()
         c.start()
-        await asyncio.sleep(0.5)
+        # both standbys have read a's record (both will see it expire and race for it)
+        await until(lambda: b.el.leader == "a" and c.el.leader == "a", timeout=WAIT)
         await a.kill()
-        await until(lambda: b.el.is_leader() or c.el.is_leader(), timeout=LEASE + 3)
-        await asyncio.sleep(LEASE)
-        assert b.el.is_leader() != c.el.is_leader()
-        assert b.started + c.started == 1
-        assert (await lease(box))["spec"]["leaseTransitions"] == 1
+        await until(lambda: b.el.is_leader() or c.el.is_leader(), timeout=WAIT)
+        winner, loser = (b, c) if b.el.is_leader() else (c, b)
+        # the loser's PUT (same resourceVersion) got 409 and it has read the winner's record: from
+        # here it could only take over after the winner stopped renewing for a whole lease
+        await until(lambda: loser.el.leader == winner.el.identity, timeout=WAIT)
+        await until(lambda: winner.started == 1, timeout=WAIT)
+        assert winner.el.is_leader() and not loser.el.is_leader()
+        assert loser.started == 0
+        spec = (await lease(box))["spec"]
+        assert spec["holderIdentity"] == winner.el.identity and spec["leaseTransitions"] == 1
     finally:
         for x in (a, b, c):
             await x.close()
