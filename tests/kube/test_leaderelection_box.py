@@ -63,7 +63,7 @@ class Candidate:
         await self.client.close()
 
 
-async def until(cond: Any, timeout: float = 10.0) -> float:
+async def until(cond: Any, timeout: float = 60.0) -> float:
     t0 = time.monotonic()
     while not cond():
         if time.monotonic() - t0 > timeout:
