@@ -255,7 +255,7 @@ async def test_stop_flushes_then_drops(client: APIClient) -> None:
     task = await run(rec)
     for i in range(20):
         rec.emit({"kind": "Pod", "namespace": "ns", "name": f"p{i}"}, None, "Normal", "Scheduled", "Binding", "x")
-    await rec.stop(flush_timeout=5)
+    await rec.stop(flush_timeout=60)
     task.cancel()
     assert rec.written == 20 and len(await events(client)) == 20
     rec.emit(pod(), None, "Normal", "Scheduled", "Binding", "late")

@@ -200,7 +200,7 @@ async def test_leader_election_events_and_microtime(box: Any) -> None:
         for k in ("acquireTime", "renewTime"):
             assert len(spec[k]) == len("2026-01-01T00:00:00.000000Z") and spec[k].endswith("Z")
         await a.kill()
-        await rec.stop(flush_timeout=5)
+        await rec.stop(flush_timeout=60)
         evs = (await client.list("/api/v1/namespaces/kube-system/events"))["items"]
         notes = sorted(e["message"] for e in evs if e["reason"] == "LeaderElection")
         assert notes == ["a became leader", "a stopped leading"]
