@@ -152,7 +152,7 @@ def test_graceful_pod_deletion_then_removal(srv: ServerHandle, client: Client) -
     code, body = client.req("DELETE", f"{PODS}/g")
     assert code == 200 and body["metadata"]["deletionTimestamp"] and body["metadata"]["deletionGracePeriodSeconds"] == 1
     assert client.req("GET", f"{PODS}/g")[0] == 200
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60  # a bound for a loaded machine; the loop ends when done
     while client.req("GET", f"{PODS}/g")[0] == 200:
         assert time.monotonic() < deadline, "pod was not removed after its grace period"
         time.sleep(0.1)
@@ -181,7 +181,7 @@ def test_namespace_lifecycle(client: Client) -> None:
     client.create("/api/v1/namespaces/team/pods", pod("p", "team"))
     code, body = client.req("DELETE", "/api/v1/namespaces/team")
     assert code == 200 and body["status"]["phase"] == "Terminating"
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60  # a bound for a loaded machine; the loop ends when done
     while client.req("GET", "/api/v1/namespaces/team")[0] == 200:
         assert time.monotonic() < deadline
         time.sleep(0.05)
@@ -260,7 +260,7 @@ def test_terminating_namespace_refuses_new_content(client: Client) -> None:
                                                          "metadata": {"name": "c"}})
     code, ns = client.req("DELETE", "/api/v1/namespaces/held")
     assert code == 200 and ns["status"]["phase"] == "Terminating"
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60  # a bound for a loaded machine; the loop ends when done
     while client.get("/api/v1/namespaces/held/configmaps")["items"]:  # content is removed ...
         assert time.monotonic() < deadline
         time.sleep(0.05)

@@ -113,7 +113,7 @@ def test_watches_closed_every_interval_resume_without_gaps_or_duplicates(srv: Se
 
     t = threading.Thread(target=writer)
     t.start()
-    seen, streams = _resume_watch(client, PODS, rv, n, time.monotonic() + 20)
+    seen, streams = _resume_watch(client, PODS, rv, n, time.monotonic() + 60)
     t.join()
     assert [s[1] for s in seen] == [f"p{i}" for i in range(n)]
     assert all(s[0] == "ADDED" for s in seen)

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import shutil
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -60,7 +62,8 @@ def kc(kubelet_srv: ServerHandle, tmp_path: Path) -> Kubectl:
     return Kubectl(kubelet_srv, tmp_path)
 
 
-def _wait(pred: Any, what: str, timeout: float = 10) -> None:
+def _wait(pred: Any, what: str, timeout: float = 60) -> None:
+    """Poll ``pred``; ``timeout`` is a generous bound for a loaded machine, not a speed figure."""
     deadline = time.monotonic() + timeout
     while not pred():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
@@ -167,10 +170,10 @@ def test_label_patch_cordon_uncordon(kc: Kubectl) -> None:
 def test_wait_for_pod_scheduled_and_describe(kc: Kubectl, kubelet_srv: ServerHandle) -> None:
     kc.run("create", "-f", "-", stdin=NODE.format(name="n1"))
     kc.run("create", "-f", "-", stdin=POD.format(name="a", app="a"))
-    waiter = kc.popen("wait", "--for=condition=PodScheduled", "pod/a", "--timeout=20s")
+    waiter = kc.popen("wait", "--for=condition=PodScheduled", "pod/a", "--timeout=60s")
     time.sleep(0.5)
     _bind(kubelet_srv, "a", "n1")
-    out, err = waiter.communicate(timeout=25)
+    out, err = waiter.communicate(timeout=90)
     assert waiter.returncode == 0, err
     assert "pod/a condition met" in out
     uid = kc.json("get", "pod", "a")["metadata"]["uid"]
@@ -194,14 +197,32 @@ def test_wait_for_pod_scheduled_and_describe(kc: Kubectl, kubelet_srv: ServerHan
 def test_get_watch_prints_changes(kc: Kubectl) -> None:
     kc.run("create", "-f", "-", stdin=POD.format(name="a", app="a"))
     w = kc.popen("get", "pods", "-w", "-o", "name")
-    time.sleep(1.0)
-    kc.run("create", "-f", "-", stdin=POD.format(name="b", app="b"))
-    kc.run("label", "pod", "a", "x=1")
-    time.sleep(1.0)
-    w.terminate()
-    out, _ = w.communicate(timeout=10)
-    lines = out.split()
-    assert lines[0] == "pod/a" and "pod/b" in lines and lines.count("pod/a") >= 2
+    lines: queue.Queue[str] = queue.Queue()
+    reader = threading.Thread(target=lambda: [lines.put(x.strip()) for x in w.stdout or ()], daemon=True)
+    reader.start()
+    seen: list[str] = []
+
+    def until_seen(pred: Any) -> None:  # bounded (60 s for a loaded machine), ends as soon as printed
+        deadline = time.monotonic() + 60
+        while not pred():
+            try:
+                seen.append(lines.get(timeout=max(0.0, deadline - time.monotonic())))
+            except queue.Empty:
+                raise AssertionError(f"kubectl get -w printed only {seen}") from None
+
+    try:
+        until_seen(lambda: seen)  # the initial list is printed: the watch follows from its resourceVersion
+        kc.run("create", "-f", "-", stdin=POD.format(name="b", app="b"))
+        kc.run("label", "pod", "a", "x=1")
+        until_seen(lambda: "pod/b" in seen and seen.count("pod/a") >= 2)
+    finally:
+        w.terminate()
+        w.wait(timeout=10)
+        reader.join(timeout=10)  # it ends at the end of kubectl's output
+        for f in (w.stdout, w.stderr):
+            if f is not None:
+                f.close()
+    assert seen[0] == "pod/a"
 
 
 def test_delete_waits_until_gone_and_force_delete(kc: Kubectl, kubelet_srv: ServerHandle) -> None:
@@ -234,6 +255,8 @@ kind: PodDisruptionBudget
 metadata: {name: pdb, namespace: default}
 spec: {minAvailable: 2, selector: {matchLabels: {app: w}}}
 """)
+    # the disruption controller has computed the budget (else every eviction is refused: 429)
+    _wait(lambda: (kc.json("get", "pdb", "pdb").get("status") or {}).get("disruptionsAllowed") == 1, "PDB status")
     out = kc.run("drain", "n1", "--ignore-daemonsets", "--timeout=4s", check=False)
     assert "Cannot evict pod as it would violate the pod's disruption budget" in out or "timeout" in out, out
     assert kc.json("get", "node", "n1")["spec"]["unschedulable"] is True

@@ -13,6 +13,16 @@ from kubesched.box.up import Up, UpOptions
 from kubesched.config import load_config
 from kubesched.sim.manifests import parse_manifest_text
 
+
+async def until(cond: Any, what: str, timeout: float = 60.0) -> None:
+    """Poll ``cond`` every 20 ms; fail after ``timeout`` s (a bound for a loaded machine)."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not cond():
+        if loop.time() > end:
+            raise AssertionError(f"not within {timeout}s: {what}")
+        await asyncio.sleep(0.02)
+
 MANIFESTS = """\
 apiVersion: v1
 kind: Node
@@ -76,10 +86,7 @@ async def test_lost_lease_stops_up_with_exit_1(tmp_path) -> None:
     up = Up(UpOptions(objects=parse_manifest_text(MANIFESTS, "m.yaml"), config=load_config(str(cfg_file)),
                       config_given=True, work_dir=str(tmp_path / "work")), view)
     task = asyncio.create_task(up.run())
-    for _ in range(200):
-        if len(view.events) == 2:
-            break
-        await asyncio.sleep(0.05)
+    await until(lambda: len(view.events) >= 2, "two pods bound")
     assert sorted(view.events) == [("bound", "default/p1"), ("bound", "default/p2")]
     up.server.faults.fail_writes("leases", fraction=1.0, code=500)
     code = await asyncio.wait_for(task, 30)
@@ -117,10 +124,7 @@ async def test_watches_cut_and_compacted_while_scheduling_each_pod_is_reported_b
                       until_idle=True, quiet_s=0.5, work_dir=str(tmp_path / "work"),
                       extra_server_kw={"faults": faults}), view)
     task = asyncio.create_task(up.run())
-    for _ in range(100):
-        if up.server is not None and up.runner is not None:
-            break
-        await asyncio.sleep(0.02)
+    await until(lambda: up.server is not None and up.runner is not None, "server and scheduler started")
     for _ in range(5):
         up.server.faults.compact()
         await asyncio.sleep(0.1)

@@ -372,7 +372,10 @@ async def test_rbac_covers_the_real_runner_with_the_deployed_configuration(monke
                         and bool(pods["huge"]["status"].get("conditions")))
 
             await eventually(scheduled, timeout=60, what="pods bound and the unschedulable one reported")
-            await asyncio.sleep(1.5)  # renewals, event writes
+            # a lease renewal (PUT) and an event write went out (waited for, not slept for)
+            await eventually(lambda: any(m == "PUT" and "/leases/" in p for m, p, _ in calls)
+                             and any(m == "POST" and p.startswith("/apis/events.k8s.io/") for m, p, _ in calls),
+                             timeout=60, what="a lease renewal and an event write")
             runner.request_stop()
             assert await asyncio.wait_for(task, 30) == 0
             lease = await api.get("/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kubesched")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from datetime import UTC, datetime
 
@@ -187,3 +188,30 @@ async def test_metrics_master_status_and_slowpath() -> None:
     api.objects[PATH]["metadata"]["resourceVersion"] = "77"  # the cached copy is now stale: PUT 409
     assert await a.try_acquire_or_renew()  # slow path: GET, then PUT
     assert m.leader_election_slowpath.labels(name="kube-scheduler")._value.get() == 1
+
+
+@pytest.mark.asyncio
+async def test_cancel_arriving_as_a_request_completes_is_not_lost() -> None:
+    """A cancellation (SIGTERM → the runner cancels the elector) delivered in the same loop
+    iteration as a lease request's answer must end ``run()``. With ``asyncio.wait_for`` on
+    Python 3.11 the answer won and the cancellation was dropped (CPython gh-86296): the elector
+    then kept trying/renewing forever — a hung shutdown, seen under load."""
+    api, clock = FakeAPI(), Clock()
+    holder = elector(api, clock, "x")
+    assert await holder.try_acquire_or_renew()  # "x" holds a fresh lease: "a" stands by
+    a = LeaderElector(api, identity="a", clock=clock, retry_period=0.05, renew_deadline=1, lease_duration=2)
+    stopped: list[bool] = []
+
+    async def lead() -> None:
+        raise AssertionError("a must not lead")
+
+    task = asyncio.create_task(a.run(lead, lambda: stopped.append(True)))
+
+    async def cancel_the_elector() -> None:  # runs inside a's GET, just before it answers
+        task.cancel()
+
+    api.after_get = cancel_the_elector
+    done, _ = await asyncio.wait({task}, timeout=10)  # a bound for a hang, not a speed figure
+    assert task in done and task.cancelled()
+    assert stopped == [True] and not a.is_leader()
+    assert api.objects[PATH]["spec"]["holderIdentity"] == "x"

@@ -99,7 +99,7 @@ async def test_endpoints_metrics_and_events_of_a_running_scheduler(tmp_path: Pat
                         and (sample(text, "scheduler_schedule_attempts_total", result="unschedulable",
                                     profile="default-scheduler") or 0) >= 1)
 
-            await eventually(metrics_caught_up, timeout=30, what="attempt counters")
+            await eventually(metrics_caught_up, timeout=60, what="attempt counters")
             _, text = await get(base + "/metrics")
             assert sample(text, "leader_election_master_status", name="kube-scheduler") == 1
             assert sample(text, "scheduler_pending_pods", queue="unschedulable") == 1
@@ -125,7 +125,7 @@ async def test_endpoints_metrics_and_events_of_a_running_scheduler(tmp_path: Pat
                 _, text = await get(base + "/metrics")
                 return sample(text, ep, extension_point="Bind", status="Success", profile=dp) == 6
 
-            await eventually(one_more_bind, timeout=30, what="the sixth Bind observed")
+            await eventually(one_more_bind, timeout=60, what="the sixth Bind observed")
             _, text = await get(base + "/metrics")
             assert (sample(text, ep, extension_point="PreFilter", status="Success", profile=dp) or 0) > prefilter_before
             assert sample(text, ep, extension_point="Reserve", status="Success", profile=dp) == 6
@@ -136,7 +136,7 @@ async def test_endpoints_metrics_and_events_of_a_running_scheduler(tmp_path: Pat
                 return sum(e["reason"] == "Scheduled" for e in evs) == 6 and any(
                     e["reason"] == "FailedScheduling" for e in evs)
 
-            await eventually(events_written, timeout=30, what="Scheduled and FailedScheduling events")
+            await eventually(events_written, timeout=60, what="Scheduled and FailedScheduling events")
             evs = (await api.list("/apis/events.k8s.io/v1/namespaces/default/events"))["items"]
             sched_ev = next(e for e in evs if e["reason"] == "Scheduled" and e["regarding"]["name"] == "p0")
             assert sched_ev["reportingController"] == "default-scheduler"

@@ -58,7 +58,7 @@ async def assert_all_bound_once(api: APIClient, runner: Runner, n: int) -> None:
                    and states[f"{p['metadata']['namespace']}/{p['metadata']['name']}"].node_name
                    == p["spec"]["nodeName"] for p in pods) and cache.assumed_count() == 0
 
-    await eventually(converged, timeout=30, what="all pods bound and the cache in agreement")
+    await eventually(converged, timeout=60, what="all pods bound and the cache in agreement")
     sched = runner.scheduler
     assert sched.cache.assumed_count() == 0
     assert list(sched.queue.pending()) == []
@@ -81,7 +81,7 @@ async def test_bind_failures_injected(tmp_path, code: int) -> None:
             box.faults.fail_writes("pods", subresource="binding", fraction=0.4, code=code, verbs=("create",))
             for i in range(30):
                 await api.create("/api/v1/namespaces/default/pods", pod_obj(f"p{i}"))
-            await eventually(lambda: box.faults.injected >= 5, timeout=20, what="faults injected")
+            await eventually(lambda: box.faults.injected >= 5, timeout=60, what="faults injected")
             await asyncio.sleep(0.5)
             box.faults.clear()
             await assert_all_bound_once(api, runner, 30)
@@ -107,7 +107,7 @@ async def test_bind_timeouts_after_the_server_bound(tmp_path) -> None:
                 await api.create("/api/v1/namespaces/default/pods", pod_obj(f"p{i}"))
             # the server answers late: the client gives up (timeout) but the server binds anyway
             box.faults.latency = 0.6
-            await eventually(lambda: runner.cluster_client.bind_errors >= 3, timeout=20, what="bind timeouts")
+            await eventually(lambda: runner.cluster_client.bind_errors >= 3, timeout=60, what="bind timeouts")
             box.faults.latency = 0.0
             await assert_all_bound_once(api, runner, 10)
         finally:
@@ -234,7 +234,7 @@ async def test_server_goes_down_while_scheduling_and_comes_back_on_the_same_data
         creating = asyncio.gather(*(api.create("/api/v1/namespaces/default/pods", pod_obj(f"a{i}"))
                                     for i in range(20)))
         await creating
-        await eventually(lambda: runner.cluster_client.binds >= 5, timeout=20, what="some pods bound")
+        await eventually(lambda: runner.cluster_client.binds >= 5, timeout=60, what="some pods bound")
         rv_at_stop = srv.store.current_rev
         await asyncio.wait_for(box.__aexit__(None, None, None), 15)  # bounded stop, mid-flight
         assert not task.done()

@@ -48,7 +48,7 @@ async def test_preemption_writes(tmp_path) -> None:
                 p = await api.get("/api/v1/namespaces/default/pods/boss")
                 return p["spec"].get("nodeName") == "n0"
 
-            await eventually(boss_bound, timeout=30, what="preemptor bound")
+            await eventually(boss_bound, timeout=60, what="preemptor bound")
             victim_states = [e["object"] for e in seen if e["object"]["metadata"]["name"] == "victim"]
             conds = [c for o in victim_states for c in (o.get("status") or {}).get("conditions") or []
                      if c["type"] == "DisruptionTarget"]
@@ -62,7 +62,7 @@ async def test_preemption_writes(tmp_path) -> None:
                 evs = (await api.list("/apis/events.k8s.io/v1/namespaces/default/events"))["items"]
                 return any(e["reason"] == "Preempted" and e["regarding"]["name"] == "victim" for e in evs)
 
-            await eventually(preempted_event, timeout=30, what="Preempted event")
+            await eventually(preempted_event, timeout=60, what="Preempted event")
             assert runner.scheduler.cache.assumed_count() == 0
         finally:
             wt.cancel()

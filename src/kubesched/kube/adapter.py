@@ -812,7 +812,9 @@ class SchedulingLoop:
             await asyncio.sleep(0)
             return
         try:
-            await asyncio.wait_for(self._wake.wait(), wait)
+            # asyncio.timeout, not wait_for: on 3.11 wait_for can drop a cancellation of the loop
+            async with asyncio.timeout(wait):
+                await self._wake.wait()
         except TimeoutError:
             pass
 

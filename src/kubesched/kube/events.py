@@ -221,7 +221,9 @@ class EventRecorder:
         if self.api != "auto":
             return
         try:
-            await asyncio.wait_for(self.client.get("/apis/events.k8s.io/v1"), self.request_timeout)
+            # asyncio.timeout, not wait_for: on 3.11 wait_for can drop a cancellation of run()
+            async with asyncio.timeout(self.request_timeout):
+                await self.client.get("/apis/events.k8s.io/v1")
         except asyncio.CancelledError:
             raise
         except Exception as err:  # noqa: BLE001 - upstream: any discovery error → legacy recorder
@@ -457,8 +459,11 @@ class EventRecorder:
                     log.error("Unable to write event (retry limit exceeded!): %s", err)
                     self.failed += 1
                     return
+                log.info("Unable to write event (may retry after sleeping): %s", err)
             except APIError as err:
-                if err.status == 409:  # AlreadyExists: already written by an earlier try
+                if err.status == 409:  # AlreadyExists: not retried (upstream ``recordEvent``)
+                    if tries > 0:  # after a timed-out try: that try reached the server (same name)
+                        self.written += 1
                     return
                 log.error("Server rejected event (will not retry!): %s", err)
                 self.failed += 1

@@ -209,7 +209,9 @@ class InformerFactory:
 
     async def wait_for_cache_sync(self, timeout_s: float | None = None) -> bool:
         try:
-            await asyncio.wait_for(asyncio.gather(*(i.wait_synced() for i in self.informers.values())), timeout_s)
+            # asyncio.timeout, not wait_for: on 3.11 wait_for can drop a cancellation of the caller
+            async with asyncio.timeout(timeout_s):
+                await asyncio.gather(*(i.wait_synced() for i in self.informers.values()))
         except TimeoutError:
             return False
         return True

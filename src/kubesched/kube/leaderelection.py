@@ -24,7 +24,10 @@ Two deliberate differences, both safer than client-go as read:
   its cached observation, so a deposed leader could clear the new leader's lease).
 
 Every request is bounded by ``max(1 s, renew_deadline / 2)`` as the lock client's timeout in
-``resourcelock.NewFromKubeconfig``.
+``resourcelock.NewFromKubeconfig``. Bounds use ``asyncio.timeout``, never ``asyncio.wait_for``:
+on Python 3.11 ``wait_for`` returns the inner result and *drops* a cancellation that arrives
+as the inner request completes (CPython gh-86296, fixed in 3.12), so a cancelled elector could
+go on renewing forever (seen as a hung shutdown / never-released lease under load).
 """
 
 from __future__ import annotations
@@ -215,7 +218,8 @@ class LeaderElector:
         self._observed_time = self._clock()
 
     async def _request(self, coro: Awaitable[dict[str, Any]]) -> dict[str, Any]:
-        return await asyncio.wait_for(coro, self.request_timeout)
+        async with asyncio.timeout(self.request_timeout):
+            return await coro
 
     async def _update(self, record: dict[str, Any]) -> None:
         """``LeaseLock.Update``: PUT the cached Lease with the new spec."""
@@ -354,7 +358,8 @@ class LeaderElector:
             if remaining <= 0:
                 return False
             try:
-                ok = await asyncio.wait_for(self.try_acquire_or_renew(), remaining)
+                async with asyncio.timeout(remaining):
+                    ok = await self.try_acquire_or_renew()
             except TimeoutError:
                 return False
             if ok:
@@ -383,7 +388,8 @@ class LeaderElector:
         """Hand the lease back: GET, then PUT an empty holder with ``leaseDurationSeconds: 1``
         (times = now), but only if the fetched record still names this identity."""
         try:
-            lease = await asyncio.wait_for(self.client.get(self.path), self.renew_deadline)
+            async with asyncio.timeout(self.renew_deadline):
+                lease = await self.client.get(self.path)
             self._lease = lease
             old = _record_of(lease)
             if old["holderIdentity"] != self.identity:
@@ -393,7 +399,8 @@ class LeaderElector:
                       "renewTime": now_wall, "leaseTransitions": old["leaseTransitions"]}
             body = dict(lease)
             body["spec"] = _spec_of(record)
-            self._lease = await asyncio.wait_for(self.client.replace(self.path, body), self.renew_deadline)
+            async with asyncio.timeout(self.renew_deadline):
+                self._lease = await self.client.replace(self.path, body)
         except asyncio.CancelledError:
             raise
         except Exception as err:  # noqa: BLE001
