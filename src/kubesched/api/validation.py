@@ -70,6 +70,7 @@ __all__ = [
     "is_dns1123_subdomain",
     "is_qualified_name",
     "is_valid_label_value",
+    "label_selector_matches",
     "quantity_decode_errors",
     "quantity_parse_error",
     "resolve_pod_priority",
@@ -1374,7 +1375,11 @@ def validate_priority_class(pc: Any) -> list[FieldError]:
 # ---- workloads (pkg/apis/apps/validation, pkg/apis/batch/validation, core RC) ------------------------
 
 
-def _selector_matches(sel: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:
+def label_selector_matches(sel: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:
+    """A LabelSelector as a plain dict (``matchLabels`` + ``matchExpressions`` with ``In``,
+    ``NotIn``, ``Exists``, ``DoesNotExist``) against a label map; an empty selector matches
+    everything (``metav1.LabelSelectorAsSelector``, apimachinery ``pkg/apis/meta/v1/helpers.go``).
+    Expects a selector :func:`validate_label_selector` accepts; an unknown operator is ignored."""
     for k, v in _map(sel.get("matchLabels")).items():
         if labels.get(k) != v:
             return False
@@ -1440,7 +1445,7 @@ def validate_workload(obj: Any) -> list[FieldError]:
             if not _map(sel.get("matchLabels")) and not _list(sel.get("matchExpressions")):
                 errs.append(FieldError("spec.selector", INVALID, dict(sel),
                                        f"empty selector is invalid for {kind.lower()}"))
-            elif not _selector_matches(sel, labels):
+            elif not label_selector_matches(sel, labels):
                 errs.append(FieldError("spec.template.metadata.labels", INVALID, dict(labels),
                                        "`selector` does not match template `labels`"))
     errs.extend(validate_pod_template(template, "spec.template"))

@@ -217,27 +217,9 @@ def _is_running_ready(pod: Mapping[str, Any], ready_when_bound: bool) -> bool:
 def _selector_matches(sel: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:
     """A LabelSelector (matchLabels + matchExpressions) against labels; an empty one matches nothing
     here (controllers never adopt with an empty selector: validation rejects it)."""
-    ml = _map(sel.get("matchLabels"))
-    exprs = _list(sel.get("matchExpressions"))
-    if not ml and not exprs:
+    if not _map(sel.get("matchLabels")) and not _list(sel.get("matchExpressions")):
         return False
-    for k, v in ml.items():
-        if labels.get(k) != v:
-            return False
-    for e in exprs:
-        em = _map(e)
-        key, op = str(em.get("key")), em.get("operator")
-        values = [str(x) for x in _list(em.get("values"))]
-        present = key in labels
-        if op == "In" and not (present and str(labels[key]) in values):
-            return False
-        if op == "NotIn" and present and str(labels[key]) in values:
-            return False
-        if op == "Exists" and not present:
-            return False
-        if op == "DoesNotExist" and present:
-            return False
-    return True
+    return validation.label_selector_matches(sel, labels)
 
 
 def _strip_hash(template: Mapping[str, Any]) -> dict[str, Any]:
