@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from kubesched.api import pvcontroller
+from kubesched.api.workloads import ALPHANUMS
 from kubesched.apiserver.storage import Conflict, Event, KeyExists, KeyNotFound
 
 if TYPE_CHECKING:
@@ -316,7 +317,6 @@ class VolumeController:
 CLAIMS = "resource.k8s.io/resourceclaims"
 CLAIM_TEMPLATES = "resource.k8s.io/resourceclaimtemplates"
 POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
-_ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
 
 
 class ResourceClaimController:
@@ -384,7 +384,7 @@ class ResourceClaimController:
                 cn = rc.get("name", "")
                 gen = name[:len(name) * 57 // len(gen)] + "-" + cn[:len(cn) * 57 // len(gen)]
             while True:
-                cname = gen + "".join(random.choices(_ALPHANUMS, k=5))
+                cname = gen + "".join(random.choices(ALPHANUMS, k=5))
                 if store.get(CLAIMS, ns, cname) is None:
                     break
             tmeta = tspec.get("metadata") or {}

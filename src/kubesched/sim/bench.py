@@ -61,6 +61,7 @@ import msgspec
 import yaml
 
 from kubesched.api.objects import Namespace, Node, ObjectMeta, Pod, Service, decode
+from kubesched.api.workloads import ALPHANUMS
 from kubesched.config import default_config
 from kubesched.framework.clock import ManualClock
 from kubesched.scheduler import Attempt, Scheduler
@@ -1007,10 +1008,6 @@ class BenchResult:
 # ───────────────────────────── running ─────────────────────────────
 
 
-_ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
-"""``k8s.io/apimachinery/pkg/util/rand`` alphabet (generateName suffixes)."""
-
-
 class _Names:
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
@@ -1019,7 +1016,7 @@ class _Names:
     def generate(self, prefix: str) -> str:
         choices = self.rng.choices
         while True:
-            name = prefix + "".join(choices(_ALPHANUMS, k=5))
+            name = prefix + "".join(choices(ALPHANUMS, k=5))
             if name not in self.used:
                 self.used.add(name)
                 return name
