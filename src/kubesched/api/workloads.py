@@ -89,10 +89,12 @@ from kubesched.errors import InputError
 
 __all__ = [
     "ALPHANUMS",
+    "POD_CLAIM_NAME_ANNOTATION",
     "WORKLOAD_KINDS",
     "Controllers",
     "SyncResult",
     "WorkloadError",
+    "claim_name_prefix",
     "compute_hash",
     "daemon_pod_tolerations",
     "fnv32a",
@@ -120,6 +122,8 @@ STS_POD_NAME = "statefulset.kubernetes.io/pod-name"
 POD_INDEX = "apps.kubernetes.io/pod-index"
 JOB_COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 JOB_TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
+#: Annotation on a claim the resourceclaim controller created: the pod's claim entry name.
+POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 
 _NO_EXECUTE = "NoExecute"
 _NO_SCHEDULE = "NoSchedule"
@@ -162,6 +166,18 @@ def generate_name(prefix: str, rng: random.Random) -> str:
     if len(prefix) > MAX_GENERATED_NAME_LENGTH:
         prefix = prefix[:MAX_GENERATED_NAME_LENGTH]
     return prefix + "".join(rng.choice(ALPHANUMS) for _ in range(5))
+
+
+def claim_name_prefix(pod_name: str, claim_name: str) -> str:
+    """The ``generateName`` the resourceclaim controller gives a pod's claim from a template:
+    ``<pod>-<claim>-``, both parts cut in proportion when longer than 57 characters (upstream
+    ``pkg/controller/resourceclaim/controller.go`` ``handleClaim``)."""
+    gen = f"{pod_name}-{claim_name}-"
+    max_base = 57
+    if len(gen) > max_base:
+        gen = (pod_name[:len(pod_name) * max_base // len(gen)] + "-"
+               + claim_name[:len(claim_name) * max_base // len(gen)])
+    return gen
 
 
 def _pods_prefix(controller_name: str) -> str:

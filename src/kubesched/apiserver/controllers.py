@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from kubesched.api import pvcontroller
-from kubesched.api.workloads import ALPHANUMS
+from kubesched.api.workloads import ALPHANUMS, POD_CLAIM_NAME_ANNOTATION, claim_name_prefix
 from kubesched.apiserver.storage import Conflict, Event, KeyExists, KeyNotFound
 
 if TYPE_CHECKING:
@@ -316,7 +316,6 @@ class VolumeController:
 
 CLAIMS = "resource.k8s.io/resourceclaims"
 CLAIM_TEMPLATES = "resource.k8s.io/resourceclaimtemplates"
-POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 
 
 class ResourceClaimController:
@@ -379,10 +378,7 @@ class ResourceClaimController:
             if tpl is None:
                 continue  # upstream: an event; the pod waits
             tspec = tpl.obj().get("spec") or {}
-            gen = f"{name}-{rc.get('name', '')}-"
-            if len(gen) > 57:
-                cn = rc.get("name", "")
-                gen = name[:len(name) * 57 // len(gen)] + "-" + cn[:len(cn) * 57 // len(gen)]
+            gen = claim_name_prefix(name, rc.get("name", ""))
             while True:
                 cname = gen + "".join(random.choices(ALPHANUMS, k=5))
                 if store.get(CLAIMS, ns, cname) is None:
