@@ -1605,6 +1605,15 @@ def _validate_class_name(name: str, path: str) -> list[FieldError]:
     return [FieldError(path, INVALID, name, m) for m in _name_subdomain(name)] if name else []
 
 
+def _validate_class_and_volume_mode(spec: Mapping[str, Any]) -> list[FieldError]:
+    """``spec.storageClassName`` and ``spec.volumeMode``, as a PV's and a PVC's spec both check them."""
+    errs = _validate_class_name(_str(spec.get("storageClassName")), "spec.storageClassName")
+    mode = spec.get("volumeMode")
+    if mode is not None and mode not in _VOLUME_MODES:
+        errs.append(FieldError("spec.volumeMode", NOT_SUPPORTED, _str(mode), _supported(_VOLUME_MODES)))
+    return errs
+
+
 def validate_persistent_volume(pv: Any) -> list[FieldError]:
     """``ValidatePersistentVolume`` for what the scheduler's volume plugins read: access modes,
     capacity (required; positive), reclaim policy, node affinity (``required`` terms), exactly
@@ -1651,10 +1660,7 @@ def validate_persistent_volume(pv: Any) -> list[FieldError]:
             errs.append(FieldError("spec.nodeAffinity", REQUIRED, "", "Local volume requires node affinity"))
     if not sources:
         errs.append(FieldError("spec", REQUIRED, "", "must specify a volume type"))
-    errs.extend(_validate_class_name(_str(spec.get("storageClassName")), "spec.storageClassName"))
-    mode = spec.get("volumeMode")
-    if mode is not None and mode not in _VOLUME_MODES:
-        errs.append(FieldError("spec.volumeMode", NOT_SUPPORTED, _str(mode), _supported(_VOLUME_MODES)))
+    errs.extend(_validate_class_and_volume_mode(spec))
     return errs
 
 
@@ -1676,10 +1682,7 @@ def validate_persistent_volume_claim(pvc: Any) -> list[FieldError]:
         errs.append(FieldError("spec.resources[storage]", REQUIRED, ""))
     else:
         errs.extend(_validate_positive_quantity(requests["storage"], "spec.resources[storage]"))
-    errs.extend(_validate_class_name(_str(spec.get("storageClassName")), "spec.storageClassName"))
-    mode = spec.get("volumeMode")
-    if mode is not None and mode not in _VOLUME_MODES:
-        errs.append(FieldError("spec.volumeMode", NOT_SUPPORTED, _str(mode), _supported(_VOLUME_MODES)))
+    errs.extend(_validate_class_and_volume_mode(spec))
     return errs
 
 
