@@ -40,6 +40,8 @@ from kubesched.api.objects import Namespace, Node, ObjectMeta, Pod, decode
 from kubesched.plugins.dra_structured import Allocator
 from kubesched.scheduler import Attempt
 from kubesched.sim.bench import (
+    _IT,
+    _PERF,
     BenchResult,
     CreateNodes,
     CreatePods,
@@ -201,8 +203,6 @@ def _steady_case(case: str, name: str, without: int, with_: int, init_claims: in
     return w.key, w
 
 
-_IT = ("integration-test", "short")
-_PERF = ("performance",)
 _SS = "SteadyStateClusterResourceClaimTemplate"
 
 DRA_WORKLOADS: dict[str, Workload] = dict([
