@@ -344,6 +344,14 @@ def test_anchors_and_merge_keys_still_work(tmp_path):
     "  items:\n  - apiVersion: v1\n    kind: Pod\n    metadata: {name: b, annotations: {x: !!str 1}}\n",
     "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  labels: {? [a, b] : c}\n",
     "---\n\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, when: 2024-01-01}\n",
+    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: yes, b: 'on', c: 0644}\n",
+    "apiVersion: v1\nkind: List\nitems:\n  - apiVersion: v1\n    kind: Pod\n    metadata: {name: a}\n",
+    "# c\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\n--- # two\napiVersion: v1\nkind: Pod\n"
+    "metadata: {name: q}\n...\n",
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {u: 'http://x?a=1&b=*'}}\n",
+    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  name: q\n",
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: {[a, b]: c}}\n",
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {'k:{\"a\":1}': x, b: [on, 017]}}\n",
 ])
 def test_fast_and_full_yaml_readers_agree(text):
     from kubesched.sim import manifests as m

@@ -70,6 +70,7 @@ __all__ = [
     "is_dns1123_subdomain",
     "is_qualified_name",
     "is_valid_label_value",
+    "label_selector_matches",
     "quantity_decode_errors",
     "quantity_parse_error",
     "resolve_pod_priority",
@@ -1374,7 +1375,11 @@ def validate_priority_class(pc: Any) -> list[FieldError]:
 # ---- workloads (pkg/apis/apps/validation, pkg/apis/batch/validation, core RC) ------------------------
 
 
-def _selector_matches(sel: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:
+def label_selector_matches(sel: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:
+    """A LabelSelector as a plain dict (``matchLabels`` + ``matchExpressions`` with ``In``,
+    ``NotIn``, ``Exists``, ``DoesNotExist``) against a label map; an empty selector matches
+    everything (``metav1.LabelSelectorAsSelector``, apimachinery ``pkg/apis/meta/v1/helpers.go``).
+    Expects a selector :func:`validate_label_selector` accepts; an unknown operator is ignored."""
     for k, v in _map(sel.get("matchLabels")).items():
         if labels.get(k) != v:
             return False
@@ -1440,7 +1445,7 @@ def validate_workload(obj: Any) -> list[FieldError]:
             if not _map(sel.get("matchLabels")) and not _list(sel.get("matchExpressions")):
                 errs.append(FieldError("spec.selector", INVALID, dict(sel),
                                        f"empty selector is invalid for {kind.lower()}"))
-            elif not _selector_matches(sel, labels):
+            elif not label_selector_matches(sel, labels):
                 errs.append(FieldError("spec.template.metadata.labels", INVALID, dict(labels),
                                        "`selector` does not match template `labels`"))
     errs.extend(validate_pod_template(template, "spec.template"))
@@ -1600,6 +1605,15 @@ def _validate_class_name(name: str, path: str) -> list[FieldError]:
     return [FieldError(path, INVALID, name, m) for m in _name_subdomain(name)] if name else []
 
 
+def _validate_class_and_volume_mode(spec: Mapping[str, Any]) -> list[FieldError]:
+    """``spec.storageClassName`` and ``spec.volumeMode``, as a PV's and a PVC's spec both check them."""
+    errs = _validate_class_name(_str(spec.get("storageClassName")), "spec.storageClassName")
+    mode = spec.get("volumeMode")
+    if mode is not None and mode not in _VOLUME_MODES:
+        errs.append(FieldError("spec.volumeMode", NOT_SUPPORTED, _str(mode), _supported(_VOLUME_MODES)))
+    return errs
+
+
 def validate_persistent_volume(pv: Any) -> list[FieldError]:
     """``ValidatePersistentVolume`` for what the scheduler's volume plugins read: access modes,
     capacity (required; positive), reclaim policy, node affinity (``required`` terms), exactly
@@ -1646,10 +1660,7 @@ def validate_persistent_volume(pv: Any) -> list[FieldError]:
             errs.append(FieldError("spec.nodeAffinity", REQUIRED, "", "Local volume requires node affinity"))
     if not sources:
         errs.append(FieldError("spec", REQUIRED, "", "must specify a volume type"))
-    errs.extend(_validate_class_name(_str(spec.get("storageClassName")), "spec.storageClassName"))
-    mode = spec.get("volumeMode")
-    if mode is not None and mode not in _VOLUME_MODES:
-        errs.append(FieldError("spec.volumeMode", NOT_SUPPORTED, _str(mode), _supported(_VOLUME_MODES)))
+    errs.extend(_validate_class_and_volume_mode(spec))
     return errs
 
 
@@ -1671,10 +1682,7 @@ def validate_persistent_volume_claim(pvc: Any) -> list[FieldError]:
         errs.append(FieldError("spec.resources[storage]", REQUIRED, ""))
     else:
         errs.extend(_validate_positive_quantity(requests["storage"], "spec.resources[storage]"))
-    errs.extend(_validate_class_name(_str(spec.get("storageClassName")), "spec.storageClassName"))
-    mode = spec.get("volumeMode")
-    if mode is not None and mode not in _VOLUME_MODES:
-        errs.append(FieldError("spec.volumeMode", NOT_SUPPORTED, _str(mode), _supported(_VOLUME_MODES)))
+    errs.extend(_validate_class_and_volume_mode(spec))
     return errs
 
 

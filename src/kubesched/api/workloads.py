@@ -89,10 +89,12 @@ from kubesched.errors import InputError
 
 __all__ = [
     "ALPHANUMS",
+    "POD_CLAIM_NAME_ANNOTATION",
     "WORKLOAD_KINDS",
     "Controllers",
     "SyncResult",
     "WorkloadError",
+    "claim_name_prefix",
     "compute_hash",
     "daemon_pod_tolerations",
     "fnv32a",
@@ -120,6 +122,8 @@ STS_POD_NAME = "statefulset.kubernetes.io/pod-name"
 POD_INDEX = "apps.kubernetes.io/pod-index"
 JOB_COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 JOB_TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
+#: Annotation on a claim the resourceclaim controller created: the pod's claim entry name.
+POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 
 _NO_EXECUTE = "NoExecute"
 _NO_SCHEDULE = "NoSchedule"
@@ -162,6 +166,18 @@ def generate_name(prefix: str, rng: random.Random) -> str:
     if len(prefix) > MAX_GENERATED_NAME_LENGTH:
         prefix = prefix[:MAX_GENERATED_NAME_LENGTH]
     return prefix + "".join(rng.choice(ALPHANUMS) for _ in range(5))
+
+
+def claim_name_prefix(pod_name: str, claim_name: str) -> str:
+    """The ``generateName`` the resourceclaim controller gives a pod's claim from a template:
+    ``<pod>-<claim>-``, both parts cut in proportion when longer than 57 characters (upstream
+    ``pkg/controller/resourceclaim/controller.go`` ``handleClaim``)."""
+    gen = f"{pod_name}-{claim_name}-"
+    max_base = 57
+    if len(gen) > max_base:
+        gen = (pod_name[:len(pod_name) * max_base // len(gen)] + "-"
+               + claim_name[:len(claim_name) * max_base // len(gen)])
+    return gen
 
 
 def _pods_prefix(controller_name: str) -> str:
@@ -217,27 +233,9 @@ def _is_running_ready(pod: Mapping[str, Any], ready_when_bound: bool) -> bool:
 def _selector_matches(sel: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:
     """A LabelSelector (matchLabels + matchExpressions) against labels; an empty one matches nothing
     here (controllers never adopt with an empty selector: validation rejects it)."""
-    ml = _map(sel.get("matchLabels"))
-    exprs = _list(sel.get("matchExpressions"))
-    if not ml and not exprs:
+    if not _map(sel.get("matchLabels")) and not _list(sel.get("matchExpressions")):
         return False
-    for k, v in ml.items():
-        if labels.get(k) != v:
-            return False
-    for e in exprs:
-        em = _map(e)
-        key, op = str(em.get("key")), em.get("operator")
-        values = [str(x) for x in _list(em.get("values"))]
-        present = key in labels
-        if op == "In" and not (present and str(labels[key]) in values):
-            return False
-        if op == "NotIn" and present and str(labels[key]) in values:
-            return False
-        if op == "Exists" and not present:
-            return False
-        if op == "DoesNotExist" and present:
-            return False
-    return True
+    return validation.label_selector_matches(sel, labels)
 
 
 def _strip_hash(template: Mapping[str, Any]) -> dict[str, Any]:

@@ -30,13 +30,14 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from kubesched.api import pvcontroller
+from kubesched.api.workloads import ALPHANUMS, POD_CLAIM_NAME_ANNOTATION, claim_name_prefix
 from kubesched.apiserver.storage import Conflict, Event, KeyExists, KeyNotFound
 
 if TYPE_CHECKING:
     from kubesched.apiserver.server import APIServer
 
-__all__ = ["DisruptionController", "ResourceClaimController", "VolumeController", "attach_controllers",
-           "pdb_status"]
+__all__ = ["DebouncedController", "DisruptionController", "ResourceClaimController", "VolumeController",
+           "attach_controllers", "pdb_status"]
 
 log = logging.getLogger("kubesched.apiserver.controllers")
 
@@ -88,23 +89,60 @@ def pdb_status(pdb: dict[str, Any], pods: list[dict[str, Any]], now: str) -> dic
             "desiredHealthy": desired, "expectedPods": expected, "conditions": [cond]}
 
 
-class DisruptionController:
-    """Recomputes PDB statuses of namespaces whose pods or PDBs changed (debounced)."""
+class DebouncedController:
+    """A controller woken by store events and run in debounced passes: :meth:`start` subscribes
+    :meth:`_on_event` to :attr:`spaces`, queues the work already stored (:meth:`_prime`) and
+    spawns the loop; each wake-up waits ``period`` seconds (so a burst of events makes one pass),
+    then runs :meth:`_pass`. The loop ends when the server cancels it, and unsubscribes then.
+    Subclasses set :attr:`spaces` and implement :meth:`_pass` (which must not raise)."""
 
-    def __init__(self, server: APIServer, period: float = 0.1) -> None:
+    spaces: tuple[str, ...] = ()
+
+    def __init__(self, server: APIServer, period: float) -> None:
         self.server = server
         self.period = period
-        self._dirty: set[str] = set()
         self._wake = asyncio.Event()
 
     async def start(self) -> None:
-        store = self.server.store
-        store.subscribe("pods", self._on_event)
-        store.subscribe(PDBS, self._on_event)
-        for e in store.list(PDBS):
-            self._dirty.add(e.obj()["metadata"].get("namespace", ""))
+        for space in self.spaces:
+            self.server.store.subscribe(space, self._on_event)
+        self._prime()
         self._wake.set()
         self.server.spawn(self._run())
+
+    def _prime(self) -> None:
+        """Queue the work the objects stored before :meth:`start` ask for (nothing by default)."""
+
+    def _on_event(self, ev: Event) -> None:
+        self._wake.set()
+
+    async def _run(self) -> None:
+        try:
+            while True:
+                await self._wake.wait()
+                self._wake.clear()
+                await asyncio.sleep(self.period)
+                await self._pass()
+        finally:
+            for space in self.spaces:
+                self.server.store.unsubscribe(space, self._on_event)
+
+    async def _pass(self) -> None:
+        raise NotImplementedError
+
+
+class DisruptionController(DebouncedController):
+    """Recomputes PDB statuses of namespaces whose pods or PDBs changed (debounced)."""
+
+    spaces = ("pods", PDBS)
+
+    def __init__(self, server: APIServer, period: float = 0.1) -> None:
+        super().__init__(server, period)
+        self._dirty: set[str] = set()
+
+    def _prime(self) -> None:
+        for e in self.server.store.list(PDBS):
+            self._dirty.add(e.obj()["metadata"].get("namespace", ""))
 
     def _on_event(self, ev: Event) -> None:
         if ev.space == PDBS and ev.type == "MODIFIED" and ev.prev is not None:
@@ -117,21 +155,13 @@ class DisruptionController:
             self._dirty.add(ev.ns)
             self._wake.set()
 
-    async def _run(self) -> None:
-        try:
-            while True:
-                await self._wake.wait()
-                self._wake.clear()
-                await asyncio.sleep(self.period)
-                dirty, self._dirty = self._dirty, set()
-                for ns in dirty:
-                    try:
-                        self._sync(ns)
-                    except Exception:  # keep the controller alive
-                        log.exception("disruption controller failed on namespace %s", ns)
-        finally:
-            self.server.store.unsubscribe("pods", self._on_event)
-            self.server.store.unsubscribe(PDBS, self._on_event)
+    async def _pass(self) -> None:
+        dirty, self._dirty = self._dirty, set()
+        for ns in dirty:
+            try:
+                self._sync(ns)
+            except Exception:  # keep the controller alive
+                log.exception("disruption controller failed on namespace %s", ns)
 
     def _sync(self, ns: str) -> None:
         store = self.server.store
@@ -286,8 +316,6 @@ class VolumeController:
 
 CLAIMS = "resource.k8s.io/resourceclaims"
 CLAIM_TEMPLATES = "resource.k8s.io/resourceclaimtemplates"
-POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
-_ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
 
 
 class ResourceClaimController:
@@ -350,12 +378,9 @@ class ResourceClaimController:
             if tpl is None:
                 continue  # upstream: an event; the pod waits
             tspec = tpl.obj().get("spec") or {}
-            gen = f"{name}-{rc.get('name', '')}-"
-            if len(gen) > 57:
-                cn = rc.get("name", "")
-                gen = name[:len(name) * 57 // len(gen)] + "-" + cn[:len(cn) * 57 // len(gen)]
+            gen = claim_name_prefix(name, rc.get("name", ""))
             while True:
-                cname = gen + "".join(random.choices(_ALPHANUMS, k=5))
+                cname = gen + "".join(random.choices(ALPHANUMS, k=5))
                 if store.get(CLAIMS, ns, cname) is None:
                     break
             tmeta = tspec.get("metadata") or {}

@@ -30,6 +30,7 @@ import orjson
 from aiohttp import web
 
 from kubesched.api.labels import Selector
+from kubesched.api.workloads import ALPHANUMS
 from kubesched.apiserver import protobuf
 from kubesched.apiserver import resources as res
 from kubesched.apiserver.errors import APIError, status_success
@@ -116,8 +117,7 @@ def _json_response(body: Any, status: int = 200, headers: dict[str, str] | None 
 
 def _rand_suffix(n: int = 5) -> str:
     # upstream utilrand.String: consonants and digits without vowels/ambiguous characters
-    alphabet = "bcdfghjklmnpqrstvwxz2456789"
-    return "".join(random.choice(alphabet) for _ in range(n))
+    return "".join(random.choice(ALPHANUMS) for _ in range(n))
 
 
 def _matcher(lsel: Selector, fsel: FieldSelector) -> Callable[[Entry], bool] | None:

@@ -23,7 +23,8 @@ import random
 from typing import TYPE_CHECKING, Any
 
 from kubesched.api.workloads import Controllers, WorkloadError
-from kubesched.apiserver.storage import Conflict, Event, KeyNotFound
+from kubesched.apiserver.controllers import DebouncedController
+from kubesched.apiserver.storage import Conflict, KeyNotFound
 
 if TYPE_CHECKING:
     from kubesched.apiserver.server import APIServer
@@ -41,50 +42,33 @@ _KIND_SPACE = {"Deployment": "apps/deployments", "ReplicaSet": "apps/replicasets
                "DaemonSet": "apps/daemonsets", "Job": "batch/jobs"}
 
 
-class WorkloadController:
+class WorkloadController(DebouncedController):
     """Runs a controller pass after changes; ``passes`` and ``created`` count what it did."""
 
+    spaces = _SPACES
+
     def __init__(self, server: APIServer, period: float = 0.05, seed: int | None = None) -> None:
-        self.server = server
-        self.period = period
+        super().__init__(server, period)
         self.rng = random.Random(seed)
         self.passes = 0
         self.created = 0
         self.failures = 0
         """Writes that failed in the last pass (retried with backoff)."""
         self._backoff = 0.0
-        self._wake = asyncio.Event()
 
-    async def start(self) -> None:
-        for space in _SPACES:
-            self.server.store.subscribe(space, self._on_event)
-        self._wake.set()
-        self.server.spawn(self._run())
-
-    def _on_event(self, ev: Event) -> None:
-        self._wake.set()
-
-    async def _run(self) -> None:
+    async def _pass(self) -> None:
         try:
-            while True:
-                await self._wake.wait()
-                self._wake.clear()
-                await asyncio.sleep(self.period)
-                try:
-                    self.sync_once()
-                except Exception:  # keep the controller alive
-                    log.exception("workload controllers: pass failed")
-                    self.failures += 1
-                if self.failures:
-                    # failed writes: retry with backoff (the controllers' rate-limited requeue)
-                    self._backoff = min(5.0, max(0.1, self._backoff * 2))
-                    await asyncio.sleep(self._backoff)
-                    self._wake.set()
-                else:
-                    self._backoff = 0.0
-        finally:
-            for space in _SPACES:
-                self.server.store.unsubscribe(space, self._on_event)
+            self.sync_once()
+        except Exception:  # keep the controller alive
+            log.exception("workload controllers: pass failed")
+            self.failures += 1
+        if self.failures:
+            # failed writes: retry with backoff (the controllers' rate-limited requeue)
+            self._backoff = min(5.0, max(0.1, self._backoff * 2))
+            await asyncio.sleep(self._backoff)
+            self._wake.set()
+        else:
+            self._backoff = 0.0
 
     def _controllers(self, workloads: list[dict[str, Any]]) -> Controllers | None:
         """Controllers over the valid workloads (admission validated them; an object written

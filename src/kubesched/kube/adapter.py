@@ -303,20 +303,12 @@ class LiveClusterClient:
     async def update_resource_claim_status(self, claim: Any) -> Any:
         """PUT ``resourceclaims/{name}/status``; returns the stored claim (its new resourceVersion)."""
         ns, name = _field_ns(claim), _field_name(claim)
-        return await self._put_claim(f"/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaims/{name}/status", claim)
+        return await self._put(f"/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaims/{name}/status", claim)
 
     async def update_resource_claim(self, claim: Any) -> Any:
         """PUT ``resourceclaims/{name}`` (finalizers); returns the stored claim."""
         ns, name = _field_ns(claim), _field_name(claim)
-        return await self._put_claim(f"/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaims/{name}", claim)
-
-    async def _put_claim(self, path: str, claim: Any) -> Any:
-        try:
-            return await self.client.replace(path, claim)
-        except APIError as e:
-            raise BindError(e.message or str(e), e.status) from None
-        except APIConnectionError as e:
-            raise BindError(str(e), 0) from None
+        return await self._put(f"/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaims/{name}", claim)
 
     async def _put(self, path: str, obj: Any) -> Any:
         from kubesched.api.objects import encode_builtins

@@ -41,7 +41,8 @@ from kubesched.api.objects import NodeSelector
 from kubesched.plugins.dra_cel import CELError, compile_selector, device_context
 
 __all__ = ["ALLOCATION_RESULTS_MAX_SIZE", "AllocatorError", "AllocatorTimeout", "Allocator", "DeviceID", "Features",
-           "allocated_devices", "node_matches"]
+           "allocated_devices",
+    "dict_path", "node_matches"]
 
 DeviceID = tuple[str, str, str]
 """(driver, pool, device)."""
@@ -77,7 +78,8 @@ class _MaxSizeExceeded(Exception):
     """Upstream ``errAllocationResultMaxSizeExceeded``."""
 
 
-def _g(obj: Any, *path: str) -> Any:
+def dict_path(obj: Any, *path: str) -> Any:
+    """``obj[path[0]][path[1]]...`` over plain dicts; None where a step is missing or not a dict."""
     for p in path:
         if not isinstance(obj, dict):
             return None
@@ -95,7 +97,7 @@ def allocated_devices(claim: dict[str, Any]) -> list[DeviceID]:
     """Devices a claim's ``status.allocation`` holds, admin-access results excluded (upstream
     ``allocateddevices.go``: those do not make a device unavailable)."""
     out: list[DeviceID] = []
-    for r in _g(claim, "status", "allocation", "devices", "results") or ():
+    for r in dict_path(claim, "status", "allocation", "devices", "results") or ():
         if r.get("adminAccess"):
             continue
         out.append((r.get("driver", ""), r.get("pool", ""), r.get("device", "")))
@@ -300,7 +302,7 @@ class _SliceIndex:
             if node is not None and m.match(labels, name):
                 candidates.append(s)
         for s in self.per_device:
-            for d in _g(s, "spec", "devices") or ():
+            for d in dict_path(s, "spec", "devices") or ():
                 if node_matches(node, d.get("nodeName") or "", bool(d.get("allNodes")), d.get("nodeSelector")):
                     candidates.append(s)
                     break
@@ -322,7 +324,7 @@ class _SliceIndex:
         out = []
         for key in sorted(pools):
             pool = pools[key]
-            count = int(_g(pool.slices[0], "spec", "pool", "resourceSliceCount") or 0)
+            count = int(dict_path(pool.slices[0], "spec", "pool", "resourceSliceCount") or 0)
             pool.incomplete = len(pool.slices) != count
             seen: set[str] = set()
             for s in pool.slices:
@@ -383,7 +385,7 @@ class Allocator:
         if self._static is not None and len(claims) == 1 and len(self._static) == 1:
             rd = next(iter(self._static.values()))
             if (rd.parent is None and not rd.admin and rd.mode == "ExactCount"
-                    and not _g(claims[0], "spec", "devices", "constraints")
+                    and not dict_path(claims[0], "spec", "devices", "constraints")
                     and rd.num_devices <= ALLOCATION_RESULTS_MAX_SIZE):
                 self._simple = rd
 
@@ -473,7 +475,7 @@ class _Solution:
 
 
 def _uses_all(claim: dict[str, Any]) -> bool:
-    for r in _g(claim, "spec", "devices", "requests") or ():
+    for r in dict_path(claim, "spec", "devices", "requests") or ():
         if (r.get("exactly") or {}).get("allocationMode") == "All":
             return True
         if any(sub.get("allocationMode") == "All" for sub in r.get("firstAvailable") or ()):
@@ -504,7 +506,7 @@ class _Run:
         for ci, claim in enumerate(self.claims):
             if static is None:
                 min_devices = 0
-                for ri, request in enumerate(_g(claim, "spec", "devices", "requests") or ()):
+                for ri, request in enumerate(dict_path(claim, "spec", "devices", "requests") or ()):
                     subs = request.get("firstAvailable") or []
                     rname = request.get("name", "")
                     if subs:
@@ -524,7 +526,7 @@ class _Run:
                     raise AllocatorError(f"claim {_kobj(claim)}: number of requested devices {min_devices} "
                                          f"exceeds the claim limit of {ALLOCATION_RESULTS_MAX_SIZE}")
             cons = []
-            for i, c in enumerate(_g(claim, "spec", "devices", "constraints") or ()):
+            for i, c in enumerate(dict_path(claim, "spec", "devices", "constraints") or ()):
                 if c.get("matchAttribute"):
                     cons.append(_MatchAttribute(list(c.get("requests") or ()), c["matchAttribute"]))
                 else:
@@ -591,7 +593,7 @@ class _Run:
     def _validate(self, claim: dict[str, Any], ci: int, ri: int, si: int, rd: _Req) -> _Req:
         spec = rd.spec
         for i, sel in enumerate(spec.get("selectors") or ()):
-            if not _g(sel, "cel", "expression"):
+            if not dict_path(sel, "cel", "expression"):
                 raise AllocatorError(f"claim {_kobj(claim)}, request {rd.name}, selector #{i}: "
                                      "CEL expression empty (unsupported selector type?)")
         if not self.a.features.admin_access and spec.get("adminAccess") is not None and rd.parent is None:
@@ -606,9 +608,9 @@ class _Run:
             raise AllocatorError(f"claim {_kobj(claim)}, request {rd.name}: could not retrieve device class "
                                  f'{class_name}: deviceclass.resource.k8s.io "{class_name}" not found')
         rd.class_ = cls
-        rd.selectors = ([(_g(x, "cel", "expression") or "", i, True)
-                         for i, x in enumerate(_g(cls, "spec", "selectors") or ())]
-                        + [(_g(x, "cel", "expression") or "", i, False)
+        rd.selectors = ([(dict_path(x, "cel", "expression") or "", i, True)
+                         for i, x in enumerate(dict_path(cls, "spec", "selectors") or ())]
+                        + [(dict_path(x, "cel", "expression") or "", i, False)
                            for i, x in enumerate(spec.get("selectors") or ())])
         rd.sel_key = (str(self.a.features.device_binding_conditions),) + tuple(e for e, _, _ in rd.selectors)
         self.req[(ci, ri, si)] = rd
@@ -639,7 +641,7 @@ class _Run:
                 if not _device_matches(did[0], d, expr):
                     return False
             except CELError as e:
-                where = (f"class {_g(rd.class_, 'metadata', 'name')}" if from_class
+                where = (f"class {dict_path(rd.class_, 'metadata', 'name')}" if from_class
                          else f"claim {_kobj(self.claims[ci])}")
                 if e.compile:
                     raise AllocatorError(f"{where}: selector #{i}: CEL compile error: {e.message}") from None
@@ -770,7 +772,7 @@ class _Run:
             if tol:
                 r["tolerations"] = tol
             results.append(r)
-        requests = _g(claim, "spec", "devices", "requests") or ()
+        requests = dict_path(claim, "spec", "devices", "requests") or ()
         config: list[dict[str, Any]] = []
         class_ranges: dict[str, tuple[int, int]] = {}
         for ri in range(len(requests)):
@@ -780,19 +782,19 @@ class _Run:
             cls = rd.class_
             if cls is None:
                 continue
-            cname = _g(cls, "metadata", "name") or ""
+            cname = dict_path(cls, "metadata", "name") or ""
             if cname in class_ranges:
                 start, end = class_ranges[cname]
                 for i in range(start, end):
                     config[i]["requests"].append(rd.full_name)
                 continue
             start = len(config)
-            for c in _g(cls, "spec", "config") or ():
+            for c in dict_path(cls, "spec", "config") or ():
                 entry = {"source": "FromClass", "requests": [rd.full_name]}
                 entry.update({k: v for k, v in c.items() if k != "requests"})
                 config.append(entry)
             class_ranges[cname] = (start, len(config))
-        for c in _g(claim, "spec", "devices", "config") or ():
+        for c in dict_path(claim, "spec", "devices", "config") or ():
             reqs = list(c.get("requests") or ())
             body = {k: v for k, v in c.items() if k != "requests"}
             if not reqs:
@@ -838,7 +840,7 @@ class _Run:
                     _add_new(terms[0].get("matchExpressions") or [], exprs)
                 elif len(terms) > 1:
                     raise AllocatorError(f"create NodeSelector for claim "
-                                         f"{_g(self.claims[ci], 'metadata', 'name')}: unsupported "
+                                         f"{dict_path(self.claims[ci], 'metadata', 'name')}: unsupported "
                                          f"ResourceSlice.NodeSelector with {len(terms)} terms")
         if fields or exprs:
             term: dict[str, Any] = {}

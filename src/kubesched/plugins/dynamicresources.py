@@ -74,6 +74,7 @@ from kubesched.plugins.dra_structured import (
     Features,
     allocated_devices,
 )
+from kubesched.plugins.dra_structured import dict_path as _g
 from kubesched.plugins.volumebinding import field
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -91,14 +92,6 @@ ERR_NO_NEW_CLAIMS = "no new claims to deallocate"
 FINALIZER = "resource.kubernetes.io/delete-protection"
 RESERVED_FOR_MAX_SIZE = 256
 """Upstream ``resourceapi.ResourceClaimReservedForMaxSize``."""
-
-
-def _g(obj: Any, *path: str) -> Any:
-    for p in path:
-        if not isinstance(obj, dict):
-            return None
-        obj = obj.get(p)
-    return obj
 
 
 def _as_dict(obj: Any) -> dict[str, Any]:

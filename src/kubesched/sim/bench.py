@@ -61,6 +61,7 @@ import msgspec
 import yaml
 
 from kubesched.api.objects import Namespace, Node, ObjectMeta, Pod, Service, decode
+from kubesched.api.workloads import ALPHANUMS
 from kubesched.config import default_config
 from kubesched.framework.clock import ManualClock
 from kubesched.scheduler import Attempt, Scheduler
@@ -1007,10 +1008,6 @@ class BenchResult:
 # ───────────────────────────── running ─────────────────────────────
 
 
-_ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
-"""``k8s.io/apimachinery/pkg/util/rand`` alphabet (generateName suffixes)."""
-
-
 class _Names:
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
@@ -1019,7 +1016,7 @@ class _Names:
     def generate(self, prefix: str) -> str:
         choices = self.rng.choices
         while True:
-            name = prefix + "".join(choices(_ALPHANUMS, k=5))
+            name = prefix + "".join(choices(ALPHANUMS, k=5))
             if name not in self.used:
                 self.used.add(name)
                 return name
@@ -1139,6 +1136,49 @@ def _build_pods(op: CreatePods, namespace: str, names: _Names) -> list[Pod]:
     return [replace(tpl, metadata=replace(base, name=names.generate(prefix))) for _ in range(op.count)]
 
 
+def _new_run(workload: Workload, seed: int,
+             registry: dict[str, Any] | None) -> tuple[BenchResult, ClusterStore, Scheduler]:
+    """The result record of one run of ``workload``, an empty store and a scheduler over it with
+    the default configuration (``registry``: the in-tree plugins when None)."""
+    if registry is None:
+        from kubesched.plugins.registry import in_tree_registry
+
+        registry = dict(in_tree_registry())
+    res = BenchResult(workload.key, workload.threshold, workload.target, workload.rss_target_mib,
+                      nodes=workload.num_nodes, init_pods=workload.num_init_pods,
+                      measured_pods=workload.num_measured_pods)
+    store = ClusterStore(keep_events=False)
+    sched = Scheduler(default_config(), client=store, lister=store, clock=ManualClock(), seed=seed, registry=registry)
+    store.scheduler = sched
+    return res, store, sched
+
+
+def _begin_measured(res: BenchResult, t_create: float,
+                    profiler: Any) -> tuple[float, float, ThroughputCollector]:
+    """Start the measured scheduling loop: the profiler (if any), then CPU and wall clocks;
+    records ``res.create_s`` (since ``t_create``). Returns ``(cpu0, t0, collector)``."""
+    if profiler is not None:
+        profiler.start()
+    cpu0 = time.process_time()
+    t0 = time.perf_counter()
+    res.create_s = t0 - t_create
+    return cpu0, t0, ThroughputCollector(t0)
+
+
+def _end_measured(res: BenchResult, cpu0: float, t0: float, t1: float, collector: ThroughputCollector,
+                  attempts: dict[str, int], profiler: Any) -> None:
+    """End the measured loop (ended at wall time ``t1``): CPU seconds (before the profiler stops),
+    load average, wall seconds, the throughput data and samples, the attempt counts."""
+    res.measured_cpu_s = time.process_time() - cpu0
+    if profiler is not None:
+        profiler.stop()
+    res.loadavg = os.getloadavg()
+    res.measured_wall_s = t1 - t0
+    res.data = collector.data()
+    res.samples = list(collector.samples)
+    res.attempts = attempts
+
+
 def execute(workload: Workload, *, seed: int = 0, progress: bool = False,
             registry: dict[str, Any] | None = None,
             inspect: Callable[[ClusterStore, Scheduler], None] | None = None,
@@ -1153,17 +1193,7 @@ def execute(workload: Workload, *, seed: int = 0, progress: bool = False,
         return workload.runner(workload, seed=seed, progress=progress, registry=registry, inspect=inspect,
                                profiler=profiler)
     t_begin = time.perf_counter()
-    if registry is None:
-        from kubesched.plugins.registry import in_tree_registry
-
-        registry = dict(in_tree_registry())
-    res = BenchResult(workload.key, workload.threshold, workload.target, workload.rss_target_mib,
-                      nodes=workload.num_nodes, init_pods=workload.num_init_pods,
-                      measured_pods=workload.num_measured_pods)
-    config = default_config()
-    store = ClusterStore(keep_events=False)
-    sched = Scheduler(config, client=store, lister=store, clock=ManualClock(), seed=seed, registry=registry)
-    store.scheduler = sched
+    res, store, sched = _new_run(workload, seed, registry)
     names = _Names(random.Random(seed))
     ui = _Progress(progress, workload.key)
     try:
@@ -1251,12 +1281,7 @@ def execute(workload: Workload, *, seed: int = 0, progress: bool = False,
         queue = sched.queue
         schedule_one = sched.schedule_one
         flush = store.flush
-        if profiler is not None:
-            profiler.start()
-        cpu0 = time.process_time()
-        t0 = clock()
-        res.create_s = t0 - t_create
-        collector = ThroughputCollector(t0)
+        cpu0, t0, collector = _begin_measured(res, t_create, profiler)
         while queue.has_schedulable():
             a = schedule_one()
             if a is None:
@@ -1267,16 +1292,8 @@ def execute(workload: Workload, *, seed: int = 0, progress: bool = False,
             if collector.observe(clock(), counter[0]) and progress:
                 rate = f"{collector.samples[-1]:.0f} pods/s" if collector.samples else ""
                 ui.update(task, counter[0], rate)
-        t1 = clock()
-        res.measured_cpu_s = time.process_time() - cpu0
-        if profiler is not None:
-            profiler.stop()
-        res.loadavg = os.getloadavg()
-        ui.update(task, counter[0], f"avg {collector.data().get('Average', 0):.0f} pods/s")
-        res.measured_wall_s = t1 - t0
-        res.data = collector.data()
-        res.samples = list(collector.samples)
-        res.attempts = attempts
+        _end_measured(res, cpu0, t0, clock(), collector, attempts, profiler)
+        ui.update(task, counter[0], f"avg {res.data.get('Average', 0):.0f} pods/s")
         res.scheduled = sum(1 for k, p in store.pods.items() if k.startswith(prefix) and p.spec.node_name)
         res.unschedulable_pods = mop.count - res.scheduled
         if inspect is not None:

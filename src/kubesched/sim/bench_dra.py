@@ -27,7 +27,6 @@ upstream's ``_QueueingHintsEnabled`` variant where it is higher than the hints-o
 from __future__ import annotations
 
 import dataclasses
-import os
 import random
 import time
 from dataclasses import dataclass
@@ -38,17 +37,19 @@ import yaml
 
 import kubesched.sim.bench as _bench
 from kubesched.api.objects import Namespace, Node, ObjectMeta, Pod, decode
-from kubesched.config import default_config
-from kubesched.framework.clock import ManualClock
 from kubesched.plugins.dra_structured import Allocator
-from kubesched.scheduler import Attempt, Scheduler
+from kubesched.scheduler import Attempt
 from kubesched.sim.bench import (
+    _IT,
+    _PERF,
     BenchResult,
     CreateNodes,
     CreatePods,
-    ThroughputCollector,
     Workload,
+    _begin_measured,
+    _end_measured,
     _Names,
+    _new_run,
     _peak_rss_mib,
     _Progress,
 )
@@ -202,8 +203,6 @@ def _steady_case(case: str, name: str, without: int, with_: int, init_claims: in
     return w.key, w
 
 
-_IT = ("integration-test", "short")
-_PERF = ("performance",)
 _SS = "SteadyStateClusterResourceClaimTemplate"
 
 DRA_WORKLOADS: dict[str, Workload] = dict([
@@ -264,16 +263,7 @@ def execute_dra(workload: Workload, *, seed: int = 0, progress: bool = False,
     """Run one DRA workload (the :class:`~kubesched.sim.bench.Workload` ``runner``)."""
     setup = _SETUPS[workload.key]
     t_begin = time.perf_counter()
-    if registry is None:
-        from kubesched.plugins.registry import in_tree_registry
-
-        registry = dict(in_tree_registry())
-    res = BenchResult(workload.key, workload.threshold, workload.target, workload.rss_target_mib,
-                      nodes=workload.num_nodes, init_pods=workload.num_init_pods,
-                      measured_pods=workload.num_measured_pods)
-    store = ClusterStore(keep_events=False)
-    sched = Scheduler(default_config(), client=store, lister=store, clock=ManualClock(), seed=seed, registry=registry)
-    store.scheduler = sched
+    res, store, sched = _new_run(workload, seed, registry)
     rng = random.Random(seed)
     names = _Names(rng)
     ui = _Progress(progress, workload.key)
@@ -355,12 +345,7 @@ def execute_dra(workload: Workload, *, seed: int = 0, progress: bool = False,
         sched.on_attempt = on_attempt
         task = ui.task("measured pods (test)", mop.count)
         clock = time.perf_counter
-        if profiler is not None:
-            profiler.start()
-        cpu0 = time.process_time()
-        t0 = clock()
-        res.create_s = t0 - t_create
-        collector = ThroughputCollector(t0)
+        cpu0, t0, collector = _begin_measured(res, t_create, profiler)
         end = t0 + setup.steady_s
         while True:
             if steady and (clock() >= end or (setup.steady_pods and counter[0] >= setup.steady_pods)):
@@ -379,15 +364,7 @@ def execute_dra(workload: Workload, *, seed: int = 0, progress: bool = False,
                 store.add("Pod", make_pod("test"))
             if collector.observe(clock(), counter[0]) and progress:
                 ui.update(task, counter[0], f"{collector.samples[-1]:.0f} pods/s" if collector.samples else "")
-        t1 = clock()
-        res.measured_cpu_s = time.process_time() - cpu0
-        if profiler is not None:
-            profiler.stop()
-        res.loadavg = os.getloadavg()
-        res.measured_wall_s = t1 - t0
-        res.data = collector.data()
-        res.samples = list(collector.samples)
-        res.attempts = attempts
+        _end_measured(res, cpu0, t0, clock(), collector, attempts, profiler)
         if steady:
             res.scheduled = counter[0]
             res.measured_pods = counter[0]

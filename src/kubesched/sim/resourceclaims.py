@@ -25,21 +25,9 @@ from typing import Any
 import msgspec
 
 from kubesched.api.objects import Pod, PodResourceClaimStatus
+from kubesched.api.workloads import ALPHANUMS, POD_CLAIM_NAME_ANNOTATION, claim_name_prefix
 
 __all__ = ["POD_CLAIM_NAME_ANNOTATION", "claim_name_prefix", "create_pod_claims", "release_pod_claims"]
-
-POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
-_ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
-
-
-def claim_name_prefix(pod_name: str, claim_name: str) -> str:
-    """Upstream ``generateName`` for a claim from a template (``handleClaim``)."""
-    gen = f"{pod_name}-{claim_name}-"
-    max_base = 57
-    if len(gen) > max_base:
-        gen = (pod_name[:len(pod_name) * max_base // len(gen)] + "-"
-               + claim_name[:len(claim_name) * max_base // len(gen)])
-    return gen
 
 
 def create_pod_claims(store: Any, pod: Pod, raw: dict[str, Any] | None = None,
@@ -65,7 +53,7 @@ def create_pod_claims(store: Any, pod: Pod, raw: dict[str, Any] | None = None,
         tmeta = (tpl.get("spec") or {}).get("metadata") or {}
         prefix = claim_name_prefix(pod.metadata.name, rc.name)
         while True:
-            name = prefix + "".join(rng.choices(_ALPHANUMS, k=5))
+            name = prefix + "".join(rng.choices(ALPHANUMS, k=5))
             if store.get("ResourceClaim", ns, name) is None:
                 break
         owner: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "name": pod.metadata.name,
