@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from kubesched.api.labels import DOUBLE_EQUALS, EQUALS, IN
+
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.labels import Selector
     from kubesched.api.objects import Node
@@ -98,6 +100,9 @@ class SpreadIndex:
         member = self._member
         matches = selector.matches
         pods_of = table.pods
+        # a positive requirement (In / =) rejects most pods with one dict lookup
+        pk, pv = next(((k, vals) for k, op, vals in selector.requirements if op in (IN, EQUALS, DOUBLE_EQUALS)),
+                      (None, frozenset()))
         # only nodes holding pods (requested[:, PODS] counts them): not a loop over every node
         for row in np.flatnonzero(table.alive & (table.requested[:, table.PODS] > 0)).tolist():
             pods = pods_of[row]
@@ -106,9 +111,13 @@ class SpreadIndex:
             n = 0
             for pi in pods:
                 pod = pi.pod
-                if pod.metadata.namespace != namespace or not _counted(pi):
+                meta = pod.metadata
+                if meta.namespace != namespace:
                     continue
-                if matches(pod.metadata.labels):
+                labels = meta.labels
+                if pk is not None and labels.get(pk) not in pv:
+                    continue
+                if meta.deletion_timestamp is None and matches(labels):
                     n += 1
                     member[pi.key] = member.get(pi.key, ()) + (g,)
             if n:
