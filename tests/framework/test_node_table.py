@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kubesched.api.labels import Selector, make_requirement
 from kubesched.framework import node_table
 from kubesched.framework.node_info import PodInfo
 from kubesched.framework.node_table import NO_PODS_PRIORITY, NodeTable, RowEdit, TableChangedError
@@ -213,3 +214,61 @@ def test_row_edit_inside_frozen_is_no_change(monkeypatch: pytest.MonkeyPatch) ->
             edit.remove(t.pods[t.row_of["a"]][0])
             edit.add(_pod(1, _SPEC))
             assert t.mutations > 0
+
+
+# ───────────────────────────── SpreadIndex: groups built from the pods-by-label index ─────────────────────────────
+
+_OPS = st.lists(st.tuples(st.sampled_from(["add", "remove", "drop_node", "query"]), st.integers(0, 5),
+                          st.integers(0, 3), st.sampled_from(["a", "b", "c"]), st.booleans()), max_size=40)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_OPS)
+def test_spread_index_counts_match_a_scan_of_the_pods(ops: list) -> None:
+    """Counts of groups with a positive requirement (built from the label index) and without
+    one (built by a scan) equal a brute-force count after any adds, removes and node removals."""
+    from kubesched.plugins.podtopologyspread.index import spread_index
+
+    t = NodeTable(capacity=2)
+    for i in range(3):
+        t.set_node(MakeNode().name(f"n{i}").obj())
+    idx = spread_index(t)
+    selectors = [Selector([make_requirement("app", "in", ["a", "b"])]),
+                 Selector([make_requirement("app", "=", ["c"])]),
+                 Selector([make_requirement("app", "exists", [])]),
+                 Selector([make_requirement("app", "notin", ["a"])])]
+    where: dict[str, int] = {}
+    n = 0
+    for step, (op, node, sel, app, dying) in enumerate(ops):
+        name = f"n{node % 3}"
+        if op == "add" and name in t.row_of:
+            b = MakePod().name(f"p{n}").namespace("ns").label("app", app)
+            if dying:
+                b = b.terminating()
+            pi = PodInfo(b.obj())
+            n += 1
+            t.add_pod(pi, t.row_of[name])
+            where[pi.key] = t.row_of[name]
+        elif op == "remove" and where:
+            key = sorted(where)[node % len(where)]
+            row = where.pop(key)
+            pi = next(p for p in t.pods[row] if p.key == key)
+            t.remove_pod(pi, row)
+        elif op == "drop_node" and name in t.row_of and len(t.row_of) > 1:
+            row = t.row_of[name]
+            for pi in list(t.pods[row]):  # callers remove the pods first, as the cache does
+                where.pop(pi.key, None)
+                t.remove_pod(pi, row)
+            t.remove_node(name)
+        elif op == "drop_node" and name not in t.row_of:
+            t.set_node(MakeNode().name(name).obj())
+        # a group new at this step (built from the label index now) and maybe an older one
+        for s in (Selector([make_requirement("app", "in", [app, f"v{step}"])]), selectors[sel]):
+            _assert_counts(t, idx.counts("ns", s), s)
+
+
+def _assert_counts(t: NodeTable, got: np.ndarray, s: Selector) -> None:
+    for row in range(t.capacity):
+        want = sum(1 for p in t.pods[row] if p.pod.metadata.deletion_timestamp is None
+                   and s.matches(p.pod.metadata.labels)) if t.alive[row] else 0
+        assert got[row] == want, (s, row)

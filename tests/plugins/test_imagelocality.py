@@ -122,3 +122,29 @@ def test_batch_equals_per_node(node_imgs, pod_imgs, n_init):
     rows = t.order()
     ref = [pl.score(CycleState(), pod, t.node_info(r))[0] for r in rows.tolist()]
     assert pl.score_nodes(CycleState(), pod, t, rows).tolist() == ref
+
+
+def test_cached_scores_follow_node_changes():
+    """The per-row scores kept across cycles are recomputed when a node is added, updated or
+    removed (the node count and the nodes holding an image both change the score)."""
+    a, b = normalized_image_name("gcr.io/a"), normalized_image_name("gcr.io/b:v1")
+    nodes = [_node("n0", (a, 900 * MB)), _node("n1"), _node("n2", (b, 500 * MB))]
+    t = build_table(nodes)
+    pl = imagelocality.new(None, Handle(nodes=t))
+    pod = _pod("gcr.io/a", "gcr.io/b:v1")
+
+    def check():
+        rows = t.order()
+        ref = [pl.score(CycleState(), pod, t.node_info(r))[0] for r in rows.tolist()]
+        assert pl.score_nodes(CycleState(), pod, t, rows).tolist() == ref
+        return ref
+
+    first = check()
+    t.set_node(_node("n1", (a, 2000 * MB)))  # update: n1 now has the image
+    assert check() != first
+    t.set_node(_node("n3", (b, 1500 * MB)))  # add
+    check()
+    t.remove_node("n0")
+    check()
+    t.set_node(_node("n2"))  # update: the image leaves n2
+    check()

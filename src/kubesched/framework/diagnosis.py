@@ -147,7 +147,7 @@ class Diagnosis:
     post_filter_msg: str = ""
 
     def num_explicit(self) -> int:
-        return sum(len(c.rows) - int(c.ok_mask().sum()) for c in self.chunks) + len(self.extra_statuses)
+        return sum(int(np.count_nonzero(c.fail_plugin != c.PASSED)) for c in self.chunks) + len(self.extra_statuses)
 
     def add_plugin_status(self, status: Status) -> None:
         """Upstream ``AddPluginStatus``: remember the plugin of a rejection."""

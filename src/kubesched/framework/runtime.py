@@ -340,9 +340,9 @@ class Framework:
             else:
                 res = self._filter_per_node(state, pod, pl, cur)
             failed = res.failed
-            bad = failed != 0
-            if not bad.any():
+            if not np.count_nonzero(failed):  # cheaper than .any() on small arrays
                 continue
+            bad = failed != 0
             tables[pi] = PluginReasons.of(res)
             pos = alive[bad]
             fail_plugin[pos] = pi

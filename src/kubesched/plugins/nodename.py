@@ -54,7 +54,7 @@ class NodeName:
             return None
         row = nodes.row_of.get(want)
         mask = np.ones(len(rows), bool) if row is None else rows != row
-        if not mask.any():
+        if not np.count_nonzero(mask):
             return None
         return FilterResult.single(mask, ERR_REASON, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
 

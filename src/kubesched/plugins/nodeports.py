@@ -187,7 +187,7 @@ class NodePorts:
         if not bad:
             return None
         mask = np.isin(rows, np.fromiter(bad, np.int64, len(bad)))
-        if not mask.any():
+        if not np.count_nonzero(mask):
             return None
         return FilterResult.single(mask, ERR_REASON, Code.UNSCHEDULABLE)
 

@@ -90,7 +90,7 @@ class NodeUnschedulable:
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> FilterResult | None:
         mask = nodes.unschedulable[rows]
-        if not mask.any() or tolerates_unschedulable(pod.spec.tolerations):
+        if not np.count_nonzero(mask) or tolerates_unschedulable(pod.spec.tolerations):
             return None
         return FilterResult.single(mask, ERR_REASON_UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
 

@@ -201,7 +201,7 @@ class TaintToleration:
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> FilterResult | None:
         mask = untolerated_mask(nodes, rows, pod.spec.tolerations)
-        if not mask.any():
+        if not np.count_nonzero(mask):
             return None
         return FilterResult.single(mask, ERR_REASON_NOT_MATCH, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
 

@@ -120,6 +120,16 @@ def _apply_nominated_pods(fw: Framework, state: CycleState, pod: Pod, chunk: Fil
             chunk.override(i, sub)
 
 
+def _next_chunk_size(size: int, pos: int, found: int, num_to_find: int, n: int) -> int:
+    """Size of the next chunk of nodes to filter: enough, at the pass rate seen so far, for the
+    feasible nodes still missing (plus a margin), else double. Only the amount of work depends
+    on it: evaluations past the ``num_to_find``-th feasible node are dropped either way."""
+    if found < 16:  # too few to estimate the pass rate
+        return min(size * 2, n)
+    want = (num_to_find - found) * pos // found
+    return max(64, min(want + want // 4 + 32, n))
+
+
 def _filter_rows(fw: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis, rows: np.ndarray,
                  start: int, num_to_find: int) -> np.ndarray:
     """``findNodesThatPassFilters`` over ``rows``: evaluate from ``start`` (wrapping) until
@@ -134,7 +144,8 @@ def _filter_rows(fw: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosi
     feasible: list[np.ndarray] = []
     found = 0
     pos = 0
-    size = max(num_to_find, 64)
+    # a margin over num_to_find: a few more nodes cost less than a second pass of every plugin
+    size = max(num_to_find + num_to_find // 8, 64)
     while pos < n and found < num_to_find:
         # nodes[(start + i) % n] for i in [pos, pos + size), without rotating the whole list
         a, b = start + pos, start + min(pos + size, n)
@@ -147,7 +158,7 @@ def _filter_rows(fw: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosi
         chunk = fw.run_filter_plugins(state, pod, segment)
         _apply_nominated_pods(fw, state, pod, chunk)
         ok = chunk.ok_mask()
-        n_ok = int(ok.sum())
+        n_ok = int(np.count_nonzero(ok))
         if found + n_ok > num_to_find:
             # keep the evaluations up to and including the num_to_find-th feasible node
             cut = int(np.flatnonzero(ok)[num_to_find - found - 1]) + 1
@@ -159,7 +170,7 @@ def _filter_rows(fw: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosi
             feasible.append(chunk.rows[ok])
         found += n_ok
         pos += size
-        size = min(size * 2, n)
+        size = _next_chunk_size(size, pos, found, num_to_find, n)
     if not feasible:
         return rows[:0]
     return feasible[0] if len(feasible) == 1 else np.concatenate(feasible)

@@ -166,7 +166,7 @@ def default_selector(pod: Pod, lister: ClusterLister) -> Selector:
         sel = svc.spec.selector
         if not sel:
             continue  # nil matches nothing; {} matches everything but adds no label
-        if all(k in pod_labels and pod_labels[k] == v for k, v in sel.items()):
+        if sel.items() <= pod_labels.items():  # every selector label on the pod
             label_set.update(sel)
     selector = selector_from_set(label_set)
     owner = next((o for o in pod.metadata.owner_references if o.controller), None)

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from kubesched.api.labels import DOUBLE_EQUALS, EQUALS, IN
+
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.labels import Selector
     from kubesched.api.objects import Node
@@ -51,6 +53,11 @@ class SpreadIndex:
     def __init__(self, table: NodeTable, max_groups: int = 256) -> None:
         self.table = table  # the table owns the index (derived + listener): a cycle the GC collects
         self.max_groups = max_groups
+        self._by_label: dict[tuple[str, str, str], dict[str, tuple[int, PodInfo]]] | None = None
+        """(namespace, label key, value) → pod key → (row, PodInfo) of every pod in the table;
+        built with the first group that has a positive requirement, then kept up to date."""
+        self._label_keys: dict[str, tuple[tuple[str, str, str], ...]] = {}
+        """pod key → the entries of ``_by_label`` it was put under."""
         self._reset(table)
         table.add_listener(self)
 
@@ -98,6 +105,22 @@ class SpreadIndex:
         member = self._member
         matches = selector.matches
         pods_of = table.pods
+        # a positive requirement (In / =): only the pods carrying one of its values can match
+        pk, pv = next(((k, vals) for k, op, vals in selector.requirements if op in (IN, EQUALS, DOUBLE_EQUALS)),
+                      (None, frozenset()))
+        if pk is not None:
+            by_label = self._labels()
+            alive = table.alive
+            for v in pv:
+                for row, pi in list(by_label.get((namespace, pk, v), {}).values()):
+                    # only pods still on that row count (a removed node drops its pods unannounced)
+                    if not alive[row] or not any(p is pi for p in pods_of[row]):
+                        continue
+                    meta = pi.pod.metadata
+                    if meta.deletion_timestamp is None and matches(meta.labels):
+                        col[row] += 1
+                        member[pi.key] = member.get(pi.key, ()) + (g,)
+            return g
         # only nodes holding pods (requested[:, PODS] counts them): not a loop over every node
         for row in np.flatnonzero(table.alive & (table.requested[:, table.PODS] > 0)).tolist():
             pods = pods_of[row]
@@ -105,15 +128,49 @@ class SpreadIndex:
                 continue
             n = 0
             for pi in pods:
-                pod = pi.pod
-                if pod.metadata.namespace != namespace or not _counted(pi):
+                meta = pi.pod.metadata
+                if meta.namespace != namespace:
                     continue
-                if matches(pod.metadata.labels):
+                if meta.deletion_timestamp is None and matches(meta.labels):
                     n += 1
                     member[pi.key] = member.get(pi.key, ()) + (g,)
             if n:
                 col[row] = n
         return g
+
+    # ───────────────────────────── pods by label ─────────────────────────────
+
+    def _labels(self) -> dict[tuple[str, str, str], dict[str, tuple[int, PodInfo]]]:
+        if self._by_label is None:
+            self._by_label = {}
+            table = self.table
+            for row in np.flatnonzero(table.alive & (table.requested[:, table.PODS] > 0)).tolist():
+                for pi in table.pods[row]:
+                    self._index_pod(row, pi)
+        return self._by_label
+
+    def _index_pod(self, row: int, pod_info: PodInfo) -> None:
+        assert self._by_label is not None
+        meta = pod_info.pod.metadata
+        ns, key = meta.namespace, pod_info.key
+        keys = tuple((ns, k, v) for k, v in meta.labels.items())
+        entry = (row, pod_info)
+        for lk in keys:
+            d = self._by_label.get(lk)
+            if d is None:
+                d = self._by_label[lk] = {}
+            d[key] = entry
+        self._label_keys[key] = keys
+
+    def _unindex_pod(self, row: int, pod_info: PodInfo) -> None:
+        assert self._by_label is not None
+        key = pod_info.key
+        for lk in self._label_keys.pop(key, ()):
+            d = self._by_label.get(lk)
+            if d is not None and key in d and d[key][0] == row:
+                del d[key]
+                if not d:
+                    del self._by_label[lk]
 
     def _grow_rows(self) -> None:
         cap = self.table.capacity
@@ -132,6 +189,8 @@ class SpreadIndex:
             self._counts[:, row] = 0
 
     def on_pod_added(self, table: NodeTable, row: int, pod_info: PodInfo) -> None:
+        if self._by_label is not None:
+            self._index_pod(row, pod_info)
         groups = self._ns_groups.get(pod_info.pod.metadata.namespace)
         if not groups or not _counted(pod_info):
             return
@@ -144,6 +203,8 @@ class SpreadIndex:
             self._member[pod_info.key] = hit
 
     def on_pod_removed(self, table: NodeTable, row: int, pod_info: PodInfo) -> None:
+        if self._by_label is not None:
+            self._unindex_pod(row, pod_info)
         hit = self._member.pop(pod_info.key, None)
         if hit and row < self._counts.shape[1]:
             self._counts[hit, row] -= 1
