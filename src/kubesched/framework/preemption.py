@@ -115,6 +115,12 @@ PREEMPT_NEVER = "Never"
 DISRUPTION_TARGET = "DisruptionTarget"
 REASON_PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
 MAX_INT32 = (1 << 31) - 1
+POD_INDEPENDENT_FILTERS = frozenset({
+    "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "VolumeBinding", "VolumeZone"})
+"""In-tree Filter plugins whose verdict on a node does not depend on the pods assigned to it (nor
+on the PreFilter state that AddPod/RemovePod change): once a node passed them with every
+potential victim removed, re-adding victims during the reprieve cannot make them fail, so the
+reprieve runs only the other Filter plugins (same verdict, fewer plugin calls)."""
 _NOW_NS = (1 << 63) - 1
 """``status.startTime`` of a pod that has none: "now", later than any recorded start time."""
 
@@ -329,6 +335,20 @@ def _status_of(m: Any, name: str) -> Status:
     return m.get(name)
 
 
+@dataclass(frozen=True)
+class _DryRunPlan:
+    """What one dry run may shortcut, derived once from the preemptor's CycleState.
+
+    ``extensions``: whether some PreFilter plugin not skipped in this cycle has AddPod/RemovePod
+    extensions (when none has, the framework's RunPreFilterExtension* calls are no-ops and are
+    not made). ``reprieve_filters``: ``(plugin, has filter_nodes)`` for the Filter plugins, not
+    skipped in this cycle, that the reprieve must re-run (all but
+    :data:`POD_INDEPENDENT_FILTERS`)."""
+
+    extensions: bool
+    reprieve_filters: tuple[tuple[Any, bool], ...]
+
+
 class Evaluator:
     """Upstream ``preemption.Evaluator`` together with DefaultPreemption's implementation of its
     ``Interface`` (subclass and override the hooks to customise).
@@ -356,6 +376,7 @@ class Evaluator:
         self.offset_fn: Callable[[int], int] | None = None
         self._fallback_rng = np.random.default_rng(0)
         self._nominated_cache: dict[str, list[PodInfo]] | None = None
+        self._plan: _DryRunPlan | None = None
 
     # ─────────────── Interface (DefaultPreemption's implementation) ───────────────
 
@@ -418,14 +439,17 @@ class Evaluator:
         Returns ``(victims most important first, number of PDB-violating victims, status)``.
         """
         table = self.handle.nodes
+        plan = self._plan
+        extensions = plan is None or plan.extensions
         with RowEdit(table, row) as edit:
             ni = edit.node_info
             potential = [pi for pi in table.pods[row] if self.is_preemption_allowed(ni, pi, pod)]
             for pi in potential:
                 edit.remove(pi)
-                st = self.run_pre_filter_extension_remove_pod(state, pod, pi, ni)
-                if st is not None:
-                    return [], 0, st
+                if extensions:
+                    st = self.run_pre_filter_extension_remove_pod(state, pod, pi, ni)
+                    if st is not None:
+                        return [], 0, st
             if not potential:
                 return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_NO_VICTIMS,))
             st = self.run_filter_plugins_with_nominated_pods(state, pod, edit)
@@ -437,15 +461,20 @@ class Evaluator:
 
             def reprieve(pi: PodInfo) -> tuple[bool, Status | None]:
                 edit.add(pi)
-                err = self.run_pre_filter_extension_add_pod(state, pod, pi, ni)
-                if err is not None:
-                    return False, err
-                fits = self.run_filter_plugins_with_nominated_pods(state, pod, edit).is_success()
-                if not fits:
-                    edit.remove(pi)
-                    err = self.run_pre_filter_extension_remove_pod(state, pod, pi, ni)
+                if extensions:
+                    err = self.run_pre_filter_extension_add_pod(state, pod, pi, ni)
                     if err is not None:
                         return False, err
+                if plan is None:
+                    fits = self.run_filter_plugins_with_nominated_pods(state, pod, edit).is_success()
+                else:
+                    fits = self._reprieve_fits(plan, state, pod, edit)
+                if not fits:
+                    edit.remove(pi)
+                    if extensions:
+                        err = self.run_pre_filter_extension_remove_pod(state, pod, pi, ni)
+                        if err is not None:
+                            return False, err
                     victims.append(pi)
                 return fits, None
 
@@ -463,6 +492,78 @@ class Evaluator:
             if violating and non_violating:
                 self._sort_importance(victims)
             return [pi.pod for pi in victims], num_violating, Status(Code.SUCCESS)
+
+    # ─────────────── dry-run shortcuts (same verdicts, fewer plugin calls) ───────────────
+
+    def _make_plan(self, state: CycleState) -> _DryRunPlan | None:
+        """The :class:`_DryRunPlan` for this cycle, or None when a hook is overridden or the
+        framework does not expose its plugin lists (then everything runs as written)."""
+        cls = type(self)
+        for hook in ("run_pre_filter_extension_add_pod", "run_pre_filter_extension_remove_pod",
+                     "run_filter_plugins_with_nominated_pods", "_run_filters", "nominated_pods_for_node"):
+            if getattr(cls, hook) is not getattr(Evaluator, hook):
+                return None
+        fw = self.handle.framework
+        pre_filter = getattr(fw, "pre_filter_plugins", None)
+        filters = getattr(fw, "filter_plugins", None)
+        if pre_filter is None or filters is None:
+            return None
+        skip = state.skip_filter_plugins
+        extensions = False
+        for pl in pre_filter:
+            getter = getattr(pl, "pre_filter_extensions", None)
+            if callable(getter) and getter() is not None and pl.name not in skip:
+                extensions = True
+                break
+        reprieve = tuple(
+            (pl, callable(getattr(pl, "filter_nodes", None))) for pl in filters
+            if pl.name not in skip and not (pl.name in POD_INDEPENDENT_FILTERS
+                                            and type(pl).__module__.startswith("kubesched.plugins."))
+        )
+        return _DryRunPlan(extensions, reprieve)
+
+    def _reprieve_fits(self, plan: _DryRunPlan, state: CycleState, pod: Pod, edit: RowEdit) -> bool:
+        """Whether the pod still fits the edited row during the reprieve: the verdict of
+        :meth:`run_filter_plugins_with_nominated_pods` (pods of priority ≥ the pod's nominated to
+        the node added first, on a cloned state; then without), running only
+        ``plan.reprieve_filters``: the node passed the others, with and without those nominated
+        pods, once every potential victim was removed, and re-adding victims cannot change
+        their verdict."""
+        table, row = edit.table, edit.row
+        key = pod_key(pod)
+        prio = pod_priority(pod)
+        nominated = [pi for pi in self.nominated_pods_for_node(table.names[row])
+                     if pi.priority >= prio and pi.key != key and pi.key not in table.pod_row]
+        if nominated:
+            state_n = state.clone()
+            fw = self._framework()
+            with RowEdit(table, row) as with_nominated:
+                ni = table.node_info(row)
+                for pi in nominated:
+                    with_nominated.add(pi)
+                    if plan.extensions and fw.run_pre_filter_extension_add_pod(state_n, pod, pi, ni) is not None:
+                        return False  # an Error status
+                if not self._filters_pass(plan, state_n, pod, row):
+                    return False
+        return self._filters_pass(plan, state, pod, row)
+
+    def _filters_pass(self, plan: _DryRunPlan, state: CycleState, pod: Pod, row: int) -> bool:
+        """``plan.reprieve_filters`` all pass ``row`` (an Error is not a pass)."""
+        table = self.handle.nodes
+        rows = np.asarray([row], np.int64)
+        try:
+            for pl, batch in plan.reprieve_filters:
+                if batch:
+                    res = pl.filter_nodes(state, pod, table, rows)
+                    if res is not None and res.failed[0] != 0:
+                        return False
+                else:
+                    st = pl.filter(state, pod, table.node_info(row))
+                    if st is not None and not st.is_success():
+                        return False
+        except Exception:  # noqa: BLE001 - a Filter error: the full run's Error status, not a fit
+            return False
+        return True
 
     # ─────────────── framework helpers (RunPreFilterExtension*, RunFilterPluginsWithNominatedPods) ───────────────
 
@@ -616,14 +717,25 @@ class Evaluator:
         of Error statuses.
         """
         table = self.handle.nodes
+        prio = pod_priority(pod)
+        has_lower = (table.min_pod_priority[potential] < prio).tolist()
+        no_victims = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_NO_VICTIMS,))
+        self._plan = self._make_plan(state)
+        try:
+            return self._dry_run_loop(state, pod, potential, pdbs, offset, num_candidates, has_lower, no_victims)
+        finally:
+            self._plan = None
+
+    def _dry_run_loop(self, state: CycleState, pod: Pod, potential: np.ndarray,
+                      pdbs: Sequence[PodDisruptionBudget], offset: int, num_candidates: int,
+                      has_lower: list[bool], no_victims: Status
+                      ) -> tuple[list[Candidate], dict[str, Status], list[str]]:
+        table = self.handle.nodes
         n = len(potential)
         non_violating: list[Candidate] = []
         violating: list[Candidate] = []
         statuses: dict[str, Status] = {}
         errors: list[str] = []
-        prio = pod_priority(pod)
-        has_lower = (table.min_pod_priority[potential] < prio).tolist()
-        no_victims = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_NO_VICTIMS,))
         for i in range(n):
             j = (offset + i) % n
             row = int(potential[j])
