@@ -347,6 +347,9 @@ class _DryRunPlan:
 
     extensions: bool
     reprieve_filters: tuple[tuple[Any, bool], ...]
+    rejects: Callable[[int, PodInfo], bool] | None = None
+    """From :attr:`Evaluator.reprieve_precheck`: True when re-adding the pod to the row surely
+    makes one of ``reprieve_filters`` reject it (then the reprieve needs no row edit)."""
 
 
 class Evaluator:
@@ -362,7 +365,11 @@ class Evaluator:
 
     Hooks: ``is_eligible_pod(node_info, victim_pod_info, preemptor) -> bool`` (default: always);
     ``more_important_pod(pod1, pod2) -> bool`` (default :func:`more_important_pod`);
-    ``offset_fn(n) -> int`` (default ``handle.rng.integers(n)``).
+    ``offset_fn(n) -> int`` (default ``handle.rng.integers(n)``);
+    ``reprieve_precheck(state, reprieve_filter_plugins) -> rejects(row, victim) -> bool | None``
+    (default None; DefaultPreemption installs NodeResourcesFit's arithmetic): a sure "does not
+    fit" for a victim about to be re-added during the reprieve, asked only when no PreFilter
+    extension is active; it must never answer True where the Filter plugins would pass.
     """
 
     def __init__(self, plugin_name: str, handle: Handle, *, min_candidate_nodes_percentage: int = 10,
@@ -377,6 +384,8 @@ class Evaluator:
         self._fallback_rng = np.random.default_rng(0)
         self._nominated_cache: dict[str, list[PodInfo]] | None = None
         self._plan: _DryRunPlan | None = None
+        self.reprieve_precheck: Callable[[CycleState, Sequence[Any]],
+                                         Callable[[int, PodInfo], bool] | None] | None = None
 
     # ─────────────── Interface (DefaultPreemption's implementation) ───────────────
 
@@ -441,6 +450,7 @@ class Evaluator:
         table = self.handle.nodes
         plan = self._plan
         extensions = plan is None or plan.extensions
+        rejects = plan.rejects if plan is not None else None
         with RowEdit(table, row) as edit:
             ni = edit.node_info
             potential = [pi for pi in table.pods[row] if self.is_preemption_allowed(ni, pi, pod)]
@@ -460,6 +470,9 @@ class Evaluator:
             victims: list[PodInfo] = []
 
             def reprieve(pi: PodInfo) -> tuple[bool, Status | None]:
+                if rejects is not None and rejects(row, pi):
+                    victims.append(pi)  # as re-adding it, failing the Filters and removing it again
+                    return False, None
                 edit.add(pi)
                 if extensions:
                     err = self.run_pre_filter_extension_add_pod(state, pod, pi, ni)
@@ -520,7 +533,10 @@ class Evaluator:
             if pl.name not in skip and not (pl.name in POD_INDEPENDENT_FILTERS
                                             and type(pl).__module__.startswith("kubesched.plugins."))
         )
-        return _DryRunPlan(extensions, reprieve)
+        rejects = None
+        if not extensions and self.reprieve_precheck is not None:
+            rejects = self.reprieve_precheck(state, [pl for pl, _ in reprieve])
+        return _DryRunPlan(extensions, reprieve, rejects)
 
     def _reprieve_fits(self, plan: _DryRunPlan, state: CycleState, pod: Pod, edit: RowEdit) -> bool:
         """Whether the pod still fits the edited row during the reprieve: the verdict of
