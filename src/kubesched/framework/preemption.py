@@ -347,9 +347,10 @@ class _DryRunPlan:
 
     extensions: bool
     reprieve_filters: tuple[tuple[Any, bool], ...]
-    rejects: Callable[[int, PodInfo], bool] | None = None
-    """From :attr:`Evaluator.reprieve_precheck`: True when re-adding the pod to the row surely
-    makes one of ``reprieve_filters`` reject it (then the reprieve needs no row edit)."""
+    rejects: Callable[[int, PodInfo | None, Sequence[PodInfo]], bool] | None = None
+    """From :attr:`Evaluator.reprieve_precheck`: ``rejects(row, added, removed)`` is True when,
+    with ``added`` (or None) added to the row and ``removed`` removed from it, a Filter plugin
+    surely rejects the preemptor (in every pass of ``RunFilterPluginsWithNominatedPods``)."""
 
 
 class Evaluator:
@@ -366,10 +367,14 @@ class Evaluator:
     Hooks: ``is_eligible_pod(node_info, victim_pod_info, preemptor) -> bool`` (default: always);
     ``more_important_pod(pod1, pod2) -> bool`` (default :func:`more_important_pod`);
     ``offset_fn(n) -> int`` (default ``handle.rng.integers(n)``);
-    ``reprieve_precheck(state, reprieve_filter_plugins) -> rejects(row, victim) -> bool | None``
+    ``reprieve_precheck(state, filter_plugins) -> rejects(row, added, removed) -> bool | None``
     (default None; DefaultPreemption installs NodeResourcesFit's arithmetic): a sure "does not
-    fit" for a victim about to be re-added during the reprieve, asked only when no PreFilter
-    extension is active; it must never answer True where the Filter plugins would pass.
+    fit" for the row with ``added`` (a PodInfo or None) added and ``removed`` removed; it must
+    never answer True where the Filter plugins (with or without nominated pods) would pass. It
+    is asked (a) for a victim about to be re-added during the reprieve, when no PreFilter
+    extension is active (no row edit then), and (b) for a node with every potential victim
+    removed: such a node cannot be a candidate, and its exact dry-run status is computed only
+    if the dry run ends without candidates (the statuses are used only then).
     """
 
     def __init__(self, plugin_name: str, handle: Handle, *, min_candidate_nodes_percentage: int = 10,
@@ -384,8 +389,9 @@ class Evaluator:
         self._fallback_rng = np.random.default_rng(0)
         self._nominated_cache: dict[str, list[PodInfo]] | None = None
         self._plan: _DryRunPlan | None = None
-        self.reprieve_precheck: Callable[[CycleState, Sequence[Any]],
-                                         Callable[[int, PodInfo], bool] | None] | None = None
+        self.reprieve_precheck: Callable[[CycleState, Sequence[Any]], Callable[
+            [int, PodInfo | None, Sequence[PodInfo]], bool] | None] | None = None
+        self._default_is_eligible_pod = self.is_eligible_pod
 
     # ─────────────── Interface (DefaultPreemption's implementation) ───────────────
 
@@ -450,7 +456,7 @@ class Evaluator:
         table = self.handle.nodes
         plan = self._plan
         extensions = plan is None or plan.extensions
-        rejects = plan.rejects if plan is not None else None
+        rejects = plan.rejects if plan is not None and not plan.extensions else None
         with RowEdit(table, row) as edit:
             ni = edit.node_info
             potential = [pi for pi in table.pods[row] if self.is_preemption_allowed(ni, pi, pod)]
@@ -470,7 +476,7 @@ class Evaluator:
             victims: list[PodInfo] = []
 
             def reprieve(pi: PodInfo) -> tuple[bool, Status | None]:
-                if rejects is not None and rejects(row, pi):
+                if rejects is not None and rejects(row, pi, ()):
                     victims.append(pi)  # as re-adding it, failing the Filters and removing it again
                     return False, None
                 edit.add(pi)
@@ -534,8 +540,8 @@ class Evaluator:
                                             and type(pl).__module__.startswith("kubesched.plugins."))
         )
         rejects = None
-        if not extensions and self.reprieve_precheck is not None:
-            rejects = self.reprieve_precheck(state, [pl for pl, _ in reprieve])
+        if self.reprieve_precheck is not None:
+            rejects = self.reprieve_precheck(state, [pl for pl in filters if pl.name not in skip])
         return _DryRunPlan(extensions, reprieve, rejects)
 
     def _reprieve_fits(self, plan: _DryRunPlan, state: CycleState, pod: Pod, edit: RowEdit) -> bool:
@@ -674,7 +680,7 @@ class Evaluator:
         all_rows = table.order()
         if len(all_rows) == 0:
             return None, Status(Code.ERROR, ("no nodes available",))
-        candidates, statuses, errors = self.find_candidates(state, pod, m)
+        candidates, statuses, errors = self.find_candidates(state, pod, m, statuses_needed=False)
         if errors and not candidates:
             return None, Status(Code.ERROR, (aggregate_message(errors),))
         if not candidates:
@@ -713,24 +719,28 @@ class Evaluator:
         except Exception:  # noqa: BLE001 - a lister that knows no PDBs
             return []
 
-    def find_candidates(self, state: CycleState, pod: Pod,
-                        m: Any) -> tuple[list[Candidate], dict[str, Status], list[str]]:
-        """Upstream ``findCandidates``: ``(candidates, dry-run statuses by node, error messages)``."""
+    def find_candidates(self, state: CycleState, pod: Pod, m: Any, statuses_needed: bool = True
+                        ) -> tuple[list[Candidate], dict[str, Status], list[str]]:
+        """Upstream ``findCandidates``: ``(candidates, dry-run statuses by node, error messages)``
+        (``statuses_needed``: see :meth:`dry_run_preemption`)."""
         potential = self.potential_rows(m)
         if len(potential) == 0:
             return [], {}, []
         pdbs = self.list_pdbs()
         offset, num = self.get_offset_and_num_candidates(len(potential))
-        return self.dry_run_preemption(state, pod, potential, pdbs, offset, num)
+        return self.dry_run_preemption(state, pod, potential, pdbs, offset, num, statuses_needed)
 
     def dry_run_preemption(self, state: CycleState, pod: Pod, potential: np.ndarray,
                            pdbs: Sequence[PodDisruptionBudget], offset: int,
-                           num_candidates: int) -> tuple[list[Candidate], dict[str, Status], list[str]]:
+                           num_candidates: int, statuses_needed: bool = True
+                           ) -> tuple[list[Candidate], dict[str, Status], list[str]]:
         """Upstream ``DryRunPreemption``, sequentially over ``potential[(offset+i) % n]``.
 
         Returns the non-violating candidates then the violating ones (each list capped at
         ``num_candidates``), the statuses of the nodes that are not candidates, and the messages
-        of Error statuses.
+        of Error statuses. With ``statuses_needed`` False (``preempt``, which reads them only
+        when there is no candidate) the statuses and errors are complete only when there is no
+        candidate: the nodes that ``reprieve_precheck`` rules out are not dry-run otherwise.
         """
         table = self.handle.nodes
         prio = pod_priority(pod)
@@ -738,20 +748,32 @@ class Evaluator:
         no_victims = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_NO_VICTIMS,))
         self._plan = self._make_plan(state)
         try:
-            return self._dry_run_loop(state, pod, potential, pdbs, offset, num_candidates, has_lower, no_victims)
+            return self._dry_run_loop(state, pod, potential, pdbs, offset, num_candidates, has_lower, no_victims,
+                                      statuses_needed)
         finally:
             self._plan = None
 
+    def _surely_not_candidate(self, pod: Pod, row: int) -> bool:
+        """``plan.rejects`` says the pod cannot fit ``row`` even with every lower-priority pod
+        removed (only with the default ``is_eligible_pod``)."""
+        plan = self._plan
+        if plan is None or plan.rejects is None or self.is_eligible_pod is not self._default_is_eligible_pod:
+            return False
+        prio = pod_priority(pod)
+        lower = [pi for pi in self.handle.nodes.pods[row] if pi.priority < prio]
+        return bool(lower) and plan.rejects(row, None, lower)
+
     def _dry_run_loop(self, state: CycleState, pod: Pod, potential: np.ndarray,
                       pdbs: Sequence[PodDisruptionBudget], offset: int, num_candidates: int,
-                      has_lower: list[bool], no_victims: Status
+                      has_lower: list[bool], no_victims: Status, statuses_needed: bool
                       ) -> tuple[list[Candidate], dict[str, Status], list[str]]:
         table = self.handle.nodes
         n = len(potential)
         non_violating: list[Candidate] = []
         violating: list[Candidate] = []
-        statuses: dict[str, Status] = {}
+        statuses: dict[str, Status | None] = {}
         errors: list[str] = []
+        deferred = 0
         for i in range(n):
             j = (offset + i) % n
             row = int(potential[j])
@@ -759,6 +781,10 @@ class Evaluator:
             if not has_lower[j]:
                 # no pod of lower priority: nothing to evict (skips cloning the state)
                 statuses[name] = no_victims
+                continue
+            if not statuses_needed and self._surely_not_candidate(pod, row):
+                statuses[name] = None  # its status, only if there is no candidate in the end
+                deferred += 1
                 continue
             pods, num_pdb, st = self.select_victims_on_node(state.clone(), pod, row, pdbs)
             if st.is_success() and pods:
@@ -774,7 +800,16 @@ class Evaluator:
             if st.code == Code.ERROR:
                 errors.append(st.message())
             statuses[name] = st
-        return non_violating + violating, statuses, errors
+        if deferred and not non_violating and not violating:
+            # no candidate: the statuses (and errors) are needed; dry-run the deferred nodes, in order
+            errors = []
+            for name, got in statuses.items():
+                if got is None:
+                    _, _, got = self.select_victims_on_node(state.clone(), pod, table.row_of[name], pdbs)
+                    statuses[name] = got
+                if got.code == Code.ERROR:
+                    errors.append(got.message())
+        return non_violating + violating, statuses, errors  # type: ignore[return-value]
 
     def call_extenders(self, pod: Pod, candidates: list[Candidate]) -> tuple[list[Candidate], Status | None]:
         """Upstream ``callExtenders``: every extender that supports preemption and is interested

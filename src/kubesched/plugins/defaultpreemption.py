@@ -70,11 +70,13 @@ class DefaultPreemption:
         self.evaluator.reprieve_precheck = self._fit_reprieve_precheck
 
     def _fit_reprieve_precheck(self, state: CycleState, plugins: Sequence[Any]
-                               ) -> Callable[[int, PodInfo], bool] | None:
-        """NodeResourcesFit's verdict, by arithmetic on the row, for a victim about to be
-        re-added during the reprieve: True when the row's pod count or a checked resource would
-        then reject the preemptor (as ``Fit.filter_nodes`` on the edited row). None when Fit is
-        not among the reprieve's plugins or its PreFilter state is absent."""
+                               ) -> Callable[[int, PodInfo | None, Sequence[PodInfo]], bool] | None:
+        """NodeResourcesFit's verdict by arithmetic on a row: ``rejects(row, added, removed)`` is
+        True when, with ``added`` (a PodInfo or None) added to the row and ``removed`` removed,
+        the row's pod count or a checked resource rejects the preemptor (as ``Fit.filter_nodes``
+        on the edited row; nominated pods only add to the row, so every pass of
+        RunFilterPluginsWithNominatedPods rejects). None when Fit is not among ``plugins`` (the
+        Filter plugins not skipped in this cycle) or its PreFilter state is absent."""
         if not any(isinstance(pl, Fit) for pl in plugins):
             return None
         req = state.get(FIT_STATE_KEY)
@@ -84,19 +86,24 @@ class DefaultPreemption:
         checks = () if req.empty else req.checks
         index = table.resource_index
 
-        def rejects(row: int, victim: PodInfo) -> bool:
+        def rejects(row: int, added: PodInfo | None, removed: Sequence[PodInfo]) -> bool:
             alloc, used, pods_col = table.allocatable, table.requested, table.PODS
-            adds = victim.requests
-            if any(name not in index for name in adds if name != "pods"):
-                return False  # re-adding it creates a column: leave it to the real run
-            if int(used[row, pods_col]) + 1 >= int(alloc[row, pods_col]):
+            if added is not None and any(name not in index for name in added.requests if name != "pods"):
+                return False  # adding it creates a column: leave it to the real run
+            delta = (1 if added is not None else 0) - len(removed)
+            if int(used[row, pods_col]) + delta >= int(alloc[row, pods_col]):
                 return True
             for name, q in checks:
                 col = index.get(name)
                 if col is None:
                     return True  # no node has the resource
-                add = 1 if col == pods_col else (adds.get(name, 0) if name != "pods" else 0)
-                if int(alloc[row, col]) - (int(used[row, col]) + add) < q:
+                if col == pods_col:
+                    change = delta
+                else:
+                    change = added.requests.get(name, 0) if added is not None else 0
+                    for pi in removed:
+                        change -= pi.requests.get(name, 0)
+                if int(alloc[row, col]) - (int(used[row, col]) + change) < q:
                     return True
             return False
         return rejects
