@@ -347,10 +347,10 @@ class _DryRunPlan:
 
     extensions: bool
     reprieve_filters: tuple[tuple[Any, bool], ...]
-    rejects: Callable[[int, PodInfo | None, Sequence[PodInfo]], bool] | None = None
+    rejects: Callable[[int, Sequence[PodInfo], Sequence[PodInfo]], bool] | None = None
     """From :attr:`Evaluator.reprieve_precheck`: ``rejects(row, added, removed)`` is True when,
-    with ``added`` (or None) added to the row and ``removed`` removed from it, a Filter plugin
-    surely rejects the preemptor (in every pass of ``RunFilterPluginsWithNominatedPods``)."""
+    with the pods ``added`` added to the row and ``removed`` removed from it, a Filter plugin
+    surely rejects the preemptor."""
 
 
 class Evaluator:
@@ -369,12 +369,14 @@ class Evaluator:
     ``offset_fn(n) -> int`` (default ``handle.rng.integers(n)``);
     ``reprieve_precheck(state, filter_plugins) -> rejects(row, added, removed) -> bool | None``
     (default None; DefaultPreemption installs NodeResourcesFit's arithmetic): a sure "does not
-    fit" for the row with ``added`` (a PodInfo or None) added and ``removed`` removed; it must
-    never answer True where the Filter plugins (with or without nominated pods) would pass. It
-    is asked (a) for a victim about to be re-added during the reprieve, when no PreFilter
-    extension is active (no row edit then), and (b) for a node with every potential victim
-    removed: such a node cannot be a candidate, and its exact dry-run status is computed only
-    if the dry run ends without candidates (the statuses are used only then).
+    fit" for the row with the pods ``added`` added and ``removed`` removed; it must never answer
+    True where the Filter plugins would pass. ``RunFilterPluginsWithNominatedPods`` fails when
+    either of its passes (with the nominated pods of priority ≥ the preemptor's, without them)
+    fails, so it is asked for both. It is asked (a) for a victim about to be re-added during
+    the reprieve, when no PreFilter extension is active (then no row edit), and (b) for a node
+    with every potential victim removed: such a node cannot be a candidate, and its exact
+    dry-run status is computed only if the dry run ends without candidates (the statuses are
+    used only then).
     """
 
     def __init__(self, plugin_name: str, handle: Handle, *, min_candidate_nodes_percentage: int = 10,
@@ -390,7 +392,7 @@ class Evaluator:
         self._nominated_cache: dict[str, list[PodInfo]] | None = None
         self._plan: _DryRunPlan | None = None
         self.reprieve_precheck: Callable[[CycleState, Sequence[Any]], Callable[
-            [int, PodInfo | None, Sequence[PodInfo]], bool] | None] | None = None
+            [int, Sequence[PodInfo], Sequence[PodInfo]], bool] | None] | None = None
         self._default_is_eligible_pod = self.is_eligible_pod
 
     # ─────────────── Interface (DefaultPreemption's implementation) ───────────────
@@ -457,6 +459,7 @@ class Evaluator:
         plan = self._plan
         extensions = plan is None or plan.extensions
         rejects = plan.rejects if plan is not None and not plan.extensions else None
+        nominated = self._stable_nominated_on(pod, row) if rejects is not None else []
         with RowEdit(table, row) as edit:
             ni = edit.node_info
             potential = [pi for pi in table.pods[row] if self.is_preemption_allowed(ni, pi, pod)]
@@ -476,7 +479,8 @@ class Evaluator:
             victims: list[PodInfo] = []
 
             def reprieve(pi: PodInfo) -> tuple[bool, Status | None]:
-                if rejects is not None and rejects(row, pi, ()):
+                if rejects is not None and (rejects(row, (pi,), ()) or (
+                        nominated and rejects(row, (pi, *nominated), ()))):
                     victims.append(pi)  # as re-adding it, failing the Filters and removing it again
                     return False, None
                 edit.add(pi)
@@ -552,10 +556,7 @@ class Evaluator:
         pods, once every potential victim was removed, and re-adding victims cannot change
         their verdict."""
         table, row = edit.table, edit.row
-        key = pod_key(pod)
-        prio = pod_priority(pod)
-        nominated = [pi for pi in self.nominated_pods_for_node(table.names[row])
-                     if pi.priority >= prio and pi.key != key and pi.key not in table.pod_row]
+        nominated = self._nominated_on(pod, row)
         if nominated:
             state_n = state.clone()
             fw = self._framework()
@@ -761,7 +762,30 @@ class Evaluator:
             return False
         prio = pod_priority(pod)
         lower = [pi for pi in self.handle.nodes.pods[row] if pi.priority < prio]
-        return bool(lower) and plan.rejects(row, None, lower)
+        if not lower:
+            return False
+        if plan.rejects(row, (), lower):
+            return True
+        nominated = self._stable_nominated_on(pod, row)
+        return bool(nominated) and plan.rejects(row, nominated, lower)
+
+    def _stable_nominated_on(self, pod: Pod, row: int) -> list[PodInfo]:
+        """:meth:`_nominated_on`, or empty when one of those pods is also assigned somewhere
+        (then the list would change as the dry run edits rows: no shortcut relies on it)."""
+        table = self.handle.nodes
+        key = pod_key(pod)
+        prio = pod_priority(pod)
+        got = [pi for pi in self.nominated_pods_for_node(table.names[row]) if pi.priority >= prio and pi.key != key]
+        return [] if any(pi.key in table.pod_row for pi in got) else got
+
+    def _nominated_on(self, pod: Pod, row: int) -> list[PodInfo]:
+        """The pods of priority ≥ the pod's nominated to ``row`` and not assigned (those that
+        ``RunFilterPluginsWithNominatedPods`` adds)."""
+        table = self.handle.nodes
+        key = pod_key(pod)
+        prio = pod_priority(pod)
+        return [pi for pi in self.nominated_pods_for_node(table.names[row])
+                if pi.priority >= prio and pi.key != key and pi.key not in table.pod_row]
 
     def _dry_run_loop(self, state: CycleState, pod: Pod, potential: np.ndarray,
                       pdbs: Sequence[PodDisruptionBudget], offset: int, num_candidates: int,

@@ -70,12 +70,11 @@ class DefaultPreemption:
         self.evaluator.reprieve_precheck = self._fit_reprieve_precheck
 
     def _fit_reprieve_precheck(self, state: CycleState, plugins: Sequence[Any]
-                               ) -> Callable[[int, PodInfo | None, Sequence[PodInfo]], bool] | None:
+                               ) -> Callable[[int, Sequence[PodInfo], Sequence[PodInfo]], bool] | None:
         """NodeResourcesFit's verdict by arithmetic on a row: ``rejects(row, added, removed)`` is
-        True when, with ``added`` (a PodInfo or None) added to the row and ``removed`` removed,
-        the row's pod count or a checked resource rejects the preemptor (as ``Fit.filter_nodes``
-        on the edited row; nominated pods only add to the row, so every pass of
-        RunFilterPluginsWithNominatedPods rejects). None when Fit is not among ``plugins`` (the
+        True when, with the pods ``added`` added to the row and ``removed`` removed, the row's
+        pod count or a checked resource rejects the preemptor (as ``Fit.filter_nodes`` on the
+        edited row). None when Fit is not among ``plugins`` (the
         Filter plugins not skipped in this cycle) or its PreFilter state is absent."""
         if not any(isinstance(pl, Fit) for pl in plugins):
             return None
@@ -86,11 +85,12 @@ class DefaultPreemption:
         checks = () if req.empty else req.checks
         index = table.resource_index
 
-        def rejects(row: int, added: PodInfo | None, removed: Sequence[PodInfo]) -> bool:
+        def rejects(row: int, added: Sequence[PodInfo], removed: Sequence[PodInfo]) -> bool:
             alloc, used, pods_col = table.allocatable, table.requested, table.PODS
-            if added is not None and any(name not in index for name in added.requests if name != "pods"):
-                return False  # adding it creates a column: leave it to the real run
-            delta = (1 if added is not None else 0) - len(removed)
+            for pi in added:
+                if any(name not in index for name in pi.requests if name != "pods"):
+                    return False  # adding it creates a column: leave it to the real run
+            delta = len(added) - len(removed)
             if int(used[row, pods_col]) + delta >= int(alloc[row, pods_col]):
                 return True
             for name, q in checks:
@@ -100,7 +100,9 @@ class DefaultPreemption:
                 if col == pods_col:
                     change = delta
                 else:
-                    change = added.requests.get(name, 0) if added is not None else 0
+                    change = 0
+                    for pi in added:
+                        change += pi.requests.get(name, 0)
                     for pi in removed:
                         change -= pi.requests.get(name, 0)
                 if int(alloc[row, col]) - (int(used[row, col]) + change) < q:
