@@ -854,6 +854,11 @@ def test_dry_run_shortcuts_match_the_plain_algorithm(data) -> None:  # noqa: ANN
                    req={"cpu": f"{data.draw(st.integers(0, 6)) * 100}m", "memory": "100"}).obj()
     plugins = data.draw(st.sampled_from([("NodeResourcesFit",), ("NodeResourcesFit", "NodePorts", "InterPodAffinity")]))
     env = Env(nodes, pods, plugins=plugins)
+    for i in range(data.draw(st.integers(0, 3), "nominated")):  # pods nominated to a node (lister-derived)
+        nom = mk(f"n{i}", data.draw(st.sampled_from([MID, HIGH, VERY_HIGH])),
+                 req={"cpu": f"{data.draw(st.integers(0, 4)) * 100}m"}).nominated_node_name(
+            f"node{data.draw(st.integers(0, n - 1))}").obj()
+        env.cluster.pods[f"default/n{i}"] = nom
     rows = env.table.order()
     offset = data.draw(st.integers(0, n - 1), "offset")
     num = data.draw(st.integers(1, n), "num")
