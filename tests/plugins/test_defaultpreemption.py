@@ -16,6 +16,8 @@ from typing import Any
 import msgspec
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kubesched.api.objects import PodCondition, PodDisruptionBudget, decode
 from kubesched.config import decode_config
@@ -27,6 +29,7 @@ from kubesched.framework.node_info import PodInfo
 from kubesched.framework.preemption import (
     ERR_NOT_ELIGIBLE_NEVER,
     ERR_NOT_ELIGIBLE_TERMINATING,
+    Evaluator,
     Victims,
     aggregate_message,
     filter_pods_with_pdb_violation,
@@ -816,3 +819,56 @@ def test_e2e_high_priority_pod_preempts_and_binds_to_nominated_node() -> None:
     assert hi.spec.node_name == "n1"
     assert [e for e in store.events if e[1] == "Scheduled" and e[2] == "default/hi"] == [
         ("Normal", "Scheduled", "default/hi", "Successfully assigned default/hi to n1")]
+
+
+# ─────────────────────────────── the dry run's shortcuts decide as the plain algorithm ───────────────────────────────
+
+class _PlainEvaluator(Evaluator):
+    """Overrides a hook (same behaviour), which turns the dry-run shortcuts off."""
+
+    def _run_filters(self, state, pod, row):  # noqa: ANN001, ANN202
+        return super()._run_filters(state, pod, row)
+
+
+def _plain(env: Env) -> Evaluator:
+    ev = _PlainEvaluator(env.ev.plugin_name, env.handle)
+    assert ev._make_plan(env.state(mk("x", HIGH).obj())) is None
+    return ev
+
+
+def _outcome(cands, statuses) -> tuple:  # noqa: ANN001
+    return (_cands(cands), None if cands else {n: (s.code, s.message()) for n, s in statuses.items()})
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_dry_run_shortcuts_match_the_plain_algorithm(data) -> None:  # noqa: ANN001
+    n = data.draw(st.integers(1, 6), "nodes")
+    nodes = [node(f"node{i}", {"cpu": f"{data.draw(st.integers(1, 8)) * 100}m", "memory": "1000",
+                               "pods": str(data.draw(st.integers(1, 5)))}) for i in range(n)]
+    pods = []
+    for i in range(data.draw(st.integers(0, 14), "pods")):
+        pods.append(mk(f"v{i}", data.draw(st.sampled_from([LOW, MID, HIGH])), f"node{data.draw(st.integers(0, n - 1))}",
+                       {"cpu": f"{data.draw(st.integers(0, 4)) * 100}m"}, t(data.draw(st.integers(0, 5)))).obj())
+    preemptor = mk("p", data.draw(st.sampled_from([MID, HIGH])),
+                   req={"cpu": f"{data.draw(st.integers(0, 6)) * 100}m", "memory": "100"}).obj()
+    plugins = data.draw(st.sampled_from([("NodeResourcesFit",), ("NodeResourcesFit", "NodePorts", "InterPodAffinity")]))
+    env = Env(nodes, pods, plugins=plugins)
+    for i in range(data.draw(st.integers(0, 3), "nominated")):  # pods nominated to a node (lister-derived)
+        nom = mk(f"n{i}", data.draw(st.sampled_from([MID, HIGH, VERY_HIGH])),
+                 req={"cpu": f"{data.draw(st.integers(0, 4)) * 100}m"}).nominated_node_name(
+            f"node{data.draw(st.integers(0, n - 1))}").obj()
+        env.cluster.pods[f"default/n{i}"] = nom
+    rows = env.table.order()
+    offset = data.draw(st.integers(0, n - 1), "offset")
+    num = data.draw(st.integers(1, n), "num")
+    before = env.snapshot()
+    want = _plain(env).dry_run_preemption(env.state(preemptor), preemptor, rows, [], offset, num)
+    for needed in (True, False):
+        got = env.ev.dry_run_preemption(env.state(preemptor), preemptor, rows, [], offset, num, needed)
+        assert _outcome(got[0], got[1]) == _outcome(want[0], want[1])
+        if needed or not got[0]:
+            assert {k: (s.code, s.message()) for k, s in got[1].items()} == \
+                   {k: (s.code, s.message()) for k, s in want[1].items()}
+            assert got[2] == want[2]
+    assert env.snapshot() == before

@@ -115,6 +115,12 @@ PREEMPT_NEVER = "Never"
 DISRUPTION_TARGET = "DisruptionTarget"
 REASON_PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
 MAX_INT32 = (1 << 31) - 1
+POD_INDEPENDENT_FILTERS = frozenset({
+    "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "VolumeBinding", "VolumeZone"})
+"""In-tree Filter plugins whose verdict on a node does not depend on the pods assigned to it (nor
+on the PreFilter state that AddPod/RemovePod change): once a node passed them with every
+potential victim removed, re-adding victims during the reprieve cannot make them fail, so the
+reprieve runs only the other Filter plugins (same verdict, fewer plugin calls)."""
 _NOW_NS = (1 << 63) - 1
 """``status.startTime`` of a pod that has none: "now", later than any recorded start time."""
 
@@ -329,6 +335,24 @@ def _status_of(m: Any, name: str) -> Status:
     return m.get(name)
 
 
+@dataclass(frozen=True)
+class _DryRunPlan:
+    """What one dry run may shortcut, derived once from the preemptor's CycleState.
+
+    ``extensions``: whether some PreFilter plugin not skipped in this cycle has AddPod/RemovePod
+    extensions (when none has, the framework's RunPreFilterExtension* calls are no-ops and are
+    not made). ``reprieve_filters``: ``(plugin, has filter_nodes)`` for the Filter plugins, not
+    skipped in this cycle, that the reprieve must re-run (all but
+    :data:`POD_INDEPENDENT_FILTERS`)."""
+
+    extensions: bool
+    reprieve_filters: tuple[tuple[Any, bool], ...]
+    rejects: Callable[[int, Sequence[PodInfo], Sequence[PodInfo]], bool] | None = None
+    """From :attr:`Evaluator.reprieve_precheck`: ``rejects(row, added, removed)`` is True when,
+    with the pods ``added`` added to the row and ``removed`` removed from it, a Filter plugin
+    surely rejects the preemptor."""
+
+
 class Evaluator:
     """Upstream ``preemption.Evaluator`` together with DefaultPreemption's implementation of its
     ``Interface`` (subclass and override the hooks to customise).
@@ -342,7 +366,17 @@ class Evaluator:
 
     Hooks: ``is_eligible_pod(node_info, victim_pod_info, preemptor) -> bool`` (default: always);
     ``more_important_pod(pod1, pod2) -> bool`` (default :func:`more_important_pod`);
-    ``offset_fn(n) -> int`` (default ``handle.rng.integers(n)``).
+    ``offset_fn(n) -> int`` (default ``handle.rng.integers(n)``);
+    ``reprieve_precheck(state, filter_plugins) -> rejects(row, added, removed) -> bool | None``
+    (default None; DefaultPreemption installs NodeResourcesFit's arithmetic): a sure "does not
+    fit" for the row with the pods ``added`` added and ``removed`` removed; it must never answer
+    True where the Filter plugins would pass. ``RunFilterPluginsWithNominatedPods`` fails when
+    either of its passes (with the nominated pods of priority ≥ the preemptor's, without them)
+    fails, so it is asked for both. It is asked (a) for a victim about to be re-added during
+    the reprieve, when no PreFilter extension is active (then no row edit), and (b) for a node
+    with every potential victim removed: such a node cannot be a candidate, and its exact
+    dry-run status is computed only if the dry run ends without candidates (the statuses are
+    used only then).
     """
 
     def __init__(self, plugin_name: str, handle: Handle, *, min_candidate_nodes_percentage: int = 10,
@@ -356,6 +390,10 @@ class Evaluator:
         self.offset_fn: Callable[[int], int] | None = None
         self._fallback_rng = np.random.default_rng(0)
         self._nominated_cache: dict[str, list[PodInfo]] | None = None
+        self._plan: _DryRunPlan | None = None
+        self.reprieve_precheck: Callable[[CycleState, Sequence[Any]], Callable[
+            [int, Sequence[PodInfo], Sequence[PodInfo]], bool] | None] | None = None
+        self._default_is_eligible_pod = self.is_eligible_pod
 
     # ─────────────── Interface (DefaultPreemption's implementation) ───────────────
 
@@ -418,14 +456,19 @@ class Evaluator:
         Returns ``(victims most important first, number of PDB-violating victims, status)``.
         """
         table = self.handle.nodes
+        plan = self._plan
+        extensions = plan is None or plan.extensions
+        rejects = plan.rejects if plan is not None and not plan.extensions else None
+        nominated = self._stable_nominated_on(pod, row) if rejects is not None else []
         with RowEdit(table, row) as edit:
             ni = edit.node_info
             potential = [pi for pi in table.pods[row] if self.is_preemption_allowed(ni, pi, pod)]
             for pi in potential:
                 edit.remove(pi)
-                st = self.run_pre_filter_extension_remove_pod(state, pod, pi, ni)
-                if st is not None:
-                    return [], 0, st
+                if extensions:
+                    st = self.run_pre_filter_extension_remove_pod(state, pod, pi, ni)
+                    if st is not None:
+                        return [], 0, st
             if not potential:
                 return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_NO_VICTIMS,))
             st = self.run_filter_plugins_with_nominated_pods(state, pod, edit)
@@ -436,16 +479,25 @@ class Evaluator:
             victims: list[PodInfo] = []
 
             def reprieve(pi: PodInfo) -> tuple[bool, Status | None]:
+                if rejects is not None and (rejects(row, (pi,), ()) or (
+                        nominated and rejects(row, (pi, *nominated), ()))):
+                    victims.append(pi)  # as re-adding it, failing the Filters and removing it again
+                    return False, None
                 edit.add(pi)
-                err = self.run_pre_filter_extension_add_pod(state, pod, pi, ni)
-                if err is not None:
-                    return False, err
-                fits = self.run_filter_plugins_with_nominated_pods(state, pod, edit).is_success()
-                if not fits:
-                    edit.remove(pi)
-                    err = self.run_pre_filter_extension_remove_pod(state, pod, pi, ni)
+                if extensions:
+                    err = self.run_pre_filter_extension_add_pod(state, pod, pi, ni)
                     if err is not None:
                         return False, err
+                if plan is None:
+                    fits = self.run_filter_plugins_with_nominated_pods(state, pod, edit).is_success()
+                else:
+                    fits = self._reprieve_fits(plan, state, pod, edit)
+                if not fits:
+                    edit.remove(pi)
+                    if extensions:
+                        err = self.run_pre_filter_extension_remove_pod(state, pod, pi, ni)
+                        if err is not None:
+                            return False, err
                     victims.append(pi)
                 return fits, None
 
@@ -463,6 +515,78 @@ class Evaluator:
             if violating and non_violating:
                 self._sort_importance(victims)
             return [pi.pod for pi in victims], num_violating, Status(Code.SUCCESS)
+
+    # ─────────────── dry-run shortcuts (same verdicts, fewer plugin calls) ───────────────
+
+    def _make_plan(self, state: CycleState) -> _DryRunPlan | None:
+        """The :class:`_DryRunPlan` for this cycle, or None when a hook is overridden or the
+        framework does not expose its plugin lists (then everything runs as written)."""
+        cls = type(self)
+        for hook in ("run_pre_filter_extension_add_pod", "run_pre_filter_extension_remove_pod",
+                     "run_filter_plugins_with_nominated_pods", "_run_filters", "nominated_pods_for_node"):
+            if getattr(cls, hook) is not getattr(Evaluator, hook):
+                return None
+        fw = self.handle.framework
+        pre_filter = getattr(fw, "pre_filter_plugins", None)
+        filters = getattr(fw, "filter_plugins", None)
+        if pre_filter is None or filters is None:
+            return None
+        skip = state.skip_filter_plugins
+        extensions = False
+        for pl in pre_filter:
+            getter = getattr(pl, "pre_filter_extensions", None)
+            if callable(getter) and getter() is not None and pl.name not in skip:
+                extensions = True
+                break
+        reprieve = tuple(
+            (pl, callable(getattr(pl, "filter_nodes", None))) for pl in filters
+            if pl.name not in skip and not (pl.name in POD_INDEPENDENT_FILTERS
+                                            and type(pl).__module__.startswith("kubesched.plugins."))
+        )
+        rejects = None
+        if self.reprieve_precheck is not None:
+            rejects = self.reprieve_precheck(state, [pl for pl in filters if pl.name not in skip])
+        return _DryRunPlan(extensions, reprieve, rejects)
+
+    def _reprieve_fits(self, plan: _DryRunPlan, state: CycleState, pod: Pod, edit: RowEdit) -> bool:
+        """Whether the pod still fits the edited row during the reprieve: the verdict of
+        :meth:`run_filter_plugins_with_nominated_pods` (pods of priority ≥ the pod's nominated to
+        the node added first, on a cloned state; then without), running only
+        ``plan.reprieve_filters``: the node passed the others, with and without those nominated
+        pods, once every potential victim was removed, and re-adding victims cannot change
+        their verdict."""
+        table, row = edit.table, edit.row
+        nominated = self._nominated_on(pod, row)
+        if nominated:
+            state_n = state.clone()
+            fw = self._framework()
+            with RowEdit(table, row) as with_nominated:
+                ni = table.node_info(row)
+                for pi in nominated:
+                    with_nominated.add(pi)
+                    if plan.extensions and fw.run_pre_filter_extension_add_pod(state_n, pod, pi, ni) is not None:
+                        return False  # an Error status
+                if not self._filters_pass(plan, state_n, pod, row):
+                    return False
+        return self._filters_pass(plan, state, pod, row)
+
+    def _filters_pass(self, plan: _DryRunPlan, state: CycleState, pod: Pod, row: int) -> bool:
+        """``plan.reprieve_filters`` all pass ``row`` (an Error is not a pass)."""
+        table = self.handle.nodes
+        rows = np.asarray([row], np.int64)
+        try:
+            for pl, batch in plan.reprieve_filters:
+                if batch:
+                    res = pl.filter_nodes(state, pod, table, rows)
+                    if res is not None and res.failed[0] != 0:
+                        return False
+                else:
+                    st = pl.filter(state, pod, table.node_info(row))
+                    if st is not None and not st.is_success():
+                        return False
+        except Exception:  # noqa: BLE001 - a Filter error: the full run's Error status, not a fit
+            return False
+        return True
 
     # ─────────────── framework helpers (RunPreFilterExtension*, RunFilterPluginsWithNominatedPods) ───────────────
 
@@ -557,7 +681,7 @@ class Evaluator:
         all_rows = table.order()
         if len(all_rows) == 0:
             return None, Status(Code.ERROR, ("no nodes available",))
-        candidates, statuses, errors = self.find_candidates(state, pod, m)
+        candidates, statuses, errors = self.find_candidates(state, pod, m, statuses_needed=False)
         if errors and not candidates:
             return None, Status(Code.ERROR, (aggregate_message(errors),))
         if not candidates:
@@ -596,34 +720,84 @@ class Evaluator:
         except Exception:  # noqa: BLE001 - a lister that knows no PDBs
             return []
 
-    def find_candidates(self, state: CycleState, pod: Pod,
-                        m: Any) -> tuple[list[Candidate], dict[str, Status], list[str]]:
-        """Upstream ``findCandidates``: ``(candidates, dry-run statuses by node, error messages)``."""
+    def find_candidates(self, state: CycleState, pod: Pod, m: Any, statuses_needed: bool = True
+                        ) -> tuple[list[Candidate], dict[str, Status], list[str]]:
+        """Upstream ``findCandidates``: ``(candidates, dry-run statuses by node, error messages)``
+        (``statuses_needed``: see :meth:`dry_run_preemption`)."""
         potential = self.potential_rows(m)
         if len(potential) == 0:
             return [], {}, []
         pdbs = self.list_pdbs()
         offset, num = self.get_offset_and_num_candidates(len(potential))
-        return self.dry_run_preemption(state, pod, potential, pdbs, offset, num)
+        return self.dry_run_preemption(state, pod, potential, pdbs, offset, num, statuses_needed)
 
     def dry_run_preemption(self, state: CycleState, pod: Pod, potential: np.ndarray,
                            pdbs: Sequence[PodDisruptionBudget], offset: int,
-                           num_candidates: int) -> tuple[list[Candidate], dict[str, Status], list[str]]:
+                           num_candidates: int, statuses_needed: bool = True
+                           ) -> tuple[list[Candidate], dict[str, Status], list[str]]:
         """Upstream ``DryRunPreemption``, sequentially over ``potential[(offset+i) % n]``.
 
         Returns the non-violating candidates then the violating ones (each list capped at
         ``num_candidates``), the statuses of the nodes that are not candidates, and the messages
-        of Error statuses.
+        of Error statuses. With ``statuses_needed`` False (``preempt``, which reads them only
+        when there is no candidate) the statuses and errors are complete only when there is no
+        candidate: the nodes that ``reprieve_precheck`` rules out are not dry-run otherwise.
         """
+        table = self.handle.nodes
+        prio = pod_priority(pod)
+        has_lower = (table.min_pod_priority[potential] < prio).tolist()
+        no_victims = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_NO_VICTIMS,))
+        self._plan = self._make_plan(state)
+        try:
+            return self._dry_run_loop(state, pod, potential, pdbs, offset, num_candidates, has_lower, no_victims,
+                                      statuses_needed)
+        finally:
+            self._plan = None
+
+    def _surely_not_candidate(self, pod: Pod, row: int) -> bool:
+        """``plan.rejects`` says the pod cannot fit ``row`` even with every lower-priority pod
+        removed (only with the default ``is_eligible_pod``)."""
+        plan = self._plan
+        if plan is None or plan.rejects is None or self.is_eligible_pod is not self._default_is_eligible_pod:
+            return False
+        prio = pod_priority(pod)
+        lower = [pi for pi in self.handle.nodes.pods[row] if pi.priority < prio]
+        if not lower:
+            return False
+        if plan.rejects(row, (), lower):
+            return True
+        nominated = self._stable_nominated_on(pod, row)
+        return bool(nominated) and plan.rejects(row, nominated, lower)
+
+    def _stable_nominated_on(self, pod: Pod, row: int) -> list[PodInfo]:
+        """:meth:`_nominated_on`, or empty when one of those pods is also assigned somewhere
+        (then the list would change as the dry run edits rows: no shortcut relies on it)."""
+        table = self.handle.nodes
+        key = pod_key(pod)
+        prio = pod_priority(pod)
+        got = [pi for pi in self.nominated_pods_for_node(table.names[row]) if pi.priority >= prio and pi.key != key]
+        return [] if any(pi.key in table.pod_row for pi in got) else got
+
+    def _nominated_on(self, pod: Pod, row: int) -> list[PodInfo]:
+        """The pods of priority ≥ the pod's nominated to ``row`` and not assigned (those that
+        ``RunFilterPluginsWithNominatedPods`` adds)."""
+        table = self.handle.nodes
+        key = pod_key(pod)
+        prio = pod_priority(pod)
+        return [pi for pi in self.nominated_pods_for_node(table.names[row])
+                if pi.priority >= prio and pi.key != key and pi.key not in table.pod_row]
+
+    def _dry_run_loop(self, state: CycleState, pod: Pod, potential: np.ndarray,
+                      pdbs: Sequence[PodDisruptionBudget], offset: int, num_candidates: int,
+                      has_lower: list[bool], no_victims: Status, statuses_needed: bool
+                      ) -> tuple[list[Candidate], dict[str, Status], list[str]]:
         table = self.handle.nodes
         n = len(potential)
         non_violating: list[Candidate] = []
         violating: list[Candidate] = []
-        statuses: dict[str, Status] = {}
+        statuses: dict[str, Status | None] = {}
         errors: list[str] = []
-        prio = pod_priority(pod)
-        has_lower = (table.min_pod_priority[potential] < prio).tolist()
-        no_victims = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_NO_VICTIMS,))
+        deferred = 0
         for i in range(n):
             j = (offset + i) % n
             row = int(potential[j])
@@ -631,6 +805,10 @@ class Evaluator:
             if not has_lower[j]:
                 # no pod of lower priority: nothing to evict (skips cloning the state)
                 statuses[name] = no_victims
+                continue
+            if not statuses_needed and self._surely_not_candidate(pod, row):
+                statuses[name] = None  # its status, only if there is no candidate in the end
+                deferred += 1
                 continue
             pods, num_pdb, st = self.select_victims_on_node(state.clone(), pod, row, pdbs)
             if st.is_success() and pods:
@@ -646,7 +824,16 @@ class Evaluator:
             if st.code == Code.ERROR:
                 errors.append(st.message())
             statuses[name] = st
-        return non_violating + violating, statuses, errors
+        if deferred and not non_violating and not violating:
+            # no candidate: the statuses (and errors) are needed; dry-run the deferred nodes, in order
+            errors = []
+            for name, got in statuses.items():
+                if got is None:
+                    _, _, got = self.select_victims_on_node(state.clone(), pod, table.row_of[name], pdbs)
+                    statuses[name] = got
+                if got.code == Code.ERROR:
+                    errors.append(got.message())
+        return non_violating + violating, statuses, errors  # type: ignore[return-value]
 
     def call_extenders(self, pod: Pod, candidates: list[Candidate]) -> tuple[list[Candidate], Status | None]:
         """Upstream ``callExtenders``: every extender that supports preemption and is interested

@@ -30,11 +30,16 @@ from kubesched.errors import InputError
 from kubesched.framework.events import ClusterEventWithHint
 from kubesched.framework.interface import PostFilterResult, Status
 from kubesched.framework.preemption import Evaluator
+from kubesched.plugins.noderesources.fit import PRE_FILTER_STATE_KEY as FIT_STATE_KEY
+from kubesched.plugins.noderesources.fit import Fit, FitRequest
 
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable, Sequence
+
     from kubesched.api.objects import Pod
     from kubesched.framework.cycle_state import CycleState
     from kubesched.framework.handle import Handle
+    from kubesched.framework.node_info import PodInfo
 
 __all__ = ["MESSAGE_PREFIX", "NAME", "DefaultPreemption", "new"]
 
@@ -62,6 +67,48 @@ class DefaultPreemption:
         self.handle = handle
         self.evaluator = Evaluator(NAME, handle, min_candidate_nodes_percentage=pct,
                                    min_candidate_nodes_absolute=absolute)
+        self.evaluator.reprieve_precheck = self._fit_reprieve_precheck
+
+    def _fit_reprieve_precheck(self, state: CycleState, plugins: Sequence[Any]
+                               ) -> Callable[[int, Sequence[PodInfo], Sequence[PodInfo]], bool] | None:
+        """NodeResourcesFit's verdict by arithmetic on a row: ``rejects(row, added, removed)`` is
+        True when, with the pods ``added`` added to the row and ``removed`` removed, the row's
+        pod count or a checked resource rejects the preemptor (as ``Fit.filter_nodes`` on the
+        edited row). None when Fit is not among ``plugins`` (the
+        Filter plugins not skipped in this cycle) or its PreFilter state is absent."""
+        if not any(isinstance(pl, Fit) for pl in plugins):
+            return None
+        req = state.get(FIT_STATE_KEY)
+        if not isinstance(req, FitRequest):
+            return None
+        table = self.handle.nodes
+        checks = () if req.empty else req.checks
+        index = table.resource_index
+
+        def rejects(row: int, added: Sequence[PodInfo], removed: Sequence[PodInfo]) -> bool:
+            alloc, used, pods_col = table.allocatable, table.requested, table.PODS
+            for pi in added:
+                if any(name not in index for name in pi.requests if name != "pods"):
+                    return False  # adding it creates a column: leave it to the real run
+            delta = len(added) - len(removed)
+            if int(used[row, pods_col]) + delta >= int(alloc[row, pods_col]):
+                return True
+            for name, q in checks:
+                col = index.get(name)
+                if col is None:
+                    return True  # no node has the resource
+                if col == pods_col:
+                    change = delta
+                else:
+                    change = 0
+                    for pi in added:
+                        change += pi.requests.get(name, 0)
+                    for pi in removed:
+                        change -= pi.requests.get(name, 0)
+                if int(alloc[row, col]) - (int(used[row, col]) + change) < q:
+                    return True
+            return False
+        return rejects
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """None without async preemption (upstream returns ``nil, nil``)."""
