@@ -54,7 +54,7 @@ from kubesched.sim.store import ClusterStore
 from kubesched.sim.workloads import WORKLOAD_KINDS, Controllers, WorkloadError
 
 __all__ = ["ANNOTATION_PREFIX", "SYSTEM_PRIORITY_CLASSES", "PodOutcome", "SimulationResult", "build_store",
-           "is_terminal", "simulate"]
+           "is_terminal", "mark_gated_pods", "simulate"]
 
 ANNOTATION_PREFIX = "kubesched.io/"
 DEFAULT_PREEMPTION_POLICY = "PreemptLowerPriority"
@@ -440,11 +440,7 @@ def simulate(raws: list[RawObject], config: KubeSchedulerConfiguration | None = 
     else:
         driver.notices.append(f"workload controllers still creating pods after {_MAX_CONTROLLER_PASSES} passes; "
                               "stopped there")
-    for qpi in list(sched.queue.pending()):
-        if qpi.gated and qpi.pod.spec.scheduling_gates:
-            # the apiserver sets this condition on pods created with scheduling gates
-            store.update_pod_condition(qpi.pod, "False", "SchedulingGated",
-                                       "Scheduling is blocked due to non-empty scheduling gates")
+    mark_gated_pods(sched, store)
     store.flush()
     outcomes: list[PodOutcome] = []
     for pod, _raw in pending:
@@ -466,6 +462,16 @@ def simulate(raws: list[RawObject], config: KubeSchedulerConfiguration | None = 
         timings["schedule"] = time.perf_counter() - t1
         timings["schedule_cpu"] = time.process_time() - c1
     return result
+
+
+def mark_gated_pods(sched: Scheduler, store: ClusterStore) -> None:
+    """Give the pods still held by a scheduling gate the ``PodScheduled=False, SchedulingGated``
+    condition the API server sets on pods created with gates (the scheduler never attempts
+    them, so nothing else would)."""
+    for qpi in list(sched.queue.pending()):
+        if qpi.gated and qpi.pod.spec.scheduling_gates:
+            store.update_pod_condition(qpi.pod, "False", "SchedulingGated",
+                                       "Scheduling is blocked due to non-empty scheduling gates")
 
 
 def annotate(result: SimulationResult) -> None:
