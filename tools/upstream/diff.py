@@ -57,7 +57,7 @@ from kubesched.framework.clock import ManualClock
 from kubesched.framework.node_info import PodInfo
 from kubesched.scheduler import Scheduler
 from kubesched.sim.manifests import parse_manifest_text
-from kubesched.sim.simulate import build_store
+from kubesched.sim.simulate import build_store, mark_gated_pods
 from kubesched.testing.upstream import ControlPlane, UpstreamNotBuilt
 
 NS = "default"
@@ -238,11 +238,24 @@ def _pods(cp: ControlPlane) -> dict[str, dict[str, Any]]:
     return {p["metadata"]["name"]: p for p in lst["items"]}
 
 
+def _delete_now(cp: ControlPlane, name: str) -> None:
+    """Delete pod ``name`` with ``gracePeriodSeconds: 0`` (gone at once, as a kubelet confirms)."""
+    cp.request("DELETE", f"/api/v1/namespaces/{NS}/pods/{name}",
+               {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0})
+
+
+def _set_start_time(cp: ControlPlane, name: str, start: str) -> tuple[int, Any]:
+    """Patch pod ``name``'s ``status.startTime`` as a kubelet would; (HTTP status, answer)."""
+    status, _, got = cp.request("PATCH", f"/api/v1/namespaces/{NS}/pods/{name}/status",
+                                {"status": {"startTime": start}},
+                                headers={"Content-Type": "application/strategic-merge-patch+json"})
+    return status, got
+
+
 def _finish_terminating(cp: ControlPlane, pods: dict[str, dict[str, Any]]) -> None:
     for name, p in pods.items():
         if p["metadata"].get("deletionTimestamp"):
-            cp.request("DELETE", f"/api/v1/namespaces/{NS}/pods/{name}",
-                       {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0})
+            _delete_now(cp, name)
 
 
 class FakeKubelet:
@@ -260,9 +273,7 @@ class FakeKubelet:
             if p["spec"].get("nodeName") and not p.get("status", {}).get("startTime"):
                 self.tick += 1
                 t = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(1767225600 + self.tick))
-                status, _, got = cp.request(
-                    "PATCH", f"/api/v1/namespaces/{NS}/pods/{name}/status", {"status": {"startTime": t}},
-                    headers={"Content-Type": "application/strategic-merge-patch+json"})
+                status, got = _set_start_time(cp, name, t)
                 if status == 200:
                     pods[name] = got
 
@@ -375,11 +386,7 @@ def kubesched_step(config: Any, objs: list[dict[str, Any]], nodes: list[dict[str
     for p, raw in pending_pods:
         store.add("Pod", p, raw)
     sched.run_until_idle(after_each=store.flush)
-    for qpi in list(sched.queue.pending()):
-        if qpi.gated and qpi.pod.spec.scheduling_gates:
-            # the API server sets this condition on pods created with scheduling gates
-            store.update_pod_condition(qpi.pod, "False", "SchedulingGated",
-                                       "Scheduling is blocked due to non-empty scheduling gates")
+    mark_gated_pods(sched, store)
     store.flush()
     key = f"{NS}/{pod['metadata']['name']}"
     cur = store.pods.get(key)
@@ -407,24 +414,21 @@ def mirror_bound(cp: ControlPlane, want: list[dict[str, Any]]) -> None:
     for name, p in list(have.items()):
         w = by_name.get(name)
         if w is None or p["spec"].get("nodeName") != w["spec"]["nodeName"] or p["metadata"].get("deletionTimestamp"):
-            cp.request("DELETE", f"/api/v1/namespaces/{NS}/pods/{name}",
-                       {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0})
+            _delete_now(cp, name)
             have.pop(name)
     for name, w in sorted(by_name.items()):
         start = (w.get("status") or {}).get("startTime")
         if name in have:
             # bound here by kubesched run itself: no kubelet gave it upstream's start time
             if start and (have[name].get("status") or {}).get("startTime") != start:
-                cp.request("PATCH", f"/api/v1/namespaces/{NS}/pods/{name}/status", {"status": {"startTime": start}},
-                           headers={"Content-Type": "application/strategic-merge-patch+json"})
+                _set_start_time(cp, name, start)
             continue
         body = _strip(w)
         body["metadata"] = {k: v for k, v in body["metadata"].items() if k in ("name", "namespace", "labels")}
         body.pop("status", None)
         _create(cp, body)
         if start:
-            cp.request("PATCH", f"/api/v1/namespaces/{NS}/pods/{name}/status", {"status": {"startTime": start}},
-                       headers={"Content-Type": "application/strategic-merge-patch+json"})
+            _set_start_time(cp, name, start)
 
 
 def compare(name: str, areas: set[str], up: tuple[str | None, str, list[str]],
