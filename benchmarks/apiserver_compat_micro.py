@@ -16,7 +16,8 @@ from typing import Any
 
 import orjson
 
-from kubesched.apiserver import openapi, schemas
+from kubesched.api import schemas
+from kubesched.apiserver import openapi
 from kubesched.apiserver.admission import admit
 from kubesched.apiserver.fieldvalidation import unknown_fields
 from kubesched.apiserver.patch import STRATEGIC_MERGE_PATCH, apply_patch

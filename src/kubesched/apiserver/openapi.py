@@ -24,7 +24,7 @@ same definitions), so client and server agree by construction and kubectl's own 
 types are not needed.
 
 The definitions come from ``kubernetes-validate``'s JSON-Schema conversion of the v1.34
-OpenAPI spec (:mod:`kubesched.apiserver.schemas`) and are mapped back: ``$ref``s point into
+OpenAPI spec (:mod:`kubesched.api.schemas`) and are mapped back: ``$ref``s point into
 ``#/definitions`` (v2) or ``#/components/schemas`` (v3), nullable type lists become one type,
 ``Quantity`` is a string and ``IntOrString`` a string of format ``int-or-string``, and the
 ``enum`` the conversion adds to ``apiVersion``/``kind`` is dropped. Documents are built once
@@ -43,7 +43,7 @@ from typing import Any
 
 import orjson
 
-from kubesched.apiserver import schemas
+from kubesched.api import schemas
 
 __all__ = [
     "DEFAULT_SERVED",

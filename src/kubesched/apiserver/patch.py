@@ -11,7 +11,7 @@ as ``staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go`` (``patchMech
 * ``application/strategic-merge-patch+json`` — apimachinery's strategic merge patch
   (``staging/src/k8s.io/apimachinery/pkg/util/strategicpatch/patch.go``,
   ``StrategicMergeMapPatch`` with ``MergeParallelList`` and ``IgnoreUnmatchedNulls``), driven by
-  upstream's v1.34 schema (:mod:`kubesched.apiserver.schemas`): a list field whose schema says
+  upstream's v1.34 schema (:mod:`kubesched.api.schemas`): a list field whose schema says
   ``x-kubernetes-patch-strategy: merge`` merges — by ``x-kubernetes-patch-merge-key`` for lists
   of objects (``containers`` by ``name``, ``conditions`` by ``type``, ``tolerations`` ...),
   as a set union for lists of scalars (``finalizers``) — other lists replace; maps merge
@@ -41,7 +41,7 @@ from typing import Any
 import jsonpatch
 import orjson
 
-from kubesched.apiserver import schemas
+from kubesched.api import schemas
 
 __all__ = [
     "APPLY_PATCH",
