@@ -38,6 +38,7 @@ from kubesched.config.types import (
 )
 from kubesched.config.validation import validate_config
 from kubesched.errors import ConfigError
+from kubesched.features import FeatureGate
 
 __all__ = [
     "API_VERSION",
@@ -107,10 +108,13 @@ def _parse(text: str, source: str) -> Any:
         raise ConfigError(f"invalid YAML: {e}", source) from None
 
 
-def decode_config(data: str | bytes | dict, source: str = "<config>") -> KubeSchedulerConfiguration:
+def decode_config(data: str | bytes | dict, source: str = "<config>",
+                  features: FeatureGate | None = None) -> KubeSchedulerConfiguration:
     """Decode (strictly), default and validate a configuration from YAML/JSON text or a mapping.
 
-    ``source`` names the input in syntax errors (``file:line:column``). Raises :class:`ConfigError`.
+    ``source`` names the input in syntax errors (``file:line:column``); ``features`` are the gates
+    at the emulated version (default: v1.37's defaults), which choose the default plugins and
+    args. Raises :class:`ConfigError`.
     """
     if isinstance(data, bytes):
         try:
@@ -133,24 +137,25 @@ def decode_config(data: str | bytes | dict, source: str = "<config>") -> KubeSch
     if kind != KIND:
         raise ConfigError(f'Unsupported value: {json.dumps(kind)}: supported values: "{KIND}"', "kind")
     cfg = strict_convert(obj, KubeSchedulerConfiguration, "")
-    return validate_config(set_defaults(cfg))
+    return validate_config(set_defaults(cfg, features), features)
 
 
-def load_config(path: str | None) -> KubeSchedulerConfiguration:
+def load_config(path: str | None, features: FeatureGate | None = None) -> KubeSchedulerConfiguration:
     """Read, decode, default and validate the file at ``path``; None gives :func:`default_config`."""
     if path is None:
-        return default_config()
+        return default_config(features)
     try:
         with open(path, "rb") as f:
             data = f.read()
     except OSError as e:
         raise ConfigError(f"cannot read configuration file: {e.strerror or e}", path) from None
-    return decode_config(data, source=path)
+    return decode_config(data, source=path, features=features)
 
 
-def default_config() -> KubeSchedulerConfiguration:
-    """The configuration kube-scheduler runs with when given no file: all defaults."""
-    return validate_config(set_defaults(KubeSchedulerConfiguration()))
+def default_config(features: FeatureGate | None = None) -> KubeSchedulerConfiguration:
+    """The configuration kube-scheduler runs with when given no file: all defaults (at ``features``'
+    emulated version and gates; default v1.37)."""
+    return validate_config(set_defaults(KubeSchedulerConfiguration(), features), features)
 
 
 def encode_config(cfg: KubeSchedulerConfiguration) -> dict[str, Any]:

@@ -2,8 +2,8 @@
 
 Types: ``staging/src/k8s.io/kube-scheduler/config/v1/types_pluginargs.go`` (and
 ``DynamicResourcesArgs`` in ``types.go``). Defaults: ``pkg/scheduler/apis/config/v1/defaults.go``
-(``SetDefaults_*Args``), with the v1.34 default feature gates: ``StorageCapacityScoring`` off
-(so ``VolumeBindingArgs.shape`` stays None), ``DRASchedulerFilterTimeout`` on.
+(``SetDefaults_*Args``), with the feature gates of a :class:`~kubesched.features.FeatureGate`: ``StorageCapacityScoring``
+(on in 1.37: ``VolumeBindingArgs.shape`` defaults to {0→10, 100→0}), ``DRASchedulerFilterTimeout``.
 
 Units: ``bind_timeout_seconds`` in seconds; ``filter_timeout`` a Go duration string ("10s");
 percentages 0-100; resource weights 1-100; shape utilization 0-100, score 0-10.
@@ -21,6 +21,7 @@ import msgspec
 
 from kubesched.api.objects import NodeAffinity
 from kubesched.errors import ConfigError
+from kubesched.features import FeatureGate, default_feature_gate
 
 __all__ = [
     "ARGS_TYPES",
@@ -43,9 +44,6 @@ __all__ = [
     "strict_convert",
 ]
 
-#: Feature gates that change plugin args defaults/validation (v1.34 defaults).
-STORAGE_CAPACITY_SCORING = False
-DRA_SCHEDULER_FILTER_TIMEOUT = True
 
 LEAST_ALLOCATED = "LeastAllocated"
 MOST_ALLOCATED = "MostAllocated"
@@ -158,9 +156,12 @@ class VolumeBindingArgs(_Args):
 
 
 class DynamicResourcesArgs(_Args):
-    """DynamicResources: per-node Filter time limit, a duration string ("0s" disables it)."""
+    """DynamicResources: per-node Filter time limit, a duration string ("0s" disables it), and
+    (1.37, DRADeviceBindingConditions + DRAResourceClaimDeviceStatus) how long PreBind waits for
+    binding conditions (``bindingTimeout``, default 10m)."""
 
     filter_timeout: str | None = "10s"
+    binding_timeout: str | None = None
 
 
 #: In-tree plugin name -> its typed args (upstream: kinds ``<Name>Args`` registered in the v1 scheme).
@@ -176,8 +177,14 @@ ARGS_TYPES: dict[str, type] = {
 }
 
 
-def set_args_defaults(args: Any) -> Any:
-    """Apply upstream ``SetDefaults_<Kind>`` to typed args, in place; returns ``args``."""
+def set_args_defaults(args: Any, features: FeatureGate | None = None) -> Any:
+    """Apply upstream ``SetDefaults_<Kind>`` to typed args, in place; returns ``args``.
+
+    ``features`` (default: v1.37 defaults) decides the gate-dependent defaults: VolumeBinding's
+    ``shape`` (StorageCapacityScoring), DynamicResources' ``filterTimeout`` (DRASchedulerFilterTimeout)
+    and ``bindingTimeout`` (DRADeviceBindingConditions and DRAResourceClaimDeviceStatus).
+    """
+    fg = features if features is not None else default_feature_gate()
     if isinstance(args, DefaultPreemptionArgs):
         if args.min_candidate_nodes_percentage is None:
             args.min_candidate_nodes_percentage = 10
@@ -189,7 +196,7 @@ def set_args_defaults(args: Any) -> Any:
     elif isinstance(args, VolumeBindingArgs):
         if args.bind_timeout_seconds is None:
             args.bind_timeout_seconds = 600
-        if not args.shape and STORAGE_CAPACITY_SCORING:
+        if not args.shape and fg.enabled("StorageCapacityScoring"):
             args.shape = [UtilizationShapePoint(utilization=0, score=MAX_CUSTOM_PRIORITY_SCORE),
                           UtilizationShapePoint(utilization=100, score=0)]
     elif isinstance(args, NodeResourcesBalancedAllocationArgs):
@@ -210,15 +217,18 @@ def set_args_defaults(args: Any) -> Any:
             if r.weight == 0:
                 r.weight = 1
     elif isinstance(args, DynamicResourcesArgs):
-        if args.filter_timeout is None and DRA_SCHEDULER_FILTER_TIMEOUT:
+        if args.filter_timeout is None and fg.enabled("DRASchedulerFilterTimeout"):
             args.filter_timeout = "10s"
+        if (args.binding_timeout is None and fg.enabled("DRADeviceBindingConditions")
+                and fg.enabled("DRAResourceClaimDeviceStatus")):
+            args.binding_timeout = "10m0s"
     return args
 
 
-def default_args(plugin_name: str) -> Any | None:
+def default_args(plugin_name: str, features: FeatureGate | None = None) -> Any | None:
     """Defaulted typed args of an in-tree plugin, or None when the plugin has no args type."""
     typ = ARGS_TYPES.get(plugin_name)
-    return None if typ is None else set_args_defaults(typ())
+    return None if typ is None else set_args_defaults(typ(), features)
 
 
 def _validation_message(err: msgspec.ValidationError, base: str) -> tuple[str, str]:
@@ -253,7 +263,7 @@ def strict_convert(data: Any, typ: type, path: str) -> Any:
         raise ConfigError(message, where or None) from None
 
 
-def decode_args(plugin_name: str, raw: Any, path: str) -> Any:
+def decode_args(plugin_name: str, raw: Any, path: str, features: FeatureGate | None = None) -> Any:
     """Decode and default the args of ``plugin_name`` found at field path ``path``.
 
     Known plugins (:data:`ARGS_TYPES`) give a typed, defaulted Struct; ``raw`` may be None
@@ -264,7 +274,7 @@ def decode_args(plugin_name: str, raw: Any, path: str) -> Any:
     if typ is None:
         return raw
     if isinstance(raw, typ):
-        return set_args_defaults(raw)
+        return set_args_defaults(raw, features)
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
@@ -282,4 +292,4 @@ def decode_args(plugin_name: str, raw: Any, path: str) -> Any:
         # Upstream only defaults ``type`` when the whole scoringStrategy is absent.
         raw["scoringStrategy"] = {"type": "", "resources": [], **raw["scoringStrategy"]}
     args = strict_convert(raw, typ, path)
-    return set_args_defaults(args)
+    return set_args_defaults(args, features)

@@ -2,8 +2,8 @@
 
 Ported from ``pkg/scheduler/apis/config/v1/defaults.go`` (``SetDefaults_KubeSchedulerConfiguration``,
 ``setDefaults_KubeSchedulerProfile``) and ``pkg/scheduler/apis/config/v1/default_plugins.go``
-(``getDefaultPlugins``, ``mergePlugins``, ``mergePluginSet``), v1.34 feature-gate defaults
-(DynamicResourceAllocation GA, so ``DynamicResources`` is a default plugin).
+(``getDefaultPlugins``, ``mergePlugins``, ``mergePluginSet``), with the
+feature gates and emulated version of a :class:`~kubesched.features.FeatureGate` (default: v1.37).
 
 Deviation on purpose: ``percentageOfNodesToScore`` stays ``None`` when unset (upstream writes 0);
 both mean "adaptive".
@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 
 from kubesched.config.args import ARGS_TYPES, decode_args, default_args
+from kubesched.features import FeatureGate, default_feature_gate
 from kubesched.config.types import (
     EXTENSION_POINTS,
     ClientConnectionConfiguration,
@@ -47,12 +48,14 @@ DEFAULT_PARALLELISM = 16
 DEFAULT_POD_INITIAL_BACKOFF_SECONDS = 1
 DEFAULT_POD_MAX_BACKOFF_SECONDS = 10
 
-# (name, score weight) in upstream getDefaultPlugins order, v1.34.
+# (name, score weight) in upstream getDefaultPlugins order (v1.37.2
+# ``pkg/scheduler/apis/config/v1/default_plugins.go`` L32-58). Before 1.37 NodeUnschedulable came
+# before NodeName (v1.34.12 default_plugins.go).
 _DEFAULT_MULTI_POINT: tuple[tuple[str, int | None], ...] = (
     ("SchedulingGates", None),
     ("PrioritySort", None),
-    ("NodeUnschedulable", None),
     ("NodeName", None),
+    ("NodeUnschedulable", None),
     ("TaintToleration", 3),
     ("NodeAffinity", 2),
     ("NodePorts", None),
@@ -63,7 +66,6 @@ _DEFAULT_MULTI_POINT: tuple[tuple[str, int | None], ...] = (
     ("VolumeZone", None),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
-    ("DynamicResources", None),
     ("DefaultPreemption", None),
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
@@ -71,10 +73,42 @@ _DEFAULT_MULTI_POINT: tuple[tuple[str, int | None], ...] = (
 )
 
 
-def default_plugins() -> Plugins:
-    """A fresh copy of the default plugin set: everything enabled through ``multiPoint``."""
-    return Plugins(multi_point=PluginSet(
-        enabled=[Plugin(name=n, weight=w) for n, w in _DEFAULT_MULTI_POINT]))
+def default_plugins(features: FeatureGate | None = None) -> Plugins:
+    """A fresh copy of the default plugin set: everything enabled through ``multiPoint``.
+
+    Upstream ``getDefaultPlugins`` + ``applyFeatureGates`` at ``features``' emulated version and
+    gates (default: v1.37 defaults): NodeDeclaredFeatures appended (gate), DeferredPodScheduling
+    before NodeResourcesFit (InPlacePodVerticalScalingSchedulerPreemption), DynamicResources before
+    DefaultPreemption (DynamicResourceAllocation; weight 2 since 1.35), GangScheduling (GenericWorkload),
+    TopologyPlacementGenerator + PodGroupPodsCount (TopologyAwareWorkloadScheduling).
+    """
+    fg = features if features is not None else default_feature_gate()
+    order = list(_DEFAULT_MULTI_POINT)
+    if not fg.at_least(1, 37):  # v1.34–1.36: NodeUnschedulable, then NodeName
+        order[2], order[3] = order[3], order[2]
+    enabled = [Plugin(name=n, weight=w) for n, w in order]
+    # NodeDeclaredFeatures (gate NodeDeclaredFeatures) is appended here once the plugin exists
+    # (branch plugins137).
+    if fg.enabled("InPlacePodVerticalScalingSchedulerPreemption"):
+        i = next(i for i, p in enumerate(enabled) if p.name == "NodeResourcesFit")
+        enabled.insert(i, Plugin(name="DeferredPodScheduling"))
+    if fg.enabled("DynamicResourceAllocation"):
+        i = next(i for i, p in enumerate(enabled) if p.name == "DefaultPreemption")
+        enabled.insert(i, Plugin(name="DynamicResources", weight=2 if fg.at_least(1, 35) else None))
+    if fg.enabled("GenericWorkload") or (not fg.at_least(1, 37) and _enabled(fg, "GangScheduling")):
+        enabled.append(Plugin(name="GangScheduling"))
+    if fg.enabled("TopologyAwareWorkloadScheduling"):
+        enabled.append(Plugin(name="TopologyPlacementGenerator"))
+        enabled.append(Plugin(name="PodGroupPodsCount", weight=1))
+    return Plugins(multi_point=PluginSet(enabled=enabled))
+
+
+def _enabled(fg: FeatureGate, name: str) -> bool:
+    """``fg.enabled(name)`` for a gate the 1.37 binary may no longer know (removed gates)."""
+    try:
+        return fg.enabled(name)
+    except KeyError:
+        return False
 
 
 def merge_plugin_set(default: PluginSet, custom: PluginSet) -> PluginSet:
@@ -123,17 +157,18 @@ def plugin_names(plugins: Plugins | None) -> list[str]:
     return sorted(names)
 
 
-def set_profile_defaults(profile: KubeSchedulerProfile, path: str = "profiles[0]") -> KubeSchedulerProfile:
+def set_profile_defaults(profile: KubeSchedulerProfile, path: str = "profiles[0]",
+                         features: FeatureGate | None = None) -> KubeSchedulerProfile:
     """Merge default plugins, decode+default given args, append default args; in place."""
-    profile.plugins = merge_plugins(default_plugins(), profile.plugins)
+    profile.plugins = merge_plugins(default_plugins(features), profile.plugins)
     seen: set[str] = set()
     for j, pc in enumerate(profile.plugin_config):
         seen.add(pc.name)
-        pc.args = decode_args(pc.name, pc.args, f"{path}.pluginConfig[{j}].args")
+        pc.args = decode_args(pc.name, pc.args, f"{path}.pluginConfig[{j}].args", features)
     for name in plugin_names(profile.plugins):
         if name in seen or name not in ARGS_TYPES:
             continue
-        profile.plugin_config.append(PluginConfig(name=name, args=default_args(name)))
+        profile.plugin_config.append(PluginConfig(name=name, args=default_args(name, features)))
     return profile
 
 
@@ -147,8 +182,9 @@ def _zero_duration(value: str | None) -> bool:
         return False  # left for validation to report
 
 
-def set_defaults(cfg: KubeSchedulerConfiguration) -> KubeSchedulerConfiguration:
-    """Apply upstream v1 defaults to ``cfg`` in place and return it.
+def set_defaults(cfg: KubeSchedulerConfiguration, features: FeatureGate | None = None) -> KubeSchedulerConfiguration:
+    """Apply upstream v1 defaults to ``cfg`` in place and return it; ``features`` (default: v1.37's
+    defaults) chooses the default plugins and the gate-dependent args defaults.
 
     Plugin args already typed are only defaulted; raw mappings are decoded first, so a bad
     args mapping raises :class:`kubesched.errors.ConfigError` located at its field path.
@@ -161,7 +197,7 @@ def set_defaults(cfg: KubeSchedulerConfiguration) -> KubeSchedulerConfiguration:
     if len(cfg.profiles) == 1 and cfg.profiles[0].scheduler_name is None:
         cfg.profiles[0].scheduler_name = DEFAULT_SCHEDULER_NAME
     for i, prof in enumerate(cfg.profiles):
-        set_profile_defaults(prof, f"profiles[{i}]")
+        set_profile_defaults(prof, f"profiles[{i}]", features)
 
     le = cfg.leader_election if cfg.leader_election is not None else LeaderElectionConfiguration()
     cfg.leader_election = le
@@ -201,6 +237,6 @@ def set_defaults(cfg: KubeSchedulerConfiguration) -> KubeSchedulerConfiguration:
     return cfg
 
 
-def defaulted_copy(cfg: KubeSchedulerConfiguration) -> KubeSchedulerConfiguration:
+def defaulted_copy(cfg: KubeSchedulerConfiguration, features: FeatureGate | None = None) -> KubeSchedulerConfiguration:
     """``set_defaults`` on a deep copy, leaving ``cfg`` untouched."""
-    return set_defaults(copy.deepcopy(cfg))
+    return set_defaults(copy.deepcopy(cfg), features)

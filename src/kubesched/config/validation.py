@@ -31,11 +31,9 @@ from kubesched.config._field import (
     required,
 )
 from kubesched.config.args import (
-    DRA_SCHEDULER_FILTER_TIMEOUT,
     LIST_DEFAULTING,
     MAX_CUSTOM_PRIORITY_SCORE,
     REQUESTED_TO_CAPACITY_RATIO,
-    STORAGE_CAPACITY_SCORING,
     SYSTEM_DEFAULTING,
     DefaultPreemptionArgs,
     DynamicResourcesArgs,
@@ -58,6 +56,7 @@ from kubesched.config.types import (
     PluginSet,
     parse_duration,
 )
+from kubesched.features import FeatureGate, default_feature_gate
 from kubesched.errors import ConfigError
 
 __all__ = [
@@ -72,9 +71,10 @@ REMOVED_PLUGINS = ("AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits"
 _SCORING_STRATEGIES = ["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"]
 
 
-def validate_config(cfg: KubeSchedulerConfiguration) -> KubeSchedulerConfiguration:
-    """Raise one :class:`ConfigError` listing every problem of (defaulted) ``cfg``; else return it."""
-    errors = collect_errors(cfg)
+def validate_config(cfg: KubeSchedulerConfiguration, features: FeatureGate | None = None) -> KubeSchedulerConfiguration:
+    """Raise one :class:`ConfigError` listing every problem of (defaulted) ``cfg``; else return it.
+    ``features``: the gates in force (default: v1.37 defaults); some args depend on them."""
+    errors = collect_errors(cfg, features)
     if errors:
         err = ConfigError(errors[0].body(), errors[0].field) if len(errors) == 1 \
             else ConfigError(aggregate_message(errors))
@@ -83,8 +83,9 @@ def validate_config(cfg: KubeSchedulerConfiguration) -> KubeSchedulerConfigurati
     return cfg
 
 
-def collect_errors(cfg: KubeSchedulerConfiguration) -> list[FieldError]:
+def collect_errors(cfg: KubeSchedulerConfiguration, features: FeatureGate | None = None) -> list[FieldError]:
     """All validation errors of ``cfg``, in upstream order."""
+    fg = features if features is not None else default_feature_gate()
     errs: list[FieldError] = []
     cc = cfg.client_connection
     if cc is not None and cc.burst < 0:
@@ -104,7 +105,7 @@ def collect_errors(cfg: KubeSchedulerConfiguration) -> list[FieldError]:
         seen: dict[str, int] = {}
         for i, prof in enumerate(cfg.profiles):
             path = f"profiles[{i}]"
-            errs.extend(_profile_errors(path, cfg.api_version, prof))
+            errs.extend(_profile_errors(path, cfg.api_version, prof, fg))
             name = prof.scheduler_name or ""
             if name in seen:
                 errs.append(duplicate(f"{path}.schedulerName", name))
@@ -166,7 +167,8 @@ def _percentage_errors(path: str, value: int | None) -> list[FieldError]:
     return []
 
 
-def _profile_errors(path: str, api_version: str, prof: KubeSchedulerProfile) -> list[FieldError]:
+def _profile_errors(path: str, api_version: str, prof: KubeSchedulerProfile,
+                    fg: FeatureGate) -> list[FieldError]:
     errs: list[FieldError] = []
     if not prof.scheduler_name:
         errs.append(required(f"{path}.schedulerName"))
@@ -188,7 +190,7 @@ def _profile_errors(path: str, api_version: str, prof: KubeSchedulerProfile) -> 
         if pc.name in REMOVED_PLUGINS:
             errs.append(invalid(pc_path, pc.name, removed_msg))
         else:
-            errs.extend(validate_args(f"{pc_path}.args", pc.args))
+            errs.extend(validate_args(f"{pc_path}.args", pc.args, fg))
     return errs
 
 
@@ -245,8 +247,10 @@ def _extender_errors(extenders: list[Extender]) -> list[FieldError]:
 # --------------------------------------------------------------------------- plugin args
 
 
-def validate_args(path: str, args: Any) -> list[FieldError]:
-    """Errors of typed plugin ``args`` located at ``path``; raw (unknown plugin) args give []."""
+def validate_args(path: str, args: Any, features: FeatureGate | None = None) -> list[FieldError]:
+    """Errors of typed plugin ``args`` located at ``path``; raw (unknown plugin) args give [].
+    ``features``: the gates in force (default: v1.37 defaults)."""
+    fg = features if features is not None else default_feature_gate()
     if isinstance(args, DefaultPreemptionArgs):
         return _default_preemption_errors(path, args)
     if isinstance(args, InterPodAffinityArgs):
@@ -263,9 +267,9 @@ def validate_args(path: str, args: Any) -> list[FieldError]:
     if isinstance(args, PodTopologySpreadArgs):
         return _topology_spread_errors(path, args)
     if isinstance(args, VolumeBindingArgs):
-        return _volume_binding_errors(path, args)
+        return _volume_binding_errors(path, args, fg)
     if isinstance(args, DynamicResourcesArgs):
-        return _dynamic_resources_errors(path, args)
+        return _dynamic_resources_errors(path, args, fg)
     return []
 
 
@@ -378,12 +382,12 @@ def _topology_spread_errors(path: str, args: PodTopologySpreadArgs) -> list[Fiel
     return errs
 
 
-def _volume_binding_errors(path: str, args: VolumeBindingArgs) -> list[FieldError]:
+def _volume_binding_errors(path: str, args: VolumeBindingArgs, fg: FeatureGate) -> list[FieldError]:
     errs: list[FieldError] = []
     if (args.bind_timeout_seconds or 0) < 0:
         errs.append(invalid(f"{path}.bindTimeoutSeconds", args.bind_timeout_seconds,
                             "invalid BindTimeoutSeconds, should not be a negative value"))
-    if STORAGE_CAPACITY_SCORING:
+    if fg.enabled("StorageCapacityScoring"):
         errs.extend(_shape_errors(f"{path}.shape", args.shape or []))
     elif args.shape is not None:
         errs.append(invalid(f"{path}.shape", args.shape,
@@ -391,16 +395,24 @@ def _volume_binding_errors(path: str, args: VolumeBindingArgs) -> list[FieldErro
     return errs
 
 
-def _dynamic_resources_errors(path: str, args: DynamicResourcesArgs) -> list[FieldError]:
+def _dynamic_resources_errors(path: str, args: DynamicResourcesArgs, fg: FeatureGate) -> list[FieldError]:
+    """``ValidateDynamicResourcesArgs`` (v1.37.2 ``apis/config/validation/validation_pluginargs.go``)."""
     errs: list[FieldError] = []
     fpath = f"{path}.filterTimeout"
-    if not DRA_SCHEDULER_FILTER_TIMEOUT:
+    if not fg.enabled("DRASchedulerFilterTimeout"):
         if args.filter_timeout is not None:
             errs.append(forbidden(fpath, "DRASchedulingFilterTimeout feature gate is disabled"))
-        return errs
-    seconds = _duration(fpath, args.filter_timeout, errs)
-    if seconds is not None and seconds < 0:
-        errs.append(invalid(fpath, args.filter_timeout, "must be zero or positive"))
+    else:
+        seconds = _duration(fpath, args.filter_timeout, errs)
+        if seconds is not None and seconds < 0:
+            errs.append(invalid(fpath, args.filter_timeout, "must be zero or positive"))
+    bpath = f"{path}.bindingTimeout"
+    if fg.enabled("DRADeviceBindingConditions") and fg.enabled("DRAResourceClaimDeviceStatus"):
+        seconds = _duration(bpath, args.binding_timeout, errs)
+        if seconds is not None and seconds < 1:
+            errs.append(invalid(bpath, args.binding_timeout, "must be at least 1 second"))
+    elif args.binding_timeout is not None:
+        errs.append(forbidden(bpath, "DRADeviceBindingConditions or DRAResourceClaimDeviceStatus feature gate is disabled"))
     return errs
 
 

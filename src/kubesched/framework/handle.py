@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from kubesched.features import FeatureGate, default_feature_gate
+
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
     from kubesched.framework.node_table import NodeTable
@@ -123,6 +125,9 @@ class Handle:
     extenders: list[Any] = field(default_factory=list)
     """The scheduler's extenders (upstream ``Handle.Extenders()``:
     :class:`~kubesched.framework.extender.Extender` s, ignorable ones last)."""
+    features: FeatureGate = field(default_factory=default_feature_gate)
+    """The feature gates at the emulated version (upstream: the global ``utilfeature.DefaultFeatureGate``,
+    read by plugin factories through ``feature.Features``); plugins ask ``handle.features.enabled("X")``."""
 
     # upstream Handle: IterateOverWaitingPods, GetWaitingPod, RejectWaitingPod
 

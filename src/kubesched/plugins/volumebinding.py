@@ -27,7 +27,7 @@
   room (``maximumVolumeSize`` preferred over ``capacity``) → else ``node(s) didn't find available
   persistent volumes to bind`` / ``node(s) did not have enough free storage``.
 * PreScore/Score: the scorer exists only with the StorageCapacityScoring gate (off in v1.34,
-  :data:`kubesched.config.args.STORAGE_CAPACITY_SCORING`); then ``VolumeBindingArgs.shape``
+  the StorageCapacityScoring gate, on since 1.37); then ``VolumeBindingArgs.shape``
   (utilization 0-100 → score 0-10, scaled ×10) scores the static bindings' requested/capacity per
   class (or, with the gate, the provisioned claims against the node's CSIStorageCapacity),
   averaged over the classes.
@@ -473,9 +473,7 @@ class VolumeBinding:
         self.pv_cache = AssumeCache(handle.lister, "PersistentVolume")
         self.pvc_cache = AssumeCache(handle.lister, "PersistentVolumeClaim")
         self.scorer = None
-        from kubesched.config import args as cfg_args
-
-        if cfg_args.STORAGE_CAPACITY_SCORING:
+        if handle.features.enabled("StorageCapacityScoring"):
             shape = getattr(args, "shape", None) or _DEFAULT_SHAPE
             self.scorer = _build_scorer([(int(_pt(p, "utilization")), int(_pt(p, "score")) * 10) for p in shape])
 

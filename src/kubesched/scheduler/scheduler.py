@@ -20,6 +20,7 @@ from kubesched.api.objects import Node, Pod
 from kubesched.cache import Cache
 from kubesched.config import KubeSchedulerConfiguration, default_config
 from kubesched.errors import ConfigError
+from kubesched.features import FeatureGate, default_feature_gate
 from kubesched.framework.clock import Clock, ManualClock
 from kubesched.framework.events import (
     EVENT_ASSIGNED_POD_ADD,
@@ -108,8 +109,10 @@ class Scheduler:
                  lister: ClusterLister | None = None, clock: Clock | None = None, seed: int | None = 0,
                  registry: Mapping[str, Any] | None = None, record: bool = False,
                  pod_max_in_unschedulable_pods_s: float = 300.0, metrics: MetricsRecorder | None = None,
-                 extenders: Sequence[Extender] | None = None) -> None:
-        self.config = config if config is not None else default_config()
+                 extenders: Sequence[Extender] | None = None, features: FeatureGate | None = None) -> None:
+        self.features = features if features is not None else default_feature_gate()
+        """Feature gates at the emulated version (``--emulated-version``, ``--feature-gates``)."""
+        self.config = config if config is not None else default_config(self.features)
         if extenders is None:
             built, self.config = build_extenders(self.config)
             extenders = built
@@ -130,7 +133,7 @@ class Scheduler:
             if prof.scheduler_name is None:  # defaulting names a lone profile; validation requires the others' names
                 raise ConfigError("Required value", f"profiles[{i}].schedulerName")
             handle = Handle(nodes=self.table, lister=self.lister, client=client, rng=self.rng, clock=self.clock,
-                            extenders=self.extenders)
+                            extenders=self.extenders, features=self.features)
             self.profiles[prof.scheduler_name] = Framework(
                 prof, self.registry, handle, path=f"profiles[{i}]",
                 percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score,
