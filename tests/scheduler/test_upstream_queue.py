@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from kubesched.api.objects import Pod
+from kubesched.features import FeatureGate
 from kubesched.framework.clock import ManualClock
 from kubesched.framework.events import (
     EVENT_ASSIGNED_POD_ADD,
@@ -49,7 +50,10 @@ PV_ADD = ClusterEvent(EventResource.PERSISTENT_VOLUME, ActionType.ADD, "Persiste
 PV_UPDATE = ClusterEvent(EventResource.PERSISTENT_VOLUME, ActionType.UPDATE, "PersistentVolumeUpdate")
 PVC_ADD = ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD, "PersistentVolumeClaimAdd")
 CSI_NODE_UPDATE = ClusterEvent(EventResource.CSI_NODE, ActionType.UPDATE, "CSINodeUpdate")
-UNSCHEDULED_POD_UPDATE = ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE, "UnscheduledPodUpdate")
+UNSCHEDULED_POD_UPDATE = ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE)
+TARGET_POD_UPDATE = ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE)
+"""1.37 ``EventTargetPodUpdate``: the pending pod's own update (the 1.37 tests register their
+self-update hints on it where the 1.34 ones used ``EventUnscheduledPodUpdate``)."""
 
 LOW, MID, HIGH = 0, 100, 1000
 MEDIUM = (LOW + HIGH) // 2
@@ -166,12 +170,13 @@ class Q:
 
     def __init__(self, hint_map: HintMap | None = None, pre_enqueue: list[Any] | None = None, *,
                  start: float = START, initial_backoff: float = INITIAL_BACKOFF,
-                 max_backoff: float = MAX_BACKOFF, max_in_unschedulable: float = MAX_IN_UNSCHEDULABLE) -> None:
+                 max_backoff: float = MAX_BACKOFF, max_in_unschedulable: float = MAX_IN_UNSCHEDULABLE,
+                 features: FeatureGate | None = None) -> None:
         self.clock = ManualClock(start)
         self.fw = FakeFramework(hint_map, pre_enqueue)
         self.q = SchedulingQueue({"default-scheduler": self.fw}, self.clock.now,
                                  pod_initial_backoff_s=initial_backoff, pod_max_backoff_s=max_backoff,
-                                 pod_max_in_unschedulable_pods_s=max_in_unschedulable)
+                                 pod_max_in_unschedulable_pods_s=max_in_unschedulable, features=features)
 
     # upstream helpers ------------------------------------------------------------
 
@@ -462,7 +467,7 @@ def test_TestPriorityQueue_AddUnschedulableIfNotPresent_Backoff() -> None:
 
 # ───────────────────────────── Update ─────────────────────────────
 
-UPDATE_HINTS: HintMap = {UNSCHEDULED_POD_UPDATE: [("queuePlugin", queue_hint), ("skipPlugin", skip_hint)]}
+UPDATE_HINTS: HintMap = {TARGET_POD_UPDATE: [("queuePlugin", queue_hint), ("skipPlugin", skip_hint)]}
 
 
 def _annotated(pod: Pod, k: str, v: str) -> Pod:
@@ -549,6 +554,31 @@ UPDATE_CASES = [
 def test_TestPriorityQueue_Update(want_q: str | None, want_nominated: bool,
                                   prepare: Callable[[Q], tuple[Pod, Pod]]) -> None:
     t = Q(UPDATE_HINTS)
+    _check_update(t, want_q, want_nominated, prepare)
+
+
+@pytest.mark.parametrize(("want_q", "want_nominated", "prepare"), [pytest.param(*c[1:], id=c[0]) for c in UPDATE_CASES])
+def test_TestPriorityQueue_Update_v134(want_q: str | None, want_nominated: bool,
+                                       prepare: Callable[[Q], tuple[Pod, Pod]]) -> None:
+    """The 1.34 test: the pod's own update is an ``UnschedulablePod/Update`` event."""
+    t = Q({UNSCHEDULED_POD_UPDATE: [("queuePlugin", queue_hint), ("skipPlugin", skip_hint)]},
+          features=FeatureGate(emulated_version=(1, 34)))
+    _check_update(t, want_q, want_nominated, prepare)
+
+
+def test_TestPriorityQueue_Update_unscheduled_registration_misses_target_pod() -> None:
+    """1.37: a registration for ``UnscheduledPod/Update`` no longer sees the pod's own update
+    (a ``TargetPod`` event); one for ``Pod/Update`` sees both."""
+    for reg, want in ((UNSCHEDULED_POD_UPDATE, "unschedulable"), (ClusterEvent(EventResource.POD, ActionType.UPDATE),
+                                                                 "backoff")):
+        t = Q({reg: [("queuePlugin", queue_hint)]})
+        old, new = _update_unsched_backing_off(t)
+        t.q.update(old, new)
+        assert t.where(new) == want
+
+
+def _check_update(t: Q, want_q: str | None, want_nominated: bool,
+                  prepare: Callable[[Q], tuple[Pod, Pod]]) -> None:
     old, new = prepare(t)
     t.q.update(old, new)
     assert t.where(new) == want_q
@@ -564,7 +594,7 @@ def test_PodSchedulingPropertiesChange_other_update_wakes_only_generic_update_hi
     ``UnschedulablePod/Update`` (TestPriorityQueue_Update's queuePlugin) but not one for
     ``UpdatePodLabel`` only."""
     label_only = ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_LABEL)
-    t = Q({label_only: [("labelPlugin", queue_hint)], UNSCHEDULED_POD_UPDATE: [("queuePlugin", queue_hint)]})
+    t = Q({label_only: [("labelPlugin", queue_hint)], TARGET_POD_UPDATE: [("queuePlugin", queue_hint)]})
     a, b = med_pod(), MakePod().name("other").namespace("ns2").obj()
     qa, qb = t.new_qpi(a, "labelPlugin"), t.new_qpi(b, "queuePlugin")
     t.put_unschedulable(qa)
@@ -576,7 +606,7 @@ def test_PodSchedulingPropertiesChange_other_update_wakes_only_generic_update_hi
 
 
 def test_TestPriorityQueue_UpdateWhenInflight() -> None:
-    t = Q({UNSCHEDULED_POD_UPDATE: [("fakePlugin", queue_hint)]})
+    t = Q({TARGET_POD_UPDATE: [("fakePlugin", queue_hint)]})
     pod = MakePod().name("test-pod").namespace("test-ns").uid("test-uid").obj()
     t.add(pod)
     qpi = t.pop(pod)
@@ -760,7 +790,7 @@ def test_TestPriorityQueue_MoveAllToActiveOrBackoffQueueWithQueueingHint(
         calls.append(1)
         return hint(pod, old, new)
 
-    t = Q({NODE_ADD: [("foo", counted)], UNSCHEDULED_POD_UPDATE: [("SchedulingGates", queue_hint)]},
+    t = Q({NODE_ADD: [("foo", counted)], TARGET_POD_UPDATE: [("SchedulingGates", queue_hint)]},
           pre_enqueue=[SchedulingGatesPreEnqueue(), AllowlistPreEnqueue("foo", ("foo",))], start=MOVE_HINT_START)
     pod = _p1()
     t.add(pod)
@@ -1040,7 +1070,7 @@ class _Metric:
     """TestPendingPodsMetric's fixture: 50 queueable pods, 10 gated, 20 queueable with a 2 s delay."""
 
     def __init__(self) -> None:
-        self.t = Q({UNSCHEDULED_POD_UPDATE: [("preEnqueuePlugin", queue_hint)]},
+        self.t = Q({TARGET_POD_UPDATE: [("preEnqueuePlugin", queue_hint)]},
                    pre_enqueue=[AllowlistPreEnqueue("preEnqueuePlugin", ("queueable",))])
         ts = self.t.clock.now()
         self.p = _pinfos(50, "x", "queueable", ts)
