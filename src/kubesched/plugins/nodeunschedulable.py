@@ -17,7 +17,14 @@ import numpy as np
 
 from kubesched.api.objects import Taint
 from kubesched.api.taints import TAINT_EFFECT_NO_SCHEDULE, tolerations_tolerate_taint
-from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
+from kubesched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+    features_of,
+)
 from kubesched.framework.interface import Code, FilterResult, Status
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -54,15 +61,32 @@ class NodeUnschedulable:
 
     name = NAME
 
+    def __init__(self, handle: Any = None) -> None:
+        self.handle = handle
+
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        """Node Add|UpdateNodeTaint; the pod's own new toleration: 1.37 ``TargetPod`` (hint
+        without a UID check, node_unschedulable.go L60-68), before ``Pod`` comparing UIDs."""
+        if features_of(self.handle).at_least(1, 37):
+            pod_event = ClusterEventWithHint(
+                ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_TOLERATION),
+                self.is_schedulable_after_target_pod_toleration_change)
+        else:
+            pod_event = ClusterEventWithHint(
+                ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_TOLERATION),
+                self.is_schedulable_after_pod_toleration_change)
         return [
             ClusterEventWithHint(
                 ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
                 self.is_schedulable_after_node_change),
-            ClusterEventWithHint(
-                ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_TOLERATION),
-                self.is_schedulable_after_pod_toleration_change),
+            pod_event,
         ]
+
+    @staticmethod
+    def is_schedulable_after_target_pod_toleration_change(pod: Pod, old: Any, new: Any) -> QueueingHint:
+        """1.37 ``isSchedulableAfterTargetPodTolerationChange``: Queue when the updated pod now
+        tolerates ``node.kubernetes.io/unschedulable:NoSchedule``."""
+        return QueueingHint.QUEUE if tolerates_unschedulable(new.spec.tolerations) else QueueingHint.SKIP
 
     @staticmethod
     def is_schedulable_after_node_change(pod: Pod, old: Any, new: Any) -> QueueingHint:
@@ -97,4 +121,4 @@ class NodeUnschedulable:
 
 def new(args: Any, handle: Any) -> NodeUnschedulable:
     """Factory (upstream ``nodeunschedulable.New``); the plugin takes no args."""
-    return NodeUnschedulable()
+    return NodeUnschedulable(handle)

@@ -26,7 +26,7 @@ RequestedToCapacityRatio over ``scoringStrategy.resources``; see
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -36,7 +36,14 @@ from kubesched.api.resources import pod_requests
 from kubesched.config.args import NodeResourcesFitArgs
 from kubesched.errors import ConfigError
 from kubesched.framework.cycle_state import read_state
-from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
+from kubesched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+    features_of,
+)
 from kubesched.framework.interface import MAX_NODE_SCORE, Code, FilterResult, Status
 from kubesched.framework.node_info import Resource
 from kubesched.plugins.noderesources.resource_allocation import (
@@ -381,14 +388,36 @@ class Fit:
     # ───────────────────────────── queueing hints ─────────────────────────────
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        """Pod delete / scale-down and Node add / allocatable change (QueueingHints on, so no
-        UpdateNodeTaint/UpdateNodeLabel, as upstream)."""
-        return [
-            ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN,
-                                              "Pod/Delete|UpdatePodScaleDown"), self.is_schedulable_after_pod_event),
-            ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE,
-                                              "Node/Add|UpdateNodeAllocatable"), self.is_schedulable_after_node_change),
-        ]
+        """Pod delete / scale-down (scale-down only with InPlacePodVerticalScaling) and Node add /
+        allocatable change (QueueingHints on, so no UpdateNodeTaint/UpdateNodeLabel, as upstream).
+        1.37 (fit.go L290-320): ``AssignedPod/Delete``, ``AssignedPod/UpdatePodScaleDown`` and
+        ``TargetPod/UpdatePodScaleDown`` (always Queue) instead of one ``Pod`` registration.
+        (Not modelled: the DeviceClass registration of DRAExtendedResource and the scale-up ones
+        of InPlacePodVerticalScalingSchedulerPreemption, both off by default.)"""
+        f = features_of(self.handle)
+        ippvs = f.enabled("InPlacePodVerticalScaling")
+        node = ClusterEventWithHint(
+            ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE,
+                         "Node/Add|UpdateNodeAllocatable"), self.is_schedulable_after_node_change)
+        if not f.at_least(1, 37):
+            acts = ActionType.DELETE | (ActionType.UPDATE_POD_SCALE_DOWN if ippvs else ActionType(0))
+            return [ClusterEventWithHint(ClusterEvent(EventResource.POD, acts), self.is_schedulable_after_pod_event),
+                    node]
+        events = [ClusterEventWithHint(ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE),
+                                       self.is_schedulable_after_pod_event), node]
+        if ippvs:
+            events += [
+                ClusterEventWithHint(ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UPDATE_POD_SCALE_DOWN),
+                                     self.is_schedulable_after_pod_event),
+                ClusterEventWithHint(ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_SCALE_DOWN),
+                                     self.is_schedulable_after_target_pod_scale_down),
+            ]
+        return events
+
+    @staticmethod
+    def is_schedulable_after_target_pod_scale_down(pod: Pod, old: Any, new: Any) -> QueueingHint:
+        """1.37 ``isSchedulableAfterTargetPodScaleDown``: the rejected pod itself asks for less."""
+        return QueueingHint.QUEUE
 
     def is_schedulable_after_pod_event(self, pod: Pod, old: Pod | None, new: Pod | None) -> QueueingHint:
         """Upstream ``isSchedulableAfterPodEvent``: a deleted pod that was assigned (or nominated)
