@@ -107,10 +107,10 @@ def test_fed_from_a_scheduler() -> None:
     assert sample(m, "scheduler_pending_pods", queue="unschedulable") == 1
     assert sample(m, "scheduler_pending_pods", queue="active") == 0
     assert sample(m, "scheduler_unschedulable_pods", plugin="NodeResourcesFit", profile="default-scheduler") == 1
-    assert sample(m, "scheduler_queue_incoming_pods_total", queue="active", event="UnschedulablePodAdd") == 2
-    assert sample(m, "scheduler_scheduler_cache_size", type="nodes") == 1
+    assert sample(m, "scheduler_queue_incoming_pods_total", queue="active", event="UnscheduledPodAdd") == 2
+    assert sample(m, "scheduler_cache_size", type="nodes") == 1
     m.update_from(sched)  # idempotent: counters only grow by the engine's increase
-    assert sample(m, "scheduler_queue_incoming_pods_total", queue="active", event="UnschedulablePodAdd") == 2
+    assert sample(m, "scheduler_queue_incoming_pods_total", queue="active", event="UnscheduledPodAdd") == 2
     # the unschedulable pod leaves: its plugin gauge returns to 0
     sched.on_pod_delete(sched.queue.unschedulable["ns/too-big"].pod)
     m.update_from(sched)

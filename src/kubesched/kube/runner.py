@@ -174,7 +174,7 @@ class Runner:
                                                 recorder=next(iter(self.recorders.values()), None))
         self.scheduler = Scheduler(cfg, client=self.cluster_client, lister=lister, clock=AsyncioClock(),
                                    seed=opts.seed, registry=opts.registry)
-        self.metrics = SchedulerMetrics()
+        self.metrics = SchedulerMetrics(features=self.scheduler.features)
         self.scheduler.metrics = self.metrics  # the engine feeds extension points, preemption, Permit wait
         self.loop = SchedulingLoop(self.scheduler, observe=self.metrics.observe_attempt)
         # with extenders, cycles run on a worker thread (their HTTP calls block); informer events
