@@ -1468,8 +1468,138 @@ def test_Test_InFlightPods_Pop_is_made_twice() -> None:  # pragma: no cover
     pass
 
 
-@pytest.mark.skip(reason="TestPendingPodsMetric plugin_execution_duration cases, TestIncomingPodsMetrics, "
-                         "TestFlushUnschedulablePodsLeftoverSetsFlag: metrics recorder internals "
-                         "(kubesched exposes pending_pods via counts(), not Prometheus histograms)")
+@pytest.mark.skip(reason="TestPendingPodsMetric plugin_execution_duration cases, TestIncomingPodsMetrics: "
+                         "metrics recorder internals (kubesched exposes pending_pods via counts(), not "
+                         "Prometheus histograms)")
 def test_metrics_recorder_internals() -> None:  # pragma: no cover
     pass
+
+
+# ───────────────────────────── leftover flush bookkeeping (1.36 / 1.37) ─────────────────────────────
+
+def test_TestFlushUnschedulableEntitiesLeftoverSetsFlag() -> None:
+    t = Q()
+    pod = MakePod().name("test-pod").namespace("ns1").uid("tp-1").priority(MID).nominated_node_name("node1").obj()
+    t.add(pod)
+    qpi = t.pop(pod)
+    assert not qpi.was_flushed_from_unschedulable
+    t.fail(qpi, "fakePlugin")
+    t.clock.advance(MAX_IN_UNSCHEDULABLE + 1)
+    t.q.flush_unschedulable_leftover()
+    qpi = t.pop(pod)
+    assert qpi.was_flushed_from_unschedulable
+    t.fail(qpi, "fakePlugin")
+    assert t.where(pod) == "unschedulable"
+    assert not t.q._entries[key(pod)].was_flushed_from_unschedulable
+
+
+def test_flush_flag_not_set_before_136() -> None:
+    t = Q(features=FeatureGate(emulated_version=(1, 35)))
+    pod = MakePod().name("p").namespace("ns1").uid("p").obj()
+    t.add(pod)
+    t.fail(t.pop(pod), "fakePlugin")
+    t.clock.advance(MAX_IN_UNSCHEDULABLE + 1)
+    t.q.flush_unschedulable_leftover()
+    assert not t.pop(pod).was_flushed_from_unschedulable
+
+
+FLUSH_GATED_CASES = [
+    # name, gated_before_flush, gated_after_flush, backing_off, want_flag, want_q
+    ("flag is set when pod is not gated", False, False, False, True, "active"),
+    ("flag is set when pod is no longer gated", True, False, False, True, "active"),
+    ("flag is unset when pod is newly gated", False, True, False, False, "gated"),
+    ("flag is unset when pod is still gated", True, True, False, False, "gated"),
+    ("flag is set when pod is not gated and backoff is not complete", False, False, True, True, "backoff"),
+    ("flag is set when pod is no longer gated and backoff is not complete", True, False, True, True, "backoff"),
+    ("flag is unset when pod is newly gated and backoff is not complete", False, True, True, False, "gated"),
+    ("flag is unset when pod is still gated and backoff is not complete", True, True, True, False, "gated"),
+]
+
+
+@pytest.mark.parametrize(("gated_before", "gated_after", "backing_off", "want_flag", "want_q"),
+                         [pytest.param(*c[1:], id=c[0]) for c in FLUSH_GATED_CASES])
+def test_TestFlushUnschedulablePodsLeftoverSetsFlag_GatedPod(gated_before: bool, gated_after: bool, backing_off: bool,
+                                                            want_flag: bool, want_q: str) -> None:
+    """1.37: a flushed pod that is gated again by PreEnqueue loses its flush mark (upstream's
+    "unschedulableQ" holds kubesched's ``gated`` pods too)."""
+    backoff = MAX_IN_UNSCHEDULABLE + 60 if backing_off else 0.0
+    t = Q(pre_enqueue=[AllowlistPreEnqueue("preEnqueuePlugin", ("allow",))], initial_backoff=backoff,
+          max_backoff=backoff)
+    pod = MakePod().name("pod1").namespace("ns1").uid("1").label("allow", "").obj()
+    t.add(pod)
+    qpi = t.pop(pod)
+    if gated_before:
+        qpi.gated, qpi.gating_plugin = True, "preEnqueuePlugin"
+    if gated_after:
+        qpi.pod.metadata.labels = {}
+    t.fail(qpi, "foo")
+    t.clock.advance(MAX_IN_UNSCHEDULABLE + 1)
+    t.q.flush_unschedulable_leftover()
+    assert t.where(pod) == want_q
+    assert t.q._entries[key(pod)].was_flushed_from_unschedulable is want_flag
+
+
+@pytest.mark.parametrize(("version", "flushes"), [((1, 37), [True, False, True]), ((1, 36), [True, True, True])])
+def test_TestGatedPodFlushFrequency(version: tuple[int, int], flushes: list[bool]) -> None:
+    """1.37: a gated pod is flushed once per podMaxInUnschedulablePodsDuration measured from its
+    last flush, not at every run after the first (1.36 measured from its timestamp only)."""
+    gate_all = AllowlistPreEnqueue("preEnqueuePlugin", ())
+    t = Q(pre_enqueue=[gate_all], features=FeatureGate(emulated_version=version))
+    pod = MakePod().name("pod1").namespace("ns1").uid("1").obj()
+    qpi = t.new_qpi(pod, "foo")
+    t.put_unschedulable(qpi)
+    got = []
+    for step in (MAX_IN_UNSCHEDULABLE + 1, 4 * 60, 61):  # T = 5:01, 9:01, 10:02
+        t.clock.advance(step)
+        before = t.q.incoming.get(("unschedulable", "UnschedulableTimeout"), 0)
+        t.q.flush_unschedulable_leftover()
+        got.append(t.q.incoming.get(("unschedulable", "UnschedulableTimeout"), 0) > before)
+        assert t.where(pod) == "gated"
+    assert got == flushes
+
+
+def test_TestIncomingEntitiesMetrics_pod_counted_once_per_queue_change() -> None:
+    """1.37 ``recordIncomingEntitiesMetrics``: a new pod always counts; a requeue counts in
+    ``queue_incoming_entities_total`` only when the pod lands in another queue than its queueing
+    strategy named (e.g. queueAfterBackoff with the backoff already over → activeQ), while
+    ``queue_incoming_pods_total`` counts every arrival."""
+    t = Q({NODE_ADD: [("fooPlugin", queue_hint)]})
+    pod = MakePod().name("p").namespace("ns").uid("p").obj()
+    t.add(pod)
+    assert t.q.incoming_entities == {("active", "UnscheduledPodAdd"): 1}
+    t.fail(t.pop(pod), "fooPlugin")
+    # no event while in flight: strategy queueSkip → unschedulable (same queue: not an entity count)
+    assert t.q.incoming[("unschedulable", "ScheduleAttemptFailure")] == 1
+    assert ("unschedulable", "ScheduleAttemptFailure") not in t.q.incoming_entities
+    t.q.move_all_to_active_or_backoff(NODE_ADD, None, MakeNode().name("n").obj())  # backing off → backoffQ
+    assert t.q.incoming[("backoff", "NodeAdd")] == 1 and ("backoff", "NodeAdd") not in t.q.incoming_entities
+    t.fail(t.pop(pod), "fooPlugin")  # popped from backoffQ (activeQ empty)
+    assert t.q.incoming[("active", "PopFromBackoffQ")] == 1
+    t.clock.advance(MAX_BACKOFF + 1)
+    t.q.move_all_to_active_or_backoff(NODE_ADD, None, MakeNode().name("n").obj())  # backoff over → activeQ
+    assert t.q.incoming[("active", "NodeAdd")] == 1 and t.q.incoming_entities[("active", "NodeAdd")] == 1
+
+
+def test_implicit_node_taint_registration_before_137() -> None:
+    """1.34–1.36 ``buildQueueingHintMap``: a plugin registering Node/Add without
+    Node/UpdateNodeTaint also gets Node/UpdateNodeTaint (default hint: Queue); 1.37 dropped it."""
+    taint_update = ClusterEvent(EventResource.NODE, ActionType.UPDATE_NODE_TAINT)
+    for version, want in (((1, 34), "backoff"), ((1, 36), "backoff"), ((1, 37), "unschedulable")):
+        t = Q({NODE_ADD: [("NodeName", skip_hint)]}, features=FeatureGate(emulated_version=version))
+        pod = MakePod().name("p").namespace("ns").uid("p").obj()
+        t.add(pod)
+        t.fail(t.pop(pod), "NodeName")
+        t.q.move_all_to_active_or_backoff(taint_update, MakeNode().name("n").obj(), MakeNode().name("n").obj())
+        assert t.where(pod) == want, version
+
+
+def test_pod_scheduled_after_flush_counted_when_bound() -> None:
+    t = Q()
+    pod = MakePod().name("p").namespace("ns").uid("p").obj()
+    t.add(pod)
+    t.fail(t.pop(pod), "fakePlugin")
+    t.clock.advance(MAX_IN_UNSCHEDULABLE + 1)
+    t.q.flush_unschedulable_leftover()
+    qpi = t.pop(pod)
+    t.q.done(qpi.key, bound=True)
+    assert t.q.scheduled_after_flush == 1

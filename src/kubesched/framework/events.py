@@ -12,7 +12,7 @@ activeQ/backoffQ, ``SKIP`` leaves it. A hint that raises counts as ``QUEUE`` (as
 
 Incoming events are specific: a pod or node update is split into one event per changed property
 (:func:`pod_update_events`, :func:`node_update_events`), each carrying a single action bit, or the
-general ``UPDATE`` when no specific property changed. A registration matches an incoming event when
+general update (:func:`general_update`) when no specific property changed. A registration matches an incoming event when
 ``registered & incoming != 0 and incoming <= registered`` (upstream ``MatchClusterEvents``).
 
 Bit order: 1.35 inserted ``UpdateNodeDeclaredFeature`` after ``UpdateNodeAnnotation``; 1.37 inserted
@@ -21,7 +21,8 @@ pod bits moved up. kubesched uses the 1.37 values at every emulated version: an 
 single bit ``b`` (then ``R & b != 0`` already implies ``b <= R``), the general ``UPDATE`` (matched
 only by a registration containing every update bit, i.e. ``UPDATE`` or ``ALL``) or ``ADD``/``DELETE``,
 so no matching outcome depends on the numbering (``tests/framework/test_events.py`` checks this
-against the 1.34 numbering exhaustively). Older releases simply never extract the newer bits.
+against the 1.34 numbering exhaustively). Older releases never extract the newer bits, and their
+general update lacks them (:func:`general_update`).
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ __all__ = [
     "assigned_pod_resource",
     "event_label",
     "features_of",
+    "general_update",
     "match_cluster_events",
     "node_update_events",
     "pod_update_events",
@@ -300,4 +302,19 @@ def pod_update_events(old: Any, new: Any, *, target: bool = False,
     if f.enabled("DynamicResourceAllocation") and (old.status.resource_claim_statuses
                                                     != new.status.resource_claim_statuses):
         acts.append(ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM)
-    return [ClusterEvent(res, a) for a in acts] or [ClusterEvent(res, ActionType.UPDATE)]
+    return [ClusterEvent(res, a) for a in acts] or [ClusterEvent(res, general_update(f))]
+
+
+def general_update(features: FeatureGate | None = None) -> ActionType:
+    """The release's ``Update`` as an incoming event ("no specific property changed"): the OR of
+    the update bits that release had — without ``UpdateNodeDeclaredFeature`` before 1.35 and
+    without ``UpdateNodePreemptionPolicy``/``UpdatePodScaleUp`` before 1.37. A registration matches
+    it only when it contains all of them (``ce.ActionType`` ≥ that release's ``Update``), so a
+    registration spelling out exactly the 1.34 update bits still matches at 1.34."""
+    f = features if features is not None else _default_features()
+    a = ActionType.UPDATE
+    if not f.at_least(1, 37):
+        a &= ~(ActionType.UPDATE_NODE_PREEMPTION_POLICY | ActionType.UPDATE_POD_SCALE_UP)
+    if not f.at_least(1, 35):
+        a &= ~ActionType.UPDATE_NODE_DECLARED_FEATURE
+    return a
