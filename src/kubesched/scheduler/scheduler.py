@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.api.objects import Node, Pod, pod_key
+from kubesched.api.objects import Node, Pod, pod_key, pod_priority
 from kubesched.cache import Cache
 from kubesched.config import KubeSchedulerConfiguration, default_config
 from kubesched.errors import ConfigError
@@ -227,6 +227,10 @@ class Scheduler:
             # with QueueingHints every update, status-only ones included (the general Update
             # event), goes through the rejecting plugins' hints; isPodUpdated is the hints-off path
             self.queue.update(old, new)
+            if old.status.nominated_node_name and old.status.nominated_node_name != new.status.nominated_node_name:
+                # hasNominatedNodeNameChanged: lower/equal-priority pods saw it as assigned there
+                self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, old, None,
+                                                         _le_priority(pod_priority(old)))
 
     def on_pod_delete(self, pod: Pod) -> None:
         """A pod was deleted (``pod`` may be the last state known, e.g. from a tombstone).
@@ -253,10 +257,20 @@ class Scheduler:
                 self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, pod, None)
                 return
             if self.cache.is_assumed(key):
+                self._nominated_pod_gone(pod)
                 return
         if self.cache.remove_pod(pod) is not None:
             # a stale tombstone of a pod the cache has as bound
             self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, pod, None)
+            return
+        self._nominated_pod_gone(pod)
+
+    def _nominated_pod_gone(self, pod: Pod) -> None:
+        """A deleted pending pod with a nominated node no longer occupies it for lower or equal
+        priority pods: AssignedPodDelete for those only (eventhandlers.go ``getLEPriorityPreCheck``)."""
+        if pod.status.nominated_node_name:
+            self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, pod, None,
+                                                     _le_priority(pod_priority(pod)))
 
     def _handle_assumed_pod_deletion(self, pod: Pod) -> None:
         """Upstream ``handleAssumedPodDeletion`` (eventhandlers.go L268-304, 1.35+): a pod waiting
@@ -351,6 +365,11 @@ class Scheduler:
             if after_each is not None:
                 after_each()
         return n
+
+
+def _le_priority(priority: int) -> Callable[[Pod], bool]:
+    """Upstream ``getLEPriorityPreCheck``: only pods of lower or equal priority."""
+    return lambda p: pod_priority(p) <= priority
 
 
 def _pod_updated(old: Pod, new: Pod) -> bool:
