@@ -72,6 +72,7 @@ _STABILITY: dict[str, tuple[tuple[tuple[int, int], str], ...]] = {
     "scheduler_plugin_execution_duration_seconds": (((1, 37), "BETA"), ((1, 0), "ALPHA")),
     "scheduler_queue_incoming_pods": (((1, 0), "STABLE"),),
     "scheduler_queue_incoming_entities": (((1, 0), "ALPHA"),),
+    "scheduler_queued_entities": (((1, 0), "ALPHA"),),
     "scheduler_permit_wait_duration_seconds": (((1, 36), "BETA"), ((1, 0), "ALPHA")),
     "scheduler_cache_size": (((1, 0), "ALPHA"),),
     "scheduler_unschedulable_pods": (((1, 36), "BETA"), ((1, 0), "ALPHA")),
@@ -142,6 +143,18 @@ class SchedulerMetrics:
                              "number of pods in pendingPodGroupPods")
         self.pending_pods = Gauge(
             "scheduler_pending_pods", h("scheduler_pending_pods", pending_help + "."), ["queue"], registry=r)
+        self.queued_entities: Gauge | None = None
+        """``queued_entities{queue,type}`` (1.37+; None before): pods count as ``type="pod"``."""
+        if self.features.at_least(1, 37):
+            self.queued_entities = Gauge(
+                "scheduler_queued_entities",
+                h("scheduler_queued_entities",
+                  "Number of queued scheduling entities ('pod' or 'podgroup'; 'pod' stands for individual pods "
+                  "that are not members of any podgroup) by the queue type. 'active' means number of entities in "
+                  "activeQ; 'backoff' means number of entities in backoffQ; 'unschedulable' means number of "
+                  "entities in unschedulableEntities that the scheduler attempted to schedule and failed; 'gated' "
+                  "is the number of unschedulable entities that the scheduler never attempted to schedule because "
+                  "they are gated."), ["queue", "type"], registry=r)
         self.pod_scheduling_sli_duration = Histogram(
             "scheduler_pod_scheduling_sli_duration_seconds",
             h("scheduler_pod_scheduling_sli_duration_seconds",
@@ -216,6 +229,7 @@ class SchedulerMetrics:
         self._incoming_seen: dict[tuple[str, str], int] = {}
         self._entities_seen: dict[tuple[str, str], int] = {}
         self._after_flush_seen = 0
+        self._entity_queues_seen: set[str] = set()
         self._unschedulable_labels: set[tuple[str, str]] = set()
         self._ep_children: dict[tuple[str, str, str], Any] = {}
         self._plugin_children: dict[tuple[str, str, str], Any] = {}
@@ -297,6 +311,13 @@ class SchedulerMetrics:
         """``pending_pods{queue}`` from ``SchedulingQueue.counts()``."""
         for q in self.queues:
             self.pending_pods.labels(queue=q).set(counts.get(q, 0))
+        if self.queued_entities is not None:
+            # upstream's recorders create a (queue, type) series on its first entity, then keep it
+            for q in QUEUES:
+                n = counts.get(q, 0)
+                if n or q in self._entity_queues_seen:
+                    self._entity_queues_seen.add(q)
+                    self.queued_entities.labels(queue=q, type="pod").set(n)
 
     def sync_incoming(self, incoming: Mapping[tuple[str, str], int]) -> None:
         """``queue_incoming_pods_total{queue,event}`` from the queue's cumulative
