@@ -188,3 +188,21 @@ def test_interpodaffinity_hint_versions() -> None:
              .pod_affinity("podAntiAffinity", _term({"app": "web"})).obj())
     assert h134(plain, hater, None) == S
     assert h136(plain, hater, None) == Q
+
+
+def test_queue_adds_node_taint_for_node_add_registrations_before_137() -> None:
+    """The effective registrations (``buildQueueingHintMap``): 1.34–1.36 add Node/UpdateNodeTaint
+    for a plugin registering Node/Add without it (VolumeZone, VolumeBinding, NodeName, NodePorts,
+    InterPodAffinity, …), 1.37 does not."""
+    from kubesched.scheduler import Scheduler
+
+    taint = (R.NODE, A.UPDATE_NODE_TAINT)
+    for features, want in ((V134, True), (FeatureGate(emulated_version=(1, 36)), True), (V137, False)):
+        events = Scheduler(features=features).queue._events
+        for name in ("VolumeZone", "VolumeBinding", "NodeName", "NodePorts", "InterPodAffinity",
+                     "NodeResourcesFit", "NodeAffinity"):
+            got = [(e.event.resource, e.event.action) for e in events[name]]
+            assert (taint in got) is want, (name, features.emulated_version)
+        # plugins that register UpdateNodeTaint themselves get no extra registration
+        got = [(e.event.resource, e.event.action) for e in events["TaintToleration"]]
+        assert taint not in got
