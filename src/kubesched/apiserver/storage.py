@@ -42,6 +42,8 @@ __all__ = [
     "Compacted",
     "Conflict",
     "CorruptStore",
+    "MAX_REQUEST_BYTES",
+    "RequestTooLarge",
     "DataDirLocked",
     "Entry",
     "Event",
@@ -78,6 +80,16 @@ class Conflict(StorageError):
 
 class DataDirLocked(StorageError):
     """Another process serves this data directory (the store must be its only writer)."""
+
+
+class RequestTooLarge(StorageError):
+    """A value larger than etcd accepts (``--max-request-bytes``, default 1.5 MiB); upstream's
+    kube-apiserver passes etcd's ``etcdserver: request is too large`` through as a 500."""
+
+
+#: etcd's default ``--max-request-bytes`` (``embed.DefaultMaxRequestBytes``, 1.5 MiB): the largest
+#: write request etcd takes; kubesched compares the stored object's bytes plus its key with it.
+MAX_REQUEST_BYTES = 1536 * 1024
 
 
 class CorruptStore(StorageError):
@@ -345,13 +357,16 @@ class Store:
         return rv
 
     @staticmethod
-    def _with_rv(obj: dict[str, Any], rv: int) -> bytes:
+    def _with_rv(obj: dict[str, Any], rv: int, key_len: int = 0) -> bytes:
         md = obj.get("metadata")
         if md is None:
             md = obj["metadata"] = {}
         md["resourceVersion"] = str(rv)
         # orjson's result keeps its (>= 4 KiB) build buffer; stored data is long-lived: keep an exact copy
-        return bytes(memoryview(orjson.dumps(obj)))
+        data = bytes(memoryview(orjson.dumps(obj)))
+        if len(data) + key_len > MAX_REQUEST_BYTES:
+            raise RequestTooLarge("etcdserver: request is too large")
+        return data
 
     def create(self, space: str, ns: str, name: str, obj: dict[str, Any]) -> Entry:
         """Store a new object; sets ``obj.metadata.resourceVersion``. Raises :class:`KeyExists`."""
@@ -359,7 +374,7 @@ class Store:
         if (ns, name) in objs:
             raise KeyExists(f"{space} {ns}/{name}")
         rv = self.current_rev + 1
-        data = self._with_rv(obj, rv)
+        data = self._with_rv(obj, rv, len(space) + len(ns) + len(name) + 3)
         self._insert(space, ns, name, 1, 0, 0, data)
         entry = self._entry(space, rv, data, obj)
         objs[(ns, name)] = entry
@@ -386,7 +401,7 @@ class Store:
         """
         objs, old = self._live(space, ns, name, expect_rv)
         rv = self.current_rev + 1
-        data = self._with_rv(obj, rv)
+        data = self._with_rv(obj, rv, len(space) + len(ns) + len(name) + 3)
         self._insert(space, ns, name, 0, 0, old.rv, data)
         entry = self._entry(space, rv, data, obj)
         objs[(ns, name)] = entry
