@@ -3,6 +3,7 @@ PreScore Skip, Reserve/PreBind for the supported (bound) cases, hints."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from kubesched.features import FeatureGate
@@ -123,6 +124,7 @@ def test_no_pvc_is_scored_zero_with_storage_capacity_scoring():
     assert st.code == Code.SKIP and res is None
     assert pl.pre_score(state, MakePod().obj(), t, t.order()) is None
     assert [pl.score(state, MakePod().obj(), t.get(n)) for n in ("n1", "n2")] == [(0, None), (0, None)]
+    assert pl.score_nodes(state, MakePod().obj(), t, t.order()).tolist() == [0, 0]
 
 
 @pytest.mark.parametrize("objs,want", [
@@ -559,6 +561,8 @@ def test_score_v137(nodes, claims, objs, shape, want_filter, want_scores):
     assert got_filter == want_filter
     assert pl.pre_score(state, pod, t, t.order()) is None
     assert [pl.score(state, pod, t.get(n))[0] for n in names] == want_scores
+    rows = np.asarray([t.row_of[n] for n in names], np.int64)
+    assert pl.score_nodes(state, pod, t, rows).tolist() == want_scores
 
 
 @pytest.mark.parametrize("version", [(1, 34), (1, 36)])

@@ -716,9 +716,28 @@ class VolumeBinding:
         if self.scorer is None:
             return 0, None
         s = read_state(state, STATE_KEY, StateData)
-        pv = s.pod_volumes_by_node.get(node_info.name)
-        if pv is None:
-            return 0, None
+        return self._score_pod_volumes(s.pod_volumes_by_node.get(node_info.name)), None
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+        """Batch :meth:`score`: 0 on nodes without PodVolumes (every node for a pod without
+        claims, which since v1.37 is scored too), the per-node score on the others."""
+        out = np.zeros(len(rows), np.int64)
+        if self.scorer is None:
+            return out
+        by_node = read_state(state, STATE_KEY, StateData).pod_volumes_by_node
+        if not by_node:
+            return out
+        names = nodes.names
+        for i, r in enumerate(rows.tolist()):
+            pv = by_node.get(names[r])
+            if pv is not None:
+                out[i] = self._score_pod_volumes(pv)
+        return out
+
+    def _score_pod_volumes(self, pv: PodVolumes | None) -> int:
+        """Upstream ``Score`` (v1.37.2 volume_binding.go L467-520) for one node's PodVolumes."""
+        if pv is None or self.scorer is None:
+            return 0
         classes: dict[str, list[int]] = {}
         if pv.static_bindings:
             for vol, claim in pv.static_bindings:
@@ -733,7 +752,7 @@ class VolumeBinding:
                 cap = field(prov.node_capacity, "capacity")
                 r[1] = int(parse_quantity(cap)) if cap is not None else 0
                 r[0] += _storage_request(prov.pvc)
-        return self.scorer(classes), None
+        return int(self.scorer(classes))
 
     # ─── Reserve / Unreserve ───
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
