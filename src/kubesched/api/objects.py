@@ -37,6 +37,7 @@ __all__ = [
     "NodeStatus",
     "ObjectMeta",
     "OwnerReference",
+    "ImageVolumeSource",
     "PersistentVolumeClaimVolumeSource",
     "Pod",
     "PodAffinity",
@@ -242,10 +243,18 @@ class PersistentVolumeClaimVolumeSource(_Base):
     read_only: bool = False
 
 
+class ImageVolumeSource(_Base):
+    """``volumes[].image`` (ImageVolume): an OCI image mounted as a volume; ImageLocality
+    scores its ``reference`` like a container image (since v1.36)."""
+
+    reference: str = ""
+    pull_policy: str = ""
+
+
 class Volume(_Base):
-    """A pod volume: the claim-backed sources, and the in-tree sources subject to CSI migration
+    """A pod volume: the claim-backed sources, the in-tree sources subject to CSI migration
     (kept as their JSON mappings; NodeVolumeLimits counts them as upstream's csi-translation-lib
-    translates them). Other sources (secret, configMap, emptyDir, …) are not read."""
+    translates them) and image volumes. Other sources (secret, configMap, emptyDir, …) are not read."""
 
     name: str = ""
     persistent_volume_claim: PersistentVolumeClaimVolumeSource | None = None
@@ -258,6 +267,7 @@ class Volume(_Base):
     vsphere_volume: dict[str, Any] | None = None
     portworx_volume: dict[str, Any] | None = None
     csi: dict[str, Any] | None = None
+    image: ImageVolumeSource | None = None
 
 
 class PodResourceClaim(_Base):
