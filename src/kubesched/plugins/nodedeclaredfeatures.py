@@ -39,6 +39,7 @@ from kubesched.features import FeatureGate, default_feature_gate
 from kubesched.framework.cycle_state import read_state
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
 from kubesched.framework.interface import Code, FilterResult, Status, as_status
+from kubesched.plugins.helper.gates import features_of
 from kubesched.plugins.helper.resize import deferred_resize_enabled, is_pod_resize_deferred
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -289,4 +290,4 @@ class NodeDeclaredFeatures:
 
 def new(args: Any, handle: Any) -> NodeDeclaredFeatures:
     """Factory (upstream ``nodedeclaredfeatures.New``); the plugin takes no args."""
-    return NodeDeclaredFeatures(handle.features if handle is not None else None)
+    return NodeDeclaredFeatures(features_of(handle))

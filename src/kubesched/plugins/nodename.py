@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched.features import default_feature_gate
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from kubesched.framework.interface import Code, FilterResult, PreFilterResult, Status
+from kubesched.plugins.helper.gates import features_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
@@ -78,5 +78,5 @@ class NodeName137(NodeName):
 def new(args: Any, handle: Any) -> NodeName:
     """Factory (upstream ``nodename.New``); the plugin takes no args. At emulated 1.37+ the
     plugin has a PreFilter."""
-    fg = handle.features if handle is not None else default_feature_gate()
+    fg = features_of(handle)
     return NodeName137() if fg.at_least(1, 37) else NodeName()

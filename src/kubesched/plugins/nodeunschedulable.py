@@ -26,6 +26,7 @@ from kubesched.api.taints import TAINT_EFFECT_NO_SCHEDULE, tolerations_tolerate_
 from kubesched.features import FeatureGate, default_feature_gate
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
 from kubesched.framework.interface import Code, FilterResult, Status
+from kubesched.plugins.helper.gates import features_of
 from kubesched.plugins.helper.resize import deferred_resize_enabled, is_pod_resize_deferred
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -127,5 +128,5 @@ class NodeUnschedulable137(NodeUnschedulable):
 def new(args: Any, handle: Any) -> NodeUnschedulable:
     """Factory (upstream ``nodeunschedulable.New``); the plugin takes no args. At emulated
     1.37+ the plugin has a PreFilter."""
-    fg = handle.features if handle is not None else default_feature_gate()
+    fg = features_of(handle)
     return (NodeUnschedulable137 if fg.at_least(1, 37) else NodeUnschedulable)(fg)

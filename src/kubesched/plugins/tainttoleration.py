@@ -44,6 +44,7 @@ from kubesched.framework.events import (
     QueueingHint,
 )
 from kubesched.framework.interface import Code, FilterResult, Status
+from kubesched.plugins.helper.gates import features_of
 from kubesched.plugins.helper.normalize import default_normalize_score
 from kubesched.plugins.helper.resize import deferred_resize_enabled, is_pod_resize_deferred
 
@@ -274,5 +275,5 @@ class TaintToleration137(TaintToleration):
 def new(args: Any, handle: Any) -> TaintToleration:
     """Factory (upstream ``tainttoleration.New``); the plugin takes no args. At emulated 1.37+
     the plugin has a PreFilter."""
-    fg = handle.features if handle is not None else default_feature_gate()
+    fg = features_of(handle)
     return (TaintToleration137 if fg.at_least(1, 37) else TaintToleration)(handle, fg)
