@@ -211,3 +211,19 @@ def test_taint_toleration_node_hint_honours_the_gate():
         QueueingHint.QUEUE
     assert tainttoleration.new(None, handle(V137)).is_schedulable_after_node_change(pod, old, new) == \
         QueueingHint.SKIP
+
+
+# ─── NodeResourcesFit: the SidecarContainers rejection (v1.34.12 fit.go L265-272, gone in 1.37) ───
+@pytest.mark.parametrize("fg", [V134, V136, V137], ids=["1.34", "1.36", "1.37"])
+def test_fit_never_rejects_restartable_init_containers(fg):
+    """1.34–1.36 rejected a pod with a restartable init container only with SidecarContainers
+    off, but that gate is GA and locked on there; 1.37 removed gate and check. So no version
+    rejects, and the 1.37 binary does not know the gate (it cannot be turned off)."""
+    from kubesched.errors import ConfigError
+    from kubesched.plugins.noderesources import fit
+
+    pod = MakePod().name("p").init_req(sidecar=True, cpu="100m").req(cpu="100m").obj()
+    pl = fit.new(None, handle(fg))
+    assert pl.pre_filter(CycleState(PodInfo(pod)), pod, None) == (None, None)
+    with pytest.raises(ConfigError, match="unrecognized feature gate: SidecarContainers"):
+        FeatureGate.from_flags(emulated_version="1.34", feature_gates="SidecarContainers=false")
