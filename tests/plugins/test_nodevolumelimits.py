@@ -115,7 +115,10 @@ def test_in_tree_without_csinode_is_not_counted():
     assert _limits_filter(objs, MakePod().pvc("c1").obj(), node=node, existing=existing) is None
 
 
-def test_inline_in_tree_volume_and_node_allocatable_limit():
+def test_inline_in_tree_volume_and_csinode_limit_only():
+    """Limits come from the CSINode only (upstream getVolumeLimits, csi.go L571-585 in v1.34.12 and
+    v1.37.2; csi_test.go's getNodeWithPodAndVolumeLimits has no node-allocatable source): a node's
+    ``attachable-volumes-csi-*`` allocatable is no limit."""
     from kubesched.api.objects import Pod, decode
 
     def inline(name, vol_id):
@@ -125,9 +128,13 @@ def test_inline_in_tree_volume_and_node_allocatable_limit():
 
     csinode_no_count = ("CSINode", {"metadata": {"name": "n1"}, "spec": {"drivers": []}})
     node = MakeNode().name("n1").capacity(**{"attachable-volumes-csi-ebs.csi.aws.com": "1"}).obj()
-    st = _limits_filter([csinode_no_count], inline("new", "vol-2"), node=node, existing=[inline("old", "vol-1")])
+    assert _limits_filter([csinode_no_count], inline("new", "vol-2"), node=node,
+                          existing=[inline("old", "vol-1")]) is None  # allocatable is no limit
+    csinode_limit_1 = ("CSINode", {"metadata": {"name": "n1"}, "spec": {"drivers": [
+        {"name": "ebs.csi.aws.com", "allocatable": {"count": 1}}]}})
+    st = _limits_filter([csinode_limit_1], inline("new", "vol-2"), node=node, existing=[inline("old", "vol-1")])
     assert st is not None and st.reasons == (nvl.ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED,)
-    assert _limits_filter([csinode_no_count], inline("new", "aws://us-east-1a/vol-1"), node=node,
+    assert _limits_filter([csinode_limit_1], inline("new", "aws://us-east-1a/vol-1"), node=node,
                           existing=[inline("old", "vol-1")]) is None  # same EBS volume id
 
 

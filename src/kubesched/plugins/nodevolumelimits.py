@@ -17,9 +17,9 @@ Filter, per node (``CSINode`` read with ``handle.lister.get("CSINode", "", node)
   missing PV) → the StorageClass provisioner (an in-tree provisioner name is mapped to its CSI
   driver under the same migration rule) and a per-claim handle; inline migratable volumes →
   translated under the same rule;
-* limits per driver: the node's ``status.allocatable`` ``attachable-volumes-csi-<driver>``
-  (upstream ``GetCSIAttachLimitKey``, hashed for long names), overridden by the CSINode's
-  ``spec.drivers[*].allocatable.count``; no new CSI volume or no limit → pass;
+* limits per driver: the CSINode's ``spec.drivers[*].allocatable.count`` only (upstream
+  ``getVolumeLimits``; the node's ``attachable-volumes-csi-<driver>`` allocatable is not a source
+  in v1.34–v1.37); no new CSI volume or no limit → pass;
 * otherwise the volumes of the pods on the node are counted per driver (a volume shared with the
   new pod counts once) and ``attached + new > limit`` → Unschedulable
   ``"node(s) exceed max volume count"``.
@@ -42,7 +42,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched.api.quantity import parse_quantity
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from kubesched.framework.interface import Code, FilterResult, Status
 from kubesched.plugins.csitranslation import (
@@ -295,20 +294,14 @@ class NodeVolumeLimits:
         return FilterResult.from_statuses(out)
 
     def _limits(self, node_info: NodeInfo, csi_node: Any) -> dict[str, int]:
-        """Upstream ``getVolumeLimits``, cached per (Node, CSINode) object."""
+        """Upstream ``getVolumeLimits`` (csi.go L571-585 in v1.34.12, the same in v1.37.2): only
+        the CSINode's ``spec.drivers[*].allocatable.count``; the node's ``attachable-volumes-csi-*``
+        allocatable is not read. Cached per (Node, CSINode) object."""
         node = node_info.node
         hit = self._limits_cache.get(node_info.name)
         if hit is not None and hit[0] is node and hit[1] is csi_node:
             return hit[2]
         limits: dict[str, int] = {}
-        alloc = node.status.allocatable or node.status.capacity
-        if alloc:
-            for k, q in alloc.items():
-                if k.startswith(CSI_ATTACH_LIMIT_PREFIX):
-                    try:
-                        limits[k] = int(parse_quantity(q))
-                    except Exception:  # noqa: BLE001,S112 - a bad quantity is not a limit
-                        continue
         for d in field(csi_node, "spec", "drivers") or []:
             count = field(d, "allocatable", "count")
             if count is not None:
