@@ -24,6 +24,7 @@ __all__ = [
     "Container",
     "ContainerImage",
     "ContainerPort",
+    "ContainerRestartRule",
     "LabelSelector",
     "LabelSelectorRequirement",
     "Namespace",
@@ -68,6 +69,7 @@ __all__ = [
     "Toleration",
     "TopologySpreadConstraint",
     "Volume",
+    "VolumeMount",
     "WeightedPodAffinityTerm",
     "decode",
     "encode_builtins",
@@ -226,12 +228,31 @@ class ResourceRequirements(_Base):
     limits: dict[str, Quantity] = {}
 
 
+class ContainerRestartRule(_Base):
+    """``containers[].restartPolicyRules[]`` (ContainerRestartRules): NodeDeclaredFeatures reads
+    ``action`` (``RestartAllContainers`` needs the node feature RestartAllContainersOnContainerExits)."""
+
+    action: str = ""
+    exit_codes: dict[str, Any] | None = None
+
+
+class VolumeMount(_Base):
+    """``containers[].volumeMounts[]``: NodeDeclaredFeatures reads ``bindMountOptions``
+    (VolumeBindMountOptions)."""
+
+    name: str = ""
+    mount_path: str = ""
+    bind_mount_options: list[str] = []
+
+
 class Container(_Base):
     name: str = ""
     image: str = ""
     resources: ResourceRequirements = msgspec.field(default_factory=ResourceRequirements)
     ports: list[ContainerPort] = []
     restart_policy: str | None = None
+    restart_policy_rules: list[ContainerRestartRule] = []
+    volume_mounts: list[VolumeMount] = []
 
 
 class PodSchedulingGate(_Base):
@@ -301,6 +322,8 @@ class PodSpec(_Base):
     topology_spread_constraints: list[TopologySpreadConstraint] = []
     volumes: list[Volume] = []
     host_network: bool = False
+    host_users: bool | None = None  # user namespaces (NodeDeclaredFeatures: UserNamespacesHostNetworkSupport)
+    ephemeral_containers: list[Container] = []  # read only for their volumeMounts (NodeDeclaredFeatures)
     resources: ResourceRequirements | None = None  # pod-level resources (PodLevelResources)
     resource_claims: list[PodResourceClaim] = []  # DRA (DynamicResources)
 
@@ -357,6 +380,7 @@ class NodeStatus(_Base):
     allocatable: dict[str, Quantity] = {}
     images: list[ContainerImage] = []
     conditions: list[NodeCondition] = []
+    declared_features: list[str] = []  # NodeDeclaredFeatures: sorted, unique (API validation)
 
 
 class Node(_Base):

@@ -264,7 +264,7 @@ class Scheduler:
 
     def on_node_update(self, old: Node, new: Node) -> None:
         self.cache.update_node(new)
-        actions = node_update_actions(old, new)
+        actions = node_update_actions(old, new, self.features.enabled("NodeDeclaredFeatures"))
         if actions:
             self.queue.move_all_to_active_or_backoff(
                 ClusterEvent(EventResource.NODE, actions, "NodeUpdate"), old, new)
