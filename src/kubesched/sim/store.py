@@ -276,6 +276,18 @@ class ClusterStore:
             raw["status"].pop("nominatedNodeName", None)
         self._replace_pod(cur, new)
 
+    def set_nominated_node_name(self, pod: Pod, node_name: str) -> None:
+        """Set ``status.nominatedNodeName`` (no-op when already so or the pod is gone)."""
+        self.writes["set_nominated_node_name"] += 1
+        cur = self.pods.get(pod_key(pod))
+        if cur is None or (cur.status.nominated_node_name or "") == node_name:
+            return
+        new = msgspec.structs.replace(cur, status=msgspec.structs.replace(cur.status, nominated_node_name=node_name))
+        raw = self._raw_pod(cur)
+        if raw is not None:
+            raw.setdefault("status", {})["nominatedNodeName"] = node_name
+        self._replace_pod(cur, new)
+
     def add_pod_condition(self, pod: Pod, condition: dict[str, Any]) -> None:
         """Add or replace the condition of ``condition["type"]``."""
         self.writes["add_pod_condition"] += 1
