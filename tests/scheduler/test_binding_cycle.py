@@ -12,8 +12,8 @@ import pytest
 from kubesched.config import decode_config
 from kubesched.errors import BindError
 from kubesched.features import FeatureGate
-from kubesched.framework.clock import AsyncioClock, ManualClock
-from kubesched.framework.interface import Code, Status
+from kubesched.framework.clock import AsyncioClock, ManualClock, SimFuture
+from kubesched.framework.interface import Code, PreBindPreFlightResult, Status
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler import Attempt, ScheduledPod, Scheduler, drive
 from kubesched.sim.engine import Environment
@@ -496,3 +496,73 @@ def test_object_events_move_pods_whose_rejecting_plugin_registered_for_them() ->
     assert stored["metadata"]["resourceVersion"]
     assert {k: v for k, v in stored["metadata"].items() if k != "resourceVersion"} == {"namespace": "default",
                                                                                       "name": "c"}
+
+
+class Blocker:
+    """PreBind: pods named ``b-*`` block until released (or, like upstream's
+    ``BlockingPreBindPlugin`` under a cancelled context, until their PodInPreBind is cancelled)."""
+
+    name = "Blocker"
+
+    def __init__(self) -> None:
+        self.waiting: dict[str, SimFuture] = {}
+
+    def pre_bind_pre_flight(self, state, pod, node_name):
+        if pod.metadata.name.startswith("b-"):
+            return PreBindPreFlightResult(), None
+        return PreBindPreFlightResult(), Status(Code.SKIP)
+
+    async def _wait(self, fut: SimFuture):
+        return await fut
+
+    def pre_bind(self, state, pod, node_name):
+        fut = self.waiting[pod.metadata.name] = SimFuture()
+        if state.pod_in_pre_bind is not None:
+            state.pod_in_pre_bind.on_cancel(lambda cause: fut.done() or fut.set_result(
+                Status(Code.ERROR, ("context canceled",))))
+        return self._wait(fut)
+
+
+@pytest.mark.parametrize("version", [(1, 34), (1, 36), (1, 37)])
+def test_preemption_of_a_victim_in_pre_bind(version: tuple[int, int]) -> None:
+    """v1.36+ (``executor.go`` L114-123): a victim whose binding cycle is in PreBind is cancelled
+    in memory — no DisruptionTarget, no delete, the event says so, its binding fails with the
+    cancel cause and it is retried. Before: the victim is deleted through the API."""
+    blocker = Blocker()
+    reg = dict(in_tree_registry())
+    reg["Blocker"] = lambda a, h: blocker
+    cfg = decode_config({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                         "profiles": [{"schedulerName": "default-scheduler",
+                                       "plugins": {"preBind": {"enabled": [{"name": "Blocker"}]}}}]})
+    store = ClusterStore()
+    features = FeatureGate(emulated_version=version)
+    sched = Scheduler(cfg, client=store, lister=store, registry=reg, features=features)
+    store.scheduler = sched
+    store.add("Node", MakeNode().name("n0").capacity(cpu="2", memory="8Gi", pods="10").obj())
+    store.add("Pod", MakePod().name("b-low").uid("b-low").priority(0).req(cpu="2").obj())
+    done: list[Attempt] = []
+    sched.on_attempt = done.append
+    assert sched.schedule_one().result == "waiting"  # blocked in PreBind
+    assert "b-low" in blocker.waiting
+    store.flush()
+    if version >= (1, 35):  # NominatedNodeNameForExpectation: PreBind has work → NNN patched
+        assert store.pods["default/b-low"].status.nominated_node_name == "n0"
+    else:
+        assert store.pods["default/b-low"].status.nominated_node_name == ""
+    assert (len(sched.pods_in_pre_bind) == 1) == (version >= (1, 36))
+    store.add("Pod", MakePod().name("hi").uid("hi").priority(1000).req(cpu="2").obj())
+    a = sched.schedule_one()
+    assert a.pod_key == "default/hi" and a.result == "unschedulable"
+    events = [e for e in store.events if e[1] == "Preempted"]
+    if version >= (1, 36):
+        assert events == [("Normal", "Preempted", "default/b-low",
+                           "Preempted by pod hi on node n0 (in kube-scheduler memory).")]
+        assert store.writes["delete_pod"] == 0 and store.writes["add_pod_condition"] == 0
+        low = next(x for x in done if x.pod_key == "default/b-low")
+        assert (low.result, low.message) == ("error", 'running PreBind plugin "Blocker": preempted by DefaultPreemption')
+        assert not sched.cache.is_assumed("default/b-low") and len(sched.pods_in_pre_bind) == 0
+        store.flush()
+        assert store.pods["default/b-low"].status.nominated_node_name == ""  # the failure clears it
+    else:
+        assert events == [("Normal", "Preempted", "default/b-low", "Preempted by pod hi on node n0")]
+        assert store.writes["delete_pod"] == 1 and store.writes["add_pod_condition"] == 1

@@ -225,7 +225,7 @@ CASES = [
 ]
 
 
-def _scheduler(case: Case) -> tuple[Scheduler, RecordingStore]:
+def _scheduler(case: Case, features: FeatureGate | None = None) -> tuple[Scheduler, RecordingStore]:
     reg = dict(in_tree_registry())
     for name, pl in case.plugins.items():
         reg[name] = lambda a, h, pl=pl: pl
@@ -237,8 +237,8 @@ def _scheduler(case: Case) -> tuple[Scheduler, RecordingStore]:
                          "profiles": [{"schedulerName": "default-scheduler",
                                        "plugins": {"multiPoint": {"disabled": [{"name": "*"}]}, **points}}]})
     store = RecordingStore(BindError(case.inject_bind_error) if case.inject_bind_error else None)
-    features = (FeatureGate(overrides={"NominatedNodeNameForExpectation": case.nnn_gate})
-                if case.nnn_gate is not None else None)
+    if features is None and case.nnn_gate is not None:
+        features = FeatureGate(overrides={"NominatedNodeNameForExpectation": case.nnn_gate})
     sched = Scheduler(cfg, client=store, lister=store, registry=reg, features=features)
     store.scheduler = sched
     store.add("Node", MakeNode().name("node1").obj())
@@ -316,18 +316,46 @@ class RejectingPreFilter:
         return None, Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "injected unschedulable status")
 
 
-def test_prefilter_rejection_is_a_fit_error_over_all_nodes() -> None:
+@pytest.mark.parametrize(("features", "want_nnn"), [
+    (None, ""),  # v1.37: clearNominatedNode, no PostFilter plugins included (schedule_one.go L292)
+    (FeatureGate(emulated_version=(1, 35)), ""),
+    (FeatureGate(emulated_version=(1, 34)), "n9"),  # v1.34: an empty ScheduleResult keeps the nomination
+])
+def test_prefilter_rejection_is_a_fit_error_over_all_nodes(features: FeatureGate | None, want_nnn: str) -> None:
     """Not mocked: a PreFilter rejection is upstream's FitError with ``PreFilterMsg`` (``0/N
     nodes are available: <msg>.``), the pod parked in unschedulablePods with the plugin
-    recorded, and the nominated node left alone (no PostFilter plugin → cleared)."""
+    recorded; the nominated node is cleared since v1.35 (no PostFilter plugin), kept in v1.34."""
     case = Case("prefilter", plugins={"FakePreFilter": RejectingPreFilter()}, points={"FakePreFilter": "preFilter"},
                 send_pod=_pod("n9"))
-    sched, store = _scheduler(case)
+    sched, store = _scheduler(case, features)
     a = sched.schedule_one()
     assert (a.result, a.message) == ("unschedulable", "0/1 nodes are available: injected unschedulable status.")
     assert sched.queue.where("default/foo") == "unschedulable"
     assert sched.queue._entries["default/foo"].unschedulable_plugins == {"FakePreFilter"}
     store.flush()
     pod = store.pods["default/foo"]
-    assert pod.status.nominated_node_name == ""  # clearNominatedNode: no PostFilter plugins
+    assert pod.status.nominated_node_name == want_nnn
+    assert sched.queue.nominated_pods_for_node("n9") == ([] if not want_nnn else [sched.queue._entries[
+        "default/foo"].pod_info])
     assert [(e[1], e[3]) for e in store.events] == [("FailedScheduling", a.message)]
+
+
+@pytest.mark.parametrize(("features", "want"), [
+    (None, ""),
+    (FeatureGate(emulated_version=(1, 35), overrides={"NominatedNodeNameForExpectation": False}), ""),
+    (FeatureGate(emulated_version=(1, 34)), ""),
+    # v1.34 newFailureNominatingInfo: with the (alpha) gate on, failures keep the nomination
+    (FeatureGate(emulated_version=(1, 34), overrides={"NominatedNodeNameForExpectation": True}), None),
+])
+def test_failure_nominating_info_per_version(features: FeatureGate, want: str | None,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """``pod with existing nominated node name on scheduling error clears nomination`` across
+    versions: v1.35+ always ``clearNominatedNode``; v1.34 only with the gate off."""
+    case = Case("scheduling error", send_pod=_pod("existing-node"))
+    sched, store = _scheduler(case, features)
+    monkeypatch.setattr(so_module, "schedule_pod", lambda *a, **k: as_status(RuntimeError("scheduler")))
+    assert so_module.failure_nominating_info(sched) == want
+    a = sched.schedule_one()
+    assert a.result == "error"
+    store.flush()
+    assert store.pods["default/foo"].status.nominated_node_name == ("existing-node" if want is None else "")
