@@ -183,9 +183,6 @@ class APIServer:
         self.min_request_timeout = min_request_timeout
         self.use_admission = admission
         self.event_ttl = event_ttl
-        self.clear_nominated_node_name_after_binding = True
-        """kube-apiserver's ClearingNominatedNodeNameAfterBinding (beta, on since v1.35): a
-        binding clears ``status.nominatedNodeName`` (``pod/storage/storage.go`` L247-249)."""
         self._watchers: set[_Watcher] = set()
         #: list snapshots behind continue tokens: (space, ns, rv) -> (created, keys, entries)
         self._snapshots: OrderedDict[tuple[str, str | None, int], tuple[float, list[Any], list[Entry]]] = \
@@ -1624,8 +1621,6 @@ class APIServer:
         if bmd.get("labels"):
             md.setdefault("labels", {}).update(bmd["labels"])
         status = pod.setdefault("status", {})
-        if self.clear_nominated_node_name_after_binding:
-            status.pop("nominatedNodeName", None)
         conds = status.setdefault("conditions", [])
         now = now_rfc3339()
         for c in conds:
