@@ -1,6 +1,7 @@
 """The per-profile framework: builds plugins from a profile and runs each extension point.
 
-Follows ``pkg/scheduler/framework/runtime/framework.go`` (v1.34):
+Follows ``pkg/scheduler/framework/runtime/framework.go`` (v1.34; the binding-cycle points as
+v1.37.2 — RunPreBindPreFlights, PreBind groups, the Permit Wait text — by ``handle.features``):
 
 * ``NewFramework``: instantiate every plugin the profile needs, fill each extension point from
   its own ``enabled`` list (a plugin there must implement the point), then expand

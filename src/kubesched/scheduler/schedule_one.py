@@ -1,5 +1,12 @@
-"""One scheduling attempt (upstream ``pkg/scheduler/schedule_one.go`` v1.34: ``ScheduleOne``,
-``schedulingCycle``, ``bindingCycle``, ``handleBindingCycleError``, ``handleSchedulingFailure``).
+"""One scheduling attempt (upstream ``pkg/scheduler/schedule_one.go`` v1.37.2: ``ScheduleOne``,
+``schedulingCycle``, ``bindingCycle``, ``handleBindingCycleError``, ``handleSchedulingFailure``;
+v1.34–v1.36 behaviour by ``sched.features``).
+
+Per version: failures clear the nominated node on every path since v1.35
+(:func:`failure_nominating_info`); the binding cycle runs PreBindPreFlights and patches
+``status.nominatedNodeName`` with NominatedNodeNameForExpectation (beta, on since v1.35); pods in
+PreBind can be cancelled by preemption since v1.36; handleSchedulingFailure patches against the
+informer's pod since v1.36.
 
 * :func:`scheduling_cycle` — synchronous: pop, ``schedulePod`` (PreFilter … Score), assume,
   Reserve, Permit (a ``Wait`` parks the pod in the waiting-pods map). Returns a
