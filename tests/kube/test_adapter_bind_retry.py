@@ -96,3 +96,20 @@ async def test_retry_predicates() -> None:
     assert _retriable(conflict) and not _retriable_no_conflict(conflict) and not _retriable_bind(conflict)
     assert _retriable(unavailable) and _retriable_no_conflict(unavailable) and _retriable_bind(unavailable)
     assert not _retriable_bind(APIError(404, "NotFound", ""))
+
+
+@pytest.mark.parametrize(("version", "want"), [((1, 37), "n1"), ((1, 36), "n1"), ((1, 35), "")])
+async def test_binding_cycle_nnn_patch_is_awaited_and_conflicts_retried_since_v136(
+        box, api, version: tuple[int, int], want: str) -> None:
+    """The binding cycle's ``status.nominatedNodeName`` patch (upstream ``updatePod`` →
+    ``util.PatchPodStatus``) is done when the call returns, before the binding POST; a 409 is
+    retried since v1.36 (``RetriableWithConflict``), not before (the failure is only logged)."""
+    pod = await _pod(api, "p")
+    box.faults.fail_writes("pods", subresource="status", code=409, verbs=("patch",), times=1)
+    live = LiveClusterClient(api, features=FeatureGate(emulated_version=version))
+    await live.set_nominated_node_name(pod, "n1")
+    got = await api.get("/api/v1/namespaces/default/pods/p")
+    assert got["status"].get("nominatedNodeName", "") == want
+    assert box.faults.injected == 1
+    await live.bind(pod, "n1")
+    assert await _node_of(api, "p") == "n1"

@@ -123,9 +123,9 @@ class RecordingStore(ClusterStore):
         self.nominations.append(nominated_node_name)
         super().update_pod_condition(pod, status, reason, message, nominated_node_name)
 
-    def set_nominated_node_name(self, pod, node_name):
+    async def set_nominated_node_name(self, pod, node_name):
         self.nnn_patches.append(node_name)  # upstream's reactor on the status patch
-        super().set_nominated_node_name(pod, node_name)
+        await super().set_nominated_node_name(pod, node_name)
 
 
 @dataclass

@@ -205,16 +205,17 @@ class _KeyedWriter:
         self.failed = 0
         self.done = 0
 
-    def submit(self, key: str, what: str, fn: Callable[[], Awaitable[Any]]) -> None:
+    def submit(self, key: str, what: str, fn: Callable[[], Awaitable[Any]]) -> bool:
+        """Queue ``fn`` after ``key``'s earlier writes; False when it was dropped."""
         if self.pending >= self.max_pending:
             self.dropped += 1
             log.error("dropping API write %s for %s: %d writes pending", what, key, self.pending)
-            return
+            return False
         self.pending += 1
         q = self._queues.get(key)
         if q is not None:
             q.append((what, fn))
-            return
+            return True
         q = self._queues[key] = deque([(what, fn)])
         try:
             task = asyncio.get_running_loop().create_task(self._drain(key, q))
@@ -223,9 +224,10 @@ class _KeyedWriter:
             self.pending -= 1
             self.dropped += 1
             log.error("dropping API write %s for %s: no running event loop", what, key)
-            return
+            return False
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return True
 
     async def _drain(self, key: str, q: deque[tuple[str, Callable[[], Awaitable[Any]]]]) -> None:
         try:
@@ -384,10 +386,27 @@ class LiveClusterClient:
         if patch is not None:
             self._patch_status(pod, patch, "clearing nominatedNodeName")
 
-    def set_nominated_node_name(self, pod: Pod, node_name: str) -> None:
+    async def set_nominated_node_name(self, pod: Pod, node_name: str) -> None:
+        """The binding cycle's nominatedNodeName patch, awaited as upstream's synchronous
+        ``updatePod`` (so it reaches the server before the binding POST, which would otherwise
+        leave the nomination on the bound pod): queued after the pod's earlier writes, retried as
+        any status patch; a failure is only logged."""
         patch = pod_status_patch(pod, None, node_name)
-        if patch is not None:
-            self._patch_status(pod, patch, "setting nominatedNodeName")
+        if patch is None:
+            return
+        path = _pod_path(pod) + "/status"
+        retriable = _retriable if self.features.at_least(1, 36) else _retriable_no_conflict
+        done = asyncio.get_running_loop().create_future()
+
+        async def send() -> None:
+            try:
+                await retry_on_error(lambda: self.client.patch(path, patch), retriable)
+            finally:
+                if not done.done():
+                    done.set_result(None)
+
+        if self.writer.submit(pod_key(pod), "setting nominatedNodeName", send):
+            await done
 
     def add_pod_condition(self, pod: Pod, condition: dict[str, Any]) -> None:
         patch = pod_status_patch(pod, condition, None)

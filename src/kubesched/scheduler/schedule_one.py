@@ -27,6 +27,7 @@ as upstream.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import random
 import time
@@ -373,7 +374,7 @@ async def binding_cycle(sched: Scheduler, sp: ScheduledPod) -> Attempt:
         if pre_flight is None or fw.will_wait_on_permit(sp.assumed_pod):
             # tell external components (cluster autoscaler) where the pod is about to be bound,
             # only when Permit waits or PreBind has work (else it is bound soon anyway)
-            _set_nominated_node_name(sched, sp.assumed_pod, sp.node)
+            await _set_nominated_node_name(sched, sp.assumed_pod, sp.node)
     st = await fw.wait_on_permit(sp.assumed_pod) if len(fw.waiting_pods) else None
     if st is not None:
         if st.is_rejected():
@@ -446,9 +447,9 @@ async def _extenders_binding(sched: Scheduler, pod: Pod, node: str) -> tuple[boo
     return False, None
 
 
-def _set_nominated_node_name(sched: Scheduler, pod: Pod, node: str) -> None:
-    """Upstream ``updatePod(assumedPod, nil, {node, ModeOverride})``: patch only when the pod's
-    nomination differs; an error is only logged."""
+async def _set_nominated_node_name(sched: Scheduler, pod: Pod, node: str) -> None:
+    """Upstream ``updatePod(assumedPod, nil, {node, ModeOverride})``, synchronous in the binding
+    cycle: patch only when the pod's nomination differs; an error is only logged."""
     client = sched.client
     if client is None or (pod.status.nominated_node_name or "") == node:
         return
@@ -456,7 +457,9 @@ def _set_nominated_node_name(sched: Scheduler, pod: Pod, node: str) -> None:
     if setter is None:  # a ClusterClient from before v1.35
         return
     try:
-        setter(pod, node)
+        res = setter(pod, node)
+        if inspect.isawaitable(res):
+            await res
     except Exception:  # noqa: BLE001 - upstream logs and goes on with the binding
         _log.exception("failed to update the nominated node name in the binding cycle of %s", pod_key(pod))
 

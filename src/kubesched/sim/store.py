@@ -286,7 +286,7 @@ class ClusterStore:
             raw["status"].pop("nominatedNodeName", None)
         self._replace_pod(cur, new)
 
-    def set_nominated_node_name(self, pod: Pod, node_name: str) -> None:
+    async def set_nominated_node_name(self, pod: Pod, node_name: str) -> None:
         """Set ``status.nominatedNodeName`` (no-op when already so or the pod is gone)."""
         self.writes["set_nominated_node_name"] += 1
         cur = self.pods.get(pod_key(pod))
