@@ -130,8 +130,12 @@ class PB(_P):
 
 def _fw_pre_bind(plugins: list[PB], features=None) -> Framework:  # noqa: ANN001
     reg = dict(REG)
+
+    def factory(pl: PB):  # noqa: ANN202
+        return lambda a, h: pl
+
     for pl in plugins:
-        reg[pl.name] = (lambda pl: (lambda a, h: pl))(pl)
+        reg[pl.name] = factory(pl)
     cfg = decode_config({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
                          "profiles": [{"schedulerName": "x", "plugins": {
                              "multiPoint": {"disabled": [{"name": "*"}]},
