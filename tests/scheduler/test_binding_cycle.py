@@ -559,7 +559,8 @@ def test_preemption_of_a_victim_in_pre_bind(version: tuple[int, int]) -> None:
                            "Preempted by pod hi on node n0 (in kube-scheduler memory).")]
         assert store.writes["delete_pod"] == 0 and store.writes["add_pod_condition"] == 0
         low = next(x for x in done if x.pod_key == "default/b-low")
-        assert (low.result, low.message) == ("error", 'running PreBind plugin "Blocker": preempted by DefaultPreemption')
+        assert (low.result, low.message) == (
+            "error", 'running PreBind plugin "Blocker": preempted by DefaultPreemption')
         assert not sched.cache.is_assumed("default/b-low") and len(sched.pods_in_pre_bind) == 0
         store.flush()
         assert store.pods["default/b-low"].status.nominated_node_name == ""  # the failure clears it
