@@ -41,6 +41,7 @@ import orjson
 __all__ = [
     "Compacted",
     "Conflict",
+    "CorruptStore",
     "DataDirLocked",
     "Entry",
     "Event",
@@ -77,6 +78,10 @@ class Conflict(StorageError):
 
 class DataDirLocked(StorageError):
     """Another process serves this data directory (the store must be its only writer)."""
+
+
+class CorruptStore(StorageError):
+    """The data directory's database cannot be read (not SQLite, truncated, malformed)."""
 
 
 class Compacted(StorageError):
@@ -160,17 +165,34 @@ class Store:
     """The revision log. ``attrs(space, obj)`` computes an object's selectable fields.
 
     ``ring_size`` events are kept in memory for watches; ``path`` None → in memory.
+
+    Durability: with ``fsync=True`` (the default) every write is on disk before it is acknowledged
+    (SQLite WAL with ``synchronous=FULL``: the WAL is fsynced at each commit), as etcd syncs its WAL
+    before answering. ``fsync=False`` is etcd's ``--unsafe-no-fsync``: ``synchronous=NORMAL``, the
+    WAL is synced only at checkpoints, so a power loss or kernel crash loses the last acknowledged
+    writes (a crash of the process alone loses nothing).
+
+    Privacy: the directory is created (or tightened to) 0700 and ``state.db`` (and with it SQLite's
+    ``-wal``/``-shm`` files, which take the database's mode) and ``lock`` are created 0600, as etcd
+    keeps its data dir (``fileutil.PrivateDirMode``/``PrivateFileMode``).
+
+    Raises :class:`DataDirLocked` when another process holds the directory and
+    :class:`CorruptStore` when its database cannot be read.
     """
 
-    def __init__(self, path: str | None = None, *, attrs: AttrsFn = _default_attrs, ring_size: int = 20000) -> None:
+    def __init__(self, path: str | None = None, *, attrs: AttrsFn = _default_attrs, ring_size: int = 20000,
+                 fsync: bool = True) -> None:
         self.path = path
+        self.fsync = fsync
         self._attrs = attrs
         self._lock_fd: int | None = None
         self.closed = False
         if path is None:
             db = ":memory:"
         else:
-            os.makedirs(path, exist_ok=True)
+            os.makedirs(path, mode=0o700, exist_ok=True)
+            if os.stat(path).st_mode & 0o077:
+                os.chmod(path, 0o700)
             self._lock_fd = os.open(os.path.join(path, "lock"), os.O_RDWR | os.O_CREAT, 0o600)
             try:
                 fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -179,15 +201,21 @@ class Store:
                 self._lock_fd = None
                 raise DataDirLocked(f"data directory {path} is in use by another kubesched apiserver") from None
             db = os.path.join(path, "state.db")
+            os.close(os.open(db, os.O_RDWR | os.O_CREAT, 0o600))  # created private; SQLite's -wal/-shm follow
         self._db = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA busy_timeout=30000")
-        self._db.executescript(_SCHEMA)
-        row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name='log'").fetchone()
-        self.current_rev: int = int(row[0]) if row else 0
-        row = self._db.execute("SELECT value FROM meta WHERE key='compact_rev'").fetchone()
-        self.compact_rev: int = int(row[0]) if row else 0
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(f"PRAGMA synchronous={'FULL' if fsync else 'NORMAL'}")
+            self._db.execute("PRAGMA busy_timeout=30000")
+            self._db.executescript(_SCHEMA)
+            row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name='log'").fetchone()
+            self.current_rev: int = int(row[0]) if row else 0
+            row = self._db.execute("SELECT value FROM meta WHERE key='compact_rev'").fetchone()
+            self.compact_rev: int = int(row[0]) if row else 0
+        except sqlite3.DatabaseError as e:
+            self._abandon()
+            raise CorruptStore(f"cannot read the store {db}: {e} (restore it from a backup, or move it away to "
+                               "start empty)") from None
         self._objects: dict[str, dict[Key, Entry]] = {}
         self._sorted: dict[str, list[Key] | None] = {}
         self._space_rev: dict[str, int] = {}
@@ -196,7 +224,19 @@ class Store:
         self._ring_size = ring_size
         self._ring_start = self.current_rev  # the ring holds every event with rv > _ring_start
         self._watchers: dict[str, set[Callable[[Event], None]]] = {}
-        self._load()
+        try:
+            self._load()
+        except (sqlite3.DatabaseError, ValueError) as e:  # malformed pages, or a row that is not JSON
+            self._abandon()
+            raise CorruptStore(f"cannot read the store {db}: {e} (restore it from a backup, or move it away to "
+                               "start empty)") from None
+
+    def _abandon(self) -> None:
+        """Close what __init__ opened (the database, the directory lock) after a failure."""
+        self._db.close()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
 
     # ------------------------------------------------------------------ state
     def _entry(self, space: str, rv: int, data: bytes, obj: dict[str, Any] | None = None) -> Entry:
