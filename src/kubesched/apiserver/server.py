@@ -697,6 +697,8 @@ class APIServer:
         code = self.faults.write_fault(info.plural, sub, verb)
         if code == 409:
             raise APIError.conflict(info.plural, info.group, "", "injected conflict (fault injection)")
+        if code == 503:
+            raise APIError.method_status(503, "ServiceUnavailable", "injected unavailability (fault injection)")
         if code is not None:
             raise APIError.internal("injected failure (fault injection)")
 

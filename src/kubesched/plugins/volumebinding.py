@@ -70,7 +70,7 @@ from kubesched.api.pvcontroller import (
 from kubesched.api.quantity import parse_quantity
 from kubesched.framework.cycle_state import read_state
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
-from kubesched.framework.interface import Code, FilterResult, PreFilterResult, Status
+from kubesched.framework.interface import Code, FilterResult, PreBindPreFlightResult, PreFilterResult, Status
 from kubesched.plugins.csitranslation import (
     in_tree_plugin_of_pv,
     is_migration_on_for_plugin,
@@ -822,6 +822,21 @@ class VolumeBinding:
             self._revert(pv.static_bindings, pv.dynamic_provisions)
 
     # ─── PreBind ───
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod,
+                            node_name: str) -> tuple[PreBindPreFlightResult, Status | None]:
+        """Upstream ``PreBindPreFlight`` (``volume_binding.go`` L552-567): Skip when every
+        volume is bound (set by Reserve), Success when PreBind will bind some; ``AllowParallel``."""
+        result = PreBindPreFlightResult(allow_parallel=True)
+        try:
+            s = read_state(state, STATE_KEY, StateData)
+        except Exception as e:  # noqa: BLE001
+            return result, Status(Code.ERROR, (str(e),), e)
+        if s.all_bound:
+            return result, Status(Code.SKIP)
+        if node_name not in s.pod_volumes_by_node:
+            return result, Status(Code.ERROR, (f'no pod volume found for node "{node_name}"',))
+        return result, None
+
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Any:
         try:
             s = read_state(state, STATE_KEY, StateData)
