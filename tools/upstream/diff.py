@@ -105,13 +105,15 @@ SCHED_CONFIG: dict[str, Any] = {
 #: ← …SelectorMerge, kube_features.go defaultKubernetesFeatureGateDependencies).
 GATE_CHOICES: dict[str, list[dict[str, bool]]] = {
     "common": [
-        {"PodLevelResources": False},
         {"SchedulerPopFromBackoffQ": False},
         {"SchedulerAsyncPreemption": False},
         {"MatchLabelKeysInPodTopologySpread": False, "MatchLabelKeysInPodTopologySpreadSelectorMerge": False},
     ],
-    "1.34": [{"NominatedNodeNameForExpectation": True}, {"ClearingNominatedNodeNameAfterBinding": True}],
-    "1.37": [{"NominatedNodeNameForExpectation": False}, {"OpportunisticBatching": False},
+    "1.34": [{"PodLevelResources": False},
+             {"NominatedNodeNameForExpectation": True}, {"ClearingNominatedNodeNameAfterBinding": True}],
+    "1.37": [{"PodLevelResources": False, "InPlacePodLevelResourcesVerticalScaling": False,
+              "PodLevelResourcesFixDefaulting": False, "PodLevelResourcesFixKubeletQOSClass": False},
+             {"NominatedNodeNameForExpectation": False}, {"OpportunisticBatching": False},
              {"InterPodAffinityHostnameFastPath": True}],
 }
 
