@@ -19,9 +19,9 @@ from kubesched.framework.events import (
     ClusterEventWithHint,
     EventResource,
     QueueingHint,
-    features_of,
 )
 from kubesched.framework.interface import Code, Status
+from kubesched.plugins.helper.gates import features_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod

@@ -41,7 +41,7 @@ from kubesched.framework.node_info import QueuedPodInfo
 from kubesched.framework.node_table import NodeTable
 from kubesched.framework.record import DecisionRecord
 from kubesched.framework.runtime import Framework
-from kubesched.framework.waiting_pods import WaitingPodsMap, waiting_pod_key
+from kubesched.framework.waiting_pods import PodsInPreBindMap, WaitingPodsMap, waiting_pod_key
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.queue import SchedulingQueue
 from kubesched.scheduler.extender import build_extenders
@@ -129,6 +129,8 @@ class Scheduler:
         self.profiles: dict[str, Framework] = {}
         self.waiting_pods = WaitingPodsMap()
         """Pods waiting on Permit, shared by every profile (upstream ``waitingPods``)."""
+        self.pods_in_pre_bind = PodsInPreBindMap()
+        """Pods in PreBind, shared by every profile (upstream ``podsInPreBind``, v1.36+)."""
         for i, prof in enumerate(self.config.profiles):
             if prof.scheduler_name is None:  # defaulting names a lone profile; validation requires the others' names
                 raise ConfigError("Required value", f"profiles[{i}].schedulerName")
@@ -137,7 +139,7 @@ class Scheduler:
             self.profiles[prof.scheduler_name] = Framework(
                 prof, self.registry, handle, path=f"profiles[{i}]",
                 percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score,
-                waiting_pods=self.waiting_pods)
+                waiting_pods=self.waiting_pods, pods_in_pre_bind=self.pods_in_pre_bind)
         self.queue = SchedulingQueue(
             self.profiles, self.clock.now,
             pod_initial_backoff_s=float(self.config.pod_initial_backoff_seconds or 1),
