@@ -16,6 +16,7 @@ import asyncio
 import base64
 import binascii
 import bisect
+import hmac
 import logging
 import random
 import ssl
@@ -137,6 +138,16 @@ def _matcher(lsel: Selector, fsel: FieldSelector) -> Callable[[Entry], bool] | N
 MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024
 #: ``http.Server.IdleTimeout`` of kube-apiserver's secure serving (``server/secure_serving.go``): 90 s.
 IDLE_TIMEOUT = 90.0
+#: request body media types the box decodes (besides protobuf): JSON and YAML, as kube-apiserver's serializers
+_BODY_MEDIA_TYPES = frozenset(("application/json", "application/yaml", "application/apply-patch+yaml"))
+
+
+def _unsupported_body(media: str) -> dict[str, Any]:
+    """``errors.NewUnsupportedMediaType`` for a write body of an unknown format."""
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "the body of the request was in an unknown format - accepted media types include: "
+                       "application/json, application/yaml, application/vnd.kubernetes.protobuf",
+            "reason": "UnsupportedMediaType", "details": {}, "code": 415}
 
 
 def _decode_yaml_body(raw: bytes, json_error: Exception) -> Any:
@@ -410,8 +421,10 @@ class APIServer:
     async def _guarded(self, request: web.Request, handler: Callable[..., Any]) -> web.StreamResponse:
         try:
             if self.token is not None and request.path not in _PUBLIC_PATHS:
-                auth = request.headers.get("Authorization", "")
-                if auth != f"Bearer {self.token}":
+                scheme, _, presented = request.headers.get("Authorization", "").strip().partition(" ")
+                # the scheme is case-insensitive (bearertoken.go), the token compared in constant time
+                if scheme.lower() != "bearer" or not hmac.compare_digest(presented.strip().encode(),
+                                                                        self.token.encode()):
                     raise APIError.unauthorized()
             await self.faults.before_request()
             if self._stopping:  # held (latency/pause) until the server began to stop
@@ -461,6 +474,8 @@ class APIServer:
                                              "/openapi/v2", "/openapi/v3", "/version"]})
         head = parts[0]
         if head in ("healthz", "livez", "readyz") and len(parts) == 1:
+            if request.method not in ("GET", "HEAD"):  # a health check is GET-only (405, as Go's mux)
+                return web.Response(status=405, text="Method Not Allowed\n", headers={"Allow": "GET, HEAD"})
             return web.Response(text="ok")
         if head == "version" and len(parts) == 1:
             return _json_response(VERSION_INFO)
@@ -673,6 +688,10 @@ class APIServer:
     async def _read_body(self, request: web.Request) -> dict[str, Any]:
         ctype = request.headers.get("Content-Type", "")
         raw = await request.read()
+        media = ctype.split(";", 1)[0].strip().lower()
+        if media and media not in _BODY_MEDIA_TYPES and not media.startswith(protobuf.MEDIA_TYPE):
+            # negotiation.NegotiateInputSerializer: an unknown body format is 415 (an empty type is read as JSON)
+            raise APIError(_unsupported_body(media))
         if ctype.startswith(protobuf.MEDIA_TYPE):
             # kubectl's typed generators (create namespace|deployment|…, run, expose)
             try:
