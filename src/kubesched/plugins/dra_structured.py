@@ -468,6 +468,10 @@ class _Solution:
     def __init__(self, a: Allocator, node: Any, pools: list[_Pool], picked: list[Any]) -> None:
         self.a, self.node, self.pools, self.picked = a, node, pools, picked
 
+    def request_names(self) -> list[list[str]]:
+        """The request (``<request>`` or ``<request>/<subrequest>``) of each picked device."""
+        return [[rd.full_name for rd, _did, _d, _s in self.picked]]
+
     def results(self) -> list[dict[str, Any]]:
         run = _Run(self.a, self.node, static=True)
         run.pools, run.req, run.constraints, run.result = self.pools, self.a._static or {}, [[]], [self.picked]
@@ -582,6 +586,11 @@ class _Run:
         if any(p.invalid for p in self.pools):
             raise AllocatorError("invalid resource pools were encountered", failed_on_node=True)
         return False
+
+    def request_names(self) -> list[list[str]]:
+        """Per claim, the request (``<request>`` or ``<request>/<subrequest>``) of each device of
+        the solution: what the results' ``request`` fields will say, without building them."""
+        return [[rd.full_name for rd, _did, _d, _s in res] for res in self.result]
 
     def results(self) -> list[dict[str, Any]]:
         chosen = getattr(self, "chosen", None)

@@ -1,12 +1,22 @@
-"""DynamicResources (upstream ``pkg/scheduler/framework/plugins/dynamicresources``, v1.34, DRA GA).
+"""DynamicResources (upstream ``pkg/scheduler/framework/plugins/dynamicresources``, v1.37.2, DRA GA).
 
-Pods **without** resource claims — as v1.34:
+What differs per emulated version (``handle.features``; the real release's behaviour):
+
+* Score (since 1.35; v1.37.2 ``dynamicresources.go`` L1386-1471): :class:`ScoringDynamicResources`
+  (see :func:`compute_score`), default weight 2. Not a Score plugin at 1.34.
+* Filter timeout: since 1.36 an **Error** ``node <n>: timed out trying to allocate devices``
+  (L1066-1073), before that ``UnschedulableAndUnresolvable "timed out trying to allocate devices"``.
+* PostFilter (1.37, L1153-1221): a pod without claims and a pod with nothing to deallocate get
+  ``Unschedulable`` without a message (1.34-1.36: ``no new claims to deallocate`` /
+  ``still not schedulable``).
+
+Pods **without** resource claims — as v1.34 (PostFilter text: see above):
 
 * PreEnqueue: nothing to check → Success.
 * PreFilter: writes an empty state, finds no claims, returns **Skip** (Filter is not run).
 * PostFilter: state present with no claims → ``Unschedulable "no new claims to deallocate"`` (which
   is why v1.34 FailedScheduling messages read ``"... . no new claims to deallocate, preemption:
-  ..."``); PreFilter never ran → Error ``"not found"`` (``fwk.ErrNotFound``).
+  ..."``; no text since 1.37); PreFilter never ran → Error ``"not found"`` (``fwk.ErrNotFound``).
 * Reserve / Unreserve / PreBind: nothing to do.
 
 Pods **with** claims (``spec.resourceClaims``):
@@ -42,8 +52,9 @@ Pods **with** claims (``spec.resourceClaims``):
   finalizer (a normal update), then ``status.allocation`` + ``status.reservedFor += {pods, name,
   uid}`` (a status update); the written claim is *assumed* until the informer shows it.
 
-DRA-based extended resources (``DRAExtendedResource``) are alpha and off by default in v1.34: not
-modelled. No Score (v1.34 has none for DRA).
+Not modelled yet: DRA-based extended resources (``DRAExtendedResource``), binding conditions,
+partitionable devices / consumable capacity (the allocator keeps them off whatever the gates say),
+PodGroup claims.
 """
 
 from __future__ import annotations
@@ -58,6 +69,7 @@ import numpy as np
 
 from kubesched.api.nodeselector import NodeSelectorMatcher
 from kubesched.api.objects import NodeSelector
+from kubesched.features import BINARY_VERSION, default_feature_gate
 from kubesched.framework.events import (
     ActionType,
     ClusterEvent,
@@ -65,7 +77,7 @@ from kubesched.framework.events import (
     EventResource,
     QueueingHint,
 )
-from kubesched.framework.interface import Code, FilterResult, ReasonEntry, Status
+from kubesched.framework.interface import MAX_NODE_SCORE, Code, FilterResult, ReasonEntry, Status
 from kubesched.plugins.dra_structured import (
     Allocator,
     AllocatorError,
@@ -75,6 +87,7 @@ from kubesched.plugins.dra_structured import (
     allocated_devices,
 )
 from kubesched.plugins.dra_structured import dict_path as _g
+from kubesched.plugins.helper.normalize import default_normalize_score
 from kubesched.plugins.volumebinding import field
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -83,8 +96,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from kubesched.framework.node_info import NodeInfo
     from kubesched.framework.node_table import NodeTable
 
-__all__ = ["ERR_NO_NEW_CLAIMS", "FINALIZER", "NAME", "DRAManager", "DynamicResources", "StateData", "new",
-           "pod_claim_names"]
+__all__ = ["ERR_NO_NEW_CLAIMS", "FINALIZER", "NAME", "DRAManager", "DynamicResources", "ScoringDynamicResources",
+           "StateData", "compute_score", "new", "pod_claim_names"]
 
 NAME = "DynamicResources"
 STATE_KEY = NAME
@@ -92,6 +105,8 @@ ERR_NO_NEW_CLAIMS = "no new claims to deallocate"
 FINALIZER = "resource.kubernetes.io/delete-protection"
 RESERVED_FOR_MAX_SIZE = 256
 """Upstream ``resourceapi.ResourceClaimReservedForMaxSize``."""
+FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE = 8
+"""Upstream ``resourceapi.FirstAvailableDeviceRequestMaxSize``."""
 
 
 def _as_dict(obj: Any) -> dict[str, Any]:
@@ -352,12 +367,16 @@ class DynamicResources:
 
     name = NAME
 
-    def __init__(self, handle: Any, features: Features | None = None, filter_timeout_s: float = 10.0) -> None:
+    def __init__(self, handle: Any, features: Features | None = None, filter_timeout_s: float = 10.0,
+                 version: tuple[int, int] = BINARY_VERSION) -> None:
         self.handle = handle
         self.features = features or Features()
         self.manager: DRAManager | None = None
         self.filter_timeout_s = filter_timeout_s
         """``DynamicResourcesArgs.filterTimeout`` (DRASchedulerFilterTimeout, beta in v1.34); 0 = none."""
+        self.version = version
+        """The kube-scheduler release whose decisions are reproduced (``FeatureGate.emulated_version``):
+        ungated changes are dated by it (the filter-timeout Error since 1.36, PostFilter texts 1.37)."""
 
     def set_scheduler(self, sched: Any) -> None:
         """Share one :class:`DRAManager` per scheduler, fed by its informer events."""
@@ -539,6 +558,10 @@ class DynamicResources:
             try:
                 allocations = s.allocator.allocate_run(node, self.filter_timeout_s)
             except AllocatorTimeout:
+                if self.version >= (1, 36):
+                    # v1.37.2 dynamicresources.go L1066-1073 (since 1.36): potentially transient, so an
+                    # Error (error backoff) naming the node, not Unschedulable
+                    return Status(Code.ERROR, (f"node {node.metadata.name}: timed out trying to allocate devices",))
                 return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("timed out trying to allocate devices",))
             except AllocatorError as e:
                 if e.failed_on_node:
@@ -559,8 +582,9 @@ class DynamicResources:
         s = self._state(state)
         if s is None:
             return None, Status(Code.ERROR, ("not found",))
+        v137 = self.version >= (1, 37)  # v1.37.2 dynamicresources.go L1153-1221: no texts but the two outcomes
         if not s.claims:
-            return None, Status(Code.UNSCHEDULABLE, (ERR_NO_NEW_CLAIMS,))
+            return None, Status(Code.UNSCHEDULABLE, () if v137 else (ERR_NO_NEW_CLAIMS,))
         for i in sorted(s.unavailable_claims):
             claim = s.claims[i]
             reserved = _g(claim, "status", "reservedFor") or []
@@ -569,11 +593,12 @@ class DynamicResources:
                 st = c.setdefault("status", {})
                 st.pop("reservedFor", None)
                 st.pop("allocation", None)
+                st.pop("devices", None)
                 client = self.handle.client if self.handle is not None else None
                 if client is not None:
                     _fire(client.update_resource_claim_status(c))
                 return None, Status(Code.UNSCHEDULABLE, ("deallocation of ResourceClaim completed",))
-        return None, Status(Code.UNSCHEDULABLE, ("still not schedulable",))
+        return None, Status(Code.UNSCHEDULABLE, () if v137 else ("still not schedulable",))
 
     # ── Reserve / Unreserve ──
 
@@ -726,12 +751,108 @@ class DynamicResources:
         return QueueingHint.QUEUE
 
 
+def compute_score(claims: list[dict[str, Any]], allocation_results: list[dict[str, Any]], *,
+                  by_claim_index: bool = False) -> int:
+    """Upstream ``computeScore`` (v1.37.2 ``dynamicresources.go`` L1413-1459): for each claim, each
+    ``firstAvailable`` subrequest at index ``i`` (0-based) whose ``<request>/<subrequest>`` is the
+    ``request`` of an allocation result adds ``FirstAvailableDeviceRequestMaxSize − i`` (8 − i).
+
+    ``claims``: all the pod's claims in order; ``allocation_results``: the allocator's results on
+    one node, one per claim *needing allocation* (in order). An allocated claim is scored from its
+    ``status.allocation`` (since 1.36). ``by_claim_index`` is v1.35.4's version (L861-889): the
+    results are indexed by the claim's own index, so a pod with an already allocated claim gets
+    an error once the index runs past the results. Raises ``ValueError`` with upstream's text.
+    """
+    score = 0
+    unallocated = 0
+    for i, claim in enumerate(claims):
+        if by_claim_index:
+            if i >= len(allocation_results):
+                raise ValueError(f"number of allocations {len(allocation_results)} is smaller than number of claims")
+            allocation = allocation_results[i]
+        else:
+            allocation = _g(claim, "status", "allocation")
+            if allocation is None:
+                if unallocated >= len(allocation_results):
+                    raise ValueError(f"number of allocations {len(allocation_results)} is smaller than number of "
+                                     "claims needing allocation")
+                allocation = allocation_results[unallocated]
+                unallocated += 1
+        allocated = {r.get("request", "") for r in _g(allocation, "devices", "results") or ()
+                     if "/" in (r.get("request") or "")}
+        if not allocated:
+            continue
+        for req in _g(claim, "spec", "devices", "requests") or ():
+            if req.get("exactly") is not None:
+                continue
+            for j, sub in enumerate(req.get("firstAvailable") or ()):
+                if f"{req.get('name', '')}/{sub.get('name', '')}" in allocated:
+                    score += FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE - j
+    return score
+
+
+def _light_results(run: Any) -> list[dict[str, Any]]:
+    """An allocator solution as allocation results carrying only each device's ``request``."""
+    return [{"devices": {"results": [{"request": n} for n in names]}} for names in run.request_names()]
+
+
+class ScoringDynamicResources(DynamicResources):
+    """DynamicResources with Score / NormalizeScore (since v1.35; v1.37.2 ``dynamicresources.go``
+    L1386-1471): a node's raw score is :func:`compute_score` of the pod's claims and the
+    allocator's solution there (0 for a pod without claims, or a node with no solution kept —
+    every claim already allocated); normalized with ``DefaultNormalizeScore(100, false)``.
+    Since 1.36 Score returns 0 everywhere unless DRAPrioritizedList is on."""
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        s = self._state(state)
+        if s is None:
+            return 0, Status(Code.ERROR, ("not found",))
+        try:
+            return self._score(s, node_info.node.metadata.name), None
+        except ValueError as e:
+            return 0, Status(Code.ERROR, (str(e),))
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+        """:meth:`score` over ``rows`` (an error raises, as the framework treats a Score error)."""
+        s = self._state(state)
+        if s is None:
+            raise _FilterErr("not found")
+        out = np.zeros(len(rows), np.int64)
+        if not s.claims or not s.node_allocations or (self.version >= (1, 36) and not self.features.prioritized_list):
+            return out
+        names = nodes.names
+        for i, row in enumerate(rows.tolist()):
+            out[i] = self._score(s, names[row])
+        return out
+
+    def _score(self, s: StateData, node_name: str) -> int:
+        if self.version >= (1, 36) and not self.features.prioritized_list:
+            return 0
+        if not s.claims:
+            return 0
+        run = s.node_allocations.get(node_name)
+        if run is None:
+            return 0
+        return compute_score(s.claims, _light_results(run), by_claim_index=self.version < (1, 36))
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: np.ndarray) -> Status | None:
+        default_normalize_score(MAX_NODE_SCORE, False, scores)
+        return None
+
+
 def new(args: Any, handle: Any) -> DynamicResources:
-    """``args``: :class:`~kubesched.config.args.DynamicResourcesArgs` (``filterTimeout``) or None."""
+    """``args``: :class:`~kubesched.config.args.DynamicResourcesArgs` (``filterTimeout``) or None.
+
+    The gates and the emulated version come from ``handle.features`` (v1.37 defaults without one):
+    DRAAdminAccess and DRAPrioritizedList reach the allocator; from 1.35 on the plugin also
+    scores (:class:`ScoringDynamicResources`)."""
     timeout = 10.0
     text = getattr(args, "filter_timeout", None)
     if text is not None:
         from kubesched.config.types import parse_duration
 
         timeout = parse_duration(text)
-    return DynamicResources(handle, filter_timeout_s=timeout)
+    fg = getattr(handle, "features", None) or default_feature_gate()
+    features = Features(admin_access=fg.enabled("DRAAdminAccess"), prioritized_list=fg.enabled("DRAPrioritizedList"))
+    cls = ScoringDynamicResources if fg.at_least(1, 35) else DynamicResources
+    return cls(handle, features, filter_timeout_s=timeout, version=fg.emulated_version)
