@@ -9,7 +9,13 @@ from typing import Any
 import pytest
 
 from kubesched.plugins.dra_cel import CELError, compile_selector, device_context, semver_key
-from kubesched.plugins.dra_structured import Allocator, AllocatorError, Features
+from kubesched.plugins.dra_structured import (
+    Allocator,
+    AllocatorError,
+    Features,
+    apply_device_taint_rules,
+    tolerates_taint,
+)
 from kubesched.testing.wrappers import MakeNode
 
 DA, DB = "driver-a", "driver-b"
@@ -386,3 +392,136 @@ def test_semver_precedence():
     assert sorted(ordered, key=semver_key) == ordered
     with pytest.raises(ValueError):
         semver_key("01.0.0")
+
+
+# ─────────────────────────── device taints (DRADeviceTaints) ───────────────────────────
+# upstream allocator_testing.go L1013-1046 (taints, tolerations) and the "tainted-*" cases L4742-4964
+
+TAINT_NONE = {"key": "taint-key", "value": "taint-value", "effect": "None"}
+TAINT_NO_SCHEDULE = {"key": "taint-key", "value": "taint-value", "effect": "NoSchedule"}
+TAINT_NO_EXECUTE = {"key": "taint-key", "value": "taint-value-2", "effect": "NoExecute"}
+TOL_NO_SCHEDULE = {"operator": "Exists", "key": "taint-key", "effect": "NoSchedule"}
+TOL_NO_EXECUTE = {"operator": "Equal", "key": "taint-key", "value": "taint-value-2", "effect": "NoExecute"}
+TAINTS = Features(device_taints=True)
+
+
+def tainted(name: str, *taints: dict) -> dict[str, Any]:
+    return {"name": name, "taints": list(taints)}
+
+
+def with_tolerations(res: dict[str, Any], *tols: dict) -> dict[str, Any]:
+    for r in res["devices"]["results"]:
+        r["tolerations"] = list(tols)
+    return res
+
+
+def prio(name: str, *subs: dict) -> dict[str, Any]:
+    return {"name": name, "firstAvailable": list(subs)}
+
+
+def subreq(name: str, c: str, count: int = 1, *tols: dict) -> dict[str, Any]:
+    s: dict[str, Any] = {"name": name, "deviceClassName": c, "allocationMode": "ExactCount", "count": count}
+    if tols:
+        s["tolerations"] = list(tols)
+    return s
+
+
+TAINT_CASES: dict[str, tuple[dict, Any]] = {
+    "tainted-two-devices": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA, tainted(D1, TAINT_NO_SCHEDULE), tainted(D2, TAINT_NO_EXECUTE))],
+             features=TAINTS), None),
+    "tainted-one-device-two-taints": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA, tainted(D1, TAINT_NO_SCHEDULE, TAINT_NO_EXECUTE))],
+             features=TAINTS), None),
+    "tainted-two-devices-tolerated": (
+        dict(claims=[claim("claim-0", req("req-0", tolerations=[TOL_NO_EXECUTE]))], classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA, tainted(D1, TAINT_NO_SCHEDULE), tainted(D2, TAINT_NO_EXECUTE))],
+             features=TAINTS),
+        [with_tolerations(result(local(), ("req-0", DA, P1, D2)), TOL_NO_EXECUTE)]),
+    "tainted-two-devices-prioritized-list-tolerated": (
+        dict(claims=[claim("claim-0", prio("req-0", subreq("subreq-0", CA),
+                                           subreq("subreq-1", CA, 1, TOL_NO_EXECUTE)))],
+             classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA, tainted(D1, TAINT_NO_SCHEDULE), tainted(D2, TAINT_NO_EXECUTE))],
+             features=TAINTS),
+        [with_tolerations(result(local(), ("req-0/subreq-1", DA, P1, D2)), TOL_NO_EXECUTE)]),
+    "tainted-no-effect": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA, tainted(D1, TAINT_NONE))], features=TAINTS),
+        [result(local(), ("req-0", DA, P1, D1))]),
+    "tainted-one-device-two-taints-both-tolerated": (
+        dict(claims=[claim("claim-0", req("req-0", tolerations=[TOL_NO_SCHEDULE, TOL_NO_EXECUTE]))],
+             classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA, tainted(D1, TAINT_NO_SCHEDULE, TAINT_NO_EXECUTE))], features=TAINTS),
+        [with_tolerations(result(local(), ("req-0", DA, P1, D1)), TOL_NO_SCHEDULE, TOL_NO_EXECUTE)]),
+    "tainted-disabled": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA, tainted(D1, TAINT_NO_SCHEDULE, TAINT_NO_EXECUTE))]),
+        [result(local(), ("req-0", DA, P1, D1))]),
+    "tainted-prioritized-list": (
+        dict(claims=[claim("claim-0", prio("req-0", subreq("subreq-0", CB), subreq("subreq-1", CA)))],
+             classes=[cls(CA, DA), cls(CB, DB)],
+             slices=[slice_("s1", N1, P1, DA, tainted(D1, TAINT_NO_SCHEDULE))], features=TAINTS), None),
+    "tainted-prioritized-list-disabled": (
+        dict(claims=[claim("claim-0", prio("req-0", subreq("subreq-0", CB), subreq("subreq-1", CA)))],
+             classes=[cls(CA, DA), cls(CB, DB)],
+             slices=[slice_("s1", N1, P1, DA, tainted(D1, TAINT_NO_SCHEDULE))]),
+        [result(local(), ("req-0/subreq-1", DA, P1, D1))]),
+    "tainted-admin-access": (
+        dict(claims=[claim("claim-0", req("req-0", adminAccess=True))], classes=[cls(CA, DA)],
+             allocated=[(DA, P1, D1), (DA, P1, D2)],
+             slices=[slice_("s1", N1, P1, DA, tainted(D1, TAINT_NO_SCHEDULE))], features=TAINTS), None),
+    "tainted-admin-access-disabled": (
+        dict(claims=[claim("claim-0", req("req-0", adminAccess=True))], classes=[cls(CA, DA)],
+             allocated=[(DA, P1, D1), (DA, P1, D2)],
+             slices=[slice_("s1", N1, P1, DA, tainted(D1, TAINT_NO_SCHEDULE))]),
+        [result(local(), ("req-0", DA, P1, D1, True))]),
+    "tainted-all-devices-single": (
+        dict(claims=[claim("claim-0", req("req-0", count=None, mode="All"))], classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA, tainted(D1, TAINT_NO_SCHEDULE))], features=TAINTS), None),
+    "tainted-all-devices-single-disabled": (
+        dict(claims=[claim("claim-0", req("req-0", count=None, mode="All"))], classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA, tainted(D1, TAINT_NO_SCHEDULE))]),
+        [result(local(), ("req-0", DA, P1, D1))]),
+}
+
+
+@pytest.mark.parametrize("name", list(TAINT_CASES))
+def test_allocator_device_taints(name):
+    kwargs, want = TAINT_CASES[name]
+    assert alloc(**kwargs) == want
+
+
+@pytest.mark.parametrize("tol,taint,want", [
+    ({"operator": "Exists"}, TAINT_NO_SCHEDULE, True),
+    ({"operator": "Exists", "effect": "NoExecute"}, TAINT_NO_SCHEDULE, False),
+    ({"key": "taint-key", "value": "taint-value"}, TAINT_NO_SCHEDULE, True),  # empty operator = Equal
+    ({"key": "taint-key", "operator": "Equal", "value": "other"}, TAINT_NO_SCHEDULE, False),
+    ({"key": "other", "operator": "Exists"}, TAINT_NO_SCHEDULE, False),
+    ({"key": "taint-key", "operator": "Gt", "value": "1"}, TAINT_NO_SCHEDULE, False),
+])
+def test_tolerates_taint(tol, taint, want):
+    # upstream resourceclaim.ToleratesTaint (devicetoleration.go L35-56)
+    assert tolerates_taint(tol, taint) is want
+
+
+def test_device_taint_rules_patch_slices():
+    # upstream tracker applyPatches (tracker.go L574-617): selector fields narrow, no selector = nothing
+    s1 = slice_("s1", N1, P1, DA, dev(D1), dev(D2))
+    s2 = slice_("s2", N2, P2, DB, dev(D1))
+    rule = {"metadata": {"name": "r"}, "spec": {"deviceSelector": {"driver": DA, "device": D2},
+                                                "taint": TAINT_NO_SCHEDULE}}
+    everything = {"metadata": {"name": "all"}, "spec": {"deviceSelector": {}, "taint": TAINT_NO_EXECUTE}}
+    nothing = {"metadata": {"name": "none"}, "spec": {"taint": TAINT_NO_EXECUTE}}
+    out = apply_device_taint_rules([s1, s2], [rule, nothing])
+    assert out[1] is s2 and "taints" not in s1["spec"]["devices"][1]  # inputs untouched
+    assert [d.get("taints") for d in out[0]["spec"]["devices"]] == [None, [TAINT_NO_SCHEDULE]]
+    out = apply_device_taint_rules([s1, s2], [rule, everything])
+    assert [d.get("taints") for d in out[0]["spec"]["devices"]] == [[TAINT_NO_EXECUTE],
+                                                                   [TAINT_NO_SCHEDULE, TAINT_NO_EXECUTE]]
+    assert out[1]["spec"]["devices"][0]["taints"] == [TAINT_NO_EXECUTE]
+    # the allocator then skips the tainted devices
+    assert alloc([claim("c", req("r"))], [cls(CA, DA)], apply_device_taint_rules([s1], [rule]),
+                 features=TAINTS) == [result(local(), ("r", DA, P1, D1))]

@@ -684,3 +684,41 @@ def test_score_extension_point_per_version():
     for fg, want in ((V134, None), (V135, 2), (V137, 2)):
         fw = next(iter(Scheduler(features=fg).profiles.values()))
         assert fw.score_weights.get("DynamicResources") == want
+
+
+# ─────────────────────────── device taints ───────────────────────────
+
+NO_SCHEDULE = {"key": "example.com/broken", "value": "yes", "effect": "NoSchedule"}
+
+
+@pytest.mark.parametrize("fg,allocated", [(V134, True), (V135, True), (V136, False), (V137, False)],
+                         ids=["1.34", "1.35", "1.36", "1.37"])
+def test_tainted_device_needs_toleration(fg, allocated):
+    # DRADeviceTaints: off α 1.34-1.35, on β 1.36, GA 1.37
+    d = device("d0")
+    d["taints"] = [NO_SCHEDULE]
+    h = Harness(device_class(), claim(), resource_slice("s", [d], node="worker"), nodes=[NODES[0]], features=fg)
+    _, st, filt = h.run(pod_with("my-claim"))
+    assert st is None
+    assert reasons(filt["worker"]) == (None if allocated else (UU, ("cannot allocate all claims",)))
+    tol = {"key": "example.com/broken", "operator": "Exists"}
+    h = Harness(device_class(), claim(requests=[request(tolerations=[tol])]), resource_slice("s", [d], node="worker"),
+                nodes=[NODES[0]], features=fg)
+    state, _, filt = h.run(pod_with("my-claim"))
+    assert filt["worker"] is None
+    assert h.pl.reserve(state, pod_with("my-claim"), "worker") is None
+    (alloc,) = [c for c in h.pl._manager().in_flight.values()]
+    assert alloc["status"]["allocation"]["devices"]["results"][0]["tolerations"] == [tol]
+
+
+@pytest.mark.parametrize("fg,allocated", [(V134, True), (V136, True), (V137, False)], ids=["1.34", "1.36", "1.37"])
+def test_device_taint_rule(fg, allocated):
+    # DRADeviceTaintRules: off β 1.36, GA 1.37 (the scheduler's slices are patched by the rules)
+    rule = ("DeviceTaintRule", {"metadata": {"name": "broken"}, "spec": {
+        "deviceSelector": {"driver": DRIVER, "pool": "worker", "device": "d0"},
+        "taint": {"key": "example.com/broken", "effect": "NoExecute"}}})
+    h = Harness(device_class(), claim(), resource_slice("s", [device("d0")], node="worker"), rule,
+                nodes=[NODES[0]], features=fg)
+    _, st, filt = h.run(pod_with("my-claim"))
+    assert st is None
+    assert reasons(filt["worker"]) == (None if allocated else (UU, ("cannot allocate all claims",)))

@@ -41,8 +41,8 @@ from kubesched.api.objects import NodeSelector
 from kubesched.plugins.dra_cel import CELError, compile_selector, device_context
 
 __all__ = ["ALLOCATION_RESULTS_MAX_SIZE", "AllocatorError", "AllocatorTimeout", "Allocator", "DeviceID", "Features",
-           "allocated_devices",
-    "dict_path", "node_matches"]
+           "allocated_devices", "apply_device_taint_rules", "dict_path", "node_matches", "taint_prevents_allocation",
+           "tolerates_taint"]
 
 DeviceID = tuple[str, str, str]
 """(driver, pool, device)."""
@@ -59,7 +59,71 @@ class Features:
     prioritized_list: bool = True
     partitionable_devices: bool = False
     device_taints: bool = False
+    """DRADeviceTaints: tainted devices need a toleration (:func:`taint_prevents_allocation`)."""
     device_binding_conditions: bool = False
+
+
+_TAINT_EFFECTS = ("NoSchedule", "NoExecute")
+"""Device taint effects that keep the allocator away (``None`` and unknown effects do not)."""
+
+
+def tolerates_taint(toleration: dict[str, Any], taint: dict[str, Any]) -> bool:
+    """Upstream ``resourceclaim.ToleratesTaint`` (dynamic-resource-allocation v0.37.2
+    ``resourceclaim/devicetoleration.go`` L35-56): effect and key must match when set; operator
+    ``Equal`` (or empty) compares the values, ``Exists`` matches any value, others never match."""
+    effect = toleration.get("effect") or ""
+    if effect and effect != (taint.get("effect") or ""):
+        return False
+    key = toleration.get("key") or ""
+    if key and key != (taint.get("key") or ""):
+        return False
+    op = toleration.get("operator") or "Equal"
+    if op == "Equal":
+        return (toleration.get("value") or "") == (taint.get("value") or "")
+    return op == "Exists"
+
+
+def taint_prevents_allocation(device: dict[str, Any], tolerations: Any) -> bool:
+    """Upstream ``taintPreventsAllocation`` (structured/internal/stable/allocator_stable.go
+    L1281-1301, v0.37.2): a ``NoSchedule`` or ``NoExecute`` taint of ``device`` that no toleration
+    of the request tolerates. NoExecute matters to the scheduler only this way (evicting pods that
+    already use the device is the device-taint eviction controller's job)."""
+    for taint in device.get("taints") or ():
+        if taint.get("effect") in _TAINT_EFFECTS and not any(tolerates_taint(t, taint) for t in tolerations or ()):
+            return True
+    return False
+
+
+def apply_device_taint_rules(slices: list[dict[str, Any]], rules: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Upstream ``Tracker.applyPatches`` (dynamic-resource-allocation v0.37.2
+    ``resourceslice/tracker/tracker.go`` L574-617): each DeviceTaintRule's ``spec.taint`` is
+    appended to the ``taints`` of every device its ``spec.deviceSelector`` (``driver``, ``pool``,
+    ``device``, each optional) names; a rule without a selector matches nothing. Slices no rule
+    touches are returned as they are (the same objects); touched ones are copies."""
+    out = []
+    for sl in slices:
+        spec = sl.get("spec") or {}
+        patched: list[dict[str, Any]] | None = None
+        for rule in rules:
+            sel = dict_path(rule, "spec", "deviceSelector")
+            if sel is None:
+                continue
+            if sel.get("driver") is not None and sel["driver"] != spec.get("driver"):
+                continue
+            if sel.get("pool") is not None and sel["pool"] != dict_path(spec, "pool", "name"):
+                continue
+            taint = dict_path(rule, "spec", "taint") or {}
+            for i, d in enumerate(spec.get("devices") or ()):
+                if sel.get("device") is not None and sel["device"] != d.get("name"):
+                    continue
+                if patched is None:
+                    patched = list(spec.get("devices") or ())
+                dev = patched[i]
+                if dev is d:
+                    dev = patched[i] = {**d, "taints": list(d.get("taints") or ())}
+                dev["taints"].append(taint)
+        out.append(sl if patched is None else {**sl, "spec": {**spec, "devices": patched}})
+    return out
 
 
 class AllocatorError(Exception):
@@ -185,7 +249,7 @@ class _Req:
     """One request or subrequest (upstream ``requestAccessor`` + ``requestData``)."""
 
     __slots__ = ("name", "parent", "spec", "class_", "num_devices", "all_devices", "selected_sub", "admin",
-                 "selectors", "mode", "sel_key")
+                 "selectors", "mode", "sel_key", "tolerations")
 
     def __init__(self, name: str, parent: str | None, spec: dict[str, Any], class_: dict[str, Any] | None) -> None:
         self.name = name
@@ -197,6 +261,7 @@ class _Req:
         self.selected_sub = 0
         self.admin = bool(spec.get("adminAccess")) if parent is None else False
         self.mode = spec.get("allocationMode") or "ExactCount"
+        self.tolerations: list[dict[str, Any]] = list(spec.get("tolerations") or ())
         self.selectors: list[tuple[str, int, bool]] = []
         """(expression, selector index, from the class) in evaluation order."""
         self.sel_key: tuple[str, ...] = ()
@@ -427,6 +492,7 @@ class Allocator:
         need = rd.num_devices
         key = rd.sel_key
         plain = not self.features.partitionable_devices
+        taints = self.features.device_taints
         versions = self.versions
         picked: list[tuple[_Req, DeviceID, dict[str, Any], dict[str, Any]]] = []
         for pool in pools:
@@ -451,6 +517,8 @@ class Allocator:
                     if not s["spec"].get("perDeviceNodeSelection"):
                         entry.results[key] = ok
                 if not ok or (plain and d.get("consumesCounters")):
+                    continue
+                if taints and "taints" in d and taint_prevents_allocation(d, rd.tolerations):
                     continue
                 picked.append((rd, did, d, s))
                 if len(picked) == need:
@@ -579,6 +647,8 @@ class _Run:
                 if not self._selectable(0, rd, s, d, did):
                     continue
                 if not counters_ok and d.get("consumesCounters"):
+                    continue
+                if self.a.features.device_taints and taint_prevents_allocation(d, rd.tolerations):
                     continue
                 picked.append((rd, did, d, s))
                 if len(picked) == need:
@@ -745,6 +815,9 @@ class _Run:
         elif did in self.in_use or self.allocating.get(did):
             return None
         if not self.a.features.partitionable_devices and d.get("consumesCounters"):
+            return None
+        # might be tainted: then a toleration is needed (upstream allocateDevice, stable L1194-1199)
+        if self.a.features.device_taints and taint_prevents_allocation(d, rd.tolerations):
             return None
         base, sub = (rd.name, None) if rd.parent is None else (rd.parent, rd.name)
         cons = self.constraints[ci]

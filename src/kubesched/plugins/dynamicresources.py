@@ -4,6 +4,9 @@ What differs per emulated version (``handle.features``; the real release's behav
 
 * Score (since 1.35; v1.37.2 ``dynamicresources.go`` L1386-1471): :class:`ScoringDynamicResources`
   (see :func:`compute_score`), default weight 2. Not a Score plugin at 1.34.
+* Device taints (DRADeviceTaints, β on 1.36, GA 1.37): a device with a ``NoSchedule`` /
+  ``NoExecute`` taint is allocated only to a request that tolerates it; DeviceTaintRules
+  (DRADeviceTaintRules, off β 1.36, GA 1.37) add taints to the devices they select.
 * Filter timeout: since 1.36 an **Error** ``node <n>: timed out trying to allocate devices``
   (L1066-1073), before that ``UnschedulableAndUnresolvable "timed out trying to allocate devices"``.
 * PostFilter (1.37, L1153-1221): a pod without claims and a pod with nothing to deallocate get
@@ -85,6 +88,7 @@ from kubesched.plugins.dra_structured import (
     DeviceID,
     Features,
     allocated_devices,
+    apply_device_taint_rules,
 )
 from kubesched.plugins.dra_structured import dict_path as _g
 from kubesched.plugins.helper.normalize import default_normalize_score
@@ -374,6 +378,9 @@ class DynamicResources:
         self.manager: DRAManager | None = None
         self.filter_timeout_s = filter_timeout_s
         """``DynamicResourcesArgs.filterTimeout`` (DRASchedulerFilterTimeout, beta in v1.34); 0 = none."""
+        self.device_taint_rules = False
+        """DRADeviceTaintRules: DeviceTaintRule objects taint the devices they select."""
+        self._patched: tuple[Any, Any, list[dict[str, Any]]] | None = None
         self.version = version
         """The kube-scheduler release whose decisions are reproduced (``FeatureGate.emulated_version``):
         ungated changes are dated by it (the filter-timeout Error since 1.36, PostFilter texts 1.37)."""
@@ -486,11 +493,27 @@ class DynamicResources:
         if to_allocate:
             lister = mgr.lister
             slices = [_as_dict(x) for x in lister.list("ResourceSlice")]
+            if self.device_taint_rules:
+                slices = self._patched_slices(slices, [_as_dict(x) for x in lister.list("DeviceTaintRule")])
             s.allocator = Allocator([claims[i] for i in to_allocate], mgr.in_use, self._get_class, slices,
                                     self.features, mgr.pool_versions)
             s.to_allocate = to_allocate
         s.claims = claims
         return None, None
+
+    def _patched_slices(self, slices: list[dict[str, Any]], rules: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The slices with the DeviceTaintRules' taints applied (upstream: the ResourceSlice tracker's
+        patched slices, ``ListWithDeviceTaintRules``, when DRADeviceTaintRules is on); the last
+        result is kept while the slices and rules are the same objects."""
+        if not rules:
+            return slices
+        key = ([id(x) for x in slices], [id(r) for r in rules])
+        hit = self._patched
+        if hit is not None and hit[0] == key:
+            return hit[2]
+        patched = apply_device_taint_rules(slices, rules)
+        self._patched = (key, (slices, rules), patched)  # holds the inputs: their ids stay theirs
+        return patched
 
     def _get_class(self, name: str) -> dict[str, Any] | None:
         c = self._manager().lister.get("DeviceClass", "", name)
@@ -844,8 +867,9 @@ def new(args: Any, handle: Any) -> DynamicResources:
     """``args``: :class:`~kubesched.config.args.DynamicResourcesArgs` (``filterTimeout``) or None.
 
     The gates and the emulated version come from ``handle.features`` (v1.37 defaults without one):
-    DRAAdminAccess and DRAPrioritizedList reach the allocator; from 1.35 on the plugin also
-    scores (:class:`ScoringDynamicResources`)."""
+    DRAAdminAccess, DRAPrioritizedList and DRADeviceTaints reach the allocator, DRADeviceTaintRules
+    applies DeviceTaintRules to the slices; from 1.35 on the plugin also scores
+    (:class:`ScoringDynamicResources`)."""
     timeout = 10.0
     text = getattr(args, "filter_timeout", None)
     if text is not None:
@@ -853,6 +877,9 @@ def new(args: Any, handle: Any) -> DynamicResources:
 
         timeout = parse_duration(text)
     fg = getattr(handle, "features", None) or default_feature_gate()
-    features = Features(admin_access=fg.enabled("DRAAdminAccess"), prioritized_list=fg.enabled("DRAPrioritizedList"))
+    features = Features(admin_access=fg.enabled("DRAAdminAccess"), prioritized_list=fg.enabled("DRAPrioritizedList"),
+                        device_taints=fg.enabled("DRADeviceTaints"))
     cls = ScoringDynamicResources if fg.at_least(1, 35) else DynamicResources
-    return cls(handle, features, filter_timeout_s=timeout, version=fg.emulated_version)
+    pl = cls(handle, features, filter_timeout_s=timeout, version=fg.emulated_version)
+    pl.device_taint_rules = fg.enabled("DRADeviceTaintRules")
+    return pl
