@@ -525,3 +525,136 @@ def test_device_taint_rules_patch_slices():
     # the allocator then skips the tainted devices
     assert alloc([claim("c", req("r"))], [cls(CA, DA)], apply_device_taint_rules([s1], [rule]),
                  features=TAINTS) == [result(local(), ("r", DA, P1, D1))]
+
+
+# ─────────────────────────── shared counters (DRAPartitionableDevices) ───────────────────────────
+# upstream allocator_testing.go "partitionable-devices-*" cases (v0.37.2), without consumable capacity
+
+PART = Features(partitionable_devices=True)
+CS1, CS2 = "counter-set-1", "counter-set-2"
+
+
+def consuming(name: str, *uses: tuple[str, dict[str, str]], from_counters: bool = False) -> dict[str, Any]:
+    """A device consuming counters; ``from_counters``: its capacity mirrors the counters (upstream)."""
+    d: dict[str, Any] = {"name": name, "consumesCounters": [
+        {"counterSet": cs, "counters": {k: {"value": v} for k, v in counters.items()}} for cs, counters in uses]}
+    if from_counters:
+        d["capacity"] = {k: {"value": v} for _, counters in uses for k, v in counters.items()}
+    return d
+
+
+def counter_slice(name: str, where: Any, pool: str, driver: str, *sets: tuple[str, dict[str, str]],
+                  count: int = 1) -> dict[str, Any]:
+    s = slice_(name, where, pool, driver, count=count)
+    del s["spec"]["devices"]
+    s["spec"]["sharedCounters"] = [{"name": n, "counters": {k: {"value": v} for k, v in c.items()}}
+                                   for n, c in sets]
+    return s
+
+
+def dslice(name: str, where: Any, pool: str, *devices: dict, count: int = 1) -> dict[str, Any]:
+    return slice_(name, where, pool, DA, *devices, count=count)
+
+
+INVALID = "invalid resource pools were encountered"
+MEM_CAP = [f'device.capacity["{DA}"].memory.compareTo(quantity("6Gi")) >= 0',
+           f'device.capacity["{DA}"].memory.compareTo(quantity("2Gi")) >= 0']
+
+PART_CASES: dict[str, tuple[dict, Any]] = {
+    "partitionable-devices-single-device": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+             slices=[dslice("slice-1", N1, P1, consuming(D1, (CS1, {"memory": "4Gi"})), count=2),
+                     counter_slice("slice-2", N1, P1, DA, (CS1, {"memory": "8Gi"}), count=2)], features=PART),
+        [result(local(), ("req-0", DA, P1, D1))]),
+    "partitionable-devices-multiple-devices": (
+        dict(claims=[claim("claim-0", req("req-0"), req("req-1"))], classes=[cls(CA, DA)],
+             slices=[dslice("slice-1", N1, P1, consuming(D1, (CS1, {"memory": "4Gi"}), from_counters=True),
+                            consuming(D2, (CS1, {"memory": "6Gi"}), from_counters=True),
+                            consuming(D3, (CS1, {"memory": "4Gi"}), from_counters=True), count=2),
+                     counter_slice("slice-2", N1, P1, DA, (CS1, {"memory": "8Gi"}), count=2)], features=PART),
+        [result(local(), ("req-0", DA, P1, D1), ("req-1", DA, P1, D3))]),
+    "partitionable-devices-multiple-counters": (
+        dict(claims=[claim("claim-0", req("req-0"), req("req-1"))], classes=[cls(CA, DA)],
+             slices=[dslice("slice-1", N1, P1,
+                            consuming(D1, (CS1, {"memory": "4Gi", "cpus": "6"}), (CS2, {"cpus": "4", "memory": "2Gi"})),
+                            consuming(D2, (CS1, {"memory": "6Gi", "cpus": "4"}), (CS2, {"cpus": "6", "memory": "6Gi"})),
+                            consuming(D3, (CS1, {"memory": "4Gi", "cpus": "4"}), (CS2, {"cpus": "4", "memory": "4Gi"})),
+                            count=2),
+                     counter_slice("slice-2", N1, P1, DA, (CS1, {"cpus": "8", "memory": "18Gi"}),
+                                   (CS2, {"cpus": "12", "memory": "18Gi"}), count=2)], features=PART),
+        [result(local(), ("req-0", DA, P1, D2), ("req-1", DA, P1, D3))]),
+    "partitionable-devices-no-capacity-available": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)], allocated=[(DA, P1, D2)],
+             slices=[dslice("slice-1", N1, P1, consuming(D1, (CS1, {"memory": "4Gi"})),
+                            consuming(D2, (CS1, {"memory": "16Gi"}))),
+                     counter_slice("slice-2", N1, P1, DA, (CS1, {"memory": "18Gi"}))], features=PART),
+        None),
+    "partitionable-devices-disabled-device-consumes-counters": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+             slices=[dslice("slice-1", N1, P1, consuming(D1, (CS1, {"memory": "4Gi"}))),
+                     counter_slice("slice-2", N1, P1, DA, (CS1, {"memory": "18Gi"}))]),
+        None),
+    "partitionable-devices-disabled-other-device-do-not-consume-counters": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+             slices=[dslice("slice-1", N1, P1, consuming(D1, (CS1, {"memory": "4Gi"})), dev(D2), count=2),
+                     counter_slice("slice-2", N1, P1, DA, (CS1, {"memory": "18Gi"}), count=2)]),
+        [result(local(), ("req-0", DA, P1, D2))]),
+    "partitionable-devices-same-counter-set-name-in-different-resource-slices": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+             slices=[dslice("slice-1", N1, P1, dev(D1), count=4),
+                     counter_slice("slice-2", N1, P1, DA, (CS1, {}), count=4),
+                     dslice("slice-3", N1, P1, dev(D2), count=4),
+                     counter_slice("slice-4", N1, P1, DA, (CS1, {}), count=4)], features=PART),
+        INVALID),
+    "partitionable-devices-device-counter-consumption-references-unknown-counter-set": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+             slices=[dslice("slice-1", N1, P1, consuming(D1, (CS2, {})), count=2),
+                     counter_slice("slice-2", N1, P1, DA, (CS1, {}), count=2)], features=PART),
+        INVALID),
+    "partitionable-devices-device-counter-consumption-references-unknown-counter-in-counter-set": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+             slices=[dslice("slice-1", N1, P1, consuming(D1, (CS1, {"memory": "8Gi"})), count=2),
+                     counter_slice("slice-2", N1, P1, DA, (CS1, {"other-memory": "8Gi"}), count=2)], features=PART),
+        INVALID),
+    "partitionable-devices-device-counter-consumption-references-counter-set-in-other-pool": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+             slices=[dslice("slice-1", N1, P1, consuming(D1, (CS1, {"memory": "8Gi"}))),
+                     counter_slice("slice-2", N1, P2, DA, (CS1, {"memory": "8Gi"}))], features=PART),
+        INVALID),
+    "partitionable-devices-devices-on-different-nodes-consume-same-counter-set": (
+        dict(claims=[claim("claim-0", {"name": "req-0", "firstAvailable": [
+            {"name": "subReq-0", "deviceClassName": CA, "count": 1, "selectors": [{"cel": {"expression": MEM_CAP[0]}}]},
+            {"name": "subReq-1", "deviceClassName": CA, "count": 1,
+             "selectors": [{"cel": {"expression": MEM_CAP[1]}}]}]})],
+             classes=[cls(CA, DA)], allocated=[(DA, P1, D3)],
+             slices=[counter_slice("slice-1", N1, P1, DA, (CS1, {"memory": "8Gi"}), count=3),
+                     dslice("slice-2", N1, P1, consuming(D1, (CS1, {"memory": "6Gi"}), from_counters=True),
+                            consuming(D2, (CS1, {"memory": "2Gi"}), from_counters=True), count=3),
+                     dslice("slice-3", N2, P1, consuming(D3, (CS1, {"memory": "6Gi"})), count=3)], features=PART),
+        [result(local(), ("req-0/subReq-1", DA, P1, D2))]),
+    "partitionable-devices-devices-consume-counter-set-in-different-nodes": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)], allocated=[(DA, P1, D1)],
+             n=node(N2),
+             slices=[counter_slice("slice-1", N1, P1, DA, (CS1, {"memory": "8Gi"}), count=3),
+                     dslice("slice-2", N1, P1, consuming(D1, (CS1, {"memory": "6Gi"}), from_counters=True), count=3),
+                     dslice("slice-3", N2, P1, consuming(D2, (CS1, {"memory": "6Gi"}), from_counters=True),
+                            consuming(D3, (CS1, {"memory": "2Gi"}), from_counters=True), count=3)], features=PART),
+        [result(local(N2), ("req-0", DA, P1, D3))]),
+    "partitionable-devices-validation-error-on-non-targeting-slice": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+             slices=[counter_slice("slice-1", N1, P1, DA, (CS1, {"memory": "8Gi"}), count=3),
+                     dslice("slice-2", N1, P1, consuming(D1, (CS1, {"memory": "6Gi"}), from_counters=True), count=3),
+                     dslice("slice-3", N2, P1, consuming(D3, (CS2, {"memory": "6Gi"})), count=3)], features=PART),
+        INVALID),
+}
+
+
+@pytest.mark.parametrize("name", list(PART_CASES))
+def test_allocator_partitionable_devices(name):
+    kwargs, want = PART_CASES[name]
+    if isinstance(want, str):
+        with pytest.raises(AllocatorError) as e:
+            alloc(**kwargs)
+        assert want in e.value.message
+    else:
+        assert alloc(**kwargs) == want

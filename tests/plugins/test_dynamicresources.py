@@ -722,3 +722,30 @@ def test_device_taint_rule(fg, allocated):
     _, st, filt = h.run(pod_with("my-claim"))
     assert st is None
     assert reasons(filt["worker"]) == (None if allocated else (UU, ("cannot allocate all claims",)))
+
+
+@pytest.mark.parametrize("fg,want", [(V135, None), (V136, "d1"), (V137, "d1")], ids=["1.35", "1.36", "1.37"])
+def test_shared_counters(fg, want):
+    # DRAPartitionableDevices (off α 1.35, on β 1.36+): d0 would exceed the counter set once
+    # d-other (allocated) is counted, d1 fits; without the gate neither consuming device is picked
+    def consuming(name: str, mem: str) -> dict:
+        return {"name": name, "consumesCounters": [{"counterSet": "gpu", "counters": {"memory": {"value": mem}}}]}
+
+    counters = ("ResourceSlice", {"metadata": {"name": "counters"}, "spec": {
+        "driver": DRIVER, "nodeName": "worker", "pool": {"name": "worker", "generation": 1, "resourceSliceCount": 2},
+        "sharedCounters": [{"name": "gpu", "counters": {"memory": {"value": "8Gi"}}}]}})
+    _, devices = resource_slice("devices", [consuming("d-other", "4Gi"), consuming("d0", "6Gi"),
+                                            consuming("d1", "4Gi")], node="worker", count=2)
+    other = claim("other", allocation={"devices": {"results": [
+        {"request": "req-1", "driver": DRIVER, "pool": "worker", "device": "d-other"}]}}, reserved_for=[
+        {"resource": "pods", "name": "x", "uid": "x"}])
+    h = Harness(device_class(), claim(), other, ("ResourceSlice", devices), counters, nodes=[NODES[0]], features=fg)
+    state, st, filt = h.run(pod_with("my-claim"))
+    assert st is None
+    if want is None:
+        assert reasons(filt["worker"]) == (UU, ("cannot allocate all claims",))
+        return
+    assert filt["worker"] is None
+    assert h.pl.reserve(state, pod_with("my-claim"), "worker") is None
+    (c,) = h.pl._manager().in_flight.values()
+    assert [r["device"] for r in c["status"]["allocation"]["devices"]["results"]] == [want]

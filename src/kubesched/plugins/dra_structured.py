@@ -7,7 +7,15 @@ v1.34 picks the stable allocator when only the default features are on: ``DRAAdm
 ``DRAConsumableCapacity`` and ``DRADeviceBindingConditions`` are alpha (off). With those off, as
 upstream: slices with ``perDeviceNodeSelection`` are ignored, devices that consume counters or
 have binding conditions are never picked, device taints are not looked at.
-``Features(partitionable_devices=True)`` turns per-device node selection on.
+
+From 1.36 (v0.37.2 ``internal/incubating``): ``Features(device_taints=True)`` skips devices with a
+``NoSchedule``/``NoExecute`` taint the request does not tolerate (:func:`taint_prevents_allocation`);
+``Features(partitionable_devices=True)`` turns per-device node selection on and lets devices that
+consume counters be picked while their pool's ``sharedCounters`` last (``checkAvailableCounters``:
+the counters less what allocated devices and the devices picked so far consume), with the pool
+completed by slices that do not reach the node (``checkSlicesInPool``) and invalid on a duplicate
+counter set or an unknown counter. Not modelled: consumable capacity (``allowMultipleAllocations``),
+binding conditions, compatibility groups.
 
 Objects are the API's JSON mappings (``resource.k8s.io/v1`` ResourceClaim, ResourceSlice,
 DeviceClass). :class:`Allocator` is built once per pod (PreFilter) and asked per node
@@ -38,6 +46,7 @@ import msgspec
 
 from kubesched.api.nodeselector import NodeSelectorMatcher
 from kubesched.api.objects import NodeSelector
+from kubesched.api.quantity import nano_value
 from kubesched.plugins.dra_cel import CELError, compile_selector, device_context
 
 __all__ = ["ALLOCATION_RESULTS_MAX_SIZE", "AllocatorError", "AllocatorTimeout", "Allocator", "DeviceID", "Features",
@@ -222,7 +231,7 @@ def node_matches(node: Any, node_name: str, all_nodes: bool, node_selector: Any)
 
 class _Pool:
     __slots__ = ("driver", "pool", "generation", "slices", "incomplete", "invalid", "invalid_reason", "devices",
-                 "key", "free", "free_version", "free_owner")
+                 "key", "free", "free_version", "free_owner", "counter_sets", "other_devices")
 
     def __init__(self, driver: str, pool: str, generation: int) -> None:
         self.driver = driver
@@ -239,6 +248,10 @@ class _Pool:
         """``devices`` not in use, valid while ``free_version`` is the pool's in-use version."""
         self.free_version = -1
         self.free_owner: Any = None
+        self.counter_sets: dict[str, dict[str, int]] = {}
+        """DRAPartitionableDevices: counter set name → counter name → nanos (``sharedCounters``)."""
+        self.other_devices: list[dict[str, Any]] = []
+        """Devices of the pool's slices that do not reach the node (their allocated ones use counters too)."""
 
     @property
     def id(self) -> str:
@@ -334,6 +347,7 @@ class _SliceIndex:
         self.by_selector: list[tuple[dict[str, Any], NodeSelectorMatcher]] = []
         self.per_device: list[dict[str, Any]] = []
         self.node_pools: dict[str, list[_Pool]] = {}
+        self.partitionable = features.partitionable_devices
         for s in slices:
             spec = s.get("spec") or {}
             if not features.partitionable_devices and spec.get("perDeviceNodeSelection") is not None:
@@ -372,6 +386,7 @@ class _SliceIndex:
                     candidates.append(s)
                     break
         pools: dict[tuple[str, str], _Pool] = {}
+        partitionable = self.partitionable
         for s in candidates:
             spec = s["spec"]
             p = spec.get("pool") or {}
@@ -391,16 +406,65 @@ class _SliceIndex:
             pool = pools[key]
             count = int(dict_path(pool.slices[0], "spec", "pool", "resourceSliceCount") or 0)
             pool.incomplete = len(pool.slices) != count
+            others: list[dict[str, Any]] = []
+            if pool.incomplete and partitionable:
+                # upstream GatherPools + checkSlicesInPool (v0.37.2 incubating pools L128-186): a slice
+                # of the pool that does not reach the node (e.g. its shared counters) completes it
+                every = [x for x in self.slices if (dict_path(x, "spec", "driver") or "", dict_path(
+                    x, "spec", "pool", "name") or "") == key]
+                if any(int(dict_path(x, "spec", "pool", "generation") or 0) > pool.generation for x in every):
+                    continue  # obsolete generation: the driver is replacing it
+                same = [x for x in every if int(dict_path(x, "spec", "pool", "generation") or 0) == pool.generation]
+                if len(same) != count:
+                    out.append(pool)
+                    continue
+                pool.incomplete = False
+                ids = {id(x) for x in pool.slices}
+                others = [x for x in same if id(x) not in ids]
+            device_slices = pool.slices
+            if partitionable:
+                device_slices = sorted((x for x in pool.slices if not x["spec"].get("sharedCounters")),
+                                       key=lambda x: dict_path(x, "metadata", "name") or "")
             seen: set[str] = set()
-            for s in pool.slices:
+            for s in device_slices:
                 for d in s["spec"].get("devices") or ():
                     n = d.get("name", "")
                     if n in seen and not pool.invalid:
                         pool.invalid, pool.invalid_reason = True, f"duplicate device name {n}"
                     seen.add(n)
                     pool.devices.append(((pool.driver, pool.pool, n), d, s))
+            if partitionable and not pool.invalid:
+                _build_counters(pool, [x for x in pool.slices + others if x["spec"].get("sharedCounters")],
+                                [x for x in others if not x["spec"].get("sharedCounters")])
             out.append(pool)
         return out
+
+
+def _build_counters(pool: _Pool, counter_slices: list[dict[str, Any]], other_slices: list[dict[str, Any]]) -> None:
+    """Upstream ``buildPool``'s counter part (v0.37.2 incubating ``pools_incubating.go`` L296-400):
+    the pool's counter sets (a name twice → invalid), and every device's ``consumesCounters`` must
+    name a known set and counter (else the pool is invalid)."""
+    sets: dict[str, dict[str, int]] = {}
+    for sl in counter_slices:
+        for cs in sl["spec"].get("sharedCounters") or ():
+            name = cs.get("name", "")
+            if name in sets:
+                pool.invalid, pool.invalid_reason = True, f"duplicate counter set name {name}"
+                return
+            sets[name] = {k: nano_value((v or {}).get("value", "0")) for k, v in (cs.get("counters") or {}).items()}
+    pool.counter_sets = sets
+    pool.other_devices = [d for sl in other_slices for d in sl["spec"].get("devices") or ()]
+    for d in [t[1] for t in pool.devices] + pool.other_devices:
+        for use in d.get("consumesCounters") or ():
+            cs = sets.get(use.get("counterSet", ""))
+            if cs is None:
+                pool.invalid, pool.invalid_reason = True, f"counter set {use.get('counterSet', '')} not found"
+                return
+            for k in use.get("counters") or {}:
+                if k not in cs:
+                    pool.invalid = True
+                    pool.invalid_reason = f"counter {k} not found in counter set {use.get('counterSet', '')}"
+                    return
 
 
 _INDEX: list[Any] = [None, None, None]
@@ -516,8 +580,16 @@ class Allocator:
                     ok = _Run(self, node, static=True)._selectable(0, rd, s, d, did)
                     if not s["spec"].get("perDeviceNodeSelection"):
                         entry.results[key] = ok
-                if not ok or (plain and d.get("consumesCounters")):
+                if not ok:
                     continue
+                if d.get("consumesCounters"):
+                    if plain:
+                        continue
+                    run = _Run(self, node)  # shared counters: the general search keeps count
+                    run.full = True
+                    if timeout_s > 0:
+                        run.deadline = time.monotonic() + timeout_s
+                    return run if run.run() else None
                 if taints and "taints" in d and taint_prevents_allocation(d, rd.tolerations):
                     continue
                 picked.append((rd, did, d, s))
@@ -571,6 +643,10 @@ class _Run:
         self.in_use = a.allocated
         self.deadline = 0.0
         self._steps = 0
+        self.full = False
+        """Run the general search even for a claim the first-fit shortcut could take."""
+        self._available: dict[tuple[str, str], dict[str, dict[str, int]]] = {}
+        self._consumed: dict[tuple[str, str], dict[str, dict[str, int]]] = {}
 
     def prepare(self) -> None:
         """Validate the requests (upstream ``validateDeviceRequest``) and build the constraints."""
@@ -611,7 +687,7 @@ class _Run:
 
     def run(self) -> bool:
         simple = self.a._simple
-        if simple is not None:
+        if simple is not None and not self.full:
             return self._run_simple(simple)
         self.prepare()
         try:
@@ -646,8 +722,12 @@ class _Run:
                     continue
                 if not self._selectable(0, rd, s, d, did):
                     continue
-                if not counters_ok and d.get("consumesCounters"):
-                    continue
+                if d.get("consumesCounters"):
+                    if not counters_ok:
+                        continue
+                    self.full = True  # shared counters: the general search keeps count
+                    self.constraints, self.result = [], []
+                    return self.run()
                 if self.a.features.device_taints and taint_prevents_allocation(d, rd.tolerations):
                     continue
                 picked.append((rd, did, d, s))
@@ -770,8 +850,8 @@ class _Run:
         if len(self.result[ci]) + rd.num_devices - di > ALLOCATION_RESULTS_MAX_SIZE:
             raise _MaxSizeExceeded
         if rd.mode == "All":
-            did, d, s, _pool = rd.all_devices[di]
-            undo = self._allocate_device(ci, rd, did, d, s, must=True)
+            did, d, s, pool = rd.all_devices[di]
+            undo = self._allocate_device(ci, rd, did, d, s, must=True, pool=pool)
             if undo is None:
                 return False
             try:
@@ -794,7 +874,7 @@ class _Run:
                     continue
                 if not self._selectable(ci, rd, s, d, did):
                     continue
-                undo = self._allocate_device(ci, rd, did, d, s, must=False)
+                undo = self._allocate_device(ci, rd, did, d, s, must=False, pool=pool)
                 if undo is None:
                     continue
                 try:
@@ -808,21 +888,29 @@ class _Run:
         return False
 
     def _allocate_device(self, ci: int, rd: _Req, did: DeviceID, d: dict[str, Any], s: dict[str, Any],
-                         must: bool) -> Callable[[], None] | None:
+                         must: bool, pool: _Pool | None = None) -> Callable[[], None] | None:
         if rd.admin:
             if ci in self.allocating.get(did, ()):
                 return None
         elif did in self.in_use or self.allocating.get(did):
             return None
-        if not self.a.features.partitionable_devices and d.get("consumesCounters"):
-            return None
+        uses = d.get("consumesCounters")
+        if uses:
+            if not self.a.features.partitionable_devices or pool is None:
+                return None
+            if not self._reserve_counters(pool, uses):
+                return None
         # might be tainted: then a toleration is needed (upstream allocateDevice, stable L1194-1199)
         if self.a.features.device_taints and taint_prevents_allocation(d, rd.tolerations):
+            if uses:
+                self._release_counters(pool, uses)  # type: ignore[arg-type]
             return None
         base, sub = (rd.name, None) if rd.parent is None else (rd.parent, rd.name)
         cons = self.constraints[ci]
         for i, c in enumerate(cons):
             if not c.add(base, sub, d, did):
+                if uses:
+                    self._release_counters(pool, uses)  # type: ignore[arg-type]
                 if must:
                     raise AllocatorError(f"claim {_kobj(self.claims[ci])}, request {rd.name}: cannot add device "
                                          f"{did[0]}/{did[1]}/{did[2]} because a claim constraint would not be "
@@ -839,8 +927,53 @@ class _Run:
                 c.remove(base, sub)
             self.allocating[did].discard(ci)
             res.pop()
+            if uses:
+                self._release_counters(pool, uses)  # type: ignore[arg-type]
 
         return undo
+
+    # ── shared counters (DRAPartitionableDevices) ──
+
+    def _reserve_counters(self, pool: _Pool, uses: list[dict[str, Any]]) -> bool:
+        """Upstream ``checkAvailableCounters`` (v0.37.2 incubating L1570-1681): the pool's counters
+        less what its allocated devices consume (computed once per run; may go negative), less
+        what the devices picked so far consume, must stay ≥ 0 for **every** counter of the pool;
+        on success the device's consumption is kept (released by :meth:`_release_counters`)."""
+        avail = self._available.get(pool.key)
+        if avail is None:
+            avail = {name: dict(c) for name, c in pool.counter_sets.items()}
+            in_use = self.in_use
+            for d in [t[1] for t in pool.devices] + pool.other_devices:
+                if (pool.driver, pool.pool, d.get("name", "")) not in in_use:
+                    continue
+                for use in d.get("consumesCounters") or ():
+                    cs = avail.get(use.get("counterSet", ""))
+                    if cs is None:
+                        continue
+                    for k, v in (use.get("counters") or {}).items():
+                        if k in cs:
+                            cs[k] -= nano_value((v or {}).get("value", "0"))
+            self._available[pool.key] = avail
+        consumed = self._consumed.setdefault(pool.key, {})
+        for use in uses:
+            cs = consumed.setdefault(use.get("counterSet", ""), {})
+            for k, v in (use.get("counters") or {}).items():
+                cs[k] = cs.get(k, 0) + nano_value((v or {}).get("value", "0"))
+        for name, counters in avail.items():
+            used = consumed.get(name, {})
+            for k, have in counters.items():
+                if have < used.get(k, 0):
+                    self._release_counters(pool, uses)
+                    return False
+        return True
+
+    def _release_counters(self, pool: _Pool, uses: list[dict[str, Any]]) -> None:
+        """Upstream ``deallocateCountersForDevice``."""
+        consumed = self._consumed.get(pool.key, {})
+        for use in uses:
+            cs = consumed.get(use.get("counterSet", ""), {})
+            for k, v in (use.get("counters") or {}).items():
+                cs[k] = cs.get(k, 0) - nano_value((v or {}).get("value", "0"))
 
     # ── results ──
 

@@ -7,6 +7,9 @@ What differs per emulated version (``handle.features``; the real release's behav
 * Device taints (DRADeviceTaints, β on 1.36, GA 1.37): a device with a ``NoSchedule`` /
   ``NoExecute`` taint is allocated only to a request that tolerates it; DeviceTaintRules
   (DRADeviceTaintRules, off β 1.36, GA 1.37) add taints to the devices they select.
+* Partitionable devices (DRAPartitionableDevices, β on 1.36+): per-device node selection, and
+  devices that consume shared counters (``sharedCounters`` of their pool) fit while the counters
+  last (:mod:`~kubesched.plugins.dra_structured`).
 * Filter timeout: since 1.36 an **Error** ``node <n>: timed out trying to allocate devices``
   (L1066-1073), before that ``UnschedulableAndUnresolvable "timed out trying to allocate devices"``.
 * PostFilter (1.37, L1153-1221): a pod without claims and a pod with nothing to deallocate get
@@ -55,9 +58,9 @@ Pods **with** claims (``spec.resourceClaims``):
   finalizer (a normal update), then ``status.allocation`` + ``status.reservedFor += {pods, name,
   uid}`` (a status update); the written claim is *assumed* until the informer shows it.
 
-Not modelled yet: DRA-based extended resources (``DRAExtendedResource``), binding conditions,
-partitionable devices / consumable capacity (the allocator keeps them off whatever the gates say),
-PodGroup claims.
+Not modelled yet: DRA-based extended resources (``DRAExtendedResource``), binding conditions and
+consumable capacity (devices with binding conditions are never picked, ``allowMultipleAllocations``
+is ignored, whatever the gates say), PodGroup claims.
 """
 
 from __future__ import annotations
@@ -867,7 +870,8 @@ def new(args: Any, handle: Any) -> DynamicResources:
     """``args``: :class:`~kubesched.config.args.DynamicResourcesArgs` (``filterTimeout``) or None.
 
     The gates and the emulated version come from ``handle.features`` (v1.37 defaults without one):
-    DRAAdminAccess, DRAPrioritizedList and DRADeviceTaints reach the allocator, DRADeviceTaintRules
+    DRAAdminAccess, DRAPrioritizedList, DRADeviceTaints and DRAPartitionableDevices reach the
+    allocator, DRADeviceTaintRules
     applies DeviceTaintRules to the slices; from 1.35 on the plugin also scores
     (:class:`ScoringDynamicResources`)."""
     timeout = 10.0
@@ -878,7 +882,8 @@ def new(args: Any, handle: Any) -> DynamicResources:
         timeout = parse_duration(text)
     fg = getattr(handle, "features", None) or default_feature_gate()
     features = Features(admin_access=fg.enabled("DRAAdminAccess"), prioritized_list=fg.enabled("DRAPrioritizedList"),
-                        device_taints=fg.enabled("DRADeviceTaints"))
+                        device_taints=fg.enabled("DRADeviceTaints"),
+                        partitionable_devices=fg.enabled("DRAPartitionableDevices"))
     cls = ScoringDynamicResources if fg.at_least(1, 35) else DynamicResources
     pl = cls(handle, features, filter_timeout_s=timeout, version=fg.emulated_version)
     pl.device_taint_rules = fg.enabled("DRADeviceTaintRules")
