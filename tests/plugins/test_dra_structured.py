@@ -658,3 +658,119 @@ def test_allocator_partitionable_devices(name):
         assert want in e.value.message
     else:
         assert alloc(**kwargs) == want
+
+
+# ─────────────────────────── consumable capacity (DRAConsumableCapacity) ───────────────────────────
+# upstream incubating consumable_capacity_test.go (v0.37.2): testCalculateConsumedCapacity and
+# testViolateCapacityRequestPolicy, the integer-path cases (DRAFractionalCapacityRange is off)
+
+MAX = "9223372036854775807"
+
+
+def policy(default=None, lo=None, hi=None, step=None, values=None) -> dict[str, Any]:
+    p: dict[str, Any] = {}
+    if default is not None:
+        p["default"] = default
+    if lo is not None or hi is not None or step is not None:
+        p["validRange"] = {k: v for k, v in (("min", lo), ("max", hi), ("step", step)) if v is not None}
+    if values is not None:
+        p["validValues"] = values
+    return p
+
+
+@pytest.mark.parametrize("requested,value,pol,want", [
+    (None, "1", {}, "1"),
+    ("18446744073709551619", "18446744073709551619", policy("0", "0", step="3"), ValueError),
+    (MAX, "9223372036854775808", policy("0", "0", step="2"), ValueError),
+    ("9223372036854775806", MAX, policy("1", "1", step="2"), MAX),
+    (None, "2", policy("1", "1"), "1"),
+    (None, "2", policy("1", values=["1"]), "1"),
+    ("2", "2", policy("1", "1"), "2"),
+    ("1", "2", policy("1", "2"), "2"),
+    ("2", "3", policy("1", "1", step="2"), "3"),
+    ("2", "2", policy("1", "1", step="1"), "2"),
+    ("2", "3", policy("1", values=["1", "2", "3"]), "2"),
+    ("2", "3", policy("1", values=["1", "3"]), "3"),
+    ("3", "3", policy("1", values=["1", "2"]), "3"),
+], ids=["empty", "request-above-maxint64-is-rejected", "rounded-value-above-maxint64-is-rejected",
+        "max-safe-boundary-rounds-to-maxint64", "min in range", "default in set", "more than min in range",
+        "less than min in range", "with step (round up)", "with step (no remaining)", "valid value in set",
+        "set (round up)", "larger than set"])
+def test_consumed_capacity(requested, value, pol, want):
+    from kubesched.api.quantity import nano_value
+    from kubesched.plugins.dra_structured import consumed_capacity
+
+    cap = {"value": value, "requestPolicy": pol}
+    if want is ValueError:
+        with pytest.raises(ValueError, match="cannot be represented"):
+            consumed_capacity(requested, cap)
+    else:
+        assert consumed_capacity(requested, cap)[0] == nano_value(want)
+
+
+@pytest.mark.parametrize("requested,pol,want", [
+    ("1", None, False),
+    ("1", policy("1", "1", "2"), False),
+    ("2", policy("1", "1", "1"), True),
+    ("1", policy("1", values=["1"]), False),
+    ("2", policy("1", values=["1"]), True),
+], ids=["no constraint", "less than maximum", "more than maximum", "in set", "not in set"])
+def test_violates_policy(requested, pol, want):
+    from kubesched.api.quantity import nano_value
+    from kubesched.plugins.dra_structured import _violates_policy
+
+    assert _violates_policy(nano_value(requested), pol) is want
+
+
+def test_format_int_quantity():
+    # Quantity.CanonicalizeBytes: BinarySI strictly between -1024 and 1024 prints as DecimalSI
+    from kubesched.plugins.dra_structured import format_int_quantity
+
+    assert [format_int_quantity(n, "BinarySI") for n in (0, 1000, 1024, 1536, 3 * 2**30)] == \
+        ["0", "1k", "1Ki", "1536", "3Gi"]
+    assert [format_int_quantity(n, "DecimalSI") for n in (0, 1500, 2000, 3 * 10**9)] == ["0", "1500", "2k", "3G"]
+
+
+CC = Features(consumable_capacity=True)
+
+
+def shared_dev(name: str, **caps: dict) -> dict[str, Any]:
+    return {"name": name, "allowMultipleAllocations": True, "capacity": caps}
+
+
+def strip_share_ids(results):
+    for r in results or ():
+        for x in r["devices"]["results"]:
+            assert len(x.pop("shareID")) == 36
+    return results
+
+
+def test_allocator_shares_device_by_capacity():
+    # two claims share one allowMultipleAllocations device while its capacity lasts; the share's
+    # consumed capacity is the request rounded up by the policy (min 1Gi, step 1Gi)
+    mem = {"value": "4Gi", "requestPolicy": policy("1Gi", "1Gi", step="1Gi")}
+    c0 = claim("claim-0", req("req-0", capacity={"requests": {"memory": "1500Mi"}}))
+    c1 = claim("claim-1", req("req-0", capacity={"requests": {"memory": "2Gi"}}))
+    s = [slice_("s1", N1, P1, DA, shared_dev(D1, memory=mem))]
+    got = strip_share_ids(alloc([c0, c1], [cls(CA, DA)], s, features=CC))
+    want = [result(local(), ("req-0", DA, P1, D1)), result(local(), ("req-0", DA, P1, D1))]
+    want[0]["devices"]["results"][0]["consumedCapacity"] = {"memory": "2Gi"}
+    want[1]["devices"]["results"][0]["consumedCapacity"] = {"memory": "2Gi"}
+    assert got == want
+    # a third 1Gi share does not fit once 3Gi are held by allocated shares
+    a = Allocator([claim("claim-2", req("req-0", capacity={"requests": {"memory": "2Gi"}}))], set(),
+                  {CA: cls(CA, DA)}.get, s, CC, shared={(DA, P1, D1): {"memory": 3 * 2**30 * 10**9}})
+    assert a.allocate(node()) is None
+    # without the feature the device is dedicated: one claim only
+    assert alloc([c0, c1], [cls(CA, DA)], s) is None
+
+
+def test_allocator_capacity_request_on_dedicated_device():
+    # with the feature, a request's capacity must exist on the device and fit its value
+    cap = {"memory": {"value": "1Gi"}}
+    s = [slice_("s1", N1, P1, DA, {"name": D1, "capacity": cap},
+                {"name": D2, "capacity": {"memory": {"value": "4Gi"}}})]
+    c = claim("claim-0", req("req-0", capacity={"requests": {"memory": "2Gi"}}))
+    assert alloc([c], [cls(CA, DA)], s, features=CC) == [result(local(), ("req-0", DA, P1, D2))]
+    c = claim("claim-0", req("req-0", capacity={"requests": {"gpus": "1"}}))
+    assert alloc([c], [cls(CA, DA)], s, features=CC) is None

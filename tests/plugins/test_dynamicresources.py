@@ -749,3 +749,28 @@ def test_shared_counters(fg, want):
     assert h.pl.reserve(state, pod_with("my-claim"), "worker") is None
     (c,) = h.pl._manager().in_flight.values()
     assert [r["device"] for r in c["status"]["allocation"]["devices"]["results"]] == [want]
+
+
+@pytest.mark.parametrize("fg,shared", [(V135, False), (V137, True)], ids=["1.35", "1.37"])
+def test_consumable_capacity_shares_across_pods(fg, shared):
+    # DRAConsumableCapacity (off α 1.35, on β 1.36+): an allowMultipleAllocations device is shared by
+    # capacity: the first pod's share (in flight, then allocated) leaves 2Gi for the next
+    dev = {"name": "d0", "allowMultipleAllocations": True, "capacity": {"memory": {"value": "4Gi"}}}
+    reqs = [request(capacity={"requests": {"memory": "2Gi"}})]
+    h = Harness(device_class(), claim("c1", reqs), claim("c2", reqs), claim("c3", reqs),
+                resource_slice("s", [dev], node="worker"), nodes=[NODES[0]], features=fg)
+    p1, p2, p3 = (pod_with(n, uid=f"uid-{n}") for n in ("c1", "c2", "c3"))
+    state, st, filt = h.run(p1)
+    assert filt["worker"] is None
+    assert h.pl.reserve(state, p1, "worker") is None  # in flight
+    state2, _, filt = h.run(p2)
+    if not shared:
+        assert reasons(filt["worker"]) == (UU, ("cannot allocate all claims",))
+        return
+    assert filt["worker"] is None
+    asyncio.run(h.pl.pre_bind(state, p1, "worker"))  # allocated and assumed
+    assert h.pl.reserve(state2, p2, "worker") is None
+    result = h.claim("c1")["status"]["allocation"]["devices"]["results"][0]
+    assert result["consumedCapacity"] == {"memory": "2Gi"} and result["shareID"]
+    _, _, filt = h.run(p3)
+    assert reasons(filt["worker"]) == (UU, ("cannot allocate all claims",))

@@ -14,8 +14,10 @@ From 1.36 (v0.37.2 ``internal/incubating``): ``Features(device_taints=True)`` sk
 consume counters be picked while their pool's ``sharedCounters`` last (``checkAvailableCounters``:
 the counters less what allocated devices and the devices picked so far consume), with the pool
 completed by slices that do not reach the node (``checkSlicesInPool``) and invalid on a duplicate
-counter set or an unknown counter. Not modelled: consumable capacity (``allowMultipleAllocations``),
-binding conditions, compatibility groups.
+counter set or an unknown counter. ``Features(consumable_capacity=True)``: a request's
+``capacity.requests`` must exist on the device and fit (``CmpRequestOverCapacity``, integer path), and
+an ``allowMultipleAllocations`` device is shared by capacity (``shareID``, ``consumedCapacity``).
+Not modelled: binding conditions, compatibility groups, fractional capacity ranges.
 
 Objects are the API's JSON mappings (``resource.k8s.io/v1`` ResourceClaim, ResourceSlice,
 DeviceClass). :class:`Allocator` is built once per pod (PreFilter) and asked per node
@@ -38,6 +40,7 @@ messages; ``failed_on_node`` is set for "invalid resource pools were encountered
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable, Container
 from dataclasses import dataclass
 from typing import Any
@@ -50,7 +53,8 @@ from kubesched.api.quantity import nano_value
 from kubesched.plugins.dra_cel import CELError, compile_selector, device_context
 
 __all__ = ["ALLOCATION_RESULTS_MAX_SIZE", "AllocatorError", "AllocatorTimeout", "Allocator", "DeviceID", "Features",
-           "allocated_devices", "apply_device_taint_rules", "dict_path", "node_matches", "taint_prevents_allocation",
+           "allocated_devices", "apply_device_taint_rules", "consumed_capacity", "dict_path", "format_int_quantity",
+           "node_matches", "request_fits_capacity", "shared_allocations", "taint_prevents_allocation",
            "tolerates_taint"]
 
 DeviceID = tuple[str, str, str]
@@ -69,6 +73,8 @@ class Features:
     partitionable_devices: bool = False
     device_taints: bool = False
     """DRADeviceTaints: tainted devices need a toleration (:func:`taint_prevents_allocation`)."""
+    consumable_capacity: bool = False
+    """DRAConsumableCapacity: ``allowMultipleAllocations`` devices are shared by capacity."""
     device_binding_conditions: bool = False
 
 
@@ -166,15 +172,155 @@ def _kobj(claim: dict[str, Any]) -> str:
     return f"{ns}/{meta.get('name', '')}" if ns else str(meta.get("name", ""))
 
 
-def allocated_devices(claim: dict[str, Any]) -> list[DeviceID]:
+def allocated_devices(claim: dict[str, Any], consumable_capacity: bool = False) -> list[DeviceID]:
     """Devices a claim's ``status.allocation`` holds, admin-access results excluded (upstream
-    ``allocateddevices.go``: those do not make a device unavailable)."""
+    ``allocateddevices.go``: those do not make a device unavailable); with DRAConsumableCapacity
+    a result with a ``shareID`` is a share, not a dedicated device (see :func:`shared_allocations`)."""
     out: list[DeviceID] = []
     for r in dict_path(claim, "status", "allocation", "devices", "results") or ():
         if r.get("adminAccess"):
             continue
+        if consumable_capacity and r.get("shareID") is not None:
+            continue
         out.append((r.get("driver", ""), r.get("pool", ""), r.get("device", "")))
     return out
+
+
+def shared_allocations(claim: dict[str, Any]) -> list[tuple[DeviceID, dict[str, int]]]:
+    """Upstream ``foreachAllocatedDevice``'s shared-device callbacks (v1.37.2 ``allocateddevices.go``
+    L63-75): each non-admin result with a ``shareID``, with its ``consumedCapacity`` in nanos."""
+    out: list[tuple[DeviceID, dict[str, int]]] = []
+    for r in dict_path(claim, "status", "allocation", "devices", "results") or ():
+        if r.get("adminAccess") or r.get("shareID") is None:
+            continue
+        caps = {k: nano_value(v) for k, v in (r.get("consumedCapacity") or {}).items()}
+        out.append(((r.get("driver", ""), r.get("pool", ""), r.get("device", "")), caps))
+    return out
+
+
+# ── consumable capacity (DRAConsumableCapacity; v0.37.2 incubating consumable_capacity.go) ──
+
+_NANO = 10**9
+
+
+def _value(nanos: int) -> int:
+    """Go ``Quantity.Value()``: rounded up to an integer."""
+    return -((-nanos) // _NANO)
+
+
+def _format_of(text: str) -> str:
+    t = text.strip()
+    if t[-2:] in ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei"):
+        return "BinarySI"
+    return "DecimalSI"
+
+
+def format_int_quantity(n: int, fmt: str) -> str:
+    """``resource.NewQuantity(n, fmt).String()``: the canonical text of an integer quantity
+    (``CanonicalizeBytes``: BinarySI strictly between -1024 and 1024 prints as DecimalSI, else the
+    largest exact power of 1024 or plain digits; DecimalSI uses the largest exact power of 1000)."""
+    if fmt == "BinarySI" and abs(n) >= 1024:
+        for suffix in ("Ei", "Pi", "Ti", "Gi", "Mi", "Ki"):
+            base = 1024 ** (("Ki", "Mi", "Gi", "Ti", "Pi", "Ei").index(suffix) + 1)
+            if n % base == 0:
+                return f"{n // base}{suffix}"
+        return str(n)
+    if n == 0:
+        return "0"
+    for i, suffix in reversed(list(enumerate(("k", "M", "G", "T", "P", "E"), start=1))):
+        if n % (1000 ** i) == 0:
+            return f"{n // 1000 ** i}{suffix}"
+    return str(n)
+
+
+def _q(text: Any) -> tuple[int, str]:
+    return nano_value(text), str(text)
+
+
+def consumed_capacity(requested: str | None, capacity: dict[str, Any]) -> tuple[int, str]:
+    """Upstream ``calculateConsumedCapacity`` (integer path; DRAFractionalCapacityRange is off):
+    what one share takes of a capacity, as (nanos, quantity text). Raises ValueError for a
+    request the range arithmetic cannot represent."""
+    policy = capacity.get("requestPolicy")
+    if requested is None:
+        if policy is not None and policy.get("default") is not None:
+            return _q(policy["default"])
+        return _q(capacity.get("value", "0"))
+    req = _q(requested)
+    if policy is None:
+        return req
+    rng = policy.get("validRange")
+    if rng is not None and rng.get("min") is not None:
+        lo = _q(rng["min"])
+        if req[0] < lo[0]:
+            return lo
+        if rng.get("step") is None:
+            return req
+        if req[0] > (2**63 - 1) * _NANO:
+            raise ValueError(f"capacity request cannot be represented in the device's range arithmetic: request "
+                             f"{requested} exceeds MaxInt64")
+        r, step, m = _value(req[0]), _value(nano_value(rng["step"])), _value(lo[0])
+        n = -(-(r - m) // step)
+        if m >= 0 and n > (2**63 - 1 - m) // step:
+            raise ValueError(f"capacity request cannot be represented in the device's range arithmetic: rounding "
+                             f"request {requested} up to the next step passes MaxInt64")
+        v = m + step * n
+        return v * _NANO, format_int_quantity(v, _format_of(str(rng["step"])))
+    values = policy.get("validValues")
+    if values is not None:
+        for v in values:
+            if req[0] <= nano_value(v):
+                return _q(v)
+        return req
+    return req
+
+
+def _violates_policy(consumed: int, policy: dict[str, Any] | None) -> bool:
+    """Upstream ``violatesPolicy`` (integer path)."""
+    if policy is None:
+        return False
+    if policy.get("default") is not None and consumed == nano_value(policy["default"]):
+        return False
+    rng = policy.get("validRange")
+    if rng is not None:
+        if rng.get("max") is not None and consumed > nano_value(rng["max"]):
+            return True
+        if rng.get("step") is not None:
+            m = _value(nano_value(rng["min"])) if rng.get("min") is not None else 0
+            if (_value(consumed) - m) % _value(nano_value(rng["step"])) != 0:
+                return True
+        return False
+    values = policy.get("validValues") or ()
+    if values:
+        return not any(consumed == nano_value(v) for v in values)
+    return False
+
+
+def request_fits_capacity(requests: dict[str, Any] | None, capacities: dict[str, Any],
+                          allocated: dict[str, int], allocating: dict[str, int]) -> bool:
+    """Upstream ``CmpRequestOverCapacity`` (v0.37.2 incubating ``consumable_capacity.go`` L44-104):
+    a request naming a capacity the device lacks does not fit; else each capacity's share
+    (:func:`consumed_capacity`) must respect its ``requestPolicy`` and, added to what allocated
+    shares and shares picked so far hold, stay within ``value``. Raises AllocatorError for a
+    negative or unrepresentable value."""
+    if requests and any(k not in capacities for k in requests):
+        return False
+    consumed: dict[str, int] = {}
+    for name, cap in capacities.items():
+        try:
+            c = consumed_capacity((requests or {}).get(name), cap)[0]
+        except ValueError as e:
+            raise AllocatorError(f'capacity "{name}": {e}') from None
+        if c < 0:
+            raise AllocatorError(f'capacity "{name}": capacity value is negative')
+        consumed[name] = c
+    for name, cap in capacities.items():
+        c = consumed[name]
+        if _violates_policy(c, cap.get("requestPolicy")):
+            return False
+        if allocated.get(name, 0) + c + allocating.get(name, 0) > nano_value(cap.get("value", "0")):
+            return False
+    return True
 
 
 class _DeviceCache:
@@ -262,7 +408,7 @@ class _Req:
     """One request or subrequest (upstream ``requestAccessor`` + ``requestData``)."""
 
     __slots__ = ("name", "parent", "spec", "class_", "num_devices", "all_devices", "selected_sub", "admin",
-                 "selectors", "mode", "sel_key", "tolerations")
+                 "selectors", "mode", "sel_key", "tolerations", "capacity_requests")
 
     def __init__(self, name: str, parent: str | None, spec: dict[str, Any], class_: dict[str, Any] | None) -> None:
         self.name = name
@@ -275,6 +421,7 @@ class _Req:
         self.admin = bool(spec.get("adminAccess")) if parent is None else False
         self.mode = spec.get("allocationMode") or "ExactCount"
         self.tolerations: list[dict[str, Any]] = list(spec.get("tolerations") or ())
+        self.capacity_requests: dict[str, Any] | None = (spec.get("capacity") or {}).get("requests")
         self.selectors: list[tuple[str, int, bool]] = []
         """(expression, selector index, from the class) in evaluation order."""
         self.sel_key: tuple[str, ...] = ()
@@ -490,9 +637,13 @@ class Allocator:
 
     def __init__(self, claims: list[dict[str, Any]], allocated: Container[DeviceID],
                  get_class: Callable[[str], dict[str, Any] | None], slices: list[dict[str, Any]],
-                 features: Features | None = None, versions: dict[tuple[str, str], int] | None = None) -> None:
+                 features: Features | None = None, versions: dict[tuple[str, str], int] | None = None,
+                 shared: dict[DeviceID, dict[str, int]] | None = None) -> None:
         self.claims = claims
         self.allocated = allocated
+        self.shared = shared if shared is not None else {}
+        """DRAConsumableCapacity: device → capacity (nanos) its allocated shares hold (a key with
+        an empty mapping: shared without capacity)."""
         self.versions = versions
         """Optional (driver, pool) → a counter bumped whenever a device of that pool enters or leaves
         ``allocated``: lets the free devices of a pool be listed once, not per node and pod."""
@@ -557,6 +708,13 @@ class Allocator:
         key = rd.sel_key
         plain = not self.features.partitionable_devices
         taints = self.features.device_taints
+        plain_multi = not self.features.consumable_capacity
+        if self.features.consumable_capacity and (rd.capacity_requests or self.shared):
+            run = _Run(self, node)  # capacity bookkeeping: the general search
+            run.full = True
+            if timeout_s > 0:
+                run.deadline = time.monotonic() + timeout_s
+            return run if run.run() else None
         versions = self.versions
         picked: list[tuple[_Req, DeviceID, dict[str, Any], dict[str, Any]]] = []
         for pool in pools:
@@ -582,10 +740,13 @@ class Allocator:
                         entry.results[key] = ok
                 if not ok:
                     continue
-                if d.get("consumesCounters"):
-                    if plain:
+                if not plain_multi and "capacity" in d and not d.get("allowMultipleAllocations") and \
+                        not request_fits_capacity(None, d["capacity"], {}, {}):
+                    continue  # a dedicated device whose capacity policy rejects its own value
+                if d.get("consumesCounters") or (d.get("allowMultipleAllocations") and not plain_multi):
+                    if plain and d.get("consumesCounters"):
                         continue
-                    run = _Run(self, node)  # shared counters: the general search keeps count
+                    run = _Run(self, node)  # shared counters / shares: the general search keeps count
                     run.full = True
                     if timeout_s > 0:
                         run.deadline = time.monotonic() + timeout_s
@@ -645,7 +806,12 @@ class _Run:
         self._steps = 0
         self.full = False
         """Run the general search even for a claim the first-fit shortcut could take."""
+        self._share_seq = 0
         self._available: dict[tuple[str, str], dict[str, dict[str, int]]] = {}
+        self.allocating_capacity: dict[DeviceID, dict[str, int]] = {}
+        """DRAConsumableCapacity: capacity (nanos) the shares picked so far take, per device."""
+        self.shares: dict[tuple[int, int], tuple[str, dict[str, str]]] = {}
+        """(claim index, result index) → (shareID, consumedCapacity texts) of a shared result."""
         self._consumed: dict[tuple[str, str], dict[str, dict[str, int]]] = {}
 
     def prepare(self) -> None:
@@ -722,10 +888,12 @@ class _Run:
                     continue
                 if not self._selectable(0, rd, s, d, did):
                     continue
-                if d.get("consumesCounters"):
-                    if not counters_ok:
+                if d.get("consumesCounters") or (self.a.features.consumable_capacity and (
+                        d.get("allowMultipleAllocations") or rd.capacity_requests or self.a.shared
+                        or ("capacity" in d and not request_fits_capacity(None, d["capacity"], {}, {})))):
+                    if not counters_ok and d.get("consumesCounters"):
                         continue
-                    self.full = True  # shared counters: the general search keeps count
+                    self.full = True  # shared counters / capacity: the general search keeps count
                     self.constraints, self.result = [], []
                     return self.run()
                 if self.a.features.device_taints and taint_prevents_allocation(d, rd.tolerations):
@@ -894,11 +1062,15 @@ class _Run:
                 return None
         elif did in self.in_use or self.allocating.get(did):
             return None
+        consumable = self.a.features.consumable_capacity
+        multi = consumable and bool(d.get("allowMultipleAllocations"))
         uses = d.get("consumesCounters")
+        if uses and not self.a.features.partitionable_devices:
+            return None
+        if uses and multi and (did in self.a.shared or did in self.allocating_capacity):
+            uses = None  # a share of a device in use: its counters are already charged
         if uses:
-            if not self.a.features.partitionable_devices or pool is None:
-                return None
-            if not self._reserve_counters(pool, uses):
+            if pool is None or not self._reserve_counters(pool, uses):
                 return None
         # might be tainted: then a toleration is needed (upstream allocateDevice, stable L1194-1199)
         if self.a.features.device_taints and taint_prevents_allocation(d, rd.tolerations):
@@ -918,15 +1090,49 @@ class _Run:
                 for e in range(i):
                     cons[e].remove(base, sub)
                 return None
-        self.allocating.setdefault(did, set()).add(ci)
+        share: tuple[str, dict[str, str]] | None = None
+        taken: dict[str, int] = {}
+        existed = True
+        if consumable:
+            caps = d.get("capacity") or {}
+            if not request_fits_capacity(rd.capacity_requests, caps, self.a.shared.get(did, {}),
+                                         self.allocating_capacity.get(did, {})):
+                for c in cons:
+                    c.remove(base, sub)
+                if uses:
+                    self._release_counters(pool, uses)  # type: ignore[arg-type]
+                return None
+            if multi:
+                texts: dict[str, str] = {}
+                for name, cap in caps.items():
+                    taken[name], texts[name] = consumed_capacity((rd.capacity_requests or {}).get(name), cap)
+                n = self._share_seq = self._share_seq + 1
+                share = (str(uuid.uuid5(uuid.NAMESPACE_URL, f"kubesched/{_kobj(self.claims[ci])}/{rd.full_name}/"
+                                                            f"{did[0]}/{did[1]}/{did[2]}/{n}")), texts)
+                existed = did in self.allocating_capacity
+                acc = self.allocating_capacity.setdefault(did, {})
+                for name, v in taken.items():
+                    acc[name] = acc.get(name, 0) + v
+        if not multi:
+            self.allocating.setdefault(did, set()).add(ci)
         res = self.result[ci]
+        if share is not None:
+            self.shares[(ci, len(res))] = share
         res.append((rd, did, d, s))
 
         def undo() -> None:
             for c in cons:
                 c.remove(base, sub)
-            self.allocating[did].discard(ci)
+            if not multi:
+                self.allocating[did].discard(ci)
             res.pop()
+            if share is not None:
+                del self.shares[(ci, len(res))]
+                acc = self.allocating_capacity[did]
+                for name, v in taken.items():
+                    acc[name] -= v
+                if not existed:
+                    del self.allocating_capacity[did]
             if uses:
                 self._release_counters(pool, uses)  # type: ignore[arg-type]
 
@@ -944,7 +1150,8 @@ class _Run:
             avail = {name: dict(c) for name, c in pool.counter_sets.items()}
             in_use = self.in_use
             for d in [t[1] for t in pool.devices] + pool.other_devices:
-                if (pool.driver, pool.pool, d.get("name", "")) not in in_use:
+                did = (pool.driver, pool.pool, d.get("name", ""))
+                if did not in in_use and did not in self.a.shared:  # upstream IsDeviceAllocated
                     continue
                 for use in d.get("consumesCounters") or ():
                     cs = avail.get(use.get("counterSet", ""))
@@ -979,13 +1186,19 @@ class _Run:
 
     def _result(self, ci: int, claim: dict[str, Any]) -> dict[str, Any]:
         results = []
-        for rd, did, _d, _s in self.result[ci]:
+        shares = getattr(self, "shares", {})
+        for i, (rd, did, _d, _s) in enumerate(self.result[ci]):
             r: dict[str, Any] = {"request": rd.full_name, "driver": did[0], "pool": did[1], "device": did[2]}
             if rd.admin:
                 r["adminAccess"] = True
             tol = rd.spec.get("tolerations")
             if tol:
                 r["tolerations"] = tol
+            share = shares.get((ci, i))
+            if share is not None:
+                r["shareID"] = share[0]
+                if share[1]:
+                    r["consumedCapacity"] = share[1]
             results.append(r)
         requests = dict_path(claim, "spec", "devices", "requests") or ()
         config: list[dict[str, Any]] = []

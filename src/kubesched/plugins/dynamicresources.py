@@ -10,6 +10,10 @@ What differs per emulated version (``handle.features``; the real release's behav
 * Partitionable devices (DRAPartitionableDevices, β on 1.36+): per-device node selection, and
   devices that consume shared counters (``sharedCounters`` of their pool) fit while the counters
   last (:mod:`~kubesched.plugins.dra_structured`).
+* Consumable capacity (DRAConsumableCapacity, β on 1.36+): an ``allowMultipleAllocations``
+  device is shared while its capacity lasts; results carry ``shareID`` (deterministic here:
+  a UUIDv5 of claim, request, device and share number — upstream draws a random UUID) and
+  ``consumedCapacity``; the manager keeps the capacity allocated shares hold.
 * Filter timeout: since 1.36 an **Error** ``node <n>: timed out trying to allocate devices``
   (L1066-1073), before that ``UnschedulableAndUnresolvable "timed out trying to allocate devices"``.
 * PostFilter (1.37, L1153-1221): a pod without claims and a pod with nothing to deallocate get
@@ -58,9 +62,10 @@ Pods **with** claims (``spec.resourceClaims``):
   finalizer (a normal update), then ``status.allocation`` + ``status.reservedFor += {pods, name,
   uid}`` (a status update); the written claim is *assumed* until the informer shows it.
 
-Not modelled yet: DRA-based extended resources (``DRAExtendedResource``), binding conditions and
-consumable capacity (devices with binding conditions are never picked, ``allowMultipleAllocations``
-is ignored, whatever the gates say), PodGroup claims.
+Not modelled yet: DRA-based extended resources (``DRAExtendedResource``), binding conditions
+(devices with binding conditions are never picked, whatever the gates say), fractional capacity
+ranges, PodGroup claims; DeviceTaintRule changes do not requeue pods (upstream's slice tracker
+turns them into ResourceSlice events).
 """
 
 from __future__ import annotations
@@ -92,6 +97,7 @@ from kubesched.plugins.dra_structured import (
     Features,
     allocated_devices,
     apply_device_taint_rules,
+    shared_allocations,
 )
 from kubesched.plugins.dra_structured import dict_path as _g
 from kubesched.plugins.helper.normalize import default_normalize_score
@@ -159,8 +165,15 @@ class DRAManager:
     PreBind), and the devices all of these hold, kept incrementally from informer events
     (:meth:`on_event`). Shared by every profile of one scheduler."""
 
-    def __init__(self, lister: Any) -> None:
+    def __init__(self, lister: Any, consumable_capacity: bool = False) -> None:
         self.lister = lister
+        self.consumable_capacity = consumable_capacity
+        """DRAConsumableCapacity: results with a ``shareID`` are shares (:attr:`shared`), not devices in use."""
+        self.shared: dict[DeviceID, dict[str, int]] = {}
+        """Device → capacity (nanos) the allocated, assumed and in-flight shares of it hold."""
+        self._share_slots: dict[tuple[str, str], list[tuple[DeviceID, dict[str, int]]]] = {}
+        self._share_refs: Counter[DeviceID] = Counter()
+        self._informer_claims: dict[str, dict[str, Any]] = {}
         self.assumed: dict[str, dict[str, Any]] = {}
         self.in_flight: dict[str, dict[str, Any]] = {}
         self._informer: dict[str, list[DeviceID]] = {}
@@ -174,6 +187,29 @@ class DRAManager:
         self.live_events = False
 
     # ── bookkeeping ──
+
+    def _devices(self, claim: dict[str, Any]) -> list[DeviceID]:
+        return allocated_devices(claim, self.consumable_capacity)
+
+    def _set_shares(self, slot: tuple[str, str], claim: dict[str, Any] | None) -> None:
+        """Keep :attr:`shared` (upstream ``allocatedDevices.capacities``) for one slot's claim."""
+        shares = shared_allocations(claim) if claim is not None and self.consumable_capacity else []
+        old = self._share_slots.pop(slot, None)
+        for did, caps in old or ():
+            agg = self.shared[did]
+            for k, v in caps.items():
+                agg[k] = agg.get(k, 0) - v
+            self._share_refs[did] -= 1
+            if self._share_refs[did] <= 0:
+                del self._share_refs[did]
+                del self.shared[did]
+        if shares:
+            self._share_slots[slot] = shares
+            for did, caps in shares:
+                agg = self.shared.setdefault(did, {})
+                for k, v in caps.items():
+                    agg[k] = agg.get(k, 0) + v
+                self._share_refs[did] += 1
 
     def _set_slot(self, slot: tuple[str, str], devices: list[DeviceID]) -> None:
         refs, in_use, versions = self.refs, self.in_use, self.pool_versions
@@ -197,7 +233,9 @@ class DRAManager:
 
     def _refresh_claim(self, key: str) -> None:
         a = self.assumed.get(key)
-        self._set_slot(("c", key), allocated_devices(a) if a is not None else self._informer.get(key, []))
+        self._set_slot(("c", key), self._devices(a) if a is not None else self._informer.get(key, []))
+        if self.consumable_capacity:
+            self._set_shares(("c", key), a if a is not None else self._informer_claims.get(key))
 
     def sync(self) -> None:
         """Read every claim from the lister (the first time, or always without informer events)."""
@@ -208,11 +246,14 @@ class DRAManager:
             c = _as_dict(c)
             key = _key(c)
             seen.add(key)
-            self._informer[key] = allocated_devices(c)
+            self._informer[key] = self._devices(c)
+            if self.consumable_capacity:
+                self._informer_claims[key] = c
             self._refresh_claim(key)
         if not self.live_events:
             for key in [k for k in self._informer if k not in seen]:
                 del self._informer[key]
+                self._informer_claims.pop(key, None)
                 self._refresh_claim(key)
         self.synced = True
 
@@ -224,9 +265,12 @@ class DRAManager:
         key = _key(obj)
         if new is None:
             self._informer.pop(key, None)
+            self._informer_claims.pop(key, None)
             self.assumed.pop(key, None)
         else:
-            self._informer[key] = allocated_devices(obj)
+            self._informer[key] = self._devices(obj)
+            if self.consumable_capacity:
+                self._informer_claims[key] = obj
             a = self.assumed.get(key)
             if a is not None and (a is not obj) and (
                     _g(obj, "metadata", "resourceVersion") != _g(a, "metadata", "resourceVersion")
@@ -262,12 +306,16 @@ class DRAManager:
     def signal_pending_allocation(self, claim: dict[str, Any]) -> None:
         uid = _uid(claim)
         self.in_flight[uid] = claim
-        self._set_slot(("f", uid), allocated_devices(claim))
+        self._set_slot(("f", uid), self._devices(claim))
+        if self.consumable_capacity:
+            self._set_shares(("f", uid), claim)
 
     def remove_pending_allocation(self, claim: dict[str, Any]) -> bool:
         uid = _uid(claim)
         deleted = self.in_flight.pop(uid, None) is not None
         self._set_slot(("f", uid), [])
+        if self.consumable_capacity:
+            self._set_shares(("f", uid), None)
         return deleted
 
 
@@ -392,7 +440,7 @@ class DynamicResources:
         """Share one :class:`DRAManager` per scheduler, fed by its informer events."""
         mgr = getattr(sched, "dra_manager", None)
         if mgr is None:
-            mgr = DRAManager(sched.lister)
+            mgr = DRAManager(sched.lister, self.features.consumable_capacity)
             listeners = getattr(sched, "object_listeners", None)
             if listeners is not None:
                 listeners.append(mgr.on_event)
@@ -403,7 +451,7 @@ class DynamicResources:
     def _manager(self) -> DRAManager:
         if self.manager is None:
             lister = self.handle.lister if self.handle is not None else None
-            self.manager = DRAManager(lister)
+            self.manager = DRAManager(lister, self.features.consumable_capacity)
         return self.manager
 
     def _claims(self, pod: Pod) -> list[dict[str, Any]]:
@@ -499,7 +547,7 @@ class DynamicResources:
             if self.device_taint_rules:
                 slices = self._patched_slices(slices, [_as_dict(x) for x in lister.list("DeviceTaintRule")])
             s.allocator = Allocator([claims[i] for i in to_allocate], mgr.in_use, self._get_class, slices,
-                                    self.features, mgr.pool_versions)
+                                    self.features, mgr.pool_versions, mgr.shared)
             s.to_allocate = to_allocate
         s.claims = claims
         return None, None
@@ -883,7 +931,8 @@ def new(args: Any, handle: Any) -> DynamicResources:
     fg = getattr(handle, "features", None) or default_feature_gate()
     features = Features(admin_access=fg.enabled("DRAAdminAccess"), prioritized_list=fg.enabled("DRAPrioritizedList"),
                         device_taints=fg.enabled("DRADeviceTaints"),
-                        partitionable_devices=fg.enabled("DRAPartitionableDevices"))
+                        partitionable_devices=fg.enabled("DRAPartitionableDevices"),
+                        consumable_capacity=fg.enabled("DRAConsumableCapacity"))
     cls = ScoringDynamicResources if fg.at_least(1, 35) else DynamicResources
     pl = cls(handle, features, filter_timeout_s=timeout, version=fg.emulated_version)
     pl.device_taint_rules = fg.enabled("DRADeviceTaintRules")
