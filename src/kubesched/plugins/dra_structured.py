@@ -339,6 +339,8 @@ class _DeviceCache:
 
 
 _DEVICES: dict[int, _DeviceCache] = {}
+_CAPACITY_KEY = ("__capacity__",)
+"""Cache key of "a request without capacity requests fits the device" (DRAConsumableCapacity)."""
 
 
 def _device_matches(driver: str, device: dict[str, Any], expression: str) -> bool:
@@ -740,9 +742,12 @@ class Allocator:
                         entry.results[key] = ok
                 if not ok:
                     continue
-                if not plain_multi and "capacity" in d and not d.get("allowMultipleAllocations") and \
-                        not request_fits_capacity(None, d["capacity"], {}, {}):
-                    continue  # a dedicated device whose capacity policy rejects its own value
+                if not plain_multi and "capacity" in d and not d.get("allowMultipleAllocations"):
+                    fits = entry.results.get(_CAPACITY_KEY)
+                    if fits is None:
+                        fits = entry.results[_CAPACITY_KEY] = request_fits_capacity(None, d["capacity"], {}, {})
+                    if not fits:
+                        continue  # a dedicated device whose capacity policy rejects its own value
                 if d.get("consumesCounters") or (d.get("allowMultipleAllocations") and not plain_multi):
                     if plain and d.get("consumesCounters"):
                         continue

@@ -894,6 +894,9 @@ class ScoringDynamicResources(DynamicResources):
         out = np.zeros(len(rows), np.int64)
         if not s.claims or not s.node_allocations or (self.version >= (1, 36) and not self.features.prioritized_list):
             return out
+        if not any(r.get("firstAvailable") for c in s.claims for r in _g(c, "spec", "devices", "requests") or ()) and (
+                self.version >= (1, 36) or all(_g(c, "status", "allocation") is None for c in s.claims)):
+            return out  # only subrequests score, and nothing can fail: 0 everywhere
         names = nodes.names
         for i, row in enumerate(rows.tolist()):
             out[i] = self._score(s, names[row])
