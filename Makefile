@@ -1,6 +1,6 @@
 # Quick start:  make demo   (set up + schedule the built-in example)
 #               make test   (set up + run the test suite)
-#               make lint   (ruff + mypy on src/)
+#               make lint   (ruff + mypy on src/, import contracts)
 #               make upstream (build upstream kube-apiserver, kube-scheduler, etcd; needs Go)
 PYTHON ?= python3
 VENV   ?= .venv
@@ -26,6 +26,7 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check src
 	$(BIN)/mypy src
+	$(BIN)/lint-imports
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/scheduler_perf.py --workload all

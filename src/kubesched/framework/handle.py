@@ -34,7 +34,7 @@ class ClusterLister(Protocol):
 
 
 class ClusterClient(Protocol):
-    """Every write the engine makes (the seam contract, ``/work/notes/seam-contract.md``).
+    """Every write the engine makes (the seam contract, ``docs/architecture.md``).
 
     Sync methods are fire-and-forget: the live client enqueues the API call (bounded, retried as
     upstream) and returns at once; the simulator's store applies it and queues the resulting

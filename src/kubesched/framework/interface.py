@@ -9,7 +9,7 @@ profile (:mod:`kubesched.framework.runtime`) and rejects a plugin enabled at a p
 not implement.
 
 Every method returns ``Status | None``; ``None`` means Success, as a nil ``*Status`` upstream.
-Two shapes exist for Filter and Score (``../shared/DESIGN.md``, "The fast path"):
+Two shapes exist for Filter and Score (``docs/architecture.md``, "The seams"):
 
 * per node, like upstream — ``filter(state, pod, node_info)`` / ``score(state, pod, node_info)``;
 * batch over the columnar :class:`~kubesched.framework.node_table.NodeTable` —

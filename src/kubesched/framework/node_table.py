@@ -1,6 +1,6 @@
 """The columnar node store: one row per node, numpy columns, updated in place.
 
-This is kubesched's fast path (``../shared/DESIGN.md``, "The fast path"). Upstream keeps one
+This is kubesched's fast path (``docs/architecture.md``, "The seams"). Upstream keeps one
 ``NodeInfo`` per node (``pkg/scheduler/framework/types.go``) and a zone-interleaved
 ``nodeTree`` (``pkg/scheduler/backend/cache/node_tree.go``); the table holds the same facts as
 arrays so that a plugin judges one pod against every node at once.
@@ -28,8 +28,8 @@ Derived indexes (a plugin's per-table caches and listeners) are owned by the tab
 ``table.derived(key, factory)`` creates one on first use and keeps it as long as the table
 lives — no module-level registry keyed by table.
 
-The table must not change during a scheduling cycle (``../shared/DESIGN.md``, "Two cycles,
-one loop"). ``mutations`` counts every change; ``with table.frozen("..."):`` raises
+The table must not change during a scheduling cycle (``docs/architecture.md``, "The two
+cycles"). ``mutations`` counts every change; ``with table.frozen("..."):`` raises
 :class:`TableChangedError` at the end of the block when the table changed inside it, when debug
 checks are on (``KUBESCHED_DEBUG=1``, or :func:`set_debug_checks`; the test suite turns them
 on), and costs nothing otherwise. :class:`RowEdit` restores the table exactly, counter included.
