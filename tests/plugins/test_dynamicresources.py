@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from kubesched.features import FeatureGate
+from kubesched.framework.clock import ManualClock
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import Code
@@ -162,7 +163,8 @@ class Harness:
         self.lister = Lister(*objs)
         self.client = Client(self.lister, fail)
         self.table = build_table(list(nodes))
-        self.pl = dra.new(None, Handle(nodes=self.table, lister=self.lister, client=self.client, features=features))
+        self.pl = dra.new(None, Handle(nodes=self.table, lister=self.lister, client=self.client, features=features,
+                                       clock=ManualClock(1_700_000_000.0)))
 
     def claim(self, name: str = "my-claim") -> dict:
         return self.lister.get("ResourceClaim", "default", name)
@@ -274,9 +276,12 @@ def test_no_resources():
         "worker": (UU, ("cannot allocate all claims",)), "worker-2": (UU, ("cannot allocate all claims",))}
 
 
-def test_allocate_reserve_prebind():
+@pytest.mark.parametrize("fg,stamp", [(V135, None), (V137, "2023-11-14T22:13:20Z")], ids=["1.35", "1.37"])
+def test_allocate_reserve_prebind(fg, stamp):
+    # 1.36+ (DRADeviceBindingConditions + DRAResourceClaimDeviceStatus): PreBind stamps the
+    # allocation with the time of the write (v1.37.2 dynamicresources.go L1936-1947)
     h = Harness(device_class(selectors=[f'device.driver == "{DRIVER}"']), claim(),
-                resource_slice("s", [device("instance-1")], node="worker"))
+                resource_slice("s", [device("instance-1")], node="worker"), features=fg)
     pod = pod_with("my-claim")
     state, st, filt = h.run(pod)
     assert st is None and filt["worker"] is None
@@ -290,10 +295,13 @@ def test_allocate_reserve_prebind():
     assert kinds == ["update", "status"]
     assert dra.FINALIZER in h.client.writes[0][1]["metadata"]["finalizers"]
     c = h.claim()
-    assert c["status"]["allocation"] == {
+    want = {
         "devices": {"results": [{"request": "req-1", "driver": DRIVER, "pool": "worker", "device": "instance-1"}]},
         "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
             {"key": "metadata.name", "operator": "In", "values": ["worker"]}]}]}}
+    if stamp:
+        want["allocationTimestamp"] = stamp
+    assert c["status"]["allocation"] == want
     assert c["status"]["reservedFor"] == [{"resource": "pods", "name": "my-pod", "uid": "pod-uid"}]
     assert not mgr.in_flight and (DRIVER, "worker", "instance-1") in mgr.in_use  # assumed after the write
 

@@ -71,8 +71,10 @@ turns them into ResourceSlice events).
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import Counter
 from collections.abc import Coroutine
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -429,6 +431,9 @@ class DynamicResources:
         self.manager: DRAManager | None = None
         self.filter_timeout_s = filter_timeout_s
         """``DynamicResourcesArgs.filterTimeout`` (DRASchedulerFilterTimeout, beta in v1.34); 0 = none."""
+        self.allocation_timestamp = False
+        """DRADeviceBindingConditions and DRAResourceClaimDeviceStatus: PreBind stamps
+        ``status.allocation.allocationTimestamp``."""
         self.device_taint_rules = False
         """DRADeviceTaintRules: DeviceTaintRule objects taint the devices they select."""
         self._patched: tuple[Any, Any, list[dict[str, Any]]] | None = None
@@ -764,6 +769,13 @@ class DynamicResources:
             if pod.metadata.uid:
                 consumer["uid"] = pod.metadata.uid
             st["reservedFor"] = list(st.get("reservedFor") or ()) + [consumer]
+            if self.allocation_timestamp:
+                # v1.37.2 dynamicresources.go L1936-1947 (DRADeviceBindingConditions and
+                # DRAResourceClaimDeviceStatus): the allocation is stamped once, when first reserved
+                if st.get("allocation") is None:
+                    raise RuntimeError(f"claim {ref} got deallocated elsewhere in the meantime")
+                if st["allocation"].get("allocationTimestamp") is None:
+                    st["allocation"] = {**st["allocation"], "allocationTimestamp": self._now_rfc3339()}
             try:
                 updated = await client.update_resource_claim_status(claim)
             except Exception as e:
@@ -778,6 +790,12 @@ class DynamicResources:
                 if ok:
                     mgr.assume(claim)
                 mgr.remove_pending_allocation(claim)
+
+    def _now_rfc3339(self) -> str:
+        """``metav1.Now()`` as the API serializes it (seconds, UTC), from the handle's clock."""
+        clock = getattr(self.handle, "clock", None)
+        now = clock.now() if clock is not None else time.time()
+        return datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
     # ── events ──
 
@@ -939,4 +957,5 @@ def new(args: Any, handle: Any) -> DynamicResources:
     cls = ScoringDynamicResources if fg.at_least(1, 35) else DynamicResources
     pl = cls(handle, features, filter_timeout_s=timeout, version=fg.emulated_version)
     pl.device_taint_rules = fg.enabled("DRADeviceTaintRules")
+    pl.allocation_timestamp = fg.enabled("DRADeviceBindingConditions") and fg.enabled("DRAResourceClaimDeviceStatus")
     return pl
