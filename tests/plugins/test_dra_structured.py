@@ -774,3 +774,65 @@ def test_allocator_capacity_request_on_dedicated_device():
     assert alloc([c], [cls(CA, DA)], s, features=CC) == [result(local(), ("req-0", DA, P1, D2))]
     c = claim("claim-0", req("req-0", capacity={"requests": {"gpus": "1"}}))
     assert alloc([c], [cls(CA, DA)], s, features=CC) is None
+
+
+# ─────────────────────────── binding conditions (DeviceBindingAndStatus) ───────────────────────────
+# upstream allocator_testing.go L5355-5456 (v0.37.2)
+
+BC = Features(device_binding_conditions=True)
+
+
+def bc_dev(name: str, conds: list[str], fails: list[str]) -> dict[str, Any]:
+    return {"name": name, "bindingConditions": conds, "bindingFailureConditions": fails}
+
+
+def bc_result(request: str, device: str, conds: list[str], fails: list[str]) -> dict[str, Any]:
+    return {"request": request, "driver": DA, "pool": P1, "device": device, "bindingConditions": conds,
+            "bindingFailureConditions": fails}
+
+
+BC_CASES: dict[str, tuple[dict, Any]] = {
+    "device-binding-conditions": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA, bc_dev(D1, ["IsPrepare"], ["BindingFailed"]))], features=BC),
+        [{"devices": {"results": [bc_result("req-0", D1, ["IsPrepare"], ["BindingFailed"])]},
+          "nodeSelector": local()}]),
+    "binding-conditions-multiple-devices": (
+        dict(claims=[claim("claim-0", req("req-0", count=2), req("req-1"))], classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA, bc_dev(D1, ["IsPrepare"], ["BindingFailed"]),
+                            bc_dev(D2, ["IsPrepare2"], ["BindingFailed2"]),
+                            bc_dev(D3, ["IsPrepare3"], ["BindingFailed3"]))], features=BC),
+        [{"devices": {"results": [bc_result("req-0", D1, ["IsPrepare"], ["BindingFailed"]),
+                                  bc_result("req-0", D2, ["IsPrepare2"], ["BindingFailed2"]),
+                                  bc_result("req-1", D3, ["IsPrepare3"], ["BindingFailed3"])]},
+          "nodeSelector": local()}]),
+    "binding-conditions-with-and-without": (
+        dict(claims=[claim("claim-0", req("req-0"), req("req-1"))], classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA, dev(D1), bc_dev(D2, ["IsPrepare"], ["BindingFailed"]))], features=BC),
+        [{"devices": {"results": [{"request": "req-0", "driver": DA, "pool": P1, "device": D1},
+                                  bc_result("req-1", D2, ["IsPrepare"], ["BindingFailed"])]},
+          "nodeSelector": local()}]),
+    "binding-conditions-without-feature-gate": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA, bc_dev(D1, ["IsPrepare"], ["BindingFailed"]))]),
+        None),
+    "node-restriction": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+             slices=[slice_("s1", {"nodeSelectorTerms": [{"matchExpressions": [
+                 {"key": "region", "operator": "In", "values": ["region-1"]}]}]}, P1, DA,
+                 {"name": D1, "bindsToNode": True})], features=BC),
+        [result(local(), ("req-0", DA, P1, D1))]),
+}
+
+
+@pytest.mark.parametrize("name", list(BC_CASES))
+def test_allocator_binding_conditions(name):
+    kwargs, want = BC_CASES[name]
+    assert alloc(**kwargs) == want
+
+
+def test_pools_with_binding_conditions_come_last():
+    # GatherPools (incubating): a pool whose devices have binding conditions is tried after the others
+    slices = [slice_("s1", N1, "pool-a", DA, bc_dev(D1, ["Ready"], [])), slice_("s2", N1, "pool-b", DA, dev(D1))]
+    assert alloc([claim("c", req("r"))], [cls(CA, DA)], slices, features=BC) == [
+        result(local(), ("r", DA, "pool-b", D1))]

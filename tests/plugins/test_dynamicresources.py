@@ -782,3 +782,79 @@ def test_consumable_capacity_shares_across_pods(fg, shared):
     assert result["consumedCapacity"] == {"memory": "2Gi"} and result["shareID"]
     _, _, filt = h.run(p3)
     assert reasons(filt["worker"]) == (UU, ("cannot allocate all claims",))
+
+
+# ─────────────────────────── binding conditions (1.36+) ───────────────────────────
+
+
+def _bc_harness(fg=V137):
+    d = device("d0")
+    d["bindingConditions"] = ["Ready"]
+    d["bindingFailureConditions"] = ["Failed"]
+    return Harness(device_class(), claim(), resource_slice("s", [d], node="worker"), nodes=[NODES[0]], features=fg)
+
+
+def _drive_prebind(h, pod, steps):
+    """Run PreBind as the simulator's trampoline would: ``steps`` is a list of callables run
+    while PreBind waits (each followed by 5 s of the clock); returns (status, seconds waited)."""
+    state, st, filt = h.run(pod)
+    assert st is None and filt["worker"] is None
+    assert h.pl.reserve(state, pod, "worker") is None
+    coro = h.pl.pre_bind(state, pod, "worker")
+    clock = h.pl.handle.clock
+    start = clock.now()
+    try:
+        coro.send(None)
+        for step in steps:
+            step()
+            clock.advance(5)
+            coro.send(None)
+        while True:
+            clock.advance(5)
+            coro.send(None)
+    except StopIteration as e:
+        return e.value, clock.now() - start
+
+
+def _set_condition(h, type_, status="True", reason="", message=""):
+    c = copy.deepcopy(h.pl.manager.get_claim("default", "my-claim"))
+    c["metadata"]["resourceVersion"] = str(int(c["metadata"].get("resourceVersion") or 0) + 1)
+    r = c["status"]["allocation"]["devices"]["results"][0]
+    c["status"]["devices"] = [{"driver": r["driver"], "pool": r["pool"], "device": r["device"], "conditions": [
+        {"type": type_, "status": status, "reason": reason, "message": message}]}]
+    h.lister.put("ResourceClaim", c)
+    h.pl.manager.on_event("ResourceClaim", None, c)
+
+
+def test_prebind_waits_for_binding_conditions():
+    h = _bc_harness()
+    st, waited = _drive_prebind(h, pod_with("my-claim"), [lambda: None, lambda: _set_condition(h, "Ready")])
+    assert st is None and waited == 10
+    results = h.claim()["status"]["allocation"]["devices"]["results"]
+    assert results[0]["bindingConditions"] == ["Ready"] and results[0]["bindingFailureConditions"] == ["Failed"]
+
+
+def test_prebind_binding_failure_condition():
+    h = _bc_harness()
+    st, _ = _drive_prebind(h, pod_with("my-claim"), [lambda: _set_condition(h, "Failed", reason="Broken",
+                                                                            message="no link")])
+    assert reasons(st) == (Code.ERROR, ('device binding failed: claim=my-claim, reason=Broken, message="no link"',))
+
+
+def test_prebind_binding_timeout_then_filter_and_postfilter_deallocate():
+    h = _bc_harness()
+    st, waited = _drive_prebind(h, pod_with("my-claim"), [])
+    assert reasons(st) == (Code.ERROR, ("device binding timeout: context deadline exceeded",)) and waited == 600
+    # next attempt: the allocation is older than bindingTimeout, so the claim is unavailable
+    h.pl.handle.clock.advance(1)
+    pod = pod_with("my-claim")
+    state, st, filt = h.run(pod)
+    assert st is None and reasons(filt["worker"]) == (UU, ("resourceclaim not available on the node",))
+    assert reasons(h.pl.post_filter(state, pod, {})[1]) == (Code.UNSCHEDULABLE,
+                                                            ("deallocation of ResourceClaim completed",))
+
+
+def test_binding_conditions_devices_not_picked_before_136():
+    h = _bc_harness(V135)
+    _, st, filt = h.run(pod_with("my-claim"))
+    assert reasons(filt["worker"]) == (UU, ("cannot allocate all claims",))

@@ -76,6 +76,8 @@ class Features:
     consumable_capacity: bool = False
     """DRAConsumableCapacity: ``allowMultipleAllocations`` devices are shared by capacity."""
     device_binding_conditions: bool = False
+    """DRADeviceBindingConditions + DRAResourceClaimDeviceStatus: devices with binding conditions
+    may be picked (their pools last), results carry the conditions."""
 
 
 _TAINT_EFFECTS = ("NoSchedule", "NoExecute")
@@ -497,6 +499,7 @@ class _SliceIndex:
         self.per_device: list[dict[str, Any]] = []
         self.node_pools: dict[str, list[_Pool]] = {}
         self.partitionable = features.partitionable_devices
+        self.binding_conditions = features.device_binding_conditions
         for s in slices:
             spec = s.get("spec") or {}
             if not features.partitionable_devices and spec.get("perDeviceNodeSelection") is not None:
@@ -586,7 +589,15 @@ class _SliceIndex:
                 _build_counters(pool, [x for x in pool.slices + others if x["spec"].get("sharedCounters")],
                                 [x for x in others if not x["spec"].get("sharedCounters")])
             out.append(pool)
+        if self.binding_conditions:
+            # upstream GatherPools (v0.37.2 incubating L186-199): pools with binding conditions last
+            out = ([p for p in out if not _has_binding_conditions(p)]
+                   + [p for p in out if _has_binding_conditions(p)])
         return out
+
+
+def _has_binding_conditions(pool: _Pool) -> bool:
+    return any(d.get("bindingConditions") is not None for _did, d, _s in pool.devices)
 
 
 def _build_counters(pool: _Pool, counter_slices: list[dict[str, Any]], other_slices: list[dict[str, Any]]) -> None:
@@ -1192,13 +1203,17 @@ class _Run:
     def _result(self, ci: int, claim: dict[str, Any]) -> dict[str, Any]:
         results = []
         shares = getattr(self, "shares", {})
-        for i, (rd, did, _d, _s) in enumerate(self.result[ci]):
+        for i, (rd, did, dev, _s) in enumerate(self.result[ci]):
             r: dict[str, Any] = {"request": rd.full_name, "driver": did[0], "pool": did[1], "device": did[2]}
             if rd.admin:
                 r["adminAccess"] = True
             tol = rd.spec.get("tolerations")
             if tol:
                 r["tolerations"] = tol
+            if self.a.features.device_binding_conditions and dev.get("bindingConditions"):
+                r["bindingConditions"] = list(dev["bindingConditions"])
+                if dev.get("bindingFailureConditions"):
+                    r["bindingFailureConditions"] = list(dev["bindingFailureConditions"])
             share = shares.get((ci, i))
             if share is not None:
                 r["shareID"] = share[0]
@@ -1263,6 +1278,9 @@ class _Run:
                 node_name, sel = d.get("nodeName"), d.get("nodeSelector")
             else:
                 node_name, sel = spec.get("nodeName"), spec.get("nodeSelector")
+            if not node_name and self.a.features.device_binding_conditions and d.get("bindsToNode") \
+                    and self.node is not None:
+                node_name = self.node.metadata.name  # binds to the node it is allocated for (incubating)
             if node_name:
                 return {"nodeSelectorTerms": [{"matchFields": [
                     {"key": "metadata.name", "operator": "In", "values": [node_name]}]}]}

@@ -62,8 +62,16 @@ Pods **with** claims (``spec.resourceClaims``):
   finalizer (a normal update), then ``status.allocation`` + ``status.reservedFor += {pods, name,
   uid}`` (a status update); the written claim is *assumed* until the informer shows it.
 
-Not modelled yet: DRA-based extended resources (``DRAExtendedResource``), binding conditions
-(devices with binding conditions are never picked, whatever the gates say), fractional capacity
+* Binding conditions (DRADeviceBindingConditions + DRAResourceClaimDeviceStatus, β on 1.36+):
+  devices with ``bindingConditions`` may be allocated (their pools last; ``bindsToNode`` pins the
+  allocation to the node), PreBind stamps ``allocationTimestamp`` and then polls the claim every
+  5 s (on the handle's clock) until each such device's ``status.devices`` conditions are True —
+  a True failure condition → Error ``device binding failed: claim=…``, past ``bindingTimeout``
+  (default 10m) → Error ``device binding timeout: context deadline exceeded``; Filter then finds a
+  failed / timed-out allocated claim unavailable (and PostFilter deallocates it). The
+  BindingConditionsPending event and the ``dra_bindingconditions_*`` metrics are not emitted.
+
+Not modelled yet: DRA-based extended resources (``DRAExtendedResource``), fractional capacity
 ranges, PodGroup claims; DeviceTaintRule changes do not requeue pods (upstream's slice tracker
 turns them into ResourceSlice events).
 """
@@ -154,6 +162,15 @@ def _uid(claim: dict[str, Any]) -> str:
 
 class _Unschedulable(Exception):
     pass
+
+
+class _BindingFailed(Exception):
+    """Upstream ``ErrDeviceBindingFailed`` / ``ErrDeviceBindingTimeout`` (the message says which)."""
+
+
+def _go_quote(text: str) -> str:
+    """Go ``%q`` of a plain string."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
 class _FilterErr(Exception):
@@ -333,7 +350,7 @@ class StateData:
     """Upstream ``stateData``; ``claims`` empty when the pod has no claims."""
 
     __slots__ = ("claims", "allocator", "to_allocate", "unavailable_claims", "informations", "node_allocations",
-                 "has_node_selectors")
+                 "has_node_selectors", "binding_unavailable")
 
     def __init__(self, claims: list[Any] | None = None) -> None:
         self.claims: list[dict[str, Any]] = claims or []
@@ -342,6 +359,8 @@ class StateData:
         self.unavailable_claims: set[int] = set()
         self.informations: list[_ClaimInfo] = []
         self.has_node_selectors = False
+        self.binding_unavailable: list[int] = []
+        """Allocated claims whose binding conditions failed or timed out (every node rejects them)."""
         self.node_allocations: dict[str, Any] = {}
         """Node name → the allocator's solution there (results built by Reserve)."""
 
@@ -431,6 +450,11 @@ class DynamicResources:
         self.manager: DRAManager | None = None
         self.filter_timeout_s = filter_timeout_s
         """``DynamicResourcesArgs.filterTimeout`` (DRASchedulerFilterTimeout, beta in v1.34); 0 = none."""
+        self.binding_conditions = False
+        """DRADeviceBindingConditions and DRAResourceClaimDeviceStatus: devices with binding
+        conditions are allocated, PreBind waits for their conditions (:attr:`binding_timeout_s`)."""
+        self.binding_timeout_s = 600.0
+        """``DynamicResourcesArgs.bindingTimeout`` (default 10m)."""
         self.allocation_timestamp = False
         """DRADeviceBindingConditions and DRAResourceClaimDeviceStatus: PreBind stamps
         ``status.allocation.allocationTimestamp``."""
@@ -521,6 +545,15 @@ class DynamicResources:
                         s.has_node_selectors = True
                     except (msgspec.ValidationError, ValueError) as e:
                         return None, Status(Code.ERROR, (str(e),))
+                if self.binding_conditions:
+                    # v1.37.2 Filter L994-1007 (the same on every node, so decided once here): a claim
+                    # whose binding failed or timed out is unavailable, for PostFilter to deallocate
+                    try:
+                        ready = self._claim_ready_for_binding(claim)
+                    except _BindingFailed:
+                        ready = None
+                    if ready is None or (not ready and self._claim_timed_out(claim)):
+                        s.binding_unavailable.append(i)
                 continue
             to_allocate.append(i)
             if mgr.has_pending_allocation(claim):
@@ -632,6 +665,8 @@ class DynamicResources:
             name, labels = node.metadata.name, node.metadata.labels or {}
             unavailable = [i for i, info in enumerate(s.informations) if info.available_on_nodes is not None
                            and not info.available_on_nodes.match(labels, name)]
+        if s.binding_unavailable:
+            unavailable = sorted(set(unavailable) | set(s.binding_unavailable))
         allocations = None
         if s.allocator is not None:
             try:
@@ -739,7 +774,94 @@ class DynamicResources:
                 s.claims[i] = await self._bind_claim(s, i, pod)
             except Exception as e:  # noqa: BLE001 - any write failure fails the binding cycle
                 return Status(Code.ERROR, (str(e) or type(e).__name__,), error=e)
-        return None
+        if not self.binding_conditions or not any(
+                r.get("bindingConditions") for c in s.claims
+                for r in _g(c, "status", "allocation", "devices", "results") or ()):
+            return None
+        return await self._wait_for_binding_conditions(s)
+
+    # ── binding conditions (DRADeviceBindingConditions + DRAResourceClaimDeviceStatus) ──
+
+    async def _wait_for_binding_conditions(self, s: StateData) -> Status | None:
+        """v1.37.2 PreBind L1713-1775: poll every 5 s (at once first) until every claim is ready
+        for binding, for at most ``bindingTimeout``; a failure condition or the timeout is an
+        Error (the next attempt's Filter then finds the claim unavailable)."""
+        clock = getattr(self.handle, "clock", None)
+        deadline = (clock.now() if clock is not None else time.time()) + self.binding_timeout_s
+        while True:
+            try:
+                if self._pod_ready_for_binding(s):
+                    return None
+            except _BindingFailed as e:
+                return Status(Code.ERROR, (str(e),), error=e)
+            now = clock.now() if clock is not None else time.time()
+            if now >= deadline:
+                timeout = _BindingFailed("device binding timeout: context deadline exceeded")
+                return Status(Code.ERROR, (str(timeout),), error=timeout)
+            await self._sleep(min(5.0, deadline - now))
+
+    async def _sleep(self, seconds: float) -> None:
+        clock = getattr(self.handle, "clock", None)
+        if clock is None:
+            await asyncio.sleep(seconds)
+            return
+        fut = clock.create_future()
+        clock.call_later(seconds, lambda: None if fut.done() else fut.set_result(None))
+        await fut
+
+    def _pod_ready_for_binding(self, s: StateData) -> bool:
+        """Upstream ``isPodReadyForBinding``: the claims as the manager has them now."""
+        mgr = self._manager()
+        for i, claim in enumerate(s.claims):
+            meta = claim.get("metadata") or {}
+            fresh = mgr.get_claim(meta.get("namespace") or "", meta.get("name", ""))
+            if fresh is None:
+                raise _BindingFailed(f'resourceclaim.resource.k8s.io "{meta.get("name", "")}" not found')
+            s.claims[i] = fresh
+            if not self._claim_ready_for_binding(fresh):
+                if self._claim_timed_out(fresh):
+                    raise _BindingFailed(f"device binding timeout: claim={meta.get('name', '')}")
+                return False
+        return True
+
+    @staticmethod
+    def _claim_ready_for_binding(claim: dict[str, Any]) -> bool:
+        """Upstream ``isClaimReadyForBinding`` (v1.37.2 L1998-2030): every result with binding
+        conditions has a ``status.devices`` entry where all of them are True and none of its
+        binding failure conditions is (a True failure condition raises ``_BindingFailed``)."""
+        allocation = _g(claim, "status", "allocation")
+        if allocation is None:
+            return False
+        for r in _g(allocation, "devices", "results") or ():
+            if not r.get("bindingConditions"):
+                continue
+            status = next((d for d in _g(claim, "status", "devices") or ()
+                           if (d.get("device"), d.get("driver"), d.get("pool"))
+                           == (r.get("device"), r.get("driver"), r.get("pool"))), None)
+            if status is None:
+                return False
+            conds = {c.get("type"): c for c in status.get("conditions") or ()}
+            for t in r.get("bindingFailureConditions") or ():
+                c = conds.get(t)
+                if c is not None and c.get("status") == "True":
+                    raise _BindingFailed(f"device binding failed: claim={_g(claim, 'metadata', 'name')}, "
+                                         f"reason={c.get('reason', '')}, message={_go_quote(c.get('message', ''))}")
+            if any((conds.get(t) or {}).get("status") != "True" for t in r["bindingConditions"]):
+                return False
+        return True
+
+    def _claim_timed_out(self, claim: dict[str, Any]) -> bool:
+        """Upstream ``isClaimTimeout``: a result with binding conditions and ``allocationTimestamp``
+        + ``bindingTimeout`` in the past."""
+        stamp = _g(claim, "status", "allocation", "allocationTimestamp")
+        if not self.binding_conditions or not stamp:
+            return False
+        if not any(r.get("bindingConditions") is not None
+                   for r in _g(claim, "status", "allocation", "devices", "results") or ()):
+            return False
+        clock = getattr(self.handle, "clock", None)
+        now = clock.now() if clock is not None else time.time()
+        return datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp() + self.binding_timeout_s < now
 
     async def _bind_claim(self, s: StateData, index: int, pod: Pod) -> dict[str, Any]:
         mgr = self._manager()
@@ -953,9 +1075,17 @@ def new(args: Any, handle: Any) -> DynamicResources:
     features = Features(admin_access=fg.enabled("DRAAdminAccess"), prioritized_list=fg.enabled("DRAPrioritizedList"),
                         device_taints=fg.enabled("DRADeviceTaints"),
                         partitionable_devices=fg.enabled("DRAPartitionableDevices"),
-                        consumable_capacity=fg.enabled("DRAConsumableCapacity"))
+                        consumable_capacity=fg.enabled("DRAConsumableCapacity"),
+                        device_binding_conditions=fg.enabled("DRADeviceBindingConditions")
+                        and fg.enabled("DRAResourceClaimDeviceStatus"))
     cls = ScoringDynamicResources if fg.at_least(1, 35) else DynamicResources
     pl = cls(handle, features, filter_timeout_s=timeout, version=fg.emulated_version)
     pl.device_taint_rules = fg.enabled("DRADeviceTaintRules")
     pl.allocation_timestamp = fg.enabled("DRADeviceBindingConditions") and fg.enabled("DRAResourceClaimDeviceStatus")
+    pl.binding_conditions = pl.allocation_timestamp
+    text = getattr(args, "binding_timeout", None)
+    if text is not None:
+        from kubesched.config.types import parse_duration
+
+        pl.binding_timeout_s = parse_duration(text)
     return pl
