@@ -424,6 +424,20 @@ def test_events_and_hints():
     assert hint(pod, allocated, other) == dra.QueueingHint.QUEUE  # deallocated: devices freed
 
 
+@pytest.mark.parametrize("fg,delete", [(V136, False), (V137, True)], ids=["1.36", "1.37"])
+def test_claim_delete_registered_since_137(fg, delete):
+    # v1.37.2 EventsToRegister: ResourceClaim Add|Update|Delete; a deleted claim requeues only when
+    # it still held an allocation (isSchedulableAfterClaimChange L396-418)
+    h = Harness(device_class(), claim(), features=fg)
+    ev = next(e for e in h.pl.events_to_register() if e.event.resource.value == "ResourceClaim")
+    assert bool(ev.event.action & dra.ActionType.DELETE) is delete
+    _, other = claim("other")
+    allocated = copy.deepcopy(other)
+    allocated["status"]["allocation"] = {"devices": {"results": []}}
+    assert ev.hint(pod_with("my-claim"), other, None) == dra.QueueingHint.SKIP
+    assert ev.hint(pod_with("my-claim"), allocated, None) == dra.QueueingHint.QUEUE
+
+
 def test_manager_follows_informer_events():
     lister = Lister()
     mgr = dra.DRAManager(lister)

@@ -925,8 +925,8 @@ class DynamicResources:
         return [
             ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL
                                               | ActionType.UPDATE_NODE_ALLOCATABLE)),
-            ClusterEventWithHint(ClusterEvent(EventResource.RESOURCE_CLAIM, ActionType.ADD | ActionType.UPDATE),
-                                 self._after_claim_change),
+            ClusterEventWithHint(ClusterEvent(EventResource.RESOURCE_CLAIM, ActionType.ADD | ActionType.UPDATE | (
+                ActionType.DELETE if self.version >= (1, 37) else ActionType(0))), self._after_claim_change),
             ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM),
                                  self._after_pod_change),
             ClusterEventWithHint(ClusterEvent(EventResource.DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE)),
@@ -934,7 +934,12 @@ class DynamicResources:
         ]
 
     def _after_claim_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
-        """Upstream ``isSchedulableAfterClaimChange``."""
+        """Upstream ``isSchedulableAfterClaimChange`` (v1.37.2 L382-476; deletions are registered
+        since 1.37: a deleted claim that held an allocation may have freed devices)."""
+        if new is None:
+            if old is None:
+                return QueueingHint.QUEUE  # final state unknown: play it safe
+            return QueueingHint.SKIP if _g(_as_dict(old), "status", "allocation") is None else QueueingHint.QUEUE
         modified = _as_dict(new)
         original = _as_dict(old) if old is not None else None
         try:
