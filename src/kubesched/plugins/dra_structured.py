@@ -336,13 +336,11 @@ class _DeviceCache:
         self.device = device
         self.driver = driver
         self.context: Any = None
-        self.results: dict[Any, bool] = {}
+        self.results: dict[Any, Any] = {}
         """expression → result; a request's tuple of expressions → all of them match."""
 
 
 _DEVICES: dict[int, _DeviceCache] = {}
-_CAPACITY_KEY = ("__capacity__",)
-"""Cache key of "a request without capacity requests fits the device" (DRAConsumableCapacity)."""
 
 
 def _device_matches(driver: str, device: dict[str, Any], expression: str) -> bool:
@@ -729,6 +727,7 @@ class Allocator:
                 run.deadline = time.monotonic() + timeout_s
             return run if run.run() else None
         versions = self.versions
+        kind_key = ("__kind__", plain, plain_multi, taints)
         picked: list[tuple[_Req, DeviceID, dict[str, Any], dict[str, Any]]] = []
         for pool in pools:
             if pool.incomplete or pool.invalid:
@@ -753,28 +752,46 @@ class Allocator:
                         entry.results[key] = ok
                 if not ok:
                     continue
-                if not plain_multi and "capacity" in d and not d.get("allowMultipleAllocations"):
-                    fits = entry.results.get(_CAPACITY_KEY)
-                    if fits is None:
-                        fits = entry.results[_CAPACITY_KEY] = request_fits_capacity(None, d["capacity"], {}, {})
-                    if not fits:
-                        continue  # a dedicated device whose capacity policy rejects its own value
-                if d.get("consumesCounters") or (d.get("allowMultipleAllocations") and not plain_multi):
-                    if plain and d.get("consumesCounters"):
+                kind: int | None = entry.results.get(kind_key)
+                if kind is None:
+                    kind = entry.results[kind_key] = _simple_kind(d, plain, plain_multi, taints)
+                if kind:
+                    if kind == _SKIP:
                         continue
-                    run = _Run(self, node)  # shared counters / shares: the general search keeps count
-                    run.full = True
-                    if timeout_s > 0:
-                        run.deadline = time.monotonic() + timeout_s
-                    return run if run.run() else None
-                if taints and "taints" in d and taint_prevents_allocation(d, rd.tolerations):
-                    continue
+                    if kind == _FULL:
+                        run = _Run(self, node)  # shared counters / shares: the general search keeps count
+                        run.full = True
+                        if timeout_s > 0:
+                            run.deadline = time.monotonic() + timeout_s
+                        return run if run.run() else None
+                    if taint_prevents_allocation(d, rd.tolerations):
+                        continue
                 picked.append((rd, did, d, s))
                 if len(picked) == need:
                     return _Solution(self, node, pools, picked)  # type: ignore[return-value]
         if any(p.invalid for p in pools):
             raise AllocatorError("invalid resource pools were encountered", failed_on_node=True)
         return None
+
+
+_SKIP, _FULL, _TAINTED = 1, 2, 3
+
+
+def _simple_kind(d: dict[str, Any], plain: bool, plain_multi: bool, taints: bool) -> int:
+    """How the first-fit path treats a selectable, free device (cached per device and features):
+    0 take it, ``_SKIP`` never (consumes counters without DRAPartitionableDevices; a dedicated
+    device whose capacity policy rejects its own value), ``_FULL`` hand over to the general search
+    (shared counters, shares), ``_TAINTED`` take it if the request tolerates its taints."""
+    if not plain_multi and "capacity" in d and not d.get("allowMultipleAllocations") and \
+            not request_fits_capacity(None, d["capacity"], {}, {}):
+        return _SKIP
+    if d.get("consumesCounters"):
+        return _SKIP if plain else _FULL
+    if d.get("allowMultipleAllocations") and not plain_multi:
+        return _FULL
+    if taints and "taints" in d:
+        return _TAINTED
+    return 0
 
 
 class _Solution:

@@ -82,7 +82,7 @@ import asyncio
 import time
 from collections import Counter
 from collections.abc import Coroutine
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -917,7 +917,7 @@ class DynamicResources:
         """``metav1.Now()`` as the API serializes it (seconds, UTC), from the handle's clock."""
         clock = getattr(self.handle, "clock", None)
         now = clock.now() if clock is not None else time.time()
-        return datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
 
     # ── events ──
 
