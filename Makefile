@@ -38,8 +38,10 @@ replay: $(STAMP)
 
 # Reference binaries for tests/benchmarks against upstream, built from Go modules into
 # .cache/upstream/<version>/bin (or $$KUBESCHED_UPSTREAM_DIR/bin); reused when present.
+# Both versions, side by side: v1.37.2 (kubesched's default) and v1.34.12 (--emulated-version 1.34).
 upstream:
-	tools/upstream/build.sh
+	tools/upstream/build.sh --version 1.37
+	tools/upstream/build.sh --version 1.34
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache

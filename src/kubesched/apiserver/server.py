@@ -51,6 +51,7 @@ from kubesched.apiserver.storage import (
     FutureRevision,
     KeyExists,
     KeyNotFound,
+    RequestTooLarge,
     Store,
 )
 
@@ -130,6 +131,39 @@ def _matcher(lsel: Selector, fsel: FieldSelector) -> Callable[[Entry], bool] | N
     return lambda e: lsel.matches(e.labels) and fsel.matches(e.fields)
 
 
+
+#: kube-apiserver's ``MaxRequestBodyBytes`` (``server/config.go``: 3 MiB): a larger write body is
+#: answered 413 "Request entity too large: limit is 3145728" (``handlers/rest.go`` limitedReadBody).
+MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024
+#: ``http.Server.IdleTimeout`` of kube-apiserver's secure serving (``server/secure_serving.go``): 90 s.
+IDLE_TIMEOUT = 90.0
+
+
+def _decode_yaml_body(raw: bytes, json_error: Exception) -> Any:
+    """A YAML request body, with the API server's limits: a "billion laughs" document is refused
+    before it is expanded (go-yaml's alias limit: 400 ``... yaml: document contains excessive
+    aliasing``), and nesting too deep for the decoder is a 400, not a 500."""
+    import yaml
+
+    from kubesched.api.yamllimits import EXCESSIVE_ALIASING, excessive_aliasing
+
+    loader_cls = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        loader = loader_cls(raw)
+        try:
+            node = loader.get_single_node()
+            if node is None:
+                return None
+            if excessive_aliasing(node):
+                raise APIError.bad_request(f"the object provided is unrecognized (must be of type JSON or YAML): "
+                                           f"error converting YAML to JSON: {EXCESSIVE_ALIASING}")
+            return loader.construct_document(node)
+        finally:
+            loader.dispose()
+    except (yaml.YAMLError, RecursionError):
+        raise APIError.bad_request(f"the object provided is unrecognized (must be of type "
+                                   f"JSON or YAML): {json_error}") from None
+
 class _Route:
     __slots__ = ("info", "name", "ns", "sub")
 
@@ -173,8 +207,15 @@ class APIServer:
     def __init__(self, store: Store, *, token: str | None = None, faults: Faults | None = None,
                  compaction_window: int = 10000, compaction_interval: float = 60.0,
                  bookmark_interval: float = 60.0, min_request_timeout: float = 1800.0,
-                 admission: bool = True, event_ttl: float = 3600.0) -> None:
+                 admission: bool = True, event_ttl: float = 3600.0, max_requests_inflight: int = 400,
+                 max_mutating_requests_inflight: int = 200) -> None:
         self.store = store
+        #: kube-apiserver ``--max-requests-inflight`` / ``--max-mutating-requests-inflight``
+        #: (``filters/maxinflight.go``): beyond them a request is answered 429 at once; 0 = no limit.
+        #: Long-running requests (watches) are not counted.
+        self.max_requests_inflight = max_requests_inflight
+        self.max_mutating_requests_inflight = max_mutating_requests_inflight
+        self._inflight = [0, 0]  # read-only, mutating
         self.token = token
         self.faults = faults or Faults()
         self.compaction_window = compaction_window
@@ -221,7 +262,7 @@ class APIServer:
                 self.store.create(pc_info.key, "", name, obj)
 
     def make_app(self) -> web.Application:
-        app = web.Application(client_max_size=64 * 1024 * 1024, middlewares=[self._middleware])
+        app = web.Application(client_max_size=MAX_REQUEST_BODY_BYTES, middlewares=[self._middleware])
         app.router.add_route("*", "/{tail:.*}", self._dispatch)
         return app
 
@@ -231,8 +272,9 @@ class APIServer:
         self.scheme = "https" if ssl_context is not None else "http"
         self.loop = asyncio.get_running_loop()
         self.faults._bind(self.loop, self.compact_now, self.close_all_watches)
+        # an idle keep-alive connection is closed after 90 s, as kube-apiserver's http.Server IdleTimeout
         self._runner = web.AppRunner(self.make_app(), access_log=None, handle_signals=False,
-                                     shutdown_timeout=SHUTDOWN_TIMEOUT)
+                                     shutdown_timeout=SHUTDOWN_TIMEOUT, keepalive_timeout=IDLE_TIMEOUT)
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port, reuse_address=True, ssl_context=ssl_context)
         await site.start()
@@ -342,6 +384,30 @@ class APIServer:
     async def _middleware(self, request: web.Request, handler: Callable[..., Any]) -> web.StreamResponse:
         if self._stopping:
             return self._shutting_down_response(request)
+        slot = self._inflight_slot(request)
+        if slot is not None:
+            limit = (self.max_requests_inflight, self.max_mutating_requests_inflight)[slot]
+            if limit and self._inflight[slot] >= limit:
+                err = APIError.too_many_requests("Too many requests, please try again later.", retry_after=1)
+                return _json_response(err.status, 429, err.headers)
+            self._inflight[slot] += 1
+        try:
+            return await self._guarded(request, handler)
+        finally:
+            if slot is not None:
+                self._inflight[slot] -= 1
+
+    @staticmethod
+    def _inflight_slot(request: web.Request) -> int | None:
+        """0 for a read-only request, 1 for a mutating one, None for a long-running request (a
+        watch) or a health check, which ``WithMaxInFlightLimit`` does not count."""
+        if request.query.get("watch") in ("true", "1") or "/watch/" in request.path:
+            return None
+        if request.path in _PUBLIC_PATHS:
+            return None
+        return 0 if request.method in ("GET", "HEAD", "OPTIONS") else 1
+
+    async def _guarded(self, request: web.Request, handler: Callable[..., Any]) -> web.StreamResponse:
         try:
             if self.token is not None and request.path not in _PUBLIC_PATHS:
                 auth = request.headers.get("Authorization", "")
@@ -358,8 +424,14 @@ class APIServer:
             return resp
         except APIError as e:
             return _json_response(e.status, e.code, e.headers)
+        except RequestTooLarge as e:  # etcd's limit on one write (storage.MAX_REQUEST_BYTES)
+            err = APIError.unknown(500, str(e))
+            return _json_response(err.status, err.code)
         except (asyncio.CancelledError, ConnectionResetError):
             raise
+        except web.HTTPRequestEntityTooLarge:  # the body limit (handlers/rest.go limitedReadBody)
+            err = APIError.entity_too_large(f"limit is {MAX_REQUEST_BODY_BYTES}")
+            return _json_response(err.status, err.code)
         except web.HTTPException:
             raise
         except Exception as e:  # a bug: answer as upstream would, keep serving
@@ -612,13 +684,7 @@ class APIServer:
         except orjson.JSONDecodeError as e:
             ctype = request.headers.get("Content-Type", "")
             if "yaml" in ctype:
-                import yaml
-
-                try:
-                    obj = yaml.safe_load(raw)
-                except yaml.YAMLError:
-                    raise APIError.bad_request(f"the object provided is unrecognized (must be of type "
-                                               f"JSON or YAML): {e}") from None
+                obj = _decode_yaml_body(raw, e)
             else:
                 raise APIError.bad_request(f"the object provided is unrecognized: {e}") from None
         if not isinstance(obj, dict):
@@ -665,6 +731,8 @@ class APIServer:
         code = self.faults.write_fault(info.plural, sub, verb)
         if code == 409:
             raise APIError.conflict(info.plural, info.group, "", "injected conflict (fault injection)")
+        if code == 503:
+            raise APIError.method_status(503, "ServiceUnavailable", "injected unavailability (fault injection)")
         if code is not None:
             raise APIError.internal("injected failure (fault injection)")
 

@@ -58,6 +58,14 @@ class ClusterClient(Protocol):
         """Clear ``status.nominatedNodeName`` (upstream ``clearNominatedNodeName``)."""
         ...
 
+    async def set_nominated_node_name(self, pod: Pod, node_name: str) -> None:
+        """Patch ``status.nominatedNodeName`` to ``node_name`` (upstream ``updatePod`` with
+        ``NominatingInfo{node, ModeOverride}`` and no condition: the binding cycle's
+        NominatedNodeNameForExpectation write, v1.35+), awaited by the binding cycle before
+        WaitOnPermit/PreBind/Bind. Optional for a ClusterClient: the binding cycle skips the
+        write when it is absent."""
+        ...
+
     def add_pod_condition(self, pod: Pod, condition: dict[str, Any]) -> None:
         """Add or replace a status condition (``{"type", "status", "reason", "message"}``), e.g.
         ``DisruptionTarget`` on a preemption victim (upstream ``PreemptPod``)."""

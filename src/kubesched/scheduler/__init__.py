@@ -26,7 +26,14 @@ Points of the seam contract beyond the protocols' own docstrings:
 * ``ClusterClient.update_pod_condition(..., nominated_node_name)``: None leaves
   ``status.nominatedNodeName`` alone, ``""`` clears it, a name sets it (NominatingInfo
   ModeOverride). Failures pass ``""`` (upstream ``clearNominatedNode``) unless a PostFilter
-  plugin ran (then its nominating info, or None).
+  plugin ran (then its nominating info, or None); at emulated v1.34 a failure without
+  PostFilter plugins, or any failure with NominatedNodeNameForExpectation on, passes None.
+* ``ClusterClient.set_nominated_node_name(pod, node)`` (optional): the binding cycle's
+  ``status.nominatedNodeName`` patch (v1.35+, NominatedNodeNameForExpectation) when PreBind
+  has work or Permit waits.
+* ``Scheduler.pods_in_pre_bind`` (shared ``PodsInPreBindMap``, v1.36+): preemption cancels a
+  victim in PreBind in memory (``PodInPreBind.cancel_pod``); a PreBind plugin that waits may
+  register ``CycleState.pod_in_pre_bind.on_cancel(fn)`` to stop waiting.
 * PV/PVC/claim writes are coroutines: ``update_persistent_volume(pv)``,
   ``update_persistent_volume_claim(pvc)``, ``update_resource_claim_status(claim)``. PreBind and
   Bind plugins may be ``async def`` (the runtime awaits them); ``DefaultBinder.bind`` is.
