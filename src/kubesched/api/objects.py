@@ -47,6 +47,7 @@ __all__ = [
     "PodDisruptionBudgetSpec",
     "PodDisruptionBudgetStatus",
     "PodSchedulingGate",
+    "PodSchedulingGroup",
     "PodResourceClaim",
     "PodResourceClaimStatus",
     "PodSpec",
@@ -237,6 +238,13 @@ class PodSchedulingGate(_Base):
     name: str = ""
 
 
+class PodSchedulingGroup(_Base):
+    """``spec.schedulingGroup`` (v1.36+, GenericWorkload): the PodGroup the pod belongs to
+    (``k8s.io/api/core/v1`` ``PodSchedulingGroup``; one-of, ``podGroupName`` the only member)."""
+
+    pod_group_name: str | None = None
+
+
 class PersistentVolumeClaimVolumeSource(_Base):
     claim_name: str = ""
     read_only: bool = False
@@ -293,6 +301,7 @@ class PodSpec(_Base):
     host_network: bool = False
     resources: ResourceRequirements | None = None  # pod-level resources (PodLevelResources)
     resource_claims: list[PodResourceClaim] = []  # DRA (DynamicResources)
+    scheduling_group: PodSchedulingGroup | None = None  # GenericWorkload (v1.36+)
 
 
 class PodCondition(_Base):
@@ -347,6 +356,7 @@ class NodeStatus(_Base):
     allocatable: dict[str, Quantity] = {}
     images: list[ContainerImage] = []
     conditions: list[NodeCondition] = []
+    declared_features: list[str] = []  # NodeDeclaredFeatures (v1.35+): sorted feature names
 
 
 class Node(_Base):
