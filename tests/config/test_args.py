@@ -24,6 +24,9 @@ from kubesched.config.args import (
 )
 from kubesched.config.types import parse_duration
 from kubesched.errors import ConfigError
+from kubesched.features import FeatureGate
+
+FG_134 = FeatureGate(emulated_version=(1, 34))
 
 CPU_MEM = [ResourceSpec(name="cpu", weight=1), ResourceSpec(name="memory", weight=1)]
 
@@ -51,9 +54,21 @@ def test_python_constructed_args_have_upstream_defaults():
 
 
 def test_default_args():
+    # the struct defaults are v1.34's gate defaults (StorageCapacityScoring off, no bindingTimeout)
     for name, typ in ARGS_TYPES.items():
-        assert default_args(name) == typ()
+        assert default_args(name, FG_134) == typ()
     assert default_args("PrioritySort") is None
+
+
+def test_default_args_follow_the_gates_of_v137():
+    """v1.37.2 apis/config/v1/defaults.go L198 (shape when StorageCapacityScoring) and L250-258
+    (bindingTimeout 10m when DRADeviceBindingConditions and DRAResourceClaimDeviceStatus)."""
+    assert default_args("VolumeBinding").shape == [UtilizationShapePoint(utilization=0, score=10),
+                                                   UtilizationShapePoint(utilization=100, score=0)]
+    assert default_args("DynamicResources") == DynamicResourcesArgs(filter_timeout="10s", binding_timeout="10m0s")
+    off = FeatureGate().with_overrides(DRADeviceBindingConditions=False)
+    assert default_args("DynamicResources", off).binding_timeout is None
+    assert default_args("VolumeBinding", FeatureGate().with_overrides(StorageCapacityScoring=False)).shape is None
 
 
 def test_default_lists_are_not_shared():
@@ -82,7 +97,7 @@ def test_default_lists_are_not_shared():
      NodeResourcesFitArgs(ignored_resources=["example.com/a"])),
 ])
 def test_decode_and_default(name, raw, expected):
-    assert decode_args(name, raw, "args") == expected
+    assert decode_args(name, raw, "args", FG_134) == expected
 
 
 def test_fit_requested_to_capacity_ratio_without_resources_gets_cpu_memory():

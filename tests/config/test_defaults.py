@@ -32,13 +32,16 @@ from kubesched.config.args import (
     PodTopologySpreadArgs,
     ResourceSpec,
     ScoringStrategy,
+    UtilizationShapePoint,
     VolumeBindingArgs,
 )
 from kubesched.config.defaults import plugin_names
+from kubesched.features import FeatureGate
 
 HEADER = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 
-UPSTREAM_DEFAULT_MULTI_POINT = [
+# v1.34.12 pkg/scheduler/apis/config/v1/default_plugins.go (getDefaultPlugins + applyFeatureGates)
+UPSTREAM_DEFAULT_MULTI_POINT_134 = [
     ("SchedulingGates", None),
     ("PrioritySort", None),
     ("NodeUnschedulable", None),
@@ -60,7 +63,31 @@ UPSTREAM_DEFAULT_MULTI_POINT = [
     ("DefaultBinder", None),
 ]
 
-DEFAULT_PLUGIN_CONFIG = [
+# v1.37.2 default_plugins.go L32-58 + applyFeatureGates (NodeDeclaredFeatures GA, DynamicResources weight 2)
+UPSTREAM_DEFAULT_MULTI_POINT = [
+    ("SchedulingGates", None),
+    ("PrioritySort", None),
+    ("NodeName", None),
+    ("NodeUnschedulable", None),
+    ("TaintToleration", 3),
+    ("NodeAffinity", 2),
+    ("NodePorts", None),
+    ("NodeResourcesFit", 1),
+    ("VolumeRestrictions", None),
+    ("NodeVolumeLimits", None),
+    ("VolumeBinding", None),
+    ("VolumeZone", None),
+    ("PodTopologySpread", 2),
+    ("InterPodAffinity", 2),
+    ("DynamicResources", 2),
+    ("DefaultPreemption", None),
+    ("NodeResourcesBalancedAllocation", 1),
+    ("ImageLocality", 1),
+    ("DefaultBinder", None),
+    ("NodeDeclaredFeatures", None),
+]
+
+DEFAULT_PLUGIN_CONFIG_134 = [
     PluginConfig(name="DefaultPreemption", args=DefaultPreemptionArgs(
         min_candidate_nodes_percentage=10, min_candidate_nodes_absolute=100)),
     PluginConfig(name="DynamicResources", args=DynamicResourcesArgs(filter_timeout="10s")),
@@ -75,17 +102,64 @@ DEFAULT_PLUGIN_CONFIG = [
     PluginConfig(name="VolumeBinding", args=VolumeBindingArgs(bind_timeout_seconds=600)),
 ]
 
+# v1.37: StorageCapacityScoring (beta, on) defaults VolumeBinding's shape; DRADeviceBindingConditions and
+# DRAResourceClaimDeviceStatus (on) default DynamicResources' bindingTimeout to 10m (defaults.go L198, L250-258)
+DEFAULT_PLUGIN_CONFIG = [
+    PluginConfig(name="DefaultPreemption", args=DefaultPreemptionArgs(
+        min_candidate_nodes_percentage=10, min_candidate_nodes_absolute=100)),
+    PluginConfig(name="DynamicResources", args=DynamicResourcesArgs(filter_timeout="10s", binding_timeout="10m0s")),
+    PluginConfig(name="InterPodAffinity", args=InterPodAffinityArgs(hard_pod_affinity_weight=1)),
+    PluginConfig(name="NodeAffinity", args=NodeAffinityArgs()),
+    PluginConfig(name="NodeResourcesBalancedAllocation", args=NodeResourcesBalancedAllocationArgs(
+        resources=[ResourceSpec(name="cpu", weight=1), ResourceSpec(name="memory", weight=1)])),
+    PluginConfig(name="NodeResourcesFit", args=NodeResourcesFitArgs(scoring_strategy=ScoringStrategy(
+        type="LeastAllocated",
+        resources=[ResourceSpec(name="cpu", weight=1), ResourceSpec(name="memory", weight=1)]))),
+    PluginConfig(name="PodTopologySpread", args=PodTopologySpreadArgs(defaulting_type="System")),
+    PluginConfig(name="VolumeBinding", args=VolumeBindingArgs(bind_timeout_seconds=600, shape=[
+        UtilizationShapePoint(utilization=0, score=10), UtilizationShapePoint(utilization=100, score=0)])),
+]
+
+FG_134 = FeatureGate(emulated_version=(1, 34))
+
 
 def names_weights(ps: PluginSet) -> list[tuple[str, int | None]]:
     return [(p.name, p.weight) for p in ps.enabled]
 
 
-def test_default_plugins_are_upstream_v134_multi_point():
+def test_default_plugins_are_upstream_v137_multi_point():
     plugins = default_plugins()
     assert names_weights(plugins.multi_point) == UPSTREAM_DEFAULT_MULTI_POINT
     assert plugins.multi_point.disabled == []
     for point in EXTENSION_POINTS:
         assert getattr(plugins, point) == PluginSet()
+
+
+def test_default_plugins_at_emulated_134_are_upstream_v134_multi_point():
+    assert names_weights(default_plugins(FG_134).multi_point) == UPSTREAM_DEFAULT_MULTI_POINT_134
+    cfg = default_config(FG_134)
+    assert cfg.profiles[0].plugin_config == DEFAULT_PLUGIN_CONFIG_134
+
+
+@pytest.mark.parametrize("emulated, gates, added, weight", [
+    ((1, 35), {}, [], None),  # NodeDeclaredFeatures alpha (off) in 1.35
+    ((1, 35), {"NodeDeclaredFeatures": True}, ["NodeDeclaredFeatures"], None),
+    ((1, 36), {}, ["NodeDeclaredFeatures"], None),  # beta, on
+])
+def test_gate_driven_default_plugins(emulated, gates, added, weight):
+    fg = FeatureGate(emulated_version=emulated).with_overrides(**gates)
+    got = names_weights(default_plugins(fg).multi_point)
+    assert ("DynamicResources", 2) in got  # weight 2 since 1.35
+    assert ("NodeUnschedulable", None) in got[:4] and got.index(("NodeUnschedulable", None)) == 2  # 1.37 swapped
+    assert [n for n, _ in got[19:]] == added
+
+
+def test_disabling_dynamic_resource_allocation_drops_the_plugin():
+    # its dependants must go too (component-base's dependency check, kube_features.go dependencies)
+    fg = FeatureGate(emulated_version=(1, 34)).with_overrides(
+        DynamicResourceAllocation=False, DRAAdminAccess=False, DRAPrioritizedList=False,
+        DRASchedulerFilterTimeout=False)
+    assert "DynamicResources" not in [n for n, _ in names_weights(default_plugins(fg).multi_point)]
 
 
 def test_default_plugins_returns_fresh_copies():

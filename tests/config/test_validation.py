@@ -9,13 +9,14 @@ from kubesched.api.objects import NodeAffinity
 from kubesched.config import decode_config, default_config, validate_config
 from kubesched.config._field import aggregate_message, duplicate, invalid, is_qualified_name, required
 from kubesched.errors import ConfigError
+from kubesched.features import FeatureGate
 
 HEADER = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 
 
-def errors_of(body: str) -> list[str]:
+def errors_of(body: str, features: FeatureGate | None = None) -> list[str]:
     with pytest.raises(ConfigError) as info:
-        decode_config(HEADER + body)
+        decode_config(HEADER + body, features=features)
     return [str(e) for e in info.value.errors]
 
 
@@ -25,10 +26,10 @@ def one_error(body: str) -> str:
     return errs[0]
 
 
-def args_error(plugin: str, args_yaml: str) -> list[str]:
+def args_error(plugin: str, args_yaml: str, features: FeatureGate | None = None) -> list[str]:
     body = f"profiles:\n- pluginConfig:\n  - name: {plugin}\n    args:\n"
     body += "".join(f"      {line}\n" for line in args_yaml.strip("\n").splitlines())
-    return errors_of(body)
+    return errors_of(body, features)
 
 
 A = "profiles[0].pluginConfig[0].args"
@@ -227,9 +228,12 @@ def test_inter_pod_affinity_weight(w):
 def test_volume_binding_args():
     assert args_error("VolumeBinding", "bindTimeoutSeconds: -1") == [
         f"{A}.bindTimeoutSeconds: Invalid value: -1: invalid BindTimeoutSeconds, should not be a negative value"]
-    errs = args_error("VolumeBinding", "shape: [{utilization: 0, score: 0}]")
+    errs = args_error("VolumeBinding", "shape: [{utilization: 0, score: 0}]", FeatureGate(emulated_version=(1, 34)))
     assert errs == [f'{A}.shape: Invalid value: [{{"utilization":0,"score":0}}]: unexpected field `shape`, '
                     "remove it or turn on the feature gate StorageCapacityScoring"]
+    # 1.37: StorageCapacityScoring on, the shape is validated (validation_pluginargs.go ValidateVolumeBindingArgs)
+    decode_config(HEADER + "profiles:\n- pluginConfig:\n  - {name: VolumeBinding, args: "
+                  "{shape: [{utilization: 0, score: 0}, {utilization: 100, score: 10}]}}\n")
     decode_config(HEADER + "profiles:\n- pluginConfig:\n  - {name: VolumeBinding, args: {bindTimeoutSeconds: 0}}\n")
 
 
@@ -239,6 +243,17 @@ def test_dynamic_resources_args():
     assert args_error("DynamicResources", "filterTimeout: ten") == [
         f'{A}.filterTimeout: Invalid value: "ten": time: invalid duration "ten"']
     decode_config(HEADER + "profiles:\n- pluginConfig:\n  - {name: DynamicResources, args: {filterTimeout: 0s}}\n")
+
+
+def test_dynamic_resources_binding_timeout():
+    """v1.37.2 validation_pluginargs.go ValidateDynamicResourcesArgs: bindingTimeout ≥ 1s when
+    DRADeviceBindingConditions and DRAResourceClaimDeviceStatus are on, forbidden otherwise."""
+    assert args_error("DynamicResources", "bindingTimeout: 500ms") == [
+        f'{A}.bindingTimeout: Invalid value: "500ms": must be at least 1 second']
+    assert args_error("DynamicResources", "bindingTimeout: 1m", FeatureGate(emulated_version=(1, 35))) == [
+        f"{A}.bindingTimeout: Forbidden: DRADeviceBindingConditions or DRAResourceClaimDeviceStatus feature gate "
+        "is disabled"]
+    decode_config(HEADER + "profiles:\n- pluginConfig:\n  - {name: DynamicResources, args: {bindingTimeout: 1s}}\n")
 
 
 def test_balanced_allocation_args():

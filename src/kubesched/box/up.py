@@ -43,6 +43,7 @@ from typing import Any, Protocol
 from kubesched.box.apply import ApplyResult, apply_objects
 from kubesched.box.board import PodBoard, PodRow
 from kubesched.config import KubeSchedulerConfiguration
+from kubesched.features import FeatureGate
 from kubesched.sim.manifests import RawObject
 
 __all__ = ["Up", "UpOptions", "UpView"]
@@ -70,6 +71,8 @@ class UpOptions:
     seed: int | None = 0
     quiet_s: float = 2.0
     stop_timeout_s: float = 40.0
+    features: FeatureGate | None = None
+    """Feature gates at the emulated version (``--emulated-version``/``--feature-gates``; None: v1.37's)."""
     extra_server_kw: dict[str, Any] = field(default_factory=dict)
 
 
@@ -172,7 +175,7 @@ class Up:
         return RunOptions(config=opts.config, config_file=None, kubeconfig=str(self.kubeconfig),
                           kube_api_qps=-1 if unlimited else None, kube_api_burst=0 if unlimited else None,
                           leader_elect=True, secure_port=0, bind_address="127.0.0.1",
-                          registry=opts.registry, seed=opts.seed, shutdown_grace_s=10.0)
+                          registry=opts.registry, seed=opts.seed, shutdown_grace_s=10.0, features=opts.features)
 
     async def _schedule(self) -> int:
         from kubesched.kube.runner import Runner

@@ -19,6 +19,7 @@ from typing import Any
 import click
 
 from kubesched import __version__
+from kubesched.cli._features import build_features, feature_gate_options
 from kubesched.cli.apiserver_cmd import apiserver as _apiserver_cmd
 from kubesched.cli.run_cmd import run_command
 from kubesched.cli.snapshot_cmd import snapshot as _snapshot_cmd
@@ -26,6 +27,7 @@ from kubesched.cli.up_cmd import up as _up_cmd
 from kubesched.cli.whatif_cmd import capacity_command as _capacity_cmd
 from kubesched.cli.whatif_cmd import compare_command as _compare_cmd
 from kubesched.errors import ConfigError, InputError, KubeschedError, PluginConfigError
+from kubesched.features import BINARY_VERSION, MIN_EMULATED_VERSION
 
 __all__ = ["main"]
 
@@ -73,19 +75,21 @@ def _friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="kubesched")
 def main() -> None:
-    """kubesched — the Kubernetes scheduler, written in Python (upstream v1.34 behaviour)."""
+    """kubesched — the Kubernetes scheduler, written in Python (upstream v1.37 behaviour; 1.34–1.36 with
+    --emulated-version)."""
 
 
-def _load_config(path: str | None):  # noqa: ANN202
+def _load_config(path: str | None, features: Any = None):  # noqa: ANN202
     from kubesched.config import load_config
 
-    return load_config(path)
+    return load_config(path, features)
 
 
-def load_inputs(paths: list[str], config_path: str | None) -> tuple[Any, list[Any], bool]:
+def load_inputs(paths: list[str], config_path: str | None, features: Any = None) -> tuple[Any, list[Any], bool]:
     """The manifests of ``-f`` and the scheduler configuration: ``--config``, or a
     ``KubeSchedulerConfiguration`` document found among the ``-f`` inputs (one at most; not
-    both). Returns ``(config, raw objects, whether a configuration was given)``.
+    both), defaulted for ``features`` (a :class:`~kubesched.features.FeatureGate`; default v1.37).
+    Returns ``(config, raw objects, whether a configuration was given)``.
 
     Raises:
         InputError: two configurations; ConfigError / ManifestError for bad input.
@@ -104,10 +108,10 @@ def load_inputs(paths: list[str], config_path: str | None) -> tuple[Any, list[An
                          found[0].source)
     if found:
         try:
-            return decode_config(found[0].data, source=found[0].source), raws, True
+            return decode_config(found[0].data, source=found[0].source, features=features), raws, True
         except ConfigError as e:
             raise ConfigError(e.message, f"{found[0].source}: {e.path}" if e.path else found[0].source) from None
-    return _load_config(config_path), raws, config_path is not None
+    return _load_config(config_path, features), raws, config_path is not None
 
 
 def _registry(plugins: tuple[str, ...]) -> dict[str, Any] | None:
@@ -169,11 +173,14 @@ def _rss_mib() -> float:
 @click.option("--report", "report", type=click.Path(dir_okay=False), default=None, metavar="OUT.html",
               help="Also write a self-contained HTML report (utilisation heatmap, pending reasons, zones, "
                    "the decision record of every pod).")
+@feature_gate_options
 @_friendly
 def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output: str | None,
              record_results: bool, results_file: str | None, plugins: tuple[str, ...],
              add_nodes: str | None = None, validate: str = "strict",
-             explain: tuple[str, ...] = (), explain_nodes: int = 30, report: str | None = None) -> None:
+             explain: tuple[str, ...] = (), explain_nodes: int = 30, report: str | None = None,
+             emulated_version: str | None = None, feature_gates: tuple[str, ...] = (),
+             min_compatibility_version: str | None = None) -> None:
     """Schedule the pending pods of a set of manifests and show where they went and why."""
     from kubesched.sim.manifests import write_list
     from kubesched.sim.simulate import simulate as run
@@ -183,13 +190,14 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
         mode = field_validation_mode(validate)
     except ValueError as e:
         raise InputError(str(e), "--validate") from None
+    features = build_features(emulated_version, feature_gates, min_compatibility_version)
     registry = _registry(plugins)
     timings: dict[str, float] | None = {} if os.environ.get("KUBESCHED_PHASE_TIMES") else None
     t0, c0 = time.perf_counter(), time.process_time()
     gc.disable()  # reading creates no cycles: no collection needs to walk the growing input
     try:
         with _config_source(config_path):
-            config, raws, _ = load_inputs(list(paths), config_path)
+            config, raws, _ = load_inputs(list(paths), config_path, features)
     finally:
         gc.freeze()  # a one-shot process: the input's objects are never scanned by the collector again
         gc.enable()
@@ -243,7 +251,8 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
         with _config_source(config_path):
             result = run(raws, config, seed=seed, record=record_results, registry=registry,
                          on_record=sink if (every or explain_keys) else None, keep_records=record_results,
-                         record_pods=None if every else per_pod.__contains__, timings=timings, freeze_gc=True)
+                         record_pods=None if every else per_pod.__contains__, timings=timings, freeze_gc=True,
+                         features=features)
     finally:
         if fh is not None:
             fh.close()
@@ -344,19 +353,23 @@ def _config_source(path: str | None) -> Iterator[None]:
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--report", "report", type=click.Path(dir_okay=False), default=None, metavar="OUT.html",
               help="Also write a self-contained HTML page: allocation and pending pods over virtual time, the figures.")
+@feature_gate_options
 @_friendly
 def replay(trace: str, nodes_csv: str, pods_csv: str, config_path: str | None, seed: int,
-           plot: str | None, as_json: bool, report: str | None = None) -> None:
+           plot: str | None, as_json: bool, report: str | None = None, emulated_version: str | None = None,
+           feature_gates: tuple[str, ...] = (), min_compatibility_version: str | None = None) -> None:
     """Replay a production trace through the scheduler on a virtual clock."""
     from kubesched.sim.replay import replay_openb
 
+    features = build_features(emulated_version, feature_gates, min_compatibility_version)
     with _config_source(config_path):
-        config = _load_config(config_path)
+        config = _load_config(config_path, features)
     if report:
         from kubesched.cli.report_html import check_writable
 
         check_writable(report)
-    summary = replay_openb(nodes_csv, pods_csv, config, seed=seed, progress=sys.stderr.isatty(), plot=plot)
+    summary = replay_openb(nodes_csv, pods_csv, config, seed=seed, progress=sys.stderr.isatty(), plot=plot,
+                           features=features)
     if as_json:
         click.echo(json.dumps(summary.to_dict(), indent=2))
     else:
@@ -378,11 +391,14 @@ def replay(trace: str, nodes_csv: str, pods_csv: str, config_path: str | None, s
 @click.option("--list", "list_only", is_flag=True, help="List the workloads.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print scheduler_perf DataItems as JSON.")
+@feature_gate_options
 @_friendly
-def bench(workloads: tuple[str, ...], list_only: bool, seed: int, as_json: bool) -> None:
+def bench(workloads: tuple[str, ...], list_only: bool, seed: int, as_json: bool, emulated_version: str | None = None,
+          feature_gates: tuple[str, ...] = (), min_compatibility_version: str | None = None) -> None:
     """Run upstream scheduler_perf workloads in-process; report SchedulingThroughput and peak RSS."""
     from kubesched.sim.bench import WORKLOADS, run_workload
 
+    features = build_features(emulated_version, feature_gates, min_compatibility_version)
     if list_only:
         for name, w in WORKLOADS.items():
             click.echo(f"{name:60s} upstream floor {w.threshold} pods/s")
@@ -392,14 +408,16 @@ def bench(workloads: tuple[str, ...], list_only: bool, seed: int, as_json: bool)
         if name not in WORKLOADS:
             raise InputError(f"unknown workload {name!r}; see 'kubesched bench --list'", "--workload")
     for name in names:
-        res = run_workload(name, seed=seed, progress=sys.stderr.isatty())
+        res = run_workload(name, seed=seed, progress=sys.stderr.isatty(), features=features)
         click.echo(json.dumps(res.to_dict()) if as_json else res.summary())
 
 
 @main.command()
 def version() -> None:
     """Print the version and the upstream behaviour it follows."""
-    click.echo(f"kubesched {__version__} (kube-scheduler v1.34 behaviour)")
+    click.echo(f"kubesched {__version__} (kube-scheduler v{BINARY_VERSION[0]}.{BINARY_VERSION[1]} behaviour; "
+               f"--emulated-version {MIN_EMULATED_VERSION[0]}.{MIN_EMULATED_VERSION[1]}–"
+               f"{BINARY_VERSION[0]}.{BINARY_VERSION[1]})")
 
 
 main.add_command(_apiserver_cmd)

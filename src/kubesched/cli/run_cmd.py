@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from kubesched.cli._exit import command_exit_code
+from kubesched.cli._features import build_features, feature_gate_options
 from kubesched.errors import ConfigError, InputError
 
 __all__ = ["run_command"]
@@ -77,6 +78,7 @@ def _duration(value: str | None, name: str) -> str | None:
 @click.option("--logging-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--plugin", "plugins", multiple=True, metavar="NAME=module:factory",
               help="Load an out-of-tree Python plugin (enable it in a profile of --config). Repeatable.")
+@feature_gate_options
 def run_command(config_file: str | None, write_config_to: str | None, kubeconfig: str | None,
                 master: str | None, kube_api_qps: float | None, kube_api_burst: int | None,
                 leader_elect: str | None, leader_elect_lease_duration: str | None,
@@ -85,7 +87,8 @@ def run_command(config_file: str | None, write_config_to: str | None, kubeconfig
                 leader_elect_resource_namespace: str | None, secure_port: int, bind_address: str,
                 tls_cert_file: str | None, tls_private_key_file: str | None,
                 authorization_always_allow_paths: str, verbosity: str, logging_format: str,
-                plugins: tuple[str, ...]) -> None:
+                plugins: tuple[str, ...], emulated_version: str | None = None,
+                feature_gates: tuple[str, ...] = (), min_compatibility_version: str | None = None) -> None:
     """Schedule pods of a live cluster (a drop-in kube-scheduler)."""
     kw = locals()
     sys.exit(command_exit_code(lambda: _run(**kw)))
@@ -108,7 +111,8 @@ def _run(**kw: Any) -> int:
         raise InputError(f'resource lock "{lock}" is not supported: only "leases"', "--leader-elect-resource-lock")
     if (kw["tls_cert_file"] is None) != (kw["tls_private_key_file"] is None):
         raise InputError("--tls-cert-file and --tls-private-key-file must be given together")
-    cfg = load_config(kw["config_file"])
+    features = build_features(kw["emulated_version"], kw["feature_gates"], kw["min_compatibility_version"])
+    cfg = load_config(kw["config_file"], features)
     if cfg.extenders:  # bad extender settings (httpTimeout, TLS files) are one error line, before start-up
         from kubesched.scheduler.extender import build_extenders
 
@@ -130,10 +134,10 @@ def _run(**kw: Any) -> int:
         secure_port=kw["secure_port"], bind_address=kw["bind_address"], tls_cert_file=kw["tls_cert_file"],
         tls_private_key_file=kw["tls_private_key_file"],
         authorization_always_allow_paths=tuple(p for p in kw["authorization_always_allow_paths"].split(",") if p),
-        registry=registry)
+        registry=registry, features=features)
     effective_config(opts)
     try:
-        validate_config(cfg)
+        validate_config(cfg, features)
     except ConfigError as e:
         raise InputError(str(e)) from None
     if kw["write_config_to"]:

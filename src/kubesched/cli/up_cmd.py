@@ -19,7 +19,9 @@ from typing import Any, TextIO
 import click
 
 from kubesched.cli._exit import command_exit_code
+from kubesched.cli._features import build_features, feature_gate_options
 from kubesched.errors import ConfigError, InputError
+from kubesched.features import FeatureGate
 
 __all__ = ["up"]
 
@@ -170,19 +172,22 @@ def _configure_logging(path: str, v: int) -> logging.Handler:
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for score tie-breaking.")
 @click.option("-v", "--v", "verbosity", type=int, default=0, metavar="LEVEL",
               help="Log verbosity (klog -v) of the log file.")
+@feature_gate_options
 def up(paths: tuple[str, ...], config_file: str | None, data_dir: str | None, plugins: tuple[str, ...],
-       until_idle: bool, port: int, seed: int, verbosity: int) -> None:
+       until_idle: bool, port: int, seed: int, verbosity: int, emulated_version: str | None = None,
+       feature_gates: tuple[str, ...] = (), min_compatibility_version: str | None = None) -> None:
     """Start an API server in a box, apply manifests and run the scheduler live against it."""
     try:
         code = command_exit_code(lambda: _up(paths, config_file, data_dir, plugins, until_idle, port, seed,
-                                             verbosity))
+                                             verbosity, build_features(emulated_version, feature_gates,
+                                                                       min_compatibility_version)))
     except BrokenPipeError:
         sys.exit(0)
     sys.exit(code)
 
 
 def _up(paths: tuple[str, ...], config_file: str | None, data_dir: str | None, plugins: tuple[str, ...],
-        until_idle: bool, port: int, seed: int, verbosity: int) -> int:
+        until_idle: bool, port: int, seed: int, verbosity: int, features: FeatureGate | None = None) -> int:
     from pathlib import Path
 
     from kubesched.box.up import Up, UpOptions
@@ -194,11 +199,11 @@ def _up(paths: tuple[str, ...], config_file: str | None, data_dir: str | None, p
     from kubesched.cli.main import load_inputs
 
     if paths:  # a KubeSchedulerConfiguration among the -f inputs serves as --config
-        cfg, objects, config_given = load_inputs(list(paths), config_file)
+        cfg, objects, config_given = load_inputs(list(paths), config_file, features)
     else:
-        cfg, objects, config_given = load_config(config_file), [], config_file is not None
+        cfg, objects, config_given = load_config(config_file, features), [], config_file is not None
     try:
-        validate_config(cfg)
+        validate_config(cfg, features)
     except ConfigError as e:
         raise InputError(str(e)) from None
     registry = None
@@ -207,7 +212,7 @@ def _up(paths: tuple[str, ...], config_file: str | None, data_dir: str | None, p
 
         registry = _registry(plugins)
     opts = UpOptions(objects=objects, config=cfg, config_given=config_given, data_dir=data_dir,
-                     registry=registry, until_idle=until_idle, port=port, seed=seed)
+                     registry=registry, until_idle=until_idle, port=port, seed=seed, features=features)
     view: Any = LiveView() if sys.stdout.isatty() else PlainView(sys.stdout)
 
     async def main() -> int:

@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from kubesched.cli._features import build_features, feature_gate_options
 from kubesched.errors import InputError, KubeschedError
 
 __all__ = ["capacity_command", "compare_command", "friendly"]
@@ -36,10 +37,10 @@ def friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def _config(path: str | None) -> Any:
+def _config(path: str | None, features: Any = None) -> Any:
     from kubesched.config import load_config
 
-    return load_config(path)
+    return load_config(path, features)
 
 
 def _registry(plugins: tuple[str, ...]) -> dict[str, Any] | None:
@@ -82,6 +83,7 @@ _common = [
 
 
 def _with_common(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = feature_gate_options(fn)
     for opt in reversed(_common):
         fn = opt(fn)
     return fn
@@ -98,15 +100,19 @@ def _with_common(fn: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("-o", "--output", type=click.Choice(["table", "yaml", "json"]), default="table", show_default=True)
 @friendly
 def capacity_command(paths: tuple[str, ...], seed: int, plugins: tuple[str, ...], pod_path: str,
-                     max_replicas: int | None, config_path: str | None, output: str) -> None:
+                     max_replicas: int | None, config_path: str | None, output: str,
+                     emulated_version: str | None = None, feature_gates: tuple[str, ...] = (),
+                     min_compatibility_version: str | None = None) -> None:
     """How many more replicas of a pod fit, on which nodes, and what stopped them (cluster-capacity)."""
     from kubesched.sim.capacity import capacity, format_quantity, load_template_pod
     from kubesched.sim.manifests import load_manifests
 
-    config = _config(config_path)
+    features = build_features(emulated_version, feature_gates, min_compatibility_version)
+    config = _config(config_path, features)
     raws = load_manifests(list(paths))
     template = load_template_pod(load_manifests([pod_path], allow_duplicates=True), pod_path)
-    res = capacity(raws, template, config, seed=seed, registry=_registry(plugins), max_replicas=max_replicas)
+    res = capacity(raws, template, config, seed=seed, registry=_registry(plugins), max_replicas=max_replicas,
+                   features=features)
     if output != "table":
         emit(res.to_dict(), output)
         return
@@ -136,16 +142,19 @@ def capacity_command(paths: tuple[str, ...], seed: int, plugins: tuple[str, ...]
               help="Table output: list at most this many differently placed pods (0 = all).")
 @friendly
 def compare_command(paths: tuple[str, ...], seed: int, plugins: tuple[str, ...], config_paths: tuple[str, ...],
-                    output: str, limit: int) -> None:
+                    output: str, limit: int, emulated_version: str | None = None,
+                    feature_gates: tuple[str, ...] = (), min_compatibility_version: str | None = None) -> None:
     """Run the same cluster through two scheduler configurations and show where they differ."""
     from kubesched.sim.compare import compare
     from kubesched.sim.manifests import load_manifests
 
     if len(config_paths) != 2:
         raise InputError(f"give exactly two --config files, got {len(config_paths)}", "--config")
-    configs = [_config(p) for p in config_paths]
+    features = build_features(emulated_version, feature_gates, min_compatibility_version)
+    configs = [_config(p, features) for p in config_paths]
     raws = load_manifests(list(paths))
-    res = compare(raws, configs[0], configs[1], labels=_labels(config_paths), seed=seed, registry=_registry(plugins))
+    res = compare(raws, configs[0], configs[1], labels=_labels(config_paths), seed=seed, registry=_registry(plugins),
+                  features=features)
     if output != "table":
         emit(res.to_dict(), output)
         return

@@ -2,8 +2,9 @@
 
 Types: ``staging/src/k8s.io/kube-scheduler/config/v1/types_pluginargs.go`` (and
 ``DynamicResourcesArgs`` in ``types.go``). Defaults: ``pkg/scheduler/apis/config/v1/defaults.go``
-(``SetDefaults_*Args``), with the feature gates of a :class:`~kubesched.features.FeatureGate`: ``StorageCapacityScoring``
-(on in 1.37: ``VolumeBindingArgs.shape`` defaults to {0→10, 100→0}), ``DRASchedulerFilterTimeout``.
+(``SetDefaults_*Args``), with the feature gates of a :class:`~kubesched.features.FeatureGate`:
+``StorageCapacityScoring`` (on in 1.37: ``VolumeBindingArgs.shape`` defaults to {0→10, 100→0}),
+``DRASchedulerFilterTimeout``.
 
 Units: ``bind_timeout_seconds`` in seconds; ``filter_timeout`` a Go duration string ("10s");
 percentages 0-100; resource weights 1-100; shape utilization 0-100, score 0-10.

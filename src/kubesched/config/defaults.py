@@ -14,7 +14,6 @@ from __future__ import annotations
 import copy
 
 from kubesched.config.args import ARGS_TYPES, decode_args, default_args
-from kubesched.features import FeatureGate, default_feature_gate
 from kubesched.config.types import (
     EXTENSION_POINTS,
     ClientConnectionConfiguration,
@@ -27,6 +26,7 @@ from kubesched.config.types import (
     PluginSet,
     parse_duration,
 )
+from kubesched.features import FeatureGate, default_feature_gate
 
 __all__ = [
     "DEFAULT_PARALLELISM",

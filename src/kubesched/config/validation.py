@@ -56,8 +56,8 @@ from kubesched.config.types import (
     PluginSet,
     parse_duration,
 )
-from kubesched.features import FeatureGate, default_feature_gate
 from kubesched.errors import ConfigError
+from kubesched.features import FeatureGate, default_feature_gate
 
 __all__ = [
     "REMOVED_PLUGINS",
@@ -412,7 +412,8 @@ def _dynamic_resources_errors(path: str, args: DynamicResourcesArgs, fg: Feature
         if seconds is not None and seconds < 1:
             errs.append(invalid(bpath, args.binding_timeout, "must be at least 1 second"))
     elif args.binding_timeout is not None:
-        errs.append(forbidden(bpath, "DRADeviceBindingConditions or DRAResourceClaimDeviceStatus feature gate is disabled"))
+        errs.append(forbidden(bpath, "DRADeviceBindingConditions or DRAResourceClaimDeviceStatus "
+                                     "feature gate is disabled"))
     return errs
 
 

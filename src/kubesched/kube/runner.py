@@ -30,6 +30,7 @@ from typing import Any
 from kubesched import __version__
 from kubesched.config import KubeSchedulerConfiguration, encode_config
 from kubesched.config.types import parse_duration
+from kubesched.features import FeatureGate
 from kubesched.kube.klog import kv_log
 
 __all__ = ["RunOptions", "Runner", "run"]
@@ -63,6 +64,7 @@ class RunOptions:
     request_timeout_s: float = 60.0
     sync_timeout_s: float | None = None
     seed: int | None = None  # score tie-breaking RNG (None: random, as upstream)
+    features: FeatureGate | None = None  # --emulated-version / --feature-gates (None: v1.37 defaults)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -173,7 +175,7 @@ class Runner:
         self.cluster_client = LiveClusterClient(self.client, recorders=self.recorders,
                                                 recorder=next(iter(self.recorders.values()), None))
         self.scheduler = Scheduler(cfg, client=self.cluster_client, lister=lister, clock=AsyncioClock(),
-                                   seed=opts.seed, registry=opts.registry)
+                                   seed=opts.seed, registry=opts.registry, features=opts.features)
         self.metrics = SchedulerMetrics()
         self.scheduler.metrics = self.metrics  # the engine feeds extension points, preemption, Permit wait
         self.loop = SchedulingLoop(self.scheduler, observe=self.metrics.observe_attempt)

@@ -63,6 +63,7 @@ import yaml
 from kubesched.api.objects import Namespace, Node, ObjectMeta, Pod, Service, decode
 from kubesched.api.workloads import ALPHANUMS
 from kubesched.config import default_config
+from kubesched.features import FeatureGate
 from kubesched.framework.clock import ManualClock
 from kubesched.scheduler import Attempt, Scheduler
 from kubesched.sim.store import ClusterStore
@@ -1136,10 +1137,10 @@ def _build_pods(op: CreatePods, namespace: str, names: _Names) -> list[Pod]:
     return [replace(tpl, metadata=replace(base, name=names.generate(prefix))) for _ in range(op.count)]
 
 
-def _new_run(workload: Workload, seed: int,
-             registry: dict[str, Any] | None) -> tuple[BenchResult, ClusterStore, Scheduler]:
+def _new_run(workload: Workload, seed: int, registry: dict[str, Any] | None,
+             features: FeatureGate | None = None) -> tuple[BenchResult, ClusterStore, Scheduler]:
     """The result record of one run of ``workload``, an empty store and a scheduler over it with
-    the default configuration (``registry``: the in-tree plugins when None)."""
+    the default configuration of ``features`` (``registry``: the in-tree plugins when None)."""
     if registry is None:
         from kubesched.plugins.registry import in_tree_registry
 
@@ -1148,7 +1149,8 @@ def _new_run(workload: Workload, seed: int,
                       nodes=workload.num_nodes, init_pods=workload.num_init_pods,
                       measured_pods=workload.num_measured_pods)
     store = ClusterStore(keep_events=False)
-    sched = Scheduler(default_config(), client=store, lister=store, clock=ManualClock(), seed=seed, registry=registry)
+    sched = Scheduler(default_config(features), client=store, lister=store, clock=ManualClock(), seed=seed,
+                      registry=registry, features=features)
     store.scheduler = sched
     return res, store, sched
 
@@ -1182,18 +1184,19 @@ def _end_measured(res: BenchResult, cpu0: float, t0: float, t1: float, collector
 def execute(workload: Workload, *, seed: int = 0, progress: bool = False,
             registry: dict[str, Any] | None = None,
             inspect: Callable[[ClusterStore, Scheduler], None] | None = None,
-            profiler: Any = None) -> BenchResult:
+            profiler: Any = None, features: FeatureGate | None = None) -> BenchResult:
     """Run ``workload`` in this process (see the module docstring for the measurement).
 
+    ``features``: the gates at the emulated version (default v1.37's).
     ``inspect(store, scheduler)`` is called at the end (tests look at the cluster with it).
     ``profiler`` (anything with ``start()``/``stop()``, e.g. a pyinstrument ``Profiler``) runs
     around the measured scheduling loop only.
     """
     if workload.runner is not None:
         return workload.runner(workload, seed=seed, progress=progress, registry=registry, inspect=inspect,
-                               profiler=profiler)
+                               profiler=profiler, features=features)
     t_begin = time.perf_counter()
-    res, store, sched = _new_run(workload, seed, registry)
+    res, store, sched = _new_run(workload, seed, registry, features)
     names = _Names(random.Random(seed))
     ui = _Progress(progress, workload.key)
     try:
@@ -1308,7 +1311,8 @@ def execute(workload: Workload, *, seed: int = 0, progress: bool = False,
 _RUNS_IN_PROCESS = 0
 
 
-def run_workload(name: str, *, seed: int = 0, progress: bool = False, isolate: bool | None = None) -> BenchResult:
+def run_workload(name: str, *, seed: int = 0, progress: bool = False, isolate: bool | None = None,
+                 features: FeatureGate | None = None) -> BenchResult:
     """Run the workload ``name`` (a key of :data:`WORKLOADS`) and return its figures.
 
     ``isolate``: run in a fresh ``python -m kubesched.sim.bench`` subprocess so that peak RSS is
@@ -1321,8 +1325,10 @@ def run_workload(name: str, *, seed: int = 0, progress: bool = False, isolate: b
         isolate = _RUNS_IN_PROCESS > 0
     if not isolate:
         _RUNS_IN_PROCESS += 1
-        return execute(workload, seed=seed, progress=progress)
+        return execute(workload, seed=seed, progress=progress, features=features)
     cmd = [sys.executable, "-m", "kubesched.sim.bench", "--child", name, "--seed", str(seed)]
+    if features is not None:
+        cmd += _feature_args(features)
     if progress:
         cmd.append("--progress")
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=False)
@@ -1331,6 +1337,16 @@ def run_workload(name: str, *, seed: int = 0, progress: bool = False, isolate: b
     res = BenchResult.from_dict(json.loads(proc.stdout.strip().splitlines()[-1]))
     res.isolated = True
     return res
+
+
+def _feature_args(features: FeatureGate) -> list[str]:
+    """``--emulated-version``/``--feature-gates`` flags that rebuild ``features`` in a child process."""
+    v = features.emulated_version
+    out = ["--emulated-version", f"{v[0]}.{v[1]}"]
+    gates = features.explicitly_set()
+    if gates:
+        out += ["--feature-gates", ",".join(f"{k}={str(b).lower()}" for k, b in sorted(gates.items()))]
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -1350,15 +1366,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--profile", metavar="FILE",
                     help="profile the measured loop of one workload (in this process): FILE.prof → cProfile "
                          "stats, FILE.html / FILE.txt → pyinstrument (pip install pyinstrument)")
+    ap.add_argument("--emulated-version", default=None, help="decide as kube-scheduler of this release (1.34–1.37)")
+    ap.add_argument("--feature-gates", action="append", default=[], help="Key=bool,... (repeatable)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    from kubesched.errors import ConfigError
+
+    try:
+        features = FeatureGate.from_flags(args.emulated_version, args.feature_gates)
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     if args.profile:
         if len(args.workload) != 1 or args.workload[0] not in WORKLOADS:
             print("error: --profile takes exactly one --workload Case/Workload", file=sys.stderr)
             return 2
         return _profile(args.workload[0], args.profile, args.seed, args.progress or sys.stderr.isatty())
     if args.child:
-        res = execute(WORKLOADS[args.child], seed=args.seed, progress=args.progress)
+        res = execute(WORKLOADS[args.child], seed=args.seed, progress=args.progress, features=features)
         sys.stdout.write(json.dumps(res.to_dict()) + "\n")
         return 0
     if args.list:
@@ -1387,7 +1412,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     progress = args.progress or sys.stderr.isatty()
     for n in names:
         res = run_workload(n, seed=args.seed, progress=progress,
-                           isolate=False if args.no_isolate else (None if len(names) > 1 else False))
+                           isolate=False if args.no_isolate else (None if len(names) > 1 else False),
+                           features=features)
         print(json.dumps(res.to_dict()) if args.json else res.summary(), flush=True)
     return 0
 

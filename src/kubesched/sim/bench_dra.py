@@ -259,11 +259,12 @@ def _alloc_claims(store: ClusterStore, namespace: str, nodes: list[Node], rng: r
 
 
 def execute_dra(workload: Workload, *, seed: int = 0, progress: bool = False,
-                registry: dict[str, Any] | None = None, inspect: Any = None, profiler: Any = None) -> BenchResult:
+                registry: dict[str, Any] | None = None, inspect: Any = None, profiler: Any = None,
+                features: Any = None) -> BenchResult:
     """Run one DRA workload (the :class:`~kubesched.sim.bench.Workload` ``runner``)."""
     setup = _SETUPS[workload.key]
     t_begin = time.perf_counter()
-    res, store, sched = _new_run(workload, seed, registry)
+    res, store, sched = _new_run(workload, seed, registry, features)
     rng = random.Random(seed)
     names = _Names(rng)
     ui = _Progress(progress, workload.key)

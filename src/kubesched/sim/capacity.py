@@ -199,7 +199,7 @@ def _node_rows(table: NodeTable) -> list[int]:
 
 def capacity(raws: list[RawObject], template: RawObject, config: KubeSchedulerConfiguration | None = None, *,
              seed: int = 0, registry: dict[str, Any] | None = None,
-             max_replicas: int | None = None) -> CapacityResult:
+             max_replicas: int | None = None, features: Any = None) -> CapacityResult:
     """Schedule replicas of ``template`` (see :func:`load_template_pod`) onto the cluster of
     ``raws`` until one fails or ``max_replicas`` are placed.
 
@@ -207,7 +207,7 @@ def capacity(raws: list[RawObject], template: RawObject, config: KubeSchedulerCo
     ``ManifestError`` when a replica name is taken by a pod of the input.
     """
     tpl = _resolve_template(raws, template)
-    result = simulate(raws, config, seed=seed, registry=registry)
+    result = simulate(raws, config, seed=seed, registry=registry, features=features)
     store, sched = result.store, result.scheduler
     store.keep_events = False
     if not sched.responsible_for(tpl):

@@ -178,10 +178,10 @@ def _trim(rec: DecisionRecord, nodes: tuple[str | None, ...]) -> DecisionRecord:
 
 def compare(raws: list[RawObject], config_a: KubeSchedulerConfiguration | None,
             config_b: KubeSchedulerConfiguration | None, *, labels: tuple[str, str] = ("A", "B"), seed: int = 0,
-            registry: dict[str, Any] | None = None, explain: bool = True) -> CompareResult:
+            registry: dict[str, Any] | None = None, explain: bool = True, features: Any = None) -> CompareResult:
     """Run both configurations and compare them (see the module docstring). Raises what
     :func:`simulate` raises for bad input or configuration."""
-    ra = simulate(_copy(raws), config_a, seed=seed, registry=registry)
+    ra = simulate(_copy(raws), config_a, seed=seed, registry=registry, features=features)
     sa = _summary(labels[0], ra)
     del ra
     # B runs once, recording; each record is cut down at once to the two nodes that matter
@@ -190,7 +190,8 @@ def compare(raws: list[RawObject], config_a: KubeSchedulerConfiguration | None,
     def keep_b(rec: DecisionRecord) -> None:
         rec_b[rec.pod] = _trim(rec, (rec.selected_node, sa.placements.get(rec.pod)))
 
-    rb = simulate(_copy(raws), config_b, seed=seed, registry=registry, on_record=keep_b if explain else None)
+    rb = simulate(_copy(raws), config_b, seed=seed, registry=registry, on_record=keep_b if explain else None,
+                  features=features)
     sb = _summary(labels[1], rb)
     del rb
     keys = list(sa.placements) + [k for k in sb.placements if k not in sa.placements]
@@ -204,7 +205,8 @@ def compare(raws: list[RawObject], config_a: KubeSchedulerConfiguration | None,
             if rec.pod in other:
                 rec_a[rec.pod] = _trim(rec, other[rec.pod])
 
-        simulate(_copy(raws), config_a, seed=seed, registry=registry, on_record=keep_a)  # same decisions as ra
+        simulate(_copy(raws), config_a, seed=seed, registry=registry, on_record=keep_a,  # same decisions as ra
+                 features=features)
         for d in diffs:
             wa, sca = _explain(rec_a.get(d.pod), d.nodes[0], d.nodes[1])
             wb, scb = _explain(rec_b.get(d.pod), d.nodes[1], d.nodes[0])

@@ -57,6 +57,7 @@ import numpy as np
 from kubesched.api.objects import Node, Pod, decode, pod_key
 from kubesched.config import KubeSchedulerConfiguration
 from kubesched.errors import InputError, ManifestError
+from kubesched.features import FeatureGate
 from kubesched.scheduler import Attempt, Scheduler
 from kubesched.sim.alibaba import GPU_RESOURCE, TracePod, load_nodes, load_pods
 from kubesched.sim.engine import Environment, Event
@@ -145,10 +146,12 @@ class TraceReplay:
 
     def __init__(self, nodes: Sequence[dict[str, Any]], pods: Sequence[TracePod],
                  config: KubeSchedulerConfiguration | None = None, *, seed: int = 0,
-                 progress: Callable[[int, int], None] | None = None, trace: str = "") -> None:
+                 progress: Callable[[int, int], None] | None = None, trace: str = "",
+                 features: FeatureGate | None = None) -> None:
         self.env = Environment(timer_priority=TIMER)
         self.store = ClusterStore()
-        self.scheduler = Scheduler(config, client=self.store, lister=self.store, clock=self.env.clock, seed=seed)
+        self.scheduler = Scheduler(config, client=self.store, lister=self.store, clock=self.env.clock, seed=seed,
+                                   features=features)
         self.store.scheduler = self.scheduler
         self.store.deliver_via(self.env, 0.0, SCHEDULE)
         self.store.on_delivered = self._kick
@@ -372,26 +375,28 @@ class TraceReplay:
 
 def replay_openb(nodes_csv: str | os.PathLike[str], pods_csv: str | os.PathLike[str],
                  config: KubeSchedulerConfiguration | None = None, *, seed: int = 0, progress: bool = False,
-                 plot: str | os.PathLike[str] | None = None, limit: int | None = None) -> ReplaySummary:
+                 plot: str | os.PathLike[str] | None = None, limit: int | None = None,
+                 features: FeatureGate | None = None) -> ReplaySummary:
     """Replay an openb node list + pod list (see the module docstring). ``limit``: only the
     first ``limit`` pods by creation time. ``plot``: write a PNG of allocation and pending pods
-    over virtual time. Raises :class:`ManifestError` for bad CSV input."""
+    over virtual time. ``features``: gates at the emulated version (default v1.37's).
+    Raises :class:`ManifestError` for bad CSV input."""
     nodes = load_nodes(nodes_csv)
     pods = load_pods(pods_csv)
     if limit is not None:
         pods = pods[:limit]
     name = os.path.basename(os.fspath(pods_csv))
     if progress:
-        summary = _run_with_progress(nodes, pods, config, seed, name)
+        summary = _run_with_progress(nodes, pods, config, seed, name, features)
     else:
-        summary = TraceReplay(nodes, pods, config, seed=seed, trace=name).run()
+        summary = TraceReplay(nodes, pods, config, seed=seed, trace=name, features=features).run()
     if plot is not None:
         plot_replay(summary, plot)
     return summary
 
 
 def _run_with_progress(nodes: list[dict[str, Any]], pods: list[TracePod], config: KubeSchedulerConfiguration | None,
-                       seed: int, name: str) -> ReplaySummary:
+                       seed: int, name: str, features: FeatureGate | None = None) -> ReplaySummary:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -407,7 +412,7 @@ def _run_with_progress(nodes: list[dict[str, Any]], pods: list[TracePod], config
                 last[0] = done
                 bar.update(task, completed=done, total=total)
 
-        rp = TraceReplay(nodes, pods, config, seed=seed, progress=tick, trace=name)
+        rp = TraceReplay(nodes, pods, config, seed=seed, progress=tick, trace=name, features=features)
         step = max(1, rp.trace_events // 200)
         return rp.run()
 

@@ -45,6 +45,7 @@ from kubesched.api.quantity import to_int
 from kubesched.api.resources import pod_requests
 from kubesched.config import KubeSchedulerConfiguration
 from kubesched.errors import InputError, ManifestError
+from kubesched.features import FeatureGate
 from kubesched.framework.clock import ManualClock
 from kubesched.framework.record import DecisionRecord
 from kubesched.scheduler import Attempt, Scheduler
@@ -355,8 +356,12 @@ def simulate(raws: list[RawObject], config: KubeSchedulerConfiguration | None = 
              record: bool = False, registry: dict[str, Any] | None = None,
              on_record: Callable[[DecisionRecord], None] | None = None, keep_records: bool = True,
              record_pods: Callable[[str], bool] | None = None,
-             timings: dict[str, float] | None = None, freeze_gc: bool = False) -> SimulationResult:
+             timings: dict[str, float] | None = None, freeze_gc: bool = False,
+             features: FeatureGate | None = None) -> SimulationResult:
     """Run the scheduler over the manifests until no pod can make progress.
+
+    ``features``: feature gates at the emulated version (default: v1.37's); ``config`` should have
+    been defaulted with the same gates (``None`` gives their default configuration).
 
     ``record``: keep every pod's last DecisionRecord in ``result.records`` and annotate the pods;
     ``on_record`` gets every record as it is made (recording is on when either is given).
@@ -379,7 +384,7 @@ def simulate(raws: list[RawObject], config: KubeSchedulerConfiguration | None = 
     store, bound, pending, nodes = build_store(raws)
     clock = ManualClock()
     sched = Scheduler(config, client=store, lister=store, clock=clock, seed=seed,
-                      registry=registry, record=record or on_record is not None)
+                      registry=registry, record=record or on_record is not None, features=features)
     sched.record_pods = record_pods
     keep_records = keep_records or record
     store.scheduler = sched
