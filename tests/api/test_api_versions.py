@@ -347,3 +347,40 @@ def test_schemas_per_release() -> None:
     assert not schemas.known_kind("scheduling.k8s.io/v1beta1", "PodGroup", (1, 34))
     with pytest.raises(ValueError, match="no API schemas for version 1.33"):
         schemas.schema_version((1, 33))
+
+
+# ---- DRA fields behind their gates (resourceslice/resourceclaim/deviceclass strategy.go) -----------
+
+def _slice() -> dict[str, Any]:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s"},
+            "spec": {"driver": "d", "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1}, "nodeName": "n1",
+                     "sharedCounters": [{"name": "c", "counters": {"mem": {"value": "1Gi"}}}],
+                     "devices": [{"name": "dev0", "taints": [{"key": "k", "effect": "NoSchedule"}],
+                                  "consumesCounters": [{"counterSet": "c", "counters": {"mem": {"value": "1Gi"}}}]}]}}
+
+
+@pytest.mark.parametrize(("version", "kept"), [((1, 35), False), ((1, 36), True), ((1, 37), True)])
+def test_resource_slice_taints_and_counters_follow_their_gates(version: tuple[int, int], kept: bool) -> None:
+    s = _slice()
+    strategy.drop_disabled_dra_fields(s, None, FeatureGate(emulated_version=version))
+    dev = s["spec"]["devices"][0]
+    assert ("taints" in dev, "consumesCounters" in dev, "sharedCounters" in s["spec"]) == (kept, kept, kept)
+    # an update keeps what the stored slice already uses
+    upd = _slice()
+    strategy.drop_disabled_dra_fields(upd, _slice(), FeatureGate(emulated_version=(1, 35)))
+    assert "taints" in upd["spec"]["devices"][0]
+
+
+def test_claim_capacity_and_device_class_extended_resource() -> None:
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "c"},
+             "spec": {"devices": {"requests": [{"name": "r", "exactly": {
+                 "deviceClassName": "gpu", "capacity": {"requests": {"mem": "1Gi"}}}}]}}}
+    at35 = copy.deepcopy(claim)
+    strategy.drop_disabled_dra_fields(at35, None, FeatureGate(emulated_version=(1, 35)))
+    assert at35["spec"]["devices"]["requests"][0]["exactly"] == {"deviceClassName": "gpu"}
+    at37 = copy.deepcopy(claim)
+    strategy.drop_disabled_dra_fields(at37, None, FeatureGate())
+    assert at37 == claim
+    dc = {"kind": "DeviceClass", "metadata": {"name": "gpu"}, "spec": {"extendedResourceName": "example.com/gpu"}}
+    strategy.drop_disabled_dra_fields(dc, None, FeatureGate(emulated_version=(1, 35)))
+    assert dc["spec"] == {}

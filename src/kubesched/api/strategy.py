@@ -17,7 +17,14 @@ Follows v1.37.2:
   MatchLabelKeysInPodTopologySpread and …SelectorMerge on;
 * ``pkg/registry/core/node/strategy.go`` ``dropDisabledFields`` (L95): ``status.declaredFeatures``
   (NodeDeclaredFeatures) and ``spec.podPreemptionPolicy``
-  (InPlacePodVerticalScalingSchedulerPreemption).
+  (InPlacePodVerticalScalingSchedulerPreemption);
+* DRA (:func:`drop_disabled_dra_fields`): ``pkg/registry/resource/resourceslice/strategy.go``
+  ``dropDisabledFields`` (L202: device taints, partitionable devices, binding conditions,
+  consumable capacity, compatibility groups, node-allocatable resources, list-type attributes,
+  partition type, optional node operations), ``pkg/api/resourceclaimspec/util.go``
+  ``DropDisabledFields`` (L33: prioritized list, request tolerations, admin access, consumable
+  capacity, derived attributes — for ResourceClaims and ResourceClaimTemplates) and
+  ``pkg/registry/resource/deviceclass/strategy.go`` (L95: ``extendedResourceName``).
 
 Fields a release does not have at all (``schedulingGroup`` at 1.34) never get here: decoding
 with that release's schemas (:mod:`kubesched.api.schemas`) rejects or prunes them first.
@@ -35,6 +42,7 @@ if TYPE_CHECKING:
     from kubesched.features import FeatureGate
 
 __all__ = [
+    "drop_disabled_dra_fields",
     "drop_disabled_node_fields",
     "drop_disabled_pod_fields",
     "mutate_pod_affinity",
@@ -182,3 +190,85 @@ def prepare_node(node: dict[str, Any], old_node: Mapping[str, Any] | None,
     """The node strategy's ``PrepareForCreate`` / ``PrepareForUpdate`` (L81-93) for the gated
     fields (``old_node`` None on create)."""
     drop_disabled_node_fields(node, old_node, features)
+
+
+# ---- DRA ---------------------------------------------------------------------------------------------
+
+#: gate(s) that must all be on → the fields they cover (``[]`` walks a list, ``{}`` a map's values).
+_CLAIM_SPEC: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
+    (("DRAPrioritizedList",), ("devices.requests[].firstAvailable",)),
+    (("DRADeviceTaints",), ("devices.requests[].exactly.tolerations",
+                            "devices.requests[].firstAvailable[].tolerations")),
+    (("DRAAdminAccess",), ("devices.requests[].exactly.adminAccess",)),
+    (("DRAConsumableCapacity",), ("devices.constraints[].distinctAttribute", "devices.requests[].exactly.capacity",
+                                  "devices.requests[].firstAvailable[].capacity")),
+    (("DRADerivedAttributes",), ("devices.requests[].exactly.derivedAttributes",
+                                 "devices.requests[].firstAvailable[].derivedAttributes")),
+)
+_DRA_FIELDS: dict[str, tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]] = {
+    "ResourceSlice": (
+        (("DRADeviceTaints",), ("spec.devices[].taints",)),
+        (("DRAPartitionableDevices",), ("spec.sharedCounters", "spec.perDeviceNodeSelection",
+                                        "spec.devices[].consumesCounters", "spec.devices[].nodeName",
+                                        "spec.devices[].nodeSelector", "spec.devices[].allNodes")),
+        (("DRADeviceBindingConditions", "DRAResourceClaimDeviceStatus"), (
+            "spec.devices[].bindingConditions", "spec.devices[].bindingFailureConditions",
+            "spec.devices[].bindsToNode")),
+        (("DRAConsumableCapacity",), ("spec.devices[].allowMultipleAllocations",
+                                      "spec.devices[].capacity{}.requestPolicy")),
+        (("DRADeviceCompatibilityGroups",), ("spec.devices[].consumesCounters[].compatibilityGroups",)),
+        (("DRANodeAllocatableResources",), ("spec.devices[].nodeAllocatableResources",)),
+        (("DRAListTypeAttributes",), tuple(f"spec.devices[].attributes{{}}.{k}" for k in (
+            "boolValues", "intValues", "stringValues", "versionValues"))),
+        (("DRAPartitionableDevicesType",), ("spec.partitionTypeAttribute",)),
+        (("DRAOptionalNodeOperations",), ("spec.skipNodeOperations",)),
+    ),
+    "ResourceClaim": tuple((g, tuple(f"spec.{p}" for p in paths)) for g, paths in _CLAIM_SPEC),
+    "ResourceClaimTemplate": tuple((g, tuple(f"spec.spec.{p}" for p in paths)) for g, paths in _CLAIM_SPEC),
+    "DeviceClass": ((("DRAExtendedResource",), ("spec.extendedResourceName",)),),
+}
+
+
+def _holders(obj: Any, path: str) -> list[tuple[dict[str, Any], str]]:
+    """The ``(dict, key)`` pairs a field path names in ``obj`` (the key may be absent)."""
+    parts = path.split(".")
+    nodes: list[Any] = [obj]
+    for part in parts[:-1]:
+        key, walk = part, ""
+        if part.endswith("[]"):
+            key, walk = part[:-2], "list"
+        elif part.endswith("{}"):
+            key, walk = part[:-2], "map"
+        nxt: list[Any] = []
+        for n in nodes:
+            v = n.get(key) if isinstance(n, dict) else None
+            if walk == "list":
+                nxt.extend(_list(v))
+            elif walk == "map":
+                nxt.extend(_dict(v).values())
+            elif v is not None:
+                nxt.append(v)
+        nodes = nxt
+    return [(n, parts[-1]) for n in nodes if isinstance(n, dict)]
+
+
+def _in_use(obj: Any, paths: tuple[str, ...]) -> bool:
+    return any(d.get(k) not in (None, [], {}) for p in paths for d, k in _holders(obj, p))
+
+
+def drop_disabled_dra_fields(obj: dict[str, Any], old: Mapping[str, Any] | None,
+                             features: FeatureGate | None = None, kind: str | None = None) -> None:
+    """The DRA registry strategies' ``dropDisabledFields`` for a ResourceSlice, ResourceClaim,
+    ResourceClaimTemplate or DeviceClass (``kind``, default ``obj["kind"]``; other kinds:
+    nothing): each field group whose gates are not all on is dropped unless ``old`` (None on
+    create) uses it."""
+    groups = _DRA_FIELDS.get(kind or str(obj.get("kind") or ""))
+    if not groups:
+        return
+    fg = _gates(features)
+    for gates, paths in groups:
+        if all(fg.enabled(g) for g in gates) or (old is not None and _in_use(old, paths)):
+            continue
+        for p in paths:
+            for d, k in _holders(obj, p):
+                d.pop(k, None)

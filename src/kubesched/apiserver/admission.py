@@ -25,8 +25,9 @@ server:
    status reset to ``{phase: Pending, qosClass}``, ``metadata.generation: 1``, fields of
    disabled gates dropped (``spec.schedulingGroup`` without GenericWorkload) and
    ``matchLabelKeys`` merged into the spread/affinity selectors (:mod:`kubesched.api.strategy`);
-   on update the gated fields the old pod does not use are dropped; nodes likewise
-   (``status.declaredFeatures`` without NodeDeclaredFeatures);
+   on update the gated fields the old pod does not use are dropped; nodes and DRA objects
+   likewise (``status.declaredFeatures`` without NodeDeclaredFeatures, ResourceSlice device
+   taints without DRADeviceTaints, ...);
 4. admission plugins: ``Priority`` (``plugin/pkg/admission/priority/admission.go``: the pod's
    PriorityClass → ``spec.priority`` and ``spec.preemptionPolicy``; the global default class;
    0 when none; ``system-node-critical``/``system-cluster-critical`` built in; 403
@@ -502,6 +503,8 @@ def admit(
         strategy.prepare_node(out, old if operation == "UPDATE" else None, features)
     elif base in _WORKLOAD_TEMPLATES:
         pod_options = validation.pod_validation_options(features)
+    else:
+        strategy.drop_disabled_dra_fields(out, old if operation == "UPDATE" else None, features, kind)
     typed = out if out.get("kind") else {**out, "kind": kind}
     if base == "pods" and operation == "UPDATE" and old is not None:
         errs = validation.validate_pod_update(typed, old, pod_options)

@@ -19,8 +19,9 @@ version (``features``, a :class:`~kubesched.features.FeatureGate`; default v1.37
    resource with a limit and no request gets the limit as request; then, for a Pod or Node
    that is *created* by applying the manifest (no ``metadata.uid`` — a dumped object was
    stored already and is taken as it is), the registry strategy's create step
-   (:mod:`kubesched.api.strategy`): fields of disabled gates dropped (``schedulingGroup``
-   without GenericWorkload, ``status.declaredFeatures`` without NodeDeclaredFeatures) and
+   (:mod:`kubesched.api.strategy`; DRA objects too): fields of disabled gates dropped
+   (``schedulingGroup`` without GenericWorkload, ``status.declaredFeatures`` without
+   NodeDeclaredFeatures, ResourceSlice device taints without DRADeviceTaints, ...) and
    ``matchLabelKeys`` merged into the spread/affinity selectors (``key In (value)``), so the
    pod is the one a real API server stores — a dumped pod carries that merge already and is
    not merged again.
@@ -308,18 +309,24 @@ class _Ctx:
         self.ok_specs: set[bytes] = set()
 
 
+_PREPARED = frozenset({"Pod", "Node", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "DeviceClass"})
+
+
 def _prepare(raw: RawObject, ctx: _Ctx) -> None:
-    """Defaults, then the registry strategy's create step for a Pod or Node without a uid."""
+    """Defaults, then the registry strategy's create step for a Pod, Node or DRA object without
+    a uid."""
     apply_defaults(raw)
-    if raw.kind not in ("Pod", "Node"):
+    if raw.kind not in _PREPARED:
         return
     meta = raw.data.get("metadata")
     if isinstance(meta, dict) and "uid" in meta:
         return  # a dumped object: stored already (and merged, if it is a pod)
     if raw.kind == "Pod":
         strategy.prepare_pod_for_create(raw.data, ctx.features)
-    else:
+    elif raw.kind == "Node":
         strategy.prepare_node(raw.data, None, ctx.features)
+    else:
+        strategy.drop_disabled_dra_fields(raw.data, None, ctx.features)
 
 
 def _check_one(raw: RawObject, ctx: _Ctx) -> None:
