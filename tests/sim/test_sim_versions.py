@@ -120,3 +120,25 @@ def test_match_label_keys_merged_once_and_placement_unchanged(tmp_path: Path, ve
     for got in results:
         assert got["spec"]["topologySpreadConstraints"][0]["labelSelector"] == MERGED
         assert got["spec"]["nodeName"] == "n1"  # skew among v2 pods: zone a has 0, zone b has 1
+
+
+def test_pods_a_deployment_creates_are_merged_as_on_create(tmp_path: Path) -> None:
+    """The ReplicaSet controller creates its pods through the API: their ``matchLabelKeys:
+    [pod-template-hash]`` become ``pod-template-hash In (<hash>)`` in the stored selector."""
+    deploy = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
+              "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                       "template": {"metadata": {"labels": {"app": "web"}}, "spec": {
+                           "containers": [{"name": "c", "image": "nginx",
+                                           "resources": {"requests": {"cpu": "100m"}}}],
+                           "topologySpreadConstraints": [{**SPREAD, "matchLabelKeys": ["pod-template-hash"]}]}}}}
+    code, out, err = _run(tmp_path, {"apiVersion": "v1", "kind": "List",
+                                     "items": [_node("n1", "a"), _node("n2", "b"), deploy]})
+    assert code == 0, err
+    pods = [o for o in json.loads(out)["items"] if o["kind"] == "Pod"]
+    assert len(pods) == 2
+    for p in pods:
+        h = p["metadata"]["labels"]["pod-template-hash"]
+        assert p["spec"]["topologySpreadConstraints"][0]["labelSelector"] == {
+            "matchLabels": {"app": "web"},
+            "matchExpressions": [{"key": "pod-template-hash", "operator": "In", "values": [h]}]}
+    assert {p["spec"]["nodeName"] for p in pods} == {"n1", "n2"}
