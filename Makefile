@@ -1,6 +1,6 @@
 # Quick start:  make demo   (set up + schedule the built-in example)
 #               make test   (set up + run the test suite)
-#               make lint   (ruff + mypy on src/)
+#               make lint   (ruff + mypy on src/, import contracts)
 #               make upstream (build upstream kube-apiserver, kube-scheduler, etcd; needs Go)
 PYTHON ?= python3
 VENV   ?= .venv
@@ -26,6 +26,7 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check src
 	$(BIN)/mypy src
+	$(BIN)/lint-imports
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/scheduler_perf.py --workload all
@@ -37,8 +38,10 @@ replay: $(STAMP)
 
 # Reference binaries for tests/benchmarks against upstream, built from Go modules into
 # .cache/upstream/<version>/bin (or $$KUBESCHED_UPSTREAM_DIR/bin); reused when present.
+# Both versions, side by side: v1.37.2 (kubesched's default) and v1.34.12 (--emulated-version 1.34).
 upstream:
-	tools/upstream/build.sh
+	tools/upstream/build.sh --version 1.37
+	tools/upstream/build.sh --version 1.34
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache

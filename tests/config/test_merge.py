@@ -114,7 +114,7 @@ profiles:
     assert "ImageLocality" not in names
     assert mp.enabled[-1] == P("MyPlugin", 3)
     assert mp.disabled == [P("ImageLocality")]
-    assert len(mp.enabled) == 19
+    assert len(mp.enabled) == 20  # v1.37 default: 18 kept + NodeDeclaredFeatures + MyPlugin
 
 
 def test_multi_point_star_disable_from_yaml():
@@ -138,7 +138,7 @@ profiles:
       disabled: [{name: "*"}]
 """)
     plugins = cfg.profiles[0].plugins
-    assert len(plugins.multi_point.enabled) == 19
+    assert len(plugins.multi_point.enabled) == 20  # v1.37: 19 + NodeDeclaredFeatures
     assert plugins.score == PluginSet(enabled=[], disabled=[P("*")])
 
 

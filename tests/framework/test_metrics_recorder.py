@@ -112,8 +112,10 @@ def test_a_scheduled_pod_observes_each_extension_point_once_with_success() -> No
     store.add("Pod", MakePod().name("p").uid("p").req(cpu="1").obj())
     a = sched.schedule_one()
     assert a is not None and a.result == "scheduled"
-    assert rec.points == [(p, "Success", PROFILE) for p in
-                          ("PreFilter", "PreScore", "Score", "Reserve", "Permit", "PreBind", "Bind", "PostBind")]
+    # v1.35+ (NominatedNodeNameForExpectation on): the binding cycle's RunPreBindPreFlights is an
+    # extension point of its own; VolumeBinding and DynamicResources have nothing to do → Skip
+    assert rec.points == [(p, "Success", PROFILE) for p in ("PreFilter", "PreScore", "Score", "Reserve", "Permit")] + [
+        ("PreBindPreFlight", "Skip", PROFILE)] + [(p, "Success", PROFILE) for p in ("PreBind", "Bind", "PostBind")]
     assert all(d >= 0 for d in rec.durations)
     assert len(rec.algorithm) == 1 and rec.algorithm[0] >= 0
     assert rec.preemption_attempts == 0 and rec.victims == [] and rec.permit_waits == []
@@ -211,5 +213,5 @@ def test_plugins_are_timed_one_by_one_only_in_sampled_cycles(monkeypatch: pytest
         assert want in got, want
     # the extension-point series are the same as unsampled
     assert ("Filter", "Success", PROFILE) not in rec.points
-    assert [p for p, _, _ in rec.points][:8] == ["PreFilter", "PreScore", "Score", "Reserve", "Permit",
-                                                  "PreBind", "Bind", "PostBind"]
+    assert [p for p, _, _ in rec.points][:9] == ["PreFilter", "PreScore", "Score", "Reserve", "Permit",
+                                                  "PreBindPreFlight", "PreBind", "Bind", "PostBind"]

@@ -104,3 +104,130 @@ def test_exactly_one_queue_sort_and_a_binder() -> None:
         _fw({"multiPoint": {"enabled": [{"name": "B"}], "disabled": [{"name": "*"}]}})
     with pytest.raises(PluginConfigError, match="at least one bind plugin is needed"):
         _fw({"multiPoint": {"enabled": [{"name": "QS"}], "disabled": [{"name": "*"}]}})
+
+
+# ───────────────────────── PreBindPreFlight and PreBind groups (framework_test.go v1.37.2) ─────────────────────────
+
+class PB(_P):
+    """A PreBind plugin whose PreBindPreFlight returns ``pre_flight`` (upstream ``TestPlugin`` with
+    ``injectedResult.PreBindPreFlightStatus``) and records its PreBind calls."""
+
+    def __init__(self, name: str, pre_flight: object = None, parallel: bool = False) -> None:
+        super().__init__(name)
+        self.pre_flight = pre_flight
+        self.parallel = parallel
+        self.calls: list[str] = []
+
+    def pre_bind_pre_flight(self, state, pod, node):  # noqa: ANN001, ANN201
+        from kubesched.framework.interface import PreBindPreFlightResult
+
+        return PreBindPreFlightResult(allow_parallel=self.parallel), self.pre_flight
+
+    def pre_bind(self, state, pod, node):  # noqa: ANN001, ANN201
+        self.calls.append(node)
+        return None
+
+
+def _fw_pre_bind(plugins: list[PB], features=None) -> Framework:  # noqa: ANN001
+    reg = dict(REG)
+
+    def factory(pl: PB):  # noqa: ANN202
+        return lambda a, h: pl
+
+    for pl in plugins:
+        reg[pl.name] = factory(pl)
+    cfg = decode_config({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                         "profiles": [{"schedulerName": "x", "plugins": {
+                             "multiPoint": {"disabled": [{"name": "*"}]},
+                             "queueSort": {"enabled": [{"name": "QS"}]}, "bind": {"enabled": [{"name": "B"}]},
+                             "preBind": {"enabled": [{"name": pl.name} for pl in plugins]}}}]})
+    handle = Handle(nodes=NodeTable(), **({"features": features} if features is not None else {}))
+    return Framework(cfg.profiles[0], reg, handle)
+
+
+GROUP_CASES = [
+    ("No plugins", [], set(), set(), []),
+    ("Single plugin, not skipped, not parallel", ["p1"], set(), set(), [["p1"]]),
+    ("Single plugin, skipped", ["p1"], {"p1"}, set(), []),
+    ("Single plugin, parallel", ["p1"], set(), {"p1"}, [["p1"]]),
+    ("Single plugin, parallel & skipped", ["p1"], {"p1"}, {"p1"}, []),
+    ("Multiple plugins, consecutive serial", ["p1", "p2"], set(), set(), [["p1"], ["p2"]]),
+    ("Multiple plugins, consecutive parallel", ["p1", "p2"], set(), {"p1", "p2"}, [["p1", "p2"]]),
+    ("Multiple plugins, mixed parallel and serial", ["p1", "p2", "p3", "p4"], set(), {"p2", "p3"},
+     [["p1"], ["p2", "p3"], ["p4"]]),
+    ("Parallel plugins separated by serial", ["p1", "p2", "p3"], set(), {"p1", "p3"}, [["p1"], ["p2"], ["p3"]]),
+    ("Skipped plugins", ["p1", "p2", "p3"], {"p2"}, set(), [["p1"], ["p3"]]),
+    ("Parallel plugins with one skipped in between", ["p1", "p2", "p3"], {"p2"}, {"p1", "p2", "p3"},
+     [["p1", "p3"]]),
+    ("Parallel plugins with one serial & skipped in between", ["p1", "p2", "p3"], {"p2"}, {"p1", "p3"},
+     [["p1"], ["p3"]]),
+    ("Complex mix", [f"p{i}" for i in range(1, 9)], {"p3", "p5"}, {"p2", "p4", "p5", "p6"},
+     [["p1"], ["p2"], ["p4", "p6"], ["p7"], ["p8"]]),
+]
+
+
+@pytest.mark.parametrize(("name", "plugins", "skipped", "parallel", "want"), GROUP_CASES,
+                         ids=[c[0] for c in GROUP_CASES])
+def test_pre_bind_plugin_groups(name: str, plugins: list[str], skipped: set[str], parallel: set[str],
+                                want: list[list[str]]) -> None:
+    from kubesched.framework.cycle_state import CycleState
+
+    fw = _fw_pre_bind([PB(n) for n in plugins])
+    state = CycleState()
+    state.skip_pre_bind_plugins, state.parallel_pre_bind_plugins = set(skipped), set(parallel)
+    assert [[p.name for p in g] for g in fw.pre_bind_plugin_groups(state)] == want
+
+
+def _st(code):  # noqa: ANN001, ANN202
+    from kubesched.framework.interface import Code, Status
+
+    if code is None:
+        return None
+    if code == Code.ERROR:
+        return Status(Code.ERROR, ("injected status",))
+    return Status(code)
+
+
+def test_pre_bind_pre_flight_plugins() -> None:
+    """Upstream ``TestPreBindPreFlightPlugins``."""
+    from kubesched.framework.cycle_state import CycleState
+    from kubesched.framework.interface import Code
+
+    cases = [
+        ([], Code.SKIP, ""),
+        ([("TestPlugin1", Code.SKIP), ("TestPlugin2", None)], None, ""),
+        ([("TestPlugin1", Code.SKIP), ("TestPlugin2", Code.SKIP)], Code.SKIP, ""),
+        ([("TestPlugin1", Code.SKIP), ("TestPlugin2", Code.ERROR)], Code.ERROR,
+         'running PreBindPreFlight "TestPlugin2": injected status'),
+        ([("TestPlugin", Code.UNSCHEDULABLE)], Code.ERROR,
+         'PreBindPreFlight TestPlugin returned "Unschedulable", which is unsupported. '
+         "It is supposed to return Success, Skip, or Error status"),
+    ]
+    from kubesched.testing.wrappers import MakePod
+
+    for plugins, code, msg in cases:
+        fw = _fw_pre_bind([PB(n, _st(c)) for n, c in plugins])
+        st = fw.run_pre_bind_pre_flights(CycleState(), MakePod().name("p").obj(), "")
+        assert (st.code if st is not None else None, st.message() if st is not None else "") == (code, msg)
+
+
+@pytest.mark.parametrize(("version", "want_parallel"), [((1, 35), set()), ((1, 37), {"p1", "p3"})])
+def test_pre_bind_pre_flights_record_skips_and_parallel(version: tuple[int, int], want_parallel: set[str]) -> None:
+    """RunPreBindPreFlights records the skipping plugins (never run by RunPreBindPlugins) and,
+    since v1.36 (PreBindPreFlightResult), the AllowParallel ones."""
+    import asyncio
+
+    from kubesched.features import FeatureGate
+    from kubesched.framework.cycle_state import CycleState
+    from kubesched.framework.interface import Code
+    from kubesched.testing.wrappers import MakePod
+
+    pls = [PB("p1", None, True), PB("p2", _st(Code.SKIP)), PB("p3", None, True), PB("p4", _st(Code.SKIP), True)]
+    fw = _fw_pre_bind(pls, FeatureGate(emulated_version=version))
+    state = CycleState()
+    pod = MakePod().name("p").obj()
+    assert fw.run_pre_bind_pre_flights(state, pod, "n1") is None
+    assert state.skip_pre_bind_plugins == {"p2", "p4"} and state.parallel_pre_bind_plugins == want_parallel | (
+        {"p4"} if want_parallel else set())
+    assert asyncio.run(fw.run_pre_bind_plugins(state, pod, "n1")) is None
+    assert [pl.calls for pl in pls] == [["n1"], [], ["n1"], []]

@@ -86,10 +86,14 @@ async def test_bind_failures_injected(tmp_path, code: int) -> None:
             box.faults.clear()
             await assert_all_bound_once(api, runner, 30)
             cc = runner.cluster_client
-            # every pod got exactly one successful binding POST; the failed ones were requeued
-            assert cc.binds == 30 and cc.bind_errors == box.faults.injected
             attempts = runner.scheduler.stats.attempts
-            assert attempts["error"] == box.faults.injected
+            # every pod got exactly one successful binding POST; the failed ones were requeued
+            assert cc.binds == 30
+            if code == 409 or not runner.scheduler.features.at_least(1, 37):
+                assert cc.bind_errors == box.faults.injected
+            else:  # v1.37 util.BindPod retries a 500 (up to 4 tries) before the binding fails
+                assert cc.bind_errors <= box.faults.injected // 4
+            assert attempts["error"] == cc.bind_errors
         finally:
             await stop(runner, task)
             await api.close()

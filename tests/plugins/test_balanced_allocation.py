@@ -1,6 +1,7 @@
 """NodeResourcesBalancedAllocation: the v1.34 table of upstream balanced_allocation_test.go
-(std of min(req/alloc, 1), real requests, Skip for best-effort pods) and a hypothesis check that
-``score_nodes`` equals the per-node ``score`` on random clusters."""
+(std of min(req/alloc, 1), real requests, Skip for best-effort pods) at emulated 1.34, the v1.37.2
+table (``50 + (50 + with - without) / 2`` since 1.36), and hypothesis checks that ``score`` and
+``score_nodes`` equal a plain port of upstream's Go code on random clusters, at 1.34/1.35/1.36/1.37."""
 
 from __future__ import annotations
 
@@ -11,12 +12,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kubesched.api.objects import node_allocatable
+from kubesched.api.quantity import to_int
+from kubesched.api.resources import pod_requests
 from kubesched.config.args import NodeResourcesBalancedAllocationArgs, ResourceSpec
+from kubesched.features import FeatureGate
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.handle import Handle
 from kubesched.framework.interface import Code
 from kubesched.framework.node_info import PodInfo
 from kubesched.plugins.noderesources.balanced_allocation import BalancedAllocation
-from kubesched.plugins.noderesources.resource_allocation import balanced_resource_score
+from kubesched.plugins.noderesources.resource_allocation import balanced_resource_score, is_scalar_resource_name
 from kubesched.testing.wrappers import MakeNode, MakePod, build_table
 
 GPU = "nvidia.com/gpu"
@@ -44,9 +50,14 @@ DEFAULT = [ResourceSpec(name="cpu", weight=1), ResourceSpec(name="memory", weigh
 WITH_GPU = DEFAULT + [ResourceSpec(name=GPU, weight=1)]
 
 
-def run(args, p, nodes, existing, pre_score=True):
-    plugin = BalancedAllocation(NodeResourcesBalancedAllocationArgs(resources=args))
+V134 = FeatureGate(emulated_version=(1, 34))
+V137 = FeatureGate(emulated_version=(1, 37))
+
+
+def run(args, p, nodes, existing, pre_score=True, features=V134):
     table = build_table(nodes, existing)
+    plugin = BalancedAllocation(NodeResourcesBalancedAllocationArgs(resources=args),
+                                Handle(nodes=table, features=features))
     state = CycleState(PodInfo(p))
     rows = np.asarray([table.row_of[n.metadata.name] for n in nodes], np.int64)
     status = plugin.pre_score(state, p, table, rows) if pre_score else None
@@ -139,6 +150,57 @@ def test_formula_reference():
     assert balanced_resource_score([3000, 5000, 4], [3500, 40000, 8]) == 70
 
 
+# upstream v1.37.2 balanced_allocation_test.go (the non-DRA cases): 50 + (50 + with - without) / 2
+CASES_137 = [
+    pytest.param(DEFAULT, pod(*CPU_AND_MEMORY), [node("node1", 4000, 10000), node("node2", 6000, 10000)], [],
+                 [68, 75], True, id="nothing scheduled, resources requested, differently sized nodes"),
+    pytest.param(DEFAULT, pod(*CPU_AND_MEMORY),
+                 [node("node1", 10000, 20000), node("node2", 10000, 20000)],
+                 [pod(*CPU_ONLY, on="node1", name="e1"), pod(*CPU_AND_MEMORY, on="node2", name="e2")],
+                 [73, 74], True, id="resources requested, pods scheduled with resources"),
+    pytest.param(DEFAULT, pod(*CPU_AND_MEMORY),
+                 [node("node1", 10000, 20000), node("node2", 10000, 50000)],
+                 [pod(*CPU_ONLY, on="node1", name="e1"), pod(*CPU_AND_MEMORY, on="node2", name="e2")],
+                 [73, 70], True, id="resources requested, pods scheduled with resources, differently sized nodes"),
+    pytest.param(DEFAULT, pod({"memory": "2000"}, {"memory": "3000"}),
+                 [node("node1", 3000, 5000), node("node2", 3000, 5000)],
+                 [pod(*CPU_ONLY, on="node1", name="e1")],
+                 [100, 50], True, id="nodes to reach min/max score"),
+    pytest.param(DEFAULT, pod(*CPU_ONLY), [node("node1", 6000, 10000), node("node2", 6000, 10000)],
+                 [pod(*CPU_ONLY, on="node1", name="e1"), pod(*CPU_AND_MEMORY, on="node2", name="e2")],
+                 [62, 62], True, id="requested resources at node capacity"),
+    pytest.param(WITH_GPU, pod({"cpu": "0", "memory": "0", GPU: "1"}),
+                 [node("node1", 3500, 40000, {GPU: 8}), node("node2", 3500, 40000, {GPU: 8})],
+                 [pod({"cpu": "1000m", "memory": "2000"}, {"cpu": "2000m", "memory": "3000", GPU: "3"},
+                      on="node1", name="e1"),
+                  pod(*CPU_AND_MEMORY, on="node2", name="e2")],
+                 [75, 76], True, id="scalar resource is included if the pod requests it"),
+    pytest.param(WITH_GPU, pod(*CPU_AND_MEMORY),
+                 [node("node1", 3500, 40000, {GPU: 8}), node("node2", 3500, 40000)], [],
+                 [56, 56], True, id="scalar resource is not included if the pod doesn't request it"),
+    pytest.param(DEFAULT, pod(*CPU_AND_MEMORY),
+                 [node("node1", 10000, 20000), node("node2", 10000, 20000)],
+                 [pod(*CPU_ONLY, on="node1", name="e1"), pod(*CPU_AND_MEMORY, on="node2", name="e2")],
+                 [73, 74], False, id="resources requested, pods scheduled with resources if PreScore not called"),
+]
+
+
+@pytest.mark.parametrize(("resources", "p", "nodes", "existing", "want", "pre_score"), CASES_137)
+def test_balanced_allocation_v137(resources, p, nodes, existing, want, pre_score):
+    status, ref, batch = run(resources, p, nodes, existing, pre_score, features=V137)
+    assert status is None
+    assert ref == batch == want
+
+
+@pytest.mark.parametrize(("version", "want"), [((1, 34), [87, 100]), ((1, 35), [87, 100]),
+                                                ((1, 36), [68, 75]), ((1, 37), [68, 75])])
+def test_formula_changes_in_1_36(version, want):
+    """No gate: v1.35.4 still has the v1.34 scorer, v1.36.3 has the delta formula."""
+    _, ref, batch = run(DEFAULT, pod(*CPU_AND_MEMORY), [node("node1", 4000, 10000), node("node2", 6000, 10000)],
+                        [], features=FeatureGate(emulated_version=version))
+    assert ref == batch == want
+
+
 def test_registry_reference_and_defaults():
     mod, _, attr = "kubesched.plugins.noderesources.balanced_allocation:new".partition(":")
     plugin = getattr(importlib.import_module(mod), attr)(None, None)
@@ -183,15 +245,77 @@ def reqs(draw):
     return out
 
 
+def _go_balanced_resource_score(requested, allocatable):
+    """Plain port of Go ``balancedResourceScore`` (v1.37.2 balanced_allocation.go L220-251)."""
+    fractions, total = [], 0.0
+    for r, a in zip(requested, allocatable):
+        if a == 0:
+            continue
+        f = min(float(r) / float(a), 1.0)
+        total += f
+        fractions.append(f)
+    std = 0.0
+    if len(fractions) == 2:
+        std = abs((fractions[0] - fractions[1]) / 2)
+    elif len(fractions) > 2:
+        mean = total / len(fractions)
+        acc = 0.0
+        for f in fractions:
+            acc = acc + (f - mean) * (f - mean)
+        std = (acc / len(fractions)) ** 0.5
+    return int((1 - std) * 100.0)
+
+
+def _go_trunc_div(a, b):
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def go_reference(names, p, node_obj, existing, delta):
+    """Upstream BalancedAllocation.Score for one node, written from the Go code
+    (resource_allocation.go calculateNodeAllocatableRequest / calculateResourceAllocatableRequest,
+    balancedResourceScorer): node sums from the raw objects, not from the NodeTable."""
+    preq = pod_requests(p)
+    pod_vec = [preq.get(n, 0) for n in names]
+    if not any(pod_vec):
+        return 0  # best effort: Score without PreScore state returns 0
+    alloc = {k: to_int(k, v) for k, v in node_allocatable(node_obj).items()}
+    used: dict[str, int] = {}
+    for e in existing:
+        for k, v in pod_requests(e).items():
+            used[k] = used.get(k, 0) + v
+    k = len(names)
+    requested, allocated, allocatable = [0] * k, [0] * k, [0] * k
+    for i, n in enumerate(names):
+        if pod_vec[i] == 0 and is_scalar_resource_name(n):
+            continue
+        if n in ("cpu", "memory", "ephemeral-storage") or is_scalar_resource_name(n):
+            a, u = alloc.get(n, 0), used.get(n, 0)
+        else:
+            a, u = 0, 0  # e.g. "pods": omitted by upstream
+        if a == 0:
+            continue
+        allocatable[i], allocated[i], requested[i] = a, u, u + pod_vec[i]
+    with_pod = _go_balanced_resource_score(requested, allocatable)
+    if not delta:
+        return with_pod
+    without = _go_balanced_resource_score(allocated, allocatable)
+    return 50 + _go_trunc_div(50 + with_pod - without, 2)
+
+
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(clusters(), st.lists(reqs(), max_size=2),
        st.lists(st.sampled_from(["cpu", "memory", "ephemeral-storage", "pods", *POOL]), min_size=1, max_size=5,
-                unique=True), st.booleans())
-def test_score_nodes_equals_score(cluster, pod_reqs, names, pre_score):
+                unique=True), st.booleans(), st.sampled_from([(1, 34), (1, 35), (1, 36), (1, 37)]))
+def test_score_nodes_equals_go_reference(cluster, pod_reqs, names, pre_score, version):
     nodes, existing = cluster
-    status, ref, batch = run([ResourceSpec(name=n, weight=1) for n in names], pod(*pod_reqs), nodes, existing,
-                             pre_score)
+    p = pod(*pod_reqs)
+    status, ref, batch = run([ResourceSpec(name=n, weight=1) for n in names], p, nodes, existing,
+                             pre_score, features=FeatureGate(emulated_version=version))
     if status is not None:
         assert status.code == Code.SKIP
+    go = [go_reference(names, p, nd, [e for e in existing if e.spec.node_name == nd.metadata.name],
+                       version >= (1, 36)) for nd in nodes]
+    assert ref == go
     assert batch == ref
     assert all(0 <= s <= 100 for s in batch)

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from kubesched.api.objects import PodCondition, PodDisruptionBudget, decode
 from kubesched.config import decode_config
+from kubesched.features import FeatureGate
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis, NodeToStatus
 from kubesched.framework.handle import Handle
@@ -164,10 +165,11 @@ def _registry() -> dict:
 
 class Env:
     def __init__(self, nodes: list, pods: list, *, preemptor=None, pdbs=(), plugins=("NodeResourcesFit",),  # noqa: ANN001
-                 args: dict | None = None) -> None:
+                 args: dict | None = None, features: FeatureGate | None = None) -> None:
         self.table = build_table(nodes, pods)
         self.cluster = FakeCluster(pods + ([preemptor] if preemptor is not None else []), pdbs)
-        self.handle = Handle(nodes=self.table, lister=self.cluster, client=self.cluster)
+        self.handle = Handle(nodes=self.table, lister=self.cluster, client=self.cluster,
+                             **({"features": features} if features is not None else {}))
         self.handle.rng = np.random.default_rng(0)  # type: ignore[attr-defined]
         enabled = [{"name": "PrioritySort"}, *({"name": p} for p in plugins), {"name": "DefaultPreemption"},
                    {"name": "DefaultBinder"}]
@@ -205,6 +207,12 @@ def nominated(node_name: str) -> PostFilterResult:
     return PostFilterResult(NominatingInfo(node_name, NominatingMode.OVERRIDE))
 
 
+def found(node_name: str, victims: int) -> Status:
+    """v1.37 ``Preempt``'s Success message (preemption.go L196) with DefaultPreemption's prefix."""
+    return Status(Code.SUCCESS, (f"preemption: found a potential placement for pod on node {node_name}, "
+                                 f"preempting {victims} victims",))
+
+
 U, UU = Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 
 # ─────────────────────────────────────── TestPostFilter ───────────────────────────────────────
@@ -212,7 +220,7 @@ U, UU = Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 POST_FILTER_CASES = [
     ("pod with higher priority can be made schedulable",
      mk("p", HIGH), [mk("p1", node="node1")], [node("node1", ONE_POD)], {"node1": U}, [],
-     nominated("node1"), Status(Code.SUCCESS)),
+     nominated("node1"), found("node1", 1)),
     ("pod with tied priority is still unschedulable",
      mk("p"), [mk("p1", node="node1")], [node("node1", ONE_POD)], {"node1": U}, [],
      nominated(""), Status(U, ("preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",))),
@@ -225,7 +233,7 @@ POST_FILTER_CASES = [
     ("pod can be made schedulable on one node",
      mk("p", MID), [mk("p1", HIGH, "node1"), mk("p2", LOW, "node2")],
      [node("node1", ONE_POD), node("node2", ONE_POD)], {"node1": U, "node2": U}, [],
-     nominated("node2"), Status(Code.SUCCESS)),
+     nominated("node2"), found("node2", 1)),
     ("pod can be made schedulable on minHighestPriority node",
      mk("p", VERY_HIGH),
      [mk("p1", HIGH, "node1", labels={"test.kubernetes.io/is-violating-pdb": "non-violating"}),
@@ -234,7 +242,7 @@ POST_FILTER_CASES = [
      [node("node1", ONE_POD), node("node2", ONE_POD)], {"node1": U, "node2": U},
      [pdb({"test.kubernetes.io/is-violating-pdb": "violating"}, 0, name="violating-pdb"),
       pdb({"test.kubernetes.io/is-violating-pdb": "non-violating"}, 2**31 - 1, name="non-violating-pdb")],
-     nominated("node2"), Status(Code.SUCCESS)),
+     nominated("node2"), found("node2", 1)),
     ("no candidate nodes found, no enough resource after removing low priority pods",
      mk("p", HIGH, req=LARGE), [mk("p1", node="node1"), mk("p2", node="node2")],
      [node("node1", NODE_RES), node("node2", NODE_RES)], {"node1": U, "node2": U}, [],
@@ -259,7 +267,7 @@ POST_FILTER_CASES = [
     ("one failed with TestPlugin and the other pass",
      mk("p", HIGH, req=LARGE), [mk("p1", node="node1"), mk("p2", node="node2", req=MEDIUM)],
      [node("node1", LARGE, {"error": "true"}), node("node2", LARGE)], {"node1": U, "node2": U}, [],
-     nominated("node2"), Status(Code.SUCCESS)),
+     nominated("node2"), found("node2", 1)),
 ]
 
 
@@ -277,6 +285,18 @@ def test_post_filter(name, pod, pods, nodes, statuses, pdbs, want_result, want_s
     else:
         assert env.snapshot() == before  # dry runs leave the table exactly as it was
         assert not env.cluster.deleted
+
+
+@pytest.mark.parametrize("version", [(1, 34), (1, 35), (1, 36)])
+def test_post_filter_success_has_no_message_before_1_37(version: tuple[int, int]) -> None:
+    """Before v1.37 ``Preempt`` returned a bare Success: the FailedScheduling message gets no
+    PostFilter part after a successful preemption."""
+    name, pod, pods, nodes, statuses, pdbs, want_result, _ = POST_FILTER_CASES[0]
+    pod, pods = pod.obj(), [p.obj() for p in pods]
+    env = Env(nodes, pods, preemptor=pod, pdbs=pdbs, plugins=("NodeResourcesFit", "test-plugin"),
+              features=FeatureGate(emulated_version=version))
+    result, status = env.pl.post_filter(env.state(pod), pod, env.statuses(statuses))
+    assert (status.code, status.message(), result) == (Code.SUCCESS, "", want_result)
 
 
 # ─────────────────────────────────────── TestDryRunPreemption ───────────────────────────────────────
@@ -776,7 +796,8 @@ def test_e2e_failed_scheduling_message_ends_with_preemption_part() -> None:
                                        "preemption: not eligible due to preemptionPolicy=Never.")
 
 
-def test_e2e_high_priority_pod_preempts_and_binds_to_nominated_node() -> None:
+@pytest.mark.parametrize("version", [(1, 34), (1, 37)])
+def test_e2e_high_priority_pod_preempts_and_binds_to_nominated_node(version: tuple[int, int]) -> None:
     from kubesched.api.objects import pod_key
     from kubesched.framework.clock import ManualClock
     from kubesched.scheduler import Scheduler
@@ -789,7 +810,8 @@ def test_e2e_high_priority_pod_preempts_and_binds_to_nominated_node() -> None:
              _pod("hi", 1000, "2")]
     store, bound, pending, nodes = build_store(_raws(objs))
     clock = ManualClock()
-    sched = Scheduler(None, client=store, lister=store, clock=clock, seed=0)
+    sched = Scheduler(None, client=store, lister=store, clock=clock, seed=0,
+                      features=FeatureGate(emulated_version=version))
     store.scheduler = sched
     for n, raw in nodes:
         store.add("Node", n, raw)
@@ -804,7 +826,11 @@ def test_e2e_high_priority_pod_preempts_and_binds_to_nominated_node() -> None:
     assert preempted == [("Normal", "Preempted", "default/lo1", "Preempted by pod uid-hi on node n1"),
                          ("Normal", "Preempted", "default/lo2", "Preempted by pod uid-hi on node n1")]
     failed = [e for e in store.events if e[1] == "FailedScheduling" and e[2] == "default/hi"]
-    assert failed[0][3] == "0/2 nodes are available: 2 Insufficient cpu."  # PostFilter success adds nothing
+    if version < (1, 37):
+        assert failed[0][3] == "0/2 nodes are available: 2 Insufficient cpu."  # PostFilter success adds nothing
+    else:  # schedule_one_test / default_preemption_test v1.37: the Success message is appended
+        assert failed[0][3] == ("0/2 nodes are available: 2 Insufficient cpu. preemption: found a potential "
+                                "placement for pod on node n1, preempting 2 victims")
 
     hi = store.pods["default/hi"]
     if not hi.spec.node_name:

@@ -1,4 +1,5 @@
-"""ImageLocality: cases ported from upstream image_locality_test.go, and batch == per-node."""
+"""ImageLocality: cases ported from upstream image_locality_test.go (v1.34; image volumes from
+v1.36.3 and v1.37.2), and batch == per-node."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kubesched.features import FeatureGate
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import Handle
 from kubesched.plugins import imagelocality
@@ -74,6 +76,43 @@ def test_score(name, pod, nodes, want):
     assert pl.score_nodes(state, pod, t, rows).tolist() == want
 
 
+def _image_volume_pod(*images, volumes=()):
+    b = MakePod()
+    for i in images:
+        b.container(i)
+    b.spec(volumes=[{"name": f"iv{k}", "image": {"reference": ref}} for k, ref in enumerate(volumes)])
+    return b.obj()
+
+
+# upstream "pod with ImageVolume" (container gcr.io/30, image volume gcr.io/300) on node1 = 300/600/900MB
+# images, node2 = 4000MB + 30MB images, per version:
+#   1.37.2: 300M * 1/2 = 150M of 1000M * 2 (the volume counts) → 6; node2 30M/2 < 23M → 0
+#   1.36.3: the volume adds to the sum only: 150M of 1000M → 12
+#   1.34/1.35: image volumes are ignored → 0
+IMAGE_VOLUME = [((1, 34), [0, 0]), ((1, 35), [0, 0]), ((1, 36), [12, 0]), ((1, 37), [6, 0])]
+
+
+@pytest.mark.parametrize(("version", "want"), IMAGE_VOLUME, ids=[f"{v[0]}.{v[1]}" for v, _ in IMAGE_VOLUME])
+def test_image_volumes(version, want):
+    nodes = [("node1", *NODE_300600900[1:]), ("node2", *NODE_400030[1:])]
+    t = build_table([_node(*n) for n in nodes])
+    pl = imagelocality.new(None, Handle(nodes=t, features=FeatureGate(emulated_version=version)))
+    pod = _image_volume_pod("gcr.io/30", volumes=("gcr.io/300",))
+    rows = np.asarray([t.row_of["node1"], t.row_of["node2"]], np.int64)
+    per_node = [pl.score(CycleState(), pod, t.node_info(r))[0] for r in rows.tolist()]
+    assert per_node == want
+    assert pl.score_nodes(CycleState(), pod, t, rows).tolist() == want
+
+
+def test_same_images_as_containers_score_like_the_image_volume_pod_at_1_37():
+    """Upstream "same images as ImageVolume pod but as regular container images": 6 / 0."""
+    nodes = [("node1", *NODE_300600900[1:]), ("node2", *NODE_400030[1:])]
+    t = build_table([_node(*n) for n in nodes])
+    pl = imagelocality.new(None, Handle(nodes=t, features=FeatureGate(emulated_version=(1, 37))))
+    pod = _pod("gcr.io/30", "gcr.io/300")
+    assert [pl.score(CycleState(), pod, t.node_info(t.row_of[n]))[0] for n in ("node1", "node2")] == [6, 0]
+
+
 def test_constants_and_normalisation():
     assert imagelocality.MIN_THRESHOLD == 23 * 1024 * 1024
     assert imagelocality.MAX_CONTAINER_THRESHOLD == 1000 * 1024 * 1024
@@ -113,12 +152,15 @@ _IMAGES = ["gcr.io/a", "gcr.io/b:v1", "docker.io/c", "gcr.io/d@sha256:abc"]
 @given(node_imgs=st.lists(st.dictionaries(st.sampled_from(_IMAGES), st.integers(0, 3000 * MB), max_size=4),
                           min_size=1, max_size=10),
        pod_imgs=st.lists(st.sampled_from(_IMAGES + ["gcr.io/zzz"]), min_size=1, max_size=4),
-       n_init=st.integers(0, 2))
-def test_batch_equals_per_node(node_imgs, pod_imgs, n_init):
+       n_init=st.integers(0, 2), vol_imgs=st.lists(st.sampled_from(_IMAGES + ["gcr.io/zzz"]), max_size=2),
+       version=st.sampled_from([(1, 34), (1, 36), (1, 37)]))
+def test_batch_equals_per_node(node_imgs, pod_imgs, n_init, vol_imgs, version):
     nodes = [_node(f"n{i}", *[(normalized_image_name(k), v) for k, v in imgs.items()]) for i, imgs in enumerate(node_imgs)]
     t = build_table(nodes)
-    pl = imagelocality.new(None, Handle(nodes=t))
+    pl = imagelocality.new(None, Handle(nodes=t, features=FeatureGate(emulated_version=version)))
     pod = _pod(*pod_imgs[n_init:] or pod_imgs, init=tuple(pod_imgs[:n_init]))
+    if vol_imgs:
+        pod.spec.volumes = _image_volume_pod(volumes=vol_imgs).spec.volumes
     rows = t.order()
     ref = [pl.score(CycleState(), pod, t.node_info(r))[0] for r in rows.tolist()]
     assert pl.score_nodes(CycleState(), pod, t, rows).tolist() == ref

@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kubesched.api.objects import Namespace, ObjectMeta
+from kubesched.features import FeatureGate
 from kubesched.config.args import InterPodAffinityArgs
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, EventResource, QueueingHint
@@ -395,7 +396,11 @@ def term_st(draw):  # noqa: ANN001, ANN201
     elif nsk == "all":
         extra["ns_selector"] = {}
     elif nsk == "sel":
-        extra["ns_selector"] = {"matchLabels": {"team": draw(st.sampled_from(["a", "b"]))}}
+        extra["ns_selector"] = draw(st.sampled_from([
+            {"matchLabels": {"team": draw(st.sampled_from(["a", "b"]))}},
+            # selectors that match the empty label set: 1.34-1.36 kept them (see terms.merge_namespaces)
+            {"matchExpressions": [{"key": "team", "operator": "DoesNotExist"}]},
+            {"matchExpressions": [{"key": "team", "operator": "NotIn", "values": ["a"]}]}]))
     return term(draw(st.sampled_from(KEYS)), **sel, **extra)
 
 
@@ -458,13 +463,14 @@ def _ref_score(ref, table, p):  # noqa: ANN001, ANN201
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(cluster_st())
-def test_batch_equals_reference(cluster) -> None:  # noqa: ANN001
+@given(cluster_st(), st.sampled_from([(1, 34), (1, 37)]))
+def test_batch_equals_reference(cluster, version) -> None:  # noqa: ANN001
     nodes, pods, incoming, extra, removals, relabel, hard, ignore = cluster
     args = InterPodAffinityArgs(hard_pod_affinity_weight=hard, ignore_preferred_terms_of_existing_pods=ignore)
     # plugin built on a table, then mutated: exercises the incremental index
     table = build_table(nodes, [])
-    pl = ipa.new(args, Handle(nodes=table, lister=_Lister(NS_OBJS)))
+    pl = ipa.new(args, Handle(nodes=table, lister=_Lister(NS_OBJS), features=FeatureGate(emulated_version=version)))
+    replace = version >= (1, 37)
     pl.pre_filter(CycleState(PodInfo(incoming)), incoming, table)  # intern the incoming targets early
     infos = [PodInfo(p) for p in pods]
     for pi in infos:
@@ -476,7 +482,7 @@ def test_batch_equals_reference(cluster) -> None:  # noqa: ANN001
         i, z = relabel
         old = nodes[i]
         table.set_node(node(old.metadata.name, **{**old.metadata.labels, "zone": z}))
-    ref = ReferenceInterPodAffinity(table, NS_OBJS, hard, ignore)
+    ref = ReferenceInterPodAffinity(table, NS_OBJS, hard, ignore, replace)
     want = _ref_filter(ref, table, incoming)
     got = run_filter(table, pl, incoming)
     assert got == want
@@ -491,7 +497,7 @@ def test_batch_equals_reference(cluster) -> None:  # noqa: ANN001
         assert pl.add_pod(cloned, incoming, PodInfo(extra), table.node_info(row)) is None
         before = _eval_state(pl, table, cloned, incoming)
         table.add_pod(PodInfo(extra), row)
-        after = _ref_filter(ReferenceInterPodAffinity(table, NS_OBJS, hard, ignore), table, incoming)
+        after = _ref_filter(ReferenceInterPodAffinity(table, NS_OBJS, hard, ignore, replace), table, incoming)
         assert before == after
         # the original (un-cloned) state is untouched by the clone's AddPod
         table.remove_pod(PodInfo(extra), row)
@@ -509,3 +515,36 @@ def _eval_state(pl, table, state, p):  # noqa: ANN001, ANN201
         s = None if bits == 0 else res.status_for(bits)
         out[table.names[r]] = None if s is None else (s.code, s.reasons[0])
     return out
+
+
+# ───────────── the incoming pod's namespaceSelector: kept in 1.34–1.36, replaced since 1.37 ─────────────
+
+def _ns_selector_case(version):  # noqa: ANN001, ANN202
+    """ns "a" (team=x) runs app=db on n1 (zone z1); the incoming pod (ns "b", no labels) has a
+    required anti-affinity (resp. preferred affinity) term app=db with namespaceSelector
+    ``team DoesNotExist``, which selects only "b". 1.34–1.36 kept the selector and matched the
+    incoming pod's terms with nil namespace labels (DoesNotExist matches them), so the db pod in
+    "a" counted; 1.37 replaced the selector by {b} and it does not."""
+    nss = [ns_obj("a", team="x"), ns_obj("b")]
+    nodes = [node("n1", zone="z1"), node("n2", zone="z2")]
+    table = build_table(nodes, [pod("db", {"app": "db"}, "n1", ns="a")])
+    pl = ipa.new(None, Handle(nodes=table, lister=_Lister(nss), features=FeatureGate(emulated_version=version)))
+    sel = {"matchExpressions": [{"key": "team", "operator": "DoesNotExist"}]}
+    anti = pod("p", {}, None, "b", [(ANTI, term("zone", match={"app": "db"}, ns_selector=sel), None)])
+    pref = pod("p", {}, None, "b", [(AFF, term("zone", match={"app": "db"}, ns_selector=sel), 10)])
+    ref = ReferenceInterPodAffinity(table, nss, replace_ns_selector=version >= (1, 37))
+    return table, pl, anti, pref, ref
+
+
+@pytest.mark.parametrize("version,filtered,scores", [
+    ((1, 34), {"n1": (Code.UNSCHEDULABLE, "node(s) didn't match pod anti-affinity rules"), "n2": None},
+     {"n1": 100, "n2": 0}),
+    ((1, 36), {"n1": (Code.UNSCHEDULABLE, "node(s) didn't match pod anti-affinity rules"), "n2": None},
+     {"n1": 100, "n2": 0}),
+    ((1, 37), {"n1": None, "n2": None}, {"n1": 0, "n2": 0}),
+], ids=["1.34", "1.36", "1.37"])
+def test_incoming_namespace_selector_replacement(version, filtered, scores) -> None:  # noqa: ANN001
+    table, pl, anti, pref, ref = _ns_selector_case(version)
+    assert run_filter(table, pl, anti) == filtered == _ref_filter(ref, table, anti)
+    got, _ = run_score(table, pl, pref)
+    assert got == scores == _ref_score(ref, table, pref)[0]

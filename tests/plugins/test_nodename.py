@@ -36,8 +36,12 @@ def test_filter(node_name, want):
 
 
 def test_no_prefilter_in_v134_and_events():
-    pl = nodename.new(None, None)
-    assert not hasattr(pl, "pre_filter")
+    from kubesched.features import FeatureGate
+    from kubesched.framework.handle import Handle
+    from kubesched.framework.node_table import NodeTable
+
+    pl = nodename.new(None, Handle(nodes=NodeTable(), features=FeatureGate(emulated_version=(1, 34))))
+    assert not hasattr(pl, "pre_filter")  # v1.37's PreFilter: tests/plugins/test_filter_plugins_137.py
     (ev,) = pl.events_to_register()
     assert ev.event.resource == EventResource.NODE and ev.event.action == ActionType.ADD and ev.hint is None
 

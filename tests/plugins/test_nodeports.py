@@ -134,3 +134,87 @@ def test_batch_equals_per_node(existing, want):
     batch = res.failed.tolist() if res is not None else [0] * len(rows)
     ref = [0 if pl.filter(state, pod, t.node_info(r)) is None else 1 for r in rows.tolist()]
     assert batch == ref
+
+
+# ───────────── quirk B: HostPortInfo is a set (staging framework/types.go L588-624, v0.34.12 = v0.37.2) ─────────────
+
+def _b_raws(objs: list[dict]) -> list:
+    from kubesched.sim.manifests import RawObject
+
+    return [RawObject(o["kind"], o["apiVersion"], o, f"test:{i}", i) for i, o in enumerate(objs)]
+
+
+def _b_pod(name: str, prio: int, cpu: str, node: str | None = None) -> dict:
+    b = MakePod().name(name).uid(f"uid-{name}").namespace("default").priority(prio).req(cpu=cpu).host_port(8080)
+    return (b.node(node) if node else b).raw()
+
+
+@pytest.mark.parametrize("version", [(1, 34), (1, 37)])
+def test_quirk_b1_preemption_dry_run_frees_a_port_a_surviving_pod_holds(version):
+    """node-a (cpu 4) runs keeper (prio 100000, hostPort 8080, 100m) and lowprio (prio 10, hostPort
+    8080, cpu 3); p (prio 100000, hostPort 8080, cpu 2) is pending. Removing lowprio in the dry run
+    deletes (TCP, 8080) from the node's set although keeper holds it, so p fits there: upstream
+    nominates node-a, evicts lowprio, and — the running cache's set having lost the port with
+    lowprio's deletion — binds p next to keeper."""
+    from kubesched.features import FeatureGate
+    from kubesched.framework.clock import ManualClock
+    from kubesched.scheduler import Scheduler
+    from kubesched.sim.simulate import build_store
+
+    objs = [MakeNode().name("node-a").capacity(cpu="4", memory="8Gi", pods="110").raw(),
+            _b_pod("keeper", 100000, "100m", "node-a"), _b_pod("lowprio", 10, "3", "node-a"),
+            _b_pod("p", 100000, "2")]
+    store, bound, pending, nodes = build_store(_b_raws(objs))
+    sched = Scheduler(None, client=store, lister=store, clock=ManualClock(), seed=0,
+                      features=FeatureGate(emulated_version=version))
+    store.scheduler = sched
+    for n, raw in nodes:
+        store.add("Node", n, raw)
+    for p, raw in bound + pending:
+        store.add("Pod", p, raw)
+    nominated: list[str] = []
+    orig = store.update_pod_condition
+
+    def spy(pod, status, reason, message, nominated_node_name=None):  # noqa: ANN001, ANN202
+        if nominated_node_name:
+            nominated.append(nominated_node_name)
+        return orig(pod, status, reason, message, nominated_node_name)
+
+    store.update_pod_condition = spy  # type: ignore[method-assign]
+    sched.run_until_idle(after_each=store.flush)
+    assert nominated[:1] == ["node-a"]
+    assert sorted(e[2] for e in store.events if e[1] == "Preempted") == ["default/lowprio"]
+    assert "default/lowprio" not in store.pods and "default/keeper" in store.pods
+    assert store.pods["default/p"].spec.node_name == "node-a"
+
+
+def test_quirk_b2_deleting_one_of_two_holders_frees_the_port():
+    """The running cache: a and b both hold hostPort 8080 on node-a; deleting a removes the tuple
+    from the node's set, so c (hostPort 8080) binds to node-a although b still holds the port.
+    0.0.0.0 and a concrete IP are separate entries: deleting the 0.0.0.0 holder does not free
+    10.0.0.1:8080, which still conflicts with a 0.0.0.0 request."""
+    from kubesched.framework.clock import ManualClock
+    from kubesched.scheduler import Scheduler
+    from kubesched.sim.simulate import build_store
+
+    def run(extra_holder_ip: str | None) -> str:
+        objs = [MakeNode().name("node-a").capacity(cpu="4", memory="8Gi", pods="110").raw()]
+        objs += [_b_pod("a", 0, "100m", "node-a"), _b_pod("b", 0, "100m", "node-a")]
+        if extra_holder_ip:
+            objs.append(MakePod().name("d").uid("uid-d").namespace("default").req(cpu="100m")
+                        .host_port(8080, host_ip=extra_holder_ip).node("node-a").raw())
+        store, bound, _, nodes = build_store(_b_raws(objs))
+        sched = Scheduler(None, client=store, lister=store, clock=ManualClock(), seed=0)
+        store.scheduler = sched
+        for n, raw in nodes:
+            store.add("Node", n, raw)
+        for p, raw in bound:
+            store.add("Pod", p, raw)
+        store.remove_pod("default/a")
+        c = _b_pod("c", 0, "100m")
+        store.add("Pod", build_store(_b_raws([c]))[2][0][0], c)
+        sched.run_until_idle(after_each=store.flush)
+        return store.pods["default/c"].spec.node_name
+
+    assert run(None) == "node-a"
+    assert run("10.0.0.1") == ""

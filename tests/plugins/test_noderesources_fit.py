@@ -706,3 +706,82 @@ def test_filter_nodes_equals_filter_beyond_the_bit_set(cluster):
     nodes, pods, req = cluster
     ref, batch = run_filter(Fit(), rpod(req).obj(), build_table(nodes, pods))
     assert batch == ref
+
+
+# ───────────────────────────── quirk: the score ignores the pod's pod-level requests ─────────────────────────────
+# upstream v1.37.2 fit.go L65-89 / L207-259 (same in v1.34.12): the scorer Fit embeds never gets
+# enablePodLevelResources, so calculatePodResourceRequest runs with SkipPodLevelResources: the
+# incoming pod is scored on its containers (+ overhead, 100m/200Mi defaults); nodes' requested
+# sums (NodeInfo) and Filter honour pod-level requests.
+
+
+def _pod_level_pod(name="p", pod_req=None, containers=({"cpu": "100m", "memory": "1Gi"},), node=None):
+    mp = MakePod().name(name).uid(name)
+    for c in containers:
+        mp.container(requests=c)
+    if pod_req is not None:
+        mp.spec(resources={"requests": pod_req})
+    if node:
+        mp.node(node)
+    return mp.obj()
+
+
+ISSUE_NODES = [snode("a", cpu="2", memory="4Gi", pods="110"), snode("b", cpu="32", memory="2Gi", pods="110")]
+ISSUE_POD = {"cpu": "1500m", "memory": "1Gi"}
+
+
+def test_least_allocated_score_uses_container_requests_not_pod_level():
+    """The issue's input: a: cpu (2000-100)/2000 → 95, memory 3/4 → 75 → 85; b: 99 and 50 → 74
+    (with the pod-level 1500m it would be 50 / 72)."""
+    _, ref, batch = scores_both(Fit(fit_args("LeastAllocated", DEFAULT_RES)), _pod_level_pod(pod_req=ISSUE_POD),
+                                ISSUE_NODES)
+    assert ref == batch == [85, 74]
+
+
+def test_score_default_cpu_memory_per_container_when_pod_level_is_set():
+    # a container without requests counts 100m / 200Mi even though the pod-level requests name cpu
+    p = _pod_level_pod(pod_req={"cpu": "1", "memory": "1Gi"}, containers=({},))
+    _, ref, batch = scores_both(Fit(fit_args("MostAllocated", DEFAULT_RES)), p,
+                                [snode("n1", cpu="1", memory=str(1000 * 1024 * 1024))])
+    # cpu 100/1000 → 10, memory 200Mi/1000Mi → 20 → 15
+    assert ref == batch == [15]
+
+
+def test_nodes_requested_side_keeps_pod_level_requests():
+    # the existing pod's pod-level 1500m counts on the node: cpu (2000-1500-100)/2000 → 20
+    existing = [_pod_level_pod(name="e", pod_req=ISSUE_POD, node="a")]
+    _, ref, batch = scores_both(Fit(fit_args("LeastAllocated", [ResourceSpec(name="cpu", weight=1)])),
+                                _pod_level_pod(pod_req=ISSUE_POD), ISSUE_NODES[:1], existing)
+    assert ref == batch == [20]
+
+
+def test_filter_honours_pod_level_requests():
+    # pod-level 1500m twice does not fit a 2-cpu node even though the containers ask 100m each
+    existing = [_pod_level_pod(name="e", pod_req=ISSUE_POD, node="a")]
+    table = build_table(ISSUE_NODES[:1], existing)
+    p = _pod_level_pod(pod_req=ISSUE_POD)
+    plugin = Fit(NodeResourcesFitArgs())
+    state = CycleState(PodInfo(p))
+    plugin.pre_filter(state, p, table)
+    st_ = plugin.filter(state, p, table.get("a"))
+    assert st_ is not None and st_.reasons == ("Insufficient cpu",)
+
+
+@pytest.mark.parametrize("version", [(1, 34), (1, 37)])
+def test_issue_pod_level_resources_picks_node_a(version):
+    """End to end with the default profile: upstream picks a (Fit 85 vs 74 decides, BalancedAllocation
+    is close either way), at v1.34.12 as at v1.37.2."""
+    from kubesched.features import FeatureGate
+    from kubesched.scheduler import Scheduler
+    from kubesched.sim.store import ClusterStore
+
+    fg = FeatureGate(emulated_version=version)
+    store = ClusterStore()
+    sched = Scheduler(None, client=store, lister=store, features=fg, record=True)
+    store.scheduler = sched
+    for n in ISSUE_NODES:
+        store.add("Node", n)
+    store.add("Pod", _pod_level_pod(pod_req=ISSUE_POD))
+    a = sched.schedule_one()
+    assert a.result == "scheduled" and a.node == "a"
+    assert {n: s["NodeResourcesFit"] for n, s in a.record.score.items()} == {"a": 85, "b": 74}

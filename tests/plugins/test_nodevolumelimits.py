@@ -115,7 +115,10 @@ def test_in_tree_without_csinode_is_not_counted():
     assert _limits_filter(objs, MakePod().pvc("c1").obj(), node=node, existing=existing) is None
 
 
-def test_inline_in_tree_volume_and_node_allocatable_limit():
+def test_inline_in_tree_volume_and_csinode_limit_only():
+    """Limits come from the CSINode only (upstream getVolumeLimits, csi.go L571-585 in v1.34.12 and
+    v1.37.2; csi_test.go's getNodeWithPodAndVolumeLimits has no node-allocatable source): a node's
+    ``attachable-volumes-csi-*`` allocatable is no limit."""
     from kubesched.api.objects import Pod, decode
 
     def inline(name, vol_id):
@@ -125,9 +128,13 @@ def test_inline_in_tree_volume_and_node_allocatable_limit():
 
     csinode_no_count = ("CSINode", {"metadata": {"name": "n1"}, "spec": {"drivers": []}})
     node = MakeNode().name("n1").capacity(**{"attachable-volumes-csi-ebs.csi.aws.com": "1"}).obj()
-    st = _limits_filter([csinode_no_count], inline("new", "vol-2"), node=node, existing=[inline("old", "vol-1")])
+    assert _limits_filter([csinode_no_count], inline("new", "vol-2"), node=node,
+                          existing=[inline("old", "vol-1")]) is None  # allocatable is no limit
+    csinode_limit_1 = ("CSINode", {"metadata": {"name": "n1"}, "spec": {"drivers": [
+        {"name": "ebs.csi.aws.com", "allocatable": {"count": 1}}]}})
+    st = _limits_filter([csinode_limit_1], inline("new", "vol-2"), node=node, existing=[inline("old", "vol-1")])
     assert st is not None and st.reasons == (nvl.ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED,)
-    assert _limits_filter([csinode_no_count], inline("new", "aws://us-east-1a/vol-1"), node=node,
+    assert _limits_filter([csinode_limit_1], inline("new", "aws://us-east-1a/vol-1"), node=node,
                           existing=[inline("old", "vol-1")]) is None  # same EBS volume id
 
 
@@ -200,3 +207,52 @@ def test_batch_filter_matches_per_node_filter_on_random_clusters():
             assert got == want, (trial, i)
             seen.add(None if want is None else want[1])
     assert seen == {None, Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE}  # every outcome exercised
+
+
+# ─── VolumeLimitScaling (upstream v1.37.2 csi_test.go TestVolumeLimitScalingGate) ───
+def _csi_driver(name: str, prevent: bool | None):
+    spec = {} if prevent is None else {"preventPodSchedulingIfMissing": prevent}
+    return ("CSIDriver", {"metadata": {"name": name}, "spec": spec})
+
+
+def _scaling_setup(gate: bool, csinode_obj, driver_obj):
+    from kubesched.features import FeatureGate
+
+    fg = FeatureGate() if gate else FeatureGate(emulated_version=(1, 36))  # beta on 1.37, alpha off 1.36
+    assert fg.enabled("VolumeLimitScaling") == gate
+    t = build_table([MakeNode().name("n1").obj()])
+    objs = list(OBJS) + [o for o in (csinode_obj, driver_obj) if o is not None]
+    return t, nvl.new(None, Handle(nodes=t, lister=Lister(*objs), features=fg))
+
+
+NOT_INSTALLED = (Code.UNSCHEDULABLE, ("ebs.csi.aws.com CSI driver is not installed on the node",))
+EMPTY_CSINODE = ("CSINode", {"metadata": {"name": "n1"}, "spec": {"drivers": []}})
+
+
+@pytest.mark.parametrize("gate,csinode_obj,driver_obj,want", [
+    (True, EMPTY_CSINODE, _csi_driver("ebs.csi.aws.com", None), None),
+    (True, EMPTY_CSINODE, _csi_driver("ebs.csi.aws.com", True), NOT_INSTALLED),
+    (False, EMPTY_CSINODE, _csi_driver("ebs.csi.aws.com", True), None),
+    (True, csinode("n1", 2), _csi_driver("ebs.csi.aws.com", True), None),
+    (True, EMPTY_CSINODE, None, None),
+    (True, None, _csi_driver("ebs.csi.aws.com", True), NOT_INSTALLED),  # no CSINode at all
+    (True, EMPTY_CSINODE, _csi_driver("ebs.csi.aws.com", False), None),
+    (True, csinode("n1", 2, driver="other.csi"), _csi_driver("ebs.csi.aws.com", True), NOT_INSTALLED),
+], ids=["gate enabled - allow scheduling when CSIDriver exists but PreventPodSchedulingIfMissing is not set",
+        "gate enabled - fail when driver not installed and PreventPodSchedulingIfMissing is true",
+        "gate disabled - skip driver presence check (regardless of CSIDriver presence)",
+        "gate enabled - driver installed within limit",
+        "gate enabled - allow scheduling when CSIDriver object missing",
+        "gate enabled - no CSINode object",
+        "gate enabled - PreventPodSchedulingIfMissing false",
+        "gate enabled - CSINode lists only another driver"])
+def test_volume_limit_scaling(gate, csinode_obj, driver_obj, want):
+    t, pl = _scaling_setup(gate, csinode_obj, driver_obj)
+    pod = MakePod().pvc("c0").obj()
+    state = CycleState()
+    assert pl.pre_filter(state, pod, t) == (None, None)
+    st = pl.filter(state, pod, t.get("n1"))
+    assert (None if st is None else (st.code, st.reasons)) == want
+    res = pl.filter_nodes(state, pod, t, t.order())
+    got = None if res is None or not res.failed[0] else res.status_for(int(res.failed[0]))
+    assert (None if got is None else (got.code, got.reasons)) == want

@@ -549,3 +549,25 @@ def test_index_is_owned_by_the_table_and_dies_with_it() -> None:
     del table, idx
     gc.collect()
     assert ref() is None and idx_ref() is None
+
+
+# ───────────── nodeTaintsPolicy Honor with toleration operators Lt/Gt (gate TaintTolerationComparisonOperators) ─────────────
+
+@pytest.mark.parametrize("gate,want", [(True, dict(a=U, x=S)), (False, dict(a=S, x=S))], ids=["gate on", "gate off"])
+def test_node_taints_policy_honours_comparison_operators(gate, want) -> None:  # noqa: ANN001
+    """node-a (zone1) has taint sla=950:NoSchedule and two matching pods, node-x (zone2) none.
+    The pod tolerates ``sla Gt 750``: with the gate node-a is tolerated, counted (2 vs 0) and
+    node-a violates maxSkew 1; without it node-a is excluded from the spreading (v1.37.2
+    podtopologyspread/common.go matchNodeInclusionPolicies with enableTaintTolerationComparisonOperators)."""
+    from kubesched.features import FeatureGate
+
+    fg = FeatureGate.from_flags(feature_gates=f"TaintTolerationComparisonOperators={str(gate).lower()}")
+    tainted = zn("node-a", "zone1")
+    tainted.spec.taints = [o.Taint(key="sla", value="950", effect="NoSchedule")]
+    table = build_table([tainted, zn("node-x", "zone2")], [epod("p-a1", "node-a"), epod("p-a2", "node-a")])
+    pod = cpod((1, "zone", DNS, FOO, {"nodeTaintsPolicy": "Honor"}), toleration=("sla", "Gt", "750", "NoSchedule"))
+    pl = new(None, Handle(table, features=fg))
+    got = run_filter(pl, table, pod)
+    assert {k: v[0] for k, v in got.items()} == {f"node-{k}": v for k, v in want.items()}
+    ref = reference_filter(pl, table, pod)
+    assert {table.names[r]: (S if s is None else s.code) for r, s in ref.items()} == {k: v[0] for k, v in got.items()}

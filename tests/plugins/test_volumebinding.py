@@ -3,8 +3,10 @@ PreScore Skip, Reserve/PreBind for the supported (bound) cases, hints."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+from kubesched.features import FeatureGate
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import Code
@@ -67,9 +69,13 @@ NODES = [MakeNode().name("n1").label("topology.kubernetes.io/zone", "a").obj(),
          MakeNode().name("n2").label("topology.kubernetes.io/zone", "b").obj()]
 
 
-def _run(objs, pod):
+V134 = FeatureGate(emulated_version=(1, 34))
+V137 = FeatureGate(emulated_version=(1, 37))
+
+
+def _run(objs, pod, features=V137):
     t = build_table(NODES)
-    pl = vb.new(None, Handle(nodes=t, lister=Lister(*objs)))
+    pl = vb.new(None, Handle(nodes=t, lister=Lister(*objs), features=features))
     state = CycleState()
     res, st = pl.pre_filter(state, pod, t)
     return t, pl, state, res, st
@@ -103,11 +109,22 @@ def test_pre_filter_rejections(name, objs, pod, code, msg):
 
 
 def test_no_pvc_skips_and_reserve_prebind_succeed():
-    t, pl, state, res, st = _run([], MakePod().obj())
+    t, pl, state, res, st = _run([], MakePod().obj(), V134)
     assert st.code == Code.SKIP and res is None
     assert pl.reserve(state, MakePod().obj(), "n1") is None
     assert pl.pre_bind(state, MakePod().obj(), "n1") is None
     assert pl.pre_score(state, MakePod().obj(), t, t.order()).code == Code.SKIP
+
+
+def test_no_pvc_is_scored_zero_with_storage_capacity_scoring():
+    """v1.37.2 volume_binding.go L452-465: with the gate on PreScore does not Skip (the state
+    PreFilter wrote has no static bindings, but the gate alone keeps Score on); Score finds no
+    PodVolumes for the node and returns 0."""
+    t, pl, state, res, st = _run([], MakePod().obj())
+    assert st.code == Code.SKIP and res is None
+    assert pl.pre_score(state, MakePod().obj(), t, t.order()) is None
+    assert [pl.score(state, MakePod().obj(), t.get(n)) for n in ("n1", "n2")] == [(0, None), (0, None)]
+    assert pl.score_nodes(state, MakePod().obj(), t, t.order()).tolist() == [0, 0]
 
 
 @pytest.mark.parametrize("objs,want", [
@@ -408,12 +425,9 @@ def test_find_matching_volume_invalid_selector_is_an_error():
     assert "error creating internal label selector for claim: default/c1" in got["n1"].message()
 
 
-def test_storage_capacity_scoring_with_shape(monkeypatch):
-    """With the StorageCapacityScoring gate (off by default in v1.34) the static bindings are
+def test_storage_capacity_scoring_with_shape():
+    """With the StorageCapacityScoring gate (on by default since 1.37) the static bindings are
     scored by the shape: utilization requested/capacity per class, averaged."""
-    from kubesched.config import args as cfg_args
-
-    monkeypatch.setattr(cfg_args, "STORAGE_CAPACITY_SCORING", True)
     objs = [wffc(), wffc_pvc("c1", size="1Gi"),
             avail_pv("pv-n1", size="1Gi", affinity=zone_term("a")),
             avail_pv("pv-n2", size="4Gi", affinity=zone_term("b"))]
@@ -423,7 +437,7 @@ def test_storage_capacity_scoring_with_shape(monkeypatch):
         bind_timeout_seconds = 600
         shape = [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]
 
-    pl = vb.new(Args(), Handle(nodes=t, lister=Lister(*objs)))
+    pl = vb.new(Args(), Handle(nodes=t, lister=Lister(*objs), features=V137))
     pod = MakePod().pvc("c1").obj()
     state = CycleState()
     pl.pre_filter(state, pod, t)
@@ -436,5 +450,132 @@ def test_storage_capacity_scoring_with_shape(monkeypatch):
 
 def test_scoring_is_skipped_without_the_gate():
     objs = [wffc(), wffc_pvc("c1"), avail_pv("pv1")]
-    t, pl, state, _, _ = _run(objs, MakePod().pvc("c1").obj())
+    t, pl, state, _, _ = _run(objs, MakePod().pvc("c1").obj(), V134)
     assert pl.pre_score(state, MakePod().pvc("c1").obj(), t, t.order()).code == Code.SKIP
+
+
+# ───────────────────── scoring at 1.37 (StorageCapacityScoring on): upstream TestVolumeBinding ─────────────────────
+# v1.37.2 volume_binding_test.go score cases; scorer.go and Score (L467-520) are unchanged since
+# v1.34, only the gate's default changed. Default args = shape {0→10, 100→0}.
+
+NODE_KEY = "nodeKey"  # binder_test.go nodeLabelKey
+WAIT, WAIT_HDD = "wait-sc", "wait-hdd-sc"
+WAIT_CAP, DRIVER = "wait-sc-with-storage-capacity", "driver-with-storage-capacity"
+SC_OBJS = [wffc(WAIT, provisioner=""), wffc(WAIT_HDD, provisioner=""), wffc(WAIT_CAP, provisioner=DRIVER),
+           ("CSIDriver", {"metadata": {"name": DRIVER}, "spec": {"storageCapacity": True}})]
+
+
+def _host(name):
+    return host_term(name)
+
+
+def _zone(region, zone):
+    return [{"matchExpressions": [{"key": "topology.kubernetes.io/region", "operator": "In", "values": [region]},
+                                  {"key": "topology.kubernetes.io/zone", "operator": "In", "values": [zone]}]}]
+
+
+def _cap(node, size, cls=WAIT_CAP):
+    return ("CSIStorageCapacity", {"metadata": {"name": node, "namespace": "default"}, "storageClassName": cls,
+                                   "capacity": size, "nodeTopology": {"matchLabels": {NODE_KEY: node}}})
+
+
+def _local_nodes(*names):
+    return [MakeNode().name(n).label(NODE_KEY, n).obj() for n in names]
+
+
+def _zonal_nodes():
+    return [MakeNode().name(f"zone-{z}-node-{x}").label("topology.kubernetes.io/region", f"region-{z}")
+            .label("topology.kubernetes.io/zone", f"zone-{z}").obj() for z in "abc" for x in "ab"]
+
+
+ABC = ("node-a", "node-b", "node-c")
+LOCAL_PVS = [avail_pv("pv-a-0", "200Gi", WAIT, _host("node-a")), avail_pv("pv-a-1", "200Gi", WAIT, _host("node-a")),
+             avail_pv("pv-b-0", "100Gi", WAIT, _host("node-b")), avail_pv("pv-b-1", "100Gi", WAIT, _host("node-b"))]
+ZONAL_PVS = [avail_pv("pv-a-0", "200Gi", WAIT, _zone("region-a", "zone-a")),
+             avail_pv("pv-a-1", "200Gi", WAIT, _zone("region-a", "zone-a")),
+             avail_pv("pv-b-0", "100Gi", WAIT, _zone("region-b", "zone-b")),
+             avail_pv("pv-b-1", "100Gi", WAIT, _zone("region-b", "zone-b"))]
+NO_PV = vb.ERR_REASON_BIND_CONFLICT
+SCORE_CASES = [
+    ("local volumes with close capacity are preferred", _local_nodes(*ABC), ["pvc-a"],
+     [wffc_pvc("pvc-a", WAIT, "50Gi"), *LOCAL_PVS], None, [None, None, NO_PV], [75, 50, 0]),
+    ("local volumes with close capacity are preferred (multiple pvcs)", _local_nodes(*ABC), ["pvc-0", "pvc-1"],
+     [wffc_pvc("pvc-0", WAIT, "50Gi"), wffc_pvc("pvc-1", WAIT_HDD, "100Gi"), *LOCAL_PVS,
+      avail_pv("pv-a-2", "200Gi", WAIT_HDD, _host("node-a")), avail_pv("pv-a-3", "200Gi", WAIT_HDD, _host("node-a")),
+      avail_pv("pv-b-2", "100Gi", WAIT_HDD, _host("node-b")), avail_pv("pv-b-3", "100Gi", WAIT_HDD, _host("node-b"))],
+     None, [None, None, NO_PV], [63, 25, 0]),
+    ("zonal volumes with close capacity are preferred", _zonal_nodes(), ["pvc-a"],
+     [wffc_pvc("pvc-a", WAIT, "50Gi"), *ZONAL_PVS], None, [None, None, None, None, NO_PV, NO_PV],
+     [75, 75, 50, 50, 0, 0]),
+    ("zonal volumes with close capacity are preferred (custom shape)", _zonal_nodes(), ["pvc-a"],
+     [wffc_pvc("pvc-a", WAIT, "50Gi"), *ZONAL_PVS], [(0, 0), (50, 3), (100, 5)],
+     [None, None, None, None, NO_PV, NO_PV], [15, 15, 30, 30, 0, 0]),
+    ("storage capacity score", _local_nodes(*ABC), ["pvc-dynamic"],
+     [wffc_pvc("pvc-dynamic", WAIT_CAP, "10Gi"), _cap("node-a", "100Gi"), _cap("node-b", "50Gi"),
+      _cap("node-c", "10Gi")], None, [None, None, None], [90, 80, 0]),
+    ("storage capacity score with static binds", _local_nodes(*ABC), ["pvc-dynamic", "pvc-static"],
+     [wffc_pvc("pvc-dynamic", WAIT_CAP, "10Gi"), wffc_pvc("pvc-static", WAIT, "50Gi"),
+      avail_pv("pv-static-a", "100Gi", WAIT, _host("node-a")), avail_pv("pv-static-b", "100Gi", WAIT, _host("node-b")),
+      avail_pv("pv-static-c", "100Gi", WAIT, _host("node-c")),
+      _cap("node-a", "100Gi"), _cap("node-b", "50Gi"), _cap("node-c", "10Gi")], None, [None, None, None], [50, 50, 50]),
+    ("dynamic provisioning with multiple PVCs of the same StorageClass", _local_nodes("node-a"),
+     ["pvc-dynamic-0", "pvc-dynamic-1"],
+     [wffc_pvc("pvc-dynamic-0", WAIT_CAP, "50Gi"), wffc_pvc("pvc-dynamic-1", WAIT_CAP, "50Gi"),
+      _cap("node-a", "100Gi")], None, [None], [0]),
+    ("prefer node with least allocatable", _local_nodes(*ABC), ["pvc-dynamic"],
+     [wffc_pvc("pvc-dynamic", WAIT_CAP, "10Gi"), _cap("node-a", "100Gi"), _cap("node-b", "20Gi"),
+      _cap("node-c", "10Gi")], [(0, 0), (100, 10)], [None, None, None], [10, 50, 100]),
+    ("prefer node with maximum allocatable", _local_nodes(*ABC), ["pvc-dynamic"],
+     [wffc_pvc("pvc-dynamic", WAIT_CAP, "10Gi"), _cap("node-a", "100Gi"), _cap("node-b", "20Gi"),
+      _cap("node-c", "10Gi")], [(0, 10), (100, 0)], [None, None, None], [90, 50, 0]),
+]
+
+
+@pytest.mark.parametrize(("nodes", "claims", "objs", "shape", "want_filter", "want_scores"),
+                         [pytest.param(*c[1:], id=c[0]) for c in SCORE_CASES])
+def test_score_v137(nodes, claims, objs, shape, want_filter, want_scores):
+    t = build_table(nodes)
+
+    class Args:
+        bind_timeout_seconds = 300
+
+    args = None
+    if shape is not None:
+        args = Args()
+        args.shape = [{"utilization": u, "score": sc_} for u, sc_ in shape]
+    pl = vb.new(args, Handle(nodes=t, lister=Lister(*SC_OBJS, *objs), features=V137))
+    mp = MakePod().name("pod-a")
+    for c in claims:
+        mp.pvc(c)
+    pod = mp.obj()
+    state = CycleState()
+    _, st = pl.pre_filter(state, pod, t)
+    assert st is None
+    names = [n.metadata.name for n in nodes]
+    got_filter = []
+    for n in names:
+        fst = pl.filter(state, pod, t.get(n))
+        got_filter.append(None if fst is None else fst.reasons[0])
+        if fst is not None:
+            assert fst.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    assert got_filter == want_filter
+    assert pl.pre_score(state, pod, t, t.order()) is None
+    assert [pl.score(state, pod, t.get(n))[0] for n in names] == want_scores
+    rows = np.asarray([t.row_of[n] for n in names], np.int64)
+    assert pl.score_nodes(state, pod, t, rows).tolist() == want_scores
+
+
+@pytest.mark.parametrize("version", [(1, 34), (1, 36)])
+def test_capacity_scoring_is_off_before_1_37(version):
+    """The same dynamic-provisioning input is not scored before 1.37 (gate off: PreScore Skip)."""
+    nodes = _local_nodes(*ABC)
+    t = build_table(nodes)
+    objs = [wffc_pvc("pvc-dynamic", WAIT_CAP, "10Gi"), _cap("node-a", "100Gi"), _cap("node-b", "50Gi"),
+            _cap("node-c", "10Gi")]
+    pl = vb.new(None, Handle(nodes=t, lister=Lister(*SC_OBJS, *objs), features=FeatureGate(emulated_version=version)))
+    pod = MakePod().name("pod-a").pvc("pvc-dynamic").obj()
+    state = CycleState()
+    pl.pre_filter(state, pod, t)
+    for n in ABC:
+        assert pl.filter(state, pod, t.get(n)) is None
+    assert pl.pre_score(state, pod, t, t.order()).code == Code.SKIP

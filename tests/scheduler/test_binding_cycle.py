@@ -11,8 +11,9 @@ import pytest
 
 from kubesched.config import decode_config
 from kubesched.errors import BindError
-from kubesched.framework.clock import AsyncioClock, ManualClock
-from kubesched.framework.interface import Code, Status
+from kubesched.features import FeatureGate
+from kubesched.framework.clock import AsyncioClock, ManualClock, SimFuture
+from kubesched.framework.interface import Code, PreBindPreFlightResult, Status
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler import Attempt, ScheduledPod, Scheduler, drive
 from kubesched.sim.engine import Environment
@@ -61,7 +62,8 @@ class Gatekeeper:
 
 
 def _setup(*, waiters: dict[str, float] | None = None, clock: Any = None, nodes: int = 1,
-           store: ClusterStore | None = None) -> tuple[Scheduler, ClusterStore, Gatekeeper | None]:
+           store: ClusterStore | None = None,
+           features: FeatureGate | None = None) -> tuple[Scheduler, ClusterStore, Gatekeeper | None]:
     reg = dict(in_tree_registry())
     gk: list[Gatekeeper] = []
     permit = []
@@ -82,7 +84,8 @@ def _setup(*, waiters: dict[str, float] | None = None, clock: Any = None, nodes:
                              "reserve": {"enabled": [{"name": "Gatekeeper"}]},
                              "permit": {"enabled": permit}}}]})
     store = store if store is not None else ClusterStore()
-    sched = Scheduler(cfg, client=store, lister=store, registry=reg, clock=clock or ManualClock())
+    sched = Scheduler(cfg, client=store, lister=store, registry=reg, clock=clock or ManualClock(),
+                      features=features)
     store.scheduler = sched
     for i in range(nodes):
         store.add("Node", MakeNode().name(f"n{i}").capacity(cpu="4", memory="8Gi", pods="10").obj())
@@ -335,14 +338,23 @@ def test_drive_keeps_exceptions_and_rejects_foreign_awaitables() -> None:
         t.result()
 
 
-def test_permit_error_and_plain_rejection_from_run_permit_plugins() -> None:
-    sched, _, _ = _setup(waiters={"Waiter": 30})
+@pytest.mark.parametrize(("version", "want"), [
+    # v1.34/v1.35 RunPermitPlugins: a new Wait status naming the pod
+    ((1, 34), 'one or more plugins asked to wait and no plugin rejected pod "w9"'),
+    ((1, 35), 'one or more plugins asked to wait and no plugin rejected pod "w9"'),
+    # v1.36+ (framework.go L2136-2139): the waiting plugin's status (no reasons here) with
+    # AppendReason of the fixed text, without the pod's name
+    ((1, 36), "one or more plugins asked to wait and no plugin rejected pod"),
+    ((1, 37), "one or more plugins asked to wait and no plugin rejected pod"),
+])
+def test_permit_error_and_plain_rejection_from_run_permit_plugins(version: tuple[int, int], want: str) -> None:
+    sched, _, _ = _setup(waiters={"Waiter": 30}, features=FeatureGate(emulated_version=version))
     fw = sched.profiles["default-scheduler"]
     pod = MakePod().name("w9").uid("w9").obj()
     from kubesched.framework.cycle_state import CycleState
 
     st = fw.run_permit_plugins(CycleState(), pod, "n0")
-    assert st.code == Code.WAIT and st.message() == 'one or more plugins asked to wait and no plugin rejected pod "w9"'
+    assert st.code == Code.WAIT and st.message() == want
     assert fw.will_wait_on_permit(pod)
     assert fw.reject_waiting_pod("w9") and not fw.reject_waiting_pod("nope")
 
@@ -369,15 +381,18 @@ def test_allow_during_a_scheduling_cycle_resumes_the_binding_after_it() -> None:
     assert store.pods["default/w1"].spec.node_name == "n0"
 
 
-def test_preemption_rejects_a_victim_waiting_on_permit_instead_of_deleting_it() -> None:
-    """Upstream ``PreemptPod``: a victim that is a WaitingPod is rejected (``preempted``)."""
+@pytest.mark.parametrize("version", [(1, 34), (1, 37)])
+def test_preemption_rejects_a_victim_waiting_on_permit_instead_of_deleting_it(version: tuple[int, int]) -> None:
+    """Upstream ``PreemptPod``: a victim that is a WaitingPod is rejected (``preempted``) —
+    v1.36+ ``Preempt``ed: an Error status (``waiting on permit for pod: preempted``, the error
+    backoff), and the event says it happened in memory (``executor.go`` L108-160)."""
     reg = dict(in_tree_registry())
     reg["Waiter"] = lambda a, h: Waiter("Waiter", 30)
     cfg = decode_config({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
                          "profiles": [{"schedulerName": "default-scheduler",
                                        "plugins": {"permit": {"enabled": [{"name": "Waiter"}]}}}]})
     store = ClusterStore()
-    sched = Scheduler(cfg, client=store, lister=store, registry=reg)
+    sched = Scheduler(cfg, client=store, lister=store, registry=reg, features=FeatureGate(emulated_version=version))
     store.scheduler = sched
     store.add("Node", MakeNode().name("n0").capacity(cpu="2", memory="8Gi", pods="10").obj())
     store.add("Pod", MakePod().name("w-low").uid("w-low").priority(0).req(cpu="2").obj())
@@ -389,9 +404,16 @@ def test_preemption_rejects_a_victim_waiting_on_permit_instead_of_deleting_it() 
     assert a.pod_key == "default/hi" and a.result == "unschedulable"
     assert "default/w-low" in store.pods  # rejected, not deleted
     assert store.writes["delete_pod"] == 0 and store.writes["add_pod_condition"] == 0
-    assert ("Normal", "Preempted", "default/w-low", "Preempted by pod hi on node n0") in store.events
     low = next(x for x in done if x.pod_key == "default/w-low")
-    assert (low.result, low.message) == ("unschedulable", "0/1 nodes are available: 1 preempted.")
+    if version < (1, 36):
+        assert ("Normal", "Preempted", "default/w-low", "Preempted by pod hi on node n0") in store.events
+        assert (low.result, low.message) == ("unschedulable", "0/1 nodes are available: 1 preempted.")
+    else:
+        assert ("Normal", "Preempted", "default/w-low",
+                "Preempted by pod hi on node n0 (in kube-scheduler memory).") in store.events
+        assert (low.result, low.message) == ("error", "waiting on permit for pod: preempted")
+        assert ("Warning", "FailedScheduling", "default/hi", "0/1 nodes are available: 1 Insufficient cpu. "
+                "preemption: found a potential placement for pod on node n0, preempting 1 victims") in store.events
     assert not sched.cache.is_assumed("default/w-low")
     store.flush()
     assert store.pods["default/hi"].status.nominated_node_name == "n0"
@@ -474,3 +496,74 @@ def test_object_events_move_pods_whose_rejecting_plugin_registered_for_them() ->
     assert stored["metadata"]["resourceVersion"]
     assert {k: v for k, v in stored["metadata"].items() if k != "resourceVersion"} == {"namespace": "default",
                                                                                       "name": "c"}
+
+
+class Blocker:
+    """PreBind: pods named ``b-*`` block until released (or, like upstream's
+    ``BlockingPreBindPlugin`` under a cancelled context, until their PodInPreBind is cancelled)."""
+
+    name = "Blocker"
+
+    def __init__(self) -> None:
+        self.waiting: dict[str, SimFuture] = {}
+
+    def pre_bind_pre_flight(self, state, pod, node_name):
+        if pod.metadata.name.startswith("b-"):
+            return PreBindPreFlightResult(), None
+        return PreBindPreFlightResult(), Status(Code.SKIP)
+
+    async def _wait(self, fut: SimFuture):
+        return await fut
+
+    def pre_bind(self, state, pod, node_name):
+        fut = self.waiting[pod.metadata.name] = SimFuture()
+        if state.pod_in_pre_bind is not None:
+            state.pod_in_pre_bind.on_cancel(lambda cause: fut.done() or fut.set_result(
+                Status(Code.ERROR, ("context canceled",))))
+        return self._wait(fut)
+
+
+@pytest.mark.parametrize("version", [(1, 34), (1, 36), (1, 37)])
+def test_preemption_of_a_victim_in_pre_bind(version: tuple[int, int]) -> None:
+    """v1.36+ (``executor.go`` L114-123): a victim whose binding cycle is in PreBind is cancelled
+    in memory — no DisruptionTarget, no delete, the event says so, its binding fails with the
+    cancel cause and it is retried. Before: the victim is deleted through the API."""
+    blocker = Blocker()
+    reg = dict(in_tree_registry())
+    reg["Blocker"] = lambda a, h: blocker
+    cfg = decode_config({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                         "profiles": [{"schedulerName": "default-scheduler",
+                                       "plugins": {"preBind": {"enabled": [{"name": "Blocker"}]}}}]})
+    store = ClusterStore()
+    features = FeatureGate(emulated_version=version)
+    sched = Scheduler(cfg, client=store, lister=store, registry=reg, features=features)
+    store.scheduler = sched
+    store.add("Node", MakeNode().name("n0").capacity(cpu="2", memory="8Gi", pods="10").obj())
+    store.add("Pod", MakePod().name("b-low").uid("b-low").priority(0).req(cpu="2").obj())
+    done: list[Attempt] = []
+    sched.on_attempt = done.append
+    assert sched.schedule_one().result == "waiting"  # blocked in PreBind
+    assert "b-low" in blocker.waiting
+    store.flush()
+    if version >= (1, 35):  # NominatedNodeNameForExpectation: PreBind has work → NNN patched
+        assert store.pods["default/b-low"].status.nominated_node_name == "n0"
+    else:
+        assert store.pods["default/b-low"].status.nominated_node_name == ""
+    assert (len(sched.pods_in_pre_bind) == 1) == (version >= (1, 36))
+    store.add("Pod", MakePod().name("hi").uid("hi").priority(1000).req(cpu="2").obj())
+    a = sched.schedule_one()
+    assert a.pod_key == "default/hi" and a.result == "unschedulable"
+    events = [e for e in store.events if e[1] == "Preempted"]
+    if version >= (1, 36):
+        assert events == [("Normal", "Preempted", "default/b-low",
+                           "Preempted by pod hi on node n0 (in kube-scheduler memory).")]
+        assert store.writes["delete_pod"] == 0 and store.writes["add_pod_condition"] == 0
+        low = next(x for x in done if x.pod_key == "default/b-low")
+        assert (low.result, low.message) == (
+            "error", 'running PreBind plugin "Blocker": preempted by DefaultPreemption')
+        assert not sched.cache.is_assumed("default/b-low") and len(sched.pods_in_pre_bind) == 0
+        store.flush()
+        assert store.pods["default/b-low"].status.nominated_node_name == ""  # the failure clears it
+    else:
+        assert events == [("Normal", "Preempted", "default/b-low", "Preempted by pod hi on node n0")]
+        assert store.writes["delete_pod"] == 1 and store.writes["add_pod_condition"] == 1

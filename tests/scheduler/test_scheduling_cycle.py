@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from kubesched.config import decode_config
+from kubesched.features import FeatureGate
 from kubesched.framework.diagnosis import Diagnosis, FilterChunk, PluginReasons, fit_error_message
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from kubesched.framework.interface import Code, FilterResult, Status
@@ -137,14 +138,29 @@ class Binder:
         await self.handle.client.bind(pod, node)
 
 
+class ByName:
+    """Scores each node from a fixed name → score map (0 for the others)."""
+
+    name = "ByName"
+
+    def __init__(self, points: dict[str, int]) -> None:
+        self.points = points
+
+    def score_nodes(self, state, pod, nodes, rows):  # noqa: ANN001, ANN201
+        return np.asarray([self.points.get(nodes.names[int(r)], 0) for r in rows], np.int64)
+
+
 def _scheduler(nodes: list, plugins: list[str], *, score: bool = True, seed: int = 0,
-               percentage: int | None = None):  # noqa: ANN202
+               percentage: int | None = None, features=None, points: dict[str, int] | None = None,
+               extenders=None):  # noqa: ANN001, ANN202
     from kubesched.sim.store import ClusterStore
 
     cpu = CpuFilter()
     reg = {"Sort": lambda a, h: Sort(), "CpuFilter": lambda a, h: cpu, "Taint": lambda a, h: Taint(),
-           "Flat": lambda a, h: Flat(), "Binder": lambda a, h: Binder(h)}
-    enabled = [{"name": "Sort"}, *({"name": p} for p in plugins), *([{"name": "Flat"}] if score else []),
+           "Flat": lambda a, h: Flat(), "Binder": lambda a, h: Binder(h),
+           "ByName": lambda a, h: ByName(points or {})}
+    scorer = "ByName" if points is not None else "Flat"
+    enabled = [{"name": "Sort"}, *({"name": p} for p in plugins), *([{"name": scorer}] if score else []),
                {"name": "Binder"}]
     cfg = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
            "profiles": [{"schedulerName": "default-scheduler",
@@ -152,7 +168,8 @@ def _scheduler(nodes: list, plugins: list[str], *, score: bool = True, seed: int
     if percentage is not None:
         cfg["percentageOfNodesToScore"] = percentage
     store = ClusterStore()
-    sched = Scheduler(decode_config(cfg), client=store, lister=store, registry=reg, seed=seed, record=True)
+    sched = Scheduler(decode_config(cfg, features=features), client=store, lister=store, registry=reg, seed=seed,
+                      record=True, features=features, extenders=extenders)
     store.scheduler = sched
     for n in nodes:
         store.add("Node", n)
@@ -228,19 +245,92 @@ def test_zone_interleaved_order() -> None:
     assert order == ["n0000", "n0003", "n0001", "n0004", "n0002", "n0005"]
 
 
+V134 = FeatureGate(emulated_version=(1, 34))
+
+
 def test_ties_are_broken_uniformly_and_reproducibly() -> None:
+    """v1.34 selectHost: reservoir sampling among the top-scored nodes (here: the seeded rng)."""
     picks = []
     for seed in range(40):
-        sched, store, _ = _scheduler(_nodes(4), ["CpuFilter"], seed=seed)
+        sched, store, _ = _scheduler(_nodes(4), ["CpuFilter"], seed=seed, features=V134)
         store.add("Pod", MakePod().name("p").req(cpu="1").obj())
         picks.append(sched.schedule_one().node)
     assert set(picks) == {"n0000", "n0001", "n0002", "n0003"}
     again = []
     for seed in range(40):
-        sched, store, _ = _scheduler(_nodes(4), ["CpuFilter"], seed=seed)
+        sched, store, _ = _scheduler(_nodes(4), ["CpuFilter"], seed=seed, features=V134)
         store.add("Pod", MakePod().name("p").req(cpu="1").obj())
         again.append(sched.schedule_one().node)
     assert picks == again
+
+
+@pytest.mark.parametrize("version", [(1, 35), (1, 36), (1, 37)])
+def test_ties_follow_the_go_heap_since_1_35(version) -> None:  # noqa: ANN001
+    """v1.35+: the first heap.Pop of a container/heap over the feasible list (no extenders: every
+    Randomizer is 0). Scores [1, 0, 5, 0, 5] in feasible order: heap.Init moves slot 4 up through
+    slot 1 to the root before slot 2 is compared (strict Less keeps the left child on ties), so
+    n0004 wins, whatever the seed — not n0002, the first top-scored node in the list."""
+    points = {"n0000": 1, "n0002": 5, "n0004": 5}
+    picks = set()
+    for seed in range(10):
+        sched, store, _ = _scheduler(_nodes(5), ["CpuFilter"], seed=seed, points=points,
+                                     features=FeatureGate(emulated_version=version))
+        store.add("Pod", MakePod().name("p").req(cpu="1").obj())
+        picks.add(sched.schedule_one().node)
+    assert picks == {"n0004"}
+    # all tied: the root slot (the first feasible node) stays
+    sched, store, _ = _scheduler(_nodes(5), ["CpuFilter"], seed=3, features=FeatureGate(emulated_version=version))
+    store.add("Pod", MakePod().name("p").req(cpu="1").obj())
+    assert sched.schedule_one().node == "n0000"
+
+
+def test_ties_at_1_34_are_uniform_among_the_top_scored() -> None:
+    points = {"n0000": 1, "n0002": 5, "n0004": 5}
+    picks = set()
+    for seed in range(40):
+        sched, store, _ = _scheduler(_nodes(5), ["CpuFilter"], seed=seed, points=points, features=V134)
+        store.add("Pod", MakePod().name("p").req(cpu="1").obj())
+        picks.add(sched.schedule_one().node)
+    assert picks == {"n0002", "n0004"}
+
+
+def _extender_picks(make_ext, version=(1, 37), seeds=40):  # noqa: ANN001, ANN202
+    picks = set()
+    for seed in range(seeds):
+        sched, store, _ = _scheduler(_nodes(4), ["CpuFilter"], seed=seed, extenders=[make_ext()],
+                                     features=FeatureGate(emulated_version=version))
+        store.add("Pod", MakePod().name("p").req(cpu="1").obj())
+        picks.add(sched.schedule_one().node)
+    return picks
+
+
+def test_extender_scores_make_ties_random_since_1_35() -> None:
+    """schedule_one.go L1039-1047: nodes an interested extender's Prioritize names get
+    Randomizer = rand.Int(), so equal totals are broken at random among them."""
+    from kubesched.testing.extenders import FakeExtender, PriorityConfig
+
+    def equal(pod, nodes):  # noqa: ANN001, ANN202
+        return [(n.metadata.name, 1) for n in nodes]
+
+    assert _extender_picks(lambda: FakeExtender("E", prioritizers=[PriorityConfig(equal, 1)], weight=1)) == {
+        "n0000", "n0001", "n0002", "n0003"}
+    # upstream's FakeExtender without prioritizers answers an empty list: no node is named
+    assert _extender_picks(lambda: FakeExtender("E")) == {"n0000"}
+    # an uninterested extender is not asked
+    assert _extender_picks(lambda: FakeExtender("E", prioritizers=[PriorityConfig(equal, 1)], weight=1,
+                                                un_interested=True)) == {"n0000"}
+
+
+def test_http_extender_without_prioritize_verb_names_every_node() -> None:
+    """extender.go L328-334: without a prioritizeVerb, HTTPExtender.Prioritize answers score 0
+    for every node (no HTTP call); since v1.35 that gives them all a random Randomizer."""
+    from kubesched.config.types import Extender as ExtenderConfig
+    from kubesched.scheduler.extender import HTTPExtender
+
+    def make():  # noqa: ANN202
+        return HTTPExtender(ExtenderConfig(url_prefix="http://127.0.0.1:1", weight=1))
+
+    assert _extender_picks(make) == {"n0000", "n0001", "n0002", "n0003"}
 
 
 def test_pod_deleted_frees_room_and_requeues_pending_pod() -> None:

@@ -963,15 +963,13 @@ def test_TestPriorityQueue_NominatedPodDeleted(pod: Pod, want_len: int) -> None:
     assert len(t.q.nominated_pods_for_node(pod.status.nominated_node_name)) == want_len
 
 
-@pytest.mark.skip(reason="TestPriorityQueue_NominatedPodDeleted/deleted pod shouldn't be added into PodNominator: "
-                         "kubesched's nominator has no pod lister; the scheduler only nominates pods it holds")
-def test_TestPriorityQueue_NominatedPodDeleted_deleted_pod() -> None:  # pragma: no cover
-    pass
+# Not ported: TestPriorityQueue_NominatedPodDeleted/"deleted pod shouldn't be added into PodNominator" —
+# kubesched's nominator has no pod lister (the scheduler only nominates pods it holds).
 
 
 def test_TestPriorityQueue_UpdateNominatedPodForNode() -> None:
     """Upstream also nominates a deleted and an already-scheduled pod and expects no change: those two
-    steps need the nominator's pod lister, which kubesched does not model (see the skip above)."""
+    steps need the nominator's pod lister, which kubesched does not model (see the note above)."""
     t = Q()
     med, up, high = med_pod(), unsched_pod(), high_pod()
     t.add(med)
@@ -1422,24 +1420,86 @@ def test_TestPriorityQueue_NewWithOptions() -> None:
     assert (t.q.initial_backoff, t.q.max_backoff) == (2, 20)
 
 
+# ───────────────────────────── TestIncomingPodsMetrics ─────────────────────────────
+
+# The Add row's label: "UnschedulablePodAdd" up to v1.34 (resource unschedulablePod), "UnscheduledPodAdd"
+# since the resource became fwk.UnscheduledPod (v1.37.2 scheduling_queue_test.go:4952).
+_ADD_LABELS = ("UnschedulablePodAdd", "UnscheduledPodAdd")
+
+
+def _incoming_pods() -> list[Pod]:
+    return [MakePod().name(f"test-pod-{i}").namespace(f"ns{i}").uid(f"tp-{i}").obj() for i in range(1, 4)]
+
+
+def _op_add(t: Q, pod: Pod) -> None:
+    t.add(pod)
+
+
+def _op_pop_and_requeue_as_unschedulable(t: Q, pod: Pod) -> None:
+    t.add(pod)
+    t.fail(t.pop(pod), "unschedulable_plugin")
+
+
+def _op_pop_and_requeue_as_backoff(t: Q, pod: Pod) -> None:
+    t.add(pod)
+    qpi = t.pop(pod)
+    qpi.unschedulable_count += 1  # no unschedulable plugin: always the backoff queue
+    t.q.add_unschedulable_if_not_present(qpi)
+
+
+def _op_move_all(t: Q, pod: Pod) -> None:
+    t.q.move_all_to_active_or_backoff(EVENT_UNSCHEDULABLE_TIMEOUT)
+
+
+def _op_clock_forward(t: Q, pod: Pod) -> None:
+    t.clock.advance(3)
+
+
+def _op_flush_backoff(t: Q, pod: Pod) -> None:
+    t.clock.advance(3)
+    t.q.flush_backoff_completed()
+
+
+@pytest.mark.parametrize(("ops", "expected"), [
+    pytest.param([_op_add], {("active", "ADD"): 3}, id="add pods to activeQ"),
+    pytest.param([_op_pop_and_requeue_as_unschedulable],
+                 {("active", "ADD"): 3, ("unschedulable", "ScheduleAttemptFailure"): 3},
+                 id="add unscheduled pods then make them unschedulable"),
+    pytest.param([_op_pop_and_requeue_as_unschedulable, _op_move_all],
+                 {("active", "ADD"): 3, ("unschedulable", "ScheduleAttemptFailure"): 3,
+                  ("backoff", "UnschedulableTimeout"): 3},
+                 id="add unscheduled pods, make them unschedulable, and move them to backoffQ"),
+    pytest.param([_op_pop_and_requeue_as_unschedulable, _op_clock_forward, _op_move_all],
+                 {("active", "ADD"): 3, ("unschedulable", "ScheduleAttemptFailure"): 3,
+                  ("active", "UnschedulableTimeout"): 3},
+                 id="add unscheduled pods, make them unschedulable, and move them to activeQ"),
+    pytest.param([_op_pop_and_requeue_as_backoff, _op_clock_forward, _op_flush_backoff],
+                 {("active", "ADD"): 3, ("active", "BackoffComplete"): 3, ("backoff", "ScheduleAttemptFailure"): 3},
+                 id="make some pods subject to backoff and add them to backoffQ, then flush backoffQ"),
+])
+def test_TestIncomingPodsMetrics(ops: list[Callable[[Q, Pod], None]], expected: dict[tuple[str, str], int]) -> None:
+    """``scheduler_queue_incoming_pods_total{queue, event}`` (kubesched: ``SchedulingQueue.incoming``).
+    As upstream, each operation runs for each of the 3 pods before the next operation."""
+    t = Q()
+    pods = _incoming_pods()
+    for op in ops:
+        for pod in pods:
+            op(t, pod)
+    got = dict(t.q.incoming)
+    add_labels = {event for (queue, event) in got if queue == "active" and event in _ADD_LABELS}
+    assert len(add_labels) == 1, got
+    add = add_labels.pop()
+    assert got == {(queue, add if event == "ADD" else event): n for (queue, event), n in expected.items()}
+
+
 # ───────────────────────────── not modelled ─────────────────────────────
-
-
-@pytest.mark.skip(reason="TestSchedulingQueue_Close / tryPop: kubesched's pop() never blocks (the engine is "
-                         "synchronous; None means nothing is ready), so there is no goroutine to wake or close")
-def test_TestSchedulingQueue_Close() -> None:  # pragma: no cover
-    pass
-
-
-@pytest.mark.skip(reason="Test_InFlightPods/Pop is made twice for the same Pod: simulates a queue bug by inserting "
-                         "into activeQ's internal heap while the pod is in flight; kubesched keeps one entry per pod "
-                         "and cannot hold a pod in activeQ and in flight at once")
-def test_Test_InFlightPods_Pop_is_made_twice() -> None:  # pragma: no cover
-    pass
-
-
-@pytest.mark.skip(reason="TestPendingPodsMetric plugin_execution_duration cases, TestIncomingPodsMetrics, "
-                         "TestFlushUnschedulablePodsLeftoverSetsFlag: metrics recorder internals "
-                         "(kubesched exposes pending_pods via counts(), not Prometheus histograms)")
-def test_metrics_recorder_internals() -> None:  # pragma: no cover
-    pass
+#
+# Not ported (no kubesched counterpart to test):
+# - TestSchedulingQueue_Close / tryPop: kubesched's pop() never blocks (the engine is synchronous; None
+#   means nothing is ready), so there is no goroutine to wake or close.
+# - Test_InFlightPods/"Pop is made twice for the same Pod": simulates a queue bug by inserting into
+#   activeQ's internal heap while the pod is in flight; kubesched keeps one entry per pod and cannot
+#   hold a pod in activeQ and in flight at once.
+# - TestPendingPodsMetric's plugin_execution_duration cases and TestFlushUnschedulablePodsLeftoverSetsFlag:
+#   Prometheus histogram internals and upstream's wasFlushedFromUnschedulable flag, which kubesched
+#   does not keep (pending_pods is counts(), incoming_pods_total is the test above).

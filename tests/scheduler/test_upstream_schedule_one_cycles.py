@@ -9,8 +9,9 @@ nominating info (failures clear the nominated node). As upstream's test register
 handlers, the queue is checked before the store delivers the writes' events. Upstream's mocked
 ``SchedulePod`` is
 replaced by patching :func:`kubesched.scheduler.scheduling_cycle.schedule_pod` as imported by
-``schedule_one``. Cases that need alpha/beta gates off by default in v1.34
-(NominatedNodeNameForExpectation, PreBindPreFlight, pod groups) are not ported.
+``schedule_one``. The v1.37 cases with NominatedNodeNameForExpectation on or off (PreBindPreFlight,
+the binding cycle's nominatedNodeName patch, a pod cancelled in PreBind) are ported; the pod-group
+and async-API-call variants are not.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ import pytest
 
 from kubesched.config import decode_config
 from kubesched.errors import BindError
-from kubesched.framework.interface import Code, Status, as_status
+from kubesched.features import FeatureGate
+from kubesched.framework.clock import SimFuture
+from kubesched.framework.interface import Code, PreBindPreFlightResult, Status, as_status
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler import ScheduledPod, Scheduler
 from kubesched.scheduler import schedule_one as so_module
@@ -61,15 +64,43 @@ class FakePermit:
 
 
 class FakePreBind:
-    """``tf.NewFakePreBindPlugin(preFlightStatus, preBindStatus)`` (PreBind part)."""
+    """``tf.NewFakePreBindPlugin(preFlightStatus, preBindStatus)``."""
 
     name = "FakePreBind"
 
-    def __init__(self, status: Status | None) -> None:
+    def __init__(self, status: Status | None, pre_flight: Status | None = None) -> None:
         self.status = status
+        self.pre_flight = pre_flight
+        self.called = 0
+
+    def pre_bind_pre_flight(self, state, pod, node_name):
+        return PreBindPreFlightResult(allow_parallel=False), self.pre_flight
 
     def pre_bind(self, state, pod, node_name):
+        self.called += 1
         return self.status
+
+
+class BlockingPreBind:
+    """Upstream ``BlockingPreBindPlugin``: PreBind blocks until its context is cancelled and
+    returns the context's error (here: until the PodInPreBind is cancelled)."""
+
+    name = "BlockingPreBindPlugin"
+
+    def __init__(self) -> None:
+        self.started = False
+
+    def pre_bind_pre_flight(self, state, pod, node_name):
+        return PreBindPreFlightResult(), None
+
+    async def _wait(self, fut: SimFuture) -> Status:
+        return await fut
+
+    def pre_bind(self, state, pod, node_name):
+        fut = SimFuture()
+        self.started = True
+        state.pod_in_pre_bind.on_cancel(lambda cause: fut.set_result(as_status(RuntimeError("context canceled"))))
+        return self._wait(fut)
 
 
 class RecordingStore(ClusterStore):
@@ -80,6 +111,7 @@ class RecordingStore(ClusterStore):
         self.bind_error = bind_error
         self.bindings: list[tuple[str, str]] = []
         self.nominations: list[str | None] = []
+        self.nnn_patches: list[str] = []
 
     async def bind(self, pod, node_name):
         self.bindings.append((pod.metadata.name, node_name))
@@ -90,6 +122,10 @@ class RecordingStore(ClusterStore):
     def update_pod_condition(self, pod, status, reason, message, nominated_node_name=None):
         self.nominations.append(nominated_node_name)
         super().update_pod_condition(pod, status, reason, message, nominated_node_name)
+
+    async def set_nominated_node_name(self, pod, node_name):
+        self.nnn_patches.append(node_name)  # upstream's reactor on the status patch
+        await super().set_nominated_node_name(pod, node_name)
 
 
 @dataclass
@@ -106,6 +142,9 @@ class Case:
     expect_in: str | None = None  # "backoff" | "unschedulable" | None (not in the queue)
     expect_nominated: str | None = None
     event_reason: str = ""
+    nnn_gate: bool | None = None  # NominatedNodeNameForExpectation (None: the default, on since v1.35)
+    expect_nnn_patch: str = ""  # upstream expectNominatedNodeName: what the binding cycle patched
+    cancel_in_pre_bind: str | None = None
 
 
 def _pod(nnn: str = "") -> Any:
@@ -139,11 +178,42 @@ CASES = [
     Case("nominated node name is not set, permit plugin is working, but the feature gate "
          "NominatedNodeNameForExpectation is disabled",
          plugins={"FakePermit": FakePermit(Status.of(Code.WAIT, "rejected on permit"), 60)},
-         points={"FakePermit": "permit"}, admit="FakePermit", expect_bind=True, event_reason="Scheduled"),
+         points={"FakePermit": "permit"}, admit="FakePermit", expect_bind=True, event_reason="Scheduled",
+         nnn_gate=False),
+    Case("nominated node name is set, permit plugin is working in wait on permit phase",
+         plugins={"FakePermit": FakePermit(Status.of(Code.WAIT, "rejected on permit"), 60)},
+         points={"FakePermit": "permit"}, admit="FakePermit", expect_bind=True, event_reason="Scheduled",
+         nnn_gate=True, expect_nnn_patch="node1"),
+    Case("prebindpreflight failed with status code error",
+         plugins={"FakePreBind": FakePreBind(None, as_status(RuntimeError("on PreBindPreFlight")))},
+         points={"FakePreBind": "preBind"}, nnn_gate=True,
+         expect_error='running PreBindPreFlight "FakePreBind": on PreBindPreFlight', expect_in="backoff",
+         event_reason="FailedScheduling"),
+    Case("prebindpreflight failed with status code unschedulable",
+         plugins={"FakePreBind": FakePreBind(None, Status.of(Code.UNSCHEDULABLE, "rejected on prebindpreflight"))},
+         points={"FakePreBind": "preBind"}, nnn_gate=True,
+         expect_error='PreBindPreFlight FakePreBind returned "Unschedulable", which is unsupported. '
+                      "It is supposed to return Success, Skip, or Error status",
+         expect_in="backoff", event_reason="FailedScheduling"),
+    Case("prebind isn't called and nominated node name isn't set, if preflight returns skip",
+         plugins={"FakePreBind": FakePreBind(Status.of(Code.ERROR, "rejected on prebind"), Status(Code.SKIP))},
+         points={"FakePreBind": "preBind"}, nnn_gate=True, expect_bind=True, event_reason="Scheduled"),
+    Case("prebind is called and nominated node name is set, if preflight returns success",
+         plugins={"FakePreBind": FakePreBind(None, None)}, points={"FakePreBind": "preBind"}, nnn_gate=True,
+         expect_nnn_patch="node1", expect_bind=True, event_reason="Scheduled"),
     Case("prebind failed with status code error",
          plugins={"FakePreBind": FakePreBind(as_status(RuntimeError("on PreBind")))}, points={"FakePreBind": "preBind"},
          expect_error='running PreBind plugin "FakePreBind": on PreBind', expect_in="backoff",
-         event_reason="FailedScheduling"),
+         event_reason="FailedScheduling", nnn_gate=True, expect_nnn_patch="node1"),
+    Case("prebind failed with status code error, NominatedNodeNameForExpectation disabled",
+         plugins={"FakePreBind": FakePreBind(as_status(RuntimeError("on PreBind")))}, points={"FakePreBind": "preBind"},
+         expect_error='running PreBind plugin "FakePreBind": on PreBind', expect_in="backoff",
+         event_reason="FailedScheduling", nnn_gate=False),
+    Case("prebind pod cancelled during prebind (external preemption)",
+         plugins={"BlockingPreBindPlugin": BlockingPreBind()}, points={"BlockingPreBindPlugin": "preBind"},
+         nnn_gate=True, cancel_in_pre_bind="context cancelled externally", expect_nnn_patch="node1",
+         expect_error='running PreBind plugin "BlockingPreBindPlugin": context cancelled externally',
+         expect_in="backoff", event_reason="FailedScheduling"),
     Case("binding failed", inject_bind_error="binder", expect_bind=True,
          expect_error='running Bind plugin "DefaultBinder": binder', expect_in="backoff",
          event_reason="FailedScheduling"),
@@ -155,7 +225,7 @@ CASES = [
 ]
 
 
-def _scheduler(case: Case) -> tuple[Scheduler, RecordingStore]:
+def _scheduler(case: Case, features: FeatureGate | None = None) -> tuple[Scheduler, RecordingStore]:
     reg = dict(in_tree_registry())
     for name, pl in case.plugins.items():
         reg[name] = lambda a, h, pl=pl: pl
@@ -167,7 +237,9 @@ def _scheduler(case: Case) -> tuple[Scheduler, RecordingStore]:
                          "profiles": [{"schedulerName": "default-scheduler",
                                        "plugins": {"multiPoint": {"disabled": [{"name": "*"}]}, **points}}]})
     store = RecordingStore(BindError(case.inject_bind_error) if case.inject_bind_error else None)
-    sched = Scheduler(cfg, client=store, lister=store, registry=reg)
+    if features is None and case.nnn_gate is not None:
+        features = FeatureGate(overrides={"NominatedNodeNameForExpectation": case.nnn_gate})
+    sched = Scheduler(cfg, client=store, lister=store, registry=reg, features=features)
     store.scheduler = sched
     store.add("Node", MakeNode().name("node1").obj())
     store.add("Pod", case.send_pod if case.send_pod is not None else _pod())
@@ -199,7 +271,13 @@ def test_scheduler_schedule_one(case: Case, monkeypatch: pytest.MonkeyPatch) -> 
         wp.allow(case.admit)
     if isinstance(out, ScheduledPod):
         task = so_module.drive(sched.binding_cycle(out))
+        if case.cancel_in_pre_bind is not None:
+            # the plugin blocks in PreBind; "preemption from outside" cancels the pod
+            assert not task.done() and case.plugins["BlockingPreBindPlugin"].started
+            bp = sched.profiles["default-scheduler"].pods_in_pre_bind.get("foo")
+            assert bp is not None and bp.cancel_pod(case.cancel_in_pre_bind)
         assert task.done()
+    assert len(sched.pods_in_pre_bind) == 0
     # upstream's test wires no informer handlers: check the queue before the writes' events
     assert sched.queue.where("default/foo") == case.expect_in
     store.flush()
@@ -222,6 +300,10 @@ def test_scheduler_schedule_one(case: Case, monkeypatch: pytest.MonkeyPatch) -> 
     assert len(sched.waiting_pods) == 0
     if case.expect_nominated is not None:
         assert store.pods["default/foo"].status.nominated_node_name == case.expect_nominated
+    assert (store.nnn_patches[-1] if store.nnn_patches else "") == case.expect_nnn_patch
+    for pl in case.plugins.values():
+        if isinstance(pl, FakePreBind) and pl.pre_flight is not None and pl.pre_flight.is_skip():
+            assert pl.called == 0  # a plugin whose PreBindPreFlight skipped is not run
     if case.event_reason == "Scheduled":
         assert store.pods["default/foo"].spec.node_name == "node1"
         assert "default/foo" in {k for k in sched.cache.pod_states}  # confirmed by the bind's event
@@ -234,18 +316,46 @@ class RejectingPreFilter:
         return None, Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "injected unschedulable status")
 
 
-def test_prefilter_rejection_is_a_fit_error_over_all_nodes() -> None:
+@pytest.mark.parametrize(("features", "want_nnn"), [
+    (None, ""),  # v1.37: clearNominatedNode, no PostFilter plugins included (schedule_one.go L292)
+    (FeatureGate(emulated_version=(1, 35)), ""),
+    (FeatureGate(emulated_version=(1, 34)), "n9"),  # v1.34: an empty ScheduleResult keeps the nomination
+])
+def test_prefilter_rejection_is_a_fit_error_over_all_nodes(features: FeatureGate | None, want_nnn: str) -> None:
     """Not mocked: a PreFilter rejection is upstream's FitError with ``PreFilterMsg`` (``0/N
     nodes are available: <msg>.``), the pod parked in unschedulablePods with the plugin
-    recorded, and the nominated node left alone (no PostFilter plugin → cleared)."""
+    recorded; the nominated node is cleared since v1.35 (no PostFilter plugin), kept in v1.34."""
     case = Case("prefilter", plugins={"FakePreFilter": RejectingPreFilter()}, points={"FakePreFilter": "preFilter"},
                 send_pod=_pod("n9"))
-    sched, store = _scheduler(case)
+    sched, store = _scheduler(case, features)
     a = sched.schedule_one()
     assert (a.result, a.message) == ("unschedulable", "0/1 nodes are available: injected unschedulable status.")
     assert sched.queue.where("default/foo") == "unschedulable"
     assert sched.queue._entries["default/foo"].unschedulable_plugins == {"FakePreFilter"}
     store.flush()
     pod = store.pods["default/foo"]
-    assert pod.status.nominated_node_name == ""  # clearNominatedNode: no PostFilter plugins
+    assert pod.status.nominated_node_name == want_nnn
+    assert sched.queue.nominated_pods_for_node("n9") == ([] if not want_nnn else [sched.queue._entries[
+        "default/foo"].pod_info])
     assert [(e[1], e[3]) for e in store.events] == [("FailedScheduling", a.message)]
+
+
+@pytest.mark.parametrize(("features", "want"), [
+    (None, ""),
+    (FeatureGate(emulated_version=(1, 35), overrides={"NominatedNodeNameForExpectation": False}), ""),
+    (FeatureGate(emulated_version=(1, 34)), ""),
+    # v1.34 newFailureNominatingInfo: with the (alpha) gate on, failures keep the nomination
+    (FeatureGate(emulated_version=(1, 34), overrides={"NominatedNodeNameForExpectation": True}), None),
+])
+def test_failure_nominating_info_per_version(features: FeatureGate, want: str | None,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """``pod with existing nominated node name on scheduling error clears nomination`` across
+    versions: v1.35+ always ``clearNominatedNode``; v1.34 only with the gate off."""
+    case = Case("scheduling error", send_pod=_pod("existing-node"))
+    sched, store = _scheduler(case, features)
+    monkeypatch.setattr(so_module, "schedule_pod", lambda *a, **k: as_status(RuntimeError("scheduler")))
+    assert so_module.failure_nominating_info(sched) == want
+    a = sched.schedule_one()
+    assert a.result == "error"
+    store.flush()
+    assert store.pods["default/foo"].status.nominated_node_name == ("existing-node" if want is None else "")

@@ -1,8 +1,11 @@
 """Fixtures for tests against a real API server.
 
 ``upstream_control_plane`` (session): etcd + kube-apiserver built by ``make upstream``, started
-once per test session on loopback (:mod:`kubesched.testing.upstream`); every test that needs
-it is skipped with the build command when the binaries are missing.
+once per test session on loopback (:mod:`kubesched.testing.upstream`), of the default version
+(v1.37, or ``$UPSTREAM_VERSION``); every test that needs it is skipped with the build command
+when the binaries are missing. ``versioned_control_plane`` is the same per reference version
+(1.37, 1.34), for tests whose upstream facts differ between versions; each version is skipped
+on its own when not built.
 
 ``server`` is parametrised over the API servers the protocol tests hold to the same facts:
 the real kube-apiserver (skipped without ``make upstream``) and kubesched's own box
@@ -24,7 +27,15 @@ from typing import Any
 import pytest
 
 from kubesched.apiserver.testing import ServerHandle, run_server
-from kubesched.testing.upstream import ControlPlane, UpstreamNotBuilt, find_binaries, http_request, http_watch
+from kubesched.testing.upstream import (
+    VERSIONS,
+    ControlPlane,
+    UpstreamNotBuilt,
+    find_binaries,
+    http_request,
+    http_watch,
+    resolve_version,
+)
 
 #: API servers the protocol tests run against.
 SERVERS = ["kube-apiserver", "kubesched-apiserver"]
@@ -105,6 +116,23 @@ def box_api_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BoxServ
 def upstream_control_plane() -> Iterator[ControlPlane]:
     try:
         binaries = find_binaries()
+    except UpstreamNotBuilt as e:
+        pytest.skip(str(e))
+    cp = ControlPlane.start(binaries=binaries)
+    try:
+        yield cp
+    finally:
+        cp.stop()
+
+
+@pytest.fixture(scope="session", params=list(VERSIONS))
+def versioned_control_plane(request: pytest.FixtureRequest) -> Iterator[ControlPlane]:
+    """A control plane per reference version (the default one is ``upstream_control_plane``)."""
+    if request.param == resolve_version():
+        yield request.getfixturevalue("upstream_control_plane")
+        return
+    try:
+        binaries = find_binaries(request.param)
     except UpstreamNotBuilt as e:
         pytest.skip(str(e))
     cp = ControlPlane.start(binaries=binaries)

@@ -15,11 +15,16 @@ from typing import Any
 import pytest
 
 from kubesched.testing.upstream import (
+    VERSIONS,
     ControlPlane,
     UpstreamBinaries,
     UpstreamNotBuilt,
     UpstreamStartError,
     find_binaries,
+    format_feature_gates,
+    parse_feature_gates,
+    pinned_version,
+    resolve_version,
 )
 from kubesched.testing.upstream import unique_name as unique
 
@@ -41,6 +46,57 @@ def test_env_dir_may_hold_the_binaries_directly(tmp_path: Path, monkeypatch: pyt
         p.chmod(p.stat().st_mode | stat.S_IXUSR)
     monkeypatch.setenv("KUBESCHED_UPSTREAM_DIR", str(tmp_path))
     assert find_binaries().bin_dir == tmp_path
+
+
+def _fake_versioned_bins(d: Path, version: str) -> None:
+    d.mkdir(parents=True, exist_ok=True)
+    for n in ("kube-apiserver", "kube-scheduler", "etcd"):
+        p = d / n
+        p.write_text(f"#!/bin/sh\necho 'Kubernetes {version}'\n")
+        p.chmod(0o755)
+
+
+def test_versions_have_their_own_go_module_and_default_to_1_37(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("UPSTREAM_VERSION", raising=False)
+    assert resolve_version() == "1.37"
+    assert resolve_version("v1.34") == resolve_version("1.34.12") == "1.34"
+    monkeypatch.setenv("UPSTREAM_VERSION", "1.34")
+    assert resolve_version() == "1.34"
+    with pytest.raises(ValueError, match="1.35"):
+        resolve_version("1.35")
+    assert (pinned_version("1.37") or "").startswith("v1.37.")
+    assert (pinned_version("1.34") or "").startswith("v1.34.")
+    assert set(VERSIONS) == {"1.37", "1.34"}
+
+
+def test_env_dir_of_another_version_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fake_versioned_bins(tmp_path / "bin", "v1.34.12")
+    monkeypatch.setenv("KUBESCHED_UPSTREAM_DIR", str(tmp_path))
+    got = find_binaries("1.34")
+    assert (got.bin_dir, got.version, got.minor) == (tmp_path / "bin", "v1.34.12", (1, 34))
+    with pytest.raises(UpstreamNotBuilt) as e:
+        find_binaries("1.37")
+    assert "v1.34.12, not 1.37" in str(e.value)
+    assert "--version 1.37" in str(e.value)
+
+
+def test_missing_version_names_its_build_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KUBESCHED_UPSTREAM_DIR", raising=False)
+    for v in VERSIONS:
+        try:
+            find_binaries(v)
+        except UpstreamNotBuilt as e:
+            assert f"build.sh --version {v}" in str(e)
+            assert f"/{pinned_version(v)}/bin" in str(e)
+
+
+def test_feature_gates_flag_round_trips() -> None:
+    assert parse_feature_gates("B=false, A=true,") == {"A": True, "B": False}
+    assert parse_feature_gates({"A": 1}) == {"A": True}
+    assert parse_feature_gates(None) == {}
+    assert format_feature_gates({"B": False, "A": True}) == "A=true,B=false"
+    with pytest.raises(ValueError, match="Name=true"):
+        parse_feature_gates("A")
 
 
 def _fake_bins(tmp_path: Path, etcd_script: str) -> UpstreamBinaries:
@@ -186,6 +242,28 @@ def test_build_without_go_says_what_to_install(tmp_path: Path) -> None:
     assert not (tmp_path / "up").exists()  # nothing half-built
 
 
+def test_build_versions_sit_side_by_side(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("KUBESCHED_UPSTREAM_DIR", "UPSTREAM_VERSION")}
+    dirs = {}
+    for args in (["--version", "1.37"], ["--version=1.34"], []):
+        out = subprocess.run([str(BUILD_SH), *args, "--print-dir"], env=env, capture_output=True, text=True,
+                             timeout=30, check=True)
+        dirs[" ".join(args)] = out.stdout.strip()
+    assert dirs["--version 1.37"].endswith(f"/.cache/upstream/{pinned_version('1.37')}/bin")
+    assert dirs["--version=1.34"].endswith(f"/.cache/upstream/{pinned_version('1.34')}/bin")
+    assert dirs[""] == dirs["--version 1.37"]  # default 1.37
+    out = subprocess.run([str(BUILD_SH), "--print-dir"], env={**env, "UPSTREAM_VERSION": "1.34"},
+                         capture_output=True, text=True, timeout=30, check=True)
+    assert out.stdout.strip() == dirs["--version=1.34"]
+    mod = subprocess.run([str(BUILD_SH), "--version", "1.37", "--print-module-dir"], env=env, capture_output=True,
+                         text=True, timeout=30, check=True).stdout.strip()
+    assert Path(mod) == VERSIONS["1.37"]
+    bad = subprocess.run([str(BUILD_SH), "--version", "1.35", "--print-dir"], env=env, capture_output=True,
+                         text=True, timeout=30, check=False)
+    assert bad.returncode == 2
+    assert "unsupported --version 1.35" in bad.stderr
+
+
 def test_build_dir_follows_the_environment(tmp_path: Path) -> None:
     env = dict(os.environ, KUBESCHED_UPSTREAM_DIR=str(tmp_path))
     out = subprocess.run([str(BUILD_SH), "--print-dir"], env=env, capture_output=True, text=True,
@@ -205,8 +283,8 @@ def _wait_for(cp: ControlPlane, path: str, pred: Callable[[Any], Any], timeout: 
     raise AssertionError(f"timed out waiting on {path}: {last}")
 
 
-def test_upstream_kube_scheduler_binds_and_reports_unschedulable(upstream_control_plane: ControlPlane) -> None:
-    cp = upstream_control_plane
+def test_upstream_kube_scheduler_binds_and_reports_unschedulable(versioned_control_plane: ControlPlane) -> None:
+    cp = versioned_control_plane
     sched = unique("sched")
     zone = unique("zone")
     node = unique("node")
@@ -236,12 +314,15 @@ def test_upstream_kube_scheduler_binds_and_reports_unschedulable(upstream_contro
         n = len(cp.request("GET", "/api/v1/nodes")[2]["items"])
         # reasons are "<count> <reason>" sorted as strings (FitError.Error); 5 cpu > the
         # node's allocatable 4 is UnschedulableAndUnresolvable, so preemption cannot help;
-        # DynamicResources' PostFilter runs before DefaultPreemption and adds its own reason
+        # DynamicResources' PostFilter runs before DefaultPreemption and, up to v1.36, adds its
+        # own reason (v1.34.12 dynamicresources.go L1077); v1.37.2 returns Unschedulable
+        # without one (dynamicresources.go L1169-1171)
         reasons = ["1 Insufficient cpu"]
         if n > 1:
             reasons.append(f"{n - 1} node(s) didn't match Pod's node affinity/selector")
+        dra = "no new claims to deallocate, " if cp.binaries.minor < (1, 37) else ""
         expected = (f"0/{n} nodes are available: {', '.join(sorted(reasons))}. "
-                    f"no new claims to deallocate, preemption: 0/{n} nodes are available: "
+                    f"{dra}preemption: 0/{n} nodes are available: "
                     f"{n} Preemption is not helpful for scheduling.")
         assert cond["message"] == expected
         assert cond["lastTransitionTime"]  # the scheduler sets it
@@ -268,3 +349,18 @@ def test_upstream_kube_scheduler_binds_and_reports_unschedulable(upstream_contro
     # "finished without leader elect" (cmd/kube-scheduler/app/server.go)
     assert code == 1 == proc.popen.returncode
     assert "finished without leader elect" in proc.log_tail()
+
+
+def test_kube_scheduler_gets_the_feature_gates_its_version_knows(versioned_control_plane: ControlPlane) -> None:
+    """SchedulerQueueingHints and SidecarContainers are GA and locked to true in v1.34 and gone
+    from v1.37 (upstream-v137 §1.2): v1.34 accepts them, v1.37 refuses to start on the first one."""
+    cp = versioned_control_plane
+    gates = {"SchedulerQueueingHints": True, "SidecarContainers": True}
+    sched = unique("gates")
+    if cp.binaries.minor < (1, 37):
+        cp.start_kube_scheduler({"profiles": [{"schedulerName": sched}]}, feature_gates=gates)
+        cp.stop_kube_scheduler()
+        return
+    with pytest.raises(UpstreamStartError) as e:
+        cp.start_kube_scheduler({"profiles": [{"schedulerName": sched}]}, feature_gates=gates, ready_timeout=30)
+    assert "unrecognized feature gate: SchedulerQueueingHints" in str(e.value)

@@ -1,5 +1,6 @@
 """``kubesched run`` as a subprocess against the real kube-apiserver (etcd + kube-apiserver
-v1.34 from ``make upstream``), with upstream kube-scheduler as the oracle on the same cluster.
+of the default version, v1.37, from ``make upstream``), with upstream kube-scheduler as the oracle on
+the same cluster.
 
 Each test gives its schedulers their own ``schedulerName`` so that the two (and the session's
 other tests) leave each other's pods alone while they see the same nodes. Skipped with the

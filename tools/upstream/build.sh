@@ -4,18 +4,25 @@
 # cache folder, as envtest and sigs.k8s.io/scheduler-plugins do. These are test
 # and benchmark references only; kubesched itself is pure Python.
 #
-# Usage: tools/upstream/build.sh [--force] [--print-dir]
-#   --force      rebuild even when the binaries are present
-#   --print-dir  print the bin folder and exit (nothing is built)
+# Usage: tools/upstream/build.sh [--version 1.37|1.34] [--force] [--print-dir] [--print-module-dir]
+#   --version X         the Kubernetes minor to build (default: $UPSTREAM_VERSION, else 1.37);
+#                       each has its own Go module, the one place its patch version is pinned:
+#                       1.37 -> v1.37/go.mod, 1.34 -> go.mod
+#   --force             rebuild even when the binaries are present
+#   --print-dir         print the bin folder and exit (nothing is built)
+#   --print-module-dir  print the folder of the version's go.mod and exit
 # Env:
+#   UPSTREAM_VERSION        default of --version
 #   KUBESCHED_UPSTREAM_DIR  folder to build into (binaries in $DIR/bin);
-#                           default <repo>/.cache/upstream/<k8s version>
+#                           default <repo>/.cache/upstream/<k8s version>, so versions sit side by side
 #   GO                      the go command to use (default: go on PATH, /usr/local/go/bin/go)
 #   GOFLAGS                 passed through (e.g. GOFLAGS=-p=1 on a busy machine)
-# Needs only a Go toolchain (>= 1.25, the go directive of k8s.io/kubernetes
-# v1.34) and the Go module proxy. Flags follow hack/lib/golang.sh
+# Needs only a Go toolchain (>= 1.26 for v1.37, the go directive of its module;
+# >= 1.25 for v1.34) and the Go module proxy. Flags follow hack/lib/golang.sh
 # (-trimpath, -s -w, tags selinux,notest,grpcnotrace, CGO_ENABLED=0 for these
-# static server binaries) and hack/lib/version.sh (version ldflags).
+# static server binaries) and hack/lib/version.sh (version ldflags). etcd is
+# v3.6.x for both: kubernetes v1.37.2 tests with 3.7.0 (hack/lib/etcd.sh) but its
+# apiserver still supports 3.6 (one etcd module, see etcd/go.mod).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -23,20 +30,43 @@ repo=$(cd "$here/../.." && pwd)
 
 force=0
 print_dir=0
-for arg in "$@"; do
-  case "$arg" in
+print_module=0
+version=${UPSTREAM_VERSION:-1.37}
+while [[ $# -gt 0 ]]; do
+  case "$1" in
     --force) force=1 ;;
     --print-dir) print_dir=1 ;;
-    -h|--help) sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "build.sh: unknown argument: $arg (try --help)" >&2; exit 2 ;;
+    --print-module-dir) print_module=1 ;;
+    --version) [[ $# -ge 2 ]] || { echo "build.sh: --version needs a value (1.37 or 1.34)" >&2; exit 2; }
+               version=$2; shift ;;
+    --version=*) version=${1#--version=} ;;
+    -h|--help) sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "build.sh: unknown argument: $1 (try --help)" >&2; exit 2 ;;
   esac
+  shift
 done
 
+# One Go module per version: v<minor>/go.mod, or the original go.mod (v1.34).
+version=${version#v}
+case "$version" in
+  1.34) mod_dir=$here ;;
+  1.37) mod_dir=$here/v1.37 ;;
+  *) echo "build.sh: unsupported --version $version (expected 1.37 or 1.34)" >&2; exit 2 ;;
+esac
+if [[ $print_module == 1 ]]; then
+  echo "$mod_dir"
+  exit 0
+fi
+
 # Versions come from the go.mod files so that there is one place to bump them.
-k8s_version=$(awk '$1 == "k8s.io/kubernetes" && $2 ~ /^v/ {print $2; exit}' "$here/go.mod")
+k8s_version=$(awk '$1 == "k8s.io/kubernetes" && $2 ~ /^v/ {print $2; exit}' "$mod_dir/go.mod")
 etcd_version=$(awk '$1 == "go.etcd.io/etcd/server/v3" && $2 ~ /^v/ {print $2; exit}' "$here/etcd/go.mod")
 if [[ -z "$k8s_version" || -z "$etcd_version" ]]; then
-  echo "build.sh: cannot read the k8s.io/kubernetes or etcd version from $here/go.mod, $here/etcd/go.mod" >&2
+  echo "build.sh: cannot read the k8s.io/kubernetes or etcd version from $mod_dir/go.mod, $here/etcd/go.mod" >&2
+  exit 2
+fi
+if [[ "$k8s_version" != "v$version".* ]]; then
+  echo "build.sh: $mod_dir/go.mod pins k8s.io/kubernetes $k8s_version, not $version" >&2
   exit 2
 fi
 
@@ -50,7 +80,7 @@ fi
 binaries=(kube-apiserver kube-scheduler etcd)
 stamp="$bin/.stamp"
 # The stamp records what was built; a change of versions or go.sum rebuilds.
-want_stamp="k8s=$k8s_version etcd=$etcd_version sums=$(cat "$here/go.sum" "$here/etcd/go.sum" | cksum | cut -d' ' -f1)"
+want_stamp="k8s=$k8s_version etcd=$etcd_version sums=$(cat "$mod_dir/go.sum" "$here/etcd/go.sum" | cksum | cut -d' ' -f1)"
 
 present=1
 for b in "${binaries[@]}"; do [[ -x "$bin/$b" ]] || present=0; done
@@ -69,7 +99,7 @@ if [[ -z "$go_bin" ]]; then
   cat >&2 <<EOF
 build.sh: no Go toolchain found (looked for ${GO:-'go' on PATH and /usr/local/go/bin/go}).
 The upstream reference binaries (kube-apiserver, kube-scheduler $k8s_version, etcd $etcd_version)
-are built from Go modules and need Go >= 1.25 and access to the Go module proxy.
+are built from Go modules and need Go >= 1.26 and access to the Go module proxy.
 Install Go from https://go.dev/dl/ and run 'make upstream' again. kubesched itself
 does not need Go; only the tests and benchmarks against upstream do (they are skipped without it).
 EOF
@@ -83,7 +113,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 # The commit of the tag, for `kube-apiserver --version` / GET /version, from the
 # module proxy's origin record when it has one.
-git_commit=$(cd "$here" && "$go_bin" mod download -json "k8s.io/kubernetes@$k8s_version" 2>/dev/null \
+git_commit=$(cd "$mod_dir" && "$go_bin" mod download -json "k8s.io/kubernetes@$k8s_version" 2>/dev/null \
   | awk -F'"' '$2 == "Hash" {print $4; exit}' || true)
 minor=$(echo "$k8s_version" | cut -d. -f2)
 build_date=$(date -u ${SOURCE_DATE_EPOCH:+--date=@$SOURCE_DATE_EPOCH} +%Y-%m-%dT%H:%M:%SZ)
@@ -96,7 +126,7 @@ done
 
 start=$(date +%s)
 echo "building kube-apiserver, kube-scheduler $k8s_version into $bin (this takes a while the first time)"
-(cd "$here" && CGO_ENABLED=0 "$go_bin" build -trimpath -tags=selinux,notest,grpcnotrace \
+(cd "$mod_dir" && CGO_ENABLED=0 "$go_bin" build -trimpath -tags=selinux,notest,grpcnotrace \
   -ldflags="$ldflags" -o "$tmp/" k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-scheduler)
 
 echo "building etcd $etcd_version"

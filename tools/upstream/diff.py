@@ -1,35 +1,46 @@
 #!/usr/bin/env python
-"""Differential fidelity, first cut: upstream kube-scheduler v1.34 vs kubesched's engine.
+"""Differential fidelity: upstream kube-scheduler (v1.37.2 or v1.34.12) vs kubesched's engine.
 
-    python tools/upstream/diff.py --seed 1 --clusters 3          # random clusters, seeds 1..3
+    python tools/upstream/diff.py --seed 1 --clusters 3          # random clusters, seeds 1..3, v1.37
+    python tools/upstream/diff.py --upstream-version 1.34 ...    # real v1.34.12, kubesched --emulated-version 1.34
+    python tools/upstream/diff.py --feature-gates PodLevelResources=false --random-gates 0.3 ...
     python tools/upstream/diff.py --seed 7 --clusters 1 -v       # print every pod's comparison
     python tools/upstream/diff.py --seed 1 --dump /tmp/c1.yaml   # write the generated manifests
 
 For each generated cluster (seeded: nodes with cpu/memory/zones/taints, PriorityClasses, pods
 with requests, nodeSelector, node affinity, tolerations, topology spread, pod anti-affinity,
-host ports and priorities) it starts a fresh etcd + kube-apiserver (:mod:`kubesched.testing.
-upstream`), creates the non-pod objects, starts upstream kube-scheduler with
-``parallelism: 1`` and the default profile, then creates the pods **one by one**, waiting for
-each to settle (bound; or unschedulable and stable for ``--settle`` seconds). A stand-in
+host ports and priorities; and from a second seeded generator: pod-level resources on incoming
+and pre-bound pods, host-port-heavy clusters where pods sharing a port preempt each other,
+pre-bound pods holding the same host port on one node, topology spread with matchLabelKeys that
+the API server merges into the stored selector) it starts a fresh etcd + kube-apiserver of
+``--upstream-version`` (:mod:`kubesched.testing.upstream`, ``make upstream`` builds both
+versions), creates the non-pod objects and the pre-bound pods, starts upstream kube-scheduler
+with ``parallelism: 1`` and the default profile, then creates the pods **one by one**, waiting
+for each to settle (bound; or unschedulable and stable for ``--settle`` seconds). A stand-in
 kubelet gives bound pods a ``status.startTime`` (one virtual second apart) and finishes off
-preemption victims that go Terminating with ``gracePeriodSeconds: 0``.
+preemption victims that go Terminating with ``gracePeriodSeconds: 0``. ``--feature-gates``
+(and ``--random-gates``' per-cluster picks) go to kube-apiserver, kube-scheduler and kubesched.
 
 After each pod, the same step is replayed through kubesched's engine (a
 :class:`~kubesched.scheduler.Scheduler` over the simulator's store, same configuration, decision
-records on) from the state upstream had just before it (its nodes and bound pods, as the API
-server returned them, so admission defaults are equal; pending pods nominated to a node handed
-to the engine's nominator, as upstream's queue holds them) plus that one pod, and the outcomes
-are compared:
+records on, ``FeatureGate(emulated_version=<upstream version>)`` with the same gates) from the
+state upstream had just before it (its nodes and bound pods, as the API server returned them,
+so admission defaults and merges are equal; the pod as stored; pending pods nominated to a node
+handed to the engine's nominator, as upstream's queue holds them) plus that one pod, and the
+outcomes are compared:
 
-- bound on both: agree when upstream's node is one of kubesched's top final-score nodes (ties
-  are broken at random in both); ``node`` disagreement otherwise;
+- bound on both: agree when upstream's node is one of kubesched's top final-score nodes; the
+  ``exact-node`` column counts the pods bound to the very same node (v1.37 breaks score ties
+  deterministically given the node order, upstream-v137 §2.6; v1.34 at random);
 - unschedulable on both: the FailedScheduling messages must be equal;
 - preemption: the same victims must be gone and the pod bound (node compared as above);
 - otherwise ``outcome`` disagreement.
 
-Prints one line per cluster and a summary per area (the features the pod used); ``-v`` prints
-every pod. This runs kubesched's engine in-process, not ``kubesched run``: it checks decisions,
-not the live adapter. Exit code 0 when everything agreed, 1 otherwise.
+Prints one line per cluster and a summary per area (the features the pod used, plus
+``gates:…`` for clusters with non-default gates) and overall; ``-v`` prints every pod. With
+``--run`` the same pods also go to ``kubesched run`` (``--emulated-version``/``--feature-gates``
+as upstream's) on a second API server. Exit code 0 when everything agreed, 1 otherwise, 2 on
+bad flags or missing binaries.
 """
 
 from __future__ import annotations
@@ -53,12 +64,22 @@ import yaml
 
 from kubesched.api.objects import Pod, decode
 from kubesched.config import decode_config
+from kubesched.errors import ConfigError
+from kubesched.features import FeatureGate
 from kubesched.framework.clock import ManualClock
 from kubesched.framework.node_info import PodInfo
 from kubesched.scheduler import Scheduler
 from kubesched.sim.manifests import parse_manifest_text
 from kubesched.sim.simulate import build_store, mark_gated_pods
-from kubesched.testing.upstream import ControlPlane, UpstreamNotBuilt
+from kubesched.testing.upstream import (
+    DEFAULT_VERSION,
+    VERSIONS,
+    ControlPlane,
+    UpstreamNotBuilt,
+    format_feature_gates,
+    parse_feature_gates,
+    pinned_version,
+)
 
 NS = "default"
 #: with --dump-steps DIR: each kubesched step's input (the state upstream had + the pod) as YAML
@@ -78,9 +99,73 @@ SCHED_CONFIG: dict[str, Any] = {
 # --------------------------------------------------------------------------- generator
 
 
+#: gates a cluster may get (``--random-gates``), per upstream version: each is settable (not
+#: locked, not PreAlpha) at that version and changes a scheduling path the generator exercises
+#: (upstream-v137 §1.3). Entries are applied together (dependencies: MatchLabelKeysInPodTopologySpread
+#: ← …SelectorMerge, kube_features.go defaultKubernetesFeatureGateDependencies).
+GATE_CHOICES: dict[str, list[dict[str, bool]]] = {
+    "common": [
+        {"SchedulerPopFromBackoffQ": False},
+        {"SchedulerAsyncPreemption": False},
+        {"MatchLabelKeysInPodTopologySpread": False, "MatchLabelKeysInPodTopologySpreadSelectorMerge": False},
+    ],
+    "1.34": [{"PodLevelResources": False},
+             {"NominatedNodeNameForExpectation": True}, {"ClearingNominatedNodeNameAfterBinding": True}],
+    "1.37": [{"PodLevelResources": False, "InPlacePodLevelResourcesVerticalScaling": False,
+              "PodLevelResourcesFixDefaulting": False, "PodLevelResourcesFixKubeletQOSClass": False},
+             {"NominatedNodeNameForExpectation": False}, {"OpportunisticBatching": False},
+             {"InterPodAffinityHostnameFastPath": True}],
+}
+
+
+def random_gates(seed: int, version: str, rate: float) -> dict[str, bool]:
+    """Non-default gates for cluster ``seed``: with probability ``rate`` one or two entries of
+    :data:`GATE_CHOICES` for ``version``; else none."""
+    rnd = random.Random(f"gates-{seed}")
+    if rate <= 0 or rnd.random() >= rate:
+        return {}
+    pool = GATE_CHOICES["common"] + GATE_CHOICES.get(version, [])
+    out: dict[str, bool] = {}
+    for entry in rnd.sample(pool, rnd.choice([1, 1, 2])):
+        out.update(entry)
+    return out
+
+
+def _pod_level(rnd: random.Random, containers: list[dict[str, Any]]) -> dict[str, Any]:
+    """Pod-level ``resources`` at least the containers' summed requests (validation.go
+    validatePodResourceConsistency); now and then with limits, and now and then with the
+    containers' own requests removed (pod-level only)."""
+    cpu_m = sum(_milli(c.get("resources", {}).get("requests", {}).get("cpu", "0")) for c in containers)
+    mem_mi = sum(_mebi(c.get("resources", {}).get("requests", {}).get("memory", "0")) for c in containers)
+    req = {"cpu": f"{cpu_m + rnd.choice([0, 200, 1000])}m", "memory": f"{mem_mi + rnd.choice([0, 256, 1024])}Mi"}
+    res: dict[str, Any] = {"requests": req}
+    if rnd.random() < 0.3:
+        res["limits"] = dict(req)
+    if rnd.random() < 0.3:
+        for c in containers:
+            c.pop("resources", None)
+    return res
+
+
+def _milli(q: str) -> int:
+    return int(q[:-1]) if q.endswith("m") else int(float(q) * 1000)
+
+
+def _mebi(q: str) -> int:
+    units = {"Mi": 1, "Gi": 1024}
+    return int(q[:-2]) * units[q[-2:]] if q[-2:] in units else int(q) // (1 << 20)
+
+
 def generate(seed: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, set[str]]]:
-    """(non-pod objects, pods in creation order, pod name → areas it exercises)."""
+    """(non-pod objects and pre-bound pods, pods in creation order, pod name → areas it exercises).
+
+    The first cut's draws come from ``Random(seed)`` unchanged; the additions (pod-level
+    resources, pre-bound pods sharing host ports, host-port-heavy clusters, matchLabelKeys
+    that the API server merges into the stored selector) from a second generator, so a seed
+    keeps its original pods."""
     rnd = random.Random(seed)
+    ext = random.Random(f"ext-{seed}")
+    port_heavy = ext.random() < 0.3
     zones = ["zone-a", "zone-b", "zone-c"]
     objs: list[dict[str, Any]] = [
         {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "low"}, "value": 10},
@@ -186,9 +271,20 @@ def generate(seed: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dic
                 "whenUnsatisfiable": rnd.choice(["DoNotSchedule", "ScheduleAnyway"]),
                 "labelSelector": {"matchLabels": {"app": app}}}]
             a.add("spreading")
+            if ext.random() < 0.5:
+                # merged by the API server into labelSelector as `rev In (<pod's rev>)`
+                # (pkg/registry/core/pod/strategy.go applyMatchLabelKeysAndMismatchLabelKeys)
+                spec["topologySpreadConstraints"][0]["matchLabelKeys"] = ["rev"]
+                a.add("matchlabelkeys")
         if rnd.random() < 0.1:
             spec["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 8080}]
             a.add("ports")
+        elif port_heavy and ext.random() < 0.5:
+            spec["containers"][0]["ports"] = [_host_port(ext)]
+            a.add("ports")
+        if ext.random() < 0.15:
+            spec["resources"] = _pod_level(ext, spec["containers"])
+            a.add("podlevel")
         if claims and rnd.random() < 0.2:
             spec["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": rnd.choice(claims)}}]
             a.add("volumes")
@@ -203,9 +299,47 @@ def generate(seed: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dic
             spec["priorityClassName"] = "low"
             a.add("priorities")
         pods.append({"apiVersion": "v1", "kind": "Pod",
-                     "metadata": {"name": name, "namespace": NS, "labels": {"app": app}}, "spec": spec})
+                     "metadata": {"name": name, "namespace": NS,
+                                  "labels": {"app": app, "rev": ext.choice(["r1", "r2"])}}, "spec": spec})
         areas[name] = a
+    objs += _prebound(ext, [o["metadata"]["name"] for o in objs if o["kind"] == "Node"], port_heavy)
     return objs, pods, areas
+
+
+def _host_port(rnd: random.Random) -> dict[str, Any]:
+    """A container port with a host port from a small set, so that pods share them."""
+    port: dict[str, Any] = {"containerPort": 80, "hostPort": rnd.choice([8080, 8080, 9090])}
+    if rnd.random() < 0.2:
+        port["protocol"] = "UDP"
+    if rnd.random() < 0.2:
+        port["hostIP"] = "127.0.0.1"
+    return port
+
+
+def _prebound(rnd: random.Random, nodes: list[str], port_heavy: bool) -> list[dict[str, Any]]:
+    """0–3 low-priority pods created already bound (``spec.nodeName``, as a kubelet's static or
+    a pre-existing pod): small requests, some with pod-level resources, and in host-port-heavy
+    clusters two on one node holding the same host port — which only a bypass of the scheduler
+    makes possible; upstream's HostPortInfo is a set, so preempting one of them frees the port
+    for both (upstream-v137 §8b)."""
+    out: list[dict[str, Any]] = []
+    n = rnd.randint(0, 3)
+    shared = port_heavy and n >= 2
+    node0 = rnd.choice(nodes)
+    for i in range(n):
+        node = node0 if shared and i < 2 else rnd.choice(nodes)
+        c: dict[str, Any] = {"name": "c", "image": "registry.k8s.io/pause:3.10", "resources": {"requests": {
+            "cpu": rnd.choice(["100m", "250m", "500m"]), "memory": rnd.choice(["128Mi", "512Mi"])}}}
+        if shared and i < 2:
+            c["ports"] = [{"containerPort": 80, "hostPort": 8080}]
+        spec: dict[str, Any] = {"nodeName": node, "priorityClassName": "low", "containers": [c]}
+        if rnd.random() < 0.4:
+            spec["resources"] = _pod_level(rnd, spec["containers"])
+        out.append({"apiVersion": "v1", "kind": "Pod",
+                    "metadata": {"name": f"existing-{i}", "namespace": NS,
+                                 "labels": {"app": rnd.choice(["web", "db", "cache"]), "rev": "r1"}},
+                    "spec": spec})
+    return out
 
 
 # --------------------------------------------------------------------------- upstream side
@@ -324,6 +458,8 @@ class Result:
     agree: bool
     kind: str  # "bound", "unschedulable", "preempted", or the disagreement kind
     detail: str = ""
+    #: bound on both sides: the very same node (None when not bound on both)
+    exact: bool | None = None
 
 
 @dataclass
@@ -345,9 +481,10 @@ def _strip(p: dict[str, Any]) -> dict[str, Any]:
 
 def kubesched_step(config: Any, objs: list[dict[str, Any]], nodes: list[dict[str, Any]],
                    bound: list[dict[str, Any]], pod: dict[str, Any],
-                   nominated: list[dict[str, Any]] | None = None) -> tuple[str | None, str, list[str], list[str]]:
+                   nominated: list[dict[str, Any]] | None = None,
+                   features: FeatureGate | None = None) -> tuple[str | None, str, list[str], list[str]]:
     """(node, message, top-score nodes, victims) of ``pod`` scheduled by kubesched's engine
-    from the given state.
+    (at ``features``' emulated version and gates; default v1.37's) from the given state.
 
     ``nominated`` are the pending pods upstream holds nominated to a node (their
     ``status.nominatedNodeName`` set): they are handed to the engine's nominator only, as
@@ -365,7 +502,8 @@ def kubesched_step(config: Any, objs: list[dict[str, Any]], nodes: list[dict[str
             f.write(text)
     raws = parse_manifest_text(text, "<diff>")
     store, bound_pods, pending_pods, node_objs = build_store(raws)
-    sched = Scheduler(config, client=store, lister=store, clock=ManualClock(), seed=0, record=True)
+    sched = Scheduler(config, client=store, lister=store, clock=ManualClock(), seed=0, record=True,
+                      features=features)
     store.scheduler = sched
     for n, raw in node_objs:
         store.add("Node", n, raw)
@@ -442,14 +580,17 @@ def compare(name: str, areas: set[str], up: tuple[str | None, str, list[str]],
     def same_node() -> bool:
         return up_node == ks_node or (up_node in top and ks_node in top)
 
+    exact = up_node == ks_node if up_node and ks_node else None
     if up_victims or ks_victims:
         ok = up_victims == ks_victims and bool(up_node) == bool(ks_node) and (not up_node or same_node())
         return Result(name, areas | {"preemption"}, ok, "preempted" if ok else "preemption",
                       f"upstream victims {up_victims} node {up_node}; {who} victims {ks_victims} node {ks_node} "
-                      f"top {top}")
+                      f"top {top}", exact)
     if up_node and ks_node:
         ok = same_node()
-        return Result(name, areas, ok, "bound" if ok else "node", f"upstream {up_node}; {who} {ks_node}, top {top}")
+        return Result(name, areas, ok, "bound" if ok else "node",
+                      f"upstream {up_node}; {who} {ks_node}, top {top}" + ("" if exact else " (not the same node)"),
+                      exact)
     if not up_node and not ks_node:
         ok = up_msg == ks_msg
         return Result(name, areas, ok, "unschedulable" if ok else "message",
@@ -459,22 +600,33 @@ def compare(name: str, areas: set[str], up: tuple[str | None, str, list[str]],
 
 
 def run_cluster(seed: int, settle_s: float, verbose: bool, report: Report,
-                run_report: Report | None = None) -> None:
-    """One generated cluster: upstream live, kubesched's engine per step, and with
-    ``run_report`` also ``kubesched run`` live on a second API server."""
+                run_report: Report | None = None, *, version: str = "1.37",
+                gates: dict[str, bool] | None = None) -> None:
+    """One generated cluster: upstream ``version`` live, kubesched's engine per step at the
+    matching emulated version, and with ``run_report`` also ``kubesched run`` live on a second
+    API server. ``gates`` go to kube-apiserver, kube-scheduler and kubesched alike."""
     objs, pods, areas = generate(seed)
-    config = decode_config(SCHED_CONFIG)
-    cp = ControlPlane.start()
+    gates = dict(gates or {})
+    features = FeatureGate.from_flags(emulated_version=version, feature_gates=format_feature_gates(gates))
+    config = decode_config(SCHED_CONFIG, features=features)
+    if gates:
+        tag = "gates:" + ",".join(f"{k}={str(v).lower()}" for k, v in sorted(gates.items()))
+        for a in areas.values():
+            a.add(tag)
+    cp = ControlPlane.start(version=version, feature_gates=gates)
     run_cp: ControlPlane | None = None
     run_agree = 0
     try:
         for o in objs:
             _create(cp, o)
         if run_report is not None:
-            run_cp = ControlPlane.start()
+            run_cp = ControlPlane.start(version=version, feature_gates=gates)
             for o in objs:
                 _create(run_cp, o)
-            run_cp.start_kubesched_run(SCHED_CONFIG)
+            run_args = [] if version == DEFAULT_VERSION else [f"--emulated-version={version}"]
+            if gates:
+                run_args.append(f"--feature-gates={format_feature_gates(gates)}")
+            run_cp.start_kubesched_run(SCHED_CONFIG, extra_args=run_args)
         nodes_api = cp.request("GET", "/api/v1/nodes")[2]["items"]
         nodes = [{"apiVersion": "v1", "kind": "Node",
                   "metadata": {k: v for k, v in n["metadata"].items() if k in ("name", "labels")},
@@ -489,6 +641,7 @@ def run_cluster(seed: int, settle_s: float, verbose: bool, report: Report,
                 stored.append({"apiVersion": "v1", "kind": kind, **item})
         cp.start_kube_scheduler(SCHED_CONFIG)
         kubelet = FakeKubelet()
+        kubelet.start(cp, _pods(cp))  # the pre-bound pods' start times
         before = _pods(cp)
         agree = total = 0
         for pod in pods:
@@ -512,7 +665,8 @@ def run_cluster(seed: int, settle_s: float, verbose: bool, report: Report,
                 if not p["spec"].get("nodeName") and p.get("status", {}).get("nominatedNodeName")
                 and not p["metadata"].get("deletionTimestamp")
             ]
-            ks_node, ks_msg, top, ks_victims = kubesched_step(config, stored, nodes, bound_before, created, nominated)
+            ks_node, ks_msg, top, ks_victims = kubesched_step(config, stored, nodes, bound_before, created, nominated,
+                                                              features)
             r = compare(name, areas[name], (up_node, up_msg, up_victims), (ks_node, ks_msg, ks_victims),
                         top, "kubesched")
             # another pending pod (unschedulable earlier) was bound while this one settled — e.g.
@@ -554,6 +708,7 @@ def run_cluster(seed: int, settle_s: float, verbose: bool, report: Report,
                           f"{'ok' if rr.agree else 'DIFF ' + rr.kind}: {rr.detail}")
             before = after
         print(f"cluster seed {seed}: {len(nodes)} nodes, {total} pods, {agree}/{total} agree"
+              + (f" (gates {format_feature_gates(gates)})" if gates else "")
               + (f"; kubesched run {run_agree}/{total}" if run_cp is not None else ""))
     finally:
         cp.stop()
@@ -572,8 +727,22 @@ def main(argv: list[str] | None = None) -> int:
                          "each pod, and compare it with upstream too")
     ap.add_argument("--dump-steps", metavar="DIR",
                     help="write each step's kubesched input (state before the pod + the pod) to DIR/<pod>.yaml")
+    ap.add_argument("--upstream-version", choices=list(VERSIONS), default=DEFAULT_VERSION,
+                    help="the real kube-scheduler/kube-apiserver to compare with (built by `make upstream`); "
+                         "kubesched runs at the same --emulated-version (default %(default)s)")
+    ap.add_argument("--feature-gates", default="", metavar="A=true,B=false",
+                    help="gates for both sides (kube-apiserver, kube-scheduler, kubesched)")
+    ap.add_argument("--random-gates", type=float, default=0.0, metavar="RATE",
+                    help="give a cluster, with this probability, one or two non-default gates of GATE_CHOICES "
+                         "on top of --feature-gates (default 0: none)")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args(argv)
+    try:
+        base_gates = parse_feature_gates(a.feature_gates)
+        FeatureGate.from_flags(emulated_version=a.upstream_version, feature_gates=a.feature_gates)
+    except (ValueError, ConfigError) as e:
+        print(f"diff.py: {e}", file=sys.stderr)
+        return 2
     global DUMP_DIR
     DUMP_DIR = a.dump_steps
     if a.dump:
@@ -585,10 +754,13 @@ def main(argv: list[str] | None = None) -> int:
     run_report = Report() if a.run else None
     try:
         for s in range(a.seed, a.seed + a.clusters):
-            run_cluster(s, a.settle, a.verbose, report, run_report)
+            gates = {**random_gates(s, a.upstream_version, a.random_gates), **base_gates}
+            run_cluster(s, a.settle, a.verbose, report, run_report, version=a.upstream_version, gates=gates)
     except UpstreamNotBuilt as e:
         print(e, file=sys.stderr)
         return 2
+    print(f"upstream v{a.upstream_version} (kube-scheduler {pinned_version(a.upstream_version) or '?'}), "
+          f"kubesched --emulated-version {a.upstream_version}")
     diffs = summarize("kubesched engine vs upstream", report)
     if run_report is not None:
         diffs += summarize("kubesched run vs upstream", run_report)
@@ -596,18 +768,27 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def summarize(title: str, report: Report) -> int:
-    """Print agreement per area; returns the number of disagreements."""
+    """Print agreement per area and overall — ``agree`` by the rules above (upstream's node
+    among kubesched's top-score nodes), and ``exact``: of the pods bound on both sides, how
+    many on the very same node (1.37 breaks ties deterministically given the node order,
+    upstream-v137 §2.6; 1.34 at random). Returns the number of disagreements."""
     print(f"== {title}")
     by_area: dict[str, Counter[str]] = defaultdict(Counter)
     for r in report.results:
-        for area in r.areas:
-            by_area[area]["agree" if r.agree else "differ"] += 1
-    print("area           agree  differ")
-    for area in sorted(by_area):
+        for area in [*r.areas, "ALL"]:
+            c = by_area[area]
+            c["agree" if r.agree else "differ"] += 1
+            if r.exact is not None:
+                c["both_bound"] += 1
+                c["exact"] += r.exact
+    print("area            agree  differ  exact-node")
+    for area in [*sorted(a for a in by_area if a != "ALL"), "ALL"]:
         c = by_area[area]
-        print(f"{area:<14} {c['agree']:>5}  {c['differ']:>6}")
+        print(f"{area:<14} {c['agree']:>6}  {c['differ']:>6}  {c['exact']:>5}/{c['both_bound']}")
     diffs = [r for r in report.results if not r.agree]
-    print(f"total: {len(report.results) - len(diffs)}/{len(report.results)} pods agree")
+    both = [r for r in report.results if r.exact is not None]
+    print(f"total: {len(report.results) - len(diffs)}/{len(report.results)} pods agree; "
+          f"exact node {sum(bool(r.exact) for r in both)}/{len(both)} of the pods bound on both sides")
     print(json.dumps({"kinds": Counter(r.kind for r in report.results)}))
     return len(diffs)
 

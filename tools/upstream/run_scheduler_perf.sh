@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Run upstream's own scheduler_perf benchmark (k8s.io/kubernetes/test/integration/
-# scheduler_perf, the version pinned in go.mod) for one workload on this machine, with the
+# scheduler_perf, the version pinned in the go.mod of $UPSTREAM_VERSION, default 1.37, as
+# build.sh) for one workload on this machine, with the
 # etcd built by build.sh on PATH, and print its SchedulingThroughput data item.
 #
 # Usage: tools/upstream/run_scheduler_perf.sh [--build-only] [Case/Workload]
 #        (default SchedulingBasic/5000Nodes_10000Pods; --build-only builds the binaries, so that
 #        the build can run at low priority and the measurement at normal priority)
-# Env:   KUBESCHED_UPSTREAM_DIR (as build.sh), GO, GOFLAGS (e.g. -p=1),
+# Env:   UPSTREAM_VERSION, KUBESCHED_UPSTREAM_DIR (as build.sh), GO, GOFLAGS (e.g. -p=1),
 #        PERF_TIMEOUT (go test -timeout for the run, default 30m)
 # The test binary is built once per version into <dir>/bin (build.sh's tags, CGO off); results go to <dir>/scheduler_perf/<time>/
 # (BenchmarkPerfScheduling_benchmark_*.json data items, per-test logs via ARTIFACTS).
@@ -28,14 +29,15 @@ fi
 
 "$here/build.sh"                       # etcd (and the rest) present, or build them
 bin=$("$here/build.sh" --print-dir)
+mod=$("$here/build.sh" --print-module-dir)
 dir=$(dirname "$bin")
 go_bin=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
-k8s_version=$(awk '$1 == "k8s.io/kubernetes" && $2 ~ /^v/ {print $2; exit}' "$here/go.mod")
+k8s_version=$(awk '$1 == "k8s.io/kubernetes" && $2 ~ /^v/ {print $2; exit}' "$mod/go.mod")
 
 # Which topic package holds the test case (misc, affinity, topology_spreading, ...).
-k8s_dir=$(cd "$here" && "$go_bin" list -m -f '{{.Dir}}' k8s.io/kubernetes)
-[[ -n "$k8s_dir" ]] || (cd "$here" && "$go_bin" mod download k8s.io/kubernetes)
-k8s_dir=$(cd "$here" && "$go_bin" list -m -f '{{.Dir}}' k8s.io/kubernetes)
+k8s_dir=$(cd "$mod" && "$go_bin" list -m -f '{{.Dir}}' k8s.io/kubernetes)
+[[ -n "$k8s_dir" ]] || (cd "$mod" && "$go_bin" mod download k8s.io/kubernetes)
+k8s_dir=$(cd "$mod" && "$go_bin" list -m -f '{{.Dir}}' k8s.io/kubernetes)
 perf_dir="$k8s_dir/test/integration/scheduler_perf"
 config=$(grep -l -E "^- name: ${case_name}\$" "$perf_dir"/*/performance-config.yaml | head -1 || true)
 if [[ -z "$config" ]]; then
@@ -46,11 +48,11 @@ topic=$(basename "$(dirname "$config")")
 pkg="k8s.io/kubernetes/test/integration/scheduler_perf/$topic"
 
 test_bin="$bin/scheduler_perf_${topic}.test"
-if [[ ! -x "$test_bin" || "$test_bin" -ot "$here/go.sum" ]]; then
+if [[ ! -x "$test_bin" || "$test_bin" -ot "$mod/go.sum" ]]; then
   echo "building $pkg test binary ($k8s_version)"
   # No -trimpath here: the in-process test API server finds its testdata through the
   # source path recorded in the binary (cmd/kube-apiserver/app/testing/testserver.go pkgPath).
-  (cd "$here" && CGO_ENABLED=0 "$go_bin" test -c -vet=off -tags=selinux,notest,grpcnotrace \
+  (cd "$mod" && CGO_ENABLED=0 "$go_bin" test -c -vet=off -tags=selinux,notest,grpcnotrace \
     -o "$test_bin.tmp" "$pkg")
   mv -f "$test_bin.tmp" "$test_bin"
 fi

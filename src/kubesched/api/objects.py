@@ -24,6 +24,7 @@ __all__ = [
     "Container",
     "ContainerImage",
     "ContainerPort",
+    "ContainerRestartRule",
     "LabelSelector",
     "LabelSelectorRequirement",
     "Namespace",
@@ -37,6 +38,7 @@ __all__ = [
     "NodeStatus",
     "ObjectMeta",
     "OwnerReference",
+    "ImageVolumeSource",
     "PersistentVolumeClaimVolumeSource",
     "Pod",
     "PodAffinity",
@@ -68,6 +70,7 @@ __all__ = [
     "Toleration",
     "TopologySpreadConstraint",
     "Volume",
+    "VolumeMount",
     "WeightedPodAffinityTerm",
     "decode",
     "encode_builtins",
@@ -226,12 +229,31 @@ class ResourceRequirements(_Base):
     limits: dict[str, Quantity] = {}
 
 
+class ContainerRestartRule(_Base):
+    """``containers[].restartPolicyRules[]`` (ContainerRestartRules): NodeDeclaredFeatures reads
+    ``action`` (``RestartAllContainers`` needs the node feature RestartAllContainersOnContainerExits)."""
+
+    action: str = ""
+    exit_codes: dict[str, Any] | None = None
+
+
+class VolumeMount(_Base):
+    """``containers[].volumeMounts[]``: NodeDeclaredFeatures reads ``bindMountOptions``
+    (VolumeBindMountOptions)."""
+
+    name: str = ""
+    mount_path: str = ""
+    bind_mount_options: list[str] = []
+
+
 class Container(_Base):
     name: str = ""
     image: str = ""
     resources: ResourceRequirements = msgspec.field(default_factory=ResourceRequirements)
     ports: list[ContainerPort] = []
     restart_policy: str | None = None
+    restart_policy_rules: list[ContainerRestartRule] = []
+    volume_mounts: list[VolumeMount] = []
 
 
 class PodSchedulingGate(_Base):
@@ -250,10 +272,18 @@ class PersistentVolumeClaimVolumeSource(_Base):
     read_only: bool = False
 
 
+class ImageVolumeSource(_Base):
+    """``volumes[].image`` (ImageVolume): an OCI image mounted as a volume; ImageLocality
+    scores its ``reference`` like a container image (since v1.36)."""
+
+    reference: str = ""
+    pull_policy: str = ""
+
+
 class Volume(_Base):
-    """A pod volume: the claim-backed sources, and the in-tree sources subject to CSI migration
+    """A pod volume: the claim-backed sources, the in-tree sources subject to CSI migration
     (kept as their JSON mappings; NodeVolumeLimits counts them as upstream's csi-translation-lib
-    translates them). Other sources (secret, configMap, emptyDir, …) are not read."""
+    translates them) and image volumes. Other sources (secret, configMap, emptyDir, …) are not read."""
 
     name: str = ""
     persistent_volume_claim: PersistentVolumeClaimVolumeSource | None = None
@@ -266,6 +296,7 @@ class Volume(_Base):
     vsphere_volume: dict[str, Any] | None = None
     portworx_volume: dict[str, Any] | None = None
     csi: dict[str, Any] | None = None
+    image: ImageVolumeSource | None = None
 
 
 class PodResourceClaim(_Base):
@@ -299,6 +330,8 @@ class PodSpec(_Base):
     topology_spread_constraints: list[TopologySpreadConstraint] = []
     volumes: list[Volume] = []
     host_network: bool = False
+    host_users: bool | None = None  # user namespaces (NodeDeclaredFeatures: UserNamespacesHostNetworkSupport)
+    ephemeral_containers: list[Container] = []  # read only for their volumeMounts (NodeDeclaredFeatures)
     resources: ResourceRequirements | None = None  # pod-level resources (PodLevelResources)
     resource_claims: list[PodResourceClaim] = []  # DRA (DynamicResources)
     scheduling_group: PodSchedulingGroup | None = None  # GenericWorkload (v1.36+)
@@ -356,7 +389,7 @@ class NodeStatus(_Base):
     allocatable: dict[str, Quantity] = {}
     images: list[ContainerImage] = []
     conditions: list[NodeCondition] = []
-    declared_features: list[str] = []  # NodeDeclaredFeatures (v1.35+): sorted feature names
+    declared_features: list[str] = []  # NodeDeclaredFeatures: sorted, unique (API validation)
 
 
 class Node(_Base):

@@ -88,7 +88,8 @@ def _container_nanos(c: Container, where: str, non_missing: Mapping[str, int] | 
     return reqs
 
 
-def _pod_request_nanos(pod: Pod, non_missing: Mapping[str, int] | None = None) -> dict[str, int]:
+def _pod_request_nanos(pod: Pod, non_missing: Mapping[str, int] | None = None,
+                       skip_pod_level: bool = False) -> dict[str, int]:
     spec = pod.spec
     result: dict[str, int] = {}
     for i, c in enumerate(spec.containers):
@@ -108,7 +109,7 @@ def _pod_request_nanos(pod: Pod, non_missing: Mapping[str, int] | None = None) -
             _add(combined, sidecars)
             _max(init_peak, combined)
     _max(result, init_peak)
-    if spec.resources is not None and is_pod_level_requests_set(pod):
+    if not skip_pod_level and spec.resources is not None and is_pod_level_requests_set(pod):
         for name, n in _nanos(spec.resources.requests, "spec.resources.requests").items():
             if _is_pod_level_resource(name):
                 result[name] = n
@@ -121,7 +122,7 @@ def _to_ints(nanos: Mapping[str, int]) -> dict[str, int]:
     return {name: nanos_to_int(name, n) for name, n in nanos.items()}
 
 
-def pod_requests(pod: Pod) -> dict[str, int]:
+def pod_requests(pod: Pod, *, skip_pod_level_resources: bool = False) -> dict[str, int]:
     """Effective resource requests of ``pod`` as canonical ints (upstream ``PodRequests``).
 
     Shape: ``{resource name: amount}``, cpu in millicores, memory/storage/hugepages in bytes,
@@ -132,12 +133,14 @@ def pod_requests(pod: Pod) -> dict[str, int]:
     ``spec.resources.requests`` replace cpu/memory/hugepages-* when set; ``spec.overhead``
     is added last. Names that any container mentions are present, possibly with 0.
     Container status resources (in-place resize) are not modelled.
+    ``skip_pod_level_resources``: upstream's ``PodResourcesOptions.SkipPodLevelResources``
+    (component-helpers resource/helpers.go L152-173): pod-level requests are not applied.
     Raises :class:`QuantityError` (with the field path) for an invalid quantity.
     """
-    return _to_ints(_pod_request_nanos(pod))
+    return _to_ints(_pod_request_nanos(pod, skip_pod_level=skip_pod_level_resources))
 
 
-def pod_non_zero_requests(pod: Pod) -> tuple[int, int]:
+def pod_non_zero_requests(pod: Pod, *, skip_pod_level_resources: bool = False) -> tuple[int, int]:
     """``(cpu millicores, memory bytes)`` used for scoring (upstream ``calculateResource``).
 
     Without pod-level requests, each container (and init container) missing a cpu / memory
@@ -145,10 +148,16 @@ def pod_non_zero_requests(pod: Pod) -> tuple[int, int]:
     :data:`DEFAULT_MEMORY_REQUEST` bytes (an explicit ``0`` is kept). With pod-level requests,
     the defaults apply per container only for a resource missing from the pod's total
     requests. The same sidecar / init / overhead rules as :func:`pod_requests` then apply.
+    ``skip_pod_level_resources``: pod-level requests are ignored and every container gets the
+    defaults (upstream ``calculatePodResourceRequest`` of a scorer without
+    ``enablePodLevelResources``, v1.37.2 resource_allocation.go L236-262).
     """
-    reqs = _pod_request_nanos(pod)
     default_cpu = DEFAULT_MILLI_CPU_REQUEST * 10**6
     default_mem = DEFAULT_MEMORY_REQUEST * _NANO
+    if skip_pod_level_resources:
+        non0 = _pod_request_nanos(pod, {CPU: default_cpu, MEMORY: default_mem}, skip_pod_level=True)
+        return nanos_to_int(CPU, non0.get(CPU, 0)), nanos_to_int(MEMORY, non0.get(MEMORY, 0))
+    reqs = _pod_request_nanos(pod)
     if not is_pod_level_requests_set(pod):
         non_missing = {CPU: default_cpu, MEMORY: default_mem}
     else:

@@ -100,7 +100,9 @@ __all__ = [
     "validate_persistent_volume",
     "validate_persistent_volume_claim",
     "validate_pod",
+    "validate_config_map",
     "validate_pod_disruption_budget",
+    "validate_secret",
     "validate_pod_spec",
     "validate_pod_template",
     "validate_pod_update",
@@ -1943,6 +1945,72 @@ _CLUSTER_SCOPED = {
 }
 
 
+#: ``core.MaxSecretSize``: the data of a ConfigMap or Secret, in bytes (1 MiB).
+MAX_SECRET_SIZE = 1024 * 1024
+_CONFIG_MAP_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
+
+
+def is_config_map_key(key: str) -> list[str]:
+    """``validation.IsConfigMapKey`` (apimachinery ``util/validation``)."""
+    msgs: list[str] = []
+    if len(key) > 253:
+        msgs.append("must be no more than 253 characters")
+    if not _CONFIG_MAP_KEY.match(key):
+        msgs.append("a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. "
+                    "'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')")
+    if key == ".":
+        msgs.append("must not be '.'")
+    elif key == "..":
+        msgs.append("must not be '..'")
+    elif key.startswith(".."):
+        msgs.append("must not start with '..'")
+    return msgs
+
+
+def _data_size(value: Any, base64_encoded: bool) -> int:
+    s = _str(value)
+    if not base64_encoded:
+        return len(s.encode())
+    return len(s) * 3 // 4 - s.endswith("=") - s.endswith("==")  # decoded length
+
+
+def validate_config_map(cm: Any) -> list[FieldError]:
+    """``ValidateConfigMap`` (v1.37.2 ``pkg/apis/core/validation/validation.go`` L8190-8218): keys
+    are config keys, a key is not in both ``data`` and ``binaryData``, and the values add up to at
+    most 1 MiB (``: Too long: may not be more than 1048576 bytes``)."""
+    o = _map(cm)
+    errs = validate_object_meta(o.get("metadata"), namespaced=True)
+    data, binary = _map(o.get("data")), _map(o.get("binaryData"))
+    total = 0
+    for k, v in data.items():
+        errs.extend(FieldError(f"data[{k}]", INVALID, k, m) for m in is_config_map_key(k))
+        if k in binary:
+            errs.append(FieldError(f"data[{k}]", INVALID, k, "duplicate of key present in binaryData"))
+        total += _data_size(v, False)
+    for k, v in binary.items():
+        errs.extend(FieldError(f"binaryData[{k}]", INVALID, k, m) for m in is_config_map_key(k))
+        total += _data_size(v, True)
+    if total > MAX_SECRET_SIZE:
+        errs.append(FieldError("", TOO_LONG, "<value omitted>", f"may not be more than {MAX_SECRET_SIZE} bytes"))
+    return errs
+
+
+def validate_secret(secret: Any) -> list[FieldError]:
+    """The size and key rules of ``ValidateSecret`` (v1.37.2 validation.go L8087-8101): keys are
+    config keys, the decoded values add up to at most 1 MiB (``data: Too long: …``)."""
+    o = _map(secret)
+    errs = validate_object_meta(o.get("metadata"), namespaced=True)
+    sizes = {k: _data_size(v, True) for k, v in _map(o.get("data")).items()}
+    # v1 stringData is merged into data (it wins on a shared key) before validation (conversion)
+    sizes.update({k: _data_size(v, False) for k, v in _map(o.get("stringData")).items()})
+    for k in sizes:
+        errs.extend(FieldError(f"data[{k}]", INVALID, k, m) for m in is_config_map_key(k))
+    total = sum(sizes.values())
+    if total > MAX_SECRET_SIZE:
+        errs.append(FieldError("data", TOO_LONG, "<value omitted>", f"may not be more than {MAX_SECRET_SIZE} bytes"))
+    return errs
+
+
 def validate_object(obj: Any, *, namespaced: bool | None = None,
                     pod_options: PodValidationOptions | None = None) -> list[FieldError]:
     """Validate any object by its ``kind``: Pod, Node, Namespace, PriorityClass fully; other
@@ -1965,6 +2033,10 @@ def validate_object(obj: Any, *, namespaced: bool | None = None,
         return validate_pod_disruption_budget(o)
     if kind == "Service":
         return validate_service(o)
+    if kind == "ConfigMap":
+        return validate_config_map(o)
+    if kind == "Secret":
+        return validate_secret(o)
     storage = _STORAGE_VALIDATORS.get(kind)
     if storage is not None:
         return storage(o)

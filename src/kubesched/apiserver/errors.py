@@ -123,6 +123,17 @@ class APIError(Exception):
                            {"causes": [{"message": message}]}))
 
     @classmethod
+    def entity_too_large(cls, message: str) -> APIError:
+        """``errors.NewRequestEntityTooLargeError``: 413, reason RequestEntityTooLarge."""
+        return cls(_status(413, "RequestEntityTooLarge", f"Request entity too large: {message}"))
+
+    @classmethod
+    def unknown(cls, code: int, message: str) -> APIError:
+        """``ErrorToAPIStatus`` of a plain error (no reason), e.g. etcd's ``request is too large``."""
+        return cls({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                    "message": message, "code": code})
+
+    @classmethod
     def unauthorized(cls) -> APIError:
         return cls(_status(401, "Unauthorized", "Unauthorized"))
 

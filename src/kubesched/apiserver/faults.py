@@ -29,13 +29,15 @@ __all__ = ["Faults", "WriteFault"]
 @dataclass
 class WriteFault:
     """Fail ``fraction`` of writes to ``resource`` (plural, e.g. ``pods``) / ``subresource``
-    (``""`` = the main resource, ``"*"`` = any) with HTTP ``code`` (500 or 409)."""
+    (``""`` = the main resource, ``"*"`` = any) with HTTP ``code`` (500, 503 or 409); at most
+    ``times`` of them when set."""
 
     resource: str
     subresource: str = ""
     fraction: float = 1.0
     code: int = 500
     verbs: tuple[str, ...] = ("create", "update", "patch", "delete")
+    times: int | None = None
 
 
 class Faults:
@@ -46,6 +48,7 @@ class Faults:
         self.latency: float = 0.0
         self.write_faults: list[WriteFault] = []
         self.injected: int = 0  #: writes failed on purpose so far
+        self._fault_hits: dict[int, int] = {}
         self._rng = random.Random(seed)
         self._paused = threading.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -94,12 +97,15 @@ class Faults:
         return int(self._on_loop(self._close_watches))
 
     def fail_writes(self, resource: str, *, subresource: str = "", fraction: float = 1.0, code: int = 500,
-                    verbs: tuple[str, ...] = ("create", "update", "patch", "delete")) -> WriteFault:
-        """Fail ``fraction`` of matching writes with ``code`` (500 InternalError or 409 Conflict)."""
-        if code not in (409, 500):
-            raise ValueError(f"code must be 409 or 500, not {code}")
-        f = WriteFault(resource, subresource, fraction, code, verbs)
+                    verbs: tuple[str, ...] = ("create", "update", "patch", "delete"),
+                    times: int | None = None) -> WriteFault:
+        """Fail ``fraction`` of matching writes with ``code`` (500 InternalError, 503
+        ServiceUnavailable or 409 Conflict), the first ``times`` only when given."""
+        if code not in (409, 500, 503):
+            raise ValueError(f"code must be 409, 500 or 503, not {code}")
+        f = WriteFault(resource, subresource, fraction, code, verbs, times)
         self.write_faults = [*self.write_faults, f]
+        self._fault_hits[id(f)] = 0
         return f
 
     def pause(self) -> None:
@@ -128,8 +134,11 @@ class Faults:
                 continue
             if f.subresource != "*" and f.subresource != subresource:
                 continue
+            if f.times is not None and self._fault_hits.get(id(f), 0) >= f.times:
+                continue
             if self._rng.random() < f.fraction:
                 self.injected += 1
+                self._fault_hits[id(f)] = self._fault_hits.get(id(f), 0) + 1
                 return f.code
         return None
 

@@ -85,6 +85,9 @@ _ERR_RETAIN_KEYS_CONTENT = "patch content doesn't match retainKeys list"
 _REASONS = {400: "BadRequest", 413: "RequestEntityTooLarge", 415: "UnsupportedMediaType", 422: "Invalid", 500: ""}
 #: ``maxJSONPatchOperations`` of staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go.
 MAX_JSON_PATCH_OPERATIONS = 10000
+#: ``JSONPatchMaxCopyBytes`` (apiserver ``server/config.go``: 3 MiB), installed as json-patch's
+#: ``AccumulatedCopySizeLimit``: the bytes all ``copy`` operations of one patch may add.
+JSON_PATCH_MAX_COPY_BYTES = 3 * 1024 * 1024
 
 
 class PatchError(Exception):
@@ -198,8 +201,10 @@ def _apply_json_patch(original: dict[str, Any], body: bytes) -> dict[str, Any]:
     if not all(isinstance(op, dict) for op in ops):
         raise PatchError(400, "json: cannot unmarshal array into Go value of type jsonpatch.Operation")
     try:
-        patch = jsonpatch.JsonPatch(ops)
-        result = patch.apply(_clone(original), in_place=True)
+        if any(op.get("op") == "copy" for op in ops):
+            result = _apply_counting_copies(ops, _clone(original))
+        else:
+            result = jsonpatch.JsonPatch(ops).apply(_clone(original), in_place=True)
     except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
         raise PatchError(422, str(exc)) from None
     except (TypeError, KeyError, IndexError, ValueError) as exc:
@@ -207,6 +212,33 @@ def _apply_json_patch(original: dict[str, Any], body: bytes) -> dict[str, Any]:
     if not isinstance(result, dict):
         raise PatchError(422, "the patch did not produce an object")
     return result
+
+
+def _go_json_size(value: Any) -> int:
+    """``len(json.Marshal(value))`` in Go: compact JSON with ``<``, ``>``, ``&`` escaped (6 bytes each)."""
+    raw = orjson.dumps(value)
+    return len(raw) + 5 * (raw.count(b"<") + raw.count(b">") + raw.count(b"&"))
+
+
+def _apply_counting_copies(ops: list[dict[str, Any]], doc: Any) -> Any:
+    """Apply ``ops`` one at a time, adding up what ``copy`` operations copy as evanphx/json-patch
+    v4 ``patch.copy`` does (``deepCopy`` size), and stop past :data:`JSON_PATCH_MAX_COPY_BYTES`
+    with its error (``AccumulatedCopySizeError``): a few ``copy`` ops doubling a value each must not
+    build a huge object."""
+    accumulated = 0
+    for op in ops:
+        if op.get("op") == "copy":
+            try:
+                value = jsonpatch.JsonPointer(op.get("from", "")).resolve(doc)
+            except (jsonpatch.JsonPointerException, TypeError):
+                value = None  # the copy below fails with the library's own error
+            else:
+                accumulated += _go_json_size(value)
+                if accumulated > JSON_PATCH_MAX_COPY_BYTES:
+                    raise PatchError(422, "Unable to complete the copy, the accumulated size increase of copy is "
+                                          f"{accumulated}, exceeding the limit {JSON_PATCH_MAX_COPY_BYTES}")
+        doc = jsonpatch.JsonPatch([op]).apply(doc, in_place=True)
+    return doc
 
 
 def json_merge_patch(target: Any, patch: Any) -> Any:

@@ -9,6 +9,7 @@ they cover the requested hosts, so an old kubeconfig keeps working.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import ipaddress
 import os
@@ -21,7 +22,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-__all__ = ["PKI", "ensure_pki"]
+__all__ = ["PKI", "ensure_pki", "write_private"]
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ def _covers(cert_path: Path, hosts: list[str]) -> bool:
 def ensure_pki(directory: str | os.PathLike[str], hosts: list[str]) -> PKI:
     """CA + server certificate for ``hosts`` (IPs or DNS names) in ``directory``; reused if valid."""
     d = Path(directory)
-    d.mkdir(parents=True, exist_ok=True)
+    d.mkdir(mode=0o700, parents=True, exist_ok=True)
     pki = PKI(d / "ca.crt", d / "server.crt", d / "server.key")
     hosts = [*hosts, "127.0.0.1", "localhost", "kubernetes", "kubernetes.default"]
     if pki.ca_cert.exists() and pki.server_key.exists() and _covers(pki.server_cert, hosts):
@@ -117,7 +118,17 @@ def ensure_pki(directory: str | os.PathLike[str], hosts: list[str]) -> PKI:
 
 
 def _write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically, the file created 0600 (never readable by others, even
+    for an instant: no chmod after the fact)."""
+    write_private(path, data)
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Atomically replace ``path`` by a file holding ``data``, created with mode 0600."""
     tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_bytes(data)
-    os.chmod(tmp, 0o600)
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
     tmp.replace(path)

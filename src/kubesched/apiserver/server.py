@@ -51,6 +51,7 @@ from kubesched.apiserver.storage import (
     FutureRevision,
     KeyExists,
     KeyNotFound,
+    RequestTooLarge,
     Store,
 )
 from kubesched.features import BINARY_VERSION, FeatureGate, default_feature_gate
@@ -130,6 +131,37 @@ def _matcher(lsel: Selector, fsel: FieldSelector) -> Callable[[Entry], bool] | N
         return lambda e: fsel.matches(e.fields)
     return lambda e: lsel.matches(e.labels) and fsel.matches(e.fields)
 
+
+
+#: kube-apiserver's ``MaxRequestBodyBytes`` (``server/config.go``: 3 MiB): a larger write body is
+#: answered 413 "Request entity too large: limit is 3145728" (``handlers/rest.go`` limitedReadBody).
+MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024
+
+
+def _decode_yaml_body(raw: bytes, json_error: Exception) -> Any:
+    """A YAML request body, with the API server's limits: a "billion laughs" document is refused
+    before it is expanded (go-yaml's alias limit: 400 ``... yaml: document contains excessive
+    aliasing``), and nesting too deep for the decoder is a 400, not a 500."""
+    import yaml
+
+    from kubesched.api.yamllimits import EXCESSIVE_ALIASING, excessive_aliasing
+
+    loader_cls = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        loader = loader_cls(raw)
+        try:
+            node = loader.get_single_node()
+            if node is None:
+                return None
+            if excessive_aliasing(node):
+                raise APIError.bad_request(f"the object provided is unrecognized (must be of type JSON or YAML): "
+                                           f"error converting YAML to JSON: {EXCESSIVE_ALIASING}")
+            return loader.construct_document(node)
+        finally:
+            loader.dispose()
+    except (yaml.YAMLError, RecursionError):
+        raise APIError.bad_request(f"the object provided is unrecognized (must be of type "
+                                   f"JSON or YAML): {json_error}") from None
 
 class _Route:
     __slots__ = ("info", "name", "ns", "sub")
@@ -234,7 +266,7 @@ class APIServer:
                 self.store.create(pc_info.key, "", name, obj)
 
     def make_app(self) -> web.Application:
-        app = web.Application(client_max_size=64 * 1024 * 1024, middlewares=[self._middleware])
+        app = web.Application(client_max_size=MAX_REQUEST_BODY_BYTES, middlewares=[self._middleware])
         app.router.add_route("*", "/{tail:.*}", self._dispatch)
         return app
 
@@ -371,8 +403,14 @@ class APIServer:
             return resp
         except APIError as e:
             return _json_response(e.status, e.code, e.headers)
+        except RequestTooLarge as e:  # etcd's limit on one write (storage.MAX_REQUEST_BYTES)
+            err = APIError.unknown(500, str(e))
+            return _json_response(err.status, err.code)
         except (asyncio.CancelledError, ConnectionResetError):
             raise
+        except web.HTTPRequestEntityTooLarge:  # the body limit (handlers/rest.go limitedReadBody)
+            err = APIError.entity_too_large(f"limit is {MAX_REQUEST_BODY_BYTES}")
+            return _json_response(err.status, err.code)
         except web.HTTPException:
             raise
         except Exception as e:  # a bug: answer as upstream would, keep serving
@@ -625,13 +663,7 @@ class APIServer:
         except orjson.JSONDecodeError as e:
             ctype = request.headers.get("Content-Type", "")
             if "yaml" in ctype:
-                import yaml
-
-                try:
-                    obj = yaml.safe_load(raw)
-                except yaml.YAMLError:
-                    raise APIError.bad_request(f"the object provided is unrecognized (must be of type "
-                                               f"JSON or YAML): {e}") from None
+                obj = _decode_yaml_body(raw, e)
             else:
                 raise APIError.bad_request(f"the object provided is unrecognized: {e}") from None
         if not isinstance(obj, dict):
@@ -678,6 +710,8 @@ class APIServer:
         code = self.faults.write_fault(info.plural, sub, verb)
         if code == 409:
             raise APIError.conflict(info.plural, info.group, "", "injected conflict (fault injection)")
+        if code == 503:
+            raise APIError.method_status(503, "ServiceUnavailable", "injected unavailability (fault injection)")
         if code is not None:
             raise APIError.internal("injected failure (fault injection)")
 

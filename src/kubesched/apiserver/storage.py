@@ -41,6 +41,9 @@ import orjson
 __all__ = [
     "Compacted",
     "Conflict",
+    "CorruptStore",
+    "MAX_REQUEST_BYTES",
+    "RequestTooLarge",
     "DataDirLocked",
     "Entry",
     "Event",
@@ -77,6 +80,20 @@ class Conflict(StorageError):
 
 class DataDirLocked(StorageError):
     """Another process serves this data directory (the store must be its only writer)."""
+
+
+class RequestTooLarge(StorageError):
+    """A value larger than etcd accepts (``--max-request-bytes``, default 1.5 MiB); upstream's
+    kube-apiserver passes etcd's ``etcdserver: request is too large`` through as a 500."""
+
+
+#: etcd's default ``--max-request-bytes`` (``embed.DefaultMaxRequestBytes``, 1.5 MiB): the largest
+#: write request etcd takes; kubesched compares the stored object's bytes plus its key with it.
+MAX_REQUEST_BYTES = 1536 * 1024
+
+
+class CorruptStore(StorageError):
+    """The data directory's database cannot be read (not SQLite, truncated, malformed)."""
 
 
 class Compacted(StorageError):
@@ -160,17 +177,34 @@ class Store:
     """The revision log. ``attrs(space, obj)`` computes an object's selectable fields.
 
     ``ring_size`` events are kept in memory for watches; ``path`` None → in memory.
+
+    Durability: with ``fsync=True`` (the default) every write is on disk before it is acknowledged
+    (SQLite WAL with ``synchronous=FULL``: the WAL is fsynced at each commit), as etcd syncs its WAL
+    before answering. ``fsync=False`` is etcd's ``--unsafe-no-fsync``: ``synchronous=NORMAL``, the
+    WAL is synced only at checkpoints, so a power loss or kernel crash loses the last acknowledged
+    writes (a crash of the process alone loses nothing).
+
+    Privacy: the directory is created (or tightened to) 0700 and ``state.db`` (and with it SQLite's
+    ``-wal``/``-shm`` files, which take the database's mode) and ``lock`` are created 0600, as etcd
+    keeps its data dir (``fileutil.PrivateDirMode``/``PrivateFileMode``).
+
+    Raises :class:`DataDirLocked` when another process holds the directory and
+    :class:`CorruptStore` when its database cannot be read.
     """
 
-    def __init__(self, path: str | None = None, *, attrs: AttrsFn = _default_attrs, ring_size: int = 20000) -> None:
+    def __init__(self, path: str | None = None, *, attrs: AttrsFn = _default_attrs, ring_size: int = 20000,
+                 fsync: bool = True) -> None:
         self.path = path
+        self.fsync = fsync
         self._attrs = attrs
         self._lock_fd: int | None = None
         self.closed = False
         if path is None:
             db = ":memory:"
         else:
-            os.makedirs(path, exist_ok=True)
+            os.makedirs(path, mode=0o700, exist_ok=True)
+            if os.stat(path).st_mode & 0o077:
+                os.chmod(path, 0o700)
             self._lock_fd = os.open(os.path.join(path, "lock"), os.O_RDWR | os.O_CREAT, 0o600)
             try:
                 fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -179,15 +213,21 @@ class Store:
                 self._lock_fd = None
                 raise DataDirLocked(f"data directory {path} is in use by another kubesched apiserver") from None
             db = os.path.join(path, "state.db")
+            os.close(os.open(db, os.O_RDWR | os.O_CREAT, 0o600))  # created private; SQLite's -wal/-shm follow
         self._db = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA busy_timeout=30000")
-        self._db.executescript(_SCHEMA)
-        row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name='log'").fetchone()
-        self.current_rev: int = int(row[0]) if row else 0
-        row = self._db.execute("SELECT value FROM meta WHERE key='compact_rev'").fetchone()
-        self.compact_rev: int = int(row[0]) if row else 0
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(f"PRAGMA synchronous={'FULL' if fsync else 'NORMAL'}")
+            self._db.execute("PRAGMA busy_timeout=30000")
+            self._db.executescript(_SCHEMA)
+            row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name='log'").fetchone()
+            self.current_rev: int = int(row[0]) if row else 0
+            row = self._db.execute("SELECT value FROM meta WHERE key='compact_rev'").fetchone()
+            self.compact_rev: int = int(row[0]) if row else 0
+        except sqlite3.DatabaseError as e:
+            self._abandon()
+            raise CorruptStore(f"cannot read the store {db}: {e} (restore it from a backup, or move it away to "
+                               "start empty)") from None
         self._objects: dict[str, dict[Key, Entry]] = {}
         self._sorted: dict[str, list[Key] | None] = {}
         self._space_rev: dict[str, int] = {}
@@ -196,7 +236,19 @@ class Store:
         self._ring_size = ring_size
         self._ring_start = self.current_rev  # the ring holds every event with rv > _ring_start
         self._watchers: dict[str, set[Callable[[Event], None]]] = {}
-        self._load()
+        try:
+            self._load()
+        except (sqlite3.DatabaseError, ValueError) as e:  # malformed pages, or a row that is not JSON
+            self._abandon()
+            raise CorruptStore(f"cannot read the store {db}: {e} (restore it from a backup, or move it away to "
+                               "start empty)") from None
+
+    def _abandon(self) -> None:
+        """Close what __init__ opened (the database, the directory lock) after a failure."""
+        self._db.close()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
 
     # ------------------------------------------------------------------ state
     def _entry(self, space: str, rv: int, data: bytes, obj: dict[str, Any] | None = None) -> Entry:
@@ -305,13 +357,16 @@ class Store:
         return rv
 
     @staticmethod
-    def _with_rv(obj: dict[str, Any], rv: int) -> bytes:
+    def _with_rv(obj: dict[str, Any], rv: int, key_len: int = 0) -> bytes:
         md = obj.get("metadata")
         if md is None:
             md = obj["metadata"] = {}
         md["resourceVersion"] = str(rv)
         # orjson's result keeps its (>= 4 KiB) build buffer; stored data is long-lived: keep an exact copy
-        return bytes(memoryview(orjson.dumps(obj)))
+        data = bytes(memoryview(orjson.dumps(obj)))
+        if len(data) + key_len > MAX_REQUEST_BYTES:
+            raise RequestTooLarge("etcdserver: request is too large")
+        return data
 
     def create(self, space: str, ns: str, name: str, obj: dict[str, Any]) -> Entry:
         """Store a new object; sets ``obj.metadata.resourceVersion``. Raises :class:`KeyExists`."""
@@ -319,7 +374,7 @@ class Store:
         if (ns, name) in objs:
             raise KeyExists(f"{space} {ns}/{name}")
         rv = self.current_rev + 1
-        data = self._with_rv(obj, rv)
+        data = self._with_rv(obj, rv, len(space) + len(ns) + len(name) + 3)
         self._insert(space, ns, name, 1, 0, 0, data)
         entry = self._entry(space, rv, data, obj)
         objs[(ns, name)] = entry
@@ -346,7 +401,7 @@ class Store:
         """
         objs, old = self._live(space, ns, name, expect_rv)
         rv = self.current_rev + 1
-        data = self._with_rv(obj, rv)
+        data = self._with_rv(obj, rv, len(space) + len(ns) + len(name) + 3)
         self._insert(space, ns, name, 0, 0, old.rv, data)
         entry = self._entry(space, rv, data, obj)
         objs[(ns, name)] = entry

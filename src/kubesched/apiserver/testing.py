@@ -38,7 +38,7 @@ import yaml
 
 from kubesched.apiserver import resources as res
 from kubesched.apiserver.faults import Faults
-from kubesched.apiserver.pki import PKI, ensure_pki
+from kubesched.apiserver.pki import PKI, ensure_pki, write_private
 from kubesched.apiserver.server import APIServer
 from kubesched.apiserver.storage import Store
 
@@ -66,10 +66,7 @@ def write_kubeconfig(path: str | os.PathLike[str], url: str, token: str | None, 
         "current-context": name,
         "preferences": {},
     }
-    tmp = p.with_suffix(p.suffix + ".tmp")
-    tmp.write_text(yaml.safe_dump(doc, sort_keys=False))
-    os.chmod(tmp, 0o600)
-    tmp.replace(p)
+    write_private(p, yaml.safe_dump(doc, sort_keys=False).encode())
     return p
 
 
@@ -85,10 +82,12 @@ _SPACE_INFO = {r.key: r for r in res.RESOURCES if r.group != "events.k8s.io"}
 
 
 def build_server(data_dir: str | os.PathLike[str] | None = None, *, token: str | None = None,
-                 faults: Faults | None = None, simulate_kubelets: bool = False,
+                 faults: Faults | None = None, simulate_kubelets: bool = False, fsync: bool = True,
                  **server_kw: Any) -> APIServer:
-    """An :class:`APIServer` over a new :class:`Store` (not started). ``token`` None = no auth."""
-    store = Store(None if data_dir is None else str(data_dir), attrs=_attrs)
+    """An :class:`APIServer` over a new :class:`Store` (not started). ``token`` None = no auth;
+    ``fsync`` False: etcd's ``--unsafe-no-fsync`` (see :class:`Store`). Raises
+    :class:`~kubesched.apiserver.storage.DataDirLocked` / ``CorruptStore`` for an unusable data dir."""
+    store = Store(None if data_dir is None else str(data_dir), attrs=_attrs, fsync=fsync)
     srv = APIServer(store, token=token, faults=faults, **server_kw)
     if simulate_kubelets:
         from kubesched.apiserver.controllers import attach_controllers

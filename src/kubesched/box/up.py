@@ -43,6 +43,7 @@ from typing import Any, Protocol
 from kubesched.box.apply import ApplyResult, apply_objects
 from kubesched.box.board import PodBoard, PodRow
 from kubesched.config import KubeSchedulerConfiguration
+from kubesched.errors import InputError, KubeschedError
 from kubesched.features import FeatureGate
 from kubesched.sim.manifests import RawObject
 
@@ -116,6 +117,7 @@ class Up:
         self.view.pod_event(event, row)
 
     async def run(self) -> int:
+        from kubesched.apiserver.storage import CorruptStore, DataDirLocked
         from kubesched.apiserver.testing import start_server
 
         opts = self.opts
@@ -133,6 +135,10 @@ class Up:
                                     simulate_kubelets=True, **server_kw) as server:
                 self.server = server
                 return await self._with_server()
+        except DataDirLocked as e:
+            raise InputError(str(e), "--data-dir") from None
+        except CorruptStore as e:
+            raise KubeschedError(str(e)) from None
         finally:
             if self._tmp is not None:
                 shutil.rmtree(self._tmp, ignore_errors=True)

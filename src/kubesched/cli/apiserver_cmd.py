@@ -59,11 +59,17 @@ def _parse_fail_writes(spec: str) -> tuple[str, str, float, int]:
 @click.option("--fault-latency", type=float, default=0.0, metavar="SECONDS", help="Fault: delay every request.")
 @click.option("--fault-fail-writes", "fail_writes", multiple=True, metavar="RESOURCE[/SUB]=FRACTION[:CODE]",
               help="Fault: fail FRACTION of writes to a resource (e.g. pods/binding=0.2:500). Repeatable.")
+@click.option("--unsafe-no-fsync", is_flag=True,
+              help="Acknowledge writes before they are synced to disk (etcd's flag of the same name): faster, "
+                   "but a power loss or kernel crash loses the last acknowledged writes. Default: every write is "
+                   "fsynced before the API answers.")
 def apiserver(data_dir: str | None, in_memory: bool, bind_address: str, port: int, kubeconfig: str | None,
               token: str | None, insecure_http: bool, simulate_kubelets: bool, compaction_window: int,
               compaction_interval: float, event_ttl: float, fault_close_watches_every: float | None,
-              fault_latency: float, fail_writes: tuple[str, ...]) -> None:
+              fault_latency: float, fail_writes: tuple[str, ...], unsafe_no_fsync: bool = False) -> None:
     """Serve a Kubernetes-compatible API server backed by SQLite (the cluster in a box)."""
+    from kubesched.apiserver.storage import CorruptStore
+
     try:
         if data_dir and in_memory:
             raise InputError("--data-dir and --in-memory are mutually exclusive", "--in-memory")
@@ -71,23 +77,26 @@ def apiserver(data_dir: str | None, in_memory: bool, bind_address: str, port: in
         tok = secrets.token_hex(16) if token is None else (token or None)
         asyncio.run(_serve(data_dir, bind_address, port, kubeconfig, tok, not insecure_http,
                            simulate_kubelets, compaction_window, compaction_interval, event_ttl,
-                           fault_close_watches_every, fault_latency, faults_spec))
+                           fault_close_watches_every, fault_latency, faults_spec, not unsafe_no_fsync))
     except InputError as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(2)
+    except CorruptStore as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(1)
 
 
 async def _serve(data_dir: str | None, host: str, port: int, kubeconfig: str | None, token: str | None,
                  tls: bool, simulate_kubelets: bool, window: int, interval: float, event_ttl: float,
                  close_every: float | None,
-                 latency: float, fail_writes: list[tuple[str, str, float, int]]) -> None:
+                 latency: float, fail_writes: list[tuple[str, str, float, int]], fsync: bool = True) -> None:
     import shutil
 
     from kubesched.apiserver.storage import DataDirLocked
     from kubesched.apiserver.testing import build_server, server_pki, write_kubeconfig
 
     try:
-        server = build_server(data_dir, token=token, simulate_kubelets=simulate_kubelets,
+        server = build_server(data_dir, token=token, simulate_kubelets=simulate_kubelets, fsync=fsync,
                               compaction_window=window, compaction_interval=interval, event_ttl=event_ttl)
     except DataDirLocked as e:
         raise InputError(str(e), "--data-dir") from None

@@ -87,8 +87,8 @@ def default_plugins(features: FeatureGate | None = None) -> Plugins:
     if not fg.at_least(1, 37):  # v1.34–1.36: NodeUnschedulable, then NodeName
         order[2], order[3] = order[3], order[2]
     enabled = [Plugin(name=n, weight=w) for n, w in order]
-    # NodeDeclaredFeatures (gate NodeDeclaredFeatures) is appended here once the plugin exists
-    # (branch plugins137).
+    if fg.enabled("NodeDeclaredFeatures"):  # appended after DefaultBinder (applyFeatureGates)
+        enabled.append(Plugin(name="NodeDeclaredFeatures"))
     if fg.enabled("InPlacePodVerticalScalingSchedulerPreemption"):
         i = next(i for i, p in enumerate(enabled) if p.name == "NodeResourcesFit")
         enabled.insert(i, Plugin(name="DeferredPodScheduling"))

@@ -1,4 +1,4 @@
-"""The injected clock: the engine never reads the time itself (``../shared/DESIGN.md``).
+"""The injected clock: the engine never reads the time itself (``docs/architecture.md``, "The seams").
 
 A :class:`Clock` gives the time (``now()``, seconds as a float), one-shot timers
 (``call_later``) and futures (``create_future``) — everything the binding cycle needs to wait

@@ -29,16 +29,25 @@ class CycleState:
         skip_filter_plugins / skip_score_plugins: names of plugins whose PreFilter/PreScore
             returned Skip in this cycle.
         record_plugin_metrics: upstream samples plugin metrics in 10 % of cycles.
+        skip_pre_bind_plugins / parallel_pre_bind_plugins: PreBind plugins whose
+            PreBindPreFlight returned Skip / ``AllowParallel`` (upstream
+            ``Set{Skip,Parallel}PreBindPlugins``, set by ``RunPreBindPreFlights``).
+        pod_in_pre_bind: see below.
     """
 
-    __slots__ = ("_data", "pod_info", "skip_filter_plugins", "skip_score_plugins",
-                 "record_plugin_metrics")
+    __slots__ = ("_data", "parallel_pre_bind_plugins", "pod_in_pre_bind", "pod_info", "record_plugin_metrics",
+                 "skip_filter_plugins", "skip_pre_bind_plugins", "skip_score_plugins")
 
     def __init__(self, pod_info: PodInfo | None = None) -> None:
         self._data: dict[str, Any] = {}
         self.pod_info = pod_info
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
+        self.skip_pre_bind_plugins: set[str] = set()
+        self.parallel_pre_bind_plugins: set[str] = set()
+        self.pod_in_pre_bind: Any = None
+        """The binding cycle's :class:`~kubesched.framework.waiting_pods.PodInPreBind` while
+        PreBind runs (v1.36+; upstream's cancellable PreBind context), else None."""
         self.record_plugin_metrics = False
 
     def write(self, key: str, value: Any) -> None:
@@ -63,6 +72,8 @@ class CycleState:
         c._data = {k: (v.clone() if hasattr(v, "clone") else v) for k, v in self._data.items()}
         c.skip_filter_plugins = set(self.skip_filter_plugins)
         c.skip_score_plugins = set(self.skip_score_plugins)
+        c.skip_pre_bind_plugins = set(self.skip_pre_bind_plugins)
+        c.parallel_pre_bind_plugins = set(self.parallel_pre_bind_plugins)
         c.record_plugin_metrics = self.record_plugin_metrics
         return c
 

@@ -65,8 +65,12 @@ class ActionType(enum.IntFlag):
     UPDATE_POD_OTHER = 1 << 12
     """Upstream's unexported ``updatePodOther``: a pod update none of the specific bits describes;
     it wakes only plugins registered for the generic ``Update`` (or for everything)."""
+    UPDATE_NODE_DECLARED_FEATURE = 1 << 13
+    """``node.status.declaredFeatures`` changed (upstream ``UpdateNodeDeclaredFeature``, since 1.35;
+    extracted only while the NodeDeclaredFeatures gate is on)."""
     UPDATE = (UPDATE_NODE_ALLOCATABLE | UPDATE_NODE_LABEL | UPDATE_NODE_TAINT | UPDATE_NODE_CONDITION
-              | UPDATE_NODE_ANNOTATION | UPDATE_POD_LABEL | UPDATE_POD_SCALE_DOWN | UPDATE_POD_TOLERATION
+              | UPDATE_NODE_ANNOTATION | UPDATE_NODE_DECLARED_FEATURE | UPDATE_POD_LABEL | UPDATE_POD_SCALE_DOWN
+              | UPDATE_POD_TOLERATION
               | UPDATE_POD_SCHEDULING_GATES_ELIMINATED | UPDATE_POD_GENERATED_RESOURCE_CLAIM | UPDATE_POD_OTHER)
     ALL = ADD | DELETE | UPDATE
 
@@ -114,9 +118,11 @@ EVENT_UNSCHEDULABLE_TIMEOUT = ClusterEvent(EventResource.UNSCHEDULABLE_TIMEOUT, 
 EVENT_FORCE_ACTIVATE = ClusterEvent(EventResource.FORCE_ACTIVATE, ActionType.ALL, "ForceActivate")
 
 
-def node_update_actions(old: Any, new: Any) -> ActionType:
+def node_update_actions(old: Any, new: Any, declared_features: bool = False) -> ActionType:
     """Which node-update action bits changed between two versions of a Node
-    (upstream ``framework.NodeSchedulingPropertiesChange``)."""
+    (upstream ``framework.NodeSchedulingPropertiesChange``, v1.37.2 events.go L196-291);
+    ``declared_features``: the NodeDeclaredFeatures gate is on (only then is a change of
+    ``status.declaredFeatures`` extracted, as ``extractNodeFeaturesChange``)."""
     from kubesched.api.objects import node_allocatable  # local: events is imported early
 
     a = ActionType(0)
@@ -130,6 +136,8 @@ def node_update_actions(old: Any, new: Any) -> ActionType:
         a |= ActionType.UPDATE_NODE_CONDITION
     if old.metadata.annotations != new.metadata.annotations:
         a |= ActionType.UPDATE_NODE_ANNOTATION
+    if declared_features and old.status.declared_features != new.status.declared_features:
+        a |= ActionType.UPDATE_NODE_DECLARED_FEATURE
     return a
 
 

@@ -34,7 +34,7 @@ class ClusterLister(Protocol):
 
 
 class ClusterClient(Protocol):
-    """Every write the engine makes (the seam contract, ``/work/notes/seam-contract.md``).
+    """Every write the engine makes (the seam contract, ``docs/architecture.md``).
 
     Sync methods are fire-and-forget: the live client enqueues the API call (bounded, retried as
     upstream) and returns at once; the simulator's store applies it and queues the resulting
@@ -56,6 +56,14 @@ class ClusterClient(Protocol):
 
     def clear_nominated_node_name(self, pod: Pod) -> None:
         """Clear ``status.nominatedNodeName`` (upstream ``clearNominatedNodeName``)."""
+        ...
+
+    async def set_nominated_node_name(self, pod: Pod, node_name: str) -> None:
+        """Patch ``status.nominatedNodeName`` to ``node_name`` (upstream ``updatePod`` with
+        ``NominatingInfo{node, ModeOverride}`` and no condition: the binding cycle's
+        NominatedNodeNameForExpectation write, v1.35+), awaited by the binding cycle before
+        WaitOnPermit/PreBind/Bind. Optional for a ClusterClient: the binding cycle skips the
+        write when it is absent."""
         ...
 
     def add_pod_condition(self, pod: Pod, condition: dict[str, Any]) -> None:

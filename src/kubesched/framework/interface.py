@@ -9,7 +9,7 @@ profile (:mod:`kubesched.framework.runtime`) and rejects a plugin enabled at a p
 not implement.
 
 Every method returns ``Status | None``; ``None`` means Success, as a nil ``*Status`` upstream.
-Two shapes exist for Filter and Score (``../shared/DESIGN.md``, "The fast path"):
+Two shapes exist for Filter and Score (``docs/architecture.md``, "The seams"):
 
 * per node, like upstream — ``filter(state, pod, node_info)`` / ``score(state, pod, node_info)``;
 * batch over the columnar :class:`~kubesched.framework.node_table.NodeTable` —
@@ -51,6 +51,7 @@ __all__ = [
     "PostFilterPlugin",
     "PostFilterResult",
     "PreBindPlugin",
+    "PreBindPreFlightResult",
     "PreEnqueuePlugin",
     "PreFilterExtensions",
     "PreFilterPlugin",
@@ -461,9 +462,24 @@ class PermitPlugin(Protocol):
 # ───────────────────────────────────────── Binding cycle ─────────────────────────────────────────
 
 
+@dataclass(frozen=True, slots=True)
+class PreBindPreFlightResult:
+    """Upstream ``PreBindPreFlightResult`` (staging ``framework/interface.go``, v1.36+):
+    ``allow_parallel`` — the plugin's PreBind may run concurrently with its parallel neighbours."""
+
+    allow_parallel: bool = False
+
+
 @runtime_checkable
 class PreBindPlugin(Protocol):
-    """Before Bind; a failure unreserves and sends the pod to backoff."""
+    """Before Bind; a failure unreserves and sends the pod to backoff.
+
+    Optional ``pre_bind_pre_flight(state, pod, node_name)`` (upstream ``PreBindPreFlight``,
+    run by the binding cycle with NominatedNodeNameForExpectation): returns
+    ``(PreBindPreFlightResult | None, Status | None)`` (or just the status, v1.34 shape) —
+    Success (None): PreBind has work for this pod; Skip: its PreBind is not run; Error: the
+    binding fails. A plugin without it counts as Success, not parallel.
+    """
 
     name: str
 

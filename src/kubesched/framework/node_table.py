@@ -1,6 +1,6 @@
 """The columnar node store: one row per node, numpy columns, updated in place.
 
-This is kubesched's fast path (``../shared/DESIGN.md``, "The fast path"). Upstream keeps one
+This is kubesched's fast path (``docs/architecture.md``, "The seams"). Upstream keeps one
 ``NodeInfo`` per node (``pkg/scheduler/framework/types.go``) and a zone-interleaved
 ``nodeTree`` (``pkg/scheduler/backend/cache/node_tree.go``); the table holds the same facts as
 arrays so that a plugin judges one pod against every node at once.
@@ -28,8 +28,8 @@ Derived indexes (a plugin's per-table caches and listeners) are owned by the tab
 ``table.derived(key, factory)`` creates one on first use and keeps it as long as the table
 lives — no module-level registry keyed by table.
 
-The table must not change during a scheduling cycle (``../shared/DESIGN.md``, "Two cycles,
-one loop"). ``mutations`` counts every change; ``with table.frozen("..."):`` raises
+The table must not change during a scheduling cycle (``docs/architecture.md``, "The two
+cycles"). ``mutations`` counts every change; ``with table.frozen("..."):`` raises
 :class:`TableChangedError` at the end of the block when the table changed inside it, when debug
 checks are on (``KUBESCHED_DEBUG=1``, or :func:`set_debug_checks`; the test suite turns them
 on), and costs nothing otherwise. :class:`RowEdit` restores the table exactly, counter included.
@@ -46,7 +46,7 @@ import numpy as np
 
 from kubesched.api.objects import Node, Taint, node_allocatable
 from kubesched.api.quantity import to_int
-from kubesched.framework.node_info import NodeInfo, PodInfo
+from kubesched.framework.node_info import HostPort, NodeInfo, PodInfo
 
 __all__ = ["NodeTable", "NodeTableListener", "RowEdit", "TableChangedError", "debug_checks", "normalized_image_name",
            "set_debug_checks", "zone_key"]
@@ -468,7 +468,7 @@ class NodeTable:
         nz[0] -= stored.non_zero_cpu
         nz[1] -= stored.non_zero_memory
         if stored.ports:
-            self._rebuild_ports(row)
+            self._remove_ports(row, stored.ports)
         if stored.priority <= self.min_pod_priority[row]:
             self.min_pod_priority[row] = min((p.priority for p in pods), default=NO_PODS_PRIORITY)
         self.pod_row.pop(stored.key, None)
@@ -476,11 +476,24 @@ class NodeTable:
         for li in self._listeners:
             li.on_pod_removed(self, row, stored)
 
-    def _rebuild_ports(self, row: int) -> None:
-        used: dict[tuple[str, int], set[str]] = {}
-        for p in self.pods[row]:
-            for ip, proto, port in p.ports:
-                used.setdefault((proto, port), set()).add(ip)
+    def _remove_ports(self, row: int, ports: tuple[HostPort, ...]) -> None:
+        """Upstream ``HostPortInfo.Remove`` for each of the pod's ports (staging
+        ``kube-scheduler/framework/types.go`` L609-624 in v0.37.2, L471-486 in v0.34.12, the same
+        code): the used ports are a *set* of ``(hostIP, protocol, port)``, not a count, so the
+        tuple goes away even when another pod on the node still holds it. ``hostIP`` is
+        sanitised as upstream (``""`` → ``0.0.0.0``), so pods that both ask for ``""``/``0.0.0.0``
+        share one entry, while ``0.0.0.0`` and a concrete IP are separate entries."""
+        old = self.used_ports[row]
+        if not old:
+            return
+        used = {k: set(v) for k, v in old.items()}  # a new mapping: callers may hold the old one
+        for ip, proto, port in ports:
+            ips = used.get((proto, port))
+            if ips is None:
+                continue
+            ips.discard(ip)
+            if not ips:
+                del used[(proto, port)]
         self.used_ports[row] = used or None
 
     # ───────────────────────────── helpers for plugins ─────────────────────────────

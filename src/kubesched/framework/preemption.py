@@ -40,7 +40,10 @@ plus the default victim selection of ``plugins/defaultpreemption/default_preempt
    preemptor) ``"Preempted by pod <preemptor uid> on node <node>"``; then clear
    ``nominatedNodeName`` of lower-priority pods nominated to that node
    (``client.clear_nominated_node_name``).
-7. Result: ``(PostFilterResult(NominatingInfo(node, OVERRIDE)), Status(SUCCESS))``.
+7. Result: ``(PostFilterResult(NominatingInfo(node, OVERRIDE)), Status(SUCCESS))``; since v1.37
+   the Success carries ``"found a potential placement for pod on node <node>, preempting <n>
+   victims"`` (``n`` = all victims, terminating ones included), which DefaultPreemption prefixes
+   with ``"preemption: "`` and the FitError appends to the FailedScheduling message.
 
 Between 3 and 5, the scheduler extenders that support preemption narrow the candidates
 (``call_extenders``, upstream ``callExtenders``; ``handle.extenders``).
@@ -700,7 +703,12 @@ class Evaluator:
         st = self.prepare_candidate(best, pod)
         if st is not None and not st.is_success():
             return None, st
-        return PostFilterResult(NominatingInfo(best.name, NominatingMode.OVERRIDE)), Status(Code.SUCCESS)
+        result = PostFilterResult(NominatingInfo(best.name, NominatingMode.OVERRIDE))
+        if self.handle.features.at_least(1, 37):
+            # preemption.go L196: the message ends up in the FailedScheduling event (PostFilterMsg)
+            return result, Status(Code.SUCCESS, (f"found a potential placement for pod on node {best.name}, "
+                                                 f"preempting {len(best.victims.pods)} victims",))
+        return result, Status(Code.SUCCESS)
 
     def potential_rows(self, m: Any) -> np.ndarray:
         """Rows whose status in ``m`` is Unschedulable, in ``NodeTable.order()`` order
@@ -882,18 +890,34 @@ class Evaluator:
         return candidates[0]
 
     def preempt_pod(self, candidate: Candidate, preemptor: Pod, victim: Pod) -> None:
-        """Upstream ``PreemptPod`` (sync): a victim waiting on Permit is rejected
-        (``preempted``) instead of deleted; otherwise the DisruptionTarget condition, then the
-        delete. Either way the ``Preempted`` event on the victim (related: the preemptor).
-        Raises on client errors."""
+        """Upstream ``PreemptPod`` (sync; v1.37 ``framework/preemption/executor.go`` L98-160):
+        a victim waiting on Permit is rejected (``preempted``; v1.36+ ``Preempt``: an Error
+        status, so it is retried after the error backoff) instead of deleted; v1.36+ a victim in
+        PreBind is cancelled (``preempted by <plugin>``); otherwise the DisruptionTarget
+        condition ``"<scheduler>: preempting to accommodate a higher priority pod"``, then the
+        delete. Either way the ``Preempted`` event on the victim (related: the preemptor)
+        ``"Preempted by pod <uid> on node <node>"`` — v1.36+ with `` (in kube-scheduler
+        memory).`` appended when no API call was made. Raises on client errors."""
         client = self.handle.client
         if client is None:
             raise RuntimeError("preemption: the handle has no client to delete victims with")
         framework = self.handle.framework
-        wp = framework.waiting_pods.get(waiting_pod_key(victim)) if framework is not None else None
-        if wp is not None:
+        uid = waiting_pod_key(victim)
+        wp = framework.waiting_pods.get(uid) if framework is not None else None
+        in_memory = False
+        if self.handle.features.at_least(1, 36):
+            # executor.go L102-123: a waiting victim is Preempt'ed (Error: back to the error
+            # backoff, not unschedulable), one in PreBind cancelled; no API call for either
+            if wp is not None:
+                in_memory = wp.preempt(self.plugin_name, "preempted")
+            elif framework is not None:
+                in_pre_bind = framework.pods_in_pre_bind.get(uid)
+                if in_pre_bind is not None:
+                    in_memory = in_pre_bind.cancel_pod(f"preempted by {self.plugin_name}")
+        elif wp is not None:
             wp.reject(self.plugin_name, "preempted")
-        else:
+            in_memory = True
+        if not in_memory:
             client.add_pod_condition(victim, {
                 "type": DISRUPTION_TARGET, "status": "True", "reason": REASON_PREEMPTION_BY_SCHEDULER,
                 "message": f"{preemptor.spec.scheduler_name}: preempting to accommodate a higher priority pod",
@@ -901,9 +925,10 @@ class Evaluator:
                 # (beta, on in v1.34): the victim's metadata.generation
                 "observedGeneration": victim.metadata.generation})
             client.delete_pod(victim)
-        uid = preemptor.metadata.uid or pod_key(preemptor)
-        client.record_event(victim, "Normal", "Preempted", "Preempting",
-                            f"Preempted by pod {uid} on node {candidate.name}", preemptor)
+        note = f"Preempted by pod {preemptor.metadata.uid or pod_key(preemptor)} on node {candidate.name}"
+        if in_memory and self.handle.features.at_least(1, 36):
+            note += " (in kube-scheduler memory)."
+        client.record_event(victim, "Normal", "Preempted", "Preempting", note, preemptor)
 
     def lower_priority_nominated_pods(self, pod: Pod, node_name: str) -> list[Pod]:
         """Upstream ``getLowerPriorityNominatedPods``."""

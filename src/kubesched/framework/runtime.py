@@ -1,6 +1,7 @@
 """The per-profile framework: builds plugins from a profile and runs each extension point.
 
-Follows ``pkg/scheduler/framework/runtime/framework.go`` (v1.34):
+Follows ``pkg/scheduler/framework/runtime/framework.go`` (v1.34; the binding-cycle points as
+v1.37.2 — RunPreBindPreFlights, PreBind groups, the Permit Wait text — by ``handle.features``):
 
 * ``NewFramework``: instantiate every plugin the profile needs, fill each extension point from
   its own ``enabled`` list (a plugin there must implement the point), then expand
@@ -46,6 +47,7 @@ from kubesched.framework.interface import (
 from kubesched.framework.plugin_args import decode_plugin_args
 from kubesched.framework.waiting_pods import (
     MAX_PERMIT_TIMEOUT_S,
+    PodsInPreBindMap,
     WaitingPod,
     WaitingPodsMap,
     waiting_pod_key,
@@ -92,12 +94,15 @@ class Framework:
 
     def __init__(self, profile: Any, registry: dict[str, Any], handle: Handle, *,
                  path: str = "profiles[0]", percentage_of_nodes_to_score: int | None = None,
-                 waiting_pods: WaitingPodsMap | None = None) -> None:
+                 waiting_pods: WaitingPodsMap | None = None,
+                 pods_in_pre_bind: PodsInPreBindMap | None = None) -> None:
         self.profile_name: str = profile.scheduler_name
         self.handle = handle
         handle.framework = self
         self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPodsMap()
         """Pods waiting on Permit (upstream ``waitingPods``, shared by the scheduler's profiles)."""
+        self.pods_in_pre_bind = pods_in_pre_bind if pods_in_pre_bind is not None else PodsInPreBindMap()
+        """Pods in PreBind that preemption may cancel (upstream ``podsInPreBind``, v1.36+; shared)."""
         pct = profile.percentage_of_nodes_to_score
         self.percentage_of_nodes_to_score = pct if pct is not None else (percentage_of_nodes_to_score or 0)
         plugins_cfg = profile.plugins
@@ -438,7 +443,9 @@ class Framework:
             except Exception as e:  # noqa: BLE001
                 return None, as_status(e).with_plugin(pl.name)
             if st is None or st.is_success():
-                return r, Status(Code.SUCCESS)
+                # the plugin's own status: its message (v1.37 preemption's "found a potential
+                # placement …") becomes the FitError's PostFilterMsg
+                return r, st if st is not None else Status(Code.SUCCESS)
             if st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 return r, st.with_plugin(pl.name)
             if not st.is_rejected():
@@ -556,6 +563,7 @@ class Framework:
         15 min) parks the pod in :attr:`waiting_pods` — one timer per waiting plugin on the
         handle's clock — and returns ``Wait``; otherwise None (Success)."""
         wait: dict[str, float] | None = None
+        wait_status: Status | None = None
         for pl in self.permit_plugins if plugins is None else plugins:
             try:
                 st, timeout = pl.permit(state, pod, node_name)
@@ -569,11 +577,18 @@ class Framework:
                 if wait is None:
                     wait = {}
                 wait[pl.name] = min(float(timeout), MAX_PERMIT_TIMEOUT_S)
+                wait_status = st
                 continue
             return Status(Code.ERROR, (f'running Permit plugin "{pl.name}": {st.message()}',), st.error,
                           pl.name)
         if wait is not None:
             self.waiting_pods.add(WaitingPod(pod, wait, self._clock()))
+            if wait_status is not None and self.handle.features.at_least(1, 36):
+                # v1.36+ (framework.go L2136-2139): the last waiting plugin's status, with
+                # AppendReason — its own reasons, then the fixed text without the pod's name
+                return Status(Code.WAIT, (*wait_status.reasons,
+                                          "one or more plugins asked to wait and no plugin rejected pod"),
+                              wait_status.error, wait_status.plugin)
             return Status(Code.WAIT, (
                 f'one or more plugins asked to wait and no plugin rejected pod "{pod.metadata.name}"',))
         return None
@@ -624,11 +639,90 @@ class Framework:
     # ───────────────────────────── binding cycle ─────────────────────────────
     # PreBind and Bind plugins may be coroutines (``async def``): their result is awaited.
 
+    def run_pre_bind_pre_flights(self, state: CycleState, pod: Pod, node_name: str,
+                                 plugins: Sequence[Any] | None = None) -> Status | None:
+        """Upstream ``RunPreBindPreFlights`` (``framework/runtime/framework.go`` L1875-1917):
+        each PreBind plugin's ``pre_bind_pre_flight``. None (Success) when some plugin will do
+        PreBind work; ``Skip`` when all skip (also with no PreBind plugin); an Error status
+        ``running PreBindPreFlight "X": …`` on a plugin error, or ``PreBindPreFlight X returned
+        "<code>", which is unsupported. …`` for any other code. Records the skipping plugins in
+        ``state.skip_pre_bind_plugins`` and (v1.36+) the ``AllowParallel`` ones in
+        ``state.parallel_pre_bind_plugins``."""
+        skip: set[str] = set()
+        parallel: set[str] = set()
+        returning: Status | None = Status(Code.SKIP)
+        with_result = self.handle.features.at_least(1, 36)
+        for pl in self.pre_bind_plugins if plugins is None else plugins:
+            fn = getattr(pl, "pre_bind_pre_flight", None)
+            result: Any = None
+            if fn is None:
+                st: Status | None = None  # no pre-flight: assume PreBind has work
+            else:
+                try:
+                    out = fn(state, pod, node_name)
+                    if isinstance(out, tuple):
+                        result, st = out
+                    else:
+                        st = out
+                except Exception as e:  # noqa: BLE001 - a plugin error is an Error status
+                    st = as_status(e)
+            if with_result and result is not None and getattr(result, "allow_parallel", False):
+                parallel.add(pl.name)
+            if st is not None and st.code == Code.ERROR:
+                return Status(Code.ERROR, (f'running PreBindPreFlight "{pl.name}": {st.message()}',), st.error,
+                              pl.name)
+            if st is None or st.is_success():
+                returning = None
+            elif st.is_skip():
+                skip.add(pl.name)
+            else:
+                return Status(Code.ERROR, (f'PreBindPreFlight {pl.name} returned "{st.code}", which is unsupported. '
+                                           "It is supposed to return Success, Skip, or Error status",), None, pl.name)
+        state.skip_pre_bind_plugins = skip
+        state.parallel_pre_bind_plugins = parallel
+        return returning
+
+    def pre_bind_plugin_groups(self, state: CycleState, plugins: Sequence[Any] | None = None) -> list[list[Any]]:
+        """Upstream ``getPreBindPluginGroups`` (L1836-1858): the PreBind plugins not skipped, in
+        order, consecutive ``AllowParallel`` ones grouped; any non-parallel plugin (even a
+        skipped one) ends the current group."""
+        groups: list[list[Any]] = []
+        group: list[Any] = []
+        skipped = state.skip_pre_bind_plugins
+        parallel = state.parallel_pre_bind_plugins
+        for pl in self.pre_bind_plugins if plugins is None else plugins:
+            if pl.name in parallel:
+                if pl.name not in skipped:
+                    group.append(pl)
+                continue
+            if group:
+                groups.append(group)
+                group = []
+            if pl.name not in skipped:
+                groups.append([pl])
+        if group:
+            groups.append(group)
+        return groups
+
     async def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str,
                                    plugins: Sequence[Any] | None = None) -> Status | None:
         """Upstream ``RunPreBindPlugins``: a rejection passes through with its plugin, anything
-        else not Success becomes ``running PreBind plugin "X": …`` (Error)."""
-        for pl in self.pre_bind_plugins if plugins is None else plugins:
+        else not Success becomes ``running PreBind plugin "X": …`` (Error). Plugins whose
+        PreBindPreFlight skipped (``state.skip_pre_bind_plugins``) do not run. The groups of
+        :meth:`pre_bind_plugin_groups` run one after the other; upstream runs the plugins of a
+        parallel group concurrently (first failure cancels the rest) — here they run in order
+        within the group and the first failure stops it, which gives the same status whenever
+        at most one plugin of a group fails (the PreBinds of VolumeBinding and DynamicResources
+        write different objects)."""
+        for group in self.pre_bind_plugin_groups(state, plugins):
+            st = await self._run_pre_bind_group(state, pod, node_name, group)
+            if st is not None:
+                return st
+        return None
+
+    async def _run_pre_bind_group(self, state: CycleState, pod: Pod, node_name: str,
+                                  plugins: Sequence[Any]) -> Status | None:
+        for pl in plugins:
             try:
                 res: Any = pl.pre_bind(state, pod, node_name)
                 if res is not None and res.__class__ is not Status:  # a coroutine (async plugin)
@@ -639,8 +733,11 @@ class Framework:
             if st is not None and not st.is_success():
                 if st.is_rejected():
                     return st.with_plugin(pl.name)
-                return Status(Code.ERROR, (f'running PreBind plugin "{pl.name}": {st.message()}',), st.error,
-                              pl.name)
+                msg = st.message()
+                bp = state.pod_in_pre_bind
+                if bp is not None and bp.canceled:
+                    msg = bp.cause  # upstream: context.Canceled → context.Cause(ctx)
+                return Status(Code.ERROR, (f'running PreBind plugin "{pl.name}": {msg}',), st.error, pl.name)
         return None
 
     async def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str,
@@ -706,6 +803,7 @@ TIMED_EXTENSION_POINTS: dict[str, tuple[str, Callable[[Any], Status | None]]] = 
     "run_reserve_plugins_reserve": ("Reserve", _itself),
     "run_reserve_plugins_unreserve": ("Unreserve", _none),
     "run_permit_plugins": ("Permit", _itself),
+    "run_pre_bind_pre_flights": ("PreBindPreFlight", _itself),
     "run_pre_bind_plugins": ("PreBind", _itself),
     "run_bind_plugins": ("Bind", _itself),
     "run_post_bind_plugins": ("PostBind", _none),
@@ -724,6 +822,7 @@ PLUGIN_LISTS: dict[str, str] = {
     "run_reserve_plugins_reserve": "reserve_plugins",
     "run_reserve_plugins_unreserve": "reserve_plugins",
     "run_permit_plugins": "permit_plugins",
+    "run_pre_bind_pre_flights": "pre_bind_plugins",
     "run_pre_bind_plugins": "pre_bind_plugins",
     "run_bind_plugins": "bind_plugins",
     "run_post_bind_plugins": "post_bind_plugins",
@@ -766,6 +865,11 @@ def _first(r: Any) -> Status | None:
     return r[0]
 
 
+def _pre_flight_status(r: Any) -> Status | None:
+    """A PreBindPreFlight's status: the second item of ``(result, status)``, or the status."""
+    return r[1] if isinstance(r, tuple) else r
+
+
 def _filter_nodes_status(r: Any) -> Status | None:
     """A batch Filter's result: Success when it rejected no node, else Unschedulable."""
     return None if r is None or not r.failed.any() else Status(Code.UNSCHEDULABLE)
@@ -782,6 +886,7 @@ _PLUGIN_METHODS: dict[str, tuple[str, Callable[[Any], Status | None]]] = {
     "reserve": ("Reserve", _itself),
     "unreserve": ("Unreserve", _none),
     "permit": ("Permit", _first),
+    "pre_bind_pre_flight": ("PreBindPreFlight", _pre_flight_status),
     "pre_bind": ("PreBind", _itself),
     "bind": ("Bind", _itself),
     "post_bind": ("PostBind", _none),

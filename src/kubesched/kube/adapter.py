@@ -10,7 +10,8 @@ loop (upstream ``pkg/scheduler/scheduler.go`` ``Run``/``ScheduleOne``, ``eventha
   nomination) and preemption deletes are fire-and-forget: queued per pod (one pod's writes stay
   in order, different pods' run concurrently; at most ``max_pending`` queued, beyond that the
   write is dropped and logged), each retried as client-go ``retry.OnError(retry.DefaultBackoff)``
-  (4 tries, 10 ms × 5, jitter 0.1) on 409 / 500 / 503 / connection failures; NotFound = done.
+  (4 tries, 10 ms × 5, jitter 0.1) on 500 / 503 / connection failures, and 409 since v1.36;
+  NotFound = done. Since v1.37 ``bind`` is retried too (``util.BindPod``: 500 / 503 / refused).
   Events go to the liveops ``EventRecorder`` (``emit`` never blocks).
 - :func:`pod_status_patch` builds the two-way strategic merge patch upstream sends:
   ``{"status": {"$setElementOrder/conditions": [...], "conditions": [<changed element>],
@@ -52,6 +53,7 @@ from typing import Any
 
 from kubesched.api.objects import Node, Pod, pod_key
 from kubesched.errors import BindError
+from kubesched.features import FeatureGate, default_feature_gate
 from kubesched.framework.events import ActionType, ClusterEvent, EventResource
 from kubesched.kube.client import APIClient, APIConnectionError, APIError
 from kubesched.kube.klog import kv_log
@@ -145,12 +147,30 @@ def _pod_path(pod: Pod) -> str:
 
 
 def _retriable(e: BaseException) -> bool:
-    """client-go ``PatchPodStatus`` retry predicate: InternalError, ServiceUnavailable, Conflict,
-    connection refused (any connection failure here)."""
+    """client-go ``PatchPodStatus`` retry predicate (``util.RetriableWithConflict``, v1.36+):
+    InternalError, ServiceUnavailable, Conflict, connection refused (any connection failure here)."""
     if isinstance(e, APIConnectionError):
         return True
     return isinstance(e, APIError) and (e.status in (409, 500, 503) or e.reason in ("InternalError",
                                                                                     "ServiceUnavailable"))
+
+
+def _retriable_no_conflict(e: BaseException) -> bool:
+    """``util.Retriable`` of v1.34/v1.35 ``PatchPodStatus``: as :func:`_retriable` without Conflict."""
+    if isinstance(e, APIError) and (e.status == 409 or e.reason == "Conflict"):
+        return False
+    return _retriable(e)
+
+
+def _retriable_bind(e: BaseException) -> bool:
+    """``util.Retriable`` for ``util.BindPod`` (v1.37+, ``pkg/scheduler/util/utils.go`` L100-117):
+    InternalError (500), ServiceUnavailable (503), connection refused — only a connection that
+    was never made (a binding POST that may have reached the server is not repeated)."""
+    if isinstance(e, APIConnectionError):
+        text = str(e).lower()
+        return "refused" in text or "cannot connect to host" in text
+    return isinstance(e, APIError) and e.status != 409 and (
+        e.status in (500, 503) or e.reason in ("InternalError", "ServiceUnavailable"))
 
 
 async def retry_on_error(fn: Callable[[], Awaitable[Any]], retriable: Callable[[BaseException], bool] = _retriable,
@@ -185,16 +205,17 @@ class _KeyedWriter:
         self.failed = 0
         self.done = 0
 
-    def submit(self, key: str, what: str, fn: Callable[[], Awaitable[Any]]) -> None:
+    def submit(self, key: str, what: str, fn: Callable[[], Awaitable[Any]]) -> bool:
+        """Queue ``fn`` after ``key``'s earlier writes; False when it was dropped."""
         if self.pending >= self.max_pending:
             self.dropped += 1
             log.error("dropping API write %s for %s: %d writes pending", what, key, self.pending)
-            return
+            return False
         self.pending += 1
         q = self._queues.get(key)
         if q is not None:
             q.append((what, fn))
-            return
+            return True
         q = self._queues[key] = deque([(what, fn)])
         try:
             task = asyncio.get_running_loop().create_task(self._drain(key, q))
@@ -203,9 +224,10 @@ class _KeyedWriter:
             self.pending -= 1
             self.dropped += 1
             log.error("dropping API write %s for %s: no running event loop", what, key)
-            return
+            return False
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return True
 
     async def _drain(self, key: str, q: deque[tuple[str, Callable[[], Awaitable[Any]]]]) -> None:
         try:
@@ -254,8 +276,11 @@ class LiveClusterClient:
     """
 
     def __init__(self, client: APIClient, recorder: Any = None, *, max_pending: int = 100_000,
-                 recorders: dict[str, Any] | None = None) -> None:
+                 recorders: dict[str, Any] | None = None, features: FeatureGate | None = None) -> None:
         self.client = client
+        self.features = features if features is not None else default_feature_gate()
+        """The emulated version's behaviour of the writes: bind retried since v1.37, status
+        patches retried on Conflict since v1.36 (the runner sets the scheduler's gate here)."""
         self.recorder = recorder
         self.recorders = recorders or {}
         """schedulerName → recorder: an event about a pod goes to its profile's recorder
@@ -278,9 +303,19 @@ class LiveClusterClient:
     # ── awaited writes ──
 
     async def bind(self, pod: Pod, node_name: str) -> None:
+        """``POST pods/{name}/binding``; since v1.37 retried as ``util.BindPod``
+        (``retry.DefaultBackoff``: 4 tries, 10 ms × 5, jitter 0.1) on 500 / 503 / connection
+        refused (DefaultBinder and the async binding call both use it)."""
         meta = pod.metadata
-        try:
+
+        async def call() -> None:
             await self.client.bind(meta.namespace, meta.name, meta.uid, node_name)
+
+        try:
+            if self.features.at_least(1, 37):
+                await retry_on_error(call, _retriable_bind)
+            else:
+                await call()
         except APIError as e:
             self.bind_errors += 1
             raise BindError(e.message or str(e), e.status) from None
@@ -329,9 +364,10 @@ class LiveClusterClient:
             self.loop.call_soon_threadsafe(self._patch_status, pod, patch, what)
             return
         path = _pod_path(pod) + "/status"
+        retriable = _retriable if self.features.at_least(1, 36) else _retriable_no_conflict
 
         async def send() -> None:
-            await retry_on_error(lambda: self.client.patch(path, patch))
+            await retry_on_error(lambda: self.client.patch(path, patch), retriable)
 
         self.writer.submit(pod_key(pod), what, send)
 
@@ -349,6 +385,28 @@ class LiveClusterClient:
         patch = pod_status_patch(pod, None, "")
         if patch is not None:
             self._patch_status(pod, patch, "clearing nominatedNodeName")
+
+    async def set_nominated_node_name(self, pod: Pod, node_name: str) -> None:
+        """The binding cycle's nominatedNodeName patch, awaited as upstream's synchronous
+        ``updatePod`` (so it reaches the server before the binding POST, which would otherwise
+        leave the nomination on the bound pod): queued after the pod's earlier writes, retried as
+        any status patch; a failure is only logged."""
+        patch = pod_status_patch(pod, None, node_name)
+        if patch is None:
+            return
+        path = _pod_path(pod) + "/status"
+        retriable = _retriable if self.features.at_least(1, 36) else _retriable_no_conflict
+        done = asyncio.get_running_loop().create_future()
+
+        async def send() -> None:
+            try:
+                await retry_on_error(lambda: self.client.patch(path, patch), retriable)
+            finally:
+                if not done.done():
+                    done.set_result(None)
+
+        if self.writer.submit(pod_key(pod), "setting nominatedNodeName", send):
+            await done
 
     def add_pod_condition(self, pod: Pod, condition: dict[str, Any]) -> None:
         patch = pod_status_patch(pod, condition, None)

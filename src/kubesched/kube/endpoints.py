@@ -13,8 +13,8 @@ Every check evaluation is counted in the component-base SLI metrics served at ``
 
 Checks as upstream kube-scheduler: ``/healthz`` = [``leaderElection``] (just ``ping`` when there
 is no leader election), ``/livez`` = [``ping``], ``/readyz`` = [``leaderElection``,
-``shutdown``, ``sched-handler-sync``]. Unlike upstream (whose adaptor is never wired, see
-``../shared/reference/upstream-live.md`` §1) ``leaderElection`` really fails when the lease is held
+``shutdown``, ``sched-handler-sync``]. Unlike upstream (whose adaptor is never wired: client-go's
+``RunOrDie`` wires it, kube-scheduler does not call it) ``leaderElection`` really fails when the lease is held
 but not renewed (:meth:`kubesched.kube.leaderelection.LeaderElector.check`).
 
 Who may read ``/metrics`` and ``/configz`` (everything not in the always-allow list):

@@ -19,7 +19,8 @@ record, ``RecordEvent``):
 Two deliberate differences, both safer than client-go as read:
 
 - :meth:`LeaderElector.check` is a real watchdog (kube-scheduler's ``HealthzAdaptor`` is never
-  wired to its elector and always passes, see ``../shared/reference/upstream-live.md`` §1);
+  wired to its elector and always passes: client-go sets the adaptor's elector only in
+  ``leaderelection.RunOrDie``, which ``cmd/kube-scheduler/app/server.go`` does not call);
 - release only overwrites a Lease whose *fetched* holder is still this identity (client-go checks
   its cached observation, so a deposed leader could clear the new leader's lease).
 

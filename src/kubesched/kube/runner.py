@@ -176,6 +176,7 @@ class Runner:
                                                 recorder=next(iter(self.recorders.values()), None))
         self.scheduler = Scheduler(cfg, client=self.cluster_client, lister=lister, clock=AsyncioClock(),
                                    seed=opts.seed, registry=opts.registry, features=opts.features)
+        self.cluster_client.features = self.scheduler.features  # version-dependent retries of the writes
         self.metrics = SchedulerMetrics()
         self.scheduler.metrics = self.metrics  # the engine feeds extension points, preemption, Permit wait
         self.loop = SchedulingLoop(self.scheduler, observe=self.metrics.observe_attempt)

@@ -6,7 +6,8 @@ PostFilter only: when no node fits, run the preemption
 ``"preemption: 0/3 nodes are available: 1 Insufficient cpu, 2 No preemption victims found for
 incoming pod."`` or ``"preemption: not eligible due to preemptionPolicy=Never."``. On success
 the pod is nominated to the chosen node (``NominatingInfo(node, OVERRIDE)``) after its victims
-were deleted.
+were deleted; since v1.37 the Success status reads ``"preemption: found a potential placement for
+pod on node <node>, preempting <n> victims"`` and ends the FailedScheduling message.
 
 Args (``DefaultPreemptionArgs``): ``minCandidateNodesPercentage`` (10) and
 ``minCandidateNodesAbsolute`` (100): the dry run looks for

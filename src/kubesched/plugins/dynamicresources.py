@@ -65,7 +65,7 @@ from kubesched.framework.events import (
     EventResource,
     QueueingHint,
 )
-from kubesched.framework.interface import Code, FilterResult, ReasonEntry, Status
+from kubesched.framework.interface import Code, FilterResult, PreBindPreFlightResult, ReasonEntry, Status
 from kubesched.plugins.dra_structured import (
     Allocator,
     AllocatorError,
@@ -617,6 +617,18 @@ class DynamicResources:
                 _fire(client.update_resource_claim_status(c))
 
     # ── PreBind ──
+
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod,
+                            node_name: str) -> tuple[PreBindPreFlightResult, Status | None]:
+        """Upstream ``PreBindPreFlight`` (``dynamicresources.go`` L1788-1801): Skip for a pod
+        without claims, else Success (PreBind reserves/allocates them); ``AllowParallel``."""
+        result = PreBindPreFlightResult(allow_parallel=True)
+        s = self._state(state)
+        if s is None:
+            return result, Status(Code.ERROR, ("not found",))
+        if not s.claims:
+            return result, Status(Code.SKIP)
+        return result, None
 
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Any:
         """None or a Status at once for a pod without claims; else a coroutine the framework awaits."""

@@ -1,4 +1,4 @@
-"""ImageLocality (upstream ``pkg/scheduler/framework/plugins/imagelocality``, v1.34).
+"""ImageLocality (upstream ``pkg/scheduler/framework/plugins/imagelocality``, v1.37.2).
 
 Score only (no NormalizeScore). For a node:
 
@@ -7,8 +7,13 @@ of int64(float64(size) * float64(numNodesWithImage) / float64(totalNumNodes))`` 
 counts once per container, so an image used by two containers counts twice;
 ``totalNumNodes`` is the number of nodes in the snapshot (``len(table)``). Then
 ``sum`` is clamped to ``[minThreshold, maxThreshold]`` with ``minThreshold = 23 MiB`` and
-``maxThreshold = 1000 MiB × (len(initContainers) + len(containers))`` and
+``maxThreshold = 1000 MiB × imageCount`` and
 ``score = 100 * (sum - minThreshold) / (maxThreshold - minThreshold)`` (integer division).
+
+Image volumes (``volumes[].image.reference``), no feature gate: since v1.36 their images add
+to ``sum`` (v1.36.3 ``sumImageScores``); since v1.37 they also count in ``imageCount``
+(v1.37.2 image_locality.go L77-78, L111-137); before, ``imageCount`` is
+``len(initContainers) + len(containers)`` and image volumes are ignored.
 
 Pod images are normalised like upstream ``normalizedImageName`` (``:latest`` appended when the
 last ``:`` is not after the last ``/``); node images come normalised from the NodeTable.
@@ -28,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from kubesched.features import FeatureGate, default_feature_gate
 from kubesched.framework.interface import MAX_NODE_SCORE
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -52,12 +58,21 @@ def normalized_image_name(name: str) -> str:
     return name
 
 
-def pod_images(pod: Pod) -> tuple[list[str], int]:
-    """The normalised image of every init container and container (duplicates kept), and the
-    number of containers (init + regular)."""
+def pod_images(pod: Pod, image_volumes_sum: bool = True, image_volumes_count: bool = True) -> tuple[list[str], int]:
+    """The normalised image of every init container, container and (``image_volumes_sum``)
+    image volume (duplicates kept), and the image count: init + regular containers, plus the
+    image volumes with ``image_volumes_count``."""
     names = [normalized_image_name(c.image) for c in pod.spec.init_containers]
     names += [normalized_image_name(c.image) for c in pod.spec.containers]
-    return names, len(names)
+    count = len(names)
+    if image_volumes_sum:
+        for v in pod.spec.volumes:
+            if v.image is None:
+                continue
+            names.append(normalized_image_name(v.image.reference))
+            if image_volumes_count:
+                count += 1
+    return names, count
 
 
 def scaled_image_score(size: int, num_nodes: int, total_num_nodes: int) -> int:
@@ -158,18 +173,21 @@ class ImageLocality:
 
     name = NAME
 
-    def __init__(self, table: NodeTable | None = None) -> None:
+    def __init__(self, table: NodeTable | None = None, features: FeatureGate | None = None) -> None:
         if table is not None:
             table.derived(_CACHE_KEY, _ImageCache)  # built now, kept up to date by the table
+        features = features if features is not None else default_feature_gate()
+        self.image_volumes_sum = features.at_least(1, 36)
+        self.image_volumes_count = features.at_least(1, 37)
 
     def _pod_images(self, state: CycleState, pod: Pod) -> tuple[list[str], int]:
         pi = state.pod_info
         if pi is not None and pi.pod is pod:
             cached = pi.extra.get(NAME)
             if cached is None:
-                cached = pi.extra[NAME] = pod_images(pod)
+                cached = pi.extra[NAME] = pod_images(pod, self.image_volumes_sum, self.image_volumes_count)
             return cached  # type: ignore[return-value]
-        return pod_images(pod)
+        return pod_images(pod, self.image_volumes_sum, self.image_volumes_count)
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, None]:
         total = len(node_info.table)
@@ -218,4 +236,6 @@ class ImageLocality:
 
 
 def new(args: Any, handle: Any) -> ImageLocality:
-    return ImageLocality(handle.nodes if handle is not None else None)
+    if handle is None:
+        return ImageLocality(None)
+    return ImageLocality(handle.nodes, handle.features)

@@ -1,9 +1,12 @@
-"""NodeName (upstream ``pkg/scheduler/framework/plugins/nodename``, v1.34).
+"""NodeName (upstream ``pkg/scheduler/framework/plugins/nodename``, v1.34 and v1.37.2).
 
-Filter only: when ``spec.nodeName`` is set, every other node is rejected
+Filter: when ``spec.nodeName`` is set, every other node is rejected
 UnschedulableAndUnresolvable with ``"node(s) didn't match the requested node name"``.
-v1.34 has no NodeName PreFilter (one existed briefly around v1.26 and was removed), so none
-is implemented here; the batch Filter is a single comparison of row numbers anyway.
+v1.34–1.36 have no NodeName PreFilter; since 1.37 (node_name.go L73-83) the plugin is also a
+PreFilter that returns ``PreFilterResult{spec.nodeName}`` when the field is set (never Skip), so
+only that node is evaluated and every other node gets the framework's absent-node status
+``"node(s) didn't satisfy plugin(s) [NodeName]"`` (the FailedScheduling text changes, and those
+nodes are no preemption candidates); a name no node has leaves no node at all.
 
 Events (QueueingHints on, the v1.34 default): Node Add, without a hint (always queue).
 """
@@ -15,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
-from kubesched.framework.interface import Code, FilterResult, Status
+from kubesched.framework.interface import Code, FilterResult, PreFilterResult, Status
+from kubesched.plugins.helper.gates import features_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
@@ -23,7 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kubesched.framework.node_info import NodeInfo
     from kubesched.framework.node_table import NodeTable
 
-__all__ = ["ERR_REASON", "NAME", "NodeName", "fits", "new"]
+__all__ = ["ERR_REASON", "NAME", "NodeName", "NodeName137", "fits", "new"]
 
 NAME = "NodeName"
 ERR_REASON = "node(s) didn't match the requested node name"
@@ -36,7 +40,7 @@ def fits(pod: Pod, node_name: str) -> bool:
 
 
 class NodeName:
-    """Filter only. See the module docstring."""
+    """Filter only (v1.34–1.36). See the module docstring."""
 
     name = NAME
 
@@ -59,6 +63,20 @@ class NodeName:
         return FilterResult.single(mask, ERR_REASON, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
 
 
+class NodeName137(NodeName):
+    """v1.37: also a PreFilter (node_name.go L73-88)."""
+
+    def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeTable) -> tuple[PreFilterResult | None, None]:
+        if pod.spec.node_name:
+            return PreFilterResult(frozenset((pod.spec.node_name,))), None
+        return None, None
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+
 def new(args: Any, handle: Any) -> NodeName:
-    """Factory (upstream ``nodename.New``); the plugin takes no args."""
-    return NodeName()
+    """Factory (upstream ``nodename.New``); the plugin takes no args. At emulated 1.37+ the
+    plugin has a PreFilter."""
+    fg = features_of(handle)
+    return NodeName137() if fg.at_least(1, 37) else NodeName()

@@ -17,6 +17,11 @@ ports (no Python loop over all nodes). The per-node reference reads ``NodeInfo.u
 Queueing hints: Pod Delete → queue only when the deleted pod was assigned (or nominated) and
 one of its host ports conflicts with the pod's; Node Add → always queue.
 
+The node's used ports are a *set* of ``(hostIP, protocol, port)`` as upstream's ``HostPortInfo``
+(quirk kept in every version, v1.34.12 = v1.37.2): removing a pod — in the cache or in a
+preemption dry run — deletes its tuples even when another pod on the node holds the same one
+(:meth:`NodeTable.remove_pod`).
+
 Known gap (framework, not this plugin): the NodeTable's ``used_ports`` of existing pods come
 from ``kubesched.framework.node_info.host_ports``, which does not include sidecar init
 containers' ports, while upstream's ``NodeInfo`` does.

@@ -17,12 +17,20 @@ Filter, per node (``CSINode`` read with ``handle.lister.get("CSINode", "", node)
   missing PV) → the StorageClass provisioner (an in-tree provisioner name is mapped to its CSI
   driver under the same migration rule) and a per-claim handle; inline migratable volumes →
   translated under the same rule;
-* limits per driver: the node's ``status.allocatable`` ``attachable-volumes-csi-<driver>``
-  (upstream ``GetCSIAttachLimitKey``, hashed for long names), overridden by the CSINode's
-  ``spec.drivers[*].allocatable.count``; no new CSI volume or no limit → pass;
+* limits per driver: the CSINode's ``spec.drivers[*].allocatable.count`` only (upstream
+  ``getVolumeLimits``; the node's ``attachable-volumes-csi-<driver>`` allocatable is not a source
+  in v1.34–v1.37); no new CSI volume or no limit → pass;
 * otherwise the volumes of the pods on the node are counted per driver (a volume shared with the
   new pod counts once) and ``attached + new > limit`` → Unschedulable
   ``"node(s) exceed max volume count"``.
+
+VolumeLimitScaling (gate: alpha off 1.35–1.36, beta on 1.37; v1.37.2 csi.go L296-307, L365-390):
+once the new pod's CSI volumes are known (before the limits, so also on nodes without any), a
+volume whose driver has a CSIDriver object with ``spec.preventPodSchedulingIfMissing: true`` and is
+not among the node's CSINode ``spec.drivers`` (or the node has no CSINode) → Unschedulable
+``"<driver> CSI driver is not installed on the node"``; no CSIDriver object → allowed. Upstream
+walks the new volumes in Go map order; kubesched takes them in volume order (only the reason's
+driver name can differ, when several drivers are missing on one node).
 
 Not modelled: VolumeAttachment objects of volumes still attached to a node whose pods are gone.
 """
@@ -34,7 +42,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched.api.quantity import parse_quantity
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from kubesched.framework.interface import Code, FilterResult, Status
 from kubesched.plugins.csitranslation import (
@@ -46,6 +53,7 @@ from kubesched.plugins.csitranslation import (
     translate_inline_volume,
     translate_pv,
 )
+from kubesched.plugins.helper.gates import features_of
 from kubesched.plugins.volumebinding import (
     ephemeral_is_for_pod,
     field,
@@ -101,6 +109,7 @@ class NodeVolumeLimits:
 
     def __init__(self, handle: Any) -> None:
         self.handle = handle
+        self.enable_volume_limit_scaling = features_of(handle).enabled("VolumeLimitScaling")
         self._limits_cache: dict[str, tuple[Any, Any, dict[str, int], int | None]] = {}
         self._consulted = False
 
@@ -195,10 +204,27 @@ class NodeVolumeLimits:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (str(e),))
         except ValueError as e:
             return Status(Code.ERROR, (str(e),), e)
+        st = self._driver_not_installed(csi_node, new_volumes)
+        if st is not None:
+            return st
         try:
             return self._check(node_info, csi_node, new_volumes)
         except ValueError as e:
             return Status(Code.ERROR, (str(e),), e)
+
+    def _driver_not_installed(self, csi_node: Any, new_volumes: dict[str, str]) -> Status | None:
+        """VolumeLimitScaling (upstream Filter L296-307 with ``checkCSIDriverOnNode``)."""
+        if not self.enable_volume_limit_scaling:
+            return None
+        for driver in new_volumes.values():
+            csi_driver = self.handle.lister.get("CSIDriver", "", driver)
+            if csi_driver is None or field(csi_driver, "spec", "preventPodSchedulingIfMissing") is not True:
+                continue
+            if csi_node is not None and any(field(d, "name") == driver
+                                            for d in field(csi_node, "spec", "drivers") or []):
+                continue
+            return Status(Code.UNSCHEDULABLE, (f"{driver} CSI driver is not installed on the node",))
+        return None
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> FilterResult | None:
         """Batch Filter, the same decisions as :meth:`filter` per row: the new pod's volumes are
@@ -239,6 +265,11 @@ class NodeVolumeLimits:
                 continue
             if not nv:
                 continue
+            if self.enable_volume_limit_scaling:
+                st = self._driver_not_installed(csi_node, nv)
+                if st is not None:
+                    failed.append((i, st))
+                    continue
             node = table_nodes[r]
             hit = limits_cache.get(name)
             if hit is None or hit[0] is not node or hit[1] is not csi_node:
@@ -263,20 +294,14 @@ class NodeVolumeLimits:
         return FilterResult.from_statuses(out)
 
     def _limits(self, node_info: NodeInfo, csi_node: Any) -> dict[str, int]:
-        """Upstream ``getVolumeLimits``, cached per (Node, CSINode) object."""
+        """Upstream ``getVolumeLimits`` (csi.go L571-585 in v1.34.12, the same in v1.37.2): only
+        the CSINode's ``spec.drivers[*].allocatable.count``; the node's ``attachable-volumes-csi-*``
+        allocatable is not read. Cached per (Node, CSINode) object."""
         node = node_info.node
         hit = self._limits_cache.get(node_info.name)
         if hit is not None and hit[0] is node and hit[1] is csi_node:
             return hit[2]
         limits: dict[str, int] = {}
-        alloc = node.status.allocatable or node.status.capacity
-        if alloc:
-            for k, q in alloc.items():
-                if k.startswith(CSI_ATTACH_LIMIT_PREFIX):
-                    try:
-                        limits[k] = int(parse_quantity(q))
-                    except Exception:  # noqa: BLE001,S112 - a bad quantity is not a limit
-                        continue
         for d in field(csi_node, "spec", "drivers") or []:
             count = field(d, "allocatable", "count")
             if count is not None:

@@ -33,6 +33,7 @@ IN_TREE: dict[str, str] = {
     "NodeResourcesBalancedAllocation": "kubesched.plugins.noderesources.balanced_allocation:new",
     "ImageLocality": "kubesched.plugins.imagelocality:new",
     "DefaultBinder": "kubesched.plugins.defaultbinder:new",
+    "NodeDeclaredFeatures": "kubesched.plugins.nodedeclaredfeatures:new",
 }
 """Upstream plugin name → ``module:factory``."""
 

@@ -1,4 +1,4 @@
-"""TaintToleration (upstream ``pkg/scheduler/framework/plugins/tainttoleration``, v1.34).
+"""TaintToleration (upstream ``pkg/scheduler/framework/plugins/tainttoleration``, v1.34; v1.37.2 changes below).
 
 * Filter: a node with a NoSchedule/NoExecute taint that the pod does not tolerate is rejected
   UnschedulableAndUnresolvable with ``"node(s) had untolerated taint(s)"`` (v1.34.x wording
@@ -9,6 +9,12 @@
 * Queueing hints (QueueingHints on, the v1.34 default): Node Add/UpdateNodeTaint → queue when
   the node went from untolerated to tolerated; Pod UpdatePodToleration → queue when the
   updated pod is the rejected pod itself.
+
+Since 1.37 also a PreFilter (taint_toleration.go L104-110): Success, or Skip for a pod whose
+resize the kubelet deferred when InPlacePodVerticalScalingSchedulerPreemption (alpha) is on —
+Filter then passes such a pod (L118-121). Below 1.37 the plugin has no PreFilter (the factory
+returns the plain class). Toleration operators ``Lt``/``Gt`` count only with the gate
+TaintTolerationComparisonOperators (alpha, 1.35+), in Filter, Score and the node hint.
 
 The batch shape works on ``NodeTable.taint_set``: each distinct taint set is checked once per
 distinct toleration list (cached per table), so a pod costs one gather over ``rows``.
@@ -28,6 +34,7 @@ from kubesched.api.taints import (
     find_matching_untolerated_taint,
     tolerations_tolerate_taint,
 )
+from kubesched.features import FeatureGate, default_feature_gate
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import (
     ActionType,
@@ -37,7 +44,9 @@ from kubesched.framework.events import (
     QueueingHint,
 )
 from kubesched.framework.interface import Code, FilterResult, Status
+from kubesched.plugins.helper.gates import features_of
 from kubesched.plugins.helper.normalize import default_normalize_score
+from kubesched.plugins.helper.resize import deferred_resize_enabled, is_pod_resize_deferred
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod, Taint, Toleration
@@ -49,6 +58,7 @@ __all__ = [
     "ERR_REASON_NOT_MATCH",
     "NAME",
     "TaintToleration",
+    "TaintToleration137",
     "count_intolerable_taints_prefer_no_schedule",
     "intolerable_prefer_no_schedule_counts",
     "new",
@@ -70,9 +80,11 @@ _PREFER = frozenset({TAINT_EFFECT_PREFER_NO_SCHEDULE})
 
 
 def untolerated_taint(taints: Sequence[Taint], tolerations: Sequence[Toleration],
-                      effects: Collection[str] = DO_NOT_SCHEDULE_EFFECTS) -> Taint | None:
-    """The first taint with an effect in ``effects`` that no toleration tolerates, or None."""
-    return find_matching_untolerated_taint(taints, tolerations, lambda t: t.effect in effects)
+                      effects: Collection[str] = DO_NOT_SCHEDULE_EFFECTS,
+                      comparison_operators: bool = False) -> Taint | None:
+    """The first taint with an effect in ``effects`` that no toleration tolerates, or None
+    (``comparison_operators``: gate TaintTolerationComparisonOperators)."""
+    return find_matching_untolerated_taint(taints, tolerations, lambda t: t.effect in effects, comparison_operators)
 
 
 def tolerations_prefer_no_schedule(tolerations: Sequence[Toleration]) -> list[Toleration]:
@@ -81,10 +93,11 @@ def tolerations_prefer_no_schedule(tolerations: Sequence[Toleration]) -> list[To
     return [t for t in tolerations if not t.effect or t.effect == TAINT_EFFECT_PREFER_NO_SCHEDULE]
 
 
-def count_intolerable_taints_prefer_no_schedule(taints: Sequence[Taint], tolerations: Sequence[Toleration]) -> int:
+def count_intolerable_taints_prefer_no_schedule(taints: Sequence[Taint], tolerations: Sequence[Toleration],
+                                                comparison_operators: bool = False) -> int:
     """Number of PreferNoSchedule taints that ``tolerations`` do not tolerate."""
-    return sum(1 for t in taints
-               if t.effect == TAINT_EFFECT_PREFER_NO_SCHEDULE and not tolerations_tolerate_taint(tolerations, t))
+    return sum(1 for t in taints if t.effect == TAINT_EFFECT_PREFER_NO_SCHEDULE
+               and not tolerations_tolerate_taint(tolerations, t, comparison_operators))
 
 
 def _tol_key(tolerations: Sequence[Toleration]) -> tuple:
@@ -121,24 +134,28 @@ def _per_taint_set(table: NodeTable, key: tuple, compute: Any, dtype: Any) -> np
 
 
 def untolerated_mask(table: NodeTable, rows: np.ndarray, tolerations: Sequence[Toleration],
-                     effects: Collection[str] = DO_NOT_SCHEDULE_EFFECTS) -> np.ndarray:
+                     effects: Collection[str] = DO_NOT_SCHEDULE_EFFECTS,
+                     comparison_operators: bool = False) -> np.ndarray:
     """``bool[M]``: True where the node of ``rows[i]`` has a taint with an effect in
     ``effects`` that ``tolerations`` do not tolerate (PodTopologySpread reuses this for
     ``nodeTaintsPolicy: Honor``)."""
     eff = frozenset(effects)
-    key = ("untol", _tol_key(tolerations), eff)
+    key = ("untol", _tol_key(tolerations), eff, comparison_operators)
     tols = list(tolerations)
-    arr = _per_taint_set(table, key, lambda ts: untolerated_taint(ts, tols, eff) is not None, bool)
+    arr = _per_taint_set(table, key,
+                         lambda ts: untolerated_taint(ts, tols, eff, comparison_operators) is not None, bool)
     return arr[table.taint_set[rows]]
 
 
 def intolerable_prefer_no_schedule_counts(table: NodeTable, rows: np.ndarray,
-                                          tolerations: Sequence[Toleration]) -> np.ndarray:
+                                          tolerations: Sequence[Toleration],
+                                          comparison_operators: bool = False) -> np.ndarray:
     """``int64[M]``: :func:`count_intolerable_taints_prefer_no_schedule` for each row; pass the
     tolerations already reduced by :func:`tolerations_prefer_no_schedule`."""
-    key = ("prefer", _tol_key(tolerations))
+    key = ("prefer", _tol_key(tolerations), comparison_operators)
     tols = list(tolerations)
-    arr = _per_taint_set(table, key, lambda ts: count_intolerable_taints_prefer_no_schedule(ts, tols), np.int64)
+    arr = _per_taint_set(table, key, lambda ts: count_intolerable_taints_prefer_no_schedule(
+        ts, tols, comparison_operators), np.int64)
     return arr[table.taint_set[rows]]
 
 
@@ -156,12 +173,15 @@ class _PreScoreState:
 
 
 class TaintToleration:
-    """Filter + PreScore + Score (+ NormalizeScore). See the module docstring."""
+    """Filter + PreScore + Score (+ NormalizeScore); v1.34–1.36. See the module docstring."""
 
     name = NAME
 
-    def __init__(self, handle: Any = None) -> None:
+    def __init__(self, handle: Any = None, features: FeatureGate | None = None) -> None:
         self.handle = handle
+        fg = features if features is not None else default_feature_gate()
+        self.comparison_operators = fg.enabled("TaintTolerationComparisonOperators")
+        self.deferred_resize = deferred_resize_enabled(fg)
 
     # ── events ──
 
@@ -175,13 +195,12 @@ class TaintToleration:
                 self.is_schedulable_after_pod_toleration_change),
         ]
 
-    @staticmethod
-    def is_schedulable_after_node_change(pod: Pod, old: Any, new: Any) -> QueueingHint:
-        tols = pod.spec.tolerations
+    def is_schedulable_after_node_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
+        tols, cmp = pod.spec.tolerations, self.comparison_operators
         was_untolerated = True
         if old is not None:
-            was_untolerated = untolerated_taint(old.spec.taints, tols) is not None
-        is_untolerated = untolerated_taint(new.spec.taints, tols) is not None
+            was_untolerated = untolerated_taint(old.spec.taints, tols, comparison_operators=cmp) is not None
+        is_untolerated = untolerated_taint(new.spec.taints, tols, comparison_operators=cmp) is not None
         if was_untolerated and not is_untolerated:
             return QueueingHint.QUEUE
         return QueueingHint.SKIP
@@ -195,12 +214,17 @@ class TaintToleration:
     # ── Filter ──
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
-        if untolerated_taint(node_info.node.spec.taints, pod.spec.tolerations) is None:
+        if self.deferred_resize and is_pod_resize_deferred(pod):
+            return None
+        if untolerated_taint(node_info.node.spec.taints, pod.spec.tolerations,
+                             comparison_operators=self.comparison_operators) is None:
             return None
         return Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_NOT_MATCH)
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> FilterResult | None:
-        mask = untolerated_mask(nodes, rows, pod.spec.tolerations)
+        if self.deferred_resize and is_pod_resize_deferred(pod):
+            return None
+        mask = untolerated_mask(nodes, rows, pod.spec.tolerations, comparison_operators=self.comparison_operators)
         if not np.count_nonzero(mask):
             return None
         return FilterResult.single(mask, ERR_REASON_NOT_MATCH, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
@@ -220,10 +244,11 @@ class TaintToleration:
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         tols = self._tolerations(state)
-        return count_intolerable_taints_prefer_no_schedule(node_info.node.spec.taints, tols), None
+        return count_intolerable_taints_prefer_no_schedule(node_info.node.spec.taints, tols,
+                                                           self.comparison_operators), None
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
-        return intolerable_prefer_no_schedule_counts(nodes, rows, self._tolerations(state))
+        return intolerable_prefer_no_schedule_counts(nodes, rows, self._tolerations(state), self.comparison_operators)
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: np.ndarray) -> Status | None:
         default_normalize_score(100, True, scores)
@@ -235,6 +260,20 @@ def _uid(pod: Any) -> str:
     return meta.uid or f"{meta.namespace}/{meta.name}"
 
 
+class TaintToleration137(TaintToleration):
+    """v1.37: also a PreFilter (taint_toleration.go L104-115)."""
+
+    def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeTable) -> tuple[None, Status | None]:
+        if self.deferred_resize and is_pod_resize_deferred(pod):
+            return None, Status(Code.SKIP)
+        return None, None
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+
 def new(args: Any, handle: Any) -> TaintToleration:
-    """Factory (upstream ``tainttoleration.New``); the plugin takes no args."""
-    return TaintToleration(handle)
+    """Factory (upstream ``tainttoleration.New``); the plugin takes no args. At emulated 1.37+
+    the plugin has a PreFilter."""
+    fg = features_of(handle)
+    return (TaintToleration137 if fg.at_least(1, 37) else TaintToleration)(handle, fg)

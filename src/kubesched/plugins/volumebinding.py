@@ -26,11 +26,13 @@
   ``storageCapacity: true``, a ``CSIStorageCapacity`` of the class reachable from the node has
   room (``maximumVolumeSize`` preferred over ``capacity``) → else ``node(s) didn't find available
   persistent volumes to bind`` / ``node(s) did not have enough free storage``.
-* PreScore/Score: the scorer exists only with the StorageCapacityScoring gate (off in v1.34,
-  the StorageCapacityScoring gate, on since 1.37); then ``VolumeBindingArgs.shape``
-  (utilization 0-100 → score 0-10, scaled ×10) scores the static bindings' requested/capacity per
-  class (or, with the gate, the provisioned claims against the node's CSIStorageCapacity),
-  averaged over the classes.
+* PreScore/Score (``volume_binding.go`` L452-520 and ``scorer.go`` of v1.37.2, unchanged since
+  v1.34): the scorer exists only with the StorageCapacityScoring gate (alpha, off, in v1.34-1.36;
+  beta, on, since 1.37); then PreScore never Skips (even for pods without claims, which score
+  0) and ``VolumeBindingArgs.shape`` (default {0→10, 100→0}; utilization 0-100 → score 0-10,
+  scaled ×10) scores, per storage class, the static bindings' requested / PV capacity when the
+  node has any, else the provisioned claims' requests against the capacity of the node's
+  CSIStorageCapacity (not summed over claims of one class); classes averaged, rounded.
 * Reserve (``AssumePodVolumes``): the chosen PVs are assumed pre-bound (``claimRef`` + the
   ``pv.kubernetes.io/bound-by-controller`` annotation) and the claims to provision assumed
   annotated with the selected node, in the plugin's assume caches (later pods see them); Unreserve
@@ -68,7 +70,7 @@ from kubesched.api.pvcontroller import (
 from kubesched.api.quantity import parse_quantity
 from kubesched.framework.cycle_state import read_state
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
-from kubesched.framework.interface import Code, FilterResult, PreFilterResult, Status
+from kubesched.framework.interface import Code, FilterResult, PreBindPreFlightResult, PreFilterResult, Status
 from kubesched.plugins.csitranslation import (
     in_tree_plugin_of_pv,
     is_migration_on_for_plugin,
@@ -701,7 +703,7 @@ class VolumeBinding:
     # ─── PreScore / Score ───
     def pre_score(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: Any) -> Status | None:
         if self.scorer is None:
-            return Status(Code.SKIP)  # StorageCapacityScoring is off by default in v1.34
+            return Status(Code.SKIP)  # StorageCapacityScoring off (default before v1.37)
         try:
             s = read_state(state, STATE_KEY, StateData)
         except Exception as e:  # noqa: BLE001
@@ -714,9 +716,28 @@ class VolumeBinding:
         if self.scorer is None:
             return 0, None
         s = read_state(state, STATE_KEY, StateData)
-        pv = s.pod_volumes_by_node.get(node_info.name)
-        if pv is None:
-            return 0, None
+        return self._score_pod_volumes(s.pod_volumes_by_node.get(node_info.name)), None
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+        """Batch :meth:`score`: 0 on nodes without PodVolumes (every node for a pod without
+        claims, which since v1.37 is scored too), the per-node score on the others."""
+        out = np.zeros(len(rows), np.int64)
+        if self.scorer is None:
+            return out
+        by_node = read_state(state, STATE_KEY, StateData).pod_volumes_by_node
+        if not by_node:
+            return out
+        names = nodes.names
+        for i, r in enumerate(rows.tolist()):
+            pv = by_node.get(names[r])
+            if pv is not None:
+                out[i] = self._score_pod_volumes(pv)
+        return out
+
+    def _score_pod_volumes(self, pv: PodVolumes | None) -> int:
+        """Upstream ``Score`` (v1.37.2 volume_binding.go L467-520) for one node's PodVolumes."""
+        if pv is None or self.scorer is None:
+            return 0
         classes: dict[str, list[int]] = {}
         if pv.static_bindings:
             for vol, claim in pv.static_bindings:
@@ -731,7 +752,7 @@ class VolumeBinding:
                 cap = field(prov.node_capacity, "capacity")
                 r[1] = int(parse_quantity(cap)) if cap is not None else 0
                 r[0] += _storage_request(prov.pvc)
-        return self.scorer(classes), None
+        return int(self.scorer(classes))
 
     # ─── Reserve / Unreserve ───
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
@@ -801,6 +822,21 @@ class VolumeBinding:
             self._revert(pv.static_bindings, pv.dynamic_provisions)
 
     # ─── PreBind ───
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod,
+                            node_name: str) -> tuple[PreBindPreFlightResult, Status | None]:
+        """Upstream ``PreBindPreFlight`` (``volume_binding.go`` L552-567): Skip when every
+        volume is bound (set by Reserve), Success when PreBind will bind some; ``AllowParallel``."""
+        result = PreBindPreFlightResult(allow_parallel=True)
+        try:
+            s = read_state(state, STATE_KEY, StateData)
+        except Exception as e:  # noqa: BLE001
+            return result, Status(Code.ERROR, (str(e),), e)
+        if s.all_bound:
+            return result, Status(Code.SKIP)
+        if node_name not in s.pod_volumes_by_node:
+            return result, Status(Code.ERROR, (f'no pod volume found for node "{node_name}"',))
+        return result, None
+
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Any:
         try:
             s = read_state(state, STATE_KEY, StateData)

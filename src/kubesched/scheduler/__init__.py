@@ -1,6 +1,6 @@
 """kubesched.scheduler — the scheduling cycle and binding cycle over the cache and queue.
 
-Public API (the engine seam, ``/work/notes/seam-contract.md``):
+Public API (the engine seam, see ``docs/architecture.md``, "The seams"):
 
 * ``Scheduler.scheduling_cycle() -> ScheduledPod | Attempt | None`` — synchronous; never
   awaits; the NodeTable/cache do not change under it.
@@ -19,19 +19,25 @@ Public API (the engine seam, ``/work/notes/seam-contract.md``):
   ``Handle.reject_waiting_pod(uid)``; ``WaitingPod.allow(plugin)`` / ``reject(plugin, msg)``.
   The key is the pod UID, or ``namespace/name`` for pods without one.
 
-Deviations from / additions to the contract text (documented for the ``live`` branch):
+Points of the seam contract beyond the protocols' own docstrings:
 
 * ``schedule_one()`` returns an ``Attempt`` with ``result="waiting"`` when the binding cycle
   is parked on Permit (the final attempt reaches ``Scheduler.on_attempt`` later).
 * ``ClusterClient.update_pod_condition(..., nominated_node_name)``: None leaves
   ``status.nominatedNodeName`` alone, ``""`` clears it, a name sets it (NominatingInfo
   ModeOverride). Failures pass ``""`` (upstream ``clearNominatedNode``) unless a PostFilter
-  plugin ran (then its nominating info, or None).
+  plugin ran (then its nominating info, or None); at emulated v1.34 a failure without
+  PostFilter plugins, or any failure with NominatedNodeNameForExpectation on, passes None.
+* ``ClusterClient.set_nominated_node_name(pod, node)`` (optional): the binding cycle's
+  ``status.nominatedNodeName`` patch (v1.35+, NominatedNodeNameForExpectation) when PreBind
+  has work or Permit waits.
+* ``Scheduler.pods_in_pre_bind`` (shared ``PodsInPreBindMap``, v1.36+): preemption cancels a
+  victim in PreBind in memory (``PodInPreBind.cancel_pod``); a PreBind plugin that waits may
+  register ``CycleState.pod_in_pre_bind.on_cancel(fn)`` to stop waiting.
 * PV/PVC/claim writes are coroutines: ``update_persistent_volume(pv)``,
   ``update_persistent_volume_claim(pvc)``, ``update_resource_claim_status(claim)``. PreBind and
-  Bind plugins may be ``async def`` (the runtime awaits them); ``DefaultBinder.bind`` is. The
-  in-tree VolumeBinding and DynamicResources plugins do not bind volumes/claims yet, so no
-  engine path calls the PV/PVC/claim writes today.
+  Bind plugins may be ``async def`` (the runtime awaits them); ``DefaultBinder.bind`` is.
+  VolumeBinding's PreBind writes PVs/PVCs, DynamicResources' PreBind writes claim status.
 * ``ClusterClient.add_pod_condition(pod, condition)`` takes a dict with upstream's JSON keys
   (``type``, ``status``, ``reason``, ``message``); ``record_event(regarding, type, reason,
   action, note, related=None)`` — preemption passes the preemptor as ``related``.
@@ -41,8 +47,9 @@ Deviations from / additions to the contract text (documented for the ``live`` br
 * ``handle_scheduling_failure`` asks ``lister.get("Pod", ns, name)``: a pod the lister shows
   assigned is not requeued (upstream "Abort adding it back to queue"); a pod gone from the
   queue (deleted, or bound — the informer events remove it) is not requeued either.
-* The runtime's Filter path still raises ``FilterError`` internally (owned by the ``reasons``
-  branch); ``schedule_pod`` turns it into the returned Error status, so nothing above it raises.
+* The runtime's Filter path still raises ``FilterError`` internally (issue 21 item 5 replaces
+  it with a Status); ``schedule_pod`` turns it into the returned Error status, so nothing above
+  it raises.
 """
 
 from kubesched.scheduler.schedule_one import (

@@ -1,5 +1,12 @@
-"""One scheduling attempt (upstream ``pkg/scheduler/schedule_one.go`` v1.34: ``ScheduleOne``,
-``schedulingCycle``, ``bindingCycle``, ``handleBindingCycleError``, ``handleSchedulingFailure``).
+"""One scheduling attempt (upstream ``pkg/scheduler/schedule_one.go`` v1.37.2: ``ScheduleOne``,
+``schedulingCycle``, ``bindingCycle``, ``handleBindingCycleError``, ``handleSchedulingFailure``;
+v1.34–v1.36 behaviour by ``sched.features``).
+
+Per version: failures clear the nominated node on every path since v1.35
+(:func:`failure_nominating_info`); the binding cycle runs PreBindPreFlights and patches
+``status.nominatedNodeName`` with NominatedNodeNameForExpectation (beta, on since v1.35); pods in
+PreBind can be cancelled by preemption since v1.36; handleSchedulingFailure patches against the
+informer's pod since v1.36.
 
 * :func:`scheduling_cycle` — synchronous: pop, ``schedulePod`` (PreFilter … Score), assume,
   Reserve, Permit (a ``Wait`` parks the pod in the waiting-pods map). Returns a
@@ -20,6 +27,8 @@ as upstream.
 
 from __future__ import annotations
 
+import inspect
+import logging
 import random
 import time
 from collections import deque
@@ -34,9 +43,10 @@ from kubesched.framework.clock import SimFuture
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis, FitError, NodeToStatus
 from kubesched.framework.events import EVENT_ASSIGNED_POD_DELETE
-from kubesched.framework.interface import NominatingMode, Status, as_status
+from kubesched.framework.interface import Code, NominatingMode, Status, as_status
 from kubesched.framework.metrics import PLUGIN_METRICS_SAMPLE_PERCENT
 from kubesched.framework.record import DecisionRecord, build_record
+from kubesched.framework.waiting_pods import waiting_pod_key
 from kubesched.scheduler.scheduling_cycle import NoNodesAvailable, schedule_pod
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -49,11 +59,23 @@ __all__ = ["NOTE_LENGTH_LIMIT", "DrivenTask", "ScheduledPod", "binding_cycle", "
            "handle_binding_cycle_error", "handle_scheduling_failure", "schedule_one", "scheduling_cycle",
            "truncate_message"]
 
+_log = logging.getLogger("kubesched.scheduler")
+
 NOTE_LENGTH_LIMIT = 1024
 """Upstream ``validation.NoteLengthLimit``: events carry at most this many characters."""
 
 CLEAR_NOMINATED_NODE = ""
 """Upstream ``clearNominatedNode`` (ModeOverride, ""); None stands for no nominating info."""
+
+
+def failure_nominating_info(sched: Scheduler) -> str | None:
+    """The nominating info of a failed cycle: upstream v1.35+ ``clearNominatedNode`` on every
+    failure path (``schedule_one.go`` L166); v1.34 ``newFailureNominatingInfo`` — None (keep
+    the nomination) when NominatedNodeNameForExpectation (alpha in v1.34) is enabled, else clear."""
+    features = sched.features
+    if not features.at_least(1, 35) and features.enabled("NominatedNodeNameForExpectation"):
+        return None
+    return CLEAR_NOMINATED_NODE
 
 
 def truncate_message(message: str) -> str:
@@ -271,7 +293,7 @@ def _scheduling_cycle(sched: Scheduler) -> ScheduledPod | Attempt | None:
     if st is not None:
         if st.is_rejected():
             st = _node_fit_error(key, node, st)
-        return handle_scheduling_failure(sched, fw, qpi, st, CLEAR_NOMINATED_NODE, start, record)
+        return handle_scheduling_failure(sched, fw, qpi, st, failure_nominating_info(sched), start, record)
     return ScheduledPod(qpi, fw, state, assumed_pod, node, record, start,
                         res.evaluated_nodes, res.feasible_nodes, key)
 
@@ -294,15 +316,18 @@ def _recording(sched: Scheduler, key: str) -> bool:
 
 def _schedule_pod_failed(sched: Scheduler, fw: Framework, state: CycleState, qpi: QueuedPodInfo, st: Status,
                          start: float) -> Attempt:
-    """``schedulingCycle`` when ``schedulePod`` failed: PostFilter for a FitError, then
-    ``handleSchedulingFailure`` with the nominating info (clear unless PostFilter gave one)."""
+    """``schedulingAlgorithm`` when ``schedulePod`` failed (``schedule_one.go`` L250-311): PostFilter
+    for a FitError (its message, v1.37 preemption's "found a potential placement …" included,
+    is appended to the FitError's), then ``handleSchedulingFailure`` with the nominating info:
+    the PostFilter result's (None without one), else :func:`failure_nominating_info`."""
     fe = st.error
     if not isinstance(fe, FitError):
         if isinstance(fe, NoNodesAvailable):
             st = Status(st.code, (str(fe),), fe, st.plugin)
-        return handle_scheduling_failure(sched, fw, qpi, st, CLEAR_NOMINATED_NODE, start, None)
+        return handle_scheduling_failure(sched, fw, qpi, st, failure_nominating_info(sched), start, None)
     diagnosis = fe.diagnosis
-    nominated: str | None = CLEAR_NOMINATED_NODE
+    # no PostFilter plugins: v1.35+ clearNominatedNode (L292); v1.34 an empty ScheduleResult (keep)
+    nominated: str | None = CLEAR_NOMINATED_NODE if sched.features.at_least(1, 35) else None
     post: dict[str, Any] = {}
     if fw.post_filter_plugins:
         nominated = None
@@ -330,12 +355,26 @@ def _schedule_pod_failed(sched: Scheduler, fw: Framework, state: CycleState, qpi
 
 
 async def binding_cycle(sched: Scheduler, sp: ScheduledPod) -> Attempt:
-    """Upstream ``bindingCycle`` (+ ``bind``/``finishBinding``): WaitOnPermit, PreBind, Bind,
-    PostBind; on failure :func:`handle_binding_cycle_error`. Returns the attempt (also handed to
+    """Upstream ``bindingCycle`` (``schedule_one.go`` L399-508, + ``bind``): with
+    NominatedNodeNameForExpectation (beta, on since v1.35) first PreBindPreFlights — an Error
+    fails the binding; when some PreBind plugin has work or the pod waits on Permit,
+    ``status.nominatedNodeName`` is patched to the node (a failure is only logged) — then
+    WaitOnPermit, PreBind (v1.36+: registered in the pods-in-PreBind map, and failing with the
+    cancel cause if preemption cancelled it meanwhile), Bind, PostBind; on failure
+    :func:`handle_binding_cycle_error`. Returns the attempt (also handed to
     ``sched.on_attempt``)."""
     from kubesched.scheduler.scheduler import Attempt
 
     fw = sp.framework
+    pre_flight: Status | None = None  # upstream: a nil status (Success) when the gate is off
+    if sched.features.enabled("NominatedNodeNameForExpectation"):
+        pre_flight = fw.run_pre_bind_pre_flights(sp.state, sp.assumed_pod, sp.node)
+        if pre_flight is not None and (pre_flight.code == Code.ERROR or pre_flight.is_rejected()):
+            return handle_binding_cycle_error(sched, sp, pre_flight)
+        if pre_flight is None or fw.will_wait_on_permit(sp.assumed_pod):
+            # tell external components (cluster autoscaler) where the pod is about to be bound,
+            # only when Permit waits or PreBind has work (else it is bound soon anyway)
+            await _set_nominated_node_name(sched, sp.assumed_pod, sp.node)
     st = await fw.wait_on_permit(sp.assumed_pod) if len(fw.waiting_pods) else None
     if st is not None:
         if st.is_rejected():
@@ -344,7 +383,19 @@ async def binding_cycle(sched: Scheduler, sp: ScheduledPod) -> Attempt:
     # upstream calls Done here: past Permit the pod can no longer be "unschedulable", so the
     # events recorded while it was in flight are no longer needed
     sched.queue.done_in_flight(sp.key)
-    st = await fw.run_pre_bind_plugins(sp.state, sp.assumed_pod, sp.node) if fw.pre_bind_plugins else None
+    in_pre_bind = None
+    uid = waiting_pod_key(sp.assumed_pod)
+    if pre_flight is None and sched.features.at_least(1, 36):
+        # v1.36+: preemption may cancel the pod in memory while PreBind runs (L457-476)
+        in_pre_bind = sp.state.pod_in_pre_bind = fw.pods_in_pre_bind.add(uid)
+    try:
+        st = await fw.run_pre_bind_plugins(sp.state, sp.assumed_pod, sp.node) if fw.pre_bind_plugins else None
+        if st is None and in_pre_bind is not None and not in_pre_bind.mark_prebound():
+            st = Status(Code.ERROR, (in_pre_bind.cause,))  # preempted during PreBind: context.Cause
+    finally:
+        if in_pre_bind is not None:
+            sp.state.pod_in_pre_bind = None
+            fw.pods_in_pre_bind.remove(uid)
     if st is None:
         bound, st = await _extenders_binding(sched, sp.assumed_pod, sp.node) if sched.extenders else (False, None)
         if not bound:
@@ -396,6 +447,23 @@ async def _extenders_binding(sched: Scheduler, pod: Pod, node: str) -> tuple[boo
     return False, None
 
 
+async def _set_nominated_node_name(sched: Scheduler, pod: Pod, node: str) -> None:
+    """Upstream ``updatePod(assumedPod, nil, {node, ModeOverride})``, synchronous in the binding
+    cycle: patch only when the pod's nomination differs; an error is only logged."""
+    client = sched.client
+    if client is None or (pod.status.nominated_node_name or "") == node:
+        return
+    setter = getattr(client, "set_nominated_node_name", None)
+    if setter is None:  # a ClusterClient from before v1.35
+        return
+    try:
+        res = setter(pod, node)
+        if inspect.isawaitable(res):
+            await res
+    except Exception:  # noqa: BLE001 - upstream logs and goes on with the binding
+        _log.exception("failed to update the nominated node name in the binding cycle of %s", pod_key(pod))
+
+
 def handle_binding_cycle_error(sched: Scheduler, sp: ScheduledPod, st: Status) -> Attempt:
     """Upstream ``handleBindingCycleError``: Unreserve, forget the assumed pod (an
     AssignedPodDelete for the other unschedulable pods — deferred past the requeue and not
@@ -412,7 +480,7 @@ def handle_binding_cycle_error(sched: Scheduler, sp: ScheduledPod, st: Status) -
             deferred = True
         else:
             sched.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, sp.assumed_pod, None)
-    attempt = handle_scheduling_failure(sched, fw, sp.qpi, st, CLEAR_NOMINATED_NODE, sp.start, sp.record)
+    attempt = handle_scheduling_failure(sched, fw, sp.qpi, st, failure_nominating_info(sched), sp.start, sp.record)
     if deferred:
         key = sp.key
         sched.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, sp.assumed_pod, None,
@@ -461,6 +529,16 @@ def handle_scheduling_failure(sched: Scheduler, fw: Framework, qpi: QueuedPodInf
     if live is not None and live.spec.node_name:
         sched.queue.done(qpi.key)
     else:
+        if (live is not None and live.metadata.uid and pod.metadata.uid
+                and live.metadata.uid != pod.metadata.uid):
+            # "Pod was recreated while handling scheduling failure. Skip requeueing and status updates."
+            sched.queue.done(qpi.key)
+            return _report(sched, Attempt(qpi.key, result, None, message, record))
+        if live is not None and sched.features.at_least(1, 36):
+            # v1.36+ (L72-74): the event and the status patch are about the cached pod, so the
+            # patch is computed against the status the informer has (e.g. the nominatedNodeName
+            # the binding cycle set)
+            original = live
         sched.queue.add_unschedulable_if_not_present(qpi)  # Done when the pod left the queue
     # upstream AddNominatedPod: the nominating info's node, else the pod's own
     sched.queue.add_nominated_pod(qpi.pod_info, nominated_node_name if nominated_node_name is not None

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.api.objects import Node, Pod
+from kubesched.api.objects import Node, Pod, pod_key
 from kubesched.cache import Cache
 from kubesched.config import KubeSchedulerConfiguration, default_config
 from kubesched.errors import ConfigError
@@ -41,7 +41,7 @@ from kubesched.framework.node_info import QueuedPodInfo
 from kubesched.framework.node_table import NodeTable
 from kubesched.framework.record import DecisionRecord
 from kubesched.framework.runtime import Framework
-from kubesched.framework.waiting_pods import WaitingPodsMap, waiting_pod_key
+from kubesched.framework.waiting_pods import PodsInPreBindMap, WaitingPodsMap, waiting_pod_key
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.queue import SchedulingQueue
 from kubesched.scheduler.extender import build_extenders
@@ -129,6 +129,8 @@ class Scheduler:
         self.profiles: dict[str, Framework] = {}
         self.waiting_pods = WaitingPodsMap()
         """Pods waiting on Permit, shared by every profile (upstream ``waitingPods``)."""
+        self.pods_in_pre_bind = PodsInPreBindMap()
+        """Pods in PreBind, shared by every profile (upstream ``podsInPreBind``, v1.36+)."""
         for i, prof in enumerate(self.config.profiles):
             if prof.scheduler_name is None:  # defaulting names a lone profile; validation requires the others' names
                 raise ConfigError("Required value", f"profiles[{i}].schedulerName")
@@ -137,7 +139,7 @@ class Scheduler:
             self.profiles[prof.scheduler_name] = Framework(
                 prof, self.registry, handle, path=f"profiles[{i}]",
                 percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score,
-                waiting_pods=self.waiting_pods)
+                waiting_pods=self.waiting_pods, pods_in_pre_bind=self.pods_in_pre_bind)
         self.queue = SchedulingQueue(
             self.profiles, self.clock.now,
             pod_initial_backoff_s=float(self.config.pod_initial_backoff_seconds or 1),
@@ -213,6 +215,12 @@ class Scheduler:
                 if _pod_updated(old, new):
                     ev = ClusterEvent(EventResource.ASSIGNED_POD, pod_update_actions(old, new), "AssignedPodUpdate")
                     self.queue.move_all_to_active_or_backoff(ev, old, new)
+        elif self.cache.is_assumed(pod_key(new)):
+            # upstream updatePodInSchedulingQueue: an assumed pod (binding, e.g. its
+            # nominatedNodeName just set by the binding cycle) only reacts to a new
+            # deletionTimestamp (handleAssumedPodDeletion); it is not queued a second time
+            if new.metadata.deletion_timestamp is not None and old.metadata.deletion_timestamp is None:
+                self.on_pod_delete(new)
         elif self.responsible_for(new):
             # with QueueingHints (v1.34) every update, status-only ones included (UpdatePodOther),
             # goes through the rejecting plugins' hints; isPodUpdated is the hints-off path
@@ -264,7 +272,7 @@ class Scheduler:
 
     def on_node_update(self, old: Node, new: Node) -> None:
         self.cache.update_node(new)
-        actions = node_update_actions(old, new)
+        actions = node_update_actions(old, new, self.features.enabled("NodeDeclaredFeatures"))
         if actions:
             self.queue.move_all_to_active_or_backoff(
                 ClusterEvent(EventResource.NODE, actions, "NodeUpdate"), old, new)

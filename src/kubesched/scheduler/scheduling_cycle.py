@@ -3,6 +3,13 @@
 Follows ``pkg/scheduler/schedule_one.go`` (v1.34): ``schedulePod``, ``findNodesThatFitPod``,
 ``findNodesThatPassFilters``, ``numFeasibleNodesToFind``, ``prioritizeNodes``, ``selectHost``.
 
+Host selection by emulated version: up to v1.34 a uniform draw (the seeded rng) among the nodes
+with the highest total (upstream's reservoir sampling); since v1.35 the first pop of a Go
+``container/heap`` max-heap over the scored nodes in feasible-list order, ties by
+``Randomizer`` — random only for nodes named by prioritize extenders (v1.37.2 schedule_one.go
+L613-614, L1039-1047; :mod:`kubesched.framework.sorted_nodes`). Upstream's feasible list is
+filled in Filter completion order; here it is the evaluation order.
+
 Scheduler extenders (``findNodesThatPassExtenders``, the extender part of ``prioritizeNodes``)
 run after the Filter plugins and after the Score plugins, through
 :class:`~kubesched.framework.extender.Extender` (synchronous calls; prioritize verbs of several
@@ -36,6 +43,7 @@ from kubesched.framework.diagnosis import (
 from kubesched.framework.extender import EXTENDER_NAME, MAX_EXTENDER_PRIORITY, Extender, ExtenderError
 from kubesched.framework.interface import MAX_NODE_SCORE, Code, Status
 from kubesched.framework.runtime import FilterError, ScoreResult
+from kubesched.framework.sorted_nodes import heap_top
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
@@ -288,10 +296,21 @@ def schedule_pod(fw: Framework, state: CycleState, pod: Pod, table: NodeTable, s
         total = scores.total
     else:
         total = np.ones(len(feasible), np.int64)
+    named: np.ndarray | None = None
+    heap_order = fw.handle.features.at_least(1, 35)
     if extenders:
-        scores, total = _prioritize_with_extenders(extenders, pod, feasible, table, scores, total, record)
-    best = np.flatnonzero(total == total.max())
-    pick = int(best[0]) if len(best) == 1 else int(best[int(rng.integers(len(best)))])
+        scores, total, named = _prioritize_with_extenders(extenders, pod, feasible, table, scores, total, record,
+                                                          randomize=heap_order)
+    if heap_order:
+        # v1.35+: heap order; Randomizer = rand.Int() only for nodes extenders scored
+        randomizer = None
+        if named is not None and named.any():
+            randomizer = np.zeros(len(feasible), np.int64)
+            randomizer[named] = rng.integers(0, 2**63 - 1, size=int(np.count_nonzero(named)), dtype=np.int64)
+        pick = heap_top(total, randomizer)
+    else:
+        best = np.flatnonzero(total == total.max())
+        pick = int(best[0]) if len(best) == 1 else int(best[int(rng.integers(len(best)))])
     return ScheduleResult(table.names[int(feasible[pick])], len(feasible) + explicit,
                           len(feasible), chunks, scores, diagnosis.extra_statuses)
 
@@ -348,18 +367,38 @@ def _prioritize_pool() -> ThreadPoolExecutor:
 
 
 def _prioritize_with_extenders(extenders: Sequence[Extender], pod: Pod, feasible: np.ndarray, table: NodeTable,
-                               scores: ScoreResult | None, total: np.ndarray,
-                               record: bool) -> tuple[ScoreResult | None, np.ndarray]:
+                               scores: ScoreResult | None, total: np.ndarray, record: bool,
+                               randomize: bool = False) -> tuple[ScoreResult | None, np.ndarray, np.ndarray]:
     """The extender half of upstream ``prioritizeNodes``: every interested extender's
     Prioritize (concurrently when there are several), ``score × weight × (MAX_NODE_SCORE /
     MAX_EXTENDER_PRIORITY)`` added to the nodes it names; an extender that fails adds nothing
     (upstream logs and ignores it). With ``record`` each extender appears in the returned
     :class:`ScoreResult` as a "plugin" named after it (raw = its score, weighted = what was added).
+
+    Also returns ``named`` (``bool[len(feasible)]``): the nodes some extender's answer named,
+    which get a random ``Randomizer`` since v1.35 (schedule_one.go L1039-1047). With
+    ``randomize`` (v1.35+) interested extenders without a prioritize verb are asked too: upstream
+    calls every interested extender, and ``HTTPExtender.Prioritize`` answers score 0 for every
+    node without one (extender.go L328-334), which names them all.
     """
+    named = np.zeros(len(feasible), bool)
+    index = {table.names[r]: i for i, r in enumerate(feasible.tolist())}
+    if randomize:
+        # an extender without a prioritize verb adds nothing, but its answer names nodes
+        for e in extenders:
+            if e.is_interested(pod) and not e.is_prioritizer():
+                try:
+                    hosts = e.prioritize(pod, [table.nodes[r] for r in feasible.tolist()])[0]
+                except Exception:  # noqa: BLE001 - a failing extender names no node (upstream ignores it)
+                    continue
+                for host, _ in hosts:
+                    i = index.get(host)
+                    if i is not None:
+                        named[i] = True
     # an extender without a prioritize verb scores 0 everywhere (upstream calls it for nothing)
     interested = [e for e in extenders if e.is_prioritizer() and e.is_interested(pod)]
     if not interested:
-        return scores, total
+        return scores, total, named
     nodes = [table.nodes[r] for r in feasible.tolist()]
 
     def call(e: Extender) -> tuple[list[tuple[str, int]], int] | None:
@@ -374,7 +413,6 @@ def _prioritize_with_extenders(extenders: Sequence[Extender], pod: Pod, feasible
         results = [call(interested[0])]
     else:
         results = list(_prioritize_pool().map(call, interested))
-    index = {table.names[r]: i for i, r in enumerate(feasible.tolist())}
     total = total.copy()
     scale = MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY
     for ext, res in zip(interested, results):
@@ -387,6 +425,7 @@ def _prioritize_with_extenders(extenders: Sequence[Extender], pod: Pod, feasible
             i = index.get(host)
             if i is None:
                 continue
+            named[i] = True
             raw[i] += score
             added[i] += score * weight * scale
         total += added
@@ -399,7 +438,7 @@ def _prioritize_with_extenders(extenders: Sequence[Extender], pod: Pod, feasible
             scores.weighted.append(added)
     if scores is not None:
         scores.total = total
-    return scores, total
+    return scores, total, named
 
 
 def _fit_error(pod: Pod, num_all: int, diagnosis: Diagnosis) -> Status:

@@ -25,6 +25,7 @@ import msgspec
 import numpy as np
 
 from kubesched.config import KubeSchedulerConfiguration
+from kubesched.features import default_feature_gate
 from kubesched.framework.node_table import NodeTable
 from kubesched.framework.record import DecisionRecord
 from kubesched.sim.manifests import RawObject
@@ -131,8 +132,11 @@ def _summary(label: str, res: SimulationResult) -> RunSummary:
                       float(cpu_u.max() - cpu_u.min()) if len(rows) else 0.0, zones)
 
 
-def _explain(rec: DecisionRecord | None, mine: str | None, other: str | None) -> tuple[str, dict[str, dict[str, int]]]:
-    """Why this profile chose ``mine`` over ``other``, from its record of the pod's last attempt."""
+def _explain(rec: DecisionRecord | None, mine: str | None, other: str | None,
+             heap_order: bool = False) -> tuple[str, dict[str, dict[str, int]]]:
+    """Why this profile chose ``mine`` over ``other``, from its record of the pod's last attempt.
+    ``heap_order``: ties are broken by the Go heap over the feasible nodes (v1.35+, no
+    prioritize extender), not at random."""
     if rec is None:
         if mine is None:
             return "not attempted: no profile of this configuration has the pod's schedulerName", {}
@@ -163,7 +167,8 @@ def _explain(rec: DecisionRecord | None, mine: str | None, other: str | None) ->
     diffs = sorted(((p, a.get(p, 0) - b.get(p, 0)) for p in set(a) | set(b)), key=lambda t: (-abs(t[1]), t[0]))
     parts = ", ".join(f"{p} {d:+d}" for p, d in diffs if d)
     if ta == tb:
-        return f"{mine} and {other} tie at {ta}: broken at random" + (f" ({parts})" if parts else ""), scores
+        how = "broken by the heap order of the feasible nodes" if heap_order else "broken at random"
+        return f"{mine} and {other} tie at {ta}: {how}" + (f" ({parts})" if parts else ""), scores
     return f"{mine} {ta} vs {other} {tb}" + (f": {parts}" if parts else ""), scores
 
 
@@ -207,8 +212,10 @@ def compare(raws: list[RawObject], config_a: KubeSchedulerConfiguration | None,
 
         simulate(_copy(raws), config_a, seed=seed, registry=registry, on_record=keep_a,  # same decisions as ra
                  features=features)
+        fg = features if features is not None else default_feature_gate()
+        heap_a, heap_b = (fg.at_least(1, 35) and not (c is not None and c.extenders) for c in (config_a, config_b))
         for d in diffs:
-            wa, sca = _explain(rec_a.get(d.pod), d.nodes[0], d.nodes[1])
-            wb, scb = _explain(rec_b.get(d.pod), d.nodes[1], d.nodes[0])
+            wa, sca = _explain(rec_a.get(d.pod), d.nodes[0], d.nodes[1], heap_a)
+            wb, scb = _explain(rec_b.get(d.pod), d.nodes[1], d.nodes[0], heap_b)
             d.why, d.scores = (wa, wb), (sca, scb)
     return CompareResult(sa, sb, diffs)

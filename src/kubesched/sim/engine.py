@@ -1,4 +1,4 @@
-"""A small threadless discrete-event environment (SimPy's core idea, ``../shared/reference/style-anchors.md`` §4).
+"""A small threadless discrete-event environment (SimPy's core idea; see ``docs/architecture.md``).
 
 Time moves only when the event heap is popped. Each entry is keyed ``(time, priority, seq)``:
 earlier time first, then lower ``priority``, then insertion order (``seq`` only grows), so

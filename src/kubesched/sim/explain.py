@@ -9,8 +9,9 @@ renderers live in the cli layer (``kubesched.cli.explain_view``, ``kubesched.cli
 The scoring terms are upstream's (``pkg/scheduler/framework/runtime/framework.go``
 ``RunScorePlugins``): *raw* = the plugin's Score(), *normalized* = after NormalizeScore (0–100),
 *weighted* = normalized × the plugin's weight; a node's *total* is the sum of the weighted scores
-(``NodePluginScores.TotalScore``) and the highest total wins (``selectHost``, ties broken at
-random by the seed). Scoring runs only when more than one node is feasible.
+(``NodePluginScores.TotalScore``) and the highest total wins (v1.34 ``selectHost``: ties broken at
+random by the seed; v1.35+: the first pop of a Go heap over the feasible nodes, random only among
+nodes prioritize extenders scored). Scoring runs only when more than one node is feasible.
 """
 
 from __future__ import annotations
@@ -110,7 +111,8 @@ class Explanation:
     margin: int | None = None
     """Total of the selected node minus the runner-up's."""
     selected_ties: int = 0
-    """Other scored nodes with the selected node's total (upstream ``selectHost`` picks among them at random)."""
+    """Other scored nodes with the selected node's total (v1.34 ``selectHost`` picks among them at
+    random; v1.35+ the heap order decides)."""
     runner_up_ties: int = 0
     """Other nodes (not the selected one) with the runner-up's total."""
     evaluated_nodes: int = 0

@@ -55,6 +55,7 @@ import yaml
 from yaml.constructor import ConstructorError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from kubesched.api.yamllimits import EXCESSIVE_ALIASING, excessive_aliasing
 from kubesched.errors import ManifestError
 
 __all__ = [
@@ -582,45 +583,12 @@ def _parse_yaml_rs(text: str) -> list[tuple[Any, int, dict[int, list[int]]]] | N
     return docs
 
 
-def _allowed_alias_ratio(decodes: int) -> float:
-    """go-yaml's ``allowedAliasRatio``: 99% below 400,000 decodes, 10% above 4,000,000."""
-    if decodes <= 400_000:
-        return 0.99
-    if decodes >= 4_000_000:
-        return 0.10
-    return 0.99 - 0.89 * (decodes - 400_000) / 3_600_000
-
-
 def _check_aliasing(node: Node, path: str) -> None:
-    """Reject a document whose aliases expand to most of it ("billion laughs"), as the API
-    server's YAML decoder (go-yaml v2 ``decoder.unmarshal``, CVE-2019-11253) does: every node
-    reached through an alias counts as an alias decode; more than 100 of them, past 1,000
-    decodes, above :func:`_allowed_alias_ratio` → ``document contains excessive aliasing``.
-    Walks the composed node graph (aliases are shared nodes there) and stops at the limit, so a
-    1 KB bomb fails in milliseconds instead of expanding."""
-    seen: set[int] = set()
-    decodes = aliases = 0
-    stack: list[tuple[Node, bool]] = [(node, False)]
-    while stack:
-        n, in_alias = stack.pop()
-        decodes += 1
-        if in_alias:
-            aliases += 1
-        elif id(n) in seen:
-            in_alias = True  # a second occurrence: an alias of an anchored node
-        if aliases > 100 and decodes > 1000 and aliases / decodes > _allowed_alias_ratio(decodes):
-            raise ManifestError("error converting YAML to JSON: yaml: document contains excessive aliasing",
-                                f"{path}:{node.start_mark.line + 1}")
-        if isinstance(n, (MappingNode, SequenceNode)):
-            if not in_alias:
-                seen.add(id(n))
-            if isinstance(n, MappingNode):
-                for k, v in reversed(n.value):
-                    stack.append((v, in_alias))
-                    stack.append((k, in_alias))
-            else:
-                for v in reversed(n.value):
-                    stack.append((v, in_alias))
+    """Reject a "billion laughs" document as the API server's YAML decoder does
+    (:func:`kubesched.api.yamllimits.excessive_aliasing`)."""
+    if excessive_aliasing(node):
+        raise ManifestError(f"error converting YAML to JSON: {EXCESSIVE_ALIASING}",
+                            f"{path}:{node.start_mark.line + 1}")
 
 
 def _parse_yaml_full(text: str, path: str, col: _Collector) -> None:

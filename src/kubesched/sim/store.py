@@ -225,15 +225,25 @@ class ClusterStore:
             raise BindError(f'node "{node_name}" not found', 404)
         cond = PodCondition(type="PodScheduled", status="True")
         conds = [c for c in cur.status.conditions if c.type != "PodScheduled"] + [cond]
+        st = msgspec.structs.replace(cur.status, conditions=conds)
+        # kube-apiserver ClearingNominatedNodeNameAfterBinding (beta, on since v1.35; the
+        # cluster is taken to run the emulated version): the binding clears the nomination
+        clear_nnn = bool(cur.status.nominated_node_name) and self._clears_nnn_on_binding()
+        if clear_nnn:
+            st = msgspec.structs.replace(st, nominated_node_name="")
         new = msgspec.structs.replace(
-            cur, spec=msgspec.structs.replace(cur.spec, node_name=node_name),
-            status=msgspec.structs.replace(cur.status, conditions=conds))
+            cur, spec=msgspec.structs.replace(cur.spec, node_name=node_name), status=st)
         raw = self._raw_pod(cur)
         if raw is not None:
             raw.setdefault("spec", {})["nodeName"] = node_name
             _set_condition(raw, {"type": "PodScheduled", "status": "True"})
+            if clear_nnn and isinstance(raw.get("status"), dict):
+                raw["status"].pop("nominatedNodeName", None)
         self.bind_count += 1
         self._replace_pod(cur, new)
+
+    def _clears_nnn_on_binding(self) -> bool:
+        return self.scheduler is not None and self.scheduler.features.enabled("ClearingNominatedNodeNameAfterBinding")
 
     def update_pod_condition(self, pod: Pod, status: str, reason: str, message: str,
                              nominated_node_name: str | None = None) -> None:
@@ -274,6 +284,18 @@ class ClusterStore:
         raw = self._raw_pod(cur)
         if raw is not None and isinstance(raw.get("status"), dict):
             raw["status"].pop("nominatedNodeName", None)
+        self._replace_pod(cur, new)
+
+    async def set_nominated_node_name(self, pod: Pod, node_name: str) -> None:
+        """Set ``status.nominatedNodeName`` (no-op when already so or the pod is gone)."""
+        self.writes["set_nominated_node_name"] += 1
+        cur = self.pods.get(pod_key(pod))
+        if cur is None or (cur.status.nominated_node_name or "") == node_name:
+            return
+        new = msgspec.structs.replace(cur, status=msgspec.structs.replace(cur.status, nominated_node_name=node_name))
+        raw = self._raw_pod(cur)
+        if raw is not None:
+            raw.setdefault("status", {})["nominatedNodeName"] = node_name
         self._replace_pod(cur, new)
 
     def add_pod_condition(self, pod: Pod, condition: dict[str, Any]) -> None:

@@ -2,11 +2,14 @@
 
 Test and benchmark helper only: production code never imports this module. The binaries are
 built from Go modules by ``make upstream`` (``tools/upstream/build.sh``) into
-``<repo>/.cache/upstream/<k8s version>/bin`` or ``$KUBESCHED_UPSTREAM_DIR/bin``.
+``<repo>/.cache/upstream/<k8s version>/bin`` or ``$KUBESCHED_UPSTREAM_DIR/bin``; two versions sit
+side by side: v1.37.2 (``tools/upstream/v1.37/go.mod``, the default) and v1.34.12
+(``tools/upstream/go.mod``). ``version="1.34"`` (or ``$UPSTREAM_VERSION``, as ``build.sh``) picks one.
 
     with ControlPlane.start() as cp:       # raises UpstreamNotBuilt when there are no binaries
         cp.kubectl("get", "nodes")          # kubectl as the ``kubectl`` user
         cp.kubeconfig                       # Path; current context = the ``kubesched`` user
+    ControlPlane.start(version="1.34", feature_gates={"PodLevelResources": False})
 
 What it starts (modelled on controller-runtime's envtest ``pkg/internal/testing/controlplane``
 and upstream's ``cmd/kube-apiserver/app/testing/testserver.go``):
@@ -56,7 +59,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Self
@@ -64,13 +67,19 @@ from typing import IO, Any, Self
 import yaml
 
 __all__ = [
+    "DEFAULT_VERSION",
+    "VERSIONS",
     "ControlPlane",
     "UpstreamBinaries",
     "UpstreamNotBuilt",
     "UpstreamStartError",
     "find_binaries",
+    "format_feature_gates",
     "http_request",
     "http_watch",
+    "parse_feature_gates",
+    "pinned_version",
+    "resolve_version",
     "unique_name",
 ]
 
@@ -79,6 +88,11 @@ _TOOLS = _REPO / "tools" / "upstream"
 
 #: Service ClusterIP range given to kube-apiserver (upstream's test server uses the same).
 SERVICE_CLUSTER_IP_RANGE = "10.0.0.0/16"
+
+#: Kubernetes minors with a reference build: version → folder of its go.mod (tools/upstream/build.sh).
+VERSIONS = {"1.37": _TOOLS / "v1.37", "1.34": _TOOLS}
+#: The version used when none is asked for (kubesched's default ``--emulated-version``).
+DEFAULT_VERSION = "1.37"
 
 
 class UpstreamNotBuilt(RuntimeError):
@@ -108,42 +122,99 @@ class UpstreamBinaries:
     def etcd(self) -> Path:
         return self.bin_dir / "etcd"
 
+    @property
+    def minor(self) -> tuple[int, int]:
+        """(major, minor) of :attr:`version` (``v1.37.2`` → (1, 37)); (0, 0) if unknown."""
+        m = re.match(r"v?(\d+)\.(\d+)", self.version)
+        return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
-def pinned_version() -> str | None:
-    """The ``k8s.io/kubernetes`` version required by ``tools/upstream/go.mod`` (e.g. ``v1.34.12``),
-    or None when this is not a source checkout."""
+
+def resolve_version(version: str | None = None) -> str:
+    """``"1.37"``/``"v1.34"``/None → a key of :data:`VERSIONS` (None: ``$UPSTREAM_VERSION``, else
+    :data:`DEFAULT_VERSION`). Raises ValueError for a version without a reference build."""
+    v = (version or os.environ.get("UPSTREAM_VERSION") or DEFAULT_VERSION).strip().removeprefix("v")
+    v = ".".join(v.split(".")[:2])
+    if v not in VERSIONS:
+        raise ValueError(f"no upstream reference build for version {version!r}; known: {', '.join(VERSIONS)}")
+    return v
+
+
+def pinned_version(version: str | None = None) -> str | None:
+    """The ``k8s.io/kubernetes`` version required by the go.mod of ``version`` (default
+    :func:`resolve_version`), e.g. ``v1.37.2``, or None when this is not a source checkout."""
     try:
-        text = (_TOOLS / "go.mod").read_text()
+        text = (VERSIONS[resolve_version(version)] / "go.mod").read_text()
     except OSError:
         return None
     m = re.search(r"^\s*k8s\.io/kubernetes\s+(v\S+)", text, re.MULTILINE)
     return m.group(1) if m else None
 
 
-def find_binaries() -> UpstreamBinaries:
-    """Locate kube-apiserver, kube-scheduler and etcd.
+def _binary_version(path: Path) -> str | None:
+    """``v1.37.2`` from ``<binary> --version`` ("Kubernetes v1.37.2"), None if it does not say."""
+    try:
+        out = subprocess.run([str(path), "--version"], capture_output=True, text=True, timeout=30,
+                             check=False).stdout
+    except OSError:
+        return None
+    m = re.search(r"\bv(\d+\.\d+\.\d+)", out)
+    return f"v{m.group(1)}" if m else None
+
+
+def find_binaries(version: str | None = None) -> UpstreamBinaries:
+    """Locate kube-apiserver, kube-scheduler and etcd of ``version`` (``"1.37"`` or ``"1.34"``;
+    default :func:`resolve_version`).
 
     Looks in ``$KUBESCHED_UPSTREAM_DIR/bin`` (or ``$KUBESCHED_UPSTREAM_DIR`` itself) when the
-    variable is set, else in ``<repo>/.cache/upstream/<version>/bin`` — where
-    ``tools/upstream/build.sh`` puts them. Raises :class:`UpstreamNotBuilt` (with the command
-    that builds them) when one is missing.
+    variable is set — and then takes them unless ``kube-scheduler --version`` names another minor —
+    else in ``<repo>/.cache/upstream/<version>/bin``, where ``tools/upstream/build.sh`` puts them.
+    Raises :class:`UpstreamNotBuilt` (with the command that builds them) when one is missing.
     """
-    version = pinned_version() or "unknown"
+    minor = resolve_version(version)
+    pinned = pinned_version(minor) or f"v{minor}"
     env = os.environ.get("KUBESCHED_UPSTREAM_DIR")
     if env:
         candidates = [Path(env) / "bin", Path(env)]
     else:
-        candidates = [_REPO / ".cache" / "upstream" / version / "bin"]
+        candidates = [_REPO / ".cache" / "upstream" / pinned / "bin"]
     names = ("kube-apiserver", "kube-scheduler", "etcd")
     for d in candidates:
         if all(os.access(d / n, os.X_OK) for n in names):
-            return UpstreamBinaries(bin_dir=d, version=version)
+            if not env:
+                return UpstreamBinaries(bin_dir=d, version=pinned)
+            got = _binary_version(d / "kube-scheduler")
+            if got is None or got.startswith(f"v{minor}."):
+                return UpstreamBinaries(bin_dir=d, version=got or pinned)
+            raise UpstreamNotBuilt(f"upstream binaries in {d} are {got}, not {minor}; point "
+                                   f"KUBESCHED_UPSTREAM_DIR at a {minor} build (`tools/upstream/build.sh "
+                                   f"--version {minor}`) or unset it")
     where = " or ".join(str(d) for d in candidates)
     raise UpstreamNotBuilt(
-        f"upstream kube-apiserver/kube-scheduler/etcd {version} not built (looked in {where}); "
-        "run `make upstream` (needs a Go toolchain and the Go module proxy) "
-        "or point KUBESCHED_UPSTREAM_DIR at a folder holding them"
+        f"upstream kube-apiserver/kube-scheduler/etcd {pinned} not built (looked in {where}); "
+        f"run `make upstream` or `tools/upstream/build.sh --version {minor}` (needs a Go toolchain and "
+        "the Go module proxy) or point KUBESCHED_UPSTREAM_DIR at a folder holding them"
     )
+
+
+def parse_feature_gates(gates: Mapping[str, bool] | str | None) -> dict[str, bool]:
+    """``{"A": True}`` or ``"A=true,B=false"`` (``--feature-gates`` syntax) → ``{"A": True, "B": False}``.
+    Raises ValueError on an entry that is not ``Name=true|false``."""
+    if gates is None:
+        return {}
+    if not isinstance(gates, str):
+        return {str(k): bool(v) for k, v in gates.items()}
+    out: dict[str, bool] = {}
+    for item in filter(None, (x.strip() for x in gates.split(","))):
+        k, sep, v = item.partition("=")
+        if not sep or v.strip().lower() not in ("true", "false"):
+            raise ValueError(f"feature gate {item!r}: expected Name=true or Name=false")
+        out[k.strip()] = v.strip().lower() == "true"
+    return out
+
+
+def format_feature_gates(gates: Mapping[str, bool]) -> str:
+    """``{"B": False, "A": True}`` → ``"A=true,B=false"`` (sorted), the ``--feature-gates`` value."""
+    return ",".join(f"{k}={str(v).lower()}" for k, v in sorted(gates.items()))
 
 
 def unique_name(prefix: str) -> str:
@@ -350,7 +421,9 @@ class ControlPlane:
 
     Attributes: ``url`` (``https://127.0.0.1:<port>``), ``ca_file`` (PEM), ``tokens``
     (user name → bearer token), ``kubeconfig`` (contexts ``kubesched`` [current], ``kubectl``,
-    ``system:kube-scheduler``), ``etcd_url``, ``workdir`` (certs, data, logs).
+    ``system:kube-scheduler``), ``etcd_url``, ``workdir`` (certs, data, logs), ``binaries``
+    (their ``version``/``minor``), ``feature_gates`` (given to kube-apiserver and, unless told
+    otherwise, to every kube-scheduler started here).
     """
 
     binaries: UpstreamBinaries
@@ -362,6 +435,7 @@ class ControlPlane:
     tokens: dict[str, str]
     _ca: _CA
     _procs: list[_Proc] = field(default_factory=list)
+    feature_gates: dict[str, bool] = field(default_factory=dict)
     _apiserver_argv: list[str] = field(default_factory=list)
     _owns_workdir: bool = True
 
@@ -372,6 +446,8 @@ class ControlPlane:
         cls,
         *,
         binaries: UpstreamBinaries | None = None,
+        version: str | None = None,
+        feature_gates: Mapping[str, bool] | str | None = None,
         extra_apiserver_args: Sequence[str] = (),
         extra_etcd_args: Sequence[str] = (),
         workdir: Path | None = None,
@@ -379,12 +455,18 @@ class ControlPlane:
     ) -> ControlPlane:
         """Start etcd, then kube-apiserver, and wait until the API server is ready.
 
-        ``extra_*_args`` are appended (later flags win). ``workdir`` defaults to a new temp
-        folder, removed by :meth:`stop`. Raises :class:`UpstreamNotBuilt` without binaries,
-        :class:`UpstreamStartError` when a process exits or is not ready in ``ready_timeout``
-        seconds (each is retried once on fresh ports, in case a port was taken meanwhile).
+        ``version`` (``"1.37"``, ``"1.34"``; default :func:`resolve_version`) picks the binaries
+        unless ``binaries`` are given. ``feature_gates`` (``{"Gate": bool}`` or ``"A=true,B=false"``)
+        become kube-apiserver's ``--feature-gates`` and the default of :meth:`start_kube_scheduler`'s;
+        they must be gates that version knows (1.37 no longer knows e.g. SchedulerQueueingHints,
+        SidecarContainers: upstream-v137 §1.2). ``extra_*_args`` are appended (later flags win).
+        ``workdir`` defaults to a new temp folder, removed by :meth:`stop`. Raises
+        :class:`UpstreamNotBuilt` without binaries, :class:`UpstreamStartError` when a process
+        exits or is not ready in ``ready_timeout`` seconds (each is retried once on fresh ports,
+        in case a port was taken meanwhile).
         """
-        bins = binaries or find_binaries()
+        bins = binaries or find_binaries(version)
+        gates = parse_feature_gates(feature_gates)
         owns = workdir is None
         wd = Path(tempfile.mkdtemp(prefix="kubesched-upstream-")) if workdir is None else workdir
         wd.mkdir(parents=True, exist_ok=True)
@@ -416,7 +498,8 @@ class ControlPlane:
                 "".join(f'{t},{u},uid-{i},"{groups[u]}"\n' for i, (u, t) in enumerate(tokens.items()))
             )
             cp = cls(binaries=bins, workdir=wd, url="", etcd_url="", ca_file=ca_file,
-                     kubeconfig=wd / "kubeconfig", tokens=tokens, _ca=ca, _owns_workdir=owns)
+                     kubeconfig=wd / "kubeconfig", tokens=tokens, _ca=ca, feature_gates=gates,
+                     _owns_workdir=owns)
             cp._start_etcd(list(extra_etcd_args), ready_timeout)
             cp._start_apiserver(list(extra_apiserver_args), ready_timeout)
             cp._write_kubeconfig()
@@ -485,6 +568,7 @@ class ControlPlane:
                 "--endpoint-reconciler-type=none",
                 "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
                 "--profiling=false",
+                *([f"--feature-gates={format_feature_gates(self.feature_gates)}"] if self.feature_gates else []),
                 *extra,
             ]
             try:
@@ -715,11 +799,13 @@ class ControlPlane:
         *,
         user: str = "system:kube-scheduler",
         verbosity: int = 2,
+        feature_gates: Mapping[str, bool] | str | None = None,
         extra_args: Sequence[str] = (),
         ready_timeout: float = 60.0,
     ) -> _Proc:
         """Start upstream kube-scheduler against this API server and wait for its ``/readyz``
-        (informers and handlers synced). ``config`` is a ``KubeSchedulerConfiguration``
+        (informers and handlers synced). ``feature_gates`` (default: the control plane's) are its
+        ``--feature-gates``. ``config`` is a ``KubeSchedulerConfiguration``
         (``kubescheduler.config.k8s.io/v1``) as a dict; ``clientConnection.kubeconfig`` is
         filled in, and leader election is off unless the config says otherwise. It runs as
         ``user`` (default: the ``system:kube-scheduler`` identity with upstream's bootstrap
@@ -728,6 +814,7 @@ class ControlPlane:
         :meth:`stop_kube_scheduler`; its log is ``workdir/kube-scheduler.log``."""
         kubeconfig = self.kubeconfig_for(user)
         cfg_path = self._scheduler_config(config, kubeconfig, "kube-scheduler")
+        gates = self.feature_gates if feature_gates is None else parse_feature_gates(feature_gates)
         return self._start_ready("kube-scheduler", lambda port: [
             str(self.binaries.kube_scheduler),
             f"--config={cfg_path}",
@@ -737,6 +824,7 @@ class ControlPlane:
             f"--secure-port={port}",
             f"--cert-dir={self.workdir / 'scheduler-certs'}",
             f"-v={verbosity}",
+            *([f"--feature-gates={format_feature_gates(gates)}"] if gates else []),
             *extra_args,
         ], ready_timeout)
 

@@ -177,6 +177,11 @@ class MakePod:
             {"name": volume_name or claim_name, "persistentVolumeClaim": {"claimName": claim_name}})
         return self
 
+    def condition(self, type_: str, status: str, reason: str = "") -> MakePod:
+        """Append a status condition (upstream wrapper ``Condition``)."""
+        self._status.setdefault("conditions", []).append({"type": type_, "status": status, "reason": reason})
+        return self
+
     def spec(self, **fields: Any) -> MakePod:
         """Set raw spec fields (camelCase JSON names)."""
         self._spec.update(fields)
@@ -226,6 +231,11 @@ class MakeNode:
 
     def unschedulable(self, flag: bool = True) -> MakeNode:
         self._spec["unschedulable"] = flag
+        return self
+
+    def declared_features(self, features: list[str]) -> MakeNode:
+        """``status.declaredFeatures`` (upstream wrapper ``DeclaredFeatures``)."""
+        self._status["declaredFeatures"] = list(features)
         return self
 
     def image(self, size_bytes: int, *names: str) -> MakeNode:

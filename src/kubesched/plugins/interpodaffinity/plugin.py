@@ -21,6 +21,7 @@ from kubesched.config.args import InterPodAffinityArgs
 from kubesched.framework.cycle_state import read_state
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from kubesched.framework.interface import Code, FilterResult, Status, as_status
+from kubesched.plugins.helper.gates import features_of
 from kubesched.plugins.interpodaffinity.hints import is_schedulable_after_node_change, is_schedulable_after_pod_change
 from kubesched.plugins.interpodaffinity.index import (
     PREF_AFF,
@@ -234,6 +235,8 @@ class InterPodAffinity:
         self.hard_pod_affinity_weight = 1 if w is None else int(w)
         self.ignore_preferred_terms_of_existing_pods = bool(args.ignore_preferred_terms_of_existing_pods)
         self.handle = handle
+        # the incoming pod's namespaceSelector is really replaced by the namespaces it selects since 1.37
+        self.replace_ns_selector = features_of(handle).at_least(1, 37)
         self.index: AffinityIndex = get_index(handle.nodes)
 
     # ───────────────────────────── helpers ─────────────────────────────
@@ -254,8 +257,9 @@ class InterPodAffinity:
         idx = self.index
         idx.tick += 1
         nss = _Namespaces(self.handle.lister)
-        aff_t = tuple((merge_namespaces(t, nss.list), t.topology_key) for t in terms.required_affinity)
-        anti_t = tuple((merge_namespaces(t, nss.list), t.topology_key) for t in terms.required_anti_affinity)
+        rep = self.replace_ns_selector
+        aff_t = tuple((merge_namespaces(t, nss.list, rep), t.topology_key) for t in terms.required_affinity)
+        anti_t = tuple((merge_namespaces(t, nss.list, rep), t.topology_key) for t in terms.required_anti_affinity)
         s = PreFilterState(pod, aff_t, anti_t, nss)
         ns, labels = s.pod_ns, s.pod_labels
         for term, c in idx.existing[REQ_ANTI].items():
@@ -385,7 +389,7 @@ class InterPodAffinity:
 
         for wts, sign in ((terms.preferred_affinity, 1), (terms.preferred_anti_affinity, -1)):
             for wt in wts:
-                target = merge_namespaces(wt.term, nss.list)
+                target = merge_namespaces(wt.term, nss.list, self.replace_ns_selector)
                 tk = wt.term.topology_key
                 add(tk, idx.domain(idx.target((target,)), tk), sign * wt.weight)
         ns, labels = pod.metadata.namespace, pod.metadata.labels

@@ -50,8 +50,9 @@ class ReferenceInterPodAffinity:
     """``namespaces``: the Namespace objects (for namespaceSelector)."""
 
     def __init__(self, table: NodeTable, namespaces: list[Any] = (), hard_pod_affinity_weight: int = 1,  # type: ignore[assignment]
-                 ignore_preferred_terms_of_existing_pods: bool = False) -> None:
+                 ignore_preferred_terms_of_existing_pods: bool = False, replace_ns_selector: bool = True) -> None:
         self.table = table
+        self.replace = replace_ns_selector
         self.namespaces = list(namespaces)
         self.hard = hard_pod_affinity_weight
         self.ignore = ignore_preferred_terms_of_existing_pods
@@ -76,8 +77,10 @@ class ReferenceInterPodAffinity:
         s = RefPreFilterState()
         s.pod = pod
         ns_list = lambda: self.namespaces  # noqa: E731
-        s.aff_targets = tuple((merge_namespaces(t, ns_list), t.topology_key) for t in terms.required_affinity)
-        s.anti_targets = tuple((merge_namespaces(t, ns_list), t.topology_key) for t in terms.required_anti_affinity)
+        s.aff_targets = tuple((merge_namespaces(t, ns_list, self.replace), t.topology_key)
+                              for t in terms.required_affinity)
+        s.anti_targets = tuple((merge_namespaces(t, ns_list, self.replace), t.topology_key)
+                               for t in terms.required_anti_affinity)
         ns, labels = pod.metadata.namespace, pod.metadata.labels
         ns_labels = self._ns_labels(ns)
         for node_labels, ep in self._all():
@@ -132,8 +135,9 @@ class ReferenceInterPodAffinity:
             return None
         terms = parse_pod_terms(pod)
         ns_list = lambda: self.namespaces  # noqa: E731
-        pref = [(merge_namespaces(w.term, ns_list), w.term.topology_key, w.weight) for w in terms.preferred_affinity]
-        pref_anti = [(merge_namespaces(w.term, ns_list), w.term.topology_key, w.weight)
+        pref = [(merge_namespaces(w.term, ns_list, self.replace), w.term.topology_key, w.weight)
+                for w in terms.preferred_affinity]
+        pref_anti = [(merge_namespaces(w.term, ns_list, self.replace), w.term.topology_key, w.weight)
                      for w in terms.preferred_anti_affinity]
         ns, labels = pod.metadata.namespace, pod.metadata.labels
         ns_labels = self._ns_labels(ns)

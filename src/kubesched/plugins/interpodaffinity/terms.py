@@ -153,15 +153,25 @@ def parse_pod_terms(pod: Pod) -> PodTerms:
 _NO_TERMS = PodTerms()
 
 
-def merge_namespaces(term: AffinityTerm, list_namespaces: Callable[[], list]) -> Target:
+def merge_namespaces(term: AffinityTerm, list_namespaces: Callable[[], list],
+                     replace_selector: bool = True) -> Target:
     """An incoming pod's term with its namespaceSelector resolved (upstream
     ``mergeAffinityTermNamespacesIfNotEmpty``): an empty selector (``{}``) keeps matching every
     namespace (``None``); otherwise the names of the Namespace objects it selects now are added to
-    ``namespaces`` and the selector becomes Nothing."""
+    ``namespaces`` and the selector becomes Nothing.
+
+    ``replace_selector=False`` is v1.34–1.36: there the function took the term by value
+    (plugin.go L144 in v1.34.12/v1.35.4/v1.36.3), so the names were added (a shared set) but the
+    selector stayed, and the incoming pod's terms are matched with *nil* namespace labels
+    (filtering.go L192-196, scoring.go L98/L105). A selector that matches the empty label set
+    (``NotIn``, ``DoesNotExist``) therefore matched pods of every namespace. v1.37.2 takes a
+    pointer (plugin.go L138) and the selector is really replaced."""
     if term.ns_selector.is_empty:
         return (None, term.selector)
     if term.ns_selector.is_nothing:
         return (term.namespaces, term.selector)
+    if not replace_selector and term.ns_selector.matches(_EMPTY):
+        return (None, term.selector)
     names = {n.metadata.name for n in list_namespaces() if term.ns_selector.matches(n.metadata.labels)}
     return (term.namespaces | names, term.selector)
 

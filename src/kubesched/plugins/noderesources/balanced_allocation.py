@@ -5,7 +5,10 @@ Follows upstream ``pkg/scheduler/framework/plugins/noderesources/balanced_alloca
 memory; weights must be 1 and are not used by the formula). For each resource with
 allocatable > 0 on the node, ``f = min((node requested + pod request) / allocatable, 1)``
 in float64; two fractions → ``std = |f1 - f2| / 2``; more → population standard deviation;
-``score = int64((1 - std) * 100)``. A scalar resource the pod does not request is skipped.
+``balance = int64((1 - std) * 100)``. A scalar resource the pod does not request is skipped.
+Up to v1.35 the score is the balance with the pod; since v1.36 (no gate; v1.37.2
+``balanced_allocation.go`` L204-218) it is ``50 + (50 + with - without) / 2`` (Go integer
+division), ``with`` / ``without`` the balance of the node's requests with / without the pod.
 
 PreScore returns Skip when every configured request of the pod is 0 (upstream issue
 #129138: otherwise best-effort pods would all pile onto the same node).
@@ -18,6 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kubesched.config.args import NodeResourcesBalancedAllocationArgs
+from kubesched.features import default_feature_gate
 from kubesched.framework.interface import Code, Status
 from kubesched.plugins.noderesources.resource_allocation import BALANCED, PreScoreState, ResourceAllocationScorer
 
@@ -44,8 +48,9 @@ class BalancedAllocation:
     def __init__(self, args: NodeResourcesBalancedAllocationArgs | None = None, handle: Handle | None = None) -> None:
         args = args if args is not None else NodeResourcesBalancedAllocationArgs()
         self.handle = handle
+        features = handle.features if handle is not None else default_feature_gate()
         self.scorer = ResourceAllocationScorer(BALANCED, [(r.name, r.weight) for r in args.resources],
-                                               use_requested=True)
+                                               use_requested=True, balanced_delta=features.at_least(1, 36))
 
     def _compute(self, state: CycleState | None, pod: Pod) -> PreScoreState:
         reqs = self.scorer.pod_requests(state, pod)

@@ -21,6 +21,12 @@ the scalar resources in Go map order; here they are sorted by name.
 Score (``resource_allocation.go``): LeastAllocated (default), MostAllocated or
 RequestedToCapacityRatio over ``scoringStrategy.resources``; see
 :mod:`kubesched.plugins.noderesources.resource_allocation`. PreScore never skips.
+
+Upstream quirk kept (every version, v1.34.12 to v1.37.2; fit.go L65-89, L93-104, L207-259): the
+scorer embedded in Fit never gets ``enablePodLevelResources``, so the *incoming* pod is scored
+on its containers' requests (+ overhead, 100m / 200Mi defaults), ignoring
+``spec.resources.requests``; the nodes' requested side (NodeInfo) and Filter honour pod-level
+resources.
 """
 
 from __future__ import annotations
@@ -272,7 +278,7 @@ def _scorer_from_args(args: NodeResourcesFitArgs) -> ResourceAllocationScorer:
         raise ConfigError("scoring strategy not specified", "scoringStrategy")
     resources = [(r.name, r.weight) for r in strategy.resources]
     if strategy.type in (LEAST_ALLOCATED, MOST_ALLOCATED):
-        return ResourceAllocationScorer(strategy.type, resources)
+        return ResourceAllocationScorer(strategy.type, resources, pod_level_resources=False)
     if strategy.type == REQUESTED_TO_CAPACITY_RATIO:
         param = strategy.requested_to_capacity_ratio
         if param is None or not param.shape:
@@ -280,7 +286,7 @@ def _scorer_from_args(args: NodeResourcesFitArgs) -> ResourceAllocationScorer:
                               "scoringStrategy.requestedToCapacityRatio.shape")
         scale = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
         shape = [(p.utilization, p.score * scale) for p in param.shape]
-        return ResourceAllocationScorer(strategy.type, resources, shape=shape)
+        return ResourceAllocationScorer(strategy.type, resources, shape=shape, pod_level_resources=False)
     raise ConfigError(f"scoring strategy {strategy.type} is not supported", "scoringStrategy.type")
 
 

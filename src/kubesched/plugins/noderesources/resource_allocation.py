@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched.api.resources import pod_non_zero_requests, pod_requests
+from kubesched.api.resources import is_pod_level_requests_set, pod_non_zero_requests, pod_requests
 from kubesched.framework.interface import MAX_NODE_SCORE
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -49,6 +49,7 @@ __all__ = [
     "REQUESTED_TO_CAPACITY_RATIO",
     "ResourceAllocationScorer",
     "balanced_resource_score",
+    "balanced_resource_scorer",
     "broken_linear",
     "go_div",
     "go_round",
@@ -202,15 +203,40 @@ def balanced_resource_score(requested: Sequence[int], allocatable: Sequence[int]
     return int((1 - std) * float(MAX_NODE_SCORE))
 
 
+def balanced_resource_scorer(requested: Sequence[int], allocated: Sequence[int], allocatable: Sequence[int],
+                             *, with_delta: bool = True) -> int:
+    """Upstream ``balancedResourceScorer`` (v1.37.2 ``balanced_allocation.go`` L204-218, since
+    v1.36): ``50 + (50 + with - without) / 2`` in Go integer division, where ``with`` is
+    :func:`balanced_resource_score` of the node's requests plus the pod's and ``without`` of the
+    node's requests alone (``allocated``). ``with_delta=False`` is the v1.34/v1.35 scorer, the
+    score with the pod only."""
+    score_with = balanced_resource_score(requested, allocatable)
+    if not with_delta:
+        return score_with
+    score_without = balanced_resource_score(allocated, allocatable)
+    half = MAX_NODE_SCORE // 2
+    return half + go_div(half + score_with - score_without, 2)
+
+
 # ───────────────────────────── the scorer ─────────────────────────────
 
 
-def pod_request_vector(state: CycleState | None, pod: Pod, names: Sequence[str], use_requested: bool) -> list[int]:
+def pod_request_vector(state: CycleState | None, pod: Pod, names: Sequence[str], use_requested: bool,
+                       pod_level_resources: bool = True) -> list[int]:
     """Upstream ``calculatePodResourceRequestList``: the pod's request of each resource in
     ``names`` (cpu in millicores), non-zero cpu/memory unless ``use_requested``.
 
+    ``pod_level_resources`` False is upstream's ``SkipPodLevelResources`` (resource_allocation.go
+    L236-262): ``spec.resources.requests`` are ignored and the containers' requests (+ overhead,
+    100m / 200Mi for a container without a cpu / memory request unless ``use_requested``) count.
     Uses the cycle's ``PodInfo`` (requests computed once per pod) when it is this pod's.
     """
+    if not pod_level_resources and is_pod_level_requests_set(pod):
+        reqs = pod_requests(pod, skip_pod_level_resources=True)
+        nz_cpu, nz_mem = (pod_non_zero_requests(pod, skip_pod_level_resources=True)
+                          if not use_requested else (0, 0))
+        return [nz_cpu if not use_requested and n == _CPU else nz_mem if not use_requested and n == _MEMORY
+                else reqs.get(n, 0) for n in names]
     pi = state.pod_info if state is not None else None
     if pi is not None and pi.pod is pod:
         reqs = pi.requests
@@ -255,14 +281,23 @@ class ResourceAllocationScorer:
     """Upstream ``resourceAllocationScorer``: ``resources`` are ``(name, weight)`` pairs;
     ``strategy`` one of LeastAllocated, MostAllocated, RequestedToCapacityRatio or
     :data:`BALANCED`; ``shape`` the RequestedToCapacityRatio points ``(utilization, score)``
-    with scores already on the 0-100 scale."""
+    with scores already on the 0-100 scale.
+
+    ``pod_level_resources``: the scorer's own ``enablePodLevelResources`` (False for Fit's
+    scorer in every version: upstream never sets it, v1.37.2 fit.go L65-89 / L207-259, so the
+    incoming pod's pod-level requests are ignored when scoring; BalancedAllocation sets it).
+    ``balanced_delta``: BalancedAllocation's v1.36+ formula (:func:`balanced_resource_scorer`).
+    """
 
     def __init__(self, strategy: str, resources: Sequence[tuple[str, int]], *, use_requested: bool = False,
-                 shape: Sequence[tuple[int, int]] = ()) -> None:
+                 shape: Sequence[tuple[int, int]] = (), pod_level_resources: bool = True,
+                 balanced_delta: bool = False) -> None:
         self.strategy = strategy
         self.names = [n for n, _ in resources]
         self.weights = [int(w) for _, w in resources]
         self.use_requested = use_requested
+        self.pod_level_resources = pod_level_resources
+        self.balanced_delta = balanced_delta
         self.shape = [(int(u), int(s)) for u, s in shape]
         if strategy == REQUESTED_TO_CAPACITY_RATIO and not self.shape:
             raise ValueError("RequestedToCapacityRatio needs a shape")
@@ -270,7 +305,7 @@ class ResourceAllocationScorer:
     # ── per cycle ──
 
     def pod_requests(self, state: CycleState | None, pod: Pod) -> list[int]:
-        return pod_request_vector(state, pod, self.names, self.use_requested)
+        return pod_request_vector(state, pod, self.names, self.use_requested, self.pod_level_resources)
 
     def terms(self, pod_requests: Sequence[int]) -> list[_Term]:
         """The resources that can contribute for this pod (the rest are skipped on every node)."""
@@ -300,6 +335,7 @@ class ResourceAllocationScorer:
         cpu_mem = req_r if self.use_requested else nz_r
         k = len(self.names)
         requested = [0] * k
+        allocated = [0] * k
         allocatable = [0] * k
         for t in self.terms(pod_requests):
             if t.kind == 0:
@@ -316,12 +352,17 @@ class ResourceAllocationScorer:
                 continue
             allocatable[t.index] = a
             requested[t.index] = r
-        return self.combine(requested, allocatable)
+            allocated[t.index] = r - t.pod_request
+        return self.combine(requested, allocatable, allocated)
 
-    def combine(self, requested: Sequence[int], allocatable: Sequence[int]) -> int:
-        """The strategy's scorer over per-resource ``(requested, allocatable)`` (0 = skipped)."""
+    def combine(self, requested: Sequence[int], allocatable: Sequence[int],
+                allocated: Sequence[int] | None = None) -> int:
+        """The strategy's scorer over per-resource ``(requested, allocatable)`` (0 = skipped);
+        ``allocated`` (the node's requests without the pod) is read by the v1.36+ balanced
+        formula only."""
         if self.strategy == BALANCED:
-            return balanced_resource_score(requested, allocatable)
+            return balanced_resource_scorer(requested, allocated if allocated is not None else requested,
+                                            allocatable, with_delta=self.balanced_delta)
         node_score = weight_sum = 0
         for r, a, w in zip(requested, allocatable, self.weights):
             if a == 0:
@@ -357,6 +398,7 @@ class ResourceAllocationScorer:
         alloc_m = nodes.allocatable
         req_m = nodes.requested
         cols: list[tuple[int, np.ndarray, np.ndarray, bool]] = []  # (weight, allocatable, requested, all > 0)
+        bases: list[np.ndarray] = []  # the node's requests without the pod (balanced delta)
         for t in terms:
             # m[:, c][rows]: a gather from one column, about twice as fast as m[rows, c]
             if t.kind == 0 or t.kind == 1:
@@ -372,11 +414,17 @@ class ResourceAllocationScorer:
                     continue  # no node has it: allocatable 0 everywhere, skipped
                 a = alloc_m[:, col][rows]
                 base = req_m[:, col][rows]
+            bases.append(base)
             if t.pod_request:
                 base = base + t.pod_request
             cols.append((self.weights[t.index], a, base, np.count_nonzero(a) == k))
         if self.strategy == BALANCED:
-            return _balanced_rows(k, cols)
+            with_pod = _balanced_rows(k, cols)
+            if not self.balanced_delta:
+                return with_pod
+            without = _balanced_rows(k, [(w, a, b, has) for (w, a, _, has), b in zip(cols, bases)])
+            half = MAX_NODE_SCORE // 2
+            return half + go_div(half + with_pod - without, 2)
         if not cols:
             return np.zeros(k, np.int64)
         node_score: np.ndarray | int = 0

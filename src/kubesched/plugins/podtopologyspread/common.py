@@ -206,24 +206,29 @@ def pod_labels_match(constraints: Sequence[Constraint], labels: Mapping[str, str
 class PodTerms:
     """What the inclusion policies need from the incoming pod, parsed once per pod:
     its required node affinity (``None`` when it has neither nodeSelector nor required
-    affinity, i.e. every node matches) and its tolerations."""
+    affinity, i.e. every node matches) and its tolerations; ``comparison_operators``: the gate
+    TaintTolerationComparisonOperators (Lt/Gt tolerations honoured by ``nodeTaintsPolicy: Honor``,
+    v1.37.2 podtopologyspread/common.go ``matchNodeInclusionPolicies``)."""
 
-    __slots__ = ("affinity", "tolerations")
+    __slots__ = ("affinity", "comparison_operators", "tolerations")
 
-    def __init__(self, pod: Pod) -> None:
+    def __init__(self, pod: Pod, comparison_operators: bool = False) -> None:
         req = RequiredNodeAffinity(pod)
         self.affinity = req if (req.label_selector is not None or req.node_selector is not None) else None
         self.tolerations = tuple(pod.spec.tolerations)
+        self.comparison_operators = comparison_operators
 
 
 def _affinity_mask(table: NodeTable, rows: np.ndarray, required: RequiredNodeAffinity) -> np.ndarray:
     return required_affinity_mask(table, rows, required)
 
 
-def _untolerated_mask(table: NodeTable, rows: np.ndarray, tolerations: Sequence[Any]) -> np.ndarray:
+def _untolerated_mask(table: NodeTable, rows: np.ndarray, tolerations: Sequence[Any],
+                      comparison_operators: bool = False) -> np.ndarray:
     """``bool[M]``: the node has a NoSchedule/NoExecute taint the pod doesn't tolerate
     (upstream ``helper.DoNotScheduleTaintsFilterFunc``)."""
-    return np.asarray(untolerated_mask(table, rows, tolerations, _DO_NOT_SCHEDULE_EFFECTS), bool)
+    return np.asarray(untolerated_mask(table, rows, tolerations, _DO_NOT_SCHEDULE_EFFECTS, comparison_operators),
+                      bool)
 
 
 def inclusion_masks(table: NodeTable, rows: np.ndarray, constraints: Sequence[Constraint],
@@ -234,7 +239,7 @@ def inclusion_masks(table: NodeTable, rows: np.ndarray, constraints: Sequence[Co
     need_aff = affinity is not None and any(c.node_affinity_policy == HONOR for c in constraints)
     need_taint = any(c.node_taints_policy == HONOR for c in constraints)
     aff = _affinity_mask(table, rows, affinity) if affinity is not None and need_aff else None
-    tol = ~_untolerated_mask(table, rows, terms.tolerations) if need_taint else None
+    tol = ~_untolerated_mask(table, rows, terms.tolerations, terms.comparison_operators) if need_taint else None
     out: list[np.ndarray | None] = []
     for c in constraints:
         a = aff if c.node_affinity_policy == HONOR else None

@@ -31,6 +31,7 @@ from kubesched.errors import SelectorError
 from kubesched.framework.cycle_state import read_state
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
 from kubesched.framework.interface import MAX_NODE_SCORE, Code, FilterResult, Status, as_status
+from kubesched.plugins.helper.gates import features_of
 from kubesched.plugins.podtopologyspread.common import (
     DO_NOT_SCHEDULE,
     HONOR,
@@ -147,6 +148,8 @@ class PodTopologySpread:
     def __init__(self, args: PodTopologySpreadArgs | None, handle: Handle) -> None:
         args = args if args is not None else PodTopologySpreadArgs()
         self.handle = handle
+        fg = features_of(handle)
+        self.comparison_operators = fg.enabled("TaintTolerationComparisonOperators")
         self.system_defaulted = args.defaulting_type == SYSTEM_DEFAULTING
         self.default_constraints: tuple[Any, ...] = (
             SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else tuple(args.default_constraints))
@@ -164,7 +167,7 @@ class PodTopologySpread:
                 return cached  # type: ignore[return-value]
         tscs, labels = pod.spec.topology_spread_constraints, pod.metadata.labels
         out = (filter_constraints(tscs, labels, DO_NOT_SCHEDULE),
-               filter_constraints(tscs, labels, SCHEDULE_ANYWAY), PodTerms(pod))
+               filter_constraints(tscs, labels, SCHEDULE_ANYWAY), PodTerms(pod, self.comparison_operators))
         if pi is not None and pi.pod is pod:
             pi.extra[NAME] = out
         return out
@@ -485,7 +488,7 @@ def _node_included(c: Constraint, terms: PodTerms, node: Node) -> bool:
             return False
     if c.node_taints_policy == HONOR:
         if find_matching_untolerated_taint(node.spec.taints, terms.tolerations,
-                                           lambda t: t.effect in _NO_EFFECTS) is not None:
+                                           lambda t: t.effect in _NO_EFFECTS, terms.comparison_operators) is not None:
             return False
     return True
 

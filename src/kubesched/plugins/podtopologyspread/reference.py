@@ -48,12 +48,14 @@ def count_pods_match_selector(pods: list[PodInfo], c: Constraint, ns: str) -> in
     return n
 
 
-def _included(c: Constraint, pod: Pod, node: Node, req: RequiredNodeAffinity) -> bool:
+def _included(c: Constraint, pod: Pod, node: Node, req: RequiredNodeAffinity,
+              comparison_operators: bool = False) -> bool:
     if c.node_affinity_policy == HONOR and not req.match(node.metadata.labels, node.metadata.name):
         return False
     if c.node_taints_policy == HONOR and find_matching_untolerated_taint(
             node.spec.taints, pod.spec.tolerations,
-            lambda t: t.effect in (TAINT_EFFECT_NO_SCHEDULE, TAINT_EFFECT_NO_EXECUTE)) is not None:
+            lambda t: t.effect in (TAINT_EFFECT_NO_SCHEDULE, TAINT_EFFECT_NO_EXECUTE),
+            comparison_operators) is not None:
         return False
     return True
 
@@ -84,7 +86,7 @@ def reference_filter(plugin: PodTopologySpread, table: NodeTable, pod: Pod,
         if not node_labels_match(node.metadata.labels, constraints):
             continue
         for i, c in enumerate(constraints):
-            if not _included(c, pod, node, req):
+            if not _included(c, pod, node, req, plugin.comparison_operators):
                 continue
             v = node.metadata.labels[c.topology_key]
             match_num[i][v] = match_num[i].get(v, 0) + count_pods_match_selector(table.pods[row], c, ns)
@@ -143,7 +145,7 @@ def reference_scores(plugin: PodTopologySpread, table: NodeTable, pod: Pod,
         if require_all and not node_labels_match(node.metadata.labels, constraints):
             continue
         for i, c in enumerate(constraints):
-            if not _included(c, pod, node, req):
+            if not _included(c, pod, node, req, plugin.comparison_operators):
                 continue
             v = node.metadata.labels.get(c.topology_key, "")
             if v not in counts[i]:

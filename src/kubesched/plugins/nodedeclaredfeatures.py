@@ -1,0 +1,293 @@
+"""NodeDeclaredFeatures (upstream ``pkg/scheduler/framework/plugins/nodedeclaredfeatures``, v1.37.2;
+new in 1.35, gate NodeDeclaredFeatures: alpha off 1.35, beta on 1.36, GA 1.37).
+
+PreFilter (nodedeclaredfeatures.go L89-108) infers the features the pod needs from the node
+(``k8s.io/component-helpers/nodedeclaredfeatures`` ``Framework.InferForPodScheduling``, target
+version = the scheduler's version, here the emulated one) and returns **Skip** when there are
+none. Of the registered features only three ever infer a scheduling requirement:
+
+* ``RestartAllContainersOnContainerExits`` (since 1.35): a container or init container has a
+  ``restartPolicyRules`` entry with ``action: RestartAllContainers``;
+* ``UserNamespacesHostNetworkSupport`` (since 1.36): ``hostNetwork: true`` with ``hostUsers: false``;
+* ``VolumeBindMountOptions`` (since 1.37): a container, init or ephemeral container volume mount
+  with ``bindMountOptions``.
+
+None of the features has a ``MaxVersion`` in 1.35–1.37, so the target version only selects the
+release's registry.
+
+Filter (L115-137): the requirement must be a subset of the node's ``status.declaredFeatures`` as
+the scheduler's NodeInfo maps them (``Framework.TryMap``: a merge walk of the node's list, which
+the API keeps sorted and unique, against the sorted registry; unknown names are dropped), else
+UnschedulableAndUnresolvable ``"node(s) didn't match Pod's required features"``. In 1.35 the
+node's list was a plain set and the reason named the missing features:
+``"node declared features check failed - unsatisfied requirements: <names>"``.
+
+Events (L155-170): Node Add|UpdateNodeDeclaredFeature (queue unless the declared list is
+unchanged), the pod's own Update (queue when its inferred requirement changed).
+With the gate off the plugin does nothing (PreFilter Skip, no events), as upstream's ``New``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kubesched.features import FeatureGate, default_feature_gate
+from kubesched.framework.cycle_state import read_state
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
+from kubesched.framework.interface import Code, FilterResult, Status, as_status
+from kubesched.plugins.helper.gates import features_of
+from kubesched.plugins.helper.resize import deferred_resize_enabled, is_pod_resize_deferred
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kubesched.api.objects import Node, Pod, PodSpec
+    from kubesched.framework.cycle_state import CycleState
+    from kubesched.framework.node_info import NodeInfo
+    from kubesched.framework.node_table import NodeTable
+
+__all__ = [
+    "ERR_REASON_UNSATISFIED_REQUIREMENTS",
+    "NAME",
+    "NodeDeclaredFeatures",
+    "Feature",
+    "FeatureFramework",
+    "default_framework",
+    "infer_for_pod_scheduling",
+    "new",
+]
+
+NAME = "NodeDeclaredFeatures"
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+ERR_REASON_UNSATISFIED_REQUIREMENTS = "node(s) didn't match Pod's required features"
+_ERR_REASON_135 = "node declared features check failed - unsatisfied requirements: "
+
+RESTART_ALL_CONTAINERS = "RestartAllContainersOnContainerExits"
+USER_NAMESPACES_HOST_NETWORK = "UserNamespacesHostNetworkSupport"
+VOLUME_BIND_MOUNT_OPTIONS = "VolumeBindMountOptions"
+
+
+def _restart_all_containers(spec: PodSpec) -> bool:
+    """restartallcontainers.InferForScheduling (component-helpers v0.37.2 restart_all_containers.go L51-67)."""
+    return any(rule.action == "RestartAllContainers"
+               for c in (*spec.containers, *spec.init_containers) for rule in c.restart_policy_rules)
+
+
+def _user_namespaces_host_network(spec: PodSpec) -> bool:
+    """usernamespaceshostnetwork.InferForScheduling (user_namespaces_host_network.go L62-68)."""
+    return spec.host_network and spec.host_users is not None and not spec.host_users
+
+
+def _volume_bind_mount_options(spec: PodSpec) -> bool:
+    """volumebindmountoptions.InferForScheduling (feature.go L46-67)."""
+    return any(m.bind_mount_options
+               for c in (*spec.containers, *spec.init_containers, *spec.ephemeral_containers)
+               for m in c.volume_mounts)
+
+
+def _never(spec: PodSpec) -> bool:
+    return False
+
+
+@dataclass(frozen=True)
+class Feature:
+    """One registered node feature (component-helpers ``types.Feature``): its name, its
+    ``InferForScheduling`` and its ``MaxVersion`` (None: no limit; ``(major, minor, patch)``)."""
+
+    name: str
+    infer_for_scheduling: Callable[[PodSpec], bool] = _never
+    max_version: tuple[int, int, int] | None = None
+
+
+class FeatureFramework:
+    """Upstream ``nodedeclaredfeatures.Framework`` (framework.go L31-87, featureset.go L60-90):
+    the registry sorted by name, pod inference and the node-side mapping."""
+
+    def __init__(self, features: Sequence[Feature], mapping: str = "sorted") -> None:
+        self.registry = sorted(features, key=lambda f: f.name)
+        self.names = [f.name for f in self.registry]
+        self.mapping = mapping  # "sorted" (TryMap, 1.36+) or "set" (1.35's sets.Set)
+
+    def infer_for_pod_scheduling(self, spec: PodSpec, target: tuple[int, int, int] | None) -> frozenset[str]:
+        """``InferForPodScheduling``: the features ``spec`` needs at scheduler version ``target``
+        (a feature whose MaxVersion is older than ``target`` is not required). Raises
+        ``ValueError("target version cannot be nil")`` for ``target=None``, as upstream."""
+        if target is None:
+            raise ValueError("target version cannot be nil")
+        return frozenset(f.name for f in self.registry
+                         if (f.max_version is None or target <= f.max_version) and f.infer_for_scheduling(spec))
+
+    def try_map(self, declared: Sequence[str]) -> frozenset[str]:
+        """The node's declared features as the scheduler's NodeInfo holds them.
+
+        ``"sorted"``: ``FeatureMapper.TryMap`` — a merge walk of ``declared`` (assumed sorted, as
+        the API validates) against the sorted registry; unknown names are skipped and an unsorted
+        list loses what the walk steps over, exactly as upstream. ``"set"`` (1.35): every name."""
+        if self.mapping == "set":
+            return frozenset(declared)
+        names = self.names
+        out: set[str] = set()
+        i = j = 0
+        while i < len(declared) and j < len(names):
+            if declared[i] == names[j]:
+                out.add(names[j])
+                i += 1
+                j += 1
+            elif declared[i] < names[j]:
+                i += 1
+            else:
+                j += 1
+        return frozenset(out)
+
+
+# The registry of each release (component-helpers ``features.AllFeatures``); none has a MaxVersion.
+_RESTART = Feature(RESTART_ALL_CONTAINERS, _restart_all_containers)
+_USERNS = Feature(USER_NAMESPACES_HOST_NETWORK, _user_namespaces_host_network)
+_BIND = Feature(VOLUME_BIND_MOUNT_OPTIONS, _volume_bind_mount_options)
+_REGISTRY_135 = (_RESTART, Feature("GuaranteedQoSPodCPUResize"), Feature("InPlacePodLevelResourcesVerticalScaling"))
+_REGISTRY_136 = (_RESTART, Feature("InPlacePodLevelResourcesVerticalScaling"), Feature("ExtendWebSocketsToKubelet"),
+                 Feature("InPlacePodVerticalScalingInitContainers"), _USERNS)
+_REGISTRY_137 = (_RESTART, Feature("InPlacePodLevelResourcesVerticalScaling"), Feature("ExtendWebSocketsToKubelet"),
+                 Feature("InPlacePodVerticalScalingInitContainers"),
+                 Feature("InPlacePodVerticalScalingMemoryBackedVolumes"), _USERNS,
+                 Feature("DRANodeAllocatableResources"), _BIND, Feature("DRAOptionalNodeOperations"))
+
+
+def default_framework(version: tuple[int, int]) -> FeatureFramework:
+    """``ndf.DefaultFramework`` of the release ``version`` (component-helpers v0.35.4 / v0.36.3 /
+    v0.37.2 ``features.AllFeatures``; 1.35 kept the node's list as a plain set)."""
+    if version >= (1, 37):
+        return FeatureFramework(_REGISTRY_137)
+    if version >= (1, 36):
+        return FeatureFramework(_REGISTRY_136)
+    return FeatureFramework(_REGISTRY_135, mapping="set")
+
+
+def infer_for_pod_scheduling(spec: PodSpec, version: tuple[int, int]) -> frozenset[str]:
+    """The features a pod with ``spec`` needs from its node at scheduler version ``version``."""
+    return default_framework(version).infer_for_pod_scheduling(spec, (*version, 0))
+
+
+class PreFilterState:
+    """The pod's required features (immutable: ``clone`` returns self, as upstream)."""
+
+    __slots__ = ("reqs",)
+
+    def __init__(self, reqs: frozenset[str]) -> None:
+        self.reqs = reqs
+
+    def clone(self) -> PreFilterState:
+        return self
+
+
+class NodeDeclaredFeatures:
+    """PreFilter + Filter (both shapes). See the module docstring."""
+
+    name = NAME
+
+    def __init__(self, features: FeatureGate | None = None, framework: FeatureFramework | None = None,
+                 version: tuple[int, int, int] | None = None) -> None:
+        fg = features if features is not None else default_feature_gate()
+        self.enabled = fg.enabled("NodeDeclaredFeatures")
+        self.framework = framework if framework is not None else default_framework(fg.emulated_version)
+        self.version = version if version is not None else (*fg.emulated_version, 0)
+        self.old_reason = not fg.at_least(1, 36)  # 1.35: the reason names the missing features
+        self.enable_deferred_resize = deferred_resize_enabled(fg)
+        self._memo: dict[tuple[str, ...], frozenset[str]] = {}
+
+    def _node_features(self, node: Node) -> frozenset[str]:
+        key = tuple(node.status.declared_features)
+        fs = self._memo.get(key)
+        if fs is None:
+            if len(self._memo) > 4096:
+                self._memo.clear()
+            fs = self._memo[key] = self.framework.try_map(key)
+        return fs
+
+    def _reject(self, reqs: frozenset[str], have: frozenset[str]) -> Status | None:
+        if reqs <= have:
+            return None
+        if self.old_reason:
+            return Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                             _ERR_REASON_135 + ", ".join(sorted(reqs - have)))
+        return Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNSATISFIED_REQUIREMENTS)
+
+    # ─── PreFilter ───
+    def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeTable) -> tuple[None, Status | None]:
+        if self.enable_deferred_resize and is_pod_resize_deferred(pod):
+            return None, Status(Code.SKIP)
+        if not self.enabled:
+            return None, Status(Code.SKIP)
+        try:
+            reqs = self.framework.infer_for_pod_scheduling(pod.spec, self.version)
+        except ValueError as e:
+            return None, as_status(e)
+        if not reqs:
+            return None, Status(Code.SKIP)
+        state.write(PRE_FILTER_STATE_KEY, PreFilterState(reqs))
+        return None, None
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+    # ─── Filter ───
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        if (self.enable_deferred_resize and is_pod_resize_deferred(pod)) or not self.enabled:
+            return None
+        s = read_state(state, PRE_FILTER_STATE_KEY, PreFilterState)
+        return self._reject(s.reqs, self._node_features(node_info.node))
+
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable,
+                     rows: np.ndarray) -> FilterResult | None:
+        """Per row in Python over the distinct declared lists: only pods with a requirement get
+        here (PreFilter Skips the rest)."""
+        if (self.enable_deferred_resize and is_pod_resize_deferred(pod)) or not self.enabled:
+            return None
+        s = read_state(state, PRE_FILTER_STATE_KEY, PreFilterState)
+        table_nodes = nodes.nodes
+        statuses = [self._reject(s.reqs, self._node_features(table_nodes[r])) for r in rows.tolist()]
+        if not any(statuses):
+            return None
+        return FilterResult.from_statuses(statuses)
+
+    # ─── queueing hints ───
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        if not self.enabled:
+            return []
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_DECLARED_FEATURE),
+                self.is_schedulable_after_node_change),
+            ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.UPDATE),
+                                 self.is_schedulable_after_pod_update),
+        ]
+
+    def is_schedulable_after_node_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
+        """Queue unless the node's declared list is unchanged (L197-208)."""
+        if old is not None and list(old.status.declared_features) == list(new.status.declared_features):
+            return QueueingHint.SKIP
+        return QueueingHint.QUEUE
+
+    def is_schedulable_after_pod_update(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
+        """The pod's own update (1.36+: a ``TargetPod`` registration; 1.35 compared UIDs):
+        queue when its inferred requirement changed (L172-195)."""
+        if (pod.metadata.uid or (pod.metadata.namespace, pod.metadata.name)) != \
+                (new.metadata.uid or (new.metadata.namespace, new.metadata.name)):
+            return QueueingHint.SKIP
+        if old is None:
+            return QueueingHint.QUEUE
+        try:
+            same = (self.framework.infer_for_pod_scheduling(old.spec, self.version)
+                    == self.framework.infer_for_pod_scheduling(new.spec, self.version))
+        except ValueError:
+            return QueueingHint.QUEUE  # upstream: Queue with the error
+        if same:
+            return QueueingHint.SKIP
+        return QueueingHint.QUEUE
+
+
+def new(args: Any, handle: Any) -> NodeDeclaredFeatures:
+    """Factory (upstream ``nodedeclaredfeatures.New``); the plugin takes no args."""
+    return NodeDeclaredFeatures(features_of(handle))
