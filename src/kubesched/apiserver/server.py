@@ -136,6 +136,8 @@ def _matcher(lsel: Selector, fsel: FieldSelector) -> Callable[[Entry], bool] | N
 #: kube-apiserver's ``MaxRequestBodyBytes`` (``server/config.go``: 3 MiB): a larger write body is
 #: answered 413 "Request entity too large: limit is 3145728" (``handlers/rest.go`` limitedReadBody).
 MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024
+#: ``http.Server.IdleTimeout`` of kube-apiserver's secure serving (``server/secure_serving.go``): 90 s.
+IDLE_TIMEOUT = 90.0
 
 
 def _decode_yaml_body(raw: bytes, json_error: Exception) -> Any:
@@ -211,8 +213,8 @@ class APIServer:
     def __init__(self, store: Store, *, token: str | None = None, faults: Faults | None = None,
                  compaction_window: int = 10000, compaction_interval: float = 60.0,
                  bookmark_interval: float = 60.0, min_request_timeout: float = 1800.0,
-                 admission: bool = True, event_ttl: float = 3600.0,
-                 features: FeatureGate | None = None) -> None:
+                 admission: bool = True, event_ttl: float = 3600.0, max_requests_inflight: int = 400,
+                 max_mutating_requests_inflight: int = 200, features: FeatureGate | None = None) -> None:
         self.store = store
         self.features = features if features is not None else default_feature_gate()
         #: the API release served: ``(major, minor)`` of the emulated version
@@ -220,6 +222,12 @@ class APIServer:
         emu, mcv = self.features.emulated_version, self.features.min_compatibility_version
         self.version_info = {**VERSION_INFO, "emulationMajor": str(emu[0]), "emulationMinor": str(emu[1]),
                              "minCompatibilityMajor": str(mcv[0]), "minCompatibilityMinor": str(mcv[1])}
+        #: kube-apiserver ``--max-requests-inflight`` / ``--max-mutating-requests-inflight``
+        #: (``filters/maxinflight.go``): beyond them a request is answered 429 at once; 0 = no limit.
+        #: Long-running requests (watches) are not counted.
+        self.max_requests_inflight = max_requests_inflight
+        self.max_mutating_requests_inflight = max_mutating_requests_inflight
+        self._inflight = [0, 0]  # read-only, mutating
         self.token = token
         self.faults = faults or Faults()
         self.compaction_window = compaction_window
@@ -276,8 +284,9 @@ class APIServer:
         self.scheme = "https" if ssl_context is not None else "http"
         self.loop = asyncio.get_running_loop()
         self.faults._bind(self.loop, self.compact_now, self.close_all_watches)
+        # an idle keep-alive connection is closed after 90 s, as kube-apiserver's http.Server IdleTimeout
         self._runner = web.AppRunner(self.make_app(), access_log=None, handle_signals=False,
-                                     shutdown_timeout=SHUTDOWN_TIMEOUT)
+                                     shutdown_timeout=SHUTDOWN_TIMEOUT, keepalive_timeout=IDLE_TIMEOUT)
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port, reuse_address=True, ssl_context=ssl_context)
         await site.start()
@@ -387,6 +396,30 @@ class APIServer:
     async def _middleware(self, request: web.Request, handler: Callable[..., Any]) -> web.StreamResponse:
         if self._stopping:
             return self._shutting_down_response(request)
+        slot = self._inflight_slot(request)
+        if slot is not None:
+            limit = (self.max_requests_inflight, self.max_mutating_requests_inflight)[slot]
+            if limit and self._inflight[slot] >= limit:
+                err = APIError.too_many_requests("Too many requests, please try again later.", retry_after=1)
+                return _json_response(err.status, 429, err.headers)
+            self._inflight[slot] += 1
+        try:
+            return await self._guarded(request, handler)
+        finally:
+            if slot is not None:
+                self._inflight[slot] -= 1
+
+    @staticmethod
+    def _inflight_slot(request: web.Request) -> int | None:
+        """0 for a read-only request, 1 for a mutating one, None for a long-running request (a
+        watch) or a health check, which ``WithMaxInFlightLimit`` does not count."""
+        if request.query.get("watch") in ("true", "1") or "/watch/" in request.path:
+            return None
+        if request.path in _PUBLIC_PATHS:
+            return None
+        return 0 if request.method in ("GET", "HEAD", "OPTIONS") else 1
+
+    async def _guarded(self, request: web.Request, handler: Callable[..., Any]) -> web.StreamResponse:
         try:
             if self.token is not None and request.path not in _PUBLIC_PATHS:
                 auth = request.headers.get("Authorization", "")
