@@ -388,8 +388,11 @@ def test_cel_compile_error():
 
 def test_events_and_hints():
     h = Harness(device_class(), claim(), resource_slice("s", [device("d0")], node="worker"))
-    resources = {e.event.resource.value for e in h.pl.events_to_register()}
-    assert resources == {"Node", "ResourceClaim", "Pod", "DeviceClass", "ResourceSlice"}
+    regs = {e.event.resource.value: e.event.action for e in h.pl.events_to_register()}
+    # 1.37: the pod's own claims update is a TargetPod event; claims also on Delete
+    assert set(regs) == {"Node", "ResourceClaim", "TargetPod", "DeviceClass", "ResourceSlice"}
+    A = dra.ActionType
+    assert regs["ResourceClaim"] == A.ADD | A.UPDATE | A.DELETE
     hint = next(e.hint for e in h.pl.events_to_register() if e.event.resource.value == "ResourceClaim")
     pod = pod_with("my-claim")
     _, c = claim()
@@ -400,6 +403,21 @@ def test_events_and_hints():
     allocated = copy.deepcopy(other)
     allocated["status"]["allocation"] = {"devices": {"results": []}}
     assert hint(pod, allocated, other) == dra.QueueingHint.QUEUE  # deallocated: devices freed
+    assert hint(pod, other, None) == dra.QueueingHint.SKIP  # deleted without an allocation
+    assert hint(pod, allocated, None) == dra.QueueingHint.QUEUE  # deleted while allocated
+    target = next(e.hint for e in h.pl.events_to_register() if e.event.resource.value == "TargetPod")
+    assert target(pod, pod, pod) == dra.QueueingHint.QUEUE  # its claim exists now
+    assert target(pod, pod, pod_with("missing")) == dra.QueueingHint.SKIP
+
+
+def test_events_at_134():
+    from kubesched.features import FeatureGate
+
+    h = Harness(device_class(), claim())
+    h.pl.handle.features = FeatureGate(emulated_version=(1, 34))
+    regs = {e.event.resource.value: e.event.action for e in h.pl.events_to_register()}
+    assert set(regs) == {"Node", "ResourceClaim", "Pod", "DeviceClass", "ResourceSlice"}
+    assert regs["ResourceClaim"] == dra.ActionType.ADD | dra.ActionType.UPDATE
 
 
 def test_manager_follows_informer_events():

@@ -75,6 +75,7 @@ from kubesched.plugins.dra_structured import (
     allocated_devices,
 )
 from kubesched.plugins.dra_structured import dict_path as _g
+from kubesched.plugins.helper.gates import features_of
 from kubesched.plugins.volumebinding import field
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -695,19 +696,31 @@ class DynamicResources:
     # ── events ──
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        """1.37 (dynamicresources.go EventsToRegister): ResourceClaim also on Delete, and the pod's
+        own generated-claims update as ``TargetPod`` (hint without a UID check). (Not modelled:
+        the PreQueueingHint of the alpha SchedulerPreQueueingHints.)"""
+        v137 = features_of(self.handle).at_least(1, 37)
+        claim_acts = ActionType.ADD | ActionType.UPDATE | (ActionType.DELETE if v137 else ActionType(0))
+        claims_changed = ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM
+        pod_event = (ClusterEventWithHint(ClusterEvent(EventResource.TARGET_POD, claims_changed),
+                                          self._after_target_pod_update) if v137 else
+                     ClusterEventWithHint(ClusterEvent(EventResource.POD, claims_changed), self._after_pod_change))
         return [
             ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL
                                               | ActionType.UPDATE_NODE_ALLOCATABLE)),
-            ClusterEventWithHint(ClusterEvent(EventResource.RESOURCE_CLAIM, ActionType.ADD | ActionType.UPDATE),
-                                 self._after_claim_change),
-            ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM),
-                                 self._after_pod_change),
+            ClusterEventWithHint(ClusterEvent(EventResource.RESOURCE_CLAIM, claim_acts), self._after_claim_change),
+            pod_event,
             ClusterEventWithHint(ClusterEvent(EventResource.DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE)),
             ClusterEventWithHint(ClusterEvent(EventResource.RESOURCE_SLICE, ActionType.ADD | ActionType.UPDATE)),
         ]
 
     def _after_claim_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
-        """Upstream ``isSchedulableAfterClaimChange``."""
+        """Upstream ``isSchedulableAfterClaimChange`` (a deletion, registered since 1.37, queues
+        only when the deleted claim still had an allocation)."""
+        if new is None:
+            if old is None:
+                return QueueingHint.QUEUE  # final state unknown
+            return QueueingHint.SKIP if _g(_as_dict(old), "status", "allocation") is None else QueueingHint.QUEUE
         modified = _as_dict(new)
         original = _as_dict(old) if old is not None else None
         try:
@@ -723,6 +736,15 @@ class DynamicResources:
         if original is None:
             return QueueingHint.QUEUE
         if original.get("status") == modified.get("status"):
+            return QueueingHint.SKIP
+        return QueueingHint.QUEUE
+
+    def _after_target_pod_update(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
+        """1.37 ``isSchedulableAfterTargetPodUpdate``: the rejected pod's own claims changed —
+        Queue when all its claims can now be found."""
+        try:
+            self._claims(new)
+        except _Unschedulable:
             return QueueingHint.SKIP
         return QueueingHint.QUEUE
 
