@@ -55,6 +55,7 @@ from kubesched.apiserver.storage import (
     RequestTooLarge,
     Store,
 )
+from kubesched.features import BINARY_VERSION, FeatureGate, default_feature_gate
 
 __all__ = ["SYSTEM_NAMESPACES", "VERSION_INFO", "APIServer", "now_rfc3339"]
 
@@ -64,13 +65,13 @@ SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 _UNDELETABLE_NAMESPACES = ("default", "kube-system", "kube-public")
 
 VERSION_INFO = {
-    "major": "1",
-    "minor": "34",
-    "emulationMajor": "1",
-    "emulationMinor": "34",
-    "minCompatibilityMajor": "1",
-    "minCompatibilityMinor": "33",
-    "gitVersion": "v1.34.0-kubesched",
+    "major": str(BINARY_VERSION[0]),
+    "minor": str(BINARY_VERSION[1]),
+    "emulationMajor": str(BINARY_VERSION[0]),
+    "emulationMinor": str(BINARY_VERSION[1]),
+    "minCompatibilityMajor": str(BINARY_VERSION[0]),
+    "minCompatibilityMinor": str(BINARY_VERSION[1] - 1),
+    "gitVersion": f"v{BINARY_VERSION[0]}.{BINARY_VERSION[1]}.2-kubesched",
     "gitCommit": "0000000000000000000000000000000000000000",
     "gitTreeState": "clean",
     "buildDate": "2026-01-01T00:00:00Z",
@@ -213,14 +214,25 @@ class APIServer:
     many recent revisions the periodic compactor keeps (every ``compaction_interval`` s).
     ``on_started``: callables run after start with the server (e.g. simulated kubelets).
     ``event_ttl``: seconds after which Events are removed (kube-apiserver ``--event-ttl``, 1 h).
+    ``features``: the API server's ``--emulated-version`` and ``--feature-gates`` (None: v1.37
+    defaults) — which release's API schemas decode and are served (``/openapi``, ``/version``'s
+    ``emulationMinor``), which gated fields are dropped or merged on write
+    (:mod:`kubesched.apiserver.admission`), and whether a binding clears
+    ``status.nominatedNodeName`` (ClearingNominatedNodeNameAfterBinding, on since 1.35).
     """
 
     def __init__(self, store: Store, *, token: str | None = None, faults: Faults | None = None,
                  compaction_window: int = 10000, compaction_interval: float = 60.0,
                  bookmark_interval: float = 60.0, min_request_timeout: float = 1800.0,
                  admission: bool = True, event_ttl: float = 3600.0, max_requests_inflight: int = 400,
-                 max_mutating_requests_inflight: int = 200) -> None:
+                 max_mutating_requests_inflight: int = 200, features: FeatureGate | None = None) -> None:
         self.store = store
+        self.features = features if features is not None else default_feature_gate()
+        #: the API release served: ``(major, minor)`` of the emulated version
+        self.api_version = self.features.emulated_version
+        emu, mcv = self.features.emulated_version, self.features.min_compatibility_version
+        self.version_info = {**VERSION_INFO, "emulationMajor": str(emu[0]), "emulationMinor": str(emu[1]),
+                             "minCompatibilityMajor": str(mcv[0]), "minCompatibilityMinor": str(mcv[1])}
         #: kube-apiserver ``--max-requests-inflight`` / ``--max-mutating-requests-inflight``
         #: (``filters/maxinflight.go``): beyond them a request is answered 429 at once; 0 = no limit.
         #: Long-running requests (watches) are not counted.
@@ -478,7 +490,7 @@ class APIServer:
                 return web.Response(status=405, text="Method Not Allowed\n", headers={"Allow": "GET, HEAD"})
             return web.Response(text="ok")
         if head == "version" and len(parts) == 1:
-            return _json_response(VERSION_INFO)
+            return _json_response(self.version_info)
         if head == "openapi":
             return self._openapi(request, parts[1:])
         if head == "api":
@@ -621,11 +633,11 @@ class APIServer:
         served = [(r.group, r.version, r.kind, r.plural, r.namespaced) for r in res.RESOURCES]
         if rest == ["v2"]:
             if "protobuf" in request.headers.get("Accept", ""):  # what kubectl asks for
-                return web.Response(body=openapi.v2_protobuf(),
+                return web.Response(body=openapi.v2_protobuf(self.api_version),
                                     headers={"Content-Type": openapi.V2_PROTOBUF_CONTENT_TYPE})
-            return web.Response(body=openapi.v2_document(served), content_type=_JSON)
+            return web.Response(body=openapi.v2_document(served, self.api_version), content_type=_JSON)
         if rest == ["v3"]:
-            return _json_response(openapi.v3_index(self.url, served))
+            return _json_response(openapi.v3_index(self.url, served, self.api_version))
         if len(rest) >= 3 and rest[0] == "v3":
             if rest[1] == "api":
                 group, version = "", rest[2]
@@ -633,7 +645,7 @@ class APIServer:
                 group, version = rest[2], rest[3]
             else:
                 raise APIError.no_route()
-            doc = openapi.v3_group_version(group, version, served)
+            doc = openapi.v3_group_version(group, version, served, self.api_version)
             if doc is None:
                 raise APIError.no_route()
             return web.Response(body=doc, content_type=_JSON)
@@ -735,7 +747,7 @@ class APIServer:
                                        f'"Ignore", "Strict", "Warn"')
         if directive == "Ignore":
             return
-        msgs = fv.unknown_fields((info.group, info.version, info.kind), obj)
+        msgs = fv.unknown_fields((info.group, info.version, info.kind), obj, self.api_version)
         if not msgs:
             return
         if directive == "Strict":
@@ -1194,7 +1206,8 @@ class APIServer:
 
         try:
             out: dict[str, Any] = admission.admit(f"{info.plural}/{sub}" if sub else info.plural, obj, old,
-                                                  operation=op, lookup=lookup, list_objects=list_objects)
+                                                  operation=op, lookup=lookup, list_objects=list_objects,
+                                                  features=self.features)
         except admission.AdmissionError as e:
             raise APIError(e.status) from None
         return out
@@ -1701,11 +1714,14 @@ class APIServer:
         if spec.get("schedulingGates"):
             raise conflict(f"pod {name} has non-empty .spec.schedulingGates")
         spec["nodeName"] = node
+        status = pod.setdefault("status", {})
+        if self.features.enabled("ClearingNominatedNodeNameAfterBinding"):
+            # clear the nomination hint (pkg/registry/core/pod/storage/storage.go L246-249)
+            status.pop("nominatedNodeName", None)
         if bmd.get("annotations"):
             md.setdefault("annotations", {}).update(bmd["annotations"])
         if bmd.get("labels"):
             md.setdefault("labels", {}).update(bmd["labels"])
-        status = pod.setdefault("status", {})
         conds = status.setdefault("conditions", [])
         now = now_rfc3339()
         for c in conds:
