@@ -49,3 +49,27 @@ def test_health_checks_answer_get_only(srv: ServerHandle) -> None:
     for path in ("/healthz", "/livez", "/readyz"):
         assert _raw(srv, "GET", path, {}) == 200
         assert _raw(srv, "POST", path, {}, b"{}") == 405, path
+
+
+def test_numbers_outside_the_go_type_are_a_bad_request(client: Client) -> None:
+    """encoding/json refuses a number outside the field's Go type (strconv ErrRange): 400 at decode,
+    nothing stored; the largest int64 is fine and such a pod can be deleted."""
+    pods = "/api/v1/namespaces/default/pods"
+
+    def pod(name: str, grace: object, port: object = 80) -> dict:
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+                "spec": {"terminationGracePeriodSeconds": grace,
+                         "containers": [{"name": "c", "image": "i", "ports": [{"containerPort": port}]}]}}
+
+    for bad, field, typ in ((1e30, "spec.terminationGracePeriodSeconds", "int64"),
+                            (2**63, "spec.terminationGracePeriodSeconds", "int64")):
+        code, status = client.req("POST", pods, pod("p", bad))
+        assert code == 400, status
+        assert status["message"] == (f'Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal number '
+                                     f"{'1e+30' if bad == 1e30 else bad} into Go struct field PodSpec.{field} of "
+                                     f"type {typ}")
+        assert client.req("GET", f"{pods}/p")[0] == 404
+    code, status = client.req("POST", pods, pod("q", 30, 2**31))
+    assert code == 400 and "of type int32" in status["message"], status
+    client.create(pods, pod("big", 2**63 - 1))
+    assert client.req("DELETE", f"{pods}/big")[0] == 200
