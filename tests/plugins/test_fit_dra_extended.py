@@ -49,7 +49,8 @@ def device_class(name: str = CLASS, ext: str | None = DRA_RES, created: str | No
     return {"metadata": meta, "spec": {"extendedResourceName": ext} if ext else {}}
 
 
-def plugin(table, version=(1, 37), classes=(device_class(),)):
+def plugin(table, version=(1, 37), classes=None):
+    classes = (device_class(),) if classes is None else classes
     return Fit(None, Handle(table, lister=Lister(*classes), features=FeatureGate(emulated_version=version)))
 
 

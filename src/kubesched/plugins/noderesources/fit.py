@@ -37,6 +37,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+# a module import: helper.extendedresources itself imports this package's resource_allocation
+import kubesched.plugins.helper.extendedresources as _extres
 from kubesched.api.objects import node_allocatable, pod_key
 from kubesched.api.quantity import to_int
 from kubesched.api.resources import pod_requests
@@ -52,7 +54,6 @@ from kubesched.framework.events import (
 )
 from kubesched.framework.interface import MAX_NODE_SCORE, Code, FilterResult, Status
 from kubesched.framework.node_info import Resource
-from kubesched.plugins.helper.extendedresources import device_class_mapping
 from kubesched.plugins.helper.gates import features_of
 from kubesched.plugins.noderesources.resource_allocation import (
     LEAST_ALLOCATED,
@@ -341,7 +342,7 @@ class Fit:
         """The DeviceClass mapping (upstream ``draManager.DeviceClassResolver()``), None with the gate off."""
         if not self.dra_extended_resource or self.handle is None:
             return None
-        return device_class_mapping(self.handle.lister)
+        return _extres.device_class_mapping(self.handle.lister)
 
     # ───────────────────────────── PreFilter / Filter ─────────────────────────────
 
