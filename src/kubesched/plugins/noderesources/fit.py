@@ -408,7 +408,8 @@ class Fit:
 
     def _pre_score_state(self, state: CycleState, pod: Pod) -> PreScoreState:
         reqs = self.scorer.pod_requests(state, pod)
-        return PreScoreState(tuple(reqs), tuple(self.scorer.terms(reqs)))
+        dra = _extres.dra_score_state(self.handle, self.scorer.names) if self.dra_extended_resource else None
+        return PreScoreState(tuple(reqs), tuple(self.scorer.terms(reqs)), dra)
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> Status | None:
         state.write(PRE_SCORE_STATE_KEY, self._pre_score_state(state, pod))
@@ -421,13 +422,13 @@ class Fit:
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         s = self._state(state, pod)
         try:
-            return self.scorer.score_node(node_info, s.pod_requests), None
+            return self.scorer.score_node(node_info, s.pod_requests, s.dra), None
         except ValueError as e:
             return 0, Status(Code.ERROR, (str(e),), e)
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
         s = self._state(state, pod)
-        return self.scorer.score_rows(nodes, rows, s.terms)
+        return self.scorer.score_rows(nodes, rows, s.terms, s.dra)
 
     # ───────────────────────────── queueing hints ─────────────────────────────
 
