@@ -71,6 +71,20 @@ Pods **with** claims (``spec.resourceClaims``):
   failed / timed-out allocated claim unavailable (and PostFilter deallocates it). The
   BindingConditionsPending event and the ``dra_bindingconditions_*`` metrics are not emitted.
 
+* Extended resources backed by DRA (DRAExtendedResource, off α 1.35, on β 1.36, GA 1.37; v1.37.2
+  ``extendeddynamicresources.go``, :mod:`~kubesched.plugins.dra_extended`): a pod requesting an
+  extended resource a DeviceClass maps gets one more claim, last in the claim list: the claim a
+  prior cycle wrote for it, else the in-memory ``<extended-resources>`` one (a pod with nothing else
+  to allocate is no longer skipped). Filter: a written claim with requests → ``cannot schedule
+  extended resource claim`` (PostFilter deletes it: ``deletion of ResourceClaim completed``); a
+  request neither in the node's allocatable nor mapped → ``cannot fit resource``; otherwise the
+  node's variant of the claim (one ExactCount request per container for the resources the node
+  has 0 allocatable of) is allocated with the user claims (an allocator per distinct variant).
+  Reserve puts it in flight; PreBind POSTs it (``generateName`` ``<pod>-extended-resources-``),
+  adds the finalizer, allocation and reservation, then patches the pod's
+  ``status.extendedResourceClaimStatus`` (request mappings, claim name); Unreserve deletes a
+  written claim. The special claim's in-flight UID is derived from the pod (upstream: random).
+
 Not modelled yet: fractional capacity
 ranges, PodGroup claims; DeviceTaintRule changes do not requeue pods (upstream's slice tracker
 turns them into ResourceSlice events).

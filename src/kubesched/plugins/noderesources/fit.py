@@ -1,8 +1,8 @@
 """NodeResourcesFit: does the node have room for the pod's requests? And how full is it?
 
-Follows upstream ``pkg/scheduler/framework/plugins/noderesources/fit.go`` (v1.34, default
-feature gates: PodLevelResources, InPlacePodVerticalScaling and SchedulingQueueHint on,
-DRAExtendedResource off).
+Follows upstream ``pkg/scheduler/framework/plugins/noderesources/fit.go`` (v1.34 and v1.37.2, default
+feature gates: PodLevelResources, InPlacePodVerticalScaling and SchedulingQueueHint on;
+DRAExtendedResource from 1.36, below).
 
 Filter (``fitsRequest``), in this order, all failing reasons in one status:
 
@@ -17,6 +17,13 @@ Filter (``fitsRequest``), in this order, all failing reasons in one status:
 The code is Unschedulable, or UnschedulableAndUnresolvable when some request alone exceeds the
 node's allocatable (preemption cannot help; upstream PR #131345, in v1.34). Upstream iterates
 the scalar resources in Go map order; here they are sorted by name.
+
+DRAExtendedResource (off α 1.35, on β 1.36, GA 1.37; v1.37.2 fit.go L273-292, L782-784): a scalar
+request that a DeviceClass maps (``spec.extendedResourceName`` or the implicit
+``deviceclass.resource.kubernetes.io/<class>``, :mod:`kubesched.plugins.helper.extendedresources`)
+is not checked on a node with 0 allocatable of it — DynamicResources allocates devices for it; the
+node hint treats such a node as fitting; Score / BalancedAllocation count the node's devices of the
+class for it (:class:`~kubesched.plugins.helper.extendedresources.DRAScoreState`).
 
 Score (``resource_allocation.go``): LeastAllocated (default), MostAllocated or
 RequestedToCapacityRatio over ``scoringStrategy.resources``; see
