@@ -352,3 +352,25 @@ def test_requests_unmapped_resource_and_fractions_are_skipped():
     pod = _pod(containers=[("c", {"a.com/x": "1", "b.com/y": "1"})])
     reqs, maps = create_requests_and_mappings(pod, {"a.com/x": 1, "b.com/y": 1}, _classes("a.com/x"))
     assert [r["name"] for r in reqs] == ["container-0-request-0"] and len(maps) == 1
+
+
+def test_user_claim_with_extended_resource_from_the_device_plugin_fails_prebind_as_upstream():
+    """v1.37.2 code path (no upstream test row): with a user claim, filterExtendedResources still
+    returns a node claim — without requests — when the node's allocatable covers the extended
+    resource; it is allocated (nothing) with the user claim, PreBind writes it and then fails on
+    the empty request mappings (patchPodExtendedResourceClaimStatus, L555-557)."""
+    user = ("ResourceClaim", {"metadata": {"name": "my-claim", "namespace": "default", "uid": "uid-c"},
+                              "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": CLASS}}]}},
+                              "status": {}})
+    h = Harness(device_class(), node_slice(n=2), user, nodes=[worker("1")])
+    m = MakePod().name("my-pod").uid("pod-uid").container(requests={GPU: "1"})
+    m.spec(resourceClaims=[{"name": "c0", "resourceClaimName": "my-claim"}])
+    pod = m.obj()
+    state, st, filt = h.run(pod)
+    assert st is None and filt == {"worker": None}
+    assert h.pl.reserve(state, pod, "worker") is None
+    st = asyncio.run(h.pl.pre_bind(state, pod, "worker"))
+    assert st.code == Code.ERROR and st.message() == (
+        "nil or empty request mappings, no update of pod default/my-pod ExtendedResourceClaimStatus")
+    h.pl.unreserve(state, pod, "worker")
+    assert h.client.deleted == ["my-pod-extended-resources-0"]

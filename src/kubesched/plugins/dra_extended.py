@@ -70,7 +70,7 @@ def new_special_claim(pod: Pod) -> dict[str, Any]:
 def node_claim(claim: dict[str, Any], requests: list[dict[str, Any]]) -> dict[str, Any]:
     """A node's variant of the special claim (upstream ``DeepCopy`` + ``Spec.Devices.Requests``)."""
     c = copy.deepcopy(claim)
-    c["spec"] = {"devices": {"requests": requests}} if requests else {"devices": {}}
+    c["spec"] = {"devices": {"requests": requests}}  # may be empty: nothing from DRA on this node
     return c
 
 

@@ -717,7 +717,7 @@ class DynamicResources:
         claim = s.claims[s.ext_index] if s.ext_index is not None else None
         if claim is None:
             return None, [], None
-        if _g(claim, "spec", "devices", "requests") is not None:
+        if _g(claim, "spec", "devices", "requests"):  # (``omitempty``: an empty list is nil upstream)
             # written by a prior cycle: PostFilter deletes it and the pod retries anew
             return None, [], Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("cannot schedule extended resource claim",))
         allocatable: dict[str, int] = {}
@@ -1056,7 +1056,7 @@ class DynamicResources:
         claim = _copy_claim(s.claims[index])
         allocation = s.informations[index].allocation
         is_ext = index == s.ext_index
-        if is_ext and allocation is None and _g(claim, "spec", "devices", "requests") is None:
+        if is_ext and allocation is None and not _g(claim, "spec", "devices", "requests"):
             return s.claims[index]  # v1.37.2 L1813-1818: satisfied by the node's allocatable
         pending = {"metadata": {"uid": s.ext_uid}} if is_ext else claim
         ok = False
