@@ -225,8 +225,12 @@ class APIServer:
                  compaction_window: int = 10000, compaction_interval: float = 60.0,
                  bookmark_interval: float = 60.0, min_request_timeout: float = 1800.0,
                  admission: bool = True, event_ttl: float = 3600.0, max_requests_inflight: int = 400,
-                 max_mutating_requests_inflight: int = 200, features: FeatureGate | None = None) -> None:
+                 max_mutating_requests_inflight: int = 200, features: FeatureGate | None = None,
+                 idle_timeout: float = IDLE_TIMEOUT) -> None:
         self.store = store
+        #: seconds a connection may stay idle, or trickle an incomplete first request, before it is
+        #: closed (kube-apiserver: IdleTimeout 90 s; ReadHeaderTimeout 32 s is covered by the same bound)
+        self.idle_timeout = idle_timeout
         self.features = features if features is not None else default_feature_gate()
         #: the API release served: ``(major, minor)`` of the emulated version
         self.api_version = self.features.emulated_version
@@ -297,7 +301,7 @@ class APIServer:
         self.faults._bind(self.loop, self.compact_now, self.close_all_watches)
         # an idle keep-alive connection is closed after 90 s, as kube-apiserver's http.Server IdleTimeout
         self._runner = web.AppRunner(self.make_app(), access_log=None, handle_signals=False,
-                                     shutdown_timeout=SHUTDOWN_TIMEOUT, keepalive_timeout=IDLE_TIMEOUT)
+                                     shutdown_timeout=SHUTDOWN_TIMEOUT, keepalive_timeout=self.idle_timeout)
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port, reuse_address=True, ssl_context=ssl_context)
         await site.start()
