@@ -30,6 +30,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from kubesched.api import strategy
 from kubesched.api.labels import Selector
 from kubesched.api.workloads import ALPHANUMS
 from kubesched.apiserver import protobuf
@@ -1763,8 +1764,14 @@ class APIServer:
             status.pop("nominatedNodeName", None)
         if bmd.get("annotations"):
             md.setdefault("annotations", {}).update(bmd["annotations"])
-        if bmd.get("labels"):
-            md.setdefault("labels", {}).update(bmd["labels"])
+        labels = dict(bmd.get("labels") or {})
+        nodes_info = _by_plural("nodes")
+        node_entry = self.store.get(nodes_info.key, "", node) if nodes_info is not None else None
+        if node_entry is not None:  # PodTopologyLabels admission on the binding (admission.go admitBinding)
+            node_labels = (node_entry.obj().get("metadata") or {}).get("labels")
+            labels.update(strategy.pod_topology_labels(node_labels, self.features))
+        if labels:
+            md.setdefault("labels", {}).update(labels)
         conds = status.setdefault("conditions", [])
         now = now_rfc3339()
         for c in conds:

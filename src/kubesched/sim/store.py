@@ -27,6 +27,7 @@ import msgspec
 
 from kubesched.api import pvcontroller
 from kubesched.api.objects import Node, Pod, PodCondition, pod_key
+from kubesched.api.strategy import pod_topology_labels
 from kubesched.api.workloads import ALPHANUMS
 from kubesched.errors import BindError
 
@@ -234,11 +235,21 @@ class ClusterStore:
         clear_nnn = bool(cur.status.nominated_node_name) and self._clears_nnn_on_binding()
         if clear_nnn:
             st = msgspec.structs.replace(st, nominated_node_name="")
+        # kube-apiserver's PodTopologyLabels admission (beta, on since 1.35) copies the node's zone and
+        # region labels onto the pod on pods/binding (admission.go admitBinding, storage.go assignPod)
+        topo = pod_topology_labels(self.nodes[node_name].metadata.labels,
+                                   self.scheduler.features if self.scheduler is not None else None)
+        meta = cur.metadata
+        if topo:
+            meta = msgspec.structs.replace(meta, labels={**(meta.labels or {}), **topo})
         new = msgspec.structs.replace(
-            cur, spec=msgspec.structs.replace(cur.spec, node_name=node_name), status=st)
+            cur, metadata=meta, spec=msgspec.structs.replace(cur.spec, node_name=node_name), status=st)
         raw = self._raw_pod(cur)
         if raw is not None:
             raw.setdefault("spec", {})["nodeName"] = node_name
+            if topo:
+                raw_meta = raw.setdefault("metadata", {})
+                raw_meta["labels"] = {**(raw_meta.get("labels") or {}), **topo}
             _set_condition(raw, {"type": "PodScheduled", "status": "True"})
             if clear_nnn and isinstance(raw.get("status"), dict):
                 raw["status"].pop("nominatedNodeName", None)
