@@ -218,7 +218,11 @@ def test_default_spreading_service_selects_the_measured_pods():
     (svc,) = store.list("Service", "service-ns")
     assert svc.spec.selector == {"app": "scheduler-perf"} and svc.metadata.name.startswith("service-")
     measured = store.list("Pod", "service-ns")
-    assert len(measured) == 10 and all(p.metadata.labels == {"app": "scheduler-perf"} for p in measured)
+    # 1.37's API server adds the node's topology labels on binding (PodTopologyLabels admission)
+    assert len(measured) == 10 and all(
+        p.metadata.labels == {"app": "scheduler-perf", "topology.kubernetes.io/zone":
+                              store.nodes[p.spec.node_name].metadata.labels["topology.kubernetes.io/zone"]}
+        for p in measured)
     # the init pods (pod-default.yaml, op 2) are in namespace-2, not selected by the Service
     assert len(store.list("Pod", "namespace-2")) == 10
     zones = {n.metadata.labels["topology.kubernetes.io/zone"] for n in store.nodes.values()}
