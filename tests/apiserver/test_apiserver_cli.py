@@ -112,3 +112,19 @@ def test_sigkill_loses_no_acknowledged_write_and_the_data_dir_is_locked(tmp_path
     finally:
         p.send_signal(signal.SIGTERM)
         p.communicate(timeout=30)
+
+
+def test_cli_emulated_version_serves_that_release(tmp_path: Path) -> None:
+    p, c = _start(tmp_path, "--in-memory", "--emulated-version", "1.34")
+    try:
+        assert c.get("/version")["emulationMinor"] == "34"
+        body = pod("sg")
+        body["spec"]["schedulingGroup"] = {"podGroupName": "pg"}
+        code, out = c.req("POST", "/api/v1/namespaces/default/pods?fieldValidation=Strict", body)
+        assert code == 400 and out["message"].endswith('strict decoding error: unknown field "spec.schedulingGroup"')
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.communicate(timeout=30)
+    bad = subprocess.run([sys.executable, "-m", "kubesched.cli.main", "apiserver", "--in-memory",
+                          "--feature-gates", "NoSuchGate=true"], env=ENV, capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and bad.stderr == "error: --feature-gates: unrecognized feature gate: NoSuchGate\n"

@@ -133,3 +133,39 @@ def test_deeply_nested_yaml_is_a_bad_request(client: Client) -> None:
     code, status = client.req("POST", CMS, raw=deep, ctype="application/yaml")
     assert code == 400, status
     _healthy(client)
+
+
+def test_requests_beyond_the_inflight_limits_get_429(tmp_path) -> None:
+    """``--max-mutating-requests-inflight`` / ``--max-requests-inflight`` (``filters/maxinflight.go``):
+    past the limit a request is answered 429 "Too many requests, please try again later." with
+    ``Retry-After: 1`` at once; watches and health checks are not counted; slots free up again."""
+    import threading
+
+    from kubesched.apiserver.testing import run_server
+
+    with run_server(tmp_path / "kc", max_requests_inflight=1, max_mutating_requests_inflight=1) as srv:
+        client = Client.of(srv)
+        watch = client.watch(f"{CMS}?watch=true")  # long-running: takes no slot
+        srv.server.faults.latency = 1.5  # hold requests inside the server
+        results: dict[str, tuple[int, object]] = {}
+
+        def slow(name: str, method: str, body: object = None) -> None:
+            results[name] = client.req(method, CMS, body)
+
+        held = [threading.Thread(target=slow, args=("write", "POST", _cm("held", k="v"))),
+                threading.Thread(target=slow, args=("read", "GET"))]
+        for t in held:
+            t.start()
+        time.sleep(0.5)
+        code, status = client.req("POST", CMS, _cm("extra", k="v"))
+        assert code == 429, status
+        assert status["message"] == "Too many requests, please try again later."
+        assert status["details"]["retryAfterSeconds"] == 1
+        assert client.req("GET", CMS)[0] == 429
+        assert client.req("GET", "/healthz")[0] == 200
+        for t in held:
+            t.join()
+        assert results["write"][0] == 201 and results["read"][0] == 200
+        srv.server.faults.latency = 0.0
+        assert client.req("POST", CMS, _cm("later", k="v"))[0] == 201
+        watch.close()

@@ -173,7 +173,9 @@ def _pb_fields(data: bytes) -> dict[int, bytes]:
 def test_v2_protobuf_is_a_minimal_gnostic_document() -> None:
     doc = _pb_fields(openapi.v2_protobuf())
     assert doc[1] == b"2.0"  # Document.swagger
-    assert _pb_fields(doc[2]) == {1: b"Kubernetes", 2: b"v1.34.0"}  # Document.info.title / version
+    assert _pb_fields(doc[2]) == {1: b"Kubernetes", 2: b"v1.37.0"}  # Document.info.title / version
+    # the emulated release's (a real v1.34 API server's document says v1.34)
+    assert _pb_fields(_pb_fields(openapi.v2_protobuf((1, 34)))[2]) == {1: b"Kubernetes", 2: b"v1.34.0"}
     assert "@" not in openapi.V2_PROTOBUF_CONTENT_TYPE and "@" in openapi.V2_PROTOBUF_MEDIA_TYPE
 
 

@@ -88,7 +88,7 @@ def test_until_idle_binds_what_fits_and_reports_upstreams_message(tmp_path: Path
     bound = {line.split()[1]: line.split()[-1] for line in out.splitlines() if " bound to " in line}
     assert set(bound) == {"apps/web-1", "apps/web-2"}
     assert set(bound.values()) <= {"node-a", "node-b"}
-    msg = ("0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, preemption: 0/2 nodes are "
+    msg = ("0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are "
            "available: 2 Preemption is not helpful for scheduling.")
     assert f"pod apps/too-big pending: {msg}" in out
     assert "3 pod(s) to schedule: 2 bound, 1 pending; 1 already bound at start" in out

@@ -69,7 +69,6 @@ def test_assumed_pod_after_binding_ignores_updates_and_is_forgotten_when_termina
     qpi = sched.queue.pop()
     assumed = msgspec.structs.replace(p, spec=msgspec.structs.replace(p.spec, node_name="n1"))
     sched.cache.assume_pod(PodInfo(assumed), "n1")
-    sched.cache.finish_binding("ns/a")
     sched.queue.done(qpi.key)  # bound: out of the queue, waiting for the watch to confirm
     n = len(wakes)
     ph.on_update(p, pod("a", "3", labels={"x": "y"}))

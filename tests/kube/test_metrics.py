@@ -107,10 +107,10 @@ def test_fed_from_a_scheduler() -> None:
     assert sample(m, "scheduler_pending_pods", queue="unschedulable") == 1
     assert sample(m, "scheduler_pending_pods", queue="active") == 0
     assert sample(m, "scheduler_unschedulable_pods", plugin="NodeResourcesFit", profile="default-scheduler") == 1
-    assert sample(m, "scheduler_queue_incoming_pods_total", queue="active", event="UnschedulablePodAdd") == 2
-    assert sample(m, "scheduler_scheduler_cache_size", type="nodes") == 1
+    assert sample(m, "scheduler_queue_incoming_pods_total", queue="active", event="UnscheduledPodAdd") == 2
+    assert sample(m, "scheduler_cache_size", type="nodes") == 1
     m.update_from(sched)  # idempotent: counters only grow by the engine's increase
-    assert sample(m, "scheduler_queue_incoming_pods_total", queue="active", event="UnschedulablePodAdd") == 2
+    assert sample(m, "scheduler_queue_incoming_pods_total", queue="active", event="UnscheduledPodAdd") == 2
     # the unschedulable pod leaves: its plugin gauge returns to 0
     sched.on_pod_delete(sched.queue.unschedulable["ns/too-big"].pod)
     m.update_from(sched)
@@ -155,3 +155,74 @@ def test_pod_limits_init_and_sidecars() -> None:
         "overhead": {"cpu": "100m", "memory": "10Mi"}}})
     # regular 1 + sidecar 0.5 = 1.5 < init peak 3 → 3 cpu; overhead added to both limited resources
     assert pod_limits(pod) == {"cpu": 3100, "memory": 2 ** 30 + 10 * 2 ** 20}
+
+
+# ───────────────────────────── per emulated release (upstream metrics.go of each release) ─────────────────────────────
+
+def _help(m: SchedulerMetrics, name: str) -> str:
+    for line in m.exposition().decode().splitlines():
+        if line.startswith(f"# HELP {name} "):
+            return line[len(f"# HELP {name} "):]
+    raise KeyError(name)
+
+
+def test_stability_prefixes_follow_the_release() -> None:
+    """component-base prefixes HELP with the stability level; 1.36 promoted permit_wait_duration_seconds
+    and unschedulable_pods to BETA, 1.37 scheduling_algorithm_duration_seconds and
+    plugin_execution_duration_seconds."""
+    from kubesched.features import FeatureGate
+
+    m134 = SchedulerMetrics(features=FeatureGate(emulated_version=(1, 34)))
+    m136 = SchedulerMetrics(features=FeatureGate(emulated_version=(1, 36)))
+    m137 = SchedulerMetrics(features=FeatureGate(emulated_version=(1, 37)))
+    assert _help(m134, "scheduler_pending_pods").startswith("[STABLE] Number of pending pods")
+    for name, levels in (("scheduler_scheduling_algorithm_duration_seconds", ("ALPHA", "ALPHA", "BETA")),
+                         ("scheduler_plugin_execution_duration_seconds", ("ALPHA", "ALPHA", "BETA")),
+                         ("scheduler_permit_wait_duration_seconds", ("ALPHA", "BETA", "BETA")),
+                         ("scheduler_unschedulable_pods", ("ALPHA", "BETA", "BETA")),
+                         ("scheduler_pod_scheduling_sli_duration_seconds", ("BETA", "BETA", "BETA")),
+                         ("scheduler_cache_size", ("ALPHA", "ALPHA", "ALPHA")),
+                         ("leader_election_master_status", ("ALPHA", "ALPHA", "ALPHA"))):
+        got = tuple(_help(m, name).split("]")[0].lstrip("[") for m in (m134, m136, m137))
+        assert got == levels, name
+    # metrics that appeared later
+    text134, text136, text137 = (m.exposition().decode() for m in (m134, m136, m137))
+    assert "scheduler_pod_scheduled_after_flush_total" not in text134
+    assert "scheduler_pod_scheduled_after_flush_total 0.0" in text136
+    assert "unschedulablePods due to timeout" in _help(m136, "scheduler_pod_scheduled_after_flush_total")
+    assert "unschedulableEntities due to timeout" in _help(m137, "scheduler_pod_scheduled_after_flush_total")
+    assert "queue_incoming_entities" not in text136 and "# TYPE scheduler_queue_incoming_entities_total" in text137
+    assert 'scheduler_pending_pods{queue="incomplete"} 0.0' in text137
+    assert 'queue="incomplete"' not in text134
+    assert "'incomplete' means number of pods in incompletePodGroupPods" in _help(m137, "scheduler_pending_pods")
+
+
+def test_137_queue_metrics_fed_from_a_scheduler() -> None:
+    store = ClusterStore(keep_events=False)
+    sched = Scheduler(client=store, lister=store)
+    store.scheduler = sched
+    m = SchedulerMetrics(features=sched.features)
+    store.add("Node", MakeNode().name("n1").capacity(cpu="2", memory="4Gi", pods="10").obj())
+    store.add("Pod", MakePod().name("too-big").namespace("ns").req(cpu="8").obj())
+    while sched.schedule_one() is not None:
+        pass
+    m.update_from(sched)
+    assert sample(m, "scheduler_queue_incoming_entities_total", queue="active", event="UnscheduledPodAdd",
+                  type="pod") == 1
+    assert sample(m, "scheduler_queued_entities", queue="unschedulable", type="pod") == 1
+    # the pod stays in unschedulablePods past the limit: the leftover flush moves it and marks it
+    sched.clock.advance(301)
+    sched.queue.flush_unschedulable_leftover()
+    m.update_from(sched)
+    assert sample(m, "scheduler_queued_entities", queue="unschedulable", type="pod") == 0
+    # backoff (1 s) long over: queueAfterBackoff lands in activeQ, so it is an entity count too
+    assert sample(m, "scheduler_queue_incoming_pods_total", queue="active", event="UnschedulableTimeout") == 1
+    assert sample(m, "scheduler_queue_incoming_entities_total", queue="active", event="UnschedulableTimeout",
+                  type="pod") == 1
+    # it now fits (a bigger node arrived) and is bound: counted as scheduled after the flush
+    store.add("Node", MakeNode().name("n2").capacity(cpu="16", memory="4Gi", pods="10").obj())
+    sched.clock.advance(20)
+    while sched.schedule_one() is not None:
+        pass
+    m.update_from(sched)
+    assert sample(m, "scheduler_pod_scheduled_after_flush_total") == 1

@@ -76,7 +76,7 @@ async def test_run_binds_and_reports_unschedulable(tmp_path) -> None:
             await eventually(huge_reported, timeout=WAIT, what="PodScheduled=False on the unschedulable pod")
             pods = await pods_by_name(api)
             cond = next(c for c in pods["huge"]["status"]["conditions"] if c["type"] == "PodScheduled")
-            msg = ("0/3 nodes are available: 3 Insufficient cpu. no new claims to deallocate, preemption: "
+            msg = ("0/3 nodes are available: 3 Insufficient cpu. preemption: "
                    "0/3 nodes are available: 3 Preemption is not helpful for scheduling.")
             assert (cond["status"], cond["reason"], cond["message"]) == ("False", "Unschedulable", msg)
             assert "nodeName" not in pods["other"]["spec"] and not pods["other"]["status"].get("conditions")

@@ -9,7 +9,13 @@ from typing import Any
 import pytest
 
 from kubesched.plugins.dra_cel import CELError, compile_selector, device_context, semver_key
-from kubesched.plugins.dra_structured import Allocator, AllocatorError, Features
+from kubesched.plugins.dra_structured import (
+    Allocator,
+    AllocatorError,
+    Features,
+    apply_device_taint_rules,
+    tolerates_taint,
+)
 from kubesched.testing.wrappers import MakeNode
 
 DA, DB = "driver-a", "driver-b"
@@ -386,3 +392,447 @@ def test_semver_precedence():
     assert sorted(ordered, key=semver_key) == ordered
     with pytest.raises(ValueError):
         semver_key("01.0.0")
+
+
+# ─────────────────────────── device taints (DRADeviceTaints) ───────────────────────────
+# upstream allocator_testing.go L1013-1046 (taints, tolerations) and the "tainted-*" cases L4742-4964
+
+TAINT_NONE = {"key": "taint-key", "value": "taint-value", "effect": "None"}
+TAINT_NO_SCHEDULE = {"key": "taint-key", "value": "taint-value", "effect": "NoSchedule"}
+TAINT_NO_EXECUTE = {"key": "taint-key", "value": "taint-value-2", "effect": "NoExecute"}
+TOL_NO_SCHEDULE = {"operator": "Exists", "key": "taint-key", "effect": "NoSchedule"}
+TOL_NO_EXECUTE = {"operator": "Equal", "key": "taint-key", "value": "taint-value-2", "effect": "NoExecute"}
+TAINTS = Features(device_taints=True)
+
+
+def tainted(name: str, *taints: dict) -> dict[str, Any]:
+    return {"name": name, "taints": list(taints)}
+
+
+def with_tolerations(res: dict[str, Any], *tols: dict) -> dict[str, Any]:
+    for r in res["devices"]["results"]:
+        r["tolerations"] = list(tols)
+    return res
+
+
+def prio(name: str, *subs: dict) -> dict[str, Any]:
+    return {"name": name, "firstAvailable": list(subs)}
+
+
+def subreq(name: str, c: str, count: int = 1, *tols: dict) -> dict[str, Any]:
+    s: dict[str, Any] = {"name": name, "deviceClassName": c, "allocationMode": "ExactCount", "count": count}
+    if tols:
+        s["tolerations"] = list(tols)
+    return s
+
+
+TAINT_CASES: dict[str, tuple[dict, Any]] = {
+    "tainted-two-devices": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA, tainted(D1, TAINT_NO_SCHEDULE), tainted(D2, TAINT_NO_EXECUTE))],
+             features=TAINTS), None),
+    "tainted-one-device-two-taints": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA, tainted(D1, TAINT_NO_SCHEDULE, TAINT_NO_EXECUTE))],
+             features=TAINTS), None),
+    "tainted-two-devices-tolerated": (
+        dict(claims=[claim("claim-0", req("req-0", tolerations=[TOL_NO_EXECUTE]))], classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA, tainted(D1, TAINT_NO_SCHEDULE), tainted(D2, TAINT_NO_EXECUTE))],
+             features=TAINTS),
+        [with_tolerations(result(local(), ("req-0", DA, P1, D2)), TOL_NO_EXECUTE)]),
+    "tainted-two-devices-prioritized-list-tolerated": (
+        dict(claims=[claim("claim-0", prio("req-0", subreq("subreq-0", CA),
+                                           subreq("subreq-1", CA, 1, TOL_NO_EXECUTE)))],
+             classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA, tainted(D1, TAINT_NO_SCHEDULE), tainted(D2, TAINT_NO_EXECUTE))],
+             features=TAINTS),
+        [with_tolerations(result(local(), ("req-0/subreq-1", DA, P1, D2)), TOL_NO_EXECUTE)]),
+    "tainted-no-effect": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA, tainted(D1, TAINT_NONE))], features=TAINTS),
+        [result(local(), ("req-0", DA, P1, D1))]),
+    "tainted-one-device-two-taints-both-tolerated": (
+        dict(claims=[claim("claim-0", req("req-0", tolerations=[TOL_NO_SCHEDULE, TOL_NO_EXECUTE]))],
+             classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA, tainted(D1, TAINT_NO_SCHEDULE, TAINT_NO_EXECUTE))], features=TAINTS),
+        [with_tolerations(result(local(), ("req-0", DA, P1, D1)), TOL_NO_SCHEDULE, TOL_NO_EXECUTE)]),
+    "tainted-disabled": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA, tainted(D1, TAINT_NO_SCHEDULE, TAINT_NO_EXECUTE))]),
+        [result(local(), ("req-0", DA, P1, D1))]),
+    "tainted-prioritized-list": (
+        dict(claims=[claim("claim-0", prio("req-0", subreq("subreq-0", CB), subreq("subreq-1", CA)))],
+             classes=[cls(CA, DA), cls(CB, DB)],
+             slices=[slice_("s1", N1, P1, DA, tainted(D1, TAINT_NO_SCHEDULE))], features=TAINTS), None),
+    "tainted-prioritized-list-disabled": (
+        dict(claims=[claim("claim-0", prio("req-0", subreq("subreq-0", CB), subreq("subreq-1", CA)))],
+             classes=[cls(CA, DA), cls(CB, DB)],
+             slices=[slice_("s1", N1, P1, DA, tainted(D1, TAINT_NO_SCHEDULE))]),
+        [result(local(), ("req-0/subreq-1", DA, P1, D1))]),
+    "tainted-admin-access": (
+        dict(claims=[claim("claim-0", req("req-0", adminAccess=True))], classes=[cls(CA, DA)],
+             allocated=[(DA, P1, D1), (DA, P1, D2)],
+             slices=[slice_("s1", N1, P1, DA, tainted(D1, TAINT_NO_SCHEDULE))], features=TAINTS), None),
+    "tainted-admin-access-disabled": (
+        dict(claims=[claim("claim-0", req("req-0", adminAccess=True))], classes=[cls(CA, DA)],
+             allocated=[(DA, P1, D1), (DA, P1, D2)],
+             slices=[slice_("s1", N1, P1, DA, tainted(D1, TAINT_NO_SCHEDULE))]),
+        [result(local(), ("req-0", DA, P1, D1, True))]),
+    "tainted-all-devices-single": (
+        dict(claims=[claim("claim-0", req("req-0", count=None, mode="All"))], classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA, tainted(D1, TAINT_NO_SCHEDULE))], features=TAINTS), None),
+    "tainted-all-devices-single-disabled": (
+        dict(claims=[claim("claim-0", req("req-0", count=None, mode="All"))], classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA, tainted(D1, TAINT_NO_SCHEDULE))]),
+        [result(local(), ("req-0", DA, P1, D1))]),
+}
+
+
+@pytest.mark.parametrize("name", list(TAINT_CASES))
+def test_allocator_device_taints(name):
+    kwargs, want = TAINT_CASES[name]
+    assert alloc(**kwargs) == want
+
+
+@pytest.mark.parametrize("tol,taint,want", [
+    ({"operator": "Exists"}, TAINT_NO_SCHEDULE, True),
+    ({"operator": "Exists", "effect": "NoExecute"}, TAINT_NO_SCHEDULE, False),
+    ({"key": "taint-key", "value": "taint-value"}, TAINT_NO_SCHEDULE, True),  # empty operator = Equal
+    ({"key": "taint-key", "operator": "Equal", "value": "other"}, TAINT_NO_SCHEDULE, False),
+    ({"key": "other", "operator": "Exists"}, TAINT_NO_SCHEDULE, False),
+    ({"key": "taint-key", "operator": "Gt", "value": "1"}, TAINT_NO_SCHEDULE, False),
+])
+def test_tolerates_taint(tol, taint, want):
+    # upstream resourceclaim.ToleratesTaint (devicetoleration.go L35-56)
+    assert tolerates_taint(tol, taint) is want
+
+
+def test_device_taint_rules_patch_slices():
+    # upstream tracker applyPatches (tracker.go L574-617): selector fields narrow, no selector = nothing
+    s1 = slice_("s1", N1, P1, DA, dev(D1), dev(D2))
+    s2 = slice_("s2", N2, P2, DB, dev(D1))
+    rule = {"metadata": {"name": "r"}, "spec": {"deviceSelector": {"driver": DA, "device": D2},
+                                                "taint": TAINT_NO_SCHEDULE}}
+    everything = {"metadata": {"name": "all"}, "spec": {"deviceSelector": {}, "taint": TAINT_NO_EXECUTE}}
+    nothing = {"metadata": {"name": "none"}, "spec": {"taint": TAINT_NO_EXECUTE}}
+    out = apply_device_taint_rules([s1, s2], [rule, nothing])
+    assert out[1] is s2 and "taints" not in s1["spec"]["devices"][1]  # inputs untouched
+    assert [d.get("taints") for d in out[0]["spec"]["devices"]] == [None, [TAINT_NO_SCHEDULE]]
+    out = apply_device_taint_rules([s1, s2], [rule, everything])
+    assert [d.get("taints") for d in out[0]["spec"]["devices"]] == [[TAINT_NO_EXECUTE],
+                                                                   [TAINT_NO_SCHEDULE, TAINT_NO_EXECUTE]]
+    assert out[1]["spec"]["devices"][0]["taints"] == [TAINT_NO_EXECUTE]
+    # the allocator then skips the tainted devices
+    assert alloc([claim("c", req("r"))], [cls(CA, DA)], apply_device_taint_rules([s1], [rule]),
+                 features=TAINTS) == [result(local(), ("r", DA, P1, D1))]
+
+
+# ─────────────────────────── shared counters (DRAPartitionableDevices) ───────────────────────────
+# upstream allocator_testing.go "partitionable-devices-*" cases (v0.37.2), without consumable capacity
+
+PART = Features(partitionable_devices=True)
+CS1, CS2 = "counter-set-1", "counter-set-2"
+
+
+def consuming(name: str, *uses: tuple[str, dict[str, str]], from_counters: bool = False) -> dict[str, Any]:
+    """A device consuming counters; ``from_counters``: its capacity mirrors the counters (upstream)."""
+    d: dict[str, Any] = {"name": name, "consumesCounters": [
+        {"counterSet": cs, "counters": {k: {"value": v} for k, v in counters.items()}} for cs, counters in uses]}
+    if from_counters:
+        d["capacity"] = {k: {"value": v} for _, counters in uses for k, v in counters.items()}
+    return d
+
+
+def counter_slice(name: str, where: Any, pool: str, driver: str, *sets: tuple[str, dict[str, str]],
+                  count: int = 1) -> dict[str, Any]:
+    s = slice_(name, where, pool, driver, count=count)
+    del s["spec"]["devices"]
+    s["spec"]["sharedCounters"] = [{"name": n, "counters": {k: {"value": v} for k, v in c.items()}}
+                                   for n, c in sets]
+    return s
+
+
+def dslice(name: str, where: Any, pool: str, *devices: dict, count: int = 1) -> dict[str, Any]:
+    return slice_(name, where, pool, DA, *devices, count=count)
+
+
+INVALID = "invalid resource pools were encountered"
+MEM_CAP = [f'device.capacity["{DA}"].memory.compareTo(quantity("6Gi")) >= 0',
+           f'device.capacity["{DA}"].memory.compareTo(quantity("2Gi")) >= 0']
+
+PART_CASES: dict[str, tuple[dict, Any]] = {
+    "partitionable-devices-single-device": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+             slices=[dslice("slice-1", N1, P1, consuming(D1, (CS1, {"memory": "4Gi"})), count=2),
+                     counter_slice("slice-2", N1, P1, DA, (CS1, {"memory": "8Gi"}), count=2)], features=PART),
+        [result(local(), ("req-0", DA, P1, D1))]),
+    "partitionable-devices-multiple-devices": (
+        dict(claims=[claim("claim-0", req("req-0"), req("req-1"))], classes=[cls(CA, DA)],
+             slices=[dslice("slice-1", N1, P1, consuming(D1, (CS1, {"memory": "4Gi"}), from_counters=True),
+                            consuming(D2, (CS1, {"memory": "6Gi"}), from_counters=True),
+                            consuming(D3, (CS1, {"memory": "4Gi"}), from_counters=True), count=2),
+                     counter_slice("slice-2", N1, P1, DA, (CS1, {"memory": "8Gi"}), count=2)], features=PART),
+        [result(local(), ("req-0", DA, P1, D1), ("req-1", DA, P1, D3))]),
+    "partitionable-devices-multiple-counters": (
+        dict(claims=[claim("claim-0", req("req-0"), req("req-1"))], classes=[cls(CA, DA)],
+             slices=[dslice("slice-1", N1, P1,
+                            consuming(D1, (CS1, {"memory": "4Gi", "cpus": "6"}), (CS2, {"cpus": "4", "memory": "2Gi"})),
+                            consuming(D2, (CS1, {"memory": "6Gi", "cpus": "4"}), (CS2, {"cpus": "6", "memory": "6Gi"})),
+                            consuming(D3, (CS1, {"memory": "4Gi", "cpus": "4"}), (CS2, {"cpus": "4", "memory": "4Gi"})),
+                            count=2),
+                     counter_slice("slice-2", N1, P1, DA, (CS1, {"cpus": "8", "memory": "18Gi"}),
+                                   (CS2, {"cpus": "12", "memory": "18Gi"}), count=2)], features=PART),
+        [result(local(), ("req-0", DA, P1, D2), ("req-1", DA, P1, D3))]),
+    "partitionable-devices-no-capacity-available": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)], allocated=[(DA, P1, D2)],
+             slices=[dslice("slice-1", N1, P1, consuming(D1, (CS1, {"memory": "4Gi"})),
+                            consuming(D2, (CS1, {"memory": "16Gi"}))),
+                     counter_slice("slice-2", N1, P1, DA, (CS1, {"memory": "18Gi"}))], features=PART),
+        None),
+    "partitionable-devices-disabled-device-consumes-counters": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+             slices=[dslice("slice-1", N1, P1, consuming(D1, (CS1, {"memory": "4Gi"}))),
+                     counter_slice("slice-2", N1, P1, DA, (CS1, {"memory": "18Gi"}))]),
+        None),
+    "partitionable-devices-disabled-other-device-do-not-consume-counters": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+             slices=[dslice("slice-1", N1, P1, consuming(D1, (CS1, {"memory": "4Gi"})), dev(D2), count=2),
+                     counter_slice("slice-2", N1, P1, DA, (CS1, {"memory": "18Gi"}), count=2)]),
+        [result(local(), ("req-0", DA, P1, D2))]),
+    "partitionable-devices-same-counter-set-name-in-different-resource-slices": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+             slices=[dslice("slice-1", N1, P1, dev(D1), count=4),
+                     counter_slice("slice-2", N1, P1, DA, (CS1, {}), count=4),
+                     dslice("slice-3", N1, P1, dev(D2), count=4),
+                     counter_slice("slice-4", N1, P1, DA, (CS1, {}), count=4)], features=PART),
+        INVALID),
+    "partitionable-devices-device-counter-consumption-references-unknown-counter-set": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+             slices=[dslice("slice-1", N1, P1, consuming(D1, (CS2, {})), count=2),
+                     counter_slice("slice-2", N1, P1, DA, (CS1, {}), count=2)], features=PART),
+        INVALID),
+    "partitionable-devices-device-counter-consumption-references-unknown-counter-in-counter-set": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+             slices=[dslice("slice-1", N1, P1, consuming(D1, (CS1, {"memory": "8Gi"})), count=2),
+                     counter_slice("slice-2", N1, P1, DA, (CS1, {"other-memory": "8Gi"}), count=2)], features=PART),
+        INVALID),
+    "partitionable-devices-device-counter-consumption-references-counter-set-in-other-pool": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+             slices=[dslice("slice-1", N1, P1, consuming(D1, (CS1, {"memory": "8Gi"}))),
+                     counter_slice("slice-2", N1, P2, DA, (CS1, {"memory": "8Gi"}))], features=PART),
+        INVALID),
+    "partitionable-devices-devices-on-different-nodes-consume-same-counter-set": (
+        dict(claims=[claim("claim-0", {"name": "req-0", "firstAvailable": [
+            {"name": "subReq-0", "deviceClassName": CA, "count": 1, "selectors": [{"cel": {"expression": MEM_CAP[0]}}]},
+            {"name": "subReq-1", "deviceClassName": CA, "count": 1,
+             "selectors": [{"cel": {"expression": MEM_CAP[1]}}]}]})],
+             classes=[cls(CA, DA)], allocated=[(DA, P1, D3)],
+             slices=[counter_slice("slice-1", N1, P1, DA, (CS1, {"memory": "8Gi"}), count=3),
+                     dslice("slice-2", N1, P1, consuming(D1, (CS1, {"memory": "6Gi"}), from_counters=True),
+                            consuming(D2, (CS1, {"memory": "2Gi"}), from_counters=True), count=3),
+                     dslice("slice-3", N2, P1, consuming(D3, (CS1, {"memory": "6Gi"})), count=3)], features=PART),
+        [result(local(), ("req-0/subReq-1", DA, P1, D2))]),
+    "partitionable-devices-devices-consume-counter-set-in-different-nodes": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)], allocated=[(DA, P1, D1)],
+             n=node(N2),
+             slices=[counter_slice("slice-1", N1, P1, DA, (CS1, {"memory": "8Gi"}), count=3),
+                     dslice("slice-2", N1, P1, consuming(D1, (CS1, {"memory": "6Gi"}), from_counters=True), count=3),
+                     dslice("slice-3", N2, P1, consuming(D2, (CS1, {"memory": "6Gi"}), from_counters=True),
+                            consuming(D3, (CS1, {"memory": "2Gi"}), from_counters=True), count=3)], features=PART),
+        [result(local(N2), ("req-0", DA, P1, D3))]),
+    "partitionable-devices-validation-error-on-non-targeting-slice": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+             slices=[counter_slice("slice-1", N1, P1, DA, (CS1, {"memory": "8Gi"}), count=3),
+                     dslice("slice-2", N1, P1, consuming(D1, (CS1, {"memory": "6Gi"}), from_counters=True), count=3),
+                     dslice("slice-3", N2, P1, consuming(D3, (CS2, {"memory": "6Gi"})), count=3)], features=PART),
+        INVALID),
+}
+
+
+@pytest.mark.parametrize("name", list(PART_CASES))
+def test_allocator_partitionable_devices(name):
+    kwargs, want = PART_CASES[name]
+    if isinstance(want, str):
+        with pytest.raises(AllocatorError) as e:
+            alloc(**kwargs)
+        assert want in e.value.message
+    else:
+        assert alloc(**kwargs) == want
+
+
+# ─────────────────────────── consumable capacity (DRAConsumableCapacity) ───────────────────────────
+# upstream incubating consumable_capacity_test.go (v0.37.2): testCalculateConsumedCapacity and
+# testViolateCapacityRequestPolicy, the integer-path cases (DRAFractionalCapacityRange is off)
+
+MAX = "9223372036854775807"
+
+
+def policy(default=None, lo=None, hi=None, step=None, values=None) -> dict[str, Any]:
+    p: dict[str, Any] = {}
+    if default is not None:
+        p["default"] = default
+    if lo is not None or hi is not None or step is not None:
+        p["validRange"] = {k: v for k, v in (("min", lo), ("max", hi), ("step", step)) if v is not None}
+    if values is not None:
+        p["validValues"] = values
+    return p
+
+
+@pytest.mark.parametrize("requested,value,pol,want", [
+    (None, "1", {}, "1"),
+    ("18446744073709551619", "18446744073709551619", policy("0", "0", step="3"), ValueError),
+    (MAX, "9223372036854775808", policy("0", "0", step="2"), ValueError),
+    ("9223372036854775806", MAX, policy("1", "1", step="2"), MAX),
+    (None, "2", policy("1", "1"), "1"),
+    (None, "2", policy("1", values=["1"]), "1"),
+    ("2", "2", policy("1", "1"), "2"),
+    ("1", "2", policy("1", "2"), "2"),
+    ("2", "3", policy("1", "1", step="2"), "3"),
+    ("2", "2", policy("1", "1", step="1"), "2"),
+    ("2", "3", policy("1", values=["1", "2", "3"]), "2"),
+    ("2", "3", policy("1", values=["1", "3"]), "3"),
+    ("3", "3", policy("1", values=["1", "2"]), "3"),
+], ids=["empty", "request-above-maxint64-is-rejected", "rounded-value-above-maxint64-is-rejected",
+        "max-safe-boundary-rounds-to-maxint64", "min in range", "default in set", "more than min in range",
+        "less than min in range", "with step (round up)", "with step (no remaining)", "valid value in set",
+        "set (round up)", "larger than set"])
+def test_consumed_capacity(requested, value, pol, want):
+    from kubesched.api.quantity import nano_value
+    from kubesched.plugins.dra_structured import consumed_capacity
+
+    cap = {"value": value, "requestPolicy": pol}
+    if want is ValueError:
+        with pytest.raises(ValueError, match="cannot be represented"):
+            consumed_capacity(requested, cap)
+    else:
+        assert consumed_capacity(requested, cap)[0] == nano_value(want)
+
+
+@pytest.mark.parametrize("requested,pol,want", [
+    ("1", None, False),
+    ("1", policy("1", "1", "2"), False),
+    ("2", policy("1", "1", "1"), True),
+    ("1", policy("1", values=["1"]), False),
+    ("2", policy("1", values=["1"]), True),
+], ids=["no constraint", "less than maximum", "more than maximum", "in set", "not in set"])
+def test_violates_policy(requested, pol, want):
+    from kubesched.api.quantity import nano_value
+    from kubesched.plugins.dra_structured import _violates_policy
+
+    assert _violates_policy(nano_value(requested), pol) is want
+
+
+def test_format_int_quantity():
+    # Quantity.CanonicalizeBytes: BinarySI strictly between -1024 and 1024 prints as DecimalSI
+    from kubesched.plugins.dra_structured import format_int_quantity
+
+    assert [format_int_quantity(n, "BinarySI") for n in (0, 1000, 1024, 1536, 3 * 2**30)] == \
+        ["0", "1k", "1Ki", "1536", "3Gi"]
+    assert [format_int_quantity(n, "DecimalSI") for n in (0, 1500, 2000, 3 * 10**9)] == ["0", "1500", "2k", "3G"]
+
+
+CC = Features(consumable_capacity=True)
+
+
+def shared_dev(name: str, **caps: dict) -> dict[str, Any]:
+    return {"name": name, "allowMultipleAllocations": True, "capacity": caps}
+
+
+def strip_share_ids(results):
+    for r in results or ():
+        for x in r["devices"]["results"]:
+            assert len(x.pop("shareID")) == 36
+    return results
+
+
+def test_allocator_shares_device_by_capacity():
+    # two claims share one allowMultipleAllocations device while its capacity lasts; the share's
+    # consumed capacity is the request rounded up by the policy (min 1Gi, step 1Gi)
+    mem = {"value": "4Gi", "requestPolicy": policy("1Gi", "1Gi", step="1Gi")}
+    c0 = claim("claim-0", req("req-0", capacity={"requests": {"memory": "1500Mi"}}))
+    c1 = claim("claim-1", req("req-0", capacity={"requests": {"memory": "2Gi"}}))
+    s = [slice_("s1", N1, P1, DA, shared_dev(D1, memory=mem))]
+    got = strip_share_ids(alloc([c0, c1], [cls(CA, DA)], s, features=CC))
+    want = [result(local(), ("req-0", DA, P1, D1)), result(local(), ("req-0", DA, P1, D1))]
+    want[0]["devices"]["results"][0]["consumedCapacity"] = {"memory": "2Gi"}
+    want[1]["devices"]["results"][0]["consumedCapacity"] = {"memory": "2Gi"}
+    assert got == want
+    # a third 1Gi share does not fit once 3Gi are held by allocated shares
+    a = Allocator([claim("claim-2", req("req-0", capacity={"requests": {"memory": "2Gi"}}))], set(),
+                  {CA: cls(CA, DA)}.get, s, CC, shared={(DA, P1, D1): {"memory": 3 * 2**30 * 10**9}})
+    assert a.allocate(node()) is None
+    # without the feature the device is dedicated: one claim only
+    assert alloc([c0, c1], [cls(CA, DA)], s) is None
+
+
+def test_allocator_capacity_request_on_dedicated_device():
+    # with the feature, a request's capacity must exist on the device and fit its value
+    cap = {"memory": {"value": "1Gi"}}
+    s = [slice_("s1", N1, P1, DA, {"name": D1, "capacity": cap},
+                {"name": D2, "capacity": {"memory": {"value": "4Gi"}}})]
+    c = claim("claim-0", req("req-0", capacity={"requests": {"memory": "2Gi"}}))
+    assert alloc([c], [cls(CA, DA)], s, features=CC) == [result(local(), ("req-0", DA, P1, D2))]
+    c = claim("claim-0", req("req-0", capacity={"requests": {"gpus": "1"}}))
+    assert alloc([c], [cls(CA, DA)], s, features=CC) is None
+
+
+# ─────────────────────────── binding conditions (DeviceBindingAndStatus) ───────────────────────────
+# upstream allocator_testing.go L5355-5456 (v0.37.2)
+
+BC = Features(device_binding_conditions=True)
+
+
+def bc_dev(name: str, conds: list[str], fails: list[str]) -> dict[str, Any]:
+    return {"name": name, "bindingConditions": conds, "bindingFailureConditions": fails}
+
+
+def bc_result(request: str, device: str, conds: list[str], fails: list[str]) -> dict[str, Any]:
+    return {"request": request, "driver": DA, "pool": P1, "device": device, "bindingConditions": conds,
+            "bindingFailureConditions": fails}
+
+
+BC_CASES: dict[str, tuple[dict, Any]] = {
+    "device-binding-conditions": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA, bc_dev(D1, ["IsPrepare"], ["BindingFailed"]))], features=BC),
+        [{"devices": {"results": [bc_result("req-0", D1, ["IsPrepare"], ["BindingFailed"])]},
+          "nodeSelector": local()}]),
+    "binding-conditions-multiple-devices": (
+        dict(claims=[claim("claim-0", req("req-0", count=2), req("req-1"))], classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA, bc_dev(D1, ["IsPrepare"], ["BindingFailed"]),
+                            bc_dev(D2, ["IsPrepare2"], ["BindingFailed2"]),
+                            bc_dev(D3, ["IsPrepare3"], ["BindingFailed3"]))], features=BC),
+        [{"devices": {"results": [bc_result("req-0", D1, ["IsPrepare"], ["BindingFailed"]),
+                                  bc_result("req-0", D2, ["IsPrepare2"], ["BindingFailed2"]),
+                                  bc_result("req-1", D3, ["IsPrepare3"], ["BindingFailed3"])]},
+          "nodeSelector": local()}]),
+    "binding-conditions-with-and-without": (
+        dict(claims=[claim("claim-0", req("req-0"), req("req-1"))], classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA, dev(D1), bc_dev(D2, ["IsPrepare"], ["BindingFailed"]))], features=BC),
+        [{"devices": {"results": [{"request": "req-0", "driver": DA, "pool": P1, "device": D1},
+                                  bc_result("req-1", D2, ["IsPrepare"], ["BindingFailed"])]},
+          "nodeSelector": local()}]),
+    "binding-conditions-without-feature-gate": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+             slices=[slice_("s1", N1, P1, DA, bc_dev(D1, ["IsPrepare"], ["BindingFailed"]))]),
+        None),
+    "node-restriction": (
+        dict(claims=[claim("claim-0", req("req-0"))], classes=[cls(CA, DA)],
+             slices=[slice_("s1", {"nodeSelectorTerms": [{"matchExpressions": [
+                 {"key": "region", "operator": "In", "values": ["region-1"]}]}]}, P1, DA,
+                 {"name": D1, "bindsToNode": True})], features=BC),
+        [result(local(), ("req-0", DA, P1, D1))]),
+}
+
+
+@pytest.mark.parametrize("name", list(BC_CASES))
+def test_allocator_binding_conditions(name):
+    kwargs, want = BC_CASES[name]
+    assert alloc(**kwargs) == want
+
+
+def test_pools_with_binding_conditions_come_last():
+    # GatherPools (incubating): a pool whose devices have binding conditions is tried after the others
+    slices = [slice_("s1", N1, "pool-a", DA, bc_dev(D1, ["Ready"], [])), slice_("s2", N1, "pool-b", DA, dev(D1))]
+    assert alloc([claim("c", req("r"))], [cls(CA, DA)], slices, features=BC) == [
+        result(local(), ("r", DA, "pool-b", D1))]

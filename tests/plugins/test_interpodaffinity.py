@@ -14,6 +14,7 @@ from kubesched.features import FeatureGate
 from kubesched.config.args import InterPodAffinityArgs
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, EventResource, QueueingHint
+from kubesched.features import FeatureGate
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import Code, Status
 from kubesched.framework.node_info import PodInfo
@@ -338,16 +339,21 @@ def test_normalize_min_max(scores, want) -> None:  # noqa: ANN001
 
 def test_events_to_register() -> None:
     table, pl = setup([node("n1")], [])
+    evs = pl.events_to_register()  # 1.37
+    assert [(e.event.resource, e.event.action) for e in evs] == [
+        (EventResource.ASSIGNED_POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
+        (EventResource.TARGET_POD, ActionType.UPDATE_POD_LABEL),
+        (EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL)]
+    pl.handle.features = FeatureGate(emulated_version=(1, 34))
     evs = pl.events_to_register()
-    assert evs[0].event.resource == EventResource.ASSIGNED_POD
-    assert evs[0].event.action == ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE
-    assert evs[1].event.resource == EventResource.NODE
-    assert evs[1].event.action == ActionType.ADD | ActionType.UPDATE_NODE_LABEL
+    assert [(e.event.resource, e.event.action) for e in evs] == [
+        (EventResource.POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
+        (EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL)]
 
 
 def test_pod_change_hint() -> None:
     target = pod(labels={}, terms=[(AFF, term("zone", match={"a": "1"}), None), (ANTI, term("zone", match={"b": "1"}), None)])
-    h = ipa.is_schedulable_after_pod_change
+    h = ipa.is_schedulable_after_pod_change  # 1.34
     assert h(target, None, pod("x", {"a": "1"}, "n1")) == QueueingHint.QUEUE
     assert h(target, None, pod("x", {"a": "2"}, "n1")) == QueueingHint.SKIP
     assert h(target, None, pod("x", {"a": "1"})) == QueueingHint.SKIP  # unscheduled

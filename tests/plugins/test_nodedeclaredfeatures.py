@@ -11,7 +11,7 @@ from kubesched.api.objects import Pod
 from kubesched.config.defaults import default_plugins
 from kubesched.features import FeatureGate
 from kubesched.framework.cycle_state import CycleState, MissingStateError
-from kubesched.framework.events import ActionType, EventResource, QueueingHint, node_update_actions
+from kubesched.framework.events import ActionType, EventResource, QueueingHint, node_update_events
 from kubesched.framework.interface import Code, Status
 from kubesched.framework.node_info import PodInfo
 from kubesched.plugins import nodedeclaredfeatures as ndf
@@ -153,7 +153,7 @@ def test_events_to_register(enabled, n):
     if enabled:
         assert evs[0].event.resource == EventResource.NODE
         assert evs[0].event.action == ActionType.ADD | ActionType.UPDATE_NODE_DECLARED_FEATURE
-        assert evs[1].event.resource == EventResource.POD and evs[1].event.action == ActionType.UPDATE
+        assert evs[1].event.resource == EventResource.TARGET_POD and evs[1].event.action == ActionType.UPDATE
 
 
 def test_deferred_resize_skipped():
@@ -276,7 +276,13 @@ def test_default_profile_per_version():
 
 
 def test_node_update_extracts_declared_feature_change_only_with_the_gate():
+    from kubesched.features import FeatureGate
+
+    def acts(old, new, on):  # noqa: ANN001, ANN202
+        fg = FeatureGate(emulated_version=(1, 37), overrides={"NodeDeclaredFeatures": on})
+        return [e.action for e in node_update_events(old, new, fg)]
+
     old, new = _node("n", ["A"]), _node("n", ["A", "B"])
-    assert node_update_actions(old, new, True) == ActionType.UPDATE_NODE_DECLARED_FEATURE
-    assert node_update_actions(old, new, False) == ActionType(0)
-    assert node_update_actions(old, _node("n", ["A"]), True) == ActionType(0)
+    assert acts(old, new, True) == [ActionType.UPDATE_NODE_DECLARED_FEATURE]
+    assert acts(old, new, False) == []
+    assert acts(old, _node("n", ["A"]), True) == []

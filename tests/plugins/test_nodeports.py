@@ -6,8 +6,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kubesched.features import FeatureGate
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import Handle
+from kubesched.framework.node_table import NodeTable
 from kubesched.framework.interface import Code
 from kubesched.framework.events import QueueingHint
 from kubesched.framework.node_info import PodInfo
@@ -112,6 +114,8 @@ def test_hint_pod_deleted(deleted, target, want):
 
 def test_events():
     ev = nodeports.new(None, None).events_to_register()
+    assert [str(e.event.resource.value) for e in ev] == ["AssignedPod", "Node"]  # 1.37
+    ev = nodeports.new(None, Handle(NodeTable(), features=FeatureGate(emulated_version=(1, 34)))).events_to_register()
     assert [str(e.event.resource.value) for e in ev] == ["Pod", "Node"]
 
 

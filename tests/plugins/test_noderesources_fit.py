@@ -21,7 +21,10 @@ from kubesched.config.args import (
     UtilizationShapePoint,
 )
 from kubesched.errors import MissingStateError
+from kubesched.features import FeatureGate
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.handle import Handle
+from kubesched.framework.node_table import NodeTable
 from kubesched.framework.events import ActionType, EventResource, QueueingHint
 from kubesched.framework.interface import Code, Status
 from kubesched.framework.node_info import PodInfo
@@ -513,7 +516,8 @@ def test_default_args_and_registry_reference():
 
 
 def test_events_to_register():
-    evs = Fit().events_to_register()
+    """1.34 registrations (the 1.37 table is tests/plugins/test_events_to_register.py)."""
+    evs = Fit(None, Handle(NodeTable(), features=FeatureGate(emulated_version=(1, 34)))).events_to_register()
     assert [(e.event.resource, e.event.action) for e in evs] == [
         (EventResource.POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN),
         (EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),

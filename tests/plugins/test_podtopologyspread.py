@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from kubesched.api import objects as o
 from kubesched.config.args import PodTopologySpreadArgs, TopologySpreadConstraint
+from kubesched.features import FeatureGate
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import QueueingHint
 from kubesched.framework.handle import Handle
@@ -385,7 +386,7 @@ def _filter_with(pl, table, pod, state):  # noqa: ANN001, ANN202
 
 def test_events_and_hints() -> None:
     table = build_table(ABXY)
-    pl = new(None, Handle(table))
+    pl = new(None, Handle(table, features=FeatureGate(emulated_version=(1, 34))))
     events = pl.events_to_register()
     assert [e.event.resource.value for e in events] == ["Pod", "Node"]
     pod = cpod((1, "zone", DNS, FOO))

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from kubesched.api.objects import Pod
+from kubesched.features import FeatureGate
 from kubesched.framework.clock import ManualClock
 from kubesched.framework.events import (
     EVENT_ASSIGNED_POD_ADD,
@@ -49,7 +50,10 @@ PV_ADD = ClusterEvent(EventResource.PERSISTENT_VOLUME, ActionType.ADD, "Persiste
 PV_UPDATE = ClusterEvent(EventResource.PERSISTENT_VOLUME, ActionType.UPDATE, "PersistentVolumeUpdate")
 PVC_ADD = ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD, "PersistentVolumeClaimAdd")
 CSI_NODE_UPDATE = ClusterEvent(EventResource.CSI_NODE, ActionType.UPDATE, "CSINodeUpdate")
-UNSCHEDULED_POD_UPDATE = ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE, "UnscheduledPodUpdate")
+UNSCHEDULED_POD_UPDATE = ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE)
+TARGET_POD_UPDATE = ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE)
+"""1.37 ``EventTargetPodUpdate``: the pending pod's own update (the 1.37 tests register their
+self-update hints on it where the 1.34 ones used ``EventUnscheduledPodUpdate``)."""
 
 LOW, MID, HIGH = 0, 100, 1000
 MEDIUM = (LOW + HIGH) // 2
@@ -166,12 +170,13 @@ class Q:
 
     def __init__(self, hint_map: HintMap | None = None, pre_enqueue: list[Any] | None = None, *,
                  start: float = START, initial_backoff: float = INITIAL_BACKOFF,
-                 max_backoff: float = MAX_BACKOFF, max_in_unschedulable: float = MAX_IN_UNSCHEDULABLE) -> None:
+                 max_backoff: float = MAX_BACKOFF, max_in_unschedulable: float = MAX_IN_UNSCHEDULABLE,
+                 features: FeatureGate | None = None) -> None:
         self.clock = ManualClock(start)
         self.fw = FakeFramework(hint_map, pre_enqueue)
         self.q = SchedulingQueue({"default-scheduler": self.fw}, self.clock.now,
                                  pod_initial_backoff_s=initial_backoff, pod_max_backoff_s=max_backoff,
-                                 pod_max_in_unschedulable_pods_s=max_in_unschedulable)
+                                 pod_max_in_unschedulable_pods_s=max_in_unschedulable, features=features)
 
     # upstream helpers ------------------------------------------------------------
 
@@ -462,7 +467,7 @@ def test_TestPriorityQueue_AddUnschedulableIfNotPresent_Backoff() -> None:
 
 # ───────────────────────────── Update ─────────────────────────────
 
-UPDATE_HINTS: HintMap = {UNSCHEDULED_POD_UPDATE: [("queuePlugin", queue_hint), ("skipPlugin", skip_hint)]}
+UPDATE_HINTS: HintMap = {TARGET_POD_UPDATE: [("queuePlugin", queue_hint), ("skipPlugin", skip_hint)]}
 
 
 def _annotated(pod: Pod, k: str, v: str) -> Pod:
@@ -549,6 +554,31 @@ UPDATE_CASES = [
 def test_TestPriorityQueue_Update(want_q: str | None, want_nominated: bool,
                                   prepare: Callable[[Q], tuple[Pod, Pod]]) -> None:
     t = Q(UPDATE_HINTS)
+    _check_update(t, want_q, want_nominated, prepare)
+
+
+@pytest.mark.parametrize(("want_q", "want_nominated", "prepare"), [pytest.param(*c[1:], id=c[0]) for c in UPDATE_CASES])
+def test_TestPriorityQueue_Update_v134(want_q: str | None, want_nominated: bool,
+                                       prepare: Callable[[Q], tuple[Pod, Pod]]) -> None:
+    """The 1.34 test: the pod's own update is an ``UnschedulablePod/Update`` event."""
+    t = Q({UNSCHEDULED_POD_UPDATE: [("queuePlugin", queue_hint), ("skipPlugin", skip_hint)]},
+          features=FeatureGate(emulated_version=(1, 34)))
+    _check_update(t, want_q, want_nominated, prepare)
+
+
+def test_TestPriorityQueue_Update_unscheduled_registration_misses_target_pod() -> None:
+    """1.37: a registration for ``UnscheduledPod/Update`` no longer sees the pod's own update
+    (a ``TargetPod`` event); one for ``Pod/Update`` sees both."""
+    for reg, want in ((UNSCHEDULED_POD_UPDATE, "unschedulable"), (ClusterEvent(EventResource.POD, ActionType.UPDATE),
+                                                                 "backoff")):
+        t = Q({reg: [("queuePlugin", queue_hint)]})
+        old, new = _update_unsched_backing_off(t)
+        t.q.update(old, new)
+        assert t.where(new) == want
+
+
+def _check_update(t: Q, want_q: str | None, want_nominated: bool,
+                  prepare: Callable[[Q], tuple[Pod, Pod]]) -> None:
     old, new = prepare(t)
     t.q.update(old, new)
     assert t.where(new) == want_q
@@ -564,7 +594,7 @@ def test_PodSchedulingPropertiesChange_other_update_wakes_only_generic_update_hi
     ``UnschedulablePod/Update`` (TestPriorityQueue_Update's queuePlugin) but not one for
     ``UpdatePodLabel`` only."""
     label_only = ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_LABEL)
-    t = Q({label_only: [("labelPlugin", queue_hint)], UNSCHEDULED_POD_UPDATE: [("queuePlugin", queue_hint)]})
+    t = Q({label_only: [("labelPlugin", queue_hint)], TARGET_POD_UPDATE: [("queuePlugin", queue_hint)]})
     a, b = med_pod(), MakePod().name("other").namespace("ns2").obj()
     qa, qb = t.new_qpi(a, "labelPlugin"), t.new_qpi(b, "queuePlugin")
     t.put_unschedulable(qa)
@@ -576,7 +606,7 @@ def test_PodSchedulingPropertiesChange_other_update_wakes_only_generic_update_hi
 
 
 def test_TestPriorityQueue_UpdateWhenInflight() -> None:
-    t = Q({UNSCHEDULED_POD_UPDATE: [("fakePlugin", queue_hint)]})
+    t = Q({TARGET_POD_UPDATE: [("fakePlugin", queue_hint)]})
     pod = MakePod().name("test-pod").namespace("test-ns").uid("test-uid").obj()
     t.add(pod)
     qpi = t.pop(pod)
@@ -760,7 +790,7 @@ def test_TestPriorityQueue_MoveAllToActiveOrBackoffQueueWithQueueingHint(
         calls.append(1)
         return hint(pod, old, new)
 
-    t = Q({NODE_ADD: [("foo", counted)], UNSCHEDULED_POD_UPDATE: [("SchedulingGates", queue_hint)]},
+    t = Q({NODE_ADD: [("foo", counted)], TARGET_POD_UPDATE: [("SchedulingGates", queue_hint)]},
           pre_enqueue=[SchedulingGatesPreEnqueue(), AllowlistPreEnqueue("foo", ("foo",))], start=MOVE_HINT_START)
     pod = _p1()
     t.add(pod)
@@ -1038,7 +1068,7 @@ class _Metric:
     """TestPendingPodsMetric's fixture: 50 queueable pods, 10 gated, 20 queueable with a 2 s delay."""
 
     def __init__(self) -> None:
-        self.t = Q({UNSCHEDULED_POD_UPDATE: [("preEnqueuePlugin", queue_hint)]},
+        self.t = Q({TARGET_POD_UPDATE: [("preEnqueuePlugin", queue_hint)]},
                    pre_enqueue=[AllowlistPreEnqueue("preEnqueuePlugin", ("queueable",))])
         ts = self.t.clock.now()
         self.p = _pinfos(50, "x", "queueable", ts)
@@ -1500,6 +1530,135 @@ def test_TestIncomingPodsMetrics(ops: list[Callable[[Q, Pod], None]], expected: 
 # - Test_InFlightPods/"Pop is made twice for the same Pod": simulates a queue bug by inserting into
 #   activeQ's internal heap while the pod is in flight; kubesched keeps one entry per pod and cannot
 #   hold a pod in activeQ and in flight at once.
-# - TestPendingPodsMetric's plugin_execution_duration cases and TestFlushUnschedulablePodsLeftoverSetsFlag:
-#   Prometheus histogram internals and upstream's wasFlushedFromUnschedulable flag, which kubesched
-#   does not keep (pending_pods is counts(), incoming_pods_total is the test above).
+# - TestPendingPodsMetric's plugin_execution_duration cases: Prometheus histogram internals
+#   (pending_pods is counts(), incoming_pods_total is the test above).
+
+
+# ───────────────────────────── leftover flush bookkeeping (1.36 / 1.37) ─────────────────────────────
+
+def test_TestFlushUnschedulableEntitiesLeftoverSetsFlag() -> None:
+    t = Q()
+    pod = MakePod().name("test-pod").namespace("ns1").uid("tp-1").priority(MID).nominated_node_name("node1").obj()
+    t.add(pod)
+    qpi = t.pop(pod)
+    assert not qpi.was_flushed_from_unschedulable
+    t.fail(qpi, "fakePlugin")
+    t.clock.advance(MAX_IN_UNSCHEDULABLE + 1)
+    t.q.flush_unschedulable_leftover()
+    qpi = t.pop(pod)
+    assert qpi.was_flushed_from_unschedulable
+    t.fail(qpi, "fakePlugin")
+    assert t.where(pod) == "unschedulable"
+    assert not t.q._entries[key(pod)].was_flushed_from_unschedulable
+
+
+def test_flush_flag_not_set_before_136() -> None:
+    t = Q(features=FeatureGate(emulated_version=(1, 35)))
+    pod = MakePod().name("p").namespace("ns1").uid("p").obj()
+    t.add(pod)
+    t.fail(t.pop(pod), "fakePlugin")
+    t.clock.advance(MAX_IN_UNSCHEDULABLE + 1)
+    t.q.flush_unschedulable_leftover()
+    assert not t.pop(pod).was_flushed_from_unschedulable
+
+
+FLUSH_GATED_CASES = [
+    # name, gated_before_flush, gated_after_flush, backing_off, want_flag, want_q
+    ("flag is set when pod is not gated", False, False, False, True, "active"),
+    ("flag is set when pod is no longer gated", True, False, False, True, "active"),
+    ("flag is unset when pod is newly gated", False, True, False, False, "gated"),
+    ("flag is unset when pod is still gated", True, True, False, False, "gated"),
+    ("flag is set when pod is not gated and backoff is not complete", False, False, True, True, "backoff"),
+    ("flag is set when pod is no longer gated and backoff is not complete", True, False, True, True, "backoff"),
+    ("flag is unset when pod is newly gated and backoff is not complete", False, True, True, False, "gated"),
+    ("flag is unset when pod is still gated and backoff is not complete", True, True, True, False, "gated"),
+]
+
+
+@pytest.mark.parametrize(("gated_before", "gated_after", "backing_off", "want_flag", "want_q"),
+                         [pytest.param(*c[1:], id=c[0]) for c in FLUSH_GATED_CASES])
+def test_TestFlushUnschedulablePodsLeftoverSetsFlag_GatedPod(gated_before: bool, gated_after: bool, backing_off: bool,
+                                                            want_flag: bool, want_q: str) -> None:
+    """1.37: a flushed pod that is gated again by PreEnqueue loses its flush mark (upstream's
+    "unschedulableQ" holds kubesched's ``gated`` pods too)."""
+    backoff = MAX_IN_UNSCHEDULABLE + 60 if backing_off else 0.0
+    t = Q(pre_enqueue=[AllowlistPreEnqueue("preEnqueuePlugin", ("allow",))], initial_backoff=backoff,
+          max_backoff=backoff)
+    pod = MakePod().name("pod1").namespace("ns1").uid("1").label("allow", "").obj()
+    t.add(pod)
+    qpi = t.pop(pod)
+    if gated_before:
+        qpi.gated, qpi.gating_plugin = True, "preEnqueuePlugin"
+    if gated_after:
+        qpi.pod.metadata.labels = {}
+    t.fail(qpi, "foo")
+    t.clock.advance(MAX_IN_UNSCHEDULABLE + 1)
+    t.q.flush_unschedulable_leftover()
+    assert t.where(pod) == want_q
+    assert t.q._entries[key(pod)].was_flushed_from_unschedulable is want_flag
+
+
+@pytest.mark.parametrize(("version", "flushes"), [((1, 37), [True, False, True]), ((1, 36), [True, True, True])])
+def test_TestGatedPodFlushFrequency(version: tuple[int, int], flushes: list[bool]) -> None:
+    """1.37: a gated pod is flushed once per podMaxInUnschedulablePodsDuration measured from its
+    last flush, not at every run after the first (1.36 measured from its timestamp only)."""
+    gate_all = AllowlistPreEnqueue("preEnqueuePlugin", ())
+    t = Q(pre_enqueue=[gate_all], features=FeatureGate(emulated_version=version))
+    pod = MakePod().name("pod1").namespace("ns1").uid("1").obj()
+    qpi = t.new_qpi(pod, "foo")
+    t.put_unschedulable(qpi)
+    got = []
+    for step in (MAX_IN_UNSCHEDULABLE + 1, 4 * 60, 61):  # T = 5:01, 9:01, 10:02
+        t.clock.advance(step)
+        before = t.q.incoming.get(("unschedulable", "UnschedulableTimeout"), 0)
+        t.q.flush_unschedulable_leftover()
+        got.append(t.q.incoming.get(("unschedulable", "UnschedulableTimeout"), 0) > before)
+        assert t.where(pod) == "gated"
+    assert got == flushes
+
+
+def test_TestIncomingEntitiesMetrics_pod_counted_once_per_queue_change() -> None:
+    """1.37 ``recordIncomingEntitiesMetrics``: a new pod always counts; a requeue counts in
+    ``queue_incoming_entities_total`` only when the pod lands in another queue than its queueing
+    strategy named (e.g. queueAfterBackoff with the backoff already over → activeQ), while
+    ``queue_incoming_pods_total`` counts every arrival."""
+    t = Q({NODE_ADD: [("fooPlugin", queue_hint)]})
+    pod = MakePod().name("p").namespace("ns").uid("p").obj()
+    t.add(pod)
+    assert t.q.incoming_entities == {("active", "UnscheduledPodAdd"): 1}
+    t.fail(t.pop(pod), "fooPlugin")
+    # no event while in flight: strategy queueSkip → unschedulable (same queue: not an entity count)
+    assert t.q.incoming[("unschedulable", "ScheduleAttemptFailure")] == 1
+    assert ("unschedulable", "ScheduleAttemptFailure") not in t.q.incoming_entities
+    t.q.move_all_to_active_or_backoff(NODE_ADD, None, MakeNode().name("n").obj())  # backing off → backoffQ
+    assert t.q.incoming[("backoff", "NodeAdd")] == 1 and ("backoff", "NodeAdd") not in t.q.incoming_entities
+    t.fail(t.pop(pod), "fooPlugin")  # popped from backoffQ (activeQ empty)
+    assert t.q.incoming[("active", "PopFromBackoffQ")] == 1
+    t.clock.advance(MAX_BACKOFF + 1)
+    t.q.move_all_to_active_or_backoff(NODE_ADD, None, MakeNode().name("n").obj())  # backoff over → activeQ
+    assert t.q.incoming[("active", "NodeAdd")] == 1 and t.q.incoming_entities[("active", "NodeAdd")] == 1
+
+
+def test_implicit_node_taint_registration_before_137() -> None:
+    """1.34–1.36 ``buildQueueingHintMap``: a plugin registering Node/Add without
+    Node/UpdateNodeTaint also gets Node/UpdateNodeTaint (default hint: Queue); 1.37 dropped it."""
+    taint_update = ClusterEvent(EventResource.NODE, ActionType.UPDATE_NODE_TAINT)
+    for version, want in (((1, 34), "backoff"), ((1, 36), "backoff"), ((1, 37), "unschedulable")):
+        t = Q({NODE_ADD: [("NodeName", skip_hint)]}, features=FeatureGate(emulated_version=version))
+        pod = MakePod().name("p").namespace("ns").uid("p").obj()
+        t.add(pod)
+        t.fail(t.pop(pod), "NodeName")
+        t.q.move_all_to_active_or_backoff(taint_update, MakeNode().name("n").obj(), MakeNode().name("n").obj())
+        assert t.where(pod) == want, version
+
+
+def test_pod_scheduled_after_flush_counted_when_bound() -> None:
+    t = Q()
+    pod = MakePod().name("p").namespace("ns").uid("p").obj()
+    t.add(pod)
+    t.fail(t.pop(pod), "fakePlugin")
+    t.clock.advance(MAX_IN_UNSCHEDULABLE + 1)
+    t.q.flush_unschedulable_leftover()
+    qpi = t.pop(pod)
+    t.q.done(qpi.key, bound=True)
+    assert t.q.scheduled_after_flush == 1

@@ -330,8 +330,9 @@ def _dicts_and_lists(v: object, out: list) -> list:
     return out
 
 
+@pytest.mark.parametrize("api", [(1, 34), (1, 37)])
 @pytest.mark.parametrize("kind", ["Pod", "Node", "PersistentVolume", "PodDisruptionBudget", "StorageClass"])
-def test_the_c_speed_decode_precheck_never_accepts_what_the_decoder_rejects(kind: str) -> None:
+def test_the_c_speed_decode_precheck_never_accepts_what_the_decoder_rejects(kind: str, api: tuple[int, int]) -> None:
     """``_decodes_cleanly`` (msgspec types built from the schemas) is only a shortcut: whenever
     it says clean, the Python walks that word the API server's errors must find nothing —
     checked on every container of a dumped object, mutated with an unknown key, a value of
@@ -345,7 +346,7 @@ def test_the_c_speed_decode_precheck_never_accepts_what_the_decoder_rejects(kind
     base = next(o for o in cluster_dump(2, 30)["items"] if o["kind"] == kind)
     group, _, version = base["apiVersion"].rpartition("/")
     gvk = (group, version, kind)
-    assert v._decodes_cleanly(gvk, base)
+    assert v._decodes_cleanly(gvk, base, api)
     n = len(_dicts_and_lists(base, []))
     checked = 0
     for i in range(n):
@@ -360,9 +361,9 @@ def test_the_c_speed_decode_precheck_never_accepts_what_the_decoder_rejects(kind
                     target[key] = [] if mutation == "wrong-type" else "12x"
             elif target:
                 target[0] = {"zz": 1} if mutation != "quantity" else "1.2.3"
-            if v._decodes_cleanly(gvk, obj):
-                assert schemas.unknown_field_paths(gvk, obj) == [] and schemas.decode_error(gvk, obj) is None, \
-                    (mutation, i)
+            if v._decodes_cleanly(gvk, obj, api):
+                assert schemas.unknown_field_paths(gvk, obj, api) == [] and \
+                    schemas.decode_error(gvk, obj, api) is None, (mutation, i)
                 checked += 1
     assert checked > 0  # maps (labels, annotations, free-form fields) do take any key
 

@@ -91,10 +91,11 @@ def test_placed_pods_affect_later_ones_and_message_format(tmp_path: Path) -> Non
     assert {items["a"]["spec"].get("nodeName"), items["b"]["spec"].get("nodeName")} == {"n1", "n2"}
     cond = items["c"]["status"]["conditions"][-1]
     assert cond["reason"] == "Unschedulable"
-    # v1.34: DynamicResources' PostFilter speaks before DefaultPreemption's
+    # DynamicResources' PostFilter runs before DefaultPreemption's; since 1.37 it adds no text
+    # for a pod without claims (v1.34: "no new claims to deallocate, preemption: ...")
     assert cond["message"] == (
         "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu. "
-        "no new claims to deallocate, preemption: 0/3 nodes are available: "
+        "preemption: 0/3 nodes are available: "
         "1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.")
 
 
@@ -367,5 +368,5 @@ def test_nominated_pod_counts_in_filter_but_not_in_score(tmp_path: Path) -> None
     store.add("Pod", decode(Pod, pod("big", cpu="2500m", priority=1)))
     a = sched.schedule_one()
     assert a.pod_key == "default/big" and a.result == "unschedulable"
-    assert a.message == "0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, preemption: 0/2 nodes are available: " \
+    assert a.message == "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: " \
         "2 No preemption victims found for incoming pod."

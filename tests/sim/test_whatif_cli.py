@@ -114,3 +114,25 @@ def test_compare_cli(tmp_path: Path) -> None:
                       "      enabled: [{name: NoSuchPlugin}]\n")
     r = kubesched("compare", "-f", str(EX / "cluster.yaml"), "--config", str(least), "--config", str(broken))
     assert r.returncode == 2 and "NoSuchPlugin" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_compare_two_releases(tmp_path: Path) -> None:
+    """``--versions 1.34,1.37``: the same input decided as v1.34.12 and as v1.37.2. Every pod placed
+    differently is explained: a score difference (BalancedAllocation's 1.36 formula moves every
+    total) or a tie, broken at random in 1.34 and by the heap order of the feasible nodes since 1.35."""
+    r = kubesched("compare", "-f", str(REPO / "examples" / "quickstart"), "--versions", "1.34,1.37", "--seed", "1",
+                  "-o", "json", "--limit", "0")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["a"]["label"] == "v1.34" and doc["b"]["label"] == "v1.37"
+    assert doc["a"]["scheduled"] == doc["b"]["scheduled"]
+    assert doc["differences"]
+    for d in doc["differences"]:
+        why_a, why_b = d["whyA"], d["whyB"]
+        assert "broken at random" in why_a or " vs " in why_a or "rejected" in why_a or "not" in why_a, d
+        assert "heap order" in why_b or " vs " in why_b or "rejected" in why_b or "not" in why_b, d
+        assert "broken at random" not in why_b, d
+    r = kubesched("compare", "-f", str(EX / "cluster.yaml"), "--versions", "1.34")
+    assert r.returncode == 2 and "expected two releases" in r.stderr
+    r = kubesched("compare", "-f", str(EX / "cluster.yaml"), "--versions", "1.33,1.37")
+    assert r.returncode == 2 and "emulation version 1.33 is not between [1.34, 1.37.0]" in r.stderr

@@ -7,7 +7,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-version=${K8S_STAGING_VERSION:-v0.34.12}
+version=${K8S_STAGING_VERSION:-v0.37.2}
 mod=$(go env GOMODCACHE 2>/dev/null || echo "$HOME/go/pkg/mod")
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT

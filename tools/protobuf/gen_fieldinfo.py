@@ -9,7 +9,7 @@ drops every other zero scalar, as Go's ``omitempty`` does.
 
 Dev-time only; reads the Go module cache (``make upstream`` fills it)::
 
-    python tools/protobuf/gen_fieldinfo.py [--version v0.34.12]
+    python tools/protobuf/gen_fieldinfo.py [--version v0.37.2]
 """
 
 from __future__ import annotations
@@ -24,13 +24,14 @@ from pathlib import Path
 
 FIELD = re.compile(r'^\s*(\w+)\s+(\*?)([\w.\[\]*]+)\s+`json:"([^"]*)"[^`]*protobuf:"([^"]*)"')
 STRUCT = re.compile(r"^type (\w+) struct \{")
-EMBEDDED = re.compile(r'^\s*\*?[\w.]+\s+`json:",inline"[^`]*protobuf:"([^"]*)"')
+#: an embedded struct inlined in JSON: ``json:",inline"`` (k8s.io/api ≤ v0.34) or ``json:""`` (v0.37)
+EMBEDDED = re.compile(r'^\s*\*?[\w.]+\s+`json:"(?:,inline)?"[^`]*protobuf:"([^"]*)"')
 SCALARS = {"string", "bool", "int", "int32", "int64", "uint32", "uint64", "float64"}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--version", default="v0.34.12")
+    ap.add_argument("--version", default="v0.37.2")
     a = ap.parse_args()
     try:
         mod = subprocess.run(["go", "env", "GOMODCACHE"], capture_output=True, text=True, check=True).stdout.strip()

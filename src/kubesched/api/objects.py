@@ -49,6 +49,7 @@ __all__ = [
     "PodDisruptionBudgetSpec",
     "PodDisruptionBudgetStatus",
     "PodSchedulingGate",
+    "PodSchedulingGroup",
     "PodResourceClaim",
     "PodResourceClaimStatus",
     "PodSpec",
@@ -259,6 +260,13 @@ class PodSchedulingGate(_Base):
     name: str = ""
 
 
+class PodSchedulingGroup(_Base):
+    """``spec.schedulingGroup`` (v1.36+, GenericWorkload): the PodGroup the pod belongs to
+    (``k8s.io/api/core/v1`` ``PodSchedulingGroup``; one-of, ``podGroupName`` the only member)."""
+
+    pod_group_name: str | None = None
+
+
 class PersistentVolumeClaimVolumeSource(_Base):
     claim_name: str = ""
     read_only: bool = False
@@ -326,6 +334,7 @@ class PodSpec(_Base):
     ephemeral_containers: list[Container] = []  # read only for their volumeMounts (NodeDeclaredFeatures)
     resources: ResourceRequirements | None = None  # pod-level resources (PodLevelResources)
     resource_claims: list[PodResourceClaim] = []  # DRA (DynamicResources)
+    scheduling_group: PodSchedulingGroup | None = None  # GenericWorkload (v1.36+)
 
 
 class PodCondition(_Base):

@@ -1,34 +1,41 @@
-"""Upstream's v1.34 API schemas, loaded lazily from the ``kubernetes-validate`` package, and the
-checks a Kubernetes API server's decoder makes with them (unknown fields, wrong JSON types).
+"""Upstream's API schemas of one Kubernetes release (v1.34 … v1.37), loaded lazily from the
+``kubernetes-validate`` package, and the checks a Kubernetes API server's decoder makes with them
+(unknown fields, wrong JSON types).
+
+Every function takes ``version=(major, minor)``: the release whose API the caller emulates
+(``FeatureGate.emulated_version``; None = :data:`DEFAULT_VERSION`, 1.37). A v1.37 dump's
+``spec.schedulingGroup`` or ``status.declaredFeatures`` is a known field at 1.37 and an unknown one
+at 1.34, as for the real API server of each release (:func:`schema_version` maps a version to the
+package's directory; each version's data is parsed once and cached for the process).
 
 ``kubernetes-validate`` ships the OpenAPI definitions of every built-in kind converted to JSON
-Schema (draft 2020-12): ``kubernetes-json-schema/v1.34.0-local/_definitions.json`` holds
+Schema (draft 2020-12): ``kubernetes-json-schema/v1.37.0-local/_definitions.json`` holds
 ``{"$defs": {<definition name>: <schema>}}`` with ``$ref: "#/$defs/<name>"`` references and
 upstream's OpenAPI extensions kept verbatim (``x-kubernetes-patch-merge-key``,
 ``x-kubernetes-patch-strategy``, ``x-kubernetes-group-version-kind``, ``x-kubernetes-list-type``,
 ...). Nullable types are spelled ``"type": ["string", "null"]``.
 
-The file is 1.5 MB; it is located through the import system (never a hard-coded path): the
+The file is 1.5 MB (v1.34) to 1.9 MB (v1.37); it is located through the import system (never a hard-coded path): the
 package's spec (``importlib.util.find_spec``, which does not run ``kubernetes_validate``'s own
 code and its ~80 ms of imports) and, failing that, :mod:`importlib.resources`. It is parsed
 once on first use and cached for the life of the process.
 
 Public API::
 
-    definitions() -> dict[str, dict]            # definition name -> schema (do not mutate)
-    definition_for_gvk(group, version, kind) -> str | None
-    known_kind(api_version, kind) -> bool       # "v1"/"apps/v1" + kind exist upstream (v1.34)
-    resolve(schema) -> dict | None              # follow a "$ref" (one level; refs do not chain)
-    gvks() -> dict[tuple[str, str, str], str]   # (group, version, kind) -> definition name
-    unknown_field_paths(gvk, obj) / unknown_fields(gvk, obj)   # strict decoding's unknown fields
-    prune_unknown_fields(gvk, obj) -> list[str] # drop them, as non-strict decoding does
-    duplicate_fields(body) -> list[str]         # strict decoding's "duplicate field" paths
-    decode_error(gvk, obj) -> str | None        # the decoder's first type error
+    definitions(version=None) -> dict[str, dict]   # definition name -> schema (do not mutate)
+    definition_for_gvk(group, version, kind, *, api=None) -> str | None
+    known_kind(api_version, kind, version=None) -> bool   # "v1"/"apps/v1" + kind exist upstream
+    resolve(schema, version=None) -> dict | None   # follow a "$ref" (one level; refs do not chain)
+    gvks(version=None) -> dict[tuple[str, str, str], str]   # (group, version, kind) -> definition name
+    unknown_field_paths(gvk, obj, version=None) / unknown_fields(...)   # strict decoding's unknown fields
+    prune_unknown_fields(gvk, obj, version=None) -> list[str]   # drop them, as non-strict decoding does
+    duplicate_fields(body) -> list[str]            # strict decoding's "duplicate field" paths
+    decode_error(gvk, obj, version=None) -> str | None   # the decoder's first type error
 
 Pure functions over plain dicts, shared by the box (``kubesched.apiserver``) and the simulator's
 input checks.
 
-Upstream source of the data: ``api/openapi-spec/v3`` of kubernetes/kubernetes v1.34.
+Upstream source of the data: ``api/openapi-spec/v3`` of kubernetes/kubernetes v1.34 … v1.37.
 """
 
 from __future__ import annotations
@@ -42,7 +49,9 @@ from typing import Any
 import msgspec
 
 __all__ = [
+    "DEFAULT_VERSION",
     "SCHEMA_VERSION",
+    "SUPPORTED_VERSIONS",
     "decode_error",
     "definition_for_gvk",
     "definitions",
@@ -52,36 +61,69 @@ __all__ = [
     "prune_unknown_fields",
     "ref_name",
     "resolve",
+    "schema_version",
     "unknown_field_paths",
     "unknown_fields",
 ]
 
-#: The directory of ``kubernetes-validate``'s schemas this module reads.
-SCHEMA_VERSION = "v1.34.0-local"
+Version = tuple[int, int]
+
+#: The API releases served (``--emulated-version`` 1.34 … 1.37) and the default (kubesched's
+#: binary version, ``kubesched.features.BINARY_VERSION``).
+SUPPORTED_VERSIONS: tuple[Version, ...] = ((1, 34), (1, 35), (1, 36), (1, 37))
+DEFAULT_VERSION: Version = (1, 37)
 _REF_PREFIX = "#/$defs/"
 
 
-def _definitions_bytes() -> bytes:
+def schema_version(version: Version | None = None) -> str:
+    """The directory of ``kubernetes-validate``'s schemas for an API release:
+    ``(1, 37)`` → ``"v1.37.0-local"``. Raises ValueError outside :data:`SUPPORTED_VERSIONS`."""
+    v = DEFAULT_VERSION if version is None else (int(version[0]), int(version[1]))
+    if v not in SUPPORTED_VERSIONS:
+        raise ValueError(f"no API schemas for version {v[0]}.{v[1]} (have 1.34 … 1.37)")
+    return f"v{v[0]}.{v[1]}.0-local"
+
+
+#: The directory read for the default version (kept for callers that print it).
+SCHEMA_VERSION = schema_version()
+
+
+def _definitions_bytes(directory: str) -> bytes:
     spec = importlib.util.find_spec("kubernetes_validate")
     if spec is not None and spec.submodule_search_locations:
         for location in spec.submodule_search_locations:
-            path = Path(location) / "kubernetes-json-schema" / SCHEMA_VERSION / "_definitions.json"
+            path = Path(location) / "kubernetes-json-schema" / directory / "_definitions.json"
             if path.is_file():
                 return path.read_bytes()
-    root = importlib.resources.files("kubernetes_validate") / "kubernetes-json-schema" / SCHEMA_VERSION
+    root = importlib.resources.files("kubernetes_validate") / "kubernetes-json-schema" / directory
     return (root / "_definitions.json").read_bytes()
 
 
-@lru_cache(maxsize=1)
-def definitions() -> dict[str, dict[str, Any]]:
-    """All v1.34 definitions by name (``io.k8s.api.core.v1.Pod`` ...). Cached; never mutate."""
-    data = msgspec.json.decode(_definitions_bytes())
+def _v(version: Version | None) -> Version:
+    return DEFAULT_VERSION if version is None else (int(version[0]), int(version[1]))
+
+
+@lru_cache(maxsize=len(SUPPORTED_VERSIONS))
+def _definitions(version: Version) -> dict[str, dict[str, Any]]:
+    data = msgspec.json.decode(_definitions_bytes(schema_version(version)))
     defs: dict[str, dict[str, Any]] = data["$defs"]
     return defs
 
 
-@lru_cache(maxsize=1)
-def gvks() -> dict[tuple[str, str, str], str]:
+def definitions(version: Version | None = None) -> dict[str, dict[str, Any]]:
+    """All definitions of the API release ``version`` by name (``io.k8s.api.core.v1.Pod`` ...).
+    Cached; never mutate."""
+    return _definitions(_v(version))
+
+
+def gvks(version: Version | None = None) -> dict[tuple[str, str, str], str]:
+    """``(group, version, kind)`` → definition name, from ``x-kubernetes-group-version-kind``
+    (see :func:`_gvks`)."""
+    return _gvks(_v(version))
+
+
+@lru_cache(maxsize=len(SUPPORTED_VERSIONS))
+def _gvks(version: Version) -> dict[tuple[str, str, str], str]:
     """``(group, version, kind)`` → definition name, from ``x-kubernetes-group-version-kind``.
 
     Several definitions list the same GVK only for meta types (``DeleteOptions``,
@@ -89,7 +131,7 @@ def gvks() -> dict[tuple[str, str, str], str]:
     ``("", "v1", "Pod")`` maps to ``io.k8s.api.core.v1.Pod``.
     """
     out: dict[tuple[str, str, str], str] = {}
-    for name, schema in definitions().items():
+    for name, schema in _definitions(version).items():
         for gvk in schema.get("x-kubernetes-group-version-kind") or ():
             key = (gvk.get("group", ""), gvk.get("version", ""), gvk.get("kind", ""))
             if key not in out or name.endswith(f".{key[1]}.{key[2]}"):
@@ -97,16 +139,17 @@ def gvks() -> dict[tuple[str, str, str], str]:
     return out
 
 
-def definition_for_gvk(group: str, version: str, kind: str) -> str | None:
-    """The definition name of a kind, or None when upstream v1.34 has no such kind."""
-    return gvks().get((group, version, kind))
+def definition_for_gvk(group: str, version: str, kind: str, *, api: Version | None = None) -> str | None:
+    """The definition name of a kind, or None when upstream's release ``api`` (default 1.37) has
+    no such kind (``version`` is the kind's API version, ``v1``/``v1beta1``)."""
+    return gvks(api).get((group, version, kind))
 
 
-def known_kind(api_version: str, kind: str) -> bool:
-    """Whether ``apiVersion``/``kind`` (``"v1"``, ``"apps/v1"``) name a v1.34 built-in kind (what
-    kubectl's ``no matches for kind "Pood" in version "v1"`` is about)."""
-    group, _, version = api_version.rpartition("/")
-    return definition_for_gvk(group, version, kind) is not None
+def known_kind(api_version: str, kind: str, version: Version | None = None) -> bool:
+    """Whether ``apiVersion``/``kind`` (``"v1"``, ``"apps/v1"``) name a built-in kind of the API
+    release ``version`` (what kubectl's ``no matches for kind "Pood" in version "v1"`` is about)."""
+    group, _, gv = api_version.rpartition("/")
+    return definition_for_gvk(group, gv, kind, api=version) is not None
 
 
 def ref_name(schema: dict[str, Any]) -> str | None:
@@ -117,8 +160,9 @@ def ref_name(schema: dict[str, Any]) -> str | None:
     return None
 
 
-def resolve(schema: dict[str, Any] | None) -> dict[str, Any] | None:
-    """Follow a ``$ref`` (also one wrapped in ``allOf: [ {$ref} ]``); other schemas pass through."""
+def resolve(schema: dict[str, Any] | None, version: Version | None = None) -> dict[str, Any] | None:
+    """Follow a ``$ref`` (also one wrapped in ``allOf: [ {$ref} ]``) into the definitions of the
+    API release ``version``; other schemas pass through."""
     if schema is None:
         return None
     all_of = schema.get("allOf")
@@ -126,28 +170,29 @@ def resolve(schema: dict[str, Any] | None) -> dict[str, Any] | None:
         schema = all_of[0]
     name = ref_name(schema)
     if name is not None:
-        return definitions().get(name)
+        return definitions(version).get(name)
     return schema
 
 
 # ---- unknown fields (strict decoding) -------------------------------------------------------------
 
 
-def unknown_field_paths(gvk: tuple[str, str, str], obj: Any) -> list[str]:
+def unknown_field_paths(gvk: tuple[str, str, str], obj: Any, version: Version | None = None) -> list[str]:
     """Paths (``spec.foo``, ``spec.containers[0].imagee``) of the fields of ``obj`` that the
-    kind ``gvk`` = ``(group, version, kind)`` does not define, in document order. An unknown
-    kind yields ``[]`` (nothing to check against)."""
-    name = definition_for_gvk(*gvk)
+    kind ``gvk`` = ``(group, version, kind)`` does not define in the API release ``version``, in
+    document order. An unknown kind yields ``[]`` (nothing to check against)."""
+    v = _v(version)
+    name = definition_for_gvk(*gvk, api=v)
     if name is None or not isinstance(obj, dict):
         return []
     out: list[str] = []
-    _walk(definitions()[name], obj, "", out)
+    _walk_node(_compile(_definitions(v)[name], v), obj, "", out)
     return out
 
 
-def unknown_fields(gvk: tuple[str, str, str], obj: Any) -> list[str]:
+def unknown_fields(gvk: tuple[str, str, str], obj: Any, version: Version | None = None) -> list[str]:
     """The strict decoder's messages for ``obj``: ``unknown field "spec.foo"`` per field."""
-    return [f'unknown field "{p}"' for p in unknown_field_paths(gvk, obj)]
+    return [f'unknown field "{p}"' for p in unknown_field_paths(gvk, obj, version)]
 
 
 class _Node:
@@ -166,10 +211,11 @@ class _Node:
 _COMPILED: dict[int, _Node | None] = {}
 
 
-def _compile(schema: dict[str, Any] | None) -> _Node | None:
-    """Compile (once per schema object; definitions are cached for the process) into a node,
-    or None for leaves that accept anything (scalars, free-form objects)."""
-    schema = resolve(schema)
+def _compile(schema: dict[str, Any] | None, version: Version) -> _Node | None:
+    """Compile (once per schema object; each version's definitions are distinct objects, cached
+    for the process) into a node, or None for leaves that accept anything (scalars, free-form
+    objects)."""
+    schema = resolve(schema, version)
     if schema is None:
         return None
     key = id(schema)
@@ -184,27 +230,23 @@ def _compile(schema: dict[str, Any] | None) -> _Node | None:
     extra = schema.get("additionalProperties")
     items = schema.get("items")
     if isinstance(props, dict):
-        node.props = {k: _compile(v) for k, v in props.items()}
+        node.props = {k: _compile(v, version) for k, v in props.items()}
         if isinstance(extra, dict):
-            node.extra = _compile(extra)
+            node.extra = _compile(extra, version)
             node.free = node.extra is None
         elif extra is True:
             node.free = True
     elif isinstance(extra, dict):
-        node.extra = _compile(extra)
+        node.extra = _compile(extra, version)
         node.free = node.extra is None
     else:
         node.free = True
     if isinstance(items, dict):
-        node.items = _compile(items)
+        node.items = _compile(items, version)
     if node.props is None and node.extra is None and node.items is None:
         _COMPILED[key] = None  # a leaf: nothing below it to check
         return None
     return node
-
-
-def _walk(schema: dict[str, Any] | None, value: Any, path: str, out: list[str]) -> None:
-    _walk_node(_compile(schema), value, path, out)
 
 
 def _walk_node(node: _Node | None, value: Any, path: str, out: list[str], prune: bool = False) -> None:
@@ -235,15 +277,16 @@ def _walk_node(node: _Node | None, value: Any, path: str, out: list[str], prune:
             _walk_node(node.items, sub, f"{path}[{i}]", out, prune)
 
 
-def prune_unknown_fields(gvk: tuple[str, str, str], obj: Any) -> list[str]:
+def prune_unknown_fields(gvk: tuple[str, str, str], obj: Any, version: Version | None = None) -> list[str]:
     """Remove (in place) the fields :func:`unknown_field_paths` reports — what decoding into the
     Go types and encoding back does to them when the request did not ask for strict validation —
     and return their paths."""
-    name = definition_for_gvk(*gvk)
+    v = _v(version)
+    name = definition_for_gvk(*gvk, api=v)
     if name is None or not isinstance(obj, dict):
         return []
     out: list[str] = []
-    _walk_node(_compile(definitions()[name]), obj, "", out, prune=True)
+    _walk_node(_compile(_definitions(v)[name], v), obj, "", out, prune=True)
     return out
 
 
@@ -270,7 +313,7 @@ class _T:
         self.elem: _T | None = None
 
 
-_TYPES: dict[str, _T] = {}
+_TYPES: dict[tuple[Version, str], _T] = {}
 
 
 def _def_go_name(name: str) -> str:
@@ -278,26 +321,26 @@ def _def_go_name(name: str) -> str:
     return f"{parts[-2]}.{parts[-1]}"
 
 
-def _type_of(schema: dict[str, Any]) -> _T:
+def _type_of(schema: dict[str, Any], version: Version) -> _T:
     ref = ref_name(schema)
     if ref is None and isinstance(schema.get("allOf"), list) and schema["allOf"]:
         ref = ref_name(schema["allOf"][0])
     if ref is not None:
-        return _type_of_def(ref)
+        return _type_of_def(ref, version)
     t = schema.get("type")
     if isinstance(t, list):
         t = next((x for x in t if x != "null"), None)
     fmt = schema.get("format")
     if t == "array":
         items = schema.get("items")
-        elem = _type_of(items) if isinstance(items, dict) else _T("any", "interface {}")
+        elem = _type_of(items, version) if isinstance(items, dict) else _T("any", "interface {}")
         node = _T("array", "[]" + elem.go)
         node.elem = elem
         return node
     if t == "object":
         extra = schema.get("additionalProperties")
         if isinstance(extra, dict):
-            elem = _type_of(extra)
+            elem = _type_of(extra, version)
             go = "v1.ResourceList" if elem.kind == "quantity" else f"map[string]{elem.go}"
             node = _T("map", go)
             node.elem = elem
@@ -314,25 +357,26 @@ def _type_of(schema: dict[str, Any]) -> _T:
     return _T("any", "interface {}")
 
 
-def _type_of_def(name: str) -> _T:
-    if name in _TYPES:
-        return _TYPES[name]
+def _type_of_def(name: str, version: Version) -> _T:
+    key = (version, name)
+    if key in _TYPES:
+        return _TYPES[key]
     if name == _QUANTITY:
         node = _T("quantity", "resource.Quantity")
     elif name in _FREE or name == _INT_OR_STRING or name in _TIME:
         node = _T("any", _def_go_name(name))
     else:
-        schema = definitions().get(name) or {}
+        schema = _definitions(version).get(name) or {}
         props = schema.get("properties")
         if not isinstance(props, dict):
             node = _T("any", _def_go_name(name))
         else:
             node = _T("struct", _def_go_name(name))
             node.struct = name.split(".")[-1]
-            _TYPES[name] = node  # before recursing: definitions are recursive
-            node.props = {k: _type_of(v) for k, v in props.items() if isinstance(v, dict)}
+            _TYPES[key] = node  # before recursing: definitions are recursive
+            node.props = {k: _type_of(v, version) for k, v in props.items() if isinstance(v, dict)}
             return node
-    _TYPES[name] = node
+    _TYPES[key] = node
     return node
 
 
@@ -418,17 +462,19 @@ def _check(t: _T, v: Any, struct: str, path: str) -> str | None:
     return _mismatch(_json_kind(v), t, struct, path)
 
 
-def decode_error(gvk: tuple[str, str, str], obj: Any) -> str | None:
+def decode_error(gvk: tuple[str, str, str], obj: Any, version: Version | None = None) -> str | None:
     """The first error decoding ``obj`` into the kind's Go type raises, as kube-apiserver's
     decoder (``sigs.k8s.io/json``, encoding/json messages) reports it — ``json: cannot unmarshal
     string into Go struct field PodSpec.spec.containers of type []v1.Container``, or a
     quantity's parse error — else None. ``null`` is accepted anywhere (it decodes to the zero
     value). The API server answers 400 with :func:`decode_error_message`-style text
-    ``<Kind> in version "<v>" cannot be handled as a <Kind>: <error>``."""
-    name = definition_for_gvk(*gvk)
+    ``<Kind> in version "<v>" cannot be handled as a <Kind>: <error>``. ``version``: the API
+    release (default 1.37)."""
+    v = _v(version)
+    name = definition_for_gvk(*gvk, api=v)
     if name is None:
         return None
-    return _check(_type_of_def(name), obj, "", "")
+    return _check(_type_of_def(name, v), obj, "", "")
 
 
 # ---- duplicate fields (strict decoding) -----------------------------------------------------------

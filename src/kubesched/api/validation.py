@@ -10,7 +10,10 @@ and :func:`invalid_message` renders the whole 422 message as ``errors.NewInvalid
 duplicates dropped). Shared by the box's admission (:mod:`kubesched.apiserver.admission`) and
 the simulator's input checks.
 
-Covered — what the scheduler reads, following upstream v1.34:
+Covered — what the scheduler reads, following upstream v1.37.2 (the rules that changed since
+v1.34 are switched by :class:`PodValidationOptions`, built from the emulated version's gates
+by :func:`pod_validation_options`, as ``GetValidationOptionsFromPodSpecAndMeta`` in
+``pkg/api/pod/util.go`` L409+ builds them):
 
 * ``staging/src/k8s.io/apimachinery/pkg/util/validation/validation.go`` — DNS-1123 label /
   subdomain, DNS-1035 label, qualified names, label values, port names (message texts);
@@ -22,8 +25,9 @@ Covered — what the scheduler reads, following upstream v1.34:
   DNS-label unique names, image; ports and host-port conflicts; resources: names,
   non-negative and integer quantities, requests ≤ limits; restartPolicy/dnsPolicy values;
   nodeSelector; node affinity, pod (anti-)affinity terms and weights; tolerations; topology
-  spread constraints; schedulingGates; priorityClassName; preemptionPolicy), ``ValidateNode``
-  (taints, capacity/allocatable), names per kind;
+  spread constraints and their ``matchLabelKeys``; schedulingGates; priorityClassName;
+  preemptionPolicy; ``schedulingGroup``), ``ValidateNode`` (taints, capacity/allocatable,
+  ``status.declaredFeatures``), names per kind;
 * ``pkg/apis/scheduling/validation/validation.go`` — PriorityClass.
 
 Validation runs, as upstream, on the *defaulted* object. Fields that the API server always
@@ -37,7 +41,11 @@ those for the box, which answers 400 as upstream).
 Upstream quirks kept on purpose: a Node's taint errors live under ``metadata.taints``; a label
 *value* error names the labels map (``metadata.labels: Invalid value: "bad value"``); a
 request above its limit is reported on the ``requests`` map, not the key; ``Gt``/``Lt``
-node-selector operators need exactly one value, whose integer-ness is not checked.
+node-selector operators need exactly one value, whose integer-ness is not checked; a
+topology spread ``matchLabelKeys`` key found twice in the (merged) selector is reported at
+``spec.topologySpreadConstraints[i][j]`` (the constraint's path indexed by the key's index —
+upstream's ``ValidateMatchLabelKeysAndMismatchLabelKeys`` indexes the path it is given, see the
+TODO about #129900 in its test).
 """
 
 from __future__ import annotations
@@ -47,10 +55,13 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubesched.api.quantity import nano_value
 from kubesched.errors import QuantityError
+
+if TYPE_CHECKING:
+    from kubesched.features import FeatureGate
 
 __all__ = [
     "DUPLICATE",
@@ -61,6 +72,7 @@ __all__ = [
     "REQUIRED",
     "TOO_LONG",
     "FieldError",
+    "PodValidationOptions",
     "PriorityAdmissionError",
     "aggregate",
     "canonical_quantity",
@@ -71,12 +83,15 @@ __all__ = [
     "is_qualified_name",
     "is_valid_label_value",
     "label_selector_matches",
+    "pod_validation_options",
     "quantity_decode_errors",
     "quantity_parse_error",
     "resolve_pod_priority",
     "status_causes",
     "validate_label_selector",
     "validate_labels",
+    "validate_match_label_keys_and_mismatch_label_keys",
+    "validate_match_label_keys_in_topology_spread",
     "validate_csi_node",
     "validate_namespace",
     "validate_node",
@@ -875,8 +890,12 @@ def _validate_taint_effect(effect: str, allow_empty: bool, path: str) -> list[Fi
     return []
 
 
-def validate_tolerations(tolerations: Any, path: str) -> list[FieldError]:
-    """``ValidateTolerations``."""
+def validate_tolerations(tolerations: Any, path: str, opts: PodValidationOptions | None = None) -> list[FieldError]:
+    """``ValidateTolerations`` (validation.go L4487). ``Lt``/``Gt`` (a decimal integer value) only
+    with ``opts.allow_taint_toleration_comparison_operators`` (gate
+    TaintTolerationComparisonOperators, or an old pod already using them); otherwise they are
+    ``Unsupported value`` listing all four operators."""
+    allow_cmp = opts is not None and opts.allow_taint_toleration_comparison_operators
     errs: list[FieldError] = []
     for i, tol in enumerate(_list(tolerations)):
         p = _index(path, i)
@@ -902,11 +921,39 @@ def validate_tolerations(tolerations: Any, path: str) -> list[FieldError]:
             if value:
                 errs.append(FieldError(_child(p, "operator"), INVALID, value,
                                        "value must be empty when `operator` is 'Exists'"))
+        elif op in ("Lt", "Gt"):
+            if not allow_cmp:
+                errs.append(FieldError(_child(p, "operator"), NOT_SUPPORTED, op,
+                                       _supported(["Equal", "Exists", "Lt", "Gt"])))
+            else:
+                errs.extend(FieldError(_child(p, "value"), INVALID, value, m) for m in _is_decimal_integer(value))
+                parse_err = _parse_int64_error(value)
+                if parse_err:
+                    errs.append(FieldError(_child(p, "value"), INVALID, value, parse_err))
         else:
             errs.append(FieldError(_child(p, "operator"), NOT_SUPPORTED, op, _supported(["Equal", "Exists"])))
         if effect:
             errs.extend(_validate_taint_effect(effect, True, _child(p, "effect")))
     return errs
+
+
+def _is_decimal_integer(value: str) -> list[str]:
+    """``content.IsDecimalInteger`` (apimachinery ``pkg/api/validate/content/decimal_int.go``):
+    an optional ``-`` and digits without a leading zero (``0`` alone is fine)."""
+    if not value:
+        return ["must be non-empty"]
+    if re.fullmatch(r"0|-?[1-9][0-9]*", value):
+        return []
+    return ["must be a valid decimal integer in canonical form"]
+
+
+def _parse_int64_error(value: str) -> str | None:
+    """``strconv.ParseInt(value, 10, 64)``'s error text, or None when it parses."""
+    if not re.fullmatch(r"[+-]?[0-9]+", value):
+        return f'strconv.ParseInt: parsing {_go_quote(value)}: invalid syntax'
+    if not -(2**63) <= int(value) < 2**63:
+        return f'strconv.ParseInt: parsing {_go_quote(value)}: value out of range'
+    return None
 
 
 def validate_taints(taints: Any, path: str) -> list[FieldError]:
@@ -995,15 +1042,9 @@ def _validate_pod_affinity_term(term: Any, path: str) -> list[FieldError]:
     errs.extend(validate_label_selector(t.get("namespaceSelector"), _child(path, "namespaceSelector")))
     for ns in _list(t.get("namespaces")):
         errs.extend(FieldError(_child(path, "namespace"), INVALID, _str(ns), m) for m in _name_label(_str(ns)))
-    sel = t.get("labelSelector")
-    for fname in ("matchLabelKeys", "mismatchLabelKeys"):
-        keys = _list(t.get(fname))
-        if keys and not isinstance(sel, dict):
-            errs.append(FieldError(_child(path, fname), FORBIDDEN, "",
-                                   "must not be specified when labelSelector is not set"))
-        elif keys:
-            for i, k in enumerate(keys):
-                errs.extend(validate_label_name(_str(k), _index(_child(path, fname), i)))
+    errs.extend(validate_match_label_keys_and_mismatch_label_keys(
+        path, [_str(k) for k in _list(t.get("matchLabelKeys"))], [_str(k) for k in _list(t.get("mismatchLabelKeys"))],
+        t.get("labelSelector")))
     topology_key = _str(t.get("topologyKey"))
     if not topology_key:
         errs.append(FieldError(_child(path, "topologyKey"), REQUIRED, "", "can not be empty"))
@@ -1062,7 +1103,121 @@ _WHEN_UNSATISFIABLE = ("DoNotSchedule", "ScheduleAnyway")
 _NODE_INCLUSION = ("Honor", "Ignore")
 
 
-def _validate_topology_spread(constraints: Any, path: str) -> list[FieldError]:
+@dataclass(frozen=True)
+class PodValidationOptions:
+    """The part of upstream ``PodValidationOptions`` (validation.go L4590+) kubesched's checks
+    read. The defaults are those of a v1.37 (and v1.34) API server with default gates creating
+    a pod; :func:`pod_validation_options` builds them from a :class:`~kubesched.features.FeatureGate`
+    and, for an update, the old pod's spec."""
+
+    allow_match_label_keys_in_pod_topology_spread: bool = True
+    allow_match_label_keys_in_pod_topology_spread_selector_merge: bool = True
+    #: the old pod fails the preferred rule (merge on): keep judging by the legacy one
+    old_pod_violates_match_label_keys_validation: bool = False
+    #: the old pod fails the legacy rule (merge off): keep judging by the preferred one
+    old_pod_violates_legacy_match_label_keys_validation: bool = False
+    allow_taint_toleration_comparison_operators: bool = False
+
+
+def pod_validation_options(features: FeatureGate | None, old_spec: Any = None) -> PodValidationOptions:
+    """``GetValidationOptionsFromPodSpecAndMeta`` (``pkg/api/pod/util.go`` L409-470) for the
+    options above: gates of ``features`` (None: the default v1.37 gates), relaxed by what the old
+    spec (an update; None on create) already uses."""
+    if features is None:
+        from kubesched.features import default_feature_gate
+
+        features = default_feature_gate()
+    mlk = features.enabled("MatchLabelKeysInPodTopologySpread")
+    merge = features.enabled("MatchLabelKeysInPodTopologySpreadSelectorMerge")
+    old = _map(old_spec) if old_spec is not None else None
+    violates = violates_legacy = False
+    if old is not None and mlk:
+        for c in _list(old.get("topologySpreadConstraints")):
+            cm = _map(c)
+            keys = [_str(k) for k in _list(cm.get("matchLabelKeys"))]
+            if merge:  # hasInvalidTopologySpreadConstrainMatchLabelKeys
+                violates = violates or bool(validate_match_label_keys_and_mismatch_label_keys(
+                    "", keys, [], cm.get("labelSelector")))
+            else:  # hasLegacyInvalidTopologySpreadConstrainMatchLabelKeys
+                violates_legacy = violates_legacy or bool(validate_match_label_keys_in_topology_spread(
+                    "", keys, cm.get("labelSelector")))
+    cmp_in_use = old is not None and any(_str(_map(t).get("operator")) in ("Lt", "Gt")
+                                         for t in _list(old.get("tolerations")))
+    return PodValidationOptions(
+        allow_match_label_keys_in_pod_topology_spread=mlk,
+        allow_match_label_keys_in_pod_topology_spread_selector_merge=merge,
+        old_pod_violates_match_label_keys_validation=violates,
+        old_pod_violates_legacy_match_label_keys_validation=violates_legacy,
+        allow_taint_toleration_comparison_operators=features.enabled("TaintTolerationComparisonOperators")
+        or cmp_in_use,
+    )
+
+
+def _validate_label_keys(path: str, keys: list[str], sel: Any) -> list[FieldError]:
+    """``validateLabelKeys`` (validation.go L9373)."""
+    if not keys:
+        return []
+    if not isinstance(sel, dict):
+        return [FieldError(path, FORBIDDEN, "", "must not be specified when labelSelector is not set")]
+    errs: list[FieldError] = []
+    for i, k in enumerate(keys):
+        errs.extend(validate_label_name(k, _index(path, i)))
+    return errs
+
+
+def validate_match_label_keys_and_mismatch_label_keys(path: str, match_label_keys: list[str],
+                                                      mismatch_label_keys: list[str],
+                                                      label_selector: Any) -> list[FieldError]:
+    """``ValidateMatchLabelKeysAndMismatchLabelKeys`` (validation.go L9293-9339), the rule once
+    the API server merges ``matchLabelKeys`` into the selector: keys must be label names and
+    need a selector; walking ``matchLabels`` then ``matchExpressions`` in order, an expression
+    on a ``matchLabelKeys`` key is an error only when that key was already seen (``exists in
+    both matchLabelKeys and labelSelector``, at ``path[i]`` — ``path`` is the constraint or
+    term, not its ``matchLabelKeys``); a key in both key lists is an error at
+    ``path.matchLabelKeys[i]``."""
+    errs = _validate_label_keys(_child(path, "matchLabelKeys"), match_label_keys, label_selector)
+    errs.extend(_validate_label_keys(_child(path, "mismatchLabelKeys"), mismatch_label_keys, label_selector))
+    if isinstance(label_selector, dict):
+        index = {k: i for i, k in enumerate(match_label_keys)}
+        seen = {str(k) for k in _map(label_selector.get("matchLabels"))}
+        for e in _list(label_selector.get("matchExpressions")):
+            key = _str(_map(e).get("key"))
+            i = index.get(key)
+            if i is not None and key in seen:
+                errs.append(FieldError(_index(path, i), INVALID, key,
+                                       "exists in both matchLabelKeys and labelSelector"))
+            seen.add(key)
+    mismatch = set(mismatch_label_keys)
+    for i, k in enumerate(match_label_keys):
+        if k in mismatch:
+            errs.append(FieldError(_index(_child(path, "matchLabelKeys"), i), INVALID, k,
+                                   "exists in both matchLabelKeys and mismatchLabelKeys"))
+    return errs
+
+
+def validate_match_label_keys_in_topology_spread(path: str, match_label_keys: list[str],
+                                                 label_selector: Any) -> list[FieldError]:
+    """``ValidateMatchLabelKeysInTopologySpread`` (validation.go L9342-9370), the legacy rule:
+    ``path`` is the ``matchLabelKeys`` field; any key also present anywhere in the selector is
+    ``exists in both matchLabelKeys and labelSelector``."""
+    if not match_label_keys:
+        return []
+    errs: list[FieldError] = []
+    selector_keys: set[str] = set()
+    if isinstance(label_selector, dict):
+        selector_keys.update(str(k) for k in _map(label_selector.get("matchLabels")))
+        selector_keys.update(_str(_map(e).get("key")) for e in _list(label_selector.get("matchExpressions")))
+    else:
+        errs.append(FieldError(path, FORBIDDEN, "", "must not be specified when labelSelector is not set"))
+    for i, k in enumerate(match_label_keys):
+        errs.extend(validate_label_name(k, _index(path, i)))
+        if k in selector_keys:
+            errs.append(FieldError(_index(path, i), INVALID, k, "exists in both matchLabelKeys and labelSelector"))
+    return errs
+
+
+def _validate_topology_spread(constraints: Any, path: str, opts: PodValidationOptions) -> list[FieldError]:
+    """``validateTopologySpreadConstraints`` (validation.go L9171-9230)."""
     items = _list(constraints)
     errs: list[FieldError] = []
     for i, raw in enumerate(items):
@@ -1094,20 +1249,15 @@ def _validate_topology_spread(constraints: Any, path: str) -> list[FieldError]:
             if v is not None and v not in _NODE_INCLUSION:
                 errs.append(FieldError(_child(p, pol), NOT_SUPPORTED, v, _supported(_NODE_INCLUSION)))
         sel = c.get("labelSelector")
-        keys = _list(c.get("matchLabelKeys"))
-        if keys:
-            mp = _child(p, "matchLabelKeys")
-            selector_keys: set[str] = set()
-            if isinstance(sel, dict):
-                selector_keys.update(_map(sel.get("matchLabels")))
-                selector_keys.update(_str(_map(e).get("key")) for e in _list(sel.get("matchExpressions")))
-            else:
-                errs.append(FieldError(mp, FORBIDDEN, "", "must not be specified when labelSelector is not set"))
-            for j, k in enumerate(keys):
-                errs.extend(validate_label_name(_str(k), _index(mp, j)))
-                if _str(k) in selector_keys:
-                    errs.append(FieldError(_index(mp, j), INVALID, _str(k),
-                                           "exists in both matchLabelKeys and labelSelector"))
+        keys = [_str(k) for k in _list(c.get("matchLabelKeys"))]
+        merge = opts.allow_match_label_keys_in_pod_topology_spread_selector_merge
+        preferred = opts.allow_match_label_keys_in_pod_topology_spread and (
+            (merge and not opts.old_pod_violates_match_label_keys_validation)
+            or (not merge and opts.old_pod_violates_legacy_match_label_keys_validation))
+        if preferred:
+            errs.extend(validate_match_label_keys_and_mismatch_label_keys(p, keys, [], sel))
+        else:
+            errs.extend(validate_match_label_keys_in_topology_spread(_child(p, "matchLabelKeys"), keys, sel))
         errs.extend(validate_label_selector(sel, _child(p, "labelSelector")))
     return errs
 
@@ -1119,8 +1269,10 @@ _DNS_POLICIES = ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")
 _PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
 
 
-def validate_pod_spec(spec: Any, path: str = "spec") -> list[FieldError]:
-    """``ValidatePodSpec`` for the fields listed in the module docstring, in upstream's order."""
+def validate_pod_spec(spec: Any, path: str = "spec", opts: PodValidationOptions | None = None) -> list[FieldError]:
+    """``ValidatePodSpec`` for the fields listed in the module docstring, in upstream's order.
+    ``opts``: see :class:`PodValidationOptions` (None: a default v1.37 API server's)."""
+    opts = opts or _DEFAULT_POD_OPTIONS
     s = _map(spec)
     errs: list[FieldError] = []
     errs.extend(_validate_containers(s.get("containers"), _child(path, "containers")))
@@ -1142,7 +1294,7 @@ def validate_pod_spec(spec: Any, path: str = "spec") -> list[FieldError]:
             errs.append(FieldError(_index(gates_path, i), DUPLICATE, name))
         seen_gates.add(name)
     errs.extend(_validate_topology_spread(s.get("topologySpreadConstraints"),
-                                          _child(path, "topologySpreadConstraints")))
+                                          _child(path, "topologySpreadConstraints"), opts))
     sa = _str(s.get("serviceAccountName"))
     if sa:
         errs.extend(FieldError(_child(path, "serviceAccountName"), INVALID, sa, m) for m in _name_subdomain(sa))
@@ -1153,7 +1305,7 @@ def validate_pod_spec(spec: Any, path: str = "spec") -> list[FieldError]:
         v = _str(s.get(fname))
         if v:
             errs.extend(FieldError(_child(path, fname), INVALID, v, m) for m in is_dns1123_label(v))
-    errs.extend(validate_tolerations(s.get("tolerations"), _child(path, "tolerations")))
+    errs.extend(validate_tolerations(s.get("tolerations"), _child(path, "tolerations"), opts))
     pcn = _str(s.get("priorityClassName"))
     if pcn:
         errs.extend(FieldError(_child(path, "priorityClassName"), INVALID, pcn, m) for m in _name_subdomain(pcn))
@@ -1165,15 +1317,27 @@ def validate_pod_spec(spec: Any, path: str = "spec") -> list[FieldError]:
         errs.extend(validate_resource_requirements({"limits": overhead}, _child(path, "overhead")))
     if isinstance(s.get("resources"), dict):
         errs.extend(validate_resource_requirements(s["resources"], _child(path, "resources"), pod_level=True))
+    sg = s.get("schedulingGroup")
+    if sg is not None:  # validateSchedulingGroup (validation.go L10068)
+        sgp = _child(path, "schedulingGroup")
+        group_name = _map(sg).get("podGroupName")
+        if group_name is None:
+            errs.append(FieldError(_child(sgp, "podGroupName"), INVALID, None, "must specify one of: `podGroupName`"))
+        else:
+            errs.extend(FieldError(_child(sgp, "podGroupName"), INVALID, _str(group_name), m)
+                        for m in _name_subdomain(_str(group_name)))
     return errs
 
 
-def validate_pod(pod: Any) -> list[FieldError]:
+_DEFAULT_POD_OPTIONS = PodValidationOptions()
+
+
+def validate_pod(pod: Any, opts: PodValidationOptions | None = None) -> list[FieldError]:
     """``ValidatePodCreate`` (metadata + spec) for a Pod dict."""
     p = _map(pod)
     errs = validate_object_meta(p.get("metadata"), namespaced=True)
     spec = _map(p.get("spec"))
-    errs.extend(validate_pod_spec(spec))
+    errs.extend(validate_pod_spec(spec, "spec", opts))
     for cname in ("containers", "initContainers"):  # validateContainersOnlyForPod
         for i, c in enumerate(_list(spec.get(cname))):
             image = _str(_map(c).get("image"))
@@ -1206,7 +1370,7 @@ def _spec_diff(old: Any, new: Any, path: str, out: list[str]) -> None:
             out.append(f"+ {path}: {_render_value(new)}")
 
 
-def validate_pod_update(new: Any, old: Any) -> list[FieldError]:
+def validate_pod_update(new: Any, old: Any, opts: PodValidationOptions | None = None) -> list[FieldError]:
     """``ValidatePodUpdate``'s spec rules: besides what :func:`validate_pod` checks, a pod's spec
     may change only in container images, ``activeDeadlineSeconds``, added tolerations (existing
     ones may change only ``tolerationSeconds``), ``terminationGracePeriodSeconds``, removed
@@ -1216,7 +1380,7 @@ def validate_pod_update(new: Any, old: Any) -> list[FieldError]:
     which this does not reproduce byte for byte)."""
     n, o = _map(new), _map(old)
     nspec, ospec = dict(_map(n.get("spec"))), _map(o.get("spec"))
-    errs = validate_pod(n)
+    errs = validate_pod(n, opts)
     munged = dict(nspec)
     for cname in ("containers", "initContainers"):
         ncs, ocs = _list(nspec.get(cname)), _list(ospec.get(cname))
@@ -1274,6 +1438,32 @@ def validate_node(node: Any) -> list[FieldError]:
     for part in ("capacity", "allocatable"):
         for k, v in _map(status.get(part)).items():
             errs.extend(_validate_resource_quantity(k, v, f"status.{part}.{k}"))
+    errs.extend(_validate_node_declared_features(_list(status.get("declaredFeatures")), "status.declaredFeatures"))
+    return errs
+
+
+_DECLARED_FEATURE = re.compile(r"^[A-Z][a-zA-Z0-9]*(/[a-zA-Z][a-zA-Z0-9]*)*$")
+
+
+def _validate_node_declared_features(features: list[Any], path: str) -> list[FieldError]:
+    """``validateNodeDeclaredFeatures`` (validation.go L7586): valid names, sorted, no repeats."""
+    errs: list[FieldError] = []
+    for i, raw in enumerate(features):
+        f = _str(raw)
+        if len(f) > 253:
+            errs.append(FieldError(_index(path, i), INVALID, f,
+                                   f"invalid feature name {_go_quote(f)}: must be no more than 253 characters"))
+        elif not _DECLARED_FEATURE.match(f):
+            errs.append(FieldError(_index(path, i), INVALID, f, f"invalid feature name {_go_quote(f)}: must start "
+                                   "with an UpperCamelCase segment, with subsequent segments separated by '/' (e.g., "
+                                   "MyFeature or MyFeature/mySubFeature), and contain only alphanumeric characters "
+                                   "and slashes"))
+        if i + 1 < len(features):
+            nxt = _str(features[i + 1])
+            if f == nxt:
+                errs.append(FieldError(_index(path, i + 1), DUPLICATE, nxt))
+            elif f > nxt:
+                errs.append(FieldError(_index(path, i + 1), INVALID, nxt, "list must be sorted alphabetically"))
     return errs
 
 
@@ -1400,13 +1590,13 @@ def label_selector_matches(sel: Mapping[str, Any], labels: Mapping[str, Any]) ->
     return True
 
 
-def validate_pod_template(template: Any, path: str) -> list[FieldError]:
+def validate_pod_template(template: Any, path: str, opts: PodValidationOptions | None = None) -> list[FieldError]:
     """``ValidatePodTemplateSpec``: template labels, annotations and pod spec."""
     t = _map(template)
     meta = _map(t.get("metadata"))
     errs = validate_labels(meta.get("labels"), _child(_child(path, "metadata"), "labels"))
     errs.extend(validate_annotations(meta.get("annotations"), _child(_child(path, "metadata"), "annotations")))
-    errs.extend(validate_pod_spec(t.get("spec"), _child(path, "spec")))
+    errs.extend(validate_pod_spec(t.get("spec"), _child(path, "spec"), opts))
     return errs
 
 
@@ -1416,7 +1606,7 @@ def _nonnegative(value: Any, path: str) -> list[FieldError]:
     return []
 
 
-def validate_workload(obj: Any) -> list[FieldError]:
+def validate_workload(obj: Any, opts: PodValidationOptions | None = None) -> list[FieldError]:
     """Deployment, ReplicaSet, StatefulSet, DaemonSet (``apps/v1``), ReplicationController, Job
     and CronJob: metadata, replica counts, selector and template labels, the pod template."""
     o = _map(obj)
@@ -1450,7 +1640,7 @@ def validate_workload(obj: Any) -> list[FieldError]:
             elif not label_selector_matches(sel, labels):
                 errs.append(FieldError("spec.template.metadata.labels", INVALID, dict(labels),
                                        "`selector` does not match template `labels`"))
-    errs.extend(validate_pod_template(template, "spec.template"))
+    errs.extend(validate_pod_template(template, "spec.template", opts))
     rp = _str(_map(template.get("spec")).get("restartPolicy"))
     if rp and rp != "Always":
         errs.append(FieldError("spec.template.spec.restartPolicy", NOT_SUPPORTED, rp, _supported(["Always"])))
@@ -1821,14 +2011,16 @@ def validate_secret(secret: Any) -> list[FieldError]:
     return errs
 
 
-def validate_object(obj: Any, *, namespaced: bool | None = None) -> list[FieldError]:
+def validate_object(obj: Any, *, namespaced: bool | None = None,
+                    pod_options: PodValidationOptions | None = None) -> list[FieldError]:
     """Validate any object by its ``kind``: Pod, Node, Namespace, PriorityClass fully; other
     kinds' metadata (name rule per kind: DNS-1035 label for Services, DNS subdomain otherwise).
-    ``namespaced`` overrides the built-in cluster-scoped kind list."""
+    ``namespaced`` overrides the built-in cluster-scoped kind list; ``pod_options`` applies to
+    pods and pod templates."""
     o = _map(obj)
     kind = _str(o.get("kind"))
     if kind == "Pod":
-        return validate_pod(o)
+        return validate_pod(o, pod_options)
     if kind == "Node":
         return validate_node(o)
     if kind == "Namespace":
@@ -1836,7 +2028,7 @@ def validate_object(obj: Any, *, namespaced: bool | None = None) -> list[FieldEr
     if kind == "PriorityClass":
         return validate_priority_class(o)
     if kind in _WORKLOADS:
-        return validate_workload(o)
+        return validate_workload(o, pod_options)
     if kind == "PodDisruptionBudget":
         return validate_pod_disruption_budget(o)
     if kind == "Service":

@@ -1,8 +1,11 @@
 """What kube-apiserver does to an object between decoding and storage, for the box.
 
-``admit(resource, obj, old, operation=..., lookup=..., list_objects=...)`` returns the object to
-store (a new dict) or raises :class:`AdmissionError` carrying a ready upstream ``Status`` body.
-In order, as the API server:
+``admit(resource, obj, old, operation=..., lookup=..., list_objects=..., features=...)`` returns
+the object to store (a new dict) or raises :class:`AdmissionError` carrying a ready upstream
+``Status`` body. ``features`` (a :class:`~kubesched.features.FeatureGate`, None = v1.37 defaults)
+is the API server's: its emulated version picks the API schemas decoding uses (a v1.37 field is
+unknown at 1.34) and its gates drive the strategies and validation below. In order, as the API
+server:
 
 1. decoding checks — a value of the wrong JSON type for its field, or a quantity that does not
    parse → 400 ``BadRequest`` (``Pod in version "v1" cannot be handled as a Pod: json: cannot
@@ -19,16 +22,23 @@ In order, as the API server:
    strategies and pod-template defaults; services type, session affinity, ports; nodes
    ``status.allocatable`` from ``capacity``; priority classes ``preemptionPolicy``;
 3. on pod create the registry's ``PrepareForCreate`` (``pkg/registry/core/pod/strategy.go``):
-   status reset to ``{phase: Pending, qosClass}``, ``metadata.generation: 1``;
+   status reset to ``{phase: Pending, qosClass}``, ``metadata.generation: 1``, fields of
+   disabled gates dropped (``spec.schedulingGroup`` without GenericWorkload) and
+   ``matchLabelKeys`` merged into the spread/affinity selectors (:mod:`kubesched.api.strategy`);
+   on update the gated fields the old pod does not use are dropped; nodes and DRA objects
+   likewise (``status.declaredFeatures`` without NodeDeclaredFeatures, ResourceSlice device
+   taints without DRADeviceTaints, ...);
 4. admission plugins: ``Priority`` (``plugin/pkg/admission/priority/admission.go``: the pod's
    PriorityClass → ``spec.priority`` and ``spec.preemptionPolicy``; the global default class;
    0 when none; ``system-node-critical``/``system-cluster-critical`` built in; 403
    ``pods "x" is forbidden: no PriorityClass with name foo was found``; a pod's own
    ``spec.priority`` must match; one global default PriorityClass only) and
    ``DefaultTolerationSeconds`` (``not-ready``/``unreachable`` NoExecute tolerations, 300 s);
-5. validation (:mod:`kubesched.api.validation`) → 422 ``Invalid`` with field causes and
+5. validation (:mod:`kubesched.api.validation`, options from the gates and the old pod as
+   ``GetValidationOptionsFromPodSpecAndMeta``) → 422 ``Invalid`` with field causes and
    upstream's message; a pod UPDATE also gets ``ValidatePodUpdate``'s rule that only images,
-   tolerations (additions), deadlines and scheduling gates (removals) may change in the spec.
+   tolerations (additions), deadlines and scheduling gates (removals) may change in the spec
+   (so ``schedulingGroup`` is immutable).
 
 ``resource`` is the plural resource name, optionally with a subresource (``pods/status``);
 subresource writes get only node-status defaulting. ``operation`` is ``CREATE`` or ``UPDATE``
@@ -40,13 +50,16 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from kubesched.api import validation
+from kubesched.api import strategy, validation
 from kubesched.api.quantity import nano_value
 from kubesched.apiserver import fieldvalidation
+
+if TYPE_CHECKING:
+    from kubesched.features import FeatureGate
 
 __all__ = ["SYSTEM_PRIORITY_CLASSES", "AdmissionError", "admit", "apply_defaults", "pod_qos_class"]
 
@@ -433,12 +446,15 @@ def admit(
     operation: str,
     lookup: Callable[[str, str, str], dict[str, Any] | None],
     list_objects: Callable[[str], list[dict[str, Any]]],
+    features: FeatureGate | None = None,
 ) -> dict[str, Any]:
     """Default, admit and validate a write; returns the object to store (``obj`` is not mutated).
 
+    ``features``: the API server's gates and emulated version (None: v1.37 defaults).
     Raises :class:`AdmissionError` (400 undecodable quantity, 403 Forbidden from an admission
     plugin, 422 Invalid from validation).
     """
+    api = features.emulated_version if features is not None else None
     base, _, sub = resource.partition("/")
     try:
         raw = orjson.dumps(obj)
@@ -451,6 +467,8 @@ def admit(
     if sub:
         if base == "nodes" and sub == "status":
             apply_defaults("nodes/status", out)
+        if base == "pods" and sub == "status" and old is not None:
+            strategy.drop_disabled_pod_fields(out, old, features)  # podStatusStrategy.PrepareForUpdate
         if sub == "status":
             _null_condition_times(base, out)
         return out
@@ -459,27 +477,39 @@ def admit(
         api_version = str(out.get("apiVersion") or "v1")
         group = api_version.rpartition("/")[0]
     version = "v1"
-    problem = fieldvalidation.decode_error((group, version, kind), out)
+    problem = fieldvalidation.decode_error((group, version, kind), out, api)
     if problem:
         raise AdmissionError(_status(400, "BadRequest", fieldvalidation.decode_error_message(kind, version, problem)))
     if has_null:
         out = _drop_nulls(out)
-    fieldvalidation.prune_unknown_fields((group, version, kind), out)
+    fieldvalidation.prune_unknown_fields((group, version, kind), out, api)
     apply_defaults(base, out)
     _null_condition_times(base, out)
+    pod_options = None
     if base == "pods":
         if operation == "CREATE":
             out["status"] = {"phase": "Pending", "qosClass": pod_qos_class(out)}
             out.setdefault("metadata", {})["generation"] = 1
+            strategy.prepare_pod_for_create(out, features)
+        elif old is not None:
+            strategy.prepare_pod_for_update(out, old, features)
+        pod_options = validation.pod_validation_options(
+            features, (old or {}).get("spec") if operation == "UPDATE" else None)
         _default_toleration_seconds(out)  # upstream plugin handles Create and Update
         _admit_pod_priority(out, old, operation, lookup, list_objects)
     elif base == "priorityclasses":
         _admit_priority_class(out, old, operation, list_objects)
+    elif base == "nodes":
+        strategy.prepare_node(out, old if operation == "UPDATE" else None, features)
+    elif base in _WORKLOAD_TEMPLATES:
+        pod_options = validation.pod_validation_options(features)
+    else:
+        strategy.drop_disabled_dra_fields(out, old if operation == "UPDATE" else None, features, kind)
     typed = out if out.get("kind") else {**out, "kind": kind}
     if base == "pods" and operation == "UPDATE" and old is not None:
-        errs = validation.validate_pod_update(typed, old)
+        errs = validation.validate_pod_update(typed, old, pod_options)
     else:
-        errs = validation.validate_object(typed)
+        errs = validation.validate_object(typed, pod_options=pod_options)
     if errs:
         name = str((out.get("metadata") or {}).get("name") or "")
         raise _invalid(kind, group, name, errs)

@@ -11,8 +11,8 @@ order, as ``sigs.k8s.io/json``'s strict decoder names it::
 — see :func:`decode_error_message`), ``Warn`` adds one ``Warning`` header per field
 (``299 - "unknown field \\"spec.foo\\""``, see :func:`warning_headers`), ``Ignore`` drops
 nothing and says nothing (``staging/src/k8s.io/apiserver/pkg/endpoints/handlers/create.go``,
-``rest.go``). The checks live in :mod:`kubesched.api.schemas` (upstream's v1.34 definitions, shared with
-the simulator);
+``rest.go``). The checks live in :mod:`kubesched.api.schemas` (upstream's definitions of the
+emulated release — pass ``version=(1, 34)`` … ``(1, 37)``, default 1.37 — shared with the simulator);
 maps (``additionalProperties``), free-form objects (``RawExtension``, ``FieldsV1``) and
 ``x-kubernetes-preserve-unknown-fields`` take any key.
 """
@@ -50,11 +50,13 @@ __all__ = [
 VALIDATION_DIRECTIVES = ("Ignore", "Warn", "Strict")
 
 
-def strict_errors(gvk: tuple[str, str, str], body: bytes, obj: Any) -> list[str]:
+def strict_errors(gvk: tuple[str, str, str], body: bytes, obj: Any,
+                  version: tuple[int, int] | None = None) -> list[str]:
     """All strict-decoding messages for a request: ``duplicate field "..."`` for keys repeated
     in the JSON ``body`` (see :func:`duplicate_fields`), then ``unknown field "..."`` for the
-    decoded ``obj`` (upstream interleaves the two kinds in document order)."""
-    return [f'duplicate field "{p}"' for p in duplicate_fields(body)] + unknown_fields(gvk, obj)
+    decoded ``obj`` under the API release ``version`` (upstream interleaves the two kinds in
+    document order)."""
+    return [f'duplicate field "{p}"' for p in duplicate_fields(body)] + unknown_fields(gvk, obj, version)
 
 
 def strict_decoding_error(messages: Iterable[str]) -> str:

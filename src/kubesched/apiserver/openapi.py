@@ -1,4 +1,5 @@
-"""OpenAPI documents for the served kinds, built from upstream's v1.34 definitions.
+"""OpenAPI documents for the served kinds, built from upstream's definitions of the emulated
+release (v1.34 … v1.37; ``api=(major, minor)`` on every function, None = 1.37).
 
 * ``v3_index(base_url)`` — ``GET /openapi/v3``: ``{"paths": {"api/v1": {"serverRelativeURL":
   "/openapi/v3/api/v1?hash=<sha512>"}, "apis/apps/v1": {...}, ...}}``.
@@ -23,7 +24,7 @@ with the same merge keys and strategies (:mod:`kubesched.apiserver.patch` is dri
 same definitions), so client and server agree by construction and kubectl's own compiled-in
 types are not needed.
 
-The definitions come from ``kubernetes-validate``'s JSON-Schema conversion of the v1.34
+The definitions come from ``kubernetes-validate``'s JSON-Schema conversion of the release's
 OpenAPI spec (:mod:`kubesched.api.schemas`) and are mapped back: ``$ref``s point into
 ``#/definitions`` (v2) or ``#/components/schemas`` (v3), nullable type lists become one type,
 ``Quantity`` is a string and ``IntOrString`` a string of format ``int-or-string``, and the
@@ -44,6 +45,8 @@ from typing import Any
 import orjson
 
 from kubesched.api import schemas
+
+Version = tuple[int, int]
 
 __all__ = [
     "DEFAULT_SERVED",
@@ -153,8 +156,8 @@ def _convert(schema: Any, prefix: str, *, top: bool = False) -> Any:
     return out
 
 
-def _definition(name: str, prefix: str) -> dict[str, Any]:
-    raw = schemas.definitions()[name]
+def _definition(name: str, prefix: str, api: Version | None = None) -> dict[str, Any]:
+    raw = schemas.definitions(api)[name]
     if name == _QUANTITY:
         return {"description": raw.get("description", ""), "type": "string"}
     if name == _INT_OR_STRING:
@@ -176,8 +179,8 @@ def _refs(schema: Any, into: set[str]) -> None:
             _refs(v, into)
 
 
-def _closure(roots: Iterable[str]) -> list[str]:
-    defs = schemas.definitions()
+def _closure(roots: Iterable[str], api: Version | None = None) -> list[str]:
+    defs = schemas.definitions(api)
     todo = [r for r in roots if r in defs]
     seen: set[str] = set()
     while todo:
@@ -191,14 +194,14 @@ def _closure(roots: Iterable[str]) -> list[str]:
     return sorted(seen)
 
 
-def _kind_defs(served: Iterable[Served]) -> list[str]:
+def _kind_defs(served: Iterable[Served], api: Version | None = None) -> list[str]:
     roots: list[str] = list(_EXTRA_DEFS)
     for group, version, kind, _plural, _ns in served:
         for k in (kind, kind + "List"):
-            name = schemas.definition_for_gvk(group, version, k)
+            name = schemas.definition_for_gvk(group, version, k, api=api)
             if name:
                 roots.append(name)
-    return _closure(roots)
+    return _closure(roots, api)
 
 
 # ---- paths -----------------------------------------------------------------------------------------
@@ -285,13 +288,13 @@ def _path_params(namespaced: bool, item: bool, *, v3: bool) -> list[dict[str, An
     return out
 
 
-def _paths(served: Iterable[Served], prefix: str, *, v3: bool) -> dict[str, Any]:
+def _paths(served: Iterable[Served], prefix: str, *, v3: bool, api: Version | None = None) -> dict[str, Any]:
     paths: dict[str, Any] = {}
     for group, version, kind, plural, namespaced in served:
-        name = schemas.definition_for_gvk(group, version, kind)
+        name = schemas.definition_for_gvk(group, version, kind, api=api)
         if name is None:
             continue
-        list_name = schemas.definition_for_gvk(group, version, kind + "List")
+        list_name = schemas.definition_for_gvk(group, version, kind + "List", api=api)
         ref = prefix + name
         gvk = {"group": group, "version": version, "kind": kind}
         base = "/" + gv_path(group, version)
@@ -344,14 +347,20 @@ def _paths(served: Iterable[Served], prefix: str, *, v3: bool) -> dict[str, Any]
 # ---- documents -----------------------------------------------------------------------------------
 
 
+def _release(api: Version | None) -> str:
+    """``info.version`` of the documents: the release, ``v1.37.0``."""
+    major, minor = api if api is not None else schemas.DEFAULT_VERSION
+    return f"v{major}.{minor}.0"
+
+
 @lru_cache(maxsize=8)
-def _v2(served: tuple[Served, ...]) -> bytes:
+def _v2(served: tuple[Served, ...], api: Version | None = None) -> bytes:
     prefix = "#/definitions/"
     doc = {
         "swagger": "2.0",
-        "info": {"title": "Kubernetes", "version": "v1.34.0"},
-        "paths": _paths(served, prefix, v3=False),
-        "definitions": {name: _definition(name, prefix) for name in _kind_defs(served)},
+        "info": {"title": "Kubernetes", "version": _release(api)},
+        "paths": _paths(served, prefix, v3=False, api=api),
+        "definitions": {name: _definition(name, prefix, api) for name in _kind_defs(served, api)},
         "securityDefinitions": {"BearerToken": {"description": "Bearer Token authentication", "type": "apiKey",
                                                 "name": "authorization", "in": "header"}},
         "security": [{"BearerToken": []}],
@@ -359,9 +368,9 @@ def _v2(served: tuple[Served, ...]) -> bytes:
     return orjson.dumps(doc)
 
 
-def v2_document(served: Iterable[Served] | None = None) -> bytes:
+def v2_document(served: Iterable[Served] | None = None, api: Version | None = None) -> bytes:
     """The Swagger 2.0 document (JSON bytes) for the served kinds."""
-    return _v2(_normalize(served))
+    return _v2(_normalize(served), api)
 
 
 def _pb_string(field: int, text: str) -> bytes:
@@ -369,7 +378,7 @@ def _pb_string(field: int, text: str) -> bytes:
     return bytes([field << 3 | 2, len(data)]) + data
 
 
-def v2_protobuf() -> bytes:
+def v2_protobuf(api: Version | None = None) -> bytes:
     """``/openapi/v2`` for ``Accept: application/com.github.proto-openapi.spec.v2@v1.0+protobuf``
     (:data:`V2_PROTOBUF_MEDIA_TYPE`; answer with ``Content-Type`` :data:`V2_PROTOBUF_CONTENT_TYPE`):
     a gnostic ``openapi_v2.Document`` with only ``swagger`` and ``info`` set, no definitions.
@@ -382,22 +391,22 @@ def v2_protobuf() -> bytes:
     instead would fail kubectl's protobuf parse ("error validating data: proto: cannot parse
     invalid wire-format data").
     """
-    info = _pb_string(1, "Kubernetes") + _pb_string(2, "v1.34.0")
+    info = _pb_string(1, "Kubernetes") + _pb_string(2, _release(api))
     return _pb_string(1, "2.0") + bytes([2 << 3 | 2, len(info)]) + info
 
 
 @lru_cache(maxsize=64)
-def _v3(served: tuple[Served, ...], group: str, version: str) -> bytes | None:
+def _v3(served: tuple[Served, ...], group: str, version: str, api: Version | None = None) -> bytes | None:
     mine = tuple(s for s in served if s[0] == group and s[1] == version)
     if not mine:
         return None
     prefix = "#/components/schemas/"
     doc = {
         "openapi": "3.0.0",
-        "info": {"title": "Kubernetes", "version": "v1.34.0"},
-        "paths": _paths(mine, prefix, v3=True),
+        "info": {"title": "Kubernetes", "version": _release(api)},
+        "paths": _paths(mine, prefix, v3=True, api=api),
         "components": {
-            "schemas": {name: _definition(name, prefix) for name in _kind_defs(mine)},
+            "schemas": {name: _definition(name, prefix, api) for name in _kind_defs(mine, api)},
             "securitySchemes": {"BearerToken": {"type": "apiKey", "description": "Bearer Token authentication",
                                                 "name": "authorization", "in": "header"}},
         },
@@ -406,19 +415,21 @@ def _v3(served: tuple[Served, ...], group: str, version: str) -> bytes | None:
     return orjson.dumps(doc)
 
 
-def v3_group_version(group: str, version: str, served: Iterable[Served] | None = None) -> bytes | None:
+def v3_group_version(group: str, version: str, served: Iterable[Served] | None = None,
+                     api: Version | None = None) -> bytes | None:
     """The OpenAPI v3 document (JSON bytes) of one group-version, or None when not served."""
-    return _v3(_normalize(served), group, version)
+    return _v3(_normalize(served), group, version, api)
 
 
-def v3_index(base_url: str = "", served: Iterable[Served] | None = None) -> dict[str, Any]:
+def v3_index(base_url: str = "", served: Iterable[Served] | None = None,
+             api: Version | None = None) -> dict[str, Any]:
     """``GET /openapi/v3``. ``serverRelativeURL`` carries the document's hash, which clients
     use as a cache key; ``base_url`` is accepted for symmetry and not needed (URLs are relative)."""
     del base_url
     norm = _normalize(served)
     paths: dict[str, Any] = {}
     for group, version in sorted({(s[0], s[1]) for s in norm}):
-        body = _v3(norm, group, version)
+        body = _v3(norm, group, version, api)
         if body is None:
             continue
         digest = hashlib.sha512(body).hexdigest().upper()

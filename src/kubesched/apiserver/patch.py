@@ -11,7 +11,9 @@ as ``staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go`` (``patchMech
 * ``application/strategic-merge-patch+json`` — apimachinery's strategic merge patch
   (``staging/src/k8s.io/apimachinery/pkg/util/strategicpatch/patch.go``,
   ``StrategicMergeMapPatch`` with ``MergeParallelList`` and ``IgnoreUnmatchedNulls``), driven by
-  upstream's v1.34 schema (:mod:`kubesched.api.schemas`): a list field whose schema says
+  upstream's schema (:mod:`kubesched.api.schemas`, the v1.37 definitions: the patch strategies
+  and merge keys of the served ``v1`` kinds are the same in every release 1.34 … 1.37; fields a
+  release lacks are then rejected or pruned by that release's decoding): a list field whose schema says
   ``x-kubernetes-patch-strategy: merge`` merges — by ``x-kubernetes-patch-merge-key`` for lists
   of objects (``containers`` by ``name``, ``conditions`` by ``type``, ``tolerations`` ...),
   as a set union for lists of scalars (``finalizers``) — other lists replace; maps merge

@@ -8,9 +8,12 @@ them as the real API server does. Responses stay JSON (the clients accept it).
 The wire format (``staging/src/k8s.io/apimachinery/pkg/runtime/serializer/protobuf/protobuf.go``):
 the 4-byte magic ``k8s\\x00``, then a ``runtime.Unknown`` message whose ``typeMeta`` names the
 ``apiVersion``/``kind`` and whose ``raw`` holds the object's own message. The message types come
-from the ``generated.proto`` files of ``k8s.io/api`` and ``k8s.io/apimachinery`` v0.34, compiled
+from the ``generated.proto`` files of ``k8s.io/api`` and ``k8s.io/apimachinery`` v0.37.2, compiled
 once into ``data/k8s-api.desc.gz`` (``tools/protobuf/gen_descriptors.sh``) and decoded with the
-``protobuf`` library.
+``protobuf`` library. One set serves every emulated version (1.34 … 1.37): the served ``*/v1``
+types only gain fields from one release to the next, and a field the emulated release lacks is
+then dropped or rejected by that release's decoding checks (:mod:`kubesched.api.schemas`), so a
+v1.34 box stores what a v1.34 API server would.
 
 Turning a message into JSON follows the Go types' JSON encoding:
 

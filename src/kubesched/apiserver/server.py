@@ -16,6 +16,7 @@ import asyncio
 import base64
 import binascii
 import bisect
+import hmac
 import logging
 import random
 import ssl
@@ -54,6 +55,7 @@ from kubesched.apiserver.storage import (
     RequestTooLarge,
     Store,
 )
+from kubesched.features import BINARY_VERSION, FeatureGate, default_feature_gate
 
 __all__ = ["SYSTEM_NAMESPACES", "VERSION_INFO", "APIServer", "now_rfc3339"]
 
@@ -63,13 +65,13 @@ SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 _UNDELETABLE_NAMESPACES = ("default", "kube-system", "kube-public")
 
 VERSION_INFO = {
-    "major": "1",
-    "minor": "34",
-    "emulationMajor": "1",
-    "emulationMinor": "34",
-    "minCompatibilityMajor": "1",
-    "minCompatibilityMinor": "33",
-    "gitVersion": "v1.34.0-kubesched",
+    "major": str(BINARY_VERSION[0]),
+    "minor": str(BINARY_VERSION[1]),
+    "emulationMajor": str(BINARY_VERSION[0]),
+    "emulationMinor": str(BINARY_VERSION[1]),
+    "minCompatibilityMajor": str(BINARY_VERSION[0]),
+    "minCompatibilityMinor": str(BINARY_VERSION[1] - 1),
+    "gitVersion": f"v{BINARY_VERSION[0]}.{BINARY_VERSION[1]}.2-kubesched",
     "gitCommit": "0000000000000000000000000000000000000000",
     "gitTreeState": "clean",
     "buildDate": "2026-01-01T00:00:00Z",
@@ -135,6 +137,18 @@ def _matcher(lsel: Selector, fsel: FieldSelector) -> Callable[[Entry], bool] | N
 #: kube-apiserver's ``MaxRequestBodyBytes`` (``server/config.go``: 3 MiB): a larger write body is
 #: answered 413 "Request entity too large: limit is 3145728" (``handlers/rest.go`` limitedReadBody).
 MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024
+#: ``http.Server.IdleTimeout`` of kube-apiserver's secure serving (``server/secure_serving.go``): 90 s.
+IDLE_TIMEOUT = 90.0
+#: request body media types the box decodes (besides protobuf): JSON and YAML, as kube-apiserver's serializers
+_BODY_MEDIA_TYPES = frozenset(("application/json", "application/yaml", "application/apply-patch+yaml"))
+
+
+def _unsupported_body(media: str) -> dict[str, Any]:
+    """``errors.NewUnsupportedMediaType`` for a write body of an unknown format."""
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "the body of the request was in an unknown format - accepted media types include: "
+                       "application/json, application/yaml, application/vnd.kubernetes.protobuf",
+            "reason": "UnsupportedMediaType", "details": {}, "code": 415}
 
 
 def _decode_yaml_body(raw: bytes, json_error: Exception) -> Any:
@@ -200,13 +214,31 @@ class APIServer:
     many recent revisions the periodic compactor keeps (every ``compaction_interval`` s).
     ``on_started``: callables run after start with the server (e.g. simulated kubelets).
     ``event_ttl``: seconds after which Events are removed (kube-apiserver ``--event-ttl``, 1 h).
+    ``features``: the API server's ``--emulated-version`` and ``--feature-gates`` (None: v1.37
+    defaults) — which release's API schemas decode and are served (``/openapi``, ``/version``'s
+    ``emulationMinor``), which gated fields are dropped or merged on write
+    (:mod:`kubesched.apiserver.admission`), and whether a binding clears
+    ``status.nominatedNodeName`` (ClearingNominatedNodeNameAfterBinding, on since 1.35).
     """
 
     def __init__(self, store: Store, *, token: str | None = None, faults: Faults | None = None,
                  compaction_window: int = 10000, compaction_interval: float = 60.0,
                  bookmark_interval: float = 60.0, min_request_timeout: float = 1800.0,
-                 admission: bool = True, event_ttl: float = 3600.0) -> None:
+                 admission: bool = True, event_ttl: float = 3600.0, max_requests_inflight: int = 400,
+                 max_mutating_requests_inflight: int = 200, features: FeatureGate | None = None) -> None:
         self.store = store
+        self.features = features if features is not None else default_feature_gate()
+        #: the API release served: ``(major, minor)`` of the emulated version
+        self.api_version = self.features.emulated_version
+        emu, mcv = self.features.emulated_version, self.features.min_compatibility_version
+        self.version_info = {**VERSION_INFO, "emulationMajor": str(emu[0]), "emulationMinor": str(emu[1]),
+                             "minCompatibilityMajor": str(mcv[0]), "minCompatibilityMinor": str(mcv[1])}
+        #: kube-apiserver ``--max-requests-inflight`` / ``--max-mutating-requests-inflight``
+        #: (``filters/maxinflight.go``): beyond them a request is answered 429 at once; 0 = no limit.
+        #: Long-running requests (watches) are not counted.
+        self.max_requests_inflight = max_requests_inflight
+        self.max_mutating_requests_inflight = max_mutating_requests_inflight
+        self._inflight = [0, 0]  # read-only, mutating
         self.token = token
         self.faults = faults or Faults()
         self.compaction_window = compaction_window
@@ -263,8 +295,9 @@ class APIServer:
         self.scheme = "https" if ssl_context is not None else "http"
         self.loop = asyncio.get_running_loop()
         self.faults._bind(self.loop, self.compact_now, self.close_all_watches)
+        # an idle keep-alive connection is closed after 90 s, as kube-apiserver's http.Server IdleTimeout
         self._runner = web.AppRunner(self.make_app(), access_log=None, handle_signals=False,
-                                     shutdown_timeout=SHUTDOWN_TIMEOUT)
+                                     shutdown_timeout=SHUTDOWN_TIMEOUT, keepalive_timeout=IDLE_TIMEOUT)
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port, reuse_address=True, ssl_context=ssl_context)
         await site.start()
@@ -374,10 +407,36 @@ class APIServer:
     async def _middleware(self, request: web.Request, handler: Callable[..., Any]) -> web.StreamResponse:
         if self._stopping:
             return self._shutting_down_response(request)
+        slot = self._inflight_slot(request)
+        if slot is not None:
+            limit = (self.max_requests_inflight, self.max_mutating_requests_inflight)[slot]
+            if limit and self._inflight[slot] >= limit:
+                err = APIError.too_many_requests("Too many requests, please try again later.", retry_after=1)
+                return _json_response(err.status, 429, err.headers)
+            self._inflight[slot] += 1
+        try:
+            return await self._guarded(request, handler)
+        finally:
+            if slot is not None:
+                self._inflight[slot] -= 1
+
+    @staticmethod
+    def _inflight_slot(request: web.Request) -> int | None:
+        """0 for a read-only request, 1 for a mutating one, None for a long-running request (a
+        watch) or a health check, which ``WithMaxInFlightLimit`` does not count."""
+        if request.query.get("watch") in ("true", "1") or "/watch/" in request.path:
+            return None
+        if request.path in _PUBLIC_PATHS:
+            return None
+        return 0 if request.method in ("GET", "HEAD", "OPTIONS") else 1
+
+    async def _guarded(self, request: web.Request, handler: Callable[..., Any]) -> web.StreamResponse:
         try:
             if self.token is not None and request.path not in _PUBLIC_PATHS:
-                auth = request.headers.get("Authorization", "")
-                if auth != f"Bearer {self.token}":
+                scheme, _, presented = request.headers.get("Authorization", "").strip().partition(" ")
+                # the scheme is case-insensitive (bearertoken.go), the token compared in constant time
+                if scheme.lower() != "bearer" or not hmac.compare_digest(presented.strip().encode(),
+                                                                        self.token.encode()):
                     raise APIError.unauthorized()
             await self.faults.before_request()
             if self._stopping:  # held (latency/pause) until the server began to stop
@@ -427,9 +486,11 @@ class APIServer:
                                              "/openapi/v2", "/openapi/v3", "/version"]})
         head = parts[0]
         if head in ("healthz", "livez", "readyz") and len(parts) == 1:
+            if request.method not in ("GET", "HEAD"):  # a health check is GET-only (405, as Go's mux)
+                return web.Response(status=405, text="Method Not Allowed\n", headers={"Allow": "GET, HEAD"})
             return web.Response(text="ok")
         if head == "version" and len(parts) == 1:
-            return _json_response(VERSION_INFO)
+            return _json_response(self.version_info)
         if head == "openapi":
             return self._openapi(request, parts[1:])
         if head == "api":
@@ -572,11 +633,11 @@ class APIServer:
         served = [(r.group, r.version, r.kind, r.plural, r.namespaced) for r in res.RESOURCES]
         if rest == ["v2"]:
             if "protobuf" in request.headers.get("Accept", ""):  # what kubectl asks for
-                return web.Response(body=openapi.v2_protobuf(),
+                return web.Response(body=openapi.v2_protobuf(self.api_version),
                                     headers={"Content-Type": openapi.V2_PROTOBUF_CONTENT_TYPE})
-            return web.Response(body=openapi.v2_document(served), content_type=_JSON)
+            return web.Response(body=openapi.v2_document(served, self.api_version), content_type=_JSON)
         if rest == ["v3"]:
-            return _json_response(openapi.v3_index(self.url, served))
+            return _json_response(openapi.v3_index(self.url, served, self.api_version))
         if len(rest) >= 3 and rest[0] == "v3":
             if rest[1] == "api":
                 group, version = "", rest[2]
@@ -584,7 +645,7 @@ class APIServer:
                 group, version = rest[2], rest[3]
             else:
                 raise APIError.no_route()
-            doc = openapi.v3_group_version(group, version, served)
+            doc = openapi.v3_group_version(group, version, served, self.api_version)
             if doc is None:
                 raise APIError.no_route()
             return web.Response(body=doc, content_type=_JSON)
@@ -639,6 +700,10 @@ class APIServer:
     async def _read_body(self, request: web.Request) -> dict[str, Any]:
         ctype = request.headers.get("Content-Type", "")
         raw = await request.read()
+        media = ctype.split(";", 1)[0].strip().lower()
+        if media and media not in _BODY_MEDIA_TYPES and not media.startswith(protobuf.MEDIA_TYPE):
+            # negotiation.NegotiateInputSerializer: an unknown body format is 415 (an empty type is read as JSON)
+            raise APIError(_unsupported_body(media))
         if ctype.startswith(protobuf.MEDIA_TYPE):
             # kubectl's typed generators (create namespace|deployment|…, run, expose)
             try:
@@ -682,7 +747,7 @@ class APIServer:
                                        f'"Ignore", "Strict", "Warn"')
         if directive == "Ignore":
             return
-        msgs = fv.unknown_fields((info.group, info.version, info.kind), obj)
+        msgs = fv.unknown_fields((info.group, info.version, info.kind), obj, self.api_version)
         if not msgs:
             return
         if directive == "Strict":
@@ -1141,7 +1206,8 @@ class APIServer:
 
         try:
             out: dict[str, Any] = admission.admit(f"{info.plural}/{sub}" if sub else info.plural, obj, old,
-                                                  operation=op, lookup=lookup, list_objects=list_objects)
+                                                  operation=op, lookup=lookup, list_objects=list_objects,
+                                                  features=self.features)
         except admission.AdmissionError as e:
             raise APIError(e.status) from None
         return out
@@ -1648,11 +1714,14 @@ class APIServer:
         if spec.get("schedulingGates"):
             raise conflict(f"pod {name} has non-empty .spec.schedulingGates")
         spec["nodeName"] = node
+        status = pod.setdefault("status", {})
+        if self.features.enabled("ClearingNominatedNodeNameAfterBinding"):
+            # clear the nomination hint (pkg/registry/core/pod/storage/storage.go L246-249)
+            status.pop("nominatedNodeName", None)
         if bmd.get("annotations"):
             md.setdefault("annotations", {}).update(bmd["annotations"])
         if bmd.get("labels"):
             md.setdefault("labels", {}).update(bmd["labels"])
-        status = pod.setdefault("status", {})
         conds = status.setdefault("conditions", [])
         now = now_rfc3339()
         for c in conds:

@@ -130,8 +130,9 @@ class Up:
             self.work_dir = Path(self._tmp)
         self.kubeconfig = self.work_dir / "kubeconfig"
         try:
+            server_kw = {"features": opts.features, **opts.extra_server_kw}  # the box serves the emulated API
             async with start_server(self.kubeconfig, data_dir=opts.data_dir, port=opts.port,
-                                    simulate_kubelets=True, **opts.extra_server_kw) as server:
+                                    simulate_kubelets=True, **server_kw) as server:
                 self.server = server
                 return await self._with_server()
         except DataDirLocked as e:

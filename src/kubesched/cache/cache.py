@@ -14,7 +14,9 @@ Pod states, as upstream's diagram::
     +----------------+   +-----------> Expired   +----> Deleted
           Forget                 Expire
 
-Assumed pods never expire (``durationToExpireAssumedPod = 0`` upstream, issue #106361).
+Assumed pods never expire: upstream 1.34 had a TTL of 0 (= never, issue #106361) and
+``FinishBinding``; 1.36 removed both. An assumed pod that is deleted is removed with
+:meth:`Cache.remove_assumed_pod` (1.37 ``RemoveAssumedPod``; the event handlers call it since 1.35).
 Everything lands in one :class:`NodeTable`, which doubles as the snapshot: the engine only
 mutates it between scheduling cycles. Pods bound to a node the cache does not know yet are
 held aside and accounted when the node arrives (upstream keeps a NodeInfo without a Node).
@@ -36,7 +38,6 @@ class PodState:
     pod_info: PodInfo
     node_name: str
     assumed: bool = False
-    binding_finished: bool = False
 
 
 class Cache:
@@ -99,11 +100,6 @@ class Cache:
         self._place(pod_info, node_name)
         self.pod_states[pod_info.key] = PodState(pod_info, node_name, assumed=True)
 
-    def finish_binding(self, key: str) -> None:
-        st = self.pod_states.get(key)
-        if st is not None and st.assumed:
-            st.binding_finished = True
-
     def forget_pod(self, key: str) -> None:
         """Undo :meth:`assume_pod`. Raises ``ValueError`` for a pod that is not assumed."""
         st = self.pod_states.get(key)
@@ -111,6 +107,19 @@ class Cache:
             raise ValueError(f"pod {key} wasn't assumed so cannot be forgotten")
         self._unplace(st.pod_info, st.node_name)
         del self.pod_states[key]
+
+    def remove_assumed_pod(self, key: str) -> PodInfo | None:
+        """An assumed pod was deleted (upstream ``RemoveAssumedPod``, backend/cache/cache.go,
+        1.37.2): free what it holds on its node. None if the pod is no longer in the cache;
+        ``ValueError`` if it is there but not assumed (upstream ``validateAssumedPod``)."""
+        st = self.pod_states.get(key)
+        if st is None:
+            return None
+        if not st.assumed:
+            raise ValueError(f"pod {key} wasn't assumed so cannot be removed as assumed")
+        self._unplace(st.pod_info, st.node_name)
+        del self.pod_states[key]
+        return st.pod_info
 
     def is_assumed(self, key: str) -> bool:
         st = self.pod_states.get(key)

@@ -13,7 +13,9 @@ import sys
 
 import click
 
+from kubesched.cli._features import build_features, feature_gate_options
 from kubesched.errors import InputError
+from kubesched.features import FeatureGate
 
 __all__ = ["apiserver"]
 
@@ -59,25 +61,39 @@ def _parse_fail_writes(spec: str) -> tuple[str, str, float, int]:
 @click.option("--fault-latency", type=float, default=0.0, metavar="SECONDS", help="Fault: delay every request.")
 @click.option("--fault-fail-writes", "fail_writes", multiple=True, metavar="RESOURCE[/SUB]=FRACTION[:CODE]",
               help="Fault: fail FRACTION of writes to a resource (e.g. pods/binding=0.2:500). Repeatable.")
+@click.option("--max-requests-inflight", type=click.IntRange(min=0), default=400, show_default=True,
+              help="Read-only requests served at once; more are answered 429 (0 = no limit), as kube-apiserver.")
+@click.option("--max-mutating-requests-inflight", type=click.IntRange(min=0), default=200, show_default=True,
+              help="Mutating requests served at once; more are answered 429 (0 = no limit).")
 @click.option("--unsafe-no-fsync", is_flag=True,
               help="Acknowledge writes before they are synced to disk (etcd's flag of the same name): faster, "
                    "but a power loss or kernel crash loses the last acknowledged writes. Default: every write is "
                    "fsynced before the API answers.")
+@feature_gate_options
 def apiserver(data_dir: str | None, in_memory: bool, bind_address: str, port: int, kubeconfig: str | None,
               token: str | None, insecure_http: bool, simulate_kubelets: bool, compaction_window: int,
               compaction_interval: float, event_ttl: float, fault_close_watches_every: float | None,
-              fault_latency: float, fail_writes: tuple[str, ...], unsafe_no_fsync: bool = False) -> None:
-    """Serve a Kubernetes-compatible API server backed by SQLite (the cluster in a box)."""
+              fault_latency: float, fail_writes: tuple[str, ...], max_requests_inflight: int = 400,
+              max_mutating_requests_inflight: int = 200, unsafe_no_fsync: bool = False,
+              emulated_version: str | None = None, feature_gates: tuple[str, ...] = (),
+              min_compatibility_version: str | None = None) -> None:
+    """Serve a Kubernetes-compatible API server backed by SQLite (the cluster in a box).
+
+    ``--emulated-version`` / ``--feature-gates``: the API of that release (schemas, gated fields,
+    admission and validation rules; see :class:`kubesched.apiserver.server.APIServer`)."""
     from kubesched.apiserver.storage import CorruptStore
 
+    _raise_open_files_limit()
     try:
         if data_dir and in_memory:
             raise InputError("--data-dir and --in-memory are mutually exclusive", "--in-memory")
+        features = build_features(emulated_version, feature_gates, min_compatibility_version)
         faults_spec = [_parse_fail_writes(s) for s in fail_writes]
         tok = secrets.token_hex(16) if token is None else (token or None)
         asyncio.run(_serve(data_dir, bind_address, port, kubeconfig, tok, not insecure_http,
                            simulate_kubelets, compaction_window, compaction_interval, event_ttl,
-                           fault_close_watches_every, fault_latency, faults_spec, not unsafe_no_fsync))
+                           fault_close_watches_every, fault_latency, faults_spec, not unsafe_no_fsync,
+                           (max_requests_inflight, max_mutating_requests_inflight), features))
     except InputError as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(2)
@@ -86,10 +102,24 @@ def apiserver(data_dir: str | None, in_memory: bool, bind_address: str, port: in
         sys.exit(1)
 
 
+def _raise_open_files_limit() -> None:
+    """Raise the soft RLIMIT_NOFILE to the hard limit, as the Go runtime does for kube-apiserver
+    (Go ≥ 1.19): a 1,024-descriptor soft limit would let a thousand idle clients lock out kubectl."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        except (ValueError, OSError):
+            pass
+
+
 async def _serve(data_dir: str | None, host: str, port: int, kubeconfig: str | None, token: str | None,
                  tls: bool, simulate_kubelets: bool, window: int, interval: float, event_ttl: float,
                  close_every: float | None,
-                 latency: float, fail_writes: list[tuple[str, str, float, int]], fsync: bool = True) -> None:
+                 latency: float, fail_writes: list[tuple[str, str, float, int]], fsync: bool = True,
+                 inflight: tuple[int, int] = (400, 200), features: FeatureGate | None = None) -> None:
     import shutil
 
     from kubesched.apiserver.storage import DataDirLocked
@@ -97,7 +127,9 @@ async def _serve(data_dir: str | None, host: str, port: int, kubeconfig: str | N
 
     try:
         server = build_server(data_dir, token=token, simulate_kubelets=simulate_kubelets, fsync=fsync,
-                              compaction_window=window, compaction_interval=interval, event_ttl=event_ttl)
+                              compaction_window=window, compaction_interval=interval, event_ttl=event_ttl,
+                              max_requests_inflight=inflight[0], max_mutating_requests_inflight=inflight[1],
+                              features=features)
     except DataDirLocked as e:
         raise InputError(str(e), "--data-dir") from None
     f = server.faults

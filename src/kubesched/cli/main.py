@@ -201,7 +201,7 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
     finally:
         gc.freeze()  # a one-shot process: the input's objects are never scanned by the collector again
         gc.enable()
-    validate_inputs(raws, field_validation=mode, warn=lambda line: click.echo(line, err=True))
+    validate_inputs(raws, field_validation=mode, warn=lambda line: click.echo(line, err=True), features=features)
     rss: dict[str, float] = {}
     if timings is not None:
         timings["load"] = time.perf_counter() - t0

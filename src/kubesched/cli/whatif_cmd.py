@@ -135,26 +135,44 @@ def capacity_command(paths: tuple[str, ...], seed: int, plugins: tuple[str, ...]
 
 @click.command("compare")
 @_with_common
-@click.option("--config", "config_paths", multiple=True, required=True, type=click.Path(dir_okay=False),
-              help="A KubeSchedulerConfiguration; give exactly two.")
+@click.option("--config", "config_paths", multiple=True, type=click.Path(dir_okay=False),
+              help="A KubeSchedulerConfiguration; give two (or, with --versions, at most one).")
+@click.option("--versions", default=None, metavar="A,B",
+              help="Compare two releases instead of two configurations: the same input (and --config, "
+                   "defaulted per release) decided as kube-scheduler A and B, e.g. 1.34,1.37.")
 @click.option("-o", "--output", type=click.Choice(["table", "yaml", "json"]), default="table", show_default=True)
 @click.option("--limit", type=click.IntRange(min=0), default=50, show_default=True,
               help="Table output: list at most this many differently placed pods (0 = all).")
 @friendly
 def compare_command(paths: tuple[str, ...], seed: int, plugins: tuple[str, ...], config_paths: tuple[str, ...],
-                    output: str, limit: int, emulated_version: str | None = None,
+                    output: str, limit: int, versions: str | None = None, emulated_version: str | None = None,
                     feature_gates: tuple[str, ...] = (), min_compatibility_version: str | None = None) -> None:
-    """Run the same cluster through two scheduler configurations and show where they differ."""
+    """Run the same cluster through two scheduler configurations (or two releases) and show where
+    they differ."""
     from kubesched.sim.compare import compare
     from kubesched.sim.manifests import load_manifests
 
-    if len(config_paths) != 2:
-        raise InputError(f"give exactly two --config files, got {len(config_paths)}", "--config")
-    features = build_features(emulated_version, feature_gates, min_compatibility_version)
-    configs = [_config(p, features) for p in config_paths]
+    if versions is not None:
+        parts = [v.strip() for v in versions.split(",")]
+        if len(parts) != 2 or not all(parts):
+            raise InputError(f"expected two releases, e.g. 1.34,1.37, got {versions!r}", "--versions")
+        if emulated_version is not None:
+            raise InputError("--versions names both releases: drop --emulated-version", "--emulated-version")
+        if len(config_paths) > 1:
+            raise InputError(f"with --versions give at most one --config, got {len(config_paths)}", "--config")
+        fa, fb = (build_features(v, feature_gates, min_compatibility_version) for v in parts)
+        path = config_paths[0] if config_paths else None
+        configs = [_config(path, fa), _config(path, fb)]
+        labels = (f"v{parts[0]}", f"v{parts[1]}")
+    else:
+        if len(config_paths) != 2:
+            raise InputError(f"give exactly two --config files, got {len(config_paths)}", "--config")
+        fa = fb = build_features(emulated_version, feature_gates, min_compatibility_version)
+        configs = [_config(p, fa) for p in config_paths]
+        labels = _labels(config_paths)
     raws = load_manifests(list(paths))
-    res = compare(raws, configs[0], configs[1], labels=_labels(config_paths), seed=seed, registry=_registry(plugins),
-                  features=features)
+    res = compare(raws, configs[0], configs[1], labels=labels, seed=seed, registry=_registry(plugins),
+                  features=fa, features_b=fb)
     if output != "table":
         emit(res.to_dict(), output)
         return

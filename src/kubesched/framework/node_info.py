@@ -105,6 +105,13 @@ class QueuedPodInfo:
     gating_plugin: str = ""
     seq: int = 0
     """Arrival order, the final tie-breaker so runs are deterministic."""
+    was_flushed_from_unschedulable: bool = False
+    """Upstream ``WasFlushedFromUnschedulable`` (1.36+): the pod was last moved out of
+    unschedulablePods by the leftover flush; cleared when it fails again (and, 1.37+, when it is
+    gated again). A pod bound with it set counts in ``pod_scheduled_after_flush_total``."""
+    flush_timestamp: float | None = None
+    """Upstream ``FlushTimestamp`` (1.37+): when the leftover flush last moved the pod; the
+    flush measures the 5 minutes from max(timestamp, flush_timestamp)."""
 
     @property
     def pod(self) -> Pod:

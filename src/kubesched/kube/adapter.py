@@ -567,14 +567,11 @@ class EventHandlers:
             s.on_pod_add(new)
             self.on_change()
             return
-        key = pod_key(new)
-        if not new.spec.node_name and s.cache.is_assumed(key):
-            # upstream updatePodInSchedulingQueue: an assumed pod only reacts to a new
-            # deletionTimestamp (handleAssumedPodDeletion: forget it; its binding, if still
-            # running, fails "being deleted" and the pod is dropped); other updates are ignored
-            # so that the pod is not queued a second time while it binds
+        if not new.spec.node_name and s.cache.is_assumed(pod_key(new)):
+            # Scheduler.on_pod_update ignores an assumed pod's updates except (1.35+) a new
+            # deletionTimestamp (handleAssumedPodDeletion); only that wakes the loop
+            s.on_pod_update(old, new)
             if new.metadata.deletion_timestamp is not None and old.metadata.deletion_timestamp is None:
-                s.on_pod_delete(new)
                 self.on_change()
             return
         s.on_pod_update(old, new)

@@ -4,7 +4,8 @@ Follows ``pkg/scheduler/metrics/metrics.go`` (definitions and buckets), ``metric
 and the call sites in ``pkg/scheduler/schedule_one.go`` (``PodScheduled`` / ``PodUnschedulable``
 / ``PodScheduleError``, ``PodSchedulingAttempts``, ``PodSchedulingSLIDuration`` with its
 ``attempts`` label capped at ``"15+"``) and ``internal/queue/scheduling_queue.go``
-(``pending_pods``, ``queue_incoming_pods_total``, ``unschedulable_pods``), plus
+(``pending_pods``, ``queue_incoming_pods_total``, ``queue_incoming_entities_total``,
+``pod_scheduled_after_flush_total``, ``unschedulable_pods``), plus
 ``leader_election_master_status{name}`` (``component-base/metrics/prometheus/clientgo/leaderelection``).
 
 One :class:`SchedulerMetrics` owns its own ``prometheus_client.CollectorRegistry`` (no global
@@ -13,6 +14,15 @@ state (queue sizes, per-plugin unschedulable pods, cache size) and the cumulativ
 ``queue_incoming_pods_total`` are refreshed from the engine by :meth:`SchedulerMetrics.update_from`
 right before each scrape (equal to upstream's increment/decrement bookkeeping, read at scrape
 time). Counters do not expose prometheus_client's ``*_created`` samples (upstream has none).
+
+Versions (``features``, the emulated release): HELP texts carry component-base's stability
+prefix (``[ALPHA] ``, ``[BETA] ``, ``[STABLE] ``) at the level of that release — 1.36 promoted
+``permit_wait_duration_seconds`` and ``unschedulable_pods`` to BETA, 1.37
+``scheduling_algorithm_duration_seconds`` and ``plugin_execution_duration_seconds``;
+``pod_scheduled_after_flush_total`` exists since 1.36; since 1.37 ``pending_pods{queue}`` also has
+``incomplete`` and ``pending`` (pod-group pools, always 0 here) and
+``queue_incoming_entities_total{queue,event,type}`` counts pods (``type="pod"``) entering a queue
+other than the one their queueing strategy named (``metrics.go`` L300-460, v1.37.2).
 """
 
 from __future__ import annotations
@@ -22,6 +32,8 @@ from typing import Any
 
 import prometheus_client
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from kubesched.features import FeatureGate, default_feature_gate
 
 __all__ = ["SchedulerMetrics", "attempts_label", "exponential_buckets", "pod_limits", "pod_resource_metrics"]
 
@@ -42,6 +54,39 @@ def attempts_label(attempts: int) -> str:
 
 
 QUEUES = ("active", "backoff", "unschedulable", "gated")
+QUEUES_137 = (*QUEUES, "incomplete", "pending")
+"""``pending_pods{queue}`` values since 1.37 (pod-group pools; always 0 without GenericWorkload)."""
+
+_STABILITY: dict[str, tuple[tuple[tuple[int, int], str], ...]] = {
+    # metric → ((from release, level), ...), latest first (pkg/scheduler/metrics/metrics.go per release)
+    "scheduler_schedule_attempts": (((1, 0), "STABLE"),),
+    "scheduler_scheduling_attempt_duration_seconds": (((1, 0), "STABLE"),),
+    "scheduler_scheduling_algorithm_duration_seconds": (((1, 37), "BETA"), ((1, 0), "ALPHA")),
+    "scheduler_preemption_victims": (((1, 0), "STABLE"),),
+    "scheduler_preemption_attempts": (((1, 0), "STABLE"),),
+    "scheduler_pending_pods": (((1, 0), "STABLE"),),
+    "scheduler_pod_scheduling_sli_duration_seconds": (((1, 0), "BETA"),),
+    "scheduler_pod_scheduling_attempts": (((1, 0), "STABLE"),),
+    "scheduler_pod_scheduled_after_flush": (((1, 0), "ALPHA"),),
+    "scheduler_framework_extension_point_duration_seconds": (((1, 0), "STABLE"),),
+    "scheduler_plugin_execution_duration_seconds": (((1, 37), "BETA"), ((1, 0), "ALPHA")),
+    "scheduler_queue_incoming_pods": (((1, 0), "STABLE"),),
+    "scheduler_queue_incoming_entities": (((1, 0), "ALPHA"),),
+    "scheduler_queued_entities": (((1, 0), "ALPHA"),),
+    "scheduler_permit_wait_duration_seconds": (((1, 36), "BETA"), ((1, 0), "ALPHA")),
+    "scheduler_cache_size": (((1, 0), "ALPHA"),),
+    "scheduler_unschedulable_pods": (((1, 36), "BETA"), ((1, 0), "ALPHA")),
+    "leader_election_master_status": (((1, 0), "ALPHA"),),
+    "leader_election_slowpath": (((1, 0), "ALPHA"),),
+}
+
+
+def stability_level(metric: str, version: tuple[int, int]) -> str:
+    """The metric's stability level at release ``version`` (``ALPHA``/``BETA``/``STABLE``)."""
+    for since, level in _STABILITY[metric]:
+        if version >= since:
+            return level
+    raise KeyError(metric)
 
 
 class SchedulerMetrics:
@@ -58,70 +103,133 @@ class SchedulerMetrics:
     - :meth:`leader_on` / :meth:`leader_off` — the leader elector's metrics provider.
     """
 
-    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+    def __init__(self, registry: CollectorRegistry | None = None, features: FeatureGate | None = None) -> None:
         self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
         r = self.registry
+        self.features = features if features is not None else default_feature_gate()
+        version = self.features.emulated_version
+
+        def h(metric: str, text: str) -> str:  # component-base annotateStabilityLevel
+            return f"[{stability_level(metric, version)}] {text}"
+
         self.schedule_attempts = Counter(
-            "scheduler_schedule_attempts", "Number of attempts to schedule pods, by the result. 'unschedulable' "
-            "means a pod could not be scheduled, while 'error' means an internal scheduler problem.",
+            "scheduler_schedule_attempts", h("scheduler_schedule_attempts",
+                                             "Number of attempts to schedule pods, by the result. 'unschedulable' "
+                                             "means a pod could not be scheduled, while 'error' means an internal "
+                                             "scheduler problem."),
             ["result", "profile"], registry=r)
         self.scheduling_latency = Histogram(
             "scheduler_scheduling_attempt_duration_seconds",
-            "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
+            h("scheduler_scheduling_attempt_duration_seconds",
+              "Scheduling attempt latency in seconds (scheduling algorithm + binding)"),
             ["result", "profile"], buckets=exponential_buckets(0.001, 2, 15), registry=r)
         self.scheduling_algorithm_latency = Histogram(
-            "scheduler_scheduling_algorithm_duration_seconds", "Scheduling algorithm latency in seconds",
+            "scheduler_scheduling_algorithm_duration_seconds",
+            h("scheduler_scheduling_algorithm_duration_seconds", "Scheduling algorithm latency in seconds"),
             buckets=exponential_buckets(0.001, 2, 15), registry=r)
         self.preemption_victims = Histogram(
-            "scheduler_preemption_victims", "Number of selected preemption victims",
+            "scheduler_preemption_victims", h("scheduler_preemption_victims", "Number of selected preemption victims"),
             buckets=exponential_buckets(1, 2, 7), registry=r)
         self.preemption_attempts = Counter(
-            "scheduler_preemption_attempts", "Total preemption attempts in the cluster till now", registry=r)
+            "scheduler_preemption_attempts",
+            h("scheduler_preemption_attempts", "Total preemption attempts in the cluster till now"), registry=r)
+        pending_help = ("Number of pending pods, by the queue type. 'active' means number of pods in activeQ; "
+                        "'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in "
+                        f"{'unschedulableEntities' if self.features.at_least(1, 37) else 'unschedulablePods'} "
+                        "that the scheduler attempted to schedule and failed; 'gated' is the number of "
+                        "unschedulable pods that the scheduler never attempted to schedule because they are gated")
+        if self.features.at_least(1, 37):
+            pending_help += ("; 'incomplete' means number of pods in incompletePodGroupPods; 'pending' means "
+                             "number of pods in pendingPodGroupPods")
         self.pending_pods = Gauge(
-            "scheduler_pending_pods", "Number of pending pods, by the queue type. 'active' means number of pods "
-            "in activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in "
-            "unschedulablePods that the scheduler attempted to schedule and failed; 'gated' is the number of "
-            "unschedulable pods that the scheduler never attempted to schedule because they are gated.",
-            ["queue"], registry=r)
+            "scheduler_pending_pods", h("scheduler_pending_pods", pending_help + "."), ["queue"], registry=r)
+        self.queued_entities: Gauge | None = None
+        """``queued_entities{queue,type}`` (1.37+; None before): pods count as ``type="pod"``."""
+        if self.features.at_least(1, 37):
+            self.queued_entities = Gauge(
+                "scheduler_queued_entities",
+                h("scheduler_queued_entities",
+                  "Number of queued scheduling entities ('pod' or 'podgroup'; 'pod' stands for individual pods "
+                  "that are not members of any podgroup) by the queue type. 'active' means number of entities in "
+                  "activeQ; 'backoff' means number of entities in backoffQ; 'unschedulable' means number of "
+                  "entities in unschedulableEntities that the scheduler attempted to schedule and failed; 'gated' "
+                  "is the number of unschedulable entities that the scheduler never attempted to schedule because "
+                  "they are gated."), ["queue", "type"], registry=r)
         self.pod_scheduling_sli_duration = Histogram(
             "scheduler_pod_scheduling_sli_duration_seconds",
-            "E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue and "
-            "might involve multiple scheduling attempts.",
+            h("scheduler_pod_scheduling_sli_duration_seconds",
+              "E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue and "
+              "might involve multiple scheduling attempts."),
             ["attempts"], buckets=exponential_buckets(0.01, 2, 20), registry=r)
         self.pod_scheduling_attempts = Histogram(
-            "scheduler_pod_scheduling_attempts", "Number of attempts to successfully schedule a pod.",
+            "scheduler_pod_scheduling_attempts",
+            h("scheduler_pod_scheduling_attempts", "Number of attempts to successfully schedule a pod."),
             buckets=exponential_buckets(1, 2, 5), registry=r)
+        self.pod_scheduled_after_flush: Counter | None = None
+        """``pod_scheduled_after_flush_total`` (1.36+; None before)."""
+        if self.features.at_least(1, 36):
+            pool = "unschedulableEntities" if self.features.at_least(1, 37) else "unschedulablePods"
+            self.pod_scheduled_after_flush = Counter(
+                "scheduler_pod_scheduled_after_flush",
+                h("scheduler_pod_scheduled_after_flush",
+                  f"Number of pods that were successfully scheduled after being flushed from {pool} due to "
+                  "timeout. This metric helps detect potential queueing hint misconfigurations or event handling "
+                  "issues."), registry=r)
         self.framework_extension_point_duration = Histogram(
             "scheduler_framework_extension_point_duration_seconds",
-            "Latency for running all plugins of a specific extension point.",
+            h("scheduler_framework_extension_point_duration_seconds",
+              "Latency for running all plugins of a specific extension point."),
             ["extension_point", "status", "profile"], buckets=exponential_buckets(0.0001, 2, 12), registry=r)
         self.plugin_execution_duration = Histogram(
             "scheduler_plugin_execution_duration_seconds",
-            "Duration for running a plugin at a specific extension point.",
+            h("scheduler_plugin_execution_duration_seconds",
+              "Duration for running a plugin at a specific extension point."),
             ["plugin", "extension_point", "status"], buckets=exponential_buckets(0.00001, 1.5, 20), registry=r)
         self.queue_incoming_pods = Counter(
-            "scheduler_queue_incoming_pods", "Number of pods added to scheduling queues by event and queue type.",
+            "scheduler_queue_incoming_pods",
+            h("scheduler_queue_incoming_pods", "Number of pods added to scheduling queues by event and queue type."),
             ["queue", "event"], registry=r)
+        self.queue_incoming_entities: Counter | None = None
+        """``queue_incoming_entities_total{queue,event,type}`` (1.37+; None before)."""
+        if self.features.at_least(1, 37):
+            self.queue_incoming_entities = Counter(
+                "scheduler_queue_incoming_entities",
+                h("scheduler_queue_incoming_entities",
+                  "Number of scheduling entities added to scheduling queues by event, queue type, and entity type. "
+                  "Entity types are either 'pod' (for individual pods that are not members of any podgroup) or "
+                  "'podgroup'."), ["queue", "event", "type"], registry=r)
         self.permit_wait_duration = Histogram(
-            "scheduler_permit_wait_duration_seconds", "Duration of waiting on permit.",
+            "scheduler_permit_wait_duration_seconds",
+            h("scheduler_permit_wait_duration_seconds", "Duration of waiting on permit."),
             ["result"], buckets=exponential_buckets(0.001, 2, 15), registry=r)
         self.cache_size = Gauge(
-            "scheduler_scheduler_cache_size", "Number of nodes, pods, and assumed (bound) pods in the scheduler "
-            "cache.", ["type"], registry=r)
+            "scheduler_cache_size",
+            h("scheduler_cache_size", "Number of nodes, pods, and assumed (bound) pods in the scheduler cache."),
+            ["type"], registry=r)
         self.unschedulable_reasons = Gauge(
-            "scheduler_unschedulable_pods", "The number of unschedulable pods broken down by plugin name. A pod "
-            "will increment the gauge for all plugins that caused it to not schedule and so this metric have "
-            "meaning only when broken down by plugin.", ["plugin", "profile"], registry=r)
+            "scheduler_unschedulable_pods",
+            h("scheduler_unschedulable_pods",
+              "The number of unschedulable pods broken down by plugin name. A pod will increment the gauge for "
+              "all plugins that caused it to not schedule and so this metric have meaning only when broken down "
+              "by plugin."), ["plugin", "profile"], registry=r)
         self.leader_election_master_status = Gauge(
-            "leader_election_master_status", "Gauge of if the reporting system is master of the relevant lease, "
-            "0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please "
-            "make sure to group by name.", ["name"], registry=r)
+            "leader_election_master_status",
+            h("leader_election_master_status",
+              "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates "
+              "master. 'name' is the string used to identify the lease. Please make sure to group by name."),
+            ["name"], registry=r)
         self.leader_election_slowpath = Counter(
-            "leader_election_slowpath", "Total number of slow path exercised in renewing leader leases. 'name' "
-            "is the string used to identify the lease. Please make sure to group by name.", ["name"], registry=r)
-        for q in QUEUES:
+            "leader_election_slowpath",
+            h("leader_election_slowpath",
+              "Total number of slow path exercised in renewing leader leases. 'name' is the string used to "
+              "identify the lease. Please make sure to group by name."), ["name"], registry=r)
+        self.queues = QUEUES_137 if self.features.at_least(1, 37) else QUEUES
+        for q in self.queues:
             self.pending_pods.labels(queue=q).set(0)
         self._incoming_seen: dict[tuple[str, str], int] = {}
+        self._entities_seen: dict[tuple[str, str], int] = {}
+        self._after_flush_seen = 0
+        self._entity_queues_seen: set[str] = set()
         self._unschedulable_labels: set[tuple[str, str]] = set()
         self._ep_children: dict[tuple[str, str, str], Any] = {}
         self._plugin_children: dict[tuple[str, str, str], Any] = {}
@@ -201,8 +309,15 @@ class SchedulerMetrics:
 
     def set_pending(self, counts: Mapping[str, int]) -> None:
         """``pending_pods{queue}`` from ``SchedulingQueue.counts()``."""
-        for q in QUEUES:
+        for q in self.queues:
             self.pending_pods.labels(queue=q).set(counts.get(q, 0))
+        if self.queued_entities is not None:
+            # upstream's recorders create a (queue, type) series on its first entity, then keep it
+            for q in QUEUES:
+                n = counts.get(q, 0)
+                if n or q in self._entity_queues_seen:
+                    self._entity_queues_seen.add(q)
+                    self.queued_entities.labels(queue=q, type="pod").set(n)
 
     def sync_incoming(self, incoming: Mapping[tuple[str, str], int]) -> None:
         """``queue_incoming_pods_total{queue,event}`` from the queue's cumulative
@@ -212,6 +327,23 @@ class SchedulerMetrics:
             if n > seen:
                 self.queue_incoming_pods.labels(queue=queue, event=event).inc(n - seen)
                 self._incoming_seen[(queue, event)] = n
+
+    def sync_incoming_entities(self, incoming: Mapping[tuple[str, str], int]) -> None:
+        """``queue_incoming_entities_total{queue,event,type="pod"}`` (1.37+) from the queue's
+        cumulative ``incoming_entities`` map."""
+        if self.queue_incoming_entities is None:
+            return
+        for (queue, event), n in incoming.items():
+            seen = self._entities_seen.get((queue, event), 0)
+            if n > seen:
+                self.queue_incoming_entities.labels(queue=queue, event=event, type="pod").inc(n - seen)
+                self._entities_seen[(queue, event)] = n
+
+    def sync_scheduled_after_flush(self, total: int) -> None:
+        """``pod_scheduled_after_flush_total`` (1.36+) from the queue's cumulative count."""
+        if self.pod_scheduled_after_flush is not None and total > self._after_flush_seen:
+            self.pod_scheduled_after_flush.inc(total - self._after_flush_seen)
+            self._after_flush_seen = total
 
     def set_unschedulable(self, counts: Mapping[tuple[str, str], int]) -> None:
         """``unschedulable_pods{plugin,profile}``: pods parked in unschedulablePods per rejecting
@@ -228,6 +360,8 @@ class SchedulerMetrics:
         queue = scheduler.queue
         self.set_pending(queue.counts())
         self.sync_incoming(queue.incoming)
+        self.sync_incoming_entities(queue.incoming_entities)
+        self.sync_scheduled_after_flush(queue.scheduled_after_flush)
         per_plugin: dict[tuple[str, str], int] = {}
         for qpi in queue.unschedulable.values():
             if qpi.gated:

@@ -177,7 +177,7 @@ class Runner:
         self.scheduler = Scheduler(cfg, client=self.cluster_client, lister=lister, clock=AsyncioClock(),
                                    seed=opts.seed, registry=opts.registry, features=opts.features)
         self.cluster_client.features = self.scheduler.features  # version-dependent retries of the writes
-        self.metrics = SchedulerMetrics()
+        self.metrics = SchedulerMetrics(features=self.scheduler.features)
         self.scheduler.metrics = self.metrics  # the engine feeds extension points, preemption, Permit wait
         self.loop = SchedulingLoop(self.scheduler, observe=self.metrics.observe_attempt)
         # with extenders, cycles run on a worker thread (their HTTP calls block); informer events

@@ -7,7 +7,17 @@ v1.34 picks the stable allocator when only the default features are on: ``DRAAdm
 ``DRAConsumableCapacity`` and ``DRADeviceBindingConditions`` are alpha (off). With those off, as
 upstream: slices with ``perDeviceNodeSelection`` are ignored, devices that consume counters or
 have binding conditions are never picked, device taints are not looked at.
-``Features(partitionable_devices=True)`` turns per-device node selection on.
+
+From 1.36 (v0.37.2 ``internal/incubating``): ``Features(device_taints=True)`` skips devices with a
+``NoSchedule``/``NoExecute`` taint the request does not tolerate (:func:`taint_prevents_allocation`);
+``Features(partitionable_devices=True)`` turns per-device node selection on and lets devices that
+consume counters be picked while their pool's ``sharedCounters`` last (``checkAvailableCounters``:
+the counters less what allocated devices and the devices picked so far consume), with the pool
+completed by slices that do not reach the node (``checkSlicesInPool``) and invalid on a duplicate
+counter set or an unknown counter. ``Features(consumable_capacity=True)``: a request's
+``capacity.requests`` must exist on the device and fit (``CmpRequestOverCapacity``, integer path), and
+an ``allowMultipleAllocations`` device is shared by capacity (``shareID``, ``consumedCapacity``).
+Not modelled: binding conditions, compatibility groups, fractional capacity ranges.
 
 Objects are the API's JSON mappings (``resource.k8s.io/v1`` ResourceClaim, ResourceSlice,
 DeviceClass). :class:`Allocator` is built once per pod (PreFilter) and asked per node
@@ -30,6 +40,7 @@ messages; ``failed_on_node`` is set for "invalid resource pools were encountered
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable, Container
 from dataclasses import dataclass
 from typing import Any
@@ -38,11 +49,13 @@ import msgspec
 
 from kubesched.api.nodeselector import NodeSelectorMatcher
 from kubesched.api.objects import NodeSelector
+from kubesched.api.quantity import nano_value
 from kubesched.plugins.dra_cel import CELError, compile_selector, device_context
 
 __all__ = ["ALLOCATION_RESULTS_MAX_SIZE", "AllocatorError", "AllocatorTimeout", "Allocator", "DeviceID", "Features",
-           "allocated_devices",
-    "dict_path", "node_matches"]
+           "allocated_devices", "apply_device_taint_rules", "consumed_capacity", "dict_path", "format_int_quantity",
+           "node_matches", "request_fits_capacity", "shared_allocations", "taint_prevents_allocation",
+           "tolerates_taint"]
 
 DeviceID = tuple[str, str, str]
 """(driver, pool, device)."""
@@ -59,7 +72,75 @@ class Features:
     prioritized_list: bool = True
     partitionable_devices: bool = False
     device_taints: bool = False
+    """DRADeviceTaints: tainted devices need a toleration (:func:`taint_prevents_allocation`)."""
+    consumable_capacity: bool = False
+    """DRAConsumableCapacity: ``allowMultipleAllocations`` devices are shared by capacity."""
     device_binding_conditions: bool = False
+    """DRADeviceBindingConditions + DRAResourceClaimDeviceStatus: devices with binding conditions
+    may be picked (their pools last), results carry the conditions."""
+
+
+_TAINT_EFFECTS = ("NoSchedule", "NoExecute")
+"""Device taint effects that keep the allocator away (``None`` and unknown effects do not)."""
+
+
+def tolerates_taint(toleration: dict[str, Any], taint: dict[str, Any]) -> bool:
+    """Upstream ``resourceclaim.ToleratesTaint`` (dynamic-resource-allocation v0.37.2
+    ``resourceclaim/devicetoleration.go`` L35-56): effect and key must match when set; operator
+    ``Equal`` (or empty) compares the values, ``Exists`` matches any value, others never match."""
+    effect = toleration.get("effect") or ""
+    if effect and effect != (taint.get("effect") or ""):
+        return False
+    key = toleration.get("key") or ""
+    if key and key != (taint.get("key") or ""):
+        return False
+    op = toleration.get("operator") or "Equal"
+    if op == "Equal":
+        return (toleration.get("value") or "") == (taint.get("value") or "")
+    return op == "Exists"
+
+
+def taint_prevents_allocation(device: dict[str, Any], tolerations: Any) -> bool:
+    """Upstream ``taintPreventsAllocation`` (structured/internal/stable/allocator_stable.go
+    L1281-1301, v0.37.2): a ``NoSchedule`` or ``NoExecute`` taint of ``device`` that no toleration
+    of the request tolerates. NoExecute matters to the scheduler only this way (evicting pods that
+    already use the device is the device-taint eviction controller's job)."""
+    for taint in device.get("taints") or ():
+        if taint.get("effect") in _TAINT_EFFECTS and not any(tolerates_taint(t, taint) for t in tolerations or ()):
+            return True
+    return False
+
+
+def apply_device_taint_rules(slices: list[dict[str, Any]], rules: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Upstream ``Tracker.applyPatches`` (dynamic-resource-allocation v0.37.2
+    ``resourceslice/tracker/tracker.go`` L574-617): each DeviceTaintRule's ``spec.taint`` is
+    appended to the ``taints`` of every device its ``spec.deviceSelector`` (``driver``, ``pool``,
+    ``device``, each optional) names; a rule without a selector matches nothing. Slices no rule
+    touches are returned as they are (the same objects); touched ones are copies."""
+    out = []
+    for sl in slices:
+        spec = sl.get("spec") or {}
+        patched: list[dict[str, Any]] | None = None
+        for rule in rules:
+            sel = dict_path(rule, "spec", "deviceSelector")
+            if sel is None:
+                continue
+            if sel.get("driver") is not None and sel["driver"] != spec.get("driver"):
+                continue
+            if sel.get("pool") is not None and sel["pool"] != dict_path(spec, "pool", "name"):
+                continue
+            taint = dict_path(rule, "spec", "taint") or {}
+            for i, d in enumerate(spec.get("devices") or ()):
+                if sel.get("device") is not None and sel["device"] != d.get("name"):
+                    continue
+                if patched is None:
+                    patched = list(spec.get("devices") or ())
+                dev = patched[i]
+                if dev is d:
+                    dev = patched[i] = {**d, "taints": list(d.get("taints") or ())}
+                dev["taints"].append(taint)
+        out.append(sl if patched is None else {**sl, "spec": {**spec, "devices": patched}})
+    return out
 
 
 class AllocatorError(Exception):
@@ -93,15 +174,155 @@ def _kobj(claim: dict[str, Any]) -> str:
     return f"{ns}/{meta.get('name', '')}" if ns else str(meta.get("name", ""))
 
 
-def allocated_devices(claim: dict[str, Any]) -> list[DeviceID]:
+def allocated_devices(claim: dict[str, Any], consumable_capacity: bool = False) -> list[DeviceID]:
     """Devices a claim's ``status.allocation`` holds, admin-access results excluded (upstream
-    ``allocateddevices.go``: those do not make a device unavailable)."""
+    ``allocateddevices.go``: those do not make a device unavailable); with DRAConsumableCapacity
+    a result with a ``shareID`` is a share, not a dedicated device (see :func:`shared_allocations`)."""
     out: list[DeviceID] = []
     for r in dict_path(claim, "status", "allocation", "devices", "results") or ():
         if r.get("adminAccess"):
             continue
+        if consumable_capacity and r.get("shareID") is not None:
+            continue
         out.append((r.get("driver", ""), r.get("pool", ""), r.get("device", "")))
     return out
+
+
+def shared_allocations(claim: dict[str, Any]) -> list[tuple[DeviceID, dict[str, int]]]:
+    """Upstream ``foreachAllocatedDevice``'s shared-device callbacks (v1.37.2 ``allocateddevices.go``
+    L63-75): each non-admin result with a ``shareID``, with its ``consumedCapacity`` in nanos."""
+    out: list[tuple[DeviceID, dict[str, int]]] = []
+    for r in dict_path(claim, "status", "allocation", "devices", "results") or ():
+        if r.get("adminAccess") or r.get("shareID") is None:
+            continue
+        caps = {k: nano_value(v) for k, v in (r.get("consumedCapacity") or {}).items()}
+        out.append(((r.get("driver", ""), r.get("pool", ""), r.get("device", "")), caps))
+    return out
+
+
+# ── consumable capacity (DRAConsumableCapacity; v0.37.2 incubating consumable_capacity.go) ──
+
+_NANO = 10**9
+
+
+def _value(nanos: int) -> int:
+    """Go ``Quantity.Value()``: rounded up to an integer."""
+    return -((-nanos) // _NANO)
+
+
+def _format_of(text: str) -> str:
+    t = text.strip()
+    if t[-2:] in ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei"):
+        return "BinarySI"
+    return "DecimalSI"
+
+
+def format_int_quantity(n: int, fmt: str) -> str:
+    """``resource.NewQuantity(n, fmt).String()``: the canonical text of an integer quantity
+    (``CanonicalizeBytes``: BinarySI strictly between -1024 and 1024 prints as DecimalSI, else the
+    largest exact power of 1024 or plain digits; DecimalSI uses the largest exact power of 1000)."""
+    if fmt == "BinarySI" and abs(n) >= 1024:
+        for suffix in ("Ei", "Pi", "Ti", "Gi", "Mi", "Ki"):
+            base = 1024 ** (("Ki", "Mi", "Gi", "Ti", "Pi", "Ei").index(suffix) + 1)
+            if n % base == 0:
+                return f"{n // base}{suffix}"
+        return str(n)
+    if n == 0:
+        return "0"
+    for i, suffix in reversed(list(enumerate(("k", "M", "G", "T", "P", "E"), start=1))):
+        if n % (1000 ** i) == 0:
+            return f"{n // 1000 ** i}{suffix}"
+    return str(n)
+
+
+def _q(text: Any) -> tuple[int, str]:
+    return nano_value(text), str(text)
+
+
+def consumed_capacity(requested: str | None, capacity: dict[str, Any]) -> tuple[int, str]:
+    """Upstream ``calculateConsumedCapacity`` (integer path; DRAFractionalCapacityRange is off):
+    what one share takes of a capacity, as (nanos, quantity text). Raises ValueError for a
+    request the range arithmetic cannot represent."""
+    policy = capacity.get("requestPolicy")
+    if requested is None:
+        if policy is not None and policy.get("default") is not None:
+            return _q(policy["default"])
+        return _q(capacity.get("value", "0"))
+    req = _q(requested)
+    if policy is None:
+        return req
+    rng = policy.get("validRange")
+    if rng is not None and rng.get("min") is not None:
+        lo = _q(rng["min"])
+        if req[0] < lo[0]:
+            return lo
+        if rng.get("step") is None:
+            return req
+        if req[0] > (2**63 - 1) * _NANO:
+            raise ValueError(f"capacity request cannot be represented in the device's range arithmetic: request "
+                             f"{requested} exceeds MaxInt64")
+        r, step, m = _value(req[0]), _value(nano_value(rng["step"])), _value(lo[0])
+        n = -(-(r - m) // step)
+        if m >= 0 and n > (2**63 - 1 - m) // step:
+            raise ValueError(f"capacity request cannot be represented in the device's range arithmetic: rounding "
+                             f"request {requested} up to the next step passes MaxInt64")
+        v = m + step * n
+        return v * _NANO, format_int_quantity(v, _format_of(str(rng["step"])))
+    values = policy.get("validValues")
+    if values is not None:
+        for v in values:
+            if req[0] <= nano_value(v):
+                return _q(v)
+        return req
+    return req
+
+
+def _violates_policy(consumed: int, policy: dict[str, Any] | None) -> bool:
+    """Upstream ``violatesPolicy`` (integer path)."""
+    if policy is None:
+        return False
+    if policy.get("default") is not None and consumed == nano_value(policy["default"]):
+        return False
+    rng = policy.get("validRange")
+    if rng is not None:
+        if rng.get("max") is not None and consumed > nano_value(rng["max"]):
+            return True
+        if rng.get("step") is not None:
+            m = _value(nano_value(rng["min"])) if rng.get("min") is not None else 0
+            if (_value(consumed) - m) % _value(nano_value(rng["step"])) != 0:
+                return True
+        return False
+    values = policy.get("validValues") or ()
+    if values:
+        return not any(consumed == nano_value(v) for v in values)
+    return False
+
+
+def request_fits_capacity(requests: dict[str, Any] | None, capacities: dict[str, Any],
+                          allocated: dict[str, int], allocating: dict[str, int]) -> bool:
+    """Upstream ``CmpRequestOverCapacity`` (v0.37.2 incubating ``consumable_capacity.go`` L44-104):
+    a request naming a capacity the device lacks does not fit; else each capacity's share
+    (:func:`consumed_capacity`) must respect its ``requestPolicy`` and, added to what allocated
+    shares and shares picked so far hold, stay within ``value``. Raises AllocatorError for a
+    negative or unrepresentable value."""
+    if requests and any(k not in capacities for k in requests):
+        return False
+    consumed: dict[str, int] = {}
+    for name, cap in capacities.items():
+        try:
+            c = consumed_capacity((requests or {}).get(name), cap)[0]
+        except ValueError as e:
+            raise AllocatorError(f'capacity "{name}": {e}') from None
+        if c < 0:
+            raise AllocatorError(f'capacity "{name}": capacity value is negative')
+        consumed[name] = c
+    for name, cap in capacities.items():
+        c = consumed[name]
+        if _violates_policy(c, cap.get("requestPolicy")):
+            return False
+        if allocated.get(name, 0) + c + allocating.get(name, 0) > nano_value(cap.get("value", "0")):
+            return False
+    return True
 
 
 class _DeviceCache:
@@ -115,7 +336,7 @@ class _DeviceCache:
         self.device = device
         self.driver = driver
         self.context: Any = None
-        self.results: dict[Any, bool] = {}
+        self.results: dict[Any, Any] = {}
         """expression → result; a request's tuple of expressions → all of them match."""
 
 
@@ -158,7 +379,7 @@ def node_matches(node: Any, node_name: str, all_nodes: bool, node_selector: Any)
 
 class _Pool:
     __slots__ = ("driver", "pool", "generation", "slices", "incomplete", "invalid", "invalid_reason", "devices",
-                 "key", "free", "free_version", "free_owner")
+                 "key", "free", "free_version", "free_owner", "counter_sets", "other_devices")
 
     def __init__(self, driver: str, pool: str, generation: int) -> None:
         self.driver = driver
@@ -175,6 +396,10 @@ class _Pool:
         """``devices`` not in use, valid while ``free_version`` is the pool's in-use version."""
         self.free_version = -1
         self.free_owner: Any = None
+        self.counter_sets: dict[str, dict[str, int]] = {}
+        """DRAPartitionableDevices: counter set name → counter name → nanos (``sharedCounters``)."""
+        self.other_devices: list[dict[str, Any]] = []
+        """Devices of the pool's slices that do not reach the node (their allocated ones use counters too)."""
 
     @property
     def id(self) -> str:
@@ -185,7 +410,7 @@ class _Req:
     """One request or subrequest (upstream ``requestAccessor`` + ``requestData``)."""
 
     __slots__ = ("name", "parent", "spec", "class_", "num_devices", "all_devices", "selected_sub", "admin",
-                 "selectors", "mode", "sel_key")
+                 "selectors", "mode", "sel_key", "tolerations", "capacity_requests")
 
     def __init__(self, name: str, parent: str | None, spec: dict[str, Any], class_: dict[str, Any] | None) -> None:
         self.name = name
@@ -197,6 +422,8 @@ class _Req:
         self.selected_sub = 0
         self.admin = bool(spec.get("adminAccess")) if parent is None else False
         self.mode = spec.get("allocationMode") or "ExactCount"
+        self.tolerations: list[dict[str, Any]] = list(spec.get("tolerations") or ())
+        self.capacity_requests: dict[str, Any] | None = (spec.get("capacity") or {}).get("requests")
         self.selectors: list[tuple[str, int, bool]] = []
         """(expression, selector index, from the class) in evaluation order."""
         self.sel_key: tuple[str, ...] = ()
@@ -269,6 +496,8 @@ class _SliceIndex:
         self.by_selector: list[tuple[dict[str, Any], NodeSelectorMatcher]] = []
         self.per_device: list[dict[str, Any]] = []
         self.node_pools: dict[str, list[_Pool]] = {}
+        self.partitionable = features.partitionable_devices
+        self.binding_conditions = features.device_binding_conditions
         for s in slices:
             spec = s.get("spec") or {}
             if not features.partitionable_devices and spec.get("perDeviceNodeSelection") is not None:
@@ -307,6 +536,7 @@ class _SliceIndex:
                     candidates.append(s)
                     break
         pools: dict[tuple[str, str], _Pool] = {}
+        partitionable = self.partitionable
         for s in candidates:
             spec = s["spec"]
             p = spec.get("pool") or {}
@@ -326,16 +556,73 @@ class _SliceIndex:
             pool = pools[key]
             count = int(dict_path(pool.slices[0], "spec", "pool", "resourceSliceCount") or 0)
             pool.incomplete = len(pool.slices) != count
+            others: list[dict[str, Any]] = []
+            if pool.incomplete and partitionable:
+                # upstream GatherPools + checkSlicesInPool (v0.37.2 incubating pools L128-186): a slice
+                # of the pool that does not reach the node (e.g. its shared counters) completes it
+                every = [x for x in self.slices if (dict_path(x, "spec", "driver") or "", dict_path(
+                    x, "spec", "pool", "name") or "") == key]
+                if any(int(dict_path(x, "spec", "pool", "generation") or 0) > pool.generation for x in every):
+                    continue  # obsolete generation: the driver is replacing it
+                same = [x for x in every if int(dict_path(x, "spec", "pool", "generation") or 0) == pool.generation]
+                if len(same) != count:
+                    out.append(pool)
+                    continue
+                pool.incomplete = False
+                ids = {id(x) for x in pool.slices}
+                others = [x for x in same if id(x) not in ids]
+            device_slices = pool.slices
+            if partitionable:
+                device_slices = sorted((x for x in pool.slices if not x["spec"].get("sharedCounters")),
+                                       key=lambda x: dict_path(x, "metadata", "name") or "")
             seen: set[str] = set()
-            for s in pool.slices:
+            for s in device_slices:
                 for d in s["spec"].get("devices") or ():
                     n = d.get("name", "")
                     if n in seen and not pool.invalid:
                         pool.invalid, pool.invalid_reason = True, f"duplicate device name {n}"
                     seen.add(n)
                     pool.devices.append(((pool.driver, pool.pool, n), d, s))
+            if partitionable and not pool.invalid:
+                _build_counters(pool, [x for x in pool.slices + others if x["spec"].get("sharedCounters")],
+                                [x for x in others if not x["spec"].get("sharedCounters")])
             out.append(pool)
+        if self.binding_conditions:
+            # upstream GatherPools (v0.37.2 incubating L186-199): pools with binding conditions last
+            out = ([p for p in out if not _has_binding_conditions(p)]
+                   + [p for p in out if _has_binding_conditions(p)])
         return out
+
+
+def _has_binding_conditions(pool: _Pool) -> bool:
+    return any(d.get("bindingConditions") is not None for _did, d, _s in pool.devices)
+
+
+def _build_counters(pool: _Pool, counter_slices: list[dict[str, Any]], other_slices: list[dict[str, Any]]) -> None:
+    """Upstream ``buildPool``'s counter part (v0.37.2 incubating ``pools_incubating.go`` L296-400):
+    the pool's counter sets (a name twice → invalid), and every device's ``consumesCounters`` must
+    name a known set and counter (else the pool is invalid)."""
+    sets: dict[str, dict[str, int]] = {}
+    for sl in counter_slices:
+        for cs in sl["spec"].get("sharedCounters") or ():
+            name = cs.get("name", "")
+            if name in sets:
+                pool.invalid, pool.invalid_reason = True, f"duplicate counter set name {name}"
+                return
+            sets[name] = {k: nano_value((v or {}).get("value", "0")) for k, v in (cs.get("counters") or {}).items()}
+    pool.counter_sets = sets
+    pool.other_devices = [d for sl in other_slices for d in sl["spec"].get("devices") or ()]
+    for d in [t[1] for t in pool.devices] + pool.other_devices:
+        for use in d.get("consumesCounters") or ():
+            cs = sets.get(use.get("counterSet", ""))
+            if cs is None:
+                pool.invalid, pool.invalid_reason = True, f"counter set {use.get('counterSet', '')} not found"
+                return
+            for k in use.get("counters") or {}:
+                if k not in cs:
+                    pool.invalid = True
+                    pool.invalid_reason = f"counter {k} not found in counter set {use.get('counterSet', '')}"
+                    return
 
 
 _INDEX: list[Any] = [None, None, None]
@@ -361,9 +648,13 @@ class Allocator:
 
     def __init__(self, claims: list[dict[str, Any]], allocated: Container[DeviceID],
                  get_class: Callable[[str], dict[str, Any] | None], slices: list[dict[str, Any]],
-                 features: Features | None = None, versions: dict[tuple[str, str], int] | None = None) -> None:
+                 features: Features | None = None, versions: dict[tuple[str, str], int] | None = None,
+                 shared: dict[DeviceID, dict[str, int]] | None = None) -> None:
         self.claims = claims
         self.allocated = allocated
+        self.shared = shared if shared is not None else {}
+        """DRAConsumableCapacity: device → capacity (nanos) its allocated shares hold (a key with
+        an empty mapping: shared without capacity)."""
         self.versions = versions
         """Optional (driver, pool) → a counter bumped whenever a device of that pool enters or leaves
         ``allocated``: lets the free devices of a pool be listed once, not per node and pod."""
@@ -427,7 +718,16 @@ class Allocator:
         need = rd.num_devices
         key = rd.sel_key
         plain = not self.features.partitionable_devices
+        taints = self.features.device_taints
+        plain_multi = not self.features.consumable_capacity
+        if self.features.consumable_capacity and (rd.capacity_requests or self.shared):
+            run = _Run(self, node)  # capacity bookkeeping: the general search
+            run.full = True
+            if timeout_s > 0:
+                run.deadline = time.monotonic() + timeout_s
+            return run if run.run() else None
         versions = self.versions
+        kind_key = ("__kind__", plain, plain_multi, taints)
         picked: list[tuple[_Req, DeviceID, dict[str, Any], dict[str, Any]]] = []
         for pool in pools:
             if pool.incomplete or pool.invalid:
@@ -450,14 +750,48 @@ class Allocator:
                     ok = _Run(self, node, static=True)._selectable(0, rd, s, d, did)
                     if not s["spec"].get("perDeviceNodeSelection"):
                         entry.results[key] = ok
-                if not ok or (plain and d.get("consumesCounters")):
+                if not ok:
                     continue
+                kind: int | None = entry.results.get(kind_key)
+                if kind is None:
+                    kind = entry.results[kind_key] = _simple_kind(d, plain, plain_multi, taints)
+                if kind:
+                    if kind == _SKIP:
+                        continue
+                    if kind == _FULL:
+                        run = _Run(self, node)  # shared counters / shares: the general search keeps count
+                        run.full = True
+                        if timeout_s > 0:
+                            run.deadline = time.monotonic() + timeout_s
+                        return run if run.run() else None
+                    if taint_prevents_allocation(d, rd.tolerations):
+                        continue
                 picked.append((rd, did, d, s))
                 if len(picked) == need:
                     return _Solution(self, node, pools, picked)  # type: ignore[return-value]
         if any(p.invalid for p in pools):
             raise AllocatorError("invalid resource pools were encountered", failed_on_node=True)
         return None
+
+
+_SKIP, _FULL, _TAINTED = 1, 2, 3
+
+
+def _simple_kind(d: dict[str, Any], plain: bool, plain_multi: bool, taints: bool) -> int:
+    """How the first-fit path treats a selectable, free device (cached per device and features):
+    0 take it, ``_SKIP`` never (consumes counters without DRAPartitionableDevices; a dedicated
+    device whose capacity policy rejects its own value), ``_FULL`` hand over to the general search
+    (shared counters, shares), ``_TAINTED`` take it if the request tolerates its taints."""
+    if not plain_multi and "capacity" in d and not d.get("allowMultipleAllocations") and \
+            not request_fits_capacity(None, d["capacity"], {}, {}):
+        return _SKIP
+    if d.get("consumesCounters"):
+        return _SKIP if plain else _FULL
+    if d.get("allowMultipleAllocations") and not plain_multi:
+        return _FULL
+    if taints and "taints" in d:
+        return _TAINTED
+    return 0
 
 
 class _Solution:
@@ -467,6 +801,10 @@ class _Solution:
 
     def __init__(self, a: Allocator, node: Any, pools: list[_Pool], picked: list[Any]) -> None:
         self.a, self.node, self.pools, self.picked = a, node, pools, picked
+
+    def request_names(self) -> list[list[str]]:
+        """The request (``<request>`` or ``<request>/<subrequest>``) of each picked device."""
+        return [[rd.full_name for rd, _did, _d, _s in self.picked]]
 
     def results(self) -> list[dict[str, Any]]:
         run = _Run(self.a, self.node, static=True)
@@ -499,6 +837,15 @@ class _Run:
         self.in_use = a.allocated
         self.deadline = 0.0
         self._steps = 0
+        self.full = False
+        """Run the general search even for a claim the first-fit shortcut could take."""
+        self._share_seq = 0
+        self._available: dict[tuple[str, str], dict[str, dict[str, int]]] = {}
+        self.allocating_capacity: dict[DeviceID, dict[str, int]] = {}
+        """DRAConsumableCapacity: capacity (nanos) the shares picked so far take, per device."""
+        self.shares: dict[tuple[int, int], tuple[str, dict[str, str]]] = {}
+        """(claim index, result index) → (shareID, consumedCapacity texts) of a shared result."""
+        self._consumed: dict[tuple[str, str], dict[str, dict[str, int]]] = {}
 
     def prepare(self) -> None:
         """Validate the requests (upstream ``validateDeviceRequest``) and build the constraints."""
@@ -539,7 +886,7 @@ class _Run:
 
     def run(self) -> bool:
         simple = self.a._simple
-        if simple is not None:
+        if simple is not None and not self.full:
             return self._run_simple(simple)
         self.prepare()
         try:
@@ -574,7 +921,15 @@ class _Run:
                     continue
                 if not self._selectable(0, rd, s, d, did):
                     continue
-                if not counters_ok and d.get("consumesCounters"):
+                if d.get("consumesCounters") or (self.a.features.consumable_capacity and (
+                        d.get("allowMultipleAllocations") or rd.capacity_requests or self.a.shared
+                        or ("capacity" in d and not request_fits_capacity(None, d["capacity"], {}, {})))):
+                    if not counters_ok and d.get("consumesCounters"):
+                        continue
+                    self.full = True  # shared counters / capacity: the general search keeps count
+                    self.constraints, self.result = [], []
+                    return self.run()
+                if self.a.features.device_taints and taint_prevents_allocation(d, rd.tolerations):
                     continue
                 picked.append((rd, did, d, s))
                 if len(picked) == need:
@@ -582,6 +937,11 @@ class _Run:
         if any(p.invalid for p in self.pools):
             raise AllocatorError("invalid resource pools were encountered", failed_on_node=True)
         return False
+
+    def request_names(self) -> list[list[str]]:
+        """Per claim, the request (``<request>`` or ``<request>/<subrequest>``) of each device of
+        the solution: what the results' ``request`` fields will say, without building them."""
+        return [[rd.full_name for rd, _did, _d, _s in res] for res in self.result]
 
     def results(self) -> list[dict[str, Any]]:
         chosen = getattr(self, "chosen", None)
@@ -691,8 +1051,8 @@ class _Run:
         if len(self.result[ci]) + rd.num_devices - di > ALLOCATION_RESULTS_MAX_SIZE:
             raise _MaxSizeExceeded
         if rd.mode == "All":
-            did, d, s, _pool = rd.all_devices[di]
-            undo = self._allocate_device(ci, rd, did, d, s, must=True)
+            did, d, s, pool = rd.all_devices[di]
+            undo = self._allocate_device(ci, rd, did, d, s, must=True, pool=pool)
             if undo is None:
                 return False
             try:
@@ -715,7 +1075,7 @@ class _Run:
                     continue
                 if not self._selectable(ci, rd, s, d, did):
                     continue
-                undo = self._allocate_device(ci, rd, did, d, s, must=False)
+                undo = self._allocate_device(ci, rd, did, d, s, must=False, pool=pool)
                 if undo is None:
                     continue
                 try:
@@ -729,18 +1089,33 @@ class _Run:
         return False
 
     def _allocate_device(self, ci: int, rd: _Req, did: DeviceID, d: dict[str, Any], s: dict[str, Any],
-                         must: bool) -> Callable[[], None] | None:
+                         must: bool, pool: _Pool | None = None) -> Callable[[], None] | None:
         if rd.admin:
             if ci in self.allocating.get(did, ()):
                 return None
         elif did in self.in_use or self.allocating.get(did):
             return None
-        if not self.a.features.partitionable_devices and d.get("consumesCounters"):
+        consumable = self.a.features.consumable_capacity
+        multi = consumable and bool(d.get("allowMultipleAllocations"))
+        uses = d.get("consumesCounters")
+        if uses and not self.a.features.partitionable_devices:
+            return None
+        if uses and multi and (did in self.a.shared or did in self.allocating_capacity):
+            uses = None  # a share of a device in use: its counters are already charged
+        if uses:
+            if pool is None or not self._reserve_counters(pool, uses):
+                return None
+        # might be tainted: then a toleration is needed (upstream allocateDevice, stable L1194-1199)
+        if self.a.features.device_taints and taint_prevents_allocation(d, rd.tolerations):
+            if uses:
+                self._release_counters(pool, uses)  # type: ignore[arg-type]
             return None
         base, sub = (rd.name, None) if rd.parent is None else (rd.parent, rd.name)
         cons = self.constraints[ci]
         for i, c in enumerate(cons):
             if not c.add(base, sub, d, did):
+                if uses:
+                    self._release_counters(pool, uses)  # type: ignore[arg-type]
                 if must:
                     raise AllocatorError(f"claim {_kobj(self.claims[ci])}, request {rd.name}: cannot add device "
                                          f"{did[0]}/{did[1]}/{did[2]} because a claim constraint would not be "
@@ -748,29 +1123,119 @@ class _Run:
                 for e in range(i):
                     cons[e].remove(base, sub)
                 return None
-        self.allocating.setdefault(did, set()).add(ci)
+        share: tuple[str, dict[str, str]] | None = None
+        taken: dict[str, int] = {}
+        existed = True
+        if consumable:
+            caps = d.get("capacity") or {}
+            if not request_fits_capacity(rd.capacity_requests, caps, self.a.shared.get(did, {}),
+                                         self.allocating_capacity.get(did, {})):
+                for c in cons:
+                    c.remove(base, sub)
+                if uses:
+                    self._release_counters(pool, uses)  # type: ignore[arg-type]
+                return None
+            if multi:
+                texts: dict[str, str] = {}
+                for name, cap in caps.items():
+                    taken[name], texts[name] = consumed_capacity((rd.capacity_requests or {}).get(name), cap)
+                n = self._share_seq = self._share_seq + 1
+                share = (str(uuid.uuid5(uuid.NAMESPACE_URL, f"kubesched/{_kobj(self.claims[ci])}/{rd.full_name}/"
+                                                            f"{did[0]}/{did[1]}/{did[2]}/{n}")), texts)
+                existed = did in self.allocating_capacity
+                acc = self.allocating_capacity.setdefault(did, {})
+                for name, v in taken.items():
+                    acc[name] = acc.get(name, 0) + v
+        if not multi:
+            self.allocating.setdefault(did, set()).add(ci)
         res = self.result[ci]
+        if share is not None:
+            self.shares[(ci, len(res))] = share
         res.append((rd, did, d, s))
 
         def undo() -> None:
             for c in cons:
                 c.remove(base, sub)
-            self.allocating[did].discard(ci)
+            if not multi:
+                self.allocating[did].discard(ci)
             res.pop()
+            if share is not None:
+                del self.shares[(ci, len(res))]
+                acc = self.allocating_capacity[did]
+                for name, v in taken.items():
+                    acc[name] -= v
+                if not existed:
+                    del self.allocating_capacity[did]
+            if uses:
+                self._release_counters(pool, uses)  # type: ignore[arg-type]
 
         return undo
+
+    # ── shared counters (DRAPartitionableDevices) ──
+
+    def _reserve_counters(self, pool: _Pool, uses: list[dict[str, Any]]) -> bool:
+        """Upstream ``checkAvailableCounters`` (v0.37.2 incubating L1570-1681): the pool's counters
+        less what its allocated devices consume (computed once per run; may go negative), less
+        what the devices picked so far consume, must stay ≥ 0 for **every** counter of the pool;
+        on success the device's consumption is kept (released by :meth:`_release_counters`)."""
+        avail = self._available.get(pool.key)
+        if avail is None:
+            avail = {name: dict(c) for name, c in pool.counter_sets.items()}
+            in_use = self.in_use
+            for d in [t[1] for t in pool.devices] + pool.other_devices:
+                did = (pool.driver, pool.pool, d.get("name", ""))
+                if did not in in_use and did not in self.a.shared:  # upstream IsDeviceAllocated
+                    continue
+                for use in d.get("consumesCounters") or ():
+                    cs = avail.get(use.get("counterSet", ""))
+                    if cs is None:
+                        continue
+                    for k, v in (use.get("counters") or {}).items():
+                        if k in cs:
+                            cs[k] -= nano_value((v or {}).get("value", "0"))
+            self._available[pool.key] = avail
+        consumed = self._consumed.setdefault(pool.key, {})
+        for use in uses:
+            cs = consumed.setdefault(use.get("counterSet", ""), {})
+            for k, v in (use.get("counters") or {}).items():
+                cs[k] = cs.get(k, 0) + nano_value((v or {}).get("value", "0"))
+        for name, counters in avail.items():
+            used = consumed.get(name, {})
+            for k, have in counters.items():
+                if have < used.get(k, 0):
+                    self._release_counters(pool, uses)
+                    return False
+        return True
+
+    def _release_counters(self, pool: _Pool, uses: list[dict[str, Any]]) -> None:
+        """Upstream ``deallocateCountersForDevice``."""
+        consumed = self._consumed.get(pool.key, {})
+        for use in uses:
+            cs = consumed.get(use.get("counterSet", ""), {})
+            for k, v in (use.get("counters") or {}).items():
+                cs[k] = cs.get(k, 0) - nano_value((v or {}).get("value", "0"))
 
     # ── results ──
 
     def _result(self, ci: int, claim: dict[str, Any]) -> dict[str, Any]:
         results = []
-        for rd, did, _d, _s in self.result[ci]:
+        shares = getattr(self, "shares", {})
+        for i, (rd, did, dev, _s) in enumerate(self.result[ci]):
             r: dict[str, Any] = {"request": rd.full_name, "driver": did[0], "pool": did[1], "device": did[2]}
             if rd.admin:
                 r["adminAccess"] = True
             tol = rd.spec.get("tolerations")
             if tol:
                 r["tolerations"] = tol
+            if self.a.features.device_binding_conditions and dev.get("bindingConditions"):
+                r["bindingConditions"] = list(dev["bindingConditions"])
+                if dev.get("bindingFailureConditions"):
+                    r["bindingFailureConditions"] = list(dev["bindingFailureConditions"])
+            share = shares.get((ci, i))
+            if share is not None:
+                r["shareID"] = share[0]
+                if share[1]:
+                    r["consumedCapacity"] = share[1]
             results.append(r)
         requests = dict_path(claim, "spec", "devices", "requests") or ()
         config: list[dict[str, Any]] = []
@@ -830,6 +1295,9 @@ class _Run:
                 node_name, sel = d.get("nodeName"), d.get("nodeSelector")
             else:
                 node_name, sel = spec.get("nodeName"), spec.get("nodeSelector")
+            if not node_name and self.a.features.device_binding_conditions and d.get("bindsToNode") \
+                    and self.node is not None:
+                node_name = self.node.metadata.name  # binds to the node it is allocated for (incubating)
             if node_name:
                 return {"nodeSelectorTerms": [{"matchFields": [
                     {"key": "metadata.name", "operator": "In", "values": [node_name]}]}]}

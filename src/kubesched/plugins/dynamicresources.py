@@ -1,12 +1,32 @@
-"""DynamicResources (upstream ``pkg/scheduler/framework/plugins/dynamicresources``, v1.34, DRA GA).
+"""DynamicResources (upstream ``pkg/scheduler/framework/plugins/dynamicresources``, v1.37.2, DRA GA).
 
-Pods **without** resource claims — as v1.34:
+What differs per emulated version (``handle.features``; the real release's behaviour):
+
+* Score (since 1.35; v1.37.2 ``dynamicresources.go`` L1386-1471): :class:`ScoringDynamicResources`
+  (see :func:`compute_score`), default weight 2. Not a Score plugin at 1.34.
+* Device taints (DRADeviceTaints, β on 1.36, GA 1.37): a device with a ``NoSchedule`` /
+  ``NoExecute`` taint is allocated only to a request that tolerates it; DeviceTaintRules
+  (DRADeviceTaintRules, off β 1.36, GA 1.37) add taints to the devices they select.
+* Partitionable devices (DRAPartitionableDevices, β on 1.36+): per-device node selection, and
+  devices that consume shared counters (``sharedCounters`` of their pool) fit while the counters
+  last (:mod:`~kubesched.plugins.dra_structured`).
+* Consumable capacity (DRAConsumableCapacity, β on 1.36+): an ``allowMultipleAllocations``
+  device is shared while its capacity lasts; results carry ``shareID`` (deterministic here:
+  a UUIDv5 of claim, request, device and share number — upstream draws a random UUID) and
+  ``consumedCapacity``; the manager keeps the capacity allocated shares hold.
+* Filter timeout: since 1.36 an **Error** ``node <n>: timed out trying to allocate devices``
+  (L1066-1073), before that ``UnschedulableAndUnresolvable "timed out trying to allocate devices"``.
+* PostFilter (1.37, L1153-1221): a pod without claims and a pod with nothing to deallocate get
+  ``Unschedulable`` without a message (1.34-1.36: ``no new claims to deallocate`` /
+  ``still not schedulable``).
+
+Pods **without** resource claims — as v1.34 (PostFilter text: see above):
 
 * PreEnqueue: nothing to check → Success.
 * PreFilter: writes an empty state, finds no claims, returns **Skip** (Filter is not run).
 * PostFilter: state present with no claims → ``Unschedulable "no new claims to deallocate"`` (which
   is why v1.34 FailedScheduling messages read ``"... . no new claims to deallocate, preemption:
-  ..."``); PreFilter never ran → Error ``"not found"`` (``fwk.ErrNotFound``).
+  ..."``; no text since 1.37); PreFilter never ran → Error ``"not found"`` (``fwk.ErrNotFound``).
 * Reserve / Unreserve / PreBind: nothing to do.
 
 Pods **with** claims (``spec.resourceClaims``):
@@ -42,15 +62,27 @@ Pods **with** claims (``spec.resourceClaims``):
   finalizer (a normal update), then ``status.allocation`` + ``status.reservedFor += {pods, name,
   uid}`` (a status update); the written claim is *assumed* until the informer shows it.
 
-DRA-based extended resources (``DRAExtendedResource``) are alpha and off by default in v1.34: not
-modelled. No Score (v1.34 has none for DRA).
+* Binding conditions (DRADeviceBindingConditions + DRAResourceClaimDeviceStatus, β on 1.36+):
+  devices with ``bindingConditions`` may be allocated (their pools last; ``bindsToNode`` pins the
+  allocation to the node), PreBind stamps ``allocationTimestamp`` and then polls the claim every
+  5 s (on the handle's clock) until each such device's ``status.devices`` conditions are True —
+  a True failure condition → Error ``device binding failed: claim=…``, past ``bindingTimeout``
+  (default 10m) → Error ``device binding timeout: context deadline exceeded``; Filter then finds a
+  failed / timed-out allocated claim unavailable (and PostFilter deallocates it). The
+  BindingConditionsPending event and the ``dra_bindingconditions_*`` metrics are not emitted.
+
+Not modelled yet: DRA-based extended resources (``DRAExtendedResource``), fractional capacity
+ranges, PodGroup claims; DeviceTaintRule changes do not requeue pods (upstream's slice tracker
+turns them into ResourceSlice events).
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import Counter
 from collections.abc import Coroutine
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -58,6 +90,7 @@ import numpy as np
 
 from kubesched.api.nodeselector import NodeSelectorMatcher
 from kubesched.api.objects import NodeSelector
+from kubesched.features import BINARY_VERSION, default_feature_gate
 from kubesched.framework.events import (
     ActionType,
     ClusterEvent,
@@ -65,7 +98,14 @@ from kubesched.framework.events import (
     EventResource,
     QueueingHint,
 )
-from kubesched.framework.interface import Code, FilterResult, PreBindPreFlightResult, ReasonEntry, Status
+from kubesched.framework.interface import (
+    MAX_NODE_SCORE,
+    Code,
+    FilterResult,
+    PreBindPreFlightResult,
+    ReasonEntry,
+    Status,
+)
 from kubesched.plugins.dra_structured import (
     Allocator,
     AllocatorError,
@@ -73,8 +113,12 @@ from kubesched.plugins.dra_structured import (
     DeviceID,
     Features,
     allocated_devices,
+    apply_device_taint_rules,
+    shared_allocations,
 )
 from kubesched.plugins.dra_structured import dict_path as _g
+from kubesched.plugins.helper.gates import features_of
+from kubesched.plugins.helper.normalize import default_normalize_score
 from kubesched.plugins.volumebinding import field
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -83,8 +127,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from kubesched.framework.node_info import NodeInfo
     from kubesched.framework.node_table import NodeTable
 
-__all__ = ["ERR_NO_NEW_CLAIMS", "FINALIZER", "NAME", "DRAManager", "DynamicResources", "StateData", "new",
-           "pod_claim_names"]
+__all__ = ["ERR_NO_NEW_CLAIMS", "FINALIZER", "NAME", "DRAManager", "DynamicResources", "ScoringDynamicResources",
+           "StateData", "compute_score", "new", "pod_claim_names"]
 
 NAME = "DynamicResources"
 STATE_KEY = NAME
@@ -92,6 +136,8 @@ ERR_NO_NEW_CLAIMS = "no new claims to deallocate"
 FINALIZER = "resource.kubernetes.io/delete-protection"
 RESERVED_FOR_MAX_SIZE = 256
 """Upstream ``resourceapi.ResourceClaimReservedForMaxSize``."""
+FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE = 8
+"""Upstream ``resourceapi.FirstAvailableDeviceRequestMaxSize``."""
 
 
 def _as_dict(obj: Any) -> dict[str, Any]:
@@ -126,6 +172,15 @@ class _Unschedulable(Exception):
     pass
 
 
+class _BindingFailed(Exception):
+    """Upstream ``ErrDeviceBindingFailed`` / ``ErrDeviceBindingTimeout`` (the message says which)."""
+
+
+def _go_quote(text: str) -> str:
+    """Go ``%q`` of a plain string."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
 class _FilterErr(Exception):
     """An Error status from Filter, raised out of :meth:`DynamicResources.filter_nodes`."""
 
@@ -137,8 +192,15 @@ class DRAManager:
     PreBind), and the devices all of these hold, kept incrementally from informer events
     (:meth:`on_event`). Shared by every profile of one scheduler."""
 
-    def __init__(self, lister: Any) -> None:
+    def __init__(self, lister: Any, consumable_capacity: bool = False) -> None:
         self.lister = lister
+        self.consumable_capacity = consumable_capacity
+        """DRAConsumableCapacity: results with a ``shareID`` are shares (:attr:`shared`), not devices in use."""
+        self.shared: dict[DeviceID, dict[str, int]] = {}
+        """Device → capacity (nanos) the allocated, assumed and in-flight shares of it hold."""
+        self._share_slots: dict[tuple[str, str], list[tuple[DeviceID, dict[str, int]]]] = {}
+        self._share_refs: Counter[DeviceID] = Counter()
+        self._informer_claims: dict[str, dict[str, Any]] = {}
         self.assumed: dict[str, dict[str, Any]] = {}
         self.in_flight: dict[str, dict[str, Any]] = {}
         self._informer: dict[str, list[DeviceID]] = {}
@@ -152,6 +214,29 @@ class DRAManager:
         self.live_events = False
 
     # ── bookkeeping ──
+
+    def _devices(self, claim: dict[str, Any]) -> list[DeviceID]:
+        return allocated_devices(claim, self.consumable_capacity)
+
+    def _set_shares(self, slot: tuple[str, str], claim: dict[str, Any] | None) -> None:
+        """Keep :attr:`shared` (upstream ``allocatedDevices.capacities``) for one slot's claim."""
+        shares = shared_allocations(claim) if claim is not None and self.consumable_capacity else []
+        old = self._share_slots.pop(slot, None)
+        for did, caps in old or ():
+            agg = self.shared[did]
+            for k, v in caps.items():
+                agg[k] = agg.get(k, 0) - v
+            self._share_refs[did] -= 1
+            if self._share_refs[did] <= 0:
+                del self._share_refs[did]
+                del self.shared[did]
+        if shares:
+            self._share_slots[slot] = shares
+            for did, caps in shares:
+                agg = self.shared.setdefault(did, {})
+                for k, v in caps.items():
+                    agg[k] = agg.get(k, 0) + v
+                self._share_refs[did] += 1
 
     def _set_slot(self, slot: tuple[str, str], devices: list[DeviceID]) -> None:
         refs, in_use, versions = self.refs, self.in_use, self.pool_versions
@@ -175,7 +260,9 @@ class DRAManager:
 
     def _refresh_claim(self, key: str) -> None:
         a = self.assumed.get(key)
-        self._set_slot(("c", key), allocated_devices(a) if a is not None else self._informer.get(key, []))
+        self._set_slot(("c", key), self._devices(a) if a is not None else self._informer.get(key, []))
+        if self.consumable_capacity:
+            self._set_shares(("c", key), a if a is not None else self._informer_claims.get(key))
 
     def sync(self) -> None:
         """Read every claim from the lister (the first time, or always without informer events)."""
@@ -186,11 +273,14 @@ class DRAManager:
             c = _as_dict(c)
             key = _key(c)
             seen.add(key)
-            self._informer[key] = allocated_devices(c)
+            self._informer[key] = self._devices(c)
+            if self.consumable_capacity:
+                self._informer_claims[key] = c
             self._refresh_claim(key)
         if not self.live_events:
             for key in [k for k in self._informer if k not in seen]:
                 del self._informer[key]
+                self._informer_claims.pop(key, None)
                 self._refresh_claim(key)
         self.synced = True
 
@@ -202,9 +292,12 @@ class DRAManager:
         key = _key(obj)
         if new is None:
             self._informer.pop(key, None)
+            self._informer_claims.pop(key, None)
             self.assumed.pop(key, None)
         else:
-            self._informer[key] = allocated_devices(obj)
+            self._informer[key] = self._devices(obj)
+            if self.consumable_capacity:
+                self._informer_claims[key] = obj
             a = self.assumed.get(key)
             if a is not None and (a is not obj) and (
                     _g(obj, "metadata", "resourceVersion") != _g(a, "metadata", "resourceVersion")
@@ -240,12 +333,16 @@ class DRAManager:
     def signal_pending_allocation(self, claim: dict[str, Any]) -> None:
         uid = _uid(claim)
         self.in_flight[uid] = claim
-        self._set_slot(("f", uid), allocated_devices(claim))
+        self._set_slot(("f", uid), self._devices(claim))
+        if self.consumable_capacity:
+            self._set_shares(("f", uid), claim)
 
     def remove_pending_allocation(self, claim: dict[str, Any]) -> bool:
         uid = _uid(claim)
         deleted = self.in_flight.pop(uid, None) is not None
         self._set_slot(("f", uid), [])
+        if self.consumable_capacity:
+            self._set_shares(("f", uid), None)
         return deleted
 
 
@@ -261,7 +358,7 @@ class StateData:
     """Upstream ``stateData``; ``claims`` empty when the pod has no claims."""
 
     __slots__ = ("claims", "allocator", "to_allocate", "unavailable_claims", "informations", "node_allocations",
-                 "has_node_selectors")
+                 "has_node_selectors", "binding_unavailable")
 
     def __init__(self, claims: list[Any] | None = None) -> None:
         self.claims: list[dict[str, Any]] = claims or []
@@ -270,6 +367,8 @@ class StateData:
         self.unavailable_claims: set[int] = set()
         self.informations: list[_ClaimInfo] = []
         self.has_node_selectors = False
+        self.binding_unavailable: list[int] = []
+        """Allocated claims whose binding conditions failed or timed out (every node rejects them)."""
         self.node_allocations: dict[str, Any] = {}
         """Node name → the allocator's solution there (results built by Reserve)."""
 
@@ -352,18 +451,33 @@ class DynamicResources:
 
     name = NAME
 
-    def __init__(self, handle: Any, features: Features | None = None, filter_timeout_s: float = 10.0) -> None:
+    def __init__(self, handle: Any, features: Features | None = None, filter_timeout_s: float = 10.0,
+                 version: tuple[int, int] = BINARY_VERSION) -> None:
         self.handle = handle
         self.features = features or Features()
         self.manager: DRAManager | None = None
         self.filter_timeout_s = filter_timeout_s
         """``DynamicResourcesArgs.filterTimeout`` (DRASchedulerFilterTimeout, beta in v1.34); 0 = none."""
+        self.binding_conditions = False
+        """DRADeviceBindingConditions and DRAResourceClaimDeviceStatus: devices with binding
+        conditions are allocated, PreBind waits for their conditions (:attr:`binding_timeout_s`)."""
+        self.binding_timeout_s = 600.0
+        """``DynamicResourcesArgs.bindingTimeout`` (default 10m)."""
+        self.allocation_timestamp = False
+        """DRADeviceBindingConditions and DRAResourceClaimDeviceStatus: PreBind stamps
+        ``status.allocation.allocationTimestamp``."""
+        self.device_taint_rules = False
+        """DRADeviceTaintRules: DeviceTaintRule objects taint the devices they select."""
+        self._patched: tuple[Any, Any, list[dict[str, Any]]] | None = None
+        self.version = version
+        """The kube-scheduler release whose decisions are reproduced (``FeatureGate.emulated_version``):
+        ungated changes are dated by it (the filter-timeout Error since 1.36, PostFilter texts 1.37)."""
 
     def set_scheduler(self, sched: Any) -> None:
         """Share one :class:`DRAManager` per scheduler, fed by its informer events."""
         mgr = getattr(sched, "dra_manager", None)
         if mgr is None:
-            mgr = DRAManager(sched.lister)
+            mgr = DRAManager(sched.lister, self.features.consumable_capacity)
             listeners = getattr(sched, "object_listeners", None)
             if listeners is not None:
                 listeners.append(mgr.on_event)
@@ -374,7 +488,7 @@ class DynamicResources:
     def _manager(self) -> DRAManager:
         if self.manager is None:
             lister = self.handle.lister if self.handle is not None else None
-            self.manager = DRAManager(lister)
+            self.manager = DRAManager(lister, self.features.consumable_capacity)
         return self.manager
 
     def _claims(self, pod: Pod) -> list[dict[str, Any]]:
@@ -439,6 +553,15 @@ class DynamicResources:
                         s.has_node_selectors = True
                     except (msgspec.ValidationError, ValueError) as e:
                         return None, Status(Code.ERROR, (str(e),))
+                if self.binding_conditions:
+                    # v1.37.2 Filter L994-1007 (the same on every node, so decided once here): a claim
+                    # whose binding failed or timed out is unavailable, for PostFilter to deallocate
+                    try:
+                        ready = self._claim_ready_for_binding(claim)
+                    except _BindingFailed:
+                        ready = None
+                    if ready is None or (not ready and self._claim_timed_out(claim)):
+                        s.binding_unavailable.append(i)
                 continue
             to_allocate.append(i)
             if mgr.has_pending_allocation(claim):
@@ -467,11 +590,27 @@ class DynamicResources:
         if to_allocate:
             lister = mgr.lister
             slices = [_as_dict(x) for x in lister.list("ResourceSlice")]
+            if self.device_taint_rules:
+                slices = self._patched_slices(slices, [_as_dict(x) for x in lister.list("DeviceTaintRule")])
             s.allocator = Allocator([claims[i] for i in to_allocate], mgr.in_use, self._get_class, slices,
-                                    self.features, mgr.pool_versions)
+                                    self.features, mgr.pool_versions, mgr.shared)
             s.to_allocate = to_allocate
         s.claims = claims
         return None, None
+
+    def _patched_slices(self, slices: list[dict[str, Any]], rules: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The slices with the DeviceTaintRules' taints applied (upstream: the ResourceSlice tracker's
+        patched slices, ``ListWithDeviceTaintRules``, when DRADeviceTaintRules is on); the last
+        result is kept while the slices and rules are the same objects."""
+        if not rules:
+            return slices
+        key = ([id(x) for x in slices], [id(r) for r in rules])
+        hit = self._patched
+        if hit is not None and hit[0] == key:
+            return hit[2]
+        patched = apply_device_taint_rules(slices, rules)
+        self._patched = (key, (slices, rules), patched)  # holds the inputs: their ids stay theirs
+        return patched
 
     def _get_class(self, name: str) -> dict[str, Any] | None:
         c = self._manager().lister.get("DeviceClass", "", name)
@@ -534,11 +673,17 @@ class DynamicResources:
             name, labels = node.metadata.name, node.metadata.labels or {}
             unavailable = [i for i, info in enumerate(s.informations) if info.available_on_nodes is not None
                            and not info.available_on_nodes.match(labels, name)]
+        if s.binding_unavailable:
+            unavailable = sorted(set(unavailable) | set(s.binding_unavailable))
         allocations = None
         if s.allocator is not None:
             try:
                 allocations = s.allocator.allocate_run(node, self.filter_timeout_s)
             except AllocatorTimeout:
+                if self.version >= (1, 36):
+                    # v1.37.2 dynamicresources.go L1066-1073 (since 1.36): potentially transient, so an
+                    # Error (error backoff) naming the node, not Unschedulable
+                    return Status(Code.ERROR, (f"node {node.metadata.name}: timed out trying to allocate devices",))
                 return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("timed out trying to allocate devices",))
             except AllocatorError as e:
                 if e.failed_on_node:
@@ -559,8 +704,9 @@ class DynamicResources:
         s = self._state(state)
         if s is None:
             return None, Status(Code.ERROR, ("not found",))
+        v137 = self.version >= (1, 37)  # v1.37.2 dynamicresources.go L1153-1221: no texts but the two outcomes
         if not s.claims:
-            return None, Status(Code.UNSCHEDULABLE, (ERR_NO_NEW_CLAIMS,))
+            return None, Status(Code.UNSCHEDULABLE, () if v137 else (ERR_NO_NEW_CLAIMS,))
         for i in sorted(s.unavailable_claims):
             claim = s.claims[i]
             reserved = _g(claim, "status", "reservedFor") or []
@@ -569,11 +715,12 @@ class DynamicResources:
                 st = c.setdefault("status", {})
                 st.pop("reservedFor", None)
                 st.pop("allocation", None)
+                st.pop("devices", None)
                 client = self.handle.client if self.handle is not None else None
                 if client is not None:
                     _fire(client.update_resource_claim_status(c))
                 return None, Status(Code.UNSCHEDULABLE, ("deallocation of ResourceClaim completed",))
-        return None, Status(Code.UNSCHEDULABLE, ("still not schedulable",))
+        return None, Status(Code.UNSCHEDULABLE, () if v137 else ("still not schedulable",))
 
     # ── Reserve / Unreserve ──
 
@@ -647,7 +794,94 @@ class DynamicResources:
                 s.claims[i] = await self._bind_claim(s, i, pod)
             except Exception as e:  # noqa: BLE001 - any write failure fails the binding cycle
                 return Status(Code.ERROR, (str(e) or type(e).__name__,), error=e)
-        return None
+        if not self.binding_conditions or not any(
+                r.get("bindingConditions") for c in s.claims
+                for r in _g(c, "status", "allocation", "devices", "results") or ()):
+            return None
+        return await self._wait_for_binding_conditions(s)
+
+    # ── binding conditions (DRADeviceBindingConditions + DRAResourceClaimDeviceStatus) ──
+
+    async def _wait_for_binding_conditions(self, s: StateData) -> Status | None:
+        """v1.37.2 PreBind L1713-1775: poll every 5 s (at once first) until every claim is ready
+        for binding, for at most ``bindingTimeout``; a failure condition or the timeout is an
+        Error (the next attempt's Filter then finds the claim unavailable)."""
+        clock = getattr(self.handle, "clock", None)
+        deadline = (clock.now() if clock is not None else time.time()) + self.binding_timeout_s
+        while True:
+            try:
+                if self._pod_ready_for_binding(s):
+                    return None
+            except _BindingFailed as e:
+                return Status(Code.ERROR, (str(e),), error=e)
+            now = clock.now() if clock is not None else time.time()
+            if now >= deadline:
+                timeout = _BindingFailed("device binding timeout: context deadline exceeded")
+                return Status(Code.ERROR, (str(timeout),), error=timeout)
+            await self._sleep(min(5.0, deadline - now))
+
+    async def _sleep(self, seconds: float) -> None:
+        clock = getattr(self.handle, "clock", None)
+        if clock is None:
+            await asyncio.sleep(seconds)
+            return
+        fut = clock.create_future()
+        clock.call_later(seconds, lambda: None if fut.done() else fut.set_result(None))
+        await fut
+
+    def _pod_ready_for_binding(self, s: StateData) -> bool:
+        """Upstream ``isPodReadyForBinding``: the claims as the manager has them now."""
+        mgr = self._manager()
+        for i, claim in enumerate(s.claims):
+            meta = claim.get("metadata") or {}
+            fresh = mgr.get_claim(meta.get("namespace") or "", meta.get("name", ""))
+            if fresh is None:
+                raise _BindingFailed(f'resourceclaim.resource.k8s.io "{meta.get("name", "")}" not found')
+            s.claims[i] = fresh
+            if not self._claim_ready_for_binding(fresh):
+                if self._claim_timed_out(fresh):
+                    raise _BindingFailed(f"device binding timeout: claim={meta.get('name', '')}")
+                return False
+        return True
+
+    @staticmethod
+    def _claim_ready_for_binding(claim: dict[str, Any]) -> bool:
+        """Upstream ``isClaimReadyForBinding`` (v1.37.2 L1998-2030): every result with binding
+        conditions has a ``status.devices`` entry where all of them are True and none of its
+        binding failure conditions is (a True failure condition raises ``_BindingFailed``)."""
+        allocation = _g(claim, "status", "allocation")
+        if allocation is None:
+            return False
+        for r in _g(allocation, "devices", "results") or ():
+            if not r.get("bindingConditions"):
+                continue
+            status = next((d for d in _g(claim, "status", "devices") or ()
+                           if (d.get("device"), d.get("driver"), d.get("pool"))
+                           == (r.get("device"), r.get("driver"), r.get("pool"))), None)
+            if status is None:
+                return False
+            conds = {c.get("type"): c for c in status.get("conditions") or ()}
+            for t in r.get("bindingFailureConditions") or ():
+                c = conds.get(t)
+                if c is not None and c.get("status") == "True":
+                    raise _BindingFailed(f"device binding failed: claim={_g(claim, 'metadata', 'name')}, "
+                                         f"reason={c.get('reason', '')}, message={_go_quote(c.get('message', ''))}")
+            if any((conds.get(t) or {}).get("status") != "True" for t in r["bindingConditions"]):
+                return False
+        return True
+
+    def _claim_timed_out(self, claim: dict[str, Any]) -> bool:
+        """Upstream ``isClaimTimeout``: a result with binding conditions and ``allocationTimestamp``
+        + ``bindingTimeout`` in the past."""
+        stamp = _g(claim, "status", "allocation", "allocationTimestamp")
+        if not self.binding_conditions or not stamp:
+            return False
+        if not any(r.get("bindingConditions") is not None
+                   for r in _g(claim, "status", "allocation", "devices", "results") or ()):
+            return False
+        clock = getattr(self.handle, "clock", None)
+        now = clock.now() if clock is not None else time.time()
+        return datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp() + self.binding_timeout_s < now
 
     async def _bind_claim(self, s: StateData, index: int, pod: Pod) -> dict[str, Any]:
         mgr = self._manager()
@@ -677,6 +911,13 @@ class DynamicResources:
             if pod.metadata.uid:
                 consumer["uid"] = pod.metadata.uid
             st["reservedFor"] = list(st.get("reservedFor") or ()) + [consumer]
+            if self.allocation_timestamp:
+                # v1.37.2 dynamicresources.go L1936-1947 (DRADeviceBindingConditions and
+                # DRAResourceClaimDeviceStatus): the allocation is stamped once, when first reserved
+                if st.get("allocation") is None:
+                    raise RuntimeError(f"claim {ref} got deallocated elsewhere in the meantime")
+                if st["allocation"].get("allocationTimestamp") is None:
+                    st["allocation"] = {**st["allocation"], "allocationTimestamp": self._now_rfc3339()}
             try:
                 updated = await client.update_resource_claim_status(claim)
             except Exception as e:
@@ -692,22 +933,40 @@ class DynamicResources:
                     mgr.assume(claim)
                 mgr.remove_pending_allocation(claim)
 
+    def _now_rfc3339(self) -> str:
+        """``metav1.Now()`` as the API serializes it (seconds, UTC), from the handle's clock."""
+        clock = getattr(self.handle, "clock", None)
+        now = clock.now() if clock is not None else time.time()
+        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
+
     # ── events ──
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        """1.37 (dynamicresources.go EventsToRegister): ResourceClaim also on Delete, and the pod's
+        own generated-claims update as ``TargetPod`` (hint without a UID check). (Not modelled:
+        the PreQueueingHint of the alpha SchedulerPreQueueingHints.)"""
+        v137 = features_of(self.handle).at_least(1, 37)
+        claim_acts = ActionType.ADD | ActionType.UPDATE | (ActionType.DELETE if v137 else ActionType(0))
+        claims_changed = ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM
+        pod_event = (ClusterEventWithHint(ClusterEvent(EventResource.TARGET_POD, claims_changed),
+                                          self._after_target_pod_update) if v137 else
+                     ClusterEventWithHint(ClusterEvent(EventResource.POD, claims_changed), self._after_pod_change))
         return [
             ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL
                                               | ActionType.UPDATE_NODE_ALLOCATABLE)),
-            ClusterEventWithHint(ClusterEvent(EventResource.RESOURCE_CLAIM, ActionType.ADD | ActionType.UPDATE),
-                                 self._after_claim_change),
-            ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM),
-                                 self._after_pod_change),
+            ClusterEventWithHint(ClusterEvent(EventResource.RESOURCE_CLAIM, claim_acts), self._after_claim_change),
+            pod_event,
             ClusterEventWithHint(ClusterEvent(EventResource.DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE)),
             ClusterEventWithHint(ClusterEvent(EventResource.RESOURCE_SLICE, ActionType.ADD | ActionType.UPDATE)),
         ]
 
     def _after_claim_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
-        """Upstream ``isSchedulableAfterClaimChange``."""
+        """Upstream ``isSchedulableAfterClaimChange`` (a deletion, registered since 1.37, queues
+        only when the deleted claim still had an allocation)."""
+        if new is None:
+            if old is None:
+                return QueueingHint.QUEUE  # final state unknown
+            return QueueingHint.SKIP if _g(_as_dict(old), "status", "allocation") is None else QueueingHint.QUEUE
         modified = _as_dict(new)
         original = _as_dict(old) if old is not None else None
         try:
@@ -726,6 +985,15 @@ class DynamicResources:
             return QueueingHint.SKIP
         return QueueingHint.QUEUE
 
+    def _after_target_pod_update(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
+        """1.37 ``isSchedulableAfterTargetPodUpdate``: the rejected pod's own claims changed —
+        Queue when all its claims can now be found."""
+        try:
+            self._claims(new)
+        except _Unschedulable:
+            return QueueingHint.SKIP
+        return QueueingHint.QUEUE
+
     def _after_pod_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
         """Upstream ``isSchedulableAfterPodChange``."""
         if new is None or (new.metadata.uid, new.metadata.namespace, new.metadata.name) != (
@@ -738,12 +1006,127 @@ class DynamicResources:
         return QueueingHint.QUEUE
 
 
+def compute_score(claims: list[dict[str, Any]], allocation_results: list[dict[str, Any]], *,
+                  by_claim_index: bool = False) -> int:
+    """Upstream ``computeScore`` (v1.37.2 ``dynamicresources.go`` L1413-1459): for each claim, each
+    ``firstAvailable`` subrequest at index ``i`` (0-based) whose ``<request>/<subrequest>`` is the
+    ``request`` of an allocation result adds ``FirstAvailableDeviceRequestMaxSize − i`` (8 − i).
+
+    ``claims``: all the pod's claims in order; ``allocation_results``: the allocator's results on
+    one node, one per claim *needing allocation* (in order). An allocated claim is scored from its
+    ``status.allocation`` (since 1.36). ``by_claim_index`` is v1.35.4's version (L861-889): the
+    results are indexed by the claim's own index, so a pod with an already allocated claim gets
+    an error once the index runs past the results. Raises ``ValueError`` with upstream's text.
+    """
+    score = 0
+    unallocated = 0
+    for i, claim in enumerate(claims):
+        if by_claim_index:
+            if i >= len(allocation_results):
+                raise ValueError(f"number of allocations {len(allocation_results)} is smaller than number of claims")
+            allocation = allocation_results[i]
+        else:
+            allocation = _g(claim, "status", "allocation")
+            if allocation is None:
+                if unallocated >= len(allocation_results):
+                    raise ValueError(f"number of allocations {len(allocation_results)} is smaller than number of "
+                                     "claims needing allocation")
+                allocation = allocation_results[unallocated]
+                unallocated += 1
+        allocated = {r.get("request", "") for r in _g(allocation, "devices", "results") or ()
+                     if "/" in (r.get("request") or "")}
+        if not allocated:
+            continue
+        for req in _g(claim, "spec", "devices", "requests") or ():
+            if req.get("exactly") is not None:
+                continue
+            for j, sub in enumerate(req.get("firstAvailable") or ()):
+                if f"{req.get('name', '')}/{sub.get('name', '')}" in allocated:
+                    score += FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE - j
+    return score
+
+
+def _light_results(run: Any) -> list[dict[str, Any]]:
+    """An allocator solution as allocation results carrying only each device's ``request``."""
+    return [{"devices": {"results": [{"request": n} for n in names]}} for names in run.request_names()]
+
+
+class ScoringDynamicResources(DynamicResources):
+    """DynamicResources with Score / NormalizeScore (since v1.35; v1.37.2 ``dynamicresources.go``
+    L1386-1471): a node's raw score is :func:`compute_score` of the pod's claims and the
+    allocator's solution there (0 for a pod without claims, or a node with no solution kept —
+    every claim already allocated); normalized with ``DefaultNormalizeScore(100, false)``.
+    Since 1.36 Score returns 0 everywhere unless DRAPrioritizedList is on."""
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        s = self._state(state)
+        if s is None:
+            return 0, Status(Code.ERROR, ("not found",))
+        try:
+            return self._score(s, node_info.node.metadata.name), None
+        except ValueError as e:
+            return 0, Status(Code.ERROR, (str(e),))
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
+        """:meth:`score` over ``rows`` (an error raises, as the framework treats a Score error)."""
+        s = self._state(state)
+        if s is None:
+            raise _FilterErr("not found")
+        out = np.zeros(len(rows), np.int64)
+        if not s.claims or not s.node_allocations or (self.version >= (1, 36) and not self.features.prioritized_list):
+            return out
+        if not any(r.get("firstAvailable") for c in s.claims for r in _g(c, "spec", "devices", "requests") or ()) and (
+                self.version >= (1, 36) or all(_g(c, "status", "allocation") is None for c in s.claims)):
+            return out  # only subrequests score, and nothing can fail: 0 everywhere
+        names = nodes.names
+        for i, row in enumerate(rows.tolist()):
+            out[i] = self._score(s, names[row])
+        return out
+
+    def _score(self, s: StateData, node_name: str) -> int:
+        if self.version >= (1, 36) and not self.features.prioritized_list:
+            return 0
+        if not s.claims:
+            return 0
+        run = s.node_allocations.get(node_name)
+        if run is None:
+            return 0
+        return compute_score(s.claims, _light_results(run), by_claim_index=self.version < (1, 36))
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: np.ndarray) -> Status | None:
+        default_normalize_score(MAX_NODE_SCORE, False, scores)
+        return None
+
+
 def new(args: Any, handle: Any) -> DynamicResources:
-    """``args``: :class:`~kubesched.config.args.DynamicResourcesArgs` (``filterTimeout``) or None."""
+    """``args``: :class:`~kubesched.config.args.DynamicResourcesArgs` (``filterTimeout``) or None.
+
+    The gates and the emulated version come from ``handle.features`` (v1.37 defaults without one):
+    DRAAdminAccess, DRAPrioritizedList, DRADeviceTaints and DRAPartitionableDevices reach the
+    allocator, DRADeviceTaintRules
+    applies DeviceTaintRules to the slices; from 1.35 on the plugin also scores
+    (:class:`ScoringDynamicResources`)."""
     timeout = 10.0
     text = getattr(args, "filter_timeout", None)
     if text is not None:
         from kubesched.config.types import parse_duration
 
         timeout = parse_duration(text)
-    return DynamicResources(handle, filter_timeout_s=timeout)
+    fg = getattr(handle, "features", None) or default_feature_gate()
+    features = Features(admin_access=fg.enabled("DRAAdminAccess"), prioritized_list=fg.enabled("DRAPrioritizedList"),
+                        device_taints=fg.enabled("DRADeviceTaints"),
+                        partitionable_devices=fg.enabled("DRAPartitionableDevices"),
+                        consumable_capacity=fg.enabled("DRAConsumableCapacity"),
+                        device_binding_conditions=fg.enabled("DRADeviceBindingConditions")
+                        and fg.enabled("DRAResourceClaimDeviceStatus"))
+    cls = ScoringDynamicResources if fg.at_least(1, 35) else DynamicResources
+    pl = cls(handle, features, filter_timeout_s=timeout, version=fg.emulated_version)
+    pl.device_taint_rules = fg.enabled("DRADeviceTaintRules")
+    pl.allocation_timestamp = fg.enabled("DRADeviceBindingConditions") and fg.enabled("DRAResourceClaimDeviceStatus")
+    pl.binding_conditions = pl.allocation_timestamp
+    text = getattr(args, "binding_timeout", None)
+    if text is not None:
+        from kubesched.config.types import parse_duration
+
+        pl.binding_timeout_s = parse_duration(text)
+    return pl

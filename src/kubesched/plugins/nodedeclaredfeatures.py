@@ -194,6 +194,7 @@ class NodeDeclaredFeatures:
         self.framework = framework if framework is not None else default_framework(fg.emulated_version)
         self.version = version if version is not None else (*fg.emulated_version, 0)
         self.old_reason = not fg.at_least(1, 36)  # 1.35: the reason names the missing features
+        self.target_pod_events = fg.at_least(1, 37)  # 1.37: the pod's own update is a TargetPod event
         self.enable_deferred_resize = deferred_resize_enabled(fg)
         self._memo: dict[tuple[str, ...], frozenset[str]] = {}
 
@@ -260,7 +261,9 @@ class NodeDeclaredFeatures:
             ClusterEventWithHint(
                 ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_DECLARED_FEATURE),
                 self.is_schedulable_after_node_change),
-            ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.UPDATE),
+            # 1.37 (nodedeclaredfeatures.go EventsToRegister): TargetPod/Update; 1.35/1.36: Pod/Update
+            ClusterEventWithHint(ClusterEvent(EventResource.TARGET_POD if self.target_pod_events
+                                              else EventResource.POD, ActionType.UPDATE),
                                  self.is_schedulable_after_pod_update),
         ]
 
@@ -271,7 +274,7 @@ class NodeDeclaredFeatures:
         return QueueingHint.QUEUE
 
     def is_schedulable_after_pod_update(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
-        """The pod's own update (1.36+: a ``TargetPod`` registration; 1.35 compared UIDs):
+        """The pod's own update (1.37: a ``TargetPod`` registration; before, ``Pod`` and a UID check):
         queue when its inferred requirement changed (L172-195)."""
         if (pod.metadata.uid or (pod.metadata.namespace, pod.metadata.name)) != \
                 (new.metadata.uid or (new.metadata.namespace, new.metadata.name)):

@@ -34,7 +34,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kubesched.framework.cycle_state import read_state
-from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
+from kubesched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+    assigned_pod_resource,
+)
 from kubesched.framework.interface import Code, FilterResult, Status
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -154,6 +161,7 @@ class NodePorts:
     """PreFilter + Filter (both shapes). See the module docstring."""
 
     name = NAME
+    handle: Any = None
 
     def __init__(self, table: NodeTable | None = None) -> None:
         if table is not None:
@@ -199,7 +207,7 @@ class NodePorts:
     # ─── queueing hints ───
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
-            ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.DELETE),
+            ClusterEventWithHint(ClusterEvent(assigned_pod_resource(getattr(self, "handle", None)), ActionType.DELETE),
                                  self.is_schedulable_after_pod_deleted),
             ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD)),
         ]
@@ -220,4 +228,6 @@ class NodePorts:
 
 
 def new(args: Any, handle: Any) -> NodePorts:
-    return NodePorts(handle.nodes if handle is not None else None)
+    pl = NodePorts(handle.nodes if handle is not None else None)
+    pl.handle = handle
+    return pl

@@ -66,18 +66,33 @@ class NodeUnschedulable:
 
     def __init__(self, features: FeatureGate | None = None) -> None:
         fg = features if features is not None else default_feature_gate()
+        self.features = fg
         self.comparison_operators = fg.enabled("TaintTolerationComparisonOperators")
         self.deferred_resize = deferred_resize_enabled(fg)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        """Node Add|UpdateNodeTaint; the pod's own new toleration: 1.37 ``TargetPod`` (hint
+        without a UID check, node_unschedulable.go L60-68), before ``Pod`` comparing UIDs."""
+        if self.features.at_least(1, 37):
+            pod_event = ClusterEventWithHint(
+                ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_TOLERATION),
+                self.is_schedulable_after_target_pod_toleration_change)
+        else:
+            pod_event = ClusterEventWithHint(
+                ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_TOLERATION),
+                self.is_schedulable_after_pod_toleration_change)
         return [
             ClusterEventWithHint(
                 ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
                 self.is_schedulable_after_node_change),
-            ClusterEventWithHint(
-                ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_TOLERATION),
-                self.is_schedulable_after_pod_toleration_change),
+            pod_event,
         ]
+
+    @staticmethod
+    def is_schedulable_after_target_pod_toleration_change(pod: Pod, old: Any, new: Any) -> QueueingHint:
+        """1.37 ``isSchedulableAfterTargetPodTolerationChange``: Queue when the updated pod now
+        tolerates ``node.kubernetes.io/unschedulable:NoSchedule``."""
+        return QueueingHint.QUEUE if tolerates_unschedulable(new.spec.tolerations) else QueueingHint.SKIP
 
     @staticmethod
     def is_schedulable_after_node_change(pod: Pod, old: Any, new: Any) -> QueueingHint:

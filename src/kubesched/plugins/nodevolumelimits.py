@@ -42,7 +42,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
+from kubesched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    assigned_pod_resource,
+)
 from kubesched.framework.interface import Code, FilterResult, Status
 from kubesched.plugins.csitranslation import (
     csi_name_from_in_tree_name,
@@ -345,7 +351,7 @@ class NodeVolumeLimits:
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
             ClusterEventWithHint(ClusterEvent(EventResource.CSI_NODE, ActionType.ADD | ActionType.UPDATE)),
-            ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.DELETE)),
+            ClusterEventWithHint(ClusterEvent(assigned_pod_resource(self.handle), ActionType.DELETE)),
             ClusterEventWithHint(ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD)),
         ]
 

@@ -13,8 +13,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kubesched.api.objects import pod_key
-from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
+from kubesched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
 from kubesched.framework.interface import Code, Status
+from kubesched.plugins.helper.gates import features_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
@@ -38,6 +45,9 @@ class SchedulingGates:
 
     name = NAME
 
+    def __init__(self, handle: Any = None) -> None:
+        self.handle = handle
+
     def pre_enqueue(self, pod: Pod) -> Status | None:
         gates = pod.spec.scheduling_gates
         if not gates:
@@ -45,9 +55,20 @@ class SchedulingGates:
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (gates_message([g.name for g in gates]),))
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        """1.37: ``TargetPod/UpdatePodSchedulingGatesEliminated``, always Queue
+        (scheduling_gates.go L61-66); before: ``Pod/…`` with a UID check."""
+        if features_of(self.handle).at_least(1, 37):
+            return [ClusterEventWithHint(
+                ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED),
+                self.is_schedulable_after_target_pod_gates_eliminated)]
         return [ClusterEventWithHint(
             ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED),
             self.is_schedulable_after_gates_eliminated)]
+
+    @staticmethod
+    def is_schedulable_after_target_pod_gates_eliminated(pod: Pod, old: Any, new: Any) -> QueueingHint:
+        """1.37 ``isSchedulableAfterUpdateTargetPodSchedulingGatesEliminated``: always Queue."""
+        return QueueingHint.QUEUE
 
     @staticmethod
     def is_schedulable_after_gates_eliminated(pod: Pod, old: Any, new: Any) -> QueueingHint:
@@ -58,4 +79,4 @@ class SchedulingGates:
 
 
 def new(args: Any, handle: Any) -> SchedulingGates:
-    return SchedulingGates()
+    return SchedulingGates(handle)

@@ -186,14 +186,28 @@ class TaintToleration:
     # ── events ──
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        """Node Add|UpdateNodeTaint; the pod's own new toleration: 1.37 ``TargetPod`` with an
+        always-Queue hint (taint_toleration.go L84-91), before ``Pod`` with a hint comparing UIDs."""
+        if features_of(self.handle).at_least(1, 37):
+            pod_event = ClusterEventWithHint(
+                ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_TOLERATION),
+                self.is_schedulable_after_target_pod_toleration_change)
+        else:
+            pod_event = ClusterEventWithHint(
+                ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_TOLERATION),
+                self.is_schedulable_after_pod_toleration_change)
         return [
             ClusterEventWithHint(
                 ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
                 self.is_schedulable_after_node_change),
-            ClusterEventWithHint(
-                ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_TOLERATION),
-                self.is_schedulable_after_pod_toleration_change),
+            pod_event,
         ]
+
+    @staticmethod
+    def is_schedulable_after_target_pod_toleration_change(pod: Pod, old: Any, new: Any) -> QueueingHint:
+        """1.37 ``isSchedulableAfterTargetPodTolerationChange``: the updated pod is the rejected
+        pod itself and got a toleration, which may make it schedulable."""
+        return QueueingHint.QUEUE
 
     def is_schedulable_after_node_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
         tols, cmp = pod.spec.tolerations, self.comparison_operators

@@ -961,8 +961,9 @@ class VolumeBinding:
                                               ActionType.ADD | ActionType.UPDATE),
                                  is_schedulable_after_pvc_change),
             ClusterEventWithHint(ClusterEvent(EventResource.PERSISTENT_VOLUME, ActionType.ADD | ActionType.UPDATE)),
-            ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL
-                                              | ActionType.UPDATE_NODE_TAINT)),
+            # Add|UpdateNodeLabel as upstream with QueueingHints; before 1.37 the queue adds
+            # Node/UpdateNodeTaint itself (buildQueueingHintMap), 1.37 dropped that
+            ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL)),
             ClusterEventWithHint(ClusterEvent(EventResource.CSI_NODE, ActionType.ADD | ActionType.UPDATE)),
         ]
 

@@ -30,7 +30,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kubesched.framework.cycle_state import read_state
-from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
+from kubesched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+    assigned_pod_resource,
+)
 from kubesched.framework.interface import Code, FilterResult, Status
 from kubesched.plugins.volumebinding import field, not_found
 
@@ -235,7 +242,8 @@ class VolumeRestrictions:
     # ─── queueing hints ───
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
-            ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.DELETE), is_schedulable_after_pod_deleted),
+            ClusterEventWithHint(ClusterEvent(assigned_pod_resource(self.handle), ActionType.DELETE),
+                                 is_schedulable_after_pod_deleted),
             ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD)),
             ClusterEventWithHint(ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD),
                                  is_schedulable_after_pvc_added),

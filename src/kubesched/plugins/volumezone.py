@@ -192,8 +192,9 @@ class VolumeZone:
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
             ClusterEventWithHint(ClusterEvent(EventResource.STORAGE_CLASS, ActionType.ADD)),
-            ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL
-                                              | ActionType.UPDATE_NODE_TAINT)),
+            # Add|UpdateNodeLabel as upstream with QueueingHints; before 1.37 the queue adds
+            # Node/UpdateNodeTaint itself (buildQueueingHintMap), 1.37 dropped that
+            ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL)),
             ClusterEventWithHint(ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM,
                                               ActionType.ADD | ActionType.UPDATE),
                                  is_schedulable_after_pvc_change),

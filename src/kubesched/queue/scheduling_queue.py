@@ -1,4 +1,7 @@
-"""The scheduling queue (upstream ``pkg/scheduler/backend/queue/scheduling_queue.go``, v1.34).
+"""The scheduling queue (upstream ``pkg/scheduler/backend/queue/scheduling_queue.go``; v1.37.2
+for single pods, the 1.34–1.36 differences keyed by ``features``: event names and the pod's own
+update as a ``TargetPod`` event, the implicit ``Node/UpdateNodeTaint`` registration before 1.37,
+the leftover-flush bookkeeping of 1.36/1.37). Pod groups (GenericWorkload) are not modelled.
 
 Three places a pending pod can be:
 
@@ -28,15 +31,19 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from kubesched.api.objects import pod_key, pod_priority
+from kubesched.features import FeatureGate, default_feature_gate
 from kubesched.framework.events import (
     EVENT_FORCE_ACTIVATE,
     EVENT_UNSCHEDULABLE_TIMEOUT,
+    EVENT_UNSCHEDULED_POD_ADD,
+    EVENT_UNSCHEDULED_POD_UPDATE,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
     EventResource,
     QueueingHint,
-    pod_update_actions,
+    event_label,
+    pod_update_events,
 )
 from kubesched.framework.node_info import PodInfo, QueuedPodInfo
 
@@ -51,7 +58,8 @@ BACKOFF_WINDOW_S = 1.0
 QUEUE_SKIP, QUEUE_AFTER_BACKOFF, QUEUE_IMMEDIATELY = 0, 1, 2
 """Upstream ``queueingStrategy``: leave in unschedulablePods / backoffQ (or activeQ when the
 backoff is over) / activeQ."""
-EVENT_POD_ADD, EVENT_POD_UPDATE = "UnschedulablePodAdd", "UnscheduledPodUpdate"
+_STRATEGY_QUEUE = {QUEUE_SKIP: UNSCHEDULABLE, QUEUE_AFTER_BACKOFF: BACKOFF, QUEUE_IMMEDIATELY: ACTIVE}
+"""Upstream ``strategyToQueueLabel``."""
 _WILDCARD_RESOURCES = (EventResource.WILDCARD, EventResource.UNSCHEDULABLE_TIMEOUT, EventResource.FORCE_ACTIVATE)
 
 
@@ -63,11 +71,15 @@ class SchedulingQueue:
         now: the clock, seconds.
         pod_initial_backoff_s / pod_max_backoff_s: ``podInitialBackoffSeconds`` / ``podMaxBackoffSeconds``.
         pod_max_in_unschedulable_pods_s: upstream's 5-minute leftover flush.
+        features: the emulated version and gates (default: :func:`default_feature_gate`).
     """
 
     def __init__(self, frameworks: dict[str, Framework], now: Callable[[], float], *,
                  pod_initial_backoff_s: float = 1.0, pod_max_backoff_s: float = 10.0,
-                 pod_max_in_unschedulable_pods_s: float = 300.0) -> None:
+                 pod_max_in_unschedulable_pods_s: float = 300.0, features: FeatureGate | None = None) -> None:
+        self.features = features if features is not None else default_feature_gate()
+        self._ev_pod_add = event_label(EVENT_UNSCHEDULED_POD_ADD, self.features)
+        self._ev_pod_update = event_label(EVENT_UNSCHEDULED_POD_UPDATE, self.features)
         self.frameworks = frameworks
         self.now = now
         self.initial_backoff = pod_initial_backoff_s
@@ -93,14 +105,35 @@ class SchedulingQueue:
                     continue
                 reg = getattr(pl, "events_to_register", None)
                 # upstream: a plugin without EnqueueExtensions is registered for every event
-                self._events[pl.name] = list(reg()) if callable(reg) else wildcard
+                self._events[pl.name] = self._hint_registrations(list(reg())) if callable(reg) else wildcard
         self._in_flight: dict[str, list[tuple[ClusterEvent, Any, Any]]] = {}
         """pod key → cluster events received while the pod was being scheduled (upstream
         ``inFlightEvents``); replayed against the pod's hints when it fails."""
         self._nominated: dict[str, dict[str, PodInfo]] = {}
         self._nominated_node: dict[str, str] = {}
+        self.incoming_entities: dict[tuple[str, str], int] = {}
+        """``(queue, event)`` → count, upstream ``queue_incoming_entities_total{type="pod"}`` (1.37)."""
         self.incoming: dict[tuple[str, str], int] = {}
-        """``(queue, event)`` → count, upstream ``queue_incoming_pods_total``."""
+        """``(queue, event)`` → count, upstream ``queue_incoming_pods_total`` (and, since 1.37,
+        ``queue_incoming_entities_total{type="pod"}``)."""
+        self.scheduled_after_flush = 0
+        """Upstream ``pod_scheduled_after_flush_total`` (1.36+): pods bound after the leftover
+        flush last moved them (counted by :meth:`done` when told the pod was bound)."""
+
+    def _hint_registrations(self, events: list[ClusterEventWithHint]) -> list[ClusterEventWithHint]:
+        """A plugin's registrations as upstream ``buildQueueingHintMap`` (``scheduler.go``) keeps
+        them. Before 1.37 a plugin registering ``Node/Add`` but not ``Node/UpdateNodeTaint`` also
+        got ``Node/UpdateNodeTaint`` with the default hint (always Queue; issue #109437), 1.34.12
+        ``scheduler.go`` L475-515; 1.37 dropped it. (1.37 also unrolls ``Pod`` registrations into
+        AssignedPod/UnscheduledPod/TargetPod ones, which :func:`match_cluster_events` does.)"""
+        if not events or self.features.at_least(1, 37):
+            return events
+        node_add = any(e.event.resource == EventResource.NODE and e.event.action & ActionType.ADD for e in events)
+        node_taint = any(e.event.resource == EventResource.NODE and e.event.action & ActionType.UPDATE_NODE_TAINT
+                         for e in events)
+        if node_add and not node_taint:
+            return [*events, ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.UPDATE_NODE_TAINT))]
+        return events
 
     # ───────────────────────────── bookkeeping ─────────────────────────────
 
@@ -130,25 +163,30 @@ class SchedulingQueue:
     def pending(self) -> Iterator[QueuedPodInfo]:
         return iter(self._entries.values())
 
-    def _count(self, queue: str, event: str) -> None:
+    def _count(self, queue: str, event: str, strategy: int | None = None) -> None:
+        """Upstream ``recordIncomingEntitiesMetrics`` (scheduling_queue.go L2226): every arrival
+        counts in ``queue_incoming_pods_total``; ``queue_incoming_entities_total`` (1.37) only
+        when the pod is new (no ``strategy``) or lands in another queue than ``strategy`` names."""
         k = (queue, event)
         self.incoming[k] = self.incoming.get(k, 0) + 1
+        if strategy is None or _STRATEGY_QUEUE[strategy] != queue:
+            self.incoming_entities[k] = self.incoming_entities.get(k, 0) + 1
 
-    def _push_active(self, qpi: QueuedPodInfo, event: str) -> None:
+    def _push_active(self, qpi: QueuedPodInfo, event: str, strategy: int | None = None) -> None:
         heapq.heappush(self._active, (self._sort_key(qpi), qpi.seq, qpi))
         self._where[qpi.key] = ACTIVE
-        self._count(ACTIVE, event)
+        self._count(ACTIVE, event, strategy)
 
-    def _push_backoff(self, qpi: QueuedPodInfo, event: str) -> None:
+    def _push_backoff(self, qpi: QueuedPodInfo, event: str, strategy: int | None = None) -> None:
         heap = self._backoff if qpi.unschedulable_plugins or qpi.pending_plugins else self._error_backoff
         heapq.heappush(heap, (self.backoff_time(qpi), self._sort_key(qpi), qpi.seq, qpi))
         self._where[qpi.key] = BACKOFF
-        self._count(BACKOFF, event)
+        self._count(BACKOFF, event, strategy)
 
-    def _park(self, qpi: QueuedPodInfo, event: str) -> None:
+    def _park(self, qpi: QueuedPodInfo, event: str, strategy: int | None = None) -> None:
         self.unschedulable[qpi.key] = qpi
         self._where[qpi.key] = GATED if qpi.gated else UNSCHEDULABLE
-        self._count(UNSCHEDULABLE, event)
+        self._count(UNSCHEDULABLE, event, strategy)
 
     # ───────────────────────────── backoff ─────────────────────────────
 
@@ -179,7 +217,7 @@ class SchedulingQueue:
         self._seq += 1
         qpi = QueuedPodInfo(PodInfo(pod), timestamp=self.now(), seq=self._seq)
         self._entries[qpi.key] = qpi
-        self._move_to_active(qpi, EVENT_POD_ADD)
+        self._move_to_active(qpi, self._ev_pod_add)
         return qpi
 
     def _framework(self, pod: Pod) -> Framework | None:
@@ -199,14 +237,16 @@ class SchedulingQueue:
             qpi.gated = False
             qpi.gating_plugin = ""
 
-    def _move_to_active(self, qpi: QueuedPodInfo, event: str, *, from_backoff: bool = False) -> bool:
+    def _move_to_active(self, qpi: QueuedPodInfo, event: str, *, from_backoff: bool = False,
+                        strategy: int | None = None) -> bool:
         """Upstream ``moveToActiveQ``: PreEnqueue (skipped for a pod coming straight from backoffQ,
         which passed it on the way in), then activeQ, or unschedulablePods as gated. True if added."""
         if not from_backoff:
             self._run_pre_enqueue(qpi)
         if qpi.gated:
+            self._clear_flush_if_gated(qpi)
             if self._where.get(qpi.key) is None:
-                self._park(qpi, event)
+                self._park(qpi, event, strategy)
             return False
         if self._where.get(qpi.key) in (UNSCHEDULABLE, GATED):
             del self.unschedulable[qpi.key]
@@ -214,61 +254,79 @@ class SchedulingQueue:
             self._remove_from_heaps(qpi.key)
         if qpi.initial_attempt_timestamp is None:
             qpi.initial_attempt_timestamp = self.now()
-        self._push_active(qpi, event)
-        if event in (EVENT_POD_ADD, EVENT_POD_UPDATE):
+        self._push_active(qpi, event, strategy)
+        if event in (self._ev_pod_add, self._ev_pod_update):
             # upstream AddNominatedPod(pInfo, nil): the pod's own status.nominatedNodeName
             self.add_nominated_pod(qpi.pod_info, qpi.pod.status.nominated_node_name)
         return True
 
-    def _move_to_backoff(self, qpi: QueuedPodInfo, event: str) -> bool:
+    def _clear_flush_if_gated(self, qpi: QueuedPodInfo) -> None:
+        """1.37 ``moveToActiveQ``/``moveToBackoffQ`` (scheduling_queue.go L825, L858): a flushed pod
+        that is gated again never attempts scheduling, so its flush mark is cleared here."""
+        if self.features.at_least(1, 37):
+            qpi.was_flushed_from_unschedulable = False
+
+    def _move_to_backoff(self, qpi: QueuedPodInfo, event: str, strategy: int | None = None) -> bool:
         """Upstream ``moveToBackoffQ`` (SchedulerPopFromBackoffQ): PreEnqueue runs on the way in;
         a gated pod goes to unschedulablePods instead. True if added."""
         self._run_pre_enqueue(qpi)
         if qpi.gated:
-            self._park(qpi, event)
+            self._clear_flush_if_gated(qpi)
+            self._park(qpi, event, strategy)
             return False
         if self._where.get(qpi.key) in (UNSCHEDULABLE, GATED):
             del self.unschedulable[qpi.key]
-        self._push_backoff(qpi, event)
+        self._push_backoff(qpi, event, strategy)
         return True
 
     def update(self, old: Pod, new: Pod) -> None:
-        """A pending pod changed (upstream ``Update``)."""
+        """A pending pod changed (upstream ``Update``, scheduling_queue.go L1563): the update is
+        split into events (:func:`pod_update_events`; the pod's own update is a ``TargetPod``
+        event since 1.37, an ``UnschedulablePod`` one before). In flight: recorded for replay.
+        In activeQ/backoffQ: updated in place. In unschedulablePods: each event in turn goes
+        through the rejecting plugins' hints until one moves the pod to activeQ/backoffQ. Not
+        queued: added (label ``UnscheduledPodAdd`` since 1.37, ``…Update`` before)."""
         key = pod_key(new)
         qpi = self._entries.get(key)
         if qpi is None:
             self._seq += 1
             qpi = QueuedPodInfo(PodInfo(new), timestamp=self.now(), seq=self._seq)
             self._entries[key] = qpi
-            self._move_to_active(qpi, EVENT_POD_UPDATE)
+            self._move_to_active(qpi, self._ev_pod_add if self.features.at_least(1, 37) else self._ev_pod_update)
             return
         if new.spec is old.spec and new.metadata.labels is old.metadata.labels:
             qpi.pod_info.pod = new  # status-only change: the derived data stands
         else:
             qpi.pod_info.update(new)
+        events = pod_update_events(old, new, target=True, features=self.features)
         if key in self._in_flight:
             # being scheduled: record the update, it is replayed through the hints if the pod
             # comes back rejected (upstream addEventsIfPodInFlight)
-            ev = ClusterEvent(EventResource.UNSCHEDULED_POD, pod_update_actions(old, new), EVENT_POD_UPDATE)
-            self._record_in_flight(ev, old, new)
+            for ev in events:
+                self._record_in_flight(ev, old, new)
             return
         self._update_nominated(old, qpi.pod_info)
         where = self._where.get(key)
         if where in (UNSCHEDULABLE, GATED):
             # QueueingHints decide whether the update may make the pod schedulable
-            ev = ClusterEvent(EventResource.UNSCHEDULED_POD, pod_update_actions(old, new), EVENT_POD_UPDATE)
-            strategy = self._strategy(qpi, ev, old, new)
-            if strategy != QUEUE_SKIP:
+            for ev in events:
+                strategy = self._strategy(qpi, ev, old, new)
+                if strategy == QUEUE_SKIP:
+                    continue
                 del self.unschedulable[key]
                 del self._where[key]
-                self._requeue(qpi, strategy, ev.label)
+                if self._requeue(qpi, strategy, event_label(ev, self.features)) in (ACTIVE, BACKOFF):
+                    break
         elif where in (ACTIVE, BACKOFF) and pod_priority(old) != qpi.pod_info.priority:
-            # the heaps order by priority (then timestamps, which an update keeps): re-sort
+            # the heaps order by priority (then timestamps, which an update keeps): re-sort in
+            # place (upstream activeQ/backoffQ ``update``: no incoming-pods metric)
             self._remove_from_heaps(key)
             if where == ACTIVE:
-                self._push_active(qpi, EVENT_POD_UPDATE)
+                heapq.heappush(self._active, (self._sort_key(qpi), qpi.seq, qpi))
             else:
-                self._push_backoff(qpi, EVENT_POD_UPDATE)
+                heap = self._backoff if qpi.unschedulable_plugins or qpi.pending_plugins else self._error_backoff
+                heapq.heappush(heap, (self.backoff_time(qpi), self._sort_key(qpi), qpi.seq, qpi))
+            self._where[key] = where
 
     def delete(self, pod: Pod) -> None:
         """A pending pod was deleted or got assigned elsewhere: forget it everywhere."""
@@ -302,6 +360,7 @@ class SchedulingQueue:
             _, _, qpi = heapq.heappop(self._active)
         elif self._backoff:
             qpi = heapq.heappop(self._backoff)[3]
+            self._count(ACTIVE, "PopFromBackoffQ")  # upstream activeQueue.pop (active_queue.go L349)
         else:
             return None
         del self._where[qpi.key]
@@ -312,9 +371,13 @@ class SchedulingQueue:
         self.scheduling_cycle += 1
         return qpi
 
-    def done(self, key: str) -> None:
+    def done(self, key: str, *, bound: bool = False) -> None:
         """The pod's scheduling attempt is over (upstream ``Done``); if it was bound it leaves
-        the queue for good."""
+        the queue for good. ``bound``: the binding cycle succeeded — a pod the leftover flush had
+        moved counts in :attr:`scheduled_after_flush` (schedule_one.go L490, 1.36+)."""
+        qpi = self._entries.get(key)
+        if bound and qpi is not None and qpi.was_flushed_from_unschedulable:
+            self.scheduled_after_flush += 1
         self._in_flight.pop(key, None)
         self._entries.pop(key, None)
         self._where.pop(key, None)
@@ -341,6 +404,9 @@ class SchedulingQueue:
             qpi.unschedulable_count += 1
             qpi.consecutive_errors_count = 0
         qpi.timestamp = self.now()
+        # upstream (1.36+): the pod is back after an attempt, so it no longer counts as flushed
+        qpi.was_flushed_from_unschedulable = False
+        qpi.flush_timestamp = None
         # no longer in flight (Done already called): upstream's clusterEventsForPod fails and
         # determineSchedulingHintForInFlightPod falls back to queueAfterBackoff
         strategy = QUEUE_AFTER_BACKOFF if events is None else self._strategy_for_in_flight(qpi, events)
@@ -426,12 +492,12 @@ class SchedulingQueue:
     def _requeue(self, qpi: QueuedPodInfo, strategy: int, event: str) -> str:
         """Upstream ``requeuePodWithQueueingStrategy``; returns where the pod went."""
         if strategy == QUEUE_SKIP:
-            self._park(qpi, event)
+            self._park(qpi, event, strategy)
             return self._where[qpi.key]
         if strategy == QUEUE_AFTER_BACKOFF and self.is_backing_off(qpi):
-            self._move_to_backoff(qpi, event)
+            self._move_to_backoff(qpi, event, strategy)
         else:
-            self._move_to_active(qpi, event)
+            self._move_to_active(qpi, event, strategy=strategy)
         return self._where[qpi.key]
 
     def _gating_plugin_interested(self, qpi: QueuedPodInfo, event: ClusterEvent) -> bool:
@@ -464,7 +530,7 @@ class SchedulingQueue:
                 continue
             del self.unschedulable[qpi.key]
             del self._where[qpi.key]
-            if self._requeue(qpi, strategy, event.label) not in (UNSCHEDULABLE, GATED):
+            if self._requeue(qpi, strategy, event_label(event, self.features)) not in (UNSCHEDULABLE, GATED):
                 moved += 1
         return moved
 
@@ -479,10 +545,29 @@ class SchedulingQueue:
 
     def flush_unschedulable_leftover(self) -> int:
         """Requeue pods that stayed in unschedulablePods longer than the limit (upstream
-        ``flushUnschedulablePodsLeftover``, every 30 s) with the UnschedulableTimeout event."""
+        ``flushUnschedulableEntitiesLeftover``, scheduling_queue.go L1306, every 30 s) with the
+        UnschedulableTimeout event. Since 1.36 the moved pods are marked
+        ``was_flushed_from_unschedulable``; since 1.37 the limit is measured from the later of
+        the pod's timestamp and its last flush (a pod flushed but gated again waits another full
+        period instead of being flushed at every run)."""
         now = self.now()
-        stale = [q for q in self.unschedulable.values() if now - q.timestamp > self.max_in_unschedulable]
+        mark, since_flush = self.features.at_least(1, 36), self.features.at_least(1, 37)
+        stale = []
+        for q in self.unschedulable.values():
+            if now - self._unschedulable_since(q) > self.max_in_unschedulable:
+                if mark:
+                    q.was_flushed_from_unschedulable = True
+                if since_flush:
+                    q.flush_timestamp = now
+                stale.append(q)
         return self._move_pods(stale, EVENT_UNSCHEDULABLE_TIMEOUT, None, None) if stale else 0
+
+    def _unschedulable_since(self, qpi: QueuedPodInfo) -> float:
+        """Start of the leftover period: ``timestamp``, or the last flush if later (1.37+)."""
+        ts = qpi.timestamp
+        if qpi.flush_timestamp is not None and qpi.flush_timestamp > ts and self.features.at_least(1, 37):
+            ts = qpi.flush_timestamp
+        return ts
 
     def next_backoff_expiry(self) -> float | None:
         """When the earliest backoff completes: the start of the window after its expiry window."""
@@ -492,7 +577,7 @@ class SchedulingQueue:
     def next_unschedulable_timeout(self) -> float | None:
         """Earliest time an unschedulable pod that UnschedulableTimeout can move exceeds the leftover
         limit (a gated pod moves only if its gating plugin registered for every event)."""
-        ts = [q.timestamp for q in self.unschedulable.values()
+        ts = [self._unschedulable_since(q) for q in self.unschedulable.values()
               if not q.gated or self._gating_plugin_interested(q, EVENT_UNSCHEDULABLE_TIMEOUT)]
         return min(ts) + self.max_in_unschedulable if ts else None
 

@@ -400,7 +400,6 @@ async def binding_cycle(sched: Scheduler, sp: ScheduledPod) -> Attempt:
         bound, st = await _extenders_binding(sched, sp.assumed_pod, sp.node) if sched.extenders else (False, None)
         if not bound:
             st = await fw.run_bind_plugins(sp.state, sp.assumed_pod, sp.node)
-        sched.cache.finish_binding(sp.key)
         if st is None and sched.client is not None:
             pod = sp.assumed_pod
             sched.client.record_event(pod, "Normal", "Scheduled", "Binding",
@@ -408,7 +407,7 @@ async def binding_cycle(sched: Scheduler, sp: ScheduledPod) -> Attempt:
                                       f"to {sp.node}")
     if st is not None:
         return handle_binding_cycle_error(sched, sp, st)
-    sched.queue.done(sp.key)
+    sched.queue.done(sp.key, bound=True)
     fw.run_post_bind_plugins(sp.state, sp.assumed_pod, sp.node)
     sched.stats.bound += 1
     return _report(sched, Attempt(sp.key, "scheduled", sp.node, "", sp.record))

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.api.objects import Node, Pod, pod_key
+from kubesched.api.objects import Node, Pod, pod_key, pod_priority
 from kubesched.cache import Cache
 from kubesched.config import KubeSchedulerConfiguration, default_config
 from kubesched.errors import ConfigError
@@ -30,8 +30,8 @@ from kubesched.framework.events import (
     ClusterEvent,
     ClusterEventWithHint,
     EventResource,
-    node_update_actions,
-    pod_update_actions,
+    node_update_events,
+    pod_update_events,
 )
 from kubesched.framework.extender import EXTENDER_NAME, Extender
 from kubesched.framework.handle import ClusterClient, ClusterLister, EmptyLister, Handle
@@ -144,7 +144,7 @@ class Scheduler:
             self.profiles, self.clock.now,
             pod_initial_backoff_s=float(self.config.pod_initial_backoff_seconds or 1),
             pod_max_backoff_s=float(self.config.pod_max_backoff_seconds or 10),
-            pod_max_in_unschedulable_pods_s=pod_max_in_unschedulable_pods_s)
+            pod_max_in_unschedulable_pods_s=pod_max_in_unschedulable_pods_s, features=self.features)
         for fw in self.profiles.values():
             fw.handle.nominator = self.queue
         if self.extenders:
@@ -205,6 +205,11 @@ class Scheduler:
             self.queue.add(pod)
 
     def on_pod_update(self, old: Pod, new: Pod) -> None:
+        """Upstream ``updatePod`` (eventhandlers.go L145-194). A bound pod's update is split into
+        AssignedPod events (:func:`pod_update_events`), each moving the pods whose rejecting
+        plugins' hints say Queue. A pending pod's update goes to the queue, except for a pod the
+        cache has as assumed: it is ignored, unless (1.35+) it just got a deletionTimestamp, which
+        is handled as the assumed pod's deletion (:meth:`_handle_assumed_pod_deletion`)."""
         if new.spec.node_name:
             if not old.spec.node_name:  # just bound (by us or someone else)
                 self.queue.delete(new)
@@ -213,38 +218,78 @@ class Scheduler:
             else:
                 self.cache.update_pod(old, new)
                 if _pod_updated(old, new):
-                    ev = ClusterEvent(EventResource.ASSIGNED_POD, pod_update_actions(old, new), "AssignedPodUpdate")
-                    self.queue.move_all_to_active_or_backoff(ev, old, new)
-        elif self.cache.is_assumed(pod_key(new)):
-            # upstream updatePodInSchedulingQueue: an assumed pod (binding, e.g. its
-            # nominatedNodeName just set by the binding cycle) only reacts to a new
-            # deletionTimestamp (handleAssumedPodDeletion); it is not queued a second time
-            if new.metadata.deletion_timestamp is not None and old.metadata.deletion_timestamp is None:
-                self.on_pod_delete(new)
+                    for ev in pod_update_events(old, new, features=self.features):
+                        self.queue.move_all_to_active_or_backoff(ev, old, new)
         elif self.responsible_for(new):
-            # with QueueingHints (v1.34) every update, status-only ones included (UpdatePodOther),
-            # goes through the rejecting plugins' hints; isPodUpdated is the hints-off path
+            if self.cache.is_assumed(pod_key(new)):
+                if (self.features.at_least(1, 35) and new.metadata.deletion_timestamp is not None
+                        and old.metadata.deletion_timestamp is None):
+                    self._handle_assumed_pod_deletion(new)
+                return
+            # with QueueingHints every update, status-only ones included (the general Update
+            # event), goes through the rejecting plugins' hints; isPodUpdated is the hints-off path
             self.queue.update(old, new)
+            if old.status.nominated_node_name and old.status.nominated_node_name != new.status.nominated_node_name:
+                # hasNominatedNodeNameChanged: lower/equal-priority pods saw it as assigned there
+                self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, old, None,
+                                                         _le_priority(pod_priority(old)))
 
     def on_pod_delete(self, pod: Pod) -> None:
         """A pod was deleted (``pod`` may be the last state known, e.g. from a tombstone).
 
         Assigned: leaves the cache (AssignedPodDelete). Unassigned (upstream
-        ``deletePodFromSchedulingQueue``): leaves the queue; if it was waiting on Permit it is
-        rejected (``removed``) and the unschedulable pods see an AssignedPodDelete; an assumed
-        pod past Permit (or a pod the cache has as bound, when ``pod`` is a stale tombstone)
-        leaves the cache."""
+        ``deletePodFromSchedulingQueue``): leaves the queue. Since 1.35 an assumed pod's deletion
+        is :meth:`_handle_assumed_pod_deletion`. Before (1.34.12 eventhandlers.go L361-380): a
+        pod waiting on Permit is rejected (AssignedPodDelete), an assumed pod past Permit stays
+        in the cache until its binding fails. A pod the cache has as bound (a stale tombstone)
+        leaves the cache either way."""
         if pod.spec.node_name:
             if self.cache.remove_pod(pod) is not None:
                 self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, pod, None)
             return
         self.queue.delete(pod)
-        fw = self.profiles.get(pod.spec.scheduler_name or "default-scheduler")
-        if fw is not None and fw.reject_waiting_pod(waiting_pod_key(pod)):
+        key = pod_key(pod)
+        if self.features.at_least(1, 35):
+            if self.cache.is_assumed(key):
+                self._handle_assumed_pod_deletion(pod)
+                return
+        else:
+            fw = self.profiles.get(pod.spec.scheduler_name or "default-scheduler")
+            if fw is not None and fw.reject_waiting_pod(waiting_pod_key(pod)):
+                self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, pod, None)
+                return
+            if self.cache.is_assumed(key):
+                self._nominated_pod_gone(pod)
+                return
+        if self.cache.remove_pod(pod) is not None:
+            # a stale tombstone of a pod the cache has as bound
             self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, pod, None)
-        elif self.cache.remove_pod(pod) is not None:
-            # an assumed pod past Permit, or a stale tombstone of a pod the cache has as bound
-            self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, pod, None)
+            return
+        self._nominated_pod_gone(pod)
+
+    def _nominated_pod_gone(self, pod: Pod) -> None:
+        """A deleted pending pod with a nominated node no longer occupies it for lower or equal
+        priority pods: AssignedPodDelete for those only (eventhandlers.go ``getLEPriorityPreCheck``)."""
+        if pod.status.nominated_node_name:
+            self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, pod, None,
+                                                     _le_priority(pod_priority(pod)))
+
+    def _handle_assumed_pod_deletion(self, pod: Pod) -> None:
+        """Upstream ``handleAssumedPodDeletion`` (eventhandlers.go L268-304, 1.35+): a pod waiting
+        on Permit is rejected (its binding cycle fails and cleans up); otherwise (in PreBind or
+        Bind) the assumed pod is removed from the cache at once (1.37 ``RemoveAssumedPod``) so it
+        stops holding resources. Then AssignedPodDelete moves the pods it may have blocked."""
+        key = pod_key(pod)
+        st = self.cache.pod_states.get(key)
+        if st is None:
+            return  # already forgotten: its binding cycle finished
+        assumed = st.pod_info.pod
+        fw = self.profiles.get(assumed.spec.scheduler_name or "default-scheduler")
+        if fw is None:
+            return
+        if not fw.reject_waiting_pod(waiting_pod_key(assumed)):
+            self.cache.remove_assumed_pod(key)
+        self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, assumed, None)
 
     def on_object_event(self, kind: str, old: Any, new: Any) -> None:
         """Any other watched kind changed (upstream ``addAllEventHandlers``: objects that only
@@ -271,11 +316,11 @@ class Scheduler:
         self.queue.move_all_to_active_or_backoff(EVENT_NODE_ADD, None, node)
 
     def on_node_update(self, old: Node, new: Node) -> None:
+        """Upstream ``updateNodeInCache``: one queue move per changed property
+        (:func:`node_update_events`), in upstream's order."""
         self.cache.update_node(new)
-        actions = node_update_actions(old, new, self.features.enabled("NodeDeclaredFeatures"))
-        if actions:
-            self.queue.move_all_to_active_or_backoff(
-                ClusterEvent(EventResource.NODE, actions, "NodeUpdate"), old, new)
+        for ev in node_update_events(old, new, self.features):
+            self.queue.move_all_to_active_or_backoff(ev, old, new)
 
     def on_node_delete(self, node: Node) -> None:
         self.cache.remove_node(node.metadata.name)
@@ -322,6 +367,11 @@ class Scheduler:
             if after_each is not None:
                 after_each()
         return n
+
+
+def _le_priority(priority: int) -> Callable[[Pod], bool]:
+    """Upstream ``getLEPriorityPreCheck``: only pods of lower or equal priority."""
+    return lambda p: pod_priority(p) <= priority
 
 
 def _pod_updated(old: Pod, new: Pod) -> bool:

@@ -183,9 +183,13 @@ def _trim(rec: DecisionRecord, nodes: tuple[str | None, ...]) -> DecisionRecord:
 
 def compare(raws: list[RawObject], config_a: KubeSchedulerConfiguration | None,
             config_b: KubeSchedulerConfiguration | None, *, labels: tuple[str, str] = ("A", "B"), seed: int = 0,
-            registry: dict[str, Any] | None = None, explain: bool = True, features: Any = None) -> CompareResult:
-    """Run both configurations and compare them (see the module docstring). Raises what
+            registry: dict[str, Any] | None = None, explain: bool = True, features: Any = None,
+            features_b: Any = None) -> CompareResult:
+    """Run both configurations and compare them (see the module docstring). ``features``: the
+    feature gates / emulated version of both runs, or of A only when ``features_b`` is given
+    (comparing two releases: each config defaulted for its own version). Raises what
     :func:`simulate` raises for bad input or configuration."""
+    fb = features_b if features_b is not None else features
     ra = simulate(_copy(raws), config_a, seed=seed, registry=registry, features=features)
     sa = _summary(labels[0], ra)
     del ra
@@ -196,7 +200,7 @@ def compare(raws: list[RawObject], config_a: KubeSchedulerConfiguration | None,
         rec_b[rec.pod] = _trim(rec, (rec.selected_node, sa.placements.get(rec.pod)))
 
     rb = simulate(_copy(raws), config_b, seed=seed, registry=registry, on_record=keep_b if explain else None,
-                  features=features)
+                  features=fb)
     sb = _summary(labels[1], rb)
     del rb
     keys = list(sa.placements) + [k for k in sb.placements if k not in sa.placements]
@@ -212,8 +216,9 @@ def compare(raws: list[RawObject], config_a: KubeSchedulerConfiguration | None,
 
         simulate(_copy(raws), config_a, seed=seed, registry=registry, on_record=keep_a,  # same decisions as ra
                  features=features)
-        fg = features if features is not None else default_feature_gate()
-        heap_a, heap_b = (fg.at_least(1, 35) and not (c is not None and c.extenders) for c in (config_a, config_b))
+        fgs = [f if f is not None else default_feature_gate() for f in (features, fb)]
+        heap_a, heap_b = (fg.at_least(1, 35) and not (c is not None and c.extenders)
+                          for fg, c in zip(fgs, (config_a, config_b), strict=True))
         for d in diffs:
             wa, sca = _explain(rec_a.get(d.pod), d.nodes[0], d.nodes[1], heap_a)
             wb, scb = _explain(rec_b.get(d.pod), d.nodes[1], d.nodes[0], heap_b)

@@ -86,6 +86,7 @@ CLUSTER_SCOPED_KINDS: frozenset[str] = frozenset({
     "CSINode",
     "CustomResourceDefinition",
     "DeviceClass",
+    "DeviceTaintRule",
     "FlowSchema",
     "IngressClass",
     "IPAddress",

@@ -43,6 +43,7 @@ from kubesched.api.objects import (
 )
 from kubesched.api.quantity import to_int
 from kubesched.api.resources import pod_requests
+from kubesched.api.strategy import prepare_pod_for_create
 from kubesched.config import KubeSchedulerConfiguration
 from kubesched.errors import InputError, ManifestError
 from kubesched.features import FeatureGate
@@ -214,7 +215,8 @@ class _WorkloadDriver:
     """Runs the workload controllers (:class:`~kubesched.sim.workloads.Controllers`) for one run:
     the first pass over the input objects, later passes over the store's current objects."""
 
-    def __init__(self, raws: list[RawObject], seed: int) -> None:
+    def __init__(self, raws: list[RawObject], seed: int, features: FeatureGate | None = None) -> None:
+        self.features = features
         self.sources = [r for r in raws if r.kind in WORKLOAD_KINDS
                         and r.api_version == _WORKLOAD_API_VERSIONS.get(r.kind)]
         self.notices: list[str] = [
@@ -235,6 +237,9 @@ class _WorkloadDriver:
         return res
 
     def _created(self, res: Any, start: int) -> list[RawObject]:
+        for d, _ in res.created:
+            if d.get("kind") == "Pod":  # created through the API: the pod strategy's PrepareForCreate
+                prepare_pod_for_create(d, self.features)
         return [RawObject(d["kind"], d["apiVersion"], d, self.sources[i].source, start + k)
                 for k, (d, i) in enumerate(res.created)]
 
@@ -379,7 +384,7 @@ def simulate(raws: list[RawObject], config: KubeSchedulerConfiguration | None = 
     :class:`~kubesched.errors.ConfigError` / ``PluginConfigError`` for a bad configuration.
     """
     t0, c0 = time.perf_counter(), time.process_time()
-    driver = _WorkloadDriver(raws, seed)
+    driver = _WorkloadDriver(raws, seed, features)
     raws = driver.first_pass(raws)
     store, bound, pending, nodes = build_store(raws)
     clock = ManualClock()

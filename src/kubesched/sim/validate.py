@@ -1,18 +1,30 @@
 """The simulator's input checks: what the API server would have said about each manifest.
 
 ``kubesched simulate`` reads objects that never went through an API server. Before scheduling,
-every object gets, in order, what ``kubectl apply`` and kube-apiserver would do to it:
+every object gets, in order, what ``kubectl apply`` and the kube-apiserver of the emulated
+version (``features``, a :class:`~kubesched.features.FeatureGate`; default v1.37) would do to it:
 
-1. **kind** — an ``apiVersion``/``kind`` of a built-in API group that upstream v1.34 does not
-   serve is kubectl's ``no matches for kind "Pood" in version "v1"``; kinds of other groups
+1. **kind** — an ``apiVersion``/``kind`` of a built-in API group that the upstream release does
+   not serve is kubectl's ``no matches for kind "Pood" in version "v1"``; kinds of other groups
    (CRDs) pass through unchecked, as do built-in kinds the scheduler never reads beyond step 2.
-2. **decoding** — field validation (``--validate``, kubectl's default ``strict``): fields the
-   kind does not have are ``Pod in version "v1" cannot be handled as a Pod: strict decoding
-   error: unknown field "spec.containers[0].imagee"`` (strict), a ``Warning: unknown field
-   ...`` line on stderr (warn), or nothing (ignore); a value of the wrong JSON type is the
-   decoder's ``json: cannot unmarshal ...`` error whatever the mode (:mod:`kubesched.api.schemas`).
+2. **decoding** — with that release's schemas (:mod:`kubesched.api.schemas`; a v1.37 dump's
+   ``spec.schedulingGroup`` is an unknown field at 1.34) and field validation (``--validate``,
+   kubectl's default ``strict``): fields the kind does not have are ``Pod in version "v1"
+   cannot be handled as a Pod: strict decoding error: unknown field
+   "spec.containers[0].imagee"`` (strict), a ``Warning: unknown field ...`` line on stderr and
+   the field dropped (warn), or dropped silently (ignore), as the API server stores the object;
+   a value of the wrong JSON type is the decoder's ``json: cannot unmarshal ...`` error
+   whatever the mode.
 3. **defaults the scheduler relies on** (``pkg/apis/core/v1/defaults.go``): a container
-   resource with a limit and no request gets the limit as request.
+   resource with a limit and no request gets the limit as request; then, for a Pod or Node
+   that is *created* by applying the manifest (no ``metadata.uid`` — a dumped object was
+   stored already and is taken as it is), the registry strategy's create step
+   (:mod:`kubesched.api.strategy`; DRA objects too): fields of disabled gates dropped
+   (``schedulingGroup`` without GenericWorkload, ``status.declaredFeatures`` without
+   NodeDeclaredFeatures, ResourceSlice device taints without DRADeviceTaints, ...) and
+   ``matchLabelKeys`` merged into the spread/affinity selectors (``key In (value)``), so the
+   pod is the one a real API server stores — a dumped pod carries that merge already and is
+   not merged again.
 4. **validation** (:mod:`kubesched.api.validation`, the module the box's admission uses):
    ``Pod "x" is invalid: spec.containers[0].resources.requests[cpu]: Invalid value: "-1": must
    be greater than or equal to 0`` — for Pods, Nodes, PriorityClasses, PodDisruptionBudgets,
@@ -36,8 +48,9 @@ from typing import Annotated, Any
 
 import msgspec
 
-from kubesched.api import schemas, validation
+from kubesched.api import schemas, strategy, validation
 from kubesched.errors import ManifestError
+from kubesched.features import FeatureGate, default_feature_gate
 from kubesched.sim.manifests import RawObject, locate
 
 __all__ = ["FIELD_VALIDATION", "apply_defaults", "field_validation_mode", "validate_inputs"]
@@ -62,9 +75,9 @@ def field_validation_mode(value: str) -> str:
                          "warn, ignore (or false)") from None
 
 
-@lru_cache(maxsize=1)
-def _builtin_groups() -> frozenset[str]:
-    return frozenset(g for g, _, _ in schemas.gvks())
+@lru_cache(maxsize=8)
+def _builtin_groups(api: tuple[int, int]) -> frozenset[str]:
+    return frozenset(g for g, _, _ in schemas.gvks(api))
 
 
 def _split(api_version: str) -> tuple[str, str]:
@@ -120,6 +133,7 @@ def _fast_key(raw: RawObject) -> bytes | None:
     if isinstance(labels, dict) and isinstance(labels.get(_HOST_LABEL), str):
         m2["labels"] = {k: v for k, v in labels.items() if k != _HOST_LABEL}
         m2[" host"] = True
+    m2[" uid"] = "uid" in meta  # a dumped object is taken as stored, a new one is prepared for create
     rest = {k: v for k, v in data.items() if k != "metadata"}
     spec = rest.get("spec")
     if isinstance(spec, dict) and isinstance(spec.get("nodeName"), str):
@@ -144,7 +158,7 @@ def _per_value_ok(raw: RawObject) -> bool:
     return not (isinstance(node_name, str) and node_name and validation.is_dns1123_subdomain(node_name))
 
 
-# ---- a C-speed pre-check of decoding: msgspec types built from the same v1.34 schemas ----------
+# ---- a C-speed pre-check of decoding: msgspec types built from the same schemas (per release) -----
 
 _QUANTITY_DEF = "io.k8s.apimachinery.pkg.api.resource.Quantity"
 _ANY_DEFS = {"io.k8s.apimachinery.pkg.util.intstr.IntOrString", "io.k8s.apimachinery.pkg.apis.meta.v1.Time",
@@ -161,7 +175,7 @@ class _Recursive(Exception):
     """A definition refers to itself: no fast pre-check for that kind."""
 
 
-def _msgspec_type(schema: dict[str, Any] | None, building: set[str]) -> Any:
+def _msgspec_type(schema: dict[str, Any] | None, building: set[str], api: tuple[int, int]) -> Any:
     """The msgspec type accepting exactly what :func:`schemas.decode_error` and
     :func:`schemas.unknown_field_paths` accept without complaint, or less (every field
     nullable, as the Go decoder takes ``null`` anywhere; objects closed to unknown fields)."""
@@ -176,7 +190,7 @@ def _msgspec_type(schema: dict[str, Any] | None, building: set[str]) -> Any:
             return _QUANTITY_TYPE | int | float
         if ref in _ANY_DEFS:
             return Any
-        return _struct_for(ref, building)
+        return _struct_for(ref, building, api)
     if schema.get("x-kubernetes-preserve-unknown-fields"):
         return Any
     t = schema.get("type")
@@ -184,14 +198,14 @@ def _msgspec_type(schema: dict[str, Any] | None, building: set[str]) -> Any:
         t = next((x for x in t if x != "null"), None)
     if t == "array":
         items = schema.get("items")
-        return list[_msgspec_type(items, building) | None] if isinstance(items, dict) else list[Any]  # type: ignore[misc]
+        return list[_msgspec_type(items, building, api) | None] if isinstance(items, dict) else list[Any]  # type: ignore[misc]
     if t == "object":
         props = schema.get("properties")
         extra = schema.get("additionalProperties")
         if isinstance(props, dict):
-            return _make_struct("Inline", props, building)
+            return _make_struct("Inline", props, building, api)
         if isinstance(extra, dict):
-            return dict[str, _msgspec_type(extra, building) | None]  # type: ignore[misc]
+            return dict[str, _msgspec_type(extra, building, api) | None]  # type: ignore[misc]
         return dict[str, Any]
     if t == "string":
         return Any if schema.get("format") == "byte" else str
@@ -204,49 +218,50 @@ def _msgspec_type(schema: dict[str, Any] | None, building: set[str]) -> Any:
     return Any
 
 
-_STRUCTS: dict[str, Any] = {}
+_STRUCTS: dict[tuple[tuple[int, int], str], Any] = {}
 
 
-def _make_struct(name: str, props: dict[str, Any], building: set[str]) -> Any:
-    fields = [(f"f{i}", _msgspec_type(sub, building) | None, msgspec.field(name=key, default=None))
+def _make_struct(name: str, props: dict[str, Any], building: set[str], api: tuple[int, int]) -> Any:
+    fields = [(f"f{i}", _msgspec_type(sub, building, api) | None, msgspec.field(name=key, default=None))
               for i, (key, sub) in enumerate(props.items()) if isinstance(sub, dict)]
     return msgspec.defstruct(name.rsplit(".", 1)[-1], fields, forbid_unknown_fields=True)
 
 
-def _struct_for(ref: str, building: set[str]) -> Any:
-    if ref in _STRUCTS:
-        return _STRUCTS[ref]
+def _struct_for(ref: str, building: set[str], api: tuple[int, int]) -> Any:
+    if (api, ref) in _STRUCTS:
+        return _STRUCTS[(api, ref)]
     if ref in building:
         raise _Recursive(ref)
-    schema = schemas.definitions().get(ref) or {}
+    schema = schemas.definitions(api).get(ref) or {}
     props = schema.get("properties")
     if schema.get("x-kubernetes-preserve-unknown-fields") or not isinstance(props, dict):
         return Any
     building.add(ref)
     try:
-        struct = _make_struct(ref, props, building)
+        struct = _make_struct(ref, props, building, api)
     finally:
         building.discard(ref)
-    _STRUCTS[ref] = struct
+    _STRUCTS[(api, ref)] = struct
     return struct
 
 
 @cache
-def _decode_type(group: str, version: str, kind: str) -> Any:
-    """The msgspec type of a built-in kind, or None (unknown kind, or a recursive schema)."""
-    name = schemas.definition_for_gvk(group, version, kind)
+def _decode_type(group: str, version: str, kind: str, api: tuple[int, int]) -> Any:
+    """The msgspec type of a built-in kind of release ``api``, or None (unknown kind, or a
+    recursive schema)."""
+    name = schemas.definition_for_gvk(group, version, kind, api=api)
     if name is None:
         return None
     try:
-        return _struct_for(name, set())
+        return _struct_for(name, set(), api)
     except _Recursive:
         return None
 
 
-def _decodes_cleanly(gvk: tuple[str, str, str], data: dict[str, Any]) -> bool:
+def _decodes_cleanly(gvk: tuple[str, str, str], data: dict[str, Any], api: tuple[int, int]) -> bool:
     """True when ``data`` has no unknown field and no value of the wrong type (checked in C);
     False means "maybe not": the Python walk decides and words the error."""
-    t = _decode_type(*gvk)
+    t = _decode_type(*gvk, api)
     if t is None:
         return False
     try:
@@ -256,7 +271,8 @@ def _decodes_cleanly(gvk: tuple[str, str, str], data: dict[str, Any]) -> bool:
     return True
 
 
-def _pod_errors(data: dict[str, Any], ok_specs: set[bytes]) -> list[validation.FieldError]:
+def _pod_errors(data: dict[str, Any], ok_specs: set[bytes],
+                opts: validation.PodValidationOptions) -> list[validation.FieldError]:
     """``validate_pod``, with the spec part (most of the work) done once per distinct spec
     (``spec.nodeName`` aside): pods of one ReplicaSet in a dump differ in their metadata and
     status, rarely in their spec. Any error: the full validation, for upstream's order."""
@@ -272,55 +288,93 @@ def _pod_errors(data: dict[str, Any], ok_specs: set[bytes]) -> list[validation.F
         if key is not None and key in ok_specs and not (
                 isinstance(node_name, str) and node_name and validation.is_dns1123_subdomain(node_name)):
             return []
-    errs = validation.validate_pod(data)
+    errs = validation.validate_pod(data, opts)
     if not errs and key is not None:
         ok_specs.add(key)
     return errs
 
 
-def _check_one(raw: RawObject, mode: str, warn: Callable[[str], None], ok_shapes: set[bytes],
-               ok_specs: set[bytes]) -> None:
-    key = _fast_key(raw)
-    if key is not None and key in ok_shapes and _per_value_ok(raw):
-        apply_defaults(raw)
+class _Ctx:
+    """What one :func:`validate_inputs` run carries: mode, gates, API release, caches."""
+
+    __slots__ = ("api", "features", "mode", "ok_shapes", "ok_specs", "pod_options", "warn")
+
+    def __init__(self, mode: str, warn: Callable[[str], None], features: FeatureGate) -> None:
+        self.mode = mode
+        self.warn = warn
+        self.features = features
+        self.api = features.emulated_version
+        self.pod_options = validation.pod_validation_options(features)
+        self.ok_shapes: set[bytes] = set()
+        self.ok_specs: set[bytes] = set()
+
+
+_PREPARED = frozenset({"Pod", "Node", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "DeviceClass"})
+
+
+def _prepare(raw: RawObject, ctx: _Ctx) -> None:
+    """Defaults, then the registry strategy's create step for a Pod, Node or DRA object without
+    a uid."""
+    apply_defaults(raw)
+    if raw.kind not in _PREPARED:
         return
-    if _check_full(raw, mode, warn, ok_specs) and key is not None:
-        ok_shapes.add(key)
+    meta = raw.data.get("metadata")
+    if isinstance(meta, dict) and "uid" in meta:
+        return  # a dumped object: stored already (and merged, if it is a pod)
+    if raw.kind == "Pod":
+        strategy.prepare_pod_for_create(raw.data, ctx.features)
+    elif raw.kind == "Node":
+        strategy.prepare_node(raw.data, None, ctx.features)
+    else:
+        strategy.drop_disabled_dra_fields(raw.data, None, ctx.features)
 
 
-def _check_full(raw: RawObject, mode: str, warn: Callable[[str], None], ok_specs: set[bytes]) -> bool:
-    """Raise for the first problem; return False when a warning was given (no fast path then)."""
+def _check_one(raw: RawObject, ctx: _Ctx) -> None:
+    key = _fast_key(raw)
+    if key is not None and key in ctx.ok_shapes and _per_value_ok(raw):
+        _prepare(raw, ctx)
+        return
+    if _check_full(raw, ctx) and key is not None:
+        ctx.ok_shapes.add(key)
+
+
+def _check_full(raw: RawObject, ctx: _Ctx) -> bool:
+    """Raise for the first problem; return False when a warning was given or a field dropped
+    (no fast path then)."""
     group, version = _split(raw.api_version)
     gvk = (group, version, raw.kind)
-    if schemas.definition_for_gvk(*gvk) is None:
-        if group in _builtin_groups():
+    api, mode = ctx.api, ctx.mode
+    if schemas.definition_for_gvk(*gvk, api=api) is None:
+        if group in _builtin_groups(api):
             raise ManifestError(f'no matches for kind "{raw.kind}" in version "{raw.api_version}"', raw.source)
         return True  # a custom resource: nothing to check it against
     kind = raw.kind
     data = raw.data
     clean = True
     # neither unknown fields nor type errors (checked in C): the Python walks would find nothing
-    if mode == "Ignore" or not _decodes_cleanly(gvk, data):
+    if not _decodes_cleanly(gvk, data, api):
         if mode != "Ignore":
-            unknown = schemas.unknown_field_paths(gvk, data)
+            unknown = schemas.unknown_field_paths(gvk, data, api)
             if unknown:
                 messages = [f'unknown field "{p}"' for p in unknown]
                 if mode == "Strict":
                     raise ManifestError(f'{kind} in version "{version}" cannot be handled as a {kind}: '
                                         "strict decoding error: " + ", ".join(messages), locate(raw, unknown[0]))
                 for path, m in zip(unknown, messages, strict=True):
-                    warn(f"Warning: {m} ({raw.describe()}, {locate(raw, path)})")
+                    ctx.warn(f"Warning: {m} ({raw.describe()}, {locate(raw, path)})")
                 clean = False
-        err = schemas.decode_error(gvk, data)
+        err = schemas.decode_error(gvk, data, api)
         if err:
             field = _GO_FIELD.search(err)
             where = locate(raw, field.group(1)) if field else raw.source
             raise ManifestError(f'{kind} in version "{version}" cannot be handled as a {kind}: {err}', where)
-    apply_defaults(raw)
+        if mode != "Strict" and schemas.prune_unknown_fields(gvk, data, api):
+            clean = False  # dropped, as decoding into the release's Go types does
+    _prepare(raw, ctx)
     if kind == "Pod":
-        errs = _pod_errors(data, ok_specs)
+        errs = _pod_errors(data, ctx.ok_specs, ctx.pod_options)
     elif kind in _FULL:
-        errs = validation.validate_object(data)
+        errs = validation.validate_object(data, pod_options=ctx.pod_options)
     else:
         errs = validation.validate_object_meta(data.get("metadata"), namespaced=raw.namespace is not None)
     if errs:
@@ -330,17 +384,17 @@ def _check_full(raw: RawObject, mode: str, warn: Callable[[str], None], ok_specs
 
 
 def validate_inputs(raws: Iterable[RawObject], *, field_validation: str = "Strict",
-                    warn: Callable[[str], None] | None = None) -> None:
+                    warn: Callable[[str], None] | None = None, features: FeatureGate | None = None) -> None:
     """Check every object as the API server would (see the module docstring), in input order;
     the first bad object raises :class:`ManifestError` (``file:line`` of the offending field).
 
     ``field_validation``: ``Strict`` (default), ``Warn`` (``warn(line)`` per unknown field) or
-    ``Ignore``. Pods get the defaults of :func:`apply_defaults` written into their data.
+    ``Ignore``. ``features``: the emulated version and gates (None: v1.37 defaults). Pods get
+    the defaults of :func:`apply_defaults` and, when new, the create step of
+    :mod:`kubesched.api.strategy` written into their data.
     """
     if field_validation not in ("Strict", "Warn", "Ignore"):
         raise ValueError(f"field_validation must be Strict, Warn or Ignore, got {field_validation!r}")
-    emit = warn or (lambda _line: None)
-    ok_shapes: set[bytes] = set()
-    ok_specs: set[bytes] = set()
+    ctx = _Ctx(field_validation, warn or (lambda _line: None), features or default_feature_gate())
     for raw in raws:
-        _check_one(raw, field_validation, emit, ok_shapes, ok_specs)
+        _check_one(raw, ctx)

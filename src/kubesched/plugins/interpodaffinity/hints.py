@@ -12,7 +12,7 @@ from kubesched.plugins.interpodaffinity.terms import AffinityTerm, parse_pod_ter
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
 
-__all__ = ["is_schedulable_after_node_change", "is_schedulable_after_pod_change"]
+__all__ = ["is_schedulable_after_node_change", "is_schedulable_after_pod_change", "pod_change_hint"]
 
 
 def _matches_all_terms(terms: tuple[AffinityTerm, ...], pod: Pod) -> bool:
@@ -23,23 +23,62 @@ def _matches_all_terms(terms: tuple[AffinityTerm, ...], pod: Pod) -> bool:
     return all(t.matches(ns, labels, None) for t in terms)
 
 
-def is_schedulable_after_pod_change(pod: Pod, old: Pod | None, new: Pod | None) -> QueueingHint:
-    """Upstream ``isSchedulableAfterPodChange``."""
-    if (new is not None and not new.spec.node_name) or (old is not None and not old.spec.node_name):
+def _matches_any_term(terms: tuple[AffinityTerm, ...], pod: Pod) -> bool:
+    """Upstream ``podMatchesAnyAffinityTerms`` (1.37) with nil namespace labels."""
+    ns, labels = pod.metadata.namespace, pod.metadata.labels
+    return any(t.matches(ns, labels, None) for t in terms)
+
+
+def _scheduled(p: Pod, nominated_counts: bool) -> bool:
+    return bool(p.spec.node_name) or (nominated_counts and bool(p.status.nominated_node_name))
+
+
+def is_schedulable_after_pod_change(pod: Pod, old: Pod | None, new: Pod | None, *,
+                                    version: tuple[int, int] = (1, 34)) -> QueueingHint:
+    """Upstream ``isSchedulableAfterPodChange`` (1.34) / ``isSchedulableAfterAssignedPodChange``
+    (1.37, plugin.go L160-222) at the release ``version``:
+
+    - 1.36+: a pod with a nominated node counts as scheduled; the target pod's own label update
+      queues (1.36 compares UIDs; 1.37 registers it as ``TargetPod/UpdatePodLabel`` instead);
+      a deleted pod also queues when the target matches the deleted pod's anti-affinity;
+    - 1.37+: anti-affinity checks use "matches any term" instead of "all terms"."""
+    v136, v137 = version >= (1, 36), version >= (1, 37)
+    if (v136 and not v137 and new is not None and old is not None
+            and (pod.metadata.uid or pod.metadata.name) == (new.metadata.uid or new.metadata.name)):
+        return QueueingHint.QUEUE
+    if (new is not None and not _scheduled(new, v136)) or (old is not None and not _scheduled(old, v136)):
         return QueueingHint.SKIP
     terms = parse_pod_terms(pod)
     if terms.errors:
         return QueueingHint.QUEUE
     aff, anti = terms.required_affinity, terms.required_anti_affinity
+    anti_match = _matches_any_term if v137 else _matches_all_terms
     if new is not None and old is not None:
         if not _matches_all_terms(aff, old) and _matches_all_terms(aff, new):
             return QueueingHint.QUEUE
-        if _matches_all_terms(anti, old) and not _matches_all_terms(anti, new):
+        if anti_match(anti, old) and not anti_match(anti, new):
             return QueueingHint.QUEUE
         return QueueingHint.SKIP
     if new is not None:
         return QueueingHint.QUEUE if _matches_all_terms(aff, new) else QueueingHint.SKIP
-    return QueueingHint.QUEUE if old is not None and _matches_all_terms(anti, old) else QueueingHint.SKIP
+    if old is None:
+        return QueueingHint.SKIP
+    if anti_match(anti, old):
+        return QueueingHint.QUEUE
+    if v136:
+        old_terms = parse_pod_terms(old)
+        if old_terms.errors:
+            return QueueingHint.QUEUE
+        if anti_match(old_terms.required_anti_affinity, pod):
+            return QueueingHint.QUEUE
+    return QueueingHint.SKIP
+
+
+def pod_change_hint(version: tuple[int, int]) -> Any:
+    """:func:`is_schedulable_after_pod_change` bound to an emulated ``version``."""
+    def hint(pod: Pod, old: Pod | None, new: Pod | None) -> QueueingHint:
+        return is_schedulable_after_pod_change(pod, old, new, version=version)
+    return hint
 
 
 def is_schedulable_after_node_change(pod: Pod, old: Any, new: Any) -> QueueingHint:

@@ -19,10 +19,20 @@ import numpy as np
 
 from kubesched.config.args import InterPodAffinityArgs
 from kubesched.framework.cycle_state import read_state
-from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
+from kubesched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
 from kubesched.framework.interface import Code, FilterResult, Status, as_status
 from kubesched.plugins.helper.gates import features_of
-from kubesched.plugins.interpodaffinity.hints import is_schedulable_after_node_change, is_schedulable_after_pod_change
+from kubesched.plugins.interpodaffinity.hints import (
+    is_schedulable_after_node_change,
+    is_schedulable_after_pod_change,
+    pod_change_hint,
+)
 from kubesched.plugins.interpodaffinity.index import (
     PREF_AFF,
     PREF_ANTI,
@@ -438,13 +448,29 @@ class InterPodAffinity:
     # ───────────────────────────── events ─────────────────────────────
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        """Pod Add|UpdatePodLabel|Delete and Node Add|UpdateNodeLabel. 1.37 (plugin.go L97-112):
+        ``AssignedPod`` for the pod events plus ``TargetPod/UpdatePodLabel`` (always Queue).
+        Before, ``Pod`` (the 1.34/1.35 hint skips unscheduled pods; 1.36's queues the target's
+        own label update by UID)."""
+        f = features_of(self.handle)
+        hint = pod_change_hint(f.emulated_version)
+        pod_acts = ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE
+        node = ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+                                    is_schedulable_after_node_change)
+        if not f.at_least(1, 37):
+            return [ClusterEventWithHint(ClusterEvent(EventResource.POD, pod_acts), hint), node]
         return [
-            ClusterEventWithHint(ClusterEvent(EventResource.ASSIGNED_POD,
-                                              ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
-                                 is_schedulable_after_pod_change),
-            ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
-                                 is_schedulable_after_node_change),
+            ClusterEventWithHint(ClusterEvent(EventResource.ASSIGNED_POD, pod_acts), hint),
+            ClusterEventWithHint(ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_LABEL),
+                                 self.is_schedulable_after_target_pod_update_label),
+            node,
         ]
+
+    @staticmethod
+    def is_schedulable_after_target_pod_update_label(pod: Pod, old: Any, new: Any) -> QueueingHint:
+        """1.37 ``isSchedulableAfterTargetPodUpdateLabel``: always Queue (another pod's
+        anti-affinity may have matched the old labels only)."""
+        return QueueingHint.QUEUE
 
 
 _ZERO = np.zeros(1, np.int64)

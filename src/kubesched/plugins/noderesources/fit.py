@@ -32,7 +32,7 @@ resources.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -42,9 +42,16 @@ from kubesched.api.resources import pod_requests
 from kubesched.config.args import NodeResourcesFitArgs
 from kubesched.errors import ConfigError
 from kubesched.framework.cycle_state import read_state
-from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
+from kubesched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
 from kubesched.framework.interface import MAX_NODE_SCORE, Code, FilterResult, Status
 from kubesched.framework.node_info import Resource
+from kubesched.plugins.helper.gates import features_of
 from kubesched.plugins.noderesources.resource_allocation import (
     LEAST_ALLOCATED,
     MAX_CUSTOM_PRIORITY_SCORE,
@@ -387,14 +394,70 @@ class Fit:
     # ───────────────────────────── queueing hints ─────────────────────────────
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        """Pod delete / scale-down and Node add / allocatable change (QueueingHints on, so no
-        UpdateNodeTaint/UpdateNodeLabel, as upstream)."""
-        return [
-            ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN,
-                                              "Pod/Delete|UpdatePodScaleDown"), self.is_schedulable_after_pod_event),
-            ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE,
-                                              "Node/Add|UpdateNodeAllocatable"), self.is_schedulable_after_node_change),
-        ]
+        """Pod delete / scale-down (scale-down only with InPlacePodVerticalScaling) and Node add /
+        allocatable change (QueueingHints on, so no UpdateNodeTaint/UpdateNodeLabel, as upstream).
+        1.37 (fit.go L290-320): ``AssignedPod/Delete``, ``AssignedPod/UpdatePodScaleDown`` and
+        ``TargetPod/UpdatePodScaleDown`` (always Queue) instead of one ``Pod`` registration.
+        With DRAExtendedResource (1.35+; on by default since 1.36): ``DeviceClass`` Add|Update
+        (:meth:`is_schedulable_after_device_class_event`; the 1.36 registration is the 1.34 list plus
+        this one). (Not modelled: the scale-up registrations of
+        InPlacePodVerticalScalingSchedulerPreemption, alpha, off by default.)"""
+        f = features_of(self.handle)
+        ippvs = f.enabled("InPlacePodVerticalScaling")
+        node = ClusterEventWithHint(
+            ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE,
+                         "Node/Add|UpdateNodeAllocatable"), self.is_schedulable_after_node_change)
+        device_class = ([ClusterEventWithHint(
+            ClusterEvent(EventResource.DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE),
+            self.is_schedulable_after_device_class_event)]
+            if f.at_least(1, 35) and f.enabled("DRAExtendedResource") else [])
+        if not f.at_least(1, 37):
+            acts = ActionType.DELETE | (ActionType.UPDATE_POD_SCALE_DOWN if ippvs else ActionType(0))
+            return [ClusterEventWithHint(ClusterEvent(EventResource.POD, acts), self.is_schedulable_after_pod_event),
+                    node, *device_class]
+        events = [ClusterEventWithHint(ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE),
+                                       self.is_schedulable_after_pod_event), node, *device_class]
+        if ippvs:
+            events += [
+                ClusterEventWithHint(ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UPDATE_POD_SCALE_DOWN),
+                                     self.is_schedulable_after_pod_event),
+                ClusterEventWithHint(ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_SCALE_DOWN),
+                                     self.is_schedulable_after_target_pod_scale_down),
+            ]
+        return events
+
+    @staticmethod
+    def is_schedulable_after_device_class_event(pod: Pod, old: Any, new: Any) -> QueueingHint:
+        """Upstream ``isSchedulableAfterDeviceClassEvent`` (fit.go, 1.36+): an update queues only if
+        ``spec.extendedResourceName`` changed and the pod requests the new name; an added class
+        queues if the pod requests its implicit ``deviceclass.resource.kubernetes.io/<class>`` or
+        its ``extendedResourceName``."""
+        def ext_name(dc: Any) -> str:
+            spec = dc.get("spec") if isinstance(dc, dict) else getattr(dc, "spec", None)
+            if spec is None:
+                return ""
+            v = spec.get("extendedResourceName") if isinstance(spec, dict) else getattr(
+                spec, "extended_resource_name", None)
+            return v or ""
+
+        reqs = pod_requests(pod)
+        if old is not None:
+            if ext_name(old) == ext_name(new):
+                return QueueingHint.SKIP
+        else:
+            meta = new.get("metadata") if isinstance(new, dict) else getattr(new, "metadata", None)
+            name = (meta.get("name") if isinstance(meta, dict) else getattr(meta, "name", "")) or ""
+            if "deviceclass.resource.kubernetes.io/" + name in reqs:
+                return QueueingHint.QUEUE
+        name = ext_name(new)
+        if name and name in reqs:
+            return QueueingHint.QUEUE
+        return QueueingHint.SKIP
+
+    @staticmethod
+    def is_schedulable_after_target_pod_scale_down(pod: Pod, old: Any, new: Any) -> QueueingHint:
+        """1.37 ``isSchedulableAfterTargetPodScaleDown``: the rejected pod itself asks for less."""
+        return QueueingHint.QUEUE
 
     def is_schedulable_after_pod_event(self, pod: Pod, old: Pod | None, new: Pod | None) -> QueueingHint:
         """Upstream ``isSchedulableAfterPodEvent``: a deleted pod that was assigned (or nominated)

@@ -29,7 +29,13 @@ from kubesched.api.taints import TAINT_EFFECT_NO_EXECUTE, TAINT_EFFECT_NO_SCHEDU
 from kubesched.config.args import SYSTEM_DEFAULTING, PodTopologySpreadArgs
 from kubesched.errors import SelectorError
 from kubesched.framework.cycle_state import read_state
-from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
+from kubesched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
 from kubesched.framework.interface import MAX_NODE_SCORE, Code, FilterResult, Status, as_status
 from kubesched.plugins.helper.gates import features_of
 from kubesched.plugins.podtopologyspread.common import (
@@ -423,17 +429,49 @@ class PodTopologySpread:
     # ───────────────────────────── queueing hints ─────────────────────────────
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        pod_actions = (ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.UPDATE_POD_TOLERATION
-                       | ActionType.DELETE)
+        """Pod Add|UpdatePodLabel|UpdatePodToleration|Delete and Node Add|Delete|UpdateNodeLabel|
+        UpdateNodeTaint. 1.37 (plugin.go L139-158): ``AssignedPod`` Add|UpdatePodLabel|Delete and
+        ``TargetPod`` UpdatePodToleration|UpdatePodLabel (:meth:`is_schedulable_after_target_pod_change`)."""
         node_actions = ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT
+        node = ClusterEventWithHint(ClusterEvent(EventResource.NODE, node_actions),
+                                    self.is_schedulable_after_node_change)
+        if not features_of(self.handle).at_least(1, 37):
+            pod_actions = (ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.UPDATE_POD_TOLERATION
+                           | ActionType.DELETE)
+            return [ClusterEventWithHint(ClusterEvent(EventResource.POD, pod_actions),
+                                         self.is_schedulable_after_pod_change), node]
         return [
-            ClusterEventWithHint(ClusterEvent(EventResource.POD, pod_actions), self.is_schedulable_after_pod_change),
-            ClusterEventWithHint(ClusterEvent(EventResource.NODE, node_actions), self.is_schedulable_after_node_change),
+            ClusterEventWithHint(ClusterEvent(EventResource.ASSIGNED_POD,
+                                              ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
+                                 self.is_schedulable_after_pod_change),
+            ClusterEventWithHint(ClusterEvent(EventResource.TARGET_POD,
+                                              ActionType.UPDATE_POD_TOLERATION | ActionType.UPDATE_POD_LABEL),
+                                 self.is_schedulable_after_target_pod_change),
+            node,
         ]
 
+    def is_schedulable_after_target_pod_change(self, pod: Pod, old: Pod, new: Pod) -> QueueingHint:
+        """1.37 ``isSchedulableAfterTargetPodChange``: Queue on a toleration change when some
+        constraint honours taints, else when a label change flips a constraint's selector."""
+        try:
+            constraints = self.get_constraints(pod, DO_NOT_SCHEDULE)
+        except SelectorError:
+            return QueueingHint.QUEUE
+        if new.spec.tolerations != old.spec.tolerations and any(c.node_taints_policy == HONOR for c in constraints):
+            return QueueingHint.QUEUE
+        if (new.metadata.labels or {}) == (old.metadata.labels or {}):
+            return QueueingHint.SKIP
+        for c in constraints:
+            if c.selector.matches(old.metadata.labels) != c.selector.matches(new.metadata.labels):
+                return QueueingHint.QUEUE
+        return QueueingHint.SKIP
+
     def is_schedulable_after_pod_change(self, pod: Pod, old: Pod | None, new: Pod | None) -> QueueingHint:
-        """Upstream ``isSchedulableAfterPodChange``."""
-        if (new is not None and not _involved(new, pod)) or (old is not None and not _involved(old, pod)):
+        """Upstream ``isSchedulableAfterPodChange`` (1.37 ``isSchedulableAfterAssignedPodChange``);
+        since 1.36 a pod with a nominated node counts as scheduled."""
+        nominated = features_of(self.handle).at_least(1, 36)
+        if ((new is not None and not _involved(new, pod, nominated))
+                or (old is not None and not _involved(old, pod, nominated))):
             return QueueingHint.SKIP
         try:
             constraints = self.get_constraints(pod, DO_NOT_SCHEDULE)
@@ -475,10 +513,13 @@ class PodTopologySpread:
         return QueueingHint.QUEUE if old_ok else QueueingHint.SKIP
 
 
-def _involved(incoming: Pod, pod_with_spreading: Pod) -> bool:
-    """Upstream ``involvedInTopologySpreading``."""
+def _involved(incoming: Pod, pod_with_spreading: Pod, nominated: bool = False) -> bool:
+    """Upstream ``involvedInTopologySpreading`` (``nominated``: 1.36+, a pod with a nominated
+    node counts as scheduled; 1.37 also drops the UID clause, which only served the target pod's
+    own updates, now TargetPod events that do not reach this hint)."""
+    scheduled = incoming.spec.node_name != "" or (nominated and bool(incoming.status.nominated_node_name))
     return (incoming.metadata.uid == pod_with_spreading.metadata.uid
-            or (incoming.spec.node_name != "" and incoming.metadata.namespace == pod_with_spreading.metadata.namespace))
+            or (scheduled and incoming.metadata.namespace == pod_with_spreading.metadata.namespace))
 
 
 def _node_included(c: Constraint, terms: PodTerms, node: Node) -> bool:
