@@ -791,10 +791,11 @@ def summarize(title: str, report: Report) -> int:
             if r.exact is not None:
                 c["both_bound"] += 1
                 c["exact"] += r.exact
-    print("area            agree  differ  exact-node")
+    width = max([14, *map(len, by_area)])
+    print(f"{'area':<{width}}  agree  differ  exact-node")
     for area in [*sorted(a for a in by_area if a != "ALL"), "ALL"]:
         c = by_area[area]
-        print(f"{area:<14} {c['agree']:>6}  {c['differ']:>6}  {c['exact']:>5}/{c['both_bound']}")
+        print(f"{area:<{width}} {c['agree']:>6}  {c['differ']:>6}  {c['exact']:>5}/{c['both_bound']}")
     diffs = [r for r in report.results if not r.agree]
     both = [r for r in report.results if r.exact is not None]
     print(f"total: {len(report.results) - len(diffs)}/{len(report.results)} pods agree; "
