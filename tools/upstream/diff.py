@@ -482,9 +482,18 @@ def _strip(p: dict[str, Any]) -> dict[str, Any]:
 def kubesched_step(config: Any, objs: list[dict[str, Any]], nodes: list[dict[str, Any]],
                    bound: list[dict[str, Any]], pod: dict[str, Any],
                    nominated: list[dict[str, Any]] | None = None,
-                   features: FeatureGate | None = None) -> tuple[str | None, str, list[str], list[str]]:
-    """(node, message, top-score nodes, victims) of ``pod`` scheduled by kubesched's engine
-    (at ``features``' emulated version and gates; default v1.37's) from the given state.
+                   features: FeatureGate | None = None,
+                   start_index: int = 0) -> tuple[str | None, str, list[str], list[str], int]:
+    """(node, message, top-score nodes, victims, next start index) of ``pod`` scheduled by
+    kubesched's engine (at ``features``' emulated version and gates; default v1.37's) from the
+    given state.
+
+    ``start_index`` is the engine's ``nextStartNodeIndex`` to begin with (schedule_one.go
+    findNodesThatPassFilters: the Filter loop starts there and it advances by the nodes processed,
+    which is fewer than all when a PreFilterResult narrows the nodes); the caller carries it
+    from step to step, as upstream's one scheduler does — the order of the feasible nodes decides
+    v1.37's heap tie-break (exact node). Upstream's retries of other pending pods move its index
+    too; those are not replayed here.
 
     ``nominated`` are the pending pods upstream holds nominated to a node (their
     ``status.nominatedNodeName`` set): they are handed to the engine's nominator only, as
@@ -504,6 +513,7 @@ def kubesched_step(config: Any, objs: list[dict[str, Any]], nodes: list[dict[str
     store, bound_pods, pending_pods, node_objs = build_store(raws)
     sched = Scheduler(config, client=store, lister=store, clock=ManualClock(), seed=0, record=True,
                       features=features)
+    sched.sampler.next_start_node_index = start_index
     store.scheduler = sched
     for n, raw in node_objs:
         store.add("Node", n, raw)
@@ -540,7 +550,7 @@ def kubesched_step(config: Any, objs: list[dict[str, Any]], nodes: list[dict[str
         top = sorted(n for n, v in scores.items() if v == best)
     remaining = {p.metadata.name for p in store.pods.values()}
     victims = sorted(b["metadata"]["name"] for b in bound if b["metadata"]["name"] not in remaining)
-    return node, msg, top, victims
+    return node, msg, top, victims, sched.sampler.next_start_node_index
 
 
 def mirror_bound(cp: ControlPlane, want: list[dict[str, Any]]) -> None:
@@ -643,7 +653,7 @@ def run_cluster(seed: int, settle_s: float, verbose: bool, report: Report,
         kubelet = FakeKubelet()
         kubelet.start(cp, _pods(cp))  # the pre-bound pods' start times
         before = _pods(cp)
-        agree = total = 0
+        agree = total = start_index = 0
         for pod in pods:
             name = pod["metadata"]["name"]
             before = _pods(cp)  # fresh: a pod may have been bound since the last step settled
@@ -665,8 +675,8 @@ def run_cluster(seed: int, settle_s: float, verbose: bool, report: Report,
                 if not p["spec"].get("nodeName") and p.get("status", {}).get("nominatedNodeName")
                 and not p["metadata"].get("deletionTimestamp")
             ]
-            ks_node, ks_msg, top, ks_victims = kubesched_step(config, stored, nodes, bound_before, created, nominated,
-                                                              features)
+            ks_node, ks_msg, top, ks_victims, start_index = kubesched_step(
+                config, stored, nodes, bound_before, created, nominated, features, start_index)
             r = compare(name, areas[name], (up_node, up_msg, up_victims), (ks_node, ks_msg, ks_victims),
                         top, "kubesched")
             # another pending pod (unschedulable earlier) was bound while this one settled — e.g.
@@ -781,10 +791,11 @@ def summarize(title: str, report: Report) -> int:
             if r.exact is not None:
                 c["both_bound"] += 1
                 c["exact"] += r.exact
-    print("area            agree  differ  exact-node")
+    width = max([14, *map(len, by_area)])
+    print(f"{'area':<{width}}  agree  differ  exact-node")
     for area in [*sorted(a for a in by_area if a != "ALL"), "ALL"]:
         c = by_area[area]
-        print(f"{area:<14} {c['agree']:>6}  {c['differ']:>6}  {c['exact']:>5}/{c['both_bound']}")
+        print(f"{area:<{width}} {c['agree']:>6}  {c['differ']:>6}  {c['exact']:>5}/{c['both_bound']}")
     diffs = [r for r in report.results if not r.agree]
     both = [r for r in report.results if r.exact is not None]
     print(f"total: {len(report.results) - len(diffs)}/{len(report.results)} pods agree; "
