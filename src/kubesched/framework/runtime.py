@@ -206,6 +206,8 @@ class Framework:
                 bool(handle.extenders))
             self.batch = OpportunisticBatch(self, generic_workload=fg.at_least(1, 37) and fg.enabled("GenericWorkload"),
                                             rescore=fg.at_least(1, 37), check_nominated=fg.at_least(1, 37))
+        # a plugin that refuses every pod (PodTopologySpread with default constraints): no pod is signable
+        self._signs_no_pod = any(getattr(pl, "signs_no_pod", False) for pl in self.batchable_plugins)
 
     # ───────────────────────────── metrics ─────────────────────────────
 
@@ -287,7 +289,7 @@ class Framework:
     def sign_pod(self, pod: Pod) -> bytes | None:
         """Upstream ``SignPod`` (framework.go L884-927): the pod's signature (JSON bytes), or
         None when signatures are off for the profile or a plugin cannot sign the pod."""
-        if not self.enable_signatures:
+        if not self.enable_signatures or self._signs_no_pod:
             return None
         return sign_pod(pod, self.batchable_plugins)
 

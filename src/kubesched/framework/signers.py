@@ -13,10 +13,11 @@ marshal: Go structs as ``dict`` in field order (:class:`GoStruct`), Go maps as `
 sorted on encode), ``None`` for a nil map / pointer.
 
 Only byte *equality* of two signatures matters to the scheduler's decisions. Known byte-level
-differences from upstream (equality is unaffected): the NodeDeclaredFeatures fragment is the
-sorted feature names joined by ``,`` (upstream: the bitmap's ``String()``), and an empty
-``nodeSelector`` / ``labels`` map always encodes as ``null`` (the API objects here do not keep
-nil and empty apart).
+differences from upstream (equality is unaffected): an empty ``nodeSelector`` / ``labels`` map
+always encodes as ``null`` (the API objects here do not keep nil and empty apart), volume
+sources are encoded as the API JSON given (upstream re-marshals the typed struct, so field
+order inside a source may differ), and ``schedulerName`` is the pod's as given (upstream's API
+server defaults an empty one to ``default-scheduler``).
 """
 
 from __future__ import annotations

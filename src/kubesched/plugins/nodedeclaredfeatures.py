@@ -190,13 +190,16 @@ class NodeDeclaredFeatures:
 
     def sign_pod(self, pod: Pod) -> tuple[list[tuple[str, Any]] | None, Status | None]:
         """Batching signature (v1.37.2 nodedeclaredfeatures.go ``SignPod``): the features the
-        pod requires (``InferForPodScheduling``), sorted names joined by ``,`` (1.35: the sorted
-        list; upstream 1.36+: the bitmap's ``String()`` — equal sets sign equally either way)."""
+        pod requires (``InferForPodScheduling``) as the bitmap's ``String()`` — one ``0``/``1``
+        per registered feature in sorted order (component-helpers bitmap.go L113-124); 1.35:
+        the sorted list of names."""
         try:
             reqs = self.framework.infer_for_pod_scheduling(pod.spec, self.version)
         except ValueError as e:
             return None, as_status(e)
-        return [(FEATURES_SIGNER_NAME, ",".join(sorted(reqs)))], None
+        if self.framework.mapping == "set":
+            return [(FEATURES_SIGNER_NAME, sorted(reqs))], None
+        return [(FEATURES_SIGNER_NAME, "".join("1" if n in reqs else "0" for n in self.framework.names))], None
 
     def __init__(self, features: FeatureGate | None = None, framework: FeatureFramework | None = None,
                  version: tuple[int, int, int] | None = None) -> None:

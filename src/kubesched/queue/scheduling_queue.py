@@ -224,7 +224,7 @@ class SchedulingQueue:
         """Upstream ``signPod`` (scheduling_queue.go L2183-2201): the pod's profile's signature
         when OpportunisticBatching is on (v1.36+; 1.35 signed in the cycle), else None."""
         fw = self._framework(pod)
-        if fw is None or fw.batch is None or not self.features.at_least(1, 36):
+        if fw is None or getattr(fw, "batch", None) is None or not self.features.at_least(1, 36):
             return None
         return fw.sign_pod(pod)
 

@@ -227,7 +227,7 @@ def schedule_pod(fw: Framework, state: CycleState, pod: Pod, table: NodeTable, s
         diagnosis.add_plugin_status(st)
         return _fit_error(pod, num_all, diagnosis)
 
-    batch = fw.batch
+    batch = getattr(fw, "batch", None)
     hint = ""
     if batch is not None:
         if not fw.handle.features.at_least(1, 36):

@@ -161,6 +161,12 @@ class PodTopologySpread:
             return None, Status(Code.UNSCHEDULABLE, ("pods with default topology constraints are not signable",))
         return [], None
 
+    @property
+    def signs_no_pod(self) -> bool:
+        """Every :meth:`sign_pod` call refuses (the plugin has default constraints, e.g. the
+        ``System`` defaulting): the framework skips signing (the signature is None either way)."""
+        return bool(self.default_constraints)
+
     def __init__(self, args: PodTopologySpreadArgs | None, handle: Handle) -> None:
         args = args if args is not None else PodTopologySpreadArgs()
         self.handle = handle
