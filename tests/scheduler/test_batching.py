@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -159,14 +160,23 @@ def test_failed_cycle_breaks_the_chain() -> None:
     assert batch.flushes["pod_skipped"] == 1 and batch.attempts["hint_used"] == 0
 
 
-def test_136_gives_no_hint_while_the_last_node_still_fits() -> None:
-    """v1.36.3 batch.go L195-213: a still-feasible last node flushes (node_not_full)."""
-    sched, store = _scheduler(_nodes([1, 1, 1, 8]), features=FeatureGate(emulated_version=(1, 36)))
+@pytest.mark.parametrize("version", [(1, 35), (1, 36)])
+def test_before_137_no_hint_while_the_last_node_still_fits(version: tuple[int, int]) -> None:
+    """v1.35.4 / v1.36.3 batch.go: a still-feasible last node flushes (node_not_full); once it is
+    full the next cached node is the hint (1.35 signs the pod in the cycle, 1.36 in the queue)."""
+    sched, store = _scheduler(_nodes([1, 1, 1, 8]), features=FeatureGate(emulated_version=version))
     for j in range(3):
         store.add("Pod", MakePod().name(f"p{j}").req(cpu="1").obj())
     got = _run(sched)
     batch = sched.profiles["default-scheduler"].batch
     assert got[0][2] == "n3" and batch.flushes["node_not_full"] == 2 and batch.batched_pods == 0
+    sched, store = _scheduler(_nodes([1, 1, 1]), features=FeatureGate(emulated_version=version))
+    for j in range(3):
+        store.add("Pod", MakePod().name(f"p{j}").req(cpu="1").obj())
+    assert [r for _, r, _ in _run(sched)] == ["scheduled"] * 3
+    batch = sched.profiles["default-scheduler"].batch
+    assert batch.batched_pods == 2 and batch.flushes["node_not_full"] == 0
+    assert all((q.pod_signature is None) == (version == (1, 35)) for q in sched.queue._entries.values())
 
 
 def test_batched_choice_can_differ_from_unbatched_on_ties() -> None:
@@ -228,6 +238,8 @@ class Reference:
     heap: GoHeap | None = None
     signature: bytes | None = None
     last: str | None = None
+    rescore: bool = True
+    """1.37 refreshHintCandidates; 1.35/1.36: a still-feasible last node gives no hint."""
     differs: list[str] = field(default_factory=list)
 
     def decide(self, pod: Any, signature: bytes | None) -> str | None:
@@ -251,7 +263,10 @@ class Reference:
 
         hint = None
         if self.heap is not None and self.h_len() and self.last is not None and signature == self.signature:
-            if passes(self.last):  # rescore the previous node against the cached raw scores
+            if not self.rescore:
+                if not passes(self.last):
+                    hint = self.heap.pop()[1]
+            elif passes(self.last):  # rescore the previous node against the cached raw scores
                 cached = list(self.heap.h)
                 names = [n for _, n, _ in cached] + [self.last]
                 st2 = state.clone()
@@ -270,7 +285,9 @@ class Reference:
                         pl.normalize_score(st2, pod, arr)
                     totals += arr * fw.score_weights[pl.name]
                 self.heap = GoHeap([(int(t), n, r) for t, n, r in zip(totals.tolist(), names, raws)])
-            hint = self.heap.pop()[1]
+                hint = self.heap.pop()[1]
+            else:
+                hint = self.heap.pop()[1]
         if hint is not None and passes(hint):
             chosen = hint
         else:
@@ -314,10 +331,11 @@ _node = st.tuples(st.integers(1, 8), st.sampled_from(["2Gi", "4Gi", "8Gi"]), st.
 _pod = st.sampled_from([("500m", "512Mi"), ("1", "1Gi"), ("1", "1Gi"), ("1", "1Gi"), ("2", "256Mi")])
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(nodes=st.lists(_node, min_size=1, max_size=10), pods=st.lists(_pod, min_size=1, max_size=14))
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(nodes=st.lists(_node, min_size=1, max_size=10), pods=st.lists(_pod, min_size=1, max_size=14),
+       version=st.sampled_from([(1, 37), (1, 36)]))
 def test_batched_decisions_follow_upstream_batching(nodes: list[tuple[int, str, bool]],
-                                                    pods: list[tuple[str, str]]) -> None:
+                                                    pods: list[tuple[str, str]], version: tuple[int, int]) -> None:
     def make_nodes() -> list[Any]:
         out = []
         for i, (cpu, mem, tainted) in enumerate(nodes):
@@ -327,9 +345,10 @@ def test_batched_decisions_follow_upstream_batching(nodes: list[tuple[int, str, 
             out.append(b.obj())
         return out
 
-    sched, store = _scheduler(make_nodes())
-    ref_sched, ref_store = _scheduler(make_nodes(), features=FeatureGate().with_overrides(OpportunisticBatching=False))
-    ref = Reference(ref_sched, ref_store)
+    fg = FeatureGate(emulated_version=version)
+    sched, store = _scheduler(make_nodes(), features=fg)
+    ref_sched, ref_store = _scheduler(make_nodes(), features=fg.with_overrides(OpportunisticBatching=False))
+    ref = Reference(ref_sched, ref_store, rescore=version >= (1, 37))
     by_key = {}
     for j, (cpu, mem) in enumerate(pods):
         pod = MakePod().name(f"p{j:02d}").req(cpu=cpu, memory=mem).obj()

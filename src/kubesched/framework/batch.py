@@ -187,7 +187,7 @@ class OpportunisticBatch:
         rows = np.asarray([row], np.int64)
         try:
             chunk = self.fw.run_filter_plugins(state, pod, rows)
-            passed = chunk.fail_plugin[0] == chunk.PASSED
+            passed: bool | None = bool(chunk.fail_plugin[0] == chunk.PASSED)
         except FilterError:
             passed = None
         if not self.rescore:
