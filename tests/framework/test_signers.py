@@ -174,3 +174,23 @@ def test_features_fragment_by_release() -> None:
     assert pl135.sign_pod(pod) == ([("v1.Pod.Spec.RequiredFeatures()", [])], None)
     pl137 = NodeDeclaredFeatures(FeatureGate(emulated_version=(1, 37)))
     assert pl137.sign_pod(pod) == ([("v1.Pod.Spec.RequiredFeatures()", "000000000")], None)
+
+
+def test_dra_backed_extended_resources_refuse() -> None:
+    """fit.go / balanced_allocation.go SignPod (1.36+): with DRAExtendedResource a pod is refused
+    when a non-zero scalar request maps to a DeviceClass (``spec.extendedResourceName`` or the
+    implicit ``deviceclass.resource.kubernetes.io/<class>``); 1.35 refused every pod then."""
+    fw = _framework()
+    fw.handle.lister.add_raw("DeviceClass", {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+                                             "metadata": {"name": "gpu"},
+                                             "spec": {"extendedResourceName": "example.com/gpu"}})
+    msg = "signature disabled when dra extended resources are used in the cluster"
+    for name in ("example.com/gpu", "deviceclass.resource.kubernetes.io/gpu"):
+        pod = MakePod().name("p").req(cpu="1", **{name: "1"}).obj()
+        assert fw.sign_pod(pod) is None
+        for plugin in ("NodeResourcesFit", "NodeResourcesBalancedAllocation"):
+            assert fw.plugins[plugin].sign_pod(pod)[1].message() == msg
+    assert fw.sign_pod(MakePod().name("p").req(cpu="1", **{"example.com/other": "1"}).obj()) is not None
+    fg135 = FeatureGate(emulated_version=(1, 35)).with_overrides(DRAExtendedResource=True)
+    _, st = _framework(features=fg135).plugins["NodeResourcesFit"].sign_pod(MakePod().name("p").obj())
+    assert st.message() == "signature disabled when dra extended resources enabled"
