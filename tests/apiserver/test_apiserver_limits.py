@@ -169,3 +169,38 @@ def test_requests_beyond_the_inflight_limits_get_429(tmp_path) -> None:
         srv.server.faults.latency = 0.0
         assert client.req("POST", CMS, _cm("later", k="v"))[0] == 201
         watch.close()
+
+
+def test_a_connection_trickling_its_headers_is_closed(tmp_path) -> None:
+    """kube-apiserver bounds how long a connection may take to send its request headers
+    (ReadHeaderTimeout) and stay idle (IdleTimeout 90 s): a client that never finishes its first
+    request cannot hold a descriptor forever. Here the bound is shortened to 1 s."""
+    import socket
+    import ssl
+
+    from kubesched.apiserver.testing import run_server
+
+    with run_server(tmp_path / "kc", idle_timeout=1.0) as srv:
+        host, port = srv.url.split("//", 1)[1].split(":")
+        ctx = srv.ssl_context()
+        raw = socket.create_connection((host, int(port)), timeout=10)
+        conn = ctx.wrap_socket(raw, server_hostname=host)
+        conn.sendall(b"GET /api/v1/namespaces HTTP/1.1\r\nHost: x\r\n")  # headers never finished
+        t0 = time.monotonic()
+        closed = False
+        while time.monotonic() - t0 < 8:
+            conn.sendall(b"X-Slow: 1\r\n")
+            try:
+                conn.settimeout(0.5)
+                if conn.recv(1024) == b"":
+                    closed = True
+                    break
+            except TimeoutError:
+                continue
+            except (ConnectionError, ssl.SSLError, OSError):
+                closed = True
+                break
+        conn.close()
+        assert closed, "the server kept a trickling connection open"
+        assert time.monotonic() - t0 < 5
+        assert Client.of(srv).req("GET", "/healthz")[0] == 200

@@ -49,3 +49,73 @@ def test_health_checks_answer_get_only(srv: ServerHandle) -> None:
     for path in ("/healthz", "/livez", "/readyz"):
         assert _raw(srv, "GET", path, {}) == 200
         assert _raw(srv, "POST", path, {}, b"{}") == 405, path
+
+
+def test_numbers_outside_the_go_type_are_a_bad_request(client: Client) -> None:
+    """encoding/json refuses a number outside the field's Go type (strconv ErrRange): 400 at decode,
+    nothing stored; the largest int64 is fine and such a pod can be deleted."""
+    pods = "/api/v1/namespaces/default/pods"
+
+    def pod(name: str, grace: object, port: object = 80) -> dict:
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+                "spec": {"terminationGracePeriodSeconds": grace,
+                         "containers": [{"name": "c", "image": "i", "ports": [{"containerPort": port}]}]}}
+
+    for bad, field, typ in ((1e30, "spec.terminationGracePeriodSeconds", "int64"),
+                            (2**63, "spec.terminationGracePeriodSeconds", "int64")):
+        code, status = client.req("POST", pods, pod("p", bad))
+        assert code == 400, status
+        assert status["message"] == (f'Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal number '
+                                     f"{'1e+30' if bad == 1e30 else bad} into Go struct field PodSpec.{field} of "
+                                     f"type {typ}")
+        assert client.req("GET", f"{pods}/p")[0] == 404
+    code, status = client.req("POST", pods, pod("q", 30, 2**31))
+    assert code == 400 and "of type int32" in status["message"], status
+    client.create(pods, pod("big", 2**63 - 1))
+    assert client.req("DELETE", f"{pods}/big")[0] == 200
+
+
+def test_bad_write_options_are_refused_before_anything_is_written(client: Client) -> None:
+    """metav1 validation (handlers/create.go L109, delete.go): ``dryRun`` other than ``All`` and an
+    unknown ``propagationPolicy`` are the options' Invalid (422, upstream's NewInvalid on
+    CreateOptions/DeleteOptions), and nothing is created or deleted."""
+    code, status = client.req("POST", f"{CMS}?dryRun=Bogus", {"apiVersion": "v1", "kind": "ConfigMap",
+                                                                "metadata": {"name": "d"}})
+    assert code == 422, status
+    assert status["message"] == ('CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: '
+                                 '[]string{"Bogus"}: supported values: "All"')
+    assert client.req("GET", f"{CMS}/d")[0] == 404
+    client.create(CMS, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "d"}})
+    code, status = client.req("DELETE", f"{CMS}/d?propagationPolicy=Bogus")
+    assert code == 422, status
+    assert status["message"].startswith('DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported '
+                                        'value: "Bogus"')
+    assert client.req("GET", f"{CMS}/d")[0] == 200
+    assert client.req("POST", f"{CMS}?dryRun=All", {"apiVersion": "v1", "kind": "ConfigMap",
+                                                     "metadata": {"name": "e"}})[0] == 201
+    assert client.req("GET", f"{CMS}/e")[0] == 404  # a dry run stores nothing
+
+
+def test_resource_version_must_be_a_string(client: Client) -> None:
+    """The decoder refuses a number for ``metadata.resourceVersion`` (400), on create and update alike,
+    instead of the update's precondition Conflict."""
+    client.create(CMS, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "rv"}})
+    for method, path in (("POST", CMS), ("PUT", f"{CMS}/rv")):
+        code, status = client.req(method, path, {"apiVersion": "v1", "kind": "ConfigMap",
+                                                 "metadata": {"name": "rv", "resourceVersion": 5}})
+        assert code == 400, (method, status)
+        assert status["message"].endswith("json: cannot unmarshal number into Go struct field "
+                                          "ObjectMeta.metadata.resourceVersion of type string")
+
+
+def test_watch_timeout_seconds(client: Client) -> None:
+    """get.go: ``timeoutSeconds`` is an int64 (``1e20`` does not decode: 400); a negative one gives a
+    context that is already done, so the watch ends at once."""
+    import time
+
+    t0 = time.monotonic()
+    assert client.req("GET", f"{CMS}?watch=true&timeoutSeconds=-1")[0] == 200
+    assert time.monotonic() - t0 < 5
+    for bad in ("1e20", "1.5", "99999999999999999999"):
+        code, status = client.req("GET", f"{CMS}?watch=true&timeoutSeconds={bad}")
+        assert code == 400, (bad, status)

@@ -118,3 +118,21 @@ def test_compacting_the_newest_tombstone_keeps_the_revision_across_a_restart(tmp
         assert s2.create("configmaps", "ns", "c", _cm("c", "1")).rv == gone.rv + 1
     finally:
         s2.close()
+
+
+def test_watch_history_is_bounded_by_bytes_and_older_events_come_from_the_log() -> None:
+    """A 1 MB object updated 300 times must not keep 300 MB of history in memory (issue item 8):
+    the in-memory watch ring holds at most ``ring_bytes`` of objects; a watch from an older
+    revision still gets every event, read back from the revision log."""
+    s = Store(None, ring_bytes=8 << 20)
+    big = "x" * (1 << 20)
+    first = s.create("configmaps", "ns", "big", {"metadata": {"name": "big", "namespace": "ns"}, "data": {"v": big}})
+    for i in range(40):
+        s.update("configmaps", "ns", "big", {"metadata": {"name": "big", "namespace": "ns"},
+                                             "data": {"v": big, "i": str(i)}})
+    assert s._ring_bytes <= 8 << 20
+    assert len(s._ring) - s._ring_head < 10
+    events = s.events_since("configmaps", first.rv)
+    assert [e.type for e in events] == ["MODIFIED"] * 40
+    assert [int(e.entry.rv) for e in events] == list(range(first.rv + 1, first.rv + 41))
+    assert events[-1].prev is not None

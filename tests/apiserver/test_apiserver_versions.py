@@ -116,3 +116,25 @@ def test_strict_field_validation_and_version_follow_the_release(versioned: tuple
     assert doc["info"]["version"] == f"v1.{version[1]}.0"
     spec_props = doc["components"]["schemas"]["io.k8s.api.core.v1.PodSpec"]["properties"]
     assert ("schedulingGroup" in spec_props) == (version >= (1, 36))
+
+
+def test_pod_topology_labels_admission_from_1_35(versioned: tuple[Client, tuple[int, int]]) -> None:
+    """PodTopologyLabels admission (beta, on since 1.35): pods/binding and a pod created with
+    spec.nodeName get the node's topology.kubernetes.io/zone and /region labels, overwriting."""
+    client, version = versioned
+    n = node("tz")
+    n["metadata"]["labels"] = {"topology.kubernetes.io/zone": "z1", "topology.kubernetes.io/region": "r1", "o": "x"}
+    client.create("/api/v1/nodes", n)
+    p = pod("tb")
+    p["metadata"]["labels"] = {"app": "a", "topology.kubernetes.io/zone": "mine"}
+    client.create(PODS, p)
+    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "tb"},
+               "target": {"kind": "Node", "name": "tz"}}
+    assert client.req("POST", f"{PODS}/tb/binding", binding)[0] == 201
+    topo = {"topology.kubernetes.io/zone": "z1", "topology.kubernetes.io/region": "r1"}
+    want = {"app": "a", **topo} if version >= (1, 35) else {"app": "a", "topology.kubernetes.io/zone": "mine"}
+    assert client.get(f"{PODS}/tb")["metadata"]["labels"] == want
+    q = pod("tc")
+    q["spec"]["nodeName"] = "tz"
+    created = client.create(PODS, q)
+    assert (created["metadata"].get("labels") or {}) == (topo if version >= (1, 35) else {})

@@ -165,3 +165,44 @@ async def test_post_filter_deallocates_live(tmp_path) -> None:
             assert [r["name"] for r in c["status"]["reservedFor"]] == ["p"]
         finally:
             await stop(runner, task)
+
+
+async def test_extended_resource_backed_by_dra_live(tmp_path) -> None:
+    """DRAExtendedResource (1.37 default): a pod requesting ``example.com/gpu: 1`` — no node has it
+    allocatable, the DeviceClass maps it — is bound to the node with the device; the scheduler POSTs
+    the claim (generateName ``<pod>-extended-resources-``), allocates and reserves it, and patches
+    the pod's ``status.extendedResourceClaimStatus`` (request index 1: cpu < example.com/gpu < memory)."""
+    kc = str(tmp_path / "kc")
+    async with start_server(kc, data_dir=tmp_path / "data") as box:
+        assert box is not None
+        api = APIClient(load_config(kc, qps=-1))
+        await _setup(api)
+        cls = await api.get(f"{RES}/deviceclasses/gpu")
+        cls["spec"]["extendedResourceName"] = "example.com/gpu"
+        await api.replace(f"{RES}/deviceclasses/gpu", cls)
+        runner = make_runner(kc)
+        task = await start(runner)
+        try:
+            p = pod_obj("ext")
+            p["spec"]["containers"][0]["resources"]["requests"]["example.com/gpu"] = "1"
+            p["spec"]["containers"][0]["resources"]["limits"] = {"example.com/gpu": "1"}
+            await api.create("/api/v1/namespaces/default/pods", p)
+
+            async def bound() -> bool:
+                return await _node_of(api, "ext") == "gpu-node"
+
+            await eventually(bound, timeout=30, what="ext bound to gpu-node")
+            pod = await api.get("/api/v1/namespaces/default/pods/ext")
+            st = pod["status"]["extendedResourceClaimStatus"]
+            assert st["requestMappings"] == [{"containerName": "c", "resourceName": "example.com/gpu",
+                                              "requestName": "container-0-request-1"}]
+            claim = await api.get(f"{RES}/namespaces/default/resourceclaims/{st['resourceClaimName']}")
+            assert claim["metadata"]["name"].startswith("ext-extended-resources-")
+            assert claim["metadata"]["annotations"]["resource.kubernetes.io/extended-resource-claim"] == "true"
+            assert claim["metadata"]["ownerReferences"][0]["uid"] == pod["metadata"]["uid"]
+            assert claim["status"]["allocation"]["devices"]["results"] == [
+                {"request": "container-0-request-1", "driver": DRIVER, "pool": "gpu-node", "device": "gpu-0"}]
+            uid = pod["metadata"]["uid"]
+            assert claim["status"]["reservedFor"] == [{"resource": "pods", "name": "ext", "uid": uid}]
+        finally:
+            await stop(runner, task)

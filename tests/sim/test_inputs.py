@@ -350,10 +350,17 @@ def test_the_c_speed_decode_precheck_never_accepts_what_the_decoder_rejects(kind
     n = len(_dicts_and_lists(base, []))
     checked = 0
     for i in range(n):
-        for mutation in ("unknown", "wrong-type", "quantity"):
+        for mutation in ("unknown", "wrong-type", "quantity", "out-of-range"):
             obj = copy.deepcopy(base)
             target = _dicts_and_lists(obj, [])[i]
-            if isinstance(target, dict):
+            if mutation == "out-of-range":  # every integer of this object past int64 (strconv ErrRange)
+                ints = [k for k, x in (target.items() if isinstance(target, dict) else enumerate(target))
+                        if isinstance(x, int) and not isinstance(x, bool)]
+                if not ints:
+                    continue
+                for k in ints:
+                    target[k] = 1 << 63
+            elif isinstance(target, dict):
                 if mutation == "unknown":
                     target["zzUnknown"] = 1
                 elif target:

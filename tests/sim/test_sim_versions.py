@@ -142,3 +142,34 @@ def test_pods_a_deployment_creates_are_merged_as_on_create(tmp_path: Path) -> No
             "matchLabels": {"app": "web"},
             "matchExpressions": [{"key": "pod-template-hash", "operator": "In", "values": [h]}]}
     assert {p["spec"]["nodeName"] for p in pods} == {"n1", "n2"}
+
+
+def test_bound_pods_get_the_nodes_topology_labels_from_1_35() -> None:
+    """kube-apiserver's PodTopologyLabels admission (gate PodTopologyLabelsAdmission: alpha off in
+    1.33-1.34, beta on since 1.35; plugin/pkg/admission/podtopologylabels/admission.go): a binding
+    copies the node's topology.kubernetes.io/zone and /region labels onto the pod, overwriting."""
+    from kubesched.features import FeatureGate
+    from kubesched.sim.manifests import parse_manifest_text
+    from kubesched.sim.simulate import simulate
+
+    text = """
+apiVersion: v1
+kind: Node
+metadata:
+  name: n1
+  labels: {topology.kubernetes.io/zone: z1, topology.kubernetes.io/region: r1, other: x}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: default, labels: {app: a, topology.kubernetes.io/zone: mine}}
+spec: {containers: [{name: c, image: i}]}
+"""
+    for version, want in (((1, 34), {"app": "a", "topology.kubernetes.io/zone": "mine"}),
+                          ((1, 37), {"app": "a", "topology.kubernetes.io/zone": "z1",
+                                     "topology.kubernetes.io/region": "r1"})):
+        res = simulate(parse_manifest_text(text, "in.yaml"), features=FeatureGate(emulated_version=version))
+        pod = next(o for o in res.output_objects() if o["kind"] == "Pod")
+        assert pod["spec"]["nodeName"] == "n1"
+        assert pod["metadata"]["labels"] == want, version
+        assert res.store.pods["default/p"].metadata.labels == want

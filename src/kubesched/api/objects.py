@@ -361,6 +361,8 @@ class PodStatus(_Base):
     nominated_node_name: str = ""
     start_time: str | None = None
     resource_claim_statuses: list[PodResourceClaimStatus] = []  # DRA: claims generated from templates
+    extended_resource_claim_status: dict[str, Any] | None = None
+    """DRAExtendedResource: ``{"requestMappings": [...], "resourceClaimName"}``, written by the scheduler."""
 
 
 class Pod(_Base):

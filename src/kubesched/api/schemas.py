@@ -380,6 +380,17 @@ def _type_of_def(name: str, version: Version) -> _T:
     return node
 
 
+_INT32_LIMIT = 1 << 31
+_INT64_LIMIT = 1 << 63
+
+
+def _go_number(v: float | int) -> str:
+    """A JSON number as Go's encoding/json prints a float64 (``1e+30``), or the integer's digits."""
+    if isinstance(v, int):
+        return str(v)
+    return repr(v) if abs(v) >= 1e21 else str(int(v))
+
+
 def _json_kind(v: Any) -> str:
     if isinstance(v, bool):
         return "bool"
@@ -418,7 +429,7 @@ def _check(t: _T, v: Any, struct: str, path: str) -> str | None:
                 continue
             fk = ft.kind
             if fk == "any" or (fk == "string" and sub.__class__ is str) or (fk == "bool" and sub.__class__ is bool) \
-                    or (fk == "int" and sub.__class__ is int):
+                    or (fk == "int" and sub.__class__ is int and -_INT32_LIMIT <= sub < _INT32_LIMIT):
                 continue
             err = _check(ft, sub, t.struct, f"{path}.{key}" if path else key)
             if err:
@@ -455,6 +466,12 @@ def _check(t: _T, v: Any, struct: str, path: str) -> str | None:
         if isinstance(v, float) and not isinstance(v, bool) and not v.is_integer():
             return _mismatch(f"number {v!r}", t, struct, path)
         ok = isinstance(v, (int, float)) and not isinstance(v, bool)
+        if ok:
+            # encoding/json: a number outside the Go type's range does not decode (strconv.ParseInt
+            # ErrRange): 1e30 or 2^63 for an int64 (terminationGracePeriodSeconds), 2^31 for an int32
+            limit = _INT32_LIMIT if t.go == "int32" else _INT64_LIMIT
+            if not -limit <= v < limit:
+                return _mismatch(f"number {_go_number(v)}", t, struct, path)
     else:
         ok = isinstance(v, (int, float)) and not isinstance(v, bool)
     if ok:

@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from kubesched.features import FeatureGate
 
 __all__ = [
+    "POD_TOPOLOGY_LABELS",
+    "pod_topology_labels",
     "drop_disabled_dra_fields",
     "drop_disabled_node_fields",
     "drop_disabled_pod_fields",
@@ -167,6 +169,20 @@ def prepare_pod_for_update(pod: dict[str, Any], old_pod: Mapping[str, Any],
     """``PrepareForUpdate`` (strategy.go L107): drop disabled fields the old pod does not use
     (no merge: selectors were merged at create)."""
     drop_disabled_pod_fields(pod, old_pod, features)
+
+
+#: the node labels PodTopologyLabels admission copies (plugin/pkg/admission/podtopologylabels/admission.go L40-42)
+POD_TOPOLOGY_LABELS = ("topology.kubernetes.io/zone", "topology.kubernetes.io/region")
+
+
+def pod_topology_labels(node_labels: Mapping[str, Any] | None, features: FeatureGate | None = None) -> dict[str, str]:
+    """The labels kube-apiserver's PodTopologyLabels admission (gate PodTopologyLabelsAdmission:
+    beta, on since 1.35) puts on a pod bound to a node with these labels — on ``pods/binding`` and
+    on a pod created with ``spec.nodeName`` — overwriting the pod's own (``storage.go``
+    copyLabelsWithOverwriting). ``{}`` when the gate is off or the node has none."""
+    if not _gates(features).enabled("PodTopologyLabelsAdmission") or not node_labels:
+        return {}
+    return {k: str(node_labels[k]) for k in POD_TOPOLOGY_LABELS if k in node_labels}
 
 
 def drop_disabled_node_fields(node: dict[str, Any], old_node: Mapping[str, Any] | None,

@@ -491,6 +491,12 @@ def admit(
             out["status"] = {"phase": "Pending", "qosClass": pod_qos_class(out)}
             out.setdefault("metadata", {})["generation"] = 1
             strategy.prepare_pod_for_create(out, features)
+            node_name = (out.get("spec") or {}).get("nodeName")
+            if node_name:  # PodTopologyLabels admission (mutating, on create with spec.nodeName)
+                node = lookup("nodes", "", str(node_name))
+                topo = strategy.pod_topology_labels(((node or {}).get("metadata") or {}).get("labels"), features)
+                if topo:
+                    out.setdefault("metadata", {}).setdefault("labels", {}).update(topo)
         elif old is not None:
             strategy.prepare_pod_for_update(out, old, features)
         pod_options = validation.pod_validation_options(

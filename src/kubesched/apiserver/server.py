@@ -30,6 +30,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from kubesched.api import strategy
 from kubesched.api.labels import Selector
 from kubesched.api.workloads import ALPHANUMS
 from kubesched.apiserver import protobuf
@@ -176,6 +177,31 @@ def _decode_yaml_body(raw: bytes, json_error: Exception) -> Any:
         raise APIError.bad_request(f"the object provided is unrecognized (must be of type "
                                    f"JSON or YAML): {json_error}") from None
 
+
+def _dry_run(request: web.Request, options_kind: str) -> bool:
+    """``dryRun`` of a write (``All``, or absent); any other value is the options' validation error
+    (metav1 ``ValidateDryRun``: 422 ``CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported
+    value: []string{"Bogus"}: supported values: "All"``), before anything is written."""
+    values = request.query.getall("dryRun", [])
+    if any(v != "All" for v in values):
+        shown = ", ".join(f'"{v}"' for v in values)
+        msg = f'dryRun: Unsupported value: []string{{{shown}}}: supported values: "All"'
+        raise APIError.invalid(options_kind, "meta.k8s.io", "", [("FieldValueNotSupported", "dryRun", msg)])
+    return bool(values)
+
+
+def _check_resource_version_type(info: ResourceInfo, obj: dict[str, Any]) -> None:
+    """The decoder's error for a ``metadata.resourceVersion`` that is not a string, before the server
+    uses the field (create resets it, update compares it)."""
+    md = obj.get("metadata")
+    rv = md.get("resourceVersion") if isinstance(md, dict) else None
+    if rv is not None and not isinstance(rv, str):
+        kind = "bool" if isinstance(rv, bool) else "number" if isinstance(rv, (int, float)) else \
+            "array" if isinstance(rv, list) else "object"
+        raise APIError.bad_request(f'{info.kind} in version "{info.version}" cannot be handled as a {info.kind}: '
+                                   f"json: cannot unmarshal {kind} into Go struct field "
+                                   "ObjectMeta.metadata.resourceVersion of type string")
+
 class _Route:
     __slots__ = ("info", "name", "ns", "sub")
 
@@ -225,8 +251,12 @@ class APIServer:
                  compaction_window: int = 10000, compaction_interval: float = 60.0,
                  bookmark_interval: float = 60.0, min_request_timeout: float = 1800.0,
                  admission: bool = True, event_ttl: float = 3600.0, max_requests_inflight: int = 400,
-                 max_mutating_requests_inflight: int = 200, features: FeatureGate | None = None) -> None:
+                 max_mutating_requests_inflight: int = 200, features: FeatureGate | None = None,
+                 idle_timeout: float = IDLE_TIMEOUT) -> None:
         self.store = store
+        #: seconds a connection may stay idle, or trickle an incomplete first request, before it is
+        #: closed (kube-apiserver: IdleTimeout 90 s; ReadHeaderTimeout 32 s is covered by the same bound)
+        self.idle_timeout = idle_timeout
         self.features = features if features is not None else default_feature_gate()
         #: the API release served: ``(major, minor)`` of the emulated version
         self.api_version = self.features.emulated_version
@@ -297,7 +327,7 @@ class APIServer:
         self.faults._bind(self.loop, self.compact_now, self.close_all_watches)
         # an idle keep-alive connection is closed after 90 s, as kube-apiserver's http.Server IdleTimeout
         self._runner = web.AppRunner(self.make_app(), access_log=None, handle_signals=False,
-                                     shutdown_timeout=SHUTDOWN_TIMEOUT, keepalive_timeout=IDLE_TIMEOUT)
+                                     shutdown_timeout=SHUTDOWN_TIMEOUT, keepalive_timeout=self.idle_timeout)
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port, reuse_address=True, ssl_context=ssl_context)
         await site.start()
@@ -970,12 +1000,17 @@ class APIServer:
                      "sendInitialEvents is provided"))])
             send_initial = rv is None or rv == 0
         timeout_s = q.get("timeoutSeconds")
-        try:
-            timeout = float(timeout_s) if timeout_s else 0.0
+        try:  # a Go *int64: "1e20" or "1.5" do not decode (400), nor values past int64
+            timeout = float(int(timeout_s)) if timeout_s else 0.0
+            if not -(1 << 63) <= timeout < (1 << 63):
+                raise ValueError
         except ValueError:
-            raise APIError.bad_request(f"invalid timeoutSeconds: {timeout_s!r}") from None
-        if timeout <= 0:  # upstream: unset or 0 = random in [minRequestTimeout, 2*minRequestTimeout)
+            raise APIError.bad_request(f'invalid timeoutSeconds: strconv.ParseInt: parsing "{timeout_s}": '
+                                       "invalid syntax") from None
+        if timeout == 0:  # upstream: unset or 0 = random in [minRequestTimeout, 2*minRequestTimeout)
             timeout = self.min_request_timeout * (1 + random.random())
+        elif timeout < 0:  # context.WithTimeout with a negative duration: the watch ends at once
+            timeout = 1e-6
 
         store = self.store
         w = _Watcher()
@@ -1222,9 +1257,10 @@ class APIServer:
     async def _create(self, request: web.Request, r: _Route) -> web.Response:
         info = r.info
         self._write_fault(info, "", "create")
+        dry = _dry_run(request, "CreateOptions")
         obj = await self._read_body(request)
+        _check_resource_version_type(info, obj)
         self._field_validation(request, info, obj)
-        dry = request.query.get("dryRun") == "All"
         entry = self.create_object(info, r.ns or "", obj, dry_run=dry)
         return self._object_response(request, info, entry.data, 201)
 
@@ -1362,6 +1398,7 @@ class APIServer:
         assert r.name is not None
         self._write_fault(info, r.sub, "update")
         obj = await self._read_body(request)
+        _check_resource_version_type(info, obj)
         self._field_validation(request, info, obj)
         self._check_type(info, obj)
         entry = self._get_entry(r)
@@ -1376,7 +1413,7 @@ class APIServer:
         if info.namespaced and md.get("namespace") and md["namespace"] != ns:
             raise APIError.bad_request("the namespace of the provided object does not match the namespace sent "
                                        "on the request")
-        dry = request.query.get("dryRun") == "All"
+        dry = _dry_run(request, "UpdateOptions")
         new_entry = self._commit_update(info, ns, r.name, obj, entry, r.sub, precondition, dry)
         return self._object_response(request, info, new_entry.data)
 
@@ -1402,7 +1439,7 @@ class APIServer:
         if info.kind and patched.get("kind", info.kind) != info.kind:
             raise APIError.bad_request(f"the kind in the data ({patched.get('kind')}) does not match the expected "
                                        f"kind ({info.kind})")
-        dry = request.query.get("dryRun") == "All"
+        dry = _dry_run(request, "PatchOptions")
         ns = self._space_ns(info, r.ns)
         new_entry = self._commit_update(info, ns, r.name, patched, entry, r.sub, precondition, dry)
         return self._object_response(request, info, new_entry.data)
@@ -1460,6 +1497,13 @@ class APIServer:
                 raise APIError.bad_request("invalid gracePeriodSeconds") from None
         if "propagationPolicy" in q:
             opts["propagationPolicy"] = q["propagationPolicy"]
+        policy = opts.get("propagationPolicy")
+        if policy is not None and policy not in ("Foreground", "Background", "Orphan"):
+            # metav1 validation.ValidateDeleteOptions
+            msg = (f'propagationPolicy: Unsupported value: "{policy}": supported values: "Foreground", '
+                   '"Background", "Orphan", "nil"')
+            raise APIError.invalid("DeleteOptions", "meta.k8s.io", "", [("FieldValueNotSupported",
+                                                                          "propagationPolicy", msg)])
         return opts
 
     async def _delete(self, request: web.Request, r: _Route) -> web.Response:
@@ -1469,7 +1513,7 @@ class APIServer:
         opts = await self._delete_options(request)
         entry = self._get_entry(r)
         ns = self._space_ns(info, r.ns)
-        if request.query.get("dryRun") == "All":
+        if _dry_run(request, "DeleteOptions"):
             return self._object_response(request, info, entry.data)
         out = self.delete_object(info, ns, r.name, opts, entry)
         return self._object_response(request, info, out.data)
@@ -1720,8 +1764,14 @@ class APIServer:
             status.pop("nominatedNodeName", None)
         if bmd.get("annotations"):
             md.setdefault("annotations", {}).update(bmd["annotations"])
-        if bmd.get("labels"):
-            md.setdefault("labels", {}).update(bmd["labels"])
+        labels = dict(bmd.get("labels") or {})
+        nodes_info = _by_plural("nodes")
+        node_entry = self.store.get(nodes_info.key, "", node) if nodes_info is not None else None
+        if node_entry is not None:  # PodTopologyLabels admission on the binding (admission.go admitBinding)
+            node_labels = (node_entry.obj().get("metadata") or {}).get("labels")
+            labels.update(strategy.pod_topology_labels(node_labels, self.features))
+        if labels:
+            md.setdefault("labels", {}).update(labels)
         conds = status.setdefault("conditions", [])
         now = now_rfc3339()
         for c in conds:
@@ -1735,7 +1785,7 @@ class APIServer:
         else:
             conds.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
                           "lastTransitionTime": now})
-        if request.query.get("dryRun") != "All":
+        if not _dry_run(request, "CreateOptions"):
             try:
                 e = self.store.update(info.key, ns, name, pod, expect_rv=entry.rv)
             except Conflict:
@@ -1801,7 +1851,7 @@ class APIServer:
         obj.setdefault("spec", {})["replicas"] = replicas
         ns = self._space_ns(info, r.ns)
         new_entry = self._commit_update(info, ns, r.name, obj, entry, "", precondition,
-                                        request.query.get("dryRun") == "All")
+                                        _dry_run(request, "UpdateOptions"))
         return _json_response(self._to_scale(new_entry.obj()))
 
     async def _evict(self, request: web.Request, r: _Route) -> web.Response:

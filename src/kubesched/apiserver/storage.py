@@ -173,6 +173,13 @@ def _default_attrs(space: str, obj: dict[str, Any]) -> dict[str, str]:
     return {"metadata.name": md.get("name", ""), "metadata.namespace": md.get("namespace", "")}
 
 
+
+def _event_bytes(ev: Event) -> int:
+    """Object bytes an event in the watch ring keeps alive (its object and the one it replaced)."""
+    prev = ev.prev
+    return len(ev.entry.data) + (len(prev.data) if prev is not None and prev is not ev.entry else 0)
+
+
 class Store:
     """The revision log. ``attrs(space, obj)`` computes an object's selectable fields.
 
@@ -193,7 +200,7 @@ class Store:
     """
 
     def __init__(self, path: str | None = None, *, attrs: AttrsFn = _default_attrs, ring_size: int = 20000,
-                 fsync: bool = True) -> None:
+                 fsync: bool = True, ring_bytes: int = 64 << 20) -> None:
         self.path = path
         self.fsync = fsync
         self._attrs = attrs
@@ -234,6 +241,11 @@ class Store:
         self._ring: list[Event] = []
         self._ring_head = 0
         self._ring_size = ring_size
+        #: the ring also holds at most this many bytes of object data (an event keeps its object and
+        #: the previous one alive): a large object updated often cannot grow memory without bound;
+        #: older events are read back from SQLite, as the count bound already makes them
+        self._ring_bytes_max = ring_bytes
+        self._ring_bytes = 0
         self._ring_start = self.current_rev  # the ring holds every event with rv > _ring_start
         self._watchers: dict[str, set[Callable[[Event], None]]] = {}
         try:
@@ -425,12 +437,16 @@ class Store:
     def _publish(self, ev: Event) -> None:
         self._space_rev[ev.space] = ev.rv
         self._ring.append(ev)
-        if len(self._ring) - self._ring_head > self._ring_size:
-            self._ring_start = self._ring[self._ring_head].rv
+        self._ring_bytes += _event_bytes(ev)
+        while len(self._ring) - self._ring_head > self._ring_size or (
+                self._ring_bytes > self._ring_bytes_max and len(self._ring) - self._ring_head > 1):
+            oldest = self._ring[self._ring_head]
+            self._ring_start = oldest.rv
+            self._ring_bytes -= _event_bytes(oldest)
             self._ring_head += 1
-            if self._ring_head > self._ring_size:
-                del self._ring[: self._ring_head]
-                self._ring_head = 0
+        if self._ring_head > 1024 or self._ring_head * 2 > len(self._ring):  # amortised: drop what is out
+            del self._ring[: self._ring_head]
+            self._ring_head = 0
         for fn in tuple(self._watchers.get(ev.space, ())):
             fn(ev)
 

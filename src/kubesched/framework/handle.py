@@ -100,6 +100,23 @@ class ClusterClient(Protocol):
         finalizer); returns the stored claim when the implementation has it (else None)."""
         ...
 
+    async def create_resource_claim(self, claim: Any) -> Any:
+        """POST ``resourceclaims`` (DynamicResources' PreBind, DRAExtendedResource: the claim for a
+        pod's DRA-backed extended resources, named from ``metadata.generateName``); returns the
+        created claim (with its name)."""
+        ...
+
+    async def delete_resource_claim(self, claim: Any) -> None:
+        """DELETE ``resourceclaims/{name}`` (DynamicResources' PostFilter / Unreserve: an
+        extended-resource claim that is stale or whose binding failed); a missing claim is no error."""
+        ...
+
+    async def update_pod_extended_resource_claim_status(self, pod: Pod, status: dict[str, Any]) -> None:
+        """Patch the pod's ``status.extendedResourceClaimStatus`` to ``status``
+        (``{"requestMappings": [{"containerName", "resourceName", "requestName"}], "resourceClaimName"}``;
+        upstream ``PatchPodStatus`` in ``patchPodExtendedResourceClaimStatus``)."""
+        ...
+
 
 class EmptyLister:
     """A lister that knows no objects."""

@@ -345,6 +345,42 @@ class LiveClusterClient:
         ns, name = _field_ns(claim), _field_name(claim)
         return await self._put(f"/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaims/{name}", claim)
 
+    async def create_resource_claim(self, claim: Any) -> Any:
+        """POST ``resourceclaims`` (DRAExtendedResource's claim, named by ``generateName``);
+        returns the created claim."""
+        from kubesched.api.objects import encode_builtins
+
+        ns = _field_ns(claim)
+        body = claim if isinstance(claim, dict) else encode_builtins(claim)
+        try:
+            return await self.client.create(f"/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaims", body)
+        except APIError as e:
+            raise BindError(e.message or str(e), e.status) from None
+        except APIConnectionError as e:
+            raise BindError(str(e), 0) from None
+
+    async def delete_resource_claim(self, claim: Any) -> None:
+        """DELETE ``resourceclaims/{name}``; a 404 is no error (upstream ``IsNotFound``)."""
+        ns, name = _field_ns(claim), _field_name(claim)
+        try:
+            await self.client.delete(f"/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaims/{name}")
+        except APIError as e:
+            if e.status != 404:
+                raise BindError(e.message or str(e), e.status) from None
+        except APIConnectionError as e:
+            raise BindError(str(e), 0) from None
+
+    async def update_pod_extended_resource_claim_status(self, pod: Pod, status: dict[str, Any]) -> None:
+        """Strategic-merge patch of ``pods/{name}/status`` setting ``extendedResourceClaimStatus``
+        (upstream ``schedutil.PatchPodStatus``), awaited by PreBind; failures raise ``BindError``."""
+        patch = {"status": {"extendedResourceClaimStatus": status}}
+        try:
+            await self.client.patch(_pod_path(pod) + "/status", patch)
+        except APIError as e:
+            raise BindError(e.message or str(e), e.status) from None
+        except APIConnectionError as e:
+            raise BindError(str(e), 0) from None
+
     async def _put(self, path: str, obj: Any) -> Any:
         from kubesched.api.objects import encode_builtins
 

@@ -96,6 +96,8 @@ class DefaultPreemption:
                 return True
             for name, q in checks:
                 col = index.get(name)
+                if name in req.dra and (col is None or int(alloc[row, col]) == 0):
+                    continue  # DRAExtendedResource: left to DynamicResources on this node
                 if col is None:
                     return True  # no node has the resource
                 if col == pods_col:

@@ -71,7 +71,21 @@ Pods **with** claims (``spec.resourceClaims``):
   failed / timed-out allocated claim unavailable (and PostFilter deallocates it). The
   BindingConditionsPending event and the ``dra_bindingconditions_*`` metrics are not emitted.
 
-Not modelled yet: DRA-based extended resources (``DRAExtendedResource``), fractional capacity
+* Extended resources backed by DRA (DRAExtendedResource, off α 1.35, on β 1.36, GA 1.37; v1.37.2
+  ``extendeddynamicresources.go``, :mod:`~kubesched.plugins.dra_extended`): a pod requesting an
+  extended resource a DeviceClass maps gets one more claim, last in the claim list: the claim a
+  prior cycle wrote for it, else the in-memory ``<extended-resources>`` one (a pod with nothing else
+  to allocate is no longer skipped). Filter: a written claim with requests → ``cannot schedule
+  extended resource claim`` (PostFilter deletes it: ``deletion of ResourceClaim completed``); a
+  request neither in the node's allocatable nor mapped → ``cannot fit resource``; otherwise the
+  node's variant of the claim (one ExactCount request per container for the resources the node
+  has 0 allocatable of) is allocated with the user claims (an allocator per distinct variant).
+  Reserve puts it in flight; PreBind POSTs it (``generateName`` ``<pod>-extended-resources-``),
+  adds the finalizer, allocation and reservation, then patches the pod's
+  ``status.extendedResourceClaimStatus`` (request mappings, claim name); Unreserve deletes a
+  written claim. The special claim's in-flight UID is derived from the pod (upstream: random).
+
+Not modelled yet: fractional capacity
 ranges, PodGroup claims; DeviceTaintRule changes do not requeue pods (upstream's slice tracker
 turns them into ResourceSlice events).
 """
@@ -79,6 +93,7 @@ turns them into ResourceSlice events).
 from __future__ import annotations
 
 import asyncio
+import copy
 import time
 from collections import Counter
 from collections.abc import Coroutine
@@ -89,7 +104,9 @@ import msgspec
 import numpy as np
 
 from kubesched.api.nodeselector import NodeSelectorMatcher
-from kubesched.api.objects import NodeSelector
+from kubesched.api.objects import NodeSelector, node_allocatable
+from kubesched.api.quantity import to_int
+from kubesched.api.resources import pod_requests
 from kubesched.features import BINARY_VERSION, default_feature_gate
 from kubesched.framework.events import (
     ActionType,
@@ -106,6 +123,13 @@ from kubesched.framework.interface import (
     ReasonEntry,
     Status,
 )
+from kubesched.plugins.dra_extended import (
+    create_requests_and_mappings,
+    find_extended_resource_claim,
+    is_special_claim,
+    new_special_claim,
+    node_claim,
+)
 from kubesched.plugins.dra_structured import (
     Allocator,
     AllocatorError,
@@ -117,8 +141,10 @@ from kubesched.plugins.dra_structured import (
     shared_allocations,
 )
 from kubesched.plugins.dra_structured import dict_path as _g
+from kubesched.plugins.helper.extendedresources import device_class_mapping, is_dra_extended_resource_name
 from kubesched.plugins.helper.gates import features_of
 from kubesched.plugins.helper.normalize import default_normalize_score
+from kubesched.plugins.noderesources.resource_allocation import is_scalar_resource_name
 from kubesched.plugins.volumebinding import field
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -358,7 +384,8 @@ class StateData:
     """Upstream ``stateData``; ``claims`` empty when the pod has no claims."""
 
     __slots__ = ("claims", "allocator", "to_allocate", "unavailable_claims", "informations", "node_allocations",
-                 "has_node_selectors", "binding_unavailable")
+                 "has_node_selectors", "binding_unavailable", "ext_index", "ext_uid", "pod_scalars", "alloc_inputs",
+                 "allocators", "node_ext", "pod")
 
     def __init__(self, claims: list[Any] | None = None) -> None:
         self.claims: list[dict[str, Any]] = claims or []
@@ -371,6 +398,20 @@ class StateData:
         """Allocated claims whose binding conditions failed or timed out (every node rejects them)."""
         self.node_allocations: dict[str, Any] = {}
         """Node name → the allocator's solution there (results built by Reserve)."""
+        self.ext_index: int | None = None
+        """DRAExtendedResource: index in :attr:`claims` of the pod's extended-resource claim (the
+        last one; upstream ``claimStore.extendedResourceClaim``), None without one."""
+        self.ext_uid = ""
+        """Upstream ``initialExtendedResourceClaimUID``: the claim's UID at PreFilter (in-flight key)."""
+        self.pod_scalars: dict[str, int] = {}
+        """Upstream ``draExtendedResource.podScalarResources``: the pod's requests."""
+        self.alloc_inputs: tuple[Any, ...] | None = None
+        """With an unallocated extended-resource claim: the allocator's inputs but the claims; the
+        allocators are built per set of resources DRA provides on a node (:attr:`allocators`)."""
+        self.allocators: dict[frozenset[tuple[str, str, int]], Allocator] = {}
+        self.node_ext: dict[str, tuple[dict[str, Any], list[dict[str, str]]]] = {}
+        """Node name → (the node's variant of the extended-resource claim, the pod's request mappings)."""
+        self.pod: Any = None
 
     def clone(self) -> StateData:
         return self
@@ -475,6 +516,9 @@ class DynamicResources:
         ``status.allocation.allocationTimestamp``."""
         self.device_taint_rules = False
         """DRADeviceTaintRules: DeviceTaintRule objects taint the devices they select."""
+        self.extended_resource = False
+        """DRAExtendedResource: extended resources a DeviceClass maps are allocated through a
+        claim the scheduler writes (:mod:`~kubesched.plugins.dra_extended`)."""
         self._patched: tuple[Any, Any, list[dict[str, Any]]] | None = None
         self.version = version
         """The kube-scheduler release whose decisions are reproduced (``FeatureGate.emulated_version``):
@@ -535,7 +579,8 @@ class DynamicResources:
     def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeTable) -> tuple[None, Status | None]:
         s = StateData()
         state.write(STATE_KEY, s)
-        if not getattr(pod.spec, "resource_claims", None):
+        ext_requests = self._mapped_extended_requests(pod) if self.extended_resource else None
+        if not getattr(pod.spec, "resource_claims", None) and not ext_requests:
             return None, Status(Code.SKIP)
         mgr = self._manager()
         mgr.sync()
@@ -543,8 +588,11 @@ class DynamicResources:
             claims = self._claims(pod)
         except _Unschedulable as e:
             return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (str(e),))
+        if ext_requests:
+            claims = [*claims, self._pre_filter_extended(s, pod, ext_requests, len(claims))]
         if not claims:
             return None, Status(Code.SKIP)
+        s.pod = pod
         s.informations = [_ClaimInfo() for _ in claims]
         to_allocate: list[int] = []
         for i, claim in enumerate(claims):
@@ -574,6 +622,8 @@ class DynamicResources:
             if mgr.has_pending_allocation(claim):
                 return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (
                     f"resource claim {_key(claim).lstrip('/')} is in the process of being allocated",))
+            if i == s.ext_index:
+                continue  # v1.37.2 L685-690: the extended-resource claim is validated by Filter
             for request in _g(claim, "spec", "devices", "requests") or ():
                 subs = request.get("firstAvailable") or []
                 if request.get("exactly") is not None:
@@ -599,8 +649,12 @@ class DynamicResources:
             slices = [_as_dict(x) for x in lister.list("ResourceSlice")]
             if self.device_taint_rules:
                 slices = self._patched_slices(slices, [_as_dict(x) for x in lister.list("DeviceTaintRule")])
-            s.allocator = Allocator([claims[i] for i in to_allocate], mgr.in_use, self._get_class, slices,
-                                    self.features, mgr.pool_versions, mgr.shared)
+            if s.ext_index in to_allocate:
+                # each node allocates its own variant of the extended-resource claim (Filter)
+                s.alloc_inputs = (mgr.in_use, self._get_class, slices, self.features, mgr.pool_versions, mgr.shared)
+            else:
+                s.allocator = Allocator([claims[i] for i in to_allocate], mgr.in_use, self._get_class, slices,
+                                        self.features, mgr.pool_versions, mgr.shared)
             s.to_allocate = to_allocate
         s.claims = claims
         return None, None
@@ -633,6 +687,88 @@ class DynamicResources:
 
     def pre_filter_extensions(self) -> None:
         return None
+
+    # ── extended resources backed by DRA (v1.37.2 extendeddynamicresources.go) ──
+
+    def _mapped_extended_requests(self, pod: Pod) -> dict[str, int] | None:
+        """The pod's DRA-extended-resource requests when one of them is mapped to a DeviceClass
+        (upstream ``hasDeviceClassMappedExtendedResource``, L101-116), else None."""
+        mapping = device_class_mapping(self._manager().lister)
+        if not mapping:
+            return None
+        reqs = pod_requests(pod)
+        scalars = {n: v for n, v in reqs.items() if is_dra_extended_resource_name(n)}
+        if not any(v != 0 and n in mapping for n, v in scalars.items()):
+            return None
+        return scalars
+
+    def _pre_filter_extended(self, s: StateData, pod: Pod, scalars: dict[str, int], index: int) -> dict[str, Any]:
+        """Upstream ``preFilterExtendedResources`` (L147-206): the claim a prior cycle wrote for
+        the pod (as the manager sees it), else a new in-memory one."""
+        mgr = self._manager()
+        s.pod_scalars = scalars
+        claim = find_extended_resource_claim(pod, [_as_dict(c) for c in mgr.lister.list("ResourceClaim")])
+        if claim is not None:
+            meta = claim.get("metadata") or {}
+            claim = mgr.get_claim(meta.get("namespace") or "", meta.get("name", "")) or claim
+        else:
+            claim = new_special_claim(pod)
+        s.ext_index = index
+        s.ext_uid = _uid(claim)
+        return claim
+
+    def _filter_extended(self, s: StateData, node: Any
+                         ) -> tuple[dict[str, Any] | None, list[dict[str, str]], Status | None]:
+        """Upstream ``filterExtendedResources`` (L216-282): the node's variant of the claim and the
+        request mappings; None when the node needs nothing from DRA (or the claim is allocated)."""
+        claim = s.claims[s.ext_index] if s.ext_index is not None else None
+        if claim is None:
+            return None, [], None
+        if _g(claim, "spec", "devices", "requests"):  # (``omitempty``: an empty list is nil upstream)
+            # written by a prior cycle: PostFilter deletes it and the pod retries anew
+            return None, [], Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("cannot schedule extended resource claim",))
+        allocatable: dict[str, int] = {}
+        for name, q in node_allocatable(node).items():
+            if is_scalar_resource_name(name):
+                allocatable[name] = to_int(name, q)
+        mapping = device_class_mapping(self._manager().lister)
+        needed: dict[str, int] = {}
+        for name, q in sorted(s.pod_scalars.items()):
+            if q == 0:
+                continue
+            have = allocatable.get(name)
+            if name in mapping and not have:
+                needed[name] = q  # the node provides it through DRA
+            elif have is None:
+                return None, [], Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("cannot fit resource",))
+        if not needed and not s.ext_index:  # no user claim either
+            return None, [], None
+        if _g(claim, "status", "allocation") is not None:
+            return None, [], None
+        requests, mappings = create_requests_and_mappings(s.pod, needed, mapping)
+        return node_claim(claim, requests), mappings, None
+
+    def _node_allocator(self, s: StateData, node_ext: dict[str, Any] | None) -> Allocator | None:
+        """The allocator of ``s`` (one per distinct node variant of the extended-resource claim)."""
+        if s.alloc_inputs is None or node_ext is None:
+            return s.allocator
+        key = frozenset((str(r["name"]), str(r["exactly"]["deviceClassName"]), int(r["exactly"]["count"]))
+                        for r in _g(node_ext, "spec", "devices", "requests") or ())
+        a = s.allocators.get(key)
+        if a is None:
+            claims = [node_ext if i == s.ext_index else s.claims[i] for i in s.to_allocate]
+            a = s.allocators[key] = Allocator(claims, *s.alloc_inputs)
+        return a
+
+    async def _delete_claim(self, claim: dict[str, Any]) -> None:
+        """Upstream ``deleteClaim`` (L291-320): drop the delete-protection finalizer, then delete."""
+        client = self.handle.client
+        fins = _g(claim, "metadata", "finalizers") or []
+        if FINALIZER in fins:
+            c = _copy_claim(claim)
+            c["metadata"]["finalizers"] = [f for f in fins if f != FINALIZER]
+            await client.update_resource_claim(c)
+        await client.delete_resource_claim(claim)
 
     def _state(self, state: CycleState) -> StateData | None:
         s = state.get(STATE_KEY)
@@ -675,6 +811,14 @@ class DynamicResources:
         return FilterResult.interned(failed, list(index))
 
     def _filter_node(self, s: StateData, node: Any) -> Status | None:
+        node_ext: dict[str, Any] | None = None
+        mappings: list[dict[str, str]] = []
+        if s.ext_index is not None:
+            node_ext, mappings, st = self._filter_extended(s, node)
+            if st is not None:
+                return st
+            if node_ext is None and not s.ext_index:
+                return None  # no user claim, and the node's allocatable covers the extended resources
         unavailable: list[int] = []
         if s.has_node_selectors:
             name, labels = node.metadata.name, node.metadata.labels or {}
@@ -683,9 +827,10 @@ class DynamicResources:
         if s.binding_unavailable:
             unavailable = sorted(set(unavailable) | set(s.binding_unavailable))
         allocations = None
-        if s.allocator is not None:
+        allocator = self._node_allocator(s, node_ext)
+        if allocator is not None:
             try:
-                allocations = s.allocator.allocate_run(node, self.filter_timeout_s)
+                allocations = allocator.allocate_run(node, self.filter_timeout_s)
             except AllocatorTimeout:
                 if self.version >= (1, 36):
                     # v1.37.2 dynamicresources.go L1066-1073 (since 1.36): potentially transient, so an
@@ -703,6 +848,8 @@ class DynamicResources:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("resourceclaim not available on the node",))
         if allocations is not None:
             s.node_allocations[node.metadata.name] = allocations
+            if node_ext is not None:
+                s.node_ext[node.metadata.name] = (node_ext, mappings)
         return None
 
     # ── PostFilter ──
@@ -714,8 +861,13 @@ class DynamicResources:
         v137 = self.version >= (1, 37)  # v1.37.2 dynamicresources.go L1153-1221: no texts but the two outcomes
         if not s.claims:
             return None, Status(Code.UNSCHEDULABLE, () if v137 else (ERR_NO_NEW_CLAIMS,))
+        ext = s.claims[s.ext_index] if s.ext_index is not None else None
         for i in sorted(s.unavailable_claims):
             claim = s.claims[i]
+            if i == s.ext_index:
+                if not is_special_claim(claim):
+                    break
+                continue
             reserved = _g(claim, "status", "reservedFor") or []
             if not reserved or (len(reserved) == 1 and _refers_to(pod, reserved[0])):
                 c = _copy_claim(claim)
@@ -727,6 +879,11 @@ class DynamicResources:
                 if client is not None:
                     _fire(client.update_resource_claim_status(c))
                 return None, Status(Code.UNSCHEDULABLE, ("deallocation of ResourceClaim completed",))
+        if ext is not None and not is_special_claim(ext):
+            # v1.37.2 L1207-1215: the claim a prior cycle wrote is deleted, the pod retries anew
+            if self.handle is not None and self.handle.client is not None:
+                _fire(self._delete_claim(ext))
+            return None, Status(Code.UNSCHEDULABLE, ("deletion of ResourceClaim completed",))
         return None, Status(Code.UNSCHEDULABLE, () if v137 else ("still not schedulable",))
 
     # ── Reserve / Unreserve ──
@@ -739,6 +896,8 @@ class DynamicResources:
             return None
         run = s.node_allocations.get(node_name)
         if run is None:
+            if s.to_allocate == [s.ext_index]:
+                return None  # v1.37.2 L1524-1530: the node's allocatable covers the extended resources
             return Status(Code.ERROR, ("claim allocation not found for node",))
         allocations = run.results()
         if len(allocations) != len(s.to_allocate):
@@ -747,7 +906,7 @@ class DynamicResources:
         mgr = self._manager()
         for i, allocation in zip(s.to_allocate, allocations, strict=True):
             s.informations[i].allocation = allocation
-            c = _copy_claim(s.claims[i])
+            c = _copy_claim(s.node_ext[node_name][0] if i == s.ext_index else s.claims[i])
             fins = c.setdefault("metadata", {}).setdefault("finalizers", [])
             if FINALIZER not in fins:
                 fins.append(FINALIZER)
@@ -761,7 +920,9 @@ class DynamicResources:
             return
         mgr = self._manager()
         client = self.handle.client if self.handle is not None else None
-        for claim in s.claims:
+        for i, claim in enumerate(s.claims):
+            if i == s.ext_index:
+                continue
             if mgr.remove_pending_allocation(claim):
                 mgr.restore(claim)
             if _g(claim, "status", "allocation") is not None and _reserved_for_pod(pod, claim) and client is not None:
@@ -769,6 +930,12 @@ class DynamicResources:
                 c["status"]["reservedFor"] = [r for r in c["status"].get("reservedFor") or ()
                                               if not _refers_to(pod, r)]
                 _fire(client.update_resource_claim_status(c))
+        if s.ext_index is not None:  # upstream unreserveExtendedResourceClaim (L590-615)
+            ext = s.claims[s.ext_index]
+            if mgr.remove_pending_allocation({"metadata": {"uid": s.ext_uid}}):
+                mgr.restore(ext)
+            if not is_special_claim(ext) and client is not None:
+                _fire(self._delete_claim(ext))
 
     # ── PreBind ──
 
@@ -791,14 +958,14 @@ class DynamicResources:
             return Status(Code.ERROR, ("not found",))
         if not s.claims:
             return None
-        return self._pre_bind(s, pod)
+        return self._pre_bind(s, pod, node_name)
 
-    async def _pre_bind(self, s: StateData, pod: Pod) -> Status | None:
+    async def _pre_bind(self, s: StateData, pod: Pod, node_name: str = "") -> Status | None:
         for i, claim in enumerate(s.claims):
             if _reserved_for_pod(pod, claim):
                 continue
             try:
-                s.claims[i] = await self._bind_claim(s, i, pod)
+                s.claims[i] = await self._bind_claim(s, i, pod, node_name)
             except Exception as e:  # noqa: BLE001 - any write failure fails the binding cycle
                 return Status(Code.ERROR, (str(e) or type(e).__name__,), error=e)
         if not self.binding_conditions or not any(
@@ -890,14 +1057,22 @@ class DynamicResources:
         now = clock.now() if clock is not None else time.time()
         return datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp() + self.binding_timeout_s < now
 
-    async def _bind_claim(self, s: StateData, index: int, pod: Pod) -> dict[str, Any]:
+    async def _bind_claim(self, s: StateData, index: int, pod: Pod, node_name: str = "") -> dict[str, Any]:
         mgr = self._manager()
         client = self.handle.client
         claim = _copy_claim(s.claims[index])
         allocation = s.informations[index].allocation
-        ref = _key(claim).lstrip("/")
+        is_ext = index == s.ext_index
+        if is_ext and allocation is None and not _g(claim, "spec", "devices", "requests"):
+            return s.claims[index]  # v1.37.2 L1813-1818: satisfied by the node's allocatable
+        pending = {"metadata": {"uid": s.ext_uid}} if is_ext else claim
         ok = False
         try:
+            if is_ext and is_special_claim(claim):
+                claim = await self._create_extended_claim(s, node_name)
+                s.claims[index] = claim  # Unreserve deletes it from now on
+                claim = _copy_claim(claim)
+            ref = _key(claim).lstrip("/")
             if _g(claim, "metadata", "deletionTimestamp") is not None:
                 raise RuntimeError(f"claim {ref} got deleted in the meantime")
             if allocation is not None:
@@ -933,12 +1108,46 @@ class DynamicResources:
             if isinstance(updated, dict):
                 claim = updated
             ok = True
+            if is_ext:
+                await self._patch_pod_extended_status(s, pod, claim, node_name)
             return claim
         finally:
             if allocation is not None:
                 if ok:
                     mgr.assume(claim)
-                mgr.remove_pending_allocation(claim)
+                mgr.remove_pending_allocation(pending)
+
+    async def _create_extended_claim(self, s: StateData, node_name: str) -> dict[str, Any]:
+        """Upstream ``createExtendedResourceClaimInAPI`` (L512-545): POST the node's variant of the
+        claim (no name, UID or allocation: the API server generates the name)."""
+        entry = s.node_ext.get(node_name)
+        if entry is None:
+            raise RuntimeError(f"extended resource claim not found for node {node_name}")
+        claim = copy.deepcopy(entry[0])
+        meta = claim["metadata"]
+        meta.pop("name", None)
+        meta.pop("uid", None)
+        claim.get("status", {}).pop("allocation", None)
+        try:
+            created = await self.handle.client.create_resource_claim(claim)
+        except Exception as e:
+            raise RuntimeError(f"create claim for extended resources {meta.get('namespace') or ''}/: {e}") from e
+        return _as_dict(created)
+
+    async def _patch_pod_extended_status(self, s: StateData, pod: Pod, claim: dict[str, Any], node_name: str) -> None:
+        """Upstream ``patchPodExtendedResourceClaimStatus`` (L547-575): the pod's
+        ``status.extendedResourceClaimStatus`` names the claim and maps container requests to it."""
+        entry = s.node_ext.get(node_name)
+        mappings = entry[1] if entry is not None else []
+        ns, name = pod.metadata.namespace, pod.metadata.name
+        if not mappings:
+            raise RuntimeError(f"nil or empty request mappings, no update of pod {ns}/{name} "
+                               "ExtendedResourceClaimStatus")
+        status = {"requestMappings": mappings, "resourceClaimName": _g(claim, "metadata", "name") or ""}
+        try:
+            await self.handle.client.update_pod_extended_resource_claim_status(pod, status)
+        except Exception as e:
+            raise RuntimeError(f"update pod {ns}/{name} ExtendedResourceClaimStatus: {e}") from e
 
     def _now_rfc3339(self) -> str:
         """``metav1.Now()`` as the API serializes it (seconds, UTC), from the handle's clock."""
@@ -1129,6 +1338,7 @@ def new(args: Any, handle: Any) -> DynamicResources:
     cls = ScoringDynamicResources if fg.at_least(1, 35) else DynamicResources
     pl = cls(handle, features, filter_timeout_s=timeout, version=fg.emulated_version)
     pl.device_taint_rules = fg.enabled("DRADeviceTaintRules")
+    pl.extended_resource = fg.enabled("DRAExtendedResource")
     pl.allocation_timestamp = fg.enabled("DRADeviceBindingConditions") and fg.enabled("DRAResourceClaimDeviceStatus")
     pl.binding_conditions = pl.allocation_timestamp
     text = getattr(args, "binding_timeout", None)

@@ -83,6 +83,9 @@ def release_pod_claims(store: Any, pod: Pod) -> None:
     ns = pod.metadata.namespace or "default"
     names = [s.resource_claim_name for s in pod.status.resource_claim_statuses if s.resource_claim_name]
     names += [rc.resource_claim_name for rc in pod.spec.resource_claims if rc.resource_claim_name]
+    ext = pod.status.extended_resource_claim_status  # DRAExtendedResource: the scheduler's claim
+    if ext and ext.get("resourceClaimName"):
+        names.append(ext["resourceClaimName"])
     for name in names:
         claim = store.get("ResourceClaim", ns, name)
         if claim is None:

@@ -17,6 +17,8 @@ queued behind the pending events and delivered at once.
 
 from __future__ import annotations
 
+import copy
+import random
 from collections import Counter, deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -25,6 +27,8 @@ import msgspec
 
 from kubesched.api import pvcontroller
 from kubesched.api.objects import Node, Pod, PodCondition, pod_key
+from kubesched.api.strategy import pod_topology_labels
+from kubesched.api.workloads import ALPHANUMS
 from kubesched.errors import BindError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -231,11 +235,21 @@ class ClusterStore:
         clear_nnn = bool(cur.status.nominated_node_name) and self._clears_nnn_on_binding()
         if clear_nnn:
             st = msgspec.structs.replace(st, nominated_node_name="")
+        # kube-apiserver's PodTopologyLabels admission (beta, on since 1.35) copies the node's zone and
+        # region labels onto the pod on pods/binding (admission.go admitBinding, storage.go assignPod)
+        topo = pod_topology_labels(self.nodes[node_name].metadata.labels,
+                                   self.scheduler.features if self.scheduler is not None else None)
+        meta = cur.metadata
+        if topo:
+            meta = msgspec.structs.replace(meta, labels={**(meta.labels or {}), **topo})
         new = msgspec.structs.replace(
-            cur, spec=msgspec.structs.replace(cur.spec, node_name=node_name), status=st)
+            cur, metadata=meta, spec=msgspec.structs.replace(cur.spec, node_name=node_name), status=st)
         raw = self._raw_pod(cur)
         if raw is not None:
             raw.setdefault("spec", {})["nodeName"] = node_name
+            if topo:
+                raw_meta = raw.setdefault("metadata", {})
+                raw_meta["labels"] = {**(raw_meta.get("labels") or {}), **topo}
             _set_condition(raw, {"type": "PodScheduled", "status": "True"})
             if clear_nnn and isinstance(raw.get("status"), dict):
                 raw["status"].pop("nominatedNodeName", None)
@@ -439,6 +453,50 @@ class ClusterStore:
         self.writes["update_resource_claim"] += 1
         self._put("ResourceClaim", claim)
         return claim
+
+    async def create_resource_claim(self, claim: Any) -> Any:
+        """Create a ResourceClaim (a mapping) named from ``metadata.generateName`` as the API
+        server does (the base cut to 58 characters + 5 random characters; the suffix is drawn from
+        a generator seeded by the namespace and base, so runs repeat); returns the stored claim.
+        409 (``BindError``) when the claim carries a name that exists."""
+        self.writes["create_resource_claim"] += 1
+        claim = copy.deepcopy(claim if isinstance(claim, dict) else msgspec.to_builtins(claim))
+        meta = claim.setdefault("metadata", {})
+        ns = str(meta.get("namespace") or "")
+        name = meta.get("name")
+        if name:
+            if self.get("ResourceClaim", ns, name) is not None:
+                raise BindError(f'resourceclaims.resource.k8s.io "{name}" already exists', 409)
+        else:
+            base = str(meta.get("generateName") or "")[:58]
+            rng = random.Random(f"{ns}/{base}")
+            while True:
+                name = base + "".join(rng.choices(ALPHANUMS, k=5))
+                if self.get("ResourceClaim", ns, name) is None:
+                    break
+            meta["name"] = name
+        claim = self._versioned(claim)
+        self._put("ResourceClaim", claim)
+        return claim
+
+    async def delete_resource_claim(self, claim: Any) -> None:
+        """Delete a ResourceClaim (no-op when it is gone)."""
+        self.writes["delete_resource_claim"] += 1
+        meta = (claim.get("metadata") if isinstance(claim, dict) else msgspec.to_builtins(claim.metadata)) or {}
+        self.remove_object("ResourceClaim", str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+
+    async def update_pod_extended_resource_claim_status(self, pod: Pod, status: dict[str, Any]) -> None:
+        """Set the pod's ``status.extendedResourceClaimStatus`` (404 when the pod is gone)."""
+        self.writes["update_pod_extended_resource_claim_status"] += 1
+        cur = self.pods.get(pod_key(pod))
+        if cur is None:
+            raise BindError(f'pods "{pod.metadata.name}" not found', 404)
+        new = msgspec.structs.replace(
+            cur, status=msgspec.structs.replace(cur.status, extended_resource_claim_status=copy.deepcopy(status)))
+        raw = self._raw_pod(cur)
+        if raw is not None:
+            raw.setdefault("status", {})["extendedResourceClaimStatus"] = copy.deepcopy(status)
+        self._replace_pod(cur, new)
 
     def put_object(self, kind: str, obj: Any) -> None:
         """A simulated controller creates or replaces an object (typed or a raw mapping); the

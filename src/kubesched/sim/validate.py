@@ -171,6 +171,10 @@ _QUANTITY_TYPE: Any = Annotated[str, msgspec.Meta(
     pattern=r"^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+|Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?$")]
 
 
+_INT32_TYPE: Any = Annotated[int, msgspec.Meta(ge=-(1 << 31), le=(1 << 31) - 1)]
+_INT64_TYPE: Any = Annotated[int, msgspec.Meta(ge=-(1 << 63), le=(1 << 63) - 1)]
+
+
 class _Recursive(Exception):
     """A definition refers to itself: no fast pre-check for that kind."""
 
@@ -211,8 +215,8 @@ def _msgspec_type(schema: dict[str, Any] | None, building: set[str], api: tuple[
         return Any if schema.get("format") == "byte" else str
     if t == "boolean":
         return bool
-    if t == "integer":
-        return int
+    if t == "integer":  # the Go type's range (strconv ErrRange beyond it), as schemas.decode_error checks
+        return _INT32_TYPE if schema.get("format") == "int32" else _INT64_TYPE
     if t == "number":
         return float
     return Any

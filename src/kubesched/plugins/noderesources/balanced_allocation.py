@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+import kubesched.plugins.helper.extendedresources as _extres
 from kubesched.config.args import NodeResourcesBalancedAllocationArgs
 from kubesched.features import default_feature_gate
 from kubesched.framework.interface import Code, Status
@@ -60,10 +61,14 @@ class BalancedAllocation:
         features = handle.features if handle is not None else default_feature_gate()
         self.scorer = ResourceAllocationScorer(BALANCED, [(r.name, r.weight) for r in args.resources],
                                                use_requested=True, balanced_delta=features.at_least(1, 36))
+        self.dra_extended_resource = features.enabled("DRAExtendedResource")
+        """DRAExtendedResource: DeviceClass-mapped extended resources are scored on the node's
+        devices (v1.37.2 balanced_allocation.go L85-98)."""
 
     def _compute(self, state: CycleState | None, pod: Pod) -> PreScoreState:
         reqs = self.scorer.pod_requests(state, pod)
-        return PreScoreState(tuple(reqs), tuple(self.scorer.terms(reqs)))
+        dra = _extres.dra_score_state(self.handle, self.scorer.names) if self.dra_extended_resource else None
+        return PreScoreState(tuple(reqs), tuple(self.scorer.terms(reqs)), dra)
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> Status | None:
         s = self._compute(state, pod)
@@ -81,7 +86,7 @@ class BalancedAllocation:
         if not any(s.pod_requests):  # upstream: without PreScore state, best-effort pods score 0
             return 0, None
         try:
-            return self.scorer.score_node(node_info, s.pod_requests), None
+            return self.scorer.score_node(node_info, s.pod_requests, s.dra), None
         except ValueError as e:
             return 0, Status(Code.ERROR, (str(e),), e)
 
@@ -89,7 +94,7 @@ class BalancedAllocation:
         s = self._state(state, pod)
         if not any(s.pod_requests):
             return np.zeros(len(rows), np.int64)
-        return self.scorer.score_rows(nodes, rows, s.terms)
+        return self.scorer.score_rows(nodes, rows, s.terms, s.dra)
 
 
 def new(args: NodeResourcesBalancedAllocationArgs | None, handle: Handle | None) -> BalancedAllocation:

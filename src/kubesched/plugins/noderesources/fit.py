@@ -1,8 +1,8 @@
 """NodeResourcesFit: does the node have room for the pod's requests? And how full is it?
 
-Follows upstream ``pkg/scheduler/framework/plugins/noderesources/fit.go`` (v1.34, default
-feature gates: PodLevelResources, InPlacePodVerticalScaling and SchedulingQueueHint on,
-DRAExtendedResource off).
+Follows upstream ``pkg/scheduler/framework/plugins/noderesources/fit.go`` (v1.34 and v1.37.2, default
+feature gates: PodLevelResources, InPlacePodVerticalScaling and SchedulingQueueHint on;
+DRAExtendedResource from 1.36, below).
 
 Filter (``fitsRequest``), in this order, all failing reasons in one status:
 
@@ -18,6 +18,13 @@ The code is Unschedulable, or UnschedulableAndUnresolvable when some request alo
 node's allocatable (preemption cannot help; upstream PR #131345, in v1.34). Upstream iterates
 the scalar resources in Go map order; here they are sorted by name.
 
+DRAExtendedResource (off α 1.35, on β 1.36, GA 1.37; v1.37.2 fit.go L273-292, L782-784): a scalar
+request that a DeviceClass maps (``spec.extendedResourceName`` or the implicit
+``deviceclass.resource.kubernetes.io/<class>``, :mod:`kubesched.plugins.helper.extendedresources`)
+is not checked on a node with 0 allocatable of it — DynamicResources allocates devices for it; the
+node hint treats such a node as fitting; Score / BalancedAllocation count the node's devices of the
+class for it (:class:`~kubesched.plugins.helper.extendedresources.DRAScoreState`).
+
 Score (``resource_allocation.go``): LeastAllocated (default), MostAllocated or
 RequestedToCapacityRatio over ``scoringStrategy.resources``; see
 :mod:`kubesched.plugins.noderesources.resource_allocation`. PreScore never skips.
@@ -31,11 +38,14 @@ resources.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+# a module import: helper.extendedresources itself imports this package's resource_allocation
+import kubesched.plugins.helper.extendedresources as _extres
 from kubesched.api.objects import node_allocatable, pod_key
 from kubesched.api.quantity import to_int
 from kubesched.api.resources import pod_requests
@@ -138,6 +148,9 @@ class FitRequest:
     empty: bool = True
     reasons: tuple[str, ...] = field(default=(), compare=False)
     codes: tuple[Code, ...] = field(default=(), compare=False)
+    dra: frozenset[str] = frozenset()
+    """DRAExtendedResource: checked names a DeviceClass maps — left to DynamicResources on a node
+    whose allocatable of them is 0 (upstream ``shouldDelegateResourceToDRA``, fit.go L273-292)."""
 
     def clone(self) -> FitRequest:
         return self
@@ -195,6 +208,8 @@ def fits_request(req: FitRequest, allocatable: Resource, requested: Resource,
         return out
     for name, q in req.checks:
         cap = allocatable.get(name)
+        if cap == 0 and name in req.dra:
+            continue  # v1.37.2 fit.go L782-784: the node has none, DRA provides it
         used = requested.get(name)
         if q > cap - used:
             out.append(InsufficientResource(name, _FIXED_REASONS.get(name) or insufficient_reason(name),
@@ -202,11 +217,23 @@ def fits_request(req: FitRequest, allocatable: Resource, requested: Resource,
     return out
 
 
-def fits(pod_requests_: dict[str, int], node_info: NodeInfo) -> list[InsufficientResource]:
+def fits(pod_requests_: dict[str, int], node_info: NodeInfo,
+         dra_mapping: Mapping[str, Any] | None = None) -> list[InsufficientResource]:
     """Upstream ``Fits``: does a pod with these requests fit ``node_info`` (no ignored resources)?
+    ``dra_mapping``: the DeviceClass mapping when DRAExtendedResource is on (see :func:`with_dra`).
     Reusable by preemption."""
-    return fits_request(compute_fit_request(pod_requests_), node_info.allocatable, node_info.requested,
-                        len(node_info.pods))
+    return fits_request(with_dra(compute_fit_request(pod_requests_), dra_mapping), node_info.allocatable,
+                        node_info.requested, len(node_info.pods))
+
+
+def with_dra(req: FitRequest, dra_mapping: Mapping[str, Any] | None) -> FitRequest:
+    """``req`` with :attr:`FitRequest.dra` set to its checked names that ``dra_mapping`` (resource
+    name → DeviceClass, :func:`~kubesched.plugins.helper.extendedresources.device_class_mapping`)
+    maps; unchanged without a mapping (the gate off)."""
+    if not dra_mapping:
+        return req
+    names = frozenset(n for n, _ in req.checks if n in dra_mapping)
+    return replace(req, dra=names) if names else req
 
 
 def _node_resource(node: Node) -> Resource:
@@ -227,15 +254,18 @@ def _node_resource(node: Node) -> Resource:
     return r
 
 
-def _is_fit(pod: Pod, node: Node | None) -> bool:
+def _is_fit(pod: Pod, node: Node | None, dra_mapping: Mapping[str, Any] | None = None) -> bool:
     """Upstream ``isFit``: would the pod fit the node if it were empty?"""
     if node is None:
         return False
-    return not fits_request(compute_fit_request(pod_requests(pod)), _node_resource(node), Resource(), 0)
+    return not fits_request(with_dra(compute_fit_request(pod_requests(pod)), dra_mapping), _node_resource(node),
+                            Resource(), 0)
 
 
-def _any_requested_resource_increased(pod: Pod, old: Node, new: Node) -> bool:
-    """Upstream ``haveAnyRequestedResourcesIncreased``."""
+def _any_requested_resource_increased(pod: Pod, old: Node, new: Node,
+                                      dra_mapping: Mapping[str, Any] | None = None) -> bool:
+    """Upstream ``haveAnyRequestedResourcesIncreased`` (v1.37.2 fit.go L598-640: a requested
+    resource DRA would provide on the new node counts as increased)."""
     req = compute_fit_request(pod_requests(pod))
     o, m = _node_resource(old), _node_resource(new)
     if m.allowed_pod_number > o.allowed_pod_number:
@@ -245,7 +275,9 @@ def _any_requested_resource_increased(pod: Pod, old: Node, new: Node) -> bool:
     if (req.milli_cpu > 0 and m.milli_cpu > o.milli_cpu) or (req.memory > 0 and m.memory > o.memory) or (
             req.ephemeral_storage > 0 and m.ephemeral_storage > o.ephemeral_storage):
         return True
-    return any(q != 0 and m.scalar_resources.get(n, 0) > o.scalar_resources.get(n, 0) for n, q in req.scalars)
+    dra = dra_mapping or {}
+    return any(q != 0 and (m.scalar_resources.get(n, 0) > o.scalar_resources.get(n, 0)
+                           or (n in dra and m.scalar_resources.get(n, 0) == 0)) for n, q in req.scalars)
 
 
 
@@ -314,6 +346,15 @@ class Fit:
         self.ignored_resource_groups = frozenset(args.ignored_resource_groups)
         self.scorer = _scorer_from_args(args)
         self.strategy = self.scorer.strategy
+        self.dra_extended_resource = features_of(handle).enabled("DRAExtendedResource")
+        """DRAExtendedResource (off α 1.35, on β 1.36, GA 1.37): a scalar request a DeviceClass maps
+        is left to DynamicResources on nodes with 0 allocatable of it (v1.37.2 fit.go L273-292, L782)."""
+
+    def _dra_mapping(self) -> Mapping[str, Any] | None:
+        """The DeviceClass mapping (upstream ``draManager.DeviceClassResolver()``), None with the gate off."""
+        if not self.dra_extended_resource or self.handle is None:
+            return None
+        return _extres.device_class_mapping(self.handle.lister)
 
     # ───────────────────────────── PreFilter / Filter ─────────────────────────────
 
@@ -322,8 +363,8 @@ class Fit:
         return pi.requests if pi is not None and pi.pod is pod else pod_requests(pod)
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeTable) -> tuple[None, Status | None]:
-        state.write(PRE_FILTER_STATE_KEY, compute_fit_request(self._requests(state, pod), self.ignored_resources,
-                                                              self.ignored_resource_groups))
+        req = compute_fit_request(self._requests(state, pod), self.ignored_resources, self.ignored_resource_groups)
+        state.write(PRE_FILTER_STATE_KEY, with_dra(req, self._dra_mapping()))
         return None, None
 
     def pre_filter_extensions(self) -> None:
@@ -350,11 +391,15 @@ class Fit:
         if not req.empty:
             for j, (name, q) in enumerate(req.checks):
                 col = nodes.resource_index.get(name)
+                dra = name in req.dra
                 if col is None:  # no node has this resource: allocatable 0 everywhere
-                    short_list.append((j, q, None))
+                    if not dra:  # (else DRA provides it on every node)
+                        short_list.append((j, q, None))
                     continue
                 a = alloc[:, col][rows]
                 short = a - used[:, col][rows] < q
+                if dra:
+                    short &= a != 0  # the nodes without it leave it to DRA
                 if np.count_nonzero(short):
                     short_list.append((j, q, (short, a)))
         if not short_list and not np.count_nonzero(too_many):
@@ -375,7 +420,8 @@ class Fit:
 
     def _pre_score_state(self, state: CycleState, pod: Pod) -> PreScoreState:
         reqs = self.scorer.pod_requests(state, pod)
-        return PreScoreState(tuple(reqs), tuple(self.scorer.terms(reqs)))
+        dra = _extres.dra_score_state(self.handle, self.scorer.names) if self.dra_extended_resource else None
+        return PreScoreState(tuple(reqs), tuple(self.scorer.terms(reqs)), dra)
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> Status | None:
         state.write(PRE_SCORE_STATE_KEY, self._pre_score_state(state, pod))
@@ -388,13 +434,13 @@ class Fit:
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         s = self._state(state, pod)
         try:
-            return self.scorer.score_node(node_info, s.pod_requests), None
+            return self.scorer.score_node(node_info, s.pod_requests, s.dra), None
         except ValueError as e:
             return 0, Status(Code.ERROR, (str(e),), e)
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
         s = self._state(state, pod)
-        return self.scorer.score_rows(nodes, rows, s.terms)
+        return self.scorer.score_rows(nodes, rows, s.terms, s.dra)
 
     # ───────────────────────────── queueing hints ─────────────────────────────
 
@@ -479,11 +525,12 @@ class Fit:
     def is_schedulable_after_node_change(self, pod: Pod, old: Node | None, new: Node | None) -> QueueingHint:
         """Upstream ``isSchedulableAfterNodeChange``: queue when the (empty) node fits the pod and
         it is new, or one of the resources the pod requests (or the pod limit) grew."""
-        if not _is_fit(pod, new):
+        mapping = self._dra_mapping()
+        if not _is_fit(pod, new, mapping):
             return QueueingHint.SKIP
         if old is None:
             return QueueingHint.QUEUE
-        if not _any_requested_resource_increased(pod, old, new):  # type: ignore[arg-type]
+        if not _any_requested_resource_increased(pod, old, new, mapping):  # type: ignore[arg-type]
             return QueueingHint.SKIP
         return QueueingHint.QUEUE
 

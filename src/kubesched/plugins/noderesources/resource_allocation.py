@@ -272,6 +272,9 @@ class PreScoreState:
 
     pod_requests: tuple[int, ...]
     terms: tuple[Any, ...]
+    dra: Any = None
+    """DRAExtendedResource: a :class:`~kubesched.plugins.helper.extendedresources.DRAScoreState`
+    when a scored resource is a DeviceClass-mapped extended resource (upstream ``draPreScoreState``)."""
 
     def clone(self) -> PreScoreState:
         return self
@@ -324,9 +327,11 @@ class ResourceAllocationScorer:
 
     # ── per node (reference) ──
 
-    def score_node(self, node_info: NodeInfo, pod_requests: Sequence[int]) -> int:
+    def score_node(self, node_info: NodeInfo, pod_requests: Sequence[int], dra: Any = None) -> int:
         """Upstream ``resourceAllocationScorer.score`` for one node. Raises ``ValueError`` when no
-        resources are configured (upstream: Error "resources not found")."""
+        resources are configured (upstream: Error "resources not found"). ``dra``: a
+        ``DRAScoreState`` — a scalar resource the node has 0 allocatable of is scored on the
+        devices of its DeviceClass there (v1.37.2 ``resource_allocation.go`` L216-226)."""
         if not self.names:
             raise ValueError("resources not found")
         alloc_r = node_info.allocatable
@@ -345,6 +350,13 @@ class ResourceAllocationScorer:
             elif t.kind == 2:
                 a, r = alloc_r.ephemeral_storage, req_r.ephemeral_storage + t.pod_request
             else:
+                if dra is not None and not alloc_r.scalar_resources.get(t.name, 0):
+                    da, dused = dra.totals(node_info.node, t.name)
+                    if da > 0:
+                        allocatable[t.index] = da
+                        requested[t.index] = dused + t.pod_request
+                        allocated[t.index] = dused
+                        continue
                 if t.name not in alloc_r.scalar_resources:
                     continue
                 a, r = alloc_r.scalar_resources[t.name], req_r.scalar_resources.get(t.name, 0) + t.pod_request
@@ -386,8 +398,9 @@ class ResourceAllocationScorer:
 
     # ── batch ──
 
-    def score_rows(self, nodes: NodeTable, rows: np.ndarray, terms: Sequence[_Term]) -> np.ndarray:
-        """Vectorised :meth:`score_node` over ``rows`` (``int64[K]``) for precomputed ``terms``.
+    def score_rows(self, nodes: NodeTable, rows: np.ndarray, terms: Sequence[_Term], dra: Any = None) -> np.ndarray:
+        """Vectorised :meth:`score_node` over ``rows`` (``int64[K]``) for precomputed ``terms``
+        (``dra``: as there; the nodes with 0 allocatable of a mapped resource are counted one by one).
 
         One contiguous column gather per resource (cheaper than 2-D fancy indexing); nodes where
         a resource has allocatable 0 take a masked path, the common case does not.
@@ -410,10 +423,22 @@ class ResourceAllocationScorer:
                 base = req_m[:, nodes.EPHEMERAL_STORAGE][rows]
             else:
                 col = nodes.resource_index.get(t.name)
-                if col is None:
+                mapped = dra is not None and dra.maps(t.name)
+                if col is None and not mapped:
                     continue  # no node has it: allocatable 0 everywhere, skipped
-                a = alloc_m[:, col][rows]
-                base = req_m[:, col][rows]
+                if col is None:
+                    a = np.zeros(k, np.int64)
+                    base = np.zeros(k, np.int64)
+                else:
+                    a = alloc_m[:, col][rows]
+                    base = req_m[:, col][rows]
+                if mapped:
+                    a, base = a.copy(), base.copy()
+                    table_nodes = nodes.nodes
+                    for i in np.flatnonzero(a == 0).tolist():
+                        da, dused = dra.totals(table_nodes[int(rows[i])], t.name)
+                        if da > 0:
+                            a[i], base[i] = da, dused
             bases.append(base)
             if t.pod_request:
                 base = base + t.pod_request
