@@ -544,26 +544,8 @@ def _balanced_rows(k: int, cols: list[tuple[int, np.ndarray, np.ndarray, bool]])
 
 # ───────────────────────────── batching signature ─────────────────────────────
 
-_IMPLICIT_DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
 _SIGN_REFUSED_135 = "signature disabled when dra extended resources enabled"
 _SIGN_REFUSED = "signature disabled when dra extended resources are used in the cluster"
-
-
-def _dra_backed(name: str, lister: Any) -> bool:
-    """Upstream ``shouldDelegateResourceToDRA(name, nil, draManager)`` (fit.go L273-291): some
-    DeviceClass maps to the extended resource — through ``spec.extendedResourceName`` or the
-    implicit ``deviceclass.resource.kubernetes.io/<class>`` name (the ExtendedResourceCache)."""
-    if lister is None:
-        return False
-    for dc in lister.list("DeviceClass"):
-        meta = dc.get("metadata") if isinstance(dc, dict) else getattr(dc, "metadata", None)
-        spec = dc.get("spec") if isinstance(dc, dict) else getattr(dc, "spec", None)
-        cls = (meta.get("name") if isinstance(meta, dict) else getattr(meta, "name", "")) or ""
-        ext = (spec.get("extendedResourceName") if isinstance(spec, dict)
-               else getattr(spec, "extended_resource_name", None)) if spec is not None else None
-        if name == _IMPLICIT_DEVICE_CLASS_PREFIX + cls or (ext and name == ext):
-            return True
-    return False
 
 
 def sign_resources(pod: Pod, handle: Any) -> tuple[list[tuple[str, Any]] | None, Any]:
@@ -584,8 +566,11 @@ def sign_resources(pod: Pod, handle: Any) -> tuple[list[tuple[str, Any]] | None,
     if fg.enabled("DRAExtendedResource"):
         if not fg.at_least(1, 36):
             return None, Status(Code.UNSCHEDULABLE, (_SIGN_REFUSED_135,))
-        lister = getattr(handle, "lister", None)
-        if any(v != 0 and _dra_backed(n, lister) for n, v in scalars.items()):
+        # shouldDelegateResourceToDRA(name, nil, draManager) (fit.go L273-291): a DeviceClass maps the name
+        from kubesched.plugins.helper.extendedresources import device_class_mapping
+
+        mapping = device_class_mapping(getattr(handle, "lister", None))
+        if any(v != 0 and n in mapping for n, v in scalars.items()):
             return None, Status(Code.UNSCHEDULABLE, (_SIGN_REFUSED,))
     value = GoStruct(MilliCPU=reqs.get("cpu", 0), Memory=reqs.get("memory", 0),
                      EphemeralStorage=reqs.get("ephemeral-storage", 0), AllowedPodNumber=0,
