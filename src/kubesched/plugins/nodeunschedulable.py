@@ -28,7 +28,7 @@ from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWit
 from kubesched.framework.interface import Code, FilterResult, Status
 from kubesched.framework.signers import TOLERATIONS_SIGNER_NAME, tolerations_signer
 from kubesched.plugins.helper.gates import features_of
-from kubesched.plugins.helper.resize import deferred_resize_enabled, is_pod_resize_deferred
+from kubesched.plugins.helper.resize import SkipDeferredResizePreFilter, deferred_resize_enabled, is_pod_resize_deferred
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod, Toleration
@@ -133,16 +133,8 @@ class NodeUnschedulable:
         return FilterResult.single(mask, ERR_REASON_UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
 
 
-class NodeUnschedulable137(NodeUnschedulable):
+class NodeUnschedulable137(SkipDeferredResizePreFilter, NodeUnschedulable):
     """v1.37: also a PreFilter (node_unschedulable.go L127-138)."""
-
-    def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeTable) -> tuple[None, Status | None]:
-        if self.deferred_resize and is_pod_resize_deferred(pod):
-            return None, Status(Code.SKIP)
-        return None, None
-
-    def pre_filter_extensions(self) -> None:
-        return None
 
 
 def new(args: Any, handle: Any) -> NodeUnschedulable:

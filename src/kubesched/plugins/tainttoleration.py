@@ -47,7 +47,7 @@ from kubesched.framework.interface import Code, FilterResult, Status
 from kubesched.framework.signers import TOLERATIONS_SIGNER_NAME, tolerations_signer
 from kubesched.plugins.helper.gates import features_of
 from kubesched.plugins.helper.normalize import default_normalize_score
-from kubesched.plugins.helper.resize import deferred_resize_enabled, is_pod_resize_deferred
+from kubesched.plugins.helper.resize import SkipDeferredResizePreFilter, deferred_resize_enabled, is_pod_resize_deferred
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod, Taint, Toleration
@@ -279,16 +279,8 @@ def _uid(pod: Any) -> str:
     return meta.uid or f"{meta.namespace}/{meta.name}"
 
 
-class TaintToleration137(TaintToleration):
+class TaintToleration137(SkipDeferredResizePreFilter, TaintToleration):
     """v1.37: also a PreFilter (taint_toleration.go L104-115)."""
-
-    def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeTable) -> tuple[None, Status | None]:
-        if self.deferred_resize and is_pod_resize_deferred(pod):
-            return None, Status(Code.SKIP)
-        return None, None
-
-    def pre_filter_extensions(self) -> None:
-        return None
 
 
 def new(args: Any, handle: Any) -> TaintToleration:

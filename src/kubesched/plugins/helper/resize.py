@@ -8,11 +8,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kubesched.framework.interface import Code, Status
+
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
     from kubesched.features import FeatureGate
+    from kubesched.framework.cycle_state import CycleState
+    from kubesched.framework.node_table import NodeTable
 
-__all__ = ["deferred_resize_enabled", "is_pod_resize_deferred"]
+__all__ = ["SkipDeferredResizePreFilter", "deferred_resize_enabled", "is_pod_resize_deferred"]
 
 
 def is_pod_resize_deferred(pod: Pod) -> bool:
@@ -26,3 +30,19 @@ def is_pod_resize_deferred(pod: Pod) -> bool:
 def deferred_resize_enabled(fg: FeatureGate) -> bool:
     """``feature.Features.EnableInPlacePodVerticalScalingSchedulerPreemption`` (the gate exists since 1.37)."""
     return fg.at_least(1, 37) and fg.enabled("InPlacePodVerticalScalingSchedulerPreemption")
+
+
+class SkipDeferredResizePreFilter:
+    """The PreFilter v1.37 gave NodeUnschedulable and TaintToleration (node_unschedulable.go
+    L127-138, taint_toleration.go L104-115): Skip for a pod whose resize was deferred (with the
+    alpha gate, ``self.deferred_resize``), nothing otherwise."""
+
+    deferred_resize: bool
+
+    def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeTable) -> tuple[None, Status | None]:
+        if self.deferred_resize and is_pod_resize_deferred(pod):
+            return None, Status(Code.SKIP)
+        return None, None
+
+    def pre_filter_extensions(self) -> None:
+        return None
