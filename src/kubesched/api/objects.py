@@ -283,10 +283,19 @@ class ImageVolumeSource(_Base):
 class Volume(_Base):
     """A pod volume: the claim-backed sources, the in-tree sources subject to CSI migration
     (kept as their JSON mappings; NodeVolumeLimits counts them as upstream's csi-translation-lib
-    translates them) and image volumes. Other sources (secret, configMap, emptyDir, …) are not read."""
+    translates them) and image volumes. hostPath, emptyDir, secret, nfs, downwardAPI, configMap and
+    projected are kept as their JSON mappings for the batching signature (``VolumesSigner``); other
+    sources are not read."""
 
     name: str = ""
+    host_path: dict[str, Any] | None = None
+    empty_dir: dict[str, Any] | None = None
+    secret: dict[str, Any] | None = None
+    nfs: dict[str, Any] | None = None
     persistent_volume_claim: PersistentVolumeClaimVolumeSource | None = None
+    downward_api: dict[str, Any] | None = msgspec.field(default=None, name="downwardAPI")
+    config_map: dict[str, Any] | None = None
+    projected: dict[str, Any] | None = None
     ephemeral: dict[str, Any] | None = None
     aws_elastic_block_store: dict[str, Any] | None = None
     gce_persistent_disk: dict[str, Any] | None = None

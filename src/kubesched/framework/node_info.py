@@ -105,6 +105,9 @@ class QueuedPodInfo:
     gating_plugin: str = ""
     seq: int = 0
     """Arrival order, the final tie-breaker so runs are deterministic."""
+    pod_signature: bytes | None = None
+    """Upstream ``PodSignature`` (1.36+): the profile's batching signature of the pod, computed
+    when the queue adds or updates it (None: unsignable, or batching off)."""
     was_flushed_from_unschedulable: bool = False
     """Upstream ``WasFlushedFromUnschedulable`` (1.36+): the pod was last moved out of
     unschedulablePods by the leftover flush; cleared when it fails again (and, 1.37+, when it is

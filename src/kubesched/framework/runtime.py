@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kubesched.errors import InputError, PluginConfigError
+from kubesched.framework.batch import OpportunisticBatch, normalize_entries
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import FilterChunk, PluginReasons
 from kubesched.framework.interface import (
@@ -45,6 +46,7 @@ from kubesched.framework.interface import (
     reason_entry,
 )
 from kubesched.framework.plugin_args import decode_plugin_args
+from kubesched.framework.signers import batchable_plugins, sign_pod
 from kubesched.framework.waiting_pods import (
     MAX_PERMIT_TIMEOUT_S,
     PodsInPreBindMap,
@@ -193,6 +195,20 @@ class Framework:
         self._normalize = [getattr(p, "normalize_score", None) for p in self.score_plugins]
         self._metrics: MetricsRecorder | None = None
 
+        # opportunistic batching (framework.go L370-372, L485-487): the signing plugins and the cache
+        fg = handle.features
+        self.batch: OpportunisticBatch | None = None
+        self.batchable_plugins: list[Any] = []
+        self.enable_signatures = False
+        if fg.enabled("OpportunisticBatching"):
+            self.batchable_plugins, self.enable_signatures = batchable_plugins(
+                (self.pre_filter_plugins, self.filter_plugins, self.pre_score_plugins, self.score_plugins),
+                bool(handle.extenders))
+            self.batch = OpportunisticBatch(self, generic_workload=fg.at_least(1, 37) and fg.enabled("GenericWorkload"),
+                                            rescore=fg.at_least(1, 37), check_nominated=fg.at_least(1, 37))
+        # a plugin that refuses every pod (PodTopologySpread with default constraints): no pod is signable
+        self._signs_no_pod = any(getattr(pl, "signs_no_pod", False) for pl in self.batchable_plugins)
+
     # ───────────────────────────── metrics ─────────────────────────────
 
     @property
@@ -267,6 +283,48 @@ class Framework:
 
     def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
         return bool(self.queue_sort_plugins[0].less(a, b))
+
+    # ───────────────────────────── batching ─────────────────────────────
+
+    def sign_pod(self, pod: Pod) -> bytes | None:
+        """Upstream ``SignPod`` (framework.go L884-927): the pod's signature (JSON bytes), or
+        None when signatures are off for the profile or a plugin cannot sign the pod."""
+        if not self.enable_signatures or self._signs_no_pod:
+            return None
+        return sign_pod(pod, self.batchable_plugins)
+
+    def run_raw_score_plugins(self, state: CycleState, pod: Pod, rows: np.ndarray,
+                              ) -> tuple[list[tuple[str, np.ndarray]], Status | None]:
+        """Upstream ``RunRawScorePlugins`` (framework.go L1472-1495): Score() of every
+        non-skipped Score plugin over ``rows``, without normalising: ``[(plugin, int64[K])]``,
+        or an Error status."""
+        table = self.handle.nodes
+        out: list[tuple[str, np.ndarray]] = []
+        for pi, pl in enumerate(self.score_plugins):
+            if pl.name in state.skip_score_plugins:
+                continue
+            st = None
+            try:
+                if self._batch_score[pi]:
+                    raw = np.asarray(pl.score_nodes(state, pod, table, rows), np.int64)
+                else:
+                    raw = np.zeros(len(rows), np.int64)
+                    for i, row in enumerate(rows.tolist()):
+                        s, st = pl.score(state, pod, table.node_info(row))
+                        if st is not None and not st.is_success():
+                            break
+                        raw[i] = s
+            except Exception as e:  # noqa: BLE001
+                return [], _score_error("running Score plugins", pl.name, as_status(e))
+            if st is not None and not st.is_success():
+                return [], _score_error("running Score plugins", pl.name, st)
+            out.append((pl.name, raw))
+        return out, None
+
+    def normalize_scores(self, state: CycleState, pod: Pod, rows: np.ndarray, entries: list[Any]) -> bool:
+        """Upstream ``NormalizeScores`` (framework.go L1497-1524) over batching entries
+        (:func:`kubesched.framework.batch.normalize_entries`); False on a failure."""
+        return normalize_entries(self, state, pod, rows, entries)
 
     # ───────────────────────────── scheduling cycle ─────────────────────────────
 

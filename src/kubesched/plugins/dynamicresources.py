@@ -492,6 +492,13 @@ class DynamicResources:
 
     name = NAME
 
+    def sign_pod(self, pod: Pod) -> tuple[list[tuple[str, Any]] | None, Status | None]:
+        """Batching signature (v1.37.2 dynamicresources.go ``SignPod``): a pod with resource
+        claims is refused; no fragment otherwise."""
+        if pod.spec.resource_claims:
+            return None, Status(Code.UNSCHEDULABLE, ("pods with dra resource claims are not signable",))
+        return [], None
+
     def __init__(self, handle: Any, features: Features | None = None, filter_timeout_s: float = 10.0,
                  version: tuple[int, int] = BINARY_VERSION) -> None:
         self.handle = handle

@@ -35,6 +35,7 @@ import numpy as np
 
 from kubesched.features import FeatureGate, default_feature_gate
 from kubesched.framework.interface import MAX_NODE_SCORE
+from kubesched.framework.signers import IMAGE_NAMES_SIGNER_NAME
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
@@ -172,6 +173,12 @@ class ImageLocality:
     """Score (both shapes). See the module docstring."""
 
     name = NAME
+
+    def sign_pod(self, pod: Pod) -> tuple[list[tuple[str, Any]], None]:
+        """Batching signature (v1.37.2 image_locality.go ``SignPod``): the sorted distinct
+        normalised images of the containers and init containers."""
+        names = {normalized_image_name(c.image) for c in (*pod.spec.containers, *pod.spec.init_containers)}
+        return [(IMAGE_NAMES_SIGNER_NAME, sorted(names))], None
 
     def __init__(self, table: NodeTable | None = None, features: FeatureGate | None = None) -> None:
         if table is not None:

@@ -34,6 +34,7 @@ from kubesched.api.nodeselector import NodeSelectorMatcher, PreferredSchedulingT
 from kubesched.errors import InputError, SelectorError
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
 from kubesched.framework.interface import Code, FilterResult, PreFilterResult, Status, as_status
+from kubesched.framework.signers import NODE_AFFINITY_SIGNER_NAME, NODE_SELECTOR_SIGNER_NAME, node_affinity_signer
 from kubesched.plugins.helper.nodeselector import node_selector_mask, preferred_score, required_affinity_mask
 from kubesched.plugins.helper.normalize import default_normalize_score
 
@@ -146,6 +147,12 @@ class NodeAffinity:
     """PreFilter + Filter + PreScore + Score (+ NormalizeScore). See the module docstring."""
 
     name = NAME
+
+    def sign_pod(self, pod: Pod) -> tuple[list[tuple[str, Any]], None]:
+        """Batching signature (v1.37.2 node_affinity.go ``SignPod``): the normalised node
+        affinity and the nodeSelector (``null`` when empty)."""
+        return [(NODE_AFFINITY_SIGNER_NAME, node_affinity_signer(pod)),
+                (NODE_SELECTOR_SIGNER_NAME, pod.spec.node_selector or None)], None
 
     def __init__(self, added_node_selector: NodeSelectorMatcher | None = None,
                  added_pref_sched_terms: PreferredSchedulingTerms | None = None, handle: Any = None) -> None:

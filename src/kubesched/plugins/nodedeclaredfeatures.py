@@ -39,6 +39,7 @@ from kubesched.features import FeatureGate, default_feature_gate
 from kubesched.framework.cycle_state import read_state
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
 from kubesched.framework.interface import Code, FilterResult, Status, as_status
+from kubesched.framework.signers import FEATURES_SIGNER_NAME
 from kubesched.plugins.helper.gates import features_of
 from kubesched.plugins.helper.resize import deferred_resize_enabled, is_pod_resize_deferred
 
@@ -186,6 +187,19 @@ class NodeDeclaredFeatures:
     """PreFilter + Filter (both shapes). See the module docstring."""
 
     name = NAME
+
+    def sign_pod(self, pod: Pod) -> tuple[list[tuple[str, Any]] | None, Status | None]:
+        """Batching signature (v1.37.2 nodedeclaredfeatures.go ``SignPod``): the features the
+        pod requires (``InferForPodScheduling``) as the bitmap's ``String()`` — one ``0``/``1``
+        per registered feature in sorted order (component-helpers bitmap.go L113-124); 1.35:
+        the sorted list of names."""
+        try:
+            reqs = self.framework.infer_for_pod_scheduling(pod.spec, self.version)
+        except ValueError as e:
+            return None, as_status(e)
+        if self.framework.mapping == "set":
+            return [(FEATURES_SIGNER_NAME, sorted(reqs))], None
+        return [(FEATURES_SIGNER_NAME, "".join("1" if n in reqs else "0" for n in self.framework.names))], None
 
     def __init__(self, features: FeatureGate | None = None, framework: FeatureFramework | None = None,
                  version: tuple[int, int, int] | None = None) -> None:

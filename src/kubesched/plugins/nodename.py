@@ -19,6 +19,7 @@ import numpy as np
 
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from kubesched.framework.interface import Code, FilterResult, PreFilterResult, Status
+from kubesched.framework.signers import NODE_NAME_SIGNER_NAME
 from kubesched.plugins.helper.gates import features_of
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -43,6 +44,10 @@ class NodeName:
     """Filter only (v1.34–1.36). See the module docstring."""
 
     name = NAME
+
+    def sign_pod(self, pod: Pod) -> tuple[list[tuple[str, Any]], None]:
+        """Batching signature (v1.37.2 node_name.go ``SignPod``): ``spec.nodeName``."""
+        return [(NODE_NAME_SIGNER_NAME, pod.spec.node_name)], None
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD))]

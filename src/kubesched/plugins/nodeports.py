@@ -43,6 +43,7 @@ from kubesched.framework.events import (
     assigned_pod_resource,
 )
 from kubesched.framework.interface import Code, FilterResult, Status
+from kubesched.framework.signers import HOST_PORTS_SIGNER_NAME, host_ports_signer
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
@@ -161,6 +162,10 @@ class NodePorts:
     """PreFilter + Filter (both shapes). See the module docstring."""
 
     name = NAME
+
+    def sign_pod(self, pod: Pod) -> tuple[list[tuple[str, Any]], None]:
+        """Batching signature (v1.37.2 node_ports.go ``SignPod``): the sorted host ports."""
+        return [(HOST_PORTS_SIGNER_NAME, host_ports_signer(pod))], None
     handle: Any = None
 
     def __init__(self, table: NodeTable | None = None) -> None:

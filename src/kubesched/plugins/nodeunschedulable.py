@@ -26,6 +26,7 @@ from kubesched.api.taints import TAINT_EFFECT_NO_SCHEDULE, tolerations_tolerate_
 from kubesched.features import FeatureGate, default_feature_gate
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
 from kubesched.framework.interface import Code, FilterResult, Status
+from kubesched.framework.signers import TOLERATIONS_SIGNER_NAME, tolerations_signer
 from kubesched.plugins.helper.gates import features_of
 from kubesched.plugins.helper.resize import SkipDeferredResizePreFilter, deferred_resize_enabled, is_pod_resize_deferred
 
@@ -63,6 +64,10 @@ class NodeUnschedulable:
     """Filter only (v1.34–1.36). See the module docstring."""
 
     name = NAME
+
+    def sign_pod(self, pod: Pod) -> tuple[list[tuple[str, Any]], None]:
+        """Batching signature (v1.37.2 node_unschedulable.go ``SignPod``): the pod's sorted tolerations."""
+        return [(TOLERATIONS_SIGNER_NAME, tolerations_signer(pod))], None
 
     def __init__(self, features: FeatureGate | None = None) -> None:
         fg = features if features is not None else default_feature_gate()

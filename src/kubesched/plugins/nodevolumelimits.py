@@ -50,6 +50,7 @@ from kubesched.framework.events import (
     assigned_pod_resource,
 )
 from kubesched.framework.interface import Code, FilterResult, Status
+from kubesched.framework.signers import VOLUMES_SIGNER_NAME, volumes_signer
 from kubesched.plugins.csitranslation import (
     csi_name_from_in_tree_name,
     in_tree_plugin_of_pv,
@@ -112,6 +113,10 @@ class NodeVolumeLimits:
     """PreFilter + Filter (per node). See the module docstring."""
 
     name = NAME
+
+    def sign_pod(self, pod: Pod) -> tuple[list[tuple[str, Any]], None]:
+        """Batching signature (v1.37.2 csi.go ``SignPod``): the non-ConfigMap/Secret volume sources."""
+        return [(VOLUMES_SIGNER_NAME, volumes_signer(pod))], None
 
     def __init__(self, handle: Any) -> None:
         self.handle = handle

@@ -44,6 +44,7 @@ from kubesched.framework.events import (
     QueueingHint,
 )
 from kubesched.framework.interface import Code, FilterResult, Status
+from kubesched.framework.signers import TOLERATIONS_SIGNER_NAME, tolerations_signer
 from kubesched.plugins.helper.gates import features_of
 from kubesched.plugins.helper.normalize import default_normalize_score
 from kubesched.plugins.helper.resize import SkipDeferredResizePreFilter, deferred_resize_enabled, is_pod_resize_deferred
@@ -176,6 +177,10 @@ class TaintToleration:
     """Filter + PreScore + Score (+ NormalizeScore); v1.34–1.36. See the module docstring."""
 
     name = NAME
+
+    def sign_pod(self, pod: Pod) -> tuple[list[tuple[str, Any]], None]:
+        """Batching signature (v1.37.2 taint_toleration.go ``SignPod``): the pod's sorted tolerations."""
+        return [(TOLERATIONS_SIGNER_NAME, tolerations_signer(pod))], None
 
     def __init__(self, handle: Any = None, features: FeatureGate | None = None) -> None:
         self.handle = handle

@@ -39,6 +39,7 @@ from kubesched.framework.events import (
     assigned_pod_resource,
 )
 from kubesched.framework.interface import Code, FilterResult, Status
+from kubesched.framework.signers import VOLUMES_SIGNER_NAME, volumes_signer
 from kubesched.plugins.volumebinding import field, not_found
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -171,6 +172,10 @@ class VolumeRestrictions:
     """PreFilter (+extensions) and Filter (both shapes). See the module docstring."""
 
     name = NAME
+
+    def sign_pod(self, pod: Pod) -> tuple[list[tuple[str, Any]], None]:
+        """Batching signature (v1.37.2 volume_restrictions.go ``SignPod``): the non-ConfigMap/Secret volume sources."""
+        return [(VOLUMES_SIGNER_NAME, volumes_signer(pod))], None
 
     def __init__(self, handle: Any) -> None:
         self.handle = handle

@@ -25,6 +25,7 @@ import numpy as np
 
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from kubesched.framework.interface import Code, FilterResult, Status
+from kubesched.framework.signers import VOLUMES_SIGNER_NAME, volumes_signer
 from kubesched.plugins.volumebinding import (
     field,
     is_schedulable_after_pvc_change,
@@ -81,6 +82,10 @@ class VolumeZone:
     """PreFilter + Filter (both shapes). See the module docstring."""
 
     name = NAME
+
+    def sign_pod(self, pod: Pod) -> tuple[list[tuple[str, Any]], None]:
+        """Batching signature (v1.37.2 volume_zone.go ``SignPod``): the non-ConfigMap/Secret volume sources."""
+        return [(VOLUMES_SIGNER_NAME, volumes_signer(pod))], None
 
     def __init__(self, handle: Any) -> None:
         self.handle = handle

@@ -215,10 +215,18 @@ class SchedulingQueue:
     def add(self, pod: Pod) -> QueuedPodInfo:
         """A new pending pod (upstream ``Add``): PreEnqueue, then activeQ or gated."""
         self._seq += 1
-        qpi = QueuedPodInfo(PodInfo(pod), timestamp=self.now(), seq=self._seq)
+        qpi = QueuedPodInfo(PodInfo(pod), timestamp=self.now(), seq=self._seq, pod_signature=self._sign(pod))
         self._entries[qpi.key] = qpi
         self._move_to_active(qpi, self._ev_pod_add)
         return qpi
+
+    def _sign(self, pod: Pod) -> bytes | None:
+        """Upstream ``signPod`` (scheduling_queue.go L2183-2201): the pod's profile's signature
+        when OpportunisticBatching is on (v1.36+; 1.35 signed in the cycle), else None."""
+        fw = self._framework(pod)
+        if fw is None or getattr(fw, "batch", None) is None or not self.features.at_least(1, 36):
+            return None
+        return fw.sign_pod(pod)
 
     def _framework(self, pod: Pod) -> Framework | None:
         return self.frameworks.get(pod.spec.scheduler_name or "default-scheduler")
@@ -290,7 +298,7 @@ class SchedulingQueue:
         qpi = self._entries.get(key)
         if qpi is None:
             self._seq += 1
-            qpi = QueuedPodInfo(PodInfo(new), timestamp=self.now(), seq=self._seq)
+            qpi = QueuedPodInfo(PodInfo(new), timestamp=self.now(), seq=self._seq, pod_signature=self._sign(new))
             self._entries[key] = qpi
             self._move_to_active(qpi, self._ev_pod_add if self.features.at_least(1, 37) else self._ev_pod_update)
             return
@@ -306,6 +314,7 @@ class SchedulingQueue:
                 self._record_in_flight(ev, old, new)
             return
         self._update_nominated(old, qpi.pod_info)
+        qpi.pod_signature = self._sign(new)
         where = self._where.get(key)
         if where in (UNSCHEDULABLE, GATED):
             # QueueingHints decide whether the update may make the pod schedulable

@@ -262,7 +262,8 @@ def _scheduling_cycle(sched: Scheduler) -> ScheduledPod | Attempt | None:
     # PreFilter … Score: the snapshot must not change under the cycle (checked with KUBESCHED_DEBUG=1)
     with sched.table.frozen("the scheduling cycle"):
         res = schedule_pod(fw, state, pod, sched.table, sched.sampler, sched.rng, record=_recording(sched, key),
-                           extenders=sched.extenders)
+                           extenders=sched.extenders, signature=qpi.pod_signature,
+                           cycle=sched.queue.scheduling_cycle)
     if isinstance(res, Status):
         return _schedule_pod_failed(sched, fw, state, qpi, res, start)
     if recorder is not None:  # upstream SchedulingAlgorithmLatency: successful SchedulePod only, wall time

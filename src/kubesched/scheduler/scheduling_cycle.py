@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kubesched.api.objects import pod_key
+from kubesched.framework.batch import NodePluginScores, ScoredNodeHeap
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import (
     NO_NODES_AVAILABLE,
@@ -186,8 +187,15 @@ def _filter_rows(fw: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosi
 
 def schedule_pod(fw: Framework, state: CycleState, pod: Pod, table: NodeTable, sampler: Sampler,
                  rng: np.random.Generator, *, has_extender_filters: bool = False,
-                 record: bool = True, extenders: Sequence[Extender] = ()) -> ScheduleResult | Status:
+                 record: bool = True, extenders: Sequence[Extender] = (), signature: bytes | None = None,
+                 cycle: int = 0) -> ScheduleResult | Status:
     """Pick a node for ``pod`` (upstream ``schedulePod`` + ``findNodesThatFitPod``).
+
+    With OpportunisticBatching (``fw.batch``; v1.37.2 schedule_one.go L596-619, L656-676) the
+    batch cache is asked for a node hint after PreFilter (``signature``: the queued pod's
+    signature, ``cycle``: the queue's scheduling cycle); the hint is tried like a nominated node
+    (a real nominated node takes precedence) and, if it passes every filter, is the result
+    without scoring; every success is stored back (:mod:`kubesched.framework.batch`).
 
     ``extenders`` are consulted after the Filter plugins (filter verbs, in order, each on the
     survivors of the previous one) and after the Score plugins (prioritize verbs, concurrently);
@@ -219,8 +227,16 @@ def schedule_pod(fw: Framework, state: CycleState, pod: Pod, table: NodeTable, s
         diagnosis.add_plugin_status(st)
         return _fit_error(pod, num_all, diagnosis)
 
-    # a nominated node (from an earlier preemption) is tried first (upstream evaluateNominatedNode)
-    nnn = pod.status.nominated_node_name
+    batch = getattr(fw, "batch", None)
+    hint = ""
+    if batch is not None:
+        if not fw.handle.features.at_least(1, 36):
+            signature = fw.sign_pod(pod)  # 1.35 signed the pod in GetNodeHint
+        hint = batch.get_node_hint(pod, signature, state, cycle)
+
+    # a nominated node (from an earlier preemption) is tried first (upstream evaluateNominatedNode);
+    # the batch's hint likewise when there is none
+    nnn = pod.status.nominated_node_name or hint
     nominated_chunk: FilterChunk | None = None
     if nnn and nnn in table.row_of:
         row = np.asarray([table.row_of[nnn]], np.int64)
@@ -232,12 +248,16 @@ def schedule_pod(fw: Framework, state: CycleState, pod: Pod, table: NodeTable, s
         if chunk is not None:
             if chunk.fail_plugin[0] == chunk.PASSED:
                 if not extenders:
+                    if batch is not None:
+                        batch.store_schedule_results(signature, hint, nnn, None, cycle)
                     return ScheduleResult(nnn, 1, 1, [chunk])
                 try:
                     passed = find_nodes_that_pass_extenders(extenders, pod, row, diagnosis, table)
                 except ExtenderError:
                     passed = row[:0]  # upstream only logs an error here and goes on with all nodes
                 if len(passed):
+                    if batch is not None:
+                        batch.store_schedule_results(signature, hint, nnn, None, cycle)
                     return ScheduleResult(nnn, 1, 1, [chunk])
             # upstream records the node's status in the cycle's NodeToStatus right away; the pass
             # below overwrites it (same result) only if it reaches the node
@@ -281,6 +301,8 @@ def schedule_pod(fw: Framework, state: CycleState, pod: Pod, table: NodeTable, s
         return _fit_error(pod, num_all, diagnosis)
     chunks = diagnosis.chunks
     if len(feasible) == 1:
+        if batch is not None:
+            batch.store_schedule_results(signature, hint, table.names[int(feasible[0])], None, cycle)
         return ScheduleResult(table.names[int(feasible[0])], 1 + explicit, 1, chunks,
                               extender_statuses=diagnosis.extra_statuses)
 
@@ -288,8 +310,9 @@ def schedule_pod(fw: Framework, state: CycleState, pod: Pod, table: NodeTable, s
     if st is not None and not st.is_success():
         return st
     scores: ScoreResult | None = None
+    batching = batch is not None and signature is not None
     if fw.has_score_plugins():
-        scores, st = fw.run_score_plugins(state, pod, feasible, keep=record)
+        scores, st = fw.run_score_plugins(state, pod, feasible, keep=record or batching)
         if st is not None:
             return st
         assert scores is not None
@@ -307,12 +330,34 @@ def schedule_pod(fw: Framework, state: CycleState, pod: Pod, table: NodeTable, s
         if named is not None and named.any():
             randomizer = np.zeros(len(feasible), np.int64)
             randomizer[named] = rng.integers(0, 2**63 - 1, size=int(np.count_nonzero(named)), dtype=np.int64)
+        if batching:
+            # the whole heap: what is left after the first pop is the batch's next state
+            heap = _scored_heap(table, feasible, scores, total, randomizer)
+            chosen = heap.pop().name
+            assert batch is not None
+            batch.store_schedule_results(signature, hint, chosen, heap, cycle)
+            return ScheduleResult(chosen, len(feasible) + explicit, len(feasible), chunks, scores,
+                                  diagnosis.extra_statuses)
         pick = heap_top(total, randomizer)
+        if batch is not None:  # an unsignable pod: the state is dropped
+            batch.store_schedule_results(None, hint, table.names[int(feasible[pick])], None, cycle,
+                                         num_other=len(feasible) - 1)
     else:
         best = np.flatnonzero(total == total.max())
         pick = int(best[0]) if len(best) == 1 else int(best[int(rng.integers(len(best)))])
     return ScheduleResult(table.names[int(feasible[pick])], len(feasible) + explicit,
                           len(feasible), chunks, scores, diagnosis.extra_statuses)
+
+
+def _scored_heap(table: NodeTable, feasible: np.ndarray, scores: ScoreResult | None, total: np.ndarray,
+                 randomizer: np.ndarray | None) -> ScoredNodeHeap:
+    """Upstream ``NewSortedScoredNodes(priorityList)`` (schedule_one.go L613) over the feasible
+    nodes in order, each with its raw Score() per plugin (the batch re-normalises them)."""
+    raws = list(zip(scores.plugins, scores.raw)) if scores is not None else []
+    rnd = randomizer.tolist() if randomizer is not None else [0] * len(feasible)
+    entries = [NodePluginScores(table.names[r], [(n, int(v[i])) for n, v in raws], int(t), int(x))
+               for i, (r, t, x) in enumerate(zip(feasible.tolist(), total.tolist(), rnd))]
+    return ScoredNodeHeap(entries)
 
 
 def find_nodes_that_pass_extenders(extenders: Sequence[Extender], pod: Pod, feasible: np.ndarray,

@@ -27,6 +27,7 @@ from kubesched.framework.events import (
     QueueingHint,
 )
 from kubesched.framework.interface import Code, FilterResult, Status, as_status
+from kubesched.framework.signers import LABELS_SIGNER_NAME
 from kubesched.plugins.helper.gates import features_of
 from kubesched.plugins.interpodaffinity.hints import (
     is_schedulable_after_node_change,
@@ -238,6 +239,16 @@ class InterPodAffinity:
     """The plugin. ``index`` is the shared incremental :class:`AffinityIndex` of the table."""
 
     name = NAME
+
+    def sign_pod(self, pod: Pod) -> tuple[list[tuple[str, Any]] | None, Status | None]:
+        """Batching signature (v1.37.2 interpodaffinity/plugin.go ``SignPod``): a pod with
+        (anti-)affinity is refused; else its labels, unless ``ignorePreferredTermsOfExistingPods``."""
+        aff = pod.spec.affinity
+        if aff is not None and (aff.pod_affinity is not None or aff.pod_anti_affinity is not None):
+            return None, Status(Code.UNSCHEDULABLE, ("pods with InterPodAffinity are not signable",))
+        if self.ignore_preferred_terms_of_existing_pods:
+            return [], None
+        return [(LABELS_SIGNER_NAME, dict(pod.metadata.labels) or None)], None
 
     def __init__(self, args: InterPodAffinityArgs, handle: Handle) -> None:
         self.args = args

@@ -16,7 +16,7 @@ PreScore returns Skip when every configured request of the pod is 0 (upstream is
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,7 +24,12 @@ import kubesched.plugins.helper.extendedresources as _extres
 from kubesched.config.args import NodeResourcesBalancedAllocationArgs
 from kubesched.features import default_feature_gate
 from kubesched.framework.interface import Code, Status
-from kubesched.plugins.noderesources.resource_allocation import BALANCED, PreScoreState, ResourceAllocationScorer
+from kubesched.plugins.noderesources.resource_allocation import (
+    BALANCED,
+    PreScoreState,
+    ResourceAllocationScorer,
+    sign_resources,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
@@ -45,6 +50,10 @@ class BalancedAllocation:
     """The NodeResourcesBalancedAllocation plugin: PreScore and Score (both shapes)."""
 
     name = NAME
+
+    def sign_pod(self, pod: Pod) -> tuple[list[tuple[str, Any]] | None, Status | None]:
+        """Batching signature (v1.37.2 balanced_allocation.go ``SignPod``): :func:`sign_resources`."""
+        return sign_resources(pod, self.handle)
 
     def __init__(self, args: NodeResourcesBalancedAllocationArgs | None = None, handle: Handle | None = None) -> None:
         args = args if args is not None else NodeResourcesBalancedAllocationArgs()

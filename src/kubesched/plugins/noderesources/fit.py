@@ -71,6 +71,7 @@ from kubesched.plugins.noderesources.resource_allocation import (
     ResourceAllocationScorer,
     is_extended_resource_name,
     is_scalar_resource_name,
+    sign_resources,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -333,6 +334,10 @@ class Fit:
     """The NodeResourcesFit plugin: PreFilter, Filter (both shapes), PreScore, Score (both shapes)."""
 
     name = NAME
+
+    def sign_pod(self, pod: Pod) -> tuple[list[tuple[str, Any]] | None, Status | None]:
+        """Batching signature (v1.37.2 fit.go ``SignPod``): :func:`sign_resources`."""
+        return sign_resources(pod, self.handle)
 
     def __init__(self, args: NodeResourcesFitArgs | None = None, handle: Handle | None = None) -> None:
         args = args if args is not None else NodeResourcesFitArgs()

@@ -540,3 +540,39 @@ def _balanced_rows(k: int, cols: list[tuple[int, np.ndarray, np.ndarray, bool]])
             acc = acc + np.where(m, d * d, 0.0)
         std = np.where(more, np.sqrt(acc / n), std)
     return ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
+
+
+# ───────────────────────────── batching signature ─────────────────────────────
+
+_SIGN_REFUSED_135 = "signature disabled when dra extended resources enabled"
+_SIGN_REFUSED = "signature disabled when dra extended resources are used in the cluster"
+
+
+def sign_resources(pod: Pod, handle: Any) -> tuple[list[tuple[str, Any]] | None, Any]:
+    """``SignPod`` of NodeResourcesFit and NodeResourcesBalancedAllocation (v1.37.2 fit.go,
+    balanced_allocation.go): the ``ContainerRequestsAndOverheads()`` fragment, the JSON of
+    ``computePodResourceRequest`` (a ``framework.Resource``: MilliCPU, Memory, EphemeralStorage,
+    AllowedPodNumber 0, ScalarResources — nil without scalar names). With DRAExtendedResource the
+    pod is refused: since 1.36 when a non-zero scalar request is DRA-backed in the cluster, in 1.35
+    always."""
+    from kubesched.framework.interface import Code, Status
+    from kubesched.framework.signers import RESOURCES_SIGNER_NAME, GoStruct
+    from kubesched.plugins.helper.gates import features_of
+
+    fg = features_of(handle)
+    reqs = pod_requests(pod, skip_pod_level_resources=not fg.enabled("PodLevelResources"))
+    scalars = {n: v for n, v in reqs.items() if n not in ("cpu", "memory", "ephemeral-storage")
+               and is_scalar_resource_name(n)}
+    if fg.enabled("DRAExtendedResource"):
+        if not fg.at_least(1, 36):
+            return None, Status(Code.UNSCHEDULABLE, (_SIGN_REFUSED_135,))
+        # shouldDelegateResourceToDRA(name, nil, draManager) (fit.go L273-291): a DeviceClass maps the name
+        from kubesched.plugins.helper.extendedresources import device_class_mapping
+
+        mapping = device_class_mapping(getattr(handle, "lister", None))
+        if any(v != 0 and n in mapping for n, v in scalars.items()):
+            return None, Status(Code.UNSCHEDULABLE, (_SIGN_REFUSED,))
+    value = GoStruct(MilliCPU=reqs.get("cpu", 0), Memory=reqs.get("memory", 0),
+                     EphemeralStorage=reqs.get("ephemeral-storage", 0), AllowedPodNumber=0,
+                     ScalarResources=scalars or None)
+    return [(RESOURCES_SIGNER_NAME, value)], None

@@ -151,6 +151,22 @@ class PodTopologySpread:
 
     name = NAME
 
+    def sign_pod(self, pod: Pod) -> tuple[list[tuple[str, Any]] | None, Status | None]:
+        """Batching signature (v1.37.2 podtopologyspread/plugin.go ``SignPod``): refused for a
+        pod with constraints, and for every pod while the plugin has default constraints (the
+        ``System`` defaulting always has): no fragment otherwise."""
+        if pod.spec.topology_spread_constraints:
+            return None, Status(Code.UNSCHEDULABLE, ("pods with topology constraints are not signable",))
+        if self.default_constraints:
+            return None, Status(Code.UNSCHEDULABLE, ("pods with default topology constraints are not signable",))
+        return [], None
+
+    @property
+    def signs_no_pod(self) -> bool:
+        """Every :meth:`sign_pod` call refuses (the plugin has default constraints, e.g. the
+        ``System`` defaulting): the framework skips signing (the signature is None either way)."""
+        return bool(self.default_constraints)
+
     def __init__(self, args: PodTopologySpreadArgs | None, handle: Handle) -> None:
         args = args if args is not None else PodTopologySpreadArgs()
         self.handle = handle
