@@ -60,6 +60,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kubesched.framework.handle import Handle
     from kubesched.framework.metrics import MetricsRecorder
     from kubesched.framework.node_info import QueuedPodInfo
+    from kubesched.framework.node_table import NodeTable
 
 __all__ = ["PLUGIN_LISTS", "TIMED_EXTENSION_POINTS", "FilterError", "Framework", "ScoreResult"]
 
@@ -303,23 +304,32 @@ class Framework:
         for pi, pl in enumerate(self.score_plugins):
             if pl.name in state.skip_score_plugins:
                 continue
-            st = None
-            try:
-                if self._batch_score[pi]:
-                    raw = np.asarray(pl.score_nodes(state, pod, table, rows), np.int64)
-                else:
-                    raw = np.zeros(len(rows), np.int64)
-                    for i, row in enumerate(rows.tolist()):
-                        s, st = pl.score(state, pod, table.node_info(row))
-                        if st is not None and not st.is_success():
-                            break
-                        raw[i] = s
-            except Exception as e:  # noqa: BLE001
-                return [], _score_error("running Score plugins", pl.name, as_status(e))
-            if st is not None and not st.is_success():
-                return [], _score_error("running Score plugins", pl.name, st)
+            raw, st = self._plugin_raw_scores(pi, pl, state, pod, table, rows)
+            if raw is None:
+                return [], st
             out.append((pl.name, raw))
         return out, None
+
+    def _plugin_raw_scores(self, pi: int, pl: Any, state: CycleState, pod: Pod, table: NodeTable,
+                           rows: np.ndarray) -> tuple[np.ndarray | None, Status | None]:
+        """Score() of one Score plugin (index ``pi``) over ``rows``: ``(int64[K], None)``, or
+        ``(None, Error status)`` with upstream's "running Score plugins" text."""
+        st = None
+        try:
+            if self._batch_score[pi]:
+                raw = np.asarray(pl.score_nodes(state, pod, table, rows), np.int64)
+            else:
+                raw = np.zeros(len(rows), np.int64)
+                for i, row in enumerate(rows.tolist()):
+                    s, st = pl.score(state, pod, table.node_info(row))
+                    if st is not None and not st.is_success():
+                        break
+                    raw[i] = s
+        except Exception as e:  # noqa: BLE001
+            return None, _score_error("running Score plugins", pl.name, as_status(e))
+        if st is not None and not st.is_success():
+            return None, _score_error("running Score plugins", pl.name, st)
+        return raw, None
 
     def normalize_scores(self, state: CycleState, pod: Pod, rows: np.ndarray, entries: list[Any]) -> bool:
         """Upstream ``NormalizeScores`` (framework.go L1497-1524) over batching entries
@@ -551,21 +561,10 @@ class Framework:
         for pi, pl in enumerate(self.score_plugins if plugins is None else plugins):
             if pl.name in skip:
                 continue
-            st = None
-            try:
-                if self._batch_score[pi]:
-                    raw = np.asarray(pl.score_nodes(state, pod, table, rows), np.int64)
-                else:
-                    raw = np.zeros(k, np.int64)
-                    for i, row in enumerate(rows.tolist()):
-                        s, st = pl.score(state, pod, table.node_info(row))
-                        if st is not None and not st.is_success():
-                            break
-                        raw[i] = s
-            except Exception as e:  # noqa: BLE001
-                return None, _score_error("running Score plugins", pl.name, as_status(e))
-            if st is not None and not st.is_success():
-                return None, _score_error("running Score plugins", pl.name, st)
+            raw_or_none, st = self._plugin_raw_scores(pi, pl, state, pod, table, rows)
+            if raw_or_none is None:
+                return None, st
+            raw = raw_or_none
             normalize = self._normalize[pi]
             if normalize is not None:
                 norm = raw.copy() if keep else raw
