@@ -40,6 +40,7 @@ __all__ = [
     "ClusterEvent",
     "ClusterEventWithHint",
     "EventResource",
+    "PreQueueingHintResult",
     "QueueingHint",
     "EVENT_ASSIGNED_POD_ADD",
     "EVENT_ASSIGNED_POD_DELETE",
@@ -192,9 +193,29 @@ HintFn = Callable[[Any, Any, Any], QueueingHint]
 
 
 @dataclass(frozen=True, slots=True)
+class PreQueueingHintResult:
+    """Upstream ``fwk.PreQueueingHintResult`` (staging ``framework/interface.go``, 1.37): the pods
+    worth evaluating for one event. ``all_pods`` — no narrowing; otherwise ``pods`` lists
+    ``(namespace, name)`` pairs."""
+
+    all_pods: bool = False
+    pods: tuple[tuple[str, str], ...] = ()
+
+
+PreHintFn = Callable[[Any, Any], PreQueueingHintResult]
+"""``pre_hint(old, new) -> PreQueueingHintResult`` (upstream ``PreQueueingHintFn``; raising counts
+as "no narrowing")."""
+
+
+@dataclass(frozen=True, slots=True)
 class ClusterEventWithHint:
+    """A registration: the event, its hint, and (1.37, SchedulerPreQueueingHints α) an optional
+    ``pre_hint`` run once per event to name the pods whose hint is worth running (upstream
+    ``ClusterEventWithHint.PreQueueingHintFn``)."""
+
     event: ClusterEvent
     hint: HintFn | None = None
+    pre_hint: PreHintFn | None = None
 
 
 EVENT_NODE_ADD = ClusterEvent(EventResource.NODE, ActionType.ADD)

@@ -113,6 +113,7 @@ from kubesched.framework.events import (
     ClusterEvent,
     ClusterEventWithHint,
     EventResource,
+    PreQueueingHintResult,
     QueueingHint,
 )
 from kubesched.framework.interface import (
@@ -415,6 +416,21 @@ class StateData:
 
     def clone(self) -> StateData:
         return self
+
+
+def pod_claim_names_entry(pod: Pod, rc: Any) -> str | None:
+    """``resourceclaim.Name`` of one ``spec.resourceClaims`` entry (None = not created yet or
+    skipped; raises ``_Unschedulable`` for an unsupported entry)."""
+    name = field(rc, "resourceClaimName")
+    if name is not None:
+        return str(name)
+    if field(rc, "resourceClaimTemplateName") is not None:
+        for st in field(pod.status, "resourceClaimStatuses") or ():
+            if field(st, "name") == field(rc, "name"):
+                got = field(st, "resourceClaimName")
+                return None if got is None else str(got)
+        return None
+    raise _Unschedulable("API unsupported")
 
 
 def pod_claim_names(pod: Pod) -> list[tuple[str | None, bool]]:
@@ -1159,8 +1175,9 @@ class DynamicResources:
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """1.37 (dynamicresources.go EventsToRegister): ResourceClaim also on Delete, and the pod's
-        own generated-claims update as ``TargetPod`` (hint without a UID check). (Not modelled:
-        the PreQueueingHint of the alpha SchedulerPreQueueingHints.)"""
+        own generated-claims update as ``TargetPod`` (hint without a UID check); the ResourceClaim
+        registration carries the PreQueueingHint (:meth:`_pre_queueing_hint`, dynamicresources.go
+        L288), which the queue uses only with SchedulerPreQueueingHints on."""
         v137 = features_of(self.handle).at_least(1, 37)
         claim_acts = ActionType.ADD | ActionType.UPDATE | (ActionType.DELETE if v137 else ActionType(0))
         claims_changed = ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM
@@ -1170,11 +1187,40 @@ class DynamicResources:
         return [
             ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL
                                               | ActionType.UPDATE_NODE_ALLOCATABLE)),
-            ClusterEventWithHint(ClusterEvent(EventResource.RESOURCE_CLAIM, claim_acts), self._after_claim_change),
+            ClusterEventWithHint(ClusterEvent(EventResource.RESOURCE_CLAIM, claim_acts), self._after_claim_change,
+                                 self._pre_queueing_hint if v137 else None),
             pod_event,
             ClusterEventWithHint(ClusterEvent(EventResource.DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE)),
             ClusterEventWithHint(ClusterEvent(EventResource.RESOURCE_SLICE, ActionType.ADD | ActionType.UPDATE)),
         ]
+
+    def _pre_queueing_hint(self, old: Any, new: Any) -> PreQueueingHintResult:
+        """Upstream ``preQueueingHint`` (dynamicresources.go L335-375, 1.37): a deallocation, or
+        the deletion of an allocated claim, may help any pod (AllPods); otherwise the pods whose
+        ``spec.resourceClaims`` resolve to this claim (``podResourceClaimIndexFunc`` L314-333:
+        same namespace; entries that do not resolve yet are skipped; extended-resource claims are
+        not indexed), read from the handle's pod lister (upstream: the pod informer's index)."""
+        if old is not None and new is not None:
+            if _g(_as_dict(old), "status", "allocation") is not None \
+                    and _g(_as_dict(new), "status", "allocation") is None:
+                return PreQueueingHintResult(all_pods=True)
+        if new is None and old is not None and _g(_as_dict(old), "status", "allocation") is not None:
+            return PreQueueingHintResult(all_pods=True)
+        claim = _as_dict(new if new is not None else old)
+        ns, name = _g(claim, "metadata", "namespace") or "", _g(claim, "metadata", "name")
+        pods: list[tuple[str, str]] = []
+        for pod in self.handle.lister.list("Pod", ns or None) if self.handle is not None else ():
+            if not hasattr(pod, "spec") or (pod.metadata.namespace or "") != ns:
+                continue
+            for rc in getattr(pod.spec, "resource_claims", None) or ():
+                try:
+                    resolved = pod_claim_names_entry(pod, rc)
+                except _Unschedulable:
+                    continue
+                if resolved is not None and resolved == name:
+                    pods.append((ns, pod.metadata.name))
+                    break
+        return PreQueueingHintResult(pods=tuple(pods))
 
     def _after_claim_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
         """Upstream ``isSchedulableAfterClaimChange`` (a deletion, registered since 1.37, queues

@@ -116,6 +116,9 @@ class SchedulingQueue:
         self.incoming: dict[tuple[str, str], int] = {}
         """``(queue, event)`` → count, upstream ``queue_incoming_pods_total`` (and, since 1.37,
         ``queue_incoming_entities_total{type="pod"}``)."""
+        self.pre_queueing_hint_evaluations: dict[tuple[str, str], int] = {}
+        """``(plugin, "all_pods"|"narrowed")`` → count, upstream
+        ``scheduler_pre_queueing_hint_evaluations_total`` (1.37, SchedulerPreQueueingHints)."""
         self.scheduled_after_flush = 0
         """Upstream ``pod_scheduled_after_flush_total`` (1.36+): pods bound after the leftover
         flush last moved them (counted by :meth:`done` when told the pod was bound)."""
@@ -463,12 +466,15 @@ class SchedulingQueue:
 
     # ───────────────────────────── moving on events ─────────────────────────────
 
-    def _strategy(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> int:
+    def _strategy(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any,
+                  narrowed: dict[str, set[str]] | None = None) -> int:
         """Upstream ``isPodWorthRequeuing``: evaluate the hints of the plugins that rejected the pod
         (UnschedulablePlugins ∪ PendingPlugins). Queue from a Pending plugin → queueImmediately;
         Queue from another → queueAfterBackoff; a hint that raises counts as Queue; no hint said
         Queue → queueSkip. A wildcard event (UnschedulableTimeout, ForceActivate) queues after
-        backoff, unless it targets another pod."""
+        backoff, unless it targets another pod. ``narrowed`` (SchedulerPreQueueingHints): plugin →
+        the pod keys its PreQueueingHint named; such a plugin's hint is skipped for other pods
+        (scheduling_queue.go L632-640)."""
         rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
         if not rejectors:
             return QUEUE_AFTER_BACKOFF
@@ -480,6 +486,8 @@ class SchedulingQueue:
         strategy = QUEUE_SKIP
         for plugin, regs in self._events.items():
             if plugin not in rejectors:
+                continue
+            if narrowed is not None and plugin in narrowed and qpi.key not in narrowed[plugin]:
                 continue
             for reg in regs:
                 if not event.matches(reg.event):
@@ -520,21 +528,57 @@ class SchedulingQueue:
         self._record_in_flight(event, old, new)
         if not self.unschedulable:
             return 0
+        narrowed = self._run_pre_queueing_hints(event, old, new)
+        if narrowed is not None:
+            # collectEntitiesToEvaluate's narrowed branch: only the named pods are evaluated (in
+            # unschedulablePods' order; upstream's is a Go map's)
+            candidates = set().union(*narrowed.values())
+            return self._move_pods([q for key, q in self.unschedulable.items() if key in candidates
+                                    and (pre_check is None or pre_check(q.pod))], event, old, new, narrowed)
         return self._move_pods([q for q in self.unschedulable.values()
                                 if pre_check is None or pre_check(q.pod)], event, old, new)
+
+    def _run_pre_queueing_hints(self, event: ClusterEvent, old: Any, new: Any) -> dict[str, set[str]] | None:
+        """Upstream ``runPreQueueingHintPlugins`` (scheduling_queue.go L2276-2330, 1.37,
+        SchedulerPreQueueingHints α; skipped with CompositePodGroup on, L1828-1830): once per event,
+        each matching registration's PreQueueingHint names the pods worth evaluating. Returns
+        plugin → pod keys, or None (no narrowing: gate off, both objects None, a wildcard event,
+        no registration has a pre-hint, or any pre-hint answered AllPods or raised)."""
+        if not self.features.enabled("SchedulerPreQueueingHints") or self.features.enabled("CompositePodGroup"):
+            return None
+        if (old is None and new is None) or event.resource in _WILDCARD_RESOURCES:
+            return None
+        per_plugin: dict[str, set[str]] = {}
+        for plugin, regs in self._events.items():
+            for reg in regs:
+                if reg.pre_hint is None or not event.matches(reg.event):
+                    continue
+                try:
+                    res = reg.pre_hint(old, new)
+                except Exception:  # noqa: BLE001 - upstream: an error falls back to every pod
+                    return None
+                result = "all_pods" if res.all_pods else "narrowed"
+                self.pre_queueing_hint_evaluations[(plugin, result)] = \
+                    self.pre_queueing_hint_evaluations.get((plugin, result), 0) + 1
+                if res.all_pods:
+                    return None
+                keys = {f"{ns}/{name}" if ns else name for ns, name in res.pods}
+                per_plugin.setdefault(plugin, set()).update(keys)
+        return per_plugin or None
 
     def _record_in_flight(self, event: ClusterEvent, old: Any, new: Any) -> None:
         """Upstream ``inFlightEvents``: every pod in flight sees the events received after its Pop."""
         for events in self._in_flight.values():
             events.append((event, old, new))
 
-    def _move_pods(self, pods: list[QueuedPodInfo], event: ClusterEvent, old: Any, new: Any) -> int:
+    def _move_pods(self, pods: list[QueuedPodInfo], event: ClusterEvent, old: Any, new: Any,
+                   narrowed: dict[str, set[str]] | None = None) -> int:
         """Upstream ``movePodsToActiveOrBackoffQueue``."""
         moved = 0
         for qpi in pods:
             if qpi.gated and not self._gating_plugin_interested(qpi, event):
                 continue
-            strategy = self._strategy(qpi, event, old, new)
+            strategy = self._strategy(qpi, event, old, new, narrowed)
             if strategy == QUEUE_SKIP:
                 continue
             del self.unschedulable[qpi.key]
