@@ -124,6 +124,30 @@ def existing_term_matches(term: AffinityTerm, ns: str, labels: Mapping[str, str]
     return term.selector.matches(labels)
 
 
+HOSTNAME = "kubernetes.io/hostname"
+ROW = "\x00row"
+"""InterPodAffinityHostnameFastPath (α 1.37): the pseudo topology key of hostname-scoped terms
+evaluated node-locally (filtering.go L47-90): its domain is indexed by node row, and a node
+without the ``kubernetes.io/hostname`` label has none (``_row_vid``)."""
+
+
+def _row_vid(table: NodeTable, row: int, labels: Mapping[str, str], tk: str) -> int:
+    """The domain index of a node for ``tk``: its row for :data:`ROW` (if it has the hostname
+    label), else the id of its label value (-1 when absent)."""
+    if tk == ROW:
+        return row if HOSTNAME in labels else -1
+    return _value_ids(table, labels, tk)
+
+
+def _vids(nodes: NodeTable, rows: np.ndarray, tk: str) -> np.ndarray | None:
+    """:func:`_row_vid` for many rows (None when no node has the key)."""
+    if tk == ROW:
+        col = nodes.labels.get(HOSTNAME)
+        return None if col is None else np.where(col[rows] >= 0, rows, -1)
+    col = nodes.labels.get(tk)
+    return None if col is None else col[rows]
+
+
 def _value_ids(table: NodeTable, labels: Mapping[str, str], tk: str) -> int:
     v = labels.get(tk)
     if v is None:
@@ -140,10 +164,11 @@ class PreFilterState:
     """Upstream ``preFilterState`` as per-topology-key arrays (see the module docstring)."""
 
     __slots__ = ("pod_ns", "pod_labels", "aff_targets", "aff_keys", "anti_targets", "namespaces",
-                 "aff", "anti", "existing", "self_match", "_owned")
+                 "aff", "anti", "existing", "self_match", "_owned", "fast_path", "host_aff_total")
 
     def __init__(self, pod: Pod, aff_targets: tuple[tuple[Target, str], ...],
-                 anti_targets: tuple[tuple[Target, str], ...], namespaces: _Namespaces) -> None:
+                 anti_targets: tuple[tuple[Target, str], ...], namespaces: _Namespaces,
+                 fast_path: bool = False) -> None:
         self.pod_ns = pod.metadata.namespace
         self.pod_labels = pod.metadata.labels
         self.aff_targets = aff_targets
@@ -155,10 +180,15 @@ class PreFilterState:
         self.existing: dict[str, np.ndarray] = {}
         self.self_match = pod_matches_all(tuple(t for t, _ in aff_targets), self.pod_ns, self.pod_labels)
         self._owned: set[tuple[str, str]] = set()
+        self.fast_path = fast_path
+        self.host_aff_total: int | None = None
+        """Fast path with only hostname-scoped affinity terms: upstream
+        ``matchingHostScopedAffinityPodsCount`` (pods matching all of them on any node)."""
 
     def clone(self) -> PreFilterState:
         c = object.__new__(PreFilterState)
-        for s in ("pod_ns", "pod_labels", "aff_targets", "aff_keys", "anti_targets", "namespaces", "self_match"):
+        for s in ("pod_ns", "pod_labels", "aff_targets", "aff_keys", "anti_targets", "namespaces", "self_match",
+                  "fast_path", "host_aff_total"):
             setattr(c, s, getattr(self, s))
         c.aff, c.anti, c.existing = dict(self.aff), dict(self.anti), dict(self.existing)
         c._owned = set()
@@ -198,21 +228,29 @@ class PreFilterState:
         d[tk] = cur
 
     def update_with_pod(self, pod_info: PodInfo, node_labels: Mapping[str, str], table: NodeTable,
-                        delta: int) -> None:
-        """Upstream ``preFilterState.updateWithPod``."""
+                        delta: int, row: int = -1) -> None:
+        """Upstream ``preFilterState.updateWithPod`` (filtering.go L158-200); with the fast path,
+        hostname-scoped terms count the pod on its node's row (the node-local checks read the
+        simulated node's pods) and ``matchingHostScopedAffinityPodsCount`` follows it."""
         terms = pod_terms(pod_info)
         p = pod_info.pod
         ns, labels = p.metadata.namespace, p.metadata.labels
 
         def bump(which: str, tk: str) -> None:
+            if tk == ROW:
+                if row >= 0:
+                    self._add(which, tk, row, table.capacity, delta)
+                return
             vid = _value_ids(table, node_labels, tk)
             if vid >= 0:
                 self._add(which, tk, vid, len(table.label_values[tk]), delta)
 
         for t in terms.required_anti_affinity:
             if existing_term_matches(t, self.pod_ns, self.pod_labels, self.namespaces):
-                bump("existing", t.topology_key)
+                bump("existing", ROW if self.fast_path and t.topology_key == HOSTNAME else t.topology_key)
         if pod_matches_all(tuple(t for t, _ in self.aff_targets), ns, labels):
+            if self.host_aff_total is not None:
+                self.host_aff_total += delta
             for tk in self.aff_keys:
                 bump("aff", tk)
         for target, tk in self.anti_targets:
@@ -220,6 +258,11 @@ class PreFilterState:
                 bump("anti", tk)
 
     def affinity_empty(self) -> bool:
+        """No existing pod matches the affinity terms (self-affinity may apply): upstream
+        ``len(clusterWideAffinityCounts) == 0``, or with the fast path and hostname-only terms
+        ``matchingHostScopedAffinityPodsCount <= 0`` (counted on every node, labelled or not)."""
+        if self.host_aff_total is not None:
+            return self.host_aff_total <= 0
         return not any(a.any() for a in self.aff.values())
 
 
@@ -258,6 +301,11 @@ class InterPodAffinity:
         self.handle = handle
         # the incoming pod's namespaceSelector is really replaced by the namespaces it selects since 1.37
         self.replace_ns_selector = features_of(handle).at_least(1, 37)
+        # InterPodAffinityHostnameFastPath (α 1.37): hostname-scoped required terms are checked
+        # against the candidate node's own pods (filtering.go L47-90); same decisions as the
+        # topology-pair path unless two nodes share a hostname label value, or a pod matching
+        # hostname-only affinity terms runs on a node without the hostname label
+        self.fast_path = features_of(handle).enabled("InterPodAffinityHostnameFastPath")
         self.index: AffinityIndex = get_index(handle.nodes)
 
     # ───────────────────────────── helpers ─────────────────────────────
@@ -279,23 +327,38 @@ class InterPodAffinity:
         idx.tick += 1
         nss = _Namespaces(self.handle.lister)
         rep = self.replace_ns_selector
-        aff_t = tuple((merge_namespaces(t, nss.list, rep), t.topology_key) for t in terms.required_affinity)
-        anti_t = tuple((merge_namespaces(t, nss.list, rep), t.topology_key) for t in terms.required_anti_affinity)
-        s = PreFilterState(pod, aff_t, anti_t, nss)
+        fast = self.fast_path
+        # fast path (classifyTermsBasedOnScope, filtering.go L227-251): affinity terms are
+        # node-local only when all are hostname-scoped; anti-affinity terms one by one
+        host_only = fast and bool(terms.required_affinity) and all(
+            t.topology_key == HOSTNAME for t in terms.required_affinity)
+        aff_t = tuple((merge_namespaces(t, nss.list, rep), ROW if host_only else t.topology_key)
+                      for t in terms.required_affinity)
+        anti_t = tuple((merge_namespaces(t, nss.list, rep),
+                        ROW if fast and t.topology_key == HOSTNAME else t.topology_key)
+                       for t in terms.required_anti_affinity)
+        s = PreFilterState(pod, aff_t, anti_t, nss, fast)
         ns, labels = s.pod_ns, s.pod_labels
+
+        def domain(c: Any, tk: str) -> np.ndarray:
+            return np.append(c.per_node, 0) if tk == ROW else idx.domain(c, tk)
+
         for term, c in idx.existing[REQ_ANTI].items():
             if existing_term_matches(term, ns, labels, nss):
-                dom = idx.domain(c, term.topology_key)
+                tk = ROW if fast and term.topology_key == HOSTNAME else term.topology_key
+                dom = domain(c, tk)
                 if dom.any():
-                    s.accumulate("existing", term.topology_key, dom)
+                    s.accumulate("existing", tk, dom)
         if not s.existing and not aff_t and not anti_t:
             return None, Status(Code.SKIP)
         if aff_t:
             c = idx.target(tuple(t for t, _ in aff_t))
             for tk in s.aff_keys:
-                s.accumulate("aff", tk, idx.domain(c, tk))
+                s.accumulate("aff", tk, domain(c, tk))
+            if host_only:
+                s.host_aff_total = int(c.total)
         for target, tk in anti_t:
-            s.accumulate("anti", tk, idx.domain(idx.target((target,)), tk))
+            s.accumulate("anti", tk, domain(idx.target((target,)), tk))
         state.write(PRE_FILTER_STATE_KEY, s)
         return None, None
 
@@ -308,7 +371,7 @@ class InterPodAffinity:
             s = read_state(state, PRE_FILTER_STATE_KEY, PreFilterState)
         except Exception as e:  # noqa: BLE001
             return as_status(e)
-        s.update_with_pod(pod_info_to_add, node_info.node.metadata.labels, node_info.table, 1)
+        s.update_with_pod(pod_info_to_add, node_info.node.metadata.labels, node_info.table, 1, node_info.row)
         return None
 
     def remove_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_remove: PodInfo,
@@ -317,7 +380,8 @@ class InterPodAffinity:
             s = read_state(state, PRE_FILTER_STATE_KEY, PreFilterState)
         except Exception as e:  # noqa: BLE001
             return as_status(e)
-        s.update_with_pod(pod_info_to_remove, node_info.node.metadata.labels, node_info.table, -1)
+        s.update_with_pod(pod_info_to_remove, node_info.node.metadata.labels, node_info.table, -1,
+                          node_info.row)
         return None
 
     # ───────────────────────────── Filter ─────────────────────────────
@@ -326,16 +390,14 @@ class InterPodAffinity:
         s = read_state(state, PRE_FILTER_STATE_KEY, PreFilterState)
         n = len(rows)
         failed = np.zeros(n, np.int64)
-        labels = nodes.labels
         if s.aff_keys:
             missing = np.zeros(n, bool)
             exist = np.ones(n, bool)
             for tk in s.aff_keys:
-                col = labels.get(tk)
-                if col is None:
+                vids = _vids(nodes, rows, tk)
+                if vids is None:
                     missing[:] = True
                     continue
-                vids = col[rows]
                 missing |= vids < 0
                 exist &= _gather(s.aff.get(tk), vids) > 0
             bad = missing if (s.self_match and s.affinity_empty()) else (missing | ~exist)
@@ -345,9 +407,9 @@ class InterPodAffinity:
                 continue
             bad = np.zeros(n, bool)
             for tk, dom in d.items():
-                col = labels.get(tk)
-                if col is not None:
-                    bad |= _gather(dom, col[rows]) > 0
+                vids = _vids(nodes, rows, tk)
+                if vids is not None:
+                    bad |= _gather(dom, vids) > 0
             failed[bad & (failed == 0)] = bit
         if not failed.any():
             return None
@@ -362,20 +424,21 @@ class InterPodAffinity:
         node_labels = node_info.node.metadata.labels
         # satisfyPodAffinity
         pods_exist = True
+        row = node_info.row
         for tk in s.aff_keys:
-            if tk not in node_labels:
+            if (HOSTNAME if tk == ROW else tk) not in node_labels:
                 return Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_AFFINITY_RULES_NOT_MATCH)
-            if _at(s.aff.get(tk, _ZERO), _value_ids(table, node_labels, tk)) <= 0:
+            if _at(s.aff.get(tk, _ZERO), _row_vid(table, row, node_labels, tk)) <= 0:
                 pods_exist = False
         if not pods_exist and not (s.affinity_empty() and s.self_match):
             return Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_AFFINITY_RULES_NOT_MATCH)
         # satisfyPodAntiAffinity
         for tk, dom in s.anti.items():
-            if _at(dom, _value_ids(table, node_labels, tk)) > 0:
+            if _at(dom, _row_vid(table, row, node_labels, tk)) > 0:
                 return Status.of(Code.UNSCHEDULABLE, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)
         # satisfyExistingPodsAntiAffinity
         for tk, dom in s.existing.items():
-            if _at(dom, _value_ids(table, node_labels, tk)) > 0:
+            if _at(dom, _row_vid(table, row, node_labels, tk)) > 0:
                 return Status.of(Code.UNSCHEDULABLE, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
         return None
 
