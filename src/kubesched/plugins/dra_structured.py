@@ -78,6 +78,24 @@ class Features:
     device_binding_conditions: bool = False
     """DRADeviceBindingConditions + DRAResourceClaimDeviceStatus: devices with binding conditions
     may be picked (their pools last), results carry the conditions."""
+    optional_node_operations: bool = False
+    """DRAOptionalNodeOperations (α 1.37; upstream's experimental allocator): devices of a slice
+    with ``spec.skipNodeOperations`` need the node to declare the feature
+    (:data:`OPTIONAL_NODE_OPERATIONS_FEATURE`); results carry the slice's list. Off (the
+    incubating allocator 1.37 picks by default), the field is ignored."""
+
+
+OPTIONAL_NODE_OPERATIONS_FEATURE = "DRAOptionalNodeOperations"
+"""The node-declared feature (``draoptionalnodeoperations.DRAOptionalNodeOperationsFeatureGate``)."""
+
+
+def node_declares(node: Any, feature: str) -> bool:
+    """``slices.Contains(node.Status.DeclaredFeatures, feature)`` (node object or dict)."""
+    if node is None:
+        return False
+    if isinstance(node, dict):
+        return feature in ((node.get("status") or {}).get("declaredFeatures") or ())
+    return feature in (getattr(node.status, "declared_features", None) or ())
 
 
 _TAINT_EFFECTS = ("NoSchedule", "NoExecute")
@@ -728,6 +746,9 @@ class Allocator:
             return run if run.run() else None
         versions = self.versions
         kind_key = ("__kind__", plain, plain_multi, taints)
+        # DRAOptionalNodeOperations: devices of slices skipping node operations need the node's feature
+        skip_ops_ok = (not self.features.optional_node_operations
+                       or node_declares(node, OPTIONAL_NODE_OPERATIONS_FEATURE))
         picked: list[tuple[_Req, DeviceID, dict[str, Any], dict[str, Any]]] = []
         for pool in pools:
             if pool.incomplete or pool.invalid:
@@ -740,7 +761,7 @@ class Allocator:
                     pool.free_version, pool.free_owner = v, versions
                 devices = pool.free
             for did, d, s in devices:
-                if did in in_use:
+                if did in in_use or (not skip_ops_ok and s["spec"].get("skipNodeOperations")):
                     continue
                 entry = _DEVICES.get(id(d))
                 if entry is None or entry.device is not d or entry.driver != did[0]:
@@ -1097,6 +1118,10 @@ class _Run:
             return None
         consumable = self.a.features.consumable_capacity
         multi = consumable and bool(d.get("allowMultipleAllocations"))
+        # allocator_experimental.go L1588-1597: optional node operations need the node's feature
+        if self.a.features.optional_node_operations and s["spec"].get("skipNodeOperations") \
+                and not node_declares(self.node, OPTIONAL_NODE_OPERATIONS_FEATURE):
+            return None
         uses = d.get("consumesCounters")
         if uses and not self.a.features.partitionable_devices:
             return None
@@ -1220,7 +1245,7 @@ class _Run:
     def _result(self, ci: int, claim: dict[str, Any]) -> dict[str, Any]:
         results = []
         shares = getattr(self, "shares", {})
-        for i, (rd, did, dev, _s) in enumerate(self.result[ci]):
+        for i, (rd, did, dev, sl) in enumerate(self.result[ci]):
             r: dict[str, Any] = {"request": rd.full_name, "driver": did[0], "pool": did[1], "device": did[2]}
             if rd.admin:
                 r["adminAccess"] = True
@@ -1236,6 +1261,8 @@ class _Run:
                 r["shareID"] = share[0]
                 if share[1]:
                     r["consumedCapacity"] = share[1]
+            if self.a.features.optional_node_operations and sl["spec"].get("skipNodeOperations"):
+                r["skipNodeOperations"] = list(sl["spec"]["skipNodeOperations"])  # experimental L408
             results.append(r)
         requests = dict_path(claim, "spec", "devices", "requests") or ()
         config: list[dict[str, Any]] = []

@@ -132,6 +132,7 @@ from kubesched.plugins.dra_extended import (
     node_claim,
 )
 from kubesched.plugins.dra_structured import (
+    OPTIONAL_NODE_OPERATIONS_FEATURE,
     Allocator,
     AllocatorError,
     AllocatorTimeout,
@@ -139,6 +140,7 @@ from kubesched.plugins.dra_structured import (
     Features,
     allocated_devices,
     apply_device_taint_rules,
+    node_declares,
     shared_allocations,
 )
 from kubesched.plugins.dra_structured import dict_path as _g
@@ -386,7 +388,7 @@ class StateData:
 
     __slots__ = ("claims", "allocator", "to_allocate", "unavailable_claims", "informations", "node_allocations",
                  "has_node_selectors", "binding_unavailable", "ext_index", "ext_uid", "pod_scalars", "alloc_inputs",
-                 "allocators", "node_ext", "pod")
+                 "allocators", "node_ext", "pod", "optional_ops")
 
     def __init__(self, claims: list[Any] | None = None) -> None:
         self.claims: list[dict[str, Any]] = claims or []
@@ -413,9 +415,20 @@ class StateData:
         self.node_ext: dict[str, tuple[dict[str, Any], list[dict[str, str]]]] = {}
         """Node name → (the node's variant of the extended-resource claim, the pod's request mappings)."""
         self.pod: Any = None
+        self.optional_ops: list[int] = []
+        """1.37: allocated claims whose devices skip node operations (``skipNodeOperations`` in a
+        result): unavailable on nodes not declaring DRAOptionalNodeOperations."""
 
     def clone(self) -> StateData:
         return self
+
+
+def allocation_requires_optional_node_operations(allocation: dict[str, Any] | None) -> bool:
+    """Upstream ``allocationResultRequiresDRAOptionalNodeOperations`` (dynamicresources.go
+    L1978-1990): some allocated device result lists ``skipNodeOperations``."""
+    if allocation is None:
+        return False
+    return any(r.get("skipNodeOperations") for r in _g(allocation, "devices", "results") or ())
 
 
 def pod_claim_names_entry(pod: Pod, rc: Any) -> str | None:
@@ -624,6 +637,8 @@ class DynamicResources:
                         s.has_node_selectors = True
                     except (msgspec.ValidationError, ValueError) as e:
                         return None, Status(Code.ERROR, (str(e),))
+                if self.version >= (1, 37) and allocation_requires_optional_node_operations(allocation):
+                    s.optional_ops.append(i)  # v1.37.2 Filter L983-988 (ungated: the data decides)
                 if self.binding_conditions:
                     # v1.37.2 Filter L994-1007 (the same on every node, so decided once here): a claim
                     # whose binding failed or timed out is unavailable, for PostFilter to deallocate
@@ -840,6 +855,8 @@ class DynamicResources:
             name, labels = node.metadata.name, node.metadata.labels or {}
             unavailable = [i for i, info in enumerate(s.informations) if info.available_on_nodes is not None
                            and not info.available_on_nodes.match(labels, name)]
+        if s.optional_ops and not node_declares(node, OPTIONAL_NODE_OPERATIONS_FEATURE):
+            unavailable = sorted(set(unavailable) | set(s.optional_ops))
         if s.binding_unavailable:
             unavailable = sorted(set(unavailable) | set(s.binding_unavailable))
         allocations = None
@@ -1380,7 +1397,8 @@ def new(args: Any, handle: Any) -> DynamicResources:
                         partitionable_devices=fg.enabled("DRAPartitionableDevices"),
                         consumable_capacity=fg.enabled("DRAConsumableCapacity"),
                         device_binding_conditions=fg.enabled("DRADeviceBindingConditions")
-                        and fg.enabled("DRAResourceClaimDeviceStatus"))
+                        and fg.enabled("DRAResourceClaimDeviceStatus"),
+                        optional_node_operations=fg.enabled("DRAOptionalNodeOperations"))
     cls = ScoringDynamicResources if fg.at_least(1, 35) else DynamicResources
     pl = cls(handle, features, filter_timeout_s=timeout, version=fg.emulated_version)
     pl.device_taint_rules = fg.enabled("DRADeviceTaintRules")
