@@ -388,7 +388,7 @@ class StateData:
 
     __slots__ = ("claims", "allocator", "to_allocate", "unavailable_claims", "informations", "node_allocations",
                  "has_node_selectors", "binding_unavailable", "ext_index", "ext_uid", "pod_scalars", "alloc_inputs",
-                 "allocators", "node_ext", "pod", "optional_ops")
+                 "allocators", "node_ext", "pod", "optional_ops", "shared_mapped")
 
     def __init__(self, claims: list[Any] | None = None) -> None:
         self.claims: list[dict[str, Any]] = claims or []
@@ -418,9 +418,26 @@ class StateData:
         self.optional_ops: list[int] = []
         """1.37: allocated claims whose devices skip node operations (``skipNodeOperations`` in a
         result): unavailable on nodes not declaring DRAOptionalNodeOperations."""
+        self.shared_mapped: list[int] = []
+        """DRANodeAllocatableResources: allocated claims with a device mapping node-allocatable
+        resources that are reserved for others (every node rejects the pod)."""
 
     def clone(self) -> StateData:
         return self
+
+
+def _has_node_allocatable_mapping(allocation: dict[str, Any], slices: list[dict[str, Any]]) -> bool:
+    """Some allocated device's ``nodeAllocatableResources`` has a ``mapping`` (upstream PreFilter
+    L736-752 with ``getDeviceFromSlices`` of nodeallocatabledynamicresources.go L168-186; a device
+    not found counts as unmapped)."""
+    for r in _g(allocation, "devices", "results") or ():
+        device = next((d for sl in slices if (sl.get("spec") or {}).get("driver") == r.get("driver")
+                       and _g(sl, "spec", "pool", "name") == r.get("pool")
+                       for d in _g(sl, "spec", "devices") or () if d.get("name") == r.get("device")), None)
+        if device is not None and any((m or {}).get("mapping") is not None
+                                      for m in (device.get("nodeAllocatableResources") or {}).values()):
+            return True
+    return False
 
 
 def allocation_requires_optional_node_operations(allocation: dict[str, Any] | None) -> bool:
@@ -546,6 +563,8 @@ class DynamicResources:
         self.device_taint_rules = False
         """DRADeviceTaintRules: DeviceTaintRule objects taint the devices they select."""
         self.extended_resource = False
+        self.node_allocatable_resources = False
+        """DRANodeAllocatableResources (α 1.37): only the claim-sharing rejection is modelled."""
         """DRAExtendedResource: extended resources a DeviceClass maps are allocated through a
         claim the scheduler writes (:mod:`~kubesched.plugins.dra_extended`)."""
         self._patched: tuple[Any, Any, list[dict[str, Any]]] | None = None
@@ -675,6 +694,18 @@ class DynamicResources:
                                               f"{request.get('name', '')}/{sub.get('name', '')}")
                     if st is not None:
                         return None, st
+        if self.node_allocatable_resources:
+            # v1.37.2 PreFilter L725-756 (claimHasNodeAllocatableMappedDevice) and Filter L1006-1019
+            # (validateNodeAllocatableDRAClaimSharing): a mapped claim cannot be shared across pods
+            slices = None
+            for i, claim in enumerate(claims):
+                allocation = _g(claim, "status", "allocation")
+                if allocation is None or not _g(claim, "status", "reservedFor") or _reserved_for_pod(pod, claim):
+                    continue
+                if slices is None:
+                    slices = [_as_dict(x) for x in mgr.lister.list("ResourceSlice")]
+                if _has_node_allocatable_mapping(allocation, slices):
+                    s.shared_mapped.append(i)
         if to_allocate:
             lister = mgr.lister
             slices = [_as_dict(x) for x in lister.list("ResourceSlice")]
@@ -857,6 +888,11 @@ class DynamicResources:
                            and not info.available_on_nodes.match(labels, name)]
         if s.optional_ops and not node_declares(node, OPTIONAL_NODE_OPERATIONS_FEATURE):
             unavailable = sorted(set(unavailable) | set(s.optional_ops))
+        for i in s.shared_mapped:
+            if i not in unavailable:  # upstream checks claims in order; unavailable ones are skipped
+                return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (
+                    f"node allocatable resource claim {_g(s.claims[i], 'metadata', 'name')} has a mapped device "
+                    "and cannot be shared across pods",))
         if s.binding_unavailable:
             unavailable = sorted(set(unavailable) | set(s.binding_unavailable))
         allocations = None
@@ -1403,6 +1439,7 @@ def new(args: Any, handle: Any) -> DynamicResources:
     pl = cls(handle, features, filter_timeout_s=timeout, version=fg.emulated_version)
     pl.device_taint_rules = fg.enabled("DRADeviceTaintRules")
     pl.extended_resource = fg.enabled("DRAExtendedResource")
+    pl.node_allocatable_resources = fg.enabled("DRANodeAllocatableResources")
     pl.allocation_timestamp = fg.enabled("DRADeviceBindingConditions") and fg.enabled("DRAResourceClaimDeviceStatus")
     pl.binding_conditions = pl.allocation_timestamp
     text = getattr(args, "binding_timeout", None)
