@@ -140,6 +140,8 @@ def _matcher(lsel: Selector, fsel: FieldSelector) -> Callable[[Entry], bool] | N
 MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024
 #: ``http.Server.IdleTimeout`` of kube-apiserver's secure serving (``server/secure_serving.go``): 90 s.
 IDLE_TIMEOUT = 90.0
+#: ``http.DefaultMaxHeaderBytes``: how long a request line or header may be (1 MiB)
+MAX_HEADER_BYTES = 1 << 20
 #: request body media types the box decodes (besides protobuf): JSON and YAML, as kube-apiserver's serializers
 _BODY_MEDIA_TYPES = frozenset(("application/json", "application/yaml", "application/apply-patch+yaml"))
 
@@ -327,7 +329,10 @@ class APIServer:
         self.faults._bind(self.loop, self.compact_now, self.close_all_watches)
         # an idle keep-alive connection is closed after 90 s, as kube-apiserver's http.Server IdleTimeout
         self._runner = web.AppRunner(self.make_app(), access_log=None, handle_signals=False,
-                                     shutdown_timeout=SHUTDOWN_TIMEOUT, keepalive_timeout=self.idle_timeout)
+                                     shutdown_timeout=SHUTDOWN_TIMEOUT, keepalive_timeout=self.idle_timeout,
+                                     # Go's http.Server DefaultMaxHeaderBytes (1 MiB): long URLs and headers are
+                                     # read, not refused at aiohttp's 8 KiB line limit
+                                     max_line_size=MAX_HEADER_BYTES, max_field_size=MAX_HEADER_BYTES)
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port, reuse_address=True, ssl_context=ssl_context)
         await site.start()
