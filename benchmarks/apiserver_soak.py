@@ -80,7 +80,10 @@ def main() -> int:
         next_sample = start
         while time.monotonic() - start < args.minutes * 60:
             op = rng.random()
-            if op < 0.4 or len(live) < args.objects // 2:
+            if op < 0.4 and len(live) >= args.objects:  # hold ~objects live: a create becomes a delete
+                name = live.pop(rng.randrange(len(live)))
+                call("DELETE", f"{cms}/{name}")
+            elif op < 0.4 or len(live) < args.objects // 2:
                 n += 1
                 name = f"c{n}"
                 if call("POST", cms, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name},
@@ -95,9 +98,8 @@ def main() -> int:
                                            "data": {"v": big, "i": str(n)}})
             elif op < 0.9:
                 call("GET", f"{cms}?limit=500")
-            elif live and len(live) > args.objects:
-                name = live.pop(rng.randrange(len(live)))
-                call("DELETE", f"{cms}/{name}")
+            else:
+                call("GET", "/api/v1/namespaces/default/pods")
             now = time.monotonic()
             if now >= next_sample:
                 rss = _rss_mib(server.pid)
