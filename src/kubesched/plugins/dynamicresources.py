@@ -85,8 +85,14 @@ Pods **with** claims (``spec.resourceClaims``):
   ``status.extendedResourceClaimStatus`` (request mappings, claim name); Unreserve deletes a
   written claim. The special claim's in-flight UID is derived from the pod (upstream: random).
 
+1.37 alpha gates: DRAOptionalNodeOperations (allocator skips devices of slices with
+``skipNodeOperations`` on nodes not declaring the feature; an allocated claim needing it is
+unavailable there), DRANodeAllocatableResources (only the shared mapped-claim rejection), the
+ResourceClaim PreQueueingHint (SchedulerPreQueueingHints).
+
 Not modelled yet: fractional capacity
-ranges, PodGroup claims; DeviceTaintRule changes do not requeue pods (upstream's slice tracker
+ranges, PodGroup claims (so no pending allocations shared within a pod-group cycle), the
+DRA-derived pod footprint of DRANodeAllocatableResources (fit, pod-level checks, status patch); DeviceTaintRule changes do not requeue pods (upstream's slice tracker
 turns them into ResourceSlice events).
 """
 
