@@ -92,7 +92,8 @@ ResourceClaim PreQueueingHint (SchedulerPreQueueingHints).
 
 Not modelled yet: fractional capacity
 ranges, PodGroup claims (so no pending allocations shared within a pod-group cycle), the
-DRA-derived pod footprint of DRANodeAllocatableResources (fit, pod-level checks, status patch); DeviceTaintRule changes do not requeue pods (upstream's slice tracker
+DRA-derived pod footprint of DRANodeAllocatableResources (fit, pod-level checks, status patch);
+DeviceTaintRule changes do not requeue pods (upstream's slice tracker
 turns them into ResourceSlice events).
 """
 
