@@ -78,11 +78,44 @@ class Features:
     device_binding_conditions: bool = False
     """DRADeviceBindingConditions + DRAResourceClaimDeviceStatus: devices with binding conditions
     may be picked (their pools last), results carry the conditions."""
+    compatibility_groups: bool = False
+    """DRADeviceCompatibilityGroups (α 1.37; upstream's experimental allocator): devices drawing
+    from one counter set must have intersecting ``consumesCounters[].compatibilityGroups``
+    (:class:`_GroupIntersection`)."""
     optional_node_operations: bool = False
     """DRAOptionalNodeOperations (α 1.37; upstream's experimental allocator): devices of a slice
     with ``spec.skipNodeOperations`` need the node to declare the feature
     (:data:`OPTIONAL_NODE_OPERATIONS_FEATURE`); results carry the slice's list. Off (the
     incubating allocator 1.37 picks by default), the field is ignored."""
+
+
+class _GroupIntersection:
+    """Upstream ``compatibilityGroupIntersection`` (experimental/compatibility_groups.go): the
+    running intersection of the compatibility groups of the devices placed on one counter set.
+    A device without groups only joins devices without groups; one with groups joins when the
+    sets intersect."""
+
+    __slots__ = ("has_members", "all_empty", "groups")
+
+    def __init__(self, has_members: bool = False, all_empty: bool = False,
+                 groups: frozenset[str] = frozenset()) -> None:
+        self.has_members, self.all_empty, self.groups = has_members, all_empty, groups
+
+    def admits(self, groups: frozenset[str]) -> bool:
+        if not self.has_members:
+            return True
+        if not groups:
+            return self.all_empty
+        if self.all_empty:
+            return False
+        return bool(self.groups & groups)
+
+    def add(self, groups: frozenset[str]) -> _GroupIntersection:
+        if not self.has_members:
+            return _GroupIntersection(True, not groups, groups)
+        if self.all_empty or not groups:
+            return self
+        return _GroupIntersection(True, False, self.groups & groups)
 
 
 OPTIONAL_NODE_OPERATIONS_FEATURE = "DRAOptionalNodeOperations"
@@ -862,6 +895,10 @@ class _Run:
         """Run the general search even for a claim the first-fit shortcut could take."""
         self._share_seq = 0
         self._available: dict[tuple[str, str], dict[str, dict[str, int]]] = {}
+        self._groups: dict[tuple[str, str], dict[str, _GroupIntersection]] = {}
+        """DRADeviceCompatibilityGroups: pool → counter set → running intersection."""
+        self._group_saves: list[list[tuple[tuple[str, str], str, _GroupIntersection | None]]] = []
+        """One entry per device whose counters are reserved (LIFO, as the search backtracks)."""
         self.allocating_capacity: dict[DeviceID, dict[str, int]] = {}
         """DRAConsumableCapacity: capacity (nanos) the shares picked so far take, per device."""
         self.shares: dict[tuple[int, int], tuple[str, dict[str, str]]] = {}
@@ -1202,7 +1239,25 @@ class _Run:
         """Upstream ``checkAvailableCounters`` (v0.37.2 incubating L1570-1681): the pool's counters
         less what its allocated devices consume (computed once per run; may go negative), less
         what the devices picked so far consume, must stay ≥ 0 for **every** counter of the pool;
-        on success the device's consumption is kept (released by :meth:`_release_counters`)."""
+        on success the device's consumption is kept (released by :meth:`_release_counters`).
+        With DRADeviceCompatibilityGroups the groups are checked first (experimental
+        ``checkAndConsumeCompatibilityGroups`` L2054-2110, before the counters L1625-1640)."""
+        saves: list[tuple[tuple[str, str], str, _GroupIntersection | None]] = []
+        if self.a.features.compatibility_groups:
+            running = self._groups.get(pool.key)
+            if running is None:
+                running = self._groups[pool.key] = self._group_baseline(pool)
+            for use in uses:
+                name = str(use.get("counterSet", ""))
+                cur = running.get(name) or _GroupIntersection()
+                groups = frozenset(use.get("compatibilityGroups") or ())
+                if not cur.admits(groups):
+                    for key, n, prev in reversed(saves):
+                        self._restore_group(key, n, prev)
+                    return False
+                saves.append((pool.key, name, running.get(name)))
+                running[name] = cur.add(groups)
+        self._group_saves.append(saves)
         avail = self._available.get(pool.key)
         if avail is None:
             avail = {name: dict(c) for name, c in pool.counter_sets.items()}
@@ -1232,8 +1287,31 @@ class _Run:
                     return False
         return True
 
+    def _group_baseline(self, pool: _Pool) -> dict[str, _GroupIntersection]:
+        """Upstream ``compatibilityGroupsBaselineForPool`` (L2020-2052): the groups of the pool's
+        allocated devices, per counter set."""
+        out: dict[str, _GroupIntersection] = {}
+        for d in [t[1] for t in pool.devices] + pool.other_devices:
+            did = (pool.driver, pool.pool, d.get("name", ""))
+            if did not in self.in_use and did not in self.a.shared:  # upstream IsDeviceAllocated
+                continue
+            for use in d.get("consumesCounters") or ():
+                name = str(use.get("counterSet", ""))
+                out[name] = (out.get(name) or _GroupIntersection()).add(
+                    frozenset(use.get("compatibilityGroups") or ()))
+        return out
+
+    def _restore_group(self, key: tuple[str, str], name: str, prev: _GroupIntersection | None) -> None:
+        if prev is None:
+            self._groups[key].pop(name, None)
+        else:
+            self._groups[key][name] = prev
+
     def _release_counters(self, pool: _Pool, uses: list[dict[str, Any]]) -> None:
-        """Upstream ``deallocateCountersForDevice``."""
+        """Upstream ``deallocateCountersForDevice`` (and the compatibility groups' rollback)."""
+        if self._group_saves:
+            for key, name, prev in reversed(self._group_saves.pop()):
+                self._restore_group(key, name, prev)
         consumed = self._consumed.get(pool.key, {})
         for use in uses:
             cs = consumed.get(use.get("counterSet", ""), {})

@@ -85,7 +85,8 @@ Pods **with** claims (``spec.resourceClaims``):
   ``status.extendedResourceClaimStatus`` (request mappings, claim name); Unreserve deletes a
   written claim. The special claim's in-flight UID is derived from the pod (upstream: random).
 
-1.37 alpha gates: DRAOptionalNodeOperations (allocator skips devices of slices with
+1.37 alpha gates: DRADeviceCompatibilityGroups (devices on one counter set must share a group),
+DRAOptionalNodeOperations (allocator skips devices of slices with
 ``skipNodeOperations`` on nodes not declaring the feature; an allocated claim needing it is
 unavailable there), DRANodeAllocatableResources (only the shared mapped-claim rejection), the
 ResourceClaim PreQueueingHint (SchedulerPreQueueingHints).
@@ -1441,7 +1442,8 @@ def new(args: Any, handle: Any) -> DynamicResources:
                         consumable_capacity=fg.enabled("DRAConsumableCapacity"),
                         device_binding_conditions=fg.enabled("DRADeviceBindingConditions")
                         and fg.enabled("DRAResourceClaimDeviceStatus"),
-                        optional_node_operations=fg.enabled("DRAOptionalNodeOperations"))
+                        optional_node_operations=fg.enabled("DRAOptionalNodeOperations"),
+                        compatibility_groups=fg.enabled("DRADeviceCompatibilityGroups"))
     cls = ScoringDynamicResources if fg.at_least(1, 35) else DynamicResources
     pl = cls(handle, features, filter_timeout_s=timeout, version=fg.emulated_version)
     pl.device_taint_rules = fg.enabled("DRADeviceTaintRules")
