@@ -149,7 +149,8 @@ def test_is_schedulable_after_node_add(pod, new, gate_on, want):
 
 
 @pytest.mark.parametrize("pod,gate_on,want", [
-    (_deferred(), True, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (dps.ERR_REASON_PERMIT,))),
+    (_deferred(), True, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                               ("pod resize fits, waiting for Kubelet actuation",))),
     (_deferred(), False, None),
     (MakePod().name("pod1").node("node1"), True, None),
 ], ids=["deferred pod -> unschedulable and unresolvable", "gate off -> success", "non-deferred pod -> success"])
