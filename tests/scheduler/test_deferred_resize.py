@@ -186,3 +186,42 @@ def test_handle_scheduling_failure_returns_early_for_deferred_pod(tmp_path):
     assert scheduled == [("PodScheduled", "True")]
     assert live.status.nominated_node_name == ""
     assert s.queue.nominated_node(key) is None  # no AddNominatedPod
+
+
+# ─── PreFilter Skips (TestScheduler_DeferredResizePluginSkipping) ───
+
+IRRELEVANT = {"NodeAffinity", "PodTopologySpread", "NodeVolumeLimits", "NodePorts", "VolumeBinding", "VolumeZone",
+              "VolumeRestrictions", "InterPodAffinity", "NodeDeclaredFeatures", "DynamicResources", "TaintToleration",
+              "NodeUnschedulable"}
+
+
+def test_plugins_irrelevant_to_a_deferred_resize_are_skipped():
+    from kubesched.framework.cycle_state import CycleState
+    from kubesched.framework.node_info import PodInfo
+    from kubesched.scheduler.scheduling_cycle import schedule_pod
+
+    fg = FeatureGate.from_flags(feature_gates=["InPlacePodVerticalScalingSchedulerPreemption=true",
+                                               "NodeDeclaredFeatures=true"])
+    s = _sched(fg)
+    fw = s.profiles["default-scheduler"]
+    pre_filter = {pl.name for pl in fw.pre_filter_plugins}
+    assert IRRELEVANT <= pre_filter
+    pod = _assigned(True)
+    state = CycleState(PodInfo(pod))
+    schedule_pod(fw, state, pod, s.table, s.sampler, s.rng)
+    assert set(state.skip_filter_plugins) == IRRELEVANT
+    # NodeName, NodeResourcesFit and DeferredPodScheduling stay relevant
+
+
+def test_dynamic_resources_post_filter_for_a_deferred_pod():
+    """TestScheduler_DeferredResizePostFilterPluginSkipping: with the gate DynamicResources'
+    PostFilter is Unschedulable (so preemption runs); without it the missing PreFilter state is an Error."""
+    from kubesched.framework.cycle_state import CycleState
+    from kubesched.framework.node_info import PodInfo
+
+    pod = _assigned(True)
+    for fg, code, msg in ((ON, Code.UNSCHEDULABLE, ""), (OFF, Code.ERROR, "not found")):
+        fw = _sched(fg).profiles["default-scheduler"]
+        dra = next(pl for pl in fw.post_filter_plugins if pl.name == "DynamicResources")
+        _, st = dra.post_filter(CycleState(PodInfo(pod)), pod, None)
+        assert st.code == code and st.message() == msg
