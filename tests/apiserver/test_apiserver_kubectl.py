@@ -275,3 +275,17 @@ kind: Widget
 metadata: {name: w}
 """)
     assert 'no matches for kind "Widget" in version "example.com/v1"' in out, out
+
+
+def test_auth_whoami_and_can_i(kc: Kubectl) -> None:
+    """``kubectl auth whoami`` (SelfSubjectReview) names the box's token holder, a system:masters admin;
+    ``auth can-i`` (SelfSubjectAccessReview) and ``can-i --list`` (SelfSubjectRulesReview) answer as an
+    AlwaysAllow authorizer; the review kinds are create-only (405 on GET, as upstream)."""
+    out = kc.run("auth", "whoami", "-o", "json")
+    info = json.loads(out)["status"]["userInfo"]
+    assert info["username"] == "kubesched-admin" and "system:masters" in info["groups"]
+    assert kc.run("auth", "can-i", "create", "pods").strip() == "yes"
+    assert kc.run("auth", "can-i", "delete", "nodes", "--as", "someone").strip() == "yes"
+    assert "*.*" in kc.run("auth", "can-i", "--list")
+    err = kc.run("get", "tokenreviews", check=False)
+    assert "MethodNotAllowed" in err

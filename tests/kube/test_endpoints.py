@@ -152,8 +152,8 @@ def test_half_a_certificate_is_an_error() -> None:
 
 @pytest.mark.asyncio
 async def test_delegated_auth_unknown_token_is_unauthorized_and_anonymous_forbidden() -> None:
-    """With a delegate API server that cannot review tokens (the box serves no TokenReview), a
-    bearer token authenticates no one (401) and nobody gets /metrics; health stays public."""
+    """With a delegate API server that authenticates no token (a box without a token: no token
+    authenticator), a bearer token authenticates no one (401) and nobody gets /metrics; health stays public."""
     from kubesched.apiserver.testing import start_server
     from kubesched.kube.client import APIClient
 
@@ -217,3 +217,26 @@ async def test_healthz_fails_when_the_real_elector_holds_the_lease_without_renew
         assert await get(srv, base + "/healthz") == (200, "ok")
     finally:
         await srv.stop()
+
+
+@pytest.mark.asyncio
+async def test_delegated_auth_against_the_box_lets_its_admin_scrape_metrics() -> None:
+    """The box answers TokenReview (its token is a system:masters admin) and SubjectAccessReview, so
+    ``kubesched run``'s /metrics can be scraped with the box's token; another token is 401."""
+    import tempfile
+
+    from kubesched.apiserver.testing import start_server
+    from kubesched.kube.client import APIClient, load_config
+
+    kc = Path(tempfile.mkdtemp()) / "kubeconfig"
+    async with start_server(kc) as box, APIClient(load_config(str(kc), qps=-1)) as delegate:
+        srv = EndpointsServer(bind_address="127.0.0.1", secure_port=0, metrics=SchedulerMetrics(),
+                              delegate=delegate)
+        await srv.start()
+        try:
+            base = f"https://127.0.0.1:{srv.port}"
+            code, body = await get(srv, base + "/metrics", token=box.token)
+            assert code == 200 and "scheduler_pending_pods" in body
+            assert (await get(srv, base + "/metrics", token="not-the-token"))[0] == 401
+        finally:
+            await srv.stop()

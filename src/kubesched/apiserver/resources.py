@@ -28,6 +28,11 @@ __all__ = [
 _ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
 
+#: the review kinds: POST only, answered from the request (no storage, no list/watch)
+REVIEW_KINDS = frozenset(("TokenReview", "SelfSubjectReview", "SubjectAccessReview", "SelfSubjectAccessReview",
+                          "LocalSubjectAccessReview", "SelfSubjectRulesReview"))
+
+
 @dataclass(frozen=True)
 class ResourceInfo:
     """One served resource (upstream ``metav1.APIResource`` + storage facts).
@@ -145,6 +150,15 @@ RESOURCES: tuple[ResourceInfo, ...] = (
     _r("resource.k8s.io", "v1", "ResourceClaimTemplate", "resourceclaimtemplates", True, generation=True),
     _r("resource.k8s.io", "v1", "ResourceSlice", "resourceslices", False, generation=True,
        extra_fields=("spec.nodeName", "spec.driver")),
+    # create-only reviews, answered and never stored (authentication.k8s.io, authorization.k8s.io)
+    _r("authentication.k8s.io", "v1", "TokenReview", "tokenreviews", False, verbs=("create",)),
+    _r("authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews", False, verbs=("create",)),
+    _r("authorization.k8s.io", "v1", "SubjectAccessReview", "subjectaccessreviews", False, verbs=("create",)),
+    _r("authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews", False,
+       verbs=("create",)),
+    _r("authorization.k8s.io", "v1", "LocalSubjectAccessReview", "localsubjectaccessreviews", True,
+       verbs=("create",)),
+    _r("authorization.k8s.io", "v1", "SelfSubjectRulesReview", "selfsubjectrulesreviews", False, verbs=("create",)),
 )
 
 #: Group names in discovery order (the core group "" first).

@@ -140,6 +140,8 @@ def _matcher(lsel: Selector, fsel: FieldSelector) -> Callable[[Entry], bool] | N
 MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024
 #: ``http.Server.IdleTimeout`` of kube-apiserver's secure serving (``server/secure_serving.go``): 90 s.
 IDLE_TIMEOUT = 90.0
+#: ``http.DefaultMaxHeaderBytes``: how long a request line or header may be (1 MiB)
+MAX_HEADER_BYTES = 1 << 20
 #: request body media types the box decodes (besides protobuf): JSON and YAML, as kube-apiserver's serializers
 _BODY_MEDIA_TYPES = frozenset(("application/json", "application/yaml", "application/apply-patch+yaml"))
 
@@ -327,7 +329,10 @@ class APIServer:
         self.faults._bind(self.loop, self.compact_now, self.close_all_watches)
         # an idle keep-alive connection is closed after 90 s, as kube-apiserver's http.Server IdleTimeout
         self._runner = web.AppRunner(self.make_app(), access_log=None, handle_signals=False,
-                                     shutdown_timeout=SHUTDOWN_TIMEOUT, keepalive_timeout=self.idle_timeout)
+                                     shutdown_timeout=SHUTDOWN_TIMEOUT, keepalive_timeout=self.idle_timeout,
+                                     # Go's http.Server DefaultMaxHeaderBytes (1 MiB): long URLs and headers are
+                                     # read, not refused at aiohttp's 8 KiB line limit
+                                     max_line_size=MAX_HEADER_BYTES, max_field_size=MAX_HEADER_BYTES)
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port, reuse_address=True, ssl_context=ssl_context)
         await site.start()
@@ -568,6 +573,10 @@ class APIServer:
 
     async def _serve(self, request: web.Request, r: _Route) -> web.StreamResponse:
         m = request.method
+        if r.info.kind in res.REVIEW_KINDS:  # create-only: 405 for anything else, as upstream's REST storage
+            if m != "POST" or r.name is not None:
+                raise APIError.method_not_allowed()
+            return await self._review(request, r)
         if r.info.plural == "bindings":  # POST /api/v1/namespaces/{ns}/bindings: the pod named in the body
             if m != "POST" or r.name is not None or r.ns is None:
                 raise APIError.method_not_allowed()
@@ -607,6 +616,54 @@ class APIServer:
                 raise APIError.method_not_allowed()
             return await self._delete(request, r)
         raise APIError.method_not_allowed()
+
+    # ------------------------------------------------------------------ reviews
+    #: who the box's bearer token is: a cluster admin (as a static token in group system:masters)
+    ADMIN_USER: dict[str, Any] = {"username": "kubesched-admin", "uid": "kubesched-admin",
+                                  "groups": ["system:masters", "system:authenticated"]}
+
+    async def _review(self, request: web.Request, r: _Route) -> web.Response:
+        """TokenReview, SelfSubjectReview, (Self|Local)SubjectAccessReview: the answer in ``status``,
+        nothing stored (``pkg/registry/authentication|authorization``). Authentication knows one
+        identity, the box's token (a ``system:masters`` admin); authorization is AlwaysAllow — the box
+        serves no RBAC objects, so every subject may do everything (kube-apiserver
+        ``--authorization-mode=AlwaysAllow``)."""
+        info = r.info
+        obj = await self._read_body(request)
+        self._check_type(info, obj)
+        raw_spec = obj.get("spec")
+        spec: dict[str, Any] = raw_spec if isinstance(raw_spec, dict) else {}
+        out: dict[str, Any] = {"kind": info.kind, "apiVersion": info.api_version,
+                               "metadata": {"creationTimestamp": None}}
+        if info.kind == "TokenReview":
+            token = spec.get("token")
+            if not isinstance(token, str) or not token:
+                raise APIError.invalid(info.kind, info.group, "", [("FieldValueRequired", "spec.token",
+                                                                    "spec.token: Required value")])
+            # without a token (authentication off) there is no token authenticator: nothing authenticates
+            ok = self.token is not None and hmac.compare_digest(token.encode(), self.token.encode())
+            out["spec"] = spec
+            out["status"] = ({"authenticated": True, "user": dict(self.ADMIN_USER)} if ok
+                             else {"user": {}, "error": "invalid bearer token"})
+        elif info.kind == "SelfSubjectReview":
+            out["status"] = {"userInfo": dict(self.ADMIN_USER)}
+        elif info.kind == "SelfSubjectRulesReview":  # AlwaysAllow's RulesFor: everything
+            out["spec"] = spec
+            out["status"] = {"resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
+                             "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}], "incomplete": False}
+        else:
+            if info.kind == "LocalSubjectAccessReview":
+                attrs = spec.get("resourceAttributes") or {}
+                if r.ns is None or (isinstance(attrs, dict) and attrs.get("namespace", r.ns) != r.ns):
+                    raise APIError.bad_request(f"spec.resourceAttributes.namespace must match namespace: {r.ns}")
+            if not spec.get("resourceAttributes") and not spec.get("nonResourceAttributes"):
+                raise APIError.invalid(info.kind, info.group, "", [(
+                    "FieldValueRequired", "spec.resourceAttributes",
+                    "spec.resourceAttributes: Required value: exactly one of nonResourceAttributes or "
+                    "resourceAttributes must be specified")])
+            out["spec"] = spec
+            out["status"] = {"allowed": True}
+        return _json_response(out, 201)
 
     # -------------------------------------------------------------- discovery
     def _api_versions(self, request: web.Request) -> dict[str, Any]:

@@ -38,6 +38,8 @@ from typing import Any
 
 import orjson
 
+from kubesched.apiserver.encryption import DecryptError, Transformers
+
 __all__ = [
     "Compacted",
     "Conflict",
@@ -200,8 +202,11 @@ class Store:
     """
 
     def __init__(self, path: str | None = None, *, attrs: AttrsFn = _default_attrs, ring_size: int = 20000,
-                 fsync: bool = True, ring_bytes: int = 64 << 20) -> None:
+                 fsync: bool = True, ring_bytes: int = 64 << 20, transformers: Transformers | None = None) -> None:
         self.path = path
+        #: encryption at rest (:class:`kubesched.apiserver.encryption.Transformers`): what goes to and
+        #: comes from SQLite; objects in memory stay plaintext
+        self._transformers = transformers
         self.fsync = fsync
         self._attrs = attrs
         self._lock_fd: int | None = None
@@ -250,10 +255,16 @@ class Store:
         self._watchers: dict[str, set[Callable[[Event], None]]] = {}
         try:
             self._load()
-        except (sqlite3.DatabaseError, ValueError) as e:  # malformed pages, or a row that is not JSON
+        except (sqlite3.DatabaseError, ValueError, DecryptError) as e:
+            # malformed pages, a row that is not JSON, or one no configured provider can decrypt
             self._abandon()
             raise CorruptStore(f"cannot read the store {db}: {e} (restore it from a backup, or move it away to "
                                "start empty)") from None
+
+    def _read(self, space: str, value: Any) -> bytes:
+        """A stored value as plaintext (decrypted when encryption at rest is configured)."""
+        data = bytes(value)
+        return data if self._transformers is None else self._transformers.decrypt(space, data)
 
     def _abandon(self) -> None:
         """Close what __init__ opened (the database, the directory lock) after a failure."""
@@ -276,7 +287,7 @@ class Store:
             "WHERE l.deleted = 0"
         )
         for space, ns, name, rv, value in self._db.execute(q):
-            self._objects.setdefault(space, {})[(ns, name)] = self._entry(space, rv, bytes(value))
+            self._objects.setdefault(space, {})[(ns, name)] = self._entry(space, rv, self._read(space, value))
             self._sorted[space] = None
             self._space_rev[space] = max(self._space_rev.get(space, 0), rv)
 
@@ -351,7 +362,7 @@ class Store:
         for rns, rname, rv, value in self._db.execute(q, args):
             if start_after is not None and (rns, rname) <= start_after:
                 continue
-            rows.append(((rns, rname), self._entry(space, rv, bytes(value))))
+            rows.append(((rns, rname), self._entry(space, rv, self._read(space, value))))
         rows.sort(key=lambda r: r[0])
         return [e for _, e in rows]
 
@@ -360,6 +371,8 @@ class Store:
         if self.closed:
             raise StorageError("the store is closed")
         rv = self.current_rev + 1
+        if self._transformers is not None:
+            data = self._transformers.encrypt(space, data)
         self._db.execute(
             "INSERT INTO log(id, space, namespace, name, created, deleted, prev_revision, value) "
             "VALUES (?,?,?,?,?,?,?,?)",
@@ -479,10 +492,10 @@ class Store:
             for rv, ns, name, created, deleted, value, prv, pvalue, pdeleted in self._db.execute(
                 q, (space, rev, self._ring_start)
             ):
-                entry = self._entry(space, rv, bytes(value))
+                entry = self._entry(space, rv, self._read(space, value))
                 prev = None
                 if pvalue is not None and not created and not pdeleted:
-                    prev = self._entry(space, prv, bytes(pvalue))
+                    prev = self._entry(space, prv, self._read(space, pvalue))
                 if deleted:
                     prev = prev or entry
                     out.append(Event("DELETED", space, ns, name, entry, prev))

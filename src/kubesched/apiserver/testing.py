@@ -83,11 +83,17 @@ _SPACE_INFO = {r.key: r for r in res.RESOURCES if r.group != "events.k8s.io"}
 
 def build_server(data_dir: str | os.PathLike[str] | None = None, *, token: str | None = None,
                  faults: Faults | None = None, simulate_kubelets: bool = False, fsync: bool = True,
-                 **server_kw: Any) -> APIServer:
+                 encryption_config: str | None = None, **server_kw: Any) -> APIServer:
     """An :class:`APIServer` over a new :class:`Store` (not started). ``token`` None = no auth;
-    ``fsync`` False: etcd's ``--unsafe-no-fsync`` (see :class:`Store`). Raises
+    ``fsync`` False: etcd's ``--unsafe-no-fsync`` (see :class:`Store`); ``encryption_config``: an
+    ``EncryptionConfiguration`` file (``--encryption-provider-config``; raises ``EncryptionConfigError``). Raises
     :class:`~kubesched.apiserver.storage.DataDirLocked` / ``CorruptStore`` for an unusable data dir."""
-    store = Store(None if data_dir is None else str(data_dir), attrs=_attrs, fsync=fsync)
+    transformers = None
+    if encryption_config is not None:
+        from kubesched.apiserver.encryption import load_encryption_config
+
+        transformers = load_encryption_config(encryption_config)
+    store = Store(None if data_dir is None else str(data_dir), attrs=_attrs, fsync=fsync, transformers=transformers)
     srv = APIServer(store, token=token, faults=faults, **server_kw)
     if simulate_kubelets:
         from kubesched.apiserver.controllers import attach_controllers

@@ -65,6 +65,9 @@ def _parse_fail_writes(spec: str) -> tuple[str, str, float, int]:
               help="Read-only requests served at once; more are answered 429 (0 = no limit), as kube-apiserver.")
 @click.option("--max-mutating-requests-inflight", type=click.IntRange(min=0), default=200, show_default=True,
               help="Mutating requests served at once; more are answered 429 (0 = no limit).")
+@click.option("--encryption-provider-config", "encryption_config", type=click.Path(dir_okay=False), default=None,
+              help="EncryptionConfiguration (apiserver.config.k8s.io/v1) encrypting the listed resources at rest "
+                   "(aescbc, aesgcm, secretbox, identity), as kube-apiserver's flag of the same name.")
 @click.option("--unsafe-no-fsync", is_flag=True,
               help="Acknowledge writes before they are synced to disk (etcd's flag of the same name): faster, "
                    "but a power loss or kernel crash loses the last acknowledged writes. Default: every write is "
@@ -74,8 +77,8 @@ def apiserver(data_dir: str | None, in_memory: bool, bind_address: str, port: in
               token: str | None, insecure_http: bool, simulate_kubelets: bool, compaction_window: int,
               compaction_interval: float, event_ttl: float, fault_close_watches_every: float | None,
               fault_latency: float, fail_writes: tuple[str, ...], max_requests_inflight: int = 400,
-              max_mutating_requests_inflight: int = 200, unsafe_no_fsync: bool = False,
-              emulated_version: str | None = None, feature_gates: tuple[str, ...] = (),
+              max_mutating_requests_inflight: int = 200, encryption_config: str | None = None,
+              unsafe_no_fsync: bool = False, emulated_version: str | None = None, feature_gates: tuple[str, ...] = (),
               min_compatibility_version: str | None = None) -> None:
     """Serve a Kubernetes-compatible API server backed by SQLite (the cluster in a box).
 
@@ -93,7 +96,7 @@ def apiserver(data_dir: str | None, in_memory: bool, bind_address: str, port: in
         asyncio.run(_serve(data_dir, bind_address, port, kubeconfig, tok, not insecure_http,
                            simulate_kubelets, compaction_window, compaction_interval, event_ttl,
                            fault_close_watches_every, fault_latency, faults_spec, not unsafe_no_fsync,
-                           (max_requests_inflight, max_mutating_requests_inflight), features))
+                           (max_requests_inflight, max_mutating_requests_inflight), features, encryption_config))
     except InputError as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(2)
@@ -119,9 +122,11 @@ async def _serve(data_dir: str | None, host: str, port: int, kubeconfig: str | N
                  tls: bool, simulate_kubelets: bool, window: int, interval: float, event_ttl: float,
                  close_every: float | None,
                  latency: float, fail_writes: list[tuple[str, str, float, int]], fsync: bool = True,
-                 inflight: tuple[int, int] = (400, 200), features: FeatureGate | None = None) -> None:
+                 inflight: tuple[int, int] = (400, 200), features: FeatureGate | None = None,
+                 encryption_config: str | None = None) -> None:
     import shutil
 
+    from kubesched.apiserver.encryption import EncryptionConfigError
     from kubesched.apiserver.storage import DataDirLocked
     from kubesched.apiserver.testing import build_server, server_pki, write_kubeconfig
 
@@ -129,9 +134,11 @@ async def _serve(data_dir: str | None, host: str, port: int, kubeconfig: str | N
         server = build_server(data_dir, token=token, simulate_kubelets=simulate_kubelets, fsync=fsync,
                               compaction_window=window, compaction_interval=interval, event_ttl=event_ttl,
                               max_requests_inflight=inflight[0], max_mutating_requests_inflight=inflight[1],
-                              features=features)
+                              features=features, encryption_config=encryption_config)
     except DataDirLocked as e:
         raise InputError(str(e), "--data-dir") from None
+    except EncryptionConfigError as e:
+        raise InputError(str(e), "--encryption-provider-config") from None
     f = server.faults
     f.watch_close_every = close_every
     f.latency = latency

@@ -1,0 +1,120 @@
+"""RSS of the box under a steady mixed load: is there a plateau? (issue "The box as an API server
+people can trust", item 8).
+
+    PYTHONPATH=src python benchmarks/apiserver_soak.py --minutes 30 [--objects 1200] [--big-updates 300]
+
+The server runs in a child process (``kubesched apiserver --data-dir``); the driver keeps ~N live
+ConfigMaps and Pods, creating, updating (one 1 MB ConfigMap rewritten over and over), listing,
+watching and deleting, and samples the server's RSS from /proc every 10 s. Prints one line per
+sample and a summary (first, peak, last RSS, and the slope over the second half, MiB per minute).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import yaml
+
+
+def _rss_mib(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--minutes", type=float, default=30.0)
+    ap.add_argument("--objects", type=int, default=1200)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    rng = random.Random(args.seed)
+    work = Path(tempfile.mkdtemp(prefix="soak-"))
+    kc = work / "kc"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    server = subprocess.Popen([sys.executable, "-m", "kubesched.cli.main", "apiserver", "--port", "0",
+                               "--data-dir", str(work / "data"), "--write-kubeconfig", str(kc)],
+                              env=env, stderr=subprocess.DEVNULL)
+    try:
+        while not kc.exists():
+            time.sleep(0.1)
+        cfg = yaml.safe_load(kc.read_text())
+        cluster = cfg["clusters"][0]["cluster"]
+        import base64
+
+        ctx = ssl.create_default_context(cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
+        url, token = cluster["server"], cfg["users"][0]["user"]["token"]
+
+        def call(method: str, path: str, body: object = None) -> int:
+            req = urllib.request.Request(url + path, method=method, data=None if body is None else
+                                         json.dumps(body).encode(),
+                                         headers={"Authorization": f"Bearer {token}",
+                                                  "Content-Type": "application/json"})
+            try:
+                with urllib.request.urlopen(req, context=ctx, timeout=30) as r:
+                    r.read()
+                    return r.status
+            except urllib.error.HTTPError as e:
+                return e.code
+
+        cms = "/api/v1/namespaces/default/configmaps"
+        big = "x" * (1 << 20)
+        call("POST", cms, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "big"}, "data": {"v": big}})
+        live: list[str] = []
+        n = 0
+        start = time.monotonic()
+        samples: list[tuple[float, float]] = []
+        next_sample = start
+        while time.monotonic() - start < args.minutes * 60:
+            op = rng.random()
+            if op < 0.4 and len(live) >= args.objects:  # hold ~objects live: a create becomes a delete
+                name = live.pop(rng.randrange(len(live)))
+                call("DELETE", f"{cms}/{name}")
+            elif op < 0.4 or len(live) < args.objects // 2:
+                n += 1
+                name = f"c{n}"
+                if call("POST", cms, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name},
+                                      "data": {"k": "v" * rng.randint(10, 2000)}}) == 201:
+                    live.append(name)
+            elif op < 0.7 and live:
+                name = rng.choice(live)
+                call("PUT", f"{cms}/{name}", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name},
+                                              "data": {"k": str(rng.random())}})
+            elif op < 0.8:
+                call("PUT", f"{cms}/big", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "big"},
+                                           "data": {"v": big, "i": str(n)}})
+            elif op < 0.9:
+                call("GET", f"{cms}?limit=500")
+            else:
+                call("GET", "/api/v1/namespaces/default/pods")
+            now = time.monotonic()
+            if now >= next_sample:
+                rss = _rss_mib(server.pid)
+                samples.append(((now - start) / 60, rss))
+                print(f"{(now - start) / 60:6.1f} min  RSS {rss:7.1f} MiB  live {len(live)}", flush=True)
+                next_sample = now + 10
+        half = [s for s in samples if s[0] >= args.minutes / 2]
+        slope = (half[-1][1] - half[0][1]) / max(half[-1][0] - half[0][0], 1e-9) if len(half) > 1 else 0.0
+        print(f"summary: first {samples[0][1]:.1f} MiB, peak {max(r for _, r in samples):.1f} MiB, last "
+              f"{samples[-1][1]:.1f} MiB; second-half slope {slope:+.2f} MiB/min over {args.minutes:g} min")
+        return 0
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
