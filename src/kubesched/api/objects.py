@@ -34,6 +34,7 @@ __all__ = [
     "NodeSelector",
     "NodeSelectorRequirement",
     "NodeSelectorTerm",
+    "NodePodPreemptionPolicy",
     "NodeSpec",
     "NodeStatus",
     "ObjectMeta",
@@ -388,11 +389,21 @@ class NodeCondition(_Base):
     message: str = ""
 
 
+class NodePodPreemptionPolicy(_Base):
+    """``spec.podPreemptionPolicy`` (k8s.io/api v0.37.2 core/v1 types.go ``NodePodPreemptionPolicy``,
+    gate InPlacePodVerticalScalingSchedulerPreemption): a non-empty ``disableResizePreemption``
+    (the names of the components asking for it) stops DeferredPodScheduling from preempting for
+    a deferred resize on this node."""
+
+    disable_resize_preemption: list[str] = []
+
+
 class NodeSpec(_Base):
     unschedulable: bool = False
     taints: list[Taint] = []
     pod_cidr: str = msgspec.field(default="", name="podCIDR")
     provider_id: str = msgspec.field(default="", name="providerID")
+    pod_preemption_policy: NodePodPreemptionPolicy | None = None
 
 
 class NodeStatus(_Base):

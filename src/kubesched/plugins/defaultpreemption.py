@@ -79,6 +79,10 @@ class DefaultPreemption:
         Filter plugins not skipped in this cycle) or its PreFilter state is absent."""
         if not any(isinstance(pl, Fit) for pl in plugins):
             return None
+        pi = state.pod_info
+        if pi is not None and pi.pod.spec.node_name and any(
+                isinstance(pl, Fit) and pl.deferred_resize for pl in plugins):
+            return None  # an assigned (deferred-resize) preemptor: Fit checks the delta over its cached copy
         req = state.get(FIT_STATE_KEY)
         if not isinstance(req, FitRequest):
             return None

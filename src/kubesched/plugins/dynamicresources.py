@@ -155,6 +155,7 @@ from kubesched.plugins.dra_structured import dict_path as _g
 from kubesched.plugins.helper.extendedresources import device_class_mapping, is_dra_extended_resource_name
 from kubesched.plugins.helper.gates import features_of
 from kubesched.plugins.helper.normalize import default_normalize_score
+from kubesched.plugins.helper.resize import deferred_resize_enabled, is_pod_resize_deferred
 from kubesched.plugins.noderesources.resource_allocation import is_scalar_resource_name
 from kubesched.plugins.volumebinding import field
 
@@ -545,6 +546,9 @@ class DynamicResources:
     """PreEnqueue, PreFilter, Filter, PostFilter, Reserve/Unreserve, PreBind. See the module docstring."""
 
     name = NAME
+    deferred_resize = False
+    """InPlacePodVerticalScalingSchedulerPreemption (alpha, 1.37; set by the factory): a pod whose
+    resize the kubelet deferred is skipped (dynamicresources.go L575-578, L936-939, L1159-1161)."""
 
     def sign_pod(self, pod: Pod) -> tuple[list[tuple[str, Any]] | None, Status | None]:
         """Batching signature (v1.37.2 dynamicresources.go ``SignPod``): a pod with resource
@@ -633,6 +637,8 @@ class DynamicResources:
     # ── PreFilter ──
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeTable) -> tuple[None, Status | None]:
+        if self.deferred_resize and is_pod_resize_deferred(pod):
+            return None, Status(Code.SKIP)
         s = StateData()
         state.write(STATE_KEY, s)
         ext_requests = self._mapped_extended_requests(pod) if self.extended_resource else None
@@ -847,6 +853,8 @@ class DynamicResources:
     # ── Filter ──
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        if self.deferred_resize and is_pod_resize_deferred(pod):
+            return None
         s = self._state(state)
         if s is None:
             return Status(Code.ERROR, ("not found",))
@@ -857,6 +865,8 @@ class DynamicResources:
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> FilterResult | None:
         """:meth:`filter` over ``rows`` of the table, without a NodeInfo and a Status per node
         (same results; an Error status on a node raises, as the framework does for Filter)."""
+        if self.deferred_resize and is_pod_resize_deferred(pod):
+            return None
         s = self._state(state)
         if s is None:
             raise _FilterErr("not found")
@@ -932,6 +942,8 @@ class DynamicResources:
     # ── PostFilter ──
 
     def post_filter(self, state: CycleState, pod: Pod, filtered_node_status_map: Any) -> tuple[None, Status]:
+        if self.deferred_resize and is_pod_resize_deferred(pod):
+            return None, Status(Code.UNSCHEDULABLE)
         s = self._state(state)
         if s is None:
             return None, Status(Code.ERROR, ("not found",))
@@ -1446,6 +1458,7 @@ def new(args: Any, handle: Any) -> DynamicResources:
                         compatibility_groups=fg.enabled("DRADeviceCompatibilityGroups"))
     cls = ScoringDynamicResources if fg.at_least(1, 35) else DynamicResources
     pl = cls(handle, features, filter_timeout_s=timeout, version=fg.emulated_version)
+    pl.deferred_resize = deferred_resize_enabled(fg)
     pl.device_taint_rules = fg.enabled("DRADeviceTaintRules")
     pl.extended_resource = fg.enabled("DRAExtendedResource")
     pl.node_allocatable_resources = fg.enabled("DRANodeAllocatableResources")

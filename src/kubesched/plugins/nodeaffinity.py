@@ -37,6 +37,7 @@ from kubesched.framework.interface import Code, FilterResult, PreFilterResult, S
 from kubesched.framework.signers import NODE_AFFINITY_SIGNER_NAME, NODE_SELECTOR_SIGNER_NAME, node_affinity_signer
 from kubesched.plugins.helper.nodeselector import node_selector_mask, preferred_score, required_affinity_mask
 from kubesched.plugins.helper.normalize import default_normalize_score
+from kubesched.plugins.helper.resize import is_pod_resize_deferred, with_deferred_resize
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
@@ -147,6 +148,9 @@ class NodeAffinity:
     """PreFilter + Filter + PreScore + Score (+ NormalizeScore). See the module docstring."""
 
     name = NAME
+    deferred_resize = False
+    """InPlacePodVerticalScalingSchedulerPreemption (alpha, 1.37; set by the factory): a pod whose
+    resize the kubelet deferred is skipped (node_affinity.go L150-153, L212-215)."""
 
     def sign_pod(self, pod: Pod) -> tuple[list[tuple[str, Any]], None]:
         """Batching signature (v1.37.2 node_affinity.go ``SignPod``): the normalised node
@@ -195,6 +199,8 @@ class NodeAffinity:
     # ── PreFilter ──
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeTable) -> tuple[PreFilterResult | None, Status | None]:
+        if self.deferred_resize and is_pod_resize_deferred(pod):
+            return None, Status(Code.SKIP)
         required = _required_selector(pod)
         if required is None and self.added_node_selector is None and not pod.spec.node_selector:
             return None, Status(Code.SKIP)
@@ -220,6 +226,8 @@ class NodeAffinity:
     # ── Filter ──
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        if self.deferred_resize and is_pod_resize_deferred(pod):
+            return None
         node = node_info.node
         labels, name = node.metadata.labels, node.metadata.name
         if self.added_node_selector is not None and not self.added_node_selector.match(labels, name):
@@ -229,6 +237,8 @@ class NodeAffinity:
         return None
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> FilterResult | None:
+        if self.deferred_resize and is_pod_resize_deferred(pod):
+            return None
         required = self._required(state, pod)
         if self.added_node_selector is None:
             ok = required_affinity_mask(nodes, rows, required)
@@ -319,4 +329,4 @@ def new(args: Any, handle: Any) -> NodeAffinity:
                 added_pref = PreferredSchedulingTerms(terms)
             except SelectorError as e:
                 raise InputError(e.message, "addedAffinity.preferredDuringSchedulingIgnoredDuringExecution") from None
-    return NodeAffinity(added_ns, added_pref, handle)
+    return with_deferred_resize(NodeAffinity(added_ns, added_pref, handle), handle)

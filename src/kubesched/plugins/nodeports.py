@@ -44,6 +44,7 @@ from kubesched.framework.events import (
 )
 from kubesched.framework.interface import Code, FilterResult, Status
 from kubesched.framework.signers import HOST_PORTS_SIGNER_NAME, host_ports_signer
+from kubesched.plugins.helper.resize import is_pod_resize_deferred, with_deferred_resize
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
@@ -162,6 +163,9 @@ class NodePorts:
     """PreFilter + Filter (both shapes). See the module docstring."""
 
     name = NAME
+    deferred_resize = False
+    """InPlacePodVerticalScalingSchedulerPreemption (alpha, 1.37; set by the factory): a pod whose
+    resize the kubelet deferred is skipped (node_ports.go L76-79, L156-159)."""
 
     def sign_pod(self, pod: Pod) -> tuple[list[tuple[str, Any]], None]:
         """Batching signature (v1.37.2 node_ports.go ``SignPod``): the sorted host ports."""
@@ -174,6 +178,8 @@ class NodePorts:
 
     # ─── PreFilter ───
     def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeTable) -> tuple[None, Status | None]:
+        if self.deferred_resize and is_pod_resize_deferred(pod):
+            return None, Status(Code.SKIP)
         ports = pod_host_ports(pod)
         if not ports:
             return None, Status(Code.SKIP)
@@ -185,6 +191,8 @@ class NodePorts:
 
     # ─── Filter ───
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        if self.deferred_resize and is_pod_resize_deferred(pod):
+            return None
         s = read_state(state, PRE_FILTER_STATE_KEY, PreFilterState)
         if not fits_ports(s.ports, node_info.used_ports):
             return Status(Code.UNSCHEDULABLE, (ERR_REASON,))
@@ -192,6 +200,8 @@ class NodePorts:
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable,
                      rows: np.ndarray) -> FilterResult | None:
+        if self.deferred_resize and is_pod_resize_deferred(pod):
+            return None
         s = read_state(state, PRE_FILTER_STATE_KEY, PreFilterState)
         index = nodes.derived(_INDEX_KEY, _PortIndex)
         candidates: set[int] = set()
@@ -235,4 +245,4 @@ class NodePorts:
 def new(args: Any, handle: Any) -> NodePorts:
     pl = NodePorts(handle.nodes if handle is not None else None)
     pl.handle = handle
-    return pl
+    return with_deferred_resize(pl, handle)

@@ -61,6 +61,7 @@ from kubesched.plugins.csitranslation import (
     translate_pv,
 )
 from kubesched.plugins.helper.gates import features_of
+from kubesched.plugins.helper.resize import is_pod_resize_deferred, with_deferred_resize
 from kubesched.plugins.volumebinding import (
     ephemeral_is_for_pod,
     field,
@@ -113,6 +114,9 @@ class NodeVolumeLimits:
     """PreFilter + Filter (per node). See the module docstring."""
 
     name = NAME
+    deferred_resize = False
+    """InPlacePodVerticalScalingSchedulerPreemption (alpha, 1.37; set by the factory): a pod whose
+    resize the kubelet deferred is skipped (nodevolumelimits/csi.go L241-244, L262-265)."""
 
     def sign_pod(self, pod: Pod) -> tuple[list[tuple[str, Any]], None]:
         """Batching signature (v1.37.2 csi.go ``SignPod``): the non-ConfigMap/Secret volume sources."""
@@ -125,6 +129,8 @@ class NodeVolumeLimits:
         self._consulted = False
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeTable) -> tuple[None, Status | None]:
+        if self.deferred_resize and is_pod_resize_deferred(pod):
+            return None, Status(Code.SKIP)
         for vol in pod.spec.volumes:
             if (vol.persistent_volume_claim is not None or getattr(vol, "ephemeral", None) is not None
                     or in_tree_plugin_of_volume(vol) is not None):
@@ -205,6 +211,8 @@ class NodeVolumeLimits:
             out[f"{driver}/{handle}"] = driver
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        if self.deferred_resize and is_pod_resize_deferred(pod):
+            return None
         if not pod.spec.volumes:
             return None
         csi_node = self.handle.lister.get("CSINode", "", node_info.name)
@@ -243,6 +251,8 @@ class NodeVolumeLimits:
         in-tree volume is involved), node limits are cached per (Node, CSINode) object, and the
         pods on a node are resolved only when their volume count could reach a limit (attached
         volumes ≤ the volume entries of the node's pods)."""
+        if self.deferred_resize and is_pod_resize_deferred(pod):
+            return None
         if not pod.spec.volumes:
             return None
         from kubesched.framework.node_info import NodeInfo
@@ -362,4 +372,4 @@ class NodeVolumeLimits:
 
 
 def new(args: Any, handle: Any) -> NodeVolumeLimits:
-    return NodeVolumeLimits(handle)
+    return with_deferred_resize(NodeVolumeLimits(handle), handle)

@@ -34,6 +34,7 @@ IN_TREE: dict[str, str] = {
     "ImageLocality": "kubesched.plugins.imagelocality:new",
     "DefaultBinder": "kubesched.plugins.defaultbinder:new",
     "NodeDeclaredFeatures": "kubesched.plugins.nodedeclaredfeatures:new",
+    "DeferredPodScheduling": "kubesched.plugins.deferredpodscheduling:new",
 }
 """Upstream plugin name → ``module:factory``."""
 

@@ -78,6 +78,7 @@ from kubesched.plugins.csitranslation import (
     is_plugin_migrated_on_node,
     translate_pv,
 )
+from kubesched.plugins.helper.resize import is_pod_resize_deferred, with_deferred_resize
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
@@ -468,6 +469,9 @@ class VolumeBinding:
     """PreFilter, Filter, PreScore, Score, Reserve, Unreserve, PreBind. See the module docstring."""
 
     name = NAME
+    deferred_resize = False
+    """InPlacePodVerticalScalingSchedulerPreemption (alpha, 1.37; set by the factory): a pod whose
+    resize the kubelet deferred is skipped (volume_binding.go L351-354, L418-421)."""
 
     def sign_pod(self, pod: Pod) -> tuple[list[tuple[str, Any]], None]:
         """Batching signature (v1.37.2 volume_binding.go ``SignPod``): the non-ConfigMap/Secret volume sources."""
@@ -486,6 +490,8 @@ class VolumeBinding:
 
     # ─── PreFilter ───
     def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeTable) -> tuple[PreFilterResult | None, Status | None]:
+        if self.deferred_resize and is_pod_resize_deferred(pod):
+            return None, Status(Code.SKIP)
         claims = pod_pvc_names(pod) if pod.spec.volumes else []
         if not claims:
             state.write(STATE_KEY, StateData())
@@ -562,6 +568,8 @@ class VolumeBinding:
 
     # ─── Filter ───
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        if self.deferred_resize and is_pod_resize_deferred(pod):
+            return None
         s = read_state(state, STATE_KEY, StateData)
         if not s.has_pvcs:
             return None
@@ -580,6 +588,8 @@ class VolumeBinding:
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> FilterResult | None:
         """Batch Filter: None (all pass) for the node-independent case, else :meth:`filter` per row
         (an Error status on any node raises, failing the cycle as upstream's Filter error does)."""
+        if self.deferred_resize and is_pod_resize_deferred(pod):
+            return None
         s = read_state(state, STATE_KEY, StateData)
         if not s.has_pvcs or s.node_independent:
             return None
@@ -1017,4 +1027,4 @@ def is_schedulable_after_pvc_change(pod: Pod, old: Any, new: Any) -> QueueingHin
 
 
 def new(args: Any, handle: Any) -> VolumeBinding:
-    return VolumeBinding(handle, args)
+    return with_deferred_resize(VolumeBinding(handle, args), handle)

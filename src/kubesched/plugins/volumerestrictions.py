@@ -40,6 +40,7 @@ from kubesched.framework.events import (
 )
 from kubesched.framework.interface import Code, FilterResult, Status
 from kubesched.framework.signers import VOLUMES_SIGNER_NAME, volumes_signer
+from kubesched.plugins.helper.resize import is_pod_resize_deferred, with_deferred_resize
 from kubesched.plugins.volumebinding import field, not_found
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -172,6 +173,9 @@ class VolumeRestrictions:
     """PreFilter (+extensions) and Filter (both shapes). See the module docstring."""
 
     name = NAME
+    deferred_resize = False
+    """InPlacePodVerticalScalingSchedulerPreemption (alpha, 1.37; set by the factory): a pod whose
+    resize the kubelet deferred is skipped (volume_restrictions.go L175-178, L322-325)."""
 
     def sign_pod(self, pod: Pod) -> tuple[list[tuple[str, Any]], None]:
         """Batching signature (v1.37.2 volume_restrictions.go ``SignPod``): the non-ConfigMap/Secret volume sources."""
@@ -190,6 +194,8 @@ class VolumeRestrictions:
 
     # ─── PreFilter ───
     def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeTable) -> tuple[None, Status | None]:
+        if self.deferred_resize and is_pod_resize_deferred(pod):
+            return None, Status(Code.SKIP)
         if not pod.spec.volumes:
             return None, Status(Code.SKIP)
         needs_check = any(needs_restrictions_check(v) for v in pod.spec.volumes)
@@ -223,6 +229,8 @@ class VolumeRestrictions:
 
     # ─── Filter ───
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        if self.deferred_resize and is_pod_resize_deferred(pod):
+            return None
         if not satisfy_volume_conflicts(pod, node_info.pods):
             return Status(Code.UNSCHEDULABLE, (ERR_REASON_DISK_CONFLICT,))
         s = read_state(state, PRE_FILTER_STATE_KEY, PreFilterState)
@@ -231,6 +239,8 @@ class VolumeRestrictions:
         return None
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> FilterResult | None:
+        if self.deferred_resize and is_pod_resize_deferred(pod):
+            return None
         s = read_state(state, PRE_FILTER_STATE_KEY, PreFilterState)
         failed = np.zeros(len(rows), np.int64)
         if s.needs_check:
@@ -277,4 +287,4 @@ def is_schedulable_after_pod_deleted(pod: Pod, old: Any, new: Any) -> QueueingHi
 
 
 def new(args: Any, handle: Any) -> VolumeRestrictions:
-    return VolumeRestrictions(handle)
+    return with_deferred_resize(VolumeRestrictions(handle), handle)

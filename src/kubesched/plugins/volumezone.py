@@ -26,6 +26,7 @@ import numpy as np
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from kubesched.framework.interface import Code, FilterResult, Status
 from kubesched.framework.signers import VOLUMES_SIGNER_NAME, volumes_signer
+from kubesched.plugins.helper.resize import is_pod_resize_deferred, with_deferred_resize
 from kubesched.plugins.volumebinding import (
     field,
     is_schedulable_after_pvc_change,
@@ -82,6 +83,9 @@ class VolumeZone:
     """PreFilter + Filter (both shapes). See the module docstring."""
 
     name = NAME
+    deferred_resize = False
+    """InPlacePodVerticalScalingSchedulerPreemption (alpha, 1.37; set by the factory): a pod whose
+    resize the kubelet deferred is skipped (volume_zone.go L120-123, L202-205)."""
 
     def sign_pod(self, pod: Pod) -> tuple[list[tuple[str, Any]], None]:
         """Batching signature (v1.37.2 volume_zone.go ``SignPod``): the non-ConfigMap/Secret volume sources."""
@@ -125,6 +129,8 @@ class VolumeZone:
 
     # ─── PreFilter ───
     def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeTable) -> tuple[None, Status | None]:
+        if self.deferred_resize and is_pod_resize_deferred(pod):
+            return None, Status(Code.SKIP)
         if not pod.spec.volumes:
             return None, Status(Code.SKIP)
         topologies, st = self.get_pv_topologies(pod)
@@ -146,6 +152,8 @@ class VolumeZone:
 
     # ─── Filter ───
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        if self.deferred_resize and is_pod_resize_deferred(pod):
+            return None
         if not pod.spec.volumes:
             return None
         topologies, st = self._topologies(state, pod)
@@ -163,6 +171,8 @@ class VolumeZone:
         return None
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> FilterResult | None:
+        if self.deferred_resize and is_pod_resize_deferred(pod):
+            return None
         if not pod.spec.volumes:
             return None
         topologies, st = self._topologies(state, pod)
@@ -208,4 +218,4 @@ class VolumeZone:
 
 
 def new(args: Any, handle: Any) -> VolumeZone:
-    return VolumeZone(handle)
+    return with_deferred_resize(VolumeZone(handle), handle)

@@ -47,6 +47,7 @@ from kubesched.framework.interface import Code, NominatingMode, Status, as_statu
 from kubesched.framework.metrics import PLUGIN_METRICS_SAMPLE_PERCENT
 from kubesched.framework.record import DecisionRecord, build_record
 from kubesched.framework.waiting_pods import waiting_pod_key
+from kubesched.plugins.helper.resize import deferred_resize_enabled, is_pod_resize_deferred
 from kubesched.scheduler.scheduling_cycle import NoNodesAvailable, schedule_pod
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -277,7 +278,12 @@ def _scheduling_cycle(sched: Scheduler) -> ScheduledPod | Attempt | None:
                               selected=node, result="scheduled", extender_statuses=res.extender_statuses)
     # assume: the cache accounts the pod on the node before it is bound
     assumed_pod = msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=node))
-    sched.cache.assume_pod(qpi.pod_info.with_pod(assumed_pod), node)
+    try:
+        sched.cache.assume_pod(qpi.pod_info.with_pod(assumed_pod), node)
+    except ValueError as e:
+        # upstream assumeAndReserve (schedule_one.go L328-337): the cache refuses a pod it already
+        # has — e.g. a running pod whose deferred resize fits (alpha gate) — an Error status
+        return handle_scheduling_failure(sched, fw, qpi, as_status(e), failure_nominating_info(sched), start, record)
     sched.queue.delete_nominated_pod(key)
 
     st = fw.run_reserve_plugins_reserve(state, assumed_pod, node)
@@ -520,13 +526,17 @@ def handle_scheduling_failure(sched: Scheduler, fw: Framework, qpi: QueuedPodInf
         qpi.pending_plugins = set()
     message = st.message()
     pod = original = qpi.pod  # the patch is computed against the status the server has
-    if nominated_node_name is not None and pod.status.nominated_node_name != nominated_node_name:
+    # a running pod whose resize the kubelet deferred (alpha gate): requeued although assigned,
+    # and nothing else — no nomination, event or status patch (v1.37.2 schedule_one.go L1179-1240)
+    deferred = deferred_resize_enabled(sched.features) and is_pod_resize_deferred(pod)
+    if (nominated_node_name is not None and pod.status.nominated_node_name != nominated_node_name
+            and not deferred):
         qpi.pod_info.pod = pod = msgspec.structs.replace(
             pod, status=msgspec.structs.replace(pod.status, nominated_node_name=nominated_node_name))
 
     # upstream checks the informer cache: gone → Done; assigned → "Abort adding it back to queue"
     live = sched.lister.get("Pod", pod.metadata.namespace or "", pod.metadata.name)
-    if live is not None and live.spec.node_name:
+    if live is not None and live.spec.node_name and not deferred:
         sched.queue.done(qpi.key)
     else:
         if (live is not None and live.metadata.uid and pod.metadata.uid
@@ -540,6 +550,14 @@ def handle_scheduling_failure(sched: Scheduler, fw: Framework, qpi: QueuedPodInf
             # the binding cycle set)
             original = live
         sched.queue.add_unschedulable_if_not_present(qpi)  # Done when the pod left the queue
+    if deferred:
+        if record is None and _recording(sched, qpi.key):
+            record = build_record(pod=qpi.key, profile=fw.profile_name, attempt=qpi.attempts, time=start,
+                                  table=sched.table, chunks=[], scores=None, selected=None, result=result,
+                                  message=message)
+        elif record is not None:
+            record.result, record.message, record.selected_node = result, message, None
+        return _report(sched, Attempt(qpi.key, result, None, message, record))
     # upstream AddNominatedPod: the nominating info's node, else the pod's own
     sched.queue.add_nominated_pod(qpi.pod_info, nominated_node_name if nominated_node_name is not None
                                   else pod.status.nominated_node_name)

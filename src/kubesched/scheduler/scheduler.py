@@ -42,6 +42,7 @@ from kubesched.framework.node_table import NodeTable
 from kubesched.framework.record import DecisionRecord
 from kubesched.framework.runtime import Framework
 from kubesched.framework.waiting_pods import PodsInPreBindMap, WaitingPodsMap, waiting_pod_key
+from kubesched.plugins.helper.resize import deferred_resize_enabled, is_pod_resize_deferred
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.queue import SchedulingQueue
 from kubesched.scheduler.extender import build_extenders
@@ -197,8 +198,17 @@ class Scheduler:
             if callable(close):
                 close()
 
+    def _deferred_resize(self, pod: Pod) -> bool:
+        """InPlacePodVerticalScalingSchedulerPreemption (alpha) is on and the pod's resize is deferred."""
+        return deferred_resize_enabled(self.features) and is_pod_resize_deferred(pod)
+
     def on_pod_add(self, pod: Pod) -> None:
+        """Upstream ``addPod`` (v1.37.2 eventhandlers.go L129-143): an assigned pod goes to the
+        cache — and, when its resize is deferred (alpha gate) and this scheduler owns it, also to
+        the queue; an unassigned pod this scheduler owns goes to the queue."""
         if pod.spec.node_name:
+            if self._deferred_resize(pod) and self.responsible_for(pod):
+                self.queue.add(pod)
             self.cache.add_pod(pod)
             self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_ADD, None, pod)
         elif self.responsible_for(pod):
@@ -216,6 +226,16 @@ class Scheduler:
                 self.cache.add_pod(new)
                 self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_ADD, None, new)
             else:
+                if deferred_resize_enabled(self.features) and self.responsible_for(new):
+                    # v1.37.2 eventhandlers.go L160-179: an assigned pod entering a deferred
+                    # resize joins the queue, leaving it leaves the queue, staying updates it
+                    was, now = is_pod_resize_deferred(old), is_pod_resize_deferred(new)
+                    if now and not was:
+                        self.queue.add(new)
+                    elif was and not now:
+                        self.queue.delete(new)
+                    elif was and now:
+                        self.queue.update(old, new)
                 self.cache.update_pod(old, new)
                 if _pod_updated(old, new):
                     for ev in pod_update_events(old, new, features=self.features):
@@ -244,7 +264,10 @@ class Scheduler:
         in the cache until its binding fails. A pod the cache has as bound (a stale tombstone)
         leaves the cache either way."""
         if pod.spec.node_name:
-            if self.cache.remove_pod(pod) is not None:
+            removed = self.cache.remove_pod(pod) is not None
+            if self._deferred_resize(pod) and self.responsible_for(pod):
+                self.queue.delete(pod)  # v1.37.2 eventhandlers.go L205-209 (alpha gate)
+            if removed:
                 self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, pod, None)
             return
         self.queue.delete(pod)

@@ -6,9 +6,10 @@ InPlacePodVerticalScalingSchedulerPreemption, alpha in 1.37) ask :func:`is_pod_r
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kubesched.framework.interface import Code, Status
+from kubesched.plugins.helper.gates import features_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
@@ -16,7 +17,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from kubesched.framework.cycle_state import CycleState
     from kubesched.framework.node_table import NodeTable
 
-__all__ = ["SkipDeferredResizePreFilter", "deferred_resize_enabled", "is_pod_resize_deferred"]
+__all__ = ["SkipDeferredResizePreFilter", "deferred_resize_enabled", "is_pod_resize_deferred", "with_deferred_resize"]
+
+_P = TypeVar("_P")
 
 
 def is_pod_resize_deferred(pod: Pod) -> bool:
@@ -30,6 +33,15 @@ def is_pod_resize_deferred(pod: Pod) -> bool:
 def deferred_resize_enabled(fg: FeatureGate) -> bool:
     """``feature.Features.EnableInPlacePodVerticalScalingSchedulerPreemption`` (the gate exists since 1.37)."""
     return fg.at_least(1, 37) and fg.enabled("InPlacePodVerticalScalingSchedulerPreemption")
+
+
+def with_deferred_resize(plugin: _P, handle: Any) -> _P:
+    """``plugin`` with ``deferred_resize`` set from ``handle``'s gates (:func:`deferred_resize_enabled`):
+    the v1.37.2 plugins whose PreFilter returns Skip and whose Filter passes for a deferred-resize
+    pod (NodeAffinity, NodePorts, VolumeRestrictions, VolumeZone, PodTopologySpread,
+    InterPodAffinity, NodeVolumeLimits, VolumeBinding) read it."""
+    plugin.deferred_resize = deferred_resize_enabled(features_of(handle))  # type: ignore[attr-defined]
+    return plugin
 
 
 class SkipDeferredResizePreFilter:

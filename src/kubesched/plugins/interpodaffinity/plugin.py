@@ -29,6 +29,7 @@ from kubesched.framework.events import (
 from kubesched.framework.interface import Code, FilterResult, Status, as_status
 from kubesched.framework.signers import LABELS_SIGNER_NAME
 from kubesched.plugins.helper.gates import features_of
+from kubesched.plugins.helper.resize import is_pod_resize_deferred, with_deferred_resize
 from kubesched.plugins.interpodaffinity.hints import (
     is_schedulable_after_node_change,
     is_schedulable_after_pod_change,
@@ -282,6 +283,9 @@ class InterPodAffinity:
     """The plugin. ``index`` is the shared incremental :class:`AffinityIndex` of the table."""
 
     name = NAME
+    deferred_resize = False
+    """InPlacePodVerticalScalingSchedulerPreemption (alpha, 1.37; set by the factory): a pod whose
+    resize the kubelet deferred is skipped (interpodaffinity/filtering.go L505-508, L822-825)."""
 
     def sign_pod(self, pod: Pod) -> tuple[list[tuple[str, Any]] | None, Status | None]:
         """Batching signature (v1.37.2 interpodaffinity/plugin.go ``SignPod``): a pod with
@@ -320,6 +324,8 @@ class InterPodAffinity:
     # ───────────────────────────── PreFilter ─────────────────────────────
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeTable) -> tuple[None, Status | None]:
+        if self.deferred_resize and is_pod_resize_deferred(pod):
+            return None, Status(Code.SKIP)
         terms = self._terms(state, pod)
         if terms.errors:
             return None, Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"parsing pod: {'; '.join(terms.errors)}")
@@ -387,6 +393,8 @@ class InterPodAffinity:
     # ───────────────────────────── Filter ─────────────────────────────
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> FilterResult | None:
+        if self.deferred_resize and is_pod_resize_deferred(pod):
+            return None
         s = read_state(state, PRE_FILTER_STATE_KEY, PreFilterState)
         n = len(rows)
         failed = np.zeros(n, np.int64)
@@ -416,6 +424,8 @@ class InterPodAffinity:
         return FilterResult(failed, _REASONS, _CODES)
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        if self.deferred_resize and is_pod_resize_deferred(pod):
+            return None
         try:
             s = read_state(state, PRE_FILTER_STATE_KEY, PreFilterState)
         except Exception as e:  # noqa: BLE001
@@ -572,4 +582,4 @@ def normalize_min_max(scores: np.ndarray) -> None:
 
 def new(args: InterPodAffinityArgs | None, handle: Handle) -> InterPodAffinity:
     """Factory registered as ``kubesched.plugins.interpodaffinity:new``."""
-    return InterPodAffinity(args if args is not None else InterPodAffinityArgs(), handle)
+    return with_deferred_resize(InterPodAffinity(args if args is not None else InterPodAffinityArgs(), handle), handle)

@@ -38,7 +38,7 @@ resources.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -62,6 +62,7 @@ from kubesched.framework.events import (
 from kubesched.framework.interface import MAX_NODE_SCORE, Code, FilterResult, Status
 from kubesched.framework.node_info import Resource
 from kubesched.plugins.helper.gates import features_of
+from kubesched.plugins.helper.resize import deferred_resize_enabled, is_pod_resize_deferred
 from kubesched.plugins.noderesources.resource_allocation import (
     LEAST_ALLOCATED,
     MAX_CUSTOM_PRIORITY_SCORE,
@@ -78,7 +79,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Node, Pod
     from kubesched.framework.cycle_state import CycleState
     from kubesched.framework.handle import Handle
-    from kubesched.framework.node_info import NodeInfo
+    from kubesched.framework.node_info import NodeInfo, PodInfo
     from kubesched.framework.node_table import NodeTable
 
 __all__ = [
@@ -195,10 +196,15 @@ def compute_fit_request(requests: dict[str, int], ignored_resources: frozenset[s
 
 
 def fits_request(req: FitRequest, allocatable: Resource, requested: Resource,
-                 num_pods: int) -> list[InsufficientResource]:
+                 num_pods: int, cached: Mapping[str, int] | None = None) -> list[InsufficientResource]:
     """Upstream ``fitsRequest``: the resources that do not fit, in upstream order (empty = fits).
 
     ``allocatable`` / ``requested`` are the node's; ``num_pods`` the number of pods on it.
+    ``cached``: the requests of the node's cached copy of the same pod (an assigned pod whose
+    resize is deferred, InPlacePodVerticalScalingSchedulerPreemption): then only the delta
+    ``max(0, request - cached)`` must fit what is free, and a scalar resource whose delta is 0
+    is not checked (v1.37.2 fit.go L727-790 with ``adjustDeltasToAccomodateCacheDiscrepancy``
+    L805-846); the reported request and ``unresolvable`` still use the whole request.
     """
     out: list[InsufficientResource] = []
     allowed = allocatable.allowed_pod_number
@@ -207,11 +213,16 @@ def fits_request(req: FitRequest, allocatable: Resource, requested: Resource,
     if req.empty:
         return out
     for name, q in req.checks:
+        delta = q
+        if cached is not None:
+            delta = max(0, q - cached.get(name, 0))
+            if delta == 0 and name not in _FIXED_REASONS:
+                continue  # L767-770: a scalar's zero delta is skipped
         cap = allocatable.get(name)
         if cap == 0 and name in req.dra:
             continue  # v1.37.2 fit.go L782-784: the node has none, DRA provides it
         used = requested.get(name)
-        if q > cap - used:
+        if delta > cap - used:
             out.append(InsufficientResource(name, _FIXED_REASONS.get(name) or insufficient_reason(name),
                                             q, used, cap, q > cap))
     return out
@@ -349,6 +360,9 @@ class Fit:
         self.dra_extended_resource = features_of(handle).enabled("DRAExtendedResource")
         """DRAExtendedResource (off α 1.35, on β 1.36, GA 1.37): a scalar request a DeviceClass maps
         is left to DynamicResources on nodes with 0 allocatable of it (v1.37.2 fit.go L273-292, L782)."""
+        self.deferred_resize = deferred_resize_enabled(features_of(handle))
+        """InPlacePodVerticalScalingSchedulerPreemption (alpha, 1.37): deferred-resize deltas, the
+        scale-up registrations and the same-node checks of the hints."""
 
     def _dra_mapping(self) -> Mapping[str, Any] | None:
         """The DeviceClass mapping (upstream ``draManager.DeviceClassResolver()``), None with the gate off."""
@@ -370,9 +384,24 @@ class Fit:
     def pre_filter_extensions(self) -> None:
         return None
 
+    def _cached_requests(self, pod: Pod, node_name: str, pods: Iterable[PodInfo]) -> dict[str, int] | None:
+        """``adjustDeltasToAccomodateCacheDiscrepancy`` (v1.37.2 fit.go L805-846): with
+        InPlacePodVerticalScalingSchedulerPreemption, for a pod assigned to this node, the
+        requests of the node's cached copy of it (same UID); None otherwise (no delta)."""
+        if not self.deferred_resize or not pod.spec.node_name or pod.spec.node_name != node_name:
+            return None
+        uid = pod.metadata.uid
+        key = pod_key(pod)
+        for pi in pods:
+            if pi.pod.metadata.uid == uid and (uid or pi.key == key):
+                return pi.requests
+        return None
+
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         req = read_state(state, PRE_FILTER_STATE_KEY, FitRequest)
-        insufficient = fits_request(req, node_info.allocatable, node_info.requested, len(node_info.pods))
+        cached = (self._cached_requests(pod, node_info.node.metadata.name, node_info.pods)
+                  if self.deferred_resize and node_info.node is not None else None)
+        insufficient = fits_request(req, node_info.allocatable, node_info.requested, len(node_info.pods), cached)
         if not insufficient:
             return None
         code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if any(r.unresolvable for r in insufficient) else Code.UNSCHEDULABLE
@@ -388,16 +417,35 @@ class Fit:
         too_many = used[:, nodes.PODS][rows] >= alloc[:, nodes.PODS][rows]
         # (check index, request, (short bool[M], allocatable int64[M]) or None: no node has it)
         short_list: list[_Short] = []
+        # a deferred resize (alpha gate): on the pod's own node only the delta over its cached
+        # copy must fit (see fits_request); own = its index in rows, -1 if not among them
+        own, cached = -1, None
+        if self.deferred_resize and pod.spec.node_name and not req.empty:
+            r = nodes.row_of.get(pod.spec.node_name)
+            if r is not None:
+                hit = np.flatnonzero(rows == r)
+                if len(hit):
+                    cached = self._cached_requests(pod, pod.spec.node_name, nodes.pods[r])
+                    own = int(hit[0]) if cached is not None else -1
         if not req.empty:
             for j, (name, q) in enumerate(req.checks):
                 col = nodes.resource_index.get(name)
                 dra = name in req.dra
+                delta = q if cached is None else max(0, q - cached.get(name, 0))
+                skip_own = cached is not None and delta == 0 and name not in _FIXED_REASONS
                 if col is None:  # no node has this resource: allocatable 0 everywhere
                     if not dra:  # (else DRA provides it on every node)
-                        short_list.append((j, q, None))
+                        if own >= 0 and skip_own:
+                            short = np.ones(len(rows), bool)
+                            short[own] = False
+                            short_list.append((j, q, (short, np.zeros(len(rows), np.int64))))
+                        else:
+                            short_list.append((j, q, None))
                     continue
                 a = alloc[:, col][rows]
                 short = a - used[:, col][rows] < q
+                if own >= 0:
+                    short[own] = not skip_own and bool(a[own] - used[rows[own], col] < delta)
                 if dra:
                     short &= a != 0  # the nodes without it leave it to DRA
                 if np.count_nonzero(short):
@@ -451,8 +499,8 @@ class Fit:
         ``TargetPod/UpdatePodScaleDown`` (always Queue) instead of one ``Pod`` registration.
         With DRAExtendedResource (1.35+; on by default since 1.36): ``DeviceClass`` Add|Update
         (:meth:`is_schedulable_after_device_class_event`; the 1.36 registration is the 1.34 list plus
-        this one). (Not modelled: the scale-up registrations of
-        InPlacePodVerticalScalingSchedulerPreemption, alpha, off by default.)"""
+        this one). With InPlacePodVerticalScalingSchedulerPreemption (alpha, off by default):
+        ``AssignedPod/UpdatePodScaleUp`` and ``TargetPod/UpdatePodScaleUp`` (fit.go L378-382)."""
         f = features_of(self.handle)
         ippvs = f.enabled("InPlacePodVerticalScaling")
         node = ClusterEventWithHint(
@@ -475,7 +523,28 @@ class Fit:
                 ClusterEventWithHint(ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_SCALE_DOWN),
                                      self.is_schedulable_after_target_pod_scale_down),
             ]
+        if self.deferred_resize:  # fit.go L378-382
+            events += [
+                ClusterEventWithHint(ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UPDATE_POD_SCALE_UP),
+                                     self.is_schedulable_after_assigned_pod_scale_up),
+                ClusterEventWithHint(ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_SCALE_UP),
+                                     self.is_schedulable_after_target_pod_scale_up),
+            ]
         return events
+
+    @staticmethod
+    def is_schedulable_after_target_pod_scale_up(pod: Pod, old: Any, new: Any) -> QueueingHint:
+        """``isSchedulableAfterTargetPodScaleUp`` (fit.go L415-425): a deferred-resize pod that
+        asks for more again may now need preemption."""
+        return QueueingHint.QUEUE if is_pod_resize_deferred(pod) else QueueingHint.SKIP
+
+    @staticmethod
+    def is_schedulable_after_assigned_pod_scale_up(pod: Pod, old: Any, new: Any) -> QueueingHint:
+        """``isSchedulableAfterAssignedPodScaleUp`` (fit.go L427-447): another pod scaled up on the
+        deferred-resize pod's node (it may have taken the headroom the pod waited for)."""
+        if not is_pod_resize_deferred(pod) or new.spec.node_name != pod.spec.node_name:
+            return QueueingHint.SKIP
+        return QueueingHint.QUEUE
 
     @staticmethod
     def is_schedulable_after_device_class_event(pod: Pod, old: Any, new: Any) -> QueueingHint:
@@ -514,17 +583,23 @@ class Fit:
         """Upstream ``isSchedulableAfterPodEvent``: a deleted pod that was assigned (or nominated)
         may free room; a scaled-down pod only if it is the pod itself or an assigned pod whose
         request of something this pod requests shrank."""
+        deferred = self.deferred_resize and is_pod_resize_deferred(pod)
         if new is None:
             if old is None or (not old.spec.node_name and not old.status.nominated_node_name):
                 return QueueingHint.SKIP
+            if deferred and old.spec.node_name != pod.spec.node_name:
+                return QueueingHint.SKIP  # fit.go L399-404: another node than the deferred pod's
             return QueueingHint.QUEUE
         if old is None:
             return QueueingHint.QUEUE
-        return QueueingHint.QUEUE if _scaled_down_for(pod, old, new) else QueueingHint.SKIP
+        return QueueingHint.QUEUE if _scaled_down_for(pod, old, new, deferred) else QueueingHint.SKIP
 
     def is_schedulable_after_node_change(self, pod: Pod, old: Node | None, new: Node | None) -> QueueingHint:
         """Upstream ``isSchedulableAfterNodeChange``: queue when the (empty) node fits the pod and
         it is new, or one of the resources the pod requests (or the pod limit) grew."""
+        if (self.deferred_resize and is_pod_resize_deferred(pod) and new is not None
+                and new.metadata.name != pod.spec.node_name):
+            return QueueingHint.SKIP  # fit.go L528-534: not the deferred pod's node
         mapping = self._dra_mapping()
         if not _is_fit(pod, new, mapping):
             return QueueingHint.SKIP
@@ -535,12 +610,16 @@ class Fit:
         return QueueingHint.QUEUE
 
 
-def _scaled_down_for(target: Pod, old: Pod, new: Pod) -> bool:
-    """Upstream ``isSchedulableAfterPodScaleDown``."""
+def _scaled_down_for(target: Pod, old: Pod, new: Pod, deferred: bool = False) -> bool:
+    """Upstream ``isSchedulableAfterPodScaleDown`` / ``haveEnoughRelevantResourcesDecreased``;
+    ``deferred``: the target's resize is deferred (alpha gate), so only its own node counts
+    (fit.go L479-484)."""
     if new.metadata.uid == target.metadata.uid and (
             new.metadata.uid or pod_key(new) == pod_key(target)):
         return True
     if not new.spec.node_name:
+        return False
+    if deferred and new.spec.node_name != target.spec.node_name:
         return False
     orig, mod = pod_requests(old), pod_requests(new)
     for name, v in pod_requests(target).items():

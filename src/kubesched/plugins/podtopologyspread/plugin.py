@@ -38,6 +38,7 @@ from kubesched.framework.events import (
 )
 from kubesched.framework.interface import MAX_NODE_SCORE, Code, FilterResult, Status, as_status
 from kubesched.plugins.helper.gates import features_of
+from kubesched.plugins.helper.resize import is_pod_resize_deferred, with_deferred_resize
 from kubesched.plugins.podtopologyspread.common import (
     DO_NOT_SCHEDULE,
     HONOR,
@@ -150,6 +151,9 @@ class PodTopologySpread:
     """See the module docstring. Build with :func:`new`."""
 
     name = NAME
+    deferred_resize = False
+    """InPlacePodVerticalScalingSchedulerPreemption (alpha, 1.37; set by the factory): a pod whose
+    resize the kubelet deferred is skipped (podtopologyspread/filtering.go L140-143, L318-321)."""
 
     def sign_pod(self, pod: Pod) -> tuple[list[tuple[str, Any]] | None, Status | None]:
         """Batching signature (v1.37.2 podtopologyspread/plugin.go ``SignPod``): refused for a
@@ -226,6 +230,8 @@ class PodTopologySpread:
     # ───────────────────────────── PreFilter ─────────────────────────────
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeTable) -> tuple[None, Status | None]:
+        if self.deferred_resize and is_pod_resize_deferred(pod):
+            return None, Status(Code.SKIP)
         try:
             constraints = self.get_constraints(pod, DO_NOT_SCHEDULE, state)
         except SelectorError as e:
@@ -298,6 +304,8 @@ class PodTopologySpread:
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable,
                      rows: np.ndarray) -> FilterResult | None:
+        if self.deferred_resize and is_pod_resize_deferred(pod):
+            return None
         s = read_state(state, PRE_FILTER_STATE_KEY, PreFilterState)
         if not s.constraints:
             return None
@@ -320,6 +328,8 @@ class PodTopologySpread:
         return FilterResult(failed, _REASONS, _CODES)
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        if self.deferred_resize and is_pod_resize_deferred(pod):
+            return None
         res = self.filter_nodes(state, pod, node_info.table, np.asarray([node_info.row], np.int64))
         if res is None or not res.failed[0]:
             return None
@@ -552,4 +562,4 @@ def _node_included(c: Constraint, terms: PodTerms, node: Node) -> bool:
 
 def new(args: PodTopologySpreadArgs | None, handle: Handle) -> PodTopologySpread:
     """Factory registered as ``kubesched.plugins.podtopologyspread:new``."""
-    return PodTopologySpread(args, handle)
+    return with_deferred_resize(PodTopologySpread(args, handle), handle)
