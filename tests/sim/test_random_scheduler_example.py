@@ -107,7 +107,8 @@ def test_up_until_idle_schedules_both_profiles(tmp_path: Path) -> None:
 def test_random_filter_events_to_register_requeue_only_on_node_events(tmp_path: Path) -> None:
     """RandomFilter's ``events_to_register``: a pod it rejected leaves the unschedulable pool on
     a Node event (its hint says Queue), not on an unrelated one (a PersistentVolume added)."""
-    from kubesched.cli.main import _registry, load_inputs
+    from kubesched.cli._inputs import load_inputs
+    from kubesched.cli._inputs import plugin_registry as _registry
     from kubesched.scheduler import Scheduler
     from kubesched.sim.store import ClusterStore
     from kubesched.testing.wrappers import MakeNode, MakePod

@@ -20,13 +20,14 @@ import click
 
 from kubesched import __version__
 from kubesched.cli._features import build_features, feature_gate_options
+from kubesched.cli._inputs import load_config_file, load_inputs, plugin_registry
 from kubesched.cli.apiserver_cmd import apiserver as _apiserver_cmd
 from kubesched.cli.run_cmd import run_command
 from kubesched.cli.snapshot_cmd import snapshot as _snapshot_cmd
 from kubesched.cli.up_cmd import up as _up_cmd
 from kubesched.cli.whatif_cmd import capacity_command as _capacity_cmd
 from kubesched.cli.whatif_cmd import compare_command as _compare_cmd
-from kubesched.errors import ConfigError, InputError, KubeschedError, PluginConfigError
+from kubesched.errors import ConfigError, InputError, KubeschedError
 from kubesched.features import BINARY_VERSION, MIN_EMULATED_VERSION
 
 __all__ = ["main"]
@@ -77,62 +78,6 @@ def _friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
 def main() -> None:
     """kubesched — the Kubernetes scheduler, written in Python (upstream v1.37 behaviour; 1.34–1.36 with
     --emulated-version)."""
-
-
-def _load_config(path: str | None, features: Any = None):  # noqa: ANN202
-    from kubesched.config import load_config
-
-    return load_config(path, features)
-
-
-def load_inputs(paths: list[str], config_path: str | None, features: Any = None) -> tuple[Any, list[Any], bool]:
-    """The manifests of ``-f`` and the scheduler configuration: ``--config``, or a
-    ``KubeSchedulerConfiguration`` document found among the ``-f`` inputs (one at most; not
-    both), defaulted for ``features`` (a :class:`~kubesched.features.FeatureGate`; default v1.37).
-    Returns ``(config, raw objects, whether a configuration was given)``.
-
-    Raises:
-        InputError: two configurations; ConfigError / ManifestError for bad input.
-    """
-    from kubesched.config import decode_config
-    from kubesched.errors import ConfigError, InputError
-    from kubesched.sim.manifests import load_manifests
-
-    found: list[Any] = []
-    raws = load_manifests(paths, configs=found)
-    if len(found) > 1:
-        raise InputError(f"a second KubeSchedulerConfiguration (the first is at {found[0].source})",
-                         found[1].source)
-    if found and config_path is not None:
-        raise InputError(f"--config {config_path} and a KubeSchedulerConfiguration among the inputs: give one",
-                         found[0].source)
-    if found:
-        try:
-            return decode_config(found[0].data, source=found[0].source, features=features), raws, True
-        except ConfigError as e:
-            raise ConfigError(e.message, f"{found[0].source}: {e.path}" if e.path else found[0].source) from None
-    return _load_config(config_path, features), raws, config_path is not None
-
-
-def _registry(plugins: tuple[str, ...]) -> dict[str, Any] | None:
-    if not plugins:
-        return None
-    from kubesched.framework.registry import load_out_of_tree
-    from kubesched.plugins.registry import in_tree_registry
-
-    reg = in_tree_registry()
-    for spec in plugins:
-        name, _, target = spec.partition("=")
-        if "=" in spec and (not name or not target or target.startswith(":") or target.endswith(":")):
-            raise PluginConfigError(f"invalid --plugin {spec!r}: expected NAME=module:factory "
-                                    "(or an entry point name in 'kubesched.plugins')")
-        try:
-            name, factory = load_out_of_tree(spec)
-        except PluginConfigError as e:
-            raise PluginConfigError(f"--plugin {spec}: {e.message} (expected NAME=module:factory, "
-                                    "or an entry point name in 'kubesched.plugins')") from None
-        reg.register(name, factory)
-    return dict(reg)
 
 
 def _rss_mib() -> float:
@@ -191,7 +136,7 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
     except ValueError as e:
         raise InputError(str(e), "--validate") from None
     features = build_features(emulated_version, feature_gates, min_compatibility_version)
-    registry = _registry(plugins)
+    registry = plugin_registry(plugins)
     timings: dict[str, float] | None = {} if os.environ.get("KUBESCHED_PHASE_TIMES") else None
     t0, c0 = time.perf_counter(), time.process_time()
     gc.disable()  # reading creates no cycles: no collection needs to walk the growing input
@@ -363,7 +308,7 @@ def replay(trace: str, nodes_csv: str, pods_csv: str, config_path: str | None, s
 
     features = build_features(emulated_version, feature_gates, min_compatibility_version)
     with _config_source(config_path):
-        config = _load_config(config_path, features)
+        config = load_config_file(config_path, features)
     if report:
         from kubesched.cli.report_html import check_writable
 

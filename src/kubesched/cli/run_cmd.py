@@ -120,9 +120,9 @@ def _run(**kw: Any) -> int:
             ext.close()  # type: ignore[attr-defined]
     registry = None
     if kw["plugins"]:
-        from kubesched.cli.main import _registry
+        from kubesched.cli._inputs import plugin_registry
 
-        registry = _registry(kw["plugins"])
+        registry = plugin_registry(kw["plugins"])
     opts = RunOptions(
         config=cfg, config_file=kw["config_file"], kubeconfig=kw["kubeconfig"], master=kw["master"],
         kube_api_qps=kw["kube_api_qps"], kube_api_burst=kw["kube_api_burst"],

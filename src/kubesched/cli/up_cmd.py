@@ -196,7 +196,7 @@ def _up(paths: tuple[str, ...], config_file: str | None, data_dir: str | None, p
 
     if not 0 <= port <= 65535:
         raise InputError(f"port must be in 0..65535, got {port}", "--port")
-    from kubesched.cli.main import load_inputs
+    from kubesched.cli._inputs import load_inputs
 
     if paths:  # a KubeSchedulerConfiguration among the -f inputs serves as --config
         cfg, objects, config_given = load_inputs(list(paths), config_file, features)
@@ -208,9 +208,9 @@ def _up(paths: tuple[str, ...], config_file: str | None, data_dir: str | None, p
         raise InputError(str(e)) from None
     registry = None
     if plugins:
-        from kubesched.cli.main import _registry
+        from kubesched.cli._inputs import plugin_registry
 
-        registry = _registry(plugins)
+        registry = plugin_registry(plugins)
     opts = UpOptions(objects=objects, config=cfg, config_given=config_given, data_dir=data_dir,
                      registry=registry, until_idle=until_idle, port=port, seed=seed, features=features)
     view: Any = LiveView() if sys.stdout.isatty() else PlainView(sys.stdout)

@@ -16,6 +16,8 @@ from typing import Any
 import click
 
 from kubesched.cli._features import build_features, feature_gate_options
+from kubesched.cli._inputs import plugin_registry
+from kubesched.cli.whatif_report import print_rows
 from kubesched.errors import InputError, KubeschedError
 
 __all__ = ["capacity_command", "compare_command", "friendly"]
@@ -43,19 +45,6 @@ def _config(path: str | None, features: Any = None) -> Any:
     return load_config(path, features)
 
 
-def _registry(plugins: tuple[str, ...]) -> dict[str, Any] | None:
-    if not plugins:
-        return None
-    from kubesched.framework.registry import load_out_of_tree
-    from kubesched.plugins.registry import in_tree_registry
-
-    reg = in_tree_registry()
-    for spec in plugins:
-        name, factory = load_out_of_tree(spec)
-        reg.register(name, factory)
-    return dict(reg)
-
-
 def emit(doc: Any, fmt: str) -> None:
     """Write a report as JSON or YAML on stdout."""
     if fmt == "json":
@@ -64,13 +53,6 @@ def emit(doc: Any, fmt: str) -> None:
         import yaml
 
         sys.stdout.write(yaml.safe_dump(doc, sort_keys=False, default_flow_style=False))
-
-
-def print_rows(header: list[str], rows: list[list[str]], out: Callable[[str], None] = click.echo) -> None:
-    """Plain aligned columns (kubectl style: two spaces between columns)."""
-    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
-    for r in [header, *rows]:
-        out("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
 
 
 _common = [
@@ -111,7 +93,7 @@ def capacity_command(paths: tuple[str, ...], seed: int, plugins: tuple[str, ...]
     config = _config(config_path, features)
     raws = load_manifests(list(paths))
     template = load_template_pod(load_manifests([pod_path], allow_duplicates=True), pod_path)
-    res = capacity(raws, template, config, seed=seed, registry=_registry(plugins), max_replicas=max_replicas,
+    res = capacity(raws, template, config, seed=seed, registry=plugin_registry(plugins), max_replicas=max_replicas,
                    features=features)
     if output != "table":
         emit(res.to_dict(), output)
@@ -171,7 +153,7 @@ def compare_command(paths: tuple[str, ...], seed: int, plugins: tuple[str, ...],
         configs = [_config(p, fa) for p in config_paths]
         labels = _labels(config_paths)
     raws = load_manifests(list(paths))
-    res = compare(raws, configs[0], configs[1], labels=labels, seed=seed, registry=_registry(plugins),
+    res = compare(raws, configs[0], configs[1], labels=labels, seed=seed, registry=plugin_registry(plugins),
                   features=fa, features_b=fb)
     if output != "table":
         emit(res.to_dict(), output)

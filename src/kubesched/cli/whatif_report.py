@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import click
 
-from kubesched.cli.whatif_cmd import print_rows
+__all__ = ["add_nodes_summary", "print_add_nodes", "print_compare", "print_rows"]
 
-__all__ = ["add_nodes_summary", "print_add_nodes", "print_compare"]
+
+def print_rows(header: list[str], rows: list[list[str]], out: Callable[[str], None] = click.echo) -> None:
+    """Plain aligned columns (kubectl style: two spaces between columns)."""
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
+    for r in [header, *rows]:
+        out("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
 
 
 def add_nodes_summary(est: Any) -> str:
