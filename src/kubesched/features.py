@@ -279,16 +279,6 @@ class FeatureGate:
         fg._set_from_map(gates)
         return fg
 
-    def known(self) -> list[str]:
-        """``KnownFeatures()`` lines at the emulated version (``--help`` of ``--feature-gates``)."""
-        out = []
-        for name in sorted(known_features()):
-            s = self.spec(name)
-            if s.pre_release in (GA, PRE_ALPHA) or s.lock_to_default:
-                continue
-            out.append(f"{name}=true|false ({s.pre_release} - default={str(s.default).lower()})")
-        return out
-
     def __repr__(self) -> str:
         sets = ",".join(f"{k}={str(v).lower()}" for k, v in sorted(self._overrides.items()))
         return f"FeatureGate(emulated_version={_fmt(self.emulated_version)!r}" + (f", {sets}" if sets else "") + ")"

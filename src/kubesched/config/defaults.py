@@ -95,20 +95,12 @@ def default_plugins(features: FeatureGate | None = None) -> Plugins:
     if fg.enabled("DynamicResourceAllocation"):
         i = next(i for i, p in enumerate(enabled) if p.name == "DefaultPreemption")
         enabled.insert(i, Plugin(name="DynamicResources", weight=2 if fg.at_least(1, 35) else None))
-    if fg.enabled("GenericWorkload") or (not fg.at_least(1, 37) and _enabled(fg, "GangScheduling")):
+    if fg.enabled("GenericWorkload"):  # 1.35-1.36's own GangScheduling gate is unknown to the 1.37 table
         enabled.append(Plugin(name="GangScheduling"))
     if fg.enabled("TopologyAwareWorkloadScheduling"):
         enabled.append(Plugin(name="TopologyPlacementGenerator"))
         enabled.append(Plugin(name="PodGroupPodsCount", weight=1))
     return Plugins(multi_point=PluginSet(enabled=enabled))
-
-
-def _enabled(fg: FeatureGate, name: str) -> bool:
-    """``fg.enabled(name)`` for a gate the 1.37 binary may no longer know (removed gates)."""
-    try:
-        return fg.enabled(name)
-    except KeyError:
-        return False
 
 
 def merge_plugin_set(default: PluginSet, custom: PluginSet) -> PluginSet:
