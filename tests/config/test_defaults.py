@@ -170,7 +170,8 @@ def test_default_plugins_returns_fresh_copies():
 
 def test_extension_point_constants():
     assert EXTENSION_POINTS == ("pre_enqueue", "queue_sort", "pre_filter", "filter", "post_filter",
-                                "pre_score", "score", "reserve", "permit", "pre_bind", "bind", "post_bind")
+                                "pre_score", "score", "reserve", "permit", "pre_bind", "bind", "post_bind",
+                                "placement_generate", "placement_score", "pod_group_post_filter")
     assert EXTENSION_POINT_JSON["pre_enqueue"] == "preEnqueue"
     assert EXTENSION_POINT_JSON["post_bind"] == "postBind"
     assert EXTENSION_POINT_JSON["filter"] == "filter"

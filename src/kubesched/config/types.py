@@ -57,6 +57,9 @@ EXTENSION_POINTS: tuple[str, ...] = (
     "pre_bind",
     "bind",
     "post_bind",
+    "placement_generate",
+    "placement_score",
+    "pod_group_post_filter",
 )
 
 #: snake_case extension point -> its JSON/YAML name (used in error field paths).
@@ -103,6 +106,12 @@ class Plugins(_Struct):
     bind: PluginSet = msgspec.field(default_factory=PluginSet)
     post_bind: PluginSet = msgspec.field(default_factory=PluginSet)
     multi_point: PluginSet = msgspec.field(default_factory=PluginSet)
+    placement_generate: PluginSet = msgspec.field(default_factory=PluginSet)
+    """PlacementGenerate plugins (v1.36+, workload-aware scheduling; at most one per profile)."""
+    placement_score: PluginSet = msgspec.field(default_factory=PluginSet)
+    """PlacementScore plugins (v1.36+; weighted like Score)."""
+    pod_group_post_filter: PluginSet = msgspec.field(default_factory=PluginSet)
+    """PodGroupPostFilter plugins (v1.36+; run after a failed pod-group cycle)."""
 
 
 class PluginConfig(_Struct):

@@ -526,9 +526,14 @@ EXTENSION_POINTS: tuple[ExtensionPoint, ...] = (
     ExtensionPoint("pre_bind", "preBind", ("pre_bind",)),
     ExtensionPoint("bind", "bind", ("bind",)),
     ExtensionPoint("post_bind", "postBind", ("post_bind",)),
+    ExtensionPoint("placement_generate", "placementGenerate", ("generate_placements",)),
+    ExtensionPoint("placement_score", "placementScore", ("score_placement",)),
+    ExtensionPoint("pod_group_post_filter", "podGroupPostFilter", ("pod_group_post_filter",)),
 )
-"""The twelve configurable extension points in upstream order (PreEnqueue … PostBind);
-NormalizeScore is part of Score, as upstream."""
+"""The configurable extension points in upstream order (PreEnqueue … PostBind, then the pod-group
+points of v1.36+: PlacementGenerate, PlacementScore, PodGroupPostFilter, as upstream's ``Plugins``
+struct); NormalizeScore is part of Score, as upstream. PlacementFeasible is not configurable
+(GangScheduling is the only one, upstream framework.go L488-499)."""
 
 
 def implements(plugin: object, point: ExtensionPoint) -> bool:

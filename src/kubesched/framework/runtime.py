@@ -160,6 +160,9 @@ class Framework:
         self.pre_bind_plugins = self._lists["pre_bind"]
         self.bind_plugins = self._lists["bind"]
         self.post_bind_plugins = self._lists["post_bind"]
+        self.placement_generate_plugins = self._lists["placement_generate"]
+        self.placement_score_plugins = self._lists["placement_score"]
+        self.pod_group_post_filter_plugins = self._lists["pod_group_post_filter"]
 
         if len(self.queue_sort_plugins) != 1:
             raise PluginConfigError(
@@ -170,19 +173,23 @@ class Framework:
                 f'at least one bind plugin is needed for profile with scheduler name "{self.profile_name}"',
                 f"{path}.plugins.bind")
 
+        if len(self.placement_generate_plugins) > 1:  # framework.go L453-455 (v1.37.2)
+            raise PluginConfigError(
+                "at most one placement generate plugin is allowed for profile with scheduler name "
+                f'"{self.profile_name}"', f"{path}.plugins.placementGenerate")
+
         # 4. score weights: explicit Score entries first, then multiPoint; 0 → 1
-        self.score_weights: dict[str, int] = {}
-        total = 0
-        score_point = _POINTS["score"]
-        for p in list(plugins_cfg.score.enabled if plugins_cfg.score else ()) + list(
-                plugins_cfg.multi_point.enabled if plugins_cfg.multi_point else ()):
-            if p.name in self.score_weights or not implements(self.plugins[p.name], score_point):
-                continue
-            w = p.weight or 1
-            if w * MAX_NODE_SCORE > MAX_TOTAL_SCORE - total:
-                raise PluginConfigError("total score of Score plugins could overflow", f"{path}.plugins.score")
-            self.score_weights[p.name] = w
-            total += w * MAX_NODE_SCORE
+        self.score_weights = self._weights_for(plugins_cfg, "score", path)
+        self.placement_score_weights = self._weights_for(plugins_cfg, "placement_score", path)
+        """PlacementScore weights (``getValidScoreWeights`` over placementScore + multiPoint)."""
+        # PlacementFeasible (framework.go L488-499): with GenericWorkload, GangScheduling only
+        self.placement_feasible_plugins: list[Any] = []
+        gang = self.plugins.get("GangScheduling")
+        if handle.features.enabled("GenericWorkload") and gang is not None:
+            if not callable(getattr(gang, "placement_feasible", None)):
+                raise PluginConfigError("GenericWorkload is enabled, but GangScheduling plugin does not fulfill "
+                                        "PlacementFeasiblePlugin interface", f"{path}.plugins")
+            self.placement_feasible_plugins.append(gang)
         self._weights = np.asarray([self.score_weights.get(p.name, 1) for p in self.score_plugins], np.int64)
         qs = self.queue_sort_plugins[0]
         if callable(getattr(qs, "sort_key", None)):
@@ -236,6 +243,25 @@ class Framework:
             timed = TIMED_EXTENSION_POINTS.get(method)
             setattr(self, method, _timed(run, timed[0] if timed else None, timed[1] if timed else _none,
                                          recorder, self.profile_name, instrumented[attr]))
+
+    def _weights_for(self, cfg: Any, point_name: str, path: str) -> dict[str, int]:
+        """Upstream ``getValidScoreWeights`` (framework.go L588-618): weights of the plugins that
+        implement ``point_name``, the point's own entries first, then multiPoint; 0 → 1; raises
+        :class:`PluginConfigError` if the total could overflow."""
+        weights: dict[str, int] = {}
+        total = 0
+        point = _POINTS[point_name]
+        own = getattr(cfg, point_name)
+        for p in list(own.enabled if own else ()) + list(cfg.multi_point.enabled if cfg.multi_point else ()):
+            if p.name in weights or not implements(self.plugins[p.name], point):
+                continue
+            w = p.weight or 1
+            if w * MAX_NODE_SCORE > MAX_TOTAL_SCORE - total:
+                raise PluginConfigError("total score of Score plugins could overflow",
+                                        f"{path}.plugins.{point.json_name}")
+            weights[p.name] = w
+            total += w * MAX_NODE_SCORE
+        return weights
 
     def _expand(self, point: ExtensionPoint, cfg: Any, path: str) -> list[Any]:
         pset = getattr(cfg, point.config_name)
@@ -828,9 +854,10 @@ class Framework:
         for point in EXTENSION_POINTS:
             lst = self._lists[point.config_name]
             if lst:
-                weighted = point.config_name == "score"
+                weights = {"score": self.score_weights, "placement_score": self.placement_score_weights}.get(
+                    point.config_name)
                 out[point.json_name] = [
-                    {"name": p.name, **({"weight": self.score_weights.get(p.name, 1)} if weighted else {})}
+                    {"name": p.name, **({"weight": weights.get(p.name, 1)} if weights is not None else {})}
                     for p in lst]
         return out
 
