@@ -150,9 +150,20 @@ class Handle:
     extenders: list[Any] = field(default_factory=list)
     """The scheduler's extenders (upstream ``Handle.Extenders()``:
     :class:`~kubesched.framework.extender.Extender` s, ignorable ones last)."""
+    pod_group_manager: Any = None
+    """Upstream ``Handle.PodGroupManager()``: a :class:`~kubesched.framework.podgroup.PodGroupManager`
+    when GenericWorkload is on (set by the scheduler), else None."""
+    activator: Callable[[dict[str, Pod]], Any] | None = None
+    """Set by the scheduler: the queue's ``activate`` (what :meth:`activate` calls)."""
     features: FeatureGate = field(default_factory=default_feature_gate)
     """The feature gates at the emulated version (upstream: the global ``utilfeature.DefaultFeatureGate``,
     read by plugin factories through ``feature.Features``); plugins ask ``handle.features.enabled("X")``."""
+
+    def activate(self, pods: dict[str, Pod]) -> None:
+        """Upstream ``Handle.Activate`` (PodActivator): move these pending pods (``namespace/name`` →
+        pod) from unschedulablePods/backoffQ to activeQ; a no-op without a scheduler."""
+        if self.activator is not None:
+            self.activator(pods)
 
     # upstream Handle: IterateOverWaitingPods, GetWaitingPod, RejectWaitingPod
 

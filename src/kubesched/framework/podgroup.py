@@ -41,6 +41,8 @@ __all__ = [
     "PodGroupAssignments",
     "PodGroupCycleState",
     "PodGroupInfo",
+    "PodGroupManager",
+    "PlacementPluginScores",
     "PodGroupPostFilterPlugin",
     "PodGroupPostFilterResult",
     "PodGroupSchedulingFunc",
@@ -198,6 +200,31 @@ class PodGroupState(Protocol):
         """Assumed + assigned members."""
         ...
     def scheduled_pods_count(self) -> int: ...
+
+
+class PodGroupManager(Protocol):
+    """What plugins read about pod groups (upstream ``Handle.PodGroupManager()``, v1.37.2
+    listers.go L200-230): the PodGroup objects the scheduler observed and each group's member
+    state. ``Handle.pod_group_manager`` is one when GenericWorkload is on, else None."""
+
+    def pod_group(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """The PodGroup object as last observed (raw mapping), or None."""
+        ...
+
+    def pod_group_state(self, namespace: str, name: str) -> PodGroupState | None:
+        """The group's members as known from pod events (exists before the PodGroup object), or None."""
+        ...
+
+
+@dataclass
+class PlacementPluginScores:
+    """Upstream ``PlacementPluginScores``: a feasible placement's weighted scores per plugin, their
+    sum, and the random tie-breaker (the highest ``total_score`` wins, ties by larger ``randomizer``)."""
+
+    placement: Placement | None
+    scores: list[tuple[str, int]] = field(default_factory=list)
+    total_score: int = 0
+    randomizer: int = 0
 
 
 class PodGroupPostFilterPlugin(Protocol):
