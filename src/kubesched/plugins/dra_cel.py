@@ -133,8 +133,18 @@ def _split(name: str, driver: str) -> tuple[str, str]:
 
 
 def _attr_value(v: Any) -> Any:
+    """Upstream ``getAttributeValue`` (v0.37.2 cel/compile.go L288-325): a list value
+    (DRAListTypeAttributes: ``ints``/``bools``/``strings``/``versions``) first, else the scalar."""
     if not isinstance(v, dict):
         return v
+    if v.get("ints") is not None:
+        return [int(x) for x in v["ints"]]
+    if v.get("bools") is not None:
+        return [bool(x) for x in v["bools"]]
+    if v.get("strings") is not None:
+        return [str(x) for x in v["strings"]]
+    if v.get("versions") is not None:
+        return [{_V: str(x)} for x in v["versions"]]
     if "int" in v:
         return int(v["int"])
     if "bool" in v:

@@ -16,8 +16,14 @@ the counters less what allocated devices and the devices picked so far consume),
 completed by slices that do not reach the node (``checkSlicesInPool``) and invalid on a duplicate
 counter set or an unknown counter. ``Features(consumable_capacity=True)``: a request's
 ``capacity.requests`` must exist on the device and fit (``CmpRequestOverCapacity``, integer path), and
-an ``allowMultipleAllocations`` device is shared by capacity (``shareID``, ``consumedCapacity``).
-Not modelled: binding conditions, compatibility groups, fractional capacity ranges.
+an ``allowMultipleAllocations`` device is shared by capacity (``shareID``, ``consumedCapacity``),
+and ``distinctAttribute`` constraints hold (pairwise different values; ``distinctAttributeConstraint``
+of ``incubating/constraint.go``; without the feature: ``empty constraint``).
+``Features(list_type_attributes=True)`` (DRAListTypeAttributes, α 1.37, experimental allocator
+L849-1070, constraint.go L97-125): attributes may be lists (``ints``/``bools``/``strings``/
+``versions``); matchAttribute then needs the value sets to share an element (the intersection
+narrows device by device), distinctAttribute pairwise disjoint sets.
+Not modelled: fractional capacity ranges, derived attributes.
 
 Objects are the API's JSON mappings (``resource.k8s.io/v1`` ResourceClaim, ResourceSlice,
 DeviceClass). :class:`Allocator` is built once per pod (PreFilter) and asked per node
@@ -82,6 +88,9 @@ class Features:
     """DRADeviceCompatibilityGroups (α 1.37; upstream's experimental allocator): devices drawing
     from one counter set must have intersecting ``consumesCounters[].compatibilityGroups``
     (:class:`_GroupIntersection`)."""
+    list_type_attributes: bool = False
+    """DRAListTypeAttributes (α 1.37): list-valued attributes (``ints``/``bools``/``strings``/
+    ``versions``); matchAttribute needs a common value, distinctAttribute disjoint values."""
     optional_node_operations: bool = False
     """DRAOptionalNodeOperations (α 1.37; upstream's experimental allocator): devices of a slice
     with ``spec.skipNodeOperations`` need the node to declare the feature
@@ -485,14 +494,45 @@ class _Req:
         return f"{self.parent}/{self.name}" if self.parent is not None else self.name
 
 
-class _MatchAttribute:
-    __slots__ = ("requests", "attribute", "value", "n")
+_SET_KINDS = (("ints", "int"), ("bools", "bool"), ("strings", "string"), ("versions", "version"))
 
-    def __init__(self, requests: list[str], attribute: str) -> None:
+
+def attribute_as_set(attr: dict[str, Any]) -> tuple[str, frozenset[Any]] | None:
+    """Upstream ``attributeAsSet`` (v0.37.2 experimental allocator L898-938, DRAListTypeAttributes):
+    a (kind, values) set of an attribute — a non-empty list (``ints``/``bools``/``strings``/
+    ``versions``) first, else the scalar; None for an unknown type."""
+    for plural, kind in _SET_KINDS:
+        values = attr.get(plural)
+        if values:
+            return kind, frozenset(values)
+    for _, kind in _SET_KINDS:
+        if kind in attr and attr[kind] is not None:
+            return kind, frozenset((attr[kind],))
+    return None
+
+
+def _intersection(a: tuple[str, frozenset[Any]], b: tuple[str, frozenset[Any]]) -> tuple[str, frozenset[Any]] | None:
+    """``deviceAttributeListAsSet.intersection``: None when the kinds differ or nothing is common."""
+    if a[0] != b[0]:
+        return None
+    common = a[1] & b[1]
+    return (a[0], common) if common else None
+
+
+class _MatchAttribute:
+    """``matchAttributeConstraint``: every device the constraint applies to has the attribute with
+    one value; with DRAListTypeAttributes (``list_types``) the values as sets must have a common
+    element (an intersection stack, so backtracking restores it)."""
+
+    __slots__ = ("requests", "attribute", "value", "n", "list_types", "stack")
+
+    def __init__(self, requests: list[str], attribute: str, list_types: bool = False) -> None:
         self.requests = set(requests)
         self.attribute = attribute
         self.value: Any = None
         self.n = 0
+        self.list_types = list_types
+        self.stack: list[tuple[str, frozenset[Any]]] = []
 
     def _applies(self, request: str, sub: str | None) -> bool:
         if not self.requests:
@@ -507,6 +547,19 @@ class _MatchAttribute:
         attr = _lookup_attribute(device, did, self.attribute)
         if attr is None:
             return False
+        if self.list_types:
+            new = attribute_as_set(attr)
+            if new is None:
+                return False
+            if self.n:
+                narrowed = _intersection(self.stack[self.n - 1], new)
+                if narrowed is None:
+                    return False
+                new = narrowed
+            del self.stack[self.n:]
+            self.stack.append(new)
+            self.n += 1
+            return True
         if self.n == 0:
             self.value = attr
             self.n = 1
@@ -524,6 +577,59 @@ class _MatchAttribute:
     def remove(self, request: str, sub: str | None) -> None:
         if self._applies(request, sub):
             self.n -= 1
+            if self.list_types:
+                del self.stack[self.n:]
+
+
+class _DistinctAttribute:
+    """``distinctAttributeConstraint`` (DRAConsumableCapacity, upstream's incubating and
+    experimental allocators): the devices the constraint applies to all have the attribute, with
+    pairwise different values; with DRAListTypeAttributes pairwise disjoint value sets."""
+
+    __slots__ = ("requests", "attribute", "values", "list_types")
+
+    def __init__(self, requests: list[str], attribute: str, list_types: bool = False) -> None:
+        self.requests = set(requests)
+        self.attribute = attribute
+        self.values: list[dict[str, Any]] = []
+        self.list_types = list_types
+
+    def _applies(self, request: str, sub: str | None) -> bool:
+        if not self.requests:
+            return True
+        if sub is None:
+            return request in self.requests
+        return request in self.requests or f"{request}/{sub}" in self.requests
+
+    def add(self, request: str, sub: str | None, device: dict[str, Any], did: DeviceID) -> bool:
+        if not self._applies(request, sub):
+            return True
+        attr = _lookup_attribute(device, did, self.attribute)
+        if attr is None:
+            return False
+        if self.list_types:
+            new = attribute_as_set(attr)
+            if new is None:
+                return False
+            for old in self.values:
+                seen = attribute_as_set(old)
+                if seen is not None and _intersection(new, seen) is not None:
+                    return False
+        else:
+            for old in self.values:
+                for typ in ("string", "int", "bool", "version"):
+                    if attr.get(typ) is not None:
+                        if old.get(typ) is not None and old[typ] == attr[typ]:
+                            return False
+                        break
+                else:
+                    return False  # an unknown value type cannot match
+        self.values.append(attr)
+        return True
+
+    def remove(self, request: str, sub: str | None) -> None:
+        if self._applies(request, sub):
+            self.values.pop()
 
 
 def _lookup_attribute(device: dict[str, Any], did: DeviceID, name: str) -> dict[str, Any] | None:
@@ -885,7 +991,7 @@ class _Run:
         self.static = static
         self.pools: list[_Pool] = [] if static else a.gather_pools(node)
         self.req: dict[tuple[int, int, int], _Req] = {}
-        self.constraints: list[list[_MatchAttribute]] = []
+        self.constraints: list[list[_MatchAttribute | _DistinctAttribute]] = []
         self.allocating: dict[DeviceID, set[int]] = {}
         self.result: list[list[tuple[_Req, DeviceID, dict[str, Any], dict[str, Any]]]] = []
         self.in_use = a.allocated
@@ -930,10 +1036,13 @@ class _Run:
                 if min_devices > ALLOCATION_RESULTS_MAX_SIZE:
                     raise AllocatorError(f"claim {_kobj(claim)}: number of requested devices {min_devices} "
                                          f"exceeds the claim limit of {ALLOCATION_RESULTS_MAX_SIZE}")
-            cons = []
+            cons: list[_MatchAttribute | _DistinctAttribute] = []
+            list_types = self.a.features.list_type_attributes
             for i, c in enumerate(dict_path(claim, "spec", "devices", "constraints") or ()):
                 if c.get("matchAttribute"):
-                    cons.append(_MatchAttribute(list(c.get("requests") or ()), c["matchAttribute"]))
+                    cons.append(_MatchAttribute(list(c.get("requests") or ()), c["matchAttribute"], list_types))
+                elif c.get("distinctAttribute") and self.a.features.consumable_capacity:
+                    cons.append(_DistinctAttribute(list(c.get("requests") or ()), c["distinctAttribute"], list_types))
                 else:
                     raise AllocatorError(f"claim {_kobj(claim)}, constraint #{i}: empty constraint "
                                          "(unsupported constraint type?)")

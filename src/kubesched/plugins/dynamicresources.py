@@ -85,7 +85,8 @@ Pods **with** claims (``spec.resourceClaims``):
   ``status.extendedResourceClaimStatus`` (request mappings, claim name); Unreserve deletes a
   written claim. The special claim's in-flight UID is derived from the pod (upstream: random).
 
-1.37 alpha gates: DRADeviceCompatibilityGroups (devices on one counter set must share a group),
+1.37 alpha gates: DRAListTypeAttributes (list-valued attributes in constraints and CEL),
+DRADeviceCompatibilityGroups (devices on one counter set must share a group),
 DRAOptionalNodeOperations (allocator skips devices of slices with
 ``skipNodeOperations`` on nodes not declaring the feature; an allocated claim needing it is
 unavailable there), DRANodeAllocatableResources (only the shared mapped-claim rejection), the
@@ -1770,7 +1771,8 @@ def new(args: Any, handle: Any) -> DynamicResources:
                         device_binding_conditions=fg.enabled("DRADeviceBindingConditions")
                         and fg.enabled("DRAResourceClaimDeviceStatus"),
                         optional_node_operations=fg.enabled("DRAOptionalNodeOperations"),
-                        compatibility_groups=fg.enabled("DRADeviceCompatibilityGroups"))
+                        compatibility_groups=fg.enabled("DRADeviceCompatibilityGroups"),
+                        list_type_attributes=fg.enabled("DRAListTypeAttributes"))
     cls = ScoringDynamicResources if fg.at_least(1, 35) else DynamicResources
     pl = cls(handle, features, filter_timeout_s=timeout, version=fg.emulated_version)
     pl.deferred_resize = deferred_resize_enabled(fg)

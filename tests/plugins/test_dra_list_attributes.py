@@ -1,0 +1,123 @@
+"""distinctAttribute constraints (DRAConsumableCapacity, β on since 1.36) and list-typed device
+attributes (DRAListTypeAttributes, α 1.37): cases of upstream's shared allocator table
+(``dynamic-resource-allocation@v0.37.2/structured/internal/allocatortesting/allocator_testing.go``
+``*distinct*`` and ``list-attributes-*`` / ``numanode-*``) and list values in CEL
+(``cel/compile.go`` ``getAttributeValue``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from test_dra_structured import CA, D1, D2, D3, DA, N1, P1, alloc, claim, cls, dev, local, req, result, slice_
+
+from kubesched.features import FeatureGate
+from kubesched.plugins import dynamicresources as dra
+from kubesched.plugins.dra_cel import compile_selector, device_context
+from kubesched.plugins.dra_structured import AllocatorError, Features
+from kubesched.testing.wrappers import MakeNode
+
+D4 = "device-4"
+S = f"{DA}/stringAttribute"
+NUMA = "resource.kubernetes.io/numaNode"
+
+LIST = Features(list_type_attributes=True)
+DISTINCT = Features(consumable_capacity=True)
+BOTH = Features(consumable_capacity=True, list_type_attributes=True)
+
+
+def strs(*values: str) -> dict[str, Any]:
+    return {"stringAttribute": {"strings": list(values)}}
+
+
+def one(v: str) -> dict[str, Any]:
+    return {"stringAttribute": {"string": v}}
+
+
+def run(features: Features, constraint: dict, count: int, *devices: dict, requests: list | None = None):
+    c = claim("claim-0", *(requests or [req("req-0", count=count)]), constraints=[constraint])
+    return alloc([c], [cls(CA, DA)], [slice_("s1", N1, P1, DA, *devices)], features=features)
+
+
+def picked(*names: str, request: str = "req-0") -> list[dict[str, Any]]:
+    return [result(local(), *((request, DA, P1, n) for n in names))]
+
+
+# ─────────────────────────── distinctAttribute ───────────────────────────
+
+@pytest.mark.parametrize("features,devices,count,want", [
+    (DISTINCT, [one("value1"), one("value2"), one("value1")], 3, None),
+    (DISTINCT, [one("value1"), one("value2"), one("value3")], 3, [D1, D2, D3]),
+    (DISTINCT, [one("value1"), one("value1"), one("value2")], 2, [D1, D3]),
+    (DISTINCT, [{}], 1, None),
+    (BOTH, [one("value1"), one("value2")], 2, [D1, D2]),
+    (BOTH, [one("value1"), one("value1")], 2, None),
+    (BOTH, [strs("a", "b"), strs("b", "c"), strs("c", "d")], 2, [D1, D3]),
+], ids=["single-request-count-3-not-distinct", "single-request-count-3-all-distinct", "skips-duplicate",
+        "attribute-not-set", "list-attributes-scalar-all-distinct", "list-attributes-scalar-not-distinct",
+        "list-attributes-pairwise-disjoint"])
+def test_distinct_attribute(features, devices, count, want):
+    names = [D1, D2, D3, D4]
+    devs = [dev(names[i], attrs=a or None) for i, a in enumerate(devices)]
+    got = run(features, {"distinctAttribute": S}, count, *devs)
+    assert got == (picked(*want) if want else None)
+
+
+def test_distinct_two_requests_share_constraint():
+    # distinct-constraint-two-requests-with-count-not-distinct
+    devs = [dev(D1, attrs=one("value1")), dev(D2, attrs=one("value2")), dev(D3, attrs=one("value1"))]
+    got = run(DISTINCT, {"distinctAttribute": S, "requests": ["req-0", "req-1"]}, 0, *devs,
+              requests=[req("req-0", count=2), req("req-1", count=1)])
+    assert got is None
+
+
+def test_distinct_attribute_needs_consumable_capacity():
+    # the stable allocator (DRAConsumableCapacity off) knows no distinctAttribute
+    with pytest.raises(AllocatorError, match=r"constraint #0: empty constraint \(unsupported constraint type\?\)"):
+        run(Features(), {"distinctAttribute": S}, 1, dev(D1, attrs=one("value1")))
+
+
+# ─────────────────────────── matchAttribute over lists ───────────────────────────
+
+@pytest.mark.parametrize("features,devices,count,want", [
+    (LIST, [one("value1"), one("value1")], 2, [D1, D2]),
+    (LIST, [strs("value1", "value2", "value3"), strs("value2", "value3", "value4")], 2, [D1, D2]),
+    (LIST, [strs("value1", "value2"), strs("value2", "value3"), strs("value3", "value1")], 3, None),
+    (LIST, [strs("value1", "value2"), strs("value1"), strs("value2"), strs("value2")], 3, [D1, D3, D4]),
+    (LIST, [one("value2"), strs("value1", "value2")], 2, [D1, D2]),
+    (LIST, [one("value3"), strs("value1", "value2")], 2, None),
+    (Features(), [strs("value1", "value2", "value3"), strs("value2", "value3", "value4")], 2, None),
+], ids=["scalar-string-values", "list-of-string-values-with-common-elements",
+        "list-of-string-values-with-partially-common-elements", "backtrack-needs-intersection-restore",
+        "mixed-scalar-and-list-with-common-elements", "mixed-scalar-and-list-without-common-elements",
+        "list-attributes-disabled-match-constraint-with-lists"])
+def test_match_attribute_lists(features, devices, count, want):
+    names = [D1, D2, D3, D4]
+    devs = [dev(names[i], attrs=a) for i, a in enumerate(devices)]
+    got = run(features, {"matchAttribute": S}, count, *devs)
+    assert got == (picked(*want) if want else None)
+
+
+@pytest.mark.parametrize("second,want", [([4, 5, 6, 7], [D1, D2]), ([0, 1], None)],
+                         ids=["numanode-matchattribute-overlapping-lists-are-co-placed",
+                              "numanode-matchattribute-disjoint-lists-are-not-allocated"])
+def test_numa_node_lists(second, want):
+    devs = [dev(D1, attrs={NUMA: {"ints": [4] if want else [7]}}), dev(D2, attrs={NUMA: {"ints": second}})]
+    got = run(LIST, {"matchAttribute": NUMA}, 2, *devs)
+    assert got == (picked(*want) if want else None)
+
+
+def test_list_values_in_cel():
+    ctx = device_context(DA, {"name": D1, "attributes": {"numa": {"ints": [0, 1]}, "names": {"strings": ["a"]}}})
+    assert compile_selector(f'1 in device.attributes["{DA}"].numa').matches(ctx)
+    assert not compile_selector(f'"b" in device.attributes["{DA}"].names').matches(ctx)
+
+
+def test_plugin_reads_gate():
+    from kubesched.framework.handle import Handle
+    from kubesched.testing.wrappers import build_table
+
+    table = build_table([MakeNode().name(N1).obj()])
+    on = dra.new(None, Handle(nodes=table, features=FeatureGate.from_flags(feature_gates="DRAListTypeAttributes=true")))
+    off = dra.new(None, Handle(nodes=table, features=FeatureGate()))
+    assert on.features.list_type_attributes and not off.features.list_type_attributes
