@@ -121,3 +121,66 @@ def test_plugin_reads_gate():
     on = dra.new(None, Handle(nodes=table, features=FeatureGate.from_flags(feature_gates="DRAListTypeAttributes=true")))
     off = dra.new(None, Handle(nodes=table, features=FeatureGate()))
     assert on.features.list_type_attributes and not off.features.list_type_attributes
+
+
+# ─────────────────────────── derivedAttributes (DRADerivedAttributes) ───────────────────────────
+
+DERIVED = Features(derived_attributes=True)
+DB, CB, P2 = "driver-b", "class-b", "pool-2"
+
+
+def derived_req(name: str, c: str, expression: str, attr: str = "derived/sharedNumaNode", count: int = 1):
+    r = req(name, c, count=count)
+    r["exactly"]["derivedAttributes"] = [{"name": attr, "expression": expression}]
+    return r
+
+
+def test_derived_attributes_match_across_drivers():
+    # derived-attributes: two drivers name their NUMA attribute differently
+    c = claim("claim-0", derived_req("req-0", CA, f'device.attributes["{DA}"]["numa"]'),
+              derived_req("req-1", CB, f'device.attributes["{DB}"]["numaNode"]'),
+              constraints=[{"requests": ["req-0", "req-1"], "matchAttribute": "derived/sharedNumaNode"}])
+    slices = [slice_("s1", N1, P1, DA, dev(D2, attrs={"numa": {"string": "numa-0"}}),
+                     dev(D1, attrs={"numa": {"string": "numa-1"}})),
+              slice_("s2", N1, P2, DB, dev(D3, attrs={"numaNode": {"string": "numa-1"}}),
+                     dev(D4, attrs={"numaNode": {"string": "numa-2"}}))]
+    got = alloc([c], [cls(CA, DA), cls(CB, DB)], slices, features=DERIVED)
+    assert got == [result(local(), ("req-0", DA, P1, D1), ("req-1", DB, P2, D3))]
+
+
+def test_derived_attribute_overrides_device_attribute():
+    # derived-attributes-override
+    drv = "dra.example.com"
+    c = claim("claim-0", derived_req("req-0", CA, '"value-2"', attr=f"{drv}/myAttr"), req("req-1", CA),
+              constraints=[{"requests": ["req-0", "req-1"], "matchAttribute": f"{drv}/myAttr"}])
+    slices = [slice_("s1", N1, P1, drv, dev(D1, attrs={"myAttr": {"string": "value-1"}}),
+                     dev(D2, attrs={"myAttr": {"string": "value-2"}}))]
+    got = alloc([c], [cls(CA, drv)], slices, features=DERIVED)
+    assert got == [result(local(), ("req-0", drv, P1, D1), ("req-1", drv, P1, D2))]
+
+
+def test_derived_attribute_cel_missing_attribute_is_an_error():
+    c = claim("claim-0", derived_req("req-0", CA, f'device.attributes["{DA}"]["missingAttr"]', attr="derived/missing"),
+              constraints=[{"requests": ["req-0"], "matchAttribute": "derived/missing"}])
+    with pytest.raises(AllocatorError, match="evaluate derived attribute derived/missing on device "
+                                             f"{DA}/{P1}/{D1} failed: no such key: missingAttr"):
+        alloc([c], [cls(CA, DA)], [slice_("s1", N1, P1, DA, dev(D1, attrs={"existingAttr": {"string": "yes"}}))],
+              features=DERIVED)
+
+
+def test_derived_attribute_type_mismatch_not_allocated():
+    c = claim("claim-0", derived_req("req-0", CA, f'device.attributes["{DA}"]["static"]', attr="derived/myAttr",
+                                     count=2),
+              constraints=[{"requests": ["req-0"], "matchAttribute": "derived/myAttr"}])
+    slices = [slice_("s1", N1, P1, DA, dev(D1, attrs={"static": {"string": "value"}}),
+                     dev(D2, attrs={"static": {"int": 1}}))]
+    assert alloc([c], [cls(CA, DA)], slices, features=DERIVED) is None
+
+
+def test_derived_attributes_ignored_without_gate():
+    # without the gate the request's derivedAttributes play no part (the device attribute is used)
+    c = claim("claim-0", derived_req("req-0", CA, '"x"', attr=S, count=2),
+              constraints=[{"matchAttribute": S}])
+    slices = [slice_("s1", N1, P1, DA, dev(D1, attrs=one("a")), dev(D2, attrs=one("b")))]
+    assert alloc([c], [cls(CA, DA)], slices, features=Features()) is None
+    assert alloc([c], [cls(CA, DA)], slices, features=DERIVED) == picked(D1, D2)

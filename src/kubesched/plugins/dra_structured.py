@@ -23,7 +23,11 @@ of ``incubating/constraint.go``; without the feature: ``empty constraint``).
 L849-1070, constraint.go L97-125): attributes may be lists (``ints``/``bools``/``strings``/
 ``versions``); matchAttribute then needs the value sets to share an element (the intersection
 narrows device by device), distinctAttribute pairwise disjoint sets.
-Not modelled: fractional capacity ranges, derived attributes.
+``Features(derived_attributes=True)`` (DRADerivedAttributes, α 1.37, experimental allocator
+L553-567, L1110-1142): a request's ``derivedAttributes`` (``{name, expression}``) are evaluated per
+device (:func:`~kubesched.plugins.dra_cel.evaluate_derived_attribute`) and shadow the device's
+attributes in that request's constraints; a CEL failure aborts allocation (Error).
+Not modelled: fractional capacity ranges.
 
 Objects are the API's JSON mappings (``resource.k8s.io/v1`` ResourceClaim, ResourceSlice,
 DeviceClass). :class:`Allocator` is built once per pod (PreFilter) and asked per node
@@ -56,7 +60,7 @@ import msgspec
 from kubesched.api.nodeselector import NodeSelectorMatcher
 from kubesched.api.objects import NodeSelector
 from kubesched.api.quantity import nano_value
-from kubesched.plugins.dra_cel import CELError, compile_selector, device_context
+from kubesched.plugins.dra_cel import CELError, compile_selector, device_context, evaluate_derived_attribute
 
 __all__ = ["ALLOCATION_RESULTS_MAX_SIZE", "AllocatorError", "AllocatorTimeout", "Allocator", "DeviceID", "Features",
            "allocated_devices", "apply_device_taint_rules", "consumed_capacity", "dict_path", "format_int_quantity",
@@ -91,6 +95,9 @@ class Features:
     list_type_attributes: bool = False
     """DRAListTypeAttributes (α 1.37): list-valued attributes (``ints``/``bools``/``strings``/
     ``versions``); matchAttribute needs a common value, distinctAttribute disjoint values."""
+    derived_attributes: bool = False
+    """DRADerivedAttributes (α 1.37): a request's ``derivedAttributes`` (name → CEL expression
+    evaluated per device) stand in for device attributes in its constraints."""
     optional_node_operations: bool = False
     """DRAOptionalNodeOperations (α 1.37; upstream's experimental allocator): devices of a slice
     with ``spec.skipNodeOperations`` need the node to declare the feature
@@ -470,7 +477,7 @@ class _Req:
     """One request or subrequest (upstream ``requestAccessor`` + ``requestData``)."""
 
     __slots__ = ("name", "parent", "spec", "class_", "num_devices", "all_devices", "selected_sub", "admin",
-                 "selectors", "mode", "sel_key", "tolerations", "capacity_requests")
+                 "selectors", "mode", "sel_key", "tolerations", "capacity_requests", "derived")
 
     def __init__(self, name: str, parent: str | None, spec: dict[str, Any], class_: dict[str, Any] | None) -> None:
         self.name = name
@@ -488,6 +495,8 @@ class _Req:
         """(expression, selector index, from the class) in evaluation order."""
         self.sel_key: tuple[str, ...] = ()
         """The expressions, as the key of a device's cached "all selectors match" result."""
+        self.derived: dict[str, str] | None = None
+        """DRADerivedAttributes: attribute name → CEL expression (``derivedAttributes``)."""
 
     @property
     def full_name(self) -> str:
@@ -524,7 +533,7 @@ class _MatchAttribute:
     one value; with DRAListTypeAttributes (``list_types``) the values as sets must have a common
     element (an intersection stack, so backtracking restores it)."""
 
-    __slots__ = ("requests", "attribute", "value", "n", "list_types", "stack")
+    __slots__ = ("requests", "attribute", "value", "n", "list_types", "stack", "cache")
 
     def __init__(self, requests: list[str], attribute: str, list_types: bool = False) -> None:
         self.requests = set(requests)
@@ -533,6 +542,7 @@ class _MatchAttribute:
         self.n = 0
         self.list_types = list_types
         self.stack: list[tuple[str, frozenset[Any]]] = []
+        self.cache: dict[tuple[DeviceID, str], dict[str, Any]] = {}
 
     def _applies(self, request: str, sub: str | None) -> bool:
         if not self.requests:
@@ -541,10 +551,11 @@ class _MatchAttribute:
             return request in self.requests
         return request in self.requests or f"{request}/{sub}" in self.requests
 
-    def add(self, request: str, sub: str | None, device: dict[str, Any], did: DeviceID) -> bool:
+    def add(self, request: str, sub: str | None, device: dict[str, Any], did: DeviceID,
+            derived: dict[str, str] | None = None) -> bool:
         if not self._applies(request, sub):
             return True
-        attr = _lookup_attribute(device, did, self.attribute)
+        attr = _lookup_attribute(device, did, self.attribute, derived, self.cache)
         if attr is None:
             return False
         if self.list_types:
@@ -586,13 +597,14 @@ class _DistinctAttribute:
     experimental allocators): the devices the constraint applies to all have the attribute, with
     pairwise different values; with DRAListTypeAttributes pairwise disjoint value sets."""
 
-    __slots__ = ("requests", "attribute", "values", "list_types")
+    __slots__ = ("requests", "attribute", "values", "list_types", "cache")
 
     def __init__(self, requests: list[str], attribute: str, list_types: bool = False) -> None:
         self.requests = set(requests)
         self.attribute = attribute
         self.values: list[dict[str, Any]] = []
         self.list_types = list_types
+        self.cache: dict[tuple[DeviceID, str], dict[str, Any]] = {}
 
     def _applies(self, request: str, sub: str | None) -> bool:
         if not self.requests:
@@ -601,10 +613,11 @@ class _DistinctAttribute:
             return request in self.requests
         return request in self.requests or f"{request}/{sub}" in self.requests
 
-    def add(self, request: str, sub: str | None, device: dict[str, Any], did: DeviceID) -> bool:
+    def add(self, request: str, sub: str | None, device: dict[str, Any], did: DeviceID,
+            derived: dict[str, str] | None = None) -> bool:
         if not self._applies(request, sub):
             return True
-        attr = _lookup_attribute(device, did, self.attribute)
+        attr = _lookup_attribute(device, did, self.attribute, derived, self.cache)
         if attr is None:
             return False
         if self.list_types:
@@ -632,7 +645,32 @@ class _DistinctAttribute:
             self.values.pop()
 
 
-def _lookup_attribute(device: dict[str, Any], did: DeviceID, name: str) -> dict[str, Any] | None:
+def _derived_attribute(device: dict[str, Any], did: DeviceID, name: str, expression: str,
+                       cache: dict[tuple[DeviceID, str], dict[str, Any]]) -> dict[str, Any]:
+    """Upstream ``lookupAttribute``'s derived branch (experimental allocator L1110-1142): the
+    expression evaluated on the device (cached per device and expression, as upstream's
+    ``derivedAttributesCache``); a CEL failure is an :class:`AllocatorError` with upstream's text."""
+    key = (did, expression)
+    hit = cache.get(key)
+    if hit is not None:
+        return hit
+    try:
+        attr = evaluate_derived_attribute(expression, did[0], device)
+    except CELError as e:
+        if e.compile:
+            raise AllocatorError(f"compile derived attribute {name} failed: {e.message}") from None
+        raise AllocatorError(f"evaluate derived attribute {name} on device {did[0]}/{did[1]}/{did[2]} failed: "
+                             f"{e.message}") from None
+    cache[key] = attr
+    return attr
+
+
+def _lookup_attribute(device: dict[str, Any], did: DeviceID, name: str, derived: dict[str, str] | None = None,
+                      cache: dict[tuple[DeviceID, str], dict[str, Any]] | None = None) -> dict[str, Any] | None:
+    """A device's attribute for a constraint: a derived attribute of the request first (it
+    shadows the device's own), else the fully qualified name or, in the driver's domain, the bare id."""
+    if derived is not None and name in derived:
+        return _derived_attribute(device, did, name, derived[name], cache if cache is not None else {})
     attrs = device.get("attributes") or {}
     if name in attrs:
         return attrs[name]
@@ -1119,6 +1157,10 @@ class _Run:
 
     def _validate(self, claim: dict[str, Any], ci: int, ri: int, si: int, rd: _Req) -> _Req:
         spec = rd.spec
+        if spec.get("derivedAttributes") and self.a.features.derived_attributes:
+            # experimental allocator validateDeviceRequest L553-567 (off: the incubating allocator,
+            # which the API server's field dropping leaves nothing to see, ignores them)
+            rd.derived = {str(x.get("name")): str(x.get("expression") or "") for x in spec["derivedAttributes"]}
         for i, sel in enumerate(spec.get("selectors") or ()):
             if not dict_path(sel, "cel", "expression"):
                 raise AllocatorError(f"claim {_kobj(claim)}, request {rd.name}, selector #{i}: "
@@ -1284,7 +1326,7 @@ class _Run:
         base, sub = (rd.name, None) if rd.parent is None else (rd.parent, rd.name)
         cons = self.constraints[ci]
         for i, c in enumerate(cons):
-            if not c.add(base, sub, d, did):
+            if not c.add(base, sub, d, did, rd.derived):
                 if uses:
                     self._release_counters(pool, uses)  # type: ignore[arg-type]
                 if must:

@@ -86,6 +86,7 @@ Pods **with** claims (``spec.resourceClaims``):
   written claim. The special claim's in-flight UID is derived from the pod (upstream: random).
 
 1.37 alpha gates: DRAListTypeAttributes (list-valued attributes in constraints and CEL),
+DRADerivedAttributes (per-request CEL-derived attributes in constraints),
 DRADeviceCompatibilityGroups (devices on one counter set must share a group),
 DRAOptionalNodeOperations (allocator skips devices of slices with
 ``skipNodeOperations`` on nodes not declaring the feature; an allocated claim needing it is
@@ -1772,7 +1773,8 @@ def new(args: Any, handle: Any) -> DynamicResources:
                         and fg.enabled("DRAResourceClaimDeviceStatus"),
                         optional_node_operations=fg.enabled("DRAOptionalNodeOperations"),
                         compatibility_groups=fg.enabled("DRADeviceCompatibilityGroups"),
-                        list_type_attributes=fg.enabled("DRAListTypeAttributes"))
+                        list_type_attributes=fg.enabled("DRAListTypeAttributes"),
+                        derived_attributes=fg.enabled("DRADerivedAttributes"))
     cls = ScoringDynamicResources if fg.at_least(1, 35) else DynamicResources
     pl = cls(handle, features, filter_timeout_s=timeout, version=fg.emulated_version)
     pl.deferred_resize = deferred_resize_enabled(fg)
