@@ -184,3 +184,75 @@ def test_derived_attributes_ignored_without_gate():
     slices = [slice_("s1", N1, P1, DA, dev(D1, attrs=one("a")), dev(D2, attrs=one("b")))]
     assert alloc([c], [cls(CA, DA)], slices, features=Features()) is None
     assert alloc([c], [cls(CA, DA)], slices, features=DERIVED) == picked(D1, D2)
+
+
+# ─────────────────────────── DRAFractionalCapacityRange ───────────────────────────
+# experimental/consumable_capacity_test.go testUseMilli, testViolatesPolicy, testCalculateConsumedCapacity
+
+TOO_BIG = "9224372036854776E3"
+FRAC_RANGE = {"min": "200m", "max": "1", "step": "100m"}
+
+
+@pytest.mark.parametrize("rng,fractional,want", [
+    (FRAC_RANGE, False, False),
+    (FRAC_RANGE, True, True),
+    ({"min": "1", "max": "3", "step": "1"}, True, True),
+    ({"min": TOO_BIG, "step": "1"}, True, False),
+    ({"min": "1", "step": "0"}, True, False),
+    ({"min": "1", "step": "1u"}, True, False),
+], ids=["fractional disabled", "all fractional, fits in milli", "all integer, fits in milli",
+        "min overflows milli, falls back to integer", "step too small", "step sub-milli"])
+def test_use_milli(rng, fractional, want):
+    from kubesched.plugins.dra_structured import _use_milli
+
+    assert _use_milli(rng, fractional) is want
+
+
+@pytest.mark.parametrize("requested,policy,want", [
+    ("300m", {"default": "200m", "validRange": FRAC_RANGE}, False),
+    ("250m", {"default": "200m", "validRange": FRAC_RANGE}, True),
+    (TOO_BIG, {"default": "1", "validRange": {"min": "1", "step": "1"}}, True),
+], ids=["fractional step aligned", "fractional step not aligned", "requested value overflows milli representation"])
+def test_violates_policy_fractional(requested, policy, want):
+    from kubesched.api.quantity import nano_value
+    from kubesched.plugins.dra_structured import _violates_policy
+
+    assert _violates_policy(nano_value(requested), policy, True) is want
+
+
+@pytest.mark.parametrize("requested,want", [("250m", "300m"), ("400m", "400m"), ("150m", "200m"), ("1", "1")],
+                         ids=["fractional step round up (0.25 to 0.3)", "fractional step already aligned",
+                              "below min", "whole"])
+def test_consumed_capacity_fractional(requested, want):
+    from kubesched.api.quantity import nano_value
+    from kubesched.plugins.dra_structured import consumed_capacity
+
+    cap = {"value": "1", "requestPolicy": {"default": "200m", "validRange": FRAC_RANGE}}
+    assert consumed_capacity(requested, cap, True) == (nano_value(want), want)
+
+
+def test_consumed_capacity_fractional_not_representable():
+    from kubesched.plugins.dra_structured import consumed_capacity
+
+    cap = {"value": TOO_BIG, "requestPolicy": {"default": "1", "validRange": {"min": "100m", "step": "100m"}}}
+    with pytest.raises(ValueError, match="is not a representable milli value"):
+        consumed_capacity(TOO_BIG, cap, True)
+    cap = {"value": "9223372036854775807m", "requestPolicy": {"default": "100m",
+                                                             "validRange": {"min": "100m", "step": "100m"}}}
+    with pytest.raises(ValueError, match="passes the milli-value range"):
+        consumed_capacity("9223372036854775806m", cap, True)
+
+
+def test_fractional_range_in_allocation():
+    # a shared device with a 0.2..1 range in 0.1 steps: two requests of 0.25 take 0.3 each (fractional
+    # on); off, the integer path rounds each to a whole unit and the second no longer fits
+    device = dev(D1, {"bw": "1"})
+    device["allowMultipleAllocations"] = True
+    device["capacity"]["bw"]["requestPolicy"] = {"default": "200m", "validRange": FRAC_RANGE}
+    c = claim("claim-0", req("req-0", capacity={"requests": {"bw": "250m"}}),
+              req("req-1", capacity={"requests": {"bw": "250m"}}))
+    on = alloc([c], [cls(CA, DA)], [slice_("s1", N1, P1, DA, device)],
+               features=Features(consumable_capacity=True, fractional_capacity_range=True))
+    assert [r["consumedCapacity"] for r in on[0]["devices"]["results"]] == [{"bw": "300m"}, {"bw": "300m"}]
+    off = alloc([c], [cls(CA, DA)], [slice_("s1", N1, P1, DA, device)], features=Features(consumable_capacity=True))
+    assert off is None

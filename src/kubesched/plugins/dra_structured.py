@@ -27,7 +27,8 @@ narrows device by device), distinctAttribute pairwise disjoint sets.
 L553-567, L1110-1142): a request's ``derivedAttributes`` (``{name, expression}``) are evaluated per
 device (:func:`~kubesched.plugins.dra_cel.evaluate_derived_attribute`) and shadow the device's
 attributes in that request's constraints; a CEL failure aborts allocation (Error).
-Not modelled: fractional capacity ranges.
+``Features(fractional_capacity_range=True)`` (DRAFractionalCapacityRange): consumable capacity
+ranges are rounded and checked in milli units (``useMilli``, ``roundUpRange``).
 
 Objects are the API's JSON mappings (``resource.k8s.io/v1`` ResourceClaim, ResourceSlice,
 DeviceClass). :class:`Allocator` is built once per pod (PreFilter) and asked per node
@@ -95,6 +96,9 @@ class Features:
     list_type_attributes: bool = False
     """DRAListTypeAttributes (α 1.37): list-valued attributes (``ints``/``bools``/``strings``/
     ``versions``); matchAttribute needs a common value, distinctAttribute disjoint values."""
+    fractional_capacity_range: bool = False
+    """DRAFractionalCapacityRange (β 1.37, on only with min-compatibility 1.37): consumable
+    capacity ranges with fractional min/max/step use milli-value arithmetic."""
     derived_attributes: bool = False
     """DRADerivedAttributes (α 1.37): a request's ``derivedAttributes`` (name → CEL expression
     evaluated per device) stand in for device attributes in its constraints."""
@@ -306,10 +310,38 @@ def _q(text: Any) -> tuple[int, str]:
     return nano_value(text), str(text)
 
 
-def consumed_capacity(requested: str | None, capacity: dict[str, Any]) -> tuple[int, str]:
-    """Upstream ``calculateConsumedCapacity`` (integer path; DRAFractionalCapacityRange is off):
-    what one share takes of a capacity, as (nanos, quantity text). Raises ValueError for a
-    request the range arithmetic cannot represent."""
+_MILLI = 10**6
+_INT64_MAX = 2**63 - 1
+
+
+def _milli(nanos: int) -> int | None:
+    """Upstream ``safeMilliValue``: the value in milli units when that is lossless (and fits int64)."""
+    if nanos % _MILLI:
+        return None
+    m = nanos // _MILLI
+    return m if -_INT64_MAX - 1 <= m <= _INT64_MAX else None
+
+
+def _use_milli(rng: dict[str, Any], fractional: bool) -> bool:
+    """Upstream ``useMilli`` (v0.37.2 experimental consumable_capacity.go L309-332,
+    DRAFractionalCapacityRange): milli-value arithmetic when min/max/step are all lossless in milli
+    units and the step is at least 1m."""
+    if not fractional:
+        return False
+    for key in ("min", "max", "step"):
+        if rng.get(key) is None:
+            continue
+        m = _milli(nano_value(rng[key]))
+        if m is None or (key == "step" and m < 1):
+            return False
+    return True
+
+
+def consumed_capacity(requested: str | None, capacity: dict[str, Any], fractional: bool = False) -> tuple[int, str]:
+    """Upstream ``calculateConsumedCapacity``: what one share takes of a capacity, as (nanos,
+    quantity text) — the integer path, or with DRAFractionalCapacityRange (``fractional``) the
+    milli-value path of ``roundUpRange`` (:func:`_use_milli`). Raises ValueError for a request
+    the range arithmetic cannot represent."""
     policy = capacity.get("requestPolicy")
     if requested is None:
         if policy is not None and policy.get("default") is not None:
@@ -325,6 +357,20 @@ def consumed_capacity(requested: str | None, capacity: dict[str, Any]) -> tuple[
             return lo
         if rng.get("step") is None:
             return req
+        if _use_milli(rng, fractional):
+            rm = _milli(req[0])
+            if rm is None:
+                raise ValueError(f"capacity request cannot be represented in the device's range arithmetic: request "
+                                 f"{requested} is not a representable milli value")
+            step_m, min_m = nano_value(rng["step"]) // _MILLI, lo[0] // _MILLI
+            n = -(-(rm - min_m) // step_m)
+            if n > (_INT64_MAX - min_m) // step_m:
+                raise ValueError(f"capacity request cannot be represented in the device's range arithmetic: rounding "
+                                 f"request {requested} up to the next step passes the milli-value range")
+            vm = min_m + step_m * n
+            if vm % 1000 == 0:
+                return vm * _MILLI, format_int_quantity(vm // 1000, _format_of(str(rng["step"])))
+            return vm * _MILLI, f"{vm}m"
         if req[0] > (2**63 - 1) * _NANO:
             raise ValueError(f"capacity request cannot be represented in the device's range arithmetic: request "
                              f"{requested} exceeds MaxInt64")
@@ -344,8 +390,9 @@ def consumed_capacity(requested: str | None, capacity: dict[str, Any]) -> tuple[
     return req
 
 
-def _violates_policy(consumed: int, policy: dict[str, Any] | None) -> bool:
-    """Upstream ``violatesPolicy`` (integer path)."""
+def _violates_policy(consumed: int, policy: dict[str, Any] | None, fractional: bool = False) -> bool:
+    """Upstream ``violatesPolicy`` (the step check in milli units with DRAFractionalCapacityRange
+    when :func:`_use_milli`)."""
     if policy is None:
         return False
     if policy.get("default") is not None and consumed == nano_value(policy["default"]):
@@ -355,6 +402,12 @@ def _violates_policy(consumed: int, policy: dict[str, Any] | None) -> bool:
         if rng.get("max") is not None and consumed > nano_value(rng["max"]):
             return True
         if rng.get("step") is not None:
+            if _use_milli(rng, fractional):
+                cm = _milli(consumed)
+                if cm is None:
+                    return True
+                m = nano_value(rng["min"]) // _MILLI if rng.get("min") is not None else 0
+                return (cm - m) % (nano_value(rng["step"]) // _MILLI) != 0
             m = _value(nano_value(rng["min"])) if rng.get("min") is not None else 0
             if (_value(consumed) - m) % _value(nano_value(rng["step"])) != 0:
                 return True
@@ -366,7 +419,7 @@ def _violates_policy(consumed: int, policy: dict[str, Any] | None) -> bool:
 
 
 def request_fits_capacity(requests: dict[str, Any] | None, capacities: dict[str, Any],
-                          allocated: dict[str, int], allocating: dict[str, int]) -> bool:
+                          allocated: dict[str, int], allocating: dict[str, int], fractional: bool = False) -> bool:
     """Upstream ``CmpRequestOverCapacity`` (v0.37.2 incubating ``consumable_capacity.go`` L44-104):
     a request naming a capacity the device lacks does not fit; else each capacity's share
     (:func:`consumed_capacity`) must respect its ``requestPolicy`` and, added to what allocated
@@ -377,7 +430,7 @@ def request_fits_capacity(requests: dict[str, Any] | None, capacities: dict[str,
     consumed: dict[str, int] = {}
     for name, cap in capacities.items():
         try:
-            c = consumed_capacity((requests or {}).get(name), cap)[0]
+            c = consumed_capacity((requests or {}).get(name), cap, fractional)[0]
         except ValueError as e:
             raise AllocatorError(f'capacity "{name}": {e}') from None
         if c < 0:
@@ -385,7 +438,7 @@ def request_fits_capacity(requests: dict[str, Any] | None, capacities: dict[str,
         consumed[name] = c
     for name, cap in capacities.items():
         c = consumed[name]
-        if _violates_policy(c, cap.get("requestPolicy")):
+        if _violates_policy(c, cap.get("requestPolicy"), fractional):
             return False
         if allocated.get(name, 0) + c + allocating.get(name, 0) > nano_value(cap.get("value", "0")):
             return False
@@ -922,7 +975,8 @@ class Allocator:
                 run.deadline = time.monotonic() + timeout_s
             return run if run.run() else None
         versions = self.versions
-        kind_key = ("__kind__", plain, plain_multi, taints)
+        fractional = self.features.fractional_capacity_range
+        kind_key = ("__kind__", plain, plain_multi, taints, fractional)
         # DRAOptionalNodeOperations: devices of slices skipping node operations need the node's feature
         skip_ops_ok = (not self.features.optional_node_operations
                        or node_declares(node, OPTIONAL_NODE_OPERATIONS_FEATURE))
@@ -952,7 +1006,7 @@ class Allocator:
                     continue
                 kind: int | None = entry.results.get(kind_key)
                 if kind is None:
-                    kind = entry.results[kind_key] = _simple_kind(d, plain, plain_multi, taints)
+                    kind = entry.results[kind_key] = _simple_kind(d, plain, plain_multi, taints, fractional)
                 if kind:
                     if kind == _SKIP:
                         continue
@@ -975,13 +1029,13 @@ class Allocator:
 _SKIP, _FULL, _TAINTED = 1, 2, 3
 
 
-def _simple_kind(d: dict[str, Any], plain: bool, plain_multi: bool, taints: bool) -> int:
+def _simple_kind(d: dict[str, Any], plain: bool, plain_multi: bool, taints: bool, fractional: bool = False) -> int:
     """How the first-fit path treats a selectable, free device (cached per device and features):
     0 take it, ``_SKIP`` never (consumes counters without DRAPartitionableDevices; a dedicated
     device whose capacity policy rejects its own value), ``_FULL`` hand over to the general search
     (shared counters, shares), ``_TAINTED`` take it if the request tolerates its taints."""
     if not plain_multi and "capacity" in d and not d.get("allowMultipleAllocations") and \
-            not request_fits_capacity(None, d["capacity"], {}, {}):
+            not request_fits_capacity(None, d["capacity"], {}, {}, fractional):
         return _SKIP
     if d.get("consumesCounters"):
         return _SKIP if plain else _FULL
@@ -1128,7 +1182,8 @@ class _Run:
                     continue
                 if d.get("consumesCounters") or (self.a.features.consumable_capacity and (
                         d.get("allowMultipleAllocations") or rd.capacity_requests or self.a.shared
-                        or ("capacity" in d and not request_fits_capacity(None, d["capacity"], {}, {})))):
+                        or ("capacity" in d and not request_fits_capacity(
+                            None, d["capacity"], {}, {}, self.a.features.fractional_capacity_range)))):
                     if not counters_ok and d.get("consumesCounters"):
                         continue
                     self.full = True  # shared counters / capacity: the general search keeps count
@@ -1341,8 +1396,9 @@ class _Run:
         existed = True
         if consumable:
             caps = d.get("capacity") or {}
+            fractional = self.a.features.fractional_capacity_range
             if not request_fits_capacity(rd.capacity_requests, caps, self.a.shared.get(did, {}),
-                                         self.allocating_capacity.get(did, {})):
+                                         self.allocating_capacity.get(did, {}), fractional):
                 for c in cons:
                     c.remove(base, sub)
                 if uses:
@@ -1351,7 +1407,8 @@ class _Run:
             if multi:
                 texts: dict[str, str] = {}
                 for name, cap in caps.items():
-                    taken[name], texts[name] = consumed_capacity((rd.capacity_requests or {}).get(name), cap)
+                    taken[name], texts[name] = consumed_capacity((rd.capacity_requests or {}).get(name), cap,
+                                                                 fractional)
                 n = self._share_seq = self._share_seq + 1
                 share = (str(uuid.uuid5(uuid.NAMESPACE_URL, f"kubesched/{_kobj(self.claims[ci])}/{rd.full_name}/"
                                                             f"{did[0]}/{did[1]}/{did[2]}/{n}")), texts)

@@ -104,8 +104,10 @@ podgroups, name, uid}``) and a claim the PodGroup owns is accepted as the member
 member whose shared allocation another member wrote adds only what is missing (upstream: the
 write conflicts and the member retries; not reproduced).
 
-Not modelled yet: fractional capacity
-ranges, the
+DRAFractionalCapacityRange: capacity ranges in milli units
+(:func:`~kubesched.plugins.dra_structured.consumed_capacity`).
+
+Not modelled yet: the
 DRA-derived pod footprint of DRANodeAllocatableResources (fit, pod-level checks, status patch);
 DeviceTaintRule changes do not requeue pods (upstream's slice tracker
 turns them into ResourceSlice events).
@@ -1774,7 +1776,8 @@ def new(args: Any, handle: Any) -> DynamicResources:
                         optional_node_operations=fg.enabled("DRAOptionalNodeOperations"),
                         compatibility_groups=fg.enabled("DRADeviceCompatibilityGroups"),
                         list_type_attributes=fg.enabled("DRAListTypeAttributes"),
-                        derived_attributes=fg.enabled("DRADerivedAttributes"))
+                        derived_attributes=fg.enabled("DRADerivedAttributes"),
+                        fractional_capacity_range=fg.enabled("DRAFractionalCapacityRange"))
     cls = ScoringDynamicResources if fg.at_least(1, 35) else DynamicResources
     pl = cls(handle, features, filter_timeout_s=timeout, version=fg.emulated_version)
     pl.deferred_resize = deferred_resize_enabled(fg)
