@@ -151,8 +151,6 @@ class PGManager:
 class LinkedState(CycleState):
     """A member's CycleState marked with its pod-group cycle (upstream ``SetPodGroupSchedulingCycle``)."""
 
-    __slots__ = ("pod_group_cycle_state",)
-
     def __init__(self, pgcs: PodGroupCycleState | None) -> None:
         super().__init__()
         self.pod_group_cycle_state = pgcs
@@ -365,11 +363,27 @@ def test_unreserve_keeps_allocation_other_members_share():
     assert uid not in h.pl.manager.in_flight and not pgcs.read(dra.STATE_KEY).pending_allocations
 
 
+class BareState:
+    """A cycle state without the pod-group link attribute (a cycle that does not mark members)."""
+
+    def __init__(self) -> None:
+        self._data: dict[str, Any] = {}
+
+    def write(self, key: str, value: Any) -> None:
+        self._data[key] = value
+
+    def read(self, key: str) -> Any:
+        return self._data[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._data.get(key, default)
+
+
 def test_fallback_group_state_without_cycle_link():
-    # A CycleState the cycle did not mark: the plugin keeps the group's state itself
+    # A cycle state without the link: the plugin keeps the group's state itself
     h = harness(pg_claim(), *WITH_SLICE, groups=(pod_group(),))
     p1, p2 = grouped_pod("p1", "u1"), grouped_pod("p2", "u2")
-    s1, s2 = CycleState(), CycleState()
+    s1, s2 = BareState(), BareState()
     h.run(p1, s1)
     h.pl.reserve(s1, p1, "worker")
     _, st, filt = h.run(p2, s2)
