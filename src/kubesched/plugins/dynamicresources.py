@@ -1457,14 +1457,15 @@ class DynamicResources:
             return s.claims[index]  # v1.37.2 L1813-1818: satisfied by the node's allocatable
         pending = {"metadata": {"uid": s.ext_uid}} if is_ext else claim
         consumer = s.bindings[index] if s.bindings is not None and index < len(s.bindings) else None
-        if consumer is not None and consumer.get("resource") == "podgroups":
-            # A claim the PodGroup shares: another member's PreBind may have written the shared
-            # allocation and the group's reservation since PreFilter (upstream re-reads the claim on
-            # the write conflict); only what is still missing is written.
+        if self.generic_workload and not is_ext and group_name(pod) is not None:
+            # A member of a pod group: another member's PreBind may have written the allocation
+            # they share (and the group's reservation) since PreFilter; only what is still missing
+            # is written (upstream re-reads the claim on the write conflict and fails this member's
+            # PreBind with "got allocated elsewhere"; it binds on its next attempt).
             meta = claim.get("metadata") or {}
             fresh = mgr.get_claim(meta.get("namespace") or "", meta.get("name", ""))
             if fresh is not None:
-                if is_reserved_for_pod(pod, fresh, True):
+                if is_reserved_for_pod(pod, fresh, self.workload_claims):
                     mgr.remove_pending_allocation(pending)
                     return fresh
                 written = _g(fresh, "status", "allocation")
