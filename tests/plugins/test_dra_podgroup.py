@@ -533,3 +533,24 @@ def test_post_filter_no_member_reached_prefilter():
     _, st = h.pl.pod_group_post_filter(PodGroupCycleState(), PodGroupInfo(
         name=PG, namespace="default", pod_group=pod_group(), unscheduled_pods=[grouped_pod()]), None)
     assert (st.code, st.reasons) == (Code.ERROR, ("not found",))
+
+
+def test_node_allocatable_mapped_pending_allocation_not_shared():
+    # validateNodeAllocatableDRAClaimSharing with a PodGroup: a claim whose device maps
+    # node-allocatable resources and that another member of the cycle reserved is rejected
+    gates = FeatureGate.from_flags(
+        feature_gates="GenericWorkload=true,DRAWorkloadResourceClaims=true,DRANodeAllocatableResources=true")
+    d = device("instance-1")
+    d["nodeAllocatableResources"] = {"cpu": {"mapping": {"deviceMultiplier": "1"}}}
+    h = harness(pg_claim(), device_class(), resource_slice("s", [d], node="worker"), gates=gates,
+                groups=(pod_group(),))
+    p1, p2 = grouped_pod("p1", "u1"), grouped_pod("p2", "u2")
+    pgcs = PodGroupCycleState()
+    s1, s2 = LinkedState(pgcs), LinkedState(pgcs)
+    _, st, filt = h.run(p1, s1)
+    assert st is None and filt["worker"] is None
+    assert h.pl.reserve(s1, p1, "worker") is None
+    _, st, filt = h.run(p2, s2)
+    assert st is None
+    assert reasons(filt["worker"]) == (UU, (f"node allocatable resource claim {CLAIM} has a mapped device and "
+                                            "cannot be shared across pods",))

@@ -884,13 +884,20 @@ class DynamicResources:
             # v1.37.2 PreFilter L725-756 (claimHasNodeAllocatableMappedDevice) and Filter L1006-1019
             # (validateNodeAllocatableDRAClaimSharing): a mapped claim cannot be shared across pods
             slices = None
+            me = pod.metadata.uid or f"{pod.metadata.namespace}/{pod.metadata.name}"
             for i, claim in enumerate(claims):
                 allocation = _g(claim, "status", "allocation")
-                if allocation is None or not _g(claim, "status", "reservedFor") or _reserved_for_pod(pod, claim):
+                if allocation is None and i in s.reused and group_state is not None:
+                    # a pending allocation another member of this pod-group cycle reserved
+                    if not (group_state.pending_allocations.get(_uid(claim), set()) - {me}):
+                        continue
+                    allocation = s.informations[i].allocation
+                elif allocation is None or not _g(claim, "status", "reservedFor") \
+                        or is_reserved_for_pod(pod, claim, self.workload_claims):
                     continue
                 if slices is None:
                     slices = [_as_dict(x) for x in mgr.lister.list("ResourceSlice")]
-                if _has_node_allocatable_mapping(allocation, slices):
+                if allocation is not None and _has_node_allocatable_mapping(allocation, slices):
                     s.shared_mapped.append(i)
         if to_allocate:
             lister = mgr.lister
