@@ -999,7 +999,12 @@ class Evaluator:
         """Upstream ``RunFilterPluginsWithNominatedPods`` for one row: if pods of priority ≥ the
         pod's are nominated to the node, run the filters with them added first (on a cloned
         state); only if that passes, run them again without."""
-        table, row = edit.table, edit.row
+        return self.filter_row_with_nominated_pods(state, pod, edit.row)
+
+    def filter_row_with_nominated_pods(self, state: CycleState, pod: Pod, row: int) -> Status:
+        """:meth:`run_filter_plugins_with_nominated_pods` for table row ``row`` as it is now
+        (pod-group preemption's reprieve, which edits many rows)."""
+        table = self.handle.nodes
         key = pod_key(pod)
         prio = pod_priority(pod)
         nominated = [pi for pi in self.nominated_pods_for_node(table.names[row])
