@@ -642,6 +642,10 @@ class Evaluator:
         row = node_info.row
         return all(self.is_eligible_pod(node_info, pi, preemptor) for r, pi in victim.members if r == row)
 
+    def _victim_hooks_customised(self) -> bool:
+        return (self.more_important_victim is not more_important_victim
+                or self.is_eligible_victim != self._default_is_eligible_victim)
+
     def _group_index(self) -> PodGroupIndex:
         if self._groups is None:
             return PodGroupIndex(self.handle)
@@ -724,11 +728,12 @@ class Evaluator:
         """Upstream ``SelectVictimsOnNode`` on table row ``row`` with a cloned ``state``.
 
         Returns ``(victims most important first, number of PDB-violating victims, status)``.
-        With GenericWorkload (v1.37) a row holding members of PodGroups is handled by
+        With GenericWorkload (v1.37) a row holding members of PodGroups (every row, once
+        ``is_eligible_victim`` or ``more_important_victim`` is replaced) is handled by
         :meth:`select_victim_units_on_node`; on other rows every victim is a lone pod and the
         two agree.
         """
-        if self.workload_aware and self._group_index().row_has_groups(row):
+        if self.workload_aware and (self._victim_hooks_customised() or self._group_index().row_has_groups(row)):
             return self.select_victim_units_on_node(state, pod, row, pdbs)
         table = self.handle.nodes
         plan = self._plan
