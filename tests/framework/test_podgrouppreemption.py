@@ -555,8 +555,8 @@ def test_pod_group_post_filter_end_to_end() -> None:
     assert sorted(env.cluster.deleted) == ["v1", "v2"]
     assert {c["message"] for _, c in env.cluster.conditions} == {
         "default-scheduler: preempting to accommodate a higher priority podgroup"}
-    assert {(n, note) for n, note, _ in env.cluster.events} == {
-        ("v1", "Preempted by podgroup uid-gang on node cluster"), ("v2", "Preempted by podgroup uid-gang on node cluster")}
+    note = "Preempted by podgroup uid-gang on node cluster"
+    assert {(n, text) for n, text, _ in env.cluster.events} == {("v1", note), ("v2", note)}
     assert all(rel is group for _, _, rel in env.cluster.events)
     calls = [c for c in rec.calls if c[0] != "observe_extension_point"]
     assert ("observe_workload_preemption_victims", 2) in calls
