@@ -564,6 +564,8 @@ def test_pod_group_post_filter_end_to_end() -> None:
     assert ("observe_workload_preemption_attempt", "Success") in calls
     assert not any(c[0] == "observe_preemption_victims" for c in calls)  # pod preemptors only
     assert any(c[:3] == ("observe_extension_point", "PodGroupPostFilter", "Success") for c in rec.calls)
+    assert any(c[:3] == ("observe_preemption_evaluation", "podgroup", "Success") for c in calls)
+    assert any(c[:3] == ("observe_preemption_execution", "podgroup", "success") for c in calls)
     assert env.pl.preempting == set()
 
 

@@ -37,6 +37,7 @@ CompositePodGroups (alpha) preempt as one unit of type ``compositepodgroup`` whe
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -154,9 +155,12 @@ class PodGroupEvaluator:
             infos = {pod_key(p): NominatingInfo(p.status.nominated_node_name, NominatingMode.OVERRIDE)
                      for p in preemptor.members}
             return PodGroupPostFilterResult(infos), Status(Code.SUCCESS, (MSG_ONGOING_PREEMPTION,))
+        self.evaluator._nominated_cache = None
+        t0 = time.perf_counter()
         pdbs = self.evaluator.list_pdbs()
         with TableEdit(self.handle.nodes) as edit:
             res, st = self.select_victims_on_domain(preemptor, groups, pdbs, scheduling_func, edit)
+        self.evaluator._observe_duration("observe_preemption_evaluation", preemptor.type, str(st.code), t0)
         if res is None:
             return None, st
         candidate = Candidate(CLUSTER_DOMAIN, res.victims, res.num_pod_group_disruptions)

@@ -62,6 +62,7 @@ provides a nominator; otherwise they are derived from ``handle.lister.list("Pod"
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -1034,6 +1035,35 @@ class Evaluator:
         ``(PostFilterResult(""), Unschedulable)``: preemption cannot help (clears the nominated
         node); ``(PostFilterResult(node), Success)``: victims are being deleted.
         """
+        t0 = time.perf_counter()
+        best, result, status = self.evaluate(state, pod, m)
+        self._observe_duration("observe_preemption_evaluation", POD_KEY_TYPE, str(status.code), t0)
+        if best is None:
+            return result, status
+        st = self.prepare_candidate(best, pod)
+        if st is not None and not st.is_success():
+            return None, st
+        result = PostFilterResult(NominatingInfo(best.name, NominatingMode.OVERRIDE))
+        if self.handle.features.at_least(1, 37):
+            # preemption.go L196: the message ends up in the FailedScheduling event (PostFilterMsg)
+            return result, Status(Code.SUCCESS, (f"found a potential placement for pod on node {best.name}, "
+                                                 f"preempting {len(best.victims.pods)} victims",))
+        return result, Status(Code.SUCCESS)
+
+    def _observe_duration(self, method: str, preemptor: str, result: str, t0: float) -> None:
+        """``preemption_evaluation_duration_seconds`` / ``preemption_execution_duration_seconds``
+        ``{preemptor, result}`` (v1.37 with GenericWorkload) through the recorder's optional
+        ``observe_preemption_evaluation`` / ``observe_preemption_execution``."""
+        fw = self.handle.framework
+        recorder = fw.metrics if fw is not None else None
+        f = getattr(recorder, method, None) if recorder is not None else None
+        if f is not None and self.handle.features.enabled("GenericWorkload"):
+            f(preemptor, result, time.perf_counter() - t0)
+
+    def evaluate(self, state: CycleState, pod: Pod, m: Any
+                 ) -> tuple[Candidate | None, PostFilterResult | None, Status]:
+        """Upstream ``Evaluator.evaluate`` (v1.37.2 preemption.go L95-160): the victims, without
+        actuation — ``(best candidate, None, Success)`` or ``(None, result, failure)``."""
         self._nominated_cache = None
         try:
             latest = self.handle.lister.get("Pod", pod.metadata.namespace, pod.metadata.name)
@@ -1044,37 +1074,29 @@ class Evaluator:
 
         ok, msg = self.pod_eligible_to_preempt_others(pod, _status_of(m, pod.status.nominated_node_name))
         if not ok:
-            return None, Status(Code.UNSCHEDULABLE, (msg,))
+            return None, None, Status(Code.UNSCHEDULABLE, (msg,))
 
         table = self.handle.nodes
         all_rows = table.order()
         if len(all_rows) == 0:
-            return None, Status(Code.ERROR, ("no nodes available",))
+            return None, None, Status(Code.ERROR, ("no nodes available",))
         candidates, statuses, errors = self.find_candidates(state, pod, m, statuses_needed=False)
         if errors and not candidates:
-            return None, Status(Code.ERROR, (aggregate_message(errors),))
+            return None, None, Status(Code.ERROR, (aggregate_message(errors),))
         if not candidates:
             diag = Diagnosis(extra_statuses=statuses,
                              absent_status=Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_NOT_HELPFUL,)))
-            return (PostFilterResult(NominatingInfo("", NominatingMode.OVERRIDE)),
+            return (None, PostFilterResult(NominatingInfo("", NominatingMode.OVERRIDE)),
                     Status(Code.UNSCHEDULABLE, (fit_error_message(len(all_rows), diag),)))
 
         candidates, est = self.call_extenders(pod, candidates)
         if est is not None:
-            return None, est
+            return None, None, est
 
         best = self.select_candidate(candidates)
         if best is None or not best.name:
-            return None, Status(Code.UNSCHEDULABLE, (ERR_NO_CANDIDATE,))
-        st = self.prepare_candidate(best, pod)
-        if st is not None and not st.is_success():
-            return None, st
-        result = PostFilterResult(NominatingInfo(best.name, NominatingMode.OVERRIDE))
-        if self.handle.features.at_least(1, 37):
-            # preemption.go L196: the message ends up in the FailedScheduling event (PostFilterMsg)
-            return result, Status(Code.SUCCESS, (f"found a potential placement for pod on node {best.name}, "
-                                                 f"preempting {len(best.victims.pods)} victims",))
-        return result, Status(Code.SUCCESS)
+            return None, None, Status(Code.UNSCHEDULABLE, (ERR_NO_CANDIDATE,))
+        return best, None, Status(Code.SUCCESS)
 
     def potential_rows(self, m: Any) -> np.ndarray:
         """Rows whose status in ``m`` is Unschedulable, in ``NodeTable.order()`` order
@@ -1341,15 +1363,19 @@ class Evaluator:
         fw = self.handle.framework
         recorder = fw.metrics if fw is not None else None
         group = isinstance(pod, Preemptor) and pod.type != POD_KEY_TYPE
+        kind = pod.type if isinstance(pod, Preemptor) else POD_KEY_TYPE
         if recorder is not None and self.handle.features.enabled("GenericWorkload"):
             self._observe_workload_victims(recorder, candidate, pod)
+        t0 = time.perf_counter()
         for victim in candidate.victims.pods:
             if victim.metadata.deletion_timestamp is not None:
                 continue  # graceful deletion already started
             try:
                 self.preempt_pod(candidate, pod, victim)
             except Exception as e:  # noqa: BLE001 - an API error is a status
+                self._observe_duration("observe_preemption_execution", kind, "error", t0)
                 return as_status(e)
+        self._observe_duration("observe_preemption_execution", kind, "success", t0)
         if recorder is not None and not group:  # upstream PreemptionVictims, once every victim is evicted
             recorder.observe_preemption_victims(len(candidate.victims.pods))
         self.clear_nominated_node_name(self.lower_priority_nominated_pods(pod, candidate.name))

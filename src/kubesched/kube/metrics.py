@@ -68,6 +68,8 @@ _STABILITY: dict[str, tuple[tuple[tuple[int, int], str], ...]] = {
     "scheduler_workload_preemption_victims": (((1, 0), "ALPHA"),),
     "scheduler_preemption_workload_disruptions": (((1, 0), "ALPHA"),),
     "scheduler_preemption_pdb_violations": (((1, 0), "ALPHA"),),
+    "scheduler_preemption_evaluation_duration_seconds": (((1, 0), "ALPHA"),),
+    "scheduler_preemption_execution_duration_seconds": (((1, 0), "ALPHA"),),
     "scheduler_pending_pods": (((1, 0), "STABLE"),),
     "scheduler_pod_scheduling_sli_duration_seconds": (((1, 0), "BETA"),),
     "scheduler_pod_scheduling_attempts": (((1, 0), "STABLE"),),
@@ -141,10 +143,13 @@ class SchedulerMetrics:
         """Workload-aware preemption (1.37 with GenericWorkload; None otherwise, as upstream's
         ``Register`` adds them only then): ``workload_preemption_attempts_total{result}``,
         ``workload_preemption_victims``, ``preemption_workload_disruptions{preemptor}``,
-        ``preemption_pdb_violations_total{preemptor}`` (metrics.go L619-670, v1.37.2)."""
+        ``preemption_pdb_violations_total{preemptor}``, ``preemption_evaluation_duration_seconds`` and
+        ``preemption_execution_duration_seconds`` ``{preemptor,result}`` (metrics.go L619-670, v1.37.2)."""
         self.workload_preemption_victims: Histogram | None = None
         self.preemption_workload_disruptions: Histogram | None = None
         self.preemption_pdb_violations: Counter | None = None
+        self.preemption_evaluation_duration: Histogram | None = None
+        self.preemption_execution_duration: Histogram | None = None
         if self.features.at_least(1, 37) and self.features.enabled("GenericWorkload"):
             self.workload_preemption_attempts = Counter(
                 "scheduler_workload_preemption_attempts",
@@ -166,6 +171,17 @@ class SchedulerMetrics:
                 h("scheduler_preemption_pdb_violations",
                   "Total number of pod disruption budget violations caused by preemption."),
                 ["preemptor"], registry=r)
+            self.preemption_evaluation_duration = Histogram(
+                "scheduler_preemption_evaluation_duration_seconds",
+                h("scheduler_preemption_evaluation_duration_seconds",
+                  "Duration in seconds for identifying the target preemption victims."),
+                ["preemptor", "result"], buckets=exponential_buckets(0.001, 2, 16), registry=r)
+            self.preemption_execution_duration = Histogram(
+                "scheduler_preemption_execution_duration_seconds",
+                h("scheduler_preemption_execution_duration_seconds",
+                  "Duration in seconds for preempting the target preemption victims. With async preemption "
+                  "enabled, preemption execution does not block the scheduling of other pods."),
+                ["preemptor", "result"], buckets=exponential_buckets(0.001, 2, 16), registry=r)
         self.preemption_attempts = Counter(
             "scheduler_preemption_attempts",
             h("scheduler_preemption_attempts", "Total preemption attempts in the cluster till now"), registry=r)
@@ -357,6 +373,16 @@ class SchedulerMetrics:
         """``preemption_pdb_violations_total{preemptor}``."""
         if self.preemption_pdb_violations is not None:
             self.preemption_pdb_violations.labels(preemptor=preemptor).inc(violations)
+
+    def observe_preemption_evaluation(self, preemptor: str, result: str, duration_s: float) -> None:
+        """``preemption_evaluation_duration_seconds{preemptor,result}`` (``result``: status code name)."""
+        if self.preemption_evaluation_duration is not None:
+            self.preemption_evaluation_duration.labels(preemptor=preemptor, result=result).observe(duration_s)
+
+    def observe_preemption_execution(self, preemptor: str, result: str, duration_s: float) -> None:
+        """``preemption_execution_duration_seconds{preemptor,result}`` (``result``: success/error)."""
+        if self.preemption_execution_duration is not None:
+            self.preemption_execution_duration.labels(preemptor=preemptor, result=result).observe(duration_s)
 
     def observe_permit_wait(self, result: str, duration_s: float) -> None:
         """``permit_wait_duration_seconds{result}`` (``Success``/``Unschedulable``/…)."""
