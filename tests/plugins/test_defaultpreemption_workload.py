@@ -354,3 +354,26 @@ def test_cross_node_victims() -> None:
     assert got == [(["a1", "a2"], LOW, "podgroup", ["n1", "n2"]), (["s1"], HIGH, "podgroup", ["n1"]),
                    (["lone"], MID, "pod", ["n1"]), (["unknown"], MID, "podgroup", ["n1"])]
 
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_gate_on_without_groups_matches_gate_off(seed: int) -> None:
+    """With no pod in a PodGroup every unit is a lone pod: the dry run must give the same
+    candidates, victims (in order), PDB counts and statuses with and without GenericWorkload."""
+    import random
+
+    rnd = random.Random(seed)
+    sizes = [SMALL, MEDIUM, LARGE]
+    nodes = [node(f"n{i}") for i in range(rnd.randint(1, 6))]
+    pods = [mk(f"v{i}", rnd.choice([LOW, MID, HIGH]), f"n{rnd.randrange(len(nodes))}", rnd.choice(sizes),
+               t(rnd.randrange(5)), {"app": rnd.choice(["a", "b"])}) for i in range(rnd.randint(0, 14))]
+    pdbs = [pdb({"app": "a"}, allowed=rnd.randint(0, 2))]
+    preemptor = mk("p", rnd.choice([MID, HIGH, VERY_HIGH]), req=rnd.choice(sizes)).obj()
+    got = []
+    for features in (default_feature_gate(), GW):
+        env = Env(nodes, [p.obj() for p in pods], pdbs=pdbs, features=features)
+        cands, statuses, errs = env.ev.dry_run_preemption(env.state(preemptor), preemptor, env.table.order(), pdbs,
+                                                          0, len(nodes))
+        got.append(([(c.name, [p.metadata.name for p in c.victims.pods], c.victims.num_pdb_violations)
+                     for c in cands], {k: (v.code, v.reasons) for k, v in statuses.items()}, errs))
+    assert got[0] == got[1]
