@@ -79,6 +79,15 @@ def gp(name: str, prio: int, node_name: str | None, group: str | None, req: dict
 def wl_env(nodes: list, pods: list, pgs: list, *, features: Any = GW, **kw: Any) -> Env:
     env = Env(nodes, [p.obj() for p in pods], features=features, **kw)
     env.handle.pod_group_manager = Manager(pgs)
+    cluster = env.cluster
+
+    def record_event(obj: Any, event_type: str, reason: str, action: str, note: str, related: Any = None) -> None:
+        # the related object of a pod-group preemption is the raw PodGroup
+        cluster.events.append((obj.metadata.name, event_type, reason, action, note))
+        cluster.related.append(related["metadata"]["name"] if isinstance(related, dict)
+                               else related.metadata.name if related is not None else None)
+
+    cluster.record_event = record_event  # type: ignore[method-assign]
     return env
 
 
@@ -377,3 +386,79 @@ def test_gate_on_without_groups_matches_gate_off(seed: int) -> None:
         got.append(([(c.name, [p.metadata.name for p in c.victims.pods], c.victims.num_pdb_violations)
                      for c in cands], {k: (v.code, v.reasons) for k, v in statuses.items()}, errs))
     assert got[0] == got[1]
+
+
+# ─────────────────────── PodGroupPostFilter with the real Filter plugins ───────────────────────
+
+def fit_scheduling_func(env: Env, members: list, min_count: int) -> Any:
+    """A stand-in for the pod-group cycle's algorithm: each member in order goes to the first node
+    (``order()``) that passes the framework's PreFilter/Filter, assumed in the table so the next
+    member sees it; every assumption is reverted before returning, as the cycle does."""
+    from kubesched.framework.cycle_state import CycleState
+    from kubesched.framework.node_table import TableEdit
+    from kubesched.framework.podgroup import PodGroupAssignments, ProposedAssignment
+
+    def run() -> Any:
+        fw, table = env.fw, env.table
+        out = []
+        with TableEdit(table) as edit:
+            for p in members:
+                state = CycleState(PodInfo(p))
+                _, st, _ = fw.run_pre_filter_plugins(state, p)
+                if st is not None and not st.is_success():
+                    break
+                rows = table.order()
+                chunk = fw.run_filter_plugins(state, p, rows)
+                ok = [int(r) for r, f in zip(rows.tolist(), chunk.fail_plugin.tolist(), strict=True) if f < 0]
+                if not ok:
+                    break
+                pi = PodInfo(p)
+                edit.add(pi, ok[0])
+                out.append(ProposedAssignment(p, pi, table.names[ok[0]], state))
+        if len(out) >= min_count:
+            return PodGroupAssignments(None, out), None
+        from kubesched.framework.interface import Status as St
+
+        return None, St(Code.UNSCHEDULABLE, (f"minCount ({min_count}) cannot be satisfied",))
+    return run
+
+
+def test_pod_group_post_filter_with_node_resources_fit() -> None:
+    from kubesched.framework.podgroup import PodGroupCycleState, PodGroupInfo
+
+    pods = [gp("v-a", LOW, "node1", "train", LARGE), gp("v-b", LOW, "node2", "train", LARGE),
+            gp("lone", MID, "node3", None, LARGE)]
+    env = wl_env([node("node1"), node("node2"), node("node3")], pods, [PG("train", LOW)])
+    members = [gp("m1", HIGH, None, "gang", LARGE).obj(), gp("m2", HIGH, None, "gang", LARGE).obj()]
+    group = {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
+             "metadata": {"name": "gang", "namespace": "default", "uid": "gang-uid"},
+             "spec": {"priority": HIGH, "schedulingPolicy": {"gang": {"minCount": 2}}}}
+    before = env.snapshot()
+    res, st = env.fw.run_pod_group_post_filter_plugins(
+        PodGroupCycleState(), PodGroupInfo("gang", "default", pod_group=group, unscheduled_pods=members),
+        fit_scheduling_func(env, members, 2))
+    assert env.snapshot() == before
+    assert st.message() == "pod group preemption: found a placement for podgroup, preempting 2 victims"
+    assert res is not None
+    assert {k: v.nominated_node_name for k, v in res.nominating_infos.items()} == {
+        "default/m1": "node1", "default/m2": "node2"}
+    assert sorted(env.cluster.deleted) == ["v-a", "v-b"]  # "lone" (more important) was reprieved
+    assert {e[4] for e in env.cluster.events} == {"Preempted by podgroup gang-uid on node cluster"}
+    assert env.cluster.related == ["gang", "gang"]
+
+
+def test_pod_group_post_filter_group_does_not_fit_even_without_victims() -> None:
+    from kubesched.framework.podgroup import PodGroupCycleState, PodGroupInfo
+
+    env = wl_env([node("node1")], [gp("low", LOW, "node1", None, SMALL)], [])
+    members = [gp("m1", HIGH, None, "gang", LARGE).obj(), gp("m2", HIGH, None, "gang", LARGE).obj()]
+    group = {"metadata": {"name": "gang", "namespace": "default", "uid": "g"},
+             "spec": {"priority": HIGH, "schedulingPolicy": {"gang": {"minCount": 2}}}}
+    before = env.snapshot()
+    res, st = env.fw.run_pod_group_post_filter_plugins(
+        PodGroupCycleState(), PodGroupInfo("gang", "default", pod_group=group, unscheduled_pods=members),
+        fit_scheduling_func(env, members, 2))
+    assert env.snapshot() == before
+    assert (res, st.code, st.message()) == (None, Code.UNSCHEDULABLE,
+                                            "pod group preemption: minCount (2) cannot be satisfied")
+    assert env.cluster.deleted == []
