@@ -54,7 +54,8 @@ def test_gang_preempts_a_whole_disruption_mode_all_group() -> None:
     store.put_object("PodGroup", _pg("batch", 10, {"schedulingPolicy": {"basic": {}}, "disruptionMode": {"all": {}}}))
     store.put_object("PodGroup", _pg("trainer", 1000, {"schedulingPolicy": {"gang": {"minCount": 2}}}))
     store.flush()
-    for d in (_pod("b-0", 10, "batch", "node-0"), _pod("b-1", 10, "batch", "node-1"), _pod("lone", 100, None, "node-2")):
+    running = (_pod("b-0", 10, "batch", "node-0"), _pod("b-1", 10, "batch", "node-1"), _pod("lone", 100, None, "node-2"))
+    for d in running:
         store.add("Pod", o.decode(o.Pod, d), d)
     store.flush()
     for d in (_pod("t-0", 1000, "trainer"), _pod("t-1", 1000, "trainer")):
