@@ -462,3 +462,66 @@ def test_pod_group_post_filter_group_does_not_fit_even_without_victims() -> None
     assert (res, st.code, st.message()) == (None, Code.UNSCHEDULABLE,
                                             "pod group preemption: minCount (2) cannot be satisfied")
     assert env.cluster.deleted == []
+
+
+@pytest.mark.parametrize("seed", range(15))
+def test_pod_group_preemption_invariants(seed: int) -> None:
+    """Randomised clusters of pods in PodGroups (all / single disruption) and lone pods: the table
+    is left as found; every victim's unit has a lower priority than the preemptor group; a group
+    with disruptionMode all is evicted whole or not at all; and with the victims gone the members
+    fit their nominated nodes, placed in order (what the reprieve guaranteed)."""
+    import random
+
+    from kubesched.framework.cycle_state import CycleState
+    from kubesched.framework.node_table import TableEdit
+    from kubesched.framework.podgroup import PodGroupCycleState, PodGroupInfo
+
+    rnd = random.Random(seed)
+    n_nodes = rnd.randint(2, 5)
+    groups = {f"g{i}": (rnd.choice([LOW, MID, HIGH]), rnd.choice(["all", "single"])) for i in range(3)}
+    pods = []
+    for i in range(rnd.randint(2, 3 * n_nodes)):
+        g = rnd.choice([None, *groups])
+        prio = groups[g][0] if g else rnd.choice([LOW, MID, HIGH])
+        pods.append(gp(f"v{i}", prio, f"n{rnd.randrange(n_nodes)}", g, rnd.choice([SMALL, MEDIUM, LARGE])))
+    env = wl_env([node(f"n{i}") for i in range(n_nodes)], pods, [PG(g, p, m) for g, (p, m) in groups.items()])
+    gprio = rnd.choice([MID, HIGH, VERY_HIGH])
+    members = [gp(f"m{i}", gprio, None, "gang", rnd.choice([SMALL, MEDIUM, LARGE])).obj()
+               for i in range(rnd.randint(1, 4))]
+    min_count = rnd.randint(1, len(members))
+    group = {"metadata": {"name": "gang", "namespace": "default", "uid": "gang"},
+             "spec": {"priority": gprio, "schedulingPolicy": {"gang": {"minCount": min_count}}}}
+    before = env.snapshot()
+    res, st = env.fw.run_pod_group_post_filter_plugins(
+        PodGroupCycleState(), PodGroupInfo("gang", "default", pod_group=group, unscheduled_pods=members),
+        fit_scheduling_func(env, members, min_count))
+    assert env.snapshot() == before
+    deleted = set(env.cluster.deleted)
+    by_name = {p.metadata.name: p for p in (q.obj() for q in pods)}
+    for name in deleted:
+        g = by_name[name].spec.scheduling_group
+        unit_prio = groups[g.pod_group_name][0] if g else by_name[name].spec.priority
+        assert unit_prio < gprio
+    for g, (_, mode) in groups.items():
+        names = {n for n, p in by_name.items()
+                 if p.spec.scheduling_group and p.spec.scheduling_group.pod_group_name == g}
+        if mode == "all":
+            assert names <= deleted or not (names & deleted)
+    if not st.is_success():
+        assert not deleted
+        return
+    assert res is not None and len(res.nominating_infos) >= min_count
+    table = env.table
+    with TableEdit(table) as edit:
+        for name in deleted:
+            pi = next(pi for pi in table.pods[table.pod_row[f"default/{name}"]] if pi.pod.metadata.name == name)
+            edit.remove(pi, table.pod_row[pi.key])
+        for m in members:
+            info = res.nominating_infos.get(f"default/{m.metadata.name}")
+            if info is None:
+                continue
+            state = CycleState(PodInfo(m))
+            env.fw.run_pre_filter_plugins(state, m)
+            row = table.row_of[info.nominated_node_name]
+            assert env.ev.filter_row_with_nominated_pods(state, m, row).is_success()
+            edit.add(PodInfo(m), row)
