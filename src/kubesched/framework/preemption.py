@@ -48,6 +48,20 @@ plus the default victim selection of ``plugins/defaultpreemption/default_preempt
 Between 3 and 5, the scheduler extenders that support preemption narrow the candidates
 (``call_extenders``, upstream ``callExtenders``; ``handle.extenders``).
 
+Victim units (v1.37 with GenericWorkload; ``preemption/types.go``, ``util.go``,
+``default_preemption.go`` ``SelectVictimsOnNode``): on a node holding members of PodGroups the
+victims are :class:`Victim` units — a member of a PodGroup whose ``spec.disruptionMode`` is
+``all`` brings every scheduled member of the group, on every node; any other member is a unit of
+its own typed ``podgroup``; a unit's priority is its PodGroup's ``spec.priority``. A unit is a
+potential victim when its priority is lower than the preemptor's and ``is_eligible_victim``
+accepts it on each node it touches; units are reprieved in :func:`more_important_victim` order
+(priority, then CompositePodGroup > PodGroup > pod, then more pods, then the earlier start),
+PDB-violating units first (a unit violates when any member does, and counts each violating
+member). The candidate's victims may then include pods on other nodes; all are evicted. On nodes
+without group members the units are lone pods and the v1.34 algorithm above (with its
+shortcuts) gives the same answer, so it runs there. Pod-group preemption (PodGroupPostFilter) is
+:mod:`kubesched.framework.podgrouppreemption`.
+
 Departures, all deliberate: ties that
 upstream breaks by Go map order / goroutine timing are broken by candidate order (which starts
 at the random offset); pods without ``status.startTime`` count as started "now", i.e. after
