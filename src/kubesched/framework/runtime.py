@@ -61,6 +61,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from kubesched.framework.metrics import MetricsRecorder
     from kubesched.framework.node_info import QueuedPodInfo
     from kubesched.framework.node_table import NodeTable
+    from kubesched.framework.podgroup import (
+        PodGroupCycleState,
+        PodGroupInfo,
+        PodGroupPostFilterResult,
+        PodGroupSchedulingFunc,
+    )
 
 __all__ = ["PLUGIN_LISTS", "TIMED_EXTENSION_POINTS", "FilterError", "Framework", "ScoreResult"]
 
@@ -861,6 +867,51 @@ class Framework:
                     for p in lst]
         return out
 
+    # ───── pod groups: wlpreempt ─────
+
+    def run_pod_group_post_filter_plugins(self, state: PodGroupCycleState, pg_info: PodGroupInfo,
+                                          scheduling_func: PodGroupSchedulingFunc,
+                                          plugins: Sequence[Any] | None = None,
+                                          ) -> tuple[PodGroupPostFilterResult | None, Status | None]:
+        """Upstream ``RunPodGroupPostFilterPlugins`` (v1.37.2 framework.go L1211-1255), after a
+        failed pod-group cycle: without GenericWorkload Unschedulable ``"generic workload feature
+        is disabled, cannot perform PodGroupPostFilter"``; a plugin's Success returns at once (its
+        result and status); UnschedulableAndUnresolvable stops (with the plugin); Unschedulable
+        tries the next plugin, its reasons collected (the first such plugin is the rejector);
+        anything else is Error ``error in "<plugin>" PodGroupPostFilter plugins: <message>``.
+        ``scheduling_func`` re-runs the group's algorithm on the (mutated) table. Observes
+        ``framework_extension_point_duration_seconds{extension_point="PodGroupPostFilter"}``."""
+        if not self.handle.features.enabled("GenericWorkload"):
+            return None, Status(Code.UNSCHEDULABLE,
+                                ("generic workload feature is disabled, cannot perform PodGroupPostFilter",))
+        t0 = time.perf_counter()
+        result, status = self._run_pod_group_post_filter(state, pg_info, scheduling_func, plugins)
+        if self._metrics is not None:
+            self._metrics.observe_extension_point("PodGroupPostFilter", _status_code_name(status), self.profile_name,
+                                                  time.perf_counter() - t0)
+        return result, status
+
+    def _run_pod_group_post_filter(self, state: PodGroupCycleState, pg_info: PodGroupInfo,
+                                   scheduling_func: PodGroupSchedulingFunc, plugins: Sequence[Any] | None,
+                                   ) -> tuple[PodGroupPostFilterResult | None, Status]:
+        reasons: list[str] = []
+        rejector = ""
+        for pl in self.pod_group_post_filter_plugins if plugins is None else plugins:
+            try:
+                res, st = pl.pod_group_post_filter(state, pg_info, scheduling_func)
+            except Exception as e:  # noqa: BLE001 - a plugin crash is an Error status
+                res, st = None, as_status(e)
+            if st is None or st.is_success():
+                return res, st if st is not None else Status(Code.SUCCESS)
+            if st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return res, st.with_plugin(pl.name)
+            if st.code == Code.UNSCHEDULABLE:
+                reasons.extend(st.reasons)
+                rejector = rejector or pl.name
+                continue
+            return None, Status(Code.ERROR, (f'error in "{pl.name}" PodGroupPostFilter plugins: {st.message()}',),
+                                st.error, pl.name)
+        return None, Status(Code.UNSCHEDULABLE, tuple(reasons), None, rejector)
 
 def _status_code_name(st: Status | None) -> str:
     """Upstream ``status.Code().String()``: a nil status is ``Success``."""
