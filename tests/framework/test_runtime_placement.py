@@ -293,12 +293,7 @@ def test_select_single_entry() -> None:
 
 def _default_framework(fg: FeatureGate) -> Framework:
     reg = dict(in_tree_registry())
-    if "GangScheduling" not in reg:  # registered by the gang branch; a stand-in until then
-        class _Gang(_P):
-            def placement_feasible(self, state, pg_info, progress):  # noqa: ANN001, ANN201
-                return None
-
-        reg["GangScheduling"] = lambda a, h: _Gang("GangScheduling")
+    reg.setdefault("GangScheduling", lambda a, h: _GangStandIn("GangScheduling"))  # until gang's is registered
     cfg = default_config(fg)
     return Framework(cfg.profiles[0], reg, Handle(nodes=NodeTable(), features=fg))
 
@@ -346,3 +341,43 @@ def test_placement_points_are_timed_when_a_recorder_is_installed() -> None:
     assert ("plugin", "g", "PlacementGenerate", "Success") in seen
     assert ("plugin", "s", "PlacementScore", "Success") in seen
     assert ("plugin", "s", "PlacementScoreExtensionNormalize", "Success") in seen
+
+
+def _tas_framework(plugins: dict) -> Framework:
+    fg = FeatureGate(overrides={"GenericWorkload": True, "TopologyAwareWorkloadScheduling": True})
+    reg = dict(in_tree_registry())
+    reg.setdefault("GangScheduling", lambda a, h: _GangStandIn("GangScheduling"))
+    reg["OtherGenerator"] = lambda a, h: Gen("OtherGenerator")
+    cfg = decode_config({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                         "profiles": [{"schedulerName": "default-scheduler", "plugins": plugins}]}, features=fg)
+    return Framework(cfg.profiles[0], reg, Handle(nodes=NodeTable(), features=fg))
+
+
+class _GangStandIn(_P):
+    def placement_feasible(self, state, pg_info, progress):  # noqa: ANN001, ANN201
+        return None
+
+
+def test_config_placement_score_weight_zero_is_weight_one() -> None:
+    fw = _tas_framework({"placementScore": {"enabled": [{"name": "PodGroupPodsCount", "weight": 0}]}})
+    assert fw.placement_score_weights == {"PodGroupPodsCount": 1, "NodeResourcesFit": 1}
+    assert [p.name for p in fw.placement_score_plugins] == ["PodGroupPodsCount", "NodeResourcesFit"]
+
+
+def test_config_placement_score_weight_from_config() -> None:
+    fw = _tas_framework({"placementScore": {"enabled": [{"name": "PodGroupPodsCount", "weight": 3}]}})
+    assert fw.placement_score_weights["PodGroupPodsCount"] == 3
+
+
+def test_config_second_generate_plugin_is_refused() -> None:
+    with pytest.raises(PluginConfigError) as e:
+        _tas_framework({"placementGenerate": {"enabled": [{"name": "OtherGenerator"}]}})
+    assert e.value.path == "profiles[0].plugins.placementGenerate"
+    assert ('at most one placement generate plugin is allowed for profile with scheduler name "default-scheduler"'
+            in str(e.value))
+
+
+def test_config_generate_plugin_replaced() -> None:
+    fw = _tas_framework({"placementGenerate": {"enabled": [{"name": "OtherGenerator"}],
+                                               "disabled": [{"name": "TopologyPlacementGenerator"}]}})
+    assert [p.name for p in fw.placement_generate_plugins] == ["OtherGenerator"]
