@@ -82,6 +82,9 @@ _STABILITY: dict[str, tuple[tuple[tuple[int, int], str], ...]] = {
     "scheduler_permit_wait_duration_seconds": (((1, 36), "BETA"), ((1, 0), "ALPHA")),
     "scheduler_cache_size": (((1, 0), "ALPHA"),),
     "scheduler_unschedulable_pods": (((1, 36), "BETA"), ((1, 0), "ALPHA")),
+    "scheduler_generated_placements": (((1, 0), "ALPHA"),),
+    "scheduler_placement_evaluations": (((1, 0), "ALPHA"),),
+    "scheduler_placement_evaluation_duration_seconds": (((1, 0), "ALPHA"),),
     "leader_election_master_status": (((1, 0), "ALPHA"),),
     "leader_election_slowpath": (((1, 0), "ALPHA"),),
 }
@@ -264,6 +267,27 @@ class SchedulerMetrics:
               "The number of unschedulable pods broken down by plugin name. A pod will increment the gauge for "
               "all plugins that caused it to not schedule and so this metric have meaning only when broken down "
               "by plugin."), ["plugin", "profile"], registry=r)
+        # TopologyAwareWorkloadScheduling only (upstream metrics.go L250-256, L672-694)
+        self.generated_placements: Counter | None = None
+        self.placement_evaluations: Counter | None = None
+        self.placement_evaluation_duration: Histogram | None = None
+        if self.features.enabled("TopologyAwareWorkloadScheduling"):
+            self.generated_placements = Counter(
+                "scheduler_generated_placements",
+                h("scheduler_generated_placements", "Number of candidate placements generated when scheduling pod "
+                                                    "groups."), ["profile"], registry=r)
+            self.placement_evaluations = Counter(
+                "scheduler_placement_evaluations",
+                h("scheduler_placement_evaluations",
+                  "Number of candidate placements evaluated when scheduling pod groups, by result. 'feasible' means "
+                  "the pod group fit into the placement, while 'infeasible' means it did not."),
+                ["result", "profile"], registry=r)
+            self.placement_evaluation_duration = Histogram(
+                "scheduler_placement_evaluation_duration_seconds",
+                h("scheduler_placement_evaluation_duration_seconds",
+                  "Latency in seconds of evaluating a single candidate placement when scheduling pod groups, by "
+                  "result. 'feasible' means the pod group fit into the placement, while 'infeasible' means it did "
+                  "not."), ["result", "profile"], buckets=exponential_buckets(0.001, 2, 15), registry=r)
         self.leader_election_master_status = Gauge(
             "leader_election_master_status",
             h("leader_election_master_status",
@@ -469,6 +493,23 @@ class SchedulerMetrics:
     def slowpath_exercised(self, name: str) -> None:
         """The leader renewed through GET + PUT (its optimistic PUT failed)."""
         self.leader_election_slowpath.labels(name=name).inc()
+
+    # ───────────────────────────── topology-aware placement ─────────────────────────────
+
+    def observe_generated_placements(self, profile: str, count: int) -> None:
+        """``generated_placements_total{profile}`` += ``count`` (upstream ``RecordGeneratedPlacements``,
+        after PlacementGenerate succeeded; schedule_one_podgroup.go L989). A no-op without
+        TopologyAwareWorkloadScheduling (the metric is not registered)."""
+        if self.generated_placements is not None:
+            self.generated_placements.labels(profile=profile).inc(count)
+
+    def observe_placement_evaluation(self, result: str, profile: str, duration_s: float) -> None:
+        """``placement_evaluations_total`` / ``placement_evaluation_duration_seconds`` {result =
+        feasible | infeasible, profile}: one placement's dry run (upstream ``ObservePlacementEvaluation``,
+        schedule_one_podgroup.go L1027-1036; not for an Error, which aborts the cycle)."""
+        if self.placement_evaluations is not None and self.placement_evaluation_duration is not None:
+            self.placement_evaluations.labels(result=result, profile=profile).inc()
+            self.placement_evaluation_duration.labels(result=result, profile=profile).observe(duration_s)
 
     # ───────────────────────────── exposition ─────────────────────────────
 
