@@ -6,6 +6,7 @@ each pod. Needs the engine's pod-group cycle (skipped without it)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +15,8 @@ from kubesched.api import objects as o
 from kubesched.features import FeatureGate
 from kubesched.scheduler import Scheduler
 from kubesched.sim.store import ClusterStore
+
+DATA = Path(__file__).parent / "data" / "dra-gang" / "gang-claims.yaml"
 
 pytest.importorskip("kubesched.scheduler.schedule_one_podgroup")
 
@@ -103,3 +106,36 @@ def test_gang_that_cannot_fit_leaves_claim_unallocated():
     claim = store.get("ResourceClaim", "default", "shared-gpu")
     assert "allocation" not in claim["status"]
     assert not sched.dra_manager.in_flight and not sched.dra_manager.in_use
+
+
+@pytest.mark.parametrize("gates", ["GenericWorkload=true,DRAWorkloadResourceClaims=true", "GenericWorkload=true"],
+                         ids=["workload-claims", "pods"])
+def test_simulate_gang_with_pod_group_template_claim(gates):
+    # simulate -f: the PodGroup's template claim is created by the resourceclaim controller and
+    # shared by both members (one device, both bound, reserved for the PodGroup); without
+    # DRAWorkloadResourceClaims each member gets its own claim and the gang of 2 cannot have the
+    # one device twice: none bound
+    from kubesched.sim.manifests import ManifestError, load_manifests
+    from kubesched.sim.simulate import simulate
+
+    fg = FeatureGate.from_flags(feature_gates=gates)
+    try:
+        result = simulate(load_manifests([str(DATA)]), features=fg)
+    except ManifestError:
+        pytest.skip("simulate does not load PodGroup manifests yet")
+    if not result.store.objects.get("PodGroup"):
+        pytest.skip("simulate does not load PodGroup manifests yet")
+    outcome = {o.key: o.node for o in result.outcomes}
+    claims = list(result.store.objects.get("ResourceClaim", {}).values())
+    if "DRAWorkloadResourceClaims" in gates:
+        assert outcome == {"default/w-0": "node-1", "default/w-1": "node-1"}
+        (claim,) = claims
+        assert claim["metadata"]["name"].startswith("trainer-gpu-")
+        assert [r["resource"] for r in claim["status"]["reservedFor"]] == ["podgroups"]
+        pg = result.store.objects["PodGroup"][("default", "trainer")]
+        assert pg["status"]["resourceClaimStatuses"] == [
+            {"name": "gpu", "resourceClaimName": claim["metadata"]["name"]}]
+    else:
+        assert not any(outcome.values())
+        assert sorted(c["metadata"]["name"][:8] for c in claims) == ["w-0-gpu-", "w-1-gpu-"]
+
