@@ -100,3 +100,41 @@ def test_controller_starts_with_group_watch():
             c.close()
 
     asyncio.run(run())
+
+
+def test_box_over_http(tmp_path):
+    # the whole box (GenericWorkload + DRAWorkloadResourceClaims): the PodGroup's template claim is
+    # created, recorded in its status, and a member created before the PodGroup names it once it is
+    import time
+
+    from apiserver_helpers import Client
+
+    from kubesched.apiserver.testing import run_server
+
+    with run_server(tmp_path / "kc", simulate_kubelets=True, features=ON) as srv:
+        c = Client.of(srv)
+        pgs = "/apis/scheduling.k8s.io/v1beta1/namespaces/default/podgroups"
+        if c.req("GET", pgs)[0] == 404:
+            import pytest
+
+            pytest.skip("the box does not serve PodGroups yet")
+        c.create("/apis/resource.k8s.io/v1/namespaces/default/resourceclaimtemplates", TEMPLATE)
+        c.create("/api/v1/namespaces/default/pods", pod("p1"))
+        time.sleep(0.3)
+        assert c.get("/apis/resource.k8s.io/v1/namespaces/default/resourceclaims")["items"] == []  # waits
+        c.create(pgs, {k: v for k, v in GROUP.items() if k != "metadata"} | {
+            "metadata": {"name": "pg", "namespace": "default"}})
+        deadline = time.monotonic() + 10
+        while True:
+            p1 = c.get("/api/v1/namespaces/default/pods/p1")
+            if (p1.get("status") or {}).get("resourceClaimStatuses"):
+                break
+            assert time.monotonic() < deadline, "member never named the PodGroup's claim"
+            time.sleep(0.05)
+        (claim,) = c.get("/apis/resource.k8s.io/v1/namespaces/default/resourceclaims")["items"]
+        group = c.get(f"{pgs}/pg")
+        assert claim["metadata"]["ownerReferences"][0]["uid"] == group["metadata"]["uid"]
+        assert group["status"]["resourceClaimStatuses"] == [{"name": "shared",
+                                                             "resourceClaimName": claim["metadata"]["name"]}]
+        assert p1["status"]["resourceClaimStatuses"] == [{"name": "shared",
+                                                          "resourceClaimName": claim["metadata"]["name"]}]
