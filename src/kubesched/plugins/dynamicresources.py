@@ -553,7 +553,7 @@ def pod_claim_names(pod: Pod) -> list[tuple[str | None, bool]]:
                     f'pod "{pod.metadata.namespace}/{pod.metadata.name}": ResourceClaim not created yet')
             continue
         raise _Unschedulable(f'pod "{pod.metadata.namespace}/{pod.metadata.name}", spec.resourceClaim '
-                             f'"{field(rc, "name")}": API unsupported')
+                             f'"{field(rc, "name")}": none of the supported fields are set')
     return out
 
 
