@@ -554,3 +554,66 @@ def test_node_allocatable_mapped_pending_allocation_not_shared():
     assert st is None
     assert reasons(filt["worker"]) == (UU, (f"node allocatable resource claim {CLAIM} has a mapped device and "
                                             "cannot be shared across pods",))
+
+
+# ───────────── testPlugin's podgroup cases through PreFilter/Filter, then PodGroupPostFilter ─────────────
+
+
+def _cycle(h: Harness, pod: o.Pod) -> tuple[PodGroupCycleState, LinkedState, Any, dict]:
+    pgcs = PodGroupCycleState()
+    state = LinkedState(pgcs)
+    _, st, filt = h.run(pod, state)
+    return pgcs, state, st, filt
+
+
+def _group_post_filter(h: Harness, pgcs: PodGroupCycleState, pod: o.Pod):
+    info = PodGroupInfo(name=PG, namespace="default", pod_group=pod_group(), unscheduled_pods=[pod])
+    return h.pl.pod_group_post_filter(pgcs, info, lambda: (None, None))[1]
+
+
+ONE_NODE = [MakeNode().name("worker").label("kubernetes.io/hostname", "worker").obj()]
+
+
+@pytest.mark.parametrize("gates,reserved,state,want_status,deallocated", [
+    (GATES, [PG_RESERVATION], None, (Code.UNSCHEDULABLE, ("deallocation of PodGroup ResourceClaim completed",)), True),
+    (GATES_NO_CLAIMS, [PG_RESERVATION], None, (Code.UNSCHEDULABLE, ()), False),
+    (GATES, [], None, (Code.UNSCHEDULABLE, ("deallocation and deletion of ResourceClaims completed",)), True),
+    (GATES, [PG_RESERVATION], _Scheduled(set()),
+     (Code.UNSCHEDULABLE, ("deallocation and deletion of ResourceClaims completed",)), False),
+], ids=["postfilter-deallocate-reserved-podgroup", "postfilter-skip-deallocate-reserved-podgroup-feature-disabled",
+        "postfilter-deallocate-unreserved-podgroup", "postfilter-skip-deallocate-reserved-podgroup-when-pods-active"])
+def test_post_filter_cases(gates, reserved, state, want_status, deallocated):
+    h = harness(pg_claim(allocation=WRONG_TOPOLOGY, reserved_for=reserved), device_class(), gates=gates,
+                groups=(pod_group(),), state=state, nodes=ONE_NODE)
+    pod = grouped_pod()
+    pgcs, _, st, filt = _cycle(h, pod)
+    assert st is None and reasons(filt["worker"]) == (UU, ("resourceclaim not available on the node",))
+    got = _group_post_filter(h, pgcs, pod)
+    if want_status[1]:
+        assert (got.code, got.reasons) == want_status
+    else:
+        assert got.code == Code.UNSCHEDULABLE
+    c = h.claim(CLAIM)
+    assert ("allocation" not in c["status"]) is deallocated
+
+
+def test_reserved_okay_podgroup():
+    h = harness(pg_claim(allocation=ALLOCATION, reserved_for=[PG_RESERVATION]), *WITH_SLICE, groups=(pod_group(),))
+    pod = grouped_pod()
+    assert schedule(h, pod, LinkedState(PodGroupCycleState())) is None
+    assert h.client.writes == []  # reserved for the group already: PreBind writes nothing
+    assert h.claim(CLAIM)["status"]["reservedFor"] == [PG_RESERVATION]
+
+
+def test_bind_podgroup_failure_keeps_group_reservation():
+    # bind-podgroup-failure: Unreserve after a failed binding does not drop the PodGroup's reservation
+    h = harness(pg_claim(allocation=ALLOCATION), *WITH_SLICE, groups=(pod_group(),))
+    pod = grouped_pod()
+    state = CycleState()
+    h.run(pod, state)
+    assert h.pl.reserve(state, pod, "worker") is None
+    assert asyncio.run(h.pl.pre_bind(state, pod, "worker")) is None
+    writes = len(h.client.writes)
+    h.pl.unreserve(state, pod, "worker")  # the binding failed afterwards
+    assert len(h.client.writes) == writes
+    assert h.claim(CLAIM)["status"]["reservedFor"] == [PG_RESERVATION]
