@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from test_dynamicresources import (
+    CLASS,
     DRIVER,
     UU,
     V134,
@@ -34,6 +35,7 @@ from kubesched.api import objects as o
 from kubesched.features import FeatureGate
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import Code
+from kubesched.framework.node_info import NodeInfo
 from kubesched.framework.podgroup import COMPOSITE_POD_GROUP_KEY_TYPE, PodGroupCycleState, PodGroupInfo
 from kubesched.plugins import dynamicresources as dra
 from kubesched.plugins.dra_workload import PodGroupStateData, bind_to
@@ -617,3 +619,24 @@ def test_bind_podgroup_failure_keeps_group_reservation():
     h.pl.unreserve(state, pod, "worker")  # the binding failed afterwards
     assert len(h.client.writes) == writes
     assert h.claim(CLAIM)["status"]["reservedFor"] == [PG_RESERVATION]
+
+
+def test_score_counts_reused_pending_allocation():
+    # computeScore: the node's allocations are the allocator's followed by the reused pending ones
+    req = {"name": "req-1", "firstAvailable": [{"name": "a", "deviceClassName": CLASS},
+                                                {"name": "b", "deviceClassName": CLASS}]}
+    _, c = pg_claim()
+    c["spec"]["devices"]["requests"] = [req]
+    h = harness(("ResourceClaim", c), *WITH_SLICE, groups=(pod_group(),))
+    p1, p2 = grouped_pod("p1", "u1"), grouped_pod("p2", "u2")
+    pgcs = PodGroupCycleState()
+    s1, s2 = LinkedState(pgcs), LinkedState(pgcs)
+    h.run(p1, s1)
+    assert h.pl.score(s1, p1, NodeInfo(h.table, h.table.row_of["worker"])) == (8, None)
+    h.pl.reserve(s1, p1, "worker")
+    _, st, filt = h.run(p2, s2)
+    assert st is None and filt["worker"] is None
+    assert h.pl.score(s2, p2, NodeInfo(h.table, h.table.row_of["worker"])) == (8, None)
+    import numpy as np
+
+    assert list(h.pl.score_nodes(s2, p2, h.table, np.array([h.table.row_of["worker"]]))) == [8]

@@ -1735,7 +1735,8 @@ class ScoringDynamicResources(DynamicResources):
         if s is None:
             raise _FilterErr("not found")
         out = np.zeros(len(rows), np.int64)
-        if not s.claims or not s.node_allocations or (self.version >= (1, 36) and not self.features.prioritized_list):
+        if not s.claims or not (s.node_allocations or s.reused) or (
+                self.version >= (1, 36) and not self.features.prioritized_list):
             return out
         if not any(r.get("firstAvailable") for c in s.claims for r in _g(c, "spec", "devices", "requests") or ()) and (
                 self.version >= (1, 36) or all(_g(c, "status", "allocation") is None for c in s.claims)):
@@ -1751,9 +1752,14 @@ class ScoringDynamicResources(DynamicResources):
         if not s.claims:
             return 0
         run = s.node_allocations.get(node_name)
-        if run is None:
+        if run is None and not s.reused:
             return 0
-        return compute_score(s.claims, _light_results(run), by_claim_index=self.version < (1, 36))
+        results = _light_results(run) if run is not None else []
+        if s.reused:
+            # v1.37.2 Filter L1076-1085: the node's allocations are the allocator's results followed
+            # by the pending allocations reused from other members (Score indexes them in claim order)
+            results += [s.informations[i].allocation or {} for i in sorted(s.reused)]
+        return compute_score(s.claims, results, by_claim_index=self.version < (1, 36))
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: np.ndarray) -> Status | None:
         default_normalize_score(MAX_NODE_SCORE, False, scores)
