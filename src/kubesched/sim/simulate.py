@@ -31,6 +31,7 @@ from typing import Any
 
 import msgspec
 
+from kubesched.api import podgroups
 from kubesched.api.objects import (
     KINDS,
     Node,
@@ -104,6 +105,12 @@ class SimulationResult:
             for (ns, name), obj in self.store.objects.get(kind, {}).items():
                 if (kind, ns, name) not in seen and isinstance(obj, dict):
                     out.append({"apiVersion": "v1", "kind": kind, **obj})
+        # the workload API's objects as the run left them (PodGroup status conditions)
+        wl = {kind: objs for kind in podgroups.KINDS if (objs := self.store.objects.get(kind))}
+        if wl:
+            out = [wl[k].get((str((o.get("metadata") or {}).get("namespace") or ""),
+                              str((o.get("metadata") or {}).get("name") or "")), o)
+                   if isinstance(o, dict) and (k := str(o.get("kind") or "")) in wl else o for o in out]
         claims = self.store.objects.get("ResourceClaim")
         if claims:
             # DRA: claim writes replace the object (allocation, reservedFor); claims the simulated
@@ -281,8 +288,8 @@ def _owner(pod: Pod) -> str:
     return ""
 
 
-def build_store(raws: list[RawObject]) -> tuple[ClusterStore, list[tuple[Pod, dict]], list[tuple[Pod, dict]],
-                                                list[tuple[Node, dict]]]:
+def build_store(raws: list[RawObject], features: FeatureGate | None = None) -> tuple[
+        ClusterStore, list[tuple[Pod, dict]], list[tuple[Pod, dict]], list[tuple[Node, dict]]]:
     """Decode the raw objects into a store (not yet attached to a scheduler).
 
     Returns ``(store, bound pods, pending pods, nodes)`` with their raw mappings; pending pods
@@ -290,12 +297,15 @@ def build_store(raws: list[RawObject]) -> tuple[ClusterStore, list[tuple[Pod, di
     """
     store = ClusterStore()
     typed: list[tuple[RawObject, Any]] = []
+    groups: list[RawObject] = []
     for r in raws:
         cls = KINDS.get(r.kind)
         if cls is None:
-            # no typed view (PersistentVolumeClaim, StorageClass, ResourceClaim, …): plugins that
-            # read such objects through the lister get the raw mapping
+            # no typed view (PersistentVolumeClaim, StorageClass, ResourceClaim, PodGroup, …): plugins
+            # that read such objects through the lister get the raw mapping
             store.add_raw(r.kind, r.data)
+            if r.kind in ("PodGroup", "CompositePodGroup") and r.api_version.startswith(podgroups.GROUP + "/"):
+                groups.append(r)
             continue
         typed.append((r, _decode_raw(r, cls)))
     classes = {o.metadata.name: o for r, o in typed if r.kind == "PriorityClass"}
@@ -308,6 +318,8 @@ def build_store(raws: list[RawObject]) -> tuple[ClusterStore, list[tuple[Pod, di
         raise ManifestError("more than one PriorityClass has globalDefault: true: "
                             + ", ".join(sorted(o.metadata.name for o in defaults)))
     default = defaults[0] if defaults else None
+    for r in groups:
+        _admit_group_priority(r, classes, features)
     nodes: list[tuple[Node, dict]] = []
     bound: list[tuple[Pod, dict]] = []
     pending: list[tuple[float, int, Pod, dict]] = []
@@ -333,6 +345,30 @@ def build_store(raws: list[RawObject]) -> tuple[ClusterStore, list[tuple[Pod, di
                                 "which is not in the input", src)
     pending.sort(key=lambda t: (t[0], t[1]))
     return store, bound, [(p, raw) for _, _, p, raw in pending], nodes
+
+
+def _admit_group_priority(r: RawObject, classes: dict[str, PriorityClass], features: FeatureGate | None) -> None:
+    """The Priority admission plugin for a new (Composite)PodGroup (no ``metadata.uid``):
+    ``spec.priority`` (and ``preemptionPolicy``) from its PriorityClass
+    (:func:`kubesched.api.podgroups.admit_priority`); a refusal is a ManifestError."""
+    if (r.data.get("metadata") or {}).get("uid"):
+        return
+
+    def as_dict(pc: PriorityClass) -> dict[str, Any]:
+        return {"metadata": {"name": pc.metadata.name}, "value": pc.value, "globalDefault": pc.global_default,
+                "preemptionPolicy": pc.preemption_policy or DEFAULT_PREEMPTION_POLICY}
+
+    def get_class(name: str) -> dict[str, Any] | None:
+        pc = classes.get(name)
+        return None if pc is None else as_dict(pc)
+
+    try:
+        podgroups.admit_priority(r.data, get_class=get_class, list_classes=lambda: [as_dict(c) for c in
+                                                                                     classes.values()],
+                                 features=features)
+    except podgroups.PodGroupAdmissionError as e:
+        plural = podgroups.KINDS[r.kind]
+        raise ManifestError(f'{plural}.{podgroups.GROUP} "{r.name}" is forbidden: {e}', r.source) from None
 
 
 _MAX_CONTROLLER_PASSES = 100_000
@@ -386,7 +422,7 @@ def simulate(raws: list[RawObject], config: KubeSchedulerConfiguration | None = 
     t0, c0 = time.perf_counter(), time.process_time()
     driver = _WorkloadDriver(raws, seed, features)
     raws = driver.first_pass(raws)
-    store, bound, pending, nodes = build_store(raws)
+    store, bound, pending, nodes = build_store(raws, features)
     clock = ManualClock()
     sched = Scheduler(config, client=store, lister=store, clock=clock, seed=seed,
                       registry=registry, record=record or on_record is not None, features=features)
@@ -395,6 +431,10 @@ def simulate(raws: list[RawObject], config: KubeSchedulerConfiguration | None = 
     store.scheduler = sched
     for node, raw in nodes:
         store.add("Node", node, raw)
+    if podgroups.served_api("PodGroup", features):
+        # the scheduler's PodGroup (CompositePodGroup) informers: their initial list, before the pods'
+        for kind in ("CompositePodGroup", "PodGroup"):
+            store.announce(kind)
     for pod, raw in bound:
         store.add("Pod", pod, raw)
     others: list[str] = []
