@@ -76,13 +76,16 @@ __all__ = [
     "V1ALPHA3",
     "V1BETA1",
     "PodGroupAdmissionError",
+    "add_protection_finalizer",
     "admit_priority",
     "default_object",
+    "pod_group_condition_patch",
     "prepare_for_create",
     "prepare_for_status_update",
     "prepare_for_update",
     "protection_finalizer_removable",
     "served_api",
+    "set_status_condition",
     "validate",
     "validate_status_update",
     "validate_update",
@@ -971,3 +974,70 @@ def admit_priority(obj: dict[str, Any], *, get_class: Callable[[str], Mapping[st
                 f"the string value of PreemptionPolicy ({spec['preemptionPolicy']}) must not be provided in {what} "
                 f"spec; priority admission controller computed {policy} from the given PriorityClass name")
         spec["preemptionPolicy"] = policy
+
+
+# ───────────────────────────── the scheduler's PodGroup condition ─────────────────────────────
+
+
+def set_status_condition(conditions: list[dict[str, Any]], new: Mapping[str, Any], now: str) -> bool:
+    """apimachinery ``meta.SetStatusCondition`` on ``metav1.Condition`` dicts (mutates
+    ``conditions``): ``lastTransitionTime`` set (to ``now`` unless given) when the condition is new
+    or its status changes; reason, message, observedGeneration replaced (a zero
+    ``observedGeneration`` is omitted, Go's ``omitempty``). Returns whether anything changed."""
+    gen = int(new.get("observedGeneration") or 0)
+    for c in conditions:
+        if c.get("type") == new.get("type"):
+            changed = False
+            if c.get("status") != new.get("status"):
+                c["status"] = new.get("status")
+                c["lastTransitionTime"] = new.get("lastTransitionTime") or now
+                changed = True
+            for k in ("reason", "message"):
+                if (c.get(k) or "") != (new.get(k) or ""):
+                    c[k] = new.get(k) or ""
+                    changed = True
+            if int(c.get("observedGeneration") or 0) != gen:
+                if gen:
+                    c["observedGeneration"] = gen
+                else:
+                    c.pop("observedGeneration", None)
+                changed = True
+            return changed
+    item: dict[str, Any] = {"type": new.get("type"), "status": new.get("status")}
+    if gen:
+        item["observedGeneration"] = gen
+    item["lastTransitionTime"] = new.get("lastTransitionTime") or now
+    item["reason"] = new.get("reason") or ""
+    item["message"] = new.get("message") or ""
+    conditions.append(item)
+    return True
+
+
+def pod_group_condition_patch(pod_group: Mapping[str, Any], condition: Mapping[str, Any],
+                              now: str) -> dict[str, Any] | None:
+    """The strategic merge patch the scheduler sends to ``podgroups/{name}/status`` for
+    ``condition`` (``{"type", "status", "reason", "message"}``), or None when there is nothing to
+    send — upstream ``updatePodGroupCondition`` (schedule_one_podgroup.go L943) +
+    ``util.PatchPodGroupStatus`` (util/utils.go L158): a True condition never goes back to
+    False, ``observedGeneration`` is the PodGroup's ``metadata.generation``, the condition is set
+    as ``SetStatusCondition`` sets it, and the patch is the two-way strategic merge diff of the
+    old and new status: ``$setElementOrder/conditions`` and the changed element (merged by
+    ``type``) with only its changed fields. ``now``: RFC 3339 time for ``lastTransitionTime``."""
+    status = _d(pod_group.get("status"))
+    old_conds = [dict(c) for c in _l(status.get("conditions")) if isinstance(c, dict)]
+    existing = next((c for c in old_conds if c.get("type") == condition.get("type")), None)
+    if existing is not None and existing.get("status") == "True" and condition.get("status") != "True":
+        return None
+    cond = dict(condition)
+    cond["observedGeneration"] = _d(pod_group.get("metadata")).get("generation") or 0
+    new_conds = json.loads(json.dumps(old_conds))
+    if not set_status_condition(new_conds, cond, now):
+        return None
+    ctype = condition.get("type")
+    element = next(c for c in new_conds if c.get("type") == ctype)
+    if existing is not None:
+        diff: dict[str, Any] = {k: val for k, val in element.items() if existing.get(k) != val}
+        diff.update({k: None for k in existing if k not in element})
+        element = {"type": ctype, **diff}
+    return {"status": {"$setElementOrder/conditions": [{"type": c.get("type")} for c in new_conds],
+                       "conditions": [element]}}
