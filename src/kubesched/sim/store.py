@@ -191,6 +191,12 @@ class ClusterStore:
         meta = data.get("metadata") or {}
         self.objects.setdefault(kind, {})[(meta.get("namespace") or "", meta.get("name", ""))] = data
 
+    def add_object(self, kind: str, data: dict[str, Any]) -> None:
+        """Create or replace an object of a kind without a typed view (a controller's write):
+        stored as its raw mapping, the scheduler gets the Add/Update event at once."""
+        self._put(kind, data)
+        self.flush()
+
     def announce(self, kind: str) -> None:
         """Deliver an Add event (``on_object_event(kind, None, obj)``) for every stored object of
         ``kind``, as an informer's initial list does (the driver calls it once the scheduler is
