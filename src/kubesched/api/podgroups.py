@@ -670,15 +670,30 @@ def _templates_update(new: Mapping[str, Any], old: Mapping[str, Any], path: str)
     return errs
 
 
-def validate_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> list[FieldError]:
+#: PodGroupSpec fields ``+k8s:ifDisabled(<gate>)=+k8s:forbidden``
+_GATED_PG = (("parentCompositePodGroupName", "CompositePodGroup"),
+             ("schedulingConstraints", "TopologyAwareWorkloadScheduling"),
+             ("preemptionPolicy", "PodGroupPreemptionPolicy"))
+
+
+def validate_update(new: Mapping[str, Any], old: Mapping[str, Any],
+                    features: FeatureGate | None = None) -> list[FieldError]:
     """Update validation (main resource): ``ValidateObjectMetaUpdate``-level checks are the
-    caller's; here the spec rules with ratcheting, then the update constraints."""
+    caller's; here the spec rules with ratcheting, then the update constraints: a gated field set
+    while its gate is off is Forbidden when it changes; ``schedulingConstraints`` is immutable only
+    with TopologyAwareWorkloadScheduling (``+k8s:ifEnabled(...)=+k8s:immutable``)."""
     kind = new.get("kind")
     nspec, ospec = _d(new.get("spec")), _d(old.get("spec"))
     if kind == "PodGroup":
+        f = _gates(features)
         errs = _ratchet(_pod_group_spec(nspec), new, old)
         errs += _policy_update(nspec.get("schedulingPolicy"), ospec.get("schedulingPolicy"), "spec.schedulingPolicy")
-        errs += _immutable(nspec, ospec, "spec", _IMMUTABLE_PG)
+        for key, gate in _GATED_PG:
+            if not f.enabled(gate) and nspec.get(key) is not None and nspec.get(key) != ospec.get(key):
+                errs.append(FieldError(f"spec.{key}", FORBIDDEN))
+        immutable = tuple(k for k in _IMMUTABLE_PG
+                          if k != "schedulingConstraints" or f.enabled("TopologyAwareWorkloadScheduling"))
+        errs += _immutable(nspec, ospec, "spec", immutable)
         return _sorted(errs)
     if kind == "Workload":
         errs = _workload_manual(nspec) + _ratchet(_workload_spec(nspec), new, old)

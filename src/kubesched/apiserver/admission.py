@@ -465,7 +465,7 @@ def _admit_workload_api(base: str, out: dict[str, Any], old: dict[str, Any] | No
     else:
         assert old is not None
         podgroups.prepare_for_update(out, old, features)
-        errs = podgroups.validate_update(out, old)
+        errs = podgroups.validate_update(out, old, features)
     if errs:
         raise _invalid(kind, group, name, errs)
     if kind == "Workload" and isinstance(out.get("spec"), dict):
