@@ -529,3 +529,21 @@ def test_job_reuses_objects_and_propagates_min_count() -> None:
     updated = {o["kind"]: o for o, _ in res.updated}
     assert updated["Workload"]["spec"]["podGroupTemplates"][0]["schedulingPolicy"] == {"gang": {"minCount": 5}}
     assert updated["PodGroup"]["spec"]["schedulingPolicy"] == {"gang": {"minCount": 5}}
+
+
+def test_job_spec_scheduling_rules() -> None:
+    """batch/v1 ``Job.spec.scheduling``: forbidden without WorkloadWithJob; on update no set/unset,
+    the basic/gang variant fixed (validateJobSchedulingUpdate), minCount mutable — texts as the
+    real kube-apiserver v1.37.2."""
+    gang = job(scheduling={"schedulingPolicy": {"gang": {}}})
+    assert [str(e) for e in podgroups.validate_job_scheduling(gang, None, GATES)] == ["spec.scheduling: Forbidden"]
+    assert podgroups.validate_job_scheduling(gang, None, WITH_JOB) == []
+    resized = job(scheduling={"schedulingPolicy": {"gang": {"minCount": 1}}})
+    assert podgroups.validate_job_scheduling(resized, gang, WITH_JOB) == []
+    basic = job(scheduling={"schedulingPolicy": {"basic": {}}})
+    assert [str(e) for e in podgroups.validate_job_scheduling(basic, gang, WITH_JOB)] == [
+        "spec.scheduling.schedulingPolicy: Invalid value: null: the basic/gang policy variant is immutable after "
+        "creation; only schedulingPolicy.gang.minCount may be updated"]
+    assert [str(e) for e in podgroups.validate_job_scheduling(job(), gang, WITH_JOB)] == [
+        "spec.scheduling: Invalid value: null: field cannot be cleared once set"]
+    assert podgroups.validate_job_scheduling(gang, gang, GATES) == []  # unchanged: not forbidden again

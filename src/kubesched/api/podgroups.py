@@ -87,6 +87,7 @@ __all__ = [
     "served_api",
     "set_status_condition",
     "validate",
+    "validate_job_scheduling",
     "validate_status_update",
     "validate_update",
 ]
@@ -779,6 +780,40 @@ def validate_status_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> li
             if n not in names:
                 errs.append(FieldError(f"status.resourceClaimStatuses[{i}].name", INVALID, str(n or ""),
                                        "must match the name of an entry in `spec.resourceClaims`"))
+    return errs
+
+
+def validate_job_scheduling(job: Mapping[str, Any], old: Mapping[str, Any] | None,
+                            features: FeatureGate | None = None) -> list[FieldError]:
+    """The declarative rules of ``Job.spec.scheduling`` (k8s.io/api batch/v1 types.go L488-530):
+    ``+k8s:ifDisabled(WorkloadWithJob)=+k8s:forbidden`` (a new or changed value), and on update
+    ``NoSet``/``NoUnset`` of the field and of its ``schedulingPolicy``, immutable constraints and
+    disruption mode (``minCount`` stays mutable)."""
+    new = _d(job.get("spec")).get("scheduling")
+    prev = _d((old or {}).get("spec")).get("scheduling") if old is not None else None
+    errs: list[FieldError] = []
+    if new is not None and new != prev and not _gates(features).enabled("WorkloadWithJob"):
+        return [FieldError("spec.scheduling", FORBIDDEN)]
+    if old is None:
+        return errs
+    if new is not None and prev is None:
+        return [FieldError("spec.scheduling", INVALID, None, "field cannot be set once created")]
+    if new is None and prev is not None:
+        return [FieldError("spec.scheduling", INVALID, None, "field cannot be cleared once set")]
+    if new is None:
+        return errs
+    n, o = _d(new), _d(prev)
+    np_, op_ = n.get("schedulingPolicy"), o.get("schedulingPolicy")
+    if np_ is not None and op_ is not None and (_d(np_).get("basic") is None) != (_d(op_).get("basic") is None):
+        # validateJobSchedulingUpdate (pkg/apis/batch/validation/validation.go L693)
+        errs.append(FieldError("spec.scheduling.schedulingPolicy", INVALID, None,
+                               "the basic/gang policy variant is immutable after creation; only "
+                               "schedulingPolicy.gang.minCount may be updated"))
+    if n.get("schedulingPolicy") is not None and o.get("schedulingPolicy") is None:
+        errs.append(FieldError("spec.scheduling.schedulingPolicy", INVALID, None, "field cannot be set once created"))
+    elif n.get("schedulingPolicy") is None and o.get("schedulingPolicy") is not None:
+        errs.append(FieldError("spec.scheduling.schedulingPolicy", INVALID, None, "field cannot be cleared once set"))
+    errs += _immutable(n, o, "spec.scheduling", ("schedulingConstraints", "disruptionMode"))
     return errs
 
 

@@ -584,6 +584,8 @@ def admit(
         errs = validation.validate_pod_update(typed, old, pod_options)
     else:
         errs = validation.validate_object(typed, pod_options=pod_options)
+    if base == "jobs":
+        errs += podgroups.validate_job_scheduling(out, old if operation == "UPDATE" else None, features)
     if errs:
         name = str((out.get("metadata") or {}).get("name") or "")
         raise _invalid(kind, group, name, errs)

@@ -393,6 +393,8 @@ def _check_full(raw: RawObject, ctx: _Ctx) -> bool:
         errs = podgroups.validate(data)
     elif kind in _FULL:
         errs = validation.validate_object(data, pod_options=ctx.pod_options)
+        if kind == "Job" and group == "batch":
+            errs += podgroups.validate_job_scheduling(data, None, ctx.features)
     else:
         errs = validation.validate_object_meta(data.get("metadata"), namespaced=raw.namespace is not None)
     if errs:
