@@ -2,12 +2,14 @@
 #               make test   (set up + run the test suite)
 #               make lint   (ruff + mypy on src/, import contracts)
 #               make upstream (build upstream kube-apiserver, kube-scheduler, etcd; needs Go)
+#               make helm     (build helm into .cache/helm; lint the chart; check deploy/*.yaml)
+#               make image    (the OCI image archive out/image/kubesched-<version>.oci.tar; needs mmdebstrap, umoci)
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup demo test lint bench replay upstream clean
+.PHONY: setup demo test lint bench replay upstream helm manifests image clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +44,21 @@ replay: $(STAMP)
 upstream:
 	tools/upstream/build.sh --version 1.37
 	tools/upstream/build.sh --version 1.34
+
+# Deployment (docs/deploy.md): helm built from its Go module and cached like the upstream binaries;
+# the chart deploy/helm/kubesched is the source of deploy/*.yaml (make manifests renders them).
+HELM = $(shell tools/deploy/build-helm.sh --print-bin)
+helm:
+	tools/deploy/build-helm.sh
+	$(HELM) lint --strict deploy/helm/kubesched
+	tools/deploy/render-manifests.sh --check
+
+manifests:
+	tools/deploy/build-helm.sh
+	tools/deploy/render-manifests.sh
+
+image:
+	tools/deploy/build-image.sh
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache
