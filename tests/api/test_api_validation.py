@@ -393,3 +393,23 @@ def test_validation_never_raises_on_garbage() -> None:
                           {"kind": "Node", "status": {"capacity": ["x"]}}, {"kind": "Pod", "spec": {"tolerations": [None, 3]}}]
     for g in garbage:
         assert isinstance(validate_object(g), list)
+
+
+def test_rbac_names_are_path_segments() -> None:
+    """ValidateRBACName (pkg/apis/rbac/validation/validation.go:33): ``content.IsPathSegmentName``,
+    so the bootstrap names with ':' (system:kube-scheduler) are valid and only '.', '..', '/' and
+    '%' are refused (apimachinery content/path.go)."""
+    from kubesched.api.validation import validate_object
+
+    def errs(kind: str, name: str) -> list[str]:
+        meta: dict[str, Any] = {"name": name}
+        if kind in ("Role", "RoleBinding"):
+            meta["namespace"] = "kube-system"
+        return [f"{e.path}: {e.detail}" for e in validate_object({"kind": kind, "metadata": meta})]
+
+    for kind in ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"):
+        assert errs(kind, "system:kube-scheduler") == []
+        assert errs(kind, "Upper_Case:ok") == []
+        assert errs(kind, "..") == ["metadata.name: may not be '..'"]
+        assert errs(kind, "a/b%c") == ["metadata.name: may not contain '/'", "metadata.name: may not contain '%'"]
+    assert errs("ConfigMap", "a:b")  # other kinds keep their DNS subdomain names

@@ -430,6 +430,15 @@ def _name_1035(name: str, prefix: bool = False) -> list[str]:
     return is_dns1035_label(_mask_trailing_dash(name) if prefix else name)
 
 
+def _name_path_segment(name: str, prefix: bool = False) -> list[str]:
+    """``ValidateRBACName`` (pkg/apis/rbac/validation/validation.go:33, v1.37.2): roles and
+    bindings are named by ``content.IsPathSegmentName`` whatever ``prefix`` (``system:kube-scheduler``
+    is valid): not ``.`` or ``..``, no ``/`` or ``%``."""
+    if name in (".", ".."):
+        return [f"may not be '{name}'"]
+    return [f"may not contain '{c}'" for c in ("/", "%") if c in name]
+
+
 def _mask_trailing_dash(name: str) -> str:
     if len(name) > 1 and name.endswith("-"):
         return name[:-2] + "a"
@@ -585,10 +594,12 @@ def validate_annotations(annotations: Any, path: str) -> list[FieldError]:
 
 def validate_object_meta(meta: Any, *, namespaced: bool, name_kind: str = "subdomain",
                          path: str = "metadata") -> list[FieldError]:
-    """``ValidateObjectMetaAccessor`` on create: name (``name_kind``: ``subdomain``, ``label`` or
-    ``dns1035``), generateName, namespace presence, generation, labels, annotations, finalizers."""
+    """``ValidateObjectMetaAccessor`` on create: name (``name_kind``: ``subdomain``, ``label``,
+    ``dns1035`` or ``path_segment``), generateName, namespace presence, generation, labels,
+    annotations, finalizers."""
     m = _map(meta)
-    fn = {"subdomain": _name_subdomain, "label": _name_label, "dns1035": _name_1035}[name_kind]
+    fn = {"subdomain": _name_subdomain, "label": _name_label, "dns1035": _name_1035,
+          "path_segment": _name_path_segment}[name_kind]
     errs: list[FieldError] = []
     gen = _str(m.get("generateName"))
     if gen:
@@ -1939,6 +1950,8 @@ _STORAGE_VALIDATORS: dict[str, Callable[[Any], list[FieldError]]] = {
 _WORKLOADS = {"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "ReplicationController", "Job", "CronJob"}
 
 _DNS1035_KINDS = {"Service"}
+#: named by ValidateRBACName (pkg/apis/rbac/validation/validation.go:33)
+_PATH_SEGMENT_KINDS = {"Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"}
 _CLUSTER_SCOPED = {
     "Node", "Namespace", "PersistentVolume", "PriorityClass", "StorageClass", "CSINode", "CSIDriver",
     "VolumeAttachment", "ClusterRole", "ClusterRoleBinding", "DeviceClass", "ResourceSlice",
@@ -2041,5 +2054,6 @@ def validate_object(obj: Any, *, namespaced: bool | None = None,
     if storage is not None:
         return storage(o)
     scoped = namespaced if namespaced is not None else kind not in _CLUSTER_SCOPED
-    name_kind = "dns1035" if kind in _DNS1035_KINDS else "subdomain"
+    name_kind = ("dns1035" if kind in _DNS1035_KINDS else "path_segment" if kind in _PATH_SEGMENT_KINDS
+                 else "subdomain")
     return validate_object_meta(o.get("metadata"), namespaced=scoped, name_kind=name_kind)
