@@ -50,7 +50,8 @@ def by_kind(kind: str) -> list[dict[str, Any]]:
 
 def test_every_manifest_parses_with_identity() -> None:
     assert {p.name for p in DEPLOY.glob("*.yaml")} == {"configmap.yaml", "deployment.yaml", "rbac.yaml",
-                                                       "serviceaccount.yaml"}
+                                                       "serviceaccount.yaml", "poddisruptionbudget.yaml",
+                                                       "service.yaml"}
     for d in all_docs():
         assert d.get("apiVersion") and d.get("kind") and d["metadata"].get("name"), d
 
@@ -92,19 +93,29 @@ def test_containerfile() -> None:
     assert any(re.fullmatch(r"RUN pip install \. .*|RUN pip install \.", ln) for ln in lines)
     users = [ln for ln in lines if ln.startswith("USER ")]
     assert users and users[-1].split()[1].split(":")[0] not in ("0", "root")
-    assert 'ENTRYPOINT ["kubesched", "run"]' in lines
+    # the entry point of `make image` too: the Deployment's args start with the subcommand
+    assert 'ENTRYPOINT ["kubesched"]' in lines
+    [dep] = by_kind("Deployment")
+    assert dep["spec"]["template"]["spec"]["containers"][0]["args"][0] == "run"
 
 
 def test_rbac_is_well_formed_and_bound_to_the_service_account() -> None:
     roles = {r["metadata"]["name"]: r for r in by_kind("ClusterRole")}
     [sa] = by_kind("ServiceAccount")
     bound = set()
+    subject = {"kind": "ServiceAccount", "name": sa["metadata"]["name"], "namespace": sa["metadata"]["namespace"]}
     for b in by_kind("ClusterRoleBinding"):
-        assert b["roleRef"]["kind"] == "ClusterRole" and b["roleRef"]["name"] in roles
-        assert {"kind": "ServiceAccount", "name": sa["metadata"]["name"],
-                "namespace": sa["metadata"]["namespace"]} in b["subjects"]
+        # ours, and the built-in system:auth-delegator (delegated authn/authz of /metrics, /configz)
+        assert b["roleRef"]["kind"] == "ClusterRole"
+        assert b["roleRef"]["name"] in roles or b["roleRef"]["name"] == "system:auth-delegator"
+        assert subject in b["subjects"]
         bound.add(b["roleRef"]["name"])
-    assert bound == set(roles)
+    assert bound == set(roles) | {"system:auth-delegator"}
+    # and, as every delegating component, the reader of kube-system/extension-apiserver-authentication
+    [rb] = by_kind("RoleBinding")
+    assert rb["metadata"]["namespace"] == "kube-system" and subject in rb["subjects"]
+    assert rb["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                             "name": "extension-apiserver-authentication-reader"}
     for r in roles.values():
         for rule in r["rules"]:
             assert set(rule) <= {"apiGroups", "resources", "verbs", "resourceNames"}
@@ -318,15 +329,18 @@ async def test_rbac_covers_every_call_the_code_makes() -> None:
 async def test_the_box_accepts_the_manifests_it_serves() -> None:
     paths = {"ServiceAccount": "/api/v1/namespaces/{ns}/serviceaccounts",
              "ConfigMap": "/api/v1/namespaces/{ns}/configmaps",
-             "Deployment": "/apis/apps/v1/namespaces/{ns}/deployments"}
+             "Deployment": "/apis/apps/v1/namespaces/{ns}/deployments",
+             "Service": "/api/v1/namespaces/{ns}/services",
+             "PodDisruptionBudget": "/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets",
+             "ClusterRole": "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+             "ClusterRoleBinding": "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+             "RoleBinding": "/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/rolebindings"}
     async with start_server(token=None) as box, APIClient.for_server(box.url) as c:
         served = {r["name"] for r in (await c.get("/apis/apps/v1"))["resources"]}
         assert "deployments" in served
         for d in all_docs():
-            tmpl = paths.get(d["kind"])
-            if tmpl is None:
-                continue  # RBAC: not served by the box; checked structurally above
-            created = await c.create(tmpl.format(ns=d["metadata"]["namespace"]), d)
+            tmpl = paths[d["kind"]]
+            created = await c.create(tmpl.format(ns=d["metadata"].get("namespace", "")), d)
             assert created["metadata"]["name"] == d["metadata"]["name"]
 
 
