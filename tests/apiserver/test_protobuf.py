@@ -96,3 +96,30 @@ def test_server_accepts_a_protobuf_create_and_answers_json(tmp_path) -> None:  #
         status, _, got = http_request(srv.url + "/api/v1/namespaces/default/pods", srv.token, srv.ssl_context(),
                                       "POST", protobuf.MAGIC + b"\xff", headers={"Content-Type": protobuf.MEDIA_TYPE})
         assert status == 400 and got["reason"] == "BadRequest"
+
+
+def test_server_accepts_protobuf_delete_options(tmp_path) -> None:  # noqa: ANN001
+    """client-go's typed clients send a DELETE's DeleteOptions as protobuf (helm uninstall purges its
+    release Secrets so): the body is decoded as such (apiVersion v1, the meta.k8s.io message), and
+    its gracePeriodSeconds / propagationPolicy validated as a JSON body's are."""
+    with run_server(tmp_path / "kc") as srv:
+        def delete_options(**fields) -> bytes:  # noqa: ANN003
+            msg = protobuf._message_class(f"{protobuf._META}.DeleteOptions")(**fields)
+            env = protobuf._message_class("k8s.io.apimachinery.pkg.runtime.Unknown")()
+            env.typeMeta.apiVersion, env.typeMeta.kind = "v1", "DeleteOptions"
+            env.raw = msg.SerializeToString()
+            env.contentType = protobuf.MEDIA_TYPE
+            return protobuf.MAGIC + env.SerializeToString()
+
+        path = "/api/v1/namespaces/default/configmaps"
+        for name in ("a", "b"):
+            status, _, got = http_request(srv.url + path, srv.token, srv.ssl_context(), "POST",
+                                          {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}})
+            assert status == 201, got
+        status, _, got = http_request(srv.url + path + "/a", srv.token, srv.ssl_context(), "DELETE",
+                                      delete_options(), headers={"Content-Type": protobuf.MEDIA_TYPE})
+        assert status == 200, got
+        status, _, got = http_request(srv.url + path + "/b", srv.token, srv.ssl_context(), "DELETE",
+                                      delete_options(propagationPolicy="Sideways"),
+                                      headers={"Content-Type": protobuf.MEDIA_TYPE})
+        assert status == 422 and "propagationPolicy" in got["message"], got

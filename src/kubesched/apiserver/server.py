@@ -1615,7 +1615,14 @@ class APIServer:
     async def _delete_options(self, request: web.Request) -> dict[str, Any]:
         raw = await request.read()
         opts: dict[str, Any] = {}
-        if raw.strip():
+        if raw.strip() and request.headers.get("Content-Type", "").startswith(protobuf.MEDIA_TYPE):
+            # client-go's typed clients send DeleteOptions as protobuf (e.g. helm purging its
+            # release Secrets on uninstall)
+            try:
+                opts = protobuf.decode_object(raw)
+            except protobuf.ProtobufError as e:
+                raise APIError.bad_request(str(e)) from None
+        elif raw.strip():
             try:
                 o = orjson.loads(raw)
             except orjson.JSONDecodeError as e:
