@@ -5,16 +5,14 @@ values.yaml documents each one does), deploy/*.yaml as its rendering, and ``helm
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
-from conftest import CHART, REPO
 
+from conftest import CHART, REPO
 from kubesched.config import decode_config
 
 

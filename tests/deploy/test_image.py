@@ -1,0 +1,155 @@
+"""The OCI image ``make image`` writes (out/image/kubesched-<version>.oci.tar), run as a container
+runtime would on this machine without one: the archive's image unpacked with umoci (its rootfs
+and the runtime config generated from the image's config), its process started chrooted into
+the rootfs with the config's args, env, working directory and user. ``kubesched --version``,
+then two ``kubesched run`` replicas with the chart's configuration against the box: one leader,
+pods with ``schedulerName: kubesched`` bound. Skipped when the archive is not built, umoci is
+missing or the test is not root (chroot)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tarfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from conftest import REPO
+from kubesched.apiserver.testing import ServerHandle, run_server
+from kubesched.testing.upstream import http_request
+
+VERSION = re.search(r'^version = "(.+)"', (REPO / "pyproject.toml").read_text(), re.M).group(1)  # type: ignore[union-attr]
+ARCHIVE = REPO / "out" / "image" / f"kubesched-{VERSION}.oci.tar"
+
+
+def get(srv: ServerHandle, path: str) -> dict[str, Any] | None:
+    status, _, body = http_request(srv.url + path, srv.token, srv.ssl_context(), "GET", None)
+    return body if status == 200 else None
+
+
+class Container:
+    """The unpacked image: ``rootfs`` and ``process`` (OCI runtime config: args, env, cwd, user)."""
+
+    def __init__(self, bundle: Path) -> None:
+        self.rootfs = bundle / "rootfs"
+        self.process: dict[str, Any] = json.loads((bundle / "config.json").read_text())["process"]
+
+    def popen(self, *args: str, **kw: Any) -> subprocess.Popen[str]:
+        user, cwd = self.process["user"], self.process.get("cwd", "/")
+        env = dict(e.split("=", 1) for e in self.process["env"])
+        root = str(self.rootfs)
+
+        def enter() -> None:
+            os.chroot(root)
+            os.chdir(cwd)
+            os.setgroups(user.get("additionalGids") or [])
+            os.setgid(user["gid"])
+            os.setuid(user["uid"])
+
+        return subprocess.Popen([*self.process["args"], *args], env=env, preexec_fn=enter, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **kw)
+
+    def run(self, *args: str, timeout: float = 120) -> tuple[int, str]:
+        p = self.popen(*args)
+        out, _ = p.communicate(timeout=timeout)
+        return p.returncode, out
+
+
+@pytest.fixture(scope="module")
+def container(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Container]:
+    if not ARCHIVE.exists():
+        pytest.skip(f"no image archive {ARCHIVE}: make image")
+    if shutil.which("umoci") is None or os.geteuid() != 0:
+        pytest.skip("needs umoci and root (chroot into the unpacked rootfs)")
+    wd = tmp_path_factory.mktemp("image")
+    with tarfile.open(ARCHIVE) as tf:
+        tf.extractall(wd / "layout", filter="tar")
+    index = json.loads((wd / "layout" / "index.json").read_text())
+    [tag] = [m["annotations"]["org.opencontainers.image.ref.name"] for m in index["manifests"]]
+    assert tag == VERSION
+    subprocess.run(["umoci", "unpack", "--image", f"{wd / 'layout'}:{tag}", str(wd / "bundle")], check=True,
+                   capture_output=True)
+    yield Container(wd / "bundle")
+
+
+def test_image_config(container: Container) -> None:
+    p = container.process
+    assert p["args"] == ["kubesched"]
+    assert (p["user"]["uid"], p["user"]["gid"]) == (65532, 65532)
+    assert p["cwd"] == "/"
+    env = dict(e.split("=", 1) for e in p["env"])
+    assert env["PYTHONDONTWRITEBYTECODE"] == "1" and "/usr/local/bin" in env["PATH"].split(":")
+    passwd = (container.rootfs / "etc" / "passwd").read_text()
+    assert re.search(r"^kubesched:x:65532:65532:", passwd, re.M)
+
+
+def test_version(container: Container) -> None:
+    t0 = time.monotonic()
+    rc, out = container.run("--version")
+    elapsed = time.monotonic() - t0
+    assert rc == 0, out
+    assert VERSION in out
+    print(f"kubesched --version in the image: {elapsed:.2f}s: {out.strip()}")
+
+
+def test_two_replicas_elect_one_leader_and_bind_pods(container: Container, tmp_path: Path) -> None:
+    from conftest import CHART  # noqa: F401 - the configuration is the rendered chart's (deploy/configmap.yaml)
+
+    cm = yaml.safe_load((REPO / "deploy" / "configmap.yaml").read_text())
+    cfg = yaml.safe_load(cm["data"]["config.yaml"])
+    inside = container.rootfs / "tmp" / "kubesched"
+    inside.mkdir(parents=True, exist_ok=True)
+    with run_server(tmp_path / "kubeconfig") as srv:
+        assert srv.kubeconfig_path is not None
+        shutil.copy(srv.kubeconfig_path, inside / "kubeconfig")
+        cfg["clientConnection"]["kubeconfig"] = "/tmp/kubesched/kubeconfig"
+        cfg["leaderElection"].update(leaseDuration="3s", renewDeadline="2s", retryPeriod="500ms")
+        (inside / "config.yaml").write_text(yaml.safe_dump(cfg))
+        for f in inside.iterdir():
+            os.chown(f, 65532, 65532)
+        srv.create({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {
+            "kubernetes.io/hostname": "n1"}}, "status": {"capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+                                                          "allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+                                                          "conditions": [{"type": "Ready", "status": "True"}]}})
+        args = ["run", "--config=/tmp/kubesched/config.yaml", "--secure-port=0", "--bind-address=127.0.0.1", "--v=2"]
+        t0 = time.monotonic()
+        procs = [container.popen(*args) for _ in range(2)]
+        try:
+            lease_path = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kubesched"
+            holder = ""
+            deadline = time.monotonic() + 90
+            while time.monotonic() < deadline and not holder:
+                lease = get(srv, lease_path)
+                holder = ((lease or {}).get("spec") or {}).get("holderIdentity") or ""
+                time.sleep(0.2)
+            assert holder, f"no leader after 90s ({lease_path})"
+            started = time.monotonic() - t0
+            for i in range(3):
+                srv.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}", "namespace": "default"},
+                            "spec": {"schedulerName": "kubesched", "containers": [{"name": "c", "image": "x",
+                                     "resources": {"requests": {"cpu": "100m"}}}]}})
+            bound: dict[str, str] = {}
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and len(bound) < 3:
+                for i in range(3):
+                    pod = get(srv, f"/api/v1/namespaces/default/pods/p{i}")
+                    if pod and pod["spec"].get("nodeName"):
+                        bound[f"p{i}"] = pod["spec"]["nodeName"]
+                time.sleep(0.2)
+            assert bound == {"p0": "n1", "p1": "n1", "p2": "n1"}
+            assert all(p.poll() is None for p in procs), "a replica exited"
+            print(f"leader elected {started:.2f}s after the two containers started; holder {holder}")
+        finally:
+            for p in procs:
+                p.terminate()
+            outs = [p.communicate(timeout=30)[0] for p in procs]
+        leaders = [o for o in outs if "successfully acquired lease" in o]
+        assert len(leaders) == 1, outs
