@@ -26,9 +26,17 @@ if [[ -x "$bin" && $force == 0 ]]; then
 fi
 go=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
 mkdir -p "$(dirname "$bin")"
-# as helm's Makefile: CGO off, -trimpath, version in internal/version
+# as helm's Makefile: CGO off, -trimpath, the version in internal/version and the Kubernetes
+# version of its client-go (the default of `helm template`'s .Capabilities.KubeVersion and lint's)
+( cd "$(dirname "$bin")" && "$go" mod download "helm.sh/helm/v3@$version" )
+gomod=$("$go" env GOMODCACHE)/helm.sh/helm/v3@$version/go.mod
+k8s=$(awk '$1 == "k8s.io/client-go" {print $2; exit}' "$gomod")   # v0.<minor>.<patch>
+minor=$(echo "$k8s" | cut -d. -f2)
+[[ -n "$minor" ]] || { echo "build-helm.sh: cannot read k8s.io/client-go from $gomod" >&2; exit 2; }
+ld="-s -w -X helm.sh/helm/v3/internal/version.version=$version"
+for pkg in pkg/lint/rules pkg/chartutil; do
+  ld+=" -X helm.sh/helm/v3/$pkg.k8sVersionMajor=1 -X helm.sh/helm/v3/$pkg.k8sVersionMinor=$minor"
+done
 ( cd "$(dirname "$bin")" && GOBIN=$(pwd) CGO_ENABLED=0 GOFLAGS="${GOFLAGS:--p=1} -buildvcs=false" \
-    nice -n 19 "$go" install -trimpath \
-    -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$version" \
-    "helm.sh/helm/v3/cmd/helm@$version" )
+    nice -n 19 "$go" install -trimpath -ldflags "$ld" "helm.sh/helm/v3/cmd/helm@$version" )
 "$bin" version --short

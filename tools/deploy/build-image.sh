@@ -61,8 +61,8 @@ nice mmdebstrap --variant=essential --mode=auto \
   --dpkgopt='path-exclude=/usr/share/info/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
   --dpkgopt='path-include=/usr/share/doc/*/copyright' \
   --customize-hook="$py -m pip install --quiet --break-system-packages --no-warn-script-location --root \"\$1\" --prefix /usr/local --no-index --find-links $work/wheels kubesched" \
-  --customize-hook='chroot "$1" groupadd --system --gid 65532 kubesched' \
-  --customize-hook='chroot "$1" useradd --system --uid 65532 --gid 65532 --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin kubesched' \
+  --customize-hook='echo "kubesched:x:65532:" >> "$1/etc/group"' \
+  --customize-hook='echo "kubesched:x:65532:65532:kubesched:/nonexistent:/usr/sbin/nologin" >> "$1/etc/passwd"' \
   --customize-hook='rm -rf "$1"/var/cache/apt/* "$1"/var/lib/apt/lists/* "$1"/var/log/* "$1"/tmp/*' \
   bookworm "$work/rootfs.tar"
 
