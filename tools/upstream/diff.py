@@ -866,9 +866,13 @@ def run_groups_cluster(seed: int, settle_s: float, verbose: bool, results: list[
                                                             groups_before, created_group, created, _strip)
                     r = diff_groups.compare_group(step.name, step.areas, up, ks, top)
                 except diff_groups.EngineUnavailable as e:
-                    engine_error = f"kubesched's engine cannot schedule pod groups yet: {e}"
-                    print(f"  seed {seed}: {engine_error}")
-                    r = diff_groups.GroupResult(step.name, step.areas, False, "engine", engine_error)
+                    if e.permanent:
+                        engine_error = f"kubesched's engine cannot schedule pod groups yet: {e}"
+                        print(f"  seed {seed}: {engine_error}")
+                        r = diff_groups.GroupResult(step.name, step.areas, False, "engine", engine_error)
+                    else:
+                        r = diff_groups.GroupResult(step.name, step.areas, False, "engine-crash",
+                                                    f"kubesched's engine raised: {e}")
             # another pending pod (of an earlier step) was bound while this step settled: upstream's
             # outcome is not this step's alone — reported as "raced", not compared
             bound_names = {p["metadata"]["name"] for p in bound_before}

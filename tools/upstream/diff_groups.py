@@ -218,10 +218,9 @@ def _group_step(rnd: random.Random, s: int, gpus: bool) -> Step:
         min_count = size if rnd.random() < 0.6 else rnd.randint(1, size)
         areas.add("gang")
     members = size
-    if min_count and rnd.random() < 0.08:
-        members = rnd.randint(1, min_count - 1) if min_count > 1 else 1
-        if members < min_count:
-            areas.add("quorum")
+    if min_count and min_count > 2 and rnd.random() < 0.08:
+        members = rnd.randint(2, min_count - 1)  # short of quorum: PreEnqueue holds them
+        areas.add("quorum")
     t = rnd.random()
     topology = RACK if t < 0.35 else BLOCK if t < 0.55 else None
     if topology:
@@ -416,7 +415,13 @@ def run_scenario(scn: dict[str, Any], *, stable: float = 1.0, timeout: float = 6
 
 
 class EngineUnavailable(RuntimeError):
-    """kubesched's engine cannot run pod groups (yet): the reason, one line."""
+    """kubesched's engine cannot run pod groups (yet): the reason, one line. ``permanent``: it
+    refused to start with the gates (so every later step would fail the same way); else it
+    raised while scheduling this step."""
+
+    def __init__(self, message: str, *, permanent: bool = False) -> None:
+        super().__init__(message)
+        self.permanent = permanent
 
 
 def engine_group_step(config: Any, features: Any, objs: list[dict[str, Any]], nodes: list[dict[str, Any]],
@@ -452,7 +457,7 @@ def engine_group_step(config: Any, features: Any, objs: list[dict[str, Any]], no
         sched = Scheduler(config, client=store, lister=store, clock=ManualClock(), seed=0, record=True,
                           features=features)
     except Exception as e:  # the engine's registry lacks the workload plugins until gang/tas merge
-        raise EngineUnavailable(f"{type(e).__name__}: {e}") from e
+        raise EngineUnavailable(f"{type(e).__name__}: {e}", permanent=True) from e
     store.scheduler = sched
     for n, raw in node_objs:
         store.add("Node", n, raw)
