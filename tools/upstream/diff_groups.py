@@ -357,6 +357,22 @@ def outcome(names: list[str], pods: dict[str, dict[str, Any]], group: dict[str, 
 # --------------------------------------------------------------------------- scenarios (truths)
 
 
+def _stamp_start_times(cp: ControlPlane, pods: dict[str, dict[str, Any]], tick: int) -> int:
+    """Give bound pods without one a ``status.startTime`` one virtual second apart, in name order,
+    as a kubelet would (preemption prefers the victims started last; without a start time
+    upstream takes ``time.Now()`` and the choice among equal victims is arbitrary). Returns the
+    last tick used."""
+    for name, p in sorted(pods.items()):
+        if p["spec"].get("nodeName") and not (p.get("status") or {}).get("startTime") \
+                and not p["metadata"].get("deletionTimestamp"):
+            tick += 1
+            t = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(1767225600 + tick))
+            cp.request("PATCH", f"/api/v1/namespaces/{p['metadata'].get('namespace', NS)}/pods/{name}/status",
+                       {"status": {"startTime": t}},
+                       headers={"Content-Type": "application/strategic-merge-patch+json"})
+    return tick
+
+
 #: a metadata.uid in an event message ("Preempted by podgroup <uid> on node cluster")
 _UID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
@@ -378,6 +394,7 @@ def run_scenario(scn: dict[str, Any], *, stable: float = 1.0, timeout: float = 6
                                  "kind": "KubeSchedulerConfiguration", "parallelism": 1,
                                  "leaderElection": {"leaderElect": False}})
         results = []
+        tick = _stamp_start_times(cp, list_pods(cp), 0)
         for step in scn["steps"]:
             before = [n for n, p in list_pods(cp).items()
                       if p["spec"].get("nodeName") and not p["metadata"].get("deletionTimestamp")]
@@ -393,6 +410,7 @@ def run_scenario(scn: dict[str, Any], *, stable: float = 1.0, timeout: float = 6
             for p in step["pods"]:
                 names.append(create(cp, p)["metadata"]["name"])
             st = settle_step(cp, names, g["metadata"]["name"] if g else None, stable, timeout)
+            tick = _stamp_start_times(cp, st.pods, tick)
             out = outcome(names, st.pods, st.group, before)
             if stored_spec is not None:
                 out["stored_pod_group_spec"] = stored_spec  # after defaulting and admission
@@ -632,6 +650,15 @@ def scenarios() -> list[dict[str, Any]]:
          "objects": [*pcs, *_nodes(2)],
          "steps": [{"podGroup": pod_group("g", 2, priority_class="low"), "pods": _members("g", 2, "3", "low")},
                    {"pods": [pod("high-0", "3", priority_class="high")]}]},
+        {"name": "gang-priority-mismatch", "doc": "PodGroup priority high, members without a class: the "
+         "pod-group cycle's validation fails every member",
+         "objects": [*pcs, *_nodes(2)],
+         "steps": [{"podGroup": pod_group("g", 2, priority_class="high"), "pods": _members("g", 2, "1")}]},
+        {"name": "gang-second-group-waits-for-room", "doc": "two gangs of 2 on 2 nodes, the second does not fit "
+         "beside the first: all-or-nothing per group",
+         "objects": _nodes(2),
+         "steps": [{"podGroup": pod_group("a", 2), "pods": _members("a", 2, "3")},
+                   {"podGroup": pod_group("b", 2), "pods": _members("b", 2, "3")}]},
     ]
 
 
