@@ -6,6 +6,7 @@
     python tools/upstream/diff.py --feature-gates PodLevelResources=false --random-gates 0.3 ...
     python tools/upstream/diff.py --seed 7 --clusters 1 -v       # print every pod's comparison
     python tools/upstream/diff.py --seed 1 --dump /tmp/c1.yaml   # write the generated manifests
+    python tools/upstream/diff.py --groups --seed 1 --clusters 3 # clusters with pod groups (v1.37 only)
 
 For each generated cluster (seeded: nodes with cpu/memory/zones/taints, PriorityClasses, pods
 with requests, nodeSelector, node affinity, tolerations, topology spread, pod anti-affinity,
@@ -35,6 +36,15 @@ outcomes are compared:
 - unschedulable on both: the FailedScheduling messages must be equal;
 - preemption: the same victims must be gone and the pod bound (node compared as above);
 - otherwise ``outcome`` disagreement.
+
+``--groups`` generates clusters with PodGroups instead (:mod:`diff_groups` beside this file:
+GenericWorkload, TopologyAwareWorkloadScheduling and PodGroupPreemptionPolicy on both sides,
+kube-apiserver with ``--runtime-config=scheduling.k8s.io/v1beta1=true``); a step is a whole
+group (its PodGroup, then all members back to back) or a single pod, settled as
+:func:`diff_groups.settle_step` says, and compared as a whole: members bound, the PodGroup's
+``PodGroupInitiallyScheduled`` condition, victims, messages, nodes (as a multiset, or within the
+engine's top-score nodes). While kubesched's engine cannot schedule groups, every step is
+reported as ``engine`` with the reason; the upstream side's outcomes are counted all the same.
 
 Prints one line per cluster and a summary per area (the features the pod used, plus
 ``gates:…`` for clusters with non-default gates) and overall; ``-v`` prints every pod. With
@@ -798,9 +808,6 @@ def main_groups(a: argparse.Namespace, base_gates: dict[str, bool]) -> int:
     if a.upstream_version != "1.37":
         print("diff.py: --groups needs --upstream-version 1.37 (v1beta1 PodGroup)", file=sys.stderr)
         return 2
-    if a.run:
-        print("diff.py: --groups with --run is not done yet", file=sys.stderr)
-        return 2
     if a.dump:
         objs, steps = diff_groups.generate(a.seed)
         docs = list(objs)
@@ -810,30 +817,50 @@ def main_groups(a: argparse.Namespace, base_gates: dict[str, bool]) -> int:
             yaml.safe_dump_all(docs, f, sort_keys=False)
         return 0
     results: list[diff_groups.GroupResult] = []
+    run_results: list[diff_groups.GroupResult] | None = [] if a.run else None
     try:
         for s in range(a.seed, a.seed + a.clusters):
-            run_groups_cluster(s, a.settle, a.verbose, results, gates=base_gates, timeout=a.group_timeout)
+            run_groups_cluster(s, a.settle, a.verbose, results, gates=base_gates, timeout=a.group_timeout,
+                               run_results=run_results)
     except UpstreamNotBuilt as e:
         print(e, file=sys.stderr)
         return 2
     print(f"upstream v1.37 (kube-scheduler {pinned_version('1.37') or '?'}) with "
           f"{format_feature_gates(diff_groups.GROUP_GATES)}, kubesched the same")
-    return 0 if not summarize_groups(results) else 1
+    diffs = summarize_groups("kubesched engine vs upstream (pod groups)", results)
+    if run_results is not None:
+        diffs += summarize_groups("kubesched run vs upstream (pod groups)", run_results)
+    return 0 if not diffs else 1
 
 
 def run_groups_cluster(seed: int, settle_s: float, verbose: bool, results: list[diff_groups.GroupResult], *,
-                       gates: dict[str, bool] | None = None, timeout: float = 60.0) -> None:
+                       gates: dict[str, bool] | None = None, timeout: float = 60.0,
+                       run_results: list[diff_groups.GroupResult] | None = None) -> None:
     """One group cluster: upstream v1.37.2 live, step by step (a whole group or a single pod),
-    and kubesched's engine replaying each step from upstream's state before it."""
+    and kubesched's engine replaying each step from upstream's state before it; with
+    ``run_results`` also ``kubesched run`` (same gates) on a second API server, given upstream's
+    bound pods before each step (:func:`mirror_bound`) and then the step's PodGroup and pods."""
     objs, steps = diff_groups.generate(seed)
     all_gates = {**diff_groups.GROUP_GATES, **(gates or {})}
     features = FeatureGate.from_flags(emulated_version="1.37", feature_gates=format_feature_gates(all_gates))
     config = decode_config(SCHED_CONFIG, features=features)
     cp = diff_groups.start_control_plane("1.37", gates)
-    engine_error = ""
+    run_cp: ControlPlane | None = None
+    engine_error = run_error = ""
     try:
         for o in objs:
             diff_groups.create(cp, o)
+        if run_results is not None:
+            run_cp = diff_groups.start_control_plane("1.37", gates)
+            for o in objs:
+                diff_groups.create(run_cp, o)
+            try:
+                run_cp.start_kubesched_run(SCHED_CONFIG, extra_args=[
+                    f"--feature-gates={format_feature_gates(all_gates)}"])
+            except Exception as e:  # noqa: BLE001 - reported, the upstream side goes on
+                run_error = ("`kubesched run` does not start with the gates: "
+                             + (str(e).strip().splitlines() or [""])[-1][:300])
+                print(f"  seed {seed}: {run_error}")
         nodes_api = cp.request("GET", "/api/v1/nodes")[2]["items"]
         nodes = [{"apiVersion": "v1", "kind": "Node",
                   "metadata": {k: v for k, v in n["metadata"].items() if k in ("name", "labels")},
@@ -881,6 +908,7 @@ def run_groups_cluster(seed: int, settle_s: float, verbose: bool, results: list[
             if raced and not r.agree and r.kind != "engine":
                 r = diff_groups.GroupResult(step.name, r.areas, True, "raced",
                                             f"{r.detail} (not compared: {raced} bound meanwhile)")
+            r.upstream_kind = diff_groups.upstream_kind(up) if st.settled else "unsettled"
             results.append(r)
             agree += r.agree
             if verbose or (not r.agree and r.kind != "engine"):
@@ -890,15 +918,41 @@ def run_groups_cluster(seed: int, settle_s: float, verbose: bool, results: list[
                     print(f"      upstream ({st.seconds:.1f} s): "
                           + json.dumps({"pods": {n: v['node'] or v['message'] for n, v in up['pods'].items()},
                                         "condition": up["group_condition"], "victims": up["victims"]}))
+            if run_cp is not None and run_results is not None:
+                if run_error:
+                    rr = diff_groups.GroupResult(step.name, step.areas, False, "engine", run_error)
+                else:
+                    mirror_bound(run_cp, bound_before)
+                    if step.group and step.group["metadata"]["name"] not in diff_groups.list_pod_groups(run_cp):
+                        diff_groups.create(run_cp, step.group)
+                    for p in step.pods:
+                        diff_groups.create(run_cp, p)
+                    rst = diff_groups.settle_step(run_cp, names, step.group["metadata"]["name"] if step.group else None,
+                                                  settle_s, timeout)
+                    run_out = diff_groups.outcome(names, rst.pods, rst.group,
+                                                  [p["metadata"]["name"] for p in bound_before])
+                    rr = diff_groups.compare_group(step.name, step.areas, up, run_out, {})
+                    if raced and not rr.agree:
+                        rr = diff_groups.GroupResult(step.name, rr.areas, True, "raced",
+                                                     f"{rr.detail} (not compared: {raced} bound meanwhile)")
+                rr.upstream_kind = r.upstream_kind
+                run_results.append(rr)
+                if verbose or (not rr.agree and rr.kind != "engine"):
+                    print(f"  seed {seed} {step.name} run [{','.join(sorted(rr.areas))}] "
+                          f"{'ok' if rr.agree else 'DIFF ' + rr.kind}: {rr.detail}")
         print(f"group cluster seed {seed}: {len(nodes)} nodes, {len(steps)} steps, {agree}/{len(steps)} agree"
-              + (" (engine unavailable)" if engine_error else ""), flush=True)
+              + (" (engine unavailable)" if engine_error else "")
+              + (f"; kubesched run {sum(x.agree for x in run_results[-len(steps):])}/{len(steps)}"
+                 if run_results is not None else ""), flush=True)
     finally:
         cp.stop()
+        if run_cp is not None:
+            run_cp.stop()
 
 
-def summarize_groups(results: list[diff_groups.GroupResult]) -> int:
+def summarize_groups(title: str, results: list[diff_groups.GroupResult]) -> int:
     """Agreement per area and overall for group steps; returns the number of disagreements."""
-    print("== kubesched engine vs upstream (pod groups)")
+    print(f"== {title}")
     by_area: dict[str, Counter[str]] = defaultdict(Counter)
     for r in results:
         for area in [*r.areas, "ALL"]:
@@ -913,7 +967,8 @@ def summarize_groups(results: list[diff_groups.GroupResult]) -> int:
         print(f"{area:<{width}} {c['agree']:>6}  {c['differ']:>6}  {c['exact']:>5}/{c['both_bound']}")
     diffs = [r for r in results if not r.agree]
     print(f"total: {len(results) - len(diffs)}/{len(results)} steps agree")
-    print(json.dumps({"kinds": Counter(r.kind for r in results)}))
+    print(json.dumps({"kinds": Counter(r.kind for r in results),
+                      "upstream": Counter(r.upstream_kind for r in results)}))
     engine = next((r.detail for r in results if r.kind == "engine"), "")
     if engine:
         print(f"NOTE: {sum(r.kind == 'engine' for r in results)} steps not compared — {engine}")
