@@ -66,6 +66,9 @@ GROUP_APISERVER_ARGS = ["--runtime-config=scheduling.k8s.io/v1beta1=true"]
 PG_API = "/apis/scheduling.k8s.io/v1beta1"
 RACK, BLOCK = "example.com/rack", "example.com/block"
 GPU = "nvidia.com/gpu"
+#: seconds kube-scheduler's informers get to observe deletions the harness made before a step
+#: ends (as diff.py's ``OBSERVE_S``)
+OBSERVE_S = 0.5
 
 
 def start_control_plane(version: str = "1.37", gates: dict[str, bool] | None = None) -> ControlPlane:
@@ -298,11 +301,23 @@ def settle_step(cp: ControlPlane, names: list[str], group: str | None, stable: f
     since = t0
     initial = set(list_pods(cp, ns)) - set(names)
     preempted = False
+    deleted_at = -1.0
+
+    def done(pods: dict[str, dict[str, Any]], g: dict[str, Any] | None, ok: bool) -> Settled:
+        # let kube-scheduler's informers observe the deletions just made before the next step
+        # (diff.py OBSERVE_S: the next step is compared against the API server's state)
+        wait = deleted_at + OBSERVE_S - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+        return Settled(pods, g, ok, time.monotonic() - t0, preempted)
+
     while True:
         pods = list_pods(cp, ns)
         terminating = [n for n, p in pods.items() if p["metadata"].get("deletionTimestamp")]
         for n in terminating:
             delete_now(cp, n, ns)
+        if terminating:
+            deleted_at = time.monotonic()
         if on_poll is not None:
             on_poll(cp, pods)
         g = list_pod_groups(cp, ns).get(group) if group else None
@@ -313,7 +328,7 @@ def settle_step(cp: ControlPlane, names: list[str], group: str | None, stable: f
         if sig != last:
             last, since = sig, now
         if all(p is None or p["spec"].get("nodeName") for p in mine):
-            return Settled(pods, g, True, now - t0, preempted)
+            return done(pods, g, True)
         nominated = any(p and not p["spec"].get("nodeName") and (p.get("status") or {}).get("nominatedNodeName")
                         for p in mine)
         preempted = preempted or bool(terminating) or bool(initial - set(pods))
@@ -321,9 +336,9 @@ def settle_step(cp: ControlPlane, names: list[str], group: str | None, stable: f
                     or (scheduled_condition(p) or {}).get("status", "False") == "False" for p in mine)
         need = max(stable, 10.0) if preempted else stable
         if quiet and not nominated and not terminating and now - since >= need:
-            return Settled(pods, g, True, now - t0, preempted)
+            return done(pods, g, True)
         if now > deadline:
-            return Settled(pods, g, False, now - t0, preempted)
+            return done(pods, g, False)
         time.sleep(0.1)
 
 
