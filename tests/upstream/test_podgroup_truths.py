@@ -126,6 +126,7 @@ def test_engine_replays_the_truths(scn: dict[str, Any], dg: ModuleType) -> None:
     bound = {o["metadata"]["name"]: o for o in scn["objects"] if o["kind"] == "Pod" and o["spec"].get("nodeName")}
     groups: list[dict[str, Any]] = []
     problems = []
+    every_pod = {p["metadata"]["name"]: p for st in scn["steps"] for p in st["pods"]}
     for step, obs in zip(scn["steps"], scn["observed"]["steps"], strict=True):
         if "create_error" in obs:
             continue
@@ -133,14 +134,16 @@ def test_engine_replays_the_truths(scn: dict[str, Any], dg: ModuleType) -> None:
         stored = None
         if g:
             stored = {**copy.deepcopy(g), "spec": obs["stored_pod_group_spec"]}
+        # the step's pods and, for members joining a group, its members still pending (as recorded)
+        step_pods = [every_pod[n] for n in obs["pods"]]
         ks, top = dg.engine_group_step(config, features, objs, nodes, list(bound.values()), groups, stored,
-                                       step["pods"], _strip)
+                                       step_pods, _strip, group_name=step.get("group"))
         r = dg.compare_group(g["metadata"]["name"] if g else step["pods"][0]["metadata"]["name"], set(), obs, ks, top)
         if not r.agree:
             problems.append(f"{r.kind}: {r.detail}")
         for v in obs["victims"]:
             bound.pop(v, None)
-        for p in step["pods"]:
+        for p in step_pods:
             node = obs["pods"][p["metadata"]["name"]]["node"]
             if node:
                 bound[p["metadata"]["name"]] = {**p, "spec": {**p["spec"], "nodeName": node}}

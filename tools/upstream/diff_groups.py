@@ -397,7 +397,9 @@ def run_scenario(scn: dict[str, Any], *, stable: float = 1.0, timeout: float = 6
     """Run one hand-written scenario on the real scheduler and return what it did.
 
     ``scn``: ``objects`` (PriorityClasses, Nodes, pre-bound Pods: created first), ``steps``
-    (each ``{podGroup: {...}?, pods: [...]}``; created back to back, then settled), optional
+    (each ``{podGroup: {...}?, pods: [...]}``, or ``{group: name, pods: [...]}`` for members
+    joining an existing group — the group's still pending members are then part of the step;
+    created back to back, then settled), optional
     ``gates`` (on top of :data:`GROUP_GATES`). Returns per step the :func:`outcome` plus
     ``settled``/``seconds``, and the events (reason, involved kind/name, message; deduplicated,
     sorted) and the final PodGroup conditions."""
@@ -421,10 +423,14 @@ def run_scenario(scn: dict[str, Any], *, stable: float = 1.0, timeout: float = 6
                     results.append({"create_error": {"code": status, "message": body.get("message", "")}})
                     continue
                 stored_spec = body["spec"]
-            names = []
+            # a step of members only ("group": name) also follows the group's earlier, still pending members
+            gname = g["metadata"]["name"] if g else step.get("group")
+            names = [n for n, p in sorted(list_pods(cp).items())
+                     if gname and not p["spec"].get("nodeName")
+                     and (p["spec"].get("schedulingGroup") or {}).get("podGroupName") == gname]
             for p in step["pods"]:
                 names.append(create(cp, p)["metadata"]["name"])
-            st = settle_step(cp, names, g["metadata"]["name"] if g else None, stable, timeout)
+            st = settle_step(cp, names, gname, stable, timeout)
             tick = _stamp_start_times(cp, st.pods, tick)
             out = outcome(names, st.pods, st.group, before)
             if stored_spec is not None:
@@ -459,13 +465,16 @@ class EngineUnavailable(RuntimeError):
 
 def engine_group_step(config: Any, features: Any, objs: list[dict[str, Any]], nodes: list[dict[str, Any]],
                       bound: list[dict[str, Any]], groups: list[dict[str, Any]], step_group: dict[str, Any] | None,
-                      step_pods: list[dict[str, Any]], strip: Any) -> tuple[dict[str, Any], dict[str, list[str]]]:
+                      step_pods: list[dict[str, Any]], strip: Any,
+                      group_name: str | None = None) -> tuple[dict[str, Any], dict[str, list[str]]]:
     """Replay one step through kubesched's engine from upstream's state before it; returns
     (:func:`outcome` of the step, pod → top-score nodes where the engine recorded a decision).
 
     ``groups`` are the PodGroups upstream held before the step (as stored), ``step_group`` the
     step's PodGroup as upstream stored it at creation (defaulted, admitted), ``step_pods`` the
-    step's pods as created. Raises :class:`EngineUnavailable` when the engine refuses groups."""
+    step's pods as created; ``group_name`` the group whose condition to report when the step
+    only adds members to an existing one. Raises :class:`EngineUnavailable` when the engine
+    refuses groups."""
     import yaml
 
     from kubesched.framework.clock import ManualClock
@@ -523,7 +532,8 @@ def engine_group_step(config: Any, features: Any, objs: list[dict[str, Any]], no
         pods[name] = {"metadata": {"name": name, "resourceVersion": "0"},
                       "spec": {"nodeName": cur.spec.node_name or None},
                       "status": {"conditions": conds}}
-    g_now = store.get("PodGroup", NS, step_group["metadata"]["name"]) if step_group else None
+    gname = step_group["metadata"]["name"] if step_group else group_name
+    g_now = store.get("PodGroup", NS, gname) if gname else None
     out = outcome(names, pods, g_now if isinstance(g_now, dict) else None,
                   [b["metadata"]["name"] for b in bound])
     top: dict[str, list[str]] = {}
@@ -642,6 +652,16 @@ def scenarios() -> list[dict[str, Any]]:
          "objects": _nodes(3), "steps": [{"podGroup": pod_group("g", 2), "pods": _members("g", 4, "3")}]},
         {"name": "gang-quorum-not-reached", "doc": "minCount 4 but only 3 members exist: held by PreEnqueue",
          "objects": _nodes(4), "steps": [{"podGroup": pod_group("g", 4), "pods": _members("g", 3, "1")}]},
+        {"name": "gang-quorum-arrives-later", "doc": "minCount 2: the first member waits without a condition "
+         "until the second arrives, then both are bound",
+         "objects": _nodes(2),
+         "steps": [{"podGroup": pod_group("g", 2), "pods": _members("g", 1, "1")},
+                   {"group": "g", "pods": [pod("g-1", "1", group="g", labels={"app": "g"})]}]},
+        {"name": "gang-member-after-quorum", "doc": "minCount 2 met and bound; a third member arriving later is "
+         "scheduled on its own",
+         "objects": _nodes(3),
+         "steps": [{"podGroup": pod_group("g", 2), "pods": _members("g", 2, "1")},
+                   {"group": "g", "pods": [pod("g-2", "1", group="g", labels={"app": "g"})]}]},
         {"name": "basic-group-3-where-2-fit", "doc": "basic policy: members placed as far as they fit",
          "objects": _nodes(2), "steps": [{"podGroup": pod_group("g", None), "pods": _members("g", 3, "3")}]},
         {"name": "gang-rack-denser-rack-wins", "doc": "topology rack; both racks fit, rack-a (4 cpu nodes) is "
