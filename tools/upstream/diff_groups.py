@@ -34,6 +34,10 @@ PodGroups as upstream stored them (raw dicts, ``store.put_object("PodGroup", raw
 scheduler sees ``on_object_event("PodGroup", None, raw)``), then the step's pods, run until
 idle. :func:`compare_group` compares the whole-group outcome (bound count, PodGroup condition),
 every pod's message and every pod's node.
+
+Not replayed (as in ``diff.py``'s single-pod steps): pods of earlier steps still pending upstream
+(an unschedulable gang, a preemptor) are not handed to the engine, nor nominated pods to its
+nominator; when one of them is bound while a step settles, the step is reported as ``raced``.
 """
 
 from __future__ import annotations
