@@ -101,7 +101,8 @@ def _events(events: list[dict[str, Any]], nodes: list[str]) -> list[tuple[str, .
     """Events as a sorted list with node names masked (which of equal nodes a pod gets is a
     score tie; the harness compares nodes as multisets)."""
     pat = re.compile(r"\b(" + "|".join(map(re.escape, sorted(nodes, key=len, reverse=True))) + r")\b")
-    return sorted({(e["reason"], e["kind"], e["name"], pat.sub("<node>", e["message"])) for e in events})
+    return sorted({(e["reason"], e["kind"], e["name"], pat.sub("<node>", e["message"])) for e in events
+                   if e["kind"] in ("Pod", "PodGroup")})  # not the API server's own (ClusterIPNotAllocated)
 
 
 def _strip(p: dict[str, Any]) -> dict[str, Any]:

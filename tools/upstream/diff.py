@@ -903,7 +903,7 @@ def run_groups_cluster(seed: int, settle_s: float, verbose: bool, results: list[
             up = diff_groups.outcome(names, st.pods, st.group, [p["metadata"]["name"] for p in bound_before])
             if not st.settled:
                 r = diff_groups.GroupResult(step.name, step.areas, False, "unsettled",
-                                            f"upstream did not settle in {timeout:.0f} s: {up}")
+                                            f"upstream did not settle in {timeout:.0f} s ({st.why}): {up}")
             elif engine_error:
                 r = diff_groups.GroupResult(step.name, step.areas, False, "engine", engine_error)
             else:
@@ -924,7 +924,7 @@ def run_groups_cluster(seed: int, settle_s: float, verbose: bool, results: list[
             bound_names = {p["metadata"]["name"] for p in bound_before}
             raced = sorted(n for n in before if n not in bound_names and n not in names
                            and (n not in st.pods or st.pods[n]["spec"].get("nodeName")))
-            if raced and not r.agree and r.kind != "engine":
+            if raced and not r.agree and r.kind not in ("engine", "unsettled"):
                 r = diff_groups.GroupResult(step.name, r.areas, True, "raced",
                                             f"{r.detail} (not compared: {raced} bound meanwhile)")
             r.upstream_kind = diff_groups.upstream_kind(up) if st.settled else "unsettled"

@@ -13,9 +13,10 @@ A **step** is either a whole group — the PodGroup, then all its member pods cr
 back — or one single pod. :func:`settle_step` waits until every pod of the step has settled:
 
 - bound; or
-- pending with ``PodScheduled=False``, no ``status.nominatedNodeName`` (a member waiting on
-  Permit or a preemptor waiting for its victims has one: NominatedNodeNameForExpectation
-  patches it before WaitOnPermit, schedule_one.go L399ff), no pod anywhere Terminating; or
+- pending with ``PodScheduled=False`` and no pod anywhere Terminating (a member waiting on
+  Permit has a ``status.nominatedNodeName`` and no condition yet: NominatedNodeNameForExpectation
+  patches it before WaitOnPermit, schedule_one.go L399ff — not settled; one marked unschedulable
+  that still carries a nomination counts as a preemption: 10 s quiet); or
 - pending with no PodScheduled condition at all — a gang whose quorum never arrived is held by
   GangScheduling's PreEnqueue ("waiting for minCount pods from a gang to appear in scheduling
   queue"), which writes nothing to the pod;
@@ -293,6 +294,8 @@ class Settled:
     settled: bool
     seconds: float
     preempted: bool
+    #: when not settled: what kept it from settling at the end
+    why: str = ""
 
 
 def settle_step(cp: ControlPlane, names: list[str], group: str | None, stable: float = 1.0,
@@ -307,13 +310,15 @@ def settle_step(cp: ControlPlane, names: list[str], group: str | None, stable: f
     preempted = False
     deleted_at = -1.0
 
-    def done(pods: dict[str, dict[str, Any]], g: dict[str, Any] | None, ok: bool) -> Settled:
+    changes = 0
+
+    def done(pods: dict[str, dict[str, Any]], g: dict[str, Any] | None, ok: bool, why: str = "") -> Settled:
         # let kube-scheduler's informers observe the deletions just made before the next step
         # (diff.py OBSERVE_S: the next step is compared against the API server's state)
         wait = deleted_at + OBSERVE_S - time.monotonic()
         if wait > 0:
             time.sleep(wait)
-        return Settled(pods, g, ok, time.monotonic() - t0, preempted)
+        return Settled(pods, g, ok, time.monotonic() - t0, preempted, why)
 
     while True:
         pods = list_pods(cp, ns)
@@ -331,18 +336,26 @@ def settle_step(cp: ControlPlane, names: list[str], group: str | None, stable: f
         now = time.monotonic()
         if sig != last:
             last, since = sig, now
+            changes += 1
         if all(p is None or p["spec"].get("nodeName") for p in mine):
             return done(pods, g, True)
-        nominated = any(p and not p["spec"].get("nodeName") and (p.get("status") or {}).get("nominatedNodeName")
-                        for p in mine)
-        preempted = preempted or bool(terminating) or bool(initial - set(pods))
+        noms = [p for p in mine
+                if p and not p["spec"].get("nodeName") and (p.get("status") or {}).get("nominatedNodeName")]
+        # a nominated member without any condition is on its way to bind (Permit, PreBind); one
+        # already marked unschedulable keeps a stale nomination after a failed pod-group
+        # preemption (seen on v1.37.2, `diff.py --groups --seed 10`): settled once quiet 10 s
+        nominated = any(scheduled_condition(p) is None for p in noms)
+        preempted = preempted or bool(noms) or bool(terminating) or bool(initial - set(pods))
         quiet = all(p is None or p["spec"].get("nodeName")
                     or (scheduled_condition(p) or {}).get("status", "False") == "False" for p in mine)
         need = max(stable, 10.0) if preempted else stable
         if quiet and not nominated and not terminating and now - since >= need:
             return done(pods, g, True)
         if now > deadline:
-            return done(pods, g, False)
+            why = (f"{changes} changes of the step's objects, the last {now - since:.1f} s ago; "
+                   f"nominated {sorted(p['metadata']['name'] for p in noms)}; "
+                   f"terminating {terminating}; quiet {quiet}")
+            return done(pods, g, False, why)
         time.sleep(0.1)
 
 
@@ -444,7 +457,8 @@ def run_scenario(scn: dict[str, Any], *, stable: float = 1.0, timeout: float = 6
             results.append(out)
         _, _, ev = cp.request("GET", f"/api/v1/namespaces/{NS}/events")
         events = sorted({(e["reason"], e["involvedObject"]["kind"], e["involvedObject"]["name"],
-                          _UID.sub("<uid>", e.get("message", ""))) for e in ev["items"]})
+                          _UID.sub("<uid>", e.get("message", ""))) for e in ev["items"]
+                         if e["involvedObject"]["kind"] in ("Pod", "PodGroup")})
         return {"steps": results,
                 "events": [{"reason": r, "kind": k, "name": n, "message": m} for r, k, n, m in events],
                 "pod_groups": {n: [{k: v for k, v in c.items() if k != "lastTransitionTime"}
