@@ -6,10 +6,11 @@ Nodes are compared by what matters for the story, not by name: empty GPU nodes t
 score, and which of them a pod gets depends on the order pods arrive (upstream took them in three
 arrivals, ``simulate`` all at once) — so per job: how many workers are bound, whether a job's
 workers share one rack / one block, the PodGroup conditions, and the messages of the pods left
-pending."""
+pending (their set, numbers masked: they count nodes the tie-broken batch left free)."""
 
 from __future__ import annotations
 
+import re
 import runpy
 from pathlib import Path
 from typing import Any
@@ -56,7 +57,13 @@ def _shape(pods: dict[str, str], groups: dict[str, Any], *, topology: bool = Fal
         j["racks"], j["blocks"] = len(j["racks"]), len(j["blocks"])
         if not topology or job not in GANGS:
             del j["racks"], j["blocks"]
-    return {"jobs": jobs, "pod_groups": groups}
+        # which member fails its own Filter first, and the counts in "minCount (8) cannot be
+        # satisfied: 1 scheduled, 6 remaining" (so how many members were tried), follow from which
+        # empty nodes the batch took (ties): the set of messages, numbers masked
+        j["pending"] = sorted({re.sub(r"\d+", "#", m) for m in j["pending"].values()})
+    return {"jobs": jobs, "pod_groups": {n: c and {"status": c["status"], "reason": c["reason"],
+                                                   "message": re.sub(r"\d+", "#", c["message"])}
+                                         for n, c in groups.items()}}
 
 
 def _simulate(gates: str) -> dict[str, Any]:
