@@ -74,6 +74,11 @@ GPU = "nvidia.com/gpu"
 #: seconds kube-scheduler's informers get to observe deletions the harness made before a step
 #: ends (as diff.py's ``OBSERVE_S``)
 OBSERVE_S = 0.5
+#: virtual seconds without a scheduling attempt that end an engine step (upstream's settle waits
+#: 10 s of quiet after a preemption; the queue's longest backoff is 10 s) ...
+SETTLE_VIRTUAL_S = 11.0
+#: ... and at most this long in all (upstream's step timeout is 60 s)
+MAX_VIRTUAL_S = 60.0
 
 
 def start_control_plane(version: str = "1.37", gates: dict[str, bool] | None = None) -> ControlPlane:
@@ -537,6 +542,17 @@ def engine_group_step(config: Any, features: Any, objs: list[dict[str, Any]], no
         for p, raw in pend:
             store.add("Pod", p, raw)
         sched.run_until_idle(after_each=store.flush)
+        # upstream's step lasted until nothing changed for 1 s (10 s after a preemption): let the
+        # same virtual time pass, so backoffs expire and a preemptor (or a group waiting on its
+        # victims) is retried as upstream retried it
+        clock = sched.clock
+        quiet = waited = 0.0
+        while quiet < SETTLE_VIRTUAL_S and waited < MAX_VIRTUAL_S:
+            clock.advance(1.0)
+            waited += 1.0
+            sched.queue.flush_backoff_completed()
+            store.flush()
+            quiet = 0.0 if sched.run_until_idle(after_each=store.flush) else quiet + 1.0
         mark_gated_pods(sched, store)
         store.flush()
     except Exception as e:
