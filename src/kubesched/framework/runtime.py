@@ -61,6 +61,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kubesched.framework.metrics import MetricsRecorder
     from kubesched.framework.node_info import QueuedPodInfo
     from kubesched.framework.node_table import NodeTable
+    from kubesched.framework.podgroup import PlacementCycleState, PlacementProgress, PodGroupInfo
 
 __all__ = ["PLUGIN_LISTS", "TIMED_EXTENSION_POINTS", "FilterError", "Framework", "ScoreResult"]
 
@@ -860,6 +861,34 @@ class Framework:
                     {"name": p.name, **({"weight": weights.get(p.name, 1)} if weights is not None else {})}
                     for p in lst]
         return out
+
+    # ───── pod groups: gang ─────
+
+    def run_placement_feasible_plugins(self, state: PlacementCycleState, pg_info: PodGroupInfo,
+                                       progress: PlacementProgress) -> Status | None:
+        """Upstream ``RunPlacementFeasiblePlugins`` (framework.go L2160-2185, v1.37.2): Success
+        (None) if every plugin succeeds; the last ``Wait`` (with its plugin) if some wait;
+        the first ``Unschedulable`` stops; an error becomes ``running PlacementFeasible plugin:
+        <err>``; any other code ``unexpected status from PlacementFeasible plugin: <code>``."""
+        status: Status | None = None
+        for pl in self.placement_feasible_plugins:
+            try:
+                st = pl.placement_feasible(state, pg_info, progress)
+            except Exception as e:  # noqa: BLE001 - a plugin error is an Error status
+                st = as_status(e)
+            if st is None or st.is_success():
+                continue
+            if st.code == Code.WAIT:
+                status = st.with_plugin(pl.name)
+                continue
+            if st.code == Code.UNSCHEDULABLE:
+                return st.with_plugin(pl.name)
+            if st.code == Code.ERROR:
+                err = st.as_error()
+                return Status(Code.ERROR, (f"running PlacementFeasible plugin: {err}",), err, pl.name)
+            return Status(Code.ERROR, (f"unexpected status from PlacementFeasible plugin: {st.code}",),
+                          None, pl.name)
+        return status
 
 
 def _status_code_name(st: Status | None) -> str:
