@@ -527,6 +527,9 @@ class ClusterStore:
         order = ("type", "status", "observedGeneration", "lastTransitionTime", "reason", "message")
         conds = [{k: c[k] for k in order if k in c} | {k: v for k, v in c.items() if k not in order}
                  if c.get("type") == cond.get("type") else c for c in conds]
+        rv = str((cur.get("metadata") or {}).get("resourceVersion") or "")
+        if rv.isdigit():  # the new version must differ from the stored one (the informer drops equal ones)
+            self._rv = max(self._rv, int(rv))
         new = self._versioned({**copy.deepcopy(cur), "status": {**copy.deepcopy(status or {}), "conditions": conds}})
         objs[(ns, name)] = new
         if ("PodGroup", ns, name) in self.raw:
