@@ -352,3 +352,56 @@ def test_gate_off_scheduling_group_is_ignored() -> None:
     assert sched.pod_group_manager is None
     sched.run_until_idle(after_each=store.flush)
     assert store.pods["default/p0"].spec.node_name == "n0"
+
+
+class RejectOutsideGroupCycle:
+    """Reserve rejects ``victim`` outside the pod-group cycle's simulation (at the real commit)."""
+
+    name = "RejectOutsideGroupCycle"
+
+    def __init__(self, victim: str) -> None:
+        self.victim = victim
+
+    def reserve(self, state: Any, pod: Any, node_name: str) -> Status | None:
+        if pod.metadata.name == self.victim and not state.is_pod_group_scheduling_cycle():
+            return Status(Code.UNSCHEDULABLE, ("no room at commit",))
+        return None
+
+    def unreserve(self, state: Any, pod: Any, node_name: str) -> None:
+        return None
+
+
+def test_permit_timeout_rejects_the_waiting_member() -> None:
+    """A member that passed Permit's Wait while its gang never reaches minCount is rejected after
+    5 minutes: "rejected due to timeout after waiting 5m0s at plugin GangScheduling", unreserved
+    and forgotten, back in the queue with UnschedulablePlugins = {GangScheduling}."""
+    fg = FeatureGate(overrides=GW)
+    store = ClusterStore()
+    reg = dict(in_tree_registry())
+    reg["RejectOutsideGroupCycle"] = lambda a, h: RejectOutsideGroupCycle("p1")
+    cfg = decode_config({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                         "profiles": [{"schedulerName": "default-scheduler", "plugins": {
+                             "reserve": {"enabled": [{"name": "RejectOutsideGroupCycle"}]}}}]}, features=fg)
+    sched = Scheduler(cfg, client=store, lister=store, registry=reg, features=fg)
+    store.scheduler = sched
+    for i in range(2):
+        store.add("Node", MakeNode().name(f"n{i}").capacity(cpu="4", memory="8Gi", pods="110").obj())
+    store.put_object("PodGroup", _pg(min_count=2))
+    store.flush()
+    store.add("Pod", _pod("p0"))
+    store.add("Pod", _pod("p1"))
+    a = sched.schedule_one()
+    store.flush()
+    assert a is not None and a.pod_key == "default/p0" and a.result == "waiting"
+    assert _cond(store, "p1") == ("False", "Unschedulable", "0/1 nodes are available: 1 no room at commit.")
+    assert sched.cache.is_assumed("default/p0")
+    sched.clock.set(sched.clock.now() + 300)  # the Permit timer fires
+    store.flush()
+    assert not store.pods["default/p0"].spec.node_name and not sched.cache.is_assumed("default/p0")
+    st, reason, msg = _cond(store, "p0")
+    assert (st, reason) == ("False", "Unschedulable")
+    assert "rejected due to timeout after waiting 5m0s at plugin GangScheduling" in msg
+    e = sched.queue.pod_group_entity("default", "pg")
+    assert e is not None
+    m = e.get("default/p0")
+    assert m is not None and m.unschedulable_plugins == {"GangScheduling"}

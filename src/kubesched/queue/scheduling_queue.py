@@ -199,6 +199,15 @@ class SchedulingQueue:
         out[PENDING] = sum(len(p) for p in self._pending_members.values())
         return out
 
+    def entity_counts(self) -> dict[tuple[str, str], int]:
+        """Upstream ``queued_entities{queue, type}`` (1.37): entities per sub-queue, a pod group
+        counting once as ``podgroup`` and a pod outside any group as ``pod``."""
+        out = {(q, t): 0 for q in (ACTIVE, BACKOFF, UNSCHEDULABLE, GATED) for t in ("pod", "podgroup")}
+        for key, w in self._where.items():
+            t = "podgroup" if isinstance(self._entries[key], QueuedPodGroupInfo) else "pod"
+            out[(w, t)] += 1
+        return out
+
     def has_schedulable(self) -> bool:
         """Whether ``pop()`` would return a pod: activeQ (after moving completed backoffs) or the
         rejection backoffQ is non-empty. Pods in the error backoffQ wait for their backoff."""
