@@ -393,6 +393,9 @@ class SchedulingQueue:
                 return
         qpi = self._entries.get(key)
         if qpi is None:
+            if self._gw and self.is_pod_group_member(new):
+                self.add(new)  # upstream Update → addPod → addPodGroupMember
+                return
             self._seq += 1
             qpi = QueuedPodInfo(PodInfo(new), timestamp=self.now(), seq=self._seq, pod_signature=self._sign(new))
             self._entries[key] = qpi
