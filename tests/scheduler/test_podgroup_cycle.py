@@ -405,3 +405,64 @@ def test_permit_timeout_rejects_the_waiting_member() -> None:
     assert e is not None
     m = e.get("default/p0")
     assert m is not None and m.unschedulable_plugins == {"GangScheduling"}
+
+
+# ───── TestPodGroupSchedulingPlacementAlgorithm (the TAS path, with stand-in placement plugins) ─────
+
+def _tas_scheduler(sizes: list[str]) -> tuple[Scheduler, ClusterStore]:
+    fg = FeatureGate(overrides={**GW, "TopologyAwareWorkloadScheduling": True})
+    store = ClusterStore()
+    cfg = decode_config({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                         "profiles": [{"schedulerName": "default-scheduler", "plugins": {
+                             "multiPoint": {"enabled": [{"name": "PrioritySort"}, {"name": "NodeResourcesFit"},
+                                                        {"name": "DefaultBinder"}, {"name": "GangScheduling"}],
+                                            "disabled": [{"name": "*"}]}}}]}, features=fg)
+    sched = Scheduler(cfg, client=store, lister=store, features=fg)
+    store.scheduler = sched
+    for i, cpu in enumerate(sizes):
+        store.add("Node", MakeNode().name(f"n{i}").capacity(cpu=cpu, memory="8Gi", pods="110").obj())
+    return sched, store
+
+
+def test_placement_algorithm_restricts_each_placement_to_its_nodes() -> None:
+    from kubesched.framework.podgroup import Placement
+
+    sched, store = _tas_scheduler(["1", "1", "4", "4"])
+    fw: Any = sched.profiles["default-scheduler"]
+    seen: list[Any] = []
+    fw.run_placement_generate_plugins = lambda state, info, parent: (
+        seen.append(parent) or [Placement("a", ["n0", "n1"]), Placement("b", ["n2", "n3"])], None)
+    store.put_object("PodGroup", _pg(min_count=2))
+    store.flush()
+    for i in range(2):
+        store.add("Pod", _pod(f"p{i}", cpu="3"))
+    sched.run_until_idle(after_each=store.flush)
+    store.flush()
+    assert seen == [None]
+    assert sorted(store.pods[f"default/p{i}"].spec.node_name for i in range(2)) == ["n2", "n3"]
+    assert sched.placement_rows is None
+
+
+def test_placement_algorithm_no_feasible_placement() -> None:
+    from kubesched.framework.podgroup import Placement
+
+    sched, store = _tas_scheduler(["1", "1", "4", "4"])
+    fw: Any = sched.profiles["default-scheduler"]
+    fw.run_placement_generate_plugins = lambda state, info, parent: (
+        [Placement("a", ["n0", "n1"]), Placement("b", ["n2"])], None)
+    store.put_object("PodGroup", _pg(min_count=2))
+    store.flush()
+    for i in range(2):
+        store.add("Pod", _pod(f"p{i}", cpu="3"))
+    sched.run_until_idle(after_each=store.flush)
+    store.flush()
+    assert all(not store.pods[f"default/p{i}"].spec.node_name for i in range(2))
+    # podGroupSchedulingPlacementAlgorithm L1051: the first placement's status as an error (%v)
+    msg = ("pod group is unschedulable, 0/2 placements are available, first placement status: "
+           "minCount (2) cannot be satisfied: 0 scheduled, 1 remaining")
+    c = _pg_cond(store)
+    assert c is not None and c["message"].startswith(msg)
+    # p0 failed in the first placement: its FitError counts that placement's nodes only;
+    # p1 was not reached there and gets the group's status
+    assert _cond(store, "p0") == ("False", "Unschedulable", "0/2 nodes are available: 2 Insufficient cpu.")
+    assert _cond(store, "p1")[2].startswith(msg)
