@@ -58,4 +58,5 @@ def test_gang_attempt_is_counted_once_per_group() -> None:
     m.update_from(sched)
     entities = _samples(m, "scheduler_queued_entities")
     assert entities[(("queue", "backoff"), ("type", "podgroup"))] == 1.0
+    assert entities.get((("queue", "backoff"), ("type", "pod")), 0.0) == 0.0  # members are not pods here
     assert _samples(m, "scheduler_pending_pods")[(("queue", "backoff"),)] == 4.0

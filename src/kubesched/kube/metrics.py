@@ -400,7 +400,7 @@ class SchedulerMetrics:
         if self.queued_entities is not None and callable(entity_counts) and scheduler.pod_group_manager is not None:
             # GenericWorkload: queued_entities counts a pod group as one entity of type "podgroup"
             for (q, typ), n in entity_counts().items():
-                if n or (q, typ) in self._entity_series_seen:
+                if n or (q, typ) in self._entity_series_seen or (typ == "pod" and q in self._entity_queues_seen):
                     self._entity_series_seen.add((q, typ))
                     self.queued_entities.labels(queue=q, type=typ).set(n)
         self.sync_incoming(queue.incoming)
