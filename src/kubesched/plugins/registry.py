@@ -36,6 +36,8 @@ IN_TREE: dict[str, str] = {
     "NodeDeclaredFeatures": "kubesched.plugins.nodedeclaredfeatures:new",
     "DeferredPodScheduling": "kubesched.plugins.deferredpodscheduling:new",
     "GangScheduling": "kubesched.plugins.gangscheduling:new",
+    "TopologyPlacementGenerator": "kubesched.plugins.topologyaware:new",
+    "PodGroupPodsCount": "kubesched.plugins.podgrouppodscount:new",
 }
 """Upstream plugin name → ``module:factory``."""
 

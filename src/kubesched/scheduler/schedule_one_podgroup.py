@@ -49,6 +49,7 @@ from kubesched.framework.podgroup import (
     ProposedAssignment,
     pod_group_preemption_policy,
     pod_group_priority,
+    select_placement,
 )
 from kubesched.framework.record import build_record
 from kubesched.scheduler.schedule_one import (
@@ -258,11 +259,7 @@ def schedule_one_pod_group(sched: Scheduler, entity: QueuedPodGroupInfo) -> PodG
             res = _run_root_algorithm(sched, fw, PodGroupCycleState(), entity)
             return PodGroupAssignments(None, _proposed_assignments(res)), res.status
 
-        run = getattr(fw, "run_pod_group_post_filter_plugins", None)
-        if run is not None:
-            pf_result, pf_status = run(pg_state, root.pg_info, scheduling_func)
-        else:  # no PodGroupPostFilter support in this Framework: as upstream with no plugins
-            pf_result, pf_status = None, Status(Code.UNSCHEDULABLE)
+        pf_result, pf_status = fw.run_pod_group_post_filter_plugins(pg_state, root.pg_info, scheduling_func)
         _apply_post_filter_result(root, pf_result, pf_status)
     _submit(sched, fw, entity, root, out, start, t0)
     out.status = root_status
@@ -305,7 +302,7 @@ def _pod_group_algorithm(sched: Scheduler, fw: Framework, pg_state: PodGroupCycl
                          entity: QueuedPodGroupInfo) -> tuple[_GroupResult, list[Revert]]:
     """Upstream ``podGroupSchedulingAlgorithm`` (L1275-1292): with TopologyAwareWorkloadScheduling
     the placement algorithm, else the default one in one implicit placement."""
-    if sched.features.enabled("TopologyAwareWorkloadScheduling") and hasattr(fw, "run_placement_generate_plugins"):
+    if sched.features.enabled("TopologyAwareWorkloadScheduling"):
         return _placement_algorithm(sched, fw, pg_state, pg_info, entity)
     return _default_algorithm(sched, fw, PlacementCycleState(pg_state), pg_info, entity)
 
@@ -421,15 +418,18 @@ def _placement_algorithm(sched: Scheduler, fw: Framework, pg_state: PodGroupCycl
     the default algorithm restricted to each (reverted after each); none feasible → ``0/%d
     placements are available, first placement status: %v``; several → PlacementScore plugins and
     the best total (ties by the randomizer)."""
-    fw_any: Any = fw
-    placements, st = fw_any.run_placement_generate_plugins(pg_state, pg_info, None)
+    placements, st = fw.run_placement_generate_plugins(pg_state, pg_info, None)
     if not _ok(st):
         return _GroupResult(pg_info, [], st, PlacementCycleState(pg_state)), []
+    recorder: Any = sched.metrics
+    if recorder is not None and hasattr(recorder, "observe_generated_placements"):
+        recorder.observe_generated_placements(fw.profile_name, len(placements))  # RecordGeneratedPlacements
     any_result: _GroupResult | None = None
     feasible: list[tuple[Any, _GroupResult]] = []
     table = sched.table
     parent = sched.placement_rows
     for placement in placements:
+        t0 = time.perf_counter()
         placement_state = PlacementCycleState(pg_state)
         wanted = {table.row_of[n] for n in placement.nodes if n in table.row_of}
         full = table.order() if parent is None else parent
@@ -445,6 +445,9 @@ def _placement_algorithm(sched: Scheduler, fw: Framework, pg_state: PodGroupCycl
             any_result = result
         if _ok(result.status):
             feasible.append((placement, result))
+        if recorder is not None and hasattr(recorder, "observe_placement_evaluation"):  # L1027-1036
+            recorder.observe_placement_evaluation("feasible" if _ok(result.status) else "infeasible",
+                                                  fw.profile_name, time.perf_counter() - t0)
     if not feasible:
         if any_result is None:
             return _GroupResult(pg_info, [], _unschedulable(
@@ -458,14 +461,10 @@ def _placement_algorithm(sched: Scheduler, fw: Framework, pg_state: PodGroupCycl
         return feasible[0][1], []
     assignments = [PodGroupAssignments(p, _proposed_assignments(r)) for p, r in feasible]
     states = [r.placement_state for _, r in feasible]
-    scores, st = fw_any.run_placement_score_plugins(pg_state, pg_info, assignments, states)
+    scores, st = fw.run_placement_score_plugins(pg_state, pg_info, assignments, states)
     if not _ok(st):
         return _GroupResult(pg_info, [], st, PlacementCycleState(pg_state)), []
-    from kubesched.framework import podgroup as _pg
-
-    select = getattr(_pg, "select_placement", None)
-    best = select(scores, sched.rng) if select is not None else 0
-    return feasible[best][1], []
+    return feasible[select_placement(scores, sched.rng)][1], []
 
 
 def _proposed_assignments(result: _GroupResult) -> list[ProposedAssignment]:
