@@ -29,14 +29,15 @@ import uuid
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from kubesched.api import pvcontroller
+from kubesched.api import podgroups, pvcontroller
 from kubesched.api.workloads import ALPHANUMS, POD_CLAIM_NAME_ANNOTATION, claim_name_prefix
 from kubesched.apiserver.storage import Conflict, Event, KeyExists, KeyNotFound
 
 if TYPE_CHECKING:
     from kubesched.apiserver.server import APIServer
 
-__all__ = ["DebouncedController", "DisruptionController", "ResourceClaimController", "VolumeController",
+__all__ = ["DebouncedController", "DisruptionController", "PodGroupProtectionController", "ResourceClaimController",
+           "VolumeController",
            "attach_controllers", "pdb_status"]
 
 log = logging.getLogger("kubesched.apiserver.controllers")
@@ -185,6 +186,50 @@ class DisruptionController(DebouncedController):
 
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+PODGROUPS = "scheduling.k8s.io/podgroups"
+
+
+class PodGroupProtectionController(DebouncedController):
+    """kube-controller-manager's PodGroupProtection controller
+    (``pkg/controller/scheduling/podgroupprotection``, GenericWorkload): a PodGroup being deleted
+    loses its ``scheduling.k8s.io/podgroup-protection`` finalizer once no non-terminal pod names it
+    in ``spec.schedulingGroup.podGroupName`` (then the API server removes it)."""
+
+    spaces = ("pods", PODGROUPS)
+
+    def __init__(self, server: APIServer, period: float = 0.05) -> None:
+        super().__init__(server, period)
+
+    async def _pass(self) -> None:
+        if podgroups.served_api("PodGroup", self.server.features) is None:
+            return
+        try:
+            self._sync()
+        except Exception:  # keep the controller alive
+            log.exception("podgroup protection controller failed")
+
+    def _sync(self) -> None:
+        from kubesched.apiserver import resources as res
+        from kubesched.apiserver.errors import APIError
+
+        store = self.server.store
+        info = res.find(podgroups.GROUP, "v1beta1", "podgroups")
+        assert info is not None
+        for e in store.list(PODGROUPS):
+            pg = e.obj()
+            meta = pg["metadata"]
+            ns = meta.get("namespace", "")
+            if not podgroups.protection_finalizer_removable(pg, [p.obj() for p in store.list("pods", ns)]):
+                continue
+            new = dict(pg)
+            new["metadata"] = {**meta, "finalizers": [f for f in meta.get("finalizers") or []
+                                                      if f != podgroups.PROTECTION_FINALIZER]}
+            try:  # an Update through the API (the last finalizer gone: the object is deleted)
+                self.server._commit_update(info, ns, meta["name"], new, e, "", None)
+            except APIError:
+                self._wake.set()
 
 
 class VolumeController:
@@ -465,5 +510,8 @@ def attach_controllers(server: APIServer) -> None:
         claims = ResourceClaimController(srv)
         srv.resourceclaim_controller = claims  # type: ignore[attr-defined]
         await claims.start()
+        protection = PodGroupProtectionController(srv)
+        srv.podgroup_protection_controller = protection  # type: ignore[attr-defined]
+        await protection.start()
 
     server.on_started.append(start)

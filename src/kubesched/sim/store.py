@@ -191,6 +191,22 @@ class ClusterStore:
         meta = data.get("metadata") or {}
         self.objects.setdefault(kind, {})[(meta.get("namespace") or "", meta.get("name", ""))] = data
 
+    def add_object(self, kind: str, data: dict[str, Any]) -> None:
+        """Create or replace an object of a kind without a typed view (a controller's write):
+        stored as its raw mapping, the scheduler gets the Add/Update event at once."""
+        self._put(kind, data)
+        self.flush()
+
+    def announce(self, kind: str) -> None:
+        """Deliver an Add event (``on_object_event(kind, None, obj)``) for every stored object of
+        ``kind``, as an informer's initial list does (the driver calls it once the scheduler is
+        attached: objects added before it were not announced)."""
+        if self.scheduler is None:
+            return
+        for obj in list(self.objects.get(kind, {}).values()):
+            self._pending.append((self.scheduler.on_object_event, (kind, None, obj)))
+        self.flush()
+
     def remove_pod(self, key: str) -> Pod | None:
         """The driver deletes a pod (delivered at once, after any pending event)."""
         pod = self.pods.pop(key, None)
