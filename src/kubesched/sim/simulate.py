@@ -52,7 +52,7 @@ from kubesched.framework.clock import ManualClock
 from kubesched.framework.record import DecisionRecord
 from kubesched.scheduler import Attempt, Scheduler
 from kubesched.sim.manifests import RawObject, locate
-from kubesched.sim.resourceclaims import create_pod_claims, release_pod_claims
+from kubesched.sim.resourceclaims import create_pod_claims, create_pod_group_claims, release_pod_claims
 from kubesched.sim.store import ClusterStore
 from kubesched.sim.workloads import WORKLOAD_KINDS, Controllers, WorkloadError
 
@@ -120,6 +120,12 @@ class SimulationResult:
                                str((o.get("metadata") or {}).get("name") or "")), o)
                    if isinstance(o, dict) and o.get("kind") == "ResourceClaim" else o for o in out]
             out += [c for k, c in claims.items() if k not in inputs and isinstance(c, dict)]
+        groups = self.store.objects.get("PodGroup")
+        if groups:
+            # GenericWorkload: the scheduler's status writes (PodGroupInitiallyScheduled) replace the object
+            out = [groups.get((str((o.get("metadata") or {}).get("namespace") or ""),
+                               str((o.get("metadata") or {}).get("name") or "")), o)
+                   if isinstance(o, dict) and o.get("kind") == "PodGroup" else o for o in out]
         return out
 
 
@@ -470,11 +476,18 @@ def simulate(raws: list[RawObject], config: KubeSchedulerConfiguration | None = 
     others: list[str] = []
     claim_rng = random.Random(seed)
     store.pod_delete_hooks.append(lambda p: release_pod_claims(store, p))  # preemption victims' claims
+    workload_claims = features is not None and features.enabled("DRAWorkloadResourceClaims")
+    if workload_claims:  # the resourceclaim controller: the PodGroups' template claims first
+        for pg in list(store.list("PodGroup")):
+            updated = create_pod_group_claims(store, pg, claim_rng)
+            if updated is not pg:
+                store.put_object("PodGroup", updated)
     for i, (pod, raw) in enumerate(pending):
         if not sched.responsible_for(pod):
             others.append(pod_key(pod))
         if pod.spec.resource_claims:  # the resourceclaim controller creates claims from templates
-            pod = create_pod_claims(store, pod, raw, claim_rng)
+            pod = create_pod_claims(store, pod, raw, claim_rng, workload_claims,
+                                    features is not None and features.enabled("GenericWorkload"))
             pending[i] = (pod, raw)
         store.add("Pod", pod, raw)
     if freeze_gc:
