@@ -15,7 +15,6 @@ import runpy
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from kubesched.config import decode_config
@@ -96,7 +95,6 @@ def test_without_gates_the_training_job_is_half_placed_as_upstream() -> None:
     assert got["jobs"]["c-finetune"]["bound"] == 0
 
 
-@pytest.mark.xfail(strict=False, reason="needs gang (pod-group cycle) and tas (placement) merged")
 def test_with_gates_all_or_nothing_and_rack_local_as_upstream() -> None:
     """GenericWorkload + TopologyAwareWorkloadScheduling: the LLM job (one block) binds nothing,
     the fine-tuning job (one rack) gets both its workers into one rack."""

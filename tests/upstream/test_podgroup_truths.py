@@ -10,8 +10,7 @@ GenericWorkload, TopologyAwareWorkloadScheduling, PodGroupPreemptionPolicy on, v
   set of events.
 - ``test_engine_replays_the_truths`` replays each step through kubesched's engine from the
   state upstream had before it (tools/upstream/diff_groups.py ``engine_group_step``) and holds it
-  to the same truths; expected to fail until the pod-group cycle (gang), placement (tas) and
-  workload preemption (wlpreempt) are merged.
+  to the same truths.
 """
 
 from __future__ import annotations
@@ -112,7 +111,6 @@ def _strip(p: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-@pytest.mark.xfail(strict=False, reason="needs gang (pod-group cycle), tas and wlpreempt merged")
 @pytest.mark.parametrize("scn", SCENARIOS, ids=[s["name"] for s in SCENARIOS])
 def test_engine_replays_the_truths(scn: dict[str, Any], dg: ModuleType) -> None:
     """Each step from upstream's state before it: the nodes, the pods upstream had bound (pre-bound
