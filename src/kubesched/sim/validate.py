@@ -380,7 +380,8 @@ def _check_full(raw: RawObject, ctx: _Ctx) -> bool:
     elif kind in _FULL:
         errs = validation.validate_object(data, pod_options=ctx.pod_options)
     else:
-        errs = validation.validate_object_meta(data.get("metadata"), namespaced=raw.namespace is not None)
+        errs = validation.validate_object_meta(data.get("metadata"), namespaced=raw.namespace is not None,
+                                               name_kind=validation.name_kind_for(kind))
     if errs:
         name = raw.name
         raise ManifestError(validation.invalid_message(kind, name, errs, group=group), locate(raw, errs[0].path))
