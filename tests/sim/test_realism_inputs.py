@@ -112,3 +112,91 @@ def test_a_name_that_is_a_yaml_boolean_is_kubectls_decode_error() -> None:
         parse_manifest_text("apiVersion: v1\nkind: Node\nmetadata: {name: n}\n", "m.yaml")
     assert e.value.message == ("json: cannot unmarshal bool into Go struct field ObjectMeta.metadata.name "
                                "of type string")
+
+
+# ---- item 4 and 5: DefaultStorageClass admission, the PV controller's Available -------------------
+
+HOST = "kubernetes.io/hostname"
+
+
+def _node(name: str) -> dict:
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {HOST: name}},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}
+
+
+def _sc(name: str, default: bool = False, ts: str | None = None, beta: bool = False) -> dict:
+    meta: dict = {"name": name}
+    if default:
+        key = "storageclass.beta.kubernetes.io/is-default-class" if beta else "storageclass.kubernetes.io/is-default-class"
+        meta["annotations"] = {key: "true"}
+    if ts:
+        meta["creationTimestamp"] = ts
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": meta,
+            "provisioner": "kubernetes.io/no-provisioner", "volumeBindingMode": "WaitForFirstConsumer"}
+
+
+def _local_pv(name: str, host: str, status: bool) -> dict:
+    pv = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name},
+          "spec": {"storageClassName": "local", "capacity": {"storage": "5Gi"}, "accessModes": ["ReadWriteOnce"],
+                   "local": {"path": "/mnt/disk"}, "nodeAffinity": {"required": {"nodeSelectorTerms": [
+                       {"matchExpressions": [{"key": HOST, "operator": "In", "values": [host]}]}]}}}}
+    if status:
+        pv["status"] = {"phase": "Available"}
+    return pv
+
+
+def _claim(name: str, cls: str | None = None, ann: dict | None = None) -> dict:
+    spec: dict = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
+    if cls is not None:
+        spec["storageClassName"] = cls
+    meta: dict = {"name": name, "namespace": "default"}
+    if ann:
+        meta["annotations"] = ann
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta, "spec": spec}
+
+
+def _pod(name: str, claim: str) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"containers": [{"name": "c", "image": "i"}],
+                     "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": claim}}]}}
+
+
+def _simulate(tmp_path: Path, docs: list[dict]) -> dict:
+    f = tmp_path / "in.yaml"
+    f.write_text("\n---\n".join(json.dumps(d) for d in docs))
+    code, out = run("simulate", "-f", str(f), "-o", "json")
+    assert code == 0, out
+    return {(o["kind"], o["metadata"]["name"]): o for o in json.loads(out)["items"]}
+
+
+@pytest.mark.parametrize("status", [True, False], ids=["pv-with-status", "pv-without-status"])
+def test_hand_written_local_pv_binds_with_or_without_status(tmp_path: Path, status: bool) -> None:
+    # item 5: the PV controller makes a PV naming no claim Available at once (pv_controller.go syncVolume)
+    objs = _simulate(tmp_path, [_node("node-a"), _node("node-b"), _node("node-c"), _sc("local", default=True),
+                                _local_pv("pv-c", "node-c", status), _claim("data"), _pod("app", "data")])
+    assert objs[("Pod", "app")]["spec"]["nodeName"] == "node-c"
+    assert objs[("PersistentVolumeClaim", "data")]["spec"]["volumeName"] == "pv-c"
+    # item 4: the claim written without storageClassName got the default class
+    assert objs[("PersistentVolumeClaim", "data")]["spec"]["storageClassName"] == "local"
+    assert objs[("PersistentVolume", "pv-c")]["status"]["phase"] == "Bound"
+
+
+def test_default_class_choice_as_get_default_class() -> None:
+    # pkg/volume/util/storageclass.go:40 GetDefaultClass: newest first, then name; beta annotation counts
+    from kubesched.api.pvcontroller import default_storage_class, with_default_class
+    classes = [_sc("a", True, "2024-01-01T00:00:00Z"), _sc("b", True, "2024-06-01T00:00:00Z"), _sc("c"),
+               _sc("d", True, "2024-06-01T00:00:00Z", beta=True)]
+    assert default_storage_class(classes)["metadata"]["name"] == "b"
+    assert default_storage_class([_sc("z", True), _sc("y", True)])["metadata"]["name"] == "y"
+    assert default_storage_class([_sc("c")]) is None
+    # PersistentVolumeClaimHasClass: an explicit "" or the beta annotation keeps the claim as it is
+    assert with_default_class(_claim("x", ""), classes) is None
+    assert with_default_class(_claim("x", ann={"volume.beta.kubernetes.io/storage-class": "slow"}), classes) is None
+    assert with_default_class(_claim("x"), classes)["spec"]["storageClassName"] == "b"
+
+
+def test_claim_without_class_and_no_default_stays_pending(tmp_path: Path) -> None:
+    objs = _simulate(tmp_path, [_node("node-c"), _sc("local"), _local_pv("pv-c", "node-c", False), _claim("data"),
+                                _pod("app", "data")])
+    assert "storageClassName" not in objs[("PersistentVolumeClaim", "data")]["spec"]
+    assert not objs[("Pod", "app")]["spec"].get("nodeName")

@@ -54,3 +54,60 @@ def test_names_per_kind_as_kube_apiserver(upstream_server: Any, kind: str, group
     else:
         assert status == 422, body
         assert body["message"] == invalid_message(kind, name, errs, group=group)
+
+
+# ---- admission the box must do as kube-apiserver (both servers) ------------------------------------
+
+
+def _sc_body(name: str, default: bool) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name}
+    if default:
+        meta["annotations"] = {"storageclass.kubernetes.io/is-default-class": "true"}
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": meta,
+            "provisioner": "kubernetes.io/no-provisioner", "volumeBindingMode": "WaitForFirstConsumer"}
+
+
+def _pvc_body(name: str, ns: str, cls: str | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
+    if cls is not None:
+        spec["storageClassName"] = cls
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name, "namespace": ns},
+            "spec": spec}
+
+
+def test_default_storage_class_admission(server: Any, ns: str) -> None:
+    """DefaultStorageClass (plugin/pkg/admission/storage/storageclass/setdefault/admission.go:86):
+    a claim created without a class gets the newest default class; an explicit "" stays."""
+    # the servers are shared by the session: this test's default class is the newest one
+    for name, default in ((unique("sc-plain"), False), (unique("sc-default"), True)):
+        status, _, body = server.request("POST", "/apis/storage.k8s.io/v1/storageclasses", _sc_body(name, default))
+        assert status == 201, body
+    status, _, got = server.request("POST", f"/api/v1/namespaces/{ns}/persistentvolumeclaims", _pvc_body("c1", ns))
+    assert status == 201, got
+    assert got["spec"]["storageClassName"] == name
+    status, _, got = server.request("POST", f"/api/v1/namespaces/{ns}/persistentvolumeclaims",
+                                    _pvc_body("c2", ns, ""))
+    assert status == 201, got
+    assert got["spec"]["storageClassName"] == ""
+    status, _, _ = server.request("DELETE", f"/apis/storage.k8s.io/v1/storageclasses/{name}")
+    assert status == 200
+
+
+def test_gated_pod_gets_scheduling_gated_condition_on_create(server: Any, ns: str) -> None:
+    """pkg/registry/core/pod/strategy.go:953 applySchedulingGatedCondition."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gated", "namespace": ns},
+           "spec": {"schedulingGates": [{"name": "example.com/wait"}],
+                    "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]},
+           "status": {"conditions": [{"type": "PodScheduled", "status": "True"}]}}
+    status, _, got = server.request("POST", f"/api/v1/namespaces/{ns}/pods", pod)
+    assert status == 201, got
+    (cond,) = got["status"]["conditions"]
+    assert {k: v for k, v in cond.items() if k != "lastTransitionTime"} == {
+        "type": "PodScheduled", "status": "False", "lastProbeTime": None, "reason": "SchedulingGated",
+        "message": "Scheduling is blocked due to non-empty scheduling gates"}
+    assert cond["lastTransitionTime"]
+    pod["metadata"]["name"] = "free"
+    del pod["spec"]["schedulingGates"]
+    status, _, got = server.request("POST", f"/api/v1/namespaces/{ns}/pods", pod)
+    assert status == 201, got
+    assert "conditions" not in got["status"]

@@ -22,7 +22,8 @@ server:
    strategies and pod-template defaults; services type, session affinity, ports; nodes
    ``status.allocatable`` from ``capacity``; priority classes ``preemptionPolicy``;
 3. on pod create the registry's ``PrepareForCreate`` (``pkg/registry/core/pod/strategy.go``):
-   status reset to ``{phase: Pending, qosClass}``, ``metadata.generation: 1``, fields of
+   status reset to ``{phase: Pending, qosClass}`` (plus ``PodScheduled=False`` reason
+   ``SchedulingGated`` for a pod with scheduling gates), ``metadata.generation: 1``, fields of
    disabled gates dropped (``spec.schedulingGroup`` without GenericWorkload) and
    ``matchLabelKeys`` merged into the spread/affinity selectors (:mod:`kubesched.api.strategy`);
    on update the gated fields the old pod does not use are dropped; nodes and DRA objects
@@ -33,7 +34,8 @@ server:
    0 when none; ``system-node-critical``/``system-cluster-critical`` built in; 403
    ``pods "x" is forbidden: no PriorityClass with name foo was found``; a pod's own
    ``spec.priority`` must match; one global default PriorityClass only) and
-   ``DefaultTolerationSeconds`` (``not-ready``/``unreachable`` NoExecute tolerations, 300 s);
+   ``DefaultTolerationSeconds`` (``not-ready``/``unreachable`` NoExecute tolerations, 300 s)
+   and ``DefaultStorageClass`` (a claim created without a class gets the default StorageClass);
 5. validation (:mod:`kubesched.api.validation`, options from the gates and the old pod as
    ``GetValidationOptionsFromPodSpecAndMeta``) → 422 ``Invalid`` with field causes and
    upstream's message; a pod UPDATE also gets ``ValidatePodUpdate``'s rule that only images,
@@ -50,11 +52,12 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from kubesched.api import strategy, validation
+from kubesched.api import pvcontroller, strategy, validation
 from kubesched.api.quantity import nano_value
 from kubesched.apiserver import fieldvalidation
 
@@ -395,6 +398,21 @@ def _default_toleration_seconds(pod: dict[str, Any]) -> None:
         spec["tolerations"] = tolerations
 
 
+def _apply_scheduling_gated_condition(pod: dict[str, Any]) -> None:
+    """``applySchedulingGatedCondition`` (pkg/registry/core/pod/strategy.go:953, PrepareForCreate):
+    a new pod with scheduling gates and no PodScheduled condition gets ``PodScheduled=False``,
+    reason ``SchedulingGated`` (transition time now, as ``UpdatePodCondition`` sets it)."""
+    if not (pod.get("spec") or {}).get("schedulingGates"):
+        return
+    status = pod.setdefault("status", {})
+    conds = status.setdefault("conditions", [])
+    if any(isinstance(c, dict) and c.get("type") == "PodScheduled" for c in conds):
+        return
+    conds.append({"type": "PodScheduled", "status": "False", "lastProbeTime": None,
+                  "lastTransitionTime": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                  "reason": "SchedulingGated", "message": "Scheduling is blocked due to non-empty scheduling gates"})
+
+
 def _admit_pod_priority(pod: dict[str, Any], old: Mapping[str, Any] | None, operation: str,
                         lookup: Callable[[str, str, str], dict[str, Any] | None],
                         list_objects: Callable[[str], list[dict[str, Any]]]) -> None:
@@ -491,6 +509,7 @@ def admit(
             out["status"] = {"phase": "Pending", "qosClass": pod_qos_class(out)}
             out.setdefault("metadata", {})["generation"] = 1
             strategy.prepare_pod_for_create(out, features)
+            _apply_scheduling_gated_condition(out)
             node_name = (out.get("spec") or {}).get("nodeName")
             if node_name:  # PodTopologyLabels admission (mutating, on create with spec.nodeName)
                 node = lookup("nodes", "", str(node_name))
@@ -511,6 +530,9 @@ def admit(
         pod_options = validation.pod_validation_options(features)
     else:
         strategy.drop_disabled_dra_fields(out, old if operation == "UPDATE" else None, features, kind)
+    if base == "persistentvolumeclaims" and operation == "CREATE":
+        # DefaultStorageClass (plugin/pkg/admission/storage/storageclass/setdefault/admission.go:86)
+        out = pvcontroller.with_default_class(out, list_objects("storageclasses")) or out
     typed = out if out.get("kind") else {**out, "kind": kind}
     if base == "pods" and operation == "UPDATE" and old is not None:
         errs = validation.validate_pod_update(typed, old, pod_options)

@@ -12,7 +12,9 @@ are counted from the pods themselves, not from their controllers' scale.
 :class:`VolumeController` is the minimal storage side of kube-controller-manager plus a CSI
 external-provisioner (pure object logic in :mod:`kubesched.api.pvcontroller`): the
 ephemeral-volume controller creates ``<pod>-<volume>`` PVCs for ``spec.volumes[].ephemeral``;
-the PV controller binds a PV whose ``claimRef`` names an unbound claim (both ``Bound``, the claim
+the PV controller makes a new PV naming no claim ``Available``, gives an unbound claim without a
+class the default StorageClass (``assignDefaultStorageClass``, also when that class is created
+later), and binds a PV whose ``claimRef`` names an unbound claim (both ``Bound``, the claim
 ``pv.kubernetes.io/bind-completed``); the provisioner answers a claim annotated
 ``volume.kubernetes.io/selected-node`` of a class with a provisioner with a PV on that node,
 which is then bound. Not modelled: Immediate binding/matching by the PV controller, reclaiming,
@@ -200,6 +202,7 @@ class VolumeController:
 
     async def start(self) -> None:
         store = self.server.store
+        store.subscribe(SCS, self._on_class_event)
         for space in ("pods", PVS, PVCS):
             store.subscribe(space, self._on_event)
             for e in store.list(space):
@@ -217,6 +220,14 @@ class VolumeController:
     def _on_event(self, ev: Event) -> None:
         if ev.type != "DELETED":
             self._enqueue(ev.space, ev.ns, ev.name)
+
+    def _on_class_event(self, ev: Event) -> None:
+        """A StorageClass changed: a new default may be assigned to waiting claims (upstream's PV
+        controller finds them at its periodic resync)."""
+        if ev.type != "DELETED":
+            for e in self.server.store.list(PVCS):
+                o = e.obj()["metadata"]
+                self._enqueue(PVCS, o.get("namespace") or "", o.get("name") or "")
 
     async def _run(self) -> None:
         try:
@@ -236,6 +247,7 @@ class VolumeController:
         finally:
             for space in ("pods", PVS, PVCS):
                 self.server.store.unsubscribe(space, self._on_event)
+            self.server.store.unsubscribe(SCS, self._on_class_event)
 
     def _get(self, space: str, ns: str, name: str) -> tuple[dict[str, Any], int] | None:
         e = self.server.store.get(space, ns, name)
@@ -293,8 +305,14 @@ class VolumeController:
         hit = self._get(PVCS, ns, name)
         if hit is None:
             return
-        pvc = hit[0]
+        pvc, pvc_rv = hit
         store = self.server.store
+        if not (pvc.get("spec") or {}).get("volumeName"):
+            # pv_controller.go:968 assignDefaultStorageClass: an unbound claim without a class
+            new = pvcontroller.with_default_class(pvc, (e.obj() for e in store.list(SCS)))
+            if new is not None:
+                store.update(PVCS, ns, name, new, expect_rv=pvc_rv)
+                return
         sc_entry = store.get(SCS, "", pvcontroller.claim_class(pvc))
         sc = sc_entry.obj() if sc_entry is not None else None
         if pvcontroller.needs_provisioning(pvc, sc):
