@@ -53,3 +53,16 @@ def test_claim_created_before_the_default_class_gets_it(ksrv: ServerHandle) -> N
                  "hostPath": {"path": "/x"}}})
     _until(lambda: (c.get("/api/v1/persistentvolumes/pv1").get("status") or {}).get("phase") == "Available",
            "PV Available")
+
+
+def test_every_namespace_gets_a_default_service_account(ksrv: ServerHandle) -> None:
+    """serviceaccounts_controller.go: a ``default`` ServiceAccount per active namespace, recreated
+    when deleted."""
+    c = Client.of(ksrv)
+    c.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}})
+    for ns in ("default", "kube-system", "team-a"):
+        _until(lambda ns=ns: c.req("GET", f"/api/v1/namespaces/{ns}/serviceaccounts/default")[0] == 200,
+               f"default ServiceAccount in {ns}")
+    code, _ = c.req("DELETE", "/api/v1/namespaces/team-a/serviceaccounts/default")
+    assert code == 200
+    _until(lambda: c.req("GET", "/api/v1/namespaces/team-a/serviceaccounts/default")[0] == 200, "recreated")

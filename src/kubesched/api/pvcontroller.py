@@ -134,10 +134,11 @@ def with_default_class(pvc: dict[str, Any], classes: Iterable[dict[str, Any]]) -
 
 
 def new_volume_phase(pv: dict[str, Any]) -> str | None:
-    """The phase the PV controller gives a PV stored without one: ``Available`` when no claim is
+    """The phase the PV controller gives a PV stored without one (or ``Pending``, as the API server
+    creates it): ``Available`` when no claim is
     named (``syncVolume``: ``volume.Spec.ClaimRef == nil`` → ``updateVolumePhase(Available)``),
     else None (binding to the named claim decides)."""
-    if (pv.get("status") or {}).get("phase"):
+    if (pv.get("status") or {}).get("phase") not in (None, "", "Pending"):
         return None
     return None if (pv.get("spec") or {}).get("claimRef") else "Available"
 

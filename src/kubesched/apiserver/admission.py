@@ -36,6 +36,7 @@ server:
    ``spec.priority`` must match; one global default PriorityClass only) and
    ``DefaultTolerationSeconds`` (``not-ready``/``unreachable`` NoExecute tolerations, 300 s)
    and ``DefaultStorageClass`` (a claim created without a class gets the default StorageClass);
+   a Service created gets its ClusterIP and node ports (:func:`_allocate_service`);
 5. validation (:mod:`kubesched.api.validation`, options from the gates and the old pod as
    ``GetValidationOptionsFromPodSpecAndMeta``) → 422 ``Invalid`` with field causes and
    upstream's message; a pod UPDATE also gets ``ValidatePodUpdate``'s rule that only images,
@@ -51,6 +52,7 @@ object; ``list_objects(resource)`` lists a resource across namespaces.
 from __future__ import annotations
 
 import copy
+import ipaddress
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -268,6 +270,11 @@ def _default_workload(resource: str, obj: dict[str, Any]) -> None:
         # JobPodReplacementPolicy (GA): Failed with a podFailurePolicy, else TerminatingOrFailed
         spec.setdefault("podReplacementPolicy", "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed")
         spec.setdefault("manualSelector", False)
+    elif resource == "cronjobs":  # SetDefaults_CronJob (pkg/apis/batch/v1/defaults.go:72)
+        spec.setdefault("concurrencyPolicy", "Allow")
+        spec.setdefault("suspend", False)
+        spec.setdefault("successfulJobsHistoryLimit", 3)
+        spec.setdefault("failedJobsHistoryLimit", 1)
     template = _template_spec(obj, *_WORKLOAD_TEMPLATES[resource])
     if template is not None:
         _default_pod_spec(template, pod=False)
@@ -331,6 +338,13 @@ def apply_defaults(resource: str, obj: dict[str, Any]) -> dict[str, Any]:
             status["allocatable"] = copy.deepcopy(status["capacity"])
     elif resource == "priorityclasses":
         obj.setdefault("preemptionPolicy", "PreemptLowerPriority")
+    elif resource in ("persistentvolumes", "persistentvolumeclaims"):
+        # SetDefaults_PersistentVolume / SetDefaults_PersistentVolumeClaimSpec (core/v1/defaults.go)
+        spec = obj.setdefault("spec", {})
+        if isinstance(spec, dict):
+            spec.setdefault("volumeMode", "Filesystem")
+            if resource == "persistentvolumes" and not spec.get("persistentVolumeReclaimPolicy"):
+                spec["persistentVolumeReclaimPolicy"] = "Retain"
     elif resource == "secrets":
         if not obj.get("type"):
             obj["type"] = "Opaque"  # SetDefaults_Secret
@@ -396,6 +410,48 @@ def _default_toleration_seconds(pod: dict[str, Any]) -> None:
             tolerations.append({"key": key, "operator": "Exists", "effect": effect, "tolerationSeconds": 300})
     if tolerations:
         spec["tolerations"] = tolerations
+
+
+#: The box's ``--service-cluster-ip-range`` (kube-apiserver's default, 10.0.0.0/24); the first
+#: address is the ``kubernetes`` Service's, as upstream reserves it.
+SERVICE_CLUSTER_IP_RANGE = ipaddress.ip_network("10.0.0.0/24")
+#: ``--service-node-port-range`` (default 30000-32767).
+NODE_PORT_RANGE = range(30000, 32768)
+
+
+def _allocate_service(svc: dict[str, Any], list_objects: Callable[[str], list[dict[str, Any]]]) -> None:
+    """The service REST storage's allocation on create (``pkg/registry/core/service/storage/
+    alloc.go``): a ClusterIP from the service range for every type but ExternalName (``None``,
+    headless, stays), ``clusterIPs``, ``ipFamilies: [IPv4]``, ``ipFamilyPolicy: SingleStack``,
+    and a ``nodePort`` per port of a NodePort or LoadBalancer Service. Simplification: the lowest
+    free address/port is taken where upstream picks at random."""
+    spec = svc.get("spec")
+    if not isinstance(spec, dict) or spec.get("type", "ClusterIP") == "ExternalName":
+        return
+    others = [o.get("spec") or {} for o in list_objects("services")]
+    if not spec.get("clusterIP") and not spec.get("clusterIPs"):
+        used = {str(ip) for o in others for ip in [o.get("clusterIP"), *(o.get("clusterIPs") or [])] if ip}
+        hosts = SERVICE_CLUSTER_IP_RANGE.hosts()
+        next(hosts)  # the kubernetes Service's
+        ip = next((str(h) for h in hosts if str(h) not in used), None)
+        if ip is None:
+            raise AdmissionError(_status(500, "InternalError", "Internal error occurred: failed to allocate a "
+                                         "serviceIP: range is full"))
+        spec["clusterIP"] = ip
+    if spec.get("clusterIP") and not spec.get("clusterIPs"):
+        spec["clusterIPs"] = [spec["clusterIP"]]
+    spec.setdefault("ipFamilies", ["IPv4"])
+    spec.setdefault("ipFamilyPolicy", "SingleStack")
+    if spec.get("type") in ("NodePort", "LoadBalancer"):
+        used_ports = {p.get("nodePort") for o in others for p in o.get("ports") or [] if isinstance(p, dict)}
+        for port in spec.get("ports") or []:
+            if isinstance(port, dict) and not port.get("nodePort"):
+                free = next((n for n in NODE_PORT_RANGE if n not in used_ports), None)
+                if free is None:
+                    raise AdmissionError(_status(500, "InternalError", "Internal error occurred: failed to "
+                                                 "allocate a nodePort: range is full"))
+                port["nodePort"] = free
+                used_ports.add(free)
 
 
 def _apply_scheduling_gated_condition(pod: dict[str, Any]) -> None:
@@ -530,6 +586,8 @@ def admit(
         pod_options = validation.pod_validation_options(features)
     else:
         strategy.drop_disabled_dra_fields(out, old if operation == "UPDATE" else None, features, kind)
+    if base == "services" and operation == "CREATE":
+        _allocate_service(out, list_objects)
     if base == "persistentvolumeclaims" and operation == "CREATE":
         # DefaultStorageClass (plugin/pkg/admission/storage/storageclass/setdefault/admission.go:86)
         out = pvcontroller.with_default_class(out, list_objects("storageclasses")) or out

@@ -9,6 +9,8 @@ percentages rounded up), ``disruptionsAllowed = max(0, currentHealthy - desiredH
 reads ``disruptionsAllowed`` (``filterPodsWithPDBViolation``). Simplification: expected pods
 are counted from the pods themselves, not from their controllers' scale.
 
+:class:`ServiceAccountController` gives every namespace its ``default`` ServiceAccount.
+
 :class:`VolumeController` is the minimal storage side of kube-controller-manager plus a CSI
 external-provisioner (pure object logic in :mod:`kubesched.api.pvcontroller`): the
 ephemeral-volume controller creates ``<pod>-<volume>`` PVCs for ``spec.volumes[].ephemeral``;
@@ -38,7 +40,8 @@ from kubesched.apiserver.storage import Conflict, Event, KeyExists, KeyNotFound
 if TYPE_CHECKING:
     from kubesched.apiserver.server import APIServer
 
-__all__ = ["DebouncedController", "DisruptionController", "ResourceClaimController", "VolumeController",
+__all__ = ["DebouncedController", "DisruptionController", "ResourceClaimController", "ServiceAccountController",
+           "VolumeController",
            "attach_controllers", "pdb_status"]
 
 log = logging.getLogger("kubesched.apiserver.controllers")
@@ -281,7 +284,7 @@ class VolumeController:
         pv, pv_rv = hit
         ref = (pv.get("spec") or {}).get("claimRef")
         if not ref:
-            if not (pv.get("status") or {}).get("phase"):  # a new PV becomes Available
+            if (pv.get("status") or {}).get("phase") in (None, "", "Pending"):  # a new PV becomes Available
                 pv["status"] = {**(pv.get("status") or {}), "phase": "Available"}
                 self.server.store.update(PVS, "", name, pv, expect_rv=pv_rv)
             return
@@ -465,6 +468,35 @@ class ResourceClaimController:
                 continue
 
 
+class ServiceAccountController(DebouncedController):
+    """kube-controller-manager's serviceaccount controller (``pkg/controller/serviceaccount/
+    serviceaccounts_controller.go``): every active namespace has a ``default`` ServiceAccount,
+    created when missing (also after it is deleted), through the server's create path."""
+
+    spaces = ("namespaces", "serviceaccounts")
+
+    def __init__(self, server: APIServer, period: float = 0.05) -> None:
+        super().__init__(server, period)
+
+    async def _pass(self) -> None:
+        from kubesched.apiserver.errors import APIError
+
+        store = self.server.store
+        for e in store.list("namespaces"):
+            ns = e.obj()
+            meta = ns.get("metadata") or {}
+            name = meta.get("name") or ""
+            if meta.get("deletionTimestamp") or (ns.get("status") or {}).get("phase") == "Terminating":
+                continue
+            if store.get("serviceaccounts", name, "default") is not None:
+                continue
+            try:
+                self.server.create_manifest({"apiVersion": "v1", "kind": "ServiceAccount",
+                                             "metadata": {"name": "default", "namespace": name}})
+            except APIError as err:  # created meanwhile, or the namespace went away
+                log.debug("serviceaccount controller: %s: %s", name, err)
+
+
 def attach_controllers(server: APIServer) -> None:
     """Run the simulated cluster's controllers with ``server``."""
 
@@ -483,5 +515,8 @@ def attach_controllers(server: APIServer) -> None:
         claims = ResourceClaimController(srv)
         srv.resourceclaim_controller = claims  # type: ignore[attr-defined]
         await claims.start()
+        sa = ServiceAccountController(srv)
+        srv.serviceaccount_controller = sa  # type: ignore[attr-defined]
+        await sa.start()
 
     server.on_started.append(start)
