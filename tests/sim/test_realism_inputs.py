@@ -200,3 +200,10 @@ def test_claim_without_class_and_no_default_stays_pending(tmp_path: Path) -> Non
                                 _pod("app", "data")])
     assert "storageClassName" not in objs[("PersistentVolumeClaim", "data")]["spec"]
     assert not objs[("Pod", "app")]["spec"].get("nodeName")
+
+
+def test_non_string_keys_become_kubectls_json_keys() -> None:
+    # sigs.k8s.io/yaml yaml.go:213: go-yaml's bool/int/float keys become "true", "80", "1.5"
+    for text in ("data:\n  y: a\n  80: b\n  1.5: c\n  off: d\n", "data: {y: a, 80: b, 1.5: c, off: d}\n"):
+        doc = parse_manifest_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n" + text)[0].data
+        assert doc["data"] == {"true": "a", "80": "b", "1.5": "c", "false": "d"}

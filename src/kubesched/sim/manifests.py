@@ -184,7 +184,10 @@ class _Loader(_BaseLoader):
                             "while constructing a mapping", node.start_mark,
                             f"duplicate key {key_node.value!r}", key_node.start_mark)
                     seen.add(k)
-        return super().construct_mapping(node, deep=deep)
+        out = super().construct_mapping(node, deep=deep)
+        if any(k.__class__ is not str for k in out):
+            out = {go_yaml_key(k): v for k, v in out.items()}
+        return out
 
 
 _Loader.yaml_implicit_resolvers = {
@@ -259,6 +262,33 @@ def _resolve_go(self: Any, kind: Any, value: str, implicit: tuple[bool, bool]) -
     if kind is ScalarNode and implicit[0] and value != "<<":
         return go_yaml_scalar(value)[0]
     return _BaseLoader.resolve(self, kind, value, implicit)
+
+
+def go_yaml_key(k: Any) -> Any:
+    """A mapping key as sigs.k8s.io/yaml turns it into a JSON key (yaml.go:213
+    convertToJSONableObject): booleans ``"true"``/``"false"``, integers in decimal, floats as
+    ``FormatFloat(f, 'g', -1, 32)`` (``.inf``, ``-.inf``, ``.nan``); strings as they are. Others
+    (null, lists: unsupported upstream) are returned unchanged for the caller to report."""
+    if k.__class__ is str:
+        return k
+    if isinstance(k, bool):
+        return "true" if k else "false"
+    if isinstance(k, int):
+        return str(k)
+    if isinstance(k, float):
+        if math.isnan(k):
+            return ".nan"
+        if math.isinf(k):
+            return ".inf" if k > 0 else "-.inf"
+        import numpy as np
+
+        sci = np.format_float_scientific(np.float32(k), unique=True, trim="-")
+        mant, _, exp_text = sci.partition("e")
+        exp = int(exp_text)
+        if exp < -4 or exp >= 6:  # strconv 'g' with the shortest digits: %e outside [-4, 6)
+            return f"{mant}e{'+' if exp >= 0 else '-'}{abs(exp):02d}"
+        return str(np.format_float_positional(np.float32(k), unique=True, trim="-"))
+    return k
 
 
 def _go_json_type(v: Any) -> str:
@@ -513,6 +543,8 @@ def _parse_yaml_fast(text: str, path: str) -> list[tuple[Any, int, dict[int, lis
                     if top.__class__ is dict:
                         k = keys[-1]
                         if k is _NO_KEY:
+                            if obj.__class__ is not str:
+                                obj = go_yaml_key(obj)
                             if obj in top:
                                 raise _Fallback
                             keys[-1] = obj
@@ -681,6 +713,10 @@ def _parse_yaml_rs(text: str) -> list[tuple[Any, int, dict[int, list[int]]]] | N
                 return None  # nested Lists: the PyYAML paths know their items' lines
             item_lines[id(items)] = lines
         docs.append((data, line, item_lines))
+    try:  # a key that is no string (y:, 80:, true:): only the PyYAML paths render it as kubectl (go_yaml_key)
+        orjson.dumps([d for d, _, _ in docs])
+    except TypeError:
+        return None
     return docs
 
 
