@@ -127,7 +127,8 @@ def _node(name: str) -> dict:
 def _sc(name: str, default: bool = False, ts: str | None = None, beta: bool = False) -> dict:
     meta: dict = {"name": name}
     if default:
-        key = "storageclass.beta.kubernetes.io/is-default-class" if beta else "storageclass.kubernetes.io/is-default-class"
+        key = ("storageclass.beta.kubernetes.io/is-default-class" if beta
+               else "storageclass.kubernetes.io/is-default-class")
         meta["annotations"] = {key: "true"}
     if ts:
         meta["creationTimestamp"] = ts

@@ -134,6 +134,11 @@ RESOURCES: tuple[ResourceInfo, ...] = (
        subresources=("status",), generation=True),
     # scheduling.k8s.io/v1
     _r("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", False, short_names=("pc",)),
+    # scheduling.k8s.io/v1beta1 (GenericWorkload, 1.37) and v1alpha3 (CompositePodGroup): served only when
+    # their gates are on (APIServer.served, kubesched.api.podgroups.served_api)
+    _r("scheduling.k8s.io", "v1beta1", "PodGroup", "podgroups", True, subresources=("status",)),
+    _r("scheduling.k8s.io", "v1beta1", "Workload", "workloads", True),
+    _r("scheduling.k8s.io", "v1alpha3", "CompositePodGroup", "compositepodgroups", True, subresources=("status",)),
     # storage.k8s.io/v1
     _r("storage.k8s.io", "v1", "StorageClass", "storageclasses", False, short_names=("sc",)),
     _r("storage.k8s.io", "v1", "CSINode", "csinodes", False),
@@ -150,6 +155,11 @@ RESOURCES: tuple[ResourceInfo, ...] = (
     _r("resource.k8s.io", "v1", "ResourceClaimTemplate", "resourceclaimtemplates", True, generation=True),
     _r("resource.k8s.io", "v1", "ResourceSlice", "resourceslices", False, generation=True,
        extra_fields=("spec.nodeName", "spec.driver")),
+    # rbac.authorization.k8s.io/v1 (evaluated by kubesched.apiserver.rbac)
+    _r("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", False),
+    _r("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", False),
+    _r("rbac.authorization.k8s.io", "v1", "Role", "roles", True),
+    _r("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", True),
     # create-only reviews, answered and never stored (authentication.k8s.io, authorization.k8s.io)
     _r("authentication.k8s.io", "v1", "TokenReview", "tokenreviews", False, verbs=("create",)),
     _r("authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews", False, verbs=("create",)),

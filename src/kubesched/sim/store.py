@@ -191,6 +191,22 @@ class ClusterStore:
         meta = data.get("metadata") or {}
         self.objects.setdefault(kind, {})[(meta.get("namespace") or "", meta.get("name", ""))] = data
 
+    def add_object(self, kind: str, data: dict[str, Any]) -> None:
+        """Create or replace an object of a kind without a typed view (a controller's write):
+        stored as its raw mapping, the scheduler gets the Add/Update event at once."""
+        self._put(kind, data)
+        self.flush()
+
+    def announce(self, kind: str) -> None:
+        """Deliver an Add event (``on_object_event(kind, None, obj)``) for every stored object of
+        ``kind``, as an informer's initial list does (the driver calls it once the scheduler is
+        attached: objects added before it were not announced)."""
+        if self.scheduler is None:
+            return
+        for obj in list(self.objects.get(kind, {}).values()):
+            self._pending.append((self.scheduler.on_object_event, (kind, None, obj)))
+        self.flush()
+
     def remove_pod(self, key: str) -> Pod | None:
         """The driver deletes a pod (delivered at once, after any pending event)."""
         pod = self.pods.pop(key, None)
@@ -338,12 +354,20 @@ class ClusterStore:
             meta = regarding.metadata
             self.events.append((event_type, reason, f"{meta.namespace}/{meta.name}", note))
 
-    def _note_preemption(self, victim: Pod, preemptor: Pod, note: str) -> None:
+    def _note_preemption(self, victim: Pod, preemptor: Any, note: str) -> None:
         node = victim.spec.node_name or ""
         if not node and " on node " in note:
             node = note.rsplit(" on node ", 1)[1]
-        self.preemptions.append(Preemption(pod_key(victim), pod_key(preemptor), node,
-                                           victim.spec.priority or 0, preemptor.spec.priority or 0, note))
+        if isinstance(preemptor, dict):  # a PodGroup (workload-aware preemption): "podgroup/ns/name"
+            meta = preemptor.get("metadata") or {}
+            spec = preemptor.get("spec") or {}
+            kind = str(preemptor.get("kind") or "PodGroup").lower()
+            who = f"{kind}/{meta.get('namespace', '')}/{meta.get('name', '')}"
+            p = spec.get("priority")
+            prio = p if isinstance(p, int) else 0
+        else:
+            who, prio = pod_key(preemptor), preemptor.spec.priority or 0
+        self.preemptions.append(Preemption(pod_key(victim), who, node, victim.spec.priority or 0, prio, note))
 
     def delete_pod(self, pod: Pod) -> None:
         """Delete a pod (preemption): the delete event is queued like any other write."""
