@@ -120,6 +120,12 @@ class SimulationResult:
                                str((o.get("metadata") or {}).get("name") or "")), o)
                    if isinstance(o, dict) and o.get("kind") == "ResourceClaim" else o for o in out]
             out += [c for k, c in claims.items() if k not in inputs and isinstance(c, dict)]
+        groups = self.store.objects.get("PodGroup")
+        if groups:
+            # GenericWorkload: the scheduler's status writes (PodGroupInitiallyScheduled) replace the object
+            out = [groups.get((str((o.get("metadata") or {}).get("namespace") or ""),
+                               str((o.get("metadata") or {}).get("name") or "")), o)
+                   if isinstance(o, dict) and o.get("kind") == "PodGroup" else o for o in out]
         return out
 
 
