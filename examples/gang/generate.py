@@ -101,11 +101,11 @@ def _render(title: str, docs: list[dict[str, Any]]) -> str:
 def render_all() -> dict[str, str]:
     """File name → the YAML text generate.py writes there."""
     return {
-        "00-namespace.yaml": _render("namespace ml", [{"apiVersion": "v1", "kind": "Namespace",
+        "cluster/00-namespace.yaml": _render("namespace ml", [{"apiVersion": "v1", "kind": "Namespace",
                                                        "metadata": {"name": NS}}]),
-        "10-nodes.yaml": _render("16 GPU nodes (8 x nvidia.com/gpu) in 4 racks / 2 blocks", nodes()),
-        "20-running-pods.yaml": _render("inference servers holding 6 nodes (rack-2, half of rack-3)", running()),
-        "30-pending-pods.yaml": _render("pending: 6 batch pods (2 GPUs), 8 llm-train and 2 finetune workers "
+        "cluster/10-nodes.yaml": _render("16 GPU nodes (8 x nvidia.com/gpu) in 4 racks / 2 blocks", nodes()),
+        "cluster/20-running-pods.yaml": _render("inference servers holding 6 nodes (rack-2, half of rack-3)", running()),
+        "cluster/30-pending-pods.yaml": _render("pending: 6 batch pods (2 GPUs), 8 llm-train and 2 finetune workers "
                                         "(8 GPUs)", pending()),
         "40-podgroups.yaml": _render("the two jobs as gangs (GenericWorkload, TopologyAwareWorkloadScheduling)",
                                      pod_groups()),
@@ -114,6 +114,7 @@ def render_all() -> dict[str, str]:
 
 def main() -> None:
     for name, text in render_all().items():
+        (HERE / name).parent.mkdir(exist_ok=True)
         (HERE / name).write_text(text)
 
 

@@ -33,7 +33,7 @@ GANGS = ("b-llm-train", "c-finetune")
 
 
 def _racks() -> dict[str, dict[str, str]]:
-    nodes = yaml.safe_load_all((GANG / "10-nodes.yaml").read_text())
+    nodes = yaml.safe_load_all((GANG / "cluster" / "10-nodes.yaml").read_text())
     return {n["metadata"]["name"]: n["metadata"]["labels"] for n in nodes if n}
 
 
@@ -69,7 +69,8 @@ def _simulate(gates: str) -> dict[str, Any]:
     fg = FeatureGate.from_flags(feature_gates=gates)
     cfg = decode_config({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"},
                         features=fg)
-    res = simulate(load_manifests([str(GANG)]), cfg, features=fg)
+    # without the gates the PodGroups are not served (the README's `-f examples/gang/cluster`)
+    res = simulate(load_manifests([str(GANG if gates else GANG / "cluster")]), cfg, features=fg)
     pods = {o.key.split("/", 1)[1]: (o.node or o.message) for o in res.outcomes}
     groups = {}
     for (_, name), g in res.store.objects.get("PodGroup", {}).items():
@@ -103,3 +104,19 @@ def test_with_gates_all_or_nothing_and_rack_local_as_upstream() -> None:
     assert got == _shape(up["pods"], up["pod_groups"], topology=True)
     assert got["jobs"]["b-llm-train"]["bound"] == 0
     assert got["jobs"]["c-finetune"] == {**got["jobs"]["c-finetune"], "bound": 2, "racks": 1}
+
+
+def test_the_readme_commands_run() -> None:
+    """examples/gang/README.md's two commands: without the gates the PodGroups are left out
+    (``-f examples/gang/cluster``; the API would refuse them), with the gates the whole folder."""
+    from click.testing import CliRunner
+
+    from kubesched.cli.main import main
+
+    off = CliRunner().invoke(main, ["simulate", "-f", str(GANG / "cluster"), "-o", "json"])
+    assert off.exit_code == 0, off.output
+    on = CliRunner().invoke(main, ["simulate", "-f", str(GANG), "-o", "json", "--feature-gates",
+                                   "GenericWorkload=true,TopologyAwareWorkloadScheduling=true"])
+    assert on.exit_code == 0, on.output
+    refused = CliRunner().invoke(main, ["simulate", "-f", str(GANG), "-o", "json"])
+    assert refused.exit_code != 0 and 'no matches for kind "PodGroup"' in refused.output

@@ -761,7 +761,7 @@ def run_example(paths: list[str], *, groups: bool, stable: float = 1.0, timeout:
 
     docs: list[dict[str, Any]] = []
     for path in paths:
-        files = sorted(os.path.join(path, f) for f in os.listdir(path) if f.endswith(".yaml")) \
+        files = sorted(os.path.join(d, f) for d, _, fs in os.walk(path) for f in fs if f.endswith(".yaml")) \
             if os.path.isdir(path) else [path]
         for fn in files:
             with open(fn) as f:
