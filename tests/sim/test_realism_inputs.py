@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -208,3 +209,18 @@ def test_non_string_keys_become_kubectls_json_keys() -> None:
     for text in ("data:\n  y: a\n  80: b\n  1.5: c\n  off: d\n", "data: {y: a, 80: b, 1.5: c, off: d}\n"):
         doc = parse_manifest_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n" + text)[0].data
         assert doc["data"] == {"true": "a", "80": "b", "1.5": "c", "false": "d"}
+
+
+def test_yaml_output_reads_back_as_written(tmp_path: Any) -> None:
+    """Strings kubectl's go-yaml reads as booleans (``y``, ``n``) are quoted on output, as
+    sigs.k8s.io/yaml's marshaller does, so ``simulate -o yaml`` output (and the diff harness's
+    manifests) load back unchanged."""
+    from kubesched.sim.manifests import dump_yaml_all, parse_manifest_text
+
+    node = {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": "n1", "labels": {"flag": "y", "other": "N", "octal": "0644", "eq": "="}},
+            "spec": {"taints": [{"key": "k", "value": "n", "effect": "NoSchedule"}]}}
+    text = dump_yaml_all([node])
+    assert "'y'" in text and "'n'" in text
+    (back,) = parse_manifest_text(text, "<out>")
+    assert back.data == node

@@ -83,7 +83,7 @@ from kubesched.features import FeatureGate
 from kubesched.framework.clock import ManualClock
 from kubesched.framework.node_info import PodInfo
 from kubesched.scheduler import Scheduler
-from kubesched.sim.manifests import parse_manifest_text
+from kubesched.sim.manifests import dump_yaml_all, parse_manifest_text
 from kubesched.sim.simulate import build_store, mark_gated_pods
 from kubesched.testing.upstream import (
     DEFAULT_VERSION,
@@ -537,7 +537,7 @@ def kubesched_step(config: Any, objs: list[dict[str, Any]], nodes: list[dict[str
     pending["spec"].pop("nodeName", None)
     docs = ([o for o in objs if o["kind"] not in ("Node", "Pod")] + nodes + [_strip(b) for b in bound]
             + [pending])
-    text = yaml.safe_dump_all(docs)
+    text = dump_yaml_all(docs)  # as kubectl would read it back (y/n stay strings)
     if DUMP_DIR:
         os.makedirs(DUMP_DIR, exist_ok=True)
         with open(os.path.join(DUMP_DIR, f"{pod['metadata']['name']}.yaml"), "w") as f:
@@ -800,7 +800,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.dump:
         objs, pods, _ = generate(a.seed)
         with open(a.dump, "w") as f:
-            yaml.safe_dump_all(objs + pods, f, sort_keys=False)
+            f.write(dump_yaml_all(objs + pods))
         return 0
     report = Report()
     run_report = Report() if a.run else None
@@ -833,7 +833,7 @@ def main_groups(a: argparse.Namespace, base_gates: dict[str, bool]) -> int:
         for st in steps:
             docs += ([st.group] if st.group else []) + st.pods
         with open(a.dump, "w") as f:
-            yaml.safe_dump_all(docs, f, sort_keys=False)
+            f.write(dump_yaml_all(docs))
         return 0
     results: list[diff_groups.GroupResult] = []
     run_results: list[diff_groups.GroupResult] | None = [] if a.run else None

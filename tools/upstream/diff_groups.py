@@ -502,7 +502,7 @@ def engine_group_step(config: Any, features: Any, objs: list[dict[str, Any]], no
 
     from kubesched.framework.clock import ManualClock
     from kubesched.scheduler import Scheduler
-    from kubesched.sim.manifests import parse_manifest_text
+    from kubesched.sim.manifests import dump_yaml_all, parse_manifest_text
     from kubesched.sim.simulate import build_store, mark_gated_pods
 
     def clean(g: dict[str, Any]) -> dict[str, Any]:
@@ -516,7 +516,7 @@ def engine_group_step(config: Any, features: Any, objs: list[dict[str, Any]], no
         q["spec"].pop("nodeName", None)
         pending.append(q)
     docs = [o for o in objs if o["kind"] not in ("Node", "Pod")] + nodes + [strip(b) for b in bound] + pending
-    raws = parse_manifest_text(yaml.safe_dump_all(docs), "<diff-groups>")
+    raws = parse_manifest_text(dump_yaml_all(docs), "<diff-groups>")
     store, bound_pods, pend, node_objs = build_store(raws)
     try:
         sched = Scheduler(config, client=store, lister=store, clock=ManualClock(), seed=0, record=True,

@@ -64,6 +64,7 @@ __all__ = [
     "RawObject",
     "check_duplicates",
     "is_namespaced",
+    "dump_yaml_all",
     "load_manifests",
     "locate",
     "encode_json",
@@ -317,10 +318,20 @@ for _tag in (_INT_TAG, _FLOAT_TAG, _BOOL_TAG):
     _Loader.add_constructor(_tag, _construct_go)
 
 class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
-    """Safe dumper that never writes anchors/aliases, even for shared sub-objects."""
+    """Safe dumper that never writes anchors/aliases, even for shared sub-objects, and quotes every
+    string kubectl's go-yaml v2 would read as something else (``y``/``n``/``Y``/``N`` as booleans,
+    as sigs.k8s.io/yaml's marshaller quotes them), so the output reads back as written."""
 
     def ignore_aliases(self, data: Any) -> bool:
         return True
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+        tag: str = super().resolve(kind, value, implicit)
+        if kind is ScalarNode and implicit[0] and tag == _STR_TAG and isinstance(value, str):
+            go_tag = go_yaml_scalar(value)[0]
+            if go_tag != _STR_TAG:
+                return go_tag  # not the node's tag: the emitter quotes the string
+        return tag
 
 
 # --------------------------------------------------------------------------- loading
@@ -991,6 +1002,13 @@ def check_duplicates(objs: Iterable[RawObject]) -> None:
 
 
 # --------------------------------------------------------------------------- writing
+
+def dump_yaml_all(docs: Iterable[dict]) -> str:
+    """``docs`` as a YAML stream (``---``-separated, keys in given order) that
+    :func:`parse_manifest_text` — and kubectl — read back as written: strings go-yaml would take for
+    booleans or numbers are quoted, no anchors."""
+    return yaml.dump_all(list(docs), **_YAML_OPTS)
+
 
 def write_list(objs: Iterable[dict], fmt: Literal["yaml", "json"], stream: IO[str]) -> None:
     """Write ``objs`` as one ``v1 List`` in YAML (block style, keys in given order) or JSON.
