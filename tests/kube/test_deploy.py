@@ -23,7 +23,8 @@ from livehelpers import node_obj, pod_obj
 
 from kubesched.apiserver.testing import start_server
 from kubesched.config import decode_config
-from kubesched.kube.adapter import PLUGIN_KINDS, LiveClusterClient
+from kubesched.features import FeatureGate
+from kubesched.kube.adapter import PLUGIN_KINDS, WORKLOAD_KINDS, LiveClusterClient
 from kubesched.kube.client import APIClient
 from kubesched.kube.endpoints import EndpointsServer
 from kubesched.kube.events import EventRecorder
@@ -31,6 +32,9 @@ from kubesched.kube.informer import RESOURCES, InformerFactory
 from kubesched.kube.leaderelection import LeaderElector
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+#: the workload API served and watched (GenericWorkload, CompositePodGroup): podgroups too
+WORKLOAD_ON = FeatureGate().with_overrides(GenericWorkload=True, TopologyAwareWorkloadScheduling=True,
+                                          CompositePodGroup=True)
 
 
 def docs(name: str) -> list[dict[str, Any]]:
@@ -200,8 +204,9 @@ class RecordingClient(APIClient):
 
 
 def watched_kinds() -> list[str]:
-    """What the runner may watch: Pods, Nodes and the kinds of every plugin (adapter.PLUGIN_KINDS)."""
-    kinds = ["Pod", "Node"]
+    """What the runner may watch: Pods, Nodes, the workload kinds (adapter.WORKLOAD_KINDS, with
+    their gates) and the kinds of every plugin (adapter.PLUGIN_KINDS)."""
+    kinds = ["Pod", "Node", *WORKLOAD_KINDS]
     for ks in PLUGIN_KINDS.values():
         kinds += [k for k in ks if k not in kinds]
     assert set(kinds) <= set(RESOURCES)
@@ -233,6 +238,9 @@ async def exercise(url: str) -> list[tuple[str, str, dict[str, Any]]]:
         claim = await plain.create("/apis/resource.k8s.io/v1/namespaces/ns/resourceclaims", {
             "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "rc", "namespace": "ns"},
             "spec": {"devices": {"requests": []}}})
+        pod_group = await plain.create("/apis/scheduling.k8s.io/v1beta1/namespaces/ns/podgroups", {
+            "apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": "pg", "namespace": "ns"},
+            "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}}})
         await plain.close()
 
         # informers: Pods, Nodes and every kind a plugin makes the runner watch
@@ -248,7 +256,7 @@ async def exercise(url: str) -> list[tuple[str, str, dict[str, Any]]]:
 
         recorder = EventRecorder(c, "kubesched")
         rec_task = asyncio.create_task(recorder.run())
-        live = LiveClusterClient(c, recorder)
+        live = LiveClusterClient(c, recorder, features=WORKLOAD_ON)
         p, v = decode(Pod, pod), decode(Pod, victim)
         await live.bind(p, "n1")
         live.update_pod_condition(v, "False", "Unschedulable", "0/1 nodes are available", "n1")
@@ -261,6 +269,9 @@ async def exercise(url: str) -> list[tuple[str, str, dict[str, Any]]]:
                 await fn(obj)
             except Exception as err:  # noqa: BLE001 - the call was made; its outcome is not the point here
                 print("write:", err)
+        # the pod-group cycle's status condition (PodGroupInitiallyScheduled)
+        live.patch_pod_group_condition(pod_group, {"type": "PodGroupInitiallyScheduled", "status": "False",
+                                                   "reason": "Unschedulable", "message": "0/1 nodes are available"})
         await live.writer.flush(10)
         live.record_event(p, "Normal", "Scheduled", "Binding", "Successfully assigned ns/p to n1")
         for _ in range(2):  # the second one is a series PATCH
@@ -299,7 +310,7 @@ async def exercise(url: str) -> list[tuple[str, str, dict[str, Any]]]:
 
 @pytest.mark.asyncio
 async def test_rbac_covers_every_call_the_code_makes() -> None:
-    async with start_server(token=None) as box:
+    async with start_server(token=None, features=WORKLOAD_ON) as box:
         calls = await exercise(box.url)
     seen = set()
     missing = []
@@ -317,7 +328,10 @@ async def test_rbac_covers_every_call_the_code_makes() -> None:
                      ("patch", "events.k8s.io", "events"), ("create", "", "events"), ("patch", "", "events"),
                      ("update", "coordination.k8s.io", "leases"), ("create", "coordination.k8s.io", "leases"),
                      ("create", "authentication.k8s.io", "tokenreviews"),
-                     ("create", "authorization.k8s.io", "subjectaccessreviews")]:
+                     ("create", "authorization.k8s.io", "subjectaccessreviews"),
+                     ("list", "scheduling.k8s.io", "podgroups"), ("watch", "scheduling.k8s.io", "podgroups"),
+                     ("watch", "scheduling.k8s.io", "compositepodgroups"),
+                     ("patch", "scheduling.k8s.io", "podgroups/status")]:
         assert expected in seen, expected
     print(sorted(seen))
 
