@@ -359,11 +359,14 @@ async def test_the_box_accepts_the_manifests_it_serves() -> None:
 
 
 @pytest.mark.asyncio
+@pytest.mark.parametrize("gates", [None, WORKLOAD_ON], ids=["defaults", "workload-api"])
 async def test_rbac_covers_the_real_runner_with_the_deployed_configuration(monkeypatch: pytest.MonkeyPatch,
-                                                                            tmp_path: Path) -> None:
+                                                                            tmp_path: Path,
+                                                                            gates: FeatureGate | None) -> None:
     """``kubesched run`` in-process with the ConfigMap's configuration (only the kubeconfig points at
     the box instead of the in-cluster service account, and the lease times are short): every
-    request of every client it builds (main, events, leader election) is recorded."""
+    request of every client it builds (main, events, leader election) is recorded. With the
+    workload gates on, it also watches PodGroups and CompositePodGroups."""
     from livehelpers import eventually
 
     import kubesched.kube.client as client_mod
@@ -379,7 +382,7 @@ async def test_rbac_covers_the_real_runner_with_the_deployed_configuration(monke
     [cm] = by_kind("ConfigMap")
     cfg = decode_config(cm["data"]["config.yaml"], "deploy/configmap.yaml")
     kc = tmp_path / "kc"
-    async with start_server(kc, token=None):
+    async with start_server(kc, token=None, features=gates or FeatureGate()):
         assert cfg.client_connection is not None
         cfg.client_connection.kubeconfig = str(kc)
         url = yaml.safe_load(kc.read_text())["clusters"][0]["cluster"]["server"]
@@ -390,7 +393,7 @@ async def test_rbac_covers_the_real_runner_with_the_deployed_configuration(monke
             await api.create("/api/v1/namespaces/default/pods", pod_obj("huge", cpu="64", scheduler="kubesched"))
             runner = Runner(RunOptions(config=cfg, config_file="deploy/configmap.yaml", lease_duration="2s",
                                        renew_deadline="1500ms", retry_period="500ms", secure_port=0,
-                                       bind_address="127.0.0.1"))
+                                       bind_address="127.0.0.1", features=gates))
             task = asyncio.create_task(runner.run())
 
             async def scheduled() -> bool:
@@ -414,5 +417,7 @@ async def test_rbac_covers_the_real_runner_with_the_deployed_configuration(monke
     seen = {info[:3] for m, p, q in calls if (info := request_info(m, p, q)) is not None}
     for expected in [("create", "", "pods/binding"), ("patch", "", "pods/status"), ("watch", "", "pods"),
                      ("get", "coordination.k8s.io", "leases"), ("update", "coordination.k8s.io", "leases"),
-                     ("create", "events.k8s.io", "events")]:
+                     ("create", "events.k8s.io", "events"),
+                     *([("watch", "scheduling.k8s.io", "podgroups"), ("watch", "scheduling.k8s.io", "compositepodgroups")]
+                       if gates is not None else [])]:
         assert expected in seen, (expected, sorted(seen))
