@@ -26,7 +26,9 @@ from conftest import REPO
 from kubesched.apiserver.testing import ServerHandle, run_server
 from kubesched.testing.upstream import http_request
 
-VERSION = re.search(r'^version = "(.+)"', (REPO / "pyproject.toml").read_text(), re.M).group(1)  # type: ignore[union-attr]
+_VERSION = re.search(r'^version = "(.+)"', (REPO / "pyproject.toml").read_text(), re.M)
+assert _VERSION is not None
+VERSION = _VERSION.group(1)
 ARCHIVE = REPO / "out" / "image" / f"kubesched-{VERSION}.oci.tar"
 
 

@@ -239,7 +239,8 @@ async def exercise(url: str) -> list[tuple[str, str, dict[str, Any]]]:
             "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "rc", "namespace": "ns"},
             "spec": {"devices": {"requests": []}}})
         pod_group = await plain.create("/apis/scheduling.k8s.io/v1beta1/namespaces/ns/podgroups", {
-            "apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": "pg", "namespace": "ns"},
+            "apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
+            "metadata": {"name": "pg", "namespace": "ns"},
             "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}}})
         await plain.close()
 
@@ -418,6 +419,6 @@ async def test_rbac_covers_the_real_runner_with_the_deployed_configuration(monke
     for expected in [("create", "", "pods/binding"), ("patch", "", "pods/status"), ("watch", "", "pods"),
                      ("get", "coordination.k8s.io", "leases"), ("update", "coordination.k8s.io", "leases"),
                      ("create", "events.k8s.io", "events"),
-                     *([("watch", "scheduling.k8s.io", "podgroups"), ("watch", "scheduling.k8s.io", "compositepodgroups")]
-                       if gates is not None else [])]:
+                     *([("watch", "scheduling.k8s.io", "podgroups"),
+                        ("watch", "scheduling.k8s.io", "compositepodgroups")] if gates is not None else [])]:
         assert expected in seen, (expected, sorted(seen))

@@ -14,6 +14,7 @@
 # Usage: tools/deploy/build-image.sh [--out FILE] [--tag TAG]
 #   --out  the archive (default out/image/kubesched-<version>.oci.tar)
 #   --tag  the image's tag (default the project version)
+#   --reuse-rootfs  keep out/image/work/rootfs.tar from the last run (iterate on the assembly only)
 # Needs: mmdebstrap, umoci (apt), /usr/bin/python3 with pip on a bookworm host (it fetches and installs the
 # wheels: Debian bookworm's CPython 3.11, the image's), network access to deb.debian.org and PyPI.
 set -euo pipefail
@@ -22,10 +23,12 @@ repo=$(cd "$here/../.." && pwd)
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$repo/pyproject.toml" | head -1)
 tag=$version
 out=""
+reuse=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --out) out=$2; shift ;;
     --tag) tag=$2; shift ;;
+    --reuse-rootfs) reuse=1 ;;
     -h|--help) sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "build-image.sh: unknown argument: $1 (try --help)" >&2; exit 2 ;;
   esac
@@ -37,6 +40,10 @@ for tool in mmdebstrap umoci /usr/bin/python3; do
 done
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$repo" log -1 --format=%ct 2>/dev/null || date +%s)}
 work=$repo/out/image/work
+if [[ $reuse == 1 && -f "$work/rootfs.tar" ]]; then
+  echo "== reusing $work/rootfs.tar"
+else
+reuse=0
 rm -rf "$work"; mkdir -p "$work/wheels" "$(dirname "$out")"
 py=/usr/bin/python3  # Debian bookworm's CPython 3.11: its pip installs with the image's scheme and shebang
 pyver=3.11
@@ -60,20 +67,24 @@ nice mmdebstrap --variant=essential --mode=auto \
   --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
   --dpkgopt='path-exclude=/usr/share/info/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
   --dpkgopt='path-include=/usr/share/doc/*/copyright' \
-  --customize-hook="$py -m pip install --quiet --break-system-packages --no-warn-script-location --root \"\$1\" --prefix /usr/local --no-index --find-links $work/wheels kubesched" \
+  --customize-hook="$py -m pip install --quiet --break-system-packages --no-warn-script-location --root \"\$1\" --no-index --find-links $work/wheels kubesched" \
   --customize-hook='echo "kubesched:x:65532:" >> "$1/etc/group"' \
   --customize-hook='echo "kubesched:x:65532:65532:kubesched:/nonexistent:/usr/sbin/nologin" >> "$1/etc/passwd"' \
   --customize-hook='rm -rf "$1"/var/cache/apt/* "$1"/var/lib/apt/lists/* "$1"/var/log/* "$1"/tmp/*' \
   bookworm "$work/rootfs.tar"
+fi
 
 echo "== image (umoci)"
+created=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
 layout=$work/oci
+mkdir -p "$(dirname "$out")"
+rm -rf "$layout"
 umoci init --layout "$layout"
 umoci new --image "$layout:$tag"
-umoci raw add-layer --image "$layout:$tag" --history.created-by "mmdebstrap bookworm + kubesched $version wheels" \
-  "$work/rootfs.tar"
-created=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
+umoci raw add-layer --image "$layout:$tag" --history.created_by "mmdebstrap bookworm + kubesched $version wheels" \
+  --history.created "$created" "$work/rootfs.tar"
 umoci config --image "$layout:$tag" --created "$created" --history.created "$created" \
+  --history.created_by "kubesched: user, entry point, env" \
   --config.user 65532:65532 --config.workingdir / \
   --config.entrypoint kubesched \
   --config.env PATH=/usr/local/bin:/usr/bin:/bin --config.env PYTHONDONTWRITEBYTECODE=1 \
@@ -83,5 +94,4 @@ umoci config --image "$layout:$tag" --created "$created" --history.created "$cre
 umoci gc --layout "$layout"
 # an OCI archive: the image layout, in a tar
 tar --sort=name --mtime="@$SOURCE_DATE_EPOCH" --owner=0 --group=0 --numeric-owner -C "$layout" -cf "$out" .
-rm -rf "$work/rootfs.tar"
 ls -l "$out"
