@@ -124,34 +124,47 @@ def test_two_replicas_elect_one_leader_and_bind_pods(container: Container, tmp_p
         args = ["run", "--config=/tmp/kubesched/config.yaml", "--secure-port=0", "--bind-address=127.0.0.1", "--v=2"]
         t0 = time.monotonic()
         procs = [container.popen(*args) for _ in range(2)]
+        outs: list[str] = []
         try:
-            lease_path = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kubesched"
-            holder = ""
-            deadline = time.monotonic() + 90
-            while time.monotonic() < deadline and not holder:
-                lease = get(srv, lease_path)
-                holder = ((lease or {}).get("spec") or {}).get("holderIdentity") or ""
-                time.sleep(0.2)
-            assert holder, f"no leader after 90s ({lease_path})"
-            started = time.monotonic() - t0
-            for i in range(3):
-                srv.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}", "namespace": "default"},
-                            "spec": {"schedulerName": "kubesched", "containers": [{"name": "c", "image": "x",
-                                     "resources": {"requests": {"cpu": "100m"}}}]}})
-            bound: dict[str, str] = {}
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline and len(bound) < 3:
-                for i in range(3):
-                    pod = get(srv, f"/api/v1/namespaces/default/pods/p{i}")
-                    if pod and pod["spec"].get("nodeName"):
-                        bound[f"p{i}"] = pod["spec"]["nodeName"]
-                time.sleep(0.2)
-            assert bound == {"p0": "n1", "p1": "n1", "p2": "n1"}
-            assert all(p.poll() is None for p in procs), "a replica exited"
-            print(f"leader elected {started:.2f}s after the two containers started; holder {holder}")
+            holder, started, bound = _lead_and_bind(srv, procs, t0)
         finally:
             for p in procs:
                 p.terminate()
             outs = [p.communicate(timeout=30)[0] for p in procs]
-        leaders = [o for o in outs if "successfully acquired lease" in o]
-        assert len(leaders) == 1, outs
+            tails = "\n".join(f"--- replica {i}:\n{o[-3000:]}" for i, o in enumerate(outs))
+        assert holder, f"no leader after 90s\n{tails}"
+        assert bound == {"p0": "n1", "p1": "n1", "p2": "n1"}, f"{bound}\n{tails}"
+        print(f"leader elected {started:.2f}s after the two containers started; holder {holder}")
+        assert any("successfully acquired lease" in o for o in outs), tails
+
+
+def _lead_and_bind(srv: ServerHandle, procs: list[subprocess.Popen[str]],
+                   t0: float) -> tuple[str, float, dict[str, str]]:
+    """Wait for a Lease holder, then create three pods for kubesched and wait for their binding;
+    returns (holder, seconds to a leader since ``t0``, pod → node)."""
+    lease_path = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kubesched"
+    holder = ""
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and not holder and all(p.poll() is None for p in procs):
+        holder = (((get(srv, lease_path) or {}).get("spec") or {}).get("holderIdentity")) or ""
+        time.sleep(0.2)
+    started = time.monotonic() - t0
+    bound: dict[str, str] = {}
+    if not holder:
+        return holder, started, bound
+    for i in range(3):
+        srv.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}", "namespace": "default"},
+                    "spec": {"schedulerName": "kubesched", "containers": [{"name": "c", "image": "x",
+                             "resources": {"requests": {"cpu": "100m"}}}]}})
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(bound) < 3:
+        for i in range(3):
+            pod = get(srv, f"/api/v1/namespaces/default/pods/p{i}")
+            if pod and pod["spec"].get("nodeName"):
+                bound[f"p{i}"] = pod["spec"]["nodeName"]
+        time.sleep(0.2)
+    assert all(p.poll() is None for p in procs), "a replica exited"
+    # one leader all along: the same holder, never handed over
+    spec = (get(srv, lease_path) or {}).get("spec") or {}
+    assert spec.get("holderIdentity") == holder and not spec.get("leaseTransitions"), spec
+    return holder, started, bound

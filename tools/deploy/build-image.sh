@@ -61,13 +61,14 @@ nice "$py" -m pip download --quiet --dest "$work/wheels" --only-binary=:all: \
   "$work"/wheels/kubesched-*.whl
 
 echo "== rootfs (mmdebstrap)"
-# the hooks run on the host with $1 = the rootfs
+# the hooks run on the host with $1 = the rootfs; pip's --ignore-installed: with --root it would
+# otherwise skip what the host's own Python has (e.g. Debian's python3-yaml)
 nice mmdebstrap --variant=essential --mode=auto \
   --include=python3,ca-certificates,tzdata \
   --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
   --dpkgopt='path-exclude=/usr/share/info/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
   --dpkgopt='path-include=/usr/share/doc/*/copyright' \
-  --customize-hook="$py -m pip install --quiet --break-system-packages --no-warn-script-location --root \"\$1\" --no-index --find-links $work/wheels kubesched" \
+  --customize-hook="$py -m pip install --quiet --break-system-packages --ignore-installed --no-warn-script-location --root \"\$1\" --no-index --find-links $work/wheels kubesched" \
   --customize-hook='echo "kubesched:x:65532:" >> "$1/etc/group"' \
   --customize-hook='echo "kubesched:x:65532:65532:kubesched:/nonexistent:/usr/sbin/nologin" >> "$1/etc/passwd"' \
   --customize-hook='rm -rf "$1"/var/cache/apt/* "$1"/var/lib/apt/lists/* "$1"/var/log/* "$1"/tmp/*' \
