@@ -3,7 +3,7 @@
 # (an OCI image layout in a tar: `skopeo copy oci-archive:... `, `podman load -i ...`):
 #   1. the project's wheel (pip wheel) and its dependencies' wheels from PyPI (binary only,
 #      for the image's CPython 3.11 / glibc 2.36);
-#   2. a Debian bookworm rootfs (mmdebstrap, Debian's packages: python3, ca-certificates,
+#   2. a Debian bookworm rootfs (mmdebstrap, Debian's packages: python3, ca-certificates, libstdc++6 (numpy's manylinux wheels),
 #      no docs/man/locales), the wheels installed into /usr/local by pip, a numeric non-root
 #      user kubesched (65532:65532), byte-code compiled at build time (read-only root friendly);
 #   3. assembled with umoci: one layer (the rootfs tar), config user 65532:65532, workdir /,
@@ -64,7 +64,7 @@ echo "== rootfs (mmdebstrap)"
 # the hooks run on the host with $1 = the rootfs; pip's --ignore-installed: with --root it would
 # otherwise skip what the host's own Python has (e.g. Debian's python3-yaml)
 nice mmdebstrap --variant=essential --mode=auto \
-  --include=python3,ca-certificates,tzdata \
+  --include=python3,ca-certificates,tzdata,libstdc++6 \
   --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
   --dpkgopt='path-exclude=/usr/share/info/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
   --dpkgopt='path-include=/usr/share/doc/*/copyright' \
