@@ -750,13 +750,13 @@ def _p(**kw: Any) -> Params:
 
 def _register(case: str, gates: dict[str, bool], template: Callable[[dict[str, Any]], list[Any]],
               workloads: Sequence[tuple[Any, ...]],
-              config: str | None = None) -> dict[str, Workload]:
+              config: str | None = None, timeout_s: float = 600.0) -> dict[str, Workload]:
     out: dict[str, Workload] = {}
     for entry in workloads:
         name, params, labels = entry[0], entry[1], entry[2]
         wl_gates = {**gates, **(entry[3] if len(entry) > 3 else {})}
         w = Workload(case, name, tuple(template(params)), None, None, None, labels)
-        _CASES[w.key] = _Case(tuple(sorted(wl_gates.items())), config)
+        _CASES[w.key] = _Case(tuple(sorted(wl_gates.items())), config, timeout_s)
         out[w.key] = w
     return out
 
@@ -882,7 +882,8 @@ V137_WORKLOADS: dict[str, Workload] = {
     # podgroup/tas/performance-config.yaml
     **_register("TopologyAwareScheduling", {**_GW, "TopologyAwareWorkloadScheduling": True}, _podgroup_case(
         "tas-ns", "podgroup/tas/templates/podgroup.yaml", "podgroup/tas/templates/gang-pod.yaml",
-        "podgroup/tas/templates/node.yaml"), _pg_sizes("Gangs", _PG4)),
+        "podgroup/tas/templates/node.yaml"), _pg_sizes("Gangs", _PG4),
+        timeout_s=1200.0),  # tas_test.go: WithPodsSchedulingTimeout(20*time.Minute)
     # workload_preemption/performance-config.yaml
     **_register("GangPreemptionBasic", _GW, _gang_preemption_basic, [
         ("2Nodes_1PreemptorGang_2Pods_Evicting_10InitPods", {"initNodes": 2, "initPods": 10, "preemptorPodGroups": 1,
