@@ -40,7 +40,7 @@ def test_cli_serves_writes_kubeconfig_and_stops_on_sigterm(tmp_path: Path) -> No
     p, c = _start(tmp_path, "--data-dir", str(data), "--simulate-kubelets")
     try:
         assert c.req("GET", "/api/v1/namespaces")[0] == 200
-        assert Client(f"https://{c.host}:{c.port}", None, c.ctx).req("GET", "/api/v1/pods")[0] == 401
+        assert Client(f"https://{c.host}:{c.port}", None, c.ctx).req("GET", "/api/v1/pods")[0] == 403  # anonymous
         c.create("/api/v1/namespaces/default/pods", pod("a"))
         rv = c.get("/api/v1/namespaces/default/pods")["metadata"]["resourceVersion"]
         c.create("/api/v1/namespaces/default/pods", pod("b"))

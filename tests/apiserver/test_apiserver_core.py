@@ -3,23 +3,40 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from apiserver_helpers import Client, node, pod
 
-from kubesched.apiserver.testing import ServerHandle
+from kubesched.apiserver.testing import ServerHandle, run_server
 
 PODS = "/api/v1/namespaces/default/pods"
 
 
-def test_requests_without_the_token_get_401_but_version_is_public(srv: ServerHandle, client: Client) -> None:
+def test_requests_without_credentials_are_anonymous_and_forbidden_but_version_is_public(
+        srv: ServerHandle, client: Client) -> None:
+    """kube-apiserver's defaults (``--anonymous-auth``, ``--authorization-mode=RBAC``): no credentials →
+    ``system:anonymous``, 403 with upstream's message (the bootstrap policy lets it read /version and
+    the health checks only); a wrong token → 401."""
     anon = Client.of(srv, None)
     code, body = anon.req("GET", "/api/v1/pods")
-    assert code == 401
+    assert code == 403
     assert body == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                    "message": "Unauthorized", "reason": "Unauthorized", "code": 401}
+                    "message": 'pods is forbidden: User "system:anonymous" cannot list resource "pods" in API group '
+                               '"" at the cluster scope', "reason": "Forbidden", "details": {"kind": "pods"},
+                    "code": 403}
     assert Client.of(srv, "wrong").req("GET", "/api/v1/pods")[0] == 401
     assert anon.req("GET", "/version")[0] == 200
     assert client.req("GET", "/api/v1/pods")[0] == 200
+
+
+def test_without_anonymous_auth_or_with_always_allow_no_credentials_is_401(tmp_path: Any) -> None:
+    """``--anonymous-auth=false`` → 401; AlwaysAllow turns anonymous authentication off (kube-apiserver:
+    "AnonymousAuth is not allowed with the AlwaysAllow authorizer")."""
+    for kw in ({"anonymous_auth": False}, {"authorization_mode": "AlwaysAllow"}):
+        with run_server(tmp_path / "kc", **kw) as s:
+            code, body = Client.of(s, None).req("GET", "/api/v1/pods")
+            assert code == 401 and body["message"] == "Unauthorized", kw
+            assert Client.of(s, s.token).req("GET", "/api/v1/pods")[0] == 200
 
 
 def test_discovery_lists_groups_and_subresources(client: Client) -> None:

@@ -42,7 +42,7 @@ def test_the_bearer_scheme_is_case_insensitive(srv: ServerHandle) -> None:
         assert _raw(srv, "GET", "/api/v1/namespaces", {"Authorization": f"{scheme} {srv.token}"}) == 200, scheme
     assert _raw(srv, "GET", "/api/v1/namespaces", {"Authorization": f"Basic {srv.token}"}) == 401
     assert _raw(srv, "GET", "/api/v1/namespaces", {"Authorization": f"Bearer {srv.token}x"}) == 401
-    assert _raw(srv, "GET", "/api/v1/namespaces", {}) == 401
+    assert _raw(srv, "GET", "/api/v1/namespaces", {}) == 403  # no credentials: system:anonymous, forbidden
 
 
 def test_health_checks_answer_get_only(srv: ServerHandle) -> None:

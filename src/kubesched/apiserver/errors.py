@@ -104,6 +104,15 @@ class APIError(Exception):
         return cls(_status(403, "Forbidden", msg, _details(name, group, resource, **extra)))
 
     @classmethod
+    def forbidden_attributes(cls, attrs: Any, message: str) -> APIError:
+        """403 from the authorizer (``ForbiddenStatusError``): ``message`` from
+        :func:`kubesched.apiserver.rbac.forbidden_message`, details naming the group/resource/name."""
+        details: dict[str, Any] = {}
+        if attrs.resource_request and attrs.resource:
+            details = _details(attrs.name, attrs.api_group, attrs.resource)
+        return cls(_status(403, "Forbidden", message, details))
+
+    @classmethod
     def expired(cls, message: str) -> APIError:
         return cls(_status(410, "Expired", message))
 

@@ -150,6 +150,11 @@ RESOURCES: tuple[ResourceInfo, ...] = (
     _r("resource.k8s.io", "v1", "ResourceClaimTemplate", "resourceclaimtemplates", True, generation=True),
     _r("resource.k8s.io", "v1", "ResourceSlice", "resourceslices", False, generation=True,
        extra_fields=("spec.nodeName", "spec.driver")),
+    # rbac.authorization.k8s.io/v1 (evaluated by kubesched.apiserver.rbac)
+    _r("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", False),
+    _r("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", False),
+    _r("rbac.authorization.k8s.io", "v1", "Role", "roles", True),
+    _r("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", True),
     # create-only reviews, answered and never stored (authentication.k8s.io, authorization.k8s.io)
     _r("authentication.k8s.io", "v1", "TokenReview", "tokenreviews", False, verbs=("create",)),
     _r("authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews", False, verbs=("create",)),

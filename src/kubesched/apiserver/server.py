@@ -33,7 +33,7 @@ from aiohttp import web
 from kubesched.api import strategy
 from kubesched.api.labels import Selector
 from kubesched.api.workloads import ALPHANUMS
-from kubesched.apiserver import protobuf
+from kubesched.apiserver import protobuf, rbac
 from kubesched.apiserver import resources as res
 from kubesched.apiserver.errors import APIError, status_success
 from kubesched.apiserver.eventsconv import core_to_events, events_to_core
@@ -254,8 +254,18 @@ class APIServer:
                  bookmark_interval: float = 60.0, min_request_timeout: float = 1800.0,
                  admission: bool = True, event_ttl: float = 3600.0, max_requests_inflight: int = 400,
                  max_mutating_requests_inflight: int = 200, features: FeatureGate | None = None,
-                 idle_timeout: float = IDLE_TIMEOUT) -> None:
+                 idle_timeout: float = IDLE_TIMEOUT, anonymous_auth: bool = True,
+                 authorization_mode: str = "RBAC") -> None:
         self.store = store
+        if authorization_mode not in ("RBAC", "AlwaysAllow"):
+            raise ValueError(f'authorization mode "{authorization_mode}" is not supported (RBAC, AlwaysAllow)')
+        #: kube-apiserver ``--authorization-mode``: RBAC (``system:masters`` always allowed, the stored
+        #: RBAC objects for everyone else) or AlwaysAllow
+        self.authorization_mode = authorization_mode
+        #: kube-apiserver ``--anonymous-auth``: a request without credentials is ``system:anonymous``
+        #: (then authorized: 403 unless RBAC allows it) instead of 401; off with AlwaysAllow, as
+        #: kube-apiserver resets it ("AnonymousAuth is not allowed with the AlwaysAllow authorizer")
+        self.anonymous_auth = anonymous_auth and authorization_mode != "AlwaysAllow"
         #: seconds a connection may stay idle, or trickle an incomplete first request, before it is
         #: closed (kube-apiserver: IdleTimeout 90 s; ReadHeaderTimeout 32 s is covered by the same bound)
         self.idle_timeout = idle_timeout
@@ -309,6 +319,12 @@ class APIServer:
                 self._fill_create(ns_info, obj, "")
                 self._prepare_create(ns_info, obj)
                 self.store.create(ns_info.key, "", ns, obj)
+        for robj in rbac.bootstrap_objects():  # the RBAC bootstrap policy (storage_rbac.go PostStartHook)
+            ri = info_for_object(robj)
+            rns: str = robj["metadata"].get("namespace", "") if ri.namespaced else ""
+            if self.store.get(ri.key, rns, robj["metadata"]["name"]) is None:
+                self._fill_create(ri, robj, rns)
+                self.store.create(ri.key, rns, robj["metadata"]["name"], robj)
         admission = _compat("admission")
         for name, pc in (getattr(admission, "SYSTEM_PRIORITY_CLASSES", None) or {}).items():
             if self.store.get(pc_info.key, "", name) is None:
@@ -468,11 +484,15 @@ class APIServer:
     async def _guarded(self, request: web.Request, handler: Callable[..., Any]) -> web.StreamResponse:
         try:
             if self.token is not None and request.path not in _PUBLIC_PATHS:
-                scheme, _, presented = request.headers.get("Authorization", "").strip().partition(" ")
-                # the scheme is case-insensitive (bearertoken.go), the token compared in constant time
-                if scheme.lower() != "bearer" or not hmac.compare_digest(presented.strip().encode(),
-                                                                        self.token.encode()):
-                    raise APIError.unauthorized()
+                header = request.headers.get("Authorization")
+                if header is None and self.anonymous_auth:
+                    self._authorize_anonymous(request)
+                else:
+                    scheme, _, presented = (header or "").strip().partition(" ")
+                    # the scheme is case-insensitive (bearertoken.go), the token compared in constant time
+                    if scheme.lower() != "bearer" or not hmac.compare_digest(presented.strip().encode(),
+                                                                            self.token.encode()):
+                        raise APIError.unauthorized()
             await self.faults.before_request()
             if self._stopping:  # held (latency/pause) until the server began to stop
                 return self._shutting_down_response(request)
@@ -498,6 +518,28 @@ class APIServer:
             log.exception("internal error on %s %s", request.method, request.path)
             err = APIError.internal(str(e) or type(e).__name__)
             return _json_response(err.status, 500)
+
+    def _rbac_objects(self, kind: str, namespace: str | None) -> list[dict[str, Any]]:
+        ri = res.find("rbac.authorization.k8s.io", "v1", kind.lower() + "s")
+        assert ri is not None
+        return [e.obj() for e in self.store.list(ri.key, namespace if ri.namespaced else None)]
+
+    def _authorize(self, attrs: rbac.Attributes) -> tuple[bool, str]:
+        """The authorizer chain: AlwaysAllow, or ``system:masters`` then RBAC (``rbac.authorize``)."""
+        if self.authorization_mode == "AlwaysAllow":
+            return True, ""
+        allowed, reason = rbac.authorize(attrs, self._rbac_objects)
+        # the authorizer chain names the authorizer in a no-opinion reason (an allow's is kept as is)
+        return allowed, reason if allowed or not reason else f"rbac: {reason}"
+
+    def _authorize_anonymous(self, request: web.Request) -> None:
+        """A request without credentials, anonymous authentication on: ``system:anonymous`` must be
+        allowed by RBAC (the bootstrap policy lets it read /healthz, /livez, /readyz, /version only),
+        else 403 with upstream's message (``WithAuthorization``)."""
+        attrs = rbac.request_attributes(rbac.ANONYMOUS, request.method, request.path, request.query)
+        allowed, reason = self._authorize(attrs)
+        if not allowed:
+            raise APIError.forbidden_attributes(attrs, rbac.forbidden_message(attrs, reason))
 
     @staticmethod
     def _shutting_down_response(request: web.Request) -> web.StreamResponse:
@@ -625,9 +667,8 @@ class APIServer:
     async def _review(self, request: web.Request, r: _Route) -> web.Response:
         """TokenReview, SelfSubjectReview, (Self|Local)SubjectAccessReview: the answer in ``status``,
         nothing stored (``pkg/registry/authentication|authorization``). Authentication knows one
-        identity, the box's token (a ``system:masters`` admin); authorization is AlwaysAllow — the box
-        serves no RBAC objects, so every subject may do everything (kube-apiserver
-        ``--authorization-mode=AlwaysAllow``)."""
+        identity, the box's token (a ``system:masters`` admin); access reviews go through the
+        authorizer chain (:meth:`_authorize`: RBAC over the stored RBAC objects by default)."""
         info = r.info
         obj = await self._read_body(request)
         self._check_type(info, obj)
@@ -662,8 +703,30 @@ class APIServer:
                     "spec.resourceAttributes: Required value: exactly one of nonResourceAttributes or "
                     "resourceAttributes must be specified")])
             out["spec"] = spec
-            out["status"] = {"allowed": True}
+            out["status"] = self._access_review_status(info.kind, spec, r.ns)
         return _json_response(out, 201)
+
+    def _access_review_status(self, kind: str, spec: dict[str, Any], ns: str | None) -> dict[str, Any]:
+        """``status`` of a (Self|Local)SubjectAccessReview: the request's subject (the box token's
+        admin for SelfSubjectAccessReview) through the authorizer chain (``pkg/registry/authorization``:
+        ``allowed``, ``reason`` when there is one; ``denied`` is never set — RBAC has no opinion)."""
+        if kind == "SelfSubjectAccessReview":
+            user = rbac.UserInfo(self.ADMIN_USER["username"], tuple(self.ADMIN_USER["groups"]))
+        else:
+            groups = spec.get("groups")
+            user = rbac.UserInfo(str(spec.get("user") or ""),
+                                 tuple(g for g in groups if isinstance(g, str)) if isinstance(groups, list) else ())
+        ra, nra = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
+        if isinstance(ra, dict):
+            attrs = rbac.Attributes(user, str(ra.get("verb") or ""), True, api_group=str(ra.get("group") or ""),
+                                    resource=str(ra.get("resource") or ""),
+                                    subresource=str(ra.get("subresource") or ""), name=str(ra.get("name") or ""),
+                                    namespace=str(ra.get("namespace") or (ns or "")))
+        else:
+            nra = nra if isinstance(nra, dict) else {}
+            attrs = rbac.Attributes(user, str(nra.get("verb") or ""), False, path=str(nra.get("path") or ""))
+        allowed, reason = self._authorize(attrs)
+        return {"allowed": allowed, **({"reason": reason} if reason else {})}
 
     # -------------------------------------------------------------- discovery
     def _api_versions(self, request: web.Request) -> dict[str, Any]:

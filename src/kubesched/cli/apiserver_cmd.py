@@ -72,13 +72,21 @@ def _parse_fail_writes(spec: str) -> tuple[str, str, float, int]:
               help="Acknowledge writes before they are synced to disk (etcd's flag of the same name): faster, "
                    "but a power loss or kernel crash loses the last acknowledged writes. Default: every write is "
                    "fsynced before the API answers.")
+@click.option("--anonymous-auth/--no-anonymous-auth", default=True, show_default=True,
+              help="Requests without credentials are system:anonymous (then 403 unless RBAC allows them) "
+                   "instead of 401, as kube-apiserver's flag.")
+@click.option("--authorization-mode", type=click.Choice(["RBAC", "AlwaysAllow"]), default="RBAC", show_default=True,
+              help="RBAC: system:masters (the box's token) may do anything, everyone else what the stored "
+                   "Roles/ClusterRoles and bindings allow (access reviews, anonymous requests); AlwaysAllow: "
+                   "everything (and anonymous authentication off).")
 @feature_gate_options
 def apiserver(data_dir: str | None, in_memory: bool, bind_address: str, port: int, kubeconfig: str | None,
               token: str | None, insecure_http: bool, simulate_kubelets: bool, compaction_window: int,
               compaction_interval: float, event_ttl: float, fault_close_watches_every: float | None,
               fault_latency: float, fail_writes: tuple[str, ...], max_requests_inflight: int = 400,
               max_mutating_requests_inflight: int = 200, encryption_config: str | None = None,
-              unsafe_no_fsync: bool = False, emulated_version: str | None = None, feature_gates: tuple[str, ...] = (),
+              unsafe_no_fsync: bool = False, anonymous_auth: bool = True, authorization_mode: str = "RBAC",
+              emulated_version: str | None = None, feature_gates: tuple[str, ...] = (),
               min_compatibility_version: str | None = None) -> None:
     """Serve a Kubernetes-compatible API server backed by SQLite (the cluster in a box).
 
@@ -96,7 +104,8 @@ def apiserver(data_dir: str | None, in_memory: bool, bind_address: str, port: in
         asyncio.run(_serve(data_dir, bind_address, port, kubeconfig, tok, not insecure_http,
                            simulate_kubelets, compaction_window, compaction_interval, event_ttl,
                            fault_close_watches_every, fault_latency, faults_spec, not unsafe_no_fsync,
-                           (max_requests_inflight, max_mutating_requests_inflight), features, encryption_config))
+                           (max_requests_inflight, max_mutating_requests_inflight), features, encryption_config,
+                           (anonymous_auth, authorization_mode)))
     except InputError as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(2)
@@ -123,7 +132,7 @@ async def _serve(data_dir: str | None, host: str, port: int, kubeconfig: str | N
                  close_every: float | None,
                  latency: float, fail_writes: list[tuple[str, str, float, int]], fsync: bool = True,
                  inflight: tuple[int, int] = (400, 200), features: FeatureGate | None = None,
-                 encryption_config: str | None = None) -> None:
+                 encryption_config: str | None = None, auth: tuple[bool, str] = (True, "RBAC")) -> None:
     import shutil
 
     from kubesched.apiserver.encryption import EncryptionConfigError
@@ -134,7 +143,8 @@ async def _serve(data_dir: str | None, host: str, port: int, kubeconfig: str | N
         server = build_server(data_dir, token=token, simulate_kubelets=simulate_kubelets, fsync=fsync,
                               compaction_window=window, compaction_interval=interval, event_ttl=event_ttl,
                               max_requests_inflight=inflight[0], max_mutating_requests_inflight=inflight[1],
-                              features=features, encryption_config=encryption_config)
+                              features=features, encryption_config=encryption_config,
+                              anonymous_auth=auth[0], authorization_mode=auth[1])
     except DataDirLocked as e:
         raise InputError(str(e), "--data-dir") from None
     except EncryptionConfigError as e:

@@ -8,6 +8,15 @@ each ``Run*Plugins``; ``PermitWaitDuration`` in ``WaitOnPermit``), ``pkg/schedul
 ``pkg/scheduler/framework/preemption/preemption.go`` + ``defaultpreemption`` (``PreemptionAttempts``
 on every DefaultPreemption PostFilter, ``PreemptionVictims`` once a candidate's victims are evicted).
 
+Optional methods (looked up with ``getattr``, so older recorders keep working), fed with
+GenericWorkload on v1.37 (workload-aware preemption, ``executor.go`` ``observeVictims``):
+``observe_workload_preemption_attempt(result)``, ``observe_workload_preemption_victims(n)``,
+``observe_preemption_workload_disruptions(preemptor, n)``,
+``observe_preemption_pdb_violations(preemptor, n)``,
+``observe_preemption_evaluation(preemptor, result, seconds)`` and
+``observe_preemption_execution(preemptor, result, seconds)`` (``preemptor``: ``pod``,
+``podgroup`` or ``compositepodgroup``).
+
 The engine never imports prometheus: a recorder is any object with these methods
 (``kubesched.kube.metrics.SchedulerMetrics`` is one). Without a recorder (the default, and
 ``simulate``/``bench``) the engine pays nothing: ``Framework.metrics = None`` leaves the class's

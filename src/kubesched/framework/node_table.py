@@ -48,8 +48,8 @@ from kubesched.api.objects import Node, Taint, node_allocatable
 from kubesched.api.quantity import to_int
 from kubesched.framework.node_info import HostPort, NodeInfo, PodInfo
 
-__all__ = ["NodeTable", "NodeTableListener", "RowEdit", "TableChangedError", "debug_checks", "normalized_image_name",
-           "set_debug_checks", "zone_key"]
+__all__ = ["NodeTable", "NodeTableListener", "RowEdit", "TableChangedError", "TableEdit", "debug_checks",
+           "normalized_image_name", "set_debug_checks", "zone_key"]
 
 _T = TypeVar("_T")
 
@@ -572,6 +572,48 @@ class RowEdit:
         t.mutations = self._mutations
 
     def __enter__(self) -> RowEdit:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.restore()
+
+
+class TableEdit:
+    """Temporary pod removals/additions over many rows of the real :class:`NodeTable` (upstream's
+    ``MutableSnapshotSharedLister`` between ``StartMutations`` and ``EndMutations``, v1.37.2
+    ``backend/cache/snapshot.go``; used by pod-group preemption, which dry-runs on the whole
+    cluster). Each row touched gets a :class:`RowEdit` on first touch; :meth:`restore` puts every
+    touched row back exactly (last touched first), so the table, its ``mutations`` counter and
+    the listeners' indexes end where they began. Use as a context manager.
+    """
+
+    __slots__ = ("table", "_rows")
+
+    def __init__(self, table: NodeTable) -> None:
+        self.table = table
+        self._rows: dict[int, RowEdit] = {}
+
+    def row(self, row: int) -> RowEdit:
+        """The :class:`RowEdit` of ``row`` (made on first use)."""
+        edit = self._rows.get(row)
+        if edit is None:
+            edit = self._rows[row] = RowEdit(self.table, row)
+        return edit
+
+    def remove(self, pi: PodInfo, row: int) -> None:
+        """Upstream ``RemovePod(pod, nodeName)`` on the mutable snapshot."""
+        self.row(row).remove(pi)
+
+    def add(self, pi: PodInfo, row: int) -> None:
+        """Upstream ``AddPod(podInfo, nodeName)`` on the mutable snapshot."""
+        self.row(row).add(pi)
+
+    def restore(self) -> None:
+        for edit in reversed(list(self._rows.values())):
+            edit.restore()
+        self._rows.clear()
+
+    def __enter__(self) -> TableEdit:
         return self
 
     def __exit__(self, *exc: object) -> None:

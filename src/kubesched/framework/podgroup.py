@@ -37,6 +37,7 @@ __all__ = [
     "PlacementFeasiblePlugin",
     "PlacementGeneratePlugin",
     "PlacementProgress",
+    "PlacementScore",
     "PlacementScorePlugin",
     "PodGroupAssignments",
     "PodGroupCycleState",
@@ -55,6 +56,7 @@ __all__ = [
     "pod_group_preemption_policy",
     "pod_group_priority",
     "pod_group_topology_keys",
+    "select_placement",
 ]
 
 POD_KEY_TYPE = "pod"
@@ -146,6 +148,11 @@ class PodGroupPostFilterResult:
 class _KeyValue:
     """A plain key → value store (upstream's pod-group and placement states have no cloning)."""
 
+    record_plugin_metrics: bool = False
+    """Upstream ``ShouldRecordPluginMetrics``: when a metrics recorder is installed, the framework's
+    pod-group ``run_*`` methods time each plugin (the pod-group cycle sets it on its state;
+    upstream: always, "for now", in the placement algorithm)."""
+
     def __init__(self) -> None:
         self._data: dict[str, Any] = {}
 
@@ -225,6 +232,34 @@ class PlacementPluginScores:
     scores: list[tuple[str, int]] = field(default_factory=list)
     total_score: int = 0
     randomizer: int = 0
+
+
+@dataclass
+class PlacementScore:
+    """Upstream ``PlacementScore``: one placement's score from one PlacementScore plugin, as
+    ``normalize_placement_score`` receives them (it rewrites ``score`` in place)."""
+
+    placement: Placement | None
+    score: int
+
+
+def select_placement(scores: list[PlacementPluginScores], rng: Any) -> int:
+    """The index of the best of ``scores`` (upstream ``findBestPlacement``, schedule_one_podgroup.go
+    L1194-1223, v1.37.2): first every entry gets a ``randomizer`` drawn from ``rng`` (upstream
+    ``rand.Int()``: a non-negative int63; a numpy ``Generator`` — the Handle's ``rng`` — or a
+    ``random.Random``), then the highest ``total_score`` wins, ties going to the larger
+    randomizer (the earlier entry on a full tie). ``scores`` must not be empty."""
+    for s in scores:
+        if hasattr(rng, "integers"):
+            s.randomizer = int(rng.integers(0, 2**63 - 1, dtype="int64"))
+        else:
+            s.randomizer = int(rng.getrandbits(63))
+    best = 0
+    for i in range(1, len(scores)):
+        s, b = scores[i], scores[best]
+        if s.total_score > b.total_score or (s.total_score == b.total_score and s.randomizer > b.randomizer):
+            best = i
+    return best
 
 
 class PodGroupPostFilterPlugin(Protocol):

@@ -48,6 +48,20 @@ plus the default victim selection of ``plugins/defaultpreemption/default_preempt
 Between 3 and 5, the scheduler extenders that support preemption narrow the candidates
 (``call_extenders``, upstream ``callExtenders``; ``handle.extenders``).
 
+Victim units (v1.37 with GenericWorkload; ``preemption/types.go``, ``util.go``,
+``default_preemption.go`` ``SelectVictimsOnNode``): on a node holding members of PodGroups the
+victims are :class:`Victim` units — a member of a PodGroup whose ``spec.disruptionMode`` is
+``all`` brings every scheduled member of the group, on every node; any other member is a unit of
+its own typed ``podgroup``; a unit's priority is its PodGroup's ``spec.priority``. A unit is a
+potential victim when its priority is lower than the preemptor's and ``is_eligible_victim``
+accepts it on each node it touches; units are reprieved in :func:`more_important_victim` order
+(priority, then CompositePodGroup > PodGroup > pod, then more pods, then the earlier start),
+PDB-violating units first (a unit violates when any member does, and counts each violating
+member). The candidate's victims may then include pods on other nodes; all are evicted. On nodes
+without group members the units are lone pods and the v1.34 algorithm above (with its
+shortcuts) gives the same answer, so it runs there. Pod-group preemption (PodGroupPostFilter) is
+:mod:`kubesched.framework.podgrouppreemption`.
+
 Departures, all deliberate: ties that
 upstream breaks by Go map order / goroutine timing are broken by candidate order (which starts
 at the random offset); pods without ``status.startTime`` count as started "now", i.e. after
@@ -62,6 +76,7 @@ provides a nominator; otherwise they are derived from ``handle.lister.list("Pod"
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -83,6 +98,14 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.node_info import PodInfo
 from kubesched.framework.node_table import RowEdit
+from kubesched.framework.podgroup import (
+    COMPOSITE_POD_GROUP_KEY_TYPE,
+    POD_GROUP_KEY_TYPE,
+    POD_KEY_TYPE,
+    pod_group_disruption_mode_all,
+    pod_group_name_of,
+    pod_group_priority,
+)
 from kubesched.framework.waiting_pods import waiting_pod_key
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -92,6 +115,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "Candidate",
+    "PodGroupIndex",
+    "Preemptor",
+    "Victim",
     "ERR_NO_CANDIDATE",
     "ERR_NO_VICTIMS",
     "ERR_NOT_ELIGIBLE_NEVER",
@@ -102,11 +128,15 @@ __all__ = [
     "Victims",
     "aggregate_message",
     "filter_pods_with_pdb_violation",
+    "filter_victims_with_pdb_violation",
     "get_earliest_pod_start_time",
     "more_important_pod",
+    "more_important_victim",
+    "new_victim",
     "pick_one_node_for_preemption",
     "pod_start_time_ns",
     "pod_terminating_by_preemption",
+    "victim_rank",
 ]
 
 ERR_NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
@@ -274,10 +304,13 @@ class Victims:
 
 @dataclass
 class Candidate:
-    """A node on which the preemptor fits once ``victims`` are gone."""
+    """A node on which the preemptor fits once ``victims`` are gone (for a pod group: the domain,
+    ``"cluster"``). ``num_pod_group_disruptions``: the victim units that are pod groups (or pods
+    of one; upstream ``NumPodGroupDisruptions``, set by pod-group preemption only)."""
 
     name: str
     victims: Victims
+    num_pod_group_disruptions: int = 0
 
 
 def pick_one_node_for_preemption(nodes_to_victims: dict[str, Victims],
@@ -324,7 +357,214 @@ def pick_one_node_for_preemption(nodes_to_victims: dict[str, Victims],
     return candidates[0]
 
 
-# ───────────────────────────── temporary edits of one NodeTable row ─────────────────────────────
+# ───────────────────────────── victim units (GenericWorkload, v1.37) ─────────────────────────────
+
+
+@dataclass
+class Victim:
+    """Upstream ``Victim`` together with ``DomainVictim`` (v1.37.2 ``framework/preemption/types.go``
+    L306-470): the pods preempted as one unit — a single pod, or every scheduled member of a
+    PodGroup whose ``spec.disruptionMode`` is ``all`` (spanning nodes).
+
+    ``members``: ``(row, PodInfo)`` pairs, the PodInfo as stored in the NodeTable; ``priority``:
+    the pod's priority, or for a member of a PodGroup the group's ``spec.priority`` (upstream
+    ``GetPodPriority``); ``key_type``: ``pod``, ``podgroup`` (also a pod of a ``single``-mode
+    group: upstream ``NewPodVictim`` types it so) or ``compositepodgroup``;
+    ``earliest_start_ns``: the earliest ``status.startTime`` of the members (ns; "now" when unset).
+    """
+
+    members: list[tuple[int, PodInfo]]
+    priority: int
+    key_type: str = POD_KEY_TYPE
+    earliest_start_ns: int = 0
+
+    @property
+    def pods(self) -> list[PodInfo]:
+        return [pi for _, pi in self.members]
+
+    @property
+    def rows(self) -> list[int]:
+        """The affected nodes (upstream ``AffectedNodes``), in order of first appearance."""
+        return list(dict.fromkeys(r for r, _ in self.members))
+
+    @property
+    def is_group(self) -> bool:
+        """Upstream ``IsGroup``: a PodGroup or CompositePodGroup unit (or a pod of a group)."""
+        return self.key_type in (POD_GROUP_KEY_TYPE, COMPOSITE_POD_GROUP_KEY_TYPE)
+
+
+def new_victim(members: list[tuple[int, PodInfo]], priority: int, key_type: str) -> Victim:
+    """Upstream ``NewVictim`` (types.go L390-412): the earliest start time of the members."""
+    earliest = min((pod_start_time_ns(pi.pod) for _, pi in members), default=_NOW_NS)
+    return Victim(list(members), priority, key_type, earliest)
+
+
+def victim_rank(v: Victim) -> int:
+    """Upstream ``victimRank`` (util.go L80-90): CompositePodGroup 3, PodGroup 2, pod 1."""
+    if v.key_type == COMPOSITE_POD_GROUP_KEY_TYPE:
+        return 3
+    if v.key_type == POD_GROUP_KEY_TYPE:
+        return 2
+    return 1
+
+
+def more_important_victim(v1: Victim, v2: Victim) -> bool:
+    """Upstream ``MoreImportantVictim`` (util.go L50-78): higher priority; then CompositePodGroup >
+    PodGroup > pod; then more pods; then the earlier start."""
+    if v1.priority != v2.priority:
+        return v1.priority > v2.priority
+    r1, r2 = victim_rank(v1), victim_rank(v2)
+    if r1 != r2:
+        return r1 > r2
+    if len(v1.members) != len(v2.members):
+        return len(v1.members) > len(v2.members)
+    return v1.earliest_start_ns < v2.earliest_start_ns
+
+
+def _victim_key(v: Victim) -> tuple[int, int, int, int]:
+    """Sort key equivalent to :func:`more_important_victim` (most important first)."""
+    return (-v.priority, -victim_rank(v), -len(v.members), v.earliest_start_ns)
+
+
+def filter_victims_with_pdb_violation(victims: Iterable[Victim], pdbs: Sequence[PodDisruptionBudget]
+                                      ) -> tuple[list[tuple[Victim, int]], list[Victim]]:
+    """Upstream ``FilterVictimsWithPDBViolation`` (util.go L185-261): ``([(victim, number of its
+    violating pods)], non_violating)``, order kept. A unit violates when any of its pods does
+    (the budgets are decremented pod by pod, across units, as :func:`filter_pods_with_pdb_violation`)."""
+    victims = list(victims)
+    flat = [pi for v in victims for pi in v.pods]
+    violating_pods, _ = filter_pods_with_pdb_violation(flat, pdbs)
+    bad = {id(pi) for pi in violating_pods}
+    violating: list[tuple[Victim, int]] = []
+    non_violating: list[Victim] = []
+    for v in victims:
+        n = sum(1 for pi in v.pods if id(pi) in bad)
+        if n:
+            violating.append((v, n))
+        else:
+            non_violating.append(v)
+    return violating, non_violating
+
+
+class PodGroupIndex:
+    """The pod-group facts one preemption attempt reads (GenericWorkload): the PodGroup objects
+    (``handle.pod_group_manager.pod_group`` when the scheduler has a manager, else
+    ``handle.lister.get("PodGroup", …)``; cached for the attempt) and each group's scheduled
+    members, taken from the NodeTable (assumed and bound pods with the same
+    ``spec.schedulingGroup.podGroupName`` in the namespace: upstream ``PodGroupState.ScheduledPods``).
+
+    CompositePodGroups (alpha) are not followed: a pod's unit is decided by its own PodGroup.
+    """
+
+    def __init__(self, handle: Handle) -> None:
+        self.handle = handle
+        self._pgs: dict[tuple[str, str], dict[str, Any] | None] = {}
+        self._members: dict[tuple[str, str], list[tuple[int, PodInfo]]] | None = None
+
+    def pod_group(self, namespace: str, name: str) -> dict[str, Any] | None:
+        key = (namespace, name)
+        if key in self._pgs:
+            return self._pgs[key]
+        pg: Any = None
+        mgr = self.handle.pod_group_manager
+        try:
+            if mgr is not None:
+                pg = mgr.pod_group(namespace, name)
+            else:
+                pg = self.handle.lister.get("PodGroup", namespace, name)
+        except Exception:  # noqa: BLE001 - a lister without PodGroups
+            pg = None
+        self._pgs[key] = pg if isinstance(pg, dict) else None
+        return self._pgs[key]
+
+    def pod_priority(self, pod: Pod) -> int:
+        """Upstream ``GetPodPriority`` (util.go L140-180): the PodGroup's priority for a member of a
+        known group, else the pod's own."""
+        name = pod_group_name_of(pod)
+        if name is None:
+            return pod_priority(pod)
+        pg = self.pod_group(pod.metadata.namespace, name)
+        return pod_priority(pod) if pg is None else pod_group_priority(pg)
+
+    def pod_victim(self, row: int, pi: PodInfo) -> Victim:
+        """Upstream ``NewPodVictim`` (types.go L370-388)."""
+        key_type = POD_GROUP_KEY_TYPE if pod_group_name_of(pi.pod) is not None else POD_KEY_TYPE
+        return new_victim([(row, pi)], self.pod_priority(pi.pod), key_type)
+
+    def members(self, namespace: str, name: str) -> list[tuple[int, PodInfo]]:
+        """The group's pods in the NodeTable (rows in ``order()``, pods in row order)."""
+        if self._members is None:
+            table = self.handle.nodes
+            idx: dict[tuple[str, str], list[tuple[int, PodInfo]]] = {}
+            for row in table.order().tolist():
+                for pi in table.pods[row]:
+                    g = pod_group_name_of(pi.pod)
+                    if g is not None:
+                        idx.setdefault((pi.pod.metadata.namespace, g), []).append((row, pi))
+            self._members = idx
+        return self._members.get((namespace, name), [])
+
+    def row_has_groups(self, row: int) -> bool:
+        """Some pod on ``row`` belongs to a PodGroup (then its victims may differ from plain pods)."""
+        return any(pod_group_name_of(pi.pod) is not None for pi in self.handle.nodes.pods[row])
+
+    def victims_on_rows(self, rows: Iterable[int]) -> list[Victim]:
+        """Upstream ``getCrossNodesVictims`` (types.go L240-270): the pods on ``rows`` as victim
+        units; a pod whose PodGroup has ``disruptionMode.all`` brings every scheduled member of the
+        group (once), the others are units of their own."""
+        table = self.handle.nodes
+        seen: set[tuple[str, ...]] = set()
+        out: list[Victim] = []
+        for row in rows:
+            for pi in table.pods[row]:
+                pod = pi.pod
+                g = pod_group_name_of(pod)
+                pg = self.pod_group(pod.metadata.namespace, g) if g is not None else None
+                if g is None or not pod_group_disruption_mode_all(pg):
+                    if ("pod", pi.key) not in seen:
+                        seen.add(("pod", pi.key))
+                        out.append(self.pod_victim(row, pi))
+                    continue
+                gkey = ("podgroup", pod.metadata.namespace, g)
+                if gkey in seen:
+                    continue
+                seen.add(gkey)
+                members = self.members(pod.metadata.namespace, g)
+                if not members:  # searchCrossNodesVictimPods' fallback (cannot happen from a table row)
+                    out.append(self.pod_victim(row, pi))
+                    continue
+                out.append(new_victim(members, self.pod_priority(pod), POD_GROUP_KEY_TYPE))
+        return out
+
+
+@dataclass(frozen=True)
+class Preemptor:
+    """Upstream ``ExecutorPreemptor`` (executor.go L55-75, L480-587): who preempts — a pod, a
+    PodGroup or a CompositePodGroup. ``obj`` is the Pod, or the raw (Composite)PodGroup mapping
+    (the ``related`` object of the victims' ``Preempted`` events); ``pods`` are its members by
+    ``namespace/name``."""
+
+    type: str
+    uid: str
+    scheduler_name: str
+    priority: int
+    obj: Any
+    pods: dict[str, Pod]
+
+    @staticmethod
+    def of_pod(pod: Pod) -> Preemptor:
+        return Preemptor(POD_KEY_TYPE, pod.metadata.uid or pod_key(pod), pod.spec.scheduler_name,
+                         pod_priority(pod), pod, {pod_key(pod): pod})
+
+    @staticmethod
+    def of_group(group: dict[str, Any], members: Sequence[Pod], key_type: str = POD_GROUP_KEY_TYPE) -> Preemptor:
+        """A (Composite)PodGroup preemptor: UID and priority from the object, the scheduler name
+        from its first member (all members share it: validated by the pod-group cycle)."""
+        meta = group.get("metadata") or {}
+        uid = str(meta.get("uid") or f"{meta.get('namespace', '')}/{meta.get('name', '')}")
+        sched = members[0].spec.scheduler_name if members else ""
+        return Preemptor(key_type, uid, sched, pod_group_priority(group), group,
+                         {pod_key(p): p for p in members})
 
 
 # ───────────────────────────── the Evaluator ─────────────────────────────
@@ -397,6 +637,42 @@ class Evaluator:
         self.reprieve_precheck: Callable[[CycleState, Sequence[Any]], Callable[
             [int, Sequence[PodInfo], Sequence[PodInfo]], bool] | None] | None = None
         self._default_is_eligible_pod = self.is_eligible_pod
+        self.is_eligible_victim: Callable[[NodeInfo, Victim, Pod], bool] = self._default_is_eligible_victim
+        """GenericWorkload (v1.37) hook, upstream ``IsEligiblePod(nodeInfo, victim, preemptor)``:
+        asked once per node the victim unit has pods on; the unit is eligible only if every answer
+        is True. Default: ``is_eligible_pod`` for each of the unit's pods on that node."""
+        self.more_important_victim: Callable[[Victim, Victim], bool] = more_important_victim
+        """GenericWorkload (v1.37) hook, upstream ``MoreImportantVictim``."""
+        self._groups: PodGroupIndex | None = None
+
+    @property
+    def workload_aware(self) -> bool:
+        """Victims are units (upstream ``GetVictimsOnNode`` with GenericWorkload; v1.37)."""
+        fg = self.handle.features
+        return fg.enabled("GenericWorkload") and fg.at_least(1, 37)
+
+    def _default_is_eligible_victim(self, node_info: NodeInfo, victim: Victim, preemptor: Pod) -> bool:
+        if self.is_eligible_pod is self._default_is_eligible_pod:
+            return True
+        row = node_info.row
+        return all(self.is_eligible_pod(node_info, pi, preemptor) for r, pi in victim.members if r == row)
+
+    def _victim_hooks_customised(self) -> bool:
+        return (self.more_important_victim is not more_important_victim
+                or self.is_eligible_victim != self._default_is_eligible_victim)
+
+    def _group_index(self) -> PodGroupIndex:
+        if self._groups is None:
+            return PodGroupIndex(self.handle)
+        return self._groups
+
+    def is_unit_preemption_allowed(self, victim: Victim, preemptor: Pod) -> bool:
+        """Upstream ``isPreemptionAllowedAcrossAllVictimNodes`` (default_preemption.go L468-481):
+        lower priority than the preemptor and eligible on every affected node."""
+        if victim.priority >= pod_priority(preemptor):
+            return False
+        table = self.handle.nodes
+        return all(self.is_eligible_victim(table.node_info(r), victim, preemptor) for r in victim.rows)
 
     # ─────────────── Interface (DefaultPreemption's implementation) ───────────────
 
@@ -432,6 +708,16 @@ class Evaluator:
             row = table.row_of.get(nnn)
             if row is not None:
                 ni = table.node_info(row)
+                if self.workload_aware:
+                    # default_preemption.go L440-452: each pod as NewPodVictim (its group's priority)
+                    groups = self._group_index()
+                    prio = pod_priority(pod)
+                    for p in table.pods[row]:
+                        v = groups.pod_victim(row, p)
+                        if (v.priority < prio and self.is_eligible_victim(ni, v, pod)
+                                and pod_terminating_by_preemption(p.pod)):
+                            return False, ERR_NOT_ELIGIBLE_TERMINATING
+                    return True, ""
                 for p in table.pods[row]:
                     if self.is_preemption_allowed(ni, p, pod) and pod_terminating_by_preemption(p.pod):
                         return False, ERR_NOT_ELIGIBLE_TERMINATING
@@ -457,7 +743,13 @@ class Evaluator:
         """Upstream ``SelectVictimsOnNode`` on table row ``row`` with a cloned ``state``.
 
         Returns ``(victims most important first, number of PDB-violating victims, status)``.
+        With GenericWorkload (v1.37) a row holding members of PodGroups (every row, once
+        ``is_eligible_victim`` or ``more_important_victim`` is replaced) is handled by
+        :meth:`select_victim_units_on_node`; on other rows every victim is a lone pod and the
+        two agree.
         """
+        if self.workload_aware and (self._victim_hooks_customised() or self._group_index().row_has_groups(row)):
+            return self.select_victim_units_on_node(state, pod, row, pdbs)
         table = self.handle.nodes
         plan = self._plan
         extensions = plan is None or plan.extensions
@@ -518,6 +810,90 @@ class Evaluator:
             if violating and non_violating:
                 self._sort_importance(victims)
             return [pi.pod for pi in victims], num_violating, Status(Code.SUCCESS)
+
+    def select_victim_units_on_node(self, state: CycleState, pod: Pod, row: int,
+                                    pdbs: Sequence[PodDisruptionBudget]) -> tuple[list[Pod], int, Status]:
+        """Upstream ``SelectVictimsOnNode`` with victim units (v1.37.2 default_preemption.go
+        L297-420). The victims are :meth:`PodGroupIndex.victims_on_rows` of the row; a unit is a
+        potential victim when :meth:`is_unit_preemption_allowed`. Removing or re-adding a unit
+        edits only this row of the table (its pods here) but runs the PreFilter extensions for
+        every member, with the NodeInfo of the member's own node. Reprieve in
+        ``more_important_victim`` order, PDB-violating units first; the count of PDB violations
+        adds each violating unit's violating pods. Returns the victims' pods unit by unit (most
+        important unit first), which may include pods on other nodes."""
+        table = self.handle.nodes
+        groups = self._group_index()
+        potential = [v for v in groups.victims_on_rows([row]) if self.is_unit_preemption_allowed(v, pod)]
+        if not potential:
+            return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_NO_VICTIMS,))
+        with RowEdit(table, row) as edit:
+            ni = edit.node_info
+
+            def remove_unit(v: Victim) -> Status | None:
+                for r, pi in v.members:
+                    if r == row:
+                        edit.remove(pi)
+                    at = ni if r == row else table.node_info(r)
+                    st = self.run_pre_filter_extension_remove_pod(state, pod, pi, at)
+                    if st is not None:
+                        return st
+                return None
+
+            def add_unit(v: Victim) -> Status | None:
+                for r, pi in v.members:
+                    if r == row:
+                        edit.add(pi)
+                    at = ni if r == row else table.node_info(r)
+                    st = self.run_pre_filter_extension_add_pod(state, pod, pi, at)
+                    if st is not None:
+                        return st
+                return None
+
+            for v in potential:
+                st = remove_unit(v)
+                if st is not None:
+                    return [], 0, st
+            st = self.run_filter_plugins_with_nominated_pods(state, pod, edit)
+            if not st.is_success():
+                return [], 0, st
+            self._sort_victims(potential)
+            violating, non_violating = filter_victims_with_pdb_violation(potential, pdbs)
+            victims: list[Victim] = []
+
+            def reprieve(v: Victim) -> tuple[bool, Status | None]:
+                err = add_unit(v)
+                if err is not None:
+                    return False, err
+                fits = self.run_filter_plugins_with_nominated_pods(state, pod, edit).is_success()
+                if not fits:
+                    err = remove_unit(v)
+                    if err is not None:
+                        return False, err
+                    victims.append(v)
+                return fits, None
+
+            num_violating = 0
+            for v, count in violating:
+                fits, err = reprieve(v)
+                if err is not None:
+                    return [], 0, err
+                if not fits:
+                    num_violating += count
+            for v in non_violating:
+                _, err = reprieve(v)
+                if err is not None:
+                    return [], 0, err
+            if violating and non_violating:
+                self._sort_victims(victims)
+            return [pi.pod for v in victims for pi in v.pods], num_violating, Status(Code.SUCCESS)
+
+    def _sort_victims(self, victims: list[Victim]) -> None:
+        if self.more_important_victim is more_important_victim:
+            victims.sort(key=_victim_key)
+        else:
+            more = self.more_important_victim
+            victims.sort(key=functools.cmp_to_key(
+                lambda a, b: -1 if more(a, b) else (1 if more(b, a) else 0)))
 
     # ─────────────── dry-run shortcuts (same verdicts, fewer plugin calls) ───────────────
 
@@ -643,7 +1019,12 @@ class Evaluator:
         """Upstream ``RunFilterPluginsWithNominatedPods`` for one row: if pods of priority ≥ the
         pod's are nominated to the node, run the filters with them added first (on a cloned
         state); only if that passes, run them again without."""
-        table, row = edit.table, edit.row
+        return self.filter_row_with_nominated_pods(state, pod, edit.row)
+
+    def filter_row_with_nominated_pods(self, state: CycleState, pod: Pod, row: int) -> Status:
+        """:meth:`run_filter_plugins_with_nominated_pods` for table row ``row`` as it is now
+        (pod-group preemption's reprieve, which edits many rows)."""
+        table = self.handle.nodes
         key = pod_key(pod)
         prio = pod_priority(pod)
         nominated = [pi for pi in self.nominated_pods_for_node(table.names[row])
@@ -668,6 +1049,35 @@ class Evaluator:
         ``(PostFilterResult(""), Unschedulable)``: preemption cannot help (clears the nominated
         node); ``(PostFilterResult(node), Success)``: victims are being deleted.
         """
+        t0 = time.perf_counter()
+        best, result, status = self.evaluate(state, pod, m)
+        self._observe_duration("observe_preemption_evaluation", POD_KEY_TYPE, str(status.code), t0)
+        if best is None:
+            return result, status
+        st = self.prepare_candidate(best, pod)
+        if st is not None and not st.is_success():
+            return None, st
+        result = PostFilterResult(NominatingInfo(best.name, NominatingMode.OVERRIDE))
+        if self.handle.features.at_least(1, 37):
+            # preemption.go L196: the message ends up in the FailedScheduling event (PostFilterMsg)
+            return result, Status(Code.SUCCESS, (f"found a potential placement for pod on node {best.name}, "
+                                                 f"preempting {len(best.victims.pods)} victims",))
+        return result, Status(Code.SUCCESS)
+
+    def _observe_duration(self, method: str, preemptor: str, result: str, t0: float) -> None:
+        """``preemption_evaluation_duration_seconds`` / ``preemption_execution_duration_seconds``
+        ``{preemptor, result}`` (v1.37 with GenericWorkload) through the recorder's optional
+        ``observe_preemption_evaluation`` / ``observe_preemption_execution``."""
+        fw = self.handle.framework
+        recorder = fw.metrics if fw is not None else None
+        f = getattr(recorder, method, None) if recorder is not None else None
+        if f is not None and self.handle.features.enabled("GenericWorkload"):
+            f(preemptor, result, time.perf_counter() - t0)
+
+    def evaluate(self, state: CycleState, pod: Pod, m: Any
+                 ) -> tuple[Candidate | None, PostFilterResult | None, Status]:
+        """Upstream ``Evaluator.evaluate`` (v1.37.2 preemption.go L95-160): the victims, without
+        actuation — ``(best candidate, None, Success)`` or ``(None, result, failure)``."""
         self._nominated_cache = None
         try:
             latest = self.handle.lister.get("Pod", pod.metadata.namespace, pod.metadata.name)
@@ -678,37 +1088,29 @@ class Evaluator:
 
         ok, msg = self.pod_eligible_to_preempt_others(pod, _status_of(m, pod.status.nominated_node_name))
         if not ok:
-            return None, Status(Code.UNSCHEDULABLE, (msg,))
+            return None, None, Status(Code.UNSCHEDULABLE, (msg,))
 
         table = self.handle.nodes
         all_rows = table.order()
         if len(all_rows) == 0:
-            return None, Status(Code.ERROR, ("no nodes available",))
+            return None, None, Status(Code.ERROR, ("no nodes available",))
         candidates, statuses, errors = self.find_candidates(state, pod, m, statuses_needed=False)
         if errors and not candidates:
-            return None, Status(Code.ERROR, (aggregate_message(errors),))
+            return None, None, Status(Code.ERROR, (aggregate_message(errors),))
         if not candidates:
             diag = Diagnosis(extra_statuses=statuses,
                              absent_status=Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_NOT_HELPFUL,)))
-            return (PostFilterResult(NominatingInfo("", NominatingMode.OVERRIDE)),
+            return (None, PostFilterResult(NominatingInfo("", NominatingMode.OVERRIDE)),
                     Status(Code.UNSCHEDULABLE, (fit_error_message(len(all_rows), diag),)))
 
         candidates, est = self.call_extenders(pod, candidates)
         if est is not None:
-            return None, est
+            return None, None, est
 
         best = self.select_candidate(candidates)
         if best is None or not best.name:
-            return None, Status(Code.UNSCHEDULABLE, (ERR_NO_CANDIDATE,))
-        st = self.prepare_candidate(best, pod)
-        if st is not None and not st.is_success():
-            return None, st
-        result = PostFilterResult(NominatingInfo(best.name, NominatingMode.OVERRIDE))
-        if self.handle.features.at_least(1, 37):
-            # preemption.go L196: the message ends up in the FailedScheduling event (PostFilterMsg)
-            return result, Status(Code.SUCCESS, (f"found a potential placement for pod on node {best.name}, "
-                                                 f"preempting {len(best.victims.pods)} victims",))
-        return result, Status(Code.SUCCESS)
+            return None, None, Status(Code.UNSCHEDULABLE, (ERR_NO_CANDIDATE,))
+        return best, None, Status(Code.SUCCESS)
 
     def potential_rows(self, m: Any) -> np.ndarray:
         """Rows whose status in ``m`` is Unschedulable, in ``NodeTable.order()`` order
@@ -756,17 +1158,24 @@ class Evaluator:
         has_lower = (table.min_pod_priority[potential] < prio).tolist()
         no_victims = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_NO_VICTIMS,))
         self._plan = self._make_plan(state)
+        if self.workload_aware:
+            self._groups = groups = PodGroupIndex(self.handle)
+            # a row with group members: the victims' priorities are their groups' (may be lower)
+            has_lower = [h or groups.row_has_groups(r) for h, r in zip(has_lower, potential.tolist(), strict=True)]
         try:
             return self._dry_run_loop(state, pod, potential, pdbs, offset, num_candidates, has_lower, no_victims,
                                       statuses_needed)
         finally:
             self._plan = None
+            self._groups = None
 
     def _surely_not_candidate(self, pod: Pod, row: int) -> bool:
         """``plan.rejects`` says the pod cannot fit ``row`` even with every lower-priority pod
         removed (only with the default ``is_eligible_pod``)."""
         plan = self._plan
         if plan is None or plan.rejects is None or self.is_eligible_pod is not self._default_is_eligible_pod:
+            return False
+        if self._groups is not None and self._groups.row_has_groups(row):
             return False
         prio = pod_priority(pod)
         lower = [pi for pi in self.handle.nodes.pods[row] if pi.priority < prio]
@@ -889,7 +1298,7 @@ class Evaluator:
             return Candidate(node, victims[node])
         return candidates[0]
 
-    def preempt_pod(self, candidate: Candidate, preemptor: Pod, victim: Pod) -> None:
+    def preempt_pod(self, candidate: Candidate, preemptor: Pod | Preemptor, victim: Pod) -> None:
         """Upstream ``PreemptPod`` (sync; v1.37 ``framework/preemption/executor.go`` L98-160):
         a victim waiting on Permit is rejected (``preempted``; v1.36+ ``Preempt``: an Error
         status, so it is retried after the error backoff) instead of deleted; v1.36+ a victim in
@@ -897,7 +1306,12 @@ class Evaluator:
         condition ``"<scheduler>: preempting to accommodate a higher priority pod"``, then the
         delete. Either way the ``Preempted`` event on the victim (related: the preemptor)
         ``"Preempted by pod <uid> on node <node>"`` — v1.36+ with `` (in kube-scheduler
-        memory).`` appended when no API call was made. Raises on client errors."""
+        memory).`` appended when no API call was made. Raises on client errors.
+
+        ``preemptor`` may be a :class:`Preemptor` (v1.37 pod-group preemption): the texts then
+        name its type, ``"Preempted by podgroup <uid> on node cluster"`` and ``"…preempting to
+        accommodate a higher priority podgroup"``, and the event's related object is the group."""
+        p = preemptor if isinstance(preemptor, Preemptor) else Preemptor.of_pod(preemptor)
         client = self.handle.client
         if client is None:
             raise RuntimeError("preemption: the handle has no client to delete victims with")
@@ -920,19 +1334,19 @@ class Evaluator:
         if not in_memory:
             client.add_pod_condition(victim, {
                 "type": DISRUPTION_TARGET, "status": "True", "reason": REASON_PREEMPTION_BY_SCHEDULER,
-                "message": f"{preemptor.spec.scheduler_name}: preempting to accommodate a higher priority pod",
+                "message": f"{p.scheduler_name}: preempting to accommodate a higher priority {p.type}",
                 # CalculatePodConditionObservedGeneration with PodObservedGenerationTracking
                 # (beta, on in v1.34): the victim's metadata.generation
                 "observedGeneration": victim.metadata.generation})
             client.delete_pod(victim)
-        note = f"Preempted by pod {preemptor.metadata.uid or pod_key(preemptor)} on node {candidate.name}"
+        note = f"Preempted by {p.type} {p.uid} on node {candidate.name}"
         if in_memory and self.handle.features.at_least(1, 36):
             note += " (in kube-scheduler memory)."
-        client.record_event(victim, "Normal", "Preempted", "Preempting", note, preemptor)
+        client.record_event(victim, "Normal", "Preempted", "Preempting", note, p.obj)
 
-    def lower_priority_nominated_pods(self, pod: Pod, node_name: str) -> list[Pod]:
+    def lower_priority_nominated_pods(self, pod: Pod | Preemptor, node_name: str) -> list[Pod]:
         """Upstream ``getLowerPriorityNominatedPods``."""
-        prio = pod_priority(pod)
+        prio = pod.priority if isinstance(pod, Preemptor) else pod_priority(pod)
         self._nominated_cache = None
         return [pi.pod for pi in self.nominated_pods_for_node(node_name) if pi.priority < prio]
 
@@ -950,20 +1364,50 @@ class Evaluator:
             except Exception:  # noqa: BLE001 - not critical, as upstream
                 continue
 
-    def prepare_candidate(self, candidate: Candidate, pod: Pod) -> Status | None:
+    def prepare_candidate(self, candidate: Candidate, pod: Pod | Preemptor) -> Status | None:
         """Upstream ``prepareCandidate`` (synchronous): evict the victims, then clear the
-        nomination of lower-priority pods nominated to the node."""
+        nomination of lower-priority pods nominated to the node.
+
+        v1.37 ``observeVictims`` (executor.go L340-360), with GenericWorkload: a pod-group
+        preemptor feeds ``workload_preemption_victims`` instead of ``preemption_victims`` (at the
+        start, as upstream), and either kind ``preemption_workload_disruptions{preemptor}`` (when
+        group units are disrupted) and ``preemption_pdb_violations_total{preemptor}`` — through the
+        recorder's optional ``observe_workload_preemption_victims``,
+        ``observe_preemption_workload_disruptions`` and ``observe_preemption_pdb_violations``."""
+        fw = self.handle.framework
+        recorder = fw.metrics if fw is not None else None
+        group = isinstance(pod, Preemptor) and pod.type != POD_KEY_TYPE
+        kind = pod.type if isinstance(pod, Preemptor) else POD_KEY_TYPE
+        if recorder is not None and self.handle.features.enabled("GenericWorkload"):
+            self._observe_workload_victims(recorder, candidate, pod)
+        t0 = time.perf_counter()
         for victim in candidate.victims.pods:
             if victim.metadata.deletion_timestamp is not None:
                 continue  # graceful deletion already started
             try:
                 self.preempt_pod(candidate, pod, victim)
             except Exception as e:  # noqa: BLE001 - an API error is a status
+                self._observe_duration("observe_preemption_execution", kind, "error", t0)
                 return as_status(e)
-        fw = self.handle.framework
-        recorder = fw.metrics if fw is not None else None
-        if recorder is not None:  # upstream PreemptionVictims, once every victim is evicted
+        self._observe_duration("observe_preemption_execution", kind, "success", t0)
+        if recorder is not None and not group:  # upstream PreemptionVictims, once every victim is evicted
             recorder.observe_preemption_victims(len(candidate.victims.pods))
         self.clear_nominated_node_name(self.lower_priority_nominated_pods(pod, candidate.name))
         return None
+
+    @staticmethod
+    def _observe_workload_victims(recorder: Any, candidate: Candidate, pod: Pod | Preemptor) -> None:
+        kind = pod.type if isinstance(pod, Preemptor) else POD_KEY_TYPE
+        if kind != POD_KEY_TYPE:
+            f = getattr(recorder, "observe_workload_preemption_victims", None)
+            if f is not None:
+                f(len(candidate.victims.pods))
+        if candidate.num_pod_group_disruptions > 0:
+            f = getattr(recorder, "observe_preemption_workload_disruptions", None)
+            if f is not None:
+                f(kind, candidate.num_pod_group_disruptions)
+        if candidate.victims.num_pdb_violations > 0:
+            f = getattr(recorder, "observe_preemption_pdb_violations", None)
+            if f is not None:
+                f(kind, candidate.victims.num_pdb_violations)
 

@@ -61,6 +61,16 @@ if TYPE_CHECKING:  # pragma: no cover
     from kubesched.framework.metrics import MetricsRecorder
     from kubesched.framework.node_info import QueuedPodInfo
     from kubesched.framework.node_table import NodeTable
+    from kubesched.framework.podgroup import (
+        Placement,
+        PlacementCycleState,
+        PlacementPluginScores,
+        PodGroupAssignments,
+        PodGroupCycleState,
+        PodGroupInfo,
+        PodGroupPostFilterResult,
+        PodGroupSchedulingFunc,
+    )
 
 __all__ = ["PLUGIN_LISTS", "TIMED_EXTENSION_POINTS", "FilterError", "Framework", "ScoreResult"]
 
@@ -182,6 +192,10 @@ class Framework:
         self.score_weights = self._weights_for(plugins_cfg, "score", path)
         self.placement_score_weights = self._weights_for(plugins_cfg, "placement_score", path)
         """PlacementScore weights (``getValidScoreWeights`` over placementScore + multiPoint)."""
+        for pl in self.placement_score_plugins:  # framework.go L478-484: Name() may differ from the config's
+            if pl.name not in self.placement_score_weights:
+                raise PluginConfigError(f'placement score plugin "{pl.name}" is not configured with weight',
+                                        f"{path}.plugins.placementScore")
         # PlacementFeasible (framework.go L488-499): with GenericWorkload, GangScheduling only
         self.placement_feasible_plugins: list[Any] = []
         gang = self.plugins.get("GangScheduling")
@@ -861,6 +875,146 @@ class Framework:
                     for p in lst]
         return out
 
+    # ───── pod groups: wlpreempt ─────
+
+    def run_pod_group_post_filter_plugins(self, state: PodGroupCycleState, pg_info: PodGroupInfo,
+                                          scheduling_func: PodGroupSchedulingFunc,
+                                          plugins: Sequence[Any] | None = None,
+                                          ) -> tuple[PodGroupPostFilterResult | None, Status | None]:
+        """Upstream ``RunPodGroupPostFilterPlugins`` (v1.37.2 framework.go L1211-1255), after a
+        failed pod-group cycle: without GenericWorkload Unschedulable ``"generic workload feature
+        is disabled, cannot perform PodGroupPostFilter"``; a plugin's Success returns at once (its
+        result and status); UnschedulableAndUnresolvable stops (with the plugin); Unschedulable
+        tries the next plugin, its reasons collected (the first such plugin is the rejector);
+        anything else is Error ``error in "<plugin>" PodGroupPostFilter plugins: <message>``.
+        ``scheduling_func`` re-runs the group's algorithm on the (mutated) table. Observes
+        ``framework_extension_point_duration_seconds{extension_point="PodGroupPostFilter"}``."""
+        if not self.handle.features.enabled("GenericWorkload"):
+            return None, Status(Code.UNSCHEDULABLE,
+                                ("generic workload feature is disabled, cannot perform PodGroupPostFilter",))
+        t0 = time.perf_counter()
+        result, status = self._run_pod_group_post_filter(state, pg_info, scheduling_func, plugins)
+        if self._metrics is not None:
+            self._metrics.observe_extension_point("PodGroupPostFilter", _status_code_name(status), self.profile_name,
+                                                  time.perf_counter() - t0)
+        return result, status
+
+    def _run_pod_group_post_filter(self, state: PodGroupCycleState, pg_info: PodGroupInfo,
+                                   scheduling_func: PodGroupSchedulingFunc, plugins: Sequence[Any] | None,
+                                   ) -> tuple[PodGroupPostFilterResult | None, Status]:
+        reasons: list[str] = []
+        rejector = ""
+        for pl in self.pod_group_post_filter_plugins if plugins is None else plugins:
+            try:
+                res, st = pl.pod_group_post_filter(state, pg_info, scheduling_func)
+            except Exception as e:  # noqa: BLE001 - a plugin crash is an Error status
+                res, st = None, as_status(e)
+            if st is None or st.is_success():
+                return res, st if st is not None else Status(Code.SUCCESS)
+            if st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return res, st.with_plugin(pl.name)
+            if st.code == Code.UNSCHEDULABLE:
+                reasons.extend(st.reasons)
+                rejector = rejector or pl.name
+                continue
+            return None, Status(Code.ERROR, (f'error in "{pl.name}" PodGroupPostFilter plugins: {st.message()}',),
+                                st.error, pl.name)
+        return None, Status(Code.UNSCHEDULABLE, tuple(reasons), None, rejector)
+
+    # ───── pod groups: tas ─────
+
+    def run_placement_generate_plugins(self, state: PodGroupCycleState, pg_info: PodGroupInfo,
+                                       parent: Placement | None, plugins: Sequence[Any] | None = None,
+                                       ) -> tuple[list[Placement], Status | None]:
+        """Upstream ``RunPlacementGeneratePlugins`` (framework.go L2206-2234, v1.37.2): the candidate
+        placements of ``pg_info`` within ``parent`` (None: every node, as a placement named ``""``
+        holding the snapshot's nodes in ``NodeTable.order()``). Without a PlacementGenerate plugin
+        that one placement; else the (single) plugin's ``generate_placements``. A failing plugin's
+        status comes back with its plugin (an exception is an Error); an empty result is
+        Unschedulable "no feasible placements found". Returns ``(placements, None)`` or ``([], status)``."""
+        from kubesched.framework.podgroup import Placement
+
+        if parent is None:
+            table = self.handle.nodes
+            parent = Placement("", [table.names[r] for r in table.order().tolist()])
+        pls = self.placement_generate_plugins if plugins is None else plugins
+        if not pls:
+            return [parent], None
+        pl = pls[0]
+        try:
+            placements, st = pl.generate_placements(state, pg_info, parent)
+        except Exception as e:  # noqa: BLE001 - a plugin error is a status
+            placements, st = [], as_status(e)
+        if st is not None and not st.is_success():
+            return [], st.with_plugin(pl.name)
+        if not placements:
+            return [], Status(Code.UNSCHEDULABLE, ("no feasible placements found",), None, pl.name)
+        return list(placements), None
+
+    def run_placement_score_plugins(self, state: PodGroupCycleState, pg_info: PodGroupInfo,
+                                    assignments: list[PodGroupAssignments],
+                                    placement_states: list[PlacementCycleState],
+                                    plugins: Sequence[Any] | None = None,
+                                    ) -> tuple[list[PlacementPluginScores], Status | None]:
+        """Upstream ``RunPlacementScorePlugins`` (framework.go L1615-1733, v1.37.2): every
+        PlacementScore plugin's ``score_placement(placement_states[i], pg_info, assignments[i])``,
+        then each plugin's optional ``normalize_placement_score(state, pg_info, [PlacementScore])``
+        (in place, upstream ``PlacementScoreExtensions``), then a range check ([0, 100]) and the
+        ``placementScore`` weights. Returns one :class:`PlacementPluginScores` per assignment, in
+        order (``scores`` = ``[(plugin, weighted score)]`` in plugin order, ``randomizer`` 0: see
+        :func:`~kubesched.framework.podgroup.select_placement`), or ``([], Error)`` with upstream's
+        texts: ``expected one PlacementCycleState per PodGroupAssignments, got M placement states for
+        N assignments``, ``running PlacementScore plugins: plugin "X" failed with: …``, ``running
+        NormalizePlacementScore on PlacementScore plugins: plugin "X" failed with: …``, ``applying
+        score defaultWeights on PlacementScore plugins: plugin "X" returns an invalid score S, it
+        should in the range of [0, 100] after normalizing``. Upstream runs placements in parallel
+        and reports whichever error comes first; here the first placement, then plugin, in order."""
+        from kubesched.framework.podgroup import PlacementPluginScores, PlacementScore
+
+        if len(assignments) != len(placement_states):
+            return [], Status(Code.ERROR, (
+                f"expected one PlacementCycleState per PodGroupAssignments, got {len(placement_states)} "
+                f"placement states for {len(assignments)} assignments",))
+        pls = list(self.placement_score_plugins if plugins is None else plugins)
+        table: list[list[PlacementScore]] = [[PlacementScore(a.placement, 0) for a in assignments] for _ in pls]
+        for i, pga in enumerate(assignments):
+            for j, pl in enumerate(pls):
+                try:
+                    score, st = pl.score_placement(placement_states[i], pg_info, pga)
+                except Exception as e:  # noqa: BLE001
+                    score, st = 0, as_status(e)
+                if st is not None and not st.is_success():
+                    return [], Status(Code.ERROR, (
+                        f'running PlacementScore plugins: plugin "{pl.name}" failed with: {st.message()}',), st.error)
+                table[j][i].score = int(score)
+        for j, pl in enumerate(pls):
+            normalize = getattr(pl, "normalize_placement_score", None)
+            if not callable(normalize):
+                continue
+            try:
+                st = normalize(state, pg_info, table[j])
+            except Exception as e:  # noqa: BLE001
+                st = as_status(e)
+            if st is not None and not st.is_success():
+                return [], Status(Code.ERROR, (
+                    f'running NormalizePlacementScore on PlacementScore plugins: plugin "{pl.name}" failed with: '
+                    f"{st.message()}",), st.error)
+        weights = self.placement_score_weights
+        out: list[PlacementPluginScores] = []
+        for i, pga in enumerate(assignments):
+            result = PlacementPluginScores(pga.placement)
+            for j, pl in enumerate(pls):
+                score = table[j][i].score
+                if score > MAX_NODE_SCORE or score < MIN_NODE_SCORE:
+                    return [], Status(Code.ERROR, (
+                        f'applying score defaultWeights on PlacementScore plugins: plugin "{pl.name}" returns an '
+                        f"invalid score {score}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] "
+                        "after normalizing",))
+                weighted = score * weights.get(pl.name, 0)
+                result.scores.append((pl.name, weighted))
+                result.total_score += weighted
+            out.append(result)
+        return out, None
 
 def _status_code_name(st: Status | None) -> str:
     """Upstream ``status.Code().String()``: a nil status is ``Success``."""
@@ -891,6 +1045,8 @@ TIMED_EXTENSION_POINTS: dict[str, tuple[str, Callable[[Any], Status | None]]] = 
     "run_pre_bind_plugins": ("PreBind", _itself),
     "run_bind_plugins": ("Bind", _itself),
     "run_post_bind_plugins": ("PostBind", _none),
+    "run_placement_generate_plugins": ("PlacementGenerate", _second),
+    "run_placement_score_plugins": ("PlacementScore", _second),
 }
 """``Framework`` method → (upstream extension-point label, how to get the Status from its
 result). Filter is absent as upstream: ``RunFilterPlugins`` runs per node and records no
@@ -910,6 +1066,8 @@ PLUGIN_LISTS: dict[str, str] = {
     "run_pre_bind_plugins": "pre_bind_plugins",
     "run_bind_plugins": "bind_plugins",
     "run_post_bind_plugins": "post_bind_plugins",
+    "run_placement_generate_plugins": "placement_generate_plugins",
+    "run_placement_score_plugins": "placement_score_plugins",
 }
 """``Framework`` method → the plugin list it runs (instrumented in sampled cycles)."""
 
@@ -974,6 +1132,9 @@ _PLUGIN_METHODS: dict[str, tuple[str, Callable[[Any], Status | None]]] = {
     "pre_bind": ("PreBind", _itself),
     "bind": ("Bind", _itself),
     "post_bind": ("PostBind", _none),
+    "generate_placements": ("PlacementGenerate", _second),
+    "score_placement": ("PlacementScore", _second),
+    "normalize_placement_score": ("PlacementScoreExtensionNormalize", _itself),
 }
 
 

@@ -64,6 +64,12 @@ _STABILITY: dict[str, tuple[tuple[tuple[int, int], str], ...]] = {
     "scheduler_scheduling_algorithm_duration_seconds": (((1, 37), "BETA"), ((1, 0), "ALPHA")),
     "scheduler_preemption_victims": (((1, 0), "STABLE"),),
     "scheduler_preemption_attempts": (((1, 0), "STABLE"),),
+    "scheduler_workload_preemption_attempts": (((1, 0), "ALPHA"),),
+    "scheduler_workload_preemption_victims": (((1, 0), "ALPHA"),),
+    "scheduler_preemption_workload_disruptions": (((1, 0), "ALPHA"),),
+    "scheduler_preemption_pdb_violations": (((1, 0), "ALPHA"),),
+    "scheduler_preemption_evaluation_duration_seconds": (((1, 0), "ALPHA"),),
+    "scheduler_preemption_execution_duration_seconds": (((1, 0), "ALPHA"),),
     "scheduler_pending_pods": (((1, 0), "STABLE"),),
     "scheduler_pod_scheduling_sli_duration_seconds": (((1, 0), "BETA"),),
     "scheduler_pod_scheduling_attempts": (((1, 0), "STABLE"),),
@@ -76,6 +82,9 @@ _STABILITY: dict[str, tuple[tuple[tuple[int, int], str], ...]] = {
     "scheduler_permit_wait_duration_seconds": (((1, 36), "BETA"), ((1, 0), "ALPHA")),
     "scheduler_cache_size": (((1, 0), "ALPHA"),),
     "scheduler_unschedulable_pods": (((1, 36), "BETA"), ((1, 0), "ALPHA")),
+    "scheduler_generated_placements": (((1, 0), "ALPHA"),),
+    "scheduler_placement_evaluations": (((1, 0), "ALPHA"),),
+    "scheduler_placement_evaluation_duration_seconds": (((1, 0), "ALPHA"),),
     "leader_election_master_status": (((1, 0), "ALPHA"),),
     "leader_election_slowpath": (((1, 0), "ALPHA"),),
 }
@@ -127,9 +136,55 @@ class SchedulerMetrics:
             "scheduler_scheduling_algorithm_duration_seconds",
             h("scheduler_scheduling_algorithm_duration_seconds", "Scheduling algorithm latency in seconds"),
             buckets=exponential_buckets(0.001, 2, 15), registry=r)
+        victims_help = "Number of selected preemption victims"
+        if self.features.at_least(1, 37):
+            victims_help += " for preemption initiated by a single pod"
         self.preemption_victims = Histogram(
-            "scheduler_preemption_victims", h("scheduler_preemption_victims", "Number of selected preemption victims"),
+            "scheduler_preemption_victims", h("scheduler_preemption_victims", victims_help),
             buckets=exponential_buckets(1, 2, 7), registry=r)
+        self.workload_preemption_attempts: Counter | None = None
+        """Workload-aware preemption (1.37 with GenericWorkload; None otherwise, as upstream's
+        ``Register`` adds them only then): ``workload_preemption_attempts_total{result}``,
+        ``workload_preemption_victims``, ``preemption_workload_disruptions{preemptor}``,
+        ``preemption_pdb_violations_total{preemptor}``, ``preemption_evaluation_duration_seconds`` and
+        ``preemption_execution_duration_seconds`` ``{preemptor,result}`` (metrics.go L619-670, v1.37.2)."""
+        self.workload_preemption_victims: Histogram | None = None
+        self.preemption_workload_disruptions: Histogram | None = None
+        self.preemption_pdb_violations: Counter | None = None
+        self.preemption_evaluation_duration: Histogram | None = None
+        self.preemption_execution_duration: Histogram | None = None
+        if self.features.at_least(1, 37) and self.features.enabled("GenericWorkload"):
+            self.workload_preemption_attempts = Counter(
+                "scheduler_workload_preemption_attempts",
+                h("scheduler_workload_preemption_attempts",
+                  "Total preemption attempts initiated by workload (including pod groups) in the cluster till now."),
+                ["result"], registry=r)
+            self.workload_preemption_victims = Histogram(
+                "scheduler_workload_preemption_victims",
+                h("scheduler_workload_preemption_victims", "Number of pod preemption victims caused by workload "
+                  "preemption."), buckets=exponential_buckets(1, 2, 11), registry=r)
+            self.preemption_workload_disruptions = Histogram(
+                "scheduler_preemption_workload_disruptions",
+                h("scheduler_preemption_workload_disruptions",
+                  "Number of workload preemption units being preempted. A single preemption unit can be all pods in "
+                  "a pod group (in case of DisruptionMode=all), or a single pod (in case of DisruptionMode=single)."),
+                ["preemptor"], buckets=exponential_buckets(1, 2, 11), registry=r)
+            self.preemption_pdb_violations = Counter(
+                "scheduler_preemption_pdb_violations",
+                h("scheduler_preemption_pdb_violations",
+                  "Total number of pod disruption budget violations caused by preemption."),
+                ["preemptor"], registry=r)
+            self.preemption_evaluation_duration = Histogram(
+                "scheduler_preemption_evaluation_duration_seconds",
+                h("scheduler_preemption_evaluation_duration_seconds",
+                  "Duration in seconds for identifying the target preemption victims."),
+                ["preemptor", "result"], buckets=exponential_buckets(0.001, 2, 16), registry=r)
+            self.preemption_execution_duration = Histogram(
+                "scheduler_preemption_execution_duration_seconds",
+                h("scheduler_preemption_execution_duration_seconds",
+                  "Duration in seconds for preempting the target preemption victims. With async preemption "
+                  "enabled, preemption execution does not block the scheduling of other pods."),
+                ["preemptor", "result"], buckets=exponential_buckets(0.001, 2, 16), registry=r)
         self.preemption_attempts = Counter(
             "scheduler_preemption_attempts",
             h("scheduler_preemption_attempts", "Total preemption attempts in the cluster till now"), registry=r)
@@ -212,6 +267,27 @@ class SchedulerMetrics:
               "The number of unschedulable pods broken down by plugin name. A pod will increment the gauge for "
               "all plugins that caused it to not schedule and so this metric have meaning only when broken down "
               "by plugin."), ["plugin", "profile"], registry=r)
+        # TopologyAwareWorkloadScheduling only (upstream metrics.go L250-256, L672-694)
+        self.generated_placements: Counter | None = None
+        self.placement_evaluations: Counter | None = None
+        self.placement_evaluation_duration: Histogram | None = None
+        if self.features.enabled("TopologyAwareWorkloadScheduling"):
+            self.generated_placements = Counter(
+                "scheduler_generated_placements",
+                h("scheduler_generated_placements", "Number of candidate placements generated when scheduling pod "
+                                                    "groups."), ["profile"], registry=r)
+            self.placement_evaluations = Counter(
+                "scheduler_placement_evaluations",
+                h("scheduler_placement_evaluations",
+                  "Number of candidate placements evaluated when scheduling pod groups, by result. 'feasible' means "
+                  "the pod group fit into the placement, while 'infeasible' means it did not."),
+                ["result", "profile"], registry=r)
+            self.placement_evaluation_duration = Histogram(
+                "scheduler_placement_evaluation_duration_seconds",
+                h("scheduler_placement_evaluation_duration_seconds",
+                  "Latency in seconds of evaluating a single candidate placement when scheduling pod groups, by "
+                  "result. 'feasible' means the pod group fit into the placement, while 'infeasible' means it did "
+                  "not."), ["result", "profile"], buckets=exponential_buckets(0.001, 2, 15), registry=r)
         self.leader_election_master_status = Gauge(
             "leader_election_master_status",
             h("leader_election_master_status",
@@ -301,6 +377,37 @@ class SchedulerMetrics:
         """``preemption_victims``: a preemption evicted ``victims`` pods (upstream ``prepareCandidate``)."""
         self.preemption_victims.observe(victims)
 
+    def observe_workload_preemption_attempt(self, result: str) -> None:
+        """``workload_preemption_attempts_total{result}``: one DefaultPreemption PodGroupPostFilter
+        run, ``result`` its status code name."""
+        if self.workload_preemption_attempts is not None:
+            self.workload_preemption_attempts.labels(result=result).inc()
+
+    def observe_workload_preemption_victims(self, victims: int) -> None:
+        """``workload_preemption_victims``: a pod-group preemption evicts ``victims`` pods."""
+        if self.workload_preemption_victims is not None:
+            self.workload_preemption_victims.observe(victims)
+
+    def observe_preemption_workload_disruptions(self, preemptor: str, units: int) -> None:
+        """``preemption_workload_disruptions{preemptor}``: group victim units disrupted."""
+        if self.preemption_workload_disruptions is not None:
+            self.preemption_workload_disruptions.labels(preemptor=preemptor).observe(units)
+
+    def observe_preemption_pdb_violations(self, preemptor: str, violations: int) -> None:
+        """``preemption_pdb_violations_total{preemptor}``."""
+        if self.preemption_pdb_violations is not None:
+            self.preemption_pdb_violations.labels(preemptor=preemptor).inc(violations)
+
+    def observe_preemption_evaluation(self, preemptor: str, result: str, duration_s: float) -> None:
+        """``preemption_evaluation_duration_seconds{preemptor,result}`` (``result``: status code name)."""
+        if self.preemption_evaluation_duration is not None:
+            self.preemption_evaluation_duration.labels(preemptor=preemptor, result=result).observe(duration_s)
+
+    def observe_preemption_execution(self, preemptor: str, result: str, duration_s: float) -> None:
+        """``preemption_execution_duration_seconds{preemptor,result}`` (``result``: success/error)."""
+        if self.preemption_execution_duration is not None:
+            self.preemption_execution_duration.labels(preemptor=preemptor, result=result).observe(duration_s)
+
     def observe_permit_wait(self, result: str, duration_s: float) -> None:
         """``permit_wait_duration_seconds{result}`` (``Success``/``Unschedulable``/…)."""
         self.permit_wait_duration.labels(result=result).observe(duration_s)
@@ -386,6 +493,23 @@ class SchedulerMetrics:
     def slowpath_exercised(self, name: str) -> None:
         """The leader renewed through GET + PUT (its optimistic PUT failed)."""
         self.leader_election_slowpath.labels(name=name).inc()
+
+    # ───────────────────────────── topology-aware placement ─────────────────────────────
+
+    def observe_generated_placements(self, profile: str, count: int) -> None:
+        """``generated_placements_total{profile}`` += ``count`` (upstream ``RecordGeneratedPlacements``,
+        after PlacementGenerate succeeded; schedule_one_podgroup.go L989). A no-op without
+        TopologyAwareWorkloadScheduling (the metric is not registered)."""
+        if self.generated_placements is not None:
+            self.generated_placements.labels(profile=profile).inc(count)
+
+    def observe_placement_evaluation(self, result: str, profile: str, duration_s: float) -> None:
+        """``placement_evaluations_total`` / ``placement_evaluation_duration_seconds`` {result =
+        feasible | infeasible, profile}: one placement's dry run (upstream ``ObservePlacementEvaluation``,
+        schedule_one_podgroup.go L1027-1036; not for an Error, which aborts the cycle)."""
+        if self.placement_evaluations is not None and self.placement_evaluation_duration is not None:
+            self.placement_evaluations.labels(result=result, profile=profile).inc()
+            self.placement_evaluation_duration.labels(result=result, profile=profile).observe(duration_s)
 
     # ───────────────────────────── exposition ─────────────────────────────
 

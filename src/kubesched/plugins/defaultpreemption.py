@@ -19,7 +19,20 @@ PreEnqueue / events: upstream registers a PreEnqueue gate and an ``AssignedPod/D
 PreEnqueue) and there is no PreEnqueue.
 
 Customisation as upstream's exported fields: ``plugin.evaluator.is_eligible_pod`` and
-``plugin.evaluator.more_important_pod`` may be replaced.
+``plugin.evaluator.more_important_pod`` may be replaced (with GenericWorkload, v1.37:
+``is_eligible_victim`` and ``more_important_victim``, over victim units).
+
+Workload-aware preemption (GenericWorkload, v1.37.2 ``default_preemption.go`` L483-515):
+victims are units (a PodGroup with ``disruptionMode: all`` is preempted whole, see
+:mod:`kubesched.framework.preemption`), and ``pod_group_post_filter`` (PodGroupPostFilter) runs
+:class:`~kubesched.framework.podgrouppreemption.PodGroupEvaluator` for a group the pod-group cycle
+could not place, prefixing its message with ``"pod group preemption: "`` and counting
+``workload_preemption_attempts_total{result}`` (the status code name). With GenericWorkload the
+plugin is also a PreEnqueue plugin (upstream: always, but it gates only with async preemption):
+a member of a group whose preemption is still being actuated is held with
+UnschedulableAndUnresolvable ``"waiting for the preemption for this pod group to be finished"``;
+preemption here is synchronous, so by the time a member is queued again it has finished and the
+gate passes.
 """
 
 from __future__ import annotations
@@ -29,7 +42,9 @@ from typing import TYPE_CHECKING, Any
 from kubesched.config.args import DefaultPreemptionArgs
 from kubesched.errors import InputError
 from kubesched.framework.events import ClusterEventWithHint
-from kubesched.framework.interface import PostFilterResult, Status
+from kubesched.framework.interface import Code, PostFilterResult, Status
+from kubesched.framework.podgroup import pod_group_name_of
+from kubesched.framework.podgrouppreemption import PodGroupEvaluator
 from kubesched.framework.preemption import Evaluator
 from kubesched.plugins.noderesources.fit import PRE_FILTER_STATE_KEY as FIT_STATE_KEY
 from kubesched.plugins.noderesources.fit import Fit, FitRequest
@@ -41,11 +56,19 @@ if TYPE_CHECKING:  # pragma: no cover
     from kubesched.framework.cycle_state import CycleState
     from kubesched.framework.handle import Handle
     from kubesched.framework.node_info import PodInfo
+    from kubesched.framework.podgroup import (
+        PodGroupCycleState,
+        PodGroupInfo,
+        PodGroupPostFilterResult,
+        PodGroupSchedulingFunc,
+    )
 
-__all__ = ["MESSAGE_PREFIX", "NAME", "DefaultPreemption", "new"]
+__all__ = ["MESSAGE_PREFIX", "NAME", "POD_GROUP_MESSAGE_PREFIX", "DefaultPreemption", "new"]
 
 NAME = "DefaultPreemption"
 MESSAGE_PREFIX = "preemption: "
+POD_GROUP_MESSAGE_PREFIX = "pod group preemption: "
+MSG_WAITING_FOR_GROUP_PREEMPTION = "waiting for the preemption for this pod group to be finished"
 
 
 class DefaultPreemption:
@@ -69,6 +92,13 @@ class DefaultPreemption:
         self.evaluator = Evaluator(NAME, handle, min_candidate_nodes_percentage=pct,
                                    min_candidate_nodes_absolute=absolute)
         self.evaluator.reprieve_precheck = self._fit_reprieve_precheck
+        self.pod_group_evaluator = PodGroupEvaluator(handle, self.evaluator)
+        self.preempting: set[str] = set()
+        """UIDs of the pod groups whose preemption is being actuated (upstream
+        ``Executor.preempting``; filled and emptied within one synchronous PodGroupPostFilter)."""
+        fg = handle.features
+        if fg.enabled("GenericWorkload") and fg.at_least(1, 37):
+            self.pre_enqueue = self._pre_enqueue
 
     def _fit_reprieve_precheck(self, state: CycleState, plugins: Sequence[Any]
                                ) -> Callable[[int, Sequence[PodInfo], Sequence[PodInfo]], bool] | None:
@@ -131,6 +161,44 @@ class DefaultPreemption:
         msg = status.message()
         if msg:
             return result, Status(status.code, (MESSAGE_PREFIX + msg,), status.error)
+        return result, status
+
+
+    def _pre_enqueue(self, pod: Pod) -> Status | None:
+        """Upstream ``PreEnqueue`` for members of a pod group (L160-200): held while the group's
+        preemption is being actuated; a pod without its PodGroup object is not held."""
+        name = pod_group_name_of(pod)
+        if name is None or not self.preempting:
+            return None
+        pg = self.pod_group_evaluator.evaluator._group_index().pod_group(pod.metadata.namespace, name)
+        if pg is None:
+            return None
+        uid = str((pg.get("metadata") or {}).get("uid") or f"{pod.metadata.namespace}/{name}")
+        if uid in self.preempting:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (MSG_WAITING_FOR_GROUP_PREEMPTION,))
+        return None
+
+    def pod_group_post_filter(self, state: PodGroupCycleState, pg_info: PodGroupInfo,
+                              scheduling_func: PodGroupSchedulingFunc,
+                              ) -> tuple[PodGroupPostFilterResult | None, Status]:
+        """Upstream ``PodGroupPostFilter`` (L483-515): pod-group preemption on the whole cluster,
+        the message prefixed with ``"pod group preemption: "``; the NodeTable is left as found."""
+        group = pg_info.composite_pod_group if pg_info.composite_pod_group is not None else pg_info.pod_group
+        meta = (group or {}).get("metadata") or {}
+        uid = str(meta.get("uid") or f"{pg_info.namespace}/{pg_info.name}")
+        self.preempting.add(uid)
+        try:
+            result, status = self.pod_group_evaluator.preempt(pg_info, scheduling_func)
+        finally:
+            self.preempting.discard(uid)
+        fw = self.handle.framework
+        recorder = fw.metrics if fw is not None else None
+        observe = getattr(recorder, "observe_workload_preemption_attempt", None)
+        if observe is not None:
+            observe(str(status.code))
+        msg = status.message()
+        if msg:
+            return result, Status(status.code, (POD_GROUP_MESSAGE_PREFIX + msg,), status.error)
         return result, status
 
 

@@ -35,6 +35,8 @@ IN_TREE: dict[str, str] = {
     "DefaultBinder": "kubesched.plugins.defaultbinder:new",
     "NodeDeclaredFeatures": "kubesched.plugins.nodedeclaredfeatures:new",
     "DeferredPodScheduling": "kubesched.plugins.deferredpodscheduling:new",
+    "TopologyPlacementGenerator": "kubesched.plugins.topologyaware:new",
+    "PodGroupPodsCount": "kubesched.plugins.podgrouppodscount:new",
 }
 """Upstream plugin name → ``module:factory``."""
 

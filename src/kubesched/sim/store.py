@@ -338,12 +338,20 @@ class ClusterStore:
             meta = regarding.metadata
             self.events.append((event_type, reason, f"{meta.namespace}/{meta.name}", note))
 
-    def _note_preemption(self, victim: Pod, preemptor: Pod, note: str) -> None:
+    def _note_preemption(self, victim: Pod, preemptor: Any, note: str) -> None:
         node = victim.spec.node_name or ""
         if not node and " on node " in note:
             node = note.rsplit(" on node ", 1)[1]
-        self.preemptions.append(Preemption(pod_key(victim), pod_key(preemptor), node,
-                                           victim.spec.priority or 0, preemptor.spec.priority or 0, note))
+        if isinstance(preemptor, dict):  # a PodGroup (workload-aware preemption): "podgroup/ns/name"
+            meta = preemptor.get("metadata") or {}
+            spec = preemptor.get("spec") or {}
+            kind = str(preemptor.get("kind") or "PodGroup").lower()
+            who = f"{kind}/{meta.get('namespace', '')}/{meta.get('name', '')}"
+            p = spec.get("priority")
+            prio = p if isinstance(p, int) else 0
+        else:
+            who, prio = pod_key(preemptor), preemptor.spec.priority or 0
+        self.preemptions.append(Preemption(pod_key(victim), who, node, victim.spec.priority or 0, prio, note))
 
     def delete_pod(self, pod: Pod) -> None:
         """Delete a pod (preemption): the delete event is queued like any other write."""

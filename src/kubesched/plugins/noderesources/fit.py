@@ -29,6 +29,10 @@ Score (``resource_allocation.go``): LeastAllocated (default), MostAllocated or
 RequestedToCapacityRatio over ``scoringStrategy.resources``; see
 :mod:`kubesched.plugins.noderesources.resource_allocation`. PreScore never skips.
 
+PlacementScore (TopologyAwareWorkloadScheduling, v1.37.2 fit.go L247-256, L867-875): a
+MostAllocated score of a pod group's candidate placement over the sums of its nodes
+(:meth:`Fit.score_placement`).
+
 Upstream quirk kept (every version, v1.34.12 to v1.37.2; fit.go L65-89, L93-104, L207-259): the
 scorer embedded in Fit never gets ``enablePodLevelResources``, so the *incoming* pod is scored
 on its containers' requests (+ overhead, 100m / 200Mi defaults), ignoring
@@ -81,6 +85,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kubesched.framework.handle import Handle
     from kubesched.framework.node_info import NodeInfo, PodInfo
     from kubesched.framework.node_table import NodeTable
+    from kubesched.framework.podgroup import PlacementCycleState, PodGroupAssignments, PodGroupInfo
 
 __all__ = [
     "ERR_REASON_TOO_MANY_PODS",
@@ -342,7 +347,8 @@ def _scorer_from_args(args: NodeResourcesFitArgs) -> ResourceAllocationScorer:
 
 
 class Fit:
-    """The NodeResourcesFit plugin: PreFilter, Filter (both shapes), PreScore, Score (both shapes)."""
+    """The NodeResourcesFit plugin: PreFilter, Filter (both shapes), PreScore, Score (both shapes),
+    PlacementScore."""
 
     name = NAME
 
@@ -363,6 +369,15 @@ class Fit:
         self.deferred_resize = deferred_resize_enabled(features_of(handle))
         """InPlacePodVerticalScalingSchedulerPreemption (alpha, 1.37): deferred-resize deltas, the
         scale-up registrations and the same-node checks of the hints."""
+        self.placement_scorer: ResourceAllocationScorer | None = None
+        """TopologyAwareWorkloadScheduling (alpha, 1.36+; v1.37.2 fit.go L247-256): a MostAllocated
+        scorer over the configured ``scoringStrategy.resources`` (whatever the node strategy) for
+        :meth:`score_placement`; like Fit's own scorer it ignores pod-level resources (quirk §8a)."""
+        if features_of(handle).enabled("TopologyAwareWorkloadScheduling"):
+            strategy = args.scoring_strategy
+            self.placement_scorer = ResourceAllocationScorer(
+                MOST_ALLOCATED, [(r.name, r.weight) for r in strategy.resources] if strategy else [],
+                pod_level_resources=False)
 
     def _dra_mapping(self) -> Mapping[str, Any] | None:
         """The DeviceClass mapping (upstream ``draManager.DeviceClassResolver()``), None with the gate off."""
@@ -489,6 +504,31 @@ class Fit:
     def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
         s = self._state(state, pod)
         return self.scorer.score_rows(nodes, rows, s.terms, s.dra)
+
+    # ───────────────────────────── PlacementScore ─────────────────────────────
+
+    def score_placement(self, state: PlacementCycleState | None, pg_info: PodGroupInfo,
+                        assignments: PodGroupAssignments) -> tuple[int, Status | None]:
+        """Upstream ``Fit.ScorePlacement`` (v1.37.2 fit.go L872-875, resource_allocation.go L505-545):
+        MostAllocated over the sums of the placement's nodes (``assignments.placement`` None = every
+        node), the proposed members' requests added — each member's non-zero container requests
+        (100m / 200Mi for a container without a cpu / memory request), pod-level requests ignored.
+        ``(score 0-100, None)``; an Error without the TopologyAwareWorkloadScheduling gate (upstream
+        builds no placement scorer then)."""
+        scorer = self.placement_scorer
+        if scorer is None:
+            return 0, Status(Code.ERROR, ("NodeResourcesFit has no placement scorer: the "
+                                          "TopologyAwareWorkloadScheduling feature gate is disabled",))
+        group = [0] * len(scorer.names)
+        for pa in assignments.proposed_assignments:
+            for i, v in enumerate(scorer.pod_requests(None, pa.pod)):
+                group[i] += v
+        table = self.handle.nodes if self.handle is not None else None
+        if table is None:
+            return scorer.combine(group, [0] * len(group)), None
+        placement = assignments.placement
+        rows = table.order() if placement is None else table.rows_for_names(placement.nodes)
+        return scorer.score_placement_rows(table, rows, group), None
 
     # ───────────────────────────── queueing hints ─────────────────────────────
 

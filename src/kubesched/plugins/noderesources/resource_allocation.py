@@ -396,6 +396,38 @@ class ResourceAllocationScorer:
             return int(go_round(float(node_score) / float(weight_sum)))
         return go_div(node_score, weight_sum)
 
+    # ── placements (TopologyAwareWorkloadScheduling) ──
+
+    def score_placement_rows(self, nodes: NodeTable, rows: np.ndarray, group_requests: Sequence[int]) -> int:
+        """Upstream ``resourceAllocationScorer.scorePlacement`` (v1.37.2 resource_allocation.go
+        L505-545) over the placement's ``rows``: per scored resource, ``allocatable`` = the sum of the
+        nodes' allocatable and ``requested`` = ``group_requests`` (the proposed members' requests,
+        summed) + the sum of the nodes' requests (NonZeroRequested for cpu/memory unless
+        ``use_requested``; Requested for ephemeral-storage and scalars), counting only nodes where
+        the resource's allocatable is non-zero; a scalar resource the group does not request is
+        skipped, as is any other name; then the strategy's scorer over those sums (upstream only
+        builds a MostAllocated one). No DRA-backed extended resources (upstream passes no
+        ``draPreScoreState``)."""
+        k = len(self.names)
+        requested = [int(v) for v in group_requests]
+        allocatable = [0] * k
+        alloc_m = nodes.allocatable
+        req_m = nodes.requested
+        for t in self.terms(requested):
+            if t.kind == 0 or t.kind == 1:
+                a = alloc_m[:, t.kind][rows]
+                base = req_m[:, t.kind][rows] if self.use_requested else nodes.non_zero_requested[:, t.kind][rows]
+            else:
+                col = nodes.EPHEMERAL_STORAGE if t.kind == 2 else nodes.resource_index.get(t.name)
+                if col is None:
+                    continue  # no node has it: allocatable 0 everywhere
+                a = alloc_m[:, col][rows]
+                base = req_m[:, col][rows]
+            has = a != 0
+            allocatable[t.index] = int(a[has].sum())
+            requested[t.index] += int(base[has].sum())
+        return self.combine(requested, allocatable)
+
     # ── batch ──
 
     def score_rows(self, nodes: NodeTable, rows: np.ndarray, terms: Sequence[_Term], dra: Any = None) -> np.ndarray:

@@ -1,0 +1,276 @@
+"""Pod-group preemption (upstream ``pkg/scheduler/framework/preemption/podgrouppreemption.go``,
+v1.37.2; GenericWorkload): DefaultPreemption's PodGroupPostFilter, run after a failed pod-group
+cycle. The preemptor is the group, the domain the whole cluster.
+
+:meth:`PodGroupEvaluator.preempt` (upstream ``Preempt``, L96-135):
+
+1. Preemptor (``newPodGroupPreemptor``, types.go L36-110): priority = the group's
+   ``spec.priority`` (absent → 0); preemption policy: with PodGroupPreemptionPolicy the group's
+   ``spec.preemptionPolicy`` (absent → ``PreemptLowerPriority``), without it ``Never`` when any
+   member pod says ``preemptionPolicy: Never``. ``Never`` → ``(None, Unschedulable "not eligible
+   due to preemptionPolicy=Never.")``.
+2. Ongoing preemption (``isOngoingPreemption``, L380-400): a member nominated to a node that holds a
+   pod of lower (group) priority terminating because of preemption → Success ``"ongoing preemption
+   on nominated nodes"`` with every member's current ``nominatedNodeName`` as its NominatingInfo.
+3. ``selectVictimsOnDomain`` (L150-340), on the NodeTable through a :class:`TableEdit` (upstream's
+   mutable snapshot), restored exactly before returning: the victims are every node's units
+   (:meth:`PodGroupIndex.victims_on_rows`); those of lower priority than the group are removed;
+   none → UnschedulableAndUnresolvable ``"No preemption victims found for incoming preemptor"``.
+   The ``scheduling_func`` (the group's algorithm, from the pod-group cycle) runs on the emptied
+   table; its failure status is returned as is. Then the units are reprieved one by one,
+   PDB-violating first, most important first (:func:`more_important_victim`): added back (with
+   the PreFilter AddPod extension on every proposed assignment's CycleState), then Filter (with
+   nominated pods) is re-run for each proposed assignment in order, each passing member being
+   added to the table and Reserved so the next sees it; a failure removes the unit again (it is a
+   victim); the members are Unreserved and removed afterwards, last first.
+4. Actuation (``actuatePodGroupPreemption``, executor.go L160-175, synchronous here as the
+   single-pod path): a candidate named ``"cluster"``; victims already terminating are skipped; a
+   waiting victim is Preempted in memory; events ``"Preempted by podgroup <uid> on node
+   cluster"``, DisruptionTarget ``"<scheduler>: preempting to accommodate a higher priority
+   podgroup"``. Success → ``"found a placement for podgroup, preempting <n> victims"`` with the
+   members' NominatingInfos (``namespace/name`` → node, ModeOverride).
+
+CompositePodGroups (alpha) preempt as one unit of type ``compositepodgroup`` when the
+``PodGroupInfo`` carries one; their victim hierarchies are not followed (see
+:class:`~kubesched.framework.preemption.PodGroupIndex`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kubesched.api.objects import pod_key
+from kubesched.framework.interface import Code, NominatingInfo, NominatingMode, Status, as_status
+from kubesched.framework.node_table import TableEdit
+from kubesched.framework.podgroup import (
+    COMPOSITE_POD_GROUP_KEY_TYPE,
+    POD_GROUP_KEY_TYPE,
+    PodGroupInfo,
+    PodGroupPostFilterResult,
+    PodGroupSchedulingFunc,
+    ProposedAssignment,
+    pod_group_preemption_policy,
+    pod_group_priority,
+)
+from kubesched.framework.preemption import (
+    ERR_NOT_ELIGIBLE_NEVER,
+    PREEMPT_NEVER,
+    Candidate,
+    Evaluator,
+    PodGroupIndex,
+    Preemptor,
+    Victim,
+    Victims,
+    filter_victims_with_pdb_violation,
+    pod_terminating_by_preemption,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kubesched.api.objects import Pod, PodDisruptionBudget
+    from kubesched.framework.handle import Handle
+
+__all__ = [
+    "CLUSTER_DOMAIN",
+    "ERR_NO_VICTIMS_FOR_PREEMPTOR",
+    "MSG_ONGOING_PREEMPTION",
+    "PodGroupEvaluator",
+    "PodGroupPreemptor",
+    "SelectVictimsResult",
+]
+
+ERR_NO_VICTIMS_FOR_PREEMPTOR = "No preemption victims found for incoming preemptor"
+MSG_ONGOING_PREEMPTION = "ongoing preemption on nominated nodes"
+CLUSTER_DOMAIN = "cluster"
+"""The candidate's name in pod-group preemption (events read ``… on node cluster``)."""
+
+
+@dataclass
+class PodGroupPreemptor:
+    """Upstream ``podGroupPreemptor`` (types.go L36-110): the group, its members being scheduled,
+    its priority and its effective preemption policy."""
+
+    type: str
+    group: dict[str, Any]
+    members: list[Pod]
+    priority: int
+    preemption_policy: str
+
+    @staticmethod
+    def of(pg_info: PodGroupInfo, enable_pod_group_preemption_policy: bool) -> PodGroupPreemptor:
+        """Upstream ``newPodGroupPreemptor`` with ``resolvePreemptionPolicy`` /
+        ``resolveCompositePreemptionPolicy``."""
+        members = list(pg_info.unscheduled_pods)
+        if pg_info.composite_pod_group is not None:
+            group, kind = pg_info.composite_pod_group, COMPOSITE_POD_GROUP_KEY_TYPE
+        else:
+            group, kind = pg_info.pod_group or {}, POD_GROUP_KEY_TYPE
+        if enable_pod_group_preemption_policy:
+            policy = pod_group_preemption_policy(group)
+            if kind == COMPOSITE_POD_GROUP_KEY_TYPE and policy != "PreemptLowerPriority":
+                policy = PREEMPT_NEVER
+        else:
+            policy = "PreemptLowerPriority"
+            if any(p.spec.preemption_policy == PREEMPT_NEVER for p in members):
+                policy = PREEMPT_NEVER
+        return PodGroupPreemptor(kind, group, members, pod_group_priority(group), policy)
+
+    def executor_preemptor(self) -> Preemptor:
+        return Preemptor.of_group(self.group, self.members, self.type)
+
+
+@dataclass
+class SelectVictimsResult:
+    """Upstream ``selectVictimsResult``: the victims, the NominatingInfo of each member that got a
+    node (``namespace/name`` → info) and the number of group units among the victims."""
+
+    victims: Victims
+    nominating_infos: dict[str, NominatingInfo]
+    num_pod_group_disruptions: int = 0
+
+
+class PodGroupEvaluator:
+    """Upstream ``PodGroupEvaluator``. ``evaluator`` is DefaultPreemption's single-pod
+    :class:`~kubesched.framework.preemption.Evaluator`: its Filter-with-nominated-pods run, PDB
+    listing, victim eviction (the executor) and hooks are shared."""
+
+    def __init__(self, handle: Handle, evaluator: Evaluator) -> None:
+        self.handle = handle
+        self.evaluator = evaluator
+
+    @property
+    def enable_pod_group_preemption_policy(self) -> bool:
+        return self.handle.features.enabled("PodGroupPreemptionPolicy")
+
+    def preempt(self, pg_info: PodGroupInfo, scheduling_func: PodGroupSchedulingFunc
+                ) -> tuple[PodGroupPostFilterResult | None, Status]:
+        """Upstream ``Preempt``: see the module docstring. The NodeTable is left as found."""
+        preemptor = PodGroupPreemptor.of(pg_info, self.enable_pod_group_preemption_policy)
+        if preemptor.preemption_policy == PREEMPT_NEVER:
+            return None, Status(Code.UNSCHEDULABLE, (ERR_NOT_ELIGIBLE_NEVER,))
+        groups = PodGroupIndex(self.handle)
+        if self.is_ongoing_preemption(preemptor, groups):
+            infos = {pod_key(p): NominatingInfo(p.status.nominated_node_name, NominatingMode.OVERRIDE)
+                     for p in preemptor.members}
+            return PodGroupPostFilterResult(infos), Status(Code.SUCCESS, (MSG_ONGOING_PREEMPTION,))
+        self.evaluator._nominated_cache = None
+        t0 = time.perf_counter()
+        pdbs = self.evaluator.list_pdbs()
+        with TableEdit(self.handle.nodes) as edit:
+            res, st = self.select_victims_on_domain(preemptor, groups, pdbs, scheduling_func, edit)
+        self.evaluator._observe_duration("observe_preemption_evaluation", preemptor.type, str(st.code), t0)
+        if res is None:
+            return None, st
+        candidate = Candidate(CLUSTER_DOMAIN, res.victims, res.num_pod_group_disruptions)
+        err = self.evaluator.prepare_candidate(candidate, preemptor.executor_preemptor())
+        result = PodGroupPostFilterResult(res.nominating_infos)
+        if err is not None and not err.is_success():
+            return result, err
+        return result, Status(Code.SUCCESS, (
+            f"found a placement for podgroup, preempting {len(res.victims.pods)} victims",))
+
+    def is_ongoing_preemption(self, preemptor: PodGroupPreemptor, groups: PodGroupIndex) -> bool:
+        """Upstream ``isOngoingPreemption``: a member's nominated node holds a pod of lower
+        (group) priority that is terminating because of preemption."""
+        table = self.handle.nodes
+        nominated = dict.fromkeys(p.status.nominated_node_name for p in preemptor.members
+                                  if p.status.nominated_node_name)
+        for name in nominated:
+            row = table.row_of.get(name)
+            if row is None:
+                continue
+            for pi in table.pods[row]:
+                if groups.pod_priority(pi.pod) < preemptor.priority and pod_terminating_by_preemption(pi.pod):
+                    return True
+        return False
+
+    def select_victims_on_domain(self, preemptor: PodGroupPreemptor, groups: PodGroupIndex,
+                                 pdbs: Sequence[PodDisruptionBudget], scheduling_func: PodGroupSchedulingFunc,
+                                 edit: TableEdit) -> tuple[SelectVictimsResult | None, Status]:
+        """Upstream ``selectVictimsOnDomain`` on the table through ``edit`` (the caller restores it)."""
+        table = self.handle.nodes
+        fw = self.evaluator._framework()
+        ev = self.evaluator
+        domain = groups.victims_on_rows(table.order().tolist())
+        potential = [v for v in domain if v.priority < preemptor.priority]
+        if not potential:
+            return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_NO_VICTIMS_FOR_PREEMPTOR,))
+        for v in potential:
+            for r, pi in v.members:
+                edit.remove(pi, r)
+
+        assignments, st = scheduling_func()
+        if st is not None and not st.is_success():
+            return None, st
+        valid: list[ProposedAssignment] = [
+            a for a in (assignments.proposed_assignments if assignments is not None else ()) if a.node_name]
+
+        ev._sort_victims(potential)
+        violating, non_violating = filter_victims_with_pdb_violation(potential, pdbs)
+
+        def add_victim(v: Victim) -> Status | None:
+            for r, pi in v.members:
+                edit.add(pi, r)
+                ni = table.node_info(r)
+                for a in valid:
+                    st = fw.run_pre_filter_extension_add_pod(a.cycle_state, a.pod, pi, ni)
+                    if st is not None:
+                        return st
+            return None
+
+        def remove_victim(v: Victim) -> Status | None:
+            for r, pi in v.members:
+                edit.remove(pi, r)
+                ni = table.node_info(r)
+                for a in valid:
+                    st = fw.run_pre_filter_extension_remove_pod(a.cycle_state, a.pod, pi, ni)
+                    if st is not None:
+                        return st
+            return None
+
+        def reprieve(v: Victim) -> tuple[bool, Status | None]:
+            err = add_victim(v)
+            if err is not None:
+                return False, err
+            placed: list[tuple[ProposedAssignment, int]] = []
+            try:
+                for a in valid:
+                    row = table.row_of[a.node_name]
+                    if not ev.filter_row_with_nominated_pods(a.cycle_state, a.pod, row).is_success():
+                        return False, remove_victim(v)
+                    # simulate assuming the member and reserving the stateful plugins' resources
+                    edit.add(a.pod_info, row)
+                    placed.append((a, row))
+                    fw.run_reserve_plugins_reserve(a.cycle_state, a.pod, a.node_name)
+                return True, None
+            finally:
+                for a, row in reversed(placed):
+                    fw.run_reserve_plugins_unreserve(a.cycle_state, a.pod, a.node_name)
+                    edit.remove(a.pod_info, row)
+
+        to_preempt: list[Victim] = []
+        num_violating = 0
+        try:
+            for v, count in violating:
+                fits, err = reprieve(v)
+                if err is not None:
+                    return None, err
+                if not fits:
+                    to_preempt.append(v)
+                    num_violating += count
+            for v in non_violating:
+                fits, err = reprieve(v)
+                if err is not None:
+                    return None, err
+                if not fits:
+                    to_preempt.append(v)
+        except Exception as e:  # noqa: BLE001 - a plugin crash during the reprieve is an Error status
+            return None, as_status(e)
+
+        ev._sort_victims(to_preempt)
+        pods = [pi.pod for v in to_preempt for pi in v.pods]
+        infos = {pod_key(a.pod): NominatingInfo(a.node_name, NominatingMode.OVERRIDE) for a in valid}
+        return (SelectVictimsResult(Victims(pods, num_violating), infos, sum(1 for v in to_preempt if v.is_group)),
+                Status(Code.SUCCESS))

@@ -1,0 +1,141 @@
+"""Authorization as kube-apiserver v1.37.2 does it with ``--authorization-mode=RBAC`` and anonymous
+authentication on (its defaults in a real cluster), held against the real binary: every test runs
+on both servers (``server`` fixture). Upstream: ``plugin/pkg/auth/authorizer/rbac/rbac.go``,
+``pkg/registry/rbac/validation/rule.go``, ``k8s.io/apiserver/pkg/endpoints/filters/authorization.go``
+and ``handlers/responsewriters/errors.go`` (the Forbidden message), the bootstrap policy
+(``plugin/pkg/auth/authorizer/rbac/bootstrappolicy``: anonymous users may read /healthz, /livez,
+/readyz and /version only; ``system:discovery`` is for authenticated users)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kubesched.testing.upstream import http_request
+from kubesched.testing.upstream import unique_name as unique
+
+RBAC = "/apis/rbac.authorization.k8s.io/v1"
+
+
+def _ctx(server: Any) -> Any:
+    return server.cp.ssl_context() if hasattr(server, "cp") else server.srv.ssl_context()
+
+
+def _anonymous(server: Any, method: str, path: str) -> tuple[int, Any]:
+    status, _, body = http_request(server.url + path, None, _ctx(server), method)
+    return status, body
+
+
+@pytest.mark.parametrize(("method", "path", "message", "details"), [
+    ("GET", "/api", 'forbidden: User "system:anonymous" cannot get path "/api"', {}),
+    ("GET", "/api/v1/pods",
+     'pods is forbidden: User "system:anonymous" cannot list resource "pods" in API group "" at the cluster scope',
+     {"kind": "pods"}),
+    ("GET", "/api/v1/namespaces/default/pods/p1",
+     'pods "p1" is forbidden: User "system:anonymous" cannot get resource "pods" in API group "" in the namespace '
+     '"default"', {"name": "p1", "kind": "pods"}),
+    ("GET", "/api/v1/namespaces/default/pods?watch=true",
+     'pods is forbidden: User "system:anonymous" cannot watch resource "pods" in API group "" in the namespace '
+     '"default"', {"kind": "pods"}),
+    ("DELETE", "/apis/apps/v1/namespaces/kube-system/deployments",
+     'deployments.apps is forbidden: User "system:anonymous" cannot deletecollection resource "deployments" in API '
+     'group "apps" in the namespace "kube-system"', {"group": "apps", "kind": "deployments"}),
+    ("POST", "/api/v1/namespaces/default/pods/p1/binding",
+     'pods "p1" is forbidden: User "system:anonymous" cannot create resource "pods/binding" in API group "" in the '
+     'namespace "default"', {"name": "p1", "kind": "pods"}),
+])
+def test_anonymous_requests_are_forbidden_with_upstreams_message(server: Any, method: str, path: str, message: str,
+                                                                 details: dict[str, str]) -> None:
+    status, body = _anonymous(server, method, path)
+    assert status == 403
+    assert body["reason"] == "Forbidden" and body["code"] == 403
+    assert body["message"] == message
+    assert body.get("details", {}) == details
+
+
+def test_anonymous_may_read_version_and_health(server: Any) -> None:
+    for path in ("/version", "/healthz", "/livez", "/readyz"):
+        assert _anonymous(server, "GET", path)[0] == 200, path
+
+
+def test_a_wrong_token_is_401_even_with_anonymous_auth(server: Any) -> None:
+    status, _, body = http_request(server.url + "/api/v1/pods", "not-the-token", _ctx(server), "GET")
+    assert status == 401 and body["reason"] == "Unauthorized"
+
+
+def _sar(server: Any, spec: dict[str, Any], ns: str | None = None) -> dict[str, Any]:
+    kind, path = ("LocalSubjectAccessReview", f"/apis/authorization.k8s.io/v1/namespaces/{ns}/localsubjectaccessreviews") \
+        if ns else ("SubjectAccessReview", "/apis/authorization.k8s.io/v1/subjectaccessreviews")
+    status, _, body = server.request("POST", path, {"apiVersion": "authorization.k8s.io/v1", "kind": kind,
+                                                    "spec": spec})
+    assert status == 201, body
+    return dict(body["status"])
+
+
+def _create(server: Any, path: str, obj: dict[str, Any]) -> None:
+    status, _, body = server.request("POST", path, obj)
+    assert status == 201, body
+
+
+def test_subject_access_reviews_follow_the_stored_rbac_objects(server: Any, ns: str) -> None:
+    alice, carol, sa = unique("alice"), unique("carol"), unique("robot")
+    role = unique("pod-reader")
+    _create(server, f"{RBAC}/clusterroles", {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": role},
+        "rules": [{"apiGroups": [""], "resources": ["pods", "pods/log"], "verbs": ["get", "list"]}]})
+    _create(server, f"{RBAC}/clusterrolebindings", {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": role},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": alice}]})
+    _create(server, f"{RBAC}/namespaces/{ns}/rolebindings", {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "viewers"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": carol},
+                     {"kind": "ServiceAccount", "name": sa}]})
+    _create(server, f"{RBAC}/namespaces/{ns}/rolebindings", {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "dangling"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "missing"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": carol}]})
+
+    def can(user: str, verb: str, resource: str, namespace: str = "", sub: str = "", group: str = "",
+            groups: list[str] | None = None) -> dict[str, Any]:
+        attrs = {"verb": verb, "resource": resource, "namespace": namespace, "subresource": sub, "group": group}
+        return _sar(server, {"user": user, "groups": groups or [], "resourceAttributes": attrs})
+
+    assert can(alice, "list", "pods") == {
+        "allowed": True,
+        "reason": f'RBAC: allowed by ClusterRoleBinding "{role}" of ClusterRole "{role}" to User "{alice}"'}
+    assert can(alice, "get", "pods", ns, sub="log")["allowed"]
+    assert can(alice, "delete", "pods", ns) == {"allowed": False}
+    # a RoleBinding to a ClusterRole grants it in its namespace only
+    got = can(carol, "get", "pods", ns)
+    assert got["allowed"] and got["reason"] == (
+        f'RBAC: allowed by RoleBinding "viewers/{ns}" of ClusterRole "{role}" to User "{carol}"')
+    assert not can(carol, "get", "pods", "default")["allowed"]
+    # a binding to a missing role is reported when nothing else allows
+    assert can(carol, "create", "pods", ns) == {
+        "allowed": False, "reason": 'rbac: RBAC: role.rbac.authorization.k8s.io "missing" not found'}
+    # a service account subject without a namespace is the binding's namespace
+    got = can(f"system:serviceaccount:{ns}:{sa}", "list", "pods", ns)
+    assert got["allowed"] and got["reason"].endswith(f'to ServiceAccount "{sa}/{ns}"')
+    # groups: system:masters always, before RBAC (no reason); bootstrap bindings for the rest
+    assert can("someone", "delete", "nodes", groups=["system:masters"]) == {"allowed": True}
+    got = _sar(server, {"user": "x", "groups": ["system:authenticated"],
+                        "nonResourceAttributes": {"verb": "get", "path": "/apis"}})
+    assert got["allowed"] and '"system:discovery"' in got["reason"]
+    # a LocalSubjectAccessReview is scoped to its namespace
+    assert _sar(server, {"user": carol, "resourceAttributes": {"verb": "list", "resource": "pods",
+                                                                "namespace": ns}}, ns=ns)["allowed"]
+
+
+def test_the_bootstrap_policy_is_served(server: Any) -> None:
+    for path, name in ((f"{RBAC}/clusterroles/cluster-admin", "cluster-admin"),
+                       (f"{RBAC}/clusterroles/system:kube-scheduler", "system:kube-scheduler"),
+                       (f"{RBAC}/clusterrolebindings/system:kube-scheduler", "system:kube-scheduler"),
+                       (f"{RBAC}/namespaces/kube-system/roles/extension-apiserver-authentication-reader",
+                        "extension-apiserver-authentication-reader")):
+        status, _, body = server.request("GET", path)
+        assert status == 200, (path, body)
+        assert body["metadata"]["name"] == name
+        assert body["metadata"]["labels"]["kubernetes.io/bootstrapping"] == "rbac-defaults"
