@@ -79,13 +79,16 @@ import re
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubesched.api import validation
 from kubesched.api.nodeselector import RequiredNodeAffinity
 from kubesched.api.objects import Node, Pod, Toleration, decode
 from kubesched.api.taints import find_matching_untolerated_taint
 from kubesched.errors import InputError
+
+if TYPE_CHECKING:
+    from kubesched.features import FeatureGate
 
 __all__ = [
     "ALPHANUMS",
@@ -378,6 +381,9 @@ class SyncResult:
     created: list[tuple[dict[str, Any], int]] = field(default_factory=list)
     updated: list[tuple[dict[str, Any], int]] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    events: list[tuple[dict[str, Any], str, str, str]] = field(default_factory=list)
+    """Events the controllers record: ``(involved object, type, reason, message)`` (the Job
+    controller's ``WorkloadCreated`` / ``PodGroupCreated``)."""
 
 
 class Controllers:
@@ -392,7 +398,12 @@ class Controllers:
     box, whose kubelets report ``Ready``, passes False.
     """
 
-    def __init__(self, workloads: list[dict[str, Any]], *, seed: int = 0, ready_when_bound: bool = True) -> None:
+    def __init__(self, workloads: list[dict[str, Any]], *, seed: int = 0, ready_when_bound: bool = True,
+                 features: FeatureGate | None = None) -> None:
+        self.features = features
+        """The kube-controller-manager's gates: WorkloadWithJob (with GenericWorkload) makes the
+        Job controller create a Workload and a PodGroup per Job (None: the v1.37 defaults, off)."""
+        self._scheduling: list[dict[str, Any]] = []
         self.rng = random.Random(seed)
         self.ready_when_bound = ready_when_bound
         self.workloads = list(workloads)
@@ -479,14 +490,22 @@ class Controllers:
     # ---- the pass
 
     def sync(self, pods: list[dict[str, Any]], nodes: list[dict[str, Any]],
-             claims: Iterable[Mapping[str, Any]] = ()) -> SyncResult:
+             claims: Iterable[Mapping[str, Any]] = (),
+             scheduling: Iterable[Mapping[str, Any]] = ()) -> SyncResult:
         """One pass of every controller over the current ``pods``, ``nodes`` and PVCs (``claims``).
 
         ReplicaSets created or scaled by earlier passes are remembered by this instance; pods
-        and PVCs created by earlier passes must be passed back in. Returns the
-        :class:`SyncResult`; nothing passed in is mutated.
+        and PVCs created by earlier passes must be passed back in. ``scheduling``: the
+        Workloads and PodGroups that exist (the Job controller's informers); those created by
+        earlier passes are remembered. Returns the :class:`SyncResult`; nothing passed in is
+        mutated.
         """
         res = SyncResult()
+        known = {(str(o.get("kind")), str(_meta(o).get("namespace") or ""), str(_meta(o).get("name")))
+                 for o in scheduling}
+        self._scheduling = [dict(o) for o in scheduling] + [
+            o for o in self._scheduling
+            if (str(o.get("kind")), str(_meta(o).get("namespace") or ""), str(_meta(o).get("name"))) not in known]
         taken = {(str(_meta(p).get("namespace") or ""), str(_meta(p).get("name"))) for p in pods}
         index = _Pods(pods)
         node_cache: dict[str, Node | None] = {}
@@ -734,15 +753,22 @@ class Controllers:
     def _sync_job(self, job: dict[str, Any], i: int, pods: _Pods,
                   taken: set[tuple[str, str]], res: SyncResult) -> None:
         meta, spec, status = _meta(job), _map(job.get("spec")), _map(job.get("status"))
-        if spec.get("suspend") is True:
-            return
         if any(_map(c).get("type") in ("Complete", "Failed") and _map(c).get("status") == "True"
                for c in _list(status.get("conditions"))):
             return  # finished: its controller creates nothing more
         name = str(meta.get("name"))
         uid = self.uid(job)
+        pod_group = self._ensure_workload_and_pod_group(job, i, pods, res)
+        if spec.get("suspend") is True:
+            return
         template = copy.deepcopy(_map(spec.get("template")))
         tmeta = template.setdefault("metadata", {})
+        if pod_group is not None:
+            # job_controller.go L1870: the pods name their PodGroup. The non-controller ownerReference
+            # to it that L1876 appends to the template's metadata is lost in v1.37.2:
+            # controller.GetPodFromTemplate (controller_utils.go L567) copies labels, annotations and
+            # finalizers of the template, not its ownerReferences — so the pods carry none, as upstream
+            template.setdefault("spec", {})["schedulingGroup"] = {"podGroupName": _meta(pod_group).get("name")}
         if spec.get("manualSelector") is not True:
             tmeta["labels"] = {**_map(tmeta.get("labels")),
                                "batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name,
@@ -800,6 +826,233 @@ class Controllers:
             pod = self._pod_from_template(t, job, prefix, taken)
             pods.append(pod)
             res.created.append((pod, i))
+
+
+    # ---- the Job controller's Workload and PodGroup (WorkloadWithJob)
+
+    def _ensure_workload_and_pod_group(self, job: dict[str, Any], i: int, pods: _Pods,
+                                       res: SyncResult) -> dict[str, Any] | None:
+        """``ensureWorkloadAndPodGroup`` (job_scheduling_manager.go L117): the PodGroup the Job's
+        pods join, creating the Workload and PodGroup for a Job that never started, or None."""
+        mode = _management_mode(job, self.features)
+        if mode is None:
+            return None
+        meta = _meta(job)
+        ns = str(meta.get("namespace") or "default")
+        status = _map(job.get("status"))
+        new_job = (not pods.owned_by(job) and not status.get("startTime") and not status.get("succeeded")
+                   and not status.get("failed")
+                   and not any(_map(c).get("type") == "Suspended" for c in _list(status.get("conditions"))))
+        if mode == "podgroup":
+            return self._delegated_pod_group(job, i, ns, new_job, res)
+        workloads = [o for o in self._scheduling if o.get("kind") == "Workload" and _meta(o).get("namespace") == ns
+                     and _workload_job_name(o) == meta.get("name") and self._controls(job, o)]
+        if len(workloads) > 1:
+            return None  # "found %d Workloads referencing Job", default scheduling
+        if workloads:
+            wl = workloads[0]
+            if len(_list(_map(wl.get("spec")).get("podGroupTemplates"))) != 1:
+                return None  # validateWorkloadStructure: an error, the Job is retried
+        elif not new_job:
+            return None
+        else:
+            wl = self._new_workload(job)
+            self._scheduling.append(wl)
+            res.created.append((wl, i))
+            res.events.append((job, "Normal", "WorkloadCreated",
+                               f"Created Workload {_meta(wl)['name']} for Job {meta.get('name')}"))
+        pgs = [o for o in self._scheduling if o.get("kind") == "PodGroup" and _meta(o).get("namespace") == ns
+               and _map(_map(o.get("spec")).get("workloadRef")).get("workloadName") == _meta(wl).get("name")
+               and self._controls(job, o)]
+        if len(pgs) > 1:
+            return None
+        if pgs:
+            pg = pgs[0]
+        elif not new_job:
+            return None
+        else:
+            pg = self._new_pod_group(job, wl, "", link_workload=True)
+            self._scheduling.append(pg)
+            res.created.append((pg, i))
+            res.events.append((job, "Normal", "PodGroupCreated",
+                               f"Created PodGroup {_meta(pg)['name']} for Job {meta.get('name')}"))
+        self._sync_gang_min_count(job, wl, pg, i, res)
+        return pg
+
+    def _delegated_pod_group(self, job: dict[str, Any], i: int, ns: str, new_job: bool,
+                             res: SyncResult) -> dict[str, Any] | None:
+        """``getOrCreateDelegatedPodGroup`` (L273): a child Job whose parent's Workload has the
+        template named by its ``scheduling.k8s.io/group-template-name`` annotation."""
+        parent = owner_of(job) or {}
+        group = str(parent.get("apiVersion") or "").rpartition("/")[0]
+        wl = next((o for o in self._scheduling if o.get("kind") == "Workload" and _meta(o).get("namespace") == ns
+                   and _map(_map(o.get("spec")).get("controllerRef")) .get("apiGroup", "") == group
+                   and _map(_map(o.get("spec")).get("controllerRef")).get("kind") == parent.get("kind")
+                   and _map(_map(o.get("spec")).get("controllerRef")).get("name") == parent.get("name")), None)
+        if wl is None:
+            return None
+        tname = _map(_meta(job).get("annotations")).get(GROUP_TEMPLATE_NAME_ANNOTATION, "")
+        templates = [_map(t) for t in _list(_map(wl.get("spec")).get("podGroupTemplates"))]
+        template = next((t for t in templates if t.get("name") == tname), None) if tname else \
+            (templates[0] if templates else None)
+        if template is None:
+            return None
+        pg = next((o for o in self._scheduling if o.get("kind") == "PodGroup" and _meta(o).get("namespace") == ns
+                   and _map(_map(o.get("spec")).get("workloadRef")).get("workloadName") == _meta(wl).get("name")
+                   and self._controls(job, o)), None)
+        if pg is None and new_job:
+            pg = self._new_pod_group(job, wl, tname, link_workload=False)
+            self._scheduling.append(pg)
+            res.created.append((pg, i))
+            res.events.append((job, "Normal", "PodGroupCreated",
+                               f"Created PodGroup {_meta(pg)['name']} for Job {_meta(job).get('name')}"))
+        gang = _map(_map(template.get("schedulingPolicy")).get("gang"))
+        if pg is not None and gang and _map(_map(_map(pg.get("spec")).get("schedulingPolicy")).get("gang")):
+            self._set_min_count(pg, int(gang.get("minCount") or 0), i, res)
+        return pg
+
+    def _new_workload(self, job: dict[str, Any]) -> dict[str, Any]:
+        """``generateWorkload`` (L450): one PodGroupTemplate ``<job>-pgt-0`` from
+        ``Job.spec.scheduling`` (Basic unless it says gang; a gang without ``minCount`` gets
+        ``max(1, parallelism)``) and the pod template's ``priorityClassName``."""
+        meta, spec = _meta(job), _map(job.get("spec"))
+        template: dict[str, Any] = {"name": f"{meta.get('name')}-pgt-0",
+                                    "schedulingPolicy": job_scheduling_policy(job)}
+        sched = _map(spec.get("scheduling"))
+        topo = _list(_map(sched.get("schedulingConstraints")).get("topology"))
+        if topo:
+            template["schedulingConstraints"] = {"topology": [{"key": _map(t).get("key", "")} for t in topo]}
+        dm = _map(sched.get("disruptionMode"))
+        if sched.get("disruptionMode") is not None:
+            template["disruptionMode"] = {"all": {}} if dm.get("all") is not None else {"single": {}}
+        claims = _list(sched.get("resourceClaims"))
+        if claims:
+            template["resourceClaims"] = copy.deepcopy(claims)
+        pcn = _map(_map(spec.get("template")).get("spec")).get("priorityClassName")
+        if pcn:
+            template["priorityClassName"] = pcn
+        return {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "Workload",
+                "metadata": {"name": workload_name(str(meta.get("name")), self.uid(job)),
+                             "namespace": str(meta.get("namespace") or "default"),
+                             "ownerReferences": [self._controller_ref(job)]},
+                "spec": {"controllerRef": {"apiGroup": "batch", "kind": "Job", "name": meta.get("name")},
+                         "podGroupTemplates": [template]}}
+
+    def _new_pod_group(self, job: dict[str, Any], wl: dict[str, Any], template_name: str, *,
+                       link_workload: bool) -> dict[str, Any]:
+        """``createPodGroup`` (L560) + workloadbuilder ``newPodGroup``: the template's policy,
+        constraints, disruption mode, priority fields and claims; owned by the Job (controller)
+        and, for a root Job, by the Workload."""
+        templates = [_map(t) for t in _list(_map(wl.get("spec")).get("podGroupTemplates"))]
+        tmpl = next((t for t in templates if t.get("name") == template_name), None) if template_name \
+            else templates[0]
+        assert tmpl is not None
+        wmeta = _meta(wl)
+        spec: dict[str, Any] = {"workloadRef": {"workloadName": wmeta.get("name"), "templateName": tmpl.get("name")},
+                                "schedulingPolicy": copy.deepcopy(tmpl.get("schedulingPolicy"))}
+        for k in ("schedulingConstraints", "resourceClaims", "disruptionMode", "priorityClassName", "priority"):
+            if tmpl.get(k) not in (None, "", []):
+                spec[k] = copy.deepcopy(tmpl[k])
+        owners = [self._controller_ref(job)]
+        if link_workload:
+            owners.append({"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "Workload", "name": wmeta.get("name"),
+                           "uid": self.uid(wl)})
+        return {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
+                "metadata": {"name": pod_group_name(str(wmeta.get("name")), str(tmpl.get("name"))),
+                             "namespace": wmeta.get("namespace"), "ownerReferences": owners},
+                "spec": spec}
+
+    def _sync_gang_min_count(self, job: dict[str, Any], wl: dict[str, Any], pg: dict[str, Any], i: int,
+                             res: SyncResult) -> None:
+        """``syncGangMinCount`` (L167): a changed gang size of the Job reaches its Workload and PodGroup."""
+        gang = _map(job_scheduling_policy(job).get("gang"))
+        if not gang:
+            return
+        want = int(gang.get("minCount") or 0)
+        templates = _list(_map(wl.get("spec")).get("podGroupTemplates"))
+        if len(templates) == 1 and _map(_map(_map(templates[0]).get("schedulingPolicy")).get("gang")):
+            self._set_min_count(wl, want, i, res)
+        if _map(_map(_map(pg.get("spec")).get("schedulingPolicy")).get("gang")):
+            self._set_min_count(pg, want, i, res)
+
+    def _set_min_count(self, obj: dict[str, Any], want: int, i: int, res: SyncResult) -> None:
+        spec = _map(obj.get("spec"))
+        pol = _map(_list(spec.get("podGroupTemplates"))[0]).get("schedulingPolicy") if obj.get("kind") == "Workload" \
+            else spec.get("schedulingPolicy")
+        gang = _map(_map(pol).get("gang"))
+        if int(gang.get("minCount") or 0) == want:
+            return
+        new = copy.deepcopy(obj)
+        nspec = new["spec"]
+        target = nspec["podGroupTemplates"][0] if new.get("kind") == "Workload" else nspec
+        target["schedulingPolicy"]["gang"]["minCount"] = want
+        key = (str(new.get("kind")), str(_meta(new).get("namespace") or ""), str(_meta(new).get("name")))
+        self._scheduling = [new if (str(o.get("kind")), str(_meta(o).get("namespace") or ""),
+                                    str(_meta(o).get("name"))) == key else o for o in self._scheduling]
+        res.updated.append((new, i))
+
+
+#: ``scheduling.k8s.io/group-template-name``: a child Job's PodGroupTemplate in its parent's Workload
+GROUP_TEMPLATE_NAME_ANNOTATION = "scheduling.k8s.io/group-template-name"
+
+
+def _management_mode(job: Mapping[str, Any], features: FeatureGate | None) -> str | None:
+    """``getManagementMode`` (L71): ``"both"`` (a Job without a controller owner), ``"podgroup"``
+    (a child Job delegated a PodGroupTemplate), or None (gate off, the template names its own
+    ``schedulingGroup``, or a parent manages everything)."""
+    if features is None or not features.enabled("WorkloadWithJob") or not features.enabled("GenericWorkload"):
+        return None
+    if _map(_map(_map(job.get("spec")).get("template")).get("spec")).get("schedulingGroup") is not None:
+        return None
+    if owner_of(job) is None:
+        return "both"
+    if GROUP_TEMPLATE_NAME_ANNOTATION in _map(_meta(job).get("annotations")):
+        return "podgroup"
+    return None
+
+
+def _workload_job_name(wl: Mapping[str, Any]) -> str:
+    ref = _map(_map(wl.get("spec")).get("controllerRef"))
+    if ref.get("apiGroup") != "batch" or ref.get("kind") != "Job":
+        return ""
+    return str(ref.get("name") or "")
+
+
+def job_scheduling_policy(job: Mapping[str, Any]) -> dict[str, Any]:
+    """The PodGroupTemplate policy of a Job (``WorkloadItemForJob`` + ``defaultMinCountForJob``,
+    pkg/api/job/util.go L95-124): ``Job.spec.scheduling.schedulingPolicy``, Basic when absent; a
+    gang without ``minCount`` gets ``max(1, parallelism)`` (parallelism defaults to 1)."""
+    spec = _map(job.get("spec"))
+    pol = _map(_map(spec.get("scheduling")).get("schedulingPolicy"))
+    if pol.get("gang") is not None:
+        n = _map(pol["gang"]).get("minCount")
+        if n is None:
+            n = max(1, _int(spec.get("parallelism"), 1))
+        return {"gang": {"minCount": int(n)}}
+    return {"basic": {}}
+
+
+def workload_name(job_name: str, job_uid: str) -> str:
+    """``computeWorkloadName`` (L612): ``<job name>-<hash>``, the hash FNV-1a 32 of the spew dump of
+    the Job's UID (``(types.UID)<uid>``) through ``rand.SafeEncodeString``, the name cut to fit 253."""
+    h = safe_encode_string(str(fnv32a(f"(types.UID){job_uid}".encode())))
+    return f"{job_name[:253 - len(h) - 1]}-{h}"
+
+
+def pod_group_name(workload: str, template: str) -> str:
+    """``computePodGroupName`` (L625): ``<workload>-<template>-<hash of both names>``, cut to 253."""
+    h = safe_encode_string(str(fnv32a(workload.encode() + template.encode())))
+    avail = 253 - len(h) - 2
+    wl, tpl = workload, template
+    if len(wl) + len(tpl) > avail:
+        half = avail // 2
+        if len(wl) <= half:
+            tpl = tpl[:avail - len(wl)]
+        elif len(tpl) <= half:
+            wl = wl[:avail - len(tpl)]
+        else:
+            wl, tpl = wl[:avail - half], tpl[:half]
+    return f"{wl}-{tpl}-{h}"
 
 
 def _max_surge(spec: Mapping[str, Any], replicas: int) -> int:

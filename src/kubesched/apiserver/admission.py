@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from kubesched.api import strategy, validation
+from kubesched.api import podgroups, strategy, validation
 from kubesched.api.quantity import nano_value
 from kubesched.apiserver import fieldvalidation
 
@@ -92,7 +92,11 @@ _KINDS = {
     "daemonsets": ("apps", "DaemonSet"), "jobs": ("batch", "Job"), "cronjobs": ("batch", "CronJob"),
     "poddisruptionbudgets": ("policy", "PodDisruptionBudget"), "storageclasses": ("storage.k8s.io", "StorageClass"),
     "leases": ("coordination.k8s.io", "Lease"),
+    "podgroups": ("scheduling.k8s.io", "PodGroup"), "workloads": ("scheduling.k8s.io", "Workload"),
+    "compositepodgroups": ("scheduling.k8s.io", "CompositePodGroup"),
 }
+#: the workload API's resources (:mod:`kubesched.api.podgroups`)
+_WORKLOAD_API = frozenset(("podgroups", "workloads", "compositepodgroups"))
 _GROUPS = {r: g for r, (g, _k) in _KINDS.items()}
 
 
@@ -435,6 +439,63 @@ def _admit_priority_class(pc: dict[str, Any], old: Mapping[str, Any] | None, ope
                              f"PriorityClass {other_name} is already marked as default. Only one default can exist")
 
 
+# ---- the workload API (scheduling.k8s.io/v1beta1, v1alpha3) ------------------------------------------
+
+
+def _admit_workload_api(base: str, out: dict[str, Any], old: dict[str, Any] | None, *, operation: str,
+                        lookup: Callable[[str, str, str], dict[str, Any] | None],
+                        list_objects: Callable[[str], list[dict[str, Any]]],
+                        features: FeatureGate | None) -> dict[str, Any]:
+    """Workload / PodGroup / CompositePodGroup writes (:mod:`kubesched.api.podgroups`), in
+    kube-apiserver's order: defaulting (decoding), mutating admission on create (Priority,
+    PodGroupProtection), the strategy (``PrepareForCreate``/``PrepareForUpdate``), validation."""
+    group, kind = _KINDS[base]
+    out["kind"] = kind
+    name = str((out.get("metadata") or {}).get("name") or "")
+    podgroups.default_object(out, features)
+    if operation == "CREATE":
+        try:
+            podgroups.admit_priority(out, get_class=lambda n: lookup("priorityclasses", "", n),
+                                     list_classes=lambda: list_objects("priorityclasses"), features=features)
+        except podgroups.PodGroupAdmissionError as exc:
+            raise _forbidden(base, name, str(exc)) from None
+        podgroups.add_protection_finalizer(out, features)
+        podgroups.prepare_for_create(out, features)
+        errs = podgroups.validate(out)
+    else:
+        assert old is not None
+        podgroups.prepare_for_update(out, old, features)
+        errs = podgroups.validate_update(out, old, features)
+    if errs:
+        raise _invalid(kind, group, name, errs)
+    if kind == "Workload" and isinstance(out.get("spec"), dict):
+        _null_template_constraints(out["spec"])
+    return out
+
+
+def _null_template_constraints(spec: dict[str, Any]) -> None:
+    """``PodGroupTemplate.schedulingConstraints`` has no ``omitempty``: the API serves ``null``."""
+    for t in spec.get("podGroupTemplates") or []:
+        if isinstance(t, dict):
+            t.setdefault("schedulingConstraints", None)
+    for c in spec.get("compositePodGroupTemplates") or []:
+        if isinstance(c, dict):
+            _null_template_constraints(c)
+
+
+def _admit_workload_api_status(out: dict[str, Any], old: dict[str, Any], features: FeatureGate | None) -> None:
+    """A ``/status`` write of a PodGroup or CompositePodGroup: spec and metadata kept, status validated."""
+    base = {"PodGroup": "podgroups", "CompositePodGroup": "compositepodgroups"}.get(str(old.get("kind") or ""))
+    if base is None:
+        return
+    group, kind = _KINDS[base]
+    out["kind"] = kind
+    podgroups.prepare_for_status_update(out, old, features)
+    errs = podgroups.validate_status_update(out, old)
+    if errs:
+        raise _invalid(kind, group, str((out.get("metadata") or {}).get("name") or ""), errs)
+
+
 # ---- entry point -------------------------------------------------------------------------------------
 
 
@@ -469,6 +530,8 @@ def admit(
             apply_defaults("nodes/status", out)
         if base == "pods" and sub == "status" and old is not None:
             strategy.drop_disabled_pod_fields(out, old, features)  # podStatusStrategy.PrepareForUpdate
+        if sub == "status" and base in _WORKLOAD_API and old is not None:
+            _admit_workload_api_status(out, old, features)
         if sub == "status":
             _null_condition_times(base, out)
         return out
@@ -477,12 +540,17 @@ def admit(
         api_version = str(out.get("apiVersion") or "v1")
         group = api_version.rpartition("/")[0]
     version = "v1"
+    if base in _WORKLOAD_API:
+        version = str(out.get("apiVersion") or "").rpartition("/")[2] or "v1beta1"
     problem = fieldvalidation.decode_error((group, version, kind), out, api)
     if problem:
         raise AdmissionError(_status(400, "BadRequest", fieldvalidation.decode_error_message(kind, version, problem)))
     if has_null:
         out = _drop_nulls(out)
     fieldvalidation.prune_unknown_fields((group, version, kind), out, api)
+    if base in _WORKLOAD_API:
+        return _admit_workload_api(base, out, old, operation=operation, lookup=lookup, list_objects=list_objects,
+                                   features=features)
     apply_defaults(base, out)
     _null_condition_times(base, out)
     pod_options = None
@@ -516,6 +584,8 @@ def admit(
         errs = validation.validate_pod_update(typed, old, pod_options)
     else:
         errs = validation.validate_object(typed, pod_options=pod_options)
+    if base == "jobs":
+        errs += podgroups.validate_job_scheduling(out, old if operation == "UPDATE" else None, features)
     if errs:
         name = str((out.get("metadata") or {}).get("name") or "")
         raise _invalid(kind, group, name, errs)

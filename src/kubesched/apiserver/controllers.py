@@ -29,14 +29,15 @@ import uuid
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from kubesched.api import pvcontroller
+from kubesched.api import podgroups, pvcontroller
 from kubesched.api.workloads import ALPHANUMS, POD_CLAIM_NAME_ANNOTATION, claim_name_prefix
 from kubesched.apiserver.storage import Conflict, Event, KeyExists, KeyNotFound
 
 if TYPE_CHECKING:
     from kubesched.apiserver.server import APIServer
 
-__all__ = ["DebouncedController", "DisruptionController", "ResourceClaimController", "VolumeController",
+__all__ = ["DebouncedController", "DisruptionController", "PodGroupProtectionController", "ResourceClaimController",
+           "VolumeController",
            "attach_controllers", "pdb_status"]
 
 log = logging.getLogger("kubesched.apiserver.controllers")
@@ -187,6 +188,50 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+PODGROUPS = "scheduling.k8s.io/podgroups"
+
+
+class PodGroupProtectionController(DebouncedController):
+    """kube-controller-manager's PodGroupProtection controller
+    (``pkg/controller/scheduling/podgroupprotection``, GenericWorkload): a PodGroup being deleted
+    loses its ``scheduling.k8s.io/podgroup-protection`` finalizer once no non-terminal pod names it
+    in ``spec.schedulingGroup.podGroupName`` (then the API server removes it)."""
+
+    spaces = ("pods", PODGROUPS)
+
+    def __init__(self, server: APIServer, period: float = 0.05) -> None:
+        super().__init__(server, period)
+
+    async def _pass(self) -> None:
+        if podgroups.served_api("PodGroup", self.server.features) is None:
+            return
+        try:
+            self._sync()
+        except Exception:  # keep the controller alive
+            log.exception("podgroup protection controller failed")
+
+    def _sync(self) -> None:
+        from kubesched.apiserver import resources as res
+        from kubesched.apiserver.errors import APIError
+
+        store = self.server.store
+        info = res.find(podgroups.GROUP, "v1beta1", "podgroups")
+        assert info is not None
+        for e in store.list(PODGROUPS):
+            pg = e.obj()
+            meta = pg["metadata"]
+            ns = meta.get("namespace", "")
+            if not podgroups.protection_finalizer_removable(pg, [p.obj() for p in store.list("pods", ns)]):
+                continue
+            new = dict(pg)
+            new["metadata"] = {**meta, "finalizers": [f for f in meta.get("finalizers") or []
+                                                      if f != podgroups.PROTECTION_FINALIZER]}
+            try:  # an Update through the API (the last finalizer gone: the object is deleted)
+                self.server._commit_update(info, ns, meta["name"], new, e, "", None)
+            except APIError:
+                self._wake.set()
+
+
 class VolumeController:
     """Ephemeral-volume controller, PV controller (binding) and provisioner of the box (see the
     module docstring). Store events only queue work; one task does the writes, retrying a key
@@ -316,6 +361,7 @@ class VolumeController:
 
 CLAIMS = "resource.k8s.io/resourceclaims"
 CLAIM_TEMPLATES = "resource.k8s.io/resourceclaimtemplates"
+POD_GROUPS = "scheduling.k8s.io/podgroups"
 
 
 class ResourceClaimController:
@@ -326,15 +372,27 @@ class ResourceClaimController:
     the ``resource.kubernetes.io/pod-claim-name`` annotation; the template's spec) and records it in
     the pod's status; when a pod is gone, the claims it owns are deleted (the garbage collector's
     part, finalizers not waited for) and other claims drop it from ``reservedFor`` (deallocated
-    when nobody is left)."""
+    when nobody is left).
+
+    With DRAWorkloadResourceClaims (v1.37.2 ``syncPodGroup`` / ``handlePodGroupClaim``): a
+    PodGroup's template entries get claims the PodGroup owns (``<podgroup>-<claim>-`` + 5
+    characters), recorded in its ``status.resourceClaimStatuses``; a member's entry the PodGroup
+    shares (``resourceclaim.BindTo``) names the PodGroup's claim instead of getting its own; a
+    deleted PodGroup's reservations are dropped and the claims it owns deleted."""
 
     def __init__(self, server: APIServer) -> None:
         self.server = server
         self._queue: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
+        self.generic_workload = server.features.enabled("GenericWorkload")
+        self.workload_claims = self.generic_workload and server.features.enabled("DRAWorkloadResourceClaims")
 
     async def start(self) -> None:
         store = self.server.store
         store.subscribe("pods", self._on_event)
+        if self.generic_workload:
+            store.subscribe(POD_GROUPS, self._on_group_event)
+            for e in store.list(POD_GROUPS):
+                self._queue.put_nowait(("group", e.obj()))
         for e in store.list("pods"):
             self._queue.put_nowait(("sync", e.obj()))
         self.server.spawn(self._run())
@@ -345,19 +403,147 @@ class ResourceClaimController:
             return
         self._queue.put_nowait(("gone" if ev.type == "DELETED" else "sync", obj))
 
+    def _on_group_event(self, ev: Event) -> None:
+        obj = ev.entry.obj()
+        self._queue.put_nowait(("group-gone" if ev.type == "DELETED" else "group", obj))
+
     async def _run(self) -> None:
         try:
             while True:
-                what, pod = await self._queue.get()
+                what, obj = await self._queue.get()
                 try:
                     if what == "sync":
-                        self._sync(pod)
+                        self._sync(obj)
+                    elif what == "gone":
+                        self._release(obj)
+                    elif what == "group":
+                        self._sync_group(obj)
                     else:
-                        self._release(pod)
+                        self._release_group(obj)
                 except Exception:  # keep the controller alive
-                    log.exception("resourceclaim controller failed on pod %s", (pod.get("metadata") or {}).get("name"))
+                    log.exception("resourceclaim controller failed on %s", (obj.get("metadata") or {}).get("name"))
         finally:
             self.server.store.unsubscribe("pods", self._on_event)
+            if self.generic_workload:
+                self.server.store.unsubscribe(POD_GROUPS, self._on_group_event)
+
+    # ── PodGroups (DRAWorkloadResourceClaims) ──
+
+    def _group_claim(self, ns: str, group: dict[str, Any], claim_name: str) -> str | None:
+        """Upstream ``findPodGroupResourceClaim``: the claim the PodGroup controls whose
+        ``resource.kubernetes.io/pod-claim-name`` annotation is ``claim_name``."""
+        uid = (group.get("metadata") or {}).get("uid")
+        for e in self.server.store.list(CLAIMS, ns):
+            cm = e.obj().get("metadata") or {}
+            if (cm.get("annotations") or {}).get(POD_CLAIM_NAME_ANNOTATION) != claim_name:
+                continue
+            if any(o.get("controller") and o.get("kind") == "PodGroup" and o.get("uid") == uid
+                   for o in cm.get("ownerReferences") or ()):
+                return str(cm.get("name"))
+        return None
+
+    @staticmethod
+    def _shared(group: dict[str, Any] | None, rc: dict[str, Any]) -> bool:
+        """``resourceclaim.BindTo`` names the PodGroup for the pod's entry ``rc``."""
+        return group is not None and any(
+            e.get("name") == rc.get("name") and e.get("resourceClaimName") == rc.get("resourceClaimName")
+            and e.get("resourceClaimTemplateName") == rc.get("resourceClaimTemplateName")
+            for e in (group.get("spec") or {}).get("resourceClaims") or ())
+
+    def _sync_group(self, group: dict[str, Any]) -> None:
+        from kubesched.apiserver.server import now_rfc3339
+
+        store = self.server.store
+        md = group.get("metadata") or {}
+        ns, name = md.get("namespace", ""), md.get("name", "")
+        if md.get("deletionTimestamp"):
+            return
+        if not self.workload_claims:
+            self._sync_members(ns, name)  # pods that waited for their PodGroup
+            return
+        statuses = list((group.get("status") or {}).get("resourceClaimStatuses") or [])
+        done = {s.get("name") for s in statuses}
+        added = False
+        for e in (group.get("spec") or {}).get("resourceClaims") or []:
+            tname = e.get("resourceClaimTemplateName")
+            if tname is None or e.get("name") in done:
+                continue
+            cname = self._group_claim(ns, group, e.get("name", ""))
+            if cname is None:
+                tpl = store.get(CLAIM_TEMPLATES, ns, tname)
+                if tpl is None:
+                    continue  # upstream: a FailedResourceClaimCreation event
+                tspec = tpl.obj().get("spec") or {}
+                gen = claim_name_prefix(name, e.get("name", ""))
+                while True:
+                    cname = gen + "".join(random.choices(ALPHANUMS, k=5))
+                    if store.get(CLAIMS, ns, cname) is None:
+                        break
+                tmeta = tspec.get("metadata") or {}
+                meta: dict[str, Any] = {
+                    "name": cname, "generateName": gen, "namespace": ns, "uid": str(uuid.uuid4()),
+                    "creationTimestamp": now_rfc3339(), "generation": 1,
+                    "annotations": {**(tmeta.get("annotations") or {}), POD_CLAIM_NAME_ANNOTATION: e.get("name", "")},
+                    "ownerReferences": [{"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "name": name,
+                                         "uid": md.get("uid", ""), "controller": True}]}
+                if tmeta.get("labels"):
+                    meta["labels"] = dict(tmeta["labels"])
+                store.create(CLAIMS, ns, cname, {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                                                 "metadata": meta, "spec": tspec.get("spec") or {}})
+            statuses.append({"name": e.get("name", ""), "resourceClaimName": cname})
+            added = True
+        if not added:
+            self._sync_members(ns, name)
+            return
+        cur = store.get(POD_GROUPS, ns, name)
+        if cur is None:
+            return
+        obj = cur.obj()
+        if (obj.get("metadata") or {}).get("uid") != md.get("uid"):
+            return
+        obj.setdefault("status", {})["resourceClaimStatuses"] = statuses
+        try:
+            store.update(POD_GROUPS, ns, name, obj, expect_rv=cur.rv)
+        except (Conflict, KeyNotFound):
+            self._queue.put_nowait(("group", obj))
+            return
+        self._sync_members(ns, name)
+
+    def _sync_members(self, ns: str, name: str) -> None:
+        """Requeue the PodGroup's members with claims (they waited for it or its claims)."""
+        for p in self.server.store.list("pods", ns):
+            pod = p.obj()
+            spec = pod.get("spec") or {}
+            if (spec.get("schedulingGroup") or {}).get("podGroupName") == name and spec.get("resourceClaims"):
+                self._queue.put_nowait(("sync", pod))
+
+    def _release_group(self, group: dict[str, Any]) -> None:
+        """Upstream ``syncClaim`` (``podgroups`` reservations of a gone PodGroup) and the garbage
+        collector (claims the PodGroup owns)."""
+        if not self.workload_claims:
+            return
+        store = self.server.store
+        md = group.get("metadata") or {}
+        ns, uid = md.get("namespace", ""), md.get("uid", "")
+        for e in store.list(CLAIMS, ns):
+            claim = e.obj()
+            try:
+                st = claim.get("status") or {}
+                reserved = [r for r in st.get("reservedFor") or [] if r.get("uid") != uid]
+                if len(reserved) != len(st.get("reservedFor") or []):
+                    st["reservedFor"] = reserved
+                    if not reserved:
+                        st.pop("reservedFor", None)
+                        st.pop("allocation", None)
+                        claim["metadata"]["finalizers"] = [f for f in claim["metadata"].get("finalizers") or []
+                                                           if f != "resource.kubernetes.io/delete-protection"]
+                    claim["status"] = st
+                    e = store.update(CLAIMS, ns, claim["metadata"]["name"], claim, expect_rv=e.rv)
+                if any(o.get("controller") and o.get("uid") == uid
+                       for o in (claim.get("metadata") or {}).get("ownerReferences") or ()):
+                    store.delete(CLAIMS, ns, claim["metadata"]["name"], expect_rv=e.rv)
+            except (Conflict, KeyNotFound):
+                continue
 
     def _sync(self, pod: dict[str, Any]) -> None:
         from kubesched.apiserver.server import now_rfc3339
@@ -370,9 +556,23 @@ class ResourceClaimController:
         statuses = list((pod.get("status") or {}).get("resourceClaimStatuses") or [])
         done = {s.get("name") for s in statuses}
         added = False
+        group: dict[str, Any] | None = None
+        group_name = ((pod.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName")
+        if self.generic_workload and group_name:
+            # upstream syncPod: getPodGroup fails while the PodGroup is missing (nothing is created)
+            ge = store.get(POD_GROUPS, ns, group_name)
+            if ge is None:
+                return
+            group = ge.obj() if self.workload_claims else None
         for rc in (pod.get("spec") or {}).get("resourceClaims") or []:
             tname = rc.get("resourceClaimTemplateName")
             if tname is None or rc.get("name") in done:
+                continue
+            if group is not None and self._shared(group, rc):
+                shared = self._group_claim(ns, group, rc.get("name", ""))
+                if shared is not None:  # else: the PodGroup's claim comes first
+                    statuses.append({"name": rc.get("name", ""), "resourceClaimName": shared})
+                    added = True
                 continue
             tpl = store.get(CLAIM_TEMPLATES, ns, tname)
             if tpl is None:
@@ -465,5 +665,8 @@ def attach_controllers(server: APIServer) -> None:
         claims = ResourceClaimController(srv)
         srv.resourceclaim_controller = claims  # type: ignore[attr-defined]
         await claims.start()
+        protection = PodGroupProtectionController(srv)
+        srv.podgroup_protection_controller = protection  # type: ignore[attr-defined]
+        await protection.start()
 
     server.on_started.append(start)

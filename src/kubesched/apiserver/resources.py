@@ -134,6 +134,11 @@ RESOURCES: tuple[ResourceInfo, ...] = (
        subresources=("status",), generation=True),
     # scheduling.k8s.io/v1
     _r("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", False, short_names=("pc",)),
+    # scheduling.k8s.io/v1beta1 (GenericWorkload, 1.37) and v1alpha3 (CompositePodGroup): served only when
+    # their gates are on (APIServer.served, kubesched.api.podgroups.served_api)
+    _r("scheduling.k8s.io", "v1beta1", "PodGroup", "podgroups", True, subresources=("status",)),
+    _r("scheduling.k8s.io", "v1beta1", "Workload", "workloads", True),
+    _r("scheduling.k8s.io", "v1alpha3", "CompositePodGroup", "compositepodgroups", True, subresources=("status",)),
     # storage.k8s.io/v1
     _r("storage.k8s.io", "v1", "StorageClass", "storageclasses", False, short_names=("sc",)),
     _r("storage.k8s.io", "v1", "CSINode", "csinodes", False),

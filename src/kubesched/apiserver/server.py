@@ -30,7 +30,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from kubesched.api import strategy
+from kubesched.api import podgroups, strategy
 from kubesched.api.labels import Selector
 from kubesched.api.workloads import ALPHANUMS
 from kubesched.apiserver import protobuf, rbac
@@ -603,7 +603,7 @@ class APIServer:
             ns = rest[1]
             rest = rest[2:]
         info = res.find(group, version, rest[0])
-        if info is None:
+        if info is None or not self.served(info):
             raise APIError.no_route()
         if ns is not None and not info.namespaced:
             raise APIError.no_route()
@@ -734,8 +734,18 @@ class APIServer:
         return {"kind": "APIVersions", "versions": ["v1"],
                 "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": host}]}
 
+    def served(self, info: ResourceInfo) -> bool:
+        """Whether this server serves ``info`` at its emulated version and gates: the workload API
+        (``scheduling.k8s.io/v1beta1``, ``v1alpha3``) only with its gates
+        (:func:`kubesched.api.podgroups.served_api`); everything else always."""
+        if info.group == podgroups.GROUP and info.version != "v1":
+            return podgroups.served_api(info.kind, self.features) == info.api_version
+        return True
+
     def _group_entry(self, group: str) -> dict[str, Any]:
-        versions = sorted({r.version for r in res.RESOURCES if r.group == group})
+        # kube-apiserver's version priority: GA, then beta, then alpha (v1 > v1beta1 > v1alpha3)
+        versions = sorted({r.version for r in res.RESOURCES if r.group == group and self.served(r)},
+                          key=_version_priority)
         gvs = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
         return {"name": group, "versions": gvs, "preferredVersion": gvs[0]}
 
@@ -750,7 +760,7 @@ class APIServer:
 
     def _resource_list(self, group: str, version: str) -> dict[str, Any]:
         gv = f"{group}/{version}" if group else version
-        infos = res.by_group_version().get(gv)
+        infos = [r for r in res.by_group_version().get(gv) or () if self.served(r)]
         if not infos:
             raise APIError.no_route()
         out: list[dict[str, Any]] = []
@@ -780,7 +790,7 @@ class APIServer:
         openapi = _compat("openapi")
         if openapi is None:
             raise APIError.no_route()
-        served = [(r.group, r.version, r.kind, r.plural, r.namespaced) for r in res.RESOURCES]
+        served = [(r.group, r.version, r.kind, r.plural, r.namespaced) for r in res.RESOURCES if self.served(r)]
         if rest == ["v2"]:
             if "protobuf" in request.headers.get("Accept", ""):  # what kubectl asks for
                 return web.Response(body=openapi.v2_protobuf(self.api_version),
@@ -1437,6 +1447,9 @@ class APIServer:
         default ``default``) as ``kubectl create -f`` would. Raises :class:`APIError`, and
         NotFound for a kind the box does not serve."""
         info = info_for_object(obj)
+        if not self.served(info):
+            raise APIError.method_status(404, "NotFound", f'no matches for kind "{info.kind}" in version '
+                                         f'"{info.api_version}"')
         ns = ((obj.get("metadata") or {}).get("namespace") or "default") if info.namespaced else ""
         return self.create_object(info, ns, obj)
 
@@ -2039,6 +2052,17 @@ def info_for_object(obj: dict[str, Any]) -> ResourceInfo:
         if r.group == group and r.version == version and r.kind == kind and r.plural != "bindings":
             return r
     raise APIError.method_status(404, "NotFound", f'no matches for kind "{kind}" in version "{av}"')
+
+
+def _version_priority(version: str) -> tuple[int, int, int]:
+    """Sort key of Kubernetes API versions (``v1`` < ``v1beta1`` < ``v1alpha3``: preferred first)."""
+    import re
+
+    m = re.fullmatch(r"v(\d+)(?:(alpha|beta)(\d+))?", version)
+    if m is None:
+        return (3, 0, 0)
+    stage = {None: 0, "beta": 1, "alpha": 2}[m.group(2)]
+    return (stage, -int(m.group(1)), -int(m.group(3) or 0))
 
 
 def _trim_heap() -> None:

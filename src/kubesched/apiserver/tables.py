@@ -523,6 +523,34 @@ def _pdb_row(o: Mapping[str, Any], now: datetime) -> list[Any]:
             _i(status.get("disruptionsAllowed")), _since(meta.get("creationTimestamp"), now)]
 
 
+def _policy_workload(spec: Mapping[str, Any]) -> tuple[str, str]:
+    policy = "Gang" if _m(spec.get("schedulingPolicy")).get("gang") is not None else "Basic"
+    ref = spec.get("workloadRef")
+    return policy, (_s(_m(ref).get("workloadName")) if ref is not None else "<none>")
+
+
+def _podgroup_row(o: Mapping[str, Any], now: datetime) -> list[Any]:
+    """``printPodGroup`` (pkg/printers/internalversion/printers.go L3530): Pending until the
+    ``PodGroupInitiallyScheduled`` condition exists (Scheduled when True, else Unschedulable); a
+    ``DisruptionTarget`` condition's reason wins."""
+    meta = _m(o.get("metadata"))
+    policy, workload = _policy_workload(_m(o.get("spec")))
+    conds = {_s(_m(c).get("type")): _m(c) for c in _l(_m(o.get("status")).get("conditions"))}
+    status = "Pending"
+    if "PodGroupInitiallyScheduled" in conds:
+        status = "Scheduled" if conds["PodGroupInitiallyScheduled"].get("status") == "True" else "Unschedulable"
+    if "DisruptionTarget" in conds:
+        status = _s(conds["DisruptionTarget"].get("reason"))
+    return [_s(meta.get("name")), policy, workload, status, _since(meta.get("creationTimestamp"), now)]
+
+
+def _compositepodgroup_row(o: Mapping[str, Any], now: datetime) -> list[Any]:
+    """``printCompositePodGroup`` (printers.go L3578)."""
+    meta = _m(o.get("metadata"))
+    policy, workload = _policy_workload(_m(o.get("spec")))
+    return [_s(meta.get("name")), policy, workload, _since(meta.get("creationTimestamp"), now)]
+
+
 def _generic_row(o: Mapping[str, Any], now: datetime) -> list[Any]:
     meta = _m(o.get("metadata"))
     return [_s(meta.get("name")), _since(meta.get("creationTimestamp"), now)]
@@ -530,7 +558,24 @@ def _generic_row(o: Mapping[str, Any], now: datetime) -> list[Any]:
 
 _Printer = tuple[list[dict[str, Any]], Callable[[Mapping[str, Any], datetime], list[Any]]]
 
+_PG_POLICY_DESC = ("schedulingPolicy defines the scheduling policy for this instance of the PodGroup. Controllers are "
+                   "expected to fill this field by copying it from a PodGroupTemplate.")
+_WORKLOAD_REF_DESC = "Name of the referenced Workload object"
+
 _PRINTERS: dict[str, _Printer] = {
+    # printers.go L762-786 (v1.37.2): workloads get NAME and AGE only
+    "podgroups": (
+        [_NAME, _col("Policy", _PG_POLICY_DESC), _col("Workload", _WORKLOAD_REF_DESC),
+         _col("Status", "Status of the PodGroup"), _AGE],
+        _podgroup_row,
+    ),
+    "compositepodgroups": (
+        [_NAME, _col("Policy", "schedulingPolicy defines the scheduling policy for this instance of the "
+                               "CompositePodGroup. Controllers are expected to fill this field by copying it from a "
+                               "CompositePodGroupTemplate. This field is immutable."),
+         _col("Workload", _WORKLOAD_REF_DESC), _AGE],
+        _compositepodgroup_row,
+    ),
     "nodes": (_NODE_COLUMNS, _node_row),
     "events": (_EVENT_COLUMNS, _event_row),
     "namespaces": (

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import time
 from typing import TYPE_CHECKING, Any
 
 from kubesched.api.workloads import Controllers, WorkloadError
@@ -36,10 +37,13 @@ log = logging.getLogger("kubesched.apiserver.workloads")
 #: Store spaces of the workload kinds the controllers read.
 WORKLOAD_SPACES = ("apps/deployments", "apps/replicasets", "replicationcontrollers", "apps/statefulsets",
                    "apps/daemonsets", "batch/jobs")
-_SPACES = (*WORKLOAD_SPACES, "pods", "nodes", "persistentvolumeclaims")
+#: the workload API's objects the Job controller reads and writes (WorkloadWithJob)
+SCHEDULING_SPACES = ("scheduling.k8s.io/workloads", "scheduling.k8s.io/podgroups")
+_SPACES = (*WORKLOAD_SPACES, "pods", "nodes", "persistentvolumeclaims", *SCHEDULING_SPACES)
 _KIND_SPACE = {"Deployment": "apps/deployments", "ReplicaSet": "apps/replicasets",
                "ReplicationController": "replicationcontrollers", "StatefulSet": "apps/statefulsets",
-               "DaemonSet": "apps/daemonsets", "Job": "batch/jobs"}
+               "DaemonSet": "apps/daemonsets", "Job": "batch/jobs", "Workload": "scheduling.k8s.io/workloads",
+               "PodGroup": "scheduling.k8s.io/podgroups"}
 
 
 class WorkloadController(DebouncedController):
@@ -75,7 +79,8 @@ class WorkloadController(DebouncedController):
         around it is skipped with a log line rather than stopping every controller)."""
         while workloads:
             try:
-                return Controllers(workloads, seed=self.rng.getrandbits(64), ready_when_bound=False)
+                return Controllers(workloads, seed=self.rng.getrandbits(64), ready_when_bound=False,
+                                   features=self.server.features)
             except WorkloadError as e:
                 bad = int((e.path or "#0")[1:])
                 log.warning("workload controllers: skipping %s", e.message)
@@ -96,9 +101,13 @@ class WorkloadController(DebouncedController):
             self.failures = 0
             return 0
         res = ctl.sync([e.obj() for e in store.list("pods")], [e.obj() for e in store.list("nodes")],
-                       [e.obj() for e in store.list("persistentvolumeclaims")])
+                       [e.obj() for e in store.list("persistentvolumeclaims")],
+                       [e.obj() for space in SCHEDULING_SPACES for e in store.list(space)])
         new_rs = {(o["metadata"]["namespace"], o["metadata"]["name"]) for o, _ in res.created
                   if o["kind"] == "ReplicaSet"}
+        # a Job's Workload is created alone: its PodGroup (owned by it, by uid) and the pods come
+        # with the next pass, once the server has given the Workload its uid
+        new_workload_jobs = {i for o, i in res.created if o["kind"] == "Workload"}
         n = failures = 0
         for obj, _ in res.updated:  # a Deployment scales its ReplicaSet
             meta = obj["metadata"]
@@ -110,8 +119,11 @@ class WorkloadController(DebouncedController):
                 store.update(space, meta["namespace"], meta["name"], obj, expect_rv=entry.rv)
             except (Conflict, KeyNotFound):
                 self._wake.set()
-        for obj, _ in res.created:
+        for obj, i in res.created:
             meta = obj["metadata"]
+            if i in new_workload_jobs and obj["kind"] != "Workload":
+                self._wake.set()
+                continue
             owner = next((r for r in meta.get("ownerReferences") or [] if r.get("controller")), None)
             if obj["kind"] == "Pod" and owner is not None and owner.get("kind") == "ReplicaSet" \
                     and (meta["namespace"], owner.get("name")) in new_rs:
@@ -127,6 +139,30 @@ class WorkloadController(DebouncedController):
                 failures += 1
                 log.warning("workload controllers: create %s %s/%s: %s", obj["kind"], meta.get("namespace"),
                             meta.get("name"), e)
+        for obj, typ, reason, message in res.events:
+            if not any(o["kind"] == "Workload" and i in new_workload_jobs for o, i in res.created) \
+                    or reason == "WorkloadCreated":
+                self._record(obj, typ, reason, message)
         self.created += n
         self.failures = failures
         return n
+
+    def _record(self, obj: dict[str, Any], typ: str, reason: str, message: str) -> None:
+        """A core/v1 Event from the job-controller (``recorder.Eventf``), as kube-controller-manager
+        emits it."""
+        from kubesched.apiserver.server import now_rfc3339
+
+        meta = obj.get("metadata") or {}
+        ns = meta.get("namespace") or "default"
+        now = now_rfc3339()
+        ev = {"apiVersion": "v1", "kind": "Event",
+              "metadata": {"name": f"{meta.get('name')}.{time.time_ns():x}", "namespace": ns},
+              "involvedObject": {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
+                                 "name": meta.get("name"), "namespace": ns, "uid": meta.get("uid")},
+              "reason": reason, "message": message, "type": typ, "source": {"component": "job-controller"},
+              "firstTimestamp": now, "lastTimestamp": now, "count": 1,
+              "reportingComponent": "job-controller", "reportingInstance": ""}
+        try:
+            self.server.create_manifest(ev)
+        except Exception as e:  # noqa: BLE001 - an event that cannot be written is only logged
+            log.warning("workload controllers: event %s for %s/%s not recorded: %s", reason, ns, meta.get("name"), e)

@@ -51,6 +51,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
+from kubesched.api import podgroups
 from kubesched.api.objects import Node, Pod, pod_key
 from kubesched.errors import BindError
 from kubesched.features import FeatureGate, default_feature_gate
@@ -449,6 +450,29 @@ class LiveClusterClient:
         if patch is not None:
             self._patch_status(pod, patch, f"{condition.get('type')} condition patch")
 
+    def patch_pod_group_condition(self, pod_group: dict[str, Any], condition: dict[str, Any]) -> None:
+        """Set ``condition`` (``{"type", "status", "reason", "message"}``) on a PodGroup's status:
+        fire-and-forget strategic merge PATCH of ``podgroups/{name}/status``, retried on
+        conflicts and server errors (upstream ``updatePodGroupCondition`` + ``PatchPodGroupStatus``:
+        ``retry.OnError(DefaultBackoff, RetriableWithConflict)``); nothing is sent when a True
+        condition would go back to False or nothing changes
+        (:func:`kubesched.api.podgroups.pod_group_condition_patch`)."""
+        if self._off_loop():
+            assert self.loop is not None
+            self.loop.call_soon_threadsafe(self.patch_pod_group_condition, pod_group, condition)
+            return
+        patch = podgroups.pod_group_condition_patch(pod_group, condition, _now_rfc3339())
+        if patch is None:
+            return
+        meta = pod_group.get("metadata") or {}
+        ns, name = meta.get("namespace") or "", meta.get("name") or ""
+        path = f"/apis/{podgroups.V1BETA1}/namespaces/{ns}/podgroups/{name}/status"
+
+        async def send() -> None:
+            await retry_on_error(lambda: self.client.patch(path, patch), _retriable)
+
+        self.writer.submit(f"podgroup/{ns}/{name}", f"PodGroup {condition.get('type')} condition patch", send)
+
     def delete_pod(self, pod: Pod) -> None:
         if self._off_loop():
             assert self.loop is not None
@@ -524,10 +548,17 @@ PLUGIN_KINDS: dict[str, tuple[str, ...]] = {
 }
 
 
+#: the workload API's kinds, watched when their gates are on (upstream ``addAllEventHandlers``:
+#: PodGroup and CompositePodGroup informers with GenericWorkload / CompositePodGroup)
+WORKLOAD_KINDS = ("PodGroup", "CompositePodGroup")
+
+
 def plugin_kinds(sched: Any) -> list[str]:
     """Kinds to watch besides Pods and Nodes: those the enabled plugins of every profile read
-    or register cluster events for, in a stable order."""
-    kinds: list[str] = []
+    or register cluster events for, in a stable order; then PodGroups (and CompositePodGroups)
+    when the scheduler's gates serve them (:func:`kubesched.api.podgroups.served_api`)."""
+    kinds: list[str] = [k for k in WORKLOAD_KINDS
+                        if podgroups.served_api(k, getattr(sched, "features", None)) is not None]
     resource_kind = {v: k for k, v in _KIND_RESOURCE.items()}
     for fw in sched.profiles.values():
         for name, pl in fw.plugins.items():
@@ -574,6 +605,10 @@ class EventHandlers:
         return self._gated(_Handler(self._node_add, self._node_update, self._node_delete))
 
     def kind_handler(self, kind: str) -> Any:
+        if kind in WORKLOAD_KINDS:
+            return self._gated(_Handler(lambda o, _i: self._object_event(kind, None, o),
+                                        self._workload_update(kind),
+                                        lambda o: self._object_event(kind, _unwrap(o), None)))
         res = _KIND_RESOURCE.get(kind)
 
         def move(action: ActionType, old: Any, new: Any) -> None:
@@ -588,6 +623,21 @@ class EventHandlers:
         return self._gated(_Handler(lambda o, _i: move(ActionType.ADD, None, o),
                                     lambda o, n: move(ActionType.UPDATE, o, n),
                                     lambda o: move(ActionType.DELETE, _unwrap(o), None)))
+
+    def _object_event(self, kind: str, old: Any, new: Any) -> None:
+        """The engine's own handler for the kind (``Scheduler.on_object_event``: the PodGroup
+        cache, queue and the ``scheduling.k8s.io/PodGroup{Add,Update,Delete}`` move)."""
+        self.sched.on_object_event(kind, old, new)
+        self.on_change()
+
+    def _workload_update(self, kind: str) -> Callable[[Any, Any], None]:
+        def update(old: Any, new: Any) -> None:
+            # upstream updatePodGroup: an update with the same resourceVersion (a resync) is ignored
+            rv_old = ((old or {}).get("metadata") or {}).get("resourceVersion")
+            if rv_old and rv_old == ((new or {}).get("metadata") or {}).get("resourceVersion"):
+                return
+            self._object_event(kind, old, new)
+        return update
 
     # ── pods ──
 
@@ -815,7 +865,7 @@ class SchedulingLoop:
         return await asyncio.shield(fut)
 
     async def _run(self, loop: asyncio.AbstractEventLoop, executor: ThreadPoolExecutor | None) -> None:
-        from kubesched.scheduler.schedule_one import ScheduledPod
+        from kubesched.scheduler.schedule_one import PodGroupCycleResult, ScheduledPod
 
         sched = self.sched
         last_flush = time.monotonic()
@@ -836,6 +886,15 @@ class SchedulingLoop:
                                         else self._bind(res))
                 self.binding_tasks.add(task)
                 task.add_done_callback(self._binding_done)
+            elif isinstance(res, PodGroupCycleResult):  # GenericWorkload: one binding cycle per member
+                for sp in res.scheduled:
+                    task = loop.create_task(gated(self._bind(sp), self.gate) if executor is not None
+                                            else self._bind(sp))
+                    self.binding_tasks.add(task)
+                    task.add_done_callback(self._binding_done)
+                if self.observe is not None:
+                    for a in res.attempts:
+                        self._observe(a, sched.clock.now() - t0, None)
             elif self.observe is not None:
                 self._observe(res, sched.clock.now() - t0, None)
             await asyncio.sleep(0)  # let informer events and bindings progress between cycles

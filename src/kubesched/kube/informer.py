@@ -69,6 +69,9 @@ RESOURCES: dict[str, ResourceSpec] = {
     "ResourceClaim": ResourceSpec("ResourceClaim", "resource.k8s.io/v1", "resourceclaims"),
     "ResourceSlice": ResourceSpec("ResourceSlice", "resource.k8s.io/v1", "resourceslices"),
     "DeviceClass": ResourceSpec("DeviceClass", "resource.k8s.io/v1", "deviceclasses"),
+    # the workload API (GenericWorkload; CompositePodGroup): raw dicts, as the engine reads them
+    "PodGroup": ResourceSpec("PodGroup", "scheduling.k8s.io/v1beta1", "podgroups"),
+    "CompositePodGroup": ResourceSpec("CompositePodGroup", "scheduling.k8s.io/v1alpha3", "compositepodgroups"),
 }
 
 

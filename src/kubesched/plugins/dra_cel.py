@@ -30,7 +30,8 @@ import cel
 
 from kubesched.api.quantity import nano_value
 
-__all__ = ["CELError", "CompiledSelector", "compile_selector", "device_context", "semver_key"]
+__all__ = ["CELError", "CompiledSelector", "compile_selector", "device_context", "evaluate_derived_attribute",
+           "semver_key"]
 
 _Q = "__quantity__"
 _V = "__semver__"
@@ -133,8 +134,18 @@ def _split(name: str, driver: str) -> tuple[str, str]:
 
 
 def _attr_value(v: Any) -> Any:
+    """Upstream ``getAttributeValue`` (v0.37.2 cel/compile.go L288-325): a list value
+    (DRAListTypeAttributes: ``ints``/``bools``/``strings``/``versions``) first, else the scalar."""
     if not isinstance(v, dict):
         return v
+    if v.get("ints") is not None:
+        return [int(x) for x in v["ints"]]
+    if v.get("bools") is not None:
+        return [bool(x) for x in v["bools"]]
+    if v.get("strings") is not None:
+        return [str(x) for x in v["strings"]]
+    if v.get("versions") is not None:
+        return [{_V: str(x)} for x in v["versions"]]
     if "int" in v:
         return int(v["int"])
     if "bool" in v:
@@ -207,3 +218,46 @@ def compile_selector(expression: str) -> CompiledSelector:
             _CACHE.clear()
         c = _CACHE[expression] = CompiledSelector(expression)
     return c
+
+
+def _to_attribute(value: Any) -> dict[str, Any]:
+    """Upstream ``valToDeviceAttribute`` (v0.37.2 cel/compile.go L432-513): a CEL value as a
+    DeviceAttribute mapping; an empty list is ``{"strings": []}``."""
+    if isinstance(value, bool):
+        return {"bool": value}
+    if isinstance(value, int):
+        return {"int": value}
+    if isinstance(value, str):
+        return {"string": value}
+    if isinstance(value, dict) and _V in value:
+        return {"version": str(value[_V])}
+    if isinstance(value, list):
+        if not value:
+            return {"strings": []}
+        first = value[0]
+        for i, (plural, ok) in enumerate((
+                ("bools", lambda x: isinstance(x, bool)),
+                ("ints", lambda x: isinstance(x, int) and not isinstance(x, bool)),
+                ("strings", lambda x: isinstance(x, str)),
+                ("versions", lambda x: isinstance(x, dict) and _V in x))):
+            if ok(first):
+                for j, x in enumerate(value):
+                    if not ok(x):
+                        want = ("bool", "int", "string", "semver")[i]
+                        raise CELError(f"expected list element at index {j} to be {want}, got {type(x).__name__}")
+                return {plural: [str(x[_V]) for x in value] if plural == "versions" else list(value)}
+        raise CELError(f"unsupported list element type: {type(first).__name__}")
+    raise CELError(f"unsupported CEL return type: {type(value).__name__}")
+
+
+def evaluate_derived_attribute(expression: str, driver: str, device: dict[str, Any]) -> dict[str, Any]:
+    """Upstream ``EvaluateDerivedAttribute`` (DRADerivedAttributes): the expression's value for one
+    device as a DeviceAttribute mapping. Raises :class:`CELError` (``compile`` for a compile error)."""
+    c = compile_selector(expression)
+    if c.program is None:
+        raise CELError(c.error or "", compile=True)
+    try:
+        out = c.program.execute(device_context(driver, device))
+    except Exception as e:  # noqa: BLE001
+        raise CELError(_runtime_message(e)) from None
+    return _to_attribute(out)

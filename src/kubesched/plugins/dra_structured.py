@@ -16,8 +16,19 @@ the counters less what allocated devices and the devices picked so far consume),
 completed by slices that do not reach the node (``checkSlicesInPool``) and invalid on a duplicate
 counter set or an unknown counter. ``Features(consumable_capacity=True)``: a request's
 ``capacity.requests`` must exist on the device and fit (``CmpRequestOverCapacity``, integer path), and
-an ``allowMultipleAllocations`` device is shared by capacity (``shareID``, ``consumedCapacity``).
-Not modelled: binding conditions, compatibility groups, fractional capacity ranges.
+an ``allowMultipleAllocations`` device is shared by capacity (``shareID``, ``consumedCapacity``),
+and ``distinctAttribute`` constraints hold (pairwise different values; ``distinctAttributeConstraint``
+of ``incubating/constraint.go``; without the feature: ``empty constraint``).
+``Features(list_type_attributes=True)`` (DRAListTypeAttributes, α 1.37, experimental allocator
+L849-1070, constraint.go L97-125): attributes may be lists (``ints``/``bools``/``strings``/
+``versions``); matchAttribute then needs the value sets to share an element (the intersection
+narrows device by device), distinctAttribute pairwise disjoint sets.
+``Features(derived_attributes=True)`` (DRADerivedAttributes, α 1.37, experimental allocator
+L553-567, L1110-1142): a request's ``derivedAttributes`` (``{name, expression}``) are evaluated per
+device (:func:`~kubesched.plugins.dra_cel.evaluate_derived_attribute`) and shadow the device's
+attributes in that request's constraints; a CEL failure aborts allocation (Error).
+``Features(fractional_capacity_range=True)`` (DRAFractionalCapacityRange): consumable capacity
+ranges are rounded and checked in milli units (``useMilli``, ``roundUpRange``).
 
 Objects are the API's JSON mappings (``resource.k8s.io/v1`` ResourceClaim, ResourceSlice,
 DeviceClass). :class:`Allocator` is built once per pod (PreFilter) and asked per node
@@ -50,7 +61,7 @@ import msgspec
 from kubesched.api.nodeselector import NodeSelectorMatcher
 from kubesched.api.objects import NodeSelector
 from kubesched.api.quantity import nano_value
-from kubesched.plugins.dra_cel import CELError, compile_selector, device_context
+from kubesched.plugins.dra_cel import CELError, compile_selector, device_context, evaluate_derived_attribute
 
 __all__ = ["ALLOCATION_RESULTS_MAX_SIZE", "AllocatorError", "AllocatorTimeout", "Allocator", "DeviceID", "Features",
            "allocated_devices", "apply_device_taint_rules", "consumed_capacity", "dict_path", "format_int_quantity",
@@ -82,6 +93,15 @@ class Features:
     """DRADeviceCompatibilityGroups (α 1.37; upstream's experimental allocator): devices drawing
     from one counter set must have intersecting ``consumesCounters[].compatibilityGroups``
     (:class:`_GroupIntersection`)."""
+    list_type_attributes: bool = False
+    """DRAListTypeAttributes (α 1.37): list-valued attributes (``ints``/``bools``/``strings``/
+    ``versions``); matchAttribute needs a common value, distinctAttribute disjoint values."""
+    fractional_capacity_range: bool = False
+    """DRAFractionalCapacityRange (β 1.37, on only with min-compatibility 1.37): consumable
+    capacity ranges with fractional min/max/step use milli-value arithmetic."""
+    derived_attributes: bool = False
+    """DRADerivedAttributes (α 1.37): a request's ``derivedAttributes`` (name → CEL expression
+    evaluated per device) stand in for device attributes in its constraints."""
     optional_node_operations: bool = False
     """DRAOptionalNodeOperations (α 1.37; upstream's experimental allocator): devices of a slice
     with ``spec.skipNodeOperations`` need the node to declare the feature
@@ -290,10 +310,38 @@ def _q(text: Any) -> tuple[int, str]:
     return nano_value(text), str(text)
 
 
-def consumed_capacity(requested: str | None, capacity: dict[str, Any]) -> tuple[int, str]:
-    """Upstream ``calculateConsumedCapacity`` (integer path; DRAFractionalCapacityRange is off):
-    what one share takes of a capacity, as (nanos, quantity text). Raises ValueError for a
-    request the range arithmetic cannot represent."""
+_MILLI = 10**6
+_INT64_MAX = 2**63 - 1
+
+
+def _milli(nanos: int) -> int | None:
+    """Upstream ``safeMilliValue``: the value in milli units when that is lossless (and fits int64)."""
+    if nanos % _MILLI:
+        return None
+    m = nanos // _MILLI
+    return m if -_INT64_MAX - 1 <= m <= _INT64_MAX else None
+
+
+def _use_milli(rng: dict[str, Any], fractional: bool) -> bool:
+    """Upstream ``useMilli`` (v0.37.2 experimental consumable_capacity.go L309-332,
+    DRAFractionalCapacityRange): milli-value arithmetic when min/max/step are all lossless in milli
+    units and the step is at least 1m."""
+    if not fractional:
+        return False
+    for key in ("min", "max", "step"):
+        if rng.get(key) is None:
+            continue
+        m = _milli(nano_value(rng[key]))
+        if m is None or (key == "step" and m < 1):
+            return False
+    return True
+
+
+def consumed_capacity(requested: str | None, capacity: dict[str, Any], fractional: bool = False) -> tuple[int, str]:
+    """Upstream ``calculateConsumedCapacity``: what one share takes of a capacity, as (nanos,
+    quantity text) — the integer path, or with DRAFractionalCapacityRange (``fractional``) the
+    milli-value path of ``roundUpRange`` (:func:`_use_milli`). Raises ValueError for a request
+    the range arithmetic cannot represent."""
     policy = capacity.get("requestPolicy")
     if requested is None:
         if policy is not None and policy.get("default") is not None:
@@ -309,6 +357,20 @@ def consumed_capacity(requested: str | None, capacity: dict[str, Any]) -> tuple[
             return lo
         if rng.get("step") is None:
             return req
+        if _use_milli(rng, fractional):
+            rm = _milli(req[0])
+            if rm is None:
+                raise ValueError(f"capacity request cannot be represented in the device's range arithmetic: request "
+                                 f"{requested} is not a representable milli value")
+            step_m, min_m = nano_value(rng["step"]) // _MILLI, lo[0] // _MILLI
+            n = -(-(rm - min_m) // step_m)
+            if n > (_INT64_MAX - min_m) // step_m:
+                raise ValueError(f"capacity request cannot be represented in the device's range arithmetic: rounding "
+                                 f"request {requested} up to the next step passes the milli-value range")
+            vm = min_m + step_m * n
+            if vm % 1000 == 0:
+                return vm * _MILLI, format_int_quantity(vm // 1000, _format_of(str(rng["step"])))
+            return vm * _MILLI, f"{vm}m"
         if req[0] > (2**63 - 1) * _NANO:
             raise ValueError(f"capacity request cannot be represented in the device's range arithmetic: request "
                              f"{requested} exceeds MaxInt64")
@@ -328,8 +390,9 @@ def consumed_capacity(requested: str | None, capacity: dict[str, Any]) -> tuple[
     return req
 
 
-def _violates_policy(consumed: int, policy: dict[str, Any] | None) -> bool:
-    """Upstream ``violatesPolicy`` (integer path)."""
+def _violates_policy(consumed: int, policy: dict[str, Any] | None, fractional: bool = False) -> bool:
+    """Upstream ``violatesPolicy`` (the step check in milli units with DRAFractionalCapacityRange
+    when :func:`_use_milli`)."""
     if policy is None:
         return False
     if policy.get("default") is not None and consumed == nano_value(policy["default"]):
@@ -339,6 +402,12 @@ def _violates_policy(consumed: int, policy: dict[str, Any] | None) -> bool:
         if rng.get("max") is not None and consumed > nano_value(rng["max"]):
             return True
         if rng.get("step") is not None:
+            if _use_milli(rng, fractional):
+                cm = _milli(consumed)
+                if cm is None:
+                    return True
+                m = nano_value(rng["min"]) // _MILLI if rng.get("min") is not None else 0
+                return (cm - m) % (nano_value(rng["step"]) // _MILLI) != 0
             m = _value(nano_value(rng["min"])) if rng.get("min") is not None else 0
             if (_value(consumed) - m) % _value(nano_value(rng["step"])) != 0:
                 return True
@@ -350,7 +419,7 @@ def _violates_policy(consumed: int, policy: dict[str, Any] | None) -> bool:
 
 
 def request_fits_capacity(requests: dict[str, Any] | None, capacities: dict[str, Any],
-                          allocated: dict[str, int], allocating: dict[str, int]) -> bool:
+                          allocated: dict[str, int], allocating: dict[str, int], fractional: bool = False) -> bool:
     """Upstream ``CmpRequestOverCapacity`` (v0.37.2 incubating ``consumable_capacity.go`` L44-104):
     a request naming a capacity the device lacks does not fit; else each capacity's share
     (:func:`consumed_capacity`) must respect its ``requestPolicy`` and, added to what allocated
@@ -361,7 +430,7 @@ def request_fits_capacity(requests: dict[str, Any] | None, capacities: dict[str,
     consumed: dict[str, int] = {}
     for name, cap in capacities.items():
         try:
-            c = consumed_capacity((requests or {}).get(name), cap)[0]
+            c = consumed_capacity((requests or {}).get(name), cap, fractional)[0]
         except ValueError as e:
             raise AllocatorError(f'capacity "{name}": {e}') from None
         if c < 0:
@@ -369,7 +438,7 @@ def request_fits_capacity(requests: dict[str, Any] | None, capacities: dict[str,
         consumed[name] = c
     for name, cap in capacities.items():
         c = consumed[name]
-        if _violates_policy(c, cap.get("requestPolicy")):
+        if _violates_policy(c, cap.get("requestPolicy"), fractional):
             return False
         if allocated.get(name, 0) + c + allocating.get(name, 0) > nano_value(cap.get("value", "0")):
             return False
@@ -461,7 +530,7 @@ class _Req:
     """One request or subrequest (upstream ``requestAccessor`` + ``requestData``)."""
 
     __slots__ = ("name", "parent", "spec", "class_", "num_devices", "all_devices", "selected_sub", "admin",
-                 "selectors", "mode", "sel_key", "tolerations", "capacity_requests")
+                 "selectors", "mode", "sel_key", "tolerations", "capacity_requests", "derived")
 
     def __init__(self, name: str, parent: str | None, spec: dict[str, Any], class_: dict[str, Any] | None) -> None:
         self.name = name
@@ -479,20 +548,54 @@ class _Req:
         """(expression, selector index, from the class) in evaluation order."""
         self.sel_key: tuple[str, ...] = ()
         """The expressions, as the key of a device's cached "all selectors match" result."""
+        self.derived: dict[str, str] | None = None
+        """DRADerivedAttributes: attribute name → CEL expression (``derivedAttributes``)."""
 
     @property
     def full_name(self) -> str:
         return f"{self.parent}/{self.name}" if self.parent is not None else self.name
 
 
-class _MatchAttribute:
-    __slots__ = ("requests", "attribute", "value", "n")
+_SET_KINDS = (("ints", "int"), ("bools", "bool"), ("strings", "string"), ("versions", "version"))
 
-    def __init__(self, requests: list[str], attribute: str) -> None:
+
+def attribute_as_set(attr: dict[str, Any]) -> tuple[str, frozenset[Any]] | None:
+    """Upstream ``attributeAsSet`` (v0.37.2 experimental allocator L898-938, DRAListTypeAttributes):
+    a (kind, values) set of an attribute — a non-empty list (``ints``/``bools``/``strings``/
+    ``versions``) first, else the scalar; None for an unknown type."""
+    for plural, kind in _SET_KINDS:
+        values = attr.get(plural)
+        if values:
+            return kind, frozenset(values)
+    for _, kind in _SET_KINDS:
+        if kind in attr and attr[kind] is not None:
+            return kind, frozenset((attr[kind],))
+    return None
+
+
+def _intersection(a: tuple[str, frozenset[Any]], b: tuple[str, frozenset[Any]]) -> tuple[str, frozenset[Any]] | None:
+    """``deviceAttributeListAsSet.intersection``: None when the kinds differ or nothing is common."""
+    if a[0] != b[0]:
+        return None
+    common = a[1] & b[1]
+    return (a[0], common) if common else None
+
+
+class _MatchAttribute:
+    """``matchAttributeConstraint``: every device the constraint applies to has the attribute with
+    one value; with DRAListTypeAttributes (``list_types``) the values as sets must have a common
+    element (an intersection stack, so backtracking restores it)."""
+
+    __slots__ = ("requests", "attribute", "value", "n", "list_types", "stack", "cache")
+
+    def __init__(self, requests: list[str], attribute: str, list_types: bool = False) -> None:
         self.requests = set(requests)
         self.attribute = attribute
         self.value: Any = None
         self.n = 0
+        self.list_types = list_types
+        self.stack: list[tuple[str, frozenset[Any]]] = []
+        self.cache: dict[tuple[DeviceID, str], dict[str, Any]] = {}
 
     def _applies(self, request: str, sub: str | None) -> bool:
         if not self.requests:
@@ -501,12 +604,26 @@ class _MatchAttribute:
             return request in self.requests
         return request in self.requests or f"{request}/{sub}" in self.requests
 
-    def add(self, request: str, sub: str | None, device: dict[str, Any], did: DeviceID) -> bool:
+    def add(self, request: str, sub: str | None, device: dict[str, Any], did: DeviceID,
+            derived: dict[str, str] | None = None) -> bool:
         if not self._applies(request, sub):
             return True
-        attr = _lookup_attribute(device, did, self.attribute)
+        attr = _lookup_attribute(device, did, self.attribute, derived, self.cache)
         if attr is None:
             return False
+        if self.list_types:
+            new = attribute_as_set(attr)
+            if new is None:
+                return False
+            if self.n:
+                narrowed = _intersection(self.stack[self.n - 1], new)
+                if narrowed is None:
+                    return False
+                new = narrowed
+            del self.stack[self.n:]
+            self.stack.append(new)
+            self.n += 1
+            return True
         if self.n == 0:
             self.value = attr
             self.n = 1
@@ -524,9 +641,89 @@ class _MatchAttribute:
     def remove(self, request: str, sub: str | None) -> None:
         if self._applies(request, sub):
             self.n -= 1
+            if self.list_types:
+                del self.stack[self.n:]
 
 
-def _lookup_attribute(device: dict[str, Any], did: DeviceID, name: str) -> dict[str, Any] | None:
+class _DistinctAttribute:
+    """``distinctAttributeConstraint`` (DRAConsumableCapacity, upstream's incubating and
+    experimental allocators): the devices the constraint applies to all have the attribute, with
+    pairwise different values; with DRAListTypeAttributes pairwise disjoint value sets."""
+
+    __slots__ = ("requests", "attribute", "values", "list_types", "cache")
+
+    def __init__(self, requests: list[str], attribute: str, list_types: bool = False) -> None:
+        self.requests = set(requests)
+        self.attribute = attribute
+        self.values: list[dict[str, Any]] = []
+        self.list_types = list_types
+        self.cache: dict[tuple[DeviceID, str], dict[str, Any]] = {}
+
+    def _applies(self, request: str, sub: str | None) -> bool:
+        if not self.requests:
+            return True
+        if sub is None:
+            return request in self.requests
+        return request in self.requests or f"{request}/{sub}" in self.requests
+
+    def add(self, request: str, sub: str | None, device: dict[str, Any], did: DeviceID,
+            derived: dict[str, str] | None = None) -> bool:
+        if not self._applies(request, sub):
+            return True
+        attr = _lookup_attribute(device, did, self.attribute, derived, self.cache)
+        if attr is None:
+            return False
+        if self.list_types:
+            new = attribute_as_set(attr)
+            if new is None:
+                return False
+            for old in self.values:
+                seen = attribute_as_set(old)
+                if seen is not None and _intersection(new, seen) is not None:
+                    return False
+        else:
+            for old in self.values:
+                for typ in ("string", "int", "bool", "version"):
+                    if attr.get(typ) is not None:
+                        if old.get(typ) is not None and old[typ] == attr[typ]:
+                            return False
+                        break
+                else:
+                    return False  # an unknown value type cannot match
+        self.values.append(attr)
+        return True
+
+    def remove(self, request: str, sub: str | None) -> None:
+        if self._applies(request, sub):
+            self.values.pop()
+
+
+def _derived_attribute(device: dict[str, Any], did: DeviceID, name: str, expression: str,
+                       cache: dict[tuple[DeviceID, str], dict[str, Any]]) -> dict[str, Any]:
+    """Upstream ``lookupAttribute``'s derived branch (experimental allocator L1110-1142): the
+    expression evaluated on the device (cached per device and expression, as upstream's
+    ``derivedAttributesCache``); a CEL failure is an :class:`AllocatorError` with upstream's text."""
+    key = (did, expression)
+    hit = cache.get(key)
+    if hit is not None:
+        return hit
+    try:
+        attr = evaluate_derived_attribute(expression, did[0], device)
+    except CELError as e:
+        if e.compile:
+            raise AllocatorError(f"compile derived attribute {name} failed: {e.message}") from None
+        raise AllocatorError(f"evaluate derived attribute {name} on device {did[0]}/{did[1]}/{did[2]} failed: "
+                             f"{e.message}") from None
+    cache[key] = attr
+    return attr
+
+
+def _lookup_attribute(device: dict[str, Any], did: DeviceID, name: str, derived: dict[str, str] | None = None,
+                      cache: dict[tuple[DeviceID, str], dict[str, Any]] | None = None) -> dict[str, Any] | None:
+    """A device's attribute for a constraint: a derived attribute of the request first (it
+    shadows the device's own), else the fully qualified name or, in the driver's domain, the bare id."""
+    if derived is not None and name in derived:
+        return _derived_attribute(device, did, name, derived[name], cache if cache is not None else {})
     attrs = device.get("attributes") or {}
     if name in attrs:
         return attrs[name]
@@ -778,7 +975,8 @@ class Allocator:
                 run.deadline = time.monotonic() + timeout_s
             return run if run.run() else None
         versions = self.versions
-        kind_key = ("__kind__", plain, plain_multi, taints)
+        fractional = self.features.fractional_capacity_range
+        kind_key = ("__kind__", plain, plain_multi, taints, fractional)
         # DRAOptionalNodeOperations: devices of slices skipping node operations need the node's feature
         skip_ops_ok = (not self.features.optional_node_operations
                        or node_declares(node, OPTIONAL_NODE_OPERATIONS_FEATURE))
@@ -808,7 +1006,7 @@ class Allocator:
                     continue
                 kind: int | None = entry.results.get(kind_key)
                 if kind is None:
-                    kind = entry.results[kind_key] = _simple_kind(d, plain, plain_multi, taints)
+                    kind = entry.results[kind_key] = _simple_kind(d, plain, plain_multi, taints, fractional)
                 if kind:
                     if kind == _SKIP:
                         continue
@@ -831,13 +1029,13 @@ class Allocator:
 _SKIP, _FULL, _TAINTED = 1, 2, 3
 
 
-def _simple_kind(d: dict[str, Any], plain: bool, plain_multi: bool, taints: bool) -> int:
+def _simple_kind(d: dict[str, Any], plain: bool, plain_multi: bool, taints: bool, fractional: bool = False) -> int:
     """How the first-fit path treats a selectable, free device (cached per device and features):
     0 take it, ``_SKIP`` never (consumes counters without DRAPartitionableDevices; a dedicated
     device whose capacity policy rejects its own value), ``_FULL`` hand over to the general search
     (shared counters, shares), ``_TAINTED`` take it if the request tolerates its taints."""
     if not plain_multi and "capacity" in d and not d.get("allowMultipleAllocations") and \
-            not request_fits_capacity(None, d["capacity"], {}, {}):
+            not request_fits_capacity(None, d["capacity"], {}, {}, fractional):
         return _SKIP
     if d.get("consumesCounters"):
         return _SKIP if plain else _FULL
@@ -885,7 +1083,7 @@ class _Run:
         self.static = static
         self.pools: list[_Pool] = [] if static else a.gather_pools(node)
         self.req: dict[tuple[int, int, int], _Req] = {}
-        self.constraints: list[list[_MatchAttribute]] = []
+        self.constraints: list[list[_MatchAttribute | _DistinctAttribute]] = []
         self.allocating: dict[DeviceID, set[int]] = {}
         self.result: list[list[tuple[_Req, DeviceID, dict[str, Any], dict[str, Any]]]] = []
         self.in_use = a.allocated
@@ -930,10 +1128,13 @@ class _Run:
                 if min_devices > ALLOCATION_RESULTS_MAX_SIZE:
                     raise AllocatorError(f"claim {_kobj(claim)}: number of requested devices {min_devices} "
                                          f"exceeds the claim limit of {ALLOCATION_RESULTS_MAX_SIZE}")
-            cons = []
+            cons: list[_MatchAttribute | _DistinctAttribute] = []
+            list_types = self.a.features.list_type_attributes
             for i, c in enumerate(dict_path(claim, "spec", "devices", "constraints") or ()):
                 if c.get("matchAttribute"):
-                    cons.append(_MatchAttribute(list(c.get("requests") or ()), c["matchAttribute"]))
+                    cons.append(_MatchAttribute(list(c.get("requests") or ()), c["matchAttribute"], list_types))
+                elif c.get("distinctAttribute") and self.a.features.consumable_capacity:
+                    cons.append(_DistinctAttribute(list(c.get("requests") or ()), c["distinctAttribute"], list_types))
                 else:
                     raise AllocatorError(f"claim {_kobj(claim)}, constraint #{i}: empty constraint "
                                          "(unsupported constraint type?)")
@@ -981,7 +1182,8 @@ class _Run:
                     continue
                 if d.get("consumesCounters") or (self.a.features.consumable_capacity and (
                         d.get("allowMultipleAllocations") or rd.capacity_requests or self.a.shared
-                        or ("capacity" in d and not request_fits_capacity(None, d["capacity"], {}, {})))):
+                        or ("capacity" in d and not request_fits_capacity(
+                            None, d["capacity"], {}, {}, self.a.features.fractional_capacity_range)))):
                     if not counters_ok and d.get("consumesCounters"):
                         continue
                     self.full = True  # shared counters / capacity: the general search keeps count
@@ -1010,6 +1212,10 @@ class _Run:
 
     def _validate(self, claim: dict[str, Any], ci: int, ri: int, si: int, rd: _Req) -> _Req:
         spec = rd.spec
+        if spec.get("derivedAttributes") and self.a.features.derived_attributes:
+            # experimental allocator validateDeviceRequest L553-567 (off: the incubating allocator,
+            # which the API server's field dropping leaves nothing to see, ignores them)
+            rd.derived = {str(x.get("name")): str(x.get("expression") or "") for x in spec["derivedAttributes"]}
         for i, sel in enumerate(spec.get("selectors") or ()):
             if not dict_path(sel, "cel", "expression"):
                 raise AllocatorError(f"claim {_kobj(claim)}, request {rd.name}, selector #{i}: "
@@ -1175,7 +1381,7 @@ class _Run:
         base, sub = (rd.name, None) if rd.parent is None else (rd.parent, rd.name)
         cons = self.constraints[ci]
         for i, c in enumerate(cons):
-            if not c.add(base, sub, d, did):
+            if not c.add(base, sub, d, did, rd.derived):
                 if uses:
                     self._release_counters(pool, uses)  # type: ignore[arg-type]
                 if must:
@@ -1190,8 +1396,9 @@ class _Run:
         existed = True
         if consumable:
             caps = d.get("capacity") or {}
+            fractional = self.a.features.fractional_capacity_range
             if not request_fits_capacity(rd.capacity_requests, caps, self.a.shared.get(did, {}),
-                                         self.allocating_capacity.get(did, {})):
+                                         self.allocating_capacity.get(did, {}), fractional):
                 for c in cons:
                     c.remove(base, sub)
                 if uses:
@@ -1200,7 +1407,8 @@ class _Run:
             if multi:
                 texts: dict[str, str] = {}
                 for name, cap in caps.items():
-                    taken[name], texts[name] = consumed_capacity((rd.capacity_requests or {}).get(name), cap)
+                    taken[name], texts[name] = consumed_capacity((rd.capacity_requests or {}).get(name), cap,
+                                                                 fractional)
                 n = self._share_seq = self._share_seq + 1
                 share = (str(uuid.uuid5(uuid.NAMESPACE_URL, f"kubesched/{_kobj(self.claims[ci])}/{rd.full_name}/"
                                                             f"{did[0]}/{did[1]}/{did[2]}/{n}")), texts)

@@ -85,14 +85,29 @@ Pods **with** claims (``spec.resourceClaims``):
   ``status.extendedResourceClaimStatus`` (request mappings, claim name); Unreserve deletes a
   written claim. The special claim's in-flight UID is derived from the pod (upstream: random).
 
-1.37 alpha gates: DRADeviceCompatibilityGroups (devices on one counter set must share a group),
+1.37 alpha gates: DRAListTypeAttributes (list-valued attributes in constraints and CEL),
+DRADerivedAttributes (per-request CEL-derived attributes in constraints),
+DRADeviceCompatibilityGroups (devices on one counter set must share a group),
 DRAOptionalNodeOperations (allocator skips devices of slices with
 ``skipNodeOperations`` on nodes not declaring the feature; an allocated claim needing it is
 unavailable there), DRANodeAllocatableResources (only the shared mapped-claim rejection), the
 ResourceClaim PreQueueingHint (SchedulerPreQueueingHints).
 
-Not modelled yet: fractional capacity
-ranges, PodGroup claims (so no pending allocations shared within a pod-group cycle), the
+PodGroups (GenericWorkload; :mod:`~kubesched.plugins.dra_workload`): within one pod-group cycle a
+member reuses the allocation another member's Reserve put in flight for a claim they share (the
+manager counts its sharers; Unreserve keeps it while another member holds it) instead of waiting
+(``resource claim … is in the process of being allocated``); PodGroupPostFilter (v1.37.2
+L1220-1384) frees claims as PostFilter does per member, then the group's. With
+DRAWorkloadResourceClaims (β off) a claim entry matching one of the PodGroup's
+``spec.resourceClaims`` is reserved for the group (``{apiGroup: scheduling.k8s.io, resource:
+podgroups, name, uid}``) and a claim the PodGroup owns is accepted as the member's. PreBind of a
+member whose shared allocation another member wrote adds only what is missing (upstream: the
+write conflicts and the member retries; not reproduced).
+
+DRAFractionalCapacityRange: capacity ranges in milli units
+(:func:`~kubesched.plugins.dra_structured.consumed_capacity`).
+
+Not modelled yet: the
 DRA-derived pod footprint of DRANodeAllocatableResources (fit, pod-level checks, status patch);
 DeviceTaintRule changes do not requeue pods (upstream's slice tracker
 turns them into ResourceSlice events).
@@ -132,6 +147,7 @@ from kubesched.framework.interface import (
     ReasonEntry,
     Status,
 )
+from kubesched.framework.podgroup import COMPOSITE_POD_GROUP_KEY_TYPE
 from kubesched.plugins.dra_extended import (
     create_requests_and_mappings,
     find_extended_resource_claim,
@@ -152,6 +168,15 @@ from kubesched.plugins.dra_structured import (
     shared_allocations,
 )
 from kubesched.plugins.dra_structured import dict_path as _g
+from kubesched.plugins.dra_workload import (
+    PodGroupStateData,
+    bind_to,
+    claim_names_from_pod_group,
+    group_name,
+    is_for_pod_group,
+    is_for_pod_group_by_pod,
+    is_reserved_for_pod,
+)
 from kubesched.plugins.helper.extendedresources import device_class_mapping, is_dra_extended_resource_name
 from kubesched.plugins.helper.gates import features_of
 from kubesched.plugins.helper.normalize import default_normalize_score
@@ -164,6 +189,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from kubesched.framework.cycle_state import CycleState
     from kubesched.framework.node_info import NodeInfo
     from kubesched.framework.node_table import NodeTable
+    from kubesched.framework.podgroup import (
+        PodGroupCycleState,
+        PodGroupInfo,
+        PodGroupPostFilterResult,
+        PodGroupSchedulingFunc,
+    )
 
 __all__ = ["ERR_NO_NEW_CLAIMS", "FINALIZER", "NAME", "DRAManager", "DynamicResources", "ScoringDynamicResources",
            "StateData", "compute_score", "new", "pod_claim_names"]
@@ -223,6 +254,9 @@ class _FilterErr(Exception):
     """An Error status from Filter, raised out of :meth:`DynamicResources.filter_nodes`."""
 
 
+_NO_LINK = object()
+
+
 class DRAManager:
     """Upstream ``SharedDRAManager`` (``dra_manager.go``, ``allocateddevices.go``): the claims as
     the scheduler sees them (informer objects, overridden by the claims it wrote itself until the
@@ -241,6 +275,9 @@ class DRAManager:
         self._informer_claims: dict[str, dict[str, Any]] = {}
         self.assumed: dict[str, dict[str, Any]] = {}
         self.in_flight: dict[str, dict[str, Any]] = {}
+        self.sharers: Counter[str] = Counter()
+        """Claim UID → how many pods of a pod-group cycle share its in-flight allocation (upstream
+        ``inFlightAllocation.sharers``; 1 for a claim of a single pod)."""
         self._informer: dict[str, list[DeviceID]] = {}
         self._slots: dict[tuple[str, str], list[DeviceID]] = {}
         self.refs: Counter[DeviceID] = Counter()
@@ -368,15 +405,32 @@ class DRAManager:
     def has_pending_allocation(self, claim: dict[str, Any]) -> bool:
         return _uid(claim) in self.in_flight
 
+    def pending_allocation(self, claim: dict[str, Any]) -> dict[str, Any] | None:
+        """Upstream ``GetPendingAllocation``: the in-flight allocation of the claim, or None."""
+        c = self.in_flight.get(_uid(claim))
+        return _g(c, "status", "allocation") if c is not None else None
+
     def signal_pending_allocation(self, claim: dict[str, Any]) -> None:
+        """Upstream ``SignalClaimPendingAllocation`` (dra_manager.go L211-250): a claim already in
+        flight gains one more sharer (members of one pod-group cycle sharing it)."""
         uid = _uid(claim)
+        if uid in self.in_flight:
+            self.sharers[uid] += 1
+            return
+        self.sharers[uid] = 1
         self.in_flight[uid] = claim
         self._set_slot(("f", uid), self._devices(claim))
         if self.consumable_capacity:
             self._set_shares(("f", uid), claim)
 
-    def remove_pending_allocation(self, claim: dict[str, Any]) -> bool:
+    def remove_pending_allocation(self, claim: dict[str, Any], force: bool = True) -> bool:
+        """Upstream ``MaybeRemoveClaimPendingAllocation`` (L253-275): without ``force`` (Unreserve)
+        a shared in-flight allocation only loses a sharer until the last one goes."""
         uid = _uid(claim)
+        if not force and self.sharers.get(uid, 0) > 1 and uid in self.in_flight:
+            self.sharers[uid] -= 1
+            return False
+        self.sharers.pop(uid, None)
         deleted = self.in_flight.pop(uid, None) is not None
         self._set_slot(("f", uid), [])
         if self.consumable_capacity:
@@ -397,7 +451,7 @@ class StateData:
 
     __slots__ = ("claims", "allocator", "to_allocate", "unavailable_claims", "informations", "node_allocations",
                  "has_node_selectors", "binding_unavailable", "ext_index", "ext_uid", "pod_scalars", "alloc_inputs",
-                 "allocators", "node_ext", "pod", "optional_ops", "shared_mapped")
+                 "allocators", "node_ext", "pod", "optional_ops", "shared_mapped", "bindings", "reused", "alloc_idx")
 
     def __init__(self, claims: list[Any] | None = None) -> None:
         self.claims: list[dict[str, Any]] = claims or []
@@ -430,6 +484,14 @@ class StateData:
         self.shared_mapped: list[int] = []
         """DRANodeAllocatableResources: allocated claims with a device mapping node-allocatable
         resources that are reserved for others (every node rejects the pod)."""
+        self.bindings: list[dict[str, Any]] | None = None
+        """DRAWorkloadResourceClaims: per user claim, the ``reservedFor`` entry PreBind adds (the
+        pod's or its PodGroup's; upstream ``claimStore.bindTo``); None = the pod's for all."""
+        self.reused: set[int] = set()
+        """Unallocated claims whose allocation is one Reserve of another member of this pod-group
+        cycle made (its in-flight allocation is reused, not computed again)."""
+        self.alloc_idx: list[int] = []
+        """The claims of :attr:`to_allocate` the allocator allocates (all but :attr:`reused`)."""
 
     def clone(self) -> StateData:
         return self
@@ -491,7 +553,7 @@ def pod_claim_names(pod: Pod) -> list[tuple[str | None, bool]]:
                     f'pod "{pod.metadata.namespace}/{pod.metadata.name}": ResourceClaim not created yet')
             continue
         raise _Unschedulable(f'pod "{pod.metadata.namespace}/{pod.metadata.name}", spec.resourceClaim '
-                             f'"{field(rc, "name")}": API unsupported')
+                             f'"{field(rc, "name")}": none of the supported fields are set')
     return out
 
 
@@ -510,6 +572,14 @@ def _is_for_pod(pod: Pod, claim: dict[str, Any]) -> bool:
 def _reserved_for_pod(pod: Pod, claim: dict[str, Any]) -> bool:
     """Upstream ``resourceclaim.IsReservedForPod``."""
     return any(_refers_to(pod, r) for r in _g(claim, "status", "reservedFor") or ())
+
+
+def _refers_to_group(ref: dict[str, Any], pod_group: dict[str, Any]) -> bool:
+    """A ``reservedFor`` entry names the PodGroup: by UID (by resource and name without one)."""
+    uid = _g(pod_group, "metadata", "uid")
+    if uid:
+        return ref.get("uid") == uid
+    return ref.get("resource") == "podgroups" and ref.get("name") == _g(pod_group, "metadata", "name")
 
 
 def _fire(coro: Coroutine[Any, Any, Any]) -> None:
@@ -579,6 +649,13 @@ class DynamicResources:
         """DRANodeAllocatableResources (α 1.37): only the claim-sharing rejection is modelled."""
         """DRAExtendedResource: extended resources a DeviceClass maps are allocated through a
         claim the scheduler writes (:mod:`~kubesched.plugins.dra_extended`)."""
+        self.workload_claims = False
+        """DRAWorkloadResourceClaims (β off in 1.37): claims a PodGroup shares are reserved for it."""
+        self.generic_workload = False
+        """GenericWorkload: pods of a PodGroup are scheduled in pod-group cycles."""
+        self.topology_aware_workloads = False
+        """TopologyAwareWorkloadScheduling: PodGroupPostFilter leaves groups with constraints alone."""
+        self._group_states: dict[str, PodGroupStateData] = {}
         self._patched: tuple[Any, Any, list[dict[str, Any]]] | None = None
         self.version = version
         """The kube-scheduler release whose decisions are reproduced (``FeatureGate.emulated_version``):
@@ -618,10 +695,81 @@ class DynamicResources:
             if _g(claim, "metadata", "deletionTimestamp") is not None:
                 raise _Unschedulable(f'resourceclaim "{_g(claim, "metadata", "name")}" is being deleted')
             if must_check_owner and not _is_for_pod(pod, claim):
-                raise _Unschedulable(f"ResourceClaim {ns}/{name} was not created for pod "
-                                     f"{ns}/{pod.metadata.name} (pod is not owner)")
+                # resourceclaim.IsForPod (v0.37.2 resourceclaim.go L125-140; "Pod" capitalised since 1.36)
+                pg = group_name(pod) if self.workload_claims else None
+                if pg is not None:
+                    if not is_for_pod_group_by_pod(pod, claim):
+                        raise _Unschedulable(f"ResourceClaim {ns}/{name} was not created for Pod "
+                                             f"{ns}/{pod.metadata.name} (neither Pod nor PodGroup {pg} is the owner)")
+                elif self.version >= (1, 36):
+                    raise _Unschedulable(f"ResourceClaim {ns}/{name} was not created for Pod "
+                                         f"{ns}/{pod.metadata.name} (Pod is not owner)")
+                else:
+                    raise _Unschedulable(f"ResourceClaim {ns}/{name} was not created for pod "
+                                         f"{ns}/{pod.metadata.name} (pod is not owner)")
             out.append(claim)
         return out
+
+    # ── PodGroup claims (DRAWorkloadResourceClaims; v1.37.2 dynamicresources.go L515-537, L2078-2084) ──
+
+    def _pod_group_snapshot(self, pod: Pod) -> dict[str, Any] | None:
+        """Upstream ``getPodGroupSnapshot``: the pod's PodGroup (raw) when DRAWorkloadResourceClaims
+        is on and the pod has a ``schedulingGroup``, else None; raises ``_Unschedulable`` with the
+        snapshot lister's text when the scheduler has not observed it."""
+        pg = group_name(pod) if self.workload_claims else None
+        if pg is None:
+            return None
+        ns = pod.metadata.namespace
+        mgr = getattr(self.handle, "pod_group_manager", None)
+        if mgr is not None:
+            obj = mgr.pod_group(ns, pg)
+            if obj is None:
+                if mgr.pod_group_state(ns, pg) is None:
+                    raise _Unschedulable(f"pod group state not found for pod group {ns}/{pg}")
+                raise _Unschedulable(f"pod group object not found for pod group {ns}/{pg}")
+            return _as_dict(obj)
+        lister = getattr(self.handle, "lister", None)
+        obj = lister.get("PodGroup", ns, pg) if lister is not None else None
+        if obj is None:
+            raise _Unschedulable(f"pod group object not found for pod group {ns}/{pg}")
+        return _as_dict(obj)
+
+    def _claim_bindings(self, pod: Pod) -> list[dict[str, Any]] | None:
+        """Upstream ``podResourceClaimBindings``: per ``spec.resourceClaims`` entry, the
+        ``reservedFor`` entry (the PodGroup's for a claim the group shares); None without the gate."""
+        if not self.workload_claims:
+            return None
+        pg = self._pod_group_snapshot(pod)
+        try:
+            return [bind_to(pod, pg, rc) for rc in getattr(pod.spec, "resource_claims", None) or ()]
+        except ValueError as e:
+            raise _Unschedulable(str(e)) from None
+
+    def _group_state(self, state: CycleState, pod: Pod, create: bool = False) -> PodGroupStateData | None:
+        """Upstream ``getPodGroupStateData`` / ``getOrCreatePodGroupStateData``: the DRA state of the
+        pod-group cycle the pod is scheduled in, or None outside one.
+
+        The cycle marks a member's CycleState with ``pod_group_cycle_state`` (upstream
+        ``SetPodGroupSchedulingCycle``; None again before binding) and the state lives there. A
+        CycleState without that attribute falls back to a state per group kept by the plugin
+        (GenericWorkload on, the pod in a group), dropped by :meth:`pod_group_post_filter`."""
+        pgcs: Any = getattr(state, "pod_group_cycle_state", _NO_LINK)
+        if pgcs is _NO_LINK:
+            pg = group_name(pod) if self.generic_workload else None
+            if pg is None:
+                return None
+            key = f"{pod.metadata.namespace}/{pg}"
+            gs = self._group_states.get(key)
+            if gs is None and create:
+                gs = self._group_states[key] = PodGroupStateData()
+            return gs
+        if pgcs is None:
+            return None
+        gs = pgcs.get(STATE_KEY)
+        if gs is None and create:
+            gs = PodGroupStateData()
+            pgcs.write(STATE_KEY, gs)
+        return gs if isinstance(gs, PodGroupStateData) else None
 
     # ── PreEnqueue ──
 
@@ -641,6 +789,9 @@ class DynamicResources:
             return None, Status(Code.SKIP)
         s = StateData()
         state.write(STATE_KEY, s)
+        group_state = self._group_state(state, pod, create=True)
+        if group_state is not None:  # v1.37.2 L593-603: PodGroupPostFilter reads every member's state
+            group_state.pods_state_data[f"{pod.metadata.namespace}/{pod.metadata.name}"] = s
         ext_requests = self._mapped_extended_requests(pod) if self.extended_resource else None
         if not getattr(pod.spec, "resource_claims", None) and not ext_requests:
             return None, Status(Code.SKIP)
@@ -652,6 +803,11 @@ class DynamicResources:
             return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (str(e),))
         if ext_requests:
             claims = [*claims, self._pre_filter_extended(s, pod, ext_requests, len(claims))]
+        if self.workload_claims:
+            try:
+                s.bindings = self._claim_bindings(pod)
+            except _Unschedulable as e:
+                return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (str(e),))
         if not claims:
             return None, Status(Code.SKIP)
         s.pod = pod
@@ -661,7 +817,7 @@ class DynamicResources:
             allocation = _g(claim, "status", "allocation")
             if allocation is not None:
                 if (len(_g(claim, "status", "reservedFor") or ()) >= RESERVED_FOR_MAX_SIZE
-                        and not _reserved_for_pod(pod, claim)):
+                        and not is_reserved_for_pod(pod, claim, self.workload_claims)):
                     return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("resourceclaim in use",))
                 sel = allocation.get("nodeSelector")
                 if sel is not None:
@@ -683,6 +839,22 @@ class DynamicResources:
                         s.binding_unavailable.append(i)
                 continue
             to_allocate.append(i)
+            if group_state is not None and _uid(claim) in group_state.pending_allocations:
+                # v1.37.2 L640-679: another member of this pod-group cycle reserved an allocation
+                # for the claim; reuse it (its node selector limits the nodes) instead of waiting
+                pending = mgr.pending_allocation(claim)
+                if pending is not None:
+                    s.informations[i].allocation = pending
+                    s.reused.add(i)
+                    sel = pending.get("nodeSelector")
+                    if sel is not None:
+                        try:
+                            s.informations[i].available_on_nodes = NodeSelectorMatcher(
+                                msgspec.convert(sel, NodeSelector))
+                            s.has_node_selectors = True
+                        except (msgspec.ValidationError, ValueError) as e:
+                            return None, Status(Code.ERROR, (str(e),))
+                    continue
             if mgr.has_pending_allocation(claim):
                 return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (
                     f"resource claim {_key(claim).lstrip('/')} is in the process of being allocated",))
@@ -712,24 +884,32 @@ class DynamicResources:
             # v1.37.2 PreFilter L725-756 (claimHasNodeAllocatableMappedDevice) and Filter L1006-1019
             # (validateNodeAllocatableDRAClaimSharing): a mapped claim cannot be shared across pods
             slices = None
+            me = pod.metadata.uid or f"{pod.metadata.namespace}/{pod.metadata.name}"
             for i, claim in enumerate(claims):
                 allocation = _g(claim, "status", "allocation")
-                if allocation is None or not _g(claim, "status", "reservedFor") or _reserved_for_pod(pod, claim):
+                if allocation is None and i in s.reused and group_state is not None:
+                    # a pending allocation another member of this pod-group cycle reserved
+                    if not (group_state.pending_allocations.get(_uid(claim), set()) - {me}):
+                        continue
+                    allocation = s.informations[i].allocation
+                elif allocation is None or not _g(claim, "status", "reservedFor") \
+                        or is_reserved_for_pod(pod, claim, self.workload_claims):
                     continue
                 if slices is None:
                     slices = [_as_dict(x) for x in mgr.lister.list("ResourceSlice")]
-                if _has_node_allocatable_mapping(allocation, slices):
+                if allocation is not None and _has_node_allocatable_mapping(allocation, slices):
                     s.shared_mapped.append(i)
         if to_allocate:
             lister = mgr.lister
             slices = [_as_dict(x) for x in lister.list("ResourceSlice")]
             if self.device_taint_rules:
                 slices = self._patched_slices(slices, [_as_dict(x) for x in lister.list("DeviceTaintRule")])
+            s.alloc_idx = [i for i in to_allocate if i not in s.reused] if s.reused else to_allocate
             if s.ext_index in to_allocate:
                 # each node allocates its own variant of the extended-resource claim (Filter)
                 s.alloc_inputs = (mgr.in_use, self._get_class, slices, self.features, mgr.pool_versions, mgr.shared)
-            else:
-                s.allocator = Allocator([claims[i] for i in to_allocate], mgr.in_use, self._get_class, slices,
+            elif s.alloc_idx:
+                s.allocator = Allocator([claims[i] for i in s.alloc_idx], mgr.in_use, self._get_class, slices,
                                         self.features, mgr.pool_versions, mgr.shared)
             s.to_allocate = to_allocate
         s.claims = claims
@@ -832,7 +1012,7 @@ class DynamicResources:
                         for r in _g(node_ext, "spec", "devices", "requests") or ())
         a = s.allocators.get(key)
         if a is None:
-            claims = [node_ext if i == s.ext_index else s.claims[i] for i in s.to_allocate]
+            claims = [node_ext if i == s.ext_index else s.claims[i] for i in s.alloc_idx]
             a = s.allocators[key] = Allocator(claims, *s.alloc_inputs)
         return a
 
@@ -913,6 +1093,12 @@ class DynamicResources:
                     "and cannot be shared across pods",))
         if s.binding_unavailable:
             unavailable = sorted(set(unavailable) | set(s.binding_unavailable))
+        if s.reused and not node_declares(node, OPTIONAL_NODE_OPERATIONS_FEATURE):
+            for i in sorted(s.reused):  # v1.37.2 Filter L1043-1050: a reused pending allocation
+                if allocation_requires_optional_node_operations(s.informations[i].allocation):
+                    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (
+                        f"resource claim {_key(s.claims[i]).lstrip('/')} allocation requires "
+                        "DRAOptionalNodeOperations feature on the node",))
         allocations = None
         allocator = self._node_allocator(s, node_ext)
         if allocator is not None:
@@ -950,6 +1136,26 @@ class DynamicResources:
         v137 = self.version >= (1, 37)  # v1.37.2 dynamicresources.go L1153-1221: no texts but the two outcomes
         if not s.claims:
             return None, Status(Code.UNSCHEDULABLE, () if v137 else (ERR_NO_NEW_CLAIMS,))
+        return None, self._deallocate_or_delete_pod_claims(pod, s)[1]
+
+    def _client(self) -> Any:
+        return self.handle.client if self.handle is not None else None
+
+    def _deallocate(self, claim: dict[str, Any]) -> None:
+        """Write the claim without ``reservedFor``, ``allocation`` and ``devices`` (a status update)."""
+        c = _copy_claim(claim)
+        st = c.setdefault("status", {})
+        st.pop("reservedFor", None)
+        st.pop("allocation", None)
+        st.pop("devices", None)
+        client = self._client()
+        if client is not None:
+            _fire(client.update_resource_claim_status(c))
+
+    def _deallocate_or_delete_pod_claims(self, pod: Pod, s: StateData) -> tuple[bool, Status]:
+        """Upstream ``deallocateOrDeletePodClaims`` (v1.37.2 L1178-1218): deallocate one claim that
+        was unavailable and is reserved for nobody (or only this pod), else delete the pod's written
+        extended-resource claim; (whether one was found, the Unschedulable status)."""
         ext = s.claims[s.ext_index] if s.ext_index is not None else None
         for i in sorted(s.unavailable_claims):
             claim = s.claims[i]
@@ -959,21 +1165,106 @@ class DynamicResources:
                 continue
             reserved = _g(claim, "status", "reservedFor") or []
             if not reserved or (len(reserved) == 1 and _refers_to(pod, reserved[0])):
-                c = _copy_claim(claim)
-                st = c.setdefault("status", {})
-                st.pop("reservedFor", None)
-                st.pop("allocation", None)
-                st.pop("devices", None)
-                client = self.handle.client if self.handle is not None else None
-                if client is not None:
-                    _fire(client.update_resource_claim_status(c))
-                return None, Status(Code.UNSCHEDULABLE, ("deallocation of ResourceClaim completed",))
+                self._deallocate(claim)
+                return True, Status(Code.UNSCHEDULABLE, ("deallocation of ResourceClaim completed",))
         if ext is not None and not is_special_claim(ext):
             # v1.37.2 L1207-1215: the claim a prior cycle wrote is deleted, the pod retries anew
-            if self.handle is not None and self.handle.client is not None:
+            if self._client() is not None:
                 _fire(self._delete_claim(ext))
-            return None, Status(Code.UNSCHEDULABLE, ("deletion of ResourceClaim completed",))
-        return None, Status(Code.UNSCHEDULABLE, () if v137 else ("still not schedulable",))
+            return True, Status(Code.UNSCHEDULABLE, ("deletion of ResourceClaim completed",))
+        return False, Status(Code.UNSCHEDULABLE, () if self.version >= (1, 37) else ("still not schedulable",))
+
+    # ── PodGroupPostFilter (v1.37.2 dynamicresources.go L1220-1384) ──
+
+    def pod_group_post_filter(self, state: PodGroupCycleState | None, pg_info: PodGroupInfo,
+                              scheduling_func: PodGroupSchedulingFunc | None = None,
+                              ) -> tuple[PodGroupPostFilterResult | None, Status]:
+        """After a failed pod-group cycle: per unscheduled member (that reached PreFilter in this
+        cycle) the same deallocation/deletion as PostFilter; when some member found nothing to
+        free and DRAWorkloadResourceClaims is on, :meth:`_deallocate_pod_group_claims`. Always
+        Unschedulable (``deallocation and deletion of ResourceClaims completed`` unless the group
+        step answers itself); nothing for a CompositePodGroup or (TopologyAwareWorkloadScheduling)
+        a PodGroup with ``schedulingConstraints``; Error ``not found`` when no member's PreFilter
+        ran in the cycle (upstream reads the group's state unconditionally, upstream-v137 §8)."""
+        key = f"{pg_info.namespace}/{pg_info.name}"
+        fallback = self._group_states.pop(key, None)
+        if pg_info.type == COMPOSITE_POD_GROUP_KEY_TYPE:
+            return None, Status(Code.UNSCHEDULABLE)
+        if self.topology_aware_workloads and pg_info.pod_group is not None \
+                and (pg_info.pod_group.get("spec") or {}).get("schedulingConstraints") is not None:
+            return None, Status(Code.UNSCHEDULABLE)
+        gs = state.get(STATE_KEY) if state is not None else None
+        if gs is None:
+            gs = fallback
+        if not isinstance(gs, PodGroupStateData):
+            return None, Status(Code.ERROR, ("not found",))
+        unreserve_group = False
+        if gs.pods_state_data:
+            for pod in pg_info.unscheduled_pods:
+                ps = gs.pods_state_data.get(f"{pod.metadata.namespace}/{pod.metadata.name}")
+                if ps is None:
+                    continue
+                found, st = self._deallocate_or_delete_pod_claims(pod, ps)
+                if st.code == Code.ERROR:
+                    return None, st
+                if not found:
+                    unreserve_group = True  # not every member can be scheduled
+        if unreserve_group and self.workload_claims and pg_info.unscheduled_pods:
+            st2 = self._deallocate_pod_group_claims(gs, pg_info.unscheduled_pods[0])
+            if st2 is not None:
+                return None, st2
+        return None, Status(Code.UNSCHEDULABLE, ("deallocation and deletion of ResourceClaims completed",))
+
+    def _deallocate_pod_group_claims(self, gs: PodGroupStateData, pod: Pod) -> Status | None:
+        """Upstream ``deallocatePodGroupClaims`` (L1287-1384): when no member of the group is
+        assumed or bound, deallocate a claim some member found unavailable that is reserved for
+        nobody or only for the group (``deallocation of PodGroup ResourceClaim completed``), else
+        drop the group from ``reservedFor`` of the first allocated claim of the PodGroup's
+        ``spec.resourceClaims`` (UnschedulableAndUnresolvable ``ResourceClaim unreserved for
+        PodGroup``), so the next cycle may pick other devices."""
+        pg_name = group_name(pod)
+        if pg_name is None:
+            return None
+        ns = pod.metadata.namespace
+        pgm = getattr(self.handle, "pod_group_manager", None)
+        pgs = pgm.pod_group_state(ns, pg_name) if pgm is not None else None
+        if pgs is None:
+            return Status(Code.ERROR, (f"pod group state not found for pod group {ns}/{pg_name}",))
+        if pgs.scheduled_pods_count() > 0:
+            return None  # members hold the claims
+        try:
+            pod_group = self._pod_group_snapshot(pod)
+        except _Unschedulable as e:
+            return Status(Code.ERROR, (str(e),))
+        if pod_group is None:
+            return None
+        for ps in gs.pods_state_data.values():
+            for i in sorted(ps.unavailable_claims):
+                claim = ps.claims[i]
+                reserved = _g(claim, "status", "reservedFor") or []
+                if not reserved or (len(reserved) == 1 and _refers_to_group(reserved[0], pod_group)):
+                    self._deallocate(claim)
+                    return Status(Code.UNSCHEDULABLE, ("deallocation of PodGroup ResourceClaim completed",))
+        mgr = self._manager()
+        for name, must_check_owner, err in claim_names_from_pod_group(pod_group):
+            if err is not None:
+                return Status(Code.ERROR, (err,))
+            if name is None:
+                continue
+            claim = mgr.get_claim(ns, name) if mgr.lister is not None else None
+            if claim is None:
+                return Status(Code.ERROR, (f'resourceclaim.resource.k8s.io "{name}" not found',))
+            if must_check_owner and is_for_pod_group(pod_group, claim) is not None:
+                continue
+            if _g(claim, "status", "allocation") is not None and is_reserved_for_pod(pod, claim, True):
+                c = _copy_claim(claim)
+                c["status"]["reservedFor"] = [r for r in c["status"].get("reservedFor") or ()
+                                              if not _refers_to_group(r, pod_group)]
+                client = self._client()
+                if client is not None:
+                    _fire(client.update_resource_claim_status(c))
+                return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("ResourceClaim unreserved for PodGroup",))
+        return None
 
     # ── Reserve / Unreserve ──
 
@@ -984,16 +1275,26 @@ class DynamicResources:
         if not s.claims or not s.to_allocate:
             return None
         run = s.node_allocations.get(node_name)
+        alloc_idx = s.alloc_idx
         if run is None:
-            if s.to_allocate == [s.ext_index]:
+            if any(i != s.ext_index for i in alloc_idx):
+                return Status(Code.ERROR, ("claim allocation not found for node",))
+            if not s.reused:
                 return None  # v1.37.2 L1524-1530: the node's allocatable covers the extended resources
-            return Status(Code.ERROR, ("claim allocation not found for node",))
-        allocations = run.results()
-        if len(allocations) != len(s.to_allocate):
+            alloc_idx = []
+        allocations = run.results() if run is not None else []
+        if len(allocations) != len(alloc_idx):
             return Status(Code.ERROR, (f"internal error, have {len(allocations)} allocations, "
-                                       f"{len(s.to_allocate)} claims to allocate",))
+                                       f"{len(alloc_idx)} claims to allocate",))
+        results = dict(zip(alloc_idx, allocations, strict=True))
         mgr = self._manager()
-        for i, allocation in zip(s.to_allocate, allocations, strict=True):
+        group_state = self._group_state(state, pod) if self.generic_workload else None
+        for i in s.to_allocate:
+            allocation = results.get(i)
+            if allocation is None:
+                if i not in s.reused:
+                    continue  # the extended-resource claim on a node whose allocatable covers it
+                allocation = s.informations[i].allocation  # shared with another member (L1545-1576)
             s.informations[i].allocation = allocation
             c = _copy_claim(s.node_ext[node_name][0] if i == s.ext_index else s.claims[i])
             fins = c.setdefault("metadata", {}).setdefault("finalizers", [])
@@ -1001,6 +1302,9 @@ class DynamicResources:
                 fins.append(FINALIZER)
             c.setdefault("status", {})["allocation"] = allocation
             mgr.signal_pending_allocation(c)
+            if group_state is not None:
+                group_state.pending_allocations.setdefault(_uid(c), set()).add(
+                    pod.metadata.uid or f"{pod.metadata.namespace}/{pod.metadata.name}")
         return None
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
@@ -1009,11 +1313,15 @@ class DynamicResources:
             return
         mgr = self._manager()
         client = self.handle.client if self.handle is not None else None
+        group_state = self._group_state(state, pod) if self.generic_workload else None
         for i, claim in enumerate(s.claims):
             if i == s.ext_index:
                 continue
-            if mgr.remove_pending_allocation(claim):
+            # v1.37.2 L1597-1622: a pending allocation other members still share stays in flight
+            if mgr.remove_pending_allocation(claim, force=False):
                 mgr.restore(claim)
+                if group_state is not None:
+                    group_state.pending_allocations.pop(_uid(claim), None)
             if _g(claim, "status", "allocation") is not None and _reserved_for_pod(pod, claim) and client is not None:
                 c = _copy_claim(claim)
                 c["status"]["reservedFor"] = [r for r in c["status"].get("reservedFor") or ()
@@ -1051,7 +1359,7 @@ class DynamicResources:
 
     async def _pre_bind(self, s: StateData, pod: Pod, node_name: str = "") -> Status | None:
         for i, claim in enumerate(s.claims):
-            if _reserved_for_pod(pod, claim):
+            if is_reserved_for_pod(pod, claim, self.workload_claims):
                 continue
             try:
                 s.claims[i] = await self._bind_claim(s, i, pod, node_name)
@@ -1155,6 +1463,24 @@ class DynamicResources:
         if is_ext and allocation is None and not _g(claim, "spec", "devices", "requests"):
             return s.claims[index]  # v1.37.2 L1813-1818: satisfied by the node's allocatable
         pending = {"metadata": {"uid": s.ext_uid}} if is_ext else claim
+        consumer = s.bindings[index] if s.bindings is not None and index < len(s.bindings) else None
+        if self.generic_workload and not is_ext and group_name(pod) is not None:
+            # A member of a pod group: another member's PreBind may have written the allocation
+            # they share (and the group's reservation) since PreFilter; only what is still missing
+            # is written (upstream re-reads the claim on the write conflict and fails this member's
+            # PreBind with "got allocated elsewhere"; it binds on its next attempt).
+            meta = claim.get("metadata") or {}
+            fresh = mgr.get_claim(meta.get("namespace") or "", meta.get("name", ""))
+            if fresh is not None:
+                if is_reserved_for_pod(pod, fresh, self.workload_claims):
+                    mgr.remove_pending_allocation(pending)
+                    return fresh
+                written = _g(fresh, "status", "allocation")
+                if allocation is not None and written is not None and _uid(fresh) == _uid(claim) \
+                        and _g(written, "devices", "results") == _g(allocation, "devices", "results"):
+                    mgr.remove_pending_allocation(pending)
+                    allocation = None  # the shared allocation is written: add the reservation only
+                claim = _copy_claim(fresh)
         ok = False
         try:
             if is_ext and is_special_claim(claim):
@@ -1178,10 +1504,11 @@ class DynamicResources:
                         claim = updated
                 claim.setdefault("status", {})["allocation"] = allocation
             st = claim.setdefault("status", {})
-            consumer = {"resource": "pods", "name": pod.metadata.name}
-            if pod.metadata.uid:
-                consumer["uid"] = pod.metadata.uid
-            st["reservedFor"] = list(st.get("reservedFor") or ()) + [consumer]
+            if consumer is None:
+                consumer = {"resource": "pods", "name": pod.metadata.name}
+                if pod.metadata.uid:
+                    consumer["uid"] = pod.metadata.uid
+            st["reservedFor"] = list(st.get("reservedFor") or ()) + [dict(consumer)]
             if self.allocation_timestamp:
                 # v1.37.2 dynamicresources.go L1936-1947 (DRADeviceBindingConditions and
                 # DRAResourceClaimDeviceStatus): the allocation is stamped once, when first reserved
@@ -1204,7 +1531,7 @@ class DynamicResources:
             if allocation is not None:
                 if ok:
                     mgr.assume(claim)
-                mgr.remove_pending_allocation(pending)
+                mgr.remove_pending_allocation(pending, force=ok)
 
     async def _create_extended_claim(self, s: StateData, node_name: str) -> dict[str, Any]:
         """Upstream ``createExtendedResourceClaimInAPI`` (L512-545): POST the node's variant of the
@@ -1408,7 +1735,8 @@ class ScoringDynamicResources(DynamicResources):
         if s is None:
             raise _FilterErr("not found")
         out = np.zeros(len(rows), np.int64)
-        if not s.claims or not s.node_allocations or (self.version >= (1, 36) and not self.features.prioritized_list):
+        if not s.claims or not (s.node_allocations or s.reused) or (
+                self.version >= (1, 36) and not self.features.prioritized_list):
             return out
         if not any(r.get("firstAvailable") for c in s.claims for r in _g(c, "spec", "devices", "requests") or ()) and (
                 self.version >= (1, 36) or all(_g(c, "status", "allocation") is None for c in s.claims)):
@@ -1424,9 +1752,14 @@ class ScoringDynamicResources(DynamicResources):
         if not s.claims:
             return 0
         run = s.node_allocations.get(node_name)
-        if run is None:
+        if run is None and not s.reused:
             return 0
-        return compute_score(s.claims, _light_results(run), by_claim_index=self.version < (1, 36))
+        results = _light_results(run) if run is not None else []
+        if s.reused:
+            # v1.37.2 Filter L1076-1085: the node's allocations are the allocator's results followed
+            # by the pending allocations reused from other members (Score indexes them in claim order)
+            results += [s.informations[i].allocation or {} for i in sorted(s.reused)]
+        return compute_score(s.claims, results, by_claim_index=self.version < (1, 36))
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: np.ndarray) -> Status | None:
         default_normalize_score(MAX_NODE_SCORE, False, scores)
@@ -1455,13 +1788,19 @@ def new(args: Any, handle: Any) -> DynamicResources:
                         device_binding_conditions=fg.enabled("DRADeviceBindingConditions")
                         and fg.enabled("DRAResourceClaimDeviceStatus"),
                         optional_node_operations=fg.enabled("DRAOptionalNodeOperations"),
-                        compatibility_groups=fg.enabled("DRADeviceCompatibilityGroups"))
+                        compatibility_groups=fg.enabled("DRADeviceCompatibilityGroups"),
+                        list_type_attributes=fg.enabled("DRAListTypeAttributes"),
+                        derived_attributes=fg.enabled("DRADerivedAttributes"),
+                        fractional_capacity_range=fg.enabled("DRAFractionalCapacityRange"))
     cls = ScoringDynamicResources if fg.at_least(1, 35) else DynamicResources
     pl = cls(handle, features, filter_timeout_s=timeout, version=fg.emulated_version)
     pl.deferred_resize = deferred_resize_enabled(fg)
     pl.device_taint_rules = fg.enabled("DRADeviceTaintRules")
     pl.extended_resource = fg.enabled("DRAExtendedResource")
     pl.node_allocatable_resources = fg.enabled("DRANodeAllocatableResources")
+    pl.generic_workload = fg.enabled("GenericWorkload")
+    pl.workload_claims = fg.enabled("DRAWorkloadResourceClaims")
+    pl.topology_aware_workloads = fg.enabled("TopologyAwareWorkloadScheduling")
     pl.allocation_timestamp = fg.enabled("DRADeviceBindingConditions") and fg.enabled("DRAResourceClaimDeviceStatus")
     pl.binding_conditions = pl.allocation_timestamp
     text = getattr(args, "binding_timeout", None)

@@ -31,6 +31,7 @@ from typing import Any
 
 import msgspec
 
+from kubesched.api import podgroups
 from kubesched.api.objects import (
     KINDS,
     Node,
@@ -51,7 +52,7 @@ from kubesched.framework.clock import ManualClock
 from kubesched.framework.record import DecisionRecord
 from kubesched.scheduler import Attempt, Scheduler
 from kubesched.sim.manifests import RawObject, locate
-from kubesched.sim.resourceclaims import create_pod_claims, release_pod_claims
+from kubesched.sim.resourceclaims import create_pod_claims, create_pod_group_claims, release_pod_claims
 from kubesched.sim.store import ClusterStore
 from kubesched.sim.workloads import WORKLOAD_KINDS, Controllers, WorkloadError
 
@@ -104,6 +105,12 @@ class SimulationResult:
             for (ns, name), obj in self.store.objects.get(kind, {}).items():
                 if (kind, ns, name) not in seen and isinstance(obj, dict):
                     out.append({"apiVersion": "v1", "kind": kind, **obj})
+        # the workload API's objects as the run left them (PodGroup status conditions)
+        wl = {kind: objs for kind in podgroups.KINDS if (objs := self.store.objects.get(kind))}
+        if wl:
+            out = [wl[k].get((str((o.get("metadata") or {}).get("namespace") or ""),
+                              str((o.get("metadata") or {}).get("name") or "")), o)
+                   if isinstance(o, dict) and (k := str(o.get("kind") or "")) in wl else o for o in out]
         claims = self.store.objects.get("ResourceClaim")
         if claims:
             # DRA: claim writes replace the object (allocation, reservedFor); claims the simulated
@@ -113,6 +120,12 @@ class SimulationResult:
                                str((o.get("metadata") or {}).get("name") or "")), o)
                    if isinstance(o, dict) and o.get("kind") == "ResourceClaim" else o for o in out]
             out += [c for k, c in claims.items() if k not in inputs and isinstance(c, dict)]
+        groups = self.store.objects.get("PodGroup")
+        if groups:
+            # GenericWorkload: the scheduler's status writes (PodGroupInitiallyScheduled) replace the object
+            out = [groups.get((str((o.get("metadata") or {}).get("namespace") or ""),
+                               str((o.get("metadata") or {}).get("name") or "")), o)
+                   if isinstance(o, dict) and o.get("kind") == "PodGroup" else o for o in out]
         return out
 
 
@@ -223,23 +236,33 @@ class _WorkloadDriver:
             f"{r.describe()} ({r.source}): apiVersion {r.api_version} is not {_WORKLOAD_API_VERSIONS[r.kind]}; "
             "not expanded" for r in raws
             if r.kind in _WORKLOAD_API_VERSIONS and r.api_version != _WORKLOAD_API_VERSIONS[r.kind]]
+        self.events: list[tuple[str, str, str, str]] = []
+        """Events of the controllers (the Job controller's WorkloadCreated, PodGroupCreated)."""
         try:
-            self.controllers = Controllers([r.data for r in self.sources], seed=seed)
+            self.controllers = Controllers([r.data for r in self.sources], seed=seed, features=features)
         except WorkloadError as e:
             raise ManifestError(e.message, self.sources[int((e.path or "#0")[1:])].source) from None
 
-    def _sync(self, pods: list[dict], nodes: list[dict], claims: list[dict]) -> Any:
+    def _sync(self, pods: list[dict], nodes: list[dict], claims: list[dict], scheduling: list[dict]) -> Any:
         try:
-            res = self.controllers.sync(pods, nodes, claims)
+            res = self.controllers.sync(pods, nodes, claims, scheduling)
         except WorkloadError as e:
             raise ManifestError(e.message, self.sources[int((e.path or "#0")[1:])].source) from None
         self.notices.extend(res.notices)
+        for obj, typ, reason, msg in res.events:
+            meta = obj.get("metadata") or {}
+            self.events.append((typ, reason, f"{meta.get('namespace') or 'default'}/{meta.get('name')}", msg))
         return res
 
     def _created(self, res: Any, start: int) -> list[RawObject]:
         for d, _ in res.created:
             if d.get("kind") == "Pod":  # created through the API: the pod strategy's PrepareForCreate
                 prepare_pod_for_create(d, self.features)
+            elif d.get("kind") in podgroups.KINDS:  # decoding's defaults, admission, the strategy
+                podgroups.default_object(d, self.features)
+                podgroups.add_protection_finalizer(d, self.features)
+                podgroups.prepare_for_create(d, self.features)
+                d["metadata"]["uid"] = self.controllers.uid(d)
         return [RawObject(d["kind"], d["apiVersion"], d, self.sources[i].source, start + k)
                 for k, (d, i) in enumerate(res.created)]
 
@@ -248,10 +271,19 @@ class _WorkloadDriver:
         if not self.sources:
             return raws
         res = self._sync([r.data for r in raws if r.kind == "Pod"], [r.data for r in raws if r.kind == "Node"],
-                         [r.data for r in raws if r.kind == "PersistentVolumeClaim"])
+                         [r.data for r in raws if r.kind == "PersistentVolumeClaim"],
+                         [r.data for r in raws if r.kind in ("Workload", "PodGroup")
+                          and r.api_version == podgroups.V1BETA1])
         out = list(raws)
         pos = {id(r): k for k, r in enumerate(out)}
         for data, i in res.updated:
+            if data.get("kind") in podgroups.KINDS:  # the Job controller patched an input's minCount
+                meta = data.get("metadata") or {}
+                k = next((k for k, r in enumerate(out) if r.kind == data["kind"] and r.name == meta.get("name")
+                          and (r.namespace or "") == (meta.get("namespace") or "")), None)
+                if k is not None:
+                    out[k] = RawObject(out[k].kind, out[k].api_version, data, out[k].source, out[k].index)
+                continue
             src = self.sources[i]
             new = RawObject(src.kind, src.api_version, data, src.source, src.index)
             out[pos[id(src)]] = new
@@ -270,7 +302,11 @@ class _WorkloadDriver:
         pods = [raw for (kind, _, _), raw in store.raw.items() if kind == "Pod"]
         nodes = [raw for (kind, _, _), raw in store.raw.items() if kind == "Node"]
         claims = list(store.objects.get("PersistentVolumeClaim", {}).values())
-        res = self._sync(pods, nodes, claims)
+        scheduling = [o for kind in ("Workload", "PodGroup") for o in store.objects.get(kind, {}).values()]
+        res = self._sync(pods, nodes, claims, scheduling)
+        for data, _ in res.updated:  # the Job controller patches a gang's minCount
+            if data.get("kind") in podgroups.KINDS:
+                store.add_object(str(data["kind"]), data)
         return self._created(res, start)
 
 
@@ -281,8 +317,8 @@ def _owner(pod: Pod) -> str:
     return ""
 
 
-def build_store(raws: list[RawObject]) -> tuple[ClusterStore, list[tuple[Pod, dict]], list[tuple[Pod, dict]],
-                                                list[tuple[Node, dict]]]:
+def build_store(raws: list[RawObject], features: FeatureGate | None = None) -> tuple[
+        ClusterStore, list[tuple[Pod, dict]], list[tuple[Pod, dict]], list[tuple[Node, dict]]]:
     """Decode the raw objects into a store (not yet attached to a scheduler).
 
     Returns ``(store, bound pods, pending pods, nodes)`` with their raw mappings; pending pods
@@ -290,12 +326,15 @@ def build_store(raws: list[RawObject]) -> tuple[ClusterStore, list[tuple[Pod, di
     """
     store = ClusterStore()
     typed: list[tuple[RawObject, Any]] = []
+    groups: list[RawObject] = []
     for r in raws:
         cls = KINDS.get(r.kind)
         if cls is None:
-            # no typed view (PersistentVolumeClaim, StorageClass, ResourceClaim, …): plugins that
-            # read such objects through the lister get the raw mapping
+            # no typed view (PersistentVolumeClaim, StorageClass, ResourceClaim, PodGroup, …): plugins
+            # that read such objects through the lister get the raw mapping
             store.add_raw(r.kind, r.data)
+            if r.kind in ("PodGroup", "CompositePodGroup") and r.api_version.startswith(podgroups.GROUP + "/"):
+                groups.append(r)
             continue
         typed.append((r, _decode_raw(r, cls)))
     classes = {o.metadata.name: o for r, o in typed if r.kind == "PriorityClass"}
@@ -308,6 +347,8 @@ def build_store(raws: list[RawObject]) -> tuple[ClusterStore, list[tuple[Pod, di
         raise ManifestError("more than one PriorityClass has globalDefault: true: "
                             + ", ".join(sorted(o.metadata.name for o in defaults)))
     default = defaults[0] if defaults else None
+    for r in groups:
+        _admit_group_priority(r, classes, features)
     nodes: list[tuple[Node, dict]] = []
     bound: list[tuple[Pod, dict]] = []
     pending: list[tuple[float, int, Pod, dict]] = []
@@ -335,6 +376,30 @@ def build_store(raws: list[RawObject]) -> tuple[ClusterStore, list[tuple[Pod, di
     return store, bound, [(p, raw) for _, _, p, raw in pending], nodes
 
 
+def _admit_group_priority(r: RawObject, classes: dict[str, PriorityClass], features: FeatureGate | None) -> None:
+    """The Priority admission plugin for a new (Composite)PodGroup (no ``metadata.uid``):
+    ``spec.priority`` (and ``preemptionPolicy``) from its PriorityClass
+    (:func:`kubesched.api.podgroups.admit_priority`); a refusal is a ManifestError."""
+    if (r.data.get("metadata") or {}).get("uid") and (r.data.get("spec") or {}).get("priority") is not None:
+        return  # admitted once already (a dump)
+
+    def as_dict(pc: PriorityClass) -> dict[str, Any]:
+        return {"metadata": {"name": pc.metadata.name}, "value": pc.value, "globalDefault": pc.global_default,
+                "preemptionPolicy": pc.preemption_policy or DEFAULT_PREEMPTION_POLICY}
+
+    def get_class(name: str) -> dict[str, Any] | None:
+        pc = classes.get(name)
+        return None if pc is None else as_dict(pc)
+
+    try:
+        podgroups.admit_priority(r.data, get_class=get_class, list_classes=lambda: [as_dict(c) for c in
+                                                                                     classes.values()],
+                                 features=features)
+    except podgroups.PodGroupAdmissionError as e:
+        plural = podgroups.KINDS[r.kind]
+        raise ManifestError(f'{plural}.{podgroups.GROUP} "{r.name}" is forbidden: {e}', r.source) from None
+
+
 _MAX_CONTROLLER_PASSES = 100_000
 
 
@@ -345,6 +410,10 @@ def _add_created(store: ClusterStore, created: list[RawObject], pending: list[tu
     default = next((pc for pc in classes.values() if pc.global_default), None)
     for r in created:
         cls = KINDS.get(r.kind)
+        if r.kind in podgroups.KINDS:  # a Job controller's Workload / PodGroup: admitted, announced
+            _admit_group_priority(r, classes, sched.features)
+            store.add_object(r.kind, r.data)
+            continue
         if cls is None:
             store.add_raw(r.kind, r.data)
             continue
@@ -386,25 +455,39 @@ def simulate(raws: list[RawObject], config: KubeSchedulerConfiguration | None = 
     t0, c0 = time.perf_counter(), time.process_time()
     driver = _WorkloadDriver(raws, seed, features)
     raws = driver.first_pass(raws)
-    store, bound, pending, nodes = build_store(raws)
+    store, bound, pending, nodes = build_store(raws, features)
     clock = ManualClock()
     sched = Scheduler(config, client=store, lister=store, clock=clock, seed=seed,
                       registry=registry, record=record or on_record is not None, features=features)
     sched.record_pods = record_pods
     keep_records = keep_records or record
     store.scheduler = sched
+    if store.keep_events:
+        store.events.extend(driver.events)
+        driver.events.clear()
     for node, raw in nodes:
         store.add("Node", node, raw)
+    if podgroups.served_api("PodGroup", features):
+        # the scheduler's PodGroup (CompositePodGroup) informers: their initial list, before the pods'
+        for kind in ("CompositePodGroup", "PodGroup"):
+            store.announce(kind)
     for pod, raw in bound:
         store.add("Pod", pod, raw)
     others: list[str] = []
     claim_rng = random.Random(seed)
     store.pod_delete_hooks.append(lambda p: release_pod_claims(store, p))  # preemption victims' claims
+    workload_claims = features is not None and features.enabled("DRAWorkloadResourceClaims")
+    if workload_claims:  # the resourceclaim controller: the PodGroups' template claims first
+        for pg in list(store.list("PodGroup")):
+            updated = create_pod_group_claims(store, pg, claim_rng)
+            if updated is not pg:
+                store.put_object("PodGroup", updated)
     for i, (pod, raw) in enumerate(pending):
         if not sched.responsible_for(pod):
             others.append(pod_key(pod))
         if pod.spec.resource_claims:  # the resourceclaim controller creates claims from templates
-            pod = create_pod_claims(store, pod, raw, claim_rng)
+            pod = create_pod_claims(store, pod, raw, claim_rng, workload_claims,
+                                    features is not None and features.enabled("GenericWorkload"))
             pending[i] = (pod, raw)
         store.add("Pod", pod, raw)
     if freeze_gc:
@@ -446,6 +529,9 @@ def simulate(raws: list[RawObject], config: KubeSchedulerConfiguration | None = 
             break
         raws = raws + created
         _add_created(store, created, pending, others, sched)
+        if store.keep_events:
+            store.events.extend(driver.events)
+        driver.events.clear()
         n += run_phase()
     else:
         driver.notices.append(f"workload controllers still creating pods after {_MAX_CONTROLLER_PASSES} passes; "

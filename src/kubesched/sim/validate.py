@@ -29,7 +29,9 @@ version (``features``, a :class:`~kubesched.features.FeatureGate`; default v1.37
    ``Pod "x" is invalid: spec.containers[0].resources.requests[cpu]: Invalid value: "-1": must
    be greater than or equal to 0`` — for Pods, Nodes, PriorityClasses, PodDisruptionBudgets,
    Namespaces, Services, workloads, PersistentVolumes, PersistentVolumeClaims, StorageClasses,
-   CSINodes, and the metadata of every other built-in kind.
+   CSINodes, the workload API's Workloads, PodGroups and CompositePodGroups
+   (:mod:`kubesched.api.podgroups`: served only with GenericWorkload at 1.37, else ``no matches
+   for kind``), and the metadata of every other built-in kind.
 
 Every error is a :class:`~kubesched.errors.ManifestError` located at ``file:line`` of the
 offending field (:func:`kubesched.sim.manifests.locate`), so the CLI prints one line and exits 2.
@@ -48,7 +50,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-from kubesched.api import schemas, strategy, validation
+from kubesched.api import podgroups, schemas, strategy, validation
 from kubesched.errors import ManifestError
 from kubesched.features import FeatureGate, default_feature_gate
 from kubesched.sim.manifests import RawObject, locate
@@ -313,7 +315,8 @@ class _Ctx:
         self.ok_specs: set[bytes] = set()
 
 
-_PREPARED = frozenset({"Pod", "Node", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "DeviceClass"})
+_PREPARED = frozenset({"Pod", "Node", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "DeviceClass",
+                       *podgroups.KINDS})
 
 
 def _prepare(raw: RawObject, ctx: _Ctx) -> None:
@@ -325,6 +328,13 @@ def _prepare(raw: RawObject, ctx: _Ctx) -> None:
     meta = raw.data.get("metadata")
     if isinstance(meta, dict) and "uid" in meta:
         return  # a dumped object: stored already (and merged, if it is a pod)
+    if raw.kind in podgroups.KINDS:
+        # decoding's defaults, the PodGroupProtection finalizer, the strategy's create step; the
+        # Priority admission plugin needs every PriorityClass: simulate's build_store runs it
+        podgroups.default_object(raw.data, ctx.features)
+        podgroups.add_protection_finalizer(raw.data, ctx.features)
+        podgroups.prepare_for_create(raw.data, ctx.features)
+        return
     if raw.kind == "Pod":
         strategy.prepare_pod_for_create(raw.data, ctx.features)
     elif raw.kind == "Node":
@@ -348,8 +358,10 @@ def _check_full(raw: RawObject, ctx: _Ctx) -> bool:
     group, version = _split(raw.api_version)
     gvk = (group, version, raw.kind)
     api, mode = ctx.api, ctx.mode
-    if schemas.definition_for_gvk(*gvk, api=api) is None:
-        if group in _builtin_groups(api):
+    served_elsewhere = group == podgroups.GROUP and raw.kind in podgroups.KINDS \
+        and podgroups.served_api(raw.kind, ctx.features) != raw.api_version
+    if served_elsewhere or schemas.definition_for_gvk(*gvk, api=api) is None:
+        if served_elsewhere or group in _builtin_groups(api):
             raise ManifestError(f'no matches for kind "{raw.kind}" in version "{raw.api_version}"', raw.source)
         return True  # a custom resource: nothing to check it against
     kind = raw.kind
@@ -377,8 +389,12 @@ def _check_full(raw: RawObject, ctx: _Ctx) -> bool:
     _prepare(raw, ctx)
     if kind == "Pod":
         errs = _pod_errors(data, ctx.ok_specs, ctx.pod_options)
+    elif kind in podgroups.KINDS and group == podgroups.GROUP:
+        errs = podgroups.validate(data)
     elif kind in _FULL:
         errs = validation.validate_object(data, pod_options=ctx.pod_options)
+        if kind == "Job" and group == "batch":
+            errs += podgroups.validate_job_scheduling(data, None, ctx.features)
     else:
         errs = validation.validate_object_meta(data.get("metadata"), namespaced=raw.namespace is not None)
     if errs:
