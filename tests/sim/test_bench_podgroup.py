@@ -2,8 +2,8 @@
 
 The tables are checked against upstream's own ``performance-config.yaml`` files and templates (when
 the v1.37.2 module source is on this machine); the ops are checked for what upstream's executor
-creates; workloads whose scheduling needs no pod-group engine run end to end; the pod-group ones
-end to end are expected to fail until the engine (branch ``gang``) is merged.
+creates (with GenericWorkload forced off, each pod on its own); the small sizes run end to end
+through the pod-group engine.
 """
 
 from __future__ import annotations
@@ -272,10 +272,9 @@ def test_churn_and_attempted_barrier():
     assert res.init_pods == 5 and res.measured_pods == 10
 
 
-# ───────────────────────────── pod groups end to end (need the engine) ─────────────────────────────
+# ───────────────────────────── pod groups end to end ─────────────────────────────
 
 
-@pytest.mark.xfail(strict=False, reason="needs gang (the pod-group engine)")
 @pytest.mark.parametrize("key", ["BasicScheduling/10Nodes_3Groups", "GangScheduling/10Nodes_3Gangs",
                                  "TopologyAwareScheduling/10Nodes_3Gangs",
                                  "GangPreemptionBasic/2Nodes_1PreemptorGang_2Pods_Evicting_10InitPods",
@@ -286,7 +285,6 @@ def test_podgroup_workloads_end_to_end(key):
     assert res.scheduled == res.measured_pods and res.attempts.get("error", 0) == 0
 
 
-@pytest.mark.xfail(strict=False, reason="needs gang (the pod-group engine)")
 def test_tas_gangs_land_in_one_rack():
     """10 gangs of 3 on 100 nodes in one rack (rack-<i // 100>): trivially rack-local; on 5000 nodes
     (50 racks) each gang's pods share a rack."""

@@ -39,7 +39,8 @@ Time: a workload with a ``churn`` op runs on wall time — the scheduler's clock
 clock (backoffs expire, ``flushUnschedulablePodsLeftover`` runs every 30 s) and the loop idles
 until the next churn tick or backoff expiry when nothing is schedulable; every other workload runs
 as :mod:`kubesched.sim.bench` does (time stands still; a pod in backoff is popped when activeQ is
-empty, as ``SchedulerPopFromBackoffQ``).
+empty, as ``SchedulerPopFromBackoffQ``), except that when nothing is schedulable the clock jumps to
+the next backoff expiry or Permit timeout (a preempting pod group waits out its backoff).
 
 The GenericWorkload workloads need the pod-group engine (GangScheduling, the pod-group cycle); a
 build without it fails to start their scheduler (``plugin "GangScheduling" does not exist``).
@@ -1162,10 +1163,13 @@ class _Run:
                 now = self.now()
                 time.sleep(min(max((nxt if nxt is not None else now + 0.05) - now, 0.001), 0.05))
                 continue
-            due = self.clock.next_timer()
-            if due is None or stalled:
+            # time stands still, but not forever: jump to the next backoff expiry (a pod group in
+            # backoff after its preemption) or Permit timeout, once without an attempt in between
+            dues = [t for t in (self.clock.next_timer(), sched.queue.next_backoff_expiry()) if t is not None]
+            if not dues or stalled:
                 raise RuntimeError(f"{self.workload.key}: nothing left to schedule while waiting for {what}")
-            self.clock.set(due)  # pods waiting on Permit: time moves to the next timeout, once
+            self.clock.set(max(min(dues), self.clock.now()))
+            sched.queue.flush_backoff_completed()
             store.flush()
             stalled = True
 
