@@ -47,6 +47,7 @@ from kubesched.framework.podgroup import (
     PodGroupCycleState,
     PodGroupInfo,
     ProposedAssignment,
+    pod_group_min_count,
     pod_group_preemption_policy,
     pod_group_priority,
     select_placement,
@@ -143,6 +144,9 @@ class _GroupResult:
     placement_state: PlacementCycleState
     waiting_on_preemption: bool = False
     any_scheduled: bool = False
+    placements: list[dict[str, Any]] | None = None
+    """With TopologyAwareWorkloadScheduling: what each generated placement gave (for explain)."""
+    chosen_placement: str | None = None
 
 
 Revert = Callable[[], None]
@@ -262,9 +266,33 @@ def schedule_one_pod_group(sched: Scheduler, entity: QueuedPodGroupInfo) -> PodG
         pf_result, pf_status = fw.run_pod_group_post_filter_plugins(pg_state, root.pg_info, scheduling_func)
         _apply_post_filter_result(root, pf_result, pf_status)
     _submit(sched, fw, entity, root, out, start, t0)
+    _explain_group(entity, root, out)
     out.status = root_status
     sched.queue.add_attempted_pod_group(entity, root_status)
     return out
+
+
+def _explain_group(entity: QueuedPodGroupInfo, result: _GroupResult, out: PodGroupCycleResult) -> None:
+    """Attach the group's decision (:attr:`~kubesched.framework.record.DecisionRecord.group`) to the
+    records of this cycle's members (only built when recording is on)."""
+    records = [a.record for a in out.attempts] + [sp.record for sp in out.scheduled]
+    if not any(r is not None for r in records):
+        return
+    pg = entity.pod_group
+    gst = result.status
+    label = ("scheduled" if _ok(gst) else "waiting_on_preemption" if result.waiting_on_preemption
+             else "unschedulable" if gst is not None and gst.is_rejected() else "error")
+    min_count = pod_group_min_count(pg)
+    summary: dict[str, Any] = {
+        "podGroup": f"{entity.namespace}/{entity.name}", "policy": "gang" if min_count is not None else "basic",
+        "minCount": min_count, "members": len(entity.members), "result": label,
+        "message": gst.message() if gst is not None else ""}
+    if result.placements is not None:
+        summary["placements"] = result.placements
+        summary["chosenPlacement"] = result.chosen_placement
+    for r in records:
+        if r is not None:
+            r.group = summary
 
 
 def _fail_before_scheduling(sched: Scheduler, entity: QueuedPodGroupInfo, msg: str, out: PodGroupCycleResult,
@@ -414,6 +442,18 @@ def _pod_algorithm(sched: Scheduler, fw: Framework, placement_state: PlacementCy
 
 def _placement_algorithm(sched: Scheduler, fw: Framework, pg_state: PodGroupCycleState, pg_info: PodGroupInfo,
                          entity: QueuedPodGroupInfo) -> tuple[_GroupResult, list[Revert]]:
+    """:func:`_evaluate_placements`, with what each placement gave kept on the result (explain)."""
+    evals: list[dict[str, Any]] = []
+    result, reverts = _evaluate_placements(sched, fw, pg_state, pg_info, entity, evals)
+    result.placements = evals
+    chosen = [e["name"] for e in evals if e.get("chosen")]
+    result.chosen_placement = chosen[0] if chosen else None
+    return result, reverts
+
+
+def _evaluate_placements(sched: Scheduler, fw: Framework, pg_state: PodGroupCycleState, pg_info: PodGroupInfo,
+                         entity: QueuedPodGroupInfo, evals: list[dict[str, Any]],
+                         ) -> tuple[_GroupResult, list[Revert]]:
     """Upstream ``podGroupSchedulingPlacementAlgorithm`` (L971-1071): generate placements; run
     the default algorithm restricted to each (reverted after each); none feasible → ``0/%d
     placements are available, first placement status: %v``; several → PlacementScore plugins and
@@ -443,6 +483,8 @@ def _placement_algorithm(sched: Scheduler, fw: Framework, pg_state: PodGroupCycl
             return result, []
         if any_result is None:
             any_result = result
+        evals.append({"name": placement.name, "nodes": len(placement.nodes), "feasible": _ok(result.status),
+                      "status": "" if _ok(result.status) else (result.status.message() if result.status else "")})
         if _ok(result.status):
             feasible.append((placement, result))
         if recorder is not None and hasattr(recorder, "observe_placement_evaluation"):  # L1027-1036
@@ -457,14 +499,21 @@ def _placement_algorithm(sched: Scheduler, fw: Framework, pg_state: PodGroupCycl
             f"0/{len(placements)} placements are available, first placement status: "
             f"{any_result.status.as_error() if any_result.status is not None else '<nil>'}")
         return any_result, []
+    by_name = {e["name"]: e for e in evals}
     if len(feasible) == 1:
+        by_name[feasible[0][0].name]["chosen"] = True
         return feasible[0][1], []
     assignments = [PodGroupAssignments(p, _proposed_assignments(r)) for p, r in feasible]
     states = [r.placement_state for _, r in feasible]
     scores, st = fw.run_placement_score_plugins(pg_state, pg_info, assignments, states)
     if not _ok(st):
         return _GroupResult(pg_info, [], st, PlacementCycleState(pg_state)), []
-    return feasible[select_placement(scores, sched.rng)][1], []
+    for sc in scores:
+        if sc.placement is not None and sc.placement.name in by_name:
+            by_name[sc.placement.name].update(scores=dict(sc.scores), total=sc.total_score)
+    best = select_placement(scores, sched.rng)
+    by_name[feasible[best][0].name]["chosen"] = True
+    return feasible[best][1], []
 
 
 def _proposed_assignments(result: _GroupResult) -> list[ProposedAssignment]:
