@@ -222,7 +222,9 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
      ('Node "n1" is invalid: metadata.taints[1]: Duplicate value: {"key":"k","value":"b","effect":"NoSchedule"}: '
      "taints must be unique by key and effect pair")),
     ("namespace name not a DNS label", {"kind": "Namespace", "metadata": {"name": "team.a"}},
-     f'Namespace "team.a" is invalid: metadata.name: Invalid value: "team.a": {LABEL_MSG}'),
+     'Namespace "team.a" is invalid: metadata.name: Invalid value: "team.a": must not contain dots'),
+    ("namespace name not a DNS label nor subdomain", {"kind": "Namespace", "metadata": {"name": "Team"}},
+     f'Namespace "Team" is invalid: metadata.name: Invalid value: "Team": {LABEL_MSG}'),
     ("service name not a DNS-1035 label", {"kind": "Service", "metadata": {"name": "1web", "namespace": "default"},
                                            "spec": {"ports": [{"port": 80}]}},
      f'Service "1web" is invalid: metadata.name: Invalid value: "1web": {DNS1035_MSG}'),

@@ -83,10 +83,10 @@ def test_creation_order_namespaces_priorityclasses_nodes_others_pods() -> None:
     docs = [
         "apiVersion: v1\nkind: Pod\nmetadata: {name: p1}",
         "apiVersion: v1\nkind: Service\nmetadata: {name: s}",
-        "apiVersion: v1\nkind: Node\nmetadata: {name: n}",
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}",
         "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: pc}\nvalue: 1",
         "apiVersion: v1\nkind: Pod\nmetadata: {name: p0}",
         "apiVersion: v1\nkind: Namespace\nmetadata: {name: ns}",
     ]
     raws = parse_manifest_text("\n---\n".join(docs), "m.yaml")
-    assert [r.name for r in creation_order(raws)] == ["ns", "pc", "n", "s", "p1", "p0"]
+    assert [r.name for r in creation_order(raws)] == ["ns", "pc", "n1", "s", "p1", "p0"]

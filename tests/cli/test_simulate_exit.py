@@ -58,7 +58,7 @@ def test_unknown_kind_and_validate_modes(tmp_path: Path) -> None:
     r = run("-f", str(f), "-o", "yaml")
     assert r.returncode == 2 and r.stderr.strip() == f'error: {f}:1: no matches for kind "Pood" in version "v1"'
     g = tmp_path / "u.yaml"
-    g.write_text("apiVersion: v1\nkind: Node\nmetadata: {name: n}\nspec: {foo: 1}\n")
+    g.write_text("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nspec: {foo: 1}\n")
     assert run("-f", str(g), "-o", "yaml").returncode == 2
     r = run("-f", str(g), "-o", "yaml", "--validate=warn")
     assert r.returncode == 0 and r.stderr.startswith('Warning: unknown field "spec.foo"')

@@ -5,8 +5,7 @@ patches ``podgroups/{name}/status`` as upstream's ``updatePodGroupCondition`` (n
 
 The end-to-end gang tests at the bottom (issue 15's live proof: a gang that cannot fit binds
 nothing, a new node binds the whole group, a kill -9 mid-group leaves no partial group after a
-restart) need the pod-group engine of the ``gang`` branch; they are marked xfail until it is
-merged."""
+restart) run the pod-group engine (the pod-group cycle, GangScheduling)."""
 
 from __future__ import annotations
 
@@ -137,9 +136,7 @@ async def test_patch_pod_group_condition(tmp_path: Path) -> None:
             await api.close()
 
 
-# ───────────────────────────── end to end (needs the gang engine) ─────────────────────────────
-
-GANG = pytest.mark.xfail(strict=False, reason="needs the gang branch (the pod-group cycle, GangScheduling)")
+# ───────────────────────────── end to end (the pod-group engine) ─────────────────────────────
 
 
 def member(name: str, group: str, cpu: str) -> dict[str, Any]:
@@ -153,7 +150,6 @@ async def _bound(api: APIClient, names: list[str]) -> list[str]:
     return [p["metadata"]["name"] for p in pods if p["metadata"]["name"] in names and p["spec"].get("nodeName")]
 
 
-@GANG
 async def test_gang_that_cannot_fit_binds_nothing_then_a_node_binds_all(tmp_path: Path) -> None:
     from test_run_e2e import finish, spawn
 
@@ -192,7 +188,6 @@ async def _all(api: APIClient, names: list[str]) -> bool:
     return len(await _bound(api, names)) == len(names)
 
 
-@GANG
 async def test_kill_9_mid_group_leaves_no_partial_group(tmp_path: Path) -> None:
     """kill -9 of ``kubesched run`` while a gang's members are being committed (Permit barrier,
     bindings in flight), then a restart: the group ends all bound or none bound, never fewer than

@@ -5,8 +5,7 @@ schedule_one_podgroup.go podGroupSchedulingPlacementAlgorithm: one placement per
 dry-run, the feasible ones scored by NodeResourcesFit's MostAllocated placement score +
 PodGroupPodsCount, the best kept).
 
-Each case runs twice: on the simulator's store directly (needs the pod-group cycle, branch gang)
-and through ``simulate`` (also needs PodGroup manifests, branch wlapi): xfail until both are merged."""
+Each case runs twice: on the simulator's store directly and through ``simulate``."""
 
 from __future__ import annotations
 
@@ -17,8 +16,6 @@ import yaml
 from click.testing import CliRunner
 
 from kubesched.cli.main import main
-
-pytestmark = pytest.mark.xfail(strict=False, reason="needs gang")
 
 GATES = "GenericWorkload=true,TopologyAwareWorkloadScheduling=true"
 RACKS = ("r1", "r2", "r3", "r4")

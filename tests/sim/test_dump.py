@@ -66,10 +66,10 @@ def test_billion_laughs_fails_fast(tmp_path: Path) -> None:
 def test_modest_aliasing_is_fine(tmp_path: Path) -> None:
     f = tmp_path / "a.yaml"
     f.write_text("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n"
-                 "  metadata: {name: c, labels: &l {a: b}}\n  data: {x: &x hello, y: *x}\n"
+                 "  metadata: {name: c, labels: &l {a: b}}\n  data: {x: &x hello, z: *x}\n"
                  "- {apiVersion: v1, kind: ConfigMap, metadata: {name: d, labels: *l}}\n")
     a, b = load_manifests([f])
-    assert b.data["metadata"]["labels"] == {"a": "b"} and a.data["data"]["y"] == "hello"
+    assert b.data["metadata"]["labels"] == {"a": "b"} and a.data["data"]["z"] == "hello"
 
 
 def _node(name: str, cpu: str = "1") -> dict:

@@ -254,7 +254,7 @@ def check(tmp_path: Path, text: str, name: str = "in.yaml", **kw: object) -> Man
 
 
 def test_unknown_kind_is_kubectls_no_matches(tmp_path: Path) -> None:
-    e = check(tmp_path, "apiVersion: v1\nkind: Node\nmetadata: {name: n}\n---\n"
+    e = check(tmp_path, "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n---\n"
               "apiVersion: v1\nkind: Pood\nmetadata: {name: p}\n")
     assert e is not None and e.message == 'no matches for kind "Pood" in version "v1"'
     assert e.path is not None and e.path.endswith("in.yaml:5")

@@ -104,9 +104,9 @@ def test_typed_list_items_inherit_kind(tmp_path):
 
 def test_nested_list(tmp_path):
     f = write(tmp_path, "l.yaml", "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: List\n  items:\n"
-              "  - {apiVersion: v1, kind: Node, metadata: {name: n}}\n")
+              "  - {apiVersion: v1, kind: Node, metadata: {name: n1}}\n")
     (n,) = load_manifests([f])
-    assert n.name == "n" and n.source == f"{f}:7"
+    assert n.name == "n1" and n.source == f"{f}:7"
 
 
 def test_json_single_object_and_list(tmp_path):

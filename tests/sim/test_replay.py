@@ -264,3 +264,25 @@ def test_replay_openb_limit_and_plot(tmp_path: Path):
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     d = s.to_dict()
     assert "samples" not in d and d["trace"] == "openb_pod_list_gpuspec10.csv"
+
+
+def test_never_scheduled_pods_are_named(tmp_path: Path):
+    # issue 17 item 13: "1 never scheduled" names the pod, and says why it is not counted as scheduled
+    pods = [_pod("keep", 1000, 100, 0, 1000), _pod("huge", 8000, 100, 0, None),
+            _pod("gone", 9000, 100, 5, 500)]
+    s = _replay(tmp_path, ["n1,4000,8192,0,"], pods).run()
+    assert s.never_scheduled_pods == ["default/huge (pending at end)", "default/gone (deleted while pending)"]
+    assert s.to_dict()["never_scheduled_pods"] == s.never_scheduled_pods
+
+
+def test_replay_cli_names_never_scheduled_and_documents_its_inputs(tmp_path: Path):
+    from click.testing import CliRunner
+
+    from kubesched.cli.main import main
+
+    n, p = _write(tmp_path, ["n1,4000,8192,0,"], [_pod("keep", 1000, 100, 0, 1000), _pod("huge", 8000, 100, 0, None)])
+    r = CliRunner().invoke(main, ["replay", "alibaba-openb", "--nodes", str(n), "--pods", str(p)])
+    assert r.exit_code == 0, r.output
+    assert "never scheduled: default/huge (pending at end)" in r.output
+    h = CliRunner().invoke(main, ["replay", "--help"]).output
+    assert "--nodes NODES.csv" in h and "node list" in h and "--pods PODS.csv" in h

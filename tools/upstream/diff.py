@@ -6,6 +6,7 @@
     python tools/upstream/diff.py --feature-gates PodLevelResources=false --random-gates 0.3 ...
     python tools/upstream/diff.py --seed 7 --clusters 1 -v       # print every pod's comparison
     python tools/upstream/diff.py --seed 1 --dump /tmp/c1.yaml   # write the generated manifests
+    python tools/upstream/diff.py --groups --seed 1 --clusters 3 # clusters with pod groups (v1.37 only)
 
 For each generated cluster (seeded: nodes with cpu/memory/zones/taints, PriorityClasses, pods
 with requests, nodeSelector, node affinity, tolerations, topology spread, pod anti-affinity,
@@ -36,6 +37,15 @@ outcomes are compared:
 - preemption: the same victims must be gone and the pod bound (node compared as above);
 - otherwise ``outcome`` disagreement.
 
+``--groups`` generates clusters with PodGroups instead (:mod:`diff_groups` beside this file:
+GenericWorkload, TopologyAwareWorkloadScheduling and PodGroupPreemptionPolicy on both sides,
+kube-apiserver with ``--runtime-config=scheduling.k8s.io/v1beta1=true``); a step is a whole
+group (its PodGroup, then all members back to back) or a single pod, settled as
+:func:`diff_groups.settle_step` says, and compared as a whole: members bound, the PodGroup's
+``PodGroupInitiallyScheduled`` condition, victims, messages, nodes (as a multiset, or within the
+engine's top-score nodes). While kubesched's engine cannot schedule groups, every step is
+reported as ``engine`` with the reason; the upstream side's outcomes are counted all the same.
+
 Prints one line per cluster and a summary per area (the features the pod used, plus
 ``gates:…`` for clusters with non-default gates) and overall; ``-v`` prints every pod. With
 ``--run`` the same pods also go to ``kubesched run`` (``--emulated-version``/``--feature-gates``
@@ -55,10 +65,14 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-_SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src")
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_SRC = os.path.join(_HERE, "..", "..", "src")
 if os.path.isdir(_SRC):
     sys.path.insert(0, _SRC)
+if _HERE not in sys.path:
+    sys.path.insert(1, _HERE)  # diff_groups, beside this file
 
+import diff_groups
 import msgspec
 import yaml
 
@@ -69,7 +83,7 @@ from kubesched.features import FeatureGate
 from kubesched.framework.clock import ManualClock
 from kubesched.framework.node_info import PodInfo
 from kubesched.scheduler import Scheduler
-from kubesched.sim.manifests import parse_manifest_text
+from kubesched.sim.manifests import dump_yaml_all, parse_manifest_text
 from kubesched.sim.simulate import build_store, mark_gated_pods
 from kubesched.testing.upstream import (
     DEFAULT_VERSION,
@@ -523,7 +537,7 @@ def kubesched_step(config: Any, objs: list[dict[str, Any]], nodes: list[dict[str
     pending["spec"].pop("nodeName", None)
     docs = ([o for o in objs if o["kind"] not in ("Node", "Pod")] + nodes + [_strip(b) for b in bound]
             + [pending])
-    text = yaml.safe_dump_all(docs)
+    text = dump_yaml_all(docs)  # as kubectl would read it back (y/n stay strings)
     if DUMP_DIR:
         os.makedirs(DUMP_DIR, exist_ok=True)
         with open(os.path.join(DUMP_DIR, f"{pod['metadata']['name']}.yaml"), "w") as f:
@@ -701,9 +715,17 @@ def run_cluster(seed: int, settle_s: float, verbose: bool, report: Report,
             # another pending pod (unschedulable earlier) was bound while this one settled — e.g.
             # retried when a victim left — so upstream's outcome is not this pod's alone: the step
             # is reported as "raced", not compared
+            # — or preempted (got a new nominatedNodeName) and so evicted victims upstream's
+            # victims list would pin on this pod (v1.34.12 seed 326 pod-14: pod-12, retried when
+            # pod-14's victim left, evicted pod-06)
             bound_names = {p["metadata"]["name"] for p in bound_before}
+
+            def _nnn(p: dict[str, Any]) -> str:
+                return str(p.get("status", {}).get("nominatedNodeName") or "")
+
             raced = sorted(n for n in before if n != name and n not in bound_names
-                           and (n not in after or after[n]["spec"].get("nodeName")))
+                           and (n not in after or after[n]["spec"].get("nodeName")
+                                or (_nnn(after[n]) and _nnn(after[n]) != _nnn(before[n]))))
             if raced and not r.agree:
                 r = Result(name, r.areas, True, "raced", f"{r.detail} (not compared: {raced} bound meanwhile)")
             ok = r.agree
@@ -764,6 +786,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--random-gates", type=float, default=0.0, metavar="RATE",
                     help="give a cluster, with this probability, one or two non-default gates of GATE_CHOICES "
                          "on top of --feature-gates (default 0: none)")
+    ap.add_argument("--groups", action="store_true",
+                    help="clusters with pod groups (tools/upstream/diff_groups.py): GenericWorkload, "
+                         "TopologyAwareWorkloadScheduling and PodGroupPreemptionPolicy on, the v1beta1 API served; "
+                         "a step is a whole group or a single pod; the whole-group outcome and every pod's node "
+                         "are compared")
+    ap.add_argument("--group-timeout", type=float, default=60.0, metavar="S",
+                    help="with --groups: the longest a step may take to settle (default %(default)s)")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args(argv)
     try:
@@ -774,10 +803,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     global DUMP_DIR
     DUMP_DIR = a.dump_steps
+    if a.groups:
+        return main_groups(a, base_gates)
     if a.dump:
         objs, pods, _ = generate(a.seed)
         with open(a.dump, "w") as f:
-            yaml.safe_dump_all(objs + pods, f, sort_keys=False)
+            f.write(dump_yaml_all(objs + pods))
         return 0
     report = Report()
     run_report = Report() if a.run else None
@@ -794,6 +825,181 @@ def main(argv: list[str] | None = None) -> int:
     if run_report is not None:
         diffs += summarize("kubesched run vs upstream", run_report)
     return 0 if not diffs else 1
+
+
+# --------------------------------------------------------------------------- pod groups (--groups)
+
+
+def main_groups(a: argparse.Namespace, base_gates: dict[str, bool]) -> int:
+    """``--groups``: the group clusters of :func:`diff_groups.generate`, seeds ``a.seed``…"""
+    if a.upstream_version != "1.37":
+        print("diff.py: --groups needs --upstream-version 1.37 (v1beta1 PodGroup)", file=sys.stderr)
+        return 2
+    if a.dump:
+        objs, steps = diff_groups.generate(a.seed)
+        docs = list(objs)
+        for st in steps:
+            docs += ([st.group] if st.group else []) + st.pods
+        with open(a.dump, "w") as f:
+            f.write(dump_yaml_all(docs))
+        return 0
+    results: list[diff_groups.GroupResult] = []
+    run_results: list[diff_groups.GroupResult] | None = [] if a.run else None
+    try:
+        for s in range(a.seed, a.seed + a.clusters):
+            run_groups_cluster(s, a.settle, a.verbose, results, gates=base_gates, timeout=a.group_timeout,
+                               run_results=run_results)
+    except UpstreamNotBuilt as e:
+        print(e, file=sys.stderr)
+        return 2
+    print(f"upstream v1.37 (kube-scheduler {pinned_version('1.37') or '?'}) with "
+          f"{format_feature_gates(diff_groups.GROUP_GATES)}, kubesched the same")
+    diffs = summarize_groups("kubesched engine vs upstream (pod groups)", results)
+    if run_results is not None:
+        diffs += summarize_groups("kubesched run vs upstream (pod groups)", run_results)
+    return 0 if not diffs else 1
+
+
+def run_groups_cluster(seed: int, settle_s: float, verbose: bool, results: list[diff_groups.GroupResult], *,
+                       gates: dict[str, bool] | None = None, timeout: float = 60.0,
+                       run_results: list[diff_groups.GroupResult] | None = None) -> None:
+    """One group cluster: upstream v1.37.2 live, step by step (a whole group or a single pod),
+    and kubesched's engine replaying each step from upstream's state before it; with
+    ``run_results`` also ``kubesched run`` (same gates) on a second API server, given upstream's
+    bound pods before each step (:func:`mirror_bound`) and then the step's PodGroup and pods."""
+    objs, steps = diff_groups.generate(seed)
+    all_gates = {**diff_groups.GROUP_GATES, **(gates or {})}
+    features = FeatureGate.from_flags(emulated_version="1.37", feature_gates=format_feature_gates(all_gates))
+    config = decode_config(SCHED_CONFIG, features=features)
+    cp = diff_groups.start_control_plane("1.37", gates)
+    run_cp: ControlPlane | None = None
+    engine_error = run_error = ""
+    try:
+        for o in objs:
+            diff_groups.create(cp, o)
+        if run_results is not None:
+            run_cp = diff_groups.start_control_plane("1.37", gates)
+            for o in objs:
+                diff_groups.create(run_cp, o)
+            try:
+                run_cp.start_kubesched_run(SCHED_CONFIG, extra_args=[
+                    f"--feature-gates={format_feature_gates(all_gates)}"])
+            except Exception as e:  # noqa: BLE001 - reported, the upstream side goes on
+                run_error = ("`kubesched run` does not start with the gates: "
+                             + (str(e).strip().splitlines() or [""])[-1][:300])
+                print(f"  seed {seed}: {run_error}")
+        nodes_api = cp.request("GET", "/api/v1/nodes")[2]["items"]
+        nodes = [{"apiVersion": "v1", "kind": "Node",
+                  "metadata": {k: v for k, v in n["metadata"].items() if k in ("name", "labels")},
+                  "spec": n.get("spec", {}), "status": n["status"]} for n in nodes_api]
+        stored = [o for o in objs if o["kind"] == "PriorityClass"]
+        cp.start_kube_scheduler(SCHED_CONFIG)
+        kubelet = FakeKubelet()
+        kubelet.start(cp, _pods(cp))
+        agree = 0
+        for step in steps:
+            before = _pods(cp)
+            bound_before = [p for p in before.values()
+                            if p["spec"].get("nodeName") and not p["metadata"].get("deletionTimestamp")]
+            groups_before = list(diff_groups.list_pod_groups(cp).values())
+            created_group = diff_groups.create(cp, step.group) if step.group else None
+            created = [diff_groups.create(cp, p) for p in step.pods]
+            names = [p["metadata"]["name"] for p in created]
+            st = diff_groups.settle_step(cp, names, step.group["metadata"]["name"] if step.group else None,
+                                         settle_s, timeout)
+            kubelet.start(cp, st.pods)
+            up = diff_groups.outcome(names, st.pods, st.group, [p["metadata"]["name"] for p in bound_before])
+            if not st.settled:
+                r = diff_groups.GroupResult(step.name, step.areas, False, "unsettled",
+                                            f"upstream did not settle in {timeout:.0f} s ({st.why}): {up}")
+            elif engine_error:
+                r = diff_groups.GroupResult(step.name, step.areas, False, "engine", engine_error)
+            else:
+                try:
+                    ks, top = diff_groups.engine_group_step(config, features, stored, nodes, bound_before,
+                                                            groups_before, created_group, created, _strip)
+                    r = diff_groups.compare_group(step.name, step.areas, up, ks, top)
+                except diff_groups.EngineUnavailable as e:
+                    if e.permanent:
+                        engine_error = f"kubesched's engine cannot schedule pod groups yet: {e}"
+                        print(f"  seed {seed}: {engine_error}")
+                        r = diff_groups.GroupResult(step.name, step.areas, False, "engine", engine_error)
+                    else:
+                        r = diff_groups.GroupResult(step.name, step.areas, False, "engine-crash",
+                                                    f"kubesched's engine raised: {e}")
+            # another pending pod (of an earlier step) was bound while this step settled: upstream's
+            # outcome is not this step's alone — reported as "raced", not compared
+            bound_names = {p["metadata"]["name"] for p in bound_before}
+            raced = sorted(n for n in before if n not in bound_names and n not in names
+                           and (n not in st.pods or st.pods[n]["spec"].get("nodeName")))
+            if raced and not r.agree and r.kind not in ("engine", "unsettled"):
+                r = diff_groups.GroupResult(step.name, r.areas, True, "raced",
+                                            f"{r.detail} (not compared: {raced} bound meanwhile)")
+            r.upstream_kind = diff_groups.upstream_kind(up) if st.settled else "unsettled"
+            results.append(r)
+            agree += r.agree
+            if verbose or (not r.agree and r.kind != "engine"):
+                print(f"  seed {seed} {step.name} [{','.join(sorted(r.areas))}] "
+                      f"{'ok' if r.agree else 'DIFF ' + r.kind}: {r.detail}")
+                if verbose:
+                    print(f"      upstream ({st.seconds:.1f} s): "
+                          + json.dumps({"pods": {n: v['node'] or v['message'] for n, v in up['pods'].items()},
+                                        "condition": up["group_condition"], "victims": up["victims"]}))
+            if run_cp is not None and run_results is not None:
+                if run_error:
+                    rr = diff_groups.GroupResult(step.name, step.areas, False, "engine", run_error)
+                else:
+                    mirror_bound(run_cp, bound_before)
+                    if step.group and step.group["metadata"]["name"] not in diff_groups.list_pod_groups(run_cp):
+                        diff_groups.create(run_cp, step.group)
+                    for p in step.pods:
+                        diff_groups.create(run_cp, p)
+                    rst = diff_groups.settle_step(run_cp, names, step.group["metadata"]["name"] if step.group else None,
+                                                  settle_s, timeout)
+                    run_out = diff_groups.outcome(names, rst.pods, rst.group,
+                                                  [p["metadata"]["name"] for p in bound_before])
+                    rr = diff_groups.compare_group(step.name, step.areas, up, run_out, {})
+                    if raced and not rr.agree:
+                        rr = diff_groups.GroupResult(step.name, rr.areas, True, "raced",
+                                                     f"{rr.detail} (not compared: {raced} bound meanwhile)")
+                rr.upstream_kind = r.upstream_kind
+                run_results.append(rr)
+                if verbose or (not rr.agree and rr.kind != "engine"):
+                    print(f"  seed {seed} {step.name} run [{','.join(sorted(rr.areas))}] "
+                          f"{'ok' if rr.agree else 'DIFF ' + rr.kind}: {rr.detail}")
+        print(f"group cluster seed {seed}: {len(nodes)} nodes, {len(steps)} steps, {agree}/{len(steps)} agree"
+              + (" (engine unavailable)" if engine_error else "")
+              + (f"; kubesched run {sum(x.agree for x in run_results[-len(steps):])}/{len(steps)}"
+                 if run_results is not None else ""), flush=True)
+    finally:
+        cp.stop()
+        if run_cp is not None:
+            run_cp.stop()
+
+
+def summarize_groups(title: str, results: list[diff_groups.GroupResult]) -> int:
+    """Agreement per area and overall for group steps; returns the number of disagreements."""
+    print(f"== {title}")
+    by_area: dict[str, Counter[str]] = defaultdict(Counter)
+    for r in results:
+        for area in [*r.areas, "ALL"]:
+            c = by_area[area]
+            c["agree" if r.agree else "differ"] += 1
+            c["both_bound"] += r.both_bound
+            c["exact"] += r.exact
+    width = max([14, *map(len, by_area)])
+    print(f"{'area':<{width}}  agree  differ  exact-node")
+    for area in [*sorted(x for x in by_area if x != "ALL"), "ALL"]:
+        c = by_area[area]
+        print(f"{area:<{width}} {c['agree']:>6}  {c['differ']:>6}  {c['exact']:>5}/{c['both_bound']}")
+    diffs = [r for r in results if not r.agree]
+    print(f"total: {len(results) - len(diffs)}/{len(results)} steps agree")
+    print(json.dumps({"kinds": Counter(r.kind for r in results),
+                      "upstream": Counter(r.upstream_kind for r in results)}))
+    engine = next((r.detail for r in results if r.kind == "engine"), "")
+    if engine:
+        print(f"NOTE: {sum(r.kind == 'engine' for r in results)} steps not compared — {engine}")
+    return len(diffs)
 
 
 def summarize(title: str, report: Report) -> int:

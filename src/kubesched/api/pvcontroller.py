@@ -14,6 +14,12 @@ VolumeBinding PreBind sees the same answer in both:
   modes, volume mode and class, pre-bound to the claim, with the class's reclaim policy and a
   required node affinity on the selected node's ``kubernetes.io/hostname`` (simplification: the
   driver's topology segments are not modelled; the volume is reachable from that node only).
+* :func:`default_storage_class` / :func:`with_default_class` — the DefaultStorageClass admission
+  plugin (``plugin/pkg/admission/storage/storageclass/setdefault/admission.go:86``) and the PV
+  controller's retroactive assignment (``pv_controller.go:968`` ``assignDefaultStorageClass``): a
+  claim without a class gets the default StorageClass's name.
+* :func:`new_volume_phase` — the PV controller's ``syncVolume`` for a PV no one bound yet
+  (``pv_controller.go`` ``syncVolume``: no ``claimRef`` → phase ``Available``).
 * :func:`ephemeral_claim` — the ephemeral-volume controller (``pkg/controller/volume/ephemeral``):
   the PVC ``<pod>-<volume>`` from ``ephemeral.volumeClaimTemplate``, owned by the pod.
 
@@ -23,10 +29,15 @@ Functions never mutate their arguments; they return new mappings.
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterable
+from datetime import datetime
 from typing import Any
 
 __all__ = [
     "ANN_BIND_COMPLETED",
+    "default_storage_class",
+    "new_volume_phase",
+    "with_default_class",
     "ANN_BOUND_BY_CONTROLLER",
     "ANN_PROVISIONED_BY",
     "ANN_SELECTED_NODE",
@@ -66,6 +77,70 @@ def claim_class(pvc: dict[str, Any]) -> str:
     if BETA_STORAGE_CLASS_ANNOTATION in ann:
         return str(ann[BETA_STORAGE_CLASS_ANNOTATION])
     return str((pvc.get("spec") or {}).get("storageClassName") or "")
+
+
+IS_DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
+BETA_IS_DEFAULT_CLASS_ANNOTATION = "storageclass.beta.kubernetes.io/is-default-class"
+
+
+def _created_ns(obj: dict[str, Any]) -> int:
+    """``CreationTimestamp.UnixNano()``: 0 when unset or unparsable, as Go's zero time sorts first."""
+    ts = _meta(obj).get("creationTimestamp")
+    if not isinstance(ts, str) or not ts:
+        return -(1 << 62)
+    try:
+        dt = datetime.fromisoformat(ts.replace("Z", "+00:00"))
+    except ValueError:
+        return -(1 << 62)
+    return int(dt.timestamp()) * 10**9 + dt.microsecond * 1000
+
+
+def default_storage_class(classes: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
+    """``GetDefaultClass`` (pkg/volume/util/storageclass.go:40): among the classes annotated
+    ``storageclass.kubernetes.io/is-default-class: "true"`` (or the beta key), the newest by
+    ``creationTimestamp``, ties by name ascending; None when there is none."""
+    defaults = [c for c in classes if isinstance(c, dict) and (
+        (_meta(c).get("annotations") or {}).get(IS_DEFAULT_CLASS_ANNOTATION) == "true"
+        or (_meta(c).get("annotations") or {}).get(BETA_IS_DEFAULT_CLASS_ANNOTATION) == "true")]
+    if not defaults:
+        return None
+    defaults.sort(key=lambda c: (-_created_ns(c), str(_meta(c).get("name") or "")))
+    return defaults[0]
+
+
+def claim_has_class(pvc: dict[str, Any]) -> bool:
+    """``PersistentVolumeClaimHasClass``: the beta annotation present, or ``spec.storageClassName``
+    set (even to ``""``, which asks for no class)."""
+    if BETA_STORAGE_CLASS_ANNOTATION in (_meta(pvc).get("annotations") or {}):
+        return True
+    return (pvc.get("spec") or {}).get("storageClassName") is not None
+
+
+def with_default_class(pvc: dict[str, Any], classes: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
+    """The claim with ``spec.storageClassName`` set to the default class, or None when it has a
+    class already or there is no default (then nothing changes). DefaultStorageClass admission
+    applies it on create; the PV controller to unbound claims (``spec.volumeName`` empty)."""
+    if claim_has_class(pvc):
+        return None
+    default = default_storage_class(classes)
+    if default is None:
+        return None
+    out = copy.deepcopy(pvc)
+    spec = out.get("spec")
+    if not isinstance(spec, dict):
+        spec = out["spec"] = {}
+    spec["storageClassName"] = str(_meta(default).get("name") or "")
+    return out
+
+
+def new_volume_phase(pv: dict[str, Any]) -> str | None:
+    """The phase the PV controller gives a PV stored without one (or ``Pending``, as the API server
+    creates it): ``Available`` when no claim is
+    named (``syncVolume``: ``volume.Spec.ClaimRef == nil`` → ``updateVolumePhase(Available)``),
+    else None (binding to the named claim decides)."""
+    if (pv.get("status") or {}).get("phase") not in (None, "", "Pending"):
+        return None
+    return None if (pv.get("spec") or {}).get("claimRef") else "Available"
 
 
 def claim_ref_matches(pv: dict[str, Any], pvc: dict[str, Any]) -> bool:

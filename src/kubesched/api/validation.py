@@ -97,6 +97,7 @@ __all__ = [
     "validate_node",
     "validate_object",
     "validate_object_meta",
+    "name_kind_for",
     "validate_persistent_volume",
     "validate_persistent_volume_claim",
     "validate_pod",
@@ -287,7 +288,12 @@ def _is_dns1123_label(value: str) -> list[str]:
     if len(value) > 63:
         errs.append(_max_len(63))
     if not _DNS1123_LABEL.match(value):
-        errs.append(_regex_error(_DNS1123_LABEL_MSG, DNS1123_LABEL_FMT, "my-name", "123-abc"))
+        if _DNS1123_SUBDOMAIN.match(value):
+            # apimachinery util/validation/validation.go:173: a valid subdomain that is no label
+            # (the length was checked already) has dots
+            errs.append("must not contain dots")
+        else:
+            errs.append(_regex_error(_DNS1123_LABEL_MSG, DNS1123_LABEL_FMT, "my-name", "123-abc"))
     return errs
 
 
@@ -428,6 +434,26 @@ def _name_label(name: str, prefix: bool = False) -> list[str]:
 
 def _name_1035(name: str, prefix: bool = False) -> list[str]:
     return is_dns1035_label(_mask_trailing_dash(name) if prefix else name)
+
+
+def _name_path_segment(name: str, prefix: bool = False) -> list[str]:
+    """``content.IsPathSegmentName`` (apimachinery v0.37.2 pkg/api/validate/content/path.go:37):
+    not ``.``/``..``, no ``/`` or ``%``; no length limit. RBAC's ``ValidateRBACName`` ignores
+    ``prefix`` (pkg/apis/rbac/validation/validation.go:33)."""
+    for illegal in (".", ".."):
+        if name == illegal:
+            return [f"may not be '{illegal}'"]
+    return [f"may not contain '{c}'" for c in ("/", "%") if c in name]
+
+
+def _name_any(name: str, prefix: bool = False) -> list[str]:
+    """``ValidateCertificateRequestName`` (pkg/apis/certificates/validation/validation.go:144): any name."""
+    return []
+
+
+def _name_config_map_key(name: str, prefix: bool = False) -> list[str]:
+    """``ValidLeaseCandidateName`` (pkg/apis/coordination/validation/validation.go:77): ``IsConfigMapKey``."""
+    return is_config_map_key(name)
 
 
 def _mask_trailing_dash(name: str) -> str:
@@ -583,12 +609,38 @@ def validate_annotations(annotations: Any, path: str) -> list[FieldError]:
     return errs
 
 
+#: The name rules (upstream's ``ValidateNameFunc``s) by the ``name_kind`` that selects them.
+_NAME_FNS: dict[str, Callable[[str, bool], list[str]]] = {
+    "subdomain": _name_subdomain, "label": _name_label, "dns1035": _name_1035,
+    "path": _name_path_segment, "any": _name_any, "configmapkey": _name_config_map_key,
+}
+
+#: Kinds whose name rule is not ``NameIsDNSSubdomain`` (the rule of every other built-in kind and
+#: of custom resources, apiextensions-apiserver customresource_validator.go), per v1.37.2's
+#: ``pkg/apis/*/validation``: Services DNS-1035 labels (core validation.go:298), Namespaces and
+#: StatefulSets DNS-1123 labels (generic.go:69, apps validation.go:52), RBAC kinds path-segment
+#: names (rbac validation.go:33, so ``system:aggregated-metrics-reader`` is valid), APIServices
+#: path segments (kube-aggregator apiregistration validation.go), CSRs anything, LeaseCandidates
+#: ConfigMap keys.
+NAME_KINDS: dict[str, str] = {
+    "Service": "dns1035", "Namespace": "label", "StatefulSet": "label",
+    "Role": "path", "ClusterRole": "path", "RoleBinding": "path", "ClusterRoleBinding": "path",
+    "APIService": "path", "CertificateSigningRequest": "any", "LeaseCandidate": "configmapkey",
+}
+
+
+def name_kind_for(kind: str) -> str:
+    """The ``name_kind`` of :func:`validate_object_meta` for a kind (see :data:`NAME_KINDS`)."""
+    return NAME_KINDS.get(kind, "subdomain")
+
+
 def validate_object_meta(meta: Any, *, namespaced: bool, name_kind: str = "subdomain",
                          path: str = "metadata") -> list[FieldError]:
-    """``ValidateObjectMetaAccessor`` on create: name (``name_kind``: ``subdomain``, ``label`` or
-    ``dns1035``), generateName, namespace presence, generation, labels, annotations, finalizers."""
+    """``ValidateObjectMetaAccessor`` on create: name (``name_kind``: a key of ``_NAME_FNS`` —
+    ``subdomain``, ``label``, ``dns1035``, ``path``, ``any``, ``configmapkey``; see
+    :func:`name_kind_for`), generateName, namespace presence, generation, labels, annotations, finalizers."""
     m = _map(meta)
-    fn = {"subdomain": _name_subdomain, "label": _name_label, "dns1035": _name_1035}[name_kind]
+    fn = _NAME_FNS[name_kind]
     errs: list[FieldError] = []
     gen = _str(m.get("generateName"))
     if gen:
@@ -1611,7 +1663,7 @@ def validate_workload(obj: Any, opts: PodValidationOptions | None = None) -> lis
     and CronJob: metadata, replica counts, selector and template labels, the pod template."""
     o = _map(obj)
     kind = _str(o.get("kind"))
-    errs = validate_object_meta(o.get("metadata"), namespaced=True)
+    errs = validate_object_meta(o.get("metadata"), namespaced=True, name_kind=name_kind_for(kind))
     spec = _map(o.get("spec"))
     if kind == "CronJob":
         job_spec = _map(_map(spec.get("jobTemplate")).get("spec"))
@@ -1938,7 +1990,6 @@ _STORAGE_VALIDATORS: dict[str, Callable[[Any], list[FieldError]]] = {
 
 _WORKLOADS = {"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "ReplicationController", "Job", "CronJob"}
 
-_DNS1035_KINDS = {"Service"}
 _CLUSTER_SCOPED = {
     "Node", "Namespace", "PersistentVolume", "PriorityClass", "StorageClass", "CSINode", "CSIDriver",
     "VolumeAttachment", "ClusterRole", "ClusterRoleBinding", "DeviceClass", "ResourceSlice",
@@ -2041,5 +2092,4 @@ def validate_object(obj: Any, *, namespaced: bool | None = None,
     if storage is not None:
         return storage(o)
     scoped = namespaced if namespaced is not None else kind not in _CLUSTER_SCOPED
-    name_kind = "dns1035" if kind in _DNS1035_KINDS else "subdomain"
-    return validate_object_meta(o.get("metadata"), namespaced=scoped, name_kind=name_kind)
+    return validate_object_meta(o.get("metadata"), namespaced=scoped, name_kind=name_kind_for(kind))

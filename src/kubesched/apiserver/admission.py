@@ -22,7 +22,8 @@ server:
    strategies and pod-template defaults; services type, session affinity, ports; nodes
    ``status.allocatable`` from ``capacity``; priority classes ``preemptionPolicy``;
 3. on pod create the registry's ``PrepareForCreate`` (``pkg/registry/core/pod/strategy.go``):
-   status reset to ``{phase: Pending, qosClass}``, ``metadata.generation: 1``, fields of
+   status reset to ``{phase: Pending, qosClass}`` (plus ``PodScheduled=False`` reason
+   ``SchedulingGated`` for a pod with scheduling gates), ``metadata.generation: 1``, fields of
    disabled gates dropped (``spec.schedulingGroup`` without GenericWorkload) and
    ``matchLabelKeys`` merged into the spread/affinity selectors (:mod:`kubesched.api.strategy`);
    on update the gated fields the old pod does not use are dropped; nodes and DRA objects
@@ -33,7 +34,9 @@ server:
    0 when none; ``system-node-critical``/``system-cluster-critical`` built in; 403
    ``pods "x" is forbidden: no PriorityClass with name foo was found``; a pod's own
    ``spec.priority`` must match; one global default PriorityClass only) and
-   ``DefaultTolerationSeconds`` (``not-ready``/``unreachable`` NoExecute tolerations, 300 s);
+   ``DefaultTolerationSeconds`` (``not-ready``/``unreachable`` NoExecute tolerations, 300 s)
+   and ``DefaultStorageClass`` (a claim created without a class gets the default StorageClass);
+   a Service created gets its ClusterIP and node ports (:func:`_allocate_service`);
 5. validation (:mod:`kubesched.api.validation`, options from the gates and the old pod as
    ``GetValidationOptionsFromPodSpecAndMeta``) → 422 ``Invalid`` with field causes and
    upstream's message; a pod UPDATE also gets ``ValidatePodUpdate``'s rule that only images,
@@ -49,12 +52,14 @@ object; ``list_objects(resource)`` lists a resource across namespaces.
 from __future__ import annotations
 
 import copy
+import ipaddress
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from kubesched.api import podgroups, strategy, validation
+from kubesched.api import podgroups, pvcontroller, strategy, validation
 from kubesched.api.quantity import nano_value
 from kubesched.apiserver import fieldvalidation
 
@@ -269,6 +274,11 @@ def _default_workload(resource: str, obj: dict[str, Any]) -> None:
         # JobPodReplacementPolicy (GA): Failed with a podFailurePolicy, else TerminatingOrFailed
         spec.setdefault("podReplacementPolicy", "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed")
         spec.setdefault("manualSelector", False)
+    elif resource == "cronjobs":  # SetDefaults_CronJob (pkg/apis/batch/v1/defaults.go:72)
+        spec.setdefault("concurrencyPolicy", "Allow")
+        spec.setdefault("suspend", False)
+        spec.setdefault("successfulJobsHistoryLimit", 3)
+        spec.setdefault("failedJobsHistoryLimit", 1)
     template = _template_spec(obj, *_WORKLOAD_TEMPLATES[resource])
     if template is not None:
         _default_pod_spec(template, pod=False)
@@ -332,6 +342,13 @@ def apply_defaults(resource: str, obj: dict[str, Any]) -> dict[str, Any]:
             status["allocatable"] = copy.deepcopy(status["capacity"])
     elif resource == "priorityclasses":
         obj.setdefault("preemptionPolicy", "PreemptLowerPriority")
+    elif resource in ("persistentvolumes", "persistentvolumeclaims"):
+        # SetDefaults_PersistentVolume / SetDefaults_PersistentVolumeClaimSpec (core/v1/defaults.go)
+        spec = obj.setdefault("spec", {})
+        if isinstance(spec, dict):
+            spec.setdefault("volumeMode", "Filesystem")
+            if resource == "persistentvolumes" and not spec.get("persistentVolumeReclaimPolicy"):
+                spec["persistentVolumeReclaimPolicy"] = "Retain"
     elif resource == "secrets":
         if not obj.get("type"):
             obj["type"] = "Opaque"  # SetDefaults_Secret
@@ -397,6 +414,63 @@ def _default_toleration_seconds(pod: dict[str, Any]) -> None:
             tolerations.append({"key": key, "operator": "Exists", "effect": effect, "tolerationSeconds": 300})
     if tolerations:
         spec["tolerations"] = tolerations
+
+
+#: The box's ``--service-cluster-ip-range`` (kube-apiserver's default, 10.0.0.0/24); the first
+#: address is the ``kubernetes`` Service's, as upstream reserves it.
+SERVICE_CLUSTER_IP_RANGE = ipaddress.ip_network("10.0.0.0/24")
+#: ``--service-node-port-range`` (default 30000-32767).
+NODE_PORT_RANGE = range(30000, 32768)
+
+
+def _allocate_service(svc: dict[str, Any], list_objects: Callable[[str], list[dict[str, Any]]]) -> None:
+    """The service REST storage's allocation on create (``pkg/registry/core/service/storage/
+    alloc.go``): a ClusterIP from the service range for every type but ExternalName (``None``,
+    headless, stays), ``clusterIPs``, ``ipFamilies: [IPv4]``, ``ipFamilyPolicy: SingleStack``,
+    and a ``nodePort`` per port of a NodePort or LoadBalancer Service. Simplification: the lowest
+    free address/port is taken where upstream picks at random."""
+    spec = svc.get("spec")
+    if not isinstance(spec, dict) or spec.get("type", "ClusterIP") == "ExternalName":
+        return
+    others = [o.get("spec") or {} for o in list_objects("services")]
+    if not spec.get("clusterIP") and not spec.get("clusterIPs"):
+        used = {str(ip) for o in others for ip in [o.get("clusterIP"), *(o.get("clusterIPs") or [])] if ip}
+        hosts = SERVICE_CLUSTER_IP_RANGE.hosts()
+        next(hosts)  # the kubernetes Service's
+        ip = next((str(h) for h in hosts if str(h) not in used), None)
+        if ip is None:
+            raise AdmissionError(_status(500, "InternalError", "Internal error occurred: failed to allocate a "
+                                         "serviceIP: range is full"))
+        spec["clusterIP"] = ip
+    if spec.get("clusterIP") and not spec.get("clusterIPs"):
+        spec["clusterIPs"] = [spec["clusterIP"]]
+    spec.setdefault("ipFamilies", ["IPv4"])
+    spec.setdefault("ipFamilyPolicy", "SingleStack")
+    if spec.get("type") in ("NodePort", "LoadBalancer"):
+        used_ports = {p.get("nodePort") for o in others for p in o.get("ports") or [] if isinstance(p, dict)}
+        for port in spec.get("ports") or []:
+            if isinstance(port, dict) and not port.get("nodePort"):
+                free = next((n for n in NODE_PORT_RANGE if n not in used_ports), None)
+                if free is None:
+                    raise AdmissionError(_status(500, "InternalError", "Internal error occurred: failed to "
+                                                 "allocate a nodePort: range is full"))
+                port["nodePort"] = free
+                used_ports.add(free)
+
+
+def _apply_scheduling_gated_condition(pod: dict[str, Any]) -> None:
+    """``applySchedulingGatedCondition`` (pkg/registry/core/pod/strategy.go:953, PrepareForCreate):
+    a new pod with scheduling gates and no PodScheduled condition gets ``PodScheduled=False``,
+    reason ``SchedulingGated`` (transition time now, as ``UpdatePodCondition`` sets it)."""
+    if not (pod.get("spec") or {}).get("schedulingGates"):
+        return
+    status = pod.setdefault("status", {})
+    conds = status.setdefault("conditions", [])
+    if any(isinstance(c, dict) and c.get("type") == "PodScheduled" for c in conds):
+        return
+    conds.append({"type": "PodScheduled", "status": "False", "lastProbeTime": None,
+                  "lastTransitionTime": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                  "reason": "SchedulingGated", "message": "Scheduling is blocked due to non-empty scheduling gates"})
 
 
 def _admit_pod_priority(pod: dict[str, Any], old: Mapping[str, Any] | None, operation: str,
@@ -559,6 +633,7 @@ def admit(
             out["status"] = {"phase": "Pending", "qosClass": pod_qos_class(out)}
             out.setdefault("metadata", {})["generation"] = 1
             strategy.prepare_pod_for_create(out, features)
+            _apply_scheduling_gated_condition(out)
             node_name = (out.get("spec") or {}).get("nodeName")
             if node_name:  # PodTopologyLabels admission (mutating, on create with spec.nodeName)
                 node = lookup("nodes", "", str(node_name))
@@ -579,6 +654,11 @@ def admit(
         pod_options = validation.pod_validation_options(features)
     else:
         strategy.drop_disabled_dra_fields(out, old if operation == "UPDATE" else None, features, kind)
+    if base == "services" and operation == "CREATE":
+        _allocate_service(out, list_objects)
+    if base == "persistentvolumeclaims" and operation == "CREATE":
+        # DefaultStorageClass (plugin/pkg/admission/storage/storageclass/setdefault/admission.go:86)
+        out = pvcontroller.with_default_class(out, list_objects("storageclasses")) or out
     typed = out if out.get("kind") else {**out, "kind": kind}
     if base == "pods" and operation == "UPDATE" and old is not None:
         errs = validation.validate_pod_update(typed, old, pod_options)

@@ -9,10 +9,14 @@ percentages rounded up), ``disruptionsAllowed = max(0, currentHealthy - desiredH
 reads ``disruptionsAllowed`` (``filterPodsWithPDBViolation``). Simplification: expected pods
 are counted from the pods themselves, not from their controllers' scale.
 
+:class:`ServiceAccountController` gives every namespace its ``default`` ServiceAccount.
+
 :class:`VolumeController` is the minimal storage side of kube-controller-manager plus a CSI
 external-provisioner (pure object logic in :mod:`kubesched.api.pvcontroller`): the
 ephemeral-volume controller creates ``<pod>-<volume>`` PVCs for ``spec.volumes[].ephemeral``;
-the PV controller binds a PV whose ``claimRef`` names an unbound claim (both ``Bound``, the claim
+the PV controller makes a new PV naming no claim ``Available``, gives an unbound claim without a
+class the default StorageClass (``assignDefaultStorageClass``, also when that class is created
+later), and binds a PV whose ``claimRef`` names an unbound claim (both ``Bound``, the claim
 ``pv.kubernetes.io/bind-completed``); the provisioner answers a claim annotated
 ``volume.kubernetes.io/selected-node`` of a class with a provisioner with a PV on that node,
 which is then bound. Not modelled: Immediate binding/matching by the PV controller, reclaiming,
@@ -37,7 +41,7 @@ if TYPE_CHECKING:
     from kubesched.apiserver.server import APIServer
 
 __all__ = ["DebouncedController", "DisruptionController", "PodGroupProtectionController", "ResourceClaimController",
-           "VolumeController",
+           "ServiceAccountController", "VolumeController",
            "attach_controllers", "pdb_status"]
 
 log = logging.getLogger("kubesched.apiserver.controllers")
@@ -245,6 +249,7 @@ class VolumeController:
 
     async def start(self) -> None:
         store = self.server.store
+        store.subscribe(SCS, self._on_class_event)
         for space in ("pods", PVS, PVCS):
             store.subscribe(space, self._on_event)
             for e in store.list(space):
@@ -262,6 +267,14 @@ class VolumeController:
     def _on_event(self, ev: Event) -> None:
         if ev.type != "DELETED":
             self._enqueue(ev.space, ev.ns, ev.name)
+
+    def _on_class_event(self, ev: Event) -> None:
+        """A StorageClass changed: a new default may be assigned to waiting claims (upstream's PV
+        controller finds them at its periodic resync)."""
+        if ev.type != "DELETED":
+            for e in self.server.store.list(PVCS):
+                o = e.obj()["metadata"]
+                self._enqueue(PVCS, o.get("namespace") or "", o.get("name") or "")
 
     async def _run(self) -> None:
         try:
@@ -281,6 +294,7 @@ class VolumeController:
         finally:
             for space in ("pods", PVS, PVCS):
                 self.server.store.unsubscribe(space, self._on_event)
+            self.server.store.unsubscribe(SCS, self._on_class_event)
 
     def _get(self, space: str, ns: str, name: str) -> tuple[dict[str, Any], int] | None:
         e = self.server.store.get(space, ns, name)
@@ -314,7 +328,7 @@ class VolumeController:
         pv, pv_rv = hit
         ref = (pv.get("spec") or {}).get("claimRef")
         if not ref:
-            if not (pv.get("status") or {}).get("phase"):  # a new PV becomes Available
+            if (pv.get("status") or {}).get("phase") in (None, "", "Pending"):  # a new PV becomes Available
                 pv["status"] = {**(pv.get("status") or {}), "phase": "Available"}
                 self.server.store.update(PVS, "", name, pv, expect_rv=pv_rv)
             return
@@ -338,8 +352,14 @@ class VolumeController:
         hit = self._get(PVCS, ns, name)
         if hit is None:
             return
-        pvc = hit[0]
+        pvc, pvc_rv = hit
         store = self.server.store
+        if not (pvc.get("spec") or {}).get("volumeName"):
+            # pv_controller.go:968 assignDefaultStorageClass: an unbound claim without a class
+            new = pvcontroller.with_default_class(pvc, (e.obj() for e in store.list(SCS)))
+            if new is not None:
+                store.update(PVCS, ns, name, new, expect_rv=pvc_rv)
+                return
         sc_entry = store.get(SCS, "", pvcontroller.claim_class(pvc))
         sc = sc_entry.obj() if sc_entry is not None else None
         if pvcontroller.needs_provisioning(pvc, sc):
@@ -647,6 +667,35 @@ class ResourceClaimController:
                 continue
 
 
+class ServiceAccountController(DebouncedController):
+    """kube-controller-manager's serviceaccount controller (``pkg/controller/serviceaccount/
+    serviceaccounts_controller.go``): every active namespace has a ``default`` ServiceAccount,
+    created when missing (also after it is deleted), through the server's create path."""
+
+    spaces = ("namespaces", "serviceaccounts")
+
+    def __init__(self, server: APIServer, period: float = 0.05) -> None:
+        super().__init__(server, period)
+
+    async def _pass(self) -> None:
+        from kubesched.apiserver.errors import APIError
+
+        store = self.server.store
+        for e in store.list("namespaces"):
+            ns = e.obj()
+            meta = ns.get("metadata") or {}
+            name = meta.get("name") or ""
+            if meta.get("deletionTimestamp") or (ns.get("status") or {}).get("phase") == "Terminating":
+                continue
+            if store.get("serviceaccounts", name, "default") is not None:
+                continue
+            try:
+                self.server.create_manifest({"apiVersion": "v1", "kind": "ServiceAccount",
+                                             "metadata": {"name": "default", "namespace": name}})
+            except APIError as err:  # created meanwhile, or the namespace went away
+                log.debug("serviceaccount controller: %s: %s", name, err)
+
+
 def attach_controllers(server: APIServer) -> None:
     """Run the simulated cluster's controllers with ``server``."""
 
@@ -668,5 +717,8 @@ def attach_controllers(server: APIServer) -> None:
         protection = PodGroupProtectionController(srv)
         srv.podgroup_protection_controller = protection  # type: ignore[attr-defined]
         await protection.start()
+        sa = ServiceAccountController(srv)
+        srv.serviceaccount_controller = sa  # type: ignore[attr-defined]
+        await sa.start()
 
     server.on_started.append(start)

@@ -241,6 +241,36 @@ SHUTDOWN_TIMEOUT = 0.5
 """Seconds aiohttp waits for running handlers at stop (then again after cancelling them)."""
 
 
+def _generate_job_selector(job: dict[str, Any]) -> None:
+    """The Job strategy's ``generateSelectorIfNeeded`` (pkg/registry/batch/job/strategy.go:200):
+    unless ``spec.manualSelector``, the template gets the ``job-name`` / ``controller-uid`` labels
+    (legacy and ``batch.kubernetes.io/`` keys, user values kept) and the selector matches the uid."""
+    spec = job.get("spec")
+    if not isinstance(spec, dict) or spec.get("manualSelector") is True:
+        return
+    md = job.get("metadata") or {}
+    template = spec.get("template")
+    if not isinstance(template, dict):
+        return
+    tmeta = template.setdefault("metadata", {})
+    if not isinstance(tmeta, dict):
+        return
+    labels = tmeta.get("labels")
+    if not isinstance(labels, dict):
+        labels = tmeta["labels"] = {}
+    for key in ("job-name", "batch.kubernetes.io/job-name"):
+        labels.setdefault(key, md.get("name") or "")
+    for key in ("controller-uid", "batch.kubernetes.io/controller-uid"):
+        labels.setdefault(key, md.get("uid") or "")
+    sel = spec.get("selector")
+    if not isinstance(sel, dict):
+        sel = spec["selector"] = {}
+    ml = sel.get("matchLabels")
+    if not isinstance(ml, dict):
+        ml = sel["matchLabels"] = {}
+    ml.setdefault("batch.kubernetes.io/controller-uid", md.get("uid") or "")
+
+
 class APIServer:
     """The API server: ``make_app()`` for aiohttp, ``start(host, port)`` / ``stop()`` to serve.
 
@@ -1363,9 +1393,15 @@ class APIServer:
             st = obj.setdefault("status", {})
             if "capacity" in st and "allocatable" not in st:
                 st["allocatable"] = dict(st["capacity"])
+        elif k == "PersistentVolume":  # persistentvolume/strategy.go PrepareForCreate
+            obj["status"] = {"phase": "Pending", "lastPhaseTransitionTime": now_rfc3339()}
+        elif k == "PersistentVolumeClaim":  # status reset; served with the defaulted phase Pending
+            obj["status"] = {"phase": "Pending"}
         elif k in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob",
                    "PodDisruptionBudget", "ReplicationController"):
             obj.pop("status", None)
+            if k == "Job":
+                _generate_job_selector(obj)
             if k == "PodDisruptionBudget":
                 obj["status"] = {"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0,
                                  "expectedPods": 0}

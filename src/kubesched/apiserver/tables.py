@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from kubesched.api.validation import canonical_quantity
+
 __all__ = ["human_duration", "short_human_duration", "table_resources", "to_table"]
 
 _INCLUDE = {"None", "Metadata", "Object"}
@@ -523,6 +525,205 @@ def _pdb_row(o: Mapping[str, Any], now: datetime) -> list[Any]:
             _i(status.get("disruptionsAllowed")), _since(meta.get("creationTimestamp"), now)]
 
 
+def _statefulset_row(o: Mapping[str, Any], now: datetime) -> list[Any]:
+    """printers.go printStatefulSet."""
+    meta, spec, status = _m(o.get("metadata")), _m(o.get("spec")), _m(o.get("status"))
+    names, images = _containers_images(o)
+    return [_s(meta.get("name")), f"{_i(status.get('readyReplicas'))}/{_i(spec.get('replicas', 1))}",
+            _since(meta.get("creationTimestamp"), now), names, images]
+
+
+def _format_labels(labels: Any) -> str:
+    """``labels.FormatLabels``: sorted ``k=v`` pairs, ``<none>`` when empty."""
+    m = _m(labels)
+    return ",".join(f"{k}={v}" for k, v in sorted(m.items())) if m else "<none>"
+
+
+def _daemonset_row(o: Mapping[str, Any], now: datetime) -> list[Any]:
+    """printers.go printDaemonSet."""
+    meta, spec, status = _m(o.get("metadata")), _m(o.get("spec")), _m(o.get("status"))
+    names, images = _containers_images(o)
+    node_selector = _m(_m(_m(spec.get("template")).get("spec")).get("nodeSelector"))
+    return [_s(meta.get("name")), _i(status.get("desiredNumberScheduled")), _i(status.get("currentNumberScheduled")),
+            _i(status.get("numberReady")), _i(status.get("updatedNumberScheduled")), _i(status.get("numberAvailable")),
+            _format_labels(node_selector), _since(meta.get("creationTimestamp"), now), names, images,
+            _selector_text(spec.get("selector"))]
+
+
+def _has_condition(status: Mapping[str, Any], ctype: str) -> bool:
+    return any(_m(c).get("type") == ctype and _m(c).get("status") == "True" for c in _l(status.get("conditions")))
+
+
+def _job_row(o: Mapping[str, Any], now: datetime) -> list[Any]:
+    """printers.go printJob: status from the conditions, completions, duration."""
+    meta, spec, status = _m(o.get("metadata")), _m(o.get("spec")), _m(o.get("status"))
+    succeeded = _i(status.get("succeeded"))
+    if isinstance(spec.get("completions"), int):
+        completions = f"{succeeded}/{spec['completions']}"
+    else:
+        parallelism = _i(spec.get("parallelism"))
+        completions = f"{succeeded}/1 of {parallelism}" if parallelism > 1 else f"{succeeded}/1"
+    start, end = _parse_time(status.get("startTime")), _parse_time(status.get("completionTime"))
+    duration = "" if start is None else human_duration(((end or now) - start).total_seconds())
+    if _has_condition(status, "Complete"):
+        state = "Complete"
+    elif _has_condition(status, "Failed"):
+        state = "Failed"
+    elif meta.get("deletionTimestamp"):
+        state = "Terminating"
+    elif _has_condition(status, "Suspended"):
+        state = "Suspended"
+    elif _has_condition(status, "FailureTarget"):
+        state = "FailureTarget"
+    elif _has_condition(status, "SuccessCriteriaMet"):
+        state = "SuccessCriteriaMet"
+    else:
+        state = "Running"
+    names, images = _containers_images(o)
+    return [_s(meta.get("name")), state, completions, duration, _since(meta.get("creationTimestamp"), now), names,
+            images, _selector_text(spec.get("selector"))]
+
+
+def _cronjob_row(o: Mapping[str, Any], now: datetime) -> list[Any]:
+    """printers.go printCronJob."""
+    meta, spec, status = _m(o.get("metadata")), _m(o.get("spec")), _m(o.get("status"))
+    last = _since(status.get("lastScheduleTime"), now) if status.get("lastScheduleTime") else "<none>"
+    suspend = spec.get("suspend")
+    job_spec = _m(_m(spec.get("jobTemplate")).get("spec"))
+    names, images = _containers_images({"spec": job_spec})
+    return [_s(meta.get("name")), _s(spec.get("schedule")), _s(spec.get("timeZone")) or "<none>",
+            "<unset>" if suspend is None else ("True" if suspend else "False"), len(_l(status.get("active"))), last,
+            _since(meta.get("creationTimestamp"), now), names, images, _selector_text(job_spec.get("selector"))]
+
+
+def _access_modes(modes: Any) -> str:
+    """``helper.GetAccessModesAsString``."""
+    ms = {_s(m) for m in _l(modes)}
+    return ",".join(short for full, short in (("ReadWriteOnce", "RWO"), ("ReadOnlyMany", "ROX"),
+                                              ("ReadWriteMany", "RWX"), ("ReadWriteOncePod", "RWOP")) if full in ms)
+
+
+def _storage(q: Any) -> str:
+    if q is None or q == "":
+        return "0"
+    try:
+        return canonical_quantity(q)
+    except Exception:
+        return _s(q)
+
+
+def _pv_row(o: Mapping[str, Any], now: datetime) -> list[Any]:
+    """printers.go printPersistentVolume."""
+    meta, spec, status = _m(o.get("metadata")), _m(o.get("spec")), _m(o.get("status"))
+    ref = _m(spec.get("claimRef"))
+    claim = f"{_s(ref.get('namespace'))}/{_s(ref.get('name'))}" if spec.get("claimRef") else ""
+    phase = "Terminating" if meta.get("deletionTimestamp") else _s(status.get("phase"))
+    cls = _s(_m(meta.get("annotations")).get("volume.beta.kubernetes.io/storage-class")) \
+        or _s(spec.get("storageClassName"))
+    return [_s(meta.get("name")), _storage(_m(spec.get("capacity")).get("storage")),
+            _access_modes(spec.get("accessModes")), _s(spec.get("persistentVolumeReclaimPolicy")), phase, claim, cls,
+            _s(spec.get("volumeAttributesClassName")) or "<unset>", _s(status.get("reason")),
+            _since(meta.get("creationTimestamp"), now), _s(spec.get("volumeMode")) or "<unset>"]
+
+
+def _pvc_row(o: Mapping[str, Any], now: datetime) -> list[Any]:
+    """printers.go printPersistentVolumeClaim: capacity and access modes once bound."""
+    meta, spec, status = _m(o.get("metadata")), _m(o.get("spec")), _m(o.get("status"))
+    phase = "Terminating" if meta.get("deletionTimestamp") else _s(status.get("phase"))
+    capacity = modes = ""
+    if spec.get("volumeName"):
+        modes = _access_modes(status.get("accessModes"))
+        capacity = _storage(_m(status.get("capacity")).get("storage"))
+    cls = _s(_m(meta.get("annotations")).get("volume.beta.kubernetes.io/storage-class")) \
+        or _s(spec.get("storageClassName"))
+    return [_s(meta.get("name")), phase, _s(spec.get("volumeName")), capacity, modes, cls,
+            _s(spec.get("volumeAttributesClassName")) or "<unset>", _since(meta.get("creationTimestamp"), now),
+            _s(spec.get("volumeMode")) or "<unset>"]
+
+
+def _storageclass_row(o: Mapping[str, Any], now: datetime) -> list[Any]:
+    """printers.go printStorageClassInternal (the table path names no effective default)."""
+    meta = _m(o.get("metadata"))
+    return [_s(meta.get("name")), _s(o.get("provisioner")), _s(o.get("reclaimPolicy")) or "Delete",
+            _s(o.get("volumeBindingMode")) or "Immediate", bool(o.get("allowVolumeExpansion")),
+            _since(meta.get("creationTimestamp"), now)]
+
+
+#: Column descriptions of the printers below: upstream's SwaggerDoc() texts (k8s.io/api@v0.37.2
+#: */types_swagger_doc_generated.go), as pkg/printers/internalversion/printers.go uses them.
+_DOCS: dict[str, str] = {
+    'DS_DESIRED': ('The total number of nodes that should be running the daemon pod (including nodes correctly '
+        'running the daemon pod). More info: '
+        'https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/'),
+    'DS_CURRENT': ('The number of nodes that are running at least 1 daemon pod and are supposed to run the daemon '
+        'pod. More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/'),
+    'DS_READY': ('numberReady is the number of nodes that should be running the daemon pod and have one or more '
+        'of the daemon pod running with a Ready Condition.'),
+    'DS_UPDATED': ('The total number of nodes that are running updated daemon pod'),
+    'DS_AVAILABLE': ('The number of nodes that should be running the daemon pod and have one or more of the daemon '
+        'pod running and available (ready for at least spec.minReadySeconds)'),
+    'NODE_SELECTOR': ('NodeSelector is a selector which must be true for the pod to fit on a node. Selector which '
+        "must match a node's labels for the pod to be scheduled on that node. More info: "
+        'https://kubernetes.io/docs/concepts/configuration/assign-pod-node/'),
+    'DS_SELECTOR': ('A label query over pods that are managed by the daemon set. Must match in order to be '
+        "controlled. It must match the pod template's labels. More info: "
+        'https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors'),
+    'JOB_SUCCEEDED': ('The number of pods which reached phase Succeeded. The value increases monotonically for a '
+        'given spec. However, it may decrease in reaction to scale down of elastic indexed jobs.'),
+    'JOB_SELECTOR': ('A label query over pods that should match the pod count. Normally, the system sets this field '
+        'for you. More info: '
+        'https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors'),
+    'CJ_SCHEDULE': ('The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron.'),
+    'CJ_TZ': ('The time zone name for the given schedule, see '
+        'https://en.wikipedia.org/wiki/List_of_tz_database_time_zones. If not specified, this will '
+        'default to the time zone of the kube-controller-manager process. The set of valid time zone '
+        'names and the time zone offset is loaded from the system-wide time zone database by the API '
+        'server during CronJob validation and the controller manager during execution. If no '
+        'system-wide time zone database can be found a bundled version of the database is used instead. '
+        'If the time zone name becomes invalid during the lifetime of a CronJob or due to a change in '
+        'host configuration, the controller will stop creating new new Jobs and will create a system '
+        'event with the reason UnknownTimeZone. More information can be found in '
+        'https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#time-zones'),
+    'CJ_SUSPEND': ('This flag tells the controller to suspend subsequent executions, it does not apply to already '
+        'started executions.  Defaults to false.'),
+    'CJ_ACTIVE': ('A list of pointers to currently running jobs.'),
+    'CJ_LAST': ('Information when was the last time the job was successfully scheduled.'),
+    'PV_CAPACITY': ("capacity is the description of the persistent volume's resources and capacity. More info: "
+        'https://kubernetes.io/docs/concepts/storage/persistent-volumes#capacity'),
+    'PV_MODES': ('accessModes contains all ways the volume can be mounted. More info: '
+        'https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes'),
+    'PV_RECLAIM': ('persistentVolumeReclaimPolicy defines what happens to a persistent volume when released from '
+        'its claim. Valid options are Retain (default for manually created PersistentVolumes), Delete '
+        '(default for dynamically provisioned PersistentVolumes), and Recycle (deprecated). Recycle '
+        'must be supported by the volume plugin underlying this PersistentVolume. More info: '
+        'https://kubernetes.io/docs/concepts/storage/persistent-volumes#reclaiming'),
+    'PV_PHASE': ('phase indicates if a volume is available, bound to a claim, or released by a claim. More info: '
+        'https://kubernetes.io/docs/concepts/storage/persistent-volumes#phase'),
+    'PV_CLAIM': ('claimRef is part of a bi-directional binding between PersistentVolume and '
+        'PersistentVolumeClaim. Expected to be non-nil when bound. claim.VolumeName is the '
+        'authoritative bind between PV and PVC. More info: '
+        'https://kubernetes.io/docs/concepts/storage/persistent-volumes#binding'),
+    'PV_REASON': ('reason is a brief CamelCase string that describes any failure and is meant for machine parsing '
+        'and tidy display in the CLI.'),
+    'PV_VOLMODE': ('volumeMode defines if a volume is intended to be used with a formatted filesystem or to remain '
+        'in raw block state. Value of Filesystem is implied when not included in spec.'),
+    'PVC_PHASE': ('phase represents the current phase of PersistentVolumeClaim.'),
+    'PVC_VOLUME': ('volumeName is the binding reference to the PersistentVolume backing this claim.'),
+    'PVC_CAPACITY': ('capacity represents the actual resources of the underlying volume.'),
+    'PVC_MODES': ('accessModes contains the actual access modes the volume backing the PVC has. More info: '
+        'https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1'),
+    'PVC_VOLMODE': ('volumeMode defines what type of volume is required by the claim. Value of Filesystem is '
+        'implied when not included in claim spec.'),
+    'SC_PROVISIONER': ('provisioner indicates the type of the provisioner.'),
+    'SC_RECLAIM': ('reclaimPolicy controls the reclaimPolicy for dynamically provisioned PersistentVolumes of this '
+        'storage class. Defaults to Delete.'),
+    'SC_BINDING': ('volumeBindingMode indicates how PersistentVolumeClaims should be provisioned and bound.  When '
+        'unset, VolumeBindingImmediate is used. This field is only honored by servers that enable the '
+        'VolumeScheduling feature.'),
+    'SC_EXPANSION': ('allowVolumeExpansion shows whether the storage class allow volume expand.'),
+}
+
+
 def _policy_workload(spec: Mapping[str, Any]) -> tuple[str, str]:
     policy = "Gang" if _m(spec.get("schedulingPolicy")).get("gang") is not None else "Basic"
     ref = spec.get("workloadRef")
@@ -645,6 +846,60 @@ _PRINTERS: dict[str, _Printer] = {
          _col("Allowed Disruptions", "Calculated number of pods that may be disrupted at this time.",
               type_="integer"), _AGE],
         _pdb_row,
+    ),
+    "statefulsets": (
+        [_NAME, _col("Ready", "Number of the pod with ready state"), _AGE,
+         _col("Containers", "Names of each container in the template.", priority=1),
+         _col("Images", "Images referenced by each container in the template.", priority=1)],
+        _statefulset_row,
+    ),
+    "daemonsets": (
+        [_NAME, _col("Desired", _DOCS["DS_DESIRED"], type_="integer"),
+         _col("Current", _DOCS["DS_CURRENT"], type_="integer"), _col("Ready", _DOCS["DS_READY"], type_="integer"),
+         _col("Up-to-date", _DOCS["DS_UPDATED"], type_="integer"),
+         _col("Available", _DOCS["DS_AVAILABLE"], type_="integer"), _col("Node Selector", _DOCS["NODE_SELECTOR"]),
+         _AGE, _col("Containers", "Names of each container in the template.", priority=1),
+         _col("Images", "Images referenced by each container in the template.", priority=1),
+         _col("Selector", _DOCS["DS_SELECTOR"], priority=1)],
+        _daemonset_row,
+    ),
+    "jobs": (
+        [_NAME, _col("Status", "Status of the job."), _col("Completions", _DOCS["JOB_SUCCEEDED"]),
+         _col("Duration", "Time required to complete the job."), _AGE,
+         _col("Containers", "Names of each container in the template.", priority=1),
+         _col("Images", "Images referenced by each container in the template.", priority=1),
+         _col("Selector", _DOCS["JOB_SELECTOR"], priority=1)],
+        _job_row,
+    ),
+    "cronjobs": (
+        [_NAME, _col("Schedule", _DOCS["CJ_SCHEDULE"]), _col("Timezone", _DOCS["CJ_TZ"]),
+         _col("Suspend", _DOCS["CJ_SUSPEND"], type_="boolean"), _col("Active", _DOCS["CJ_ACTIVE"], type_="integer"),
+         _col("Last Schedule", _DOCS["CJ_LAST"]), _AGE,
+         _col("Containers", "Names of each container in the template.", priority=1),
+         _col("Images", "Images referenced by each container in the template.", priority=1),
+         _col("Selector", _DOCS["JOB_SELECTOR"], priority=1)],
+        _cronjob_row,
+    ),
+    "persistentvolumes": (
+        [_NAME, _col("Capacity", _DOCS["PV_CAPACITY"]), _col("Access Modes", _DOCS["PV_MODES"]),
+         _col("Reclaim Policy", _DOCS["PV_RECLAIM"]), _col("Status", _DOCS["PV_PHASE"]),
+         _col("Claim", _DOCS["PV_CLAIM"]), _col("StorageClass", "StorageClass of the pv"),
+         _col("VolumeAttributesClass", "VolumeAttributesClass of the pv"), _col("Reason", _DOCS["PV_REASON"]), _AGE,
+         _col("VolumeMode", _DOCS["PV_VOLMODE"], priority=1)],
+        _pv_row,
+    ),
+    "persistentvolumeclaims": (
+        [_NAME, _col("Status", _DOCS["PVC_PHASE"]), _col("Volume", _DOCS["PVC_VOLUME"]),
+         _col("Capacity", _DOCS["PVC_CAPACITY"]), _col("Access Modes", _DOCS["PVC_MODES"]),
+         _col("StorageClass", "StorageClass of the pvc"),
+         _col("VolumeAttributesClass", "VolumeAttributesClass of the pvc"), _AGE,
+         _col("VolumeMode", _DOCS["PVC_VOLMODE"], priority=1)],
+        _pvc_row,
+    ),
+    "storageclasses": (
+        [_NAME, _col("Provisioner", _DOCS["SC_PROVISIONER"]), _col("ReclaimPolicy", _DOCS["SC_RECLAIM"]),
+         _col("VolumeBindingMode", _DOCS["SC_BINDING"]), _col("AllowVolumeExpansion", _DOCS["SC_EXPANSION"]), _AGE],
+        _storageclass_row,
     ),
 }
 

@@ -8,6 +8,11 @@ through the server's own create path (admission, defaults, validation), as a con
 POSTs would be. Level-triggered: each pass reads the store afresh, so nothing is created twice
 (the store is the controllers' informer cache, with no lag).
 
+After each pass the workloads' ``.status`` is written as upstream's controllers compute it
+(:mod:`kubesched.api.workloadstatus`: replicas, ready/available/updated counts,
+observedGeneration, Deployment ``Available``/``Progressing`` and Job ``Complete`` conditions),
+so ``kubectl rollout status`` and ``kubectl wait --for=condition=...`` work.
+
 Differences from upstream, on purpose: creations only (no scale-down, no rollout, no deletion
 of surplus or failed pods); pods of a ReplicaSet created in a pass are created by the next
 pass (the server assigns the ReplicaSet's uid, which the pods' ownerReferences must carry);
@@ -21,9 +26,11 @@ import asyncio
 import logging
 import random
 import time
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from kubesched.api.workloads import Controllers, WorkloadError
+from kubesched.api.workloadstatus import workload_statuses
 from kubesched.apiserver.controllers import DebouncedController
 from kubesched.apiserver.storage import Conflict, KeyNotFound
 
@@ -145,7 +152,43 @@ class WorkloadController(DebouncedController):
                 self._record(obj, typ, reason, message)
         self.created += n
         self.failures = failures
+        # a Job whose Workload was just created alone keeps its status until the next pass creates
+        # its PodGroup and pods: upstream does both in one sync, before setting status.startTime,
+        # and a Job with a startTime no longer counts as new (job_scheduling_manager.go L117)
+        fresh_jobs = {(o["metadata"].get("namespace") or "default", ref.get("name"))
+                      for o, _ in res.created if o["kind"] == "Workload"
+                      and (ref := (o.get("spec") or {}).get("controllerRef") or {}).get("kind") == "Job"}
+        self._write_statuses(skip_jobs=fresh_jobs)
         return n
+
+    def _write_statuses(self, skip_jobs: set[tuple[str, Any]] | None = None) -> None:
+        """Each workload's ``.status`` as its upstream controller computes it
+        (:mod:`kubesched.api.workloadstatus`), written when it changed, as the controllers' status
+        updates are; a pass is scheduled for when a Ready pod becomes available (minReadySeconds)."""
+        store = self.server.store
+        workloads = [e.obj() for space in WORKLOAD_SPACES for e in store.list(space)]
+        updates, recheck = workload_statuses(workloads, [e.obj() for e in store.list("pods")],
+                                             features=self.server.features)
+        for obj, status in updates:
+            meta = obj["metadata"]
+            if obj["kind"] == "Job" and (meta.get("namespace") or "default", meta.get("name")) in (skip_jobs or ()):
+                continue
+            space = _KIND_SPACE[str(obj["kind"])]
+            entry = store.get(space, meta.get("namespace") or "", meta["name"])
+            if entry is None:
+                continue
+            new = entry.obj()
+            new["status"] = status
+            try:
+                store.update(space, meta.get("namespace") or "", meta["name"], new, expect_rv=entry.rv)
+            except (Conflict, KeyNotFound):
+                self._wake.set()
+        if recheck is not None:
+            delay = max(0.0, (recheck - datetime.now(UTC)).total_seconds()) + 0.01
+            try:
+                asyncio.get_running_loop().call_later(delay, self._wake.set)
+            except RuntimeError:
+                pass  # called outside the server's loop (tests): nothing to wake
 
     def _record(self, obj: dict[str, Any], typ: str, reason: str, message: str) -> None:
         """A core/v1 Event from the job-controller (``recorder.Eventf``), as kube-controller-manager

@@ -25,10 +25,14 @@ held aside and accounted when the node arrives (upstream keeps a NodeInfo withou
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kubesched.api.objects import Node, Pod, pod_key
 from kubesched.framework.node_info import PodInfo
 from kubesched.framework.node_table import NodeTable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kubesched.cache.podgroups import PodGroupManagerImpl
 
 __all__ = ["Cache", "PodState"]
 
@@ -49,6 +53,9 @@ class Cache:
         self.pod_states: dict[str, PodState] = {}
         self._orphans: dict[str, dict[str, PodInfo]] = {}
         """node name → pods bound there before the node is known."""
+        self.pod_groups: PodGroupManagerImpl | None = None
+        """With GenericWorkload: the per-PodGroup member state the cache keeps up to date
+        (upstream ``podGroupStates``, backend/cache/cache.go L79); None otherwise (no cost)."""
 
     # ───────────────────────────── nodes ─────────────────────────────
 
@@ -99,6 +106,8 @@ class Cache:
             raise ValueError(f"pod {pod_info.key} is in the cache, so can't be assumed")
         self._place(pod_info, node_name)
         self.pod_states[pod_info.key] = PodState(pod_info, node_name, assumed=True)
+        if self.pod_groups is not None and pod_info.pod.spec.scheduling_group is not None:
+            self.pod_groups.assume_pod(pod_info.pod)
 
     def forget_pod(self, key: str) -> None:
         """Undo :meth:`assume_pod`. Raises ``ValueError`` for a pod that is not assumed."""
@@ -107,6 +116,23 @@ class Cache:
             raise ValueError(f"pod {key} wasn't assumed so cannot be forgotten")
         self._unplace(st.pod_info, st.node_name)
         del self.pod_states[key]
+        if self.pod_groups is not None and st.pod_info.pod.spec.scheduling_group is not None:
+            self.pod_groups.forget_pod(st.pod_info.pod)
+
+    def assume_pod_in_snapshot(self, pod_info: PodInfo, node_name: str) -> None:
+        """Upstream ``Snapshot.AssumePod`` (backend/cache/snapshot.go L581-630): a pod-group
+        cycle's simulated assumption — the pod is accounted on the node and marked assumed in
+        its group's state, but the cache does not track it (undo with
+        :meth:`forget_pod_in_snapshot`, last in first out)."""
+        self._place(pod_info, node_name)
+        if self.pod_groups is not None:
+            self.pod_groups.assume_pod(pod_info.pod)
+
+    def forget_pod_in_snapshot(self, pod_info: PodInfo, node_name: str) -> None:
+        """Upstream ``Snapshot.ForgetPod`` (snapshot.go L643-690): undo :meth:`assume_pod_in_snapshot`."""
+        self._unplace(pod_info, node_name)
+        if self.pod_groups is not None:
+            self.pod_groups.forget_pod(pod_info.pod)
 
     def remove_assumed_pod(self, key: str) -> PodInfo | None:
         """An assumed pod was deleted (upstream ``RemoveAssumedPod``, backend/cache/cache.go,
@@ -119,6 +145,8 @@ class Cache:
             raise ValueError(f"pod {key} wasn't assumed so cannot be removed as assumed")
         self._unplace(st.pod_info, st.node_name)
         del self.pod_states[key]
+        if self.pod_groups is not None and st.pod_info.pod.spec.scheduling_group is not None:
+            self.pod_groups.remove_pod(st.pod_info.pod)
         return st.pod_info
 
     def is_assumed(self, key: str) -> bool:
@@ -130,6 +158,8 @@ class Cache:
         key = pod_key(pod)
         node_name = pod.spec.node_name
         st = self.pod_states.get(key)
+        if self.pod_groups is not None and pod.spec.scheduling_group is not None:
+            self.pod_groups.add_pod(pod)  # upstream addPod → addPodGroupMember: assigned
         if st is not None and st.assumed:
             if st.node_name != node_name:  # bound elsewhere than assumed
                 self._unplace(st.pod_info, st.node_name)
@@ -172,6 +202,8 @@ class Cache:
         if st is None:
             self.add_pod(new)
             return
+        if self.pod_groups is not None and new.spec.scheduling_group is not None:
+            self.pod_groups.add_pod(new)  # upstream updatePod = removePod + addPod
         if st.node_name != new.spec.node_name:
             self._unplace(st.pod_info, st.node_name)
             st.pod_info.update(new)
@@ -184,6 +216,8 @@ class Cache:
     def remove_pod(self, pod: Pod) -> PodInfo | None:
         key = pod_key(pod)
         st = self.pod_states.pop(key, None)
+        if self.pod_groups is not None and pod.spec.scheduling_group is not None:
+            self.pod_groups.remove_pod(pod)
         if st is None:
             return None
         self._unplace(st.pod_info, st.node_name)

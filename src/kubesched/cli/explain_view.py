@@ -98,6 +98,7 @@ def explanation_renderables(ex: Explanation, *, max_nodes: int = 30) -> list[Ren
         if pf.get("nominatedNodeName"):
             txt += f" (nominated node {pf['nominatedNodeName']})"
         lines.append(txt)
+    lines.extend(group_lines(ex.group))
     for h in ex.history:
         txt = f"earlier attempt {h['attempt']}: {h['result']}"
         if h.get("node"):
@@ -248,3 +249,30 @@ def emit_explanations(result: Any, keys: list[str], records: dict[str, list[Any]
         if i:
             out.write("\n")
         print_explanation(e, max_nodes=max_nodes, file=out)
+
+
+def group_lines(group: dict[str, Any] | None) -> list[str]:
+    """The pod-group decision of an attempt (:attr:`kubesched.framework.record.DecisionRecord.group`)
+    as text lines: the group and its policy, the outcome, each generated placement with its result
+    and scores, the chosen one."""
+    if not group:
+        return []
+    policy = group.get("policy", "")
+    if group.get("minCount") is not None:
+        policy += f" minCount={group['minCount']}"
+    out = [f"pod group {group.get('podGroup')} ({policy}; {group.get('members')} member(s) in this cycle): "
+           f"{group.get('result')}" + (f" — {group['message']}" if group.get("message") else "")]
+    placements = group.get("placements")
+    if placements is not None:
+        out.append(f"  placements generated: {len(placements)}"
+                   + (f"; chosen: {group['chosenPlacement']}" if group.get("chosenPlacement") else ""))
+        for p in placements:
+            txt = f"  - {p.get('name') or '(all nodes)'} ({p.get('nodes')} node(s)): "
+            txt += "feasible" if p.get("feasible") else f"infeasible — {p.get('status', '')}"
+            if p.get("scores"):
+                txt += ", scores " + ", ".join(f"{k} {v}" for k, v in p["scores"].items())
+                txt += f", total {p.get('total')}"
+            if p.get("chosen"):
+                txt += "  ← chosen"
+            out.append(txt)
+    return out

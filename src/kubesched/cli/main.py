@@ -96,7 +96,8 @@ def _rss_mib() -> float:
               help="KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1); else one found among -f.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for score tie-breaking.")
 @click.option("-o", "--output", type=click.Choice(["table", "wide", "yaml", "json"]), default=None,
-              help="table (default on a terminal), wide (table + scores, runner-up, feasible nodes, preemptions), "
+              help="table (the default, piped or not, as kubectl), wide (table + scores, runner-up, feasible "
+                   "nodes, preemptions), "
                    "or every input object after the run as a v1 List.")
 @click.option("--record-results", is_flag=True,
               help="Annotate attempted pods with kubesched.io/* results (-o yaml/json only).")
@@ -158,7 +159,7 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
         from kubesched.sim.manifests import load_manifests
 
         node_template = load_node_template(load_manifests([add_nodes], allow_duplicates=True), add_nodes)
-    fmt = output or ("table" if sys.stdout.isatty() else "yaml")
+    fmt = output or "table"  # as kubectl, the format never depends on the terminal
     explain_keys = [_pod_key(k) for k in explain]
     per_pod: dict[str, list[Any]] = {k: [] for k in explain_keys}
     digests: dict[str, dict[str, Any]] = {}
@@ -289,10 +290,15 @@ def _config_source(path: str | None) -> Iterator[None]:
 
 @main.command()
 @click.argument("trace", type=click.Choice(["alibaba-openb"]))
-@click.option("--nodes", "nodes_csv", required=True, type=click.Path(exists=True, dir_okay=False))
-@click.option("--pods", "pods_csv", required=True, type=click.Path(exists=True, dir_okay=False))
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None)
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--nodes", "nodes_csv", required=True, type=click.Path(exists=True, dir_okay=False),
+              metavar="NODES.csv", help="The trace's node list (alibaba-openb: openb_node_list_*.csv: sn, cpu_milli, "
+                                        "memory_mib, gpu, model).")
+@click.option("--pods", "pods_csv", required=True, type=click.Path(exists=True, dir_okay=False),
+              metavar="PODS.csv", help="The trace's pods (alibaba-openb: openb_pod_list_*.csv: name, cpu_milli, "
+                                       "memory_mib, num_gpu, gpu_milli, creation/deletion/scheduled times, ...).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+              help="KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed for score tie-breaking.")
 @click.option("--plot", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write a PNG of allocation and pending pods over virtual time.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")

@@ -51,12 +51,17 @@ def print_simulation(result: Any) -> None:
     print(f"# {result.attempts} scheduling attempts")
 
 
+#: Never-scheduled pods named after the replay table (all of them are in ``--json``).
+_NEVER_SHOWN = 20
+
+
 def print_replay(summary: Any) -> None:
     d = summary.to_dict()
     console = _console()
     table = Table(title="replay summary", show_header=False)
     table.add_column("metric")
     table.add_column("value", justify="right")
+    never = d.pop("never_scheduled_pods", [])
     for k, v in d.items():
         if k.startswith("alloc_") and isinstance(v, float):
             v = f"{100 * v:.3f} %"
@@ -66,3 +71,8 @@ def print_replay(summary: Any) -> None:
             v = f"{v:,}"
         table.add_row(k.replace("_", " "), str(v))
     console.print(table)
+    if never:
+        shown = ", ".join(never[:_NEVER_SHOWN])
+        extra = len(never) - _NEVER_SHOWN
+        more = f", … and {extra:,} more (--json lists them all)" if extra > 0 else ""
+        console.print(f"never scheduled: {shown}{more}", highlight=False, soft_wrap=True)

@@ -227,6 +227,15 @@ function showPod(key){
   if (pf.status) facts.push('PostFilter ' + (pf.plugin || '') + ': ' + pf.status
     + (pf.message ? ' — ' + pf.message : '')
     + (pf.nominatedNodeName ? ' (nominated ' + pf.nominatedNodeName + ')' : ''));
+  const g = ex.group;
+  if (g) {
+    facts.push('pod group ' + g.podGroup + ' (' + g.policy + (g.minCount != null ? ' minCount=' + g.minCount : '')
+      + ', ' + g.members + ' member(s) in this cycle): ' + g.result + (g.message ? ' — ' + g.message : ''));
+    (g.placements || []).forEach(p => facts.push('placement ' + (p.name || '(all nodes)') + ' (' + p.nodes
+      + ' nodes): ' + (p.feasible ? 'feasible' : 'infeasible — ' + p.status)
+      + (p.scores ? ', scores ' + Object.entries(p.scores).map(([k, v]) => k + ' ' + v).join(', ')
+        + ', total ' + p.total : '') + (p.chosen ? ' (chosen)' : '')));
+  }
   (ex.history || []).forEach(h => facts.push('earlier attempt ' + h.attempt + ': ' + h.result
     + (h.nominatedNode ? ', nominated to ' + h.nominatedNode : '') + (h.message ? ' — ' + h.message : '')));
   (ex.preempted || []).forEach(v => facts.push('preempted ' + v.victim + ' on node ' + v.node));

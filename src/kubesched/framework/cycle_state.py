@@ -33,10 +33,14 @@ class CycleState:
             PreBindPreFlight returned Skip / ``AllowParallel`` (upstream
             ``Set{Skip,Parallel}PreBindPlugins``, set by ``RunPreBindPreFlights``).
         pod_in_pre_bind: see below.
+        pod_group_cycle_state / placement_cycle_state: set while the pod is simulated inside a
+            pod-group cycle (upstream ``SetPodGroupSchedulingCycle`` / ``SetPlacementCycleState``,
+            kube-scheduler v0.37.2 cycle_state.go); None in a plain cycle.
     """
 
-    __slots__ = ("_data", "parallel_pre_bind_plugins", "pod_in_pre_bind", "pod_info", "record_plugin_metrics",
-                 "skip_filter_plugins", "skip_pre_bind_plugins", "skip_score_plugins")
+    __slots__ = ("_data", "parallel_pre_bind_plugins", "placement_cycle_state", "pod_group_cycle_state",
+                 "pod_in_pre_bind", "pod_info", "record_plugin_metrics", "skip_filter_plugins",
+                 "skip_pre_bind_plugins", "skip_score_plugins")
 
     def __init__(self, pod_info: PodInfo | None = None) -> None:
         self._data: dict[str, Any] = {}
@@ -49,6 +53,12 @@ class CycleState:
         """The binding cycle's :class:`~kubesched.framework.waiting_pods.PodInPreBind` while
         PreBind runs (v1.36+; upstream's cancellable PreBind context), else None."""
         self.record_plugin_metrics = False
+        self.pod_group_cycle_state: Any = None
+        self.placement_cycle_state: Any = None
+
+    def is_pod_group_scheduling_cycle(self) -> bool:
+        """Upstream ``IsPodGroupSchedulingCycle``: the pod is being simulated in a pod-group cycle."""
+        return self.pod_group_cycle_state is not None
 
     def write(self, key: str, value: Any) -> None:
         self._data[key] = value
@@ -75,6 +85,8 @@ class CycleState:
         c.skip_pre_bind_plugins = set(self.skip_pre_bind_plugins)
         c.parallel_pre_bind_plugins = set(self.parallel_pre_bind_plugins)
         c.record_plugin_metrics = self.record_plugin_metrics
+        c.pod_group_cycle_state = self.pod_group_cycle_state
+        c.placement_cycle_state = self.placement_cycle_state
         return c
 
 

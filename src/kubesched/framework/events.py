@@ -46,6 +46,9 @@ __all__ = [
     "EVENT_ASSIGNED_POD_DELETE",
     "EVENT_ASSIGNED_POD_UPDATE",
     "EVENT_NODE_ADD",
+    "EVENT_POD_GROUP_ADD",
+    "EVENT_POD_GROUP_DELETE",
+    "EVENT_POD_GROUP_UPDATE",
     "EVENT_TARGET_POD_UPDATE",
     "EVENT_UNSCHEDULED_POD_ADD",
     "EVENT_UNSCHEDULED_POD_DELETE",
@@ -82,6 +85,10 @@ class EventResource(str, enum.Enum):
     RESOURCE_CLAIM = "ResourceClaim"
     RESOURCE_SLICE = "ResourceSlice"
     DEVICE_CLASS = "DeviceClass"
+    POD_GROUP = "scheduling.k8s.io/PodGroup"
+    """Upstream ``fwk.PodGroup`` (GenericWorkload; the objects reach the engine as kind ``PodGroup``)."""
+    COMPOSITE_POD_GROUP = "scheduling.k8s.io/CompositePodGroup"
+    """Upstream ``fwk.CompositePodGroup`` (CompositePodGroup, alpha)."""
     WILDCARD = "*"
     UNSCHEDULABLE_TIMEOUT = "UnschedulableTimeout"
     FORCE_ACTIVATE = "ForceActivate"
@@ -228,6 +235,9 @@ EVENT_UNSCHEDULED_POD_DELETE = ClusterEvent(EventResource.UNSCHEDULED_POD, Actio
 EVENT_TARGET_POD_UPDATE = ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE)
 EVENT_UNSCHEDULABLE_TIMEOUT = ClusterEvent(EventResource.UNSCHEDULABLE_TIMEOUT, ActionType.ALL, "UnschedulableTimeout")
 EVENT_FORCE_ACTIVATE = ClusterEvent(EventResource.FORCE_ACTIVATE, ActionType.ALL, "ForceActivate")
+EVENT_POD_GROUP_ADD = ClusterEvent(EventResource.POD_GROUP, ActionType.ADD)
+EVENT_POD_GROUP_UPDATE = ClusterEvent(EventResource.POD_GROUP, ActionType.UPDATE)
+EVENT_POD_GROUP_DELETE = ClusterEvent(EventResource.POD_GROUP, ActionType.DELETE)
 
 
 def unroll_pod_event(event: ClusterEvent) -> list[ClusterEvent]:

@@ -111,6 +111,17 @@ class ClusterClient(Protocol):
         extended-resource claim that is stale or whose binding failed); a missing claim is no error."""
         ...
 
+    def patch_pod_group_condition(self, pod_group: dict[str, Any], condition: dict[str, Any]) -> None:
+        """Set a condition on a PodGroup's ``status.conditions`` (``pods/status``-like patch of
+        ``podgroups/status``, upstream ``util.PatchPodGroupStatus`` after
+        ``meta.SetStatusCondition``); fire-and-forget, retried on conflict. ``pod_group`` is the
+        raw object the scheduler observed; ``condition`` is ``{"type", "status",
+        "observedGeneration" (when the object has a generation), "reason", "message"}`` — the
+        implementation keeps ``lastTransitionTime`` when the status is unchanged and stamps the
+        current time otherwise. GenericWorkload only; optional for a ClusterClient (the engine
+        skips the write when it is absent)."""
+        ...
+
     async def update_pod_extended_resource_claim_status(self, pod: Pod, status: dict[str, Any]) -> None:
         """Patch the pod's ``status.extendedResourceClaimStatus`` to ``status``
         (``{"requestMappings": [{"containerName", "resourceName", "requestName"}], "resourceClaimName"}``;

@@ -53,6 +53,14 @@ class DecisionRecord:
     """node → sum of its weighted scores (upstream ``NodePluginScores.TotalScore``)."""
     post_filter: dict[str, Any] = field(default_factory=dict)
     nominated_node: str | None = None
+    group: dict[str, Any] | None = None
+    """For a member of a PodGroup scheduled in a pod-group cycle (GenericWorkload): the group's
+    decision — ``podGroup`` (``namespace/name``), ``policy`` (``gang``/``basic``), ``minCount``,
+    ``members`` (considered in this cycle), ``result`` (``scheduled``, ``unschedulable``,
+    ``waiting_on_preemption``, ``error``), ``message`` (the group status), and with
+    TopologyAwareWorkloadScheduling ``placements`` (per placement: ``name``, ``nodes``,
+    ``feasible``, ``status``, and for scored ones ``scores`` plugin → weighted score and ``total``)
+    and ``chosenPlacement``."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -65,6 +65,7 @@ if TYPE_CHECKING:  # pragma: no cover
         Placement,
         PlacementCycleState,
         PlacementPluginScores,
+        PlacementProgress,
         PodGroupAssignments,
         PodGroupCycleState,
         PodGroupInfo,
@@ -875,6 +876,34 @@ class Framework:
                     for p in lst]
         return out
 
+    # ───── pod groups: gang ─────
+
+    def run_placement_feasible_plugins(self, state: PlacementCycleState, pg_info: PodGroupInfo,
+                                       progress: PlacementProgress) -> Status | None:
+        """Upstream ``RunPlacementFeasiblePlugins`` (framework.go L2160-2185, v1.37.2): Success
+        (None) if every plugin succeeds; the last ``Wait`` (with its plugin) if some wait;
+        the first ``Unschedulable`` stops; an error becomes ``running PlacementFeasible plugin:
+        <err>``; any other code ``unexpected status from PlacementFeasible plugin: <code>``."""
+        status: Status | None = None
+        for pl in self.placement_feasible_plugins:
+            try:
+                st = pl.placement_feasible(state, pg_info, progress)
+            except Exception as e:  # noqa: BLE001 - a plugin error is an Error status
+                st = as_status(e)
+            if st is None or st.is_success():
+                continue
+            if st.code == Code.WAIT:
+                status = st.with_plugin(pl.name)
+                continue
+            if st.code == Code.UNSCHEDULABLE:
+                return st.with_plugin(pl.name)
+            if st.code == Code.ERROR:
+                err = st.as_error()
+                return Status(Code.ERROR, (f"running PlacementFeasible plugin: {err}",), err, pl.name)
+            return Status(Code.ERROR, (f"unexpected status from PlacementFeasible plugin: {st.code}",),
+                          None, pl.name)
+        return status
+
     # ───── pod groups: wlpreempt ─────
 
     def run_pod_group_post_filter_plugins(self, state: PodGroupCycleState, pg_info: PodGroupInfo,
@@ -1015,6 +1044,7 @@ class Framework:
                 result.total_score += weighted
             out.append(result)
         return out, None
+
 
 def _status_code_name(st: Status | None) -> str:
     """Upstream ``status.Code().String()``: a nil status is ``Success``."""

@@ -865,7 +865,7 @@ class SchedulingLoop:
         return await asyncio.shield(fut)
 
     async def _run(self, loop: asyncio.AbstractEventLoop, executor: ThreadPoolExecutor | None) -> None:
-        from kubesched.scheduler.schedule_one import ScheduledPod
+        from kubesched.scheduler.schedule_one import PodGroupCycleResult, ScheduledPod
 
         sched = self.sched
         last_flush = time.monotonic()
@@ -886,6 +886,15 @@ class SchedulingLoop:
                                         else self._bind(res))
                 self.binding_tasks.add(task)
                 task.add_done_callback(self._binding_done)
+            elif isinstance(res, PodGroupCycleResult):  # GenericWorkload: one binding cycle per member
+                for sp in res.scheduled:
+                    task = loop.create_task(gated(self._bind(sp), self.gate) if executor is not None
+                                            else self._bind(sp))
+                    self.binding_tasks.add(task)
+                    task.add_done_callback(self._binding_done)
+                if self.observe is not None:
+                    for a in res.attempts:
+                        self._observe(a, sched.clock.now() - t0, None)
             elif self.observe is not None:
                 self._observe(res, sched.clock.now() - t0, None)
             await asyncio.sleep(0)  # let informer events and bindings progress between cycles

@@ -79,6 +79,9 @@ _STABILITY: dict[str, tuple[tuple[tuple[int, int], str], ...]] = {
     "scheduler_queue_incoming_pods": (((1, 0), "STABLE"),),
     "scheduler_queue_incoming_entities": (((1, 0), "ALPHA"),),
     "scheduler_queued_entities": (((1, 0), "ALPHA"),),
+    "scheduler_podgroup_schedule_attempts": (((1, 0), "ALPHA"),),
+    "scheduler_podgroup_scheduling_attempt_duration_seconds": (((1, 0), "ALPHA"),),
+    "scheduler_podgroup_scheduling_algorithm_duration_seconds": (((1, 0), "ALPHA"),),
     "scheduler_permit_wait_duration_seconds": (((1, 36), "BETA"), ((1, 0), "ALPHA")),
     "scheduler_cache_size": (((1, 0), "ALPHA"),),
     "scheduler_unschedulable_pods": (((1, 36), "BETA"), ((1, 0), "ALPHA")),
@@ -210,6 +213,26 @@ class SchedulerMetrics:
                   "entities in unschedulableEntities that the scheduler attempted to schedule and failed; 'gated' "
                   "is the number of unschedulable entities that the scheduler never attempted to schedule because "
                   "they are gated."), ["queue", "type"], registry=r)
+        self.podgroup_schedule_attempts: Counter | None = None
+        self.podgroup_scheduling_latency: Histogram | None = None
+        self.podgroup_scheduling_algorithm_latency: Histogram | None = None
+        if self.features.enabled("GenericWorkload"):  # upstream metrics.go L238-243: GenericWorkload only
+            self.podgroup_schedule_attempts = Counter(
+                "scheduler_podgroup_schedule_attempts",
+                h("scheduler_podgroup_schedule_attempts",
+                  "Number of attempts to schedule pod group, by the result. 'unschedulable' means a pod group "
+                  "could not be scheduled, while 'error' means an internal scheduler problem."),
+                ["result", "profile"], registry=r)
+            self.podgroup_scheduling_latency = Histogram(
+                "scheduler_podgroup_scheduling_attempt_duration_seconds",
+                h("scheduler_podgroup_scheduling_attempt_duration_seconds",
+                  "Pod group scheduling attempt latency in seconds"),
+                ["result", "profile"], buckets=exponential_buckets(0.001, 2, 15), registry=r)
+            self.podgroup_scheduling_algorithm_latency = Histogram(
+                "scheduler_podgroup_scheduling_algorithm_duration_seconds",
+                h("scheduler_podgroup_scheduling_algorithm_duration_seconds",
+                  "Pod group scheduling algorithm latency in seconds"),
+                buckets=exponential_buckets(0.001, 2, 15), registry=r)
         self.pod_scheduling_sli_duration = Histogram(
             "scheduler_pod_scheduling_sli_duration_seconds",
             h("scheduler_pod_scheduling_sli_duration_seconds",
@@ -306,6 +329,7 @@ class SchedulerMetrics:
         self._entities_seen: dict[tuple[str, str], int] = {}
         self._after_flush_seen = 0
         self._entity_queues_seen: set[str] = set()
+        self._entity_series_seen: set[tuple[str, str]] = set()
         self._unschedulable_labels: set[tuple[str, str]] = set()
         self._ep_children: dict[tuple[str, str, str], Any] = {}
         self._plugin_children: dict[tuple[str, str, str], Any] = {}
@@ -412,6 +436,19 @@ class SchedulerMetrics:
         """``permit_wait_duration_seconds{result}`` (``Success``/``Unschedulable``/…)."""
         self.permit_wait_duration.labels(result=result).observe(duration_s)
 
+    def observe_pod_group_attempt(self, result: str, profile: str, duration_s: float) -> None:
+        """``podgroup_schedule_attempts_total`` / ``podgroup_scheduling_attempt_duration_seconds``
+        {result = scheduled | unschedulable | waiting_on_preemption | error, profile} (upstream
+        profile_metrics.go ``PodGroupScheduled`` … ``PodGroupScheduleError``)."""
+        if self.podgroup_schedule_attempts is not None and self.podgroup_scheduling_latency is not None:
+            self.podgroup_schedule_attempts.labels(result=result, profile=profile).inc()
+            self.podgroup_scheduling_latency.labels(result=result, profile=profile).observe(duration_s)
+
+    def observe_pod_group_algorithm(self, duration_s: float) -> None:
+        """``podgroup_scheduling_algorithm_duration_seconds`` (upstream ``PodGroupSchedulingAlgorithmLatency``)."""
+        if self.podgroup_scheduling_algorithm_latency is not None:
+            self.podgroup_scheduling_algorithm_latency.observe(duration_s)
+
     # ───────────────────────────── engine state ─────────────────────────────
 
     def set_pending(self, counts: Mapping[str, int]) -> None:
@@ -466,12 +503,19 @@ class SchedulerMetrics:
         event loop thread that owns the scheduler, e.g. right before serving ``/metrics``)."""
         queue = scheduler.queue
         self.set_pending(queue.counts())
+        entity_counts = getattr(queue, "entity_counts", None)
+        if self.queued_entities is not None and callable(entity_counts) and scheduler.pod_group_manager is not None:
+            # GenericWorkload: queued_entities counts a pod group as one entity of type "podgroup"
+            for (q, typ), n in entity_counts().items():
+                if n or (q, typ) in self._entity_series_seen or (typ == "pod" and q in self._entity_queues_seen):
+                    self._entity_series_seen.add((q, typ))
+                    self.queued_entities.labels(queue=q, type=typ).set(n)
         self.sync_incoming(queue.incoming)
         self.sync_incoming_entities(queue.incoming_entities)
         self.sync_scheduled_after_flush(queue.scheduled_after_flush)
         per_plugin: dict[tuple[str, str], int] = {}
         for qpi in queue.unschedulable.values():
-            if qpi.gated:
+            if qpi.gated or getattr(qpi, "members", None) is not None:  # a pod group entity is only parked gated
                 continue
             profile = qpi.pod.spec.scheduler_name or "default-scheduler"
             for plugin in qpi.unschedulable_plugins | qpi.pending_plugins:

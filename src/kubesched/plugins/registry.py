@@ -35,6 +35,7 @@ IN_TREE: dict[str, str] = {
     "DefaultBinder": "kubesched.plugins.defaultbinder:new",
     "NodeDeclaredFeatures": "kubesched.plugins.nodedeclaredfeatures:new",
     "DeferredPodScheduling": "kubesched.plugins.deferredpodscheduling:new",
+    "GangScheduling": "kubesched.plugins.gangscheduling:new",
     "TopologyPlacementGenerator": "kubesched.plugins.topologyaware:new",
     "PodGroupPodsCount": "kubesched.plugins.podgrouppodscount:new",
 }

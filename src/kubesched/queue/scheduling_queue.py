@@ -1,7 +1,9 @@
 """The scheduling queue (upstream ``pkg/scheduler/backend/queue/scheduling_queue.go``; v1.37.2
 for single pods, the 1.34–1.36 differences keyed by ``features``: event names and the pod's own
 update as a ``TargetPod`` event, the implicit ``Node/UpdateNodeTaint`` registration before 1.37,
-the leftover-flush bookkeeping of 1.36/1.37). Pod groups (GenericWorkload) are not modelled.
+the leftover-flush bookkeeping of 1.36/1.37). With GenericWorkload, the members of a PodGroup
+queue as one entity (:class:`~kubesched.queue.podgroups.QueuedPodGroupInfo`, upstream §2.9):
+see "pod groups" below.
 
 Three places a pending pod can be:
 
@@ -14,6 +16,15 @@ Three places a pending pod can be:
 * **unschedulablePods** — pods rejected by plugins (and pods gated by PreEnqueue), waiting for a
   cluster event that one of their rejecting plugins says may help (queueing hints), or for
   ``pod_max_in_unschedulable_pods_s`` (5 min) to pass.
+
+Pod groups (GenericWorkload on; upstream ``backend/queue/scheduling_queue.go`` v1.37.2): a
+pod with ``spec.schedulingGroup`` never queues alone. Its PodGroup not observed yet → the
+``incompletePodGroupPods`` pool; its group's entity queued → added to it (requeued where it
+was); its group in flight (the last popped entity) → ``pendingPodGroupPods``, merged back by
+:meth:`SchedulingQueue.add_attempted_pod_group`; else a new entity goes to activeQ. PreEnqueue
+runs for every member (one gated member gates the entity), the entity backs off as a unit
+(max backoff × √size), activating a member activates the entity, and a popped entity is one
+scheduling cycle whose members are in flight one by one.
 
 Backoff: ``initial * 2**(count-1)`` capped at ``max`` seconds (1, 2, 4, 8, 10, …), where
 ``count`` is the number of consecutive errors if the last attempt was an error, else the number of
@@ -46,14 +57,21 @@ from kubesched.framework.events import (
     pod_update_events,
 )
 from kubesched.framework.node_info import PodInfo, QueuedPodInfo
+from kubesched.framework.podgroup import POD_GROUP_KEY_TYPE, entity_key
+from kubesched.queue.podgroups import QueuedPodGroupInfo
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
     from kubesched.framework.runtime import Framework
 
-__all__ = ["SchedulingQueue"]
+__all__ = ["Entity", "SchedulingQueue"]
+
+Entity = QueuedPodInfo | QueuedPodGroupInfo
+"""A queued entity (upstream ``QueuedEntityInfo``): a pod, or a pod group (GenericWorkload)."""
 
 ACTIVE, BACKOFF, UNSCHEDULABLE, GATED = "active", "backoff", "unschedulable", "gated"
+INCOMPLETE, PENDING = "incomplete", "pending"
+"""Upstream ``pending_pods{queue}`` labels of the two pod-group pools (GenericWorkload)."""
 BACKOFF_WINDOW_S = 1.0
 QUEUE_SKIP, QUEUE_AFTER_BACKOFF, QUEUE_IMMEDIATELY = 0, 1, 2
 """Upstream ``queueingStrategy``: leave in unschedulablePods / backoffQ (or activeQ when the
@@ -87,14 +105,16 @@ class SchedulingQueue:
         self.max_in_unschedulable = pod_max_in_unschedulable_pods_s
         any_fw = next(iter(frameworks.values()))
         self._sort_key = any_fw.queue_sort_key
-        self._active: list[tuple[Any, int, QueuedPodInfo]] = []
-        self._backoff: list[tuple[float, Any, int, QueuedPodInfo]] = []
+        self._active: list[tuple[Any, int, Entity]] = []
+        self._backoff: list[tuple[float, Any, int, Entity]] = []
         """``podBackoffQ``: pods rejected by plugins (the only backoff heap ``pop()`` takes from)."""
-        self._error_backoff: list[tuple[float, Any, int, QueuedPodInfo]] = []
+        self._error_backoff: list[tuple[float, Any, int, Entity]] = []
         """``podErrorBackoffQ``: pods whose last attempt failed with an error."""
-        self.unschedulable: dict[str, QueuedPodInfo] = {}
+        self.unschedulable: dict[str, Entity] = {}
         self._where: dict[str, str] = {}
-        self._entries: dict[str, QueuedPodInfo] = {}
+        self._entries: dict[str, Any] = {}
+        """key → the queued entity: a :class:`QueuedPodInfo` (pods, in the queue or in flight) or a
+        :class:`QueuedPodGroupInfo` (pod groups, while queued)."""
         self._seq = 0
         self.scheduling_cycle = 0
         self._events: dict[str, list[ClusterEventWithHint]] = {}
@@ -122,6 +142,18 @@ class SchedulingQueue:
         self.scheduled_after_flush = 0
         """Upstream ``pod_scheduled_after_flush_total`` (1.36+): pods bound after the leftover
         flush last moved them (counted by :meth:`done` when told the pod was bound)."""
+        # ───── pod groups (GenericWorkload) ─────
+        self._gw = self.features.enabled("GenericWorkload")
+        self._pod_groups: dict[tuple[str, str], dict[str, Any]] = {}
+        """Observed PodGroup objects (upstream ``workloadForest``), by (namespace, name)."""
+        self._incomplete: dict[str, QueuedPodInfo] = {}
+        """Upstream ``incompletePodGroupPods``: members whose PodGroup is not observed yet."""
+        self._pending_members: dict[str, dict[str, QueuedPodInfo]] = {}
+        """Upstream ``pendingPodGroupPods``: group key → members added while the group was in flight."""
+        self._member_group: dict[str, str] = {}
+        """pod key → group entity key, for members queued in an entity, pending or in flight."""
+        self._last_popped: str | None = None
+        """Upstream ``lastPoppedEntityKey``."""
 
     def _hint_registrations(self, events: list[ClusterEventWithHint]) -> list[ClusterEventWithHint]:
         """A plugin's registrations as upstream ``buildQueueingHintMap`` (``scheduler.go``) keeps
@@ -141,7 +173,10 @@ class SchedulingQueue:
     # ───────────────────────────── bookkeeping ─────────────────────────────
 
     def __len__(self) -> int:
-        return len(self._entries)
+        if not self._gw:
+            return len(self._entries)
+        return (sum(e.size() if isinstance(e, QueuedPodGroupInfo) else 1 for e in self._entries.values())
+                + len(self._incomplete) + sum(len(p) for p in self._pending_members.values()))
 
     def __contains__(self, key: str) -> bool:
         return key in self._entries
@@ -153,8 +188,24 @@ class SchedulingQueue:
     def counts(self) -> dict[str, int]:
         """Upstream ``pending_pods{queue=...}``."""
         out = {ACTIVE: 0, BACKOFF: 0, UNSCHEDULABLE: 0, GATED: 0}
-        for w in self._where.values():
-            out[w] += 1
+        if not self._gw:
+            for w in self._where.values():
+                out[w] += 1
+            return out
+        for key, w in self._where.items():
+            e = self._entries[key]
+            out[w] += e.size() if isinstance(e, QueuedPodGroupInfo) else 1
+        out[INCOMPLETE] = len(self._incomplete)
+        out[PENDING] = sum(len(p) for p in self._pending_members.values())
+        return out
+
+    def entity_counts(self) -> dict[tuple[str, str], int]:
+        """Upstream ``queued_entities{queue, type}`` (1.37): entities per sub-queue, a pod group
+        counting once as ``podgroup`` and a pod outside any group as ``pod``."""
+        out = {(q, t): 0 for q in (ACTIVE, BACKOFF, UNSCHEDULABLE, GATED) for t in ("pod", "podgroup")}
+        for key, w in self._where.items():
+            t = "podgroup" if isinstance(self._entries[key], QueuedPodGroupInfo) else "pod"
+            out[(w, t)] += 1
         return out
 
     def has_schedulable(self) -> bool:
@@ -164,7 +215,20 @@ class SchedulingQueue:
         return bool(self._active) or bool(self._backoff)
 
     def pending(self) -> Iterator[QueuedPodInfo]:
-        return iter(self._entries.values())
+        """Every pending pod's :class:`QueuedPodInfo` (a group entity's members one by one)."""
+        if not self._gw:
+            return iter(self._entries.values())
+        return self._pending_pods()
+
+    def _pending_pods(self) -> Iterator[QueuedPodInfo]:
+        for e in list(self._entries.values()):
+            if isinstance(e, QueuedPodGroupInfo):
+                yield from e.members
+            else:
+                yield e
+        yield from list(self._incomplete.values())
+        for p in list(self._pending_members.values()):
+            yield from p.values()
 
     def _count(self, queue: str, event: str, strategy: int | None = None) -> None:
         """Upstream ``recordIncomingEntitiesMetrics`` (scheduling_queue.go L2226): every arrival
@@ -175,40 +239,50 @@ class SchedulingQueue:
         if strategy is None or _STRATEGY_QUEUE[strategy] != queue:
             self.incoming_entities[k] = self.incoming_entities.get(k, 0) + 1
 
-    def _push_active(self, qpi: QueuedPodInfo, event: str, strategy: int | None = None) -> None:
+    def _push_active(self, qpi: Entity, event: str, strategy: int | None = None) -> None:
         heapq.heappush(self._active, (self._sort_key(qpi), qpi.seq, qpi))
         self._where[qpi.key] = ACTIVE
         self._count(ACTIVE, event, strategy)
 
-    def _push_backoff(self, qpi: QueuedPodInfo, event: str, strategy: int | None = None) -> None:
+    def _push_backoff(self, qpi: Entity, event: str, strategy: int | None = None) -> None:
         heap = self._backoff if qpi.unschedulable_plugins or qpi.pending_plugins else self._error_backoff
         heapq.heappush(heap, (self.backoff_time(qpi), self._sort_key(qpi), qpi.seq, qpi))
         self._where[qpi.key] = BACKOFF
         self._count(BACKOFF, event, strategy)
 
-    def _park(self, qpi: QueuedPodInfo, event: str, strategy: int | None = None) -> None:
+    def _park(self, qpi: Entity, event: str, strategy: int | None = None) -> None:
         self.unschedulable[qpi.key] = qpi
         self._where[qpi.key] = GATED if qpi.gated else UNSCHEDULABLE
         self._count(UNSCHEDULABLE, event, strategy)
 
     # ───────────────────────────── backoff ─────────────────────────────
 
-    def backoff_duration(self, qpi: QueuedPodInfo) -> float:
+    def backoff_duration(self, qpi: Any) -> float:
+        """Upstream ``calculateBackoffDuration`` (backoff_queue.go L249-266): a pod group's max
+        backoff is multiplied by √(its size)."""
         count = qpi.consecutive_errors_count or qpi.unschedulable_count
         if count <= 0:
             return 0.0
         d = self.initial_backoff * 2.0 ** min(count - 1, 1000)  # float: no overflow, like upstream's shift check
-        return min(d, self.max_backoff)
+        max_backoff = self.max_backoff
+        if isinstance(qpi, QueuedPodGroupInfo) and qpi.size() > 1:
+            max_backoff *= math.sqrt(qpi.size())
+        return min(d, max_backoff)
 
-    def backoff_time(self, qpi: QueuedPodInfo) -> float:
+    def backoff_time(self, qpi: Entity) -> float:
         """Upstream ``getBackoffTime``: ``timestamp + backoff_duration`` truncated to its 1 s
         ordering window (v1.33+ ``alignToWindow``); ``-inf`` for a pod that never failed."""
+        if isinstance(qpi, QueuedPodGroupInfo) and qpi.backoff_expiration is not None:
+            return qpi.backoff_expiration
         d = self.backoff_duration(qpi)
         if d == 0:
             return -math.inf
-        return math.floor((qpi.timestamp + d) / BACKOFF_WINDOW_S) * BACKOFF_WINDOW_S
+        t = math.floor((qpi.timestamp + d) / BACKOFF_WINDOW_S) * BACKOFF_WINDOW_S
+        if isinstance(qpi, QueuedPodGroupInfo):
+            qpi.backoff_expiration = t  # upstream SetBackoffExpiration: computed once per failure
+        return t
 
-    def is_backing_off(self, qpi: QueuedPodInfo) -> bool:
+    def is_backing_off(self, qpi: Entity) -> bool:
         """Upstream ``isPodBackingoff``: the pod's backoff window is not before the current window
         (so a pod whose expiry is in the current window is still backing off)."""
         return self.backoff_time(qpi) >= math.floor(self.now() / BACKOFF_WINDOW_S) * BACKOFF_WINDOW_S
@@ -219,6 +293,11 @@ class SchedulingQueue:
         """A new pending pod (upstream ``Add``): PreEnqueue, then activeQ or gated."""
         self._seq += 1
         qpi = QueuedPodInfo(PodInfo(pod), timestamp=self.now(), seq=self._seq, pod_signature=self._sign(pod))
+        if self._gw and self.is_pod_group_member(pod):
+            # upstream addPod: the nominator first, then addPodGroupMember
+            self.add_nominated_pod(qpi.pod_info, pod.status.nominated_node_name)
+            self._add_group_member(qpi)
+            return qpi
         self._entries[qpi.key] = qpi
         self._move_to_active(qpi, self._ev_pod_add)
         return qpi
@@ -234,9 +313,20 @@ class SchedulingQueue:
     def _framework(self, pod: Pod) -> Framework | None:
         return self.frameworks.get(pod.spec.scheduler_name or "default-scheduler")
 
-    def _run_pre_enqueue(self, qpi: QueuedPodInfo) -> None:
+    def _run_pre_enqueue(self, qpi: Any) -> None:
         """Upstream ``runPreEnqueuePlugins``: a rejecting plugin gates the pod and is added to its
-        UnschedulablePlugins (so that its events can ungate it); all passing ungates it."""
+        UnschedulablePlugins (so that its events can ungate it); all passing ungates it. For a
+        pod group every member runs them; any gated member gates the entity (its gating plugin
+        is copied, scheduling_queue.go L707-729)."""
+        if isinstance(qpi, QueuedPodGroupInfo):
+            gated_member = None
+            for m in qpi.members:
+                self._run_pre_enqueue(m)
+                if m.gated:
+                    gated_member = m
+            qpi.gated = gated_member is not None
+            qpi.gating_plugin = gated_member.gating_plugin if gated_member is not None else ""
+            return
         fw = self._framework(qpi.pod)
         st = fw.run_pre_enqueue_plugins(qpi.pod) if fw is not None else None
         if st is not None:
@@ -248,7 +338,7 @@ class SchedulingQueue:
             qpi.gated = False
             qpi.gating_plugin = ""
 
-    def _move_to_active(self, qpi: QueuedPodInfo, event: str, *, from_backoff: bool = False,
+    def _move_to_active(self, qpi: Entity, event: str, *, from_backoff: bool = False,
                         strategy: int | None = None) -> bool:
         """Upstream ``moveToActiveQ``: PreEnqueue (skipped for a pod coming straight from backoffQ,
         which passed it on the way in), then activeQ, or unschedulablePods as gated. True if added."""
@@ -266,18 +356,18 @@ class SchedulingQueue:
         if qpi.initial_attempt_timestamp is None:
             qpi.initial_attempt_timestamp = self.now()
         self._push_active(qpi, event, strategy)
-        if event in (self._ev_pod_add, self._ev_pod_update):
+        if event in (self._ev_pod_add, self._ev_pod_update) and not isinstance(qpi, QueuedPodGroupInfo):
             # upstream AddNominatedPod(pInfo, nil): the pod's own status.nominatedNodeName
             self.add_nominated_pod(qpi.pod_info, qpi.pod.status.nominated_node_name)
         return True
 
-    def _clear_flush_if_gated(self, qpi: QueuedPodInfo) -> None:
+    def _clear_flush_if_gated(self, qpi: Entity) -> None:
         """1.37 ``moveToActiveQ``/``moveToBackoffQ`` (scheduling_queue.go L825, L858): a flushed pod
         that is gated again never attempts scheduling, so its flush mark is cleared here."""
         if self.features.at_least(1, 37):
             qpi.was_flushed_from_unschedulable = False
 
-    def _move_to_backoff(self, qpi: QueuedPodInfo, event: str, strategy: int | None = None) -> bool:
+    def _move_to_backoff(self, qpi: Entity, event: str, strategy: int | None = None) -> bool:
         """Upstream ``moveToBackoffQ`` (SchedulerPopFromBackoffQ): PreEnqueue runs on the way in;
         a gated pod goes to unschedulablePods instead. True if added."""
         self._run_pre_enqueue(qpi)
@@ -298,8 +388,14 @@ class SchedulingQueue:
         through the rejecting plugins' hints until one moves the pod to activeQ/backoffQ. Not
         queued: added (label ``UnscheduledPodAdd`` since 1.37, ``…Update`` before)."""
         key = pod_key(new)
+        if self._gw and (key in self._member_group or key in self._incomplete):
+            if self._update_group_member(key, old, new):
+                return
         qpi = self._entries.get(key)
         if qpi is None:
+            if self._gw and self.is_pod_group_member(new):
+                self.add(new)  # upstream Update → addPod → addPodGroupMember
+                return
             self._seq += 1
             qpi = QueuedPodInfo(PodInfo(new), timestamp=self.now(), seq=self._seq, pod_signature=self._sign(new))
             self._entries[key] = qpi
@@ -345,6 +441,8 @@ class SchedulingQueue:
         key = pod_key(pod)
         self.delete_nominated_pod(key)
         self._in_flight.pop(key, None)
+        if self._gw and (key in self._member_group or key in self._incomplete):
+            self._delete_group_member(key)
         if self._entries.pop(key, None) is None:
             return
         where = self._where.pop(key, None)
@@ -376,6 +474,16 @@ class SchedulingQueue:
         else:
             return None
         del self._where[qpi.key]
+        self._last_popped = qpi.key
+        if isinstance(qpi, QueuedPodGroupInfo):
+            # upstream unlockedMoveEntityToInFlight: every member is in flight; one cycle
+            del self._entries[qpi.key]
+            qpi.inc_attempts(self.now())
+            for m in qpi.members:
+                self._entries[m.key] = m
+                self._in_flight[m.key] = []
+            self.scheduling_cycle += 1
+            return qpi  # type: ignore[return-value]  # the caller dispatches on the type
         self._in_flight[qpi.key] = []
         qpi.attempts += 1
         if qpi.initial_attempt_timestamp is None:
@@ -393,6 +501,8 @@ class SchedulingQueue:
         self._in_flight.pop(key, None)
         self._entries.pop(key, None)
         self._where.pop(key, None)
+        if self._gw:
+            self._member_group.pop(key, None)
 
     def done_in_flight(self, key: str) -> None:
         """Upstream ``Done`` called in the binding cycle once Permit has passed: the events
@@ -419,6 +529,11 @@ class SchedulingQueue:
         # upstream (1.36+): the pod is back after an attempt, so it no longer counts as flushed
         qpi.was_flushed_from_unschedulable = False
         qpi.flush_timestamp = None
+        if self._gw and self.is_pod_group_member(qpi.pod):
+            # upstream L1106-1114: Done, then addUnschedulablePodGroupMember → addPodGroupMember
+            self.done(qpi.key)
+            self._add_group_member(qpi)
+            return
         # no longer in flight (Done already called): upstream's clusterEventsForPod fails and
         # determineSchedulingHintForInFlightPod falls back to queueAfterBackoff
         strategy = QUEUE_AFTER_BACKOFF if events is None else self._strategy_for_in_flight(qpi, events)
@@ -442,6 +557,21 @@ class SchedulingQueue:
     def activate(self, keys: list[str]) -> None:
         """Move the given pods to activeQ now (upstream ``Activate``, podsToActivate)."""
         for key in keys:
+            gk = self._member_group.get(key) if self._gw else None
+            if gk is not None:
+                # upstream Activate (L970-1000): a member activates its whole group entity
+                where = self._where.get(gk)
+                if where in (UNSCHEDULABLE, GATED, BACKOFF):
+                    entity = self._entries[gk]
+                    if where == BACKOFF:
+                        self._remove_from_heaps(gk)
+                    else:
+                        del self.unschedulable[gk]
+                    del self._where[gk]
+                    self._move_to_active(entity, EVENT_FORCE_ACTIVATE.label, from_backoff=where == BACKOFF)
+                elif where is None and key in self._in_flight:
+                    self._record_in_flight(EVENT_FORCE_ACTIVATE, None, self._entries[key].pod)
+                continue
             qpi = self._entries.get(key)
             where = self._where.get(key)
             if qpi is None or where == ACTIVE:
@@ -466,7 +596,7 @@ class SchedulingQueue:
 
     # ───────────────────────────── moving on events ─────────────────────────────
 
-    def _strategy(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any,
+    def _strategy(self, qpi: Entity, event: ClusterEvent, old: Any, new: Any,
                   narrowed: dict[str, set[str]] | None = None) -> int:
         """Upstream ``isPodWorthRequeuing``: evaluate the hints of the plugins that rejected the pod
         (UnschedulablePlugins ∪ PendingPlugins). Queue from a Pending plugin → queueImmediately;
@@ -475,6 +605,14 @@ class SchedulingQueue:
         backoff, unless it targets another pod. ``narrowed`` (SchedulerPreQueueingHints): plugin →
         the pod keys its PreQueueingHint named; such a plugin's hint is skipped for other pods
         (scheduling_queue.go L632-640)."""
+        if isinstance(qpi, QueuedPodGroupInfo):
+            # upstream isEntityWorthRequeuing (L563-585): the best strategy over the members
+            best = QUEUE_SKIP
+            for m in qpi.members:
+                best = max(best, self._strategy(m, event, old, new, narrowed))
+                if best == QUEUE_IMMEDIATELY:
+                    break
+            return best
         rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
         if not rejectors:
             return QUEUE_AFTER_BACKOFF
@@ -506,7 +644,7 @@ class SchedulingQueue:
                 strategy = QUEUE_AFTER_BACKOFF
         return strategy
 
-    def _requeue(self, qpi: QueuedPodInfo, strategy: int, event: str) -> str:
+    def _requeue(self, qpi: Entity, strategy: int, event: str) -> str:
         """Upstream ``requeuePodWithQueueingStrategy``; returns where the pod went."""
         if strategy == QUEUE_SKIP:
             self._park(qpi, event, strategy)
@@ -517,7 +655,7 @@ class SchedulingQueue:
             self._move_to_active(qpi, event, strategy=strategy)
         return self._where[qpi.key]
 
-    def _gating_plugin_interested(self, qpi: QueuedPodInfo, event: ClusterEvent) -> bool:
+    def _gating_plugin_interested(self, qpi: Entity, event: ClusterEvent) -> bool:
         """Upstream: an event moves a gated pod only if its gating plugin registered for it."""
         return any(event.matches(reg.event) for reg in self._events.get(qpi.gating_plugin, ()))
 
@@ -534,9 +672,9 @@ class SchedulingQueue:
             # unschedulablePods' order; upstream's is a Go map's)
             candidates = set().union(*narrowed.values())
             return self._move_pods([q for key, q in self.unschedulable.items() if key in candidates
-                                    and (pre_check is None or pre_check(q.pod))], event, old, new, narrowed)
+                                    and (pre_check is None or _passes(pre_check, q))], event, old, new, narrowed)
         return self._move_pods([q for q in self.unschedulable.values()
-                                if pre_check is None or pre_check(q.pod)], event, old, new)
+                                if pre_check is None or _passes(pre_check, q)], event, old, new)
 
     def _run_pre_queueing_hints(self, event: ClusterEvent, old: Any, new: Any) -> dict[str, set[str]] | None:
         """Upstream ``runPreQueueingHintPlugins`` (scheduling_queue.go L2276-2330, 1.37,
@@ -571,7 +709,7 @@ class SchedulingQueue:
         for events in self._in_flight.values():
             events.append((event, old, new))
 
-    def _move_pods(self, pods: list[QueuedPodInfo], event: ClusterEvent, old: Any, new: Any,
+    def _move_pods(self, pods: list[Entity], event: ClusterEvent, old: Any, new: Any,
                    narrowed: dict[str, set[str]] | None = None) -> int:
         """Upstream ``movePodsToActiveOrBackoffQueue``."""
         moved = 0
@@ -615,7 +753,7 @@ class SchedulingQueue:
                 stale.append(q)
         return self._move_pods(stale, EVENT_UNSCHEDULABLE_TIMEOUT, None, None) if stale else 0
 
-    def _unschedulable_since(self, qpi: QueuedPodInfo) -> float:
+    def _unschedulable_since(self, qpi: Entity) -> float:
         """Start of the leftover period: ``timestamp``, or the last flush if later (1.37+)."""
         ts = qpi.timestamp
         if qpi.flush_timestamp is not None and qpi.flush_timestamp > ts and self.features.at_least(1, 37):
@@ -633,6 +771,222 @@ class SchedulingQueue:
         ts = [self._unschedulable_since(q) for q in self.unschedulable.values()
               if not q.gated or self._gating_plugin_interested(q, EVENT_UNSCHEDULABLE_TIMEOUT)]
         return min(ts) + self.max_in_unschedulable if ts else None
+
+    # ───────────────────────────── pod groups (GenericWorkload) ─────────────────────────────
+
+    def is_pod_group_member(self, pod: Pod) -> bool:
+        """Upstream ``isPodGroupMember``: GenericWorkload on and ``spec.schedulingGroup`` set (an
+        assigned pod — a deferred resize — is queued alone)."""
+        return self._gw and pod.spec.scheduling_group is not None and not pod.spec.node_name
+
+    @staticmethod
+    def _group_ref(pod: Pod) -> tuple[str, str]:
+        sg = pod.spec.scheduling_group
+        return (pod.metadata.namespace or "", (sg.pod_group_name if sg is not None else None) or "")
+
+    def pod_group_entity(self, namespace: str, name: str) -> QueuedPodGroupInfo | None:
+        """The queued entity of a PodGroup (activeQ, backoffQ or gated), or None."""
+        e = self._entries.get(entity_key(POD_GROUP_KEY_TYPE, namespace, name))
+        return e if isinstance(e, QueuedPodGroupInfo) else None
+
+    def _add_group_member(self, qpi: QueuedPodInfo) -> None:
+        """Upstream ``addPodGroupMember`` (scheduling_queue.go L900-931)."""
+        ref = self._group_ref(qpi.pod)
+        pg = self._pod_groups.get(ref)
+        key = qpi.key
+        if pg is None:
+            self._incomplete[key] = qpi
+            self._member_group.pop(key, None)
+            return
+        gk = entity_key(POD_GROUP_KEY_TYPE, *ref)
+        self._member_group[key] = gk
+        entity = self._entries.get(gk)
+        if isinstance(entity, QueuedPodGroupInfo):
+            # addToPodGroupIfExists: taken out of its queue, the pod added, requeued the same way
+            where = self._where.pop(gk, None)
+            if where in (UNSCHEDULABLE, GATED):
+                del self.unschedulable[gk]
+                strategy = QUEUE_SKIP
+            elif where == BACKOFF:
+                self._remove_from_heaps(gk)
+                strategy = QUEUE_AFTER_BACKOFF
+            else:
+                self._remove_from_heaps(gk)
+                strategy = QUEUE_IMMEDIATELY
+            entity.add(qpi)
+            self._requeue_entity(entity, strategy, self._ev_pod_add)
+            return
+        if self._last_popped == gk:
+            self._pending_members.setdefault(gk, {})[key] = qpi
+            return
+        self._seq += 1
+        entity = QueuedPodGroupInfo(ref[0], ref[1], pg, timestamp=self.now(), seq=self._seq)
+        entity.add(qpi)
+        self._entries[gk] = entity
+        self._move_to_active(entity, self._ev_pod_add)
+
+    def _requeue_entity(self, entity: QueuedPodGroupInfo, strategy: int, event: str) -> str:
+        """Upstream ``requeueEntityWithQueueingStrategy`` (L1894-1917): unschedulable → the
+        unschedulable pool, backoff → backoffQ if backing off, else activeQ."""
+        if strategy == QUEUE_SKIP:
+            self._park(entity, event, strategy)
+            return self._where[entity.key]
+        return self._requeue(entity, strategy, event)
+
+    def _update_group_member(self, key: str, old: Pod, new: Pod) -> bool:
+        """Upstream ``Update`` for a pod group member: the pod is updated inside its entity (or
+        pool); a gated entity re-runs PreEnqueue and the hints of the update. False when the
+        member is in flight (handled as a plain pod's in-flight update)."""
+        qpi = self._incomplete.get(key)
+        if qpi is not None:
+            qpi.pod_info.update(new)
+            return True
+        gk = self._member_group.get(key)
+        if gk is None:
+            return False
+        pend = self._pending_members.get(gk)
+        if pend is not None and key in pend:
+            pend[key].pod_info.update(new)
+            return True
+        entity = self._entries.get(gk)
+        if not isinstance(entity, QueuedPodGroupInfo):
+            return False  # in flight
+        m = entity.get(key)
+        if m is None:
+            return False
+        m.pod_info.update(new)
+        self._update_nominated(old, m.pod_info)
+        if self._where.get(gk) in (UNSCHEDULABLE, GATED):
+            for ev in pod_update_events(old, new, target=True, features=self.features):
+                strategy = self._strategy(entity, ev, old, new)
+                if strategy == QUEUE_SKIP:
+                    continue
+                del self.unschedulable[gk]
+                del self._where[gk]
+                if self._requeue(entity, strategy, event_label(ev, self.features)) in (ACTIVE, BACKOFF):
+                    break
+        return True
+
+    def _delete_group_member(self, key: str) -> None:
+        """Upstream ``deletePodGroupMember`` (L1485-1534): the pod leaves its entity (an emptied
+        entity leaves the queue) or its pool."""
+        if self._incomplete.pop(key, None) is not None:
+            return
+        gk = self._member_group.pop(key, None)
+        if gk is None:
+            return
+        pend = self._pending_members.get(gk)
+        if pend is not None and pend.pop(key, None) is not None:
+            if not pend:
+                del self._pending_members[gk]
+            return
+        entity = self._entries.get(gk)
+        if not isinstance(entity, QueuedPodGroupInfo):
+            return
+        entity.remove(key)
+        if not entity.members:
+            where = self._where.pop(gk, None)
+            del self._entries[gk]
+            if where in (UNSCHEDULABLE, GATED):
+                self.unschedulable.pop(gk, None)
+            elif where in (ACTIVE, BACKOFF):
+                self._remove_from_heaps(gk)
+
+    def add_attempted_pod_group(self, entity: QueuedPodGroupInfo, status: Any) -> None:
+        """Upstream ``AddAttemptedPodGroupIfNeeded`` (scheduling_queue.go L1166-1270): after a
+        pod-group cycle, the members that came back (failed, or added meanwhile) form the group's
+        entity again with the popped entity's queueing parameters. After a success it goes straight
+        to activeQ (keeping the old timestamp if a member of this attempt failed, so that its
+        preemption comes next); after a rejection ``unschedulable_count`` + 1 and backoff; after an
+        error ``consecutive_errors_count`` + 1 and backoff. ``status``: the root status (None = Success)."""
+        gk = entity.key
+        if self._last_popped == gk:
+            self._last_popped = None
+        pending = list(self._pending_members.pop(gk, {}).values())
+        if not pending:
+            return
+        popped = {m.key for m in entity.members}
+        had_failures = any(m.key in popped for m in pending)
+        pg = self._pod_groups.get((entity.namespace, entity.name))
+        if pg is None:
+            for m in pending:
+                self._member_group.pop(m.key, None)
+                self._incomplete[m.key] = m
+            return
+        root = QueuedPodGroupInfo(entity.namespace, entity.name, pg)
+        root.copy_queueing_params(entity)
+        for m in pending:
+            root.add(m)
+        without_backoff = preserve_timestamp = False
+        if status is None or status.is_success():
+            without_backoff = True
+            preserve_timestamp = had_failures
+            root.consecutive_errors_count = root.unschedulable_count = 0
+        elif status.is_rejected():
+            root.unschedulable_count += 1
+            root.consecutive_errors_count = 0
+        else:
+            root.consecutive_errors_count += 1
+        root.backoff_expiration = None
+        if not preserve_timestamp:
+            root.timestamp = self.now()
+        root.was_flushed_from_unschedulable = False
+        root.flush_timestamp = None
+        self._entries[gk] = root
+        if not without_backoff and self.is_backing_off(root):
+            self._move_to_backoff(root, "ScheduleAttemptFailure")
+        else:
+            self._move_to_active(root, "ScheduleAttemptFailure")
+
+    def add_pod_group(self, pg: dict[str, Any]) -> None:
+        """Upstream ``AddPodGroup`` (L1563-1599): observe the object; the members waiting in the
+        incomplete pool join the queue."""
+        meta = pg.get("metadata") or {}
+        ref = (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+        self._pod_groups[ref] = pg
+        entity = self.pod_group_entity(*ref)
+        if entity is not None:
+            entity.pod_group = pg
+        waiting = [q for q in self._incomplete.values() if self._group_ref(q.pod) == ref]
+        for q in waiting:
+            del self._incomplete[q.key]
+            self._add_group_member(q)
+
+    def update_pod_group(self, pg: dict[str, Any]) -> None:
+        """Upstream ``UpdatePodGroup`` (L1601-1622): the queued entity sees the new object."""
+        meta = pg.get("metadata") or {}
+        ref = (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+        if ref not in self._pod_groups:
+            self.add_pod_group(pg)
+            return
+        self._pod_groups[ref] = pg
+        entity = self.pod_group_entity(*ref)
+        if entity is not None:
+            entity.pod_group = pg
+
+    def delete_pod_group(self, pg: dict[str, Any]) -> None:
+        """Upstream ``DeletePodGroup`` (L1624-1673): the queued (or pending) members go to the
+        incomplete pool."""
+        meta = pg.get("metadata") or {}
+        ref = (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+        if self._pod_groups.pop(ref, None) is None:
+            return
+        gk = entity_key(POD_GROUP_KEY_TYPE, *ref)
+        entity = self._entries.get(gk)
+        members: list[QueuedPodInfo] = []
+        if isinstance(entity, QueuedPodGroupInfo):
+            where = self._where.pop(gk, None)
+            del self._entries[gk]
+            if where in (UNSCHEDULABLE, GATED):
+                self.unschedulable.pop(gk, None)
+            elif where in (ACTIVE, BACKOFF):
+                self._remove_from_heaps(gk)
+            members = entity.members
+        elif self._last_popped == gk:
+            members = list(self._pending_members.pop(gk, {}).values())
+        for m in members:
+            self._member_group.pop(m.key, None)
+            self._incomplete[m.key] = m
 
     # ───────────────────────────── nominator ─────────────────────────────
     # upstream nominator (backend/queue/nominator.go): pods nominated to a node by preemption
@@ -676,3 +1030,10 @@ class SchedulingQueue:
 
     def nominated_node(self, key: str) -> str | None:
         return self._nominated_node.get(key)
+
+
+def _passes(pre_check: Callable[[Pod], bool], entity: Any) -> bool:
+    """A pre-check on an entity: any member of a pod group passing it."""
+    if isinstance(entity, QueuedPodGroupInfo):
+        return any(pre_check(m.pod) for m in entity.members)
+    return pre_check(entity.pod)

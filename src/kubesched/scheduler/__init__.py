@@ -2,8 +2,11 @@
 
 Public API (the engine seam, see ``docs/architecture.md``, "The seams"):
 
-* ``Scheduler.scheduling_cycle() -> ScheduledPod | Attempt | None`` — synchronous; never
-  awaits; the NodeTable/cache do not change under it.
+* ``Scheduler.scheduling_cycle() -> ScheduledPod | Attempt | PodGroupCycleResult | None`` —
+  synchronous; never awaits; the NodeTable/cache do not change under it (but for a pod-group
+  cycle's own simulated assumptions, reverted before it returns). With GenericWorkload a popped
+  pod group gives a ``PodGroupCycleResult``: run ``binding_cycle(sp)`` for each of its
+  ``scheduled`` members; its ``attempts`` (failed members) are already handled and reported.
 * ``async Scheduler.binding_cycle(sp: ScheduledPod) -> Attempt`` — live: one
   ``asyncio.create_task`` per ScheduledPod (clock = ``AsyncioClock``).
 * ``Scheduler.schedule_one() -> Attempt | None`` — both, the binding cycle run by
@@ -41,6 +44,12 @@ Points of the seam contract beyond the protocols' own docstrings:
 * ``ClusterClient.add_pod_condition(pod, condition)`` takes a dict with upstream's JSON keys
   (``type``, ``status``, ``reason``, ``message``); ``record_event(regarding, type, reason,
   action, note, related=None)`` — preemption passes the preemptor as ``related``.
+* ``ClusterClient.patch_pod_group_condition(pod_group, condition)`` (optional, GenericWorkload):
+  the PodGroup's ``PodGroupInitiallyScheduled`` condition (dict: ``type``, ``status``,
+  ``observedGeneration`` when the object has a generation, ``reason``, ``message``); the engine
+  calls it only when the condition changes and never turns a True one False. PodGroups reach the
+  engine as raw dicts through ``on_object_event("PodGroup", old, new)``; an update with the same
+  non-empty ``resourceVersion`` is ignored.
 * ``kubesched.errors.BindError(message, code=None)``: ``code`` is the HTTP status (404, 409…).
 * The queue's ``Done`` is called when the binding cycle succeeds, not before PreBind as upstream:
   our queue forgets a pod at ``Done``, and a PreBind/Bind failure must still requeue it.
@@ -54,6 +63,7 @@ Points of the seam contract beyond the protocols' own docstrings:
 
 from kubesched.scheduler.schedule_one import (
            DrivenTask,
+           PodGroupCycleResult,
            ScheduledPod,
            drive,
            truncate_message,
@@ -61,5 +71,5 @@ from kubesched.scheduler.schedule_one import (
 from kubesched.scheduler.scheduler import Attempt, Scheduler, SchedulerStats
 from kubesched.scheduler.scheduling_cycle import num_feasible_nodes_to_find
 
-__all__ = ["Attempt", "DrivenTask", "ScheduledPod", "Scheduler", "SchedulerStats", "drive",
+__all__ = ["Attempt", "DrivenTask", "PodGroupCycleResult", "ScheduledPod", "Scheduler", "SchedulerStats", "drive",
            "num_feasible_nodes_to_find", "truncate_message"]

@@ -33,7 +33,7 @@ import random
 import time
 from collections import deque
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -48,6 +48,7 @@ from kubesched.framework.metrics import PLUGIN_METRICS_SAMPLE_PERCENT
 from kubesched.framework.record import DecisionRecord, build_record
 from kubesched.framework.waiting_pods import waiting_pod_key
 from kubesched.plugins.helper.resize import deferred_resize_enabled, is_pod_resize_deferred
+from kubesched.queue.podgroups import QueuedPodGroupInfo
 from kubesched.scheduler.scheduling_cycle import NoNodesAvailable, schedule_pod
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -56,7 +57,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kubesched.framework.runtime import Framework
     from kubesched.scheduler.scheduler import Attempt, Scheduler
 
-__all__ = ["NOTE_LENGTH_LIMIT", "DrivenTask", "ScheduledPod", "binding_cycle", "drive",
+__all__ = ["NOTE_LENGTH_LIMIT", "DrivenTask", "PodGroupCycleResult", "ScheduledPod", "binding_cycle", "drive",
            "handle_binding_cycle_error", "handle_scheduling_failure", "schedule_one", "scheduling_cycle",
            "truncate_message"]
 
@@ -110,6 +111,19 @@ class ScheduledPod:
     def __post_init__(self) -> None:
         if not self.key:
             self.key = self.qpi.key
+
+
+@dataclass
+class PodGroupCycleResult:
+    """What one pod-group cycle produced (GenericWorkload;
+    :mod:`kubesched.scheduler.schedule_one_podgroup`): the members assumed for binding
+    (``scheduled`` — one binding cycle each, run as a :class:`ScheduledPod`'s), the members'
+    failed attempts (already handled and reported) and the root status (None = Success)."""
+
+    entity: QueuedPodGroupInfo
+    scheduled: list[ScheduledPod] = field(default_factory=list)
+    attempts: list[Attempt] = field(default_factory=list)
+    status: Status | None = None
 
 
 # ───────────────────────────── the trampoline ─────────────────────────────
@@ -205,6 +219,14 @@ def schedule_one(sched: Scheduler) -> Attempt | None:
     from kubesched.scheduler.scheduler import Attempt
 
     out = scheduling_cycle(sched)
+    if isinstance(out, PodGroupCycleResult):
+        # one binding cycle per member, started once the pod-group cycle is over
+        first: Attempt | None = None
+        for sp in out.scheduled:
+            task = drive(binding_cycle(sched, sp))
+            a = task.result() if task.done() else Attempt(sp.key, "waiting", sp.node, "", sp.record)
+            first = first or a
+        return first or (out.attempts[0] if out.attempts else Attempt(out.entity.key, "skipped"))
     if not isinstance(out, ScheduledPod):
         return out
     task = drive(binding_cycle(sched, out))
@@ -223,7 +245,7 @@ def _skip_pod_schedule(sched: Scheduler, pod: Pod, key: str) -> bool:
     return sched.cache.is_assumed(key)
 
 
-def scheduling_cycle(sched: Scheduler) -> ScheduledPod | Attempt | None:
+def scheduling_cycle(sched: Scheduler) -> ScheduledPod | Attempt | PodGroupCycleResult | None:
     """Upstream ``ScheduleOne`` up to the binding goroutine plus ``schedulingCycle``. See the
     module docstring. Binding cycles driven by :func:`drive` that a plugin of this cycle
     unblocks resume when it ends."""
@@ -237,12 +259,16 @@ def scheduling_cycle(sched: Scheduler) -> ScheduledPod | Attempt | None:
             _release()
 
 
-def _scheduling_cycle(sched: Scheduler) -> ScheduledPod | Attempt | None:
+def _scheduling_cycle(sched: Scheduler) -> ScheduledPod | Attempt | PodGroupCycleResult | None:
     from kubesched.scheduler.scheduler import Attempt
 
     qpi = sched.queue.pop()
     if qpi is None:
         return None
+    if isinstance(qpi, QueuedPodGroupInfo):  # GenericWorkload: upstream ScheduleOne → scheduleOnePodGroup
+        from kubesched.scheduler.schedule_one_podgroup import schedule_one_pod_group
+
+        return schedule_one_pod_group(sched, qpi)
     pod = qpi.pod
     key = qpi.key
     fw = sched.profiles.get(pod.spec.scheduler_name or "default-scheduler")

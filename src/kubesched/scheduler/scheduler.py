@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.api.objects import Node, Pod, pod_key, pod_priority
-from kubesched.cache import Cache
+from kubesched.cache import Cache, PodGroupManagerImpl
 from kubesched.config import KubeSchedulerConfiguration, default_config
 from kubesched.errors import ConfigError
 from kubesched.features import FeatureGate, default_feature_gate
@@ -26,6 +26,10 @@ from kubesched.framework.events import (
     EVENT_ASSIGNED_POD_ADD,
     EVENT_ASSIGNED_POD_DELETE,
     EVENT_NODE_ADD,
+    EVENT_POD_GROUP_ADD,
+    EVENT_POD_GROUP_DELETE,
+    EVENT_POD_GROUP_UPDATE,
+    EVENT_UNSCHEDULED_POD_ADD,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
@@ -47,6 +51,7 @@ from kubesched.plugins.registry import in_tree_registry
 from kubesched.queue import SchedulingQueue
 from kubesched.scheduler.extender import build_extenders
 from kubesched.scheduler.schedule_one import (
+    PodGroupCycleResult,
     ScheduledPod,
     binding_cycle,
     handle_binding_cycle_error,
@@ -148,6 +153,20 @@ class Scheduler:
             pod_max_in_unschedulable_pods_s=pod_max_in_unschedulable_pods_s, features=self.features)
         for fw in self.profiles.values():
             fw.handle.nominator = self.queue
+        self.pod_group_manager: PodGroupManagerImpl | None = None
+        """With GenericWorkload: the observed PodGroups and their members' state (upstream
+        ``Handle.PodGroupManager()``, the cache's ``podGroupStates``); None otherwise."""
+        self.placement_rows: np.ndarray | None = None
+        """The candidate node rows while a pod-group cycle simulates a placement (TAS), else None."""
+        self.pod_group_attempts: dict[str, int] = {}
+        """Pod-group cycles by result (``scheduled``, ``unschedulable``, ``waiting_on_preemption``,
+        ``error``): upstream ``podgroup_schedule_attempts_total``."""
+        if self.features.enabled("GenericWorkload"):
+            self.pod_group_manager = PodGroupManagerImpl()
+            self.cache.pod_groups = self.pod_group_manager
+            for fw in self.profiles.values():
+                fw.handle.pod_group_manager = self.pod_group_manager
+                fw.handle.activator = self._activate
         if self.extenders:
             # upstream defaultEnqueueExtension{ExtenderName}: pods rejected by extenders are
             # retried on any cluster event (extenders cannot tell which events help)
@@ -191,6 +210,10 @@ class Scheduler:
     def responsible_for(self, pod: Pod) -> bool:
         return (pod.spec.scheduler_name or "default-scheduler") in self.profiles
 
+    def _activate(self, pods: dict[str, Pod]) -> None:
+        """Upstream ``Handle.Activate`` → ``SchedulingQueue.Activate`` (``namespace/name`` → pod)."""
+        self.queue.activate(list(pods))
+
     def close(self) -> None:
         """Release the extenders' HTTP connections."""
         for e in self.extenders:
@@ -212,7 +235,16 @@ class Scheduler:
             self.cache.add_pod(pod)
             self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_ADD, None, pod)
         elif self.responsible_for(pod):
+            pgm = self.pod_group_manager
+            if pgm is None:
+                self.queue.add(pod)
+                return
+            # v1.37.2 addPodToSchedulingQueue (eventhandlers.go L237-247): the pod group member
+            # state first, then the queue, then UnscheduledPodAdd for the gated/unschedulable pods
+            if pod.spec.scheduling_group is not None:
+                pgm.add_pod(pod)
             self.queue.add(pod)
+            self.queue.move_all_to_active_or_backoff(EVENT_UNSCHEDULED_POD_ADD, None, pod)
 
     def on_pod_update(self, old: Pod, new: Pod) -> None:
         """Upstream ``updatePod`` (eventhandlers.go L145-194). A bound pod's update is split into
@@ -241,6 +273,8 @@ class Scheduler:
                     for ev in pod_update_events(old, new, features=self.features):
                         self.queue.move_all_to_active_or_backoff(ev, old, new)
         elif self.responsible_for(new):
+            if self.pod_group_manager is not None and new.spec.scheduling_group is not None:
+                self.pod_group_manager.update_pod(old, new)  # UpdatePodGroupMember (L330)
             if self.cache.is_assumed(pod_key(new)):
                 if (self.features.at_least(1, 35) and new.metadata.deletion_timestamp is not None
                         and old.metadata.deletion_timestamp is None):
@@ -272,6 +306,9 @@ class Scheduler:
             return
         self.queue.delete(pod)
         key = pod_key(pod)
+        if (self.pod_group_manager is not None and pod.spec.scheduling_group is not None
+                and not self.cache.is_assumed(key)):
+            self.pod_group_manager.remove_pod(pod)  # RemovePodGroupMember (eventhandlers.go L384)
         if self.features.at_least(1, 35):
             if self.cache.is_assumed(key):
                 self._handle_assumed_pod_deletion(pod)
@@ -322,6 +359,10 @@ class Scheduler:
         ignored, as upstream only watches kinds some plugin asked for."""
         for listener in self.object_listeners:
             listener(kind, old, new)
+        if kind == "PodGroup":
+            if self.pod_group_manager is not None:
+                self._on_pod_group_event(old, new)
+            return
         try:
             resource = EventResource(kind)
         except ValueError:
@@ -333,6 +374,29 @@ class Scheduler:
         else:
             action, label = ActionType.UPDATE, "Update"
         self.queue.move_all_to_active_or_backoff(ClusterEvent(resource, action, f"{kind}{label}"), old, new)
+
+    def _on_pod_group_event(self, old: Any, new: Any) -> None:
+        """Upstream ``addPodGroup``/``updatePodGroup``/``deletePodGroup`` (eventhandlers.go
+        L468-533): the cache and the queue see the object, then the PodGroup event moves the
+        pods whose rejecting plugins registered for it. An update with the same (non-empty)
+        ``resourceVersion`` is ignored (the simulator's objects may carry none)."""
+        pgm = self.pod_group_manager
+        assert pgm is not None
+        if old is None:
+            pgm.set_pod_group(new)
+            self.queue.add_pod_group(new)
+            self.queue.move_all_to_active_or_backoff(EVENT_POD_GROUP_ADD, None, new)
+        elif new is None:
+            pgm.remove_pod_group(old)
+            self.queue.delete_pod_group(old)
+            self.queue.move_all_to_active_or_backoff(EVENT_POD_GROUP_DELETE, old, None)
+        else:
+            rv_old = (old.get("metadata") or {}).get("resourceVersion")
+            if rv_old and rv_old == (new.get("metadata") or {}).get("resourceVersion"):
+                return
+            pgm.set_pod_group(new)
+            self.queue.update_pod_group(new)
+            self.queue.move_all_to_active_or_backoff(EVENT_POD_GROUP_UPDATE, old, new)
 
     def on_node_add(self, node: Node) -> None:
         self.cache.add_node(node)
@@ -350,9 +414,11 @@ class Scheduler:
 
     # ───────────────────────────── the loop ─────────────────────────────
 
-    def scheduling_cycle(self) -> ScheduledPod | Attempt | None:
+    def scheduling_cycle(self) -> ScheduledPod | Attempt | PodGroupCycleResult | None:
         """Pop one pod and run its scheduling cycle: the assumed :class:`ScheduledPod`, the failed
-        (already handled) :class:`Attempt`, or None when no pod is ready."""
+        (already handled) :class:`Attempt`, or None when no pod is ready. With GenericWorkload a
+        popped pod group gives a :class:`PodGroupCycleResult` (a binding cycle to run for each
+        of its ``scheduled`` members)."""
         return scheduling_cycle(self)
 
     async def binding_cycle(self, sp: ScheduledPod) -> Attempt:

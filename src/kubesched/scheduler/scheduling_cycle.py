@@ -188,7 +188,7 @@ def _filter_rows(fw: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosi
 def schedule_pod(fw: Framework, state: CycleState, pod: Pod, table: NodeTable, sampler: Sampler,
                  rng: np.random.Generator, *, has_extender_filters: bool = False,
                  record: bool = True, extenders: Sequence[Extender] = (), signature: bytes | None = None,
-                 cycle: int = 0) -> ScheduleResult | Status:
+                 cycle: int = 0, placement_rows: np.ndarray | None = None) -> ScheduleResult | Status:
     """Pick a node for ``pod`` (upstream ``schedulePod`` + ``findNodesThatFitPod``).
 
     With OpportunisticBatching (``fw.batch``; v1.37.2 schedule_one.go L596-619, L656-676) the
@@ -201,6 +201,10 @@ def schedule_pod(fw: Framework, state: CycleState, pod: Pod, table: NodeTable, s
     survivors of the previous one) and after the Score plugins (prioritize verbs, concurrently);
     ``has_extender_filters`` is implied by an extender with a filter verb.
 
+    ``placement_rows`` (a pod-group cycle's placement, TopologyAwareWorkloadScheduling): the
+    candidate nodes in ``order()`` order (upstream ``ListNodesInPlacement``/``GetNodeInPlacement``);
+    plugins still see every node.
+
     Returns the :class:`ScheduleResult`, or the failure as a Status, as upstream's
     ``schedulingCycle`` turns ``schedulePod``'s error into one:
 
@@ -212,7 +216,7 @@ def schedule_pod(fw: Framework, state: CycleState, pod: Pod, table: NodeTable, s
     """
     if extenders:
         has_extender_filters = has_extender_filters or any(e.is_filter() for e in extenders)
-    order = table.order()
+    order = table.order() if placement_rows is None else placement_rows
     num_all = len(order)
     if num_all == 0:
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (), NoNodesAvailable())
@@ -238,7 +242,7 @@ def schedule_pod(fw: Framework, state: CycleState, pod: Pod, table: NodeTable, s
     # the batch's hint likewise when there is none
     nnn = pod.status.nominated_node_name or hint
     nominated_chunk: FilterChunk | None = None
-    if nnn and nnn in table.row_of:
+    if nnn and nnn in table.row_of and (placement_rows is None or table.row_of[nnn] in placement_rows):
         row = np.asarray([table.row_of[nnn]], np.int64)
         try:
             chunk = fw.run_filter_plugins(state, pod, row)
@@ -266,6 +270,8 @@ def schedule_pod(fw: Framework, state: CycleState, pod: Pod, table: NodeTable, s
     rows = order
     if pre_res is not None and not pre_res.all_nodes():
         rows = table.rows_for_names(pre_res.node_names)
+        if placement_rows is not None:
+            rows = rows[np.isin(rows, placement_rows)]
         diagnosis.absent_status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (
             f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}]",))
 

@@ -131,6 +131,8 @@ class Explanation:
     preempted: list[Preemption] = field(default_factory=list)
     preempted_by: Preemption | None = None
     history: list[dict[str, Any]] = field(default_factory=list)
+    group: dict[str, Any] | None = None
+    """The PodGroup decision this attempt was part of (:attr:`DecisionRecord.group`), else None."""
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -294,7 +296,7 @@ def explain_record(rec: DecisionRecord, *, total_nodes: int | None = None,
         scoring_skipped=rec.feasible_nodes == 1 and not rec.score,
         pre_filter=dict(rec.pre_filter), post_filter=dict(rec.post_filter), nominated_node=rec.nominated_node,
         plugins=plugins, weights=weights, nodes=nodes, nodes_omitted=n_omitted,
-        omitted_reasons=dict(omitted.most_common()))
+        omitted_reasons=dict(omitted.most_common()), group=rec.group)
     _attach_preemptions(ex, preemptions)
     return ex
 
@@ -340,6 +342,8 @@ def explain_pod(result: SimulationResult, key: str, records: list[DecisionRecord
             elif pod is not None and pod.spec.scheduling_gates:
                 gates = ", ".join(g.name for g in pod.spec.scheduling_gates)
                 why = f"it is gated (spec.schedulingGates: {gates}), so it never left PreEnqueue"
+            elif pod is not None and (held := _pre_enqueue_rejection(result, pod)) is not None:
+                why = f"it never left PreEnqueue: {held}"
             else:
                 why = "it was never attempted"
         raise InputError(f'pod "{key}" has no scheduling attempt to explain: {why}', "--explain")
@@ -347,6 +351,19 @@ def explain_pod(result: SimulationResult, key: str, records: list[DecisionRecord
                         weights=profile_weights(result, last.profile), max_nodes=max_nodes)
     ex.history = [history_entry(r) for r in recs[:-1]]
     return ex
+
+
+def _pre_enqueue_rejection(result: SimulationResult, pod: Any) -> str | None:
+    """Why a pending pod never left PreEnqueue (e.g. GangScheduling's "waiting for minCount pods from
+    a gang to appear in scheduling queue"): its profile's PreEnqueue plugins, run again on the state
+    the run ended with; None when they all admit it."""
+    fw = result.scheduler.profiles.get(pod.spec.scheduler_name or "default-scheduler")
+    if fw is None:
+        return None
+    st = fw.run_pre_enqueue_plugins(pod)
+    if st is None or st.is_success():
+        return None
+    return f"{st.plugin}: {st.message()}" if st.plugin else st.message()
 
 
 def profile_weights(result: SimulationResult, profile: str) -> dict[str, int]:

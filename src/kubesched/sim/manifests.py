@@ -64,6 +64,7 @@ __all__ = [
     "RawObject",
     "check_duplicates",
     "is_namespaced",
+    "dump_yaml_all",
     "load_manifests",
     "locate",
     "encode_json",
@@ -184,7 +185,10 @@ class _Loader(_BaseLoader):
                             "while constructing a mapping", node.start_mark,
                             f"duplicate key {key_node.value!r}", key_node.start_mark)
                     seen.add(k)
-        return super().construct_mapping(node, deep=deep)
+        out = super().construct_mapping(node, deep=deep)
+        if any(k.__class__ is not str for k in out):
+            out = {go_yaml_key(k): v for k, v in out.items()}
+        return out
 
 
 _Loader.yaml_implicit_resolvers = {
@@ -192,11 +196,142 @@ _Loader.yaml_implicit_resolvers = {
     for ch, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
 }
 
+# ---- plain scalars as kubectl reads them ------------------------------------------------------------
+# kubectl decodes YAML with sigs.k8s.io/yaml, i.e. its fork of go-yaml v2 (sigs.k8s.io/yaml@v1.4.0
+# goyaml.v2/resolve.go:87 ``resolve``), not PyYAML's YAML 1.1 resolver. The differences that
+# matter for manifests: a bare ``=`` is the string "=" (PyYAML: the ``!!value`` tag, which no
+# safe constructor handles), ``y``/``Y``/``n``/``N`` are booleans, ``0o17`` and ``1_000`` are
+# ints, ``1e3`` is a float, and sexagesimal ``1:20`` is a string. ``0644`` is octal (420) in
+# both. Timestamps stay strings (see above).
+
+_STR_TAG = "tag:yaml.org,2002:str"
+_INT_TAG = "tag:yaml.org,2002:int"
+_FLOAT_TAG = "tag:yaml.org,2002:float"
+_BOOL_TAG = "tag:yaml.org,2002:bool"
+#: resolve.go:37 ``resolveMapList``: the scalars looked up by their exact text.
+_GO_MAP: dict[str, tuple[str, Any]] = {
+    **{s: (_BOOL_TAG, True) for s in ("y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON")},
+    **{s: (_BOOL_TAG, False) for s in ("n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF")},
+    **{s: ("tag:yaml.org,2002:null", None) for s in ("", "~", "null", "Null", "NULL")},
+    **{s: (_FLOAT_TAG, math.nan) for s in (".nan", ".NaN", ".NAN")},
+    **{s: (_FLOAT_TAG, math.inf) for s in (".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF")},
+    **{s: (_FLOAT_TAG, -math.inf) for s in ("-.inf", "-.Inf", "-.INF")},
+}
+#: ``strconv.ParseInt(plain, 0, 64)``'s syntax (underscores already removed).
+_GO_INT = re.compile(r"[-+]?(?:0[bB][01]+|0[oO][0-7]+|0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)\Z")
+#: resolve.go:85 ``yamlStyleFloat``.
+_GO_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?\Z")
+_GO_DOT_FLOAT = re.compile(r"\.[0-9]+(?:[eE][-+]?[0-9]+)?\Z")
+
+
+def _go_int(plain: str) -> int | None:
+    """``ParseInt(plain, 0, 64)``, else ``ParseUint(plain, 0, 64)``; None when neither parses."""
+    if not _GO_INT.match(plain):
+        return None
+    sign = -1 if plain[0] == "-" else 1
+    digits = plain.lstrip("+-")
+    if len(digits) > 1 and digits[0] == "0" and digits[1].isdigit():
+        v = sign * int(digits, 8)
+    else:
+        v = sign * int(digits, 0)
+    if -(1 << 63) <= v < (1 << 64) and not (v < 0 and plain[0] != "-"):
+        return v
+    return None
+
+
+def go_yaml_scalar(text: str) -> tuple[str, Any]:
+    """The tag and value go-yaml v2 gives a plain (unquoted, untagged) scalar (resolve.go:87)."""
+    hit = _GO_MAP.get(text)
+    if hit is not None:
+        return hit
+    first = text[:1]
+    if first == ".":
+        if _GO_DOT_FLOAT.match(text):
+            return _FLOAT_TAG, float(text)
+    elif first and (first.isdigit() and first.isascii() or first in "+-"):
+        plain = text.replace("_", "")
+        if plain:
+            v = _go_int(plain)
+            if v is not None:
+                return _INT_TAG, v
+            if _GO_FLOAT.match(plain):
+                return _FLOAT_TAG, float(plain)
+    return _STR_TAG, text
+
+
+def _resolve_go(self: Any, kind: Any, value: str, implicit: tuple[bool, bool]) -> str:
+    if kind is ScalarNode and implicit[0] and value != "<<":
+        return go_yaml_scalar(value)[0]
+    return _BaseLoader.resolve(self, kind, value, implicit)
+
+
+def go_yaml_key(k: Any) -> Any:
+    """A mapping key as sigs.k8s.io/yaml turns it into a JSON key (yaml.go:213
+    convertToJSONableObject): booleans ``"true"``/``"false"``, integers in decimal, floats as
+    ``FormatFloat(f, 'g', -1, 32)`` (``.inf``, ``-.inf``, ``.nan``); strings as they are. Others
+    (null, lists: unsupported upstream) are returned unchanged for the caller to report."""
+    if k.__class__ is str:
+        return k
+    if isinstance(k, bool):
+        return "true" if k else "false"
+    if isinstance(k, int):
+        return str(k)
+    if isinstance(k, float):
+        if math.isnan(k):
+            return ".nan"
+        if math.isinf(k):
+            return ".inf" if k > 0 else "-.inf"
+        import numpy as np
+
+        sci = np.format_float_scientific(np.float32(k), unique=True, trim="-")
+        mant, _, exp_text = sci.partition("e")
+        exp = int(exp_text)
+        if exp < -4 or exp >= 6:  # strconv 'g' with the shortest digits: %e outside [-4, 6)
+            return f"{mant}e{'+' if exp >= 0 else '-'}{abs(exp):02d}"
+        return str(np.format_float_positional(np.float32(k), unique=True, trim="-"))
+    return k
+
+
+def _go_json_type(v: Any) -> str:
+    """encoding/json's name for the JSON type of ``v`` in an UnmarshalTypeError."""
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, (int, float)):
+        return "number"
+    if isinstance(v, dict):
+        return "object"
+    return "array" if isinstance(v, list) else "string"
+
+
+def _construct_go(loader: Any, node: ScalarNode) -> Any:
+    tag, value = go_yaml_scalar(loader.construct_scalar(node))
+    if tag == _INT_TAG and node.tag == _FLOAT_TAG:
+        return float(value)  # resolve.go:97: an int is accepted as a !!float
+    if tag != node.tag:
+        raise ConstructorError(None, None, f"cannot decode {tag.rsplit(':', 1)[-1]} `{node.value}` as a "
+                               f"{node.tag.rsplit(':', 1)[-1]}", node.start_mark)
+    return value
+
+
+_Loader.resolve = _resolve_go
+for _tag in (_INT_TAG, _FLOAT_TAG, _BOOL_TAG):
+    _Loader.add_constructor(_tag, _construct_go)
+
 class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
-    """Safe dumper that never writes anchors/aliases, even for shared sub-objects."""
+    """Safe dumper that never writes anchors/aliases, even for shared sub-objects, and quotes every
+    string kubectl's go-yaml v2 would read as something else (``y``/``n``/``Y``/``N`` as booleans,
+    as sigs.k8s.io/yaml's marshaller quotes them), so the output reads back as written."""
 
     def ignore_aliases(self, data: Any) -> bool:
         return True
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+        tag: str = super().resolve(kind, value, implicit)
+        if kind is ScalarNode and implicit[0] and tag == _STR_TAG and isinstance(value, str):
+            go_tag = go_yaml_scalar(value)[0]
+            if go_tag != _STR_TAG:
+                return go_tag  # not the node's tag: the emitter quotes the string
+        return tag
 
 
 # --------------------------------------------------------------------------- loading
@@ -254,6 +389,10 @@ class _Collector:
         if not isinstance(meta, dict):
             raise ManifestError(f"{kind} metadata must be a mapping, got {_type_name(meta)}", where)
         name = meta.get("name")
+        if name is not None and not isinstance(name, str):
+            # kubectl: a plain y/n/yes/no/true/... name is a YAML boolean (see go_yaml_scalar)
+            raise ManifestError(f"json: cannot unmarshal {_go_json_type(name)} into Go struct field "
+                                "ObjectMeta.metadata.name of type string", where)
         if not isinstance(name, str) or not name:
             extra = " (generateName is not supported)" if meta.get("generateName") else ""
             raise ManifestError(f"{kind} object has no metadata.name{extra}", where)
@@ -415,6 +554,8 @@ def _parse_yaml_fast(text: str, path: str) -> list[tuple[Any, int, dict[int, lis
                     if top.__class__ is dict:
                         k = keys[-1]
                         if k is _NO_KEY:
+                            if obj.__class__ is not str:
+                                obj = go_yaml_key(obj)
                             if obj in top:
                                 raise _Fallback
                             keys[-1] = obj
@@ -456,11 +597,13 @@ def _parse_yaml(text: str, path: str, col: _Collector) -> None:
 # The yaml-rs path (YAML 1.2 core schema) is taken only when the text holds no anchor, alias,
 # tag, merge key or complex key ("&", "*", "!", "<<", "? " anywhere: a cheap substring test;
 # flow collections as keys) and no plain scalar
-# that YAML 1.1 (PyYAML, and the API server's go-yaml v2) reads differently in the commonest
-# cases: yes/no/on/off booleans and 0-prefixed integers (``defaultMode: 0644``, ``00008``). Anything
-# else goes through PyYAML. Remaining 1.1/1.2 differences (sexagesimal ``1:20``, ``1e3`` as a
-# float, ``.inf``) are so rare in manifests that a full scan (seconds on a dump) is not spent.
-_YAML11_SCALAR = r"(?:yes|no|on|off|Yes|No|On|Off|YES|NO|ON|OFF|[-+]?0[0-9_]+)(?=[ \t]*(?:[,}\]#]|$))"
+# that kubectl's go-yaml v2 (see ``go_yaml_scalar``) reads differently in the commonest
+# cases: y/n/yes/no/on/off booleans, 0-prefixed integers (``defaultMode: 0644``, ``00008``),
+# ``0b`` integers and numbers with ``_``. Anything else goes through PyYAML (with go-yaml's
+# resolver). Remaining differences (``.inf``, an out-of-range integer) are so rare in manifests
+# that a full scan (seconds on a dump) is not spent.
+_YAML11_SCALAR = (r"(?:y|Y|n|N|yes|no|on|off|Yes|No|On|Off|YES|NO|ON|OFF|[-+]?0[0-9_]+|[-+]?0b[01_]+"
+                  r"|[-+]?[0-9_]*_[0-9_.]*)(?=[ \t]*(?:[,}\]#]|$))")
 _YAML11_RISK = tuple(re.compile(re.escape(prefix) + _YAML11_SCALAR, re.M) for prefix in (": ", "- ", ", ", "["))
 _PYYAML_ONLY = ("&", "*", "!", "<<", "\n%", "\n...", "? ", "?\n")
 
@@ -581,6 +724,10 @@ def _parse_yaml_rs(text: str) -> list[tuple[Any, int, dict[int, list[int]]]] | N
                 return None  # nested Lists: the PyYAML paths know their items' lines
             item_lines[id(items)] = lines
         docs.append((data, line, item_lines))
+    try:  # a key that is no string (y:, 80:, true:): only the PyYAML paths render it as kubectl (go_yaml_key)
+        orjson.dumps([d for d, _, _ in docs])
+    except TypeError:
+        return None
     return docs
 
 
@@ -855,6 +1002,13 @@ def check_duplicates(objs: Iterable[RawObject]) -> None:
 
 
 # --------------------------------------------------------------------------- writing
+
+def dump_yaml_all(docs: Iterable[dict]) -> str:
+    """``docs`` as a YAML stream (``---``-separated, keys in given order) that
+    :func:`parse_manifest_text` — and kubectl — read back as written: strings go-yaml would take for
+    booleans or numbers are quoted, no anchors."""
+    return yaml.dump_all(list(docs), **_YAML_OPTS)
+
 
 def write_list(objs: Iterable[dict], fmt: Literal["yaml", "json"], stream: IO[str]) -> None:
     """Write ``objs`` as one ``v1 List`` in YAML (block style, keys in given order) or JSON.

@@ -121,6 +121,9 @@ class ReplaySummary:
     """Process CPU time of the run (wall time is noisy on a shared machine)."""
     attempts_per_s: float
     pods_per_s: float
+    never_scheduled_pods: list[str] = field(default_factory=list)
+    """``namespace/name`` of the pods never scheduled, in arrival order, each followed by
+    ``(pending at end)`` or ``(deleted while pending)``."""
     samples: list[ReplaySample] = field(default_factory=list, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -351,6 +354,8 @@ class TraceReplay:
             pods_arrived=self.arrived,
             pods_scheduled=scheduled,
             pods_never_scheduled=self.arrived - scheduled,
+            never_scheduled_pods=[f"{k} ({'pending at end' if k in self.pending else 'deleted while pending'})"
+                                  for k in self.by_key if k not in self.bound_at],
             never_scheduled_pending_at_end=pending_end,
             attempts=attempts,
             attempts_scheduled=st["scheduled"],

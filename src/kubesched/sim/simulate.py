@@ -31,7 +31,7 @@ from typing import Any
 
 import msgspec
 
-from kubesched.api import podgroups
+from kubesched.api import podgroups, pvcontroller
 from kubesched.api.objects import (
     KINDS,
     Node,
@@ -120,6 +120,12 @@ class SimulationResult:
                                str((o.get("metadata") or {}).get("name") or "")), o)
                    if isinstance(o, dict) and o.get("kind") == "ResourceClaim" else o for o in out]
             out += [c for k, c in claims.items() if k not in inputs and isinstance(c, dict)]
+        groups = self.store.objects.get("PodGroup")
+        if groups:
+            # GenericWorkload: the scheduler's status writes (PodGroupInitiallyScheduled) replace the object
+            out = [groups.get((str((o.get("metadata") or {}).get("namespace") or ""),
+                               str((o.get("metadata") or {}).get("name") or "")), o)
+                   if isinstance(o, dict) and o.get("kind") == "PodGroup" else o for o in out]
         return out
 
 
@@ -224,6 +230,7 @@ class _WorkloadDriver:
 
     def __init__(self, raws: list[RawObject], seed: int, features: FeatureGate | None = None) -> None:
         self.features = features
+        self.classes = [r.data for r in raws if r.kind == "StorageClass"]
         self.sources = [r for r in raws if r.kind in WORKLOAD_KINDS
                         and r.api_version == _WORKLOAD_API_VERSIONS.get(r.kind)]
         self.notices: list[str] = [
@@ -252,6 +259,8 @@ class _WorkloadDriver:
         for d, _ in res.created:
             if d.get("kind") == "Pod":  # created through the API: the pod strategy's PrepareForCreate
                 prepare_pod_for_create(d, self.features)
+            elif d.get("kind") == "PersistentVolumeClaim":  # a StatefulSet's claim: DefaultStorageClass
+                _default_claim_class(d, self.classes)
             elif d.get("kind") in podgroups.KINDS:  # decoding's defaults, admission, the strategy
                 podgroups.default_object(d, self.features)
                 podgroups.add_protection_finalizer(d, self.features)
@@ -302,6 +311,34 @@ class _WorkloadDriver:
             if data.get("kind") in podgroups.KINDS:
                 store.add_object(str(data["kind"]), data)
         return self._created(res, start)
+
+
+def _default_claim_class(pvc: dict[str, Any], classes: list[dict[str, Any]]) -> None:
+    """DefaultStorageClass admission on a claim (in place; see
+    :func:`kubesched.api.pvcontroller.with_default_class`)."""
+    new = pvcontroller.with_default_class(pvc, classes)
+    if new is not None:
+        pvc["spec"] = new["spec"]
+
+
+def storage_controllers(raws: list[RawObject]) -> None:
+    """What the API server and the PV controller do at once to the storage objects of the input,
+    written into their data: every unbound claim without a class gets the default StorageClass
+    (DefaultStorageClass admission, ``plugin/pkg/admission/storage/storageclass/setdefault/
+    admission.go:86``, and the PV controller's retroactive ``assignDefaultStorageClass``,
+    ``pv_controller.go:968``), and a PV stored without a phase and not naming a claim becomes
+    ``Available`` (``syncVolume``), so WaitForFirstConsumer claims can bind to it."""
+    classes = [r.data for r in raws if r.kind == "StorageClass"]
+    for r in raws:
+        if r.kind == "PersistentVolumeClaim":
+            spec = r.data.get("spec")
+            if classes and not (isinstance(spec, dict) and spec.get("volumeName")):
+                _default_claim_class(r.data, classes)
+        elif r.kind == "PersistentVolume":
+            phase = pvcontroller.new_volume_phase(r.data)
+            status = r.data.get("status")
+            if phase is not None and (status is None or isinstance(status, dict)):
+                r.data["status"] = {**(status or {}), "phase": phase}
 
 
 def _owner(pod: Pod) -> str:
@@ -447,6 +484,7 @@ def simulate(raws: list[RawObject], config: KubeSchedulerConfiguration | None = 
     :class:`~kubesched.errors.ConfigError` / ``PluginConfigError`` for a bad configuration.
     """
     t0, c0 = time.perf_counter(), time.process_time()
+    storage_controllers(raws)
     driver = _WorkloadDriver(raws, seed, features)
     raws = driver.first_pass(raws)
     store, bound, pending, nodes = build_store(raws, features)

@@ -522,6 +522,45 @@ class ClusterStore:
             raw.setdefault("status", {})["extendedResourceClaimStatus"] = copy.deepcopy(status)
         self._replace_pod(cur, new)
 
+    def patch_pod_group_condition(self, pod_group: dict[str, Any], condition: dict[str, Any]) -> None:
+        """Set ``condition`` on the stored PodGroup's ``status.conditions`` (replacing the one of
+        its type, in place; ``lastTransitionTime`` kept when the status is unchanged, otherwise
+        left unset: the simulator has no wall clock). No-op when nothing changes or the object is
+        gone; else the object gets a new ``resourceVersion`` and its informer update is queued."""
+        self.writes["patch_pod_group_condition"] += 1
+        meta = pod_group.get("metadata") or {}
+        ns, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+        objs = self.objects.get("PodGroup", {})
+        cur = objs.get((ns, name))
+        if not isinstance(cur, dict):
+            return
+        status = cur.get("status") if isinstance(cur.get("status"), dict) else {}
+        conds = [c for c in (status or {}).get("conditions") or [] if isinstance(c, dict)]
+        cond = dict(condition)
+        for i, c in enumerate(conds):
+            if c.get("type") != cond.get("type"):
+                continue
+            if all(c.get(k) == cond.get(k) for k in ("status", "reason", "message", "observedGeneration")):
+                return
+            if c.get("status") == cond.get("status") and "lastTransitionTime" in c:
+                cond["lastTransitionTime"] = c["lastTransitionTime"]
+            conds[i] = cond
+            break
+        else:
+            conds.append(cond)
+        order = ("type", "status", "observedGeneration", "lastTransitionTime", "reason", "message")
+        conds = [{k: c[k] for k in order if k in c} | {k: v for k, v in c.items() if k not in order}
+                 if c.get("type") == cond.get("type") else c for c in conds]
+        rv = str((cur.get("metadata") or {}).get("resourceVersion") or "")
+        if rv.isdigit():  # the new version must differ from the stored one (the informer drops equal ones)
+            self._rv = max(self._rv, int(rv))
+        new = self._versioned({**copy.deepcopy(cur), "status": {**copy.deepcopy(status or {}), "conditions": conds}})
+        objs[(ns, name)] = new
+        if ("PodGroup", ns, name) in self.raw:
+            self.raw[("PodGroup", ns, name)] = new
+        if self.scheduler is not None:
+            self._emit(self.scheduler.on_object_event, "PodGroup", cur, new)
+
     def put_object(self, kind: str, obj: Any) -> None:
         """A simulated controller creates or replaces an object (typed or a raw mapping); the
         informer event is queued like a write's."""

@@ -396,7 +396,8 @@ def _check_full(raw: RawObject, ctx: _Ctx) -> bool:
         if kind == "Job" and group == "batch":
             errs += podgroups.validate_job_scheduling(data, None, ctx.features)
     else:
-        errs = validation.validate_object_meta(data.get("metadata"), namespaced=raw.namespace is not None)
+        errs = validation.validate_object_meta(data.get("metadata"), namespaced=raw.namespace is not None,
+                                               name_kind=validation.name_kind_for(kind))
     if errs:
         name = raw.name
         raise ManifestError(validation.invalid_message(kind, name, errs, group=group), locate(raw, errs[0].path))

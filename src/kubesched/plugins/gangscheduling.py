@@ -1,0 +1,170 @@
+"""GangScheduling (upstream ``pkg/scheduler/framework/plugins/gangscheduling/gangscheduling.go``
+v1.37.2; GenericWorkload). All-or-nothing scheduling of a PodGroup with a ``gang`` policy:
+
+* **PreEnqueue** (L208-275, pods with ``spec.schedulingGroup`` only): the PodGroup not observed →
+  UnschedulableAndUnresolvable ``waiting for pods's pod group "<name>" to appear in scheduling
+  queue`` (the typo is upstream's); a Basic policy passes; fewer known members than ``minCount``
+  → UnschedulableAndUnresolvable ``waiting for minCount pods from a gang to appear in scheduling
+  queue``.
+* **Permit** (L356-425): while fewer than ``minCount`` members are assumed or assigned, Wait 5 min
+  (``waiting for minCount pods from a gang to be scheduled``) and activate the group's unscheduled
+  members; at quorum, Allow every assumed member waiting on Permit. A timeout rejects the pod with
+  ``rejected due to timeout after waiting 5m0s at plugin GangScheduling`` (the framework's timer).
+* **PlacementFeasible** (L489-507): with ``min`` = ``minCount`` (Basic: 1), ``remaining +
+  scheduled < min`` → Unschedulable ``minCount (%d) cannot be satisfied: %d scheduled, %d
+  remaining``; ``scheduled < min`` → Wait ``minCount (%d) is not yet satisfied: …``; else Success.
+* **EventsToRegister** (L75-96): UnscheduledPod/Add and AssignedPod/Add (a pod of the same
+  group), PodGroup/Add (the same group), PodGroup/Update (gang ``minCount`` decreased).
+
+CompositePodGroup (alpha) branches — hierarchy snapshots, ``minGroupCount``, the tree quorum —
+are not ported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
+from kubesched.framework.interface import Code, Status
+from kubesched.framework.podgroup import pod_group_min_count, pod_group_name_of
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kubesched.api.objects import Pod
+    from kubesched.framework.cycle_state import CycleState
+    from kubesched.framework.podgroup import PlacementCycleState, PlacementProgress, PodGroupInfo
+
+__all__ = ["NAME", "PERMIT_TIMEOUT_S", "GangScheduling", "new"]
+
+NAME = "GangScheduling"
+PERMIT_TIMEOUT_S = 300.0
+"""Upstream ``permitTimeoutDuration`` (5 minutes)."""
+
+
+def _ns_name(obj: Any) -> tuple[str, str]:
+    meta = obj.get("metadata") if isinstance(obj, Mapping) else None
+    meta = meta if isinstance(meta, Mapping) else {}
+    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
+
+
+class GangScheduling:
+    """PreEnqueue, Permit, PlacementFeasible, EnqueueExtensions. See the module docstring."""
+
+    name = NAME
+
+    def __init__(self, handle: Any) -> None:
+        self.handle = handle
+
+    # ───── PreEnqueue (preEnqueueHierarchiesDisabled, L231-275) ─────
+
+    def pre_enqueue(self, pod: Pod) -> Status | None:
+        pg_name = pod_group_name_of(pod)
+        if pg_name is None:
+            return None
+        pgm = self.handle.pod_group_manager
+        ns = pod.metadata.namespace or ""
+        pg = pgm.pod_group(ns, pg_name) if pgm is not None else None
+        if pg is None:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                          (f'waiting for pods\'s pod group "{pg_name}" to appear in scheduling queue',))
+        min_count = pod_group_min_count(pg)
+        if min_count is None:  # only a Gang policy is this plugin's business
+            return None
+        state = pgm.pod_group_state(ns, pg_name)
+        if state is None:
+            return Status(Code.ERROR, (f"pod group state {ns}/{pg_name} not found",))
+        if state.all_pods_count() < min_count:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                          ("waiting for minCount pods from a gang to appear in scheduling queue",))
+        return None
+
+    # ───── Permit (L356-425) ─────
+
+    def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, float]:
+        pg_name = pod_group_name_of(pod)
+        if pg_name is None:
+            return None, 0.0
+        ns = pod.metadata.namespace or ""
+        pgm = self.handle.pod_group_manager
+        pg = pgm.pod_group(ns, pg_name) if pgm is not None else None
+        if pg is None:
+            return Status(Code.ERROR, (f"failed to get podGroup {ns}/{pg_name}: "
+                                       f'podgroup.scheduling.k8s.io "{pg_name}" not found',)), 0.0
+        pg_state = pgm.pod_group_state(ns, pg_name)
+        if pg_state is None:
+            return Status(Code.ERROR, (f"pod group state {ns}/{pg_name} not found",)), 0.0
+        min_count = pod_group_min_count(pg)
+        if min_count is None:
+            return None, 0.0
+        if pg_state.scheduled_pods_count() < min_count:
+            # activate the unscheduled members in case they were waiting for this one
+            self.handle.activate(pg_state.unscheduled_pods())
+            return Status(Code.WAIT, ("waiting for minCount pods from a gang to be scheduled",)), PERMIT_TIMEOUT_S
+        # quorum: this pod passes and every assumed member waiting on Permit is allowed
+        for uid in sorted(pg_state.assumed_pods()):
+            wp = self.handle.get_waiting_pod(uid)
+            if wp is not None:
+                wp.allow(NAME)
+        return None, 0.0
+
+    # ───── PlacementFeasible (L489-520) ─────
+
+    def placement_feasible(self, state: PlacementCycleState, pg_info: PodGroupInfo,
+                           progress: PlacementProgress) -> Status | None:
+        mc = pod_group_min_count(pg_info.pod_group)
+        min_count = 1 if mc is None else mc
+        remaining, scheduled = progress.remaining, progress.scheduled
+        if remaining + scheduled < min_count:
+            return Status(Code.UNSCHEDULABLE, (f"minCount ({min_count}) cannot be satisfied: "
+                                               f"{scheduled} scheduled, {remaining} remaining",))
+        if scheduled < min_count:
+            return Status(Code.WAIT, (f"minCount ({min_count}) is not yet satisfied: "
+                                      f"{scheduled} scheduled, {remaining} remaining",))
+        return None
+
+    # ───── EnqueueExtensions (L75-96) ─────
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.ADD),
+                                 self.is_schedulable_after_pod_added),
+            ClusterEventWithHint(ClusterEvent(EventResource.ASSIGNED_POD, ActionType.ADD),
+                                 self.is_schedulable_after_pod_added),
+            ClusterEventWithHint(ClusterEvent(EventResource.POD_GROUP, ActionType.ADD),
+                                 self.is_schedulable_after_pod_group_added),
+            ClusterEventWithHint(ClusterEvent(EventResource.POD_GROUP, ActionType.UPDATE),
+                                 self.is_schedulable_after_pod_group_updated),
+        ]
+
+    @staticmethod
+    def is_schedulable_after_pod_added(pod: Pod, old: Any, new: Any) -> QueueingHint:
+        """A pod of the same PodGroup was added (it may complete the gang's minCount)."""
+        mine, added = pod_group_name_of(pod), pod_group_name_of(new) if new is not None else None
+        if mine is None or added is None:
+            return QueueingHint.SKIP
+        same = (new.metadata.namespace or "", added) == (pod.metadata.namespace or "", mine)
+        return QueueingHint.QUEUE if same else QueueingHint.SKIP
+
+    @staticmethod
+    def is_schedulable_after_pod_group_added(pod: Pod, old: Any, new: Any) -> QueueingHint:
+        """The pod's own PodGroup appeared."""
+        mine = pod_group_name_of(pod)
+        if mine is None:
+            return QueueingHint.SKIP
+        return QueueingHint.QUEUE if _ns_name(new) == (pod.metadata.namespace or "", mine) else QueueingHint.SKIP
+
+    @staticmethod
+    def is_schedulable_after_pod_group_updated(pod: Pod, old: Any, new: Any) -> QueueingHint:
+        """The pod's own gang's ``minCount`` decreased (L118-148)."""
+        mine = pod_group_name_of(pod)
+        if mine is None or _ns_name(new) != (pod.metadata.namespace or "", mine):
+            return QueueingHint.SKIP
+        old_min, new_min = pod_group_min_count(old), pod_group_min_count(new)
+        if old_min is None or new_min is None or new_min >= old_min:
+            return QueueingHint.SKIP
+        return QueueingHint.QUEUE
+
+
+def new(args: Any, handle: Any) -> GangScheduling:
+    """Factory (upstream ``New``): no args."""
+    return GangScheduling(handle)
