@@ -715,9 +715,17 @@ def run_cluster(seed: int, settle_s: float, verbose: bool, report: Report,
             # another pending pod (unschedulable earlier) was bound while this one settled — e.g.
             # retried when a victim left — so upstream's outcome is not this pod's alone: the step
             # is reported as "raced", not compared
+            # — or preempted (got a new nominatedNodeName) and so evicted victims upstream's
+            # victims list would pin on this pod (v1.34.12 seed 326 pod-14: pod-12, retried when
+            # pod-14's victim left, evicted pod-06)
             bound_names = {p["metadata"]["name"] for p in bound_before}
+
+            def _nnn(p: dict[str, Any]) -> str:
+                return str(p.get("status", {}).get("nominatedNodeName") or "")
+
             raced = sorted(n for n in before if n != name and n not in bound_names
-                           and (n not in after or after[n]["spec"].get("nodeName")))
+                           and (n not in after or after[n]["spec"].get("nodeName")
+                                or (_nnn(after[n]) and _nnn(after[n]) != _nnn(before[n]))))
             if raced and not r.agree:
                 r = Result(name, r.areas, True, "raced", f"{r.detail} (not compared: {raced} bound meanwhile)")
             ok = r.agree

@@ -8,7 +8,9 @@
 #        (default SchedulingBasic/5000Nodes_10000Pods; --build-only builds the binaries, so that
 #        the build can run at low priority and the measurement at normal priority)
 # Env:   UPSTREAM_VERSION, KUBESCHED_UPSTREAM_DIR (as build.sh), GO, GOFLAGS (e.g. -p=1),
-#        PERF_TIMEOUT (go test -timeout for the run, default 30m)
+#        PERF_TIMEOUT (go test -timeout for the run, default 30m),
+#        PERF_LABELS (-perf-scheduling-label-filter, default performance; integration-test for the
+#        small sizes)
 # The test binary is built once per version into <dir>/bin (build.sh's tags, CGO off); results go to <dir>/scheduler_perf/<time>/
 # (BenchmarkPerfScheduling_benchmark_*.json data items, per-test logs via ARTIFACTS).
 # Equivalent of upstream's README command:
@@ -39,20 +41,26 @@ k8s_dir=$(cd "$mod" && "$go_bin" list -m -f '{{.Dir}}' k8s.io/kubernetes)
 [[ -n "$k8s_dir" ]] || (cd "$mod" && "$go_bin" mod download k8s.io/kubernetes)
 k8s_dir=$(cd "$mod" && "$go_bin" list -m -f '{{.Dir}}' k8s.io/kubernetes)
 perf_dir="$k8s_dir/test/integration/scheduler_perf"
-config=$(grep -l -E "^- name: ${case_name}\$" "$perf_dir"/*/performance-config.yaml | head -1 || true)
+# v1.37 nests some topics one level deeper (podgroup/gangscheduling, podgroup/tas, ...), so
+# search the whole tree; the topic is the folder relative to scheduler_perf.
+config=$(cd "$perf_dir" && grep -l -E "^- name: ${case_name}\$" $(find . -name performance-config.yaml | sort) \
+  | head -1 || true)
 if [[ -z "$config" ]]; then
-  echo "run_scheduler_perf.sh: no test case '$case_name' in $perf_dir/*/performance-config.yaml" >&2
+  echo "run_scheduler_perf.sh: no test case '$case_name' in $perf_dir/**/performance-config.yaml" >&2
   exit 2
 fi
-topic=$(basename "$(dirname "$config")")
+topic=$(dirname "${config#./}")
 pkg="k8s.io/kubernetes/test/integration/scheduler_perf/$topic"
 
-test_bin="$bin/scheduler_perf_${topic}.test"
+test_bin="$bin/scheduler_perf_${topic//\//_}.test"
 if [[ ! -x "$test_bin" || "$test_bin" -ot "$mod/go.sum" ]]; then
   echo "building $pkg test binary ($k8s_version)"
-  # No -trimpath here: the in-process test API server finds its testdata through the
-  # source path recorded in the binary (cmd/kube-apiserver/app/testing/testserver.go pkgPath).
-  (cd "$mod" && CGO_ENABLED=0 "$go_bin" test -c -vet=off -tags=selinux,notest,grpcnotrace \
+  # -trimpath and the tags of build.sh, so that every package the kube-apiserver build compiled
+  # comes from Go's build cache (a cold build of this test binary takes most of an hour on two
+  # busy cores). The in-process test API server finds its testdata through the source path in
+  # the binary (cmd/kube-apiserver/app/testing/testserver.go pkgPath), which -trimpath makes
+  # relative: the run below sets TEST_SRCDIR/TEST_WORKSPACE (its bazel branch) to the module cache.
+  (cd "$mod" && CGO_ENABLED=0 "$go_bin" test -c -trimpath -vet=off -tags=selinux,notest,grpcnotrace \
     -o "$test_bin.tmp" "$pkg")
   mv -f "$test_bin.tmp" "$test_bin"
 fi
@@ -65,10 +73,12 @@ echo "running BenchmarkPerfScheduling/$case_name/$wl_name ($pkg, etcd from $bin)
 # The benchmark reads performance-config.yaml and templates relative to its package folder.
 start=$(date +%s)
 rc=0
-(cd "$perf_dir/$topic" && PATH="$bin:$PATH" ARTIFACTS="$out" "$test_bin" \
+modcache=$(cd "$mod" && "$go_bin" env GOMODCACHE)
+(cd "$perf_dir/$topic" && PATH="$bin:$PATH" ARTIFACTS="$out" \
+  TEST_SRCDIR="$(dirname "$modcache")" TEST_WORKSPACE="$(basename "$modcache")" "$test_bin" \
   -test.run='^$' -test.bench="^BenchmarkPerfScheduling\$/^${case_name}\$/^${wl_name}\$" \
   -test.benchtime=1ns -test.timeout="${PERF_TIMEOUT:-30m}" -test.short=false \
-  -perf-scheduling-label-filter=performance -data-items-dir="$out") 2>&1 | tee "$out/bench.txt" || rc=$?
+  -perf-scheduling-label-filter="${PERF_LABELS:-performance}" -data-items-dir="$out") 2>&1 | tee "$out/bench.txt" || rc=$?
 echo "wall time $(( $(date +%s) - start )) s, exit code $rc, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 # Exit code 1 with data items written usually means only that the workload's `threshold`
 # (upstream's CI floor) was not met on this machine: the figures below are still the run's.
@@ -82,6 +92,8 @@ if not files:
 for f in files:
     for item in json.load(open(f))["dataItems"]:
         labels = item.get("labels", {})
+        if labels.get("Metric") == "SchedulingDuration":  # start of collecting to the last pod scheduled
+            print(f"{labels.get('Name')}: SchedulingDuration {item['data']['Duration']:.2f} s  [{f}]")
         if labels.get("Metric") == "SchedulingThroughput":
             d = item["data"]
             print(f"{labels.get('Name')}: SchedulingThroughput Average {d['Average']:.1f} pods/s "

@@ -152,10 +152,16 @@ class WorkloadController(DebouncedController):
                 self._record(obj, typ, reason, message)
         self.created += n
         self.failures = failures
-        self._write_statuses()
+        # a Job whose Workload was just created alone keeps its status until the next pass creates
+        # its PodGroup and pods: upstream does both in one sync, before setting status.startTime,
+        # and a Job with a startTime no longer counts as new (job_scheduling_manager.go L117)
+        fresh_jobs = {(o["metadata"].get("namespace") or "default", ref.get("name"))
+                      for o, _ in res.created if o["kind"] == "Workload"
+                      and (ref := (o.get("spec") or {}).get("controllerRef") or {}).get("kind") == "Job"}
+        self._write_statuses(skip_jobs=fresh_jobs)
         return n
 
-    def _write_statuses(self) -> None:
+    def _write_statuses(self, skip_jobs: set[tuple[str, Any]] | None = None) -> None:
         """Each workload's ``.status`` as its upstream controller computes it
         (:mod:`kubesched.api.workloadstatus`), written when it changed, as the controllers' status
         updates are; a pass is scheduled for when a Ready pod becomes available (minReadySeconds)."""
@@ -165,6 +171,8 @@ class WorkloadController(DebouncedController):
                                              features=self.server.features)
         for obj, status in updates:
             meta = obj["metadata"]
+            if obj["kind"] == "Job" and (meta.get("namespace") or "default", meta.get("name")) in (skip_jobs or ()):
+                continue
             space = _KIND_SPACE[str(obj["kind"])]
             entry = store.get(space, meta.get("namespace") or "", meta["name"])
             if entry is None:

@@ -1463,7 +1463,19 @@ def _add_dra_workloads() -> None:
     WORKLOADS.update(DRA_WORKLOADS)
 
 
+def _add_podgroup_workloads() -> None:
+    """Merge :data:`kubesched.sim.bench_podgroup.V137_WORKLOADS` (the v1.37 workload-aware, batching
+    and starvation cases; same import dance as :func:`_add_dra_workloads`)."""
+    mod = sys.modules.get("kubesched.sim.bench_podgroup")
+    if mod is not None and not hasattr(mod, "V137_WORKLOADS"):
+        return
+    from kubesched.sim.bench_podgroup import V137_WORKLOADS
+
+    WORKLOADS.update(V137_WORKLOADS)
+
+
 _add_dra_workloads()
+_add_podgroup_workloads()
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
