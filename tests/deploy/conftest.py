@@ -4,19 +4,10 @@ skipped with the build command when it is missing, as the upstream tests are wit
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[2]
-CHART = REPO / "deploy" / "helm" / "kubesched"
-
-
-def helm_bin() -> Path:
-    out = subprocess.run([str(REPO / "tools" / "deploy" / "build-helm.sh"), "--print-bin"], capture_output=True,
-                         text=True, check=True)
-    return Path(out.stdout.strip())
+from deployhelpers import helm_bin
 
 
 @pytest.fixture(scope="session")

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from deployhelpers import CHART, REPO
 
-from conftest import CHART, REPO
 from kubesched.config import decode_config
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from deployhelpers import CHART
 
-from conftest import CHART
 from kubesched.apiserver.testing import run_server
 from kubesched.testing.upstream import ControlPlane, UpstreamNotBuilt, find_binaries
 

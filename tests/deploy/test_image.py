@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 import yaml
+from deployhelpers import REPO
 
-from conftest import REPO
 from kubesched.apiserver.testing import ServerHandle, run_server
 from kubesched.testing.upstream import http_request
 
@@ -103,7 +103,7 @@ def test_version(container: Container) -> None:
 
 
 def test_two_replicas_elect_one_leader_and_bind_pods(container: Container, tmp_path: Path) -> None:
-    from conftest import CHART  # noqa: F401 - the configuration is the rendered chart's (deploy/configmap.yaml)
+
 
     cm = yaml.safe_load((REPO / "deploy" / "configmap.yaml").read_text())
     cfg = yaml.safe_load(cm["data"]["config.yaml"])
