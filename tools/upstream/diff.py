@@ -42,7 +42,10 @@ outcomes are compared:
   ``reservedFor`` upstream wrote, the ``<pod>-extended-resources-*`` claims it created, pods'
   ``extendedResourceClaimStatus``); a pod bound on both sides must have the same claims
   allocated, and on the very same node the same devices (:func:`compare_devices`). No
-  kube-controller-manager runs: a deleted victim's claim keeps its allocation, on both sides;
+  kube-controller-manager runs: a deleted victim's claim keeps its allocation, on both sides.
+  ``--run`` does not mirror claim allocations to its second API server (``kubesched run``
+  allocates there on its own), so its DRA steps compare nodes only and may follow an earlier
+  divergence;
 - otherwise ``outcome`` disagreement.
 
 ``--groups`` generates clusters with PodGroups instead (:mod:`diff_groups` beside this file:
