@@ -54,6 +54,7 @@ from kubesched.apiserver.storage import (
     KeyExists,
     KeyNotFound,
     RequestTooLarge,
+    StorageError,
     Store,
 )
 from kubesched.features import BINARY_VERSION, FeatureGate, default_feature_gate
@@ -215,14 +216,19 @@ class _Route:
 
 
 class _Watcher:
-    __slots__ = ("buf", "closed", "wake")
+    """A watch's subscription: events after revision ``after`` (its start), buffered for the stream."""
 
-    def __init__(self) -> None:
+    __slots__ = ("after", "buf", "closed", "wake")
+
+    def __init__(self, after: int = 0) -> None:
+        self.after = after
         self.buf: list[Event] = []
         self.wake = asyncio.Event()
         self.closed = False
 
     def __call__(self, ev: Event) -> None:
+        if ev.rv <= self.after:  # a write in the watch's initial state, published at its group commit
+            return
         self.buf.append(ev)
         self.wake.set()
 
@@ -496,7 +502,19 @@ class APIServer:
                 return _json_response(err.status, 429, err.headers)
             self._inflight[slot] += 1
         try:
-            return await self._guarded(request, handler)
+            if self.store.failure is not None:  # its memory may hold writes that never reached the disk
+                err = APIError.internal(f"storage failed: {self.store.failure}")
+                return _json_response(err.status, 500)
+            resp = await self._guarded(request, handler)
+            if self.store.unsynced and not resp.prepared:
+                # group commit: no answer before every write it may reflect (its own, or others' it
+                # read) is committed — a write is acknowledged only after the fsync that covers it
+                try:
+                    await self.store.sync()
+                except StorageError as e:
+                    err = APIError.internal(str(e))
+                    return _json_response(err.status, 500)
+            return resp
         finally:
             if slot is not None:
                 self._inflight[slot] -= 1
@@ -1173,7 +1191,6 @@ class APIServer:
             timeout = 1e-6
 
         store = self.store
-        w = _Watcher()
         error: dict[str, Any] | None = None
         initial: list[Entry] = []
         backlog: list[Event] = []
@@ -1191,6 +1208,7 @@ class APIServer:
                 error = APIError.expired(f"too old resource version: {exc.requested} ({exc.compact_rev})").status
             except FutureRevision as exc:
                 raise APIError.too_large_rv(exc.requested, exc.current) from None
+        w = _Watcher(start_rv)
         if error is None:
             store.subscribe(info.key, w)
             self._watchers.add(w)
@@ -1199,6 +1217,8 @@ class APIServer:
         resp.enable_chunked_encoding()
         table = self._wants_table(request)
         try:
+            if start_rv > store.synced_rev:  # initial state with writes still in their group commit
+                await store.sync()
             await resp.prepare(request)
             if error is not None:
                 await resp.write(orjson.dumps({"type": "ERROR", "object": error}) + b"\n")
@@ -1303,7 +1323,7 @@ class APIServer:
             if now >= deadline:
                 break
             if bookmarks and now >= next_bm:
-                await resp.write(self._bookmark(info, self.store.current_rev))
+                await resp.write(self._bookmark(info, self.store.synced_rev))
                 next_bm = now + self.bookmark_interval
                 continue
             w.wake.clear()
@@ -1324,7 +1344,7 @@ class APIServer:
         if bookmarks and loop.time() >= end:
             # upstream's watch cache sends a bookmark shortly before a watch's deadline when
             # allowWatchBookmarks is set; a stream closed early (fault, slow client) gets none
-            await resp.write(self._bookmark(info, self.store.current_rev))
+            await resp.write(self._bookmark(info, self.store.synced_rev))
 
     # ----------------------------------------------------------------- create
     def _fill_create(self, info: ResourceInfo, obj: dict[str, Any], ns: str) -> dict[str, Any]:

@@ -15,8 +15,18 @@ For speed the store keeps, in memory:
 - a ring of recent :class:`Event` s (all key spaces, in revision order) that serves watches;
   older history is read back from SQLite.
 
-Revisions are assigned here (single writer: the server's event loop), committed one write per
-transaction before the event is published, so revision k+1 is never visible before k. Being
+Revisions are assigned here (single writer: the server's event loop). Each write is inserted and
+applied to the in-memory state at once (so the next write's checks see it); its event is published
+(ring, subscribers) only once its transaction is committed, in revision order, so revision k+1 is
+never visible before k. Without group commit every write is its own transaction. With
+``group_commit`` (the server's on-disk store) concurrent writes share one: the first write of a
+batch opens it and schedules the commit on the running event loop (``call_soon``); every write
+made before that callback runs — the other requests the loop is handling in the meantime — joins
+the batch, and the commit's one fsync covers them all, as etcd's raft loop saves all the entries
+proposed during the previous fsync in one WAL sync (``etcdserver/raft.go``, ``wal.Save``). The
+server answers no request before :meth:`Store.sync` says the writes it may reflect are committed
+(see ``APIServer._middleware``), so a write is acknowledged only after the fsync that covers it,
+and no client sees state a crash could take back. Being
 the only writer, compare-and-swap is checked against the in-memory state (kine needs a
 UNIQUE(name, prev_revision) index for that; here ``prev_revision`` only links an update or
 deletion to the row it supersedes, 0 for a creation).
@@ -28,9 +38,11 @@ Not thread-safe: call from one thread (the server's loop) only.
 
 from __future__ import annotations
 
+import asyncio
 import bisect
 import builtins
 import fcntl
+import logging
 import os
 import sqlite3
 from collections.abc import Callable
@@ -39,6 +51,8 @@ from typing import Any
 import orjson
 
 from kubesched.apiserver.encryption import DecryptError, Transformers
+
+log = logging.getLogger("kubesched.apiserver")
 
 __all__ = [
     "Compacted",
@@ -193,6 +207,11 @@ class Store:
     WAL is synced only at checkpoints, so a power loss or kernel crash loses the last acknowledged
     writes (a crash of the process alone loses nothing).
 
+    Group commit (``group_commit=True``, effective on disk inside a running event loop): concurrent
+    writes share one transaction and one fsync; events are published and :meth:`sync` returns
+    when their batch is committed (see the module docstring). A failed commit is fatal to the store,
+    as a failed WAL save is to etcd: it closes, and every later write and :meth:`sync` raises.
+
     Privacy: the directory is created (or tightened to) 0700 and ``state.db`` (and with it SQLite's
     ``-wal``/``-shm`` files, which take the database's mode) and ``lock`` are created 0600, as etcd
     keeps its data dir (``fileutil.PrivateDirMode``/``PrivateFileMode``).
@@ -202,7 +221,8 @@ class Store:
     """
 
     def __init__(self, path: str | None = None, *, attrs: AttrsFn = _default_attrs, ring_size: int = 20000,
-                 fsync: bool = True, ring_bytes: int = 64 << 20, transformers: Transformers | None = None) -> None:
+                 fsync: bool = True, ring_bytes: int = 64 << 20, transformers: Transformers | None = None,
+                 group_commit: bool = False) -> None:
         self.path = path
         #: encryption at rest (:class:`kubesched.apiserver.encryption.Transformers`): what goes to and
         #: comes from SQLite; objects in memory stay plaintext
@@ -211,6 +231,15 @@ class Store:
         self._attrs = attrs
         self._lock_fd: int | None = None
         self.closed = False
+        #: why the store closed itself (a failed commit), None otherwise
+        self.failure: str | None = None
+        self._group = group_commit and path is not None
+        #: events of the open transaction's writes, oldest first (None: no transaction open)
+        self._batch: list[Event] | None = None
+        #: futures of :meth:`sync` callers waiting for the open transaction
+        self._waiters: list[asyncio.Future[None]] = []
+        #: test hook: called with ("before" | "after", batch events) around each group commit
+        self.commit_hook: Callable[[str, list[Event]], None] | None = None
         if path is None:
             db = ":memory:"
         else:
@@ -253,6 +282,8 @@ class Store:
         self._ring_bytes = 0
         self._ring_start = self.current_rev  # the ring holds every event with rv > _ring_start
         self._watchers: dict[str, set[Callable[[Event], None]]] = {}
+        #: revision up to which every write is committed (== current_rev outside a batch)
+        self.synced_rev = self.current_rev
         try:
             self._load()
         except (sqlite3.DatabaseError, ValueError, DecryptError) as e:
@@ -369,10 +400,19 @@ class Store:
     # ----------------------------------------------------------------- writes
     def _insert(self, space: str, ns: str, name: str, created: int, deleted: int, prev: int, data: bytes) -> int:
         if self.closed:
-            raise StorageError("the store is closed")
+            raise StorageError(f"the store failed: {self.failure}" if self.failure else "the store is closed")
         rv = self.current_rev + 1
         if self._transformers is not None:
             data = self._transformers.encrypt(space, data)
+        if self._group and self._batch is None:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # not on a loop (start-up, tools): this write is its own transaction
+                pass
+            else:
+                self._db.execute("BEGIN")
+                self._batch = []
+                loop.call_soon(self._commit_batch)
         self._db.execute(
             "INSERT INTO log(id, space, namespace, name, created, deleted, prev_revision, value) "
             "VALUES (?,?,?,?,?,?,?,?)",
@@ -404,7 +444,7 @@ class Store:
         entry = self._entry(space, rv, data, obj)
         objs[(ns, name)] = entry
         self._sorted[space] = None
-        self._publish(Event("ADDED", space, ns, name, entry, None))
+        self._written(Event("ADDED", space, ns, name, entry, None))
         return entry
 
     def _live(self, space: str, ns: str, name: str,
@@ -430,7 +470,7 @@ class Store:
         self._insert(space, ns, name, 0, 0, old.rv, data)
         entry = self._entry(space, rv, data, obj)
         objs[(ns, name)] = entry
-        self._publish(Event("MODIFIED", space, ns, name, entry, old))
+        self._written(Event("MODIFIED", space, ns, name, entry, old))
         return entry
 
     def delete(self, space: str, ns: str, name: str, expect_rv: int | None = None) -> Entry:
@@ -443,12 +483,78 @@ class Store:
         entry = Entry(rv, data, old.labels, old.fields)
         del objs[(ns, name)]
         self._sorted[space] = None
-        self._publish(Event("DELETED", space, ns, name, entry, old))
+        self._written(Event("DELETED", space, ns, name, entry, old))
         return entry
+
+    # ----------------------------------------------------------- group commit
+    def _written(self, ev: Event) -> None:
+        """A write is in the database and the in-memory state: publish it now (its own
+        transaction, already committed) or when its batch commits."""
+        self._space_rev[ev.space] = ev.rv
+        if self._batch is not None:
+            self._batch.append(ev)
+        else:
+            self.synced_rev = ev.rv
+            self._publish(ev)
+
+    def _commit_batch(self) -> None:
+        """Commit the open transaction (one fsync with ``fsync=True``), then publish its events
+        and wake the :meth:`sync` waiters. On failure the store closes (etcd treats a failed WAL
+        save as fatal) and the waiters get the error: none of the batch's writes is acknowledged."""
+        batch, self._batch = self._batch, None
+        waiters, self._waiters = self._waiters, []
+        if batch is None:
+            return
+        try:
+            if self.commit_hook is not None:
+                self.commit_hook("before", batch)
+            self._db.execute("COMMIT")
+        except sqlite3.Error as e:
+            self.failure = f"commit failed: {e}"
+            log.error("store: %s; closing the store (writes of the failed batch were not acknowledged)", e)
+            try:
+                self._db.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            self.closed = True
+            for w in waiters:
+                if not w.done():
+                    w.set_exception(StorageError(f"the store failed: {self.failure}"))
+            return
+        if self.commit_hook is not None:
+            self.commit_hook("after", batch)
+        if batch:
+            self.synced_rev = batch[-1].rv
+        for ev in batch:
+            try:
+                self._publish(ev)
+            except Exception:  # a subscriber's bug must not stop the others' events
+                log.exception("store: a watch subscriber failed on revision %d", ev.rv)
+        for w in waiters:
+            if not w.done():
+                try:
+                    w.set_result(None)
+                except RuntimeError:  # its loop is closed (close() after the server's loop ended)
+                    pass
+
+    @property
+    def unsynced(self) -> bool:
+        """True while writes are waiting for their group commit."""
+        return self._batch is not None
+
+    async def sync(self) -> None:
+        """Return once every write made so far is committed (at once when none is pending).
+
+        Raises :class:`StorageError` when the store failed (a commit failed)."""
+        if self._batch is not None:
+            fut = asyncio.get_running_loop().create_future()
+            self._waiters.append(fut)
+            await fut
+        elif self.failure is not None:
+            raise StorageError(f"the store failed: {self.failure}")
 
     # ---------------------------------------------------------------- watches
     def _publish(self, ev: Event) -> None:
-        self._space_rev[ev.space] = ev.rv
         self._ring.append(ev)
         self._ring_bytes += _event_bytes(ev)
         while len(self._ring) - self._ring_head > self._ring_size or (
@@ -464,7 +570,9 @@ class Store:
             fn(ev)
 
     def subscribe(self, space: str, fn: Callable[[Event], None]) -> None:
-        """Call ``fn(event)`` synchronously after every committed write to ``space``."""
+        """Call ``fn(event)`` synchronously after every committed write to ``space`` (with group
+        commit: when its batch commits, so an event can carry a revision the caller already saw
+        in :meth:`list` — filter on ``event.rv``)."""
         self._watchers.setdefault(space, set()).add(fn)
 
     def unsubscribe(self, space: str, fn: Callable[[Event], None]) -> None:
@@ -519,6 +627,9 @@ class Store:
         t = self.current_rev if target is None else min(target, self.current_rev)
         if t <= self.compact_rev:
             return self.compact_rev
+        self._commit_batch()  # its own transaction follows the open batch's
+        if self.closed:
+            raise StorageError(f"the store failed: {self.failure}" if self.failure else "the store is closed")
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -540,7 +651,10 @@ class Store:
         return self.compact(self.current_rev - keep) if self.current_rev - keep > self.compact_rev else self.compact_rev
 
     def close(self) -> None:
-        """Close the database and release the data directory; later writes raise :class:`StorageError`."""
+        """Commit what is pending, close the database and release the data directory; later
+        writes raise :class:`StorageError`."""
+        if not self.closed:
+            self._commit_batch()
         self.closed = True
         try:
             self._db.close()

@@ -93,7 +93,8 @@ def build_server(data_dir: str | os.PathLike[str] | None = None, *, token: str |
         from kubesched.apiserver.encryption import load_encryption_config
 
         transformers = load_encryption_config(encryption_config)
-    store = Store(None if data_dir is None else str(data_dir), attrs=_attrs, fsync=fsync, transformers=transformers)
+    store = Store(None if data_dir is None else str(data_dir), attrs=_attrs, fsync=fsync, transformers=transformers,
+                  group_commit=True)
     srv = APIServer(store, token=token, faults=faults, **server_kw)
     if simulate_kubelets:
         from kubesched.apiserver.controllers import attach_controllers
