@@ -13,7 +13,9 @@ with requests, nodeSelector, node affinity, tolerations, topology spread, pod an
 host ports and priorities; and from a second seeded generator: pod-level resources on incoming
 and pre-bound pods, host-port-heavy clusters where pods sharing a port preempt each other,
 pre-bound pods holding the same host port on one node, topology spread with matchLabelKeys that
-the API server merges into the stored selector) it starts a fresh etcd + kube-apiserver of
+the API server merges into the stored selector; and from a third, on a share of the clusters, DRA:
+a DeviceClass for a fake driver, per-node ResourceSlices, pods naming ResourceClaims of 1–2
+devices, and at v1.37 pods requesting a DRA-backed extended resource) it starts a fresh etcd + kube-apiserver of
 ``--upstream-version`` (:mod:`kubesched.testing.upstream`, ``make upstream`` builds both
 versions), creates the non-pod objects and the pre-bound pods, starts upstream kube-scheduler
 with ``parallelism: 1`` and the default profile, then creates the pods **one by one**, waiting
@@ -35,6 +37,15 @@ outcomes are compared:
   deterministically given the node order, upstream-v137 §2.6; v1.34 at random);
 - unschedulable on both: the FailedScheduling messages must be equal;
 - preemption: the same victims must be gone and the pod bound (node compared as above);
+- DRA (areas ``dra``, ``dra-extended``): the engine gets the DeviceClasses, ResourceSlices and
+  ResourceClaims as the API server stored them before the step (claims with the allocation and
+  ``reservedFor`` upstream wrote, the ``<pod>-extended-resources-*`` claims it created, pods'
+  ``extendedResourceClaimStatus``); a pod bound on both sides must have the same claims
+  allocated, and on the very same node the same devices (:func:`compare_devices`). No
+  kube-controller-manager runs: a deleted victim's claim keeps its allocation, on both sides.
+  ``--run`` does not mirror claim allocations to its second API server (``kubesched run``
+  allocates there on its own), so its DRA steps compare nodes only and may follow an earlier
+  divergence;
 - otherwise ``outcome`` disagreement.
 
 ``--groups`` generates clusters with PodGroups instead (:mod:`diff_groups` beside this file:
@@ -170,13 +181,16 @@ def _mebi(q: str) -> int:
     return int(q[:-2]) * units[q[-2:]] if q[-2:] in units else int(q) // (1 << 20)
 
 
-def generate(seed: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, set[str]]]:
+def generate(seed: int, version: str = DEFAULT_VERSION) -> tuple[
+        list[dict[str, Any]], list[dict[str, Any]], dict[str, set[str]]]:
     """(non-pod objects and pre-bound pods, pods in creation order, pod name → areas it exercises).
 
     The first cut's draws come from ``Random(seed)`` unchanged; the additions (pod-level
     resources, pre-bound pods sharing host ports, host-port-heavy clusters, matchLabelKeys
     that the API server merges into the stored selector) from a second generator, so a seed
-    keeps its original pods."""
+    keeps its original pods; DRA (:func:`_dra`: DeviceClasses, ResourceSlices, ResourceClaims
+    and the pods using them, extended resources backed by devices at ``version`` 1.37) from a
+    third, whose objects and pods are only added to the first two's."""
     rnd = random.Random(seed)
     ext = random.Random(f"ext-{seed}")
     port_heavy = ext.random() < 0.3
@@ -316,7 +330,13 @@ def generate(seed: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dic
                      "metadata": {"name": name, "namespace": NS,
                                   "labels": {"app": app, "rev": ext.choice(["r1", "r2"])}}, "spec": spec})
         areas[name] = a
-    objs += _prebound(ext, [o["metadata"]["name"] for o in objs if o["kind"] == "Node"], port_heavy)
+    node_names = [o["metadata"]["name"] for o in objs if o["kind"] == "Node"]
+    objs += _prebound(ext, node_names, port_heavy)
+    dra_objs, dra_pods, dra_areas = _dra(seed, version, node_names)
+    objs += dra_objs
+    for pos, p in sorted(dra_pods, key=lambda t: t[0], reverse=True):
+        pods.insert(min(pos, len(pods)), p)
+    areas.update(dra_areas)
     return objs, pods, areas
 
 
@@ -356,6 +376,98 @@ def _prebound(rnd: random.Random, nodes: list[str], port_heavy: bool) -> list[di
     return out
 
 
+# --------------------------------------------------------------------------- DRA (third stream)
+
+DRIVER = "gpu.example.com"
+#: the DeviceClass behind the DRA-backed extended resource (DRAExtendedResource, GA in 1.37)
+EXT_CLASS, EXT_RESOURCE = "gpu-ext.example.com", "example.com/gpu"
+#: share of the clusters that get DRA objects and pods
+DRA_SHARE = 0.4
+
+
+def _dra(seed: int, version: str, nodes: list[str]) -> tuple[list[dict[str, Any]], list[tuple[int, dict[str, Any]]],
+                                                             dict[str, set[str]]]:
+    """(DRA objects, (position, pod) pairs to insert into the pod sequence, areas) for cluster
+    ``seed`` from its own generator ``Random("dra-<seed>")``, on :data:`DRA_SHARE` of the clusters.
+
+    A DeviceClass ``gpu.example.com`` selecting the fake driver by CEL; one ResourceSlice
+    (``resource.k8s.io/v1``) per node on some nodes, 1–4 devices with a ``model``/``index``
+    attribute and a ``memory`` capacity; 1–5 pods ``dra-NN`` each naming its own ResourceClaim
+    ``dra-NN-gpu`` (created up front, unallocated: no kube-controller-manager runs, so no
+    ResourceClaimTemplates) with one ExactCount request of 1–2 devices, now and then a CEL
+    selector on an attribute or the capacity. At v1.37 also (DRAExtendedResource, GA there; alpha
+    and off at 1.34, whose API server drops ``extendedResourceName``) a DeviceClass
+    ``gpu-ext.example.com`` with ``extendedResourceName: example.com/gpu`` and 1–3 pods ``gpu-NN``
+    requesting ``example.com/gpu`` that no node advertises: the scheduler allocates devices and
+    writes the ``<pod>-extended-resources-*`` claim itself in PreBind
+    (dynamicresources.go, upstream-v137 §2.x)."""
+    rnd = random.Random(f"dra-{seed}")
+    if rnd.random() >= DRA_SHARE:
+        return [], [], {}
+    sel = {"cel": {"expression": f'device.driver == "{DRIVER}"'}}
+    objs: list[dict[str, Any]] = [
+        {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": DRIVER},
+         "spec": {"selectors": [sel]}}]
+    with_ext = version != "1.34" and rnd.random() < 0.6
+    if with_ext:
+        objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": EXT_CLASS},
+                     "spec": {"selectors": [sel], "extendedResourceName": EXT_RESOURCE}})
+    for node in nodes:
+        if rnd.random() >= 0.6:
+            continue
+        devices = []
+        for d in range(rnd.randint(1, 4)):
+            devices.append({"name": f"gpu-{d}",
+                            "attributes": {"model": {"string": rnd.choice(["a100", "h100"])}, "index": {"int": d}},
+                            "capacity": {"memory": {"value": rnd.choice(["40Gi", "80Gi"])}}})
+        objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                     "metadata": {"name": f"{node}-gpu"},
+                     "spec": {"driver": DRIVER, "nodeName": node,
+                              "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                              "devices": devices}})
+    pods: list[tuple[int, dict[str, Any]]] = []
+    areas: dict[str, set[str]] = {}
+
+    def pod(name: str, container: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+        spec: dict[str, Any] = {"containers": [container], **extra}
+        r = rnd.random()
+        if r < 0.25:
+            spec["priorityClassName"] = rnd.choice(["high", "low"])
+        return {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": name, "namespace": NS, "labels": {"app": "gpu", "rev": "r1"}}, "spec": spec}
+
+    for i in range(rnd.randint(1, 5)):
+        name, claim = f"dra-{i:02d}", f"dra-{i:02d}-gpu"
+        exactly: dict[str, Any] = {"deviceClassName": DRIVER, "allocationMode": "ExactCount",
+                                   "count": rnd.choice([1, 1, 2])}
+        r = rnd.random()
+        if r < 0.25:
+            model = rnd.choice(["a100", "h100"])
+            exactly["selectors"] = [{"cel": {"expression": f'device.attributes["{DRIVER}"].model == "{model}"'}}]
+        elif r < 0.4:
+            exactly["selectors"] = [{"cel": {
+                "expression": f'device.capacity["{DRIVER}"].memory.compareTo(quantity("80Gi")) >= 0'}}]
+        objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                     "metadata": {"name": claim, "namespace": NS},
+                     "spec": {"devices": {"requests": [{"name": "gpu", "exactly": exactly}]}}})
+        c = {"name": "c", "image": "registry.k8s.io/pause:3.10",
+             "resources": {"requests": {"cpu": rnd.choice(["100m", "500m"]), "memory": "128Mi"},
+                           "claims": [{"name": "gpu"}]}}
+        at = rnd.randint(0, 20)
+        pods.append((at, pod(name, c, {"resourceClaims": [{"name": "gpu", "resourceClaimName": claim}]})))
+        areas[name] = {"resources", "dra"}
+    if with_ext:
+        for i in range(rnd.randint(1, 3)):
+            name = f"gpu-{i:02d}"
+            n = str(rnd.choice([1, 1, 2]))
+            c = {"name": "c", "image": "registry.k8s.io/pause:3.10",
+                 "resources": {"requests": {"cpu": "100m", "memory": "128Mi", EXT_RESOURCE: n},
+                               "limits": {EXT_RESOURCE: n}}}
+            pods.append((rnd.randint(0, 20), pod(name, c, {})))
+            areas[name] = {"resources", "dra-extended"}
+    return objs, pods, areas
+
+
 # --------------------------------------------------------------------------- upstream side
 
 
@@ -371,7 +483,52 @@ def _api_path(obj: dict[str, Any]) -> str:
         return f"/api/v1/namespaces/{obj['metadata'].get('namespace', NS)}/persistentvolumeclaims"
     if kind == "Pod":
         return f"/api/v1/namespaces/{obj['metadata'].get('namespace', NS)}/pods"
+    if kind in DRA_PATHS:
+        return DRA_PATHS[kind]
+    if kind == "ResourceClaim":
+        return f"/apis/resource.k8s.io/v1/namespaces/{obj['metadata'].get('namespace', NS)}/resourceclaims"
     raise ValueError(f"unsupported kind {kind}")
+
+
+DRA_PATHS = {"DeviceClass": "/apis/resource.k8s.io/v1/deviceclasses",
+             "ResourceSlice": "/apis/resource.k8s.io/v1/resourceslices"}
+
+
+def _stored(cp: ControlPlane, kind: str, path: str) -> list[dict[str, Any]]:
+    """The objects at ``path`` as the API server stores them (``managedFields`` dropped)."""
+    out = []
+    for item in cp.request("GET", path)[2]["items"]:
+        item["metadata"].pop("managedFields", None)
+        out.append({"apiVersion": "resource.k8s.io/v1" if kind in (*DRA_PATHS, "ResourceClaim") else "v1",
+                    "kind": kind, **item})
+    return out
+
+
+def _claims(cp: ControlPlane) -> list[dict[str, Any]]:
+    """The ResourceClaims as stored: with ``status.allocation``/``reservedFor`` as upstream's
+    DynamicResources wrote them, and the ``<pod>-extended-resources-*`` claims it created."""
+    return _stored(cp, "ResourceClaim", f"/apis/resource.k8s.io/v1/namespaces/{NS}/resourceclaims")
+
+
+def allocations(pod: dict[str, Any] | None, claims: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
+    """Pod entry → its claim's allocated devices (``request driver/pool/device``, sorted) for
+    each claim of ``pod`` that is allocated: ``spec.resourceClaims`` naming a claim, and the
+    extended-resource claim named by ``status.extendedResourceClaimStatus`` (key ``extended``).
+    ``claims`` maps claim name → stored claim."""
+    if pod is None:
+        return {}
+    names = {rc["name"]: rc["resourceClaimName"] for rc in pod["spec"].get("resourceClaims") or []
+             if rc.get("resourceClaimName")}
+    ext = (pod.get("status") or {}).get("extendedResourceClaimStatus") or {}
+    if ext.get("resourceClaimName"):
+        names["extended"] = ext["resourceClaimName"]
+    out: dict[str, list[str]] = {}
+    for entry, cname in names.items():
+        alloc = ((claims.get(cname) or {}).get("status") or {}).get("allocation")
+        if alloc:
+            out[entry] = sorted(f"{r['request']} {r['driver']}/{r['pool']}/{r['device']}"
+                                for r in (alloc.get("devices") or {}).get("results") or [])
+    return out
 
 
 def _create(cp: ControlPlane, obj: dict[str, Any]) -> dict[str, Any]:
@@ -506,9 +663,13 @@ class Report:
 def _strip(p: dict[str, Any]) -> dict[str, Any]:
     md = {k: v for k, v in p["metadata"].items() if k in ("name", "namespace", "labels", "uid", "creationTimestamp")}
     out = {"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": dict(p["spec"])}
-    start = p.get("status", {}).get("startTime")
-    if start:
-        out["status"] = {"startTime": start}
+    status = p.get("status") or {}
+    # the start time (preemption's victim order) and, for DRA, the claim statuses the
+    # scheduler wrote (extendedResourceClaimStatus names the claim it created in PreBind)
+    kept = {k: status[k] for k in ("startTime", "extendedResourceClaimStatus", "resourceClaimStatuses")
+            if status.get(k)}
+    if kept:
+        out["status"] = kept
     return out
 
 
@@ -516,7 +677,8 @@ def kubesched_step(config: Any, objs: list[dict[str, Any]], nodes: list[dict[str
                    bound: list[dict[str, Any]], pod: dict[str, Any],
                    nominated: list[dict[str, Any]] | None = None,
                    features: FeatureGate | None = None,
-                   start_index: int = 0) -> tuple[str | None, str, list[str], list[str], int]:
+                   start_index: int = 0,
+                   allocated: dict[str, list[str]] | None = None) -> tuple[str | None, str, list[str], list[str], int]:
     """(node, message, top-score nodes, victims, next start index) of ``pod`` scheduled by
     kubesched's engine (at ``features``' emulated version and gates; default v1.37's) from the
     given state.
@@ -532,7 +694,11 @@ def kubesched_step(config: Any, objs: list[dict[str, Any]], nodes: list[dict[str
     ``status.nominatedNodeName`` set): they are handed to the engine's nominator only, as
     upstream's queue holds them — counted by Filter on their node when their priority is at
     least the pod's (``RunFilterPluginsWithNominatedPods``), invisible to Score — and are not
-    scheduled in this step."""
+    scheduled in this step.
+
+    ``objs`` carry the DRA objects as the API server stored them (ResourceClaims with the
+    allocation upstream wrote, fetched before this step); ``allocated``, when given, receives the
+    pod's allocated claims as :func:`allocations` reads them from the engine's store."""
     pending = _strip(pod)
     pending["spec"].pop("nodeName", None)
     docs = ([o for o in objs if o["kind"] not in ("Node", "Pod")] + nodes + [_strip(b) for b in bound]
@@ -581,6 +747,12 @@ def kubesched_step(config: Any, objs: list[dict[str, Any]], nodes: list[dict[str
         scores = {n: (v if isinstance(v, (int, float)) else sum(v.values())) for n, v in fs.items()}
         best = max(scores.values())
         top = sorted(n for n, v in scores.items() if v == best)
+    if allocated is not None and cur is not None:
+        ext = cur.status.extended_resource_claim_status
+        view = {"spec": {"resourceClaims": [{"name": rc.name, "resourceClaimName": rc.resource_claim_name}
+                                            for rc in cur.spec.resource_claims or []]},
+                "status": {"extendedResourceClaimStatus": ext} if ext else {}}
+        allocated.update(allocations(view, {c["metadata"]["name"]: c for c in store.list("ResourceClaim", NS)}))
     remaining = {p.metadata.name for p in store.pods.values()}
     victims = sorted(b["metadata"]["name"] for b in bound if b["metadata"]["name"] not in remaining)
     return node, msg, top, victims, sched.sampler.next_start_node_index
@@ -642,13 +814,35 @@ def compare(name: str, areas: set[str], up: tuple[str | None, str, list[str]],
                   f"upstream node {up_node} msg {up_msg!r}; {who} node {ks_node} msg {ks_msg!r}")
 
 
+def compare_devices(r: Result, up_alloc: dict[str, list[str]], ks_alloc: dict[str, list[str]], who: str) -> Result:
+    """A pod bound on both sides: its claims must be allocated on both (the same entries); on
+    the very same node also the same devices. Upstream's structured allocator
+    (``structured/internal/*/allocator_*.go`` ``allocateOne``/``allocateDevice``, e.g.
+    stable/allocator_stable.go:796,1133) walks pools, slices and devices in order and takes the
+    first that fits, with no random or score tie-break, so on one node with the same slices and
+    the same claims allocated before, the devices are determined (no ``math/rand`` anywhere in
+    k8s.io/dynamic-resource-allocation@v0.37.2 ``structured/``, whichever of the stable, incubating
+    or experimental allocators ``NewAllocator`` picks); on different (tied) nodes they cannot be
+    compared."""
+    if not r.agree or (not up_alloc and not ks_alloc):
+        return r
+    if sorted(up_alloc) != sorted(ks_alloc):
+        return Result(r.pod, r.areas, False, "claims",
+                      f"{r.detail}; allocated claims upstream {up_alloc}, {who} {ks_alloc}", r.exact)
+    if r.exact and up_alloc != ks_alloc:
+        return Result(r.pod, r.areas, False, "devices",
+                      f"{r.detail}; devices upstream {up_alloc}, {who} {ks_alloc}", r.exact)
+    r.detail += f"; devices {up_alloc}" + ("" if r.exact else f", {who} {ks_alloc} (not compared)")
+    return r
+
+
 def run_cluster(seed: int, settle_s: float, verbose: bool, report: Report,
                 run_report: Report | None = None, *, version: str = "1.37",
                 gates: dict[str, bool] | None = None) -> None:
     """One generated cluster: upstream ``version`` live, kubesched's engine per step at the
     matching emulated version, and with ``run_report`` also ``kubesched run`` live on a second
     API server. ``gates`` go to kube-apiserver, kube-scheduler and kubesched alike."""
-    objs, pods, areas = generate(seed)
+    objs, pods, areas = generate(seed, version)
     gates = dict(gates or {})
     features = FeatureGate.from_flags(emulated_version=version, feature_gates=format_feature_gates(gates))
     config = decode_config(SCHED_CONFIG, features=features)
@@ -682,6 +876,12 @@ def run_cluster(seed: int, settle_s: float, verbose: bool, report: Report,
             for item in cp.request("GET", path)[2]["items"]:
                 item["metadata"].pop("managedFields", None)
                 stored.append({"apiVersion": "v1", "kind": kind, **item})
+        # DeviceClasses and ResourceSlices as stored (at 1.34 the API server drops what its gates
+        # do not serve); the ResourceClaims are fetched again before every step
+        dra = any(o["kind"] in DRA_PATHS for o in objs)
+        if dra:
+            for kind, path in DRA_PATHS.items():
+                stored += _stored(cp, kind, path)
         cp.start_kube_scheduler(SCHED_CONFIG)
         kubelet = FakeKubelet()
         kubelet.start(cp, _pods(cp))  # the pre-bound pods' start times
@@ -691,6 +891,7 @@ def run_cluster(seed: int, settle_s: float, verbose: bool, report: Report,
             name = pod["metadata"]["name"]
             before = _pods(cp)  # fresh: a pod may have been bound since the last step settled
             bound_before = [p for p in before.values() if p["spec"].get("nodeName") and not p["metadata"].get("deletionTimestamp")]
+            claims_before = _claims(cp) if dra else []
             created = _create(cp, pod)
             after = settle(cp, name, settle_s)
             kubelet.start(cp, after)
@@ -708,10 +909,15 @@ def run_cluster(seed: int, settle_s: float, verbose: bool, report: Report,
                 if not p["spec"].get("nodeName") and p.get("status", {}).get("nominatedNodeName")
                 and not p["metadata"].get("deletionTimestamp")
             ]
+            ks_alloc: dict[str, list[str]] = {}
             ks_node, ks_msg, top, ks_victims, start_index = kubesched_step(
-                config, stored, nodes, bound_before, created, nominated, features, start_index)
+                config, stored + claims_before, nodes, bound_before, created, nominated, features, start_index,
+                ks_alloc)
             r = compare(name, areas[name], (up_node, up_msg, up_victims), (ks_node, ks_msg, ks_victims),
                         top, "kubesched")
+            if dra and up_node and ks_node:
+                up_alloc = allocations(up, {c["metadata"]["name"]: c for c in _claims(cp)})
+                r = compare_devices(r, up_alloc, ks_alloc, "kubesched")
             # another pending pod (unschedulable earlier) was bound while this one settled — e.g.
             # retried when a victim left — so upstream's outcome is not this pod's alone: the step
             # is reported as "raced", not compared
@@ -806,7 +1012,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.groups:
         return main_groups(a, base_gates)
     if a.dump:
-        objs, pods, _ = generate(a.seed)
+        objs, pods, _ = generate(a.seed, a.upstream_version)
         with open(a.dump, "w") as f:
             f.write(dump_yaml_all(objs + pods))
         return 0
