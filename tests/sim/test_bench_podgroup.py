@@ -242,11 +242,13 @@ def test_batching_one_pod_per_node(key):
 
 def test_churn_and_attempted_barrier():
     """A small starvation-shaped workload: the barrier waits until every clogger carries a
-    PodScheduled condition; churn pods (one per 50 ms) are created and counted in the namespace."""
+    PodScheduled condition; churn pods (one per 1 ms of wall time: the scheduling loops of this small
+    run take milliseconds, so a longer interval could end before its first tick) are created and
+    counted in the namespace."""
     key = "StarvationIndependent/test-small"
     w = dataclasses.replace(WORKLOADS["StarvationIndependent/10Nodes_100Cloggers"], name="test-small", ops=(
         NodesOp(2, path="starvation/templates/node.yaml"), CreateNamespaces("starvation", 1),
-        Churn(600, 50, "starvation-0", "starvation/templates/churn-pod.yaml"),
+        Churn(600, 1, "starvation-0", "starvation/templates/churn-pod.yaml"),
         PodsOp(5, namespace="starvation-0", path="starvation/templates/clogger-pod.yaml", skip_wait=True),
         Barrier("Attempted"),
         PodsOp(10, namespace="starvation-0", path="starvation/templates/victim-pod.yaml", collect_metrics=True,
