@@ -581,20 +581,17 @@ def _intersection(a: tuple[str, frozenset[Any]], b: tuple[str, frozenset[Any]]) 
     return (a[0], common) if common else None
 
 
-class _MatchAttribute:
-    """``matchAttributeConstraint``: every device the constraint applies to has the attribute with
-    one value; with DRAListTypeAttributes (``list_types``) the values as sets must have a common
-    element (an intersection stack, so backtracking restores it)."""
+class _AttributeConstraint:
+    """What the two attribute constraints share: the requests they apply to (none = all; a
+    ``request/sub`` entry names one ``firstAvailable`` sub-request), the attribute, whether list
+    values are sets (DRAListTypeAttributes) and the derived-attribute cache."""
 
-    __slots__ = ("requests", "attribute", "value", "n", "list_types", "stack", "cache")
+    __slots__ = ("requests", "attribute", "list_types", "cache")
 
     def __init__(self, requests: list[str], attribute: str, list_types: bool = False) -> None:
         self.requests = set(requests)
         self.attribute = attribute
-        self.value: Any = None
-        self.n = 0
         self.list_types = list_types
-        self.stack: list[tuple[str, frozenset[Any]]] = []
         self.cache: dict[tuple[DeviceID, str], dict[str, Any]] = {}
 
     def _applies(self, request: str, sub: str | None) -> bool:
@@ -603,6 +600,20 @@ class _MatchAttribute:
         if sub is None:
             return request in self.requests
         return request in self.requests or f"{request}/{sub}" in self.requests
+
+
+class _MatchAttribute(_AttributeConstraint):
+    """``matchAttributeConstraint``: every device the constraint applies to has the attribute with
+    one value; with DRAListTypeAttributes (``list_types``) the values as sets must have a common
+    element (an intersection stack, so backtracking restores it)."""
+
+    __slots__ = ("value", "n", "stack")
+
+    def __init__(self, requests: list[str], attribute: str, list_types: bool = False) -> None:
+        super().__init__(requests, attribute, list_types)
+        self.value: Any = None
+        self.n = 0
+        self.stack: list[tuple[str, frozenset[Any]]] = []
 
     def add(self, request: str, sub: str | None, device: dict[str, Any], did: DeviceID,
             derived: dict[str, str] | None = None) -> bool:
@@ -645,26 +656,16 @@ class _MatchAttribute:
                 del self.stack[self.n:]
 
 
-class _DistinctAttribute:
+class _DistinctAttribute(_AttributeConstraint):
     """``distinctAttributeConstraint`` (DRAConsumableCapacity, upstream's incubating and
     experimental allocators): the devices the constraint applies to all have the attribute, with
     pairwise different values; with DRAListTypeAttributes pairwise disjoint value sets."""
 
-    __slots__ = ("requests", "attribute", "values", "list_types", "cache")
+    __slots__ = ("values",)
 
     def __init__(self, requests: list[str], attribute: str, list_types: bool = False) -> None:
-        self.requests = set(requests)
-        self.attribute = attribute
+        super().__init__(requests, attribute, list_types)
         self.values: list[dict[str, Any]] = []
-        self.list_types = list_types
-        self.cache: dict[tuple[DeviceID, str], dict[str, Any]] = {}
-
-    def _applies(self, request: str, sub: str | None) -> bool:
-        if not self.requests:
-            return True
-        if sub is None:
-            return request in self.requests
-        return request in self.requests or f"{request}/{sub}" in self.requests
 
     def add(self, request: str, sub: str | None, device: dict[str, Any], did: DeviceID,
             derived: dict[str, str] | None = None) -> bool:
