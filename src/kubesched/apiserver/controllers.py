@@ -471,8 +471,6 @@ class ResourceClaimController:
             for e in (group.get("spec") or {}).get("resourceClaims") or ())
 
     def _sync_group(self, group: dict[str, Any]) -> None:
-        from kubesched.apiserver.server import now_rfc3339
-
         store = self.server.store
         md = group.get("metadata") or {}
         ns, name = md.get("namespace", ""), md.get("name", "")
@@ -493,23 +491,10 @@ class ResourceClaimController:
                 tpl = store.get(CLAIM_TEMPLATES, ns, tname)
                 if tpl is None:
                     continue  # upstream: a FailedResourceClaimCreation event
-                tspec = tpl.obj().get("spec") or {}
-                gen = claim_name_prefix(name, e.get("name", ""))
-                while True:
-                    cname = gen + "".join(random.choices(ALPHANUMS, k=5))
-                    if store.get(CLAIMS, ns, cname) is None:
-                        break
-                tmeta = tspec.get("metadata") or {}
-                meta: dict[str, Any] = {
-                    "name": cname, "generateName": gen, "namespace": ns, "uid": str(uuid.uuid4()),
-                    "creationTimestamp": now_rfc3339(), "generation": 1,
-                    "annotations": {**(tmeta.get("annotations") or {}), POD_CLAIM_NAME_ANNOTATION: e.get("name", "")},
-                    "ownerReferences": [{"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "name": name,
-                                         "uid": md.get("uid", ""), "controller": True}]}
-                if tmeta.get("labels"):
-                    meta["labels"] = dict(tmeta["labels"])
-                store.create(CLAIMS, ns, cname, {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-                                                 "metadata": meta, "spec": tspec.get("spec") or {}})
+                cname = self._claim_from_template(
+                    ns, tpl.obj(), name, e.get("name", ""),
+                    {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "name": name,
+                     "uid": md.get("uid", ""), "controller": True})
             statuses.append({"name": e.get("name", ""), "resourceClaimName": cname})
             added = True
         if not added:
@@ -566,8 +551,6 @@ class ResourceClaimController:
                 continue
 
     def _sync(self, pod: dict[str, Any]) -> None:
-        from kubesched.apiserver.server import now_rfc3339
-
         store = self.server.store
         md = pod.get("metadata") or {}
         ns, name = md.get("namespace", ""), md.get("name", "")
@@ -597,23 +580,10 @@ class ResourceClaimController:
             tpl = store.get(CLAIM_TEMPLATES, ns, tname)
             if tpl is None:
                 continue  # upstream: an event; the pod waits
-            tspec = tpl.obj().get("spec") or {}
-            gen = claim_name_prefix(name, rc.get("name", ""))
-            while True:
-                cname = gen + "".join(random.choices(ALPHANUMS, k=5))
-                if store.get(CLAIMS, ns, cname) is None:
-                    break
-            tmeta = tspec.get("metadata") or {}
-            meta: dict[str, Any] = {
-                "name": cname, "generateName": gen, "namespace": ns, "uid": str(uuid.uuid4()),
-                "creationTimestamp": now_rfc3339(), "generation": 1,
-                "annotations": {**(tmeta.get("annotations") or {}), POD_CLAIM_NAME_ANNOTATION: rc.get("name", "")},
-                "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": name, "uid": md.get("uid", ""),
-                                     "controller": True, "blockOwnerDeletion": True}]}
-            if tmeta.get("labels"):
-                meta["labels"] = dict(tmeta["labels"])
-            store.create(CLAIMS, ns, cname, {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-                                             "metadata": meta, "spec": tspec.get("spec") or {}})
+            cname = self._claim_from_template(
+                ns, tpl.obj(), name, rc.get("name", ""),
+                {"apiVersion": "v1", "kind": "Pod", "name": name, "uid": md.get("uid", ""),
+                 "controller": True, "blockOwnerDeletion": True})
             statuses.append({"name": rc.get("name", ""), "resourceClaimName": cname})
             added = True
         if not added:
@@ -629,6 +599,33 @@ class ResourceClaimController:
             store.update("pods", ns, name, obj, expect_rv=cur.rv)
         except (Conflict, KeyNotFound):
             self._queue.put_nowait(("sync", obj))
+
+    def _claim_from_template(self, ns: str, template: dict[str, Any], owner_name: str, entry: str,
+                             owner_ref: dict[str, Any]) -> str:
+        """Create the ResourceClaim of ``owner_name``'s claim entry ``entry`` from a
+        ResourceClaimTemplate (resourceclaim controller ``handleClaim``: name
+        ``<owner>-<entry>-<5 random>``, the template's labels and annotations plus the pod-claim-name
+        annotation, ``owner_ref`` as controller); returns its name."""
+        from kubesched.apiserver.server import now_rfc3339
+
+        store = self.server.store
+        tspec = template.get("spec") or {}
+        gen = claim_name_prefix(owner_name, entry)
+        while True:
+            cname = gen + "".join(random.choices(ALPHANUMS, k=5))
+            if store.get(CLAIMS, ns, cname) is None:
+                break
+        tmeta = tspec.get("metadata") or {}
+        meta: dict[str, Any] = {
+            "name": cname, "generateName": gen, "namespace": ns, "uid": str(uuid.uuid4()),
+            "creationTimestamp": now_rfc3339(), "generation": 1,
+            "annotations": {**(tmeta.get("annotations") or {}), POD_CLAIM_NAME_ANNOTATION: entry},
+            "ownerReferences": [owner_ref]}
+        if tmeta.get("labels"):
+            meta["labels"] = dict(tmeta["labels"])
+        store.create(CLAIMS, ns, cname, {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                                         "metadata": meta, "spec": tspec.get("spec") or {}})
+        return cname
 
     def _release(self, pod: dict[str, Any]) -> None:
         store = self.server.store
