@@ -472,6 +472,37 @@ def summary(rows: list[dict[str, Any]], schedulers: list[str]) -> list[str]:
     return out
 
 
+def markdown_table(rows: list[dict[str, Any]]) -> str:
+    """The README table of ``--json`` rows: per shape and scheduler the medians of CPU seconds,
+    pods per CPU-second, CPU per pod after ready, wall to the last bind, and the ratios to
+    ``kube-scheduler:16`` of the same shape (pods per CPU-second; wall, >1 = faster)."""
+    out = ["| shape (nodes / pods per run) | scheduler | runs | CPU-s | pods/CPU-s | ms CPU/pod after ready "
+           "| wall to last bind | vs kube-scheduler:16: pods/CPU-s, wall | load (1 min) |",
+           "|---|---|---:|---:|---:|---:|---:|---|---|"]
+    shapes = list(dict.fromkeys(r["shape"] for r in rows))
+    for shape in shapes:
+        rs = [r for r in rows if r["shape"] == shape and r["bound"] == r["pods"]]
+        med: dict[str, dict[str, float]] = {}
+        for s in dict.fromkeys(r["scheduler"] for r in rs):
+            mine = [r for r in rs if r["scheduler"] == s]
+            after = [1000 * (r["cpu_s"] - r["cpu_at_ready_s"]) / r["pods"] for r in mine
+                     if r.get("cpu_at_ready_s") is not None]
+            med[s] = {"n": len(mine), "cpu": statistics.median(r["cpu_s"] for r in mine),
+                      "ppc": statistics.median(r["pods_per_cpu_s"] for r in mine),
+                      "after": statistics.median(after) if after else float("nan"),
+                      "wall": statistics.median(r["wall_to_last_bind_s"] for r in mine),
+                      "lo": min(r["loadavg"][0] for r in mine), "hi": max(r["loadavg"][0] for r in mine),
+                      "pods": mine[0]["pods"]}
+        ref = med.get("kube-scheduler:16")
+        for s, m in med.items():
+            ratio = "–"
+            if ref and s != "kube-scheduler:16":
+                ratio = f"{m['ppc'] / ref['ppc']:.2f}×, {ref['wall'] / m['wall']:.2f}×"
+            out.append(f"| {shape} ({m['pods']:.0f}) | {s} | {m['n']:.0f} | {m['cpu']:.2f} | {m['ppc']:.1f} | "
+                       f"{m['after']:.2f} | {m['wall']:.1f} s | {ratio} | {m['lo']:.0f}–{m['hi']:.0f} |")
+    return "\n".join(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--shape", action="append", default=[], help=f"{', '.join(SHAPES)} or all (repeatable)")
@@ -485,7 +516,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--creators", type=int, default=8, help="threads creating objects")
     ap.add_argument("--timeout", type=float, default=900, help="seconds one run may take to bind all pods")
     ap.add_argument("--json", action="store_true", help="one JSON object per run on stdout")
+    ap.add_argument("--table", metavar="JSONL", action="append", default=[],
+                    help="print the markdown table of saved --json output (repeatable) and exit")
     a = ap.parse_args(argv)
+    if a.table:
+        rows = [json.loads(line) for f in a.table for line in Path(f).read_text().splitlines()
+                if line.startswith("{")]
+        print(markdown_table(rows))
+        return 0
     shapes = list(SHAPES) if "all" in a.shape else (a.shape or ["basic"])
     schedulers = a.scheduler or ["kube-scheduler:16", "kube-scheduler:2", "kubesched"]
     if a.version == "1.34" and "gang" in shapes:
