@@ -476,9 +476,9 @@ def markdown_table(rows: list[dict[str, Any]]) -> str:
     """The README table of ``--json`` rows: per shape and scheduler the medians of CPU seconds,
     pods per CPU-second, CPU per pod after ready, wall to the last bind, and the ratios to
     ``kube-scheduler:16`` of the same shape (pods per CPU-second; wall, >1 = faster)."""
-    out = ["| shape (nodes / pods per run) | scheduler | runs | CPU-s | pods/CPU-s | ms CPU/pod after ready "
+    out = ["| shape (pods per run) | scheduler | runs | CPU-s | CPU-s at ready | pods/CPU-s | ms CPU/pod after ready "
            "| wall to last bind | vs kube-scheduler:16: pods/CPU-s, wall | load (1 min) |",
-           "|---|---|---:|---:|---:|---:|---:|---|---|"]
+           "|---|---|---:|---:|---:|---:|---:|---:|---|---|"]
     shapes = list(dict.fromkeys(r["shape"] for r in rows))
     for shape in shapes:
         rs = [r for r in rows if r["shape"] == shape and r["bound"] == r["pods"]]
@@ -490,6 +490,8 @@ def markdown_table(rows: list[dict[str, Any]]) -> str:
             med[s] = {"n": len(mine), "cpu": statistics.median(r["cpu_s"] for r in mine),
                       "ppc": statistics.median(r["pods_per_cpu_s"] for r in mine),
                       "after": statistics.median(after) if after else float("nan"),
+                      "ready": statistics.median(r["cpu_at_ready_s"] for r in mine)
+                      if all(r.get("cpu_at_ready_s") is not None for r in mine) else float("nan"),
                       "wall": statistics.median(r["wall_to_last_bind_s"] for r in mine),
                       "lo": min(r["loadavg"][0] for r in mine), "hi": max(r["loadavg"][0] for r in mine),
                       "pods": mine[0]["pods"]}
@@ -498,8 +500,9 @@ def markdown_table(rows: list[dict[str, Any]]) -> str:
             ratio = "–"
             if ref and s != "kube-scheduler:16":
                 ratio = f"{m['ppc'] / ref['ppc']:.2f}×, {ref['wall'] / m['wall']:.2f}×"
-            out.append(f"| {shape} ({m['pods']:.0f}) | {s} | {m['n']:.0f} | {m['cpu']:.2f} | {m['ppc']:.1f} | "
-                       f"{m['after']:.2f} | {m['wall']:.1f} s | {ratio} | {m['lo']:.0f}–{m['hi']:.0f} |")
+            out.append(f"| {shape} ({m['pods']:.0f}) | {s} | {m['n']:.0f} | {m['cpu']:.2f} | {m['ready']:.2f} | "
+                       f"{m['ppc']:.1f} | {m['after']:.2f} | {m['wall']:.1f} s | {ratio} | "
+                       f"{m['lo']:.0f}–{m['hi']:.0f} |")
     return "\n".join(out)
 
 

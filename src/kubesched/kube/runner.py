@@ -352,7 +352,7 @@ class Runner:
 
 def run(opts: RunOptions, loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = None) -> int:
     """Run until SIGTERM/SIGINT or a lost lease; returns the exit code. ``loop_factory``: the
-    event loop to run on (None: asyncio's; ``kubesched run`` passes uvloop's when installed)."""
+    event loop to run on (None: asyncio's; ``kubesched run`` passes uvloop's with ``KUBESCHED_EVENT_LOOP=uvloop``)."""
 
     async def main() -> int:
         runner = Runner(opts)
