@@ -88,3 +88,18 @@ def test_the_array_is_the_records_own() -> None:
     sc.raw[0][:] = 0
     sc.weighted[0][:] = 0
     assert raw == {"a": {"P": 5}, "b": {"P": 6}} and fin["b"] == {"P": 120}
+
+
+@settings(max_examples=100, deadline=None)
+@given(arrays(), st.lists(st.integers(1, 10), min_size=5, max_size=5))
+def test_weights_read_back_as_the_per_node_loop_does(a: tuple, ws: list[int]) -> None:
+    names, plugins, arr = a
+    norm = np.clip(np.abs(arr) % 101 - 30, 0, 100)  # 0..100 with plenty of zeros
+    final = norm * np.array(ws[: len(plugins)], dtype=np.int64)[:, None]
+    want: dict[str, int] = {}
+    nd, fd = reference(names, plugins, norm), reference(names, plugins, final)
+    for node, per in nd.items():  # the plain reading: first node where the plugin's score is not 0
+        for p, z in per.items():
+            if z and p not in want:
+                want[p] = fd[node][p] // z
+    assert NodeScores(names, plugins, norm).weights(NodeScores(names, plugins, final)) == want

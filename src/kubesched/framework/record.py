@@ -148,6 +148,22 @@ class NodeScores(Mapping[str, dict[str, int]]):
         for i, n in enumerate(self._names):
             yield n, dict(zip(self.plugins, self._arr[:, i].tolist()))
 
+    def weights(self, final: NodeScores) -> dict[str, int]:
+        """plugin → weight read back as ``final // normalized`` at the first node where the
+        normalized score is not 0 (``self``: normalized, ``final``: weighted, same nodes); plugins
+        that scored 0 everywhere are absent."""
+        out: dict[str, int] = {}
+        norm, fin = self._arr, final._arr
+        if norm.shape[1] == 0:
+            return out
+        nonzero = norm != 0
+        first = nonzero.argmax(axis=1)  # per plugin
+        for j, p in enumerate(self.plugins):
+            i = int(first[j])
+            if nonzero[j, i]:
+                out[p] = int(fin[j, i]) // int(norm[j, i])
+        return out
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Mapping):
             return self._materialized() == dict(other.items())

@@ -180,8 +180,9 @@ def _weights(rec: DecisionRecord) -> dict[str, int]:
     out: dict[str, int] = {}
     want = None
     norm = rec.normalized_score
-    rows = norm.iter_rows() if isinstance(norm, NodeScores) else norm.items()  # no materializing
-    for node, per in rows:
+    if isinstance(norm, NodeScores) and isinstance(rec.final_score, NodeScores):
+        return norm.weights(rec.final_score)
+    for node, per in norm.items():
         if want is None:
             want = len(per)
         fin = rec.final_score.get(node, {})
