@@ -29,6 +29,7 @@ checked.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
 from collections.abc import Iterable
@@ -287,9 +288,6 @@ def _structural(s: dict[str, Any], path: str, *, root: bool, items: bool) -> lis
             errs.append(FieldError(f"{path}.properties[metadata]", FORBIDDEN, "",
                                    "must not specify anything other than name and generateName, but metadata is "
                                    "implicitly specified"))
-    elif not root and "metadata" in props and not s.get("x-kubernetes-embedded-resource"):
-        errs.append(FieldError(f"{path}.properties[metadata]", FORBIDDEN, "",
-                               "must not be specified in a nested context"))
     lt = s.get("x-kubernetes-list-type")
     if lt is not None:
         if t != "array":
@@ -317,7 +315,7 @@ def _structural(s: dict[str, Any], path: str, *, root: bool, items: bool) -> lis
     pattern = s.get("pattern")
     if isinstance(pattern, str):
         try:
-            re.compile(pattern)
+            go_regex(pattern)
         except re.error as e:
             errs.append(FieldError(f"{path}.pattern", INVALID, pattern,
                                    f"must be a valid regular expression, but isn't: {e}"))
@@ -669,6 +667,56 @@ def _default(x: Any, s: dict[str, Any] | None) -> None:
             _default(x[i], item)
 
 
+@functools.lru_cache(maxsize=1024)
+def go_regex(pattern: str) -> re.Pattern[str]:
+    """Compile a Go (RE2) pattern with Python's ``re``: a flag group ``(?i)`` after the start
+    applies to the rest of its group in Go, so it becomes a scoped ``(?i:...)``; ``\\z`` is ``\\Z``.
+    Raises :class:`re.error`."""
+    out: list[str] = []
+    closers = [0]  # per open group: the scoped-flag groups to close with it
+    i, n, in_class = 0, len(pattern), False
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            esc = pattern[i:i + 2]
+            out.append("\\Z" if esc == "\\z" else esc)
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+            out.append(c)
+            i += 1
+            continue
+        if c == "[":
+            in_class = True
+            out.append(c)
+            i += 1
+            if pattern[i:i + 1] == "^":
+                out.append("^")
+                i += 1
+            if pattern[i:i + 1] == "]":
+                out.append("\\]")
+                i += 1
+            continue
+        if c == "(":
+            m = _FLAG_GROUP.match(pattern, i)
+            if m is not None and (i > 0 or len(closers) > 1):
+                out.append(f"(?{m.group(1).replace('U', '')}:")
+                closers[-1] += 1
+                i = m.end()
+                continue
+            closers.append(0)
+        elif c == ")" and len(closers) > 1:
+            out.append(")" * closers.pop())
+        out.append(c)
+        i += 1
+    out.append(")" * closers[0])
+    return re.compile("".join(out))
+
+
+_FLAG_GROUP = re.compile(r"\(\?([imsU]+)\)")
+
+
 def _go_num(v: Any) -> str:
     """Go's ``%v`` of a float64 bound (``1`` not ``1.0``)."""
     if isinstance(v, float) and v.is_integer():
@@ -720,7 +768,7 @@ def _validate(x: Any, s: dict[str, Any], path: str) -> list[FieldError]:
         pattern = s.get("pattern")
         if isinstance(pattern, str):
             try:
-                if re.search(pattern, x) is None:
+                if go_regex(pattern).search(x) is None:
                     errs.append(FieldError(path, INVALID, x, f"{name} in body should match '{pattern}'"))
             except re.error:
                 pass

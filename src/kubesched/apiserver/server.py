@@ -1081,7 +1081,7 @@ class APIServer:
                 raise APIError.bad_request(f'{info.kind} in version "{info.version}" cannot be handled as a '
                                            f'{info.kind}: strict decoding error: '
                                            + ", ".join(crdmod.unknown_field_messages(unknown)))
-            request["warnings"] = [f'299 - "{m}"' for m in crdmod.unknown_field_messages(unknown)]
+            request["warnings"] = fv.warning_headers(crdmod.unknown_field_messages(unknown))
             return
         msgs = fv.unknown_fields((info.group, info.version, info.kind), obj, self.api_version)
         if not msgs:
