@@ -16,8 +16,9 @@ release (v1.34 … v1.37; ``api=(major, minor)`` on every function, None = 1.37)
   protobuf and ignores a JSON answer; it serves other clients.
 
 PATCH request bodies advertise ``application/json-patch+json``,
-``application/merge-patch+json`` and ``application/strategic-merge-patch+json`` — not
-``application/apply-patch+yaml`` (no server-side apply here: such a PATCH gets 415).
+``application/merge-patch+json``, ``application/strategic-merge-patch+json`` (not for custom
+resources, as upstream) and ``application/apply-patch+yaml`` (server-side apply,
+:mod:`kubesched.apiserver.apply`).
 Advertising strategic merge patch is deliberate: kubectl apply then computes its three-way
 patch from these v3 schemas, exactly as against kube-apiserver, and the server applies it
 with the same merge keys and strategies (:mod:`kubesched.apiserver.patch` is driven by the
@@ -108,8 +109,9 @@ _META = "io.k8s.apimachinery.pkg.apis.meta.v1."
 _EXTRA_DEFS = (
     _META + "Status", _META + "DeleteOptions", _META + "Patch", _META + "WatchEvent", _META + "APIResourceList"
 )
-_PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json")
-_CUSTOM_PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json")
+_PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json",
+                "application/apply-patch+yaml")
+_CUSTOM_PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml")
 _STATUS_SUBRESOURCE = {"Pod", "Node", "Namespace", "Service", "PersistentVolume", "PersistentVolumeClaim",
                        "ReplicationController", "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job",
                        "CronJob", "PodDisruptionBudget", "ResourceClaim", "VolumeAttachment"}

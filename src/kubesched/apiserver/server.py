@@ -31,9 +31,10 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from kubesched.api import podgroups, strategy
+from kubesched.api import podgroups, schemas, strategy
 from kubesched.api.labels import Selector
 from kubesched.api.workloads import ALPHANUMS
+from kubesched.apiserver import apply as ssa
 from kubesched.apiserver import crd as crdmod
 from kubesched.apiserver import protobuf, rbac
 from kubesched.apiserver import resources as res
@@ -1655,7 +1656,7 @@ class APIServer:
 
     # ----------------------------------------------------------------- update
     def _commit_update(self, info: ResourceInfo, ns: str, name: str, new: dict[str, Any], old_entry: Entry,
-                       sub: str, precondition: int | None, dry: bool = False) -> Entry:
+                       sub: str, precondition: int | None, dry: bool = False, *, manager: str | None = None) -> Entry:
         """Apply update strategy + admission and write (unless a no-op). Shared by PUT and PATCH."""
         old = old_entry.obj()
         if info.group == "events.k8s.io":
@@ -1703,6 +1704,10 @@ class APIServer:
         if info.generation and sub == "" and new.get("spec") != old.get("spec"):
             new["metadata"]["generation"] = int(omd.get("generation", 1)) + 1
         new = self._admit(info, new, old, "UPDATE", sub)  # incl. ValidatePodUpdate's spec rules
+        if manager is not None and omd.get("managedFields"):  # server-side apply's Update bookkeeping
+            schema, resolve = self._ssa_schema(info)
+            ssa.track_update(old, new, schema, resolve, manager=manager, api_version=info.api_version,
+                             now=now_rfc3339(), subresource=sub, strip_status=sub == "" and has_status)
         cmp_old = dict(old)
         cmp_old["metadata"] = {k: v for k, v in omd.items() if k != "resourceVersion"}
         if new == cmp_old:
@@ -1747,7 +1752,8 @@ class APIServer:
             raise APIError.bad_request("the namespace of the provided object does not match the namespace sent "
                                        "on the request")
         dry = _dry_run(request, "UpdateOptions")
-        new_entry = self._commit_update(info, ns, r.name, obj, entry, r.sub, precondition, dry)
+        new_entry = self._commit_update(info, ns, r.name, obj, entry, r.sub, precondition, dry,
+                                        manager=self._field_manager(request))
         return self._object_response(request, info, new_entry.data)
 
     async def _patch(self, request: web.Request, r: _Route) -> web.Response:
@@ -1756,6 +1762,8 @@ class APIServer:
         self._write_fault(info, r.sub, "patch")
         ctype = request.headers.get("Content-Type", "").split(";")[0].strip()
         body = await request.read()
+        if ctype == "application/apply-patch+yaml":
+            return self._server_side_apply(request, r, body)
         entry = self._get_entry(r)
         original = orjson.loads(self._out(info, entry.data))
         patched = self._apply_patch(info, ctype, original, body)
@@ -1774,7 +1782,8 @@ class APIServer:
                                        f"kind ({info.kind})")
         dry = _dry_run(request, "PatchOptions")
         ns = self._space_ns(info, r.ns)
-        new_entry = self._commit_update(info, ns, r.name, patched, entry, r.sub, precondition, dry)
+        new_entry = self._commit_update(info, ns, r.name, patched, entry, r.sub, precondition, dry,
+                                        manager=self._field_manager(request))
         return self._object_response(request, info, new_entry.data)
 
     def _apply_patch(self, info: ResourceInfo, ctype: str, original: dict[str, Any], body: bytes) -> Any:
@@ -1799,6 +1808,69 @@ class APIServer:
             except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as e:
                 raise APIError.method_status(422, "Invalid", str(e)) from None
         raise APIError.unsupported_media(ctype)
+
+    # ------------------------------------------------------- server-side apply
+    @staticmethod
+    def _field_manager(request: web.Request) -> str:
+        """``fieldManager``, else the User-Agent's prefix (``prefixFromUserAgent``)."""
+        return request.query.get("fieldManager") or ssa.manager_from_user_agent(request.headers.get("User-Agent", ""))
+
+    def _ssa_schema(self, info: ResourceInfo) -> tuple[Any, Callable[[Any], Any]]:
+        """The schema server-side apply reads list and map types from, and its ``$ref`` resolver."""
+        cr = self.crds.of_info(info)
+        if cr is not None:
+            return cr.schema, lambda s: s
+        api = self.api_version
+        name = schemas.definition_for_gvk(info.group, info.version, info.kind, api=api)
+        schema = schemas.definitions(api).get(name) if name else None
+        return schema, lambda s: schemas.resolve(s, api)
+
+    def _server_side_apply(self, request: web.Request, r: _Route, body: bytes) -> web.Response:
+        """PATCH ``application/apply-patch+yaml`` (``handlers/patch.go`` applyPatcher): create when
+        absent, else merge with conflicts unless ``force=true`` (:mod:`kubesched.apiserver.apply`)."""
+        info = r.info
+        assert r.name is not None
+        q = request.query
+        manager = q.get("fieldManager") or ""
+        if not manager:
+            raise APIError.invalid("PatchOptions", "meta.k8s.io", "", [(
+                "FieldValueRequired", "fieldManager", "fieldManager: Required value: is required for apply patch")])
+        force = q.get("force") in ("true", "1", "True")
+        try:
+            applied = orjson.loads(body)
+        except orjson.JSONDecodeError as e:
+            applied = _decode_yaml_body(body, e)
+        if not isinstance(applied, dict):
+            raise APIError.bad_request("the object provided is unrecognized: not an object")
+        self._check_type(info, applied)
+        amd_raw = applied.get("metadata")
+        amd: dict[str, Any] = amd_raw if isinstance(amd_raw, dict) else {}
+        if amd.get("name") is not None and amd.get("name") != r.name:
+            raise APIError.bad_request(f"the name of the object ({amd.get('name')}) does not match the name on the "
+                                       f"URL ({r.name})")
+        if amd.get("managedFields"):
+            raise APIError.bad_request("metadata.managedFields must be nil")
+        self._field_validation(request, info, applied)
+        ns = self._space_ns(info, r.ns)
+        schema, resolve = self._ssa_schema(info)
+        entry = self.store.get(info.key, ns, r.name)
+        strip_status = r.sub == "" and "status" in info.subresources
+        live = entry.obj() if entry is not None else None
+        try:
+            new = ssa.apply(live, applied, schema, resolve, manager=manager, force=force,
+                            api_version=info.api_version, now=now_rfc3339(), strip_status=strip_status,
+                            subresource=r.sub)
+        except ssa.ApplyConflict as e:
+            raise APIError(e.status(info.plural, info.group, r.name)) from None
+        dry = _dry_run(request, "PatchOptions")
+        if entry is None:
+            if r.sub:
+                raise APIError.not_found(info.plural, info.group, r.name)
+            new.setdefault("metadata", {})["name"] = r.name
+            created = self.create_object(info, r.ns or "", new, dry_run=dry)
+            return self._object_response(request, info, created.data, 201)
+        new_entry = self._commit_update(info, ns, r.name, new, entry, r.sub, None, dry)
+        return self._object_response(request, info, new_entry.data)
 
     # ----------------------------------------------------------------- delete
     def _grace_pending(self, info: ResourceInfo, obj: dict[str, Any]) -> bool:
