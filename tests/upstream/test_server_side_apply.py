@@ -195,3 +195,28 @@ def test_apply_custom_resources(server: Any, ns: str) -> None:
     status, body = _apply(server, path, {**w, "spec": {"size": 2}}, "bob")
     assert status == 409
     assert body["message"] == 'Apply failed with 1 conflict: conflict with "alice": .spec.size'
+
+
+def test_kubectl_apply_server_side_conflicts_force_and_scale(server: Any, ns: str, need_kubectl: None) -> None:
+    """``kubectl apply --server-side`` / ``--force-conflicts`` and ``kubectl scale`` (an Update on
+    the scale subresource), as a user runs them."""
+    name = unique("web")
+
+    def manifest(replicas: int) -> str:
+        return json.dumps({**_deployment(name, replicas=replicas), "metadata": {"name": name, "namespace": ns}})
+
+    out = server.kubectl("apply", "--server-side", "-f", "-", input=manifest(2))
+    assert out.stdout.strip() == f"deployment.apps/{name} serverside-applied"
+    p = server.kubectl("apply", "--server-side", "--field-manager=other", "-f", "-", input=manifest(3), check=False)
+    assert p.returncode != 0
+    assert p.stderr.startswith('error: Apply failed with 1 conflict: conflict with "kubectl": .spec.replicas')
+    server.kubectl("apply", "--server-side", "--field-manager=other", "--force-conflicts", "-f", "-",
+                   input=manifest(3))
+    server.kubectl("scale", "-n", ns, f"deploy/{name}", "--replicas=4")
+    p = server.kubectl("apply", "--server-side", "-f", "-", input=manifest(2), check=False)
+    assert p.stderr.startswith('error: Apply failed with 1 conflict: conflict with "kubectl" with subresource '
+                               '"scale" using apps/v1: .spec.replicas'), p.stderr
+    status, _, got = server.request("GET", f"/apis/apps/v1/namespaces/{ns}/deployments/{name}")
+    assert got["spec"]["replicas"] == 4
+    assert sorted((e["manager"], e["operation"], e.get("subresource", "")) for e in got["metadata"]["managedFields"]) \
+        == [("kubectl", "Apply", ""), ("kubectl", "Update", "scale"), ("other", "Apply", "")]

@@ -1656,7 +1656,8 @@ class APIServer:
 
     # ----------------------------------------------------------------- update
     def _commit_update(self, info: ResourceInfo, ns: str, name: str, new: dict[str, Any], old_entry: Entry,
-                       sub: str, precondition: int | None, dry: bool = False, *, manager: str | None = None) -> Entry:
+                       sub: str, precondition: int | None, dry: bool = False, *, manager: str | None = None,
+                       manager_sub: str | None = None) -> Entry:
         """Apply update strategy + admission and write (unless a no-op). Shared by PUT and PATCH."""
         old = old_entry.obj()
         if info.group == "events.k8s.io":
@@ -1707,7 +1708,8 @@ class APIServer:
         if manager is not None and omd.get("managedFields"):  # server-side apply's Update bookkeeping
             schema, resolve = self._ssa_schema(info)
             ssa.track_update(old, new, schema, resolve, manager=manager, api_version=info.api_version,
-                             now=now_rfc3339(), subresource=sub, strip_status=sub == "" and has_status)
+                             now=now_rfc3339(), subresource=sub if manager_sub is None else manager_sub,
+                             strip_status=sub == "" and has_status)
         cmp_old = dict(old)
         cmp_old["metadata"] = {k: v for k, v in omd.items() if k != "resourceVersion"}
         if new == cmp_old:
@@ -2271,7 +2273,8 @@ class APIServer:
             obj.setdefault("spec", {})["replicas"] = replicas
         ns = self._space_ns(info, r.ns)
         new_entry = self._commit_update(info, ns, r.name, obj, entry, "", precondition,
-                                        _dry_run(request, "UpdateOptions"))
+                                        _dry_run(request, "UpdateOptions"), manager=self._field_manager(request),
+                                        manager_sub="scale")
         return _json_response(to_scale(new_entry.obj()))
 
     async def _evict(self, request: web.Request, r: _Route) -> web.Response:
