@@ -773,11 +773,7 @@ def _validate(x: Any, s: dict[str, Any], path: str) -> list[FieldError]:
             except re.error:
                 pass
     elif kind == "array":
-        mi, xi = s.get("minItems"), s.get("maxItems")
-        if isinstance(xi, int) and len(x) > xi:
-            errs.append(FieldError(path, TOO_MANY, len(x), f"must have at most {xi} items"))
-        if isinstance(mi, int) and len(x) < mi:
-            errs.append(FieldError(path, INVALID, len(x), f"{name} in body should have at least {mi} items"))
+        errs.extend(_count_errors(len(x), s.get("minItems"), s.get("maxItems"), path, "items"))
         item = s.get("items")
         if isinstance(item, dict):
             for i, v in enumerate(x):
@@ -788,17 +784,23 @@ def _validate(x: Any, s: dict[str, Any], path: str) -> list[FieldError]:
         for req in _l(s.get("required")):
             if req not in x:
                 errs.append(FieldError(_child(path, req), REQUIRED))
-        mp, xp = s.get("minProperties"), s.get("maxProperties")
-        if isinstance(xp, int) and len(x) > xp:
-            errs.append(FieldError(path, TOO_MANY, len(x), f"must have at most {xp} items"))
-        if isinstance(mp, int) and len(x) < mp:
-            errs.append(FieldError(path, INVALID, len(x), f"{name} in body should have at least {mp} properties"))
+        errs.extend(_count_errors(len(x), s.get("minProperties"), s.get("maxProperties"), path, "properties"))
         addl = s.get("additionalProperties")
         for k, v in x.items():
             if k in props and isinstance(props[k], dict):
                 errs.extend(_validate(v, props[k], _child(path, k)))
             elif isinstance(addl, dict):
                 errs.extend(_validate(v, addl, _child(path, k)))
+    return errs
+
+
+def _count_errors(n: int, lo: Any, hi: Any, path: str, unit: str) -> list[FieldError]:
+    """maxItems / maxProperties (field.TooMany) and minItems / minProperties (kube-openapi's message)."""
+    errs: list[FieldError] = []
+    if isinstance(hi, int) and n > hi:
+        errs.append(FieldError(path, TOO_MANY, n, f"must have at most {hi} items"))
+    if isinstance(lo, int) and n < lo:
+        errs.append(FieldError(path, INVALID, n, f"{path or '.'} in body should have at least {lo} {unit}"))
     return errs
 
 
