@@ -366,3 +366,17 @@ def test_kubectl_get_api_resources_explain_apply(srv: ServerHandle, tmp_path: Pa
     assert k("get", "widget", "w1", "-o", "jsonpath={.spec.replicas}").stdout == "6"
     k("delete", "crd", "widgets.example.com")
     assert "NotFound" in k("get", "widgets", ok=False).stderr  # (kubectl's discovery cache still names it)
+
+
+def test_generation_follows_every_change_but_metadata_and_status(client: Client) -> None:
+    """customresource/strategy.go PrepareForUpdate: top-level fields besides spec count too."""
+    crd = copy.deepcopy(WIDGETS)
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["data"] = {
+        "type": "object", "additionalProperties": {"type": "string"}}
+    _create_crd(client, crd)
+    client.create(W, _widget())
+    code, body = client.req("PATCH", W + "/w1", {"metadata": {"labels": {"a": "b"}}},
+                            ctype="application/merge-patch+json")
+    assert code == 200 and body["metadata"]["generation"] == 1
+    code, body = client.req("PATCH", W + "/w1", {"data": {"k": "v"}}, ctype="application/merge-patch+json")
+    assert code == 200 and body["metadata"]["generation"] == 2

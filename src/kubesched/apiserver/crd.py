@@ -495,6 +495,14 @@ def admit_custom_resource(cr: CustomResource, obj: dict[str, Any], old: dict[str
     return out, unknown, errs
 
 
+def generation_changed(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """A custom resource's ``metadata.generation`` goes up when anything but metadata and status
+    changes (``pkg/registry/customresource/strategy.go`` PrepareForUpdate)."""
+    def body(o: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in o.items() if k not in ("metadata", "status", "apiVersion", "kind")}
+    return body(old) != body(new)
+
+
 def _validate_scale(scale: dict[str, Any], obj: dict[str, Any]) -> list[FieldError]:
     path = _s(scale.get("specReplicasPath"))
     v = _get_path(obj, path)

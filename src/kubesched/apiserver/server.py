@@ -1702,7 +1702,8 @@ class APIServer:
                 new["status"] = old["status"]
             else:
                 new.pop("status", None)
-        if info.generation and sub == "" and new.get("spec") != old.get("spec"):
+        if info.generation and sub == "" and (new.get("spec") != old.get("spec") if self.crds.of_info(info) is None
+                                              else crdmod.generation_changed(old, new)):
             new["metadata"]["generation"] = int(omd.get("generation", 1)) + 1
         new = self._admit(info, new, old, "UPDATE", sub)  # incl. ValidatePodUpdate's spec rules
         if manager is not None and omd.get("managedFields"):  # server-side apply's Update bookkeeping
