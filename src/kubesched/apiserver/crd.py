@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import orjson
+
 from kubesched.api.validation import (
     FORBIDDEN,
     INVALID,
@@ -61,6 +63,7 @@ __all__ = [
     "admit_custom_resource",
     "crd_status",
     "invalid_status",
+    "unknown_fields",
     "default_crd",
     "validate_crd",
 ]
@@ -478,7 +481,7 @@ def admit_custom_resource(cr: CustomResource, obj: dict[str, Any], old: dict[str
 
     Returns ``(object to store, unknown field paths pruned, field errors)``; ``obj`` is not mutated.
     """
-    out = copy.deepcopy(obj)
+    out = _copy(obj)
     unknown: list[str] = []
     schema = cr.schema
     if schema is not None and not cr.preserve_unknown:
@@ -501,6 +504,23 @@ def generation_changed(old: dict[str, Any], new: dict[str, Any]) -> bool:
     def body(o: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in o.items() if k not in ("metadata", "status", "apiVersion", "kind")}
     return body(old) != body(new)
+
+
+def _copy(obj: dict[str, Any]) -> dict[str, Any]:
+    try:
+        out: dict[str, Any] = orjson.loads(orjson.dumps(obj))
+        return out
+    except (TypeError, orjson.JSONEncodeError):
+        return copy.deepcopy(obj)
+
+
+def unknown_fields(cr: CustomResource, obj: dict[str, Any]) -> list[str]:
+    """The paths pruning would drop from ``obj`` (``fieldValidation`` Warn/Strict); ``obj`` is not mutated."""
+    if cr.schema is None or cr.preserve_unknown:
+        return []
+    unknown: list[str] = []
+    _prune(_copy(obj), cr.schema, "", unknown, root=True)
+    return unknown
 
 
 def _validate_scale(scale: dict[str, Any], obj: dict[str, Any]) -> list[FieldError]:

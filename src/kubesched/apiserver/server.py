@@ -1075,7 +1075,7 @@ class APIServer:
             return
         cr = self.crds.of_info(info)
         if cr is not None:  # the fields pruning drops (customresource_handler.go unstructuredSchemaCoercer)
-            _out, unknown, _errs = crdmod.admit_custom_resource(cr, obj if isinstance(obj, dict) else {}, None)
+            unknown = crdmod.unknown_fields(cr, obj if isinstance(obj, dict) else {})
             if not unknown:
                 return
             if directive == "Strict":
