@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 import time
@@ -165,7 +166,7 @@ def _import_ray() -> Any:
 
 def _init(ray: Any, address: str | None, num_cpus: int | None) -> None:
     """Join ``address``, or start a local instance on loopback with this process's kubesched."""
-    kw: dict[str, Any] = {"log_to_driver": False, "logging_level": "ERROR", "include_dashboard": False}
+    kw: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR, "include_dashboard": False}
     if address is None:
         # the local instance's workers import the kubesched this process runs
         src = os.path.dirname(os.path.dirname(os.path.abspath(sys.modules["kubesched"].__file__ or "")))
@@ -179,8 +180,10 @@ def _init(ray: Any, address: str | None, num_cpus: int | None) -> None:
             kw["_node_ip_address"] = host if host.startswith("127.") else "127.0.0.1"
     try:
         ray.init(address=address, **kw)
-    except (ConnectionError, RuntimeError, ValueError) as e:
-        raise InputError(f"cannot start or reach Ray: {e}", "--address") from None
+    except Exception as e:  # noqa: BLE001 - Ray raises a bare Exception when a local node does not start
+        hint = "" if address else " (start one with `ray start --head` and pass --address, or run --serial)"
+        raise InputError(f"cannot start or reach Ray: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
+                         f"{hint}", "--address") from None
 
 
 def _loopback() -> str:
