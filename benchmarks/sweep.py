@@ -11,8 +11,9 @@ start is not timed). Prints wall seconds, this process's CPU seconds (user+sys),
 CPU seconds (``run_cpu_s`` summed: the scheduling work), and the load average.
 
 ``overhead``: ``--runs`` runs of a tiny input (one node, one pod: a run is ~all overhead), serial
-and on a 1-CPU Ray node (one run at a time, as serial): (Ray wall − serial wall) ÷ runs is what
-Ray adds to a run (task submission, the input fetched from the object store and decoded, the
+and on a 1-CPU Ray node (one run at a time, as serial), twice: the first time the worker process
+starts (a cold worker imports kubesched), the second is measured: (Ray wall − serial wall) ÷ runs is
+what Ray adds to a run (task submission, the input fetched from the object store and decoded, the
 result back, the driver's ``ray.wait`` loop).
 
 Figures: benchmarks/README.md, "kubesched sweep".
@@ -101,6 +102,7 @@ def overhead(runs: int, use_ray: bool = True) -> None:
         return
     c = _cluster(1)
     try:
+        _measure("ray, cold worker", spec, address=c.address)  # the worker process starts, imports kubesched
         ray = _measure("ray (1 worker)", spec, address=c.address)
     finally:
         c.stop()

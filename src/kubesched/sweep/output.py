@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import csv
 import html
-import io
 import math
 import os
 import statistics
@@ -129,7 +128,7 @@ def write_plots(plan: Plan, table: list[dict[str, Any]], out_dir: str) -> list[s
         if not any(r.get(m) is not None for r in ok):
             continue
         fig, axes = plt.subplots(len(inputs), len(params), squeeze=False,
-                                 figsize=(max(4.0, 3.6 * len(params)), 2.8 * len(inputs) + 0.6),
+                                 figsize=(max(6.5, 3.6 * len(params)), 2.8 * len(inputs) + 0.8),
                                  constrained_layout=True)
         for i, inp in enumerate(inputs):
             for j, p in enumerate(params):
@@ -152,7 +151,7 @@ def write_plots(plan: Plan, table: list[dict[str, Any]], out_dir: str) -> list[s
                     ax.set_xlabel(p)
                 if j == 0:
                     ax.set_ylabel(f"{inp}\n{m}", fontsize=9)
-        fig.suptitle(f"{plan.spec.name}: {m} ({METRICS[m][0]} is better) — {METRICS[m][1]}", fontsize=9)
+        fig.suptitle(f"{plan.spec.name}: {m} ({METRICS[m][0]} is better)\n{METRICS[m][1]}", fontsize=9)
         path = os.path.join(out_dir, "plots", f"{m}.png")
         fig.savefig(path, dpi=90)
         plt.close(fig)
@@ -205,8 +204,6 @@ def write_html(plan: Plan, table: list[dict[str, Any]], summary: list[dict[str, 
                 for c in cols) + "</tr>")
     parts.append("</table></body></html>\n")
     path = os.path.join(out_dir, "index.html")
-    buf = io.StringIO()
-    buf.write("".join(parts))
     with open(path, "w", encoding="utf-8") as fh:
-        fh.write(buf.getvalue())
+        fh.write("".join(parts))
     return path
