@@ -195,13 +195,3 @@ def test_resume_skips_finished_runs_and_a_changed_input_reruns(tmp_path: Path) -
     res = run_plan(load_spec(spec), str(out), serial=True)
     assert (res.skipped, res.ran) == (0, 6)
 
-
-def test_benchmark_script_runs() -> None:
-    import subprocess
-    import sys
-
-    root = Path(__file__).resolve().parents[2]
-    r = subprocess.run([sys.executable, str(root / "benchmarks" / "sweep.py"), "overhead", "--runs", "2", "--no-ray"],
-                       capture_output=True, text=True, timeout=240)
-    assert r.returncode == 0, r.stderr
-    assert "serial (1 process)" in r.stdout and "2 runs" in r.stdout
