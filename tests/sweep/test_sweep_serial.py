@@ -137,7 +137,7 @@ def test_gpu_fragmentation(tmp_path: Path) -> None:
     # one pod of 2 GPUs on three 8-GPU nodes: one GPU node partly used, its 6 free GPUs stranded
     spec = spec_file(tmp_path, cluster(tmp_path, gpus=8, pods=1, pod_gpus=2), seeds="[1]")
     plan = load_spec(spec)
-    res = run_plan(plan, str(tmp_path / "out"), serial=True)
+    res = run_plan(plan, str(tmp_path / "out"), serial=True, progress=True)  # with the progress bar
     for r in plan.runs:
         m = res.results[r.key]["metrics"]
         assert (m["gpu_nodes_partial"], m["gpu_stranded"]) == (1, pytest.approx(6 / 24))
