@@ -30,6 +30,7 @@ from kubesched.errors import InputError, PluginConfigError
 from kubesched.framework.batch import OpportunisticBatch, normalize_entries
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import FilterChunk, PluginReasons
+from kubesched.framework.equivalence import EquivalenceCache
 from kubesched.framework.interface import (
     EXTENSION_POINTS,
     MAX_NODE_SCORE,
@@ -217,6 +218,12 @@ class Framework:
         self._batch_score = [callable(getattr(p, "score_nodes", None)) for p in self.score_plugins]
         self._normalize = [getattr(p, "normalize_score", None) for p in self.score_plugins]
         self._metrics: MetricsRecorder | None = None
+
+        self.equivalence: EquivalenceCache | None = (
+            EquivalenceCache(handle.nodes, self.filter_plugins) if handle.nodes is not None and self.filter_plugins
+            else None)
+        """Filter passes reused between equal pods (:mod:`kubesched.framework.equivalence`; kubesched's
+        own, decisions unchanged). Set to None for the plain path."""
 
         # opportunistic batching (framework.go L370-372, L485-487): the signing plugins and the cache
         fg = handle.features
