@@ -534,6 +534,9 @@ class CreateNodes:
     node_allocatable: tuple[tuple[str, str], ...] = ()
     csi_node_allocatable: tuple[tuple[str, int], ...] = ()
     migrated_plugins: tuple[str, ...] = ()
+    declared_features: tuple[str, ...] = ()
+    """``status.declaredFeatures`` written on every node after it is created (the
+    nodedeclaredfeatures test's ``updateNodesWithDeclaredFeatures``; sorted)."""
 
 
 @dataclass(frozen=True)
@@ -1080,6 +1083,8 @@ def _build_nodes(op: CreateNodes, names: _Names) -> list[Node]:
             st = node.status
             node = replace(node, status=replace(st, capacity={**st.capacity, **extra},
                                                 allocatable={**st.allocatable, **extra} if st.allocatable else {}))
+        if op.declared_features:
+            node = replace(node, status=replace(node.status, declared_features=list(op.declared_features)))
         out.append(node)
     return out
 
@@ -1474,8 +1479,19 @@ def _add_podgroup_workloads() -> None:
     WORKLOADS.update(V137_WORKLOADS)
 
 
+def _add_ndf_workloads() -> None:
+    """Merge :data:`kubesched.sim.bench_ndf.NDF_WORKLOADS` (nodedeclaredfeatures; same import dance)."""
+    mod = sys.modules.get("kubesched.sim.bench_ndf")
+    if mod is not None and not hasattr(mod, "NDF_WORKLOADS"):
+        return
+    from kubesched.sim.bench_ndf import NDF_WORKLOADS
+
+    WORKLOADS.update(NDF_WORKLOADS)
+
+
 _add_dra_workloads()
 _add_podgroup_workloads()
+_add_ndf_workloads()
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
