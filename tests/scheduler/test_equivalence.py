@@ -4,8 +4,8 @@ Upstream evaluates every Filter plugin on every sampled node for every pod; kube
 passes of node-local Filter plugins between pods of the same spec. The same random cluster —
 replicas of a few pod templates (resources, node selectors and affinity, pod (anti-)affinity,
 topology spreading, host ports, tolerations, volumes, priorities that preempt), with pods
-deleted, nodes updated and added between attempts — is scheduled twice, with and without the
-cache: every attempt's pod, result, node, FailedScheduling message and whole decision record
+deleted, nodes updated and added between attempts — is scheduled twice, with the cache turned on
+(``Framework.enable_equivalence_cache``; it is off by default) and without it: every attempt's pod, result, node, FailedScheduling message and whole decision record
 (what ``--explain`` and ``-o wide`` show) must be the same.
 """
 
@@ -114,9 +114,9 @@ def run(c: dict[str, Any], *, equivalence: bool, seed: int) -> tuple[list[tuple]
                                      spec=ServiceSpec(selector={"app": app})))
     sched = Scheduler(client=store, lister=store, seed=seed, record=True)
     store.scheduler = sched
-    if not equivalence:
+    if equivalence:
         for fw in sched.profiles.values():
-            fw.equivalence = None
+            fw.enable_equivalence_cache()
     for i, spec in enumerate(c["nodes"]):
         store.add("Node", _node(i, *spec))
     for j, (n, app, prio, port) in enumerate(c["running"]):
@@ -189,3 +189,8 @@ def test_class_key_ignores_names_not_specs() -> None:
     b = MakePod().name("b").uid("b").label("app", "y").req(cpu="1").obj()
     c = MakePod().name("c").uid("c").label("app", "x").req(cpu="2").obj()
     assert pod_class_key(a) == pod_class_key(b) != pod_class_key(c)
+
+
+def test_off_by_default() -> None:
+    sched = Scheduler(client=ClusterStore(keep_events=False))
+    assert all(fw.equivalence is None for fw in sched.profiles.values())

@@ -30,6 +30,11 @@ What makes it exact:
   (:func:`kubesched.scheduler.scheduling_cycle.schedule_pod`), never by nominated-pod or
   preemption re-runs (those evaluate a modified copy of a node).
 
+Off by default (``Framework.enable_equivalence_cache``): measured on ``simulate_large`` inputs it
+reuses about half of the sampled nodes but saves no CPU, because a Filter pass costs mostly
+per-plugin call overhead, which a chunk pays unless *every* node of it is remembered
+(benchmarks/README.md, "perfsim").
+
 Memory: one ``bool`` per (class, node row); when the classes would exceed
 :attr:`EquivalenceCache.max_cells` cells the cache starts over (empty).
 """
