@@ -157,7 +157,7 @@ def run(c: dict[str, Any], *, equivalence: bool, seed: int) -> tuple[list[tuple]
     return out, hits
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(clusters(), st.integers(0, 3))
 def test_equivalence_cache_decides_like_the_plain_path(cluster, seed) -> None:  # noqa: ANN001
     with_cache, _ = run(cluster, equivalence=True, seed=seed)
