@@ -5,8 +5,9 @@ passes of node-local Filter plugins between pods of the same spec. The same rand
 replicas of a few pod templates (resources, node selectors and affinity, pod (anti-)affinity,
 topology spreading, host ports, tolerations, volumes, priorities that preempt), with pods
 deleted, nodes updated and added between attempts — is scheduled twice, with the cache turned on
-(``Framework.enable_equivalence_cache``; it is off by default) and without it: every attempt's pod, result, node, FailedScheduling message and whole decision record
-(what ``--explain`` and ``-o wide`` show) must be the same.
+(``Framework.enable_equivalence_cache``; it is off by default) and without it: every attempt's
+pod, result, node, FailedScheduling message and whole decision record (what ``--explain`` and
+``-o wide`` show) must be the same.
 """
 
 from __future__ import annotations
@@ -133,7 +134,7 @@ def run(c: dict[str, Any], *, equivalence: bool, seed: int) -> tuple[list[tuple]
         changes.setdefault(k, []).append(what)
     out: list[tuple] = []
     for k in range(300):
-        for what in changes.get(k, ()):
+        for ci, what in enumerate(changes.get(k, ())):
             if what == "delete":
                 bound = sorted(p for p, r in sched.table.pod_row.items())
                 if bound:
@@ -144,9 +145,9 @@ def run(c: dict[str, Any], *, equivalence: bool, seed: int) -> tuple[list[tuple]
                 spec[3] = "z3"
                 store.add("Node", _node(k % len(c["nodes"]), *spec))
             elif what == "add":
-                store.add("Node", _node(100 + k, *c["extra"]))
+                store.add("Node", _node(100 + 10 * k + ci, *c["extra"]))
             else:  # a new running pod on a node
-                store.add("Pod", MakePod().name(f"f{k}").uid(f"f{k}").node(f"n{k % len(c['nodes'])}")
+                store.add("Pod", MakePod().name(f"f{k}-{ci}").uid(f"f{k}-{ci}").node(f"n{k % len(c['nodes'])}")
                           .label("app", "web").req(cpu="300m", memory="128Mi").obj())
         a = sched.schedule_one()
         if a is None:
@@ -157,7 +158,7 @@ def run(c: dict[str, Any], *, equivalence: bool, seed: int) -> tuple[list[tuple]
     return out, hits
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(clusters(), st.integers(0, 3))
 def test_equivalence_cache_decides_like_the_plain_path(cluster, seed) -> None:  # noqa: ANN001
     with_cache, _ = run(cluster, equivalence=True, seed=seed)
