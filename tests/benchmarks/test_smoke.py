@@ -45,6 +45,8 @@ NOT_HERE = {
     "e2e_upstream.py": "needs the real kube-apiserver/etcd/kube-scheduler: tests/upstream/test_e2e_upstream_bench.py",
     "leader_failover.py": "waits out real lease durations (minutes)",
     "scheduler_perf.py": "the same code as `kubesched bench`, covered by tests/sim/test_bench*.py",
+    "scheduler_perf_coverage.py": "reads the k8s.io/kubernetes@v1.37.2 module source; smoke-run by "
+                                  "tests/sim/test_bench_ndf.py where it is present",
 }
 
 
