@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 import aiohttp
-from live import cpu_s, create_all, node_obj, pod_obj
+from live import cpu_s, create_all, node_obj, pod_obj, stop_all
 
 from kubesched.kube.client import APIClient, load_config
 
@@ -164,13 +164,7 @@ async def main() -> None:
             await phase(api, name, args.pods, sched.pid, box.pid, url, rate, args.timeout)
         await api.close()
     finally:
-        for p in (sched, box):
-            if p is not None and p.poll() is None:
-                p.terminate()
-                try:
-                    p.wait(30)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+        stop_all(sched, box)
 
 
 if __name__ == "__main__":
