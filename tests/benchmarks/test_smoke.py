@@ -23,6 +23,7 @@ SMOKE: dict[str, list[str]] = {
     "apiserver_durability.py": ["--writes", "40", "--http-writes", "20", "--concurrency", "1", "--modes", "unsafe"],
     "apiserver_soak.py": ["--minutes", "0.1", "--objects", "20", "--load-minutes", "0.05", "--idle-minutes", "0.02"],
     "cel_libraries.py": [],
+    "crd_create.py": ["--n", "20"],
     "dump_load.py": ["--nodes", "10", "--pods", "50"],
     "events_recorder.py": ["--events", "50", "--in-process"],
     "explain_report.py": ["--nodes", "20", "--pods", "30"],
