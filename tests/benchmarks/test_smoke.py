@@ -34,6 +34,7 @@ SMOKE: dict[str, list[str]] = {
     "metrics_flood.py": ["--nodes", "3", "--pods", "5", "--flood", "5"],
     "podtopologyspread_micro.py": [],
     "simulate_large.py": ["--nodes", "60", "--bound", "20", "--pending", "60"],
+    "sweep.py": ["overhead", "--runs", "2", "--no-ray"],  # the Ray half: tests/sweep/test_ray.py's cluster
     "up_vs_simulate.py": ["-f", "examples/quickstart", "--runs", "1"],
     "whatif.py": ["capacity", "--nodes", "20", "--pending", "10"],
     "workloads_snapshot.py": ["--nodes", "20", "--deployments", "5", "--snapshot-nodes", "10",
