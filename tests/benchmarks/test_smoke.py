@@ -21,7 +21,7 @@ SMOKE: dict[str, list[str]] = {
     "apiserver.py": ["--nodes", "20", "--pods", "40", "--bindings", "40", "--http"],
     "apiserver_compat_micro.py": ["--n", "50"],
     "apiserver_durability.py": ["--writes", "40", "--http-writes", "20", "--concurrency", "1", "--modes", "unsafe"],
-    "apiserver_soak.py": ["--minutes", "0.05", "--objects", "20"],
+    "apiserver_soak.py": ["--minutes", "0.1", "--objects", "20", "--load-minutes", "0.05", "--idle-minutes", "0.02"],
     "cel_libraries.py": [],
     "crd_create.py": ["--n", "20"],
     "dump_load.py": ["--nodes", "10", "--pods", "50"],
@@ -31,6 +31,7 @@ SMOKE: dict[str, list[str]] = {
     "interpodaffinity_micro.py": ["--nodes", "50", "--pods", "50", "--reps", "2"],
     "live.py": ["--nodes", "20", "--pods", "50", "--timeout", "120"],
     "live_faults.py": ["--nodes", "10", "--pods", "50"],
+    "metrics_flood.py": ["--nodes", "3", "--pods", "5", "--flood", "5"],
     "podtopologyspread_micro.py": [],
     "simulate_large.py": ["--nodes", "60", "--bound", "20", "--pending", "60"],
     "sweep.py": ["overhead", "--runs", "2", "--no-ray"],  # the Ray half: tests/sweep/test_ray.py's cluster
