@@ -17,8 +17,8 @@ with affinity (``havePodsWithAffinityNodeInfoList``), the PVC reference counts o
 present nodes (``usedPVCRefCounts``), and each node's ``NodeInfo`` holding exactly the cache's
 pods for it, with the updated node's allocatable.
 
-Not ported: the PodGroup case (GenericWorkload state, ``podGroupStates``; covered by
-``tests/cache`` pod-group tests when they exist) and the four "Assume and forget … in snapshot"
+Not ported: the PodGroup case (GenericWorkload's ``podGroupStates``, which kubesched keeps in
+``cache/podgroups.py``: ``PodGroupManagerImpl``, exercised by ``tests/plugins/test_gangscheduling.py``) and the four "Assume and forget … in snapshot"
 cases: there ``AssumePodInSnapshot`` writes to the snapshot only and the next ``UpdateSnapshot``
 discards what was not forgotten; kubesched's ``assume_pod_in_snapshot`` writes to the table the
 pod-group cycle then reverts itself (``forget_pod_in_snapshot``, last in first out), so a
