@@ -33,6 +33,7 @@ SMOKE: dict[str, list[str]] = {
     "live_faults.py": ["--nodes", "10", "--pods", "50"],
     "podtopologyspread_micro.py": [],
     "simulate_large.py": ["--nodes", "60", "--bound", "20", "--pending", "60"],
+    "sweep.py": ["overhead", "--runs", "2", "--no-ray"],  # the Ray half: tests/sweep/test_ray.py's cluster
     "up_vs_simulate.py": ["-f", "examples/quickstart", "--runs", "1"],
     "whatif.py": ["capacity", "--nodes", "20", "--pending", "10"],
     "workloads_snapshot.py": ["--nodes", "20", "--deployments", "5", "--snapshot-nodes", "10",
