@@ -42,7 +42,7 @@ SMOKE: dict[str, list[str]] = {
 
 #: scripts with no smoke run here, and why
 NOT_HERE = {
-    "e2e_upstream.py": "needs the real kube-apiserver/etcd/kube-scheduler (make upstream)",
+    "e2e_upstream.py": "needs the real kube-apiserver/etcd/kube-scheduler: tests/upstream/test_e2e_upstream_bench.py",
     "leader_failover.py": "waits out real lease durations (minutes)",
     "scheduler_perf.py": "the same code as `kubesched bench`, covered by tests/sim/test_bench*.py",
 }
