@@ -51,7 +51,7 @@ outcomes are compared:
 ``--groups`` generates clusters with PodGroups instead (:mod:`diff_groups` beside this file:
 GenericWorkload, TopologyAwareWorkloadScheduling and PodGroupPreemptionPolicy on both sides,
 kube-apiserver with ``--runtime-config=scheduling.k8s.io/v1beta1=true``); a step is a whole
-group (its PodGroup, then all members back to back) or a single pod, settled as
+group (all members back to back, then their PodGroup) or a single pod, settled as
 :func:`diff_groups.settle_step` says, and compared as a whole: members bound, the PodGroup's
 ``PodGroupInitiallyScheduled`` condition, victims, messages, nodes (as a multiset, or within the
 engine's top-score nodes). While kubesched's engine cannot schedule groups, every step is
@@ -1129,8 +1129,7 @@ def run_groups_cluster(seed: int, settle_s: float, verbose: bool, results: list[
             bound_before = [p for p in before.values()
                             if p["spec"].get("nodeName") and not p["metadata"].get("deletionTimestamp")]
             groups_before = list(diff_groups.list_pod_groups(cp).values())
-            created_group = diff_groups.create(cp, step.group) if step.group else None
-            created = [diff_groups.create(cp, p) for p in step.pods]
+            created_group, created = diff_groups.create_step(cp, step.group, step.pods)
             names = [p["metadata"]["name"] for p in created]
             st = diff_groups.settle_step(cp, names, step.group["metadata"]["name"] if step.group else None,
                                          settle_s, timeout)
@@ -1170,10 +1169,8 @@ def run_groups_cluster(seed: int, settle_s: float, verbose: bool, results: list[
                     rr = diff_groups.GroupResult(step.name, step.areas, False, "engine", run_error)
                 else:
                     mirror_bound(run_cp, bound_before)
-                    if step.group and step.group["metadata"]["name"] not in diff_groups.list_pod_groups(run_cp):
-                        diff_groups.create(run_cp, step.group)
-                    for p in step.pods:
-                        diff_groups.create(run_cp, p)
+                    fresh = step.group and step.group["metadata"]["name"] not in diff_groups.list_pod_groups(run_cp)
+                    diff_groups.create_step(run_cp, step.group if fresh else None, step.pods)
                     rst = diff_groups.settle_step(run_cp, names, step.group["metadata"]["name"] if step.group else None,
                                                   settle_s, timeout)
                     run_out = diff_groups.outcome(names, rst.pods, rst.group,

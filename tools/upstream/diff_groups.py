@@ -9,8 +9,9 @@ kube-scheduler both get ``--feature-gates`` :data:`GROUP_GATES`. The bootstrap R
 ``system:kube-scheduler`` then grants podgroups get/list/watch and podgroups/status patch
 (plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go L686-689).
 
-A **step** is either a whole group — the PodGroup, then all its member pods created back to
-back — or one single pod. :func:`settle_step` waits until every pod of the step has settled:
+A **step** is either a whole group — all its member pods created back to back, then the
+PodGroup (:func:`create_step` says why) — or one single pod. :func:`settle_step` waits until
+every pod of the step has settled:
 
 - bound; or
 - pending with ``PodScheduled=False`` and no pod anywhere Terminating (a member waiting on
@@ -111,6 +112,36 @@ def create(cp: ControlPlane, obj: dict[str, Any]) -> dict[str, Any]:
     if status != 201:
         raise RuntimeError(f"create {obj['kind']} {obj['metadata']['name']}: HTTP {status}: {body}")
     return dict(body)
+
+
+#: seconds between the last member's creation and its PodGroup's (:func:`create_step`): the
+#: scheduler's pod informer must have delivered every member before the PodGroup informer delivers
+#: the group (two watches, no order between them)
+MEMBERS_OBSERVE_S = 0.5
+
+
+def create_step(cp: ControlPlane, group: dict[str, Any] | None,
+                pods: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """Create one step's objects: the member pods first, then (after :data:`MEMBERS_OBSERVE_S`)
+    their PodGroup; returns (the PodGroup, the pods) as stored.
+
+    Why members first: v1.37.2's queue puts a member whose PodGroup it has not observed into
+    ``incompletePodGroupPods`` (scheduling_queue.go ``addPodGroupMember`` L900-908) and moves them
+    all into the group's entity when the PodGroup arrives, under the queue lock (``AddPodGroup``
+    L1586-1596) — so the group's first cycle sees every member. Created the other way round, the
+    first member makes a new entity that is popped at once (L922-926) and members arriving during
+    that cycle wait in ``pendingPodGroupPods`` for the next (L914-919): a basic group's first cycle
+    then holds one member and a gang with ``minCount`` < size as many as had arrived when quorum
+    was met — seen as a basic group placed by its first member alone in the densest rack and a
+    gang bound 2/6 (``--groups`` seeds 56 and 11 before this ordering). How many members a cycle
+    got was a race with the HTTP requests; kubesched's replay hands the engine the whole group."""
+    created = [create(cp, p) for p in pods]
+    stored_group = None
+    if group is not None:
+        if created:
+            time.sleep(MEMBERS_OBSERVE_S)
+        stored_group = create(cp, group)
+    return stored_group, created
 
 
 def node(name: str, cpu: str = "4", memory: str = "16Gi", labels: dict[str, str] | None = None,
