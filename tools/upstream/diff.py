@@ -1203,10 +1203,25 @@ def engine_group_compare(rec: dict[str, Any], config: Any, features: Any) -> dif
     if not rec["settled"]:
         return diff_groups.GroupResult(rec["step"], areas, False, "unsettled",
                                        f"upstream did not settle in {rec['timeout']:.0f} s ({rec['why']}): {up}")
-    try:
+    def run(choices: diff_groups.EngineChoices) -> diff_groups.GroupResult:
         ks, top = diff_groups.engine_group_step(config, features, rec["stored"], rec["nodes"], rec["bound_before"],
-                                                rec["groups_before"], rec["created_group"], rec["created"], _strip)
-        r = diff_groups.compare_group(rec["step"], areas, up, ks, top)
+                                                rec["groups_before"], rec["created_group"], rec["created"], _strip,
+                                                choices=choices)
+        return diff_groups.compare_group(rec["step"], areas, up, ks, top)
+
+    try:
+        seen = diff_groups.EngineChoices()
+        r = run(seen)
+        if not r.agree:
+            # upstream's placement order and its choice among equally scored placements are random:
+            # the step agrees as a tie when the engine, making upstream's choices, gives its outcome
+            for alt in diff_groups.choice_alternatives(seen):
+                ra = run(alt)
+                if ra.agree:
+                    ra.detail += f" (a tie: upstream's random choice — {alt.describe()}; the engine's own: {r.detail})"
+                    ra.kind = "tie"
+                    r = ra
+                    break
     except diff_groups.EngineUnavailable as e:
         if e.permanent:
             return diff_groups.GroupResult(rec["step"], areas, False, "engine",

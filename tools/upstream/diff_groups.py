@@ -517,18 +517,161 @@ class EngineUnavailable(RuntimeError):
         self.permanent = permanent
 
 
+@dataclass
+class EngineChoices:
+    """The choices v1.37.2 makes at random in a pod-group cycle, made explicitly in the engine.
+
+    - The order of the placements: TopologyPlacementGenerator ranges over a Go map
+      (topology_placement.go L85-98), so which placement is evaluated *first* is random in every
+      cycle — and when none is feasible the group's message reports the first one's status ("0/N
+      placements are available, first placement status: …", schedule_one_podgroup.go L1045-1050)
+      and its members carry that placement's own failures. kubesched sorts them by domain.
+    - Among placements of equal best total score, ``findBestPlacement`` takes the larger
+      ``rand.Int()`` randomizer (L1194-1223).
+    - A single pod's preemption between candidate nodes that tie on every criterion:
+      ``pickOneNodeForPreemption`` ranges over a map (framework/preemption/preemption.go
+      L337-345), kubesched takes the first in node order.
+
+    A rejected group is retried after its backoff (``AddAttemptedPodGroupIfNeeded``,
+    scheduling_queue.go L1250-1260), each time with fresh random choices; what a step shows is its
+    last cycle's. So a choice here applies to every cycle of the step: ``rotation`` — the
+    PlacementGenerate calls of the cycles start at their placement of that index (0 = kubesched's
+    order), ``preempt_rotation`` the same for the calls of PodGroupPostFilter's re-run; ``pick`` —
+    selections take the tied-best placement of that index (None: the engine's own draw);
+    ``candidate`` — a preemption takes the tied candidate node of that index. The run records the
+    largest number of placements offered (``generated``, ``generated_preempt``), of tied-best
+    placements (``tied``) and of tied candidates (``candidates``), which
+    :func:`choice_alternatives` enumerates."""
+
+    rotation: int = 0
+    preempt_rotation: int = 0
+    pick: int | None = None
+    candidate: int = 0
+    generated: int = 0
+    generated_preempt: int = 0
+    tied: int = 0
+    candidates: int = 0
+
+    def describe(self) -> str:
+        parts = []
+        if self.rotation:
+            parts.append(f"cycles evaluate placement #{self.rotation + 1} first")
+        if self.preempt_rotation:
+            parts.append(f"preemption's re-run evaluates placement #{self.preempt_rotation + 1} first")
+        if self.pick is not None:
+            parts.append(f"tied placement #{self.pick + 1} chosen")
+        if self.candidate:
+            parts.append(f"tied preemption candidate #{self.candidate + 1} chosen")
+        return "; ".join(parts) or "the engine's own choices"
+
+
+def choice_alternatives(seen: EngineChoices, limit: int = 36) -> list[EngineChoices]:
+    """The other combinations of :class:`EngineChoices` that ``seen``'s run offered (at most ``limit``)."""
+    out = []
+    for r in range(max(seen.generated, 1)):
+        for rp in range(max(seen.generated_preempt, 1)):
+            for pick in [None] if seen.tied < 2 else range(seen.tied):
+                for c in range(max(seen.candidates, 1)):
+                    if r or rp or pick or c:
+                        out.append(EngineChoices(r, rp, pick, c))
+    return out[:limit]
+
+
+class _ChoicePatch:
+    """Applies :class:`EngineChoices` to the engine for one run (patches TopologyPlacementGenerator,
+    the pod-group cycle's ``select_placement`` and, to tell its re-run apart, the framework's
+    PodGroupPostFilter; restored on exit)."""
+
+    def __init__(self, choices: EngineChoices) -> None:
+        self.choices = choices
+
+    def __enter__(self) -> _ChoicePatch:
+        import kubesched.framework.preemption as pre
+        import kubesched.plugins.topologyaware as ta
+        import kubesched.scheduler.schedule_one_podgroup as sop
+        from kubesched.framework.runtime import Framework
+
+        ch = self.choices
+        self._saved = (ta.TopologyPlacement.generate_placements, sop.select_placement,
+                       Framework.run_pod_group_post_filter_plugins, pre.pick_one_node_for_preemption)
+        orig_gen, orig_sel, orig_pf, orig_pick = self._saved
+        in_pf = [False]
+
+        def generate(plugin: Any, state: Any, pg_info: Any, parent: Any) -> Any:
+            placements, st = orig_gen(plugin, state, pg_info, parent)
+            n = len(placements)
+            if in_pf[0]:
+                ch.generated_preempt = max(ch.generated_preempt, n)
+                r = ch.preempt_rotation
+            else:
+                ch.generated = max(ch.generated, n)
+                r = ch.rotation
+            if r and n:
+                r %= n
+                placements = placements[r:] + placements[:r]
+            return placements, st
+
+        def select(scores: Any, rng: Any) -> int:
+            chosen = orig_sel(scores, rng)  # draws the randomizers as the engine would
+            best = max(sc.total_score for sc in scores)
+            tied = [k for k, sc in enumerate(scores) if sc.total_score == best]
+            ch.tied = max(ch.tied, len(tied))
+            if ch.pick is not None:
+                return tied[ch.pick % len(tied)]
+            return int(chosen)
+
+        def post_filter(fw: Any, *args: Any, **kwargs: Any) -> Any:
+            in_pf[0] = True
+            try:
+                return orig_pf(fw, *args, **kwargs)
+            finally:
+                in_pf[0] = False
+
+        def pick_node(nodes_to_victims: Any, score_funcs: Any = None) -> str:
+            names = list(nodes_to_victims)
+            # the nodes that tie on every criterion: those some order of the candidates returns first
+            tied: list[str] = []
+            for k in range(len(names)):
+                order = names[k:] + names[:k]
+                got = orig_pick({n: nodes_to_victims[n] for n in order}, score_funcs)
+                if got not in tied:
+                    tied.append(got)
+            tied.sort(key=names.index)
+            ch.candidates = max(ch.candidates, len(tied))
+            if ch.candidate and tied:
+                return tied[ch.candidate % len(tied)]
+            return str(orig_pick(nodes_to_victims, score_funcs))
+
+        ta.TopologyPlacement.generate_placements = generate  # type: ignore[method-assign]
+        sop.select_placement = select
+        Framework.run_pod_group_post_filter_plugins = post_filter  # type: ignore[method-assign]
+        pre.pick_one_node_for_preemption = pick_node
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        import kubesched.framework.preemption as pre
+        import kubesched.plugins.topologyaware as ta
+        import kubesched.scheduler.schedule_one_podgroup as sop
+        from kubesched.framework.runtime import Framework
+
+        (ta.TopologyPlacement.generate_placements, sop.select_placement,  # type: ignore[method-assign]
+         Framework.run_pod_group_post_filter_plugins, pre.pick_one_node_for_preemption) = self._saved
+
+
 def engine_group_step(config: Any, features: Any, objs: list[dict[str, Any]], nodes: list[dict[str, Any]],
                       bound: list[dict[str, Any]], groups: list[dict[str, Any]], step_group: dict[str, Any] | None,
                       step_pods: list[dict[str, Any]], strip: Any,
-                      group_name: str | None = None) -> tuple[dict[str, Any], dict[str, list[str]]]:
+                      group_name: str | None = None,
+                      choices: EngineChoices | None = None) -> tuple[dict[str, Any], dict[str, list[str]]]:
     """Replay one step through kubesched's engine from upstream's state before it; returns
     (:func:`outcome` of the step, pod → top-score nodes where the engine recorded a decision).
 
     ``groups`` are the PodGroups upstream held before the step (as stored), ``step_group`` the
     step's PodGroup as upstream stored it at creation (defaulted, admitted), ``step_pods`` the
     step's pods as created; ``group_name`` the group whose condition to report when the step
-    only adds members to an existing one. Raises :class:`EngineUnavailable` when the engine
-    refuses groups."""
+    only adds members to an existing one; ``choices``: the random choices to make as given
+    (:class:`EngineChoices`; it records the choices offered). Raises :class:`EngineUnavailable`
+    when the engine refuses groups."""
     import yaml
 
     from kubesched.framework.clock import ManualClock
@@ -566,7 +709,9 @@ def engine_group_step(config: Any, features: Any, objs: list[dict[str, Any]], no
             records[a.pod_key] = a.record
 
     sched.on_attempt = on_attempt
+    patch = _ChoicePatch(choices if choices is not None else EngineChoices())
     try:
+        patch.__enter__()
         for g in [*groups, *([step_group] if step_group else [])]:
             store.put_object("PodGroup", clean(g))
         store.flush()
@@ -588,6 +733,8 @@ def engine_group_step(config: Any, features: Any, objs: list[dict[str, Any]], no
         store.flush()
     except Exception as e:
         raise EngineUnavailable(f"{type(e).__name__}: {e}") from e
+    finally:
+        patch.__exit__()
     names = [p["metadata"]["name"] for p in step_pods]
     pods: dict[str, dict[str, Any]] = {}
     for key, cur in store.pods.items():
