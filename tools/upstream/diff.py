@@ -1100,6 +1100,7 @@ def run_groups_cluster(seed: int, settle_s: float, verbose: bool, results: list[
     config = decode_config(SCHED_CONFIG, features=features)
     cp = diff_groups.start_control_plane("1.37", gates)
     run_cp: ControlPlane | None = None
+    run_proc: Any = None
     engine_error = run_error = ""
     try:
         for o in objs:
@@ -1109,7 +1110,7 @@ def run_groups_cluster(seed: int, settle_s: float, verbose: bool, results: list[
             for o in objs:
                 diff_groups.create(run_cp, o)
             try:
-                run_cp.start_kubesched_run(SCHED_CONFIG, extra_args=[
+                run_proc = run_cp.start_kubesched_run(SCHED_CONFIG, extra_args=[
                     f"--feature-gates={format_feature_gates(all_gates)}"])
             except Exception as e:  # noqa: BLE001 - reported, the upstream side goes on
                 run_error = ("`kubesched run` does not start with the gates: "
@@ -1120,7 +1121,8 @@ def run_groups_cluster(seed: int, settle_s: float, verbose: bool, results: list[
                   "metadata": {k: v for k, v in n["metadata"].items() if k in ("name", "labels")},
                   "spec": n.get("spec", {}), "status": n["status"]} for n in nodes_api]
         stored = [o for o in objs if o["kind"] == "PriorityClass"]
-        cp.start_kube_scheduler(SCHED_CONFIG)
+        up_metrics = diff_groups.SchedulerMetrics(cp, cp.start_kube_scheduler(SCHED_CONFIG))
+        run_metrics = diff_groups.SchedulerMetrics(run_cp, run_proc) if run_cp is not None and run_proc else None
         kubelet = FakeKubelet()
         kubelet.start(cp, _pods(cp))
         agree = 0
@@ -1129,10 +1131,10 @@ def run_groups_cluster(seed: int, settle_s: float, verbose: bool, results: list[
             bound_before = [p for p in before.values()
                             if p["spec"].get("nodeName") and not p["metadata"].get("deletionTimestamp")]
             groups_before = list(diff_groups.list_pod_groups(cp).values())
-            created_group, created = diff_groups.create_step(cp, step.group, step.pods)
+            created_group, created = diff_groups.create_step(cp, step.group, step.pods, up_metrics)
             names = [p["metadata"]["name"] for p in created]
             st = diff_groups.settle_step(cp, names, step.group["metadata"]["name"] if step.group else None,
-                                         settle_s, timeout)
+                                         settle_s, timeout, metrics=up_metrics)
             kubelet.start(cp, st.pods)
             up = diff_groups.outcome(names, st.pods, st.group, [p["metadata"]["name"] for p in bound_before])
             # another pending pod (of an earlier step) was bound while this step settled: upstream's
@@ -1170,9 +1172,9 @@ def run_groups_cluster(seed: int, settle_s: float, verbose: bool, results: list[
                 else:
                     mirror_bound(run_cp, bound_before)
                     fresh = step.group and step.group["metadata"]["name"] not in diff_groups.list_pod_groups(run_cp)
-                    diff_groups.create_step(run_cp, step.group if fresh else None, step.pods)
+                    diff_groups.create_step(run_cp, step.group if fresh else None, step.pods, run_metrics)
                     rst = diff_groups.settle_step(run_cp, names, step.group["metadata"]["name"] if step.group else None,
-                                                  settle_s, timeout)
+                                                  settle_s, timeout, metrics=run_metrics)
                     run_out = diff_groups.outcome(names, rst.pods, rst.group,
                                                   [p["metadata"]["name"] for p in bound_before])
                     rr = diff_groups.compare_group(step.name, step.areas, up, run_out, {})

@@ -114,16 +114,49 @@ def create(cp: ControlPlane, obj: dict[str, Any]) -> dict[str, Any]:
     return dict(body)
 
 
-#: seconds between the last member's creation and its PodGroup's (:func:`create_step`): the
-#: scheduler's pod informer must have delivered every member before the PodGroup informer delivers
-#: the group (two watches, no order between them)
-MEMBERS_OBSERVE_S = 0.5
+#: the longest :func:`create_step` waits for the scheduler to have queued a step's members
+MEMBERS_OBSERVE_TIMEOUT_S = 20.0
 
 
-def create_step(cp: ControlPlane, group: dict[str, Any] | None,
-                pods: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
-    """Create one step's objects: the member pods first, then (after :data:`MEMBERS_OBSERVE_S`)
-    their PodGroup; returns (the PodGroup, the pods) as stored.
+class SchedulerMetrics:
+    """Reads a running scheduler's ``/metrics`` (kube-scheduler's or ``kubesched run``'s: both
+    serve ``scheduler_pending_pods{queue}``, v1.37 with the pod-group pools ``incomplete`` and
+    ``pending``), authenticated as the control plane's admin."""
+
+    def __init__(self, cp: ControlPlane, proc: Any) -> None:
+        import ssl
+
+        args = list(getattr(getattr(proc, "popen", None), "args", None) or [])
+        port = next((a.split("=", 1)[1] for a in args if str(a).startswith("--secure-port=")), None)
+        self.url = f"https://127.0.0.1:{port}/metrics" if port else None
+        self.token = cp.tokens.get("kubesched")
+        self.ctx = ssl.create_default_context()
+        self.ctx.check_hostname = False
+        self.ctx.verify_mode = ssl.CERT_NONE
+
+    def pending(self, queue: str) -> float | None:
+        """``scheduler_pending_pods{queue="<queue>"}``, or None when it cannot be read."""
+        from kubesched.testing.upstream import http_request
+
+        if self.url is None:
+            return None
+        try:
+            status, _, body = http_request(self.url, self.token, self.ctx, "GET", headers={"Accept": "text/plain"},
+                                           timeout=5.0)
+        except OSError:
+            return None
+        if status != 200 or not isinstance(body, bytes):
+            return None
+        m = re.search(rf'^scheduler_pending_pods{{queue="{queue}"}} (\S+)$', body.decode(errors="replace"), re.M)
+        return float(m.group(1)) if m else None
+
+
+def create_step(cp: ControlPlane, group: dict[str, Any] | None, pods: list[dict[str, Any]],
+                metrics: SchedulerMetrics | None = None) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """Create one step's objects: the member pods first, then — once the scheduler has queued them
+    all (``metrics``: its ``scheduler_pending_pods{queue="incomplete"}`` grew by the members, at
+    most :data:`MEMBERS_OBSERVE_TIMEOUT_S`) — their PodGroup; returns (the PodGroup, the pods) as
+    stored.
 
     Why members first: v1.37.2's queue puts a member whose PodGroup it has not observed into
     ``incompletePodGroupPods`` (scheduling_queue.go ``addPodGroupMember`` L900-908) and moves them
@@ -133,13 +166,23 @@ def create_step(cp: ControlPlane, group: dict[str, Any] | None,
     that cycle wait in ``pendingPodGroupPods`` for the next (L914-919): a basic group's first cycle
     then holds one member and a gang with ``minCount`` < size as many as had arrived when quorum
     was met — seen as a basic group placed by its first member alone in the densest rack and a
-    gang bound 2/6 (``--groups`` seeds 56 and 11 before this ordering). How many members a cycle
-    got was a race with the HTTP requests; kubesched's replay hands the engine the whole group."""
+    gang bound 2/6 (``--groups`` seeds 56 and 11 before this ordering). Why wait for the metric:
+    pods and PodGroups come through two watches with no order between them; on a loaded machine
+    a fixed 0.5 s let the PodGroup overtake 10 of 16 members (seeds 62, 63, 65), whose cycle
+    then ran without them. kubesched's replay hands the engine the whole group."""
+    before = metrics.pending("incomplete") if metrics is not None and group is not None else None
     created = [create(cp, p) for p in pods]
     stored_group = None
     if group is not None:
-        if created:
-            time.sleep(MEMBERS_OBSERVE_S)
+        if created and metrics is not None and before is not None:
+            deadline = time.monotonic() + MEMBERS_OBSERVE_TIMEOUT_S
+            while time.monotonic() < deadline:
+                now = metrics.pending("incomplete")
+                if now is not None and now >= before + len(created):
+                    break
+                time.sleep(0.05)
+        elif created:
+            time.sleep(0.5)
         stored_group = create(cp, group)
     return stored_group, created
 
@@ -335,9 +378,14 @@ class Settled:
 
 
 def settle_step(cp: ControlPlane, names: list[str], group: str | None, stable: float = 1.0,
-                timeout: float = 60.0, on_poll: Any = None, ns: str = NS) -> Settled:
+                timeout: float = 60.0, on_poll: Any = None, ns: str = NS,
+                metrics: SchedulerMetrics | None = None) -> Settled:
     """Wait until every pod of ``names`` has settled (module doc). Terminating pods are deleted
-    at once (grace 0), as the kubelet the harness stands in for would confirm them."""
+    at once (grace 0), as the kubelet the harness stands in for would confirm them. With
+    ``metrics`` the scheduler's queue must also be idle: no pod in ``activeQ`` (about to be
+    tried) nor in ``pendingPodGroupPods`` (members that arrived while their group was being
+    scheduled and wait for its requeue, scheduling_queue.go L914-919) — they have no condition
+    yet and would otherwise pass for members held by PreEnqueue."""
     t0 = time.monotonic()
     deadline = t0 + timeout
     last: tuple[Any, ...] = ()
@@ -386,7 +434,10 @@ def settle_step(cp: ControlPlane, names: list[str], group: str | None, stable: f
                     or (scheduled_condition(p) or {}).get("status", "False") == "False" for p in mine)
         need = max(stable, 10.0) if preempted else stable
         if quiet and not nominated and not terminating and now - since >= need:
-            return done(pods, g, True)
+            busy = [q for q in ("active", "pending") if metrics is not None and (metrics.pending(q) or 0) > 0]
+            if not busy:
+                return done(pods, g, True)
+            since = now - need + 0.2  # look again shortly
         if now > deadline:
             why = (f"{changes} changes of the step's objects, the last {now - since:.1f} s ago; "
                    f"nominated {sorted(p['metadata']['name'] for p in noms)}; "
