@@ -51,7 +51,7 @@ outcomes are compared:
 ``--groups`` generates clusters with PodGroups instead (:mod:`diff_groups` beside this file:
 GenericWorkload, TopologyAwareWorkloadScheduling and PodGroupPreemptionPolicy on both sides,
 kube-apiserver with ``--runtime-config=scheduling.k8s.io/v1beta1=true``); a step is a whole
-group (all members back to back, then their PodGroup) or a single pod, settled as
+group (its PodGroup, then all members, held until all are queued) or a single pod, settled as
 :func:`diff_groups.settle_step` says, and compared as a whole: members bound, the PodGroup's
 ``PodGroupInitiallyScheduled`` condition, victims, messages, nodes (as a multiset, or within the
 engine's top-score nodes). While kubesched's engine cannot schedule groups, every step is
@@ -1126,6 +1126,7 @@ def run_groups_cluster(seed: int, settle_s: float, verbose: bool, results: list[
         kubelet = FakeKubelet()
         kubelet.start(cp, _pods(cp))
         agree = 0
+        start = [0]  # the engine's nextStartNodeIndex, carried from step to step
         for step in steps:
             before = _pods(cp)
             bound_before = [p for p in before.values()
@@ -1152,7 +1153,7 @@ def run_groups_cluster(seed: int, settle_s: float, verbose: bool, results: list[
             if engine_error:
                 r = diff_groups.GroupResult(step.name, step.areas, False, "engine", engine_error)
             else:
-                r = engine_group_compare(rec, config, features)
+                r = engine_group_compare(rec, config, features, start)
                 if r.kind == "engine":  # the engine refused the gates: every later step would too
                     engine_error = r.detail
                     print(f"  seed {seed}: {engine_error}")
@@ -1196,11 +1197,16 @@ def run_groups_cluster(seed: int, settle_s: float, verbose: bool, results: list[
             run_cp.stop()
 
 
-def engine_group_compare(rec: dict[str, Any], config: Any, features: Any) -> diff_groups.GroupResult:
+def engine_group_compare(rec: dict[str, Any], config: Any, features: Any,
+                         start: list[int] | None = None) -> diff_groups.GroupResult:
     """Replay one recorded step (a line of ``--record``) through kubesched's engine and compare it
     with upstream's outcome: ``unsettled`` when upstream did not settle, ``engine`` when the
     engine refuses the gates, ``engine-crash`` when it raised, ``raced`` (agreeing) when a
-    disagreement coincides with an earlier step's pod bound meanwhile."""
+    disagreement coincides with an earlier step's pod bound meanwhile, ``tie`` (agreeing) when
+    one of upstream's random choices (:class:`diff_groups.EngineChoices`) gives its outcome.
+    ``start``: a one-element list holding the engine's ``nextStartNodeIndex`` carried from step
+    to step (updated)."""
+    start = start if start is not None else [0]
     areas, up = set(rec["areas"]), rec["up"]
     if not rec["settled"]:
         return diff_groups.GroupResult(rec["step"], areas, False, "unsettled",
@@ -1212,8 +1218,9 @@ def engine_group_compare(rec: dict[str, Any], config: Any, features: Any) -> dif
         return diff_groups.compare_group(rec["step"], areas, up, ks, top)
 
     try:
-        seen = diff_groups.EngineChoices()
+        seen = diff_groups.EngineChoices(start_index=start[0])
         r = run(seen)
+        start[0] = seen.next_start_index
         if not r.agree:
             # upstream's placement order and its choice among equally scored placements are random:
             # the step agrees as a tie when the engine, making upstream's choices, gives its outcome
@@ -1223,6 +1230,7 @@ def engine_group_compare(rec: dict[str, Any], config: Any, features: Any) -> dif
                     ra.detail += f" (a tie: upstream's random choice — {alt.describe()}; the engine's own: {r.detail})"
                     ra.kind = "tie"
                     r = ra
+                    start[0] = alt.next_start_index
                     break
     except diff_groups.EngineUnavailable as e:
         if e.permanent:
@@ -1255,8 +1263,9 @@ def replay_groups(paths: list[str], verbose: bool, results: list[diff_groups.Gro
                     by_seed[rec["seed"]].append(rec)
     for seed in sorted(by_seed):
         agree = 0
+        start = [0]
         for rec in by_seed[seed]:
-            r = engine_group_compare(rec, config, features)
+            r = engine_group_compare(rec, config, features, start)
             r.upstream_kind = diff_groups.upstream_kind(rec["up"]) if rec["settled"] else "unsettled"
             results.append(r)
             agree += r.agree

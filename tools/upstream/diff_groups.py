@@ -9,8 +9,9 @@ kube-scheduler both get ``--feature-gates`` :data:`GROUP_GATES`. The bootstrap R
 ``system:kube-scheduler`` then grants podgroups get/list/watch and podgroups/status patch
 (plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go L686-689).
 
-A **step** is either a whole group — all its member pods created back to back, then the
-PodGroup (:func:`create_step` says why) — or one single pod. :func:`settle_step` waits until
+A **step** is either a whole group — the PodGroup, then all its member pods, held by a
+scheduling gate until the scheduler has queued them all (:func:`create_step` says why) — or
+one single pod. :func:`settle_step` waits until
 every pod of the step has settled:
 
 - bound; or
@@ -151,39 +152,62 @@ class SchedulerMetrics:
         return float(m.group(1)) if m else None
 
 
+#: the scheduling gate :func:`create_step` holds a group's members with until all are queued
+HOLD_GATE = "kubesched.io/diff-hold"
+
+
 def create_step(cp: ControlPlane, group: dict[str, Any] | None, pods: list[dict[str, Any]],
                 metrics: SchedulerMetrics | None = None) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
-    """Create one step's objects: the member pods first, then — once the scheduler has queued them
-    all (``metrics``: its ``scheduler_pending_pods{queue="incomplete"}`` grew by the members, at
-    most :data:`MEMBERS_OBSERVE_TIMEOUT_S`) — their PodGroup; returns (the PodGroup, the pods) as
-    stored.
+    """Create one step's objects so that a group's first cycle sees every member; returns (the
+    PodGroup, the pods) as stored at the end (without the hold gate).
 
-    Why members first: v1.37.2's queue puts a member whose PodGroup it has not observed into
-    ``incompletePodGroupPods`` (scheduling_queue.go ``addPodGroupMember`` L900-908) and moves them
-    all into the group's entity when the PodGroup arrives, under the queue lock (``AddPodGroup``
-    L1586-1596) — so the group's first cycle sees every member. Created the other way round, the
-    first member makes a new entity that is popped at once (L922-926) and members arriving during
-    that cycle wait in ``pendingPodGroupPods`` for the next (L914-919): a basic group's first cycle
-    then holds one member and a gang with ``minCount`` < size as many as had arrived when quorum
-    was met — seen as a basic group placed by its first member alone in the densest rack and a
-    gang bound 2/6 (``--groups`` seeds 56 and 11 before this ordering). Why wait for the metric:
-    pods and PodGroups come through two watches with no order between them; on a loaded machine
-    a fixed 0.5 s let the PodGroup overtake 10 of 16 members (seeds 62, 63, 65), whose cycle
-    then ran without them. kubesched's replay hands the engine the whole group."""
-    before = metrics.pending("incomplete") if metrics is not None and group is not None else None
-    created = [create(cp, p) for p in pods]
-    stored_group = None
-    if group is not None:
-        if created and metrics is not None and before is not None:
+    A group step: the PodGroup, then its members each with the scheduling gate
+    :data:`HOLD_GATE`; once the scheduler has queued them all (``metrics``: its
+    ``scheduler_pending_pods{queue="gated"}`` grew by the members, at most
+    :data:`MEMBERS_OBSERVE_TIMEOUT_S`; without metrics 0.5 s) the gates are removed one by one.
+    v1.37.2 gates a whole group entity while any member is gated ("If any pod is gated, the whole
+    entity is gated", scheduling_queue.go ``runPreEnqueuePlugins`` L707-729), so the entity
+    becomes active only with its last member ungated, holding all of them.
+
+    Why: created plainly, the first member observed makes a new entity that is moved to activeQ
+    and popped at once (``addPodGroupMember`` L922-926) while later members wait in
+    ``pendingPodGroupPods`` for the next cycle (L914-919) — a race with the HTTP requests and the
+    informers. Seen: a basic group placed by its first member alone in the densest rack, a gang
+    bound 2/6 (seeds 56, 11), a gang whose cycle ran with 6 of 16 members (seeds 62, 63, 65).
+    Creating the members before the PodGroup does not close it: ``AddPodGroup`` moves the
+    members from ``incompletePodGroupPods`` one at a time and the first move already pops the
+    entity (seen with -v=5: ``unscheduledPodsCount=1``, then DynamicResources' PodGroupPostFilter
+    failing "not found" and a SchedulerError condition). kubesched's replay hands the engine the
+    whole group, as this makes upstream see it."""
+    if group is None:
+        return None, [create(cp, p) for p in pods]
+    stored_group = create(cp, group)
+    before = metrics.pending("gated") if metrics is not None else None
+    held = []
+    for p in pods:
+        q = copy.deepcopy(p)
+        q["spec"]["schedulingGates"] = [*(q["spec"].get("schedulingGates") or []), {"name": HOLD_GATE}]
+        held.append(create(cp, q))
+    if held:
+        if metrics is not None and before is not None:
             deadline = time.monotonic() + MEMBERS_OBSERVE_TIMEOUT_S
             while time.monotonic() < deadline:
-                now = metrics.pending("incomplete")
-                if now is not None and now >= before + len(created):
+                now = metrics.pending("gated")
+                if now is not None and now >= before + len(held):
                     break
                 time.sleep(0.05)
-        elif created:
+        else:
             time.sleep(0.5)
-        stored_group = create(cp, group)
+    created = []
+    for p in held:
+        gates = [g for g in p["spec"].get("schedulingGates") or [] if g.get("name") != HOLD_GATE]
+        name, ns = p["metadata"]["name"], p["metadata"].get("namespace", NS)
+        status, _, body = cp.request("PATCH", f"/api/v1/namespaces/{ns}/pods/{name}",
+                                     {"spec": {"schedulingGates": gates or None}},
+                                     headers={"Content-Type": "application/merge-patch+json"})
+        if status != 200:
+            raise RuntimeError(f"ungate pod {name}: HTTP {status}: {body}")
+        created.append(dict(body))
     return stored_group, created
 
 
@@ -592,8 +616,15 @@ class EngineChoices:
     ``candidate`` — a preemption takes the tied candidate node of that index. The run records the
     largest number of placements offered (``generated``, ``generated_preempt``), of tied-best
     placements (``tied``) and of tied candidates (``candidates``), which
-    :func:`choice_alternatives` enumerates."""
+    :func:`choice_alternatives` enumerates.
 
+    Not a random choice but carried the same way: ``start_index``, the ``nextStartNodeIndex`` the
+    engine starts the step with (schedule_one.go L692-695: the node the next Filter pass starts at,
+    which orders the feasible nodes and so breaks score ties, upstream-v137 §2.6), and
+    ``next_start_index``, where the step left it — the next step's ``start_index``."""
+
+    start_index: int = 0
+    next_start_index: int = 0
     rotation: int = 0
     preempt_rotation: int = 0
     pick: int | None = None
@@ -624,7 +655,7 @@ def choice_alternatives(seen: EngineChoices, limit: int = 36) -> list[EngineChoi
             for pick in [None] if seen.tied < 2 else range(seen.tied):
                 for c in range(max(seen.candidates, 1)):
                     if r or rp or pick or c:
-                        out.append(EngineChoices(r, rp, pick, c))
+                        out.append(EngineChoices(seen.start_index, 0, r, rp, pick, c))
     return out[:limit]
 
 
@@ -760,7 +791,10 @@ def engine_group_step(config: Any, features: Any, objs: list[dict[str, Any]], no
             records[a.pod_key] = a.record
 
     sched.on_attempt = on_attempt
-    patch = _ChoicePatch(choices if choices is not None else EngineChoices())
+    if choices is None:
+        choices = EngineChoices()
+    sched.sampler.next_start_node_index = choices.start_index
+    patch = _ChoicePatch(choices)
     try:
         patch.__enter__()
         for g in [*groups, *([step_group] if step_group else [])]:
@@ -786,6 +820,7 @@ def engine_group_step(config: Any, features: Any, objs: list[dict[str, Any]], no
         raise EngineUnavailable(f"{type(e).__name__}: {e}") from e
     finally:
         patch.__exit__()
+    choices.next_start_index = sched.sampler.next_start_node_index
     names = [p["metadata"]["name"] for p in step_pods]
     pods: dict[str, dict[str, Any]] = {}
     for key, cur in store.pods.items():
