@@ -625,6 +625,8 @@ class EngineChoices:
 
     start_index: int = 0
     next_start_index: int = 0
+    #: the cluster's node count (the values ``start_index`` can take)
+    nodes: int = 0
     rotation: int = 0
     preempt_rotation: int = 0
     pick: int | None = None
@@ -635,7 +637,7 @@ class EngineChoices:
     candidates: int = 0
 
     def describe(self) -> str:
-        parts = []
+        parts = [f"the Filter pass starts at node #{self.start_index + 1}"] if self.start_index else []
         if self.rotation:
             parts.append(f"cycles evaluate placement #{self.rotation + 1} first")
         if self.preempt_rotation:
@@ -647,15 +649,25 @@ class EngineChoices:
         return "; ".join(parts) or "the engine's own choices"
 
 
-def choice_alternatives(seen: EngineChoices, limit: int = 36) -> list[EngineChoices]:
-    """The other combinations of :class:`EngineChoices` that ``seen``'s run offered (at most ``limit``)."""
-    out = []
+def choice_alternatives(seen: EngineChoices, limit: int = 72) -> list[EngineChoices]:
+    """The other combinations of :class:`EngineChoices` that ``seen``'s run offered (at most
+    ``limit``): first the random choices from ``seen.start_index``, then every other start index
+    with the engine's own choices, then both.
+
+    The start index is here because upstream's is not observable: the engine carries its own
+    from step to step, which stays 0 in these small clusters (every Filter pass processes all
+    nodes, schedule_one.go L692-695), while upstream was seen to start elsewhere (seed 2 pg-04:
+    equally scored nodes r1-0/r1-2 taken in the other order). Only score ties depend on it."""
+    combos = []
     for r in range(max(seen.generated, 1)):
         for rp in range(max(seen.generated_preempt, 1)):
             for pick in [None] if seen.tied < 2 else range(seen.tied):
                 for c in range(max(seen.candidates, 1)):
-                    if r or rp or pick or c:
-                        out.append(EngineChoices(seen.start_index, 0, r, rp, pick, c))
+                    combos.append((r, rp, pick, c))
+    starts = [k for k in range(seen.nodes) if k != seen.start_index]
+    out = [EngineChoices(seen.start_index, 0, 0, *c) for c in combos if c != (0, 0, None, 0)]
+    out += [EngineChoices(k, 0, 0) for k in starts]
+    out += [EngineChoices(k, 0, 0, *c) for k in starts for c in combos if c != (0, 0, None, 0)]
     return out[:limit]
 
 
@@ -794,6 +806,7 @@ def engine_group_step(config: Any, features: Any, objs: list[dict[str, Any]], no
     if choices is None:
         choices = EngineChoices()
     sched.sampler.next_start_node_index = choices.start_index
+    choices.nodes = len(nodes)
     patch = _ChoicePatch(choices)
     try:
         patch.__enter__()
