@@ -473,7 +473,8 @@ def settle_step(cp: ControlPlane, names: list[str], group: str | None, stable: f
 def outcome(names: list[str], pods: dict[str, dict[str, Any]], group: dict[str, Any] | None,
             before_bound: list[str]) -> dict[str, Any]:
     """The comparable outcome of a step: per pod ``node`` (or None) and ``message``
-    (PodScheduled=False's, "" if none — no condition at all reads ``"<no condition>"``), the
+    (PodScheduled=False's, "" if none — no condition at all, or only the ``SchedulingGated`` one
+    the API server set at creation on a pod no longer gated, reads ``"<no condition>"``), the
     PodGroup's ``PodGroupInitiallyScheduled`` condition (status, reason, message), and the
     victims (pods bound before the step that are gone)."""
     per: dict[str, dict[str, Any]] = {}
@@ -484,6 +485,10 @@ def outcome(names: list[str], pods: dict[str, dict[str, Any]], group: dict[str, 
             continue
         c = scheduled_condition(p)
         bound = p["spec"].get("nodeName")
+        if c is not None and c.get("reason") == "SchedulingGated" and not p["spec"].get("schedulingGates"):
+            # the API server's condition from creation with the hold gate (create_step): the
+            # scheduler wrote nothing since (PreEnqueue held the ungated group, or not yet tried)
+            c = None
         if bound:
             msg = ""
         else:
