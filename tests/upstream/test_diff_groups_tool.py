@@ -168,13 +168,14 @@ def test_create_step_holds_members_until_all_are_queued(dg: ModuleType) -> None:
     cp = _FakeCP()
     group = dg.pod_group("g", 2)
     members = [dg.pod(f"g-{i}", group="g") for i in range(2)]
-    metrics = _FakeMetrics([1.0, 1.0, 2.0, 3.0])  # one pod gated before; both members seen at the 4th read
+    # one pod gated before; both members seen at the 4th read, the ungating at the 6th
+    metrics = _FakeMetrics([1.0, 1.0, 2.0, 3.0, 2.0, 1.0])
     stored, created = dg.create_step(cp, group, members, metrics)  # type: ignore[arg-type]
     kinds = [(m, p.rsplit("/", 2)[-2] if m == "PATCH" else p.rsplit("/", 1)[1]) for m, p, _ in cp.calls]
     assert kinds == [("POST", "podgroups"), ("POST", "pods"), ("POST", "pods"), ("PATCH", "pods"), ("PATCH", "pods")]
     assert all(b["spec"]["schedulingGates"] == [{"name": dg.HOLD_GATE}] for m, _, b in cp.calls[1:3])
     assert all(b == {"spec": {"schedulingGates": None}} for m, _, b in cp.calls[3:])
-    assert metrics.values == [3.0] and stored is not None
+    assert metrics.values == [1.0] and stored is not None
     assert [p["metadata"]["name"] for p in created] == ["g-0", "g-1"]
     assert not any("schedulingGates" in p["spec"] for p in created)
     # a single pod: created as it is

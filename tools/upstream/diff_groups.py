@@ -164,7 +164,8 @@ def create_step(cp: ControlPlane, group: dict[str, Any] | None, pods: list[dict[
     A group step: the PodGroup, then its members each with the scheduling gate
     :data:`HOLD_GATE`; once the scheduler has queued them all (``metrics``: its
     ``scheduler_pending_pods{queue="gated"}`` grew by the members, at most
-    :data:`MEMBERS_OBSERVE_TIMEOUT_S`; without metrics 0.5 s) the gates are removed one by one.
+    :data:`MEMBERS_OBSERVE_TIMEOUT_S`; without metrics 0.5 s) the gates are removed one by one,
+    and (with metrics) the function returns once the gated count is back where it was.
     v1.37.2 gates a whole group entity while any member is gated ("If any pod is gated, the whole
     entity is gated", scheduling_queue.go ``runPreEnqueuePlugins`` L707-729), so the entity
     becomes active only with its last member ungated, holding all of them.
@@ -208,6 +209,16 @@ def create_step(cp: ControlPlane, group: dict[str, Any] | None, pods: list[dict[
         if status != 200:
             raise RuntimeError(f"ungate pod {name}: HTTP {status}: {body}")
         created.append(dict(body))
+    if created and metrics is not None and before is not None:
+        # settle_step reads the creation-time SchedulingGated condition as quiet: wait until the
+        # scheduler has seen the gates go (a slow one — kubesched run on a loaded machine — had
+        # not, and the step "settled" with nothing tried)
+        deadline = time.monotonic() + MEMBERS_OBSERVE_TIMEOUT_S
+        while time.monotonic() < deadline:
+            now = metrics.pending("gated")
+            if now is not None and now <= before:
+                break
+            time.sleep(0.05)
     return stored_group, created
 
 
