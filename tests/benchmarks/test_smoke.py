@@ -23,6 +23,7 @@ SMOKE: dict[str, list[str]] = {
     "apiserver_durability.py": ["--writes", "40", "--http-writes", "20", "--concurrency", "1", "--modes", "unsafe"],
     "apiserver_soak.py": ["--minutes", "0.05", "--objects", "20"],
     "cel_libraries.py": [],
+    "crd_create.py": ["--n", "20"],
     "dump_load.py": ["--nodes", "10", "--pods", "50"],
     "events_recorder.py": ["--events", "50", "--in-process"],
     "explain_report.py": ["--nodes", "20", "--pods", "30"],
@@ -32,6 +33,7 @@ SMOKE: dict[str, list[str]] = {
     "live_faults.py": ["--nodes", "10", "--pods", "50"],
     "podtopologyspread_micro.py": [],
     "simulate_large.py": ["--nodes", "60", "--bound", "20", "--pending", "60"],
+    "sweep.py": ["overhead", "--runs", "2", "--no-ray"],  # the Ray half: tests/sweep/test_ray.py's cluster
     "up_vs_simulate.py": ["-f", "examples/quickstart", "--runs", "1"],
     "whatif.py": ["capacity", "--nodes", "20", "--pending", "10"],
     "workloads_snapshot.py": ["--nodes", "20", "--deployments", "5", "--snapshot-nodes", "10",
@@ -40,9 +42,11 @@ SMOKE: dict[str, list[str]] = {
 
 #: scripts with no smoke run here, and why
 NOT_HERE = {
-    "e2e_upstream.py": "needs the real kube-apiserver/etcd/kube-scheduler (make upstream)",
+    "e2e_upstream.py": "needs the real kube-apiserver/etcd/kube-scheduler: tests/upstream/test_e2e_upstream_bench.py",
     "leader_failover.py": "waits out real lease durations (minutes)",
     "scheduler_perf.py": "the same code as `kubesched bench`, covered by tests/sim/test_bench*.py",
+    "scheduler_perf_coverage.py": "reads the k8s.io/kubernetes@v1.37.2 module source; smoke-run by "
+                                  "tests/sim/test_bench_ndf.py where it is present",
 }
 
 

@@ -24,6 +24,7 @@ import asyncio
 import gc
 import logging
 import signal
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -349,8 +350,9 @@ class Runner:
             self.scheduler.close()  # the extenders' kept-alive HTTP connections
 
 
-def run(opts: RunOptions) -> int:
-    """Run until SIGTERM/SIGINT or a lost lease; returns the exit code."""
+def run(opts: RunOptions, loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = None) -> int:
+    """Run until SIGTERM/SIGINT or a lost lease; returns the exit code. ``loop_factory``: the
+    event loop to run on (None: asyncio's; ``kubesched run`` passes uvloop's with ``KUBESCHED_EVENT_LOOP=uvloop``)."""
 
     async def main() -> int:
         runner = Runner(opts)
@@ -359,4 +361,5 @@ def run(opts: RunOptions) -> int:
             loop.add_signal_handler(sig, runner.request_stop)
         return await runner.run()
 
-    return asyncio.run(main())
+    with asyncio.Runner(loop_factory=loop_factory) as r:
+        return r.run(main())
