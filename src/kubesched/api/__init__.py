@@ -7,6 +7,7 @@ Modules: :mod:`.quantity` (quantities), :mod:`.objects` (msgspec Structs, decode
 
 from __future__ import annotations
 
+from kubesched.api import rbacvalidation as _rbacvalidation  # noqa: F401 - registers the RBAC kinds' validation
 from kubesched.api.labels import (
     DOES_NOT_EXIST,
     DOUBLE_EQUALS,

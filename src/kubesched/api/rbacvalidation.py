@@ -25,6 +25,7 @@ from typing import Any
 
 from kubesched.api.validation import (
     INVALID,
+    KIND_VALIDATORS,
     NOT_SUPPORTED,
     REQUIRED,
     FieldError,
@@ -166,3 +167,6 @@ def validate_rbac_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> list
                      "Name": _str(ref.get("name"))}
             errs.append(FieldError("roleRef", INVALID, shown, "field is immutable"))
     return errs
+
+
+KIND_VALIDATORS.update(dict.fromkeys(RBAC_KINDS, validate_rbac))  # validation.validate_object dispatches here

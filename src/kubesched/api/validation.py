@@ -2062,6 +2062,12 @@ def validate_secret(secret: Any) -> list[FieldError]:
     return errs
 
 
+KIND_VALIDATORS: dict[str, Callable[[Any], list[FieldError]]] = {}
+"""kind → validator, for kinds whose validation lives in a module built on this one (it registers
+itself when imported: :mod:`kubesched.api.rbacvalidation` for the RBAC kinds; the package's
+``__init__`` imports it), so that this module need not import it back."""
+
+
 def validate_object(obj: Any, *, namespaced: bool | None = None,
                     pod_options: PodValidationOptions | None = None) -> list[FieldError]:
     """Validate any object by its ``kind``: Pod, Node, Namespace, PriorityClass fully; other
@@ -2091,9 +2097,8 @@ def validate_object(obj: Any, *, namespaced: bool | None = None,
     storage = _STORAGE_VALIDATORS.get(kind)
     if storage is not None:
         return storage(o)
-    if kind in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"):
-        from kubesched.api.rbacvalidation import validate_rbac  # it builds on this module
-
-        return validate_rbac(o)
+    registered = KIND_VALIDATORS.get(kind)
+    if registered is not None:
+        return registered(o)
     scoped = namespaced if namespaced is not None else kind not in _CLUSTER_SCOPED
     return validate_object_meta(o.get("metadata"), namespaced=scoped, name_kind=name_kind_for(kind))
