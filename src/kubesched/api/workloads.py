@@ -79,12 +79,15 @@ import re
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from kubesched.api import deployments as dep
 from kubesched.api import validation
 from kubesched.api.nodeselector import RequiredNodeAffinity
 from kubesched.api.objects import Node, Pod, Toleration, decode
 from kubesched.api.taints import find_matching_untolerated_taint
+from kubesched.api.workloadstatus import is_pod_available
 from kubesched.errors import InputError
 
 if TYPE_CHECKING:
@@ -241,20 +244,9 @@ def _selector_matches(sel: Mapping[str, Any], labels: Mapping[str, Any]) -> bool
     return validation.label_selector_matches(sel, labels)
 
 
-def _strip_hash(template: Mapping[str, Any]) -> dict[str, Any]:
-    t = copy.deepcopy(dict(template))
-    labels = _map(_map(t.get("metadata")).get("labels"))
-    labels.pop(POD_TEMPLATE_HASH, None)
-    return t
-
-
 def _template_equal(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     """``EqualIgnoreHash``: two pod templates equal once ``pod-template-hash`` is dropped."""
-    return _canonical(_strip_hash(a)) == _canonical(_strip_hash(b))
-
-
-def _canonical(v: Any) -> str:
-    return json.dumps(v, sort_keys=True, separators=(",", ":"))
+    return dep.template_key(a) == dep.template_key(b)
 
 
 def _parse_index_ranges(s: Any) -> set[int]:
@@ -381,6 +373,11 @@ class SyncResult:
     created: list[tuple[dict[str, Any], int]] = field(default_factory=list)
     updated: list[tuple[dict[str, Any], int]] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    deleted: list[tuple[dict[str, Any], int]] = field(default_factory=list)
+    """Objects the controllers delete (surplus pods of a scale-down, old ReplicaSets beyond a
+    Deployment's ``revisionHistoryLimit``), same pairing."""
+    revisions: list[tuple[dict[str, Any], str]] = field(default_factory=list)
+    """``(Deployment, revision)``: the ``deployment.kubernetes.io/revision`` annotation to set."""
     events: list[tuple[dict[str, Any], str, str, str]] = field(default_factory=list)
     """Events the controllers record: ``(involved object, type, reason, message)`` (the Job
     controller's ``WorkloadCreated`` / ``PodGroupCreated``)."""
@@ -405,6 +402,8 @@ class Controllers:
         Job controller create a Workload and a PodGroup per Job (None: the v1.37 defaults, off)."""
         self._scheduling: list[dict[str, Any]] = []
         self.rng = random.Random(seed)
+        self.now = datetime.now(UTC)
+        """The time of the current pass (pod availability, scale-down ranking)."""
         self.ready_when_bound = ready_when_bound
         self.workloads = list(workloads)
         self._uids: dict[tuple[str, str, str], str] = {}
@@ -501,6 +500,7 @@ class Controllers:
         mutated.
         """
         res = SyncResult()
+        self.now = datetime.now(UTC)
         known = {(str(o.get("kind")), str(_meta(o).get("namespace") or ""), str(_meta(o).get("name")))
                  for o in scheduling}
         self._scheduling = [dict(o) for o in scheduling] + [
@@ -521,7 +521,7 @@ class Controllers:
         for i, w in enumerate(self.workloads):
             if w.get("kind") == "Deployment":
                 self._sync_deployment(w, i, rs_by_owner.get((str(_meta(w).get("namespace") or ""),
-                                                             str(_meta(w).get("name"))), []), rs_names, res)
+                                                             str(_meta(w).get("name"))), []), rs_names, index, res)
         for i, w in enumerate(self.workloads):
             if w.get("kind") == "ReplicaSet":
                 self._sync_replicas(w, i, index, taken, res)
@@ -555,38 +555,229 @@ class Controllers:
         out.extend((rs, i, True) for rs, i in self._created_rs)
         return out
 
+    def _rs_pods(self, rs: Mapping[str, Any], pods: _Pods) -> list[Mapping[str, Any]]:
+        """The active pods ``rs`` controls."""
+        return [p for p in pods.owned_by(rs) if self._controls(rs, p) and _is_active(p)]
+
+    def _available(self, pod: Mapping[str, Any], min_ready: int) -> bool:
+        """Available: Ready for ``min_ready`` seconds (simulator: bound counts as Ready, at once)."""
+        if self.ready_when_bound:
+            return _is_running_ready(pod, True)
+        return _is_running_ready(pod, False) and is_pod_available(pod, min_ready, self.now)
+
     def _sync_deployment(self, d: dict[str, Any], i: int, candidates: list[tuple[dict[str, Any], int, bool]],
-                         rs_names: set[tuple[str, str]], res: SyncResult) -> None:
-        """``candidates``: ReplicaSets whose controller reference names this Deployment;
+                         rs_names: set[tuple[str, str]], pods: _Pods, res: SyncResult) -> None:
+        """``syncDeployment`` (deployment_controller.go): paused and scaling events → ``sync``
+        (proportional scaling), else ``rolloutRecreate`` / ``rolloutRolling``; old ReplicaSets
+        beyond ``revisionHistoryLimit`` are deleted once the rollout is complete.
+
+        ``candidates``: ReplicaSets whose controller reference names this Deployment;
         ``rs_names``: every ReplicaSet's ``(namespace, name)`` (for hash collisions)."""
         meta, spec = _meta(d), _map(d.get("spec"))
-        ns, name = str(meta.get("namespace")), str(meta.get("name"))
-        if spec.get("paused") is True:
-            return
-        replicas = _int(spec.get("replicas"), 1)
+        want = _int(spec.get("replicas"), 1)
         template = _map(spec.get("template"))
         owned = [(rs, k, created) for rs, k, created in candidates if self._controls(d, rs)]
-        new = next(((rs, k, created) for rs, k, created in owned
-                    if _template_equal(_map(_map(rs.get("spec")).get("template")), template)), None)
-        olds = [rs for rs, _, _ in owned if (new is None or rs is not new[0])
-                and _int(_map(rs.get("spec")).get("replicas"), 1) > 0]
-        if olds:
-            self._notice(res, f"Deployment {ns}/{name}: rollout not simulated; old ReplicaSet(s) "
-                              f"{', '.join(str(_meta(r).get('name')) for r in olds)} left as they are")
-        if new is not None:
-            rs, k, created = new
-            if _int(_map(rs.get("spec")).get("replicas"), 1) != replicas:  # scale it
-                scaled = copy.deepcopy(rs)
-                scaled["spec"]["replicas"] = replicas
-                ann = _map(scaled["metadata"].get("annotations"))
-                if "deployment.kubernetes.io/desired-replicas" in ann:
-                    ann["deployment.kubernetes.io/desired-replicas"] = str(replicas)
-                if created:
-                    self._created_rs = [(scaled if r is rs else r, j) for r, j in self._created_rs]
+        views = [copy.deepcopy(rs) for rs, _, _ in owned]
+        origin = {id(v): o for v, o in zip(views, owned, strict=True)}
+        new = next((v for v in sorted(views, key=dep.by_creation)
+                    if _template_equal(_map(_map(v.get("spec")).get("template")), template)), None)
+        olds = [v for v in views if v is not new]
+        changed: set[int] = set()
+        surge = dep.max_surge(d)
+        min_ready = _int(spec.get("minReadySeconds"), 0)
+        avail_cache: dict[int, int] = {}
+
+        def available(rs: Mapping[str, Any]) -> int:
+            if id(rs) not in avail_cache:
+                avail_cache[id(rs)] = sum(self._available(p, min_ready) for p in self._rs_pods(rs, pods))
+            return avail_cache[id(rs)]
+
+        def scale(rs: dict[str, Any], n: int, force: bool = False) -> bool:
+            """``scaleReplicaSet``: True when the size changed."""
+            if not force and dep.replicas(rs) == n:
+                return False
+            size = dep.replicas(rs) != n
+            if dep.set_replicas_annotations(rs, want, want + surge) or size:
+                rs.setdefault("spec", {})["replicas"] = n
+                changed.add(id(rs))
+            return size
+
+        def active(rss: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            return [r for r in rss if dep.replicas(r) > 0]
+
+        def new_revision() -> int:
+            return 1 + max((r for o in olds if (r := dep.revision(o)) is not None), default=0)
+
+        if new is not None:  # getNewReplicaSet on the existing new ReplicaSet
+            upd = dep.set_new_rs_annotations(d, new, new_revision(), exists=True)
+            if upd or _int(_map(new.get("spec")).get("minReadySeconds"), 0) != min_ready:
+                if min_ready:
+                    new["spec"]["minReadySeconds"] = min_ready
                 else:
-                    self.workloads[k] = scaled
-                    res.updated.append((scaled, k))
-            return
+                    new["spec"].pop("minReadySeconds", None)
+                changed.add(id(new))
+            self._note_revision(d, new, res)
+
+        def create_new(n: int) -> dict[str, Any]:
+            rs = self._new_replica_set(d, i, template, n, new_revision(), rs_names, res)
+            self._note_revision(d, rs, res)
+            return rs
+
+        def cleanup() -> None:
+            """``cleanupDeployment``: old ReplicaSets beyond revisionHistoryLimit, oldest revision first."""
+            limit = spec.get("revisionHistoryLimit")
+            if not isinstance(limit, int):
+                limit = 10
+            alive = [o for o in olds if not _meta(o).get("deletionTimestamp")]
+            for o in dep.by_revision(alive)[:max(0, len(alive) - limit)]:
+                st = _map(o.get("status"))
+                if (self._rs_pods(o, pods) or dep.replicas(o) != 0
+                        or _int(_meta(o).get("generation"), 0) > _int(st.get("observedGeneration"), 0)):
+                    continue
+                res.deleted.append((origin[id(o)][0], i))
+
+        def complete() -> bool:
+            st = _map(d.get("status"))
+            return (_int(st.get("updatedReplicas"), 0) == want and _int(st.get("replicas"), 0) == want
+                    and _int(st.get("availableReplicas"), 0) == want
+                    and _int(st.get("observedGeneration"), 0) >= _int(meta.get("generation"), 0))
+
+        def proportional() -> None:
+            """``scale``: the active (or latest) ReplicaSet takes the new size, or every one its share."""
+            every = [r for r in [*olds, new] if r is not None]
+            act = active(every)
+            target: dict[str, Any] | None = None
+            if len(act) == 1:
+                target = act[0]
+            elif not act:
+                latest = sorted(olds, key=dep.by_creation, reverse=True)
+                target = new if new is not None else (latest[0] if latest else None)
+            if target is not None or (not act and not olds and new is None):
+                if target is not None and dep.replicas(target) != want:
+                    scale(target, want)
+                return
+            ann = _map(_meta(new).get("annotations")) if new is not None else {}
+            if new is not None and dep.replicas(new) == want and ann.get(dep.DESIRED_REPLICAS) == str(want) \
+                    and available(new) == want:  # IsSaturated
+                for o in active(olds):
+                    scale(o, 0)
+                return
+            if not dep.is_rolling(d):
+                return
+            allowed = want + surge if want > 0 else 0
+            to_add = allowed - sum(dep.replicas(r) for r in act)
+            if to_add > 0:
+                act = dep.by_size_newer(act)
+            elif to_add < 0:
+                act = dep.by_size_older(act)
+            added = 0
+            sizes = []
+            for r in act:
+                prop = dep.replica_set_proportion(r, d, to_add, added) if to_add else 0
+                sizes.append(dep.replicas(r) + prop)
+                added += prop
+            for k, r in enumerate(act):
+                n = sizes[k]
+                if k == 0 and to_add:
+                    n = max(0, n + to_add - added)
+                scale(r, n, force=True)
+
+        scaling = any(_map(_meta(r).get("annotations")).get(dep.DESIRED_REPLICAS, str(want)) != str(want)
+                      for r in active([x for x in [*olds, new] if x is not None]))
+        if spec.get("paused") is True or scaling:
+            proportional()
+            if spec.get("paused") is True:
+                cleanup()
+        elif not dep.is_rolling(d):  # rolloutRecreate
+            scaled_down = False
+            for o in active(olds):
+                scaled_down = scale(o, 0) or scaled_down
+            if not scaled_down and not any(p for o in olds for p in pods.owned_by(o) if self._controls(o, p)
+                                           and _map(p.get("status")).get("phase") not in ("Succeeded", "Failed")):
+                if new is None:
+                    create_new(want)
+                else:
+                    scale(new, want)
+                if complete():
+                    cleanup()
+        else:  # rolloutRolling
+            if new is None:
+                new = create_new(dep.new_rs_new_replicas(d, olds, 0))
+                created_now = True
+            else:
+                created_now = False
+            if not created_now and self._reconcile_new(d, new, olds, scale):
+                pass
+            elif not self._reconcile_old(d, new, olds, scale, available, created_now):
+                if complete():
+                    cleanup()
+        for v in views:
+            if id(v) not in changed:
+                continue
+            rs, k, created = origin[id(v)]
+            if created:
+                self._created_rs = [(v if r is rs else r, j) for r, j in self._created_rs]
+            else:
+                self.workloads[k] = v
+                res.updated.append((v, k))
+
+    @staticmethod
+    def _reconcile_new(d: Mapping[str, Any], new: dict[str, Any], olds: list[dict[str, Any]], scale: Any) -> bool:
+        """``reconcileNewReplicaSet``: grow the new ReplicaSet within ``maxSurge`` (True: scaled)."""
+        want = dep.replicas(d)
+        if dep.replicas(new) == want:
+            return False
+        if dep.replicas(new) > want:
+            return bool(scale(new, want))
+        return bool(scale(new, dep.new_rs_new_replicas(d, [*olds, new], dep.replicas(new))))
+
+    @staticmethod
+    def _reconcile_old(d: Mapping[str, Any], new: dict[str, Any], olds: list[dict[str, Any]], scale: Any,
+                       available: Any, new_is_fresh: bool) -> bool:
+        """``reconcileOldReplicaSets``: shrink old ReplicaSets within ``maxUnavailable`` — first
+        their unavailable pods (``cleanupUnhealthyReplicas``), then down to the minimum available
+        (``scaleDownOldReplicaSetsForRollingUpdate``). True: something scaled."""
+        old_count = sum(dep.replicas(o) for o in olds)
+        if old_count == 0:
+            return False
+        min_available = dep.replicas(d) - dep.max_unavailable(d)
+        new_available = 0 if new_is_fresh else available(new)
+        max_down = old_count + dep.replicas(new) - min_available - (dep.replicas(new) - new_available)
+        if max_down <= 0:
+            return False
+        cleaned = 0
+        for o in sorted((o for o in olds if dep.replicas(o) > 0), key=dep.by_creation):
+            if cleaned >= max_down:
+                break
+            unhealthy = dep.replicas(o) - available(o)
+            if unhealthy <= 0:
+                continue
+            k = min(max_down - cleaned, unhealthy)
+            scale(o, dep.replicas(o) - k)
+            cleaned += k
+        total_available = sum(available(o) for o in olds) + new_available
+        done = 0
+        if total_available > min_available:
+            goal = total_available - min_available
+            for o in sorted((o for o in olds if dep.replicas(o) > 0), key=dep.by_creation):
+                if done >= goal:
+                    break
+                k = min(dep.replicas(o), goal - done)
+                scale(o, dep.replicas(o) - k)
+                done += k
+        return cleaned + done > 0
+
+    def _note_revision(self, d: Mapping[str, Any], rs: Mapping[str, Any], res: SyncResult) -> None:
+        """``SetDeploymentRevision``: the Deployment's revision annotation follows its new ReplicaSet."""
+        rev = _map(_meta(rs).get("annotations")).get(dep.REVISION)
+        if rev is not None and _map(_meta(d).get("annotations")).get(dep.REVISION) != rev:
+            res.revisions.append((dict(d), str(rev)))
+
+    def _new_replica_set(self, d: Mapping[str, Any], i: int, template: Mapping[str, Any], replicas: int,
+                         revision: int, rs_names: set[tuple[str, str]], res: SyncResult) -> dict[str, Any]:
+        """``getNewReplicaSet`` creating ``<deployment>-<pod-template-hash>``."""
+        meta, spec = _meta(d), _map(d.get("spec"))
+        ns, name = str(meta.get("namespace")), str(meta.get("name"))
         status_cc = _map(d.get("status")).get("collisionCount")
         collision: int | None = status_cc if isinstance(status_cc, int) else None
         while True:
@@ -595,32 +786,27 @@ class Controllers:
             if (ns, rs_name) not in rs_names:
                 break
             collision = (collision or 0) + 1  # a ReplicaSet of that name with another template
-        rs_template = copy.deepcopy(template)
+        rs_template = copy.deepcopy(dict(template))
         tmeta = rs_template.setdefault("metadata", {})
         tmeta["labels"] = {**_map(tmeta.get("labels")), POD_TEMPLATE_HASH: h}
         selector = copy.deepcopy(_map(spec.get("selector")))
         selector["matchLabels"] = {**_map(selector.get("matchLabels")), POD_TEMPLATE_HASH: h}
-        revisions = [str(_map(_meta(rs).get("annotations")).get("deployment.kubernetes.io/revision", ""))
-                     for rs, _, _ in owned]
-        revision = 1 + max((int(r) for r in revisions if r.isdigit()), default=0)
         rs_meta: dict[str, Any] = {
             "name": rs_name, "namespace": ns,
             "uid": str(uuid.UUID(int=self.rng.getrandbits(128), version=4)),
             "labels": dict(tmeta["labels"]),
-            "annotations": {
-                "deployment.kubernetes.io/desired-replicas": str(replicas),
-                "deployment.kubernetes.io/max-replicas": str(replicas + _max_surge(spec, replicas)),
-                "deployment.kubernetes.io/revision": str(revision),
-            },
+            "annotations": {},
             "ownerReferences": [self._controller_ref(d)],
         }
         rs_spec: dict[str, Any] = {"replicas": replicas, "selector": selector, "template": rs_template}
         if spec.get("minReadySeconds"):
             rs_spec["minReadySeconds"] = spec["minReadySeconds"]
         rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": rs_meta, "spec": rs_spec}
+        dep.set_new_rs_annotations(d, rs, revision, exists=False)
         self._created_rs.append((rs, i))
         rs_names.add((ns, rs_name))
         res.created.append((rs, i))
+        return rs
 
     def _sync_replicas(self, rs: Mapping[str, Any], i: int, pods: _Pods,
                        taken: set[tuple[str, str]], res: SyncResult) -> None:
@@ -632,6 +818,16 @@ class Controllers:
             sel = {"matchLabels": _map(sel) or _map(_map(template.get("metadata")).get("labels"))}
         active = [p for p in self._claimed(rs, pods, _map(sel)) if _is_active(p)]
         diff = _int(spec.get("replicas"), 1) - len(active)
+        if diff < 0:  # manageReplicas: delete the surplus, lowest-ranked first
+            owner = owner_of(rs)
+            related = active
+            if owner is not None and owner.get("uid"):
+                siblings = [r for r, _, _ in self._replicasets() if (owner_of(r) or {}).get("uid") == owner.get("uid")]
+                related = [p for r in siblings for p in self._rs_pods(r, pods)]
+            gate = self.features is None or self.features.enabled("PodDeletionCost")
+            for p in dep.pods_to_delete(active, related, -diff, now=self.now, deletion_cost=gate):
+                res.deleted.append((dict(p), i))
+            return
         prefix = _pods_prefix(str(_meta(rs).get("name")))
         for _ in range(diff):
             pod = self._pod_from_template(template, rs, prefix, taken)
@@ -1053,14 +1249,3 @@ def pod_group_name(workload: str, template: str) -> str:
         else:
             wl, tpl = wl[:avail - half], tpl[:half]
     return f"{wl}-{tpl}-{h}"
-
-
-def _max_surge(spec: Mapping[str, Any], replicas: int) -> int:
-    """``MaxSurge`` for the max-replicas annotation (RollingUpdate only; percentages round up)."""
-    strategy = _map(spec.get("strategy"))
-    if strategy.get("type", "RollingUpdate") != "RollingUpdate":
-        return 0
-    v = _map(strategy.get("rollingUpdate")).get("maxSurge", "25%")
-    if isinstance(v, str) and v.endswith("%") and v[:-1].isdigit():
-        return -(-int(v[:-1]) * replicas // 100)
-    return _int(v, 0)

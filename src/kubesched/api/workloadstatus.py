@@ -41,6 +41,8 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from kubesched.api.deployments import template_key
+
 __all__ = ["POD_COMPLETE_REASON", "is_pod_available", "max_unavailable", "workload_statuses"]
 
 POD_COMPLETE_REASON = "CompletionsReached"
@@ -225,10 +227,7 @@ def _deployment_condition(ctype: str, status: str, reason: str, message: str, no
 
 
 def _template_key(template: Mapping[str, Any]) -> str:
-    import json
-    t = copy.deepcopy(dict(template))
-    _map(_map(t.get("metadata")).get("labels")).pop("pod-template-hash", None)
-    return json.dumps(t, sort_keys=True, separators=(",", ":"))
+    return template_key(template)
 
 
 def _deployment_status(d: Mapping[str, Any], rss: list[tuple[Mapping[str, Any], dict[str, Any]]],
@@ -265,6 +264,17 @@ def _deployment_status(d: Mapping[str, Any], rss: list[tuple[Mapping[str, Any], 
         name = _meta(new_rs).get("name")
         _set_condition(status, _deployment_condition("Progressing", "True", "NewReplicaSetCreated",
                                                      f'Created new replica set "{name}"', now))
+    # sync.go checkPausedConditions: Progressing Unknown while paused, and once resumed
+    if progressing is not None or new_rs is not None:
+        cur = next((c for c in _list(status.get("conditions")) if _map(c).get("type") == "Progressing"), None)
+        reason = _map(cur).get("reason")
+        if reason != "ProgressDeadlineExceeded" and spec.get("progressDeadlineSeconds") != 2**31 - 1:
+            if spec.get("paused") is True and reason != "DeploymentPaused":
+                _set_condition(status, _deployment_condition("Progressing", "Unknown", "DeploymentPaused",
+                                                             "Deployment is paused", now))
+            elif spec.get("paused") is not True and reason == "DeploymentPaused":
+                _set_condition(status, _deployment_condition("Progressing", "Unknown", "DeploymentResumed",
+                                                             "Deployment is resumed", now))
     # sync.go calculateStatus: Available
     if available >= replicas - max_unavailable(d):
         _set_condition(status, _deployment_condition("Available", "True", "MinimumReplicasAvailable",
