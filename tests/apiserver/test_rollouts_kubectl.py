@@ -8,13 +8,14 @@ once). The expectations come from upstream's controllers (v1.37.2) and kubectl's
 The fixture (a binder thread standing in for the scheduler) is shared with test_realism_kubectl.
 """
 
+# ruff: noqa: F811 - the tests take the imported fixture "box" as their parameter
 from __future__ import annotations
 
 import time
 from typing import Any
 
 import pytest
-from test_realism_kubectl import KUBECTL, Kubectl, _template, box  # noqa: F401 - the fixture
+from test_realism_kubectl import KUBECTL, Kubectl, _template, box  # noqa: F401 - the shared fixture
 
 from kubesched.apiserver.testing import ServerHandle
 
