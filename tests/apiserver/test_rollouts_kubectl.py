@@ -181,3 +181,53 @@ def test_delete_pod_and_drain_return_at_once_and_node_deletion(box: Box) -> None
     _until(lambda: not on_n1 & {p["metadata"]["uid"] for p in kc.json("get", "pods")["items"]}, "pods of n1 gone")
     assert srv.server.pod_gc.deleted >= len(on_n1)
     _until(lambda: len(_live_pods(kc, "w-")) == 2, "replacements")
+
+
+def test_statefulset_rolling_update_and_ordered_scale_down(box: Box) -> None:
+    _, kc = box
+    kc.run("create", "-f", "-", stdin=f"""
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {{name: db}}
+spec:
+  replicas: 3
+  serviceName: db
+  selector: {{matchLabels: {{app: db}}}}
+  template:{_template("db")}""")
+    kc.run("rollout", "status", "statefulset/db", "--timeout=60s")
+    before = kc.json("get", "statefulset", "db")["status"]["currentRevision"]
+    kc.run("set", "image", "statefulset/db", "c=registry.k8s.io/pause:3.9")
+    out = kc.run("rollout", "status", "statefulset/db", "--timeout=90s")
+    assert "roll out complete" in out
+    st = kc.json("get", "statefulset", "db")["status"]
+    assert st["currentRevision"] == st["updateRevision"] != before
+    assert st["updatedReplicas"] == st["readyReplicas"] == 3
+    pods = {p["metadata"]["name"]: p for p in kc.json("get", "pods", "-l", "app=db")["items"]}
+    assert sorted(pods) == ["db-0", "db-1", "db-2"]
+    assert {p["metadata"]["labels"]["controller-revision-hash"] for p in pods.values()} == {st["updateRevision"]}
+    assert {p["spec"]["containers"][0]["image"] for p in pods.values()} == {"registry.k8s.io/pause:3.9"}
+    kc.run("scale", "statefulset/db", "--replicas=1")
+    _until(lambda: sorted(p["metadata"]["name"] for p in kc.json("get", "pods", "-l", "app=db")["items"])
+           == ["db-0"], "db-2 then db-1 deleted")
+    kc.run("rollout", "status", "statefulset/db", "--timeout=60s")
+
+
+def test_daemonset_rolling_update(box: Box) -> None:
+    _, kc = box
+    kc.run("create", "-f", "-", stdin=f"""
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {{name: agent}}
+spec:
+  selector: {{matchLabels: {{app: agent}}}}
+  template:{_template("agent")}""")
+    kc.run("rollout", "status", "daemonset/agent", "--timeout=60s")
+    kc.run("set", "image", "daemonset/agent", "c=registry.k8s.io/pause:3.9")
+    out = kc.run("rollout", "status", "daemonset/agent", "--timeout=90s")
+    assert 'daemon set "agent" successfully rolled out' in out
+    pods = _until(lambda: (p := _live_pods(kc, "agent-")) and len(p) == 2
+                  and {x["spec"]["containers"][0]["image"] for x in p} == {"registry.k8s.io/pause:3.9"} and p,
+                  "both nodes' pods updated")
+    st = kc.json("get", "daemonset", "agent")["status"]
+    assert (st["desiredNumberScheduled"], st["updatedNumberScheduled"], st["numberAvailable"]) == (2, 2, 2)
+    assert len({p["spec"]["nodeName"] for p in pods}) == 2

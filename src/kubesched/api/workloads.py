@@ -848,15 +848,23 @@ class Controllers:
         claim_templates = [c for c in _list(spec.get("volumeClaimTemplates")) if isinstance(c, dict)]
         sel_labels = _map(_map(spec.get("selector")).get("matchLabels"))
         retention = _map(spec.get("persistentVolumeClaimRetentionPolicy"))
+        for ordinal in range(start, start + replicas):  # a failed or succeeded pod is deleted, then recreated
+            existing = by_name.get(f"{name}-{ordinal}")
+            if existing is not None and _map(existing.get("status")).get("phase") in ("Succeeded", "Failed") \
+                    and not _meta(existing).get("deletionTimestamp"):
+                res.deleted.append((dict(existing), i))
+        blocked = False
         for ordinal in range(start, start + replicas):
             pod_name = f"{name}-{ordinal}"
             existing = by_name.get(pod_name)
             if existing is not None and _is_active(existing):
                 if not parallel and not _is_running_ready(existing, self.ready_when_bound):
-                    return  # OrderedReady: wait for this one
+                    blocked = True  # OrderedReady: wait for this one
+                    break
                 continue
             if existing is not None and not parallel:
-                return  # a terminal pod is deleted and recreated by the controller; it waits for that
+                blocked = True  # a terminal pod is deleted and recreated by the controller; it waits for that
+                break
             if existing is not None:
                 continue
             # storage first (createPersistentVolumeClaims), then the pod
@@ -899,7 +907,53 @@ class Controllers:
             pods.append(pod)
             res.created.append((pod, i))
             if not parallel:
-                return  # OrderedReady: the next one once this one is Running and Ready
+                blocked = True  # OrderedReady: the next one once this one is Running and Ready
+                break
+        if not blocked:
+            st = _map(s.get("status"))
+            # the revision a dumped StatefulSet's status names is its pods' (upstream's hash is not ours)
+            if st.get("updateRevision") and _int(st.get("observedGeneration"), 0) >= _int(meta.get("generation"), 1):
+                revision = str(st["updateRevision"])
+            self._statefulset_delete(s, i, by_name, revision, res)
+
+    def _statefulset_delete(self, s: dict[str, Any], i: int, by_name: dict[str, Mapping[str, Any]],
+                            revision: str, res: SyncResult) -> None:
+        """``updateStatefulSet``'s deletions (stateful_set_control.go) once every wanted ordinal
+        exists: scale-down removes the ordinals beyond ``replicas``, highest first (OrderedReady:
+        one at a time, only while all others are Running and Ready; Parallel: all at once); then a
+        RollingUpdate deletes the highest ordinal ``>= partition`` not at the update revision, one
+        at a time while every pod is Running and Ready (it is recreated at the new revision)."""
+        meta, spec = _meta(s), _map(s.get("spec"))
+        name = str(meta.get("name"))
+        replicas = _int(spec.get("replicas"), 1)
+        start = _int(_map(spec.get("ordinals")).get("start"), 0)
+        parallel = spec.get("podManagementPolicy") == "Parallel"
+        mine: dict[int, Mapping[str, Any]] = {}
+        for pod_name, p in by_name.items():
+            suffix = pod_name[len(name) + 1:]
+            if pod_name.startswith(name + "-") and suffix.isdigit() and self._controls(s, p):
+                mine[int(suffix)] = p
+        if any(_meta(p).get("deletionTimestamp") for p in mine.values()) and not parallel:
+            return  # wait for the pod being deleted
+        healthy = all(_is_running_ready(p, self.ready_when_bound) for k, p in mine.items()
+                      if start <= k < start + replicas)
+        condemned = sorted((k for k, p in mine.items() if not start <= k < start + replicas
+                            and not _meta(p).get("deletionTimestamp")), reverse=True)
+        if condemned:
+            if parallel:
+                res.deleted.extend((dict(mine[k]), i) for k in condemned)
+            elif healthy:
+                res.deleted.append((dict(mine[condemned[0]]), i))
+            return
+        strategy = _map(spec.get("updateStrategy"))
+        if strategy.get("type", "RollingUpdate") != "RollingUpdate" or not healthy:
+            return
+        partition = _int(_map(strategy.get("rollingUpdate")).get("partition"), 0)
+        for k in range(start + replicas - 1, start + partition - 1, -1):
+            stale = mine.get(k)
+            if stale is not None and _map(_meta(stale).get("labels")).get(CONTROLLER_REVISION_HASH) != revision:
+                res.deleted.append((dict(stale), i))
+                return
 
     def _sync_daemonset(self, ds: dict[str, Any], i: int, pods: _Pods, nodes: list[dict[str, Any]],
                         node_cache: dict[str, Node | None], taken: set[tuple[str, str]], res: SyncResult) -> None:
@@ -921,30 +975,87 @@ class Controllers:
             raise WorkloadError(f"{where}: spec.template.{e}", f"#{i}") from None
         affinity = RequiredNodeAffinity(probe)
         tolerations: list[Toleration] = list(probe.spec.tolerations or [])
-        served = {t for p in self._claimed(ds, pods, _map(spec.get("selector")))
-                  if _is_active(p) and (t := _daemon_target_node(p)) is not None}
+        claimed = self._claimed(ds, pods, _map(spec.get("selector")))
+        by_node: dict[str, list[Mapping[str, Any]]] = {}
+        for p in claimed:
+            if _is_active(p) and (t := _daemon_target_node(p)) is not None:
+                by_node.setdefault(t, []).append(p)
+        served = set(by_node)
         fixed = tspec.get("nodeName")
-        for raw_node in nodes:
+
+        def should_run(raw_node: Mapping[str, Any]) -> bool:
+            """``nodeShouldRunDaemonPod``: name, required node affinity, untolerated taints."""
             node_name = str(_meta(raw_node).get("name"))
-            if node_name in served or (fixed and fixed != node_name):
-                continue
+            if fixed and fixed != node_name:
+                return False
             if node_name not in node_cache:
                 try:
                     node_cache[node_name] = decode(Node, raw_node)
                 except InputError:
                     node_cache[node_name] = None  # the simulator reports bad nodes itself
             node = node_cache[node_name]
-            if node is None:
-                continue
-            if not affinity.match(node.metadata.labels or {}, node_name):
-                continue
-            if find_matching_untolerated_taint(node.spec.taints or [], tolerations,
-                                               lambda t: t.effect in (_NO_SCHEDULE, _NO_EXECUTE)) is not None:
+            if node is None or not affinity.match(node.metadata.labels or {}, node_name):
+                return False
+            return find_matching_untolerated_taint(node.spec.taints or [], tolerations,
+                                                   lambda t: t.effect in (_NO_SCHEDULE, _NO_EXECUTE)) is None
+
+        if not self.ready_when_bound:  # the box: pods that should not be where they are go
+            self._daemonset_delete(ds, i, spec, h, by_node, claimed, {str(_meta(n).get("name")): should_run(n)
+                                                                      for n in nodes if _meta(n).get("name") in served},
+                                   res)
+        for raw_node in nodes:
+            node_name = str(_meta(raw_node).get("name"))
+            if node_name in served or not should_run(raw_node):
                 continue
             pod = self._pod_from_template(template, ds, _pods_prefix(name), taken)
             pod["spec"]["affinity"] = _node_name_affinity(pod["spec"].get("affinity"), node_name)
             pods.append(pod)
             res.created.append((pod, i))
+
+    def _daemonset_delete(self, ds: Mapping[str, Any], i: int, spec: Mapping[str, Any], h: str,
+                          by_node: dict[str, list[Mapping[str, Any]]], claimed: list[Mapping[str, Any]],
+                          eligible: dict[str, bool], res: SyncResult) -> None:
+        """The DaemonSet controller's deletions (daemon_controller.go ``podsShouldBeOnNode``,
+        update.go ``rollingUpdate``): failed pods; pods on nodes that should no longer run one;
+        all but the oldest of several on one node; then, for a RollingUpdate (maxUnavailable
+        default 1, rounded up; maxSurge 0), pods of an old template (``IsPodUpdated``: neither the
+        hash nor ``pod-template-generation`` matches) — unavailable ones at once, available ones
+        while fewer than maxUnavailable nodes lack an available pod."""
+        for p in claimed:
+            if _map(p.get("status")).get("phase") == "Failed" and not _meta(p).get("deletionTimestamp"):
+                res.deleted.append((dict(p), i))
+        gen = _map(_meta(ds).get("annotations")).get("deprecated.daemonset.template.generation")
+        keep: list[Mapping[str, Any]] = []
+        for node_name, on_node in by_node.items():
+            if not eligible.get(node_name, True):
+                res.deleted.extend((dict(p), i) for p in on_node if not _meta(p).get("deletionTimestamp"))
+                continue
+            ordered = sorted(on_node, key=lambda p: (str(_meta(p).get("creationTimestamp") or "9999"),
+                                                     str(_meta(p).get("name"))))
+            res.deleted.extend((dict(p), i) for p in ordered[1:])
+            keep.append(ordered[0])
+        strategy = _map(spec.get("updateStrategy"))
+        if strategy.get("type", "RollingUpdate") != "RollingUpdate":
+            return
+        desired = sum(eligible.values())
+        ru = _map(strategy.get("rollingUpdate"))
+        max_unavailable = dep.int_or_percent(ru.get("maxUnavailable", 1), desired, True) or 1
+        min_ready = _int(spec.get("minReadySeconds"), 0)
+
+        def updated(p: Mapping[str, Any]) -> bool:
+            labels = _map(_meta(p).get("labels"))
+            return labels.get(CONTROLLER_REVISION_HASH) == h or (
+                gen is not None and labels.get("pod-template-generation") == str(gen))
+
+        unavailable = desired - sum(self._available(p, min_ready) for p in keep)  # nodes without one available
+        for p in sorted(keep, key=lambda p: str(_meta(p).get("name"))):
+            if updated(p) or _meta(p).get("deletionTimestamp"):
+                continue
+            if not self._available(p, min_ready):
+                res.deleted.append((dict(p), i))
+            elif unavailable < max_unavailable:
+                res.deleted.append((dict(p), i))
+                unavailable += 1
 
     def _sync_job(self, job: dict[str, Any], i: int, pods: _Pods,
                   taken: set[tuple[str, str]], res: SyncResult) -> None:

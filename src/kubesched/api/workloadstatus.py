@@ -322,7 +322,10 @@ def _stateful_set_status(s: Mapping[str, Any], owned: list[Mapping[str, Any]], c
     created = [p for p in owned if not _terminal(p)]
     live = [p for p in created if not _meta(p).get("deletionTimestamp")]
     revisions = [str(_map(_meta(p).get("labels")).get("controller-revision-hash") or "") for p in live]
-    update_rev = next((r for r in reversed(revisions) if r), "") or str(old.get("updateRevision") or "")
+    from kubesched.api.workloads import compute_hash  # (workloads imports this module)
+
+    # the revision of the current template (the controller's ControllerRevision name)
+    update_rev = f"{_meta(s).get('name')}-{compute_hash(_map(spec.get('template')), old.get('collisionCount'))}"
     status: dict[str, Any] = {}
     _put(status, "observedGeneration", _int(_meta(s).get("generation")))
     status["replicas"] = len(created)
@@ -360,7 +363,14 @@ def _daemon_set_status(ds: Mapping[str, Any], owned: list[Mapping[str, Any]], ct
     status: dict[str, Any] = {"currentNumberScheduled": len(scheduled), "numberMisscheduled": 0,
                               "desiredNumberScheduled": desired, "numberReady": sum(_ready(p) for p in scheduled)}
     _put(status, "observedGeneration", _int(_meta(ds).get("generation")))
-    _put(status, "updatedNumberScheduled", len(scheduled))
+    from kubesched.api.workloads import compute_hash  # (workloads imports this module)
+
+    h = compute_hash(_map(spec.get("template")), old.get("collisionCount"))
+    gen = _map(_meta(ds).get("annotations")).get("deprecated.daemonset.template.generation")
+    _put(status, "updatedNumberScheduled", sum(  # IsPodUpdated
+        _map(_meta(p).get("labels")).get("controller-revision-hash") == h
+        or (gen is not None and _map(_meta(p).get("labels")).get("pod-template-generation") == str(gen))
+        for p in scheduled))
     _put(status, "numberAvailable", available)
     _put(status, "numberUnavailable", max(0, desired - available))
     if "collisionCount" in old:
