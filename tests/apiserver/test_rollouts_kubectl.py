@@ -231,3 +231,55 @@ spec:
     st = kc.json("get", "daemonset", "agent")["status"]
     assert (st["desiredNumberScheduled"], st["updatedNumberScheduled"], st["numberAvailable"]) == (2, 2, 2)
     assert len({p["spec"]["nodeName"] for p in pods}) == 2
+
+
+def test_job_backoff_limit_fails_it(box: Box) -> None:
+    _, kc = box
+    kc.run("create", "-f", "-", stdin=f"""
+apiVersion: batch/v1
+kind: Job
+metadata: {{name: flaky}}
+spec:
+  backoffLimit: 1
+  template:{_template("flaky", restart="Never",
+                      annotations='{kubesched.io/complete-after-seconds: "0", kubesched.io/complete-phase: Failed}')}""")
+    kc.run("wait", "--for=condition=Failed", "job/flaky", "--timeout=60s")
+    st = kc.json("get", "job", "flaky")["status"]
+    assert st["failed"] == 2 and "active" not in st  # backoffLimit 1: the second failure ends it
+    assert [c["type"] for c in st["conditions"]] == ["FailureTarget", "Failed"]
+    assert {c["reason"] for c in st["conditions"]} == {"BackoffLimitExceeded"}
+    # the job-tracking finalizer is removed from the finished pods
+    for p in kc.json("get", "pods", "-l", "job-name=flaky")["items"]:
+        assert "batch.kubernetes.io/job-tracking" not in (p["metadata"].get("finalizers") or [])
+
+
+def test_delete_without_policy_uses_the_kinds_default(box: Box) -> None:
+    """DefaultGarbageCollectionPolicy: a batch/v1 Job deleted through the API without a policy
+    orphans its pods (kubectl sends Background, which deletes them); a ReplicaSet's are deleted."""
+    srv, kc = box
+    from apiserver_helpers import Client
+
+    c = Client.of(srv)
+    kc.run("create", "-f", "-", stdin=f"""
+apiVersion: batch/v1
+kind: Job
+metadata: {{name: legacy}}
+spec:
+  template:{_template("legacy", restart="Never")}
+---
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata: {{name: rs}}
+spec:
+  replicas: 2
+  selector: {{matchLabels: {{app: rs}}}}
+  template:{_template("rs")}""")
+    _until(lambda: len(_live_pods(kc, "legacy-")) == 1 and len(_live_pods(kc, "rs-")) == 2, "pods")
+    code, body = c.req("DELETE", "/apis/batch/v1/namespaces/default/jobs/legacy")
+    assert code == 200 and "orphan" in body["metadata"]["finalizers"], body
+    code, body = c.req("DELETE", "/apis/apps/v1/namespaces/default/replicasets/rs")
+    assert code == 200, body
+    _until(lambda: c.req("GET", "/apis/batch/v1/namespaces/default/jobs/legacy")[0] == 404, "job gone")
+    _until(lambda: not _live_pods(kc, "rs-"), "the ReplicaSet's pods deleted")
+    [pod] = _live_pods(kc, "legacy-")
+    assert "ownerReferences" not in pod["metadata"]

@@ -1085,6 +1085,10 @@ class Controllers:
         selector = _map(spec.get("selector")) or {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
         owned = self._claimed(job, pods, selector)
         active = [p for p in owned if _is_active(p)]
+        failed = max(sum(_map(p.get("status")).get("phase") == "Failed" for p in owned), _int(status.get("failed"), 0))
+        if failed > _int(spec.get("backoffLimit"), 6):  # BackoffLimitExceeded: the active pods go, none come
+            res.deleted.extend((dict(p), i) for p in active)
+            return
         succeeded_pods = [p for p in owned if _map(p.get("status")).get("phase") == "Succeeded"]
         parallelism = _int(spec.get("parallelism"), 1)
         completions = spec.get("completions") if isinstance(spec.get("completions"), int) else None

@@ -411,10 +411,11 @@ def _index_ranges(indexes: Iterable[int]) -> str:
     return ",".join(out)
 
 
-def _job_condition(ctype: str, now: datetime) -> dict[str, Any]:
+def _job_condition(ctype: str, now: datetime, reason: str = POD_COMPLETE_REASON,
+                   message: str = "Reached expected number of succeeded pods") -> dict[str, Any]:
     t = _ts(now)
     return {"type": ctype, "status": "True", "lastProbeTime": t, "lastTransitionTime": t,
-            "reason": POD_COMPLETE_REASON, "message": "Reached expected number of succeeded pods"}
+            "reason": reason, "message": message}
 
 
 def _job_status(job: Mapping[str, Any], owned: list[Mapping[str, Any]], ctx: _Ctx) -> dict[str, Any]:
@@ -452,6 +453,15 @@ def _job_status(job: Mapping[str, Any], owned: list[Mapping[str, Any]], ctx: _Ct
     status["terminating"] = len(terminating)
     status["uncountedTerminatedPods"] = {}
     status["ready"] = sum(_ready(p) for p in active)
+    if _int(status.get("failed")) > _int(spec.get("backoffLimit"), 6):
+        # job_controller.go syncJob: exceedsBackoffLimit → FailureTarget, then Failed once no pod runs
+        why = ("BackoffLimitExceeded", "Job has reached the specified backoff limit")
+        if not any(c.get("type") == "FailureTarget" for c in conds):
+            conds.append(_job_condition("FailureTarget", ctx.now, *why))
+        if not active and not terminating:
+            conds.append(_job_condition("Failed", ctx.now, *why))
+        status["conditions"] = conds
+        return status
     # completions unset: done once one pod succeeded and none runs (job_controller.go syncJob)
     finished = succeeded >= completions if completions is not None else (succeeded > 0 and not active)
     if finished:
