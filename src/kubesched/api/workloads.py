@@ -2,8 +2,8 @@
 
 Pure and level-triggered, like the controllers of kube-controller-manager: :meth:`Controllers.sync`
 takes the workload objects, the pods and the nodes *as they are now* and returns what the
-controllers would create in one pass (plus updated ReplicaSets). Calling it again after the
-scheduler has bound the new pods creates nothing more, except for StatefulSets with
+controllers would create in one pass (plus the ReplicaSets they scale and the objects they
+delete). Calling it again after the scheduler has bound the new pods creates nothing more, except for StatefulSets with
 ``podManagementPolicy: OrderedReady``, which create the next ordinal only once the previous one
 is Running and Ready.
 
@@ -14,17 +14,24 @@ waits for its simulated kubelets' ``Ready`` condition.
 
 What each controller does (upstream ``pkg/controller/...``, behaviour ported, not code):
 
-* **Deployment** (``deployment/sync.go``, ``deployment/util``): finds its new ReplicaSet (a
-  ReplicaSet it controls whose template equals the Deployment's, ignoring
-  ``pod-template-hash``) or creates ``<deployment>-<hash>`` with the hash label in its template
-  and selector, the ``deployment.kubernetes.io/{revision,desired-replicas,max-replicas}``
-  annotations and ``spec.replicas`` of the Deployment; an existing new ReplicaSet is scaled to
-  ``spec.replicas``. A rollout is not simulated: old ReplicaSets and their pods are left as they
-  are (a notice says so).
+* **Deployment** (``deployment/sync.go``, ``rolling.go``, ``recreate.go``, ``deployment/util``;
+  pure pieces in :mod:`kubesched.api.deployments`): finds its new ReplicaSet (the oldest it
+  controls whose template equals the Deployment's, ignoring ``pod-template-hash`` and empty
+  fields) or creates ``<deployment>-<hash>`` with the hash label in its template and selector,
+  the Deployment's annotations and ``deployment.kubernetes.io/{revision,desired-replicas,
+  max-replicas}``; an old ReplicaSet brought back (``kubectl rollout undo``) takes the next
+  revision and records ``revision-history``. RollingUpdate grows the new ReplicaSet within
+  ``maxSurge`` (default 25 %, rounded up) and shrinks the old ones within ``maxUnavailable``
+  (25 %, rounded down; unavailable old pods first); Recreate scales the old ones to 0 and
+  creates the new one once their pods are gone; paused Deployments and scaling events scale
+  proportionally (``max-replicas``); once complete, old ReplicaSets beyond
+  ``revisionHistoryLimit`` (default 10) are deleted (:attr:`SyncResult.deleted`).
 * **ReplicaSet / ReplicationController** (``replicaset/replica_set.go``): creates
-  ``replicas - active`` pods named ``<owner>-<5 random chars>``. Active pods are the pods it
-  controls (ownerReference with ``controller: true``) plus orphans its selector matches (which
-  it would adopt); Succeeded, Failed and terminating pods do not count.
+  ``replicas - active`` pods named ``<owner>-<5 random chars>``, or deletes the surplus ranked
+  by ``ActivePodsWithRanks`` (unassigned, pending, not ready, lower deletion cost, doubled up
+  on a node with related pods, ready for less time, more restarts, newer first). Active pods
+  are the pods it controls (ownerReference with ``controller: true``) plus orphans its selector
+  matches (which it would adopt); Succeeded, Failed and terminating pods do not count.
 * **StatefulSet** (``statefulset/stateful_set_utils.go``, ``stateful_set_control.go``): pods
   ``<set>-<ordinal>`` from ``spec.ordinals.start``, labels
   ``statefulset.kubernetes.io/pod-name``, ``apps.kubernetes.io/pod-index``,
@@ -32,7 +39,10 @@ What each controller does (upstream ``pkg/controller/...``, behaviour ported, no
   each ``volumeClaimTemplates`` entry a PVC ``<template>-<set>-<ordinal>`` (labels: the
   template's plus the selector's ``matchLabels``; created only if absent) and a pod volume of the
   template's name pointing at it. OrderedReady: stop at the first ordinal that is missing (create
-  it) or not Running and Ready; Parallel: create every missing ordinal.
+  it) or not Running and Ready; Parallel: create every missing ordinal. Failed pods are deleted
+  (then recreated); with every ordinal Running and Ready, ordinals beyond ``replicas`` are
+  deleted highest first (OrderedReady: one at a time) and a RollingUpdate deletes the highest
+  ordinal at or above ``partition`` whose ``controller-revision-hash`` is not the template's.
 * **DaemonSet** (``daemon/daemon_controller.go`` ``nodeShouldRunDaemonPod``,
   ``daemon/util/daemonset_util.go``): one pod per node that should run it — ``nodeName`` of the
   template (if any) equal to the node, ``nodeSelector`` and required node affinity match, and no
@@ -42,7 +52,10 @@ What each controller does (upstream ``pkg/controller/...``, behaviour ported, no
   ``hostNetwork``). The pod's required node affinity terms are replaced by one term
   ``matchFields: metadata.name In [node]`` (``ReplaceDaemonSetPodNodeNameNodeAffinity``); labels
   ``controller-revision-hash`` and ``pod-template-generation``. Nodes that already hold one of
-  its pods (``nodeName`` or that matchFields target) are skipped.
+  its pods (``nodeName`` or that matchFields target) are skipped. In the box (not in
+  ``simulate``, where a dumped DaemonSet's pods carry upstream's hash, not ours) it also deletes
+  failed pods, pods on nodes that no longer qualify, all but the oldest pod of a node, and
+  rolls a RollingUpdate (``maxUnavailable`` default 1) over pods of an older template.
 * **Job** (``job/job_controller.go``, ``job/indexed_job_utils.go``): ``suspend`` or finished
   (a ``Complete``/``Failed`` condition) → nothing;
   active wanted = ``min(parallelism, completions - succeeded)`` (without ``completions``:
@@ -52,7 +65,8 @@ What each controller does (upstream ``pkg/controller/...``, behaviour ported, no
   lowest indexes neither succeeded (``status.completedIndexes`` or a Succeeded pod) nor active,
   each pod with ``generateName`` ``<job>-<index>-``, ``hostname`` ``<job>-<index>``, the
   ``batch.kubernetes.io/job-completion-index`` annotation and label and the
-  ``JOB_COMPLETION_INDEX`` env var. In ``simulate`` pods never finish (no run time is modelled),
+  ``JOB_COMPLETION_INDEX`` env var. More failed pods than ``backoffLimit`` (default 6): the
+  active pods are deleted and none created. In ``simulate`` pods never finish (no run time is modelled),
   so a Job there has at most ``parallelism`` pods; in the box, pods finish when the simulated
   kubelets complete them and the next pass creates the following ones.
 * **CronJob**: not expanded (it creates Jobs on a schedule); a notice says so.
