@@ -41,7 +41,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from kubesched.api.deployments import template_key
+from kubesched.api.deployments import max_unavailable, template_key
 
 __all__ = ["POD_COMPLETE_REASON", "is_pod_available", "max_unavailable", "workload_statuses"]
 
@@ -133,33 +133,6 @@ def _put(status: dict[str, Any], key: str, value: int) -> None:
     """An ``omitempty`` int32: only when not zero."""
     if value:
         status[key] = value
-
-
-def _int_or_percent(v: Any, total: int, round_up: bool) -> int:
-    """``intstr.GetScaledValueFromIntOrPercent``."""
-    if isinstance(v, str) and v.endswith("%"):
-        try:
-            pct = int(v[:-1])
-        except ValueError:
-            return 0
-        return -(-pct * total // 100) if round_up else pct * total // 100
-    return _int(v)
-
-
-def max_unavailable(deployment: Mapping[str, Any]) -> int:
-    """``deploymentutil.MaxUnavailable``: 0 for Recreate; else ``maxUnavailable`` (default 25%,
-    rounded down), 1 when it and ``maxSurge`` (rounded up) are both 0, at most ``replicas``."""
-    spec = _map(deployment.get("spec"))
-    strategy = _map(spec.get("strategy"))
-    replicas = _int(spec.get("replicas"), 1)
-    if strategy.get("type", "RollingUpdate") != "RollingUpdate" or replicas == 0:
-        return 0
-    ru = _map(strategy.get("rollingUpdate"))
-    surge = _int_or_percent(ru.get("maxSurge", "25%"), replicas, True)
-    unavailable = _int_or_percent(ru.get("maxUnavailable", "25%"), replicas, False)
-    if surge == 0 and unavailable == 0:
-        unavailable = 1
-    return min(unavailable, replicas)
 
 
 class _Ctx:
