@@ -243,10 +243,8 @@ def test_delete_waits_until_gone_and_force_delete(kc: Kubectl, kubelet_srv: Serv
 def test_drain_evicts_and_honours_the_disruption_budget(kc: Kubectl, kubelet_srv: ServerHandle) -> None:
     kc.run("create", "-f", "-", stdin=NODE.format(name="n1"))
     for i in range(3):
-        # a controller kubectl drain accepts; of a kind the box does not serve, so the garbage
-        # collector leaves the pods (an absent ReplicaSet would have them deleted, as upstream)
         y = POD.format(name=f"w{i}", app="w").replace(
-            "  labels:", "  ownerReferences: [{apiVersion: example.com/v1, kind: Widget, name: rs, uid: '1', "
+            "  labels:", "  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: rs, uid: '1', "
             "controller: true}]\n  labels:")
         kc.run("create", "-f", "-", stdin=y)
         _bind(kubelet_srv, f"w{i}", "n1")

@@ -12,10 +12,14 @@ object decides, then the kind's default (``DefaultGarbageCollectionPolicy``: Orp
 garbagecollector.go`` ``attemptToDeleteItem`` / ``processDeletingDependentsItem`` /
 ``orphanDependents``), driven by the store's events:
 
-- an object whose owners (``metadata.ownerReferences``) are all gone — absent, or present with
-  another uid — is deleted (Background, unless its own finalizers ask otherwise); one with some
-  owners left loses the references to the gone ones; an owner whose kind the box does not serve
-  counts as present (upstream cannot resolve it either and leaves the dependent);
+- when an owner is deleted, each object naming it (``metadata.ownerReferences``) whose owners
+  are then all gone — absent, or present with another uid — is deleted (Background, unless its
+  own finalizers ask otherwise); one with some owners left loses the references to the gone
+  ones; an owner whose kind the box does not serve counts as present (upstream cannot resolve it
+  either and leaves the dependent); an object created naming an owner deleted earlier goes too;
+- unlike upstream, an object created with references to owners the box never had (a cluster
+  dump loaded with ``up -f``: pods of ReplicaSets and DaemonSets left out) is kept — upstream's
+  collector would delete it at once;
 - an owner being deleted with ``orphan``: its dependents lose their references to it, then the
   finalizer goes (and with the last finalizer, the object);
 - an owner being deleted with ``foregroundDeletion``: its dependents are deleted (Foreground when
@@ -119,6 +123,8 @@ class GarbageCollector(DebouncedController):
         self._gone: set[str] = set()
         self._finalize: set[tuple[str, str, str]] = set()
         self._check: set[tuple[str, str, str]] = set()
+        self._dead: set[bytes] = set()
+        """uids of deleted objects that own or may own something (not every deleted pod's)."""
         self.deleted = 0
         self.orphaned = 0
 
@@ -128,13 +134,13 @@ class GarbageCollector(DebouncedController):
         for space in self.spaces:
             for e in store.list(space):
                 md = e.obj()["metadata"]
-                self._note(space, md.get("namespace") or "", md["name"], e.data, "ADDED")
+                self._note(space, md.get("namespace") or "", md["name"], e.data, "PRIMED")
 
     def _note(self, space: str, ns: str, name: str, data: bytes, typ: str) -> None:
         if b'"ownerReferences"' in data:
             uids = _owner_uids(data)
             self.owners.update(uids)
-            if typ == "ADDED" and uids:
+            if typ == "ADDED" and self._dead.intersection(uids):  # created for an owner already gone
                 self._check.add((space, ns, name))
         if b'"deletionTimestamp"' in data and (b'"orphan"' in data or b'"foregroundDeletion"' in data):
             md = orjson.loads(data)["metadata"]
@@ -149,6 +155,8 @@ class GarbageCollector(DebouncedController):
             uid = md.get("uid") or ""
             if uid.encode() in self.owners:
                 self._gone.add(uid)
+            if ev.space != "pods" or uid.encode() in self.owners:
+                self._dead.add(uid.encode())
             for ref in md.get("ownerReferences") or ():  # a foreground owner may be waiting for it
                 if ref.get("blockOwnerDeletion") and (info := _info_for(ref.get("apiVersion", ""),
                                                                        ref.get("kind", ""))) is not None:
