@@ -24,7 +24,7 @@ from kubesched.api.objects import node_allocatable
 from kubesched.api.quantity import to_int
 from kubesched.api.resources import pod_requests
 from kubesched.errors import InputError
-from kubesched.framework.record import PASSED, DecisionRecord
+from kubesched.framework.record import PASSED, DecisionRecord, NodeScores
 from kubesched.sim.store import Preemption
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -179,7 +179,10 @@ def _weights(rec: DecisionRecord) -> dict[str, int]:
     """plugin → weight, read back from weighted / normalized (the record keeps both)."""
     out: dict[str, int] = {}
     want = None
-    for node, per in rec.normalized_score.items():
+    norm = rec.normalized_score
+    if isinstance(norm, NodeScores) and isinstance(rec.final_score, NodeScores):
+        return norm.weights(rec.final_score)
+    for node, per in norm.items():
         if want is None:
             want = len(per)
         fin = rec.final_score.get(node, {})
@@ -233,11 +236,14 @@ def explain_record(rec: DecisionRecord, *, total_nodes: int | None = None,
     """
     weights = {**_weights(rec), **(weights or {})}
     plugins: list[str] = []
-    for per in rec.score.values():
-        for p in per:
-            if p not in plugins:
-                plugins.append(p)
-        break  # every scored node has the same plugins
+    if isinstance(rec.score, NodeScores):
+        plugins = list(rec.score.plugins)
+    else:
+        for per in rec.score.values():
+            for p in per:
+                if p not in plugins:
+                    plugins.append(p)
+            break  # every scored node has the same plugins
     totals = _totals(rec)
     ranked = _ranked(rec, totals)
     runner = _runner_up(rec, ranked)
