@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from test_realism_kubectl import KUBECTL, Kubectl, _template, box  # noqa: F401 - the shared fixture
+from test_workload_controllers import _until as _until_10s
 
 from kubesched.apiserver.testing import ServerHandle
 
@@ -25,13 +26,7 @@ Box = tuple[ServerHandle, Kubectl]
 
 
 def _until(fn: Any, what: str, timeout: float = 30) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        v = fn()
-        if v:
-            return v
-        assert time.monotonic() < deadline, f"timed out: {what}"
-        time.sleep(0.1)
+    return _until_10s(fn, what, timeout)
 
 
 def _deployment(name: str, replicas: int, extra: str = "") -> str:
@@ -233,6 +228,9 @@ spec:
     assert len({p["spec"]["nodeName"] for p in pods}) == 2
 
 
+FAIL_AT_ONCE = '{kubesched.io/complete-after-seconds: "0", kubesched.io/complete-phase: Failed}'
+
+
 def test_job_backoff_limit_fails_it(box: Box) -> None:
     _, kc = box
     kc.run("create", "-f", "-", stdin=f"""
@@ -241,8 +239,7 @@ kind: Job
 metadata: {{name: flaky}}
 spec:
   backoffLimit: 1
-  template:{_template("flaky", restart="Never",
-                      annotations='{kubesched.io/complete-after-seconds: "0", kubesched.io/complete-phase: Failed}')}""")
+  template:{_template("flaky", restart="Never", annotations=FAIL_AT_ONCE)}""")
     kc.run("wait", "--for=condition=Failed", "job/flaky", "--timeout=60s")
     st = kc.json("get", "job", "flaky")["status"]
     assert st["failed"] == 2 and "active" not in st  # backoffLimit 1: the second failure ends it
