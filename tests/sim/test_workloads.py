@@ -193,12 +193,26 @@ def test_deployment_reuses_its_replicaset_and_scales_it() -> None:
     assert len(created(res)) == 3
 
 
-def test_rollout_is_not_simulated_and_says_so() -> None:
-    d = deployment(replicas=2)
-    old = created(Controllers([deployment(replicas=2, cpu="50m")]).sync([], []), "ReplicaSet")[0]
-    res = Controllers([d, old]).sync([], [])
-    assert len(created(res, "ReplicaSet")) == 1
-    assert any("rollout not simulated" in n and old["metadata"]["name"] in n for n in res.notices)
+def test_rolling_update_surges_then_scales_the_old_replica_set_down() -> None:
+    """rolling.go with the defaults (maxSurge 25 % of 2 → 1 rounded up, maxUnavailable → 0
+    rounded down): the new ReplicaSet starts at 1; once its pod is available the old one is
+    scaled to 1 and its surplus pod deleted (bound pods count as available in the simulator)."""
+    first = Controllers([deployment(replicas=2, cpu="50m")]).sync([], [])
+    [old] = created(first, "ReplicaSet")
+    old_pods = bind(created(first))
+    c = Controllers([deployment(replicas=2), old])
+    r1 = c.sync(old_pods, [])
+    [new] = created(r1, "ReplicaSet")
+    assert new["spec"]["replicas"] == 1 and new["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "2"
+    assert new["metadata"]["annotations"]["deployment.kubernetes.io/max-replicas"] == "3"
+    assert r1.updated == [] and r1.deleted == []
+    new_pods = bind(created(r1))
+    assert len(new_pods) == 1
+    r2 = c.sync(old_pods + new_pods, [])
+    [(scaled, idx)] = r2.updated
+    assert idx == 1 and scaled["spec"]["replicas"] == 1
+    [(gone, _)] = r2.deleted
+    assert gone["metadata"]["name"] in {p["metadata"]["name"] for p in old_pods}
 
 
 def test_replication_controller_selector_defaults_to_template_labels() -> None:

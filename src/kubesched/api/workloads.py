@@ -2,8 +2,8 @@
 
 Pure and level-triggered, like the controllers of kube-controller-manager: :meth:`Controllers.sync`
 takes the workload objects, the pods and the nodes *as they are now* and returns what the
-controllers would create in one pass (plus updated ReplicaSets). Calling it again after the
-scheduler has bound the new pods creates nothing more, except for StatefulSets with
+controllers would create in one pass (plus the ReplicaSets they scale and the objects they
+delete). Calling it again after the scheduler has bound the new pods creates nothing more, except for StatefulSets with
 ``podManagementPolicy: OrderedReady``, which create the next ordinal only once the previous one
 is Running and Ready.
 
@@ -14,17 +14,24 @@ waits for its simulated kubelets' ``Ready`` condition.
 
 What each controller does (upstream ``pkg/controller/...``, behaviour ported, not code):
 
-* **Deployment** (``deployment/sync.go``, ``deployment/util``): finds its new ReplicaSet (a
-  ReplicaSet it controls whose template equals the Deployment's, ignoring
-  ``pod-template-hash``) or creates ``<deployment>-<hash>`` with the hash label in its template
-  and selector, the ``deployment.kubernetes.io/{revision,desired-replicas,max-replicas}``
-  annotations and ``spec.replicas`` of the Deployment; an existing new ReplicaSet is scaled to
-  ``spec.replicas``. A rollout is not simulated: old ReplicaSets and their pods are left as they
-  are (a notice says so).
+* **Deployment** (``deployment/sync.go``, ``rolling.go``, ``recreate.go``, ``deployment/util``;
+  pure pieces in :mod:`kubesched.api.deployments`): finds its new ReplicaSet (the oldest it
+  controls whose template equals the Deployment's, ignoring ``pod-template-hash`` and empty
+  fields) or creates ``<deployment>-<hash>`` with the hash label in its template and selector,
+  the Deployment's annotations and ``deployment.kubernetes.io/{revision,desired-replicas,
+  max-replicas}``; an old ReplicaSet brought back (``kubectl rollout undo``) takes the next
+  revision and records ``revision-history``. RollingUpdate grows the new ReplicaSet within
+  ``maxSurge`` (default 25 %, rounded up) and shrinks the old ones within ``maxUnavailable``
+  (25 %, rounded down; unavailable old pods first); Recreate scales the old ones to 0 and
+  creates the new one once their pods are gone; paused Deployments and scaling events scale
+  proportionally (``max-replicas``); once complete, old ReplicaSets beyond
+  ``revisionHistoryLimit`` (default 10) are deleted (:attr:`SyncResult.deleted`).
 * **ReplicaSet / ReplicationController** (``replicaset/replica_set.go``): creates
-  ``replicas - active`` pods named ``<owner>-<5 random chars>``. Active pods are the pods it
-  controls (ownerReference with ``controller: true``) plus orphans its selector matches (which
-  it would adopt); Succeeded, Failed and terminating pods do not count.
+  ``replicas - active`` pods named ``<owner>-<5 random chars>``, or deletes the surplus ranked
+  by ``ActivePodsWithRanks`` (unassigned, pending, not ready, lower deletion cost, doubled up
+  on a node with related pods, ready for less time, more restarts, newer first). Active pods
+  are the pods it controls (ownerReference with ``controller: true``) plus orphans its selector
+  matches (which it would adopt); Succeeded, Failed and terminating pods do not count.
 * **StatefulSet** (``statefulset/stateful_set_utils.go``, ``stateful_set_control.go``): pods
   ``<set>-<ordinal>`` from ``spec.ordinals.start``, labels
   ``statefulset.kubernetes.io/pod-name``, ``apps.kubernetes.io/pod-index``,
@@ -32,7 +39,10 @@ What each controller does (upstream ``pkg/controller/...``, behaviour ported, no
   each ``volumeClaimTemplates`` entry a PVC ``<template>-<set>-<ordinal>`` (labels: the
   template's plus the selector's ``matchLabels``; created only if absent) and a pod volume of the
   template's name pointing at it. OrderedReady: stop at the first ordinal that is missing (create
-  it) or not Running and Ready; Parallel: create every missing ordinal.
+  it) or not Running and Ready; Parallel: create every missing ordinal. Failed pods are deleted
+  (then recreated); with every ordinal Running and Ready, ordinals beyond ``replicas`` are
+  deleted highest first (OrderedReady: one at a time) and a RollingUpdate deletes the highest
+  ordinal at or above ``partition`` whose ``controller-revision-hash`` is not the template's.
 * **DaemonSet** (``daemon/daemon_controller.go`` ``nodeShouldRunDaemonPod``,
   ``daemon/util/daemonset_util.go``): one pod per node that should run it — ``nodeName`` of the
   template (if any) equal to the node, ``nodeSelector`` and required node affinity match, and no
@@ -42,7 +52,10 @@ What each controller does (upstream ``pkg/controller/...``, behaviour ported, no
   ``hostNetwork``). The pod's required node affinity terms are replaced by one term
   ``matchFields: metadata.name In [node]`` (``ReplaceDaemonSetPodNodeNameNodeAffinity``); labels
   ``controller-revision-hash`` and ``pod-template-generation``. Nodes that already hold one of
-  its pods (``nodeName`` or that matchFields target) are skipped.
+  its pods (``nodeName`` or that matchFields target) are skipped. In the box (not in
+  ``simulate``, where a dumped DaemonSet's pods carry upstream's hash, not ours) it also deletes
+  failed pods, pods on nodes that no longer qualify, all but the oldest pod of a node, and
+  rolls a RollingUpdate (``maxUnavailable`` default 1) over pods of an older template.
 * **Job** (``job/job_controller.go``, ``job/indexed_job_utils.go``): ``suspend`` or finished
   (a ``Complete``/``Failed`` condition) → nothing;
   active wanted = ``min(parallelism, completions - succeeded)`` (without ``completions``:
@@ -52,7 +65,8 @@ What each controller does (upstream ``pkg/controller/...``, behaviour ported, no
   lowest indexes neither succeeded (``status.completedIndexes`` or a Succeeded pod) nor active,
   each pod with ``generateName`` ``<job>-<index>-``, ``hostname`` ``<job>-<index>``, the
   ``batch.kubernetes.io/job-completion-index`` annotation and label and the
-  ``JOB_COMPLETION_INDEX`` env var. In ``simulate`` pods never finish (no run time is modelled),
+  ``JOB_COMPLETION_INDEX`` env var. More failed pods than ``backoffLimit`` (default 6): the
+  active pods are deleted and none created. In ``simulate`` pods never finish (no run time is modelled),
   so a Job there has at most ``parallelism`` pods; in the box, pods finish when the simulated
   kubelets complete them and the next pass creates the following ones.
 * **CronJob**: not expanded (it creates Jobs on a schedule); a notice says so.
@@ -79,12 +93,15 @@ import re
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from kubesched.api import deployments as dep
 from kubesched.api import validation
 from kubesched.api.nodeselector import RequiredNodeAffinity
 from kubesched.api.objects import Node, Pod, Toleration, decode
 from kubesched.api.taints import find_matching_untolerated_taint
+from kubesched.api.workloadstatus import is_pod_available
 from kubesched.errors import InputError
 
 if TYPE_CHECKING:
@@ -241,20 +258,9 @@ def _selector_matches(sel: Mapping[str, Any], labels: Mapping[str, Any]) -> bool
     return validation.label_selector_matches(sel, labels)
 
 
-def _strip_hash(template: Mapping[str, Any]) -> dict[str, Any]:
-    t = copy.deepcopy(dict(template))
-    labels = _map(_map(t.get("metadata")).get("labels"))
-    labels.pop(POD_TEMPLATE_HASH, None)
-    return t
-
-
 def _template_equal(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     """``EqualIgnoreHash``: two pod templates equal once ``pod-template-hash`` is dropped."""
-    return _canonical(_strip_hash(a)) == _canonical(_strip_hash(b))
-
-
-def _canonical(v: Any) -> str:
-    return json.dumps(v, sort_keys=True, separators=(",", ":"))
+    return dep.template_key(a) == dep.template_key(b)
 
 
 def _parse_index_ranges(s: Any) -> set[int]:
@@ -381,6 +387,11 @@ class SyncResult:
     created: list[tuple[dict[str, Any], int]] = field(default_factory=list)
     updated: list[tuple[dict[str, Any], int]] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    deleted: list[tuple[dict[str, Any], int]] = field(default_factory=list)
+    """Objects the controllers delete (surplus pods of a scale-down, old ReplicaSets beyond a
+    Deployment's ``revisionHistoryLimit``), same pairing."""
+    revisions: list[tuple[dict[str, Any], str]] = field(default_factory=list)
+    """``(Deployment, revision)``: the ``deployment.kubernetes.io/revision`` annotation to set."""
     events: list[tuple[dict[str, Any], str, str, str]] = field(default_factory=list)
     """Events the controllers record: ``(involved object, type, reason, message)`` (the Job
     controller's ``WorkloadCreated`` / ``PodGroupCreated``)."""
@@ -405,6 +416,8 @@ class Controllers:
         Job controller create a Workload and a PodGroup per Job (None: the v1.37 defaults, off)."""
         self._scheduling: list[dict[str, Any]] = []
         self.rng = random.Random(seed)
+        self.now = datetime.now(UTC)
+        """The time of the current pass (pod availability, scale-down ranking)."""
         self.ready_when_bound = ready_when_bound
         self.workloads = list(workloads)
         self._uids: dict[tuple[str, str, str], str] = {}
@@ -501,6 +514,7 @@ class Controllers:
         mutated.
         """
         res = SyncResult()
+        self.now = datetime.now(UTC)
         known = {(str(o.get("kind")), str(_meta(o).get("namespace") or ""), str(_meta(o).get("name")))
                  for o in scheduling}
         self._scheduling = [dict(o) for o in scheduling] + [
@@ -521,7 +535,7 @@ class Controllers:
         for i, w in enumerate(self.workloads):
             if w.get("kind") == "Deployment":
                 self._sync_deployment(w, i, rs_by_owner.get((str(_meta(w).get("namespace") or ""),
-                                                             str(_meta(w).get("name"))), []), rs_names, res)
+                                                             str(_meta(w).get("name"))), []), rs_names, index, res)
         for i, w in enumerate(self.workloads):
             if w.get("kind") == "ReplicaSet":
                 self._sync_replicas(w, i, index, taken, res)
@@ -555,38 +569,229 @@ class Controllers:
         out.extend((rs, i, True) for rs, i in self._created_rs)
         return out
 
+    def _rs_pods(self, rs: Mapping[str, Any], pods: _Pods) -> list[Mapping[str, Any]]:
+        """The active pods ``rs`` controls."""
+        return [p for p in pods.owned_by(rs) if self._controls(rs, p) and _is_active(p)]
+
+    def _available(self, pod: Mapping[str, Any], min_ready: int) -> bool:
+        """Available: Ready for ``min_ready`` seconds (simulator: bound counts as Ready, at once)."""
+        if self.ready_when_bound:
+            return _is_running_ready(pod, True)
+        return _is_running_ready(pod, False) and is_pod_available(pod, min_ready, self.now)
+
     def _sync_deployment(self, d: dict[str, Any], i: int, candidates: list[tuple[dict[str, Any], int, bool]],
-                         rs_names: set[tuple[str, str]], res: SyncResult) -> None:
-        """``candidates``: ReplicaSets whose controller reference names this Deployment;
+                         rs_names: set[tuple[str, str]], pods: _Pods, res: SyncResult) -> None:
+        """``syncDeployment`` (deployment_controller.go): paused and scaling events → ``sync``
+        (proportional scaling), else ``rolloutRecreate`` / ``rolloutRolling``; old ReplicaSets
+        beyond ``revisionHistoryLimit`` are deleted once the rollout is complete.
+
+        ``candidates``: ReplicaSets whose controller reference names this Deployment;
         ``rs_names``: every ReplicaSet's ``(namespace, name)`` (for hash collisions)."""
         meta, spec = _meta(d), _map(d.get("spec"))
-        ns, name = str(meta.get("namespace")), str(meta.get("name"))
-        if spec.get("paused") is True:
-            return
-        replicas = _int(spec.get("replicas"), 1)
+        want = _int(spec.get("replicas"), 1)
         template = _map(spec.get("template"))
         owned = [(rs, k, created) for rs, k, created in candidates if self._controls(d, rs)]
-        new = next(((rs, k, created) for rs, k, created in owned
-                    if _template_equal(_map(_map(rs.get("spec")).get("template")), template)), None)
-        olds = [rs for rs, _, _ in owned if (new is None or rs is not new[0])
-                and _int(_map(rs.get("spec")).get("replicas"), 1) > 0]
-        if olds:
-            self._notice(res, f"Deployment {ns}/{name}: rollout not simulated; old ReplicaSet(s) "
-                              f"{', '.join(str(_meta(r).get('name')) for r in olds)} left as they are")
-        if new is not None:
-            rs, k, created = new
-            if _int(_map(rs.get("spec")).get("replicas"), 1) != replicas:  # scale it
-                scaled = copy.deepcopy(rs)
-                scaled["spec"]["replicas"] = replicas
-                ann = _map(scaled["metadata"].get("annotations"))
-                if "deployment.kubernetes.io/desired-replicas" in ann:
-                    ann["deployment.kubernetes.io/desired-replicas"] = str(replicas)
-                if created:
-                    self._created_rs = [(scaled if r is rs else r, j) for r, j in self._created_rs]
+        views = [copy.deepcopy(rs) for rs, _, _ in owned]
+        origin = {id(v): o for v, o in zip(views, owned, strict=True)}
+        new = next((v for v in sorted(views, key=dep.by_creation)
+                    if _template_equal(_map(_map(v.get("spec")).get("template")), template)), None)
+        olds = [v for v in views if v is not new]
+        changed: set[int] = set()
+        surge = dep.max_surge(d)
+        min_ready = _int(spec.get("minReadySeconds"), 0)
+        avail_cache: dict[int, int] = {}
+
+        def available(rs: Mapping[str, Any]) -> int:
+            if id(rs) not in avail_cache:
+                avail_cache[id(rs)] = sum(self._available(p, min_ready) for p in self._rs_pods(rs, pods))
+            return avail_cache[id(rs)]
+
+        def scale(rs: dict[str, Any], n: int, force: bool = False) -> bool:
+            """``scaleReplicaSet``: True when the size changed."""
+            if not force and dep.replicas(rs) == n:
+                return False
+            size = dep.replicas(rs) != n
+            if dep.set_replicas_annotations(rs, want, want + surge) or size:
+                rs.setdefault("spec", {})["replicas"] = n
+                changed.add(id(rs))
+            return size
+
+        def active(rss: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            return [r for r in rss if dep.replicas(r) > 0]
+
+        def new_revision() -> int:
+            return 1 + max((r for o in olds if (r := dep.revision(o)) is not None), default=0)
+
+        if new is not None:  # getNewReplicaSet on the existing new ReplicaSet
+            upd = dep.set_new_rs_annotations(d, new, new_revision(), exists=True)
+            if upd or _int(_map(new.get("spec")).get("minReadySeconds"), 0) != min_ready:
+                if min_ready:
+                    new["spec"]["minReadySeconds"] = min_ready
                 else:
-                    self.workloads[k] = scaled
-                    res.updated.append((scaled, k))
-            return
+                    new["spec"].pop("minReadySeconds", None)
+                changed.add(id(new))
+            self._note_revision(d, new, res)
+
+        def create_new(n: int) -> dict[str, Any]:
+            rs = self._new_replica_set(d, i, template, n, new_revision(), rs_names, res)
+            self._note_revision(d, rs, res)
+            return rs
+
+        def cleanup() -> None:
+            """``cleanupDeployment``: old ReplicaSets beyond revisionHistoryLimit, oldest revision first."""
+            limit = spec.get("revisionHistoryLimit")
+            if not isinstance(limit, int):
+                limit = 10
+            alive = [o for o in olds if not _meta(o).get("deletionTimestamp")]
+            for o in dep.by_revision(alive)[:max(0, len(alive) - limit)]:
+                st = _map(o.get("status"))
+                if (self._rs_pods(o, pods) or dep.replicas(o) != 0
+                        or _int(_meta(o).get("generation"), 0) > _int(st.get("observedGeneration"), 0)):
+                    continue
+                res.deleted.append((origin[id(o)][0], i))
+
+        def complete() -> bool:
+            st = _map(d.get("status"))
+            return (_int(st.get("updatedReplicas"), 0) == want and _int(st.get("replicas"), 0) == want
+                    and _int(st.get("availableReplicas"), 0) == want
+                    and _int(st.get("observedGeneration"), 0) >= _int(meta.get("generation"), 0))
+
+        def proportional() -> None:
+            """``scale``: the active (or latest) ReplicaSet takes the new size, or every one its share."""
+            every = [r for r in [*olds, new] if r is not None]
+            act = active(every)
+            target: dict[str, Any] | None = None
+            if len(act) == 1:
+                target = act[0]
+            elif not act:
+                latest = sorted(olds, key=dep.by_creation, reverse=True)
+                target = new if new is not None else (latest[0] if latest else None)
+            if target is not None or (not act and not olds and new is None):
+                if target is not None and dep.replicas(target) != want:
+                    scale(target, want)
+                return
+            ann = _map(_meta(new).get("annotations")) if new is not None else {}
+            if new is not None and dep.replicas(new) == want and ann.get(dep.DESIRED_REPLICAS) == str(want) \
+                    and available(new) == want:  # IsSaturated
+                for o in active(olds):
+                    scale(o, 0)
+                return
+            if not dep.is_rolling(d):
+                return
+            allowed = want + surge if want > 0 else 0
+            to_add = allowed - sum(dep.replicas(r) for r in act)
+            if to_add > 0:
+                act = dep.by_size_newer(act)
+            elif to_add < 0:
+                act = dep.by_size_older(act)
+            added = 0
+            sizes = []
+            for r in act:
+                prop = dep.replica_set_proportion(r, d, to_add, added) if to_add else 0
+                sizes.append(dep.replicas(r) + prop)
+                added += prop
+            for k, r in enumerate(act):
+                n = sizes[k]
+                if k == 0 and to_add:
+                    n = max(0, n + to_add - added)
+                scale(r, n, force=True)
+
+        scaling = any(_map(_meta(r).get("annotations")).get(dep.DESIRED_REPLICAS, str(want)) != str(want)
+                      for r in active([x for x in [*olds, new] if x is not None]))
+        if spec.get("paused") is True or scaling:
+            proportional()
+            if spec.get("paused") is True:
+                cleanup()
+        elif not dep.is_rolling(d):  # rolloutRecreate
+            scaled_down = False
+            for o in active(olds):
+                scaled_down = scale(o, 0) or scaled_down
+            if not scaled_down and not any(p for o in olds for p in pods.owned_by(o) if self._controls(o, p)
+                                           and _map(p.get("status")).get("phase") not in ("Succeeded", "Failed")):
+                if new is None:
+                    create_new(want)
+                else:
+                    scale(new, want)
+                if complete():
+                    cleanup()
+        else:  # rolloutRolling
+            if new is None:
+                new = create_new(dep.new_rs_new_replicas(d, olds, 0))
+                created_now = True
+            else:
+                created_now = False
+            if not created_now and self._reconcile_new(d, new, olds, scale):
+                pass
+            elif not self._reconcile_old(d, new, olds, scale, available, created_now):
+                if complete():
+                    cleanup()
+        for v in views:
+            if id(v) not in changed:
+                continue
+            rs, k, created = origin[id(v)]
+            if created:
+                self._created_rs = [(v if r is rs else r, j) for r, j in self._created_rs]
+            else:
+                self.workloads[k] = v
+                res.updated.append((v, k))
+
+    @staticmethod
+    def _reconcile_new(d: Mapping[str, Any], new: dict[str, Any], olds: list[dict[str, Any]], scale: Any) -> bool:
+        """``reconcileNewReplicaSet``: grow the new ReplicaSet within ``maxSurge`` (True: scaled)."""
+        want = dep.replicas(d)
+        if dep.replicas(new) == want:
+            return False
+        if dep.replicas(new) > want:
+            return bool(scale(new, want))
+        return bool(scale(new, dep.new_rs_new_replicas(d, [*olds, new], dep.replicas(new))))
+
+    @staticmethod
+    def _reconcile_old(d: Mapping[str, Any], new: dict[str, Any], olds: list[dict[str, Any]], scale: Any,
+                       available: Any, new_is_fresh: bool) -> bool:
+        """``reconcileOldReplicaSets``: shrink old ReplicaSets within ``maxUnavailable`` — first
+        their unavailable pods (``cleanupUnhealthyReplicas``), then down to the minimum available
+        (``scaleDownOldReplicaSetsForRollingUpdate``). True: something scaled."""
+        old_count = sum(dep.replicas(o) for o in olds)
+        if old_count == 0:
+            return False
+        min_available = dep.replicas(d) - dep.max_unavailable(d)
+        new_available = 0 if new_is_fresh else available(new)
+        max_down = old_count + dep.replicas(new) - min_available - (dep.replicas(new) - new_available)
+        if max_down <= 0:
+            return False
+        cleaned = 0
+        for o in sorted((o for o in olds if dep.replicas(o) > 0), key=dep.by_creation):
+            if cleaned >= max_down:
+                break
+            unhealthy = dep.replicas(o) - available(o)
+            if unhealthy <= 0:
+                continue
+            k = min(max_down - cleaned, unhealthy)
+            scale(o, dep.replicas(o) - k)
+            cleaned += k
+        total_available = sum(available(o) for o in olds) + new_available
+        done = 0
+        if total_available > min_available:
+            goal = total_available - min_available
+            for o in sorted((o for o in olds if dep.replicas(o) > 0), key=dep.by_creation):
+                if done >= goal:
+                    break
+                k = min(dep.replicas(o), goal - done)
+                scale(o, dep.replicas(o) - k)
+                done += k
+        return cleaned + done > 0
+
+    def _note_revision(self, d: Mapping[str, Any], rs: Mapping[str, Any], res: SyncResult) -> None:
+        """``SetDeploymentRevision``: the Deployment's revision annotation follows its new ReplicaSet."""
+        rev = _map(_meta(rs).get("annotations")).get(dep.REVISION)
+        if rev is not None and _map(_meta(d).get("annotations")).get(dep.REVISION) != rev:
+            res.revisions.append((dict(d), str(rev)))
+
+    def _new_replica_set(self, d: Mapping[str, Any], i: int, template: Mapping[str, Any], replicas: int,
+                         revision: int, rs_names: set[tuple[str, str]], res: SyncResult) -> dict[str, Any]:
+        """``getNewReplicaSet`` creating ``<deployment>-<pod-template-hash>``."""
+        meta, spec = _meta(d), _map(d.get("spec"))
+        ns, name = str(meta.get("namespace")), str(meta.get("name"))
         status_cc = _map(d.get("status")).get("collisionCount")
         collision: int | None = status_cc if isinstance(status_cc, int) else None
         while True:
@@ -595,32 +800,27 @@ class Controllers:
             if (ns, rs_name) not in rs_names:
                 break
             collision = (collision or 0) + 1  # a ReplicaSet of that name with another template
-        rs_template = copy.deepcopy(template)
+        rs_template = copy.deepcopy(dict(template))
         tmeta = rs_template.setdefault("metadata", {})
         tmeta["labels"] = {**_map(tmeta.get("labels")), POD_TEMPLATE_HASH: h}
         selector = copy.deepcopy(_map(spec.get("selector")))
         selector["matchLabels"] = {**_map(selector.get("matchLabels")), POD_TEMPLATE_HASH: h}
-        revisions = [str(_map(_meta(rs).get("annotations")).get("deployment.kubernetes.io/revision", ""))
-                     for rs, _, _ in owned]
-        revision = 1 + max((int(r) for r in revisions if r.isdigit()), default=0)
         rs_meta: dict[str, Any] = {
             "name": rs_name, "namespace": ns,
             "uid": str(uuid.UUID(int=self.rng.getrandbits(128), version=4)),
             "labels": dict(tmeta["labels"]),
-            "annotations": {
-                "deployment.kubernetes.io/desired-replicas": str(replicas),
-                "deployment.kubernetes.io/max-replicas": str(replicas + _max_surge(spec, replicas)),
-                "deployment.kubernetes.io/revision": str(revision),
-            },
+            "annotations": {},
             "ownerReferences": [self._controller_ref(d)],
         }
         rs_spec: dict[str, Any] = {"replicas": replicas, "selector": selector, "template": rs_template}
         if spec.get("minReadySeconds"):
             rs_spec["minReadySeconds"] = spec["minReadySeconds"]
         rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": rs_meta, "spec": rs_spec}
+        dep.set_new_rs_annotations(d, rs, revision, exists=False)
         self._created_rs.append((rs, i))
         rs_names.add((ns, rs_name))
         res.created.append((rs, i))
+        return rs
 
     def _sync_replicas(self, rs: Mapping[str, Any], i: int, pods: _Pods,
                        taken: set[tuple[str, str]], res: SyncResult) -> None:
@@ -632,6 +832,16 @@ class Controllers:
             sel = {"matchLabels": _map(sel) or _map(_map(template.get("metadata")).get("labels"))}
         active = [p for p in self._claimed(rs, pods, _map(sel)) if _is_active(p)]
         diff = _int(spec.get("replicas"), 1) - len(active)
+        if diff < 0:  # manageReplicas: delete the surplus, lowest-ranked first
+            owner = owner_of(rs)
+            related = active
+            if owner is not None and owner.get("uid"):
+                siblings = [r for r, _, _ in self._replicasets() if (owner_of(r) or {}).get("uid") == owner.get("uid")]
+                related = [p for r in siblings for p in self._rs_pods(r, pods)]
+            gate = self.features is None or self.features.enabled("PodDeletionCost")
+            for p in dep.pods_to_delete(active, related, -diff, now=self.now, deletion_cost=gate):
+                res.deleted.append((dict(p), i))
+            return
         prefix = _pods_prefix(str(_meta(rs).get("name")))
         for _ in range(diff):
             pod = self._pod_from_template(template, rs, prefix, taken)
@@ -652,15 +862,23 @@ class Controllers:
         claim_templates = [c for c in _list(spec.get("volumeClaimTemplates")) if isinstance(c, dict)]
         sel_labels = _map(_map(spec.get("selector")).get("matchLabels"))
         retention = _map(spec.get("persistentVolumeClaimRetentionPolicy"))
+        for ordinal in range(start, start + replicas):  # a failed or succeeded pod is deleted, then recreated
+            existing = by_name.get(f"{name}-{ordinal}")
+            if existing is not None and _map(existing.get("status")).get("phase") in ("Succeeded", "Failed") \
+                    and not _meta(existing).get("deletionTimestamp"):
+                res.deleted.append((dict(existing), i))
+        blocked = False
         for ordinal in range(start, start + replicas):
             pod_name = f"{name}-{ordinal}"
             existing = by_name.get(pod_name)
             if existing is not None and _is_active(existing):
                 if not parallel and not _is_running_ready(existing, self.ready_when_bound):
-                    return  # OrderedReady: wait for this one
+                    blocked = True  # OrderedReady: wait for this one
+                    break
                 continue
             if existing is not None and not parallel:
-                return  # a terminal pod is deleted and recreated by the controller; it waits for that
+                blocked = True  # a terminal pod is deleted and recreated by the controller; it waits for that
+                break
             if existing is not None:
                 continue
             # storage first (createPersistentVolumeClaims), then the pod
@@ -703,7 +921,53 @@ class Controllers:
             pods.append(pod)
             res.created.append((pod, i))
             if not parallel:
-                return  # OrderedReady: the next one once this one is Running and Ready
+                blocked = True  # OrderedReady: the next one once this one is Running and Ready
+                break
+        if not blocked:
+            st = _map(s.get("status"))
+            # the revision a dumped StatefulSet's status names is its pods' (upstream's hash is not ours)
+            if st.get("updateRevision") and _int(st.get("observedGeneration"), 0) >= _int(meta.get("generation"), 1):
+                revision = str(st["updateRevision"])
+            self._statefulset_delete(s, i, by_name, revision, res)
+
+    def _statefulset_delete(self, s: dict[str, Any], i: int, by_name: dict[str, Mapping[str, Any]],
+                            revision: str, res: SyncResult) -> None:
+        """``updateStatefulSet``'s deletions (stateful_set_control.go) once every wanted ordinal
+        exists: scale-down removes the ordinals beyond ``replicas``, highest first (OrderedReady:
+        one at a time, only while all others are Running and Ready; Parallel: all at once); then a
+        RollingUpdate deletes the highest ordinal ``>= partition`` not at the update revision, one
+        at a time while every pod is Running and Ready (it is recreated at the new revision)."""
+        meta, spec = _meta(s), _map(s.get("spec"))
+        name = str(meta.get("name"))
+        replicas = _int(spec.get("replicas"), 1)
+        start = _int(_map(spec.get("ordinals")).get("start"), 0)
+        parallel = spec.get("podManagementPolicy") == "Parallel"
+        mine: dict[int, Mapping[str, Any]] = {}
+        for pod_name, p in by_name.items():
+            suffix = pod_name[len(name) + 1:]
+            if pod_name.startswith(name + "-") and suffix.isdigit() and self._controls(s, p):
+                mine[int(suffix)] = p
+        if any(_meta(p).get("deletionTimestamp") for p in mine.values()) and not parallel:
+            return  # wait for the pod being deleted
+        healthy = all(_is_running_ready(p, self.ready_when_bound) for k, p in mine.items()
+                      if start <= k < start + replicas)
+        condemned = sorted((k for k, p in mine.items() if not start <= k < start + replicas
+                            and not _meta(p).get("deletionTimestamp")), reverse=True)
+        if condemned:
+            if parallel:
+                res.deleted.extend((dict(mine[k]), i) for k in condemned)
+            elif healthy:
+                res.deleted.append((dict(mine[condemned[0]]), i))
+            return
+        strategy = _map(spec.get("updateStrategy"))
+        if strategy.get("type", "RollingUpdate") != "RollingUpdate" or not healthy:
+            return
+        partition = _int(_map(strategy.get("rollingUpdate")).get("partition"), 0)
+        for k in range(start + replicas - 1, start + partition - 1, -1):
+            stale = mine.get(k)
+            if stale is not None and _map(_meta(stale).get("labels")).get(CONTROLLER_REVISION_HASH) != revision:
+                res.deleted.append((dict(stale), i))
+                return
 
     def _sync_daemonset(self, ds: dict[str, Any], i: int, pods: _Pods, nodes: list[dict[str, Any]],
                         node_cache: dict[str, Node | None], taken: set[tuple[str, str]], res: SyncResult) -> None:
@@ -725,30 +989,87 @@ class Controllers:
             raise WorkloadError(f"{where}: spec.template.{e}", f"#{i}") from None
         affinity = RequiredNodeAffinity(probe)
         tolerations: list[Toleration] = list(probe.spec.tolerations or [])
-        served = {t for p in self._claimed(ds, pods, _map(spec.get("selector")))
-                  if _is_active(p) and (t := _daemon_target_node(p)) is not None}
+        claimed = self._claimed(ds, pods, _map(spec.get("selector")))
+        by_node: dict[str, list[Mapping[str, Any]]] = {}
+        for p in claimed:
+            if _is_active(p) and (t := _daemon_target_node(p)) is not None:
+                by_node.setdefault(t, []).append(p)
+        served = set(by_node)
         fixed = tspec.get("nodeName")
-        for raw_node in nodes:
+
+        def should_run(raw_node: Mapping[str, Any]) -> bool:
+            """``nodeShouldRunDaemonPod``: name, required node affinity, untolerated taints."""
             node_name = str(_meta(raw_node).get("name"))
-            if node_name in served or (fixed and fixed != node_name):
-                continue
+            if fixed and fixed != node_name:
+                return False
             if node_name not in node_cache:
                 try:
                     node_cache[node_name] = decode(Node, raw_node)
                 except InputError:
                     node_cache[node_name] = None  # the simulator reports bad nodes itself
             node = node_cache[node_name]
-            if node is None:
-                continue
-            if not affinity.match(node.metadata.labels or {}, node_name):
-                continue
-            if find_matching_untolerated_taint(node.spec.taints or [], tolerations,
-                                               lambda t: t.effect in (_NO_SCHEDULE, _NO_EXECUTE)) is not None:
+            if node is None or not affinity.match(node.metadata.labels or {}, node_name):
+                return False
+            return find_matching_untolerated_taint(node.spec.taints or [], tolerations,
+                                                   lambda t: t.effect in (_NO_SCHEDULE, _NO_EXECUTE)) is None
+
+        if not self.ready_when_bound:  # the box: pods that should not be where they are go
+            self._daemonset_delete(ds, i, spec, h, by_node, claimed, {str(_meta(n).get("name")): should_run(n)
+                                                                      for n in nodes if _meta(n).get("name") in served},
+                                   res)
+        for raw_node in nodes:
+            node_name = str(_meta(raw_node).get("name"))
+            if node_name in served or not should_run(raw_node):
                 continue
             pod = self._pod_from_template(template, ds, _pods_prefix(name), taken)
             pod["spec"]["affinity"] = _node_name_affinity(pod["spec"].get("affinity"), node_name)
             pods.append(pod)
             res.created.append((pod, i))
+
+    def _daemonset_delete(self, ds: Mapping[str, Any], i: int, spec: Mapping[str, Any], h: str,
+                          by_node: dict[str, list[Mapping[str, Any]]], claimed: list[Mapping[str, Any]],
+                          eligible: dict[str, bool], res: SyncResult) -> None:
+        """The DaemonSet controller's deletions (daemon_controller.go ``podsShouldBeOnNode``,
+        update.go ``rollingUpdate``): failed pods; pods on nodes that should no longer run one;
+        all but the oldest of several on one node; then, for a RollingUpdate (maxUnavailable
+        default 1, rounded up; maxSurge 0), pods of an old template (``IsPodUpdated``: neither the
+        hash nor ``pod-template-generation`` matches) — unavailable ones at once, available ones
+        while fewer than maxUnavailable nodes lack an available pod."""
+        for p in claimed:
+            if _map(p.get("status")).get("phase") == "Failed" and not _meta(p).get("deletionTimestamp"):
+                res.deleted.append((dict(p), i))
+        gen = _map(_meta(ds).get("annotations")).get("deprecated.daemonset.template.generation")
+        keep: list[Mapping[str, Any]] = []
+        for node_name, on_node in by_node.items():
+            if not eligible.get(node_name, True):
+                res.deleted.extend((dict(p), i) for p in on_node if not _meta(p).get("deletionTimestamp"))
+                continue
+            ordered = sorted(on_node, key=lambda p: (str(_meta(p).get("creationTimestamp") or "9999"),
+                                                     str(_meta(p).get("name"))))
+            res.deleted.extend((dict(p), i) for p in ordered[1:])
+            keep.append(ordered[0])
+        strategy = _map(spec.get("updateStrategy"))
+        if strategy.get("type", "RollingUpdate") != "RollingUpdate":
+            return
+        desired = sum(eligible.values())
+        ru = _map(strategy.get("rollingUpdate"))
+        max_unavailable = dep.int_or_percent(ru.get("maxUnavailable", 1), desired, True) or 1
+        min_ready = _int(spec.get("minReadySeconds"), 0)
+
+        def updated(p: Mapping[str, Any]) -> bool:
+            labels = _map(_meta(p).get("labels"))
+            return labels.get(CONTROLLER_REVISION_HASH) == h or (
+                gen is not None and labels.get("pod-template-generation") == str(gen))
+
+        unavailable = desired - sum(self._available(p, min_ready) for p in keep)  # nodes without one available
+        for p in sorted(keep, key=lambda p: str(_meta(p).get("name"))):
+            if updated(p) or _meta(p).get("deletionTimestamp"):
+                continue
+            if not self._available(p, min_ready):
+                res.deleted.append((dict(p), i))
+            elif unavailable < max_unavailable:
+                res.deleted.append((dict(p), i))
+                unavailable += 1
 
     def _sync_job(self, job: dict[str, Any], i: int, pods: _Pods,
                   taken: set[tuple[str, str]], res: SyncResult) -> None:
@@ -778,6 +1099,10 @@ class Controllers:
         selector = _map(spec.get("selector")) or {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
         owned = self._claimed(job, pods, selector)
         active = [p for p in owned if _is_active(p)]
+        failed = max(sum(_map(p.get("status")).get("phase") == "Failed" for p in owned), _int(status.get("failed"), 0))
+        if failed > _int(spec.get("backoffLimit"), 6):  # BackoffLimitExceeded: the active pods go, none come
+            res.deleted.extend((dict(p), i) for p in active)
+            return
         succeeded_pods = [p for p in owned if _map(p.get("status")).get("phase") == "Succeeded"]
         parallelism = _int(spec.get("parallelism"), 1)
         completions = spec.get("completions") if isinstance(spec.get("completions"), int) else None
@@ -1053,14 +1378,3 @@ def pod_group_name(workload: str, template: str) -> str:
         else:
             wl, tpl = wl[:avail - half], tpl[:half]
     return f"{wl}-{tpl}-{h}"
-
-
-def _max_surge(spec: Mapping[str, Any], replicas: int) -> int:
-    """``MaxSurge`` for the max-replicas annotation (RollingUpdate only; percentages round up)."""
-    strategy = _map(spec.get("strategy"))
-    if strategy.get("type", "RollingUpdate") != "RollingUpdate":
-        return 0
-    v = _map(strategy.get("rollingUpdate")).get("maxSurge", "25%")
-    if isinstance(v, str) and v.endswith("%") and v[:-1].isdigit():
-        return -(-int(v[:-1]) * replicas // 100)
-    return _int(v, 0)

@@ -41,6 +41,8 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from kubesched.api.deployments import max_unavailable, template_key
+
 __all__ = ["POD_COMPLETE_REASON", "is_pod_available", "max_unavailable", "workload_statuses"]
 
 POD_COMPLETE_REASON = "CompletionsReached"
@@ -133,33 +135,6 @@ def _put(status: dict[str, Any], key: str, value: int) -> None:
         status[key] = value
 
 
-def _int_or_percent(v: Any, total: int, round_up: bool) -> int:
-    """``intstr.GetScaledValueFromIntOrPercent``."""
-    if isinstance(v, str) and v.endswith("%"):
-        try:
-            pct = int(v[:-1])
-        except ValueError:
-            return 0
-        return -(-pct * total // 100) if round_up else pct * total // 100
-    return _int(v)
-
-
-def max_unavailable(deployment: Mapping[str, Any]) -> int:
-    """``deploymentutil.MaxUnavailable``: 0 for Recreate; else ``maxUnavailable`` (default 25%,
-    rounded down), 1 when it and ``maxSurge`` (rounded up) are both 0, at most ``replicas``."""
-    spec = _map(deployment.get("spec"))
-    strategy = _map(spec.get("strategy"))
-    replicas = _int(spec.get("replicas"), 1)
-    if strategy.get("type", "RollingUpdate") != "RollingUpdate" or replicas == 0:
-        return 0
-    ru = _map(strategy.get("rollingUpdate"))
-    surge = _int_or_percent(ru.get("maxSurge", "25%"), replicas, True)
-    unavailable = _int_or_percent(ru.get("maxUnavailable", "25%"), replicas, False)
-    if surge == 0 and unavailable == 0:
-        unavailable = 1
-    return min(unavailable, replicas)
-
-
 class _Ctx:
     """One pass: the time and the earliest moment a later pass must look again."""
 
@@ -225,10 +200,7 @@ def _deployment_condition(ctype: str, status: str, reason: str, message: str, no
 
 
 def _template_key(template: Mapping[str, Any]) -> str:
-    import json
-    t = copy.deepcopy(dict(template))
-    _map(_map(t.get("metadata")).get("labels")).pop("pod-template-hash", None)
-    return json.dumps(t, sort_keys=True, separators=(",", ":"))
+    return template_key(template)
 
 
 def _deployment_status(d: Mapping[str, Any], rss: list[tuple[Mapping[str, Any], dict[str, Any]]],
@@ -265,6 +237,17 @@ def _deployment_status(d: Mapping[str, Any], rss: list[tuple[Mapping[str, Any], 
         name = _meta(new_rs).get("name")
         _set_condition(status, _deployment_condition("Progressing", "True", "NewReplicaSetCreated",
                                                      f'Created new replica set "{name}"', now))
+    # sync.go checkPausedConditions: Progressing Unknown while paused, and once resumed
+    if progressing is not None or new_rs is not None:
+        cur = next((c for c in _list(status.get("conditions")) if _map(c).get("type") == "Progressing"), None)
+        reason = _map(cur).get("reason")
+        if reason != "ProgressDeadlineExceeded" and spec.get("progressDeadlineSeconds") != 2**31 - 1:
+            if spec.get("paused") is True and reason != "DeploymentPaused":
+                _set_condition(status, _deployment_condition("Progressing", "Unknown", "DeploymentPaused",
+                                                             "Deployment is paused", now))
+            elif spec.get("paused") is not True and reason == "DeploymentPaused":
+                _set_condition(status, _deployment_condition("Progressing", "Unknown", "DeploymentResumed",
+                                                             "Deployment is resumed", now))
     # sync.go calculateStatus: Available
     if available >= replicas - max_unavailable(d):
         _set_condition(status, _deployment_condition("Available", "True", "MinimumReplicasAvailable",
@@ -312,7 +295,10 @@ def _stateful_set_status(s: Mapping[str, Any], owned: list[Mapping[str, Any]], c
     created = [p for p in owned if not _terminal(p)]
     live = [p for p in created if not _meta(p).get("deletionTimestamp")]
     revisions = [str(_map(_meta(p).get("labels")).get("controller-revision-hash") or "") for p in live]
-    update_rev = next((r for r in reversed(revisions) if r), "") or str(old.get("updateRevision") or "")
+    from kubesched.api.workloads import compute_hash  # (workloads imports this module)
+
+    # the revision of the current template (the controller's ControllerRevision name)
+    update_rev = f"{_meta(s).get('name')}-{compute_hash(_map(spec.get('template')), old.get('collisionCount'))}"
     status: dict[str, Any] = {}
     _put(status, "observedGeneration", _int(_meta(s).get("generation")))
     status["replicas"] = len(created)
@@ -350,7 +336,14 @@ def _daemon_set_status(ds: Mapping[str, Any], owned: list[Mapping[str, Any]], ct
     status: dict[str, Any] = {"currentNumberScheduled": len(scheduled), "numberMisscheduled": 0,
                               "desiredNumberScheduled": desired, "numberReady": sum(_ready(p) for p in scheduled)}
     _put(status, "observedGeneration", _int(_meta(ds).get("generation")))
-    _put(status, "updatedNumberScheduled", len(scheduled))
+    from kubesched.api.workloads import compute_hash  # (workloads imports this module)
+
+    h = compute_hash(_map(spec.get("template")), old.get("collisionCount"))
+    gen = _map(_meta(ds).get("annotations")).get("deprecated.daemonset.template.generation")
+    _put(status, "updatedNumberScheduled", sum(  # IsPodUpdated
+        _map(_meta(p).get("labels")).get("controller-revision-hash") == h
+        or (gen is not None and _map(_meta(p).get("labels")).get("pod-template-generation") == str(gen))
+        for p in scheduled))
     _put(status, "numberAvailable", available)
     _put(status, "numberUnavailable", max(0, desired - available))
     if "collisionCount" in old:
@@ -391,10 +384,11 @@ def _index_ranges(indexes: Iterable[int]) -> str:
     return ",".join(out)
 
 
-def _job_condition(ctype: str, now: datetime) -> dict[str, Any]:
+def _job_condition(ctype: str, now: datetime, reason: str = POD_COMPLETE_REASON,
+                   message: str = "Reached expected number of succeeded pods") -> dict[str, Any]:
     t = _ts(now)
     return {"type": ctype, "status": "True", "lastProbeTime": t, "lastTransitionTime": t,
-            "reason": POD_COMPLETE_REASON, "message": "Reached expected number of succeeded pods"}
+            "reason": reason, "message": message}
 
 
 def _job_status(job: Mapping[str, Any], owned: list[Mapping[str, Any]], ctx: _Ctx) -> dict[str, Any]:
@@ -432,6 +426,15 @@ def _job_status(job: Mapping[str, Any], owned: list[Mapping[str, Any]], ctx: _Ct
     status["terminating"] = len(terminating)
     status["uncountedTerminatedPods"] = {}
     status["ready"] = sum(_ready(p) for p in active)
+    if _int(status.get("failed")) > _int(spec.get("backoffLimit"), 6):
+        # job_controller.go syncJob: exceedsBackoffLimit → FailureTarget, then Failed once no pod runs
+        why = ("BackoffLimitExceeded", "Job has reached the specified backoff limit")
+        if not any(c.get("type") == "FailureTarget" for c in conds):
+            conds.append(_job_condition("FailureTarget", ctx.now, *why))
+        if not active and not terminating:
+            conds.append(_job_condition("Failed", ctx.now, *why))
+        status["conditions"] = conds
+        return status
     # completions unset: done once one pod succeeded and none runs (job_controller.go syncJob)
     finished = succeeded >= completions if completions is not None else (succeeded > 0 and not active)
     if finished:

@@ -718,4 +718,7 @@ def attach_controllers(server: APIServer) -> None:
         srv.serviceaccount_controller = sa  # type: ignore[attr-defined]
         await sa.start()
 
+    from kubesched.apiserver.gc import attach_gc
+
+    attach_gc(server)
     server.on_started.append(start)

@@ -10,8 +10,12 @@ What they do, driven by the store's own event stream (no polling):
 - **pods annotated** ``kubesched.io/complete-after-seconds: "N"`` finish N seconds after they
   started: ``Succeeded`` (containers terminated, reason ``Completed``, exit code 0), or ``Failed``
   (exit code 1) with ``kubesched.io/complete-phase: Failed`` — so Jobs' pods and churn run;
-- **pods marked for deletion** are removed when their grace period ends (the server's reaper
-  does this with or without kubelets, as upstream's kubelet then deletes with grace 0).
+- **pods marked for deletion** on an existing node are stopped and removed (deleted with grace
+  0, as the kubelet's status manager does once the containers are gone) after
+  ``termination_seconds`` (default 0: at once, as KWOK; ``kubectl delete pod`` and ``kubectl
+  drain`` return without waiting), never later than their grace period; with
+  ``termination_seconds=None`` the whole grace period is waited out (the server's reaper removes
+  the pod then, as it does without kubelets).
 
 Upstream counterparts: ``pkg/kubelet/status/status_manager.go`` (pod status),
 ``pkg/kubelet/kubelet_node_status.go`` (node conditions); KWOK's default Stages.
@@ -61,8 +65,11 @@ def _parse(ts: str) -> datetime | None:
 class KubeletSimulator:
     """One simulator for every node of a server (attach with :func:`attach_kubelets`)."""
 
-    def __init__(self, server: APIServer) -> None:
+    def __init__(self, server: APIServer, termination_seconds: float | None = 0.0) -> None:
         self.server = server
+        self.termination_seconds = termination_seconds
+        """Seconds a kubelet takes to stop a deleted pod (None: its whole grace period)."""
+        self._stopping: dict[tuple[str, str], asyncio.TimerHandle] = {}
         self._queue: asyncio.Queue[tuple[str, str, str]] = asyncio.Queue()
         self._timers: dict[tuple[str, str], asyncio.TimerHandle] = {}
         self._pod_ips = (str(ip) for ip in _POD_NET.hosts())
@@ -93,9 +100,10 @@ class KubeletSimulator:
         elif ev.space == "nodes":  # the garbage collector removes the node's Lease (ownerReference)
             self._queue.put_nowait(("leases", "kube-node-lease", ev.name))
         elif ev.space == "pods":
-            h = self._timers.pop((ev.ns, ev.name), None)
-            if h is not None:
-                h.cancel()
+            for timers in (self._timers, self._stopping):
+                h = timers.pop((ev.ns, ev.name), None)
+                if h is not None:
+                    h.cancel()
 
     async def _run(self) -> None:
         try:
@@ -114,7 +122,7 @@ class KubeletSimulator:
             store = self.server.store
             store.unsubscribe("nodes", self._on_event)
             store.unsubscribe("pods", self._on_event)
-            for h in self._timers.values():
+            for h in [*self._timers.values(), *self._stopping.values()]:
                 h.cancel()
 
     # ------------------------------------------------------------- mutation
@@ -217,9 +225,13 @@ class KubeletSimulator:
         pod = e.obj()
         spec, st, md = pod.get("spec") or {}, pod.get("status") or {}, pod["metadata"]
         node_name = spec.get("nodeName")
-        if not node_name or md.get("deletionTimestamp"):
+        if not node_name:
             return
         node = self.server.store.get("nodes", "", node_name)
+        if md.get("deletionTimestamp"):
+            if node is not None:
+                self._arm_termination(ns, name, pod)
+            return
         if node is None:
             self._waiting.setdefault(node_name, set()).add((ns, name))
             return
@@ -260,6 +272,35 @@ class KubeletSimulator:
             for i, c in enumerate(pod["spec"].get("containers") or [])
         ]
         return True
+
+    def _arm_termination(self, ns: str, name: str, pod: dict[str, Any]) -> None:
+        """Stop a pod marked for deletion after ``termination_seconds`` (at most its grace period)."""
+        md = pod["metadata"]
+        if self.termination_seconds is None or (ns, name) in self._stopping \
+                or md.get("deletionGracePeriodSeconds") == 0 and not md.get("finalizers"):
+            return
+        left = self.termination_seconds
+        end = _parse(md.get("deletionTimestamp", ""))
+        if end is not None:
+            left = min(left, max(0.0, (end - datetime.now(UTC)).total_seconds()))
+        loop = asyncio.get_running_loop()
+        self._stopping[(ns, name)] = loop.call_later(left, self._terminated, ns, name, md.get("uid", ""))
+
+    def _terminated(self, ns: str, name: str, uid: str) -> None:
+        """The containers are gone: the kubelet deletes the pod with grace 0 (finalizers may keep it)."""
+        from kubesched.apiserver import resources as res
+        from kubesched.apiserver.errors import APIError
+
+        self._stopping.pop((ns, name), None)
+        e = self.server.store.get("pods", ns, name)
+        if e is None or e.obj()["metadata"].get("uid") != uid:
+            return
+        info = res.find("", "v1", "pods")
+        assert info is not None
+        try:
+            self.server.delete_object(info, ns, name, {"gracePeriodSeconds": 0, "preconditions": {"uid": uid}}, e)
+        except APIError as err:
+            log.debug("simulated kubelet: delete %s/%s: %s", ns, name, err)
 
     def _arm_completion(self, ns: str, name: str, pod: dict[str, Any]) -> None:
         md = pod["metadata"]
@@ -304,11 +345,12 @@ class KubeletSimulator:
         self._mutate("pods", ns, name, fn)
 
 
-def attach_kubelets(server: APIServer) -> None:
-    """Run simulated kubelets with ``server`` (started with it, stopped with it)."""
+def attach_kubelets(server: APIServer, termination_seconds: float | None = 0.0) -> None:
+    """Run simulated kubelets with ``server`` (started with it, stopped with it);
+    ``termination_seconds``: see :class:`KubeletSimulator`."""
 
     async def start(srv: APIServer) -> None:
-        sim = KubeletSimulator(srv)
+        sim = KubeletSimulator(srv, termination_seconds)
         srv.kubelets = sim  # type: ignore[attr-defined]
         await sim.start()
 

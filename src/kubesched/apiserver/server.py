@@ -43,6 +43,7 @@ from kubesched.apiserver import resources as res
 from kubesched.apiserver.errors import APIError, status_success
 from kubesched.apiserver.eventsconv import core_to_events, events_to_core
 from kubesched.apiserver.faults import Faults
+from kubesched.apiserver.gc import deletion_finalizers
 from kubesched.apiserver.resources import ResourceInfo
 from kubesched.apiserver.selectors import (
     FieldSelector,
@@ -2004,7 +2005,13 @@ class APIServer:
         if info.kind == "CustomResourceDefinition" and info.group == crdmod.CRD_GROUP:
             return self._delete_crd(info, name, entry)
         grace = self._grace_period(info, obj, opts)
+        # orphan / foregroundDeletion when a garbage collector runs (--enable-garbage-collector; apiserver/gc.py)
+        gc_fins = deletion_finalizers(info, obj, opts) if getattr(self, "garbage_collector", None) else None
+        if gc_fins is not None:
+            md["finalizers"] = gc_fins
         if md.get("deletionTimestamp"):
+            if gc_fins is not None:  # a new propagation policy for an object being deleted
+                return self.store.update(info.key, ns, name, obj, expect_rv=entry.rv)
             # already terminating: a shorter grace period may be requested
             cur = md.get("deletionGracePeriodSeconds")
             if grace is not None and cur is not None and grace < cur:

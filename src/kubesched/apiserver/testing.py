@@ -83,10 +83,13 @@ _SPACE_INFO = {r.key: r for r in res.RESOURCES if r.group != "events.k8s.io"}
 
 def build_server(data_dir: str | os.PathLike[str] | None = None, *, token: str | None = None,
                  faults: Faults | None = None, simulate_kubelets: bool = False, fsync: bool = True,
-                 encryption_config: str | None = None, **server_kw: Any) -> APIServer:
+                 encryption_config: str | None = None, pod_termination_seconds: float | None = 0.0,
+                 **server_kw: Any) -> APIServer:
     """An :class:`APIServer` over a new :class:`Store` (not started). ``token`` None = no auth;
     ``fsync`` False: etcd's ``--unsafe-no-fsync`` (see :class:`Store`); ``encryption_config``: an
-    ``EncryptionConfiguration`` file (``--encryption-provider-config``; raises ``EncryptionConfigError``). Raises
+    ``EncryptionConfiguration`` file (``--encryption-provider-config``; raises ``EncryptionConfigError``);
+    ``pod_termination_seconds``: how long a simulated kubelet takes to stop a deleted pod (None: its
+    grace period; see :class:`~kubesched.apiserver.kubelet.KubeletSimulator`). Raises
     :class:`~kubesched.apiserver.storage.DataDirLocked` / ``CorruptStore`` for an unusable data dir."""
     transformers = None
     if encryption_config is not None:
@@ -100,7 +103,7 @@ def build_server(data_dir: str | os.PathLike[str] | None = None, *, token: str |
         from kubesched.apiserver.controllers import attach_controllers
         from kubesched.apiserver.kubelet import attach_kubelets
 
-        attach_kubelets(srv)
+        attach_kubelets(srv, pod_termination_seconds)
         attach_controllers(srv)
     return srv
 

@@ -13,8 +13,13 @@ After each pass the workloads' ``.status`` is written as upstream's controllers 
 observedGeneration, Deployment ``Available``/``Progressing`` and Job ``Complete`` conditions),
 so ``kubectl rollout status`` and ``kubectl wait --for=condition=...`` work.
 
-Differences from upstream, on purpose: creations only (no scale-down, no rollout, no deletion
-of surplus or failed pods); pods of a ReplicaSet created in a pass are created by the next
+What they write: the objects the pass creates (through the server's create path), the
+ReplicaSets a Deployment scales (rollouts, scale both ways, through the update path), the pods a
+ReplicaSet deletes on scale-down and old ReplicaSets beyond ``revisionHistoryLimit`` (DELETE,
+Background), the Deployment's ``deployment.kubernetes.io/revision`` annotation, and the Job
+controller's removal of its ``batch.kubernetes.io/job-tracking`` finalizer from finished pods.
+
+Differences from upstream, on purpose: pods of a ReplicaSet created in a pass are created by the next
 pass (the server assigns the ReplicaSet's uid, which the pods' ownerReferences must carry);
 Ready comes from the simulated kubelets' ``Ready`` condition. A pass that fails to write (an
 invalid template, a fault) is logged and retried on the next change.
@@ -29,8 +34,10 @@ import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from kubesched.api.workloads import Controllers, WorkloadError
+from kubesched.api.deployments import REVISION
+from kubesched.api.workloads import JOB_TRACKING_FINALIZER, Controllers, WorkloadError
 from kubesched.api.workloadstatus import workload_statuses
+from kubesched.apiserver import resources as served
 from kubesched.apiserver.controllers import DebouncedController
 from kubesched.apiserver.storage import Conflict, KeyNotFound
 
@@ -116,16 +123,28 @@ class WorkloadController(DebouncedController):
         # with the next pass, once the server has given the Workload its uid
         new_workload_jobs = {i for o, i in res.created if o["kind"] == "Workload"}
         n = failures = 0
-        for obj, _ in res.updated:  # a Deployment scales its ReplicaSet
+        for obj, _ in res.updated:  # a Deployment scales its ReplicaSets; the Job controller a gang's minCount
             meta = obj["metadata"]
             space = _KIND_SPACE[obj["kind"]]
             entry = store.get(space, meta["namespace"], meta["name"])
             if entry is None:
                 continue
+            if obj["kind"] in ("ReplicaSet", "Deployment"):
+                failures += not self._update(space, obj, entry)
+                continue
             try:
                 store.update(space, meta["namespace"], meta["name"], obj, expect_rv=entry.rv)
             except (Conflict, KeyNotFound):
                 self._wake.set()
+        for d, rev in res.revisions:  # SetDeploymentRevision
+            meta = d["metadata"]
+            entry = store.get("apps/deployments", meta["namespace"], meta["name"])
+            if entry is not None:
+                cur = entry.obj()
+                cur["metadata"].setdefault("annotations", {})[REVISION] = rev
+                failures += not self._update("apps/deployments", cur, entry)
+        for obj, _ in res.deleted:  # a ReplicaSet's surplus pods, old ReplicaSets beyond the history limit
+            failures += not self._delete(obj)
         for obj, i in res.created:
             meta = obj["metadata"]
             if i in new_workload_jobs and obj["kind"] != "Workload":
@@ -159,7 +178,76 @@ class WorkloadController(DebouncedController):
                       for o, _ in res.created if o["kind"] == "Workload"
                       and (ref := (o.get("spec") or {}).get("controllerRef") or {}).get("kind") == "Job"}
         self._write_statuses(skip_jobs=fresh_jobs)
+        self._release_job_pods()
         return n
+
+    def _update(self, space: str, obj: dict[str, Any], entry: Any) -> bool:
+        """A controller's update of a workload's spec/annotations through the server's update
+        path (generation, admission); False when it failed (retried next pass)."""
+        from kubesched.apiserver.errors import APIError
+
+        meta = obj["metadata"]
+        cur = entry.obj()
+        if cur["metadata"].get("uid") != meta.get("uid"):
+            return True
+        cur["spec"] = obj.get("spec", cur.get("spec"))
+        if meta.get("annotations") is not None:
+            cur["metadata"]["annotations"] = meta["annotations"]
+        info = next(r for r in served.RESOURCES if r.key == space)
+        try:
+            self.server._commit_update(info, meta["namespace"], meta["name"], cur, entry, "", None)
+        except (APIError, Conflict, KeyNotFound) as e:
+            log.debug("workload controllers: update %s %s/%s: %s", space, meta["namespace"], meta["name"], e)
+            self._wake.set()
+            return False
+        return True
+
+    def _delete(self, obj: dict[str, Any]) -> bool:
+        """A controller's DELETE (Background; the uid as precondition); False when it failed."""
+        from kubesched.apiserver.errors import APIError
+        from kubesched.apiserver.server import info_for_object
+
+        meta = obj["metadata"]
+        try:
+            self.server._write_fault(info_for_object(obj), "", "delete")
+            self.server.delete_object(info_for_object(obj), meta.get("namespace") or "", meta["name"],
+                                      {"propagationPolicy": "Background", "preconditions": {"uid": meta.get("uid")}})
+        except APIError as e:
+            if e.code == 404:
+                return True
+            log.warning("workload controllers: delete %s %s/%s: %s", obj.get("kind"), meta.get("namespace"),
+                        meta.get("name"), e)
+            self._wake.set()
+            return False
+        return True
+
+    def _release_job_pods(self) -> None:
+        """The Job controller removes its ``batch.kubernetes.io/job-tracking`` finalizer from pods
+        it has counted: finished or being deleted (job_controller.go ``trackJobStatusAndRemoveFinalizers``),
+        and from pods whose Job is gone."""
+        from kubesched.apiserver.errors import APIError
+
+        store = self.server.store
+        info = next(r for r in served.RESOURCES if r.key == "pods")
+        for e in store.list("pods"):
+            if JOB_TRACKING_FINALIZER.encode() not in e.data:
+                continue
+            pod = e.obj()
+            md = pod["metadata"]
+            if JOB_TRACKING_FINALIZER not in (md.get("finalizers") or ()):
+                continue
+            ns = md.get("namespace") or ""
+            owner = next((r for r in md.get("ownerReferences") or () if r.get("controller")), None)
+            job = store.get("batch/jobs", ns, owner.get("name", "")) if owner and owner.get("kind") == "Job" else None
+            job_gone = job is None or job.obj()["metadata"].get("uid") != (owner or {}).get("uid")
+            done = (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed") or md.get("deletionTimestamp")
+            if not (done or job_gone):
+                continue
+            md["finalizers"] = [f for f in md["finalizers"] if f != JOB_TRACKING_FINALIZER]
+            try:
+                self.server._commit_update(info, ns, md["name"], pod, e, "", None)
+            except (APIError, Conflict, KeyNotFound):
+                self._wake.set()
 
     def _write_statuses(self, skip_jobs: set[tuple[str, Any]] | None = None) -> None:
         """Each workload's ``.status`` as its upstream controller computes it

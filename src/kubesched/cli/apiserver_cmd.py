@@ -52,6 +52,9 @@ def _parse_fail_writes(spec: str) -> tuple[str, str, float, int]:
               help="Serve plain HTTP instead of HTTPS (kubectl then sends no token: use with --token '').")
 @click.option("--simulate-kubelets", is_flag=True,
               help="Nodes Ready; bound pods Running; pods annotated kubesched.io/complete-after-seconds finish.")
+@click.option("--pod-termination-seconds", type=float, default=0.0, show_default=True, metavar="SECONDS",
+              help="With --simulate-kubelets: seconds a kubelet takes to stop a deleted pod (0: at once, as KWOK; "
+                   "never more than the pod's grace period); -1: wait out each pod's grace period.")
 @click.option("--compaction-window", type=int, default=10000, show_default=True,
               help="Revisions kept by the periodic compactor (older watches get 410 Expired).")
 @click.option("--compaction-interval", type=float, default=60.0, show_default=True, help="Seconds between compactions.")
@@ -88,7 +91,7 @@ def apiserver(data_dir: str | None, in_memory: bool, bind_address: str, port: in
               max_mutating_requests_inflight: int = 200, encryption_config: str | None = None,
               unsafe_no_fsync: bool = False, anonymous_auth: bool = True, authorization_mode: str = "RBAC",
               emulated_version: str | None = None, feature_gates: tuple[str, ...] = (),
-              min_compatibility_version: str | None = None) -> None:
+              min_compatibility_version: str | None = None, pod_termination_seconds: float = 0.0) -> None:
     """Serve a Kubernetes-compatible API server backed by SQLite (the cluster in a box).
 
     ``--emulated-version`` / ``--feature-gates``: the API of that release (schemas, gated fields,
@@ -106,7 +109,8 @@ def apiserver(data_dir: str | None, in_memory: bool, bind_address: str, port: in
                            simulate_kubelets, compaction_window, compaction_interval, event_ttl,
                            fault_close_watches_every, fault_latency, faults_spec, not unsafe_no_fsync,
                            (max_requests_inflight, max_mutating_requests_inflight), features, encryption_config,
-                           (anonymous_auth, authorization_mode)))
+                           (anonymous_auth, authorization_mode),
+                           None if pod_termination_seconds < 0 else pod_termination_seconds))
     except InputError as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(2)
@@ -133,7 +137,8 @@ async def _serve(data_dir: str | None, host: str, port: int, kubeconfig: str | N
                  close_every: float | None,
                  latency: float, fail_writes: list[tuple[str, str, float, int]], fsync: bool = True,
                  inflight: tuple[int, int] = (400, 200), features: FeatureGate | None = None,
-                 encryption_config: str | None = None, auth: tuple[bool, str] = (True, "RBAC")) -> None:
+                 encryption_config: str | None = None, auth: tuple[bool, str] = (True, "RBAC"),
+                 pod_termination_seconds: float | None = 0.0) -> None:
     import shutil
 
     from kubesched.apiserver.encryption import EncryptionConfigError
@@ -145,7 +150,8 @@ async def _serve(data_dir: str | None, host: str, port: int, kubeconfig: str | N
                               compaction_window=window, compaction_interval=interval, event_ttl=event_ttl,
                               max_requests_inflight=inflight[0], max_mutating_requests_inflight=inflight[1],
                               features=features, encryption_config=encryption_config,
-                              anonymous_auth=auth[0], authorization_mode=auth[1])
+                              anonymous_auth=auth[0], authorization_mode=auth[1],
+                              pod_termination_seconds=pod_termination_seconds)
     except DataDirLocked as e:
         raise InputError(str(e), "--data-dir") from None
     except EncryptionConfigError as e:

@@ -291,6 +291,9 @@ class _WorkloadDriver:
             new = RawObject(src.kind, src.api_version, data, src.source, src.index)
             out[pos[id(src)]] = new
             self.sources[i] = new
+        gone = {_key(d) for d, _ in res.deleted}  # a ReplicaSet's surplus input pods (scale-down)
+        if gone:
+            out = [r for r in out if (r.kind, r.namespace or "default", r.name) not in gone]
         out.extend(self._created(res, len(out)))
         for r in self.sources:  # the uid the created objects' ownerReferences name, as the API server gives one
             uid = self.controllers.generated_uid(r.data)
@@ -307,10 +310,20 @@ class _WorkloadDriver:
         claims = list(store.objects.get("PersistentVolumeClaim", {}).values())
         scheduling = [o for kind in ("Workload", "PodGroup") for o in store.objects.get(kind, {}).values()]
         res = self._sync(pods, nodes, claims, scheduling)
+        for data, _ in res.deleted:  # a ReplicaSet's scale-down (a rollout): the pod is deleted
+            kind, ns, name = _key(data)
+            pod = store.pods.get(f"{ns}/{name}") if kind == "Pod" else None
+            if pod is not None:
+                store.delete_pod(pod)
         for data, _ in res.updated:  # the Job controller patches a gang's minCount
             if data.get("kind") in podgroups.KINDS:
                 store.add_object(str(data["kind"]), data)
         return self._created(res, start)
+
+
+def _key(obj: dict[str, Any]) -> tuple[str, str, str]:
+    meta = obj.get("metadata") or {}
+    return str(obj.get("kind")), str(meta.get("namespace") or "default"), str(meta.get("name"))
 
 
 def _default_claim_class(pvc: dict[str, Any], classes: list[dict[str, Any]]) -> None:
