@@ -65,7 +65,8 @@ def test_v3_pod_document_shape() -> None:
         assert ref in schemas, ref
     patch = doc["paths"]["/api/v1/namespaces/{namespace}/pods/{name}"]["patch"]
     assert set(patch["requestBody"]["content"]) == {"application/json-patch+json", "application/merge-patch+json",
-                                                    "application/strategic-merge-patch+json"}
+                                                    "application/strategic-merge-patch+json",
+                                                    "application/apply-patch+yaml"}  # server-side apply
     assert doc["paths"]["/api/v1/namespaces/{namespace}/pods/{name}/status"]["patch"]["x-kubernetes-group-version-kind"]["kind"] == "Pod"
 
 

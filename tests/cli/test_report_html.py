@@ -24,7 +24,8 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 
 def _chromium() -> str | None:
     for cand in (os.environ.get("KUBESCHED_CHROMIUM"), shutil.which("chromium"), "/usr/bin/chromium",
-                 shutil.which("chromium-browser"), shutil.which("google-chrome")):
+                 shutil.which("chromium-browser"), shutil.which("google-chrome"),
+                 shutil.which("chromium-headless-shell")):  # Debian: apt install chromium-headless-shell
         if cand and os.path.exists(cand):
             return cand
     return None
@@ -49,7 +50,9 @@ def cluster() -> list[dict]:
             node("n1", "2", "a"), node("n2", "4", "b"), node("n3", "4", "b"),
             pod("low", "1500m", "n1", priorityClassName="high"), pod("low2", "3", "n2"),
             pod("full3", "3500m", "n3", priorityClassName="high"),
-            pod("web", "500m"), pod("big", "2", priorityClassName="high"), pod("huge", "64")]
+            pod("web", "500m"), pod("big", "2", priorityClassName="high"), pod("huge", "64"),
+            # a long name next to a long message
+            pod("analytics-ingest-worker-7d9c8b6f5-x2k4q", "64", nodeSelector={"disk": "nvme"})]
 
 
 @pytest.fixture(scope="module")
@@ -135,6 +138,15 @@ def test_click_a_pod_shows_its_decision_record(report: Path, tmp_path: Path) -> 
             page.locator('rect.tile[data-node="n2"]').first.click()
             record.get_by_text("node n2 (zone b)").wait_for()
             assert "default/big" in record.inner_text()
+            # amounts for people, not bytes and millicores: n2 has 4 cpu (4000m) and 8Gi memory
+            node_rows = {r.split("\t")[0]: r.split("\t")[1:] for r in record.locator("tr").all_inner_texts()}
+            assert node_rows["cpu"][1] == "4" and node_rows["memory"][1] == "8Gi", node_rows
+            # a pod's name stays on one line (its column is not squeezed by the messages)
+            long_name = 'tr.pod[data-pod="default/analytics-ingest-worker-7d9c8b6f5-x2k4q"] td'
+            lines = page.evaluate("""sel => { const td = document.querySelector(sel);
+                const r = document.createRange(); r.selectNodeContents(td); return r.getClientRects().length; }""",
+                                  long_name)
+            assert lines == 1
             page.locator('tr.pod[data-pod="default/web"]').click()
             record.get_by_text("decision record: default/web").wait_for()
             after = Path(os.environ.get("KUBESCHED_REPORT_SHOT", tmp_path / "after.png"))

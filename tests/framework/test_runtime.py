@@ -231,3 +231,75 @@ def test_pre_bind_pre_flights_record_skips_and_parallel(version: tuple[int, int]
         {"p4"} if want_parallel else set())
     assert asyncio.run(fw.run_pre_bind_plugins(state, pod, "n1")) is None
     assert [pl.calls for pl in pls] == [["n1"], [], ["n1"], []]
+
+
+# ───────────────────────── errors point into the file as written (issue 17 item 11) ─────────────────────────
+
+def _default_fw(plugins: dict, extra: dict | None = None) -> Framework:
+    """A profile merged into the default plugins, as `simulate --config` builds it."""
+    from kubesched.plugins.registry import in_tree_registry
+
+    cfg = decode_config({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                         "profiles": [{"schedulerName": "x", "plugins": plugins}]})
+    return Framework(cfg.profiles[0], {**in_tree_registry(), **(extra or {})}, Handle(nodes=NodeTable()))
+
+
+def test_unknown_plugin_in_multipoint_is_located_in_the_file_not_the_merged_defaults() -> None:
+    # the merged multiPoint list starts with the ~20 default plugins; the file has one entry
+    with pytest.raises(PluginConfigError) as ei:
+        _default_fw({"multiPoint": {"enabled": [{"name": "Nope"}]}})
+    assert ei.value.path == "profiles[0].plugins.multiPoint.enabled[0].name"
+    with pytest.raises(PluginConfigError) as ei:
+        _default_fw({"score": {"enabled": [{"name": "NodeAffinity", "weight": 2}, {"name": "Nope"}]}})
+    assert ei.value.path == "profiles[0].plugins.score.enabled[1].name"
+
+
+def test_plugin_at_point_it_does_not_implement_is_located_in_the_file() -> None:
+    with pytest.raises(PluginConfigError, match='plugin "S1" does not extend filter plugin') as ei:
+        _default_fw({"filter": {"enabled": [{"name": "S1"}]}}, {"S1": REG["S1"]})
+    assert ei.value.path == "profiles[0].plugins.filter.enabled[0].name"
+
+
+class _WrongFilter(_P):
+    def filter(self, pod, node_info):  # noqa: ANN001, ANN201 - forgot `state`
+        return None
+
+
+class _WrongPreScore(_P):
+    def pre_score(self, state, pod):  # noqa: ANN001, ANN201 - upstream's PreScore also takes the nodes
+        return None
+
+
+class _Flexible(_P):
+    def filter(self, *args):  # noqa: ANN002, ANN201 - takes anything: accepted
+        return None
+
+    def score(self, state, pod, node_info, extra=None):  # noqa: ANN001, ANN201 - an optional extra: accepted
+        return 0, None
+
+
+@pytest.mark.parametrize(("cls", "method", "called"), [
+    (_WrongFilter, "filter", "filter(state, pod, node_info)"),
+    (_WrongPreScore, "pre_score", "pre_score(state, pod, nodes, rows)"),
+], ids=["filter-without-state", "pre_score-without-nodes"])
+def test_wrong_signature_is_a_config_error_at_build_time(cls: type, method: str, called: str) -> None:
+    # before: every pod's message was the TypeError, exit 0
+    reg = {"Mine": lambda a, h: cls("Mine")}
+    with pytest.raises(PluginConfigError) as ei:
+        _default_fw({"multiPoint": {"enabled": [{"name": "Mine"}]}}, reg)
+    assert ei.value.path == "profiles[0].plugins.multiPoint.enabled[0].name"
+    assert f'plugin "Mine": {method}(' in str(ei.value) and f"cannot be called as {called}" in str(ei.value)
+
+
+def test_signatures_that_take_the_arguments_are_accepted() -> None:
+    fw = _default_fw({"multiPoint": {"enabled": [{"name": "Mine"}]}}, {"Mine": lambda a, h: _Flexible("Mine")})
+    assert "Mine" in names(fw.filter_plugins) and "Mine" in names(fw.score_plugins)
+
+
+def test_every_in_tree_plugin_has_the_signatures_the_framework_calls() -> None:
+    from kubesched.framework.interface import CALLED_SIGNATURES, signature_mismatch
+
+    fw = _default_fw({})
+    for name, plugin in fw.plugins.items():
+        for method in CALLED_SIGNATURES:
+            assert signature_mismatch(plugin, method) is None, (name, method)

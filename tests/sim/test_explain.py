@@ -210,3 +210,23 @@ def test_ties_are_counted() -> None:
     fin["a"] = {"P": 60}
     ex = explain_record(rec)
     assert ex.runner_up == "b" and ex.margin == 10 and (ex.selected_ties, ex.runner_up_ties) == (0, 0)
+
+
+def test_rejected_nodes_near_misses_first(tmp_path: Path) -> None:
+    """An unschedulable pod's capped explanation keeps the nodes that came closest: ten tainted
+    nodes (TaintToleration rejects them early) listed before two without room (NodeResourcesFit,
+    later in the Filter order, rejects them after TaintToleration passed) — the two are kept,
+    the tainted ones summarised."""
+    objs = [node(f"t{i}", "64", "a", taint=True) for i in range(10)] + [node("small1", "2", "b"),
+                                                                         node("small2", "1", "b")]
+    objs.append(pod("wants", "4"))
+    p = tmp_path / "c.yaml"
+    p.write_text(yaml.safe_dump_all(objs, sort_keys=False))
+    recs: list = []
+    result = simulate(load_manifests([str(p)]), on_record=recs.append)
+    ex = explain_pod(result, "default/wants", max_nodes=2)
+    assert ex.result != "scheduled"
+    assert [n.node for n in ex.nodes] == ["small1", "small2"]
+    assert all(r.startswith("NodeResourcesFit: Insufficient cpu") for n in ex.nodes for r in n.reasons)
+    assert ex.nodes_omitted == 10
+    assert ex.omitted_reasons == {"TaintToleration: node(s) had untolerated taint(s)": 10}

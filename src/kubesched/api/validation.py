@@ -1992,7 +1992,7 @@ _WORKLOADS = {"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Replicati
 
 _CLUSTER_SCOPED = {
     "Node", "Namespace", "PersistentVolume", "PriorityClass", "StorageClass", "CSINode", "CSIDriver",
-    "VolumeAttachment", "ClusterRole", "ClusterRoleBinding", "DeviceClass", "ResourceSlice",
+    "VolumeAttachment", "ClusterRole", "ClusterRoleBinding", "DeviceClass", "ResourceSlice", "CustomResourceDefinition",
 }
 
 

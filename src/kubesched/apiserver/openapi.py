@@ -16,8 +16,9 @@ release (v1.34 … v1.37; ``api=(major, minor)`` on every function, None = 1.37)
   protobuf and ignores a JSON answer; it serves other clients.
 
 PATCH request bodies advertise ``application/json-patch+json``,
-``application/merge-patch+json`` and ``application/strategic-merge-patch+json`` — not
-``application/apply-patch+yaml`` (no server-side apply here: such a PATCH gets 415).
+``application/merge-patch+json``, ``application/strategic-merge-patch+json`` (not for custom
+resources, as upstream) and ``application/apply-patch+yaml`` (server-side apply,
+:mod:`kubesched.apiserver.apply`).
 Advertising strategic merge patch is deliberate: kubectl apply then computes its three-way
 patch from these v3 schemas, exactly as against kube-apiserver, and the server applies it
 with the same merge keys and strategies (:mod:`kubesched.apiserver.patch` is driven by the
@@ -108,7 +109,9 @@ _META = "io.k8s.apimachinery.pkg.apis.meta.v1."
 _EXTRA_DEFS = (
     _META + "Status", _META + "DeleteOptions", _META + "Patch", _META + "WatchEvent", _META + "APIResourceList"
 )
-_PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json")
+_PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json",
+                "application/apply-patch+yaml")
+_CUSTOM_PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml")
 _STATUS_SUBRESOURCE = {"Pod", "Node", "Namespace", "Service", "PersistentVolume", "PersistentVolumeClaim",
                        "ReplicationController", "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job",
                        "CronJob", "PodDisruptionBudget", "ResourceClaim", "VolumeAttachment"}
@@ -295,52 +298,61 @@ def _paths(served: Iterable[Served], prefix: str, *, v3: bool, api: Version | No
         if name is None:
             continue
         list_name = schemas.definition_for_gvk(group, version, kind + "List", api=api)
-        ref = prefix + name
-        gvk = {"group": group, "version": version, "kind": kind}
-        base = "/" + gv_path(group, version)
-        coll = f"{base}/namespaces/{{namespace}}/{plural}" if namespaced else f"{base}/{plural}"
-        item = coll + "/{name}"
-        coll_ops: dict[str, Any] = {
-            "post": _operation("create", "post", gvk, _op_id("create", group, version, kind, namespaced), ref, v3=v3,
-                               params=_write_params(v3=v3), body=ref),
-            "parameters": _path_params(namespaced, False, v3=v3),
+        paths.update(_kind_paths(group, version, kind, plural, namespaced, prefix, prefix + name,
+                                 prefix + list_name if list_name else None, kind in _STATUS_SUBRESOURCE, v3=v3))
+    return paths
+
+
+def _kind_paths(group: str, version: str, kind: str, plural: str, namespaced: bool, prefix: str, ref: str,
+                list_ref: str | None, status: bool, *, v3: bool,
+                patch_types: Iterable[str] = _PATCH_TYPES) -> dict[str, Any]:
+    """The collection, item (and ``/status``) paths of one kind."""
+    paths: dict[str, Any] = {}
+    gvk = {"group": group, "version": version, "kind": kind}
+    base = "/" + gv_path(group, version)
+    coll = f"{base}/namespaces/{{namespace}}/{plural}" if namespaced else f"{base}/{plural}"
+    item = coll + "/{name}"
+    coll_ops: dict[str, Any] = {
+        "post": _operation("create", "post", gvk, _op_id("create", group, version, kind, namespaced), ref, v3=v3,
+                           params=_write_params(v3=v3), body=ref),
+        "parameters": _path_params(namespaced, False, v3=v3),
+    }
+    if list_ref:
+        coll_ops["get"] = _operation("list", "list", gvk, _op_id("list", group, version, kind, namespaced),
+                                     list_ref, v3=v3)
+    paths[coll] = coll_ops
+    if namespaced and list_ref:
+        paths[f"{base}/{plural}"] = {
+            "get": _operation("list", "list", gvk, _op_id("list", group, version, kind, False, "ForAllNamespaces"),
+                              list_ref, v3=v3),
+            "parameters": [_query("pretty", "If 'true', then the output is pretty printed.", v3=v3)],
         }
-        if list_name:
-            coll_ops["get"] = _operation("list", "list", gvk, _op_id("list", group, version, kind, namespaced),
-                                         prefix + list_name, v3=v3)
-        paths[coll] = coll_ops
-        if namespaced and list_name:
-            paths[f"{base}/{plural}"] = {
-                "get": _operation("list", "list", gvk, _op_id("list", group, version, kind, False, "ForAllNamespaces"),
-                                  prefix + list_name, v3=v3),
-                "parameters": [_query("pretty", "If 'true', then the output is pretty printed.", v3=v3)],
-            }
-        item_ops = {
-            "get": _operation("read", "get", gvk, _op_id("read", group, version, kind, namespaced), ref, v3=v3),
-            "put": _operation("replace", "put", gvk, _op_id("replace", group, version, kind, namespaced), ref, v3=v3,
-                              params=_write_params(v3=v3), body=ref),
-            "patch": _operation("partially update", "patch", gvk, _op_id("patch", group, version, kind, namespaced),
+    item_ops = {
+        "get": _operation("read", "get", gvk, _op_id("read", group, version, kind, namespaced), ref, v3=v3),
+        "put": _operation("replace", "put", gvk, _op_id("replace", group, version, kind, namespaced), ref, v3=v3,
+                          params=_write_params(v3=v3), body=ref),
+        "patch": _operation("partially update", "patch", gvk, _op_id("patch", group, version, kind, namespaced),
+                            ref, v3=v3, params=_write_params(v3=v3, force=True), body=prefix + _META + "Patch",
+                            body_types=patch_types),
+        "delete": _operation("delete", "delete", gvk, _op_id("delete", group, version, kind, namespaced),
+                             prefix + _META + "Status", v3=v3, params=[_query("dryRun", _DRY_RUN, v3=v3)],
+                             body=prefix + _META + "DeleteOptions"),
+        "parameters": _path_params(namespaced, True, v3=v3),
+    }
+    paths[item] = item_ops
+    if status:
+        paths[item + "/status"] = {
+            "get": _operation("read status of", "get", gvk,
+                              _op_id("read", group, version, kind, namespaced, "Status"), ref, v3=v3),
+            "put": _operation("replace status of", "put", gvk,
+                              _op_id("replace", group, version, kind, namespaced, "Status"), ref,
+                              v3=v3, params=_write_params(v3=v3), body=ref),
+            "patch": _operation("partially update status of", "patch", gvk,
+                                _op_id("patch", group, version, kind, namespaced, "Status"),
                                 ref, v3=v3, params=_write_params(v3=v3, force=True), body=prefix + _META + "Patch",
-                                body_types=_PATCH_TYPES),
-            "delete": _operation("delete", "delete", gvk, _op_id("delete", group, version, kind, namespaced),
-                                 prefix + _META + "Status", v3=v3, params=[_query("dryRun", _DRY_RUN, v3=v3)],
-                                 body=prefix + _META + "DeleteOptions"),
+                                body_types=patch_types),
             "parameters": _path_params(namespaced, True, v3=v3),
         }
-        paths[item] = item_ops
-        if kind in _STATUS_SUBRESOURCE:
-            paths[item + "/status"] = {
-                "get": _operation("read status of", "get", gvk,
-                                  _op_id("read", group, version, kind, namespaced, "Status"), ref, v3=v3),
-                "put": _operation("replace status of", "put", gvk,
-                                  _op_id("replace", group, version, kind, namespaced, "Status"), ref,
-                                  v3=v3, params=_write_params(v3=v3), body=ref),
-                "patch": _operation("partially update status of", "patch", gvk,
-                                    _op_id("patch", group, version, kind, namespaced, "Status"),
-                                    ref, v3=v3, params=_write_params(v3=v3, force=True), body=prefix + _META + "Patch",
-                                    body_types=_PATCH_TYPES),
-                "parameters": _path_params(namespaced, True, v3=v3),
-            }
     return paths
 
 
@@ -419,6 +431,61 @@ def v3_group_version(group: str, version: str, served: Iterable[Served] | None =
                      api: Version | None = None) -> bytes | None:
     """The OpenAPI v3 document (JSON bytes) of one group-version, or None when not served."""
     return _v3(_normalize(served), group, version, api)
+
+
+#: a custom resource of one group-version: (kind, plural, namespaced, openAPIV3Schema or None, status subresource)
+CustomKind = tuple[str, str, bool, "dict[str, Any] | None", bool]
+
+
+def custom_definition_name(group: str, version: str, kind: str) -> str:
+    """Upstream's name of a custom resource's definition: the group reversed (``com.example.v1.Widget``)."""
+    return ".".join([*reversed(group.split(".")), version, kind])
+
+
+def v3_custom(group: str, version: str, kinds: Iterable[CustomKind], api: Version | None = None) -> bytes:
+    """The OpenAPI v3 document of a custom resources' group-version (``pkg/controller/openapi/builder``):
+    each kind's schema with ``apiVersion``, ``kind``, ``metadata`` (ObjectMeta) and its
+    ``x-kubernetes-group-version-kind``, its list, and their paths (what ``kubectl explain`` and
+    kubectl's field-validation check read)."""
+    prefix = "#/components/schemas/"
+    comps: dict[str, Any] = {}
+    paths: dict[str, Any] = {}
+    for kind, plural, namespaced, schema, status in kinds:
+        name = custom_definition_name(group, version, kind)
+        gvk = [{"group": group, "version": version, "kind": kind}]
+        body: dict[str, Any] = dict(schema) if isinstance(schema, dict) else \
+            {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+        props = dict(body.get("properties") or {})
+        props["apiVersion"] = {"type": "string", "description": _API_VERSION_DESC}
+        props["kind"] = {"type": "string", "description": _KIND_DESC}
+        props["metadata"] = {"$ref": prefix + _META + "ObjectMeta"}
+        body["properties"] = props
+        body["x-kubernetes-group-version-kind"] = gvk
+        comps[name] = body
+        comps[name + "List"] = {
+            "type": "object", "required": ["items"], "description": f"{kind}List is a list of {kind}",
+            "properties": {"apiVersion": {"type": "string", "description": _API_VERSION_DESC},
+                           "items": {"type": "array", "items": {"$ref": prefix + name}},
+                           "kind": {"type": "string", "description": _KIND_DESC},
+                           "metadata": {"$ref": prefix + _META + "ListMeta"}},
+            "x-kubernetes-group-version-kind": [{**gvk[0], "kind": kind + "List"}],
+        }
+        # no strategic merge patch for custom resources (kubectl apply then sends a JSON merge patch)
+        paths.update(_kind_paths(group, version, kind, plural, namespaced, prefix, prefix + name,
+                                 prefix + name + "List", status, v3=True, patch_types=_CUSTOM_PATCH_TYPES))
+    for dname in _closure([_META + n for n in ("ObjectMeta", "ListMeta", "Status", "Patch", "DeleteOptions")], api):
+        comps.setdefault(dname, _definition(dname, prefix, api))
+    doc = {"openapi": "3.0.0", "info": {"title": "Kubernetes CRD Swagger", "version": "v0.1.0"}, "paths": paths,
+           "components": {"schemas": comps}}
+    return orjson.dumps(doc)
+
+
+_API_VERSION_DESC = ("APIVersion defines the versioned schema of this representation of an object. Servers "
+                     "should convert recognized schemas to the latest internal value, and may reject unrecognized "
+                     "values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources")
+_KIND_DESC = ("Kind is a string value representing the REST resource this object represents. Servers may infer this "
+              "from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: "
+              "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds")
 
 
 def v3_index(base_url: str = "", served: Iterable[Served] | None = None,

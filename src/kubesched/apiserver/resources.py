@@ -155,6 +155,9 @@ RESOURCES: tuple[ResourceInfo, ...] = (
     _r("resource.k8s.io", "v1", "ResourceClaimTemplate", "resourceclaimtemplates", True, generation=True),
     _r("resource.k8s.io", "v1", "ResourceSlice", "resourceslices", False, generation=True,
        extra_fields=("spec.nodeName", "spec.driver")),
+    # apiextensions.k8s.io/v1: the custom resources they define are served by kubesched.apiserver.crd
+    _r("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", False,
+       short_names=("crd", "crds"), subresources=("status",), categories=("api-extensions",), generation=True),
     # rbac.authorization.k8s.io/v1 (evaluated by kubesched.apiserver.rbac)
     _r("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", False),
     _r("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", False),

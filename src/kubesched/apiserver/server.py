@@ -16,6 +16,7 @@ import asyncio
 import base64
 import binascii
 import bisect
+import hashlib
 import hmac
 import logging
 import random
@@ -30,9 +31,11 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from kubesched.api import podgroups, strategy
+from kubesched.api import podgroups, schemas, strategy
 from kubesched.api.labels import Selector
 from kubesched.api.workloads import ALPHANUMS
+from kubesched.apiserver import apply as ssa
+from kubesched.apiserver import crd as crdmod
 from kubesched.apiserver import protobuf, rbac
 from kubesched.apiserver import resources as res
 from kubesched.apiserver.errors import APIError, status_success
@@ -340,7 +343,10 @@ class APIServer:
         self.on_started: list[Callable[[APIServer], Any]] = []
         self.pki: Any = None  #: the serving PKI when started through testing/CLI with TLS
         self.kubeconfig_path: Any = None
+        #: the custom resources the Established CRDs define (kubesched.apiserver.crd)
+        self.crds = crdmod.Registry()
         self._bootstrap()
+        self._rebuild_crds()
 
     # ------------------------------------------------------------- lifecycle
     def _bootstrap(self) -> None:
@@ -650,7 +656,7 @@ class APIServer:
                                                                and len(rest) == 3):
             ns = rest[1]
             rest = rest[2:]
-        info = res.find(group, version, rest[0])
+        info = self._find_info(group, version, rest[0])
         if info is None or not self.served(info):
             raise APIError.no_route()
         if ns is not None and not info.namespaced:
@@ -776,6 +782,94 @@ class APIServer:
         allowed, reason = self._authorize(attrs)
         return {"allowed": allowed, **({"reason": reason} if reason else {})}
 
+    # ------------------------------------------------------- custom resources
+    def _find_info(self, group: str, version: str, plural: str) -> ResourceInfo | None:
+        """The built-in resource, else the custom resource served at ``group/version/plural``."""
+        info = res.find(group, version, plural)
+        if info is None:
+            cr = self.crds.find(group, version, plural)
+            info = cr.info if cr is not None else None
+        return info
+
+    def _all_infos(self) -> list[ResourceInfo]:
+        return [*res.RESOURCES, *self.crds.infos()]
+
+    def _groups(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys([*res.GROUPS, *(r.group for r in self.crds.infos())]))
+
+    def _rebuild_crds(self) -> None:
+        """Serve what the stored, Established CRDs define (after every CRD write, and at start)."""
+        self.crds.rebuild(e.obj() for e in self.store.list(f"{crdmod.CRD_GROUP}/customresourcedefinitions"))
+
+    def _crd_established(self, entry: Entry) -> Entry:
+        """The naming and establishing controllers, at once: write the CRD's status if it changed."""
+        obj = entry.obj()
+        key = f"{crdmod.CRD_GROUP}/customresourcedefinitions"
+        others = [e.obj() for e in self.store.list(key)]
+        status = crdmod.crd_status(obj, others, now_rfc3339())
+        if status != obj.get("status"):
+            obj["status"] = status
+            try:
+                entry = self.store.update(key, "", obj["metadata"]["name"], obj, expect_rv=entry.rv)
+            except (Conflict, KeyNotFound):
+                pass
+        self._rebuild_crds()
+        return entry
+
+    def _delete_crd(self, info: ResourceInfo, name: str, entry: Entry) -> Entry:
+        """A CRD goes Terminating with the cleanup finalizer; its objects are deleted, then it is
+        (``customresourcedefinition/etcd.go`` Delete + ``pkg/controller/finalizer``)."""
+        obj = entry.obj()
+        md = obj["metadata"]
+        if md.get("deletionTimestamp"):
+            return entry
+        md["deletionTimestamp"] = now_rfc3339()
+        md["deletionGracePeriodSeconds"] = 0
+        md["finalizers"] = [*(md.get("finalizers") or []), crdmod.CRD_FINALIZER] \
+            if crdmod.CRD_FINALIZER not in (md.get("finalizers") or []) else md["finalizers"]
+        conds = [c for c in (obj.get("status") or {}).get("conditions") or [] if c.get("type") != "Terminating"]
+        conds.append({"type": "Terminating", "status": "True", "lastTransitionTime": now_rfc3339(),
+                      "reason": "InstanceDeletionInProgress", "message": "CustomResource deletion is in progress"})
+        obj.setdefault("status", {})["conditions"] = conds
+        e = self.store.update(info.key, "", name, obj, expect_rv=entry.rv)
+        loop = self.loop or asyncio.get_event_loop()
+        loop.call_soon(self._finalize_crd, name)
+        return e
+
+    def _finalize_crd(self, name: str) -> None:
+        """Delete every object of a Terminating CRD, then drop the finalizer (the CRD goes)."""
+        key = f"{crdmod.CRD_GROUP}/customresourcedefinitions"
+        entry = self.store.get(key, "", name)
+        if entry is None:
+            return
+        obj = entry.obj()
+        spec = obj.get("spec") or {}
+        space = f"{spec.get('group')}/{(spec.get('names') or {}).get('plural')}"
+        for e in self.store.list(space):
+            md = e.obj()["metadata"]
+            try:
+                self.store.delete(space, md.get("namespace", ""), md["name"], expect_rv=e.rv)
+            except (KeyNotFound, Conflict):
+                pass
+        md = obj["metadata"]
+        md["finalizers"] = [f for f in md.get("finalizers") or [] if f != crdmod.CRD_FINALIZER]
+        try:
+            if md["finalizers"]:
+                self.store.update(key, "", name, obj, expect_rv=entry.rv)
+            else:
+                self.store.delete(key, "", name, expect_rv=entry.rv)
+        except (KeyNotFound, Conflict):
+            pass
+        self._rebuild_crds()
+
+    def _admit_custom(self, cr: crdmod.CustomResource, obj: dict[str, Any], old: dict[str, Any] | None,
+                      sub: str) -> dict[str, Any]:
+        out, _unknown, errs = crdmod.admit_custom_resource(cr, obj, old, sub)
+        if errs:
+            name = str((out.get("metadata") or {}).get("name") or "")
+            raise APIError(crdmod.invalid_status(cr.info.kind, cr.info.group, name, errs))
+        return out
+
     # -------------------------------------------------------------- discovery
     def _api_versions(self, request: web.Request) -> dict[str, Any]:
         host = request.host or f"{self.host}:{self.port}"
@@ -792,23 +886,24 @@ class APIServer:
 
     def _group_entry(self, group: str) -> dict[str, Any]:
         # kube-apiserver's version priority: GA, then beta, then alpha (v1 > v1beta1 > v1alpha3)
-        versions = sorted({r.version for r in res.RESOURCES if r.group == group and self.served(r)},
+        versions = sorted({r.version for r in self._all_infos() if r.group == group and self.served(r)},
                           key=_version_priority)
         gvs = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
         return {"name": group, "versions": gvs, "preferredVersion": gvs[0]}
 
     def _api_group_list(self) -> dict[str, Any]:
         return {"kind": "APIGroupList", "apiVersion": "v1",
-                "groups": [self._group_entry(g) for g in res.GROUPS if g]}
+                "groups": [self._group_entry(g) for g in self._groups() if g]}
 
     def _api_group(self, group: str) -> dict[str, Any]:
-        if group not in res.GROUPS or not group:
+        if group not in self._groups() or not group:
             raise APIError.no_route()
         return {"kind": "APIGroup", "apiVersion": "v1", **self._group_entry(group)}
 
     def _resource_list(self, group: str, version: str) -> dict[str, Any]:
         gv = f"{group}/{version}" if group else version
-        infos = [r for r in res.by_group_version().get(gv) or () if self.served(r)]
+        infos = [r for r in res.by_group_version().get(gv) or () if self.served(r)] or \
+            [r for r in self.crds.infos() if r.group_version == gv]
         if not infos:
             raise APIError.no_route()
         out: list[dict[str, Any]] = []
@@ -845,7 +940,12 @@ class APIServer:
                                     headers={"Content-Type": openapi.V2_PROTOBUF_CONTENT_TYPE})
             return web.Response(body=openapi.v2_document(served, self.api_version), content_type=_JSON)
         if rest == ["v3"]:
-            return _json_response(openapi.v3_index(self.url, served, self.api_version))
+            index = openapi.v3_index(self.url, served, self.api_version)
+            for gv in sorted({r.group_version for r in self.crds.infos()}):
+                body = self._openapi_custom(openapi, *gv.split("/"))
+                digest = hashlib.sha512(body).hexdigest().upper()
+                index["paths"][f"apis/{gv}"] = {"serverRelativeURL": f"/openapi/v3/apis/{gv}?hash={digest}"}
+            return _json_response(index)
         if len(rest) >= 3 and rest[0] == "v3":
             if rest[1] == "api":
                 group, version = "", rest[2]
@@ -854,10 +954,18 @@ class APIServer:
             else:
                 raise APIError.no_route()
             doc = openapi.v3_group_version(group, version, served, self.api_version)
+            if doc is None and any(r.group == group and r.version == version for r in self.crds.infos()):
+                doc = self._openapi_custom(openapi, group, version)
             if doc is None:
                 raise APIError.no_route()
             return web.Response(body=doc, content_type=_JSON)
         raise APIError.no_route()
+
+    def _openapi_custom(self, openapi: Any, group: str, version: str) -> bytes:
+        crs = sorted((c for c in self.crds.by_gvr.values() if c.info.group == group and c.info.version == version),
+                     key=lambda c: c.info.kind)
+        return openapi.v3_custom(group, version, [(c.info.kind, c.info.plural, c.info.namespaced, c.schema, c.status)
+                                                  for c in crs], self.api_version)
 
     # --------------------------------------------------------------- helpers
     @staticmethod
@@ -875,6 +983,11 @@ class APIServer:
         """Stored bytes → the bytes served for ``info`` (events.k8s.io view conversion)."""
         if info.group == "events.k8s.io":
             return orjson.dumps(core_to_events(orjson.loads(data)))
+        if info.storage and self.crds.of_info(info) is not None and \
+                b'"apiVersion":"' + info.api_version.encode() + b'"' not in data:
+            obj = orjson.loads(data)  # another served version of the same custom resource (strategy None)
+            obj["apiVersion"] = info.api_version
+            return orjson.dumps(obj)
         return data
 
     def _object_response(self, request: web.Request, info: ResourceInfo, data: bytes,
@@ -898,9 +1011,14 @@ class APIServer:
         include = request.query.get("includeObject", "Metadata")
         if info.group == "events.k8s.io":  # the printer reads the core/v1 fields
             items = [events_to_core(i) for i in items]
+        printer = None
+        cr = self.crds.of_info(info)
+        if cr is not None:  # additionalPrinterColumns
+            printer = (crdmod.printer_columns(cr),
+                       lambda o, now, cr=cr: crdmod.printer_row(cr, dict(o), now, tables.since))
         try:
             table: dict[str, Any] = tables.to_table(info.plural, items, now=datetime.now(UTC),
-                                                     include_object=include, list_meta=meta)
+                                                     include_object=include, list_meta=meta, printer=printer)
         except ValueError as e:
             raise APIError.bad_request(str(e)) from None
         return table
@@ -954,6 +1072,17 @@ class APIServer:
             raise APIError.bad_request(f'fieldValidation: Unsupported value: "{directive}": supported values: '
                                        f'"Ignore", "Strict", "Warn"')
         if directive == "Ignore":
+            return
+        cr = self.crds.of_info(info)
+        if cr is not None:  # the fields pruning drops (customresource_handler.go unstructuredSchemaCoercer)
+            unknown = crdmod.unknown_fields(cr, obj if isinstance(obj, dict) else {})
+            if not unknown:
+                return
+            if directive == "Strict":
+                raise APIError.bad_request(f'{info.kind} in version "{info.version}" cannot be handled as a '
+                                           f'{info.kind}: strict decoding error: '
+                                           + ", ".join(crdmod.unknown_field_messages(unknown)))
+            request["warnings"] = fv.warning_headers(crdmod.unknown_field_messages(unknown))
             return
         msgs = fv.unknown_fields((info.group, info.version, info.kind), obj, self.api_version)
         if not msgs:
@@ -1113,7 +1242,7 @@ class APIServer:
             if table is not None:
                 return _json_response(table)
         datas = [e.data for e in entries]
-        if info.group == "events.k8s.io":
+        if info.group == "events.k8s.io" or self.crds.of_info(info) is not None:
             datas = [self._out(info, d) for d in datas]
         head = orjson.dumps({"kind": f"{info.kind}List", "apiVersion": info.api_version, "metadata": meta})
         body = b"".join((head[:-1], b',"items":[', b",".join(datas), b"]}"))
@@ -1266,7 +1395,7 @@ class APIServer:
 
     def _renderer(self, request: web.Request, info: ResourceInfo, ns: str | None,
                   match: Callable[[Entry], bool] | None, table: bool) -> Callable[[Event], bytes | None]:
-        conv = info.group == "events.k8s.io"
+        conv = info.group == "events.k8s.io" or self.crds.of_info(info) is not None
 
         def data_of(b: bytes) -> bytes:
             if conv:
@@ -1370,7 +1499,12 @@ class APIServer:
     def _prepare_create(self, info: ResourceInfo, obj: dict[str, Any]) -> None:
         """Per-kind create strategy (upstream ``PrepareForCreate``)."""
         k = info.kind
-        if k == "Namespace":
+        if k == "CustomResourceDefinition" and info.group == crdmod.CRD_GROUP:
+            crdmod.default_crd(obj)  # v1 defaults; status reset (the controllers write it after)
+            stored = [v["name"] for v in (obj.get("spec") or {}).get("versions") or []
+                      if isinstance(v, dict) and v.get("storage") is True and isinstance(v.get("name"), str)]
+            obj["status"] = {"conditions": [], "acceptedNames": {"plural": "", "kind": ""}, "storedVersions": stored}
+        elif k == "Namespace":
             spec = obj.setdefault("spec", {})
             fins = spec.get("finalizers") or []
             if "kubernetes" not in fins:
@@ -1408,6 +1542,15 @@ class APIServer:
 
     def _admit(self, info: ResourceInfo, obj: dict[str, Any], old: dict[str, Any] | None, op: str,
                sub: str = "") -> dict[str, Any]:
+        cr = self.crds.of_info(info)
+        if cr is not None:  # custom resources: pruning, defaulting, schema validation
+            return self._admit_custom(cr, obj, old, sub)
+        if info.kind == "CustomResourceDefinition" and info.group == crdmod.CRD_GROUP and sub == "":
+            crdmod.default_crd(obj)
+            errs = crdmod.validate_crd(obj, old)
+            if errs:
+                name = str((obj.get("metadata") or {}).get("name") or "")
+                raise APIError(crdmod.invalid_status(info.kind, info.group, name, errs))
         if not self.use_admission:
             return obj
         admission = _compat("admission")
@@ -1502,7 +1645,9 @@ class APIServer:
         """Create one manifest object (``apiVersion``/``kind``, namespace from ``metadata.namespace``,
         default ``default``) as ``kubectl create -f`` would. Raises :class:`APIError`, and
         NotFound for a kind the box does not serve."""
-        info = info_for_object(obj)
+        av, kind = str(obj.get("apiVersion") or ""), str(obj.get("kind") or "")
+        cr = self.crds.find_kind(av.rpartition("/")[0], av.rpartition("/")[2], kind) if "/" in av else None
+        info = cr.info if cr is not None else info_for_object(obj)
         if not self.served(info):
             raise APIError.method_status(404, "NotFound", f'no matches for kind "{info.kind}" in version '
                                          f'"{info.api_version}"')
@@ -1511,7 +1656,8 @@ class APIServer:
 
     # ----------------------------------------------------------------- update
     def _commit_update(self, info: ResourceInfo, ns: str, name: str, new: dict[str, Any], old_entry: Entry,
-                       sub: str, precondition: int | None, dry: bool = False) -> Entry:
+                       sub: str, precondition: int | None, dry: bool = False, *, manager: str | None = None,
+                       manager_sub: str | None = None) -> Entry:
         """Apply update strategy + admission and write (unless a no-op). Shared by PUT and PATCH."""
         old = old_entry.obj()
         if info.group == "events.k8s.io":
@@ -1556,9 +1702,15 @@ class APIServer:
                 new["status"] = old["status"]
             else:
                 new.pop("status", None)
-        if info.generation and sub == "" and new.get("spec") != old.get("spec"):
+        if info.generation and sub == "" and (new.get("spec") != old.get("spec") if self.crds.of_info(info) is None
+                                              else crdmod.generation_changed(old, new)):
             new["metadata"]["generation"] = int(omd.get("generation", 1)) + 1
         new = self._admit(info, new, old, "UPDATE", sub)  # incl. ValidatePodUpdate's spec rules
+        if manager is not None and omd.get("managedFields"):  # server-side apply's Update bookkeeping
+            schema, resolve = self._ssa_schema(info)
+            ssa.track_update(old, new, schema, resolve, manager=manager, api_version=info.api_version,
+                             now=now_rfc3339(), subresource=sub if manager_sub is None else manager_sub,
+                             strip_status=sub == "" and has_status)
         cmp_old = dict(old)
         cmp_old["metadata"] = {k: v for k, v in omd.items() if k != "resourceVersion"}
         if new == cmp_old:
@@ -1603,7 +1755,8 @@ class APIServer:
             raise APIError.bad_request("the namespace of the provided object does not match the namespace sent "
                                        "on the request")
         dry = _dry_run(request, "UpdateOptions")
-        new_entry = self._commit_update(info, ns, r.name, obj, entry, r.sub, precondition, dry)
+        new_entry = self._commit_update(info, ns, r.name, obj, entry, r.sub, precondition, dry,
+                                        manager=self._field_manager(request))
         return self._object_response(request, info, new_entry.data)
 
     async def _patch(self, request: web.Request, r: _Route) -> web.Response:
@@ -1612,6 +1765,8 @@ class APIServer:
         self._write_fault(info, r.sub, "patch")
         ctype = request.headers.get("Content-Type", "").split(";")[0].strip()
         body = await request.read()
+        if ctype == "application/apply-patch+yaml":
+            return self._server_side_apply(request, r, body)
         entry = self._get_entry(r)
         original = orjson.loads(self._out(info, entry.data))
         patched = self._apply_patch(info, ctype, original, body)
@@ -1630,7 +1785,8 @@ class APIServer:
                                        f"kind ({info.kind})")
         dry = _dry_run(request, "PatchOptions")
         ns = self._space_ns(info, r.ns)
-        new_entry = self._commit_update(info, ns, r.name, patched, entry, r.sub, precondition, dry)
+        new_entry = self._commit_update(info, ns, r.name, patched, entry, r.sub, precondition, dry,
+                                        manager=self._field_manager(request))
         return self._object_response(request, info, new_entry.data)
 
     def _apply_patch(self, info: ResourceInfo, ctype: str, original: dict[str, Any], body: bytes) -> Any:
@@ -1655,6 +1811,69 @@ class APIServer:
             except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as e:
                 raise APIError.method_status(422, "Invalid", str(e)) from None
         raise APIError.unsupported_media(ctype)
+
+    # ------------------------------------------------------- server-side apply
+    @staticmethod
+    def _field_manager(request: web.Request) -> str:
+        """``fieldManager``, else the User-Agent's prefix (``prefixFromUserAgent``)."""
+        return request.query.get("fieldManager") or ssa.manager_from_user_agent(request.headers.get("User-Agent", ""))
+
+    def _ssa_schema(self, info: ResourceInfo) -> tuple[Any, Callable[[Any], Any]]:
+        """The schema server-side apply reads list and map types from, and its ``$ref`` resolver."""
+        cr = self.crds.of_info(info)
+        if cr is not None:
+            return cr.schema, lambda s: s
+        api = self.api_version
+        name = schemas.definition_for_gvk(info.group, info.version, info.kind, api=api)
+        schema = schemas.definitions(api).get(name) if name else None
+        return schema, lambda s: schemas.resolve(s, api)
+
+    def _server_side_apply(self, request: web.Request, r: _Route, body: bytes) -> web.Response:
+        """PATCH ``application/apply-patch+yaml`` (``handlers/patch.go`` applyPatcher): create when
+        absent, else merge with conflicts unless ``force=true`` (:mod:`kubesched.apiserver.apply`)."""
+        info = r.info
+        assert r.name is not None
+        q = request.query
+        manager = q.get("fieldManager") or ""
+        if not manager:
+            raise APIError.invalid("PatchOptions", "meta.k8s.io", "", [(
+                "FieldValueRequired", "fieldManager", "fieldManager: Required value: is required for apply patch")])
+        force = q.get("force") in ("true", "1", "True")
+        try:
+            applied = orjson.loads(body)
+        except orjson.JSONDecodeError as e:
+            applied = _decode_yaml_body(body, e)
+        if not isinstance(applied, dict):
+            raise APIError.bad_request("the object provided is unrecognized: not an object")
+        self._check_type(info, applied)
+        amd_raw = applied.get("metadata")
+        amd: dict[str, Any] = amd_raw if isinstance(amd_raw, dict) else {}
+        if amd.get("name") is not None and amd.get("name") != r.name:
+            raise APIError.bad_request(f"the name of the object ({amd.get('name')}) does not match the name on the "
+                                       f"URL ({r.name})")
+        if amd.get("managedFields"):
+            raise APIError.bad_request("metadata.managedFields must be nil")
+        self._field_validation(request, info, applied)
+        ns = self._space_ns(info, r.ns)
+        schema, resolve = self._ssa_schema(info)
+        entry = self.store.get(info.key, ns, r.name)
+        strip_status = r.sub == "" and "status" in info.subresources
+        live = entry.obj() if entry is not None else None
+        try:
+            new = ssa.apply(live, applied, schema, resolve, manager=manager, force=force,
+                            api_version=info.api_version, now=now_rfc3339(), strip_status=strip_status,
+                            subresource=r.sub)
+        except ssa.ApplyConflict as e:
+            raise APIError(e.status(info.plural, info.group, r.name)) from None
+        dry = _dry_run(request, "PatchOptions")
+        if entry is None:
+            if r.sub:
+                raise APIError.not_found(info.plural, info.group, r.name)
+            new.setdefault("metadata", {})["name"] = r.name
+            created = self.create_object(info, r.ns or "", new, dry_run=dry)
+            return self._object_response(request, info, created.data, 201)
+        new_entry = self._commit_update(info, ns, r.name, new, entry, r.sub, None, dry)
+        return self._object_response(request, info, new_entry.data)
 
     # ----------------------------------------------------------------- delete
     def _grace_pending(self, info: ResourceInfo, obj: dict[str, Any]) -> bool:
@@ -1737,6 +1956,8 @@ class APIServer:
                                     f" ResourceVersion in object meta: {md.get('resourceVersion')}")
         if info.kind == "Namespace":
             return self._delete_namespace(info, name, entry, obj)
+        if info.kind == "CustomResourceDefinition" and info.group == crdmod.CRD_GROUP:
+            return self._delete_crd(info, name, entry)
         grace = self._grace_period(info, obj, opts)
         if md.get("deletionTimestamp"):
             # already terminating: a shorter grace period may be requested
@@ -1851,7 +2072,7 @@ class APIServer:
 
     def _finalize_namespace(self, name: str) -> None:
         """The namespace controller, in one step: delete every namespaced object, then the namespace."""
-        for info in res.RESOURCES:
+        for info in self._all_infos():
             if not info.namespaced or info.group == "events.k8s.io":
                 continue
             for e in self.store.list(info.key, name):
@@ -2018,12 +2239,15 @@ class APIServer:
         assert r.name is not None
         entry = self._get_entry(r)
         obj = entry.obj()
+        cr = self.crds.of_info(info)
+        to_scale: Callable[[dict[str, Any]], dict[str, Any]] = \
+            self._to_scale if cr is None else (lambda o: crdmod.scale_of(cr, o))
         if request.method == "GET":
-            return _json_response(self._to_scale(obj))
+            return _json_response(to_scale(obj))
         if request.method not in ("PUT", "PATCH"):
             raise APIError.method_not_allowed()
         self._write_fault(info, "scale", "update" if request.method == "PUT" else "patch")
-        scale = self._to_scale(obj)
+        scale = to_scale(obj)
         if request.method == "PUT":
             new_scale = await self._read_body(request)
         else:
@@ -2044,11 +2268,15 @@ class APIServer:
             raise APIError.invalid("Scale", "autoscaling", r.name, [(
                 "FieldValueInvalid", "spec.replicas",
                 f"spec.replicas: Invalid value: {replicas}: must be greater than or equal to 0")])
-        obj.setdefault("spec", {})["replicas"] = replicas
+        if cr is not None and cr.scale is not None:
+            crdmod.set_path(obj, str(cr.scale.get("specReplicasPath") or ".spec.replicas"), replicas)
+        else:
+            obj.setdefault("spec", {})["replicas"] = replicas
         ns = self._space_ns(info, r.ns)
         new_entry = self._commit_update(info, ns, r.name, obj, entry, "", precondition,
-                                        _dry_run(request, "UpdateOptions"))
-        return _json_response(self._to_scale(new_entry.obj()))
+                                        _dry_run(request, "UpdateOptions"), manager=self._field_manager(request),
+                                        manager_sub="scale")
+        return _json_response(to_scale(new_entry.obj()))
 
     async def _evict(self, request: web.Request, r: _Route) -> web.Response:
         info = r.info
@@ -2104,6 +2332,8 @@ class APIServer:
     # ----------------------------------------------------------------- hooks
     def _after_write(self, info: ResourceInfo, entry: Entry) -> None:
         """Called after a successful create/update through the API (extension point)."""
+        if info.kind == "CustomResourceDefinition" and info.group == crdmod.CRD_GROUP:
+            self._crd_established(entry)
 
 
 def info_for_object(obj: dict[str, Any]) -> ResourceInfo:

@@ -29,7 +29,7 @@ from typing import Any
 
 from kubesched.api.validation import canonical_quantity
 
-__all__ = ["human_duration", "short_human_duration", "table_resources", "to_table"]
+__all__ = ["human_duration", "short_human_duration", "since", "table_resources", "to_table"]
 
 _INCLUDE = {"None", "Metadata", "Object"}
 
@@ -106,6 +106,11 @@ def _since(ts: Any, now: datetime) -> str:
     if dt is None:
         return "<unknown>"
     return human_duration((now - dt).total_seconds())
+
+
+def since(ts: Any, now: datetime) -> str:
+    """The age of an RFC 3339 timestamp at ``now`` (``HumanDuration``; ``<unknown>`` when unparsable)."""
+    return _since(ts, now)
 
 
 def _m(v: Any) -> Mapping[str, Any]:
@@ -757,6 +762,11 @@ def _generic_row(o: Mapping[str, Any], now: datetime) -> list[Any]:
     return [_s(meta.get("name")), _since(meta.get("creationTimestamp"), now)]
 
 
+def _created_at_row(o: Mapping[str, Any], now: datetime) -> list[Any]:
+    meta = _m(o.get("metadata"))
+    return [_s(meta.get("name")), _s(meta.get("creationTimestamp"))]
+
+
 _Printer = tuple[list[dict[str, Any]], Callable[[Mapping[str, Any], datetime], list[Any]]]
 
 _PG_POLICY_DESC = ("schedulingPolicy defines the scheduling policy for this instance of the PodGroup. Controllers are "
@@ -901,6 +911,8 @@ _PRINTERS: dict[str, _Printer] = {
          _col("VolumeBindingMode", _DOCS["SC_BINDING"]), _col("AllowVolumeExpansion", _DOCS["SC_EXPANSION"]), _AGE],
         _storageclass_row,
     ),
+    # the default table convertor (apiserver/pkg/registry/rest/table.go), which the CRD registry uses
+    "customresourcedefinitions": ([_NAME, _col("Created At", _AGE_DESC, type_="date")], _created_at_row),
 }
 
 
@@ -920,13 +932,15 @@ def to_table(
     now: datetime,
     include_object: str = "Metadata",
     list_meta: Mapping[str, Any] | None = None,
+    printer: tuple[list[dict[str, Any]], Callable[[Mapping[str, Any], datetime], list[Any]]] | None = None,
 ) -> dict[str, Any]:
     """A ``meta.k8s.io/v1`` ``Table`` for ``items`` of ``resource`` (plural, e.g. ``pods``).
 
     ``now``: the server time ages are computed from (timezone-aware; naive means UTC).
     ``include_object``: ``None`` | ``Metadata`` | ``Object`` (anything else raises
     ``ValueError``, which the server answers as 400). ``list_meta``: ``resourceVersion`` /
-    ``continue`` for the table's ``metadata``.
+    ``continue`` for the table's ``metadata``. ``printer``: ``(columns, row function)`` to use
+    instead of the resource's own (custom resources: their ``additionalPrinterColumns``).
     """
     if include_object not in _INCLUDE:
         raise ValueError(f'unsupported includeObject "{include_object}": must be one of None, Metadata, Object')
@@ -942,9 +956,9 @@ def to_table(
                 row["conditions"] = conditions
             rows.append(row)
     else:
-        columns, printer = _PRINTERS.get(resource, ([_NAME, _AGE], _generic_row))
+        columns, row_fn = printer or _PRINTERS.get(resource, ([_NAME, _AGE], _generic_row))
         for item in items:
-            rows.append({"cells": printer(item, now), "object": _object(item, include_object)})
+            rows.append({"cells": row_fn(item, now), "object": _object(item, include_object)})
     return {
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",

@@ -3,10 +3,14 @@
 The kinds are mapped to REST paths with the server's discovery documents (``/api/v1``,
 ``/apis``, ``/apis/<group>/<version>``: kubectl's ``RESTMapper``), not a table of our own, so
 what the box serves is what can be applied. Objects are created one at a time, in the order
-:func:`creation_order` gives: Namespaces, PriorityClasses, Nodes, every other non-Pod object,
-then Pods (each group in input order) — a pod's namespace and PriorityClass exist before it,
-and the nodes a bound pod names exist before the pod. Pods that carry ``spec.nodeName`` are
-created bound, as on any API server.
+:func:`creation_order` gives: Namespaces, CustomResourceDefinitions, PriorityClasses, Nodes,
+every other non-Pod object, then Pods (each group in input order) — a pod's namespace and
+PriorityClass exist before it, and the nodes a bound pod names exist before the pod. Pods that
+carry ``spec.nodeName`` are created bound, as on any API server. The CRDs created are waited
+for until Established, then discovery is read again, so custom resources in the same input
+are created after their CRD (``kubectl apply`` would fail on them: "ensure CRDs are installed
+first"). A kind the server still does not serve is skipped, with one notice per kind
+(:attr:`ApplyResult.notices`), as ``simulate`` loads what it models and leaves the rest.
 
 Errors are :class:`~kubesched.errors.ManifestError` located at ``file:line`` of the field the
 API server names (else of the object), with the server's ``Status`` message (``Pod "x" is
@@ -17,8 +21,10 @@ that already exists (a re-used ``--data-dir``, or one the server bootstraps, suc
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.errors import KubeschedError, ManifestError
@@ -31,16 +37,21 @@ __all__ = ["ApplyError", "ApplyResult", "RESTMapper", "apply_objects", "creation
 class ApplyError(KubeschedError):
     """The API server failed to create an object (not the input's fault)."""
 
-_FIRST = {"Namespace": 0, "PriorityClass": 1, "Node": 2}
-_PODS = 4
-_OTHER = 3
+_FIRST = {"Namespace": 0, "PriorityClass": 2, "Node": 3}
+_CRD = 1
+_PODS = 5
+_OTHER = 4
+#: seconds to wait for a created CRD to be Established
+ESTABLISH_TIMEOUT = 30.0
 
 
 def creation_order(raws: Sequence[RawObject]) -> list[RawObject]:
-    """Namespaces, PriorityClasses, Nodes, the other kinds, Pods; stable within each group."""
+    """Namespaces, CRDs, PriorityClasses, Nodes, the other kinds, Pods; stable within each group."""
     def rank(r: RawObject) -> int:
         if r.kind == "Pod" and r.api_version == "v1":
             return _PODS
+        if r.kind == "CustomResourceDefinition" and r.api_version == "apiextensions.k8s.io/v1":
+            return _CRD
         return _FIRST.get(r.kind, _OTHER)
 
     return sorted(raws, key=lambda r: (rank(r), r.index))
@@ -95,12 +106,20 @@ class RESTMapper:
 
 @dataclass
 class ApplyResult:
-    """``created``: objects created; ``existing``: objects left as they were (already there)."""
+    """``created``: objects created; ``existing``: objects left as they were (already there);
+    ``skipped``: ``{(apiVersion, kind): count}`` of the kinds the server does not serve."""
 
     created: int = 0
     existing: int = 0
     pods_bound: int = 0
     pods_pending: int = 0
+    skipped: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    @property
+    def notices(self) -> list[str]:
+        """One line per skipped kind (without the ``notice:`` prefix)."""
+        return [f'{n} {kind} object(s) not created: no matches for kind "{kind}" in version "{av}" '
+                "(the box does not serve it)" for (av, kind), n in self.skipped.items()]
 
 
 def _where(r: RawObject, e: APIError) -> str:
@@ -119,17 +138,24 @@ async def apply_objects(client: APIClient, raws: Sequence[RawObject], *,
                         on_created: Callable[[RawObject], None] | None = None) -> ApplyResult:
     """Create ``raws`` through the API in :func:`creation_order`.
 
-    Raises :class:`~kubesched.errors.ManifestError` (``file:line: Kind ns/name: message``) for a
-    kind the server does not serve or an object it rejects (4xx); :class:`ApplyError` when the
-    server fails (5xx, 429); :class:`APIConnectionError` when it cannot be reached.
+    Raises :class:`~kubesched.errors.ManifestError` (``file:line: Kind ns/name: message``) for an
+    object the server rejects (4xx); :class:`ApplyError` when the server fails (5xx, 429) or a
+    CRD is not Established in time; :class:`APIConnectionError` when it cannot be reached. A kind
+    the server does not serve is counted in :attr:`ApplyResult.skipped`.
     """
     mapper = await RESTMapper.discover(client)
     out = ApplyResult()
+    crds: list[RawObject] = []
     for r in creation_order(raws):
+        if crds and not _is_crd(r):
+            await _wait_established(client, crds)
+            crds = []
+            mapper = await RESTMapper.discover(client)
         where = mapper.path(r.api_version, r.kind, r.namespace)
         if where is None:
-            raise ManifestError(f'{r.describe()}: no matches for kind "{r.kind}" in version "{r.api_version}"',
-                                r.source)
+            key = (r.api_version, r.kind)
+            out.skipped[key] = out.skipped.get(key, 0) + 1
+            continue
         path, _ = where
         try:
             await client.create(path, r.data)
@@ -141,6 +167,8 @@ async def apply_objects(client: APIClient, raws: Sequence[RawObject], *,
                 raise ApplyError(f"{r.source}: {r.describe()}: the API server failed: {e}") from None
             raise ManifestError(f"{r.describe()}: {e.message or e}", _where(r, e)) from None
         out.created += 1
+        if _is_crd(r):
+            crds.append(r)
         if r.kind == "Pod":
             if (r.data.get("spec") or {}).get("nodeName"):
                 out.pods_bound += 1
@@ -149,3 +177,22 @@ async def apply_objects(client: APIClient, raws: Sequence[RawObject], *,
         if on_created is not None:
             on_created(r)
     return out
+
+
+def _is_crd(r: RawObject) -> bool:
+    return r.kind == "CustomResourceDefinition" and r.api_version == "apiextensions.k8s.io/v1"
+
+
+async def _wait_established(client: APIClient, crds: Sequence[RawObject]) -> None:
+    """Poll each created CRD until its ``Established`` condition is True (``kubectl wait
+    --for=condition=Established``). Raises :class:`ApplyError` after :data:`ESTABLISH_TIMEOUT` s."""
+    deadline = time.monotonic() + ESTABLISH_TIMEOUT
+    for r in crds:
+        while True:
+            obj = await client.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{r.name}")
+            conds = (obj.get("status") or {}).get("conditions") or []
+            if any(c.get("type") == "Established" and c.get("status") == "True" for c in conds):
+                break
+            if time.monotonic() > deadline:
+                raise ApplyError(f"{r.source}: {r.describe()}: not Established after {ESTABLISH_TIMEOUT:.0f} s")
+            await asyncio.sleep(0.05)

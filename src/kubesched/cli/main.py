@@ -193,12 +193,14 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
 
     # records cost O(nodes) each: only the pods --explain names, unless something needs them all
     every = fh is not None or wide or collector is not None or record_results
+    from kubesched.cli.progress import DelayedProgress
+
     try:
-        with _config_source(config_path):
+        with _config_source(config_path), DelayedProgress("simulate", "pods") as tick:
             result = run(raws, config, seed=seed, record=record_results, registry=registry,
                          on_record=sink if (every or explain_keys) else None, keep_records=record_results,
                          record_pods=None if every else per_pod.__contains__, timings=timings, freeze_gc=True,
-                         features=features)
+                         features=features, progress=tick if tick.enabled else None)
     finally:
         if fh is not None:
             fh.close()

@@ -186,6 +186,7 @@ border:1px solid #ccc}
 #record{position:sticky;top:10px;border:1px solid #ddd;border-radius:6px;padding:10px;max-height:94vh;overflow:auto}
 #record .chosen{background:#dafbe1}#record .runner{background:#fff8c5}
 #podfilter{margin:0 0 6px;padding:4px;width:60%}
+#pods td:first-child,#pods td:nth-child(3),#preemptions td:first-child,#record td:first-child{white-space:nowrap}
 """
 
 _JS = r"""
@@ -260,12 +261,22 @@ function showPod(key){
           return el('td', {}, s ? s[0] + ' → ' + s[1] + ' → ' + s[2] : ''); })))));
   }
 }
+// a resource amount for people, as the page's Python side (_fmt): cores, Ki/Mi/Gi/Ti, counts
+function fmt(res, v){
+  if (v == null) return '–';
+  if (res === 'cpu') return v % 1000 === 0 ? String(v / 1000) : v + 'm';
+  if (res === 'memory' || res === 'ephemeral-storage' || res.startsWith('hugepages-')){
+    for (const [u, size] of [['Ti', 2 ** 40], ['Gi', 2 ** 30], ['Mi', 2 ** 20], ['Ki', 2 ** 10]])
+      if (v >= size) return (v / size).toFixed(1).replace(/\.0$/, '') + u;
+  }
+  return String(v);
+}
 function showNode(name){
   const n = NODES.get(name); if (!n) return; panel.replaceChildren();
   panel.append(el('h2', {id: 'record-title'}, 'node ' + name + (n.zone ? ' (zone ' + n.zone + ')' : '')));
   panel.append(table(['resource', 'requested', 'allocatable', 'utilisation'], DATA.resources.map(r =>
-    el('tr', {}, el('td', {}, r), el('td', {}, n.requested[r] || 0),
-       el('td', {}, n.allocatable[r] == null ? '–' : n.allocatable[r]),
+    el('tr', {}, el('td', {}, r), el('td', {class: 'num'}, fmt(r, n.requested[r] || 0)),
+       el('td', {class: 'num'}, fmt(r, n.allocatable[r])),
        el('td', {}, n.utilisation[r] == null ? 'n/a' : Math.round(100 * n.utilisation[r]) + '%')))));
   const ul = el('ul');
   n.pods.forEach(k => ul.append(el('li', {}, el('a', {href: '#record', class: 'podlink', 'data-pod': k}, k))));

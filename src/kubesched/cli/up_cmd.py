@@ -46,6 +46,7 @@ def _header_lines(up: Any) -> list[str]:
     if a is not None:
         lines.append(f"created {a.created} object(s) ({a.pods_pending} pending pod(s), {a.pods_bound} bound)"
                      + (f"; {a.existing} already existed and were left as they are" if a.existing else ""))
+        lines.extend(f"notice: {n}" for n in a.notices)
     lines.append(f"kubeconfig: {up.kubeconfig}")
     lines.append(f"try: export KUBECONFIG={up.kubeconfig}; kubectl get pods -o wide")
     return lines

@@ -15,6 +15,7 @@ import copy
 
 from kubesched.config.args import ARGS_TYPES, decode_args, default_args
 from kubesched.config.types import (
+    EXTENSION_POINT_JSON,
     EXTENSION_POINTS,
     ClientConnectionConfiguration,
     KubeSchedulerConfiguration,
@@ -151,7 +152,18 @@ def plugin_names(plugins: Plugins | None) -> list[str]:
 
 def set_profile_defaults(profile: KubeSchedulerProfile, path: str = "profiles[0]",
                          features: FeatureGate | None = None) -> KubeSchedulerProfile:
-    """Merge default plugins, decode+default given args, append default args; in place."""
+    """Merge default plugins, decode+default given args, append default args; in place.
+
+    Records ``profile.plugin_paths`` (see :class:`KubeSchedulerProfile`) from the plugins as written,
+    before they are merged into the defaults.
+    """
+    paths: dict[tuple[str, str], str] = {}
+    if profile.plugins is not None:
+        for point in ("multi_point", *EXTENSION_POINTS):
+            json_name = "multiPoint" if point == "multi_point" else EXTENSION_POINT_JSON[point]
+            for j, p in enumerate(getattr(profile.plugins, point).enabled):
+                paths.setdefault((point, p.name), f"{path}.plugins.{json_name}.enabled[{j}].name")
+    profile.plugin_paths = paths  # type: ignore[attr-defined]  # dict=True: not encoded
     profile.plugins = merge_plugins(default_plugins(features), profile.plugins)
     seen: set[str] = set()
     for j, pc in enumerate(profile.plugin_config):

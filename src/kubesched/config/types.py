@@ -122,8 +122,14 @@ class PluginConfig(_Struct):
     args: Any = None
 
 
-class KubeSchedulerProfile(_Struct):
-    """A scheduling profile, selected by ``pod.spec.schedulerName``."""
+class KubeSchedulerProfile(_Struct, dict=True):
+    """A scheduling profile, selected by ``pod.spec.schedulerName``.
+
+    After defaulting (:func:`kubesched.config.defaults.set_profile_defaults`) the instance also
+    carries ``plugin_paths: dict[tuple[str, str], str]`` — (extension point, plugin name) → the field
+    path where the file names it, e.g. ``profiles[0].plugins.multiPoint.enabled[0].name`` — so that
+    errors about a plugin point into the file, not into the merged default list (not encoded).
+    """
 
     scheduler_name: str | None = None
     percentage_of_nodes_to_score: int | None = None

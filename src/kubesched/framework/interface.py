@@ -539,3 +539,56 @@ struct); NormalizeScore is part of Score, as upstream. PlacementFeasible is not 
 def implements(plugin: object, point: ExtensionPoint) -> bool:
     """Whether ``plugin`` has a method for ``point`` (how the framework detects extension points)."""
     return any(callable(getattr(plugin, m, None)) for m in point.methods)
+
+
+#: Every extension-point method the framework calls, with the parameters it passes positionally
+#: (after ``self``), read from this module's Protocols; ``normalize_score`` is part of Score.
+_PROTOCOLS: tuple[type, ...] = (
+    PreEnqueuePlugin, QueueSortPlugin, PreFilterPlugin, FilterPlugin, BatchFilterPlugin, PostFilterPlugin,
+    PreScorePlugin, ScorePlugin, BatchScorePlugin, ReservePlugin, PermitPlugin, PreBindPlugin, BindPlugin,
+    PostBindPlugin,
+)
+
+
+def _called_signatures() -> dict[str, tuple[str, ...]]:
+    import inspect
+
+    out: dict[str, tuple[str, ...]] = {"normalize_score": ("state", "pod", "scores")}
+    for proto in _PROTOCOLS:
+        for name, fn in vars(proto).items():
+            if name.startswith("_") or not callable(fn):
+                continue
+            params = list(inspect.signature(fn).parameters)[1:]  # without self
+            out.setdefault(name, tuple(params))
+    return out
+
+
+CALLED_SIGNATURES: dict[str, tuple[str, ...]] = _called_signatures()
+"""method name → the parameter names the framework passes, e.g. ``"pre_score": ("state", "pod",
+"nodes", "rows")``."""
+
+
+def signature_mismatch(plugin: object, method: str) -> str | None:
+    """Why ``plugin.<method>`` cannot take the arguments the framework passes, or ``None``.
+
+    Checked when a framework is built (:mod:`kubesched.framework.runtime`), so that a plugin written
+    with a wrong signature is one configuration error, not an exception in every scheduling cycle.
+    Methods whose signature Python cannot inspect (builtins) are accepted.
+    """
+    import inspect
+
+    params = CALLED_SIGNATURES.get(method)
+    fn = getattr(plugin, method, None)
+    if params is None or not callable(fn):
+        return None
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    try:
+        sig.bind(*params)
+    except TypeError:
+        have = ", ".join(str(p) for p in sig.parameters.values())
+        return (f"{method}({have}) cannot be called as {method}({', '.join(params)}): "
+                f"the framework calls {method} with {len(params)} arguments")
+    return None

@@ -8,6 +8,7 @@ kube-scheduler-simulator's (``filter-result``, ``score-result``, ``finalscore-re
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +18,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kubesched.framework.node_table import NodeTable
     from kubesched.framework.runtime import ScoreResult
 
-__all__ = ["DecisionRecord", "build_record"]
+__all__ = ["DecisionRecord", "NodeScores", "build_record"]
 
 PASSED = "passed"
 
@@ -46,9 +47,9 @@ class DecisionRecord:
     feasible_nodes: int = 0
     pre_filter: dict[str, str] = field(default_factory=dict)
     filter: dict[str, dict[str, Any]] = field(default_factory=dict)
-    score: dict[str, dict[str, int]] = field(default_factory=dict)
-    final_score: dict[str, dict[str, int]] = field(default_factory=dict)
-    normalized_score: dict[str, dict[str, int]] = field(default_factory=dict)
+    score: Mapping[str, dict[str, int]] = field(default_factory=dict)
+    final_score: Mapping[str, dict[str, int]] = field(default_factory=dict)
+    normalized_score: Mapping[str, dict[str, int]] = field(default_factory=dict)
     total_score: dict[str, int] = field(default_factory=dict)
     """node → sum of its weighted scores (upstream ``NodePluginScores.TotalScore``)."""
     post_filter: dict[str, Any] = field(default_factory=dict)
@@ -91,22 +92,102 @@ def filter_results(table: NodeTable, chunks: list[Any]) -> dict[str, dict[str, A
     return out
 
 
-def score_results(table: NodeTable, scores: ScoreResult) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]:
-    """``(raw, weighted)``: node → plugin → score, for the scored rows."""
-    raw, _norm, final = score_results3(table, scores)
-    return raw, final
+class NodeScores(Mapping[str, dict[str, int]]):
+    """node → plugin → score (a read-only mapping), built from a cycle's ``int64[plugins, nodes]``
+    array only when read.
+
+    A record holds three of these (raw, normalized, weighted); most consumers read a handful of
+    nodes (``-o wide``: none; the report: the ten it shows), so building one dict per node for
+    every attempt (O(nodes) dicts per pod) is left until someone iterates: one lookup
+    (``get``/``[]``/``in``/``len``) answers from the array, iteration builds the dicts once.
+    Not a ``dict``: JSON encoders must go through :meth:`DecisionRecord.to_dict` or ``dict(...)``
+    (a dict subclass would be encoded from its empty storage). ``plugins``: the Score plugins in order.
+    """
+
+    __slots__ = ("_arr", "_data", "_index", "_names", "plugins")
+
+    def __init__(self, names: list[str], plugins: list[str], arr: np.ndarray) -> None:
+        self._names = names
+        self.plugins = list(plugins)
+        self._arr = arr  # int64[plugins, nodes], a private copy
+        self._index: dict[str, int] | None = None
+        self._data: dict[str, dict[str, int]] | None = None
+
+    def _materialized(self) -> dict[str, dict[str, int]]:
+        if self._data is None:
+            rows = self._arr.T.tolist()  # nodes × plugins
+            self._data = {n: dict(zip(self.plugins, r)) for n, r in zip(self._names, rows)}
+        return self._data
+
+    def __getitem__(self, key: str) -> dict[str, int]:
+        if self._data is not None:
+            return self._data[key]
+        if self._index is None:
+            self._index = {n: i for i, n in enumerate(self._names)}
+        i = self._index[key]
+        return dict(zip(self.plugins, self._arr[:, i].tolist()))
+
+    def __contains__(self, key: object) -> bool:
+        if self._data is not None:
+            return key in self._data
+        if self._index is None:
+            self._index = {n: i for i, n in enumerate(self._names)}
+        return key in self._index
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._materialized())
+
+    def iter_rows(self) -> Iterator[tuple[str, dict[str, int]]]:
+        """``(node, {plugin: score})`` in node order, one at a time (nothing kept)."""
+        if self._data is not None:
+            yield from self._data.items()
+            return
+        for i, n in enumerate(self._names):
+            yield n, dict(zip(self.plugins, self._arr[:, i].tolist()))
+
+    def weights(self, final: NodeScores) -> dict[str, int]:
+        """plugin → weight read back as ``final // normalized`` at the first node where the
+        normalized score is not 0 (``self``: normalized, ``final``: weighted, same nodes); plugins
+        that scored 0 everywhere are absent."""
+        out: dict[str, int] = {}
+        norm, fin = self._arr, final._arr
+        if norm.shape[1] == 0:
+            return out
+        nonzero = norm != 0
+        first = nonzero.argmax(axis=1)  # per plugin
+        for j, p in enumerate(self.plugins):
+            i = int(first[j])
+            if nonzero[j, i]:
+                out[p] = int(fin[j, i]) // int(norm[j, i])
+        return out
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mapping):
+            return self._materialized() == dict(other.items())
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(self._materialized())
+
+    def __reduce__(self) -> Any:  # pickle / copy.deepcopy (dataclasses.asdict): a plain dict
+        return (dict, (self._materialized(),))
 
 
-def score_results3(table: NodeTable, scores: ScoreResult) -> tuple[dict[str, dict[str, int]], ...]:
-    """``(raw, normalized, weighted)``: node → plugin → score, for the scored rows."""
+def score_results3(table: NodeTable, scores: ScoreResult) -> tuple[Mapping[str, dict[str, int]], ...]:
+    """``(raw, normalized, weighted)``: node → plugin → score, for the scored rows
+    (:class:`NodeScores`, built when read)."""
     names = [table.names[r] for r in scores.rows.tolist()]
     plugins = scores.plugins
     if not plugins:
         return {n: {} for n in names}, {n: {} for n in names}, {n: {} for n in names}
 
-    def per_node(arrays: list[Any]) -> dict[str, dict[str, int]]:
-        rows = np.stack(arrays).T.tolist()  # nodes × plugins
-        return {n: dict(zip(plugins, r)) for n, r in zip(names, rows)}
+    def per_node(arrays: list[Any]) -> Mapping[str, dict[str, int]]:
+        return NodeScores(names, plugins, np.stack(arrays))  # a copy: the cycle's buffers move on
 
     return per_node(scores.raw), per_node(scores.normalized), per_node(scores.weighted)
 

@@ -31,6 +31,7 @@ from kubesched.framework.batch import OpportunisticBatch, normalize_entries
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import FilterChunk, PluginReasons
 from kubesched.framework.interface import (
+    CALLED_SIGNATURES,
     EXTENSION_POINTS,
     MAX_NODE_SCORE,
     MAX_TOTAL_SCORE,
@@ -44,6 +45,7 @@ from kubesched.framework.interface import (
     as_status,
     implements,
     reason_entry,
+    signature_mismatch,
 )
 from kubesched.framework.plugin_args import decode_plugin_args
 from kubesched.framework.signers import batchable_plugins, sign_pod
@@ -127,13 +129,18 @@ class Framework:
             args_index[pc.name] = i
 
         # 1. every plugin the profile mentions, with the path where it is first named
+        # (a plugin the file names is located where the file names it, not in the merged list)
+        written: dict[tuple[str, str], str] = getattr(profile, "plugin_paths", None) or {}
+        self._written = written
         needed: dict[str, str] = {}
         for point in EXTENSION_POINTS:
             pset = getattr(plugins_cfg, point.config_name)
             for j, p in enumerate(pset.enabled if pset else ()):
-                needed.setdefault(p.name, f"{path}.plugins.{point.json_name}.enabled[{j}].name")
+                needed.setdefault(p.name, written.get((point.config_name, p.name),
+                                                      f"{path}.plugins.{point.json_name}.enabled[{j}].name"))
         for j, p in enumerate(plugins_cfg.multi_point.enabled if plugins_cfg.multi_point else ()):
-            needed.setdefault(p.name, f"{path}.plugins.multiPoint.enabled[{j}].name")
+            needed.setdefault(p.name, written.get(("multi_point", p.name),
+                                                  f"{path}.plugins.multiPoint.enabled[{j}].name"))
 
         self.plugins: dict[str, Any] = {}
         for name, where in needed.items():
@@ -152,6 +159,10 @@ class Framework:
             except InputError as e:
                 raise PluginConfigError(e.message, f"{path}.pluginConfig[{args_index.get(name, 0)}].args"
                                         + (f".{e.path}" if e.path else "")) from None
+            for method in CALLED_SIGNATURES:
+                why = signature_mismatch(plugin, method)
+                if why is not None:
+                    raise PluginConfigError(f'plugin "{name}": {why}', where)
             self.plugins[name] = plugin
 
         # 2. explicit per-point lists, 3. multiPoint expansion
@@ -286,7 +297,8 @@ class Framework:
         for j, p in enumerate(enabled):
             if not implements(self.plugins[p.name], point):
                 raise PluginConfigError(f'plugin "{p.name}" does not extend {point.json_name} plugin',
-                                        f"{path}.plugins.{point.json_name}.enabled[{j}].name")
+                                        self._written.get((point.config_name, p.name),
+                                                          f"{path}.plugins.{point.json_name}.enabled[{j}].name"))
             if p.name not in explicit:
                 explicit.append(p.name)
         if "*" in disabled or cfg.multi_point is None:
@@ -302,7 +314,8 @@ class Framework:
                 continue
             if p.name in multi:
                 raise PluginConfigError(f'plugin "{p.name}" already registered as {point.json_name} plugin',
-                                        f"{path}.plugins.multiPoint.enabled[{j}].name")
+                                        self._written.get(("multi_point", p.name),
+                                                          f"{path}.plugins.multiPoint.enabled[{j}].name"))
             multi.append(p.name)
         order: list[str] = []
         for n in overrides + multi + explicit:

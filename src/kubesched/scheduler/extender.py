@@ -373,5 +373,7 @@ def build_extenders(config: KubeSchedulerConfiguration) -> tuple[list[Extender],
                 break
         else:
             raise ConfigError("can't find NodeResourcesFitArgs in plugin config", f"profiles[{i}].pluginConfig")
-        profiles.append(msgspec.structs.replace(prof, plugin_config=pcs))
+        new_prof = msgspec.structs.replace(prof, plugin_config=pcs)
+        new_prof.__dict__.update(prof.__dict__)  # plugin_paths (config.types.KubeSchedulerProfile)
+        profiles.append(new_prof)
     return extenders, msgspec.structs.replace(config, profiles=profiles)

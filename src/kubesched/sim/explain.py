@@ -24,7 +24,7 @@ from kubesched.api.objects import node_allocatable
 from kubesched.api.quantity import to_int
 from kubesched.api.resources import pod_requests
 from kubesched.errors import InputError
-from kubesched.framework.record import PASSED, DecisionRecord
+from kubesched.framework.record import PASSED, DecisionRecord, NodeScores
 from kubesched.sim.store import Preemption
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -92,7 +92,8 @@ class Explanation:
     """One pod's scheduling attempt, node by node.
 
     ``nodes``: scored nodes first (best total first), then feasible unscored ones, then the
-    rejected ones (record order); with a cap, ``nodes_omitted`` more were left out (the chosen
+    rejected ones, near misses first (most Filter plugins passed, then fewest reasons; record
+    order among equals); with a cap, ``nodes_omitted`` more were left out (the chosen
     node and the runner-up never are) and ``omitted_reasons`` counts their Filter reasons
     (``"feasible"`` for feasible ones). ``runner_up``: the best-scored node other than the
     selected one (None when fewer than two nodes were scored). ``scoring_skipped``: exactly one
@@ -178,7 +179,10 @@ def _weights(rec: DecisionRecord) -> dict[str, int]:
     """plugin → weight, read back from weighted / normalized (the record keeps both)."""
     out: dict[str, int] = {}
     want = None
-    for node, per in rec.normalized_score.items():
+    norm = rec.normalized_score
+    if isinstance(norm, NodeScores) and isinstance(rec.final_score, NodeScores):
+        return norm.weights(rec.final_score)
+    for node, per in norm.items():
         if want is None:
             want = len(per)
         fin = rec.final_score.get(node, {})
@@ -192,6 +196,13 @@ def _weights(rec: DecisionRecord) -> dict[str, int]:
 
 def _last(entry: dict[str, Any]) -> Any:
     return entry[next(reversed(entry))] if entry else PASSED
+
+
+def _near_miss_key(entry: dict[str, Any]) -> tuple[int, int]:
+    """Sort key of a rejected node: (−Filter plugins passed, number of failing reasons)."""
+    passed = sum(1 for v in entry.values() if v == PASSED)
+    failing = sum(len(v or ("rejected",)) for v in entry.values() if v != PASSED)
+    return -passed, failing
 
 
 def _totals(rec: DecisionRecord) -> dict[str, int]:
@@ -225,11 +236,14 @@ def explain_record(rec: DecisionRecord, *, total_nodes: int | None = None,
     """
     weights = {**_weights(rec), **(weights or {})}
     plugins: list[str] = []
-    for per in rec.score.values():
-        for p in per:
-            if p not in plugins:
-                plugins.append(p)
-        break  # every scored node has the same plugins
+    if isinstance(rec.score, NodeScores):
+        plugins = list(rec.score.plugins)
+    else:
+        for per in rec.score.values():
+            for p in per:
+                if p not in plugins:
+                    plugins.append(p)
+            break  # every scored node has the same plugins
     totals = _totals(rec)
     ranked = _ranked(rec, totals)
     runner = _runner_up(rec, ranked)
@@ -239,7 +253,10 @@ def explain_record(rec: DecisionRecord, *, total_nodes: int | None = None,
     unscored = [n for n in flt if n not in totals]
     feasible_unscored = [n for n in unscored if _last(flt[n]) == PASSED]
     fu = set(feasible_unscored)
-    order = ranked + feasible_unscored + [n for n in unscored if n not in fu]
+    # rejected nodes: near misses first — the more Filter plugins a node passed before one
+    # rejected it, and the fewer reasons, the closer it came (record order among equals)
+    rejected = sorted((n for n in unscored if n not in fu), key=lambda n: _near_miss_key(flt[n]))
+    order = ranked + feasible_unscored + rejected
     omitted: Counter[str] = Counter()
     n_omitted = 0
     if 0 < max_nodes < len(order):

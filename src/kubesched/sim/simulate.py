@@ -462,8 +462,12 @@ def simulate(raws: list[RawObject], config: KubeSchedulerConfiguration | None = 
              on_record: Callable[[DecisionRecord], None] | None = None, keep_records: bool = True,
              record_pods: Callable[[str], bool] | None = None,
              timings: dict[str, float] | None = None, freeze_gc: bool = False,
-             features: FeatureGate | None = None) -> SimulationResult:
+             features: FeatureGate | None = None,
+             progress: Callable[[int, int], None] | None = None) -> SimulationResult:
     """Run the scheduler over the manifests until no pod can make progress.
+
+    ``progress``: called after every scheduling attempt with (pending pods attempted at least
+    once, pending pods of the input) — for a progress bar.
 
     ``features``: feature gates at the emulated version (default: v1.37's); ``config`` should have
     been defaulted with the same gates (``None`` gives their default configuration).
@@ -528,8 +532,12 @@ def simulate(raws: list[RawObject], config: KubeSchedulerConfiguration | None = 
     records: dict[str, DecisionRecord] = {}
     attempts_by_pod: dict[str, int] = {}
 
+    n_pending = len(pending)
+
     def on_attempt(a: Attempt) -> None:
         attempts_by_pod[a.pod_key] = attempts_by_pod.get(a.pod_key, 0) + 1
+        if progress is not None:
+            progress(min(len(attempts_by_pod), n_pending), n_pending)
         if a.record is not None:
             if keep_records:
                 records[a.pod_key] = a.record
@@ -616,5 +624,5 @@ def annotate(result: SimulationResult) -> None:
             ann = raw["metadata"]["annotations"] = {}
         ann[ANNOTATION_PREFIX + "selected-node"] = rec.selected_node or ""
         ann[ANNOTATION_PREFIX + "filter-result"] = json.dumps(rec.filter, separators=(",", ":"))
-        ann[ANNOTATION_PREFIX + "score-result"] = json.dumps(rec.score, separators=(",", ":"))
-        ann[ANNOTATION_PREFIX + "finalscore-result"] = json.dumps(rec.final_score, separators=(",", ":"))
+        ann[ANNOTATION_PREFIX + "score-result"] = json.dumps(dict(rec.score), separators=(",", ":"))
+        ann[ANNOTATION_PREFIX + "finalscore-result"] = json.dumps(dict(rec.final_score), separators=(",", ":"))
