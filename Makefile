@@ -14,7 +14,7 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test,plot]'
+	$(BIN)/pip install -q -e '.[test,plot,sweep]'
 	touch $(STAMP)
 
 setup: $(STAMP)

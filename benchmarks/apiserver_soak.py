@@ -1,7 +1,12 @@
 """RSS of the box under a steady mixed load: is there a plateau? (issue "The box as an API server
 people can trust", item 8).
 
-    PYTHONPATH=src python benchmarks/apiserver_soak.py --minutes 30 [--objects 1200] [--big-updates 300]
+    PYTHONPATH=src python benchmarks/apiserver_soak.py --minutes 30 [--objects 1200]
+    PYTHONPATH=src python benchmarks/apiserver_soak.py --minutes 60 --load-minutes 8 --idle-minutes 2
+
+With ``--load-minutes L --idle-minutes I`` the load runs in cycles: L minutes of operations, then I
+minutes with no request at all (the server idle: nothing should grow, and what a load phase left
+behind should not keep growing in the next one); RSS is sampled through both.
 
 The server runs in a child process (``kubesched apiserver --data-dir``); the driver keeps ~N live
 ConfigMaps and Pods, creating, updating (one 1 MB ConfigMap rewritten over and over), listing,
@@ -35,11 +40,19 @@ def _rss_mib(pid: int) -> float:
     return 0.0
 
 
+def _cpu_s(pid: int) -> float:
+    """user+sys CPU seconds of a live process, from /proc/<pid>/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--minutes", type=float, default=30.0)
     ap.add_argument("--objects", type=int, default=1200)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--load-minutes", type=float, default=0.0, help="load phase length (0: load throughout)")
+    ap.add_argument("--idle-minutes", type=float, default=0.0, help="idle phase after each load phase")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     work = Path(tempfile.mkdtemp(prefix="soak-"))
@@ -78,9 +91,19 @@ def main() -> int:
         start = time.monotonic()
         samples: list[tuple[float, float]] = []
         next_sample = start
+        ops = 0
+        cycle = (args.load_minutes + args.idle_minutes) * 60
         while time.monotonic() - start < args.minutes * 60:
-            op = rng.random()
-            if op < 0.4 and len(live) >= args.objects:  # hold ~objects live: a create becomes a delete
+            if args.load_minutes > 0 and args.idle_minutes > 0 and \
+                    (time.monotonic() - start) % cycle >= args.load_minutes * 60:
+                time.sleep(1.0)  # idle phase: no requests
+                op = -1.0
+            else:
+                op = rng.random()
+                ops += 1
+            if op < 0:
+                pass
+            elif op < 0.4 and len(live) >= args.objects:  # hold ~objects live: a create becomes a delete
                 name = live.pop(rng.randrange(len(live)))
                 call("DELETE", f"{cms}/{name}")
             elif op < 0.4 or len(live) < args.objects // 2:
@@ -104,12 +127,15 @@ def main() -> int:
             if now >= next_sample:
                 rss = _rss_mib(server.pid)
                 samples.append(((now - start) / 60, rss))
-                print(f"{(now - start) / 60:6.1f} min  RSS {rss:7.1f} MiB  live {len(live)}", flush=True)
+                phase = "idle" if op < 0 else "load"
+                print(f"{(now - start) / 60:6.1f} min  RSS {rss:7.1f} MiB  live {len(live)}  ops {ops}  {phase}",
+                      flush=True)
                 next_sample = now + 10
         half = [s for s in samples if s[0] >= args.minutes / 2]
         slope = (half[-1][1] - half[0][1]) / max(half[-1][0] - half[0][0], 1e-9) if len(half) > 1 else 0.0
         print(f"summary: first {samples[0][1]:.1f} MiB, peak {max(r for _, r in samples):.1f} MiB, last "
-              f"{samples[-1][1]:.1f} MiB; second-half slope {slope:+.2f} MiB/min over {args.minutes:g} min")
+              f"{samples[-1][1]:.1f} MiB; second-half slope {slope:+.2f} MiB/min over {args.minutes:g} min; "
+              f"{ops} operations; server CPU {_cpu_s(server.pid):.1f} s")
         return 0
     finally:
         server.send_signal(signal.SIGTERM)

@@ -21,7 +21,7 @@ SMOKE: dict[str, list[str]] = {
     "apiserver.py": ["--nodes", "20", "--pods", "40", "--bindings", "40", "--http"],
     "apiserver_compat_micro.py": ["--n", "50"],
     "apiserver_durability.py": ["--writes", "40", "--http-writes", "20", "--concurrency", "1", "--modes", "unsafe"],
-    "apiserver_soak.py": ["--minutes", "0.05", "--objects", "20"],
+    "apiserver_soak.py": ["--minutes", "0.1", "--objects", "20", "--load-minutes", "0.05", "--idle-minutes", "0.02"],
     "cel_libraries.py": [],
     "crd_create.py": ["--n", "20"],
     "dump_load.py": ["--nodes", "10", "--pods", "50"],
@@ -31,8 +31,10 @@ SMOKE: dict[str, list[str]] = {
     "interpodaffinity_micro.py": ["--nodes", "50", "--pods", "50", "--reps", "2"],
     "live.py": ["--nodes", "20", "--pods", "50", "--timeout", "120"],
     "live_faults.py": ["--nodes", "10", "--pods", "50"],
+    "metrics_flood.py": ["--nodes", "3", "--pods", "5", "--flood", "5"],
     "podtopologyspread_micro.py": [],
     "simulate_large.py": ["--nodes", "60", "--bound", "20", "--pending", "60"],
+    "sweep.py": ["overhead", "--runs", "2", "--no-ray"],  # the Ray half: tests/sweep/test_ray.py's cluster
     "up_vs_simulate.py": ["-f", "examples/quickstart", "--runs", "1"],
     "whatif.py": ["capacity", "--nodes", "20", "--pending", "10"],
     "workloads_snapshot.py": ["--nodes", "20", "--deployments", "5", "--snapshot-nodes", "10",
@@ -41,9 +43,11 @@ SMOKE: dict[str, list[str]] = {
 
 #: scripts with no smoke run here, and why
 NOT_HERE = {
-    "e2e_upstream.py": "needs the real kube-apiserver/etcd/kube-scheduler (make upstream)",
+    "e2e_upstream.py": "needs the real kube-apiserver/etcd/kube-scheduler: tests/upstream/test_e2e_upstream_bench.py",
     "leader_failover.py": "waits out real lease durations (minutes)",
     "scheduler_perf.py": "the same code as `kubesched bench`, covered by tests/sim/test_bench*.py",
+    "scheduler_perf_coverage.py": "reads the k8s.io/kubernetes@v1.37.2 module source; smoke-run by "
+                                  "tests/sim/test_bench_ndf.py where it is present",
 }
 
 

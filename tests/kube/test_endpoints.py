@@ -240,3 +240,101 @@ async def test_delegated_auth_against_the_box_lets_its_admin_scrape_metrics() ->
             assert (await get(srv, base + "/metrics", token="not-the-token"))[0] == 401
         finally:
             await srv.stop()
+
+
+class FakeReviewer:
+    """A delegate API server's review endpoints: tokens in ``users`` authenticate, SubjectAccessReviews
+    are allowed for ``allowed`` users; counts the reviews it answers; ``fail`` makes them raise."""
+
+    def __init__(self, users: dict[str, str], allowed: set[str]) -> None:
+        self.users, self.allowed = users, allowed
+        self.token_reviews: list[str] = []
+        self.access_reviews: list[dict[str, Any]] = []
+        self.fail = False
+
+    async def create(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        import asyncio
+
+        await asyncio.sleep(0.01)  # an answer takes a while: concurrent requests overlap
+        if self.fail:
+            raise ConnectionError("reviewer unreachable")
+        if body["kind"] == "TokenReview":
+            token = body["spec"]["token"]
+            self.token_reviews.append(token)
+            if token in self.users:
+                return {"status": {"authenticated": True,
+                                   "user": {"username": self.users[token], "groups": ["system:authenticated"]}}}
+            return {"status": {"authenticated": False}}
+        self.access_reviews.append(body["spec"])
+        return {"status": {"allowed": body["spec"]["user"] in self.allowed}}
+
+
+@pytest.mark.asyncio
+async def test_token_reviews_are_cached_10s_shared_and_not_kept_in_clear() -> None:
+    """cached_token_authenticator.go: answers (authenticated or not) cached for the 10 s TTL of the
+    delegating options; concurrent lookups of one token share a review (singleflight); the cache key
+    is an HMAC of the token; reviews that fail are not cached; expired entries are dropped."""
+    import asyncio
+
+    now = [1000.0]
+    rev = FakeReviewer({"good": "alice"}, {"alice"})
+    srv = EndpointsServer(bind_address="127.0.0.1", secure_port=0, metrics=SchedulerMetrics(), delegate=rev,
+                          clock=lambda: now[0])
+    await srv.start()
+    try:
+        base = f"https://127.0.0.1:{srv.port}"
+        codes = await asyncio.gather(*(get(srv, base + "/metrics", token="unknown") for _ in range(20)))
+        assert {c for c, _ in codes} == {401}
+        assert rev.token_reviews == ["unknown"]  # 20 concurrent requests, one TokenReview
+        assert (await get(srv, base + "/metrics", token="unknown"))[0] == 401
+        now[0] += 9.9
+        assert (await get(srv, base + "/metrics", token="unknown"))[0] == 401
+        assert rev.token_reviews == ["unknown"]  # still within the TTL
+        now[0] += 0.2
+        assert (await get(srv, base + "/metrics", token="unknown"))[0] == 401
+        assert rev.token_reviews == ["unknown", "unknown"]  # expired: reviewed again
+        assert all(b"unknown" not in k for k in srv._authn_cache)  # keyed by an HMAC, not the token
+
+        # a flood of distinct tokens: one review each; once they expire they leave the cache
+        for i in range(50):
+            assert (await get(srv, base + "/metrics", token=f"flood-{i}"))[0] == 401
+        assert len(rev.token_reviews) == 52 and len(srv._authn_cache) == 51
+        now[0] += 11
+        assert (await get(srv, base + "/metrics", token="flood-new"))[0] == 401
+        assert len(srv._authn_cache) == 1
+
+        # a failing reviewer: 401 and nothing cached, the next request asks again
+        rev.fail = True
+        assert (await get(srv, base + "/metrics", token="good"))[0] == 401
+        rev.fail = False
+        assert (await get(srv, base + "/metrics", token="good"))[0] == 200
+        assert rev.token_reviews[-1] == "good" and srv.token_reviews == len(rev.token_reviews) + 1
+    finally:
+        await srv.stop()
+
+
+@pytest.mark.asyncio
+async def test_access_reviews_are_cached_allowed_and_denied_through_their_own_client() -> None:
+    """webhook.go: SubjectAccessReview answers cached (allowed and denied, 10 s each, an LRU of 8192);
+    the authorizer's reviews go through the authz delegate, TokenReviews through the authn one."""
+    now = [0.0]
+    authn = FakeReviewer({"a": "alice", "b": "bob"}, set())
+    authz = FakeReviewer({}, {"alice"})
+    srv = EndpointsServer(bind_address="127.0.0.1", secure_port=0, metrics=SchedulerMetrics(),
+                          configz={"k": 1}, delegate=authn, authz_delegate=authz, clock=lambda: now[0])
+    await srv.start()
+    try:
+        base = f"https://127.0.0.1:{srv.port}"
+        for _ in range(3):
+            assert (await get(srv, base + "/metrics", token="a"))[0] == 200
+            assert (await get(srv, base + "/metrics", token="b"))[0] == 403
+        assert [(s["user"], s["nonResourceAttributes"]) for s in authz.access_reviews] == [
+            ("alice", {"path": "/metrics", "verb": "get"}), ("bob", {"path": "/metrics", "verb": "get"})]
+        assert authn.access_reviews == [] and authz.token_reviews == []
+        assert (await get(srv, base + "/configz", token="a"))[0] == 200  # another path: another review
+        assert len(authz.access_reviews) == 3
+        now[0] += 10.5
+        assert (await get(srv, base + "/metrics", token="b"))[0] == 403
+        assert len(authz.access_reviews) == 4 and len(authn.token_reviews) == 3
+    finally:
+        await srv.stop()

@@ -99,6 +99,7 @@ def test_collector_ignores_ticks_before_anything_is_scheduled():
     ("SchedulingMigratedInTreePVs/5000Nodes_5000Pods", 100, 300, 5000, 5000, 5000),
     ("SchedulingCSIPVs/5000Nodes_5000Pods", 100, 300, 5000, 5000, 5000),
     ("PreemptionPVs/1000Nodes", None, None, 1000, 4000, 1000),
+    ("SchedulingPodMatchingAntiAffinity/5000Nodes_5000Pods", 540, None, 5000, 1000, 5000),  # v1.37.2 affinity/
 ])
 def test_issue_workloads_present(key, threshold, target, nodes, init, measured):
     """Node / init / measured counts, upstream floors and kubesched targets from issues 2 and 3."""

@@ -2091,5 +2091,9 @@ def validate_object(obj: Any, *, namespaced: bool | None = None,
     storage = _STORAGE_VALIDATORS.get(kind)
     if storage is not None:
         return storage(o)
+    if kind in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"):
+        from kubesched.api.rbacvalidation import validate_rbac  # it builds on this module
+
+        return validate_rbac(o)
     scoped = namespaced if namespaced is not None else kind not in _CLUSTER_SCOPED
     return validate_object_meta(o.get("metadata"), namespaced=scoped, name_kind=name_kind_for(kind))

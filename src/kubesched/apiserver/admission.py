@@ -59,7 +59,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from kubesched.api import podgroups, pvcontroller, strategy, validation
+from kubesched.api import podgroups, pvcontroller, rbacvalidation, strategy, validation
 from kubesched.api.quantity import nano_value
 from kubesched.apiserver import fieldvalidation
 
@@ -352,6 +352,8 @@ def apply_defaults(resource: str, obj: dict[str, Any]) -> dict[str, Any]:
     elif resource == "secrets":
         if not obj.get("type"):
             obj["type"] = "Opaque"  # SetDefaults_Secret
+    elif resource in ("rolebindings", "clusterrolebindings"):
+        rbacvalidation.default_rbac(obj)
     elif resource == "namespaces":
         obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
         obj.setdefault("status", {}).setdefault("phase", "Active")
@@ -662,6 +664,8 @@ def admit(
     typed = out if out.get("kind") else {**out, "kind": kind}
     if base == "pods" and operation == "UPDATE" and old is not None:
         errs = validation.validate_pod_update(typed, old, pod_options)
+    elif kind in rbacvalidation.RBAC_KINDS and operation == "UPDATE" and old is not None:
+        errs = rbacvalidation.validate_rbac_update(typed, old)
     else:
         errs = validation.validate_object(typed, pod_options=pod_options)
     if base == "jobs":

@@ -16,8 +16,10 @@ import asyncio
 import base64
 import binascii
 import bisect
+import dataclasses
 import hashlib
 import hmac
+import json
 import logging
 import random
 import ssl
@@ -36,7 +38,7 @@ from kubesched.api.labels import Selector
 from kubesched.api.workloads import ALPHANUMS
 from kubesched.apiserver import apply as ssa
 from kubesched.apiserver import crd as crdmod
-from kubesched.apiserver import protobuf, rbac
+from kubesched.apiserver import impersonation, protobuf, rbac
 from kubesched.apiserver import resources as res
 from kubesched.apiserver.errors import APIError, status_success
 from kubesched.apiserver.eventsconv import core_to_events, events_to_core
@@ -184,29 +186,43 @@ def _decode_yaml_body(raw: bytes, json_error: Exception) -> Any:
                                    f"JSON or YAML): {json_error}") from None
 
 
+#: the user a request acts as when it impersonates one (else the token's admin)
+_USER = web.RequestKey("user", rbac.UserInfo)
+
+
 def _dry_run(request: web.Request, options_kind: str) -> bool:
     """``dryRun`` of a write (``All``, or absent); any other value is the options' validation error
     (metav1 ``ValidateDryRun``: 422 ``CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported
-    value: []string{"Bogus"}: supported values: "All"``), before anything is written."""
+    value: ["Bogus"]: supported values: "All"``, the value as JSON as field.Error renders it), before
+    anything is written."""
     values = request.query.getall("dryRun", [])
     if any(v != "All" for v in values):
-        shown = ", ".join(f'"{v}"' for v in values)
-        msg = f'dryRun: Unsupported value: []string{{{shown}}}: supported values: "All"'
+        shown = json.dumps(values, separators=(",", ":"), ensure_ascii=False)
+        msg = f'dryRun: Unsupported value: {shown}: supported values: "All"'
         raise APIError.invalid(options_kind, "meta.k8s.io", "", [("FieldValueNotSupported", "dryRun", msg)])
     return bool(values)
 
 
-def _check_resource_version_type(info: ResourceInfo, obj: dict[str, Any]) -> None:
-    """The decoder's error for a ``metadata.resourceVersion`` that is not a string, before the server
-    uses the field (create resets it, update compares it)."""
-    md = obj.get("metadata")
+def _resource_version_type_error(obj: Any) -> str | None:
+    """The JSON decoder's error for a ``metadata.resourceVersion`` that is not a string, or None."""
+    md = obj.get("metadata") if isinstance(obj, dict) else None
     rv = md.get("resourceVersion") if isinstance(md, dict) else None
-    if rv is not None and not isinstance(rv, str):
-        kind = "bool" if isinstance(rv, bool) else "number" if isinstance(rv, (int, float)) else \
-            "array" if isinstance(rv, list) else "object"
-        raise APIError.bad_request(f'{info.kind} in version "{info.version}" cannot be handled as a {info.kind}: '
-                                   f"json: cannot unmarshal {kind} into Go struct field "
-                                   "ObjectMeta.metadata.resourceVersion of type string")
+    if rv is None or isinstance(rv, str):
+        return None
+    kind = "bool" if isinstance(rv, bool) else "number" if isinstance(rv, (int, float)) else \
+        "array" if isinstance(rv, list) else "object"
+    return f"json: cannot unmarshal {kind} into Go struct field ObjectMeta.metadata.resourceVersion of type string"
+
+
+def _check_resource_version_type(info: ResourceInfo | tuple[str, str], obj: dict[str, Any]) -> None:
+    """The decoder's 400 for a ``metadata.resourceVersion`` that is not a string, before the server
+    uses the field (create resets it, update compares it) or writes anything. ``info``: the
+    served resource, or (kind, version) of a subresource's body (Binding, Eviction)."""
+    err = _resource_version_type_error(obj)
+    if err is not None:
+        kind, version = info if isinstance(info, tuple) else (info.kind, info.version)
+        raise APIError.bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: {err}')
+
 
 class _Route:
     __slots__ = ("info", "name", "ns", "sub")
@@ -539,14 +555,20 @@ class APIServer:
         try:
             if self.token is not None and request.path not in _PUBLIC_PATHS:
                 header = request.headers.get("Authorization")
+                wanted = impersonation.wanted_user(request.headers)
                 if header is None and self.anonymous_auth:
-                    self._authorize_anonymous(request)
+                    if wanted is None:
+                        self._authorize_anonymous(request)
+                    else:
+                        self._impersonate(request, rbac.ANONYMOUS, wanted)
                 else:
                     scheme, _, presented = (header or "").strip().partition(" ")
                     # the scheme is case-insensitive (bearertoken.go), the token compared in constant time
                     if scheme.lower() != "bearer" or not hmac.compare_digest(presented.strip().encode(),
                                                                             self.token.encode()):
                         raise APIError.unauthorized()
+                    if wanted is not None:
+                        self._impersonate(request, self.ADMIN, wanted)
             await self.faults.before_request()
             if self._stopping:  # held (latency/pause) until the server began to stop
                 return self._shutting_down_response(request)
@@ -585,6 +607,17 @@ class APIServer:
         allowed, reason = rbac.authorize(attrs, self._rbac_objects)
         # the authorizer chain names the authorizer in a no-opinion reason (an allow's is kept as is)
         return allowed, reason if allowed or not reason else f"rbac: {reason}"
+
+    def _impersonate(self, request: web.Request, requestor: rbac.UserInfo, wanted: impersonation.Wanted) -> None:
+        """``WithImpersonation`` then ``WithAuthorization``: the request continues as the impersonated
+        user (``request["user"]``), which RBAC must allow it (403 otherwise)."""
+        attrs = rbac.request_attributes(requestor, request.method, request.path, request.query)
+        user = impersonation.impersonate(requestor, wanted, attrs, self._authorize)
+        request[_USER] = user
+        attrs = dataclasses.replace(attrs, user=user)
+        allowed, reason = self._authorize(attrs)
+        if not allowed:
+            raise APIError.forbidden_attributes(attrs, rbac.forbidden_message(attrs, reason))
 
     def _authorize_anonymous(self, request: web.Request) -> None:
         """A request without credentials, anonymous authentication on: ``system:anonymous`` must be
@@ -717,6 +750,12 @@ class APIServer:
     #: who the box's bearer token is: a cluster admin (as a static token in group system:masters)
     ADMIN_USER: dict[str, Any] = {"username": "kubesched-admin", "uid": "kubesched-admin",
                                   "groups": ["system:masters", "system:authenticated"]}
+    ADMIN = rbac.UserInfo("kubesched-admin", ("system:masters", "system:authenticated"), "kubesched-admin")
+
+    @staticmethod
+    def _user_info(user: rbac.UserInfo) -> dict[str, Any]:
+        """``status.userInfo`` of a SelfSubjectReview."""
+        return {"username": user.name, **({"uid": user.uid} if user.uid else {}), "groups": list(user.groups)}
 
     async def _review(self, request: web.Request, r: _Route) -> web.Response:
         """TokenReview, SelfSubjectReview, (Self|Local)SubjectAccessReview: the answer in ``status``,
@@ -741,7 +780,7 @@ class APIServer:
             out["status"] = ({"authenticated": True, "user": dict(self.ADMIN_USER)} if ok
                              else {"user": {}, "error": "invalid bearer token"})
         elif info.kind == "SelfSubjectReview":
-            out["status"] = {"userInfo": dict(self.ADMIN_USER)}
+            out["status"] = {"userInfo": self._user_info(request.get(_USER, self.ADMIN))}
         elif info.kind == "SelfSubjectRulesReview":  # AlwaysAllow's RulesFor: everything
             out["spec"] = spec
             out["status"] = {"resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
@@ -757,15 +796,16 @@ class APIServer:
                     "spec.resourceAttributes: Required value: exactly one of nonResourceAttributes or "
                     "resourceAttributes must be specified")])
             out["spec"] = spec
-            out["status"] = self._access_review_status(info.kind, spec, r.ns)
+            out["status"] = self._access_review_status(info.kind, spec, r.ns, request.get(_USER, self.ADMIN))
         return _json_response(out, 201)
 
-    def _access_review_status(self, kind: str, spec: dict[str, Any], ns: str | None) -> dict[str, Any]:
+    def _access_review_status(self, kind: str, spec: dict[str, Any], ns: str | None,
+                              requestor: rbac.UserInfo) -> dict[str, Any]:
         """``status`` of a (Self|Local)SubjectAccessReview: the request's subject (the box token's
         admin for SelfSubjectAccessReview) through the authorizer chain (``pkg/registry/authorization``:
         ``allowed``, ``reason`` when there is one; ``denied`` is never set — RBAC has no opinion)."""
         if kind == "SelfSubjectAccessReview":
-            user = rbac.UserInfo(self.ADMIN_USER["username"], tuple(self.ADMIN_USER["groups"]))
+            user = requestor
         else:
             groups = spec.get("groups")
             user = rbac.UserInfo(str(spec.get("user") or ""),
@@ -1772,6 +1812,11 @@ class APIServer:
         patched = self._apply_patch(info, ctype, original, body)
         if not isinstance(patched, dict):
             raise APIError.bad_request("the patch produced a non-object")
+        rv_err = _resource_version_type_error(patched)
+        if rv_err is not None:  # patch.go: the patched JSON does not decode into the object
+            shown = orjson.dumps(patched, option=orjson.OPT_SORT_KEYS).decode()
+            msg = f"patch: Invalid value: {json.dumps(shown, ensure_ascii=False)}: {rv_err}"
+            raise APIError.invalid("", "", "", [("FieldValueInvalid", "patch", msg)])
         self._field_validation(request, info, patched, patch_ctype=ctype, patch_body=body)
         md = patched.get("metadata") if isinstance(patched.get("metadata"), dict) else {}
         rv_s = md.get("resourceVersion") if md else None
@@ -2104,6 +2149,7 @@ class APIServer:
         info = r.info
         self._write_fault(info, "", "delete")
         opts = await self._delete_options(request)
+        dry = _dry_run(request, "DeleteOptions")
         lsel, fsel = self._parse_selectors(request, info)
         match = _matcher(lsel, fsel)
         ns = self._space_ns(info, r.ns) if r.ns is not None else None
@@ -2112,6 +2158,9 @@ class APIServer:
             if match is not None and not match(e):
                 continue
             o = orjson.loads(e.data)["metadata"]
+            if dry:
+                out.append(self._out(info, e.data))
+                continue
             try:
                 d = self.delete_object(info, o.get("namespace", "") if info.namespaced else "", o["name"], opts, e)
                 out.append(self._out(info, d.data))
@@ -2127,7 +2176,9 @@ class APIServer:
         assert pods is not None
         info = pods
         self._write_fault(info, "binding", "create")
+        dry = _dry_run(request, "CreateOptions")
         body = await self._read_body(request)
+        _check_resource_version_type(("Binding", "v1"), body)
         target = body.get("target") or {}
         bmd = body.get("metadata") or {}
         ns = r.ns or ""
@@ -2202,7 +2253,7 @@ class APIServer:
         else:
             conds.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
                           "lastTransitionTime": now})
-        if not _dry_run(request, "CreateOptions"):
+        if not dry:
             try:
                 e = self.store.update(info.key, ns, name, pod, expect_rv=entry.rv)
             except Conflict:
@@ -2282,7 +2333,9 @@ class APIServer:
         info = r.info
         assert r.name is not None
         self._write_fault(info, "eviction", "create")
+        dry = _dry_run(request, "CreateOptions")
         body = await self._read_body(request)
+        _check_resource_version_type(("Eviction", "v1"), body)
         ns, name = r.ns or "", r.name
         bmd = body.get("metadata") or {}
         if bmd.get("name") and bmd["name"] != name:
@@ -2294,7 +2347,8 @@ class APIServer:
         opts = body.get("deleteOptions") or {}
         phase = (pod.get("status") or {}).get("phase")
         if pod["metadata"].get("deletionTimestamp") or phase in ("Succeeded", "Failed", "Pending"):
-            self.delete_object(info, ns, name, opts, entry)
+            if not dry:
+                self.delete_object(info, ns, name, opts, entry)
             return _json_response(status_success(201), 201)
         pdbs = [p for p in self._pdbs_for(ns, pod)]
         if len(pdbs) > 1:
@@ -2310,7 +2364,8 @@ class APIServer:
                     [{"reason": "DisruptionBudget",
                       "message": f"The disruption budget {pname} needs {desired} healthy pods and has {healthy} "
                                  f"currently"}])
-        self.delete_object(info, ns, name, opts, entry)
+        if not dry:
+            self.delete_object(info, ns, name, opts, entry)
         return _json_response(status_success(201), 201)
 
     def _pdbs_for(self, ns: str, pod: dict[str, Any]) -> list[dict[str, Any]]:

@@ -181,10 +181,21 @@ class Cache:
         """Replace the stored pod object; re-account only when scheduling-relevant data changed."""
         old = st.pod_info
         o, n = old.pod, pod
-        if (o.spec.containers is n.spec.containers and o.spec.init_containers is n.spec.init_containers
-                and o.spec.overhead is n.spec.overhead and o.metadata.labels is n.metadata.labels
-                and o.spec.affinity is n.spec.affinity):
+        same_spec = (o.spec.containers is n.spec.containers and o.spec.init_containers is n.spec.init_containers
+                     and o.spec.overhead is n.spec.overhead and o.spec.affinity is n.spec.affinity)
+        if same_spec and o.metadata.labels is n.metadata.labels:
             old.pod = pod  # same scheduling-relevant parts (e.g. only nodeName/status changed)
+            return
+        if same_spec:
+            # only the labels changed (e.g. the zone/region labels PodTopologyLabels adds on binding):
+            # requests, ports and priority stand; the label indexes re-account the pod
+            if n.metadata.labels != o.metadata.labels:
+                self._unplace(old, st.node_name)
+                old.pod = pod
+                old.extra.clear()
+                self._place(old, st.node_name)
+            else:
+                old.pod = pod
             return
         new = PodInfo(pod)
         if (new.requests == old.requests and new.ports == old.ports

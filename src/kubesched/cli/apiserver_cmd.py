@@ -14,6 +14,7 @@ import sys
 import click
 
 from kubesched.cli._features import build_features, feature_gate_options
+from kubesched.cli._loop import run as run_loop
 from kubesched.errors import InputError
 from kubesched.features import FeatureGate
 
@@ -101,7 +102,7 @@ def apiserver(data_dir: str | None, in_memory: bool, bind_address: str, port: in
         features = build_features(emulated_version, feature_gates, min_compatibility_version)
         faults_spec = [_parse_fail_writes(s) for s in fail_writes]
         tok = secrets.token_hex(16) if token is None else (token or None)
-        asyncio.run(_serve(data_dir, bind_address, port, kubeconfig, tok, not insecure_http,
+        run_loop(_serve(data_dir, bind_address, port, kubeconfig, tok, not insecure_http,
                            simulate_kubelets, compaction_window, compaction_interval, event_ttl,
                            fault_close_watches_every, fault_latency, faults_spec, not unsafe_no_fsync,
                            (max_requests_inflight, max_mutating_requests_inflight), features, encryption_config,

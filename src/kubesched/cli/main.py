@@ -24,6 +24,7 @@ from kubesched.cli._inputs import load_config_file, load_inputs, plugin_registry
 from kubesched.cli.apiserver_cmd import apiserver as _apiserver_cmd
 from kubesched.cli.run_cmd import run_command
 from kubesched.cli.snapshot_cmd import snapshot as _snapshot_cmd
+from kubesched.cli.sweep_cmd import sweep_command as _sweep_cmd
 from kubesched.cli.up_cmd import up as _up_cmd
 from kubesched.cli.whatif_cmd import capacity_command as _capacity_cmd
 from kubesched.cli.whatif_cmd import compare_command as _compare_cmd
@@ -379,6 +380,7 @@ main.add_command(_up_cmd)
 main.add_command(_capacity_cmd)
 main.add_command(_compare_cmd)
 main.add_command(_snapshot_cmd)
+main.add_command(_sweep_cmd)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -148,4 +148,6 @@ def _run(**kw: Any) -> int:
         click.echo(f"Wrote configuration to: {kw['write_config_to']}", err=True)
         return 0
     configure_logging(kw["logging_format"], v)
-    return run(opts)
+    from kubesched.cli._loop import loop_factory
+
+    return run(opts, loop_factory())

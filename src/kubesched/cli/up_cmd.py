@@ -20,6 +20,7 @@ import click
 
 from kubesched.cli._exit import command_exit_code
 from kubesched.cli._features import build_features, feature_gate_options
+from kubesched.cli._loop import run as run_loop
 from kubesched.errors import ConfigError, InputError
 from kubesched.features import FeatureGate
 
@@ -238,7 +239,7 @@ def _up(paths: tuple[str, ...], config_file: str | None, data_dir: str | None, p
     handler = _configure_logging(str(work / "kubesched.log"), verbosity)
     keep = True
     try:
-        code = asyncio.run(main())
+        code = run_loop(main())
         keep = code != 0
         return code
     except InputError:

@@ -30,6 +30,7 @@ from kubesched.errors import InputError, PluginConfigError
 from kubesched.framework.batch import OpportunisticBatch, normalize_entries
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import FilterChunk, PluginReasons
+from kubesched.framework.equivalence import EquivalenceCache
 from kubesched.framework.interface import (
     CALLED_SIGNATURES,
     EXTENSION_POINTS,
@@ -229,6 +230,10 @@ class Framework:
         self._normalize = [getattr(p, "normalize_score", None) for p in self.score_plugins]
         self._metrics: MetricsRecorder | None = None
 
+        self.equivalence: EquivalenceCache | None = None
+        """Filter passes reused between equal pods (:mod:`kubesched.framework.equivalence`; kubesched's
+        own, decisions unchanged); off unless :meth:`enable_equivalence_cache` is called."""
+
         # opportunistic batching (framework.go L370-372, L485-487): the signing plugins and the cache
         fg = handle.features
         self.batch: OpportunisticBatch | None = None
@@ -242,6 +247,13 @@ class Framework:
                                             rescore=fg.at_least(1, 37), check_nominated=fg.at_least(1, 37))
         # a plugin that refuses every pod (PodTopologySpread with default constraints): no pod is signable
         self._signs_no_pod = any(getattr(pl, "signs_no_pod", False) for pl in self.batchable_plugins)
+
+    def enable_equivalence_cache(self) -> EquivalenceCache:
+        """Turn on the Filter equivalence cache (:mod:`kubesched.framework.equivalence`) and return
+        it. Off by default: on this machine it saved no CPU (benchmarks/README, "perfsim")."""
+        if self.equivalence is None:
+            self.equivalence = EquivalenceCache(self.handle.nodes, self.filter_plugins)
+        return self.equivalence
 
     # ───────────────────────────── metrics ─────────────────────────────
 

@@ -26,10 +26,21 @@ Who may read ``/metrics`` and ``/configz`` (everything not in the always-allow l
 - with a ``delegate`` :class:`~kubesched.kube.client.APIClient`, any other bearer token is
   checked as upstream's delegated authn/authz does: ``TokenReview``
   (``authentication.k8s.io/v1``) then ``SubjectAccessReview`` (``authorization.k8s.io/v1``,
-  ``nonResourceAttributes{path, verb}``), both answers cached 10 s; an unknown token → 401.
-  Users in group ``system:masters`` skip the SubjectAccessReview, as upstream's
-  ``AlwaysAllowGroups``. Client-certificate authentication (``--client-ca-file``) is not
-  implemented.
+  ``nonResourceAttributes{path, verb}``); an unknown token → 401. Users in group
+  ``system:masters`` skip the SubjectAccessReview, as upstream's ``AlwaysAllowGroups``.
+  Client-certificate authentication (``--client-ca-file``) is not implemented.
+
+Caching, as ``staging/src/k8s.io/apiserver/pkg/authentication/token/cache/cached_token_authenticator.go``
+and ``plugin/pkg/authorizer/webhook/webhook.go`` (the delegating factories' 10 s defaults): a
+TokenReview answer, authenticated or not, is kept 10 s under an HMAC-SHA256 of the token with a
+per-process random key (the token itself is not kept; untrusted input cannot aim at hash
+collisions); a failed review (reviewer unreachable, error status) is not cached; concurrent requests
+with the same token share one review (``singleflight``). SubjectAccessReview answers, allowed or
+denied, are kept 10 s in an LRU of 8,192 entries keyed by the review's spec. Both caches drop
+expired entries, so a flood of distinct unknown tokens holds at most 10 s of them (at most 32,768).
+TokenReviews and SubjectAccessReviews go through their own clients (``delegate`` /
+``authz_delegate``; the runner gives each QPS 200, burst 400 as ``options/authentication.go`` and
+``options/authorization.go`` do), never the scheduler's.
 
 TLS: ``cert_file``/``key_file``, or an in-memory self-signed certificate for ``localhost`` and
 ``127.0.0.1`` (upstream ``MaybeDefaultWithSelfSignedCerts``), made with ``cryptography``.
@@ -37,7 +48,10 @@ TLS: ``cert_file``/``key_file``, or an in-memory self-signed certificate for ``l
 
 from __future__ import annotations
 
+import asyncio
 import datetime as _dt
+import hashlib
+import hmac
 import ipaddress
 import json
 import logging
@@ -51,6 +65,7 @@ from dataclasses import dataclass
 from typing import Any, Self
 
 from aiohttp import web
+from cachetools import TTLCache
 from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
@@ -64,7 +79,9 @@ __all__ = [
 log = logging.getLogger("kubesched.endpoints")
 
 DEFAULT_ALWAYS_ALLOW_PATHS = ("/healthz", "/readyz", "/livez")
-_CACHE_TTL = 10.0
+_CACHE_TTL = 10.0  # --authentication-token-webhook-cache-ttl, --authorization-webhook-cache-*-ttl
+_AUTHN_CACHE_SIZE = 32768  # cached_token_authenticator.go: "a 32k entry cache"
+_AUTHZ_CACHE_SIZE = 8192  # webhook.go: cache.NewLRUExpireCache(8192)
 
 
 @dataclass(frozen=True)
@@ -160,7 +177,10 @@ class EndpointsServer:
             returning it), served as ``{"componentconfig": ...}``.
         always_allow_paths: ``--authorization-always-allow-paths``.
         static_tokens: bearer token → user name, allowed everything.
-        delegate: an APIClient for TokenReview / SubjectAccessReview (None: no delegation).
+        delegate: an APIClient for TokenReview (and SubjectAccessReview unless ``authz_delegate``
+            is given); None: no delegation.
+        authz_delegate: an APIClient for SubjectAccessReview (default: ``delegate``).
+        clock: monotonic seconds, for the caches' expiry (tests).
         resource_metrics: ``() -> bytes`` for ``/metrics/resources`` (e.g.
             ``lambda: pod_resource_metrics(pod_store.values())``), served only while
             ``is_leader()`` (an empty answer otherwise, as upstream).
@@ -178,7 +198,8 @@ class EndpointsServer:
                  always_allow_paths: Iterable[str] = DEFAULT_ALWAYS_ALLOW_PATHS,
                  static_tokens: Mapping[str, str] | None = None, delegate: Any = None,
                  resource_metrics: Callable[[], bytes] | None = None,
-                 is_leader: Callable[[], bool] | None = None) -> None:
+                 is_leader: Callable[[], bool] | None = None, authz_delegate: Any = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.bind_address = bind_address
         self.secure_port = secure_port
         self.ssl_context, self.self_signed_cert = _server_context(cert_file, key_file)
@@ -200,10 +221,17 @@ class EndpointsServer:
         self.always_allow_paths = tuple(always_allow_paths)
         self.static_tokens = dict(static_tokens or {})
         self.delegate = delegate
+        self.authz_delegate = authz_delegate if authz_delegate is not None else delegate
         self.resource_metrics = resource_metrics
         self.is_leader = is_leader
-        self._authn_cache: dict[str, tuple[float, tuple[str, list[str]] | None]] = {}
-        self._authz_cache: dict[tuple[str, str, str], tuple[float, bool]] = {}
+        self._authn_cache: TTLCache[bytes, tuple[str, list[str]] | None] = TTLCache(
+            _AUTHN_CACHE_SIZE, _CACHE_TTL, timer=clock)
+        self._authn_key = os.urandom(32)
+        self._authn_inflight: dict[bytes, asyncio.Future[tuple[str, list[str]] | None]] = {}
+        self._authz_cache: TTLCache[tuple[str, tuple[str, ...], str, str], bool] = TTLCache(
+            _AUTHZ_CACHE_SIZE, _CACHE_TTL, timer=clock)
+        self.token_reviews = 0  # TokenReviews sent (cache misses)
+        self.access_reviews = 0  # SubjectAccessReviews sent
         self._runner: web.AppRunner | None = None
         self.port = 0
         # component-base/metrics/prometheus/slis: every health check evaluation, at /metrics/slis
@@ -284,37 +312,55 @@ class EndpointsServer:
             return self.static_tokens[token], ["system:authenticated"]
         if self.delegate is None:
             return None
-        now = time.monotonic()
-        hit = self._authn_cache.get(token)
-        if hit is not None and hit[0] > now:
-            return hit[1]
-        user: tuple[str, list[str]] | None = None
+        key = hmac.new(self._authn_key, token.encode(), hashlib.sha256).digest()
+        try:
+            return self._authn_cache[key]
+        except KeyError:
+            pass
+        shared = self._authn_inflight.get(key)
+        if shared is None:  # singleflight: one review per token at a time, detached from the request
+            shared = asyncio.ensure_future(self._review_and_cache(key, token))
+            self._authn_inflight[key] = shared
+        return await asyncio.shield(shared)
+
+    async def _review_and_cache(self, key: bytes, token: str) -> tuple[str, list[str]] | None:
+        try:
+            ok, user = await self._token_review(token)
+            if ok:
+                self._authn_cache[key] = user
+            return user
+        finally:
+            del self._authn_inflight[key]
+
+    async def _token_review(self, token: str) -> tuple[bool, tuple[str, list[str]] | None]:
+        """(answered, user): one TokenReview; answered False when it failed (not cached)."""
+        self.token_reviews += 1
         try:
             review = await self.delegate.create(
                 "/apis/authentication.k8s.io/v1/tokenreviews",
                 {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": token}})
-            status = review.get("status") or {}
-            if status.get("authenticated"):
-                u = status.get("user") or {}
-                user = (str(u.get("username", "")), list(u.get("groups") or []))
         except Exception as err:  # noqa: BLE001 - an unreachable reviewer authenticates no one
             log.warning("TokenReview failed: %s", err)
-            return None
-        self._authn_cache[token] = (now + _CACHE_TTL, user)
-        return user
+            return False, None
+        status = review.get("status") or {}
+        if not status.get("authenticated"):
+            return True, None
+        u = status.get("user") or {}
+        return True, (str(u.get("username", "")), list(u.get("groups") or []))
 
     async def _authorize(self, user: str, groups: list[str], path: str, verb: str) -> bool:
         if "system:masters" in groups:
             return True
-        if self.delegate is None:
+        if self.authz_delegate is None:
             return False
-        now = time.monotonic()
-        key = (user, path, verb)
-        hit = self._authz_cache.get(key)
-        if hit is not None and hit[0] > now:
-            return hit[1]
+        key = (user, tuple(groups), path, verb)
         try:
-            review = await self.delegate.create(
+            return self._authz_cache[key]
+        except KeyError:
+            pass
+        self.access_reviews += 1
+        try:
+            review = await self.authz_delegate.create(
                 "/apis/authorization.k8s.io/v1/subjectaccessreviews",
                 {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
                  "spec": {"user": user, "groups": groups,
@@ -323,7 +369,7 @@ class EndpointsServer:
         except Exception as err:  # noqa: BLE001
             log.warning("SubjectAccessReview failed: %s", err)
             return False
-        self._authz_cache[key] = (now + _CACHE_TTL, allowed)
+        self._authz_cache[key] = allowed
         return allowed
 
     @web.middleware

@@ -24,6 +24,7 @@ import asyncio
 import gc
 import logging
 import signal
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -161,10 +162,11 @@ class Runner:
         client_cfg.timeout = opts.request_timeout_s
         self.client = APIClient(client_cfg, user_agent_suffix="/scheduler")
         events_client = self.client.derive()
-        # delegated authn/authz of /metrics and /configz talks through its own client (apiserver
-        # options/authentication.go getClient: QPS 200, burst 400), so a flood of unknown tokens cannot
-        # eat the scheduler's own rate limit
+        # delegated authn and authz of /metrics and /configz talk through their own clients (apiserver
+        # options/authentication.go and authorization.go getClient: QPS 200, burst 400 each), so a flood
+        # of unknown tokens cannot eat the scheduler's own rate limit
         self._auth_client = self.client.derive(user_agent_suffix="/auth", qps=200.0, burst=400)
+        self._authz_client = self.client.derive(user_agent_suffix="/authz", qps=200.0, burst=400)
 
         # configz + event broadcaster
         configz = encode_config(cfg)
@@ -215,7 +217,8 @@ class Runner:
             leader_election_check=self.elector.check if self.elector is not None else None,
             handlers_synced=lambda: self.synced, metrics=self.metrics,
             before_scrape=lambda: self.metrics.update_from(self.scheduler), configz=configz,
-            always_allow_paths=opts.authorization_always_allow_paths, delegate=self._auth_client)
+            always_allow_paths=opts.authorization_always_allow_paths, delegate=self._auth_client,
+            authz_delegate=self._authz_client)
         await self.endpoints.start()
 
         # informers started and synced (DelayCacheUntilActive=false: standbys keep warm caches)
@@ -337,8 +340,9 @@ class Runner:
             await self.endpoints.stop()
         if self.client is not None:
             await self.client.close()
-        if getattr(self, "_auth_client", None) is not None:
-            await self._auth_client.close()
+        for c in (getattr(self, "_auth_client", None), getattr(self, "_authz_client", None)):
+            if c is not None:
+                await c.close()
         for r in self.recorders.values():
             c = getattr(r, "client", None)
             if c is not None and c is not self.client:
@@ -349,8 +353,9 @@ class Runner:
             self.scheduler.close()  # the extenders' kept-alive HTTP connections
 
 
-def run(opts: RunOptions) -> int:
-    """Run until SIGTERM/SIGINT or a lost lease; returns the exit code."""
+def run(opts: RunOptions, loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = None) -> int:
+    """Run until SIGTERM/SIGINT or a lost lease; returns the exit code. ``loop_factory``: the
+    event loop to run on (None: asyncio's; ``kubesched run`` passes uvloop's with ``KUBESCHED_EVENT_LOOP=uvloop``)."""
 
     async def main() -> int:
         runner = Runner(opts)
@@ -359,4 +364,5 @@ def run(opts: RunOptions) -> int:
             loop.add_signal_handler(sig, runner.request_stop)
         return await runner.run()
 
-    return asyncio.run(main())
+    with asyncio.Runner(loop_factory=loop_factory) as r:
+        return r.run(main())

@@ -248,6 +248,11 @@ class NodeDeclaredFeatures:
         return None
 
     # ─── Filter ───
+    def filter_is_node_local(self, state: CycleState) -> bool:
+        """Filter depends only on the pod and the one node's state (the scheduler's equivalence
+        cache, :mod:`kubesched.framework.equivalence`, may reuse its passes)."""
+        return True
+
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         if (self.enable_deferred_resize and is_pod_resize_deferred(pod)) or not self.enabled:
             return None

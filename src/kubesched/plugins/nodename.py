@@ -52,6 +52,11 @@ class NodeName:
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD))]
 
+    def filter_is_node_local(self, state: CycleState) -> bool:
+        """Filter depends only on the pod and the one node's state (the scheduler's equivalence
+        cache, :mod:`kubesched.framework.equivalence`, may reuse its passes)."""
+        return True
+
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         if fits(pod, node_info.node.metadata.name):
             return None

@@ -33,7 +33,6 @@ import tempfile
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import httpx
 import msgspec
 
 from kubesched.config.types import Extender as ExtenderConfig
@@ -175,6 +174,8 @@ class HTTPExtender:
         self._extensions: dict[str, Any] = {}
         if config.tls_config is not None and config.tls_config.server_name:
             self._extensions["sni_hostname"] = config.tls_config.server_name
+        import httpx  # here, not at module level: its import (CLI extras) costs every start ~0.4 s CPU
+
         self._client = httpx.Client(timeout=httpx.Timeout(timeout), verify=ctx if ctx is not None else True,
                                     headers={"Content-Type": "application/json"}, trust_env=False)
 
@@ -314,6 +315,8 @@ class HTTPExtender:
 
     def _send(self, verb: str, args: Any) -> Any:
         """Upstream ``send``: POST, 200 or an error, decode the JSON answer."""
+        import httpx
+
         url = self.url_prefix.rstrip("/") + "/" + verb
         try:
             body = _ENC.encode(args)

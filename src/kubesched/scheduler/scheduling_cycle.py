@@ -150,6 +150,8 @@ def _filter_rows(fw: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosi
     if not fw.has_filter_plugins():
         idx = (start + np.arange(min(num_to_find, n))) % n
         return rows[idx]
+    eq = fw.equivalence
+    slot = eq.slot_for(state, pod) if eq is not None else None
     feasible: list[np.ndarray] = []
     found = 0
     pos = 0
@@ -164,7 +166,11 @@ def _filter_rows(fw: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosi
             segment = rows[a - n:b - n]
         else:
             segment = np.concatenate((rows[a:], rows[:b - n]))
-        chunk = fw.run_filter_plugins(state, pod, segment)
+        if slot is None:
+            chunk = fw.run_filter_plugins(state, pod, segment)
+        else:
+            assert eq is not None
+            chunk = eq.run_filter_plugins(fw, state, pod, segment, slot)
         _apply_nominated_pods(fw, state, pod, chunk)
         ok = chunk.ok_mask()
         n_ok = int(np.count_nonzero(ok))

@@ -361,6 +361,27 @@ spec:
         cpu: 100m
         memory: 500Mi
 """,
+    "pod-with-pod-anti-affinity-label.yaml": """
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: anti-affinity-matching-pod-
+  labels:
+    color: green
+spec:
+  containers:
+  - image: registry.k8s.io/pause:3.10.1
+    name: pause
+    ports:
+    - containerPort: 80
+    resources:
+      limits:
+        cpu: 100m
+        memory: 500Mi
+      requests:
+        cpu: 100m
+        memory: 500Mi
+""",
     "pod-with-preferred-pod-affinity.yaml": """
 apiVersion: v1
 kind: Pod
@@ -534,6 +555,9 @@ class CreateNodes:
     node_allocatable: tuple[tuple[str, str], ...] = ()
     csi_node_allocatable: tuple[tuple[str, int], ...] = ()
     migrated_plugins: tuple[str, ...] = ()
+    declared_features: tuple[str, ...] = ()
+    """``status.declaredFeatures`` written on every node after it is created (the
+    nodedeclaredfeatures test's ``updateNodesWithDeclaredFeatures``; sorted)."""
 
 
 @dataclass(frozen=True)
@@ -647,6 +671,14 @@ def _inter_pod(tpl: str, zone: bool) -> Callable[[dict[str, int]], list[Op]]:
     return ops
 
 
+def _matching_anti_affinity(p: dict[str, int]) -> list[Op]:
+    """affinity/ SchedulingPodMatchingAntiAffinity: init pods with required anti-affinity to
+    ``color: green`` in sched-0, measured pods carrying that label (no affinity) in sched-1."""
+    return [CreateNodes(p["initNodes"]), CreateNamespaces("sched", 2),
+            CreatePods(p["initPods"], "pod-with-pod-anti-affinity.yaml", "sched-0"),
+            CreatePods(p["measurePods"], "pod-with-pod-anti-affinity-label.yaml", "sched-1", collect_metrics=True)]
+
+
 _MOONS = ("moon-1", "moon-2", "moon-3")
 
 
@@ -723,6 +755,11 @@ WORKLOADS: dict[str, Workload] = {
         ("500Nodes", _p(500, 100, 400), None, None, ()),
         ("5000Nodes", _p(5000, 1000, 1000), None, None, ()),
         ("5000Nodes_2000Pods", _p(5000, 1000, 2000), 60, 600, _PERF),
+    ]),
+    **_case("SchedulingPodMatchingAntiAffinity", _matching_anti_affinity, [
+        ("5Nodes", _p(5, 1, 4), None, None, _IT),
+        ("500Nodes", _p(500, 100, 400), None, None, ()),
+        ("5000Nodes_5000Pods", _p(5000, 1000, 5000), 540, None, _PERF),  # threshold: v1.37.2's file
     ]),
     **_case("SchedulingPodAffinity", _inter_pod("pod-with-pod-affinity.yaml", True), [
         ("5Nodes", _p(5, 5, 10), None, None, _IT),
@@ -1080,6 +1117,8 @@ def _build_nodes(op: CreateNodes, names: _Names) -> list[Node]:
             st = node.status
             node = replace(node, status=replace(st, capacity={**st.capacity, **extra},
                                                 allocatable={**st.allocatable, **extra} if st.allocatable else {}))
+        if op.declared_features:
+            node = replace(node, status=replace(node.status, declared_features=list(op.declared_features)))
         out.append(node)
     return out
 
@@ -1474,8 +1513,19 @@ def _add_podgroup_workloads() -> None:
     WORKLOADS.update(V137_WORKLOADS)
 
 
+def _add_ndf_workloads() -> None:
+    """Merge :data:`kubesched.sim.bench_ndf.NDF_WORKLOADS` (nodedeclaredfeatures; same import dance)."""
+    mod = sys.modules.get("kubesched.sim.bench_ndf")
+    if mod is not None and not hasattr(mod, "NDF_WORKLOADS"):
+        return
+    from kubesched.sim.bench_ndf import NDF_WORKLOADS
+
+    WORKLOADS.update(NDF_WORKLOADS)
+
+
 _add_dra_workloads()
 _add_podgroup_workloads()
+_add_ndf_workloads()
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -31,7 +31,7 @@ from kubesched.framework.record import DecisionRecord
 from kubesched.sim.manifests import RawObject
 from kubesched.sim.simulate import SimulationResult, simulate
 
-__all__ = ["CompareResult", "Difference", "RunSummary", "compare"]
+__all__ = ["CompareResult", "Difference", "RunSummary", "TableFigures", "compare", "table_figures"]
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
 
@@ -107,8 +107,24 @@ def _copy(raws: list[RawObject]) -> list[RawObject]:
     return [RawObject(r.kind, r.api_version, fresh(r.data), r.source, r.index) for r in raws]
 
 
-def _summary(label: str, res: SimulationResult) -> RunSummary:
-    table: NodeTable = res.scheduler.table
+@dataclass
+class TableFigures:
+    """The cluster as a NodeTable leaves it: ``utilisation`` resource → requested ÷ allocatable
+    (0–1) over all nodes (resources with allocatable only); ``pods`` per alive row (row order);
+    ``node_skew`` max − min pods per node; ``cpu_spread`` max − min cpu utilisation per node;
+    ``zone_pods`` zone → pods (nodes without the zone label under "")."""
+
+    rows: np.ndarray
+    utilisation: dict[str, float]
+    pods: np.ndarray
+    nodes_used: int
+    node_skew: int
+    cpu_spread: float
+    zone_pods: dict[str, int]
+
+
+def table_figures(table: NodeTable) -> TableFigures:
+    """:class:`TableFigures` of ``table`` (alive rows, in row order)."""
     rows = np.asarray(sorted(table.row_of.values()), np.int64)
     alloc = table.allocatable[rows]
     req = table.requested[rows]
@@ -125,11 +141,16 @@ def _summary(label: str, res: SimulationResult) -> RunSummary:
     for r, n in zip(rows.tolist(), pods.tolist(), strict=True):
         z = table.row_labels(r).get(ZONE_LABEL, "")
         zones[z] = zones.get(z, 0) + int(n)
+    return TableFigures(rows, util, pods, int((pods > 0).sum()), int(pods.max() - pods.min()) if len(rows) else 0,
+                        float(cpu_u.max() - cpu_u.min()) if len(rows) else 0.0, zones)
+
+
+def _summary(label: str, res: SimulationResult) -> RunSummary:
+    f = table_figures(res.scheduler.table)
     placements = {o.key: o.node for o in res.outcomes}
     sched = sum(1 for v in placements.values() if v)
-    return RunSummary(label, sched, len(placements) - sched, placements, util, int((pods > 0).sum()), len(rows),
-                      int(pods.max() - pods.min()) if len(rows) else 0,
-                      float(cpu_u.max() - cpu_u.min()) if len(rows) else 0.0, zones)
+    return RunSummary(label, sched, len(placements) - sched, placements, f.utilisation, f.nodes_used, len(f.rows),
+                      f.node_skew, f.cpu_spread, f.zone_pods)
 
 
 def _explain(rec: DecisionRecord | None, mine: str | None, other: str | None,

@@ -412,6 +412,13 @@ class Fit:
                 return pi.requests
         return None
 
+    def filter_is_node_local(self, state: CycleState) -> bool:
+        """Filter depends only on the pod and the one node's state unless a request is left to
+        DynamicResources (DRAExtendedResource: the DeviceClass mapping is cluster-wide); see
+        :mod:`kubesched.framework.equivalence`."""
+        req = state.get(PRE_FILTER_STATE_KEY)
+        return isinstance(req, FitRequest) and not req.dra
+
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         req = read_state(state, PRE_FILTER_STATE_KEY, FitRequest)
         cached = (self._cached_requests(pod, node_info.node.metadata.name, node_info.pods)
