@@ -14,7 +14,7 @@ from kubesched.framework.waiting_pods import (
     go_duration,
     waiting_pod_key,
 )
-from kubesched.sim.engine import Environment
+from kubesched.sim.event_heap import Environment
 from kubesched.testing.wrappers import MakePod
 
 

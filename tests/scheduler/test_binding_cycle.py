@@ -16,7 +16,7 @@ from kubesched.framework.clock import AsyncioClock, ManualClock, SimFuture
 from kubesched.framework.interface import Code, PreBindPreFlightResult, Status
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler import Attempt, ScheduledPod, Scheduler, drive
-from kubesched.sim.engine import Environment
+from kubesched.sim.event_heap import Environment
 from kubesched.sim.store import ClusterStore
 from kubesched.testing.wrappers import MakeNode, MakePod
 

@@ -1,4 +1,4 @@
-"""``kubesched.sim.engine`` and ``kubesched.sim.replay``: hand-checked synthetic traces,
+"""``kubesched.sim.event_heap`` and ``kubesched.sim.replay``: hand-checked synthetic traces,
 determinism, and invariants on the real openb files."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from kubesched.config import decode_config
 from kubesched.framework.clock import ManualClock
 from kubesched.sim.alibaba import GPU_RESOURCE, load_nodes, load_pods
-from kubesched.sim.engine import EmptySchedule, Environment
+from kubesched.sim.event_heap import EmptySchedule, Environment
 from kubesched.sim.replay import TraceReplay, replay_openb
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "alibaba-openb-v2023"

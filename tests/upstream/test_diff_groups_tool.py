@@ -87,3 +87,98 @@ def test_compare_group(dg: ModuleType) -> None:
     assert r.agree and r.kind == "unschedulable"
     r = dg.compare_group("p", set(), _out({"p": "n1"}, None, ["v"]), _out({"p": "n1"}, None, []), {})
     assert not r.agree and r.kind == "victims"
+
+
+def test_choice_alternatives_enumerate_what_the_run_offered(dg: ModuleType) -> None:
+    # nothing random offered and one node: no alternative
+    assert dg.choice_alternatives(dg.EngineChoices(nodes=1)) == []
+    seen = dg.EngineChoices(start_index=1, nodes=3, generated=2, generated_preempt=2, tied=0, candidates=0)
+    alts = dg.choice_alternatives(seen)
+    key = [(a.start_index, a.rotation, a.preempt_rotation, a.pick, a.candidate) for a in alts]
+    # first the random choices from upstream's own start index, then the other start indices
+    assert key[:3] == [(1, 0, 1, None, 0), (1, 1, 0, None, 0), (1, 1, 1, None, 0)]
+    assert key[3:5] == [(0, 0, 0, None, 0), (2, 0, 0, None, 0)]
+    assert (1, 0, 0, None, 0) not in key and len(set(key)) == len(key)
+    assert "placement #2 first" in alts[1].describe()
+    tied = dg.choice_alternatives(dg.EngineChoices(nodes=1, tied=2, candidates=3))
+    assert {(a.pick, a.candidate) for a in tied} == {(p, c) for p in (0, 1) for c in range(3)}
+
+
+def _engine(dg: ModuleType) -> tuple[Any, Any]:
+    from kubesched.config import decode_config
+    from kubesched.features import FeatureGate
+    from kubesched.testing.upstream import format_feature_gates
+
+    features = FeatureGate.from_flags(emulated_version="1.37", feature_gates=format_feature_gates(dg.GROUP_GATES))
+    config = decode_config({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                            "parallelism": 1}, features=features)
+    return config, features
+
+
+def _strip(p: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": dict(p["metadata"]), "spec": dict(p["spec"])}
+
+
+def test_placement_order_is_a_choice(dg: ModuleType) -> None:
+    """A rack gang that fits no rack: upstream reports the status of whichever placement it ranged
+    over first (Go map order); the engine's sorted order gives rack-a's, rotation 1 rack-b's, and
+    the cycle's member messages follow the same placement."""
+    config, features = _engine(dg)
+    nodes = [dg.node(f"{r}-{i}", cpu=cpu, labels={dg.RACK: r}) for r, cpu in (("rack-a", "4"), ("rack-b", "8"))
+             for i in range(2)]
+    group = dg.pod_group("g", 12, topology=dg.RACK)
+    group["spec"]["priority"] = 0
+    members = [dg.pod(f"g-{i:02d}", cpu="2", group="g") for i in range(12)]
+
+    def run(choices: Any) -> str:
+        out, _ = dg.engine_group_step(config, features, [], nodes, [], [], group, members, _strip, choices=choices)
+        return out["group_condition"]["message"]
+
+    seen = dg.EngineChoices()
+    assert "4 scheduled, 7 remaining" in run(seen)  # rack-a: 2 × 4 cpu hold 4 members
+    assert (seen.generated, seen.nodes) == (2, 4)
+    assert "8 scheduled, 3 remaining" in run(dg.EngineChoices(rotation=1))  # rack-b: 2 × 8 cpu hold 8
+
+
+class _FakeCP:
+    """Records the requests create_step makes; answers as the API server would."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str, Any]] = []
+        self.tokens = {"kubesched": "t"}
+
+    def request(self, method: str, path: str, body: Any = None, **_: Any) -> tuple[int, dict[str, str], Any]:
+        self.calls.append((method, path, body))
+        if method == "POST":
+            return 201, {}, body
+        name = path.rsplit("/", 1)[1]
+        return 200, {}, {"metadata": {"name": name}, "spec": {k: v for k, v in body["spec"].items() if v}}
+
+
+class _FakeMetrics:
+    def __init__(self, values: list[float]) -> None:
+        self.values = values
+
+    def pending(self, queue: str) -> float | None:
+        assert queue == "gated"
+        return self.values.pop(0) if len(self.values) > 1 else self.values[0]
+
+
+def test_create_step_holds_members_until_all_are_queued(dg: ModuleType) -> None:
+    cp = _FakeCP()
+    group = dg.pod_group("g", 2)
+    members = [dg.pod(f"g-{i}", group="g") for i in range(2)]
+    # one pod gated before; both members seen at the 4th read, the ungating at the 6th
+    metrics = _FakeMetrics([1.0, 1.0, 2.0, 3.0, 2.0, 1.0])
+    stored, created = dg.create_step(cp, group, members, metrics)  # type: ignore[arg-type]
+    kinds = [(m, p.rsplit("/", 2)[-2] if m == "PATCH" else p.rsplit("/", 1)[1]) for m, p, _ in cp.calls]
+    assert kinds == [("POST", "podgroups"), ("POST", "pods"), ("POST", "pods"), ("PATCH", "pods"), ("PATCH", "pods")]
+    assert all(b["spec"]["schedulingGates"] == [{"name": dg.HOLD_GATE}] for m, _, b in cp.calls[1:3])
+    assert all(b == {"spec": {"schedulingGates": None}} for m, _, b in cp.calls[3:])
+    assert metrics.values == [1.0] and stored is not None
+    assert [p["metadata"]["name"] for p in created] == ["g-0", "g-1"]
+    assert not any("schedulingGates" in p["spec"] for p in created)
+    # a single pod: created as it is
+    cp2 = _FakeCP()
+    _, single = dg.create_step(cp2, None, [dg.pod("s")], None)
+    assert [m for m, _, _ in cp2.calls] == ["POST"] and "schedulingGates" not in single[0]["spec"]

@@ -51,7 +51,7 @@ outcomes are compared:
 ``--groups`` generates clusters with PodGroups instead (:mod:`diff_groups` beside this file:
 GenericWorkload, TopologyAwareWorkloadScheduling and PodGroupPreemptionPolicy on both sides,
 kube-apiserver with ``--runtime-config=scheduling.k8s.io/v1beta1=true``); a step is a whole
-group (its PodGroup, then all members back to back) or a single pod, settled as
+group (its PodGroup, then all members, held until all are queued) or a single pod, settled as
 :func:`diff_groups.settle_step` says, and compared as a whole: members bound, the PodGroup's
 ``PodGroupInitiallyScheduled`` condition, victims, messages, nodes (as a multiset, or within the
 engine's top-score nodes). While kubesched's engine cannot schedule groups, every step is
@@ -67,6 +67,7 @@ bad flags or missing binaries.
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import random
@@ -999,6 +1000,12 @@ def main(argv: list[str] | None = None) -> int:
                          "are compared")
     ap.add_argument("--group-timeout", type=float, default=60.0, metavar="S",
                     help="with --groups: the longest a step may take to settle (default %(default)s)")
+    ap.add_argument("--record", metavar="DIR",
+                    help="with --groups: write each step's upstream side (engine input, upstream outcome) to "
+                         "DIR/seed-<S>.jsonl")
+    ap.add_argument("--replay", metavar="PATH", action="append", default=[],
+                    help="with --groups: no upstream run — compare the engine with steps recorded by --record "
+                         "(a .jsonl file or a directory of them; repeatable)")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args(argv)
     try:
@@ -1050,11 +1057,24 @@ def main_groups(a: argparse.Namespace, base_gates: dict[str, bool]) -> int:
             f.write(dump_yaml_all(docs))
         return 0
     results: list[diff_groups.GroupResult] = []
+    if a.replay:
+        replay_groups(a.replay, a.verbose, results, base_gates)
+        print(f"upstream v1.37 as recorded in {', '.join(a.replay)}, kubesched with "
+              f"{format_feature_gates(diff_groups.GROUP_GATES)}")
+        return 0 if not summarize_groups("kubesched engine vs upstream (pod groups, replayed)", results) else 1
     run_results: list[diff_groups.GroupResult] | None = [] if a.run else None
     try:
         for s in range(a.seed, a.seed + a.clusters):
-            run_groups_cluster(s, a.settle, a.verbose, results, gates=base_gates, timeout=a.group_timeout,
-                               run_results=run_results)
+            record = None
+            if a.record:
+                os.makedirs(a.record, exist_ok=True)
+                record = open(os.path.join(a.record, f"seed-{s}.jsonl"), "w")
+            try:
+                run_groups_cluster(s, a.settle, a.verbose, results, gates=base_gates, timeout=a.group_timeout,
+                                   run_results=run_results, record=record)
+            finally:
+                if record is not None:
+                    record.close()
     except UpstreamNotBuilt as e:
         print(e, file=sys.stderr)
         return 2
@@ -1068,17 +1088,20 @@ def main_groups(a: argparse.Namespace, base_gates: dict[str, bool]) -> int:
 
 def run_groups_cluster(seed: int, settle_s: float, verbose: bool, results: list[diff_groups.GroupResult], *,
                        gates: dict[str, bool] | None = None, timeout: float = 60.0,
-                       run_results: list[diff_groups.GroupResult] | None = None) -> None:
+                       run_results: list[diff_groups.GroupResult] | None = None, record: Any = None) -> None:
     """One group cluster: upstream v1.37.2 live, step by step (a whole group or a single pod),
     and kubesched's engine replaying each step from upstream's state before it; with
     ``run_results`` also ``kubesched run`` (same gates) on a second API server, given upstream's
-    bound pods before each step (:func:`mirror_bound`) and then the step's PodGroup and pods."""
+    bound pods before each step (:func:`mirror_bound`) and then the step's PodGroup and pods.
+    ``record``: a text file each step's upstream side is written to, one JSON line (the engine's
+    input and upstream's outcome: :func:`replay_groups` compares the engine with it again)."""
     objs, steps = diff_groups.generate(seed)
     all_gates = {**diff_groups.GROUP_GATES, **(gates or {})}
     features = FeatureGate.from_flags(emulated_version="1.37", feature_gates=format_feature_gates(all_gates))
     config = decode_config(SCHED_CONFIG, features=features)
     cp = diff_groups.start_control_plane("1.37", gates)
     run_cp: ControlPlane | None = None
+    run_proc: Any = None
     engine_error = run_error = ""
     try:
         for o in objs:
@@ -1088,7 +1111,7 @@ def run_groups_cluster(seed: int, settle_s: float, verbose: bool, results: list[
             for o in objs:
                 diff_groups.create(run_cp, o)
             try:
-                run_cp.start_kubesched_run(SCHED_CONFIG, extra_args=[
+                run_proc = run_cp.start_kubesched_run(SCHED_CONFIG, extra_args=[
                     f"--feature-gates={format_feature_gates(all_gates)}"])
             except Exception as e:  # noqa: BLE001 - reported, the upstream side goes on
                 run_error = ("`kubesched run` does not start with the gates: "
@@ -1099,48 +1122,42 @@ def run_groups_cluster(seed: int, settle_s: float, verbose: bool, results: list[
                   "metadata": {k: v for k, v in n["metadata"].items() if k in ("name", "labels")},
                   "spec": n.get("spec", {}), "status": n["status"]} for n in nodes_api]
         stored = [o for o in objs if o["kind"] == "PriorityClass"]
-        cp.start_kube_scheduler(SCHED_CONFIG)
+        up_metrics = diff_groups.SchedulerMetrics(cp, cp.start_kube_scheduler(SCHED_CONFIG))
+        run_metrics = diff_groups.SchedulerMetrics(run_cp, run_proc) if run_cp is not None and run_proc else None
         kubelet = FakeKubelet()
         kubelet.start(cp, _pods(cp))
         agree = 0
+        start = [0]  # the engine's nextStartNodeIndex, carried from step to step
         for step in steps:
             before = _pods(cp)
             bound_before = [p for p in before.values()
                             if p["spec"].get("nodeName") and not p["metadata"].get("deletionTimestamp")]
             groups_before = list(diff_groups.list_pod_groups(cp).values())
-            created_group = diff_groups.create(cp, step.group) if step.group else None
-            created = [diff_groups.create(cp, p) for p in step.pods]
+            created_group, created = diff_groups.create_step(cp, step.group, step.pods, up_metrics)
             names = [p["metadata"]["name"] for p in created]
             st = diff_groups.settle_step(cp, names, step.group["metadata"]["name"] if step.group else None,
-                                         settle_s, timeout)
+                                         settle_s, timeout, metrics=up_metrics)
             kubelet.start(cp, st.pods)
             up = diff_groups.outcome(names, st.pods, st.group, [p["metadata"]["name"] for p in bound_before])
-            if not st.settled:
-                r = diff_groups.GroupResult(step.name, step.areas, False, "unsettled",
-                                            f"upstream did not settle in {timeout:.0f} s ({st.why}): {up}")
-            elif engine_error:
-                r = diff_groups.GroupResult(step.name, step.areas, False, "engine", engine_error)
-            else:
-                try:
-                    ks, top = diff_groups.engine_group_step(config, features, stored, nodes, bound_before,
-                                                            groups_before, created_group, created, _strip)
-                    r = diff_groups.compare_group(step.name, step.areas, up, ks, top)
-                except diff_groups.EngineUnavailable as e:
-                    if e.permanent:
-                        engine_error = f"kubesched's engine cannot schedule pod groups yet: {e}"
-                        print(f"  seed {seed}: {engine_error}")
-                        r = diff_groups.GroupResult(step.name, step.areas, False, "engine", engine_error)
-                    else:
-                        r = diff_groups.GroupResult(step.name, step.areas, False, "engine-crash",
-                                                    f"kubesched's engine raised: {e}")
             # another pending pod (of an earlier step) was bound while this step settled: upstream's
             # outcome is not this step's alone — reported as "raced", not compared
             bound_names = {p["metadata"]["name"] for p in bound_before}
             raced = sorted(n for n in before if n not in bound_names and n not in names
                            and (n not in st.pods or st.pods[n]["spec"].get("nodeName")))
-            if raced and not r.agree and r.kind not in ("engine", "unsettled"):
-                r = diff_groups.GroupResult(step.name, r.areas, True, "raced",
-                                            f"{r.detail} (not compared: {raced} bound meanwhile)")
+            rec = {"seed": seed, "step": step.name, "areas": sorted(step.areas), "stored": stored, "nodes": nodes,
+                   "bound_before": bound_before, "groups_before": groups_before, "created_group": created_group,
+                   "created": created, "up": up, "settled": st.settled, "why": st.why,
+                   "seconds": round(st.seconds, 1), "raced": raced, "timeout": timeout}
+            if record is not None:
+                record.write(json.dumps(rec) + "\n")
+                record.flush()
+            if engine_error:
+                r = diff_groups.GroupResult(step.name, step.areas, False, "engine", engine_error)
+            else:
+                r = engine_group_compare(rec, config, features, start)
+                if r.kind == "engine":  # the engine refused the gates: every later step would too
+                    engine_error = r.detail
+                    print(f"  seed {seed}: {engine_error}")
             r.upstream_kind = diff_groups.upstream_kind(up) if st.settled else "unsettled"
             results.append(r)
             agree += r.agree
@@ -1156,12 +1173,10 @@ def run_groups_cluster(seed: int, settle_s: float, verbose: bool, results: list[
                     rr = diff_groups.GroupResult(step.name, step.areas, False, "engine", run_error)
                 else:
                     mirror_bound(run_cp, bound_before)
-                    if step.group and step.group["metadata"]["name"] not in diff_groups.list_pod_groups(run_cp):
-                        diff_groups.create(run_cp, step.group)
-                    for p in step.pods:
-                        diff_groups.create(run_cp, p)
+                    fresh = step.group and step.group["metadata"]["name"] not in diff_groups.list_pod_groups(run_cp)
+                    diff_groups.create_step(run_cp, step.group if fresh else None, step.pods, run_metrics)
                     rst = diff_groups.settle_step(run_cp, names, step.group["metadata"]["name"] if step.group else None,
-                                                  settle_s, timeout)
+                                                  settle_s, timeout, metrics=run_metrics)
                     run_out = diff_groups.outcome(names, rst.pods, rst.group,
                                                   [p["metadata"]["name"] for p in bound_before])
                     rr = diff_groups.compare_group(step.name, step.areas, up, run_out, {})
@@ -1181,6 +1196,93 @@ def run_groups_cluster(seed: int, settle_s: float, verbose: bool, results: list[
         cp.stop()
         if run_cp is not None:
             run_cp.stop()
+
+
+def engine_group_compare(rec: dict[str, Any], config: Any, features: Any,
+                         start: list[int] | None = None) -> diff_groups.GroupResult:
+    """Replay one recorded step (a line of ``--record``) through kubesched's engine and compare it
+    with upstream's outcome: ``unsettled`` when upstream did not settle, ``engine`` when the
+    engine refuses the gates, ``engine-crash`` when it raised, ``raced`` (agreeing) when a
+    disagreement coincides with an earlier step's pod bound meanwhile, ``tie`` (agreeing) when
+    one of upstream's random choices (:class:`diff_groups.EngineChoices`) gives its outcome.
+    ``start``: a one-element list holding the engine's ``nextStartNodeIndex`` carried from step
+    to step (updated)."""
+    start = start if start is not None else [0]
+    areas, up = set(rec["areas"]), copy.deepcopy(rec["up"])
+    for v in up["pods"].values():  # recorded before diff_groups.outcome read it as no condition
+        if v["message"] == "Scheduling is blocked due to non-empty scheduling gates":
+            v["message"] = "<no condition>"
+    if not rec["settled"]:
+        return diff_groups.GroupResult(rec["step"], areas, False, "unsettled",
+                                       f"upstream did not settle in {rec['timeout']:.0f} s ({rec['why']}): {up}")
+    def run(choices: diff_groups.EngineChoices) -> diff_groups.GroupResult:
+        ks, top = diff_groups.engine_group_step(config, features, rec["stored"], rec["nodes"], rec["bound_before"],
+                                                rec["groups_before"], rec["created_group"], rec["created"], _strip,
+                                                choices=choices)
+        return diff_groups.compare_group(rec["step"], areas, up, ks, top)
+
+    try:
+        seen = diff_groups.EngineChoices(start_index=start[0])
+        r = run(seen)
+        start[0] = seen.next_start_index
+        if not r.agree:
+            # upstream's placement order and its choice among equally scored placements are random:
+            # the step agrees as a tie when the engine, making upstream's choices, gives its outcome
+            for alt in diff_groups.choice_alternatives(seen):
+                ra = run(alt)
+                if ra.agree:
+                    ra.detail += f" (a tie: upstream's random choice — {alt.describe()}; the engine's own: {r.detail})"
+                    ra.kind = "tie"
+                    r = ra
+                    start[0] = alt.next_start_index
+                    break
+    except diff_groups.EngineUnavailable as e:
+        if e.permanent:
+            return diff_groups.GroupResult(rec["step"], areas, False, "engine",
+                                           f"kubesched's engine cannot schedule pod groups yet: {e}")
+        return diff_groups.GroupResult(rec["step"], areas, False, "engine-crash", f"kubesched's engine raised: {e}")
+    if rec["raced"] and not r.agree:
+        r = diff_groups.GroupResult(rec["step"], r.areas, True, "raced",
+                                    f"{r.detail} (not compared: {rec['raced']} bound meanwhile)")
+    return r
+
+
+def replay_groups(paths: list[str], verbose: bool, results: list[diff_groups.GroupResult],
+                  gates: dict[str, bool] | None = None) -> None:
+    """``--replay``: compare kubesched's engine again with upstream outcomes recorded by
+    ``--record`` (files, or directories of ``*.jsonl``), without starting anything upstream."""
+    all_gates = {**diff_groups.GROUP_GATES, **(gates or {})}
+    features = FeatureGate.from_flags(emulated_version="1.37", feature_gates=format_feature_gates(all_gates))
+    config = decode_config(SCHED_CONFIG, features=features)
+    files: list[str] = []
+    for p in paths:
+        files += sorted(os.path.join(p, f) for f in os.listdir(p) if f.endswith(".jsonl")) if os.path.isdir(p) \
+            else [p]
+    by_seed: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for fn in files:
+        with open(fn) as f:
+            for line in f:
+                if line.strip():
+                    rec = json.loads(line)
+                    by_seed[rec["seed"]].append(rec)
+    for seed in sorted(by_seed):
+        agree = 0
+        start = [0]
+        for rec in by_seed[seed]:
+            r = engine_group_compare(rec, config, features, start)
+            r.upstream_kind = diff_groups.upstream_kind(rec["up"]) if rec["settled"] else "unsettled"
+            results.append(r)
+            agree += r.agree
+            if verbose or not r.agree:
+                print(f"  seed {seed} {r.step} [{','.join(sorted(r.areas))}] "
+                      f"{'ok' if r.agree else 'DIFF ' + r.kind}: {r.detail}")
+                if verbose:
+                    up = rec["up"]
+                    print(f"      upstream ({rec['seconds']:.1f} s): "
+                          + json.dumps({"pods": {n: v['node'] or v['message'] for n, v in up['pods'].items()},
+                                        "condition": up["group_condition"], "victims": up["victims"]}))
+        print(f"group cluster seed {seed} (recorded): {len(by_seed[seed])} steps, {agree}/{len(by_seed[seed])} agree",
+              flush=True)
 
 
 def summarize_groups(title: str, results: list[diff_groups.GroupResult]) -> int:

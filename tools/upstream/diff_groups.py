@@ -9,8 +9,10 @@ kube-scheduler both get ``--feature-gates`` :data:`GROUP_GATES`. The bootstrap R
 ``system:kube-scheduler`` then grants podgroups get/list/watch and podgroups/status patch
 (plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go L686-689).
 
-A **step** is either a whole group — the PodGroup, then all its member pods created back to
-back — or one single pod. :func:`settle_step` waits until every pod of the step has settled:
+A **step** is either a whole group — the PodGroup, then all its member pods, held by a
+scheduling gate until the scheduler has queued them all (:func:`create_step` says why) — or
+one single pod. :func:`settle_step` waits until
+every pod of the step has settled:
 
 - bound; or
 - pending with ``PodScheduled=False`` and no pod anywhere Terminating (a member waiting on
@@ -111,6 +113,113 @@ def create(cp: ControlPlane, obj: dict[str, Any]) -> dict[str, Any]:
     if status != 201:
         raise RuntimeError(f"create {obj['kind']} {obj['metadata']['name']}: HTTP {status}: {body}")
     return dict(body)
+
+
+#: the longest :func:`create_step` waits for the scheduler to have queued a step's members
+MEMBERS_OBSERVE_TIMEOUT_S = 20.0
+
+
+class SchedulerMetrics:
+    """Reads a running scheduler's ``/metrics`` (kube-scheduler's or ``kubesched run``'s: both
+    serve ``scheduler_pending_pods{queue}``, v1.37 with the pod-group pools ``incomplete`` and
+    ``pending``), authenticated as the control plane's admin."""
+
+    def __init__(self, cp: ControlPlane, proc: Any) -> None:
+        import ssl
+
+        args = list(getattr(getattr(proc, "popen", None), "args", None) or [])
+        port = next((a.split("=", 1)[1] for a in args if str(a).startswith("--secure-port=")), None)
+        self.url = f"https://127.0.0.1:{port}/metrics" if port else None
+        self.token = cp.tokens.get("kubesched")
+        self.ctx = ssl.create_default_context()
+        self.ctx.check_hostname = False
+        self.ctx.verify_mode = ssl.CERT_NONE
+
+    def pending(self, queue: str) -> float | None:
+        """``scheduler_pending_pods{queue="<queue>"}``, or None when it cannot be read."""
+        from kubesched.testing.upstream import http_request
+
+        if self.url is None:
+            return None
+        try:
+            status, _, body = http_request(self.url, self.token, self.ctx, "GET", headers={"Accept": "text/plain"},
+                                           timeout=5.0)
+        except OSError:
+            return None
+        if status != 200 or not isinstance(body, bytes):
+            return None
+        m = re.search(rf'^scheduler_pending_pods{{queue="{queue}"}} (\S+)$', body.decode(errors="replace"), re.M)
+        return float(m.group(1)) if m else None
+
+
+#: the scheduling gate :func:`create_step` holds a group's members with until all are queued
+HOLD_GATE = "kubesched.io/diff-hold"
+
+
+def create_step(cp: ControlPlane, group: dict[str, Any] | None, pods: list[dict[str, Any]],
+                metrics: SchedulerMetrics | None = None) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """Create one step's objects so that a group's first cycle sees every member; returns (the
+    PodGroup, the pods) as stored at the end (without the hold gate).
+
+    A group step: the PodGroup, then its members each with the scheduling gate
+    :data:`HOLD_GATE`; once the scheduler has queued them all (``metrics``: its
+    ``scheduler_pending_pods{queue="gated"}`` grew by the members, at most
+    :data:`MEMBERS_OBSERVE_TIMEOUT_S`; without metrics 0.5 s) the gates are removed one by one,
+    and (with metrics) the function returns once the gated count is back where it was.
+    v1.37.2 gates a whole group entity while any member is gated ("If any pod is gated, the whole
+    entity is gated", scheduling_queue.go ``runPreEnqueuePlugins`` L707-729), so the entity
+    becomes active only with its last member ungated, holding all of them.
+
+    Why: created plainly, the first member observed makes a new entity that is moved to activeQ
+    and popped at once (``addPodGroupMember`` L922-926) while later members wait in
+    ``pendingPodGroupPods`` for the next cycle (L914-919) — a race with the HTTP requests and the
+    informers. Seen: a basic group placed by its first member alone in the densest rack, a gang
+    bound 2/6 (seeds 56, 11), a gang whose cycle ran with 6 of 16 members (seeds 62, 63, 65).
+    Creating the members before the PodGroup does not close it: ``AddPodGroup`` moves the
+    members from ``incompletePodGroupPods`` one at a time and the first move already pops the
+    entity (seen with -v=5: ``unscheduledPodsCount=1``, then DynamicResources' PodGroupPostFilter
+    failing "not found" and a SchedulerError condition). kubesched's replay hands the engine the
+    whole group, as this makes upstream see it."""
+    if group is None:
+        return None, [create(cp, p) for p in pods]
+    stored_group = create(cp, group)
+    before = metrics.pending("gated") if metrics is not None else None
+    held = []
+    for p in pods:
+        q = copy.deepcopy(p)
+        q["spec"]["schedulingGates"] = [*(q["spec"].get("schedulingGates") or []), {"name": HOLD_GATE}]
+        held.append(create(cp, q))
+    if held:
+        if metrics is not None and before is not None:
+            deadline = time.monotonic() + MEMBERS_OBSERVE_TIMEOUT_S
+            while time.monotonic() < deadline:
+                now = metrics.pending("gated")
+                if now is not None and now >= before + len(held):
+                    break
+                time.sleep(0.05)
+        else:
+            time.sleep(0.5)
+    created = []
+    for p in held:
+        gates = [g for g in p["spec"].get("schedulingGates") or [] if g.get("name") != HOLD_GATE]
+        name, ns = p["metadata"]["name"], p["metadata"].get("namespace", NS)
+        status, _, body = cp.request("PATCH", f"/api/v1/namespaces/{ns}/pods/{name}",
+                                     {"spec": {"schedulingGates": gates or None}},
+                                     headers={"Content-Type": "application/merge-patch+json"})
+        if status != 200:
+            raise RuntimeError(f"ungate pod {name}: HTTP {status}: {body}")
+        created.append(dict(body))
+    if created and metrics is not None and before is not None:
+        # settle_step reads the creation-time SchedulingGated condition as quiet: wait until the
+        # scheduler has seen the gates go (a slow one — kubesched run on a loaded machine — had
+        # not, and the step "settled" with nothing tried)
+        deadline = time.monotonic() + MEMBERS_OBSERVE_TIMEOUT_S
+        while time.monotonic() < deadline:
+            now = metrics.pending("gated")
+            if now is not None and now <= before:
+                break
+            time.sleep(0.05)
+    return stored_group, created
 
 
 def node(name: str, cpu: str = "4", memory: str = "16Gi", labels: dict[str, str] | None = None,
@@ -304,9 +413,14 @@ class Settled:
 
 
 def settle_step(cp: ControlPlane, names: list[str], group: str | None, stable: float = 1.0,
-                timeout: float = 60.0, on_poll: Any = None, ns: str = NS) -> Settled:
+                timeout: float = 60.0, on_poll: Any = None, ns: str = NS,
+                metrics: SchedulerMetrics | None = None) -> Settled:
     """Wait until every pod of ``names`` has settled (module doc). Terminating pods are deleted
-    at once (grace 0), as the kubelet the harness stands in for would confirm them."""
+    at once (grace 0), as the kubelet the harness stands in for would confirm them. With
+    ``metrics`` the scheduler's queue must also be idle: no pod in ``activeQ`` (about to be
+    tried) nor in ``pendingPodGroupPods`` (members that arrived while their group was being
+    scheduled and wait for its requeue, scheduling_queue.go L914-919) — they have no condition
+    yet and would otherwise pass for members held by PreEnqueue."""
     t0 = time.monotonic()
     deadline = t0 + timeout
     last: tuple[Any, ...] = ()
@@ -355,7 +469,10 @@ def settle_step(cp: ControlPlane, names: list[str], group: str | None, stable: f
                     or (scheduled_condition(p) or {}).get("status", "False") == "False" for p in mine)
         need = max(stable, 10.0) if preempted else stable
         if quiet and not nominated and not terminating and now - since >= need:
-            return done(pods, g, True)
+            busy = [q for q in ("active", "pending") if metrics is not None and (metrics.pending(q) or 0) > 0]
+            if not busy:
+                return done(pods, g, True)
+            since = now - need + 0.2  # look again shortly
         if now > deadline:
             why = (f"{changes} changes of the step's objects, the last {now - since:.1f} s ago; "
                    f"nominated {sorted(p['metadata']['name'] for p in noms)}; "
@@ -367,7 +484,8 @@ def settle_step(cp: ControlPlane, names: list[str], group: str | None, stable: f
 def outcome(names: list[str], pods: dict[str, dict[str, Any]], group: dict[str, Any] | None,
             before_bound: list[str]) -> dict[str, Any]:
     """The comparable outcome of a step: per pod ``node`` (or None) and ``message``
-    (PodScheduled=False's, "" if none — no condition at all reads ``"<no condition>"``), the
+    (PodScheduled=False's, "" if none — no condition at all, or only the ``SchedulingGated`` one
+    the API server set at creation on a pod no longer gated, reads ``"<no condition>"``), the
     PodGroup's ``PodGroupInitiallyScheduled`` condition (status, reason, message), and the
     victims (pods bound before the step that are gone)."""
     per: dict[str, dict[str, Any]] = {}
@@ -378,6 +496,10 @@ def outcome(names: list[str], pods: dict[str, dict[str, Any]], group: dict[str, 
             continue
         c = scheduled_condition(p)
         bound = p["spec"].get("nodeName")
+        if c is not None and c.get("reason") == "SchedulingGated" and not p["spec"].get("schedulingGates"):
+            # the API server's condition from creation with the hold gate (create_step): the
+            # scheduler wrote nothing since (PreEnqueue held the ungated group, or not yet tried)
+            c = None
         if bound:
             msg = ""
         else:
@@ -486,18 +608,180 @@ class EngineUnavailable(RuntimeError):
         self.permanent = permanent
 
 
+@dataclass
+class EngineChoices:
+    """The choices v1.37.2 makes at random in a pod-group cycle, made explicitly in the engine.
+
+    - The order of the placements: TopologyPlacementGenerator ranges over a Go map
+      (topology_placement.go L85-98), so which placement is evaluated *first* is random in every
+      cycle — and when none is feasible the group's message reports the first one's status ("0/N
+      placements are available, first placement status: …", schedule_one_podgroup.go L1045-1050)
+      and its members carry that placement's own failures. kubesched sorts them by domain.
+    - Among placements of equal best total score, ``findBestPlacement`` takes the larger
+      ``rand.Int()`` randomizer (L1194-1223).
+    - A single pod's preemption between candidate nodes that tie on every criterion:
+      ``pickOneNodeForPreemption`` ranges over a map (framework/preemption/preemption.go
+      L337-345), kubesched takes the first in node order.
+
+    A rejected group is retried after its backoff (``AddAttemptedPodGroupIfNeeded``,
+    scheduling_queue.go L1250-1260), each time with fresh random choices; what a step shows is its
+    last cycle's. So a choice here applies to every cycle of the step: ``rotation`` — the
+    PlacementGenerate calls of the cycles start at their placement of that index (0 = kubesched's
+    order), ``preempt_rotation`` the same for the calls of PodGroupPostFilter's re-run; ``pick`` —
+    selections take the tied-best placement of that index (None: the engine's own draw);
+    ``candidate`` — a preemption takes the tied candidate node of that index. The run records the
+    largest number of placements offered (``generated``, ``generated_preempt``), of tied-best
+    placements (``tied``) and of tied candidates (``candidates``), which
+    :func:`choice_alternatives` enumerates.
+
+    Not a random choice but carried the same way: ``start_index``, the ``nextStartNodeIndex`` the
+    engine starts the step with (schedule_one.go L692-695: the node the next Filter pass starts at,
+    which orders the feasible nodes and so breaks score ties, upstream-v137 §2.6), and
+    ``next_start_index``, where the step left it — the next step's ``start_index``."""
+
+    start_index: int = 0
+    next_start_index: int = 0
+    #: the cluster's node count (the values ``start_index`` can take)
+    nodes: int = 0
+    rotation: int = 0
+    preempt_rotation: int = 0
+    pick: int | None = None
+    candidate: int = 0
+    generated: int = 0
+    generated_preempt: int = 0
+    tied: int = 0
+    candidates: int = 0
+
+    def describe(self) -> str:
+        parts = [f"the Filter pass starts at node #{self.start_index + 1}"] if self.start_index else []
+        if self.rotation:
+            parts.append(f"cycles evaluate placement #{self.rotation + 1} first")
+        if self.preempt_rotation:
+            parts.append(f"preemption's re-run evaluates placement #{self.preempt_rotation + 1} first")
+        if self.pick is not None:
+            parts.append(f"tied placement #{self.pick + 1} chosen")
+        if self.candidate:
+            parts.append(f"tied preemption candidate #{self.candidate + 1} chosen")
+        return "; ".join(parts) or "the engine's own choices"
+
+
+def choice_alternatives(seen: EngineChoices, limit: int = 72) -> list[EngineChoices]:
+    """The other combinations of :class:`EngineChoices` that ``seen``'s run offered (at most
+    ``limit``): first the random choices from ``seen.start_index``, then every other start index
+    with the engine's own choices, then both.
+
+    The start index is here because upstream's is not observable: the engine carries its own
+    from step to step, which stays 0 in these small clusters (every Filter pass processes all
+    nodes, schedule_one.go L692-695), while upstream was seen to start elsewhere (seed 2 pg-04:
+    equally scored nodes r1-0/r1-2 taken in the other order). Only score ties depend on it."""
+    combos = []
+    for r in range(max(seen.generated, 1)):
+        for rp in range(max(seen.generated_preempt, 1)):
+            for pick in [None] if seen.tied < 2 else range(seen.tied):
+                for c in range(max(seen.candidates, 1)):
+                    combos.append((r, rp, pick, c))
+    starts = [k for k in range(seen.nodes) if k != seen.start_index]
+    out = [EngineChoices(seen.start_index, 0, 0, *c) for c in combos if c != (0, 0, None, 0)]
+    out += [EngineChoices(k, 0, 0) for k in starts]
+    out += [EngineChoices(k, 0, 0, *c) for k in starts for c in combos if c != (0, 0, None, 0)]
+    return out[:limit]
+
+
+class _ChoicePatch:
+    """Applies :class:`EngineChoices` to the engine for one run (patches TopologyPlacementGenerator,
+    the pod-group cycle's ``select_placement`` and, to tell its re-run apart, the framework's
+    PodGroupPostFilter; restored on exit)."""
+
+    def __init__(self, choices: EngineChoices) -> None:
+        self.choices = choices
+
+    def __enter__(self) -> _ChoicePatch:
+        import kubesched.framework.preemption as pre
+        import kubesched.plugins.topologyaware as ta
+        import kubesched.scheduler.schedule_one_podgroup as sop
+        from kubesched.framework.runtime import Framework
+
+        ch = self.choices
+        self._saved = (ta.TopologyPlacement.generate_placements, sop.select_placement,
+                       Framework.run_pod_group_post_filter_plugins, pre.pick_one_node_for_preemption)
+        orig_gen, orig_sel, orig_pf, orig_pick = self._saved
+        in_pf = [False]
+
+        def generate(plugin: Any, state: Any, pg_info: Any, parent: Any) -> Any:
+            placements, st = orig_gen(plugin, state, pg_info, parent)
+            n = len(placements)
+            if in_pf[0]:
+                ch.generated_preempt = max(ch.generated_preempt, n)
+                r = ch.preempt_rotation
+            else:
+                ch.generated = max(ch.generated, n)
+                r = ch.rotation
+            if r and n:
+                r %= n
+                placements = placements[r:] + placements[:r]
+            return placements, st
+
+        def select(scores: Any, rng: Any) -> int:
+            chosen = orig_sel(scores, rng)  # draws the randomizers as the engine would
+            best = max(sc.total_score for sc in scores)
+            tied = [k for k, sc in enumerate(scores) if sc.total_score == best]
+            ch.tied = max(ch.tied, len(tied))
+            if ch.pick is not None:
+                return tied[ch.pick % len(tied)]
+            return int(chosen)
+
+        def post_filter(fw: Any, *args: Any, **kwargs: Any) -> Any:
+            in_pf[0] = True
+            try:
+                return orig_pf(fw, *args, **kwargs)
+            finally:
+                in_pf[0] = False
+
+        def pick_node(nodes_to_victims: Any, score_funcs: Any = None) -> str:
+            names = list(nodes_to_victims)
+            # the nodes that tie on every criterion: those some order of the candidates returns first
+            tied: list[str] = []
+            for k in range(len(names)):
+                order = names[k:] + names[:k]
+                got = orig_pick({n: nodes_to_victims[n] for n in order}, score_funcs)
+                if got not in tied:
+                    tied.append(got)
+            tied.sort(key=names.index)
+            ch.candidates = max(ch.candidates, len(tied))
+            if ch.candidate and tied:
+                return tied[ch.candidate % len(tied)]
+            return str(orig_pick(nodes_to_victims, score_funcs))
+
+        ta.TopologyPlacement.generate_placements = generate  # type: ignore[method-assign]
+        sop.select_placement = select
+        Framework.run_pod_group_post_filter_plugins = post_filter  # type: ignore[method-assign]
+        pre.pick_one_node_for_preemption = pick_node
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        import kubesched.framework.preemption as pre
+        import kubesched.plugins.topologyaware as ta
+        import kubesched.scheduler.schedule_one_podgroup as sop
+        from kubesched.framework.runtime import Framework
+
+        (ta.TopologyPlacement.generate_placements, sop.select_placement,  # type: ignore[method-assign]
+         Framework.run_pod_group_post_filter_plugins, pre.pick_one_node_for_preemption) = self._saved
+
+
 def engine_group_step(config: Any, features: Any, objs: list[dict[str, Any]], nodes: list[dict[str, Any]],
                       bound: list[dict[str, Any]], groups: list[dict[str, Any]], step_group: dict[str, Any] | None,
                       step_pods: list[dict[str, Any]], strip: Any,
-                      group_name: str | None = None) -> tuple[dict[str, Any], dict[str, list[str]]]:
+                      group_name: str | None = None,
+                      choices: EngineChoices | None = None) -> tuple[dict[str, Any], dict[str, list[str]]]:
     """Replay one step through kubesched's engine from upstream's state before it; returns
     (:func:`outcome` of the step, pod → top-score nodes where the engine recorded a decision).
 
     ``groups`` are the PodGroups upstream held before the step (as stored), ``step_group`` the
     step's PodGroup as upstream stored it at creation (defaulted, admitted), ``step_pods`` the
     step's pods as created; ``group_name`` the group whose condition to report when the step
-    only adds members to an existing one. Raises :class:`EngineUnavailable` when the engine
-    refuses groups."""
+    only adds members to an existing one; ``choices``: the random choices to make as given
+    (:class:`EngineChoices`; it records the choices offered). Raises :class:`EngineUnavailable`
+    when the engine refuses groups."""
     import yaml
 
     from kubesched.framework.clock import ManualClock
@@ -535,7 +819,13 @@ def engine_group_step(config: Any, features: Any, objs: list[dict[str, Any]], no
             records[a.pod_key] = a.record
 
     sched.on_attempt = on_attempt
+    if choices is None:
+        choices = EngineChoices()
+    sched.sampler.next_start_node_index = choices.start_index
+    choices.nodes = len(nodes)
+    patch = _ChoicePatch(choices)
     try:
+        patch.__enter__()
         for g in [*groups, *([step_group] if step_group else [])]:
             store.put_object("PodGroup", clean(g))
         store.flush()
@@ -557,6 +847,9 @@ def engine_group_step(config: Any, features: Any, objs: list[dict[str, Any]], no
         store.flush()
     except Exception as e:
         raise EngineUnavailable(f"{type(e).__name__}: {e}") from e
+    finally:
+        patch.__exit__()
+    choices.next_start_index = sched.sampler.next_start_node_index
     names = [p["metadata"]["name"] for p in step_pods]
     pods: dict[str, dict[str, Any]] = {}
     for key, cur in store.pods.items():

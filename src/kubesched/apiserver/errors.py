@@ -44,7 +44,12 @@ def status_success(code: int = 200) -> dict[str, Any]:
 
 
 class APIError(Exception):
-    """An error answered as an upstream ``Status`` body with HTTP ``code``."""
+    """An error answered as an upstream ``Status`` body with HTTP ``code``.
+
+    The server side of upstream's ``StatusError``: raised inside the box to answer a request.
+    Not :class:`kubesched.kube.client.APIError`, the client side (what the live scheduler's REST
+    client raises when a server, this one or kube-apiserver, answers non-2xx).
+    """
 
     def __init__(self, status: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         super().__init__(status.get("message", ""))

@@ -8,7 +8,7 @@ reads; ``pkg/scheduler/framework/runtime/waiting_pods_map.go``).
 * :class:`AsyncioClock` — live: the running asyncio loop (``loop.call_later``,
   ``loop.create_future``) and ``time.monotonic``. Its methods need a running loop.
 * :class:`ManualClock` — simulator and tests: time moves only when told to (``advance``/``set``,
-  or a :class:`~kubesched.sim.engine.Environment` that owns it); timers fire when time passes
+  or a :class:`~kubesched.sim.event_heap.Environment` that owns it); timers fire when time passes
   them (or become Environment events once an Environment is attached); futures are
   :class:`SimFuture`, which :func:`kubesched.scheduler.drive` resumes without asyncio.
 * :class:`WallClock` — ``time.monotonic`` with asyncio timers (an :class:`AsyncioClock`).

@@ -87,6 +87,11 @@ class APIError(KubeschedError):
     ``status``: HTTP status code; ``reason``: the Status ``reason`` (``NotFound``, ``Conflict``,
     ``AlreadyExists``, ``Expired``, …; derived from the HTTP code when the body is not a Status);
     ``message``: the Status message or the body text; ``body``: the decoded Status (or ``{}``).
+
+    The client side of upstream's ``StatusError`` (``k8s.io/apimachinery/pkg/api/errors``), as
+    client-go returns it. Not :class:`kubesched.apiserver.errors.APIError`, the server side: what
+    the box raises to answer a request with a ``Status``. The two sit in sibling layers (``kube``,
+    ``apiserver``) that may not import each other; both read and write the same ``Status`` body.
     """
 
     def __init__(self, status: int, reason: str, message: str, body: dict[str, Any] | None = None) -> None:

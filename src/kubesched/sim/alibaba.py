@@ -1,6 +1,7 @@
 """The Alibaba "openb" GPU cluster trace (cluster-trace-gpu-v2023) as Kubernetes objects.
 
-The trace is two kinds of CSV file (schema: ``shared/data/alibaba-openb-v2023/README.md``):
+The trace is two kinds of CSV file (schema: the trace's own ``README.md``, published in
+https://github.com/alibaba/clusterdata under ``cluster-trace-gpu-v2023``):
 
 * node lists, columns ``sn,cpu_milli,memory_mib,gpu,model`` → :func:`load_nodes`
   returns v1 Node dicts;

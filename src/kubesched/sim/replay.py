@@ -3,7 +3,7 @@
 :func:`replay_openb` replays Alibaba's openb GPU trace (``kubesched.sim.alibaba``). The
 cluster is a :class:`~kubesched.sim.store.ClusterStore` (the in-memory API server) attached
 to an ordinary :class:`~kubesched.scheduler.Scheduler`; time is a
-:class:`~kubesched.sim.engine.Environment` driving the scheduler's
+:class:`~kubesched.sim.event_heap.Environment` driving the scheduler's
 :class:`~kubesched.framework.clock.ManualClock`. Scheduling itself takes no virtual time.
 
 Events (heap key ``(time, priority, seq)``; at one instant, lower priority first):
@@ -60,7 +60,7 @@ from kubesched.errors import InputError, ManifestError
 from kubesched.features import FeatureGate
 from kubesched.scheduler import Attempt, Scheduler
 from kubesched.sim.alibaba import GPU_RESOURCE, TracePod, load_nodes, load_pods
-from kubesched.sim.engine import Environment, Event
+from kubesched.sim.event_heap import Environment, Event
 from kubesched.sim.store import ClusterStore
 
 __all__ = [

@@ -9,7 +9,7 @@ Like the API server, a write never calls into the scheduler: it changes the obje
 the informer event it causes (``on_pod_update`` for a bind or a status patch,
 ``on_pod_delete`` for a delete). Events are delivered in order by :meth:`ClusterStore.flush`,
 which the driver calls between scheduling cycles, or — after :meth:`ClusterStore.deliver_via`
-— by an :class:`~kubesched.sim.engine.Environment` event ``latency_s`` later. So the engine
+— by an :class:`~kubesched.sim.event_heap.Environment` event ``latency_s`` later. So the engine
 learns of its own binds as it does live: the assumed pod is confirmed by the watch event.
 Writes made by the driver itself (:meth:`add`, :meth:`remove_pod`, :meth:`remove_node`) are
 queued behind the pending events and delivered at once.
@@ -33,7 +33,7 @@ from kubesched.errors import BindError
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.scheduler import Scheduler
-    from kubesched.sim.engine import Environment, Event
+    from kubesched.sim.event_heap import Environment, Event
 
 __all__ = ["ClusterStore", "Preemption"]
 

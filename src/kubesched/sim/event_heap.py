@@ -1,4 +1,5 @@
-"""A small threadless discrete-event environment (SimPy's core idea; see ``docs/architecture.md``).
+"""The simulator's event heap: a small threadless discrete-event environment over virtual time
+(SimPy's core idea; see ``docs/architecture.md``). Not the scheduling engine (``kubesched.scheduler``).
 
 Time moves only when the event heap is popped. Each entry is keyed ``(time, priority, seq)``:
 earlier time first, then lower ``priority``, then insertion order (``seq`` only grows), so
