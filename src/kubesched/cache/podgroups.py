@@ -28,6 +28,10 @@ from kubesched.framework.waiting_pods import waiting_pod_key
 __all__ = ["PodGroupManagerImpl", "PodGroupStateImpl"]
 
 
+def _ns_name(pod: Pod) -> str:
+    return f"{pod.metadata.namespace or ''}/{pod.metadata.name}"
+
+
 class PodGroupStateImpl:
     """Upstream ``podGroupStateData``: one group's members. Implements
     :class:`~kubesched.framework.podgroup.PodGroupState`."""
@@ -36,7 +40,8 @@ class PodGroupStateImpl:
 
     def __init__(self) -> None:
         self._all: dict[str, Pod] = {}
-        self._unscheduled: dict[str, None] = {}
+        self._unscheduled: dict[str, str] = {}
+        """uid → ``namespace/name`` (the key :meth:`unscheduled_pods` gives)."""
         self._assumed: dict[str, Pod] = {}
         self._assigned: dict[str, None] = {}
         self.pod_group: dict[str, Any] | None = None
@@ -51,7 +56,7 @@ class PodGroupStateImpl:
             self._unscheduled.pop(uid, None)
             self._assumed.pop(uid, None)
         else:
-            self._unscheduled[uid] = None
+            self._unscheduled[uid] = _ns_name(pod)
 
     # upstream updatePod (L90-100): binding moves the pod to assigned
     def update_pod(self, old: Pod, new: Pod) -> None:
@@ -89,7 +94,7 @@ class PodGroupStateImpl:
         if pod.spec.node_name:
             self._assigned[uid] = None
         else:
-            self._unscheduled[uid] = None
+            self._unscheduled[uid] = _ns_name(pod)
 
     def empty(self) -> bool:
         return not self._all and self.pod_group is None
@@ -105,11 +110,8 @@ class PodGroupStateImpl:
     def unscheduled_pods(self) -> dict[str, Pod]:
         """Unscheduled members by ``namespace/name`` (what ``Handle.activate`` takes; upstream
         keys by name, the namespace being the group's)."""
-        out: dict[str, Pod] = {}
-        for uid in self._unscheduled:
-            p = self._all[uid]
-            out[f"{p.metadata.namespace or ''}/{p.metadata.name}"] = p
-        return out
+        everyone = self._all
+        return {key: everyone[uid] for uid, key in self._unscheduled.items()}
 
     def assumed_pods(self) -> set[str]:
         return set(self._assumed)

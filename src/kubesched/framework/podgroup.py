@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
@@ -308,9 +308,15 @@ class PlacementFeasiblePlugin(Protocol):
 # ───────────────────────────── raw PodGroup fields ─────────────────────────────
 
 
+def _is_mapping(v: Any) -> TypeGuard[Mapping[str, Any]]:
+    """``isinstance(v, Mapping)``, the common ``dict`` first (the ABC check is slow and these
+    readers run per member and event)."""
+    return type(v) is dict or isinstance(v, Mapping)
+
+
 def _spec(pg: Mapping[str, Any] | None) -> Mapping[str, Any]:
     spec = (pg or {}).get("spec")
-    return spec if isinstance(spec, Mapping) else {}
+    return spec if _is_mapping(spec) else {}
 
 
 def pod_group_name_of(pod: Pod) -> str | None:
@@ -322,8 +328,8 @@ def pod_group_name_of(pod: Pod) -> str | None:
 def pod_group_min_count(pg: Mapping[str, Any] | None) -> int | None:
     """A gang's ``spec.schedulingPolicy.gang.minCount``; None for a Basic (or unknown) policy."""
     policy = _spec(pg).get("schedulingPolicy") or {}
-    gang = policy.get("gang") if isinstance(policy, Mapping) else None
-    if not isinstance(gang, Mapping):
+    gang = policy.get("gang") if _is_mapping(policy) else None
+    if not _is_mapping(gang):
         return None
     mc = gang.get("minCount")
     return int(mc) if isinstance(mc, int) else None

@@ -41,6 +41,11 @@ PERMIT_TIMEOUT_S = 300.0
 """Upstream ``permitTimeoutDuration`` (5 minutes)."""
 
 
+_WAITING_FOR_MIN_COUNT = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                                ("waiting for minCount pods from a gang to appear in scheduling queue",))
+"""PreEnqueue's answer below minCount (a Status is immutable: one object serves every member)."""
+
+
 def _ns_name(obj: Any) -> tuple[str, str]:
     meta = obj.get("metadata") if isinstance(obj, Mapping) else None
     meta = meta if isinstance(meta, Mapping) else {}
@@ -74,8 +79,7 @@ class GangScheduling:
         if state is None:
             return Status(Code.ERROR, (f"pod group state {ns}/{pg_name} not found",))
         if state.all_pods_count() < min_count:
-            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                          ("waiting for minCount pods from a gang to appear in scheduling queue",))
+            return _WAITING_FOR_MIN_COUNT
         return None
 
     # ───── Permit (L356-425) ─────

@@ -84,12 +84,11 @@ class QueuedPodGroupInfo:
     def add(self, qpi: QueuedPodInfo) -> None:
         """Upstream ``AddPod``: insert in member order (replacing a member of the same key)."""
         self.remove(qpi.key)
-        keys = [member_order_key(m) for m in self.members]
-        self.members.insert(bisect.bisect_left(keys, member_order_key(qpi)), qpi)
+        self.members.insert(bisect.bisect_left(self.members, member_order_key(qpi), key=member_order_key), qpi)
 
     def remove(self, key: str) -> QueuedPodInfo | None:
         for i, m in enumerate(self.members):
-            if m.key == key:
+            if m.pod_info.key == key:
                 return self.members.pop(i)
         return None
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kubesched.api.objects import pod_key, pod_priority
@@ -126,9 +126,19 @@ class SchedulingQueue:
                 reg = getattr(pl, "events_to_register", None)
                 # upstream: a plugin without EnqueueExtensions is registered for every event
                 self._events[pl.name] = self._hint_registrations(list(reg())) if callable(reg) else wildcard
-        self._in_flight: dict[str, list[tuple[ClusterEvent, Any, Any]]] = {}
-        """pod key → cluster events received while the pod was being scheduled (upstream
-        ``inFlightEvents``); replayed against the pod's hints when it fails."""
+        self._in_flight: dict[str, int] = {}
+        """pod key → where its events start in :attr:`_in_flight_events` (an absolute index; keys in
+        Pop order, so the first is the oldest). Upstream ``inFlightPods``."""
+        self._in_flight_events: list[tuple[ClusterEvent, Any, Any]] = []
+        """Cluster events received while any pod was being scheduled (upstream ``inFlightEvents``):
+        one shared log, each pod sees the events from its Pop on, replayed against its hints when
+        it fails. Recording is O(1) per event whatever the number of pods in flight (a pod group
+        puts all its members in flight at once)."""
+        self._in_flight_base = 0
+        """Absolute index of ``_in_flight_events[0]`` (events no pod in flight can see are dropped)."""
+        self._force_activated: dict[str, int] = {}
+        """pod key → absolute index of the last ForceActivate recorded for it (see
+        :meth:`_record_force_activate`)."""
         self._nominated: dict[str, dict[str, PodInfo]] = {}
         self._nominated_node: dict[str, str] = {}
         self.incoming_entities: dict[tuple[str, str], int] = {}
@@ -440,7 +450,7 @@ class SchedulingQueue:
         """A pending pod was deleted or got assigned elsewhere: forget it everywhere."""
         key = pod_key(pod)
         self.delete_nominated_pod(key)
-        self._in_flight.pop(key, None)
+        self._leave_flight(key)
         if self._gw and (key in self._member_group or key in self._incomplete):
             self._delete_group_member(key)
         if self._entries.pop(key, None) is None:
@@ -481,10 +491,10 @@ class SchedulingQueue:
             qpi.inc_attempts(self.now())
             for m in qpi.members:
                 self._entries[m.key] = m
-                self._in_flight[m.key] = []
+                self._enter_flight(m.key)
             self.scheduling_cycle += 1
             return qpi  # type: ignore[return-value]  # the caller dispatches on the type
-        self._in_flight[qpi.key] = []
+        self._enter_flight(qpi.key)
         qpi.attempts += 1
         if qpi.initial_attempt_timestamp is None:
             qpi.initial_attempt_timestamp = self.now()
@@ -498,7 +508,7 @@ class SchedulingQueue:
         qpi = self._entries.get(key)
         if bound and qpi is not None and qpi.was_flushed_from_unschedulable:
             self.scheduled_after_flush += 1
-        self._in_flight.pop(key, None)
+        self._leave_flight(key)
         self._entries.pop(key, None)
         self._where.pop(key, None)
         if self._gw:
@@ -509,7 +519,7 @@ class SchedulingQueue:
         recorded while the pod was in flight are freed (a PreBind/Bind failure after this point
         sends the pod to backoff whatever happened meanwhile); the pod's entry stays until
         :meth:`done` or :meth:`add_unschedulable_if_not_present`."""
-        self._in_flight.pop(key, None)
+        self._leave_flight(key)
 
     def add_unschedulable_if_not_present(self, qpi: QueuedPodInfo) -> None:
         """After a failed attempt (upstream ``AddUnschedulableIfNotPresent``). An error (no
@@ -517,7 +527,7 @@ class SchedulingQueue:
         resets it; then the events received while the pod was in flight decide, through the
         hints, between activeQ (a Pending plugin's hint said Queue), backoffQ/activeQ (Queue from
         another plugin, or an error) and unschedulablePods (every hint said Skip)."""
-        events = self._in_flight.pop(qpi.key, None)
+        events = self._leave_flight(qpi.key, events=True)
         if qpi.key not in self._entries or qpi.key in self._where:
             return
         if not qpi.unschedulable_plugins and not qpi.pending_plugins:
@@ -539,7 +549,8 @@ class SchedulingQueue:
         strategy = QUEUE_AFTER_BACKOFF if events is None else self._strategy_for_in_flight(qpi, events)
         self._requeue(qpi, strategy, "ScheduleAttemptFailure")
 
-    def _strategy_for_in_flight(self, qpi: QueuedPodInfo, events: list[tuple[ClusterEvent, Any, Any]]) -> int:
+    def _strategy_for_in_flight(self, qpi: QueuedPodInfo,
+                                events: Sequence[tuple[ClusterEvent, Any, Any]]) -> int:
         """Upstream ``determineSchedulingHintForInFlightPod``."""
         if not qpi.unschedulable_plugins and not qpi.pending_plugins:
             return QUEUE_AFTER_BACKOFF
@@ -570,7 +581,7 @@ class SchedulingQueue:
                     del self._where[gk]
                     self._move_to_active(entity, EVENT_FORCE_ACTIVATE.label, from_backoff=where == BACKOFF)
                 elif where is None and key in self._in_flight:
-                    self._record_in_flight(EVENT_FORCE_ACTIVATE, None, self._entries[key].pod)
+                    self._record_force_activate(key)
                 continue
             qpi = self._entries.get(key)
             where = self._where.get(key)
@@ -579,7 +590,7 @@ class SchedulingQueue:
             if where is None:
                 if key in self._in_flight:
                     # requeue it when it comes back (ForceActivate targets this pod only)
-                    self._record_in_flight(EVENT_FORCE_ACTIVATE, None, qpi.pod)
+                    self._record_force_activate(key)
                 continue
             if where in (UNSCHEDULABLE, GATED):
                 del self.unschedulable[key]
@@ -606,11 +617,14 @@ class SchedulingQueue:
         the pod keys its PreQueueingHint named; such a plugin's hint is skipped for other pods
         (scheduling_queue.go L632-640)."""
         if isinstance(qpi, QueuedPodGroupInfo):
-            # upstream isEntityWorthRequeuing (L563-585): the best strategy over the members
+            # upstream isEntityWorthRequeuing (L563-585): the best strategy over the members. Only
+            # a member with PendingPlugins can answer queueImmediately: without one, the first
+            # queueAfterBackoff is already the best (same answer, one hint per member fewer)
             best = QUEUE_SKIP
+            top = QUEUE_IMMEDIATELY if any(m.pending_plugins for m in qpi.members) else QUEUE_AFTER_BACKOFF
             for m in qpi.members:
                 best = max(best, self._strategy(m, event, old, new, narrowed))
-                if best == QUEUE_IMMEDIATELY:
+                if best >= top:
                     break
             return best
         rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
@@ -705,9 +719,49 @@ class SchedulingQueue:
         return per_plugin or None
 
     def _record_in_flight(self, event: ClusterEvent, old: Any, new: Any) -> None:
-        """Upstream ``inFlightEvents``: every pod in flight sees the events received after its Pop."""
-        for events in self._in_flight.values():
-            events.append((event, old, new))
+        """Upstream ``inFlightEvents``: every pod in flight sees the events received after its Pop
+        (kept only while some pod is in flight, as upstream ``addEventsIfAnyInFlight``)."""
+        if self._in_flight:
+            self._in_flight_events.append((event, old, new))
+
+    def _record_force_activate(self, key: str) -> None:
+        """Upstream ``addEventsIfPodInFlight(nil, pod, EventForceActivate)`` for the in-flight pod
+        ``key``; not recorded again while every pod in flight already sees an earlier
+        ForceActivate for it. That leaves every decision as it was: a pod's requeue strategy
+        (:meth:`_strategy_for_in_flight`) is the strongest over the events it saw, and a
+        ForceActivate's answer depends only on the pod it names. It keeps GangScheduling's Permit,
+        which activates every unscheduled member of a gang whose members are all in flight, from
+        logging members² events per cycle."""
+        at = self._force_activated.get(key)
+        if at is not None and at >= next(reversed(self._in_flight.values())):
+            return
+        self._force_activated[key] = self._in_flight_base + len(self._in_flight_events)
+        self._record_in_flight(EVENT_FORCE_ACTIVATE, None, self._entries[key].pod)
+
+    def _enter_flight(self, key: str) -> None:
+        """The pod was popped: it sees the events recorded from now on."""
+        self._in_flight.pop(key, None)  # re-inserted last: the dict stays in Pop order
+        self._in_flight[key] = self._in_flight_base + len(self._in_flight_events)
+
+    def _leave_flight(self, key: str, *, events: bool = False) -> list[tuple[ClusterEvent, Any, Any]] | None:
+        """The pod is no longer in flight; with ``events``, return the events it saw (None if it
+        was not in flight). Events no pod in flight can see any more are dropped (upstream
+        ``Done``)."""
+        start = self._in_flight.pop(key, None)
+        if start is None:
+            return None
+        log = self._in_flight_events
+        seen = log[start - self._in_flight_base:] if events else None
+        if not self._in_flight:
+            self._in_flight_base += len(log)
+            log.clear()
+            self._force_activated.clear()
+        else:
+            drop = next(iter(self._in_flight.values())) - self._in_flight_base
+            if drop > 256 and 2 * drop >= len(log):  # amortised: trim once the dead prefix is half the log
+                del log[:drop]
+                self._in_flight_base += drop
+        return seen
 
     def _move_pods(self, pods: list[Entity], event: ClusterEvent, old: Any, new: Any,
                    narrowed: dict[str, set[str]] | None = None) -> int:
