@@ -27,7 +27,10 @@ def _obj(kind: str, name: str, api: str = "rbac.authorization.k8s.io/v1", ns: st
     meta: dict[str, Any] = {"name": name}
     if ns:
         meta["namespace"] = ns
-    return {"apiVersion": api, "kind": kind, "metadata": meta}
+    obj: dict[str, Any] = {"apiVersion": api, "kind": kind, "metadata": meta}
+    if kind.endswith("Binding"):  # a binding needs its roleRef (pkg/apis/rbac/validation ValidateRoleBindingSpec)
+        obj["roleRef"] = {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"}
+    return obj
 
 
 @pytest.mark.parametrize("kind,ns", [("ClusterRole", None), ("ClusterRoleBinding", None),

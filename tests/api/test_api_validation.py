@@ -407,7 +407,10 @@ def test_rbac_names_are_path_segments() -> None:
         meta: dict[str, Any] = {"name": name}
         if kind in ("Role", "RoleBinding"):
             meta["namespace"] = "kube-system"
-        return [f"{e.path}: {e.detail}" for e in validate_object({"kind": kind, "metadata": meta})]
+        obj: dict[str, Any] = {"kind": kind, "metadata": meta}
+        if kind.endswith("Binding"):  # its roleRef is required (ValidateRoleBindingSpec)
+            obj["roleRef"] = {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"}
+        return [f"{e.path}: {e.detail}" for e in validate_object(obj)]
 
     for kind in ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"):
         assert errs(kind, "system:kube-scheduler") == []

@@ -87,7 +87,6 @@ Invalid workloads raise :class:`WorkloadError` carrying the API server's message
 from __future__ import annotations
 
 import copy
-import json
 import random
 import re
 import uuid
@@ -98,6 +97,7 @@ from typing import TYPE_CHECKING, Any
 
 from kubesched.api import deployments as dep
 from kubesched.api import validation
+from kubesched.api.hashing import ALPHANUMS, compute_hash, fnv32a, safe_encode_string
 from kubesched.api.nodeselector import RequiredNodeAffinity
 from kubesched.api.objects import Node, Pod, Toleration, decode
 from kubesched.api.taints import find_matching_untolerated_taint
@@ -123,8 +123,6 @@ __all__ = [
     "safe_encode_string",
 ]
 
-#: apimachinery ``util/rand`` alphabet (no vowels, no 0/1/3: no bad words, no look-alikes).
-ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
 #: ``names.MaxGeneratedNameLength``: 63 - 5 random characters.
 MAX_GENERATED_NAME_LENGTH = 58
 
@@ -153,33 +151,7 @@ class WorkloadError(InputError):
     """An invalid workload object; ``message`` is the API server's ``... is invalid: ...``."""
 
 
-# --------------------------------------------------------------------------- names and hashes
-
-def fnv32a(data: bytes) -> int:
-    """FNV-1a 32-bit (Go ``hash/fnv.New32a``)."""
-    h = 0x811C9DC5
-    for b in data:
-        h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
-    return h
-
-
-def safe_encode_string(s: str) -> str:
-    """apimachinery ``rand.SafeEncodeString``: each byte ``b`` → ``ALPHANUMS[b % 27]``."""
-    return "".join(ALPHANUMS[b % len(ALPHANUMS)] for b in s.encode())
-
-
-def compute_hash(template: Mapping[str, Any], collision_count: int | None = None) -> str:
-    """``controller.ComputeHash`` (``pkg/controller/controller_utils.go``) over canonical JSON.
-
-    ``template`` is a PodTemplateSpec mapping. Same construction as upstream (FNV-1a 32 of the
-    template, then ``collisionCount`` as a ``uint32`` in an 8-byte little-endian buffer, the
-    decimal sum through :func:`safe_encode_string`); the template bytes differ (see module doc).
-    """
-    data = json.dumps(template, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
-    if collision_count is not None:
-        data += (collision_count & 0xFFFFFFFF).to_bytes(4, "little") + b"\0\0\0\0"
-    return safe_encode_string(str(fnv32a(data)))
-
+# --------------------------------------------------------------------------- names
 
 def generate_name(prefix: str, rng: random.Random) -> str:
     """``names.SimpleNameGenerator.GenerateName``: prefix (cut to 58 chars) + 5 random chars."""

@@ -295,7 +295,7 @@ def _stateful_set_status(s: Mapping[str, Any], owned: list[Mapping[str, Any]], c
     created = [p for p in owned if not _terminal(p)]
     live = [p for p in created if not _meta(p).get("deletionTimestamp")]
     revisions = [str(_map(_meta(p).get("labels")).get("controller-revision-hash") or "") for p in live]
-    from kubesched.api.workloads import compute_hash  # (workloads imports this module)
+    from kubesched.api.hashing import compute_hash
 
     # the revision of the current template (the controller's ControllerRevision name)
     update_rev = f"{_meta(s).get('name')}-{compute_hash(_map(spec.get('template')), old.get('collisionCount'))}"
@@ -336,7 +336,7 @@ def _daemon_set_status(ds: Mapping[str, Any], owned: list[Mapping[str, Any]], ct
     status: dict[str, Any] = {"currentNumberScheduled": len(scheduled), "numberMisscheduled": 0,
                               "desiredNumberScheduled": desired, "numberReady": sum(_ready(p) for p in scheduled)}
     _put(status, "observedGeneration", _int(_meta(ds).get("generation")))
-    from kubesched.api.workloads import compute_hash  # (workloads imports this module)
+    from kubesched.api.hashing import compute_hash
 
     h = compute_hash(_map(spec.get("template")), old.get("collisionCount"))
     gen = _map(_meta(ds).get("annotations")).get("deprecated.daemonset.template.generation")

@@ -1,0 +1,43 @@
+"""The hashes controllers put in names and labels: ``pod-template-hash``, ``controller-revision-hash``.
+
+Follows ``pkg/controller/controller_utils.go`` ``ComputeHash`` and apimachinery ``util/rand``
+(v1.37.2). Its own module so that both :mod:`kubesched.api.workloads` (which names pods) and
+:mod:`kubesched.api.workloadstatus` (which compares revisions) use it without importing each other.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["ALPHANUMS", "compute_hash", "fnv32a", "safe_encode_string"]
+
+#: apimachinery ``util/rand`` alphabet (no vowels, no 0/1/3: no bad words, no look-alikes).
+ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
+
+
+def fnv32a(data: bytes) -> int:
+    """FNV-1a 32-bit (Go ``hash/fnv.New32a``)."""
+    h = 0x811C9DC5
+    for b in data:
+        h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
+def safe_encode_string(s: str) -> str:
+    """apimachinery ``rand.SafeEncodeString``: each byte ``b`` → ``ALPHANUMS[b % 27]``."""
+    return "".join(ALPHANUMS[b % len(ALPHANUMS)] for b in s.encode())
+
+
+def compute_hash(template: Mapping[str, Any], collision_count: int | None = None) -> str:
+    """``controller.ComputeHash`` (``pkg/controller/controller_utils.go``) over canonical JSON.
+
+    ``template`` is a PodTemplateSpec mapping. Same construction as upstream (FNV-1a 32 of the
+    template, then ``collisionCount`` as a ``uint32`` in an 8-byte little-endian buffer, the
+    decimal sum through :func:`safe_encode_string`); the template bytes differ (see :mod:`kubesched.api.workloads`).
+    """
+    data = json.dumps(template, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    if collision_count is not None:
+        data += (collision_count & 0xFFFFFFFF).to_bytes(4, "little") + b"\0\0\0\0"
+    return safe_encode_string(str(fnv32a(data)))
