@@ -286,3 +286,30 @@ def test_replay_cli_names_never_scheduled_and_documents_its_inputs(tmp_path: Pat
     assert "never scheduled: default/huge (pending at end)" in r.output
     h = CliRunner().invoke(main, ["replay", "--help"]).output
     assert "--nodes NODES.csv" in h and "node list" in h and "--pods PODS.csv" in h
+
+
+def test_load_factor_makes_pods_pend(tmp_path: Path):
+    """issue 17 item 13: ``replay --load-factor F`` — arrivals F× faster, lifetimes kept. One node of
+    4 cores; three 3-core pods arriving 100 s apart, each living 50 s, all fit one after another;
+    10× faster (10 s apart, still 50 s each) the second and third find the node full and wait."""
+    from click.testing import CliRunner
+
+    from kubesched.cli.main import main
+
+    pods = [_pod(f"p{i}", 3000, 100, 100 * i, 100 * i + 50) for i in range(3)]
+    n, p = _write(tmp_path, ["n1,4000,8192,0,"], pods)
+    import json as _json
+
+    def summary(*extra: str) -> dict:
+        r = CliRunner().invoke(main, ["replay", "alibaba-openb", "--nodes", str(n), "--pods", str(p), "--json",
+                                      *extra])
+        assert r.exit_code == 0, r.output
+        return _json.loads(r.output)
+
+    plain, loaded = summary(), summary("--load-factor", "10")
+    assert plain["pods_scheduled"] == loaded["pods_scheduled"] == 3
+    assert plain["time_to_schedule_p99_s"] == 0
+    assert loaded["time_to_schedule_p99_s"] > 0  # waited for the earlier pod to leave
+    bad = CliRunner().invoke(main, ["replay", "alibaba-openb", "--nodes", str(n), "--pods", str(p),
+                                    "--load-factor", "0"])
+    assert bad.exit_code == 2 and "--load-factor" in bad.output

@@ -14,7 +14,8 @@ from click.testing import CliRunner
 from kubesched.cli.main import main
 from kubesched.sim.alibaba import TracePod
 from kubesched.sweep.execute import run_plan
-from kubesched.sweep.runner import pending_reasons, scale_arrivals
+from kubesched.sim.replay import scale_arrivals
+from kubesched.sweep.runner import pending_reasons
 from kubesched.sweep.spec import load_spec
 
 NODE = """\

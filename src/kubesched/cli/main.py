@@ -302,6 +302,10 @@ def _config_source(path: str | None) -> Iterator[None]:
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
               help="KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for score tie-breaking.")
+@click.option("--load-factor", "load_factor", type=click.FloatRange(min=0, min_open=True), default=1.0,
+              show_default=True, metavar="F",
+              help="Arrivals F times faster (creation times ÷ F), each pod's lifetime kept: F > 1 loads the "
+                   "cluster more, so that pods pend.")
 @click.option("--plot", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write a PNG of allocation and pending pods over virtual time.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
@@ -310,7 +314,8 @@ def _config_source(path: str | None) -> Iterator[None]:
 @feature_gate_options
 @_friendly
 def replay(trace: str, nodes_csv: str, pods_csv: str, config_path: str | None, seed: int,
-           plot: str | None, as_json: bool, report: str | None = None, emulated_version: str | None = None,
+           plot: str | None, as_json: bool, report: str | None = None, load_factor: float = 1.0,
+           emulated_version: str | None = None,
            feature_gates: tuple[str, ...] = (), min_compatibility_version: str | None = None) -> None:
     """Replay a production trace through the scheduler on a virtual clock."""
     from kubesched.sim.replay import replay_openb
@@ -323,7 +328,7 @@ def replay(trace: str, nodes_csv: str, pods_csv: str, config_path: str | None, s
 
         check_writable(report)
     summary = replay_openb(nodes_csv, pods_csv, config, seed=seed, progress=sys.stderr.isatty(), plot=plot,
-                           features=features)
+                           features=features, load_factor=load_factor)
     if as_json:
         click.echo(json.dumps(summary.to_dict(), indent=2))
     else:

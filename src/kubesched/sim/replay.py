@@ -49,7 +49,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -73,6 +73,7 @@ __all__ = [
     "ReplaySummary",
     "TraceReplay",
     "replay_openb",
+    "scale_arrivals",
 ]
 
 DEPART, ARRIVE, TIMER, SCHEDULE = 0, 1, 2, 3
@@ -378,18 +379,33 @@ class TraceReplay:
 
 # --------------------------------------------------------------------------- entry point
 
+def scale_arrivals(pods: list[TracePod], factor: float) -> list[TracePod]:
+    """Arrivals ``factor`` × faster: creation ÷ factor, each lifetime kept (a pod that is never
+    deleted stays so)."""
+    if factor == 1.0:
+        return pods
+    out = []
+    for p in pods:
+        c = p.creation_time / factor
+        d = None if p.deletion_time is None else c + (p.deletion_time - p.creation_time)
+        out.append(replace(p, creation_time=c, deletion_time=d))
+    return out
+
+
 def replay_openb(nodes_csv: str | os.PathLike[str], pods_csv: str | os.PathLike[str],
                  config: KubeSchedulerConfiguration | None = None, *, seed: int = 0, progress: bool = False,
                  plot: str | os.PathLike[str] | None = None, limit: int | None = None,
-                 features: FeatureGate | None = None) -> ReplaySummary:
+                 features: FeatureGate | None = None, load_factor: float = 1.0) -> ReplaySummary:
     """Replay an openb node list + pod list (see the module docstring). ``limit``: only the
     first ``limit`` pods by creation time. ``plot``: write a PNG of allocation and pending pods
     over virtual time. ``features``: gates at the emulated version (default v1.37's).
+    ``load_factor``: arrivals that many times faster, lifetimes kept (:func:`scale_arrivals`).
     Raises :class:`ManifestError` for bad CSV input."""
     nodes = load_nodes(nodes_csv)
     pods = load_pods(pods_csv)
     if limit is not None:
         pods = pods[:limit]
+    pods = scale_arrivals(pods, load_factor)
     name = os.path.basename(os.fspath(pods_csv))
     if progress:
         summary = _run_with_progress(nodes, pods, config, seed, name, features)

@@ -14,7 +14,6 @@ failing run comes back as ``{"status": "failed", "error": "…"}`` so the sweep 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
@@ -30,27 +29,15 @@ from kubesched import __version__
 from kubesched.config import decode_config
 from kubesched.features import FeatureGate
 from kubesched.framework.node_table import NodeTable
-from kubesched.sim.alibaba import GPU_RESOURCE, TracePod
+from kubesched.sim.alibaba import GPU_RESOURCE
 from kubesched.sim.compare import table_figures
+from kubesched.sim.replay import scale_arrivals
 from kubesched.sweep.inputs import decode, decode_files, decode_trace
 
-__all__ = ["execute", "gpu_fragmentation", "pending_reasons", "scale_arrivals"]
+__all__ = ["execute", "gpu_fragmentation", "pending_reasons"]
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
 _COUNT = re.compile(r"^\d+ ")
-
-
-def scale_arrivals(pods: list[TracePod], factor: float) -> list[TracePod]:
-    """Arrivals ``factor`` × faster: creation ÷ factor, each lifetime kept (a pod that is never
-    deleted stays so)."""
-    if factor == 1.0:
-        return pods
-    out = []
-    for p in pods:
-        c = p.creation_time / factor
-        d = None if p.deletion_time is None else c + (p.deletion_time - p.creation_time)
-        out.append(dataclasses.replace(p, creation_time=c, deletion_time=d))
-    return out
 
 
 def gpu_fragmentation(table: NodeTable) -> tuple[int, float]:
