@@ -26,14 +26,12 @@ class DelayedProgress:
     def __init__(self, label: str, unit: str, *, delay: float = 2.0, enabled: bool | None = None) -> None:
         self.label, self.unit, self.delay = label, unit, delay
         self.enabled = sys.stderr.isatty() if enabled is None else enabled
-        self._t0 = time.monotonic()
-        self._next = self._t0 + delay
+        self._next = time.monotonic() + delay  # no bar before this instant, then at most one redraw per 0.1 s
         self._bar: Any = None
         self._task: Any = None
 
     def __enter__(self) -> DelayedProgress:
-        self._t0 = time.monotonic()
-        self._next = self._t0 + self.delay
+        self._next = time.monotonic() + self.delay  # the delay counts from the start of the run
         return self
 
     def __call__(self, done: int, total: int) -> None:

@@ -119,20 +119,22 @@ class NodeScores(Mapping[str, dict[str, int]]):
             self._data = {n: dict(zip(self.plugins, r)) for n, r in zip(self._names, rows)}
         return self._data
 
+    def _positions(self) -> dict[str, int]:
+        """node → its column in the array (built on the first lookup)."""
+        if self._index is None:
+            self._index = {n: i for i, n in enumerate(self._names)}
+        return self._index
+
     def __getitem__(self, key: str) -> dict[str, int]:
         if self._data is not None:
             return self._data[key]
-        if self._index is None:
-            self._index = {n: i for i, n in enumerate(self._names)}
-        i = self._index[key]
+        i = self._positions()[key]
         return dict(zip(self.plugins, self._arr[:, i].tolist()))
 
     def __contains__(self, key: object) -> bool:
         if self._data is not None:
             return key in self._data
-        if self._index is None:
-            self._index = {n: i for i, n in enumerate(self._names)}
-        return key in self._index
+        return key in self._positions()
 
     def __len__(self) -> int:
         return len(self._names)
