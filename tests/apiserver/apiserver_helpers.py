@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.client
 import json
 import ssl
+import time
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -101,3 +102,14 @@ def pod(name: str, ns: str = "default", **spec: Any) -> dict[str, Any]:
 def node(name: str, **labels: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
             "status": {"capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}
+
+
+def until(fn: Any, what: str, timeout: float = 10) -> Any:
+    """Poll ``fn`` every 50 ms until it returns something truthy (returned); fail after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = fn()
+        if v:
+            return v
+        assert time.monotonic() < deadline, f"timed out: {what}"
+        time.sleep(0.05)

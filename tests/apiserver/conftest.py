@@ -20,3 +20,10 @@ def srv(tmp_path: Any) -> Iterator[ServerHandle]:
 @pytest.fixture
 def client(srv: ServerHandle) -> Client:
     return Client.of(srv)
+
+
+@pytest.fixture
+def ksrv(tmp_path: Any) -> Iterator[ServerHandle]:
+    """A server with simulated kubelets and the box's controllers (``--simulate-kubelets``)."""
+    with run_server(tmp_path / "kc", simulate_kubelets=True) as s:
+        yield s

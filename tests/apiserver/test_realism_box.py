@@ -7,32 +7,10 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
-
-import pytest
 from apiserver_helpers import Client
+from apiserver_helpers import until as _until
 
-from kubesched.apiserver.testing import ServerHandle, run_server
-
-
-@pytest.fixture
-def ksrv(tmp_path: Path) -> Iterator[ServerHandle]:
-    with run_server(tmp_path / "kc", simulate_kubelets=True) as s:
-        yield s
-
-
-def _until(fn: Any, what: str, timeout: float = 10) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        v = fn()
-        if v:
-            return v
-        assert time.monotonic() < deadline, f"timed out: {what}"
-        time.sleep(0.05)
-
+from kubesched.apiserver.testing import ServerHandle
 
 PVCS = "/api/v1/namespaces/default/persistentvolumeclaims"
 

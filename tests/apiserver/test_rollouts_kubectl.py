@@ -15,8 +15,8 @@ import time
 from typing import Any
 
 import pytest
+from apiserver_helpers import until as _until_10s
 from test_realism_kubectl import KUBECTL, Kubectl, _template, box  # noqa: F401 - the shared fixture
-from test_workload_controllers import _until as _until_10s
 
 from kubesched.apiserver.testing import ServerHandle
 

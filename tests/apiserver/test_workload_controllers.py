@@ -6,32 +6,14 @@ are retried and nothing is created twice."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import pytest
 from apiserver_helpers import Client, node
+from apiserver_helpers import until as _until
 
-from kubesched.apiserver.testing import ServerHandle, run_server
+from kubesched.apiserver.testing import ServerHandle
 
 PODS = "/api/v1/namespaces/default/pods"
-
-
-@pytest.fixture
-def ksrv(tmp_path: Path) -> Iterator[ServerHandle]:
-    with run_server(tmp_path / "kc", simulate_kubelets=True) as s:
-        yield s
-
-
-def _until(fn: Any, what: str, timeout: float = 10) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        v = fn()
-        if v:
-            return v
-        assert time.monotonic() < deadline, f"timed out: {what}"
-        time.sleep(0.05)
 
 
 def _pods(c: Client) -> list[dict[str, Any]]:
