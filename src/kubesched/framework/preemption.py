@@ -647,7 +647,9 @@ class Evaluator:
     the reprieve, when no PreFilter extension is active (then no row edit), and (b) for a node
     with every potential victim removed: such a node cannot be a candidate, and its exact
     dry-run status is computed only if the dry run ends without candidates (the statuses are
-    used only then).
+    used only then). When it is an :class:`ExactPrecheck` deciding every Filter plugin whose
+    verdict depends on the row's pods, and no PreFilter extension is active, a row's victims are
+    chosen by its arithmetic alone (:meth:`_fast_victims`: no row edit, no state clone).
     """
 
     def __init__(self, plugin_name: str, handle: Handle, *, min_candidate_nodes_percentage: int = 10,
