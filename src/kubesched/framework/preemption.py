@@ -589,12 +589,19 @@ class ExactPrecheck:
     row with the pods ``added`` added and ``removed`` removed), False (all pass), None (unknown:
     the real run decides). Calling it is the plain precheck, ``verdict(...) is True``."""
 
-    __slots__ = ("decides", "verdict")
+    __slots__ = ("decides", "reprieve", "verdict")
 
     def __init__(self, verdict: Callable[[int, Sequence[PodInfo], Sequence[PodInfo]], bool | None],
-                 decides: Sequence[Any]) -> None:
+                 decides: Sequence[Any],
+                 reprieve: Callable[[int, Sequence[Sequence[PodInfo]], Sequence[PodInfo], Sequence[PodInfo]],
+                                    list[bool] | None] | None = None) -> None:
         self.verdict = verdict
         self.decides = tuple(decides)
+        self.reprieve = reprieve
+        """Optional: ``reprieve(row, passes, removed, order)`` → for each pod of ``order``, re-added
+        in turn to the row with ``removed`` removed, whether every pass (the pods of ``passes[i]``
+        added) still passes — a pod that does stays; None: unknown. The verdicts of ``verdict``
+        for each step, in one call."""
 
     def __call__(self, row: int, added: Sequence[PodInfo], removed: Sequence[PodInfo]) -> bool:
         return self.verdict(row, added, removed) is True
@@ -1294,6 +1301,18 @@ class Evaluator:
         violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
         victims: list[PodInfo] = []
         num_violating = 0
+        if plan.exact.reprieve is not None:
+            order = [*violating, *non_violating]
+            kept = plan.exact.reprieve(row, passes, removed, order)
+            if kept is None:
+                return None
+            for i, (pi, stays) in enumerate(zip(order, kept, strict=True)):
+                if not stays:
+                    victims.append(pi)
+                    num_violating += int(i < len(violating))
+            if violating and non_violating:
+                self._sort_importance(victims)
+            return [pi.pod for pi in victims], num_violating, Status(Code.SUCCESS)
         for group, counts in ((violating, True), (non_violating, False)):
             for pi in group:
                 rest = [p for p in removed if p is not pi]

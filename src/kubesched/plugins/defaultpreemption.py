@@ -107,6 +107,9 @@ class DefaultPreemption:
         edited row), False when Fit passes it, None when an added pod requests a resource no
         node has yet (adding it would create a table column: left to the real run). Calling the
         result is ``verdict(...) is True``; it decides the Fit plugins of ``plugins`` exactly.
+        ``reprieve(row, passes, removed, order)``: the same arithmetic for a whole reprieve —
+        with ``removed`` off the row and each pass's pods added, which of ``order``, re-added in
+        turn, still leave room (a kept victim's requests are spent), or None (unknown).
         None when Fit is not among ``plugins`` (the Filter plugins not skipped in this cycle) or
         its PreFilter state is absent."""
         if not any(isinstance(pl, Fit) for pl in plugins):
@@ -149,7 +152,49 @@ class DefaultPreemption:
                 if alloc[col] - (used[col] + change) < q:
                     return True
             return False
-        return ExactPrecheck(verdict, tuple(pl for pl in plugins if isinstance(pl, Fit)))
+        def reprieve(row: int, passes: Sequence[Sequence[PodInfo]], removed: Sequence[PodInfo],
+                     order: Sequence[PodInfo]) -> list[bool] | None:
+            # the slack of each pass (with ``added`` added and ``removed`` removed), per check:
+            # Fit passes while every slack is >= 0; re-adding a victim spends its requests
+            pods_col = table.PODS
+            alloc = table.allocatable[row].tolist()
+            used = table.requested[row].tolist()
+            cols: list[tuple[str, int, int]] = []  # (resource, column, request) of the checks Fit makes here
+            for name, q in checks:
+                col = index.get(name)
+                if name in req.dra and (col is None or alloc[col] == 0):
+                    continue  # DRAExtendedResource: left to DynamicResources on this node
+                if col is None:
+                    return None
+                cols.append((name, col, q))
+            slacks: list[list[int]] = []
+            for added in passes:
+                if any(name not in index for pi in added for name in pi.requests if name != "pods"):
+                    return None
+                delta = len(added) - len(removed)
+                slack = [alloc[pods_col] - used[pods_col] - delta - 1]
+                for name, col, q in cols:
+                    if col == pods_col:
+                        change = delta
+                    else:
+                        change = (sum(pi.requests.get(name, 0) for pi in added)
+                                  - sum(pi.requests.get(name, 0) for pi in removed))
+                    slack.append(alloc[col] - used[col] - change - q)
+                if min(slack) < 0:
+                    return None  # the row does not fit even with every victim removed
+                slacks.append(slack)
+            kept: list[bool] = []
+            for pi in order:
+                cost = [1] + [1 if col == pods_col else pi.requests.get(name, 0) for name, col, _ in cols]
+                fits = all(s - c >= 0 for slack in slacks for s, c in zip(slack, cost, strict=True))
+                if fits:
+                    for slack in slacks:
+                        for i, c in enumerate(cost):
+                            slack[i] -= c
+                kept.append(fits)
+            return kept
+
+        return ExactPrecheck(verdict, tuple(pl for pl in plugins if isinstance(pl, Fit)), reprieve)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """None without async preemption (upstream returns ``nil, nil``)."""
