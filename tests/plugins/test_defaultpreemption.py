@@ -712,10 +712,11 @@ def _v(*prios_and_starts: tuple[int, str | None], pdb_viol: int = 0) -> Victims:
     ({"n1": _v((100, E)), "n2": _v((50, E), (50, E), (50, E))}, "n2"),                      # 2. lowest highest priority
     ({"n1": _v((100, E), (100, E)), "n2": _v((100, E), (-5, E))}, "n2"),                    # 3. smallest sum
     ({"n1": _v((100, E), (-2**31, E)), "n2": _v((100, E))}, "n2"),                          # 4. fewest victims
+    ({"n1": _v((100, E), (-2**31, E), (-2**31, E)), "n2": _v((100, E), (0, E))}, "n1"),     # 3. sum before count
     ({"n1": _v((100, t(1)), (0, t(9))), "n2": _v((100, t(2)), (0, t(0)))}, "n2"),            # 5. latest start
     ({"n1": _v((100, E)), "n2": _v((100, E))}, "n1"),                                       # 6. first
     ({}, ""),
-], ids=["pdb", "highest priority", "sum", "count", "start time", "first", "empty"])
+], ids=["pdb", "highest priority", "sum", "count", "sum before count", "start time", "first", "empty"])
 def test_pick_one_node_for_preemption(victims, want) -> None:  # noqa: ANN001
     assert pick_one_node_for_preemption(victims) == want
 
