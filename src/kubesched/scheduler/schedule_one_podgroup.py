@@ -471,9 +471,11 @@ def _evaluate_placements(sched: Scheduler, fw: Framework, pg_state: PodGroupCycl
     for placement in placements:
         t0 = time.perf_counter()
         placement_state = PlacementCycleState(pg_state)
-        wanted = {table.row_of[n] for n in placement.nodes if n in table.row_of}
         full = table.order() if parent is None else parent
-        sched.placement_rows = full[np.isin(full, list(wanted))] if wanted else full[:0]
+        wanted = np.zeros(len(table.names), bool)  # the placement's rows, as a mask over table rows
+        row_of = table.row_of
+        wanted[[r for n in placement.nodes if (r := row_of.get(n)) is not None]] = True
+        sched.placement_rows = full[wanted[full]]
         try:
             result, reverts = _default_algorithm(sched, fw, placement_state, pg_info, entity)
             _revert(reverts)
