@@ -36,7 +36,11 @@ from kubesched.framework.podgroup import (
 )
 from kubesched.framework.waiting_pods import waiting_pod_key
 
-__all__ = ["CompositePodGroupStateImpl", "HierarchyCycleError", "PodGroupManagerImpl", "PodGroupStateImpl"]
+WORKLOAD_MAX_TREE_DEPTH = 4
+"""Upstream ``schedulingv1alpha3.WorkloadMaxTreeDepth``."""
+
+__all__ = ["WORKLOAD_MAX_TREE_DEPTH", "CompositePodGroupStateImpl", "HierarchyCycleError", "PodGroupManagerImpl",
+           "PodGroupStateImpl"]
 
 
 class HierarchyCycleError(ValueError):
@@ -316,6 +320,59 @@ class PodGroupManagerImpl:
     def composite_pod_group_state(self, namespace: str, name: str) -> CompositePodGroupStateImpl | None:
         """Upstream ``CompositePodGroupStates().Get`` (None when unknown or the gate is off)."""
         return self._composite.get((namespace, name)) if self.composite_enabled else None
+
+    def hierarchy_root_for_pod(self, pod: Pod) -> str:
+        """Upstream ``BuildHierarchySnapshotFromPod`` (cache.go L1291-1370): the entity key of the
+        root of the pod's hierarchy, walking up at most ``WorkloadMaxTreeDepth − 1`` composite
+        levels, after checking that the tree below it has no cycle. The manager doubles as the
+        snapshot, so nothing is copied. Raises :class:`ValueError` with upstream's text ("pod has
+        no scheduling group", "pod group state not found for <key>", "pod group object not found
+        in state for <key>", "parent composite pod group state not found for <key>", "composite pod
+        group object not found in state for <key>", "cycle detected in composite pod group
+        hierarchy: <key>")."""
+        name = pod_group_name_of(pod)
+        if name is None:
+            raise ValueError("pod has no scheduling group")
+        ns = pod.metadata.namespace or ""
+        current = entity_key(POD_GROUP_KEY_TYPE, ns, name)
+        st = self._states.get((ns, name))
+        if st is None:
+            raise ValueError(f"pod group state not found for {current}")
+        if st.pod_group is None:
+            raise ValueError(f"pod group object not found in state for {current}")
+        parent = _parent_of(st.pod_group)
+        if self.composite_enabled and parent is not None:
+            current = entity_key(COMPOSITE_POD_GROUP_KEY_TYPE, ns, parent)
+            for _ in range(WORKLOAD_MAX_TREE_DEPTH - 1):
+                cst = self._composite.get((ns, parent))
+                if cst is None:
+                    raise ValueError(f"parent composite pod group state not found for {current}")
+                if cst.composite_pod_group is None:
+                    raise ValueError(f"composite pod group object not found in state for {current}")
+                up = _parent_of(cst.composite_pod_group)
+                if up is None:
+                    break
+                parent = up
+                current = entity_key(COMPOSITE_POD_GROUP_KEY_TYPE, ns, parent)
+        visited: set[str] = set()
+
+        def walk(key: str) -> None:  # buildPodGroupStateSnapshotTree
+            if key in visited:
+                raise ValueError(f"cycle detected in composite pod group hierarchy: {key}")
+            visited.add(key)
+            key_type, kns, kname = key.split("/", 2)
+            if key_type == POD_GROUP_KEY_TYPE:
+                if (kns, kname) not in self._states:
+                    raise ValueError(f"pod group state not found for {key}")
+                return
+            cst = self._composite.get((kns, kname))
+            if cst is None:
+                raise ValueError(f"composite pod group state not found for {key}")
+            for child in cst.children():
+                walk(child)
+
+        walk(current)
+        return current
 
     def root_key_for_group(self, key: str) -> str | None:
         """Upstream ``GetRootKeyForGroup``: the entity key of the top of ``key``'s hierarchy
