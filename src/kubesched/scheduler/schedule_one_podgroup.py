@@ -22,7 +22,9 @@ scheduling cycle:
 
 Statuses follow upstream's ``Status{reasons, err}``: a status built ``WithError(err)`` carries
 the error's text as its first reason (so ``message()`` is Go's ``Message()``, err + reasons).
-CompositePodGroups are not modelled.
+CompositePodGroups: each leaf PodGroup still gets its own cycle (upstream's tree-wide cycle over a root
+CompositePodGroup — the queue's workload forest — is not modelled); GangScheduling's Permit holds the
+tree's members until its quorum is scheduled.
 """
 
 from __future__ import annotations
