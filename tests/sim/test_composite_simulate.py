@@ -50,3 +50,18 @@ def test_composite_pod_group_needs_its_gate() -> None:
                           gates="GenericWorkload=true,TopologyAwareWorkloadScheduling=true")
     assert code != 0
     assert "Workload.scheduling.k8s.io \"train\" is invalid" in out and "Traceback" not in out
+
+
+def test_explain_shows_the_tree_above_the_group() -> None:
+    r = CliRunner().invoke(main, ["simulate", "-f", str(DATA), "--feature-gates", GATES, "--explain", "default/ps1",
+                                  "--explain-nodes", "1"])
+    assert r.exit_code == 0, r.output
+    assert "pod group default/ps (gang minCount=2; 2 member(s) in this cycle): scheduled" in r.output
+    assert "in composite pod group job (gang minGroupCount=2)" in r.output
+
+
+def test_explain_of_a_member_held_by_the_tree_quorum() -> None:
+    r = CliRunner().invoke(main, ["simulate", "-f", str(DATA / "cluster.yaml"), "-f", str(DATA / "pods.yaml"),
+                                  "--feature-gates", GATES, "--explain", "default/w0"])
+    assert r.exit_code != 0
+    assert 'waiting for composite pod group "job" tree to meet quorum' in r.output

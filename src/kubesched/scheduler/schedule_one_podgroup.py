@@ -268,13 +268,31 @@ def schedule_one_pod_group(sched: Scheduler, entity: QueuedPodGroupInfo) -> PodG
         pf_result, pf_status = fw.run_pod_group_post_filter_plugins(pg_state, root.pg_info, scheduling_func)
         _apply_post_filter_result(root, pf_result, pf_status)
     _submit(sched, fw, entity, root, out, start, t0)
-    _explain_group(entity, root, out)
+    _explain_group(sched, entity, root, out)
     out.status = root_status
     sched.queue.add_attempted_pod_group(entity, root_status)
     return out
 
 
-def _explain_group(entity: QueuedPodGroupInfo, result: _GroupResult, out: PodGroupCycleResult) -> None:
+def _composite_parents(sched: Scheduler, entity: QueuedPodGroupInfo) -> list[dict[str, Any]]:
+    """With CompositePodGroup: the group's ancestors, parent first, each ``{"name", "policy",
+    "minGroupCount"}`` (explain); [] otherwise."""
+    pgm = sched.pod_group_manager
+    if pgm is None or not pgm.composite_enabled:
+        return []
+    out: list[dict[str, Any]] = []
+    parent = ((entity.pod_group or {}).get("spec") or {}).get("parentCompositePodGroupName")
+    while isinstance(parent, str) and len(out) < 4 and all(p["name"] != parent for p in out):
+        cpg = pgm.composite_pod_group(entity.namespace, parent)
+        gang = (((cpg or {}).get("spec") or {}).get("schedulingPolicy") or {}).get("gang")
+        out.append({"name": parent, "policy": "gang" if isinstance(gang, dict) else "basic",
+                    "minGroupCount": gang.get("minGroupCount") if isinstance(gang, dict) else None})
+        parent = ((cpg or {}).get("spec") or {}).get("parentCompositePodGroupName")
+    return out
+
+
+def _explain_group(sched: Scheduler, entity: QueuedPodGroupInfo, result: _GroupResult,
+                   out: PodGroupCycleResult) -> None:
     """Attach the group's decision (:attr:`~kubesched.framework.record.DecisionRecord.group`) to the
     records of this cycle's members (only built when recording is on)."""
     records = [a.record for a in out.attempts] + [sp.record for sp in out.scheduled]
@@ -292,6 +310,9 @@ def _explain_group(entity: QueuedPodGroupInfo, result: _GroupResult, out: PodGro
     if result.placements is not None:
         summary["placements"] = result.placements
         summary["chosenPlacement"] = result.chosen_placement
+    parents = _composite_parents(sched, entity)
+    if parents:
+        summary["compositePodGroups"] = parents
     for r in records:
         if r is not None:
             r.group = summary
