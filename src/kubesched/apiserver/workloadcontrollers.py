@@ -17,7 +17,8 @@ What they write: the objects the pass creates (through the server's create path)
 ReplicaSets a Deployment scales (rollouts, scale both ways, through the update path), the pods a
 ReplicaSet deletes on scale-down and old ReplicaSets beyond ``revisionHistoryLimit`` (DELETE,
 Background), the Deployment's ``deployment.kubernetes.io/revision`` annotation, and the Job
-controller's removal of its ``batch.kubernetes.io/job-tracking`` finalizer from finished pods.
+controller's removal of its ``batch.kubernetes.io/job-tracking`` finalizer from finished pods, and
+StatefulSets'/DaemonSets' ControllerRevisions (:mod:`kubesched.apiserver.history`).
 
 Differences from upstream, on purpose: pods of a ReplicaSet created in a pass are created by the next
 pass (the server assigns the ReplicaSet's uid, which the pods' ownerReferences must carry);
@@ -39,6 +40,7 @@ from kubesched.api.workloads import JOB_TRACKING_FINALIZER, Controllers, Workloa
 from kubesched.api.workloadstatus import workload_statuses
 from kubesched.apiserver import resources as served
 from kubesched.apiserver.controllers import DebouncedController
+from kubesched.apiserver.history import plan_history
 from kubesched.apiserver.storage import Conflict, KeyNotFound
 
 if TYPE_CHECKING:
@@ -53,7 +55,8 @@ WORKLOAD_SPACES = ("apps/deployments", "apps/replicasets", "replicationcontrolle
                    "apps/daemonsets", "batch/jobs")
 #: the workload API's objects the Job controller reads and writes (WorkloadWithJob)
 SCHEDULING_SPACES = ("scheduling.k8s.io/workloads", "scheduling.k8s.io/podgroups")
-_SPACES = (*WORKLOAD_SPACES, "pods", "nodes", "persistentvolumeclaims", *SCHEDULING_SPACES)
+_REVISIONS = "apps/controllerrevisions"
+_SPACES = (*WORKLOAD_SPACES, "pods", "nodes", "persistentvolumeclaims", *SCHEDULING_SPACES, _REVISIONS)
 _KIND_SPACE = {"Deployment": "apps/deployments", "ReplicaSet": "apps/replicasets",
                "ReplicationController": "replicationcontrollers", "StatefulSet": "apps/statefulsets",
                "DaemonSet": "apps/daemonsets", "Job": "batch/jobs", "Workload": "scheduling.k8s.io/workloads",
@@ -179,7 +182,41 @@ class WorkloadController(DebouncedController):
                       and (ref := (o.get("spec") or {}).get("controllerRef") or {}).get("kind") == "Job"}
         self._write_statuses(skip_jobs=fresh_jobs)
         self._release_job_pods()
+        self._sync_history()
         return n
+
+    def _sync_history(self) -> None:
+        """StatefulSets' and DaemonSets' ControllerRevisions (:mod:`kubesched.apiserver.history`):
+        created, renumbered on a rollback and truncated to ``revisionHistoryLimit`` through the
+        server's create/update/delete paths, as the controllers' requests are."""
+        from kubesched.apiserver.errors import APIError
+
+        store = self.server.store
+        parents = [e.obj() for space in ("apps/statefulsets", "apps/daemonsets") for e in store.list(space)]
+        if not parents:
+            return
+        revisions = [e.obj() for e in store.list(_REVISIONS)]
+        pods = [e.obj() for e in store.list("pods")]
+        info = next(r for r in served.RESOURCES if r.key == _REVISIONS)
+        for parent in parents:
+            ns = parent["metadata"].get("namespace") or "default"
+            plan = plan_history(parent, [r for r in revisions if r["metadata"].get("namespace") == ns],
+                                [p for p in pods if p["metadata"].get("namespace") == ns])
+            try:
+                for cr in plan.create:
+                    self.server.create_manifest(cr)
+                for old, number in plan.renumber:
+                    entry = store.get(_REVISIONS, ns, old["metadata"]["name"])
+                    if entry is not None:
+                        new = entry.obj()
+                        new["revision"] = number
+                        self.server._commit_update(info, ns, new["metadata"]["name"], new, entry, "", None)
+                for gone in plan.delete:
+                    self._delete(dict(gone))
+            except (APIError, Conflict, KeyNotFound) as e:
+                log.debug("workload controllers: history of %s %s/%s: %s", parent.get("kind"), ns,
+                          parent["metadata"].get("name"), e)
+                self._wake.set()
 
     def _update(self, space: str, obj: dict[str, Any], entry: Any) -> bool:
         """A controller's update of a workload's spec/annotations through the server's update
