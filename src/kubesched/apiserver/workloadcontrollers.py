@@ -41,6 +41,7 @@ from kubesched.api.workloadstatus import workload_statuses
 from kubesched.apiserver import resources as served
 from kubesched.apiserver.controllers import DebouncedController
 from kubesched.apiserver.history import plan_history
+from kubesched.apiserver.podfailurepolicy import JOB_REASON_POD_FAILURE_POLICY, failure_policy_outcomes
 from kubesched.apiserver.storage import Conflict, KeyNotFound
 
 if TYPE_CHECKING:
@@ -113,11 +114,19 @@ class WorkloadController(DebouncedController):
         workloads = [o for space in WORKLOAD_SPACES for e in store.list(space)
                      if not (o := e.obj()).get("metadata", {}).get("deletionTimestamp")]
         self.passes += 1
+        pods = [e.obj() for e in store.list("pods")]
+        # podFailurePolicy: Ignore'd failed pods are not seen (not counted); a FailJob match fails its Job
+        ignored, failing = failure_policy_outcomes([w for w in workloads if w.get("kind") == "Job"], pods)
+        if ignored:
+            pods = [p for p in pods if p["metadata"].get("uid") not in ignored]
+        if failing:
+            self._fail_jobs([w for w in workloads if w["metadata"].get("uid") in failing], failing, pods)
+            workloads = [w for w in workloads if w["metadata"].get("uid") not in failing]
         ctl = self._controllers(workloads) if workloads else None
         if ctl is None:
             self.failures = 0
             return 0
-        res = ctl.sync([e.obj() for e in store.list("pods")], [e.obj() for e in store.list("nodes")],
+        res = ctl.sync(pods, [e.obj() for e in store.list("nodes")],
                        [e.obj() for e in store.list("persistentvolumeclaims")],
                        [e.obj() for space in SCHEDULING_SPACES for e in store.list(space)])
         new_rs = {(o["metadata"]["namespace"], o["metadata"]["name"]) for o, _ in res.created
@@ -180,10 +189,57 @@ class WorkloadController(DebouncedController):
         fresh_jobs = {(o["metadata"].get("namespace") or "default", ref.get("name"))
                       for o, _ in res.created if o["kind"] == "Workload"
                       and (ref := (o.get("spec") or {}).get("controllerRef") or {}).get("kind") == "Job"}
-        self._write_statuses(skip_jobs=fresh_jobs)
+        self._write_statuses(skip_jobs=fresh_jobs, hidden_pods=ignored)
         self._release_job_pods()
         self._sync_history()
         return n
+
+    def _fail_jobs(self, jobs: list[dict[str, Any]], failing: dict[str, str], pods: list[dict[str, Any]]) -> None:
+        """Jobs a pod failed by a ``FailJob`` rule (job_controller.go ``trackJobStatusAndRemoveFinalizers``,
+        ``enactJobFinished``): ``FailureTarget`` (reason ``PodFailurePolicy``, the rule's message), their
+        running pods deleted, then ``Failed`` once none is left, with a Warning event."""
+        from kubesched.apiserver.server import now_rfc3339
+
+        store = self.server.store
+        for job in jobs:
+            meta = job["metadata"]
+            ns, uid, msg = meta.get("namespace") or "default", meta.get("uid"), failing[str(meta.get("uid"))]
+            mine = [p for p in pods if any(r.get("controller") and r.get("uid") == uid
+                                           for r in p["metadata"].get("ownerReferences") or ())]
+            running = [p for p in mine if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
+            for p in running:
+                if not p["metadata"].get("deletionTimestamp"):
+                    self._delete(p)
+            entry = store.get("batch/jobs", ns, meta["name"])
+            if entry is None:
+                continue
+            new = entry.obj()
+            st = new.setdefault("status", {})
+            conds = list(st.get("conditions") or [])
+            now = now_rfc3339()
+
+            def cond(t: str, now: str = now, msg: str = msg) -> dict[str, Any]:
+                return {"type": t, "status": "True", "lastProbeTime": now, "lastTransitionTime": now,
+                        "reason": JOB_REASON_POD_FAILURE_POLICY, "message": msg}
+
+            types = {c.get("type") for c in conds}
+            if "FailureTarget" not in types:
+                conds.append(cond("FailureTarget"))
+            finished = not running
+            if finished:
+                conds.append(cond("Failed"))
+            failed = max(sum((p.get("status") or {}).get("phase") == "Failed" for p in mine),
+                         int(st.get("failed") or 0))
+            st.update({"conditions": conds, "failed": failed, "ready": 0, "terminating": len(running),
+                       "uncountedTerminatedPods": {}})
+            st.pop("active", None)
+            try:
+                store.update("batch/jobs", ns, meta["name"], new, expect_rv=entry.rv)
+            except (Conflict, KeyNotFound):
+                self._wake.set()
+                continue
+            if finished:
+                self._record(new, "Warning", JOB_REASON_POD_FAILURE_POLICY, msg)
 
     def _sync_history(self) -> None:
         """StatefulSets' and DaemonSets' ControllerRevisions (:mod:`kubesched.apiserver.history`):
@@ -286,14 +342,18 @@ class WorkloadController(DebouncedController):
             except (APIError, Conflict, KeyNotFound):
                 self._wake.set()
 
-    def _write_statuses(self, skip_jobs: set[tuple[str, Any]] | None = None) -> None:
+    def _write_statuses(self, skip_jobs: set[tuple[str, Any]] | None = None,
+                        hidden_pods: set[str] | None = None) -> None:
         """Each workload's ``.status`` as its upstream controller computes it
         (:mod:`kubesched.api.workloadstatus`), written when it changed, as the controllers' status
-        updates are; a pass is scheduled for when a Ready pod becomes available (minReadySeconds)."""
+        updates are; a pass is scheduled for when a Ready pod becomes available (minReadySeconds).
+        ``hidden_pods``: uids of pods the controllers do not count (podFailurePolicy ``Ignore``)."""
         store = self.server.store
         workloads = [e.obj() for space in WORKLOAD_SPACES for e in store.list(space)]
-        updates, recheck = workload_statuses(workloads, [e.obj() for e in store.list("pods")],
-                                             features=self.server.features)
+        pods = [e.obj() for e in store.list("pods")]
+        if hidden_pods:
+            pods = [p for p in pods if p["metadata"].get("uid") not in hidden_pods]
+        updates, recheck = workload_statuses(workloads, pods, features=self.server.features)
         for obj, status in updates:
             meta = obj["metadata"]
             if obj["kind"] == "Job" and (meta.get("namespace") or "default", meta.get("name")) in (skip_jobs or ()):
