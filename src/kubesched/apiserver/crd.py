@@ -53,6 +53,7 @@ from kubesched.api.validation import (
     status_causes,
     validate_object_meta,
 )
+from kubesched.apiserver.crd_cel import BLOCKED_MESSAGE, cel_errors, format_errors, has_blocking_error, has_rules
 from kubesched.apiserver.resources import ResourceInfo
 
 __all__ = [
@@ -493,6 +494,13 @@ def admit_custom_resource(cr: CustomResource, obj: dict[str, Any], old: dict[str
     if schema is not None:
         body = {k: v for k, v in out.items() if k != "metadata"}
         errs.extend(_validate(body, schema, ""))
+        errs.extend(format_errors(body, schema))
+        # x-kubernetes-validations (strategy.go): not run on an object with blocking errors
+        if has_blocking_error(errs):
+            if has_rules(schema):
+                errs.append(FieldError("<nil>", INVALID, None, BLOCKED_MESSAGE))
+        else:
+            errs.extend(cel_errors(schema, out, old))
     if cr.scale is not None and sub in ("", "scale"):
         errs.extend(_validate_scale(cr.scale, out))
     return out, unknown, errs
