@@ -21,9 +21,10 @@ Follows k8s.io/apiextensions-apiserver@v0.37.2:
 * Tables (``pkg/registry/customresource/tableconvertor``): Name, then ``additionalPrinterColumns``
   (default: Age from ``.metadata.creationTimestamp``), simple JSONPath.
 
-Not done: CEL rules (``x-kubernetes-validations``) are not evaluated, conversion webhooks are not
-called (versions convert by rewriting ``apiVersion``, as the ``None`` strategy), ``format`` is not
-checked.
+CEL rules (``x-kubernetes-validations``) and string ``format``s: :mod:`kubesched.apiserver.crd_cel`.
+
+Not done: conversion webhooks are not called (versions convert by rewriting ``apiVersion``, as
+the ``None`` strategy).
 """
 
 from __future__ import annotations
