@@ -23,8 +23,8 @@ Follows k8s.io/apiextensions-apiserver@v0.37.2:
 
 CEL rules (``x-kubernetes-validations``) and string ``format``s: :mod:`kubesched.apiserver.crd_cel`.
 
-Not done: conversion webhooks are not called (versions convert by rewriting ``apiVersion``, as
-the ``None`` strategy).
+Versions convert by rewriting ``apiVersion`` (the ``None`` strategy); conversion webhooks are not
+called (:mod:`kubesched.apiserver.crd_conversion` answers upstream's 500 instead).
 """
 
 from __future__ import annotations

@@ -1024,9 +1024,12 @@ class APIServer:
         """Stored bytes → the bytes served for ``info`` (events.k8s.io view conversion)."""
         if info.group == "events.k8s.io":
             return orjson.dumps(core_to_events(orjson.loads(data)))
-        if info.storage and self.crds.of_info(info) is not None and \
+        if info.storage and (cr := self.crds.of_info(info)) is not None and \
                 b'"apiVersion":"' + info.api_version.encode() + b'"' not in data:
             obj = orjson.loads(data)  # another served version of the same custom resource (strategy None)
+            from kubesched.apiserver.crd_conversion import check_conversion
+
+            check_conversion(self, cr, str(obj.get("apiVersion") or "").rpartition("/")[2])
             obj["apiVersion"] = info.api_version
             return orjson.dumps(obj)
         return data
@@ -1662,6 +1665,10 @@ class APIServer:
             name = gen[:58] + _rand_suffix()
             md["name"] = name
         self._prepare_create(info, obj)
+        if (cr := self.crds.of_info(info)) is not None and info.version != cr.storage_version:
+            from kubesched.apiserver.crd_conversion import check_conversion
+
+            check_conversion(self, cr, info.version, write=True)  # a Webhook strategy's webhook is unreachable
         decoded = obj
         obj = self._admit(info, obj, None, "CREATE")
         if manager is not None:  # create.go: the creator's Update entry, of the decoded (defaulted) object
