@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from apiserver_helpers import Client, until
 
-from kubesched.apiserver.kubelet import COMPLETE_AFTER_ANNOTATION, EXIT_CODE_ANNOTATION
+from kubesched.apiserver.kubelet import COMPLETE_AFTER_ANNOTATION, EXIT_CODE_ANNOTATION, exit_codes
 from kubesched.apiserver.podfailurepolicy import match_pod_failure_policy
 from kubesched.apiserver.testing import ServerHandle
 
@@ -158,3 +158,11 @@ def test_ignore_rule_does_not_count_towards_backoff_limit(ksrv: ServerHandle) ->
     st = _job_status(c, "ig")
     assert not any(x["type"] in ("Failed", "FailureTarget") for x in st.get("conditions") or [])
     assert not st.get("failed")
+
+
+def test_exit_code_annotation_values() -> None:
+    assert exit_codes(None) == (None, {})
+    assert exit_codes("42") == (42, {})
+    assert exit_codes("main=42, side=0") == (None, {"main": 42, "side": 0})
+    with pytest.raises(ValueError):
+        exit_codes("main=x")
