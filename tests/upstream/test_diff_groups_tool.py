@@ -182,3 +182,43 @@ def test_create_step_holds_members_until_all_are_queued(dg: ModuleType) -> None:
     cp2 = _FakeCP()
     _, single = dg.create_step(cp2, None, [dg.pod("s")], None)
     assert [m for m, _, _ in cp2.calls] == ["POST"] and "schedulingGates" not in single[0]["spec"]
+
+
+class _StaticCP:
+    """An API server whose pods and PodGroups never change (settle_step only reads)."""
+
+    def __init__(self, pods: list[dict[str, Any]]) -> None:
+        self.pods = pods
+
+    def request(self, method: str, path: str, body: Any = None, **_: Any) -> tuple[int, dict[str, str], Any]:
+        assert method == "GET"
+        return 200, {}, {"items": self.pods if path.endswith("/pods") else []}
+
+
+class _Queues:
+    def __init__(self, gated: float) -> None:
+        self.gated = gated
+
+    def pending(self, queue: str) -> float | None:
+        return self.gated if queue == "gated" else 0.0
+
+
+def _unattempted_pod(dg: ModuleType, name: str, group: str | None) -> dict[str, Any]:
+    p = dg.pod(name, group=group)
+    p["metadata"]["resourceVersion"] = "1"
+    return p
+
+
+def test_settle_step_reads_no_condition_as_held_only_when_the_queue_gates_it(dg: ModuleType) -> None:
+    # a pod outside any group with no PodScheduled condition is in flight (popped, its cycle or
+    # binding running), never held: seed 19 single-08 had "settled" unbound after 1.7 s
+    single = dg.settle_step(_StaticCP([_unattempted_pod(dg, "s", None)]), ["s"], None, stable=0.0, timeout=0.3)
+    assert not single.settled
+    # group members with no condition: held by GangScheduling's PreEnqueue only when the queue
+    # counts them gated; assumed members still binding are not (seed 17 pg-01 bound 1/4)
+    members = [_unattempted_pod(dg, f"g-{i}", "g") for i in range(3)]
+    names = [p["metadata"]["name"] for p in members]
+    held = dg.settle_step(_StaticCP(members), names, None, stable=0.0, timeout=2.0, metrics=_Queues(3.0))
+    assert held.settled and held.seconds < 1.0
+    binding = dg.settle_step(_StaticCP(members), names, None, stable=0.0, timeout=0.3, metrics=_Queues(1.0))
+    assert not binding.settled

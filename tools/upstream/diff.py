@@ -1148,9 +1148,6 @@ def run_groups_cluster(seed: int, settle_s: float, verbose: bool, results: list[
                    "bound_before": bound_before, "groups_before": groups_before, "created_group": created_group,
                    "created": created, "up": up, "settled": st.settled, "why": st.why,
                    "seconds": round(st.seconds, 1), "raced": raced, "timeout": timeout}
-            if record is not None:
-                record.write(json.dumps(rec) + "\n")
-                record.flush()
             if engine_error:
                 r = diff_groups.GroupResult(step.name, step.areas, False, "engine", engine_error)
             else:
@@ -1183,11 +1180,15 @@ def run_groups_cluster(seed: int, settle_s: float, verbose: bool, results: list[
                     if raced and not rr.agree:
                         rr = diff_groups.GroupResult(step.name, rr.areas, True, "raced",
                                                      f"{rr.detail} (not compared: {raced} bound meanwhile)")
+                    rec["run"] = run_out  # kubesched run's outcome: --replay re-judges its ties
                 rr.upstream_kind = r.upstream_kind
                 run_results.append(rr)
                 if verbose or (not rr.agree and rr.kind != "engine"):
                     print(f"  seed {seed} {step.name} run [{','.join(sorted(rr.areas))}] "
                           f"{'ok' if rr.agree else 'DIFF ' + rr.kind}: {rr.detail}")
+            if record is not None:
+                record.write(json.dumps(rec) + "\n")
+                record.flush()
         print(f"group cluster seed {seed}: {len(nodes)} nodes, {len(steps)} steps, {agree}/{len(steps)} agree"
               + (" (engine unavailable)" if engine_error else "")
               + (f"; kubesched run {sum(x.agree for x in run_results[-len(steps):])}/{len(steps)}"

@@ -21,7 +21,10 @@ every pod of the step has settled:
   that still carries a nomination counts as a preemption: 10 s quiet); or
 - pending with no PodScheduled condition at all — a gang whose quorum never arrived is held by
   GangScheduling's PreEnqueue ("waiting for minCount pods from a gang to appear in scheduling
-  queue"), which writes nothing to the pod;
+  queue"), which writes nothing to the pod; only a group's member, and (with the scheduler's
+  metrics) only while its queue counts at least that many pods ``gated``: a pod outside any
+  group, or members assumed and still binding, have no condition either but are in flight
+  (seen at load 45: seed 19 single-08 and seed 17 pg-01 "settled" unbound);
 
 and nothing of the step (pods, PodGroup) changed for ``stable`` seconds (10 s once a preemption
 was seen, to outlast the preemptor's backoff). A gang that cannot complete is recognised without
@@ -467,9 +470,19 @@ def settle_step(cp: ControlPlane, names: list[str], group: str | None, stable: f
         preempted = preempted or bool(noms) or bool(terminating) or bool(initial - set(pods))
         quiet = all(p is None or p["spec"].get("nodeName")
                     or (scheduled_condition(p) or {}).get("status", "False") == "False" for p in mine)
+        # a pod with no condition is settled only as a member held by GangScheduling's
+        # PreEnqueue, which the queue counts as gated; one outside any group, or more than the
+        # queue holds gated, is in flight (popped: in no queue, its cycle or binding still running
+        # — seed 19 single-08 "settled" after 1.7 s with no condition on a machine at load 45)
+        held = [p for p in mine if p and not p["spec"].get("nodeName") and _unattempted(p)]
+        in_flight = any(not (p["spec"].get("schedulingGroup") or {}).get("podGroupName") for p in held)
         need = max(stable, 10.0) if preempted else stable
-        if quiet and not nominated and not terminating and now - since >= need:
+        if quiet and not nominated and not terminating and not in_flight and now - since >= need:
             busy = [q for q in ("active", "pending") if metrics is not None and (metrics.pending(q) or 0) > 0]
+            if held and metrics is not None and not busy:
+                gated = metrics.pending("gated")
+                if gated is not None and gated < len(held):
+                    busy.append("gated")
             if not busy:
                 return done(pods, g, True)
             since = now - need + 0.2  # look again shortly
@@ -479,6 +492,13 @@ def settle_step(cp: ControlPlane, names: list[str], group: str | None, stable: f
                    f"terminating {terminating}; quiet {quiet}")
             return done(pods, g, False, why)
         time.sleep(0.1)
+
+
+def _unattempted(p: dict[str, Any]) -> bool:
+    """No PodScheduled condition from the scheduler: none at all, or only the ``SchedulingGated``
+    one the API server set at creation on a pod no longer gated (:func:`create_step`)."""
+    c = scheduled_condition(p)
+    return c is None or (c.get("reason") == "SchedulingGated" and not p["spec"].get("schedulingGates"))
 
 
 def outcome(names: list[str], pods: dict[str, dict[str, Any]], group: dict[str, Any] | None,
@@ -494,12 +514,10 @@ def outcome(names: list[str], pods: dict[str, dict[str, Any]], group: dict[str, 
         if p is None:
             per[n] = {"node": None, "message": "<deleted>"}
             continue
-        c = scheduled_condition(p)
+        # the API server's SchedulingGated condition from creation with the hold gate (create_step)
+        # reads as none: the scheduler wrote nothing since (PreEnqueue held the ungated group)
+        c = None if _unattempted(p) else scheduled_condition(p)
         bound = p["spec"].get("nodeName")
-        if c is not None and c.get("reason") == "SchedulingGated" and not p["spec"].get("schedulingGates"):
-            # the API server's condition from creation with the hold gate (create_step): the
-            # scheduler wrote nothing since (PreEnqueue held the ungated group, or not yet tried)
-            c = None
         if bound:
             msg = ""
         else:
