@@ -222,3 +222,30 @@ def test_settle_step_reads_no_condition_as_held_only_when_the_queue_gates_it(dg:
     assert held.settled and held.seconds < 1.0
     binding = dg.settle_step(_StaticCP(members), names, None, stable=0.0, timeout=0.3, metrics=_Queues(1.0))
     assert not binding.settled
+
+
+def test_condition_race_is_a_choice(dg: ModuleType) -> None:
+    """A basic group partly placed: its first cycle writes PodGroupInitiallyScheduled=True and
+    the leftover member's retry fails. The engine's no-regress check (schedule_one_podgroup.go
+    L943-968) keeps True; with the informer one write behind (upstream's race) the retry's False
+    overwrites it — the alternative is offered only because the check dropped a regression."""
+    config, features = _engine(dg)
+    nodes = [dg.node("n-0", cpu="4")]
+    group = dg.pod_group("g")
+    group["spec"]["priority"] = 0
+    members = [dg.pod(f"g-{i}", cpu="2", group="g") for i in range(3)]
+
+    def run(choices: Any) -> dict[str, Any]:
+        out, _ = dg.engine_group_step(config, features, [], nodes, [], [], group, members, _strip, choices=choices)
+        return out
+
+    seen = dg.EngineChoices()
+    own = run(seen)
+    assert sum(bool(v["node"]) for v in own["pods"].values()) == 2
+    assert own["group_condition"]["status"] == "True" and seen.regressions > 0
+    alts = dg.choice_alternatives(seen)
+    assert alts[0].stale_status and "condition race" in alts[0].describe()
+    raced = run(alts[0])
+    assert sum(bool(v["node"]) for v in raced["pods"].values()) == 2
+    assert (raced["group_condition"]["status"], raced["group_condition"]["reason"]) == ("False", "Unschedulable")
+    assert raced["group_condition"]["message"].startswith("pod group is unschedulable")

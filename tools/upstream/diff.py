@@ -1058,10 +1058,15 @@ def main_groups(a: argparse.Namespace, base_gates: dict[str, bool]) -> int:
         return 0
     results: list[diff_groups.GroupResult] = []
     if a.replay:
-        replay_groups(a.replay, a.verbose, results, base_gates)
+        replayed_runs: list[diff_groups.GroupResult] = []
+        replay_groups(a.replay, a.verbose, results, base_gates, replayed_runs)
         print(f"upstream v1.37 as recorded in {', '.join(a.replay)}, kubesched with "
               f"{format_feature_gates(diff_groups.GROUP_GATES)}")
-        return 0 if not summarize_groups("kubesched engine vs upstream (pod groups, replayed)", results) else 1
+        diffs = summarize_groups("kubesched engine vs upstream (pod groups, replayed)", results)
+        if replayed_runs:
+            diffs += summarize_groups("kubesched run (as recorded) vs upstream (pod groups, ties re-judged)",
+                                      replayed_runs)
+        return 0 if not diffs else 1
     run_results: list[diff_groups.GroupResult] | None = [] if a.run else None
     try:
         for s in range(a.seed, a.seed + a.clusters):
@@ -1148,6 +1153,7 @@ def run_groups_cluster(seed: int, settle_s: float, verbose: bool, results: list[
                    "bound_before": bound_before, "groups_before": groups_before, "created_group": created_group,
                    "created": created, "up": up, "settled": st.settled, "why": st.why,
                    "seconds": round(st.seconds, 1), "raced": raced, "timeout": timeout}
+            step_start = start[0]
             if engine_error:
                 r = diff_groups.GroupResult(step.name, step.areas, False, "engine", engine_error)
             else:
@@ -1176,7 +1182,8 @@ def run_groups_cluster(seed: int, settle_s: float, verbose: bool, results: list[
                                                   settle_s, timeout, metrics=run_metrics)
                     run_out = diff_groups.outcome(names, rst.pods, rst.group,
                                                   [p["metadata"]["name"] for p in bound_before])
-                    rr = diff_groups.compare_group(step.name, step.areas, up, run_out, {})
+                    rr = (diff_groups.compare_group(step.name, step.areas, up, run_out, {}) if engine_error
+                          else run_group_compare(rec, run_out, config, features, step_start))
                     if raced and not rr.agree:
                         rr = diff_groups.GroupResult(step.name, rr.areas, True, "raced",
                                                      f"{rr.detail} (not compared: {raced} bound meanwhile)")
@@ -1232,8 +1239,9 @@ def engine_group_compare(rec: dict[str, Any], config: Any, features: Any,
             for alt in diff_groups.choice_alternatives(seen):
                 ra = run(alt)
                 if ra.agree:
-                    ra.detail += f" (a tie: upstream's random choice — {alt.describe()}; the engine's own: {r.detail})"
-                    ra.kind = "tie"
+                    what = "a race" if alt.stale_status else "a tie: upstream's random choice"
+                    ra.detail += f" ({what} — {alt.describe()}; the engine's own: {r.detail})"
+                    ra.kind = "race" if alt.stale_status else "tie"
                     r = ra
                     start[0] = alt.next_start_index
                     break
@@ -1248,10 +1256,62 @@ def engine_group_compare(rec: dict[str, Any], config: Any, features: Any,
     return r
 
 
+def run_group_compare(rec: dict[str, Any], run_out: dict[str, Any], config: Any, features: Any,
+                      start: int) -> diff_groups.GroupResult:
+    """Compare ``kubesched run``'s outcome of a recorded step with upstream's. A disagreement is
+    a ``tie`` (or the condition ``race``) only with evidence: kubesched's engine, replaying the
+    step from the same state (``start``: its ``nextStartNodeIndex`` at this step), gives
+    ``kubesched run``'s outcome exactly under its own choices or one of the
+    :class:`diff_groups.EngineChoices` alternatives, **and** upstream's under another — both
+    outcomes are choices between equally scored nodes/placements (or the two sides of the race)
+    that the same engine makes. Otherwise it stays a difference."""
+    areas, up = set(rec["areas"]), copy.deepcopy(rec["up"])
+    for v in up["pods"].values():
+        if v["message"] == "Scheduling is blocked due to non-empty scheduling gates":
+            v["message"] = "<no condition>"
+    r = diff_groups.compare_group(rec["step"], areas, up, run_out, {})
+    if r.agree or not rec["settled"]:
+        return r
+
+    def reproduces(target: dict[str, Any]) -> diff_groups.EngineChoices | None:
+        seen = diff_groups.EngineChoices(start_index=start)
+        ks, _ = diff_groups.engine_group_step(config, features, rec["stored"], rec["nodes"], rec["bound_before"],
+                                              rec["groups_before"], rec["created_group"], rec["created"], _strip,
+                                              choices=seen)
+        if diff_groups.compare_group(rec["step"], areas, target, ks, {}).agree:
+            return seen
+        for alt in diff_groups.choice_alternatives(seen):
+            ks, _ = diff_groups.engine_group_step(config, features, rec["stored"], rec["nodes"],
+                                                  rec["bound_before"], rec["groups_before"], rec["created_group"],
+                                                  rec["created"], _strip, choices=alt)
+            if diff_groups.compare_group(rec["step"], areas, target, ks, {}).agree:
+                return alt
+        return None
+
+    try:
+        got_run, got_up = reproduces(run_out), reproduces(up)
+    except diff_groups.EngineUnavailable:
+        return r
+    if got_run is None or got_up is None:
+        r.detail += (" (not a tie: the engine gives " + ("neither outcome" if got_run is None and got_up is None
+                     else "upstream's outcome but not kubesched run's" if got_run is None
+                     else "kubesched run's outcome but not upstream's") + " under any choice)")
+        return r
+    race = got_run.stale_status != got_up.stale_status
+    kind = "race" if race else "tie"
+    return diff_groups.GroupResult(
+        rec["step"], areas, True, kind,
+        f"{r.detail} (a {kind}: the engine gives kubesched run's outcome with {got_run.describe()}, "
+        f"upstream's with {got_up.describe()})", r.both_bound, r.exact)
+
+
 def replay_groups(paths: list[str], verbose: bool, results: list[diff_groups.GroupResult],
-                  gates: dict[str, bool] | None = None) -> None:
+                  gates: dict[str, bool] | None = None,
+                  run_results: list[diff_groups.GroupResult] | None = None) -> None:
     """``--replay``: compare kubesched's engine again with upstream outcomes recorded by
-    ``--record`` (files, or directories of ``*.jsonl``), without starting anything upstream."""
+    ``--record`` (files, or directories of ``*.jsonl``), without starting anything upstream.
+    ``run_results``: steps recorded with ``--run`` also judge ``kubesched run``'s recorded outcome
+    again (:func:`run_group_compare`)."""
     all_gates = {**diff_groups.GROUP_GATES, **(gates or {})}
     features = FeatureGate.from_flags(emulated_version="1.37", feature_gates=format_feature_gates(all_gates))
     config = decode_config(SCHED_CONFIG, features=features)
@@ -1270,7 +1330,17 @@ def replay_groups(paths: list[str], verbose: bool, results: list[diff_groups.Gro
         agree = 0
         start = [0]
         for rec in by_seed[seed]:
+            step_start = start[0]
             r = engine_group_compare(rec, config, features, start)
+            if run_results is not None and "run" in rec:
+                rr = run_group_compare(rec, rec["run"], config, features, step_start)
+                if rec["raced"] and not rr.agree:
+                    rr = diff_groups.GroupResult(rr.step, rr.areas, True, "raced", rr.detail)
+                rr.upstream_kind = diff_groups.upstream_kind(rec["up"]) if rec["settled"] else "unsettled"
+                run_results.append(rr)
+                if verbose or not rr.agree or rr.kind in ("tie", "race"):
+                    print(f"  seed {seed} {rr.step} run [{','.join(sorted(rr.areas))}] "
+                          f"{'ok ' + rr.kind if rr.agree else 'DIFF ' + rr.kind}: {rr.detail}")
             r.upstream_kind = diff_groups.upstream_kind(rec["up"]) if rec["settled"] else "unsettled"
             results.append(r)
             agree += r.agree
