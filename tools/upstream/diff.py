@@ -54,8 +54,11 @@ kube-apiserver with ``--runtime-config=scheduling.k8s.io/v1beta1=true``); a step
 group (its PodGroup, then all members, held until all are queued) or a single pod, settled as
 :func:`diff_groups.settle_step` says, and compared as a whole: members bound, the PodGroup's
 ``PodGroupInitiallyScheduled`` condition, victims, messages, nodes (as a multiset, or within the
-engine's top-score nodes). While kubesched's engine cannot schedule groups, every step is
-reported as ``engine`` with the reason; the upstream side's outcomes are counted all the same.
+engine's top-score nodes). A disagreement agrees as a ``tie`` (``race``) when the engine, made
+to take one of upstream's random choices (the condition race), gives upstream's outcome
+(:func:`engine_group_compare`); ``kubesched run``'s only when the engine gives both outcomes
+under two of its choices (:func:`run_group_compare`; ``--record`` keeps ``kubesched run``'s
+outcome, ``--replay`` judges it again).
 
 Prints one line per cluster and a summary per area (the features the pod used, plus
 ``gates:…`` for clusters with non-default gates) and overall; ``-v`` prints every pod. With
@@ -1206,6 +1209,16 @@ def run_groups_cluster(seed: int, settle_s: float, verbose: bool, results: list[
             run_cp.stop()
 
 
+def _recorded_up(rec: dict[str, Any]) -> dict[str, Any]:
+    """A recorded step's upstream outcome, the creation-time SchedulingGated message (recorded
+    before :func:`diff_groups.outcome` read it as no condition) as ``<no condition>``."""
+    up = copy.deepcopy(rec["up"])
+    for v in up["pods"].values():
+        if v["message"] == "Scheduling is blocked due to non-empty scheduling gates":
+            v["message"] = "<no condition>"
+    return up
+
+
 def engine_group_compare(rec: dict[str, Any], config: Any, features: Any,
                          start: list[int] | None = None) -> diff_groups.GroupResult:
     """Replay one recorded step (a line of ``--record``) through kubesched's engine and compare it
@@ -1216,10 +1229,7 @@ def engine_group_compare(rec: dict[str, Any], config: Any, features: Any,
     ``start``: a one-element list holding the engine's ``nextStartNodeIndex`` carried from step
     to step (updated)."""
     start = start if start is not None else [0]
-    areas, up = set(rec["areas"]), copy.deepcopy(rec["up"])
-    for v in up["pods"].values():  # recorded before diff_groups.outcome read it as no condition
-        if v["message"] == "Scheduling is blocked due to non-empty scheduling gates":
-            v["message"] = "<no condition>"
+    areas, up = set(rec["areas"]), _recorded_up(rec)
     if not rec["settled"]:
         return diff_groups.GroupResult(rec["step"], areas, False, "unsettled",
                                        f"upstream did not settle in {rec['timeout']:.0f} s ({rec['why']}): {up}")
@@ -1265,10 +1275,7 @@ def run_group_compare(rec: dict[str, Any], run_out: dict[str, Any], config: Any,
     :class:`diff_groups.EngineChoices` alternatives, **and** upstream's under another — both
     outcomes are choices between equally scored nodes/placements (or the two sides of the race)
     that the same engine makes. Otherwise it stays a difference."""
-    areas, up = set(rec["areas"]), copy.deepcopy(rec["up"])
-    for v in up["pods"].values():
-        if v["message"] == "Scheduling is blocked due to non-empty scheduling gates":
-            v["message"] = "<no condition>"
+    areas, up = set(rec["areas"]), _recorded_up(rec)
     r = diff_groups.compare_group(rec["step"], areas, up, run_out, {})
     if r.agree or not rec["settled"]:
         return r
