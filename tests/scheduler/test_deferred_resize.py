@@ -21,7 +21,7 @@ from kubesched.config import default_config
 from kubesched.features import FeatureGate
 from kubesched.framework.interface import Code, Status
 from kubesched.scheduler import Scheduler
-from kubesched.scheduler.schedule_one import handle_scheduling_failure
+from kubesched.scheduler.attempt import handle_scheduling_failure
 from kubesched.sim.manifests import load_manifests
 from kubesched.sim.simulate import simulate
 from kubesched.testing.wrappers import MakeNode, MakePod

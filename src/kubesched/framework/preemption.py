@@ -111,7 +111,7 @@ from kubesched.framework.waiting_pods import waiting_pod_key
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod, PodDisruptionBudget
     from kubesched.framework.handle import Handle
-    from kubesched.framework.node_info import NodeInfo
+    from kubesched.framework.node_table import NodeInfo
 
 __all__ = [
     "Candidate",

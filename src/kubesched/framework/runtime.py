@@ -29,7 +29,7 @@ import numpy as np
 from kubesched.errors import InputError, PluginConfigError
 from kubesched.framework.batch import OpportunisticBatch, normalize_entries
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.diagnosis import FilterChunk, PluginReasons
+from kubesched.framework.diagnosis import FilterChunk, FilterError, PluginReasons
 from kubesched.framework.equivalence import EquivalenceCache
 from kubesched.framework.interface import (
     CALLED_SIGNATURES,
@@ -400,7 +400,7 @@ class Framework:
     def normalize_scores(self, state: CycleState, pod: Pod, rows: np.ndarray, entries: list[Any]) -> bool:
         """Upstream ``NormalizeScores`` (framework.go L1497-1524) over batching entries
         (:func:`kubesched.framework.batch.normalize_entries`); False on a failure."""
-        return normalize_entries(self, state, pod, rows, entries)
+        return normalize_entries(self.score_plugins, self._weights, state, pod, rows, entries)
 
     # ───────────────────────────── scheduling cycle ─────────────────────────────
 
@@ -705,7 +705,7 @@ class Framework:
             return Status(Code.ERROR, (f'running Permit plugin "{pl.name}": {st.message()}',), st.error,
                           pl.name)
         if wait is not None:
-            self.waiting_pods.add(WaitingPod(pod, wait, self._clock()))
+            self.waiting_pods.add(WaitingPod(pod, wait, self.clock()))
             if wait_status is not None and self.handle.features.at_least(1, 36):
                 # v1.36+ (framework.go L2136-2139): the last waiting plugin's status, with
                 # AppendReason — its own reasons, then the fixed text without the pod's name
@@ -716,7 +716,9 @@ class Framework:
                 f'one or more plugins asked to wait and no plugin rejected pod "{pod.metadata.name}"',))
         return None
 
-    def _clock(self) -> Any:
+    def clock(self) -> Any:
+        """The Handle's clock (a :class:`~kubesched.framework.clock.ManualClock` at 0 when the
+        Handle was built without one: unit tests)."""
         clock = self.handle.clock
         if clock is None:  # a Handle built without a clock (unit tests): time stands still
             from kubesched.framework.clock import ManualClock
@@ -1229,13 +1231,6 @@ async def _await_timed(coro: Any, t0: float, observe: Callable[..., None], name:
     observe(name, point, _status_code_name(r), time.perf_counter() - t0)
     return r
 
-
-class FilterError(Exception):
-    """A Filter plugin returned Error: the cycle aborts (upstream: the error aborts the search)."""
-
-    def __init__(self, status: Status) -> None:
-        super().__init__(status.message())
-        self.status = status
 
 
 def _filter_error(plugin: str, st: Status) -> FilterError:

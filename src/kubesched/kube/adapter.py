@@ -865,7 +865,7 @@ class SchedulingLoop:
         return await asyncio.shield(fut)
 
     async def _run(self, loop: asyncio.AbstractEventLoop, executor: ThreadPoolExecutor | None) -> None:
-        from kubesched.scheduler.schedule_one import PodGroupCycleResult, ScheduledPod
+        from kubesched.scheduler import PodGroupCycleResult, ScheduledPod
 
         sched = self.sched
         last_flush = time.monotonic()

@@ -187,8 +187,7 @@ from kubesched.plugins.volumebinding import field
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
     from kubesched.framework.cycle_state import CycleState
-    from kubesched.framework.node_info import NodeInfo
-    from kubesched.framework.node_table import NodeTable
+    from kubesched.framework.node_table import NodeInfo, NodeTable
     from kubesched.framework.podgroup import (
         PodGroupCycleState,
         PodGroupInfo,

@@ -72,8 +72,7 @@ from kubesched.plugins.volumebinding import (
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
     from kubesched.framework.cycle_state import CycleState
-    from kubesched.framework.node_info import NodeInfo
-    from kubesched.framework.node_table import NodeTable
+    from kubesched.framework.node_table import NodeInfo, NodeTable
 
 __all__ = ["ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED", "NAME", "NodeVolumeLimits", "csi_attach_limit_key", "new"]
 
@@ -255,7 +254,7 @@ class NodeVolumeLimits:
             return None
         if not pod.spec.volumes:
             return None
-        from kubesched.framework.node_info import NodeInfo
+        from kubesched.framework.node_table import NodeInfo
 
         get = self.handle.lister.get
         names, table_nodes, table_pods = nodes.names, nodes.nodes, nodes.pods

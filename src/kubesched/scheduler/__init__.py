@@ -61,14 +61,11 @@ Points of the seam contract beyond the protocols' own docstrings:
   it raises.
 """
 
-from kubesched.scheduler.schedule_one import (
-           DrivenTask,
-           PodGroupCycleResult,
-           ScheduledPod,
-           drive,
-           truncate_message,
-)
-from kubesched.scheduler.scheduler import Attempt, Scheduler, SchedulerStats
+from kubesched.scheduler.attempt import ScheduledPod, truncate_message
+from kubesched.scheduler.core import Attempt, SchedulerStats
+from kubesched.scheduler.schedule_one import DrivenTask, drive
+from kubesched.scheduler.schedule_one_podgroup import PodGroupCycleResult
+from kubesched.scheduler.scheduler import Scheduler
 from kubesched.scheduler.scheduling_cycle import num_feasible_nodes_to_find
 
 __all__ = ["Attempt", "DrivenTask", "PodGroupCycleResult", "ScheduledPod", "Scheduler", "SchedulerStats", "drive",

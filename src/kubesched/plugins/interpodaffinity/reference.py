@@ -20,8 +20,7 @@ from kubesched.plugins.interpodaffinity.terms import merge_namespaces, parse_pod
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
-    from kubesched.framework.node_info import NodeInfo
-    from kubesched.framework.node_table import NodeTable
+    from kubesched.framework.node_table import NodeInfo, NodeTable
 
 __all__ = ["ReferenceInterPodAffinity", "RefPreFilterState"]
 
