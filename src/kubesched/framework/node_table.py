@@ -661,7 +661,7 @@ class NodeInfo:
                 out.append(p)
         return out
 
-    def _resource(self, matrix) -> Resource:  # noqa: ANN001
+    def _resource(self, matrix) -> Resource:
         t = self.table
         vec = matrix[self.row]
         scalars = {name: int(vec[col]) for name, col in t.resource_index.items()

@@ -472,7 +472,7 @@ class Framework:
             if self._batch_filter[pi]:
                 try:
                     res = pl.filter_nodes(state, pod, table, cur)
-                except Exception as e:  # noqa: BLE001
+                except Exception as e:
                     raise _filter_error(pl.name, as_status(e)) from e
                 if res is None:
                     continue
@@ -550,7 +550,7 @@ class Framework:
         for i, row in enumerate(rows.tolist()):
             try:
                 st = pl.filter(state, pod, table.node_info(row))
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 raise _filter_error(pl.name, as_status(e)) from e
             if st is None or st.is_success():
                 continue

@@ -87,7 +87,7 @@ def csi_attach_limit_key(driver: str) -> str:
     """Upstream ``GetCSIAttachLimitKey``: ``attachable-volumes-csi-<driver>``; a name that would
     reach 63 characters keeps the driver's first 23 characters and 16 hex digits of its SHA-1."""
     if len(CSI_ATTACH_LIMIT_PREFIX) + len(driver) >= RESOURCE_NAME_LENGTH_LIMIT:
-        return CSI_ATTACH_LIMIT_PREFIX + driver[:23] + hashlib.sha1(driver.encode()).hexdigest()[:16]  # noqa: S324
+        return CSI_ATTACH_LIMIT_PREFIX + driver[:23] + hashlib.sha1(driver.encode()).hexdigest()[:16]
     return CSI_ATTACH_LIMIT_PREFIX + driver
 
 

@@ -396,7 +396,7 @@ def find_nodes_that_pass_extenders(extenders: Sequence[Extender], pod: Pod, feas
                 passed, failed, unresolvable = ext.filter(pod, nodes)
             except ExtenderError:
                 raise
-            except Exception as e:  # noqa: BLE001 - a malformed answer or a crashing client is an extender error
+            except Exception as e:  # a malformed answer or a crashing client is an extender error
                 raise ExtenderError(f"extender {ext.name()}: {type(e).__name__}: {e}") from e
         except ExtenderError:
             if ext.is_ignorable():

@@ -62,7 +62,7 @@ class ReferenceInterPodAffinity:
                 return n.metadata.labels
         return {}
 
-    def _all(self):  # noqa: ANN202 - (node labels, pod) for every pod on a live node
+    def _all(self):  # (node labels, pod) for every pod on a live node
         t = self.table
         for row in np.flatnonzero(t.alive).tolist():
             labels = t.nodes[row].metadata.labels
