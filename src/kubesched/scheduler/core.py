@@ -12,6 +12,7 @@ module that drives them (docs/architecture.md, contract ``acyclic``).
 
 from __future__ import annotations
 
+import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -106,6 +107,10 @@ class SchedulerCore:
         self.client = client
         self.lister = lister if lister is not None else EmptyLister()
         self.rng = np.random.default_rng(seed)
+        self.sample_rng = random.Random(seed)
+        """Draws which scheduling cycles time their plugins one by one (upstream
+        ``rand.Intn(100) < pluginMetricsSamplePercent``); seeded from ``seed`` and apart from
+        :attr:`rng`, so metrics never shift tie-breaking."""
         self.table = NodeTable()
         self.cache = Cache(self.table)
         self.registry = dict(registry) if registry is not None else dict(in_tree_registry())

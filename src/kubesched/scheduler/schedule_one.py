@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import inspect
 import logging
-import random
 import time
 from collections import deque
 from collections.abc import Callable, Coroutine
@@ -216,7 +215,7 @@ def _scheduling_cycle(sched: SchedulerCore) -> ScheduledPod | Attempt | PodGroup
     recorder = sched.metrics
     t0 = 0.0
     if recorder is not None:  # upstream: SetRecordPluginMetrics(rand.Intn(100) < pluginMetricsSamplePercent)
-        state.record_plugin_metrics = random.randrange(100) < PLUGIN_METRICS_SAMPLE_PERCENT
+        state.record_plugin_metrics = sched.sample_rng.randrange(100) < PLUGIN_METRICS_SAMPLE_PERCENT
         t0 = time.perf_counter()
     # PreFilter … Score: the snapshot must not change under the cycle (checked with KUBESCHED_DEBUG=1)
     with sched.table.frozen("the scheduling cycle"):
