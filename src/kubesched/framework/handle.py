@@ -164,6 +164,10 @@ class Handle:
     pod_group_manager: Any = None
     """Upstream ``Handle.PodGroupManager()``: a :class:`~kubesched.framework.podgroup.PodGroupManager`
     when GenericWorkload is on (set by the scheduler), else None."""
+    shared_dra_manager: Any = None
+    """Upstream ``Handle.SharedDRAManager()``: the claims, in-flight allocations and allocated
+    devices every profile's DynamicResources shares (a ``plugins.dynamicresources.DRAManager``),
+    set by the scheduler when some profile runs that plugin; None otherwise."""
     activator: Callable[[dict[str, Pod]], Any] | None = None
     """Set by the scheduler: the queue's ``activate`` (what :meth:`activate` calls)."""
     features: FeatureGate = field(default_factory=default_feature_gate)

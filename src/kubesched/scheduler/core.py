@@ -33,6 +33,7 @@ from kubesched.framework.node_table import NodeTable
 from kubesched.framework.record import DecisionRecord
 from kubesched.framework.runtime import Framework
 from kubesched.framework.waiting_pods import PodsInPreBindMap, WaitingPodsMap
+from kubesched.plugins.dynamicresources import DRAManager, DynamicResources
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.queue import SchedulingQueue
 from kubesched.scheduler.extender import build_extenders
@@ -169,11 +170,16 @@ class SchedulerCore:
         self.object_listeners: list[Callable[[str, Any, Any], None]] = []
         """Called with ``(kind, old, new)`` for every :meth:`on_object_event` before the queue
         moves pods (plugins' shared caches, e.g. DynamicResources' allocated devices)."""
-        for fw in self.profiles.values():
-            for pl in fw.plugins.values():
-                hook = getattr(pl, "set_scheduler", None)
-                if callable(hook):
-                    hook(self)
+        self.dra_manager: DRAManager | None = None
+        """Upstream ``SharedDRAManager``: one per scheduler when some profile runs
+        DynamicResources, on every profile's ``Handle.shared_dra_manager`` and fed by the
+        informer events (:attr:`object_listeners`); None otherwise."""
+        if any(isinstance(pl, DynamicResources) for fw in self.profiles.values() for pl in fw.plugins.values()):
+            self.dra_manager = DRAManager(self.lister, self.features.enabled("DRAConsumableCapacity"))
+            self.dra_manager.live_events = True
+            self.object_listeners.append(self.dra_manager.on_event)
+            for fw in self.profiles.values():
+                fw.handle.shared_dra_manager = self.dra_manager
 
     @property
     def metrics(self) -> MetricsRecorder | None:
