@@ -27,7 +27,7 @@ What makes it exact:
   status (and its place in the plugins' interned reason tables) is exactly what the plain path
   produces; a chunk's result is the plain result with the remembered passes filled in.
 * Used only by the scheduling cycle's sampled Filter pass
-  (:func:`kubesched.scheduler.scheduling_cycle.schedule_pod`), never by nominated-pod or
+  (:func:`kubesched.scheduler.schedule_pod.schedule_pod`), never by nominated-pod or
   preemption re-runs (those evaluate a modified copy of a node).
 
 Off by default (``Framework.enable_equivalence_cache``): measured on ``simulate_large`` inputs it

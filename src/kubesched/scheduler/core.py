@@ -37,7 +37,7 @@ from kubesched.plugins.dynamicresources import DRAManager, DynamicResources
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.queue import SchedulingQueue
 from kubesched.scheduler.extender import build_extenders
-from kubesched.scheduler.scheduling_cycle import Sampler
+from kubesched.scheduler.schedule_pod import Sampler
 
 __all__ = ["Attempt", "SchedulerCore", "SchedulerStats"]
 

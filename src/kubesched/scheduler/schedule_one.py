@@ -60,7 +60,7 @@ from kubesched.scheduler.attempt import (
 )
 from kubesched.scheduler.core import Attempt
 from kubesched.scheduler.schedule_one_podgroup import PodGroupCycleResult, schedule_one_pod_group
-from kubesched.scheduler.scheduling_cycle import NoNodesAvailable, schedule_pod
+from kubesched.scheduler.schedule_pod import NoNodesAvailable, schedule_pod
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod

@@ -61,7 +61,7 @@ from kubesched.scheduler.attempt import (
     should_record,
     skip_pod_schedule,
 )
-from kubesched.scheduler.scheduling_cycle import NoNodesAvailable, schedule_pod
+from kubesched.scheduler.schedule_pod import NoNodesAvailable, schedule_pod
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod

@@ -1,4 +1,8 @@
-"""The scheduling cycle's algorithm: find feasible nodes, score them, pick one.
+"""``schedulePod``: the scheduling cycle's algorithm — find feasible nodes, score them, pick one.
+
+Named after the function it holds; the cycle around it (pop, ``schedule_pod``, assume, Reserve,
+Permit) is :func:`kubesched.scheduler.schedule_one.scheduling_cycle`, as upstream's
+``schedulingCycle``.
 
 Follows ``pkg/scheduler/schedule_one.go`` (v1.34): ``schedulePod``, ``findNodesThatFitPod``,
 ``findNodesThatPassFilters``, ``numFeasibleNodesToFind``, ``prioritizeNodes``, ``selectHost``.
