@@ -86,10 +86,12 @@ class FilterChunk:
 
     def ok_mask(self) -> np.ndarray:
         """``bool[M]``: the nodes that passed every filter."""
-        return self.fail_plugin == self.PASSED
+        ok: np.ndarray = self.fail_plugin == self.PASSED
+        return ok
 
     def passed(self) -> np.ndarray:
-        return self.rows[self.ok_mask()]
+        rows: np.ndarray = self.rows[self.ok_mask()]
+        return rows
 
     def override(self, i: int, sub: FilterChunk) -> None:
         self.overrides[i] = sub
@@ -299,4 +301,5 @@ class NodeToStatus:
                 r = index.get(name)
                 if r is not None:
                     codes[r] = int(st.code)
-        return order[codes[order] == int(code)]
+        out: np.ndarray = order[codes[order] == int(code)]
+        return out

@@ -126,7 +126,7 @@ class EquivalenceCache:
         self.evaluated += len(rows)
         self.hits += n_known
         if n_known == 0:
-            chunk = fw.run_filter_plugins(state, pod, rows)
+            chunk: FilterChunk = fw.run_filter_plugins(state, pod, rows)
             self._passed[slot, chunk.rows[chunk.fail_plugin == FilterChunk.PASSED]] = True
             return chunk
         # every non-skipped plugin ran: the remembered nodes stay alive through all of them

@@ -188,8 +188,10 @@ class Handle:
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
         """The waiting pod with this UID (``namespace/name`` for pods without one), or None."""
-        return self.framework.waiting_pods.get(uid)
+        wp: WaitingPod | None = self.framework.waiting_pods.get(uid)
+        return wp
 
     def reject_waiting_pod(self, uid: str) -> bool:
         """Reject a waiting pod (message ``removed``); False if it is not waiting."""
-        return self.framework.reject_waiting_pod(uid)
+        rejected: bool = self.framework.reject_waiting_pod(uid)
+        return rejected

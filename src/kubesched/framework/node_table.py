@@ -150,7 +150,7 @@ class NodeTable:
         """``int64[cap]``: lowest priority among the pods on the row (``NO_PODS_PRIORITY`` when
         empty), so preemption can tell at a glance which nodes have lower-priority pods."""
         self.taint_sets: list[tuple[Taint, ...]] = [()]
-        self._taint_set_ids: dict[tuple, int] = {(): 0}
+        self._taint_set_ids: dict[tuple[tuple[str, str, str], ...], int] = {(): 0}
         self.labels: dict[str, np.ndarray] = {}
         self.label_values: dict[str, list[str]] = {}
         self._label_ids: dict[str, dict[str, int]] = {}
@@ -661,7 +661,7 @@ class NodeInfo:
                 out.append(p)
         return out
 
-    def _resource(self, matrix) -> Resource:
+    def _resource(self, matrix: np.ndarray) -> Resource:
         t = self.table
         vec = matrix[self.row]
         scalars = {name: int(vec[col]) for name, col in t.resource_index.items()

@@ -575,7 +575,8 @@ def _status_of(m: Any, name: str) -> Status:
     UnschedulableAndUnresolvable, as ``NewDefaultNodeToStatus``)."""
     if isinstance(m, dict):
         return m.get(name) or Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
-    return m.get(name)
+    st: Status = m.get(name)
+    return st
 
 
 @dataclass(frozen=True)
@@ -978,12 +979,14 @@ class Evaluator:
     def run_pre_filter_extension_add_pod(self, state: CycleState, pod: Pod, pi: PodInfo,
                                          ni: NodeInfo) -> Status | None:
         """Upstream ``RunPreFilterExtensionAddPod``: None or an Error status."""
-        return self._framework().run_pre_filter_extension_add_pod(state, pod, pi, ni)
+        st: Status | None = self._framework().run_pre_filter_extension_add_pod(state, pod, pi, ni)
+        return st
 
     def run_pre_filter_extension_remove_pod(self, state: CycleState, pod: Pod, pi: PodInfo,
                                             ni: NodeInfo) -> Status | None:
         """Upstream ``RunPreFilterExtensionRemovePod``: None or an Error status."""
-        return self._framework().run_pre_filter_extension_remove_pod(state, pod, pi, ni)
+        st: Status | None = self._framework().run_pre_filter_extension_remove_pod(state, pod, pi, ni)
+        return st
 
     def _run_filters(self, state: CycleState, pod: Pod, row: int) -> Status:
         from kubesched.framework.runtime import FilterError
@@ -995,7 +998,8 @@ class Evaluator:
             return e.status
         if chunk.fail_plugin[0] < 0:
             return Status(Code.SUCCESS)
-        return next(chunk.statuses(self.handle.nodes.names))[1]
+        st: Status = next(chunk.statuses(self.handle.nodes.names))[1]
+        return st
 
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         """Pods nominated to ``node_name`` (the engine's nominator when it has one)."""
@@ -1037,7 +1041,8 @@ class Evaluator:
             except FilterError as e:
                 return e.status
             if chunk is not None:
-                return next(chunk.statuses(table.names))[1]
+                st: Status = next(chunk.statuses(table.names))[1]
+                return st
         return self._run_filters(state, pod, row)
 
     # ─────────────── the algorithm ───────────────
@@ -1119,7 +1124,8 @@ class Evaluator:
         order = table.order()
         rows_with_code = getattr(m, "rows_with_code", None)
         if callable(rows_with_code):
-            return rows_with_code(order, Code.UNSCHEDULABLE)
+            rows: np.ndarray = rows_with_code(order, Code.UNSCHEDULABLE)
+            return rows
         names = table.names
         return np.asarray([r for r in order.tolist() if _status_of(m, names[r]).code == Code.UNSCHEDULABLE],
                           np.int64)

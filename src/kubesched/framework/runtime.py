@@ -341,7 +341,7 @@ class Framework:
         """First rejection wins (upstream ``RunPreEnqueuePlugins``); ``None`` = may enqueue."""
         for pl in self.pre_enqueue_plugins:
             try:
-                st = pl.pre_enqueue(pod)
+                st: Status | None = pl.pre_enqueue(pod)
             except Exception as e:  # noqa: BLE001 - a plugin error is a status, not a crash
                 return as_status(e).with_plugin(pl.name)
             if st is not None and not st.is_success():
@@ -689,6 +689,7 @@ class Framework:
         wait_status: Status | None = None
         for pl in self.permit_plugins if plugins is None else plugins:
             try:
+                st: Status | None
                 st, timeout = pl.permit(state, pod, node_name)
             except Exception as e:  # noqa: BLE001 - a plugin error is an Error status
                 st, timeout = as_status(e), 0.0
@@ -741,7 +742,7 @@ class Framework:
         recorder = self._metrics
         t0 = time.perf_counter()
         try:
-            st = await wp.future
+            st: Status | None = await wp.future
         finally:
             self.waiting_pods.remove(uid)
         if recorder is not None:  # upstream PermitWaitDuration{result = the signal's code}
@@ -852,7 +853,7 @@ class Framework:
                 res: Any = pl.pre_bind(state, pod, node_name)
                 if res is not None and res.__class__ is not Status:  # a coroutine (async plugin)
                     res = await res
-                st = res
+                st: Status | None = res
             except Exception as e:  # noqa: BLE001
                 st = as_status(e)
             if st is not None and not st.is_success():
@@ -914,7 +915,7 @@ class Framework:
         status: Status | None = None
         for pl in self.placement_feasible_plugins:
             try:
-                st = pl.placement_feasible(state, pg_info, progress)
+                st: Status | None = pl.placement_feasible(state, pg_info, progress)
             except Exception as e:  # noqa: BLE001 - a plugin error is an Error status
                 st = as_status(e)
             if st is None or st.is_success():
@@ -1079,11 +1080,13 @@ def _status_code_name(st: Status | None) -> str:
 
 
 def _second(r: Any) -> Status | None:
-    return r[1]
+    st: Status | None = r[1]
+    return st
 
 
 def _itself(r: Any) -> Status | None:
-    return r
+    st: Status | None = r
+    return st
 
 
 def _none(r: Any) -> Status | None:
@@ -1161,12 +1164,14 @@ def _timed(run: Callable[..., Any], point: str | None, status_of: Callable[[Any]
 
 
 def _first(r: Any) -> Status | None:
-    return r[0]
+    st: Status | None = r[0]
+    return st
 
 
 def _pre_flight_status(r: Any) -> Status | None:
     """A PreBindPreFlight's status: the second item of ``(result, status)``, or the status."""
-    return r[1] if isinstance(r, tuple) else r
+    st: Status | None = r[1] if isinstance(r, tuple) else r
+    return st
 
 
 def _filter_nodes_status(r: Any) -> Status | None:

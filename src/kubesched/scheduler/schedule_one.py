@@ -176,7 +176,8 @@ def schedule_one(sched: SchedulerCore) -> Attempt | None:
         return out
     task = drive(binding_cycle(sched, out))
     if task.done():
-        return task.result()
+        done: Attempt = task.result()
+        return done
     return Attempt(out.key, "waiting", out.node, "", out.record)
 
 

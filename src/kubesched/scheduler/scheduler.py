@@ -33,16 +33,10 @@ from kubesched.framework.node_info import QueuedPodInfo
 from kubesched.framework.runtime import Framework
 from kubesched.framework.waiting_pods import waiting_pod_key
 from kubesched.plugins.helper.resize import deferred_resize_enabled, is_pod_resize_deferred
+from kubesched.scheduler.attempt import ScheduledPod, handle_scheduling_failure
 from kubesched.scheduler.core import Attempt, SchedulerCore, SchedulerStats
-from kubesched.scheduler.schedule_one import (
-    PodGroupCycleResult,
-    ScheduledPod,
-    binding_cycle,
-    handle_binding_cycle_error,
-    handle_scheduling_failure,
-    schedule_one,
-    scheduling_cycle,
-)
+from kubesched.scheduler.schedule_one import binding_cycle, handle_binding_cycle_error, schedule_one, scheduling_cycle
+from kubesched.scheduler.schedule_one_podgroup import PodGroupCycleResult
 
 __all__ = ["Attempt", "Scheduler", "SchedulerStats"]
 
