@@ -295,6 +295,10 @@ class LiveClusterClient:
         self.loop: asyncio.AbstractEventLoop | None = None
         """Set by a :class:`SchedulingLoop` that runs cycles on a worker thread: the sync writes
         made there (status patches, deletes, events) are handed to this loop thread-safely."""
+        self.pod_group_writes: dict[str, int | None] = {}
+        """``namespace/name`` → the resourceVersion the API server answered a PodGroup status
+        patch with (None while the patch is in flight), until the informer delivers it
+        (:meth:`pod_group_write_observed`); :meth:`settle_pod_group_writes` waits for that."""
 
     def _off_loop(self) -> bool:
         if self.loop is None:
@@ -471,10 +475,48 @@ class LiveClusterClient:
         ns, name = meta.get("namespace") or "", meta.get("name") or ""
         path = f"/apis/{podgroups.V1BETA1}/namespaces/{ns}/podgroups/{name}/status"
 
-        async def send() -> None:
-            await retry_on_error(lambda: self.client.patch(path, patch), _retriable)
+        key, base = f"{ns}/{name}", _resource_version(pod_group)
 
-        self.writer.submit(f"podgroup/{ns}/{name}", f"PodGroup {condition.get('type')} condition patch", send)
+        async def send() -> None:
+            try:
+                got = await retry_on_error(lambda: self.client.patch(path, patch), _retriable)
+            except BaseException:
+                self.pod_group_writes.pop(key, None)
+                raise
+            rv = _resource_version(got)
+            if rv is None or (base is not None and rv <= base):  # nothing new for the informer to deliver
+                self.pod_group_writes.pop(key, None)
+            elif key in self.pod_group_writes:
+                self.pod_group_writes[key] = rv
+
+        self.pod_group_writes[key] = None
+        if not self.writer.submit(f"podgroup/{key}", f"PodGroup {condition.get('type')} condition patch", send):
+            self.pod_group_writes.pop(key, None)
+
+    def pod_group_write_observed(self, obj: Any) -> None:
+        """The PodGroup informer delivered ``obj``: a status patch it already holds is seen."""
+        meta = obj.get("metadata") if isinstance(obj, dict) else None
+        if not isinstance(meta, dict):
+            return
+        key = f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
+        want = self.pod_group_writes.get(key)
+        rv = _resource_version(obj)
+        if want is not None and rv is not None and rv >= want:
+            del self.pod_group_writes[key]
+
+    async def settle_pod_group_writes(self, timeout_s: float = 1.0) -> None:
+        """Wait (at most ``timeout_s``) until every PodGroup status patch made so far has been
+        answered and delivered back by the informer. Upstream's ``updatePodGroupCondition``
+        patches synchronously in the scheduling loop and its informer, running concurrently,
+        holds the new status within milliseconds — before the cycle that retries a partly placed
+        group's leftover members reads it for the no-regress check (schedule_one_podgroup.go
+        L943-968). kubesched applies informer events between cycles only, so without this wait
+        that retry read the status from before the True it had just written, and its False
+        overwrote it (seen live in 7 of 76 steps, upstream in 11 of 827)."""
+        deadline = time.monotonic() + timeout_s
+        while self.pod_group_writes and time.monotonic() < deadline:
+            await asyncio.sleep(0.002)
+        self.pod_group_writes.clear()
 
     def delete_pod(self, pod: Pod) -> None:
         if self._off_loop():
@@ -505,6 +547,16 @@ class LiveClusterClient:
                 log.exception("event recorder failed")
         else:
             log.debug("event %s %s %s: %s", event_type, reason, _obj_key(regarding), note)
+
+
+def _resource_version(obj: Any) -> int | None:
+    """``metadata.resourceVersion`` of a raw object as an int (etcd's revision), or None."""
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    rv = meta.get("resourceVersion") if isinstance(meta, dict) else None
+    try:
+        return int(rv) if rv is not None else None
+    except (TypeError, ValueError):
+        return None
 
 
 def _field_name(obj: Any) -> str:
@@ -631,6 +683,10 @@ class EventHandlers:
         """The engine's own handler for the kind (``Scheduler.on_object_event``: the PodGroup
         cache, queue and the ``scheduling.k8s.io/PodGroup{Add,Update,Delete}`` move)."""
         self.sched.on_object_event(kind, old, new)
+        if kind == "PodGroup" and new is not None:
+            observed = getattr(self.sched.client, "pod_group_write_observed", None)
+            if observed is not None:
+                observed(new)
         self.on_change()
 
     def _workload_update(self, kind: str) -> Callable[[Any, Any], None]:
@@ -900,6 +956,9 @@ class SchedulingLoop:
                         self._observe(a, sched.clock.now() - t0, None)
             elif self.observe is not None:
                 self._observe(res, sched.clock.now() - t0, None)
+            if getattr(sched.client, "pod_group_writes", None):
+                # a PodGroup condition was written: the next cycle reads it as upstream's would
+                await sched.client.settle_pod_group_writes()
             await asyncio.sleep(0)  # let informer events and bindings progress between cycles
 
     async def _bind(self, sp: Any) -> Any:
