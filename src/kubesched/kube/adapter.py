@@ -956,9 +956,10 @@ class SchedulingLoop:
                         self._observe(a, sched.clock.now() - t0, None)
             elif self.observe is not None:
                 self._observe(res, sched.clock.now() - t0, None)
-            if getattr(sched.client, "pod_group_writes", None):
+            live_client: Any = sched.client  # a LiveClusterClient
+            if getattr(live_client, "pod_group_writes", None):
                 # a PodGroup condition was written: the next cycle reads it as upstream's would
-                await sched.client.settle_pod_group_writes()
+                await live_client.settle_pod_group_writes()
             await asyncio.sleep(0)  # let informer events and bindings progress between cycles
 
     async def _bind(self, sp: Any) -> Any:
