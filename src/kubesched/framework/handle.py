@@ -16,8 +16,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 from kubesched.features import FeatureGate, default_feature_gate
 
 if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
     from kubesched.api.objects import Pod
+    from kubesched.framework.clock import Clock
     from kubesched.framework.node_table import NodeTable
+    from kubesched.framework.podgroup import PodGroupManager
     from kubesched.framework.waiting_pods import WaitingPod
 
 __all__ = ["ClusterClient", "ClusterLister", "EmptyLister", "Handle"]
@@ -155,13 +159,13 @@ class Handle:
     lister: ClusterLister = field(default_factory=EmptyLister)
     client: ClusterClient | None = None
     framework: Any = None
-    rng: Any = None
-    clock: Any = None
+    rng: np.random.Generator | None = None
+    clock: Clock | None = None
     nominator: Any = None
     extenders: list[Any] = field(default_factory=list)
     """The scheduler's extenders (upstream ``Handle.Extenders()``:
     :class:`~kubesched.framework.extender.Extender` s, ignorable ones last)."""
-    pod_group_manager: Any = None
+    pod_group_manager: PodGroupManager | None = None
     """Upstream ``Handle.PodGroupManager()``: a :class:`~kubesched.framework.podgroup.PodGroupManager`
     when GenericWorkload is on (set by the scheduler), else None."""
     shared_dra_manager: Any = None
