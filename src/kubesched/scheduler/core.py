@@ -145,7 +145,7 @@ class SchedulerCore:
         """Pod-group cycles by result (``scheduled``, ``unschedulable``, ``waiting_on_preemption``,
         ``error``): upstream ``podgroup_schedule_attempts_total``."""
         if self.features.enabled("GenericWorkload"):
-            self.pod_group_manager = PodGroupManagerImpl()
+            self.pod_group_manager = PodGroupManagerImpl(self.features.enabled("CompositePodGroup"))
             self.cache.pod_groups = self.pod_group_manager
             for fw in self.profiles.values():
                 fw.handle.pod_group_manager = self.pod_group_manager
