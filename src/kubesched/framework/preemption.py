@@ -111,7 +111,7 @@ from kubesched.framework.waiting_pods import waiting_pod_key
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod, PodDisruptionBudget
     from kubesched.framework.handle import Handle
-    from kubesched.framework.node_info import NodeInfo
+    from kubesched.framework.node_table import NodeInfo
 
 __all__ = [
     "Candidate",
@@ -576,7 +576,8 @@ def _status_of(m: Any, name: str) -> Status:
     UnschedulableAndUnresolvable, as ``NewDefaultNodeToStatus``)."""
     if isinstance(m, dict):
         return m.get(name) or Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
-    return m.get(name)
+    st: Status = m.get(name)
+    return st
 
 
 _REJECTED: tuple[list[Any], int, Status] = ([], 0, Status(Code.UNSCHEDULABLE))
@@ -1022,12 +1023,14 @@ class Evaluator:
     def run_pre_filter_extension_add_pod(self, state: CycleState, pod: Pod, pi: PodInfo,
                                          ni: NodeInfo) -> Status | None:
         """Upstream ``RunPreFilterExtensionAddPod``: None or an Error status."""
-        return self._framework().run_pre_filter_extension_add_pod(state, pod, pi, ni)
+        st: Status | None = self._framework().run_pre_filter_extension_add_pod(state, pod, pi, ni)
+        return st
 
     def run_pre_filter_extension_remove_pod(self, state: CycleState, pod: Pod, pi: PodInfo,
                                             ni: NodeInfo) -> Status | None:
         """Upstream ``RunPreFilterExtensionRemovePod``: None or an Error status."""
-        return self._framework().run_pre_filter_extension_remove_pod(state, pod, pi, ni)
+        st: Status | None = self._framework().run_pre_filter_extension_remove_pod(state, pod, pi, ni)
+        return st
 
     def _run_filters(self, state: CycleState, pod: Pod, row: int) -> Status:
         from kubesched.framework.runtime import FilterError
@@ -1039,7 +1042,8 @@ class Evaluator:
             return e.status
         if chunk.fail_plugin[0] < 0:
             return Status(Code.SUCCESS)
-        return next(chunk.statuses(self.handle.nodes.names))[1]
+        st: Status = next(chunk.statuses(self.handle.nodes.names))[1]
+        return st
 
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         """Pods nominated to ``node_name`` (the engine's nominator when it has one)."""
@@ -1084,7 +1088,8 @@ class Evaluator:
             except FilterError as e:
                 return e.status
             if chunk is not None:
-                return next(chunk.statuses(table.names))[1]
+                st: Status = next(chunk.statuses(table.names))[1]
+                return st
         return self._run_filters(state, pod, row)
 
     # ─────────────── the algorithm ───────────────
@@ -1166,7 +1171,8 @@ class Evaluator:
         order = table.order()
         rows_with_code = getattr(m, "rows_with_code", None)
         if callable(rows_with_code):
-            return rows_with_code(order, Code.UNSCHEDULABLE)
+            rows: np.ndarray = rows_with_code(order, Code.UNSCHEDULABLE)
+            return rows
         names = table.names
         return np.asarray([r for r in order.tolist() if _status_of(m, names[r]).code == Code.UNSCHEDULABLE],
                           np.int64)
