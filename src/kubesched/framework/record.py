@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kubesched.framework.node_table import NodeTable
     from kubesched.framework.runtime import ScoreResult
 
-__all__ = ["DecisionRecord", "NodeScores", "build_record"]
+__all__ = ["DecisionRecord", "FilterResults", "NodeScores", "build_record"]
 
 PASSED = "passed"
 
@@ -46,7 +46,7 @@ class DecisionRecord:
     evaluated_nodes: int = 0
     feasible_nodes: int = 0
     pre_filter: dict[str, str] = field(default_factory=dict)
-    filter: dict[str, dict[str, Any]] = field(default_factory=dict)
+    filter: Mapping[str, dict[str, Any]] = field(default_factory=dict)
     score: Mapping[str, dict[str, int]] = field(default_factory=dict)
     final_score: Mapping[str, dict[str, int]] = field(default_factory=dict)
     normalized_score: Mapping[str, dict[str, int]] = field(default_factory=dict)
@@ -90,6 +90,134 @@ def filter_results(table: NodeTable, chunks: list[Any]) -> dict[str, dict[str, A
             entry[plugins[fp]] = list(chunk.tables[fp].entry(int(keys[i]))[0])
             out[names[row]] = entry
     return out
+
+
+class _Segment:
+    """Evaluated nodes ``start:stop`` of one :class:`FilterChunk` (no override among them), with
+    their names and results copied out of the cycle's buffers."""
+
+    __slots__ = ("fail", "keys", "names", "plugins", "ran", "tables")
+
+    def __init__(self, chunk: Any, start: int, stop: int, all_names: list[str]) -> None:
+        rows = chunk.rows[start:stop].tolist()
+        self.names = [all_names[r] for r in rows]
+        self.fail = chunk.fail_plugin[start:stop].tolist()
+        self.keys = chunk.fail_key[start:stop].tolist()
+        self.plugins = list(chunk.plugins)
+        self.tables = list(chunk.tables)
+        self.ran = [pi for pi in range(len(self.plugins)) if pi not in chunk.skipped]
+
+    def entry(self, i: int) -> dict[str, Any]:
+        fp = self.fail[i]
+        if fp < 0:
+            return {self.plugins[pi]: PASSED for pi in self.ran}
+        out: dict[str, Any] = {self.plugins[pi]: PASSED for pi in self.ran if pi < fp}
+        out[self.plugins[fp]] = list(self.tables[fp].entry(int(self.keys[i]))[0])
+        return out
+
+
+def _segments(chunks: list[Any], all_names: list[str], out: list[_Segment]) -> list[_Segment]:
+    """The chunks cut at their overrides, each override's 1-row chunk in its node's place."""
+    for chunk in chunks:
+        start = 0
+        for i in sorted(chunk.overrides):
+            if i > start:
+                out.append(_Segment(chunk, start, i, all_names))
+            _segments([chunk.overrides[i]], all_names, out)
+            start = i + 1
+        n = len(chunk.rows)
+        if n > start:
+            out.append(_Segment(chunk, start, n, all_names))
+    return out
+
+
+class FilterResults(Mapping[str, dict[str, Any]]):
+    """node → plugin → ``"passed"`` | [reasons] for every evaluated node (the mapping
+    :func:`filter_results` builds), read from the cycle's Filter chunks when read.
+
+    ``-o wide`` reads none of it and the report a handful of nodes, so one dict per evaluated node
+    for every attempt is left until someone iterates (as :class:`NodeScores` does for scores):
+    ``len``, ``in``, ``[]`` and ``get`` answer from the columns; iteration builds the dicts once.
+    :meth:`rejections` gives what the report ranks nodes by, per node, without building entries.
+    Not a ``dict``: encode it through :meth:`DecisionRecord.to_dict` or ``dict(...)``.
+    """
+
+    __slots__ = ("_data", "_index", "_segs")
+
+    def __init__(self, table: NodeTable, chunks: list[Any]) -> None:
+        self._segs = _segments(chunks, table.names, [])  # names copied now: rows are reused later
+        self._index: dict[str, tuple[_Segment, int]] | None = None
+        self._data: dict[str, dict[str, Any]] | None = None
+
+    def names(self) -> list[str]:
+        """The evaluated nodes in evaluation order (a node evaluated twice: each time)."""
+        return [n for seg in self._segs for n in seg.names]
+
+    def _positions(self) -> dict[str, tuple[_Segment, int]]:
+        if self._index is None:  # the last evaluation of a node wins, as in the dict
+            self._index = {n: (seg, i) for seg in self._segs for i, n in enumerate(seg.names)}
+        return self._index
+
+    def _materialized(self) -> dict[str, dict[str, Any]]:
+        if self._data is None:
+            self._data = {n: seg.entry(i) for seg in self._segs for i, n in enumerate(seg.names)}
+        return self._data
+
+    def rejections(self) -> list[tuple[str, tuple[str, Any], int]] | None:
+        """Per evaluated node, in order: ``(node, (plugin, reasons), plugins passed)`` with
+        ``("", "")`` for a feasible node and ``reasons`` as the entry's list (``("rejected",)``
+        if empty) — the last entry of the node's dict and how many entries are ``"passed"``.
+        None when a node was evaluated twice (the caller then reads the dicts)."""
+        if self._data is not None:
+            return None
+        out: list[tuple[str, tuple[str, Any], int]] = []
+        for seg in self._segs:
+            n_ran = len(seg.ran)
+            memo: dict[tuple[int, int], tuple[tuple[str, Any], int]] = {}
+            for name, fp, key in zip(seg.names, seg.fail, seg.keys):
+                if fp < 0:
+                    out.append((name, ("", ""), n_ran))
+                    continue
+                hit = memo.get((fp, key))
+                if hit is None:
+                    reasons = tuple(seg.tables[fp].entry(int(key))[0]) or ("rejected",)
+                    hit = memo[(fp, key)] = ((seg.plugins[fp], reasons), sum(1 for pi in seg.ran if pi < fp))
+                out.append((name, *hit))
+        if len(out) != len(self._positions()):
+            return None
+        return out
+
+    def __getitem__(self, key: str) -> dict[str, Any]:
+        if self._data is not None:
+            return self._data[key]
+        seg, i = self._positions()[key]
+        return seg.entry(i)
+
+    def __contains__(self, key: object) -> bool:
+        if self._data is not None:
+            return key in self._data
+        return key in self._positions()
+
+    def __len__(self) -> int:
+        if self._data is not None:
+            return len(self._data)
+        return len(self._positions())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._materialized())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mapping):
+            return self._materialized() == dict(other.items())
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(self._materialized())
+
+    def __reduce__(self) -> Any:  # pickle / copy.deepcopy (dataclasses.asdict): a plain dict
+        return (dict, (self._materialized(),))
 
 
 class NodeScores(Mapping[str, dict[str, int]]):
@@ -201,13 +329,18 @@ def build_record(*, pod: str, profile: str, attempt: int, time: float, table: No
                  extender_statuses: dict[str, Any] | None = None) -> DecisionRecord:
     """Assemble a :class:`DecisionRecord` from a cycle's arrays. ``extender_statuses`` (node →
     Status) are the scheduler extenders' rejections: recorded under the "plugin" ``Extender``."""
-    filt = filter_results(table, chunks)
     feasible = sum(int(c.ok_mask().sum()) for c in chunks)
-    for node, st in (extender_statuses or {}).items():
-        entry = filt.setdefault(node, {})
-        if all(v == PASSED for v in entry.values()):
-            feasible -= 1 if entry else 0
-        entry["Extender"] = list(st.reasons)
+    filt: Mapping[str, dict[str, Any]]
+    if extender_statuses:  # rare: the plain dicts, with the extenders' entries added
+        plain = filter_results(table, chunks)
+        for node, st in extender_statuses.items():
+            entry = plain.setdefault(node, {})
+            if all(v == PASSED for v in entry.values()):
+                feasible -= 1 if entry else 0
+            entry["Extender"] = list(st.reasons)
+        filt = plain
+    else:
+        filt = FilterResults(table, chunks)
     rec = DecisionRecord(pod=pod, profile=profile, attempt=attempt, time=time, selected_node=selected,
                          result=result, message=message, evaluated_nodes=len(filt),
                          feasible_nodes=feasible, pre_filter=pre_filter or {}, filter=filt,

@@ -17,6 +17,7 @@ nodes prioritize extenders scored). Scoring runs only when more than one node is
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +25,7 @@ from kubesched.api.objects import node_allocatable
 from kubesched.api.quantity import to_int
 from kubesched.api.resources import pod_requests
 from kubesched.errors import InputError
-from kubesched.framework.record import PASSED, DecisionRecord, NodeScores
+from kubesched.framework.record import PASSED, DecisionRecord, FilterResults, NodeScores
 from kubesched.sim.store import Preemption
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -198,6 +199,24 @@ def _last(entry: dict[str, Any]) -> Any:
     return entry[next(reversed(entry))] if entry else PASSED
 
 
+def _failures(flt: Mapping[str, dict[str, Any]]) -> dict[str, tuple[tuple[str, Any], tuple[int, int]]]:
+    """node → ``((failing plugin, its reasons), near-miss key)`` for every evaluated node, in
+    record order: ``("", "")`` for a feasible node, reasons ``("rejected",)`` when a rejection
+    gave none (the last item of the node's entry: plugins run in order), and
+    :func:`_near_miss_key`. Read from a :class:`FilterResults`' columns when it can (no dicts)."""
+    rows = flt.rejections() if isinstance(flt, FilterResults) else None
+    if rows is not None:
+        return {n: (k, (-passed, len(k[1]) if k[0] else 0)) for n, k, passed in rows}
+    out: dict[str, tuple[tuple[str, Any], tuple[int, int]]] = {}
+    for n, entry in flt.items():
+        k: tuple[str, Any] = ("", "")
+        if _last(entry) != PASSED:
+            plugin = next(reversed(entry))
+            k = (plugin, tuple(entry[plugin] or ("rejected",)))
+        out[n] = (k, _near_miss_key(entry))
+    return out
+
+
 def _near_miss_key(entry: dict[str, Any]) -> tuple[int, int]:
     """Sort key of a rejected node: (−Filter plugins passed, number of failing reasons)."""
     passed = sum(1 for v in entry.values() if v == PASSED)
@@ -249,13 +268,16 @@ def explain_record(rec: DecisionRecord, *, total_nodes: int | None = None,
     runner = _runner_up(rec, ranked)
     rank = {n: i for i, n in enumerate(ranked, 1)}
     flt = rec.filter
-    # the failing plugin, if any, is the last one of a node's entry (plugins run in order)
-    unscored = [n for n in flt if n not in totals]
-    feasible_unscored = [n for n in unscored if _last(flt[n]) == PASSED]
+    # per node: the failing plugin and its reasons (the last of its entry: plugins run in order)
+    # and how many plugins it passed, from the record's columns when it has them
+    failure = _failures(flt)
+    unscored = [n for n in failure if n not in totals]
+    feasible_unscored = [n for n in unscored if not failure[n][0][0]]
     fu = set(feasible_unscored)
     # rejected nodes: near misses first — the more Filter plugins a node passed before one
     # rejected it, and the fewer reasons, the closer it came (record order among equals)
-    rejected = sorted((n for n in unscored if n not in fu), key=lambda n: _near_miss_key(flt[n]))
+    rejected = sorted((n for n in unscored if n not in fu),
+                      key=lambda n: failure[n][1])
     order = ranked + feasible_unscored + rejected
     omitted: Counter[str] = Counter()
     n_omitted = 0
@@ -267,13 +289,8 @@ def explain_record(rec: DecisionRecord, *, total_nodes: int | None = None,
                 keep.append(n)
                 continue
             n_omitted += 1
-            entry = flt.get(n)
-            if not entry:
-                k: tuple[str, Any] = ("", "")
-            else:
-                plugin = next(reversed(entry))
-                v = entry[plugin]
-                k = ("", "") if v == PASSED else (plugin, tuple(v or ("rejected",)))
+            hit = failure.get(n)
+            k: tuple[str, Any] = ("", "") if hit is None else hit[0]
             by_failure[k] = by_failure.get(k, 0) + 1
         for (plugin, reasons), c in by_failure.items():
             if not plugin:
