@@ -8,6 +8,8 @@ kube-scheduler-simulator's (``filter-result``, ``score-result``, ``finalscore-re
 
 from __future__ import annotations
 
+import bisect
+import operator
 from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -96,11 +98,11 @@ class _Segment:
     """Evaluated nodes ``start:stop`` of one :class:`FilterChunk` (no override among them), with
     their names and results copied out of the cycle's buffers."""
 
-    __slots__ = ("fail", "keys", "names", "plugins", "ran", "tables")
+    __slots__ = ("fail", "keys", "names", "plugins", "ran", "rows", "tables")
 
     def __init__(self, chunk: Any, start: int, stop: int, all_names: list[str]) -> None:
-        rows = chunk.rows[start:stop].tolist()
-        self.names = [all_names[r] for r in rows]
+        self.rows = chunk.rows[start:stop].copy()
+        self.names = names_of(all_names, self.rows)
         self.fail = chunk.fail_plugin[start:stop].tolist()
         self.keys = chunk.fail_key[start:stop].tolist()
         self.plugins = list(chunk.plugins)
@@ -142,55 +144,68 @@ class FilterResults(Mapping[str, dict[str, Any]]):
     Not a ``dict``: encode it through :meth:`DecisionRecord.to_dict` or ``dict(...)``.
     """
 
-    __slots__ = ("_data", "_index", "_segs")
+    __slots__ = ("_data", "_index", "_segs", "_starts")
 
     def __init__(self, table: NodeTable, chunks: list[Any]) -> None:
         self._segs = _segments(chunks, table.names, [])  # names copied now: rows are reused later
-        self._index: dict[str, tuple[_Segment, int]] | None = None
+        self._index: dict[str, int] | None = None
+        self._starts: list[int] = []
         self._data: dict[str, dict[str, Any]] | None = None
 
     def names(self) -> list[str]:
         """The evaluated nodes in evaluation order (a node evaluated twice: each time)."""
+        if len(self._segs) == 1:
+            return list(self._segs[0].names)
         return [n for seg in self._segs for n in seg.names]
 
-    def _positions(self) -> dict[str, tuple[_Segment, int]]:
-        if self._index is None:  # the last evaluation of a node wins, as in the dict
-            self._index = {n: (seg, i) for seg in self._segs for i, n in enumerate(seg.names)}
+    def _positions(self) -> dict[str, int]:
+        """node → its position in :meth:`names` (the last one: the last evaluation wins, as in the dict)."""
+        if self._index is None:
+            names = self.names()
+            self._index = dict(zip(names, range(len(names))))
+            start = 0
+            for seg in self._segs:
+                self._starts.append(start)
+                start += len(seg.names)
         return self._index
+
+    def _at(self, key: str) -> tuple[_Segment, int]:
+        pos = self._positions()[key]
+        k = bisect.bisect_right(self._starts, pos) - 1
+        return self._segs[k], pos - self._starts[k]
 
     def _materialized(self) -> dict[str, dict[str, Any]]:
         if self._data is None:
             self._data = {n: seg.entry(i) for seg in self._segs for i, n in enumerate(seg.names)}
         return self._data
 
-    def rejections(self) -> list[tuple[str, tuple[str, Any], int]] | None:
-        """Per evaluated node, in order: ``(node, (plugin, reasons), plugins passed)`` with
-        ``("", "")`` for a feasible node and ``reasons`` as the entry's list (``("rejected",)``
-        if empty) — the last entry of the node's dict and how many entries are ``"passed"``.
-        None when a node was evaluated twice (the caller then reads the dicts)."""
-        if self._data is not None:
+    def rejections(self) -> tuple[list[str], list[tuple[tuple[str, Any], int]]] | None:
+        """The evaluated nodes in order and, per node, ``((plugin, reasons), plugins passed)``:
+        the last item of the node's entry (``("", "")`` for a feasible node; ``reasons`` as a
+        tuple, ``("rejected",)`` if empty) and how many of its items are ``"passed"`` (one tuple
+        object per distinct outcome). None when a node was evaluated twice (read the dicts)."""
+        names = self.names()
+        if self._data is not None or len(names) != len(self):
             return None
-        out: list[tuple[str, tuple[str, Any], int]] = []
+        out: list[tuple[tuple[str, Any], int]] = []
         for seg in self._segs:
-            n_ran = len(seg.ran)
+            feasible = (("", ""), len(seg.ran))
             memo: dict[tuple[int, int], tuple[tuple[str, Any], int]] = {}
-            for name, fp, key in zip(seg.names, seg.fail, seg.keys):
+            for fp, key in zip(seg.fail, seg.keys):
                 if fp < 0:
-                    out.append((name, ("", ""), n_ran))
+                    out.append(feasible)
                     continue
                 hit = memo.get((fp, key))
                 if hit is None:
                     reasons = tuple(seg.tables[fp].entry(int(key))[0]) or ("rejected",)
                     hit = memo[(fp, key)] = ((seg.plugins[fp], reasons), sum(1 for pi in seg.ran if pi < fp))
-                out.append((name, *hit))
-        if len(out) != len(self._positions()):
-            return None
-        return out
+                out.append(hit)
+        return names, out
 
     def __getitem__(self, key: str) -> dict[str, Any]:
         if self._data is not None:
             return self._data[key]
-        seg, i = self._positions()[key]
+        seg, i = self._at(key)
         return seg.entry(i)
 
     def __contains__(self, key: object) -> bool:
@@ -201,7 +216,11 @@ class FilterResults(Mapping[str, dict[str, Any]]):
     def __len__(self) -> int:
         if self._data is not None:
             return len(self._data)
-        return len(self._positions())
+        if self._index is not None:
+            return len(self._index)
+        if not self._segs:
+            return 0
+        return int(np.unique(np.concatenate([seg.rows for seg in self._segs])).size)  # rows ↔ names
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._materialized())
@@ -220,6 +239,15 @@ class FilterResults(Mapping[str, dict[str, Any]]):
         return (dict, (self._materialized(),))
 
 
+def names_of(names: list[str], rows: np.ndarray) -> list[str]:
+    """``[names[r] for r in rows]`` (one C-level gather)."""
+    if len(rows) == 0:
+        return []
+    if len(rows) == 1:
+        return [names[int(rows[0])]]
+    return list(operator.itemgetter(*rows.tolist())(names))
+
+
 class NodeScores(Mapping[str, dict[str, int]]):
     """node → plugin → score (a read-only mapping), built from a cycle's ``int64[plugins, nodes]``
     array only when read.
@@ -234,11 +262,14 @@ class NodeScores(Mapping[str, dict[str, int]]):
 
     __slots__ = ("_arr", "_data", "_index", "_names", "plugins")
 
-    def __init__(self, names: list[str], plugins: list[str], arr: np.ndarray) -> None:
+    def __init__(self, names: list[str], plugins: list[str], arr: np.ndarray,
+                 index: list[dict[str, int] | None] | None = None) -> None:
         self._names = names
         self.plugins = list(plugins)
         self._arr = arr  # int64[plugins, nodes], a private copy
-        self._index: dict[str, int] | None = None
+        # node → column, built on the first lookup; ``index``: a one-item box shared by mappings
+        # over the same ``names`` (a record's raw, normalized and weighted scores)
+        self._index: list[dict[str, int] | None] = [None] if index is None else index
         self._data: dict[str, dict[str, int]] | None = None
 
     def _materialized(self) -> dict[str, dict[str, int]]:
@@ -249,9 +280,10 @@ class NodeScores(Mapping[str, dict[str, int]]):
 
     def _positions(self) -> dict[str, int]:
         """node → its column in the array (built on the first lookup)."""
-        if self._index is None:
-            self._index = {n: i for i, n in enumerate(self._names)}
-        return self._index
+        index = self._index[0]
+        if index is None:
+            index = self._index[0] = dict(zip(self._names, range(len(self._names))))
+        return index
 
     def __getitem__(self, key: str) -> dict[str, int]:
         if self._data is not None:
@@ -311,13 +343,15 @@ class NodeScores(Mapping[str, dict[str, int]]):
 def score_results3(table: NodeTable, scores: ScoreResult) -> tuple[Mapping[str, dict[str, int]], ...]:
     """``(raw, normalized, weighted)``: node → plugin → score, for the scored rows
     (:class:`NodeScores`, built when read)."""
-    names = [table.names[r] for r in scores.rows.tolist()]
+    names = names_of(table.names, scores.rows)
     plugins = scores.plugins
     if not plugins:
         return {n: {} for n in names}, {n: {} for n in names}, {n: {} for n in names}
 
+    index: list[dict[str, int] | None] = [None]
+
     def per_node(arrays: list[Any]) -> Mapping[str, dict[str, int]]:
-        return NodeScores(names, plugins, np.stack(arrays))  # a copy: the cycle's buffers move on
+        return NodeScores(names, plugins, np.stack(arrays), index)  # a copy: the cycle's buffers move on
 
     return per_node(scores.raw), per_node(scores.normalized), per_node(scores.weighted)
 
@@ -347,5 +381,5 @@ def build_record(*, pod: str, profile: str, attempt: int, time: float, table: No
                          post_filter=post_filter or {}, nominated_node=nominated)
     if scores is not None:
         rec.score, rec.normalized_score, rec.final_score = score_results3(table, scores)
-        rec.total_score = dict(zip([table.names[r] for r in scores.rows.tolist()], scores.total.tolist()))
+        rec.total_score = dict(zip(names_of(table.names, scores.rows), scores.total.tolist()))
     return rec

@@ -204,9 +204,11 @@ def _failures(flt: Mapping[str, dict[str, Any]]) -> dict[str, tuple[tuple[str, A
     record order: ``("", "")`` for a feasible node, reasons ``("rejected",)`` when a rejection
     gave none (the last item of the node's entry: plugins run in order), and
     :func:`_near_miss_key`. Read from a :class:`FilterResults`' columns when it can (no dicts)."""
-    rows = flt.rejections() if isinstance(flt, FilterResults) else None
-    if rows is not None:
-        return {n: (k, (-passed, len(k[1]) if k[0] else 0)) for n, k, passed in rows}
+    cols = flt.rejections() if isinstance(flt, FilterResults) else None
+    if cols is not None:
+        names, outcomes = cols
+        keyed = {o: (o[0], (-o[1], len(o[0][1]) if o[0][0] else 0)) for o in set(outcomes)}
+        return dict(zip(names, map(keyed.__getitem__, outcomes)))
     out: dict[str, tuple[tuple[str, Any], tuple[int, int]]] = {}
     for n, entry in flt.items():
         k: tuple[str, Any] = ("", "")
@@ -231,9 +233,18 @@ def _totals(rec: DecisionRecord) -> dict[str, int]:
 
 
 def _ranked(rec: DecisionRecord, totals: dict[str, int]) -> list[str]:
-    """Scored nodes, best total first (the selected node first among equals)."""
+    """Scored nodes, best total first (the selected node first among equals, the others in
+    record order)."""
+    ranked = sorted(totals, key=totals.__getitem__, reverse=True)  # stable: equals keep their order
     sel = rec.selected_node
-    return sorted(totals, key=lambda n: (-totals[n], n != sel))
+    if sel is not None and sel in totals:
+        ranked.remove(sel)
+        best = totals[sel]
+        i = 0
+        while i < len(ranked) and totals[ranked[i]] > best:
+            i += 1
+        ranked.insert(i, sel)
+    return ranked
 
 
 def _runner_up(rec: DecisionRecord, ranked: list[str]) -> str | None:
@@ -266,7 +277,7 @@ def explain_record(rec: DecisionRecord, *, total_nodes: int | None = None,
     totals = _totals(rec)
     ranked = _ranked(rec, totals)
     runner = _runner_up(rec, ranked)
-    rank = {n: i for i, n in enumerate(ranked, 1)}
+    rank = dict(zip(ranked, range(1, len(ranked) + 1)))
     flt = rec.filter
     # per node: the failing plugin and its reasons (the last of its entry: plugins run in order)
     # and how many plugins it passed, from the record's columns when it has them
@@ -433,7 +444,9 @@ def record_digest(rec: DecisionRecord) -> dict[str, Any]:
     totals = _totals(rec)
     sel = rec.selected_node or ""
     if sel:  # the best of the others: a max, not a sort (first of equals, as _ranked)
-        runner = max((n for n in totals if n != sel), key=totals.__getitem__, default=None)
+        others = dict(totals)
+        others.pop(sel, None)
+        runner = max(others, key=others.__getitem__, default=None)
     else:
         runner = _runner_up(rec, _ranked(rec, totals))
     return {"score": totals.get(sel), "runner_up": runner,
