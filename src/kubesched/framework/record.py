@@ -144,12 +144,13 @@ class FilterResults(Mapping[str, dict[str, Any]]):
     Not a ``dict``: encode it through :meth:`DecisionRecord.to_dict` or ``dict(...)``.
     """
 
-    __slots__ = ("_data", "_index", "_segs", "_starts")
+    __slots__ = ("_data", "_index", "_len", "_segs", "_starts")
 
     def __init__(self, table: NodeTable, chunks: list[Any]) -> None:
         self._segs = _segments(chunks, table.names, [])  # names copied now: rows are reused later
         self._index: dict[str, int] | None = None
         self._starts: list[int] = []
+        self._len: int | None = None
         self._data: dict[str, dict[str, Any]] | None = None
 
     def names(self) -> list[str]:
@@ -218,9 +219,10 @@ class FilterResults(Mapping[str, dict[str, Any]]):
             return len(self._data)
         if self._index is not None:
             return len(self._index)
-        if not self._segs:
-            return 0
-        return int(np.unique(np.concatenate([seg.rows for seg in self._segs])).size)  # rows ↔ names
+        if self._len is None:  # distinct rows: distinct names
+            rows = [seg.rows for seg in self._segs]
+            self._len = int(np.unique(np.concatenate(rows)).size) if rows else 0
+        return self._len
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._materialized())

@@ -16,6 +16,8 @@ nodes prioritize extenders scored). Scoring runs only when more than one node is
 
 from __future__ import annotations
 
+import itertools
+import operator
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
@@ -199,24 +201,30 @@ def _last(entry: dict[str, Any]) -> Any:
     return entry[next(reversed(entry))] if entry else PASSED
 
 
-def _failures(flt: Mapping[str, dict[str, Any]]) -> dict[str, tuple[tuple[str, Any], tuple[int, int]]]:
-    """node → ``((failing plugin, its reasons), near-miss key)`` for every evaluated node, in
-    record order: ``("", "")`` for a feasible node, reasons ``("rejected",)`` when a rejection
-    gave none (the last item of the node's entry: plugins run in order), and
-    :func:`_near_miss_key`. Read from a :class:`FilterResults`' columns when it can (no dicts)."""
+_FEASIBLE = ("", "")
+
+
+def _failures(flt: Mapping[str, dict[str, Any]]) -> tuple[dict[str, tuple[str, Any]], dict[str, tuple[int, int]]]:
+    """For every evaluated node, in record order: node → ``(failing plugin, its reasons)``
+    (``("", "")`` for a feasible node, reasons ``("rejected",)`` when a rejection gave none: the
+    last item of the node's entry, plugins run in order), and node → :func:`_near_miss_key`.
+    Read from a :class:`FilterResults`' columns when it can (no entry dicts, no per-node loop)."""
     cols = flt.rejections() if isinstance(flt, FilterResults) else None
     if cols is not None:
         names, outcomes = cols
-        keyed = {o: (o[0], (-o[1], len(o[0][1]) if o[0][0] else 0)) for o in set(outcomes)}
-        return dict(zip(names, map(keyed.__getitem__, outcomes)))
-    out: dict[str, tuple[tuple[str, Any], tuple[int, int]]] = {}
+        near = {o: (-o[1], len(o[0][1]) if o[0][0] else 0) for o in set(outcomes)}
+        return (dict(zip(names, map(operator.itemgetter(0), outcomes))),
+                dict(zip(names, map(near.__getitem__, outcomes))))
+    outcome: dict[str, tuple[str, Any]] = {}
+    nearest: dict[str, tuple[int, int]] = {}
     for n, entry in flt.items():
-        k: tuple[str, Any] = ("", "")
+        k: tuple[str, Any] = _FEASIBLE
         if _last(entry) != PASSED:
             plugin = next(reversed(entry))
             k = (plugin, tuple(entry[plugin] or ("rejected",)))
-        out[n] = (k, _near_miss_key(entry))
-    return out
+        outcome[n] = k
+        nearest[n] = _near_miss_key(entry)
+    return outcome, nearest
 
 
 def _near_miss_key(entry: dict[str, Any]) -> tuple[int, int]:
@@ -281,28 +289,27 @@ def explain_record(rec: DecisionRecord, *, total_nodes: int | None = None,
     flt = rec.filter
     # per node: the failing plugin and its reasons (the last of its entry: plugins run in order)
     # and how many plugins it passed, from the record's columns when it has them
-    failure = _failures(flt)
-    unscored = [n for n in failure if n not in totals]
-    feasible_unscored = [n for n in unscored if not failure[n][0][0]]
-    fu = set(feasible_unscored)
+    outcome, near = _failures(flt)
+    unscored = list(itertools.filterfalse(totals.__contains__, outcome))
+    unscored_outcomes = list(map(outcome.__getitem__, unscored))
+    feasible_unscored = list(itertools.compress(unscored, map(_FEASIBLE.__eq__, unscored_outcomes)))
     # rejected nodes: near misses first — the more Filter plugins a node passed before one
     # rejected it, and the fewer reasons, the closer it came (record order among equals)
-    rejected = sorted((n for n in unscored if n not in fu),
-                      key=lambda n: failure[n][1])
+    rejected = sorted(itertools.compress(unscored, map(_FEASIBLE.__ne__, unscored_outcomes)),
+                      key=near.__getitem__)
     order = ranked + feasible_unscored + rejected
     omitted: Counter[str] = Counter()
     n_omitted = 0
     if 0 < max_nodes < len(order):
         keep = order[:max_nodes]
-        by_failure: dict[tuple[str, Any], int] = {}
-        for n in order[max_nodes:]:
-            if n == rec.selected_node or n == runner:
-                keep.append(n)
-                continue
-            n_omitted += 1
-            hit = failure.get(n)
-            k: tuple[str, Any] = ("", "") if hit is None else hit[0]
-            by_failure[k] = by_failure.get(k, 0) + 1
+        rest = order[max_nodes:]
+        # the chosen node and the runner-up stay, in their order; the rest is counted by failure
+        at = sorted(rest.index(n) for n in (rec.selected_node, runner) if n is not None and n in rest)
+        keep += [rest[i] for i in at]
+        for i in reversed(at):
+            del rest[i]
+        n_omitted = len(rest)
+        by_failure = Counter(map(outcome.get, rest, itertools.repeat(_FEASIBLE)))
         for (plugin, reasons), c in by_failure.items():
             if not plugin:
                 omitted["feasible"] += c
