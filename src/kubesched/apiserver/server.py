@@ -34,8 +34,8 @@ import orjson
 from aiohttp import web
 
 from kubesched.api import podgroups, schemas, strategy
+from kubesched.api.hashing import ALPHANUMS
 from kubesched.api.labels import Selector
-from kubesched.api.workloads import ALPHANUMS
 from kubesched.apiserver import apply as ssa
 from kubesched.apiserver import crd as crdmod
 from kubesched.apiserver import impersonation, protobuf, rbac
