@@ -98,19 +98,18 @@ class _Segment:
     """Evaluated nodes ``start:stop`` of one :class:`FilterChunk` (no override among them), with
     their names and results copied out of the cycle's buffers."""
 
-    __slots__ = ("fail", "keys", "names", "plugins", "ran", "rows", "tables")
+    __slots__ = ("fail", "keys", "names", "plugins", "ran", "tables")
 
     def __init__(self, chunk: Any, start: int, stop: int, all_names: list[str]) -> None:
-        self.rows = chunk.rows[start:stop].copy()
-        self.names = names_of(all_names, self.rows)
-        self.fail = chunk.fail_plugin[start:stop].tolist()
-        self.keys = chunk.fail_key[start:stop].tolist()
-        self.plugins = list(chunk.plugins)
+        self.names = names_of(all_names, chunk.rows[start:stop])
+        self.fail = chunk.fail_plugin[start:stop].copy()  # int16: plugin index, < 0 passed
+        self.keys = chunk.fail_key[start:stop].copy()
+        self.plugins = chunk.plugins
         self.tables = list(chunk.tables)
         self.ran = [pi for pi in range(len(self.plugins)) if pi not in chunk.skipped]
 
     def entry(self, i: int) -> dict[str, Any]:
-        fp = self.fail[i]
+        fp = int(self.fail[i])
         if fp < 0:
             return {self.plugins[pi]: PASSED for pi in self.ran}
         out: dict[str, Any] = {self.plugins[pi]: PASSED for pi in self.ran if pi < fp}
@@ -192,7 +191,7 @@ class FilterResults(Mapping[str, dict[str, Any]]):
         for seg in self._segs:
             feasible = (("", ""), len(seg.ran))
             memo: dict[tuple[int, int], tuple[tuple[str, Any], int]] = {}
-            for fp, key in zip(seg.fail, seg.keys):
+            for fp, key in zip(seg.fail.tolist(), seg.keys.tolist()):
                 if fp < 0:
                     out.append(feasible)
                     continue
@@ -219,9 +218,8 @@ class FilterResults(Mapping[str, dict[str, Any]]):
             return len(self._data)
         if self._index is not None:
             return len(self._index)
-        if self._len is None:  # distinct rows: distinct names
-            rows = [seg.rows for seg in self._segs]
-            self._len = int(np.unique(np.concatenate(rows)).size) if rows else 0
+        if self._len is None:
+            self._len = len(set(self.names()))
         return self._len
 
     def __iter__(self) -> Iterator[str]:
@@ -342,10 +340,12 @@ class NodeScores(Mapping[str, dict[str, int]]):
         return (dict, (self._materialized(),))
 
 
-def score_results3(table: NodeTable, scores: ScoreResult) -> tuple[Mapping[str, dict[str, int]], ...]:
+def score_results3(table: NodeTable, scores: ScoreResult,
+                   names: list[str] | None = None) -> tuple[Mapping[str, dict[str, int]], ...]:
     """``(raw, normalized, weighted)``: node → plugin → score, for the scored rows
-    (:class:`NodeScores`, built when read)."""
-    names = names_of(table.names, scores.rows)
+    (:class:`NodeScores`, built when read; ``names``: the scored rows' names if known)."""
+    if names is None:
+        names = names_of(table.names, scores.rows)
     plugins = scores.plugins
     if not plugins:
         return {n: {} for n in names}, {n: {} for n in names}, {n: {} for n in names}
@@ -382,6 +382,7 @@ def build_record(*, pod: str, profile: str, attempt: int, time: float, table: No
                          feasible_nodes=feasible, pre_filter=pre_filter or {}, filter=filt,
                          post_filter=post_filter or {}, nominated_node=nominated)
     if scores is not None:
-        rec.score, rec.normalized_score, rec.final_score = score_results3(table, scores)
-        rec.total_score = dict(zip(names_of(table.names, scores.rows), scores.total.tolist()))
+        names = names_of(table.names, scores.rows)
+        rec.score, rec.normalized_score, rec.final_score = score_results3(table, scores, names)
+        rec.total_score = dict(zip(names, scores.total.tolist()))
     return rec
