@@ -453,12 +453,7 @@ class NodeTable:
     def remove_pod(self, pod_info: PodInfo, row: int) -> None:
         """Undo :meth:`add_pod`. Raises ``KeyError`` when the pod is not on ``row``."""
         pods = self.pods[row]
-        for i, p in enumerate(pods):
-            if p.key == pod_info.key:
-                stored = pods.pop(i)
-                break
-        else:
-            raise KeyError(f"pod {pod_info.key} not found on node {self.names[row]}")
+        stored = self._pop_pod(pod_info, row)
         req = self.requested[row]
         for name, v in stored.requests.items():
             if name != "pods":
@@ -476,6 +471,14 @@ class NodeTable:
         for li in self._listeners:
             li.on_pod_removed(self, row, stored)
 
+    def _pop_pod(self, pod_info: PodInfo, row: int) -> PodInfo:
+        """Take the pod with ``pod_info``'s key off ``row``'s list. ``KeyError`` if absent."""
+        pods = self.pods[row]
+        for i, p in enumerate(pods):
+            if p.key == pod_info.key:
+                return pods.pop(i)
+        raise KeyError(f"pod {pod_info.key} not found on node {self.names[row]}")
+
     def relabel_pod(self, pod_info: PodInfo, row: int, pod: Pod) -> None:
         """Replace the object of a pod accounted on ``row`` by ``pod``, whose spec is the same
         object and only labels differ (the zone/region labels PodTopologyLabels adds on binding):
@@ -484,12 +487,7 @@ class NodeTable:
         re-accounting requests, ports and priority, which cannot have changed. Raises
         ``KeyError`` when the pod is not on ``row``."""
         pods = self.pods[row]
-        for i, p in enumerate(pods):
-            if p.key == pod_info.key:
-                stored = pods.pop(i)
-                break
-        else:
-            raise KeyError(f"pod {pod_info.key} not found on node {self.names[row]}")
+        stored = self._pop_pod(pod_info, row)
         for li in self._listeners:
             li.on_pod_removed(self, row, stored)
         pod_info.pod = pod

@@ -12,7 +12,7 @@ import bisect
 import operator
 from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["DecisionRecord", "FilterResults", "NodeScores", "build_record"]
 
 PASSED = "passed"
+_V = TypeVar("_V")
 
 
 @dataclass
@@ -94,6 +95,29 @@ def filter_results(table: NodeTable, chunks: list[Any]) -> dict[str, dict[str, A
     return out
 
 
+class _LazyMapping(Mapping[str, _V]):
+    """A read-only mapping that builds its dict (``_materialized``) only when iterated; equal to,
+    printed as, pickled and deep-copied as that plain dict."""
+
+    __slots__ = ()
+
+    def _materialized(self) -> dict[str, _V]:
+        raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mapping):
+            return self._materialized() == dict(other.items())
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(self._materialized())
+
+    def __reduce__(self) -> Any:  # pickle / copy.deepcopy (dataclasses.asdict): a plain dict
+        return (dict, (self._materialized(),))
+
+
 class _Segment:
     """Evaluated nodes ``start:stop`` of one :class:`FilterChunk` (no override among them), with
     their names and results copied out of the cycle's buffers."""
@@ -132,7 +156,7 @@ def _segments(chunks: list[Any], all_names: list[str], out: list[_Segment]) -> l
     return out
 
 
-class FilterResults(Mapping[str, dict[str, Any]]):
+class FilterResults(_LazyMapping[dict[str, Any]]):
     """node → plugin → ``"passed"`` | [reasons] for every evaluated node (the mapping
     :func:`filter_results` builds), read from the cycle's Filter chunks when read.
 
@@ -225,18 +249,6 @@ class FilterResults(Mapping[str, dict[str, Any]]):
     def __iter__(self) -> Iterator[str]:
         return iter(self._materialized())
 
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Mapping):
-            return self._materialized() == dict(other.items())
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return repr(self._materialized())
-
-    def __reduce__(self) -> Any:  # pickle / copy.deepcopy (dataclasses.asdict): a plain dict
-        return (dict, (self._materialized(),))
 
 
 def names_of(names: list[str], rows: np.ndarray) -> list[str]:
@@ -248,7 +260,7 @@ def names_of(names: list[str], rows: np.ndarray) -> list[str]:
     return list(operator.itemgetter(*rows.tolist())(names))
 
 
-class NodeScores(Mapping[str, dict[str, int]]):
+class NodeScores(_LazyMapping[dict[str, int]]):
     """node → plugin → score (a read-only mapping), built from a cycle's ``int64[plugins, nodes]``
     array only when read.
 
@@ -326,18 +338,6 @@ class NodeScores(Mapping[str, dict[str, int]]):
                 out[p] = int(fin[j, i]) // int(norm[j, i])
         return out
 
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Mapping):
-            return self._materialized() == dict(other.items())
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return repr(self._materialized())
-
-    def __reduce__(self) -> Any:  # pickle / copy.deepcopy (dataclasses.asdict): a plain dict
-        return (dict, (self._materialized(),))
 
 
 def score_results3(table: NodeTable, scores: ScoreResult,
