@@ -77,7 +77,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -111,7 +111,7 @@ from kubesched.framework.waiting_pods import waiting_pod_key
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod, PodDisruptionBudget
     from kubesched.framework.handle import Handle
-    from kubesched.framework.node_info import NodeInfo
+    from kubesched.framework.node_table import NodeInfo
 
 __all__ = [
     "Candidate",
@@ -575,7 +575,8 @@ def _status_of(m: Any, name: str) -> Status:
     UnschedulableAndUnresolvable, as ``NewDefaultNodeToStatus``)."""
     if isinstance(m, dict):
         return m.get(name) or Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
-    return m.get(name)
+    st: Status = m.get(name)
+    return st
 
 
 @dataclass(frozen=True)
@@ -978,12 +979,14 @@ class Evaluator:
     def run_pre_filter_extension_add_pod(self, state: CycleState, pod: Pod, pi: PodInfo,
                                          ni: NodeInfo) -> Status | None:
         """Upstream ``RunPreFilterExtensionAddPod``: None or an Error status."""
-        return self._framework().run_pre_filter_extension_add_pod(state, pod, pi, ni)
+        st: Status | None = self._framework().run_pre_filter_extension_add_pod(state, pod, pi, ni)
+        return st
 
     def run_pre_filter_extension_remove_pod(self, state: CycleState, pod: Pod, pi: PodInfo,
                                             ni: NodeInfo) -> Status | None:
         """Upstream ``RunPreFilterExtensionRemovePod``: None or an Error status."""
-        return self._framework().run_pre_filter_extension_remove_pod(state, pod, pi, ni)
+        st: Status | None = self._framework().run_pre_filter_extension_remove_pod(state, pod, pi, ni)
+        return st
 
     def _run_filters(self, state: CycleState, pod: Pod, row: int) -> Status:
         from kubesched.framework.runtime import FilterError
@@ -995,7 +998,8 @@ class Evaluator:
             return e.status
         if chunk.fail_plugin[0] < 0:
             return Status(Code.SUCCESS)
-        return next(chunk.statuses(self.handle.nodes.names))[1]
+        st: Status = next(chunk.statuses(self.handle.nodes.names))[1]
+        return st
 
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         """Pods nominated to ``node_name`` (the engine's nominator when it has one)."""
@@ -1021,14 +1025,17 @@ class Evaluator:
         state); only if that passes, run them again without."""
         return self.filter_row_with_nominated_pods(state, pod, edit.row)
 
-    def filter_row_with_nominated_pods(self, state: CycleState, pod: Pod, row: int) -> Status:
+    def filter_row_with_nominated_pods(self, state: CycleState, pod: Pod, row: int,
+                                       placed: Container[str] = ()) -> Status:
         """:meth:`run_filter_plugins_with_nominated_pods` for table row ``row`` as it is now
-        (pod-group preemption's reprieve, which edits many rows)."""
+        (pod-group preemption's reprieve, which edits many rows). ``placed``: keys of pods to
+        treat as already on the table (placed elsewhere: not nominated pods any more), as if added."""
         table = self.handle.nodes
         key = pod_key(pod)
         prio = pod_priority(pod)
         nominated = [pi for pi in self.nominated_pods_for_node(table.names[row])
-                     if pi.priority >= prio and pi.key != key and pi.key not in table.pod_row]
+                     if pi.priority >= prio and pi.key != key and pi.key not in table.pod_row
+                     and pi.key not in placed]
         if nominated:
             from kubesched.framework.runtime import FilterError
 
@@ -1037,7 +1044,8 @@ class Evaluator:
             except FilterError as e:
                 return e.status
             if chunk is not None:
-                return next(chunk.statuses(table.names))[1]
+                st: Status = next(chunk.statuses(table.names))[1]
+                return st
         return self._run_filters(state, pod, row)
 
     # ─────────────── the algorithm ───────────────
@@ -1119,7 +1127,8 @@ class Evaluator:
         order = table.order()
         rows_with_code = getattr(m, "rows_with_code", None)
         if callable(rows_with_code):
-            return rows_with_code(order, Code.UNSCHEDULABLE)
+            rows: np.ndarray = rows_with_code(order, Code.UNSCHEDULABLE)
+            return rows
         names = table.names
         return np.asarray([r for r in order.tolist() if _status_of(m, names[r]).code == Code.UNSCHEDULABLE],
                           np.int64)
