@@ -405,8 +405,7 @@ def _parse_ip(s: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
 
 def _ip(v: Any) -> dict[str, str]:
     if isinstance(v, str):
-        _parse_ip(v)
-        return _opaque("ip", v)
+        return _opaque("ip", str(_parse_ip(v)))
     _cidr_of(v)
     return _opaque("ip", str(ipaddress.ip_interface(str(_unwrap(v, "cidr"))).ip))
 
@@ -451,7 +450,7 @@ def _cidr(s: str) -> dict[str, str]:
         raise CELLibraryError(f"{prefix}{prefix}{e}") from None
     if isinstance(iface, ipaddress.IPv6Interface) and iface.ip.ipv4_mapped is not None:
         raise CELLibraryError(f'IPv4-mapped IPv6 address "{s}" is not allowed')
-    return _opaque("cidr", s)
+    return _opaque("cidr", f"{iface.ip}/{iface.network.prefixlen}")
 
 
 def _is_cidr(s: str) -> bool:
