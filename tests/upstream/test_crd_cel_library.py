@@ -9,8 +9,9 @@ server; the box alone runs always.
 
 from __future__ import annotations
 
-import time
 from typing import Any
+
+from test_crd_cel import _causes, _create, _ensure_crd
 
 from kubesched.testing.upstream import unique_name as unique
 
@@ -49,41 +50,17 @@ GOOD = {"mem": "512Mi", "endpoint": "https://example.com/api", "nums": [1, 2, 3]
         "label": "web-app", "net": "10.0.0.0/8", "addr": "10.1.2.3"}
 
 
-def _ensure_crd(server: Any) -> None:
-    path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{NAME}"
-    if server.request("GET", path)[0] == 404:
-        status, _, body = server.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", CRD)
-        assert status == 201, body["message"]
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        status, _, body = server.request("GET", "/apis/cel.example.com/v1")
-        if status == 200 and any(r["name"] == "cellibs" for r in body.get("resources", ())):
-            time.sleep(0.5)  # the real server's handler can lag discovery briefly
-            return
-        time.sleep(0.2)
-    raise AssertionError("CRD not served")
-
-
-def _create(server: Any, ns: str, **spec: Any) -> tuple[int, Any]:
+def _new(server: Any, ns: str, **spec: Any) -> tuple[int, Any]:
     obj = {"apiVersion": "cel.example.com/v1", "kind": "CelLib", "metadata": {"name": unique("l")},
            "spec": {**GOOD, **spec}}
-    for _ in range(20):  # a fresh CRD may answer 404 for a moment on the real server
-        status, _, body = server.request("POST", f"/apis/cel.example.com/v1/namespaces/{ns}/cellibs", obj)
-        if status != 404:
-            return status, body
-        time.sleep(0.3)
-    return status, body
-
-
-def _causes(body: Any) -> list[str]:
-    return sorted(f"{c.get('field')}: {c.get('message')}" for c in body["details"]["causes"])
+    return _create(server, ns, obj, "cellibs")
 
 
 def test_library_functions_pass_and_fail_as_upstream(server: Any, ns: str) -> None:
-    _ensure_crd(server)
-    status, body = _create(server, ns)
+    _ensure_crd(server, CRD)
+    status, body = _new(server, ns)
     assert status == 201, body
-    status, body = _create(server, ns, mem="2Gi", endpoint="http://example.com:8080/", nums=[3, 1, 99],
+    status, body = _new(server, ns, mem="2Gi", endpoint="http://example.com:8080/", nums=[3, 1, 99],
                            tags=["a", "B"], label="web1-x-y", addr="192.168.0.1")
     assert status == 422, body
     assert _causes(body) == sorted([
@@ -101,8 +78,8 @@ def test_library_functions_pass_and_fail_as_upstream(server: Any, ns: str) -> No
 
 
 def test_library_runtime_errors_as_upstream(server: Any, ns: str) -> None:
-    _ensure_crd(server)
-    status, body = _create(server, ns, mem="lots", nums=[], endpoint="example.com", net="10.0.0.0")
+    _ensure_crd(server, CRD)
+    status, body = _new(server, ns, mem="lots", nums=[], endpoint="example.com", net="10.0.0.0")
     assert status == 422, body
     causes = _causes(body)
     assert ("spec: Invalid value: \"object\": quantities must match the regular expression "
