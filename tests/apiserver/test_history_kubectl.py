@@ -175,3 +175,4 @@ spec:
     assert rev["metadata"]["labels"] == {"app": "web", "controller.kubernetes.io/hash": "865bd89565"}
     assert rev["metadata"]["annotations"] == {"a": "<b>&"}
     until(lambda: kc.json("get", "statefulset", "web")["status"].get("updateRevision") == name, "updateRevision")
+    assert kc.json("get", "statefulset", "web")["status"]["collisionCount"] == 0  # as upstream writes it

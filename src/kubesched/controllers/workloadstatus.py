@@ -326,8 +326,8 @@ def _stateful_set_status(s: Mapping[str, Any], owned: list[Mapping[str, Any]], c
         status["currentRevision"] = current_rev
     if update_rev:
         status["updateRevision"] = update_rev
-    if "collisionCount" in old:  # upstream writes 0; kept absent so the pods' revision hash stays
-        status["collisionCount"] = old["collisionCount"]
+    # updateStatefulSetStatus writes getStatefulSetRevisions' collisionCount (0 unless a collision)
+    status["collisionCount"] = old.get("collisionCount", 0)
     status["availableReplicas"] = sum(is_pod_available(p, min_ready, ctx.now) for p in created)
     for p in created:
         ctx.note(_available_at(p, min_ready))
