@@ -43,6 +43,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import FitError
 from kubesched.framework.interface import Code, NominatingMode, Status, as_status
 from kubesched.framework.podgroup import (
+    Placement,
     PlacementCycleState,
     PlacementProgress,
     PodGroupAssignments,
@@ -248,6 +249,11 @@ def schedule_one_pod_group(sched: Scheduler, entity: QueuedPodGroupInfo) -> PodG
         else:
             kept.append(m)
     entity.members = kept
+    if _parent_of(entity.pod_group) is not None and pgm is not None and pgm.composite_enabled:
+        from kubesched.scheduler.schedule_one_compositepodgroup import schedule_tree
+
+        if schedule_tree(sched, fw, entity, out, start, t0):
+            return out
     if not kept:
         sched.queue.add_attempted_pod_group(entity, None)
         return out
@@ -274,6 +280,12 @@ def schedule_one_pod_group(sched: Scheduler, entity: QueuedPodGroupInfo) -> PodG
     return out
 
 
+def _parent_of(pod_group: dict[str, Any] | None) -> str | None:
+    """The PodGroup's ``spec.parentCompositePodGroupName`` (None when unset)."""
+    parent = ((pod_group or {}).get("spec") or {}).get("parentCompositePodGroupName")
+    return parent if isinstance(parent, str) and parent else None
+
+
 def _composite_parents(sched: Scheduler, entity: QueuedPodGroupInfo) -> list[dict[str, Any]]:
     """With CompositePodGroup: the group's ancestors, parent first, each ``{"name", "policy",
     "minGroupCount"}`` (explain); [] otherwise."""
@@ -292,10 +304,12 @@ def _composite_parents(sched: Scheduler, entity: QueuedPodGroupInfo) -> list[dic
 
 
 def _explain_group(sched: Scheduler, entity: QueuedPodGroupInfo, result: _GroupResult,
-                   out: PodGroupCycleResult) -> None:
+                   out: PodGroupCycleResult, records: list[Any] | None = None) -> None:
     """Attach the group's decision (:attr:`~kubesched.framework.record.DecisionRecord.group`) to the
-    records of this cycle's members (only built when recording is on)."""
-    records = [a.record for a in out.attempts] + [sp.record for sp in out.scheduled]
+    records of this cycle's members (only built when recording is on; ``records``: those of
+    ``entity``'s members when the cycle covered several groups)."""
+    if records is None:
+        records = [a.record for a in out.attempts] + [sp.record for sp in out.scheduled]
     if not any(r is not None for r in records):
         return
     pg = entity.pod_group
@@ -437,6 +451,21 @@ def _pod_algorithm(sched: Scheduler, fw: Framework, placement_state: PlacementCy
         record = build_record(pod=key, profile=fw.profile_name, attempt=qpi.attempts, time=start,
                               table=sched.table, chunks=res.chunks, scores=res.scores, selected=node,
                               result="scheduled", extender_statuses=res.extender_statuses)
+    st, revert = _assume_and_reserve(sched, fw, qpi, state, node)
+    if st is not None:
+        if st.is_rejected():
+            st = _node_fit_error(key, node, st)
+        return _PodResult(qpi, state, st, nominated=CLEAR_NOMINATED_NODE, start=start), None
+    return _PodResult(qpi, state, None, node, start=start, evaluated_nodes=res.evaluated_nodes,
+                      feasible_nodes=res.feasible_nodes, record=record), revert
+
+
+def _assume_and_reserve(sched: Scheduler, fw: Framework, qpi: QueuedPodInfo, state: CycleState,
+                        node: str) -> tuple[Status | None, Revert | None]:
+    """Upstream ``assumeAndReserveWithRevert`` (L693-710): assume the member on ``node`` in the
+    snapshot only and Reserve; returns ``(None, revert)`` — the revert Unreserves and forgets,
+    restoring the pod's nomination — or ``(Reserve's status, None)`` with nothing left assumed."""
+    pod, key = qpi.pod, qpi.key
     assumed = msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=node))
     pi = qpi.pod_info.with_pod(assumed)
     sched.cache.assume_pod_in_snapshot(pi, node)
@@ -451,16 +480,53 @@ def _pod_algorithm(sched: Scheduler, fw: Framework, placement_state: PlacementCy
     if st is not None:
         fw.run_reserve_plugins_unreserve(state, assumed, node)
         forget()
-        if st.is_rejected():
-            st = _node_fit_error(key, node, st)
-        return _PodResult(qpi, state, st, nominated=CLEAR_NOMINATED_NODE, start=start), None
+        return st, None
 
     def revert() -> None:
         fw.run_reserve_plugins_unreserve(state, assumed, node)
         forget()
 
-    return _PodResult(qpi, state, None, node, start=start, evaluated_nodes=res.evaluated_nodes,
-                      feasible_nodes=res.feasible_nodes, record=record), revert
+    return None, revert
+
+
+def assume_results(sched: Scheduler, fw: Framework, results: list[_GroupResult]) -> tuple[list[Revert], Status | None]:
+    """Upstream ``assumeSubtreeWithRevert`` (L1391-1421) over the given (successful leaf) results:
+    every member placed in the simulation is assumed and Reserved again, so that the groups
+    evaluated next see the chosen placement. Returns the reverts, or ``([], status)`` after
+    reverting what was done when a Reserve fails."""
+    reverts: list[Revert] = []
+    for result in results:
+        for pr in result.pod_results:
+            if not _ok(pr.status) or not pr.node:
+                continue
+            st, revert = _assume_and_reserve(sched, fw, pr.qpi, pr.state, pr.node)
+            if revert is not None:
+                reverts.append(revert)
+            if st is not None:
+                _revert(reverts)
+                return [], st
+    return reverts, None
+
+
+def placement_rows(sched: Scheduler, placement: Any, parent: np.ndarray | None) -> np.ndarray:
+    """The table rows of ``placement`` within the enclosing placement's rows ``parent`` (None:
+    every node), in snapshot order (upstream ``AssumePlacement`` on the snapshot)."""
+    table = sched.table
+    full = table.order() if parent is None else parent
+    wanted = np.zeros(len(table.names), bool)  # the placement's rows, as a mask over table rows
+    row_of = table.row_of
+    wanted[[r for n in placement.nodes if (r := row_of.get(n)) is not None]] = True
+    return full[wanted[full]]
+
+
+def parent_placement(sched: Scheduler) -> Placement | None:
+    """Upstream ``ListNodesInPlacement``: the enclosing placement's nodes (inside a
+    CompositePodGroup's placement), or None for every node."""
+    rows = sched.placement_rows
+    if rows is None:
+        return None
+    names = sched.table.names
+    return Placement("", [names[r] for r in rows.tolist()])
 
 
 def _placement_algorithm(sched: Scheduler, fw: Framework, pg_state: PodGroupCycleState, pg_info: PodGroupInfo,
@@ -481,7 +547,7 @@ def _evaluate_placements(sched: Scheduler, fw: Framework, pg_state: PodGroupCycl
     the default algorithm restricted to each (reverted after each); none feasible → ``0/%d
     placements are available, first placement status: %v``; several → PlacementScore plugins and
     the best total (ties by the randomizer)."""
-    placements, st = fw.run_placement_generate_plugins(pg_state, pg_info, None)
+    placements, st = fw.run_placement_generate_plugins(pg_state, pg_info, parent_placement(sched))
     if not _ok(st):
         return _GroupResult(pg_info, [], st, PlacementCycleState(pg_state)), []
     recorder: Any = sched.metrics
@@ -489,16 +555,11 @@ def _evaluate_placements(sched: Scheduler, fw: Framework, pg_state: PodGroupCycl
         recorder.observe_generated_placements(fw.profile_name, len(placements))  # RecordGeneratedPlacements
     any_result: _GroupResult | None = None
     feasible: list[tuple[Any, _GroupResult]] = []
-    table = sched.table
     parent = sched.placement_rows
     for placement in placements:
         t0 = time.perf_counter()
         placement_state = PlacementCycleState(pg_state)
-        full = table.order() if parent is None else parent
-        wanted = np.zeros(len(table.names), bool)  # the placement's rows, as a mask over table rows
-        row_of = table.row_of
-        wanted[[r for n in placement.nodes if (r := row_of.get(n)) is not None]] = True
-        sched.placement_rows = full[wanted[full]]
+        sched.placement_rows = placement_rows(sched, placement, parent)
         try:
             result, reverts = _default_algorithm(sched, fw, placement_state, pg_info, entity)
             _revert(reverts)
@@ -527,7 +588,7 @@ def _evaluate_placements(sched: Scheduler, fw: Framework, pg_state: PodGroupCycl
     by_name = {e["name"]: e for e in evals}
     if len(feasible) == 1:
         by_name[feasible[0][0].name]["chosen"] = True
-        return feasible[0][1], []
+        return _assume_best(sched, fw, feasible[0][1])
     assignments = [PodGroupAssignments(p, _proposed_assignments(r)) for p, r in feasible]
     states = [r.placement_state for _, r in feasible]
     scores, st = fw.run_placement_score_plugins(pg_state, pg_info, assignments, states)
@@ -538,7 +599,19 @@ def _evaluate_placements(sched: Scheduler, fw: Framework, pg_state: PodGroupCycl
             by_name[sc.placement.name].update(scores=dict(sc.scores), total=sc.total_score)
     best = select_placement(scores, sched.rng)
     by_name[feasible[best][0].name]["chosen"] = True
-    return feasible[best][1], []
+    return _assume_best(sched, fw, feasible[best][1])
+
+
+def _assume_best(sched: Scheduler, fw: Framework, best: _GroupResult) -> tuple[_GroupResult, list[Revert]]:
+    """With CompositePodGroup (L1055-1066) the chosen placement's members are assumed again so
+    that the sibling groups of a tree see them; ``failed to assume the subtree: <err>``."""
+    if not sched.features.enabled("CompositePodGroup"):
+        return best, []
+    reverts, st = assume_results(sched, fw, [best])
+    if st is not None:
+        return _GroupResult(best.pg_info, [], _error(f"failed to assume the subtree: {st.as_error()}"),
+                            PlacementCycleState(best.placement_state.pod_group_cycle_state)), []
+    return best, reverts
 
 
 def _proposed_assignments(result: _GroupResult) -> list[ProposedAssignment]:
@@ -581,7 +654,16 @@ def _apply_post_filter_result(result: _GroupResult, pf_result: Any, pf_status: S
 
 def _submit(sched: Scheduler, fw: Framework, entity: QueuedPodGroupInfo, result: _GroupResult,
             out: PodGroupCycleResult, start: float, t0: float) -> None:
-    """Upstream ``submitPodGroupAlgorithmResult`` (L812-940)."""
+    """Upstream ``submitPodGroupAlgorithmResult`` (L812-940): the members and the condition
+    (:func:`submit_leaf`), then the attempt's metric."""
+    submit_leaf(sched, fw, entity, result, out)
+    observe_attempt(sched, fw, result, t0)
+
+
+def submit_leaf(sched: Scheduler, fw: Framework, entity: QueuedPodGroupInfo, result: _GroupResult,
+                out: PodGroupCycleResult) -> None:
+    """One PodGroup's part of upstream ``submitPodGroupAlgorithmResult`` (L815-940): each member
+    to its binding cycle or the failure handler; the ``PodGroupInitiallyScheduled`` condition."""
     gst = result.status
     group_error = gst is not None and gst.code == Code.ERROR
     for i, m in enumerate(entity.members):
@@ -618,16 +700,25 @@ def _submit(sched: Scheduler, fw: Framework, entity: QueuedPodGroupInfo, result:
     if _ok(gst):
         cond = {"type": POD_GROUP_INITIALLY_SCHEDULED, "status": "True", "reason": "Scheduled",
                 "message": gst.message() if gst is not None else ""}
-        label = "scheduled"
     elif gst is not None and gst.is_rejected():
         cond = {"type": POD_GROUP_INITIALLY_SCHEDULED, "status": "False", "reason": "Unschedulable",
                 "message": gst.message()}
-        label = "waiting_on_preemption" if result.waiting_on_preemption else "unschedulable"
     else:
         cond = {"type": POD_GROUP_INITIALLY_SCHEDULED, "status": "False", "reason": "SchedulerError",
                 "message": str(gst.as_error()) if gst is not None else ""}
-        label = "error"
     _update_condition(sched, entity.pod_group, cond)
+
+
+def observe_attempt(sched: Scheduler, fw: Framework, root: _GroupResult, t0: float) -> None:
+    """Upstream L916-928: the root's outcome counted once per cycle (``PodGroupScheduled`` /
+    ``…Unschedulable`` / ``…WaitingOnPreemption`` / ``…ScheduleError``)."""
+    gst = root.status
+    if _ok(gst):
+        label = "scheduled"
+    elif gst is not None and gst.is_rejected():
+        label = "waiting_on_preemption" if root.waiting_on_preemption else "unschedulable"
+    else:
+        label = "error"
     recorder = sched.metrics
     observe = getattr(recorder, "observe_pod_group_attempt", None) if recorder is not None else None
     if observe is not None:  # upstream PodGroupScheduled / …Unschedulable / …WaitingOnPreemption / …ScheduleError
