@@ -87,3 +87,25 @@ def test_explain_shows_each_members_own_group() -> None:
     assert r.exit_code == 0, r.output
     assert "pod group default/b (gang minCount=2; 2 member(s) in this cycle): scheduled" in r.output
     assert "in composite pod group job (gang minGroupCount=2)" in r.output
+
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "gang-composite"
+
+
+def _example(*files: str) -> dict[str, str]:
+    args = ["simulate", *(x for f in files for x in ("-f", str(EXAMPLE / f))), "--feature-gates", GATES, "-o", "json"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    return {i["metadata"]["name"]: i["spec"].get("nodeName", "") for i in json.loads(r.stdout)["items"]
+            if i["kind"] == "Pod" and not i["metadata"]["name"].startswith("inference")}
+
+
+def test_example_job_lands_in_the_block_that_holds_all_of_it() -> None:
+    """examples/gang-composite: block-0 holds the trainer alone, only block-1 the whole job."""
+    pods = _example("cluster.yaml", "job.yaml")
+    assert len(pods) == 6 and all(int(n.removeprefix("gpu-")) >= 6 for n in pods.values()), pods
+
+
+def test_example_job_without_a_block_for_it_binds_nothing() -> None:
+    pods = _example("cluster.yaml", "job.yaml", "more-inference.yaml")
+    assert len(pods) == 6 and not any(pods.values()), pods

@@ -22,9 +22,10 @@ scheduling cycle:
 
 Statuses follow upstream's ``Status{reasons, err}``: a status built ``WithError(err)`` carries
 the error's text as its first reason (so ``message()`` is Go's ``Message()``, err + reasons).
-CompositePodGroups: each leaf PodGroup still gets its own cycle (upstream's tree-wide cycle over a root
-CompositePodGroup — the queue's workload forest — is not modelled); GangScheduling's Permit holds the
-tree's members until its quorum is scheduled.
+CompositePodGroups (gate on): a popped PodGroup below a CompositePodGroup is scheduled with its root's
+whole tree in one cycle (:mod:`kubesched.scheduler.schedule_one_compositepodgroup`); with the gate, the
+chosen placement of a PodGroup is assumed again for its siblings (L1055-1066) and a child's placements
+are generated within its parent's.
 """
 
 from __future__ import annotations
