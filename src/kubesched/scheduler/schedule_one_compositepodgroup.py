@@ -69,10 +69,11 @@ from kubesched.scheduler.schedule_one_podgroup import (
     parent_placement,
     placement_rows,
     submit_leaf,
-    validate_pod_group,
+    validate_group_members,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
+    from kubesched.api.objects import Pod
     from kubesched.framework.runtime import Framework
     from kubesched.scheduler.schedule_one import PodGroupCycleResult
     from kubesched.scheduler.scheduler import Scheduler
@@ -315,16 +316,38 @@ def _complete_tree(pgi: PodGroupInfo, results: Results, parent: Status | None, p
 # ───────────────────────────── the cycle ─────────────────────────────
 
 
-def schedule_tree(sched: Scheduler, fw: Framework, popped: QueuedPodGroupInfo, out: PodGroupCycleResult,
-                  start: float, t0: float) -> bool:
-    """The tree-wide cycle for ``popped`` (a PodGroup below a CompositePodGroup, members already
-    filtered by ``skipPodGroupPodSchedule``): see the module docstring. False (nothing done) when
-    the root is not an observed CompositePodGroup — the caller then runs the PodGroup's own cycle."""
+def _refresh(pgi: PodGroupInfo, tree: _Tree) -> list[Pod]:
+    """Upstream ``updateUnscheduledPods`` (L365-393): every group's unscheduled pods after
+    ``skipPodGroupPodSchedule``."""
+    if pgi.type == POD_GROUP_KEY_TYPE:
+        pgi.unscheduled_pods = [m.pod for m in tree.entities[pgi.key].members]
+    else:
+        pgi.unscheduled_pods = [p for child in pgi.children for p in _refresh(child, tree)]
+    return pgi.unscheduled_pods
+
+
+def schedule_tree(sched: Scheduler, popped: QueuedPodGroupInfo, out: PodGroupCycleResult, t0: float) -> bool:
+    """The tree-wide cycle for ``popped`` (a PodGroup below a CompositePodGroup, its object just
+    reconciled with the observed one): see the module docstring. False (nothing done) when the
+    root is not an observed CompositePodGroup — the caller then runs the PodGroup's own cycle."""
     tree = _gather(sched, popped)
     if tree is None:
         return False
     queued = _queued(tree, popped)
-    for entity in tree.taken:  # skipPodGroupPodSchedule for the siblings
+    # validatePodGroup (L218-276) over the root: its priority and policy, every member of the tree
+    err = validate_group_members(sched, tree.root.composite_pod_group,
+                                 [m.pod for e in tree.entities.values() for m in e.members],
+                                 [(e.namespace, e.name) for e in tree.entities.values()])
+    if err is not None:
+        _fail_tree(sched, tree, queued, err, out)
+        return True
+    first = next((m.pod for e in queued for m in e.members), None)
+    if first is None:
+        for e in queued:
+            sched.queue.add_attempted_pod_group(e, None)
+        return True
+    fw = sched.profiles[first.spec.scheduler_name or "default-scheduler"]  # frameworkForPodGroup
+    for entity in queued:  # skipPodGroupPodSchedule (L339-363)
         kept = []
         for m in entity.members:
             if _skip_pod_schedule(sched, m.pod, m.key):
@@ -332,12 +355,7 @@ def schedule_tree(sched: Scheduler, fw: Framework, popped: QueuedPodGroupInfo, o
             else:
                 kept.append(m)
         entity.members = kept
-    tree.root.unscheduled_pods = [m.pod for e in tree.entities.values() for m in e.members]
-    for entity in tree.taken:
-        err = validate_pod_group(sched, entity) if entity.members else None
-        if err is not None:
-            _fail_tree(sched, queued, err, out)
-            return True
+    _refresh(tree.root, tree)
     if not any(e.members for e in queued):
         for e in queued:
             sched.queue.add_attempted_pod_group(e, None)
@@ -371,9 +389,10 @@ def schedule_tree(sched: Scheduler, fw: Framework, popped: QueuedPodGroupInfo, o
     return True
 
 
-def _fail_tree(sched: Scheduler, queued: list[QueuedPodGroupInfo], msg: str, out: PodGroupCycleResult) -> None:
-    """Upstream ``handlePodGroupFailureBeforeScheduling`` (L177-196) for the tree: every member
-    fails with an Error; each PodGroup's condition becomes False/SchedulerError; requeued."""
+def _fail_tree(sched: Scheduler, tree: _Tree, queued: list[QueuedPodGroupInfo], msg: str,
+               out: PodGroupCycleResult) -> None:
+    """Upstream ``handlePodGroupFailureBeforeScheduling`` (L177-216) for the tree: every member
+    fails with an Error; every PodGroup of the tree gets False/SchedulerError; requeued."""
     st = _error(msg)
     now = sched.clock.now()
     for entity in queued:
@@ -383,6 +402,7 @@ def _fail_tree(sched: Scheduler, queued: list[QueuedPodGroupInfo], msg: str, out
                 sched.queue.done(m.key)
                 continue
             out.attempts.append(handle_scheduling_failure(sched, mfw, m, st, CLEAR_NOMINATED_NODE, now))
+    for entity in tree.entities.values():
         _update_condition(sched, entity.pod_group, {"type": POD_GROUP_INITIALLY_SCHEDULED, "status": "False",
                                                     "reason": "SchedulerError", "message": msg})
     out.status = st

@@ -174,10 +174,19 @@ def validate_pod_group(sched: Scheduler, entity: QueuedPodGroupInfo) -> str | No
     member — queued and already scheduled — has the same ``schedulerName``, the group's priority
     and one preemption policy (with PodGroupPreemptionPolicy: the group's). Returns the error text,
     or None."""
+    return validate_group_members(sched, entity.pod_group, [m.pod for m in entity.members],
+                                  [(entity.namespace, entity.name)])
+
+
+def validate_group_members(sched: Scheduler, group: dict[str, Any] | None, queued: list[Pod],
+                           leaves: list[tuple[str, str]]) -> str | None:
+    """:func:`validate_pod_group` for the root ``group`` (a PodGroup, or with CompositePodGroup
+    the root CompositePodGroup: its priority and preemption policy), the ``queued`` members of
+    the whole tree and the PodGroups ``leaves`` (namespace, name) whose scheduled pods are checked."""
     scheduler_name = ""
-    pg_priority = pod_group_priority(entity.pod_group)
+    pg_priority = pod_group_priority(group)
     gated_policy = sched.features.enabled("PodGroupPreemptionPolicy")
-    pg_policy = pod_group_preemption_policy(entity.pod_group) if gated_policy else ""
+    pg_policy = pod_group_preemption_policy(group) if gated_policy else ""
 
     def validate(pod: Pod) -> str | None:
         nonlocal pg_policy
@@ -201,20 +210,21 @@ def validate_pod_group(sched: Scheduler, entity: QueuedPodGroupInfo) -> str | No
                     f"got {policy} and {pg_policy}")
         return None
 
-    for m in entity.members:
+    for pod in queued:
         if not scheduler_name:
-            scheduler_name = m.pod.spec.scheduler_name or "default-scheduler"
-        err = validate(m.pod)
-        if err is not None:
-            return err
-    pgm = sched.pod_group_manager
-    state = pgm.pod_group_state(entity.namespace, entity.name) if pgm is not None else None
-    if state is None:
-        return f"failed to get pod group state: podgroup state {entity.namespace}/{entity.name} not found"
-    for pod in state.scheduled_pods():
+            scheduler_name = pod.spec.scheduler_name or "default-scheduler"
         err = validate(pod)
         if err is not None:
             return err
+    pgm = sched.pod_group_manager
+    for ns, name in leaves:
+        state = pgm.pod_group_state(ns, name) if pgm is not None else None
+        if state is None:
+            return f"failed to get pod group state: podgroup state {ns}/{name} not found"
+        for pod in state.scheduled_pods():
+            err = validate(pod)
+            if err is not None:
+                return err
     if scheduler_name not in sched.profiles:
         return f'profile not found for scheduler name "{scheduler_name}"'
     return None
@@ -237,6 +247,11 @@ def schedule_one_pod_group(sched: Scheduler, entity: QueuedPodGroupInfo) -> PodG
         _fail_before_scheduling(sched, entity, msg, out, condition=False)
         return out
     entity.pod_group = observed
+    if _parent_of(observed) is not None and pgm is not None and pgm.composite_enabled:
+        from kubesched.scheduler.schedule_one_compositepodgroup import schedule_tree
+
+        if schedule_tree(sched, entity, out, t0):
+            return out
     err = validate_pod_group(sched, entity)
     if err is not None:
         _fail_before_scheduling(sched, entity, err, out, condition=True)
@@ -250,11 +265,6 @@ def schedule_one_pod_group(sched: Scheduler, entity: QueuedPodGroupInfo) -> PodG
         else:
             kept.append(m)
     entity.members = kept
-    if _parent_of(entity.pod_group) is not None and pgm is not None and pgm.composite_enabled:
-        from kubesched.scheduler.schedule_one_compositepodgroup import schedule_tree
-
-        if schedule_tree(sched, fw, entity, out, start, t0):
-            return out
     if not kept:
         sched.queue.add_attempted_pod_group(entity, None)
         return out
