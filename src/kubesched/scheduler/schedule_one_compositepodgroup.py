@@ -32,6 +32,7 @@ gathering the leaves' entities as described above.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -48,9 +49,10 @@ from kubesched.framework.podgroup import (
     select_placement,
 )
 from kubesched.queue.podgroups import QueuedPodGroupInfo
-from kubesched.scheduler.schedule_one import CLEAR_NOMINATED_NODE, _skip_pod_schedule, handle_scheduling_failure
+from kubesched.scheduler.attempt import CLEAR_NOMINATED_NODE, handle_scheduling_failure, skip_pod_schedule
 from kubesched.scheduler.schedule_one_podgroup import (
     POD_GROUP_INITIALLY_SCHEDULED,
+    PodGroupCycleResult,
     Revert,
     _apply_post_filter_result,
     _complete,
@@ -66,8 +68,10 @@ from kubesched.scheduler.schedule_one_podgroup import (
     _update_condition,
     assume_results,
     observe_attempt,
+    parent_of,
     parent_placement,
     placement_rows,
+    schedule_one_pod_group,
     submit_leaf,
     validate_group_members,
 )
@@ -75,10 +79,9 @@ from kubesched.scheduler.schedule_one_podgroup import (
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
     from kubesched.framework.runtime import Framework
-    from kubesched.scheduler.schedule_one import PodGroupCycleResult
-    from kubesched.scheduler.scheduler import Scheduler
+    from kubesched.scheduler.core import SchedulerCore
 
-__all__ = ["schedule_tree"]
+__all__ = ["schedule_pod_group_entity", "schedule_tree"]
 
 Results = dict[str, _GroupResult]
 """Upstream ``map[EntityKey]*podGroupAlgorithmResult``: a result per group of the tree, by entity key."""
@@ -93,7 +96,7 @@ class _Tree:
     taken: list[QueuedPodGroupInfo] = field(default_factory=list)
 
 
-def _observed_keys(sched: Scheduler, key: str, out: list[str]) -> bool:
+def _observed_keys(sched: SchedulerCore, key: str, out: list[str]) -> bool:
     """Every entity key below ``key`` (itself included) into ``out``; False when a group of the
     tree is not observed (a placeholder) or the tree is deeper than the manager allows."""
     pgm = sched.pod_group_manager
@@ -110,7 +113,7 @@ def _observed_keys(sched: Scheduler, key: str, out: list[str]) -> bool:
     return all(_observed_keys(sched, child, out) for child in cst.children())
 
 
-def _build(sched: Scheduler, key: str, popped: QueuedPodGroupInfo, tree: _Tree) -> PodGroupInfo:
+def _build(sched: SchedulerCore, key: str, popped: QueuedPodGroupInfo, tree: _Tree) -> PodGroupInfo:
     pgm = sched.pod_group_manager
     assert pgm is not None
     key_type, ns, name = key.split("/", 2)
@@ -134,7 +137,7 @@ def _build(sched: Scheduler, key: str, popped: QueuedPodGroupInfo, tree: _Tree) 
                         children=children, unscheduled_pods=[p for c in children for p in c.unscheduled_pods])
 
 
-def _gather(sched: Scheduler, entity: QueuedPodGroupInfo) -> _Tree | None:
+def _gather(sched: SchedulerCore, entity: QueuedPodGroupInfo) -> _Tree | None:
     """The popped leaf's tree (step 1), or None when its root is not an observed CompositePodGroup."""
     pgm = sched.pod_group_manager
     assert pgm is not None
@@ -160,7 +163,7 @@ def _queued(tree: _Tree, popped: QueuedPodGroupInfo) -> list[QueuedPodGroupInfo]
 # ───────────────────────────── the algorithm ─────────────────────────────
 
 
-def _recursive(sched: Scheduler, fw: Framework, pg_state: PodGroupCycleState, pgi: PodGroupInfo, tree: _Tree,
+def _recursive(sched: SchedulerCore, fw: Framework, pg_state: PodGroupCycleState, pgi: PodGroupInfo, tree: _Tree,
                results: Results) -> tuple[_GroupResult, list[Revert]]:
     """Upstream ``podGroupSchedulingRecursiveAlgorithm`` (L1294-1307)."""
     if pgi.type == POD_GROUP_KEY_TYPE:
@@ -182,7 +185,7 @@ def _successful_leaves(pgi: PodGroupInfo, results: Results) -> list[_GroupResult
     return out
 
 
-def _composite_placement_algorithm(sched: Scheduler, fw: Framework, pg_state: PodGroupCycleState,
+def _composite_placement_algorithm(sched: SchedulerCore, fw: Framework, pg_state: PodGroupCycleState,
                                    pgi: PodGroupInfo, tree: _Tree, results: Results,
                                    ) -> tuple[_GroupResult, list[Revert]]:
     """Upstream ``compositePodGroupSchedulingPlacementAlgorithm`` (L1073-1171): see the module
@@ -252,7 +255,7 @@ def _stops(st: Status | None) -> bool:
     return st is not None and st.code in (Code.UNSCHEDULABLE, Code.ERROR)
 
 
-def _composite_default_algorithm(sched: Scheduler, fw: Framework, placement_state: PlacementCycleState,
+def _composite_default_algorithm(sched: SchedulerCore, fw: Framework, placement_state: PlacementCycleState,
                                  pgi: PodGroupInfo, tree: _Tree, results: Results,
                                  ) -> tuple[_GroupResult, list[Revert]]:
     """Upstream ``compositePodGroupSchedulingDefaultAlgorithm`` (L1321-1379): PlacementFeasible
@@ -290,7 +293,7 @@ def _composite_default_algorithm(sched: Scheduler, fw: Framework, placement_stat
     return result, reverts
 
 
-def _run_root(sched: Scheduler, fw: Framework, pg_state: PodGroupCycleState, tree: _Tree) -> Results:
+def _run_root(sched: SchedulerCore, fw: Framework, pg_state: PodGroupCycleState, tree: _Tree) -> Results:
     """Upstream ``runRootSchedulingAlgorithm`` for a CompositePodGroup root (L473-482): the
     recursive algorithm, every assumption reverted; Success with no member scheduled this cycle
     is Unschedulable."""
@@ -326,7 +329,23 @@ def _refresh(pgi: PodGroupInfo, tree: _Tree) -> list[Pod]:
     return pgi.unscheduled_pods
 
 
-def schedule_tree(sched: Scheduler, popped: QueuedPodGroupInfo, out: PodGroupCycleResult, t0: float) -> bool:
+def schedule_pod_group_entity(sched: SchedulerCore, entity: QueuedPodGroupInfo) -> PodGroupCycleResult:
+    """A popped pod-group entity's cycle: with CompositePodGroup, a PodGroup below an observed
+    CompositePodGroup runs its root's tree-wide cycle (:func:`schedule_tree`); any other group
+    :func:`~kubesched.scheduler.schedule_one_podgroup.schedule_one_pod_group`."""
+    pgm = sched.pod_group_manager
+    if pgm is not None and pgm.composite_enabled:
+        observed = pgm.pod_group(entity.namespace, entity.name)
+        if observed is not None and parent_of(observed) is not None:
+            t0 = time.perf_counter()
+            out = PodGroupCycleResult(entity)
+            entity.pod_group = observed  # reconcilePodGroupWithSnapshot (L134-175)
+            if schedule_tree(sched, entity, out, t0):
+                return out
+    return schedule_one_pod_group(sched, entity)
+
+
+def schedule_tree(sched: SchedulerCore, popped: QueuedPodGroupInfo, out: PodGroupCycleResult, t0: float) -> bool:
     """The tree-wide cycle for ``popped`` (a PodGroup below a CompositePodGroup, its object just
     reconciled with the observed one): see the module docstring. False (nothing done) when the
     root is not an observed CompositePodGroup — the caller then runs the PodGroup's own cycle."""
@@ -350,7 +369,7 @@ def schedule_tree(sched: Scheduler, popped: QueuedPodGroupInfo, out: PodGroupCyc
     for entity in queued:  # skipPodGroupPodSchedule (L339-363)
         kept = []
         for m in entity.members:
-            if _skip_pod_schedule(sched, m.pod, m.key):
+            if skip_pod_schedule(sched, m.pod, m.key):
                 sched.queue.done(m.key)
             else:
                 kept.append(m)
@@ -389,7 +408,7 @@ def schedule_tree(sched: Scheduler, popped: QueuedPodGroupInfo, out: PodGroupCyc
     return True
 
 
-def _fail_tree(sched: Scheduler, tree: _Tree, queued: list[QueuedPodGroupInfo], msg: str,
+def _fail_tree(sched: SchedulerCore, tree: _Tree, queued: list[QueuedPodGroupInfo], msg: str,
                out: PodGroupCycleResult) -> None:
     """Upstream ``handlePodGroupFailureBeforeScheduling`` (L177-216) for the tree: every member
     fails with an Error; every PodGroup of the tree gets False/SchedulerError; requeued."""

@@ -33,7 +33,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -57,23 +57,22 @@ from kubesched.framework.podgroup import (
     select_placement,
 )
 from kubesched.framework.record import build_record
-from kubesched.scheduler.schedule_one import (
+from kubesched.scheduler.attempt import (
     CLEAR_NOMINATED_NODE,
-    PodGroupCycleResult,
     ScheduledPod,
-    _node_fit_error,
-    _recording,
-    _skip_pod_schedule,
     handle_scheduling_failure,
+    node_fit_error,
+    should_record,
+    skip_pod_schedule,
 )
-from kubesched.scheduler.scheduling_cycle import NoNodesAvailable, schedule_pod
+from kubesched.scheduler.schedule_pod import NoNodesAvailable, schedule_pod
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
     from kubesched.framework.node_info import QueuedPodInfo
     from kubesched.framework.runtime import Framework
     from kubesched.queue.podgroups import QueuedPodGroupInfo
-    from kubesched.scheduler.scheduler import Scheduler
+    from kubesched.scheduler.core import Attempt, SchedulerCore
 
 __all__ = ["POD_GROUP_INITIALLY_SCHEDULED", "POD_GROUP_UNSCHEDULABLE", "PodGroupCycleResult",
            "PodGroupUnschedulableError", "schedule_one_pod_group", "validate_pod_group"]
@@ -84,6 +83,19 @@ POD_GROUP_UNSCHEDULABLE = "pod group is unschedulable"
 """Upstream ``errPodGroupUnschedulable``."""
 POD_GROUP_INITIALLY_SCHEDULED = "PodGroupInitiallyScheduled"
 """Upstream ``schedulingapi.PodGroupInitiallyScheduled`` (the PodGroup status condition type)."""
+
+
+@dataclass
+class PodGroupCycleResult:
+    """What one pod-group cycle produced (GenericWorkload;
+    :mod:`kubesched.scheduler.schedule_one_podgroup`): the members assumed for binding
+    (``scheduled`` — one binding cycle each, run as a :class:`ScheduledPod`'s), the members'
+    failed attempts (already handled and reported) and the root status (None = Success)."""
+
+    entity: QueuedPodGroupInfo
+    scheduled: list[ScheduledPod] = field(default_factory=list)
+    attempts: list[Attempt] = field(default_factory=list)
+    status: Status | None = None
 
 
 class PodGroupUnschedulableError(Exception):
@@ -169,7 +181,7 @@ def _pod_preemption_policy(pod: Pod) -> str:
     return pod.spec.preemption_policy or "PreemptLowerPriority"
 
 
-def validate_pod_group(sched: Scheduler, entity: QueuedPodGroupInfo) -> str | None:
+def validate_pod_group(sched: SchedulerCore, entity: QueuedPodGroupInfo) -> str | None:
     """Upstream ``validatePodGroup`` (L218-276) and ``validateScheduledPods`` (L303-325): every
     member — queued and already scheduled — has the same ``schedulerName``, the group's priority
     and one preemption policy (with PodGroupPreemptionPolicy: the group's). Returns the error text,
@@ -178,7 +190,7 @@ def validate_pod_group(sched: Scheduler, entity: QueuedPodGroupInfo) -> str | No
                                   [(entity.namespace, entity.name)])
 
 
-def validate_group_members(sched: Scheduler, group: dict[str, Any] | None, queued: list[Pod],
+def validate_group_members(sched: SchedulerCore, group: dict[str, Any] | None, queued: list[Pod],
                            leaves: list[tuple[str, str]]) -> str | None:
     """:func:`validate_pod_group` for the root ``group`` (a PodGroup, or with CompositePodGroup
     the root CompositePodGroup: its priority and preemption policy), the ``queued`` members of
@@ -233,7 +245,7 @@ def validate_group_members(sched: Scheduler, group: dict[str, Any] | None, queue
 # ───────────────────────────── the cycle ─────────────────────────────
 
 
-def schedule_one_pod_group(sched: Scheduler, entity: QueuedPodGroupInfo) -> PodGroupCycleResult:
+def schedule_one_pod_group(sched: SchedulerCore, entity: QueuedPodGroupInfo) -> PodGroupCycleResult:
     """Upstream ``scheduleOnePodGroup`` (L81-129): see the module docstring. Runs inside the
     scheduling cycle (:func:`~kubesched.scheduler.schedule_one.scheduling_cycle`)."""
     out = PodGroupCycleResult(entity)
@@ -247,11 +259,6 @@ def schedule_one_pod_group(sched: Scheduler, entity: QueuedPodGroupInfo) -> PodG
         _fail_before_scheduling(sched, entity, msg, out, condition=False)
         return out
     entity.pod_group = observed
-    if _parent_of(observed) is not None and pgm is not None and pgm.composite_enabled:
-        from kubesched.scheduler.schedule_one_compositepodgroup import schedule_tree
-
-        if schedule_tree(sched, entity, out, t0):
-            return out
     err = validate_pod_group(sched, entity)
     if err is not None:
         _fail_before_scheduling(sched, entity, err, out, condition=True)
@@ -260,7 +267,7 @@ def schedule_one_pod_group(sched: Scheduler, entity: QueuedPodGroupInfo) -> PodG
     # skipPodGroupPodSchedule: deleting or already assumed members are done
     kept = []
     for m in entity.members:
-        if _skip_pod_schedule(sched, m.pod, m.key):
+        if skip_pod_schedule(sched, m.pod, m.key):
             sched.queue.done(m.key)
         else:
             kept.append(m)
@@ -291,13 +298,13 @@ def schedule_one_pod_group(sched: Scheduler, entity: QueuedPodGroupInfo) -> PodG
     return out
 
 
-def _parent_of(pod_group: dict[str, Any] | None) -> str | None:
+def parent_of(pod_group: dict[str, Any] | None) -> str | None:
     """The PodGroup's ``spec.parentCompositePodGroupName`` (None when unset)."""
     parent = ((pod_group or {}).get("spec") or {}).get("parentCompositePodGroupName")
     return parent if isinstance(parent, str) and parent else None
 
 
-def _composite_parents(sched: Scheduler, entity: QueuedPodGroupInfo) -> list[dict[str, Any]]:
+def _composite_parents(sched: SchedulerCore, entity: QueuedPodGroupInfo) -> list[dict[str, Any]]:
     """With CompositePodGroup: the group's ancestors, parent first, each ``{"name", "policy",
     "minGroupCount"}`` (explain); [] otherwise."""
     pgm = sched.pod_group_manager
@@ -314,7 +321,7 @@ def _composite_parents(sched: Scheduler, entity: QueuedPodGroupInfo) -> list[dic
     return out
 
 
-def _explain_group(sched: Scheduler, entity: QueuedPodGroupInfo, result: _GroupResult,
+def _explain_group(sched: SchedulerCore, entity: QueuedPodGroupInfo, result: _GroupResult,
                    out: PodGroupCycleResult, records: list[Any] | None = None) -> None:
     """Attach the group's decision (:attr:`~kubesched.framework.record.DecisionRecord.group`) to the
     records of this cycle's members (only built when recording is on; ``records``: those of
@@ -343,7 +350,7 @@ def _explain_group(sched: Scheduler, entity: QueuedPodGroupInfo, result: _GroupR
             r.group = summary
 
 
-def _fail_before_scheduling(sched: Scheduler, entity: QueuedPodGroupInfo, msg: str, out: PodGroupCycleResult,
+def _fail_before_scheduling(sched: SchedulerCore, entity: QueuedPodGroupInfo, msg: str, out: PodGroupCycleResult,
                             *, condition: bool) -> None:
     """Upstream ``handlePodGroupFailureBeforeScheduling`` (L177-196): every member fails with an
     Error status; the condition becomes False/SchedulerError; the entity is requeued."""
@@ -362,7 +369,7 @@ def _fail_before_scheduling(sched: Scheduler, entity: QueuedPodGroupInfo, msg: s
     sched.queue.add_attempted_pod_group(entity, st)
 
 
-def _run_root_algorithm(sched: Scheduler, fw: Framework, pg_state: PodGroupCycleState,
+def _run_root_algorithm(sched: SchedulerCore, fw: Framework, pg_state: PodGroupCycleState,
                         entity: QueuedPodGroupInfo) -> _GroupResult:
     """Upstream ``runRootSchedulingAlgorithm`` (L467-496): the algorithm, its assumptions
     reverted; Success with no member scheduled in this cycle becomes Unschedulable."""
@@ -374,7 +381,7 @@ def _run_root_algorithm(sched: Scheduler, fw: Framework, pg_state: PodGroupCycle
     return result
 
 
-def _pod_group_algorithm(sched: Scheduler, fw: Framework, pg_state: PodGroupCycleState, pg_info: PodGroupInfo,
+def _pod_group_algorithm(sched: SchedulerCore, fw: Framework, pg_state: PodGroupCycleState, pg_info: PodGroupInfo,
                          entity: QueuedPodGroupInfo) -> tuple[_GroupResult, list[Revert]]:
     """Upstream ``podGroupSchedulingAlgorithm`` (L1275-1292): with TopologyAwareWorkloadScheduling
     the placement algorithm, else the default one in one implicit placement."""
@@ -383,7 +390,7 @@ def _pod_group_algorithm(sched: Scheduler, fw: Framework, pg_state: PodGroupCycl
     return _default_algorithm(sched, fw, PlacementCycleState(pg_state), pg_info, entity)
 
 
-def _default_algorithm(sched: Scheduler, fw: Framework, placement_state: PlacementCycleState,
+def _default_algorithm(sched: SchedulerCore, fw: Framework, placement_state: PlacementCycleState,
                        pg_info: PodGroupInfo, entity: QueuedPodGroupInfo) -> tuple[_GroupResult, list[Revert]]:
     """Upstream ``podGroupSchedulingDefaultAlgorithm`` (L556-648)."""
     reverts: list[Revert] = []
@@ -433,7 +440,7 @@ def _default_algorithm(sched: Scheduler, fw: Framework, placement_state: Placeme
     return result, reverts
 
 
-def _pod_algorithm(sched: Scheduler, fw: Framework, placement_state: PlacementCycleState,
+def _pod_algorithm(sched: SchedulerCore, fw: Framework, placement_state: PlacementCycleState,
                    qpi: QueuedPodInfo) -> tuple[_PodResult, Revert | None]:
     """Upstream ``podGroupPodSchedulingAlgorithm`` (L654-690) + ``assumeAndReserveWithRevert``:
     the single-pod algorithm without PostFilter, then assume in the snapshot only and Reserve;
@@ -443,7 +450,7 @@ def _pod_algorithm(sched: Scheduler, fw: Framework, placement_state: PlacementCy
     state.pod_group_cycle_state = placement_state.pod_group_cycle_state
     state.placement_cycle_state = placement_state
     start = sched.clock.now()
-    recording = _recording(sched, key)
+    recording = should_record(sched, key)
     with sched.table.frozen("the scheduling cycle"):
         res = schedule_pod(fw, state, pod, sched.table, sched.sampler, sched.rng, record=recording,
                            extenders=sched.extenders, signature=qpi.pod_signature,
@@ -465,13 +472,13 @@ def _pod_algorithm(sched: Scheduler, fw: Framework, placement_state: PlacementCy
     st, revert = _assume_and_reserve(sched, fw, qpi, state, node)
     if st is not None:
         if st.is_rejected():
-            st = _node_fit_error(key, node, st)
+            st = node_fit_error(key, node, st)
         return _PodResult(qpi, state, st, nominated=CLEAR_NOMINATED_NODE, start=start), None
     return _PodResult(qpi, state, None, node, start=start, evaluated_nodes=res.evaluated_nodes,
                       feasible_nodes=res.feasible_nodes, record=record), revert
 
 
-def _assume_and_reserve(sched: Scheduler, fw: Framework, qpi: QueuedPodInfo, state: CycleState,
+def _assume_and_reserve(sched: SchedulerCore, fw: Framework, qpi: QueuedPodInfo, state: CycleState,
                         node: str) -> tuple[Status | None, Revert | None]:
     """Upstream ``assumeAndReserveWithRevert`` (L693-710): assume the member on ``node`` in the
     snapshot only and Reserve; returns ``(None, revert)`` — the revert Unreserves and forgets,
@@ -500,7 +507,8 @@ def _assume_and_reserve(sched: Scheduler, fw: Framework, qpi: QueuedPodInfo, sta
     return None, revert
 
 
-def assume_results(sched: Scheduler, fw: Framework, results: list[_GroupResult]) -> tuple[list[Revert], Status | None]:
+def assume_results(sched: SchedulerCore, fw: Framework,
+                   results: list[_GroupResult]) -> tuple[list[Revert], Status | None]:
     """Upstream ``assumeSubtreeWithRevert`` (L1391-1421) over the given (successful leaf) results:
     every member placed in the simulation is assumed and Reserved again, so that the groups
     evaluated next see the chosen placement. Returns the reverts, or ``([], status)`` after
@@ -519,7 +527,7 @@ def assume_results(sched: Scheduler, fw: Framework, results: list[_GroupResult])
     return reverts, None
 
 
-def placement_rows(sched: Scheduler, placement: Any, parent: np.ndarray | None) -> np.ndarray:
+def placement_rows(sched: SchedulerCore, placement: Any, parent: np.ndarray | None) -> np.ndarray:
     """The table rows of ``placement`` within the enclosing placement's rows ``parent`` (None:
     every node), in snapshot order (upstream ``AssumePlacement`` on the snapshot)."""
     table = sched.table
@@ -527,10 +535,11 @@ def placement_rows(sched: Scheduler, placement: Any, parent: np.ndarray | None) 
     wanted = np.zeros(len(table.names), bool)  # the placement's rows, as a mask over table rows
     row_of = table.row_of
     wanted[[r for n in placement.nodes if (r := row_of.get(n)) is not None]] = True
-    return full[wanted[full]]
+    rows: np.ndarray = full[wanted[full]]
+    return rows
 
 
-def parent_placement(sched: Scheduler) -> Placement | None:
+def parent_placement(sched: SchedulerCore) -> Placement | None:
     """Upstream ``ListNodesInPlacement``: the enclosing placement's nodes (inside a
     CompositePodGroup's placement), or None for every node."""
     rows = sched.placement_rows
@@ -540,7 +549,7 @@ def parent_placement(sched: Scheduler) -> Placement | None:
     return Placement("", [names[r] for r in rows.tolist()])
 
 
-def _placement_algorithm(sched: Scheduler, fw: Framework, pg_state: PodGroupCycleState, pg_info: PodGroupInfo,
+def _placement_algorithm(sched: SchedulerCore, fw: Framework, pg_state: PodGroupCycleState, pg_info: PodGroupInfo,
                          entity: QueuedPodGroupInfo) -> tuple[_GroupResult, list[Revert]]:
     """:func:`_evaluate_placements`, with what each placement gave kept on the result (explain)."""
     evals: list[dict[str, Any]] = []
@@ -551,7 +560,7 @@ def _placement_algorithm(sched: Scheduler, fw: Framework, pg_state: PodGroupCycl
     return result, reverts
 
 
-def _evaluate_placements(sched: Scheduler, fw: Framework, pg_state: PodGroupCycleState, pg_info: PodGroupInfo,
+def _evaluate_placements(sched: SchedulerCore, fw: Framework, pg_state: PodGroupCycleState, pg_info: PodGroupInfo,
                          entity: QueuedPodGroupInfo, evals: list[dict[str, Any]],
                          ) -> tuple[_GroupResult, list[Revert]]:
     """Upstream ``podGroupSchedulingPlacementAlgorithm`` (L971-1071): generate placements; run
@@ -613,7 +622,7 @@ def _evaluate_placements(sched: Scheduler, fw: Framework, pg_state: PodGroupCycl
     return _assume_best(sched, fw, feasible[best][1])
 
 
-def _assume_best(sched: Scheduler, fw: Framework, best: _GroupResult) -> tuple[_GroupResult, list[Revert]]:
+def _assume_best(sched: SchedulerCore, fw: Framework, best: _GroupResult) -> tuple[_GroupResult, list[Revert]]:
     """With CompositePodGroup (L1055-1066) the chosen placement's members are assumed again so
     that the sibling groups of a tree see them; ``failed to assume the subtree: <err>``."""
     if not sched.features.enabled("CompositePodGroup"):
@@ -663,7 +672,7 @@ def _apply_post_filter_result(result: _GroupResult, pf_result: Any, pf_status: S
 # ───────────────────────────── submit ─────────────────────────────
 
 
-def _submit(sched: Scheduler, fw: Framework, entity: QueuedPodGroupInfo, result: _GroupResult,
+def _submit(sched: SchedulerCore, fw: Framework, entity: QueuedPodGroupInfo, result: _GroupResult,
             out: PodGroupCycleResult, start: float, t0: float) -> None:
     """Upstream ``submitPodGroupAlgorithmResult`` (L812-940): the members and the condition
     (:func:`submit_leaf`), then the attempt's metric."""
@@ -671,7 +680,7 @@ def _submit(sched: Scheduler, fw: Framework, entity: QueuedPodGroupInfo, result:
     observe_attempt(sched, fw, result, t0)
 
 
-def submit_leaf(sched: Scheduler, fw: Framework, entity: QueuedPodGroupInfo, result: _GroupResult,
+def submit_leaf(sched: SchedulerCore, fw: Framework, entity: QueuedPodGroupInfo, result: _GroupResult,
                 out: PodGroupCycleResult) -> None:
     """One PodGroup's part of upstream ``submitPodGroupAlgorithmResult`` (L815-940): each member
     to its binding cycle or the failure handler; the ``PodGroupInitiallyScheduled`` condition."""
@@ -720,7 +729,7 @@ def submit_leaf(sched: Scheduler, fw: Framework, entity: QueuedPodGroupInfo, res
     _update_condition(sched, entity.pod_group, cond)
 
 
-def observe_attempt(sched: Scheduler, fw: Framework, root: _GroupResult, t0: float) -> None:
+def observe_attempt(sched: SchedulerCore, fw: Framework, root: _GroupResult, t0: float) -> None:
     """Upstream L916-928: the root's outcome counted once per cycle (``PodGroupScheduled`` /
     ``…Unschedulable`` / ``…WaitingOnPreemption`` / ``…ScheduleError``)."""
     gst = root.status
@@ -737,7 +746,7 @@ def observe_attempt(sched: Scheduler, fw: Framework, root: _GroupResult, t0: flo
     sched.pod_group_attempts[label] = sched.pod_group_attempts.get(label, 0) + 1
 
 
-def _prepare_for_binding_cycle(sched: Scheduler, fw: Framework, qpi: QueuedPodInfo, pr: _PodResult,
+def _prepare_for_binding_cycle(sched: SchedulerCore, fw: Framework, qpi: QueuedPodInfo, pr: _PodResult,
                                out: PodGroupCycleResult) -> ScheduledPod | None:
     """Upstream ``prepareForBindingCycle`` (schedule_one.go L196-243) for a member: assume in the
     cache, Reserve, Permit (a Wait parks the pod); a failure rejects only this pod."""
@@ -764,7 +773,7 @@ def _prepare_for_binding_cycle(sched: Scheduler, fw: Framework, qpi: QueuedPodIn
         sched.cache.forget_pod(key)
     if st is not None:
         if st.is_rejected():
-            st = _node_fit_error(key, node, st)
+            st = node_fit_error(key, node, st)
         out.attempts.append(handle_scheduling_failure(sched, fw, qpi, st, CLEAR_NOMINATED_NODE, pr.start,
                                                       pr.record))
         return None
@@ -772,7 +781,7 @@ def _prepare_for_binding_cycle(sched: Scheduler, fw: Framework, qpi: QueuedPodIn
                         pr.feasible_nodes, key)
 
 
-def _update_condition(sched: Scheduler, pod_group: dict[str, Any] | None, condition: dict[str, Any]) -> None:
+def _update_condition(sched: SchedulerCore, pod_group: dict[str, Any] | None, condition: dict[str, Any]) -> None:
     """Upstream ``updatePodGroupCondition`` (L943-968): never regress a True condition; stamp
     ``observedGeneration``; patch only when ``SetStatusCondition`` would change something (the
     client stamps ``lastTransitionTime`` when the status changes)."""
