@@ -49,7 +49,6 @@ from kubesched.framework.podgroup import (
     select_placement,
 )
 from kubesched.queue.podgroups import QueuedPodGroupInfo
-from kubesched.scheduler.attempt import CLEAR_NOMINATED_NODE, handle_scheduling_failure, skip_pod_schedule
 from kubesched.scheduler.schedule_one_podgroup import (
     POD_GROUP_INITIALLY_SCHEDULED,
     PodGroupCycleResult,
@@ -67,11 +66,13 @@ from kubesched.scheduler.schedule_one_podgroup import (
     _unschedulable,
     _update_condition,
     assume_results,
+    fail_members,
     observe_attempt,
     parent_of,
     parent_placement,
     placement_rows,
     schedule_one_pod_group,
+    skip_members,
     submit_leaf,
     validate_group_members,
 )
@@ -366,14 +367,8 @@ def schedule_tree(sched: SchedulerCore, popped: QueuedPodGroupInfo, out: PodGrou
             sched.queue.add_attempted_pod_group(e, None)
         return True
     fw = sched.profiles[first.spec.scheduler_name or "default-scheduler"]  # frameworkForPodGroup
-    for entity in queued:  # skipPodGroupPodSchedule (L339-363)
-        kept = []
-        for m in entity.members:
-            if skip_pod_schedule(sched, m.pod, m.key):
-                sched.queue.done(m.key)
-            else:
-                kept.append(m)
-        entity.members = kept
+    for entity in queued:
+        skip_members(sched, entity)
     _refresh(tree.root, tree)
     if not any(e.members for e in queued):
         for e in queued:
@@ -413,14 +408,8 @@ def _fail_tree(sched: SchedulerCore, tree: _Tree, queued: list[QueuedPodGroupInf
     """Upstream ``handlePodGroupFailureBeforeScheduling`` (L177-216) for the tree: every member
     fails with an Error; every PodGroup of the tree gets False/SchedulerError; requeued."""
     st = _error(msg)
-    now = sched.clock.now()
     for entity in queued:
-        for m in entity.members:
-            mfw = sched.profiles.get(m.pod.spec.scheduler_name or "default-scheduler")
-            if mfw is None:
-                sched.queue.done(m.key)
-                continue
-            out.attempts.append(handle_scheduling_failure(sched, mfw, m, st, CLEAR_NOMINATED_NODE, now))
+        fail_members(sched, entity, st, out)
     for entity in tree.entities.values():
         _update_condition(sched, entity.pod_group, {"type": POD_GROUP_INITIALLY_SCHEDULED, "status": "False",
                                                     "reason": "SchedulerError", "message": msg})

@@ -264,15 +264,7 @@ def schedule_one_pod_group(sched: SchedulerCore, entity: QueuedPodGroupInfo) -> 
         _fail_before_scheduling(sched, entity, err, out, condition=True)
         return out
     fw = sched.profiles[entity.members[0].pod.spec.scheduler_name or "default-scheduler"]
-    # skipPodGroupPodSchedule: deleting or already assumed members are done
-    kept = []
-    for m in entity.members:
-        if skip_pod_schedule(sched, m.pod, m.key):
-            sched.queue.done(m.key)
-        else:
-            kept.append(m)
-    entity.members = kept
-    if not kept:
+    if not skip_members(sched, entity):
         sched.queue.add_attempted_pod_group(entity, None)
         return out
     pg_state = PodGroupCycleState()
@@ -350,11 +342,22 @@ def _explain_group(sched: SchedulerCore, entity: QueuedPodGroupInfo, result: _Gr
             r.group = summary
 
 
-def _fail_before_scheduling(sched: SchedulerCore, entity: QueuedPodGroupInfo, msg: str, out: PodGroupCycleResult,
-                            *, condition: bool) -> None:
-    """Upstream ``handlePodGroupFailureBeforeScheduling`` (L177-196): every member fails with an
-    Error status; the condition becomes False/SchedulerError; the entity is requeued."""
-    st = _error(msg)
+def skip_members(sched: SchedulerCore, entity: QueuedPodGroupInfo) -> list[QueuedPodInfo]:
+    """Upstream ``skipPodGroupPodSchedule`` (L339-363) for one PodGroup's entity: members being
+    deleted or already assumed are done and dropped. Returns the members kept."""
+    kept = []
+    for m in entity.members:
+        if skip_pod_schedule(sched, m.pod, m.key):
+            sched.queue.done(m.key)
+        else:
+            kept.append(m)
+    entity.members = kept
+    return kept
+
+
+def fail_members(sched: SchedulerCore, entity: QueuedPodGroupInfo, st: Status, out: PodGroupCycleResult) -> None:
+    """``handlePodGroupFailureBeforeScheduling``'s loop (L179-190): every member through the
+    failure handler with ``st`` (a member whose profile is gone is just done)."""
     now = sched.clock.now()
     for m in entity.members:
         fw = sched.profiles.get(m.pod.spec.scheduler_name or "default-scheduler")
@@ -362,6 +365,14 @@ def _fail_before_scheduling(sched: SchedulerCore, entity: QueuedPodGroupInfo, ms
             sched.queue.done(m.key)
             continue
         out.attempts.append(handle_scheduling_failure(sched, fw, m, st, CLEAR_NOMINATED_NODE, now))
+
+
+def _fail_before_scheduling(sched: SchedulerCore, entity: QueuedPodGroupInfo, msg: str, out: PodGroupCycleResult,
+                            *, condition: bool) -> None:
+    """Upstream ``handlePodGroupFailureBeforeScheduling`` (L177-196): every member fails with an
+    Error status; the condition becomes False/SchedulerError; the entity is requeued."""
+    st = _error(msg)
+    fail_members(sched, entity, st, out)
     if condition:
         _update_condition(sched, entity.pod_group, {"type": POD_GROUP_INITIALLY_SCHEDULED, "status": "False",
                                                     "reason": "SchedulerError", "message": msg})
