@@ -24,15 +24,10 @@ from typing import Any
 
 import pytest
 import yaml
-from deployhelpers import REPO
+from deployhelpers import ARCHIVE, REPO, VERSION
 
 from kubesched.apiserver.testing import ServerHandle, run_server
 from kubesched.testing.upstream import http_request
-
-_VERSION = re.search(r'^version = "(.+)"', (REPO / "pyproject.toml").read_text(), re.M)
-assert _VERSION is not None
-VERSION = _VERSION.group(1)
-ARCHIVE = REPO / "out" / "image" / f"kubesched-{VERSION}.oci.tar"
 
 
 def get(srv: ServerHandle, path: str) -> dict[str, Any] | None:
