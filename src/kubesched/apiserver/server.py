@@ -1024,9 +1024,12 @@ class APIServer:
         """Stored bytes → the bytes served for ``info`` (events.k8s.io view conversion)."""
         if info.group == "events.k8s.io":
             return orjson.dumps(core_to_events(orjson.loads(data)))
-        if info.storage and self.crds.of_info(info) is not None and \
+        if info.storage and (cr := self.crds.of_info(info)) is not None and \
                 b'"apiVersion":"' + info.api_version.encode() + b'"' not in data:
             obj = orjson.loads(data)  # another served version of the same custom resource (strategy None)
+            from kubesched.apiserver.crd_conversion import check_conversion
+
+            check_conversion(self, cr, str(obj.get("apiVersion") or "").rpartition("/")[2])
             obj["apiVersion"] = info.api_version
             return orjson.dumps(obj)
         return data
@@ -1631,10 +1634,11 @@ class APIServer:
         obj = await self._read_body(request)
         _check_resource_version_type(info, obj)
         self._field_validation(request, info, obj)
-        entry = self.create_object(info, r.ns or "", obj, dry_run=dry)
+        entry = self.create_object(info, r.ns or "", obj, dry_run=dry, manager=self._field_manager(request))
         return self._object_response(request, info, entry.data, 201)
 
-    def create_object(self, info: ResourceInfo, ns: str, obj: dict[str, Any], *, dry_run: bool = False) -> Entry:
+    def create_object(self, info: ResourceInfo, ns: str, obj: dict[str, Any], *, dry_run: bool = False,
+                      manager: str | None = None) -> Entry:
         """Create ``obj`` as ``POST`` would (metadata, strategy, namespace checks, generateName,
         admission, validation); call on the server's loop. Returns the stored entry (for
         events.k8s.io, the stored core/v1 form). Raises :class:`APIError` (AlreadyExists,
@@ -1661,7 +1665,16 @@ class APIServer:
             name = gen[:58] + _rand_suffix()
             md["name"] = name
         self._prepare_create(info, obj)
+        if (cr := self.crds.of_info(info)) is not None and info.version != cr.storage_version:
+            from kubesched.apiserver.crd_conversion import check_conversion
+
+            check_conversion(self, cr, info.version, write=True)  # a Webhook strategy's webhook is unreachable
+        decoded = obj
         obj = self._admit(info, obj, None, "CREATE")
+        if manager is not None:  # create.go: the creator's Update entry, of the decoded (defaulted) object
+            from kubesched.apiserver.managers import track_create
+
+            track_create(self, info, decoded, obj, manager)
         space_ns = ns if info.namespaced else ""
         for attempt in range(8 if gen else 1):
             if attempt:
@@ -1747,7 +1760,7 @@ class APIServer:
                                               else crdmod.generation_changed(old, new)):
             new["metadata"]["generation"] = int(omd.get("generation", 1)) + 1
         new = self._admit(info, new, old, "UPDATE", sub)  # incl. ValidatePodUpdate's spec rules
-        if manager is not None and omd.get("managedFields"):  # server-side apply's Update bookkeeping
+        if manager is not None:  # the updater's managedFields entry (update.go, patch.go)
             schema, resolve = self._ssa_schema(info)
             ssa.track_update(old, new, schema, resolve, manager=manager, api_version=info.api_version,
                              now=now_rfc3339(), subresource=sub if manager_sub is None else manager_sub,

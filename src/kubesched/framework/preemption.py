@@ -77,7 +77,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -1021,14 +1021,17 @@ class Evaluator:
         state); only if that passes, run them again without."""
         return self.filter_row_with_nominated_pods(state, pod, edit.row)
 
-    def filter_row_with_nominated_pods(self, state: CycleState, pod: Pod, row: int) -> Status:
+    def filter_row_with_nominated_pods(self, state: CycleState, pod: Pod, row: int,
+                                       placed: Container[str] = ()) -> Status:
         """:meth:`run_filter_plugins_with_nominated_pods` for table row ``row`` as it is now
-        (pod-group preemption's reprieve, which edits many rows)."""
+        (pod-group preemption's reprieve, which edits many rows). ``placed``: keys of pods to
+        treat as already on the table (placed elsewhere: not nominated pods any more), as if added."""
         table = self.handle.nodes
         key = pod_key(pod)
         prio = pod_priority(pod)
         nominated = [pi for pi in self.nominated_pods_for_node(table.names[row])
-                     if pi.priority >= prio and pi.key != key and pi.key not in table.pod_row]
+                     if pi.priority >= prio and pi.key != key and pi.key not in table.pod_row
+                     and pi.key not in placed]
         if nominated:
             from kubesched.framework.runtime import FilterError
 

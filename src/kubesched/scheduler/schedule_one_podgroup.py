@@ -22,7 +22,9 @@ scheduling cycle:
 
 Statuses follow upstream's ``Status{reasons, err}``: a status built ``WithError(err)`` carries
 the error's text as its first reason (so ``message()`` is Go's ``Message()``, err + reasons).
-CompositePodGroups are not modelled.
+CompositePodGroups: each leaf PodGroup still gets its own cycle (upstream's tree-wide cycle over a root
+CompositePodGroup — the queue's workload forest — is not modelled); GangScheduling's Permit holds the
+tree's members until its quorum is scheduled.
 """
 
 from __future__ import annotations
@@ -266,13 +268,31 @@ def schedule_one_pod_group(sched: Scheduler, entity: QueuedPodGroupInfo) -> PodG
         pf_result, pf_status = fw.run_pod_group_post_filter_plugins(pg_state, root.pg_info, scheduling_func)
         _apply_post_filter_result(root, pf_result, pf_status)
     _submit(sched, fw, entity, root, out, start, t0)
-    _explain_group(entity, root, out)
+    _explain_group(sched, entity, root, out)
     out.status = root_status
     sched.queue.add_attempted_pod_group(entity, root_status)
     return out
 
 
-def _explain_group(entity: QueuedPodGroupInfo, result: _GroupResult, out: PodGroupCycleResult) -> None:
+def _composite_parents(sched: Scheduler, entity: QueuedPodGroupInfo) -> list[dict[str, Any]]:
+    """With CompositePodGroup: the group's ancestors, parent first, each ``{"name", "policy",
+    "minGroupCount"}`` (explain); [] otherwise."""
+    pgm = sched.pod_group_manager
+    if pgm is None or not pgm.composite_enabled:
+        return []
+    out: list[dict[str, Any]] = []
+    parent = ((entity.pod_group or {}).get("spec") or {}).get("parentCompositePodGroupName")
+    while isinstance(parent, str) and len(out) < 4 and all(p["name"] != parent for p in out):
+        cpg = pgm.composite_pod_group(entity.namespace, parent)
+        gang = (((cpg or {}).get("spec") or {}).get("schedulingPolicy") or {}).get("gang")
+        out.append({"name": parent, "policy": "gang" if isinstance(gang, dict) else "basic",
+                    "minGroupCount": gang.get("minGroupCount") if isinstance(gang, dict) else None})
+        parent = ((cpg or {}).get("spec") or {}).get("parentCompositePodGroupName")
+    return out
+
+
+def _explain_group(sched: Scheduler, entity: QueuedPodGroupInfo, result: _GroupResult,
+                   out: PodGroupCycleResult) -> None:
     """Attach the group's decision (:attr:`~kubesched.framework.record.DecisionRecord.group`) to the
     records of this cycle's members (only built when recording is on)."""
     records = [a.record for a in out.attempts] + [sp.record for sp in out.scheduled]
@@ -290,6 +310,9 @@ def _explain_group(entity: QueuedPodGroupInfo, result: _GroupResult, out: PodGro
     if result.placements is not None:
         summary["placements"] = result.placements
         summary["chosenPlacement"] = result.chosen_placement
+    parents = _composite_parents(sched, entity)
+    if parents:
+        summary["compositePodGroups"] = parents
     for r in records:
         if r is not None:
             r.group = summary
@@ -471,9 +494,11 @@ def _evaluate_placements(sched: Scheduler, fw: Framework, pg_state: PodGroupCycl
     for placement in placements:
         t0 = time.perf_counter()
         placement_state = PlacementCycleState(pg_state)
-        wanted = {table.row_of[n] for n in placement.nodes if n in table.row_of}
         full = table.order() if parent is None else parent
-        sched.placement_rows = full[np.isin(full, list(wanted))] if wanted else full[:0]
+        wanted = np.zeros(len(table.names), bool)  # the placement's rows, as a mask over table rows
+        row_of = table.row_of
+        wanted[[r for n in placement.nodes if (r := row_of.get(n)) is not None]] = True
+        sched.placement_rows = full[wanted[full]]
         try:
             result, reverts = _default_algorithm(sched, fw, placement_state, pg_info, entity)
             _revert(reverts)
