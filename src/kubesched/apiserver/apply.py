@@ -55,7 +55,7 @@ _STRIP_META = frozenset(("name", "namespace", "uid", "resourceVersion", "generat
                          "managedFields", "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds"))
 
 
-class ApplyConflict(Exception):  # noqa: N818 - upstream's name
+class ApplyConflict(Exception):  # upstream's name
     """Conflicts of an apply: ``[(manager entry, path string)]``; :meth:`status` is the 409."""
 
     def __init__(self, conflicts: list[tuple[dict[str, Any], str]]) -> None:

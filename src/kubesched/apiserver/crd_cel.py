@@ -181,7 +181,7 @@ def _rules_errors(s: Mapping[str, Any], x: Any, old: Any, path: str) -> list[Fie
                     out = _run(mprg, activation)
                     if isinstance(out, str) and out.strip() and "\n" not in out:
                         detail = out
-                except Exception:  # noqa: BLE001, S110 - upstream logs it and falls back to message
+                except Exception:  # noqa: BLE001 - upstream logs it and falls back to message
                     pass
         if not detail:
             detail = str(rule.get("message") or "").strip() or f"failed rule: {text.strip()}"

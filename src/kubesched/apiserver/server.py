@@ -450,7 +450,7 @@ class APIServer:
         for t in list(self._tasks):
             try:
                 await t
-            except (asyncio.CancelledError, Exception):  # noqa: BLE001,S110 - shutting down
+            except (asyncio.CancelledError, Exception):  # noqa: BLE001 - shutting down
                 pass
         if self._runner is not None:
             web_server = self._runner.server

@@ -148,7 +148,7 @@ class LiveView:
 def _configure_logging(path: str, v: int) -> logging.Handler:
     from kubesched.kube.klog import KlogFormatter, configure_logging
 
-    configure_logging("text", v, stream=open(path, "a", encoding="utf-8"))  # noqa: SIM115
+    configure_logging("text", v, stream=open(path, "a", encoding="utf-8"))
     err = logging.StreamHandler(sys.stderr)
     err.setLevel(logging.ERROR)
     err.setFormatter(KlogFormatter())

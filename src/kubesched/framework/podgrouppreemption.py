@@ -222,7 +222,7 @@ class PodGroupEvaluator:
                 edit.add(pi, r)
                 ni = table.node_info(r)
                 for a in valid:
-                    st = fw.run_pre_filter_extension_add_pod(a.cycle_state, a.pod, pi, ni)
+                    st: Status | None = fw.run_pre_filter_extension_add_pod(a.cycle_state, a.pod, pi, ni)
                     if st is not None:
                         return st
             return None
@@ -232,7 +232,7 @@ class PodGroupEvaluator:
                 edit.remove(pi, r)
                 ni = table.node_info(r)
                 for a in valid:
-                    st = fw.run_pre_filter_extension_remove_pod(a.cycle_state, a.pod, pi, ni)
+                    st: Status | None = fw.run_pre_filter_extension_remove_pod(a.cycle_state, a.pod, pi, ni)
                     if st is not None:
                         return st
             return None

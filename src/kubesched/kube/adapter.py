@@ -49,7 +49,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubesched.api import podgroups
 from kubesched.api.objects import Node, Pod, pod_key
@@ -59,6 +59,9 @@ from kubesched.framework.events import ActionType, ClusterEvent, EventResource
 from kubesched.kube.client import APIClient, APIConnectionError, APIError
 from kubesched.kube.klog import kv_log
 from kubesched.kube.reflector import DeletedFinalStateUnknown
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kubesched.scheduler import Scheduler
 
 __all__ = [
     "EngineGate",
@@ -605,7 +608,7 @@ PLUGIN_KINDS: dict[str, tuple[str, ...]] = {
 WORKLOAD_KINDS = ("PodGroup", "CompositePodGroup")
 
 
-def plugin_kinds(sched: Any) -> list[str]:
+def plugin_kinds(sched: Scheduler) -> list[str]:
     """Kinds to watch besides Pods and Nodes: those the enabled plugins of every profile read
     or register cluster events for, in a stable order; then PodGroups (and CompositePodGroups)
     when the scheduler's gates serve them (:func:`kubesched.api.podgroups.served_api`)."""
@@ -634,7 +637,7 @@ class EventHandlers:
     """Informer handlers → the engine (see the module docstring). ``on_change`` is called after
     every delivered event (the scheduling loop's wake-up)."""
 
-    def __init__(self, sched: Any, on_change: Callable[[], None] | None = None,
+    def __init__(self, sched: Scheduler, on_change: Callable[[], None] | None = None,
                  gate: EngineGate | None = None) -> None:
         self.sched = sched
         self.on_change = on_change or (lambda: None)
@@ -856,7 +859,7 @@ class SchedulingLoop:
     schedule pod; no fit; waiting"``, ``"Error scheduling pod; retrying"``).
     """
 
-    def __init__(self, sched: Any, *, idle_max_wait_s: float = 1.0,
+    def __init__(self, sched: Scheduler, *, idle_max_wait_s: float = 1.0,
                  observe: Callable[..., None] | None = None, threaded: bool | None = None) -> None:
         self.sched = sched
         self.threaded = bool(getattr(sched, "extenders", None)) if threaded is None else threaded
@@ -902,11 +905,11 @@ class SchedulingLoop:
         """Make the clock and the client usable from the cycle's worker thread, and route timer
         callbacks through the gate."""
         sched = self.sched
-        clock = sched.clock
+        clock: Any = sched.clock  # the live AsyncioClock / LiveClusterClient hooks, duck-typed
         if hasattr(clock, "defer"):
             clock.loop = loop
             clock.defer = lambda cb: self.gate.run_or_defer(cb)
-        client = sched.client
+        client: Any = sched.client
         if client is not None and hasattr(client, "_off_loop"):
             client.loop = loop
 
@@ -921,7 +924,7 @@ class SchedulingLoop:
         return await asyncio.shield(fut)
 
     async def _run(self, loop: asyncio.AbstractEventLoop, executor: ThreadPoolExecutor | None) -> None:
-        from kubesched.scheduler.schedule_one import PodGroupCycleResult, ScheduledPod
+        from kubesched.scheduler import PodGroupCycleResult, ScheduledPod
 
         sched = self.sched
         last_flush = time.monotonic()
@@ -953,9 +956,10 @@ class SchedulingLoop:
                         self._observe(a, sched.clock.now() - t0, None)
             elif self.observe is not None:
                 self._observe(res, sched.clock.now() - t0, None)
-            if getattr(sched.client, "pod_group_writes", None):
+            live_client: Any = sched.client  # a LiveClusterClient
+            if getattr(live_client, "pod_group_writes", None):
                 # a PodGroup condition was written: the next cycle reads it as upstream's would
-                await sched.client.settle_pod_group_writes()
+                await live_client.settle_pod_group_writes()
             await asyncio.sleep(0)  # let informer events and bindings progress between cycles
 
     async def _bind(self, sp: Any) -> Any:

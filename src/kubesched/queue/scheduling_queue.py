@@ -278,7 +278,8 @@ class SchedulingQueue:
         max_backoff = self.max_backoff
         if isinstance(qpi, QueuedPodGroupInfo) and qpi.size() > 1:
             max_backoff *= math.sqrt(qpi.size())
-        return min(d, max_backoff)
+        backoff: float = min(d, max_backoff)
+        return backoff
 
     def backoff_time(self, qpi: Entity) -> float:
         """Upstream ``getBackoffTime``: ``timestamp + backoff_duration`` truncated to its 1 s
