@@ -15,7 +15,7 @@ from kubesched.apiserver.storage import (
     StorageError,
     Store,
 )
-from kubesched.apiserver.testing import run_server
+from kubesched.apiserver.launcher import run_server
 
 PODS = "/api/v1/namespaces/default/pods"
 

@@ -23,7 +23,7 @@ import pytest
 import yaml
 from deployhelpers import REPO
 
-from kubesched.apiserver.testing import ServerHandle, run_server
+from kubesched.apiserver.launcher import ServerHandle, run_server
 from kubesched.testing.upstream import http_request
 
 _VERSION = re.search(r'^version = "(.+)"', (REPO / "pyproject.toml").read_text(), re.M)

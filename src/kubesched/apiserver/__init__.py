@@ -2,7 +2,7 @@
 
 Usage (tests, the live adapter, benchmarks)::
 
-    from kubesched.apiserver.testing import run_server, start_server
+    from kubesched.apiserver.launcher import run_server, start_server
 
     # background thread with its own event loop; 127.0.0.1, ephemeral port, random token
     with run_server(tmp_path / "kubeconfig") as srv:
