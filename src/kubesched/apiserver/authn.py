@@ -91,10 +91,9 @@ class Authentication(Authorization):
                              else {"user": {}, "error": "invalid bearer token"})
         elif info.kind == "SelfSubjectReview":
             out["status"] = {"userInfo": self._user_info(request.get(USER, self.ADMIN))}
-        elif info.kind == "SelfSubjectRulesReview":  # AlwaysAllow's RulesFor: everything
-            out["spec"] = spec
-            out["status"] = {"resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
-                             "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}], "incomplete": False}
+        elif info.kind == "SelfSubjectRulesReview":
+            out["spec"] = {}  # the answer carries the status only (selfsubjectrulesreview/rest.go)
+            out["status"] = self._rules_review_status(spec, request.get(USER, self.ADMIN))
         else:
             if info.kind == "LocalSubjectAccessReview":
                 attrs = spec.get("resourceAttributes") or {}

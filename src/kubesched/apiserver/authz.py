@@ -68,10 +68,24 @@ class Authorization(Handlers):
         """A request without credentials, anonymous authentication on: ``system:anonymous`` must be
         allowed by RBAC (the bootstrap policy lets it read /healthz, /livez, /readyz, /version only),
         else 403 with upstream's message (``WithAuthorization``)."""
+        request[USER] = rbac.ANONYMOUS
         attrs = rbac.request_attributes(rbac.ANONYMOUS, request.method, request.path, request.query)
         allowed, reason = self._authorize(attrs)
         if not allowed:
             raise APIError.forbidden_attributes(attrs, rbac.forbidden_message(attrs, reason))
+
+    def _rules_review_status(self, spec: dict[str, Any], user: rbac.UserInfo) -> dict[str, Any]:
+        """``status`` of a SelfSubjectRulesReview of ``user`` in ``spec.namespace``
+        (``pkg/registry/authorization/selfsubjectrulesreview/rest.go``): the rule resolvers' rules —
+        AlwaysAllow's ``*`` on everything, or RBAC's (:func:`~kubesched.apiserver.rbac.rules_for`).
+        Raises :class:`APIError` 400 "no namespace on request" without a namespace."""
+        namespace = spec.get("namespace")
+        if not isinstance(namespace, str) or not namespace:
+            raise APIError.bad_request("no namespace on request")
+        if self.authorization_mode == "AlwaysAllow":  # alwaysAllowAuthorizer.RulesFor
+            return {"resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
+                    "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}], "incomplete": False}
+        return rbac.rules_for(user, namespace, self._rbac_objects)
 
     def _access_review_status(self, kind: str, spec: dict[str, Any], ns: str | None,
                               requestor: rbac.UserInfo) -> dict[str, Any]:
