@@ -35,24 +35,15 @@ def attach_controllers(server: Registry) -> None:
     kept as an attribute of the server, e.g. ``server.workload_controller``)."""
 
     async def start(srv: Registry) -> None:
-        ctl = DisruptionController(srv)
-        srv.disruption_controller = ctl  # type: ignore[attr-defined]
-        await ctl.start()
-        workloads = WorkloadController(srv)
-        srv.workload_controller = workloads  # type: ignore[attr-defined]
-        await workloads.start()
-        vol = VolumeController(srv)
-        srv.volume_controller = vol  # type: ignore[attr-defined]
-        await vol.start()
-        claims = ResourceClaimController(srv)
-        srv.resourceclaim_controller = claims  # type: ignore[attr-defined]
-        await claims.start()
-        protection = PodGroupProtectionController(srv)
-        srv.podgroup_protection_controller = protection  # type: ignore[attr-defined]
-        await protection.start()
-        sa = ServiceAccountController(srv)
-        srv.serviceaccount_controller = sa  # type: ignore[attr-defined]
-        await sa.start()
+        for attr, cls in (("disruption_controller", DisruptionController),
+                          ("workload_controller", WorkloadController),
+                          ("volume_controller", VolumeController),
+                          ("resourceclaim_controller", ResourceClaimController),
+                          ("podgroup_protection_controller", PodGroupProtectionController),
+                          ("serviceaccount_controller", ServiceAccountController)):
+            ctl = cls(srv)
+            setattr(srv, attr, ctl)
+            await ctl.start()
 
     attach_gc(server)
     server.on_started.append(start)
