@@ -34,6 +34,9 @@ from kubesched.apiserver.selectors import (
 )
 from kubesched.apiserver.storage import Entry
 
+__all__ = ["JSON_MEDIA_TYPE", "MAX_REQUEST_BODY_BYTES", "Handlers", "Route", "check_resource_version_type", "dry_run",
+           "json_response", "matcher"]
+
 JSON_MEDIA_TYPE = "application/json"
 
 

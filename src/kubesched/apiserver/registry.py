@@ -43,8 +43,6 @@ __all__ = ["FOREGROUND", "ORPHAN", "SYSTEM_NAMESPACES", "Registry", "by_plural",
 log = logging.getLogger("kubesched.apiserver")
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
-
-
 _UNDELETABLE_NAMESPACES = ("default", "kube-system", "kube-public")
 
 
