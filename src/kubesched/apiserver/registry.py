@@ -43,6 +43,8 @@ __all__ = ["FOREGROUND", "ORPHAN", "SYSTEM_NAMESPACES", "Registry", "by_plural",
 log = logging.getLogger("kubesched.apiserver")
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+#: ``cacher.DefaultEventFreshDuration`` (bookmark frequency 1 min + 15 s): how long watch events stay in memory
+WATCH_HISTORY_SECONDS = 75.0
 _UNDELETABLE_NAMESPACES = ("default", "kube-system", "kube-public")
 
 
@@ -201,6 +203,9 @@ class Registry:
         self.compaction_interval = compaction_interval
         self.use_admission = admission
         self.event_ttl = event_ttl
+        #: seconds of events the watch ring keeps in memory beyond which, at each compactor tick,
+        #: they are read back from SQLite (the watch cache's ``eventFreshDuration``, 75 s)
+        self.watch_history_seconds = WATCH_HISTORY_SECONDS
         self._timers: dict[tuple[str, str], asyncio.TimerHandle] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._stopping = False
@@ -264,6 +269,7 @@ class Registry:
             try:
                 self.expire_events()
                 self.store.compact_window(self.compaction_window)
+                self.store.expire_ring(self.watch_history_seconds)
             except Exception:  # pragma: no cover - logged, retried next tick
                 log.exception("compaction failed")
             _trim_heap()
