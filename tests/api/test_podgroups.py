@@ -1,5 +1,5 @@
 """The workload API (:mod:`kubesched.api.podgroups`) and the Job controller's Workload/PodGroup
-(:mod:`kubesched.api.workloads`), ported case by case from upstream v1.37.2's tables:
+(:mod:`kubesched.controllers.workloads`), ported case by case from upstream v1.37.2's tables:
 ``pkg/registry/scheduling/podgroup/strategy_test.go`` (TestStrategyCreate, TestStrategyUpdate,
 TestStatusStrategyUpdate), ``pkg/apis/scheduling/validation/validation_test.go``
 (TestValidateWorkload, TestValidatePodGroupStatusUpdate), ``pkg/apis/scheduling/v1beta1/defaults_test.go``,
@@ -17,7 +17,7 @@ import pytest
 
 from kubesched.api import podgroups
 from kubesched.api.validation import invalid_message
-from kubesched.api.workloads import Controllers, job_scheduling_policy, pod_group_name, workload_name
+from kubesched.controllers.workloads import Controllers, job_scheduling_policy, pod_group_name, workload_name
 from kubesched.features import FeatureGate
 
 GATES = FeatureGate().with_overrides(GenericWorkload=True)

@@ -1,5 +1,5 @@
 """Issue 17 item 3 with kubectl against the box (``--simulate-kubelets``): workloads get the
-``.status`` upstream's controllers write (:mod:`kubesched.api.workloadstatus`), so
+``.status`` upstream's controllers write (:mod:`kubesched.controllers.workloadstatus`), so
 ``kubectl rollout status``, ``kubectl wait --for=condition=Available|Complete`` and ``kubectl get``
 work. A tiny binder thread stands in for the scheduler (it binds each pending pod: daemon pods to
 their node-affinity node, others to ``n1``). kubectl's own logic decides when a rollout is done

@@ -306,7 +306,7 @@ class Client:
         self.lister, self.fail_on, self.controller, self.writes = lister, fail_on, controller, []
 
     async def update_persistent_volume(self, pv):
-        from kubesched.api import pvcontroller
+        from kubesched.controllers import pvcontroller
 
         self.writes.append(("pv", pv["metadata"]["name"]))
         if self.fail_on == "pv":

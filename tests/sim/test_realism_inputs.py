@@ -188,7 +188,7 @@ def test_hand_written_local_pv_binds_with_or_without_status(tmp_path: Path, stat
 
 def test_default_class_choice_as_get_default_class() -> None:
     # pkg/volume/util/storageclass.go:40 GetDefaultClass: newest first, then name; beta annotation counts
-    from kubesched.api.pvcontroller import default_storage_class, with_default_class
+    from kubesched.controllers.pvcontroller import default_storage_class, with_default_class
     classes = [_sc("a", True, "2024-01-01T00:00:00Z"), _sc("b", True, "2024-06-01T00:00:00Z"), _sc("c"),
                _sc("d", True, "2024-06-01T00:00:00Z", beta=True)]
     assert default_storage_class(classes)["metadata"]["name"] == "b"

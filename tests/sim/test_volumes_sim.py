@@ -1,5 +1,5 @@
 """VolumeBinding end to end in the simulator: the in-memory store acts as the PV controller,
-the provisioner and the ephemeral-volume controller (``kubesched.api.pvcontroller``), so a
+the provisioner and the ephemeral-volume controller (``kubesched.controllers.pvcontroller``), so a
 WaitForFirstConsumer claim is bound to the smallest fitting PV on the chosen node, a claim of a
 provisioning class gets a PV on the selected node, and later pods see the result."""
 

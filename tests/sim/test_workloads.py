@@ -1,4 +1,4 @@
-"""Workload controllers (``kubesched.sim.workloads``) and their use by ``kubesched simulate``."""
+"""Workload controllers (``kubesched.controllers.workloads``) and their use by ``kubesched simulate``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import yaml
 from click.testing import CliRunner
 
 from kubesched.cli.main import main
-from kubesched.sim.workloads import (
+from kubesched.controllers.workloads import (
     ALPHANUMS,
     Controllers,
     WorkloadError,

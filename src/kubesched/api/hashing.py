@@ -1,8 +1,10 @@
 """The hashes controllers put in names and labels: ``pod-template-hash``, ``controller-revision-hash``.
 
 Follows ``pkg/controller/controller_utils.go`` ``ComputeHash`` and apimachinery ``util/rand``
-(v1.37.2). Its own module so that both :mod:`kubesched.api.workloads` (which names pods) and
-:mod:`kubesched.api.workloadstatus` (which compares revisions) use it without importing each other.
+(v1.37.2). Used by :mod:`kubesched.controllers.workloads` (which names pods) and
+:mod:`kubesched.controllers.workloadstatus` (which compares revisions); it sits in ``api`` because
+the API server's ``generateName`` (the box's and the simulator's store) draws from the same
+``rand.String`` alphabet (:data:`ALPHANUMS`).
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ def compute_hash(template: Mapping[str, Any], collision_count: int | None = None
 
     ``template`` is a PodTemplateSpec mapping. Same construction as upstream (FNV-1a 32 of the
     template, then ``collisionCount`` as a ``uint32`` in an 8-byte little-endian buffer, the
-    decimal sum through :func:`safe_encode_string`); the template bytes differ (see :mod:`kubesched.api.workloads`).
+    decimal sum through :func:`safe_encode_string`); the template bytes differ (see
+    :mod:`kubesched.controllers.workloads`).
     """
     data = json.dumps(template, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
     if collision_count is not None:

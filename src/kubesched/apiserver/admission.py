@@ -59,9 +59,10 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from kubesched.api import podgroups, pvcontroller, rbacvalidation, strategy, validation
+from kubesched.api import podgroups, rbacvalidation, strategy, validation
 from kubesched.api.quantity import nano_value
 from kubesched.apiserver import fieldvalidation
+from kubesched.controllers import pvcontroller
 
 if TYPE_CHECKING:
     from kubesched.features import FeatureGate

@@ -12,7 +12,7 @@ are counted from the pods themselves, not from their controllers' scale.
 :class:`ServiceAccountController` gives every namespace its ``default`` ServiceAccount.
 
 :class:`VolumeController` is the minimal storage side of kube-controller-manager plus a CSI
-external-provisioner (pure object logic in :mod:`kubesched.api.pvcontroller`): the
+external-provisioner (pure object logic in :mod:`kubesched.controllers.pvcontroller`): the
 ephemeral-volume controller creates ``<pod>-<volume>`` PVCs for ``spec.volumes[].ephemeral``;
 the PV controller makes a new PV naming no claim ``Available``, gives an unbound claim without a
 class the default StorageClass (``assignDefaultStorageClass``, also when that class is created
@@ -33,10 +33,12 @@ import uuid
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from kubesched.api import podgroups, pvcontroller
+from kubesched.api import podgroups, volumes
+from kubesched.api.hashing import ALPHANUMS
 from kubesched.api.labels import Selector, make_requirement
-from kubesched.api.workloads import ALPHANUMS, POD_CLAIM_NAME_ANNOTATION, claim_name_prefix
 from kubesched.apiserver.storage import Conflict, Event, KeyExists, KeyNotFound
+from kubesched.controllers import pvcontroller
+from kubesched.controllers.workloads import POD_CLAIM_NAME_ANNOTATION, claim_name_prefix
 
 if TYPE_CHECKING:
     from kubesched.apiserver.registry import Registry
@@ -348,16 +350,16 @@ class VolumeController:
         if chit is None:
             return
         pvc, pvc_rv = chit
-        if not pvcontroller.claim_ref_matches(pv, pvc):
+        if not volumes.claim_ref_matches(pv, pvc):
             return
         vname = (pvc.get("spec") or {}).get("volumeName")
-        bound = pvcontroller.ANN_BIND_COMPLETED in ((pvc.get("metadata") or {}).get("annotations") or {})
+        bound = volumes.ANN_BIND_COMPLETED in ((pvc.get("metadata") or {}).get("annotations") or {})
         if vname and (vname != name or (bound and (pv.get("status") or {}).get("phase") == "Bound")):
             return
         new_pv, new_pvc = pvcontroller.bind_claim(pv, pvc)
         store = self.server.store
         store.update(PVS, "", name, new_pv, expect_rv=pv_rv)
-        ns, cname = pvcontroller.claim_key(pvc)
+        ns, cname = volumes.claim_key(pvc)
         store.update(PVCS, ns, cname, new_pvc, expect_rv=pvc_rv)
 
     def _sync_claim(self, ns: str, name: str) -> None:
@@ -372,10 +374,10 @@ class VolumeController:
             if new is not None:
                 store.update(PVCS, ns, name, new, expect_rv=pvc_rv)
                 return
-        sc_entry = store.get(SCS, "", pvcontroller.claim_class(pvc))
+        sc_entry = store.get(SCS, "", volumes.claim_class(pvc))
         sc = sc_entry.obj() if sc_entry is not None else None
         if pvcontroller.needs_provisioning(pvc, sc):
-            selected = ((pvc.get("metadata") or {}).get("annotations") or {}).get(pvcontroller.ANN_SELECTED_NODE, "")
+            selected = ((pvc.get("metadata") or {}).get("annotations") or {}).get(volumes.ANN_SELECTED_NODE, "")
             node_entry = store.get("nodes", "", selected)
             pv = pvcontroller.provisioned_volume(pvc, sc, node_entry.obj() if node_entry else None,  # type: ignore[arg-type]
                                                  _now())

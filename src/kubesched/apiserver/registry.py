@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 
 from kubesched.api import podgroups, schemas
-from kubesched.api.workloads import ALPHANUMS
+from kubesched.api.hashing import ALPHANUMS
 from kubesched.apiserver import admission as admission_plugins
 from kubesched.apiserver import apply as ssa
 from kubesched.apiserver import crd as crdmod

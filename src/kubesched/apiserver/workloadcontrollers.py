@@ -1,7 +1,7 @@
 """The box's workload controllers: Deployments, ReplicaSets, ReplicationControllers,
 StatefulSets, DaemonSets and Jobs create their pods, as kube-controller-manager's do.
 
-One :class:`WorkloadController` runs the pure controllers of :mod:`kubesched.api.workloads`
+One :class:`WorkloadController` runs the pure controllers of :mod:`kubesched.controllers.workloads`
 (the same code ``kubesched simulate`` runs) over the store's current objects whenever a pod,
 node, PVC or workload changes (debounced by ``period`` seconds), and writes what they create
 through the server's own create path (admission, defaults, validation), as a controller's
@@ -9,7 +9,7 @@ POSTs would be. Level-triggered: each pass reads the store afresh, so nothing is
 (the store is the controllers' informer cache, with no lag).
 
 After each pass the workloads' ``.status`` is written as upstream's controllers compute it
-(:mod:`kubesched.api.workloadstatus`: replicas, ready/available/updated counts,
+(:mod:`kubesched.controllers.workloadstatus`: replicas, ready/available/updated counts,
 observedGeneration, Deployment ``Available``/``Progressing`` and Job ``Complete`` conditions),
 so ``kubectl rollout status`` and ``kubectl wait --for=condition=...`` work.
 
@@ -34,12 +34,12 @@ import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from kubesched.api.deployments import REVISION
-from kubesched.api.workloads import JOB_TRACKING_FINALIZER, Controllers, WorkloadError
-from kubesched.api.workloadstatus import workload_statuses
 from kubesched.apiserver import resources as served
 from kubesched.apiserver.controllers import DebouncedController
 from kubesched.apiserver.storage import Conflict, KeyNotFound
+from kubesched.controllers.deployments import REVISION
+from kubesched.controllers.workloads import JOB_TRACKING_FINALIZER, Controllers, WorkloadError
+from kubesched.controllers.workloadstatus import workload_statuses
 
 if TYPE_CHECKING:
     from kubesched.apiserver.registry import Registry
@@ -251,7 +251,7 @@ class WorkloadController(DebouncedController):
 
     def _write_statuses(self, skip_jobs: set[tuple[str, Any]] | None = None) -> None:
         """Each workload's ``.status`` as its upstream controller computes it
-        (:mod:`kubesched.api.workloadstatus`), written when it changed, as the controllers' status
+        (:mod:`kubesched.controllers.workloadstatus`), written when it changed, as the controllers' status
         updates are; a pass is scheduled for when a Ready pod becomes available (minReadySeconds)."""
         store = self.server.store
         workloads = [e.obj() for space in WORKLOAD_SPACES for e in store.list(space)]

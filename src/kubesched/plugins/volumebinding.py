@@ -61,13 +61,15 @@ import numpy as np
 from kubesched.api.labels import Selector, selector_from_label_selector
 from kubesched.api.nodeselector import NodeSelectorMatcher
 from kubesched.api.objects import LabelSelector, NodeSelector, decode
-from kubesched.api.pvcontroller import (
+from kubesched.api.quantity import parse_quantity
+from kubesched.api.volumes import (
+    ANN_BIND_COMPLETED,
     ANN_BOUND_BY_CONTROLLER,
     ANN_SELECTED_NODE,
+    BETA_STORAGE_CLASS_ANNOTATION,
     NOT_SUPPORTED_PROVISIONER,
     claim_ref_matches,
 )
-from kubesched.api.quantity import parse_quantity
 from kubesched.framework.cycle_state import read_state
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
 from kubesched.framework.interface import Code, FilterResult, PreBindPreFlightResult, PreFilterResult, Status
@@ -102,8 +104,6 @@ ERR_REASON_NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinit
 ERR_REASON_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 ERR_REASON_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
 ERR_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
-ANN_BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
-BETA_STORAGE_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
 LABEL_HOSTNAME = "kubernetes.io/hostname"
 
 # ───────────────────────────── shared helpers (used by the other volume plugins) ─────────────────────────────

@@ -60,8 +60,8 @@ from typing import Any
 import msgspec
 import yaml
 
+from kubesched.api.hashing import ALPHANUMS
 from kubesched.api.objects import Namespace, Node, ObjectMeta, Pod, Service, decode
-from kubesched.api.workloads import ALPHANUMS
 from kubesched.config import default_config
 from kubesched.features import FeatureGate
 from kubesched.framework.clock import ManualClock

@@ -38,8 +38,9 @@ from typing import Any
 
 import msgspec
 
+from kubesched.api.hashing import ALPHANUMS
 from kubesched.api.objects import Pod, PodResourceClaimStatus
-from kubesched.api.workloads import ALPHANUMS, POD_CLAIM_NAME_ANNOTATION, claim_name_prefix
+from kubesched.controllers.workloads import POD_CLAIM_NAME_ANNOTATION, claim_name_prefix
 
 __all__ = ["POD_CLAIM_NAME_ANNOTATION", "claim_name_prefix", "create_pod_claims", "create_pod_group_claims",
            "release_pod_claims", "release_pod_group_claims"]

@@ -9,7 +9,7 @@ wait on Permit (out-of-tree plugins) wait in virtual time: once nothing else can
 the clock moves to the next Permit timeout.
 
 Workloads (Deployment, ReplicaSet, ReplicationController, StatefulSet, DaemonSet, Job) are
-expanded into the pods their controllers would create (:mod:`kubesched.sim.workloads`), before
+expanded into the pods their controllers would create (:mod:`kubesched.controllers.workloads`), before
 the run and again whenever the run goes idle (a StatefulSet with ``OrderedReady`` creates its
 next ordinal once the previous one is bound), until the controllers create nothing more. The
 created objects (ReplicaSets, PVCs, pods) come back in the output after the input objects,
@@ -31,7 +31,7 @@ from typing import Any
 
 import msgspec
 
-from kubesched.api import podgroups, pvcontroller
+from kubesched.api import podgroups
 from kubesched.api.objects import (
     KINDS,
     Node,
@@ -46,6 +46,8 @@ from kubesched.api.quantity import to_int
 from kubesched.api.resources import pod_requests
 from kubesched.api.strategy import prepare_pod_for_create
 from kubesched.config import KubeSchedulerConfiguration
+from kubesched.controllers import pvcontroller
+from kubesched.controllers.workloads import WORKLOAD_KINDS, Controllers, WorkloadError
 from kubesched.errors import InputError, ManifestError
 from kubesched.features import FeatureGate
 from kubesched.framework.clock import ManualClock
@@ -54,7 +56,6 @@ from kubesched.scheduler import Attempt, Scheduler
 from kubesched.sim.manifests import RawObject, locate
 from kubesched.sim.resourceclaims import create_pod_claims, create_pod_group_claims, release_pod_claims
 from kubesched.sim.store import ClusterStore
-from kubesched.sim.workloads import WORKLOAD_KINDS, Controllers, WorkloadError
 
 __all__ = ["ANNOTATION_PREFIX", "SYSTEM_PRIORITY_CLASSES", "PodOutcome", "SimulationResult", "build_store",
            "is_terminal", "mark_gated_pods", "simulate"]
@@ -225,7 +226,7 @@ _WORKLOAD_API_VERSIONS = {"Deployment": "apps/v1", "ReplicaSet": "apps/v1", "Sta
 
 
 class _WorkloadDriver:
-    """Runs the workload controllers (:class:`~kubesched.sim.workloads.Controllers`) for one run:
+    """Runs the workload controllers (:class:`~kubesched.controllers.workloads.Controllers`) for one run:
     the first pass over the input objects, later passes over the store's current objects."""
 
     def __init__(self, raws: list[RawObject], seed: int, features: FeatureGate | None = None) -> None:
@@ -328,7 +329,7 @@ def _key(obj: dict[str, Any]) -> tuple[str, str, str]:
 
 def _default_claim_class(pvc: dict[str, Any], classes: list[dict[str, Any]]) -> None:
     """DefaultStorageClass admission on a claim (in place; see
-    :func:`kubesched.api.pvcontroller.with_default_class`)."""
+    :func:`kubesched.controllers.pvcontroller.with_default_class`)."""
     new = pvcontroller.with_default_class(pvc, classes)
     if new is not None:
         pvc["spec"] = new["spec"]

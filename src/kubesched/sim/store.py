@@ -25,10 +25,11 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from kubesched.api import pvcontroller
+from kubesched.api import volumes
+from kubesched.api.hashing import ALPHANUMS
 from kubesched.api.objects import Node, Pod, PodCondition, pod_key
 from kubesched.api.strategy import pod_topology_labels
-from kubesched.api.workloads import ALPHANUMS
+from kubesched.controllers import pvcontroller
 from kubesched.errors import BindError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -412,7 +413,7 @@ class ClusterStore:
             self._sync_claim(pvc)
         return pvc
 
-    # ── the storage controllers of the simulated cluster (kubesched.api.pvcontroller) ──
+    # ── the storage controllers of the simulated cluster (kubesched.controllers.pvcontroller) ──
 
     def _versioned(self, obj: Any) -> Any:
         """A mapping gets the next ``metadata.resourceVersion`` (as the API server sets it)."""
@@ -427,7 +428,7 @@ class ClusterStore:
         if not ref or (pv.get("status") or {}).get("phase") == "Bound" and self._claim_bound_to(ref, pv):
             return
         pvc = self.get("PersistentVolumeClaim", ref.get("namespace") or "", ref.get("name") or "")
-        if not isinstance(pvc, dict) or not pvcontroller.claim_ref_matches(pv, pvc):
+        if not isinstance(pvc, dict) or not volumes.claim_ref_matches(pv, pvc):
             return
         vname = (pvc.get("spec") or {}).get("volumeName")
         if vname and vname != (pv.get("metadata") or {}).get("name"):
@@ -439,15 +440,15 @@ class ClusterStore:
     def _claim_bound_to(self, ref: dict[str, Any], pv: dict[str, Any]) -> bool:
         pvc = self.get("PersistentVolumeClaim", ref.get("namespace") or "", ref.get("name") or "")
         return isinstance(pvc, dict) and (pvc.get("spec") or {}).get("volumeName") == (pv.get("metadata") or {}).get(
-            "name") and pvcontroller.ANN_BIND_COMPLETED in ((pvc.get("metadata") or {}).get("annotations") or {})
+            "name") and volumes.ANN_BIND_COMPLETED in ((pvc.get("metadata") or {}).get("annotations") or {})
 
     def _sync_claim(self, pvc: dict[str, Any]) -> None:
         """Provisioner: a claim with a selected node and a provisioning class gets a PV on that
         node, which the PV controller binds; a claim named by an existing PV's claimRef binds."""
-        sc = self.get("StorageClass", "", pvcontroller.claim_class(pvc))
+        sc = self.get("StorageClass", "", volumes.claim_class(pvc))
         if pvcontroller.needs_provisioning(pvc, sc if isinstance(sc, dict) else None):
             ann = (pvc.get("metadata") or {}).get("annotations") or {}
-            node = self.nodes.get(ann.get(pvcontroller.ANN_SELECTED_NODE, ""))
+            node = self.nodes.get(ann.get(volumes.ANN_SELECTED_NODE, ""))
             node_map = msgspec.to_builtins(node) if node is not None else None
             pv = pvcontroller.provisioned_volume(pvc, sc, node_map)  # type: ignore[arg-type]
             name = pv["metadata"]["name"]

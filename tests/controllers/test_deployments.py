@@ -1,5 +1,5 @@
-"""The Deployment and ReplicaSet controllers' pure pieces (:mod:`kubesched.api.deployments`) and
-the rollout steps of :class:`kubesched.api.workloads.Controllers`, on cases ported from
+"""The Deployment and ReplicaSet controllers' pure pieces (:mod:`kubesched.controllers.deployments`) and
+the rollout steps of :class:`kubesched.controllers.workloads.Controllers`, on cases ported from
 upstream's tables (k8s.io/kubernetes@v1.37.2): ``deployment/rolling_test.go``
 (TestDeploymentController_reconcileNewReplicaSet / _reconcileOldReplicaSets),
 ``deployment/util/deployment_util_test.go`` (TestResolveFenceposts, TestNewRSNewReplicas) and
@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from kubesched.api import deployments as dep
-from kubesched.api.workloads import Controllers
+from kubesched.controllers import deployments as dep
+from kubesched.controllers.workloads import Controllers
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -15,7 +15,7 @@ waits for its simulated kubelets' ``Ready`` condition.
 What each controller does (upstream ``pkg/controller/...``, behaviour ported, not code):
 
 * **Deployment** (``deployment/sync.go``, ``rolling.go``, ``recreate.go``, ``deployment/util``;
-  pure pieces in :mod:`kubesched.api.deployments`): finds its new ReplicaSet (the oldest it
+  pure pieces in :mod:`kubesched.controllers.deployments`): finds its new ReplicaSet (the oldest it
   controls whose template equals the Deployment's, ignoring ``pod-template-hash`` and empty
   fields) or creates ``<deployment>-<hash>`` with the hash label in its template and selector,
   the Deployment's annotations and ``deployment.kubernetes.io/{revision,desired-replicas,
@@ -95,13 +95,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from kubesched.api import deployments as dep
 from kubesched.api import validation
 from kubesched.api.hashing import ALPHANUMS, compute_hash, fnv32a, safe_encode_string
 from kubesched.api.nodeselector import RequiredNodeAffinity
 from kubesched.api.objects import Node, Pod, Toleration, decode
 from kubesched.api.taints import find_matching_untolerated_taint
-from kubesched.api.workloadstatus import is_pod_available
+from kubesched.controllers import deployments as dep
+from kubesched.controllers.workloadstatus import is_pod_available
 from kubesched.errors import InputError
 
 if TYPE_CHECKING:

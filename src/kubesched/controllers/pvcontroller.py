@@ -23,7 +23,9 @@ VolumeBinding PreBind sees the same answer in both:
 * :func:`ephemeral_claim` — the ephemeral-volume controller (``pkg/controller/volume/ephemeral``):
   the PVC ``<pod>-<volume>`` from ``ephemeral.volumeClaimTemplate``, owned by the pod.
 
-Functions never mutate their arguments; they return new mappings.
+Functions never mutate their arguments; they return new mappings. What the scheduler's
+VolumeBinding shares with this controller (annotations, ``claimRef`` matching, a claim's class) is
+:mod:`kubesched.api.volumes`.
 """
 
 from __future__ import annotations
@@ -33,50 +35,30 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
+from kubesched.api.volumes import (
+    ANN_BIND_COMPLETED,
+    ANN_BOUND_BY_CONTROLLER,
+    ANN_PROVISIONED_BY,
+    ANN_SELECTED_NODE,
+    BETA_STORAGE_CLASS_ANNOTATION,
+    NOT_SUPPORTED_PROVISIONER,
+    claim_key,
+)
+
 __all__ = [
-    "ANN_BIND_COMPLETED",
-    "default_storage_class",
-    "new_volume_phase",
-    "with_default_class",
-    "ANN_BOUND_BY_CONTROLLER",
-    "ANN_PROVISIONED_BY",
-    "ANN_SELECTED_NODE",
-    "ANN_STORAGE_PROVISIONER",
-    "NOT_SUPPORTED_PROVISIONER",
     "bind_claim",
-    "claim_key",
-    "claim_ref_matches",
+    "claim_has_class",
+    "default_storage_class",
     "ephemeral_claim",
     "ephemeral_claims",
     "needs_provisioning",
     "provisioned_volume",
+    "with_default_class",
+    "new_volume_phase",
 ]
-
-ANN_BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
-ANN_BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
-ANN_SELECTED_NODE = "volume.kubernetes.io/selected-node"
-ANN_STORAGE_PROVISIONER = "volume.kubernetes.io/storage-provisioner"
-ANN_BETA_STORAGE_PROVISIONER = "volume.beta.kubernetes.io/storage-provisioner"
-ANN_PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"
-NOT_SUPPORTED_PROVISIONER = "kubernetes.io/no-provisioner"
-BETA_STORAGE_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
-
 
 def _meta(obj: dict[str, Any]) -> dict[str, Any]:
     return obj.get("metadata") or {}
-
-
-def claim_key(pvc: dict[str, Any]) -> tuple[str, str]:
-    m = _meta(pvc)
-    return m.get("namespace") or "", m.get("name") or ""
-
-
-def claim_class(pvc: dict[str, Any]) -> str:
-    """``GetPersistentVolumeClaimClass``: the beta annotation wins over ``spec.storageClassName``."""
-    ann = _meta(pvc).get("annotations") or {}
-    if BETA_STORAGE_CLASS_ANNOTATION in ann:
-        return str(ann[BETA_STORAGE_CLASS_ANNOTATION])
-    return str((pvc.get("spec") or {}).get("storageClassName") or "")
 
 
 IS_DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
@@ -141,18 +123,6 @@ def new_volume_phase(pv: dict[str, Any]) -> str | None:
     if (pv.get("status") or {}).get("phase") not in (None, "", "Pending"):
         return None
     return None if (pv.get("spec") or {}).get("claimRef") else "Available"
-
-
-def claim_ref_matches(pv: dict[str, Any], pvc: dict[str, Any]) -> bool:
-    """``IsVolumeBoundToClaim``: the PV's ``claimRef`` names the claim (and its UID, when set)."""
-    ref = (pv.get("spec") or {}).get("claimRef")
-    if not ref:
-        return False
-    ns, name = claim_key(pvc)
-    if ref.get("name") != name or (ref.get("namespace") or "") != ns:
-        return False
-    uid = ref.get("uid") or ""
-    return not uid or uid == (_meta(pvc).get("uid") or "")
 
 
 def bind_claim(pv: dict[str, Any], pvc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""Pure pieces of the Deployment and ReplicaSet controllers that :mod:`kubesched.api.workloads`
+"""Pure pieces of the Deployment and ReplicaSet controllers that :mod:`kubesched.controllers.workloads`
 runs (in ``simulate`` and in the box), ported from ``k8s.io/kubernetes@v1.37.2``:
 
 - ``pkg/controller/deployment/util/deployment_util.go``: :func:`resolve_fenceposts`

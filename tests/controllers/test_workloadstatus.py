@@ -1,4 +1,4 @@
-"""kubesched.api.workloadstatus: workload ``.status`` as kube-controller-manager writes it.
+"""kubesched.controllers.workloadstatus: workload ``.status`` as kube-controller-manager writes it.
 
 ``max_unavailable``'s table is upstream's ``TestMaxUnavailable``
 (pkg/controller/deployment/util/deployment_util_test.go:996); the rest states upstream's
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from kubesched.api.workloadstatus import max_unavailable, workload_statuses
+from kubesched.controllers.workloadstatus import max_unavailable, workload_statuses
 
 NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 

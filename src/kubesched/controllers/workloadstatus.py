@@ -41,7 +41,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from kubesched.api.deployments import max_unavailable, template_key
+from kubesched.controllers.deployments import max_unavailable, template_key
 
 __all__ = ["POD_COMPLETE_REASON", "is_pod_available", "max_unavailable", "workload_statuses"]
 
