@@ -8,7 +8,7 @@ Ported behaviour of upstream ``pkg/scheduler/backend/cache/cache_test.go`` (v1.3
 cases (GenericWorkload, alpha) are not modelled and not ported.
 
 Vocabulary mapping: upstream ``cache.nodes[name].info`` → ``cache.table.get(name)`` (a
-:class:`~kubesched.framework.node_info.NodeInfo` view of the node's row); ``GetPod`` →
+:class:`~kubesched.framework.node_table.NodeInfo` view of the node's row); ``GetPod`` →
 ``cache.pod_states[key].pod_info.pod``; ``IsAssumedPod`` → ``cache.is_assumed(key)``;
 ``ForgetPod(pod)`` → ``cache.forget_pod(key)``; ``AssumePod(pod)`` →
 ``cache.assume_pod(PodInfo(pod), pod.spec.node_name)``. Upstream's "error" returns are
@@ -29,7 +29,8 @@ import pytest
 from kubesched.api.objects import Pod, pod_key
 from kubesched.api.resources import DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST
 from kubesched.cache import Cache
-from kubesched.framework.node_info import NodeInfo, PodInfo
+from kubesched.framework.node_info import PodInfo
+from kubesched.framework.node_table import NodeInfo
 from kubesched.testing.wrappers import MakeNode, MakePod
 
 NODE = "node"

@@ -23,7 +23,7 @@ from kubesched.framework.node_info import PodInfo
 from kubesched.framework.record import filter_results
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler import Scheduler
-from kubesched.scheduler.scheduling_cycle import schedule_pod
+from kubesched.scheduler.schedule_pod import schedule_pod
 from kubesched.sim.store import ClusterStore
 from kubesched.testing.wrappers import MakeNode, MakePod
 

@@ -215,3 +215,35 @@ def test_plugins_are_timed_one_by_one_only_in_sampled_cycles(monkeypatch: pytest
     assert ("Filter", "Success", PROFILE) not in rec.points
     assert [p for p, _, _ in rec.points][:9] == ["PreFilter", "PreScore", "Score", "Reserve", "Permit",
                                                   "PreBindPreFlight", "PreBind", "Bind", "PostBind"]
+
+
+def test_plugin_metrics_sampling_is_seeded_and_apart_from_tie_breaking(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Upstream samples ``rand.Intn(100) < pluginMetricsSamplePercent`` per cycle: here drawn from
+    the scheduler's own seeded ``sample_rng`` (not the global ``random``), so a seeded run samples
+    the same cycles every time, and sampling never moves the tie-breaking RNG."""
+    from kubesched.scheduler import schedule_one
+
+    monkeypatch.setattr(schedule_one, "PLUGIN_METRICS_SAMPLE_PERCENT", 50)
+
+    def sampled(metrics: bool) -> tuple[list[bool], dict[str, Any]]:
+        sched, store, _ = _setup(nodes=3)
+        if not metrics:
+            sched.metrics = None
+        seen: list[bool] = []
+        run = sched.profiles[PROFILE].run_pre_filter_plugins
+
+        def spy(state: Any, *a: Any, **k: Any) -> Any:
+            seen.append(state.record_plugin_metrics)
+            return run(state, *a, **k)
+
+        monkeypatch.setattr(sched.profiles[PROFILE], "run_pre_filter_plugins", spy)
+        for i in range(12):
+            store.add("Pod", MakePod().name(f"p{i}").uid(f"p{i}").req(cpu="100m").obj())
+            assert _one(sched).result == "scheduled"
+        return seen, sched.rng.bit_generator.state
+
+    first, rng_on = sampled(True)
+    again, _ = sampled(True)
+    _, rng_off = sampled(False)
+    assert first == again and True in first and False in first
+    assert rng_on == rng_off

@@ -124,3 +124,54 @@ def test_klog_text_and_json() -> None:
     assert "caller" in a and isinstance(a["ts"], float)
     assert b["err"] == "boom" and "v" not in b
     logging.getLogger().handlers.clear()
+
+
+class _PatchAnswers:
+    """An APIClient whose PATCH answers the PodGroup with the given resourceVersion."""
+
+    def __init__(self, rv: str) -> None:
+        self.rv = rv
+        self.paths: list[str] = []
+
+    async def patch(self, path: str, body: object) -> dict:
+        self.paths.append(path)
+        return {"metadata": {"namespace": "ns", "name": "pg", "resourceVersion": self.rv}}
+
+
+def _pg(rv: str) -> dict:
+    return {"metadata": {"namespace": "ns", "name": "pg", "resourceVersion": rv}, "status": {}}
+
+
+def test_pod_group_condition_patch_is_settled_once_the_informer_delivers_it() -> None:
+    """upstream updatePodGroupCondition patches synchronously and its informer holds the new
+    status before the next cycle reads it: the scheduling loop waits for the patch's answer and
+    for the informer event carrying at least that resourceVersion."""
+    from kubesched.kube.adapter import LiveClusterClient
+
+    cond = {"type": "PodGroupInitiallyScheduled", "status": "True", "reason": "Scheduled", "message": ""}
+
+    async def scenario() -> tuple[object, ...]:
+        api = _PatchAnswers("12")
+        live = LiveClusterClient(api)  # type: ignore[arg-type]
+        live.patch_pod_group_condition(_pg("10"), cond)
+        in_flight = dict(live.pod_group_writes)
+        await asyncio.sleep(0.01)  # the writer sends it
+        answered = dict(live.pod_group_writes)
+        live.pod_group_write_observed(_pg("11"))  # an older event: still waiting
+        older = dict(live.pod_group_writes)
+        live.pod_group_write_observed(_pg("12"))
+        t0 = asyncio.get_running_loop().time()
+        await live.settle_pod_group_writes(1.0)
+        waited = asyncio.get_running_loop().time() - t0
+        # a patch that changes nothing on the server (answer = the cached version): no event comes
+        noop = LiveClusterClient(_PatchAnswers("10"))  # type: ignore[arg-type]
+        noop.patch_pod_group_condition(_pg("10"), cond)
+        t0 = asyncio.get_running_loop().time()
+        await noop.settle_pod_group_writes(1.0)
+        return (in_flight, answered, older, live.pod_group_writes, waited, api.paths,
+                asyncio.get_running_loop().time() - t0)
+
+    in_flight, answered, older, after, waited, paths, noop_waited = asyncio.run(scenario())
+    assert in_flight == {"ns/pg": None} and answered == {"ns/pg": 12} and older == {"ns/pg": 12}
+    assert after == {} and waited < 0.5 and noop_waited < 0.5
+    assert paths == ["/apis/scheduling.k8s.io/v1beta1/namespaces/ns/podgroups/pg/status"]

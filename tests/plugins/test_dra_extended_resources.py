@@ -16,7 +16,7 @@ from kubesched.framework.clock import ManualClock
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import Code
-from kubesched.framework.node_info import NodeInfo
+from kubesched.framework.node_table import NodeInfo
 from kubesched.plugins import dynamicresources as dra
 from kubesched.plugins.dra_extended import SPECIAL_CLAIM_NAME, create_requests_and_mappings
 from kubesched.testing.wrappers import MakeNode, MakePod, build_table

@@ -35,7 +35,7 @@ from kubesched.api import objects as o
 from kubesched.features import FeatureGate
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import Code
-from kubesched.framework.node_info import NodeInfo
+from kubesched.framework.node_table import NodeInfo
 from kubesched.framework.podgroup import COMPOSITE_POD_GROUP_KEY_TYPE, PodGroupCycleState, PodGroupInfo
 from kubesched.plugins import dynamicresources as dra
 from kubesched.plugins.dra_workload import PodGroupStateData, bind_to

@@ -17,8 +17,7 @@ from kubesched.framework.clock import ManualClock
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import Code
-from kubesched.framework.node_info import NodeInfo
-from kubesched.framework.node_table import NodeTable
+from kubesched.framework.node_table import NodeInfo, NodeTable
 from kubesched.plugins import dynamicresources as dra
 from kubesched.testing.wrappers import MakeNode, MakePod, build_table
 

@@ -83,7 +83,7 @@ def test_scheduling_a_pod_with_node_name_at_137_evaluates_only_that_node():
     """1.37: NodeName's PreFilterResult leaves only ``spec.nodeName``; the other nodes get the
     framework's absent-node status, so the message names the PreFilter plugin."""
     from kubesched.scheduler import Scheduler
-    from kubesched.scheduler.scheduling_cycle import schedule_pod
+    from kubesched.scheduler.schedule_pod import schedule_pod
 
     def message(fg: FeatureGate) -> str:
         sched = Scheduler(None, features=fg)

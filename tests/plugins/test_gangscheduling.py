@@ -1,6 +1,6 @@
 """GangScheduling (upstream v1.37.2 ``plugins/gangscheduling/gangscheduling_test.go``): the
 queueing-hint tables, the PreEnqueue → Permit flow and the PlacementFeasible table, ported
-case by case (the CompositePodGroup cases are not ported: no CPG support)."""
+case by case (the CompositePodGroup cases: test_gangscheduling_composite.py)."""
 
 from __future__ import annotations
 

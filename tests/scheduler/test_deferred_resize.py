@@ -21,7 +21,7 @@ from kubesched.config import default_config
 from kubesched.features import FeatureGate
 from kubesched.framework.interface import Code, Status
 from kubesched.scheduler import Scheduler
-from kubesched.scheduler.schedule_one import handle_scheduling_failure
+from kubesched.scheduler.attempt import handle_scheduling_failure
 from kubesched.sim.manifests import load_manifests
 from kubesched.sim.simulate import simulate
 from kubesched.testing.wrappers import MakeNode, MakePod
@@ -198,7 +198,7 @@ IRRELEVANT = {"NodeAffinity", "PodTopologySpread", "NodeVolumeLimits", "NodePort
 def test_plugins_irrelevant_to_a_deferred_resize_are_skipped():
     from kubesched.framework.cycle_state import CycleState
     from kubesched.framework.node_info import PodInfo
-    from kubesched.scheduler.scheduling_cycle import schedule_pod
+    from kubesched.scheduler.schedule_pod import schedule_pod
 
     fg = FeatureGate.from_flags(feature_gates=["InPlacePodVerticalScalingSchedulerPreemption=true",
                                                "NodeDeclaredFeatures=true"])

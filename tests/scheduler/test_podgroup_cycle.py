@@ -17,8 +17,7 @@ from kubesched.framework.podgroup import PodGroupCycleState
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.queue.podgroups import QueuedPodGroupInfo
 from kubesched.scheduler import Scheduler
-from kubesched.scheduler.schedule_one import PodGroupCycleResult
-from kubesched.scheduler.schedule_one_podgroup import _run_root_algorithm, validate_pod_group
+from kubesched.scheduler.schedule_one_podgroup import PodGroupCycleResult, _run_root_algorithm, validate_pod_group
 from kubesched.sim.store import ClusterStore
 from kubesched.testing.wrappers import MakeNode, MakePod
 

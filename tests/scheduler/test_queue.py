@@ -50,10 +50,7 @@ class FakeFramework:
     def __init__(self) -> None:
         self.plugins = {"Sort": Sort(), "Gate": Gate(), "NodeOnly": NodeOnly()}
         self.queue_sort_key = Sort().sort_key
-
-    def run_pre_enqueue_plugins(self, pod):  # noqa: ANN001, ANN201
-        st = Gate().pre_enqueue(pod)
-        return st.with_plugin("Gate") if st else None
+        self.pre_enqueue_plugins = [self.plugins["Gate"]]
 
 
 @pytest.fixture

@@ -157,13 +157,6 @@ class FakeFramework:
             else:
                 self.plugins[pl.name] = pl
 
-    def run_pre_enqueue_plugins(self, pod: Pod) -> Status | None:
-        for pl in self.pre_enqueue_plugins:
-            st = pl.pre_enqueue(pod)
-            if st is not None and not st.is_success():
-                return st.with_plugin(pl.name)
-        return None
-
 
 class Q:
     """A queue under test plus its clock."""
@@ -1662,3 +1655,54 @@ def test_pod_scheduled_after_flush_counted_when_bound() -> None:
     qpi = t.pop(pod)
     t.q.done(qpi.key, bound=True)
     assert t.q.scheduled_after_flush == 1
+
+
+class _CountedPreEnqueue(AllowlistPreEnqueue):
+    """An allow-list PreEnqueue plugin that records each call's plugin name in ``calls``."""
+
+    def __init__(self, name: str, allowlists: tuple[str, ...], calls: list[str]) -> None:
+        super().__init__(name, allowlists)
+        self.calls = calls
+
+    def pre_enqueue(self, pod: Pod) -> Status | None:
+        self.calls.append(self.name)
+        return super().pre_enqueue(pod)
+
+
+def _labelled(*labels: str) -> Pod:
+    b = MakePod().name("pod1").namespace("ns1").uid("1")
+    for label in labels:
+        b = b.label(label, "")
+    return b.obj()
+
+
+@pytest.mark.parametrize(("labels", "want"), [
+    pytest.param(("b",), "A", id="the first plugin in profile order gates a new pod"),
+    pytest.param((), "B", id="the plugin already gating runs first and, still gating, stays the gating plugin"),
+    pytest.param(("a",), "B", id="the gating plugin still gates: no other plugin runs"),
+    pytest.param(("b", "a"), None, id="all plugins pass: ungated"),
+])
+def test_runPreEnqueuePluginsForPod_runs_the_gating_plugin_first(labels: tuple[str, ...], want: str | None) -> None:
+    """scheduling_queue.go runPreEnqueuePluginsForPod (L731-763): a pod gated by B (A passed)
+    runs B first on its next PreEnqueue; while B still gates, B stays its gating plugin, and only
+    B's events can ungate it, even when A, earlier in the profile, would gate it too."""
+    calls: list[str] = []
+    t = Q(pre_enqueue=[_CountedPreEnqueue("A", ("a",), calls), _CountedPreEnqueue("B", ("b",), calls)])
+    if labels == ("b",):  # a new pod: profile order, the first that rejects gates
+        t.add(_labelled("b"))
+        qpi = t.q._entries["ns1/pod1"]
+        assert (qpi.gated, qpi.gating_plugin, calls) == (True, "A", ["A"])
+        return
+    old = _labelled("a")
+    t.add(old)  # A passes, B gates
+    qpi = t.q._entries["ns1/pod1"]
+    assert (qpi.gating_plugin, calls) == ("B", ["A", "B"])
+    calls.clear()
+    t.q.update(old, _labelled(*labels))
+    qpi = t.q._entries["ns1/pod1"]
+    if want is None:
+        assert not qpi.gated and qpi.gating_plugin == "" and calls == ["B", "A"]
+        assert t.q.where("ns1/pod1") == "active"
+    else:
+        assert (qpi.gated, qpi.gating_plugin, calls) == (True, want, ["B"])
+        assert qpi.unschedulable_plugins == {"B"} and t.q.where("ns1/pod1") == "gated"

@@ -16,7 +16,7 @@ them at (``tf.RegisterFilterPlugin`` → filter only, ``tf.RegisterScorePlugin(n
 score with weight ``w``, ``tf.RegisterPluginAsExtensions(name, f, points...)`` → those points).
 
 Upstream's ``sched.SchedulePod`` / ``findNodesThatFitPod`` map to
-:func:`kubesched.scheduler.scheduling_cycle.schedule_pod`: it returns a ``ScheduleResult``
+:func:`kubesched.scheduler.schedule_pod.schedule_pod`: it returns a ``ScheduleResult``
 (suggested host, evaluated and feasible node counts) or a failure Status; the helper below
 raises that status's ``FitError`` (or a ``SchedulePodError`` for an Error status) whose ``Diagnosis``
 is compared field by field with upstream's (``NodeToStatus`` explicit entries and absent status,
@@ -47,7 +47,7 @@ from kubesched.framework.interface import Code, PreFilterResult, Status, as_stat
 from kubesched.framework.node_info import PodInfo
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler import Scheduler, num_feasible_nodes_to_find
-from kubesched.scheduler.scheduling_cycle import (
+from kubesched.scheduler.schedule_pod import (
     ScheduleResult,
     schedule_pod,
 )

@@ -8,7 +8,7 @@ ends (backoffQ / unschedulablePods / gone), that nothing is left assumed or in f
 nominating info (failures clear the nominated node). As upstream's test registers no informer
 handlers, the queue is checked before the store delivers the writes' events. Upstream's mocked
 ``SchedulePod`` is
-replaced by patching :func:`kubesched.scheduler.scheduling_cycle.schedule_pod` as imported by
+replaced by patching :func:`kubesched.scheduler.schedule_pod.schedule_pod` as imported by
 ``schedule_one``. The v1.37 cases with NominatedNodeNameForExpectation on or off (PreBindPreFlight,
 the binding cycle's nominatedNodeName patch, a pod cancelled in PreBind) are ported; the pod-group
 and async-API-call variants are not.
@@ -29,7 +29,7 @@ from kubesched.framework.interface import Code, PreBindPreFlightResult, Status, 
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler import ScheduledPod, Scheduler
 from kubesched.scheduler import schedule_one as so_module
-from kubesched.scheduler.scheduling_cycle import ScheduleResult
+from kubesched.scheduler.schedule_pod import ScheduleResult
 from kubesched.sim.store import ClusterStore
 from kubesched.testing.wrappers import MakeNode, MakePod
 

@@ -182,3 +182,70 @@ def test_create_step_holds_members_until_all_are_queued(dg: ModuleType) -> None:
     cp2 = _FakeCP()
     _, single = dg.create_step(cp2, None, [dg.pod("s")], None)
     assert [m for m, _, _ in cp2.calls] == ["POST"] and "schedulingGates" not in single[0]["spec"]
+
+
+class _StaticCP:
+    """An API server whose pods and PodGroups never change (settle_step only reads)."""
+
+    def __init__(self, pods: list[dict[str, Any]]) -> None:
+        self.pods = pods
+
+    def request(self, method: str, path: str, body: Any = None, **_: Any) -> tuple[int, dict[str, str], Any]:
+        assert method == "GET"
+        return 200, {}, {"items": self.pods if path.endswith("/pods") else []}
+
+
+class _Queues:
+    def __init__(self, gated: float) -> None:
+        self.gated = gated
+
+    def pending(self, queue: str) -> float | None:
+        return self.gated if queue == "gated" else 0.0
+
+
+def _unattempted_pod(dg: ModuleType, name: str, group: str | None) -> dict[str, Any]:
+    p = dg.pod(name, group=group)
+    p["metadata"]["resourceVersion"] = "1"
+    return p
+
+
+def test_settle_step_reads_no_condition_as_held_only_when_the_queue_gates_it(dg: ModuleType) -> None:
+    # a pod outside any group with no PodScheduled condition is in flight (popped, its cycle or
+    # binding running), never held: seed 19 single-08 had "settled" unbound after 1.7 s
+    single = dg.settle_step(_StaticCP([_unattempted_pod(dg, "s", None)]), ["s"], None, stable=0.0, timeout=0.3)
+    assert not single.settled
+    # group members with no condition: held by GangScheduling's PreEnqueue only when the queue
+    # counts them gated; assumed members still binding are not (seed 17 pg-01 bound 1/4)
+    members = [_unattempted_pod(dg, f"g-{i}", "g") for i in range(3)]
+    names = [p["metadata"]["name"] for p in members]
+    held = dg.settle_step(_StaticCP(members), names, None, stable=0.0, timeout=2.0, metrics=_Queues(3.0))
+    assert held.settled and held.seconds < 1.0
+    binding = dg.settle_step(_StaticCP(members), names, None, stable=0.0, timeout=0.3, metrics=_Queues(1.0))
+    assert not binding.settled
+
+
+def test_condition_race_is_a_choice(dg: ModuleType) -> None:
+    """A basic group partly placed: its first cycle writes PodGroupInitiallyScheduled=True and
+    the leftover member's retry fails. The engine's no-regress check (schedule_one_podgroup.go
+    L943-968) keeps True; with the informer one write behind (upstream's race) the retry's False
+    overwrites it — the alternative is offered only because the check dropped a regression."""
+    config, features = _engine(dg)
+    nodes = [dg.node("n-0", cpu="4")]
+    group = dg.pod_group("g")
+    group["spec"]["priority"] = 0
+    members = [dg.pod(f"g-{i}", cpu="2", group="g") for i in range(3)]
+
+    def run(choices: Any) -> dict[str, Any]:
+        out, _ = dg.engine_group_step(config, features, [], nodes, [], [], group, members, _strip, choices=choices)
+        return out
+
+    seen = dg.EngineChoices()
+    own = run(seen)
+    assert sum(bool(v["node"]) for v in own["pods"].values()) == 2
+    assert own["group_condition"]["status"] == "True" and seen.regressions > 0
+    alts = dg.choice_alternatives(seen)
+    assert alts[0].stale_status and "condition race" in alts[0].describe()
+    raced = run(alts[0])
+    assert sum(bool(v["node"]) for v in raced["pods"].values()) == 2
+    assert (raced["group_condition"]["status"], raced["group_condition"]["reason"]) == ("False", "Unschedulable")
+    assert raced["group_condition"]["message"].startswith("pod group is unschedulable")

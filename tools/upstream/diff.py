@@ -54,8 +54,11 @@ kube-apiserver with ``--runtime-config=scheduling.k8s.io/v1beta1=true``); a step
 group (its PodGroup, then all members, held until all are queued) or a single pod, settled as
 :func:`diff_groups.settle_step` says, and compared as a whole: members bound, the PodGroup's
 ``PodGroupInitiallyScheduled`` condition, victims, messages, nodes (as a multiset, or within the
-engine's top-score nodes). While kubesched's engine cannot schedule groups, every step is
-reported as ``engine`` with the reason; the upstream side's outcomes are counted all the same.
+engine's top-score nodes). A disagreement agrees as a ``tie`` (``race``) when the engine, made
+to take one of upstream's random choices (the condition race), gives upstream's outcome
+(:func:`engine_group_compare`); ``kubesched run``'s only when the engine gives both outcomes
+under two of its choices (:func:`run_group_compare`; ``--record`` keeps ``kubesched run``'s
+outcome, ``--replay`` judges it again).
 
 Prints one line per cluster and a summary per area (the features the pod used, plus
 ``gates:…`` for clusters with non-default gates) and overall; ``-v`` prints every pod. With
@@ -1058,10 +1061,15 @@ def main_groups(a: argparse.Namespace, base_gates: dict[str, bool]) -> int:
         return 0
     results: list[diff_groups.GroupResult] = []
     if a.replay:
-        replay_groups(a.replay, a.verbose, results, base_gates)
+        replayed_runs: list[diff_groups.GroupResult] = []
+        replay_groups(a.replay, a.verbose, results, base_gates, replayed_runs)
         print(f"upstream v1.37 as recorded in {', '.join(a.replay)}, kubesched with "
               f"{format_feature_gates(diff_groups.GROUP_GATES)}")
-        return 0 if not summarize_groups("kubesched engine vs upstream (pod groups, replayed)", results) else 1
+        diffs = summarize_groups("kubesched engine vs upstream (pod groups, replayed)", results)
+        if replayed_runs:
+            diffs += summarize_groups("kubesched run (as recorded) vs upstream (pod groups, ties re-judged)",
+                                      replayed_runs)
+        return 0 if not diffs else 1
     run_results: list[diff_groups.GroupResult] | None = [] if a.run else None
     try:
         for s in range(a.seed, a.seed + a.clusters):
@@ -1148,9 +1156,7 @@ def run_groups_cluster(seed: int, settle_s: float, verbose: bool, results: list[
                    "bound_before": bound_before, "groups_before": groups_before, "created_group": created_group,
                    "created": created, "up": up, "settled": st.settled, "why": st.why,
                    "seconds": round(st.seconds, 1), "raced": raced, "timeout": timeout}
-            if record is not None:
-                record.write(json.dumps(rec) + "\n")
-                record.flush()
+            step_start = start[0]
             if engine_error:
                 r = diff_groups.GroupResult(step.name, step.areas, False, "engine", engine_error)
             else:
@@ -1179,15 +1185,20 @@ def run_groups_cluster(seed: int, settle_s: float, verbose: bool, results: list[
                                                   settle_s, timeout, metrics=run_metrics)
                     run_out = diff_groups.outcome(names, rst.pods, rst.group,
                                                   [p["metadata"]["name"] for p in bound_before])
-                    rr = diff_groups.compare_group(step.name, step.areas, up, run_out, {})
+                    rr = (diff_groups.compare_group(step.name, step.areas, up, run_out, {}) if engine_error
+                          else run_group_compare(rec, run_out, config, features, step_start))
                     if raced and not rr.agree:
                         rr = diff_groups.GroupResult(step.name, rr.areas, True, "raced",
                                                      f"{rr.detail} (not compared: {raced} bound meanwhile)")
+                    rec["run"] = run_out  # kubesched run's outcome: --replay re-judges its ties
                 rr.upstream_kind = r.upstream_kind
                 run_results.append(rr)
                 if verbose or (not rr.agree and rr.kind != "engine"):
                     print(f"  seed {seed} {step.name} run [{','.join(sorted(rr.areas))}] "
                           f"{'ok' if rr.agree else 'DIFF ' + rr.kind}: {rr.detail}")
+            if record is not None:
+                record.write(json.dumps(rec) + "\n")
+                record.flush()
         print(f"group cluster seed {seed}: {len(nodes)} nodes, {len(steps)} steps, {agree}/{len(steps)} agree"
               + (" (engine unavailable)" if engine_error else "")
               + (f"; kubesched run {sum(x.agree for x in run_results[-len(steps):])}/{len(steps)}"
@@ -1196,6 +1207,16 @@ def run_groups_cluster(seed: int, settle_s: float, verbose: bool, results: list[
         cp.stop()
         if run_cp is not None:
             run_cp.stop()
+
+
+def _recorded_up(rec: dict[str, Any]) -> dict[str, Any]:
+    """A recorded step's upstream outcome, the creation-time SchedulingGated message (recorded
+    before :func:`diff_groups.outcome` read it as no condition) as ``<no condition>``."""
+    up = copy.deepcopy(rec["up"])
+    for v in up["pods"].values():
+        if v["message"] == "Scheduling is blocked due to non-empty scheduling gates":
+            v["message"] = "<no condition>"
+    return up
 
 
 def engine_group_compare(rec: dict[str, Any], config: Any, features: Any,
@@ -1208,10 +1229,7 @@ def engine_group_compare(rec: dict[str, Any], config: Any, features: Any,
     ``start``: a one-element list holding the engine's ``nextStartNodeIndex`` carried from step
     to step (updated)."""
     start = start if start is not None else [0]
-    areas, up = set(rec["areas"]), copy.deepcopy(rec["up"])
-    for v in up["pods"].values():  # recorded before diff_groups.outcome read it as no condition
-        if v["message"] == "Scheduling is blocked due to non-empty scheduling gates":
-            v["message"] = "<no condition>"
+    areas, up = set(rec["areas"]), _recorded_up(rec)
     if not rec["settled"]:
         return diff_groups.GroupResult(rec["step"], areas, False, "unsettled",
                                        f"upstream did not settle in {rec['timeout']:.0f} s ({rec['why']}): {up}")
@@ -1231,8 +1249,9 @@ def engine_group_compare(rec: dict[str, Any], config: Any, features: Any,
             for alt in diff_groups.choice_alternatives(seen):
                 ra = run(alt)
                 if ra.agree:
-                    ra.detail += f" (a tie: upstream's random choice — {alt.describe()}; the engine's own: {r.detail})"
-                    ra.kind = "tie"
+                    what = "a race" if alt.stale_status else "a tie: upstream's random choice"
+                    ra.detail += f" ({what} — {alt.describe()}; the engine's own: {r.detail})"
+                    ra.kind = "race" if alt.stale_status else "tie"
                     r = ra
                     start[0] = alt.next_start_index
                     break
@@ -1247,10 +1266,59 @@ def engine_group_compare(rec: dict[str, Any], config: Any, features: Any,
     return r
 
 
+def run_group_compare(rec: dict[str, Any], run_out: dict[str, Any], config: Any, features: Any,
+                      start: int) -> diff_groups.GroupResult:
+    """Compare ``kubesched run``'s outcome of a recorded step with upstream's. A disagreement is
+    a ``tie`` (or the condition ``race``) only with evidence: kubesched's engine, replaying the
+    step from the same state (``start``: its ``nextStartNodeIndex`` at this step), gives
+    ``kubesched run``'s outcome exactly under its own choices or one of the
+    :class:`diff_groups.EngineChoices` alternatives, **and** upstream's under another — both
+    outcomes are choices between equally scored nodes/placements (or the two sides of the race)
+    that the same engine makes. Otherwise it stays a difference."""
+    areas, up = set(rec["areas"]), _recorded_up(rec)
+    r = diff_groups.compare_group(rec["step"], areas, up, run_out, {})
+    if r.agree or not rec["settled"]:
+        return r
+
+    def reproduces(target: dict[str, Any]) -> diff_groups.EngineChoices | None:
+        seen = diff_groups.EngineChoices(start_index=start)
+        ks, _ = diff_groups.engine_group_step(config, features, rec["stored"], rec["nodes"], rec["bound_before"],
+                                              rec["groups_before"], rec["created_group"], rec["created"], _strip,
+                                              choices=seen)
+        if diff_groups.compare_group(rec["step"], areas, target, ks, {}).agree:
+            return seen
+        for alt in diff_groups.choice_alternatives(seen):
+            ks, _ = diff_groups.engine_group_step(config, features, rec["stored"], rec["nodes"],
+                                                  rec["bound_before"], rec["groups_before"], rec["created_group"],
+                                                  rec["created"], _strip, choices=alt)
+            if diff_groups.compare_group(rec["step"], areas, target, ks, {}).agree:
+                return alt
+        return None
+
+    try:
+        got_run, got_up = reproduces(run_out), reproduces(up)
+    except diff_groups.EngineUnavailable:
+        return r
+    if got_run is None or got_up is None:
+        r.detail += (" (not a tie: the engine gives " + ("neither outcome" if got_run is None and got_up is None
+                     else "upstream's outcome but not kubesched run's" if got_run is None
+                     else "kubesched run's outcome but not upstream's") + " under any choice)")
+        return r
+    race = got_run.stale_status != got_up.stale_status
+    kind = "race" if race else "tie"
+    return diff_groups.GroupResult(
+        rec["step"], areas, True, kind,
+        f"{r.detail} (a {kind}: the engine gives kubesched run's outcome with {got_run.describe()}, "
+        f"upstream's with {got_up.describe()})", r.both_bound, r.exact)
+
+
 def replay_groups(paths: list[str], verbose: bool, results: list[diff_groups.GroupResult],
-                  gates: dict[str, bool] | None = None) -> None:
+                  gates: dict[str, bool] | None = None,
+                  run_results: list[diff_groups.GroupResult] | None = None) -> None:
     """``--replay``: compare kubesched's engine again with upstream outcomes recorded by
-    ``--record`` (files, or directories of ``*.jsonl``), without starting anything upstream."""
+    ``--record`` (files, or directories of ``*.jsonl``), without starting anything upstream.
+    ``run_results``: steps recorded with ``--run`` also judge ``kubesched run``'s recorded outcome
+    again (:func:`run_group_compare`)."""
     all_gates = {**diff_groups.GROUP_GATES, **(gates or {})}
     features = FeatureGate.from_flags(emulated_version="1.37", feature_gates=format_feature_gates(all_gates))
     config = decode_config(SCHED_CONFIG, features=features)
@@ -1269,7 +1337,17 @@ def replay_groups(paths: list[str], verbose: bool, results: list[diff_groups.Gro
         agree = 0
         start = [0]
         for rec in by_seed[seed]:
+            step_start = start[0]
             r = engine_group_compare(rec, config, features, start)
+            if run_results is not None and "run" in rec:
+                rr = run_group_compare(rec, rec["run"], config, features, step_start)
+                if rec["raced"] and not rr.agree:
+                    rr = diff_groups.GroupResult(rr.step, rr.areas, True, "raced", rr.detail)
+                rr.upstream_kind = diff_groups.upstream_kind(rec["up"]) if rec["settled"] else "unsettled"
+                run_results.append(rr)
+                if verbose or not rr.agree or rr.kind in ("tie", "race"):
+                    print(f"  seed {seed} {rr.step} run [{','.join(sorted(rr.areas))}] "
+                          f"{'ok ' + rr.kind if rr.agree else 'DIFF ' + rr.kind}: {rr.detail}")
             r.upstream_kind = diff_groups.upstream_kind(rec["up"]) if rec["settled"] else "unsettled"
             results.append(r)
             agree += r.agree

@@ -21,7 +21,10 @@ every pod of the step has settled:
   that still carries a nomination counts as a preemption: 10 s quiet); or
 - pending with no PodScheduled condition at all — a gang whose quorum never arrived is held by
   GangScheduling's PreEnqueue ("waiting for minCount pods from a gang to appear in scheduling
-  queue"), which writes nothing to the pod;
+  queue"), which writes nothing to the pod; only a group's member, and (with the scheduler's
+  metrics) only while its queue counts at least that many pods ``gated``: a pod outside any
+  group, or members assumed and still binding, have no condition either but are in flight
+  (seen at load 45: seed 19 single-08 and seed 17 pg-01 "settled" unbound);
 
 and nothing of the step (pods, PodGroup) changed for ``stable`` seconds (10 s once a preemption
 was seen, to outlast the preemptor's backoff). A gang that cannot complete is recognised without
@@ -46,6 +49,7 @@ nominator; when one of them is bound while a step settles, the step is reported 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
 import random
 import re
@@ -467,9 +471,19 @@ def settle_step(cp: ControlPlane, names: list[str], group: str | None, stable: f
         preempted = preempted or bool(noms) or bool(terminating) or bool(initial - set(pods))
         quiet = all(p is None or p["spec"].get("nodeName")
                     or (scheduled_condition(p) or {}).get("status", "False") == "False" for p in mine)
+        # a pod with no condition is settled only as a member held by GangScheduling's
+        # PreEnqueue, which the queue counts as gated; one outside any group, or more than the
+        # queue holds gated, is in flight (popped: in no queue, its cycle or binding still running
+        # — seed 19 single-08 "settled" after 1.7 s with no condition on a machine at load 45)
+        held = [p for p in mine if p and not p["spec"].get("nodeName") and _unattempted(p)]
+        in_flight = any(not (p["spec"].get("schedulingGroup") or {}).get("podGroupName") for p in held)
         need = max(stable, 10.0) if preempted else stable
-        if quiet and not nominated and not terminating and now - since >= need:
+        if quiet and not nominated and not terminating and not in_flight and now - since >= need:
             busy = [q for q in ("active", "pending") if metrics is not None and (metrics.pending(q) or 0) > 0]
+            if held and metrics is not None and not busy:
+                gated = metrics.pending("gated")
+                if gated is not None and gated < len(held):
+                    busy.append("gated")
             if not busy:
                 return done(pods, g, True)
             since = now - need + 0.2  # look again shortly
@@ -479,6 +493,13 @@ def settle_step(cp: ControlPlane, names: list[str], group: str | None, stable: f
                    f"terminating {terminating}; quiet {quiet}")
             return done(pods, g, False, why)
         time.sleep(0.1)
+
+
+def _unattempted(p: dict[str, Any]) -> bool:
+    """No PodScheduled condition from the scheduler: none at all, or only the ``SchedulingGated``
+    one the API server set at creation on a pod no longer gated (:func:`create_step`)."""
+    c = scheduled_condition(p)
+    return c is None or (c.get("reason") == "SchedulingGated" and not p["spec"].get("schedulingGates"))
 
 
 def outcome(names: list[str], pods: dict[str, dict[str, Any]], group: dict[str, Any] | None,
@@ -494,12 +515,10 @@ def outcome(names: list[str], pods: dict[str, dict[str, Any]], group: dict[str, 
         if p is None:
             per[n] = {"node": None, "message": "<deleted>"}
             continue
-        c = scheduled_condition(p)
+        # the API server's SchedulingGated condition from creation with the hold gate (create_step)
+        # reads as none: the scheduler wrote nothing since (PreEnqueue held the ungated group)
+        c = None if _unattempted(p) else scheduled_condition(p)
         bound = p["spec"].get("nodeName")
-        if c is not None and c.get("reason") == "SchedulingGated" and not p["spec"].get("schedulingGates"):
-            # the API server's condition from creation with the hold gate (create_step): the
-            # scheduler wrote nothing since (PreEnqueue held the ungated group, or not yet tried)
-            c = None
         if bound:
             msg = ""
         else:
@@ -634,6 +653,17 @@ class EngineChoices:
     placements (``tied``) and of tied candidates (``candidates``), which
     :func:`choice_alternatives` enumerates.
 
+    Not random but a race: ``stale_status`` — every ``updatePodGroupCondition`` of the step reads
+    the PodGroup's status as it was before the engine's previous call (the informer one write
+    behind). Upstream's no-regress check
+    (schedule_one_podgroup.go L943-968) reads the informer's PodGroup; a partly placed group's
+    leftover members are retried at once (``AddAttemptedPodGroupIfNeeded``) and when that retry
+    runs before the informer has delivered the True just patched, its False overwrites the True
+    (strategic merge, merge key ``type``; when the stale copy held an Unschedulable condition only
+    the message differs, and the True condition gets the failure message). The simulator
+    delivers the write before the next cycle;
+    ``regressions`` counts the non-True conditions its check dropped (so the race was possible).
+
     Not a random choice but carried the same way: ``start_index``, the ``nextStartNodeIndex`` the
     engine starts the step with (schedule_one.go L692-695: the node the next Filter pass starts at,
     which orders the feasible nodes and so breaks score ties, upstream-v137 §2.6), and
@@ -651,9 +681,13 @@ class EngineChoices:
     generated_preempt: int = 0
     tied: int = 0
     candidates: int = 0
+    stale_status: bool = False
+    regressions: int = 0
 
     def describe(self) -> str:
         parts = [f"the Filter pass starts at node #{self.start_index + 1}"] if self.start_index else []
+        if self.stale_status:
+            parts.append("the retry reads the PodGroup before its own True condition arrived (the condition race)")
         if self.rotation:
             parts.append(f"cycles evaluate placement #{self.rotation + 1} first")
         if self.preempt_rotation:
@@ -668,7 +702,8 @@ class EngineChoices:
 def choice_alternatives(seen: EngineChoices, limit: int = 72) -> list[EngineChoices]:
     """The other combinations of :class:`EngineChoices` that ``seen``'s run offered (at most
     ``limit``): first the random choices from ``seen.start_index``, then every other start index
-    with the engine's own choices, then both.
+    with the engine's own choices, then both; when ``seen`` dropped a regressing condition, the
+    condition race (``stale_status``) alone and beside each of them.
 
     The start index is here because upstream's is not observable: the engine carries its own
     from step to step, which stays 0 in these small clusters (every Filter pass processes all
@@ -684,7 +719,11 @@ def choice_alternatives(seen: EngineChoices, limit: int = 72) -> list[EngineChoi
     out = [EngineChoices(seen.start_index, 0, 0, *c) for c in combos if c != (0, 0, None, 0)]
     out += [EngineChoices(k, 0, 0) for k in starts]
     out += [EngineChoices(k, 0, 0, *c) for k in starts for c in combos if c != (0, 0, None, 0)]
-    return out[:limit]
+    out = out[:limit]
+    if seen.regressions:  # the condition race, alone and with each of the choices above
+        out = [EngineChoices(seen.start_index, stale_status=True)] + [
+            x for alt in out for x in (alt, dataclasses.replace(alt, stale_status=True))]
+    return out
 
 
 class _ChoicePatch:
@@ -703,9 +742,45 @@ class _ChoicePatch:
 
         ch = self.choices
         self._saved = (ta.TopologyPlacement.generate_placements, sop.select_placement,
-                       Framework.run_pod_group_post_filter_plugins, pre.pick_one_node_for_preemption)
-        orig_gen, orig_sel, orig_pf, orig_pick = self._saved
+                       Framework.run_pod_group_post_filter_plugins, pre.pick_one_node_for_preemption,
+                       sop._update_condition)
+        orig_gen, orig_sel, orig_pf, orig_pick, orig_upd = self._saved
         in_pf = [False]
+        before_write: dict[str, Any] = {}  # PodGroup → its status before the engine's last write
+
+        def find(status: dict[str, Any], kind: str) -> dict[str, Any] | None:
+            return next((c for c in status.get("conditions") or [] if c.get("type") == kind), None)
+
+        def update_condition(sched: Any, pod_group: Any, condition: Any) -> None:
+            if pod_group is None:
+                return orig_upd(sched, pod_group, condition)
+            meta = pod_group.get("metadata") or {}
+            status = pod_group.get("status") or {}
+            key = f"{meta.get('namespace')}/{meta.get('name')}"
+            stale = before_write.get(key, status)
+            before_write[key] = copy.deepcopy(status)
+            seen = stale if ch.stale_status else status
+            if condition["status"] != "True" and (find(seen, condition["type"]) or {}).get("status") == "True":
+                ch.regressions += 1
+            if not ch.stale_status or sched.client is None:
+                return orig_upd(sched, pod_group, condition)
+            # PatchPodGroupStatus sends the two-way strategic merge patch from the stale status to
+            # the new one: only the condition's fields that differ from the stale copy reach the
+            # stored object (a True overwritten by False; or, when the stale copy held an
+            # Unschedulable condition, only the message — a True condition with a failure message)
+            old_c, cur_c, client = find(stale, condition["type"]), find(status, condition["type"]), sched.client
+            orig_patch = client.patch_pod_group_condition
+
+            def patch(pg: Any, cond: dict[str, Any]) -> None:
+                if old_c is not None and cur_c is not None:
+                    cond = {**cur_c, **{k: v for k, v in cond.items() if old_c.get(k) != v}}
+                orig_patch(pg, cond)
+
+            client.patch_pod_group_condition = patch
+            try:
+                orig_upd(sched, {**pod_group, "status": stale}, condition)
+            finally:
+                del client.patch_pod_group_condition  # the class's method again
 
         def generate(plugin: Any, state: Any, pg_info: Any, parent: Any) -> Any:
             placements, st = orig_gen(plugin, state, pg_info, parent)
@@ -756,6 +831,7 @@ class _ChoicePatch:
         sop.select_placement = select
         Framework.run_pod_group_post_filter_plugins = post_filter  # type: ignore[method-assign]
         pre.pick_one_node_for_preemption = pick_node
+        sop._update_condition = update_condition
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -765,7 +841,8 @@ class _ChoicePatch:
         from kubesched.framework.runtime import Framework
 
         (ta.TopologyPlacement.generate_placements, sop.select_placement,  # type: ignore[method-assign]
-         Framework.run_pod_group_post_filter_plugins, pre.pick_one_node_for_preemption) = self._saved
+         Framework.run_pod_group_post_filter_plugins, pre.pick_one_node_for_preemption,
+         sop._update_condition) = self._saved
 
 
 def engine_group_step(config: Any, features: Any, objs: list[dict[str, Any]], nodes: list[dict[str, Any]],

@@ -21,9 +21,11 @@ Follows sigs.k8s.io/structured-merge-diff v6 (``merge/update.go``: Apply and Upd
   resourceVersion/generation/creationTimestamp/managedFields``) are never owned
   (``stripmeta.go``), nor is ``status`` of a resource with a status subresource (reset fields).
 
-Not done: managers of POSTs are not recorded (an object gets managedFields from its first apply
-or from its updates after that), ``apiVersion`` conversion of sets between versions, the cap of
-10 Update managers.
+POST, PUT and PATCH record their manager's Update entry (``fieldManager``, else the User-Agent's
+first segment: ``kubectl-create``, ``kubectl-edit``, …) as ``create.go``/``update.go`` do.
+
+Not done: ``apiVersion`` conversion of sets between versions, the cap of 10 Update managers,
+resetting managedFields with an empty list.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ _STRIP_META = frozenset(("name", "namespace", "uid", "resourceVersion", "generat
                          "managedFields", "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds"))
 
 
-class ApplyConflict(Exception):  # noqa: N818 - upstream's name
+class ApplyConflict(Exception):  # upstream's name
     """Conflicts of an apply: ``[(manager entry, path string)]``; :meth:`status` is the 409."""
 
     def __init__(self, conflicts: list[tuple[dict[str, Any], str]]) -> None:
@@ -408,15 +410,20 @@ def _order(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def track_update(old: dict[str, Any], new: dict[str, Any], schema: Schema, resolve: Resolver, *, manager: str,
-                 api_version: str, now: str, subresource: str = "", strip_status: bool = False) -> None:
-    """Record an Update by ``manager`` in ``new['metadata']['managedFields']`` (in place), for an
-    object that has managedFields: it owns what it added or changed; others lose those fields."""
-    entries = _entries(old)
-    if not entries:
-        return
+                 api_version: str, now: str, subresource: str = "", strip_status: bool = False,
+                 unstructured: bool = False) -> None:
+    """Record an Update by ``manager`` in ``new['metadata']['managedFields']`` (in place): it owns
+    what it added or changed; others lose those fields (``managedfieldsupdater.go``). The entries
+    start from those the request carries, else the live object's (``decodeLiveOrNew``); a create
+    is an update of an empty ``old``. A map the update adds is a member itself (``.``): Go maps
+    (``additionalProperties``) of built-in kinds, every object of an ``unstructured`` custom
+    resource (a Go pointer-to-struct that appears is not told apart from a struct: no ``.``)."""
+    supplied = (new.get("metadata") or {}).get("managedFields")
+    entries = _entries(new) if isinstance(supplied, list) and supplied else _entries(old)
     before = field_set(old, schema, resolve, strip_status=strip_status)
     after = field_set(new, schema, resolve, strip_status=strip_status)
     changed = {p for p in after if p not in before or _value(old, p) != _value(new, p)}
+    changed |= _added_maps(old, new, schema, resolve, (), unstructured=unstructured, strip_status=strip_status)
     removed = before - after
     out = []
     mine: set[Path] = set()
@@ -432,3 +439,36 @@ def track_update(old: dict[str, Any], new: dict[str, Any], schema: Schema, resol
     if mine:
         out.append(_entry(manager, "Update", api_version, now, mine, subresource))
     new.setdefault("metadata", {})["managedFields"] = _order(out)
+
+
+def _added_maps(old: Any, new: Any, s: Schema, resolve: Resolver, path: Path, *, unstructured: bool,
+                strip_status: bool = False) -> set[Path]:
+    """The map nodes of ``new`` absent from ``old`` that are fields themselves (see :func:`track_update`)."""
+    out: set[Path] = set()
+    if isinstance(new, dict) and (s or {}).get("x-kubernetes-map-type") != "atomic":
+        if path and not isinstance(old, dict) and new and (
+                unstructured or (isinstance((s or {}).get("additionalProperties"), dict)
+                                 and not (s or {}).get("properties"))):
+            out.add(path)
+        for k, v in new.items():
+            if not path and (k in ("apiVersion", "kind") or (k == "status" and strip_status)):
+                continue
+            cs = _child(s, k, resolve)
+            o = old.get(k) if isinstance(old, dict) else None
+            if not path and k == "metadata" and isinstance(v, dict):
+                for mk, mv in v.items():
+                    if mk not in _STRIP_META:
+                        out |= _added_maps(o.get(mk) if isinstance(o, dict) else None, mv, _child(cs, mk, resolve),
+                                           resolve, ("f:metadata", f"f:{mk}"), unstructured=unstructured)
+                continue
+            out |= _added_maps(o, v, cs, resolve, (*path, f"f:{k}"), unstructured=unstructured)
+    elif isinstance(new, list):
+        lt, keys = _list_type(s)
+        item_s = _items(s, resolve)
+        if lt == "map" and keys and all(isinstance(i, dict) for i in new):
+            olds = {_key_element(i, keys, item_s): i for i in old if isinstance(i, dict)} \
+                if isinstance(old, list) else {}
+            for item in new:
+                ke = _key_element(item, keys, item_s)
+                out |= _added_maps(olds.get(ke), item, item_s, resolve, (*path, ke), unstructured=unstructured)
+    return out

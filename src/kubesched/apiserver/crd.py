@@ -21,9 +21,10 @@ Follows k8s.io/apiextensions-apiserver@v0.37.2:
 * Tables (``pkg/registry/customresource/tableconvertor``): Name, then ``additionalPrinterColumns``
   (default: Age from ``.metadata.creationTimestamp``), simple JSONPath.
 
-Not done: CEL rules (``x-kubernetes-validations``) are not evaluated, conversion webhooks are not
-called (versions convert by rewriting ``apiVersion``, as the ``None`` strategy), ``format`` is not
-checked.
+CEL rules (``x-kubernetes-validations``) and string ``format``s: :mod:`kubesched.apiserver.crd_cel`.
+
+Versions convert by rewriting ``apiVersion`` (the ``None`` strategy); conversion webhooks are not
+called (:mod:`kubesched.apiserver.crd_conversion` answers upstream's 500 instead).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ from kubesched.api.validation import (
     status_causes,
     validate_object_meta,
 )
+from kubesched.apiserver.crd_cel import BLOCKED_MESSAGE, cel_errors, format_errors, has_blocking_error, has_rules
 from kubesched.apiserver.resources import ResourceInfo
 
 __all__ = [
@@ -493,6 +495,13 @@ def admit_custom_resource(cr: CustomResource, obj: dict[str, Any], old: dict[str
     if schema is not None:
         body = {k: v for k, v in out.items() if k != "metadata"}
         errs.extend(_validate(body, schema, ""))
+        errs.extend(format_errors(body, schema))
+        # x-kubernetes-validations (strategy.go): not run on an object with blocking errors
+        if has_blocking_error(errs):
+            if has_rules(schema):
+                errs.append(FieldError("<nil>", INVALID, None, BLOCKED_MESSAGE))
+        else:
+            errs.extend(cel_errors(schema, out, old))
     if cr.scale is not None and sub in ("", "scale"):
         errs.extend(_validate_scale(cr.scale, out))
     return out, unknown, errs

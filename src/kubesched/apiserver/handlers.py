@@ -275,7 +275,7 @@ class Handlers(Registry):
         obj = await self._read_body(request)
         check_resource_version_type(info, obj)
         self._field_validation(request, info, obj)
-        entry = self.create_object(info, r.ns or "", obj, dry_run=dry)
+        entry = self.create_object(info, r.ns or "", obj, dry_run=dry, manager=self._field_manager(request))
         return self._object_response(request, info, entry.data, 201)
 
     async def _put(self, request: web.Request, r: Route) -> web.Response:

@@ -10,6 +10,8 @@ What they do, driven by the store's own event stream (no polling):
 - **pods annotated** ``kubesched.io/complete-after-seconds: "N"`` finish N seconds after they
   started: ``Succeeded`` (containers terminated, reason ``Completed``, exit code 0), or ``Failed``
   (exit code 1) with ``kubesched.io/complete-phase: Failed`` — so Jobs' pods and churn run;
+  ``kubesched.io/exit-code: "N"`` (or ``"NAME=N,NAME=N"`` per container) sets the containers'
+  exit codes (non-zero: ``Failed``, reason ``Error``), for Jobs' ``podFailurePolicy`` rules;
 - **pods marked for deletion** on an existing node are stopped and removed (deleted with grace
   0, as the kubelet's status manager does once the containers are gone) after
   ``termination_seconds`` (default 0: at once, as KWOK; ``kubectl delete pod`` and ``kubectl
@@ -37,7 +39,8 @@ if TYPE_CHECKING:
 
     from kubesched.apiserver.registry import Registry
 
-__all__ = ["COMPLETE_AFTER_ANNOTATION", "COMPLETE_PHASE_ANNOTATION", "KubeletSimulator", "attach_kubelets"]
+__all__ = ["COMPLETE_AFTER_ANNOTATION", "COMPLETE_PHASE_ANNOTATION", "EXIT_CODE_ANNOTATION", "KubeletSimulator",
+           "attach_kubelets", "exit_codes"]
 
 log = logging.getLogger("kubesched.apiserver.kubelet")
 
@@ -45,6 +48,8 @@ log = logging.getLogger("kubesched.apiserver.kubelet")
 COMPLETE_AFTER_ANNOTATION = "kubesched.io/complete-after-seconds"
 #: Pod annotation: ``Succeeded`` (default) or ``Failed`` — the phase reached at completion.
 COMPLETE_PHASE_ANNOTATION = "kubesched.io/complete-phase"
+#: Pod annotation: the containers' exit codes at completion: ``"42"`` (all) or ``"main=42,side=0"``.
+EXIT_CODE_ANNOTATION = "kubesched.io/exit-code"
 
 _KUBELET_VERSION = "v1.34.0"
 _POD_NET = ipaddress.ip_network("10.244.0.0/16")
@@ -53,6 +58,20 @@ _NODE_NET = ipaddress.ip_network("172.18.0.0/16")
 
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def exit_codes(value: str | None) -> tuple[int | None, dict[str, int]]:
+    """``(exit code of every container, {container: exit code})`` from an ``EXIT_CODE_ANNOTATION``
+    value; ``(None, {})`` when absent; raises ``ValueError`` for a malformed one."""
+    if value is None or not value.strip():
+        return None, {}
+    if "=" not in value:
+        return int(value), {}
+    per: dict[str, int] = {}
+    for part in value.split(","):
+        name, _, code = part.partition("=")
+        per[name.strip()] = int(code)
+    return None, per
 
 
 def _parse(ts: str) -> datetime | None:
@@ -324,7 +343,17 @@ class KubeletSimulator:
             md, st = pod["metadata"], pod.setdefault("status", {})
             if md.get("uid") != uid or st.get("phase") != "Running":
                 return False
-            failed = (md.get("annotations") or {}).get(COMPLETE_PHASE_ANNOTATION) == "Failed"
+            ann = md.get("annotations") or {}
+            try:
+                every, per = exit_codes(ann.get(EXIT_CODE_ANNOTATION))
+            except ValueError:
+                log.warning("pod %s/%s: %s=%r is not an exit code (N or NAME=N,...)", ns, name,
+                            EXIT_CODE_ANNOTATION, ann.get(EXIT_CODE_ANNOTATION))
+                every, per = None, {}
+            phase = ann.get(COMPLETE_PHASE_ANNOTATION)
+            codes = {cs.get("name"): per.get(cs.get("name"), every if every is not None else 0)
+                     for cs in st.get("containerStatuses") or []}
+            failed = phase == "Failed" or (phase is None and any(codes.values()))
             now = _now()
             st["phase"] = "Failed" if failed else "Succeeded"
             for c in st.get("conditions") or []:
@@ -337,8 +366,9 @@ class KubeletSimulator:
                 started = ((cs.get("state") or {}).get("running") or {}).get("startedAt", now)
                 cs["ready"] = False
                 cs["started"] = False
-                cs["state"] = {"terminated": {"exitCode": 1 if failed else 0,
-                                              "reason": "Error" if failed else "Completed",
+                code = codes.get(cs.get("name"), 0) if every is not None or per else (1 if failed else 0)
+                cs["state"] = {"terminated": {"exitCode": code,
+                                              "reason": "Error" if code else "Completed",
                                               "startedAt": started, "finishedAt": now}}
             return True
 

@@ -193,7 +193,7 @@ class ServerHandle:
             if self._tmpdir:
                 shutil.rmtree(self._tmpdir, ignore_errors=True)
 
-    def __enter__(self) -> ServerHandle:  # noqa: PYI034
+    def __enter__(self) -> ServerHandle:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -18,7 +18,7 @@ import logging
 import random
 import uuid
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -33,6 +33,7 @@ from kubesched.apiserver import resources as res
 from kubesched.apiserver.errors import APIError
 from kubesched.apiserver.eventsconv import core_to_events, events_to_core
 from kubesched.apiserver.faults import Faults
+from kubesched.apiserver.metatime import now_rfc3339, parse_time
 from kubesched.apiserver.resources import ResourceInfo
 from kubesched.apiserver.storage import Conflict, Entry, KeyExists, KeyNotFound, Store
 from kubesched.features import FeatureGate, default_feature_gate
@@ -46,19 +47,6 @@ SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 #: ``cacher.DefaultEventFreshDuration`` (bookmark frequency 1 min + 15 s): how long watch events stay in memory
 WATCH_HISTORY_SECONDS = 75.0
 _UNDELETABLE_NAMESPACES = ("default", "kube-system", "kube-public")
-
-
-def now_rfc3339(delta: float = 0.0) -> str:
-    """``metav1.Time`` format: whole seconds, UTC, ``Z``."""
-    t = datetime.now(UTC) + timedelta(seconds=delta)
-    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_time(s: str) -> datetime | None:
-    try:
-        return datetime.strptime(s[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC)
-    except (ValueError, TypeError):
-        return None
 
 
 def _rand_suffix(n: int = 5) -> str:
@@ -226,7 +214,7 @@ class Registry:
         for t in list(self._tasks):
             try:
                 await t
-            except (asyncio.CancelledError, Exception):  # noqa: BLE001,S110 - shutting down
+            except (asyncio.CancelledError, Exception):  # noqa: BLE001 - shutting down
                 pass
 
     def _bootstrap(self) -> None:
@@ -403,9 +391,12 @@ class Registry:
         """Stored bytes → the bytes served for ``info`` (events.k8s.io view conversion)."""
         if info.group == "events.k8s.io":
             return orjson.dumps(core_to_events(orjson.loads(data)))
-        if info.storage and self.crds.of_info(info) is not None and \
+        if info.storage and (cr := self.crds.of_info(info)) is not None and \
                 b'"apiVersion":"' + info.api_version.encode() + b'"' not in data:
             obj = orjson.loads(data)  # another served version of the same custom resource (strategy None)
+            from kubesched.apiserver.crd_conversion import check_conversion
+
+            check_conversion(self, cr, str(obj.get("apiVersion") or "").rpartition("/")[2])
             obj["apiVersion"] = info.api_version
             return orjson.dumps(obj)
         return data
@@ -550,7 +541,8 @@ class Registry:
                 "FieldValueRequired", "metadata.name",
                 "metadata.name: Required value: name or generateName is required")])
 
-    def create_object(self, info: ResourceInfo, ns: str, obj: dict[str, Any], *, dry_run: bool = False) -> Entry:
+    def create_object(self, info: ResourceInfo, ns: str, obj: dict[str, Any], *, dry_run: bool = False,
+                      manager: str | None = None) -> Entry:
         """Create ``obj`` as ``POST`` would (metadata, strategy, namespace checks, generateName,
         admission, validation); call on the server's loop. Returns the stored entry (for
         events.k8s.io, the stored core/v1 form). Raises :class:`APIError` (AlreadyExists,
@@ -577,7 +569,16 @@ class Registry:
             name = gen[:58] + _rand_suffix()
             md["name"] = name
         self._prepare_create(info, obj)
+        if (cr := self.crds.of_info(info)) is not None and info.version != cr.storage_version:
+            from kubesched.apiserver.crd_conversion import check_conversion
+
+            check_conversion(self, cr, info.version, write=True)  # a Webhook strategy's webhook is unreachable
+        decoded = obj
         obj = self._admit(info, obj, None, "CREATE")
+        if manager is not None:  # create.go: the creator's Update entry, of the decoded (defaulted) object
+            from kubesched.apiserver.managers import track_create
+
+            track_create(self, info, decoded, obj, manager)
         space_ns = ns if info.namespaced else ""
         for attempt in range(8 if gen else 1):
             if attempt:
@@ -662,7 +663,7 @@ class Registry:
                                               else crdmod.generation_changed(old, new)):
             new["metadata"]["generation"] = int(omd.get("generation", 1)) + 1
         new = self._admit(info, new, old, "UPDATE", sub)  # incl. ValidatePodUpdate's spec rules
-        if manager is not None and omd.get("managedFields"):  # server-side apply's Update bookkeeping
+        if manager is not None:  # the updater's managedFields entry (update.go, patch.go)
             schema, resolve = self._ssa_schema(info)
             ssa.track_update(old, new, schema, resolve, manager=manager, api_version=info.api_version,
                              now=now_rfc3339(), subresource=sub if manager_sub is None else manager_sub,

@@ -613,7 +613,7 @@ def _storage(q: Any) -> str:
         return "0"
     try:
         return canonical_quantity(q)
-    except Exception:
+    except Exception:  # noqa: BLE001 - not a quantity: printed as it is
         return _s(q)
 
 

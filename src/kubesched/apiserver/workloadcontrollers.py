@@ -17,7 +17,8 @@ What they write: the objects the pass creates (through the server's create path)
 ReplicaSets a Deployment scales (rollouts, scale both ways, through the update path), the pods a
 ReplicaSet deletes on scale-down and old ReplicaSets beyond ``revisionHistoryLimit`` (DELETE,
 Background), the Deployment's ``deployment.kubernetes.io/revision`` annotation, and the Job
-controller's removal of its ``batch.kubernetes.io/job-tracking`` finalizer from finished pods.
+controller's removal of its ``batch.kubernetes.io/job-tracking`` finalizer from finished pods, and
+StatefulSets'/DaemonSets' ControllerRevisions (:mod:`kubesched.apiserver.history`).
 
 Differences from upstream, on purpose: pods of a ReplicaSet created in a pass are created by the next
 pass (the server assigns the ReplicaSet's uid, which the pods' ownerReferences must carry);
@@ -36,6 +37,8 @@ from typing import TYPE_CHECKING, Any
 
 from kubesched.apiserver import resources as served
 from kubesched.apiserver.controllers import DebouncedController
+from kubesched.apiserver.history import plan_history
+from kubesched.apiserver.podfailurepolicy import JOB_REASON_POD_FAILURE_POLICY, failure_policy_outcomes
 from kubesched.apiserver.storage import Conflict, KeyNotFound
 from kubesched.controllers.deployments import REVISION
 from kubesched.controllers.workloads import JOB_TRACKING_FINALIZER, Controllers, WorkloadError
@@ -53,7 +56,8 @@ WORKLOAD_SPACES = ("apps/deployments", "apps/replicasets", "replicationcontrolle
                    "apps/daemonsets", "batch/jobs")
 #: the workload API's objects the Job controller reads and writes (WorkloadWithJob)
 SCHEDULING_SPACES = ("scheduling.k8s.io/workloads", "scheduling.k8s.io/podgroups")
-_SPACES = (*WORKLOAD_SPACES, "pods", "nodes", "persistentvolumeclaims", *SCHEDULING_SPACES)
+_REVISIONS = "apps/controllerrevisions"
+_SPACES = (*WORKLOAD_SPACES, "pods", "nodes", "persistentvolumeclaims", *SCHEDULING_SPACES, _REVISIONS)
 _KIND_SPACE = {"Deployment": "apps/deployments", "ReplicaSet": "apps/replicasets",
                "ReplicationController": "replicationcontrollers", "StatefulSet": "apps/statefulsets",
                "DaemonSet": "apps/daemonsets", "Job": "batch/jobs", "Workload": "scheduling.k8s.io/workloads",
@@ -110,11 +114,19 @@ class WorkloadController(DebouncedController):
         workloads = [o for space in WORKLOAD_SPACES for e in store.list(space)
                      if not (o := e.obj()).get("metadata", {}).get("deletionTimestamp")]
         self.passes += 1
+        pods = [e.obj() for e in store.list("pods")]
+        # podFailurePolicy: Ignore'd failed pods are not seen (not counted); a FailJob match fails its Job
+        ignored, failing = failure_policy_outcomes([w for w in workloads if w.get("kind") == "Job"], pods)
+        if ignored:
+            pods = [p for p in pods if p["metadata"].get("uid") not in ignored]
+        if failing:
+            self._fail_jobs([w for w in workloads if w["metadata"].get("uid") in failing], failing, pods)
+            workloads = [w for w in workloads if w["metadata"].get("uid") not in failing]
         ctl = self._controllers(workloads) if workloads else None
         if ctl is None:
             self.failures = 0
             return 0
-        res = ctl.sync([e.obj() for e in store.list("pods")], [e.obj() for e in store.list("nodes")],
+        res = ctl.sync(pods, [e.obj() for e in store.list("nodes")],
                        [e.obj() for e in store.list("persistentvolumeclaims")],
                        [e.obj() for space in SCHEDULING_SPACES for e in store.list(space)])
         new_rs = {(o["metadata"]["namespace"], o["metadata"]["name"]) for o, _ in res.created
@@ -177,9 +189,90 @@ class WorkloadController(DebouncedController):
         fresh_jobs = {(o["metadata"].get("namespace") or "default", ref.get("name"))
                       for o, _ in res.created if o["kind"] == "Workload"
                       and (ref := (o.get("spec") or {}).get("controllerRef") or {}).get("kind") == "Job"}
-        self._write_statuses(skip_jobs=fresh_jobs)
+        self._write_statuses(skip_jobs=fresh_jobs, hidden_pods=ignored)
         self._release_job_pods()
+        self._sync_history()
         return n
+
+    def _fail_jobs(self, jobs: list[dict[str, Any]], failing: dict[str, str], pods: list[dict[str, Any]]) -> None:
+        """Jobs a pod failed by a ``FailJob`` rule (job_controller.go ``trackJobStatusAndRemoveFinalizers``,
+        ``enactJobFinished``): ``FailureTarget`` (reason ``PodFailurePolicy``, the rule's message), their
+        running pods deleted, then ``Failed`` once none is left, with a Warning event."""
+        from kubesched.apiserver.registry import now_rfc3339
+
+        store = self.server.store
+        for job in jobs:
+            meta = job["metadata"]
+            ns, uid, msg = meta.get("namespace") or "default", meta.get("uid"), failing[str(meta.get("uid"))]
+            mine = [p for p in pods if any(r.get("controller") and r.get("uid") == uid
+                                           for r in p["metadata"].get("ownerReferences") or ())]
+            running = [p for p in mine if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
+            for p in running:
+                if not p["metadata"].get("deletionTimestamp"):
+                    self._delete(p)
+            entry = store.get("batch/jobs", ns, meta["name"])
+            if entry is None:
+                continue
+            new = entry.obj()
+            st = new.setdefault("status", {})
+            conds = list(st.get("conditions") or [])
+            now = now_rfc3339()
+
+            def cond(t: str, now: str = now, msg: str = msg) -> dict[str, Any]:
+                return {"type": t, "status": "True", "lastProbeTime": now, "lastTransitionTime": now,
+                        "reason": JOB_REASON_POD_FAILURE_POLICY, "message": msg}
+
+            types = {c.get("type") for c in conds}
+            if "FailureTarget" not in types:
+                conds.append(cond("FailureTarget"))
+            finished = not running
+            if finished:
+                conds.append(cond("Failed"))
+            failed = max(sum((p.get("status") or {}).get("phase") == "Failed" for p in mine),
+                         int(st.get("failed") or 0))
+            st.update({"conditions": conds, "failed": failed, "ready": 0, "terminating": len(running),
+                       "uncountedTerminatedPods": {}})
+            st.pop("active", None)
+            try:
+                store.update("batch/jobs", ns, meta["name"], new, expect_rv=entry.rv)
+            except (Conflict, KeyNotFound):
+                self._wake.set()
+                continue
+            if finished:
+                self._record(new, "Warning", JOB_REASON_POD_FAILURE_POLICY, msg)
+
+    def _sync_history(self) -> None:
+        """StatefulSets' and DaemonSets' ControllerRevisions (:mod:`kubesched.apiserver.history`):
+        created, renumbered on a rollback and truncated to ``revisionHistoryLimit`` through the
+        server's create/update/delete paths, as the controllers' requests are."""
+        from kubesched.apiserver.errors import APIError
+
+        store = self.server.store
+        parents = [e.obj() for space in ("apps/statefulsets", "apps/daemonsets") for e in store.list(space)]
+        if not parents:
+            return
+        revisions = [e.obj() for e in store.list(_REVISIONS)]
+        pods = [e.obj() for e in store.list("pods")]
+        info = next(r for r in served.RESOURCES if r.key == _REVISIONS)
+        for parent in parents:
+            ns = parent["metadata"].get("namespace") or "default"
+            plan = plan_history(parent, [r for r in revisions if r["metadata"].get("namespace") == ns],
+                                [p for p in pods if p["metadata"].get("namespace") == ns])
+            try:
+                for cr in plan.create:
+                    self.server.create_manifest(cr)
+                for old, number in plan.renumber:
+                    entry = store.get(_REVISIONS, ns, old["metadata"]["name"])
+                    if entry is not None:
+                        new = entry.obj()
+                        new["revision"] = number
+                        self.server.commit_update(info, ns, new["metadata"]["name"], new, entry, "", None)
+                for gone in plan.delete:
+                    self._delete(dict(gone))
+            except (APIError, Conflict, KeyNotFound) as e:
+                log.debug("workload controllers: history of %s %s/%s: %s", parent.get("kind"), ns,
+                          parent["metadata"].get("name"), e)
+                self._wake.set()
 
     def _update(self, space: str, obj: dict[str, Any], entry: Any) -> bool:
         """A controller's update of a workload's spec/annotations through the server's update
@@ -249,14 +342,18 @@ class WorkloadController(DebouncedController):
             except (APIError, Conflict, KeyNotFound):
                 self._wake.set()
 
-    def _write_statuses(self, skip_jobs: set[tuple[str, Any]] | None = None) -> None:
+    def _write_statuses(self, skip_jobs: set[tuple[str, Any]] | None = None,
+                        hidden_pods: set[str] | None = None) -> None:
         """Each workload's ``.status`` as its upstream controller computes it
         (:mod:`kubesched.controllers.workloadstatus`), written when it changed, as the controllers' status
-        updates are; a pass is scheduled for when a Ready pod becomes available (minReadySeconds)."""
+        updates are; a pass is scheduled for when a Ready pod becomes available (minReadySeconds).
+        ``hidden_pods``: uids of pods the controllers do not count (podFailurePolicy ``Ignore``)."""
         store = self.server.store
         workloads = [e.obj() for space in WORKLOAD_SPACES for e in store.list(space)]
-        updates, recheck = workload_statuses(workloads, [e.obj() for e in store.list("pods")],
-                                             features=self.server.features)
+        pods = [e.obj() for e in store.list("pods")]
+        if hidden_pods:
+            pods = [p for p in pods if p["metadata"].get("uid") not in hidden_pods]
+        updates, recheck = workload_statuses(workloads, pods, features=self.server.features)
         for obj, status in updates:
             meta = obj["metadata"]
             if obj["kind"] == "Job" and (meta.get("namespace") or "default", meta.get("name")) in (skip_jobs or ()):

@@ -262,6 +262,12 @@ def group_lines(group: dict[str, Any] | None) -> list[str]:
         policy += f" minCount={group['minCount']}"
     out = [f"pod group {group.get('podGroup')} ({policy}; {group.get('members')} member(s) in this cycle): "
            f"{group.get('result')}" + (f" — {group['message']}" if group.get("message") else "")]
+    parents = group.get("compositePodGroups")
+    if parents:  # CompositePodGroup: the tree above the group, parent first
+        out.append("  in composite pod group " + " ← ".join(
+            f"{p.get('name')} ({p.get('policy')}"
+            + (f" minGroupCount={p['minGroupCount']}" if p.get("minGroupCount") is not None else "") + ")"
+            for p in parents))
     placements = group.get("placements")
     if placements is not None:
         out.append(f"  placements generated: {len(placements)}"

@@ -176,7 +176,7 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
     fh = None
     if results_file:
         try:
-            fh = open(results_file, "w", encoding="utf-8")  # noqa: SIM115
+            fh = open(results_file, "w", encoding="utf-8")
         except OSError as e:
             raise InputError(f"cannot write {results_file}: {e.strerror or e}", "--results-file") from None
 

@@ -66,7 +66,7 @@ def snapshot(kubeconfig: str | None, context: str | None, master: str | None, ou
         cfg = load_config(kubeconfig, master, context=context, qps=-1)
         _prepare_dir(out, overwrite)
 
-        async def fetch():  # noqa: ANN202
+        async def fetch():
             async with APIClient(cfg, user_agent_suffix="/snapshot") as client:
                 return await take_snapshot(client, timeout_s=timeout_s)
 

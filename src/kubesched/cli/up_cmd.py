@@ -148,7 +148,7 @@ class LiveView:
 def _configure_logging(path: str, v: int) -> logging.Handler:
     from kubesched.kube.klog import KlogFormatter, configure_logging
 
-    configure_logging("text", v, stream=open(path, "a", encoding="utf-8"))  # noqa: SIM115
+    configure_logging("text", v, stream=open(path, "a", encoding="utf-8"))
     err = logging.StreamHandler(sys.stderr)
     err.setLevel(logging.ERROR)
     err.setFormatter(KlogFormatter())
@@ -174,22 +174,28 @@ def _configure_logging(path: str, v: int) -> logging.Handler:
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for score tie-breaking.")
 @click.option("-v", "--v", "verbosity", type=int, default=0, metavar="LEVEL",
               help="Log verbosity (klog -v) of the log file.")
+@click.option("--pod-termination-seconds", type=float, default=0.0, show_default=True, metavar="SECONDS",
+              help="Seconds a simulated kubelet takes to stop a deleted pod (0: at once, as KWOK; never more "
+                   "than the pod's grace period); -1: wait out each pod's grace period. As `apiserver`'s flag.")
 @feature_gate_options
 def up(paths: tuple[str, ...], config_file: str | None, data_dir: str | None, plugins: tuple[str, ...],
        until_idle: bool, port: int, seed: int, verbosity: int, emulated_version: str | None = None,
-       feature_gates: tuple[str, ...] = (), min_compatibility_version: str | None = None) -> None:
+       feature_gates: tuple[str, ...] = (), min_compatibility_version: str | None = None,
+       pod_termination_seconds: float = 0.0) -> None:
     """Start an API server in a box, apply manifests and run the scheduler live against it."""
     try:
         code = command_exit_code(lambda: _up(paths, config_file, data_dir, plugins, until_idle, port, seed,
                                              verbosity, build_features(emulated_version, feature_gates,
-                                                                       min_compatibility_version)))
+                                                                       min_compatibility_version),
+                                             None if pod_termination_seconds < 0 else pod_termination_seconds))
     except BrokenPipeError:
         sys.exit(0)
     sys.exit(code)
 
 
 def _up(paths: tuple[str, ...], config_file: str | None, data_dir: str | None, plugins: tuple[str, ...],
-        until_idle: bool, port: int, seed: int, verbosity: int, features: FeatureGate | None = None) -> int:
+        until_idle: bool, port: int, seed: int, verbosity: int, features: FeatureGate | None = None,
+        pod_termination_seconds: float | None = 0.0) -> int:
     from pathlib import Path
 
     from kubesched.box.up import Up, UpOptions
@@ -214,7 +220,8 @@ def _up(paths: tuple[str, ...], config_file: str | None, data_dir: str | None, p
 
         registry = plugin_registry(plugins)
     opts = UpOptions(objects=objects, config=cfg, config_given=config_given, data_dir=data_dir,
-                     registry=registry, until_idle=until_idle, port=port, seed=seed, features=features)
+                     registry=registry, until_idle=until_idle, port=port, seed=seed, features=features,
+                     extra_server_kw={"pod_termination_seconds": pod_termination_seconds})
     view: Any = LiveView() if sys.stdout.isatty() else PlainView(sys.stdout)
 
     async def main() -> int:

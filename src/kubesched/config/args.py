@@ -25,6 +25,7 @@ from kubesched.errors import ConfigError
 from kubesched.features import FeatureGate, default_feature_gate
 
 __all__ = [
+    "PluginArgs",
     "ARGS_TYPES",
     "DefaultPreemptionArgs",
     "DynamicResourcesArgs",
@@ -55,25 +56,32 @@ LIST_DEFAULTING = "List"
 MAX_CUSTOM_PRIORITY_SCORE = 10
 
 
-class _Args(msgspec.Struct, rename="camel", forbid_unknown_fields=True, kw_only=True):
-    """Base of plugin args: camelCase keys, unknown keys rejected."""
+class PluginArgs(msgspec.Struct, rename="camel", forbid_unknown_fields=True, kw_only=True):
+    """The one base of plugin args, in-tree (this module) and out-of-tree
+    (:mod:`kubesched.framework.plugin_args`): camelCase keys, unknown keys rejected, keyword-only
+    fields. Override :meth:`validate` to check values (raise ``InputError(message,
+    "fieldName")``); the in-tree args are validated by :mod:`kubesched.config.validation` instead."""
+
+    def validate(self) -> None:
+        """Check the decoded values; raise :class:`~kubesched.errors.InputError` whose ``path``
+        is the field (camelCase, e.g. ``"keepPercentage"``)."""
 
 
-class ResourceSpec(_Args):
+class ResourceSpec(PluginArgs):
     """A resource and its weight (0 is defaulted to 1)."""
 
     name: str
     weight: int = 0
 
 
-class UtilizationShapePoint(_Args):
+class UtilizationShapePoint(PluginArgs):
     """A point of a piecewise-linear scoring shape: utilization 0-100 (%), score 0-10."""
 
     utilization: int = 0
     score: int = 0
 
 
-class RequestedToCapacityRatioParam(_Args):
+class RequestedToCapacityRatioParam(PluginArgs):
     """Args of the RequestedToCapacityRatio strategy."""
 
     shape: list[UtilizationShapePoint] = msgspec.field(default_factory=list)
@@ -83,7 +91,7 @@ def _default_resources() -> list[ResourceSpec]:
     return [ResourceSpec(name="cpu", weight=1), ResourceSpec(name="memory", weight=1)]
 
 
-class ScoringStrategy(_Args):
+class ScoringStrategy(PluginArgs):
     """NodeResourcesFit scoring: LeastAllocated | MostAllocated | RequestedToCapacityRatio."""
 
     type: str = LEAST_ALLOCATED
@@ -91,21 +99,21 @@ class ScoringStrategy(_Args):
     requested_to_capacity_ratio: RequestedToCapacityRatioParam | None = None
 
 
-class DefaultPreemptionArgs(_Args):
+class DefaultPreemptionArgs(PluginArgs):
     """DefaultPreemption: candidates = max(nodes * percentage / 100, absolute)."""
 
     min_candidate_nodes_percentage: int | None = 10
     min_candidate_nodes_absolute: int | None = 100
 
 
-class InterPodAffinityArgs(_Args):
+class InterPodAffinityArgs(PluginArgs):
     """InterPodAffinity: score weight of existing pods' required affinity terms (0-100)."""
 
     hard_pod_affinity_weight: int | None = 1
     ignore_preferred_terms_of_existing_pods: bool = False
 
 
-class NodeAffinityArgs(_Args):
+class NodeAffinityArgs(PluginArgs):
     """NodeAffinity: ``added_affinity`` (core/v1 NodeAffinity) is ANDed with every pod's affinity.
 
     Note: :class:`kubesched.api.objects.NodeAffinity` ignores unknown keys, so decoding is not
@@ -115,7 +123,7 @@ class NodeAffinityArgs(_Args):
     added_affinity: NodeAffinity | None = None
 
 
-class NodeResourcesFitArgs(_Args):
+class NodeResourcesFitArgs(PluginArgs):
     """NodeResourcesFit: resources ignored by Filter, and the Score strategy."""
 
     ignored_resources: list[str] = msgspec.field(default_factory=list)
@@ -123,13 +131,13 @@ class NodeResourcesFitArgs(_Args):
     scoring_strategy: ScoringStrategy | None = msgspec.field(default_factory=ScoringStrategy)
 
 
-class NodeResourcesBalancedAllocationArgs(_Args):
+class NodeResourcesBalancedAllocationArgs(PluginArgs):
     """NodeResourcesBalancedAllocation: resources to balance (weights must be 1)."""
 
     resources: list[ResourceSpec] = msgspec.field(default_factory=_default_resources)
 
 
-class TopologySpreadConstraint(_Args):
+class TopologySpreadConstraint(PluginArgs):
     """A core/v1 TopologySpreadConstraint as used in ``defaultConstraints`` (no labelSelector allowed)."""
 
     max_skew: int = 0
@@ -142,21 +150,21 @@ class TopologySpreadConstraint(_Args):
     match_label_keys: list[str] = msgspec.field(default_factory=list)
 
 
-class PodTopologySpreadArgs(_Args):
+class PodTopologySpreadArgs(PluginArgs):
     """PodTopologySpread: cluster default constraints; ``defaulting_type`` System | List."""
 
     default_constraints: list[TopologySpreadConstraint] = msgspec.field(default_factory=list)
     defaulting_type: str = SYSTEM_DEFAULTING
 
 
-class VolumeBindingArgs(_Args):
+class VolumeBindingArgs(PluginArgs):
     """VolumeBinding: PreBind wait in seconds (0 = no wait); ``shape`` needs StorageCapacityScoring."""
 
     bind_timeout_seconds: int | None = 600
     shape: list[UtilizationShapePoint] | None = None
 
 
-class DynamicResourcesArgs(_Args):
+class DynamicResourcesArgs(PluginArgs):
     """DynamicResources: per-node Filter time limit, a duration string ("0s" disables it), and
     (1.37, DRADeviceBindingConditions + DRAResourceClaimDeviceStatus) how long PreBind waits for
     binding conditions (``bindingTimeout``, default 10m)."""

@@ -13,8 +13,10 @@ shows ``3/3``, ``kubectl rollout status`` returns and ``kubectl wait --for=condi
   ReplicaSets; ``Available`` condition ``MinimumReplicasAvailable`` when ``availableReplicas >=
   replicas - maxUnavailable``) and ``progress.go`` ``syncRolloutStatus`` (``Progressing``:
   ``NewReplicaSetCreated``, ``ReplicaSetUpdated`` while counts move, ``NewReplicaSetAvailable``
-  once complete), conditions set as ``deploymentutil.SetDeploymentCondition`` (same status and
-  reason: unchanged; otherwise moved last, transition time kept while the status holds).
+  once complete, ``False``/``ProgressDeadlineExceeded`` after ``progressDeadlineSeconds`` without
+  progress as ``deployment_util.go`` ``DeploymentTimedOut``), conditions set as
+  ``deploymentutil.SetDeploymentCondition`` (same status and reason: unchanged; otherwise moved
+  last, transition time kept while the status holds).
 - StatefulSet: ``pkg/controller/statefulset/stateful_set_control.go`` ``computeReplicaStatus``
   (``replicas``, ``readyReplicas``, ``availableReplicas``, ``currentReplicas``/``updatedReplicas``
   by the pods' ``controller-revision-hash``, ``currentRevision``/``updateRevision``; upstream's
@@ -28,8 +30,7 @@ shows ``3/3``, ``kubectl rollout status`` returns and ``kubectl wait --for=condi
   condition then ``Complete``, reason ``CompletionsReached`` (job_controller.go:1215, :1420),
   and ``completionTime``).
 
-Simplifications: no ReplicaFailure / ProgressDeadlineExceeded / Failed (backoffLimit)
-conditions; a DaemonSet's desired count is the nodes its controller made pods for.
+Simplifications: no ReplicaFailure condition; a DaemonSet's desired count is the nodes its controller made pods for.
 
 Zero counts are omitted where the Go field is ``omitempty``, as the API server serves them.
 """
@@ -282,6 +283,18 @@ def _deployment_status(d: Mapping[str, Any], rss: list[tuple[Mapping[str, Any], 
                 cond["lastTransitionTime"] = cur.get("lastTransitionTime")
             status["conditions"] = [c for c in _list(status.get("conditions")) if _map(c).get("type") != "Progressing"]
         _set_condition(status, cond)
+    elif cur is not None and cur.get("reason") != "NewReplicaSetAvailable":
+        # deployment_util.go DeploymentTimedOut: no progress for progressDeadlineSeconds since the
+        # condition's lastUpdateTime → Progressing False, ProgressDeadlineExceeded (once)
+        since = _parse(cur.get("lastUpdateTime"))
+        deadline = since + timedelta(seconds=_int(spec.get("progressDeadlineSeconds"), 600)) if since else None
+        if cur.get("reason") == "ProgressDeadlineExceeded" or (deadline is not None and deadline < ctx.now):
+            msg = f'ReplicaSet "{rs_name}" has timed out progressing.' if rs_name else \
+                f'Deployment "{_meta(d).get("name")}" has timed out progressing.'
+            _set_condition(status, _deployment_condition("Progressing", "False", "ProgressDeadlineExceeded", msg,
+                                                         ctx.now))
+        elif deadline is not None:
+            ctx.note(deadline + timedelta(milliseconds=10))  # requeueStuckDeployment
     return status
 
 

@@ -31,20 +31,44 @@ Time is the injected clock (upstream ``time.Now()``), so simulations are determi
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from kubesched.framework.interface import MAX_NODE_SCORE, MIN_NODE_SCORE
+from kubesched.framework.diagnosis import FilterError
+from kubesched.framework.interface import MAX_NODE_SCORE, MIN_NODE_SCORE, Status
 from kubesched.framework.sorted_nodes import SortedScoredNodes
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
     from kubesched.framework.cycle_state import CycleState
-    from kubesched.framework.runtime import Framework
+    from kubesched.framework.diagnosis import FilterChunk
+    from kubesched.framework.handle import Handle
 
-__all__ = ["MAX_BATCH_AGE_S", "NodePluginScores", "OpportunisticBatch", "ScoredNodeHeap"]
+__all__ = ["MAX_BATCH_AGE_S", "BatchFramework", "NodePluginScores", "OpportunisticBatch", "ScoredNodeHeap",
+           "normalize_entries"]
+
+
+class BatchFramework(Protocol):
+    """What the batch cache calls on its profile's :class:`~kubesched.framework.runtime.Framework`
+    (upstream ``OpportunisticBatch.handle``): a protocol so that this module does not import the
+    runtime that owns it (contract ``acyclic``)."""
+
+    @property
+    def handle(self) -> Handle: ...
+
+    def clock(self) -> Any: ...
+
+    def run_filter_plugins(self, state: CycleState, pod: Pod, rows: np.ndarray) -> FilterChunk: ...
+
+    def run_pre_score_plugins(self, state: CycleState, pod: Pod, rows: np.ndarray) -> Status | None: ...
+
+    def run_raw_score_plugins(self, state: CycleState, pod: Pod, rows: np.ndarray,
+                              ) -> tuple[list[tuple[str, np.ndarray]], Status | None]: ...
+
+    def normalize_scores(self, state: CycleState, pod: Pod, rows: np.ndarray, entries: list[Any]) -> bool: ...
 
 MAX_BATCH_AGE_S = 0.5
 """Upstream ``maxBatchAge`` (500 ms)."""
@@ -117,7 +141,7 @@ class OpportunisticBatch:
     ``batch_attempts_total``: ``hint_used`` / ``hint_not_used`` / ``no_hint``), :attr:`flushes`
     (``batch_cache_flushed_total`` by reason)."""
 
-    def __init__(self, fw: Framework, *, generic_workload: bool = False, rescore: bool = True,
+    def __init__(self, fw: BatchFramework, *, generic_workload: bool = False, rescore: bool = True,
                  check_nominated: bool = True) -> None:
         self.fw = fw
         self.state: _BatchState | None = None
@@ -131,7 +155,7 @@ class OpportunisticBatch:
         self.flushes: Counter[str] = Counter()
 
     def _now(self) -> float:
-        return float(self.fw._clock().now())
+        return float(self.fw.clock().now())
 
     def _flush(self, reason: str) -> None:
         self.flushes[reason] += 1
@@ -177,8 +201,6 @@ class OpportunisticBatch:
     def _refresh(self, pod: Pod, state: CycleState) -> bool:
         """Upstream ``refreshHintCandidates`` (batch.go L223-248); before 1.37 the tail of
         ``batchStateCompatible`` (v1.36.3 batch.go L195-213)."""
-        from kubesched.framework.runtime import FilterError
-
         table = self.fw.handle.nodes
         row = table.row_of.get(self.last_cycle.chosen_node)
         if row is None:
@@ -253,19 +275,19 @@ class OpportunisticBatch:
             self.state = None
 
 
-def normalize_entries(fw: Any, state: CycleState, pod: Pod, rows: np.ndarray,
-                      entries: list[NodePluginScores]) -> bool:
+def normalize_entries(score_plugins: Sequence[Any], weights: np.ndarray, state: CycleState, pod: Pod,
+                      rows: np.ndarray, entries: list[NodePluginScores]) -> bool:
     """Upstream ``NormalizeScores`` (framework.go L1497-1591) over ``entries`` (one per row of
     ``rows``): per non-skipped Score plugin, the raw scores the entries carry under its name
-    (0 where missing), its NormalizeScore, the range check, the weight; sets each entry's
-    ``total``. False on any failure."""
-    plugins = [pl for pl in fw.score_plugins if pl.name not in state.skip_score_plugins]
+    (0 where missing), its NormalizeScore, the range check, the weight (``weights``: ``int64``,
+    one per plugin of ``score_plugins``); sets each entry's ``total``. False on any failure."""
+    plugins = [pl for pl in score_plugins if pl.name not in state.skip_score_plugins]
     if not plugins:
         for e in entries:
             e.total = 0
         return True
     total = np.zeros(len(entries), np.int64)
-    index = {pl.name: i for i, pl in enumerate(fw.score_plugins)}
+    index = {pl.name: i for i, pl in enumerate(score_plugins)}
     for pl in plugins:
         raw = np.asarray([dict(e.raw).get(pl.name, 0) for e in entries], np.int64)
         normalize = getattr(pl, "normalize_score", None)
@@ -278,7 +300,7 @@ def normalize_entries(fw: Any, state: CycleState, pod: Pod, rows: np.ndarray,
                 return False
         if len(raw) and (raw.max() > MAX_NODE_SCORE or raw.min() < MIN_NODE_SCORE):
             return False
-        total += raw * int(fw._weights[index[pl.name]])
+        total += raw * int(weights[index[pl.name]])
     for e, t in zip(entries, total.tolist()):
         e.total = int(t)
     return True

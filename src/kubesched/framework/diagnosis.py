@@ -14,7 +14,18 @@ import numpy as np
 
 from kubesched.framework.interface import Code, FilterResult, ReasonEntry, Status, bits_entry
 
-__all__ = ["Diagnosis", "FilterChunk", "FitError", "NO_NODES_AVAILABLE", "NodeToStatus", "PluginReasons"]
+__all__ = ["Diagnosis", "FilterChunk", "FilterError", "FitError", "NO_NODES_AVAILABLE", "NodeToStatus",
+           "PluginReasons"]
+
+
+class FilterError(Exception):
+    """A Filter plugin returned Error: the cycle aborts (upstream: the error aborts the search).
+    Raised by :meth:`kubesched.framework.runtime.Framework.run_filter_plugins`; ``status`` is the
+    Error status the cycle returns."""
+
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message())
+        self.status = status
 
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 """Upstream ``ErrNoNodesAvailable``."""
@@ -75,10 +86,12 @@ class FilterChunk:
 
     def ok_mask(self) -> np.ndarray:
         """``bool[M]``: the nodes that passed every filter."""
-        return self.fail_plugin == self.PASSED
+        ok: np.ndarray = self.fail_plugin == self.PASSED
+        return ok
 
     def passed(self) -> np.ndarray:
-        return self.rows[self.ok_mask()]
+        rows: np.ndarray = self.rows[self.ok_mask()]
+        return rows
 
     def override(self, i: int, sub: FilterChunk) -> None:
         self.overrides[i] = sub
@@ -288,4 +301,5 @@ class NodeToStatus:
                 r = index.get(name)
                 if r is not None:
                     codes[r] = int(st.code)
-        return order[codes[order] == int(code)]
+        out: np.ndarray = order[codes[order] == int(code)]
+        return out

@@ -27,7 +27,7 @@ What makes it exact:
   status (and its place in the plugins' interned reason tables) is exactly what the plain path
   produces; a chunk's result is the plain result with the remembered passes filled in.
 * Used only by the scheduling cycle's sampled Filter pass
-  (:func:`kubesched.scheduler.scheduling_cycle.schedule_pod`), never by nominated-pod or
+  (:func:`kubesched.scheduler.schedule_pod.schedule_pod`), never by nominated-pod or
   preemption re-runs (those evaluate a modified copy of a node).
 
 Off by default (``Framework.enable_equivalence_cache``): measured on ``simulate_large`` inputs it
@@ -126,7 +126,7 @@ class EquivalenceCache:
         self.evaluated += len(rows)
         self.hits += n_known
         if n_known == 0:
-            chunk = fw.run_filter_plugins(state, pod, rows)
+            chunk: FilterChunk = fw.run_filter_plugins(state, pod, rows)
             self._passed[slot, chunk.rows[chunk.fail_plugin == FilterChunk.PASSED]] = True
             return chunk
         # every non-skipped plugin ran: the remembered nodes stay alive through all of them

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Node, Pod
-    from kubesched.framework.node_info import NodeInfo
+    from kubesched.framework.node_table import NodeInfo
     from kubesched.framework.preemption import Victims
 
 __all__ = [

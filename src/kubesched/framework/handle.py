@@ -16,8 +16,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 from kubesched.features import FeatureGate, default_feature_gate
 
 if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
     from kubesched.api.objects import Pod
+    from kubesched.framework.clock import Clock
     from kubesched.framework.node_table import NodeTable
+    from kubesched.framework.podgroup import PodGroupManager
     from kubesched.framework.waiting_pods import WaitingPod
 
 __all__ = ["ClusterClient", "ClusterLister", "EmptyLister", "Handle"]
@@ -155,15 +159,19 @@ class Handle:
     lister: ClusterLister = field(default_factory=EmptyLister)
     client: ClusterClient | None = None
     framework: Any = None
-    rng: Any = None
-    clock: Any = None
+    rng: np.random.Generator | None = None
+    clock: Clock | None = None
     nominator: Any = None
     extenders: list[Any] = field(default_factory=list)
     """The scheduler's extenders (upstream ``Handle.Extenders()``:
     :class:`~kubesched.framework.extender.Extender` s, ignorable ones last)."""
-    pod_group_manager: Any = None
+    pod_group_manager: PodGroupManager | None = None
     """Upstream ``Handle.PodGroupManager()``: a :class:`~kubesched.framework.podgroup.PodGroupManager`
     when GenericWorkload is on (set by the scheduler), else None."""
+    shared_dra_manager: Any = None
+    """Upstream ``Handle.SharedDRAManager()``: the claims, in-flight allocations and allocated
+    devices every profile's DynamicResources shares (a ``plugins.dynamicresources.DRAManager``),
+    set by the scheduler when some profile runs that plugin; None otherwise."""
     activator: Callable[[dict[str, Pod]], Any] | None = None
     """Set by the scheduler: the queue's ``activate`` (what :meth:`activate` calls)."""
     features: FeatureGate = field(default_factory=default_feature_gate)
@@ -184,8 +192,10 @@ class Handle:
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
         """The waiting pod with this UID (``namespace/name`` for pods without one), or None."""
-        return self.framework.waiting_pods.get(uid)
+        wp: WaitingPod | None = self.framework.waiting_pods.get(uid)
+        return wp
 
     def reject_waiting_pod(self, uid: str) -> bool:
         """Reject a waiting pod (message ``removed``); False if it is not waiting."""
-        return self.framework.reject_waiting_pod(uid)
+        rejected: bool = self.framework.reject_waiting_pod(uid)
+        return rejected

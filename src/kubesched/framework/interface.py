@@ -31,8 +31,8 @@ import numpy as np
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
     from kubesched.framework.cycle_state import CycleState
-    from kubesched.framework.node_info import NodeInfo, PodInfo, QueuedPodInfo
-    from kubesched.framework.node_table import NodeTable
+    from kubesched.framework.node_info import PodInfo, QueuedPodInfo
+    from kubesched.framework.node_table import NodeInfo, NodeTable
 
 __all__ = [
     "MAX_NODE_SCORE",

@@ -1,7 +1,7 @@
-"""PodInfo, QueuedPodInfo, Resource and NodeInfo (upstream ``pkg/scheduler/framework/types.go``).
+"""PodInfo, QueuedPodInfo, Resource and host ports (upstream ``pkg/scheduler/framework/types.go``).
 
-``NodeInfo`` here is a *view* of one row of the columnar :class:`NodeTable`: the table is the
-single source of truth, so the per-node plugin shape and the batch shape always agree.
+``NodeInfo``, a *view* of one row of the columnar table, lives beside the table it reads:
+:class:`kubesched.framework.node_table.NodeInfo`.
 """
 
 from __future__ import annotations
@@ -13,10 +13,9 @@ from kubesched.api.objects import Pod, pod_key, pod_priority
 from kubesched.api.resources import pod_non_zero_requests, pod_requests
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kubesched.api.objects import Node
-    from kubesched.framework.node_table import NodeTable
+    pass
 
-__all__ = ["HostPort", "NodeInfo", "PodInfo", "QueuedPodInfo", "Resource", "host_ports"]
+__all__ = ["HostPort", "PodInfo", "QueuedPodInfo", "Resource", "host_ports"]
 
 # A host port in use: (hostIP, protocol, port); hostIP "" is normalised to "0.0.0.0".
 HostPort = tuple[str, str, int]
@@ -146,85 +145,3 @@ class Resource:
         if name == "pods":
             return self.allowed_pod_number
         return self.scalar_resources.get(name, 0)
-
-
-class NodeInfo:
-    """Node-level aggregated information: a view of row ``row`` of a :class:`NodeTable`.
-
-    Mirrors upstream ``framework.NodeInfo``: ``node``, ``pods`` (``list[PodInfo]``),
-    ``requested`` / ``non_zero_requested`` / ``allocatable`` (:class:`Resource`),
-    ``used_ports``, ``image_states``, ``generation``.
-    """
-
-    __slots__ = ("table", "row")
-
-    def __init__(self, table: NodeTable, row: int) -> None:
-        self.table = table
-        self.row = row
-
-    @property
-    def node(self) -> Node:
-        return self.table.nodes[self.row]  # type: ignore[return-value]
-
-    @property
-    def name(self) -> str:
-        return self.table.names[self.row]
-
-    @property
-    def pods(self) -> list[PodInfo]:
-        return self.table.pods[self.row]
-
-    @property
-    def pods_with_affinity(self) -> list[PodInfo]:
-        return [p for p in self.pods if p.pod.spec.affinity is not None and (
-            p.pod.spec.affinity.pod_affinity is not None or p.pod.spec.affinity.pod_anti_affinity is not None)]
-
-    @property
-    def pods_with_required_anti_affinity(self) -> list[PodInfo]:
-        out = []
-        for p in self.pods:
-            a = p.pod.spec.affinity
-            if a is not None and a.pod_anti_affinity is not None and \
-                    a.pod_anti_affinity.required_during_scheduling_ignored_during_execution:
-                out.append(p)
-        return out
-
-    def _resource(self, matrix) -> Resource:  # noqa: ANN001
-        t = self.table
-        vec = matrix[self.row]
-        scalars = {name: int(vec[col]) for name, col in t.resource_index.items()
-                   if col >= t.FIRST_SCALAR and vec[col]}
-        return Resource(int(vec[t.CPU]), int(vec[t.MEMORY]), int(vec[t.EPHEMERAL_STORAGE]),
-                        int(vec[t.PODS]), scalars)
-
-    @property
-    def allocatable(self) -> Resource:
-        return self._resource(self.table.allocatable)
-
-    @property
-    def requested(self) -> Resource:
-        """Sum of the pods' requests; ``allowed_pod_number`` holds the number of pods."""
-        return self._resource(self.table.requested)
-
-    @property
-    def non_zero_requested(self) -> Resource:
-        nz = self.table.non_zero_requested[self.row]
-        return Resource(int(nz[0]), int(nz[1]))
-
-    @property
-    def used_ports(self) -> dict[tuple[str, int], set[str]]:
-        """``(protocol, port) → {hostIP}`` of the ports in use on the node."""
-        return self.table.used_ports[self.row] or {}
-
-    @property
-    def image_states(self) -> dict[str, tuple[int, int]]:
-        """Normalised image name → ``(size in bytes, number of nodes that have it)``."""
-        t = self.table
-        return {name: (size, len(t.image_nodes.get(name, ()))) for name, size in t.images[self.row].items()}
-
-    @property
-    def generation(self) -> int:
-        return int(self.table.generation[self.row])
-
-    def __repr__(self) -> str:
-        return f"NodeInfo({self.name})"

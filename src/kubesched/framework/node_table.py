@@ -46,9 +46,9 @@ import numpy as np
 
 from kubesched.api.objects import Node, Taint, node_allocatable
 from kubesched.api.quantity import to_int
-from kubesched.framework.node_info import HostPort, NodeInfo, PodInfo
+from kubesched.framework.node_info import HostPort, PodInfo, Resource
 
-__all__ = ["NodeTable", "NodeTableListener", "RowEdit", "TableChangedError", "TableEdit", "debug_checks",
+__all__ = ["NodeInfo", "NodeTable", "NodeTableListener", "RowEdit", "TableChangedError", "TableEdit", "debug_checks",
            "normalized_image_name", "set_debug_checks", "zone_key"]
 
 _T = TypeVar("_T")
@@ -150,7 +150,7 @@ class NodeTable:
         """``int64[cap]``: lowest priority among the pods on the row (``NO_PODS_PRIORITY`` when
         empty), so preemption can tell at a glance which nodes have lower-priority pods."""
         self.taint_sets: list[tuple[Taint, ...]] = [()]
-        self._taint_set_ids: dict[tuple, int] = {(): 0}
+        self._taint_set_ids: dict[tuple[tuple[str, str, str], ...], int] = {(): 0}
         self.labels: dict[str, np.ndarray] = {}
         self.label_values: dict[str, list[str]] = {}
         self._label_ids: dict[str, dict[str, int]] = {}
@@ -618,3 +618,85 @@ class TableEdit:
 
     def __exit__(self, *exc: object) -> None:
         self.restore()
+
+
+class NodeInfo:
+    """Node-level aggregated information: a view of row ``row`` of a :class:`NodeTable`.
+
+    Mirrors upstream ``framework.NodeInfo``: ``node``, ``pods`` (``list[PodInfo]``),
+    ``requested`` / ``non_zero_requested`` / ``allocatable`` (:class:`Resource`),
+    ``used_ports``, ``image_states``, ``generation``.
+    """
+
+    __slots__ = ("table", "row")
+
+    def __init__(self, table: NodeTable, row: int) -> None:
+        self.table = table
+        self.row = row
+
+    @property
+    def node(self) -> Node:
+        return self.table.nodes[self.row]  # type: ignore[return-value]
+
+    @property
+    def name(self) -> str:
+        return self.table.names[self.row]
+
+    @property
+    def pods(self) -> list[PodInfo]:
+        return self.table.pods[self.row]
+
+    @property
+    def pods_with_affinity(self) -> list[PodInfo]:
+        return [p for p in self.pods if p.pod.spec.affinity is not None and (
+            p.pod.spec.affinity.pod_affinity is not None or p.pod.spec.affinity.pod_anti_affinity is not None)]
+
+    @property
+    def pods_with_required_anti_affinity(self) -> list[PodInfo]:
+        out = []
+        for p in self.pods:
+            a = p.pod.spec.affinity
+            if a is not None and a.pod_anti_affinity is not None and \
+                    a.pod_anti_affinity.required_during_scheduling_ignored_during_execution:
+                out.append(p)
+        return out
+
+    def _resource(self, matrix: np.ndarray) -> Resource:
+        t = self.table
+        vec = matrix[self.row]
+        scalars = {name: int(vec[col]) for name, col in t.resource_index.items()
+                   if col >= t.FIRST_SCALAR and vec[col]}
+        return Resource(int(vec[t.CPU]), int(vec[t.MEMORY]), int(vec[t.EPHEMERAL_STORAGE]),
+                        int(vec[t.PODS]), scalars)
+
+    @property
+    def allocatable(self) -> Resource:
+        return self._resource(self.table.allocatable)
+
+    @property
+    def requested(self) -> Resource:
+        """Sum of the pods' requests; ``allowed_pod_number`` holds the number of pods."""
+        return self._resource(self.table.requested)
+
+    @property
+    def non_zero_requested(self) -> Resource:
+        nz = self.table.non_zero_requested[self.row]
+        return Resource(int(nz[0]), int(nz[1]))
+
+    @property
+    def used_ports(self) -> dict[tuple[str, int], set[str]]:
+        """``(protocol, port) → {hostIP}`` of the ports in use on the node."""
+        return self.table.used_ports[self.row] or {}
+
+    @property
+    def image_states(self) -> dict[str, tuple[int, int]]:
+        """Normalised image name → ``(size in bytes, number of nodes that have it)``."""
+        t = self.table
+        return {name: (size, len(t.image_nodes.get(name, ()))) for name, size in t.images[self.row].items()}
+
+    @property
+    def generation(self) -> int:
+        return int(self.table.generation[self.row])
+
+    def __repr__(self) -> str:
+        return f"NodeInfo({self.name})"

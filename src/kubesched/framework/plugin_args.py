@@ -19,8 +19,9 @@ and reports any problem as one error with the field path::
 
 → ``profiles[1].pluginConfig[0].args.keepPercentage: must be in 0..100, got 120``.
 
-Any ``msgspec.Struct`` or dataclass works as an args type; :class:`PluginArgs` gives the
-upstream conventions (camelCase keys, unknown keys rejected, keyword-only fields).
+Any ``msgspec.Struct`` or dataclass works as an args type; :class:`PluginArgs` (defined in
+:mod:`kubesched.config.args`, the base of the in-tree args too) gives the upstream conventions
+(camelCase keys, unknown keys rejected, keyword-only fields).
 """
 
 from __future__ import annotations
@@ -28,9 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-import msgspec
-
-from kubesched.config.args import strict_convert
+from kubesched.config.args import PluginArgs, strict_convert
 from kubesched.errors import ConfigError, InputError
 
 __all__ = ["PluginArgs", "decode_plugin_args", "plugin_args"]
@@ -38,15 +37,6 @@ __all__ = ["PluginArgs", "decode_plugin_args", "plugin_args"]
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
-
-
-class PluginArgs(msgspec.Struct, rename="camel", forbid_unknown_fields=True, kw_only=True):
-    """Base class for plugin args: camelCase keys, unknown keys rejected. Override
-    :meth:`validate` to check values (raise ``InputError(message, "fieldName")``)."""
-
-    def validate(self) -> None:
-        """Check the decoded values; raise :class:`~kubesched.errors.InputError` whose ``path``
-        is the field (camelCase, e.g. ``"keepPercentage"``)."""
 
 
 def plugin_args(args_type: type) -> Callable[[_F], _F]:

@@ -61,7 +61,8 @@ def _load_file(name: str, target: str, path: str, attr: str) -> PluginFactory:
             del sys.modules[mod_name]
             raise PluginConfigError(f"cannot load plugin {name!r} from {target!r}: {type(e).__name__}: {e}") from None
     try:
-        return getattr(module, attr)
+        factory: Callable[[Any, Any], Any] = getattr(module, attr)
+        return factory
     except AttributeError as e:
         raise PluginConfigError(f"cannot load plugin {name!r} from {target!r}: {e}") from None
 

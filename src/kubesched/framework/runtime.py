@@ -29,7 +29,7 @@ import numpy as np
 from kubesched.errors import InputError, PluginConfigError
 from kubesched.framework.batch import OpportunisticBatch, normalize_entries
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.diagnosis import FilterChunk, PluginReasons
+from kubesched.framework.diagnosis import FilterChunk, FilterError, PluginReasons
 from kubesched.framework.equivalence import EquivalenceCache
 from kubesched.framework.interface import (
     CALLED_SIGNATURES,
@@ -341,7 +341,7 @@ class Framework:
         """First rejection wins (upstream ``RunPreEnqueuePlugins``); ``None`` = may enqueue."""
         for pl in self.pre_enqueue_plugins:
             try:
-                st = pl.pre_enqueue(pod)
+                st: Status | None = pl.pre_enqueue(pod)
             except Exception as e:  # noqa: BLE001 - a plugin error is a status, not a crash
                 return as_status(e).with_plugin(pl.name)
             if st is not None and not st.is_success():
@@ -400,7 +400,7 @@ class Framework:
     def normalize_scores(self, state: CycleState, pod: Pod, rows: np.ndarray, entries: list[Any]) -> bool:
         """Upstream ``NormalizeScores`` (framework.go L1497-1524) over batching entries
         (:func:`kubesched.framework.batch.normalize_entries`); False on a failure."""
-        return normalize_entries(self, state, pod, rows, entries)
+        return normalize_entries(self.score_plugins, self._weights, state, pod, rows, entries)
 
     # ───────────────────────────── scheduling cycle ─────────────────────────────
 
@@ -472,7 +472,7 @@ class Framework:
             if self._batch_filter[pi]:
                 try:
                     res = pl.filter_nodes(state, pod, table, cur)
-                except Exception as e:  # noqa: BLE001
+                except Exception as e:
                     raise _filter_error(pl.name, as_status(e)) from e
                 if res is None:
                     continue
@@ -550,7 +550,7 @@ class Framework:
         for i, row in enumerate(rows.tolist()):
             try:
                 st = pl.filter(state, pod, table.node_info(row))
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 raise _filter_error(pl.name, as_status(e)) from e
             if st is None or st.is_success():
                 continue
@@ -689,6 +689,7 @@ class Framework:
         wait_status: Status | None = None
         for pl in self.permit_plugins if plugins is None else plugins:
             try:
+                st: Status | None
                 st, timeout = pl.permit(state, pod, node_name)
             except Exception as e:  # noqa: BLE001 - a plugin error is an Error status
                 st, timeout = as_status(e), 0.0
@@ -705,7 +706,7 @@ class Framework:
             return Status(Code.ERROR, (f'running Permit plugin "{pl.name}": {st.message()}',), st.error,
                           pl.name)
         if wait is not None:
-            self.waiting_pods.add(WaitingPod(pod, wait, self._clock()))
+            self.waiting_pods.add(WaitingPod(pod, wait, self.clock()))
             if wait_status is not None and self.handle.features.at_least(1, 36):
                 # v1.36+ (framework.go L2136-2139): the last waiting plugin's status, with
                 # AppendReason — its own reasons, then the fixed text without the pod's name
@@ -716,7 +717,9 @@ class Framework:
                 f'one or more plugins asked to wait and no plugin rejected pod "{pod.metadata.name}"',))
         return None
 
-    def _clock(self) -> Any:
+    def clock(self) -> Any:
+        """The Handle's clock (a :class:`~kubesched.framework.clock.ManualClock` at 0 when the
+        Handle was built without one: unit tests)."""
         clock = self.handle.clock
         if clock is None:  # a Handle built without a clock (unit tests): time stands still
             from kubesched.framework.clock import ManualClock
@@ -739,7 +742,7 @@ class Framework:
         recorder = self._metrics
         t0 = time.perf_counter()
         try:
-            st = await wp.future
+            st: Status | None = await wp.future
         finally:
             self.waiting_pods.remove(uid)
         if recorder is not None:  # upstream PermitWaitDuration{result = the signal's code}
@@ -850,7 +853,7 @@ class Framework:
                 res: Any = pl.pre_bind(state, pod, node_name)
                 if res is not None and res.__class__ is not Status:  # a coroutine (async plugin)
                     res = await res
-                st = res
+                st: Status | None = res
             except Exception as e:  # noqa: BLE001
                 st = as_status(e)
             if st is not None and not st.is_success():
@@ -912,7 +915,7 @@ class Framework:
         status: Status | None = None
         for pl in self.placement_feasible_plugins:
             try:
-                st = pl.placement_feasible(state, pg_info, progress)
+                st: Status | None = pl.placement_feasible(state, pg_info, progress)
             except Exception as e:  # noqa: BLE001 - a plugin error is an Error status
                 st = as_status(e)
             if st is None or st.is_success():
@@ -1077,11 +1080,13 @@ def _status_code_name(st: Status | None) -> str:
 
 
 def _second(r: Any) -> Status | None:
-    return r[1]
+    st: Status | None = r[1]
+    return st
 
 
 def _itself(r: Any) -> Status | None:
-    return r
+    st: Status | None = r
+    return st
 
 
 def _none(r: Any) -> Status | None:
@@ -1159,12 +1164,14 @@ def _timed(run: Callable[..., Any], point: str | None, status_of: Callable[[Any]
 
 
 def _first(r: Any) -> Status | None:
-    return r[0]
+    st: Status | None = r[0]
+    return st
 
 
 def _pre_flight_status(r: Any) -> Status | None:
     """A PreBindPreFlight's status: the second item of ``(result, status)``, or the status."""
-    return r[1] if isinstance(r, tuple) else r
+    st: Status | None = r[1] if isinstance(r, tuple) else r
+    return st
 
 
 def _filter_nodes_status(r: Any) -> Status | None:
@@ -1229,13 +1236,6 @@ async def _await_timed(coro: Any, t0: float, observe: Callable[..., None], name:
     observe(name, point, _status_code_name(r), time.perf_counter() - t0)
     return r
 
-
-class FilterError(Exception):
-    """A Filter plugin returned Error: the cycle aborts (upstream: the error aborts the search)."""
-
-    def __init__(self, status: Status) -> None:
-        super().__init__(status.message())
-        self.status = status
 
 
 def _filter_error(plugin: str, st: Status) -> FilterError:

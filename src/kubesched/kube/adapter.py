@@ -49,7 +49,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubesched.api import podgroups
 from kubesched.api.objects import Node, Pod, pod_key
@@ -59,6 +59,9 @@ from kubesched.framework.events import ActionType, ClusterEvent, EventResource
 from kubesched.kube.client import APIClient, APIConnectionError, APIError
 from kubesched.kube.klog import kv_log
 from kubesched.kube.reflector import DeletedFinalStateUnknown
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kubesched.scheduler import Scheduler
 
 __all__ = [
     "EngineGate",
@@ -292,6 +295,10 @@ class LiveClusterClient:
         self.loop: asyncio.AbstractEventLoop | None = None
         """Set by a :class:`SchedulingLoop` that runs cycles on a worker thread: the sync writes
         made there (status patches, deletes, events) are handed to this loop thread-safely."""
+        self.pod_group_writes: dict[str, int | None] = {}
+        """``namespace/name`` → the resourceVersion the API server answered a PodGroup status
+        patch with (None while the patch is in flight), until the informer delivers it
+        (:meth:`pod_group_write_observed`); :meth:`settle_pod_group_writes` waits for that."""
 
     def _off_loop(self) -> bool:
         if self.loop is None:
@@ -468,10 +475,48 @@ class LiveClusterClient:
         ns, name = meta.get("namespace") or "", meta.get("name") or ""
         path = f"/apis/{podgroups.V1BETA1}/namespaces/{ns}/podgroups/{name}/status"
 
-        async def send() -> None:
-            await retry_on_error(lambda: self.client.patch(path, patch), _retriable)
+        key, base = f"{ns}/{name}", _resource_version(pod_group)
 
-        self.writer.submit(f"podgroup/{ns}/{name}", f"PodGroup {condition.get('type')} condition patch", send)
+        async def send() -> None:
+            try:
+                got = await retry_on_error(lambda: self.client.patch(path, patch), _retriable)
+            except BaseException:
+                self.pod_group_writes.pop(key, None)
+                raise
+            rv = _resource_version(got)
+            if rv is None or (base is not None and rv <= base):  # nothing new for the informer to deliver
+                self.pod_group_writes.pop(key, None)
+            elif key in self.pod_group_writes:
+                self.pod_group_writes[key] = rv
+
+        self.pod_group_writes[key] = None
+        if not self.writer.submit(f"podgroup/{key}", f"PodGroup {condition.get('type')} condition patch", send):
+            self.pod_group_writes.pop(key, None)
+
+    def pod_group_write_observed(self, obj: Any) -> None:
+        """The PodGroup informer delivered ``obj``: a status patch it already holds is seen."""
+        meta = obj.get("metadata") if isinstance(obj, dict) else None
+        if not isinstance(meta, dict):
+            return
+        key = f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
+        want = self.pod_group_writes.get(key)
+        rv = _resource_version(obj)
+        if want is not None and rv is not None and rv >= want:
+            del self.pod_group_writes[key]
+
+    async def settle_pod_group_writes(self, timeout_s: float = 1.0) -> None:
+        """Wait (at most ``timeout_s``) until every PodGroup status patch made so far has been
+        answered and delivered back by the informer. Upstream's ``updatePodGroupCondition``
+        patches synchronously in the scheduling loop and its informer, running concurrently,
+        holds the new status within milliseconds — before the cycle that retries a partly placed
+        group's leftover members reads it for the no-regress check (schedule_one_podgroup.go
+        L943-968). kubesched applies informer events between cycles only, so without this wait
+        that retry read the status from before the True it had just written, and its False
+        overwrote it (seen live in 7 of 76 steps, upstream in 11 of 827)."""
+        deadline = time.monotonic() + timeout_s
+        while self.pod_group_writes and time.monotonic() < deadline:
+            await asyncio.sleep(0.002)
+        self.pod_group_writes.clear()
 
     def delete_pod(self, pod: Pod) -> None:
         if self._off_loop():
@@ -502,6 +547,16 @@ class LiveClusterClient:
                 log.exception("event recorder failed")
         else:
             log.debug("event %s %s %s: %s", event_type, reason, _obj_key(regarding), note)
+
+
+def _resource_version(obj: Any) -> int | None:
+    """``metadata.resourceVersion`` of a raw object as an int (etcd's revision), or None."""
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    rv = meta.get("resourceVersion") if isinstance(meta, dict) else None
+    try:
+        return int(rv) if rv is not None else None
+    except (TypeError, ValueError):
+        return None
 
 
 def _field_name(obj: Any) -> str:
@@ -553,7 +608,7 @@ PLUGIN_KINDS: dict[str, tuple[str, ...]] = {
 WORKLOAD_KINDS = ("PodGroup", "CompositePodGroup")
 
 
-def plugin_kinds(sched: Any) -> list[str]:
+def plugin_kinds(sched: Scheduler) -> list[str]:
     """Kinds to watch besides Pods and Nodes: those the enabled plugins of every profile read
     or register cluster events for, in a stable order; then PodGroups (and CompositePodGroups)
     when the scheduler's gates serve them (:func:`kubesched.api.podgroups.served_api`)."""
@@ -582,7 +637,7 @@ class EventHandlers:
     """Informer handlers → the engine (see the module docstring). ``on_change`` is called after
     every delivered event (the scheduling loop's wake-up)."""
 
-    def __init__(self, sched: Any, on_change: Callable[[], None] | None = None,
+    def __init__(self, sched: Scheduler, on_change: Callable[[], None] | None = None,
                  gate: EngineGate | None = None) -> None:
         self.sched = sched
         self.on_change = on_change or (lambda: None)
@@ -628,6 +683,10 @@ class EventHandlers:
         """The engine's own handler for the kind (``Scheduler.on_object_event``: the PodGroup
         cache, queue and the ``scheduling.k8s.io/PodGroup{Add,Update,Delete}`` move)."""
         self.sched.on_object_event(kind, old, new)
+        if kind == "PodGroup" and new is not None:
+            observed = getattr(self.sched.client, "pod_group_write_observed", None)
+            if observed is not None:
+                observed(new)
         self.on_change()
 
     def _workload_update(self, kind: str) -> Callable[[Any, Any], None]:
@@ -800,7 +859,7 @@ class SchedulingLoop:
     schedule pod; no fit; waiting"``, ``"Error scheduling pod; retrying"``).
     """
 
-    def __init__(self, sched: Any, *, idle_max_wait_s: float = 1.0,
+    def __init__(self, sched: Scheduler, *, idle_max_wait_s: float = 1.0,
                  observe: Callable[..., None] | None = None, threaded: bool | None = None) -> None:
         self.sched = sched
         self.threaded = bool(getattr(sched, "extenders", None)) if threaded is None else threaded
@@ -846,11 +905,11 @@ class SchedulingLoop:
         """Make the clock and the client usable from the cycle's worker thread, and route timer
         callbacks through the gate."""
         sched = self.sched
-        clock = sched.clock
+        clock: Any = sched.clock  # the live AsyncioClock / LiveClusterClient hooks, duck-typed
         if hasattr(clock, "defer"):
             clock.loop = loop
             clock.defer = lambda cb: self.gate.run_or_defer(cb)
-        client = sched.client
+        client: Any = sched.client
         if client is not None and hasattr(client, "_off_loop"):
             client.loop = loop
 
@@ -865,7 +924,7 @@ class SchedulingLoop:
         return await asyncio.shield(fut)
 
     async def _run(self, loop: asyncio.AbstractEventLoop, executor: ThreadPoolExecutor | None) -> None:
-        from kubesched.scheduler.schedule_one import PodGroupCycleResult, ScheduledPod
+        from kubesched.scheduler import PodGroupCycleResult, ScheduledPod
 
         sched = self.sched
         last_flush = time.monotonic()
@@ -897,6 +956,10 @@ class SchedulingLoop:
                         self._observe(a, sched.clock.now() - t0, None)
             elif self.observe is not None:
                 self._observe(res, sched.clock.now() - t0, None)
+            live_client: Any = sched.client  # a LiveClusterClient
+            if getattr(live_client, "pod_group_writes", None):
+                # a PodGroup condition was written: the next cycle reads it as upstream's would
+                await live_client.settle_pod_group_writes()
             await asyncio.sleep(0)  # let informer events and bindings progress between cycles
 
     async def _bind(self, sp: Any) -> Any:

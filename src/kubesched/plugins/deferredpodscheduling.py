@@ -35,8 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Node, Pod
     from kubesched.features import FeatureGate
     from kubesched.framework.cycle_state import CycleState
-    from kubesched.framework.node_info import NodeInfo
-    from kubesched.framework.node_table import NodeTable
+    from kubesched.framework.node_table import NodeInfo, NodeTable
 
 __all__ = [
     "ERR_REASON_DIFFERENT_NODE",

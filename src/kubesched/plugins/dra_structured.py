@@ -64,7 +64,8 @@ from kubesched.api.quantity import nano_value
 from kubesched.plugins.dra_cel import CELError, compile_selector, device_context, evaluate_derived_attribute
 
 __all__ = ["ALLOCATION_RESULTS_MAX_SIZE", "AllocatorError", "AllocatorTimeout", "Allocator", "DeviceID", "Features",
-           "allocated_devices", "apply_device_taint_rules", "consumed_capacity", "dict_path", "format_int_quantity",
+           "allocated_devices", "apply_device_taint_rules", "consumed_capacity", "device_matches", "dict_path",
+           "format_int_quantity",
            "node_matches", "request_fits_capacity", "shared_allocations", "taint_prevents_allocation",
            "tolerates_taint"]
 
@@ -463,7 +464,7 @@ class _DeviceCache:
 _DEVICES: dict[int, _DeviceCache] = {}
 
 
-def _device_matches(driver: str, device: dict[str, Any], expression: str) -> bool:
+def device_matches(driver: str, device: dict[str, Any], expression: str) -> bool:
     """One CEL selector against one device (cached). Raises :class:`CELError`."""
     entry = _DEVICES.get(id(device))
     if entry is None or entry.device is not device or entry.driver != driver:
@@ -1263,7 +1264,7 @@ class _Run:
             return False
         for expr, i, from_class in rd.selectors:
             try:
-                if not _device_matches(did[0], d, expr):
+                if not device_matches(did[0], d, expr):
                     return False
             except CELError as e:
                 where = (f"class {dict_path(rd.class_, 'metadata', 'name')}" if from_class

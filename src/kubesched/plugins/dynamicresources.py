@@ -187,8 +187,7 @@ from kubesched.plugins.volumebinding import field
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
     from kubesched.framework.cycle_state import CycleState
-    from kubesched.framework.node_info import NodeInfo
-    from kubesched.framework.node_table import NodeTable
+    from kubesched.framework.node_table import NodeInfo, NodeTable
     from kubesched.framework.podgroup import (
         PodGroupCycleState,
         PodGroupInfo,
@@ -661,22 +660,17 @@ class DynamicResources:
         """The kube-scheduler release whose decisions are reproduced (``FeatureGate.emulated_version``):
         ungated changes are dated by it (the filter-timeout Error since 1.36, PostFilter texts 1.37)."""
 
-    def set_scheduler(self, sched: Any) -> None:
-        """Share one :class:`DRAManager` per scheduler, fed by its informer events."""
-        mgr = getattr(sched, "dra_manager", None)
-        if mgr is None:
-            mgr = DRAManager(sched.lister, self.features.consumable_capacity)
-            listeners = getattr(sched, "object_listeners", None)
-            if listeners is not None:
-                listeners.append(mgr.on_event)
-                mgr.live_events = True
-            sched.dra_manager = mgr
-        self.manager = mgr
-
     def _manager(self) -> DRAManager:
+        """The Handle's ``shared_dra_manager`` (upstream ``Handle.SharedDRAManager()``: one per
+        scheduler, fed by its informer events), or a manager of this plugin's own without one
+        (a Handle built outside a Scheduler: unit tests)."""
         if self.manager is None:
-            lister = self.handle.lister if self.handle is not None else None
-            self.manager = DRAManager(lister, self.features.consumable_capacity)
+            shared = self.handle.shared_dra_manager if self.handle is not None else None
+            if isinstance(shared, DRAManager):
+                self.manager = shared
+            else:
+                lister = self.handle.lister if self.handle is not None else None
+                self.manager = DRAManager(lister, self.features.consumable_capacity)
         return self.manager
 
     def _claims(self, pod: Pod) -> list[dict[str, Any]]:

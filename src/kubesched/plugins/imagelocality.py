@@ -40,8 +40,8 @@ from kubesched.framework.signers import IMAGE_NAMES_SIGNER_NAME
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
     from kubesched.framework.cycle_state import CycleState
-    from kubesched.framework.node_info import NodeInfo, PodInfo
-    from kubesched.framework.node_table import NodeTable
+    from kubesched.framework.node_info import PodInfo
+    from kubesched.framework.node_table import NodeInfo, NodeTable
 
 __all__ = ["MAX_CONTAINER_THRESHOLD", "MB", "MIN_THRESHOLD", "NAME", "ImageLocality", "calculate_priority",
            "new", "normalized_image_name", "pod_images", "scaled_image_score"]

@@ -42,8 +42,7 @@ from kubesched.plugins.helper.resize import is_pod_resize_deferred, with_deferre
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
     from kubesched.framework.cycle_state import CycleState
-    from kubesched.framework.node_info import NodeInfo
-    from kubesched.framework.node_table import NodeTable
+    from kubesched.framework.node_table import NodeInfo, NodeTable
 
 __all__ = [
     "ERR_REASON_CONFLICT",

@@ -46,8 +46,7 @@ from kubesched.plugins.helper.resize import deferred_resize_enabled, is_pod_resi
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Node, Pod, PodSpec
     from kubesched.framework.cycle_state import CycleState
-    from kubesched.framework.node_info import NodeInfo
-    from kubesched.framework.node_table import NodeTable
+    from kubesched.framework.node_table import NodeInfo, NodeTable
 
 __all__ = [
     "ERR_REASON_UNSATISFIED_REQUIREMENTS",

@@ -25,8 +25,7 @@ from kubesched.plugins.helper.gates import features_of
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
     from kubesched.framework.cycle_state import CycleState
-    from kubesched.framework.node_info import NodeInfo
-    from kubesched.framework.node_table import NodeTable
+    from kubesched.framework.node_table import NodeInfo, NodeTable
 
 __all__ = ["ERR_REASON", "NAME", "NodeName", "NodeName137", "fits", "new"]
 

@@ -33,8 +33,7 @@ from kubesched.plugins.helper.resize import SkipDeferredResizePreFilter, deferre
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod, Toleration
     from kubesched.framework.cycle_state import CycleState
-    from kubesched.framework.node_info import NodeInfo
-    from kubesched.framework.node_table import NodeTable
+    from kubesched.framework.node_table import NodeInfo, NodeTable
 
 __all__ = [
     "ERR_REASON_UNKNOWN_CONDITION",

@@ -72,8 +72,7 @@ from kubesched.plugins.volumebinding import (
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
     from kubesched.framework.cycle_state import CycleState
-    from kubesched.framework.node_info import NodeInfo
-    from kubesched.framework.node_table import NodeTable
+    from kubesched.framework.node_table import NodeInfo, NodeTable
 
 __all__ = ["ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED", "NAME", "NodeVolumeLimits", "csi_attach_limit_key", "new"]
 
@@ -88,7 +87,7 @@ def csi_attach_limit_key(driver: str) -> str:
     """Upstream ``GetCSIAttachLimitKey``: ``attachable-volumes-csi-<driver>``; a name that would
     reach 63 characters keeps the driver's first 23 characters and 16 hex digits of its SHA-1."""
     if len(CSI_ATTACH_LIMIT_PREFIX) + len(driver) >= RESOURCE_NAME_LENGTH_LIMIT:
-        return CSI_ATTACH_LIMIT_PREFIX + driver[:23] + hashlib.sha1(driver.encode()).hexdigest()[:16]  # noqa: S324
+        return CSI_ATTACH_LIMIT_PREFIX + driver[:23] + hashlib.sha1(driver.encode()).hexdigest()[:16]
     return CSI_ATTACH_LIMIT_PREFIX + driver
 
 
@@ -255,7 +254,7 @@ class NodeVolumeLimits:
             return None
         if not pod.spec.volumes:
             return None
-        from kubesched.framework.node_info import NodeInfo
+        from kubesched.framework.node_table import NodeInfo
 
         get = self.handle.lister.get
         names, table_nodes, table_pods = nodes.names, nodes.nodes, nodes.pods

@@ -42,7 +42,7 @@ IN_TREE: dict[str, str] = {
 """Upstream plugin name → ``module:factory``."""
 
 
-def _resolve(ref: str):  # noqa: ANN202
+def _resolve(ref: str):
     mod, _, attr = ref.partition(":")
     return getattr(importlib.import_module(mod), attr)
 

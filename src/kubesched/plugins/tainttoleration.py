@@ -51,8 +51,7 @@ from kubesched.plugins.helper.resize import SkipDeferredResizePreFilter, deferre
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod, Taint, Toleration
-    from kubesched.framework.node_info import NodeInfo
-    from kubesched.framework.node_table import NodeTable
+    from kubesched.framework.node_table import NodeInfo, NodeTable
 
 __all__ = [
     "DO_NOT_SCHEDULE_EFFECTS",

@@ -85,8 +85,7 @@ from kubesched.plugins.helper.resize import is_pod_resize_deferred, with_deferre
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
     from kubesched.framework.cycle_state import CycleState
-    from kubesched.framework.node_info import NodeInfo
-    from kubesched.framework.node_table import NodeTable
+    from kubesched.framework.node_table import NodeInfo, NodeTable
 
 __all__ = [
     "ANN_BIND_COMPLETED", "ANN_SELECTED_NODE", "BETA_STORAGE_CLASS_ANNOTATION", "ERR_REASON_BIND_CONFLICT",
@@ -593,7 +592,7 @@ class VolumeBinding:
         s = read_state(state, STATE_KEY, StateData)
         if not s.has_pvcs or s.node_independent:
             return None
-        from kubesched.framework.node_info import NodeInfo
+        from kubesched.framework.node_table import NodeInfo
 
         statuses: list[Status | None] = []
         for r in rows:

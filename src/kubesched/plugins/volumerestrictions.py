@@ -46,8 +46,8 @@ from kubesched.plugins.volumebinding import field, not_found
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
     from kubesched.framework.cycle_state import CycleState
-    from kubesched.framework.node_info import NodeInfo, PodInfo
-    from kubesched.framework.node_table import NodeTable
+    from kubesched.framework.node_info import PodInfo
+    from kubesched.framework.node_table import NodeInfo, NodeTable
 
 __all__ = ["ERR_REASON_DISK_CONFLICT", "ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT", "NAME", "VolumeRestrictions",
            "is_volume_conflict", "new", "satisfy_volume_conflicts"]

@@ -56,6 +56,7 @@ from kubesched.framework.events import (
     event_label,
     pod_update_events,
 )
+from kubesched.framework.interface import as_status
 from kubesched.framework.node_info import PodInfo, QueuedPodInfo
 from kubesched.framework.podgroup import POD_GROUP_KEY_TYPE, entity_key
 from kubesched.queue.podgroups import QueuedPodGroupInfo
@@ -277,7 +278,8 @@ class SchedulingQueue:
         max_backoff = self.max_backoff
         if isinstance(qpi, QueuedPodGroupInfo) and qpi.size() > 1:
             max_backoff *= math.sqrt(qpi.size())
-        return min(d, max_backoff)
+        backoff: float = min(d, max_backoff)
+        return backoff
 
     def backoff_time(self, qpi: Entity) -> float:
         """Upstream ``getBackoffTime``: ``timestamp + backoff_duration`` truncated to its 1 s
@@ -337,16 +339,32 @@ class SchedulingQueue:
             qpi.gated = gated_member is not None
             qpi.gating_plugin = gated_member.gating_plugin if gated_member is not None else ""
             return
+        self._run_pre_enqueue_for_pod(qpi)
+
+    def _run_pre_enqueue_for_pod(self, qpi: QueuedPodInfo) -> None:
+        """Upstream ``runPreEnqueuePluginsForPod`` (scheduling_queue.go L731-763): the plugin that
+        gated the pod last time runs first and, still gating, ends the run; then the profile's
+        PreEnqueue plugins in order (that one skipped), the first that does not pass ends it — so
+        the reported gating plugin (and the events that can ungate the pod) stays the one already
+        gating while it still does. A gating plugin (an exception reads as an Error status, which
+        gates too) is recorded as ``gating_plugin`` and added to ``unschedulable_plugins``; all
+        passing ungate the pod."""
         fw = self._framework(qpi.pod)
-        st = fw.run_pre_enqueue_plugins(qpi.pod) if fw is not None else None
-        if st is not None:
-            qpi.gated = True
-            qpi.gating_plugin = st.plugin
-            if st.plugin:
-                qpi.unschedulable_plugins = qpi.unschedulable_plugins | {st.plugin}
-        else:
-            qpi.gated = False
-            qpi.gating_plugin = ""
+        plugins = list(getattr(fw, "pre_enqueue_plugins", None) or ()) if fw is not None else []
+        gating = qpi.gating_plugin
+        first = next((pl for pl in plugins if pl.name == gating), None) if gating else None
+        for pl in ([first] if first is not None else []) + [pl for pl in plugins if pl is not first]:
+            try:
+                st = pl.pre_enqueue(qpi.pod)
+            except Exception as e:  # noqa: BLE001 - a plugin error is a status, not a crash
+                st = as_status(e)
+            if st is not None and not st.is_success():
+                qpi.gated = True
+                qpi.gating_plugin = pl.name
+                qpi.unschedulable_plugins = qpi.unschedulable_plugins | {pl.name}
+                return
+        qpi.gated = False
+        qpi.gating_plugin = ""
 
     def _move_to_active(self, qpi: Entity, event: str, *, from_backoff: bool = False,
                         strategy: int | None = None) -> bool:

@@ -61,15 +61,12 @@ Points of the seam contract beyond the protocols' own docstrings:
   it raises.
 """
 
-from kubesched.scheduler.schedule_one import (
-           DrivenTask,
-           PodGroupCycleResult,
-           ScheduledPod,
-           drive,
-           truncate_message,
-)
-from kubesched.scheduler.scheduler import Attempt, Scheduler, SchedulerStats
-from kubesched.scheduler.scheduling_cycle import num_feasible_nodes_to_find
+from kubesched.scheduler.attempt import ScheduledPod, truncate_message
+from kubesched.scheduler.core import Attempt, SchedulerStats
+from kubesched.scheduler.schedule_one import DrivenTask, drive
+from kubesched.scheduler.schedule_one_podgroup import PodGroupCycleResult
+from kubesched.scheduler.schedule_pod import num_feasible_nodes_to_find
+from kubesched.scheduler.scheduler import Scheduler
 
 __all__ = ["Attempt", "DrivenTask", "PodGroupCycleResult", "ScheduledPod", "Scheduler", "SchedulerStats", "drive",
            "num_feasible_nodes_to_find", "truncate_message"]

@@ -10,8 +10,10 @@ informer's pod since v1.36.
 
 * :func:`scheduling_cycle` — synchronous: pop, ``schedulePod`` (PreFilter … Score), assume,
   Reserve, Permit (a ``Wait`` parks the pod in the waiting-pods map). Returns a
-  :class:`ScheduledPod` (the pod is assumed) or, after :func:`handle_scheduling_failure`, the
-  failed :class:`~kubesched.scheduler.scheduler.Attempt`.
+  :class:`~kubesched.scheduler.attempt.ScheduledPod` (the pod is assumed) or, after
+  :func:`~kubesched.scheduler.attempt.handle_scheduling_failure`, the failed
+  :class:`~kubesched.scheduler.core.Attempt`. A popped pod group goes to
+  :func:`~kubesched.scheduler.schedule_one_podgroup.schedule_one_pod_group`.
 * :func:`binding_cycle` — a coroutine: WaitOnPermit, PreBind, Bind, PostBind; a failure runs
   :func:`handle_binding_cycle_error` (Unreserve, forget, move, requeue).
 * :func:`drive` — runs a binding-cycle coroutine without asyncio: it awaits only
@@ -29,11 +31,9 @@ from __future__ import annotations
 
 import inspect
 import logging
-import random
 import time
 from collections import deque
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -41,89 +41,36 @@ import msgspec
 from kubesched.api.objects import pod_key
 from kubesched.framework.clock import SimFuture
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.diagnosis import Diagnosis, FitError, NodeToStatus
+from kubesched.framework.diagnosis import FitError, NodeToStatus
 from kubesched.framework.events import EVENT_ASSIGNED_POD_DELETE
 from kubesched.framework.interface import Code, NominatingMode, Status, as_status
 from kubesched.framework.metrics import PLUGIN_METRICS_SAMPLE_PERCENT
-from kubesched.framework.record import DecisionRecord, build_record
+from kubesched.framework.record import build_record
 from kubesched.framework.waiting_pods import waiting_pod_key
-from kubesched.plugins.helper.resize import deferred_resize_enabled, is_pod_resize_deferred
 from kubesched.queue.podgroups import QueuedPodGroupInfo
-from kubesched.scheduler.scheduling_cycle import NoNodesAvailable, schedule_pod
+from kubesched.scheduler.attempt import (
+    CLEAR_NOMINATED_NODE,
+    ScheduledPod,
+    failure_nominating_info,
+    handle_scheduling_failure,
+    node_fit_error,
+    report,
+    should_record,
+    skip_pod_schedule,
+)
+from kubesched.scheduler.core import Attempt
+from kubesched.scheduler.schedule_one_podgroup import PodGroupCycleResult, schedule_one_pod_group
+from kubesched.scheduler.schedule_pod import NoNodesAvailable, schedule_pod
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
     from kubesched.framework.node_info import QueuedPodInfo
     from kubesched.framework.runtime import Framework
-    from kubesched.scheduler.scheduler import Attempt, Scheduler
+    from kubesched.scheduler.core import SchedulerCore
 
-__all__ = ["NOTE_LENGTH_LIMIT", "DrivenTask", "PodGroupCycleResult", "ScheduledPod", "binding_cycle", "drive",
-           "handle_binding_cycle_error", "handle_scheduling_failure", "schedule_one", "scheduling_cycle",
-           "truncate_message"]
+__all__ = ["DrivenTask", "binding_cycle", "drive", "handle_binding_cycle_error", "schedule_one", "scheduling_cycle"]
 
 _log = logging.getLogger("kubesched.scheduler")
-
-NOTE_LENGTH_LIMIT = 1024
-"""Upstream ``validation.NoteLengthLimit``: events carry at most this many characters."""
-
-CLEAR_NOMINATED_NODE = ""
-"""Upstream ``clearNominatedNode`` (ModeOverride, ""); None stands for no nominating info."""
-
-
-def failure_nominating_info(sched: Scheduler) -> str | None:
-    """The nominating info of a failed cycle: upstream v1.35+ ``clearNominatedNode`` on every
-    failure path (``schedule_one.go`` L166); v1.34 ``newFailureNominatingInfo`` — None (keep
-    the nomination) when NominatedNodeNameForExpectation (alpha in v1.34) is enabled, else clear."""
-    features = sched.features
-    if not features.at_least(1, 35) and features.enabled("NominatedNodeNameForExpectation"):
-        return None
-    return CLEAR_NOMINATED_NODE
-
-
-def truncate_message(message: str) -> str:
-    """Upstream ``truncateMessage``: cut to 1024 characters ending in ``" ..."``."""
-    if len(message) <= NOTE_LENGTH_LIMIT:
-        return message
-    return message[:NOTE_LENGTH_LIMIT - 4] + " ..."
-
-
-@dataclass(slots=True)
-class ScheduledPod:
-    """A pod whose scheduling cycle succeeded: assumed on ``node`` (upstream ``ScheduleResult``
-    + ``assumedPodInfo`` + the cycle's state), ready for :func:`binding_cycle`.
-
-    ``start``: clock time the attempt began (seconds); ``evaluated_nodes`` / ``feasible_nodes``
-    as upstream's ScheduleResult.
-    """
-
-    qpi: QueuedPodInfo
-    framework: Framework
-    state: CycleState
-    assumed_pod: Pod
-    node: str
-    record: DecisionRecord | None = None
-    start: float = 0.0
-    evaluated_nodes: int = 0
-    feasible_nodes: int = 0
-    key: str = ""
-    """The pod's ``namespace/name`` (``qpi.key``)."""
-
-    def __post_init__(self) -> None:
-        if not self.key:
-            self.key = self.qpi.key
-
-
-@dataclass
-class PodGroupCycleResult:
-    """What one pod-group cycle produced (GenericWorkload;
-    :mod:`kubesched.scheduler.schedule_one_podgroup`): the members assumed for binding
-    (``scheduled`` — one binding cycle each, run as a :class:`ScheduledPod`'s), the members'
-    failed attempts (already handled and reported) and the root status (None = Success)."""
-
-    entity: QueuedPodGroupInfo
-    scheduled: list[ScheduledPod] = field(default_factory=list)
-    attempts: list[Attempt] = field(default_factory=list)
-    status: Status | None = None
 
 
 # ───────────────────────────── the trampoline ─────────────────────────────
@@ -210,14 +157,12 @@ def drive(coro: Coroutine[Any, Any, Any]) -> DrivenTask:
 # ───────────────────────────── ScheduleOne ─────────────────────────────
 
 
-def schedule_one(sched: Scheduler) -> Attempt | None:
+def schedule_one(sched: SchedulerCore) -> Attempt | None:
     """Upstream ``ScheduleOne``: the scheduling cycle, then the binding cycle driven by
     :func:`drive`. Returns the attempt once it is decided (the scheduling failure, or the
     binding's result if it finished synchronously); a binding still waiting on Permit returns
     a ``waiting`` attempt (its result comes later through ``sched.on_attempt``). None when no
     pod is ready."""
-    from kubesched.scheduler.scheduler import Attempt
-
     out = scheduling_cycle(sched)
     if isinstance(out, PodGroupCycleResult):
         # one binding cycle per member, started once the pod-group cycle is over
@@ -231,21 +176,12 @@ def schedule_one(sched: Scheduler) -> Attempt | None:
         return out
     task = drive(binding_cycle(sched, out))
     if task.done():
-        return task.result()
+        done: Attempt = task.result()
+        return done
     return Attempt(out.key, "waiting", out.node, "", out.record)
 
 
-def _skip_pod_schedule(sched: Scheduler, pod: Pod, key: str) -> bool:
-    """Upstream ``skipPodSchedule``: a deleting pod (with an event) or an assumed one."""
-    if pod.metadata.deletion_timestamp is not None:
-        if sched.client is not None:
-            sched.client.record_event(pod, "Warning", "FailedScheduling", "Scheduling",
-                                      f"skip schedule deleting pod: {pod.metadata.namespace}/{pod.metadata.name}")
-        return True
-    return sched.cache.is_assumed(key)
-
-
-def scheduling_cycle(sched: Scheduler) -> ScheduledPod | Attempt | PodGroupCycleResult | None:
+def scheduling_cycle(sched: SchedulerCore) -> ScheduledPod | Attempt | PodGroupCycleResult | None:
     """Upstream ``ScheduleOne`` up to the binding goroutine plus ``schedulingCycle``. See the
     module docstring. Binding cycles driven by :func:`drive` that a plugin of this cycle
     unblocks resume when it ends."""
@@ -259,15 +195,11 @@ def scheduling_cycle(sched: Scheduler) -> ScheduledPod | Attempt | PodGroupCycle
             _release()
 
 
-def _scheduling_cycle(sched: Scheduler) -> ScheduledPod | Attempt | PodGroupCycleResult | None:
-    from kubesched.scheduler.scheduler import Attempt
-
+def _scheduling_cycle(sched: SchedulerCore) -> ScheduledPod | Attempt | PodGroupCycleResult | None:
     qpi = sched.queue.pop()
     if qpi is None:
         return None
     if isinstance(qpi, QueuedPodGroupInfo):  # GenericWorkload: upstream ScheduleOne → scheduleOnePodGroup
-        from kubesched.scheduler.schedule_one_podgroup import schedule_one_pod_group
-
         return schedule_one_pod_group(sched, qpi)
     pod = qpi.pod
     key = qpi.key
@@ -275,7 +207,7 @@ def _scheduling_cycle(sched: Scheduler) -> ScheduledPod | Attempt | PodGroupCycl
     if fw is None:  # the profile vanished: drop, as upstream logs and skips
         sched.queue.done(key)
         return Attempt(key, "skipped", message=f'profile not found for scheduler name "{pod.spec.scheduler_name}"')
-    if _skip_pod_schedule(sched, pod, key):
+    if skip_pod_schedule(sched, pod, key):
         sched.queue.done(key)
         return Attempt(key, "skipped")
 
@@ -284,11 +216,11 @@ def _scheduling_cycle(sched: Scheduler) -> ScheduledPod | Attempt | PodGroupCycl
     recorder = sched.metrics
     t0 = 0.0
     if recorder is not None:  # upstream: SetRecordPluginMetrics(rand.Intn(100) < pluginMetricsSamplePercent)
-        state.record_plugin_metrics = random.randrange(100) < PLUGIN_METRICS_SAMPLE_PERCENT
+        state.record_plugin_metrics = sched.sample_rng.randrange(100) < PLUGIN_METRICS_SAMPLE_PERCENT
         t0 = time.perf_counter()
     # PreFilter … Score: the snapshot must not change under the cycle (checked with KUBESCHED_DEBUG=1)
     with sched.table.frozen("the scheduling cycle"):
-        res = schedule_pod(fw, state, pod, sched.table, sched.sampler, sched.rng, record=_recording(sched, key),
+        res = schedule_pod(fw, state, pod, sched.table, sched.sampler, sched.rng, record=should_record(sched, key),
                            extenders=sched.extenders, signature=qpi.pod_signature,
                            cycle=sched.queue.scheduling_cycle)
     if isinstance(res, Status):
@@ -298,7 +230,7 @@ def _scheduling_cycle(sched: Scheduler) -> ScheduledPod | Attempt | PodGroupCycl
 
     node = res.suggested_host
     record = None
-    if _recording(sched, key):
+    if should_record(sched, key):
         record = build_record(pod=key, profile=fw.profile_name, attempt=qpi.attempts, time=start,
                               table=sched.table, chunks=res.chunks, scores=res.scores,
                               selected=node, result="scheduled", extender_statuses=res.extender_statuses)
@@ -325,29 +257,13 @@ def _scheduling_cycle(sched: Scheduler) -> ScheduledPod | Attempt | PodGroupCycl
         sched.cache.forget_pod(key)
     if st is not None:
         if st.is_rejected():
-            st = _node_fit_error(key, node, st)
+            st = node_fit_error(key, node, st)
         return handle_scheduling_failure(sched, fw, qpi, st, failure_nominating_info(sched), start, record)
     return ScheduledPod(qpi, fw, state, assumed_pod, node, record, start,
                         res.evaluated_nodes, res.feasible_nodes, key)
 
 
-def _node_fit_error(key: str, node: str, st: Status, *, unschedulable_plugins: set[str] | None = None) -> Status:
-    """Upstream: a Reserve/Permit rejection becomes a FitError over one node (``NumAllNodes:
-    1``) whose only status is ``st``; the status keeps ``st``'s code."""
-    diagnosis = Diagnosis(extra_statuses={node: st})
-    if unschedulable_plugins is not None:
-        diagnosis.unschedulable_plugins = unschedulable_plugins
-    else:
-        diagnosis.add_plugin_status(st)
-    return Status(st.code, (), FitError(key, 1, diagnosis))
-
-
-def _recording(sched: Scheduler, key: str) -> bool:
-    """Whether this attempt of ``key`` gets a DecisionRecord (``sched.record`` and ``sched.record_pods``)."""
-    return sched.record and (sched.record_pods is None or sched.record_pods(key))
-
-
-def _schedule_pod_failed(sched: Scheduler, fw: Framework, state: CycleState, qpi: QueuedPodInfo, st: Status,
+def _schedule_pod_failed(sched: SchedulerCore, fw: Framework, state: CycleState, qpi: QueuedPodInfo, st: Status,
                          start: float) -> Attempt:
     """``schedulingAlgorithm`` when ``schedulePod`` failed (``schedule_one.go`` L250-311): PostFilter
     for a FitError (its message, v1.37 preemption's "found a potential placement …" included,
@@ -373,7 +289,7 @@ def _schedule_pod_failed(sched: Scheduler, fw: Framework, state: CycleState, qpi
             nominated = info.nominated_node_name
             post["nominatedNodeName"] = nominated
     record = None
-    if _recording(sched, qpi.key):
+    if should_record(sched, qpi.key):
         record = build_record(pod=qpi.key, profile=fw.profile_name, attempt=qpi.attempts, time=start,
                               table=sched.table, chunks=diagnosis.chunks, scores=None, selected=None,
                               result="unschedulable", message=str(fe),
@@ -387,7 +303,7 @@ def _schedule_pod_failed(sched: Scheduler, fw: Framework, state: CycleState, qpi
 # ───────────────────────────── the binding cycle ─────────────────────────────
 
 
-async def binding_cycle(sched: Scheduler, sp: ScheduledPod) -> Attempt:
+async def binding_cycle(sched: SchedulerCore, sp: ScheduledPod) -> Attempt:
     """Upstream ``bindingCycle`` (``schedule_one.go`` L399-508, + ``bind``): with
     NominatedNodeNameForExpectation (beta, on since v1.35) first PreBindPreFlights — an Error
     fails the binding; when some PreBind plugin has work or the pod waits on Permit,
@@ -396,8 +312,6 @@ async def binding_cycle(sched: Scheduler, sp: ScheduledPod) -> Attempt:
     cancel cause if preemption cancelled it meanwhile), Bind, PostBind; on failure
     :func:`handle_binding_cycle_error`. Returns the attempt (also handed to
     ``sched.on_attempt``)."""
-    from kubesched.scheduler.scheduler import Attempt
-
     fw = sp.framework
     pre_flight: Status | None = None  # upstream: a nil status (Success) when the gate is off
     if sched.features.enabled("NominatedNodeNameForExpectation"):
@@ -411,7 +325,7 @@ async def binding_cycle(sched: Scheduler, sp: ScheduledPod) -> Attempt:
     st = await fw.wait_on_permit(sp.assumed_pod) if len(fw.waiting_pods) else None
     if st is not None:
         if st.is_rejected():
-            st = _node_fit_error(sp.key, sp.node, st, unschedulable_plugins={st.plugin})
+            st = node_fit_error(sp.key, sp.node, st, unschedulable_plugins={st.plugin})
         return handle_binding_cycle_error(sched, sp, st)
     # upstream calls Done here: past Permit the pod can no longer be "unschedulable", so the
     # events recorded while it was in flight are no longer needed
@@ -443,10 +357,10 @@ async def binding_cycle(sched: Scheduler, sp: ScheduledPod) -> Attempt:
     sched.queue.done(sp.key, bound=True)
     fw.run_post_bind_plugins(sp.state, sp.assumed_pod, sp.node)
     sched.stats.bound += 1
-    return _report(sched, Attempt(sp.key, "scheduled", sp.node, "", sp.record))
+    return report(sched, Attempt(sp.key, "scheduled", sp.node, "", sp.record))
 
 
-async def _extenders_binding(sched: Scheduler, pod: Pod, node: str) -> tuple[bool, Status | None]:
+async def _extenders_binding(sched: SchedulerCore, pod: Pod, node: str) -> tuple[bool, Status | None]:
     """Upstream ``extendersBinding``: the first binder extender interested in the pod binds it
     instead of the Bind plugins; an ignorable one that fails is skipped. ``(bound, status)``.
 
@@ -479,7 +393,7 @@ async def _extenders_binding(sched: Scheduler, pod: Pod, node: str) -> tuple[boo
     return False, None
 
 
-async def _set_nominated_node_name(sched: Scheduler, pod: Pod, node: str) -> None:
+async def _set_nominated_node_name(sched: SchedulerCore, pod: Pod, node: str) -> None:
     """Upstream ``updatePod(assumedPod, nil, {node, ModeOverride})``, synchronous in the binding
     cycle: patch only when the pod's nomination differs; an error is only logged."""
     client = sched.client
@@ -496,7 +410,7 @@ async def _set_nominated_node_name(sched: Scheduler, pod: Pod, node: str) -> Non
         _log.exception("failed to update the nominated node name in the binding cycle of %s", pod_key(pod))
 
 
-def handle_binding_cycle_error(sched: Scheduler, sp: ScheduledPod, st: Status) -> Attempt:
+def handle_binding_cycle_error(sched: SchedulerCore, sp: ScheduledPod, st: Status) -> Attempt:
     """Upstream ``handleBindingCycleError``: Unreserve, forget the assumed pod (an
     AssignedPodDelete for the other unschedulable pods — deferred past the requeue and not
     applied to the pod itself when it was rejected), then ``handleSchedulingFailure`` with the
@@ -522,89 +436,3 @@ def handle_binding_cycle_error(sched: Scheduler, sp: ScheduledPod, st: Status) -
 
 def _key(pod: Pod) -> str:
     return pod_key(pod)
-
-
-# ───────────────────────────── failures ─────────────────────────────
-
-
-def handle_scheduling_failure(sched: Scheduler, fw: Framework, qpi: QueuedPodInfo, st: Status,
-                              nominated_node_name: str | None, start: float,
-                              record: DecisionRecord | None = None) -> Attempt:
-    """Upstream ``handleSchedulingFailure``: remember a FitError's rejecting plugins, requeue the
-    pod unless it is gone or already assigned (``Abort adding it back to queue``), update the
-    nominator, emit ``FailedScheduling`` and patch ``PodScheduled=False`` (reason
-    ``Unschedulable`` for a rejection, ``SchedulerError`` otherwise) with the nominated node.
-
-    ``nominated_node_name``: upstream's NominatingInfo — None (no info: keep), ``""`` (clear) or
-    a node (override).
-    """
-    from kubesched.scheduler.scheduler import Attempt
-
-    rejected = st.is_rejected()
-    reason = "Unschedulable" if rejected else "SchedulerError"
-    result = "unschedulable" if rejected else "error"
-    err = st.error
-    if isinstance(err, FitError):
-        qpi.unschedulable_plugins = set(err.diagnosis.unschedulable_plugins)
-        qpi.pending_plugins = set(err.diagnosis.pending_plugins)
-    else:  # upstream clears them at Pop; only a FitError sets them
-        qpi.unschedulable_plugins = set()
-        qpi.pending_plugins = set()
-    message = st.message()
-    pod = original = qpi.pod  # the patch is computed against the status the server has
-    # a running pod whose resize the kubelet deferred (alpha gate): requeued although assigned,
-    # and nothing else — no nomination, event or status patch (v1.37.2 schedule_one.go L1179-1240)
-    deferred = deferred_resize_enabled(sched.features) and is_pod_resize_deferred(pod)
-    if (nominated_node_name is not None and pod.status.nominated_node_name != nominated_node_name
-            and not deferred):
-        qpi.pod_info.pod = pod = msgspec.structs.replace(
-            pod, status=msgspec.structs.replace(pod.status, nominated_node_name=nominated_node_name))
-
-    # upstream checks the informer cache: gone → Done; assigned → "Abort adding it back to queue"
-    live = sched.lister.get("Pod", pod.metadata.namespace or "", pod.metadata.name)
-    if live is not None and live.spec.node_name and not deferred:
-        sched.queue.done(qpi.key)
-    else:
-        if (live is not None and live.metadata.uid and pod.metadata.uid
-                and live.metadata.uid != pod.metadata.uid):
-            # "Pod was recreated while handling scheduling failure. Skip requeueing and status updates."
-            sched.queue.done(qpi.key)
-            return _report(sched, Attempt(qpi.key, result, None, message, record))
-        if live is not None and sched.features.at_least(1, 36):
-            # v1.36+ (L72-74): the event and the status patch are about the cached pod, so the
-            # patch is computed against the status the informer has (e.g. the nominatedNodeName
-            # the binding cycle set)
-            original = live
-        sched.queue.add_unschedulable_if_not_present(qpi)  # Done when the pod left the queue
-    if deferred:
-        if record is None and _recording(sched, qpi.key):
-            record = build_record(pod=qpi.key, profile=fw.profile_name, attempt=qpi.attempts, time=start,
-                                  table=sched.table, chunks=[], scores=None, selected=None, result=result,
-                                  message=message)
-        elif record is not None:
-            record.result, record.message, record.selected_node = result, message, None
-        return _report(sched, Attempt(qpi.key, result, None, message, record))
-    # upstream AddNominatedPod: the nominating info's node, else the pod's own
-    sched.queue.add_nominated_pod(qpi.pod_info, nominated_node_name if nominated_node_name is not None
-                                  else pod.status.nominated_node_name)
-    if sched.client is not None:
-        sched.client.record_event(pod, "Warning", "FailedScheduling", "Scheduling", truncate_message(message))
-        sched.client.update_pod_condition(original, "False", reason, message, nominated_node_name)
-    if record is None and _recording(sched, qpi.key):
-        record = build_record(pod=qpi.key, profile=fw.profile_name, attempt=qpi.attempts, time=start,
-                              table=sched.table, chunks=[], scores=None, selected=None, result=result,
-                              message=message)
-    elif record is not None:
-        record.result = result
-        record.message = message
-        record.selected_node = None
-    return _report(sched, Attempt(qpi.key, result, None, message, record))
-
-
-def _report(sched: Scheduler, attempt: Attempt) -> Attempt:
-    """Count the attempt by result and hand it to ``sched.on_attempt``."""
-    sched.stats.attempts[attempt.result] += 1
-    if sched.on_attempt is not None:
-        sched.on_attempt(attempt)
-    return attempt
-

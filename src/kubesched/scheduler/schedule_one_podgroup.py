@@ -22,7 +22,9 @@ scheduling cycle:
 
 Statuses follow upstream's ``Status{reasons, err}``: a status built ``WithError(err)`` carries
 the error's text as its first reason (so ``message()`` is Go's ``Message()``, err + reasons).
-CompositePodGroups are not modelled.
+CompositePodGroups: each leaf PodGroup still gets its own cycle (upstream's tree-wide cycle over a root
+CompositePodGroup — the queue's workload forest — is not modelled); GangScheduling's Permit holds the
+tree's members until its quorum is scheduled.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -53,23 +55,22 @@ from kubesched.framework.podgroup import (
     select_placement,
 )
 from kubesched.framework.record import build_record
-from kubesched.scheduler.schedule_one import (
+from kubesched.scheduler.attempt import (
     CLEAR_NOMINATED_NODE,
-    PodGroupCycleResult,
     ScheduledPod,
-    _node_fit_error,
-    _recording,
-    _skip_pod_schedule,
     handle_scheduling_failure,
+    node_fit_error,
+    should_record,
+    skip_pod_schedule,
 )
-from kubesched.scheduler.scheduling_cycle import NoNodesAvailable, schedule_pod
+from kubesched.scheduler.schedule_pod import NoNodesAvailable, schedule_pod
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
     from kubesched.framework.node_info import QueuedPodInfo
     from kubesched.framework.runtime import Framework
     from kubesched.queue.podgroups import QueuedPodGroupInfo
-    from kubesched.scheduler.scheduler import Scheduler
+    from kubesched.scheduler.core import Attempt, SchedulerCore
 
 __all__ = ["POD_GROUP_INITIALLY_SCHEDULED", "POD_GROUP_UNSCHEDULABLE", "PodGroupCycleResult",
            "PodGroupUnschedulableError", "schedule_one_pod_group", "validate_pod_group"]
@@ -80,6 +81,19 @@ POD_GROUP_UNSCHEDULABLE = "pod group is unschedulable"
 """Upstream ``errPodGroupUnschedulable``."""
 POD_GROUP_INITIALLY_SCHEDULED = "PodGroupInitiallyScheduled"
 """Upstream ``schedulingapi.PodGroupInitiallyScheduled`` (the PodGroup status condition type)."""
+
+
+@dataclass
+class PodGroupCycleResult:
+    """What one pod-group cycle produced (GenericWorkload;
+    :mod:`kubesched.scheduler.schedule_one_podgroup`): the members assumed for binding
+    (``scheduled`` — one binding cycle each, run as a :class:`ScheduledPod`'s), the members'
+    failed attempts (already handled and reported) and the root status (None = Success)."""
+
+    entity: QueuedPodGroupInfo
+    scheduled: list[ScheduledPod] = field(default_factory=list)
+    attempts: list[Attempt] = field(default_factory=list)
+    status: Status | None = None
 
 
 class PodGroupUnschedulableError(Exception):
@@ -165,7 +179,7 @@ def _pod_preemption_policy(pod: Pod) -> str:
     return pod.spec.preemption_policy or "PreemptLowerPriority"
 
 
-def validate_pod_group(sched: Scheduler, entity: QueuedPodGroupInfo) -> str | None:
+def validate_pod_group(sched: SchedulerCore, entity: QueuedPodGroupInfo) -> str | None:
     """Upstream ``validatePodGroup`` (L218-276) and ``validateScheduledPods`` (L303-325): every
     member — queued and already scheduled — has the same ``schedulerName``, the group's priority
     and one preemption policy (with PodGroupPreemptionPolicy: the group's). Returns the error text,
@@ -219,7 +233,7 @@ def validate_pod_group(sched: Scheduler, entity: QueuedPodGroupInfo) -> str | No
 # ───────────────────────────── the cycle ─────────────────────────────
 
 
-def schedule_one_pod_group(sched: Scheduler, entity: QueuedPodGroupInfo) -> PodGroupCycleResult:
+def schedule_one_pod_group(sched: SchedulerCore, entity: QueuedPodGroupInfo) -> PodGroupCycleResult:
     """Upstream ``scheduleOnePodGroup`` (L81-129): see the module docstring. Runs inside the
     scheduling cycle (:func:`~kubesched.scheduler.schedule_one.scheduling_cycle`)."""
     out = PodGroupCycleResult(entity)
@@ -241,7 +255,7 @@ def schedule_one_pod_group(sched: Scheduler, entity: QueuedPodGroupInfo) -> PodG
     # skipPodGroupPodSchedule: deleting or already assumed members are done
     kept = []
     for m in entity.members:
-        if _skip_pod_schedule(sched, m.pod, m.key):
+        if skip_pod_schedule(sched, m.pod, m.key):
             sched.queue.done(m.key)
         else:
             kept.append(m)
@@ -266,13 +280,31 @@ def schedule_one_pod_group(sched: Scheduler, entity: QueuedPodGroupInfo) -> PodG
         pf_result, pf_status = fw.run_pod_group_post_filter_plugins(pg_state, root.pg_info, scheduling_func)
         _apply_post_filter_result(root, pf_result, pf_status)
     _submit(sched, fw, entity, root, out, start, t0)
-    _explain_group(entity, root, out)
+    _explain_group(sched, entity, root, out)
     out.status = root_status
     sched.queue.add_attempted_pod_group(entity, root_status)
     return out
 
 
-def _explain_group(entity: QueuedPodGroupInfo, result: _GroupResult, out: PodGroupCycleResult) -> None:
+def _composite_parents(sched: SchedulerCore, entity: QueuedPodGroupInfo) -> list[dict[str, Any]]:
+    """With CompositePodGroup: the group's ancestors, parent first, each ``{"name", "policy",
+    "minGroupCount"}`` (explain); [] otherwise."""
+    pgm = sched.pod_group_manager
+    if pgm is None or not pgm.composite_enabled:
+        return []
+    out: list[dict[str, Any]] = []
+    parent = ((entity.pod_group or {}).get("spec") or {}).get("parentCompositePodGroupName")
+    while isinstance(parent, str) and len(out) < 4 and all(p["name"] != parent for p in out):
+        cpg = pgm.composite_pod_group(entity.namespace, parent)
+        gang = (((cpg or {}).get("spec") or {}).get("schedulingPolicy") or {}).get("gang")
+        out.append({"name": parent, "policy": "gang" if isinstance(gang, dict) else "basic",
+                    "minGroupCount": gang.get("minGroupCount") if isinstance(gang, dict) else None})
+        parent = ((cpg or {}).get("spec") or {}).get("parentCompositePodGroupName")
+    return out
+
+
+def _explain_group(sched: SchedulerCore, entity: QueuedPodGroupInfo, result: _GroupResult,
+                   out: PodGroupCycleResult) -> None:
     """Attach the group's decision (:attr:`~kubesched.framework.record.DecisionRecord.group`) to the
     records of this cycle's members (only built when recording is on)."""
     records = [a.record for a in out.attempts] + [sp.record for sp in out.scheduled]
@@ -290,12 +322,15 @@ def _explain_group(entity: QueuedPodGroupInfo, result: _GroupResult, out: PodGro
     if result.placements is not None:
         summary["placements"] = result.placements
         summary["chosenPlacement"] = result.chosen_placement
+    parents = _composite_parents(sched, entity)
+    if parents:
+        summary["compositePodGroups"] = parents
     for r in records:
         if r is not None:
             r.group = summary
 
 
-def _fail_before_scheduling(sched: Scheduler, entity: QueuedPodGroupInfo, msg: str, out: PodGroupCycleResult,
+def _fail_before_scheduling(sched: SchedulerCore, entity: QueuedPodGroupInfo, msg: str, out: PodGroupCycleResult,
                             *, condition: bool) -> None:
     """Upstream ``handlePodGroupFailureBeforeScheduling`` (L177-196): every member fails with an
     Error status; the condition becomes False/SchedulerError; the entity is requeued."""
@@ -314,7 +349,7 @@ def _fail_before_scheduling(sched: Scheduler, entity: QueuedPodGroupInfo, msg: s
     sched.queue.add_attempted_pod_group(entity, st)
 
 
-def _run_root_algorithm(sched: Scheduler, fw: Framework, pg_state: PodGroupCycleState,
+def _run_root_algorithm(sched: SchedulerCore, fw: Framework, pg_state: PodGroupCycleState,
                         entity: QueuedPodGroupInfo) -> _GroupResult:
     """Upstream ``runRootSchedulingAlgorithm`` (L467-496): the algorithm, its assumptions
     reverted; Success with no member scheduled in this cycle becomes Unschedulable."""
@@ -326,7 +361,7 @@ def _run_root_algorithm(sched: Scheduler, fw: Framework, pg_state: PodGroupCycle
     return result
 
 
-def _pod_group_algorithm(sched: Scheduler, fw: Framework, pg_state: PodGroupCycleState, pg_info: PodGroupInfo,
+def _pod_group_algorithm(sched: SchedulerCore, fw: Framework, pg_state: PodGroupCycleState, pg_info: PodGroupInfo,
                          entity: QueuedPodGroupInfo) -> tuple[_GroupResult, list[Revert]]:
     """Upstream ``podGroupSchedulingAlgorithm`` (L1275-1292): with TopologyAwareWorkloadScheduling
     the placement algorithm, else the default one in one implicit placement."""
@@ -335,7 +370,7 @@ def _pod_group_algorithm(sched: Scheduler, fw: Framework, pg_state: PodGroupCycl
     return _default_algorithm(sched, fw, PlacementCycleState(pg_state), pg_info, entity)
 
 
-def _default_algorithm(sched: Scheduler, fw: Framework, placement_state: PlacementCycleState,
+def _default_algorithm(sched: SchedulerCore, fw: Framework, placement_state: PlacementCycleState,
                        pg_info: PodGroupInfo, entity: QueuedPodGroupInfo) -> tuple[_GroupResult, list[Revert]]:
     """Upstream ``podGroupSchedulingDefaultAlgorithm`` (L556-648)."""
     reverts: list[Revert] = []
@@ -385,7 +420,7 @@ def _default_algorithm(sched: Scheduler, fw: Framework, placement_state: Placeme
     return result, reverts
 
 
-def _pod_algorithm(sched: Scheduler, fw: Framework, placement_state: PlacementCycleState,
+def _pod_algorithm(sched: SchedulerCore, fw: Framework, placement_state: PlacementCycleState,
                    qpi: QueuedPodInfo) -> tuple[_PodResult, Revert | None]:
     """Upstream ``podGroupPodSchedulingAlgorithm`` (L654-690) + ``assumeAndReserveWithRevert``:
     the single-pod algorithm without PostFilter, then assume in the snapshot only and Reserve;
@@ -395,7 +430,7 @@ def _pod_algorithm(sched: Scheduler, fw: Framework, placement_state: PlacementCy
     state.pod_group_cycle_state = placement_state.pod_group_cycle_state
     state.placement_cycle_state = placement_state
     start = sched.clock.now()
-    recording = _recording(sched, key)
+    recording = should_record(sched, key)
     with sched.table.frozen("the scheduling cycle"):
         res = schedule_pod(fw, state, pod, sched.table, sched.sampler, sched.rng, record=recording,
                            extenders=sched.extenders, signature=qpi.pod_signature,
@@ -429,7 +464,7 @@ def _pod_algorithm(sched: Scheduler, fw: Framework, placement_state: PlacementCy
         fw.run_reserve_plugins_unreserve(state, assumed, node)
         forget()
         if st.is_rejected():
-            st = _node_fit_error(key, node, st)
+            st = node_fit_error(key, node, st)
         return _PodResult(qpi, state, st, nominated=CLEAR_NOMINATED_NODE, start=start), None
 
     def revert() -> None:
@@ -440,7 +475,7 @@ def _pod_algorithm(sched: Scheduler, fw: Framework, placement_state: PlacementCy
                       feasible_nodes=res.feasible_nodes, record=record), revert
 
 
-def _placement_algorithm(sched: Scheduler, fw: Framework, pg_state: PodGroupCycleState, pg_info: PodGroupInfo,
+def _placement_algorithm(sched: SchedulerCore, fw: Framework, pg_state: PodGroupCycleState, pg_info: PodGroupInfo,
                          entity: QueuedPodGroupInfo) -> tuple[_GroupResult, list[Revert]]:
     """:func:`_evaluate_placements`, with what each placement gave kept on the result (explain)."""
     evals: list[dict[str, Any]] = []
@@ -451,7 +486,7 @@ def _placement_algorithm(sched: Scheduler, fw: Framework, pg_state: PodGroupCycl
     return result, reverts
 
 
-def _evaluate_placements(sched: Scheduler, fw: Framework, pg_state: PodGroupCycleState, pg_info: PodGroupInfo,
+def _evaluate_placements(sched: SchedulerCore, fw: Framework, pg_state: PodGroupCycleState, pg_info: PodGroupInfo,
                          entity: QueuedPodGroupInfo, evals: list[dict[str, Any]],
                          ) -> tuple[_GroupResult, list[Revert]]:
     """Upstream ``podGroupSchedulingPlacementAlgorithm`` (L971-1071): generate placements; run
@@ -471,9 +506,11 @@ def _evaluate_placements(sched: Scheduler, fw: Framework, pg_state: PodGroupCycl
     for placement in placements:
         t0 = time.perf_counter()
         placement_state = PlacementCycleState(pg_state)
-        wanted = {table.row_of[n] for n in placement.nodes if n in table.row_of}
         full = table.order() if parent is None else parent
-        sched.placement_rows = full[np.isin(full, list(wanted))] if wanted else full[:0]
+        wanted = np.zeros(len(table.names), bool)  # the placement's rows, as a mask over table rows
+        row_of = table.row_of
+        wanted[[r for n in placement.nodes if (r := row_of.get(n)) is not None]] = True
+        sched.placement_rows = full[wanted[full]]
         try:
             result, reverts = _default_algorithm(sched, fw, placement_state, pg_info, entity)
             _revert(reverts)
@@ -554,7 +591,7 @@ def _apply_post_filter_result(result: _GroupResult, pf_result: Any, pf_status: S
 # ───────────────────────────── submit ─────────────────────────────
 
 
-def _submit(sched: Scheduler, fw: Framework, entity: QueuedPodGroupInfo, result: _GroupResult,
+def _submit(sched: SchedulerCore, fw: Framework, entity: QueuedPodGroupInfo, result: _GroupResult,
             out: PodGroupCycleResult, start: float, t0: float) -> None:
     """Upstream ``submitPodGroupAlgorithmResult`` (L812-940)."""
     gst = result.status
@@ -610,7 +647,7 @@ def _submit(sched: Scheduler, fw: Framework, entity: QueuedPodGroupInfo, result:
     sched.pod_group_attempts[label] = sched.pod_group_attempts.get(label, 0) + 1
 
 
-def _prepare_for_binding_cycle(sched: Scheduler, fw: Framework, qpi: QueuedPodInfo, pr: _PodResult,
+def _prepare_for_binding_cycle(sched: SchedulerCore, fw: Framework, qpi: QueuedPodInfo, pr: _PodResult,
                                out: PodGroupCycleResult) -> ScheduledPod | None:
     """Upstream ``prepareForBindingCycle`` (schedule_one.go L196-243) for a member: assume in the
     cache, Reserve, Permit (a Wait parks the pod); a failure rejects only this pod."""
@@ -637,7 +674,7 @@ def _prepare_for_binding_cycle(sched: Scheduler, fw: Framework, qpi: QueuedPodIn
         sched.cache.forget_pod(key)
     if st is not None:
         if st.is_rejected():
-            st = _node_fit_error(key, node, st)
+            st = node_fit_error(key, node, st)
         out.attempts.append(handle_scheduling_failure(sched, fw, qpi, st, CLEAR_NOMINATED_NODE, pr.start,
                                                       pr.record))
         return None
@@ -645,7 +682,7 @@ def _prepare_for_binding_cycle(sched: Scheduler, fw: Framework, qpi: QueuedPodIn
                         pr.feasible_nodes, key)
 
 
-def _update_condition(sched: Scheduler, pod_group: dict[str, Any] | None, condition: dict[str, Any]) -> None:
+def _update_condition(sched: SchedulerCore, pod_group: dict[str, Any] | None, condition: dict[str, Any]) -> None:
     """Upstream ``updatePodGroupCondition`` (L943-968): never regress a True condition; stamp
     ``observedGeneration``; patch only when ``SetStatusCondition`` would change something (the
     client stamps ``lastTransitionTime`` when the status changes)."""

@@ -398,7 +398,7 @@ class _Proc:
 
 def _spawn(name: str, argv: list[str], workdir: Path, env: dict[str, str] | None = None) -> _Proc:
     log_path = workdir / f"{name}.log"
-    log_file = open(log_path, "ab")  # noqa: SIM115 - closed by _Proc.stop
+    log_file = open(log_path, "ab")  # closed by _Proc.stop
     popen = subprocess.Popen(
         argv,
         env=env,
@@ -407,7 +407,7 @@ def _spawn(name: str, argv: list[str], workdir: Path, env: dict[str, str] | None
         stderr=subprocess.STDOUT,
         cwd=workdir,
         # prctl only; tests start these from the main thread
-        preexec_fn=_set_pdeathsig if sys.platform.startswith("linux") else None,  # noqa: PLW1509
+        preexec_fn=_set_pdeathsig if sys.platform.startswith("linux") else None,
     )
     return _Proc(name=name, popen=popen, log_path=log_path, log_file=log_file)
 

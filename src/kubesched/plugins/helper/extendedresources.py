@@ -23,8 +23,8 @@ from typing import Any
 import msgspec
 
 from kubesched.plugins.dra_cel import CELError
-from kubesched.plugins.dra_structured import _device_matches, allocated_devices, node_matches
-from kubesched.plugins.noderesources.resource_allocation import is_extended_resource_name
+from kubesched.plugins.dra_structured import allocated_devices, device_matches, node_matches
+from kubesched.plugins.helper.resourcenames import is_extended_resource_name
 
 __all__ = ["DEVICE_CLASS_PREFIX", "EXTENDED_RESOURCE_CLAIM_ANNOTATION", "DRAScoreState", "device_class_mapping",
            "dra_score_state", "is_dra_extended_resource_name"]
@@ -140,7 +140,7 @@ class DRAScoreState:
             driver = str(spec.get("driver") or "")
             pool = str((spec.get("pool") or {}).get("name") or "")
             for d in devices:
-                if not all(_device_matches(driver, d, e) for e in exprs):
+                if not all(device_matches(driver, d, e) for e in exprs):
                     continue
                 capacity += 1
                 if (driver, pool, d.get("name", "")) in self.allocated:

@@ -158,7 +158,7 @@ class AffinityIndex:
             c.per_node = pn
         self.cap = new
 
-    def _all_counters(self):  # noqa: ANN202
+    def _all_counters(self):
         yield from self.targets.values()
         for d in self.existing:
             yield from d.values()

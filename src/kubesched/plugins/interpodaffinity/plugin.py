@@ -59,8 +59,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
     from kubesched.framework.cycle_state import CycleState
     from kubesched.framework.handle import Handle
-    from kubesched.framework.node_info import NodeInfo, PodInfo
-    from kubesched.framework.node_table import NodeTable
+    from kubesched.framework.node_info import PodInfo
+    from kubesched.framework.node_table import NodeInfo, NodeTable
 
 __all__ = [
     "ERR_REASON_AFFINITY_RULES_NOT_MATCH",

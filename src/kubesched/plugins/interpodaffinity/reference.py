@@ -20,8 +20,7 @@ from kubesched.plugins.interpodaffinity.terms import merge_namespaces, parse_pod
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
-    from kubesched.framework.node_info import NodeInfo
-    from kubesched.framework.node_table import NodeTable
+    from kubesched.framework.node_table import NodeInfo, NodeTable
 
 __all__ = ["ReferenceInterPodAffinity", "RefPreFilterState"]
 
@@ -63,7 +62,7 @@ class ReferenceInterPodAffinity:
                 return n.metadata.labels
         return {}
 
-    def _all(self):  # noqa: ANN202 - (node labels, pod) for every pod on a live node
+    def _all(self):  # (node labels, pod) for every pod on a live node
         t = self.table
         for row in np.flatnonzero(t.alive).tolist():
             labels = t.nodes[row].metadata.labels

@@ -133,7 +133,7 @@ def parse_pod_terms(pod: Pod) -> PodTerms:
             errors.append(str(e))
             return ()
 
-    def weighted(terms) -> tuple[WeightedTerm, ...]:  # noqa: ANN001
+    def weighted(terms) -> tuple[WeightedTerm, ...]:
         try:
             return tuple(WeightedTerm(_term(pod, w.pod_affinity_term), w.weight) for w in terms)
         except SelectorError as e:

@@ -35,8 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
     from kubesched.framework.cycle_state import CycleState
     from kubesched.framework.handle import Handle
-    from kubesched.framework.node_info import NodeInfo
-    from kubesched.framework.node_table import NodeTable
+    from kubesched.framework.node_table import NodeInfo, NodeTable
 
 __all__ = ["NAME", "PRE_SCORE_STATE_KEY", "BalancedAllocation", "new"]
 

@@ -24,7 +24,6 @@ All integer arithmetic is Go's int64 arithmetic: division truncates toward zero
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -33,12 +32,12 @@ import numpy as np
 
 from kubesched.api.resources import is_pod_level_requests_set, pod_non_zero_requests, pod_requests
 from kubesched.framework.interface import MAX_NODE_SCORE
+from kubesched.plugins.helper.resourcenames import is_extended_resource_name, is_scalar_resource_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
     from kubesched.framework.cycle_state import CycleState
-    from kubesched.framework.node_info import NodeInfo
-    from kubesched.framework.node_table import NodeTable
+    from kubesched.framework.node_table import NodeInfo, NodeTable
 
 __all__ = [
     "BALANCED",
@@ -69,40 +68,6 @@ MAX_CUSTOM_PRIORITY_SCORE = 10
 MAX_UTILIZATION = 100
 
 _CPU, _MEMORY, _EPHEMERAL = "cpu", "memory", "ephemeral-storage"
-_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$")
-_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-
-
-# ───────────────────────────── resource names (v1helper / schedutil) ─────────────────────────────
-
-
-def _is_qualified_name(value: str) -> bool:
-    """``validation.IsQualifiedName``: ``[prefix/]name``, name ≤ 63 chars, prefix a DNS subdomain."""
-    prefix, sep, name = value.rpartition("/")
-    if sep:
-        if not prefix or len(prefix) > 253 or not _DNS1123_SUBDOMAIN.match(prefix):
-            return False
-    return 0 < len(name) <= 63 and bool(_QUALIFIED_NAME.match(name))
-
-
-def _is_native_resource(name: str) -> bool:
-    """``IsNativeResource``: no domain prefix, or a ``*kubernetes.io/`` prefix."""
-    return "/" not in name or "kubernetes.io/" in name
-
-
-def is_extended_resource_name(name: str) -> bool:
-    """Upstream ``v1helper.IsExtendedResourceName``: a qualified, domain-prefixed name outside
-    ``*kubernetes.io/`` and not starting with ``requests.``."""
-    if _is_native_resource(name) or name.startswith("requests."):
-        return False
-    return _is_qualified_name("requests." + name)
-
-
-def is_scalar_resource_name(name: str) -> bool:
-    """Upstream ``schedutil.IsScalarResourceName``: extended, ``hugepages-*``,
-    ``*kubernetes.io/*`` (prefixed native) or ``attachable-volumes-*``."""
-    return (is_extended_resource_name(name) or name.startswith("hugepages-")
-            or "kubernetes.io/" in name or name.startswith("attachable-volumes-"))
 
 
 # ───────────────────────────── Go arithmetic ─────────────────────────────

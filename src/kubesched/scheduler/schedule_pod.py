@@ -1,4 +1,8 @@
-"""The scheduling cycle's algorithm: find feasible nodes, score them, pick one.
+"""``schedulePod``: the scheduling cycle's algorithm — find feasible nodes, score them, pick one.
+
+Named after the function it holds; the cycle around it (pop, ``schedule_pod``, assume, Reserve,
+Permit) is :func:`kubesched.scheduler.schedule_one.scheduling_cycle`, as upstream's
+``schedulingCycle``.
 
 Follows ``pkg/scheduler/schedule_one.go`` (v1.34): ``schedulePod``, ``findNodesThatFitPod``,
 ``findNodesThatPassFilters``, ``numFeasibleNodesToFind``, ``prioritizeNodes``, ``selectHost``.
@@ -396,7 +400,7 @@ def find_nodes_that_pass_extenders(extenders: Sequence[Extender], pod: Pod, feas
                 passed, failed, unresolvable = ext.filter(pod, nodes)
             except ExtenderError:
                 raise
-            except Exception as e:  # noqa: BLE001 - a malformed answer or a crashing client is an extender error
+            except Exception as e:  # a malformed answer or a crashing client is an extender error
                 raise ExtenderError(f"extender {ext.name()}: {type(e).__name__}: {e}") from e
         except ExtenderError:
             if ext.is_ignorable():
