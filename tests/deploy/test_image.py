@@ -26,7 +26,7 @@ import pytest
 import yaml
 from deployhelpers import ARCHIVE, REPO, VERSION
 
-from kubesched.apiserver.testing import ServerHandle, run_server
+from kubesched.apiserver.launcher import ServerHandle, run_server
 from kubesched.testing.upstream import http_request
 
 
