@@ -146,7 +146,7 @@ def upstream_chain(kcm: str, work: Path) -> dict[str, Any]:
 
 
 def box_chain(work: Path) -> dict[str, Any]:
-    from kubesched.apiserver.testing import run_server
+    from kubesched.apiserver.launcher import run_server
 
     with run_server(work / "box-kubeconfig", simulate_kubelets=True) as srv:
         def req(method: str, path: str, body: Any = None, headers: dict[str, str] | None = None

@@ -19,13 +19,15 @@ a write that goes straight to the store.
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kubesched.apiserver import apply as ssa
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from kubesched.apiserver.crd import Registry as CRDs
     from kubesched.apiserver.resources import ResourceInfo
-    from kubesched.apiserver.server import APIServer
 
 __all__ = ["CONTROLLER_MANAGER", "KUBELET", "track_create", "track_write"]
 
@@ -35,13 +37,21 @@ CONTROLLER_MANAGER = "kube-controller-manager"
 KUBELET = "kubelet"
 
 
-def track_create(server: APIServer, info: ResourceInfo, decoded: dict[str, Any], stored: dict[str, Any],
+class _Server(Protocol):
+    """What :func:`track_create` reads of the registry: the CRDs and the apply schema of a resource."""
+
+    crds: CRDs
+
+    def _ssa_schema(self, info: ResourceInfo) -> tuple[Any, Callable[[Any], Any]]: ...
+
+
+def track_create(server: _Server, info: ResourceInfo, decoded: dict[str, Any], stored: dict[str, Any],
                  manager: str) -> None:
     """Set ``stored['metadata']['managedFields']`` (in place) to the creator's Update entry over
     ``decoded`` (the request object) defaulted as decoding defaults it; custom resources: as
     stored (pruned, schema defaults)."""
     from kubesched.apiserver.admission import apply_defaults
-    from kubesched.apiserver.server import now_rfc3339
+    from kubesched.apiserver.metatime import now_rfc3339
 
     custom = server.crds.of_info(info) is not None
     if custom:
@@ -62,7 +72,7 @@ def track_create(server: APIServer, info: ResourceInfo, decoded: dict[str, Any],
         stored.get("metadata", {}).pop("managedFields", None)
 
 
-def track_write(server: APIServer, space: str, old: dict[str, Any], new: dict[str, Any], manager: str,
+def track_write(server: object, space: str, old: dict[str, Any], new: dict[str, Any], manager: str,
                 subresource: str = "") -> None:
     """Record ``manager``'s ``Update`` entry (``subresource`` ``""`` or ``"status"``) in
     ``new['metadata']['managedFields']`` (in place) for a write of ``new`` over ``old`` that goes
@@ -70,7 +80,7 @@ def track_write(server: APIServer, space: str, old: dict[str, Any], new: dict[st
     update handler would (``managedfieldsupdater.go``). A space the box does not serve, or a
     server without schemas: no-op."""
     from kubesched.apiserver import resources as served
-    from kubesched.apiserver.server import now_rfc3339
+    from kubesched.apiserver.metatime import now_rfc3339
 
     info = next((r for r in served.RESOURCES if r.key == space and r.plural != "bindings"), None)
     schemas = getattr(server, "_ssa_schema", None)  # None: a stand-in server of unit tests
