@@ -54,10 +54,10 @@ Req = Callable[..., tuple[int, Any]]
 
 def managers(obj: dict[str, Any]) -> list[tuple[str, str, str, Any]]:
     """``(manager, operation, subresource, fieldsV1)`` of each managedFields entry, sorted; uids in
-    keys (``k:{"uid":…}`` of ownerReferences) read ``<uid>``."""
+    keys (``k:{"uid":…}`` of ownerReferences) read ``<uid>``, addresses (``podIPs``) ``<ip>``."""
     out = []
     for e in (obj.get("metadata") or {}).get("managedFields") or []:
-        fields = json.loads(re.sub(r'\\"uid\\":\\"[0-9a-f-]+\\"', r'\\"uid\\":\\"<uid>\\"',
+        fields = json.loads(re.sub(r'\\"(uid|ip)\\":\\"[0-9a-f.:-]+\\"', r'\\"\1\\":\\"<\1>\\"',
                                    json.dumps(e.get("fieldsV1"))))
         out.append((e.get("manager", ""), e.get("operation", ""), e.get("subresource", ""), fields))
     return sorted(out, key=json.dumps)
