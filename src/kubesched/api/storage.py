@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kubesched.api.volumes import BETA_STORAGE_CLASS_ANNOTATION
+
 __all__ = [
     "CSIDriverView", "CSINodeDriverView", "CSINodeView", "CSIStorageCapacityView", "ObjectView",
     "PersistentVolumeClaimView", "PersistentVolumeView", "StorageClassView",
@@ -29,33 +31,32 @@ _EMPTY: Mapping[str, Any] = {}
 
 
 def _map(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    v = obj.get(key)
-    return v if isinstance(v, Mapping) else _EMPTY
+    """``obj[key]``, an empty mapping when absent or null (JSON objects only hold mappings there)."""
+    v: Mapping[str, Any] = obj.get(key) or _EMPTY
+    return v
 
 
 class ObjectView:
-    """``metadata`` of any object (upstream ``ObjectMeta``), over the raw mapping ``raw``."""
+    """``metadata`` of any object (upstream ``ObjectMeta``), over the raw mapping ``raw``
+    (``metadata``: that mapping's ``metadata``, empty when absent)."""
 
-    __slots__ = ("raw",)
+    __slots__ = ("metadata", "raw")
 
     def __init__(self, raw: Mapping[str, Any]) -> None:
         self.raw = raw
-
-    @property
-    def metadata(self) -> Mapping[str, Any]:
-        return _map(self.raw, "metadata")
+        self.metadata: Mapping[str, Any] = raw.get("metadata") or _EMPTY
 
     @property
     def name(self) -> str:
-        return str(_map(self.raw, "metadata").get("name") or "")
+        return str(self.metadata.get("name") or "")
 
     @property
     def namespace(self) -> str:
-        return str(_map(self.raw, "metadata").get("namespace") or "")
+        return str(self.metadata.get("namespace") or "")
 
     @property
     def uid(self) -> str:
-        return str(_map(self.raw, "metadata").get("uid") or "")
+        return str(self.metadata.get("uid") or "")
 
     @property
     def key(self) -> str:
@@ -67,67 +68,77 @@ class ObjectView:
     def resource_version(self) -> int:
         """``metadata.resourceVersion`` as an integer (0 when absent or not a number)."""
         try:
-            return int(_map(self.raw, "metadata").get("resourceVersion") or 0)
+            return int(self.metadata.get("resourceVersion") or 0)
         except (TypeError, ValueError):
             return 0
 
     @property
     def labels(self) -> Mapping[str, str]:
-        return _map(_map(self.raw, "metadata"), "labels")
+        return _map(self.metadata, "labels")
 
     @property
     def annotations(self) -> Mapping[str, str]:
-        return _map(_map(self.raw, "metadata"), "annotations")
+        return _map(self.metadata, "annotations")
 
     @property
     def owner_references(self) -> list[Mapping[str, Any]]:
-        return list(_map(self.raw, "metadata").get("ownerReferences") or ())
+        return list(self.metadata.get("ownerReferences") or ())
 
     @property
     def deletion_timestamp(self) -> str | None:
-        return _map(self.raw, "metadata").get("deletionTimestamp")
+        return self.metadata.get("deletionTimestamp")
 
 
 class PersistentVolumeClaimView(ObjectView):
     """A PersistentVolumeClaim (``spec`` and ``status.phase``)."""
 
-    __slots__ = ()
+    __slots__ = ("spec",)
 
-    @property
-    def spec(self) -> Mapping[str, Any]:
-        return _map(self.raw, "spec")
+    def __init__(self, raw: Mapping[str, Any]) -> None:
+        self.raw = raw
+        self.metadata = raw.get("metadata") or _EMPTY
+        self.spec: Mapping[str, Any] = raw.get("spec") or _EMPTY
 
     @property
     def storage_class_name(self) -> str:
-        """``spec.storageClassName`` alone (see ``pvc_storage_class`` for the beta annotation)."""
-        return str(_map(self.raw, "spec").get("storageClassName") or "")
+        """``spec.storageClassName`` alone (:attr:`storage_class` adds the beta annotation)."""
+        return str(self.spec.get("storageClassName") or "")
+
+    @property
+    def storage_class(self) -> str:
+        """Upstream ``GetPersistentVolumeClaimClass`` (``component-helpers/storage/volume``): the
+        ``volume.beta.kubernetes.io/storage-class`` annotation wins over ``spec.storageClassName``."""
+        ann = self.metadata.get("annotations")
+        if ann and BETA_STORAGE_CLASS_ANNOTATION in ann:
+            return str(ann[BETA_STORAGE_CLASS_ANNOTATION])
+        return str(self.spec.get("storageClassName") or "")
 
     @property
     def volume_name(self) -> str:
-        return str(_map(self.raw, "spec").get("volumeName") or "")
+        return str(self.spec.get("volumeName") or "")
 
     @property
     def volume_mode(self) -> str:
         """``spec.volumeMode``, ``Filesystem`` when unset (the API default)."""
-        return str(_map(self.raw, "spec").get("volumeMode") or "Filesystem")
+        return str(self.spec.get("volumeMode") or "Filesystem")
 
     @property
     def volume_attributes_class_name(self) -> str:
-        return str(_map(self.raw, "spec").get("volumeAttributesClassName") or "")
+        return str(self.spec.get("volumeAttributesClassName") or "")
 
     @property
     def access_modes(self) -> list[str]:
-        return list(_map(self.raw, "spec").get("accessModes") or ())
+        return list(self.spec.get("accessModes") or ())
 
     @property
     def selector(self) -> Mapping[str, Any] | None:
         """``spec.selector`` (a LabelSelector mapping), None when unset."""
-        return _map(self.raw, "spec").get("selector")
+        return self.spec.get("selector")
 
     @property
     def requests(self) -> Mapping[str, Any]:
         """``spec.resources.requests`` (quantities as given)."""
-        return _map(_map(_map(self.raw, "spec"), "resources"), "requests")
+        return _map(_map(self.spec, "resources"), "requests")
 
     @property
     def phase(self) -> str:
@@ -137,48 +148,58 @@ class PersistentVolumeClaimView(ObjectView):
 class PersistentVolumeView(ObjectView):
     """A PersistentVolume (``spec`` and ``status.phase``)."""
 
-    __slots__ = ()
+    __slots__ = ("spec",)
 
-    @property
-    def spec(self) -> Mapping[str, Any]:
-        return _map(self.raw, "spec")
+    def __init__(self, raw: Mapping[str, Any]) -> None:
+        self.raw = raw
+        self.metadata = raw.get("metadata") or _EMPTY
+        self.spec: Mapping[str, Any] = raw.get("spec") or _EMPTY
 
     @property
     def storage_class_name(self) -> str:
-        """``spec.storageClassName`` alone (see ``pv_storage_class`` for the beta annotation)."""
-        return str(_map(self.raw, "spec").get("storageClassName") or "")
+        """``spec.storageClassName`` alone (:attr:`storage_class` adds the beta annotation)."""
+        return str(self.spec.get("storageClassName") or "")
+
+    @property
+    def storage_class(self) -> str:
+        """Upstream ``GetPersistentVolumeClass`` (``component-helpers/storage/volume``): the
+        ``volume.beta.kubernetes.io/storage-class`` annotation wins over ``spec.storageClassName``."""
+        ann = self.metadata.get("annotations")
+        if ann and BETA_STORAGE_CLASS_ANNOTATION in ann:
+            return str(ann[BETA_STORAGE_CLASS_ANNOTATION])
+        return str(self.spec.get("storageClassName") or "")
 
     @property
     def capacity(self) -> Mapping[str, Any]:
-        return _map(_map(self.raw, "spec"), "capacity")
+        return _map(self.spec, "capacity")
 
     @property
     def claim_ref(self) -> Mapping[str, Any] | None:
         """``spec.claimRef``, None when unset."""
-        return _map(self.raw, "spec").get("claimRef")
+        return self.spec.get("claimRef")
 
     @property
     def volume_mode(self) -> str:
         """``spec.volumeMode``, ``Filesystem`` when unset (the API default)."""
-        return str(_map(self.raw, "spec").get("volumeMode") or "Filesystem")
+        return str(self.spec.get("volumeMode") or "Filesystem")
 
     @property
     def volume_attributes_class_name(self) -> str:
-        return str(_map(self.raw, "spec").get("volumeAttributesClassName") or "")
+        return str(self.spec.get("volumeAttributesClassName") or "")
 
     @property
     def access_modes(self) -> list[str]:
-        return list(_map(self.raw, "spec").get("accessModes") or ())
+        return list(self.spec.get("accessModes") or ())
 
     @property
     def node_affinity_required(self) -> Mapping[str, Any] | None:
         """``spec.nodeAffinity.required`` (a NodeSelector mapping), None when unset."""
-        return _map(_map(self.raw, "spec"), "nodeAffinity").get("required")
+        return _map(self.spec, "nodeAffinity").get("required")
 
     @property
     def csi(self) -> Mapping[str, Any] | None:
         """``spec.csi`` (CSIPersistentVolumeSource), None for other volume sources."""
-        return _map(self.raw, "spec").get("csi")
+        return self.spec.get("csi")
 
     @property
     def phase(self) -> str:

@@ -133,11 +133,7 @@ def pod_pvc_names(pod: Pod) -> list[tuple[str, bool, Any]]:
 
 def pvc_storage_class(pvc: Any) -> str:
     """Upstream ``GetPersistentVolumeClaimClass``: the beta annotation wins over ``spec.storageClassName``."""
-    v = PersistentVolumeClaimView(pvc)
-    ann = v.annotations
-    if BETA_STORAGE_CLASS_ANNOTATION in ann:
-        return str(ann[BETA_STORAGE_CLASS_ANNOTATION])
-    return v.storage_class_name
+    return PersistentVolumeClaimView(pvc).storage_class
 
 
 def ephemeral_is_for_pod(pod: Pod, pvc: Any) -> str | None:
@@ -253,18 +249,15 @@ def _storage_request(pvc: Any) -> int:
     return int(parse_quantity(q)) if q is not None else 0
 
 
-def _storage_capacity(pv: Any) -> int:
-    q = PersistentVolumeView(pv).capacity.get("storage")
+def _storage_capacity(pv: Any | PersistentVolumeView) -> int:
+    vol = pv if isinstance(pv, PersistentVolumeView) else PersistentVolumeView(pv)
+    q = vol.capacity.get("storage")
     return int(parse_quantity(q)) if q is not None else 0
 
 
 def pv_storage_class(pv: Any) -> str:
     """Upstream ``GetPersistentVolumeClass``: the beta annotation wins over ``spec.storageClassName``."""
-    v = PersistentVolumeView(pv)
-    ann = v.annotations
-    if BETA_STORAGE_CLASS_ANNOTATION in ann:
-        return str(ann[BETA_STORAGE_CLASS_ANNOTATION])
-    return v.storage_class_name
+    return PersistentVolumeView(pv).storage_class
 
 
 def _as_builtin(obj: Any) -> Any:
@@ -290,7 +283,7 @@ def find_matching_volume(pvc: Any, volumes: Sequence[Any], node_labels: dict[str
     (``error creating internal label selector for claim: <ns/name>: <err>``)."""
     claim = PersistentVolumeClaimView(pvc)
     requested = _storage_request(pvc)
-    requested_class = pvc_storage_class(pvc)
+    requested_class = claim.storage_class
     requested_vac = claim.volume_attributes_class_name
     requested_mode = claim.volume_mode
     try:
@@ -307,7 +300,7 @@ def find_matching_volume(pvc: Any, volumes: Sequence[Any], node_labels: dict[str
         bound_to_claim = claim_ref_matches(pv, pvc) if isinstance(pv, dict) and isinstance(pvc, dict) else False
         if vol.claim_ref is not None and not bound_to_claim:
             continue
-        qty = _storage_capacity(pv)
+        qty = _storage_capacity(vol)
         if qty < requested:
             continue
         if vol.volume_mode != requested_mode:
@@ -327,7 +320,7 @@ def find_matching_volume(pvc: Any, volumes: Sequence[Any], node_labels: dict[str
             continue
         if selector is not None and not selector.matches(vol.labels):
             continue
-        if pv_storage_class(pv) != requested_class:
+        if vol.storage_class != requested_class:
             continue
         if not affinity_ok:
             continue
