@@ -299,14 +299,17 @@ class BindWatch(threading.Thread):
             if r.status != 200:
                 self.error = f"watch: HTTP {r.status}"
                 return
-            while not self.stop.is_set():
-                line = r.readline()
-                if not line:
-                    break
-                ev = json.loads(line)
-                if ev["type"] == "ERROR":
-                    break
-                self._seen(ev["object"])
+            try:
+                while not self.stop.is_set():
+                    line = r.readline()
+                    if not line:
+                        break
+                    ev = json.loads(line)
+                    if ev["type"] == "ERROR":
+                        break
+                    self._seen(ev["object"])
+            except OSError:  # a read timeout or a dropped connection: list and watch again
+                pass
             c.conn.close()
             self.rewatches += 1
 

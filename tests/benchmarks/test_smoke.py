@@ -33,6 +33,7 @@ SMOKE: dict[str, list[str]] = {
     "live_faults.py": ["--nodes", "10", "--pods", "50"],
     "metrics_flood.py": ["--nodes", "3", "--pods", "5", "--flood", "5"],
     "podtopologyspread_micro.py": [],
+    "preemption_dryrun.py": ["--nodes", "20", "--preemptors", "10"],
     "simulate_large.py": ["--nodes", "60", "--bound", "20", "--pending", "60"],
     "sweep.py": ["overhead", "--runs", "2", "--no-ray"],  # the Ray half: tests/sweep/test_ray.py's cluster
     "up_vs_simulate.py": ["-f", "examples/quickstart", "--runs", "1"],

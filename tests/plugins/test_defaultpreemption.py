@@ -155,12 +155,13 @@ class ErrOnLabelPlugin:
 
 
 def _registry() -> dict:
-    from kubesched.plugins import interpodaffinity, nodeports, podtopologyspread
+    from kubesched.plugins import interpodaffinity, nodeports, nodeunschedulable, podtopologyspread, tainttoleration
 
     return {"PrioritySort": queuesort.new, "NodeResourcesFit": fit.new, "DefaultBinder": defaultbinder.new,
             "DefaultPreemption": defaultpreemption.new, "test-plugin": lambda a, h: ErrOnLabelPlugin(),
             "PodTopologySpread": podtopologyspread.new, "InterPodAffinity": interpodaffinity.new,
-            "NodePorts": nodeports.new}
+            "NodePorts": nodeports.new, "TaintToleration": tainttoleration.new,
+            "NodeUnschedulable": nodeunschedulable.new}
 
 
 class Env:
@@ -711,10 +712,11 @@ def _v(*prios_and_starts: tuple[int, str | None], pdb_viol: int = 0) -> Victims:
     ({"n1": _v((100, E)), "n2": _v((50, E), (50, E), (50, E))}, "n2"),                      # 2. lowest highest priority
     ({"n1": _v((100, E), (100, E)), "n2": _v((100, E), (-5, E))}, "n2"),                    # 3. smallest sum
     ({"n1": _v((100, E), (-2**31, E)), "n2": _v((100, E))}, "n2"),                          # 4. fewest victims
+    ({"n1": _v((100, E), (-2**31, E), (-2**31, E)), "n2": _v((100, E), (0, E))}, "n1"),     # 3. sum before count
     ({"n1": _v((100, t(1)), (0, t(9))), "n2": _v((100, t(2)), (0, t(0)))}, "n2"),            # 5. latest start
     ({"n1": _v((100, E)), "n2": _v((100, E))}, "n1"),                                       # 6. first
     ({}, ""),
-], ids=["pdb", "highest priority", "sum", "count", "start time", "first", "empty"])
+], ids=["pdb", "highest priority", "sum", "count", "sum before count", "start time", "first", "empty"])
 def test_pick_one_node_for_preemption(victims, want) -> None:  # noqa: ANN001
     assert pick_one_node_for_preemption(victims) == want
 
@@ -892,3 +894,79 @@ def test_dry_run_shortcuts_match_the_plain_algorithm(data) -> None:  # noqa: ANN
                    {k: (s.code, s.message()) for k, s in want[1].items()}
             assert got[2] == want[2]
     assert env.snapshot() == before
+
+
+# ─────────────── the arithmetic victim selection (Evaluator._fast_victims) decides as the full dry run ───────────────
+
+_FAST_PLUGINS = ("NodeUnschedulable", "TaintToleration", "NodeResourcesFit")
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_fast_victims_match_the_full_dry_run(data) -> None:  # noqa: ANN001
+    """Nodes that pass or fail the pod-independent filters (taints, unschedulable), pod-count
+    limits, cpu and memory, PDBs over some victims, nominated pods (one possibly also bound):
+    the candidates, their victims in order, the PDB counts and, without candidates, every
+    status are those of the plain algorithm; the table is left as found."""
+    n = data.draw(st.integers(1, 5), "nodes")
+    nodes = []
+    for i in range(n):
+        mn = MakeNode().name(f"node{i}").capacity(
+            cpu=f"{data.draw(st.integers(1, 8)) * 100}m", memory=str(data.draw(st.integers(1, 4)) * 250),
+            pods=str(data.draw(st.integers(1, 5))))
+        if data.draw(st.integers(0, 5)) == 0:
+            mn.taint("dedicated", "x")
+        if data.draw(st.integers(0, 5)) == 0:
+            mn.unschedulable()
+        nodes.append(mn.obj())
+    pods = []
+    for i in range(data.draw(st.integers(0, 12), "pods")):
+        req = {"cpu": f"{data.draw(st.integers(0, 4)) * 100}m", "memory": str(data.draw(st.integers(0, 3)) * 100)}
+        pods.append(mk(f"v{i}", data.draw(st.sampled_from([NEG, LOW, MID, HIGH])),
+                       f"node{data.draw(st.integers(0, n - 1))}", req, t(data.draw(st.integers(0, 5))),
+                       labels={"app": data.draw(st.sampled_from(["a", "b"]))}).obj())
+    preemptor = mk("p", data.draw(st.sampled_from([MID, HIGH])),
+                   req={"cpu": f"{data.draw(st.integers(0, 6)) * 100}m",
+                        "memory": str(data.draw(st.integers(0, 4)) * 100)}).obj()
+    pdbs = [pdb({"app": "a"}, data.draw(st.integers(0, 2)))] if data.draw(st.booleans(), "pdb") else []
+    env = Env(nodes, pods, plugins=_FAST_PLUGINS, pdbs=pdbs)
+    for i in range(data.draw(st.integers(0, 3), "nominated")):
+        nom = mk(f"n{i}", data.draw(st.sampled_from([LOW, MID, HIGH, VERY_HIGH])),
+                 req={"cpu": f"{data.draw(st.integers(0, 4)) * 100}m"}).nominated_node_name(
+            f"node{data.draw(st.integers(0, n - 1))}").obj()
+        env.cluster.pods[f"default/n{i}"] = nom
+    if pods and data.draw(st.booleans(), "bound pod also nominated"):
+        p0 = pods[0]
+        nnn = f"node{data.draw(st.integers(0, n - 1))}"
+        env.cluster.pods[f"default/{p0.metadata.name}"] = msgspec.structs.replace(
+            p0, status=msgspec.structs.replace(p0.status, nominated_node_name=nnn))
+    rows = env.table.order()
+    offset = data.draw(st.integers(0, n - 1), "offset")
+    num = data.draw(st.integers(1, n), "num")
+    before = env.snapshot()
+    want = _plain(env).dry_run_preemption(env.state(preemptor), preemptor, rows, pdbs, offset, num)
+    for needed in (True, False):
+        got = env.ev.dry_run_preemption(env.state(preemptor), preemptor, rows, pdbs, offset, num, needed)
+        assert _outcome(got[0], got[1]) == _outcome(want[0], want[1])
+        if needed or not got[0]:
+            assert {k: (s.code, s.message()) for k, s in got[1].items()} == \
+                   {k: (s.code, s.message()) for k, s in want[1].items()}
+            assert got[2] == want[2]
+    assert env.snapshot() == before
+
+
+def test_fast_victims_used_for_a_resource_only_preemptor() -> None:
+    """With only pod-independent filters besides NodeResourcesFit the victims are chosen by
+    arithmetic (no row edit): one 3-cpu preemptor over four 900m victims keeps the most
+    important one, as the full dry run."""
+    nodes = [node("n1", {"cpu": "4", "memory": "4000"})]
+    pods = [mk(f"v{i}", LOW, "n1", {"cpu": "900m", "memory": "100"}, t(i)).obj() for i in range(4)]
+    pre = mk("p", HIGH, req={"cpu": "3", "memory": "100"}).obj()
+    env = Env(nodes, pods, plugins=_FAST_PLUGINS)
+    calls: list[Any] = []
+    orig = env.ev._fast_victims
+    env.ev._fast_victims = lambda *a: calls.append(orig(*a)) or calls[-1]  # type: ignore[method-assign]
+    got = env.ev.dry_run_preemption(env.state(pre), pre, env.table.order(), [], 0, 1)
+    want = _plain(env).dry_run_preemption(env.state(pre), pre, env.table.order(), [], 0, 1)
+    assert _cands(got[0]) == _cands(want[0]) == [("n1", ["v1", "v2", "v3"], 0)]
+    assert len(calls) == 1 and calls[0] is not None

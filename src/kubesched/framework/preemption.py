@@ -124,6 +124,7 @@ __all__ = [
     "ERR_NOT_ELIGIBLE_TERMINATING",
     "ERR_NOT_HELPFUL",
     "Evaluator",
+    "ExactPrecheck",
     "RowEdit",
     "Victims",
     "aggregate_message",
@@ -579,6 +580,34 @@ def _status_of(m: Any, name: str) -> Status:
     return st
 
 
+_REJECTED: tuple[list[Any], int, Status] = ([], 0, Status(Code.UNSCHEDULABLE))
+""":meth:`Evaluator._fast_victims`' answer for a row that cannot be a candidate."""
+
+
+class ExactPrecheck:
+    """A :attr:`Evaluator.reprieve_precheck` result that decides the Filter plugins ``decides``
+    exactly: ``verdict(row, added, removed)`` is True (one of them rejects the preemptor on the
+    row with the pods ``added`` added and ``removed`` removed), False (all pass), None (unknown:
+    the real run decides). Calling it is the plain precheck, ``verdict(...) is True``."""
+
+    __slots__ = ("decides", "reprieve", "verdict")
+
+    def __init__(self, verdict: Callable[[int, Sequence[PodInfo], Sequence[PodInfo]], bool | None],
+                 decides: Sequence[Any],
+                 reprieve: Callable[[int, Sequence[Sequence[PodInfo]], Sequence[PodInfo], Sequence[PodInfo]],
+                                    list[bool] | None] | None = None) -> None:
+        self.verdict = verdict
+        self.decides = tuple(decides)
+        self.reprieve = reprieve
+        """Optional: ``reprieve(row, passes, removed, order)`` → for each pod of ``order``, re-added
+        in turn to the row with ``removed`` removed, whether every pass (the pods of ``passes[i]``
+        added) still passes — a pod that does stays; None: unknown. The verdicts of ``verdict``
+        for each step, in one call."""
+
+    def __call__(self, row: int, added: Sequence[PodInfo], removed: Sequence[PodInfo]) -> bool:
+        return self.verdict(row, added, removed) is True
+
+
 @dataclass(frozen=True)
 class _DryRunPlan:
     """What one dry run may shortcut, derived once from the preemptor's CycleState.
@@ -595,6 +624,12 @@ class _DryRunPlan:
     """From :attr:`Evaluator.reprieve_precheck`: ``rejects(row, added, removed)`` is True when,
     with the pods ``added`` added to the row and ``removed`` removed from it, a Filter plugin
     surely rejects the preemptor."""
+    exact: ExactPrecheck | None = None
+    """Set when the victims of a row can be chosen by arithmetic alone (:meth:`Evaluator._fast_victims`):
+    no PreFilter extension is active, the precheck decides every Filter plugin the reprieve
+    re-runs exactly, and each of the other (pod-independent, in-tree) Filter plugins in
+    ``independent`` has a batch ``filter_nodes``."""
+    independent: tuple[Any, ...] = ()
 
 
 class Evaluator:
@@ -620,7 +655,9 @@ class Evaluator:
     the reprieve, when no PreFilter extension is active (then no row edit), and (b) for a node
     with every potential victim removed: such a node cannot be a candidate, and its exact
     dry-run status is computed only if the dry run ends without candidates (the statuses are
-    used only then).
+    used only then). When it is an :class:`ExactPrecheck` deciding every Filter plugin whose
+    verdict depends on the row's pods, and no PreFilter extension is active, a row's victims are
+    chosen by its arithmetic alone (:meth:`_fast_victims`: no row edit, no state clone).
     """
 
     def __init__(self, plugin_name: str, handle: Handle, *, min_candidate_nodes_percentage: int = 10,
@@ -926,7 +963,14 @@ class Evaluator:
         rejects = None
         if self.reprieve_precheck is not None:
             rejects = self.reprieve_precheck(state, [pl for pl in filters if pl.name not in skip])
-        return _DryRunPlan(extensions, reprieve, rejects)
+        independent = tuple(pl for pl in filters if pl.name not in skip and not any(pl is p for p, _ in reprieve))
+        exact = None
+        if (isinstance(rejects, ExactPrecheck) and not extensions and reprieve
+                and all(any(pl is d for d in rejects.decides) for pl, _ in reprieve)
+                and all(callable(getattr(pl, "filter_nodes", None)) for pl in independent)
+                and cls.select_victims_on_node is Evaluator.select_victims_on_node):
+            exact = rejects
+        return _DryRunPlan(extensions, reprieve, rejects, exact, independent)
 
     def _reprieve_fits(self, plan: _DryRunPlan, state: CycleState, pod: Pod, edit: RowEdit) -> bool:
         """Whether the pod still fits the edited row during the reprieve: the verdict of
@@ -1213,12 +1257,98 @@ class Evaluator:
         return [pi for pi in self.nominated_pods_for_node(table.names[row])
                 if pi.priority >= prio and pi.key != key and pi.key not in table.pod_row]
 
+    def _independent_pass(self, state: CycleState, pod: Pod, rows: np.ndarray) -> np.ndarray | None:
+        """``bool[len(rows)]``: the rows every one of ``plan.independent`` passes (their verdict
+        does not depend on the pods on the row); None when the fast path is off or one raises."""
+        plan = self._plan
+        if plan is None or plan.exact is None:
+            return None
+        table = self.handle.nodes
+        ok = np.ones(len(rows), bool)
+        try:
+            for pl in plan.independent:
+                res = pl.filter_nodes(state, pod, table, rows)
+                if res is not None:
+                    ok &= res.failed == 0
+        except Exception:  # noqa: BLE001 - an Error status: the full dry run reports it
+            return None
+        return ok
+
+    def _fast_victims(self, pod: Pod, row: int, pdbs: Sequence[PodDisruptionBudget]
+                      ) -> tuple[list[Pod], int, Status] | None:
+        """:meth:`select_victims_on_node` by arithmetic, without editing the table, for a row that
+        passes the pod-independent Filter plugins (``plan.exact`` set): the same victims in the
+        same order and PDB count, or None when the full dry run must decide (a Filter rejects
+        the row with every potential victim removed — its status is needed —, an answer is
+        unknown, a nominated pod is also assigned, or the row holds pod-group members);
+        :data:`_REJECTED` when a Filter surely rejects the row with every potential victim
+        removed (not a candidate; its status comes from the full dry run if it is needed)."""
+        plan = self._plan
+        assert plan is not None and plan.exact is not None
+        verdict = plan.exact.verdict
+        if self.workload_aware and (self._victim_hooks_customised() or self._group_index().row_has_groups(row)):
+            return None
+        table = self.handle.nodes
+        ni = table.node_info(row)
+        potential = [pi for pi in table.pods[row] if self.is_preemption_allowed(ni, pi, pod)]
+        if not potential:
+            return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_NO_VICTIMS,))
+        key = pod_key(pod)
+        prio = pod_priority(pod)
+        nominated = [pi for pi in self.nominated_pods_for_node(table.names[row])
+                     if pi.priority >= prio and pi.key != key]
+        if any(pi.key in table.pod_row for pi in nominated):
+            return None  # RunFilterPluginsWithNominatedPods' list would change as victims leave the row
+        # RunFilterPluginsWithNominatedPods: with the nominated pods (if any), then without
+        passes: tuple[Sequence[PodInfo], ...] = ((nominated, ()) if nominated else ((),))
+        removed = list(potential)
+        for added in passes:
+            v = verdict(row, added, removed)
+            if v is not False:
+                return None if v is None else _REJECTED
+        self._sort_importance(potential)
+        violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+        victims: list[PodInfo] = []
+        num_violating = 0
+        if plan.exact.reprieve is not None:
+            order = [*violating, *non_violating]
+            kept = plan.exact.reprieve(row, passes, removed, order)
+            if kept is None:
+                return None
+            for i, (pi, stays) in enumerate(zip(order, kept, strict=True)):
+                if not stays:
+                    victims.append(pi)
+                    num_violating += int(i < len(violating))
+            if violating and non_violating:
+                self._sort_importance(victims)
+            return [pi.pod for pi in victims], num_violating, Status(Code.SUCCESS)
+        for group, counts in ((violating, True), (non_violating, False)):
+            for pi in group:
+                rest = [p for p in removed if p is not pi]
+                fits = True
+                for added in passes:
+                    v = verdict(row, added, rest)
+                    if v is None:
+                        return None
+                    if v:
+                        fits = False
+                        break
+                if fits:
+                    removed = rest
+                else:
+                    victims.append(pi)
+                    num_violating += counts
+        if violating and non_violating:
+            self._sort_importance(victims)
+        return [pi.pod for pi in victims], num_violating, Status(Code.SUCCESS)
+
     def _dry_run_loop(self, state: CycleState, pod: Pod, potential: np.ndarray,
                       pdbs: Sequence[PodDisruptionBudget], offset: int, num_candidates: int,
                       has_lower: list[bool], no_victims: Status, statuses_needed: bool
                       ) -> tuple[list[Candidate], dict[str, Status], list[str]]:
         table = self.handle.nodes
         n = len(potential)
+        fast_ok = self._independent_pass(state, pod, potential)
         non_violating: list[Candidate] = []
         violating: list[Candidate] = []
         statuses: dict[str, Status | None] = {}
@@ -1232,11 +1362,17 @@ class Evaluator:
                 # no pod of lower priority: nothing to evict (skips cloning the state)
                 statuses[name] = no_victims
                 continue
-            if not statuses_needed and self._surely_not_candidate(pod, row):
+            fast = self._fast_victims(pod, row, pdbs) if fast_ok is not None and fast_ok[j] else None
+            if fast is _REJECTED:
+                fast = None
+                surely_not = True
+            else:
+                surely_not = fast is None and not statuses_needed and self._surely_not_candidate(pod, row)
+            if surely_not and not statuses_needed:
                 statuses[name] = None  # its status, only if there is no candidate in the end
                 deferred += 1
                 continue
-            pods, num_pdb, st = self.select_victims_on_node(state.clone(), pod, row, pdbs)
+            pods, num_pdb, st = fast if fast is not None else self.select_victims_on_node(state.clone(), pod, row, pdbs)
             if st.is_success() and pods:
                 c = Candidate(name, Victims(pods, num_pdb))
                 target = non_violating if num_pdb == 0 else violating

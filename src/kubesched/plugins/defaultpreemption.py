@@ -45,12 +45,12 @@ from kubesched.framework.events import ClusterEventWithHint
 from kubesched.framework.interface import Code, PostFilterResult, Status
 from kubesched.framework.podgroup import pod_group_name_of
 from kubesched.framework.podgrouppreemption import PodGroupEvaluator
-from kubesched.framework.preemption import Evaluator
+from kubesched.framework.preemption import Evaluator, ExactPrecheck
 from kubesched.plugins.noderesources.fit import PRE_FILTER_STATE_KEY as FIT_STATE_KEY
 from kubesched.plugins.noderesources.fit import Fit, FitRequest
 
 if TYPE_CHECKING:  # pragma: no cover
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
 
     from kubesched.api.objects import Pod
     from kubesched.framework.cycle_state import CycleState
@@ -100,13 +100,18 @@ class DefaultPreemption:
         if fg.enabled("GenericWorkload") and fg.at_least(1, 37):
             self.pre_enqueue = self._pre_enqueue
 
-    def _fit_reprieve_precheck(self, state: CycleState, plugins: Sequence[Any]
-                               ) -> Callable[[int, Sequence[PodInfo], Sequence[PodInfo]], bool] | None:
-        """NodeResourcesFit's verdict by arithmetic on a row: ``rejects(row, added, removed)`` is
+    def _fit_reprieve_precheck(self, state: CycleState, plugins: Sequence[Any]) -> ExactPrecheck | None:
+        """NodeResourcesFit's verdict by arithmetic on a row: ``verdict(row, added, removed)`` is
         True when, with the pods ``added`` added to the row and ``removed`` removed, the row's
         pod count or a checked resource rejects the preemptor (as ``Fit.filter_nodes`` on the
-        edited row). None when Fit is not among ``plugins`` (the
-        Filter plugins not skipped in this cycle) or its PreFilter state is absent."""
+        edited row), False when Fit passes it, None when an added pod requests a resource no
+        node has yet (adding it would create a table column: left to the real run). Calling the
+        result is ``verdict(...) is True``; it decides the Fit plugins of ``plugins`` exactly.
+        ``reprieve(row, passes, removed, order)``: the same arithmetic for a whole reprieve —
+        with ``removed`` off the row and each pass's pods added, which of ``order``, re-added in
+        turn, still leave room (a kept victim's requests are spent), or None (unknown).
+        None when Fit is not among ``plugins`` (the Filter plugins not skipped in this cycle) or
+        its PreFilter state is absent."""
         if not any(isinstance(pl, Fit) for pl in plugins):
             return None
         pi = state.pod_info
@@ -120,17 +125,19 @@ class DefaultPreemption:
         checks = () if req.empty else req.checks
         index = table.resource_index
 
-        def rejects(row: int, added: Sequence[PodInfo], removed: Sequence[PodInfo]) -> bool:
-            alloc, used, pods_col = table.allocatable, table.requested, table.PODS
+        def verdict(row: int, added: Sequence[PodInfo], removed: Sequence[PodInfo]) -> bool | None:
             for pi in added:
                 if any(name not in index for name in pi.requests if name != "pods"):
-                    return False  # adding it creates a column: leave it to the real run
+                    return None  # adding it creates a column: leave it to the real run
+            pods_col = table.PODS
+            alloc = table.allocatable[row].tolist()
+            used = table.requested[row].tolist()
             delta = len(added) - len(removed)
-            if int(used[row, pods_col]) + delta >= int(alloc[row, pods_col]):
+            if used[pods_col] + delta >= alloc[pods_col]:
                 return True
             for name, q in checks:
                 col = index.get(name)
-                if name in req.dra and (col is None or int(alloc[row, col]) == 0):
+                if name in req.dra and (col is None or alloc[col] == 0):
                     continue  # DRAExtendedResource: left to DynamicResources on this node
                 if col is None:
                     return True  # no node has the resource
@@ -142,10 +149,52 @@ class DefaultPreemption:
                         change += pi.requests.get(name, 0)
                     for pi in removed:
                         change -= pi.requests.get(name, 0)
-                if int(alloc[row, col]) - (int(used[row, col]) + change) < q:
+                if alloc[col] - (used[col] + change) < q:
                     return True
             return False
-        return rejects
+        def reprieve(row: int, passes: Sequence[Sequence[PodInfo]], removed: Sequence[PodInfo],
+                     order: Sequence[PodInfo]) -> list[bool] | None:
+            # the slack of each pass (with ``added`` added and ``removed`` removed), per check:
+            # Fit passes while every slack is >= 0; re-adding a victim spends its requests
+            pods_col = table.PODS
+            alloc = table.allocatable[row].tolist()
+            used = table.requested[row].tolist()
+            cols: list[tuple[str, int, int]] = []  # (resource, column, request) of the checks Fit makes here
+            for name, q in checks:
+                col = index.get(name)
+                if name in req.dra and (col is None or alloc[col] == 0):
+                    continue  # DRAExtendedResource: left to DynamicResources on this node
+                if col is None:
+                    return None
+                cols.append((name, col, q))
+            slacks: list[list[int]] = []
+            for added in passes:
+                if any(name not in index for pi in added for name in pi.requests if name != "pods"):
+                    return None
+                delta = len(added) - len(removed)
+                slack = [alloc[pods_col] - used[pods_col] - delta - 1]
+                for name, col, q in cols:
+                    if col == pods_col:
+                        change = delta
+                    else:
+                        change = (sum(pi.requests.get(name, 0) for pi in added)
+                                  - sum(pi.requests.get(name, 0) for pi in removed))
+                    slack.append(alloc[col] - used[col] - change - q)
+                if min(slack) < 0:
+                    return None  # the row does not fit even with every victim removed
+                slacks.append(slack)
+            kept: list[bool] = []
+            for pi in order:
+                cost = [1] + [1 if col == pods_col else pi.requests.get(name, 0) for name, col, _ in cols]
+                fits = all(s - c >= 0 for slack in slacks for s, c in zip(slack, cost, strict=True))
+                if fits:
+                    for slack in slacks:
+                        for i, c in enumerate(cost):
+                            slack[i] -= c
+                kept.append(fits)
+            return kept
+
+        return ExactPrecheck(verdict, tuple(pl for pl in plugins if isinstance(pl, Fit)), reprieve)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """None without async preemption (upstream returns ``nil, nil``)."""
