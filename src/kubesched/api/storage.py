@@ -89,8 +89,9 @@ class ObjectView:
         return self.metadata.get("deletionTimestamp")
 
 
-class PersistentVolumeClaimView(ObjectView):
-    """A PersistentVolumeClaim (``spec`` and ``status.phase``)."""
+class _VolumeView(ObjectView):
+    """What PersistentVolumes and PersistentVolumeClaims share: ``spec`` (read once) with its
+    class, mode and access modes, and ``status.phase``."""
 
     __slots__ = ("spec",)
 
@@ -106,16 +107,13 @@ class PersistentVolumeClaimView(ObjectView):
 
     @property
     def storage_class(self) -> str:
-        """Upstream ``GetPersistentVolumeClaimClass`` (``component-helpers/storage/volume``): the
+        """Upstream ``GetPersistentVolumeClass`` / ``GetPersistentVolumeClaimClass``
+        (``component-helpers/storage/volume/helpers.go``): the
         ``volume.beta.kubernetes.io/storage-class`` annotation wins over ``spec.storageClassName``."""
         ann = self.metadata.get("annotations")
         if ann and BETA_STORAGE_CLASS_ANNOTATION in ann:
             return str(ann[BETA_STORAGE_CLASS_ANNOTATION])
         return str(self.spec.get("storageClassName") or "")
-
-    @property
-    def volume_name(self) -> str:
-        return str(self.spec.get("volumeName") or "")
 
     @property
     def volume_mode(self) -> str:
@@ -129,6 +127,20 @@ class PersistentVolumeClaimView(ObjectView):
     @property
     def access_modes(self) -> list[str]:
         return list(self.spec.get("accessModes") or ())
+
+    @property
+    def phase(self) -> str:
+        return str(_map(self.raw, "status").get("phase") or "")
+
+
+class PersistentVolumeClaimView(_VolumeView):
+    """A PersistentVolumeClaim."""
+
+    __slots__ = ()
+
+    @property
+    def volume_name(self) -> str:
+        return str(self.spec.get("volumeName") or "")
 
     @property
     def selector(self) -> Mapping[str, Any] | None:
@@ -140,34 +152,11 @@ class PersistentVolumeClaimView(ObjectView):
         """``spec.resources.requests`` (quantities as given)."""
         return _map(_map(self.spec, "resources"), "requests")
 
-    @property
-    def phase(self) -> str:
-        return str(_map(self.raw, "status").get("phase") or "")
 
+class PersistentVolumeView(_VolumeView):
+    """A PersistentVolume."""
 
-class PersistentVolumeView(ObjectView):
-    """A PersistentVolume (``spec`` and ``status.phase``)."""
-
-    __slots__ = ("spec",)
-
-    def __init__(self, raw: Mapping[str, Any]) -> None:
-        self.raw = raw
-        self.metadata = raw.get("metadata") or _EMPTY
-        self.spec: Mapping[str, Any] = raw.get("spec") or _EMPTY
-
-    @property
-    def storage_class_name(self) -> str:
-        """``spec.storageClassName`` alone (:attr:`storage_class` adds the beta annotation)."""
-        return str(self.spec.get("storageClassName") or "")
-
-    @property
-    def storage_class(self) -> str:
-        """Upstream ``GetPersistentVolumeClass`` (``component-helpers/storage/volume``): the
-        ``volume.beta.kubernetes.io/storage-class`` annotation wins over ``spec.storageClassName``."""
-        ann = self.metadata.get("annotations")
-        if ann and BETA_STORAGE_CLASS_ANNOTATION in ann:
-            return str(ann[BETA_STORAGE_CLASS_ANNOTATION])
-        return str(self.spec.get("storageClassName") or "")
+    __slots__ = ()
 
     @property
     def capacity(self) -> Mapping[str, Any]:
@@ -179,19 +168,6 @@ class PersistentVolumeView(ObjectView):
         return self.spec.get("claimRef")
 
     @property
-    def volume_mode(self) -> str:
-        """``spec.volumeMode``, ``Filesystem`` when unset (the API default)."""
-        return str(self.spec.get("volumeMode") or "Filesystem")
-
-    @property
-    def volume_attributes_class_name(self) -> str:
-        return str(self.spec.get("volumeAttributesClassName") or "")
-
-    @property
-    def access_modes(self) -> list[str]:
-        return list(self.spec.get("accessModes") or ())
-
-    @property
     def node_affinity_required(self) -> Mapping[str, Any] | None:
         """``spec.nodeAffinity.required`` (a NodeSelector mapping), None when unset."""
         return _map(self.spec, "nodeAffinity").get("required")
@@ -200,10 +176,6 @@ class PersistentVolumeView(ObjectView):
     def csi(self) -> Mapping[str, Any] | None:
         """``spec.csi`` (CSIPersistentVolumeSource), None for other volume sources."""
         return self.spec.get("csi")
-
-    @property
-    def phase(self) -> str:
-        return str(_map(self.raw, "status").get("phase") or "")
 
 
 class StorageClassView(ObjectView):
