@@ -15,6 +15,7 @@ compares its test cases and workloads with :data:`kubesched.sim.bench.WORKLOADS`
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
@@ -41,6 +42,23 @@ def upstream_cases(root: Path) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
+THRESHOLDS_FILE = ROOT / "src/kubesched/data/scheduler_perf_thresholds.json"
+THRESHOLD_VERSIONS = {"1.34": "1.34.12", "1.35": "1.35.4", "1.36": "1.36.3", "1.37": "1.37.2"}
+
+
+def thresholds_of(root: Path) -> dict[str, float | None]:
+    """Every workload ``Case/Workload`` of one release's performance-config.yaml files → its
+    threshold (None when it has none; a per-topic map such as ``{dra: 56}`` → its value)."""
+    out: dict[str, float | None] = {}
+    for _, case in upstream_cases(root):
+        for w in case.get("workloads") or []:
+            thr = w.get("threshold")
+            if isinstance(thr, dict):
+                thr = max(thr.values()) if thr else None
+            out[f"{case['name']}/{w['name']}"] = thr or None
+    return out
+
+
 def _fmt(threshold: Any, factor: int) -> str:
     """A threshold (a number, or a map of them per environment label such as ``dra: 56``) × factor."""
     if threshold is None:
@@ -55,7 +73,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--upstream", type=Path, default=DEFAULT, help="the k8s.io/kubernetes@v1.37.2 module directory")
     ap.add_argument("--missing", action="store_true", help="name the missing workloads")
     ap.add_argument("--thresholds", action="store_true", help="list the performance workloads and thresholds")
+    ap.add_argument("--write-thresholds", action="store_true",
+                    help=f"regenerate {THRESHOLDS_FILE.relative_to(ROOT)} from the module cache's "
+                         f"v{', v'.join(THRESHOLD_VERSIONS.values())} and exit")
     args = ap.parse_args(argv)
+    if args.write_thresholds:
+        data = {minor: thresholds_of(args.upstream.parent / f"kubernetes@v{full}")
+                for minor, full in THRESHOLD_VERSIONS.items()}
+        THRESHOLDS_FILE.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+        print(f"wrote {THRESHOLDS_FILE} ({', '.join(f'{m}: {len(d)}' for m, d in data.items())} workloads)")
+        return 0
     cases = upstream_cases(args.upstream)
     if not cases:
         print(f"no performance-config.yaml under {args.upstream}", file=sys.stderr)

@@ -15,7 +15,7 @@ from apiserver_helpers import until
 from test_realism_kubectl import KUBECTL, Kubectl, _template, box  # noqa: F401 - the shared fixture
 
 from kubesched.apiserver.history import plan_history
-from kubesched.apiserver.testing import ServerHandle
+from kubesched.apiserver.launcher import ServerHandle
 
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not on the PATH")
 
@@ -57,7 +57,8 @@ spec:
     assert rev["revision"] == 1
     assert sts["status"]["currentRevision"] == sts["status"]["updateRevision"] == first
     assert rev["metadata"]["labels"]["app"] == "db"
-    assert first == f"db-{rev['metadata']['labels']['controller-revision-hash']}"
+    # history.ControllerRevisionHashLabel (the pods' controller-revision-hash is the revision name)
+    assert first == f"db-{rev['metadata']['labels']['controller.kubernetes.io/hash']}"
     [owner] = rev["metadata"]["ownerReferences"]
     assert (owner["kind"], owner["name"], owner["uid"], owner["controller"]) == ("StatefulSet", "db",
                                                                                  sts["metadata"]["uid"], True)
@@ -150,3 +151,28 @@ def test_truncation_spares_live_revisions_as_upstream() -> None:
     assert not plan.create
     # a negative limit keeps everything
     assert not plan_history(_parent("DaemonSet", -1), [_rev("p-a", 1), _rev("p-b", 2)], []).delete
+
+
+def test_statefulset_revision_name_is_upstreams(box: Box) -> None:
+    """HashControllerRevision over the getPatch bytes + collisionCount: the name the real
+    kube-controller-manager v1.37.2 gave this exact StatefulSet (observed: ``web-865bd89565``,
+    label ``controller.kubernetes.io/hash: 865bd89565``; Go's JSON escaping of ``<&>`` included)."""
+    _, kc = box
+    kc.run("create", "-f", "-", stdin="""
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: web, annotations: {a: "<b>&"}}
+spec:
+  replicas: 0
+  serviceName: web
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: c, image: "nginx:1", env: [{name: X, value: "<&>"}]}]}""")
+    [name] = until(lambda: _revisions(kc, "web") or None, "first revision")
+    rev = _revisions(kc, "web")[name]
+    assert name == "web-865bd89565"
+    assert rev["metadata"]["labels"] == {"app": "web", "controller.kubernetes.io/hash": "865bd89565"}
+    assert rev["metadata"]["annotations"] == {"a": "<b>&"}
+    until(lambda: kc.json("get", "statefulset", "web")["status"].get("updateRevision") == name, "updateRevision")
+    assert kc.json("get", "statefulset", "web")["status"]["collisionCount"] == 0  # as upstream writes it

@@ -465,3 +465,63 @@ def test_forget_of_an_assumed_pod_on_a_removed_node() -> None:
     c.add_node(big_node("n1"))
     assert summary(info(c, "n1")) == want(0, 0, [], {})
 
+
+
+class _Recorder:
+    """A NodeTable listener writing down the pod events it is told of (and the labels seen)."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, int, str, dict[str, str]]] = []
+
+    def on_node_added(self, table: Any, row: int) -> None: ...
+    def on_node_changed(self, table: Any, row: int, old: Any) -> None: ...
+    def on_node_removed(self, table: Any, row: int, old: Any) -> None: ...
+
+    def on_pod_added(self, table: Any, row: int, pi: PodInfo) -> None:
+        self.events.append(("add", row, pi.key, dict(pi.pod.metadata.labels)))
+
+    def on_pod_removed(self, table: Any, row: int, pi: PodInfo) -> None:
+        self.events.append(("remove", row, pi.key, dict(pi.pod.metadata.labels)))
+
+
+def _labelled_cluster(relabel_fast: bool) -> tuple[Cache, _Recorder]:
+    import msgspec
+
+    c = cache_with(NODE)
+    rec = _Recorder()
+    c.table.add_listener(rec)
+    pods = [base_pod(NODE, f"p{i}", "100m", "500", ports=[{"hostPort": 80 + i, "containerPort": 80}])
+            for i in range(3)]
+    for p in pods:
+        c.add_pod(p)
+    # the bind's label update (PodTopologyLabels): same spec object, one more label
+    p0 = pods[0]
+    labels = {**(p0.metadata.labels or {}), "topology.kubernetes.io/zone": "z1"}
+    new = msgspec.structs.replace(p0, metadata=msgspec.structs.replace(p0.metadata, labels=labels))
+    if relabel_fast:
+        c.update_pod(p0, new)
+    else:  # the general path: remove, then add
+        c.remove_pod(p0)
+        c.add_pod(new)
+    return c, rec
+
+
+def test_label_only_update_is_a_remove_then_add() -> None:
+    """A pod update that only adds labels (PodTopologyLabels on binding) leaves the table as a
+    removal and re-addition would — the pod last on its node, the listeners told of both with the
+    old then the new labels — with requests, ports and pod count unchanged."""
+    fast, rec_fast = _labelled_cluster(True)
+    slow, rec_slow = _labelled_cluster(False)
+    row = fast.table.row_of[NODE]
+    assert [p.key for p in fast.table.pods[row]] == [p.key for p in slow.table.pods[row]]
+    assert [p.key for p in fast.table.pods[row]][-1].endswith("p0")
+    assert rec_fast.events == rec_slow.events
+    assert rec_fast.events[-2][0] == "remove" and "topology.kubernetes.io/zone" not in rec_fast.events[-2][3]
+    assert rec_fast.events[-1][0] == "add" and rec_fast.events[-1][3]["topology.kubernetes.io/zone"] == "z1"
+    assert (fast.table.requested[row] == slow.table.requested[row]).all()
+    assert fast.table.used_ports[row] == slow.table.used_ports[row]
+    assert fast.table.min_pod_priority[row] == slow.table.min_pod_priority[row]
+    ni = fast.table.get(NODE)
+    assert ni.requested.milli_cpu == 300 and len(ni.pods) == 3
+    last = fast.table.pods[row][-1].key
+    assert fast.pod_states[last].pod_info.pod.metadata.labels["topology.kubernetes.io/zone"] == "z1"

@@ -51,14 +51,16 @@ CRD = {
 }
 
 
-def _ensure_crd(server: Any) -> None:
-    path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{NAME}"
-    if server.request("GET", path)[0] == 404:
-        status, _, body = server.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", CRD)
+def _ensure_crd(server: Any, crd: dict[str, Any] = CRD) -> None:
+    """Create ``crd`` (group ``cel.example.com``, version v1) unless present; wait until it is served."""
+    name, plural = crd["metadata"]["name"], crd["spec"]["names"]["plural"]
+    if server.request("GET", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")[0] == 404:
+        status, _, body = server.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
         assert status == 201, body["message"]
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
-        if server.request("GET", "/apis/cel.example.com/v1")[0] == 200:
+        status, _, body = server.request("GET", "/apis/cel.example.com/v1")
+        if status == 200 and any(r["name"] == plural for r in body.get("resources", ())):
             time.sleep(0.5)  # the real server's handler can lag discovery briefly
             return
         time.sleep(0.2)
@@ -70,9 +72,9 @@ def _w(name: str, **spec: Any) -> dict[str, Any]:
             "spec": {"min": 1, "max": 5, **spec}}
 
 
-def _create(server: Any, ns: str, obj: dict[str, Any]) -> tuple[int, Any]:
+def _create(server: Any, ns: str, obj: dict[str, Any], plural: str = "celwidgets") -> tuple[int, Any]:
     for _ in range(20):  # a fresh CRD may answer 404 for a moment on the real server
-        status, _, body = server.request("POST", f"/apis/cel.example.com/v1/namespaces/{ns}/celwidgets", obj)
+        status, _, body = server.request("POST", f"/apis/cel.example.com/v1/namespaces/{ns}/{plural}", obj)
         if status != 404:
             return status, body
         time.sleep(0.3)

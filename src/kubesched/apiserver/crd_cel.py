@@ -15,9 +15,9 @@ kube-openapi's ``strfmt`` (the supported formats; ``<path> in body must be of ty
 "<value>"``).
 
 CEL is evaluated by the ``common-expression-language`` package (``cel``, as the DRA selectors;
-the CEL spec's standard functions and macros);
-Kubernetes' CEL libraries (quantity, url, ip/cidr, ``lowerAscii``, list ``sum``/``isSorted``,
-…) are not provided: a rule using them fails with ``... evaluating rule: <rule>``. Upstream
+the CEL spec's standard functions and macros) with Kubernetes' CEL libraries (quantity, url,
+regex, ip/cidr, lists, cel-go's strings/sets/lists extensions) from :mod:`.cel_library`; their
+errors read as upstream's (``min called on empty list evaluating rule: <rule>``). Upstream
 rejects such CRDs up front when a rule does not compile; the box reports compile errors on the
 object (``rule compile error: ...``), and has no cost budget.
 """
@@ -44,6 +44,7 @@ from kubesched.api.validation import (
     TOO_MANY,
     FieldError,
 )
+from kubesched.apiserver.cel_library import FUNCTIONS, library_error_text
 
 __all__ = ["BLOCKED_MESSAGE", "cel_errors", "format_errors", "has_blocking_error", "has_rules"]
 
@@ -106,6 +107,9 @@ def _eval_error_text(err: BaseException) -> str:
         return f"no such key: {err.args[0] if err.args else ''}"
     if isinstance(err, ZeroDivisionError):
         return "division by zero"
+    lib = library_error_text(str(err))
+    if lib is not None:
+        return lib
     return str(err) or type(err).__name__
 
 
@@ -126,7 +130,7 @@ def _to_cel(x: Any, s: Mapping[str, Any] | None) -> Any:
 def _run(prg: Any, variables: dict[str, Any]) -> Any:
     import cel
 
-    return prg.execute(cel.Context(variables=variables))
+    return prg.execute(cel.Context(variables=variables, functions=FUNCTIONS))
 
 
 def _uses_old_self(rule: str) -> bool:

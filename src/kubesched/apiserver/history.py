@@ -10,10 +10,12 @@ A revision holds ``data = {"spec": {"template": <the parent's template>, "$patch
 (the strategic merge patch ``kubectl rollout undo`` sends back), ``revision`` (1, 2, …), the
 template's labels plus ``controller-revision-hash``, the parent's annotations and a controller
 ownerReference to the parent (the garbage collector deletes it with the parent). Its name is the
-one the parent's pods carry: ``<name>-<hash>`` with the hash the workload controllers put in the
-pods' ``controller-revision-hash`` label (:func:`kubesched.api.hashing.compute_hash` of the
-template and ``status.collisionCount``; upstream's StatefulSet hashes the patch bytes instead, so
-names differ from a real cluster's, as the pods' labels already do).
+one the parent's pods carry: ``<name>-<hash>``. A StatefulSet's hash is upstream's
+(:func:`kubesched.api.hashing.statefulset_revision_hash`, ``HashControllerRevision`` over the
+patch bytes, label ``controller.kubernetes.io/hash``; its pods' ``controller-revision-hash`` is
+the revision name); a DaemonSet's is the one its pods carry in ``controller-revision-hash``
+(:func:`kubesched.api.hashing.compute_hash` of the template and ``status.collisionCount``;
+upstream's ``ComputeHash`` hashes Go's struct dump, so these names differ from a real cluster's).
 
 Pure: :func:`plan_history` says what to create, renumber and delete; the box's workload
 controller (:mod:`kubesched.apiserver.workloadcontrollers`) writes it through the server.
@@ -26,13 +28,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.api.hashing import compute_hash
+from kubesched.api.hashing import compute_hash, statefulset_revision_hash
 
 __all__ = ["HISTORY_KINDS", "HistoryPlan", "new_revision", "plan_history", "revision_name"]
 
 #: parent kinds with a ControllerRevision history (Deployments keep theirs in ReplicaSets)
 HISTORY_KINDS = ("StatefulSet", "DaemonSet")
 _HASH_LABEL = "controller-revision-hash"
+#: history.ControllerRevisionHashLabel, the label NewControllerRevision puts on a StatefulSet's
+_REVISION_HASH_LABEL = "controller.kubernetes.io/hash"
 
 
 def _map(v: Any) -> Mapping[str, Any]:
@@ -41,6 +45,8 @@ def _map(v: Any) -> Mapping[str, Any]:
 
 def _hash(parent: Mapping[str, Any]) -> str:
     spec, status = _map(parent.get("spec")), _map(parent.get("status"))
+    if parent.get("kind") == "StatefulSet":
+        return statefulset_revision_hash(_map(spec.get("template")), status.get("collisionCount"))
     return compute_hash(_map(spec.get("template")), status.get("collisionCount"))
 
 
@@ -56,7 +62,8 @@ def new_revision(parent: Mapping[str, Any], revision: int) -> dict[str, Any]:
     template = copy.deepcopy(dict(_map(spec.get("template"))))
     template["$patch"] = "replace"
     h = _hash(parent)
-    labels = {**_map(_map(template.get("metadata")).get("labels")), _HASH_LABEL: h}
+    key = _REVISION_HASH_LABEL if parent.get("kind") == "StatefulSet" else _HASH_LABEL
+    labels = {**_map(_map(template.get("metadata")).get("labels")), key: h}
     out: dict[str, Any] = {
         "apiVersion": "apps/v1", "kind": "ControllerRevision",
         "metadata": {"name": f"{meta.get('name')}-{h}", "namespace": meta.get("namespace") or "default",

@@ -190,10 +190,14 @@ class Cache:
             # only the labels changed (e.g. the zone/region labels PodTopologyLabels adds on binding):
             # requests, ports and priority stand; the label indexes re-account the pod
             if n.metadata.labels != o.metadata.labels:
-                self._unplace(old, st.node_name)
-                old.pod = pod
-                old.extra.clear()
-                self._place(old, st.node_name)
+                row = self.table.row_of.get(st.node_name)
+                if row is not None and self.table.pod_row.get(old.key) == row:
+                    self.table.relabel_pod(old, row, pod)
+                else:
+                    self._unplace(old, st.node_name)
+                    old.pod = pod
+                    old.extra.clear()
+                    self._place(old, st.node_name)
             else:
                 old.pod = pod
             return

@@ -355,12 +355,13 @@ def replay(trace: str, nodes_csv: str, pods_csv: str, config_path: str | None, s
 def bench(workloads: tuple[str, ...], list_only: bool, seed: int, as_json: bool, emulated_version: str | None = None,
           feature_gates: tuple[str, ...] = (), min_compatibility_version: str | None = None) -> None:
     """Run upstream scheduler_perf workloads in-process; report SchedulingThroughput and peak RSS."""
-    from kubesched.sim.bench import WORKLOADS, run_workload
+    from kubesched.sim.bench import WORKLOADS, run_workload, upstream_threshold
 
     features = build_features(emulated_version, feature_gates, min_compatibility_version)
     if list_only:
+        v = features.emulated_version
         for name, w in WORKLOADS.items():
-            click.echo(f"{name:60s} upstream floor {w.threshold} pods/s")
+            click.echo(f"{name:60s} upstream floor (v{v[0]}.{v[1]}) {upstream_threshold(w, features)} pods/s")
         return
     names = list(WORKLOADS) if "all" in workloads else list(workloads)
     for name in names:

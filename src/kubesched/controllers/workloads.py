@@ -96,7 +96,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from kubesched.api import validation
-from kubesched.api.hashing import ALPHANUMS, compute_hash, fnv32a, safe_encode_string
+from kubesched.api.hashing import ALPHANUMS, compute_hash, fnv32a, safe_encode_string, statefulset_revision_hash
 from kubesched.api.nodeselector import RequiredNodeAffinity
 from kubesched.api.objects import Node, Pod, Toleration, decode
 from kubesched.api.taints import find_matching_untolerated_taint
@@ -828,7 +828,7 @@ class Controllers:
         start = _int(_map(spec.get("ordinals")).get("start"), 0)
         parallel = spec.get("podManagementPolicy") == "Parallel"
         template = _map(spec.get("template"))
-        revision = f"{name}-{compute_hash(template, _map(s.get('status')).get('collisionCount'))}"
+        revision = f"{name}-{statefulset_revision_hash(template, _map(s.get('status')).get('collisionCount'))}"
         by_name = {str(_meta(p).get("name")): p for p in pods.in_namespace(ns)
                    if self._controls(s, p) or owner_of(p) is None}
         claim_templates = [c for c in _list(spec.get("volumeClaimTemplates")) if isinstance(c, dict)]

@@ -308,10 +308,11 @@ def _stateful_set_status(s: Mapping[str, Any], owned: list[Mapping[str, Any]], c
     created = [p for p in owned if not _terminal(p)]
     live = [p for p in created if not _meta(p).get("deletionTimestamp")]
     revisions = [str(_map(_meta(p).get("labels")).get("controller-revision-hash") or "") for p in live]
-    from kubesched.api.hashing import compute_hash
+    from kubesched.api.hashing import statefulset_revision_hash
 
     # the revision of the current template (the controller's ControllerRevision name)
-    update_rev = f"{_meta(s).get('name')}-{compute_hash(_map(spec.get('template')), old.get('collisionCount'))}"
+    update_rev = (f"{_meta(s).get('name')}-"
+                  f"{statefulset_revision_hash(_map(spec.get('template')), old.get('collisionCount'))}")
     status: dict[str, Any] = {}
     _put(status, "observedGeneration", _int(_meta(s).get("generation")))
     status["replicas"] = len(created)
@@ -325,8 +326,8 @@ def _stateful_set_status(s: Mapping[str, Any], owned: list[Mapping[str, Any]], c
         status["currentRevision"] = current_rev
     if update_rev:
         status["updateRevision"] = update_rev
-    if "collisionCount" in old:  # upstream writes 0; kept absent so the pods' revision hash stays
-        status["collisionCount"] = old["collisionCount"]
+    # updateStatefulSetStatus writes getStatefulSetRevisions' collisionCount (0 unless a collision)
+    status["collisionCount"] = old.get("collisionCount", 0)
     status["availableReplicas"] = sum(is_pod_available(p, min_ready, ctx.now) for p in created)
     for p in created:
         ctx.note(_available_at(p, min_ready))

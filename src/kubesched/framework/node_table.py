@@ -44,7 +44,7 @@ from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
-from kubesched.api.objects import Node, Taint, node_allocatable
+from kubesched.api.objects import Node, Pod, Taint, node_allocatable
 from kubesched.api.quantity import to_int
 from kubesched.framework.node_info import HostPort, PodInfo, Resource
 
@@ -453,12 +453,7 @@ class NodeTable:
     def remove_pod(self, pod_info: PodInfo, row: int) -> None:
         """Undo :meth:`add_pod`. Raises ``KeyError`` when the pod is not on ``row``."""
         pods = self.pods[row]
-        for i, p in enumerate(pods):
-            if p.key == pod_info.key:
-                stored = pods.pop(i)
-                break
-        else:
-            raise KeyError(f"pod {pod_info.key} not found on node {self.names[row]}")
+        stored = self._pop_pod(pod_info, row)
         req = self.requested[row]
         for name, v in stored.requests.items():
             if name != "pods":
@@ -475,6 +470,32 @@ class NodeTable:
         self._bump(row)
         for li in self._listeners:
             li.on_pod_removed(self, row, stored)
+
+    def _pop_pod(self, pod_info: PodInfo, row: int) -> PodInfo:
+        """Take the pod with ``pod_info``'s key off ``row``'s list. ``KeyError`` if absent."""
+        pods = self.pods[row]
+        for i, p in enumerate(pods):
+            if p.key == pod_info.key:
+                return pods.pop(i)
+        raise KeyError(f"pod {pod_info.key} not found on node {self.names[row]}")
+
+    def relabel_pod(self, pod_info: PodInfo, row: int, pod: Pod) -> None:
+        """Replace the object of a pod accounted on ``row`` by ``pod``, whose spec is the same
+        object and only labels differ (the zone/region labels PodTopologyLabels adds on binding):
+        what :meth:`remove_pod` then :meth:`add_pod` would leave — the pod last on its node, the
+        listeners told of the removal (old labels) and the addition (new labels) — without
+        re-accounting requests, ports and priority, which cannot have changed. Raises
+        ``KeyError`` when the pod is not on ``row``."""
+        pods = self.pods[row]
+        stored = self._pop_pod(pod_info, row)
+        for li in self._listeners:
+            li.on_pod_removed(self, row, stored)
+        pod_info.pod = pod
+        pod_info.extra.clear()
+        pods.append(pod_info)
+        self._bump(row)
+        for li in self._listeners:
+            li.on_pod_added(self, row, pod_info)
 
     def _remove_ports(self, row: int, ports: tuple[HostPort, ...]) -> None:
         """Upstream ``HostPortInfo.Remove`` for each of the pod's ports (staging

@@ -8,9 +8,11 @@ kube-scheduler-simulator's (``filter-result``, ``score-result``, ``finalscore-re
 
 from __future__ import annotations
 
+import bisect
+import operator
 from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -18,9 +20,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from kubesched.framework.node_table import NodeTable
     from kubesched.framework.runtime import ScoreResult
 
-__all__ = ["DecisionRecord", "NodeScores", "build_record"]
+__all__ = ["DecisionRecord", "FilterResults", "NodeScores", "build_record"]
 
 PASSED = "passed"
+_V = TypeVar("_V")
 
 
 @dataclass
@@ -46,7 +49,7 @@ class DecisionRecord:
     evaluated_nodes: int = 0
     feasible_nodes: int = 0
     pre_filter: dict[str, str] = field(default_factory=dict)
-    filter: dict[str, dict[str, Any]] = field(default_factory=dict)
+    filter: Mapping[str, dict[str, Any]] = field(default_factory=dict)
     score: Mapping[str, dict[str, int]] = field(default_factory=dict)
     final_score: Mapping[str, dict[str, int]] = field(default_factory=dict)
     normalized_score: Mapping[str, dict[str, int]] = field(default_factory=dict)
@@ -92,7 +95,172 @@ def filter_results(table: NodeTable, chunks: list[Any]) -> dict[str, dict[str, A
     return out
 
 
-class NodeScores(Mapping[str, dict[str, int]]):
+class _LazyMapping(Mapping[str, _V]):
+    """A read-only mapping that builds its dict (``_materialized``) only when iterated; equal to,
+    printed as, pickled and deep-copied as that plain dict."""
+
+    __slots__ = ()
+
+    def _materialized(self) -> dict[str, _V]:
+        raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mapping):
+            return self._materialized() == dict(other.items())
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(self._materialized())
+
+    def __reduce__(self) -> Any:  # pickle / copy.deepcopy (dataclasses.asdict): a plain dict
+        return (dict, (self._materialized(),))
+
+
+class _Segment:
+    """Evaluated nodes ``start:stop`` of one :class:`FilterChunk` (no override among them), with
+    their names and results copied out of the cycle's buffers."""
+
+    __slots__ = ("fail", "keys", "names", "plugins", "ran", "tables")
+
+    def __init__(self, chunk: Any, start: int, stop: int, all_names: list[str]) -> None:
+        self.names = names_of(all_names, chunk.rows[start:stop])
+        self.fail = chunk.fail_plugin[start:stop].copy()  # int16: plugin index, < 0 passed
+        self.keys = chunk.fail_key[start:stop].copy()
+        self.plugins = chunk.plugins
+        self.tables = list(chunk.tables)
+        self.ran = [pi for pi in range(len(self.plugins)) if pi not in chunk.skipped]
+
+    def entry(self, i: int) -> dict[str, Any]:
+        fp = int(self.fail[i])
+        if fp < 0:
+            return {self.plugins[pi]: PASSED for pi in self.ran}
+        out: dict[str, Any] = {self.plugins[pi]: PASSED for pi in self.ran if pi < fp}
+        out[self.plugins[fp]] = list(self.tables[fp].entry(int(self.keys[i]))[0])
+        return out
+
+
+def _segments(chunks: list[Any], all_names: list[str], out: list[_Segment]) -> list[_Segment]:
+    """The chunks cut at their overrides, each override's 1-row chunk in its node's place."""
+    for chunk in chunks:
+        start = 0
+        for i in sorted(chunk.overrides):
+            if i > start:
+                out.append(_Segment(chunk, start, i, all_names))
+            _segments([chunk.overrides[i]], all_names, out)
+            start = i + 1
+        n = len(chunk.rows)
+        if n > start:
+            out.append(_Segment(chunk, start, n, all_names))
+    return out
+
+
+class FilterResults(_LazyMapping[dict[str, Any]]):
+    """node → plugin → ``"passed"`` | [reasons] for every evaluated node (the mapping
+    :func:`filter_results` builds), read from the cycle's Filter chunks when read.
+
+    ``-o wide`` reads none of it and the report a handful of nodes, so one dict per evaluated node
+    for every attempt is left until someone iterates (as :class:`NodeScores` does for scores):
+    ``len``, ``in``, ``[]`` and ``get`` answer from the columns; iteration builds the dicts once.
+    :meth:`rejections` gives what the report ranks nodes by, per node, without building entries.
+    Not a ``dict``: encode it through :meth:`DecisionRecord.to_dict` or ``dict(...)``.
+    """
+
+    __slots__ = ("_data", "_index", "_len", "_segs", "_starts")
+
+    def __init__(self, table: NodeTable, chunks: list[Any]) -> None:
+        self._segs = _segments(chunks, table.names, [])  # names copied now: rows are reused later
+        self._index: dict[str, int] | None = None
+        self._starts: list[int] = []
+        self._len: int | None = None
+        self._data: dict[str, dict[str, Any]] | None = None
+
+    def names(self) -> list[str]:
+        """The evaluated nodes in evaluation order (a node evaluated twice: each time)."""
+        if len(self._segs) == 1:
+            return list(self._segs[0].names)
+        return [n for seg in self._segs for n in seg.names]
+
+    def _positions(self) -> dict[str, int]:
+        """node → its position in :meth:`names` (the last one: the last evaluation wins, as in the dict)."""
+        if self._index is None:
+            names = self.names()
+            self._index = dict(zip(names, range(len(names))))
+            start = 0
+            for seg in self._segs:
+                self._starts.append(start)
+                start += len(seg.names)
+        return self._index
+
+    def _at(self, key: str) -> tuple[_Segment, int]:
+        pos = self._positions()[key]
+        k = bisect.bisect_right(self._starts, pos) - 1
+        return self._segs[k], pos - self._starts[k]
+
+    def _materialized(self) -> dict[str, dict[str, Any]]:
+        if self._data is None:
+            self._data = {n: seg.entry(i) for seg in self._segs for i, n in enumerate(seg.names)}
+        return self._data
+
+    def rejections(self) -> tuple[list[str], list[tuple[tuple[str, Any], int]]] | None:
+        """The evaluated nodes in order and, per node, ``((plugin, reasons), plugins passed)``:
+        the last item of the node's entry (``("", "")`` for a feasible node; ``reasons`` as a
+        tuple, ``("rejected",)`` if empty) and how many of its items are ``"passed"`` (one tuple
+        object per distinct outcome). None when a node was evaluated twice (read the dicts)."""
+        names = self.names()
+        if self._data is not None or len(names) != len(self):
+            return None
+        out: list[tuple[tuple[str, Any], int]] = []
+        for seg in self._segs:
+            feasible = (("", ""), len(seg.ran))
+            memo: dict[tuple[int, int], tuple[tuple[str, Any], int]] = {}
+            for fp, key in zip(seg.fail.tolist(), seg.keys.tolist()):
+                if fp < 0:
+                    out.append(feasible)
+                    continue
+                hit = memo.get((fp, key))
+                if hit is None:
+                    reasons = tuple(seg.tables[fp].entry(int(key))[0]) or ("rejected",)
+                    hit = memo[(fp, key)] = ((seg.plugins[fp], reasons), sum(1 for pi in seg.ran if pi < fp))
+                out.append(hit)
+        return names, out
+
+    def __getitem__(self, key: str) -> dict[str, Any]:
+        if self._data is not None:
+            return self._data[key]
+        seg, i = self._at(key)
+        return seg.entry(i)
+
+    def __contains__(self, key: object) -> bool:
+        if self._data is not None:
+            return key in self._data
+        return key in self._positions()
+
+    def __len__(self) -> int:
+        if self._data is not None:
+            return len(self._data)
+        if self._index is not None:
+            return len(self._index)
+        if self._len is None:
+            self._len = len(set(self.names()))
+        return self._len
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._materialized())
+
+
+
+def names_of(names: list[str], rows: np.ndarray) -> list[str]:
+    """``[names[r] for r in rows]`` (one C-level gather)."""
+    if len(rows) == 0:
+        return []
+    if len(rows) == 1:
+        return [names[int(rows[0])]]
+    return list(operator.itemgetter(*rows.tolist())(names))
+
+
+class NodeScores(_LazyMapping[dict[str, int]]):
     """node → plugin → score (a read-only mapping), built from a cycle's ``int64[plugins, nodes]``
     array only when read.
 
@@ -106,11 +274,14 @@ class NodeScores(Mapping[str, dict[str, int]]):
 
     __slots__ = ("_arr", "_data", "_index", "_names", "plugins")
 
-    def __init__(self, names: list[str], plugins: list[str], arr: np.ndarray) -> None:
+    def __init__(self, names: list[str], plugins: list[str], arr: np.ndarray,
+                 index: list[dict[str, int] | None] | None = None) -> None:
         self._names = names
         self.plugins = list(plugins)
         self._arr = arr  # int64[plugins, nodes], a private copy
-        self._index: dict[str, int] | None = None
+        # node → column, built on the first lookup; ``index``: a one-item box shared by mappings
+        # over the same ``names`` (a record's raw, normalized and weighted scores)
+        self._index: list[dict[str, int] | None] = [None] if index is None else index
         self._data: dict[str, dict[str, int]] | None = None
 
     def _materialized(self) -> dict[str, dict[str, int]]:
@@ -121,9 +292,10 @@ class NodeScores(Mapping[str, dict[str, int]]):
 
     def _positions(self) -> dict[str, int]:
         """node → its column in the array (built on the first lookup)."""
-        if self._index is None:
-            self._index = {n: i for i, n in enumerate(self._names)}
-        return self._index
+        index = self._index[0]
+        if index is None:
+            index = self._index[0] = dict(zip(self._names, range(len(self._names))))
+        return index
 
     def __getitem__(self, key: str) -> dict[str, int]:
         if self._data is not None:
@@ -166,30 +338,22 @@ class NodeScores(Mapping[str, dict[str, int]]):
                 out[p] = int(fin[j, i]) // int(norm[j, i])
         return out
 
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Mapping):
-            return self._materialized() == dict(other.items())
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return repr(self._materialized())
-
-    def __reduce__(self) -> Any:  # pickle / copy.deepcopy (dataclasses.asdict): a plain dict
-        return (dict, (self._materialized(),))
 
 
-def score_results3(table: NodeTable, scores: ScoreResult) -> tuple[Mapping[str, dict[str, int]], ...]:
+def score_results3(table: NodeTable, scores: ScoreResult,
+                   names: list[str] | None = None) -> tuple[Mapping[str, dict[str, int]], ...]:
     """``(raw, normalized, weighted)``: node → plugin → score, for the scored rows
-    (:class:`NodeScores`, built when read)."""
-    names = [table.names[r] for r in scores.rows.tolist()]
+    (:class:`NodeScores`, built when read; ``names``: the scored rows' names if known)."""
+    if names is None:
+        names = names_of(table.names, scores.rows)
     plugins = scores.plugins
     if not plugins:
         return {n: {} for n in names}, {n: {} for n in names}, {n: {} for n in names}
 
+    index: list[dict[str, int] | None] = [None]
+
     def per_node(arrays: list[Any]) -> Mapping[str, dict[str, int]]:
-        return NodeScores(names, plugins, np.stack(arrays))  # a copy: the cycle's buffers move on
+        return NodeScores(names, plugins, np.stack(arrays), index)  # a copy: the cycle's buffers move on
 
     return per_node(scores.raw), per_node(scores.normalized), per_node(scores.weighted)
 
@@ -201,18 +365,24 @@ def build_record(*, pod: str, profile: str, attempt: int, time: float, table: No
                  extender_statuses: dict[str, Any] | None = None) -> DecisionRecord:
     """Assemble a :class:`DecisionRecord` from a cycle's arrays. ``extender_statuses`` (node →
     Status) are the scheduler extenders' rejections: recorded under the "plugin" ``Extender``."""
-    filt = filter_results(table, chunks)
     feasible = sum(int(c.ok_mask().sum()) for c in chunks)
-    for node, st in (extender_statuses or {}).items():
-        entry = filt.setdefault(node, {})
-        if all(v == PASSED for v in entry.values()):
-            feasible -= 1 if entry else 0
-        entry["Extender"] = list(st.reasons)
+    filt: Mapping[str, dict[str, Any]]
+    if extender_statuses:  # rare: the plain dicts, with the extenders' entries added
+        plain = filter_results(table, chunks)
+        for node, st in extender_statuses.items():
+            entry = plain.setdefault(node, {})
+            if all(v == PASSED for v in entry.values()):
+                feasible -= 1 if entry else 0
+            entry["Extender"] = list(st.reasons)
+        filt = plain
+    else:
+        filt = FilterResults(table, chunks)
     rec = DecisionRecord(pod=pod, profile=profile, attempt=attempt, time=time, selected_node=selected,
                          result=result, message=message, evaluated_nodes=len(filt),
                          feasible_nodes=feasible, pre_filter=pre_filter or {}, filter=filt,
                          post_filter=post_filter or {}, nominated_node=nominated)
     if scores is not None:
-        rec.score, rec.normalized_score, rec.final_score = score_results3(table, scores)
-        rec.total_score = dict(zip([table.names[r] for r in scores.rows.tolist()], scores.total.tolist()))
+        names = names_of(table.names, scores.rows)
+        rec.score, rec.normalized_score, rec.final_score = score_results3(table, scores, names)
+        rec.total_score = dict(zip(names, scores.total.tolist()))
     return rec

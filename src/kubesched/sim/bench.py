@@ -55,6 +55,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from importlib import resources
 from typing import Any
 
 import msgspec
@@ -63,7 +64,7 @@ import yaml
 from kubesched.api.hashing import ALPHANUMS
 from kubesched.api.objects import Namespace, Node, ObjectMeta, Pod, Service, decode
 from kubesched.config import default_config
-from kubesched.features import FeatureGate
+from kubesched.features import DEFAULT_EMULATED_VERSION, FeatureGate
 from kubesched.framework.clock import ManualClock
 from kubesched.scheduler import Attempt, Scheduler
 from kubesched.sim.store import ClusterStore
@@ -635,6 +636,27 @@ class Workload:
         return self.measured_op[1].count
 
 
+@functools.cache
+def _upstream_thresholds() -> dict[str, dict[str, float | None]]:
+    """minor version → ``Case/Workload`` → threshold, from the performance-config.yaml files of
+    v1.34.12, v1.35.4, v1.36.3 and v1.37.2 (``kubesched/data/scheduler_perf_thresholds.json``,
+    written by ``benchmarks/scheduler_perf_coverage.py --write-thresholds``)."""
+    text = resources.files("kubesched.data").joinpath("scheduler_perf_thresholds.json").read_text()
+    data: dict[str, dict[str, float | None]] = json.loads(text)
+    return data
+
+
+def upstream_threshold(workload: Workload, features: FeatureGate | None = None) -> float | None:
+    """Upstream's threshold (pods/s, the CI floor on the Average) for ``workload`` in the
+    scheduler_perf of the emulated version (v1.37.2's by default; None: that release sets none or
+    disables the check). A workload that release does not have keeps the figure it was ported with."""
+    v = features.emulated_version if features is not None else DEFAULT_EMULATED_VERSION
+    table = _upstream_thresholds().get(f"{v[0]}.{v[1]}")
+    if table is None or workload.key not in table:
+        return workload.threshold
+    return table[workload.key]
+
+
 def _case(case: str, template: Callable[[dict[str, int]], list[Op]],
           workloads: Sequence[tuple[str, dict[str, int], float | None, float | None, tuple[str, ...]]],
           rss: dict[str, float] | None = None) -> dict[str, Workload]:
@@ -1184,8 +1206,8 @@ def _new_run(workload: Workload, seed: int, registry: dict[str, Any] | None,
         from kubesched.plugins.registry import in_tree_registry
 
         registry = dict(in_tree_registry())
-    res = BenchResult(workload.key, workload.threshold, workload.target, workload.rss_target_mib,
-                      nodes=workload.num_nodes, init_pods=workload.num_init_pods,
+    res = BenchResult(workload.key, upstream_threshold(workload, features), workload.target,
+                      workload.rss_target_mib, nodes=workload.num_nodes, init_pods=workload.num_init_pods,
                       measured_pods=workload.num_measured_pods)
     store = ClusterStore(keep_events=False)
     sched = Scheduler(default_config(features), client=store, lister=store, clock=ManualClock(), seed=seed,
@@ -1427,7 +1449,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.list:
         for key, w in WORKLOADS.items():
-            floor = f"floor {w.threshold:g}" if w.threshold is not None else ""
+            thr = upstream_threshold(w, features)
+            floor = f"floor {thr:g}" if thr is not None else ""
             target = f"target {w.target:g}" if w.target is not None else ""
             print(f"{key:55s} {w.num_nodes:6d} nodes {w.num_init_pods:6d} init {w.num_measured_pods:6d} "
                   f"measured  {floor:11s} {target:11s} {','.join(w.labels)}")

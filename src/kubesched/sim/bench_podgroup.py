@@ -80,6 +80,7 @@ from kubesched.sim.bench import (
     _Names,
     _peak_rss_mib,
     _Progress,
+    upstream_threshold,
 )
 from kubesched.sim.store import ClusterStore
 
@@ -1197,7 +1198,7 @@ def execute_v137(workload: Workload, *, seed: int = 0, progress: bool = False,
     t_begin = time.perf_counter()
     run = _Run(workload, seed, registry, features, progress)
     store, sched, ui = run.store, run.sched, run.ui
-    res = BenchResult(workload.key, workload.threshold, workload.target, workload.rss_target_mib,
+    res = BenchResult(workload.key, upstream_threshold(workload, features), workload.target, workload.rss_target_mib,
                       nodes=workload.num_nodes, init_pods=workload.num_init_pods,
                       measured_pods=workload.num_measured_pods)
     try:

@@ -16,7 +16,10 @@ nodes prioritize extenders scored). Scoring runs only when more than one node is
 
 from __future__ import annotations
 
+import itertools
+import operator
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +27,7 @@ from kubesched.api.objects import node_allocatable
 from kubesched.api.quantity import to_int
 from kubesched.api.resources import pod_requests
 from kubesched.errors import InputError
-from kubesched.framework.record import PASSED, DecisionRecord, NodeScores
+from kubesched.framework.record import PASSED, DecisionRecord, FilterResults, NodeScores
 from kubesched.sim.store import Preemption
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -198,6 +201,32 @@ def _last(entry: dict[str, Any]) -> Any:
     return entry[next(reversed(entry))] if entry else PASSED
 
 
+_FEASIBLE = ("", "")
+
+
+def _failures(flt: Mapping[str, dict[str, Any]]) -> tuple[dict[str, tuple[str, Any]], dict[str, tuple[int, int]]]:
+    """For every evaluated node, in record order: node → ``(failing plugin, its reasons)``
+    (``("", "")`` for a feasible node, reasons ``("rejected",)`` when a rejection gave none: the
+    last item of the node's entry, plugins run in order), and node → :func:`_near_miss_key`.
+    Read from a :class:`FilterResults`' columns when it can (no entry dicts, no per-node loop)."""
+    cols = flt.rejections() if isinstance(flt, FilterResults) else None
+    if cols is not None:
+        names, outcomes = cols
+        near = {o: (-o[1], len(o[0][1]) if o[0][0] else 0) for o in set(outcomes)}
+        return (dict(zip(names, map(operator.itemgetter(0), outcomes))),
+                dict(zip(names, map(near.__getitem__, outcomes))))
+    outcome: dict[str, tuple[str, Any]] = {}
+    nearest: dict[str, tuple[int, int]] = {}
+    for n, entry in flt.items():
+        k: tuple[str, Any] = _FEASIBLE
+        if _last(entry) != PASSED:
+            plugin = next(reversed(entry))
+            k = (plugin, tuple(entry[plugin] or ("rejected",)))
+        outcome[n] = k
+        nearest[n] = _near_miss_key(entry)
+    return outcome, nearest
+
+
 def _near_miss_key(entry: dict[str, Any]) -> tuple[int, int]:
     """Sort key of a rejected node: (−Filter plugins passed, number of failing reasons)."""
     passed = sum(1 for v in entry.values() if v == PASSED)
@@ -212,9 +241,18 @@ def _totals(rec: DecisionRecord) -> dict[str, int]:
 
 
 def _ranked(rec: DecisionRecord, totals: dict[str, int]) -> list[str]:
-    """Scored nodes, best total first (the selected node first among equals)."""
+    """Scored nodes, best total first (the selected node first among equals, the others in
+    record order)."""
+    ranked = sorted(totals, key=totals.__getitem__, reverse=True)  # stable: equals keep their order
     sel = rec.selected_node
-    return sorted(totals, key=lambda n: (-totals[n], n != sel))
+    if sel is not None and sel in totals:
+        ranked.remove(sel)
+        best = totals[sel]
+        i = 0
+        while i < len(ranked) and totals[ranked[i]] > best:
+            i += 1
+        ranked.insert(i, sel)
+    return ranked
 
 
 def _runner_up(rec: DecisionRecord, ranked: list[str]) -> str | None:
@@ -247,34 +285,31 @@ def explain_record(rec: DecisionRecord, *, total_nodes: int | None = None,
     totals = _totals(rec)
     ranked = _ranked(rec, totals)
     runner = _runner_up(rec, ranked)
-    rank = {n: i for i, n in enumerate(ranked, 1)}
+    rank = dict(zip(ranked, range(1, len(ranked) + 1)))
     flt = rec.filter
-    # the failing plugin, if any, is the last one of a node's entry (plugins run in order)
-    unscored = [n for n in flt if n not in totals]
-    feasible_unscored = [n for n in unscored if _last(flt[n]) == PASSED]
-    fu = set(feasible_unscored)
+    # per node: the failing plugin and its reasons (the last of its entry: plugins run in order)
+    # and how many plugins it passed, from the record's columns when it has them
+    outcome, near = _failures(flt)
+    unscored = list(itertools.filterfalse(totals.__contains__, outcome))
+    unscored_outcomes = list(map(outcome.__getitem__, unscored))
+    feasible_unscored = list(itertools.compress(unscored, map(_FEASIBLE.__eq__, unscored_outcomes)))
     # rejected nodes: near misses first — the more Filter plugins a node passed before one
     # rejected it, and the fewer reasons, the closer it came (record order among equals)
-    rejected = sorted((n for n in unscored if n not in fu), key=lambda n: _near_miss_key(flt[n]))
+    rejected = sorted(itertools.compress(unscored, map(_FEASIBLE.__ne__, unscored_outcomes)),
+                      key=near.__getitem__)
     order = ranked + feasible_unscored + rejected
     omitted: Counter[str] = Counter()
     n_omitted = 0
     if 0 < max_nodes < len(order):
         keep = order[:max_nodes]
-        by_failure: dict[tuple[str, Any], int] = {}
-        for n in order[max_nodes:]:
-            if n == rec.selected_node or n == runner:
-                keep.append(n)
-                continue
-            n_omitted += 1
-            entry = flt.get(n)
-            if not entry:
-                k: tuple[str, Any] = ("", "")
-            else:
-                plugin = next(reversed(entry))
-                v = entry[plugin]
-                k = ("", "") if v == PASSED else (plugin, tuple(v or ("rejected",)))
-            by_failure[k] = by_failure.get(k, 0) + 1
+        rest = order[max_nodes:]
+        # the chosen node and the runner-up stay, in their order; the rest is counted by failure
+        at = sorted(rest.index(n) for n in (rec.selected_node, runner) if n is not None and n in rest)
+        keep += [rest[i] for i in at]
+        for i in reversed(at):
+            del rest[i]
+        n_omitted = len(rest)
+        by_failure = Counter(map(outcome.get, rest, itertools.repeat(_FEASIBLE)))
         for (plugin, reasons), c in by_failure.items():
             if not plugin:
                 omitted["feasible"] += c
@@ -416,7 +451,9 @@ def record_digest(rec: DecisionRecord) -> dict[str, Any]:
     totals = _totals(rec)
     sel = rec.selected_node or ""
     if sel:  # the best of the others: a max, not a sort (first of equals, as _ranked)
-        runner = max((n for n in totals if n != sel), key=totals.__getitem__, default=None)
+        others = dict(totals)
+        others.pop(sel, None)
+        runner = max(others, key=others.__getitem__, default=None)
     else:
         runner = _runner_up(rec, _ranked(rec, totals))
     return {"score": totals.get(sel), "runner_up": runner,

@@ -637,6 +637,6 @@ def annotate(result: SimulationResult) -> None:
         if ann is None:
             ann = raw["metadata"]["annotations"] = {}
         ann[ANNOTATION_PREFIX + "selected-node"] = rec.selected_node or ""
-        ann[ANNOTATION_PREFIX + "filter-result"] = json.dumps(rec.filter, separators=(",", ":"))
+        ann[ANNOTATION_PREFIX + "filter-result"] = json.dumps(dict(rec.filter), separators=(",", ":"))
         ann[ANNOTATION_PREFIX + "score-result"] = json.dumps(dict(rec.score), separators=(",", ":"))
         ann[ANNOTATION_PREFIX + "finalscore-result"] = json.dumps(dict(rec.final_score), separators=(",", ":"))
