@@ -26,6 +26,7 @@ from kubesched.framework.node_info import PodInfo
 from kubesched.framework.runtime import Framework
 from kubesched.plugins import defaultbinder, nodeports, nodeunschedulable, queuesort, tainttoleration
 from kubesched.plugins.noderesources import fit
+from kubesched.scheduler.schedule_pod import _apply_nominated_pods
 from kubesched.testing.wrappers import MakeNode, MakePod, build_table
 
 GPU = "example.com/gpu"
@@ -39,6 +40,22 @@ class PlainFramework(Framework):
 
     def filter_with_nominated_pods(self, state, pod, row, nominated):
         return super().filter_with_nominated_pods(state, pod, row, nominated)
+
+
+class FakeNominator:
+    """The queue's nominated pods by node name."""
+
+    def __init__(self, by_node: dict[str, list[PodInfo]]) -> None:
+        self.by_node = by_node
+
+    def has_nominated_pods(self) -> bool:
+        return bool(self.by_node)
+
+    def nominated_nodes(self) -> list[str]:
+        return list(self.by_node)
+
+    def nominated_pods_for_node(self, name: str) -> list[PodInfo]:
+        return self.by_node.get(name, [])
 
 
 def _framework(cls: type[Framework], nodes: list, pods: list, plugins: tuple[str, ...]) -> Framework:
@@ -89,9 +106,10 @@ def _observed(fw: Framework, chunk: Any, names: list[str]) -> tuple:
 @given(st.data())
 def test_nominated_pass_by_arithmetic_matches_the_plain_pass(data) -> None:
     """Taints, unschedulable nodes, pod-count limits, cpu/memory/extended resources (one no node
-    has), nominated pods on some nodes, with and without a pod-dependent plugin besides Fit
-    (NodePorts: then everything runs the plain pass): same overrides in the same order, same
-    statuses, message, plugins and codes; the table is left as found."""
+    has), nominated pods of various priorities on some nodes (a bound pod also nominated), with
+    and without a pod-dependent plugin besides Fit (NodePorts: then everything runs the plain
+    pass): same overrides in the same order, same statuses, message, plugins and codes; the
+    table is left as found."""
     n = data.draw(st.integers(1, 6), "nodes")
     nodes = []
     for i in range(n):
@@ -114,20 +132,23 @@ def test_nominated_pass_by_arithmetic_matches_the_plain_pass(data) -> None:
                                          ("NodeResourcesFit", "NodeUnschedulable"),
                                          ("NodeUnschedulable", "NodeResourcesFit", "NodePorts")]), "plugins")
     pod = preemptor.obj()
-    items = []
+    nominated: dict[str, list[PodInfo]] = {}
     for i in range(n):
-        k = data.draw(st.integers(0, 3))
-        if k:
-            items.append((i, [PodInfo(MakePod().name(f"n{i}-{j}").uid(f"n{i}-{j}").priority(100)
-                                      .req(**_req(data, [GPU, "example.com/other"])).obj()) for j in range(k)]))
+        for j in range(data.draw(st.integers(0, 3))):
+            nominated.setdefault(f"node{i}", []).append(PodInfo(
+                MakePod().name(f"n{i}-{j}").uid(f"n{i}-{j}").priority(data.draw(st.sampled_from([50, 100, 200])))
+                .req(**_req(data, [GPU, "example.com/other"])).obj()))
+    if pods and data.draw(st.booleans(), "bound pod also nominated"):
+        nominated.setdefault(f"node{data.draw(st.integers(0, n - 1))}", []).append(PodInfo(pods[0]))
     got = []
     for cls in (Framework, PlainFramework):
         fw = _framework(cls, nodes, pods, plugins)
+        fw.handle.nominator = FakeNominator(nominated)
         before = _snapshot(fw)
         state = CycleState(PodInfo(pod))
         fw.run_pre_filter_plugins(state, pod)
         chunk = fw.run_filter_plugins(state, pod, fw.handle.nodes.order())
-        fw.apply_nominated_pods(state, pod, chunk, items)
+        _apply_nominated_pods(fw, state, pod, chunk)  # priority ≥ the pod's, bound ones left out
         assert _snapshot(fw) == before
         got.append(_observed(fw, chunk, list(fw.handle.nodes.names)))
     assert got[0] == got[1]
