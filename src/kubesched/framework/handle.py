@@ -23,7 +23,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from kubesched.framework.node_info import PodInfo
     from kubesched.framework.node_table import NodeTable
     from kubesched.framework.podgroup import PodGroupManager
-    from kubesched.framework.runtime import Framework
     from kubesched.framework.waiting_pods import WaitingPod
 
 __all__ = ["ClusterClient", "ClusterLister", "EmptyLister", "Handle", "PodNominator", "SharedDRAManager"]
@@ -214,7 +213,9 @@ class Handle:
     nodes: NodeTable
     lister: ClusterLister = field(default_factory=EmptyLister)
     client: ClusterClient | None = None
-    framework: Framework | None = None
+    framework: Any = None
+    """The built :class:`~kubesched.framework.runtime.Framework` (typed ``Any``: ``runtime`` imports
+    this module, and the sibling-acyclic import contract counts type-only imports too)."""
     rng: np.random.Generator | None = None
     clock: Clock | None = None
     nominator: PodNominator | None = None
@@ -242,7 +243,7 @@ class Handle:
 
     # upstream Handle: IterateOverWaitingPods, GetWaitingPod, RejectWaitingPod
 
-    def _built_framework(self) -> Framework:
+    def _built_framework(self) -> Any:
         """The Framework this Handle belongs to. Raises :class:`RuntimeError` before it is built."""
         if self.framework is None:
             raise RuntimeError("Handle.framework is not set: the waiting pods live in a built Framework")
@@ -254,8 +255,10 @@ class Handle:
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
         """The waiting pod with this UID (``namespace/name`` for pods without one), or None."""
-        return self._built_framework().waiting_pods.get(uid)
+        pod: WaitingPod | None = self._built_framework().waiting_pods.get(uid)
+        return pod
 
     def reject_waiting_pod(self, uid: str) -> bool:
         """Reject a waiting pod (message ``removed``); False if it is not waiting."""
-        return self._built_framework().reject_waiting_pod(uid)
+        rejected: bool = self._built_framework().reject_waiting_pod(uid)
+        return rejected

@@ -592,3 +592,11 @@ def signature_mismatch(plugin: object, method: str) -> str | None:
         return (f"{method}({have}) cannot be called as {method}({', '.join(params)}): "
                 f"the framework calls {method} with {len(params)} arguments")
     return None
+
+
+POD_INDEPENDENT_FILTERS = frozenset({
+    "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "VolumeBinding", "VolumeZone"})
+"""In-tree Filter plugins whose verdict on a node does not depend on the pods assigned to it (nor
+on the PreFilter state that AddPod/RemovePod change): once a node passed them with every
+potential victim removed, re-adding victims during the reprieve cannot make them fail, so the
+reprieve runs only the other Filter plugins (same verdict, fewer plugin calls)."""

@@ -89,6 +89,7 @@ from kubesched.api.objects import pod_key, pod_priority
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis, fit_error_message
 from kubesched.framework.interface import (
+    POD_INDEPENDENT_FILTERS,
     Code,
     NominatingInfo,
     NominatingMode,
@@ -149,12 +150,6 @@ PREEMPT_NEVER = "Never"
 DISRUPTION_TARGET = "DisruptionTarget"
 REASON_PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
 MAX_INT32 = (1 << 31) - 1
-POD_INDEPENDENT_FILTERS = frozenset({
-    "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "VolumeBinding", "VolumeZone"})
-"""In-tree Filter plugins whose verdict on a node does not depend on the pods assigned to it (nor
-on the PreFilter state that AddPod/RemovePod change): once a node passed them with every
-potential victim removed, re-adding victims during the reprieve cannot make them fail, so the
-reprieve runs only the other Filter plugins (same verdict, fewer plugin calls)."""
 _NOW_NS = (1 << 63) - 1
 """``status.startTime`` of a pod that has none: "now", later than any recorded start time."""
 

@@ -37,6 +37,7 @@ from kubesched.framework.interface import (
     MAX_NODE_SCORE,
     MAX_TOTAL_SCORE,
     MIN_NODE_SCORE,
+    POD_INDEPENDENT_FILTERS,
     Code,
     ExtensionPoint,
     FilterResult,
@@ -49,7 +50,6 @@ from kubesched.framework.interface import (
     signature_mismatch,
 )
 from kubesched.framework.plugin_args import decode_plugin_args
-from kubesched.framework.preemption import POD_INDEPENDENT_FILTERS
 from kubesched.framework.signers import batchable_plugins, sign_pod
 from kubesched.framework.waiting_pods import (
     MAX_PERMIT_TIMEOUT_S,
@@ -547,7 +547,7 @@ class Framework:
         of the one Filter plugin (not skipped in this cycle) whose verdict depends on a node's
         pods, which must offer ``filter_nodes_with_added`` (NodeResourcesFit), or ``(-1, None)``
         when there is none. Every other Filter plugin not skipped must be an in-tree pod-independent
-        one (:data:`~kubesched.framework.preemption.POD_INDEPENDENT_FILTERS`) and no PreFilter
+        one (:data:`~kubesched.framework.interface.POD_INDEPENDENT_FILTERS`) and no PreFilter
         plugin's AddPod extension may be active. None otherwise (or when a subclass overrides
         the plain path)."""
         cls = type(self)
