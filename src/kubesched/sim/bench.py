@@ -124,6 +124,17 @@ def _matching_anti_affinity(p: dict[str, int]) -> list[Op]:
             CreatePods(p["measurePods"], "pod-with-pod-anti-affinity-label.yaml", "sched-1", collect_metrics=True)]
 
 
+def _mixed_base_pod(p: dict[str, int]) -> list[Op]:
+    """affinity/ MixedSchedulingBasePod: zone-labelled nodes; in sched-0 ``initPods`` each of
+    default, required affinity, required anti-affinity, preferred affinity and preferred
+    anti-affinity pods; the measured default pods in ``namespace-7`` (op 7)."""
+    init = [CreatePods(p["initPods"], tpl, "sched-0") for tpl in (
+        "pod-default.yaml", "pod-with-pod-affinity.yaml", "pod-with-pod-anti-affinity.yaml",
+        "pod-with-preferred-pod-affinity.yaml", "pod-with-preferred-pod-anti-affinity.yaml")]
+    return [CreateNodes(p["initNodes"], label_key="topology.kubernetes.io/zone", label_values=("zone1",)),
+            CreateNamespaces("sched", 1), *init, CreatePods(p["measurePods"], collect_metrics=True)]
+
+
 _MOONS = ("moon-1", "moon-2", "moon-3")
 
 
@@ -138,6 +149,14 @@ def _default_spreading(p: dict[str, int]) -> list[Op]:
     return [CreateNodes(p["initNodes"], label_key="topology.kubernetes.io/zone", label_values=_MOONS),
             CreateAny("service.yaml", "service-ns"), CreatePods(p["initPods"]),
             CreatePods(p["measurePods"], "pod-with-label.yaml", "service-ns", collect_metrics=True)]
+
+
+def _node_inclusion(p: dict[str, int]) -> list[Op]:
+    """topology_spreading/ SchedulingWithNodeInclusionPolicy: plain nodes, then NoSchedule-tainted
+    ones; the measured pods spread over hostnames with ``nodeTaintsPolicy: Honor`` (the tainted
+    nodes are not domains) and ``nodeAffinityPolicy: Honor``."""
+    return [CreateNodes(p["normalNodes"]), CreateNodes(p["taintNodes"], "node-with-taint.yaml"),
+            CreatePods(p["measurePods"], "pod-with-node-inclusion-policy.yaml", collect_metrics=True)]
 
 
 def _basic_tpl(tpl: str) -> Callable[[dict[str, int]], list[Op]]:
@@ -222,6 +241,12 @@ WORKLOADS: dict[str, Workload] = {
         ("5000Nodes", _p(5000, 5000, 1000), None, None, ("performance", "short")),
         ("5000Nodes_5000Pods", _p(5000, 5000, 5000), 90, 600, PERF_LABELS),
     ]),
+    **_case("MixedSchedulingBasePod", _mixed_base_pod, [
+        ("5Nodes", _p(5, 2, 10), None, None, IT_LABELS),
+        ("500Nodes", _p(500, 200, 1000), None, None, ()),
+        ("5000Nodes", _p(5000, 2000, 1000), None, None, ()),
+        ("5000Nodes_5000Pods", _p(5000, 2000, 5000), 540, None, PERF_LABELS),
+    ]),
     # topology_spreading/performance-config.yaml
     **_case("TopologySpreading", _spreading("pod-with-topology-spreading.yaml"), [
         ("5Nodes", _p(5, 10, 10), None, None, IT_LABELS),
@@ -240,6 +265,12 @@ WORKLOADS: dict[str, Workload] = {
         ("500Nodes", _p(500, 1000, 1000), None, None, ()),
         ("5000Nodes_10000Pods", _p(5000, 5000, 10000), None, None, PERF_LABELS),
         ("5000Nodes_50000Pods", _p(5000, 5000, 50000), 160, 800, PERF_LABELS),
+    ]),
+    **_case("SchedulingWithNodeInclusionPolicy", _node_inclusion, [
+        ("5Nodes", {"taintNodes": 1, "normalNodes": 4, "measurePods": 4}, None, None, IT_LABELS),
+        ("500Nodes", {"taintNodes": 100, "normalNodes": 400, "measurePods": 400}, None, None, ()),
+        ("5000Nodes", {"taintNodes": 1000, "normalNodes": 4000, "measurePods": 4000}, 270, None,
+         ("performance", "short")),
     ]),
     # volumes/performance-config.yaml
     **_case("SchedulingSecrets", _basic_tpl("pod-with-secret-volume.yaml"), [

@@ -522,8 +522,61 @@ spec:
       port: 80
       targetPort: 8000
 """,
+    "node-with-taint.yaml": """
+apiVersion: v1
+kind: Node
+metadata:
+  generateName: taint-node-
+spec:
+  taints:
+    - effect: NoSchedule
+      key: foo
+status:
+  capacity:
+    pods: "110"
+    cpu: "4"
+    memory: 32Gi
+  conditions:
+    - status: "True"
+      type: Ready
+  phase: Running
+""",
+    # Upstream spells the two policies ``NodeAffinityPolicy`` / ``NodeTaintsPolicy``; its loader
+    # (sigs.k8s.io/yaml.UnmarshalStrict → encoding/json) matches field names case-insensitively,
+    # so they set ``nodeAffinityPolicy`` / ``nodeTaintsPolicy``. Written here as they take effect.
+    "pod-with-node-inclusion-policy.yaml": """
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: spreading-pod-with-node-inclusion-policy-
+  labels:
+    foo: bar
+spec:
+  containers:
+  - image: registry.k8s.io/pause:3.10.1
+    name: pause
+    ports:
+    - containerPort: 80
+    resources:
+      limits:
+        cpu: 100m
+        memory: 500Mi
+      requests:
+        cpu: 100m
+        memory: 500Mi
+  topologySpreadConstraints:
+    - maxSkew: 1
+      topologyKey: kubernetes.io/hostname
+      whenUnsatisfiable: DoNotSchedule
+      nodeAffinityPolicy: Honor
+      nodeTaintsPolicy: Honor
+      labelSelector:
+        matchLabels:
+          foo: bar
+""",
 }
-"""Upstream's YAML templates, verbatim (``test/integration/scheduler_perf/templates/``)."""
+"""Upstream's YAML templates (``test/integration/scheduler_perf/templates/``), verbatim but for
+the field-name case noted above."""
 
 _KIND_TYPES: dict[str, type] = {"Node": Node, "Pod": Pod, "Service": Service, "Namespace": Namespace}
 
