@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kubesched.apiserver.testing import run_server
+from kubesched.apiserver.launcher import run_server
 from kubesched.sim.manifests import load_manifests
 
 ROOT = Path(__file__).resolve().parents[1]

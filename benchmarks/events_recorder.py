@@ -23,7 +23,7 @@ import sys
 import time
 from collections.abc import Iterator
 
-from kubesched.apiserver.testing import run_server
+from kubesched.apiserver.launcher import run_server
 from kubesched.kube.client import APIClient
 from kubesched.kube.events import EventRecorder
 

@@ -19,7 +19,7 @@ import asyncio
 import statistics
 import time
 
-from kubesched.apiserver.testing import run_server
+from kubesched.apiserver.launcher import run_server
 from kubesched.kube.client import APIClient
 from kubesched.kube.leaderelection import LeaderElector
 

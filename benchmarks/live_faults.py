@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "kube"))
 from livehelpers import node_obj, pod_obj
 
 from kubesched.apiserver.resources import RESOURCES
-from kubesched.apiserver.testing import start_server
+from kubesched.apiserver.launcher import start_server
 from kubesched.config import decode_config
 from kubesched.kube.client import APIClient, load_config
 from kubesched.kube.runner import Runner, RunOptions

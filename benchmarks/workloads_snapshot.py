@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 from click.testing import CliRunner
 
-from kubesched.apiserver.testing import run_server
+from kubesched.apiserver.launcher import run_server
 from kubesched.cli.main import main
 from kubesched.sim.manifests import parse_manifest_text
 from kubesched.sim.simulate import simulate

@@ -7,7 +7,7 @@ from typing import Any
 
 from apiserver_helpers import Client, node, pod
 
-from kubesched.apiserver.testing import ServerHandle, run_server
+from kubesched.apiserver.launcher import ServerHandle, run_server
 
 PODS = "/api/v1/namespaces/default/pods"
 

@@ -21,7 +21,7 @@ import pytest
 
 from kubesched.apiserver.pki import ensure_pki
 from kubesched.apiserver.storage import CorruptStore, Store
-from kubesched.apiserver.testing import write_kubeconfig
+from kubesched.apiserver.launcher import write_kubeconfig
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src")}

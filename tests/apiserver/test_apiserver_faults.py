@@ -8,7 +8,7 @@ from typing import Any
 
 from apiserver_helpers import Client, node, pod
 
-from kubesched.apiserver.testing import ServerHandle
+from kubesched.apiserver.launcher import ServerHandle
 
 PODS = "/api/v1/namespaces/default/pods"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import aiohttp
 from apiserver_helpers import Client
 
-from kubesched.apiserver.testing import ServerHandle, box_server, start_server
+from kubesched.apiserver.launcher import ServerHandle, box_server, start_server
 
 __all__ = ["box_server"]
 

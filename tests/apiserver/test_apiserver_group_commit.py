@@ -24,7 +24,7 @@ import aiohttp
 import pytest
 
 from kubesched.apiserver.storage import Event, StorageError, Store
-from kubesched.apiserver.testing import run_server
+from kubesched.apiserver.launcher import run_server
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
@@ -182,7 +182,7 @@ def test_concurrent_http_writes_share_commits_and_each_answer_follows_its_commit
 
 _CRASHER = textwrap.dedent("""
     import json, os, sys, time
-    from kubesched.apiserver.testing import run_server
+    from kubesched.apiserver.launcher import run_server
     data, where, out = sys.argv[1], sys.argv[2], sys.argv[3]
     h = run_server(None, data_dir=data, tls=False, token=None)
     batches = [0]

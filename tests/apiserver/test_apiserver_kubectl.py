@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from kubesched.apiserver.testing import ServerHandle, run_server
+from kubesched.apiserver.launcher import ServerHandle, run_server
 
 KUBECTL = shutil.which("kubectl")
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not on the PATH: kubectl compatibility not tested")
@@ -270,6 +270,35 @@ spec: {minAvailable: 2, selector: {matchLabels: {app: w}}}
     out = kc.run("drain", "n1", "--ignore-daemonsets", "--timeout=20s")
     assert "drained" in out
     assert kc.json("get", "pods")["items"] == []
+
+
+def test_auth_can_i_list_shows_a_restricted_users_rbac_rules(kc: Kubectl) -> None:
+    """``kubectl auth can-i --list --as`` a user with one RoleBinding (SelfSubjectRulesReview answered
+    from RBAC as kube-apiserver's ``RulesFor``): the Role's rules in its namespace, the bootstrap
+    policy's rules for ``system:authenticated`` (self reviews, discovery URLs), nothing more — and
+    only the cluster-wide ones in another namespace."""
+    kc.run("create", "namespace", "team")
+    kc.run("apply", "-f", "-", stdin="""
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: pod-reader, namespace: team}
+rules:
+- {apiGroups: [""], resources: [pods], verbs: [get, list]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: erin-reads-pods, namespace: team}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: pod-reader}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: erin}]
+""")
+    rows = [line.split() for line in kc.run("auth", "can-i", "--list", "--as", "erin", "-n", "team").splitlines()[1:]]
+    assert ["pods", "[]", "[]", "[get", "list]"] in rows
+    assert ["selfsubjectrulesreviews.authorization.k8s.io", "[]", "[]", "[create]"] in rows
+    assert ["[/apis]", "[]", "[get]"] in rows
+    assert not any(r[0] == "*.*" for r in rows)
+    elsewhere = kc.run("auth", "can-i", "--list", "--as", "erin", "-n", "default")
+    assert "pods " not in elsewhere and "selfsubjectrulesreviews" in elsewhere
+    assert kc.run("auth", "can-i", "list", "pods", "--as", "erin", "-n", "team").strip() == "yes"
 
 
 def test_unknown_kinds_get_upstreams_no_matches_error(kc: Kubectl) -> None:

@@ -14,7 +14,7 @@ from kubesched.apiserver.kubelet import (
     COMPLETE_AFTER_ANNOTATION,
     COMPLETE_PHASE_ANNOTATION,
 )
-from kubesched.apiserver.testing import ServerHandle, run_server
+from kubesched.apiserver.launcher import ServerHandle, run_server
 
 PODS = "/api/v1/namespaces/default/pods"
 

@@ -141,7 +141,7 @@ def test_requests_beyond_the_inflight_limits_get_429(tmp_path) -> None:
     ``Retry-After: 1`` at once; watches and health checks are not counted; slots free up again."""
     import threading
 
-    from kubesched.apiserver.testing import run_server
+    from kubesched.apiserver.launcher import run_server
 
     with run_server(tmp_path / "kc", max_requests_inflight=1, max_mutating_requests_inflight=1) as srv:
         client = Client.of(srv)
@@ -178,7 +178,7 @@ def test_a_connection_trickling_its_headers_is_closed(tmp_path) -> None:
     import socket
     import ssl
 
-    from kubesched.apiserver.testing import run_server
+    from kubesched.apiserver.launcher import run_server
 
     with run_server(tmp_path / "kc", idle_timeout=1.0) as srv:
         host, port = srv.url.split("//", 1)[1].split(":")

@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 import pytest
 
-from kubesched.apiserver.testing import start_server
+from kubesched.apiserver.launcher import start_server
 
 pytestmark = pytest.mark.asyncio
 

@@ -7,7 +7,7 @@ import http.client
 
 from apiserver_helpers import Client
 
-from kubesched.apiserver.testing import ServerHandle
+from kubesched.apiserver.launcher import ServerHandle
 
 CMS = "/api/v1/namespaces/default/configmaps"
 BODY = b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"},"data":{"a":"b"}}'

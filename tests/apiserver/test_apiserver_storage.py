@@ -15,7 +15,7 @@ from kubesched.apiserver.storage import (
     StorageError,
     Store,
 )
-from kubesched.apiserver.testing import run_server
+from kubesched.apiserver.launcher import run_server
 
 PODS = "/api/v1/namespaces/default/pods"
 
@@ -136,3 +136,28 @@ def test_watch_history_is_bounded_by_bytes_and_older_events_come_from_the_log() 
     assert [e.type for e in events] == ["MODIFIED"] * 40
     assert [int(e.entry.rv) for e in events] == list(range(first.rv + 1, first.rv + 41))
     assert events[-1].prev is not None
+
+
+def test_watch_history_older_than_the_fresh_window_leaves_memory_not_the_log() -> None:
+    """An idle server must not keep its last ``ring_size`` events — deleted objects, replaced versions —
+    in memory for good (the idle RSS creep of the soak): ``expire_ring`` drops the events published
+    more than ``max_age`` seconds ago, as upstream's watch cache keeps ``eventFreshDuration`` (75 s) of
+    history (``pkg/storage/cacher/watch_cache_history.go``); a watch from before them still gets every
+    event, from the revision log, and newer events stay in the ring."""
+    import time
+
+    s = Store(None)
+    e = s.create("configmaps", "ns", "a", _cm("a", "0"))
+    for i in range(1, 5):
+        e = s.update("configmaps", "ns", "a", _cm("a", str(i)), expect_rv=e.rv)
+    s.delete("configmaps", "ns", "a")
+    assert s.expire_ring(75.0) == 0  # nothing is that old yet
+    assert s.expire_ring(75.0, now=time.monotonic() + 76) == 6
+    assert len(s._ring) - s._ring_head == 0 and s._ring_bytes == 0
+    s.create("configmaps", "ns", "b", _cm("b", "0"))
+    events = s.events_since("configmaps", 0)
+    assert [(ev.type, ev.name) for ev in events] == [("ADDED", "a")] + [("MODIFIED", "a")] * 4 + [
+        ("DELETED", "a"), ("ADDED", "b")]
+    assert [ev.rv for ev in events] == list(range(1, 8))
+    assert len(s._ring) - s._ring_head == 1  # the new event is in memory
+    s.close()

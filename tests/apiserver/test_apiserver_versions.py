@@ -13,7 +13,7 @@ import pytest
 from apiserver_helpers import Client, node, pod
 
 from kubesched.apiserver.admission import AdmissionError, admit
-from kubesched.apiserver.testing import run_server
+from kubesched.apiserver.launcher import run_server
 from kubesched.features import FeatureGate
 
 PODS = "/api/v1/namespaces/default/pods"

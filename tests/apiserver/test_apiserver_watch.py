@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from apiserver_helpers import Client, node, pod
 
-from kubesched.apiserver.testing import ServerHandle
+from kubesched.apiserver.launcher import ServerHandle
 
 PODS = "/api/v1/namespaces/default/pods"
 

@@ -23,7 +23,7 @@ import pytest
 from apiserver_helpers import Client
 
 from kubesched.apiserver.crd import go_regex
-from kubesched.apiserver.testing import ServerHandle, run_server
+from kubesched.apiserver.launcher import ServerHandle, run_server
 
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 NS = "not-the-default"

@@ -18,7 +18,7 @@ from apiserver_helpers import Client, until
 
 from kubesched.apiserver.kubelet import COMPLETE_AFTER_ANNOTATION, EXIT_CODE_ANNOTATION, exit_codes
 from kubesched.apiserver.podfailurepolicy import match_pod_failure_policy
-from kubesched.apiserver.testing import ServerHandle
+from kubesched.apiserver.launcher import ServerHandle
 
 KUBECTL = shutil.which("kubectl")
 

@@ -15,7 +15,7 @@ from apiserver_helpers import until
 from test_realism_kubectl import KUBECTL, Kubectl, _template, box  # noqa: F401 - the shared fixture
 
 from kubesched.apiserver.history import plan_history
-from kubesched.apiserver.testing import ServerHandle
+from kubesched.apiserver.launcher import ServerHandle
 
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not on the PATH")
 

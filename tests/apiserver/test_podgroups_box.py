@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from apiserver_helpers import Client
 
-from kubesched.apiserver.testing import ServerHandle, run_server
+from kubesched.apiserver.launcher import ServerHandle, run_server
 from kubesched.features import FeatureGate
 
 ON = FeatureGate().with_overrides(GenericWorkload=True, PodGroupPreemptionPolicy=True)

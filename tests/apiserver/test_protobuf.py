@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from kubesched.apiserver import protobuf
-from kubesched.apiserver.testing import run_server
+from kubesched.apiserver.launcher import run_server
 from kubesched.testing.upstream import http_request
 
 

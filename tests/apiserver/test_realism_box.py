@@ -10,7 +10,7 @@ from __future__ import annotations
 from apiserver_helpers import Client
 from apiserver_helpers import until as _until
 
-from kubesched.apiserver.testing import ServerHandle
+from kubesched.apiserver.launcher import ServerHandle
 
 PVCS = "/api/v1/namespaces/default/persistentvolumeclaims"
 

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from apiserver_helpers import Client
 
-from kubesched.apiserver.testing import ServerHandle, run_server
+from kubesched.apiserver.launcher import ServerHandle, run_server
 
 KUBECTL = shutil.which("kubectl")
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not on the PATH")

@@ -109,7 +109,7 @@ def test_box_over_http(tmp_path):
 
     from apiserver_helpers import Client
 
-    from kubesched.apiserver.testing import run_server
+    from kubesched.apiserver.launcher import run_server
 
     with run_server(tmp_path / "kc", simulate_kubelets=True, features=ON) as srv:
         c = Client.of(srv)

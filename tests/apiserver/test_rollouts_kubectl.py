@@ -18,7 +18,7 @@ import pytest
 from apiserver_helpers import until as _until_10s
 from test_realism_kubectl import KUBECTL, Kubectl, _template, box  # noqa: F401 - the shared fixture
 
-from kubesched.apiserver.testing import ServerHandle
+from kubesched.apiserver.launcher import ServerHandle
 
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not on the PATH")
 

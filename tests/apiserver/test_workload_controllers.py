@@ -11,7 +11,7 @@ from typing import Any
 from apiserver_helpers import Client, node
 from apiserver_helpers import until as _until
 
-from kubesched.apiserver.testing import ServerHandle
+from kubesched.apiserver.launcher import ServerHandle
 
 PODS = "/api/v1/namespaces/default/pods"
 

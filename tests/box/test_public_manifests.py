@@ -61,7 +61,7 @@ def test_up_loads_public_manifests(tmp_path: Path) -> None:
     # Argo CD's 7 workloads' pods and microservices-demo's 12 all fit on the node
     assert "19 pod(s) to schedule: 19 bound, 0 pending" in out
 
-    from kubesched.apiserver.testing import run_server
+    from kubesched.apiserver.launcher import run_server
 
     with run_server(data_dir=data) as srv:
         def names(key: str) -> set[str]:

@@ -96,7 +96,7 @@ def test_until_idle_binds_what_fits_and_reports_upstreams_message(tmp_path: Path
     assert "already-running" not in out  # created bound: never pending
 
     # the data dir keeps the cluster; the scheduler gave its lease back when it stopped
-    from kubesched.apiserver.testing import run_server
+    from kubesched.apiserver.launcher import run_server
 
     with run_server(data_dir=data) as srv:
         pods = srv.call(lambda s: {e.obj()["metadata"]["name"]: e.obj() for e in s.store.list("pods")})

@@ -3,11 +3,16 @@ directories' conftest modules share one name)."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "deploy" / "helm" / "kubesched"
+_VERSION = re.search(r'^version = "(.+)"', (REPO / "pyproject.toml").read_text(), re.M)
+assert _VERSION is not None
+VERSION = _VERSION.group(1)
+ARCHIVE = REPO / "out" / "image" / f"kubesched-{VERSION}.oci.tar"  # what ``make image`` writes
 
 
 def helm_bin() -> Path:

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from deployhelpers import CHART
 
-from kubesched.apiserver.testing import run_server
+from kubesched.apiserver.launcher import run_server
 from kubesched.testing.upstream import ControlPlane, UpstreamNotBuilt, find_binaries
 
 pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not on PATH")

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest_asyncio
 
-from kubesched.apiserver.testing import start_server
+from kubesched.apiserver.launcher import start_server
 from kubesched.kube.client import APIClient, load_config
 
 

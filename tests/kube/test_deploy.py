@@ -21,7 +21,7 @@ import pytest
 import yaml
 from livehelpers import node_obj, pod_obj
 
-from kubesched.apiserver.testing import start_server
+from kubesched.apiserver.launcher import start_server
 from kubesched.config import decode_config
 from kubesched.features import FeatureGate
 from kubesched.kube.adapter import PLUGIN_KINDS, WORKLOAD_KINDS, LiveClusterClient

@@ -154,7 +154,7 @@ def test_half_a_certificate_is_an_error() -> None:
 async def test_delegated_auth_unknown_token_is_unauthorized_and_anonymous_forbidden() -> None:
     """With a delegate API server that authenticates no token (a box without a token: no token
     authenticator), a bearer token authenticates no one (401) and nobody gets /metrics; health stays public."""
-    from kubesched.apiserver.testing import start_server
+    from kubesched.apiserver.launcher import start_server
     from kubesched.kube.client import APIClient
 
     async with start_server(token=None) as box, APIClient.for_server(box.url) as delegate:
@@ -225,7 +225,7 @@ async def test_delegated_auth_against_the_box_lets_its_admin_scrape_metrics() ->
     ``kubesched run``'s /metrics can be scraped with the box's token; another token is 401."""
     import tempfile
 
-    from kubesched.apiserver.testing import start_server
+    from kubesched.apiserver.launcher import start_server
     from kubesched.kube.client import APIClient, load_config
 
     kc = Path(tempfile.mkdtemp()) / "kubeconfig"

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from kubesched.apiserver.testing import start_server
+from kubesched.apiserver.launcher import start_server
 from kubesched.kube.client import APIClient
 from kubesched.kube.events import EventRecorder, object_reference, truncate_note
 from kubesched.testing.wrappers import MakePod

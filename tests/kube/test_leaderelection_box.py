@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from kubesched.apiserver.testing import start_server
+from kubesched.apiserver.launcher import start_server
 from kubesched.kube.client import APIClient
 from kubesched.kube.events import EventRecorder
 from kubesched.kube.leaderelection import LeaderElector

@@ -11,7 +11,7 @@ import pytest
 from livehelpers import eventually, node_obj, pod_obj
 from test_run_faults import make_runner, start, stop
 
-from kubesched.apiserver.testing import start_server
+from kubesched.apiserver.launcher import start_server
 from kubesched.kube.client import APIClient, load_config
 
 pytestmark = pytest.mark.asyncio

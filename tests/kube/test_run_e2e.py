@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from livehelpers import eventually, node_obj, pod_obj
 
-from kubesched.apiserver.testing import start_server
+from kubesched.apiserver.launcher import start_server
 from kubesched.kube.client import APIClient, load_config
 
 pytestmark = pytest.mark.asyncio

@@ -16,7 +16,7 @@ import pytest
 from livehelpers import eventually, node_obj, pod_obj
 from prometheus_client.parser import text_string_to_metric_families
 
-from kubesched.apiserver.testing import start_server
+from kubesched.apiserver.launcher import start_server
 from kubesched.kube.client import APIClient, load_config
 
 pytestmark = pytest.mark.asyncio

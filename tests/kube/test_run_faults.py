@@ -13,7 +13,7 @@ import pytest
 from livehelpers import eventually, node_obj, pod_obj
 
 from kubesched.apiserver.resources import RESOURCES
-from kubesched.apiserver.testing import start_server
+from kubesched.apiserver.launcher import start_server
 from kubesched.config import decode_config
 from kubesched.kube.client import APIClient, load_config
 from kubesched.kube.runner import Runner, RunOptions

@@ -13,7 +13,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from kubesched.apiserver.testing import run_server
+from kubesched.apiserver.launcher import run_server
 from kubesched.cli.main import main
 from kubesched.kube.client import APIClient, load_config
 from kubesched.kube.snapshot import SNAPSHOT_RESOURCES, take_snapshot

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kubesched.apiserver.testing import run_server
+from kubesched.apiserver.launcher import run_server
 
 KUBECTL = shutil.which("kubectl")
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not on the PATH")

@@ -95,7 +95,7 @@ def test_up_until_idle_schedules_both_profiles(tmp_path: Path) -> None:
     bound = {line.split()[1] for line in p.stdout.splitlines() if " bound to " in line}
     assert bound == {f"default/{k}-{i}" for k in ("web", "dice") for i in range(6)}, p.stdout
     assert "12 pod(s) to schedule: 12 bound" in p.stdout, p.stdout
-    from kubesched.apiserver.testing import run_server
+    from kubesched.apiserver.launcher import run_server
 
     with run_server(data_dir=tmp_path / "data") as srv:
         events = srv.call(lambda s: [e.obj() for e in s.store.list("events")])  # stored in core/v1 form

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from kubesched.apiserver.testing import ServerHandle, run_server
+from kubesched.apiserver.launcher import ServerHandle, run_server
 from kubesched.testing.upstream import (
     VERSIONS,
     ControlPlane,

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from kubesched.apiserver.testing import ServerHandle, run_server
+from kubesched.apiserver.launcher import ServerHandle, run_server
 from kubesched.features import FeatureGate
 from kubesched.testing.upstream import ControlPlane, UpstreamNotBuilt, find_binaries, http_request
 

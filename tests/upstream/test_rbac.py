@@ -8,6 +8,7 @@ and ``handlers/responsewriters/errors.go`` (the Forbidden message), the bootstra
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -139,3 +140,79 @@ def test_the_bootstrap_policy_is_served(server: Any) -> None:
         assert status == 200, (path, body)
         assert body["metadata"]["name"] == name
         assert body["metadata"]["labels"]["kubernetes.io/bootstrapping"] == "rbac-defaults"
+
+
+def _rules_review(server: Any, user: str, namespace: str | None) -> tuple[int, Any]:
+    spec = {"namespace": namespace} if namespace is not None else {}
+    status, _, body = server.request("POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
+                                     {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectRulesReview",
+                                      "spec": spec}, headers={"Impersonate-User": user})
+    return status, body
+
+
+def _body_of(answer: tuple[int, Any]) -> Any:
+    """The review's answer with its rules as sorted lists: kube-apiserver visits the bindings in its
+    informer cache's order (a map's), so only the set of rules is a fact to compare."""
+    status, body = answer
+    assert status == 201, body
+    st = dict(body["status"])
+    for key in ("resourceRules", "nonResourceRules"):
+        st[key] = sorted(st[key], key=lambda r: json.dumps(r, sort_keys=True))
+    return {"kind": body["kind"], "apiVersion": body["apiVersion"], "spec": body["spec"], "status": st}
+
+
+def test_self_subject_rules_review_lists_the_users_rbac_rules(upstream_server: Any, box_api_server: Any) -> None:
+    """``kubectl auth can-i --list`` (SelfSubjectRulesReview, ``pkg/registry/authorization/
+    selfsubjectrulesreview/rest.go`` over RBAC's ``RulesFor``): every rule of every binding that applies
+    to the requesting user in ``spec.namespace`` — ClusterRoleBindings then the namespace's RoleBindings
+    — resource rules and non-resource rules apart, a missing role as ``evaluationError``, a review
+    without a namespace 400. The same objects on both servers give the same answer, and the same
+    ``kubectl auth can-i --list`` table (the rules' order aside: see :func:`_body_of`)."""
+    user, ns = unique("dana"), unique("team")
+    role, crole = unique("pod-reader"), unique("node-viewer")
+    answers = []
+    for server in (upstream_server, box_api_server):
+        _create(server, "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        _create(server, f"{RBAC}/namespaces/{ns}/roles", {
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": role},
+            "rules": [{"apiGroups": [""], "resources": ["pods", "pods/log"], "verbs": ["get", "list", "watch"]},
+                      {"apiGroups": ["apps"], "resources": ["deployments"], "resourceNames": ["web"],
+                       "verbs": ["get"]}]})
+        _create(server, f"{RBAC}/namespaces/{ns}/rolebindings", {
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": role},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]})
+        _create(server, f"{RBAC}/namespaces/{ns}/rolebindings", {
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "dangling"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "missing"},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]})
+        _create(server, f"{RBAC}/clusterroles", {
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": crole},
+            "rules": [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list"]},
+                      {"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]})
+        _create(server, f"{RBAC}/clusterrolebindings", {
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": crole},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": crole},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]})
+        status, body = _rules_review(server, user, ns)
+        assert status == 201, body
+        st = body["status"]
+        assert {"verbs": ["get", "list", "watch"], "apiGroups": [""], "resources": ["pods", "pods/log"]} \
+            in st["resourceRules"]
+        assert {"verbs": ["get"], "apiGroups": ["apps"], "resources": ["deployments"], "resourceNames": ["web"]} \
+            in st["resourceRules"]
+        assert {"verbs": ["get"], "nonResourceURLs": ["/metrics"]} in st["nonResourceRules"]
+        assert not any("*" in r["resources"] for r in st["resourceRules"])  # not everything: RBAC's rules
+        assert st["incomplete"] is False
+        assert st["evaluationError"] == 'role.rbac.authorization.k8s.io "missing" not found'
+        # in another namespace only the cluster-wide rules apply
+        other = _rules_review(server, user, "default")[1]["status"]
+        assert not any("pods" in r["resources"] for r in other["resourceRules"]) and "evaluationError" not in other
+        assert {"verbs": ["get", "list"], "apiGroups": [""], "resources": ["nodes"]} in other["resourceRules"]
+        status, body = _rules_review(server, user, None)
+        assert (status, body["message"]) == (400, "no namespace on request")
+        table = server.kubectl("auth", "can-i", "--list", "--as", user, "-n", ns).stdout
+        assert "pods/log" in table and "[get list watch]" in table and "[/metrics]" in table
+        answers.append((_body_of(_rules_review(server, user, ns)), table))
+    assert answers[0] == answers[1]
+

@@ -37,6 +37,11 @@ ld="-s -w -X helm.sh/helm/v3/internal/version.version=$version"
 for pkg in pkg/lint/rules pkg/chartutil; do
   ld+=" -X helm.sh/helm/v3/$pkg.k8sVersionMajor=1 -X helm.sh/helm/v3/$pkg.k8sVersionMinor=$minor"
 done
-( cd "$(dirname "$bin")" && GOBIN=$(pwd) CGO_ENABLED=0 GOFLAGS="${GOFLAGS:--p=1} -buildvcs=false" \
+# installed into a scratch directory, then renamed into place: a test (or `make helm-check`) that
+# looks for the binary while CI builds it in the background never sees a partly written file
+stage=$(mktemp -d "$(dirname "$bin")/.stage.XXXXXX")
+trap 'rm -rf "$stage"' EXIT
+( cd "$(dirname "$bin")" && GOBIN=$stage CGO_ENABLED=0 GOFLAGS="${GOFLAGS:--p=1} -buildvcs=false" \
     nice -n 19 "$go" install -trimpath -ldflags "$ld" "helm.sh/helm/v3/cmd/helm@$version" )
+mv -f "$stage/helm" "$bin"
 "$bin" version --short

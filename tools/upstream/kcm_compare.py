@@ -214,7 +214,7 @@ def upstream_steps(kcm: str, work: Path) -> list[tuple[str, dict[str, Any]]]:
 
 
 def box_steps(work: Path) -> list[tuple[str, dict[str, Any]]]:
-    from kubesched.apiserver.testing import run_server
+    from kubesched.apiserver.launcher import run_server
 
     with run_server(work / "box-kubeconfig", simulate_kubelets=True) as srv:
         def req(method: str, path: str, body: Any = None) -> tuple[int, Any]:

@@ -2,7 +2,7 @@
 
 Usage (tests, the live adapter, benchmarks)::
 
-    from kubesched.apiserver.testing import run_server, start_server
+    from kubesched.apiserver.launcher import run_server, start_server
 
     # background thread with its own event loop; 127.0.0.1, ephemeral port, random token
     with run_server(tmp_path / "kubeconfig") as srv:
@@ -38,6 +38,9 @@ timeoutSeconds, selector transitions as DELETED/ADDED, 200+ERROR 410 for compact
 sendInitialEvents), PUT with RV preconditions, JSON/merge/strategic patch, status subresources,
 pods/binding, pods/eviction (PDBs), graceful deletion, finalizers, namespace lifecycle.
 
-Layers: storage.py (revision log), resources.py (registry), server.py (HTTP), faults.py,
-testing.py (run_server), kubelet.py (simulated kubelets). Imports kubesched.api only.
+Layers: storage.py (revision log), resources.py (served resources), registry.py (generic store),
+handlers.py / listwatch.py / subresources.py / discovery.py / authn.py / authz.py (what the server
+serves), server.py (HTTP: filters, routing), controllermanager.py (controllers, GC), faults.py,
+launcher.py (run_server, start_server: the production launcher), kubelet.py (simulated kubelets).
+Imports kubesched.api, kubesched.features and kubesched.errors only (see docs/architecture.md).
 """

@@ -35,16 +35,17 @@ from typing import TYPE_CHECKING, Any
 
 from kubesched.api import podgroups, volumes
 from kubesched.api.hashing import ALPHANUMS
+from kubesched.api.labels import Selector, make_requirement
 from kubesched.apiserver.storage import Conflict, Event, KeyExists, KeyNotFound
 from kubesched.controllers import pvcontroller
 from kubesched.controllers.workloads import POD_CLAIM_NAME_ANNOTATION, claim_name_prefix
 
 if TYPE_CHECKING:
-    from kubesched.apiserver.server import APIServer
+    from kubesched.apiserver.registry import Registry
 
 __all__ = ["DebouncedController", "DisruptionController", "PodGroupProtectionController", "ResourceClaimController",
            "ServiceAccountController", "VolumeController",
-           "attach_controllers", "pdb_status"]
+           "pdb_selects", "pdb_status"]
 
 log = logging.getLogger("kubesched.apiserver.controllers")
 
@@ -61,11 +62,22 @@ def _ready(pod: dict[str, Any]) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in st.get("conditions") or [])
 
 
+def pdb_selects(pdb: dict[str, Any], pod: dict[str, Any]) -> bool:
+    """Whether the PDB's label selector selects ``pod`` (policy/v1: ``{}`` selects all, null none)."""
+    sel = (pdb.get("spec") or {}).get("selector")
+    if sel is None:
+        return False
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    reqs = [make_requirement(k, "=", (v,)) for k, v in (sel.get("matchLabels") or {}).items()]
+    ops = {"In": "in", "NotIn": "notin", "Exists": "exists", "DoesNotExist": "!"}
+    for ex in sel.get("matchExpressions") or []:
+        reqs.append(make_requirement(ex["key"], ops.get(ex.get("operator", ""), "in"), ex.get("values") or ()))
+    return Selector(reqs).matches(labels)  # policy/v1: an empty selector selects every pod
+
+
 def pdb_status(pdb: dict[str, Any], pods: list[dict[str, Any]], now: str) -> dict[str, Any]:
     """The status the disruption controller computes for ``pdb`` over the namespace's ``pods``."""
-    from kubesched.apiserver.server import _pdb_selects
-
-    live = [p for p in pods if _pdb_selects(pdb, p)
+    live = [p for p in pods if pdb_selects(pdb, p)
             and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
     expected = len(live)
     healthy = sum(1 for p in live if _ready(p))
@@ -105,7 +117,7 @@ class DebouncedController:
 
     spaces: tuple[str, ...] = ()
 
-    def __init__(self, server: APIServer, period: float) -> None:
+    def __init__(self, server: Registry, period: float) -> None:
         self.server = server
         self.period = period
         self._wake = asyncio.Event()
@@ -143,7 +155,7 @@ class DisruptionController(DebouncedController):
 
     spaces = ("pods", PDBS)
 
-    def __init__(self, server: APIServer, period: float = 0.1) -> None:
+    def __init__(self, server: Registry, period: float = 0.1) -> None:
         super().__init__(server, period)
         self._dirty: set[str] = set()
 
@@ -205,7 +217,7 @@ class PodGroupProtectionController(DebouncedController):
 
     spaces = ("pods", PODGROUPS)
 
-    def __init__(self, server: APIServer, period: float = 0.05) -> None:
+    def __init__(self, server: Registry, period: float = 0.05) -> None:
         super().__init__(server, period)
 
     async def _pass(self) -> None:
@@ -233,7 +245,7 @@ class PodGroupProtectionController(DebouncedController):
             new["metadata"] = {**meta, "finalizers": [f for f in meta.get("finalizers") or []
                                                       if f != podgroups.PROTECTION_FINALIZER]}
             try:  # an Update through the API (the last finalizer gone: the object is deleted)
-                self.server._commit_update(info, ns, meta["name"], new, e, "", None)
+                self.server.commit_update(info, ns, meta["name"], new, e, "", None)
             except APIError:
                 self._wake.set()
 
@@ -243,7 +255,7 @@ class VolumeController:
     module docstring). Store events only queue work; one task does the writes, retrying a key
     after a conflict."""
 
-    def __init__(self, server: APIServer) -> None:
+    def __init__(self, server: Registry) -> None:
         self.server = server
         self._work: list[tuple[str, str, str]] = []
         self._queued: set[tuple[str, str, str]] = set()
@@ -402,7 +414,7 @@ class ResourceClaimController:
     shares (``resourceclaim.BindTo``) names the PodGroup's claim instead of getting its own; a
     deleted PodGroup's reservations are dropped and the claims it owns deleted."""
 
-    def __init__(self, server: APIServer) -> None:
+    def __init__(self, server: Registry) -> None:
         self.server = server
         self._queue: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
         self.generic_workload = server.features.enabled("GenericWorkload")
@@ -608,7 +620,7 @@ class ResourceClaimController:
         ResourceClaimTemplate (resourceclaim controller ``handleClaim``: name
         ``<owner>-<entry>-<5 random>``, the template's labels and annotations plus the pod-claim-name
         annotation, ``owner_ref`` as controller); returns its name."""
-        from kubesched.apiserver.server import now_rfc3339
+        from kubesched.apiserver.registry import now_rfc3339
 
         store = self.server.store
         tspec = template.get("spec") or {}
@@ -673,7 +685,7 @@ class ServiceAccountController(DebouncedController):
 
     spaces = ("namespaces", "serviceaccounts")
 
-    def __init__(self, server: APIServer, period: float = 0.05) -> None:
+    def __init__(self, server: Registry, period: float = 0.05) -> None:
         super().__init__(server, period)
 
     async def _pass(self) -> None:
@@ -693,34 +705,3 @@ class ServiceAccountController(DebouncedController):
                                              "metadata": {"name": "default", "namespace": name}})
             except APIError as err:  # created meanwhile, or the namespace went away
                 log.debug("serviceaccount controller: %s: %s", name, err)
-
-
-def attach_controllers(server: APIServer) -> None:
-    """Run the simulated cluster's controllers with ``server``."""
-
-    async def start(srv: APIServer) -> None:
-        ctl = DisruptionController(srv)
-        srv.disruption_controller = ctl  # type: ignore[attr-defined]
-        await ctl.start()
-        from kubesched.apiserver.workloadcontrollers import WorkloadController
-
-        workloads = WorkloadController(srv)
-        srv.workload_controller = workloads  # type: ignore[attr-defined]
-        await workloads.start()
-        vol = VolumeController(srv)
-        srv.volume_controller = vol  # type: ignore[attr-defined]
-        await vol.start()
-        claims = ResourceClaimController(srv)
-        srv.resourceclaim_controller = claims  # type: ignore[attr-defined]
-        await claims.start()
-        protection = PodGroupProtectionController(srv)
-        srv.podgroup_protection_controller = protection  # type: ignore[attr-defined]
-        await protection.start()
-        sa = ServiceAccountController(srv)
-        srv.serviceaccount_controller = sa  # type: ignore[attr-defined]
-        await sa.start()
-
-    from kubesched.apiserver.gc import attach_gc
-
-    attach_gc(server)
-    server.on_started.append(start)

@@ -12,18 +12,24 @@ version the bare message. ``strategy: None`` versions convert by rewriting ``api
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from kubesched.apiserver.errors import APIError
 
 if TYPE_CHECKING:
     from kubesched.apiserver.crd import CustomResource
-    from kubesched.apiserver.server import APIServer
+    from kubesched.apiserver.storage import Store
 
 __all__ = ["check_conversion"]
 
 
-def _webhook_failure(server: APIServer, cr: CustomResource, from_version: str) -> str | None:
+class _Server(Protocol):
+    """What the conversion check reads of the registry: its store."""
+
+    store: Store
+
+
+def _webhook_failure(server: _Server, cr: CustomResource, from_version: str) -> str | None:
     from kubesched.apiserver.crd import CRD_GROUP
 
     entry = server.store.get(f"{CRD_GROUP}/customresourcedefinitions", "", cr.crd_name)
@@ -44,7 +50,7 @@ def _webhook_failure(server: APIServer, cr: CustomResource, from_version: str) -
             f'Post "{url}": {why}')
 
 
-def check_conversion(server: APIServer, cr: CustomResource, from_version: str, *, write: bool = False) -> None:
+def check_conversion(server: _Server, cr: CustomResource, from_version: str, *, write: bool = False) -> None:
     """Raise the 500 upstream answers when ``cr``'s objects at ``from_version`` need its
     conversion webhook to be served at ``cr``'s version (``write``: a create/update sent at
     ``from_version``, stored at the storage version); nothing for ``strategy: None``."""

@@ -1,7 +1,7 @@
 """The box's garbage collector, pod GC and node-deletion cleanup (with ``--simulate-kubelets``).
 
-**Deletion propagation at the API** (:func:`deletion_finalizers`, called by the server's
-DELETE): as ``k8s.io/apiserver/pkg/registry/generic/registry/store.go``
+**Deletion propagation at the API** (:func:`~kubesched.apiserver.registry.deletion_finalizers`,
+called by the registry's DELETE; re-exported here): as ``k8s.io/apiserver/pkg/registry/generic/registry/store.go``
 ``deletionFinalizersForGarbageCollection`` — ``propagationPolicy: Orphan`` (or the deprecated
 ``orphanDependents: true``) adds the ``orphan`` finalizer, ``Foreground`` adds
 ``foregroundDeletion``, ``Background`` neither; without a policy, a finalizer already on the
@@ -45,52 +45,19 @@ import orjson
 
 from kubesched.apiserver import resources as res
 from kubesched.apiserver.controllers import DebouncedController
+from kubesched.apiserver.registry import FOREGROUND, ORPHAN, deletion_finalizers, now_rfc3339
 from kubesched.apiserver.storage import Conflict, Event, KeyNotFound
 
 if TYPE_CHECKING:
+    from kubesched.apiserver.registry import Registry
     from kubesched.apiserver.resources import ResourceInfo
-    from kubesched.apiserver.server import APIServer
 
 __all__ = ["FOREGROUND", "ORPHAN", "GarbageCollector", "PodGC", "attach_gc", "deletion_finalizers"]
 
 log = logging.getLogger("kubesched.apiserver.gc")
 
-#: ``metav1.FinalizerOrphanDependents``
-ORPHAN = "orphan"
-#: ``metav1.FinalizerDeleteDependents``
-FOREGROUND = "foregroundDeletion"
-
-#: kinds whose ``DefaultGarbageCollectionPolicy`` is OrphanDependents (for that group/version)
-_ORPHAN_BY_DEFAULT = {("batch", "Job"), ("", "ReplicationController")}
-#: kinds whose strategy answers ``rest.Unsupported`` (no GC finalizers ever)
-_GC_UNSUPPORTED = {("", "Event"), ("events.k8s.io", "Event")}
-
 _OWNER_REFS = re.compile(rb'"ownerReferences":\[(.*?)\]')
 _UID = re.compile(rb'"uid":"([^"]+)"')
-
-
-def deletion_finalizers(info: ResourceInfo, obj: dict[str, Any], opts: dict[str, Any]) -> list[str] | None:
-    """The object's finalizers after a DELETE with ``opts`` (DeleteOptions as a mapping), or None
-    when they do not change (``deletionFinalizersForGarbageCollection``)."""
-    if (info.group, info.kind) in _GC_UNSUPPORTED or info.kind == "Namespace":
-        return None
-    fins = list((obj.get("metadata") or {}).get("finalizers") or [])
-    policy = opts.get("propagationPolicy")
-    orphan_opt = opts.get("orphanDependents")
-    if orphan_opt is not None:
-        orphan, foreground = bool(orphan_opt), False
-    elif policy in ("Orphan", "Background", "Foreground"):
-        orphan, foreground = policy == "Orphan", policy == "Foreground"
-    elif ORPHAN in fins or FOREGROUND in fins:
-        orphan, foreground = ORPHAN in fins, FOREGROUND in fins and ORPHAN not in fins
-    else:
-        orphan, foreground = (info.group, info.kind) in _ORPHAN_BY_DEFAULT, False
-    new = [f for f in fins if f not in (ORPHAN, FOREGROUND)]
-    if orphan:
-        new.append(ORPHAN)
-    if foreground:
-        new.append(FOREGROUND)
-    return None if set(new) == set(fins) else new
 
 
 def _owner_uids(data: bytes) -> list[bytes]:
@@ -115,7 +82,7 @@ class GarbageCollector(DebouncedController):
     regex, so a deletion of an object nothing depends on costs no scan); ``deleted`` counts the
     dependents it deleted, ``orphaned`` the references it removed."""
 
-    def __init__(self, server: APIServer, period: float = 0.02) -> None:
+    def __init__(self, server: Registry, period: float = 0.02) -> None:
         super().__init__(server, period)
         self.spaces = tuple(sorted({r.key for r in res.RESOURCES if r.group != "events.k8s.io"
                                     and r.kind not in res.REVIEW_KINDS and r.plural != "bindings"}))
@@ -306,7 +273,7 @@ class GarbageCollector(DebouncedController):
             return
         change(new["metadata"])
         try:
-            self.server._commit_update(info, ns, name, new, e, "", None)
+            self.server.commit_update(info, ns, name, new, e, "", None)
         except (APIError, Conflict, KeyNotFound) as err:
             log.debug("garbage collector: update %s %s/%s: %s", space, ns, name, err)
             self._check.add((space, ns, name)) if not md.get("deletionTimestamp") else \
@@ -331,7 +298,7 @@ class PodGC(DebouncedController):
 
     spaces = ("nodes", "pods")
 
-    def __init__(self, server: APIServer, period: float = 0.02, terminated_threshold: int = 12500) -> None:
+    def __init__(self, server: Registry, period: float = 0.02, terminated_threshold: int = 12500) -> None:
         super().__init__(server, period)
         self.terminated_threshold = terminated_threshold
         self._gone_nodes: set[str] = set()
@@ -354,7 +321,6 @@ class PodGC(DebouncedController):
             log.exception("pod GC: pass failed")
 
     def sync_once(self) -> None:
-        from kubesched.apiserver.server import now_rfc3339
 
         store = self.server.store
         gone, self._gone_nodes = self._gone_nodes, set()
@@ -406,10 +372,10 @@ class PodGC(DebouncedController):
             log.debug("pod GC: delete %s/%s: %s", ns, name, err)
 
 
-def attach_gc(server: APIServer, terminated_threshold: int = 12500) -> None:
+def attach_gc(server: Registry, terminated_threshold: int = 12500) -> None:
     """Run the garbage collector and pod GC with ``server`` (started with it)."""
 
-    async def start(srv: APIServer) -> None:
+    async def start(srv: Registry) -> None:
         gc = GarbageCollector(srv)
         srv.garbage_collector = gc  # type: ignore[attr-defined]
         await gc.start()

@@ -37,7 +37,7 @@ from kubesched.apiserver.storage import Conflict, Event, KeyExists, KeyNotFound
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from kubesched.apiserver.server import APIServer
+    from kubesched.apiserver.registry import Registry
 
 __all__ = ["COMPLETE_AFTER_ANNOTATION", "COMPLETE_PHASE_ANNOTATION", "EXIT_CODE_ANNOTATION", "KubeletSimulator",
            "attach_kubelets", "exit_codes"]
@@ -84,7 +84,7 @@ def _parse(ts: str) -> datetime | None:
 class KubeletSimulator:
     """One simulator for every node of a server (attach with :func:`attach_kubelets`)."""
 
-    def __init__(self, server: APIServer, termination_seconds: float | None = 0.0) -> None:
+    def __init__(self, server: Registry, termination_seconds: float | None = 0.0) -> None:
         self.server = server
         self.termination_seconds = termination_seconds
         """Seconds a kubelet takes to stop a deleted pod (None: its whole grace period)."""
@@ -375,11 +375,11 @@ class KubeletSimulator:
         self._mutate("pods", ns, name, fn)
 
 
-def attach_kubelets(server: APIServer, termination_seconds: float | None = 0.0) -> None:
+def attach_kubelets(server: Registry, termination_seconds: float | None = 0.0) -> None:
     """Run simulated kubelets with ``server`` (started with it, stopped with it);
     ``termination_seconds``: see :class:`KubeletSimulator`."""
 
-    async def start(srv: APIServer) -> None:
+    async def start(srv: Registry) -> None:
         sim = KubeletSimulator(srv, termination_seconds)
         srv.kubelets = sim  # type: ignore[attr-defined]
         await sim.start()

@@ -11,24 +11,34 @@ segment: ``kubectl-create``, ``kubectl-client-side-apply``, …). The field sets
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kubesched.apiserver import apply as ssa
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from kubesched.apiserver.crd import Registry as CRDs
     from kubesched.apiserver.resources import ResourceInfo
-    from kubesched.apiserver.server import APIServer
 
 __all__ = ["track_create"]
 
 
-def track_create(server: APIServer, info: ResourceInfo, decoded: dict[str, Any], stored: dict[str, Any],
+class _Server(Protocol):
+    """What :func:`track_create` reads of the registry: the CRDs and the apply schema of a resource."""
+
+    crds: CRDs
+
+    def _ssa_schema(self, info: ResourceInfo) -> tuple[Any, Callable[[Any], Any]]: ...
+
+
+def track_create(server: _Server, info: ResourceInfo, decoded: dict[str, Any], stored: dict[str, Any],
                  manager: str) -> None:
     """Set ``stored['metadata']['managedFields']`` (in place) to the creator's Update entry over
     ``decoded`` (the request object) defaulted as decoding defaults it; custom resources: as
     stored (pruned, schema defaults)."""
     from kubesched.apiserver.admission import apply_defaults
-    from kubesched.apiserver.server import now_rfc3339
+    from kubesched.apiserver.metatime import now_rfc3339
 
     custom = server.crds.of_info(info) is not None
     if custom:

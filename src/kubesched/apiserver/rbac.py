@@ -5,7 +5,7 @@ bootstrap policy kube-apiserver creates at start.
 Follows ``k8s.io/apiserver/pkg/endpoints/request/requestinfo.go`` (``NewRequestInfo``: verb,
 API group, resource, subresource, name, namespace of a request), ``plugin/pkg/auth/authorizer/rbac/
 rbac.go`` (``RBACAuthorizer.Authorize``, ``RuleAllows``), ``pkg/registry/rbac/validation/rule.go``
-(``VisitRulesFor``: ClusterRoleBindings, then the namespace's RoleBindings; ``appliesToUser``; the
+(``VisitRulesFor``, ``RulesFor``: ClusterRoleBindings, then the namespace's RoleBindings; ``appliesToUser``; the
 "allowed by" describers), ``pkg/apis/rbac/v1/evaluation_helpers.go`` (verb/group/resource/name/URL
 matching), ``pkg/controller/clusterroleaggregation`` (aggregated ClusterRoles: evaluated here as
 the union of the rules of the ClusterRoles their selectors match) and
@@ -18,7 +18,7 @@ The bootstrap objects (``data/bootstrap_rbac.json``) are upstream's own golden f
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
@@ -28,7 +28,7 @@ from kubesched.api.objects import LabelSelector, decode
 from kubesched.errors import InputError
 
 __all__ = ["ANONYMOUS", "PRIVILEGED_GROUP", "Attributes", "UserInfo", "authorize", "bootstrap_objects",
-           "forbidden_message", "request_attributes"]
+           "forbidden_message", "request_attributes", "rules_for"]
 
 PRIVILEGED_GROUP = "system:masters"
 """kube-apiserver's privileged group: always authorized, before RBAC (``authorizerfactory.NewPrivilegedGroups``)."""
@@ -212,6 +212,63 @@ def _cluster_role_rules(name: str, list_objects: Lister) -> list[dict[str, Any]]
     return rules
 
 
+@dataclass(frozen=True)
+class _Binding:
+    """A binding that applies to a user, with its role's rules (``VisitRulesFor``'s source)."""
+
+    allowed_by: str  #: the describer: ``ClusterRoleBinding "x" of ClusterRole "y" to Group "z"``
+    rules: list[dict[str, Any]]
+
+
+def _bindings_for(user: UserInfo, namespace: str, list_objects: Lister) -> Iterator[_Binding | str]:
+    """``VisitRulesFor`` (``pkg/registry/rbac/validation/rule.go``): the ClusterRoleBindings, then
+    (with a namespace) the namespace's RoleBindings, each in name order, that apply to ``user``,
+    with their role's rules; an error string for a binding whose role is missing or of an
+    unsupported kind."""
+    for b in sorted(list_objects("ClusterRoleBinding", None), key=lambda o: o["metadata"]["name"]):
+        subj = next((s for s in b.get("subjects") or () if _applies(user, s, "")), None)
+        if subj is None:
+            continue
+        ref = b.get("roleRef") or {}
+        if ref.get("kind") != "ClusterRole":
+            yield f'unsupported role reference kind: "{ref.get("kind")}"'
+            continue
+        rules = _cluster_role_rules(ref.get("name", ""), list_objects)
+        if rules is None:
+            yield f'clusterrole.rbac.authorization.k8s.io "{ref.get("name")}" not found'
+            continue
+        yield _Binding(f'ClusterRoleBinding "{b["metadata"]["name"]}" of ClusterRole "{ref.get("name")}" to '
+                       f'{_describe_subject(subj, "")}', rules)
+    if not namespace:
+        return
+    for b in sorted(list_objects("RoleBinding", namespace), key=lambda o: o["metadata"]["name"]):
+        subj = next((s for s in b.get("subjects") or () if _applies(user, s, namespace)), None)
+        if subj is None:
+            continue
+        ref = b.get("roleRef") or {}
+        kind, rname = ref.get("kind"), ref.get("name", "")
+        if kind == "Role":
+            role = next((r for r in list_objects("Role", namespace) if r["metadata"]["name"] == rname), None)
+            rules = list(role.get("rules") or []) if role is not None else None
+            missing = f'role.rbac.authorization.k8s.io "{rname}" not found'
+        elif kind == "ClusterRole":
+            rules = _cluster_role_rules(rname, list_objects)
+            missing = f'clusterrole.rbac.authorization.k8s.io "{rname}" not found'
+        else:
+            yield f'unsupported role reference kind: "{kind}"'
+            continue
+        if rules is None:
+            yield missing
+            continue
+        yield _Binding(f'RoleBinding "{b["metadata"]["name"]}/{namespace}" of {kind} "{rname}" to '
+                       f'{_describe_subject(subj, namespace)}', rules)
+
+
+def _aggregate(errors: list[str]) -> str:
+    """``utilerrors.NewAggregate(errs).Error()``: one message, or ``[a, b]``."""
+    return errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+
+
 def authorize(a: Attributes, list_objects: Lister) -> tuple[bool, str]:
     """``(allowed, reason)`` for ``a``: ``system:masters`` always (reason ""); else the first RBAC rule
     that allows it, visiting ClusterRoleBindings then the namespace's RoleBindings, each in name order
@@ -220,47 +277,45 @@ def authorize(a: Attributes, list_objects: Lister) -> tuple[bool, str]:
     if PRIVILEGED_GROUP in a.user.groups:
         return True, ""
     errors: list[str] = []
-    for b in sorted(list_objects("ClusterRoleBinding", None), key=lambda o: o["metadata"]["name"]):
-        subj = next((s for s in b.get("subjects") or () if _applies(a.user, s, "")), None)
-        if subj is None:
-            continue
-        ref = b.get("roleRef") or {}
-        if ref.get("kind") != "ClusterRole":
-            errors.append(f'unsupported role reference kind: "{ref.get("kind")}"')
-            continue
-        rules = _cluster_role_rules(ref.get("name", ""), list_objects)
-        if rules is None:
-            errors.append(f'clusterrole.rbac.authorization.k8s.io "{ref.get("name")}" not found')
-            continue
-        if any(rule_allows(a, r) for r in rules):
-            return True, (f'RBAC: allowed by ClusterRoleBinding "{b["metadata"]["name"]}" of ClusterRole '
-                          f'"{ref.get("name")}" to {_describe_subject(subj, "")}')
-    if a.namespace:
-        for b in sorted(list_objects("RoleBinding", a.namespace), key=lambda o: o["metadata"]["name"]):
-            subj = next((s for s in b.get("subjects") or () if _applies(a.user, s, a.namespace)), None)
-            if subj is None:
-                continue
-            ref = b.get("roleRef") or {}
-            kind, rname = ref.get("kind"), ref.get("name", "")
-            if kind == "Role":
-                role = next((r for r in list_objects("Role", a.namespace) if r["metadata"]["name"] == rname), None)
-                rules = list(role.get("rules") or []) if role is not None else None
-                missing = f'role.rbac.authorization.k8s.io "{rname}" not found'
-            elif kind == "ClusterRole":
-                rules = _cluster_role_rules(rname, list_objects)
-                missing = f'clusterrole.rbac.authorization.k8s.io "{rname}" not found'
-            else:
-                errors.append(f'unsupported role reference kind: "{kind}"')
-                continue
-            if rules is None:
-                errors.append(missing)
-                continue
-            if any(rule_allows(a, r) for r in rules):
-                return True, (f'RBAC: allowed by RoleBinding "{b["metadata"]["name"]}/{a.namespace}" of {kind} '
-                              f'"{rname}" to {_describe_subject(subj, a.namespace)}')
+    for b in _bindings_for(a.user, a.namespace, list_objects):
+        if isinstance(b, str):
+            errors.append(b)
+        elif any(rule_allows(a, r) for r in b.rules):
+            return True, f"RBAC: allowed by {b.allowed_by}"
     if errors:
-        return False, "RBAC: " + (errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]")
+        return False, "RBAC: " + _aggregate(errors)
     return False, ""
+
+
+def rules_for(user: UserInfo, namespace: str, list_objects: Lister) -> dict[str, Any]:
+    """The ``status`` of a SelfSubjectRulesReview for ``user`` in ``namespace`` under RBAC: every rule
+    of every binding that applies (``RBACAuthorizer.RulesFor`` over ``DefaultRuleResolver.RulesFor``,
+    ``plugin/pkg/auth/authorizer/rbac/rbac.go``) — a rule with resources as a ``resourceRules`` entry,
+    one with URLs as a ``nonResourceRules`` entry, in visiting order; a missing role is an
+    ``evaluationError`` (the rest still listed). ``system:masters`` gets no rules of its own (the
+    privileged-group authorizer resolves none): its RBAC bindings (``cluster-admin``) give them."""
+    resource_rules: list[dict[str, Any]] = []
+    non_resource_rules: list[dict[str, Any]] = []
+    errors: list[str] = []
+    for b in _bindings_for(user, namespace, list_objects):
+        if isinstance(b, str):
+            errors.append(b)
+            continue
+        for r in b.rules:
+            verbs = list(r.get("verbs") or [])
+            if r.get("resources"):
+                rr: dict[str, Any] = {"verbs": verbs}
+                for key in ("apiGroups", "resources", "resourceNames"):
+                    if r.get(key):
+                        rr[key] = list(r[key])
+                resource_rules.append(rr)
+            if r.get("nonResourceURLs"):
+                non_resource_rules.append({"verbs": verbs, "nonResourceURLs": list(r["nonResourceURLs"])})
+    status: dict[str, Any] = {"resourceRules": resource_rules, "nonResourceRules": non_resource_rules,
+                              "incomplete": False}
+    if errors:
+        status["evaluationError"] = _aggregate(errors)
+    return status
 
 
 def bootstrap_objects() -> list[dict[str, Any]]:

@@ -45,6 +45,7 @@ import fcntl
 import logging
 import os
 import sqlite3
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -273,6 +274,8 @@ class Store:
         self._sorted: dict[str, list[Key] | None] = {}
         self._space_rev: dict[str, int] = {}
         self._ring: list[Event] = []
+        #: when each ring event was published (time.monotonic), for :meth:`expire_ring`
+        self._ring_times: list[float] = []
         self._ring_head = 0
         self._ring_size = ring_size
         #: the ring also holds at most this many bytes of object data (an event keeps its object and
@@ -556,18 +559,43 @@ class Store:
     # ---------------------------------------------------------------- watches
     def _publish(self, ev: Event) -> None:
         self._ring.append(ev)
+        self._ring_times.append(time.monotonic())
         self._ring_bytes += _event_bytes(ev)
         while len(self._ring) - self._ring_head > self._ring_size or (
                 self._ring_bytes > self._ring_bytes_max and len(self._ring) - self._ring_head > 1):
-            oldest = self._ring[self._ring_head]
-            self._ring_start = oldest.rv
-            self._ring_bytes -= _event_bytes(oldest)
-            self._ring_head += 1
-        if self._ring_head > 1024 or self._ring_head * 2 > len(self._ring):  # amortised: drop what is out
-            del self._ring[: self._ring_head]
-            self._ring_head = 0
+            self._drop_oldest()
+        self._shrink_ring()
         for fn in tuple(self._watchers.get(ev.space, ())):
             fn(ev)
+
+    def _drop_oldest(self) -> None:
+        """Take the oldest event out of the ring (watches from before it read SQLite)."""
+        oldest = self._ring[self._ring_head]
+        self._ring_start = oldest.rv
+        self._ring_bytes -= _event_bytes(oldest)
+        self._ring_head += 1
+
+    def _shrink_ring(self) -> None:
+        if self._ring_head > 1024 or self._ring_head * 2 > len(self._ring):  # amortised: drop what is out
+            del self._ring[: self._ring_head]
+            del self._ring_times[: self._ring_head]
+            self._ring_head = 0
+
+    def expire_ring(self, max_age: float, now: float | None = None) -> int:
+        """Drop the ring's events published more than ``max_age`` seconds ago (``now``: a
+        ``time.monotonic()`` value); returns how many. Watches from before them read their events
+        back from SQLite, as past the ring's other bounds. Without it an idle server would keep
+        the last ``ring_size`` events — deleted objects and replaced versions — for good: its
+        memory would grow with every write until the ring is full. Upstream's watch cache keeps
+        history by age the same way (``pkg/storage/cacher/watch_cache_history.go``,
+        ``eventFreshDuration``, 75 s by default)."""
+        limit = (time.monotonic() if now is None else now) - max_age
+        n = 0
+        while self._ring_head < len(self._ring) and self._ring_times[self._ring_head] < limit:
+            self._drop_oldest()
+            n += 1
+        self._shrink_ring()
+        return n
 
     def subscribe(self, space: str, fn: Callable[[Event], None]) -> None:
         """Call ``fn(event)`` synchronously after every committed write to ``space`` (with group

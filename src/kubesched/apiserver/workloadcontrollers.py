@@ -45,7 +45,7 @@ from kubesched.controllers.workloads import JOB_TRACKING_FINALIZER, Controllers,
 from kubesched.controllers.workloadstatus import workload_statuses
 
 if TYPE_CHECKING:
-    from kubesched.apiserver.server import APIServer
+    from kubesched.apiserver.registry import Registry
 
 __all__ = ["WORKLOAD_SPACES", "WorkloadController"]
 
@@ -69,7 +69,7 @@ class WorkloadController(DebouncedController):
 
     spaces = _SPACES
 
-    def __init__(self, server: APIServer, period: float = 0.05, seed: int | None = None) -> None:
+    def __init__(self, server: Registry, period: float = 0.05, seed: int | None = None) -> None:
         super().__init__(server, period)
         self.rng = random.Random(seed)
         self.passes = 0
@@ -108,7 +108,7 @@ class WorkloadController(DebouncedController):
     def sync_once(self) -> int:
         """One pass over the store; returns the number of objects created."""
         from kubesched.apiserver.errors import APIError
-        from kubesched.apiserver.server import info_for_object
+        from kubesched.apiserver.registry import info_for_object
 
         store = self.server.store
         workloads = [o for space in WORKLOAD_SPACES for e in store.list(space)
@@ -170,7 +170,7 @@ class WorkloadController(DebouncedController):
             meta.pop("uid", None)  # the server assigns it
             try:
                 # a controller's POST: injected write faults apply, then admission and storage
-                self.server._write_fault(info_for_object(obj), "", "create")
+                self.server.write_fault(info_for_object(obj), "", "create")
                 self.server.create_manifest(obj)
                 n += 1
             except APIError as e:
@@ -198,7 +198,7 @@ class WorkloadController(DebouncedController):
         """Jobs a pod failed by a ``FailJob`` rule (job_controller.go ``trackJobStatusAndRemoveFinalizers``,
         ``enactJobFinished``): ``FailureTarget`` (reason ``PodFailurePolicy``, the rule's message), their
         running pods deleted, then ``Failed`` once none is left, with a Warning event."""
-        from kubesched.apiserver.server import now_rfc3339
+        from kubesched.apiserver.registry import now_rfc3339
 
         store = self.server.store
         for job in jobs:
@@ -266,7 +266,7 @@ class WorkloadController(DebouncedController):
                     if entry is not None:
                         new = entry.obj()
                         new["revision"] = number
-                        self.server._commit_update(info, ns, new["metadata"]["name"], new, entry, "", None)
+                        self.server.commit_update(info, ns, new["metadata"]["name"], new, entry, "", None)
                 for gone in plan.delete:
                     self._delete(dict(gone))
             except (APIError, Conflict, KeyNotFound) as e:
@@ -288,7 +288,7 @@ class WorkloadController(DebouncedController):
             cur["metadata"]["annotations"] = meta["annotations"]
         info = next(r for r in served.RESOURCES if r.key == space)
         try:
-            self.server._commit_update(info, meta["namespace"], meta["name"], cur, entry, "", None)
+            self.server.commit_update(info, meta["namespace"], meta["name"], cur, entry, "", None)
         except (APIError, Conflict, KeyNotFound) as e:
             log.debug("workload controllers: update %s %s/%s: %s", space, meta["namespace"], meta["name"], e)
             self._wake.set()
@@ -298,11 +298,11 @@ class WorkloadController(DebouncedController):
     def _delete(self, obj: dict[str, Any]) -> bool:
         """A controller's DELETE (Background; the uid as precondition); False when it failed."""
         from kubesched.apiserver.errors import APIError
-        from kubesched.apiserver.server import info_for_object
+        from kubesched.apiserver.registry import info_for_object
 
         meta = obj["metadata"]
         try:
-            self.server._write_fault(info_for_object(obj), "", "delete")
+            self.server.write_fault(info_for_object(obj), "", "delete")
             self.server.delete_object(info_for_object(obj), meta.get("namespace") or "", meta["name"],
                                       {"propagationPolicy": "Background", "preconditions": {"uid": meta.get("uid")}})
         except APIError as e:
@@ -338,7 +338,7 @@ class WorkloadController(DebouncedController):
                 continue
             md["finalizers"] = [f for f in md["finalizers"] if f != JOB_TRACKING_FINALIZER]
             try:
-                self.server._commit_update(info, ns, md["name"], pod, e, "", None)
+                self.server.commit_update(info, ns, md["name"], pod, e, "", None)
             except (APIError, Conflict, KeyNotFound):
                 self._wake.set()
 
@@ -378,7 +378,7 @@ class WorkloadController(DebouncedController):
     def _record(self, obj: dict[str, Any], typ: str, reason: str, message: str) -> None:
         """A core/v1 Event from the job-controller (``recorder.Eventf``), as kube-controller-manager
         emits it."""
-        from kubesched.apiserver.server import now_rfc3339
+        from kubesched.apiserver.registry import now_rfc3339
 
         meta = obj.get("metadata") or {}
         ns = meta.get("namespace") or "default"

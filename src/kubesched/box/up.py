@@ -2,7 +2,7 @@
 
 One process, one asyncio loop:
 
-1. the box API server (:func:`kubesched.apiserver.testing.start_server`: loopback, TLS,
+1. the box API server (:func:`kubesched.apiserver.launcher.start_server`: loopback, TLS,
    bearer token, simulated kubelets; in memory unless ``data_dir``), its kubeconfig written to
    ``<work dir>/kubeconfig`` (work dir = ``data_dir`` or a temporary directory removed at exit);
 2. the manifests created through the API (:mod:`kubesched.box.apply`) with a client built from
@@ -117,8 +117,8 @@ class Up:
         self.view.pod_event(event, row)
 
     async def run(self) -> int:
+        from kubesched.apiserver.launcher import start_server
         from kubesched.apiserver.storage import CorruptStore, DataDirLocked
-        from kubesched.apiserver.testing import start_server
 
         opts = self.opts
         chosen = opts.work_dir or opts.data_dir

@@ -142,8 +142,8 @@ async def _serve(data_dir: str | None, host: str, port: int, kubeconfig: str | N
     import shutil
 
     from kubesched.apiserver.encryption import EncryptionConfigError
+    from kubesched.apiserver.launcher import build_server, server_pki, write_kubeconfig
     from kubesched.apiserver.storage import DataDirLocked
-    from kubesched.apiserver.testing import build_server, server_pki, write_kubeconfig
 
     try:
         server = build_server(data_dir, token=token, simulate_kubelets=simulate_kubelets, fsync=fsync,

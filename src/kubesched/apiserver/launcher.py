@@ -1,4 +1,5 @@
-"""Start and stop a box API server from Python (tests, benchmarks, ``kubesched up``).
+"""The box API server's launcher: start and stop it from Python (``kubesched up``,
+``kubesched apiserver``, tests, benchmarks) with its store, PKI, kubeconfig and controllers.
 
 Two ways:
 
@@ -100,7 +101,7 @@ def build_server(data_dir: str | os.PathLike[str] | None = None, *, token: str |
                   group_commit=True)
     srv = APIServer(store, token=token, faults=faults, **server_kw)
     if simulate_kubelets:
-        from kubesched.apiserver.controllers import attach_controllers
+        from kubesched.apiserver.controllermanager import attach_controllers
         from kubesched.apiserver.kubelet import attach_kubelets
 
         attach_kubelets(srv, pod_termination_seconds)
@@ -280,7 +281,7 @@ def _define_fixtures() -> Any:
     @pytest.fixture
     def box_server(tmp_path: Path) -> Any:
         """pytest fixture: a :class:`ServerHandle` (in memory, TLS, token, kubeconfig in
-        ``tmp_path``), stopped after the test. Use with ``from kubesched.apiserver.testing
+        ``tmp_path``), stopped after the test. Use with ``from kubesched.apiserver.launcher
         import box_server`` in a conftest."""
         with run_server(tmp_path / "kubeconfig") as srv:
             yield srv
