@@ -23,7 +23,10 @@ CASE = "SchedulingWithNodeInclusionPolicy"
 
 
 @needs_upstream
-@pytest.mark.parametrize("name", ["node-with-taint.yaml", "pod-with-node-inclusion-policy.yaml"])
+@pytest.mark.parametrize("name", [
+    "node-with-taint.yaml", "pod-with-node-inclusion-policy.yaml", "namespace-with-labels.yaml",
+    "pod-anti-affinity-ns-selector.yaml", "pod-preferred-anti-affinity-ns-selector.yaml",
+    "pod-affinity-ns-selector.yaml", "pod-preferred-affinity-ns-selector.yaml"])
 def test_templates_are_upstream_modulo_field_case(name):
     """Verbatim but for ``NodeAffinityPolicy``/``NodeTaintsPolicy``, which upstream's
     case-insensitive JSON decoding reads as ``nodeAffinityPolicy``/``nodeTaintsPolicy``."""
@@ -32,15 +35,22 @@ def test_templates_are_upstream_modulo_field_case(name):
     assert TEMPLATES[name].strip().splitlines() == up.strip().splitlines()
 
 
-def _name(path: str | None, default: str) -> str:
+def _name(path: str | None, default: str | None) -> str | None:
     return Path(path).name if path else default
 
 
 @needs_upstream
-@pytest.mark.parametrize(("topic", "case_name"), [("topology_spreading", CASE), ("affinity", "MixedSchedulingBasePod")])
+@pytest.mark.parametrize(("topic", "case_name"), [
+    ("topology_spreading", CASE), ("affinity", "MixedSchedulingBasePod"),
+    ("affinity", "SchedulingRequiredPodAntiAffinityWithNSSelector"),
+    ("affinity", "SchedulingPreferredAntiAffinityWithNSSelector"),
+    ("affinity", "SchedulingRequiredPodAffinityWithNSSelector"),
+    ("affinity", "SchedulingPreferredAffinityWithNSSelector"),
+])
 def test_workloads_match_performance_config(topic, case_name):
     """Every workload of the case: upstream's labels, threshold, ops, counts, templates, node
-    labels and namespaces (a createPods op without one: ``namespace-<op index>``)."""
+    labels and namespaces (a createPods op without one: ``namespace-<op index>``; ``createPodSets``
+    is one createPods op per namespace ``<namespacePrefix>-<i>``, as upstream's executor runs it)."""
     cases = yaml.safe_load((PERF / topic / "performance-config.yaml").read_text())
     (case,) = [c for c in cases if c["name"] == case_name]
     # the only gate upstream sets here is GA (on at every emulated version)
@@ -52,7 +62,14 @@ def test_workloads_match_performance_config(topic, case_name):
         w = mine[f"{case_name}/{wl['name']}"]
         assert set(w.labels) == set(wl.get("labels") or [])
         assert w.threshold == wl.get("threshold")
-        ops = case["workloadTemplate"]
+        ops = []
+        for up in case["workloadTemplate"]:
+            if up["opcode"] == "createPodSets":
+                inner = up["createPodsOp"]
+                for i in range(wl["params"][up["countParam"][1:]]):
+                    ops.append({**inner, "namespace": f"{up['namespacePrefix']}-{i}"})
+            else:
+                ops.append(up)
         assert len(ops) == len(w.ops)
         for i, (up, op) in enumerate(zip(ops, w.ops, strict=True)):
             count = up["count"] if "count" in up else wl["params"][up["countParam"][1:]]
@@ -64,6 +81,7 @@ def test_workloads_match_performance_config(topic, case_name):
                                                             tuple(strategy.get("labelValues") or ()))
             elif up["opcode"] == "createNamespaces":
                 assert isinstance(op, CreateNamespaces) and (op.prefix, op.count) == (up["prefix"], count)
+                assert op.template == _name(up.get("namespaceTemplatePath"), None)
             else:
                 assert up["opcode"] == "createPods" and isinstance(op, CreatePods)
                 assert (op.count, op.template) == (count, _name(up.get("podTemplatePath"), default_pod))
@@ -87,3 +105,27 @@ def test_tainted_nodes_are_not_domains():
     assert res.scheduled == 8 and res.unschedulable_pods == 0
     assert sorted(placed.values()) == [2, 2, 2, 2]
     assert not any(n.startswith("taint-node-") for n in placed)
+
+
+def test_ns_selector_anti_affinity_sees_pods_of_labelled_namespaces():
+    """Required anti-affinity with ``namespaceSelector: team=devops``: the measured pods
+    (measure-ns-0) avoid the nodes of the ``color: green`` pods in the other labelled namespaces
+    (init-ns-*), so on 10 nodes with 4 init pods the 6 measured pods take the 6 other nodes and a
+    7th would have nowhere to go (without the namespace labels the selector would match nothing
+    and all 7 would fit)."""
+    w = WORKLOADS["SchedulingRequiredPodAntiAffinityWithNSSelector/10Nodes"]
+    by_ns: dict[str, set[str]] = {}
+
+    def inspect(store, sched):
+        for p in store.pods.values():
+            by_ns.setdefault(p.metadata.namespace, set()).add(p.spec.node_name)
+
+    res = execute(w, seed=2, inspect=inspect)
+    assert res.scheduled == 6 and res.unschedulable_pods == 0
+    init_nodes = by_ns["init-ns-0"] | by_ns["init-ns-1"]
+    assert len(init_nodes) == 4 and not init_nodes & by_ns["measure-ns-0"]
+    assert len(by_ns["measure-ns-0"]) == 6
+    over = Workload(w.case, "over", w.ops[:-1] + (CreatePods(7, "pod-anti-affinity-ns-selector.yaml", "measure-ns-0",
+                                                             collect_metrics=True),))
+    res = execute(over, seed=2)
+    assert (res.scheduled, res.unschedulable_pods) == (6, 1)

@@ -135,6 +135,27 @@ def _mixed_base_pod(p: dict[str, int]) -> list[Op]:
             CreateNamespaces("sched", 1), *init, CreatePods(p["measurePods"], collect_metrics=True)]
 
 
+def _ns_selector(tpl: str, zone: bool) -> Callable[[dict[str, int]], list[Op]]:
+    """affinity/ Scheduling*WithNSSelector: ``initNamespaces`` + 1 namespaces labelled
+    ``team: devops`` (namespace-with-labels.yaml); ``createPodSets`` — ``initPodsPerNamespace``
+    pods in each ``init-ns-<i>`` (one createPods op per namespace, as upstream's executor expands
+    it) — then the measured pods in ``measure-ns-0``; the pods' (anti-)affinity terms select the
+    labelled namespaces."""
+    def ops(p: dict[str, int]) -> list[Op]:
+        nodes = (CreateNodes(p["initNodes"], label_key="topology.kubernetes.io/zone", label_values=("zone1",))
+                 if zone else CreateNodes(p["initNodes"]))
+        ns_tpl = "namespace-with-labels.yaml"
+        sets = [CreatePods(p["initPodsPerNamespace"], tpl, f"init-ns-{i}") for i in range(p["initNamespaces"])]
+        return [nodes, CreateNamespaces("init-ns", p["initNamespaces"], ns_tpl),
+                CreateNamespaces("measure-ns", 1, ns_tpl), *sets,
+                CreatePods(p["measurePods"], tpl, "measure-ns-0", collect_metrics=True)]
+    return ops
+
+
+def _ns_p(nodes: int, per_ns: int, namespaces: int, measure: int) -> dict[str, int]:
+    return {"initNodes": nodes, "initPodsPerNamespace": per_ns, "initNamespaces": namespaces, "measurePods": measure}
+
+
 _MOONS = ("moon-1", "moon-2", "moon-3")
 
 
@@ -246,6 +267,34 @@ WORKLOADS: dict[str, Workload] = {
         ("500Nodes", _p(500, 200, 1000), None, None, ()),
         ("5000Nodes", _p(5000, 2000, 1000), None, None, ()),
         ("5000Nodes_5000Pods", _p(5000, 2000, 5000), 540, None, PERF_LABELS),
+    ]),
+    **_case("SchedulingRequiredPodAntiAffinityWithNSSelector",
+            _ns_selector("pod-anti-affinity-ns-selector.yaml", False), [
+        ("10Nodes", _ns_p(10, 2, 2, 6), None, None, IT_LABELS),
+        ("500Nodes", _ns_p(500, 4, 10, 100), None, None, ()),
+        ("5000Nodes", _ns_p(5000, 40, 100, 1000), None, None, PERF_LABELS),
+        ("5000Nodes_2000Pods", _ns_p(6000, 40, 100, 2000), 140, None, PERF_LABELS),
+    ]),
+    **_case("SchedulingPreferredAntiAffinityWithNSSelector",
+            _ns_selector("pod-preferred-anti-affinity-ns-selector.yaml", False), [
+        ("10Nodes", _ns_p(10, 2, 2, 10), None, None, IT_LABELS),
+        ("500Nodes", _ns_p(500, 4, 10, 100), None, None, ()),
+        ("5000Nodes", _ns_p(5000, 40, 100, 1000), None, None, PERF_LABELS),
+        ("5000Nodes_2000Pods", _ns_p(5000, 40, 100, 2000), 180, None, PERF_LABELS),
+    ]),
+    **_case("SchedulingRequiredPodAffinityWithNSSelector",
+            _ns_selector("pod-affinity-ns-selector.yaml", True), [
+        ("10Nodes", _ns_p(10, 2, 2, 10), None, None, IT_LABELS),
+        ("500Nodes", _ns_p(500, 4, 10, 100), None, None, ()),
+        ("5000Nodes", _ns_p(5000, 50, 100, 1000), None, None, PERF_LABELS),
+        ("5000Nodes_2000Pods", _ns_p(5000, 50, 100, 2000), 180, None, PERF_LABELS),
+    ]),
+    **_case("SchedulingPreferredAffinityWithNSSelector",
+            _ns_selector("pod-preferred-affinity-ns-selector.yaml", False), [
+        ("10Nodes", _ns_p(10, 2, 2, 10), None, None, IT_LABELS),
+        ("500Nodes", _ns_p(500, 4, 10, 100), None, None, ()),
+        ("5000Nodes", _ns_p(5000, 50, 100, 1000), None, None, ()),
+        ("5000Nodes_5000Pods", _ns_p(5000, 50, 100, 5000), 190, None, PERF_LABELS),
     ]),
     # topology_spreading/performance-config.yaml
     **_case("TopologySpreading", _spreading("pod-with-topology-spreading.yaml"), [

@@ -541,6 +541,141 @@ status:
       type: Ready
   phase: Running
 """,
+    "namespace-with-labels.yaml": """
+apiVersion: v1
+kind: Namespace
+metadata:
+  labels:
+    team: devops
+""",
+    "pod-anti-affinity-ns-selector.yaml": """
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: anti-affinity-pod-
+  labels:
+    color: green
+spec:
+  affinity:
+    podAntiAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+      - labelSelector:
+          matchLabels:
+            color: green
+        topologyKey: kubernetes.io/hostname
+        namespaceSelector:
+          matchLabels:
+            team: devops
+  containers:
+  - image: registry.k8s.io/pause:3.10.1
+    name: pause
+    ports:
+    - containerPort: 80
+    resources:
+      limits:
+        cpu: 100m
+        memory: 500Mi
+      requests:
+        cpu: 100m
+        memory: 500Mi
+""",
+    "pod-preferred-anti-affinity-ns-selector.yaml": """
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: anti-affinity-pod-
+  labels:
+    color: green
+spec:
+  affinity:
+    podAntiAffinity:
+      preferredDuringSchedulingIgnoredDuringExecution:
+      - podAffinityTerm:
+          labelSelector:
+            matchLabels:
+              color: green
+          topologyKey: kubernetes.io/hostname
+          namespaceSelector:
+            matchLabels:
+              team: devops
+        weight: 1
+  containers:
+  - image: registry.k8s.io/pause:3.10.1
+    name: pause
+    ports:
+    - containerPort: 80
+    resources:
+      limits:
+        cpu: 100m
+        memory: 500Mi
+      requests:
+        cpu: 100m
+        memory: 500Mi
+""",
+    "pod-affinity-ns-selector.yaml": """
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: affinity-pod-
+  labels:
+    color: blue
+spec:
+  affinity:
+    podAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+      - labelSelector:
+          matchLabels:
+            color: blue
+        topologyKey: topology.kubernetes.io/zone
+        namespaceSelector:
+          matchLabels:
+            team: devops
+  containers:
+  - image: registry.k8s.io/pause:3.10.1
+    name: pause
+    ports:
+    - containerPort: 80
+    resources:
+      limits:
+        cpu: 100m
+        memory: 500Mi
+      requests:
+        cpu: 100m
+        memory: 500Mi
+""",
+    "pod-preferred-affinity-ns-selector.yaml": """
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: preferred-affinity-pod-
+  labels:
+    color: red
+spec:
+  affinity:
+    podAffinity:
+      preferredDuringSchedulingIgnoredDuringExecution:
+        - podAffinityTerm:
+            labelSelector:
+              matchLabels:
+                color: red
+            topologyKey: kubernetes.io/hostname
+            namespaceSelector:
+              matchLabels:
+                team: devops
+          weight: 1
+  containers:
+    - image: registry.k8s.io/pause:3.10.1
+      name: pause
+      ports:
+        - containerPort: 80
+      resources:
+        limits:
+          cpu: 100m
+          memory: 500Mi
+        requests:
+          cpu: 100m
+          memory: 500Mi
+""",
     # Upstream spells the two policies ``NodeAffinityPolicy`` / ``NodeTaintsPolicy``; its loader
     # (sigs.k8s.io/yaml.UnmarshalStrict → encoding/json) matches field names case-insensitively,
     # so they set ``nodeAffinityPolicy`` / ``nodeTaintsPolicy``. Written here as they take effect.
@@ -634,10 +769,12 @@ class CreateNodes:
 
 @dataclass(frozen=True)
 class CreateNamespaces:
-    """``createNamespaces``: ``prefix-0`` … ``prefix-(count-1)``."""
+    """``createNamespaces``: ``prefix-0`` … ``prefix-(count-1)``; ``template`` is the
+    ``namespaceTemplatePath`` (its labels go on every namespace)."""
 
     prefix: str
     count: int
+    template: str | None = None
 
 
 @dataclass(frozen=True)
@@ -1147,10 +1284,10 @@ def execute(workload: Workload, *, seed: int = 0, progress: bool = False,
         res.namespace = measured_ns
         namespaces: set[str] = set()
 
-        def ensure_ns(ns: str) -> None:
+        def ensure_ns(ns: str, labels: dict[str, str] | None = None) -> None:
             if ns and ns not in namespaces:
                 namespaces.add(ns)
-                store.add("Namespace", Namespace(metadata=ObjectMeta(name=ns)))
+                store.add("Namespace", Namespace(metadata=ObjectMeta(name=ns, labels=dict(labels or {}))))
 
         # ── setup: every op before the measured one ──
         init_attempts = 0
@@ -1164,8 +1301,9 @@ def execute(workload: Workload, *, seed: int = 0, progress: bool = False,
                     store.add("Node", node)
                 ui.update(task, op.count)
             elif isinstance(op, CreateNamespaces):
+                ns_labels = load_template(op.template).metadata.labels if op.template else None
                 for k in range(op.count):
-                    ensure_ns(f"{op.prefix}-{k}")
+                    ensure_ns(f"{op.prefix}-{k}", ns_labels)
             elif isinstance(op, CreateAny):
                 obj = load_template(op.template)
                 ensure_ns(op.namespace)
