@@ -166,13 +166,6 @@ def test_pvc_hint():
     assert vb.is_schedulable_after_pvc_change(pod, None, pvc("c2")[1]) == QueueingHint.SKIP
 
 
-def test_field_reads_mappings_and_objects():
-    assert vb.field({"spec": {"volumeName": "x"}}, "spec", "volumeName") == "x"
-    node = MakeNode().name("n").obj()
-    assert vb.field(node, "metadata", "name") == "n"
-    assert vb.field(None, "a") is None
-
-
 # ───────────── unbound claims (upstream volume_binding_test.go / binder_test.go shapes) ─────────────
 
 import asyncio  # noqa: E402

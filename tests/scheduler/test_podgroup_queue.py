@@ -230,3 +230,28 @@ def test_gate_off_pods_queue_alone() -> None:
     store.add("Pod", _pod("p1"))
     assert sched.queue.where("default/p1") == "active"
     assert sched.queue.counts() == {"active": 1, "backoff": 0, "unschedulable": 0, "gated": 0}
+
+
+def test_taking_a_sibling_group_puts_it_in_flight_with_the_popped_one() -> None:
+    """CompositePodGroup's tree-wide cycle (upstream: one queue entry per root,
+    backend/queue/workload_forest.go): a sibling PodGroup's queued entity is taken out of activeQ
+    with its members in flight; a member added meanwhile is pending; after the attempt it comes
+    back as the popped entity does (AddAttemptedPodGroupIfNeeded)."""
+    sched, store = _sched()
+    _add_pg(store, _pg("a", min_count=None))
+    _add_pg(store, _pg("b", min_count=None))
+    store.add("Pod", _pod("a1", pg="a"))
+    store.add("Pod", _pod("b1", pg="b"))
+    q = sched.queue
+    popped = q.pop()
+    assert isinstance(popped, QueuedPodGroupInfo) and popped.name == "a"
+    taken = q.take_pod_group_entity("default", "b")
+    assert taken is not None and [m.key for m in taken.members] == ["default/b1"]
+    assert taken.attempts == 1 and q.pod_group_entity("default", "b") is None and q.pop() is None
+    assert q.take_pod_group_entity("default", "b") is None  # in flight: nothing more to take
+    store.add("Pod", _pod("b2", pg="b"))
+    assert q.counts()["pending"] == 1 and q.pod_group_entity("default", "b") is None
+    q.done("default/b1")  # b1 was bound
+    q.add_attempted_pod_group(taken, None)
+    back = q.pod_group_entity("default", "b")
+    assert back is not None and [m.key for m in back.members] == ["default/b2"] and q.where(back.key) == "active"

@@ -180,31 +180,44 @@ def _with_fake_kubelet(req: Req, fn: Callable[[], list[tuple[str, dict[str, Any]
         t.join(5)
 
 
+def start_kcm(cp: ControlPlane, kcm: str, work: Path) -> subprocess.Popen[bytes]:
+    """Start ``kcm`` against ``cp`` (every controller but serviceaccount-token, no leader election,
+    one client identity; log in ``work``) and wait for its ``/healthz``."""
+    kubeconfig = cp.kubeconfig_for("kubesched")
+    port = free_port()
+    log = open(work / "kube-controller-manager.log", "wb")  # noqa: SIM115
+    proc = subprocess.Popen([kcm, f"--kubeconfig={kubeconfig}", f"--authentication-kubeconfig={kubeconfig}",
+                             f"--authorization-kubeconfig={kubeconfig}", "--leader-elect=false",
+                             "--bind-address=127.0.0.1", f"--secure-port={port}",
+                             f"--cert-dir={work / 'kcm-certs'}", "--controllers=*,-serviceaccount-token",
+                             "--use-service-account-credentials=false", "-v=2"],
+                            stdout=log, stderr=subprocess.STDOUT)
+    insecure = ssl._create_unverified_context()  # noqa: S323 - its self-signed serving cert
+
+    def healthy() -> bool:
+        try:
+            return http_request(f"https://127.0.0.1:{port}/healthz", None, insecure, "GET")[0] == 200
+        except OSError:
+            return False
+    try:
+        _until(healthy, 60)
+    except BaseException:
+        proc.terminate()
+        proc.wait(15)
+        raise
+    return proc
+
+
 def upstream_steps(kcm: str, work: Path) -> list[tuple[str, dict[str, Any]]]:
     cp = ControlPlane.start()
     proc = None
     try:
         kubeconfig = cp.kubeconfig_for("kubesched")
-        port = free_port()
-        log = open(work / "kube-controller-manager.log", "wb")  # noqa: SIM115
-        proc = subprocess.Popen([kcm, f"--kubeconfig={kubeconfig}", f"--authentication-kubeconfig={kubeconfig}",
-                                 f"--authorization-kubeconfig={kubeconfig}", "--leader-elect=false",
-                                 "--bind-address=127.0.0.1", f"--secure-port={port}",
-                                 f"--cert-dir={work / 'kcm-certs'}", "--controllers=*,-serviceaccount-token",
-                                 "--use-service-account-credentials=false", "-v=2"],
-                                stdout=log, stderr=subprocess.STDOUT)
+        proc = start_kcm(cp, kcm, work)
 
         def req(method: str, path: str, body: Any = None) -> tuple[int, Any]:
             code, _, out = cp.request(method, path, body)
             return code, out
-        insecure = ssl._create_unverified_context()  # noqa: S323 - its self-signed serving cert
-
-        def healthy() -> bool:
-            try:
-                return http_request(f"https://127.0.0.1:{port}/healthz", None, insecure, "GET")[0] == 200
-            except OSError:
-                return False
-        _until(healthy, 60)
         return _with_fake_kubelet(req, lambda: run_sequence(req, _kubectl(kubeconfig, work)))
     finally:
         if proc is not None:

@@ -441,9 +441,14 @@ def track_update(old: dict[str, Any], new: dict[str, Any], schema: Schema, resol
     new.setdefault("metadata", {})["managedFields"] = _order(out)
 
 
+_NULL = object()
+"""A required field absent from the old object: Go encodes it (``null``), so it is not added."""
+
+
 def _added_maps(old: Any, new: Any, s: Schema, resolve: Resolver, path: Path, *, unstructured: bool,
                 strip_status: bool = False) -> set[Path]:
-    """The map nodes of ``new`` absent from ``old`` that are fields themselves (see :func:`track_update`)."""
+    """The map and granular list nodes of ``new`` absent from ``old`` that are fields themselves (see
+    :func:`track_update`)."""
     out: set[Path] = set()
     if isinstance(new, dict) and (s or {}).get("x-kubernetes-map-type") != "atomic":
         if path and not isinstance(old, dict) and new and (
@@ -455,6 +460,8 @@ def _added_maps(old: Any, new: Any, s: Schema, resolve: Resolver, path: Path, *,
                 continue
             cs = _child(s, k, resolve)
             o = old.get(k) if isinstance(old, dict) else None
+            if o is None and isinstance(v, list) and k in ((s or {}).get("required") or ()):
+                o = _NULL
             if not path and k == "metadata" and isinstance(v, dict):
                 for mk, mv in v.items():
                     if mk not in _STRIP_META:
@@ -465,6 +472,10 @@ def _added_maps(old: Any, new: Any, s: Schema, resolve: Resolver, path: Path, *,
     elif isinstance(new, list):
         lt, keys = _list_type(s)
         item_s = _items(s, resolve)
+        if path and new and old is not _NULL and not old and lt in ("map", "set"):
+            # a granular list that appears is a member: an ``omitempty`` Go slice (nil and empty
+            # alike omitted); a required one (``containers``) is ``null`` in the empty object
+            out.add(path)
         if lt == "map" and keys and all(isinstance(i, dict) for i in new):
             olds = {_key_element(i, keys, item_s): i for i in old if isinstance(i, dict)} \
                 if isinstance(old, list) else {}

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from kubesched.api import podgroups, volumes
 from kubesched.api.hashing import ALPHANUMS
 from kubesched.api.labels import Selector, make_requirement
+from kubesched.apiserver.managers import CONTROLLER_MANAGER, track_write
 from kubesched.apiserver.storage import Conflict, Event, KeyExists, KeyNotFound
 from kubesched.controllers import pvcontroller
 from kubesched.controllers.workloads import POD_CLAIM_NAME_ANNOTATION, claim_name_prefix
@@ -195,6 +196,7 @@ class DisruptionController(DebouncedController):
             if status == pdb.get("status"):
                 continue
             pdb["status"] = status
+            track_write(self.server, PDBS, e.obj(), pdb, CONTROLLER_MANAGER, "status")
             try:
                 store.update(PDBS, ns, pdb["metadata"]["name"], pdb, expect_rv=e.rv)
             except (Conflict, KeyNotFound):
@@ -245,7 +247,7 @@ class PodGroupProtectionController(DebouncedController):
             new["metadata"] = {**meta, "finalizers": [f for f in meta.get("finalizers") or []
                                                       if f != podgroups.PROTECTION_FINALIZER]}
             try:  # an Update through the API (the last finalizer gone: the object is deleted)
-                self.server.commit_update(info, ns, meta["name"], new, e, "", None)
+                self.server.commit_update(info, ns, meta["name"], new, e, "", None, manager=CONTROLLER_MANAGER)
             except APIError:
                 self._wake.set()
 
@@ -609,6 +611,7 @@ class ResourceClaimController:
         if (obj.get("metadata") or {}).get("uid") != md.get("uid"):
             return
         obj.setdefault("status", {})["resourceClaimStatuses"] = statuses
+        track_write(self.server, "pods", cur.obj(), obj, CONTROLLER_MANAGER, "status")
         try:
             store.update("pods", ns, name, obj, expect_rv=cur.rv)
         except (Conflict, KeyNotFound):

@@ -45,6 +45,7 @@ import orjson
 
 from kubesched.apiserver import resources as res
 from kubesched.apiserver.controllers import DebouncedController
+from kubesched.apiserver.managers import CONTROLLER_MANAGER, track_write
 from kubesched.apiserver.registry import FOREGROUND, ORPHAN, deletion_finalizers, now_rfc3339
 from kubesched.apiserver.storage import Conflict, Event, KeyNotFound
 
@@ -273,7 +274,7 @@ class GarbageCollector(DebouncedController):
             return
         change(new["metadata"])
         try:
-            self.server.commit_update(info, ns, name, new, e, "", None)
+            self.server.commit_update(info, ns, name, new, e, "", None, manager=CONTROLLER_MANAGER)
         except (APIError, Conflict, KeyNotFound) as err:
             log.debug("garbage collector: update %s %s/%s: %s", space, ns, name, err)
             self._check.add((space, ns, name)) if not md.get("deletionTimestamp") else \
@@ -342,6 +343,7 @@ class PodGC(DebouncedController):
                                   "lastTransitionTime": now, "reason": "DeletionByPodGC",
                                   "message": "PodGC: node no longer exists"})
                     st["conditions"] = conds
+                    track_write(self.server, "pods", e.obj(), pod, CONTROLLER_MANAGER, "status")
                     try:
                         e = store.update("pods", ns, name, pod, expect_rv=e.rv)
                     except (Conflict, KeyNotFound):

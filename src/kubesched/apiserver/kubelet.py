@@ -32,6 +32,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from kubesched.apiserver.managers import KUBELET, track_write
 from kubesched.apiserver.storage import Conflict, Event, KeyExists, KeyNotFound
 
 if TYPE_CHECKING:
@@ -155,6 +156,7 @@ class KubeletSimulator:
             obj = e.obj()
             if not fn(obj):
                 return
+            track_write(self.server, space, e.obj(), obj, KUBELET, "status")  # status_manager's PatchPodStatus
             try:
                 store.update(space, ns, name, obj, expect_rv=e.rv)
                 return

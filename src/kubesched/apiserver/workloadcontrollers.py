@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from kubesched.apiserver import resources as served
 from kubesched.apiserver.controllers import DebouncedController
 from kubesched.apiserver.history import plan_history
+from kubesched.apiserver.managers import CONTROLLER_MANAGER, track_write
 from kubesched.apiserver.podfailurepolicy import JOB_REASON_POD_FAILURE_POLICY, failure_policy_outcomes
 from kubesched.apiserver.storage import Conflict, KeyNotFound
 from kubesched.controllers.deployments import REVISION
@@ -144,17 +145,18 @@ class WorkloadController(DebouncedController):
             if obj["kind"] in ("ReplicaSet", "Deployment"):
                 failures += not self._update(space, obj, entry)
                 continue
+            track_write(self.server, space, entry.obj(), obj, CONTROLLER_MANAGER)
             try:
                 store.update(space, meta["namespace"], meta["name"], obj, expect_rv=entry.rv)
             except (Conflict, KeyNotFound):
                 self._wake.set()
-        for d, rev in res.revisions:  # SetDeploymentRevision
+        for d, rev in res.revisions:  # SetDeploymentRevision, written with the status (sync.go getNewReplicaSet)
             meta = d["metadata"]
             entry = store.get("apps/deployments", meta["namespace"], meta["name"])
             if entry is not None:
                 cur = entry.obj()
                 cur["metadata"].setdefault("annotations", {})[REVISION] = rev
-                failures += not self._update("apps/deployments", cur, entry)
+                failures += not self._update("apps/deployments", cur, entry, sub="status")
         for obj, _ in res.deleted:  # a ReplicaSet's surplus pods, old ReplicaSets beyond the history limit
             failures += not self._delete(obj)
         for obj, i in res.created:
@@ -171,7 +173,7 @@ class WorkloadController(DebouncedController):
             try:
                 # a controller's POST: injected write faults apply, then admission and storage
                 self.server.write_fault(info_for_object(obj), "", "create")
-                self.server.create_manifest(obj)
+                self._create(obj)
                 n += 1
             except APIError as e:
                 failures += 1
@@ -233,6 +235,7 @@ class WorkloadController(DebouncedController):
             st.update({"conditions": conds, "failed": failed, "ready": 0, "terminating": len(running),
                        "uncountedTerminatedPods": {}})
             st.pop("active", None)
+            track_write(self.server, "batch/jobs", entry.obj(), new, CONTROLLER_MANAGER, "status")
             try:
                 store.update("batch/jobs", ns, meta["name"], new, expect_rv=entry.rv)
             except (Conflict, KeyNotFound):
@@ -260,13 +263,14 @@ class WorkloadController(DebouncedController):
                                 [p for p in pods if p["metadata"].get("namespace") == ns])
             try:
                 for cr in plan.create:
-                    self.server.create_manifest(cr)
+                    self._create(cr)
                 for old, number in plan.renumber:
                     entry = store.get(_REVISIONS, ns, old["metadata"]["name"])
                     if entry is not None:
                         new = entry.obj()
                         new["revision"] = number
-                        self.server.commit_update(info, ns, new["metadata"]["name"], new, entry, "", None)
+                        self.server.commit_update(info, ns, new["metadata"]["name"], new, entry, "", None,
+                                                  manager=CONTROLLER_MANAGER)
                 for gone in plan.delete:
                     self._delete(dict(gone))
             except (APIError, Conflict, KeyNotFound) as e:
@@ -274,9 +278,19 @@ class WorkloadController(DebouncedController):
                           parent["metadata"].get("name"), e)
                 self._wake.set()
 
-    def _update(self, space: str, obj: dict[str, Any], entry: Any) -> bool:
+    def _create(self, obj: dict[str, Any]) -> Any:
+        """A controller's POST of ``obj`` through the server's create path, as
+        ``kube-controller-manager`` (its managedFields entry); raises :class:`APIError`."""
+        from kubesched.apiserver.registry import info_for_object
+
+        info = info_for_object(obj)
+        ns = ((obj.get("metadata") or {}).get("namespace") or "default") if info.namespaced else ""
+        return self.server.create_object(info, ns, obj, manager=CONTROLLER_MANAGER)
+
+    def _update(self, space: str, obj: dict[str, Any], entry: Any, sub: str = "") -> bool:
         """A controller's update of a workload's spec/annotations through the server's update
-        path (generation, admission); False when it failed (retried next pass)."""
+        path (generation, admission; ``sub="status"``: ``UpdateStatus``, which carries the
+        annotations); False when it failed (retried next pass)."""
         from kubesched.apiserver.errors import APIError
 
         meta = obj["metadata"]
@@ -288,7 +302,8 @@ class WorkloadController(DebouncedController):
             cur["metadata"]["annotations"] = meta["annotations"]
         info = next(r for r in served.RESOURCES if r.key == space)
         try:
-            self.server.commit_update(info, meta["namespace"], meta["name"], cur, entry, "", None)
+            self.server.commit_update(info, meta["namespace"], meta["name"], cur, entry, sub, None,
+                                      manager=CONTROLLER_MANAGER)
         except (APIError, Conflict, KeyNotFound) as e:
             log.debug("workload controllers: update %s %s/%s: %s", space, meta["namespace"], meta["name"], e)
             self._wake.set()
@@ -338,7 +353,7 @@ class WorkloadController(DebouncedController):
                 continue
             md["finalizers"] = [f for f in md["finalizers"] if f != JOB_TRACKING_FINALIZER]
             try:
-                self.server.commit_update(info, ns, md["name"], pod, e, "", None)
+                self.server.commit_update(info, ns, md["name"], pod, e, "", None, manager=CONTROLLER_MANAGER)
             except (APIError, Conflict, KeyNotFound):
                 self._wake.set()
 
@@ -364,6 +379,7 @@ class WorkloadController(DebouncedController):
                 continue
             new = entry.obj()
             new["status"] = status
+            track_write(self.server, space, entry.obj(), new, CONTROLLER_MANAGER, "status")
             try:
                 store.update(space, meta.get("namespace") or "", meta["name"], new, expect_rv=entry.rv)
             except (Conflict, KeyNotFound):
@@ -391,6 +407,6 @@ class WorkloadController(DebouncedController):
               "firstTimestamp": now, "lastTimestamp": now, "count": 1,
               "reportingComponent": "job-controller", "reportingInstance": ""}
         try:
-            self.server.create_manifest(ev)
+            self._create(ev)
         except Exception as e:  # noqa: BLE001 - an event that cannot be written is only logged
             log.warning("workload controllers: event %s for %s/%s not recorded: %s", reason, ns, meta.get("name"), e)

@@ -101,6 +101,7 @@ from kubesched.api.nodeselector import RequiredNodeAffinity
 from kubesched.api.objects import Node, Pod, Toleration, decode
 from kubesched.api.taints import find_matching_untolerated_taint
 from kubesched.controllers import deployments as dep
+from kubesched.controllers.successpolicy import match_success_policy
 from kubesched.controllers.workloadstatus import is_pod_available
 from kubesched.errors import InputError
 
@@ -1072,7 +1073,9 @@ class Controllers:
         owned = self._claimed(job, pods, selector)
         active = [p for p in owned if _is_active(p)]
         failed = max(sum(_map(p.get("status")).get("phase") == "Failed" for p in owned), _int(status.get("failed"), 0))
-        if failed > _int(spec.get("backoffLimit"), 6):  # BackoffLimitExceeded: the active pods go, none come
+        met = any(_map(c).get("type") == "SuccessCriteriaMet" and _map(c).get("status") == "True"
+                  for c in _list(status.get("conditions")))
+        if not met and failed > _int(spec.get("backoffLimit"), 6):  # BackoffLimitExceeded: the active pods go
             res.deleted.extend((dict(p), i) for p in active)
             return
         succeeded_pods = [p for p in owned if _map(p.get("status")).get("phase") == "Succeeded"]
@@ -1085,8 +1088,14 @@ class Controllers:
             done |= {int(x) for p in succeeded_pods
                      if str(x := _map(_meta(p).get("annotations")).get(JOB_COMPLETION_INDEX, "")).isdigit()}
             succeeded = len(done)
+            if not met and completions is not None:
+                met = match_success_policy(_map(spec.get("successPolicy")), completions,
+                                           {k for k in done if k < completions}) is not None
         else:
             succeeded = max(len(succeeded_pods), _int(status.get("succeeded"), 0))
+        if met:  # success_policy.go: SuccessCriteriaMet, the remaining pods are deleted, none come
+            res.deleted.extend((dict(p), i) for p in active)
+            return
         if completions is None:
             want = parallelism if succeeded == 0 else len(active)
         else:

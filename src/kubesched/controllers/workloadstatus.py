@@ -43,6 +43,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from kubesched.controllers.deployments import max_unavailable, template_key
+from kubesched.controllers.successpolicy import REASON_SUCCESS_POLICY, match_success_policy
 
 __all__ = ["POD_COMPLETE_REASON", "is_pod_available", "max_unavailable", "workload_statuses"]
 
@@ -421,6 +422,7 @@ def _job_status(job: Mapping[str, Any], owned: list[Mapping[str, Any]], ctx: _Ct
     succeeded_pods = [p for p in owned if _map(p.get("status")).get("phase") == "Succeeded"]
     failed = sum(_map(p.get("status")).get("phase") == "Failed" for p in owned)
     completions = spec.get("completions") if isinstance(spec.get("completions"), int) else None
+    done: set[int] = set()
     if spec.get("completionMode") == "Indexed":
         done = {int(x) for p in succeeded_pods
                 if str(x := _map(_meta(p).get("annotations")).get("batch.kubernetes.io/job-completion-index",
@@ -440,7 +442,9 @@ def _job_status(job: Mapping[str, Any], owned: list[Mapping[str, Any]], ctx: _Ct
     status["terminating"] = len(terminating)
     status["uncountedTerminatedPods"] = {}
     status["ready"] = sum(_ready(p) for p in active)
-    if _int(status.get("failed")) > _int(spec.get("backoffLimit"), 6):
+    # job_controller.go syncJob: a SuccessCriteriaMet of an earlier pass stands (no failure checks)
+    met = next((c for c in conds if c.get("type") == "SuccessCriteriaMet" and c.get("status") == "True"), None)
+    if met is None and _int(status.get("failed")) > _int(spec.get("backoffLimit"), 6):
         # job_controller.go syncJob: exceedsBackoffLimit → FailureTarget, then Failed once no pod runs
         why = ("BackoffLimitExceeded", "Job has reached the specified backoff limit")
         if not any(c.get("type") == "FailureTarget" for c in conds):
@@ -449,14 +453,21 @@ def _job_status(job: Mapping[str, Any], owned: list[Mapping[str, Any]], ctx: _Ct
             conds.append(_job_condition("Failed", ctx.now, *why))
         status["conditions"] = conds
         return status
+    if met is None and spec.get("completionMode") == "Indexed" and completions is not None and \
+            (msg := match_success_policy(_map(spec.get("successPolicy")), completions, done)) is not None:
+        met = _job_condition("SuccessCriteriaMet", ctx.now, REASON_SUCCESS_POLICY, msg)  # success_policy.go
+        conds.append(met)
     # completions unset: done once one pod succeeded and none runs (job_controller.go syncJob)
-    finished = succeeded >= completions if completions is not None else (succeeded > 0 and not active)
+    finished = met is not None or (succeeded >= completions if completions is not None
+                                   else (succeeded > 0 and not active))
     if finished:
-        # job_controller.go:1420: the interim SuccessCriteriaMet, then Complete once no pod runs
-        if not any(c.get("type") == "SuccessCriteriaMet" for c in conds):
-            conds.append(_job_condition("SuccessCriteriaMet", ctx.now))
+        # job_controller.go:1420: the interim SuccessCriteriaMet, then Complete (its reason and
+        # message) once no pod runs
+        if met is None:
+            met = _job_condition("SuccessCriteriaMet", ctx.now)
+            conds.append(met)
         if not active and not terminating:
-            conds.append(_job_condition("Complete", ctx.now))
+            conds.append(_job_condition("Complete", ctx.now, str(met.get("reason")), str(met.get("message"))))
             status["completionTime"] = _ts(ctx.now)
         status["conditions"] = conds
     return status

@@ -20,11 +20,13 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from kubesched.api.objects import Pod
     from kubesched.framework.clock import Clock
+    from kubesched.framework.node_info import PodInfo
     from kubesched.framework.node_table import NodeTable
     from kubesched.framework.podgroup import PodGroupManager
+    from kubesched.framework.runtime import Framework
     from kubesched.framework.waiting_pods import WaitingPod
 
-__all__ = ["ClusterClient", "ClusterLister", "EmptyLister", "Handle"]
+__all__ = ["ClusterClient", "ClusterLister", "EmptyLister", "Handle", "PodNominator", "SharedDRAManager"]
 
 
 class ClusterLister(Protocol):
@@ -133,6 +135,60 @@ class ClusterClient(Protocol):
         ...
 
 
+class PodNominator(Protocol):
+    """What the engine reads of the queue's nominated pods (upstream ``fwk.PodNominator``,
+    ``staging/src/k8s.io/kube-scheduler/framework/interface.go``; implemented by
+    ``kubesched.queue.scheduling_queue.PriorityQueue``, upstream ``backend/queue/nominator.go``)."""
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        """Pods nominated to ``node_name`` (upstream ``NominatedPodsForNode``)."""
+        ...
+
+    def has_nominated_pods(self) -> bool:
+        """Any pod nominated anywhere (lets the filter skip ``RunFilterPluginsWithNominatedPods``)."""
+        ...
+
+    def nominated_nodes(self) -> list[str]:
+        """Names of the nodes that have nominated pods."""
+        ...
+
+
+class SharedDRAManager(Protocol):
+    """The DRA claim tracker every profile's DynamicResources shares (upstream
+    ``fwk.SharedDRAManager().ResourceClaims()``, the ``ResourceClaimTracker`` of
+    ``staging/src/k8s.io/kube-scheduler/framework/listers.go``; implemented by
+    ``kubesched.plugins.dynamicresources.DRAManager``). Claims are camelCase mappings."""
+
+    def on_event(self, kind: str, old: Any, new: Any) -> None:
+        """An informer event (add: ``old`` None; delete: ``new`` None) for any kind; the tracker
+        keeps the ResourceClaims."""
+        ...
+
+    def get_claim(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """Upstream ``Get``: the assumed version if any, else the informer's; None when absent."""
+        ...
+
+    def assume(self, claim: dict[str, Any]) -> None:
+        """Upstream ``AssumeClaimAfterAPICall``."""
+        ...
+
+    def restore(self, claim: dict[str, Any]) -> None:
+        """Upstream ``AssumedClaimRestore``."""
+        ...
+
+    def pending_allocation(self, claim: dict[str, Any]) -> dict[str, Any] | None:
+        """Upstream ``GetPendingAllocation``: the in-flight allocation of the claim, or None."""
+        ...
+
+    def signal_pending_allocation(self, claim: dict[str, Any]) -> None:
+        """Upstream ``SignalClaimPendingAllocation``."""
+        ...
+
+    def remove_pending_allocation(self, claim: dict[str, Any], force: bool = True) -> bool:
+        """Upstream ``MaybeRemoveClaimPendingAllocation``: whether a pending allocation was removed."""
+        ...
+
+
 class EmptyLister:
     """A lister that knows no objects."""
 
@@ -158,17 +214,17 @@ class Handle:
     nodes: NodeTable
     lister: ClusterLister = field(default_factory=EmptyLister)
     client: ClusterClient | None = None
-    framework: Any = None
+    framework: Framework | None = None
     rng: np.random.Generator | None = None
     clock: Clock | None = None
-    nominator: Any = None
+    nominator: PodNominator | None = None
     extenders: list[Any] = field(default_factory=list)
     """The scheduler's extenders (upstream ``Handle.Extenders()``:
     :class:`~kubesched.framework.extender.Extender` s, ignorable ones last)."""
     pod_group_manager: PodGroupManager | None = None
     """Upstream ``Handle.PodGroupManager()``: a :class:`~kubesched.framework.podgroup.PodGroupManager`
     when GenericWorkload is on (set by the scheduler), else None."""
-    shared_dra_manager: Any = None
+    shared_dra_manager: SharedDRAManager | None = None
     """Upstream ``Handle.SharedDRAManager()``: the claims, in-flight allocations and allocated
     devices every profile's DynamicResources shares (a ``plugins.dynamicresources.DRAManager``),
     set by the scheduler when some profile runs that plugin; None otherwise."""
@@ -186,16 +242,20 @@ class Handle:
 
     # upstream Handle: IterateOverWaitingPods, GetWaitingPod, RejectWaitingPod
 
+    def _built_framework(self) -> Framework:
+        """The Framework this Handle belongs to. Raises :class:`RuntimeError` before it is built."""
+        if self.framework is None:
+            raise RuntimeError("Handle.framework is not set: the waiting pods live in a built Framework")
+        return self.framework
+
     def iterate_waiting_pods(self, callback: Callable[[WaitingPod], Any]) -> None:
         """Call ``callback`` on every pod waiting on Permit (all profiles)."""
-        self.framework.waiting_pods.iterate(callback)
+        self._built_framework().waiting_pods.iterate(callback)
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
         """The waiting pod with this UID (``namespace/name`` for pods without one), or None."""
-        wp: WaitingPod | None = self.framework.waiting_pods.get(uid)
-        return wp
+        return self._built_framework().waiting_pods.get(uid)
 
     def reject_waiting_pod(self, uid: str) -> bool:
         """Reject a waiting pod (message ``removed``); False if it is not waiting."""
-        rejected: bool = self.framework.reject_waiting_pod(uid)
-        return rejected
+        return self._built_framework().reject_waiting_pod(uid)

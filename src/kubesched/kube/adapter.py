@@ -890,7 +890,7 @@ class SchedulingLoop:
         sched = self.sched
         loop = asyncio.get_running_loop()
         log.info("Starting the scheduling loop")
-        sched.offload = lambda fn: loop.run_in_executor(None, fn)  # an extender's bind call
+        sched.set_offload(lambda fn: loop.run_in_executor(None, fn))  # an extender's bind call
         executor: ThreadPoolExecutor | None = None
         if self.threaded:
             executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scheduling-cycle")

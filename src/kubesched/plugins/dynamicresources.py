@@ -182,10 +182,9 @@ from kubesched.plugins.helper.gates import features_of
 from kubesched.plugins.helper.normalize import default_normalize_score
 from kubesched.plugins.helper.resize import deferred_resize_enabled, is_pod_resize_deferred
 from kubesched.plugins.noderesources.resource_allocation import is_scalar_resource_name
-from kubesched.plugins.volumebinding import field
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kubesched.api.objects import Pod
+    from kubesched.api.objects import Pod, PodResourceClaim
     from kubesched.framework.cycle_state import CycleState
     from kubesched.framework.node_table import NodeInfo, NodeTable
     from kubesched.framework.podgroup import (
@@ -518,16 +517,16 @@ def allocation_requires_optional_node_operations(allocation: dict[str, Any] | No
     return any(r.get("skipNodeOperations") for r in _g(allocation, "devices", "results") or ())
 
 
-def pod_claim_names_entry(pod: Pod, rc: Any) -> str | None:
+def pod_claim_names_entry(pod: Pod, rc: PodResourceClaim) -> str | None:
     """``resourceclaim.Name`` of one ``spec.resourceClaims`` entry (None = not created yet or
     skipped; raises ``_Unschedulable`` for an unsupported entry)."""
-    name = field(rc, "resourceClaimName")
+    name = rc.resource_claim_name
     if name is not None:
         return str(name)
-    if field(rc, "resourceClaimTemplateName") is not None:
-        for st in field(pod.status, "resourceClaimStatuses") or ():
-            if field(st, "name") == field(rc, "name"):
-                got = field(st, "resourceClaimName")
+    if rc.resource_claim_template_name is not None:
+        for st in pod.status.resource_claim_statuses:
+            if st.name == rc.name:
+                got = st.resource_claim_name
                 return None if got is None else str(got)
         return None
     raise _Unschedulable("API unsupported")
@@ -538,21 +537,21 @@ def pod_claim_names(pod: Pod) -> list[tuple[str | None, bool]]:
     skipped, must-check-owner). Raises ``_Unschedulable`` with upstream's message."""
     out: list[tuple[str | None, bool]] = []
     for rc in getattr(pod.spec, "resource_claims", None) or ():
-        name = field(rc, "resourceClaimName")
+        name = rc.resource_claim_name
         if name is not None:
             out.append((name, False))
             continue
-        if field(rc, "resourceClaimTemplateName") is not None:
-            for st in field(pod.status, "resourceClaimStatuses") or ():
-                if field(st, "name") == field(rc, "name"):
-                    out.append((field(st, "resourceClaimName"), True))
+        if rc.resource_claim_template_name is not None:
+            for st in pod.status.resource_claim_statuses:
+                if st.name == rc.name:
+                    out.append((st.resource_claim_name, True))
                     break
             else:
                 raise _Unschedulable(
                     f'pod "{pod.metadata.namespace}/{pod.metadata.name}": ResourceClaim not created yet')
             continue
         raise _Unschedulable(f'pod "{pod.metadata.namespace}/{pod.metadata.name}", spec.resourceClaim '
-                             f'"{field(rc, "name")}": none of the supported fields are set')
+                             f'"{rc.name}": none of the supported fields are set')
     return out
 
 

@@ -42,6 +42,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from kubesched.api.storage import (
+    CSIDriverView,
+    CSINodeView,
+    PersistentVolumeClaimView,
+    PersistentVolumeView,
+    StorageClassView,
+)
 from kubesched.framework.events import (
     ActionType,
     ClusterEvent,
@@ -64,7 +71,6 @@ from kubesched.plugins.helper.gates import features_of
 from kubesched.plugins.helper.resize import is_pod_resize_deferred, with_deferred_resize
 from kubesched.plugins.volumebinding import (
     ephemeral_is_for_pod,
-    field,
     not_found,
     pvc_storage_class,
 )
@@ -95,17 +101,11 @@ class _NotFound(Exception):
     pass
 
 
-_EMPTY: dict[str, Any] = {}
-
-
 def _migration_key(csi_node: Any) -> tuple[bool, str]:
     """What ``isCSIMigrationOn`` reads of a CSINode: whether it exists and its migrated plugins."""
     if csi_node is None:
         return (False, "")
-    if isinstance(csi_node, dict):
-        ann = (csi_node.get("metadata") or _EMPTY).get("annotations") or _EMPTY
-        return (True, ann.get("storage.alpha.kubernetes.io/migrated-plugins", ""))
-    ann = field(csi_node, "metadata", "annotations") or {}
+    ann = CSINodeView(csi_node).annotations
     return (True, ann.get("storage.alpha.kubernetes.io/migrated-plugins", ""))
 
 
@@ -147,8 +147,9 @@ class NodeVolumeLimits:
         sc = self.handle.lister.get("StorageClass", "", sc_name)
         if sc is None:
             return "", ""
-        provisioner = field(sc, "provisioner") or ""
-        handle = f"{_VOLUME_ID_PREFIX}-{field(pvc, 'metadata', 'namespace')}/{field(pvc, 'metadata', 'name')}"
+        provisioner = StorageClassView(sc).provisioner
+        claim = PersistentVolumeClaimView(pvc)
+        handle = f"{_VOLUME_ID_PREFIX}-{claim.namespace}/{claim.name}"
         if is_migratable_in_tree_plugin(provisioner):
             self._consulted = True
             if not is_csi_migration_on(csi_node, provisioner):
@@ -158,22 +159,22 @@ class NodeVolumeLimits:
 
     def _driver_info(self, csi_node: Any, pvc: Any) -> tuple[str, str]:
         """Upstream ``getCSIDriverInfo``."""
-        pv_name = field(pvc, "spec", "volumeName") or ""
+        pv_name = PersistentVolumeClaimView(pvc).volume_name
         if not pv_name:
             return self._driver_from_sc(csi_node, pvc)
         pv = self.handle.lister.get("PersistentVolume", "", pv_name)
         if pv is None:
             return self._driver_from_sc(csi_node, pvc)
-        csi = field(pv, "spec", "csi")
+        csi = PersistentVolumeView(pv).csi
         if csi is None:
             plugin = in_tree_plugin_of_pv(pv) if isinstance(pv, dict) else None
             self._consulted = True
             if plugin is None or not is_csi_migration_on(csi_node, plugin):
                 return "", ""
-            csi = field(translate_pv(pv), "spec", "csi")
+            csi = PersistentVolumeView(translate_pv(pv)).csi
             if csi is None:
                 return "", ""
-        return field(csi, "driver") or "", field(csi, "volumeHandle") or ""
+        return csi.get("driver") or "", csi.get("volumeHandle") or ""
 
     def _attachable(self, pod: Pod, csi_node: Any, new_pod: bool, out: dict[str, str]) -> None:
         """Upstream ``filterAttachableVolumes``: unique volume name → driver."""
@@ -236,10 +237,9 @@ class NodeVolumeLimits:
             return None
         for driver in new_volumes.values():
             csi_driver = self.handle.lister.get("CSIDriver", "", driver)
-            if csi_driver is None or field(csi_driver, "spec", "preventPodSchedulingIfMissing") is not True:
+            if csi_driver is None or not CSIDriverView(csi_driver).prevent_pod_scheduling_if_missing:
                 continue
-            if csi_node is not None and any(field(d, "name") == driver
-                                            for d in field(csi_node, "spec", "drivers") or []):
+            if csi_node is not None and CSINodeView(csi_node).has_driver(driver):
                 continue
             return Status(Code.UNSCHEDULABLE, (f"{driver} CSI driver is not installed on the node",))
         return None
@@ -322,10 +322,10 @@ class NodeVolumeLimits:
         if hit is not None and hit[0] is node and hit[1] is csi_node:
             return hit[2]
         limits: dict[str, int] = {}
-        for d in field(csi_node, "spec", "drivers") or []:
-            count = field(d, "allocatable", "count")
+        for d in CSINodeView(csi_node).drivers if csi_node is not None else ():
+            count = d.allocatable_count
             if count is not None:
-                limits[csi_attach_limit_key(field(d, "name") or "")] = int(count)
+                limits[csi_attach_limit_key(d.name)] = count
         self._limits_cache[node_info.name] = (node, csi_node, limits, min(limits.values()) if limits else None)
         return limits
 

@@ -45,14 +45,13 @@
   once (the simulator's store binds synchronously, so no simulated time is spent).
 
 Objects other than pods/nodes come from ``handle.lister.get(kind, namespace, name)`` as plain
-mappings (camelCase JSON); :func:`field` also reads snake_case objects.
+mappings (camelCase JSON), read through the typed views of :mod:`kubesched.api.storage`.
 """
 
 from __future__ import annotations
 
 import copy
 import math
-import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -62,6 +61,14 @@ from kubesched.api.labels import Selector, selector_from_label_selector
 from kubesched.api.nodeselector import NodeSelectorMatcher
 from kubesched.api.objects import LabelSelector, NodeSelector, decode
 from kubesched.api.quantity import parse_quantity
+from kubesched.api.storage import (
+    CSIDriverView,
+    CSIStorageCapacityView,
+    ObjectView,
+    PersistentVolumeClaimView,
+    PersistentVolumeView,
+    StorageClassView,
+)
 from kubesched.api.volumes import (
     ANN_BIND_COMPLETED,
     ANN_BOUND_BY_CONTROLLER,
@@ -92,7 +99,7 @@ __all__ = [
     "ERR_REASON_NODE_CONFLICT", "AssumeCache", "PodVolumes", "StateData", "bind_volume_to_claim",
     "find_matching_volume", "match_topology_selector_terms",
     "ERR_REASON_NOT_ENOUGH_SPACE", "ERR_REASON_PV_NOT_EXIST", "ERR_UNBOUND_IMMEDIATE", "NAME", "VolumeBinding",
-    "check_pv_node_affinity", "field", "new", "not_found", "pod_pvc_names",
+    "check_pv_node_affinity", "new", "not_found", "pod_pvc_names",
     "pvc_storage_class",
 ]
 
@@ -106,21 +113,6 @@ ERR_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
 LABEL_HOSTNAME = "kubernetes.io/hostname"
 
 # ───────────────────────────── shared helpers (used by the other volume plugins) ─────────────────────────────
-
-_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
-
-
-def field(obj: Any, *path: str) -> Any:
-    """Read a field by its JSON (camelCase) path from a mapping or a snake_case object; None if absent."""
-    for name in path:
-        if obj is None:
-            return None
-        if isinstance(obj, dict):
-            obj = obj.get(name)
-        else:
-            obj = getattr(obj, _CAMEL.sub("_", name).lower(), None)
-    return obj
-
 
 def not_found(resource: str, name: str) -> str:
     """The apiserver/lister NotFound message, e.g. ``persistentvolumeclaim "x" not found``."""
@@ -141,18 +133,16 @@ def pod_pvc_names(pod: Pod) -> list[tuple[str, bool, Any]]:
 
 def pvc_storage_class(pvc: Any) -> str:
     """Upstream ``GetPersistentVolumeClaimClass``: the beta annotation wins over ``spec.storageClassName``."""
-    ann = field(pvc, "metadata", "annotations") or {}
-    if BETA_STORAGE_CLASS_ANNOTATION in ann:
-        return ann[BETA_STORAGE_CLASS_ANNOTATION]
-    return field(pvc, "spec", "storageClassName") or ""
+    return PersistentVolumeClaimView(pvc).storage_class
 
 
 def ephemeral_is_for_pod(pod: Pod, pvc: Any) -> str | None:
     """Upstream ``ephemeral.VolumeIsForPod``: the error message, or None when the pod owns the PVC."""
-    for ref in field(pvc, "metadata", "ownerReferences") or []:
-        if field(ref, "controller") and field(ref, "uid") == pod.metadata.uid:
+    v = PersistentVolumeClaimView(pvc)
+    for ref in v.owner_references:
+        if ref.get("controller") and ref.get("uid") == pod.metadata.uid:
             return None
-    return (f"PVC {pod.metadata.namespace}/{field(pvc, 'metadata', 'name')} was not created for pod "
+    return (f"PVC {pod.metadata.namespace}/{v.name} was not created for pod "
             f"{pod.metadata.namespace}/{pod.metadata.name} (pod is not owner)")
 
 
@@ -171,7 +161,7 @@ def _node_selector(obj: Any) -> NodeSelector | None:
 def check_pv_node_affinity(pv: Any, node_labels: dict[str, str]) -> bool:
     """Upstream ``volume.CheckNodeAffinity``: True when the PV has no required node affinity or
     its terms match the labels (an invalid selector never matches)."""
-    required = _node_selector(field(pv, "spec", "nodeAffinity", "required"))
+    required = _node_selector(PersistentVolumeView(pv).node_affinity_required)
     if required is None:
         return True
     m = NodeSelectorMatcher(required)
@@ -184,10 +174,7 @@ def check_pv_node_affinity(pv: Any, node_labels: dict[str, str]) -> bool:
 
 
 def _rv(obj: Any) -> int:
-    try:
-        return int(field(obj, "metadata", "resourceVersion") or 0)
-    except (TypeError, ValueError):
-        return 0
+    return ObjectView(obj).resource_version
 
 
 class AssumeCache:
@@ -205,9 +192,7 @@ class AssumeCache:
 
     @staticmethod
     def key_of(obj: Any) -> str:
-        ns = field(obj, "metadata", "namespace") or ""
-        name = field(obj, "metadata", "name") or ""
-        return f"{ns}/{name}" if ns else name
+        return ObjectView(obj).key
 
     def _api(self, key: str) -> Any:
         ns, _, name = key.rpartition("/")
@@ -260,23 +245,19 @@ class AssumeCache:
 
 
 def _storage_request(pvc: Any) -> int:
-    q = field(pvc, "spec", "resources", "requests")
-    q = (q or {}).get("storage") if isinstance(q, dict) else None
+    q = PersistentVolumeClaimView(pvc).requests.get("storage")
     return int(parse_quantity(q)) if q is not None else 0
 
 
-def _storage_capacity(pv: Any) -> int:
-    q = field(pv, "spec", "capacity")
-    q = (q or {}).get("storage") if isinstance(q, dict) else None
+def _storage_capacity(pv: Any | PersistentVolumeView) -> int:
+    vol = pv if isinstance(pv, PersistentVolumeView) else PersistentVolumeView(pv)
+    q = vol.capacity.get("storage")
     return int(parse_quantity(q)) if q is not None else 0
 
 
 def pv_storage_class(pv: Any) -> str:
     """Upstream ``GetPersistentVolumeClass``: the beta annotation wins over ``spec.storageClassName``."""
-    ann = field(pv, "metadata", "annotations") or {}
-    if BETA_STORAGE_CLASS_ANNOTATION in ann:
-        return str(ann[BETA_STORAGE_CLASS_ANNOTATION])
-    return str(field(pv, "spec", "storageClassName") or "")
+    return PersistentVolumeView(pv).storage_class
 
 
 def _as_builtin(obj: Any) -> Any:
@@ -288,7 +269,7 @@ def _as_builtin(obj: Any) -> Any:
 
 
 def _claim_selector(pvc: Any) -> Selector | None:
-    raw = _as_builtin(field(pvc, "spec", "selector"))
+    raw = _as_builtin(PersistentVolumeClaimView(pvc).selector)
     if raw is None:
         return None
     return selector_from_label_selector(decode(LabelSelector, raw))
@@ -300,32 +281,33 @@ def find_matching_volume(pvc: Any, volumes: Sequence[Any], node_labels: dict[str
     pre-bound to the claim (None if its node affinity does not match), else the smallest
     available PV that fits. Raises :class:`ValueError` for an invalid claim selector
     (``error creating internal label selector for claim: <ns/name>: <err>``)."""
+    claim = PersistentVolumeClaimView(pvc)
     requested = _storage_request(pvc)
-    requested_class = pvc_storage_class(pvc)
-    requested_vac = field(pvc, "spec", "volumeAttributesClassName") or ""
-    requested_mode = field(pvc, "spec", "volumeMode") or "Filesystem"
+    requested_class = claim.storage_class
+    requested_vac = claim.volume_attributes_class_name
+    requested_mode = claim.volume_mode
     try:
         selector = _claim_selector(pvc)
     except Exception as e:  # noqa: BLE001 - SelectorError / InputError
         raise ValueError(f"error creating internal label selector for claim: "
-                         f"{field(pvc, 'metadata', 'namespace')}/{field(pvc, 'metadata', 'name')}: {e}") from None
+                         f"{claim.namespace}/{claim.name}: {e}") from None
     smallest = None
     smallest_qty = 0
     for pv in volumes:
-        name = field(pv, "metadata", "name")
-        if name in excluded:
+        vol = PersistentVolumeView(pv)
+        if vol.name in excluded:
             continue
         bound_to_claim = claim_ref_matches(pv, pvc) if isinstance(pv, dict) and isinstance(pvc, dict) else False
-        if field(pv, "spec", "claimRef") is not None and not bound_to_claim:
+        if vol.claim_ref is not None and not bound_to_claim:
             continue
-        qty = _storage_capacity(pv)
+        qty = _storage_capacity(vol)
         if qty < requested:
             continue
-        if (field(pv, "spec", "volumeMode") or "Filesystem") != requested_mode:
+        if vol.volume_mode != requested_mode:
             continue
-        if requested_vac != (field(pv, "spec", "volumeAttributesClassName") or ""):
+        if requested_vac != vol.volume_attributes_class_name:
             continue  # VolumeAttributesClass is GA (on) in v1.34
-        if field(pv, "metadata", "deletionTimestamp") is not None:
+        if vol.deletion_timestamp is not None:
             continue
         affinity_ok = True
         if node_labels is not None:
@@ -334,17 +316,17 @@ def find_matching_volume(pvc: Any, volumes: Sequence[Any], node_labels: dict[str
             return pv if affinity_ok else None
         if node_labels is None and delay_binding:
             continue
-        if field(pv, "status", "phase") != "Available":
+        if vol.phase != "Available":
             continue
-        if selector is not None and not selector.matches(field(pv, "metadata", "labels") or {}):
+        if selector is not None and not selector.matches(vol.labels):
             continue
-        if pv_storage_class(pv) != requested_class:
+        if vol.storage_class != requested_class:
             continue
         if not affinity_ok:
             continue
         if node_labels is not None:
-            modes = set(field(pv, "spec", "accessModes") or [])
-            if not all(m in modes for m in field(pvc, "spec", "accessModes") or []):
+            modes = set(vol.access_modes)
+            if not all(m in modes for m in claim.access_modes):
                 continue
         if smallest is None or smallest_qty > qty:
             smallest, smallest_qty = pv, qty
@@ -358,8 +340,8 @@ def bind_volume_to_claim(pv: dict[str, Any], pvc: dict[str, Any]) -> tuple[dict[
     out = copy.deepcopy(pv)
     dirty = False
     by_controller = not claim_ref_matches(pv, pvc)
-    ref = field(pv, "spec", "claimRef") or {}
-    meta = field(pvc, "metadata") or {}
+    ref = PersistentVolumeView(pv).claim_ref or {}
+    meta = PersistentVolumeClaimView(pvc).metadata
     if (not ref or ref.get("name") != meta.get("name") or (ref.get("namespace") or "") != (meta.get("namespace") or "")
             or (ref.get("uid") or "") != (meta.get("uid") or "")):
         out.setdefault("spec", {})["claimRef"] = {
@@ -379,11 +361,11 @@ def match_topology_selector_terms(terms: list[Any] | None, labels: dict[str, str
     if not terms:
         return True
     for term in terms:
-        exprs = field(term, "matchLabelExpressions") or []
+        exprs = term.get("matchLabelExpressions") or []
         if not exprs:
             continue
-        if all(labels.get(field(e, "key") or "") in set(field(e, "values") or []) and
-               (field(e, "key") or "") in labels for e in exprs):
+        if all(labels.get(e.get("key") or "") in set(e.get("values") or []) and
+               (e.get("key") or "") in labels for e in exprs):
             return True
     return False
 
@@ -401,11 +383,12 @@ def _translate_if_migrated(pv: Any, csi_node: Any) -> Any:
 def _node_independent(pv: Any) -> bool:
     """The PV matches every node whatever its CSINode: no node affinity, and no zone topology a
     CSI translation could add."""
-    if field(pv, "spec", "nodeAffinity", "required") is not None:
+    vol = PersistentVolumeView(pv)
+    if vol.node_affinity_required is not None:
         return False
     if in_tree_plugin_of_pv(pv) is None:
         return True
-    labels = field(pv, "metadata", "labels") or {}
+    labels = vol.labels
     return not any(k in labels for k in ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone"))
 
 
@@ -503,12 +486,13 @@ class VolumeBinding:
                 msg = (f'waiting for ephemeral volume controller to create the persistentvolumeclaim "{claim_name}"'
                        if eph else not_found("persistentvolumeclaim", claim_name))
                 return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (msg,))
-            name = field(pvc, "metadata", "name") or claim_name
-            if field(pvc, "status", "phase") == "Lost":
+            claim = PersistentVolumeClaimView(pvc)
+            name = claim.name or claim_name
+            if claim.phase == "Lost":
                 return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (
                     f'persistentvolumeclaim "{name}" bound to non-existent persistentvolume '
-                    f'"{field(pvc, "spec", "volumeName") or ""}"',))
-            if field(pvc, "metadata", "deletionTimestamp") is not None:
+                    f'"{claim.volume_name}"',))
+            if claim.deletion_timestamp is not None:
                 return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (
                     f'persistentvolumeclaim "{name}" is being deleted',))
             if eph:
@@ -520,9 +504,9 @@ class VolumeBinding:
         to_bind: list[Any] = []
         immediate = 0
         for pvc in pvcs:  # GetPodVolumeClaims
-            volume_name = field(pvc, "spec", "volumeName") or ""
-            ann = field(pvc, "metadata", "annotations") or {}
-            if volume_name and ANN_BIND_COMPLETED in ann:
+            claim = PersistentVolumeClaimView(pvc)
+            volume_name = claim.volume_name
+            if volume_name and ANN_BIND_COMPLETED in claim.annotations:
                 bound.append(pvc)
                 continue
             delay = False
@@ -530,7 +514,7 @@ class VolumeBinding:
             if cls_name:
                 sc = self.handle.lister.get("StorageClass", "", cls_name)
                 if sc is not None:
-                    mode = field(sc, "volumeBindingMode")
+                    mode = StorageClassView(sc).volume_binding_mode
                     if mode is None:
                         return None, Status(Code.ERROR, (f'VolumeBindingMode not set for StorageClass "{cls_name}"',))
                     delay = mode == "WaitForFirstConsumer"
@@ -553,7 +537,7 @@ class VolumeBinding:
             # Every bound PV matching every node (no node affinity, nothing a CSI translation could
             # add) makes Filter pass everywhere with empty PodVolumes: filter_nodes short-cuts it.
             for pvc in bound:
-                pv = self.pv_cache.get(field(pvc, "spec", "volumeName"))
+                pv = self.pv_cache.get(PersistentVolumeClaimView(pvc).volume_name)
                 if pv is None or not _node_independent(pv):
                     break
             else:
@@ -612,7 +596,7 @@ class VolumeBinding:
         csi_node: Any = _UNSET
         if s.bound_claims:  # checkBoundClaims
             for pvc in s.bound_claims:
-                pv = self.pv_cache.get(field(pvc, "spec", "volumeName"))
+                pv = self.pv_cache.get(PersistentVolumeClaimView(pvc).volume_name)
                 if pv is None:
                     pvs_found = False
                     break
@@ -628,7 +612,7 @@ class VolumeBinding:
             to_provision: list[Any] = []
             fast_fail = False
             for claim in s.claims_to_bind:
-                sel = (field(claim, "metadata", "annotations") or {}).get(ANN_SELECTED_NODE)
+                sel = PersistentVolumeClaimView(claim).annotations.get(ANN_SELECTED_NODE)
                 if sel is not None:
                     if sel != node_name:
                         fast_fail = True
@@ -647,7 +631,7 @@ class VolumeBinding:
                             to_provision.append(pvc)
                             unbound_ok = False
                             continue
-                        chosen[field(pv, "metadata", "name")] = pv
+                        chosen[PersistentVolumeView(pv).name] = pv
                         static.append((pv, pvc))
                 if to_provision:
                     unbound_ok, storage_ok, dynamic = self._check_volume_provisions(to_provision, labels)
@@ -668,16 +652,18 @@ class VolumeBinding:
         out: list[ProvisionedClaim] = []
         for claim in claims:
             cls_name = pvc_storage_class(claim)
-            key = f"{field(claim, 'metadata', 'namespace')}/{field(claim, 'metadata', 'name')}"
+            c = PersistentVolumeClaimView(claim)
+            key = f"{c.namespace}/{c.name}"
             if not cls_name:
                 raise ValueError(f'no class for claim "{key}"')
             sc = self.handle.lister.get("StorageClass", "", cls_name)
             if sc is None:
                 raise LookupError(f'failed to find storage class "{cls_name}"')
-            provisioner = field(sc, "provisioner") or ""
+            cls = StorageClassView(sc)
+            provisioner = cls.provisioner
             if not provisioner or provisioner == NOT_SUPPORTED_PROVISIONER:
                 return False, True, []
-            if not match_topology_selector_terms(field(sc, "allowedTopologies"), labels):
+            if not match_topology_selector_terms(cls.allowed_topologies, labels):
                 return False, True, []
             ok, cap = self._has_enough_capacity(provisioner, claim, cls_name, labels)
             if not ok:
@@ -688,22 +674,23 @@ class VolumeBinding:
     def _has_enough_capacity(self, provisioner: str, claim: Any, cls_name: str,
                              labels: dict[str, str]) -> tuple[bool, Any]:
         """Upstream ``hasEnoughCapacity``: only for a CSIDriver with ``storageCapacity: true``."""
-        requests = field(claim, "spec", "resources", "requests") or {}
+        requests = PersistentVolumeClaimView(claim).requests
         if "storage" not in requests:
             return True, None
         driver = self.handle.lister.get("CSIDriver", "", provisioner)
-        if driver is None or not field(driver, "spec", "storageCapacity"):
+        if driver is None or not CSIDriverView(driver).storage_capacity:
             return True, None
         size = int(parse_quantity(requests["storage"]))
         for cap in self.handle.lister.list("CSIStorageCapacity"):
-            if field(cap, "storageClassName") != cls_name:
+            cv = CSIStorageCapacityView(cap)
+            if cv.storage_class_name != cls_name:
                 continue
-            limit = field(cap, "maximumVolumeSize")
+            limit = cv.maximum_volume_size
             if limit is None:
-                limit = field(cap, "capacity")
+                limit = cv.capacity
             if limit is None or int(parse_quantity(limit)) < size:
                 continue
-            topo = _as_builtin(field(cap, "nodeTopology"))
+            topo = _as_builtin(cv.node_topology)
             if topo is None:
                 continue
             try:
@@ -755,15 +742,15 @@ class VolumeBinding:
         classes: dict[str, list[int]] = {}
         if pv.static_bindings:
             for vol, claim in pv.static_bindings:
-                r = classes.setdefault(str(field(vol, "spec", "storageClassName") or ""), [0, 0])
+                r = classes.setdefault(PersistentVolumeView(vol).storage_class_name, [0, 0])
                 r[0] += _storage_request(claim)
                 r[1] += _storage_capacity(vol)
         else:
             for prov in pv.dynamic_provisions:
                 if prov.node_capacity is None:
                     continue
-                r = classes.setdefault(str(field(prov.pvc, "spec", "storageClassName") or ""), [0, 0])
-                cap = field(prov.node_capacity, "capacity")
+                r = classes.setdefault(PersistentVolumeClaimView(prov.pvc).storage_class_name, [0, 0])
+                cap = CSIStorageCapacityView(prov.node_capacity).capacity
                 r[1] = int(parse_quantity(cap)) if cap is not None else 0
                 r[0] += _storage_request(prov.pvc)
         return int(self.scorer(classes))
@@ -817,8 +804,7 @@ class VolumeBinding:
     def _is_claim_bound(self, pod: Pod, claim_name: str) -> bool:
         ns = pod.metadata.namespace
         pvc = self.pvc_cache.get(f"{ns}/{claim_name}" if ns else claim_name)
-        return pvc is not None and bool(field(pvc, "spec", "volumeName")) and \
-            ANN_BIND_COMPLETED in (field(pvc, "metadata", "annotations") or {})
+        return pvc is not None and _fully_bound(pvc)
 
     def _revert(self, bindings: list[tuple[Any, Any]], provisions: list[ProvisionedClaim]) -> None:
         for vol, _ in bindings:
@@ -922,7 +908,7 @@ class VolumeBinding:
         if lister.get("Pod", ns, pod.metadata.name) is None:
             raise BindingError(f'pod does not exist any more: pod "{pod.metadata.name}" not found')
         for written, claim in bindings:
-            name = field(written, "metadata", "name")
+            name = PersistentVolumeView(written).name
             vol = self.pv_cache.get_api(name)
             if vol is None:
                 raise BindingError(f'failed to check binding: PersistentVolume "{name}" not found')
@@ -936,8 +922,8 @@ class VolumeBinding:
             if not check_pv_node_affinity(vol, labels):
                 raise BindingError(f'pv "{name}" node affinity doesn\'t match node "{node_name}": '
                                    "no matching NodeSelectorTerms")
-            ref = field(vol, "spec", "claimRef")
-            if not ref or (not field(ref, "uid") and field(pvc, "metadata", "uid")):
+            ref = PersistentVolumeView(vol).claim_ref
+            if not ref or (not ref.get("uid") and PersistentVolumeClaimView(pvc).uid):
                 raise BindingError(f'ClaimRef got reset for pv "{name}"')
             if not _fully_bound(pvc):
                 return False
@@ -948,13 +934,14 @@ class VolumeBinding:
                 raise BindingError(f'failed to check provisioning pvc: PersistentVolumeClaim "{ckey}" not found')
             if _rv(written) > _rv(pvc):
                 return False
-            ann = field(pvc, "metadata", "annotations")
-            cname = field(pvc, "metadata", "name")
+            claim_view = PersistentVolumeClaimView(pvc)
+            ann = claim_view.annotations
+            cname = claim_view.name
             if not ann:
                 raise BindingError(f'selectedNode annotation reset for PVC "{cname}"')
             if ann.get(ANN_SELECTED_NODE) != node_name:
                 raise BindingError(f'provisioning failed for PVC "{cname}"')
-            vname = field(pvc, "spec", "volumeName")
+            vname = claim_view.volume_name
             if vname:
                 vol = self.pv_cache.get_api(vname)
                 if vol is None:
@@ -991,8 +978,8 @@ def _pt(p: Any, name: str) -> Any:
 
 
 def _fully_bound(pvc: Any) -> bool:
-    ann = field(pvc, "metadata", "annotations") or {}
-    return bool(field(pvc, "spec", "volumeName")) and ANN_BIND_COMPLETED in ann
+    claim = PersistentVolumeClaimView(pvc)
+    return bool(claim.volume_name) and ANN_BIND_COMPLETED in claim.annotations
 
 
 def _build_scorer(shape: list[tuple[int, int]]) -> Any:
@@ -1016,9 +1003,10 @@ def _build_scorer(shape: list[tuple[int, int]]) -> Any:
 
 def is_schedulable_after_pvc_change(pod: Pod, old: Any, new: Any) -> QueueingHint:
     """Queue when the added/updated PVC is one the pod uses (same namespace and name)."""
-    if field(new, "metadata", "namespace") != pod.metadata.namespace:
+    changed = PersistentVolumeClaimView(new)
+    if changed.namespace != pod.metadata.namespace:
         return QueueingHint.SKIP
-    name = field(new, "metadata", "name")
+    name = changed.name
     for claim, _, _ in pod_pvc_names(pod):
         if claim == name:
             return QueueingHint.QUEUE

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from kubesched.api.storage import PersistentVolumeClaimView
 from kubesched.framework.cycle_state import read_state
 from kubesched.framework.events import (
     ActionType,
@@ -41,7 +42,7 @@ from kubesched.framework.events import (
 from kubesched.framework.interface import Code, FilterResult, Status
 from kubesched.framework.signers import VOLUMES_SIGNER_NAME, volumes_signer
 from kubesched.plugins.helper.resize import is_pod_resize_deferred, with_deferred_resize
-from kubesched.plugins.volumebinding import field, not_found
+from kubesched.plugins.volumebinding import not_found
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
@@ -72,21 +73,21 @@ def is_volume_conflict(vol: Any, pod: Pod) -> bool:
     """Upstream ``isVolumeConflict``: ``vol`` conflicts with one of ``pod``'s volumes."""
     for ev in pod.spec.volumes:
         a, b = _src(vol, "gce_persistent_disk"), _src(ev, "gce_persistent_disk")
-        if a is not None and b is not None and field(a, "pdName") == field(b, "pdName") \
-                and not (field(a, "readOnly") and field(b, "readOnly")):
+        if a is not None and b is not None and a.get("pdName") == b.get("pdName") \
+                and not (a.get("readOnly") and b.get("readOnly")):
             return True
         a, b = _src(vol, "aws_elastic_block_store"), _src(ev, "aws_elastic_block_store")
-        if a is not None and b is not None and field(a, "volumeID") == field(b, "volumeID"):
+        if a is not None and b is not None and a.get("volumeID") == b.get("volumeID"):
             return True
         a, b = _src(vol, "iscsi"), _src(ev, "iscsi")
-        if a is not None and b is not None and field(a, "iqn") == field(b, "iqn") \
-                and not (field(a, "readOnly") and field(b, "readOnly")):
+        if a is not None and b is not None and a.get("iqn") == b.get("iqn") \
+                and not (a.get("readOnly") and b.get("readOnly")):
             return True
         a, b = _src(vol, "rbd"), _src(ev, "rbd")
         if a is not None and b is not None:
-            if set(field(a, "monitors") or ()) & set(field(b, "monitors") or ()) \
-                    and field(a, "pool") == field(b, "pool") and field(a, "image") == field(b, "image") \
-                    and not (field(a, "readOnly") and field(b, "readOnly")):
+            if set(a.get("monitors") or ()) & set(b.get("monitors") or ()) \
+                    and a.get("pool") == b.get("pool") and a.get("image") == b.get("image") \
+                    and not (a.get("readOnly") and b.get("readOnly")):
                 return True
     return False
 
@@ -205,8 +206,9 @@ class VolumeRestrictions:
             pvc = lister.get("PersistentVolumeClaim", pod.metadata.namespace, claim) if lister is not None else None
             if pvc is None:
                 return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (not_found("persistentvolumeclaim", claim),))
-            if "ReadWriteOncePod" in (field(pvc, "spec", "accessModes") or ()):
-                rwop.add(field(pvc, "metadata", "name") or claim)
+            claim_view = PersistentVolumeClaimView(pvc)
+            if "ReadWriteOncePod" in claim_view.access_modes:
+                rwop.add(claim_view.name or claim)
         usage = self._usage_for(nodes)
         count = sum(1 for c in rwop if usage.counts.get(f"{pod.metadata.namespace}/{c}", 0) > 0)
         if not needs_check and count == 0:
@@ -266,9 +268,10 @@ class VolumeRestrictions:
 
 
 def is_schedulable_after_pvc_added(pod: Pod, old: Any, new: Any) -> QueueingHint:
-    if field(new, "metadata", "namespace") != pod.metadata.namespace:
+    claim = PersistentVolumeClaimView(new)
+    if claim.namespace != pod.metadata.namespace:
         return QueueingHint.SKIP
-    return QueueingHint.QUEUE if field(new, "metadata", "name") in _claims(pod) else QueueingHint.SKIP
+    return QueueingHint.QUEUE if claim.name in _claims(pod) else QueueingHint.SKIP
 
 
 def is_schedulable_after_pod_deleted(pod: Pod, old: Any, new: Any) -> QueueingHint:

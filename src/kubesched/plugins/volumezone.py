@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from kubesched.api.storage import PersistentVolumeClaimView, PersistentVolumeView, StorageClassView
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from kubesched.framework.interface import Code, FilterResult, Status
 from kubesched.framework.signers import VOLUMES_SIGNER_NAME, volumes_signer
 from kubesched.plugins.helper.resize import is_pod_resize_deferred, with_deferred_resize
 from kubesched.plugins.volumebinding import (
-    field,
     is_schedulable_after_pvc_change,
     not_found,
     pod_pvc_names,
@@ -101,7 +101,7 @@ class VolumeZone:
             pvc = self.handle.lister.get("PersistentVolumeClaim", pod.metadata.namespace, claim)
             if pvc is None:
                 return [], _uu(not_found("persistentvolumeclaim", claim))
-            pv_name = field(pvc, "spec", "volumeName") or ""
+            pv_name = PersistentVolumeClaimView(pvc).volume_name
             if not pv_name:
                 sc_name = pvc_storage_class(pvc)
                 if not sc_name:
@@ -109,7 +109,7 @@ class VolumeZone:
                 sc = self.handle.lister.get("StorageClass", "", sc_name)
                 if sc is None:
                     return [], _uu(not_found("storageclass.storage.k8s.io", sc_name))
-                mode = field(sc, "volumeBindingMode")
+                mode = StorageClassView(sc).volume_binding_mode
                 if mode is None:
                     return [], _uu(f'VolumeBindingMode not set for StorageClass "{sc_name}"')
                 if mode == "WaitForFirstConsumer":
@@ -118,7 +118,7 @@ class VolumeZone:
             pv = self.handle.lister.get("PersistentVolume", "", pv_name)
             if pv is None:
                 return [], _uu(not_found("persistentvolume", pv_name))
-            labels = field(pv, "metadata", "labels") or {}
+            labels = PersistentVolumeView(pv).labels
             for key in TOPOLOGY_LABELS:
                 if key in labels:
                     zones = label_zones_to_set(labels[key])

@@ -164,6 +164,9 @@ class SchedulingQueue:
         self._member_group: dict[str, str] = {}
         """pod key → group entity key, for members queued in an entity, pending or in flight."""
         self._last_popped: str | None = None
+        self._tree_in_flight: set[str] = set()
+        """Entity keys of the sibling PodGroups taken with :meth:`take_pod_group_entity` for a
+        CompositePodGroup's tree-wide cycle (in flight like the popped one)."""
         """Upstream ``lastPoppedEntityKey``."""
 
     def _hint_registrations(self, events: list[ClusterEventWithHint]) -> list[ClusterEventWithHint]:
@@ -861,6 +864,35 @@ class SchedulingQueue:
         e = self._entries.get(entity_key(POD_GROUP_KEY_TYPE, namespace, name))
         return e if isinstance(e, QueuedPodGroupInfo) else None
 
+    def _group_in_flight(self, gk: str) -> bool:
+        """A group entity is in flight: the last popped one, or taken for a tree-wide cycle."""
+        return self._last_popped == gk or gk in self._tree_in_flight
+
+    def take_pod_group_entity(self, namespace: str, name: str) -> QueuedPodGroupInfo | None:
+        """CompositePodGroup's tree-wide cycle: take a sibling PodGroup's queued entity (activeQ,
+        backoffQ or unschedulable; not a gated one) into flight, as :meth:`pop` does for the
+        popped one, so that the root's whole tree is one scheduling cycle (upstream v1.37.2 keeps
+        one entity per root in ``backend/queue/workload_forest.go``; here the leaves keep their own
+        entities and are gathered at pop). Returns None when the group has no such entity. Every
+        taken entity goes back through :meth:`add_attempted_pod_group`."""
+        gk = entity_key(POD_GROUP_KEY_TYPE, namespace, name)
+        entity = self._entries.get(gk)
+        where = self._where.get(gk)
+        if not isinstance(entity, QueuedPodGroupInfo) or where not in (ACTIVE, BACKOFF, UNSCHEDULABLE):
+            return None
+        if where == UNSCHEDULABLE:
+            self.unschedulable.pop(gk, None)
+        else:
+            self._remove_from_heaps(gk)
+        del self._where[gk]
+        del self._entries[gk]
+        self._tree_in_flight.add(gk)
+        entity.inc_attempts(self.now())
+        for m in entity.members:
+            self._entries[m.key] = m
+            self._enter_flight(m.key)
+        return entity
+
     def _add_group_member(self, qpi: QueuedPodInfo) -> None:
         """Upstream ``addPodGroupMember`` (scheduling_queue.go L900-931)."""
         ref = self._group_ref(qpi.pod)
@@ -888,7 +920,7 @@ class SchedulingQueue:
             entity.add(qpi)
             self._requeue_entity(entity, strategy, self._ev_pod_add)
             return
-        if self._last_popped == gk:
+        if self._group_in_flight(gk):
             self._pending_members.setdefault(gk, {})[key] = qpi
             return
         self._seq += 1
@@ -974,6 +1006,7 @@ class SchedulingQueue:
         gk = entity.key
         if self._last_popped == gk:
             self._last_popped = None
+        self._tree_in_flight.discard(gk)
         pending = list(self._pending_members.pop(gk, {}).values())
         if not pending:
             return
@@ -1054,7 +1087,7 @@ class SchedulingQueue:
             elif where in (ACTIVE, BACKOFF):
                 self._remove_from_heaps(gk)
             members = entity.members
-        elif self._last_popped == gk:
+        elif self._group_in_flight(gk):
             members = list(self._pending_members.pop(gk, {}).values())
         for m in members:
             self._member_group.pop(m.key, None)

@@ -39,7 +39,11 @@ from kubesched.queue import SchedulingQueue
 from kubesched.scheduler.extender import build_extenders
 from kubesched.scheduler.schedule_pod import Sampler
 
-__all__ = ["Attempt", "SchedulerCore", "SchedulerStats"]
+__all__ = ["Attempt", "Offload", "SchedulerCore", "SchedulerStats"]
+
+Offload = Callable[[Callable[[], Any]], Awaitable[Any]]
+"""Runs a blocking callable off the event loop and returns its awaitable result
+(``loop.run_in_executor(None, fn)`` live)."""
 
 
 @dataclass(slots=True)
@@ -162,9 +166,7 @@ class SchedulerCore:
         (None: every attempt). A record costs O(nodes) per attempt; ``--explain`` needs a few."""
         self.stats = SchedulerStats()
         self.on_attempt: Callable[[Attempt], None] | None = None
-        self.offload: Callable[[Callable[[], Any]], Awaitable[Any]] | None = None
-        """Runs a blocking call (an extender's bind) from the binding cycle; None = call it
-        inline (simulator). The live loop sets ``loop.run_in_executor`` here."""
+        self._offload: Offload | None = None
         self._metrics: MetricsRecorder | None = None
         self.metrics = metrics
         self.object_listeners: list[Callable[[str, Any, Any], None]] = []
@@ -194,6 +196,18 @@ class SchedulerCore:
             fw.metrics = recorder
 
     # ───────────────────────────── informer events ─────────────────────────────
+
+    @property
+    def offload(self) -> Offload | None:
+        """Runs a blocking call (an extender's bind) from the binding cycle; None = call it
+        inline (simulator). Set with :meth:`set_offload`."""
+        return self._offload
+
+    def set_offload(self, offload: Offload | None) -> None:
+        """Install the runner of blocking calls: the live loop passes
+        ``lambda fn: loop.run_in_executor(None, fn)`` once its event loop runs; None restores
+        inline calls."""
+        self._offload = offload
 
     def responsible_for(self, pod: Pod) -> bool:
         return (pod.spec.scheduler_name or "default-scheduler") in self.profiles

@@ -13,7 +13,8 @@ informer's pod since v1.36.
   :class:`~kubesched.scheduler.attempt.ScheduledPod` (the pod is assumed) or, after
   :func:`~kubesched.scheduler.attempt.handle_scheduling_failure`, the failed
   :class:`~kubesched.scheduler.core.Attempt`. A popped pod group goes to
-  :func:`~kubesched.scheduler.schedule_one_podgroup.schedule_one_pod_group`.
+  :func:`~kubesched.scheduler.schedule_one_compositepodgroup.schedule_pod_group_entity` (its
+  root CompositePodGroup's tree, or the group's own cycle).
 * :func:`binding_cycle` — a coroutine: WaitOnPermit, PreBind, Bind, PostBind; a failure runs
   :func:`handle_binding_cycle_error` (Unreserve, forget, move, requeue).
 * :func:`drive` — runs a binding-cycle coroutine without asyncio: it awaits only
@@ -59,7 +60,8 @@ from kubesched.scheduler.attempt import (
     skip_pod_schedule,
 )
 from kubesched.scheduler.core import Attempt
-from kubesched.scheduler.schedule_one_podgroup import PodGroupCycleResult, schedule_one_pod_group
+from kubesched.scheduler.schedule_one_compositepodgroup import schedule_pod_group_entity
+from kubesched.scheduler.schedule_one_podgroup import PodGroupCycleResult
 from kubesched.scheduler.schedule_pod import NoNodesAvailable, schedule_pod
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -200,7 +202,7 @@ def _scheduling_cycle(sched: SchedulerCore) -> ScheduledPod | Attempt | PodGroup
     if qpi is None:
         return None
     if isinstance(qpi, QueuedPodGroupInfo):  # GenericWorkload: upstream ScheduleOne → scheduleOnePodGroup
-        return schedule_one_pod_group(sched, qpi)
+        return schedule_pod_group_entity(sched, qpi)
     pod = qpi.pod
     key = qpi.key
     fw = sched.profiles.get(pod.spec.scheduler_name or "default-scheduler")

@@ -22,9 +22,10 @@ scheduling cycle:
 
 Statuses follow upstream's ``Status{reasons, err}``: a status built ``WithError(err)`` carries
 the error's text as its first reason (so ``message()`` is Go's ``Message()``, err + reasons).
-CompositePodGroups: each leaf PodGroup still gets its own cycle (upstream's tree-wide cycle over a root
-CompositePodGroup — the queue's workload forest — is not modelled); GangScheduling's Permit holds the
-tree's members until its quorum is scheduled.
+CompositePodGroups (gate on): a popped PodGroup below a CompositePodGroup is scheduled with its root's
+whole tree in one cycle (:mod:`kubesched.scheduler.schedule_one_compositepodgroup`); with the gate, the
+chosen placement of a PodGroup is assumed again for its siblings (L1055-1066) and a child's placements
+are generated within its parent's.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import FitError
 from kubesched.framework.interface import Code, NominatingMode, Status, as_status
 from kubesched.framework.podgroup import (
+    Placement,
     PlacementCycleState,
     PlacementProgress,
     PodGroupAssignments,
@@ -184,10 +186,19 @@ def validate_pod_group(sched: SchedulerCore, entity: QueuedPodGroupInfo) -> str 
     member — queued and already scheduled — has the same ``schedulerName``, the group's priority
     and one preemption policy (with PodGroupPreemptionPolicy: the group's). Returns the error text,
     or None."""
+    return validate_group_members(sched, entity.pod_group, [m.pod for m in entity.members],
+                                  [(entity.namespace, entity.name)])
+
+
+def validate_group_members(sched: SchedulerCore, group: dict[str, Any] | None, queued: list[Pod],
+                           leaves: list[tuple[str, str]]) -> str | None:
+    """:func:`validate_pod_group` for the root ``group`` (a PodGroup, or with CompositePodGroup
+    the root CompositePodGroup: its priority and preemption policy), the ``queued`` members of
+    the whole tree and the PodGroups ``leaves`` (namespace, name) whose scheduled pods are checked."""
     scheduler_name = ""
-    pg_priority = pod_group_priority(entity.pod_group)
+    pg_priority = pod_group_priority(group)
     gated_policy = sched.features.enabled("PodGroupPreemptionPolicy")
-    pg_policy = pod_group_preemption_policy(entity.pod_group) if gated_policy else ""
+    pg_policy = pod_group_preemption_policy(group) if gated_policy else ""
 
     def validate(pod: Pod) -> str | None:
         nonlocal pg_policy
@@ -211,20 +222,21 @@ def validate_pod_group(sched: SchedulerCore, entity: QueuedPodGroupInfo) -> str 
                     f"got {policy} and {pg_policy}")
         return None
 
-    for m in entity.members:
+    for pod in queued:
         if not scheduler_name:
-            scheduler_name = m.pod.spec.scheduler_name or "default-scheduler"
-        err = validate(m.pod)
-        if err is not None:
-            return err
-    pgm = sched.pod_group_manager
-    state = pgm.pod_group_state(entity.namespace, entity.name) if pgm is not None else None
-    if state is None:
-        return f"failed to get pod group state: podgroup state {entity.namespace}/{entity.name} not found"
-    for pod in state.scheduled_pods():
+            scheduler_name = pod.spec.scheduler_name or "default-scheduler"
         err = validate(pod)
         if err is not None:
             return err
+    pgm = sched.pod_group_manager
+    for ns, name in leaves:
+        state = pgm.pod_group_state(ns, name) if pgm is not None else None
+        if state is None:
+            return f"failed to get pod group state: podgroup state {ns}/{name} not found"
+        for pod in state.scheduled_pods():
+            err = validate(pod)
+            if err is not None:
+                return err
     if scheduler_name not in sched.profiles:
         return f'profile not found for scheduler name "{scheduler_name}"'
     return None
@@ -252,15 +264,7 @@ def schedule_one_pod_group(sched: SchedulerCore, entity: QueuedPodGroupInfo) -> 
         _fail_before_scheduling(sched, entity, err, out, condition=True)
         return out
     fw = sched.profiles[entity.members[0].pod.spec.scheduler_name or "default-scheduler"]
-    # skipPodGroupPodSchedule: deleting or already assumed members are done
-    kept = []
-    for m in entity.members:
-        if skip_pod_schedule(sched, m.pod, m.key):
-            sched.queue.done(m.key)
-        else:
-            kept.append(m)
-    entity.members = kept
-    if not kept:
+    if not skip_members(sched, entity):
         sched.queue.add_attempted_pod_group(entity, None)
         return out
     pg_state = PodGroupCycleState()
@@ -286,6 +290,12 @@ def schedule_one_pod_group(sched: SchedulerCore, entity: QueuedPodGroupInfo) -> 
     return out
 
 
+def parent_of(pod_group: dict[str, Any] | None) -> str | None:
+    """The PodGroup's ``spec.parentCompositePodGroupName`` (None when unset)."""
+    parent = ((pod_group or {}).get("spec") or {}).get("parentCompositePodGroupName")
+    return parent if isinstance(parent, str) and parent else None
+
+
 def _composite_parents(sched: SchedulerCore, entity: QueuedPodGroupInfo) -> list[dict[str, Any]]:
     """With CompositePodGroup: the group's ancestors, parent first, each ``{"name", "policy",
     "minGroupCount"}`` (explain); [] otherwise."""
@@ -304,10 +314,12 @@ def _composite_parents(sched: SchedulerCore, entity: QueuedPodGroupInfo) -> list
 
 
 def _explain_group(sched: SchedulerCore, entity: QueuedPodGroupInfo, result: _GroupResult,
-                   out: PodGroupCycleResult) -> None:
+                   out: PodGroupCycleResult, records: list[Any] | None = None) -> None:
     """Attach the group's decision (:attr:`~kubesched.framework.record.DecisionRecord.group`) to the
-    records of this cycle's members (only built when recording is on)."""
-    records = [a.record for a in out.attempts] + [sp.record for sp in out.scheduled]
+    records of this cycle's members (only built when recording is on; ``records``: those of
+    ``entity``'s members when the cycle covered several groups)."""
+    if records is None:
+        records = [a.record for a in out.attempts] + [sp.record for sp in out.scheduled]
     if not any(r is not None for r in records):
         return
     pg = entity.pod_group
@@ -330,11 +342,22 @@ def _explain_group(sched: SchedulerCore, entity: QueuedPodGroupInfo, result: _Gr
             r.group = summary
 
 
-def _fail_before_scheduling(sched: SchedulerCore, entity: QueuedPodGroupInfo, msg: str, out: PodGroupCycleResult,
-                            *, condition: bool) -> None:
-    """Upstream ``handlePodGroupFailureBeforeScheduling`` (L177-196): every member fails with an
-    Error status; the condition becomes False/SchedulerError; the entity is requeued."""
-    st = _error(msg)
+def skip_members(sched: SchedulerCore, entity: QueuedPodGroupInfo) -> list[QueuedPodInfo]:
+    """Upstream ``skipPodGroupPodSchedule`` (L339-363) for one PodGroup's entity: members being
+    deleted or already assumed are done and dropped. Returns the members kept."""
+    kept = []
+    for m in entity.members:
+        if skip_pod_schedule(sched, m.pod, m.key):
+            sched.queue.done(m.key)
+        else:
+            kept.append(m)
+    entity.members = kept
+    return kept
+
+
+def fail_members(sched: SchedulerCore, entity: QueuedPodGroupInfo, st: Status, out: PodGroupCycleResult) -> None:
+    """``handlePodGroupFailureBeforeScheduling``'s loop (L179-190): every member through the
+    failure handler with ``st`` (a member whose profile is gone is just done)."""
     now = sched.clock.now()
     for m in entity.members:
         fw = sched.profiles.get(m.pod.spec.scheduler_name or "default-scheduler")
@@ -342,6 +365,14 @@ def _fail_before_scheduling(sched: SchedulerCore, entity: QueuedPodGroupInfo, ms
             sched.queue.done(m.key)
             continue
         out.attempts.append(handle_scheduling_failure(sched, fw, m, st, CLEAR_NOMINATED_NODE, now))
+
+
+def _fail_before_scheduling(sched: SchedulerCore, entity: QueuedPodGroupInfo, msg: str, out: PodGroupCycleResult,
+                            *, condition: bool) -> None:
+    """Upstream ``handlePodGroupFailureBeforeScheduling`` (L177-196): every member fails with an
+    Error status; the condition becomes False/SchedulerError; the entity is requeued."""
+    st = _error(msg)
+    fail_members(sched, entity, st, out)
     if condition:
         _update_condition(sched, entity.pod_group, {"type": POD_GROUP_INITIALLY_SCHEDULED, "status": "False",
                                                     "reason": "SchedulerError", "message": msg})
@@ -449,6 +480,21 @@ def _pod_algorithm(sched: SchedulerCore, fw: Framework, placement_state: Placeme
         record = build_record(pod=key, profile=fw.profile_name, attempt=qpi.attempts, time=start,
                               table=sched.table, chunks=res.chunks, scores=res.scores, selected=node,
                               result="scheduled", extender_statuses=res.extender_statuses)
+    st, revert = _assume_and_reserve(sched, fw, qpi, state, node)
+    if st is not None:
+        if st.is_rejected():
+            st = node_fit_error(key, node, st)
+        return _PodResult(qpi, state, st, nominated=CLEAR_NOMINATED_NODE, start=start), None
+    return _PodResult(qpi, state, None, node, start=start, evaluated_nodes=res.evaluated_nodes,
+                      feasible_nodes=res.feasible_nodes, record=record), revert
+
+
+def _assume_and_reserve(sched: SchedulerCore, fw: Framework, qpi: QueuedPodInfo, state: CycleState,
+                        node: str) -> tuple[Status | None, Revert | None]:
+    """Upstream ``assumeAndReserveWithRevert`` (L693-710): assume the member on ``node`` in the
+    snapshot only and Reserve; returns ``(None, revert)`` — the revert Unreserves and forgets,
+    restoring the pod's nomination — or ``(Reserve's status, None)`` with nothing left assumed."""
+    pod, key = qpi.pod, qpi.key
     assumed = msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, node_name=node))
     pi = qpi.pod_info.with_pod(assumed)
     sched.cache.assume_pod_in_snapshot(pi, node)
@@ -463,16 +509,55 @@ def _pod_algorithm(sched: SchedulerCore, fw: Framework, placement_state: Placeme
     if st is not None:
         fw.run_reserve_plugins_unreserve(state, assumed, node)
         forget()
-        if st.is_rejected():
-            st = node_fit_error(key, node, st)
-        return _PodResult(qpi, state, st, nominated=CLEAR_NOMINATED_NODE, start=start), None
+        return st, None
 
     def revert() -> None:
         fw.run_reserve_plugins_unreserve(state, assumed, node)
         forget()
 
-    return _PodResult(qpi, state, None, node, start=start, evaluated_nodes=res.evaluated_nodes,
-                      feasible_nodes=res.feasible_nodes, record=record), revert
+    return None, revert
+
+
+def assume_results(sched: SchedulerCore, fw: Framework,
+                   results: list[_GroupResult]) -> tuple[list[Revert], Status | None]:
+    """Upstream ``assumeSubtreeWithRevert`` (L1391-1421) over the given (successful leaf) results:
+    every member placed in the simulation is assumed and Reserved again, so that the groups
+    evaluated next see the chosen placement. Returns the reverts, or ``([], status)`` after
+    reverting what was done when a Reserve fails."""
+    reverts: list[Revert] = []
+    for result in results:
+        for pr in result.pod_results:
+            if not _ok(pr.status) or not pr.node:
+                continue
+            st, revert = _assume_and_reserve(sched, fw, pr.qpi, pr.state, pr.node)
+            if revert is not None:
+                reverts.append(revert)
+            if st is not None:
+                _revert(reverts)
+                return [], st
+    return reverts, None
+
+
+def placement_rows(sched: SchedulerCore, placement: Any, parent: np.ndarray | None) -> np.ndarray:
+    """The table rows of ``placement`` within the enclosing placement's rows ``parent`` (None:
+    every node), in snapshot order (upstream ``AssumePlacement`` on the snapshot)."""
+    table = sched.table
+    full = table.order() if parent is None else parent
+    wanted = np.zeros(len(table.names), bool)  # the placement's rows, as a mask over table rows
+    row_of = table.row_of
+    wanted[[r for n in placement.nodes if (r := row_of.get(n)) is not None]] = True
+    rows: np.ndarray = full[wanted[full]]
+    return rows
+
+
+def parent_placement(sched: SchedulerCore) -> Placement | None:
+    """Upstream ``ListNodesInPlacement``: the enclosing placement's nodes (inside a
+    CompositePodGroup's placement), or None for every node."""
+    rows = sched.placement_rows
+    if rows is None:
+        return None
+    names = sched.table.names
+    return Placement("", [names[r] for r in rows.tolist()])
 
 
 def _placement_algorithm(sched: SchedulerCore, fw: Framework, pg_state: PodGroupCycleState, pg_info: PodGroupInfo,
@@ -493,7 +578,7 @@ def _evaluate_placements(sched: SchedulerCore, fw: Framework, pg_state: PodGroup
     the default algorithm restricted to each (reverted after each); none feasible → ``0/%d
     placements are available, first placement status: %v``; several → PlacementScore plugins and
     the best total (ties by the randomizer)."""
-    placements, st = fw.run_placement_generate_plugins(pg_state, pg_info, None)
+    placements, st = fw.run_placement_generate_plugins(pg_state, pg_info, parent_placement(sched))
     if not _ok(st):
         return _GroupResult(pg_info, [], st, PlacementCycleState(pg_state)), []
     recorder: Any = sched.metrics
@@ -501,16 +586,11 @@ def _evaluate_placements(sched: SchedulerCore, fw: Framework, pg_state: PodGroup
         recorder.observe_generated_placements(fw.profile_name, len(placements))  # RecordGeneratedPlacements
     any_result: _GroupResult | None = None
     feasible: list[tuple[Any, _GroupResult]] = []
-    table = sched.table
     parent = sched.placement_rows
     for placement in placements:
         t0 = time.perf_counter()
         placement_state = PlacementCycleState(pg_state)
-        full = table.order() if parent is None else parent
-        wanted = np.zeros(len(table.names), bool)  # the placement's rows, as a mask over table rows
-        row_of = table.row_of
-        wanted[[r for n in placement.nodes if (r := row_of.get(n)) is not None]] = True
-        sched.placement_rows = full[wanted[full]]
+        sched.placement_rows = placement_rows(sched, placement, parent)
         try:
             result, reverts = _default_algorithm(sched, fw, placement_state, pg_info, entity)
             _revert(reverts)
@@ -539,7 +619,7 @@ def _evaluate_placements(sched: SchedulerCore, fw: Framework, pg_state: PodGroup
     by_name = {e["name"]: e for e in evals}
     if len(feasible) == 1:
         by_name[feasible[0][0].name]["chosen"] = True
-        return feasible[0][1], []
+        return _assume_best(sched, fw, feasible[0][1])
     assignments = [PodGroupAssignments(p, _proposed_assignments(r)) for p, r in feasible]
     states = [r.placement_state for _, r in feasible]
     scores, st = fw.run_placement_score_plugins(pg_state, pg_info, assignments, states)
@@ -550,7 +630,19 @@ def _evaluate_placements(sched: SchedulerCore, fw: Framework, pg_state: PodGroup
             by_name[sc.placement.name].update(scores=dict(sc.scores), total=sc.total_score)
     best = select_placement(scores, sched.rng)
     by_name[feasible[best][0].name]["chosen"] = True
-    return feasible[best][1], []
+    return _assume_best(sched, fw, feasible[best][1])
+
+
+def _assume_best(sched: SchedulerCore, fw: Framework, best: _GroupResult) -> tuple[_GroupResult, list[Revert]]:
+    """With CompositePodGroup (L1055-1066) the chosen placement's members are assumed again so
+    that the sibling groups of a tree see them; ``failed to assume the subtree: <err>``."""
+    if not sched.features.enabled("CompositePodGroup"):
+        return best, []
+    reverts, st = assume_results(sched, fw, [best])
+    if st is not None:
+        return _GroupResult(best.pg_info, [], _error(f"failed to assume the subtree: {st.as_error()}"),
+                            PlacementCycleState(best.placement_state.pod_group_cycle_state)), []
+    return best, reverts
 
 
 def _proposed_assignments(result: _GroupResult) -> list[ProposedAssignment]:
@@ -593,7 +685,16 @@ def _apply_post_filter_result(result: _GroupResult, pf_result: Any, pf_status: S
 
 def _submit(sched: SchedulerCore, fw: Framework, entity: QueuedPodGroupInfo, result: _GroupResult,
             out: PodGroupCycleResult, start: float, t0: float) -> None:
-    """Upstream ``submitPodGroupAlgorithmResult`` (L812-940)."""
+    """Upstream ``submitPodGroupAlgorithmResult`` (L812-940): the members and the condition
+    (:func:`submit_leaf`), then the attempt's metric."""
+    submit_leaf(sched, fw, entity, result, out)
+    observe_attempt(sched, fw, result, t0)
+
+
+def submit_leaf(sched: SchedulerCore, fw: Framework, entity: QueuedPodGroupInfo, result: _GroupResult,
+                out: PodGroupCycleResult) -> None:
+    """One PodGroup's part of upstream ``submitPodGroupAlgorithmResult`` (L815-940): each member
+    to its binding cycle or the failure handler; the ``PodGroupInitiallyScheduled`` condition."""
     gst = result.status
     group_error = gst is not None and gst.code == Code.ERROR
     for i, m in enumerate(entity.members):
@@ -630,16 +731,25 @@ def _submit(sched: SchedulerCore, fw: Framework, entity: QueuedPodGroupInfo, res
     if _ok(gst):
         cond = {"type": POD_GROUP_INITIALLY_SCHEDULED, "status": "True", "reason": "Scheduled",
                 "message": gst.message() if gst is not None else ""}
-        label = "scheduled"
     elif gst is not None and gst.is_rejected():
         cond = {"type": POD_GROUP_INITIALLY_SCHEDULED, "status": "False", "reason": "Unschedulable",
                 "message": gst.message()}
-        label = "waiting_on_preemption" if result.waiting_on_preemption else "unschedulable"
     else:
         cond = {"type": POD_GROUP_INITIALLY_SCHEDULED, "status": "False", "reason": "SchedulerError",
                 "message": str(gst.as_error()) if gst is not None else ""}
-        label = "error"
     _update_condition(sched, entity.pod_group, cond)
+
+
+def observe_attempt(sched: SchedulerCore, fw: Framework, root: _GroupResult, t0: float) -> None:
+    """Upstream L916-928: the root's outcome counted once per cycle (``PodGroupScheduled`` /
+    ``…Unschedulable`` / ``…WaitingOnPreemption`` / ``…ScheduleError``)."""
+    gst = root.status
+    if _ok(gst):
+        label = "scheduled"
+    elif gst is not None and gst.is_rejected():
+        label = "waiting_on_preemption" if root.waiting_on_preemption else "unschedulable"
+    else:
+        label = "error"
     recorder = sched.metrics
     observe = getattr(recorder, "observe_pod_group_attempt", None) if recorder is not None else None
     if observe is not None:  # upstream PodGroupScheduled / …Unschedulable / …WaitingOnPreemption / …ScheduleError
