@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -126,20 +127,52 @@ class FilterChunk:
             for key, cnt in zip(values.tolist(), counts.tolist()):
                 yield pi, table, key, cnt
 
+    def key_counts(self, out: dict[tuple[int, int, int], list[Any]]) -> None:
+        """Count this chunk's rejected nodes (overrides included) by status: ``out[(plugin index,
+        id(reason table), key)]`` is ``[plugin, table, key, number of nodes]``. The 1-row
+        overrides (one per node holding nominated pods) are read without array operations."""
+        for sub in self.overrides.values():
+            if len(sub.rows) == 1 and sub.fail_plugin[0] >= 0 and not sub.overrides:
+                pi = int(sub.fail_plugin[0])
+                table = sub.tables[pi]
+                assert table is not None
+                key = int(sub.fail_key[0])
+                k = (pi, id(table), key)
+                got = out.get(k)
+                if got is None:
+                    out[k] = [sub.plugins[pi], table, key, 1]
+                else:
+                    got[3] += 1
+            else:
+                sub.key_counts(out)
+        for pi, table, key, cnt in self._keys():
+            k = (pi, id(table), key)
+            got = out.get(k)
+            if got is None:
+                out[k] = [self.plugins[pi], table, key, cnt]
+            else:
+                got[3] += cnt
+
     def add_histogram(self, hist: dict[str, int]) -> None:
         """Add every rejected node's reasons to ``hist`` (reason → number of nodes)."""
-        for sub in self.overrides.values():
-            sub.add_histogram(hist)
-        for _, table, key, cnt in self._keys():
-            for reason in table.entry(key)[0]:
-                hist[reason] = hist.get(reason, 0) + cnt
+        counts: dict[tuple[int, int, int], list[Any]] = {}
+        self.key_counts(counts)
+        _add_counts(hist, counts)
 
     def rejecting_plugins(self) -> Iterator[tuple[str, Code]]:
         """``(plugin, code)`` for each plugin and distinct status among the rejected nodes."""
-        for sub in self.overrides.values():
-            yield from sub.rejecting_plugins()
-        for pi, table, key, _ in self._keys():
-            yield self.plugins[pi], table.entry(key)[1]
+        counts: dict[tuple[int, int, int], list[Any]] = {}
+        self.key_counts(counts)
+        for plugin, table, key, _ in counts.values():
+            yield plugin, table.entry(key)[1]
+
+
+def _add_counts(hist: dict[str, int], counts: dict[tuple[int, int, int], list[Any]]) -> None:
+    """Add the reasons of :meth:`FilterChunk.key_counts`' statuses to ``hist``, each status's
+    reasons counted once per node."""
+    for _, table, key, cnt in counts.values():
+        for reason in table.entry(key)[0]:
+            hist[reason] = hist.get(reason, 0) + cnt
 
 
 @dataclass
@@ -172,9 +205,20 @@ class Diagnosis:
             self.unschedulable_plugins.add(status.plugin)
 
     def collect_plugins(self) -> None:
+        """Upstream ``AddPluginStatus`` for every rejected node's status (each distinct plugin and
+        code once)."""
+        seen: set[tuple[str, Code]] = set()
+        for plugin, table, key, _ in self._key_counts().values():
+            pc = (plugin, table.entry(key)[1])
+            if pc not in seen:
+                seen.add(pc)
+                self.add_plugin_status(Status(pc[1], (), None, plugin))
+
+    def _key_counts(self) -> dict[tuple[int, int, int], list[Any]]:
+        counts: dict[tuple[int, int, int], list[Any]] = {}
         for c in self.chunks:
-            for plugin, code in c.rejecting_plugins():
-                self.add_plugin_status(Status(code, (), None, plugin))
+            c.key_counts(counts)
+        return counts
 
     def node_to_status(self, names: Sequence[str]) -> dict[str, Status]:
         """Explicit statuses by node name."""
@@ -186,8 +230,7 @@ class Diagnosis:
 
     def histogram(self, num_all_nodes: int) -> dict[str, int]:
         hist: dict[str, int] = {}
-        for c in self.chunks:
-            c.add_histogram(hist)
+        _add_counts(hist, self._key_counts())
         for st in self.extra_statuses.values():
             for r in st.reasons:
                 hist[r] = hist.get(r, 0) + 1
@@ -293,8 +336,20 @@ class NodeToStatus:
                 uniq, inv = np.unique(chunk.fail_key[sel], return_inverse=True)
                 lut = np.asarray([int(table.entry(k)[1]) for k in uniq.tolist()], np.int8)
                 codes[chunk.rows[sel]] = lut[inv]
-            for i, sub in chunk.overrides.items():
-                codes[int(chunk.rows[i])] = int(next(sub.statuses(self._names))[1].code)
+            if chunk.overrides:
+                sub_codes: dict[tuple[int, int], int] = {}  # (id(table), key) → code
+                for i, sub in chunk.overrides.items():
+                    sfp = int(sub.fail_plugin[0])
+                    if len(sub.rows) == 1 and sfp >= 0:
+                        stable = sub.tables[sfp]
+                        assert stable is not None
+                        key = int(sub.fail_key[0])
+                        c = sub_codes.get((id(stable), key))
+                        if c is None:
+                            c = sub_codes[(id(stable), key)] = int(stable.entry(key)[1])
+                        codes[int(chunk.rows[i])] = c
+                    else:
+                        codes[int(chunk.rows[i])] = int(next(sub.statuses(self._names))[1].code)
         if self._diagnosis.extra_statuses:
             index = {nm: r for r, nm in enumerate(self._names)}
             for name, st in self._diagnosis.extra_statuses.items():

@@ -49,6 +49,7 @@ from kubesched.framework.interface import (
     signature_mismatch,
 )
 from kubesched.framework.plugin_args import decode_plugin_args
+from kubesched.framework.preemption import POD_INDEPENDENT_FILTERS
 from kubesched.framework.signers import batchable_plugins, sign_pod
 from kubesched.framework.waiting_pods import (
     MAX_PERMIT_TIMEOUT_S,
@@ -540,6 +541,136 @@ class Framework:
                     raise FilterError(st)
             chunk = self.run_filter_plugins(state_n, pod, np.asarray([row], np.int64))
         return None if chunk.fail_plugin[0] < 0 else chunk
+
+    def _nominated_arithmetic(self, state: CycleState) -> tuple[int, Any] | None:
+        """When the pass with nominated pods can be decided without editing rows: ``(index, plugin)``
+        of the one Filter plugin (not skipped in this cycle) whose verdict depends on a node's
+        pods, which must offer ``filter_nodes_with_added`` (NodeResourcesFit), or ``(-1, None)``
+        when there is none. Every other Filter plugin not skipped must be an in-tree pod-independent
+        one (:data:`~kubesched.framework.preemption.POD_INDEPENDENT_FILTERS`) and no PreFilter
+        plugin's AddPod extension may be active. None otherwise (or when a subclass overrides
+        the plain path)."""
+        cls = type(self)
+        if (cls.filter_with_nominated_pods is not Framework.filter_with_nominated_pods
+                or cls.run_filter_plugins is not Framework.run_filter_plugins
+                or cls.run_pre_filter_extension_add_pod is not Framework.run_pre_filter_extension_add_pod):
+            return None
+        skip = state.skip_filter_plugins
+        for pl in self.pre_filter_plugins:
+            getter = getattr(pl, "pre_filter_extensions", None)
+            if pl.name not in skip and callable(getter) and getter() is not None:
+                return None
+        dep, dep_pl = -1, None
+        for pi, pl in enumerate(self.filter_plugins):
+            if pl.name in skip:
+                continue
+            if pl.name in POD_INDEPENDENT_FILTERS and type(pl).__module__.startswith("kubesched.plugins."):
+                continue
+            if dep >= 0 or not callable(getattr(pl, "filter_nodes_with_added", None)):
+                return None
+            dep, dep_pl = pi, pl
+        return dep, dep_pl
+
+    def apply_nominated_pods(self, state: CycleState, pod: Pod, chunk: FilterChunk,
+                             items: Sequence[tuple[int, Sequence[Any]]]) -> None:
+        """Upstream ``RunFilterPluginsWithNominatedPods`` (v1.37.2 framework/runtime/framework.go)
+        for the nodes ``chunk.rows[i]`` of ``items`` (``(i, pods nominated to that node of
+        priority ≥ the pod's)``, ``i`` increasing): a node the first pass (those pods added)
+        rejects gets that pass's 1-row chunk as its override (:meth:`FilterChunk.override`).
+
+        When :meth:`_nominated_arithmetic` allows it the first pass is decided without row edits:
+        a node that failed the plain pass before the pod-dependent plugin fails the same way; else
+        that plugin's ``filter_nodes_with_added`` over the nodes' requested vectors plus the
+        nominated pods' requests decides, and the plain result stands after it. Anything not
+        exact (a nominated pod requesting a resource no node has, an unknown answer) runs
+        :meth:`filter_with_nominated_pods`. Same overrides, in the same order, as running that
+        on every node. Raises :class:`FilterError` as that does."""
+        if not items:
+            return
+        plan = self._nominated_arithmetic(state)
+        subs: dict[int, FilterChunk | None] = {}
+        rows = chunk.rows
+        if plan is None:
+            for i, nominated in items:
+                subs[i] = self.filter_with_nominated_pods(state, pod, int(rows[i]), nominated)
+        else:
+            self._nominated_by_arithmetic(state, pod, chunk, items, plan, subs)
+        for i in sorted(subs):
+            sub = subs[i]
+            if sub is not None:
+                chunk.override(i, sub)
+
+    def _nominated_by_arithmetic(self, state: CycleState, pod: Pod, chunk: FilterChunk,
+                                 items: Sequence[tuple[int, Sequence[Any]]], plan: tuple[int, Any],
+                                 subs: dict[int, FilterChunk | None]) -> None:
+        dep, dep_pl = plan
+        table = self.handle.nodes
+        index = table.resource_index
+        width = table.requested.shape[1]
+        fp = chunk.fail_plugin
+        rows = chunk.rows
+
+        def same_as_plain(i: int) -> FilterChunk | None:
+            f = int(fp[i])
+            if f < 0:
+                return None
+            return self._one_row_chunk(chunk, int(rows[i]), f, int(chunk.fail_key[i]), chunk.tables[f])
+
+        todo: list[int] = []
+        vecs: list[np.ndarray] = []
+        slow: dict[int, Sequence[Any]] = {}
+        for i, nominated in items:
+            f = int(fp[i])
+            if dep < 0 or 0 <= f < dep:  # the first pass fails (or passes) exactly as the plain one
+                subs[i] = same_as_plain(i)
+                continue
+            vec = np.zeros(width, np.int64)
+            exact = True
+            for pi in nominated:
+                for name, v in pi.requests.items():
+                    if name == "pods":
+                        continue
+                    col = index.get(name)
+                    if col is None:  # adding it would create a column: left to the real pass
+                        exact = False
+                        break
+                    vec[col] += v
+                if not exact:
+                    break
+            if not exact:
+                slow[i] = nominated
+                continue
+            vec[table.PODS] += len(nominated)
+            todo.append(i)
+            vecs.append(vec)
+        if todo:
+            idx = np.asarray(todo, np.int64)
+            exact, res = dep_pl.filter_nodes_with_added(state, pod, table, rows[idx], np.stack(vecs))
+            if not exact:
+                nominated_of = dict(items)
+                slow.update((i, nominated_of[i]) for i in todo)
+            else:
+                failed = res.failed.tolist() if res is not None else [0] * len(todo)
+                reasons = PluginReasons.of(res) if res is not None else None
+                for i, k in zip(todo, failed, strict=True):
+                    f = int(fp[i])
+                    if k:
+                        subs[i] = self._one_row_chunk(chunk, int(rows[i]), dep, int(k), reasons)
+                    elif f == dep:  # passes with more pods where it failed with fewer: let the real pass say
+                        slow[i] = dict(items)[i]
+                    else:
+                        subs[i] = same_as_plain(i)
+        for i, nominated in slow.items():
+            subs[i] = self.filter_with_nominated_pods(state, pod, int(rows[i]), nominated)
+
+    @staticmethod
+    def _one_row_chunk(chunk: FilterChunk, row: int, plugin: int, key: int,
+                       reasons: PluginReasons | None) -> FilterChunk:
+        """The 1-row chunk of ``row`` rejected by plugin index ``plugin`` with ``key``."""
+        tables: list[PluginReasons | None] = [None] * len(chunk.tables)
+        tables[plugin] = reasons
+        return FilterChunk(np.asarray([row], np.int64), np.asarray([plugin], np.int16),
+                           np.asarray([key], np.int64), chunk.plugins, tables, chunk.skipped)
 
     def _filter_per_node(self, state: CycleState, pod: Pod, pl: Any, rows: np.ndarray) -> FilterResult:
         """Run a per-node Filter plugin over ``rows``: each rejection's ``(reasons, code)`` is

@@ -122,15 +122,14 @@ def _apply_nominated_pods(fw: Framework, state: CycleState, pod: Pod, chunk: Fil
     rows_with = [table.row_of[n] for n in nominator.nominated_nodes() if n in table.row_of]
     if not rows_with:
         return
+    items = []
     for i in np.flatnonzero(np.isin(chunk.rows, np.asarray(rows_with, np.int64))).tolist():
         row = int(chunk.rows[i])
         nominated = [pi for pi in nominator.nominated_pods_for_node(table.names[row])
                      if pi.priority >= prio and pi.key != key and pi.key not in table.pod_row]
-        if not nominated:
-            continue
-        sub = fw.filter_with_nominated_pods(state, pod, row, nominated)
-        if sub is not None:
-            chunk.override(i, sub)
+        if nominated:
+            items.append((i, nominated))
+    fw.apply_nominated_pods(state, pod, chunk, items)
 
 
 def _next_chunk_size(size: int, pos: int, found: int, num_to_find: int, n: int) -> int:

@@ -431,18 +431,38 @@ class Fit:
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> FilterResult | None:
         req = read_state(state, PRE_FILTER_STATE_KEY, FitRequest)
+        return self._filter_nodes(req, pod, nodes, rows, None)
+
+    def filter_nodes_with_added(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray,
+                                added: np.ndarray) -> tuple[bool, FilterResult | None]:
+        """:meth:`filter_nodes` as if each ``rows[i]`` also held pods whose summed requests are
+        ``added[i]`` (``int64[M, R]`` over the table's columns, pod count in column ``PODS``):
+        upstream's first pass of ``RunFilterPluginsWithNominatedPods`` (v1.37.2
+        framework/runtime/framework.go ``addGENominatedPods``) without editing the rows.
+        Returns ``(exact, result)``; ``exact`` is False (answer unknown: run the real pass)
+        when the PreFilter state is absent or a deferred resize applies to the pod."""
+        req = state.get(PRE_FILTER_STATE_KEY)
+        if not isinstance(req, FitRequest) or (self.deferred_resize and pod.spec.node_name):
+            return False, None
+        return True, self._filter_nodes(req, pod, nodes, rows, added)
+
+    def _filter_nodes(self, req: FitRequest, pod: Pod, nodes: NodeTable, rows: np.ndarray,
+                      added: np.ndarray | None) -> FilterResult | None:
         alloc = nodes.allocatable
         used = nodes.requested
         # requested[:, PODS] holds the number of pods on the node, allocatable[:, PODS] the limit:
         # len(pods) + 1 > allowed  <=>  count >= allowed
         # alloc[:, col][rows]: a gather from one strided column, about twice as fast as alloc[rows, col]
-        too_many = used[:, nodes.PODS][rows] >= alloc[:, nodes.PODS][rows]
+        pods_used = used[:, nodes.PODS][rows]
+        if added is not None:
+            pods_used = pods_used + added[:, nodes.PODS]
+        too_many = pods_used >= alloc[:, nodes.PODS][rows]
         # (check index, request, (short bool[M], allocatable int64[M]) or None: no node has it)
         short_list: list[_Short] = []
         # a deferred resize (alpha gate): on the pod's own node only the delta over its cached
         # copy must fit (see fits_request); own = its index in rows, -1 if not among them
         own, cached = -1, None
-        if self.deferred_resize and pod.spec.node_name and not req.empty:
+        if added is None and self.deferred_resize and pod.spec.node_name and not req.empty:
             r = nodes.row_of.get(pod.spec.node_name)
             if r is not None:
                 hit = np.flatnonzero(rows == r)
@@ -465,7 +485,8 @@ class Fit:
                             short_list.append((j, q, None))
                     continue
                 a = alloc[:, col][rows]
-                short = a - used[:, col][rows] < q
+                u = used[:, col][rows] if added is None else used[:, col][rows] + added[:, col]
+                short = a - u < q
                 if own >= 0:
                     short[own] = not skip_own and bool(a[own] - used[rows[own], col] < delta)
                 if dra:
