@@ -10,7 +10,8 @@ import pytest
 import yaml
 
 from kubesched.features import FeatureGate
-from kubesched.sim.bench import WORKLOADS, _upstream_thresholds, upstream_threshold
+from kubesched.sim.bench import WORKLOADS
+from kubesched.sim.bench_runner import upstream_threshold, upstream_thresholds
 
 MOD = Path("/root/go/pkg/mod/k8s.io")
 RELEASES = {"1.34": "1.34.12", "1.35": "1.35.4", "1.36": "1.36.3", "1.37": "1.37.2"}
@@ -32,7 +33,7 @@ def test_table_is_upstreams_yaml(minor: str) -> None:
     if not (MOD / f"kubernetes@v{release}").is_dir():
         pytest.skip(f"k8s.io/kubernetes@v{release} module source not present")
     want = _yaml_thresholds(release)
-    got = _upstream_thresholds()[minor]
+    got = upstream_thresholds()[minor]
     assert set(got) == set(want)
     for key, thr in want.items():
         if isinstance(thr, dict):  # a per-topic threshold ({dra: 56}): its value
@@ -43,14 +44,14 @@ def test_table_is_upstreams_yaml(minor: str) -> None:
 @pytest.mark.parametrize("minor", sorted(RELEASES))
 def test_bench_reports_the_emulated_versions_threshold(minor: str) -> None:
     features = FeatureGate.from_flags(minor)
-    table = _upstream_thresholds()[minor]
+    table = upstream_thresholds()[minor]
     for key, w in WORKLOADS.items():
         want = table[key] if key in table else w.threshold  # a workload the release lacks keeps its own
         assert upstream_threshold(w, features) == want, key
 
 
 def test_default_is_v137() -> None:
-    table = _upstream_thresholds()["1.37"]
+    table = upstream_thresholds()["1.37"]
     for key, w in WORKLOADS.items():
         if key in table:
             assert upstream_threshold(w) == table[key]

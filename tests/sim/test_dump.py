@@ -40,7 +40,7 @@ def test_fast_yaml_path_reads_a_dump_as_pyyaml_does(tmp_path: Path) -> None:
     text = yaml.dump(cluster_dump(3, 40, pending=2), Dumper=yaml.CSafeDumper, default_flow_style=False)
     assert m._parse_yaml_rs(text) is not None  # the dump takes the fast path
 
-    def run(fn):  # noqa: ANN001, ANN202
+    def run(fn):
         col = m._Collector()
         fn(text, "d.yaml", col)
         return [(o.source, o.data) for o in col.out]
@@ -87,7 +87,7 @@ def _pod(name: str, cpu: str, node: str | None = None, phase: str | None = None,
     return d
 
 
-def _run(tmp_path: Path, objs: list[dict]):  # noqa: ANN202
+def _run(tmp_path: Path, objs: list[dict]):
     f = tmp_path / "c.json"
     f.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objs}))
     raws = load_manifests([f])

@@ -45,7 +45,7 @@ def cluster() -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+def run(tmp_path_factory: pytest.TempPathFactory):
     p = tmp_path_factory.mktemp("c") / "c.yaml"
     p.write_text(yaml.safe_dump_all(cluster(), sort_keys=False))
     recs: list = []
@@ -53,7 +53,7 @@ def run(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
     return result, recs
 
 
-def test_scheduled_pod_chosen_node_runner_up_and_scores(run) -> None:  # noqa: ANN001
+def test_scheduled_pod_chosen_node_runner_up_and_scores(run) -> None:
     result, _ = run
     ex = explain_pod(result, "default/web")
     assert ex.result == "scheduled" and ex.selected_node == "n2"
@@ -79,7 +79,7 @@ def test_scheduled_pod_chosen_node_runner_up_and_scores(run) -> None:  # noqa: A
     assert fit["n1"].raw != fit["n2"].raw
 
 
-def test_preemption_is_recorded_and_explained(run) -> None:  # noqa: ANN001
+def test_preemption_is_recorded_and_explained(run) -> None:
     result, recs = run
     [pre] = result.store.preemptions
     assert (pre.victim, pre.preemptor, pre.node) == ("default/low2", "default/big", "n2")
@@ -95,7 +95,7 @@ def test_preemption_is_recorded_and_explained(run) -> None:  # noqa: ANN001
     assert victim.result == "preempted" and victim.preempted_by == pre
 
 
-def test_unschedulable_pod_lists_every_node_with_its_reason(run) -> None:  # noqa: ANN001
+def test_unschedulable_pod_lists_every_node_with_its_reason(run) -> None:
     result, _ = run
     ex = explain_pod(result, "default/huge")
     assert ex.result == "unschedulable" and ex.selected_node is None and ex.runner_up is None
@@ -106,7 +106,7 @@ def test_unschedulable_pod_lists_every_node_with_its_reason(run) -> None:  # noq
     assert ex.post_filter["status"]
 
 
-def test_explain_errors_name_the_reason(run) -> None:  # noqa: ANN001
+def test_explain_errors_name_the_reason(run) -> None:
     result, _ = run
     with pytest.raises(InputError, match='"default/nope" is not in the input'):
         explain_pod(result, "default/nope")
@@ -114,7 +114,7 @@ def test_explain_errors_name_the_reason(run) -> None:  # noqa: ANN001
         explain_pod(result, "default/low")
 
 
-def test_pod_summaries_and_report_data(run) -> None:  # noqa: ANN001
+def test_pod_summaries_and_report_data(run) -> None:
     result, _ = run
     s = {p.pod: p for p in pod_summaries(result)}
     assert s["default/web"].runner_up == "n1" and s["default/web"].score is not None
@@ -135,7 +135,7 @@ def test_pod_summaries_and_report_data(run) -> None:  # noqa: ANN001
     assert d["summary"]["preempted"] == 1
 
 
-def test_report_trims_nodes_but_keeps_chosen_and_runner_up(run) -> None:  # noqa: ANN001
+def test_report_trims_nodes_but_keeps_chosen_and_runner_up(run) -> None:
     result, _ = run
     d = report_data(result, max_nodes_per_pod=1)
     ex = next(p for p in d["pods"] if p["key"] == "default/web")["explanation"]
@@ -154,7 +154,7 @@ def test_explain_record_without_scores() -> None:
     assert ex.nodes[1].reasons == ["NodeName: node(s) didn't match"]
 
 
-def test_compact_dict_keeps_scores_aligned_with_plugins(run) -> None:  # noqa: ANN001
+def test_compact_dict_keeps_scores_aligned_with_plugins(run) -> None:
     result, _ = run
     ex = explain_pod(result, "default/web")
     c = ex.to_compact_dict()
@@ -166,7 +166,7 @@ def test_compact_dict_keeps_scores_aligned_with_plugins(run) -> None:  # noqa: A
     json.dumps(c)  # JSON-ready
 
 
-def test_collector_gives_what_explain_pod_gives(run, tmp_path: Path) -> None:  # noqa: ANN001
+def test_collector_gives_what_explain_pod_gives(run, tmp_path: Path) -> None:
     """The report's sink (capped explanations built as records arrive, records dropped) agrees
     with explaining from the kept records, history and preemptions included."""
     p = tmp_path / "c.yaml"

@@ -300,7 +300,7 @@ def test_deleted_pods_leave_the_output_other_objects_of_the_same_name_stay(tmp_p
     assert ("Service", "victim") in kinds
 
 
-def test_unchanged_failure_condition_sends_no_update_so_simulate_terminates(tmp_path) -> None:  # noqa: ANN001
+def test_unchanged_failure_condition_sends_no_update_so_simulate_terminates(tmp_path) -> None:
     """Upstream ``updatePod``: when the PodScheduled condition (status, reason, message) and the
     nomination are unchanged, no patch is sent, so no pod update event follows. A Filter plugin
     without ``events_to_register`` is woken by every event; were the unchanged condition written
@@ -326,7 +326,7 @@ def test_unchanged_failure_condition_sends_no_update_so_simulate_terminates(tmp_
         name = "Never"
         calls = 0
 
-        def filter(self, state, pod, ni):  # noqa: ANN001, ANN201
+        def filter(self, state, pod, ni):
             Never.calls += 1
             assert Never.calls < 100, "the pod is requeued by its own unchanged condition"
             return Status.of(Code.UNSCHEDULABLE, "no")

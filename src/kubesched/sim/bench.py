@@ -20,54 +20,45 @@ Workloads
     ``namespace-<op index>`` as upstream does. Feature-gate variants of upstream workloads
     (``_QueueingHintsEnabled``, ``_AsyncAPICallsEnabled``, …) are not reproduced.
 
-Measurement (upstream ``util.go`` ``throughputCollector``)
-    Ops before the measured ``createPods`` run first and their pods are scheduled to
-    completion, unmeasured. Then the measured pods are created (timed separately as
-    ``create_s``) and the scheduling loop runs. Ticks fall every second of wall time from the
-    start of the loop; at each tick the number of measured pods scheduled so far is read. As
-    upstream: ticks are ignored while nothing is scheduled; the first tick with something
-    scheduled only starts the collector (its partial interval is an outlier upstream and is
-    dropped); a tick with no new pod is skipped and the next sample is repeated for the skipped
-    intervals; the partial interval after the last tick is not sampled. ``Average`` is the
-    mean of the samples and ``PercNN`` is ``sorted[ceil(len*NN/100)-1]`` — exactly upstream's
-    ``collect()``. Because the engine is synchronous, ticks are evaluated after each scheduling
-    attempt: a tick that fell inside an attempt sees the count from before that attempt ended,
-    which is what an independent sampler would have seen.
-
-    Extras next to the DataItem: the overall rate (measured pods / loop wall time), wall times
-    per phase, attempts by result, pods left unscheduled, and peak RSS
-    (``getrusage(RUSAGE_SELF).ru_maxrss``, KiB on Linux, reported in MiB). For RSS to belong to
-    one workload, :func:`run_workload` runs a workload in a fresh subprocess whenever this
-    process has already run one (``isolate=None``); pass ``isolate=True`` to always do so.
+Measurement, ops and the run loop live in :mod:`kubesched.sim.bench_runner` (the one runner);
+    the DRA, pod-group/batching/starvation and nodedeclaredfeatures topics in ``bench_dra``,
+    ``bench_podgroup`` and ``bench_ndf`` (their templates, workloads and op handlers). This module
+    merges their workloads into :data:`WORKLOADS` and holds the CLI. For peak RSS to belong to one
+    workload, :func:`run_workload` runs a workload in a fresh subprocess whenever this process has
+    already run one (``isolate=None``); pass ``isolate=True`` to always do so.
 
 Run ``python -m kubesched.sim.bench --list`` or see ``benchmarks/scheduler_perf.py``.
 """
 
 from __future__ import annotations
 
-import functools
 import json
-import os
-import random
-import resource
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any
 
-import msgspec
-import yaml
-
-from kubesched.api.hashing import ALPHANUMS
-from kubesched.api.objects import Namespace, Node, ObjectMeta, Pod, Service, decode
-from kubesched.config import default_config
-from kubesched.features import DEFAULT_EMULATED_VERSION, FeatureGate
-from kubesched.framework.clock import ManualClock
-from kubesched.scheduler import Attempt, Scheduler
-from kubesched.sim.store import ClusterStore
+from kubesched.features import FeatureGate
+from kubesched.sim.bench_dra import DRA_WORKLOADS
+from kubesched.sim.bench_ndf import NDF_WORKLOADS
+from kubesched.sim.bench_podgroup import V137_WORKLOADS
+from kubesched.sim.bench_runner import (
+    IT_LABELS,
+    PERF_LABELS,
+    TEMPLATES,
+    BenchResult,
+    CreateAny,
+    CreateNamespaces,
+    CreateNodes,
+    CreatePods,
+    Op,
+    ThroughputCollector,
+    Workload,
+    execute,
+    percentile,
+    throughput_data,
+    upstream_threshold,
+)
 
 __all__ = [
     "TEMPLATES",
@@ -79,583 +70,15 @@ __all__ = [
     "CreatePods",
     "ThroughputCollector",
     "Workload",
+    "execute",
+    "main",
     "percentile",
     "run_workload",
     "throughput_data",
+    "upstream_threshold",
 ]
 
-THROUGHPUT_SAMPLE_INTERVAL = 1.0
-"""Upstream ``throughputSampleInterval``: one sample per second of wall time."""
-
-# ───────────────────────────── templates (upstream test/integration/scheduler_perf/templates) ─────────────────────────
-
-TEMPLATES: dict[str, str] = {
-    "node-default.yaml": """
-apiVersion: v1
-kind: Node
-metadata:
-  generateName: scheduler-perf-
-spec: {}
-status:
-  capacity:
-    pods: "110"
-    cpu: "4"
-    memory: 32Gi
-  conditions:
-    - status: "True"
-      type: Ready
-  phase: Running
-""",
-    "node-with-name.yaml": """
-apiVersion: v1
-kind: Node
-metadata:
-  name: scheduler-perf-node
-  labels:
-    kubernetes.io/hostname: scheduler-perf-node
-spec: {}
-status:
-  capacity:
-    pods: "90000"
-    cpu: "4"
-    memory: 32Gi
-  conditions:
-    - status: "True"
-      type: Ready
-  phase: Running
-""",
-    "pod-default.yaml": """
-apiVersion: v1
-kind: Pod
-metadata:
-  generateName: pod-
-spec:
-  containers:
-  - image: registry.k8s.io/pause:3.10.1
-    name: pause
-    ports:
-    - containerPort: 80
-    resources:
-      limits:
-        cpu: 100m
-        memory: 500Mi
-      requests:
-        cpu: 100m
-        memory: 500Mi
-""",
-    # volumes/performance-config.yaml templates
-    "pod-with-secret-volume.yaml": """
-apiVersion: v1
-kind: Pod
-metadata:
-  generateName: secret-volume-
-spec:
-  containers:
-  - image: registry.k8s.io/pause:3.10
-    name: pause
-    ports:
-    - containerPort: 80
-    resources:
-      limits:
-        cpu: 100m
-        memory: 500Mi
-      requests:
-        cpu: 100m
-        memory: 500Mi
-  volumes:
-  - name: secret
-    secret:
-      secretName: secret
-""",
-    "pod-low-priority.yaml": """
-apiVersion: v1
-kind: Pod
-metadata:
-  generateName: pod-
-spec:
-  terminationGracePeriodSeconds: 0
-  containers:
-  - image: registry.k8s.io/pause:3.10
-    name: pause
-    ports:
-    - containerPort: 80
-    resources:
-      limits:
-        cpu: 900m
-        memory: 500Mi
-      requests:
-        cpu: 900m
-        memory: 500Mi
-""",
-    "pod-high-priority.yaml": """
-apiVersion: v1
-kind: Pod
-metadata:
-  generateName: pod-
-spec:
-  priority: 10
-  containers:
-  - image: registry.k8s.io/pause:3.10
-    name: pause
-    ports:
-    - containerPort: 80
-    resources:
-      limits:
-        cpu: 3000m
-        memory: 500Mi
-      requests:
-        cpu: 3000m
-        memory: 500Mi
-""",
-    "pv-aws.yaml": """
-apiVersion: v1
-kind: PersistentVolume
-spec:
-  accessModes:
-  - ReadOnlyMany
-  awsElasticBlockStore:
-    volumeID: <volume-id>
-  capacity:
-    storage: 1Gi
-  persistentVolumeReclaimPolicy: Retain
-""",
-    "pv-csi.yaml": """
-apiVersion: v1
-kind: PersistentVolume
-spec:
-  accessModes:
-  - ReadOnlyMany
-  capacity:
-    storage: 1Gi
-  csi:
-    driver: ebs.csi.aws.com
-  persistentVolumeReclaimPolicy: Retain
-""",
-    "pvc.yaml": """
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata:
-  annotations:
-    pv.kubernetes.io/bind-completed: "true"
-spec:
-  accessModes:
-  - ReadOnlyMany
-  resources:
-    requests:
-      storage: 1Gi
-""",
-    "pod-with-label.yaml": """
-apiVersion: v1
-kind: Pod
-metadata:
-  generateName: pod-
-  labels:
-    app: scheduler-perf
-spec:
-  containers:
-  - image: registry.k8s.io/pause:3.10.1
-    name: pause
-""",
-    "daemonset-pod.yaml": """
-apiVersion: v1
-kind: Pod
-metadata:
-  generateName: daemonset-
-spec:
-  affinity:
-    nodeAffinity:
-      requiredDuringSchedulingIgnoredDuringExecution:
-        nodeSelectorTerms:
-        - matchFields:
-          - key: metadata.name
-            operator: In
-            values:
-            - scheduler-perf-node
-  containers:
-  - image: registry.k8s.io/pause:3.10.2
-    name: pause
-""",
-    "pod-with-node-affinity.yaml": """
-apiVersion: v1
-kind: Pod
-metadata:
-  generateName: node-affinity-
-spec:
-  affinity:
-    nodeAffinity:
-      requiredDuringSchedulingIgnoredDuringExecution:
-        nodeSelectorTerms:
-        - matchExpressions:
-          - key: topology.kubernetes.io/zone
-            operator: In
-            values:
-            - zone1
-            - zone2
-  containers:
-  - image: registry.k8s.io/pause:3.10.1
-    name: pause
-    ports:
-    - containerPort: 80
-    resources:
-      limits:
-        cpu: 100m
-        memory: 500Mi
-      requests:
-        cpu: 100m
-        memory: 500Mi
-""",
-    "pod-with-pod-affinity.yaml": """
-apiVersion: v1
-kind: Pod
-metadata:
-  generateName: affinity-pod-
-  labels:
-    color: blue
-spec:
-  affinity:
-    podAffinity:
-      requiredDuringSchedulingIgnoredDuringExecution:
-      - labelSelector:
-          matchLabels:
-            color: blue
-        topologyKey: topology.kubernetes.io/zone
-        namespaces: ["sched-1", "sched-0"]
-  containers:
-  - image: registry.k8s.io/pause:3.10.1
-    name: pause
-    ports:
-    - containerPort: 80
-    resources:
-      limits:
-        cpu: 100m
-        memory: 500Mi
-      requests:
-        cpu: 100m
-        memory: 500Mi
-""",
-    "pod-with-pod-anti-affinity.yaml": """
-apiVersion: v1
-kind: Pod
-metadata:
-  generateName: anti-affinity-pod-
-  labels:
-    color: green
-spec:
-  affinity:
-    podAntiAffinity:
-      requiredDuringSchedulingIgnoredDuringExecution:
-      - labelSelector:
-          matchLabels:
-            color: green
-        topologyKey: kubernetes.io/hostname
-        namespaces: ["sched-1", "sched-0"]
-  containers:
-  - image: registry.k8s.io/pause:3.10.2
-    name: pause
-    ports:
-    - containerPort: 80
-    resources:
-      limits:
-        cpu: 100m
-        memory: 500Mi
-      requests:
-        cpu: 100m
-        memory: 500Mi
-""",
-    "pod-with-pod-anti-affinity-label.yaml": """
-apiVersion: v1
-kind: Pod
-metadata:
-  generateName: anti-affinity-matching-pod-
-  labels:
-    color: green
-spec:
-  containers:
-  - image: registry.k8s.io/pause:3.10.1
-    name: pause
-    ports:
-    - containerPort: 80
-    resources:
-      limits:
-        cpu: 100m
-        memory: 500Mi
-      requests:
-        cpu: 100m
-        memory: 500Mi
-""",
-    "pod-with-preferred-pod-affinity.yaml": """
-apiVersion: v1
-kind: Pod
-metadata:
-  generateName: preferred-affinity-pod-
-  labels:
-    color: red
-spec:
-  affinity:
-    podAffinity:
-      preferredDuringSchedulingIgnoredDuringExecution:
-        - podAffinityTerm:
-            labelSelector:
-              matchLabels:
-                color: red
-            topologyKey: kubernetes.io/hostname
-            namespaces: ["sched-1", "sched-0"]
-          weight: 1
-  containers:
-    - image: registry.k8s.io/pause:3.10.1
-      name: pause
-      ports:
-        - containerPort: 80
-      resources:
-        limits:
-          cpu: 100m
-          memory: 500Mi
-        requests:
-          cpu: 100m
-          memory: 500Mi
-""",
-    "pod-with-preferred-pod-anti-affinity.yaml": """
-apiVersion: v1
-kind: Pod
-metadata:
-  generateName: preferred-anti-affinity-pod-
-  labels:
-    color: yellow
-spec:
-  affinity:
-    podAntiAffinity:
-      preferredDuringSchedulingIgnoredDuringExecution:
-        - podAffinityTerm:
-            labelSelector:
-              matchLabels:
-                color: yellow
-            topologyKey: kubernetes.io/hostname
-            namespaces: ["sched-1", "sched-0"]
-          weight: 1
-  containers:
-    - image: registry.k8s.io/pause:3.10.1
-      name: pause
-      ports:
-        - containerPort: 80
-      resources:
-        limits:
-          cpu: 100m
-          memory: 500Mi
-        requests:
-          cpu: 100m
-          memory: 500Mi
-""",
-    "pod-with-topology-spreading.yaml": """
-apiVersion: v1
-kind: Pod
-metadata:
-  generateName: spreading-pod-
-  labels:
-    color: blue
-spec:
-  topologySpreadConstraints:
-    - maxSkew: 5
-      topologyKey: topology.kubernetes.io/zone
-      whenUnsatisfiable: DoNotSchedule
-      labelSelector:
-        matchLabels:
-          color: blue
-  containers:
-  - image: registry.k8s.io/pause:3.10
-    name: pause
-    ports:
-    - containerPort: 80
-    resources:
-      limits:
-        cpu: 100m
-        memory: 500Mi
-      requests:
-        cpu: 100m
-        memory: 500Mi
-""",
-    "pod-with-preferred-topology-spreading.yaml": """
-apiVersion: v1
-kind: Pod
-metadata:
-  generateName: spreading-pod-
-  labels:
-    color: blue
-spec:
-  topologySpreadConstraints:
-    - maxSkew: 5
-      topologyKey: topology.kubernetes.io/zone
-      whenUnsatisfiable: ScheduleAnyway
-      labelSelector:
-        matchLabels:
-          color: blue
-  containers:
-  - image: registry.k8s.io/pause:3.10.1
-    name: pause
-    ports:
-    - containerPort: 80
-    resources:
-      limits:
-        cpu: 100m
-        memory: 500Mi
-      requests:
-        cpu: 100m
-        memory: 500Mi
-""",
-    "service.yaml": """
-apiVersion: v1
-kind: Service
-metadata:
-  generateName: service-
-spec:
-  selector:
-    app: scheduler-perf
-  ports:
-    - protocol: TCP
-      port: 80
-      targetPort: 8000
-""",
-}
-"""Upstream's YAML templates, verbatim (``test/integration/scheduler_perf/templates/``)."""
-
-_KIND_TYPES: dict[str, type] = {"Node": Node, "Pod": Pod, "Service": Service, "Namespace": Namespace}
-
-
-@functools.cache
-def _raw_template(name: str) -> dict[str, Any]:
-    """A template kept as its mapping (PersistentVolume/Claim: kinds without a typed view)."""
-    out: dict[str, Any] = yaml.safe_load(TEMPLATES[name])
-    return out
-
-
-@functools.cache
-def _template(name: str) -> Any:
-    """Decode a template once (typed object); copies are made with ``msgspec.structs.replace``."""
-    raw = yaml.safe_load(TEMPLATES[name])
-    obj: Any = decode(_KIND_TYPES[raw["kind"]], raw)
-    if isinstance(obj, Pod) and not obj.spec.scheduler_name:  # apiserver defaulting
-        obj = msgspec.structs.replace(obj, spec=msgspec.structs.replace(obj.spec, scheduler_name="default-scheduler"))
-    return obj
-
-
-# ───────────────────────────── ops (upstream workloadTemplate opcodes) ─────────────────────────────
-
-
-@dataclass(frozen=True)
-class CreateNodes:
-    """``createNodes``; ``label_key``/``label_values`` is a ``labelNodePrepareStrategy``
-    (values assigned round-robin over the nodes in name order, as upstream lists them).
-    ``node_allocatable`` / ``csi_node_allocatable`` / ``migrated_plugins`` are a
-    ``nodeAllocatableStrategy``: extra ``status.allocatable`` (and capacity) entries, and one
-    CSINode per node with those drivers' ``allocatable.count`` and the
-    ``storage.alpha.kubernetes.io/migrated-plugins`` annotation."""
-
-    count: int
-    template: str = "node-default.yaml"
-    label_key: str | None = None
-    label_values: tuple[str, ...] = ()
-    node_allocatable: tuple[tuple[str, str], ...] = ()
-    csi_node_allocatable: tuple[tuple[str, int], ...] = ()
-    migrated_plugins: tuple[str, ...] = ()
-    declared_features: tuple[str, ...] = ()
-    """``status.declaredFeatures`` written on every node after it is created (the
-    nodedeclaredfeatures test's ``updateNodesWithDeclaredFeatures``; sorted)."""
-
-
-@dataclass(frozen=True)
-class CreateNamespaces:
-    """``createNamespaces``: ``prefix-0`` … ``prefix-(count-1)``."""
-
-    prefix: str
-    count: int
-
-
-@dataclass(frozen=True)
-class CreateAny:
-    """``createAny``: one object from a template (e.g. a Service) in ``namespace``."""
-
-    template: str
-    namespace: str = ""
-
-
-@dataclass(frozen=True)
-class CreatePods:
-    """``createPods``; ``namespace`` None → ``namespace-<op index>``; ``collect_metrics`` marks
-    the measured op."""
-
-    count: int
-    template: str = "pod-default.yaml"
-    namespace: str | None = None
-    collect_metrics: bool = False
-    pv_template: str | None = None
-    """``persistentVolumeTemplatePath``: each pod gets PV ``<ns>-vol-<i>`` and PVC ``pvc-<i>``
-    bound to each other (upstream ``CreatePodWithPersistentVolume`` with ``bindVolume``)."""
-    pvc_template: str | None = None
-
-
-Op = CreateNodes | CreateNamespaces | CreateAny | CreatePods
-
-
-@dataclass(frozen=True)
-class Workload:
-    """One upstream workload with its params applied."""
-
-    case: str
-    name: str
-    ops: tuple[Op, ...]
-    threshold: float | None = None
-    """Upstream CI floor (pods/s, compared with the Average); None for non-performance workloads."""
-    target: float | None = None
-    """kubesched's target on the project's 2-core machine (from the issues), pods/s."""
-    rss_target_mib: float | None = None
-    labels: tuple[str, ...] = ()
-    runner: Callable[..., Any] | None = None
-    """Runs this workload instead of :func:`execute` (DRA workloads: ``bench_dra.execute_dra``)."""
-
-    @property
-    def key(self) -> str:
-        return f"{self.case}/{self.name}"
-
-    @property
-    def num_nodes(self) -> int:
-        return sum(op.count for op in self.ops if isinstance(op, CreateNodes))
-
-    @property
-    def measured_op(self) -> tuple[int, CreatePods]:
-        for i, op in enumerate(self.ops):
-            if isinstance(op, CreatePods) and op.collect_metrics:
-                return i, op
-        raise ValueError(f"workload {self.key} has no measured createPods op")
-
-    @property
-    def num_init_pods(self) -> int:
-        mi, _ = self.measured_op
-        return sum(op.count for i, op in enumerate(self.ops) if isinstance(op, CreatePods) and i != mi)
-
-    @property
-    def num_measured_pods(self) -> int:
-        return self.measured_op[1].count
-
-
-@functools.cache
-def _upstream_thresholds() -> dict[str, dict[str, float | None]]:
-    """minor version → ``Case/Workload`` → threshold, from the performance-config.yaml files of
-    v1.34.12, v1.35.4, v1.36.3 and v1.37.2 (``kubesched/data/scheduler_perf_thresholds.json``,
-    written by ``benchmarks/scheduler_perf_coverage.py --write-thresholds``)."""
-    text = resources.files("kubesched.data").joinpath("scheduler_perf_thresholds.json").read_text()
-    data: dict[str, dict[str, float | None]] = json.loads(text)
-    return data
-
-
-def upstream_threshold(workload: Workload, features: FeatureGate | None = None) -> float | None:
-    """Upstream's threshold (pods/s, the CI floor on the Average) for ``workload`` in the
-    scheduler_perf of the emulated version (v1.37.2's by default; None: that release sets none or
-    disables the check). A workload that release does not have keeps the figure it was ported with."""
-    v = features.emulated_version if features is not None else DEFAULT_EMULATED_VERSION
-    table = _upstream_thresholds().get(f"{v[0]}.{v[1]}")
-    if table is None or workload.key not in table:
-        return workload.threshold
-    return table[workload.key]
-
+# ───────────────────────────── the catalogue (upstream */performance-config.yaml) ─────────────────────────────
 
 def _case(case: str, template: Callable[[dict[str, int]], list[Op]],
           workloads: Sequence[tuple[str, dict[str, int], float | None, float | None, tuple[str, ...]]],
@@ -701,6 +124,38 @@ def _matching_anti_affinity(p: dict[str, int]) -> list[Op]:
             CreatePods(p["measurePods"], "pod-with-pod-anti-affinity-label.yaml", "sched-1", collect_metrics=True)]
 
 
+def _mixed_base_pod(p: dict[str, int]) -> list[Op]:
+    """affinity/ MixedSchedulingBasePod: zone-labelled nodes; in sched-0 ``initPods`` each of
+    default, required affinity, required anti-affinity, preferred affinity and preferred
+    anti-affinity pods; the measured default pods in ``namespace-7`` (op 7)."""
+    init = [CreatePods(p["initPods"], tpl, "sched-0") for tpl in (
+        "pod-default.yaml", "pod-with-pod-affinity.yaml", "pod-with-pod-anti-affinity.yaml",
+        "pod-with-preferred-pod-affinity.yaml", "pod-with-preferred-pod-anti-affinity.yaml")]
+    return [CreateNodes(p["initNodes"], label_key="topology.kubernetes.io/zone", label_values=("zone1",)),
+            CreateNamespaces("sched", 1), *init, CreatePods(p["measurePods"], collect_metrics=True)]
+
+
+def _ns_selector(tpl: str, zone: bool) -> Callable[[dict[str, int]], list[Op]]:
+    """affinity/ Scheduling*WithNSSelector: ``initNamespaces`` + 1 namespaces labelled
+    ``team: devops`` (namespace-with-labels.yaml); ``createPodSets`` — ``initPodsPerNamespace``
+    pods in each ``init-ns-<i>`` (one createPods op per namespace, as upstream's executor expands
+    it) — then the measured pods in ``measure-ns-0``; the pods' (anti-)affinity terms select the
+    labelled namespaces."""
+    def ops(p: dict[str, int]) -> list[Op]:
+        nodes = (CreateNodes(p["initNodes"], label_key="topology.kubernetes.io/zone", label_values=("zone1",))
+                 if zone else CreateNodes(p["initNodes"]))
+        ns_tpl = "namespace-with-labels.yaml"
+        sets = [CreatePods(p["initPodsPerNamespace"], tpl, f"init-ns-{i}") for i in range(p["initNamespaces"])]
+        return [nodes, CreateNamespaces("init-ns", p["initNamespaces"], ns_tpl),
+                CreateNamespaces("measure-ns", 1, ns_tpl), *sets,
+                CreatePods(p["measurePods"], tpl, "measure-ns-0", collect_metrics=True)]
+    return ops
+
+
+def _ns_p(nodes: int, per_ns: int, namespaces: int, measure: int) -> dict[str, int]:
+    return {"initNodes": nodes, "initPodsPerNamespace": per_ns, "initNamespaces": namespaces, "measurePods": measure}
+
+
 _MOONS = ("moon-1", "moon-2", "moon-3")
 
 
@@ -715,6 +170,14 @@ def _default_spreading(p: dict[str, int]) -> list[Op]:
     return [CreateNodes(p["initNodes"], label_key="topology.kubernetes.io/zone", label_values=_MOONS),
             CreateAny("service.yaml", "service-ns"), CreatePods(p["initPods"]),
             CreatePods(p["measurePods"], "pod-with-label.yaml", "service-ns", collect_metrics=True)]
+
+
+def _node_inclusion(p: dict[str, int]) -> list[Op]:
+    """topology_spreading/ SchedulingWithNodeInclusionPolicy: plain nodes, then NoSchedule-tainted
+    ones; the measured pods spread over hostnames with ``nodeTaintsPolicy: Honor`` (the tainted
+    nodes are not domains) and ``nodeAffinityPolicy: Honor``."""
+    return [CreateNodes(p["normalNodes"]), CreateNodes(p["taintNodes"], "node-with-taint.yaml"),
+            CreatePods(p["measurePods"], "pod-with-node-inclusion-policy.yaml", collect_metrics=True)]
 
 
 def _basic_tpl(tpl: str) -> Callable[[dict[str, int]], list[Op]]:
@@ -749,624 +212,149 @@ def _p(nodes: int, init: int, measure: int) -> dict[str, int]:
     return {"initNodes": nodes, "initPods": init, "measurePods": measure}
 
 
-_IT = ("integration-test", "short")
-_PERF = ("performance",)
 
 WORKLOADS: dict[str, Workload] = {
     # misc/performance-config.yaml
     **_case("SchedulingBasic", _basic, [
-        ("5Nodes", _p(5, 5, 10), None, None, _IT),
+        ("5Nodes", _p(5, 5, 10), None, None, IT_LABELS),
         ("500Nodes", _p(500, 500, 1000), None, None, ()),
         ("5000Nodes", _p(5000, 1000, 1000), None, None, ()),
-        ("5000Nodes_10000Pods", _p(5000, 1000, 10000), 680, 1500, _PERF),
-        ("5000Nodes_50000Pods", _p(5000, 5000, 50000), 810, None, _PERF),
+        ("5000Nodes_10000Pods", _p(5000, 1000, 10000), 680, 1500, PERF_LABELS),
+        ("5000Nodes_50000Pods", _p(5000, 5000, 50000), 810, None, PERF_LABELS),
     ], rss={"5000Nodes_10000Pods": 1024}),
     **_case("SchedulingDaemonset", _daemonset, [
-        ("5Nodes", {"initNodes": 5, "measurePods": 10}, None, None, _IT),
-        ("15000Nodes", {"initNodes": 15000, "measurePods": 30000}, 1100, 1500, _PERF),
+        ("5Nodes", {"initNodes": 5, "measurePods": 10}, None, None, IT_LABELS),
+        ("15000Nodes", {"initNodes": 15000, "measurePods": 30000}, 1100, 1500, PERF_LABELS),
     ]),
     # affinity/performance-config.yaml
     **_case("SchedulingNodeAffinity", _node_affinity, [
-        ("5Nodes", _p(5, 5, 10), None, None, _IT),
+        ("5Nodes", _p(5, 5, 10), None, None, IT_LABELS),
         ("500Nodes", _p(500, 500, 1000), None, None, ()),
         ("5000Nodes", _p(5000, 5000, 1000), None, None, ()),
-        ("5000Nodes_10000Pods", _p(5000, 5000, 10000), 220, 1000, _PERF),
+        ("5000Nodes_10000Pods", _p(5000, 5000, 10000), 220, 1000, PERF_LABELS),
     ]),
     **_case("SchedulingPodAntiAffinity", _inter_pod("pod-with-pod-anti-affinity.yaml", False), [
-        ("5Nodes", _p(5, 1, 4), None, None, _IT),
+        ("5Nodes", _p(5, 1, 4), None, None, IT_LABELS),
         ("500Nodes", _p(500, 100, 400), None, None, ()),
         ("5000Nodes", _p(5000, 1000, 1000), None, None, ()),
-        ("5000Nodes_2000Pods", _p(5000, 1000, 2000), 60, 600, _PERF),
+        ("5000Nodes_2000Pods", _p(5000, 1000, 2000), 60, 600, PERF_LABELS),
     ]),
     **_case("SchedulingPodMatchingAntiAffinity", _matching_anti_affinity, [
-        ("5Nodes", _p(5, 1, 4), None, None, _IT),
+        ("5Nodes", _p(5, 1, 4), None, None, IT_LABELS),
         ("500Nodes", _p(500, 100, 400), None, None, ()),
-        ("5000Nodes_5000Pods", _p(5000, 1000, 5000), 540, None, _PERF),  # threshold: v1.37.2's file
+        ("5000Nodes_5000Pods", _p(5000, 1000, 5000), 540, None, PERF_LABELS),  # threshold: v1.37.2's file
     ]),
     **_case("SchedulingPodAffinity", _inter_pod("pod-with-pod-affinity.yaml", True), [
-        ("5Nodes", _p(5, 5, 10), None, None, _IT),
+        ("5Nodes", _p(5, 5, 10), None, None, IT_LABELS),
         ("500Nodes", _p(500, 500, 1000), None, None, ()),
         ("5000Nodes", _p(5000, 5000, 1000), None, None, ("performance", "short")),
-        ("5000Nodes_5000Pods", _p(5000, 5000, 5000), 35, 350, _PERF),
+        ("5000Nodes_5000Pods", _p(5000, 5000, 5000), 35, 350, PERF_LABELS),
     ]),
     **_case("SchedulingPreferredPodAffinity", _inter_pod("pod-with-preferred-pod-affinity.yaml", False), [
-        ("5Nodes", _p(5, 5, 10), None, None, _IT),
+        ("5Nodes", _p(5, 5, 10), None, None, IT_LABELS),
         ("500Nodes", _p(500, 500, 1000), None, None, ()),
         ("5000Nodes", _p(5000, 5000, 1000), None, None, ()),
-        ("5000Nodes_5000Pods", _p(5000, 5000, 5000), 90, 600, _PERF),
+        ("5000Nodes_5000Pods", _p(5000, 5000, 5000), 90, 600, PERF_LABELS),
     ]),
     **_case("SchedulingPreferredPodAntiAffinity", _inter_pod("pod-with-preferred-pod-anti-affinity.yaml", False), [
-        ("5Nodes", _p(5, 5, 10), None, None, _IT),
+        ("5Nodes", _p(5, 5, 10), None, None, IT_LABELS),
         ("500Nodes", _p(500, 500, 1000), None, None, ()),
         ("5000Nodes", _p(5000, 5000, 1000), None, None, ("performance", "short")),
-        ("5000Nodes_5000Pods", _p(5000, 5000, 5000), 90, 600, _PERF),
+        ("5000Nodes_5000Pods", _p(5000, 5000, 5000), 90, 600, PERF_LABELS),
+    ]),
+    **_case("MixedSchedulingBasePod", _mixed_base_pod, [
+        ("5Nodes", _p(5, 2, 10), None, None, IT_LABELS),
+        ("500Nodes", _p(500, 200, 1000), None, None, ()),
+        ("5000Nodes", _p(5000, 2000, 1000), None, None, ()),
+        ("5000Nodes_5000Pods", _p(5000, 2000, 5000), 540, None, PERF_LABELS),
+    ]),
+    **_case("SchedulingRequiredPodAntiAffinityWithNSSelector",
+            _ns_selector("pod-anti-affinity-ns-selector.yaml", False), [
+        ("10Nodes", _ns_p(10, 2, 2, 6), None, None, IT_LABELS),
+        ("500Nodes", _ns_p(500, 4, 10, 100), None, None, ()),
+        ("5000Nodes", _ns_p(5000, 40, 100, 1000), None, None, PERF_LABELS),
+        ("5000Nodes_2000Pods", _ns_p(6000, 40, 100, 2000), 140, None, PERF_LABELS),
+    ]),
+    **_case("SchedulingPreferredAntiAffinityWithNSSelector",
+            _ns_selector("pod-preferred-anti-affinity-ns-selector.yaml", False), [
+        ("10Nodes", _ns_p(10, 2, 2, 10), None, None, IT_LABELS),
+        ("500Nodes", _ns_p(500, 4, 10, 100), None, None, ()),
+        ("5000Nodes", _ns_p(5000, 40, 100, 1000), None, None, PERF_LABELS),
+        ("5000Nodes_2000Pods", _ns_p(5000, 40, 100, 2000), 180, None, PERF_LABELS),
+    ]),
+    **_case("SchedulingRequiredPodAffinityWithNSSelector",
+            _ns_selector("pod-affinity-ns-selector.yaml", True), [
+        ("10Nodes", _ns_p(10, 2, 2, 10), None, None, IT_LABELS),
+        ("500Nodes", _ns_p(500, 4, 10, 100), None, None, ()),
+        ("5000Nodes", _ns_p(5000, 50, 100, 1000), None, None, PERF_LABELS),
+        ("5000Nodes_2000Pods", _ns_p(5000, 50, 100, 2000), 180, None, PERF_LABELS),
+    ]),
+    **_case("SchedulingPreferredAffinityWithNSSelector",
+            _ns_selector("pod-preferred-affinity-ns-selector.yaml", False), [
+        ("10Nodes", _ns_p(10, 2, 2, 10), None, None, IT_LABELS),
+        ("500Nodes", _ns_p(500, 4, 10, 100), None, None, ()),
+        ("5000Nodes", _ns_p(5000, 50, 100, 1000), None, None, ()),
+        ("5000Nodes_5000Pods", _ns_p(5000, 50, 100, 5000), 190, None, PERF_LABELS),
     ]),
     # topology_spreading/performance-config.yaml
     **_case("TopologySpreading", _spreading("pod-with-topology-spreading.yaml"), [
-        ("5Nodes", _p(5, 10, 10), None, None, _IT),
+        ("5Nodes", _p(5, 10, 10), None, None, IT_LABELS),
         ("500Nodes", _p(500, 1000, 1000), None, None, ()),
         ("5000Nodes", _p(5000, 5000, 2000), None, None, ("performance", "short")),
-        ("5000Nodes_5000Pods", _p(5000, 5000, 5000), 460, 1000, _PERF),
+        ("5000Nodes_5000Pods", _p(5000, 5000, 5000), 460, 1000, PERF_LABELS),
     ]),
     **_case("PreferredTopologySpreading", _spreading("pod-with-preferred-topology-spreading.yaml"), [
-        ("5Nodes", _p(5, 10, 10), None, None, _IT),
+        ("5Nodes", _p(5, 10, 10), None, None, IT_LABELS),
         ("500Nodes", _p(500, 1000, 1000), None, None, ()),
-        ("5000Nodes", _p(5000, 5000, 2000), None, None, _PERF),
-        ("5000Nodes_5000Pods", _p(5000, 5000, 5000), 340, 1000, _PERF),
+        ("5000Nodes", _p(5000, 5000, 2000), None, None, PERF_LABELS),
+        ("5000Nodes_5000Pods", _p(5000, 5000, 5000), 340, 1000, PERF_LABELS),
     ]),
     **_case("DefaultTopologySpreading", _default_spreading, [
-        ("5Nodes", _p(5, 10, 10), None, None, _IT),
+        ("5Nodes", _p(5, 10, 10), None, None, IT_LABELS),
         ("500Nodes", _p(500, 1000, 1000), None, None, ()),
-        ("5000Nodes_10000Pods", _p(5000, 5000, 10000), None, None, _PERF),
-        ("5000Nodes_50000Pods", _p(5000, 5000, 50000), 160, 800, _PERF),
+        ("5000Nodes_10000Pods", _p(5000, 5000, 10000), None, None, PERF_LABELS),
+        ("5000Nodes_50000Pods", _p(5000, 5000, 50000), 160, 800, PERF_LABELS),
+    ]),
+    **_case("SchedulingWithNodeInclusionPolicy", _node_inclusion, [
+        ("5Nodes", {"taintNodes": 1, "normalNodes": 4, "measurePods": 4}, None, None, IT_LABELS),
+        ("500Nodes", {"taintNodes": 100, "normalNodes": 400, "measurePods": 400}, None, None, ()),
+        ("5000Nodes", {"taintNodes": 1000, "normalNodes": 4000, "measurePods": 4000}, 270, None,
+         ("performance", "short")),
     ]),
     # volumes/performance-config.yaml
     **_case("SchedulingSecrets", _basic_tpl("pod-with-secret-volume.yaml"), [
-        ("5Nodes", _p(5, 5, 10), None, None, _IT),
+        ("5Nodes", _p(5, 5, 10), None, None, IT_LABELS),
         ("500Nodes", _p(500, 500, 1000), None, None, ()),
         ("5000Nodes", _p(5000, 5000, 1000), None, None, ()),
-        ("5000Nodes_10000Pods", _p(5000, 1000, 10000), 790, 2370, _PERF),
+        ("5000Nodes_10000Pods", _p(5000, 1000, 10000), 790, 2370, PERF_LABELS),
     ]),
     **_case("SchedulingInTreePVs", _pv_case("pv-aws.yaml"), [
-        ("5Nodes", _p(5, 5, 10), None, None, _IT),
+        ("5Nodes", _p(5, 5, 10), None, None, IT_LABELS),
         ("500Nodes", _p(500, 500, 1000), None, None, ()),
-        ("5000Nodes", _p(5000, 5000, 1000), None, None, _PERF),
-        ("5000Nodes_2000Pods", _p(5000, 1000, 2000), 290, 870, _PERF),
+        ("5000Nodes", _p(5000, 5000, 1000), None, None, PERF_LABELS),
+        ("5000Nodes_2000Pods", _p(5000, 1000, 2000), 290, 870, PERF_LABELS),
     ]),
     **_case("SchedulingMigratedInTreePVs", _pv_case("pv-aws.yaml", migrated=("kubernetes.io/aws-ebs",)), [
-        ("5Nodes", _p(5, 5, 10), None, None, _IT),
+        ("5Nodes", _p(5, 5, 10), None, None, IT_LABELS),
         ("500Nodes", _p(500, 500, 1000), None, None, ()),
-        ("5000Nodes", _p(5000, 5000, 1000), None, None, _PERF),
-        ("5000Nodes_5000Pods", _p(5000, 5000, 5000), 100, 300, _PERF),
+        ("5000Nodes", _p(5000, 5000, 1000), None, None, PERF_LABELS),
+        ("5000Nodes_5000Pods", _p(5000, 5000, 5000), 100, 300, PERF_LABELS),
     ]),
     **_case("SchedulingCSIPVs", _pv_case("pv-csi.yaml", migrated=()), [
-        ("5Nodes", _p(5, 5, 10), None, None, _IT),
+        ("5Nodes", _p(5, 5, 10), None, None, IT_LABELS),
         ("500Nodes", _p(500, 500, 1000), None, None, ()),
-        ("5000Nodes", _p(5000, 5000, 1000), None, None, _PERF),
-        ("5000Nodes_5000Pods", _p(5000, 5000, 5000), 100, 300, _PERF),
+        ("5000Nodes", _p(5000, 5000, 1000), None, None, PERF_LABELS),
+        ("5000Nodes_5000Pods", _p(5000, 5000, 5000), 100, 300, PERF_LABELS),
     ]),
     **_case("PreemptionPVs", _preemption_pvs, [
-        ("5Nodes", _p(5, 20, 5), None, None, _IT),
+        ("5Nodes", _p(5, 20, 5), None, None, IT_LABELS),
         ("1000Nodes", _p(1000, 4000, 1000), None, None, ("performance", "short")),
     ]),
 }
 """Every reproduced workload by ``"Case/Workload"``."""
-
-# ───────────────────────────── measurement ─────────────────────────────
-
-
-def percentile(sorted_samples: Sequence[float], p: int) -> float:
-    """Upstream's percentile: ``sorted[ceil(len*p/100) - 1]`` (``sorted_samples`` ascending, non-empty)."""
-    n = len(sorted_samples)
-    if n == 0:
-        raise ValueError("no samples")
-    return sorted_samples[-(-n * p // 100) - 1]
-
-
-def throughput_data(samples: Sequence[float]) -> dict[str, float]:
-    """Upstream ``throughputCollector.collect()``'s Data: Average (mean of the samples) and
-    Perc50/90/95/99. Empty when there are no samples (upstream logs a warning then)."""
-    if not samples:
-        return {}
-    s = sorted(samples)
-    return {"Average": sum(s) / len(s), "Perc50": percentile(s, 50), "Perc90": percentile(s, 90),
-            "Perc95": percentile(s, 95), "Perc99": percentile(s, 99)}
-
-
-class ThroughputCollector:
-    """Upstream ``throughputCollector.run`` driven by explicit observations.
-
-    ``observe(now, scheduled)`` is called after each scheduling attempt with the number of
-    measured pods scheduled so far; every tick boundary (``start + k * interval``) that passed
-    since the previous observation is processed with the count as it was *before* this
-    observation (the attempt that just finished had not yet bound its pod at that boundary).
-    """
-
-    def __init__(self, start: float, interval: float = THROUGHPUT_SAMPLE_INTERVAL) -> None:
-        self.interval = interval
-        self.next_tick = start + interval
-        self.samples: list[float] = []
-        self.progress: list[tuple[float, int]] = []
-        """``(tick time - loop start, scheduled)`` for every tick that produced samples."""
-        self.started_at: float | None = None
-        self._t0 = start
-        self._last_count = 0
-        self._last_time = start
-        self._skipped = 0
-        self._prev_observed = 0
-
-    def observe(self, now: float, scheduled: int) -> bool:
-        """Process the ticks up to ``now``; True when at least one tick was processed."""
-        if now < self.next_tick:
-            self._prev_observed = scheduled
-            return False
-        while self.next_tick <= now:
-            self._tick(self.next_tick, self._prev_observed)
-            self.next_tick += self.interval
-        self._prev_observed = scheduled
-        return True
-
-    def _tick(self, t: float, scheduled: int) -> None:
-        if scheduled == 0:
-            return
-        if self.started_at is None:  # skip the initial sample, as upstream
-            self.started_at = t
-            self._last_count = scheduled
-            self._last_time = t
-            return
-        new = scheduled - self._last_count
-        if new == 0:
-            self._skipped += 1
-            return
-        rate = new / (t - self._last_time)
-        self.samples.extend([rate] * (self._skipped + 1))
-        self.progress.append((t - self._t0, scheduled))
-        self._last_count = scheduled
-        self._last_time = t
-        self._skipped = 0
-
-    def data(self) -> dict[str, float]:
-        return throughput_data(self.samples)
-
-
-# ───────────────────────────── results ─────────────────────────────
-
-
-def _peak_rss_mib() -> float:
-    """Peak resident set size of this process (``ru_maxrss`` is KiB on Linux, bytes on macOS)."""
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return rss / (1024 * 1024) if sys.platform == "darwin" else rss / 1024
-
-
-@dataclass
-class BenchResult:
-    """One workload's figures. :meth:`to_dict` gives scheduler_perf DataItems plus extras."""
-
-    workload: str
-    threshold: float | None = None
-    target: float | None = None
-    rss_target_mib: float | None = None
-    data: dict[str, float] = field(default_factory=dict)
-    samples: list[float] = field(default_factory=list)
-    nodes: int = 0
-    init_pods: int = 0
-    measured_pods: int = 0
-    scheduled: int = 0
-    """Measured pods bound at the end."""
-    attempts: dict[str, int] = field(default_factory=dict)
-    """Measured-phase scheduling attempts by result (scheduled / unschedulable / error / skipped)."""
-    init_attempts: int = 0
-    unschedulable_pods: int = 0
-    """Measured pods left unscheduled at the end."""
-    measured_wall_s: float = 0.0
-    """From the start of the measured scheduling loop to its end."""
-    measured_cpu_s: float = 0.0
-    """CPU time of this process over the measured loop (``time.process_time``): with other
-    load on the machine, ``scheduled / measured_cpu_s`` estimates the uncontended rate."""
-    loadavg: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    """``os.getloadavg()`` when the measured loop ended (other load skews wall-clock figures)."""
-    create_s: float = 0.0
-    setup_s: float = 0.0
-    """Nodes, namespaces, objects and init pods created and init pods scheduled."""
-    total_wall_s: float = 0.0
-    peak_rss_mib: float = 0.0
-    namespace: str = ""
-    isolated: bool = False
-    """Ran in its own subprocess."""
-    python: str = field(default_factory=lambda: sys.version.split()[0])
-
-    @property
-    def average(self) -> float | None:
-        return self.data.get("Average")
-
-    @property
-    def overall(self) -> float:
-        """Measured pods scheduled / measured loop wall time."""
-        return self.scheduled / self.measured_wall_s if self.measured_wall_s > 0 else 0.0
-
-    @property
-    def per_cpu(self) -> float:
-        """Measured pods scheduled / CPU seconds of the measured loop."""
-        return self.scheduled / self.measured_cpu_s if self.measured_cpu_s > 0 else 0.0
-
-    def data_items(self) -> list[dict[str, Any]]:
-        case, _, wl = self.workload.partition("/")
-        name = f"BenchmarkPerfScheduling/{case}/{wl}/{self.namespace}" if self.namespace else self.workload
-        items: list[dict[str, Any]] = [{"labels": {"Metric": "SchedulingThroughput", "Name": name},
-                                        "unit": "pods/s", "data": dict(self.data)}]
-        items.append({"labels": {"Metric": "PeakRSS", "Name": name}, "unit": "MiB",
-                      "data": {"Max": round(self.peak_rss_mib, 1)}})
-        return items
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"version": "v1", "dataItems": self.data_items(), "workload": self.workload}
-        out.update({
-            "threshold": self.threshold, "target": self.target, "rssTargetMiB": self.rss_target_mib,
-            "nodes": self.nodes, "initPods": self.init_pods, "measuredPods": self.measured_pods,
-            "scheduled": self.scheduled, "unschedulablePods": self.unschedulable_pods,
-            "attempts": dict(self.attempts), "initAttempts": self.init_attempts,
-            "overallPodsPerSecond": round(self.overall, 1), "measuredWallSeconds": round(self.measured_wall_s, 3),
-            "measuredCPUSeconds": round(self.measured_cpu_s, 3), "podsPerCPUSecond": round(self.per_cpu, 1),
-            "loadAvg": [round(x, 2) for x in self.loadavg],
-            "createSeconds": round(self.create_s, 3), "setupSeconds": round(self.setup_s, 3),
-            "totalWallSeconds": round(self.total_wall_s, 3), "peakRSSMiB": round(self.peak_rss_mib, 1),
-            "samples": [round(s, 2) for s in self.samples],
-            "isolated": self.isolated, "python": self.python,
-        })
-        return out
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> BenchResult:
-        r = cls(d["workload"])
-        items = d.get("dataItems") or [{}]
-        r.data = dict(items[0].get("data") or {})
-        name = (items[0].get("labels") or {}).get("Name", "")
-        r.namespace = name.rsplit("/", 1)[-1] if name.startswith("BenchmarkPerfScheduling/") else ""
-        r.threshold, r.target, r.rss_target_mib = d.get("threshold"), d.get("target"), d.get("rssTargetMiB")
-        r.nodes, r.init_pods, r.measured_pods = d["nodes"], d["initPods"], d["measuredPods"]
-        r.scheduled, r.unschedulable_pods = d["scheduled"], d["unschedulablePods"]
-        r.attempts, r.init_attempts = dict(d["attempts"]), d["initAttempts"]
-        r.measured_wall_s, r.create_s = d["measuredWallSeconds"], d["createSeconds"]
-        r.measured_cpu_s, r.loadavg = d.get("measuredCPUSeconds", 0.0), tuple(d.get("loadAvg") or (0.0, 0.0, 0.0))
-        r.setup_s, r.total_wall_s, r.peak_rss_mib = d["setupSeconds"], d["totalWallSeconds"], d["peakRSSMiB"]
-        r.samples = list(d.get("samples") or [])
-        r.isolated, r.python = bool(d.get("isolated")), d.get("python", r.python)
-        return r
-
-    def summary(self) -> str:
-        parts = [f"{self.workload}:"]
-        if self.data:
-            d = self.data
-            parts.append(f"Average {d['Average']:.0f} pods/s (P50 {d['Perc50']:.0f}, P90 {d['Perc90']:.0f}, "
-                         f"P95 {d['Perc95']:.0f}, P99 {d['Perc99']:.0f}; {len(self.samples)} samples)")
-        else:
-            parts.append("no 1-s samples (run too short)")
-        parts.append(f"| overall {self.overall:.0f} pods/s, {self.scheduled}/{self.measured_pods} scheduled "
-                     f"in {self.measured_wall_s:.2f} s, {sum(self.attempts.values())} attempts, "
-                     f"{self.unschedulable_pods} left unschedulable, {self.per_cpu:.0f} pods/CPU-s, "
-                     f"load {self.loadavg[0]:.1f}")
-        parts.append(f"| peak RSS {self.peak_rss_mib:.0f} MiB"
-                     + (f" (target < {self.rss_target_mib:.0f})" if self.rss_target_mib else ""))
-        parts.append(f"| total {self.total_wall_s:.1f} s")
-        avg = self.average
-        verdict = []
-        if avg is None and self.scheduled:
-            # too short for one 1-s sample: judge by the overall rate, and say so
-            avg = self.overall
-            verdict.append("judged by overall rate (no 1-s samples)")
-        if self.threshold is not None:
-            ok = avg is not None and avg >= self.threshold
-            verdict.append(f"upstream floor {self.threshold:g} {'PASS' if ok else 'FAIL'}")
-        if self.target is not None:
-            ok = avg is not None and avg >= self.target
-            verdict.append(f"kubesched target ≥ {self.target:g} {'MET' if ok else 'MISSED'}")
-        if verdict:
-            parts.append("| " + ", ".join(verdict))
-        return " ".join(parts)
-
-
-# ───────────────────────────── running ─────────────────────────────
-
-
-class _Names:
-    def __init__(self, rng: random.Random) -> None:
-        self.rng = rng
-        self.used: set[str] = set()
-
-    def generate(self, prefix: str) -> str:
-        choices = self.rng.choices
-        while True:
-            name = prefix + "".join(choices(ALPHANUMS, k=5))
-            if name not in self.used:
-                self.used.add(name)
-                return name
-
-
-class _Progress:
-    """Rich progress on stderr (manual refresh so that no thread competes with the loop)."""
-
-    def __init__(self, enabled: bool, title: str) -> None:
-        self.p = None
-        if not enabled:
-            return
-        try:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-        except ImportError:  # pragma: no cover
-            return
-        self.p = Progress(TextColumn(f"[bold]{title}[/] {{task.description}}"), BarColumn(), MofNCompleteColumn(),
-                          TimeElapsedColumn(), TextColumn("{task.fields[rate]}"),
-                          console=Console(stderr=True), auto_refresh=False, transient=False)
-        self.p.start()
-
-    def task(self, desc: str, total: int) -> Any:
-        if self.p is None:
-            return None
-        return self.p.add_task(desc, total=total, rate="")
-
-    def update(self, task: Any, completed: int, rate: str = "") -> None:
-        if self.p is not None and task is not None:
-            self.p.update(task, completed=completed, rate=rate)
-            self.p.refresh()
-
-    def stop(self) -> None:
-        if self.p is not None:
-            self.p.stop()
-
-
-def _build_nodes(op: CreateNodes, names: _Names) -> list[Node]:
-    tpl: Node = _template(op.template)
-    meta = tpl.metadata
-    if meta.name:  # a fixed name (node-with-name.yaml): one node
-        fixed = [meta.name] * op.count
-    else:
-        fixed = [names.generate(meta.generate_name) for _ in range(op.count)]
-    label_of: dict[str, str] = {}
-    if op.label_key and op.label_values:
-        vals = op.label_values
-        for i, n in enumerate(sorted(set(fixed))):  # upstream labels the listed (name-ordered) nodes
-            label_of[n] = vals[i % len(vals)]
-    out = []
-    replace = msgspec.structs.replace
-    for n in fixed:
-        labels = dict(meta.labels)
-        labels["kubernetes.io/hostname"] = n
-        if n in label_of:
-            labels[op.label_key] = label_of[n]  # type: ignore[index]
-        node = replace(tpl, metadata=replace(meta, name=n, generate_name="", labels=labels))
-        if op.node_allocatable:
-            extra = dict(op.node_allocatable)
-            st = node.status
-            node = replace(node, status=replace(st, capacity={**st.capacity, **extra},
-                                                allocatable={**st.allocatable, **extra} if st.allocatable else {}))
-        if op.declared_features:
-            node = replace(node, status=replace(node.status, declared_features=list(op.declared_features)))
-        out.append(node)
-    return out
-
-
-def _csi_node(op: CreateNodes, name: str) -> dict[str, Any]:
-    """The CSINode upstream's ``nodeAllocatableStrategy`` creates for node ``name``."""
-    meta: dict[str, Any] = {"name": name}
-    if op.migrated_plugins:
-        meta["annotations"] = {"storage.alpha.kubernetes.io/migrated-plugins": ",".join(op.migrated_plugins)}
-    drivers = [{"name": d, "nodeID": name, "allocatable": {"count": c}} for d, c in op.csi_node_allocatable]
-    return {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": meta, "spec": {"drivers": drivers}}
-
-
-def _add_volumes(store: ClusterStore, op: CreatePods, namespace: str, pods: list[Pod], first_id: int) -> list[Pod]:
-    """Upstream ``CreatePodWithPersistentVolume`` (bindVolume): per pod ``i`` a PV ``<ns>-vol-<i>``
-    (``volumeID``/``volumeHandle`` ``vol-<i>``, ``claimRef`` to ``pvc-<i>``, phase Bound) and the
-    PVC ``pvc-<i>`` (``volumeName`` set, phase Bound); the pod's only volume uses the claim."""
-    from kubesched.api.objects import PersistentVolumeClaimVolumeSource, Volume
-
-    pv_tpl = _raw_template(op.pv_template)
-    pvc_tpl = _raw_template(op.pvc_template or "pvc.yaml")
-    replace = msgspec.structs.replace
-    out = []
-    for k, pod in enumerate(pods):
-        i = first_id + k
-        vol_id = f"vol-{i}"
-        pvc_name = f"pvc-{i}"
-        pv_spec = dict(pv_tpl["spec"])
-        if "csi" in pv_spec:
-            pv_spec["csi"] = {**pv_spec["csi"], "volumeHandle": vol_id}
-        elif "awsElasticBlockStore" in pv_spec:
-            pv_spec["awsElasticBlockStore"] = {**pv_spec["awsElasticBlockStore"], "volumeID": vol_id}
-        pv_name = f"{namespace}-{vol_id}"
-        pv_spec["claimRef"] = {"kind": "PersistentVolumeClaim", "namespace": namespace, "name": pvc_name,
-                               "apiVersion": "v1"}
-        store.add_raw("PersistentVolume", {"apiVersion": "v1", "kind": "PersistentVolume",
-                                           "metadata": {"name": pv_name}, "spec": pv_spec,
-                                           "status": {"phase": "Bound"}})
-        pvc_meta = {**(pvc_tpl.get("metadata") or {}), "name": pvc_name, "namespace": namespace}
-        store.add_raw("PersistentVolumeClaim", {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-                                                "metadata": pvc_meta,
-                                                "spec": {**pvc_tpl["spec"], "volumeName": pv_name},
-                                                "status": {"phase": "Bound"}})
-        vols = [Volume(name="vol", persistent_volume_claim=PersistentVolumeClaimVolumeSource(claim_name=pvc_name))]
-        out.append(replace(pod, spec=replace(pod.spec, volumes=vols)))
-    return out
-
-
-def _build_pods(op: CreatePods, namespace: str, names: _Names) -> list[Pod]:
-    tpl: Pod = _template(op.template)
-    meta = tpl.metadata
-    prefix = meta.generate_name or "pod-"
-    base = msgspec.structs.replace(meta, generate_name="", namespace=namespace)
-    replace = msgspec.structs.replace
-    return [replace(tpl, metadata=replace(base, name=names.generate(prefix))) for _ in range(op.count)]
-
-
-def _new_run(workload: Workload, seed: int, registry: dict[str, Any] | None,
-             features: FeatureGate | None = None) -> tuple[BenchResult, ClusterStore, Scheduler]:
-    """The result record of one run of ``workload``, an empty store and a scheduler over it with
-    the default configuration of ``features`` (``registry``: the in-tree plugins when None)."""
-    if registry is None:
-        from kubesched.plugins.registry import in_tree_registry
-
-        registry = dict(in_tree_registry())
-    res = BenchResult(workload.key, upstream_threshold(workload, features), workload.target,
-                      workload.rss_target_mib, nodes=workload.num_nodes, init_pods=workload.num_init_pods,
-                      measured_pods=workload.num_measured_pods)
-    store = ClusterStore(keep_events=False)
-    sched = Scheduler(default_config(features), client=store, lister=store, clock=ManualClock(), seed=seed,
-                      registry=registry, features=features)
-    store.scheduler = sched
-    return res, store, sched
-
-
-def _begin_measured(res: BenchResult, t_create: float,
-                    profiler: Any) -> tuple[float, float, ThroughputCollector]:
-    """Start the measured scheduling loop: the profiler (if any), then CPU and wall clocks;
-    records ``res.create_s`` (since ``t_create``). Returns ``(cpu0, t0, collector)``."""
-    if profiler is not None:
-        profiler.start()
-    cpu0 = time.process_time()
-    t0 = time.perf_counter()
-    res.create_s = t0 - t_create
-    return cpu0, t0, ThroughputCollector(t0)
-
-
-def _end_measured(res: BenchResult, cpu0: float, t0: float, t1: float, collector: ThroughputCollector,
-                  attempts: dict[str, int], profiler: Any) -> None:
-    """End the measured loop (ended at wall time ``t1``): CPU seconds (before the profiler stops),
-    load average, wall seconds, the throughput data and samples, the attempt counts."""
-    res.measured_cpu_s = time.process_time() - cpu0
-    if profiler is not None:
-        profiler.stop()
-    res.loadavg = os.getloadavg()
-    res.measured_wall_s = t1 - t0
-    res.data = collector.data()
-    res.samples = list(collector.samples)
-    res.attempts = attempts
-
-
-def execute(workload: Workload, *, seed: int = 0, progress: bool = False,
-            registry: dict[str, Any] | None = None,
-            inspect: Callable[[ClusterStore, Scheduler], None] | None = None,
-            profiler: Any = None, features: FeatureGate | None = None) -> BenchResult:
-    """Run ``workload`` in this process (see the module docstring for the measurement).
-
-    ``features``: the gates at the emulated version (default v1.37's).
-    ``inspect(store, scheduler)`` is called at the end (tests look at the cluster with it).
-    ``profiler`` (anything with ``start()``/``stop()``, e.g. a pyinstrument ``Profiler``) runs
-    around the measured scheduling loop only.
-    """
-    if workload.runner is not None:
-        return workload.runner(workload, seed=seed, progress=progress, registry=registry, inspect=inspect,
-                               profiler=profiler, features=features)
-    t_begin = time.perf_counter()
-    res, store, sched = _new_run(workload, seed, registry, features)
-    names = _Names(random.Random(seed))
-    ui = _Progress(progress, workload.key)
-    try:
-        mi, mop = workload.measured_op
-        measured_ns = mop.namespace if mop.namespace is not None else f"namespace-{mi}"
-        res.namespace = measured_ns
-        namespaces: set[str] = set()
-
-        def ensure_ns(ns: str) -> None:
-            if ns and ns not in namespaces:
-                namespaces.add(ns)
-                store.add("Namespace", Namespace(metadata=ObjectMeta(name=ns)))
-
-        # ── setup: every op before the measured one ──
-        init_attempts = 0
-        volume_ids = [0]  # upstream numbers the PV/PVC pairs per createPods op from 0; unique here
-        for i, op in enumerate(workload.ops[:mi]):
-            if isinstance(op, CreateNodes):
-                task = ui.task("nodes", op.count)
-                for node in _build_nodes(op, names):
-                    if op.csi_node_allocatable or op.migrated_plugins:
-                        store.add_raw("CSINode", _csi_node(op, node.metadata.name))
-                    store.add("Node", node)
-                ui.update(task, op.count)
-            elif isinstance(op, CreateNamespaces):
-                for k in range(op.count):
-                    ensure_ns(f"{op.prefix}-{k}")
-            elif isinstance(op, CreateAny):
-                obj = _template(op.template)
-                ensure_ns(op.namespace)
-                nm = obj.metadata.name or names.generate(obj.metadata.generate_name)
-                obj = msgspec.structs.replace(obj, metadata=msgspec.structs.replace(
-                    obj.metadata, name=nm, generate_name="", namespace=op.namespace))
-                store.add(obj.kind, obj)
-            elif isinstance(op, CreatePods):
-                ns = op.namespace if op.namespace is not None else f"namespace-{i}"
-                ensure_ns(ns)
-                task = ui.task(f"init pods ({ns})", op.count)
-                init_pods = _build_pods(op, ns, names)
-                if op.pv_template:
-                    init_pods = _add_volumes(store, op, ns, init_pods, volume_ids[0])
-                    volume_ids[0] += len(init_pods)
-                for pod in init_pods:
-                    store.add("Pod", pod)
-                del init_pods
-                # upstream waits for the init pods to be scheduled before the next op
-                done = 0
-                last = time.perf_counter()
-                while sched.queue.has_schedulable():
-                    if sched.schedule_one() is None:
-                        break
-                    store.flush()
-                    init_attempts += 1
-                    done += 1
-                    if progress and not done & 255:
-                        now = time.perf_counter()
-                        if now - last > 0.2:
-                            ui.update(task, done)
-                            last = now
-                ui.update(task, op.count)
-        res.init_attempts = init_attempts
-
-        # ── measured phase ──
-        ensure_ns(measured_ns)
-        t_create = time.perf_counter()
-        res.setup_s = t_create - t_begin
-        pods = _build_pods(mop, measured_ns, names)
-        if mop.pv_template:
-            pods = _add_volumes(store, mop, measured_ns, pods, volume_ids[0])
-        for pod in pods:
-            store.add("Pod", pod)
-        del pods
-        task = ui.task(f"measured pods ({measured_ns})", mop.count)
-        prefix = measured_ns + "/"
-        attempts = {"scheduled": 0, "unschedulable": 0, "error": 0, "skipped": 0}
-        counter = [0]
-
-        def on_attempt(a: Attempt) -> None:
-            attempts[a.result] = attempts.get(a.result, 0) + 1
-            if a.result == "scheduled" and a.pod_key.startswith(prefix):
-                counter[0] += 1
-
-        sched.on_attempt = on_attempt
-        clock = time.perf_counter
-        queue = sched.queue
-        schedule_one = sched.schedule_one
-        flush = store.flush
-        cpu0, t0, collector = _begin_measured(res, t_create, profiler)
-        while queue.has_schedulable():
-            a = schedule_one()
-            if a is None:
-                break
-            flush()  # the bind's watch event confirms the assumed pod, as live
-            if a.result == "skipped":
-                attempts["skipped"] += 1
-            if collector.observe(clock(), counter[0]) and progress:
-                rate = f"{collector.samples[-1]:.0f} pods/s" if collector.samples else ""
-                ui.update(task, counter[0], rate)
-        _end_measured(res, cpu0, t0, clock(), collector, attempts, profiler)
-        ui.update(task, counter[0], f"avg {res.data.get('Average', 0):.0f} pods/s")
-        res.scheduled = sum(1 for k, p in store.pods.items() if k.startswith(prefix) and p.spec.node_name)
-        res.unschedulable_pods = mop.count - res.scheduled
-        if inspect is not None:
-            inspect(store, sched)
-    finally:
-        ui.stop()
-    res.total_wall_s = time.perf_counter() - t_begin
-    res.peak_rss_mib = _peak_rss_mib()
-    return res
+WORKLOADS.update(DRA_WORKLOADS)
+WORKLOADS.update(V137_WORKLOADS)
+WORKLOADS.update(NDF_WORKLOADS)
 
 
 _RUNS_IN_PROCESS = 0
@@ -1513,42 +501,6 @@ def _profile(name: str, out: str, seed: int, progress: bool) -> int:
         print(prof.output_text(unicode=True, show_all=False))
     return 0
 
-
-def _add_dra_workloads() -> None:
-    """Merge :data:`kubesched.sim.bench_dra.DRA_WORKLOADS` (which imports this module: while it is
-    being imported it registers itself)."""
-    mod = sys.modules.get("kubesched.sim.bench_dra")
-    if mod is not None and not hasattr(mod, "DRA_WORKLOADS"):
-        return
-    from kubesched.sim.bench_dra import DRA_WORKLOADS
-
-    WORKLOADS.update(DRA_WORKLOADS)
-
-
-def _add_podgroup_workloads() -> None:
-    """Merge :data:`kubesched.sim.bench_podgroup.V137_WORKLOADS` (the v1.37 workload-aware, batching
-    and starvation cases; same import dance as :func:`_add_dra_workloads`)."""
-    mod = sys.modules.get("kubesched.sim.bench_podgroup")
-    if mod is not None and not hasattr(mod, "V137_WORKLOADS"):
-        return
-    from kubesched.sim.bench_podgroup import V137_WORKLOADS
-
-    WORKLOADS.update(V137_WORKLOADS)
-
-
-def _add_ndf_workloads() -> None:
-    """Merge :data:`kubesched.sim.bench_ndf.NDF_WORKLOADS` (nodedeclaredfeatures; same import dance)."""
-    mod = sys.modules.get("kubesched.sim.bench_ndf")
-    if mod is not None and not hasattr(mod, "NDF_WORKLOADS"):
-        return
-    from kubesched.sim.bench_ndf import NDF_WORKLOADS
-
-    WORKLOADS.update(NDF_WORKLOADS)
-
-
-_add_dra_workloads()
-_add_podgroup_workloads()
-_add_ndf_workloads()
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -15,7 +15,7 @@ Ops, as upstream:
   without asking the allocator: the outcome is the same);
 * ``createPods`` with ``pod-with-claim-template.yaml``: the simulated resourceclaim controller
   creates each pod's claim when the pod is created; the measured op is timed as in
-  :mod:`kubesched.sim.bench`;
+  :mod:`kubesched.sim.bench_runner`;
 * steady state (``createPods`` with ``steadyState: true``, ``count: 10``, ``duration``): 10 pods
   exist at all times; each one scheduled is deleted (its generated claim with it: the device is
   freed) and replaced, for ``duration`` seconds of wall time.
@@ -35,23 +35,22 @@ from typing import Any
 import msgspec
 import yaml
 
-import kubesched.sim.bench as _bench
 from kubesched.api.objects import Namespace, Node, ObjectMeta, Pod, decode
 from kubesched.plugins.dra_structured import Allocator
 from kubesched.scheduler import Attempt
-from kubesched.sim.bench import (
-    _IT,
-    _PERF,
+from kubesched.sim.bench_runner import (
+    IT_LABELS,
+    PERF_LABELS,
     BenchResult,
     CreateNodes,
     CreatePods,
+    Names,
+    Progress,
     Workload,
-    _begin_measured,
-    _end_measured,
-    _Names,
-    _new_run,
-    _peak_rss_mib,
-    _Progress,
+    begin_measured,
+    end_measured,
+    new_run,
+    peak_rss_mib,
 )
 from kubesched.sim.resourceclaims import create_pod_claims, release_pod_claims
 from kubesched.sim.store import ClusterStore
@@ -206,18 +205,18 @@ def _steady_case(case: str, name: str, without: int, with_: int, init_claims: in
 _SS = "SteadyStateClusterResourceClaimTemplate"
 
 DRA_WORKLOADS: dict[str, Workload] = dict([
-    _template_case("fast", 1, 1, 0, 10, 10, None, _IT),
+    _template_case("fast", 1, 1, 0, 10, 10, None, IT_LABELS),
     _template_case("2000pods_100nodes", 0, 100, 1000, 1000, 20, None, ()),
     _template_case("2000pods_200nodes", 0, 200, 1000, 1000, 10, None, ()),
-    _template_case("5000pods_500nodes", 0, 500, 2500, 2500, 10, 56, _PERF),
-    _steady_case(_SS, "fast", 1, 1, 0, 2.0, None, _IT),
+    _template_case("5000pods_500nodes", 0, 500, 2500, 2500, 10, 56, PERF_LABELS),
+    _steady_case(_SS, "fast", 1, 1, 0, 2.0, None, IT_LABELS),
     _steady_case(_SS, "empty_100nodes", 0, 100, 0, 10.0, None, ()),
-    _steady_case(_SS, "empty_500nodes", 0, 500, 0, 10.0, 64, _PERF),
+    _steady_case(_SS, "empty_500nodes", 0, 500, 0, 10.0, 64, PERF_LABELS),
     _steady_case(_SS, "half_100nodes", 0, 100, 500, 10.0, None, ()),
-    _steady_case(_SS, "half_500nodes", 0, 500, 2500, 10.0, 70, _PERF),
+    _steady_case(_SS, "half_500nodes", 0, 500, 2500, 10.0, 70, PERF_LABELS),
     _steady_case(_SS, "full_100nodes", 0, 100, 990, 10.0, None, ()),
-    _steady_case(_SS, "full_500nodes", 0, 500, 4990, 10.0, 60, _PERF),
-    _steady_case(_SS + "FirstAvailable", "fast", 1, 1, 0, 2.0, None, _IT, True),
+    _steady_case(_SS, "full_500nodes", 0, 500, 4990, 10.0, 60, PERF_LABELS),
+    _steady_case(_SS + "FirstAvailable", "fast", 1, 1, 0, 2.0, None, IT_LABELS, True),
 ])
 """The DRA workloads by ``"Case/Workload"`` (merged into :data:`kubesched.sim.bench.WORKLOADS`)."""
 
@@ -261,13 +260,13 @@ def _alloc_claims(store: ClusterStore, namespace: str, nodes: list[Node], rng: r
 def execute_dra(workload: Workload, *, seed: int = 0, progress: bool = False,
                 registry: dict[str, Any] | None = None, inspect: Any = None, profiler: Any = None,
                 features: Any = None) -> BenchResult:
-    """Run one DRA workload (the :class:`~kubesched.sim.bench.Workload` ``runner``)."""
+    """Run one DRA workload (the :class:`~kubesched.sim.bench_runner.Workload` ``runner``)."""
     setup = _SETUPS[workload.key]
     t_begin = time.perf_counter()
-    res, store, sched = _new_run(workload, seed, registry, features)
+    res, store, sched = new_run(workload, seed, registry, features)
     rng = random.Random(seed)
-    names = _Names(rng)
-    ui = _Progress(progress, workload.key)
+    names = Names(rng)
+    ui = Progress(progress, workload.key)
     pod_tpl: Pod = decode(Pod, _obj(_POD))
     replace = msgspec.structs.replace
 
@@ -346,7 +345,7 @@ def execute_dra(workload: Workload, *, seed: int = 0, progress: bool = False,
         sched.on_attempt = on_attempt
         task = ui.task("measured pods (test)", mop.count)
         clock = time.perf_counter
-        cpu0, t0, collector = _begin_measured(res, t_create, profiler)
+        cpu0, t0, collector = begin_measured(res, t_create, profiler)
         end = t0 + setup.steady_s
         while True:
             if steady and (clock() >= end or (setup.steady_pods and counter[0] >= setup.steady_pods)):
@@ -365,7 +364,7 @@ def execute_dra(workload: Workload, *, seed: int = 0, progress: bool = False,
                 store.add("Pod", make_pod("test"))
             if collector.observe(clock(), counter[0]) and progress:
                 ui.update(task, counter[0], f"{collector.samples[-1]:.0f} pods/s" if collector.samples else "")
-        _end_measured(res, cpu0, t0, clock(), collector, attempts, profiler)
+        end_measured(res, cpu0, t0, clock(), collector, attempts, profiler)
         if steady:
             res.scheduled = counter[0]
             res.measured_pods = counter[0]
@@ -379,10 +378,8 @@ def execute_dra(workload: Workload, *, seed: int = 0, progress: bool = False,
     finally:
         ui.stop()
     res.total_wall_s = time.perf_counter() - t_begin
-    res.peak_rss_mib = _peak_rss_mib()
+    res.peak_rss_mib = peak_rss_mib()
     return res
 
 
 DRA_WORKLOADS = {k: dataclasses.replace(w, runner=execute_dra) for k, w in DRA_WORKLOADS.items()}
-
-_bench.WORKLOADS.update(DRA_WORKLOADS)

@@ -10,7 +10,7 @@ Upstream (v1.37.2 ``test/integration/scheduler_perf/nodedeclaredfeatures/``): th
 ``templates/pod-with-pod-level-resources.yaml``. So NodeDeclaredFeatures' PreFilter infers N
 features for every pod and its Filter checks them on every node.
 
-Here the same: the workloads run through :func:`kubesched.sim.bench.execute` with the
+Here the same: the workloads run through :func:`kubesched.sim.bench_runner.execute` with the
 NodeDeclaredFeatures plugin built over a :class:`~kubesched.plugins.nodedeclaredfeatures.FeatureFramework`
 of the mock features (the registry override), the nodes created with the declared list, and the
 gate on as the workloads set it.
@@ -23,7 +23,7 @@ from typing import Any
 
 from kubesched.features import FeatureGate
 from kubesched.plugins.nodedeclaredfeatures import Feature, FeatureFramework, NodeDeclaredFeatures
-from kubesched.sim.bench import TEMPLATES, BenchResult, CreateNodes, CreatePods, Workload, execute
+from kubesched.sim.bench_runner import BenchResult, CreateNodes, CreatePods, Workload, execute, register_templates
 
 __all__ = ["NDF_TEMPLATES", "NDF_WORKLOADS", "mock_features"]
 
@@ -62,7 +62,7 @@ spec:
 }
 """Upstream's templates of the topic, verbatim (keys: paths under ``scheduler_perf/``)."""
 
-TEMPLATES.update(NDF_TEMPLATES)
+register_templates(NDF_TEMPLATES)
 
 _NODE = "nodedeclaredfeatures/templates/node-base.yaml"
 _POD = "nodedeclaredfeatures/templates/pod-with-pod-level-resources.yaml"

@@ -8,7 +8,7 @@ upstream's templates use: ``{{.Param}}``, ``DivideInt``, ``AddInt``, ``Mod``, pa
 ``{{if}}…{{else}}…{{end}}``; ``operations.go`` ``getSpecFromTextTemplateFile``). ``Index`` is the
 object's index within its op, ``Count`` the op's count, the rest the op's ``templateParams``.
 
-Ops (``operations.go`` / ``executor.go`` of v1.37.2), in addition to :mod:`kubesched.sim.bench`'s:
+Ops (``operations.go`` / ``executor.go`` of v1.37.2), in addition to :mod:`kubesched.sim.bench_runner`'s:
 
 * :class:`NodesOp` — ``createNodes`` with an optional ``nodeTemplatePath``; without one, upstream's
   ``makeBaseNode("node-<op index>-")`` (4 CPU, 32Gi, 110 pods). Every node gets the
@@ -22,7 +22,7 @@ Ops (``operations.go`` / ``executor.go`` of v1.37.2), in addition to :mod:`kubes
   ``signatureBatchSizeParam``, default 1); ``skipWaitToCompletion`` records the pods for a later
   barrier instead of waiting; otherwise the op waits until the namespace has ``count`` scheduled
   pods (``waitUntilPodsScheduledInNamespace`` counts *every* scheduled pod of the namespace);
-  ``collectMetrics`` measures it (see :mod:`kubesched.sim.bench`). ``collect_namespaces`` is a
+  ``collectMetrics`` measures it (see :mod:`kubesched.sim.bench_runner`). ``collect_namespaces`` is a
   ``startCollectingMetrics``/``stopCollectingMetrics`` pair around the op: the throughput counts
   every pod of those namespaces that gets scheduled (upstream ``throughputCollector``).
 * :class:`Churn` — ``churn`` in ``recreate`` mode: every ``interval_ms`` of wall time slot
@@ -38,7 +38,7 @@ gates passed in (gates given explicitly, e.g. ``--feature-gates``, win). ``batch
 Time: a workload with a ``churn`` op runs on wall time — the scheduler's clock follows the wall
 clock (backoffs expire, ``flushUnschedulablePodsLeftover`` runs every 30 s) and the loop idles
 until the next churn tick or backoff expiry when nothing is schedulable; every other workload runs
-as :mod:`kubesched.sim.bench` does (time stands still; a pod in backoff is popped when activeQ is
+as :mod:`kubesched.sim.bench_runner` does (time stands still; a pod in backoff is popped when activeQ is
 empty, as ``SchedulerPopFromBackoffQ``), except that when nothing is schedulable the clock jumps to
 the next backoff expiry or Permit timeout (a preempting pod group waits out its backoff).
 
@@ -60,26 +60,25 @@ from typing import Any
 import msgspec
 import yaml
 
-import kubesched.sim.bench as _bench
 from kubesched.api.objects import Namespace, Node, ObjectMeta, Pod, decode, pod_key
 from kubesched.config import decode_config, default_config
 from kubesched.errors import ConfigError
 from kubesched.features import FeatureGate
 from kubesched.framework.clock import ManualClock
 from kubesched.scheduler import Attempt, Scheduler
-from kubesched.sim.bench import (
-    _IT,
-    _PERF,
+from kubesched.sim.bench_runner import (
+    IT_LABELS,
+    PERF_LABELS,
     BenchResult,
     CreateNamespaces,
     CreateNodes,
     CreatePods,
+    Names,
+    Progress,
     Workload,
-    _begin_measured,
-    _end_measured,
-    _Names,
-    _peak_rss_mib,
-    _Progress,
+    begin_measured,
+    end_measured,
+    peak_rss_mib,
     upstream_threshold,
 )
 from kubesched.sim.store import ClusterStore
@@ -779,13 +778,13 @@ def _podgroup_case(ns: str, group_tpl: str, pod_tpl: str, node_tpl: str | None =
 
 def _pg_sizes(gangs: str, sizes: Sequence[tuple[int, int]], small: str = "Gangs") -> list[Any]:
     """The eight podgroup workloads: two integration-test sizes, six 5000-node performance sizes."""
-    out: list[Any] = [(f"10Nodes_3{small}", {"initNodes": 10, "initPodGroups": 3, "podsPerGroup": 3}, _IT),
+    out: list[Any] = [(f"10Nodes_3{small}", {"initNodes": 10, "initPodGroups": 3, "podsPerGroup": 3}, IT_LABELS),
                       (f"100Nodes_10{small}", {"initNodes": 100, "initPodGroups": 10, "podsPerGroup": 3},
                        ("integration-test",))]
     for groups, per in sizes:
         suffix = f"_{per}PerGroup" if per == 1000 else ""
         out.append((f"5000Nodes_{groups}{gangs}_{groups * per}Pods{suffix}",
-                    {"initNodes": 5000, "initPodGroups": groups, "podsPerGroup": per}, _PERF))
+                    {"initNodes": 5000, "initPodGroups": groups, "podsPerGroup": per}, PERF_LABELS))
     return out
 
 
@@ -844,12 +843,12 @@ def _batching(pod_tpl: str) -> Callable[[dict[str, Any]], list[Any]]:
 def _batching_sizes() -> list[Any]:
     on, off = {"OpportunisticBatching": True}, {"OpportunisticBatching": False}
     out: list[Any] = [("10Nodes_10Pods_10BatchSize",
-                       {"signatureBatchSize": 10, "initNodes": 10, "measurePods": 10}, _IT, on)]
+                       {"signatureBatchSize": 10, "initNodes": 10, "measurePods": 10}, IT_LABELS, on)]
     for b in (10, 100, 1000, 5000, 20000):
         out.append((f"20000Nodes_20000Pods_{b}BatchSize",
-                    {"signatureBatchSize": b, "initNodes": 20000, "measurePods": 20000}, _PERF, on))
+                    {"signatureBatchSize": b, "initNodes": 20000, "measurePods": 20000}, PERF_LABELS, on))
     out.append(("20000Nodes_20000Pods_OpportunisticBatchingDisabled",
-                {"signatureBatchSize": 1, "initNodes": 20000, "measurePods": 20000}, _PERF, off))
+                {"signatureBatchSize": 1, "initNodes": 20000, "measurePods": 20000}, PERF_LABELS, off))
     return out
 
 
@@ -889,32 +888,32 @@ V137_WORKLOADS: dict[str, Workload] = {
     # workload_preemption/performance-config.yaml
     **_register("GangPreemptionBasic", _GW, _gang_preemption_basic, [
         ("2Nodes_1PreemptorGang_2Pods_Evicting_10InitPods", {"initNodes": 2, "initPods": 10, "preemptorPodGroups": 1,
-                                                              "podsPerGroup": 2, "gangCpuRequest": "3970m"}, _IT),
+                                                              "podsPerGroup": 2, "gangCpuRequest": "3970m"}, IT_LABELS),
         ("100Nodes_1PreemptorGang_100Pods_Evicting_1000InitPods",
          {"initNodes": 100, "initPods": 1000, "preemptorPodGroups": 1, "podsPerGroup": 100,
-          "gangCpuRequest": "3970m"}, _PERF),
+          "gangCpuRequest": "3970m"}, PERF_LABELS),
         ("100Nodes_10PreemptorGangs_10Pods_Evicting_1000InitPods",
          {"initNodes": 100, "initPods": 1000, "preemptorPodGroups": 10, "podsPerGroup": 10,
-          "gangCpuRequest": "3970m"}, _PERF),
+          "gangCpuRequest": "3970m"}, PERF_LABELS),
     ]),
     **_register("GangPreemptionPodGroups", _GW, _gang_preemption_podgroups, [
         ("2Nodes_1PreemptorGang_2Pods_Evicting_2LowPriorityGangs",
          {"initNodes": 2, "lowPriorityGroups": 2, "highPriorityGroups": 1, "podsPerGroup": 2,
-          "lowPriorityCpuRequest": "600m", "highPriorityCpuRequest": "3500m"}, _IT),
+          "lowPriorityCpuRequest": "600m", "highPriorityCpuRequest": "3500m"}, IT_LABELS),
         ("100Nodes_1PreemptorGang_100Pods_Evicting_5LowPriorityGangs",
          {"initNodes": 100, "lowPriorityGroups": 5, "highPriorityGroups": 1, "podsPerGroup": 100,
-          "lowPriorityCpuRequest": "600m", "highPriorityCpuRequest": "3500m"}, _PERF),
+          "lowPriorityCpuRequest": "600m", "highPriorityCpuRequest": "3500m"}, PERF_LABELS),
         ("100Nodes_10PreemptorGangs_10Pods_Evicting_50LowPriorityGangs",
          {"initNodes": 100, "lowPriorityGroups": 50, "highPriorityGroups": 10, "podsPerGroup": 10,
-          "lowPriorityCpuRequest": "600m", "highPriorityCpuRequest": "3500m"}, _PERF),
+          "lowPriorityCpuRequest": "600m", "highPriorityCpuRequest": "3500m"}, PERF_LABELS),
     ]),
     **_register("GangPreemptionAffinity", _GW, _gang_preemption_affinity, [
         ("2Nodes_1PreemptorGang_2Pods_Evicting_10InitPods",
-         {"initNodes": 2, "initPods": 10, "preemptorPodGroups": 1, "podsPerGroup": 2}, _IT),
+         {"initNodes": 2, "initPods": 10, "preemptorPodGroups": 1, "podsPerGroup": 2}, IT_LABELS),
         ("100Nodes_1PreemptorGang_100Pods_Evicting_1000InitPods",
-         {"initNodes": 100, "initPods": 1000, "preemptorPodGroups": 1, "podsPerGroup": 100}, _PERF),
+         {"initNodes": 100, "initPods": 1000, "preemptorPodGroups": 1, "podsPerGroup": 100}, PERF_LABELS),
         ("100Nodes_10PreemptorGangs_10Pods_Evicting_1000InitPods",
-         {"initNodes": 100, "initPods": 1000, "preemptorPodGroups": 10, "podsPerGroup": 10}, _PERF),
+         {"initNodes": 100, "initPods": 1000, "preemptorPodGroups": 10, "podsPerGroup": 10}, PERF_LABELS),
     ]),
     # batching/performance-config.yaml (test case gates: none; each workload sets OpportunisticBatching)
     **_register("HostPortConflict", {}, _batching("templates/pod-hostport-80.yaml"), _batching_sizes(),
@@ -923,14 +922,14 @@ V137_WORKLOADS: dict[str, Workload] = {
                 config="batching/scheduler-config-no-topology.yaml"),
     # starvation/performance-config.yaml
     **_register("StarvationIndependent", {}, _starvation(False), [
-        ("10Nodes_100Cloggers", {"initNodes": 10, "cloggerPods": 100, "starvationProne": 50}, _IT),
-        ("10000Nodes_10000Cloggers", {"initNodes": 10000, "cloggerPods": 10000, "starvationProne": 500}, _PERF),
+        ("10Nodes_100Cloggers", {"initNodes": 10, "cloggerPods": 100, "starvationProne": 50}, IT_LABELS),
+        ("10000Nodes_10000Cloggers", {"initNodes": 10000, "cloggerPods": 10000, "starvationProne": 500}, PERF_LABELS),
     ]),
     **_register("StarvationPodGroup", _GW, _starvation(True), [
         ("10Nodes_100Cloggers_Podgroup",
-         {"initNodes": 10, "initPodGroups": 1, "cloggerPods": 100, "starvationProne": 50}, _IT),
+         {"initNodes": 10, "initPodGroups": 1, "cloggerPods": 100, "starvationProne": 50}, IT_LABELS),
         ("10000Nodes_10000Cloggers_Podgroup",
-         {"initNodes": 10000, "initPodGroups": 1, "cloggerPods": 10000, "starvationProne": 500}, _PERF),
+         {"initNodes": 10000, "initPodGroups": 1, "cloggerPods": 10000, "starvationProne": 500}, PERF_LABELS),
     ]),
 }
 """The v1.37 workload-aware, batching and starvation workloads by ``"Case/Workload"`` (merged into
@@ -1002,8 +1001,8 @@ class _Run:
                                registry=registry, features=self.fg)
         self.store.scheduler = self.sched
         self.rng = random.Random(seed)
-        self.names = _Names(self.rng)
-        self.ui = _Progress(progress, workload.key)
+        self.names = Names(self.rng)
+        self.ui = Progress(progress, workload.key)
         self.namespaces: set[str] = set()
         self.wait_counts: dict[str, int] = {}
         """Upstream ``numPodsScheduledPerNamespace``: skip-wait pods per namespace, for barriers."""
@@ -1194,7 +1193,7 @@ class _Run:
 def execute_v137(workload: Workload, *, seed: int = 0, progress: bool = False,
                  registry: dict[str, Any] | None = None, inspect: Any = None, profiler: Any = None,
                  features: FeatureGate | None = None) -> BenchResult:
-    """Run one workload of :data:`V137_WORKLOADS` (the :class:`~kubesched.sim.bench.Workload` ``runner``)."""
+    """Run one workload of :data:`V137_WORKLOADS` (the :class:`~kubesched.sim.bench_runner.Workload` ``runner``)."""
     t_begin = time.perf_counter()
     run = _Run(workload, seed, registry, features, progress)
     store, sched, ui = run.store, run.sched, run.ui
@@ -1256,10 +1255,10 @@ def execute_v137(workload: Workload, *, seed: int = 0, progress: bool = False,
         cpu0 = t0 = 0.0
         collector: Any = None
         if mop.collect_namespaces:  # startCollectingMetrics before the op: creation is measured too
-            cpu0, t0, collector = _begin_measured(res, t_create, profiler)
+            cpu0, t0, collector = begin_measured(res, t_create, profiler)
         keys = run.pods(mop, measured_ns)
         if collector is None:
-            cpu0, t0, collector = _begin_measured(res, t_create, profiler)
+            cpu0, t0, collector = begin_measured(res, t_create, profiler)
         task = ui.task(f"measured pods ({measured_ns})", mop.count)
         clock = time.perf_counter
 
@@ -1277,7 +1276,7 @@ def execute_v137(workload: Workload, *, seed: int = 0, progress: bool = False,
         except RuntimeError as e:
             if "nothing left to schedule" not in str(e):
                 raise
-        _end_measured(res, cpu0, t0, clock(), collector, attempts, profiler)
+        end_measured(res, cpu0, t0, clock(), collector, attempts, profiler)
         ui.update(task, store.collected, f"avg {res.data.get('Average', 0):.0f} pods/s")
         res.scheduled = sum(1 for k in keys if (p := store.pods.get(k)) is not None and p.spec.node_name)
         res.unschedulable_pods = mop.count - res.scheduled
@@ -1286,10 +1285,8 @@ def execute_v137(workload: Workload, *, seed: int = 0, progress: bool = False,
     finally:
         ui.stop()
     res.total_wall_s = time.perf_counter() - t_begin
-    res.peak_rss_mib = _peak_rss_mib()
+    res.peak_rss_mib = peak_rss_mib()
     return res
 
 
 V137_WORKLOADS = {k: dataclasses.replace(w, runner=execute_v137) for k, w in V137_WORKLOADS.items()}
-
-_bench.WORKLOADS.update(V137_WORKLOADS)
