@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from apiserver_helpers import until
-from test_realism_kubectl import KUBECTL, Kubectl, _template, box  # noqa: F401 - the shared fixture
+from test_realism_kubectl import KUBECTL, Kubectl, _statefulset, _template, box  # noqa: F401 - the shared fixture
 
 from kubesched.apiserver.history import plan_history
 from kubesched.apiserver.launcher import ServerHandle
@@ -40,15 +40,7 @@ def _images(kc: Kubectl, app: str) -> set[str]:
 
 def test_statefulset_history_and_undo(box: Box) -> None:
     _, kc = box
-    kc.run("create", "-f", "-", stdin=f"""
-apiVersion: apps/v1
-kind: StatefulSet
-metadata: {{name: db}}
-spec:
-  replicas: 2
-  serviceName: db
-  selector: {{matchLabels: {{app: db}}}}
-  template:{_template("db")}""")
+    kc.run("create", "-f", "-", stdin=_statefulset("db", 2))
     kc.run("rollout", "status", "statefulset/db", "--timeout=60s")
     sts = kc.json("get", "statefulset", "db")
     [first] = until(lambda: _revisions(kc, "db") or None, "first revision")

@@ -49,6 +49,19 @@ def _template(app: str, restart: str = "Always", annotations: str = "{}") -> str
     return TEMPLATE.format(app=app, restart=restart, annotations=annotations)
 
 
+def _statefulset(name: str, replicas: int) -> str:
+    """A StatefulSet manifest of ``replicas`` pods of :func:`_template` (serviceName = name)."""
+    return f"""
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {{name: {name}}}
+spec:
+  replicas: {replicas}
+  serviceName: {name}
+  selector: {{matchLabels: {{app: {name}}}}}
+  template:{_template(name)}"""
+
+
 class Kubectl:
     def __init__(self, srv: ServerHandle, tmp: Path) -> None:
         assert srv.kubeconfig_path is not None
@@ -153,15 +166,7 @@ spec:
 
 def test_statefulset_and_daemonset_rollout_status(box: tuple[ServerHandle, Kubectl]) -> None:
     _, kc = box
-    kc.run("create", "-f", "-", stdin=f"""
-apiVersion: apps/v1
-kind: StatefulSet
-metadata: {{name: db}}
-spec:
-  replicas: 2
-  serviceName: db
-  selector: {{matchLabels: {{app: db}}}}
-  template:{_template("db")}
+    kc.run("create", "-f", "-", stdin=_statefulset("db", 2) + f"""
 ---
 apiVersion: apps/v1
 kind: DaemonSet

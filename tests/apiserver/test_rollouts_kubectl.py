@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from apiserver_helpers import until as _until_10s
-from test_realism_kubectl import KUBECTL, Kubectl, _template, box  # noqa: F401 - the shared fixture
+from test_realism_kubectl import KUBECTL, Kubectl, _statefulset, _template, box  # noqa: F401 - the shared fixture
 
 from kubesched.apiserver.launcher import ServerHandle
 
@@ -180,15 +180,7 @@ def test_delete_pod_and_drain_return_at_once_and_node_deletion(box: Box) -> None
 
 def test_statefulset_rolling_update_and_ordered_scale_down(box: Box) -> None:
     _, kc = box
-    kc.run("create", "-f", "-", stdin=f"""
-apiVersion: apps/v1
-kind: StatefulSet
-metadata: {{name: db}}
-spec:
-  replicas: 3
-  serviceName: db
-  selector: {{matchLabels: {{app: db}}}}
-  template:{_template("db")}""")
+    kc.run("create", "-f", "-", stdin=_statefulset("db", 3))
     kc.run("rollout", "status", "statefulset/db", "--timeout=60s")
     before = kc.json("get", "statefulset", "db")["status"]["currentRevision"]
     kc.run("set", "image", "statefulset/db", "c=registry.k8s.io/pause:3.9")
