@@ -459,11 +459,12 @@ class Framework:
         (:class:`FilterChunk`)."""
         table = self.handle.nodes
         n = len(rows)
-        fail_plugin = np.full(n, -1, np.int16)
+        fail_plugin = np.empty(n, np.int16)
+        fail_plugin.fill(-1)
         fail_key = np.zeros(n, np.int64)
         tables: list[PluginReasons | None] = [None] * len(self.filter_plugins)
         skipped = set()
-        alive = np.arange(n)
+        alive: np.ndarray | None = None  # positions of cur in rows (None: all of them, until a rejection)
         cur = rows
         skip = state.skip_filter_plugins
         for pi, pl in enumerate(self.filter_plugins if plugins is None else plugins):
@@ -484,6 +485,8 @@ class Framework:
                 continue
             bad = failed != 0
             tables[pi] = PluginReasons.of(res)
+            if alive is None:
+                alive = np.arange(n)
             pos = alive[bad]
             fail_plugin[pos] = pi
             fail_key[pos] = failed[bad]
@@ -773,7 +776,8 @@ class Framework:
                     return None, _score_error("running Normalize on Score plugins", pl.name, st)
             else:
                 norm = raw
-            if k and (norm.max() > MAX_NODE_SCORE or norm.min() < MIN_NODE_SCORE):
+            # one reduction instead of max() and min(): as uint64, a negative score is > 100
+            if k and _out_of_range(norm):
                 bad = int(norm[(norm < MIN_NODE_SCORE) | (norm > MAX_NODE_SCORE)][0])
                 msg = (f'applying score defaultWeights on Score plugins: plugin "{pl.name}" returns an invalid '
                        f"score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
@@ -1373,6 +1377,17 @@ def _filter_error(plugin: str, st: Status) -> FilterError:
     """Upstream ``RunFilterPlugins``: a status that is neither Success nor a rejection becomes
     ``AsStatus(fmt.Errorf("running %q filter plugin: %w", name, status.AsError()))``."""
     return FilterError(Status(Code.ERROR, (f'running "{plugin}" filter plugin: {st.message()}',), st.error, plugin))
+
+
+def _out_of_range(norm: np.ndarray) -> bool:
+    """Whether some score of ``norm`` (``int64[K]``, K ≥ 1) lies outside [MIN_NODE_SCORE,
+    MAX_NODE_SCORE] (0..100): a negative one is a huge value seen as uint64."""
+    if norm.dtype != np.int64:
+        return bool(norm.max() > MAX_NODE_SCORE or norm.min() < MIN_NODE_SCORE)
+    return bool(_UMAX(norm.view(np.uint64)) > MAX_NODE_SCORE)
+
+
+_UMAX = np.maximum.reduce
 
 
 def _score_error(stage: str, plugin: str, st: Status) -> Status:
