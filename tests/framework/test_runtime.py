@@ -346,6 +346,23 @@ def test_score_out_of_range_is_an_error_only_outside_0_100() -> None:
     assert "invalid score -1," in (run([5, -1, 200]) or "")
     assert "invalid score -9223372036854775808," in (run([-(2**63)]) or "")
 
+    # upstream's phases: a later plugin's Score error wins over an earlier plugin's bad score
+    class Failing(_P):
+        def score(self, state, pod, ni):  # noqa: ANN001, ANN201
+            return 0, None
+
+        def score_nodes(self, state, pod, table, rows):  # noqa: ANN001, ANN201
+            raise RuntimeError("boom")
+
+    reg2 = dict(reg, SX=lambda a, h: Failing("SX"))
+    cfg2 = decode_config({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                          "profiles": [{"schedulerName": "x", "plugins": {"multiPoint": {
+                              "enabled": [*BASE, {"name": "SF"}, {"name": "SX"}], "disabled": [{"name": "*"}]}}}]})
+    fw2 = Framework(cfg2.profiles[0], reg2, Handle(nodes=NodeTable()))
+    Fixed.values = [101]
+    _, st2 = fw2.run_score_plugins(CycleState(), pod, np.arange(1, dtype=np.int64), keep=True)
+    assert st2 is not None and "running Score plugins" in st2.message() and "boom" in st2.message()
+
     @settings(max_examples=200, deadline=None)
     @given(st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=20))
     def check(values: list[int]) -> None:
