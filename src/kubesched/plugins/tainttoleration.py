@@ -144,6 +144,8 @@ def untolerated_mask(table: NodeTable, rows: np.ndarray, tolerations: Sequence[T
     tols = list(tolerations)
     arr = _per_taint_set(table, key,
                          lambda ts: untolerated_taint(ts, tols, eff, comparison_operators) is not None, bool)
+    if len(arr) <= 64 and not np.count_nonzero(arr):  # every taint set tolerated (an untainted cluster)
+        return np.zeros(len(rows), bool)
     return arr[table.taint_set[rows]]
 
 
