@@ -11,6 +11,8 @@ import shutil
 import subprocess
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -131,3 +133,52 @@ def lead_and_bind(srv: ServerHandle, procs: list[subprocess.Popen[str]],
     spec = (get(srv, lease_path) or {}).get("spec") or {}
     assert spec.get("holderIdentity") == holder and not spec.get("leaseTransitions"), spec
     return holder, started, bound
+
+
+@dataclass
+class Replicas:
+    """What :func:`run_two_replicas` saw: the Lease holder and seconds to it, pod → node, seconds
+    to :data:`SYNCED` and CPU seconds then per replica, the replicas' output and exit codes."""
+
+    holder: str
+    leader_after: float
+    bound: dict[str, str]
+    synced: list[float | None]
+    cpu: list[float]
+    outs: list[str]
+    returncodes: list[int | None]
+
+    def check(self) -> None:
+        """One leader all along, the three pods bound to n1, the lease acquired in the logs."""
+        tails = "\n".join(f"--- replica {i}:\n{out[-3000:]}" for i, out in enumerate(self.outs))
+        assert self.holder, f"no leader after 90s\n{tails}"
+        assert self.bound == {"p0": "n1", "p1": "n1", "p2": "n1"}, f"{self.bound}\n{tails}"
+        assert any("successfully acquired lease" in out for out in self.outs), tails
+
+
+def run_two_replicas(srv: ServerHandle, start: Callable[[int], subprocess.Popen[str]],
+                     pid_of: Callable[[int, subprocess.Popen[str]], int | None],
+                     cleanup: Callable[[], object] = lambda: None) -> Replicas:
+    """Start replicas 0 and 1 (``start(i)``: a process with text stdout, stderr merged), wait for
+    :data:`SYNCED` in each one's output, take the CPU seconds of ``pid_of(i, proc)`` then, run
+    :func:`lead_and_bind`, then SIGTERM both (killed after 60 s) and ``cleanup()``."""
+    t0 = time.monotonic()
+    procs = [start(i) for i in range(2)]
+    logs = [Lines(p.stdout, t0) for p in procs if p.stdout is not None]
+    holder, started, bound, synced, cpu = "", 0.0, {}, [], []
+    try:
+        synced = [log.wait_for(SYNCED, 90) for log in logs]
+        pids = [pid_of(i, p) for i, p in enumerate(procs)]
+        cpu = [cpu_seconds(pid) for pid in pids if pid]
+        holder, started, bound = lead_and_bind(srv, procs, t0)
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        cleanup()
+    return Replicas(holder, started, bound, synced, cpu, [log.text() for log in logs], [p.returncode for p in procs])

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from deployhelpers import ARCHIVE, RUN_ARGS, SYNCED, VERSION, Lines, cpu_seconds, lead_and_bind, replica_config
+from deployhelpers import ARCHIVE, RUN_ARGS, SYNCED, VERSION, replica_config, run_two_replicas
 
 from kubesched.apiserver.launcher import run_server
 
@@ -143,21 +143,8 @@ def test_two_replicas_elect_one_leader_and_bind_pods(container: Container, tmp_p
     inside = tmp_path / "etc-kubesched"  # mounted read-only at /etc/kubesched, as the chart's ConfigMap
     with run_server(tmp_path / "kubeconfig") as srv:
         replica_config(srv, inside)
-        t0 = time.monotonic()
-        procs = [container.popen(*RUN_ARGS, config_dir=inside) for _ in range(2)]
-        logs = [Lines(p.stdout, t0) for p in procs if p.stdout is not None]
-        try:
-            synced = [log.wait_for(SYNCED, 90) for log in logs]
-            cpu = [cpu_seconds(p.pid) for p in procs if p.poll() is None]
-            holder, started, bound = lead_and_bind(srv, procs, t0)
-        finally:
-            for p in procs:
-                p.terminate()
-            for p in procs:
-                p.wait(timeout=30)
-            tails = "\n".join(f"--- replica {i}:\n{log.text()[-3000:]}" for i, log in enumerate(logs))
-        assert holder, f"no leader after 90s\n{tails}"
-        assert bound == {"p0": "n1", "p1": "n1", "p2": "n1"}, f"{bound}\n{tails}"
-        print(f"chroot: {SYNCED!r} {synced} s after start (CPU {cpu} s); leader elected {started:.2f}s after the "
-              f"two containers started; holder {holder}")
-        assert any("successfully acquired lease" in log.text() for log in logs), tails
+        run = run_two_replicas(srv, lambda i: container.popen(*RUN_ARGS, config_dir=inside),
+                               lambda i, p: p.pid if p.poll() is None else None)
+    run.check()
+    print(f"chroot: {SYNCED!r} {run.synced} s after start (CPU {run.cpu} s); leader elected "
+          f"{run.leader_after:.2f}s after the two containers started; holder {run.holder}")

@@ -25,17 +25,7 @@ import time
 from pathlib import Path
 
 import pytest
-from deployhelpers import (
-    ARCHIVE,
-    IMAGE_NAME,
-    RUN_ARGS,
-    SYNCED,
-    VERSION,
-    Lines,
-    cpu_seconds,
-    lead_and_bind,
-    replica_config,
-)
+from deployhelpers import ARCHIVE, IMAGE_NAME, RUN_ARGS, SYNCED, VERSION, replica_config, run_two_replicas
 
 from kubesched.apiserver.launcher import run_server
 
@@ -119,31 +109,20 @@ def test_podman_runs_the_image_read_only(runs: str) -> None:
 def test_podman_run_two_replicas_elect_one_leader_and_bind_pods(runs: str, tmp_path: Path) -> None:
     inside = tmp_path / "etc-kubesched"  # the chart's ConfigMap volume
     names = [f"kubesched-test-{os.getpid()}-{i}" for i in range(2)]
+
+    def start(i: int) -> subprocess.Popen[str]:  # podman run proxies the SIGTERM that stops it to the container
+        argv = podman_argv(*RUN, "--name", names[i], "--network", "host", "--read-only", "--tmpfs", "/tmp",
+                           "-v", f"{inside}:/etc/kubesched:ro", runs, *RUN_ARGS)
+        return subprocess.Popen(argv, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+    def pid_of(i: int, _: subprocess.Popen[str]) -> int | None:  # the container's process
+        pid = podman("inspect", "--format", "{{.State.Pid}}", names[i]).stdout.strip()
+        return int(pid) if pid.isdigit() and pid != "0" else None
+
     with run_server(tmp_path / "kubeconfig") as srv:
         replica_config(srv, inside)
-        t0 = time.monotonic()
-        procs = [subprocess.Popen(podman_argv(*RUN, "--name", name, "--network", "host", "--read-only",
-                                              "--tmpfs", "/tmp", "-v", f"{inside}:/etc/kubesched:ro", runs, *RUN_ARGS),
-                                  text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT) for name in names]
-        logs = [Lines(p.stdout, t0) for p in procs if p.stdout is not None]
-        try:
-            synced = [log.wait_for(SYNCED, 90) for log in logs]
-            pids = [podman("inspect", "--format", "{{.State.Pid}}", name).stdout.strip() for name in names]
-            cpu = [cpu_seconds(int(pid)) for pid in pids if pid.isdigit() and pid != "0"]
-            holder, started, bound = lead_and_bind(srv, procs, t0)
-        finally:
-            for p in procs:
-                p.terminate()  # podman run proxies SIGTERM to the container
-            for p in procs:
-                try:
-                    p.wait(timeout=60)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-            podman("rm", "--force", "--ignore", *names, timeout=120)
-            tails = "\n".join(f"--- replica {i}:\n{log.text()[-3000:]}" for i, log in enumerate(logs))
-        assert holder, f"no leader after 90s\n{tails}"
-        assert bound == {"p0": "n1", "p1": "n1", "p2": "n1"}, f"{bound}\n{tails}"
-        print(f"podman: {SYNCED!r} {synced} s after podman run (container CPU then {cpu} s); leader elected "
-              f"{started:.2f}s after; holder {holder}")
-        assert any("successfully acquired lease" in log.text() for log in logs), tails
-        assert [p.returncode for p in procs] == [0, 0], tails  # SIGTERM: the lease released, exit 0
+        run = run_two_replicas(srv, start, pid_of, lambda: podman("rm", "--force", "--ignore", *names, timeout=120))
+    run.check()
+    print(f"podman: {SYNCED!r} {run.synced} s after podman run (container CPU then {run.cpu} s); leader elected "
+          f"{run.leader_after:.2f}s after; holder {run.holder}")
+    assert run.returncodes == [0, 0], run.outs  # SIGTERM: the lease released, exit 0
