@@ -95,7 +95,8 @@ def container(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Container]:
         tf.extractall(wd / "layout", filter="tar")
     index = json.loads((wd / "layout" / "index.json").read_text())
     [tag] = [m["annotations"]["org.opencontainers.image.ref.name"] for m in index["manifests"]]
-    assert tag == f"kubesched:{VERSION}"  # the name podman load gives it: localhost/kubesched:<version>
+    # the name podman load gives it: localhost/kubesched:<version>
+    assert tag == f"kubesched:{VERSION}", f"{ARCHIVE} names {tag!r}: built before the image was named; make image"
     subprocess.run(["umoci", "unpack", "--image", f"{wd / 'layout'}:{tag}", str(wd / "bundle")], check=True,
                    capture_output=True)
     (wd / "bundle" / "rootfs" / "etc" / "kubesched").mkdir(exist_ok=True)  # the mount point a runtime creates

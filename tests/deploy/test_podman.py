@@ -89,7 +89,7 @@ def runs(image: str) -> str:
 
 
 def test_podman_load_names_the_image(image: str) -> None:
-    assert image == IMAGE_NAME
+    assert image == IMAGE_NAME, f"{ARCHIVE} loads as {image}: built before the image was named; make image"
 
 
 def test_podman_runs_the_image_read_only(runs: str) -> None:
