@@ -88,6 +88,15 @@ class ObjectView:
     def deletion_timestamp(self) -> str | None:
         return self.metadata.get("deletionTimestamp")
 
+    @property
+    def creation_timestamp(self) -> str:
+        """``metadata.creationTimestamp`` (RFC 3339), "" when unset (the zero time)."""
+        return str(self.metadata.get("creationTimestamp") or "")
+
+    @property
+    def finalizers(self) -> list[str]:
+        return list(self.metadata.get("finalizers") or ())
+
 
 class _VolumeView(ObjectView):
     """What PersistentVolumes and PersistentVolumeClaims share: ``spec`` (read once) with its

@@ -9,7 +9,7 @@ patches, conditions, deletes, events, PV/PVC/claim writes). The simulator's in-m
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -181,7 +181,7 @@ class SharedDRAManager(Protocol):
         """Upstream ``AssumedClaimRestore``."""
         ...
 
-    def pending_allocation(self, claim: dict[str, Any]) -> dict[str, Any] | None:
+    def pending_allocation(self, claim: dict[str, Any]) -> Mapping[str, Any] | None:
         """Upstream ``GetPendingAllocation``: the in-flight allocation of the claim, or None."""
         ...
 
