@@ -9,8 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from tests.api.view_strategies import NAME as _name
+from tests.api.view_strategies import SETTINGS as _SETTINGS
+from tests.api.view_strategies import metadata
+from tests.api.view_strategies import partial as _partial
 
 from kubesched.api.dra import (
     AllocationResultView,
@@ -21,31 +25,8 @@ from kubesched.api.dra import (
 )
 from kubesched.plugins.dra_structured import dict_path
 
-_name = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, max_size=12)
-_labels = st.dictionaries(_name, _name, max_size=3)
 _stamp = st.sampled_from(["2026-01-01T00:00:00Z", "2026-11-27T22:00:00Z"])
-_SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-_PRESENCE = st.sampled_from(("absent", "null", "set"))
-
-
-@st.composite
-def _partial(draw: st.DrawFn, fields: dict[str, st.SearchStrategy[Any]]) -> dict[str, Any]:
-    """A mapping where each of ``fields`` is absent, null, or drawn from its strategy."""
-    out: dict[str, Any] = {}
-    for key, strategy in fields.items():
-        presence = draw(_PRESENCE)
-        if presence == "null":
-            out[key] = None
-        elif presence == "set":
-            out[key] = draw(strategy)
-    return out
-
-
-_meta = _partial({"name": _name, "namespace": _name, "uid": _name, "labels": _labels, "annotations": _labels,
-                  "resourceVersion": st.integers(0, 10**6).map(str), "deletionTimestamp": _stamp,
-                  "creationTimestamp": _stamp, "finalizers": st.lists(_name, max_size=2),
-                  "ownerReferences": st.lists(st.fixed_dictionaries({"uid": _name, "controller": st.booleans()}),
-                                              max_size=2)})
+_meta = metadata(creationTimestamp=_stamp, finalizers=st.lists(_name, max_size=2))
 _result = _partial({"request": _name, "driver": _name, "pool": _name, "device": _name,
                     "bindingConditions": st.lists(_name, max_size=2)})
 _allocation = _partial({"devices": _partial({"results": st.lists(_result, max_size=3),

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kubesched.api.storage import ObjectView
+from kubesched.api.storage import MappingView, SpecView, mapping_at
 
 __all__ = ["AllocationResultView", "DeviceClassView", "DeviceRequestView", "ResourceClaimView",
            "ResourceSliceView"]
@@ -29,25 +29,16 @@ __all__ = ["AllocationResultView", "DeviceClassView", "DeviceRequestView", "Reso
 _EMPTY: Mapping[str, Any] = {}
 
 
-def _map(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    """``obj[key]``, an empty mapping when absent or null."""
-    v: Mapping[str, Any] = obj.get(key) or _EMPTY
-    return v
-
-
-class AllocationResultView:
+class AllocationResultView(MappingView):
     """A claim's ``status.allocation`` (upstream ``AllocationResult``)."""
 
-    __slots__ = ("raw",)
-
-    def __init__(self, raw: Mapping[str, Any]) -> None:
-        self.raw = raw
+    __slots__ = ()
 
     @property
     def results(self) -> list[Mapping[str, Any]]:
         """``devices.results``: one ``DeviceRequestAllocationResult`` per allocated device
         (``request``, ``driver``, ``pool``, ``device``, ``bindingConditions``, …)."""
-        return list(_map(self.raw, "devices").get("results") or ())
+        return list(mapping_at(self.raw, "devices").get("results") or ())
 
     @property
     def node_selector(self) -> Mapping[str, Any] | None:
@@ -60,13 +51,10 @@ class AllocationResultView:
         return self.raw.get("allocationTimestamp")
 
 
-class DeviceRequestView:
+class DeviceRequestView(MappingView):
     """One ``spec.devices.requests[]`` entry of a claim (upstream ``DeviceRequest``)."""
 
-    __slots__ = ("raw",)
-
-    def __init__(self, raw: Mapping[str, Any]) -> None:
-        self.raw = raw
+    __slots__ = ()
 
     @property
     def name(self) -> str:
@@ -80,7 +68,7 @@ class DeviceRequestView:
     @property
     def device_class_name(self) -> str:
         """``exactly.deviceClassName`` ("" without ``exactly``)."""
-        return str(_map(self.raw, "exactly").get("deviceClassName") or "")
+        return str(mapping_at(self.raw, "exactly").get("deviceClassName") or "")
 
     @property
     def first_available(self) -> list[Mapping[str, Any]]:
@@ -88,21 +76,19 @@ class DeviceRequestView:
         return list(self.raw.get("firstAvailable") or ())
 
 
-class ResourceClaimView(ObjectView):
+class ResourceClaimView(SpecView):
     """A ResourceClaim: ``spec`` and ``status`` read once."""
 
-    __slots__ = ("spec", "status")
+    __slots__ = ("status",)
 
     def __init__(self, raw: Mapping[str, Any]) -> None:
-        self.raw = raw
-        self.metadata = raw.get("metadata") or _EMPTY
-        self.spec: Mapping[str, Any] = raw.get("spec") or _EMPTY
+        super().__init__(raw)
         self.status: Mapping[str, Any] = raw.get("status") or _EMPTY
 
     @property
     def requests(self) -> list[Mapping[str, Any]]:
         """``spec.devices.requests`` (DeviceRequest mappings; see :class:`DeviceRequestView`)."""
-        return list(_map(self.spec, "devices").get("requests") or ())
+        return list(mapping_at(self.spec, "devices").get("requests") or ())
 
     @property
     def allocation(self) -> Mapping[str, Any] | None:
@@ -112,7 +98,7 @@ class ResourceClaimView(ObjectView):
     @property
     def allocation_results(self) -> list[Mapping[str, Any]]:
         """``status.allocation.devices.results`` ([] when not allocated)."""
-        return list(_map(_map(self.status, "allocation"), "devices").get("results") or ())
+        return list(mapping_at(mapping_at(self.status, "allocation"), "devices").get("results") or ())
 
     @property
     def reserved_for(self) -> list[Mapping[str, Any]]:
@@ -122,7 +108,7 @@ class ResourceClaimView(ObjectView):
     @property
     def config(self) -> list[Mapping[str, Any]]:
         """``spec.devices.config`` (DeviceClaimConfiguration mappings: ``requests``, ``opaque``)."""
-        return list(_map(self.spec, "devices").get("config") or ())
+        return list(mapping_at(self.spec, "devices").get("config") or ())
 
     @property
     def devices(self) -> list[Mapping[str, Any]]:
@@ -130,15 +116,10 @@ class ResourceClaimView(ObjectView):
         return list(self.status.get("devices") or ())
 
 
-class ResourceSliceView(ObjectView):
+class ResourceSliceView(SpecView):
     """A ResourceSlice: ``spec`` read once."""
 
-    __slots__ = ("spec",)
-
-    def __init__(self, raw: Mapping[str, Any]) -> None:
-        self.raw = raw
-        self.metadata = raw.get("metadata") or _EMPTY
-        self.spec: Mapping[str, Any] = raw.get("spec") or _EMPTY
+    __slots__ = ()
 
     @property
     def driver(self) -> str:
@@ -147,7 +128,7 @@ class ResourceSliceView(ObjectView):
     @property
     def pool_name(self) -> str:
         """``spec.pool.name``."""
-        return str(_map(self.spec, "pool").get("name") or "")
+        return str(mapping_at(self.spec, "pool").get("name") or "")
 
     @property
     def devices(self) -> list[Mapping[str, Any]]:
@@ -155,22 +136,22 @@ class ResourceSliceView(ObjectView):
         return list(self.spec.get("devices") or ())
 
 
-class DeviceClassView(ObjectView):
-    """A DeviceClass."""
+class DeviceClassView(SpecView):
+    """A DeviceClass: ``spec`` read once."""
 
     __slots__ = ()
 
     @property
     def extended_resource_name(self) -> str | None:
         """``spec.extendedResourceName``, None when unset."""
-        return _map(self.raw, "spec").get("extendedResourceName")
+        return self.spec.get("extendedResourceName")
 
     @property
     def selectors(self) -> list[Mapping[str, Any]]:
         """``spec.selectors`` (DeviceSelector mappings, ``{"cel": {"expression"}}``)."""
-        return list(_map(self.raw, "spec").get("selectors") or ())
+        return list(self.spec.get("selectors") or ())
 
     @property
     def config(self) -> list[Mapping[str, Any]]:
         """``spec.config`` (DeviceClassConfiguration mappings, ``{"opaque": {"driver", "parameters"}}``)."""
-        return list(_map(self.raw, "spec").get("config") or ())
+        return list(self.spec.get("config") or ())
