@@ -50,6 +50,7 @@ from typing import Any, Self
 
 import aiohttp
 import msgspec
+from multidict import CIMultiDict
 
 from kubesched import __version__
 from kubesched.errors import KubeschedError
@@ -337,6 +338,10 @@ class APIClient:
         self._session: aiohttp.ClientSession | None = None
         self._closed = False
         self.requests = 0  # requests sent (retries included)
+        # built once, not per request: the timeouts and, per (Content-Type, Authorization), the headers
+        self._timeout = aiohttp.ClientTimeout(total=config.timeout, connect=config.connect_timeout)
+        self._watch_timeout = aiohttp.ClientTimeout(total=None, connect=config.connect_timeout, sock_read=None)
+        self._header_cache: dict[tuple[str | None, str | None], CIMultiDict[str]] = {}
 
     @classmethod
     def for_server(cls, server: str, *, qps: float = -1, burst: int = 0, user_agent_suffix: str = "",
@@ -374,19 +379,30 @@ class APIClient:
         if self._session is None or self._session.closed:
             connector = aiohttp.TCPConnector(limit=100, ssl=self.config.ssl if self.config.ssl is not None else False,
                                              enable_cleanup_closed=True)
+            # what a request does not need, left out of aiohttp's per-request work: cookies (a
+            # DummyCookieJar: the API server sets none), a timeout object per call (the session's),
+            # ``skip_auto_headers`` (aiohttp's slow path; every auto header is given explicitly instead)
             self._session = aiohttp.ClientSession(
-                base_url=None, connector=connector, auto_decompress=False,
-                json_serialize=lambda o: _json_encoder.encode(o).decode(),
-                skip_auto_headers=("Accept-Encoding",))
+                connector=connector, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar(),
+                timeout=self._timeout)
         return self._session
 
-    async def _headers(self, content_type: str | None) -> dict[str, str]:
-        h = {"User-Agent": self.user_agent, "Accept": JSON, "Accept-Encoding": "identity"}
-        if content_type:
-            h["Content-Type"] = content_type
+    async def _headers(self, content_type: str | None) -> CIMultiDict[str]:
+        """The request headers (``User-Agent``, ``Accept``, ``Accept-Encoding: identity``,
+        ``Content-Type`` when given, ``Authorization`` when the credentials make one), one
+        prebuilt ``CIMultiDict`` per (content type, credential) pair."""
         auth = await self._auth.header()
-        if auth:
-            h["Authorization"] = auth
+        key = (content_type, auth)
+        h = self._header_cache.get(key)
+        if h is None:
+            if len(self._header_cache) > 64:  # rotated tokens: keep the cache small
+                self._header_cache.clear()
+            h = CIMultiDict({"User-Agent": self.user_agent, "Accept": JSON, "Accept-Encoding": "identity"})
+            if content_type:
+                h["Content-Type"] = content_type
+            if auth:
+                h["Authorization"] = auth
+            self._header_cache[key] = h
         return h
 
     # ── core request ──
@@ -409,16 +425,16 @@ class APIClient:
             content_type = JSON
         url = self.config.server + path
         q = _query(params)
-        timeout = aiohttp.ClientTimeout(total=self.config.timeout, connect=self.config.connect_timeout)
         retries = 0
         unauthorized_retry = True
+        limiter = self.limiter
         while True:
-            await self.limiter.acquire()
+            if not limiter.unlimited:
+                await limiter.acquire()
             headers = await self._headers(content_type)
             self.requests += 1
             try:
-                async with self._get_session().request(method, url, params=q, data=data, headers=headers,
-                                                       timeout=timeout) as resp:
+                async with self._get_session().request(method, url, params=q, data=data, headers=headers) as resp:
                     status = resp.status
                     payload = await resp.read()
                     retry_after = resp.headers.get("Retry-After")
@@ -472,6 +488,11 @@ class APIClient:
         """POST ``body`` to a collection; returns the created object."""
         return await self._json("POST", path, params, body)
 
+    async def post(self, path: str, body: Any) -> None:
+        """POST ``body`` (the same request as :meth:`create`) when the caller does not need the
+        answer: it is read but not decoded (the event recorder's writes). Raises as :meth:`create`."""
+        await self.request_raw("POST", path, None, body)
+
     async def replace(self, path: str, body: Any) -> dict[str, Any]:
         """PUT ``body`` (its ``metadata.resourceVersion`` is the precondition: 409 on mismatch)."""
         return await self._json("PUT", path, None, body)
@@ -509,7 +530,7 @@ class APIClient:
         q = dict(params or {})
         q["watch"] = "true"
         url = self.config.server + path
-        timeout = aiohttp.ClientTimeout(total=None, connect=self.config.connect_timeout, sock_read=None)
+        timeout = self._watch_timeout
         await self.limiter.acquire()
         headers = await self._headers(None)
         self.requests += 1
