@@ -445,11 +445,16 @@ def _start_kubesched(cp: upstream.ControlPlane, config: dict[str, Any], args: li
     """``kubesched run`` via :meth:`ControlPlane.start_kubesched_run`, or another checkout's ``src``.
     The package is byte-compiled first, as an installed one is: under ``PYTHONDONTWRITEBYTECODE``
     every start would otherwise compile ~480 modules (seconds of CPU the scheduler never pays
-    when installed with pip)."""
+    when installed with pip). A ``kubesched run`` that has ``--cert-dir`` gets one, as
+    :meth:`ControlPlane.start_kube_scheduler` gives kube-scheduler (both then generate their
+    self-signed serving certificate on the first start only)."""
     root = src or Path(upstream.__file__).resolve().parents[1]
     if root not in _COMPILED:
         compileall.compile_dir(str(root), quiet=1)
         _COMPILED.add(root)
+    if "--cert-dir" in (root / "kubesched" / "cli" / "run_cmd.py").read_text():
+        # as ControlPlane gives kube-scheduler: its self-signed serving pair is made once and reused
+        args = [*args, f"--cert-dir={cp.workdir / 'kubesched-certs'}"]
     if src is None:
         return cp.start_kubesched_run(config, extra_args=args)
     cfg_path = cp._scheduler_config(config, cp.kubeconfig_for("system:kube-scheduler"), "kubesched-run")
