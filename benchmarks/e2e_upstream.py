@@ -452,7 +452,8 @@ def _start_kubesched(cp: upstream.ControlPlane, config: dict[str, Any], args: li
     if root not in _COMPILED:
         compileall.compile_dir(str(root), quiet=1)
         _COMPILED.add(root)
-    if "--cert-dir" in (root / "kubesched" / "cli" / "run_cmd.py").read_text():
+    run_cmd = (root if src is None else root / "kubesched") / "cli" / "run_cmd.py"
+    if "--cert-dir" in run_cmd.read_text():
         # as ControlPlane gives kube-scheduler: its self-signed serving pair is made once and reused
         args = [*args, f"--cert-dir={cp.workdir / 'kubesched-certs'}"]
     if src is None:
@@ -548,7 +549,7 @@ def client_bench(cp: upstream.ControlPlane, spec: str, n: int, nodes: int, infli
     run = next(_RUNS)
     names = [f"cb{run}-{i}" for i in range(n)]
     create_all(cp, [pod(nm) for nm in names], threads)
-    src = Path(arg) / "src" if arg else Path(upstream.__file__).resolve().parents[1]
+    src = Path(arg) / "src" if arg else Path(upstream.__file__).resolve().parents[2]
     if src not in _COMPILED:
         compileall.compile_dir(str(src), quiet=1)
         _COMPILED.add(src)
