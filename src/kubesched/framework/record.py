@@ -226,6 +226,34 @@ class FilterResults(_LazyMapping[dict[str, Any]]):
                 out.append(hit)
         return names, out
 
+    def outcome_codes(self) -> tuple[list[str], np.ndarray, list[tuple[str, tuple[str, ...], int]]] | None:
+        """:meth:`rejections` as columns: the evaluated nodes in order, per node an outcome code
+        (``int32[nodes]``: −1 feasible, else an index into the outcome list) and the distinct
+        outcomes ``(failing plugin, its reasons — ("rejected",) if none —, plugins passed)``,
+        found with ``numpy.unique`` per failing plugin (no per-node Python loop). None when a node
+        was evaluated twice (read the dicts)."""
+        names = self.names()
+        if len(names) != len(self):
+            return None
+        outcomes: list[tuple[str, tuple[str, ...], int]] = []
+        parts: list[np.ndarray] = []
+        for seg in self._segs:
+            codes = np.full(len(seg.fail), -1, np.int32)
+            rejected = np.flatnonzero(seg.fail >= 0)
+            if len(rejected):
+                fails = seg.fail[rejected]
+                for fp in np.unique(fails).tolist():
+                    mine = fails == fp
+                    keys, inverse = np.unique(seg.keys[rejected[mine]], return_inverse=True)
+                    passed = sum(1 for pi in seg.ran if pi < fp)
+                    codes[rejected[mine]] = len(outcomes) + inverse
+                    outcomes.extend((seg.plugins[fp], tuple(seg.tables[fp].entry(k)[0]) or ("rejected",), passed)
+                                    for k in keys.tolist())
+            parts.append(codes)
+        if len(parts) == 1:
+            return names, parts[0], outcomes
+        return names, np.concatenate(parts) if parts else np.empty(0, np.int32), outcomes
+
     def __getitem__(self, key: str) -> dict[str, Any]:
         if self._data is not None:
             return self._data[key]
@@ -321,6 +349,11 @@ class NodeScores(_LazyMapping[dict[str, int]]):
             return
         for i, n in enumerate(self._names):
             yield n, dict(zip(self.plugins, self._arr[:, i].tolist()))
+
+    def columns_of(self, nodes: list[str]) -> np.ndarray:
+        """``int64[plugins, len(nodes)]``: the scores of ``nodes`` (each must be in the mapping)."""
+        pos = self._positions()
+        return self._arr[:, [pos[n] for n in nodes]]
 
     def weights(self, final: NodeScores) -> dict[str, int]:
         """plugin → weight read back as ``final // normalized`` at the first node where the
