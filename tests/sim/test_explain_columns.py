@@ -23,8 +23,9 @@ SCORE_PLUGINS = ["P", "Q", "R"]
 
 
 def _as_tuple(p: Plan) -> tuple[Any, ...]:
-    """A plan with its omitted reasons' order (dict equality ignores it; the page does not)."""
-    return (p.nodes, p.runner_up, p.margin, p.selected_ties, p.runner_up_ties, p.nodes_omitted,
+    """A plan with its omitted reasons' order (dict equality ignores it; the page does not); a
+    kept node's ``col`` is where the columns found it (the dicts do not tell)."""
+    return ([(k.node, k.reasons, k.total, k.rank) for k in p.nodes], p.runner_up, p.margin, p.selected_ties, p.runner_up_ties, p.nodes_omitted,
             list(p.omitted_reasons.items()))
 
 
@@ -85,6 +86,8 @@ def test_column_plan_is_the_dict_plan(recs: tuple[DecisionRecord, DecisionRecord
     assert (got is not None) == can
     if got is not None:
         assert _as_tuple(got) == _as_tuple(want)
+        scored = list(cols.total_score)
+        assert all(scored[k.col] == k.node if k.total is not None else k.col == -1 for k in got.nodes)
     assert _as_tuple(dict_plan(cols, dict(cols.total_score), max_nodes)) == _as_tuple(want)
 
 

@@ -350,10 +350,13 @@ class NodeScores(_LazyMapping[dict[str, int]]):
         for i, n in enumerate(self._names):
             yield n, dict(zip(self.plugins, self._arr[:, i].tolist()))
 
-    def columns_of(self, nodes: list[str]) -> np.ndarray:
-        """``int64[plugins, len(nodes)]``: the scores of ``nodes`` (each must be in the mapping)."""
-        pos = self._positions()
-        return self._arr[:, [pos[n] for n in nodes]]
+    def node_at(self, col: int) -> str | None:
+        """The node of column ``col`` (None past the end)."""
+        return self._names[col] if 0 <= col < len(self._names) else None
+
+    def block(self, cols: list[int]) -> np.ndarray:
+        """``int64[plugins, len(cols)]``: the scores in columns ``cols`` (see :meth:`node_at`)."""
+        return self._arr[:, cols]
 
     def weights(self, final: NodeScores) -> dict[str, int]:
         """plugin → weight read back as ``final // normalized`` at the first node where the

@@ -26,12 +26,13 @@ __all__ = ["KeptNode", "Plan", "column_plan"]
 @dataclass(slots=True)
 class KeptNode:
     """One node an explanation shows: ``reasons`` (``"Plugin: reason"``, empty when feasible),
-    ``total``/``rank`` (None when not scored)."""
+    ``total``/``rank`` (None when not scored), ``col``: its place among the totals (−1 unknown)."""
 
     node: str
     reasons: list[str]
     total: int | None = None
     rank: int | None = None
+    col: int = -1
 
 
 @dataclass(slots=True)
@@ -103,7 +104,7 @@ def column_plan(rec: DecisionRecord, totals: dict[str, int], max_nodes: int) -> 
     def node_at(pos: int) -> KeptNode:
         if pos < n_scored:
             i = ranked[pos]
-            return KeptNode(scored[i], [], int(total[i]), pos + 1)
+            return KeptNode(scored[i], [], int(total[i]), pos + 1, i)
         if pos < n_scored + n_feasible:
             return KeptNode(names[int(feasible[pos - n_scored])], [])
         e = int(rejected[pos - n_scored - n_feasible])

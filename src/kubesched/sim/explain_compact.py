@@ -39,8 +39,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["CompactCollector", "compact_explanation"]
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"))
+_dumps = json.JSONEncoder(separators=(",", ":")).encode  # json.dumps(value, separators=(",", ":"))
 
 
 class _Parts(NamedTuple):
@@ -69,17 +68,19 @@ def _scores(rec: DecisionRecord, plugins: list[str], kept: list[KeptNode]) -> li
     """Per kept node, ``[raw, normalized, weighted]`` per Score plugin in ``plugins`` order
     (``None`` for a plugin that did not score the node; ``[]`` for an unscored node) — one numpy
     block when the record's scores are arrays."""
-    scored = [k.node for k in kept if k.total is not None]
+    scored = [k for k in kept if k.total is not None]
     raw, norm, fin = rec.score, rec.normalized_score, rec.final_score
     out: list[Any] = [[] for _ in kept]
     if not scored:
         return out
-    if (isinstance(raw, NodeScores) and isinstance(norm, NodeScores) and isinstance(fin, NodeScores)
-            and raw.plugins == plugins and norm.plugins == plugins and fin.plugins == plugins
-            and all(n in fin for n in scored)):
+    arrays = (raw, norm, fin) if isinstance(raw, NodeScores) and isinstance(norm, NodeScores) \
+        and isinstance(fin, NodeScores) else ()
+    if arrays and all(a.plugins == plugins for a in arrays) \
+            and all(a.node_at(k.col) == k.node for a in arrays for k in scored):
         if not plugins:
             return out
-        block = np.stack([raw.columns_of(scored), norm.columns_of(scored), fin.columns_of(scored)])
+        cols = [k.col for k in scored]
+        block = np.stack([a.block(cols) for a in arrays])
         triples = iter(block.transpose(2, 1, 0).tolist())  # node × plugin × (raw, normalized, weighted)
         for i, k in enumerate(kept):
             if k.total is not None:
