@@ -67,7 +67,7 @@ def column_plan(rec: DecisionRecord, totals: dict[str, int], max_nodes: int) -> 
     scored = list(totals)
     n_scored = len(scored)
     if names and n_scored:
-        in_totals = np.fromiter(map(totals.__contains__, names), bool, len(names))
+        in_totals = np.array(list(map(totals.__contains__, names)), bool)  # (np.fromiter: ~0.5 µs a node)
         if (codes[in_totals] >= 0).any():
             return None  # a scored node some Filter plugin rejected: not a shape the engine makes
         unscored = np.flatnonzero(~in_totals)
@@ -75,7 +75,8 @@ def column_plan(rec: DecisionRecord, totals: dict[str, int], max_nodes: int) -> 
         unscored = np.arange(len(names))
     # scored nodes: best total first, stable (record order among equals), the selected one
     # moved to the front of its equals
-    total = np.fromiter(totals.values(), np.int64, n_scored)
+    values = list(totals.values())
+    total = np.array(values, np.int64)
     ranked: list[int] = np.argsort(-total, kind="stable").tolist()
     sel = rec.selected_node
     sel_i = scored.index(sel) if sel is not None and sel in totals else -1
@@ -104,7 +105,7 @@ def column_plan(rec: DecisionRecord, totals: dict[str, int], max_nodes: int) -> 
     def node_at(pos: int) -> KeptNode:
         if pos < n_scored:
             i = ranked[pos]
-            return KeptNode(scored[i], [], int(total[i]), pos + 1, i)
+            return KeptNode(scored[i], [], values[i], pos + 1, i)
         if pos < n_scored + n_feasible:
             return KeptNode(names[int(feasible[pos - n_scored])], [])
         e = int(rejected[pos - n_scored - n_feasible])
@@ -137,12 +138,12 @@ def column_plan(rec: DecisionRecord, totals: dict[str, int], max_nodes: int) -> 
                     omitted[line] += int(count[j])
     else:
         kept = [node_at(p) for p in range(n_order)]
-    sel_total = int(total[sel_i]) if sel_i >= 0 else None
+    sel_total = values[sel_i] if sel_i >= 0 else None
     sel_ties = int(np.count_nonzero(total == sel_total)) - 1 if sel_total is not None else 0
     run_ties = 0
     margin = None
     if runner_i >= 0:
-        run_total = int(total[runner_i])
+        run_total = values[runner_i]
         run_ties = int(np.count_nonzero(total == run_total)) - 1 - (1 if sel_total == run_total else 0)
         if sel_total is not None:
             margin = sel_total - run_total
