@@ -25,7 +25,8 @@ SCORE_PLUGINS = ["P", "Q", "R"]
 def _as_tuple(p: Plan) -> tuple[Any, ...]:
     """A plan with its omitted reasons' order (dict equality ignores it; the page does not); a
     kept node's ``col`` is where the columns found it (the dicts do not tell)."""
-    return ([(k.node, k.reasons, k.total, k.rank) for k in p.nodes], p.runner_up, p.margin, p.selected_ties, p.runner_up_ties, p.nodes_omitted,
+    return ([(k.node, k.reasons, k.total, k.rank) for k in p.nodes], p.runner_up, p.margin, p.selected_ties,
+            p.runner_up_ties, p.nodes_omitted,
             list(p.omitted_reasons.items()))
 
 
