@@ -138,14 +138,14 @@ async def test_tls_ca_and_client_certificates_as_data_and_as_relative_files(tmp_
 
 
 def test_in_cluster_service_account(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from kubesched.kube import kubeconfig
+    from kubesched.kube import client as kubeclient
 
     sa = tmp_path / "sa"
     sa.mkdir()
     (sa / "token").write_text("sa-token")
     (sa / "namespace").write_text("kube-system")
     (sa / "ca.crt").write_bytes(_pem_cert(_new_ca("cluster-ca").cert))
-    monkeypatch.setattr(kubeconfig, "SERVICE_ACCOUNT", str(sa))
+    monkeypatch.setattr(kubeclient, "SERVICE_ACCOUNT", str(sa))
     monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "fd00::1")
     monkeypatch.setenv("KUBERNETES_SERVICE_PORT", "443")
     cfg = load_config()

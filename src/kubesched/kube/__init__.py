@@ -2,8 +2,8 @@
 
 Modules (upstream counterparts in parentheses):
 
-- :mod:`~kubesched.kube.client` — ``APIClient`` (client-go ``rest``): aiohttp, kubeconfig
-  loading (:mod:`~kubesched.kube.kubeconfig`), QPS/burst token bucket, retries, watch streams, binding.
+- :mod:`~kubesched.kube.client` — ``APIClient`` (client-go ``rest``): aiohttp, lightkube config
+  loading, QPS/burst token bucket, retries, watch streams, binding.
 - :mod:`~kubesched.kube.reflector`, :mod:`~kubesched.kube.informer` — list/watch/relist with
   tombstones, stores, ordered handlers, the informer factory and the lister the plugins read
   (client-go ``tools/cache``).

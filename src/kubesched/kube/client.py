@@ -3,10 +3,10 @@
 What it does, following client-go ``rest/config.go``, ``rest/request.go``, ``rest/with_retry.go``
 and kube-scheduler's ``cmd/kube-scheduler/app/options/options.go`` (``createKubeConfig``):
 
-- Configuration comes from a kubeconfig file or the in-cluster service account, read by
-  :mod:`kubesched.kube.kubeconfig` (current context, CA / client certificates, bearer tokens,
-  token files re-read for rotation, exec credential plugins); ``--master`` overrides the server
-  URL. See :func:`load_config`.
+- Configuration comes from a kubeconfig file or the in-cluster service account, loaded by
+  ``lightkube.config.kubeconfig.KubeConfig`` (current context, CA / client certificates, bearer
+  tokens, token files re-read for rotation, exec credential plugins); ``--master`` overrides the
+  server URL. See :func:`load_config`.
 - A client-side token bucket (``clientConnection.qps`` / ``burst``; upstream 50/100; ``qps <= 0``
   means unlimited) gates every request, watches included, as client-go's
   ``flowcontrol.NewTokenBucketRateLimiter``.
@@ -24,7 +24,9 @@ HTTP stack: **aiohttp**, not httpx2 (lightkube's transport). Measured on this 2-
 client and an aiohttp server in one process, 16 concurrent small POSTs: aiohttp ~5,600
 round trips/s, httpx2 ~870/s. The scheduler's hot path is one POST per pod (binding) plus one
 event write, and the target is >= 500 pods/s on this box, so the 6x matters; aiohttp is also
-the stack of the box API server and the liveops endpoints (one asyncio HTTP stack).
+the stack of the box API server and the liveops endpoints (one asyncio HTTP stack). lightkube is
+still used for everything about *configuration* (kubeconfig parsing, exec plugins, TLS
+contexts via ``verify_cluster``); only its httpx ``Auth`` flows are re-expressed as headers here.
 
 Watch streams (:meth:`APIClient.stream_watch`) split the chunked body on ``\\n`` with an
 unbounded buffer (aiohttp's ``readline`` stops at 128 KiB, a pod with big annotations is
@@ -56,6 +58,9 @@ from multidict import CIMultiDict  # noqa: E402
 
 from kubesched import __version__  # noqa: E402
 from kubesched.errors import KubeschedError  # noqa: E402
+
+SERVICE_ACCOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
+"""Where the in-cluster service account (token, ca.crt, namespace) is mounted (client-go ``rest.InClusterConfig``)."""
 
 __all__ = [
     "APIClient",
@@ -184,9 +189,9 @@ def user_agent(suffix: str = "") -> str:
 class _Auth:
     """Produces the ``Authorization`` header; ``invalidate()`` after a 401 forces a refresh.
 
-    Modes (in lightkube's ``user_auth`` order): token file (re-read every minute, as client-go's
+    Modes (lightkube ``user_auth`` order): token file (re-read every minute, as client-go's
     ``cachingTokenSource`` for rotated service-account tokens), static token, exec credential
-    plugin (:func:`kubesched.kube.kubeconfig.exec_credential`; cached until ``expirationTimestamp``
+    plugin (lightkube's ``ExecAuth`` command preparation; cached until ``expirationTimestamp``
     or a 401), basic auth.
     """
 
@@ -222,15 +227,16 @@ class _Auth:
         return self._value
 
     async def _exec(self, now: float) -> tuple[str, float]:
-        from kubesched.kube.kubeconfig import exec_credential
+        from lightkube.config.client_adapter import ExecAuth, async_check_output
 
-        command = self.user.exec.command
+        command = [self.user.exec.command]
         try:
-            out = await exec_credential(self.user.exec)
+            command, env = ExecAuth(self.user.exec)._prepare()
+            out = await async_check_output(command, env=env)
             status = json.loads(out)["status"]
             token = status["token"]
         except Exception as e:  # any failure of the plugin is one error
-            raise APIConnectionError(f"exec credential plugin {command}: {e}") from e
+            raise APIConnectionError(f"exec credential plugin {command[0]}: {e}") from e
         expires = float("inf")
         ts = status.get("expirationTimestamp")
         if ts:
@@ -252,7 +258,7 @@ class ClientConfig:
     """Where and how to connect.
 
     ``server``: base URL (``https://host:6443``); ``ssl``: an ``SSLContext`` for https (None
-    for http); ``user``: a :class:`kubesched.kube.kubeconfig.User` (credentials) or None; ``qps``/``burst``: the
+    for http); ``user``: a lightkube ``User`` (credentials) or None; ``qps``/``burst``: the
     token bucket (``qps <= 0`` = unlimited); ``user_agent``: full UA string; ``timeout``:
     seconds for one non-watch request (connect + answer); ``connect_timeout``: seconds to
     connect (watches too).
@@ -283,22 +289,24 @@ def load_config(kubeconfig: str | None = None, master: str | None = None, *, con
     missing or invalid, or when neither flag is given outside a cluster.
     """
     import yaml
-
-    from kubesched.kube import kubeconfig as kc
+    from lightkube.config.client_adapter import verify_cluster
+    from lightkube.config.kubeconfig import KubeConfig
+    from lightkube.config.models import User
+    from lightkube.core.exceptions import ConfigError as LKConfigError
 
     try:
         if kubeconfig:
-            single = kc.from_file(kubeconfig, context)
+            single = KubeConfig.from_file(kubeconfig).get(context)
         elif master:
-            single = kc.from_server(master)
+            single = KubeConfig.from_server(master).get()
         else:
             try:
-                single = kc.from_service_account()
-            except (kc.KubeconfigError, KeyError) as e:
+                single = KubeConfig.from_service_account(SERVICE_ACCOUNT).get()
+            except (LKConfigError, KeyError) as e:
                 raise KubeschedError(
                     "invalid configuration: no configuration has been provided (not running in a cluster: "
                     f"{e}); use --kubeconfig or --master") from None
-    except kc.KubeconfigError as e:
+    except LKConfigError as e:
         raise KubeschedError(f"kubeconfig: {e}") from None
     except (KeyError, TypeError, AttributeError, msgspec.ValidationError) as e:
         raise KubeschedError(f"kubeconfig {kubeconfig}: invalid content: {e}") from None
@@ -307,14 +315,19 @@ def load_config(kubeconfig: str | None = None, master: str | None = None, *, con
         raise KubeschedError(f"kubeconfig {kubeconfig}: invalid YAML: {first}") from None
     except OSError as e:
         raise KubeschedError(f"kubeconfig {kubeconfig}: {e.strerror or e}") from None
+    assert single is not None
+    user = single.user
+    if user is not None and user.token_file and single.fname is not None:
+        # client-go (clientcmd loader.go ResolveLocalPaths): a relative tokenFile is relative to the kubeconfig's folder
+        user = msgspec.structs.replace(user, token_file=str(single.abs_file(user.token_file)))
     server = (master or single.cluster.server).rstrip("/")
     ctx: ssl.SSLContext | None = None
     if server.startswith("https://"):
         try:
-            ctx = kc.ssl_context(single)
-        except (OSError, ssl.SSLError, ValueError, kc.KubeconfigError) as e:
+            ctx = verify_cluster(single.cluster, single.user or User(), single.abs_file)
+        except (OSError, ssl.SSLError, LKConfigError) as e:
             raise KubeschedError(f"kubeconfig: TLS configuration: {e}") from None
-    return ClientConfig(server=server, ssl=ctx, user=single.user, qps=qps, burst=burst,
+    return ClientConfig(server=server, ssl=ctx, user=user, qps=qps, burst=burst,
                         namespace=single.namespace)
 
 
