@@ -818,6 +818,11 @@ class Workload:
     labels: tuple[str, ...] = ()
     runner: Callable[..., Any] | None = None
     """Runs this workload instead of :func:`execute` (DRA workloads: ``bench_dra.execute_dra``)."""
+    measured_count: int | None = None
+    """Pods the measurement counts when it spans several ops (``startCollectingMetrics`` …
+    ``stopCollectingMetrics``, no single measured ``createPods``); None: the measured op's count."""
+    init_count: int | None = None
+    """Pods created outside that span (with ``measured_count``)."""
 
     @property
     def key(self) -> str:
@@ -836,11 +841,15 @@ class Workload:
 
     @property
     def num_init_pods(self) -> int:
+        if self.init_count is not None:
+            return self.init_count
         mi, _ = self.measured_op
         return sum(op.count for i, op in enumerate(self.ops) if isinstance(op, CreatePods) and i != mi)
 
     @property
     def num_measured_pods(self) -> int:
+        if self.measured_count is not None:
+            return self.measured_count
         return self.measured_op[1].count
 
 
@@ -1263,17 +1272,21 @@ def end_measured(res: BenchResult, cpu0: float, t0: float, t1: float, collector:
 def execute(workload: Workload, *, seed: int = 0, progress: bool = False,
             registry: dict[str, Any] | None = None,
             inspect: Callable[[ClusterStore, Scheduler], None] | None = None,
-            profiler: Any = None, features: FeatureGate | None = None) -> BenchResult:
+            profiler: Any = None, features: FeatureGate | None = None, timer: Any = None) -> BenchResult:
     """Run ``workload`` in this process (see the module docstring for the measurement).
 
     ``features``: the gates at the emulated version (default v1.37's).
     ``inspect(store, scheduler)`` is called at the end (tests look at the cluster with it).
     ``profiler`` (anything with ``start()``/``stop()``, e.g. a pyinstrument ``Profiler``) runs
-    around the measured scheduling loop only.
+    around the measured scheduling loop only. ``timer`` (a runner with timed ops only, e.g.
+    ``bench_podgroup.VirtualTimer``): their ticks follow this virtual clock, not the wall clock.
     """
     if workload.runner is not None:
+        extra = {"timer": timer} if timer is not None else {}
         return workload.runner(workload, seed=seed, progress=progress, registry=registry, inspect=inspect,
-                               profiler=profiler, features=features)
+                               profiler=profiler, features=features, **extra)
+    if timer is not None:
+        raise ValueError(f"workload {workload.key} has no timed ops: timer= is not supported")
     t_begin = time.perf_counter()
     res, store, sched = new_run(workload, seed, registry, features)
     names = Names(random.Random(seed))
