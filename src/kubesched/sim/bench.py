@@ -17,13 +17,15 @@ Workloads
     :func:`msgspec.structs.replace` per object. Nodes are named as upstream's node preparer
     names them (``generateName`` + 5 random characters, plus the ``kubernetes.io/hostname``
     label); pods get ``generateName`` names. A ``createPods`` op without a namespace uses
-    ``namespace-<op index>`` as upstream does. Feature-gate variants of upstream workloads
-    (``_QueueingHintsEnabled``, ``_AsyncAPICallsEnabled``, …) are not reproduced.
+    ``namespace-<op index>`` as upstream does. The feature-gate variants of v1.37.2's files
+    (``_AsyncAPICallsEnabled``, ``_NodeDeclaredFeaturesDisabled``, …) are in ``bench_events``
+    and run with their gates. :data:`WORKLOADS` lists each test case's workloads together.
 
 Measurement, ops and the run loop live in :mod:`kubesched.sim.bench_runner` (the one runner);
-    the DRA, pod-group/batching/starvation and nodedeclaredfeatures topics in ``bench_dra``,
-    ``bench_podgroup`` and ``bench_ndf`` (their templates, workloads and op handlers). This module
-    merges their workloads into :data:`WORKLOADS` and holds the CLI. For peak RSS to belong to one
+    the DRA, pod-group/batching/starvation, nodedeclaredfeatures and event_handling/
+    default_preemption/misc topics in ``bench_dra``, ``bench_podgroup``, ``bench_ndf`` and
+    ``bench_events`` (their templates, workloads and op handlers). This module merges their
+    workloads into :data:`WORKLOADS` and holds the CLI. For peak RSS to belong to one
     workload, :func:`run_workload` runs a workload in a fresh subprocess whenever this process has
     already run one (``isolate=None``); pass ``isolate=True`` to always do so.
 

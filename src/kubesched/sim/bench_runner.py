@@ -14,7 +14,7 @@ thresholds, the measurement (:class:`ThroughputCollector`, :class:`BenchResult`,
 :func:`begin_measured` / :func:`end_measured`) and the interpreter :func:`execute` for workloads
 made of those ops. A topic whose ops need more (DRA claims, pod groups, churn) sets
 :attr:`Workload.runner` to its own loop built from the same pieces. Topic modules
-(``bench_dra``, ``bench_podgroup``, ``bench_ndf``) import this module; :mod:`kubesched.sim.bench`
+(``bench_dra``, ``bench_podgroup``, ``bench_ndf``, ``bench_events``) import this module; :mod:`kubesched.sim.bench`
 imports them and holds the catalogue and the CLI. Imports only go that way.
 
 Measurement (upstream ``util.go`` ``throughputCollector``)
