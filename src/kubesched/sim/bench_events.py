@@ -78,7 +78,7 @@ from kubesched.sim.bench_runner import (
     BenchResult,
     Workload,
     end_measured,
-    peak_rss_mib,
+    finish,
     upstream_threshold,
 )
 
@@ -204,26 +204,21 @@ class EventsRun(WorkloadRun):
 
     # -- pods --
 
-    def pods(self, op: PodsOp, namespace: str) -> list[str]:
-        """``createPods`` (see the module docstring for volumes, gates and deletion metadata)."""
-        self.ensure_ns(namespace)
-        params = dict(op.params)
-        keys = []
-        for i in range(op.count):
-            raw = self.pod_raw(op.path, params, namespace, i, op.count, op.signature_batch_size)
-            if op.pv_template:
-                self._volume(op, namespace, i, raw)
-            pod = decode(Pod, raw)
-            if pod.spec.scheduling_gates:
-                pod = msgspec.structs.replace(pod, status=msgspec.structs.replace(
-                    pod.status, conditions=[*pod.status.conditions, _SCHEDULING_GATED]))
-            grace = (raw.get("spec") or {}).get("terminationGracePeriodSeconds")
-            key = pod_key(pod)
-            self.terminating_by_delete[key] = (bool((raw.get("metadata") or {}).get("finalizers")),
-                                               30 if grace is None else int(grace))
-            self.store.add("Pod", pod)
-            keys.append(key)
-        return keys
+    def add_pod(self, op: PodsOp, namespace: str, index: int, raw: dict[str, Any]) -> str:
+        """``createPods``' pod ``index`` (see the module docstring for volumes, gates and what a later
+        delete does)."""
+        if op.pv_template:
+            self._volume(op, namespace, index, raw)
+        pod = decode(Pod, raw)
+        if pod.spec.scheduling_gates:
+            pod = msgspec.structs.replace(pod, status=msgspec.structs.replace(
+                pod.status, conditions=[*pod.status.conditions, _SCHEDULING_GATED]))
+        grace = (raw.get("spec") or {}).get("terminationGracePeriodSeconds")
+        key = pod_key(pod)
+        self.terminating_by_delete[key] = (bool((raw.get("metadata") or {}).get("finalizers")),
+                                           30 if grace is None else int(grace))
+        self.store.add("Pod", pod)
+        return key
 
     def _volume(self, op: PodsOp, namespace: str, i: int, raw: dict[str, Any]) -> None:
         pv_tpl = render_object(op.pv_template or "", {})
@@ -464,9 +459,7 @@ def execute_events(workload: Workload, *, seed: int = 0, progress: bool = False,
             inspect(store, sched)
     finally:
         ui.stop()
-    res.total_wall_s = time.perf_counter() - t_begin
-    res.peak_rss_mib = peak_rss_mib()
-    return res
+    return finish(res, t_begin)
 
 
 def _measured_op(run: EventsRun, op: PodsOp, ns: str, begin: Callable[..., None], end: Callable[[], None]) -> None:

@@ -80,7 +80,7 @@ from kubesched.sim.bench_runner import (
     begin_measured,
     csi_node_for,
     end_measured,
-    peak_rss_mib,
+    finish,
     upstream_threshold,
 )
 from kubesched.sim.store import ClusterStore
@@ -1124,10 +1124,6 @@ class WorkloadRun:
             self.store.put_object("PodGroup", raw)
         self.store.flush()
 
-    def make_pod(self, path: str, params: dict[str, Any], namespace: str, index: int, count: int,
-                 batch: int) -> Pod:
-        return decode(Pod, self.pod_raw(path, params, namespace, index, count, batch))
-
     def pod_raw(self, path: str, params: dict[str, Any], namespace: str, index: int, count: int,
                 batch: int) -> dict[str, Any]:
         """The pod ``index`` of a createPods op as created: the rendered template with its
@@ -1156,14 +1152,18 @@ class WorkloadRun:
         return raw
 
     def pods(self, op: PodsOp, namespace: str) -> list[str]:
+        """``createPods``: the op's pods in ``namespace`` (:meth:`add_pod` each); their keys."""
         self.ensure_ns(namespace)
         params = dict(op.params)
-        keys = []
-        for i in range(op.count):
-            pod = self.make_pod(op.path, params, namespace, i, op.count, op.signature_batch_size)
-            self.store.add("Pod", pod)
-            keys.append(pod_key(pod))
-        return keys
+        return [self.add_pod(op, namespace, i, self.pod_raw(op.path, params, namespace, i, op.count,
+                                                             op.signature_batch_size))
+                for i in range(op.count)]
+
+    def add_pod(self, op: PodsOp, namespace: str, index: int, raw: dict[str, Any]) -> str:
+        """Create pod ``index`` of ``op`` from its mapping :meth:`pod_raw`; its key."""
+        pod = decode(Pod, raw)
+        self.store.add("Pod", pod)
+        return pod_key(pod)
 
     # -- time --
 
@@ -1446,9 +1446,7 @@ def execute_v137(workload: Workload, *, seed: int = 0, progress: bool = False,
             inspect(store, sched)
     finally:
         ui.stop()
-    res.total_wall_s = time.perf_counter() - t_begin
-    res.peak_rss_mib = peak_rss_mib()
-    return res
+    return finish(res, t_begin)
 
 
 V137_WORKLOADS = {k: dataclasses.replace(w, runner=execute_v137) for k, w in V137_WORKLOADS.items()}

@@ -81,6 +81,7 @@ __all__ = [
     "build_pods",
     "end_measured",
     "execute",
+    "finish",
     "load_raw_template",
     "load_template",
     "new_run",
@@ -1269,6 +1270,13 @@ def end_measured(res: BenchResult, cpu0: float, t0: float, t1: float, collector:
     res.attempts = attempts
 
 
+def finish(res: BenchResult, t_begin: float) -> BenchResult:
+    """Close a run's record: total wall seconds since ``t_begin`` (``perf_counter``) and peak RSS."""
+    res.total_wall_s = time.perf_counter() - t_begin
+    res.peak_rss_mib = peak_rss_mib()
+    return res
+
+
 def execute(workload: Workload, *, seed: int = 0, progress: bool = False,
             registry: dict[str, Any] | None = None,
             inspect: Callable[[ClusterStore, Scheduler], None] | None = None,
@@ -1396,6 +1404,4 @@ def execute(workload: Workload, *, seed: int = 0, progress: bool = False,
             inspect(store, sched)
     finally:
         ui.stop()
-    res.total_wall_s = time.perf_counter() - t_begin
-    res.peak_rss_mib = peak_rss_mib()
-    return res
+    return finish(res, t_begin)
