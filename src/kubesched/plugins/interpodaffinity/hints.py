@@ -1,18 +1,32 @@
 """QueueingHints of InterPodAffinity (upstream ``plugin.go``: ``isSchedulableAfterPodChange``,
 ``isSchedulableAfterNodeChange``). Terms are taken as parsed, without resolving namespaceSelector,
-and matched with nil namespace labels, as upstream."""
+and matched with nil namespace labels, as upstream. A pending pod's parsed terms are memoised per
+pod object (:class:`~kubesched.plugins.helper.podmemo.PodMemo`), where upstream re-parses them on
+every event; the answers are the same."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from kubesched.framework.events import QueueingHint
-from kubesched.plugins.interpodaffinity.terms import AffinityTerm, parse_pod_terms
+from kubesched.plugins.helper.podmemo import PodMemo
+from kubesched.plugins.interpodaffinity.terms import AffinityTerm, PodTerms, parse_pod_terms
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
 
-__all__ = ["is_schedulable_after_node_change", "is_schedulable_after_pod_change", "pod_change_hint"]
+__all__ = ["hint_pod_terms", "is_schedulable_after_node_change", "is_schedulable_after_pod_change", "pod_change_hint"]
+
+
+_TERMS: PodMemo[PodTerms] = PodMemo(parse_pod_terms)
+
+
+def hint_pod_terms(pod: Pod) -> PodTerms:
+    """``parse_pod_terms(pod)``, memoised per pod object for pods with pod (anti-)affinity."""
+    aff = pod.spec.affinity
+    if aff is None or (aff.pod_affinity is None and aff.pod_anti_affinity is None):
+        return parse_pod_terms(pod)  # no terms: nothing worth keeping
+    return _TERMS.get(pod)
 
 
 def _matches_all_terms(terms: tuple[AffinityTerm, ...], pod: Pod) -> bool:
@@ -48,7 +62,7 @@ def is_schedulable_after_pod_change(pod: Pod, old: Pod | None, new: Pod | None, 
         return QueueingHint.QUEUE
     if (new is not None and not _scheduled(new, v136)) or (old is not None and not _scheduled(old, v136)):
         return QueueingHint.SKIP
-    terms = parse_pod_terms(pod)
+    terms = hint_pod_terms(pod)
     if terms.errors:
         return QueueingHint.QUEUE
     aff, anti = terms.required_affinity, terms.required_anti_affinity
@@ -66,7 +80,7 @@ def is_schedulable_after_pod_change(pod: Pod, old: Pod | None, new: Pod | None, 
     if anti_match(anti, old):
         return QueueingHint.QUEUE
     if v136:
-        old_terms = parse_pod_terms(old)
+        old_terms = hint_pod_terms(old)
         if old_terms.errors:
             return QueueingHint.QUEUE
         if anti_match(old_terms.required_anti_affinity, pod):
@@ -84,7 +98,7 @@ def pod_change_hint(version: tuple[int, int]) -> Any:
 def is_schedulable_after_node_change(pod: Pod, old: Any, new: Any) -> QueueingHint:
     """Upstream ``isSchedulableAfterNodeChange``: Queue when the node carries a topology key of
     one of the pod's required (anti-)affinity terms."""
-    terms = parse_pod_terms(pod)
+    terms = hint_pod_terms(pod)
     if terms.errors:
         return QueueingHint.QUEUE
     labels = new.metadata.labels if new is not None else {}
