@@ -5,6 +5,7 @@ pod is replaced by an updated object."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from unittest import mock
 
 import pytest
@@ -97,3 +98,68 @@ def test_pod_memo_does_not_keep_errors() -> None:
         with pytest.raises(ValueError):
             memo.get(a)
     assert n["calls"] == 2 and len(memo) == 0
+
+
+# ───────────── PodTopologySpread / NodeAffinity hints: memoised == uncached ─────────────
+
+_LAB = st.dictionaries(st.sampled_from(["app", "tier"]), st.sampled_from(["a", "b"]), max_size=2)
+
+
+def _spread_pod(labels, cons, uid, rv="1", node_name=None):
+    from kubesched.testing.wrappers import MakePod
+    b = MakePod().name("t").uid(uid).labels(labels)
+    for skew, key, when, sel, mlk in cons:
+        b = b.spread_constraint(skew, key, when, sel, **({"matchLabelKeys": mlk} if mlk else {}))
+    if node_name:
+        b = b.node(node_name)
+    p = b.obj()
+    p.metadata.resource_version = rv
+    return p
+
+
+_CONS = st.lists(st.tuples(st.integers(1, 2), st.sampled_from(["zone", "kubernetes.io/hostname"]),
+                           st.sampled_from(["DoNotSchedule", "ScheduleAnyway"]),
+                           st.sampled_from([None, {}, {"matchLabels": {"app": "a"}},
+                                            {"matchExpressions": [{"key": "tier", "operator": "Exists"}]}]),
+                           st.sampled_from([[], ["app"], ["tier", "app"]])), max_size=3)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(labels=_LAB, relabel=_LAB, cons=_CONS,
+       others=st.lists(st.tuples(st.one_of(st.none(), _LAB), st.one_of(st.none(), _LAB),
+                                 st.sampled_from(["n1", ""])), min_size=1, max_size=4))
+def test_spread_hint_memo_equals_uncached(labels, relabel, cons, others) -> None:
+    from kubesched.framework.handle import Handle
+    from kubesched.plugins.podtopologyspread import new
+    from kubesched.testing.wrappers import build_table
+    pl = new(None, Handle(build_table([node("n1", zone="z")], [])))
+    target = _spread_pod(labels, cons, "u-t")
+    updated = _spread_pod(relabel, cons, "u-t", rv="2")
+    for p in (target, target, updated, updated):
+        for old_l, new_l, nn in others:
+            old = None if old_l is None else _spread_pod(old_l, [], "u-x", node_name=nn)
+            new_ = None if new_l is None else _spread_pod(new_l, [], "u-x", node_name=nn)
+            got = pl.is_schedulable_after_pod_change(p, old, new_)
+            with mock.patch.object(pl, "_explicit_memo", SimpleNamespace(get=pl._parse_explicit)):
+                assert got == pl.is_schedulable_after_pod_change(p, old, new_)
+        n_old, n_new = node("n", zone="z"), node("n", zone="z", app="a")
+        got = pl.is_schedulable_after_node_change(p, n_old, n_new)
+        with mock.patch.object(pl, "_explicit_memo", SimpleNamespace(get=pl._parse_explicit)):
+            assert got == pl.is_schedulable_after_node_change(p, n_old, n_new)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sel=_LAB, zones=st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=2),
+       old=st.one_of(st.none(), _LAB), new_l=_LAB)
+def test_node_affinity_hint_memo_equals_uncached(sel, zones, old, new_l) -> None:
+    from kubesched.api.nodeselector import RequiredNodeAffinity
+    from kubesched.plugins import nodeaffinity as na
+    from kubesched.testing.wrappers import MakeNode, MakePod
+    pl = na.new(None, None)
+    p = MakePod().name("t").node_selector(sel).node_affinity_in("app", zones).obj()
+    old_n = None if old is None else MakeNode().name("n").labels(old).obj()
+    new_n = MakeNode().name("n").labels(new_l).obj()
+    for _ in range(2):
+        got = pl.is_schedulable_after_node_change(p, old_n, new_n)
+        with mock.patch.object(na, "_hint_required", RequiredNodeAffinity):
+            assert got == pl.is_schedulable_after_node_change(p, old_n, new_n)

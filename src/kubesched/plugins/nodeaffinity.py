@@ -37,6 +37,7 @@ from kubesched.framework.interface import Code, FilterResult, PreFilterResult, S
 from kubesched.framework.signers import NODE_AFFINITY_SIGNER_NAME, NODE_SELECTOR_SIGNER_NAME, node_affinity_signer
 from kubesched.plugins.helper.nodeselector import node_selector_mask, preferred_score, required_affinity_mask
 from kubesched.plugins.helper.normalize import default_normalize_score
+from kubesched.plugins.helper.podmemo import PodMemo
 from kubesched.plugins.helper.resize import is_pod_resize_deferred, with_deferred_resize
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -98,6 +99,19 @@ def get_pod_preferred_node_affinity(pod: Pod) -> PreferredSchedulingTerms | None
             aff.node_affinity.preferred_during_scheduling_ignored_during_execution:
         return PreferredSchedulingTerms(aff.node_affinity.preferred_during_scheduling_ignored_during_execution)
     return None
+
+
+_REQUIRED: PodMemo[RequiredNodeAffinity] = PodMemo(RequiredNodeAffinity)
+
+
+def _hint_required(pod: Pod) -> RequiredNodeAffinity:
+    """``RequiredNodeAffinity(pod)`` for the queueing hint, memoised per pod object (upstream
+    builds it per event, node_affinity.go ``isSchedulableAfterNodeChange``) for pods with a
+    nodeSelector or node affinity."""
+    aff = pod.spec.affinity
+    if pod.spec.node_selector or (aff is not None and aff.node_affinity is not None):
+        return _REQUIRED.get(pod)
+    return RequiredNodeAffinity(pod)
 
 
 class _PodCache:
@@ -186,7 +200,7 @@ class NodeAffinity:
         if self.added_node_selector is not None and \
                 not self.added_node_selector.match(new.metadata.labels, new.metadata.name):
             return QueueingHint.SKIP
-        required = RequiredNodeAffinity(pod)
+        required = _hint_required(pod)
         if not required.match(new.metadata.labels, new.metadata.name):
             return QueueingHint.SKIP
         if old is None:

@@ -38,6 +38,7 @@ from kubesched.framework.events import (
 )
 from kubesched.framework.interface import MAX_NODE_SCORE, Code, FilterResult, Status, as_status
 from kubesched.plugins.helper.gates import features_of
+from kubesched.plugins.helper.podmemo import PodMemo
 from kubesched.plugins.helper.resize import is_pod_resize_deferred, with_deferred_resize
 from kubesched.plugins.podtopologyspread.common import (
     DO_NOT_SCHEDULE,
@@ -180,6 +181,9 @@ class PodTopologySpread:
         self.default_constraints: tuple[Any, ...] = (
             SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else tuple(args.default_constraints))
         self._parsed_defaults: dict[str, list[Constraint]] = {}
+        # outside a cycle (the queueing hints) the explicit constraints are memoised per pod object
+        self._explicit_memo: PodMemo[tuple[list[Constraint], list[Constraint], PodTerms]] = \
+            PodMemo(self._parse_explicit)
         if handle is not None and handle.nodes is not None:
             spread_index(handle.nodes)  # start listening before pods arrive
 
@@ -191,12 +195,16 @@ class PodTopologySpread:
             cached = pi.extra.get(NAME)
             if cached is not None:
                 return cached  # type: ignore[return-value]
+            out = pi.extra[NAME] = self._parse_explicit(pod)
+            return out
+        return self._explicit_memo.get(pod)
+
+    def _parse_explicit(self, pod: Pod) -> tuple[list[Constraint], list[Constraint], PodTerms]:
+        """The pod's (DoNotSchedule, ScheduleAnyway) constraints and its PodTerms; raises
+        :class:`SelectorError`."""
         tscs, labels = pod.spec.topology_spread_constraints, pod.metadata.labels
-        out = (filter_constraints(tscs, labels, DO_NOT_SCHEDULE),
-               filter_constraints(tscs, labels, SCHEDULE_ANYWAY), PodTerms(pod, self.comparison_operators))
-        if pi is not None and pi.pod is pod:
-            pi.extra[NAME] = out
-        return out
+        return (filter_constraints(tscs, labels, DO_NOT_SCHEDULE),
+                filter_constraints(tscs, labels, SCHEDULE_ANYWAY), PodTerms(pod, self.comparison_operators))
 
     def _defaults(self, pod: Pod, action: str) -> list[Constraint]:
         """Upstream ``buildDefaultConstraints``."""
