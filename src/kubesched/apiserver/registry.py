@@ -19,6 +19,7 @@ import random
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -106,10 +107,21 @@ def _trim_heap() -> None:
 
 
 def by_plural(plural: str) -> ResourceInfo | None:
-    for r in res.RESOURCES:
-        if r.plural == plural and r.group != "events.k8s.io":
-            return r
-    return None
+    """The first served resource named ``plural`` (events: the core one), or None."""
+    return _BY_PLURAL.get(plural)
+
+
+_BY_PLURAL: dict[str, ResourceInfo] = {}
+for _r in res.RESOURCES:
+    if _r.group != "events.k8s.io":
+        _BY_PLURAL.setdefault(_r.plural, _r)
+
+
+@lru_cache(maxsize=len(schemas.SUPPORTED_VERSIONS))
+def _builtin_resolver(api: schemas.Version) -> ssa.CachedResolver:
+    """The ``$ref`` resolver of the built-in kinds' definitions of the API release ``api``, one per
+    release so its lookups are remembered across requests."""
+    return ssa.CachedResolver(lambda s: schemas.resolve(s, api))
 
 
 def _qos_class(spec: dict[str, Any]) -> str:
@@ -699,7 +711,7 @@ class Registry:
         api = self.api_version
         name = schemas.definition_for_gvk(info.group, info.version, info.kind, api=api)
         schema = schemas.definitions(api).get(name) if name else None
-        return schema, lambda s: schemas.resolve(s, api)
+        return schema, _builtin_resolver(api)
 
     def _grace_pending(self, info: ResourceInfo, obj: dict[str, Any]) -> bool:
         """A pod in graceful deletion whose grace period has not ended."""
