@@ -12,8 +12,8 @@ watches them: throughput = pending pods / (last bind seen in the watch − first
     PYTHONPATH=src python benchmarks/live.py --nodes 5000 --pods 5000 --no-scheduler     # the box alone
 
 ``--no-scheduler`` (binder mode) measures the box alone: no scheduler is started; the driver
-creates each pod and binds it itself (``POST pods/{name}/binding`` round-robin over the nodes),
-while a second pod watch (all namespaces) stands in for the scheduler's informer; the figure is
+creates each pod and binds it itself (``POST pods/{name}/binding`` round-robin over the nodes;
+``--events``: and records its ``Scheduled`` event, as the scheduler does), while a second pod watch (all namespaces) stands in for the scheduler's informer; the figure is
 the box's CPU-s per pod from /proc. ``--box-src DIR`` runs the box from another source tree
 (e.g. ``git archive COMMIT src | tar -x -C DIR``; the driver keeps this checkout's client), for
 bisecting the box's cost; ``--repeat K`` runs the pod phase K times on fresh boxes.
@@ -36,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -63,11 +64,26 @@ def pod_obj(name: str, node: str | None = None) -> dict[str, Any]:
                                                             "labels": {"app": "bench"}}, "spec": spec}
 
 
+def scheduled_event(pod: dict[str, Any], node: str) -> dict[str, Any]:
+    """The ``Scheduled`` event the scheduler records for a bound pod (events.k8s.io/v1, as
+    kube/events.py ``_make_event`` writes it)."""
+    md = pod["metadata"]
+    now = datetime.now(UTC).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
+    return {"apiVersion": "events.k8s.io/v1", "kind": "Event",
+            "metadata": {"name": f"{md['name']}.{time.time_ns():x}", "namespace": md["namespace"]},
+            "eventTime": now, "reportingController": "default-scheduler",
+            "reportingInstance": "default-scheduler-bench", "action": "Binding", "reason": "Scheduled",
+            "regarding": {"kind": "Pod", "namespace": md["namespace"], "name": md["name"], "uid": md["uid"],
+                          "apiVersion": "v1", "resourceVersion": md["resourceVersion"]},
+            "note": f"Successfully assigned {md['namespace']}/{md['name']} to {node}", "type": "Normal"}
+
+
 async def create_all(api: APIClient, path: str, objs: list[dict[str, Any]], concurrency: int = 48,
-                     bind_nodes: int = 0) -> float:
+                     bind_nodes: int = 0, events: bool = False) -> float:
     """Create ``objs`` (``concurrency`` in flight, 5 tries each); seconds taken.
 
-    ``bind_nodes`` > 0: bind each created pod right after its create to ``node-{i % bind_nodes}``.
+    ``bind_nodes`` > 0: bind each created pod right after its create to ``node-{i % bind_nodes}``
+    (and with ``events`` record its ``Scheduled`` event, as the scheduler does).
     """
     sem = asyncio.Semaphore(concurrency)
     counter = iter(range(len(objs)))
@@ -88,9 +104,16 @@ async def create_all(api: APIClient, path: str, objs: list[dict[str, Any]], conc
                 for _ in range(5):
                     try:
                         await api.bind(md["namespace"], md["name"], md["uid"], node)
-                        return
+                        break
                     except Exception:  # noqa: BLE001 - retried: the box may be busy
                         await asyncio.sleep(0.2)
+                if events:
+                    ns = md["namespace"]
+                    try:
+                        await api.create(f"/apis/events.k8s.io/v1/namespaces/{ns}/events",
+                                         scheduled_event(created, node))
+                    except Exception:  # noqa: BLE001 - best effort, as the scheduler's recorder
+                        pass
 
     t = time.perf_counter()
     await asyncio.gather(*(one(o) for o in objs))
@@ -144,6 +167,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--no-scheduler", action="store_true",
                     help="binder mode: no scheduler; the driver binds each pod it creates (the box's cost alone)")
+    ap.add_argument("--events", action="store_true",
+                    help="binder mode: also POST each pod's Scheduled event (events.k8s.io/v1), as the scheduler does")
     ap.add_argument("--box-src", type=Path, default=None,
                     help="source tree (holding kubesched/) the box runs from (default: this checkout's src)")
     ap.add_argument("--repeat", type=int, default=1, help="runs, each on a fresh box")
@@ -241,7 +266,8 @@ async def run_once(args: argparse.Namespace) -> dict[str, float]:
             t_first = time.perf_counter()
             t_create = await create_all(api, "/api/v1/namespaces/default/pods",
                                         [pod_obj(f"bench-{i}") for i in range(args.pods)],
-                                        bind_nodes=args.nodes if args.no_scheduler else 0)
+                                        bind_nodes=args.nodes if args.no_scheduler else 0,
+                                        events=args.events)
             try:
                 await asyncio.wait_for(watch_done.wait(), args.timeout)
             except TimeoutError:

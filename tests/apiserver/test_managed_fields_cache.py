@@ -42,6 +42,14 @@ def _pod(name: str, **spec: Any) -> dict[str, Any]:
             "spec": {"containers": [{"name": "c", "image": "nginx"}], **spec}}
 
 
+def _event(name: str, reason: str, **extra: Any) -> dict[str, Any]:
+    return {"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": name},
+            "eventTime": "2026-01-01T00:00:00.000000Z", "reportingController": "default-scheduler",
+            "reportingInstance": f"i-{name}", "action": "Binding", "reason": reason, "type": "Normal",
+            "regarding": {"kind": "Pod", "namespace": "default", "name": f"p-{name}", "uid": name},
+            "note": f"Successfully assigned default/p-{name} to n", **extra}
+
+
 #: objects whose field sets differ only by list keys, set values, empty maps or nulls
 _LOOKALIKES = [
     _pod("a"),
@@ -59,6 +67,28 @@ _LOOKALIKES = [
     {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"a": "1"}},
     {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {}},
     {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}},
+    # defaulting that reads values outside lists (hostNetwork -> hostPort, Service type, Secret type)
+    _pod("a", hostNetwork=True, containers=[{"name": "c", "image": "nginx", "ports": [{"containerPort": 80}]}]),
+    _pod("a", hostNetwork=False, containers=[{"name": "c", "image": "nginx", "ports": [{"containerPort": 80}]}]),
+    {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"},
+     "spec": {"type": "ClusterIP", "ports": [{"port": 80}]}},
+    {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"},
+     "spec": {"type": "LoadBalancer", "ports": [{"port": 80}]}},
+    {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "type": ""},
+    {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "type": "Opaque"},
+    # Events: remembered by skeleton (no defaulting), values outside lists do not matter
+    _event("a", "Scheduled"),
+    _event("b", "Preempted", note=""),
+    _event("c", "Scheduled", series={"count": 2, "lastObservedTime": "2026-01-01T00:00:00.000000Z"}),
+    _event("d", "Scheduled", series={"count": 7, "lastObservedTime": "2026-01-01T00:00:01.000000Z"}),
+    _event("e", "Scheduled", related={"kind": "Node", "name": "n"}),
+    _event("f", "Scheduled", related=None),
+    _event("g", "Scheduled", regarding={}),
+    {**_event("h", "x"), "metadata": {"name": "h", "labels": {"a": "1"}, "finalizers": ["f"]}},
+    {**_event("i", "x"), "metadata": {"name": "i", "labels": {"a": "2"}, "finalizers": ["g"]}},
+    {**_event("j", "x"), "metadata": {"name": "j", "labels": {}}},
+    {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "k"}, "involvedObject": {"kind": "Pod", "name": "p"},
+     "reason": "Scheduled", "message": "m", "count": 1, "type": "Normal"},
 ]
 
 

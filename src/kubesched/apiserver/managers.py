@@ -89,20 +89,39 @@ _CREATE_FIELDS: dict[tuple[Any, ...], bytes] = {}
 _CREATE_FIELDS_SIZE = 256
 
 
+#: kinds whose defaulting (``admission.apply_defaults``) does nothing, so their field sets do not
+#: depend on scalar values outside lists (see :func:`_skeleton`): every Event of one form shares one
+_NO_DEFAULTS = frozenset(("events",))
+
+
 def _shape_key(info: ResourceInfo, decoded: dict[str, Any], resolve: Any) -> tuple[Any, ...] | None:
     """What the creator's field set of a built-in kind depends on: the kind, the definitions
     (``resolve``, one per API release) and the request object but for the metadata fields never
-    owned (``name``, ``uid``, ...; ``apply.STRIP_META``): pods of one template share it. None when the
-    request carries managedFields (then the entries depend on them) or is not plain JSON."""
+    owned (``name``, ``uid``, ...; ``apply.STRIP_META``): pods of one template share it; for
+    :data:`_NO_DEFAULTS` kinds only the object's :func:`_skeleton`. None when the request carries
+    managedFields (then the entries depend on them) or is not plain JSON."""
     md = decoded.get("metadata")
     if isinstance(md, dict):
         if md.get("managedFields"):
             return None
         decoded = {**decoded, "metadata": {k: v for k, v in md.items() if k not in ssa.STRIP_META}}
+    if info.plural in _NO_DEFAULTS:
+        decoded = _skeleton(decoded)
     try:
         return info.group, info.version, info.plural, resolve, orjson.dumps(decoded)
     except (TypeError, orjson.JSONEncodeError):
         return None
+
+
+def _skeleton(x: Any) -> Any:
+    """``x`` with every string and number outside a list replaced by its type's zero value: what
+    a field set reads of an object with no defaulting is its maps' keys, which values are null,
+    maps or lists, and the lists whole (list-map keys and set values are fields themselves)."""
+    if isinstance(x, dict):
+        return {k: _skeleton(v) for k, v in x.items()}
+    if x.__class__ in (str, int, float):
+        return x.__class__()
+    return x
 
 
 def _copy(obj: dict[str, Any]) -> dict[str, Any]:
