@@ -31,6 +31,7 @@ import compileall
 import os
 import pstats
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -324,14 +325,14 @@ async def profile_calls(path: Path, timeout: float = 60) -> int:
 
 
 def box_profiler(pid: int) -> subprocess.Popen[bytes] | None:
-    """``KUBESCHED_BENCH_BOX_PYSPY=FILE``: py-spy records the box (``pid``) during the pod phase into FILE."""
-    out = os.environ.get("KUBESCHED_BENCH_BOX_PYSPY")
-    if not out:
+    """``KUBESCHED_BENCH_BOX_ATTACH="CMD ... {pid} ..."``: a profiler attached to the box (``pid``)
+    for the pod phase, stopped with SIGINT — e.g. ``py-spy record --pid {pid} -r 100 --format raw -o
+    FILE --nonblocking`` or ``perf record -e cpu-clock -g -o FILE -p {pid}`` (on-CPU samples only)."""
+    cmd = os.environ.get("KUBESCHED_BENCH_BOX_ATTACH")
+    if not cmd:
         return None
-    spy = Path(sys.executable).with_name("py-spy")
-    return subprocess.Popen([str(spy if spy.exists() else "py-spy"), "record", "--pid", str(pid), "-r", "100",
-                             "--format", "raw", "-o", out, "--nonblocking"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return subprocess.Popen(shlex.split(cmd.replace("{pid}", str(pid))), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
 
 
 async def start_scheduler(args: argparse.Namespace, env: dict[str, str], kc: Path,

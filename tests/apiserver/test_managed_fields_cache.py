@@ -1,4 +1,5 @@
-"""The cheap create path of managedFields gives the plain algorithm's answer.
+"""The cheap create path of managedFields gives the plain algorithm's answer (and the create path's
+other shortcuts: the time stamp, the uid).
 
 A POST records its manager's ``Update`` entry over the decoded, defaulted request object
 (``handlers/create.go``, see tests/upstream/test_managed_fields_update.py for the answers checked
@@ -12,6 +13,7 @@ these tests hold both to the plain path (a deep copy, defaulting, ``track_update
 from __future__ import annotations
 
 import copy
+import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -25,7 +27,7 @@ from kubesched.apiserver.admission import apply_defaults
 from kubesched.apiserver.launcher import build_server
 from kubesched.apiserver.managers import track_create
 from kubesched.apiserver.metatime import now_rfc3339
-from kubesched.apiserver.registry import info_for_object
+from kubesched.apiserver.registry import info_for_object, new_uid
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "public"
 
@@ -149,3 +151,28 @@ def test_now_rfc3339_is_whole_seconds_utc() -> None:
         got = now_rfc3339(delta)
         after = (datetime.now(UTC) + timedelta(seconds=delta)).strftime("%Y-%m-%dT%H:%M:%SZ")
         assert before <= got <= after
+
+
+def test_new_uid_is_a_random_version_4_uuid() -> None:
+    uids = [new_uid() for _ in range(600)]  # crosses a refill of the random pool
+    assert len(set(uids)) == len(uids)
+    for u in uids:
+        parsed = uuid.UUID(u)
+        assert (parsed.version, parsed.variant, str(parsed)) == (4, uuid.RFC_4122, u)
+
+
+def test_an_update_that_takes_no_field_keeps_its_managers_time() -> None:
+    """managedfieldsupdater.go: only an operation that took fields stamps its manager's time."""
+    api = schemas.DEFAULT_VERSION
+    name = schemas.definition_for_gvk("", "v1", "ConfigMap", api=api)
+    schema, resolve = schemas.definitions(api).get(name or ""), ssa.CachedResolver(lambda s: schemas.resolve(s, api))
+    old = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "1"}}
+    ssa.track_update({}, old, schema, resolve, manager="m", api_version="v1", now="T1")
+    same = copy.deepcopy(old)
+    ssa.track_update(old, same, schema, resolve, manager="m", api_version="v1", now="T2")
+    assert same["metadata"]["managedFields"] == old["metadata"]["managedFields"]
+    changed = copy.deepcopy(old)
+    changed["data"]["b"] = "2"
+    ssa.track_update(old, changed, schema, resolve, manager="m", api_version="v1", now="T3")
+    [entry] = changed["metadata"]["managedFields"]
+    assert entry["time"] == "T3" and entry["fieldsV1"] == {"f:data": {".": {}, "f:a": {}, "f:b": {}}}

@@ -490,8 +490,10 @@ def track_update(old: dict[str, Any], new: dict[str, Any], schema: Schema, resol
     """Record an Update by ``manager`` in ``new['metadata']['managedFields']`` (in place): it owns
     what it added or changed; others lose those fields (``managedfieldsupdater.go``). The entries
     start from those the request carries, else the live object's (``decodeLiveOrNew``); a create
-    is an update of an empty ``old``. A map the update adds is a member itself (``.``): Go maps
-    (``additionalProperties``) of built-in kinds, every object of an ``unstructured`` custom
+    is an update of an empty ``old``. An update that takes no field leaves its manager's entry's
+    ``time`` and ``apiVersion`` as they were (``managedfieldsupdater.go``: only an operation that
+    took fields stamps the time), so a no-op PUT stays a no-op. A map the update adds is a member
+    itself (``.``): Go maps (``additionalProperties``) of built-in kinds, every object of an ``unstructured`` custom
     resource (a Go pointer-to-struct that appears is not told apart from a struct: no ``.``)."""
     supplied = (new.get("metadata") or {}).get("managedFields")
     entries = _entries(new) if isinstance(supplied, list) and supplied else _entries(old)
@@ -502,17 +504,21 @@ def track_update(old: dict[str, Any], new: dict[str, Any], schema: Schema, resol
     removed = before - after
     out = []
     mine: set[Path] = set()
+    previous: dict[str, Any] | None = None
     for e in entries:
         owned = decode_fields(e.get("fieldsV1"))
         if _same_manager(e, manager, "Update", subresource):
-            mine = owned
+            mine, previous = owned, e
             continue
         owned = owned - changed - removed
         if owned:
             out.append({**e, "fieldsV1": encode_fields(owned)})
     mine = (mine | changed) - removed
     if mine:
-        out.append(_entry(manager, "Update", api_version, now, mine, subresource))
+        if changed or previous is None:
+            out.append(_entry(manager, "Update", api_version, now, mine, subresource))
+        else:  # the update took no field: its manager's entry keeps its time and version
+            out.append({**previous, "fieldsV1": encode_fields(mine)})
     new.setdefault("metadata", {})["managedFields"] = _order(out)
 
 
