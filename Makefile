@@ -1,5 +1,5 @@
 # Quick start:  make demo   (set up + schedule the built-in example)
-#               make test   (set up + run the test suite)
+#               make test   (set up + run the test suite; PYTEST_ARGS=tests/deploy for a part of it)
 #               make lint   (ruff + mypy on src/, import contracts)
 #               make upstream (build upstream kube-apiserver, kube-scheduler, etcd; needs Go)
 #               make helm     (build helm into .cache/helm; lint the chart; check deploy/*.yaml)
@@ -23,8 +23,9 @@ setup: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/kubesched up -f examples/quickstart --until-idle
 
+# PYTEST_ARGS (default none: the whole suite) passes through, e.g. PYTEST_ARGS=tests/deploy .ci/run
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src

@@ -5,8 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from tests.api.view_strategies import LABELS as _labels
+from tests.api.view_strategies import NAME as _name
+from tests.api.view_strategies import SETTINGS as _SETTINGS
+from tests.api.view_strategies import metadata
+from tests.api.view_strategies import partial as _partial
 
 from kubesched.api.storage import (
     CSIDriverView,
@@ -17,8 +22,6 @@ from kubesched.api.storage import (
     StorageClassView,
 )
 
-_name = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, max_size=12)
-_labels = st.dictionaries(_name, _name, max_size=3)
 _modes = st.lists(st.sampled_from(["ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"]),
                   max_size=3)
 _qty = st.sampled_from(["1Gi", "500Mi", "10", "2G"])
@@ -26,29 +29,7 @@ _selector = st.fixed_dictionaries({"matchLabels": _labels})
 _node_selector = st.fixed_dictionaries({"nodeSelectorTerms": st.just([{"matchExpressions": [
     {"key": "zone", "operator": "In", "values": ["a"]}]}])})
 
-
-_SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-_PRESENCE = st.sampled_from(("absent", "null", "set"))
-
-
-@st.composite
-def _partial(draw: st.DrawFn, fields: dict[str, st.SearchStrategy[Any]]) -> dict[str, Any]:
-    """A mapping where each of ``fields`` is absent, null, or drawn from its strategy."""
-    out: dict[str, Any] = {}
-    for key, strategy in fields.items():
-        presence = draw(_PRESENCE)
-        if presence == "null":
-            out[key] = None
-        elif presence == "set":
-            out[key] = draw(strategy)
-    return out
-
-
-_meta = _partial({"name": _name, "namespace": _name, "uid": _name, "labels": _labels, "annotations": _labels,
-                  "resourceVersion": st.integers(0, 10**6).map(str),
-                  "deletionTimestamp": st.just("2026-01-01T00:00:00Z"),
-                  "ownerReferences": st.lists(st.fixed_dictionaries({"uid": _name, "controller": st.booleans()}),
-                                              max_size=2)})
+_meta = metadata()
 _pvc = _partial({"metadata": _meta, "status": _partial({"phase": st.sampled_from(["Pending", "Bound", "Lost"])}),
                  "spec": _partial({"storageClassName": _name, "volumeName": _name, "accessModes": _modes,
                                    "volumeMode": st.sampled_from(["Filesystem", "Block"]),

@@ -7,12 +7,16 @@
 #      no docs/man/locales), the wheels installed into /usr/local by pip, a numeric non-root
 #      user kubesched (65532:65532), byte-code compiled at build time (read-only root friendly);
 #   3. assembled with umoci: one layer (the rootfs tar), config user 65532:65532, workdir /,
-#      entrypoint kubesched, env PATH/PYTHONDONTWRITEBYTECODE/PYTHONUNBUFFERED, port 10259.
+#      entrypoint kubesched, env PATH/PYTHONDONTWRITEBYTECODE/PYTHONUNBUFFERED, port 10259;
+#      the index names it NAME:TAG (annotation org.opencontainers.image.ref.name), which
+#      `podman load -i` stores as localhost/kubesched:<version> (a bare tag would become
+#      localhost/<version>:latest).
 # Reproducible: SOURCE_DATE_EPOCH (default: the last commit's time) fixes file times in the
 # rootfs tar and the image's timestamps; the Debian snapshot is whatever the mirror serves.
 #
-# Usage: tools/deploy/build-image.sh [--out FILE] [--tag TAG]
+# Usage: tools/deploy/build-image.sh [--out FILE] [--name NAME] [--tag TAG]
 #   --out  the archive (default out/image/kubesched-<version>.oci.tar)
+#   --name the image's name in the archive's index (default kubesched)
 #   --tag  the image's tag (default the project version)
 #   --reuse-rootfs  keep out/image/work/rootfs.tar from the last run (iterate on the assembly only)
 # Needs: mmdebstrap, umoci (apt), /usr/bin/python3 with pip on a bookworm host (it fetches and installs the
@@ -22,14 +26,16 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$repo/pyproject.toml" | head -1)
 tag=$version
+name=kubesched
 out=""
 reuse=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --out) out=$2; shift ;;
     --tag) tag=$2; shift ;;
+    --name) name=$2; shift ;;
     --reuse-rootfs) reuse=1 ;;
-    -h|--help) sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "build-image.sh: unknown argument: $1 (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -78,13 +84,14 @@ fi
 echo "== image (umoci)"
 created=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
 layout=$work/oci
+ref=$name:$tag   # the index's org.opencontainers.image.ref.name
 mkdir -p "$(dirname "$out")"
 rm -rf "$layout"
 umoci init --layout "$layout"
-umoci new --image "$layout:$tag"
-umoci raw add-layer --image "$layout:$tag" --history.created_by "mmdebstrap bookworm + kubesched $version wheels" \
+umoci new --image "$layout:$ref"
+umoci raw add-layer --image "$layout:$ref" --history.created_by "mmdebstrap bookworm + kubesched $version wheels" \
   --history.created "$created" "$work/rootfs.tar"
-umoci config --image "$layout:$tag" --created "$created" --history.created "$created" \
+umoci config --image "$layout:$ref" --created "$created" --history.created "$created" \
   --history.created_by "kubesched: user, entry point, env" \
   --config.user 65532:65532 --config.workingdir / \
   --config.entrypoint kubesched \

@@ -23,24 +23,33 @@ from typing import Any
 from kubesched.api.volumes import BETA_STORAGE_CLASS_ANNOTATION
 
 __all__ = [
-    "CSIDriverView", "CSINodeDriverView", "CSINodeView", "CSIStorageCapacityView", "ObjectView",
-    "PersistentVolumeClaimView", "PersistentVolumeView", "StorageClassView",
+    "CSIDriverView", "CSINodeDriverView", "CSINodeView", "CSIStorageCapacityView", "MappingView", "ObjectView",
+    "PersistentVolumeClaimView", "PersistentVolumeView", "SpecView", "StorageClassView", "mapping_at",
 ]
 
 _EMPTY: Mapping[str, Any] = {}
 
 
-def _map(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+def mapping_at(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     """``obj[key]``, an empty mapping when absent or null (JSON objects only hold mappings there)."""
     v: Mapping[str, Any] = obj.get(key) or _EMPTY
     return v
 
 
-class ObjectView:
+class MappingView:
+    """A read-only view over one camelCase mapping, ``raw`` (never copied or changed)."""
+
+    __slots__ = ("raw",)
+
+    def __init__(self, raw: Mapping[str, Any]) -> None:
+        self.raw = raw
+
+
+class ObjectView(MappingView):
     """``metadata`` of any object (upstream ``ObjectMeta``), over the raw mapping ``raw``
     (``metadata``: that mapping's ``metadata``, empty when absent)."""
 
-    __slots__ = ("metadata", "raw")
+    __slots__ = ("metadata",)
 
     def __init__(self, raw: Mapping[str, Any]) -> None:
         self.raw = raw
@@ -74,11 +83,11 @@ class ObjectView:
 
     @property
     def labels(self) -> Mapping[str, str]:
-        return _map(self.metadata, "labels")
+        return mapping_at(self.metadata, "labels")
 
     @property
     def annotations(self) -> Mapping[str, str]:
-        return _map(self.metadata, "annotations")
+        return mapping_at(self.metadata, "annotations")
 
     @property
     def owner_references(self) -> list[Mapping[str, Any]]:
@@ -88,10 +97,18 @@ class ObjectView:
     def deletion_timestamp(self) -> str | None:
         return self.metadata.get("deletionTimestamp")
 
+    @property
+    def creation_timestamp(self) -> str:
+        """``metadata.creationTimestamp`` (RFC 3339), "" when unset (the zero time)."""
+        return str(self.metadata.get("creationTimestamp") or "")
 
-class _VolumeView(ObjectView):
-    """What PersistentVolumes and PersistentVolumeClaims share: ``spec`` (read once) with its
-    class, mode and access modes, and ``status.phase``."""
+    @property
+    def finalizers(self) -> list[str]:
+        return list(self.metadata.get("finalizers") or ())
+
+
+class SpecView(ObjectView):
+    """An object with a ``spec``, read once (empty when absent)."""
 
     __slots__ = ("spec",)
 
@@ -99,6 +116,13 @@ class _VolumeView(ObjectView):
         self.raw = raw
         self.metadata = raw.get("metadata") or _EMPTY
         self.spec: Mapping[str, Any] = raw.get("spec") or _EMPTY
+
+
+class _VolumeView(SpecView):
+    """What PersistentVolumes and PersistentVolumeClaims share: ``spec`` with its class, mode and
+    access modes, and ``status.phase``."""
+
+    __slots__ = ()
 
     @property
     def storage_class_name(self) -> str:
@@ -130,7 +154,7 @@ class _VolumeView(ObjectView):
 
     @property
     def phase(self) -> str:
-        return str(_map(self.raw, "status").get("phase") or "")
+        return str(mapping_at(self.raw, "status").get("phase") or "")
 
 
 class PersistentVolumeClaimView(_VolumeView):
@@ -150,7 +174,7 @@ class PersistentVolumeClaimView(_VolumeView):
     @property
     def requests(self) -> Mapping[str, Any]:
         """``spec.resources.requests`` (quantities as given)."""
-        return _map(_map(self.spec, "resources"), "requests")
+        return mapping_at(mapping_at(self.spec, "resources"), "requests")
 
 
 class PersistentVolumeView(_VolumeView):
@@ -160,7 +184,7 @@ class PersistentVolumeView(_VolumeView):
 
     @property
     def capacity(self) -> Mapping[str, Any]:
-        return _map(self.spec, "capacity")
+        return mapping_at(self.spec, "capacity")
 
     @property
     def claim_ref(self) -> Mapping[str, Any] | None:
@@ -170,7 +194,7 @@ class PersistentVolumeView(_VolumeView):
     @property
     def node_affinity_required(self) -> Mapping[str, Any] | None:
         """``spec.nodeAffinity.required`` (a NodeSelector mapping), None when unset."""
-        return _map(self.spec, "nodeAffinity").get("required")
+        return mapping_at(self.spec, "nodeAffinity").get("required")
 
     @property
     def csi(self) -> Mapping[str, Any] | None:
@@ -198,13 +222,10 @@ class StorageClassView(ObjectView):
         return list(self.raw.get("allowedTopologies") or ())
 
 
-class CSINodeDriverView:
+class CSINodeDriverView(MappingView):
     """One ``spec.drivers[]`` entry of a CSINode."""
 
-    __slots__ = ("raw",)
-
-    def __init__(self, raw: Mapping[str, Any]) -> None:
-        self.raw = raw
+    __slots__ = ()
 
     @property
     def name(self) -> str:
@@ -213,7 +234,7 @@ class CSINodeDriverView:
     @property
     def allocatable_count(self) -> int | None:
         """``allocatable.count`` (max volumes attachable), None when unset."""
-        count = _map(self.raw, "allocatable").get("count")
+        count = mapping_at(self.raw, "allocatable").get("count")
         return None if count is None else int(count)
 
 
@@ -224,10 +245,10 @@ class CSINodeView(ObjectView):
 
     @property
     def drivers(self) -> list[CSINodeDriverView]:
-        return [CSINodeDriverView(d) for d in _map(self.raw, "spec").get("drivers") or ()]
+        return [CSINodeDriverView(d) for d in mapping_at(self.raw, "spec").get("drivers") or ()]
 
     def has_driver(self, name: str) -> bool:
-        return any((d.get("name") or "") == name for d in _map(self.raw, "spec").get("drivers") or ())
+        return any((d.get("name") or "") == name for d in mapping_at(self.raw, "spec").get("drivers") or ())
 
 
 class CSIDriverView(ObjectView):
@@ -237,12 +258,12 @@ class CSIDriverView(ObjectView):
 
     @property
     def storage_capacity(self) -> bool:
-        return bool(_map(self.raw, "spec").get("storageCapacity"))
+        return bool(mapping_at(self.raw, "spec").get("storageCapacity"))
 
     @property
     def prevent_pod_scheduling_if_missing(self) -> bool:
         """``spec.preventPodSchedulingIfMissing`` is exactly true (alpha field, default false)."""
-        return _map(self.raw, "spec").get("preventPodSchedulingIfMissing") is True
+        return mapping_at(self.raw, "spec").get("preventPodSchedulingIfMissing") is True
 
 
 class CSIStorageCapacityView(ObjectView):

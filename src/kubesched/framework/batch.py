@@ -37,7 +37,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from kubesched.framework.diagnosis import FilterError
 from kubesched.framework.interface import MAX_NODE_SCORE, MIN_NODE_SCORE, Status
 from kubesched.framework.sorted_nodes import SortedScoredNodes
 
@@ -61,7 +60,7 @@ class BatchFramework(Protocol):
 
     def clock(self) -> Any: ...
 
-    def run_filter_plugins(self, state: CycleState, pod: Pod, rows: np.ndarray) -> FilterChunk: ...
+    def run_filter_plugins(self, state: CycleState, pod: Pod, rows: np.ndarray) -> FilterChunk | Status: ...
 
     def run_pre_score_plugins(self, state: CycleState, pod: Pod, rows: np.ndarray) -> Status | None: ...
 
@@ -207,11 +206,9 @@ class OpportunisticBatch:
             self._flush(NODE_MISSING)
             return False
         rows = np.asarray([row], np.int64)
-        try:
-            chunk = self.fw.run_filter_plugins(state, pod, rows)
-            passed: bool | None = bool(chunk.fail_plugin[0] == chunk.PASSED)
-        except FilterError:
-            passed = None
+        chunk = self.fw.run_filter_plugins(state, pod, rows)
+        # None: a Filter Error (upstream refreshHintCandidates: !status.IsSuccess() && !IsRejected())
+        passed = None if isinstance(chunk, Status) else bool(chunk.fail_plugin[0] == chunk.PASSED)
         if not self.rescore:
             if passed is False:
                 return True

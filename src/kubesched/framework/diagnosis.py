@@ -15,18 +15,9 @@ import numpy as np
 
 from kubesched.framework.interface import Code, FilterResult, ReasonEntry, Status, bits_entry
 
-__all__ = ["Diagnosis", "FilterChunk", "FilterError", "FitError", "NO_NODES_AVAILABLE", "NodeToStatus",
+__all__ = ["Diagnosis", "FilterChunk", "FitError", "NO_NODES_AVAILABLE", "NodeToStatus",
            "PluginReasons"]
 
-
-class FilterError(Exception):
-    """A Filter plugin returned Error: the cycle aborts (upstream: the error aborts the search).
-    Raised by :meth:`kubesched.framework.runtime.Framework.run_filter_plugins`; ``status`` is the
-    Error status the cycle returns."""
-
-    def __init__(self, status: Status) -> None:
-        super().__init__(status.message())
-        self.status = status
 
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 """Upstream ``ErrNoNodesAvailable``."""

@@ -47,6 +47,7 @@ import msgspec
 import numpy as np
 
 from kubesched.framework.diagnosis import FilterChunk
+from kubesched.framework.interface import Status
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Node, Pod
@@ -118,15 +119,19 @@ class EquivalenceCache:
 
     # ─── the filter pass ───
 
-    def run_filter_plugins(self, fw: Any, state: CycleState, pod: Pod, rows: np.ndarray, slot: int) -> FilterChunk:
+    def run_filter_plugins(self, fw: Any, state: CycleState, pod: Pod, rows: np.ndarray,
+                           slot: int) -> FilterChunk | Status:
         """``fw.run_filter_plugins(state, pod, rows)`` with the remembered passes of class ``slot``
-        filled in: the plugins run only on the other rows. Same chunk as the plain call."""
+        filled in: the plugins run only on the other rows. Same chunk (or Error status) as the
+        plain call."""
         known = self._passed[slot, rows]
         n_known = int(np.count_nonzero(known))
         self.evaluated += len(rows)
         self.hits += n_known
         if n_known == 0:
-            chunk: FilterChunk = fw.run_filter_plugins(state, pod, rows)
+            chunk: FilterChunk | Status = fw.run_filter_plugins(state, pod, rows)
+            if isinstance(chunk, Status):
+                return chunk
             self._passed[slot, chunk.rows[chunk.fail_plugin == FilterChunk.PASSED]] = True
             return chunk
         # every non-skipped plugin ran: the remembered nodes stay alive through all of them
@@ -139,7 +144,9 @@ class EquivalenceCache:
             return FilterChunk(rows, fail_plugin, fail_key, fw._filter_names,
                                [None] * len(self.filter_plugins), skipped)
         todo = np.flatnonzero(~known)
-        sub = fw.run_filter_plugins(state, pod, rows[todo])
+        sub: FilterChunk | Status = fw.run_filter_plugins(state, pod, rows[todo])
+        if isinstance(sub, Status):
+            return sub
         fail_plugin[todo] = sub.fail_plugin
         fail_key[todo] = sub.fail_key
         self._passed[slot, sub.rows[sub.fail_plugin == FilterChunk.PASSED]] = True

@@ -15,12 +15,12 @@ Every method is synchronous: the scheduling cycle is. Errors are raised as
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Node, Pod
     from kubesched.framework.node_table import NodeInfo
-    from kubesched.framework.preemption import Victims
 
 __all__ = [
     "EXTENDER_NAME",
@@ -30,6 +30,7 @@ __all__ = [
     "FailedNodesMap",
     "HostPriority",
     "NodeInfoLookup",
+    "Victims",
 ]
 
 EXTENDER_NAME = "Extender"
@@ -42,6 +43,16 @@ MAX_EXTENDER_PRIORITY = 10
 
 FailedNodesMap = dict[str, str]
 """Upstream ``extenderv1.FailedNodesMap``: node name → failure message."""
+
+
+@dataclass
+class Victims:
+    """Upstream ``extenderv1.Victims``: the pods to evict (most important first) and how many of
+    them violate a PodDisruptionBudget (preemption's candidates carry them too)."""
+
+    pods: list[Pod]
+    num_pdb_violations: int = 0
+
 
 HostPriority = tuple[str, int]
 """Upstream ``extenderv1.HostPriority``: ``(host, score)``."""

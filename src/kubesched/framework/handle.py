@@ -9,7 +9,7 @@ patches, conditions, deletes, events, PV/PVC/claim writes). The simulator's in-m
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -20,12 +20,18 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from kubesched.api.objects import Pod
     from kubesched.framework.clock import Clock
+    from kubesched.framework.cycle_state import CycleState
+    from kubesched.framework.diagnosis import FilterChunk
+    from kubesched.framework.extender import Extender
+    from kubesched.framework.interface import Status
+    from kubesched.framework.metrics import MetricsRecorder
     from kubesched.framework.node_info import PodInfo
-    from kubesched.framework.node_table import NodeTable
+    from kubesched.framework.node_table import NodeInfo, NodeTable
     from kubesched.framework.podgroup import PodGroupManager
-    from kubesched.framework.waiting_pods import WaitingPod
+    from kubesched.framework.waiting_pods import PodsInPreBindMap, WaitingPod, WaitingPodsMap
 
-__all__ = ["ClusterClient", "ClusterLister", "EmptyLister", "Handle", "PodNominator", "SharedDRAManager"]
+__all__ = ["ClusterClient", "ClusterLister", "EmptyLister", "Handle", "PodNominator", "ProfileFramework",
+           "SharedDRAManager"]
 
 
 class ClusterLister(Protocol):
@@ -175,7 +181,7 @@ class SharedDRAManager(Protocol):
         """Upstream ``AssumedClaimRestore``."""
         ...
 
-    def pending_allocation(self, claim: dict[str, Any]) -> dict[str, Any] | None:
+    def pending_allocation(self, claim: dict[str, Any]) -> Mapping[str, Any] | None:
         """Upstream ``GetPendingAllocation``: the in-flight allocation of the claim, or None."""
         ...
 
@@ -185,6 +191,72 @@ class SharedDRAManager(Protocol):
 
     def remove_pending_allocation(self, claim: dict[str, Any], force: bool = True) -> bool:
         """Upstream ``MaybeRemoveClaimPendingAllocation``: whether a pending allocation was removed."""
+        ...
+
+
+class ProfileFramework(Protocol):
+    """What plugins and preemption call on their profile's built framework through
+    :attr:`Handle.framework` (the part of upstream's ``fwk.Framework`` interface they use,
+    ``staging/src/k8s.io/kube-scheduler/framework/interface.go``; implemented by
+    :class:`kubesched.framework.runtime.Framework`, upstream ``frameworkImpl``). A protocol
+    because ``runtime`` imports this module (contract ``acyclic`` counts type-only imports).
+    The plugin lists hold the profile's plugin objects, in order."""
+
+    @property
+    def pre_filter_plugins(self) -> Sequence[Any]: ...
+
+    @property
+    def filter_plugins(self) -> Sequence[Any]: ...
+
+    @property
+    def reserve_plugins(self) -> Sequence[Any]: ...
+
+    @property
+    def metrics(self) -> MetricsRecorder | None:
+        """The recorder fed by this profile, or None."""
+        ...
+
+    @property
+    def waiting_pods(self) -> WaitingPodsMap:
+        """Pods waiting on Permit (shared by every profile)."""
+        ...
+
+    @property
+    def pods_in_pre_bind(self) -> PodsInPreBindMap:
+        """Pods in PreBind that preemption may cancel (shared by every profile)."""
+        ...
+
+    def run_filter_plugins(self, state: CycleState, pod: Pod, rows: np.ndarray) -> FilterChunk | Status:
+        """Upstream ``RunFilterPlugins`` over table rows ``rows`` (``int64[M]``): the chunk of
+        verdicts, or the Error status of the first plugin that failed."""
+        ...
+
+    def run_pre_filter_extension_add_pod(self, state: CycleState, pod: Pod, pod_info: PodInfo,
+                                         node_info: NodeInfo) -> Status | None:
+        """Upstream ``RunPreFilterExtensionAddPod``: None or an Error status."""
+        ...
+
+    def run_pre_filter_extension_remove_pod(self, state: CycleState, pod: Pod, pod_info: PodInfo,
+                                            node_info: NodeInfo) -> Status | None:
+        """Upstream ``RunPreFilterExtensionRemovePod``: None or an Error status."""
+        ...
+
+    def filter_with_nominated_pods(self, state: CycleState, pod: Pod, row: int,
+                                   nominated: Sequence[PodInfo]) -> FilterChunk | Status | None:
+        """The first pass of upstream ``RunFilterPluginsWithNominatedPods`` on one row: the 1-row
+        chunk when it rejects, None when it passes, or an Error status."""
+        ...
+
+    def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """Upstream ``RunReservePluginsReserve``."""
+        ...
+
+    def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """Upstream ``RunReservePluginsUnreserve``."""
+        ...
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        """Upstream ``RejectWaitingPod``: False if the pod is not waiting."""
         ...
 
 
@@ -213,13 +285,13 @@ class Handle:
     nodes: NodeTable
     lister: ClusterLister = field(default_factory=EmptyLister)
     client: ClusterClient | None = None
-    framework: Any = None
-    """The built :class:`~kubesched.framework.runtime.Framework` (typed ``Any``: ``runtime`` imports
-    this module, and the sibling-acyclic import contract counts type-only imports too)."""
+    framework: ProfileFramework | None = None
+    """The built :class:`~kubesched.framework.runtime.Framework` (set by its constructor), seen
+    through :class:`ProfileFramework`."""
     rng: np.random.Generator | None = None
     clock: Clock | None = None
     nominator: PodNominator | None = None
-    extenders: list[Any] = field(default_factory=list)
+    extenders: list[Extender] = field(default_factory=list)
     """The scheduler's extenders (upstream ``Handle.Extenders()``:
     :class:`~kubesched.framework.extender.Extender` s, ignorable ones last)."""
     pod_group_manager: PodGroupManager | None = None
@@ -229,7 +301,7 @@ class Handle:
     """Upstream ``Handle.SharedDRAManager()``: the claims, in-flight allocations and allocated
     devices every profile's DynamicResources shares (a ``plugins.dynamicresources.DRAManager``),
     set by the scheduler when some profile runs that plugin; None otherwise."""
-    activator: Callable[[dict[str, Pod]], Any] | None = None
+    activator: Callable[[dict[str, Pod]], None] | None = None
     """Set by the scheduler: the queue's ``activate`` (what :meth:`activate` calls)."""
     features: FeatureGate = field(default_factory=default_feature_gate)
     """The feature gates at the emulated version (upstream: the global ``utilfeature.DefaultFeatureGate``,
@@ -243,7 +315,7 @@ class Handle:
 
     # upstream Handle: IterateOverWaitingPods, GetWaitingPod, RejectWaitingPod
 
-    def _built_framework(self) -> Any:
+    def _built_framework(self) -> ProfileFramework:
         """The Framework this Handle belongs to. Raises :class:`RuntimeError` before it is built."""
         if self.framework is None:
             raise RuntimeError("Handle.framework is not set: the waiting pods live in a built Framework")
@@ -255,10 +327,8 @@ class Handle:
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
         """The waiting pod with this UID (``namespace/name`` for pods without one), or None."""
-        pod: WaitingPod | None = self._built_framework().waiting_pods.get(uid)
-        return pod
+        return self._built_framework().waiting_pods.get(uid)
 
     def reject_waiting_pod(self, uid: str) -> bool:
         """Reject a waiting pod (message ``removed``); False if it is not waiting."""
-        rejected: bool = self._built_framework().reject_waiting_pod(uid)
-        return rejected
+        return self._built_framework().reject_waiting_pod(uid)

@@ -74,7 +74,7 @@ from kubesched.framework.preemption import (
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod, PodDisruptionBudget
-    from kubesched.framework.handle import Handle
+    from kubesched.framework.handle import Handle, ProfileFramework
 
 __all__ = [
     "CLUSTER_DOMAIN",
@@ -294,7 +294,7 @@ NODE_LOCAL_FILTERS = frozenset({
 node's NodeInfo and API objects a preemption dry run does not edit (volumes, claims, classes)."""
 
 
-def _node_local(fw: Any, valid: Sequence[ProposedAssignment]) -> bool:
+def _node_local(fw: ProfileFramework, valid: Sequence[ProposedAssignment]) -> bool:
     """Whether every member's Filter result during the reprieve depends only on its own node's
     pods: each Filter plugin not skipped for the member is in :data:`NODE_LOCAL_FILTERS` (an
     in-tree one), and every PreFilter plugin with AddPod/RemovePod extensions and every Reserve

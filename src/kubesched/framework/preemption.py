@@ -88,6 +88,7 @@ from kubesched.api.labels import selector_from_label_selector
 from kubesched.api.objects import pod_key, pod_priority
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis, fit_error_message
+from kubesched.framework.extender import Victims
 from kubesched.framework.interface import (
     POD_INDEPENDENT_FILTERS,
     Code,
@@ -111,7 +112,7 @@ from kubesched.framework.waiting_pods import waiting_pod_key
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod, PodDisruptionBudget
-    from kubesched.framework.handle import Handle
+    from kubesched.framework.handle import Handle, ProfileFramework
     from kubesched.framework.node_table import NodeInfo
 
 __all__ = [
@@ -287,15 +288,6 @@ def aggregate_message(errors: Sequence[str]) -> str:
 
 
 # ───────────────────────────── candidates ─────────────────────────────
-
-
-@dataclass
-class Victims:
-    """Upstream ``extenderv1.Victims``: the pods to evict (most important first) and how many of
-    them violate a PodDisruptionBudget."""
-
-    pods: list[Pod]
-    num_pdb_violations: int = 0
 
 
 @dataclass
@@ -1009,7 +1001,7 @@ class Evaluator:
 
     # ─────────────── framework helpers (RunPreFilterExtension*, RunFilterPluginsWithNominatedPods) ───────────────
 
-    def _framework(self) -> Any:
+    def _framework(self) -> ProfileFramework:
         fw = self.handle.framework
         if fw is None:
             raise RuntimeError("preemption: the handle has no framework")
@@ -1018,23 +1010,17 @@ class Evaluator:
     def run_pre_filter_extension_add_pod(self, state: CycleState, pod: Pod, pi: PodInfo,
                                          ni: NodeInfo) -> Status | None:
         """Upstream ``RunPreFilterExtensionAddPod``: None or an Error status."""
-        st: Status | None = self._framework().run_pre_filter_extension_add_pod(state, pod, pi, ni)
-        return st
+        return self._framework().run_pre_filter_extension_add_pod(state, pod, pi, ni)
 
     def run_pre_filter_extension_remove_pod(self, state: CycleState, pod: Pod, pi: PodInfo,
                                             ni: NodeInfo) -> Status | None:
         """Upstream ``RunPreFilterExtensionRemovePod``: None or an Error status."""
-        st: Status | None = self._framework().run_pre_filter_extension_remove_pod(state, pod, pi, ni)
-        return st
+        return self._framework().run_pre_filter_extension_remove_pod(state, pod, pi, ni)
 
     def _run_filters(self, state: CycleState, pod: Pod, row: int) -> Status:
-        from kubesched.framework.runtime import FilterError
-
-        fw = self._framework()
-        try:
-            chunk = fw.run_filter_plugins(state, pod, np.asarray([row], np.int64))
-        except FilterError as e:
-            return e.status
+        chunk = self._framework().run_filter_plugins(state, pod, np.asarray([row], np.int64))
+        if isinstance(chunk, Status):  # an Error
+            return chunk
         if chunk.fail_plugin[0] < 0:
             return Status(Code.SUCCESS)
         st: Status = next(chunk.statuses(self.handle.nodes.names))[1]
@@ -1076,12 +1062,9 @@ class Evaluator:
                      if pi.priority >= prio and pi.key != key and pi.key not in table.pod_row
                      and pi.key not in placed]
         if nominated:
-            from kubesched.framework.runtime import FilterError
-
-            try:
-                chunk = self._framework().filter_with_nominated_pods(state, pod, row, nominated)
-            except FilterError as e:
-                return e.status
+            chunk = self._framework().filter_with_nominated_pods(state, pod, row, nominated)
+            if isinstance(chunk, Status):  # an Error
+                return chunk
             if chunk is not None:
                 st: Status = next(chunk.statuses(table.names))[1]
                 return st

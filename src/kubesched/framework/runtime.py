@@ -29,7 +29,7 @@ import numpy as np
 from kubesched.errors import InputError, PluginConfigError
 from kubesched.framework.batch import OpportunisticBatch, normalize_entries
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.diagnosis import FilterChunk, FilterError, PluginReasons
+from kubesched.framework.diagnosis import FilterChunk, PluginReasons
 from kubesched.framework.equivalence import EquivalenceCache
 from kubesched.framework.interface import (
     CALLED_SIGNATURES,
@@ -77,7 +77,7 @@ if TYPE_CHECKING:  # pragma: no cover
         PodGroupSchedulingFunc,
     )
 
-__all__ = ["PLUGIN_LISTS", "TIMED_EXTENSION_POINTS", "FilterError", "Framework", "ScoreResult"]
+__all__ = ["PLUGIN_LISTS", "TIMED_EXTENSION_POINTS", "Framework", "ScoreResult"]
 
 _POINTS = {p.config_name: p for p in EXTENSION_POINTS}
 
@@ -450,9 +450,12 @@ class Framework:
         return result, rejected, set(with_nodes)
 
     def run_filter_plugins(self, state: CycleState, pod: Pod, rows: np.ndarray,
-                           plugins: Sequence[Any] | None = None) -> FilterChunk:
+                           plugins: Sequence[Any] | None = None) -> FilterChunk | Status:
         """Run the Filter plugins over ``rows`` (``int64[M]``); each node stops at its first
-        rejecting plugin. Raises :class:`FilterError` on an Error status.
+        rejecting plugin. A plugin's Error (a raised exception, or a status that is neither
+        Success nor a rejection) ends the run: the result is then that Error status, worded as
+        upstream ``RunFilterPlugins`` (``running "<plugin>" filter plugin: <message>``), which
+        the caller returns (``findNodesThatPassFilters``).
 
         Each rejected node keeps its plugin's key (reason bit set or interned status id) and
         each plugin that rejected some node its reason table; statuses are built only on demand
@@ -473,12 +476,14 @@ class Framework:
             if self._batch_filter[pi]:
                 try:
                     res = pl.filter_nodes(state, pod, table, cur)
-                except Exception as e:
-                    raise _filter_error(pl.name, as_status(e)) from e
+                except Exception as e:  # noqa: BLE001 - a plugin error is a status
+                    return _filter_error(pl.name, as_status(e))
                 if res is None:
                     continue
             else:
                 res = self._filter_per_node(state, pod, pl, cur)
+                if isinstance(res, Status):
+                    return res
             failed = res.failed
             if not np.count_nonzero(failed):  # cheaper than .any() on small arrays
                 continue
@@ -523,11 +528,12 @@ class Framework:
         return self._run_pre_filter_extension("remove_pod", state, pod, pod_info, node_info)
 
     def filter_with_nominated_pods(self, state: CycleState, pod: Pod, row: int,
-                                   nominated: Sequence[Any]) -> FilterChunk | None:
+                                   nominated: Sequence[Any]) -> FilterChunk | Status | None:
         """The first pass of upstream ``RunFilterPluginsWithNominatedPods`` for one node: run the
         filters with ``nominated`` (pods of priority ≥ the pod's nominated to this node) added
         to the node and to a cloned state. Returns that 1-row chunk when it rejects the node,
-        None when it passes (then the plain result stands). The table is restored exactly."""
+        None when it passes (then the plain result stands), or the Error status of an AddPod
+        extension or a Filter plugin. The table is restored exactly."""
         from kubesched.framework.node_table import RowEdit
 
         table = self.handle.nodes
@@ -538,9 +544,11 @@ class Framework:
                 edit.add(pi)
                 st = self.run_pre_filter_extension_add_pod(state_n, pod, pi, ni)
                 if st is not None:
-                    raise FilterError(st)
+                    return st
             chunk = self.run_filter_plugins(state_n, pod, np.asarray([row], np.int64))
-        return None if chunk.fail_plugin[0] < 0 else chunk
+        if isinstance(chunk, Status) or chunk.fail_plugin[0] >= 0:
+            return chunk
+        return None
 
     def _nominated_arithmetic(self, state: CycleState) -> tuple[int, Any] | None:
         """When the pass with nominated pods can be decided without editing rows: ``(index, plugin)``
@@ -572,7 +580,7 @@ class Framework:
         return dep, dep_pl
 
     def apply_nominated_pods(self, state: CycleState, pod: Pod, chunk: FilterChunk,
-                             items: Sequence[tuple[int, Sequence[Any]]]) -> None:
+                             items: Sequence[tuple[int, Sequence[Any]]]) -> Status | None:
         """Upstream ``RunFilterPluginsWithNominatedPods`` (v1.37.2 framework/runtime/framework.go)
         for the nodes ``chunk.rows[i]`` of ``items`` (``(i, pods nominated to that node of
         priority ≥ the pod's)``, ``i`` increasing): a node the first pass (those pods added)
@@ -584,25 +592,32 @@ class Framework:
         nominated pods' requests decides, and the plain result stands after it. Anything not
         exact (a nominated pod requesting a resource no node has, an unknown answer) runs
         :meth:`filter_with_nominated_pods`. Same overrides, in the same order, as running that
-        on every node. Raises :class:`FilterError` as that does."""
+        on every node. Returns the first Error status that returns (the chunk is then left as
+        it was), else None."""
         if not items:
-            return
+            return None
         plan = self._nominated_arithmetic(state)
         subs: dict[int, FilterChunk | None] = {}
         rows = chunk.rows
         if plan is None:
             for i, nominated in items:
-                subs[i] = self.filter_with_nominated_pods(state, pod, int(rows[i]), nominated)
+                sub = self.filter_with_nominated_pods(state, pod, int(rows[i]), nominated)
+                if isinstance(sub, Status):
+                    return sub
+                subs[i] = sub
         else:
-            self._nominated_by_arithmetic(state, pod, chunk, items, plan, subs)
+            err = self._nominated_by_arithmetic(state, pod, chunk, items, plan, subs)
+            if err is not None:
+                return err
         for i in sorted(subs):
             sub = subs[i]
             if sub is not None:
                 chunk.override(i, sub)
+        return None
 
     def _nominated_by_arithmetic(self, state: CycleState, pod: Pod, chunk: FilterChunk,
                                  items: Sequence[tuple[int, Sequence[Any]]], plan: tuple[int, Any],
-                                 subs: dict[int, FilterChunk | None]) -> None:
+                                 subs: dict[int, FilterChunk | None]) -> Status | None:
         dep, dep_pl = plan
         table = self.handle.nodes
         index = table.resource_index
@@ -661,7 +676,11 @@ class Framework:
                     else:
                         subs[i] = same_as_plain(i)
         for i, nominated in slow.items():
-            subs[i] = self.filter_with_nominated_pods(state, pod, int(rows[i]), nominated)
+            sub = self.filter_with_nominated_pods(state, pod, int(rows[i]), nominated)
+            if isinstance(sub, Status):
+                return sub
+            subs[i] = sub
+        return None
 
     @staticmethod
     def _one_row_chunk(chunk: FilterChunk, row: int, plugin: int, key: int,
@@ -672,21 +691,23 @@ class Framework:
         return FilterChunk(np.asarray([row], np.int64), np.asarray([plugin], np.int16),
                            np.asarray([key], np.int64), chunk.plugins, tables, chunk.skipped)
 
-    def _filter_per_node(self, state: CycleState, pod: Pod, pl: Any, rows: np.ndarray) -> FilterResult:
+    def _filter_per_node(self, state: CycleState, pod: Pod, pl: Any, rows: np.ndarray) -> FilterResult | Status:
         """Run a per-node Filter plugin over ``rows``: each rejection's ``(reasons, code)`` is
-        interned, so every node keeps its own status exactly (no limit on distinct ones)."""
+        interned, so every node keeps its own status exactly (no limit on distinct ones). The
+        plugin's first Error ends it: that Error status (as :meth:`run_filter_plugins`) is the
+        result."""
         table = self.handle.nodes
         failed = np.zeros(len(rows), np.int64)
         index: dict[ReasonEntry, int] = {}
         for i, row in enumerate(rows.tolist()):
             try:
                 st = pl.filter(state, pod, table.node_info(row))
-            except Exception as e:
-                raise _filter_error(pl.name, as_status(e)) from e
+            except Exception as e:  # noqa: BLE001 - a plugin error is a status
+                return _filter_error(pl.name, as_status(e))
             if st is None or st.is_success():
                 continue
             if not st.is_rejected():  # Error, or a code a Filter may not return: Error (upstream)
-                raise _filter_error(pl.name, st)
+                return _filter_error(pl.name, st)
             entry = reason_entry(st)
             k = index.get(entry)
             if k is None:
@@ -1369,10 +1390,10 @@ async def _await_timed(coro: Any, t0: float, observe: Callable[..., None], name:
 
 
 
-def _filter_error(plugin: str, st: Status) -> FilterError:
+def _filter_error(plugin: str, st: Status) -> Status:
     """Upstream ``RunFilterPlugins``: a status that is neither Success nor a rejection becomes
     ``AsStatus(fmt.Errorf("running %q filter plugin: %w", name, status.AsError()))``."""
-    return FilterError(Status(Code.ERROR, (f'running "{plugin}" filter plugin: {st.message()}',), st.error, plugin))
+    return Status(Code.ERROR, (f'running "{plugin}" filter plugin: {st.message()}',), st.error, plugin)
 
 
 def _score_error(stage: str, plugin: str, st: Status) -> Status:

@@ -19,6 +19,7 @@ import copy
 from typing import TYPE_CHECKING, Any
 
 from kubesched.api.quantity import QuantityError, to_int
+from kubesched.api.storage import ObjectView
 from kubesched.plugins.helper.extendedresources import EXTENDED_RESOURCE_CLAIM_ANNOTATION
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -33,17 +34,17 @@ SPECIAL_CLAIM_NAME = "<extended-resources>"
 
 def is_special_claim(claim: dict[str, Any] | None) -> bool:
     """Upstream ``isSpecialClaimName``: the claim exists only in memory (not written yet)."""
-    return claim is not None and (claim.get("metadata") or {}).get("name") == SPECIAL_CLAIM_NAME
+    return claim is not None and ObjectView(claim).name == SPECIAL_CLAIM_NAME
 
 
 def find_extended_resource_claim(pod: Pod, claims: list[dict[str, Any]]) -> dict[str, Any] | None:
     """Upstream ``findExtendedResourceClaim`` (L118-131): the claim with the extended-resource-claim
     annotation ``"true"`` whose controlling owner is the pod (name and UID)."""
     for c in claims:
-        meta = c.get("metadata") or {}
-        if (meta.get("annotations") or {}).get(EXTENDED_RESOURCE_CLAIM_ANNOTATION) != "true":
+        view = ObjectView(c)
+        if view.annotations.get(EXTENDED_RESOURCE_CLAIM_ANNOTATION) != "true":
             continue
-        for ref in meta.get("ownerReferences") or ():
+        for ref in view.owner_references:
             if (ref.get("name") == pod.metadata.name and ref.get("controller")
                     and (ref.get("uid") or "") == (pod.metadata.uid or "")):
                 return c

@@ -58,6 +58,7 @@ from typing import Any
 
 import msgspec
 
+from kubesched.api.dra import DeviceClassView, ResourceClaimView
 from kubesched.api.nodeselector import NodeSelectorMatcher
 from kubesched.api.objects import NodeSelector
 from kubesched.api.quantity import nano_value
@@ -1235,7 +1236,7 @@ class _Run:
                                  f'{class_name}: deviceclass.resource.k8s.io "{class_name}" not found')
         rd.class_ = cls
         rd.selectors = ([(dict_path(x, "cel", "expression") or "", i, True)
-                         for i, x in enumerate(dict_path(cls, "spec", "selectors") or ())]
+                         for i, x in enumerate(DeviceClassView(cls).selectors)]
                         + [(dict_path(x, "cel", "expression") or "", i, False)
                            for i, x in enumerate(spec.get("selectors") or ())])
         rd.sel_key = (str(self.a.features.device_binding_conditions),) + tuple(e for e, _, _ in rd.selectors)
@@ -1562,19 +1563,20 @@ class _Run:
             cls = rd.class_
             if cls is None:
                 continue
-            cname = dict_path(cls, "metadata", "name") or ""
+            cview = DeviceClassView(cls)
+            cname = cview.name
             if cname in class_ranges:
                 start, end = class_ranges[cname]
                 for i in range(start, end):
                     config[i]["requests"].append(rd.full_name)
                 continue
             start = len(config)
-            for c in dict_path(cls, "spec", "config") or ():
+            for c in cview.config:
                 entry = {"source": "FromClass", "requests": [rd.full_name]}
                 entry.update({k: v for k, v in c.items() if k != "requests"})
                 config.append(entry)
             class_ranges[cname] = (start, len(config))
-        for c in dict_path(claim, "spec", "devices", "config") or ():
+        for c in ResourceClaimView(claim).config:
             reqs = list(c.get("requests") or ())
             body = {k: v for k, v in c.items() if k != "requests"}
             if not reqs:

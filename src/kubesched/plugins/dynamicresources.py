@@ -119,17 +119,19 @@ import asyncio
 import copy
 import time
 from collections import Counter
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 import numpy as np
 
+from kubesched.api.dra import AllocationResultView, DeviceRequestView, ResourceClaimView, ResourceSliceView
 from kubesched.api.nodeselector import NodeSelectorMatcher
 from kubesched.api.objects import NodeSelector, node_allocatable
 from kubesched.api.quantity import to_int
 from kubesched.api.resources import pod_requests
+from kubesched.api.storage import ObjectView
 from kubesched.features import BINARY_VERSION, default_feature_gate
 from kubesched.framework.events import (
     ActionType,
@@ -167,7 +169,6 @@ from kubesched.plugins.dra_structured import (
     node_declares,
     shared_allocations,
 )
-from kubesched.plugins.dra_structured import dict_path as _g
 from kubesched.plugins.dra_workload import (
     PodGroupStateData,
     bind_to,
@@ -226,13 +227,13 @@ def _copy_claim(claim: dict[str, Any]) -> dict[str, Any]:
 
 
 def _key(claim: dict[str, Any]) -> str:
-    meta = claim.get("metadata") or {}
-    return f"{meta.get('namespace') or ''}/{meta.get('name', '')}"
+    """``namespace/name`` (a leading ``/`` for a claim without namespace)."""
+    view = ObjectView(claim)
+    return f"{view.namespace}/{view.name}"
 
 
 def _uid(claim: dict[str, Any]) -> str:
-    meta = claim.get("metadata") or {}
-    return str(meta.get("uid") or _key(claim))
+    return ObjectView(claim).uid or _key(claim)
 
 
 class _Unschedulable(Exception):
@@ -372,9 +373,9 @@ class DRAManager:
             if self.consumable_capacity:
                 self._informer_claims[key] = obj
             a = self.assumed.get(key)
-            if a is not None and (a is not obj) and (
-                    _g(obj, "metadata", "resourceVersion") != _g(a, "metadata", "resourceVersion")
-                    or _g(obj, "metadata", "resourceVersion") is None):
+            rv = ObjectView(obj).metadata.get("resourceVersion")
+            if a is not None and (a is not obj) and (rv != ObjectView(a).metadata.get("resourceVersion")
+                                                     or rv is None):
                 del self.assumed[key]  # the informer caught up (upstream assume cache)
         self._refresh_claim(key)
 
@@ -403,10 +404,10 @@ class DRAManager:
     def has_pending_allocation(self, claim: dict[str, Any]) -> bool:
         return _uid(claim) in self.in_flight
 
-    def pending_allocation(self, claim: dict[str, Any]) -> dict[str, Any] | None:
+    def pending_allocation(self, claim: dict[str, Any]) -> Mapping[str, Any] | None:
         """Upstream ``GetPendingAllocation``: the in-flight allocation of the claim, or None."""
         c = self.in_flight.get(_uid(claim))
-        return _g(c, "status", "allocation") if c is not None else None
+        return ResourceClaimView(c).allocation if c is not None else None
 
     def signal_pending_allocation(self, claim: dict[str, Any]) -> None:
         """Upstream ``SignalClaimPendingAllocation`` (dra_manager.go L211-250): a claim already in
@@ -441,7 +442,7 @@ class _ClaimInfo:
 
     def __init__(self) -> None:
         self.available_on_nodes: NodeSelectorMatcher | None = None
-        self.allocation: dict[str, Any] | None = None
+        self.allocation: Mapping[str, Any] | None = None
 
 
 class StateData:
@@ -495,26 +496,26 @@ class StateData:
         return self
 
 
-def _has_node_allocatable_mapping(allocation: dict[str, Any], slices: list[dict[str, Any]]) -> bool:
+def _has_node_allocatable_mapping(allocation: Mapping[str, Any], slices: list[dict[str, Any]]) -> bool:
     """Some allocated device's ``nodeAllocatableResources`` has a ``mapping`` (upstream PreFilter
     L736-752 with ``getDeviceFromSlices`` of nodeallocatabledynamicresources.go L168-186; a device
     not found counts as unmapped)."""
-    for r in _g(allocation, "devices", "results") or ():
-        device = next((d for sl in slices if (sl.get("spec") or {}).get("driver") == r.get("driver")
-                       and _g(sl, "spec", "pool", "name") == r.get("pool")
-                       for d in _g(sl, "spec", "devices") or () if d.get("name") == r.get("device")), None)
+    for r in AllocationResultView(allocation).results:
+        device = next((d for sl in map(ResourceSliceView, slices)
+                       if sl.driver == r.get("driver") and sl.pool_name == r.get("pool")
+                       for d in sl.devices if d.get("name") == r.get("device")), None)
         if device is not None and any((m or {}).get("mapping") is not None
                                       for m in (device.get("nodeAllocatableResources") or {}).values()):
             return True
     return False
 
 
-def allocation_requires_optional_node_operations(allocation: dict[str, Any] | None) -> bool:
+def allocation_requires_optional_node_operations(allocation: Mapping[str, Any] | None) -> bool:
     """Upstream ``allocationResultRequiresDRAOptionalNodeOperations`` (dynamicresources.go
     L1978-1990): some allocated device result lists ``skipNodeOperations``."""
     if allocation is None:
         return False
-    return any(r.get("skipNodeOperations") for r in _g(allocation, "devices", "results") or ())
+    return any(r.get("skipNodeOperations") for r in AllocationResultView(allocation).results)
 
 
 def pod_claim_names_entry(pod: Pod, rc: PodResourceClaim) -> str | None:
@@ -555,7 +556,7 @@ def pod_claim_names(pod: Pod) -> list[tuple[str | None, bool]]:
     return out
 
 
-def _refers_to(pod: Pod, ref: dict[str, Any]) -> bool:
+def _refers_to(pod: Pod, ref: Mapping[str, Any]) -> bool:
     """A reference names ``pod``: by UID (by name for pods without one, as simulator input may be)."""
     if pod.metadata.uid:
         return ref.get("uid") == pod.metadata.uid
@@ -564,20 +565,21 @@ def _refers_to(pod: Pod, ref: dict[str, Any]) -> bool:
 
 def _is_for_pod(pod: Pod, claim: dict[str, Any]) -> bool:
     """Upstream ``resourceclaim.IsForPod``: the pod is the claim's controlling owner."""
-    return any(ref.get("controller") and _refers_to(pod, ref) for ref in _g(claim, "metadata", "ownerReferences") or ())
+    return any(ref.get("controller") and _refers_to(pod, ref) for ref in ResourceClaimView(claim).owner_references)
 
 
 def _reserved_for_pod(pod: Pod, claim: dict[str, Any]) -> bool:
     """Upstream ``resourceclaim.IsReservedForPod``."""
-    return any(_refers_to(pod, r) for r in _g(claim, "status", "reservedFor") or ())
+    return any(_refers_to(pod, r) for r in ResourceClaimView(claim).reserved_for)
 
 
-def _refers_to_group(ref: dict[str, Any], pod_group: dict[str, Any]) -> bool:
+def _refers_to_group(ref: Mapping[str, Any], pod_group: Mapping[str, Any]) -> bool:
     """A ``reservedFor`` entry names the PodGroup: by UID (by resource and name without one)."""
-    uid = _g(pod_group, "metadata", "uid")
+    group = ObjectView(pod_group)
+    uid = group.uid
     if uid:
         return ref.get("uid") == uid
-    return ref.get("resource") == "podgroups" and ref.get("name") == _g(pod_group, "metadata", "name")
+    return ref.get("resource") == "podgroups" and ref.get("name") == group.name
 
 
 def _fire(coro: Coroutine[Any, Any, Any]) -> None:
@@ -685,8 +687,9 @@ class DynamicResources:
             claim = mgr.get_claim(ns, name) if mgr.lister is not None else None
             if claim is None:
                 raise _Unschedulable(f'could not find ResourceClaim "{ns}/{name}"')
-            if _g(claim, "metadata", "deletionTimestamp") is not None:
-                raise _Unschedulable(f'resourceclaim "{_g(claim, "metadata", "name")}" is being deleted')
+            view = ResourceClaimView(claim)
+            if view.deletion_timestamp is not None:
+                raise _Unschedulable(f'resourceclaim "{view.name}" is being deleted')
             if must_check_owner and not _is_for_pod(pod, claim):
                 # resourceclaim.IsForPod (v0.37.2 resourceclaim.go L125-140; "Pod" capitalised since 1.36)
                 pg = group_name(pod) if self.workload_claims else None
@@ -807,12 +810,13 @@ class DynamicResources:
         s.informations = [_ClaimInfo() for _ in claims]
         to_allocate: list[int] = []
         for i, claim in enumerate(claims):
-            allocation = _g(claim, "status", "allocation")
+            view = ResourceClaimView(claim)
+            allocation = view.allocation
             if allocation is not None:
-                if (len(_g(claim, "status", "reservedFor") or ()) >= RESERVED_FOR_MAX_SIZE
+                if (len(view.reserved_for) >= RESERVED_FOR_MAX_SIZE
                         and not is_reserved_for_pod(pod, claim, self.workload_claims)):
                     return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("resourceclaim in use",))
-                sel = allocation.get("nodeSelector")
+                sel = AllocationResultView(allocation).node_selector
                 if sel is not None:
                     try:
                         s.informations[i].available_on_nodes = NodeSelectorMatcher(msgspec.convert(sel, NodeSelector))
@@ -839,7 +843,7 @@ class DynamicResources:
                 if pending is not None:
                     s.informations[i].allocation = pending
                     s.reused.add(i)
-                    sel = pending.get("nodeSelector")
+                    sel = AllocationResultView(pending).node_selector
                     if sel is not None:
                         try:
                             s.informations[i].available_on_nodes = NodeSelectorMatcher(
@@ -853,24 +857,24 @@ class DynamicResources:
                     f"resource claim {_key(claim).lstrip('/')} is in the process of being allocated",))
             if i == s.ext_index:
                 continue  # v1.37.2 L685-690: the extended-resource claim is validated by Filter
-            for request in _g(claim, "spec", "devices", "requests") or ():
-                subs = request.get("firstAvailable") or []
-                if request.get("exactly") is not None:
-                    st = self._validate_class(_g(request, "exactly", "deviceClassName"), request.get("name", ""))
+            for request in map(DeviceRequestView, view.requests):
+                subs = request.first_available
+                if request.exactly is not None:
+                    st = self._validate_class(request.device_class_name, request.name)
                     if st is not None:
                         return None, st
                     continue
                 if not subs:
                     return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (
-                        f"resource claim {_key(claim).lstrip('/')}, request {request.get('name', '')}: "
+                        f"resource claim {_key(claim).lstrip('/')}, request {request.name}: "
                         "unknown request type",))
                 if not self.features.prioritized_list:
                     return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (
-                        f"resource claim {_key(claim).lstrip('/')}, request {request.get('name', '')}: has "
+                        f"resource claim {_key(claim).lstrip('/')}, request {request.name}: has "
                         "subrequests, but the DRAPrioritizedList feature is disabled",))
                 for sub in subs:
                     st = self._validate_class(sub.get("deviceClassName"),
-                                              f"{request.get('name', '')}/{sub.get('name', '')}")
+                                              f"{request.name}/{sub.get('name', '')}")
                     if st is not None:
                         return None, st
         if self.node_allocatable_resources:
@@ -879,13 +883,14 @@ class DynamicResources:
             slices = None
             me = pod.metadata.uid or f"{pod.metadata.namespace}/{pod.metadata.name}"
             for i, claim in enumerate(claims):
-                allocation = _g(claim, "status", "allocation")
+                view = ResourceClaimView(claim)
+                allocation = view.allocation
                 if allocation is None and i in s.reused and group_state is not None:
                     # a pending allocation another member of this pod-group cycle reserved
                     if not (group_state.pending_allocations.get(_uid(claim), set()) - {me}):
                         continue
                     allocation = s.informations[i].allocation
-                elif allocation is None or not _g(claim, "status", "reservedFor") \
+                elif allocation is None or not view.reserved_for \
                         or is_reserved_for_pod(pod, claim, self.workload_claims):
                     continue
                 if slices is None:
@@ -958,8 +963,8 @@ class DynamicResources:
         s.pod_scalars = scalars
         claim = find_extended_resource_claim(pod, [_as_dict(c) for c in mgr.lister.list("ResourceClaim")])
         if claim is not None:
-            meta = claim.get("metadata") or {}
-            claim = mgr.get_claim(meta.get("namespace") or "", meta.get("name", "")) or claim
+            view = ObjectView(claim)
+            claim = mgr.get_claim(view.namespace, view.name) or claim
         else:
             claim = new_special_claim(pod)
         s.ext_index = index
@@ -973,7 +978,8 @@ class DynamicResources:
         claim = s.claims[s.ext_index] if s.ext_index is not None else None
         if claim is None:
             return None, [], None
-        if _g(claim, "spec", "devices", "requests"):  # (``omitempty``: an empty list is nil upstream)
+        view = ResourceClaimView(claim)
+        if view.requests:  # (``omitempty``: an empty list is nil upstream)
             # written by a prior cycle: PostFilter deletes it and the pod retries anew
             return None, [], Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("cannot schedule extended resource claim",))
         allocatable: dict[str, int] = {}
@@ -992,7 +998,7 @@ class DynamicResources:
                 return None, [], Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("cannot fit resource",))
         if not needed and not s.ext_index:  # no user claim either
             return None, [], None
-        if _g(claim, "status", "allocation") is not None:
+        if view.allocation is not None:
             return None, [], None
         requests, mappings = create_requests_and_mappings(s.pod, needed, mapping)
         return node_claim(claim, requests), mappings, None
@@ -1002,7 +1008,7 @@ class DynamicResources:
         if s.alloc_inputs is None or node_ext is None:
             return s.allocator
         key = frozenset((str(r["name"]), str(r["exactly"]["deviceClassName"]), int(r["exactly"]["count"]))
-                        for r in _g(node_ext, "spec", "devices", "requests") or ())
+                        for r in ResourceClaimView(node_ext).requests)
         a = s.allocators.get(key)
         if a is None:
             claims = [node_ext if i == s.ext_index else s.claims[i] for i in s.alloc_idx]
@@ -1012,7 +1018,7 @@ class DynamicResources:
     async def _delete_claim(self, claim: dict[str, Any]) -> None:
         """Upstream ``deleteClaim`` (L291-320): drop the delete-protection finalizer, then delete."""
         client = self.handle.client
-        fins = _g(claim, "metadata", "finalizers") or []
+        fins = ResourceClaimView(claim).finalizers
         if FINALIZER in fins:
             c = _copy_claim(claim)
             c["metadata"]["finalizers"] = [f for f in fins if f != FINALIZER]
@@ -1082,7 +1088,7 @@ class DynamicResources:
         for i in s.shared_mapped:
             if i not in unavailable:  # upstream checks claims in order; unavailable ones are skipped
                 return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (
-                    f"node allocatable resource claim {_g(s.claims[i], 'metadata', 'name')} has a mapped device "
+                    f"node allocatable resource claim {ResourceClaimView(s.claims[i]).name} has a mapped device "
                     "and cannot be shared across pods",))
         if s.binding_unavailable:
             unavailable = sorted(set(unavailable) | set(s.binding_unavailable))
@@ -1156,7 +1162,7 @@ class DynamicResources:
                 if not is_special_claim(claim):
                     break
                 continue
-            reserved = _g(claim, "status", "reservedFor") or []
+            reserved = ResourceClaimView(claim).reserved_for
             if not reserved or (len(reserved) == 1 and _refers_to(pod, reserved[0])):
                 self._deallocate(claim)
                 return True, Status(Code.UNSCHEDULABLE, ("deallocation of ResourceClaim completed",))
@@ -1234,7 +1240,7 @@ class DynamicResources:
         for ps in gs.pods_state_data.values():
             for i in sorted(ps.unavailable_claims):
                 claim = ps.claims[i]
-                reserved = _g(claim, "status", "reservedFor") or []
+                reserved = ResourceClaimView(claim).reserved_for
                 if not reserved or (len(reserved) == 1 and _refers_to_group(reserved[0], pod_group)):
                     self._deallocate(claim)
                     return Status(Code.UNSCHEDULABLE, ("deallocation of PodGroup ResourceClaim completed",))
@@ -1249,7 +1255,7 @@ class DynamicResources:
                 return Status(Code.ERROR, (f'resourceclaim.resource.k8s.io "{name}" not found',))
             if must_check_owner and is_for_pod_group(pod_group, claim) is not None:
                 continue
-            if _g(claim, "status", "allocation") is not None and is_reserved_for_pod(pod, claim, True):
+            if ResourceClaimView(claim).allocation is not None and is_reserved_for_pod(pod, claim, True):
                 c = _copy_claim(claim)
                 c["status"]["reservedFor"] = [r for r in c["status"].get("reservedFor") or ()
                                               if not _refers_to_group(r, pod_group)]
@@ -1315,7 +1321,8 @@ class DynamicResources:
                 mgr.restore(claim)
                 if group_state is not None:
                     group_state.pending_allocations.pop(_uid(claim), None)
-            if _g(claim, "status", "allocation") is not None and _reserved_for_pod(pod, claim) and client is not None:
+            if ResourceClaimView(claim).allocation is not None and _reserved_for_pod(pod, claim) \
+                    and client is not None:
                 c = _copy_claim(claim)
                 c["status"]["reservedFor"] = [r for r in c["status"].get("reservedFor") or ()
                                               if not _refers_to(pod, r)]
@@ -1359,8 +1366,7 @@ class DynamicResources:
             except Exception as e:  # noqa: BLE001 - any write failure fails the binding cycle
                 return Status(Code.ERROR, (str(e) or type(e).__name__,), error=e)
         if not self.binding_conditions or not any(
-                r.get("bindingConditions") for c in s.claims
-                for r in _g(c, "status", "allocation", "devices", "results") or ()):
+                r.get("bindingConditions") for c in s.claims for r in ResourceClaimView(c).allocation_results):
             return None
         return await self._wait_for_binding_conditions(s)
 
@@ -1397,14 +1403,14 @@ class DynamicResources:
         """Upstream ``isPodReadyForBinding``: the claims as the manager has them now."""
         mgr = self._manager()
         for i, claim in enumerate(s.claims):
-            meta = claim.get("metadata") or {}
-            fresh = mgr.get_claim(meta.get("namespace") or "", meta.get("name", ""))
+            view = ObjectView(claim)
+            fresh = mgr.get_claim(view.namespace, view.name)
             if fresh is None:
-                raise _BindingFailed(f'resourceclaim.resource.k8s.io "{meta.get("name", "")}" not found')
+                raise _BindingFailed(f'resourceclaim.resource.k8s.io "{view.name}" not found')
             s.claims[i] = fresh
             if not self._claim_ready_for_binding(fresh):
                 if self._claim_timed_out(fresh):
-                    raise _BindingFailed(f"device binding timeout: claim={meta.get('name', '')}")
+                    raise _BindingFailed(f"device binding timeout: claim={view.name}")
                 return False
         return True
 
@@ -1413,13 +1419,14 @@ class DynamicResources:
         """Upstream ``isClaimReadyForBinding`` (v1.37.2 L1998-2030): every result with binding
         conditions has a ``status.devices`` entry where all of them are True and none of its
         binding failure conditions is (a True failure condition raises ``_BindingFailed``)."""
-        allocation = _g(claim, "status", "allocation")
+        view = ResourceClaimView(claim)
+        allocation = view.allocation
         if allocation is None:
             return False
-        for r in _g(allocation, "devices", "results") or ():
+        for r in AllocationResultView(allocation).results:
             if not r.get("bindingConditions"):
                 continue
-            status = next((d for d in _g(claim, "status", "devices") or ()
+            status = next((d for d in view.devices
                            if (d.get("device"), d.get("driver"), d.get("pool"))
                            == (r.get("device"), r.get("driver"), r.get("pool"))), None)
             if status is None:
@@ -1428,7 +1435,7 @@ class DynamicResources:
             for t in r.get("bindingFailureConditions") or ():
                 c = conds.get(t)
                 if c is not None and c.get("status") == "True":
-                    raise _BindingFailed(f"device binding failed: claim={_g(claim, 'metadata', 'name')}, "
+                    raise _BindingFailed(f"device binding failed: claim={view.name}, "
                                          f"reason={c.get('reason', '')}, message={_go_quote(c.get('message', ''))}")
             if any((conds.get(t) or {}).get("status") != "True" for t in r["bindingConditions"]):
                 return False
@@ -1437,11 +1444,11 @@ class DynamicResources:
     def _claim_timed_out(self, claim: dict[str, Any]) -> bool:
         """Upstream ``isClaimTimeout``: a result with binding conditions and ``allocationTimestamp``
         + ``bindingTimeout`` in the past."""
-        stamp = _g(claim, "status", "allocation", "allocationTimestamp")
-        if not self.binding_conditions or not stamp:
+        allocation = ResourceClaimView(claim).allocation
+        stamp = AllocationResultView(allocation).allocation_timestamp if allocation is not None else None
+        if not self.binding_conditions or not stamp or allocation is None:
             return False
-        if not any(r.get("bindingConditions") is not None
-                   for r in _g(claim, "status", "allocation", "devices", "results") or ()):
+        if not any(r.get("bindingConditions") is not None for r in AllocationResultView(allocation).results):
             return False
         clock = getattr(self.handle, "clock", None)
         now = clock.now() if clock is not None else time.time()
@@ -1453,7 +1460,7 @@ class DynamicResources:
         claim = _copy_claim(s.claims[index])
         allocation = s.informations[index].allocation
         is_ext = index == s.ext_index
-        if is_ext and allocation is None and not _g(claim, "spec", "devices", "requests"):
+        if is_ext and allocation is None and not ResourceClaimView(claim).requests:
             return s.claims[index]  # v1.37.2 L1813-1818: satisfied by the node's allocatable
         pending = {"metadata": {"uid": s.ext_uid}} if is_ext else claim
         consumer = s.bindings[index] if s.bindings is not None and index < len(s.bindings) else None
@@ -1462,15 +1469,15 @@ class DynamicResources:
             # they share (and the group's reservation) since PreFilter; only what is still missing
             # is written (upstream re-reads the claim on the write conflict and fails this member's
             # PreBind with "got allocated elsewhere"; it binds on its next attempt).
-            meta = claim.get("metadata") or {}
-            fresh = mgr.get_claim(meta.get("namespace") or "", meta.get("name", ""))
+            view = ObjectView(claim)
+            fresh = mgr.get_claim(view.namespace, view.name)
             if fresh is not None:
                 if is_reserved_for_pod(pod, fresh, self.workload_claims):
                     mgr.remove_pending_allocation(pending)
                     return fresh
-                written = _g(fresh, "status", "allocation")
+                written = ResourceClaimView(fresh).allocation
                 if allocation is not None and written is not None and _uid(fresh) == _uid(claim) \
-                        and _g(written, "devices", "results") == _g(allocation, "devices", "results"):
+                        and AllocationResultView(written).results == AllocationResultView(allocation).results:
                     mgr.remove_pending_allocation(pending)
                     allocation = None  # the shared allocation is written: add the reservation only
                 claim = _copy_claim(fresh)
@@ -1481,10 +1488,11 @@ class DynamicResources:
                 s.claims[index] = claim  # Unreserve deletes it from now on
                 claim = _copy_claim(claim)
             ref = _key(claim).lstrip("/")
-            if _g(claim, "metadata", "deletionTimestamp") is not None:
+            view = ResourceClaimView(claim)
+            if view.deletion_timestamp is not None:
                 raise RuntimeError(f"claim {ref} got deleted in the meantime")
             if allocation is not None:
-                if _g(claim, "status", "allocation") is not None:
+                if view.allocation is not None:
                     raise RuntimeError(f"claim {ref} got allocated elsewhere in the meantime")
                 fins = claim.setdefault("metadata", {}).setdefault("finalizers", [])
                 if FINALIZER not in fins:
@@ -1552,7 +1560,7 @@ class DynamicResources:
         if not mappings:
             raise RuntimeError(f"nil or empty request mappings, no update of pod {ns}/{name} "
                                "ExtendedResourceClaimStatus")
-        status = {"requestMappings": mappings, "resourceClaimName": _g(claim, "metadata", "name") or ""}
+        status = {"requestMappings": mappings, "resourceClaimName": ResourceClaimView(claim).name}
         try:
             await self.handle.client.update_pod_extended_resource_claim_status(pod, status)
         except Exception as e:
@@ -1593,14 +1601,11 @@ class DynamicResources:
         ``spec.resourceClaims`` resolve to this claim (``podResourceClaimIndexFunc`` L314-333:
         same namespace; entries that do not resolve yet are skipped; extended-resource claims are
         not indexed), read from the handle's pod lister (upstream: the pod informer's index)."""
-        if old is not None and new is not None:
-            if _g(_as_dict(old), "status", "allocation") is not None \
-                    and _g(_as_dict(new), "status", "allocation") is None:
-                return PreQueueingHintResult(all_pods=True)
-        if new is None and old is not None and _g(_as_dict(old), "status", "allocation") is not None:
+        was_allocated = old is not None and ResourceClaimView(_as_dict(old)).allocation is not None
+        if was_allocated and (new is None or ResourceClaimView(_as_dict(new)).allocation is None):
             return PreQueueingHintResult(all_pods=True)
-        claim = _as_dict(new if new is not None else old)
-        ns, name = _g(claim, "metadata", "namespace") or "", _g(claim, "metadata", "name")
+        claim = ObjectView(_as_dict(new if new is not None else old))
+        ns, name = claim.namespace, claim.name
         pods: list[tuple[str, str]] = []
         for pod in self.handle.lister.list("Pod", ns or None) if self.handle is not None else ():
             if not hasattr(pod, "spec") or (pod.metadata.namespace or "") != ns:
@@ -1621,15 +1626,15 @@ class DynamicResources:
         if new is None:
             if old is None:
                 return QueueingHint.QUEUE  # final state unknown
-            return QueueingHint.SKIP if _g(_as_dict(old), "status", "allocation") is None else QueueingHint.QUEUE
+            return QueueingHint.SKIP if ResourceClaimView(_as_dict(old)).allocation is None else QueueingHint.QUEUE
         modified = _as_dict(new)
         original = _as_dict(old) if old is not None else None
         try:
             claims = self._claims(pod)
         except _Unschedulable:
             return QueueingHint.SKIP
-        if original is not None and _g(original, "status", "allocation") is not None \
-                and _g(modified, "status", "allocation") is None:
+        if original is not None and ResourceClaimView(original).allocation is not None \
+                and ResourceClaimView(modified).allocation is None:
             return QueueingHint.QUEUE  # deallocated: devices became free
         uid = _uid(modified)
         if not any(_uid(c) == uid for c in claims):
@@ -1661,7 +1666,7 @@ class DynamicResources:
         return QueueingHint.QUEUE
 
 
-def compute_score(claims: list[dict[str, Any]], allocation_results: list[dict[str, Any]], *,
+def compute_score(claims: list[dict[str, Any]], allocation_results: Sequence[Mapping[str, Any]], *,
                   by_claim_index: bool = False) -> int:
     """Upstream ``computeScore`` (v1.37.2 ``dynamicresources.go`` L1413-1459): for each claim, each
     ``firstAvailable`` subrequest at index ``i`` (0-based) whose ``<request>/<subrequest>`` is the
@@ -1676,23 +1681,24 @@ def compute_score(claims: list[dict[str, Any]], allocation_results: list[dict[st
     score = 0
     unallocated = 0
     for i, claim in enumerate(claims):
+        allocation: Mapping[str, Any] | None
         if by_claim_index:
             if i >= len(allocation_results):
                 raise ValueError(f"number of allocations {len(allocation_results)} is smaller than number of claims")
             allocation = allocation_results[i]
         else:
-            allocation = _g(claim, "status", "allocation")
+            allocation = ResourceClaimView(claim).allocation
             if allocation is None:
                 if unallocated >= len(allocation_results):
                     raise ValueError(f"number of allocations {len(allocation_results)} is smaller than number of "
                                      "claims needing allocation")
                 allocation = allocation_results[unallocated]
                 unallocated += 1
-        allocated = {r.get("request", "") for r in _g(allocation, "devices", "results") or ()
+        allocated = {r.get("request", "") for r in AllocationResultView(allocation).results
                      if "/" in (r.get("request") or "")}
         if not allocated:
             continue
-        for req in _g(claim, "spec", "devices", "requests") or ():
+        for req in ResourceClaimView(claim).requests:
             if req.get("exactly") is not None:
                 continue
             for j, sub in enumerate(req.get("firstAvailable") or ()):
@@ -1701,7 +1707,7 @@ def compute_score(claims: list[dict[str, Any]], allocation_results: list[dict[st
     return score
 
 
-def _light_results(run: Any) -> list[dict[str, Any]]:
+def _light_results(run: Any) -> list[Mapping[str, Any]]:
     """An allocator solution as allocation results carrying only each device's ``request``."""
     return [{"devices": {"results": [{"request": n} for n in names]}} for names in run.request_names()]
 
@@ -1731,8 +1737,9 @@ class ScoringDynamicResources(DynamicResources):
         if not s.claims or not (s.node_allocations or s.reused) or (
                 self.version >= (1, 36) and not self.features.prioritized_list):
             return out
-        if not any(r.get("firstAvailable") for c in s.claims for r in _g(c, "spec", "devices", "requests") or ()) and (
-                self.version >= (1, 36) or all(_g(c, "status", "allocation") is None for c in s.claims)):
+        views = [ResourceClaimView(c) for c in s.claims]
+        if not any(r.get("firstAvailable") for v in views for r in v.requests) and (
+                self.version >= (1, 36) or all(v.allocation is None for v in views)):
             return out  # only subrequests score, and nothing can fail: 0 everywhere
         names = nodes.names
         for i, row in enumerate(rows.tolist()):

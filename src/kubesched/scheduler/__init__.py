@@ -56,9 +56,9 @@ Points of the seam contract beyond the protocols' own docstrings:
 * ``handle_scheduling_failure`` asks ``lister.get("Pod", ns, name)``: a pod the lister shows
   assigned is not requeued (upstream "Abort adding it back to queue"); a pod gone from the
   queue (deleted, or bound — the informer events remove it) is not requeued either.
-* The runtime's Filter path still raises ``FilterError`` internally (issue 21 item 5 replaces
-  it with a Status); ``schedule_pod`` turns it into the returned Error status, so nothing above
-  it raises.
+* A Filter plugin's Error travels as a Status, as upstream's ``RunFilterPlugins`` returns one:
+  ``Framework.run_filter_plugins`` returns the Error status instead of the chunk of verdicts,
+  and ``schedule_pod`` returns it (``findNodesThatPassFilters``).
 """
 
 from kubesched.scheduler.attempt import ScheduledPod, truncate_message

@@ -44,8 +44,8 @@ from kubesched.framework.extender import (
     FailedNodesMap,
     HostPriority,
     NodeInfoLookup,
+    Victims,
 )
-from kubesched.framework.preemption import Victims
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Node, Pod

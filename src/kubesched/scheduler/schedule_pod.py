@@ -47,7 +47,7 @@ from kubesched.framework.diagnosis import (
 )
 from kubesched.framework.extender import EXTENDER_NAME, MAX_EXTENDER_PRIORITY, Extender, ExtenderError
 from kubesched.framework.interface import MAX_NODE_SCORE, Code, Status
-from kubesched.framework.runtime import FilterError, ScoreResult
+from kubesched.framework.runtime import ScoreResult
 from kubesched.framework.sorted_nodes import heap_top
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -110,18 +110,19 @@ class ScheduleResult:
     """Nodes the extenders rejected (for the decision record)."""
 
 
-def _apply_nominated_pods(fw: Framework, state: CycleState, pod: Pod, chunk: FilterChunk) -> None:
+def _apply_nominated_pods(fw: Framework, state: CycleState, pod: Pod, chunk: FilterChunk) -> Status | None:
     """Upstream ``RunFilterPluginsWithNominatedPods``: a node to which pods of priority ≥ the
-    pod's are nominated must also pass with those pods on it. Only such nodes are re-run."""
+    pod's are nominated must also pass with those pods on it. Only such nodes are re-run.
+    Returns the Error status of that run, else None."""
     nominator = fw.handle.nominator
     if nominator is None or not nominator.has_nominated_pods():
-        return
+        return None
     table = fw.handle.nodes
     key = state.pod_info.key if state.pod_info is not None else pod_key(pod)
     prio = state.pod_info.priority if state.pod_info is not None else (pod.spec.priority or 0)
     rows_with = [table.row_of[n] for n in nominator.nominated_nodes() if n in table.row_of]
     if not rows_with:
-        return
+        return None
     items = []
     for i in np.flatnonzero(np.isin(chunk.rows, np.asarray(rows_with, np.int64))).tolist():
         row = int(chunk.rows[i])
@@ -129,7 +130,7 @@ def _apply_nominated_pods(fw: Framework, state: CycleState, pod: Pod, chunk: Fil
                      if pi.priority >= prio and pi.key != key and pi.key not in table.pod_row]
         if nominated:
             items.append((i, nominated))
-    fw.apply_nominated_pods(state, pod, chunk, items)
+    return fw.apply_nominated_pods(state, pod, chunk, items)
 
 
 def _next_chunk_size(size: int, pos: int, found: int, num_to_find: int, n: int) -> int:
@@ -143,9 +144,10 @@ def _next_chunk_size(size: int, pos: int, found: int, num_to_find: int, n: int) 
 
 
 def _filter_rows(fw: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis, rows: np.ndarray,
-                 start: int, num_to_find: int) -> np.ndarray:
+                 start: int, num_to_find: int) -> np.ndarray | Status:
     """``findNodesThatPassFilters`` over ``rows``: evaluate from ``start`` (wrapping) until
-    ``num_to_find`` feasible nodes are found. Appends the evaluated chunks to ``diagnosis``."""
+    ``num_to_find`` feasible nodes are found. Appends the evaluated chunks to ``diagnosis``.
+    A Filter plugin's Error stops it: that Error status is returned instead of the rows."""
     n = len(rows)
     if n == 0:
         return rows
@@ -174,7 +176,11 @@ def _filter_rows(fw: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosi
         else:
             assert eq is not None
             chunk = eq.run_filter_plugins(fw, state, pod, segment, slot)
-        _apply_nominated_pods(fw, state, pod, chunk)
+        if isinstance(chunk, Status):
+            return chunk
+        err = _apply_nominated_pods(fw, state, pod, chunk)
+        if err is not None:
+            return err
         ok = chunk.ok_mask()
         n_ok = int(np.count_nonzero(ok))
         if found + n_ok > num_to_find:
@@ -253,11 +259,10 @@ def schedule_pod(fw: Framework, state: CycleState, pod: Pod, table: NodeTable, s
     nominated_chunk: FilterChunk | None = None
     if nnn and nnn in table.row_of and (placement_rows is None or table.row_of[nnn] in placement_rows):
         row = np.asarray([table.row_of[nnn]], np.int64)
-        try:
-            chunk = fw.run_filter_plugins(state, pod, row)
-            _apply_nominated_pods(fw, state, pod, chunk)
-        except FilterError:
-            chunk = None  # upstream only logs an error here and goes on with all nodes
+        ran = fw.run_filter_plugins(state, pod, row)
+        chunk = None
+        if not isinstance(ran, Status) and _apply_nominated_pods(fw, state, pod, ran) is None:
+            chunk = ran  # an Error: upstream only logs it here and goes on with all nodes
         if chunk is not None:
             if chunk.fail_plugin[0] == chunk.PASSED:
                 if not extenders:
@@ -289,10 +294,9 @@ def schedule_pod(fw: Framework, state: CycleState, pod: Pod, table: NodeTable, s
     if not has_extender_filters and not has_scoring:
         num_to_find = 1
     start = sampler.next_start_node_index
-    try:
-        feasible = _filter_rows(fw, state, pod, diagnosis, rows, start, num_to_find)
-    except FilterError as e:  # the runtime's Filter path raises; the cycle returns a status
-        return e.status
+    feasible = _filter_rows(fw, state, pod, diagnosis, rows, start, num_to_find)
+    if isinstance(feasible, Status):  # a Filter plugin's Error: the cycle returns it
+        return feasible
     if nominated_chunk is not None:
         nominated_row = int(nominated_chunk.rows[0])
         if not any(bool((c.rows == nominated_row).any()) for c in diagnosis.chunks):

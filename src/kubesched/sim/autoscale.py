@@ -41,8 +41,8 @@ from kubesched.api.quantity import to_int
 from kubesched.errors import ManifestError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.diagnosis import Diagnosis, fit_error_message
+from kubesched.framework.interface import Status
 from kubesched.framework.node_info import PodInfo, QueuedPodInfo
-from kubesched.framework.runtime import FilterError
 from kubesched.scheduler.schedule_one import drive
 from kubesched.sim.manifests import RawObject
 from kubesched.sim.simulate import SimulationResult, build_store
@@ -275,10 +275,9 @@ def _first_fit(sched: Any, qpi: QueuedPodInfo, rows: list[int]) -> tuple[int | N
         cand = [r for r in rows if table.names[r] in allowed]
         if not cand:
             return None, "0/1 nodes are available: 1 node(s) didn't satisfy the PreFilter plugins' node list."
-    try:
-        chunk = fw.run_filter_plugins(state, pod, np.asarray(cand, np.int64))
-    except FilterError as e:
-        return None, e.status.message()
+    chunk = fw.run_filter_plugins(state, pod, np.asarray(cand, np.int64))
+    if isinstance(chunk, Status):  # a Filter plugin's Error
+        return None, chunk.message()
     ok = np.flatnonzero(chunk.ok_mask())
     if len(ok):
         return int(chunk.rows[int(ok[0])]), ""

@@ -14,9 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.api.objects import Node, Pod
-from kubesched.framework.extender import ExtenderError, FailedNodesMap, HostPriority, NodeInfoLookup
+from kubesched.framework.extender import ExtenderError, FailedNodesMap, HostPriority, NodeInfoLookup, Victims
 from kubesched.framework.interface import Code, Status
-from kubesched.framework.preemption import Victims
 
 __all__ = [
     "FakeExtender",

@@ -22,6 +22,7 @@ from typing import Any
 
 import msgspec
 
+from kubesched.api.dra import DeviceClassView
 from kubesched.plugins.dra_cel import CELError
 from kubesched.plugins.dra_structured import allocated_devices, device_matches, node_matches
 from kubesched.plugins.helper.resourcenames import is_extended_resource_name
@@ -62,13 +63,13 @@ def device_class_mapping(lister: Any) -> dict[str, dict[str, Any]]:
     explicit: dict[str, tuple[str, str, dict[str, Any]]] = {}
     for obj in objs:
         dc = _as_dict(obj)
-        meta = dc.get("metadata") or {}
-        name = str(meta.get("name") or "")
+        view = DeviceClassView(dc)
+        name = view.name
         out[DEVICE_CLASS_PREFIX + name] = dc
-        ext = (dc.get("spec") or {}).get("extendedResourceName")
+        ext = view.extended_resource_name
         if ext:
             # RFC 3339 timestamps of one format order as strings; a missing one is the zero time
-            key = (str(meta.get("creationTimestamp") or ""), name)
+            key = (view.creation_timestamp, name)
             cur = explicit.get(ext)
             if cur is None or key < cur[:2]:
                 explicit[ext] = (*key, dc)
