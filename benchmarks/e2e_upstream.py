@@ -74,7 +74,9 @@ from pathlib import Path
 from typing import Any
 
 # this checkout's package, whatever is installed: ``kubesched`` below is this checkout's ``kubesched run``
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
+# (``--client-bench`` children of ``kubesched@DIR`` get DIR's ``src`` through KUBESCHED_BENCH_SRC)
+sys.path.insert(0, os.environ.get("KUBESCHED_BENCH_SRC")
+                or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
 import yaml
 
 from kubesched.testing import upstream  # noqa: E402
@@ -443,11 +445,17 @@ def _start_kubesched(cp: upstream.ControlPlane, config: dict[str, Any], args: li
     """``kubesched run`` via :meth:`ControlPlane.start_kubesched_run`, or another checkout's ``src``.
     The package is byte-compiled first, as an installed one is: under ``PYTHONDONTWRITEBYTECODE``
     every start would otherwise compile ~480 modules (seconds of CPU the scheduler never pays
-    when installed with pip)."""
+    when installed with pip). A ``kubesched run`` that has ``--cert-dir`` gets one, as
+    :meth:`ControlPlane.start_kube_scheduler` gives kube-scheduler (both then generate their
+    self-signed serving certificate on the first start only)."""
     root = src or Path(upstream.__file__).resolve().parents[1]
     if root not in _COMPILED:
         compileall.compile_dir(str(root), quiet=1)
         _COMPILED.add(root)
+    run_cmd = (root if src is None else root / "kubesched") / "cli" / "run_cmd.py"
+    if "--cert-dir" in run_cmd.read_text():
+        # as ControlPlane gives kube-scheduler: its self-signed serving pair is made once and reused
+        args = [*args, f"--cert-dir={cp.workdir / 'kubesched-certs'}"]
     if src is None:
         return cp.start_kubesched_run(config, extra_args=args)
     cfg_path = cp._scheduler_config(config, cp.kubeconfig_for("system:kube-scheduler"), "kubesched-run")
@@ -455,6 +463,103 @@ def _start_kubesched(cp: upstream.ControlPlane, config: dict[str, Any], args: li
     return cp._start_ready("kubesched-run", lambda port: [
         sys.executable, "-m", "kubesched.cli.main", "run", f"--config={cfg_path}", "--bind-address=127.0.0.1",
         f"--secure-port={port}", "-v=2", *args], 60.0, env)
+
+
+def startup_one(cp: upstream.ControlPlane, shape: Shape, spec: str, version: str) -> dict[str, Any]:
+    """Start scheduler ``spec`` on the shape's fixed objects (no backlog), wait for its ``/readyz``
+    (informers synced), record its CPU seconds and wall time to that point, stop it."""
+    kind, _, arg = spec.partition(":") if spec.startswith("kube-scheduler") else spec.partition("@")
+    config: dict[str, Any] = {"clientConnection": {"qps": 5000, "burst": 5000},
+                              "leaderElection": {"leaderElect": False}}
+    t0 = time.monotonic()
+    if kind == "kube-scheduler":
+        config["parallelism"] = int(arg or 16)
+        proc, stop = cp.start_kube_scheduler(config, feature_gates=shape.gates or None), cp.stop_kube_scheduler
+    elif kind == "kubesched":
+        gates_arg = [f"--feature-gates={upstream.format_feature_gates(shape.gates)}"] if shape.gates else []
+        proc = _start_kubesched(cp, config, [*gates_arg, f"--emulated-version={version}"],
+                                Path(arg) / "src" if arg else None)
+        stop = cp.stop_kubesched_run
+    else:
+        raise SystemExit(f"e2e_upstream.py --startup: {spec!r}: only kube-scheduler[:N], kubesched[@DIR]")
+    wall, cpu = time.monotonic() - t0, cpu_s(proc.popen.pid)
+    stop()
+    return {"mode": "startup", "shape": shape.name, "scheduler": spec, "version": version,
+            "cpu_at_ready_s": round(cpu, 3), "wall_to_ready_s": round(wall, 2),
+            "loadavg": [round(x, 2) for x in os.getloadavg()]}
+
+
+def client_bench_child(kubeconfig: str, names: list[str], nodes: int, inflight: int) -> dict[str, Any]:
+    """In this process (``--client-bench`` child, this or another checkout's ``src``): the two
+    requests ``kubesched run`` sends per pod, through its own ``APIClient`` — a binding POST for each
+    pod of ``names`` (``inflight`` at a time) and then one ``Scheduled`` event through an
+    ``EventRecorder`` on a derived client (its own 16 in flight) — and the process's CPU per request."""
+    import asyncio
+    import resource
+
+    from kubesched.kube.client import APIClient, load_config
+    from kubesched.kube.events import EventRecorder
+
+    def cpu() -> float:
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return r.ru_utime + r.ru_stime
+
+    async def main() -> dict[str, Any]:
+        client = APIClient(load_config(kubeconfig, qps=-1, burst=0), user_agent_suffix="/scheduler")
+        rec = EventRecorder(client.derive(), reporting_controller="default-scheduler")
+        rec_task = asyncio.create_task(rec.run())
+        await client.get(f"/api/v1/namespaces/{NAMESPACE}")
+        slots = asyncio.Semaphore(inflight)
+
+        async def bind(i: int, name: str) -> None:
+            async with slots:
+                await client.bind(NAMESPACE, name, "", f"node-{i % nodes:05d}")
+
+        c0, w0 = cpu(), time.monotonic()
+        await asyncio.gather(*(bind(i, n) for i, n in enumerate(names)))
+        c1, w1 = cpu(), time.monotonic()
+        for start in range(0, len(names), 500):  # the recorder's queue holds 1000
+            for i, n in enumerate(names[start:start + 500], start):
+                rec.emit({"apiVersion": "v1", "kind": "Pod", "namespace": NAMESPACE, "name": n}, None, "Normal",
+                         "Scheduled", "Binding", f"Successfully assigned {NAMESPACE}/{n} to node-{i % nodes:05d}")
+            while rec.written + rec.failed < min(start + 500, len(names)):
+                await asyncio.sleep(0.005)
+        c2, w2 = cpu(), time.monotonic()
+        rec_task.cancel()
+        await client.close()
+        await rec.client.close()
+        n = len(names)
+        return {"requests": n, "bind_ms_cpu": round(1000 * (c1 - c0) / n, 3), "bind_wall_s": round(w1 - w0, 2),
+                "event_ms_cpu": round(1000 * (c2 - c1) / n, 3), "event_wall_s": round(w2 - w1, 2),
+                "events_failed": rec.failed}
+
+    from kubesched.cli._loop import loop_factory  # KUBESCHED_EVENT_LOOP=uvloop, as `kubesched run`
+
+    with asyncio.Runner(loop_factory=loop_factory()) as runner:
+        return runner.run(main())
+
+
+def client_bench(cp: upstream.ControlPlane, spec: str, n: int, nodes: int, inflight: int,
+                 threads: int) -> dict[str, Any]:
+    """``--client-bench``: ``n`` pods created, then :func:`client_bench_child` in a child process
+    running ``spec``'s code (``kubesched`` or ``kubesched@DIR``), then the pods deleted."""
+    kind, _, arg = spec.partition("@")
+    if kind != "kubesched":
+        raise SystemExit(f"e2e_upstream.py --client-bench: {spec!r}: only kubesched[@DIR]")
+    run = next(_RUNS)
+    names = [f"cb{run}-{i}" for i in range(n)]
+    create_all(cp, [pod(nm) for nm in names], threads)
+    src = Path(arg) / "src" if arg else Path(upstream.__file__).resolve().parents[2]
+    if src not in _COMPILED:
+        compileall.compile_dir(str(src), quiet=1)
+        _COMPILED.add(src)
+    job = json.dumps({"kubeconfig": str(cp.kubeconfig_for("system:kube-scheduler")), "names": names,
+                      "nodes": nodes, "inflight": inflight})
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--client-bench-child"], input=job, text=True,
+                         capture_output=True, check=True, env={**os.environ, "KUBESCHED_BENCH_SRC": str(src)})
+    delete_pending(cp, make_shape("basic", 0, 0, 1))
+    return {"mode": "client", "scheduler": spec, **json.loads(out.stdout.splitlines()[-1]),
+            "loadavg": [round(x, 2) for x in os.getloadavg()]}
 
 
 def summary(rows: list[dict[str, Any]], schedulers: list[str]) -> list[str]:
@@ -522,9 +627,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--creators", type=int, default=8, help="threads creating objects")
     ap.add_argument("--timeout", type=float, default=900, help="seconds one run may take to bind all pods")
     ap.add_argument("--json", action="store_true", help="one JSON object per run on stdout")
+    ap.add_argument("--startup", type=int, metavar="N", default=0,
+                    help="instead of backlogs: start each scheduler N times on the shape's fixed objects, "
+                         "CPU seconds to its /readyz")
+    ap.add_argument("--client-bench", type=int, metavar="N", default=0,
+                    help="instead of backlogs: N binding POSTs and N Scheduled events from kubesched's APIClient "
+                         "(each kubesched[@DIR] --scheduler), CPU per request")
+    ap.add_argument("--inflight", type=int, default=100, help="--client-bench: binding POSTs in flight")
+    ap.add_argument("--client-bench-child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--table", metavar="JSONL", action="append", default=[],
                     help="print the markdown table of saved --json output (repeatable) and exit")
     a = ap.parse_args(argv)
+    if a.client_bench_child:
+        job = json.loads(sys.stdin.read())
+        print(json.dumps(client_bench_child(job["kubeconfig"], job["names"], job["nodes"], job["inflight"])))
+        return 0
     if a.table:
         rows = [json.loads(line) for f in a.table for line in Path(f).read_text().splitlines()
                 if line.startswith("{")]
@@ -557,6 +674,20 @@ def main(argv: list[str] | None = None) -> int:
             t_fixed = create_all(cp, shape.fixed, a.creators)
             print(f"# {shape_name}: {a.nodes} nodes, {len(shape.fixed)} fixed objects in {t_fixed:.1f} s; "
                   f"kube-apiserver {cp.binaries.version}", file=sys.stderr)
+            if a.startup or a.client_bench:
+                for r in range(a.repeat):
+                    for s in schedulers:
+                        row = (startup_one(cp, shape, s, version) for _ in range(a.startup)) if a.startup else \
+                            (client_bench(cp, s, a.client_bench, a.nodes, a.inflight, a.creators) for _ in (1,))
+                        for one in row:
+                            rows.append({**one, "repetition": r})
+                            print(json.dumps(rows[-1]), flush=True)
+                for s in schedulers:
+                    mine = [x for x in rows if x["scheduler"] == s]
+                    keys = ("cpu_at_ready_s", "wall_to_ready_s") if a.startup else ("bind_ms_cpu", "event_ms_cpu")
+                    print(f"# {shape_name} {s}: median of {len(mine)}: " + ", ".join(
+                        f"{k} {statistics.median(x[k] for x in mine)}" for k in keys), file=sys.stderr, flush=True)
+                continue
             for r in range(a.repeat):
                 for s in schedulers:
                     refill(cp, shape, a.creators)

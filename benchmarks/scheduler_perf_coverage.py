@@ -8,7 +8,7 @@
 Reads every ``test/integration/scheduler_perf/**/performance-config.yaml`` of the upstream module
 (``--upstream DIR``, default the v1.37.2 module cache; ``$KUBESCHED_UPSTREAM_K8S`` too) and
 compares its test cases and workloads with :data:`kubesched.sim.bench.WORKLOADS` (which holds
-``bench_dra``, ``bench_podgroup`` and ``bench_ndf`` too). Workloads are matched by
+``bench_dra``, ``bench_podgroup``, ``bench_ndf`` and ``bench_events`` too). Workloads are matched by
 ``Case/Workload`` name. The figures themselves come from ``benchmarks/scheduler_perf.py``.
 """
 

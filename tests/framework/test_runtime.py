@@ -303,3 +303,73 @@ def test_every_in_tree_plugin_has_the_signatures_the_framework_calls() -> None:
     for name, plugin in fw.plugins.items():
         for method in CALLED_SIGNATURES:
             assert signature_mismatch(plugin, method) is None, (name, method)
+
+
+# ───────────────── Score range check (upstream framework_test.go TestRunScorePlugins) ─────────────────
+
+
+def test_score_out_of_range_is_an_error_only_outside_0_100() -> None:
+    """A Score plugin's (normalised) score must lie in [MinNodeScore, MaxNodeScore]; the cases
+    of upstream's table ("...greater than MaxNodeScore", "...less than MinNodeScore") and the
+    range's ends, on a batch plugin whose scores pass through unchanged; random values by
+    hypothesis against the plain max/min check."""
+    import numpy as np
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from kubesched.framework.cycle_state import CycleState
+    from kubesched.testing.wrappers import MakePod
+
+    class Fixed(_P):
+        values: list[int] = []
+
+        def score(self, state, pod, ni):  # noqa: ANN001, ANN201
+            return 0, None
+
+        def score_nodes(self, state, pod, table, rows):  # noqa: ANN001, ANN201
+            return np.asarray(Fixed.values, np.int64)
+
+    reg = dict(REG, SF=lambda a, h: Fixed("SF"))
+    cfg = decode_config({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                         "profiles": [{"schedulerName": "x", "plugins": {
+                             "multiPoint": {"enabled": [*BASE, {"name": "SF"}], "disabled": [{"name": "*"}]}}}]})
+    fw = Framework(cfg.profiles[0], reg, Handle(nodes=NodeTable()))
+    pod = MakePod().name("p").obj()
+
+    def run(values: list[int]) -> str | None:
+        Fixed.values = values
+        res, st_ = fw.run_score_plugins(CycleState(), pod, np.arange(len(values), dtype=np.int64), keep=False)
+        return None if st_ is None else st_.message()
+
+    assert run([0, 100, 50]) is None
+    assert "invalid score 101, it should in the range of [0, 100]" in (run([100, 101]) or "")
+    assert "invalid score -1," in (run([5, -1, 200]) or "")
+    assert "invalid score -9223372036854775808," in (run([-(2**63)]) or "")
+
+    # upstream's phases: a later plugin's Score error wins over an earlier plugin's bad score
+    class Failing(_P):
+        def score(self, state, pod, ni):  # noqa: ANN001, ANN201
+            return 0, None
+
+        def score_nodes(self, state, pod, table, rows):  # noqa: ANN001, ANN201
+            raise RuntimeError("boom")
+
+    reg2 = dict(reg, SX=lambda a, h: Failing("SX"))
+    cfg2 = decode_config({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                          "profiles": [{"schedulerName": "x", "plugins": {"multiPoint": {
+                              "enabled": [*BASE, {"name": "SF"}, {"name": "SX"}], "disabled": [{"name": "*"}]}}}]})
+    fw2 = Framework(cfg2.profiles[0], reg2, Handle(nodes=NodeTable()))
+    Fixed.values = [101]
+    _, st2 = fw2.run_score_plugins(CycleState(), pod, np.arange(1, dtype=np.int64), keep=True)
+    assert st2 is not None and "running Score plugins" in st2.message() and "boom" in st2.message()
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=20))
+    def check(values: list[int]) -> None:
+        bad = [v for v in values if not 0 <= v <= 100]
+        msg = run(values)
+        assert (msg is None) == (not bad)
+        if bad:
+            assert f"invalid score {bad[0]}," in msg
+
+    check()

@@ -175,3 +175,17 @@ def test_pod_group_condition_patch_is_settled_once_the_informer_delivers_it() ->
     assert in_flight == {"ns/pg": None} and answered == {"ns/pg": 12} and older == {"ns/pg": 12}
     assert after == {} and waited < 0.5 and noop_waited < 0.5
     assert paths == ["/apis/scheduling.k8s.io/v1beta1/namespaces/ns/podgroups/pg/status"]
+
+
+def test_klog_quoting_matches_go_style_quotes() -> None:
+    """Values and messages are quoted as before the fast path (``json.dumps``, non-ASCII kept):
+    plain names verbatim in quotes, quotes, backslashes and control characters escaped."""
+    from kubesched.kube.klog import _quote
+
+    for s in ["ns/p-1", "", "näme ✓", 'say "hi"', "back\\slash", "tab\there\nnl", "\x00\x1f\x7f", "\u2028"]:
+        assert _quote(s) == json.dumps(s, ensure_ascii=False), s
+    buf = io.StringIO()
+    configure_logging("text", 0, buf)
+    kv_log(logging.getLogger("kubesched.test"), 0, 'msg "q"', pod="ns/p", err="a\nb")
+    assert buf.getvalue().rstrip("\n").endswith('] "msg \\"q\\"" pod="ns/p" err="a\\nb"')
+    logging.getLogger().handlers.clear()

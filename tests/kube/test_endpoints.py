@@ -338,3 +338,29 @@ async def test_access_reviews_are_cached_allowed_and_denied_through_their_own_cl
         assert len(authz.access_reviews) == 4 and len(authn.token_reviews) == 3
     finally:
         await srv.stop()
+
+
+@pytest.mark.asyncio
+async def test_cert_dir_keeps_the_self_signed_pair_for_the_next_start(tmp_path: Path) -> None:
+    """``--cert-dir`` as apiserver's ``MaybeDefaultWithSelfSignedCerts``: the first start writes
+    ``kube-scheduler.crt`` (0644) and ``.key`` (0600) there and serves them; the next start serves the
+    same pair without generating one; a lone half of the pair is an error."""
+    d = tmp_path / "certs"
+    first = EndpointsServer(bind_address="127.0.0.1", secure_port=0, cert_dir=str(d))
+    assert first.self_signed_cert is not None
+    crt, key = d / "kube-scheduler.crt", d / "kube-scheduler.key"
+    assert crt.read_bytes() == first.self_signed_cert
+    assert (crt.stat().st_mode & 0o777, key.stat().st_mode & 0o777) == (0o644, 0o600)
+    again = EndpointsServer(bind_address="127.0.0.1", secure_port=0, cert_dir=str(d))
+    assert again.self_signed_cert is None  # loaded, not generated
+    await again.start()
+    try:
+        ctx = ssl.create_default_context()
+        ctx.load_verify_locations(cadata=crt.read_text())  # the served certificate is the kept one
+        async with aiohttp.ClientSession() as s, s.get(f"https://127.0.0.1:{again.port}/livez", ssl=ctx) as r:
+            assert (r.status, await r.text()) == (200, "ok")
+    finally:
+        await again.stop()
+    key.unlink()
+    with pytest.raises(ValueError, match="certificate and key must be supplied as a pair"):
+        EndpointsServer(bind_address="127.0.0.1", secure_port=0, cert_dir=str(d))

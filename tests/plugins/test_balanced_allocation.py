@@ -319,3 +319,25 @@ def test_score_nodes_equals_go_reference(cluster, pod_reqs, names, pre_score, ve
     assert ref == go
     assert batch == ref
     assert all(0 <= s <= 100 for s in batch)
+
+
+# ───────────────────────────── the two-resource fast path == the two passes ─────────────────────────────
+
+_INT = st.integers(0, 2**50)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 2**50), st.integers(1, 2**50), _INT, _INT, _INT, _INT), min_size=1,
+                max_size=40))
+def test_balanced_delta_two_equals_the_plain_passes(rows):
+    """``_balanced_delta_two`` (cpu and memory on every node, v1.36+) against the general path:
+    ``_balanced_rows`` with and without the pod, then ``50 + go_div(50 + with - without, 2)``;
+    requests above allocatable included (fractions capped at 1)."""
+    from kubesched.plugins.noderesources.resource_allocation import _balanced_delta_two, _balanced_rows, go_div
+
+    a0, a1, w0, w1, b0, b1 = (np.asarray(c, np.int64) for c in zip(*rows))
+    k = len(rows)
+    with_pod = _balanced_rows(k, [(1, a0, w0, True), (1, a1, w1, True)])
+    without = _balanced_rows(k, [(1, a0, b0, True), (1, a1, b1, True)])
+    want = 50 + go_div(50 + with_pod - without, 2)
+    assert _balanced_delta_two(a0, a1, w0, w1, b0, b1).tolist() == want.tolist()

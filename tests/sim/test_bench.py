@@ -21,6 +21,7 @@ from kubesched.sim.bench import (
     run_workload,
     throughput_data,
 )
+from kubesched.sim.bench_events import EVENTS_WORKLOADS
 from kubesched.sim.bench_podgroup import V137_WORKLOADS
 
 REGISTRY = dict(in_tree_registry())
@@ -118,7 +119,8 @@ def test_every_case_has_a_small_variant():
 
 SMALL = [k for k, w in WORKLOADS.items() if w.num_nodes <= 50
          and not k.startswith("SteadyState")  # steady-state DRA cases: tests/sim/test_bench_dra.py
-         and k not in V137_WORKLOADS]  # v1.37 workload-aware cases: tests/sim/test_bench_podgroup.py
+         and k not in V137_WORKLOADS  # v1.37 workload-aware cases: tests/sim/test_bench_podgroup.py
+         and k not in EVENTS_WORKLOADS]  # event_handling, default_preemption, …: tests/sim/test_bench_events.py
 
 
 @pytest.mark.parametrize("key", SMALL)

@@ -27,6 +27,7 @@ from kubesched.sim.bench_podgroup import (
     CreatePodGroups,
     NodesOp,
     PodsOp,
+    VirtualTimer,
     _Case,
     render_template,
     workload_features,
@@ -241,37 +242,74 @@ def test_batching_one_pod_per_node(key):
 
 
 def test_churn_and_attempted_barrier():
-    """A small starvation-shaped workload: the barrier waits until every clogger carries a
-    PodScheduled condition; churn pods (one per 1 ms of wall time: the scheduling loops of this small
-    run take milliseconds, so a longer interval could end before its first tick) are created and
+    """A small starvation-shaped workload on a virtual clock (1 ms per scheduling attempt, so the
+    churn ticks fall between the same attempts whatever the machine's load): the barrier waits until
+    every clogger carries a PodScheduled condition; a churn pod is created every 10 ms of virtual
+    time (600 slots: none is deleted in so short a run), named from the template, scheduled, and
     counted in the namespace."""
     key = "StarvationIndependent/test-small"
     w = dataclasses.replace(WORKLOADS["StarvationIndependent/10Nodes_100Cloggers"], name="test-small", ops=(
         NodesOp(2, path="starvation/templates/node.yaml"), CreateNamespaces("starvation", 1),
-        Churn(600, 1, "starvation-0", "starvation/templates/churn-pod.yaml"),
+        Churn(600, 10, "starvation-0", "starvation/templates/churn-pod.yaml"),
         PodsOp(5, namespace="starvation-0", path="starvation/templates/clogger-pod.yaml", skip_wait=True),
         Barrier("Attempted"),
         PodsOp(10, namespace="starvation-0", path="starvation/templates/victim-pod.yaml", collect_metrics=True,
                collect_namespaces=("starvation-0",))))
     assert isinstance(w, Workload)
     _CASES[key] = _Case()
-    seen = {}
+    runs = []
 
     def inspect(store, sched):
         pods = store.list("Pod", "starvation-0")
-        seen["cloggers"] = [p for p in pods if p.metadata.name.startswith("pod-clogger-")]
-        seen["churn"] = [p for p in pods if p.metadata.name.startswith("pod-churn-")]
+        runs.append({"cloggers": [p for p in pods if p.metadata.name.startswith("pod-clogger-")],
+                     "churn": sorted(p.metadata.name for p in pods if p.metadata.name.startswith("pod-churn-")),
+                     "churn_bound": [p.spec.node_name for p in pods if p.metadata.name.startswith("pod-churn-")]})
 
     try:
-        res = execute(w, seed=1, inspect=inspect)
+        res = execute(w, seed=1, inspect=inspect, timer=VirtualTimer(attempt_s=0.001))
+        again = execute(w, seed=1, inspect=inspect, timer=VirtualTimer(attempt_s=0.001))
     finally:
         del _CASES[key]
+    seen = runs[0]
     assert len(seen["cloggers"]) == 5
     for p in seen["cloggers"]:  # never schedulable (affinity and anti-affinity to the same pods)
         assert not p.spec.node_name
         assert any(c.type == "PodScheduled" and c.status == "False" for c in p.status.conditions)
-    assert seen["churn"] and all(re.fullmatch(r"pod-churn-[a-z0-9]{5}", p.metadata.name) for p in seen["churn"])
-    assert res.init_pods == 5 and res.measured_pods == 10
+    assert seen["churn"] and all(re.fullmatch(r"pod-churn-[a-z0-9]{5}", n) for n in seen["churn"])
+    assert all(seen["churn_bound"])  # priority 10000, 10m: each fits at once
+    assert res.init_pods == 5 and res.measured_pods == 10 and res.scheduled == 10
+    assert runs[1]["churn"] == seen["churn"] and again.attempts == res.attempts  # deterministic
+
+
+def test_churn_recreate_alternates_per_slot():
+    """``recreate`` mode with one slot: tick 1 creates the pod, tick 2 deletes it, tick 3 creates a
+    new one (upstream ``runChurnOp``: ``retVals[i][count%number] = churnFn(retVals[…])``); ``create``
+    mode stops after ``number`` ticks."""
+    from kubesched.sim.bench_podgroup import WorkloadRun, _ChurnState
+
+    key = "StarvationIndependent/test-churn"
+    w = dataclasses.replace(WORKLOADS["StarvationIndependent/10Nodes_100Cloggers"], name="test-churn",
+                            ops=(NodesOp(1, path="starvation/templates/node.yaml"),
+                                 PodsOp(1, namespace="c", path="starvation/templates/victim-pod.yaml",
+                                        collect_metrics=True)))
+    _CASES[key] = _Case()
+    try:
+        run = WorkloadRun(w, 1, None, None, False, VirtualTimer())
+    finally:
+        del _CASES[key]
+    run.ensure_ns("c")
+    tpl = "starvation/templates/churn-pod.yaml"
+    rec = _ChurnState(Churn(1, 100, "c", tpl), [[None]], 0, 0.1)
+    names = []
+    for _ in range(3):
+        run.churn_tick(rec)
+        names.append(sorted(run.store.pods))
+    assert len(names[0]) == 1 and names[1] == [] and len(names[2]) == 1 and names[2] != names[0]
+    assert rec.next_tick == pytest.approx(0.4)
+    create = _ChurnState(Churn(2, 100, "c", tpl, mode="create"), [[None, None]], 0, 0.1)
+    for _ in range(4):
+        run.churn_tick(create)
+    assert len(run.store.pods) == 3 and create.next_tick == float("inf")
 
 
 # ───────────────────────────── pod groups end to end ─────────────────────────────

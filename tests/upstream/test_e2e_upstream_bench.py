@@ -70,3 +70,22 @@ def test_shapes_build_valid_backlogs(bench: ModuleType) -> None:
                 assert ("PodGroup", group) in names
         gangs = [o for o in objs if o["kind"] == "PodGroup"]
         assert sum(g["spec"]["schedulingPolicy"]["gang"]["minCount"] for g in gangs) == (5 if name == "gang" else 0)
+
+
+@pytest.mark.timeout(600)
+def test_startup_and_client_bench_modes(bench: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--startup``: each scheduler started on the fixed objects and stopped, its CPU seconds to
+    ``/readyz`` recorded; ``--client-bench``: every binding POST and Scheduled event of kubesched's
+    client answered (the pods end up bound, the events written)."""
+    code = bench.main(["--shape", "basic", "--nodes", "4", "--startup", "2", "--scheduler", "kube-scheduler:2",
+                       "--scheduler", "kubesched"])
+    rows = _rows(capsys.readouterr().out)
+    assert code == 0
+    assert [r["scheduler"] for r in rows] == ["kube-scheduler:2"] * 2 + ["kubesched"] * 2
+    assert all(r["mode"] == "startup" and r["cpu_at_ready_s"] > 0 for r in rows), rows
+    code = bench.main(["--nodes", "4", "--client-bench", "6", "--inflight", "3", "--scheduler", "kubesched"])
+    rows = _rows(capsys.readouterr().out)
+    assert code == 0 and len(rows) == 1, rows
+    r = rows[0]
+    assert (r["mode"], r["requests"], r["events_failed"]) == ("client", 6, 0), r
+    assert r["bind_ms_cpu"] > 0 and r["event_ms_cpu"] > 0, r

@@ -167,11 +167,11 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
     collector = None
     if report is not None:
         from kubesched.cli.report_html import check_writable
-        from kubesched.sim.explain import ExplanationCollector
+        from kubesched.sim.explain_compact import CompactCollector
 
         check_writable(report)
 
-        collector = ExplanationCollector()
+        collector = CompactCollector()
     wide = fmt == "wide" and not explain_keys
     fh = None
     if results_file:

@@ -24,6 +24,7 @@ import os
 from typing import Any
 
 from kubesched.errors import InputError
+from kubesched.sim.explain import RawJSON
 
 __all__ = ["check_writable", "render_report", "render_replay_report", "write_report", "write_text"]
 
@@ -157,8 +158,25 @@ def _summary(s: dict[str, Any]) -> str:
                    for k, v in items if v is not None)
 
 
+def _dumps(data: Any) -> str:
+    """``json.dumps(data, separators=(",", ":"))``, a pod's explanation that is already JSON text
+    (:class:`~kubesched.sim.explain.RawJSON`) embedded as is."""
+    pods = data.get("pods") if isinstance(data, dict) else None
+    if not pods or not any(isinstance(p.get("explanation"), RawJSON) for p in pods):
+        return json.dumps(data, separators=(",", ":"))
+
+    def item(k: str, v: Any) -> str:
+        return f"{json.dumps(k)}:{v if isinstance(v, RawJSON) else json.dumps(v, separators=(',', ':'))}"
+
+    def pod(p: dict[str, Any]) -> str:
+        return "{" + ",".join(item(k, v) for k, v in p.items()) + "}"
+
+    return "{" + ",".join(f"{json.dumps(k)}:[{','.join(map(pod, v))}]" if k == "pods" else item(k, v)
+                          for k, v in data.items()) + "}"
+
+
 def _json_script(data: Any) -> str:
-    text = json.dumps(data, separators=(",", ":"))
+    text = _dumps(data)
     # nothing inside may close the script element or open a comment
     text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     return f'<script type="application/json" id="kubesched-data">{text}</script>'

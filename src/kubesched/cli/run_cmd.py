@@ -72,6 +72,9 @@ def _duration(value: str | None, name: str) -> str | None:
 @click.option("--bind-address", default="0.0.0.0", show_default=True, help="The IP address to listen on.")
 @click.option("--tls-cert-file", default=None, help="x509 certificate for HTTPS (default: self-signed).")
 @click.option("--tls-private-key-file", default=None, help="x509 private key matching --tls-cert-file.")
+@click.option("--cert-dir", default=None,
+              help="The directory where the TLS certs are located (kube-scheduler.crt/.key: a self-signed pair is "
+                   "written there and reused by the next start). Ignored with --tls-cert-file/--tls-private-key-file.")
 @click.option("--authorization-always-allow-paths", default="/healthz,/readyz,/livez", show_default=True,
               help="Paths served without authorization (comma-separated).")
 @click.option("-v", "--v", "verbosity", default="0", metavar="LEVEL", help="Log level verbosity (klog -v).")
@@ -85,7 +88,7 @@ def run_command(config_file: str | None, write_config_to: str | None, kubeconfig
                 leader_elect_renew_deadline: str | None, leader_elect_retry_period: str | None,
                 leader_elect_resource_lock: str | None, leader_elect_resource_name: str | None,
                 leader_elect_resource_namespace: str | None, secure_port: int, bind_address: str,
-                tls_cert_file: str | None, tls_private_key_file: str | None,
+                tls_cert_file: str | None, tls_private_key_file: str | None, cert_dir: str | None,
                 authorization_always_allow_paths: str, verbosity: str, logging_format: str,
                 plugins: tuple[str, ...], emulated_version: str | None = None,
                 feature_gates: tuple[str, ...] = (), min_compatibility_version: str | None = None) -> None:
@@ -132,7 +135,7 @@ def _run(**kw: Any) -> int:
         retry_period=_duration(kw["leader_elect_retry_period"], "leader-elect-retry-period"),
         resource_name=kw["leader_elect_resource_name"], resource_namespace=kw["leader_elect_resource_namespace"],
         secure_port=kw["secure_port"], bind_address=kw["bind_address"], tls_cert_file=kw["tls_cert_file"],
-        tls_private_key_file=kw["tls_private_key_file"],
+        tls_private_key_file=kw["tls_private_key_file"], cert_dir=kw["cert_dir"] or None,
         authorization_always_allow_paths=tuple(p for p in kw["authorization_always_allow_paths"].split(",") if p),
         registry=registry, features=features)
     effective_config(opts)

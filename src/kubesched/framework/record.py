@@ -226,6 +226,34 @@ class FilterResults(_LazyMapping[dict[str, Any]]):
                 out.append(hit)
         return names, out
 
+    def outcome_codes(self) -> tuple[list[str], np.ndarray, list[tuple[str, tuple[str, ...], int]]] | None:
+        """:meth:`rejections` as columns: the evaluated nodes in order, per node an outcome code
+        (``int32[nodes]``: −1 feasible, else an index into the outcome list) and the distinct
+        outcomes ``(failing plugin, its reasons — ("rejected",) if none —, plugins passed)``,
+        found with ``numpy.unique`` per failing plugin (no per-node Python loop). None when a node
+        was evaluated twice (read the dicts)."""
+        names = self.names()
+        if len(names) != len(self):
+            return None
+        outcomes: list[tuple[str, tuple[str, ...], int]] = []
+        parts: list[np.ndarray] = []
+        for seg in self._segs:
+            codes = np.full(len(seg.fail), -1, np.int32)
+            rejected = np.flatnonzero(seg.fail >= 0)
+            if len(rejected):
+                fails = seg.fail[rejected]
+                for fp in np.unique(fails).tolist():
+                    mine = fails == fp
+                    keys, inverse = np.unique(seg.keys[rejected[mine]], return_inverse=True)
+                    passed = sum(1 for pi in seg.ran if pi < fp)
+                    codes[rejected[mine]] = len(outcomes) + inverse
+                    outcomes.extend((seg.plugins[fp], tuple(seg.tables[fp].entry(k)[0]) or ("rejected",), passed)
+                                    for k in keys.tolist())
+            parts.append(codes)
+        if len(parts) == 1:
+            return names, parts[0], outcomes
+        return names, np.concatenate(parts) if parts else np.empty(0, np.int32), outcomes
+
     def __getitem__(self, key: str) -> dict[str, Any]:
         if self._data is not None:
             return self._data[key]
@@ -322,6 +350,14 @@ class NodeScores(_LazyMapping[dict[str, int]]):
         for i, n in enumerate(self._names):
             yield n, dict(zip(self.plugins, self._arr[:, i].tolist()))
 
+    def node_at(self, col: int) -> str | None:
+        """The node of column ``col`` (None past the end)."""
+        return self._names[col] if 0 <= col < len(self._names) else None
+
+    def block(self, cols: list[int]) -> np.ndarray:
+        """``int64[plugins, len(cols)]``: the scores in columns ``cols`` (see :meth:`node_at`)."""
+        return self._arr[:, cols]
+
     def weights(self, final: NodeScores) -> dict[str, int]:
         """plugin → weight read back as ``final // normalized`` at the first node where the
         normalized score is not 0 (``self``: normalized, ``final``: weighted, same nodes); plugins
@@ -353,7 +389,8 @@ def score_results3(table: NodeTable, scores: ScoreResult,
     index: list[dict[str, int] | None] = [None]
 
     def per_node(arrays: list[Any]) -> Mapping[str, dict[str, int]]:
-        return NodeScores(names, plugins, np.stack(arrays), index)  # a copy: the cycle's buffers move on
+        # a copy (the cycle's buffers move on): np.stack's rows, in one C-level concatenate
+        return NodeScores(names, plugins, np.concatenate(arrays).reshape(len(arrays), len(names)), index)
 
     return per_node(scores.raw), per_node(scores.normalized), per_node(scores.weighted)
 

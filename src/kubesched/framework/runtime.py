@@ -462,11 +462,12 @@ class Framework:
         (:class:`FilterChunk`)."""
         table = self.handle.nodes
         n = len(rows)
-        fail_plugin = np.full(n, -1, np.int16)
+        fail_plugin = np.empty(n, np.int16)
+        fail_plugin.fill(-1)
         fail_key = np.zeros(n, np.int64)
         tables: list[PluginReasons | None] = [None] * len(self.filter_plugins)
         skipped = set()
-        alive = np.arange(n)
+        alive: np.ndarray | None = None  # positions of cur in rows (None: all of them, until a rejection)
         cur = rows
         skip = state.skip_filter_plugins
         for pi, pl in enumerate(self.filter_plugins if plugins is None else plugins):
@@ -489,6 +490,8 @@ class Framework:
                 continue
             bad = failed != 0
             tables[pi] = PluginReasons.of(res)
+            if alive is None:
+                alive = np.arange(n)
             pos = alive[bad]
             fail_plugin[pos] = pi
             fail_key[pos] = failed[bad]
@@ -765,52 +768,65 @@ class Framework:
         With ``keep`` the raw, normalized and weighted arrays of every plugin are returned (for
         decision records); otherwise only the total. Returns ``(result, None)``, or
         ``(None, Error status)`` on a plugin error or a normalised score out of [0, 100]
-        (upstream ``RunScorePlugins`` checks every plugin).
+        (upstream ``RunScorePlugins`` checks every plugin), in upstream's order (v1.37.2
+        framework.go L1405-1582): every Score, then every NormalizeScore, then the range check.
         """
         table = self.handle.nodes
         k = len(rows)
-        names: list[str] = []
-        raws: list[np.ndarray] = []
-        norms: list[np.ndarray] = []
-        weighted: list[np.ndarray] = []
-        total = np.zeros(k, np.int64)
         skip = state.skip_score_plugins
-        weights = self._weights
+        # upstream's three phases: every plugin's Score, then every NormalizeScore, then the
+        # range check and weights (so a Score error wins over an earlier plugin's bad range)
+        ran: list[tuple[int, Any, np.ndarray]] = []
         for pi, pl in enumerate(self.score_plugins if plugins is None else plugins):
             if pl.name in skip:
                 continue
             raw_or_none, st = self._plugin_raw_scores(pi, pl, state, pod, table, rows)
             if raw_or_none is None:
                 return None, st
-            raw = raw_or_none
+            ran.append((pi, pl, raw_or_none))
+        norms: list[np.ndarray] = []
+        for pi, pl, raw in ran:
             normalize = self._normalize[pi]
-            if normalize is not None:
-                norm = raw.copy() if keep else raw
-                try:
-                    st = normalize(state, pod, norm)
-                except Exception as e:  # noqa: BLE001
-                    return None, _score_error("running Normalize on Score plugins", pl.name, as_status(e))
-                if st is not None and not st.is_success():
-                    return None, _score_error("running Normalize on Score plugins", pl.name, st)
-            else:
-                norm = raw
-            if k and (norm.max() > MAX_NODE_SCORE or norm.min() < MIN_NODE_SCORE):
-                bad = int(norm[(norm < MIN_NODE_SCORE) | (norm > MAX_NODE_SCORE)][0])
-                msg = (f'applying score defaultWeights on Score plugins: plugin "{pl.name}" returns an invalid '
-                       f"score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
-                return None, Status(Code.ERROR, (msg,), None, pl.name)
+            if normalize is None:
+                norms.append(raw)
+                continue
+            norm = raw.copy() if keep else raw
+            try:
+                st = normalize(state, pod, norm)
+            except Exception as e:  # noqa: BLE001
+                return None, _score_error("running Normalize on Score plugins", pl.name, as_status(e))
+            if st is not None and not st.is_success():
+                return None, _score_error("running Normalize on Score plugins", pl.name, st)
+            norms.append(norm)
+        # one reduction over every plugin's scores (as uint64 a negative score is > 100); the
+        # first plugin in order with a bad score is named, as when checking one by one
+        if k and norms and _out_of_range(norms[0] if len(norms) == 1 else np.concatenate(norms)):
+            for (_, pl, _), norm in zip(ran, norms, strict=True):
+                if _out_of_range(norm):
+                    bad = int(norm[(norm < MIN_NODE_SCORE) | (norm > MAX_NODE_SCORE)][0])
+                    msg = (f'applying score defaultWeights on Score plugins: plugin "{pl.name}" returns an '
+                           f"invalid score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] "
+                           "after normalizing")
+                    return None, Status(Code.ERROR, (msg,), None, pl.name)
+        total = np.zeros(k, np.int64)
+        weights = self._weights
+        names: list[str] = []
+        raws: list[np.ndarray] = []
+        weighted: list[np.ndarray] = []
+        for (pi, pl, raw), norm in zip(ran, norms, strict=True):
             w = int(weights[pi])
             if keep:
                 wv = norm * w
                 names.append(pl.name)
                 raws.append(raw)
-                norms.append(norm)
                 weighted.append(wv)
                 total += wv
             elif w == 1:
                 total += norm
             else:
                 total += norm * w
+        if not keep:
+            norms = []
         return ScoreResult(rows, names, raws, norms, weighted, total), None
 
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str,
@@ -1394,6 +1410,17 @@ def _filter_error(plugin: str, st: Status) -> Status:
     """Upstream ``RunFilterPlugins``: a status that is neither Success nor a rejection becomes
     ``AsStatus(fmt.Errorf("running %q filter plugin: %w", name, status.AsError()))``."""
     return Status(Code.ERROR, (f'running "{plugin}" filter plugin: {st.message()}',), st.error, plugin)
+
+
+def _out_of_range(norm: np.ndarray) -> bool:
+    """Whether some score of ``norm`` (``int64[K]``, K ≥ 1) lies outside [MIN_NODE_SCORE,
+    MAX_NODE_SCORE] (0..100): a negative one is a huge value seen as uint64."""
+    if norm.dtype != np.int64:
+        return bool(norm.max() > MAX_NODE_SCORE or norm.min() < MIN_NODE_SCORE)
+    return bool(_UMAX(norm.view(np.uint64)) > MAX_NODE_SCORE)
+
+
+_UMAX = np.maximum.reduce
 
 
 def _score_error(stage: str, plugin: str, st: Status) -> Status:

@@ -115,4 +115,19 @@ def heap_top(total: np.ndarray, randomizer: np.ndarray | None = None) -> int:
         best = best[r == r.max()]
     if len(best) == 1 or best[0] == 0:
         return int(best[0])
-    return int(best[int(np.argmin(preorder_rank(best, n)))])
+    return int(best[int(np.argmin(_preorder_ranks(n)[best]))])
+
+
+_RANKS: dict[int, np.ndarray] = {}
+
+
+def _preorder_ranks(n: int) -> np.ndarray:
+    """:func:`preorder_rank` of every slot of a heap of ``n`` slots (read-only ``int64[n]``),
+    kept per ``n``: the number of feasible nodes repeats from one cycle to the next."""
+    ranks = _RANKS.get(n)
+    if ranks is None:
+        if len(_RANKS) >= 16:
+            _RANKS.clear()
+        ranks = _RANKS[n] = preorder_rank(np.arange(n, dtype=np.int64), n)
+        ranks.flags.writeable = False
+    return ranks

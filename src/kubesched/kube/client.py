@@ -48,11 +48,19 @@ from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Self
 
-import aiohttp
-import msgspec
+from kubesched.kube._aiohttp_ssl import import_aiohttp
 
-from kubesched import __version__
-from kubesched.errors import KubeschedError
+import_aiohttp()  # aiohttp's first import: its unused default SSL contexts load the CA store on first use only
+
+import aiohttp  # noqa: E402
+import msgspec  # noqa: E402
+from multidict import CIMultiDict  # noqa: E402
+
+from kubesched import __version__  # noqa: E402
+from kubesched.errors import KubeschedError  # noqa: E402
+
+SERVICE_ACCOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
+"""Where the in-cluster service account (token, ca.crt, namespace) is mounted (client-go ``rest.InClusterConfig``)."""
 
 __all__ = [
     "APIClient",
@@ -221,8 +229,9 @@ class _Auth:
     async def _exec(self, now: float) -> tuple[str, float]:
         from lightkube.config.client_adapter import ExecAuth, async_check_output
 
-        command, env = ExecAuth(self.user.exec)._prepare()
+        command = [self.user.exec.command]
         try:
+            command, env = ExecAuth(self.user.exec)._prepare()
             out = await async_check_output(command, env=env)
             status = json.loads(out)["status"]
             token = status["token"]
@@ -292,7 +301,7 @@ def load_config(kubeconfig: str | None = None, master: str | None = None, *, con
             single = KubeConfig.from_server(master).get()
         else:
             try:
-                single = KubeConfig.from_service_account().get()
+                single = KubeConfig.from_service_account(SERVICE_ACCOUNT).get()
             except (LKConfigError, KeyError) as e:
                 raise KubeschedError(
                     "invalid configuration: no configuration has been provided (not running in a cluster: "
@@ -307,6 +316,10 @@ def load_config(kubeconfig: str | None = None, master: str | None = None, *, con
     except OSError as e:
         raise KubeschedError(f"kubeconfig {kubeconfig}: {e.strerror or e}") from None
     assert single is not None
+    user = single.user
+    if user is not None and user.token_file and single.fname is not None:
+        # client-go (clientcmd loader.go ResolveLocalPaths): a relative tokenFile is relative to the kubeconfig's folder
+        user = msgspec.structs.replace(user, token_file=str(single.abs_file(user.token_file)))
     server = (master or single.cluster.server).rstrip("/")
     ctx: ssl.SSLContext | None = None
     if server.startswith("https://"):
@@ -314,7 +327,7 @@ def load_config(kubeconfig: str | None = None, master: str | None = None, *, con
             ctx = verify_cluster(single.cluster, single.user or User(), single.abs_file)
         except (OSError, ssl.SSLError, LKConfigError) as e:
             raise KubeschedError(f"kubeconfig: TLS configuration: {e}") from None
-    return ClientConfig(server=server, ssl=ctx, user=single.user, qps=qps, burst=burst,
+    return ClientConfig(server=server, ssl=ctx, user=user, qps=qps, burst=burst,
                         namespace=single.namespace)
 
 
@@ -337,6 +350,10 @@ class APIClient:
         self._session: aiohttp.ClientSession | None = None
         self._closed = False
         self.requests = 0  # requests sent (retries included)
+        # built once, not per request: the timeouts and, per (Content-Type, Authorization), the headers
+        self._timeout = aiohttp.ClientTimeout(total=config.timeout, connect=config.connect_timeout)
+        self._watch_timeout = aiohttp.ClientTimeout(total=None, connect=config.connect_timeout, sock_read=None)
+        self._header_cache: dict[tuple[str | None, str | None], CIMultiDict[str]] = {}
 
     @classmethod
     def for_server(cls, server: str, *, qps: float = -1, burst: int = 0, user_agent_suffix: str = "",
@@ -374,19 +391,30 @@ class APIClient:
         if self._session is None or self._session.closed:
             connector = aiohttp.TCPConnector(limit=100, ssl=self.config.ssl if self.config.ssl is not None else False,
                                              enable_cleanup_closed=True)
+            # what a request does not need, left out of aiohttp's per-request work: cookies (a
+            # DummyCookieJar: the API server sets none), a timeout object per call (the session's),
+            # ``skip_auto_headers`` (aiohttp's slow path; every auto header is given explicitly instead)
             self._session = aiohttp.ClientSession(
-                base_url=None, connector=connector, auto_decompress=False,
-                json_serialize=lambda o: _json_encoder.encode(o).decode(),
-                skip_auto_headers=("Accept-Encoding",))
+                connector=connector, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar(),
+                timeout=self._timeout)
         return self._session
 
-    async def _headers(self, content_type: str | None) -> dict[str, str]:
-        h = {"User-Agent": self.user_agent, "Accept": JSON, "Accept-Encoding": "identity"}
-        if content_type:
-            h["Content-Type"] = content_type
+    async def _headers(self, content_type: str | None) -> CIMultiDict[str]:
+        """The request headers (``User-Agent``, ``Accept``, ``Accept-Encoding: identity``,
+        ``Content-Type`` when given, ``Authorization`` when the credentials make one), one
+        prebuilt ``CIMultiDict`` per (content type, credential) pair."""
         auth = await self._auth.header()
-        if auth:
-            h["Authorization"] = auth
+        key = (content_type, auth)
+        h = self._header_cache.get(key)
+        if h is None:
+            if len(self._header_cache) > 64:  # rotated tokens: keep the cache small
+                self._header_cache.clear()
+            h = CIMultiDict({"User-Agent": self.user_agent, "Accept": JSON, "Accept-Encoding": "identity"})
+            if content_type:
+                h["Content-Type"] = content_type
+            if auth:
+                h["Authorization"] = auth
+            self._header_cache[key] = h
         return h
 
     # ── core request ──
@@ -409,16 +437,16 @@ class APIClient:
             content_type = JSON
         url = self.config.server + path
         q = _query(params)
-        timeout = aiohttp.ClientTimeout(total=self.config.timeout, connect=self.config.connect_timeout)
         retries = 0
         unauthorized_retry = True
+        limiter = self.limiter
         while True:
-            await self.limiter.acquire()
+            if not limiter.unlimited:
+                await limiter.acquire()
             headers = await self._headers(content_type)
             self.requests += 1
             try:
-                async with self._get_session().request(method, url, params=q, data=data, headers=headers,
-                                                       timeout=timeout) as resp:
+                async with self._get_session().request(method, url, params=q, data=data, headers=headers) as resp:
                     status = resp.status
                     payload = await resp.read()
                     retry_after = resp.headers.get("Retry-After")
@@ -472,6 +500,11 @@ class APIClient:
         """POST ``body`` to a collection; returns the created object."""
         return await self._json("POST", path, params, body)
 
+    async def post(self, path: str, body: Any) -> None:
+        """POST ``body`` (the same request as :meth:`create`) when the caller does not need the
+        answer: it is read but not decoded (the event recorder's writes). Raises as :meth:`create`."""
+        await self.request_raw("POST", path, None, body)
+
     async def replace(self, path: str, body: Any) -> dict[str, Any]:
         """PUT ``body`` (its ``metadata.resourceVersion`` is the precondition: 409 on mismatch)."""
         return await self._json("PUT", path, None, body)
@@ -509,7 +542,7 @@ class APIClient:
         q = dict(params or {})
         q["watch"] = "true"
         url = self.config.server + path
-        timeout = aiohttp.ClientTimeout(total=None, connect=self.config.connect_timeout, sock_read=None)
+        timeout = self._watch_timeout
         await self.limiter.acquire()
         headers = await self._headers(None)
         self.requests += 1

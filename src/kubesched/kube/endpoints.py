@@ -42,8 +42,9 @@ TokenReviews and SubjectAccessReviews go through their own clients (``delegate``
 ``authz_delegate``; the runner gives each QPS 200, burst 400 as ``options/authentication.go`` and
 ``options/authorization.go`` do), never the scheduler's.
 
-TLS: ``cert_file``/``key_file``, or an in-memory self-signed certificate for ``localhost`` and
-``127.0.0.1`` (upstream ``MaybeDefaultWithSelfSignedCerts``), made with ``cryptography``.
+TLS: ``cert_file``/``key_file``, or a self-signed certificate for ``localhost`` and ``127.0.0.1``
+(upstream ``MaybeDefaultWithSelfSignedCerts``), made with ``cryptography``: kept in ``cert_dir``
+(``--cert-dir``) and reused by the next start when given, in memory otherwise.
 """
 
 from __future__ import annotations
@@ -126,14 +127,48 @@ def self_signed_cert(host: str = "localhost", ips: Iterable[str] = ("127.0.0.1",
                               serialization.NoEncryption()))
 
 
-def _server_context(cert_file: str | None, key_file: str | None) -> tuple[ssl.SSLContext, bytes | None]:
-    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+def _server_context(cert_file: str | None, key_file: str | None,
+                    cert_dir: str | None = None) -> tuple[ssl.SSLContext, bytes | None]:
+    """The serving TLS context and, when generated here, the self-signed certificate (PEM).
+
+    As apiserver ``SecureServingOptions.MaybeDefaultWithSelfSignedCerts``
+    (``staging/src/k8s.io/apiserver/pkg/server/options/serving.go``): ``cert_file``/``key_file``
+    when given; else with ``cert_dir`` the pair ``<cert_dir>/kube-scheduler.crt`` / ``.key``
+    (kube-scheduler's PairName) when both can be read (one of the two alone is an error), a new
+    self-signed pair written there otherwise (directory 0755, certificate 0644, key 0600, as
+    ``certutil.WriteCert`` / ``keyutil.WriteKey``) — so a restart reuses it; without ``cert_dir``
+    a new pair in memory. The context asks no client certificate, so no CA store is loaded.
+
+    Raises:
+        ValueError: only one of cert_file/key_file given, or only one file of the cert_dir pair readable.
+        OSError / ssl.SSLError: unreadable or invalid files, an unwritable ``cert_dir``.
+    """
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)  # create_default_context's server options, no CA store
+    ctx.options |= ssl.OP_NO_COMPRESSION
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
     if cert_file or key_file:
         if not (cert_file and key_file):
             raise ValueError("--tls-cert-file and --tls-private-key-file must be given together")
         ctx.load_cert_chain(cert_file, key_file)
         return ctx, None
+    if cert_dir:
+        cpath, kpath = os.path.join(cert_dir, "kube-scheduler.crt"), os.path.join(cert_dir, "kube-scheduler.key")
+        readable = [os.access(p, os.R_OK) for p in (cpath, kpath)]
+        if all(readable):
+            ctx.load_cert_chain(cpath, kpath)
+            return ctx, None
+        if any(readable):
+            missing = cpath if not readable[0] else kpath
+            raise ValueError(f"error reading {missing}, certificate and key must be supplied as a pair")
+        cert, key = self_signed_cert(alternate_dns=[socket.gethostname()])
+        os.makedirs(cert_dir, 0o755, exist_ok=True)
+        for path, data, mode in ((cpath, cert, 0o644), (kpath, key, 0o600)):
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+        ctx.load_cert_chain(cpath, kpath)
+        log.info("Generated self-signed cert (%s, %s)", cpath, kpath)
+        return ctx, cert
     cert, key = self_signed_cert(alternate_dns=[socket.gethostname()])
     with tempfile.TemporaryDirectory(prefix="kubesched-tls-") as d:  # ssl loads only from files
         cpath, kpath = os.path.join(d, "tls.crt"), os.path.join(d, "tls.key")
@@ -142,6 +177,7 @@ def _server_context(cert_file: str | None, key_file: str | None) -> tuple[ssl.SS
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
         ctx.load_cert_chain(cpath, kpath)
+    log.info("Generated self-signed cert in-memory")
     return ctx, cert
 
 
@@ -168,6 +204,8 @@ class EndpointsServer:
         bind_address / secure_port: ``--bind-address`` (``0.0.0.0``) / ``--secure-port`` (10259;
             0 = an ephemeral port, see :attr:`port`).
         cert_file / key_file: ``--tls-cert-file`` / ``--tls-private-key-file`` (else self-signed).
+        cert_dir: ``--cert-dir``: where the self-signed pair is kept and found again by the next
+            start (``kube-scheduler.crt`` / ``.key``); None = in memory, generated every start.
         leader_election_check: e.g. ``LeaderElector.check`` (None: leader election disabled).
         handlers_synced: ``() -> bool``, the runner's "informers and handlers synced" state
             (``sched-handler-sync``); None = always synced.
@@ -186,11 +224,11 @@ class EndpointsServer:
             ``is_leader()`` (an empty answer otherwise, as upstream).
 
     Raises:
-        ValueError: only one of cert_file/key_file given.
+        ValueError: only one of cert_file/key_file given (or of the pair in cert_dir).
     """
 
     def __init__(self, *, bind_address: str = "0.0.0.0", secure_port: int = 10259,
-                 cert_file: str | None = None, key_file: str | None = None,
+                 cert_file: str | None = None, key_file: str | None = None, cert_dir: str | None = None,
                  leader_election_check: Callable[[], str | None] | None = None,
                  handlers_synced: Callable[[], bool] | None = None,
                  metrics: Any = None, before_scrape: Callable[[], None] | None = None,
@@ -202,7 +240,7 @@ class EndpointsServer:
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.bind_address = bind_address
         self.secure_port = secure_port
-        self.ssl_context, self.self_signed_cert = _server_context(cert_file, key_file)
+        self.ssl_context, self.self_signed_cert = _server_context(cert_file, key_file, cert_dir)
         self._shutting_down = False
         self._handlers_synced = handlers_synced
         healthz: list[HealthCheck] = []

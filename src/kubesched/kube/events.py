@@ -131,7 +131,7 @@ class EventRecorder:
     """Records Events about objects through a bounded queue, never blocking the caller.
 
     Args:
-        client: a :class:`kubesched.kube.client.APIClient` (``get``, ``create``, ``patch``);
+        client: a :class:`kubesched.kube.client.APIClient` (``get``, ``post``, ``patch``);
             upstream uses a separate client (no user-agent suffix) for events.
         reporting_controller: ``reportingController`` (and the legacy ``source.component``),
             kube-scheduler: the profile's schedulerName, ``default-scheduler``.
@@ -353,7 +353,7 @@ class EventRecorder:
         if "resourceVersion" in event["metadata"]:  # never mutate ``event``: it may be shared
             body = {**event, "metadata": {k: v for k, v in event["metadata"].items() if k != "resourceVersion"}}
         try:
-            await self._call(self.client.create(base, body))
+            await self._call(self.client.post(base, body))  # the answer is not needed
         except APIError as err:
             if err.status == 409 and series is not None:
                 raise _Retry(str(err)) from err
@@ -445,7 +445,7 @@ class EventRecorder:
                         raise
                     event["count"] = 1
                     event["firstTimestamp"] = event["lastTimestamp"]
-            await self._call(self.client.create(base, event))
+            await self._call(self.client.post(base, event))
             self.written += 1
 
         tries = 0

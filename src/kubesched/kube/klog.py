@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import sys
 import time
 from typing import Any, TextIO
@@ -45,7 +46,13 @@ def kv_log(logger: logging.Logger, v: int, msg: str, *, error: bool = False, **k
     logger.log(logging.ERROR if error else logging.INFO, msg, extra={"kv": kv, "klog_v": v}, stacklevel=2)
 
 
+_ESCAPED = re.compile(r'[\x00-\x1f"\\]')
+"""What ``json.dumps(s, ensure_ascii=False)`` escapes: control characters, ``"`` and ``\\``."""
+
+
 def _quote(s: str) -> str:
+    if _ESCAPED.search(s) is None:  # nothing to escape (almost every pod and node name): no encoder
+        return f'"{s}"'
     return json.dumps(s, ensure_ascii=False)
 
 
@@ -66,13 +73,19 @@ _LEVEL_CHAR = {logging.DEBUG: "I", logging.INFO: "I", logging.WARNING: "W", logg
 class KlogFormatter(logging.Formatter):
     """klog text header + quoted message + ``key="value"`` pairs."""
 
+    _second = -1
+    _date = ""
+
     def format(self, record: logging.LogRecord) -> str:
         t = record.created
-        lt = time.gmtime(t)
-        usec = int((t - int(t)) * 1_000_000)
+        sec = int(t)
+        if sec != self._second:  # the "mmdd hh:mm:ss" part changes once a second
+            lt = time.gmtime(sec)
+            self._date = f"{lt.tm_mon:02d}{lt.tm_mday:02d} {lt.tm_hour:02d}:{lt.tm_min:02d}:{lt.tm_sec:02d}"
+            self._second = sec
+        usec = int((t - sec) * 1_000_000)
         level = _LEVEL_CHAR.get(record.levelno, "I")
-        head = (f"{level}{lt.tm_mon:02d}{lt.tm_mday:02d} {lt.tm_hour:02d}:{lt.tm_min:02d}:{lt.tm_sec:02d}."
-                f"{usec:06d} {os.getpid():7d} {record.filename}:{record.lineno}]")
+        head = f"{level}{self._date}.{usec:06d} {os.getpid():7d} {record.filename}:{record.lineno}]"
         parts = [head, _quote(record.getMessage())]
         kv = getattr(record, "kv", None)
         if kv:
@@ -109,5 +122,7 @@ def configure_logging(fmt: str = "text", v: int = 0, stream: TextIO | None = Non
         root.removeHandler(h)
     root.addHandler(handler)
     root.setLevel(logging.INFO)
+    # neither format shows the thread or process names: LogRecord need not look them up per line
+    logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
     # aiohttp's access log and client noise stay quiet unless -v is high
     logging.getLogger("aiohttp").setLevel(logging.INFO if v >= 6 else logging.WARNING)

@@ -59,6 +59,7 @@ class RunOptions:
     bind_address: str = "0.0.0.0"
     tls_cert_file: str | None = None
     tls_private_key_file: str | None = None
+    cert_dir: str | None = None
     authorization_always_allow_paths: tuple[str, ...] = ("/healthz", "/readyz", "/livez")
     registry: dict[str, Any] | None = None
     shutdown_grace_s: float = 30.0
@@ -213,7 +214,7 @@ class Runner:
 
         self.endpoints = EndpointsServer(
             bind_address=opts.bind_address, secure_port=opts.secure_port, cert_file=opts.tls_cert_file,
-            key_file=opts.tls_private_key_file,
+            key_file=opts.tls_private_key_file, cert_dir=opts.cert_dir,
             leader_election_check=self.elector.check if self.elector is not None else None,
             handlers_synced=lambda: self.synced, metrics=self.metrics,
             before_scrape=lambda: self.metrics.update_from(self.scheduler), configz=configz,

@@ -144,6 +144,8 @@ def untolerated_mask(table: NodeTable, rows: np.ndarray, tolerations: Sequence[T
     tols = list(tolerations)
     arr = _per_taint_set(table, key,
                          lambda ts: untolerated_taint(ts, tols, eff, comparison_operators) is not None, bool)
+    if len(arr) <= 64 and not np.count_nonzero(arr):  # every taint set tolerated (an untainted cluster)
+        return np.zeros(len(rows), bool)
     return arr[table.taint_set[rows]]
 
 
@@ -156,6 +158,8 @@ def intolerable_prefer_no_schedule_counts(table: NodeTable, rows: np.ndarray,
     tols = list(tolerations)
     arr = _per_taint_set(table, key, lambda ts: count_intolerable_taints_prefer_no_schedule(
         ts, tols, comparison_operators), np.int64)
+    if len(arr) <= 64 and not np.count_nonzero(arr):  # no taint set counts (a cluster without PreferNoSchedule)
+        return np.zeros(len(rows), np.int64)
     return arr[table.taint_set[rows]]
 
 

@@ -17,13 +17,15 @@ Workloads
     :func:`msgspec.structs.replace` per object. Nodes are named as upstream's node preparer
     names them (``generateName`` + 5 random characters, plus the ``kubernetes.io/hostname``
     label); pods get ``generateName`` names. A ``createPods`` op without a namespace uses
-    ``namespace-<op index>`` as upstream does. Feature-gate variants of upstream workloads
-    (``_QueueingHintsEnabled``, ``_AsyncAPICallsEnabled``, …) are not reproduced.
+    ``namespace-<op index>`` as upstream does. The feature-gate variants of v1.37.2's files
+    (``_AsyncAPICallsEnabled``, ``_NodeDeclaredFeaturesDisabled``, …) are in ``bench_events``
+    and run with their gates. :data:`WORKLOADS` lists each test case's workloads together.
 
 Measurement, ops and the run loop live in :mod:`kubesched.sim.bench_runner` (the one runner);
-    the DRA, pod-group/batching/starvation and nodedeclaredfeatures topics in ``bench_dra``,
-    ``bench_podgroup`` and ``bench_ndf`` (their templates, workloads and op handlers). This module
-    merges their workloads into :data:`WORKLOADS` and holds the CLI. For peak RSS to belong to one
+    the DRA, pod-group/batching/starvation, nodedeclaredfeatures and event_handling/
+    default_preemption/misc topics in ``bench_dra``, ``bench_podgroup``, ``bench_ndf`` and
+    ``bench_events`` (their templates, workloads and op handlers). This module merges their
+    workloads into :data:`WORKLOADS` and holds the CLI. For peak RSS to belong to one
     workload, :func:`run_workload` runs a workload in a fresh subprocess whenever this process has
     already run one (``isolate=None``); pass ``isolate=True`` to always do so.
 
@@ -40,6 +42,7 @@ from typing import Any
 
 from kubesched.features import FeatureGate
 from kubesched.sim.bench_dra import DRA_WORKLOADS
+from kubesched.sim.bench_events import EVENTS_WORKLOADS
 from kubesched.sim.bench_ndf import NDF_WORKLOADS
 from kubesched.sim.bench_podgroup import V137_WORKLOADS
 from kubesched.sim.bench_runner import (
@@ -355,6 +358,22 @@ WORKLOADS: dict[str, Workload] = {
 WORKLOADS.update(DRA_WORKLOADS)
 WORKLOADS.update(V137_WORKLOADS)
 WORKLOADS.update(NDF_WORKLOADS)
+WORKLOADS.update(EVENTS_WORKLOADS)
+
+
+def _group_by_case(workloads: dict[str, Workload]) -> None:
+    """Reorder ``workloads`` in place so that each test case's workloads are together (cases in the
+    order they first appear, workloads in their order within it): ``--list`` reads case by case
+    although a topic module may add a variant of another module's case (SchedulingBasic)."""
+    first: dict[str, int] = {}
+    for w in workloads.values():
+        first.setdefault(w.case, len(first))
+    items = sorted(workloads.items(), key=lambda kv: first[kv[1].case])
+    workloads.clear()
+    workloads.update(items)
+
+
+_group_by_case(WORKLOADS)
 
 
 _RUNS_IN_PROCESS = 0
@@ -436,11 +455,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write(json.dumps(res.to_dict()) + "\n")
         return 0
     if args.list:
+        width = max(55, *(len(k) for k in WORKLOADS))
         for key, w in WORKLOADS.items():
             thr = upstream_threshold(w, features)
             floor = f"floor {thr:g}" if thr is not None else ""
             target = f"target {w.target:g}" if w.target is not None else ""
-            print(f"{key:55s} {w.num_nodes:6d} nodes {w.num_init_pods:6d} init {w.num_measured_pods:6d} "
+            print(f"{key:{width}s} {w.num_nodes:6d} nodes {w.num_init_pods:6d} init {w.num_measured_pods:6d} "
                   f"measured  {floor:11s} {target:11s} {','.join(w.labels)}")
         return 0
     names: list[str] = []

@@ -49,8 +49,8 @@ from kubesched.sim.bench_runner import (
     Workload,
     begin_measured,
     end_measured,
+    finish,
     new_run,
-    peak_rss_mib,
 )
 from kubesched.sim.resourceclaims import create_pod_claims, release_pod_claims
 from kubesched.sim.store import ClusterStore
@@ -377,9 +377,7 @@ def execute_dra(workload: Workload, *, seed: int = 0, progress: bool = False,
             inspect(store, sched)
     finally:
         ui.stop()
-    res.total_wall_s = time.perf_counter() - t_begin
-    res.peak_rss_mib = peak_rss_mib()
-    return res
+    return finish(res, t_begin)
 
 
 DRA_WORKLOADS = {k: dataclasses.replace(w, runner=execute_dra) for k, w in DRA_WORKLOADS.items()}

@@ -60,7 +60,7 @@ from typing import Any
 import msgspec
 import yaml
 
-from kubesched.api.objects import Namespace, Node, ObjectMeta, Pod, decode, pod_key
+from kubesched.api.objects import Namespace, Node, ObjectMeta, Pod, Service, decode, pod_key
 from kubesched.config import decode_config, default_config
 from kubesched.errors import ConfigError
 from kubesched.features import FeatureGate
@@ -75,10 +75,12 @@ from kubesched.sim.bench_runner import (
     CreatePods,
     Names,
     Progress,
+    ThroughputCollector,
     Workload,
     begin_measured,
+    csi_node_for,
     end_measured,
-    peak_rss_mib,
+    finish,
     upstream_threshold,
 )
 from kubesched.sim.store import ClusterStore
@@ -91,8 +93,11 @@ __all__ = [
     "CreatePodGroups",
     "NodesOp",
     "PodsOp",
+    "VirtualTimer",
     "execute_v137",
+    "render_object",
     "render_template",
+    "selector_matches",
     "workload_features",
 ]
 
@@ -563,8 +568,9 @@ _FUNCS: dict[str, Callable[..., Any]] = {
     "DivideInt": _div,
     "Mod": _mod,
     "Int": _go_int,
+    "eq": lambda a, b: a == b,
 }
-"""``operations.go`` ``getTemplateFuncs`` (the integer ones)."""
+"""``operations.go`` ``getTemplateFuncs`` (the integer ones) and text/template's ``eq``."""
 
 _NO_VALUE = "<no value>"  # what text/template prints for a missing map key
 
@@ -673,14 +679,23 @@ def render_template(text: str, env: dict[str, Any]) -> str:
 
 
 def render_object(path: str, env: dict[str, Any]) -> dict[str, Any]:
-    """Render the template at ``path`` (a key of :data:`TEMPLATES_137`) and parse it as YAML."""
-    obj = yaml.load(render_template(TEMPLATES_137[path], env), Loader=_SafeLoader)
+    """Render the template at ``path`` (a key of :data:`TEMPLATES_137`) and parse it as YAML (a fresh
+    mapping per call; equal renderings are parsed once)."""
+    return msgspec.json.decode(_parse_rendered(path, render_template(TEMPLATES_137[path], env)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_rendered(path: str, text: str) -> bytes:
+    obj = yaml.load(text, Loader=_SafeLoader)
     if not isinstance(obj, dict):
         raise ValueError(f"{path}: the rendered template is not an object")
-    return obj
+    return msgspec.json.encode(obj)
 
 
 # ───────────────────────────── ops ─────────────────────────────
+
+_BASE_RESOURCES = {"cpu": "100m", "memory": "500Mi"}
+"""``runners.go`` ``MakePodSpec``: the base pod's requests and limits."""
 
 Params = tuple[tuple[str, Any], ...]
 
@@ -717,20 +732,31 @@ class CreatePodGroups:
 
 @dataclass(frozen=True)
 class Churn:
-    """``churn`` with ``mode: recreate``."""
+    """``churn`` (``runChurnOp``): every ``interval_ms`` of (wall or virtual) time, in ``recreate``
+    mode slot ``k % number`` of every template alternately creates an object and deletes it; in
+    ``create`` mode one object of every template is created, ``number`` times (0: until the run ends).
+    The templates are ``path`` and ``extra_paths`` (Pods and Services in ``namespace``, Nodes)."""
 
     number: int
     interval_ms: int
     namespace: str
     path: str
+    mode: str = "recreate"
+    extra_paths: tuple[str, ...] = ()
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return (self.path, *self.extra_paths)
 
 
 @dataclass(frozen=True)
 class Barrier:
-    """``barrier``; ``stage`` is ``stageRequirement`` (Attempted or Scheduled)."""
+    """``barrier``; ``stage`` is ``stageRequirement`` (Attempted or Scheduled); ``label_selector``
+    (``labelSelector``) restricts the pods counted against each namespace's skip-wait count."""
 
     stage: str = "Scheduled"
     namespaces: tuple[str, ...] = ()
+    label_selector: Params = ()
 
 
 @dataclass(frozen=True)
@@ -749,7 +775,7 @@ def _p(**kw: Any) -> Params:
     return tuple(kw.items())
 
 
-def _register(case: str, gates: dict[str, bool], template: Callable[[dict[str, Any]], list[Any]],
+def register_cases(case: str, gates: dict[str, bool], template: Callable[[dict[str, Any]], list[Any]],
               workloads: Sequence[tuple[Any, ...]],
               config: str | None = None, timeout_s: float = 600.0) -> dict[str, Workload]:
     out: dict[str, Workload] = {}
@@ -873,20 +899,20 @@ def _starvation(podgroup: bool) -> Callable[[dict[str, Any]], list[Any]]:
 
 V137_WORKLOADS: dict[str, Workload] = {
     # podgroup/basicscheduling/performance-config.yaml
-    **_register("BasicScheduling", _GW, _podgroup_case(
+    **register_cases("BasicScheduling", _GW, _podgroup_case(
         "basic-ns", "podgroup/basicscheduling/templates/podgroup.yaml",
         "podgroup/basicscheduling/templates/basic-pod.yaml"), _pg_sizes("Groups", _PG3, "Groups")),
     # podgroup/gangscheduling/performance-config.yaml
-    **_register("GangScheduling", _GW, _podgroup_case(
+    **register_cases("GangScheduling", _GW, _podgroup_case(
         "gang-ns", "podgroup/gangscheduling/templates/podgroup.yaml",
         "podgroup/gangscheduling/templates/gang-pod.yaml"), _pg_sizes("Gangs", _PG3)),
     # podgroup/tas/performance-config.yaml
-    **_register("TopologyAwareScheduling", {**_GW, "TopologyAwareWorkloadScheduling": True}, _podgroup_case(
+    **register_cases("TopologyAwareScheduling", {**_GW, "TopologyAwareWorkloadScheduling": True}, _podgroup_case(
         "tas-ns", "podgroup/tas/templates/podgroup.yaml", "podgroup/tas/templates/gang-pod.yaml",
         "podgroup/tas/templates/node.yaml"), _pg_sizes("Gangs", _PG4),
         timeout_s=1200.0),  # tas_test.go: WithPodsSchedulingTimeout(20*time.Minute)
     # workload_preemption/performance-config.yaml
-    **_register("GangPreemptionBasic", _GW, _gang_preemption_basic, [
+    **register_cases("GangPreemptionBasic", _GW, _gang_preemption_basic, [
         ("2Nodes_1PreemptorGang_2Pods_Evicting_10InitPods", {"initNodes": 2, "initPods": 10, "preemptorPodGroups": 1,
                                                               "podsPerGroup": 2, "gangCpuRequest": "3970m"}, IT_LABELS),
         ("100Nodes_1PreemptorGang_100Pods_Evicting_1000InitPods",
@@ -896,7 +922,7 @@ V137_WORKLOADS: dict[str, Workload] = {
          {"initNodes": 100, "initPods": 1000, "preemptorPodGroups": 10, "podsPerGroup": 10,
           "gangCpuRequest": "3970m"}, PERF_LABELS),
     ]),
-    **_register("GangPreemptionPodGroups", _GW, _gang_preemption_podgroups, [
+    **register_cases("GangPreemptionPodGroups", _GW, _gang_preemption_podgroups, [
         ("2Nodes_1PreemptorGang_2Pods_Evicting_2LowPriorityGangs",
          {"initNodes": 2, "lowPriorityGroups": 2, "highPriorityGroups": 1, "podsPerGroup": 2,
           "lowPriorityCpuRequest": "600m", "highPriorityCpuRequest": "3500m"}, IT_LABELS),
@@ -907,7 +933,7 @@ V137_WORKLOADS: dict[str, Workload] = {
          {"initNodes": 100, "lowPriorityGroups": 50, "highPriorityGroups": 10, "podsPerGroup": 10,
           "lowPriorityCpuRequest": "600m", "highPriorityCpuRequest": "3500m"}, PERF_LABELS),
     ]),
-    **_register("GangPreemptionAffinity", _GW, _gang_preemption_affinity, [
+    **register_cases("GangPreemptionAffinity", _GW, _gang_preemption_affinity, [
         ("2Nodes_1PreemptorGang_2Pods_Evicting_10InitPods",
          {"initNodes": 2, "initPods": 10, "preemptorPodGroups": 1, "podsPerGroup": 2}, IT_LABELS),
         ("100Nodes_1PreemptorGang_100Pods_Evicting_1000InitPods",
@@ -916,16 +942,16 @@ V137_WORKLOADS: dict[str, Workload] = {
          {"initNodes": 100, "initPods": 1000, "preemptorPodGroups": 10, "podsPerGroup": 10}, PERF_LABELS),
     ]),
     # batching/performance-config.yaml (test case gates: none; each workload sets OpportunisticBatching)
-    **_register("HostPortConflict", {}, _batching("templates/pod-hostport-80.yaml"), _batching_sizes(),
+    **register_cases("HostPortConflict", {}, _batching("templates/pod-hostport-80.yaml"), _batching_sizes(),
                 config="batching/scheduler-config-no-topology.yaml"),
-    **_register("ResourceSaturation", {}, _batching("templates/pod-saturation.yaml"), _batching_sizes(),
+    **register_cases("ResourceSaturation", {}, _batching("templates/pod-saturation.yaml"), _batching_sizes(),
                 config="batching/scheduler-config-no-topology.yaml"),
     # starvation/performance-config.yaml
-    **_register("StarvationIndependent", {}, _starvation(False), [
+    **register_cases("StarvationIndependent", {}, _starvation(False), [
         ("10Nodes_100Cloggers", {"initNodes": 10, "cloggerPods": 100, "starvationProne": 50}, IT_LABELS),
         ("10000Nodes_10000Cloggers", {"initNodes": 10000, "cloggerPods": 10000, "starvationProne": 500}, PERF_LABELS),
     ]),
-    **_register("StarvationPodGroup", _GW, _starvation(True), [
+    **register_cases("StarvationPodGroup", _GW, _starvation(True), [
         ("10Nodes_100Cloggers_Podgroup",
          {"initNodes": 10, "initPodGroups": 1, "cloggerPods": 100, "starvationProne": 50}, IT_LABELS),
         ("10000Nodes_10000Cloggers_Podgroup",
@@ -951,17 +977,19 @@ def workload_features(key: str, features: FeatureGate | None = None) -> FeatureG
 # ───────────────────────────── running ─────────────────────────────
 
 
-class _CountingStore(ClusterStore):
-    """The store, counting pods of ``collect`` namespaces that get a node (upstream
-    ``throughputCollector`` ``onPodChange``: no node before, a node after)."""
+class CountingStore(ClusterStore):
+    """The store, counting pods of ``collect`` namespaces (matching ``collect_selector``) that get a
+    node (upstream ``throughputCollector`` ``onPodChange``: no node before, a node after)."""
 
     def __init__(self) -> None:
         super().__init__(keep_events=False)
         self.collect: frozenset[str] = frozenset()
+        self.collect_selector: Params = ()
         self.collected = 0
 
     def _notify_pod_update(self, old: Pod, new: Pod) -> None:
-        if not old.spec.node_name and new.spec.node_name and new.metadata.namespace in self.collect:
+        if (not old.spec.node_name and new.spec.node_name and new.metadata.namespace in self.collect
+                and selector_matches(self.collect_selector, new.metadata.labels)):
             self.collected += 1
         super()._notify_pod_update(old, new)
 
@@ -969,10 +997,36 @@ class _CountingStore(ClusterStore):
 @dataclass
 class _ChurnState:
     op: Churn
-    slots: list[str | None]
+    slots: list[list[str | None]]
+    """Per template, the name of the object in each of the ``number`` slots (recreate mode)."""
     count: int
     next_tick: float
     """Wall time (seconds since the run started) of the next ticker event."""
+
+
+class VirtualTimer:
+    """Virtual time for the timed ops (churn, rates): :meth:`now` is seconds since the run started;
+    :meth:`sleep` advances it instead of sleeping and every scheduling attempt advances it by
+    ``attempt_s``. A run given one (``execute(..., timer=VirtualTimer())``) is deterministic: the
+    ticks of its churn and rate-limited ops fall between the same attempts whatever the load."""
+
+    def __init__(self, attempt_s: float = 0.001) -> None:
+        self.t = 0.0
+        self.attempt_s = attempt_s
+
+    def now(self) -> float:
+        return self.t
+
+    def sleep(self, seconds: float) -> None:
+        self.t += max(seconds, 0.0)
+
+    def attempted(self) -> None:
+        self.t += self.attempt_s
+
+
+def selector_matches(selector: Params, labels: dict[str, str]) -> bool:
+    """``labels.ValidatedSetSelector``: every ``key=value`` of ``selector`` is in ``labels``."""
+    return all(labels.get(k) == v for k, v in selector)
 
 
 def _attempted(pod: Pod) -> bool:
@@ -980,11 +1034,14 @@ def _attempted(pod: Pod) -> bool:
     return bool(pod.spec.node_name) or any(c.type == "PodScheduled" for c in pod.status.conditions)
 
 
-class _Run:
+class WorkloadRun:
     """One execution: store, scheduler, names, the pods each namespace waits for, churn, clock."""
 
+    store_factory: Callable[[], CountingStore] = CountingStore
+    """The store class (a subclass adds the driver writes its ops need)."""
+
     def __init__(self, workload: Workload, seed: int, registry: dict[str, Any] | None,
-                 features: FeatureGate | None, progress: bool) -> None:
+                 features: FeatureGate | None, progress: bool, timer: VirtualTimer | None = None) -> None:
         case = _CASES[workload.key]
         self.workload = workload
         self.case = case
@@ -995,7 +1052,7 @@ class _Run:
             registry = dict(in_tree_registry())
         cfg = (decode_config(TEMPLATES_137[case.config], case.config, self.fg) if case.config
                else default_config(self.fg))
-        self.store = _CountingStore()
+        self.store = self.store_factory()
         self.clock = ManualClock()
         self.sched = Scheduler(cfg, client=self.store, lister=self.store, clock=self.clock, seed=seed,
                                registry=registry, features=self.fg)
@@ -1006,12 +1063,19 @@ class _Run:
         self.namespaces: set[str] = set()
         self.wait_counts: dict[str, int] = {}
         """Upstream ``numPodsScheduledPerNamespace``: skip-wait pods per namespace, for barriers."""
-        self.wall = any(isinstance(op, Churn) for op in workload.ops)
+        self.timer = timer
+        self.wall = timer is not None or any(self.timed(op) for op in workload.ops)
+        """Time follows the (wall or virtual) clock: churn, rates, backoffs expire by themselves."""
         self.t_origin = time.perf_counter()
         self.churns: list[_ChurnState] = []
         self.next_leftover_flush = 30.0
         self.attempts = 0
         self.on_progress: Callable[[], None] | None = None
+
+    @staticmethod
+    def timed(op: Any) -> bool:
+        """Whether ``op`` acts on a ticker (a subclass adds its rate-limited ops)."""
+        return isinstance(op, Churn)
 
     # -- objects --
 
@@ -1037,12 +1101,22 @@ class _Run:
             name = meta.name or self.names.generate(meta.generate_name)
             labels = dict(meta.labels)
             labels["kubernetes.io/hostname"] = name
-            self.store.add("Node", replace(node, metadata=replace(meta, name=name, generate_name="", labels=labels)))
+            node = replace(node, metadata=replace(meta, name=name, generate_name="", labels=labels))
+            if op.node_allocatable:  # nodeAllocatableStrategy: extra status.allocatable entries
+                st = node.status
+                node = replace(node, status=replace(st, allocatable={**(st.allocatable or st.capacity),
+                                                                     **dict(op.node_allocatable)}))
+            if op.csi_node_allocatable or op.migrated_plugins:  # … and a CSINode per node
+                self.store.add_raw("CSINode", csi_node_for(op, name))
+            self.store.add("Node", node)
 
     def pod_groups(self, op: CreatePodGroups) -> None:
         self.ensure_ns(op.namespace)
         for i in range(op.count):
             raw = render_object(op.path, {**dict(op.params), "Index": i})
+            # created through the v1beta1 client whatever the template says (templates/podgroup.yaml
+            # says v1alpha3; upstream decodes it into the v1beta1 type)
+            raw["apiVersion"] = "scheduling.k8s.io/v1beta1"
             meta = raw.setdefault("metadata", {})
             meta["namespace"] = op.namespace
             meta.setdefault("uid", f"{self.rng.getrandbits(128):032x}")
@@ -1050,12 +1124,23 @@ class _Run:
             self.store.put_object("PodGroup", raw)
         self.store.flush()
 
-    def make_pod(self, path: str, params: dict[str, Any], namespace: str, index: int, count: int,
-                 batch: int) -> Pod:
-        raw = render_object(path, {**params, "Index": index, "Count": count})
+    def pod_raw(self, path: str, params: dict[str, Any], namespace: str, index: int, count: int,
+                batch: int) -> dict[str, Any]:
+        """The pod ``index`` of a createPods op as created: the rendered template with its
+        signature label, a generated name, the namespace, a uid and the default scheduler name.
+        ``path`` empty: upstream's ``makeBasePod`` (no signature label)."""
+        if not path:
+            raw: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "pod-"},
+                                   "spec": {"containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10.1",
+                                                            "ports": [{"containerPort": 80}],
+                                                            "resources": {"limits": _BASE_RESOURCES,
+                                                                          "requests": _BASE_RESOURCES}}]}}
+        else:
+            raw = render_object(path, {**params, "Index": index, "Count": count})
         meta = raw.setdefault("metadata", {})
         labels = meta.get("labels") or {}
-        labels["signature"] = f"signature-label-{index // batch}"
+        if path:
+            labels["signature"] = f"signature-label-{index // batch}"
         meta["labels"] = labels
         if not meta.get("name"):
             meta["name"] = self.names.generate(meta.get("generateName") or "pod-")
@@ -1064,22 +1149,35 @@ class _Run:
         meta.setdefault("uid", f"{self.rng.getrandbits(128):032x}")
         spec = raw.setdefault("spec", {})
         spec.setdefault("schedulerName", "default-scheduler")  # apiserver defaulting
-        return decode(Pod, raw)
+        return raw
 
     def pods(self, op: PodsOp, namespace: str) -> list[str]:
+        """``createPods``: the op's pods in ``namespace`` (:meth:`add_pod` each); their keys."""
         self.ensure_ns(namespace)
         params = dict(op.params)
-        keys = []
-        for i in range(op.count):
-            pod = self.make_pod(op.path, params, namespace, i, op.count, op.signature_batch_size)
-            self.store.add("Pod", pod)
-            keys.append(pod_key(pod))
-        return keys
+        return [self.add_pod(op, namespace, i, self.pod_raw(op.path, params, namespace, i, op.count,
+                                                             op.signature_batch_size))
+                for i in range(op.count)]
+
+    def add_pod(self, op: PodsOp, namespace: str, index: int, raw: dict[str, Any]) -> str:
+        """Create pod ``index`` of ``op`` from its mapping :meth:`pod_raw`; its key."""
+        pod = decode(Pod, raw)
+        self.store.add("Pod", pod)
+        return pod_key(pod)
 
     # -- time --
 
     def now(self) -> float:
+        """Seconds since the run started, wall or virtual."""
+        if self.timer is not None:
+            return self.timer.now()
         return time.perf_counter() - self.t_origin
+
+    def sleep(self, seconds: float) -> None:
+        if self.timer is not None:
+            self.timer.sleep(seconds)
+        else:
+            time.sleep(seconds)
 
     def tick(self) -> None:
         """Wall-time mode: clock, churn, periodic queue flushes."""
@@ -1098,32 +1196,68 @@ class _Run:
 
     def start_churn(self, op: Churn) -> None:
         self.ensure_ns(op.namespace)
-        self.churns.append(_ChurnState(op, [None] * op.number, 0, self.now() + op.interval_ms / 1000.0))
+        slots: list[list[str | None]] = [[None] * max(op.number, 1) for _ in op.paths]
+        self.churns.append(_ChurnState(op, slots, 0, self.now() + op.interval_ms / 1000.0))
 
     def churn_tick(self, churn: _ChurnState) -> None:
-        """One ticker event of ``runChurnOp`` (recreate): the slot's pod is deleted if it exists,
-        else a new one is created from the template."""
+        """One ticker event of ``runChurnOp``: in recreate mode each template's slot object is
+        deleted if it exists, else a new one is created; in create mode one of each is created
+        (until ``number`` ticks, if set)."""
         op = churn.op
-        k = churn.count % op.number
-        name = churn.slots[k]
-        if name is not None:
-            self.store.remove_pod(f"{op.namespace}/{name}")
-            churn.slots[k] = None
+        churn.next_tick += op.interval_ms / 1000.0
+        if op.mode == "create":
+            if op.number and churn.count >= op.number:
+                churn.next_tick = float("inf")
+                return
+            for path in op.paths:
+                self.churn_create(path, op.namespace)
         else:
-            raw = render_object(op.path, {})
-            meta = raw.setdefault("metadata", {})
-            meta["name"] = self.names.generate(meta.pop("generateName", None) or "churn-")
-            meta["namespace"] = op.namespace
-            meta.setdefault("uid", f"{self.rng.getrandbits(128):032x}")
+            k = churn.count % op.number
+            for slots, path in zip(churn.slots, op.paths):
+                name = slots[k]
+                if name is not None:
+                    self.churn_delete(path, op.namespace, name)
+                    slots[k] = None
+                else:
+                    slots[k] = self.churn_create(path, op.namespace)
+        churn.count += 1
+
+    def churn_create(self, path: str, namespace: str) -> str:
+        """Create one object from the churn template ``path`` (a Pod or Service in ``namespace``,
+        or a Node); returns its name."""
+        raw = render_object(path, {})
+        kind = raw.get("kind", "Pod")
+        meta = raw.setdefault("metadata", {})
+        meta["name"] = meta.get("name") or self.names.generate(meta.pop("generateName", None) or "churn-")
+        meta.pop("generateName", None)
+        meta.setdefault("uid", f"{self.rng.getrandbits(128):032x}")
+        if kind == "Node":
+            meta.setdefault("labels", {})["kubernetes.io/hostname"] = meta["name"]
+            self.store.add("Node", decode(Node, raw))
+        elif kind == "Pod":
+            meta["namespace"] = namespace
             raw.setdefault("spec", {}).setdefault("schedulerName", "default-scheduler")
             self.store.add("Pod", decode(Pod, raw))
-            churn.slots[k] = meta["name"]
-        churn.count += 1
-        churn.next_tick += op.interval_ms / 1000.0
+        elif kind == "Service":
+            meta["namespace"] = namespace
+            self.store.add("Service", decode(Service, raw))
+        else:
+            raise ValueError(f"{path}: churn of kind {kind} is not supported")
+        return str(meta["name"])
+
+    def churn_delete(self, path: str, namespace: str, name: str) -> None:
+        kind = render_object(path, {}).get("kind", "Pod")
+        if kind == "Node":
+            self.store.remove_node(name)
+        elif kind == "Pod":
+            self.store.remove_pod(f"{namespace}/{name}")
+        else:
+            self.store.remove_object(kind, namespace, name)
+            self.store.flush()
 
     def idle_until(self) -> float | None:
         """Wall-time mode: when something can next happen (churn tick, backoff expiry, timer)."""
-        cands = [c.next_tick for c in self.churns]
+        cands = [c.next_tick for c in self.churns if c.next_tick != float("inf")]
         for t in (self.sched.queue.next_backoff_expiry(), self.clock.next_timer()):
             if t is not None:
                 cands.append(t)
@@ -1135,7 +1269,8 @@ class _Run:
         """Run the scheduler until ``done()`` (checked every ``check_every`` attempts and when idle).
         Raises RuntimeError after the case's timeout, or when nothing can change any more."""
         sched, store = self.sched, self.store
-        deadline = time.perf_counter() + self.case.timeout_s
+        deadline = self.now() + self.case.timeout_s
+        timer = self.timer
         n = 0
         stalled = False
         while True:
@@ -1144,6 +1279,8 @@ class _Run:
                 a = sched.schedule_one()
                 store.flush()
                 if a is not None:
+                    if timer is not None:
+                        timer.attempted()
                     self.attempts += 1
                     n += 1
                     stalled = False
@@ -1153,7 +1290,7 @@ class _Run:
                         continue
             if done():
                 return
-            if time.perf_counter() > deadline:
+            if self.now() > deadline:
                 raise RuntimeError(f"{self.workload.key}: timed out after {self.case.timeout_s:.0f} s waiting for "
                                    f"{what}")
             if sched.queue.has_schedulable():
@@ -1161,7 +1298,7 @@ class _Run:
             if self.wall:
                 nxt = self.idle_until()
                 now = self.now()
-                time.sleep(min(max((nxt if nxt is not None else now + 0.05) - now, 0.001), 0.05))
+                self.sleep(min(max((nxt if nxt is not None else now + 0.05) - now, 0.001), 0.05))
                 continue
             # time stands still, but not forever: jump to the next backoff expiry (a pod group in
             # backoff after its preemption) or Permit timeout, once without an attempt in between
@@ -1173,29 +1310,61 @@ class _Run:
             store.flush()
             stalled = True
 
-    def wait_scheduled(self, want: dict[str, int]) -> None:
-        """``waitUntilPodsScheduled``: every namespace of ``want`` has that many scheduled pods."""
-        self.schedule_until(lambda: all(self.scheduled_in(n) >= c for n, c in want.items()),
+    def wait_scheduled(self, want: dict[str, int], selector: Params = ()) -> None:
+        """``waitUntilPodsScheduled``: every namespace of ``want`` has that many scheduled pods
+        (of those ``selector`` matches)."""
+        self.schedule_until(lambda: all(self.scheduled_in(n, selector) >= c for n, c in want.items()),
                             f"scheduled pods {want}", check_every=256)
 
-    def wait_attempted(self, want: dict[str, int]) -> None:
-        """``waitUntilPodsAttempted``: every namespace of ``want`` has that many attempted pods."""
-        self.schedule_until(lambda: all(self.attempted_in(n) >= c for n, c in want.items()),
+    def wait_attempted(self, want: dict[str, int], selector: Params = ()) -> None:
+        """``waitUntilPodsAttempted``: every namespace of ``want`` has that many attempted pods
+        (of those ``selector`` matches)."""
+        self.schedule_until(lambda: all(self.attempted_in(n, selector) >= c for n, c in want.items()),
                             f"attempted pods {want}", check_every=256)
 
-    def scheduled_in(self, ns: str) -> int:
-        return sum(1 for p in self.store.pods.values() if p.metadata.namespace == ns and p.spec.node_name)
+    def scheduled_in(self, ns: str, selector: Params = ()) -> int:
+        return sum(1 for p in self.store.pods.values() if p.metadata.namespace == ns and p.spec.node_name
+                   and (not selector or selector_matches(selector, p.metadata.labels)))
 
-    def attempted_in(self, ns: str) -> int:
-        return sum(1 for p in self.store.pods.values() if p.metadata.namespace == ns and _attempted(p))
+    def attempted_in(self, ns: str, selector: Params = ()) -> int:
+        return sum(1 for p in self.store.pods.values() if p.metadata.namespace == ns and _attempted(p)
+                   and (not selector or selector_matches(selector, p.metadata.labels)))
+
+    def barrier(self, op: Barrier) -> None:
+        """``runBarrierOp``: wait for the skip-wait pods of ``op.namespaces`` (all known ones when
+        empty); a Scheduled barrier then forgets those namespaces' counts."""
+        nss = list(op.namespaces) or list(self.wait_counts)
+        want = {ns: self.wait_counts[ns] for ns in nss}
+        if op.stage == "Attempted":
+            self.wait_attempted(want, op.label_selector)
+            return
+        self.wait_scheduled(want, op.label_selector)
+        if op.namespaces:
+            for ns in nss:
+                self.wait_counts.pop(ns, None)
+        else:
+            self.wait_counts.clear()
+
+    def begin_measured(self, res: BenchResult, t_create: float, profiler: Any) -> tuple[float, float, Any]:
+        """:func:`~kubesched.sim.bench_runner.begin_measured` on this run's clock (wall or virtual)."""
+        cpu0, t0, collector = begin_measured(res, t_create, profiler)
+        if self.timer is None:
+            return cpu0, t0, collector
+        t0 = self.now()
+        return cpu0, t0, ThroughputCollector(t0)
+
+    def clock_now(self) -> float:
+        """The measurement's clock: ``perf_counter`` or the virtual time."""
+        return self.timer.now() if self.timer is not None else time.perf_counter()
 
 
 def execute_v137(workload: Workload, *, seed: int = 0, progress: bool = False,
                  registry: dict[str, Any] | None = None, inspect: Any = None, profiler: Any = None,
-                 features: FeatureGate | None = None) -> BenchResult:
-    """Run one workload of :data:`V137_WORKLOADS` (the :class:`~kubesched.sim.bench_runner.Workload` ``runner``)."""
+                 features: FeatureGate | None = None, timer: VirtualTimer | None = None) -> BenchResult:
+    """Run one workload of :data:`V137_WORKLOADS` (the :class:`~kubesched.sim.bench_runner.Workload` ``runner``);
+    ``timer``: run the timed ops (churn) on this virtual clock instead of the wall clock."""
     t_begin = time.perf_counter()
-    run = _Run(workload, seed, registry, features, progress)
+    run = WorkloadRun(workload, seed, registry, features, progress, timer)
     store, sched, ui = run.store, run.sched, run.ui
     res = BenchResult(workload.key, upstream_threshold(workload, features), workload.target, workload.rss_target_mib,
                       nodes=workload.num_nodes, init_pods=workload.num_init_pods,
@@ -1225,14 +1394,7 @@ def execute_v137(workload: Workload, *, seed: int = 0, progress: bool = False,
                     run.wait_scheduled({ns: op.count})
                 ui.update(task, op.count)
             elif isinstance(op, Barrier):
-                nss = list(op.namespaces) or list(run.wait_counts)
-                want = {ns: run.wait_counts[ns] for ns in nss}
-                if op.stage == "Attempted":
-                    run.wait_attempted(want)
-                else:
-                    run.wait_scheduled(want)
-                    for ns in nss:
-                        run.wait_counts.pop(ns, None)
+                run.barrier(op)
             else:
                 raise TypeError(f"{workload.key}: op {op!r} is not supported here")
         res.init_attempts = run.attempts
@@ -1255,12 +1417,12 @@ def execute_v137(workload: Workload, *, seed: int = 0, progress: bool = False,
         cpu0 = t0 = 0.0
         collector: Any = None
         if mop.collect_namespaces:  # startCollectingMetrics before the op: creation is measured too
-            cpu0, t0, collector = begin_measured(res, t_create, profiler)
+            cpu0, t0, collector = run.begin_measured(res, t_create, profiler)
         keys = run.pods(mop, measured_ns)
         if collector is None:
-            cpu0, t0, collector = begin_measured(res, t_create, profiler)
+            cpu0, t0, collector = run.begin_measured(res, t_create, profiler)
         task = ui.task(f"measured pods ({measured_ns})", mop.count)
-        clock = time.perf_counter
+        clock = run.clock_now
 
         def observe() -> None:
             if collector.observe(clock(), store.collected) and progress:
@@ -1284,9 +1446,7 @@ def execute_v137(workload: Workload, *, seed: int = 0, progress: bool = False,
             inspect(store, sched)
     finally:
         ui.stop()
-    res.total_wall_s = time.perf_counter() - t_begin
-    res.peak_rss_mib = peak_rss_mib()
-    return res
+    return finish(res, t_begin)
 
 
 V137_WORKLOADS = {k: dataclasses.replace(w, runner=execute_v137) for k, w in V137_WORKLOADS.items()}

@@ -14,7 +14,7 @@ thresholds, the measurement (:class:`ThroughputCollector`, :class:`BenchResult`,
 :func:`begin_measured` / :func:`end_measured`) and the interpreter :func:`execute` for workloads
 made of those ops. A topic whose ops need more (DRA claims, pod groups, churn) sets
 :attr:`Workload.runner` to its own loop built from the same pieces. Topic modules
-(``bench_dra``, ``bench_podgroup``, ``bench_ndf``) import this module; :mod:`kubesched.sim.bench`
+(``bench_dra``, ``bench_podgroup``, ``bench_ndf``, ``bench_events``) import this module; :mod:`kubesched.sim.bench`
 imports them and holds the catalogue and the CLI. Imports only go that way.
 
 Measurement (upstream ``util.go`` ``throughputCollector``)
@@ -81,6 +81,7 @@ __all__ = [
     "build_pods",
     "end_measured",
     "execute",
+    "finish",
     "load_raw_template",
     "load_template",
     "new_run",
@@ -818,6 +819,11 @@ class Workload:
     labels: tuple[str, ...] = ()
     runner: Callable[..., Any] | None = None
     """Runs this workload instead of :func:`execute` (DRA workloads: ``bench_dra.execute_dra``)."""
+    measured_count: int | None = None
+    """Pods the measurement counts when it spans several ops (``startCollectingMetrics`` …
+    ``stopCollectingMetrics``, no single measured ``createPods``); None: the measured op's count."""
+    init_count: int | None = None
+    """Pods created outside that span (with ``measured_count``)."""
 
     @property
     def key(self) -> str:
@@ -836,11 +842,15 @@ class Workload:
 
     @property
     def num_init_pods(self) -> int:
+        if self.init_count is not None:
+            return self.init_count
         mi, _ = self.measured_op
         return sum(op.count for i, op in enumerate(self.ops) if isinstance(op, CreatePods) and i != mi)
 
     @property
     def num_measured_pods(self) -> int:
+        if self.measured_count is not None:
+            return self.measured_count
         return self.measured_op[1].count
 
 
@@ -1260,20 +1270,31 @@ def end_measured(res: BenchResult, cpu0: float, t0: float, t1: float, collector:
     res.attempts = attempts
 
 
+def finish(res: BenchResult, t_begin: float) -> BenchResult:
+    """Close a run's record: total wall seconds since ``t_begin`` (``perf_counter``) and peak RSS."""
+    res.total_wall_s = time.perf_counter() - t_begin
+    res.peak_rss_mib = peak_rss_mib()
+    return res
+
+
 def execute(workload: Workload, *, seed: int = 0, progress: bool = False,
             registry: dict[str, Any] | None = None,
             inspect: Callable[[ClusterStore, Scheduler], None] | None = None,
-            profiler: Any = None, features: FeatureGate | None = None) -> BenchResult:
+            profiler: Any = None, features: FeatureGate | None = None, timer: Any = None) -> BenchResult:
     """Run ``workload`` in this process (see the module docstring for the measurement).
 
     ``features``: the gates at the emulated version (default v1.37's).
     ``inspect(store, scheduler)`` is called at the end (tests look at the cluster with it).
     ``profiler`` (anything with ``start()``/``stop()``, e.g. a pyinstrument ``Profiler``) runs
-    around the measured scheduling loop only.
+    around the measured scheduling loop only. ``timer`` (a runner with timed ops only, e.g.
+    ``bench_podgroup.VirtualTimer``): their ticks follow this virtual clock, not the wall clock.
     """
     if workload.runner is not None:
+        extra = {"timer": timer} if timer is not None else {}
         return workload.runner(workload, seed=seed, progress=progress, registry=registry, inspect=inspect,
-                               profiler=profiler, features=features)
+                               profiler=profiler, features=features, **extra)
+    if timer is not None:
+        raise ValueError(f"workload {workload.key} has no timed ops: timer= is not supported")
     t_begin = time.perf_counter()
     res, store, sched = new_run(workload, seed, registry, features)
     names = Names(random.Random(seed))
@@ -1383,6 +1404,4 @@ def execute(workload: Workload, *, seed: int = 0, progress: bool = False,
             inspect(store, sched)
     finally:
         ui.stop()
-    res.total_wall_s = time.perf_counter() - t_begin
-    res.peak_rss_mib = peak_rss_mib()
-    return res
+    return finish(res, t_begin)

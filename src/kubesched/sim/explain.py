@@ -28,6 +28,7 @@ from kubesched.api.quantity import to_int
 from kubesched.api.resources import pod_requests
 from kubesched.errors import InputError
 from kubesched.framework.record import PASSED, DecisionRecord, FilterResults, NodeScores
+from kubesched.sim.explain_columns import KeptNode, Plan, column_plan
 from kubesched.sim.store import Preemption
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -41,6 +42,7 @@ __all__ = [
     "NodeExplanation",
     "PluginScore",
     "PodSummary",
+    "RawJSON",
     "ZONE_LABEL",
     "explain_pod",
     "explain_record",
@@ -165,6 +167,14 @@ class Explanation:
         return d
 
 
+class RawJSON(str):
+    """A JSON text that a writer embeds as is (e.g. a pod's explanation in :func:`report_data`,
+    encoded once by :class:`kubesched.sim.explain_compact.CompactCollector`): what
+    ``json.dumps(value, separators=(",", ":"))`` of the value it stands for gives."""
+
+    __slots__ = ()
+
+
 def _preemption_dict(p: Preemption) -> dict[str, Any]:
     return {"victim": p.victim, "preemptor": p.preemptor, "node": p.node,
             "victimPriority": p.victim_priority, "preemptorPriority": p.preemptor_priority}
@@ -283,6 +293,39 @@ def explain_record(rec: DecisionRecord, *, total_nodes: int | None = None,
                     plugins.append(p)
             break  # every scored node has the same plugins
     totals = _totals(rec)
+    plan = column_plan(rec, totals, max_nodes) or dict_plan(rec, totals, max_nodes)
+    flt = rec.filter
+    nodes: list[NodeExplanation] = []
+    for kept in plan.nodes:
+        node = kept.node
+        ne = NodeExplanation(node, not kept.reasons, dict(flt.get(node, {})), kept.reasons)
+        if kept.total is not None:
+            raw = rec.score.get(node, {})
+            norm = rec.normalized_score.get(node, {})
+            fin = rec.final_score[node]
+            ne.scores = [PluginScore(p, raw.get(p, 0), norm.get(p, raw.get(p, 0)), fin.get(p, 0), weights.get(p))
+                         for p in plugins if p in fin]
+            ne.total = kept.total
+            ne.rank = kept.rank
+        ne.selected = node == rec.selected_node
+        ne.runner_up = node == plan.runner_up
+        nodes.append(ne)
+    ex = Explanation(
+        pod=rec.pod, profile=rec.profile, attempt=rec.attempt, result=rec.result, message=rec.message,
+        selected_node=rec.selected_node, runner_up=plan.runner_up, margin=plan.margin,
+        selected_ties=plan.selected_ties, runner_up_ties=plan.runner_up_ties,
+        evaluated_nodes=rec.evaluated_nodes, feasible_nodes=rec.feasible_nodes, total_nodes=total_nodes,
+        scoring_skipped=rec.feasible_nodes == 1 and not rec.score,
+        pre_filter=dict(rec.pre_filter), post_filter=dict(rec.post_filter), nominated_node=rec.nominated_node,
+        plugins=plugins, weights=weights, nodes=nodes, nodes_omitted=plan.nodes_omitted,
+        omitted_reasons=plan.omitted_reasons, group=rec.group)
+    _attach_preemptions(ex, preemptions)
+    return ex
+
+
+def dict_plan(rec: DecisionRecord, totals: dict[str, int], max_nodes: int) -> Plan:
+    """The :class:`~kubesched.sim.explain_columns.Plan` of ``rec`` read from its dicts (any
+    record; :func:`~kubesched.sim.explain_columns.column_plan` is the same from the columns)."""
     ranked = _ranked(rec, totals)
     runner = _runner_up(rec, ranked)
     rank = dict(zip(ranked, range(1, len(ranked) + 1)))
@@ -317,40 +360,15 @@ def explain_record(rec: DecisionRecord, *, total_nodes: int | None = None,
                 for r in reasons:
                     omitted[f"{plugin}: {r}"] += c
         order = keep
-    nodes: list[NodeExplanation] = []
-    for node in order:
-        entry = flt.get(node, {})
-        reasons = _reasons(entry)
-        ne = NodeExplanation(node, not reasons, dict(entry), reasons)
-        if node in totals:
-            raw = rec.score.get(node, {})
-            norm = rec.normalized_score.get(node, {})
-            fin = rec.final_score[node]
-            ne.scores = [PluginScore(p, raw.get(p, 0), norm.get(p, raw.get(p, 0)), fin.get(p, 0), weights.get(p))
-                         for p in plugins if p in fin]
-            ne.total = totals[node]
-            ne.rank = rank[node]
-        ne.selected = node == rec.selected_node
-        ne.runner_up = node == runner
-        nodes.append(ne)
+    nodes = [KeptNode(node, _reasons(flt.get(node, {})), totals.get(node), rank.get(node)) for node in order]
     sel_total = totals.get(rec.selected_node or "")
     by_total = Counter(totals.values())
     sel_ties = by_total[sel_total] - 1 if sel_total is not None else 0
     run_ties = 0
     if runner is not None:
         run_ties = by_total[totals[runner]] - 1 - (1 if sel_total == totals[runner] else 0)
-    ex = Explanation(
-        pod=rec.pod, profile=rec.profile, attempt=rec.attempt, result=rec.result, message=rec.message,
-        selected_node=rec.selected_node, runner_up=runner,
-        margin=(sel_total - totals[runner]) if (sel_total is not None and runner is not None) else None,
-        selected_ties=sel_ties, runner_up_ties=run_ties,
-        evaluated_nodes=rec.evaluated_nodes, feasible_nodes=rec.feasible_nodes, total_nodes=total_nodes,
-        scoring_skipped=rec.feasible_nodes == 1 and not rec.score,
-        pre_filter=dict(rec.pre_filter), post_filter=dict(rec.post_filter), nominated_node=rec.nominated_node,
-        plugins=plugins, weights=weights, nodes=nodes, nodes_omitted=n_omitted,
-        omitted_reasons=dict(omitted.most_common()), group=rec.group)
-    _attach_preemptions(ex, preemptions)
-    return ex
+    margin = (sel_total - totals[runner]) if (sel_total is not None and runner is not None) else None
+    return Plan(nodes, runner, margin, sel_ties, run_ties, n_omitted, dict(omitted.most_common()))
 
 
 def _attach_preemptions(ex: Explanation, preemptions: list[Preemption] | None) -> None:
@@ -522,7 +540,7 @@ def _terminal(pod: Any) -> bool:
 
 
 def report_data(result: SimulationResult, *, title: str = "kubesched simulate", max_nodes_per_pod: int = 10,
-                explanations: dict[str, Explanation] | None = None) -> dict[str, Any]:
+                explanations: Mapping[str, Explanation | RawJSON] | None = None) -> dict[str, Any]:
     """JSON-ready figures of a run for the HTML report.
 
     Shape::
@@ -534,12 +552,13 @@ def report_data(result: SimulationResult, *, title: str = "kubesched simulate", 
          "zones": [{"zone", "nodes", "allocatable": {…}, "requested": {…}, "utilisation": {…}}],
          "pending": [{"reason", "count", "pods": [keys]}],
          "pods": [{"key", "node", "result", "message", "attempts",
-                   "explanation": Explanation.to_compact_dict() | None}],
+                   "explanation": Explanation.to_compact_dict() | its RawJSON | None}],
          "preemptions": [{"victim", "preemptor", "node", …}]}
 
     cpu in millicores, memory in bytes; utilisation = requested / allocatable (None when the node
     has none of that resource). Succeeded and Failed pods hold no resources. ``explanations``
-    (from :class:`ExplanationCollector`) stand in for ``result.records``; explanations made here
+    (from :class:`ExplanationCollector`, or already encoded by
+    :class:`~kubesched.sim.explain_compact.CompactCollector`) stand in for ``result.records``; explanations made here
     keep at most ``max_nodes_per_pod`` nodes (best first; the chosen node and the runner-up always).
     """
     store = result.store
@@ -589,7 +608,7 @@ def report_data(result: SimulationResult, *, title: str = "kubesched simulate", 
         exp = explanations.get(o.key) if explanations is not None else None
         if exp is None and o.key in result.records:
             exp = explain_pod(result, o.key, max_nodes=max_nodes_per_pod)
-        ex = exp.to_compact_dict() if exp is not None else None
+        ex = exp if exp is None or isinstance(exp, RawJSON) else exp.to_compact_dict()
         pods.append({"key": o.key, "node": o.node, "result": "scheduled" if o.node else "unschedulable",
                      "message": o.message, "attempts": o.attempts, "explanation": ex})
         if not o.node:

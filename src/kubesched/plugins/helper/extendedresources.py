@@ -55,6 +55,8 @@ def device_class_mapping(lister: Any) -> dict[str, dict[str, Any]]:
     if lister is None:
         return {}
     objs = lister.list("DeviceClass")
+    if not objs:
+        return {}  # no DeviceClass (most clusters): nothing to map, nothing to cache
     ids = tuple(id(o) for o in objs)
     hit = _CACHE.get(id(lister))
     if hit is not None and hit[0] == ids:
@@ -158,7 +160,7 @@ def dra_score_state(handle: Any, resources: list[str]) -> DRAScoreState | None:
     if lister is None:
         return None
     mapping = device_class_mapping(lister)
-    if not any(is_dra_extended_resource_name(r) and r in mapping for r in resources):
+    if not mapping or not any(is_dra_extended_resource_name(r) and r in mapping for r in resources):
         return None
     fw = getattr(handle, "framework", None)
     plugin = (getattr(fw, "plugins", None) or {}).get("DynamicResources") if fw is not None else None

@@ -441,6 +441,8 @@ class ResourceAllocationScorer:
                 base = base + t.pod_request
             cols.append((self.weights[t.index], a, base, np.count_nonzero(a) == k))
         if self.strategy == BALANCED:
+            if self.balanced_delta and len(cols) == 2 and cols[0][3] and cols[1][3]:
+                return _balanced_delta_two(cols[0][1], cols[1][1], cols[0][2], cols[1][2], bases[0], bases[1])
             with_pod = _balanced_rows(k, cols)
             if not self.balanced_delta:
                 return with_pod
@@ -487,6 +489,28 @@ class ResourceAllocationScorer:
         else:
             out = go_div(node_score, safe_ws)
         return np.where(nonzero, out, 0).astype(np.int64)
+
+
+def _balanced_delta_two(a0: np.ndarray, a1: np.ndarray, with0: np.ndarray, with1: np.ndarray,
+                        without0: np.ndarray, without1: np.ndarray) -> np.ndarray:
+    """The v1.36+ balanced score (:func:`balanced_resource_scorer`) of two resources that every
+    node has (allocatable ``a0``/``a1`` > 0, ``int64[K]``), the node's requests with the pod
+    (``with0``/``with1``) and without (``without0``/``without1``): the same float64 operations,
+    element by element, as two :func:`_balanced_rows` passes and ``go_div(50 + with - without,
+    2)``, in a third of the numpy calls (the two passes run as one over stacked rows)."""
+    k = len(a0)
+    f = np.concatenate((with0, without0, with1, without1)) / np.concatenate((a0, a0, a1, a1))
+    np.minimum(f, 1.0, out=f)  # min(float64(req) / float64(alloc), 1)
+    d = f[:2 * k] - f[2 * k:]
+    d /= 2
+    np.abs(d, out=d)  # std = |f0 - f1| / 2, [with the pod, without]
+    np.subtract(1, d, out=d)
+    d *= float(MAX_NODE_SCORE)
+    score = d.astype(np.int64)  # each in [0, 100]
+    x = score[:k] - score[k:]
+    x += MAX_NODE_SCORE // 2
+    # Go's x / 2 (truncation toward zero): floor division after adding 1 to a negative x
+    return MAX_NODE_SCORE // 2 + ((x - (x >> 63)) >> 1)
 
 
 def _balanced_rows(k: int, cols: list[tuple[int, np.ndarray, np.ndarray, bool]]) -> np.ndarray:
