@@ -46,6 +46,7 @@ SMOKE: dict[str, list[str]] = {
 NOT_HERE = {
     "e2e_upstream.py": "needs the real kube-apiserver/etcd/kube-scheduler: tests/upstream/test_e2e_upstream_bench.py",
     "leader_failover.py": "waits out real lease durations (minutes)",
+    "profile_child.py": "a helper live.py runs the box under (KUBESCHED_BENCH_BOX_PROFILE): test_live_binder_mode",
     "scheduler_perf.py": "the same code as `kubesched bench`, covered by tests/sim/test_bench*.py",
     "scheduler_perf_coverage.py": "reads the k8s.io/kubernetes@v1.37.2 module source; smoke-run by "
                                   "tests/sim/test_bench_ndf.py where it is present",
@@ -66,3 +67,18 @@ def test_script_runs(script: str) -> None:
     err = "\n".join(line for line in r.stderr.splitlines() if "retrying" not in line)
     assert r.returncode == 0, f"{script} exited {r.returncode}:\n{r.stdout[-3000:]}\n{err[-3000:]}"
     assert r.stdout.strip(), f"{script} printed nothing"
+
+
+@pytest.mark.timeout(600)
+def test_live_binder_mode(tmp_path: Path) -> None:
+    """live.py --no-scheduler (the box alone, the driver binds), twice, the box under profile_child.py."""
+    prof = tmp_path / "box.prof"
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""),
+           "KUBESCHED_BENCH_BOX_PROFILE": str(prof)}
+    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "live.py"), "--nodes", "10", "--pods", "30",
+                        "--no-scheduler", "--repeat", "2", "--box-src", str(ROOT / "src")], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=580)
+    assert r.returncode == 0, f"live.py exited {r.returncode}:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+    assert r.stdout.count("30/30 pods created and bound by the driver") == 2, r.stdout
+    assert "Python calls per pod" in r.stdout and "box ms CPU/pod over 2 runs" in r.stdout, r.stdout
+    assert prof.exists()

@@ -36,11 +36,14 @@ from typing import Any
 
 __all__ = [
     "ApplyConflict",
+    "CachedResolver",
+    "STRIP_META",
     "Schema",
     "apply",
     "decode_fields",
     "encode_fields",
     "field_set",
+    "managed_fields_entry",
     "manager_from_user_agent",
     "track_update",
 ]
@@ -51,7 +54,8 @@ Schema = dict[str, Any] | None
 Resolver = Callable[[Schema], Schema]
 Path = tuple[str, ...]
 
-_STRIP_META = frozenset(("name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp",
+#: metadata fields never owned (``stripmeta.go``)
+STRIP_META = frozenset(("name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp",
                          "managedFields", "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds"))
 
 
@@ -122,6 +126,8 @@ def _list_type(s: Schema) -> tuple[str, list[str]]:
 def _child(s: Schema, key: str, resolve: Resolver) -> Schema:
     if not s:
         return None
+    if type(resolve) is CachedResolver:
+        return resolve.child(s, key)
     props = s.get("properties") or {}
     if key in props:
         return resolve(props[key])
@@ -132,8 +138,71 @@ def _child(s: Schema, key: str, resolve: Resolver) -> Schema:
 def _items(s: Schema, resolve: Resolver) -> Schema:
     if not s:
         return None
+    if type(resolve) is CachedResolver:
+        return resolve.items(s)
     it = s.get("items")
     return resolve(it) if isinstance(it, dict) else None
+
+
+_UNSET: Any = object()
+
+
+class _Node:
+    """What :class:`CachedResolver` has looked up of one schema node."""
+
+    __slots__ = ("extra", "items", "kids", "schema")
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        self.schema = schema  # held: the node's id stays unique while it is cached
+        self.kids: dict[str, Schema] = {}
+        self.extra: Schema = _UNSET
+        self.items: Schema = _UNSET
+
+
+class CachedResolver:
+    """A ``$ref`` resolver over a fixed set of definitions (a built-in kind's) that remembers the
+    resolved child schema of each (schema node, field) and the items schema of each list node, so
+    the walks of field sets resolve each ``$ref`` once, not once per object. Use one per set of
+    definitions (their nodes are never mutated nor freed); results equal the plain resolver's."""
+
+    __slots__ = ("_nodes", "_resolve")
+
+    def __init__(self, resolve: Resolver) -> None:
+        self._resolve = resolve
+        self._nodes: dict[int, _Node] = {}
+
+    def __call__(self, s: Schema) -> Schema:
+        return self._resolve(s)
+
+    def _node(self, s: dict[str, Any]) -> _Node:
+        node = self._nodes.get(id(s))
+        if node is None or node.schema is not s:
+            node = self._nodes[id(s)] = _Node(s)
+        return node
+
+    def child(self, s: dict[str, Any], key: str) -> Schema:
+        """``_child``: the resolved schema of field ``key`` of ``s`` (a property, else
+        ``additionalProperties``, else None)."""
+        node = self._node(s)
+        kids = node.kids
+        if key in kids:
+            return kids[key]
+        props = s.get("properties") or {}
+        if key in props:  # properties are few: each remembered
+            out = kids[key] = self._resolve(props[key])
+            return out
+        if node.extra is _UNSET:  # other keys (labels, data, ...) are many: one answer for all
+            extra = s.get("additionalProperties")
+            node.extra = self._resolve(extra) if isinstance(extra, dict) else None
+        return node.extra
+
+    def items(self, s: dict[str, Any]) -> Schema:
+        """``_items``: the resolved items schema of ``s``, or None."""
+        node = self._node(s)
+        if node.items is _UNSET:
+            it = s.get("items")
+            node.items = self._resolve(it) if isinstance(it, dict) else None
+        return node.items
 
 
 #: list-map keys upstream's OpenAPI defaults (``+default="TCP"`` on ContainerPort/ServicePort
@@ -182,7 +251,7 @@ def _walk(x: Any, s: Schema, resolve: Resolver, path: Path, out: set[Path], *, r
             cs = _child(s, k, resolve)
             if root and k == "metadata" and isinstance(v, dict):
                 for mk, mv in v.items():
-                    if mk not in _STRIP_META:
+                    if mk not in STRIP_META:
                         _walk(mv, _child(cs, mk, resolve), resolve, (*path, "f:metadata", f"f:{mk}"), out)
                 continue
             _walk(v, cs, resolve, (*path, f"f:{k}"), out)
@@ -343,8 +412,14 @@ def _same_manager(e: dict[str, Any], manager: str, operation: str, subresource: 
 
 def _entry(manager: str, operation: str, api_version: str, now: str, paths: set[Path],
            subresource: str) -> dict[str, Any]:
+    return managed_fields_entry(manager, operation, api_version, now, encode_fields(paths), subresource)
+
+
+def managed_fields_entry(manager: str, operation: str, api_version: str, now: str, fields_v1: dict[str, Any],
+                         subresource: str = "") -> dict[str, Any]:
+    """One ``managedFields`` entry (``ManagedFieldsEntry``) of ``fields_v1`` (encoded)."""
     e: dict[str, Any] = {"manager": manager, "operation": operation, "apiVersion": api_version, "time": now,
-                         "fieldsType": "FieldsV1", "fieldsV1": encode_fields(paths)}
+                         "fieldsType": "FieldsV1", "fieldsV1": fields_v1}
     if subresource:
         e["subresource"] = subresource
     return e
@@ -415,8 +490,10 @@ def track_update(old: dict[str, Any], new: dict[str, Any], schema: Schema, resol
     """Record an Update by ``manager`` in ``new['metadata']['managedFields']`` (in place): it owns
     what it added or changed; others lose those fields (``managedfieldsupdater.go``). The entries
     start from those the request carries, else the live object's (``decodeLiveOrNew``); a create
-    is an update of an empty ``old``. A map the update adds is a member itself (``.``): Go maps
-    (``additionalProperties``) of built-in kinds, every object of an ``unstructured`` custom
+    is an update of an empty ``old``. An update that takes no field leaves its manager's entry's
+    ``time`` and ``apiVersion`` as they were (``managedfieldsupdater.go``: only an operation that
+    took fields stamps the time), so a no-op PUT stays a no-op. A map the update adds is a member
+    itself (``.``): Go maps (``additionalProperties``) of built-in kinds, every object of an ``unstructured`` custom
     resource (a Go pointer-to-struct that appears is not told apart from a struct: no ``.``)."""
     supplied = (new.get("metadata") or {}).get("managedFields")
     entries = _entries(new) if isinstance(supplied, list) and supplied else _entries(old)
@@ -427,17 +504,21 @@ def track_update(old: dict[str, Any], new: dict[str, Any], schema: Schema, resol
     removed = before - after
     out = []
     mine: set[Path] = set()
+    previous: dict[str, Any] | None = None
     for e in entries:
         owned = decode_fields(e.get("fieldsV1"))
         if _same_manager(e, manager, "Update", subresource):
-            mine = owned
+            mine, previous = owned, e
             continue
         owned = owned - changed - removed
         if owned:
             out.append({**e, "fieldsV1": encode_fields(owned)})
     mine = (mine | changed) - removed
     if mine:
-        out.append(_entry(manager, "Update", api_version, now, mine, subresource))
+        if changed or previous is None:
+            out.append(_entry(manager, "Update", api_version, now, mine, subresource))
+        else:  # the update took no field: its manager's entry keeps its time and version
+            out.append({**previous, "fieldsV1": encode_fields(mine)})
     new.setdefault("metadata", {})["managedFields"] = _order(out)
 
 
@@ -464,7 +545,7 @@ def _added_maps(old: Any, new: Any, s: Schema, resolve: Resolver, path: Path, *,
                 o = _NULL
             if not path and k == "metadata" and isinstance(v, dict):
                 for mk, mv in v.items():
-                    if mk not in _STRIP_META:
+                    if mk not in STRIP_META:
                         out |= _added_maps(o.get(mk) if isinstance(o, dict) else None, mv, _child(cs, mk, resolve),
                                            resolve, ("f:metadata", f"f:{mk}"), unstructured=unstructured)
                 continue

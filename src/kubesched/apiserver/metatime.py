@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+import math
+import time
+from datetime import UTC, datetime
 
 __all__ = ["now_rfc3339", "parse_time"]
 
+#: the last second formatted and its text: every write stamps a time (managedFields, conditions),
+#: mostly within the same second
+_last: tuple[int, str] = (0, "")
+
 
 def now_rfc3339(delta: float = 0.0) -> str:
-    """``metav1.Time`` format: whole seconds, UTC, ``Z``."""
-    t = datetime.now(UTC) + timedelta(seconds=delta)
-    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+    """``metav1.Time`` format of now + ``delta`` seconds: whole seconds (truncated), UTC, ``Z``."""
+    global _last
+    sec = math.floor(time.time() + delta)
+    last = _last
+    if last[0] == sec:
+        return last[1]
+    text = datetime.fromtimestamp(sec, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    _last = (sec, text)
+    return text
 
 
 def parse_time(s: str) -> datetime | None:

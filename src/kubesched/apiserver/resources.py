@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 __all__ = [
@@ -194,18 +195,7 @@ def by_group_version() -> dict[str, list[ResourceInfo]]:
 
 
 def _get(obj: dict[str, Any], path: str) -> str:
-    cur: Any = obj
-    for part in path.split("."):
-        if not isinstance(cur, dict):
-            return ""
-        cur = cur.get(part)
-        if cur is None:
-            return ""
-    if isinstance(cur, bool):
-        return "true" if cur else "false"
-    if isinstance(cur, (dict, list)):
-        return ""
-    return str(cur)
+    return _accessor(path)(obj)
 
 
 def _event_source(obj: dict[str, Any]) -> str:
@@ -221,6 +211,39 @@ _SPECIAL: dict[str, Callable[[dict[str, Any]], str]] = {
 }
 
 
+@lru_cache(maxsize=1024)
+def _accessor(name: str) -> Callable[[dict[str, Any]], str]:
+    """The value of the selectable field ``name`` (a dotted path) of an object as a string, ``""``
+    when absent or not a scalar."""
+    special = _SPECIAL.get(name)
+    if special is not None:
+        return special
+    parts = tuple(name.split("."))
+
+    def get(obj: dict[str, Any]) -> str:
+        cur: Any = obj
+        for part in parts:
+            if not isinstance(cur, dict):
+                return ""
+            cur = cur.get(part)
+            if cur is None:
+                return ""
+        if cur.__class__ is str:
+            return cur
+        if isinstance(cur, bool):
+            return "true" if cur else "false"
+        if isinstance(cur, (dict, list)):
+            return ""
+        return str(cur)
+
+    return get
+
+
+@lru_cache(maxsize=256)
+def _accessors(info: ResourceInfo) -> tuple[tuple[str, Callable[[dict[str, Any]], str]], ...]:
+    return tuple((name, _accessor(name)) for name in info.field_names)
+
+
 def selectable_fields(info: ResourceInfo, obj: dict[str, Any], names: Iterable[str] | None = None) -> dict[str, str]:
     """The selectable field values of ``obj`` as strings (upstream ``GetAttrs``).
 
@@ -228,10 +251,9 @@ def selectable_fields(info: ResourceInfo, obj: dict[str, Any], names: Iterable[s
     since thousands of objects share them (``default``, ``Pending``, ``default-scheduler``).
     """
     out: dict[str, str] = {}
-    for name in names if names is not None else info.field_names:
-        fn = _SPECIAL.get(name)
-        v = fn(obj) if fn is not None else _get(obj, name)
+    fields = _accessors(info) if names is None else [(name, _accessor(name)) for name in names]
+    for name, get in fields:
+        v = get(obj)
         if v:
             out[name] = sys.intern(v) if len(v) <= 64 else v
     return out
-

@@ -96,8 +96,8 @@ class Subresources(Handlers):
         nodes_info = by_plural("nodes")
         node_entry = self.store.get(nodes_info.key, "", node) if nodes_info is not None else None
         if node_entry is not None:  # PodTopologyLabels admission on the binding (admission.go admitBinding)
-            node_labels = (node_entry.obj().get("metadata") or {}).get("labels")
-            labels.update(strategy.pod_topology_labels(node_labels, self.features))
+            # the entry's labels are the node's metadata.labels: the node is not decoded
+            labels.update(strategy.pod_topology_labels(node_entry.labels, self.features))
         if labels:
             md.setdefault("labels", {}).update(labels)
         conds = status.setdefault("conditions", [])
