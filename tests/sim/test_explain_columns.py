@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.framework.test_filter_results_lazy import cycles
 
-from kubesched.framework.record import DecisionRecord, FilterResults, NodeScores, filter_results
-from kubesched.sim.explain import dict_plan, explain_record
+from kubesched.framework.record import DecisionRecord, FilterResults, NodeScores, NodeTotals, filter_results
+from kubesched.sim.explain import dict_plan, explain_record, record_digest
 from kubesched.sim.explain_columns import Plan, column_plan
 from kubesched.sim.explain_compact import compact_explanation
 
@@ -59,17 +59,22 @@ def records(draw: st.DrawFn) -> tuple[DecisionRecord, DecisionRecord, bool]:
     def record(flt: Any, columns: bool) -> DecisionRecord:
         if not scored:  # no scoring: build_record leaves the plain empty dicts
             r, z, f = {}, {}, {}
-        elif columns:
+        elif columns:  # as build_record makes them: one array, totals with the table's rows
             index: list[dict[str, int] | None] = [None]
-            r, z, f = (NodeScores(scored, plugins, a.copy(), index) for a in (raw, norm, fin))
+            stack = np.stack([raw, norm, fin]).copy()
+            r, z, f = (NodeScores(scored, plugins, stack[i], index, stack) for i in range(3))
+            rows = np.array([int(n[5:]) if n.startswith("node-") else 100 + j for j, n in enumerate(scored)],
+                            np.int64)
+            totals = NodeTotals(scored, total.copy(), rows, index)
         else:
             r, z, f = ({n: dict(zip(plugins, a[:, i].tolist())) for i, n in enumerate(scored)}
                        for a in (raw, norm, fin))
+        if not (scored and columns):
+            totals = dict(zip(scored, total.tolist()))
         return DecisionRecord(pod="ns/p", profile="default-scheduler", attempt=2, time=0.0, selected_node=selected,
                               result=result, message="" if selected else "0/3 nodes are available",
                               evaluated_nodes=len(plain), feasible_nodes=len(feasible), filter=flt,
-                              score=r, normalized_score=z, final_score=f,
-                              total_score=dict(zip(scored, total.tolist())),
+                              score=r, normalized_score=z, final_score=f, total_score=totals,
                               pre_filter={"X": "y"} if not scored else {}, nominated_node=nominated)
 
     cols = record(FilterResults(table, chunks), True)
@@ -87,6 +92,10 @@ def test_column_plan_is_the_dict_plan(recs: tuple[DecisionRecord, DecisionRecord
     assert (got is not None) == can
     if got is not None:
         assert _as_tuple(got) == _as_tuple(want)
+        # the record's own NodeTotals: which nodes were scored told by the table's rows
+        arrays = column_plan(cols, cols.total_score, max_nodes)
+        assert arrays is not None and _as_tuple(arrays) == _as_tuple(want)
+        assert [k.col for k in arrays.nodes] == [k.col for k in got.nodes]
         scored = list(cols.total_score)
         assert all(scored[k.col] == k.node if k.total is not None else k.col == -1 for k in got.nodes)
     assert _as_tuple(dict_plan(cols, dict(cols.total_score), max_nodes)) == _as_tuple(want)
@@ -106,3 +115,12 @@ def test_compact_explanation_is_the_compact_dict_encoded(recs: tuple[DecisionRec
     # the order of the weights read back: plugin order from the arrays, first-seen from the dicts)
     assert explain_record(cols, total_nodes=total_nodes, weights=weights, max_nodes=max_nodes).to_dict() == \
         explain_record(dicts, total_nodes=total_nodes, weights=weights, max_nodes=max_nodes).to_dict()
+
+
+@settings(max_examples=300, deadline=None)
+@given(records())
+def test_digest_from_the_totals_array_is_the_dict_digest(recs: tuple[DecisionRecord, DecisionRecord, bool]) -> None:
+    """``-o wide``'s figures (score, runner-up: the best other node, first of equals; with no
+    selected node the second of the ranking) from the NodeTotals' array = from the dicts."""
+    cols, dicts, _ = recs
+    assert record_digest(cols) == record_digest(dicts)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kubesched.framework.node_table import NodeTable
     from kubesched.framework.runtime import ScoreResult
 
-__all__ = ["DecisionRecord", "FilterResults", "NodeScores", "build_record"]
+__all__ = ["DecisionRecord", "FilterResults", "NodeScores", "NodeTotals", "build_record"]
 
 PASSED = "passed"
 _V = TypeVar("_V")
@@ -53,8 +53,9 @@ class DecisionRecord:
     score: Mapping[str, dict[str, int]] = field(default_factory=dict)
     final_score: Mapping[str, dict[str, int]] = field(default_factory=dict)
     normalized_score: Mapping[str, dict[str, int]] = field(default_factory=dict)
-    total_score: dict[str, int] = field(default_factory=dict)
-    """node → sum of its weighted scores (upstream ``NodePluginScores.TotalScore``)."""
+    total_score: Mapping[str, int] = field(default_factory=dict)
+    """node → sum of its weighted scores (upstream ``NodePluginScores.TotalScore``; a
+    :class:`NodeTotals` when built from a cycle)."""
     post_filter: dict[str, Any] = field(default_factory=dict)
     nominated_node: str | None = None
     group: dict[str, Any] | None = None
@@ -122,10 +123,11 @@ class _Segment:
     """Evaluated nodes ``start:stop`` of one :class:`FilterChunk` (no override among them), with
     their names and results copied out of the cycle's buffers."""
 
-    __slots__ = ("fail", "keys", "names", "plugins", "ran", "tables")
+    __slots__ = ("fail", "keys", "names", "plugins", "ran", "rows", "tables")
 
     def __init__(self, chunk: Any, start: int, stop: int, all_names: list[str]) -> None:
-        self.names = names_of(all_names, chunk.rows[start:stop])
+        self.rows = chunk.rows[start:stop].copy()  # the table's rows, for matching against the scored ones
+        self.names = names_of(all_names, self.rows)
         self.fail = chunk.fail_plugin[start:stop].copy()  # int16: plugin index, < 0 passed
         self.keys = chunk.fail_key[start:stop].copy()
         self.plugins = chunk.plugins
@@ -181,6 +183,14 @@ class FilterResults(_LazyMapping[dict[str, Any]]):
         if len(self._segs) == 1:
             return list(self._segs[0].names)
         return [n for seg in self._segs for n in seg.names]
+
+    def rows(self) -> np.ndarray:
+        """The evaluated nodes' rows in the node table (as :meth:`names`, ``int64``): equal rows
+        are equal nodes within one record (the names were read at the same time)."""
+        if len(self._segs) == 1:
+            one: np.ndarray = self._segs[0].rows
+            return one
+        return np.concatenate([seg.rows for seg in self._segs]) if self._segs else np.empty(0, np.int64)
 
     def _positions(self) -> dict[str, int]:
         """node → its position in :meth:`names` (the last one: the last evaluation wins, as in the dict)."""
@@ -270,8 +280,14 @@ class FilterResults(_LazyMapping[dict[str, Any]]):
             return len(self._data)
         if self._index is not None:
             return len(self._index)
-        if self._len is None:
-            self._len = len(set(self.names()))
+        if self._len is None:  # distinct rows are distinct nodes (names read at the same time)
+            rows = self.rows()
+            if len(rows) == 0:
+                self._len = 0
+            else:
+                seen = np.zeros(int(rows.max()) + 1, bool)
+                seen[rows] = True
+                self._len = int(np.count_nonzero(seen))
         return self._len
 
     def __iter__(self) -> Iterator[str]:
@@ -300,13 +316,16 @@ class NodeScores(_LazyMapping[dict[str, int]]):
     (a dict subclass would be encoded from its empty storage). ``plugins``: the Score plugins in order.
     """
 
-    __slots__ = ("_arr", "_data", "_index", "_names", "plugins")
+    __slots__ = ("_arr", "_data", "_index", "_names", "plugins", "stack")
 
     def __init__(self, names: list[str], plugins: list[str], arr: np.ndarray,
-                 index: list[dict[str, int] | None] | None = None) -> None:
+                 index: list[dict[str, int] | None] | None = None, stack: np.ndarray | None = None) -> None:
         self._names = names
         self.plugins = list(plugins)
         self._arr = arr  # int64[plugins, nodes], a private copy
+        #: ``int64[3, plugins, nodes]``: the record's raw, normalized and weighted scores in one
+        #: array when this mapping is one of them (``_arr`` is then ``stack[i]``), else None
+        self.stack = stack
         # node → column, built on the first lookup; ``index``: a one-item box shared by mappings
         # over the same ``names`` (a record's raw, normalized and weighted scores)
         self._index: list[dict[str, int] | None] = [None] if index is None else index
@@ -354,6 +373,11 @@ class NodeScores(_LazyMapping[dict[str, int]]):
         """The node of column ``col`` (None past the end)."""
         return self._names[col] if 0 <= col < len(self._names) else None
 
+    @property
+    def names(self) -> list[str]:
+        """The nodes of the array's columns, in order (the list itself: do not change it)."""
+        return self._names
+
     def block(self, cols: list[int]) -> np.ndarray:
         """``int64[plugins, len(cols)]``: the scores in columns ``cols`` (see :meth:`node_at`)."""
         return self._arr[:, cols]
@@ -387,12 +411,53 @@ def score_results3(table: NodeTable, scores: ScoreResult,
         return {n: {} for n in names}, {n: {} for n in names}, {n: {} for n in names}
 
     index: list[dict[str, int] | None] = [None]
+    # a copy (the cycle's buffers move on): the three np.stack's, in one C-level concatenate
+    stack = np.concatenate([*scores.raw, *scores.normalized, *scores.weighted]).reshape(3, len(plugins), len(names))
+    return tuple(NodeScores(names, plugins, stack[i], index, stack) for i in range(3))
 
-    def per_node(arrays: list[Any]) -> Mapping[str, dict[str, int]]:
-        # a copy (the cycle's buffers move on): np.stack's rows, in one C-level concatenate
-        return NodeScores(names, plugins, np.concatenate(arrays).reshape(len(arrays), len(names)), index)
 
-    return per_node(scores.raw), per_node(scores.normalized), per_node(scores.weighted)
+class NodeTotals(_LazyMapping[int]):
+    """node → total score (upstream ``NodePluginScores.TotalScore``) over a cycle's ``int64[nodes]``
+    array, a dict only when iterated (as :class:`NodeScores`); :attr:`array`, :attr:`names` and
+    :attr:`rows` (the nodes' rows in the node table when the record was made) give the columns.
+    Not a ``dict``: encode it through :meth:`DecisionRecord.to_dict` or ``dict(...)``."""
+
+    __slots__ = ("_data", "_index", "array", "names", "rows")
+
+    def __init__(self, names: list[str], totals: np.ndarray, rows: np.ndarray,
+                 index: list[dict[str, int] | None] | None = None) -> None:
+        self.names = names
+        self.array = totals  # int64[nodes], a private copy
+        self.rows = rows
+        self._index: list[dict[str, int] | None] = [None] if index is None else index
+        self._data: dict[str, int] | None = None
+
+    def _materialized(self) -> dict[str, int]:
+        if self._data is None:
+            self._data = dict(zip(self.names, self.array.tolist()))
+        return self._data
+
+    def _positions(self) -> dict[str, int]:
+        index = self._index[0]
+        if index is None:
+            index = self._index[0] = dict(zip(self.names, range(len(self.names))))
+        return index
+
+    def __getitem__(self, key: str) -> int:
+        if self._data is not None:
+            return self._data[key]
+        return int(self.array[self._positions()[key]])
+
+    def __contains__(self, key: object) -> bool:
+        if self._data is not None:
+            return key in self._data
+        return key in self._positions()
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._materialized())
 
 
 def build_record(*, pod: str, profile: str, attempt: int, time: float, table: NodeTable,
@@ -402,7 +467,7 @@ def build_record(*, pod: str, profile: str, attempt: int, time: float, table: No
                  extender_statuses: dict[str, Any] | None = None) -> DecisionRecord:
     """Assemble a :class:`DecisionRecord` from a cycle's arrays. ``extender_statuses`` (node →
     Status) are the scheduler extenders' rejections: recorded under the "plugin" ``Extender``."""
-    feasible = sum(int(c.ok_mask().sum()) for c in chunks)
+    feasible = sum(int(np.count_nonzero(c.ok_mask())) for c in chunks)
     filt: Mapping[str, dict[str, Any]]
     if extender_statuses:  # rare: the plain dicts, with the extenders' entries added
         plain = filter_results(table, chunks)
@@ -419,7 +484,9 @@ def build_record(*, pod: str, profile: str, attempt: int, time: float, table: No
                          feasible_nodes=feasible, pre_filter=pre_filter or {}, filter=filt,
                          post_filter=post_filter or {}, nominated_node=nominated)
     if scores is not None:
-        names = names_of(table.names, scores.rows)
+        rows = scores.rows.copy()
+        names = names_of(table.names, rows)
         rec.score, rec.normalized_score, rec.final_score = score_results3(table, scores, names)
-        rec.total_score = dict(zip(names, scores.total.tolist()))
+        index = rec.score._index if isinstance(rec.score, NodeScores) else None  # one node → column map
+        rec.total_score = NodeTotals(names, scores.total.copy(), rows, index)
     return rec

@@ -23,11 +23,13 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from kubesched.api.objects import node_allocatable
 from kubesched.api.quantity import to_int
 from kubesched.api.resources import pod_requests
 from kubesched.errors import InputError
-from kubesched.framework.record import PASSED, DecisionRecord, FilterResults, NodeScores
+from kubesched.framework.record import PASSED, DecisionRecord, FilterResults, NodeScores, NodeTotals
 from kubesched.sim.explain_columns import KeptNode, Plan, column_plan
 from kubesched.sim.store import Preemption
 
@@ -244,13 +246,13 @@ def _near_miss_key(entry: dict[str, Any]) -> tuple[int, int]:
     return -passed, failing
 
 
-def _totals(rec: DecisionRecord) -> dict[str, int]:
+def _totals(rec: DecisionRecord) -> Mapping[str, int]:
     if rec.total_score or not rec.final_score:
         return rec.total_score
     return {n: sum(per.values()) for n, per in rec.final_score.items()}
 
 
-def _ranked(rec: DecisionRecord, totals: dict[str, int]) -> list[str]:
+def _ranked(rec: DecisionRecord, totals: Mapping[str, int]) -> list[str]:
     """Scored nodes, best total first (the selected node first among equals, the others in
     record order)."""
     ranked = sorted(totals, key=totals.__getitem__, reverse=True)  # stable: equals keep their order
@@ -323,7 +325,7 @@ def explain_record(rec: DecisionRecord, *, total_nodes: int | None = None,
     return ex
 
 
-def dict_plan(rec: DecisionRecord, totals: dict[str, int], max_nodes: int) -> Plan:
+def dict_plan(rec: DecisionRecord, totals: Mapping[str, int], max_nodes: int) -> Plan:
     """The :class:`~kubesched.sim.explain_columns.Plan` of ``rec`` read from its dicts (any
     record; :func:`~kubesched.sim.explain_columns.column_plan` is the same from the columns)."""
     ranked = _ranked(rec, totals)
@@ -468,6 +470,8 @@ def record_digest(rec: DecisionRecord) -> dict[str, Any]:
     ``{score, runner_up, runner_up_score, feasible_nodes, evaluated_nodes, nominated_node}``."""
     totals = _totals(rec)
     sel = rec.selected_node or ""
+    if isinstance(totals, NodeTotals):
+        return _column_digest(rec, totals, sel)
     if sel:  # the best of the others: a max, not a sort (first of equals, as _ranked)
         others = dict(totals)
         others.pop(sel, None)
@@ -476,6 +480,29 @@ def record_digest(rec: DecisionRecord) -> dict[str, Any]:
         runner = _runner_up(rec, _ranked(rec, totals))
     return {"score": totals.get(sel), "runner_up": runner,
             "runner_up_score": totals.get(runner) if runner else None, "feasible_nodes": rec.feasible_nodes,
+            "evaluated_nodes": rec.evaluated_nodes, "nominated_node": rec.nominated_node}
+
+
+def _column_digest(rec: DecisionRecord, totals: NodeTotals, sel: str) -> dict[str, Any]:
+    """:func:`record_digest` read from the totals' array (an argmax, no dict of the nodes)."""
+    names, arr = totals.names, totals.array
+    sel_i = -1
+    if sel:
+        try:
+            sel_i = names.index(sel)
+        except ValueError:
+            pass
+    runner_i = -1
+    if sel:  # the best of the others: the first of equals, as max() over the dict
+        others = np.delete(arr, sel_i) if sel_i >= 0 else arr
+        if len(others):
+            runner_i = int(np.argmax(others))
+            runner_i += 1 if 0 <= sel_i <= runner_i else 0
+    elif len(names) > 1:  # the second of a stable best-first sort
+        runner_i = int(np.argsort(-arr, kind="stable")[1])
+    runner = names[runner_i] if runner_i >= 0 else None
+    return {"score": int(arr[sel_i]) if sel_i >= 0 else None, "runner_up": runner,
+            "runner_up_score": int(arr[runner_i]) if runner else None, "feasible_nodes": rec.feasible_nodes,
             "evaluated_nodes": rec.evaluated_nodes, "nominated_node": rec.nominated_node}
 
 

@@ -14,11 +14,12 @@ evaluated twice, a scored node that a Filter plugin rejected) and the caller tak
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
-from kubesched.framework.record import DecisionRecord, FilterResults
+from kubesched.framework.record import DecisionRecord, FilterResults, NodeTotals
 
 __all__ = ["KeptNode", "Plan", "column_plan"]
 
@@ -54,9 +55,23 @@ def _reason_lines(plugin: str, reasons: tuple[str, ...]) -> list[str]:
     return [f"{plugin}: {r}" for r in reasons]
 
 
-def column_plan(rec: DecisionRecord, totals: dict[str, int], max_nodes: int) -> Plan | None:
+def _in_totals(flt: FilterResults, names: list[str], totals: Mapping[str, int]) -> np.ndarray:
+    """``bool[evaluated]``: which evaluated nodes were scored — by the nodes' rows when
+    ``totals`` is the record's :class:`NodeTotals` (both read from one table at the same
+    moment), else by name."""
+    if isinstance(totals, NodeTotals):
+        rows, scored_rows = flt.rows(), totals.rows
+        top = max(int(rows.max()), int(scored_rows.max())) + 1
+        mask = np.zeros(top, bool)
+        mask[scored_rows] = True
+        return mask[rows]
+    return np.array(list(map(totals.__contains__, names)), bool)  # (np.fromiter: ~0.5 µs a node)
+
+
+def column_plan(rec: DecisionRecord, totals: Mapping[str, int], max_nodes: int) -> Plan | None:
     """The :class:`Plan` of ``rec`` (``totals``: node → total score, the scored nodes in record
-    order), or None when the record's Filter results are not columns (then read the dicts)."""
+    order: the record's :class:`NodeTotals` or a dict), or None when the record's Filter results
+    are not columns (then read the dicts)."""
     flt = rec.filter
     if not isinstance(flt, FilterResults):
         return None
@@ -64,10 +79,13 @@ def column_plan(rec: DecisionRecord, totals: dict[str, int], max_nodes: int) -> 
     if cols is None:
         return None
     names, codes, outcomes = cols
-    scored = list(totals)
+    if isinstance(totals, NodeTotals):
+        scored, total = totals.names, totals.array
+    else:
+        scored, total = list(totals), np.array(list(totals.values()), np.int64)
     n_scored = len(scored)
     if names and n_scored:
-        in_totals = np.array(list(map(totals.__contains__, names)), bool)  # (np.fromiter: ~0.5 µs a node)
+        in_totals = _in_totals(flt, names, totals)
         if (codes[in_totals] >= 0).any():
             return None  # a scored node some Filter plugin rejected: not a shape the engine makes
         unscored = np.flatnonzero(~in_totals)
@@ -75,11 +93,14 @@ def column_plan(rec: DecisionRecord, totals: dict[str, int], max_nodes: int) -> 
         unscored = np.arange(len(names))
     # scored nodes: best total first, stable (record order among equals), the selected one
     # moved to the front of its equals
-    values = list(totals.values())
-    total = np.array(values, np.int64)
     ranked: list[int] = np.argsort(-total, kind="stable").tolist()
     sel = rec.selected_node
-    sel_i = scored.index(sel) if sel is not None and sel in totals else -1
+    sel_i = -1
+    if sel is not None:
+        try:
+            sel_i = scored.index(sel)  # (a C-level scan: no node → column dict for one lookup)
+        except ValueError:
+            pass
     if sel_i >= 0:
         ranked.remove(sel_i)
         ranked.insert(int(np.count_nonzero(total > total[sel_i])), sel_i)
@@ -105,7 +126,7 @@ def column_plan(rec: DecisionRecord, totals: dict[str, int], max_nodes: int) -> 
     def node_at(pos: int) -> KeptNode:
         if pos < n_scored:
             i = ranked[pos]
-            return KeptNode(scored[i], [], values[i], pos + 1, i)
+            return KeptNode(scored[i], [], int(total[i]), pos + 1, i)
         if pos < n_scored + n_feasible:
             return KeptNode(names[int(feasible[pos - n_scored])], [])
         e = int(rejected[pos - n_scored - n_feasible])
@@ -138,12 +159,12 @@ def column_plan(rec: DecisionRecord, totals: dict[str, int], max_nodes: int) -> 
                     omitted[line] += int(count[j])
     else:
         kept = [node_at(p) for p in range(n_order)]
-    sel_total = values[sel_i] if sel_i >= 0 else None
+    sel_total = int(total[sel_i]) if sel_i >= 0 else None
     sel_ties = int(np.count_nonzero(total == sel_total)) - 1 if sel_total is not None else 0
     run_ties = 0
     margin = None
     if runner_i >= 0:
-        run_total = values[runner_i]
+        run_total = int(total[runner_i])
         run_ties = int(np.count_nonzero(total == run_total)) - 1 - (1 if sel_total == run_total else 0)
         if sel_total is not None:
             margin = sel_total - run_total
