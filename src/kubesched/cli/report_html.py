@@ -25,6 +25,7 @@ from typing import Any
 
 from kubesched.errors import InputError
 from kubesched.sim.explain import RawJSON
+from kubesched.sim.explain_compact import compact_json
 
 __all__ = ["check_writable", "render_report", "render_replay_report", "write_report", "write_text"]
 
@@ -163,12 +164,17 @@ def _dumps(data: Any) -> str:
     (:class:`~kubesched.sim.explain.RawJSON`) embedded as is."""
     pods = data.get("pods") if isinstance(data, dict) else None
     if not pods or not any(isinstance(p.get("explanation"), RawJSON) for p in pods):
-        return json.dumps(data, separators=(",", ":"))
+        return compact_json(data)
 
     def item(k: str, v: Any) -> str:
-        return f"{json.dumps(k)}:{v if isinstance(v, RawJSON) else json.dumps(v, separators=(',', ':'))}"
+        return f"{json.dumps(k)}:{v if isinstance(v, RawJSON) else compact_json(v)}"
 
     def pod(p: dict[str, Any]) -> str:
+        last = next(reversed(p), None)
+        ex = p[last] if last is not None else None
+        if isinstance(ex, RawJSON) and len(p) > 1:  # the rest in one encoding, the explanation spliced in
+            head = compact_json({k: v for k, v in p.items() if k != last})
+            return f"{head[:-1]},{json.dumps(last)}:{ex}}}"
         return "{" + ",".join(item(k, v) for k, v in p.items()) + "}"
 
     return "{" + ",".join(f"{json.dumps(k)}:[{','.join(map(pod, v))}]" if k == "pods" else item(k, v)
