@@ -16,6 +16,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from kubesched.cli.explain_plain import plain_lines
 from kubesched.sim.explain import Explanation, PodSummary, preemption_lines
 
 __all__ = ["console", "emit_explanations", "explanation_renderables", "print_explanation", "print_preemptions",
@@ -168,6 +169,10 @@ def _print(renderable: RenderableType, file: Any = None) -> None:
     con = console(out)
     if out.isatty():
         con.print(renderable)
+        return
+    lines = plain_lines(renderable, con.width)  # the same text, without rich's layout engine
+    if lines is not None:
+        out.write("\n".join(lines) + "\n")
         return
     with con.capture() as cap:
         con.print(renderable)
