@@ -304,51 +304,28 @@ def names_of(names: list[str], rows: np.ndarray) -> list[str]:
     return list(operator.itemgetter(*rows.tolist())(names))
 
 
-class NodeScores(_LazyMapping[dict[str, int]]):
-    """node → plugin → score (a read-only mapping), built from a cycle's ``int64[plugins, nodes]``
-    array only when read.
+class _ByColumn(_LazyMapping[_V]):
+    """A :class:`_LazyMapping` over per-node columns: ``_names`` (node of each column), a node →
+    column index built on the first lookup (``_index``: a one-item box that mappings over the same
+    names share) and the dict once iterated (``_data``)."""
 
-    A record holds three of these (raw, normalized, weighted); most consumers read a handful of
-    nodes (``-o wide``: none; the report: the ten it shows), so building one dict per node for
-    every attempt (O(nodes) dicts per pod) is left until someone iterates: one lookup
-    (``get``/``[]``/``in``/``len``) answers from the array, iteration builds the dicts once.
-    Not a ``dict``: JSON encoders must go through :meth:`DecisionRecord.to_dict` or ``dict(...)``
-    (a dict subclass would be encoded from its empty storage). ``plugins``: the Score plugins in order.
-    """
+    __slots__ = ("_data", "_index", "_names")
 
-    __slots__ = ("_arr", "_data", "_index", "_names", "plugins", "stack")
+    _data: dict[str, _V] | None
+    _index: list[dict[str, int] | None]
+    _names: list[str]
 
-    def __init__(self, names: list[str], plugins: list[str], arr: np.ndarray,
-                 index: list[dict[str, int] | None] | None = None, stack: np.ndarray | None = None) -> None:
-        self._names = names
-        self.plugins = list(plugins)
-        self._arr = arr  # int64[plugins, nodes], a private copy
-        #: ``int64[3, plugins, nodes]``: the record's raw, normalized and weighted scores in one
-        #: array when this mapping is one of them (``_arr`` is then ``stack[i]``), else None
-        self.stack = stack
-        # node → column, built on the first lookup; ``index``: a one-item box shared by mappings
-        # over the same ``names`` (a record's raw, normalized and weighted scores)
-        self._index: list[dict[str, int] | None] = [None] if index is None else index
-        self._data: dict[str, dict[str, int]] | None = None
-
-    def _materialized(self) -> dict[str, dict[str, int]]:
-        if self._data is None:
-            rows = self._arr.T.tolist()  # nodes × plugins
-            self._data = {n: dict(zip(self.plugins, r)) for n, r in zip(self._names, rows)}
-        return self._data
+    @property
+    def names(self) -> list[str]:
+        """The nodes of the columns, in order (the list itself: do not change it)."""
+        return self._names
 
     def _positions(self) -> dict[str, int]:
-        """node → its column in the array (built on the first lookup)."""
+        """node → its column (built on the first lookup)."""
         index = self._index[0]
         if index is None:
             index = self._index[0] = dict(zip(self._names, range(len(self._names))))
         return index
-
-    def __getitem__(self, key: str) -> dict[str, int]:
-        if self._data is not None:
-            return self._data[key]
-        i = self._positions()[key]
-        return dict(zip(self.plugins, self._arr[:, i].tolist()))
 
     def __contains__(self, key: object) -> bool:
         if self._data is not None:
@@ -361,6 +338,46 @@ class NodeScores(_LazyMapping[dict[str, int]]):
     def __iter__(self) -> Iterator[str]:
         return iter(self._materialized())
 
+
+class NodeScores(_ByColumn[dict[str, int]]):
+    """node → plugin → score (a read-only mapping), built from a cycle's ``int64[plugins, nodes]``
+    array only when read.
+
+    A record holds three of these (raw, normalized, weighted); most consumers read a handful of
+    nodes (``-o wide``: none; the report: the ten it shows), so building one dict per node for
+    every attempt (O(nodes) dicts per pod) is left until someone iterates: one lookup
+    (``get``/``[]``/``in``/``len``) answers from the array, iteration builds the dicts once.
+    Not a ``dict``: JSON encoders must go through :meth:`DecisionRecord.to_dict` or ``dict(...)``
+    (a dict subclass would be encoded from its empty storage). ``plugins``: the Score plugins in order.
+    """
+
+    __slots__ = ("_arr", "plugins", "stack")
+
+    def __init__(self, names: list[str], plugins: list[str], arr: np.ndarray,
+                 index: list[dict[str, int] | None] | None = None, stack: np.ndarray | None = None) -> None:
+        self._names = names
+        self.plugins = list(plugins)
+        self._arr = arr  # int64[plugins, nodes], a private copy
+        #: ``int64[3, plugins, nodes]``: the record's raw, normalized and weighted scores in one
+        #: array when this mapping is one of them (``_arr`` is then ``stack[i]``), else None
+        self.stack = stack
+        # node → column, built on the first lookup; ``index``: a one-item box shared by mappings
+        # over the same ``names`` (a record's raw, normalized and weighted scores)
+        self._index = [None] if index is None else index
+        self._data = None
+
+    def _materialized(self) -> dict[str, dict[str, int]]:
+        if self._data is None:
+            rows = self._arr.T.tolist()  # nodes × plugins
+            self._data = {n: dict(zip(self.plugins, r)) for n, r in zip(self._names, rows)}
+        return self._data
+
+    def __getitem__(self, key: str) -> dict[str, int]:
+        if self._data is not None:
+            return self._data[key]
+        i = self._positions()[key]
+        return dict(zip(self.plugins, self._arr[:, i].tolist()))
+
     def iter_rows(self) -> Iterator[tuple[str, dict[str, int]]]:
         """``(node, {plugin: score})`` in node order, one at a time (nothing kept)."""
         if self._data is not None:
@@ -372,11 +389,6 @@ class NodeScores(_LazyMapping[dict[str, int]]):
     def node_at(self, col: int) -> str | None:
         """The node of column ``col`` (None past the end)."""
         return self._names[col] if 0 <= col < len(self._names) else None
-
-    @property
-    def names(self) -> list[str]:
-        """The nodes of the array's columns, in order (the list itself: do not change it)."""
-        return self._names
 
     def block(self, cols: list[int]) -> np.ndarray:
         """``int64[plugins, len(cols)]``: the scores in columns ``cols`` (see :meth:`node_at`)."""
@@ -416,48 +428,31 @@ def score_results3(table: NodeTable, scores: ScoreResult,
     return tuple(NodeScores(names, plugins, stack[i], index, stack) for i in range(3))
 
 
-class NodeTotals(_LazyMapping[int]):
+class NodeTotals(_ByColumn[int]):
     """node → total score (upstream ``NodePluginScores.TotalScore``) over a cycle's ``int64[nodes]``
     array, a dict only when iterated (as :class:`NodeScores`); :attr:`array`, :attr:`names` and
     :attr:`rows` (the nodes' rows in the node table when the record was made) give the columns.
     Not a ``dict``: encode it through :meth:`DecisionRecord.to_dict` or ``dict(...)``."""
 
-    __slots__ = ("_data", "_index", "array", "names", "rows")
+    __slots__ = ("array", "rows")
 
     def __init__(self, names: list[str], totals: np.ndarray, rows: np.ndarray,
                  index: list[dict[str, int] | None] | None = None) -> None:
-        self.names = names
+        self._names = names
         self.array = totals  # int64[nodes], a private copy
         self.rows = rows
-        self._index: list[dict[str, int] | None] = [None] if index is None else index
-        self._data: dict[str, int] | None = None
+        self._index = [None] if index is None else index
+        self._data = None
 
     def _materialized(self) -> dict[str, int]:
         if self._data is None:
-            self._data = dict(zip(self.names, self.array.tolist()))
+            self._data = dict(zip(self._names, self.array.tolist()))
         return self._data
-
-    def _positions(self) -> dict[str, int]:
-        index = self._index[0]
-        if index is None:
-            index = self._index[0] = dict(zip(self.names, range(len(self.names))))
-        return index
 
     def __getitem__(self, key: str) -> int:
         if self._data is not None:
             return self._data[key]
         return int(self.array[self._positions()[key]])
-
-    def __contains__(self, key: object) -> bool:
-        if self._data is not None:
-            return key in self._data
-        return key in self._positions()
-
-    def __len__(self) -> int:
-        return len(self.names)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._materialized())
 
 
 def build_record(*, pod: str, profile: str, attempt: int, time: float, table: NodeTable,
