@@ -1,8 +1,10 @@
 """What explaining costs: ``simulate -o table`` against ``-o wide``, ``--report`` and ``--explain``
 on one synthetic cluster (N nodes in 3 zones, P pending pods of mixed sizes, JSON input).
 
-Prints wall seconds and peak RSS (MiB) of each run (one process each, ``/usr/bin/time``-free:
-``resource.getrusage`` of the child) and the report's size. Figures, not assertions::
+Prints wall seconds, CPU seconds (user + system) and peak RSS (MiB) of each run (one process each,
+``/usr/bin/time``-free: ``resource.getrusage`` of the child), the load average beside each, and the
+report's size. ``--explain (N pods)`` asks for every P/N-th pod (``--explain-pods``, output piped as
+in a script). Figures, not assertions::
 
     PYTHONPATH=src python benchmarks/explain_report.py --nodes 1000 --pods 3000
 """
@@ -40,6 +42,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nodes", type=int, default=1000)
     ap.add_argument("--pods", type=int, default=3000)
+    ap.add_argument("--explain-pods", type=int, default=300, help="pods of the many-pod --explain run (0: none)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         src = os.path.join(d, "c.json")
@@ -49,6 +52,10 @@ def main() -> None:
         runs = {"-o table": ["-o", "table"], "-o wide": ["-o", "wide"],
                 "--report": ["-o", "table", "--report", report],
                 "--explain (1 pod)": ["-o", "table", "--explain", f"p-{args.pods - 1}"]}
+        if args.explain_pods:
+            step = max(1, args.pods // args.explain_pods)
+            many = [a for j in range(0, args.pods, step)[:args.explain_pods] for a in ("--explain", f"p-{j}")]
+            runs[f"--explain ({len(many) // 2} pods)"] = ["-o", "table", *many]
         print(f"{args.nodes} nodes, {args.pods} pending pods; load average {os.getloadavg()[0]:.1f}")
         base_cpu = None
         for label, extra in runs.items():
@@ -61,8 +68,8 @@ def main() -> None:
             cpu = (ru.ru_utime - ru0.ru_utime) + (ru.ru_stime - ru0.ru_stime)
             base_cpu = base_cpu or cpu
             peak = f"{ru.ru_maxrss / 1024:.0f} MiB" if ru.ru_maxrss > ru0.ru_maxrss else "≤ previous"
-            print(f"  {label:18s} {wall:7.2f} s wall  {cpu:7.2f} CPU s  ({cpu / base_cpu:.2f}× -o table)"
-                  f"   peak RSS {peak}")
+            print(f"  {label:20s} {wall:7.2f} s wall  {cpu:7.2f} CPU s  ({cpu / base_cpu:.2f}× -o table)"
+                  f"   peak RSS {peak}   load {os.getloadavg()[0]:.1f}", flush=True)
         print(f"  report size        {os.path.getsize(report) / 1e6:.1f} MB")
 
 
