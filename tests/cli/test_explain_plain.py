@@ -83,6 +83,9 @@ def test_the_plain_shapes_are_taken() -> None:
     t.add_row(Text("n1 (chosen)", style="bold green"), "0 → 100 → 300")
     assert plain_lines(t, 400) == rich_lines(t, 400)
     assert plain_lines(Text("  " + "x" * 500), 400) is None  # rich wraps it
+    zero = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    zero.add_column("\u0301")  # no width at all: rich still gives the column a cell
+    assert plain_lines(zero, 400) is None
 
 
 def test_explanations_of_a_run_are_what_rich_prints(tmp_path: Path) -> None:

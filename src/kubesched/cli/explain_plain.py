@@ -83,7 +83,7 @@ def _table_lines(t: Table, width: int) -> list[str] | None:
         justify.append(col.justify == "right")
     widths = [max(map(cell_len, cells)) for cells in grid]
     inner = sum(widths) + 3 * (len(widths) - 1)
-    if inner + 2 > width:
+    if inner + 2 > width or min(widths) < 1:  # (rich gives a column at least one cell)
         return None
     title = ""
     if t.title:  # rich prints no title line for an empty one
