@@ -201,6 +201,32 @@ def test_pod_group_condition_patch_starts_from_the_status_this_client_wrote() ->
     assert out["paths"] == ["/apis/scheduling.k8s.io/v1beta1/namespaces/ns/podgroups/pg/status"] * 2
 
 
+def test_a_failed_pod_group_patch_leaves_the_next_one_on_the_cycles_copy() -> None:
+    """A patch the server refused (403: not retried) leaves nothing written: the next patch of the
+    group is computed from the cycle's copy again, and both are sent."""
+    from kubesched.kube.adapter import LiveClusterClient
+    from kubesched.kube.client import APIError
+
+    class Refusing(_PatchAnswers):
+        async def patch(self, path: str, body: dict) -> dict:
+            if not self.bodies:
+                self.bodies.append(body)
+                raise APIError(403, "Forbidden", "no")
+            return await super().patch(path, body)
+
+    async def scenario() -> tuple[list[dict], dict, int]:
+        api = Refusing(10)
+        live = LiveClusterClient(api)  # type: ignore[arg-type]
+        live.patch_pod_group_condition(_pg("10"), _TRUE)
+        live.patch_pod_group_condition(_pg("10"), _FALSE)
+        await live.writer.flush(1.0)
+        return api.bodies, live.pod_group_written, live.writer.failed
+
+    bodies, written, failed = asyncio.run(scenario())
+    assert [b["status"]["conditions"][0]["status"] for b in bodies] == ["True", "False"]
+    assert failed == 1 and written["ns/pg"]["metadata"]["resourceVersion"] == "11"
+
+
 def test_klog_quoting_matches_go_style_quotes() -> None:
     """Values and messages are quoted as before the fast path (``json.dumps``, non-ASCII kept):
     plain names verbatim in quotes, quotes, backslashes and control characters escaped."""
