@@ -50,8 +50,8 @@ from kubesched.plugins.interpodaffinity.terms import (
     PodTerms,
     Target,
     merge_namespaces,
-    parse_pod_terms,
     pod_matches_all,
+    shared_pod_terms,
     target_matches,
 )
 
@@ -319,7 +319,7 @@ class InterPodAffinity:
         pi = getattr(state, "pod_info", None)
         if pi is not None and pi.pod is pod:
             return pod_terms(pi)
-        return parse_pod_terms(pod)
+        return shared_pod_terms(pod)
 
     # ───────────────────────────── PreFilter ─────────────────────────────
 

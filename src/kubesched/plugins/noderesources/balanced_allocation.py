@@ -67,7 +67,7 @@ class BalancedAllocation:
     def _compute(self, state: CycleState | None, pod: Pod) -> PreScoreState:
         reqs = self.scorer.pod_requests(state, pod)
         dra = _extres.dra_score_state(self.handle, self.scorer.names) if self.dra_extended_resource else None
-        return PreScoreState(tuple(reqs), tuple(self.scorer.terms(reqs)), dra)
+        return PreScoreState(tuple(reqs), self.scorer.terms_for(reqs), dra)
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> Status | None:
         s = self._compute(state, pod)

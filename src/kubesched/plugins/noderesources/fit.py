@@ -512,7 +512,7 @@ class Fit:
     def _pre_score_state(self, state: CycleState, pod: Pod) -> PreScoreState:
         reqs = self.scorer.pod_requests(state, pod)
         dra = _extres.dra_score_state(self.handle, self.scorer.names) if self.dra_extended_resource else None
-        return PreScoreState(tuple(reqs), tuple(self.scorer.terms(reqs)), dra)
+        return PreScoreState(tuple(reqs), self.scorer.terms_for(reqs), dra)
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> Status | None:
         state.write(PRE_SCORE_STATE_KEY, self._pre_score_state(state, pod))

@@ -269,6 +269,7 @@ class ResourceAllocationScorer:
         self.shape = [(int(u), int(s)) for u, s in shape]
         if strategy == REQUESTED_TO_CAPACITY_RATIO and not self.shape:
             raise ValueError("RequestedToCapacityRatio needs a shape")
+        self._terms_memo: dict[tuple[int, ...], tuple[_Term, ...]] = {}
 
     # ── per cycle ──
 
@@ -288,6 +289,17 @@ class ResourceAllocationScorer:
             elif is_scalar_resource_name(n) and p != 0:
                 out.append(_Term(i, n, 3, p))
             # else: scalar not requested, or not a schedulable resource name → (0, 0)
+        return out
+
+    def terms_for(self, pod_requests: Sequence[int]) -> tuple[_Term, ...]:
+        """:meth:`terms` as a tuple, remembered per request vector (pods of one template ask
+        for the same amounts; the terms depend on nothing else)."""
+        key = tuple(pod_requests)
+        out = self._terms_memo.get(key)
+        if out is None:
+            if len(self._terms_memo) >= 1024:
+                self._terms_memo.clear()
+            out = self._terms_memo[key] = tuple(self.terms(key))
         return out
 
     # ── per node (reference) ──
