@@ -23,7 +23,7 @@ import numpy as np
 import kubesched.plugins.helper.extendedresources as _extres
 from kubesched.config.args import NodeResourcesBalancedAllocationArgs
 from kubesched.features import default_feature_gate
-from kubesched.framework.interface import Code, Status
+from kubesched.framework.interface import SKIP_STATUS, Code, Status
 from kubesched.plugins.noderesources.resource_allocation import (
     BALANCED,
     PreScoreState,
@@ -72,7 +72,7 @@ class BalancedAllocation:
     def pre_score(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> Status | None:
         s = self._compute(state, pod)
         if not any(s.pod_requests):
-            return Status(Code.SKIP)
+            return SKIP_STATUS
         state.write(PRE_SCORE_STATE_KEY, s)
         return None
 

@@ -32,6 +32,7 @@ import numpy as np
 
 from kubesched.api.resources import is_pod_level_requests_set, pod_non_zero_requests, pod_requests
 from kubesched.framework.interface import MAX_NODE_SCORE
+from kubesched.framework.npfast import count_nonzero
 from kubesched.plugins.helper.resourcenames import is_extended_resource_name, is_scalar_resource_name
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -451,7 +452,7 @@ class ResourceAllocationScorer:
             bases.append(base)
             if t.pod_request:
                 base = base + t.pod_request
-            cols.append((self.weights[t.index], a, base, np.count_nonzero(a) == k))
+            cols.append((self.weights[t.index], a, base, count_nonzero(a) == k))
         if self.strategy == BALANCED:
             if self.balanced_delta and len(cols) == 2 and cols[0][3] and cols[1][3]:
                 return _balanced_delta_two(cols[0][1], cols[1][1], cols[0][2], cols[1][2], bases[0], bases[1])
@@ -478,7 +479,7 @@ class ResourceAllocationScorer:
                 util = np.where(r > safe, MAX_UTILIZATION, r * MAX_UTILIZATION // safe)
                 s = _broken_linear_array(self.shape, util)
                 has_all = False
-                inc = (s > 0) if np.count_nonzero(a) == k else ((s > 0) & (a != 0))
+                inc = (s > 0) if count_nonzero(a) == k else ((s > 0) & (a != 0))
             if has_all:
                 node_score = node_score + (s if w == 1 else s * w)
                 weight_sum = weight_sum + w
