@@ -231,6 +231,9 @@ class Framework:
         self._batch_filter = [callable(getattr(p, "filter_nodes", None)) for p in self.filter_plugins]
         self._batch_score = [callable(getattr(p, "score_nodes", None)) for p in self.score_plugins]
         self._normalize = [getattr(p, "normalize_score", None) for p in self.score_plugins]
+        self._scores_zero = [getattr(p, "scores_zero", None) for p in self.score_plugins]
+        """Per Score plugin, its optional ``scores_zero(state, pod) -> bool``: True promises that
+        Score returns 0 on every node without error and NormalizeScore keeps them 0."""
         self._metrics: MetricsRecorder | None = None
 
         self.equivalence: EquivalenceCache | None = None
@@ -779,9 +782,16 @@ class Framework:
         # upstream's three phases: every plugin's Score, then every NormalizeScore, then the
         # range check and weights (so a Score error wins over an earlier plugin's bad range)
         ran: list[tuple[int, Any, np.ndarray]] = []
+        # nothing kept and no instrumented plugins (metrics): a plugin that scores 0 everywhere
+        # adds nothing to the total and cannot fail the range check, so it is not run
+        zeros = self._scores_zero if not keep and plugins is None else None
         for pi, pl in enumerate(self.score_plugins if plugins is None else plugins):
             if pl.name in skip:
                 continue
+            if zeros is not None:
+                zero = zeros[pi]
+                if zero is not None and zero(state, pod):
+                    continue
             raw_or_none, st = self._plugin_raw_scores(pi, pl, state, pod, table, rows)
             if raw_or_none is None:
                 return None, st

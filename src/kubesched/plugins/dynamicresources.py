@@ -1729,6 +1729,15 @@ class ScoringDynamicResources(DynamicResources):
         except ValueError as e:
             return 0, Status(Code.ERROR, (str(e),))
 
+    def scores_zero(self, state: CycleState, pod: Pod) -> bool:
+        """True when :meth:`score_nodes` would return 0 on every node without error (a pod
+        without claims, no solution kept, or 1.36+ without DRAPrioritizedList) — NormalizeScore
+        leaves all-zero scores at 0; the framework may then leave the plugin out of an
+        unrecorded cycle's total (:meth:`Framework.run_score_plugins`)."""
+        s = self._state(state)
+        return s is not None and (not s.claims or not (s.node_allocations or s.reused) or (
+            self.version >= (1, 36) and not self.features.prioritized_list))
+
     def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
         """:meth:`score` over ``rows`` (an error raises, as the framework treats a Score error)."""
         s = self._state(state)

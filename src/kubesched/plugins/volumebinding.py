@@ -726,6 +726,15 @@ class VolumeBinding:
         s = read_state(state, STATE_KEY, StateData)
         return self._score_pod_volumes(s.pod_volumes_by_node.get(node_info.name)), None
 
+    def scores_zero(self, state: CycleState, pod: Pod) -> bool:
+        """True when :meth:`score_nodes` would return 0 on every node without error (no scorer, or
+        no node with PodVolumes: a pod without claims); the framework may then leave it out of
+        an unrecorded cycle's total (:meth:`Framework.run_score_plugins`)."""
+        if self.scorer is None:
+            return True
+        s = state.get(STATE_KEY)
+        return isinstance(s, StateData) and not s.pod_volumes_by_node
+
     def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
         """Batch :meth:`score`: 0 on nodes without PodVolumes (every node for a pod without
         claims, which since v1.37 is scored too), the per-node score on the others."""
