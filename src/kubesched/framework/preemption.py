@@ -1428,13 +1428,22 @@ class Evaluator:
             if batch_ok is not None and i >= batch_end:
                 # the next steps, about as many as candidates are still wanted
                 batch_end = min(n, i + max(num_candidates - len(non_violating) - len(violating), 16))
-                window = self._batch_victims(pod, potential, offset, i, batch_end, batch_ok, nominated_nodes or set(),
-                                          pdbs)
+                window = self._batch_victims(pod, potential, offset, i, batch_end, batch_ok,
+                                             nominated_nodes or set(), pdbs)
                 if window is None:
                     batch_ok = None
                 else:
                     batched = window
             fast = batched.pop(row, None)
+            if fast is not None and fast is not _REJECTED and fast[0]:
+                # decided in the batch with victims: a candidate (the general path below, shortened)
+                c = Candidate(name, Victims(fast[0], fast[1]))
+                target = non_violating if fast[1] == 0 else violating
+                if len(target) < num_candidates:
+                    target.append(c)
+                if non_violating and len(non_violating) + len(violating) >= num_candidates:
+                    break
+                continue
             if fast is None:
                 fast = self._fast_victims(pod, row, pdbs) if fast_l is not None and fast_l[j] else None
             if fast is _REJECTED:
