@@ -206,7 +206,10 @@ def _importance_key(pod: Pod) -> tuple[int, int]:
 
 
 def _pod_info_importance(pi: PodInfo) -> tuple[int, int]:
-    return _importance_key(pi.pod)
+    """:func:`_importance_key` of ``pi.pod`` (inlined: the batch sorts every row's victims)."""
+    pod = pi.pod
+    p = pod.spec.priority
+    return (0 if p is None else -p, pod_start_time_ns(pod))
 
 
 def get_earliest_pod_start_time(pods: Sequence[Pod]) -> int | None:

@@ -220,9 +220,15 @@ class DefaultPreemption:
                 taken.append(used[:, pods_col] if col == pods_col else used[:, col])
                 kept.append((name, col))
 
-            def cost(pi: PodInfo) -> list[int]:
-                r = pi.requests
-                return [1, *(1 if col == pods_col else r.get(name, 0) for name, col in kept)]
+            names = tuple(name for name, col in kept if col != pods_col)
+            if len(names) == len(kept):
+                def cost(pi: PodInfo) -> list[int]:
+                    get = pi.requests.get
+                    return [1, *[get(name, 0) for name in names]]
+            else:  # a check on the pod-count column: each pod takes 1 there
+                def cost(pi: PodInfo) -> list[int]:
+                    r = pi.requests
+                    return [1, *[1 if col == pods_col else r.get(name, 0) for name, col in kept]]
 
             return np.stack(slack, axis=1), np.stack(taken, axis=1), cost
 
