@@ -187,7 +187,7 @@ def unknown_field_paths(gvk: tuple[str, str, str], obj: Any, version: Version | 
     if name is None or not isinstance(obj, dict):
         return []
     out: list[str] = []
-    _walk_node(_compile(_definitions(v)[name], v), obj, "", out)
+    _walk_node(_root_node(name, v), obj, "", out)
     return out
 
 
@@ -275,6 +275,12 @@ def _remember_clean(key: tuple[int, str, bytes]) -> None:
     _CLEAN.add(key)
 
 
+@lru_cache(maxsize=4096)
+def _root_node(name: str, version: Version) -> _Node | None:
+    """The compiled node of the definition ``name`` (a kind's root)."""
+    return _compile(_definitions(version)[name], version)
+
+
 def _walk_node(node: _Node | None, value: Any, path: str, out: list[str], prune: bool = False) -> None:
     if node is None:
         return
@@ -325,7 +331,7 @@ def prune_unknown_fields(gvk: tuple[str, str, str], obj: Any, version: Version |
     if name is None or not isinstance(obj, dict):
         return []
     out: list[str] = []
-    _walk_node(_compile(_definitions(v)[name], v), obj, "", out, prune=True)
+    _walk_node(_root_node(name, v), obj, "", out, prune=True)
     return out
 
 
