@@ -22,6 +22,7 @@ Routing: ``/api/v1/...`` and ``/apis/<group>/<version>/...`` with
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import ssl
 from typing import Any
@@ -149,6 +150,19 @@ class APIServer(Authentication, Subresources, ListWatch, Discovery):
             if asyncio.iscoroutine(r):
                 await r
         return self.port
+
+    def freeze_startup_heap(self) -> None:
+        """Move what start-up made (modules, the API release's schema definitions, the loaded
+        store) out of the cyclic collector's reach (``gc.freeze``): each full collection then
+        walks only what serving made since (~0.1 CPU-s per full collection in a 5,000-node box
+        otherwise). For a process that serves one box until it exits (``kubesched apiserver``):
+        frozen objects are still freed by reference counting, but cycles among them are never
+        collected."""
+        from kubesched.api import schemas
+
+        schemas.definitions(self.features.emulated_version)  # loaded by the first write otherwise
+        gc.collect()
+        gc.freeze()
 
     async def stop(self) -> None:
         """Close watches, stop timers and background tasks, stop serving (the store stays open).
