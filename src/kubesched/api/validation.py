@@ -1402,7 +1402,7 @@ _SPEC_ERRORS_MAX = 256
 _SPEC_ERRORS_MAX_BYTES = 16 << 10
 
 
-def _pod_spec_errors(spec: dict[str, Any], opts: PodValidationOptions) -> list[FieldError]:
+def _pod_spec_errors(spec: Mapping[str, Any], opts: PodValidationOptions) -> list[FieldError]:
     """``ValidatePodSpec`` + ``validateContainersOnlyForPod`` of a pod's spec: a pure function of
     the spec and the options, remembered by the spec's exact JSON (orjson keeps key order and
     tells ``1``, ``1.0`` and ``true`` apart; a spec JSON cannot encode is not remembered)."""

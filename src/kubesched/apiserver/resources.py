@@ -259,7 +259,7 @@ def _plan(info: ResourceInfo) -> tuple[tuple[tuple[str, tuple[tuple[str, str], .
 def _field_str(v: Any) -> str:
     """A selectable field's value as :func:`_accessor` renders it ("" for an object or a list)."""
     if v.__class__ is str:
-        return v  # type: ignore[no-any-return]
+        return v
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, (dict, list)):

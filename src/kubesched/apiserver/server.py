@@ -25,7 +25,8 @@ import asyncio
 import gc
 import logging
 import ssl
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, cast
 
 from aiohttp import web
 
@@ -118,7 +119,9 @@ class APIServer(Authentication, Subresources, ListWatch, Discovery):
             return web.Request(message, payload, protocol, writer, task, loop,
                                client_max_size=MAX_REQUEST_BODY_BYTES)
 
-        return web.Server(self._handle, request_factory=request_factory, **kwargs)
+        # the factory makes every request a web.Request (aiohttp types the handler for BaseRequest)
+        handler = cast("Callable[[web.BaseRequest], Awaitable[web.StreamResponse]]", self._handle)
+        return web.Server(handler, request_factory=request_factory, **kwargs)
 
     async def start(self, host: str = "127.0.0.1", port: int = 0, ssl_context: ssl.SSLContext | None = None) -> int:
         """Serve on ``host:port`` (0 = ephemeral; HTTPS with ``ssl_context``) in the running loop;
