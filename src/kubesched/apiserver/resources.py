@@ -228,13 +228,7 @@ def _accessor(name: str) -> Callable[[dict[str, Any]], str]:
             cur = cur.get(part)
             if cur is None:
                 return ""
-        if cur.__class__ is str:
-            return cur
-        if isinstance(cur, bool):
-            return "true" if cur else "false"
-        if isinstance(cur, (dict, list)):
-            return ""
-        return str(cur)
+        return cur if cur.__class__ is str else _field_str(cur)
 
     return get
 
@@ -257,7 +251,7 @@ def _plan(info: ResourceInfo) -> tuple[tuple[tuple[str, tuple[tuple[str, str], .
 
 
 def _field_str(v: Any) -> str:
-    """A selectable field's value as :func:`_accessor` renders it ("" for an object or a list)."""
+    """A selectable field's value as a string ("" for an object or a list)."""
     if v.__class__ is str:
         return v
     if isinstance(v, bool):

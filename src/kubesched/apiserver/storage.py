@@ -452,14 +452,18 @@ class Store:
             self._db.executemany(_INSERT, buf)
             self._db.execute("COMMIT")
         except sqlite3.Error as e:
-            self.failure = f"writing the log failed: {e}"
-            log.error("store: %s; closing the store", e)
-            try:
-                self._db.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
-            self.closed = True
+            self._fail(f"writing the log failed: {e}", "")
             raise StorageError(f"the store failed: {self.failure}") from None
+
+    def _fail(self, failure: str, note: str) -> None:
+        """A failed write transaction: roll it back and close the store for good (``failure``)."""
+        self.failure = failure
+        log.error("store: %s; closing the store%s", failure, note)
+        try:
+            self._db.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
+        self.closed = True
 
     @staticmethod
     def _with_rv(obj: dict[str, Any], rv: int, key_len: int = 0) -> bytes:
@@ -550,13 +554,7 @@ class Store:
                 self.commit_hook("before", batch)
             self._db.execute("COMMIT")
         except sqlite3.Error as e:
-            self.failure = f"commit failed: {e}"
-            log.error("store: %s; closing the store (writes of the failed batch were not acknowledged)", e)
-            try:
-                self._db.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
-            self.closed = True
+            self._fail(f"commit failed: {e}", " (writes of the failed batch were not acknowledged)")
             for w in waiters:
                 if not w.done():
                     w.set_exception(StorageError(f"the store failed: {self.failure}"))
