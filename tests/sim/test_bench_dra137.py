@@ -351,3 +351,13 @@ def test_match_fast_allocates_one_pci_root_per_pod():
     roots = [{int(d.rsplit("-", 1)[1]) % 2 for d in devs} for devs in seen["claims"]]
     assert sorted(len(d) for d in seen["claims"]) == [5, 5] and all(len(r) == 1 for r in roots)
     assert roots[0] != roots[1]
+
+
+def test_cel_device_allow_multiple_allocations():
+    """DRAConsumableCapacity's CEL field (``cel/compile.go``: ``device.allowMultipleAllocations``, false
+    when unset) — deviceclass-consumablecapacity.yaml selects on it."""
+    from kubesched.plugins.dra_structured import device_matches
+
+    expr = 'device.driver == "d" && device.allowMultipleAllocations == true'
+    assert device_matches("d", {"name": "a", "allowMultipleAllocations": True}, expr) is True
+    assert device_matches("d", {"name": "b"}, expr) is False
