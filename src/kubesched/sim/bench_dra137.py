@@ -37,7 +37,6 @@ run with their siblings' 10.
 
 from __future__ import annotations
 
-import dataclasses
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -55,7 +54,7 @@ from kubesched.sim.bench_events import (
     StopCollecting,
     _EventsStore,
     execute_events,
-    span_counts,
+    with_runner,
 )
 from kubesched.sim.bench_podgroup import (
     TEMPLATES_137,
@@ -476,18 +475,7 @@ def _er(cls: str, classes: int, nodes: int, pods: int) -> dict[str, Any]:
             "measurePods": pods}
 
 
-def _with_runner(cases: dict[str, Workload]) -> dict[str, Workload]:
-    out = {}
-    for k, w in cases.items():
-        counts = span_counts(w.ops)
-        extra: dict[str, Any] = {}
-        if counts is not None:
-            extra = {"measured_count": counts[0], "init_count": counts[1]}
-        out[k] = dataclasses.replace(w, runner=execute_dra137, **extra)
-    return out
-
-
-DRA137_WORKLOADS: dict[str, Workload] = _with_runner({
+DRA137_WORKLOADS: dict[str, Workload] = with_runner({
     # dra/performance-config.yaml
     **register_cases("PublishResourceSlices", _DRA, _publish, [
         ("500nodes", {"nodesWithDRA": 500, "nodesWithoutDRA": 0}, PERF_LABELS),
@@ -590,6 +578,6 @@ DRA137_WORKLOADS: dict[str, Workload] = _with_runner({
         ("100podgroups_5000pods", {"nodesWithDRA": 50, "nodesWithoutDRA": 0, "podGroups": 100, "measurePods": 5000},
          PERF_LABELS),
     ]),
-})
+}, execute_dra137)
 """The v1.37.2 DRA workloads by ``"Case/Workload"`` (merged into :data:`kubesched.sim.bench.WORKLOADS`,
 replacing :mod:`kubesched.sim.bench_dra`'s SchedulingWithResourceClaimTemplate workloads of the same name)."""

@@ -90,6 +90,7 @@ __all__ = [
     "UpdateAny",
     "execute_events",
     "span_counts",
+    "with_runner",
 ]
 
 for _path, _text in EVENTS_TEMPLATES.items():
@@ -715,18 +716,21 @@ def _p3(nodes: int, init: int, measure: int) -> dict[str, int]:
 _SYNC, _ASYNC = {"SchedulerAsyncAPICalls": False}, {"SchedulerAsyncAPICalls": True}
 
 
-def _with_runner(cases: dict[str, Workload]) -> dict[str, Workload]:
+def with_runner(cases: dict[str, Workload], runner: Callable[..., BenchResult] | None = None) -> dict[str, Workload]:
+    """``cases`` run by ``runner`` (default :func:`execute_events`), with the pod counts of a
+    ``startCollectingMetrics`` span where there is one (:func:`span_counts`)."""
+    runner = runner or execute_events
     out = {}
     for k, w in cases.items():
         counts = span_counts(w.ops)
         extra: dict[str, Any] = {}
         if counts is not None:
             extra = {"measured_count": counts[0], "init_count": counts[1]}
-        out[k] = dataclasses.replace(w, runner=execute_events, **extra)
+        out[k] = dataclasses.replace(w, runner=runner, **extra)
     return out
 
 
-EVENTS_WORKLOADS: dict[str, Workload] = _with_runner({
+EVENTS_WORKLOADS: dict[str, Workload] = with_runner({
     # event_handling/performance-config.yaml
     **register_cases("EventHandlingPodDelete", {}, _pod_delete, [
         ("2Nodes_20Pods", {"initNodes": 2, "blockerPods": 15, "measurePods": 20}, IT_LABELS),
