@@ -118,14 +118,15 @@ def normalized_image_name(name: str) -> str:
 
 def _widen(a: np.ndarray, width: int) -> np.ndarray:
     """``a`` (rows × columns) with ``width`` columns, the new ones zero: a wider view of the array
-    ``a`` is a leading-column view of when that has room, else a copy into one twice as wide — so
+    ``a`` is a leading-column view of when that has room, else a copy into one a quarter wider — so
     adding k resource columns one at a time copies the table O(log k) times, not k times (a cluster
-    whose every node has its own extended resource: scheduler_perf SchedulingWithExtendedResource)."""
+    whose every node has its own extended resource: scheduler_perf SchedulingWithExtendedResource),
+    with at most a quarter of the columns as slack."""
     base = a.base
     if (isinstance(base, np.ndarray) and base.ndim == 2 and base.shape[0] == a.shape[0] and base.shape[1] >= width
             and a.__array_interface__["data"][0] == base.__array_interface__["data"][0]):
         return base[:, :width]
-    b = np.zeros((a.shape[0], max(width, 2 * a.shape[1])), a.dtype)
+    b = np.zeros((a.shape[0], max(width, a.shape[1] + a.shape[1] // 4 + 4)), a.dtype)
     b[:, :a.shape[1]] = a
     return b[:, :width]
 
