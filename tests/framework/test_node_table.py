@@ -280,3 +280,20 @@ def _assert_counts(t: NodeTable, got: np.ndarray, s: Selector) -> None:
         want = sum(1 for p in t.pods[row] if p.pod.metadata.deletion_timestamp is None
                    and s.matches(p.pod.metadata.labels)) if t.alive[row] else 0
         assert got[row] == want, (s, row)
+
+
+def test_resource_columns_added_one_by_one_keep_values():
+    """A cluster whose every node brings its own extended resource (scheduler_perf
+    SchedulingWithExtendedResource): each new column starts at zero, earlier columns keep their
+    values, and the arrays stay (rows × resources) wide."""
+    from kubesched.framework.node_table import NodeTable
+
+    t = NodeTable()
+    first = t.resource_column("foo.com/bar-0", create=True)
+    t.allocatable[0, first] = 7
+    cols = [t.resource_column(f"foo.com/bar-{i}", create=True) for i in range(1, 40)]
+    assert t.allocatable.shape == t.requested.shape == (t.capacity, len(t.resource_names))
+    assert t.allocatable[0, first] == 7
+    assert not t.allocatable[:, cols].any() and not t.requested[:, cols].any()
+    t.requested[1, cols[-1]] = 3
+    assert t.resource_column("foo.com/bar-39") == cols[-1] and t.requested[1, cols[-1]] == 3

@@ -116,6 +116,21 @@ def normalized_image_name(name: str) -> str:
     return name
 
 
+def _widen(a: np.ndarray, width: int) -> np.ndarray:
+    """``a`` (rows × columns) with ``width`` columns, the new ones zero: a wider view of the array
+    ``a`` is a leading-column view of when that has room, else a copy into one a quarter wider — so
+    adding k resource columns one at a time copies the table O(log k) times, not k times (a cluster
+    whose every node has its own extended resource: scheduler_perf SchedulingWithExtendedResource),
+    with at most a quarter of the columns as slack."""
+    base = a.base
+    if (isinstance(base, np.ndarray) and base.ndim == 2 and base.shape[0] == a.shape[0] and base.shape[1] >= width
+            and a.__array_interface__["data"][0] == base.__array_interface__["data"][0]):
+        return base[:, :width]
+    b = np.zeros((a.shape[0], max(width, a.shape[1] + a.shape[1] // 4 + 4)), a.dtype)
+    b[:, :a.shape[1]] = a
+    return b[:, :width]
+
+
 class NodeTableListener(Protocol):
     """Receives every change of the table, after it is applied."""
 
@@ -246,9 +261,8 @@ class NodeTable:
             col = len(self.resource_names)
             self.resource_index[name] = col
             self.resource_names.append(name)
-            pad = np.zeros((self.capacity, 1), np.int64)
-            self.allocatable = np.hstack([self.allocatable, pad])
-            self.requested = np.hstack([self.requested, pad])
+            self.allocatable = _widen(self.allocatable, col + 1)
+            self.requested = _widen(self.requested, col + 1)
         return col
 
     def label_column(self, key: str) -> np.ndarray | None:

@@ -177,7 +177,10 @@ def device_context(driver: str, device: dict[str, Any]) -> Any:
         dom, ident = _split(name, driver)
         raw = v.get("value") if isinstance(v, dict) else v
         caps.setdefault(dom, {})[ident] = {_Q: str(nano_value(str(raw)))}
-    variables = {"device": {"driver": driver, "attributes": attrs, "capacity": caps}}
+    # ``allowMultipleAllocations`` (DRAConsumableCapacity, on by default since 1.36): false when unset
+    # (v1.37.2 dynamic-resource-allocation ``cel/compile.go``; upstream declares it only with the gate on)
+    variables = {"device": {"driver": driver, "attributes": attrs, "capacity": caps,
+                            "allowMultipleAllocations": device.get("allowMultipleAllocations") is True}}
     return _cel().Context(variables=variables, functions=_FUNCTIONS)
 
 

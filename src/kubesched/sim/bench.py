@@ -42,6 +42,7 @@ from typing import Any
 
 from kubesched.features import FeatureGate
 from kubesched.sim.bench_dra import DRA_WORKLOADS
+from kubesched.sim.bench_dra137 import DRA137_WORKLOADS
 from kubesched.sim.bench_events import EVENTS_WORKLOADS
 from kubesched.sim.bench_ndf import NDF_WORKLOADS
 from kubesched.sim.bench_podgroup import V137_WORKLOADS
@@ -356,6 +357,7 @@ WORKLOADS: dict[str, Workload] = {
 }
 """Every reproduced workload by ``"Case/Workload"``."""
 WORKLOADS.update(DRA_WORKLOADS)
+WORKLOADS.update(DRA137_WORKLOADS)  # v1.37.2's SchedulingWithResourceClaimTemplate replaces bench_dra's
 WORKLOADS.update(V137_WORKLOADS)
 WORKLOADS.update(NDF_WORKLOADS)
 WORKLOADS.update(EVENTS_WORKLOADS)

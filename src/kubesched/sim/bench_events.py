@@ -90,6 +90,7 @@ __all__ = [
     "UpdateAny",
     "execute_events",
     "span_counts",
+    "with_runner",
 ]
 
 for _path, _text in EVENTS_TEMPLATES.items():
@@ -256,6 +257,12 @@ class EventsRun(WorkloadRun):
 
     # -- the ops --
 
+    def extra_op(self, op: Any, index: int, begin: Callable[[Sequence[str], Params, str], None],
+                 end: Callable[[], None]) -> bool:
+        """Run ``op`` (the workload's op ``index``) if it is one of a subclass's ops and return True;
+        ``begin``/``end`` start and stop the measurement (``startCollectingMetrics`` arguments)."""
+        return False
+
     def delete_pods(self, op: DeletePods) -> _Ticker | None:
         self.ensure_ns(op.namespace)
         keys = [k for k, p in self.store.pods.items() if p.metadata.namespace == op.namespace
@@ -371,13 +378,15 @@ def span_counts(ops: Sequence[Any]) -> tuple[int, int] | None:
 
 def execute_events(workload: Workload, *, seed: int = 0, progress: bool = False,
                    registry: dict[str, Any] | None = None, inspect: Any = None, profiler: Any = None,
-                   features: FeatureGate | None = None, timer: VirtualTimer | None = None) -> BenchResult:
+                   features: FeatureGate | None = None, timer: VirtualTimer | None = None,
+                   run_cls: type[EventsRun] | None = None) -> BenchResult:
     """Run one workload of :data:`EVENTS_WORKLOADS` (its ``runner``): every op in order, measured by
     its ``startCollectingMetrics`` span or its measured ``createPods`` op (whose pods are created
-    before the measurement starts, as :mod:`kubesched.sim.bench_runner` measures). Raises
+    before the measurement starts, as :mod:`kubesched.sim.bench_runner` measures). ``run_cls``: an
+    :class:`EventsRun` subclass whose :meth:`EventsRun.extra_op` runs more ops. Raises
     RuntimeError when a wait times out (upstream's 10 minutes) or nothing can change any more."""
     t_begin = time.perf_counter()
-    run = EventsRun(workload, seed, registry, features, progress, timer)
+    run = (run_cls or EventsRun)(workload, seed, registry, features, progress, timer)
     store, sched, ui = run.store, run.sched, run.ui
     res = BenchResult(workload.key, upstream_threshold(workload, features), workload.target, workload.rss_target_mib,
                       nodes=workload.num_nodes, init_pods=workload.num_init_pods,
@@ -420,6 +429,8 @@ def execute_events(workload: Workload, *, seed: int = 0, progress: bool = False,
 
     try:
         for i, op in enumerate(workload.ops):
+            if run.extra_op(op, i, begin, end):
+                continue
             if isinstance(op, NodesOp):
                 task = ui.task("nodes", op.count)
                 run.nodes(op, i)
@@ -705,18 +716,21 @@ def _p3(nodes: int, init: int, measure: int) -> dict[str, int]:
 _SYNC, _ASYNC = {"SchedulerAsyncAPICalls": False}, {"SchedulerAsyncAPICalls": True}
 
 
-def _with_runner(cases: dict[str, Workload]) -> dict[str, Workload]:
+def with_runner(cases: dict[str, Workload], runner: Callable[..., BenchResult] | None = None) -> dict[str, Workload]:
+    """``cases`` run by ``runner`` (default :func:`execute_events`), with the pod counts of a
+    ``startCollectingMetrics`` span where there is one (:func:`span_counts`)."""
+    runner = runner or execute_events
     out = {}
     for k, w in cases.items():
         counts = span_counts(w.ops)
         extra: dict[str, Any] = {}
         if counts is not None:
             extra = {"measured_count": counts[0], "init_count": counts[1]}
-        out[k] = dataclasses.replace(w, runner=execute_events, **extra)
+        out[k] = dataclasses.replace(w, runner=runner, **extra)
     return out
 
 
-EVENTS_WORKLOADS: dict[str, Workload] = _with_runner({
+EVENTS_WORKLOADS: dict[str, Workload] = with_runner({
     # event_handling/performance-config.yaml
     **register_cases("EventHandlingPodDelete", {}, _pod_delete, [
         ("2Nodes_20Pods", {"initNodes": 2, "blockerPods": 15, "measurePods": 20}, IT_LABELS),

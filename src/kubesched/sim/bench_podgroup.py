@@ -3,9 +3,9 @@
 (upstream ``test/integration/scheduler_perf/<topic>/performance-config.yaml`` of v1.37.2 and their templates).
 
 The templates are upstream's Go text/template files, kept verbatim in :data:`TEMPLATES_137` (keyed by
-their path under ``scheduler_perf/``) and rendered per object by :func:`render_template` (the subset
-upstream's templates use: ``{{.Param}}``, ``DivideInt``, ``AddInt``, ``Mod``, parentheses and
-``{{if}}…{{else}}…{{end}}``; ``operations.go`` ``getSpecFromTextTemplateFile``). ``Index`` is the
+their path under ``scheduler_perf/``) and rendered per object by
+:func:`~kubesched.sim.bench_gotemplate.render_template` (the subset of Go's text/template upstream's
+templates use; ``operations.go`` ``getSpecFromTextTemplateFile``). ``Index`` is the
 object's index within its op, ``Count`` the op's count, the rest the op's ``templateParams``.
 
 Ops (``operations.go`` / ``executor.go`` of v1.37.2), in addition to :mod:`kubesched.sim.bench_runner`'s:
@@ -51,7 +51,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import random
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -66,6 +65,7 @@ from kubesched.errors import ConfigError
 from kubesched.features import FeatureGate
 from kubesched.framework.clock import ManualClock
 from kubesched.scheduler import Attempt, Scheduler
+from kubesched.sim.bench_gotemplate import render_template
 from kubesched.sim.bench_runner import (
     IT_LABELS,
     PERF_LABELS,
@@ -536,146 +536,6 @@ profiles:
 }
 """Upstream v1.37.2 templates (``test/integration/scheduler_perf/<path>``), verbatim but for trailing
 whitespace."""
-
-
-# ───────────────────────────── Go text/template (the subset the templates use) ─────────────────────────────
-
-_ACTION_RE = re.compile(r"\{\{(.*?)\}\}", re.S)
-_TOKEN_RE = re.compile(r'\(|\)|"[^"]*"|[^\s()]+')
-
-
-def _go_int(v: Any) -> int:
-    if isinstance(v, bool) or not isinstance(v, int | float):
-        raise ValueError(f"template: expected a number, got {v!r}")
-    return int(v)
-
-
-def _div(a: Any, b: Any) -> int:
-    a, b = _go_int(a), _go_int(b)
-    q = abs(a) // abs(b)  # Go truncates toward zero
-    return q if (a >= 0) == (b >= 0) else -q
-
-
-def _mod(a: Any, b: Any) -> int:
-    a, b = _go_int(a), _go_int(b)
-    return a - _div(a, b) * b
-
-
-_FUNCS: dict[str, Callable[..., Any]] = {
-    "AddInt": lambda a, b: _go_int(a) + _go_int(b),
-    "SubtractInt": lambda a, b: _go_int(a) - _go_int(b),
-    "MultiplyInt": lambda a, b: _go_int(a) * _go_int(b),
-    "DivideInt": _div,
-    "Mod": _mod,
-    "Int": _go_int,
-    "eq": lambda a, b: a == b,
-}
-"""``operations.go`` ``getTemplateFuncs`` (the integer ones) and text/template's ``eq``."""
-
-_NO_VALUE = "<no value>"  # what text/template prints for a missing map key
-
-
-def _truthy(v: Any) -> bool:
-    return not (v is None or v is _NO_VALUE or v == 0 or v == "" or v is False)
-
-
-def _parse_expr(toks: list[str], i: int) -> tuple[Any, int]:
-    """A pipeline without ``|``: a function call or one operand, up to ``)`` or the end."""
-    items: list[Any] = []
-    while i < len(toks) and toks[i] != ")":
-        t = toks[i]
-        if t == "(":
-            sub, i = _parse_expr(toks, i + 1)
-            if i >= len(toks) or toks[i] != ")":
-                raise ValueError("template: unclosed '('")
-            items.append(sub)
-            i += 1
-        else:
-            items.append(("tok", t))
-            i += 1
-    if not items:
-        raise ValueError("template: empty expression")
-    return ("call", items), i
-
-
-def _eval(node: Any, env: dict[str, Any]) -> Any:
-    kind, val = node
-    if kind == "tok":
-        if val.startswith("."):
-            return env.get(val[1:], _NO_VALUE)
-        if val.startswith('"'):
-            return val[1:-1]
-        if re.fullmatch(r"-?\d+", val):
-            return int(val)
-        raise ValueError(f"template: unknown operand {val!r}")
-    items = val
-    head = items[0]
-    if head[0] == "tok" and head[1] in _FUNCS:
-        return _FUNCS[head[1]](*(_eval(a, env) for a in items[1:]))
-    if len(items) != 1:
-        raise ValueError(f"template: {head[1] if head[0] == 'tok' else '(…)'} is not a function")
-    return _eval(head, env)
-
-
-@functools.cache
-def _compile(text: str) -> tuple[Any, ...]:
-    """Parse ``text`` into nodes: ``("text", s)``, ``("expr", e)``, ``("if", e, then, else)``."""
-    root: list[Any] = []
-    stack: list[tuple[list[Any], Any, list[Any] | None]] = []  # (outer nodes, if-expr, then-nodes)
-    cur = root
-    pos = 0
-    for m in _ACTION_RE.finditer(text):
-        if m.start() > pos:
-            cur.append(("text", text[pos:m.start()]))
-        pos = m.end()
-        action = m.group(1).strip()
-        toks = _TOKEN_RE.findall(action)
-        if toks and toks[0] == "if":
-            expr, _ = _parse_expr(toks, 1)
-            stack.append((cur, expr, None))
-            cur = []
-        elif toks == ["else"]:
-            if not stack or stack[-1][2] is not None:
-                raise ValueError("template: unexpected {{else}}")
-            outer, expr, _ = stack[-1]
-            stack[-1] = (outer, expr, cur)
-            cur = []
-        elif toks == ["end"]:
-            if not stack:
-                raise ValueError("template: unexpected {{end}}")
-            outer, expr, then = stack.pop()
-            node = ("if", expr, tuple(then if then is not None else cur), tuple(cur if then is not None else ()))
-            outer.append(node)
-            cur = outer
-        else:
-            expr, end = _parse_expr(toks, 0)
-            if end != len(toks):
-                raise ValueError(f"template: unexpected ')' in {{{{{action}}}}}")
-            cur.append(("expr", expr))
-    if stack:
-        raise ValueError("template: missing {{end}}")
-    if pos < len(text):
-        cur.append(("text", text[pos:]))
-    return tuple(root)
-
-
-def _exec(nodes: Sequence[Any], env: dict[str, Any], out: list[str]) -> None:
-    for n in nodes:
-        if n[0] == "text":
-            out.append(n[1])
-        elif n[0] == "expr":
-            out.append(str(_eval(n[1], env)))
-        else:
-            _exec(n[2] if _truthy(_eval(n[1], env)) else n[3], env, out)
-
-
-def render_template(text: str, env: dict[str, Any]) -> str:
-    """Execute a Go text/template ``text`` with the map ``env`` (the subset described in the module
-    docstring; a missing key prints ``<no value>`` and is false in ``if``, as text/template does).
-    Raises ValueError for anything else."""
-    out: list[str] = []
-    _exec(_compile(text), env, out)
-    return "".join(out)
 
 
 def render_object(path: str, env: dict[str, Any]) -> dict[str, Any]:
