@@ -82,10 +82,11 @@ _STRATEGY_QUEUE = {QUEUE_SKIP: UNSCHEDULABLE, QUEUE_AFTER_BACKOFF: BACKOFF, QUEU
 """Upstream ``strategyToQueueLabel``."""
 _WILDCARD_RESOURCES = (EventResource.WILDCARD, EventResource.UNSCHEDULABLE_TIMEOUT, EventResource.FORCE_ACTIVATE)
 
-_Steps = tuple[tuple[str, tuple[tuple[Any, bool], ...]], ...]
-_Plan = tuple[frozenset[str], _Steps]
-"""What one kind of event asks of the queue: the plugins with a registration matching it, and for
-each of them (in registration order) its matching hints as ``(hint or None, takes_pod_info)``."""
+_Hints = tuple[tuple[Any, bool], ...]
+_Plan = dict[str, _Hints]
+"""What one kind of event asks of the queue: plugin → its registrations' hints that match the
+event, as ``(hint or None, takes_pod_info)`` in registration order; the plugins (keys) in
+:attr:`SchedulingQueue._events` order."""
 
 
 class SchedulingQueue:
@@ -641,34 +642,34 @@ class SchedulingQueue:
         self._plans.clear()
 
     def _plan(self, event: ClusterEvent) -> _Plan:
-        """The plugins interested in ``event`` and their matching hints (see :data:`_Plan`), in
-        :attr:`_events` order: what upstream's ``isEventOfInterest``, ``GatingPluginEvents`` and
-        ``isPodWorthRequeuing`` match per entity, matched once per kind of event."""
+        """The plugins interested in ``event`` and their matching hints (see :data:`_Plan`): what
+        upstream's ``isEventOfInterest``, ``GatingPluginEvents`` and ``isPodWorthRequeuing`` match
+        per entity, matched once per kind of event."""
         plan = self._plans.get(event)
         if plan is None:
-            steps = []
+            plan = {}
             for plugin, regs in self._events.items():
                 hints = tuple((reg.hint, bool(getattr(reg.hint, "takes_pod_info", False)))
                               for reg in regs if event.matches(reg.event))
                 if hints:
-                    steps.append((plugin, hints))
-            plan = self._plans[event] = (frozenset(p for p, _ in steps), tuple(steps))
+                    plan[plugin] = hints
+            self._plans[event] = plan
         return plan
 
     # ───────────────────────────── moving on events ─────────────────────────────
 
     def _strategy(self, qpi: Entity, event: ClusterEvent, old: Any, new: Any,
-                  narrowed: dict[str, set[str]] | None = None, steps: _Steps | None = None) -> int:
+                  narrowed: dict[str, set[str]] | None = None, plan: _Plan | None = None) -> int:
         """Upstream ``isPodWorthRequeuing``: evaluate the hints of the plugins that rejected the pod
         (UnschedulablePlugins ∪ PendingPlugins). Queue from a Pending plugin → queueImmediately;
         Queue from another → queueAfterBackoff; a hint that raises counts as Queue; no hint said
         Queue → queueSkip. A wildcard event (UnschedulableTimeout, ForceActivate) queues after
         backoff, unless it targets another pod. ``narrowed`` (SchedulerPreQueueingHints): plugin →
         the pod keys its PreQueueingHint named; such a plugin's hint is skipped for other pods
-        (scheduling_queue.go L632-640). ``steps``: the event's :meth:`_plan` steps, if the caller has
-        them. A hint marked ``takes_pod_info`` (:func:`~kubesched.framework.events.pod_info_hint`)
-        is given the queued pod's :class:`PodInfo` (its parsed terms cached in ``extra``), any
-        other the pod, as upstream."""
+        (scheduling_queue.go L632-640). ``plan``: the event's :meth:`_plan`, if the caller has it.
+        A hint marked ``takes_pod_info`` (:func:`~kubesched.framework.events.pod_info_hint`) is
+        given the queued pod's :class:`PodInfo` (its parsed terms cached in ``extra``), any other
+        the pod, as upstream."""
         if isinstance(qpi, QueuedPodGroupInfo):
             # upstream isEntityWorthRequeuing (L563-585): the best strategy over the members. Only
             # a member with PendingPlugins can answer queueImmediately: without one, the first
@@ -676,7 +677,7 @@ class SchedulingQueue:
             best = QUEUE_SKIP
             top = QUEUE_IMMEDIATELY if any(m.pending_plugins for m in qpi.members) else QUEUE_AFTER_BACKOFF
             for m in qpi.members:
-                best = max(best, self._strategy(m, event, old, new, narrowed, steps))
+                best = max(best, self._strategy(m, event, old, new, narrowed, plan))
                 if best >= top:
                     break
             return best
@@ -688,8 +689,27 @@ class SchedulingQueue:
                                     or pod_key(new) != qpi.key):
                 return QUEUE_SKIP
             return QUEUE_AFTER_BACKOFF
+        if plan is None:
+            plan = self._plan(event)
+        if not pending and len(unsched) == 1:
+            # the common case, one rejecting plugin: its hints only (same calls, same answer)
+            for plugin in unsched:
+                hints = plan.get(plugin)
+                if hints is None or (narrowed is not None and plugin in narrowed
+                                     and qpi.key not in narrowed[plugin]):
+                    return QUEUE_SKIP
+                for hint, takes_pod_info in hints:
+                    if hint is None:
+                        return QUEUE_AFTER_BACKOFF
+                    try:
+                        answer = hint(qpi.pod_info if takes_pod_info else qpi.pod, old, new)
+                    except Exception:  # noqa: BLE001 - upstream: an error counts as Queue
+                        return QUEUE_AFTER_BACKOFF
+                    if answer != QueueingHint.SKIP:
+                        return QUEUE_AFTER_BACKOFF
+            return QUEUE_SKIP
         strategy = QUEUE_SKIP
-        for plugin, hints in (steps if steps is not None else self._plan(event)[1]):
+        for plugin, hints in plan.items():
             if plugin not in unsched and plugin not in pending:
                 continue
             if narrowed is not None and plugin in narrowed and qpi.key not in narrowed[plugin]:
@@ -726,7 +746,7 @@ class SchedulingQueue:
         ForceActivate), which re-runs PreEnqueue on every gated entity."""
         if self._v137 and event.resource in _WILDCARD_RESOURCES:
             return True
-        return qpi.gating_plugin in self._plan(event)[0]
+        return qpi.gating_plugin in self._plan(event)
 
     def move_all_to_active_or_backoff(self, event: ClusterEvent, old: Any = None, new: Any = None,
                                       pre_check: Callable[[Pod], bool] | None = None) -> int:
@@ -736,7 +756,7 @@ class SchedulingQueue:
         if not self.unschedulable:
             return 0
         wildcard = event.resource in _WILDCARD_RESOURCES
-        interested = self._plan(event)[0]
+        interested = self._plan(event)
         if not interested and not wildcard:
             return 0  # upstream isEventOfInterest: no plugin registered for the event
         narrowed = self._run_pre_queueing_hints(event, old, new)
@@ -830,7 +850,7 @@ class SchedulingQueue:
     def _move_pods(self, pods: list[Entity], event: ClusterEvent, old: Any, new: Any,
                    narrowed: dict[str, set[str]] | None = None) -> int:
         """Upstream ``moveEntitiesToActiveOrBackoffQueue`` (scheduling_queue.go L1919-1961)."""
-        interested, steps = self._plan(event)
+        interested = self._plan(event)
         all_gated = self._v137 and event.resource in _WILDCARD_RESOURCES
         label = event_label(event, self.features)
         unschedulable, where = self.unschedulable, self._where
@@ -838,7 +858,7 @@ class SchedulingQueue:
         for qpi in pods:
             if qpi.gated and not all_gated and qpi.gating_plugin not in interested:
                 continue
-            strategy = self._strategy(qpi, event, old, new, narrowed, steps)
+            strategy = self._strategy(qpi, event, old, new, narrowed, interested)
             if strategy == QUEUE_SKIP:
                 continue
             del unschedulable[qpi.key]

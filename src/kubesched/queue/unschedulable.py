@@ -18,7 +18,7 @@ subset: whoever can widen an entity's rejectors or change its gate while it sits
 
 from __future__ import annotations
 
-from collections.abc import ItemsView, Iterator, KeysView, ValuesView
+from collections.abc import Collection, ItemsView, Iterator, KeysView, ValuesView
 from typing import Any
 
 __all__ = ["UnschedulableEntities"]
@@ -150,7 +150,7 @@ class UnschedulableEntities:
                 if not keys:
                     del rejected_by[p]
 
-    def candidates(self, plugins: frozenset[str] | set[str]) -> list[Any]:
+    def candidates(self, plugins: Collection[str]) -> list[Any]:
         """The entities an event that ``plugins`` registered for can move, in the pool's order:
         the ``always`` ones, the ungated ones rejected by one of ``plugins``, and the gated ones
         whose gating plugin is one of ``plugins``."""
