@@ -48,6 +48,13 @@ Shapes (after scheduler_perf's templates, ``test/integration/scheduler_perf``):
   ``--gang-size``), ``--pods`` members; GenericWorkload, TopologyAwareWorkloadScheduling,
   PodGroupPreemptionPolicy on kube-apiserver and both schedulers, the beta API served.
 
+``--client-bench N --transport T`` (repeatable) measures the binding POSTs alone through other
+HTTP stacks, same requests, same ``--inflight``, connections opened before the clock starts:
+``aiohttp`` (kubesched's ``APIClient``, the default, events too), ``aiohttp-uvloop`` (the same on
+uvloop), ``httpx-h2`` (httpx over HTTP/2 on one connection, kube-apiserver's default protocol),
+``http.client-N`` / ``urllib3-N`` (blocking sockets with OpenSSL's own TLS in an N-thread pool
+fed from the event loop).
+
 Output: one line (or ``--json`` object) per run, then a summary per shape: median pods per
 scheduler-CPU-second and wall time to the last bind per scheduler, and each one's ratio to the
 first scheduler. Figures depend on the machine's load (printed); nothing here is a test assertion.
@@ -489,11 +496,17 @@ def startup_one(cp: upstream.ControlPlane, shape: Shape, spec: str, version: str
             "loadavg": [round(x, 2) for x in os.getloadavg()]}
 
 
-def client_bench_child(kubeconfig: str, names: list[str], nodes: int, inflight: int) -> dict[str, Any]:
+TRANSPORTS = ("aiohttp", "aiohttp-uvloop", "httpx-h2", "http.client-16", "urllib3-16")
+"""``--transport`` examples; ``http.client-N`` / ``urllib3-N`` take any thread count N."""
+
+
+def client_bench_child(kubeconfig: str, names: list[str], nodes: int, inflight: int,
+                       transport: str = "aiohttp") -> dict[str, Any]:
     """In this process (``--client-bench`` child, this or another checkout's ``src``): the two
     requests ``kubesched run`` sends per pod, through its own ``APIClient`` — a binding POST for each
     pod of ``names`` (``inflight`` at a time) and then one ``Scheduled`` event through an
-    ``EventRecorder`` on a derived client (its own 16 in flight) — and the process's CPU per request."""
+    ``EventRecorder`` on a derived client (its own 16 in flight) — and the process's CPU per request.
+    Another ``transport`` (:data:`TRANSPORTS`) sends the binding POSTs only, through that stack."""
     import asyncio
     import resource
 
@@ -501,14 +514,22 @@ def client_bench_child(kubeconfig: str, names: list[str], nodes: int, inflight: 
     from kubesched.kube.events import EventRecorder
 
     def cpu() -> float:
-        r = resource.getrusage(resource.RUSAGE_SELF)
+        r = resource.getrusage(resource.RUSAGE_SELF)  # every thread of the process
         return r.ru_utime + r.ru_stime
 
+    def binding(i: int, name: str) -> tuple[str, bytes]:
+        body = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name, "namespace": NAMESPACE},
+                "target": {"apiVersion": "v1", "kind": "Node", "name": f"node-{i % nodes:05d}"}}
+        return f"/api/v1/namespaces/{NAMESPACE}/pods/{name}/binding", json.dumps(body).encode()
+
+    config = load_config(kubeconfig, qps=-1, burst=0)
+    ns_path = f"/api/v1/namespaces/{NAMESPACE}"
+
     async def main() -> dict[str, Any]:
-        client = APIClient(load_config(kubeconfig, qps=-1, burst=0), user_agent_suffix="/scheduler")
+        client = APIClient(config, user_agent_suffix="/scheduler")
         rec = EventRecorder(client.derive(), reporting_controller="default-scheduler")
         rec_task = asyncio.create_task(rec.run())
-        await client.get(f"/api/v1/namespaces/{NAMESPACE}")
+        await asyncio.gather(*(client.get(ns_path) for _ in range(inflight)))  # the pool's connections
         slots = asyncio.Semaphore(inflight)
 
         async def bind(i: int, name: str) -> None:
@@ -533,14 +554,97 @@ def client_bench_child(kubeconfig: str, names: list[str], nodes: int, inflight: 
                 "event_ms_cpu": round(1000 * (c2 - c1) / n, 3), "event_wall_s": round(w2 - w1, 2),
                 "events_failed": rec.failed}
 
+    async def headers() -> dict[str, str]:
+        client = APIClient(config, user_agent_suffix="/scheduler")
+        h = dict(await client._headers("application/json"))
+        await client.close()
+        return h
+
+    async def httpx_h2() -> tuple[float, float]:
+        import httpx
+
+        async with httpx.AsyncClient(http2=True, verify=config.ssl or False, base_url=config.server,
+                                     headers=await headers()) as c:
+            await asyncio.gather(*(c.get(ns_path) for _ in range(inflight)))
+            slots = asyncio.Semaphore(inflight)
+
+            async def bind(i: int, name: str) -> None:
+                path, body = binding(i, name)
+                async with slots:
+                    r = await c.post(path, content=body)
+                if r.status_code != 201:
+                    raise RuntimeError(f"POST {path}: {r.status_code} {r.text[:200]}")
+
+            c0, w0 = cpu(), time.monotonic()
+            await asyncio.gather(*(bind(i, n) for i, n in enumerate(names)))
+            return cpu() - c0, time.monotonic() - w0
+
+    async def threads(kind: str, n_threads: int) -> tuple[float, float]:
+        import http.client
+        import threading
+        from concurrent.futures import ThreadPoolExecutor
+        from urllib.parse import urlsplit
+
+        import urllib3
+
+        u = urlsplit(config.server)
+        h = await headers()
+        local = threading.local()
+        pool = urllib3.HTTPSConnectionPool(u.hostname, u.port, maxsize=n_threads, block=True,
+                                           ssl_context=config.ssl, retries=False) if kind == "urllib3" else None
+
+        def call(method: str, path: str, body: bytes | None) -> None:
+            if pool is not None:
+                r = pool.urlopen(method, path, body=body, headers=h, retries=False)
+                status, data = r.status, r.data
+            else:
+                conn = getattr(local, "conn", None)
+                if conn is None:
+                    conn = local.conn = http.client.HTTPSConnection(u.hostname or "", u.port, context=config.ssl)
+                conn.request(method, path, body, h)
+                resp = conn.getresponse()
+                status, data = resp.status, resp.read()
+            if status not in (200, 201):
+                raise RuntimeError(f"{method} {path}: {status} {data[:200]!r}")
+
+        loop = asyncio.get_running_loop()
+        with ThreadPoolExecutor(n_threads) as ex:
+            await asyncio.gather(*(loop.run_in_executor(ex, call, "GET", ns_path, None) for _ in range(inflight)))
+            slots = asyncio.Semaphore(inflight)
+
+            async def bind(i: int, name: str) -> None:
+                async with slots:
+                    await loop.run_in_executor(ex, call, "POST", *binding(i, name))
+
+            c0, w0 = cpu(), time.monotonic()
+            await asyncio.gather(*(bind(i, n) for i, n in enumerate(names)))
+            return cpu() - c0, time.monotonic() - w0
+
     from kubesched.cli._loop import loop_factory  # KUBESCHED_EVENT_LOOP=uvloop, as `kubesched run`
 
-    with asyncio.Runner(loop_factory=loop_factory()) as runner:
-        return runner.run(main())
+    if transport in ("aiohttp", "aiohttp-uvloop"):
+        factory = loop_factory()
+        if transport == "aiohttp-uvloop":
+            import uvloop
+
+            factory = uvloop.new_event_loop
+        with asyncio.Runner(loop_factory=factory) as runner:
+            out = runner.run(main())
+        return {**out, "transport": transport}
+    kind, _, count = transport.partition("-")
+    if transport == "httpx-h2":
+        spent, wall = asyncio.run(httpx_h2())
+    elif kind in ("http.client", "urllib3") and count.isdigit():
+        spent, wall = asyncio.run(threads(kind, int(count)))
+    else:
+        raise SystemExit(f"e2e_upstream.py --transport: {transport!r}: one of {', '.join(TRANSPORTS)}")
+    n = len(names)
+    return {"requests": n, "transport": transport, "bind_ms_cpu": round(1000 * spent / n, 3),
+            "bind_wall_s": round(wall, 2), "event_ms_cpu": None, "events_failed": 0}
 
 
 def client_bench(cp: upstream.ControlPlane, spec: str, n: int, nodes: int, inflight: int,
-                 threads: int) -> dict[str, Any]:
+                 threads: int, transport: str = "aiohttp") -> dict[str, Any]:
     """``--client-bench``: ``n`` pods created, then :func:`client_bench_child` in a child process
     running ``spec``'s code (``kubesched`` or ``kubesched@DIR``), then the pods deleted."""
     kind, _, arg = spec.partition("@")
@@ -554,12 +658,18 @@ def client_bench(cp: upstream.ControlPlane, spec: str, n: int, nodes: int, infli
         compileall.compile_dir(str(src), quiet=1)
         _COMPILED.add(src)
     job = json.dumps({"kubeconfig": str(cp.kubeconfig_for("system:kube-scheduler")), "names": names,
-                      "nodes": nodes, "inflight": inflight})
+                      "nodes": nodes, "inflight": inflight, "transport": transport})
     out = subprocess.run([sys.executable, os.path.abspath(__file__), "--client-bench-child"], input=job, text=True,
                          capture_output=True, check=True, env={**os.environ, "KUBESCHED_BENCH_SRC": str(src)})
     delete_pending(cp, make_shape("basic", 0, 0, 1))
     return {"mode": "client", "scheduler": spec, **json.loads(out.stdout.splitlines()[-1]),
             "loadavg": [round(x, 2) for x in os.getloadavg()]}
+
+
+def _median(values: list[float | None]) -> float | str:
+    """The median of the values given, ``-`` when none is."""
+    given = [v for v in values if v is not None]
+    return statistics.median(given) if given else "-"
 
 
 def summary(rows: list[dict[str, Any]], schedulers: list[str]) -> list[str]:
@@ -634,13 +744,16 @@ def main(argv: list[str] | None = None) -> int:
                     help="instead of backlogs: N binding POSTs and N Scheduled events from kubesched's APIClient "
                          "(each kubesched[@DIR] --scheduler), CPU per request")
     ap.add_argument("--inflight", type=int, default=100, help="--client-bench: binding POSTs in flight")
+    ap.add_argument("--transport", action="append", default=[],
+                    help=f"--client-bench: HTTP stack of the binding POSTs ({', '.join(TRANSPORTS)}; repeatable)")
     ap.add_argument("--client-bench-child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--table", metavar="JSONL", action="append", default=[],
                     help="print the markdown table of saved --json output (repeatable) and exit")
     a = ap.parse_args(argv)
     if a.client_bench_child:
         job = json.loads(sys.stdin.read())
-        print(json.dumps(client_bench_child(job["kubeconfig"], job["names"], job["nodes"], job["inflight"])))
+        print(json.dumps(client_bench_child(job["kubeconfig"], job["names"], job["nodes"], job["inflight"],
+                                            job.get("transport", "aiohttp"))))
         return 0
     if a.table:
         rows = [json.loads(line) for f in a.table for line in Path(f).read_text().splitlines()
@@ -675,18 +788,21 @@ def main(argv: list[str] | None = None) -> int:
             print(f"# {shape_name}: {a.nodes} nodes, {len(shape.fixed)} fixed objects in {t_fixed:.1f} s; "
                   f"kube-apiserver {cp.binaries.version}", file=sys.stderr)
             if a.startup or a.client_bench:
+                transports = a.transport or ["aiohttp"]
                 for r in range(a.repeat):
                     for s in schedulers:
                         row = (startup_one(cp, shape, s, version) for _ in range(a.startup)) if a.startup else \
-                            (client_bench(cp, s, a.client_bench, a.nodes, a.inflight, a.creators) for _ in (1,))
+                            (client_bench(cp, s, a.client_bench, a.nodes, a.inflight, a.creators, t)
+                             for t in transports)
                         for one in row:
                             rows.append({**one, "repetition": r})
                             print(json.dumps(rows[-1]), flush=True)
                 for s in schedulers:
-                    mine = [x for x in rows if x["scheduler"] == s]
-                    keys = ("cpu_at_ready_s", "wall_to_ready_s") if a.startup else ("bind_ms_cpu", "event_ms_cpu")
-                    print(f"# {shape_name} {s}: median of {len(mine)}: " + ", ".join(
-                        f"{k} {statistics.median(x[k] for x in mine)}" for k in keys), file=sys.stderr, flush=True)
+                    for t in [None] if a.startup else transports:
+                        mine = [x for x in rows if x["scheduler"] == s and x.get("transport") == t]
+                        keys = ("cpu_at_ready_s", "wall_to_ready_s") if a.startup else ("bind_ms_cpu", "event_ms_cpu")
+                        print(f"# {shape_name} {s}{'' if t is None else ' ' + t}: median of {len(mine)}: " + ", ".join(
+                            f"{k} {_median([x[k] for x in mine])}" for k in keys), file=sys.stderr, flush=True)
                 continue
             for r in range(a.repeat):
                 for s in schedulers:

@@ -12,6 +12,9 @@ pod binds there on its next attempt. Runs :func:`kubesched.sim.bench.execute` (t
 store, no API server) and prints the process's CPU seconds (user + system) and wall time for the
 whole workload, with the load average; ``--profile FILE`` writes cProfile stats. Nothing is
 asserted.
+
+``--shape e2e`` is ``e2e_upstream.py --shape preemption`` in process instead: 1-cpu nodes each
+holding one 900m low-priority pod, preemptors of 1 cpu (priority 10), one victim each.
 """
 
 from __future__ import annotations
@@ -22,6 +25,13 @@ import resource
 import time
 
 from kubesched.sim import bench
+from kubesched.sim.bench_runner import TEMPLATES, register_templates
+
+_E2E = {  # e2e_upstream.py's preemption shape as scheduler_perf templates
+    "e2e-preemption/node.yaml": TEMPLATES["node-default.yaml"].replace('cpu: "4"', 'cpu: "1"'),
+    "e2e-preemption/pod-low.yaml": TEMPLATES["pod-low-priority.yaml"],
+    "e2e-preemption/pod-high.yaml": TEMPLATES["pod-high-priority.yaml"].replace("cpu: 3000m", "cpu: 1000m"),
+}
 
 
 def main() -> None:
@@ -29,11 +39,20 @@ def main() -> None:
     ap.add_argument("--nodes", type=int, default=1000)
     ap.add_argument("--preemptors", type=int, default=300)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--shape", choices=("basic", "e2e"), default="basic",
+                    help="basic: PreemptionBasic (4 victims a node); e2e: e2e_upstream.py's shape (1 a node)")
     ap.add_argument("--profile", metavar="FILE", help="cProfile stats of the scheduling loop to FILE")
     args = ap.parse_args()
-    w = bench.Workload("PreemptionBasic", f"{args.nodes}Nodes_{args.preemptors}Preemptors", (
-        bench.CreateNodes(args.nodes), bench.CreatePods(4 * args.nodes, "pod-low-priority.yaml"),
-        bench.CreatePods(args.preemptors, "pod-high-priority.yaml", collect_metrics=True)))
+    if args.shape == "e2e":
+        register_templates(_E2E)
+        w = bench.Workload("PreemptionE2E", f"{args.nodes}Nodes_{args.preemptors}Preemptors", (
+            bench.CreateNodes(args.nodes, "e2e-preemption/node.yaml"),
+            bench.CreatePods(args.nodes, "e2e-preemption/pod-low.yaml"),
+            bench.CreatePods(args.preemptors, "e2e-preemption/pod-high.yaml", collect_metrics=True)))
+    else:
+        w = bench.Workload("PreemptionBasic", f"{args.nodes}Nodes_{args.preemptors}Preemptors", (
+            bench.CreateNodes(args.nodes), bench.CreatePods(4 * args.nodes, "pod-low-priority.yaml"),
+            bench.CreatePods(args.preemptors, "pod-high-priority.yaml", collect_metrics=True)))
     prof = bench._CProfile() if args.profile else None
     load0 = os.getloadavg()[0]
     r0 = resource.getrusage(resource.RUSAGE_SELF)

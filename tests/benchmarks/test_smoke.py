@@ -70,6 +70,17 @@ def test_script_runs(script: str) -> None:
 
 
 @pytest.mark.timeout(600)
+def test_preemption_dryrun_e2e_shape() -> None:
+    """preemption_dryrun.py --shape e2e (e2e_upstream.py's preemption shape in process): every preemptor binds."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "preemption_dryrun.py"), "--shape", "e2e",
+                        "--nodes", "20", "--preemptors", "5"], cwd=ROOT, env=env, capture_output=True, text=True,
+                       timeout=580)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "5/5 scheduled" in r.stdout, r.stdout[-3000:]
+
+
+@pytest.mark.timeout(600)
 def test_live_binder_mode(tmp_path: Path) -> None:
     """live.py --no-scheduler (the box alone, the driver binds), twice, the box under profile_child.py."""
     prof = tmp_path / "box.prof"

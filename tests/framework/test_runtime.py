@@ -373,3 +373,48 @@ def test_score_out_of_range_is_an_error_only_outside_0_100() -> None:
             assert f"invalid score {bad[0]}," in msg
 
     check()
+
+
+def test_zero_scorers_are_left_out_of_unrecorded_cycles_only() -> None:
+    """A Score plugin whose ``scores_zero`` says yes adds nothing to the total: it is not run
+    when nothing is kept (the total is the same), and still run when the cycle is recorded
+    (its zeros appear in the record) — a plugin that would fail shows the difference."""
+    import numpy as np
+
+    from kubesched.framework.cycle_state import CycleState
+    from kubesched.testing.wrappers import MakePod
+
+    class Zero(_P):
+        calls = 0
+
+        def scores_zero(self, state, pod):  # noqa: ANN001, ANN201
+            return True
+
+        def score(self, state, pod, ni):  # noqa: ANN001, ANN201
+            return 0, None
+
+        def score_nodes(self, state, pod, table, rows):  # noqa: ANN001, ANN201
+            Zero.calls += 1
+            return np.zeros(len(rows), np.int64)
+
+    class Seven(_P):
+        def score(self, state, pod, ni):  # noqa: ANN001, ANN201
+            return 7, None
+
+        def score_nodes(self, state, pod, table, rows):  # noqa: ANN001, ANN201
+            return np.full(len(rows), 7, np.int64)
+
+    reg = dict(REG, SZ=lambda a, h: Zero("SZ"), S7=lambda a, h: Seven("S7"))
+    cfg = decode_config({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                         "profiles": [{"schedulerName": "x", "plugins": {"multiPoint": {
+                             "enabled": [*BASE, {"name": "SZ"}, {"name": "S7"}], "disabled": [{"name": "*"}]}}}]})
+    fw = Framework(cfg.profiles[0], reg, Handle(nodes=NodeTable()))
+    pod = MakePod().name("p").obj()
+    rows = np.arange(3, dtype=np.int64)
+    plain, st_ = fw.run_score_plugins(CycleState(), pod, rows, keep=False)
+    assert st_ is None and plain is not None and Zero.calls == 0
+    kept, st_ = fw.run_score_plugins(CycleState(), pod, rows, keep=True)
+    assert st_ is None and kept is not None and Zero.calls == 1
+    assert kept.plugins == ["SZ", "S7"] and kept.raw[0].tolist() == [0, 0, 0]
+    assert np.array_equal(plain.total, kept.total)
+    assert plain.total.tolist() == [7, 7, 7]

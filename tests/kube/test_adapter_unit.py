@@ -127,54 +127,104 @@ def test_klog_text_and_json() -> None:
 
 
 class _PatchAnswers:
-    """An APIClient whose PATCH answers the PodGroup with the given resourceVersion."""
+    """An APIClient that applies a PodGroup status patch's conditions (merged by type) and answers
+    the PodGroup with the next resourceVersion."""
 
-    def __init__(self, rv: str) -> None:
+    def __init__(self, rv: int) -> None:
         self.rv = rv
+        self.conditions: dict[str, dict] = {}
+        self.bodies: list[dict] = []
         self.paths: list[str] = []
 
-    async def patch(self, path: str, body: object) -> dict:
+    async def patch(self, path: str, body: dict) -> dict:
         self.paths.append(path)
-        return {"metadata": {"namespace": "ns", "name": "pg", "resourceVersion": self.rv}}
+        self.bodies.append(body)
+        for c in body["status"]["conditions"]:
+            self.conditions[c["type"]] = {**self.conditions.get(c["type"], {}), **c}
+        self.rv += 1
+        return _pg(str(self.rv), list(self.conditions.values()))
 
 
-def _pg(rv: str) -> dict:
-    return {"metadata": {"namespace": "ns", "name": "pg", "resourceVersion": rv}, "status": {}}
+def _pg(rv: str, conditions: list[dict] | None = None) -> dict:
+    return {"metadata": {"namespace": "ns", "name": "pg", "resourceVersion": rv},
+            "status": {"conditions": conditions or []}}
 
 
-def test_pod_group_condition_patch_is_settled_once_the_informer_delivers_it() -> None:
-    """upstream updatePodGroupCondition patches synchronously and its informer holds the new
-    status before the next cycle reads it: the scheduling loop waits for the patch's answer and
-    for the informer event carrying at least that resourceVersion."""
+_TRUE = {"type": "PodGroupInitiallyScheduled", "status": "True", "reason": "Scheduled", "message": ""}
+_FALSE = {"type": "PodGroupInitiallyScheduled", "status": "False", "reason": "Unschedulable", "message": "0/3 nodes"}
+
+
+def test_pod_group_condition_patch_starts_from_the_status_this_client_wrote() -> None:
+    """upstream updatePodGroupCondition (schedule_one_podgroup.go L942-964) never regresses a True
+    condition to False; its informer holds the True it patched before the retry of the group's
+    leftover members reads it. No cycle waits here: a later patch of the same PodGroup whose
+    cycle read an older copy is computed against the object the server answered the first with
+    (so the retry's False is dropped), until the informer delivers that version or a later one."""
     from kubesched.kube.adapter import LiveClusterClient
 
-    cond = {"type": "PodGroupInitiallyScheduled", "status": "True", "reason": "Scheduled", "message": ""}
-
-    async def scenario() -> tuple[object, ...]:
-        api = _PatchAnswers("12")
+    async def scenario() -> dict[str, object]:
+        api = _PatchAnswers(10)
         live = LiveClusterClient(api)  # type: ignore[arg-type]
-        live.patch_pod_group_condition(_pg("10"), cond)
-        in_flight = dict(live.pod_group_writes)
-        await asyncio.sleep(0.01)  # the writer sends it
-        answered = dict(live.pod_group_writes)
-        live.pod_group_write_observed(_pg("11"))  # an older event: still waiting
-        older = dict(live.pod_group_writes)
-        live.pod_group_write_observed(_pg("12"))
-        t0 = asyncio.get_running_loop().time()
-        await live.settle_pod_group_writes(1.0)
-        waited = asyncio.get_running_loop().time() - t0
-        # a patch that changes nothing on the server (answer = the cached version): no event comes
-        noop = LiveClusterClient(_PatchAnswers("10"))  # type: ignore[arg-type]
-        noop.patch_pod_group_condition(_pg("10"), cond)
-        t0 = asyncio.get_running_loop().time()
-        await noop.settle_pod_group_writes(1.0)
-        return (in_flight, answered, older, live.pod_group_writes, waited, api.paths,
-                asyncio.get_running_loop().time() - t0)
+        stale = _pg("10")
+        live.patch_pod_group_condition(stale, _TRUE)
+        live.patch_pod_group_condition(stale, _FALSE)  # the retry read the copy from before the True
+        await live.writer.flush(1.0)
+        out: dict[str, object] = {"first": list(api.bodies), "written": dict(live.pod_group_written)}
+        live.pod_group_write_observed(_pg("10"))  # an older event: the answer stays the base
+        out["older"] = "ns/pg" in live.pod_group_written
+        live.pod_group_write_observed(_pg("11", list(api.conditions.values())))
+        out["forgotten"] = live.pod_group_written == {}
+        # a newer copy from the informer (the condition removed by someone else) beats the answer
+        live.pod_group_written["ns/pg"] = _pg("11", [dict(_TRUE)])
+        live.patch_pod_group_condition(_pg("15"), _FALSE)
+        await live.writer.flush(1.0)
+        out["newer"] = api.bodies[1:]
+        live.pod_group_deleted(_pg("16"))
+        out["deleted"] = live.pod_group_written
+        # no write of ours outstanding and nothing to change: no request, no writer task
+        quiet = LiveClusterClient(_PatchAnswers(20))  # type: ignore[arg-type]
+        quiet.patch_pod_group_condition(_pg("20", [dict(_TRUE, lastTransitionTime="t", observedGeneration=0)]),
+                                        _FALSE)
+        out["quiet"] = (quiet.writer.pending, quiet.client.paths)  # type: ignore[attr-defined]
+        out["paths"] = api.paths
+        return out
 
-    in_flight, answered, older, after, waited, paths, noop_waited = asyncio.run(scenario())
-    assert in_flight == {"ns/pg": None} and answered == {"ns/pg": 12} and older == {"ns/pg": 12}
-    assert after == {} and waited < 0.5 and noop_waited < 0.5
-    assert paths == ["/apis/scheduling.k8s.io/v1beta1/namespaces/ns/podgroups/pg/status"]
+    out = asyncio.run(scenario())
+    first = out["first"]
+    assert isinstance(first, list) and len(first) == 1
+    assert first[0]["status"]["conditions"][0]["status"] == "True"
+    assert list(out["written"]) == ["ns/pg"] and out["older"] is True and out["forgotten"] is True
+    newer = out["newer"]
+    assert isinstance(newer, list) and len(newer) == 1
+    assert newer[0]["status"]["conditions"][0]["status"] == "False"
+    assert out["deleted"] == {} and out["quiet"] == (0, [])
+    assert out["paths"] == ["/apis/scheduling.k8s.io/v1beta1/namespaces/ns/podgroups/pg/status"] * 2
+
+
+def test_a_failed_pod_group_patch_leaves_the_next_one_on_the_cycles_copy() -> None:
+    """A patch the server refused (403: not retried) leaves nothing written: the next patch of the
+    group is computed from the cycle's copy again, and both are sent."""
+    from kubesched.kube.adapter import LiveClusterClient
+    from kubesched.kube.client import APIError
+
+    class Refusing(_PatchAnswers):
+        async def patch(self, path: str, body: dict) -> dict:
+            if not self.bodies:
+                self.bodies.append(body)
+                raise APIError(403, "Forbidden", "no")
+            return await super().patch(path, body)
+
+    async def scenario() -> tuple[list[dict], dict, int]:
+        api = Refusing(10)
+        live = LiveClusterClient(api)  # type: ignore[arg-type]
+        live.patch_pod_group_condition(_pg("10"), _TRUE)
+        live.patch_pod_group_condition(_pg("10"), _FALSE)
+        await live.writer.flush(1.0)
+        return api.bodies, live.pod_group_written, live.writer.failed
+
+    bodies, written, failed = asyncio.run(scenario())
+    assert [b["status"]["conditions"][0]["status"] for b in bodies] == ["True", "False"]
+    assert failed == 1 and written["ns/pg"]["metadata"]["resourceVersion"] == "11"
 
 
 def test_klog_quoting_matches_go_style_quotes() -> None:

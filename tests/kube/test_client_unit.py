@@ -85,3 +85,19 @@ def test_api_error_classification() -> None:
     assert APIError.from_status({"reason": "Gone", "code": 410}).is_expired
     tl = APIError(504, "Timeout", "x", {"details": {"causes": [{"reason": "ResourceVersionTooLarge"}]}})
     assert tl.is_too_large_resource_version and not tl.is_expired
+
+
+@pytest.mark.parametrize("server", ["https://127.0.0.1:6443", "https://h.example:8443/k8s/clusters/c-1"])
+def test_request_url_keeps_the_server_prefix_and_encodes_what_needs_it(server: str) -> None:
+    """client-go ``rest.Request.URL``: the server URL's path is the prefix of every API path; a
+    path with characters outside RFC 3986 ``pchar`` is percent-encoded, an encoded one sent as is."""
+    from kubesched.kube.client import APIClient
+
+    c = APIClient.for_server(server)
+    plain = "/api/v1/namespaces/e2e/pods/pod-1.a_b~c/binding"
+    assert str(c._url(plain)) == server + plain
+    odd = "/api/v1/namespaces/a b/pods/ü%"
+    assert str(c._url(odd)) == server + odd
+    from yarl import URL
+
+    assert URL(c._url(odd)).raw_path == URL(server).raw_path.rstrip("/") + "/api/v1/namespaces/a%20b/pods/%C3%BC%25"

@@ -66,3 +66,25 @@ def test_no_kubeconfig_outside_a_cluster_fails_with_one_line(monkeypatch) -> Non
         logging.getLogger().handlers.clear()  # `run` configured klog logging on the runner's stream
     assert r.exit_code == 1
     assert "no configuration has been provided" in r.output
+
+
+def test_garbage_collection_is_off_while_starting_and_on_again_after(monkeypatch, tmp_path) -> None:
+    """`kubesched run` starts with the cyclic GC off (the start-up's objects are long-lived) and the
+    runner turns it on once the caches are synced; whatever way the command ends, it is on again."""
+    import gc
+
+    import kubesched.kube.runner as runner_mod
+
+    seen: list[bool] = []
+
+    def fake_run(opts: object, loop_factory: object = None) -> int:
+        seen.append(gc.isenabled())
+        return 0
+
+    monkeypatch.setattr(runner_mod, "run", fake_run)
+    assert gc.isenabled()
+    r = CliRunner().invoke(main, ["run", "--kubeconfig", "/nowhere", "--leader-elect=false"])
+    assert r.exit_code == 0, r.output
+    assert seen == [False] and gc.isenabled()
+    r = CliRunner().invoke(main, ["run", "--kubeconfig", "/nowhere", "--leader-elect-resource-lock", "endpoints"])
+    assert r.exit_code == 2 and gc.isenabled()

@@ -259,3 +259,20 @@ async def test_server_goes_down_while_scheduling_and_comes_back_on_the_same_data
         if task is not None and not task.done():
             task.cancel()
         await api.close()
+
+
+async def test_runner_turns_garbage_collection_back_on_once_synced(tmp_path) -> None:
+    """`kubesched run` starts with the cyclic GC off (cli/run_cmd.py); the runner collects, freezes
+    the caches' objects and turns it on again when the informers are synced."""
+    import gc
+
+    async with start_server(tmp_path / "kc", data_dir=tmp_path / "data"):
+        runner = make_runner(str(tmp_path / "kc"))
+        gc.disable()
+        try:
+            task = await start(runner)
+            assert gc.isenabled()
+            await stop(runner, task)
+        finally:
+            gc.enable()
+            gc.unfreeze()

@@ -966,7 +966,107 @@ def test_fast_victims_used_for_a_resource_only_preemptor() -> None:
     calls: list[Any] = []
     orig = env.ev._fast_victims
     env.ev._fast_victims = lambda *a: calls.append(orig(*a)) or calls[-1]  # type: ignore[method-assign]
+    batches: list[Any] = []
+    orig_batch = env.ev._batch_victims
+
+    def batch(*a: Any) -> Any:
+        got = orig_batch(*a)
+        batches.append(dict(got))  # the loop takes its answers out of the dict
+        return got
+
+    env.ev._batch_victims = batch  # type: ignore[method-assign]
     got = env.ev.dry_run_preemption(env.state(pre), pre, env.table.order(), [], 0, 1)
     want = _plain(env).dry_run_preemption(env.state(pre), pre, env.table.order(), [], 0, 1)
     assert _cands(got[0]) == _cands(want[0]) == [("n1", ["v1", "v2", "v3"], 0)]
-    assert len(calls) == 1 and calls[0] is not None
+    assert calls == [] and len(batches) == 1 and set(batches[0]) == {0}  # decided in the batch, row 0
+    env.ev._batch_nominated_nodes = lambda: None  # type: ignore[method-assign]
+    got = env.ev.dry_run_preemption(env.state(pre), pre, env.table.order(), [], 0, 1)
+    assert _cands(got[0]) == _cands(want[0])
+    assert len(calls) == 1 and calls[0] is not None  # without the batch: one row by arithmetic
+
+
+# ─────────────── many rows at once (preemption_batch.batch_victims) decides as the per-row paths ───────────────
+
+def _ordered(cands) -> list[tuple[str, list[str], int]]:  # noqa: ANN001
+    """Candidates in the dry run's order, victims in their order (no sorting)."""
+    return [(c.name, [p.metadata.name for p in c.victims.pods], c.victims.num_pdb_violations) for c in cands]
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_batch_victims_match_the_per_row_paths(data) -> None:  # noqa: ANN001
+    """Up to 40 nodes (several windows of the loop when few candidates are wanted), many of them
+    holding one pod, others several of mixed priorities; taints, pod-count limits, cpu and
+    memory, PDBs, nominated pods (one possibly also bound): the candidates in order, their
+    victims in order, PDB counts and, without candidates, every status are those of the plain
+    algorithm and of the per-row arithmetic (the batch turned off); the table is left as found."""
+    n = data.draw(st.integers(1, 40), "nodes")
+    nodes = []
+    for i in range(n):
+        mn = MakeNode().name(f"node{i}").capacity(
+            cpu=f"{data.draw(st.integers(1, 8)) * 100}m", memory=str(data.draw(st.integers(1, 4)) * 250),
+            pods=str(data.draw(st.integers(1, 4))))
+        if data.draw(st.integers(0, 7)) == 0:
+            mn.taint("dedicated", "x")
+        nodes.append(mn.obj())
+    pods = []
+    k = 0
+    for i in range(n):
+        for _ in range(data.draw(st.sampled_from([0, 1, 1, 1, 2, 3]))):
+            req = {"cpu": f"{data.draw(st.integers(0, 4)) * 100}m", "memory": str(data.draw(st.integers(0, 3)) * 100)}
+            pods.append(mk(f"v{k}", data.draw(st.sampled_from([NEG, LOW, LOW, MID, HIGH])), f"node{i}", req,
+                           t(data.draw(st.integers(0, 5))), labels={"app": data.draw(st.sampled_from(["a", "b"]))}).obj())
+            k += 1
+    preemptor = mk("p", data.draw(st.sampled_from([MID, HIGH])),
+                   req={"cpu": f"{data.draw(st.integers(0, 6)) * 100}m",
+                        "memory": str(data.draw(st.integers(0, 4)) * 100)}).obj()
+    pdbs = [pdb({"app": "a"}, data.draw(st.integers(0, 3)))] if data.draw(st.booleans(), "pdb") else []
+    env = Env(nodes, pods, plugins=_FAST_PLUGINS, pdbs=pdbs)
+    for i in range(data.draw(st.integers(0, 3), "nominated")):
+        nom = mk(f"n{i}", data.draw(st.sampled_from([LOW, MID, HIGH, VERY_HIGH])),
+                 req={"cpu": f"{data.draw(st.integers(0, 4)) * 100}m"}).nominated_node_name(
+            f"node{data.draw(st.integers(0, n - 1))}").obj()
+        env.cluster.pods[f"default/n{i}"] = nom
+    if pods and data.draw(st.booleans(), "bound pod also nominated"):
+        p0 = pods[0]
+        nnn = f"node{data.draw(st.integers(0, n - 1))}"
+        env.cluster.pods[f"default/{p0.metadata.name}"] = msgspec.structs.replace(
+            p0, status=msgspec.structs.replace(p0.status, nominated_node_name=nnn))
+    rows = env.table.order()
+    offset = data.draw(st.integers(0, n - 1), "offset")
+    num = data.draw(st.integers(1, n), "num")
+    before = env.snapshot()
+    want = _plain(env).dry_run_preemption(env.state(preemptor), preemptor, rows, pdbs, offset, num)
+    per_row = Evaluator(env.ev.plugin_name, env.handle)
+    per_row.reprieve_precheck = env.ev.reprieve_precheck
+    per_row._batch_nominated_nodes = lambda: None  # type: ignore[method-assign]
+    for needed in (True, False):
+        for ev in (env.ev, per_row):
+            got = ev.dry_run_preemption(env.state(preemptor), preemptor, rows, pdbs, offset, num, needed)
+            assert _ordered(got[0]) == _ordered(want[0])
+            if needed or not got[0]:
+                assert {k: (s.code, s.message()) for k, s in got[1].items()} == \
+                       {k: (s.code, s.message()) for k, s in want[1].items()}
+                assert got[2] == want[2]
+    assert env.snapshot() == before
+    if len(want[0]) > 1:
+        assert env.ev.select_candidate(want[0]).name == _plain(env).select_candidate(want[0]).name
+
+
+def test_pick_one_node_by_default_criteria_matches_the_score_functions() -> None:
+    """The one-pass default pick equals the five tie-breaking criteria run in turn (given
+    explicitly as score functions), on candidates that tie on all but the last criterion."""
+    from kubesched.framework.extender import Victims
+    from kubesched.framework.preemption import get_earliest_pod_start_time, pod_priority
+
+    victims = {
+        "a": Victims([mk("a1", MID, start=t(1)).obj()], 0),
+        "b": Victims([mk("b1", MID, start=t(3)).obj()], 0),
+        "c": Victims([mk("c1", MID, start=t(3)).obj(), mk("c2", LOW, start=t(0)).obj()], 0),
+        "d": Victims([mk("d1", MID, start=t(3)).obj()], 1),
+        "e": Victims([mk("e1", MID, start=t(3)).obj()], 0),
+    }
+    funcs = [lambda nd: -victims[nd].num_pdb_violations, lambda nd: -pod_priority(victims[nd].pods[0]),
+             lambda nd: -sum(pod_priority(p) + (1 << 31) for p in victims[nd].pods),
+             lambda nd: -len(victims[nd].pods), lambda nd: get_earliest_pod_start_time(victims[nd].pods) or 0]
+    assert pick_one_node_for_preemption(victims) == pick_one_node_for_preemption(victims, funcs) == "b"

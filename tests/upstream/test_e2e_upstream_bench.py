@@ -89,3 +89,9 @@ def test_startup_and_client_bench_modes(bench: ModuleType, capsys: pytest.Captur
     r = rows[0]
     assert (r["mode"], r["requests"], r["events_failed"]) == ("client", 6, 0), r
     assert r["bind_ms_cpu"] > 0 and r["event_ms_cpu"] > 0, r
+    # --transport: the binding POSTs through another HTTP stack (the pods end up bound: 201 each)
+    code = bench.main(["--nodes", "4", "--client-bench", "6", "--inflight", "3", "--scheduler", "kubesched",
+                       "--transport", "http.client-2"])
+    rows = _rows(capsys.readouterr().out)
+    assert code == 0 and [(r["transport"], r["requests"]) for r in rows] == [("http.client-2", 6)], rows
+    assert rows[0]["bind_ms_cpu"] > 0 and rows[0]["event_ms_cpu"] is None, rows

@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import orjson
 
 __all__ = [
     "DEFAULT_VERSION",
@@ -186,7 +187,7 @@ def unknown_field_paths(gvk: tuple[str, str, str], obj: Any, version: Version | 
     if name is None or not isinstance(obj, dict):
         return []
     out: list[str] = []
-    _walk_node(_compile(_definitions(v)[name], v), obj, "", out)
+    _walk_node(_root_node(name, v), obj, "", out)
     return out
 
 
@@ -249,9 +250,53 @@ def _compile(schema: dict[str, Any] | None, version: Version) -> _Node | None:
     return node
 
 
+# ---- clean ``spec`` subtrees (pods of one template share theirs) ---------------------------------
+
+#: (schema node or Go type id, enclosing struct, the subtree's exact JSON) of ``spec`` subtrees found
+#: without unknown fields / decoding errors; a subtree is looked up by its bytes only, so equal
+#: JSON gets the equal answer (the walks read nothing but the subtree and the schema)
+_CLEAN: set[tuple[int, str, bytes]] = set()
+_CLEAN_MAX = 1024
+#: larger subtrees are walked every time (the set stays under ~16 MiB)
+_CLEAN_MAX_BYTES = 16 << 10
+
+
+def _clean_key(schema_id: int, struct: str, value: dict[str, Any]) -> tuple[int, str, bytes] | None:
+    try:
+        raw = orjson.dumps(value)
+    except TypeError:  # YAML-decoded keys that are not strings, dates, …
+        return None
+    return (schema_id, struct, raw) if len(raw) <= _CLEAN_MAX_BYTES else None
+
+
+def _remember_clean(key: tuple[int, str, bytes]) -> None:
+    if len(_CLEAN) >= _CLEAN_MAX:
+        _CLEAN.clear()
+    _CLEAN.add(key)
+
+
+@lru_cache(maxsize=4096)
+def _root_node(name: str, version: Version) -> _Node | None:
+    """The compiled node of the definition ``name`` (a kind's root)."""
+    return _compile(_definitions(version)[name], version)
+
+
 def _walk_node(node: _Node | None, value: Any, path: str, out: list[str], prune: bool = False) -> None:
     if node is None:
         return
+    if path == "spec" and value.__class__ is dict:  # a top-level spec: once per distinct spec
+        key = _clean_key(id(node), "", value)
+        if key is not None and key in _CLEAN:
+            return
+        n = len(out)
+        _walk_body(node, value, path, out, prune)
+        if key is not None and len(out) == n:
+            _remember_clean(key)
+        return
+    _walk_body(node, value, path, out, prune)
+
+
+def _walk_body(node: _Node, value: Any, path: str, out: list[str], prune: bool) -> None:
     if isinstance(value, dict):
         props = node.props
         if props is not None:
@@ -286,7 +331,7 @@ def prune_unknown_fields(gvk: tuple[str, str, str], obj: Any, version: Version |
     if name is None or not isinstance(obj, dict):
         return []
     out: list[str] = []
-    _walk_node(_compile(_definitions(v)[name], v), obj, "", out, prune=True)
+    _walk_node(_root_node(name, v), obj, "", out, prune=True)
     return out
 
 
@@ -414,6 +459,14 @@ def _check(t: _T, v: Any, struct: str, path: str) -> str | None:
     if v is None or t.kind == "any":
         return None
     kind = t.kind
+    if path == "spec" and kind == "struct" and v.__class__ is dict:  # a top-level spec: once per distinct spec
+        key = _clean_key(id(t), struct, v)
+        if key is not None and key in _CLEAN:
+            return None
+        err = _check_struct(t, v, path)
+        if err is None and key is not None:
+            _remember_clean(key)
+        return err
     if kind == "quantity":
         if isinstance(v, (bool, dict, list)):
             return "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
@@ -423,18 +476,7 @@ def _check(t: _T, v: Any, struct: str, path: str) -> str | None:
     if kind == "struct":
         if not isinstance(v, dict):
             return _mismatch(_json_kind(v), t, struct, path)
-        for key, sub in v.items():
-            ft = t.props.get(key)
-            if ft is None or sub is None:
-                continue
-            fk = ft.kind
-            if fk == "any" or (fk == "string" and sub.__class__ is str) or (fk == "bool" and sub.__class__ is bool) \
-                    or (fk == "int" and sub.__class__ is int and -_INT32_LIMIT <= sub < _INT32_LIMIT):
-                continue
-            err = _check(ft, sub, t.struct, f"{path}.{key}" if path else key)
-            if err:
-                return err
-        return None
+        return _check_struct(t, v, path)
     if kind == "array":
         if not isinstance(v, list):
             return _mismatch(_json_kind(v), t, struct, path)
@@ -477,6 +519,22 @@ def _check(t: _T, v: Any, struct: str, path: str) -> str | None:
     if ok:
         return None
     return _mismatch(_json_kind(v), t, struct, path)
+
+
+def _check_struct(t: _T, v: dict[str, Any], path: str) -> str | None:
+    """:func:`_check` of an object ``v`` as the Go struct ``t``: its fields in document order."""
+    for key, sub in v.items():
+        ft = t.props.get(key)
+        if ft is None or sub is None:
+            continue
+        fk = ft.kind
+        if fk == "any" or (fk == "string" and sub.__class__ is str) or (fk == "bool" and sub.__class__ is bool) \
+                or (fk == "int" and sub.__class__ is int and -_INT32_LIMIT <= sub < _INT32_LIMIT):
+            continue
+        err = _check(ft, sub, t.struct, f"{path}.{key}" if path else key)
+        if err:
+            return err
+    return None
 
 
 def decode_error(gvk: tuple[str, str, str], obj: Any, version: Version | None = None) -> str | None:

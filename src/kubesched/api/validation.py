@@ -57,6 +57,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from kubesched.api.quantity import nano_value
 from kubesched.errors import QuantityError
 
@@ -1388,14 +1390,42 @@ def validate_pod(pod: Any, opts: PodValidationOptions | None = None) -> list[Fie
     """``ValidatePodCreate`` (metadata + spec) for a Pod dict."""
     p = _map(pod)
     errs = validate_object_meta(p.get("metadata"), namespaced=True)
-    spec = _map(p.get("spec"))
-    errs.extend(validate_pod_spec(spec, "spec", opts))
+    errs.extend(_pod_spec_errors(_map(p.get("spec")), opts or _DEFAULT_POD_OPTIONS))
+    return errs
+
+
+#: :func:`_pod_spec_errors` memo: (spec as JSON, options) → errors. Pods of one template (a
+#: Deployment's, a Job's, a benchmark's) share their spec, so the box validates it once.
+_SPEC_ERRORS: dict[tuple[bytes, PodValidationOptions], tuple[FieldError, ...]] = {}
+_SPEC_ERRORS_MAX = 256
+#: larger specs are validated every time (the memo's memory stays under ~4 MiB)
+_SPEC_ERRORS_MAX_BYTES = 16 << 10
+
+
+def _pod_spec_errors(spec: Mapping[str, Any], opts: PodValidationOptions) -> list[FieldError]:
+    """``ValidatePodSpec`` + ``validateContainersOnlyForPod`` of a pod's spec: a pure function of
+    the spec and the options, remembered by the spec's exact JSON (orjson keeps key order and
+    tells ``1``, ``1.0`` and ``true`` apart; a spec JSON cannot encode is not remembered)."""
+    try:
+        raw = orjson.dumps(spec)
+    except TypeError:  # YAML-decoded keys that are not strings, dates, …
+        raw = b""
+    key = (raw, opts) if 0 < len(raw) <= _SPEC_ERRORS_MAX_BYTES else None
+    if key is not None:
+        hit = _SPEC_ERRORS.get(key)
+        if hit is not None:
+            return list(hit)
+    errs = validate_pod_spec(spec, "spec", opts)
     for cname in ("containers", "initContainers"):  # validateContainersOnlyForPod
         for i, c in enumerate(_list(spec.get(cname))):
             image = _str(_map(c).get("image"))
             if image != image.strip():
                 errs.append(FieldError(f"spec.{cname}[{i}].image", INVALID, image,
                                        "must not have leading or trailing whitespace"))
+    if key is not None:
+        if len(_SPEC_ERRORS) >= _SPEC_ERRORS_MAX:
+            _SPEC_ERRORS.clear()
+        _SPEC_ERRORS[key] = tuple(errs)
     return errs
 
 

@@ -228,20 +228,37 @@ def _accessor(name: str) -> Callable[[dict[str, Any]], str]:
             cur = cur.get(part)
             if cur is None:
                 return ""
-        if cur.__class__ is str:
-            return cur
-        if isinstance(cur, bool):
-            return "true" if cur else "false"
-        if isinstance(cur, (dict, list)):
-            return ""
-        return str(cur)
+        return cur if cur.__class__ is str else _field_str(cur)
 
     return get
 
 
 @lru_cache(maxsize=256)
-def _accessors(info: ResourceInfo) -> tuple[tuple[str, Callable[[dict[str, Any]], str]], ...]:
-    return tuple((name, _accessor(name)) for name in info.field_names)
+def _plan(info: ResourceInfo) -> tuple[tuple[tuple[str, tuple[tuple[str, str], ...]], ...],
+                                       tuple[tuple[str, Callable[[dict[str, Any]], str]], ...]]:
+    """``info``'s selectable fields split for one pass over an object: the two-level plain fields
+    grouped by their top-level key (``metadata``: name, namespace; ``spec``: nodeName, …), and
+    the rest (special or deeper) with their accessors."""
+    groups: dict[str, list[tuple[str, str]]] = {}
+    rest: list[tuple[str, Callable[[dict[str, Any]], str]]] = []
+    for name in info.field_names:
+        parts = name.split(".")
+        if name in _SPECIAL or len(parts) != 2:
+            rest.append((name, _accessor(name)))
+        else:
+            groups.setdefault(parts[0], []).append((name, parts[1]))
+    return tuple((top, tuple(keys)) for top, keys in groups.items()), tuple(rest)
+
+
+def _field_str(v: Any) -> str:
+    """A selectable field's value as a string ("" for an object or a list)."""
+    if v.__class__ is str:
+        return v
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (dict, list)):
+        return ""
+    return str(v)
 
 
 def selectable_fields(info: ResourceInfo, obj: dict[str, Any], names: Iterable[str] | None = None) -> dict[str, str]:
@@ -251,8 +268,25 @@ def selectable_fields(info: ResourceInfo, obj: dict[str, Any], names: Iterable[s
     since thousands of objects share them (``default``, ``Pending``, ``default-scheduler``).
     """
     out: dict[str, str] = {}
-    fields = _accessors(info) if names is None else [(name, _accessor(name)) for name in names]
-    for name, get in fields:
+    if names is not None:
+        for name in names:
+            v = _accessor(name)(obj)
+            if v:
+                out[name] = sys.intern(v) if len(v) <= 64 else v
+        return out
+    groups, rest = _plan(info)
+    for top, keys in groups:
+        d = obj.get(top)
+        if not isinstance(d, dict):
+            continue
+        for name, key in keys:
+            x = d.get(key)
+            if x is None:
+                continue
+            v = x if x.__class__ is str else _field_str(x)
+            if v:
+                out[name] = sys.intern(v) if len(v) <= 64 else v
+    for name, get in rest:
         v = get(obj)
         if v:
             out[name] = sys.intern(v) if len(v) <= 64 else v

@@ -31,7 +31,10 @@ the only writer, compare-and-swap is checked against the in-memory state (kine n
 UNIQUE(name, prev_revision) index for that; here ``prev_revision`` only links an update or
 deletion to the row it supersedes, 0 for a creation).
 ``path=None`` uses ``:memory:``; a directory path persists ``<dir>/state.db`` (WAL) and a
-restart continues from the last revision.
+restart continues from the last revision. In memory, nothing is durable, so a write does not
+wait for SQLite at all: its row joins a buffer written in one ``executemany`` transaction
+(every :data:`LOG_BUFFER_ROWS` rows, and before anything reads the log back — history beyond
+the ring, compaction, close); the in-memory state, the ring and the events are unchanged.
 
 Not thread-safe: call from one thread (the server's loop) only.
 """
@@ -107,6 +110,13 @@ class RequestTooLarge(StorageError):
 #: etcd's default ``--max-request-bytes`` (``embed.DefaultMaxRequestBytes``, 1.5 MiB): the largest
 #: write request etcd takes; kubesched compares the stored object's bytes plus its key with it.
 MAX_REQUEST_BYTES = 1536 * 1024
+
+
+#: in-memory stores: log rows buffered before one ``executemany`` writes them (see the module docstring)
+LOG_BUFFER_ROWS = 512
+
+_INSERT = ("INSERT INTO log(id, space, namespace, name, created, deleted, prev_revision, value) "
+           "VALUES (?,?,?,?,?,?,?,?)")
 
 
 class CorruptStore(StorageError):
@@ -235,6 +245,8 @@ class Store:
         #: why the store closed itself (a failed commit), None otherwise
         self.failure: str | None = None
         self._group = group_commit and path is not None
+        #: in memory: log rows not yet in SQLite, oldest first (see :meth:`_flush_log`)
+        self._log_buffer: list[tuple[int, str, str, str, int, int, int, bytes]] | None = [] if path is None else None
         #: events of the open transaction's writes, oldest first (None: no transaction open)
         self._batch: list[Event] | None = None
         #: futures of :meth:`sync` callers waiting for the open transaction
@@ -383,6 +395,7 @@ class Store:
             return self.list(space, ns, start_after)
         if rev < self.compact_rev:
             raise Compacted(rev, self.compact_rev)
+        self._flush_log()
         cond, args = "space = ? AND id <= ?", [space, rev]
         if ns is not None:
             cond += " AND namespace = ?"
@@ -407,6 +420,13 @@ class Store:
         rv = self.current_rev + 1
         if self._transformers is not None:
             data = self._transformers.encrypt(space, data)
+        buf = self._log_buffer
+        if buf is not None:  # in memory: written in bulk, before the log is read back
+            buf.append((rv, space, ns, name, created, deleted, prev, data))
+            if len(buf) >= LOG_BUFFER_ROWS:
+                self._flush_log()
+            self.current_rev = rv
+            return rv
         if self._group and self._batch is None:
             try:
                 loop = asyncio.get_running_loop()
@@ -416,13 +436,34 @@ class Store:
                 self._db.execute("BEGIN")
                 self._batch = []
                 loop.call_soon(self._commit_batch)
-        self._db.execute(
-            "INSERT INTO log(id, space, namespace, name, created, deleted, prev_revision, value) "
-            "VALUES (?,?,?,?,?,?,?,?)",
-            (rv, space, ns, name, created, deleted, prev, data),
-        )
+        self._db.execute(_INSERT, (rv, space, ns, name, created, deleted, prev, data))
         self.current_rev = rv
         return rv
+
+    def _flush_log(self) -> None:
+        """Write the in-memory store's buffered log rows (one transaction). A failure closes the
+        store, as a failed commit does: SQLite is out of memory and history reads would lie."""
+        buf = self._log_buffer
+        if not buf:
+            return
+        self._log_buffer = []
+        try:
+            self._db.execute("BEGIN")
+            self._db.executemany(_INSERT, buf)
+            self._db.execute("COMMIT")
+        except sqlite3.Error as e:
+            self._fail(f"writing the log failed: {e}", "")
+            raise StorageError(f"the store failed: {self.failure}") from None
+
+    def _fail(self, failure: str, note: str) -> None:
+        """A failed write transaction: roll it back and close the store for good (``failure``)."""
+        self.failure = failure
+        log.error("store: %s; closing the store%s", failure, note)
+        try:
+            self._db.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
+        self.closed = True
 
     @staticmethod
     def _with_rv(obj: dict[str, Any], rv: int, key_len: int = 0) -> bytes:
@@ -513,13 +554,7 @@ class Store:
                 self.commit_hook("before", batch)
             self._db.execute("COMMIT")
         except sqlite3.Error as e:
-            self.failure = f"commit failed: {e}"
-            log.error("store: %s; closing the store (writes of the failed batch were not acknowledged)", e)
-            try:
-                self._db.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
-            self.closed = True
+            self._fail(f"commit failed: {e}", " (writes of the failed batch were not acknowledged)")
             for w in waiters:
                 if not w.done():
                     w.set_exception(StorageError(f"the store failed: {self.failure}"))
@@ -620,6 +655,7 @@ class Store:
             raise FutureRevision(rev, self.current_rev)
         out: builtins.list[Event] = []
         if rev < self._ring_start:
+            self._flush_log()
             q = (
                 "SELECT l.id, l.namespace, l.name, l.created, l.deleted, l.value, p.id, p.value, p.deleted "
                 "FROM log l LEFT JOIN log p ON p.id = l.prev_revision "
@@ -658,6 +694,7 @@ class Store:
         self._commit_batch()  # its own transaction follows the open batch's
         if self.closed:
             raise StorageError(f"the store failed: {self.failure}" if self.failure else "the store is closed")
+        self._flush_log()
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -683,6 +720,10 @@ class Store:
         writes raise :class:`StorageError`."""
         if not self.closed:
             self._commit_batch()
+            try:
+                self._flush_log()
+            except StorageError:
+                pass
         self.closed = True
         try:
             self._db.close()

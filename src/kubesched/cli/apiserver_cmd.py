@@ -168,6 +168,7 @@ async def _serve(data_dir: str | None, host: str, port: int, kubeconfig: str | N
     except OSError as e:
         server.store.close()
         raise InputError(f"cannot listen on {host}:{port}: {e.strerror or e}", "--port") from None
+    server.freeze_startup_heap()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGINT, stop.set)

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.framework.interface import Code, FilterResult, ReasonEntry, Status, bits_entry
+from kubesched.framework.npfast import count_nonzero
 
 __all__ = ["Diagnosis", "FilterChunk", "FitError", "NO_NODES_AVAILABLE", "NodeToStatus",
            "PluginReasons"]
@@ -184,7 +185,7 @@ class Diagnosis:
     post_filter_msg: str = ""
 
     def num_explicit(self) -> int:
-        return sum(int(np.count_nonzero(c.fail_plugin != c.PASSED)) for c in self.chunks) + len(self.extra_statuses)
+        return sum(int(count_nonzero(c.fail_plugin != c.PASSED)) for c in self.chunks) + len(self.extra_statuses)
 
     def add_plugin_status(self, status: Status) -> None:
         """Upstream ``AddPluginStatus``: remember the plugin of a rejection."""

@@ -61,6 +61,7 @@ __all__ = [
     "ReservePlugin",
     "ScorePlugin",
     "Status",
+    "SKIP_STATUS",
     "as_status",
     "MAX_REASON_BITS",
     "ReasonEntry",
@@ -164,6 +165,10 @@ def is_success(status: Status | None) -> bool:
     """True for ``None`` or a Success status (upstream ``Status.IsSuccess`` on a nil pointer)."""
     return status is None or status.code == Code.SUCCESS
 
+
+SKIP_STATUS = Status(Code.SKIP)
+"""A shared ``Skip`` status (statuses are immutable): what a plugin returns when it has nothing
+to do for the pod, without building a new object each cycle."""
 
 def as_status(err: BaseException) -> Status:
     """Wrap an exception as an Error status (upstream ``AsStatus``)."""

@@ -108,6 +108,7 @@ from kubesched.framework.podgroup import (
     pod_group_name_of,
     pod_group_priority,
 )
+from kubesched.framework.preemption_batch import batch_victims
 from kubesched.framework.waiting_pods import waiting_pod_key
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -202,6 +203,13 @@ def more_important_pod(pod1: Pod, pod2: Pod) -> bool:
 def _importance_key(pod: Pod) -> tuple[int, int]:
     """Sort key equivalent to :func:`more_important_pod` (most important first)."""
     return (-pod_priority(pod), pod_start_time_ns(pod))
+
+
+def _pod_info_importance(pi: PodInfo) -> tuple[int, int]:
+    """:func:`_importance_key` of ``pi.pod`` (inlined: the batch sorts every row's victims)."""
+    pod = pi.pod
+    p = pod.spec.priority
+    return (0 if p is None else -p, pod_start_time_ns(pod))
 
 
 def get_earliest_pod_start_time(pods: Sequence[Pod]) -> int | None:
@@ -301,6 +309,29 @@ class Candidate:
     num_pod_group_disruptions: int = 0
 
 
+def _pick_by_default_criteria(nodes_to_victims: dict[str, Victims]) -> str:
+    """:func:`pick_one_node_for_preemption` with the default criteria in one pass (every node
+    has victims): the five scores of each node as one tuple, compared lexicographically; the first node with the
+    largest tuple is the one the tie-breaking filters keep first."""
+    best_node = ""
+    best: tuple[int, int, int, int, int] | None = None
+    offset = MAX_INT32 + 1
+    for node, v in nodes_to_victims.items():
+        pods = v.pods  # not empty
+        if len(pods) == 1:
+            pr = pod_priority(pods[0])
+            key = (-v.num_pdb_violations, -pr, -(pr + offset), -1, pod_start_time_ns(pods[0]))
+        else:
+            prios = [pod_priority(p) for p in pods]
+            t = get_earliest_pod_start_time(pods)
+            key = (-v.num_pdb_violations, -prios[0], -(sum(prios) + offset * len(prios)), -len(pods),
+                   -(1 << 63) if t is None else t)
+        if best is None or key > best:
+            best = key
+            best_node = node
+    return best_node
+
+
 def pick_one_node_for_preemption(nodes_to_victims: dict[str, Victims],
                                  score_funcs: Sequence[Callable[[str], int]] | None = None) -> str:
     """Upstream ``pickOneNodeForPreemption``. Each score function keeps the nodes with the best
@@ -311,6 +342,8 @@ def pick_one_node_for_preemption(nodes_to_victims: dict[str, Victims],
     if not nodes_to_victims:
         return ""
     candidates = list(nodes_to_victims)
+    if not score_funcs and all(v.pods for v in nodes_to_victims.values()):
+        return _pick_by_default_criteria(nodes_to_victims)
     if not score_funcs:
         def min_pdb(node: str) -> int:
             return -nodes_to_victims[node].num_pdb_violations
@@ -577,12 +610,14 @@ class ExactPrecheck:
     row with the pods ``added`` added and ``removed`` removed), False (all pass), None (unknown:
     the real run decides). Calling it is the plain precheck, ``verdict(...) is True``."""
 
-    __slots__ = ("decides", "reprieve", "verdict")
+    __slots__ = ("batch", "decides", "reprieve", "verdict")
 
     def __init__(self, verdict: Callable[[int, Sequence[PodInfo], Sequence[PodInfo]], bool | None],
                  decides: Sequence[Any],
                  reprieve: Callable[[int, Sequence[Sequence[PodInfo]], Sequence[PodInfo], Sequence[PodInfo]],
-                                    list[bool] | None] | None = None) -> None:
+                                    list[bool] | None] | None = None,
+                 batch: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, Callable[[PodInfo], list[int]]] | None]
+                 | None = None) -> None:
         self.verdict = verdict
         self.decides = tuple(decides)
         self.reprieve = reprieve
@@ -590,6 +625,12 @@ class ExactPrecheck:
         in turn to the row with ``removed`` removed, whether every pass (the pods of ``passes[i]``
         added) still passes — a pod that does stays; None: unknown. The verdicts of ``verdict``
         for each step, in one call."""
+        self.batch = batch
+        """Optional: ``batch(rows)`` → ``(slack int64[len(rows), m], taken int64[len(rows), m], cost)``
+        or None (unknown): ``verdict(row, (), removed)`` is False exactly when every entry of
+        ``slack[i] + Σ cost(pi) for pi in removed`` is ≥ 0 (``cost(pi)``: ``m`` ints, the amounts
+        one pod on the row takes; ``taken[i]``: Σ cost over all the row's pods). Used by
+        :func:`~kubesched.framework.preemption_batch.batch_victims`."""
 
     def __call__(self, row: int, added: Sequence[PodInfo], removed: Sequence[PodInfo]) -> bool:
         return self.verdict(row, added, removed) is True
@@ -1320,6 +1361,46 @@ class Evaluator:
             self._sort_importance(victims)
         return [pi.pod for pi in victims], num_violating, Status(Code.SUCCESS)
 
+    def _batch_nominated_nodes(self) -> set[str] | None:
+        """Names of the nodes with nominated pods when :meth:`_batch_victims` may decide the
+        others (default hooks, the plan's precheck has a ``batch``), else None."""
+        plan = self._plan
+        if (plan is None or plan.exact is None or plan.exact.batch is None
+                or self.is_eligible_pod is not self._default_is_eligible_pod
+                or self.more_important_pod is not more_important_pod
+                or type(self).is_preemption_allowed is not Evaluator.is_preemption_allowed
+                or type(self)._fast_victims is not Evaluator._fast_victims
+                or (self.workload_aware and self._victim_hooks_customised())):
+            return None
+        nominator = self.handle.nominator
+        if nominator is not None:
+            names = getattr(nominator, "nominated_nodes", None)
+            return set(names()) if callable(names) else None
+        self.nominated_pods_for_node("")  # fills the lister-derived cache
+        return set(self._nominated_cache or ())
+
+    def _batch_victims(self, pod: Pod, potential: np.ndarray, offset: int, begin: int, end: int,
+                       batch_ok: np.ndarray, nominated_nodes: set[str],
+                       pdbs: Sequence[PodDisruptionBudget]) -> dict[int, Any] | None:
+        """:meth:`_fast_victims` of the loop's steps ``begin..end-1`` in one
+        :func:`~kubesched.framework.preemption_batch.batch_victims` call, for the rows it may
+        decide (``batch_ok``: pods of lower priority, passing the pod-independent filters; no
+        nominated pod, no pod-group member); the others are left to :meth:`_fast_victims`.
+        None: not available."""
+        plan = self._plan
+        assert plan is not None and plan.exact is not None and plan.exact.batch is not None
+        table = self.handle.nodes
+        names = table.names
+        n = len(potential)
+        idx = (np.arange(begin, end) + offset) % n
+        ok = batch_ok[idx]
+        groups = self._groups if self.workload_aware else None
+        rows = [r for r in potential[idx[ok]].tolist()
+                if names[r] not in nominated_nodes and (groups is None or not groups.row_has_groups(r))]
+        split = (lambda pis: filter_pods_with_pdb_violation(pis, pdbs)) if pdbs else None
+        return batch_victims(table, rows, pod_priority(pod), plan.exact.batch, _pod_info_importance, split,
+                             Status(Code.SUCCESS), _REJECTED)
+
     def _dry_run_loop(self, state: CycleState, pod: Pod, potential: np.ndarray,
                       pdbs: Sequence[PodDisruptionBudget], offset: int, num_candidates: int,
                       has_lower: list[bool], no_victims: Status, statuses_needed: bool
@@ -1332,15 +1413,42 @@ class Evaluator:
         statuses: dict[str, Status | None] = {}
         errors: list[str] = []
         deferred = 0
+        batched: dict[int, Any] = {}
+        nominated_nodes = self._batch_nominated_nodes() if fast_ok is not None else None
+        batch_ok = fast_ok & np.asarray(has_lower, bool) if nominated_nodes is not None else None
+        batch_end = 0  # the loop's steps up to here were handed to batch_victims
+        rows_l = potential.tolist()
+        fast_l = fast_ok.tolist() if fast_ok is not None else None
+        names = table.names
         for i in range(n):
             j = (offset + i) % n
-            row = int(potential[j])
-            name = table.names[row]
+            row = rows_l[j]
+            name = names[row]
             if not has_lower[j]:
                 # no pod of lower priority: nothing to evict (skips cloning the state)
                 statuses[name] = no_victims
                 continue
-            fast = self._fast_victims(pod, row, pdbs) if fast_ok is not None and fast_ok[j] else None
+            if batch_ok is not None and i >= batch_end:
+                # the next steps, about as many as candidates are still wanted
+                batch_end = min(n, i + max(num_candidates - len(non_violating) - len(violating), 16))
+                window = self._batch_victims(pod, potential, offset, i, batch_end, batch_ok,
+                                             nominated_nodes or set(), pdbs)
+                if window is None:
+                    batch_ok = None
+                else:
+                    batched = window
+            fast = batched.pop(row, None)
+            if fast is not None and fast is not _REJECTED and fast[0]:
+                # decided in the batch with victims: a candidate (the general path below, shortened)
+                c = Candidate(name, Victims(fast[0], fast[1]))
+                target = non_violating if fast[1] == 0 else violating
+                if len(target) < num_candidates:
+                    target.append(c)
+                if non_violating and len(non_violating) + len(violating) >= num_candidates:
+                    break
+                continue
+            if fast is None:
+                fast = self._fast_victims(pod, row, pdbs) if fast_l is not None and fast_l[j] else None
             if fast is _REJECTED:
                 fast = None
                 surely_not = True

@@ -38,6 +38,7 @@ from kubesched.framework.interface import (
     MAX_TOTAL_SCORE,
     MIN_NODE_SCORE,
     POD_INDEPENDENT_FILTERS,
+    SKIP_STATUS,
     Code,
     ExtensionPoint,
     FilterResult,
@@ -49,6 +50,7 @@ from kubesched.framework.interface import (
     reason_entry,
     signature_mismatch,
 )
+from kubesched.framework.npfast import count_nonzero
 from kubesched.framework.plugin_args import decode_plugin_args
 from kubesched.framework.signers import batchable_plugins, sign_pod
 from kubesched.framework.waiting_pods import (
@@ -229,6 +231,9 @@ class Framework:
         self._batch_filter = [callable(getattr(p, "filter_nodes", None)) for p in self.filter_plugins]
         self._batch_score = [callable(getattr(p, "score_nodes", None)) for p in self.score_plugins]
         self._normalize = [getattr(p, "normalize_score", None) for p in self.score_plugins]
+        self._scores_zero = [getattr(p, "scores_zero", None) for p in self.score_plugins]
+        """Per Score plugin, its optional ``scores_zero(state, pod) -> bool``: True promises that
+        Score returns 0 on every node without error and NormalizeScore keeps them 0."""
         self._metrics: MetricsRecorder | None = None
 
         self.equivalence: EquivalenceCache | None = None
@@ -424,7 +429,7 @@ class Framework:
                 r, st = pl.pre_filter(state, pod, table)
             except Exception as e:  # noqa: BLE001
                 r, st = None, as_status(e)
-            if st is not None and st.is_skip():
+            if st is not None and st.code == _SKIP:
                 state.skip_filter_plugins.add(pl.name)
                 continue
             if st is not None and not st.is_success():
@@ -486,7 +491,7 @@ class Framework:
                 if isinstance(res, Status):
                     return res
             failed = res.failed
-            if not np.count_nonzero(failed):  # cheaper than .any() on small arrays
+            if not count_nonzero(failed):  # cheaper than .any() on small arrays
                 continue
             bad = failed != 0
             tables[pi] = PluginReasons.of(res)
@@ -753,7 +758,7 @@ class Framework:
                 st = pl.pre_score(state, pod, table, rows)
             except Exception as e:  # noqa: BLE001
                 return as_status(e).with_plugin(pl.name)
-            if st is not None and st.is_skip():
+            if st is not None and st.code == _SKIP:
                 state.skip_score_plugins.add(pl.name)
                 continue
             if st is not None and not st.is_success():
@@ -777,9 +782,16 @@ class Framework:
         # upstream's three phases: every plugin's Score, then every NormalizeScore, then the
         # range check and weights (so a Score error wins over an earlier plugin's bad range)
         ran: list[tuple[int, Any, np.ndarray]] = []
+        # nothing kept and no instrumented plugins (metrics): a plugin that scores 0 everywhere
+        # adds nothing to the total and cannot fail the range check, so it is not run
+        zeros = self._scores_zero if not keep and plugins is None else None
         for pi, pl in enumerate(self.score_plugins if plugins is None else plugins):
             if pl.name in skip:
                 continue
+            if zeros is not None:
+                zero = zeros[pi]
+                if zero is not None and zero(state, pod):
+                    continue
             raw_or_none, st = self._plugin_raw_scores(pi, pl, state, pod, table, rows)
             if raw_or_none is None:
                 return None, st
@@ -944,7 +956,7 @@ class Framework:
         ``state.parallel_pre_bind_plugins``."""
         skip: set[str] = set()
         parallel: set[str] = set()
-        returning: Status | None = Status(Code.SKIP)
+        returning: Status | None = SKIP_STATUS
         with_result = self.handle.features.at_least(1, 36)
         for pl in self.pre_bind_plugins if plugins is None else plugins:
             fn = getattr(pl, "pre_bind_pre_flight", None)
@@ -1038,7 +1050,7 @@ class Framework:
                                plugins: Sequence[Any] | None = None) -> Status | None:
         """The first plugin that does not Skip binds (upstream ``RunBindPlugins``); its failure is
         ``running Bind plugin "X": …`` (Error). Every plugin skipping returns the Skip status."""
-        st: Status | None = Status(Code.SKIP)
+        st: Status | None = SKIP_STATUS
         for pl in self.bind_plugins if plugins is None else plugins:
             try:
                 res: Any = pl.bind(state, pod, node_name)
@@ -1047,7 +1059,7 @@ class Framework:
                 st = res
             except Exception as e:  # noqa: BLE001
                 st = as_status(e)
-            if st is not None and st.is_skip():
+            if st is not None and st.code == _SKIP:
                 continue
             if st is not None and not st.is_success():
                 return Status(Code.ERROR, (f'running Bind plugin "{pl.name}": {st.message()}',), st.error, pl.name)
@@ -1426,3 +1438,4 @@ _UMAX = np.maximum.reduce
 def _score_error(stage: str, plugin: str, st: Status) -> Status:
     """Upstream ``RunScorePlugins``: ``<stage>: plugin %q failed with: <err>`` (Error)."""
     return Status(Code.ERROR, (f'{stage}: plugin "{plugin}" failed with: {st.message()}',), st.error, plugin)
+_SKIP = Code.SKIP  # ``st.code == _SKIP``: Status.is_skip() without the method call (per plugin, per pod)

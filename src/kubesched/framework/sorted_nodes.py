@@ -28,6 +28,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from kubesched.framework.npfast import amax, flatnonzero
+
 __all__ = ["SortedScoredNodes", "heap_top", "preorder_rank"]
 
 
@@ -109,13 +111,13 @@ def heap_top(total: np.ndarray, randomizer: np.ndarray | None = None) -> int:
     ``total``: ``int64[n]``, ``n`` ≥ 1; ``randomizer``: ``int64[n]`` or None (all 0)."""
     total = np.asarray(total)
     n = len(total)
-    best = np.flatnonzero(total == total.max())
+    best = flatnonzero(total == amax(total))
     if randomizer is not None and len(best) > 1:
         r = np.asarray(randomizer)[best]
-        best = best[r == r.max()]
+        best = best[r == amax(r)]
     if len(best) == 1 or best[0] == 0:
         return int(best[0])
-    return int(best[int(np.argmin(_preorder_ranks(n)[best]))])
+    return int(best[int(_preorder_ranks(n)[best].argmin())])
 
 
 _RANKS: dict[int, np.ndarray] = {}

@@ -209,6 +209,10 @@ class _KeyedWriter:
         self.failed = 0
         self.done = 0
 
+    def busy(self, key: str) -> bool:
+        """Whether writes for ``key`` are queued or in flight."""
+        return key in self._queues
+
     def submit(self, key: str, what: str, fn: Callable[[], Awaitable[Any]]) -> bool:
         """Queue ``fn`` after ``key``'s earlier writes; False when it was dropped."""
         if self.pending >= self.max_pending:
@@ -295,10 +299,11 @@ class LiveClusterClient:
         self.loop: asyncio.AbstractEventLoop | None = None
         """Set by a :class:`SchedulingLoop` that runs cycles on a worker thread: the sync writes
         made there (status patches, deletes, events) are handed to this loop thread-safely."""
-        self.pod_group_writes: dict[str, int | None] = {}
-        """``namespace/name`` → the resourceVersion the API server answered a PodGroup status
-        patch with (None while the patch is in flight), until the informer delivers it
-        (:meth:`pod_group_write_observed`); :meth:`settle_pod_group_writes` waits for that."""
+        self.pod_group_written: dict[str, dict[str, Any]] = {}
+        """``namespace/name`` → the PodGroup the API server answered this client's last status
+        patch with, until the informer delivers that resourceVersion or a later one
+        (:meth:`pod_group_write_observed`): the base of the next patch of that PodGroup when the
+        cycle's copy is older (:meth:`patch_pod_group_condition`)."""
 
     def _off_loop(self) -> bool:
         if self.loop is None:
@@ -463,60 +468,62 @@ class LiveClusterClient:
         conflicts and server errors (upstream ``updatePodGroupCondition`` + ``PatchPodGroupStatus``:
         ``retry.OnError(DefaultBackoff, RetriableWithConflict)``); nothing is sent when a True
         condition would go back to False or nothing changes
-        (:func:`kubesched.api.podgroups.pod_group_condition_patch`)."""
+        (:func:`kubesched.api.podgroups.pod_group_condition_patch`).
+
+        The patch is computed when it is sent, after this PodGroup's earlier patches were answered,
+        against the newer (by resourceVersion) of ``pod_group`` (the cycle's informer copy) and the
+        object the server answered this client's last patch of it with. Upstream
+        (schedule_one_podgroup.go L942-964) patches synchronously inside the scheduling loop while
+        its informer runs concurrently, so the next cycle for the same group — the retry of a
+        partly placed group's leftover members — nearly always reads the status just written for
+        the no-regress check; the scheduling decisions never read a PodGroup's status. Here no
+        cycle waits for the write: a later patch of the same group starts from the answered
+        status instead, the outcome of upstream's informer winning that race."""
         if self._off_loop():
             assert self.loop is not None
             self.loop.call_soon_threadsafe(self.patch_pod_group_condition, pod_group, condition)
             return
-        patch = podgroups.pod_group_condition_patch(pod_group, condition, _now_rfc3339())
-        if patch is None:
-            return
         meta = pod_group.get("metadata") or {}
         ns, name = meta.get("namespace") or "", meta.get("name") or ""
+        key, now = f"{ns}/{name}", _now_rfc3339()
+        if key not in self.pod_group_written and not self.writer.busy(f"podgroup/{key}") \
+                and podgroups.pod_group_condition_patch(pod_group, condition, now) is None:
+            return  # nothing to write and no write of ours the cycle's copy may be missing
         path = f"/apis/{podgroups.V1BETA1}/namespaces/{ns}/podgroups/{name}/status"
 
-        key, base = f"{ns}/{name}", _resource_version(pod_group)
-
         async def send() -> None:
-            try:
-                got = await retry_on_error(lambda: self.client.patch(path, patch), _retriable)
-            except BaseException:
-                self.pod_group_writes.pop(key, None)
-                raise
-            rv = _resource_version(got)
-            if rv is None or (base is not None and rv <= base):  # nothing new for the informer to deliver
-                self.pod_group_writes.pop(key, None)
-            elif key in self.pod_group_writes:
-                self.pod_group_writes[key] = rv
+            base = pod_group
+            written = self.pod_group_written.get(key)
+            if written is not None and (_resource_version(written) or 0) > (_resource_version(base) or 0):
+                base = written
+            patch = podgroups.pod_group_condition_patch(base, condition, now)
+            if patch is None:
+                return
+            got = await retry_on_error(lambda: self.client.patch(path, patch), _retriable)
+            if isinstance(got, dict) and _resource_version(got) is not None:
+                self.pod_group_written[key] = got
 
-        self.pod_group_writes[key] = None
-        if not self.writer.submit(f"podgroup/{key}", f"PodGroup {condition.get('type')} condition patch", send):
-            self.pod_group_writes.pop(key, None)
+        self.writer.submit(f"podgroup/{key}", f"PodGroup {condition.get('type')} condition patch", send)
 
     def pod_group_write_observed(self, obj: Any) -> None:
-        """The PodGroup informer delivered ``obj``: a status patch it already holds is seen."""
+        """The PodGroup informer delivered ``obj`` (``None``-safe): this client's answered patch of
+        it is forgotten once the informer holds that resourceVersion or a later one."""
         meta = obj.get("metadata") if isinstance(obj, dict) else None
         if not isinstance(meta, dict):
             return
         key = f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
-        want = self.pod_group_writes.get(key)
-        rv = _resource_version(obj)
-        if want is not None and rv is not None and rv >= want:
-            del self.pod_group_writes[key]
+        written = self.pod_group_written.get(key)
+        if written is None:
+            return
+        rv, want = _resource_version(obj), _resource_version(written)
+        if rv is not None and want is not None and rv >= want:
+            del self.pod_group_written[key]
 
-    async def settle_pod_group_writes(self, timeout_s: float = 1.0) -> None:
-        """Wait (at most ``timeout_s``) until every PodGroup status patch made so far has been
-        answered and delivered back by the informer. Upstream's ``updatePodGroupCondition``
-        patches synchronously in the scheduling loop and its informer, running concurrently,
-        holds the new status within milliseconds — before the cycle that retries a partly placed
-        group's leftover members reads it for the no-regress check (schedule_one_podgroup.go
-        L943-968). kubesched applies informer events between cycles only, so without this wait
-        that retry read the status from before the True it had just written, and its False
-        overwrote it (seen live in 7 of 76 steps, upstream in 11 of 827)."""
-        deadline = time.monotonic() + timeout_s
-        while self.pod_group_writes and time.monotonic() < deadline:
-            await asyncio.sleep(0.002)
-        self.pod_group_writes.clear()
+    def pod_group_deleted(self, obj: Any) -> None:
+        """The PodGroup informer delivered the deletion of ``obj``: forget this client's write."""
+        meta = obj.get("metadata") if isinstance(obj, dict) else None
+        if isinstance(meta, dict):
+            self.pod_group_written.pop(f"{meta.get('namespace') or ''}/{meta.get('name') or ''}", None)
 
     def delete_pod(self, pod: Pod) -> None:
         if self._off_loop():
@@ -683,10 +690,16 @@ class EventHandlers:
         """The engine's own handler for the kind (``Scheduler.on_object_event``: the PodGroup
         cache, queue and the ``scheduling.k8s.io/PodGroup{Add,Update,Delete}`` move)."""
         self.sched.on_object_event(kind, old, new)
-        if kind == "PodGroup" and new is not None:
-            observed = getattr(self.sched.client, "pod_group_write_observed", None)
-            if observed is not None:
-                observed(new)
+        if kind == "PodGroup":
+            live = self.sched.client
+            if new is not None:
+                observed = getattr(live, "pod_group_write_observed", None)
+                if observed is not None:
+                    observed(new)
+            else:
+                deleted = getattr(live, "pod_group_deleted", None)
+                if deleted is not None:
+                    deleted(old)
         self.on_change()
 
     def _workload_update(self, kind: str) -> Callable[[Any, Any], None]:
@@ -956,10 +969,6 @@ class SchedulingLoop:
                         self._observe(a, sched.clock.now() - t0, None)
             elif self.observe is not None:
                 self._observe(res, sched.clock.now() - t0, None)
-            live_client: Any = sched.client  # a LiveClusterClient
-            if getattr(live_client, "pod_group_writes", None):
-                # a PodGroup condition was written: the next cycle reads it as upstream's would
-                await live_client.settle_pod_group_writes()
             await asyncio.sleep(0)  # let informer events and bindings progress between cycles
 
     async def _bind(self, sp: Any) -> Any:

@@ -41,6 +41,7 @@ import base64
 import json
 import platform
 import random
+import re
 import ssl
 import sys
 import time
@@ -55,6 +56,7 @@ import_aiohttp()  # aiohttp's first import: its unused default SSL contexts load
 import aiohttp  # noqa: E402
 import msgspec  # noqa: E402
 from multidict import CIMultiDict  # noqa: E402
+from yarl import URL  # noqa: E402
 
 from kubesched import __version__  # noqa: E402
 from kubesched.errors import KubeschedError  # noqa: E402
@@ -78,6 +80,8 @@ MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 
 _MAX_RETRIES = 10  # client-go rest.Request maxRetries
+_ENCODED_PATH = re.compile(r"[A-Za-z0-9/._~!$&'()*+,;=:@-]*").fullmatch
+"""A path made only of RFC 3986 ``pchar``s and ``/``: already a valid encoded path."""
 _json_decoder = msgspec.json.Decoder()
 _json_encoder = msgspec.json.Encoder()
 
@@ -354,6 +358,16 @@ class APIClient:
         self._timeout = aiohttp.ClientTimeout(total=config.timeout, connect=config.connect_timeout)
         self._watch_timeout = aiohttp.ClientTimeout(total=None, connect=config.connect_timeout, sock_read=None)
         self._header_cache: dict[tuple[str | None, str | None], CIMultiDict[str]] = {}
+        self._base = URL(config.server)
+        self._base_path = self._base.raw_path.rstrip("/")
+
+    def _url(self, path: str) -> URL | str:
+        """The request URL of an API ``path``: a ``URL`` built from the parsed server URL when
+        ``path`` needs no percent-encoding (every path kubesched builds from object names: yarl's
+        parsing and re-encoding of the whole string is ~10 µs of each request), else the string."""
+        if _ENCODED_PATH(path) is None:
+            return self.config.server + path
+        return self._base.with_path(self._base_path + path, encoded=True)
 
     @classmethod
     def for_server(cls, server: str, *, qps: float = -1, burst: int = 0, user_agent_suffix: str = "",
@@ -435,7 +449,7 @@ class APIClient:
             data = _json_encoder.encode(body)
         if data is not None and content_type is None:
             content_type = JSON
-        url = self.config.server + path
+        url = self._url(path)
         q = _query(params)
         retries = 0
         unauthorized_retry = True
@@ -541,7 +555,7 @@ class APIClient:
         """
         q = dict(params or {})
         q["watch"] = "true"
-        url = self.config.server + path
+        url = self._url(path)
         timeout = self._watch_timeout
         await self.limiter.acquire()
         headers = await self._headers(None)

@@ -241,6 +241,7 @@ class Runner:
         self.synced = True
         gc.collect()
         gc.freeze()  # the cached objects are long-lived: keep them out of every GC pass
+        gc.enable()  # `kubesched run` starts with it off (cli/run_cmd.py)
         kv_log(log, 0, "Caches are synced", pods=len(self.factory.informer("Pod").store),
                nodes=len(self.factory.informer("Node").store))
 

@@ -39,6 +39,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from kubesched.config.args import DefaultPreemptionArgs
 from kubesched.errors import InputError
 from kubesched.framework.events import ClusterEventWithHint
@@ -50,7 +52,7 @@ from kubesched.plugins.noderesources.fit import PRE_FILTER_STATE_KEY as FIT_STAT
 from kubesched.plugins.noderesources.fit import Fit, FitRequest
 
 if TYPE_CHECKING:  # pragma: no cover
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from kubesched.api.objects import Pod
     from kubesched.framework.cycle_state import CycleState
@@ -69,6 +71,8 @@ NAME = "DefaultPreemption"
 MESSAGE_PREFIX = "preemption: "
 POD_GROUP_MESSAGE_PREFIX = "pod group preemption: "
 MSG_WAITING_FOR_GROUP_PREEMPTION = "waiting for the preemption for this pod group to be finished"
+_NEVER_SHORT = 1 << 62
+"""The batch slack of a check Fit does not make on a row (no pod request comes near it)."""
 
 
 class DefaultPreemption:
@@ -194,7 +198,41 @@ class DefaultPreemption:
                 kept.append(fits)
             return kept
 
-        return ExactPrecheck(verdict, tuple(pl for pl in plugins if isinstance(pl, Fit)), reprieve)
+        def batch(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, Callable[[PodInfo], list[int]]] | None:
+            # verdict(row, (), removed) for many rows: the slack of each check on the row as it is
+            # (column 0 the pod count), what the row's pods take from each together, and what one does
+            pods_col = table.PODS
+            alloc = table.allocatable[rows]
+            used = table.requested[rows]
+            slack = [alloc[:, pods_col] - used[:, pods_col] - 1]
+            taken = [used[:, pods_col]]
+            kept: list[tuple[str, int]] = []
+            for name, q in checks:
+                col = index.get(name)
+                if name in req.dra and col is None:
+                    continue  # DRAExtendedResource on every node: left to DynamicResources
+                if col is None:
+                    return None  # no node has the resource: verdict rejects every row
+                s = alloc[:, col] - used[:, col] - q
+                if name in req.dra:
+                    s[alloc[:, col] == 0] = _NEVER_SHORT  # DRAExtendedResource on this node
+                slack.append(s)
+                taken.append(used[:, pods_col] if col == pods_col else used[:, col])
+                kept.append((name, col))
+
+            names = tuple(name for name, col in kept if col != pods_col)
+            if len(names) == len(kept):
+                def cost(pi: PodInfo) -> list[int]:
+                    get = pi.requests.get
+                    return [1, *[get(name, 0) for name in names]]
+            else:  # a check on the pod-count column: each pod takes 1 there
+                def cost(pi: PodInfo) -> list[int]:
+                    r = pi.requests
+                    return [1, *[1 if col == pods_col else r.get(name, 0) for name, col in kept]]
+
+            return np.stack(slack, axis=1), np.stack(taken, axis=1), cost
+
+        return ExactPrecheck(verdict, tuple(pl for pl in plugins if isinstance(pl, Fit)), reprieve, batch)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """None without async preemption (upstream returns ``nil, nil``)."""

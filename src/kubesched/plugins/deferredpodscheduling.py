@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
-from kubesched.framework.interface import Code, FilterResult, Status
+from kubesched.framework.interface import SKIP_STATUS, Code, FilterResult, Status
 from kubesched.plugins.helper.gates import features_of
 from kubesched.plugins.helper.resize import deferred_resize_enabled, is_pod_resize_deferred
 
@@ -100,7 +100,7 @@ class DeferredPodScheduling:
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeTable) -> tuple[None, Status | None]:
         if not self._applies(pod):
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         return None, None
 
     def pre_filter_extensions(self) -> None:

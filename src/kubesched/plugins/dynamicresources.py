@@ -143,6 +143,7 @@ from kubesched.framework.events import (
 )
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
+    SKIP_STATUS,
     Code,
     FilterResult,
     PreBindPreFlightResult,
@@ -782,7 +783,7 @@ class DynamicResources:
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeTable) -> tuple[None, Status | None]:
         if self.deferred_resize and is_pod_resize_deferred(pod):
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         s = StateData()
         state.write(STATE_KEY, s)
         group_state = self._group_state(state, pod, create=True)
@@ -790,7 +791,7 @@ class DynamicResources:
             group_state.pods_state_data[f"{pod.metadata.namespace}/{pod.metadata.name}"] = s
         ext_requests = self._mapped_extended_requests(pod) if self.extended_resource else None
         if not getattr(pod.spec, "resource_claims", None) and not ext_requests:
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         mgr = self._manager()
         mgr.sync()
         try:
@@ -805,7 +806,7 @@ class DynamicResources:
             except _Unschedulable as e:
                 return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (str(e),))
         if not claims:
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         s.pod = pod
         s.informations = [_ClaimInfo() for _ in claims]
         to_allocate: list[int] = []
@@ -1345,7 +1346,7 @@ class DynamicResources:
         if s is None:
             return result, Status(Code.ERROR, ("not found",))
         if not s.claims:
-            return result, Status(Code.SKIP)
+            return result, SKIP_STATUS
         return result, None
 
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Any:
@@ -1727,6 +1728,15 @@ class ScoringDynamicResources(DynamicResources):
             return self._score(s, node_info.node.metadata.name), None
         except ValueError as e:
             return 0, Status(Code.ERROR, (str(e),))
+
+    def scores_zero(self, state: CycleState, pod: Pod) -> bool:
+        """True when :meth:`score_nodes` would return 0 on every node without error (a pod
+        without claims, no solution kept, or 1.36+ without DRAPrioritizedList) — NormalizeScore
+        leaves all-zero scores at 0; the framework may then leave the plugin out of an
+        unrecorded cycle's total (:meth:`Framework.run_score_plugins`)."""
+        s = self._state(state)
+        return s is not None and (not s.claims or not (s.node_allocations or s.reused) or (
+            self.version >= (1, 36) and not self.features.prioritized_list))
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
         """:meth:`score` over ``rows`` (an error raises, as the framework treats a Score error)."""

@@ -40,7 +40,7 @@ from kubesched.framework.events import (
     QueueingHint,
     pod_info_hint,
 )
-from kubesched.framework.interface import Code, FilterResult, PreFilterResult, Status, as_status
+from kubesched.framework.interface import SKIP_STATUS, Code, FilterResult, PreFilterResult, Status, as_status
 from kubesched.framework.node_info import PodInfo
 from kubesched.framework.signers import NODE_AFFINITY_SIGNER_NAME, NODE_SELECTOR_SIGNER_NAME, node_affinity_signer
 from kubesched.plugins.helper.nodeselector import node_selector_mask, preferred_score, required_affinity_mask
@@ -217,10 +217,10 @@ class NodeAffinity:
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeTable) -> tuple[PreFilterResult | None, Status | None]:
         if self.deferred_resize and is_pod_resize_deferred(pod):
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         required = _required_selector(pod)
         if required is None and self.added_node_selector is None and not pod.spec.node_selector:
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         cache = self._pod_cache(state, pod)
         state.write(PRE_FILTER_STATE_KEY, _PreFilterState(cache.required))
         names = pre_filter_node_names(pod)
@@ -285,7 +285,7 @@ class NodeAffinity:
         except SelectorError as e:
             return as_status(e)
         if preferred is None and self.added_pref_sched_terms is None:
-            return Status(Code.SKIP)
+            return SKIP_STATUS
         state.write(PRE_SCORE_STATE_KEY, _PreScoreState(preferred))
         return None
 

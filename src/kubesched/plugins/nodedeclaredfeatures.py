@@ -38,7 +38,7 @@ import numpy as np
 from kubesched.features import FeatureGate, default_feature_gate
 from kubesched.framework.cycle_state import read_state
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
-from kubesched.framework.interface import Code, FilterResult, Status, as_status
+from kubesched.framework.interface import SKIP_STATUS, Code, FilterResult, Status, as_status
 from kubesched.framework.signers import FEATURES_SIGNER_NAME
 from kubesched.plugins.helper.gates import features_of
 from kubesched.plugins.helper.resize import deferred_resize_enabled, is_pod_resize_deferred
@@ -109,6 +109,9 @@ class FeatureFramework:
         self.registry = sorted(features, key=lambda f: f.name)
         self.names = [f.name for f in self.registry]
         self.mapping = mapping  # "sorted" (TryMap, 1.36+) or "set" (1.35's sets.Set)
+        self._inferring: dict[tuple[int, int, int], tuple[tuple[str, Callable[[PodSpec], bool]], ...]] = {}
+        """target version → the (name, InferForScheduling) of the features that can be required
+        there (MaxVersion not older, an inference other than :func:`_never`), in registry order."""
 
     def infer_for_pod_scheduling(self, spec: PodSpec, target: tuple[int, int, int] | None) -> frozenset[str]:
         """``InferForPodScheduling``: the features ``spec`` needs at scheduler version ``target``
@@ -116,8 +119,12 @@ class FeatureFramework:
         ``ValueError("target version cannot be nil")`` for ``target=None``, as upstream."""
         if target is None:
             raise ValueError("target version cannot be nil")
-        return frozenset(f.name for f in self.registry
-                         if (f.max_version is None or target <= f.max_version) and f.infer_for_scheduling(spec))
+        active = self._inferring.get(target)
+        if active is None:
+            active = self._inferring[target] = tuple(
+                (f.name, f.infer_for_scheduling) for f in self.registry
+                if (f.max_version is None or target <= f.max_version) and f.infer_for_scheduling is not _never)
+        return frozenset(name for name, infer in active if infer(spec))
 
     def try_map(self, declared: Sequence[str]) -> frozenset[str]:
         """The node's declared features as the scheduler's NodeInfo holds them.
@@ -231,15 +238,15 @@ class NodeDeclaredFeatures:
     # ─── PreFilter ───
     def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeTable) -> tuple[None, Status | None]:
         if self.enable_deferred_resize and is_pod_resize_deferred(pod):
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         if not self.enabled:
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         try:
             reqs = self.framework.infer_for_pod_scheduling(pod.spec, self.version)
         except ValueError as e:
             return None, as_status(e)
         if not reqs:
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         state.write(PRE_FILTER_STATE_KEY, PreFilterState(reqs))
         return None, None
 

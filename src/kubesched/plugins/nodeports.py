@@ -42,7 +42,7 @@ from kubesched.framework.events import (
     QueueingHint,
     assigned_pod_resource,
 )
-from kubesched.framework.interface import Code, FilterResult, Status
+from kubesched.framework.interface import SKIP_STATUS, Code, FilterResult, Status
 from kubesched.framework.signers import HOST_PORTS_SIGNER_NAME, host_ports_signer
 from kubesched.plugins.helper.resize import is_pod_resize_deferred, with_deferred_resize
 
@@ -179,10 +179,10 @@ class NodePorts:
     # ─── PreFilter ───
     def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeTable) -> tuple[None, Status | None]:
         if self.deferred_resize and is_pod_resize_deferred(pod):
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         ports = pod_host_ports(pod)
         if not ports:
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         state.write(PRE_FILTER_STATE_KEY, PreFilterState(ports))
         return None, None
 

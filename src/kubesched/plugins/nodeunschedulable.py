@@ -26,6 +26,7 @@ from kubesched.api.taints import TAINT_EFFECT_NO_SCHEDULE, tolerations_tolerate_
 from kubesched.features import FeatureGate, default_feature_gate
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
 from kubesched.framework.interface import Code, FilterResult, Status
+from kubesched.framework.npfast import count_nonzero
 from kubesched.framework.signers import TOLERATIONS_SIGNER_NAME, tolerations_signer
 from kubesched.plugins.helper.gates import features_of
 from kubesched.plugins.helper.resize import SkipDeferredResizePreFilter, deferred_resize_enabled, is_pod_resize_deferred
@@ -132,7 +133,7 @@ class NodeUnschedulable:
         if self.deferred_resize and is_pod_resize_deferred(pod):
             return None
         mask = nodes.unschedulable[rows]
-        if not np.count_nonzero(mask) or tolerates_unschedulable(pod.spec.tolerations, self.comparison_operators):
+        if not count_nonzero(mask) or tolerates_unschedulable(pod.spec.tolerations, self.comparison_operators):
             return None
         return FilterResult.single(mask, ERR_REASON_UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
 

@@ -56,7 +56,7 @@ from kubesched.framework.events import (
     EventResource,
     assigned_pod_resource,
 )
-from kubesched.framework.interface import Code, FilterResult, Status
+from kubesched.framework.interface import SKIP_STATUS, Code, FilterResult, Status
 from kubesched.framework.signers import VOLUMES_SIGNER_NAME, volumes_signer
 from kubesched.plugins.csitranslation import (
     csi_name_from_in_tree_name,
@@ -129,12 +129,12 @@ class NodeVolumeLimits:
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeTable) -> tuple[None, Status | None]:
         if self.deferred_resize and is_pod_resize_deferred(pod):
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         for vol in pod.spec.volumes:
             if (vol.persistent_volume_claim is not None or getattr(vol, "ephemeral", None) is not None
                     or in_tree_plugin_of_volume(vol) is not None):
                 return None, None
-        return None, Status(Code.SKIP)
+        return None, SKIP_STATUS
 
     def pre_filter_extensions(self) -> None:
         return None

@@ -44,6 +44,7 @@ from kubesched.framework.events import (
     QueueingHint,
 )
 from kubesched.framework.interface import Code, FilterResult, Status
+from kubesched.framework.npfast import count_nonzero
 from kubesched.framework.signers import TOLERATIONS_SIGNER_NAME, tolerations_signer
 from kubesched.plugins.helper.gates import features_of
 from kubesched.plugins.helper.normalize import default_normalize_score
@@ -144,7 +145,7 @@ def untolerated_mask(table: NodeTable, rows: np.ndarray, tolerations: Sequence[T
     tols = list(tolerations)
     arr = _per_taint_set(table, key,
                          lambda ts: untolerated_taint(ts, tols, eff, comparison_operators) is not None, bool)
-    if len(arr) <= 64 and not np.count_nonzero(arr):  # every taint set tolerated (an untainted cluster)
+    if len(arr) <= 64 and not count_nonzero(arr):  # every taint set tolerated (an untainted cluster)
         return np.zeros(len(rows), bool)
     return arr[table.taint_set[rows]]
 
@@ -158,7 +159,7 @@ def intolerable_prefer_no_schedule_counts(table: NodeTable, rows: np.ndarray,
     tols = list(tolerations)
     arr = _per_taint_set(table, key, lambda ts: count_intolerable_taints_prefer_no_schedule(
         ts, tols, comparison_operators), np.int64)
-    if len(arr) <= 64 and not np.count_nonzero(arr):  # no taint set counts (a cluster without PreferNoSchedule)
+    if len(arr) <= 64 and not count_nonzero(arr):  # no taint set counts (a cluster without PreferNoSchedule)
         return np.zeros(len(rows), np.int64)
     return arr[table.taint_set[rows]]
 
@@ -252,7 +253,7 @@ class TaintToleration:
         if self.deferred_resize and is_pod_resize_deferred(pod):
             return None
         mask = untolerated_mask(nodes, rows, pod.spec.tolerations, comparison_operators=self.comparison_operators)
-        if not np.count_nonzero(mask):
+        if not count_nonzero(mask):
             return None
         return FilterResult.single(mask, ERR_REASON_NOT_MATCH, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
 

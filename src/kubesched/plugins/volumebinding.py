@@ -79,7 +79,14 @@ from kubesched.api.volumes import (
 )
 from kubesched.framework.cycle_state import read_state
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
-from kubesched.framework.interface import Code, FilterResult, PreBindPreFlightResult, PreFilterResult, Status
+from kubesched.framework.interface import (
+    SKIP_STATUS,
+    Code,
+    FilterResult,
+    PreBindPreFlightResult,
+    PreFilterResult,
+    Status,
+)
 from kubesched.framework.signers import VOLUMES_SIGNER_NAME, volumes_signer
 from kubesched.plugins.csitranslation import (
     in_tree_plugin_of_pv,
@@ -473,11 +480,11 @@ class VolumeBinding:
     # ─── PreFilter ───
     def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeTable) -> tuple[PreFilterResult | None, Status | None]:
         if self.deferred_resize and is_pod_resize_deferred(pod):
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         claims = pod_pvc_names(pod) if pod.spec.volumes else []
         if not claims:
             state.write(STATE_KEY, StateData())
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         ns = pod.metadata.namespace
         pvcs: list[Any] = []
         for claim_name, eph, _ in claims:  # podHasPVCs
@@ -704,20 +711,29 @@ class VolumeBinding:
     # ─── PreScore / Score ───
     def pre_score(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: Any) -> Status | None:
         if self.scorer is None:
-            return Status(Code.SKIP)  # StorageCapacityScoring off (default before v1.37)
+            return SKIP_STATUS  # StorageCapacityScoring off (default before v1.37)
         try:
             s = read_state(state, STATE_KEY, StateData)
         except Exception as e:  # noqa: BLE001
             return Status(Code.ERROR, (str(e),), e)
         if s.has_static_bindings or self.scorer is not None:
             return None
-        return Status(Code.SKIP)
+        return SKIP_STATUS
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         if self.scorer is None:
             return 0, None
         s = read_state(state, STATE_KEY, StateData)
         return self._score_pod_volumes(s.pod_volumes_by_node.get(node_info.name)), None
+
+    def scores_zero(self, state: CycleState, pod: Pod) -> bool:
+        """True when :meth:`score_nodes` would return 0 on every node without error (no scorer, or
+        no node with PodVolumes: a pod without claims); the framework may then leave it out of
+        an unrecorded cycle's total (:meth:`Framework.run_score_plugins`)."""
+        if self.scorer is None:
+            return True
+        s = state.get(STATE_KEY)
+        return isinstance(s, StateData) and not s.pod_volumes_by_node
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
         """Batch :meth:`score`: 0 on nodes without PodVolumes (every node for a pod without
@@ -832,7 +848,7 @@ class VolumeBinding:
         except Exception as e:  # noqa: BLE001
             return result, Status(Code.ERROR, (str(e),), e)
         if s.all_bound:
-            return result, Status(Code.SKIP)
+            return result, SKIP_STATUS
         if node_name not in s.pod_volumes_by_node:
             return result, Status(Code.ERROR, (f'no pod volume found for node "{node_name}"',))
         return result, None

@@ -39,7 +39,7 @@ from kubesched.framework.events import (
     QueueingHint,
     assigned_pod_resource,
 )
-from kubesched.framework.interface import Code, FilterResult, Status
+from kubesched.framework.interface import SKIP_STATUS, Code, FilterResult, Status
 from kubesched.framework.signers import VOLUMES_SIGNER_NAME, volumes_signer
 from kubesched.plugins.helper.resize import is_pod_resize_deferred, with_deferred_resize
 from kubesched.plugins.volumebinding import not_found
@@ -196,9 +196,9 @@ class VolumeRestrictions:
     # ─── PreFilter ───
     def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeTable) -> tuple[None, Status | None]:
         if self.deferred_resize and is_pod_resize_deferred(pod):
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         if not pod.spec.volumes:
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         needs_check = any(needs_restrictions_check(v) for v in pod.spec.volumes)
         lister = self.handle.lister if self.handle is not None else None
         rwop: set[str] = set()
@@ -212,7 +212,7 @@ class VolumeRestrictions:
         usage = self._usage_for(nodes)
         count = sum(1 for c in rwop if usage.counts.get(f"{pod.metadata.namespace}/{c}", 0) > 0)
         if not needs_check and count == 0:
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         state.write(PRE_FILTER_STATE_KEY, PreFilterState(rwop, count, needs_check))
         return None, None
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from kubesched.api.storage import PersistentVolumeClaimView, PersistentVolumeView, StorageClassView
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
-from kubesched.framework.interface import Code, FilterResult, Status
+from kubesched.framework.interface import SKIP_STATUS, Code, FilterResult, Status
 from kubesched.framework.signers import VOLUMES_SIGNER_NAME, volumes_signer
 from kubesched.plugins.helper.resize import is_pod_resize_deferred, with_deferred_resize
 from kubesched.plugins.volumebinding import (
@@ -129,14 +129,14 @@ class VolumeZone:
     # ─── PreFilter ───
     def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeTable) -> tuple[None, Status | None]:
         if self.deferred_resize and is_pod_resize_deferred(pod):
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         if not pod.spec.volumes:
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         topologies, st = self.get_pv_topologies(pod)
         if st is not None:
             return None, st
         if not topologies:
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         state.write(PRE_FILTER_STATE_KEY, PreFilterState(topologies))
         return None, None
 

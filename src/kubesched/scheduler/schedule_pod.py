@@ -47,6 +47,7 @@ from kubesched.framework.diagnosis import (
 )
 from kubesched.framework.extender import EXTENDER_NAME, MAX_EXTENDER_PRIORITY, Extender, ExtenderError
 from kubesched.framework.interface import MAX_NODE_SCORE, Code, Status
+from kubesched.framework.npfast import amax, count_nonzero, flatnonzero
 from kubesched.framework.runtime import ScoreResult
 from kubesched.framework.sorted_nodes import heap_top
 
@@ -182,10 +183,10 @@ def _filter_rows(fw: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosi
         if err is not None:
             return err
         ok = chunk.ok_mask()
-        n_ok = int(np.count_nonzero(ok))
+        n_ok = int(count_nonzero(ok))
         if found + n_ok > num_to_find:
             # keep the evaluations up to and including the num_to_find-th feasible node
-            cut = int(np.flatnonzero(ok)[num_to_find - found - 1]) + 1
+            cut = int(flatnonzero(ok)[num_to_find - found - 1]) + 1
             chunk = chunk.truncate(cut)
             ok = ok[:cut]
             n_ok = num_to_find - found
@@ -362,7 +363,7 @@ def schedule_pod(fw: Framework, state: CycleState, pod: Pod, table: NodeTable, s
             batch.store_schedule_results(None, hint, table.names[int(feasible[pick])], None, cycle,
                                          num_other=len(feasible) - 1)
     else:
-        best = np.flatnonzero(total == total.max())
+        best = flatnonzero(total == amax(total))
         pick = int(best[0]) if len(best) == 1 else int(best[int(rng.integers(len(best)))])
     return ScheduleResult(table.names[int(feasible[pick])], len(feasible) + explicit,
                           len(feasible), chunks, scores, diagnosis.extra_statuses)

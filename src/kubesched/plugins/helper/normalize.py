@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from kubesched.framework.npfast import amax
+
 __all__ = ["default_normalize_score"]
 
 
@@ -17,7 +19,7 @@ def default_normalize_score(max_priority: int, reverse: bool, scores: np.ndarray
     """
     if len(scores) == 0:
         return
-    max_count = int(scores.max())
+    max_count = int(amax(scores))
     if max_count <= 0:
         if reverse:
             scores[:] = max_priority

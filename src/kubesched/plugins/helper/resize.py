@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from kubesched.framework.interface import Code, Status
+from kubesched.framework.interface import SKIP_STATUS, Status
 from kubesched.plugins.helper.gates import features_of
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -53,7 +53,7 @@ class SkipDeferredResizePreFilter:
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeTable) -> tuple[None, Status | None]:
         if self.deferred_resize and is_pod_resize_deferred(pod):
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         return None, None
 
     def pre_filter_extensions(self) -> None:

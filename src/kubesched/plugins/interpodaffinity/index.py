@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kubesched.plugins.interpodaffinity.terms import AffinityTerm, PodTerms, Target, parse_pod_terms
+from kubesched.plugins.interpodaffinity.terms import AffinityTerm, PodTerms, Target, shared_pod_terms
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Node
@@ -44,7 +44,7 @@ def pod_terms(pod_info: PodInfo) -> PodTerms:
     t = pod_info.extra.get(TERMS_KEY)
     if isinstance(t, tuple) and t[0] is pod_info.pod:
         return t[1]  # extra[TERMS_KEY] holds (pod, PodTerms)
-    terms = parse_pod_terms(pod_info.pod)
+    terms = shared_pod_terms(pod_info.pod)
     pod_info.extra[TERMS_KEY] = (pod_info.pod, terms)
     return terms
 

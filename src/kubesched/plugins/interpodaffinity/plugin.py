@@ -26,7 +26,7 @@ from kubesched.framework.events import (
     EventResource,
     QueueingHint,
 )
-from kubesched.framework.interface import Code, FilterResult, Status, as_status
+from kubesched.framework.interface import SKIP_STATUS, Code, FilterResult, Status, as_status
 from kubesched.framework.signers import LABELS_SIGNER_NAME
 from kubesched.plugins.helper.gates import features_of
 from kubesched.plugins.helper.resize import is_pod_resize_deferred, with_deferred_resize
@@ -50,8 +50,8 @@ from kubesched.plugins.interpodaffinity.terms import (
     PodTerms,
     Target,
     merge_namespaces,
-    parse_pod_terms,
     pod_matches_all,
+    shared_pod_terms,
     target_matches,
 )
 
@@ -319,13 +319,13 @@ class InterPodAffinity:
         pi = getattr(state, "pod_info", None)
         if pi is not None and pi.pod is pod:
             return pod_terms(pi)
-        return parse_pod_terms(pod)
+        return shared_pod_terms(pod)
 
     # ───────────────────────────── PreFilter ─────────────────────────────
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeTable) -> tuple[None, Status | None]:
         if self.deferred_resize and is_pod_resize_deferred(pod):
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         terms = self._terms(state, pod)
         if terms.errors:
             return None, Status.of(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"parsing pod: {'; '.join(terms.errors)}")
@@ -356,7 +356,7 @@ class InterPodAffinity:
                 if dom.any():
                     s.accumulate("existing", tk, dom)
         if not s.existing and not aff_t and not anti_t:
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         if aff_t:
             c = idx.target(tuple(t for t, _ in aff_t))
             for tk in s.aff_keys:
@@ -461,7 +461,7 @@ class InterPodAffinity:
             or (aff.pod_anti_affinity is not None
                 and aff.pod_anti_affinity.preferred_during_scheduling_ignored_during_execution))
         if self.ignore_preferred_terms_of_existing_pods and not has_constraints:
-            return Status(Code.SKIP)
+            return SKIP_STATUS
         terms = self._terms(state, pod)
         if terms.errors:
             return Status.of(Code.ERROR, f"failed to parse pod: {'; '.join(terms.errors)}")
@@ -495,7 +495,7 @@ class InterPodAffinity:
                 if existing_term_matches(term, ns, labels, nss):
                     add(term.topology_key, idx.domain(c, term.topology_key), factor)
         if not scores:
-            return Status(Code.SKIP)
+            return SKIP_STATUS
         state.write(PRE_SCORE_STATE_KEY, PreScoreState(scores))
         return None
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched.framework.interface import Code, Status
+from kubesched.framework.interface import SKIP_STATUS, Code, Status
 from kubesched.plugins.interpodaffinity.plugin import (
     ERR_REASON_AFFINITY_RULES_NOT_MATCH,
     ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
@@ -95,7 +95,7 @@ class ReferenceInterPodAffinity:
                 if target_matches(tg, ens, el):
                     _inc(s.anti, node_labels, tk, 1)
         if not s.existing_anti and not s.aff_targets and not s.anti_targets:
-            return Status(Code.SKIP)
+            return SKIP_STATUS
         return s
 
     def filter(self, s: RefPreFilterState, node_info: NodeInfo) -> Status | None:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from kubesched.api.labels import Selector, selector_from_label_selector
-from kubesched.api.objects import LabelSelector, LabelSelectorRequirement, Pod, PodAffinityTerm
+from kubesched.api.objects import Affinity, LabelSelector, LabelSelectorRequirement, Pod, PodAffinityTerm
 from kubesched.errors import SelectorError
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "merge_namespaces",
     "parse_pod_terms",
     "pod_matches_all",
+    "shared_pod_terms",
     "target_matches",
 ]
 
@@ -151,6 +152,47 @@ def parse_pod_terms(pod: Pod) -> PodTerms:
 
 
 _NO_TERMS = PodTerms()
+
+# shared_pod_terms' memo: id(affinity) -> (affinity, namespace, labels or None, terms); the entry
+# keeps the affinity object alive, so its id is not reused while the entry stands
+_SHARED: dict[int, tuple[Affinity, str, dict[str, str] | None, PodTerms]] = {}
+_SHARED_MAX = 4096
+
+
+def _uses_label_keys(aff: Affinity) -> bool:
+    """Whether any pod (anti-)affinity term of ``aff`` has ``matchLabelKeys`` or
+    ``mismatchLabelKeys`` (then the parsed terms depend on the pod's labels)."""
+    for group in (aff.pod_affinity, aff.pod_anti_affinity):
+        if group is None:
+            continue
+        for t in group.required_during_scheduling_ignored_during_execution:
+            if t.match_label_keys or t.mismatch_label_keys:
+                return True
+        for w in group.preferred_during_scheduling_ignored_during_execution:
+            if w.pod_affinity_term.match_label_keys or w.pod_affinity_term.mismatch_label_keys:
+                return True
+    return False
+
+
+def shared_pod_terms(pod: Pod) -> PodTerms:
+    """:func:`parse_pod_terms`, shared by the pod objects that carry the same ``spec.affinity``
+    object in the same namespace (and the same labels when a term has ``matchLabelKeys`` /
+    ``mismatchLabelKeys``): replicas of one template decoded once, and a pod's successive
+    objects on binding (``nodeName`` set, then PodTopologyLabels' zone/region labels), which
+    keep the spec's affinity object. The result is the same as parsing (it is a function of
+    the affinity, the namespace and those labels; objects are never mutated in place)."""
+    aff = pod.spec.affinity
+    if aff is None or (aff.pod_affinity is None and aff.pod_anti_affinity is None):
+        return _NO_TERMS
+    meta = pod.metadata
+    hit = _SHARED.get(id(aff))
+    if hit is not None and hit[0] is aff and hit[1] == meta.namespace and (hit[2] is None or hit[2] == meta.labels):
+        return hit[3]
+    terms = parse_pod_terms(pod)
+    if len(_SHARED) >= _SHARED_MAX:
+        _SHARED.clear()
+    _SHARED[id(aff)] = (aff, meta.namespace, dict(meta.labels) if _uses_label_keys(aff) else None, terms)
+    return terms
 
 
 def merge_namespaces(term: AffinityTerm, list_namespaces: Callable[[], list],

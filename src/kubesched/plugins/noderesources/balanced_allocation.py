@@ -23,7 +23,7 @@ import numpy as np
 import kubesched.plugins.helper.extendedresources as _extres
 from kubesched.config.args import NodeResourcesBalancedAllocationArgs
 from kubesched.features import default_feature_gate
-from kubesched.framework.interface import Code, Status
+from kubesched.framework.interface import SKIP_STATUS, Code, Status
 from kubesched.plugins.noderesources.resource_allocation import (
     BALANCED,
     PreScoreState,
@@ -67,12 +67,12 @@ class BalancedAllocation:
     def _compute(self, state: CycleState | None, pod: Pod) -> PreScoreState:
         reqs = self.scorer.pod_requests(state, pod)
         dra = _extres.dra_score_state(self.handle, self.scorer.names) if self.dra_extended_resource else None
-        return PreScoreState(tuple(reqs), tuple(self.scorer.terms(reqs)), dra)
+        return PreScoreState(tuple(reqs), self.scorer.terms_for(reqs), dra)
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> Status | None:
         s = self._compute(state, pod)
         if not any(s.pod_requests):
-            return Status(Code.SKIP)
+            return SKIP_STATUS
         state.write(PRE_SCORE_STATE_KEY, s)
         return None
 

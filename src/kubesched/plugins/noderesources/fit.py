@@ -65,6 +65,7 @@ from kubesched.framework.events import (
 )
 from kubesched.framework.interface import MAX_NODE_SCORE, Code, FilterResult, Status
 from kubesched.framework.node_info import Resource
+from kubesched.framework.npfast import count_nonzero
 from kubesched.plugins.helper.gates import features_of
 from kubesched.plugins.helper.resize import deferred_resize_enabled, is_pod_resize_deferred
 from kubesched.plugins.noderesources.resource_allocation import (
@@ -491,9 +492,9 @@ class Fit:
                     short[own] = not skip_own and bool(a[own] - used[rows[own], col] < delta)
                 if dra:
                     short &= a != 0  # the nodes without it leave it to DRA
-                if np.count_nonzero(short):
+                if count_nonzero(short):
                     short_list.append((j, q, (short, a)))
-        if not short_list and not np.count_nonzero(too_many):
+        if not short_list and not count_nonzero(too_many):
             return None
         if len(req.checks) > _MAX_BIT_CHECKS:
             return _interned_result(req, too_many, short_list)
@@ -512,7 +513,7 @@ class Fit:
     def _pre_score_state(self, state: CycleState, pod: Pod) -> PreScoreState:
         reqs = self.scorer.pod_requests(state, pod)
         dra = _extres.dra_score_state(self.handle, self.scorer.names) if self.dra_extended_resource else None
-        return PreScoreState(tuple(reqs), tuple(self.scorer.terms(reqs)), dra)
+        return PreScoreState(tuple(reqs), self.scorer.terms_for(reqs), dra)
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> Status | None:
         state.write(PRE_SCORE_STATE_KEY, self._pre_score_state(state, pod))

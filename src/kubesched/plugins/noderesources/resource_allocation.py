@@ -32,6 +32,7 @@ import numpy as np
 
 from kubesched.api.resources import is_pod_level_requests_set, pod_non_zero_requests, pod_requests
 from kubesched.framework.interface import MAX_NODE_SCORE
+from kubesched.framework.npfast import count_nonzero
 from kubesched.plugins.helper.resourcenames import is_extended_resource_name, is_scalar_resource_name
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -269,6 +270,7 @@ class ResourceAllocationScorer:
         self.shape = [(int(u), int(s)) for u, s in shape]
         if strategy == REQUESTED_TO_CAPACITY_RATIO and not self.shape:
             raise ValueError("RequestedToCapacityRatio needs a shape")
+        self._terms_memo: dict[tuple[int, ...], tuple[_Term, ...]] = {}
 
     # ── per cycle ──
 
@@ -288,6 +290,17 @@ class ResourceAllocationScorer:
             elif is_scalar_resource_name(n) and p != 0:
                 out.append(_Term(i, n, 3, p))
             # else: scalar not requested, or not a schedulable resource name → (0, 0)
+        return out
+
+    def terms_for(self, pod_requests: Sequence[int]) -> tuple[_Term, ...]:
+        """:meth:`terms` as a tuple, remembered per request vector (pods of one template ask
+        for the same amounts; the terms depend on nothing else)."""
+        key = tuple(pod_requests)
+        out = self._terms_memo.get(key)
+        if out is None:
+            if len(self._terms_memo) >= 1024:
+                self._terms_memo.clear()
+            out = self._terms_memo[key] = tuple(self.terms(key))
         return out
 
     # ── per node (reference) ──
@@ -439,7 +452,7 @@ class ResourceAllocationScorer:
             bases.append(base)
             if t.pod_request:
                 base = base + t.pod_request
-            cols.append((self.weights[t.index], a, base, np.count_nonzero(a) == k))
+            cols.append((self.weights[t.index], a, base, count_nonzero(a) == k))
         if self.strategy == BALANCED:
             if self.balanced_delta and len(cols) == 2 and cols[0][3] and cols[1][3]:
                 return _balanced_delta_two(cols[0][1], cols[1][1], cols[0][2], cols[1][2], bases[0], bases[1])
@@ -466,7 +479,7 @@ class ResourceAllocationScorer:
                 util = np.where(r > safe, MAX_UTILIZATION, r * MAX_UTILIZATION // safe)
                 s = _broken_linear_array(self.shape, util)
                 has_all = False
-                inc = (s > 0) if np.count_nonzero(a) == k else ((s > 0) & (a != 0))
+                inc = (s > 0) if count_nonzero(a) == k else ((s > 0) & (a != 0))
             if has_all:
                 node_score = node_score + (s if w == 1 else s * w)
                 weight_sum = weight_sum + w

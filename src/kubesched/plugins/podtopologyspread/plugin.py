@@ -37,7 +37,7 @@ from kubesched.framework.events import (
     QueueingHint,
     pod_info_hint,
 )
-from kubesched.framework.interface import MAX_NODE_SCORE, Code, FilterResult, Status, as_status
+from kubesched.framework.interface import MAX_NODE_SCORE, SKIP_STATUS, Code, FilterResult, Status, as_status
 from kubesched.framework.node_info import PodInfo
 from kubesched.plugins.helper.gates import features_of
 from kubesched.plugins.helper.resize import is_pod_resize_deferred, with_deferred_resize
@@ -240,13 +240,13 @@ class PodTopologySpread:
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: NodeTable) -> tuple[None, Status | None]:
         if self.deferred_resize and is_pod_resize_deferred(pod):
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         try:
             constraints = self.get_constraints(pod, DO_NOT_SCHEDULE, state)
         except SelectorError as e:
             return None, as_status(RuntimeError(f"get constraints from pod: {e}"))
         if not constraints:
-            return None, Status(Code.SKIP)
+            return None, SKIP_STATUS
         state.write(PRE_FILTER_STATE_KEY, self._pre_filter_state(state, pod, nodes, constraints))
         return None, None
 
@@ -348,13 +348,13 @@ class PodTopologySpread:
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> Status | None:
         if len(nodes) == 0:
-            return Status(Code.SKIP)
+            return SKIP_STATUS
         try:
             constraints = self.get_constraints(pod, SCHEDULE_ANYWAY, state)
         except SelectorError as e:
             return as_status(RuntimeError(f"calculating preScoreState: {e}"))
         if not constraints:
-            return Status(Code.SKIP)
+            return SKIP_STATUS
         s = PreScoreState()
         s.constraints = constraints
         s.require_all = bool(pod.spec.topology_spread_constraints) or not self.system_defaulted
