@@ -1,28 +1,21 @@
-"""The QueueingHints' per-pod-object memo (plugins/helper/podmemo.py) gives exactly the answers of
-the uncached path (upstream re-parses the pending pod's terms on every event,
-interpodaffinity/plugin.go ``isSchedulableAfterAssignedPodChange``), including after the pending
-pod is replaced by an updated object."""
+"""The QueueingHints given the queued pod's PodInfo (terms parsed once per pod version, cached in
+``PodInfo.extra`` and shared with the scheduling cycle) answer exactly as given the bare pod, which
+re-parses the terms on every call as upstream does (interpodaffinity/plugin.go
+``isSchedulableAfterAssignedPodChange``), including after the queued pod is updated
+(``PodInfo.update``: a new object, the cache cleared)."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-from unittest import mock
-
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.plugins.test_interpodaffinity import NSS, labels_st, node, pod, terms_st
 
-from kubesched.plugins.helper.podmemo import PodMemo
+from kubesched.framework.events import QueueingHint
+from kubesched.framework.node_info import PodInfo
 from kubesched.plugins.interpodaffinity import hints as ipa_hints
-from kubesched.plugins.interpodaffinity.terms import parse_pod_terms
+from kubesched.plugins.interpodaffinity.index import TERMS_KEY
 
 VERSIONS = [(1, 34), (1, 35), (1, 36), (1, 37)]
-
-
-def _uncached(fn, *args, **kw):
-    with mock.patch.object(ipa_hints, "hint_pod_terms", parse_pod_terms):
-        return fn(*args, **kw)
 
 
 @st.composite
@@ -38,69 +31,51 @@ def _other_st(draw):
 @given(labels=labels_st, ns=st.sampled_from(NSS), terms=terms_st(), relabel=labels_st,
        events=st.lists(st.tuples(_other_st(), _other_st()), min_size=1, max_size=4),
        version=st.sampled_from(VERSIONS))
-def test_memoised_hints_equal_uncached(labels, ns, terms, relabel, events, version) -> None:
+def test_pod_info_hints_equal_bare_pod(labels, ns, terms, relabel, events, version) -> None:
     target = pod("t", labels, None, ns, terms)
     # the target pod updated: a new object (new labels change matchLabelKeys merges too)
     updated = pod("t", relabel, None, ns, terms)
     updated.metadata.resource_version = "2"
+    info = PodInfo(target)
     for p in (target, target, updated, updated, target):
+        if info.pod is not p:
+            info.update(p)
         for old, new in events:
-            want = _uncached(ipa_hints.is_schedulable_after_pod_change, p, old, new, version=version)
-            assert ipa_hints.is_schedulable_after_pod_change(p, old, new, version=version) == want
+            want = ipa_hints.is_schedulable_after_pod_change(p, old, new, version=version)
+            assert ipa_hints.is_schedulable_after_pod_change(info, old, new, version=version) == want
+            assert ipa_hints.pod_change_hint(version)(info, old, new) == want
         n = node("n", zone="z", region="r") if labels else node("n", zone="z")
-        want = _uncached(ipa_hints.is_schedulable_after_node_change, p, None, n)
-        assert ipa_hints.is_schedulable_after_node_change(p, None, n) == want
+        want = ipa_hints.is_schedulable_after_node_change(p, None, n)
+        assert ipa_hints.is_schedulable_after_node_change(info, None, n) == want
 
 
 def test_match_label_keys_follow_the_updated_object() -> None:
-    """A term with matchLabelKeys depends on the pending pod's labels: the updated object's terms
-    are used, not the memoised ones of the old object."""
+    """A term with matchLabelKeys depends on the pending pod's labels: after the update the new
+    object's terms are used, not the ones cached for the old object."""
     t = {"topologyKey": "zone", "labelSelector": {}, "matchLabelKeys": ["app"]}
     before = pod("t", {"app": "a"}, None, "default", [("podAffinity", t, None)])
     after = pod("t", {"app": "b"}, None, "default", [("podAffinity", t, None)])
     other = pod("x", {"app": "b"}, "n1")
     h = ipa_hints.is_schedulable_after_pod_change
-    assert h(before, None, other) == h(before, None, other) == ipa_hints.QueueingHint.SKIP
-    assert h(after, None, other) == ipa_hints.QueueingHint.QUEUE
+    info = PodInfo(before)
+    assert h(info, None, other) == h(info, None, other) == QueueingHint.SKIP
+    assert TERMS_KEY in info.extra  # parsed once, kept for the cycle
+    info.update(after)
+    assert h(info, None, other) == QueueingHint.QUEUE
 
 
-def test_pod_memo_validity_and_bound() -> None:
-    calls: list[str] = []
-
-    def derive(p):
-        calls.append(p.metadata.resource_version)
-        return p.metadata.name
-
-    memo: PodMemo[str] = PodMemo(derive, capacity=2)
-    a = pod("a")
-    assert memo.get(a) == memo.get(a) == "a" and len(calls) == 1
-    a.metadata.resource_version = "7"  # an in-place bump invalidates
-    memo.get(a)
-    assert calls == ["", "7"]
-    b, c = pod("b"), pod("c")
-    memo.get(b)
-    memo.get(c)  # evicts the oldest (a)
-    assert len(memo) == 2
-    memo.get(a)
-    assert calls == ["", "7", "", "", "7"]
+def test_hints_marked_for_the_queue() -> None:
+    """The queue passes the PodInfo only to hints marked ``pod_info_hint``; custom hints get the pod."""
+    from kubesched.plugins import nodeaffinity as na
+    from kubesched.plugins.podtopologyspread import PodTopologySpread
+    marked = [ipa_hints.pod_change_hint((1, 37)), ipa_hints.is_schedulable_after_node_change,
+              na.NodeAffinity.is_schedulable_after_node_change,
+              PodTopologySpread.is_schedulable_after_pod_change, PodTopologySpread.is_schedulable_after_node_change,
+              PodTopologySpread.is_schedulable_after_target_pod_change]
+    assert all(getattr(h, "takes_pod_info", False) for h in marked)
 
 
-def test_pod_memo_does_not_keep_errors() -> None:
-    n = {"calls": 0}
-
-    def derive(p):
-        n["calls"] += 1
-        raise ValueError("bad")
-
-    memo: PodMemo[str] = PodMemo(derive)
-    a = pod("a")
-    for _ in range(2):
-        with pytest.raises(ValueError):
-            memo.get(a)
-    assert n["calls"] == 2 and len(memo) == 0
-
-
-# ───────────── PodTopologySpread / NodeAffinity hints: memoised == uncached ─────────────
+# ───────────── PodTopologySpread / NodeAffinity hints: PodInfo == bare pod ─────────────
 
 _LAB = st.dictionaries(st.sampled_from(["app", "tier"]), st.sampled_from(["a", "b"]), max_size=2)
 
@@ -128,38 +103,41 @@ _CONS = st.lists(st.tuples(st.integers(1, 2), st.sampled_from(["zone", "kubernet
 @given(labels=_LAB, relabel=_LAB, cons=_CONS,
        others=st.lists(st.tuples(st.one_of(st.none(), _LAB), st.one_of(st.none(), _LAB),
                                  st.sampled_from(["n1", ""])), min_size=1, max_size=4))
-def test_spread_hint_memo_equals_uncached(labels, relabel, cons, others) -> None:
+def test_spread_hint_pod_info_equals_bare_pod(labels, relabel, cons, others) -> None:
     from kubesched.framework.handle import Handle
     from kubesched.plugins.podtopologyspread import new
     from kubesched.testing.wrappers import build_table
     pl = new(None, Handle(build_table([node("n1", zone="z")], [])))
     target = _spread_pod(labels, cons, "u-t")
     updated = _spread_pod(relabel, cons, "u-t", rv="2")
+    info = PodInfo(target)
     for p in (target, target, updated, updated):
+        if info.pod is not p:
+            info.update(p)
         for old_l, new_l, nn in others:
             old = None if old_l is None else _spread_pod(old_l, [], "u-x", node_name=nn)
             new_ = None if new_l is None else _spread_pod(new_l, [], "u-x", node_name=nn)
-            got = pl.is_schedulable_after_pod_change(p, old, new_)
-            with mock.patch.object(pl, "_explicit_memo", SimpleNamespace(get=pl._parse_explicit)):
-                assert got == pl.is_schedulable_after_pod_change(p, old, new_)
+            want = pl.is_schedulable_after_pod_change(p, old, new_)
+            assert pl.is_schedulable_after_pod_change(info, old, new_) == want
+            if old is not None and new_ is not None:
+                assert (pl.is_schedulable_after_target_pod_change(info, old, new_)
+                        == pl.is_schedulable_after_target_pod_change(p, old, new_))
         n_old, n_new = node("n", zone="z"), node("n", zone="z", app="a")
-        got = pl.is_schedulable_after_node_change(p, n_old, n_new)
-        with mock.patch.object(pl, "_explicit_memo", SimpleNamespace(get=pl._parse_explicit)):
-            assert got == pl.is_schedulable_after_node_change(p, n_old, n_new)
+        want = pl.is_schedulable_after_node_change(p, n_old, n_new)
+        assert pl.is_schedulable_after_node_change(info, n_old, n_new) == want
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sel=_LAB, zones=st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=2),
        old=st.one_of(st.none(), _LAB), new_l=_LAB)
-def test_node_affinity_hint_memo_equals_uncached(sel, zones, old, new_l) -> None:
-    from kubesched.api.nodeselector import RequiredNodeAffinity
+def test_node_affinity_hint_pod_info_equals_bare_pod(sel, zones, old, new_l) -> None:
     from kubesched.plugins import nodeaffinity as na
     from kubesched.testing.wrappers import MakeNode, MakePod
     pl = na.new(None, None)
     p = MakePod().name("t").node_selector(sel).node_affinity_in("app", zones).obj()
+    info = PodInfo(p)
     old_n = None if old is None else MakeNode().name("n").labels(old).obj()
     new_n = MakeNode().name("n").labels(new_l).obj()
     for _ in range(2):
-        got = pl.is_schedulable_after_node_change(p, old_n, new_n)
-        with mock.patch.object(na, "_hint_required", RequiredNodeAffinity):
-            assert got == pl.is_schedulable_after_node_change(p, old_n, new_n)
+        want = pl.is_schedulable_after_node_change(p, old_n, new_n)
+        assert pl.is_schedulable_after_node_change(info, old_n, new_n) == want

@@ -32,12 +32,19 @@ import numpy as np
 from kubesched.api import objects as o
 from kubesched.api.nodeselector import NodeSelectorMatcher, PreferredSchedulingTerms, RequiredNodeAffinity
 from kubesched.errors import InputError, SelectorError
-from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
+from kubesched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+    pod_info_hint,
+)
 from kubesched.framework.interface import SKIP_STATUS, Code, FilterResult, PreFilterResult, Status, as_status
+from kubesched.framework.node_info import PodInfo
 from kubesched.framework.signers import NODE_AFFINITY_SIGNER_NAME, NODE_SELECTOR_SIGNER_NAME, node_affinity_signer
 from kubesched.plugins.helper.nodeselector import node_selector_mask, preferred_score, required_affinity_mask
 from kubesched.plugins.helper.normalize import default_normalize_score
-from kubesched.plugins.helper.podmemo import PodMemo
 from kubesched.plugins.helper.resize import is_pod_resize_deferred, with_deferred_resize
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -99,19 +106,6 @@ def get_pod_preferred_node_affinity(pod: Pod) -> PreferredSchedulingTerms | None
             aff.node_affinity.preferred_during_scheduling_ignored_during_execution:
         return PreferredSchedulingTerms(aff.node_affinity.preferred_during_scheduling_ignored_during_execution)
     return None
-
-
-_REQUIRED: PodMemo[RequiredNodeAffinity] = PodMemo(RequiredNodeAffinity)
-
-
-def _hint_required(pod: Pod) -> RequiredNodeAffinity:
-    """``RequiredNodeAffinity(pod)`` for the queueing hint, memoised per pod object (upstream
-    builds it per event, node_affinity.go ``isSchedulableAfterNodeChange``) for pods with a
-    nodeSelector or node affinity."""
-    aff = pod.spec.affinity
-    if pod.spec.node_selector or (aff is not None and aff.node_affinity is not None):
-        return _REQUIRED.get(pod)
-    return RequiredNodeAffinity(pod)
 
 
 class _PodCache:
@@ -196,11 +190,21 @@ class NodeAffinity:
             ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
             self.is_schedulable_after_node_change)]
 
-    def is_schedulable_after_node_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
+    @pod_info_hint
+    def is_schedulable_after_node_change(self, pod: Pod | PodInfo, old: Any, new: Any) -> QueueingHint:
+        """Upstream ``isSchedulableAfterNodeChange`` (node_affinity.go). ``pod``: the pod, or the
+        queued pod's PodInfo, whose parsed required affinity is then the one cached for the
+        scheduling cycle (upstream builds it per event)."""
         if self.added_node_selector is not None and \
                 not self.added_node_selector.match(new.metadata.labels, new.metadata.name):
             return QueueingHint.SKIP
-        required = _hint_required(pod)
+        if isinstance(pod, PodInfo):
+            c = pod.extra.get(NAME)
+            if c is None:
+                c = pod.extra[NAME] = _PodCache(pod.pod)
+            required = c.required  # type: ignore[attr-defined]
+        else:
+            required = RequiredNodeAffinity(pod)
         if not required.match(new.metadata.labels, new.metadata.name):
             return QueueingHint.SKIP
         if old is None:

@@ -60,6 +60,7 @@ from kubesched.framework.interface import as_status
 from kubesched.framework.node_info import PodInfo, QueuedPodInfo
 from kubesched.framework.podgroup import POD_GROUP_KEY_TYPE, entity_key
 from kubesched.queue.podgroups import QueuedPodGroupInfo
+from kubesched.queue.unschedulable import UnschedulableEntities
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
@@ -80,6 +81,12 @@ backoff is over) / activeQ."""
 _STRATEGY_QUEUE = {QUEUE_SKIP: UNSCHEDULABLE, QUEUE_AFTER_BACKOFF: BACKOFF, QUEUE_IMMEDIATELY: ACTIVE}
 """Upstream ``strategyToQueueLabel``."""
 _WILDCARD_RESOURCES = (EventResource.WILDCARD, EventResource.UNSCHEDULABLE_TIMEOUT, EventResource.FORCE_ACTIVATE)
+
+_Hints = tuple[tuple[Any, bool], ...]
+_Plan = dict[str, _Hints]
+"""What one kind of event asks of the queue: plugin → its registrations' hints that match the
+event, as ``(hint or None, takes_pod_info)`` in registration order; the plugins (keys) in
+:attr:`SchedulingQueue._events` order."""
 
 
 class SchedulingQueue:
@@ -111,7 +118,12 @@ class SchedulingQueue:
         """``podBackoffQ``: pods rejected by plugins (the only backoff heap ``pop()`` takes from)."""
         self._error_backoff: list[tuple[float, Any, int, Entity]] = []
         """``podErrorBackoffQ``: pods whose last attempt failed with an error."""
-        self.unschedulable: dict[str, Entity] = {}
+        self.unschedulable = UnschedulableEntities()
+        """Upstream ``unschedulableEntities``: key → entity, with gated ones (``where`` = gated),
+        indexed by the plugins whose events can move them (:mod:`kubesched.queue.unschedulable`)."""
+        self._v137 = self.features.at_least(1, 37)
+        self._plans: dict[ClusterEvent, _Plan] = {}
+        """event → :data:`_Plan`, computed once per kind of event (cleared by :meth:`register_events`)."""
         self._where: dict[str, str] = {}
         self._entries: dict[str, Any] = {}
         """key → the queued entity: a :class:`QueuedPodInfo` (pods, in the queue or in flight) or a
@@ -341,8 +353,10 @@ class SchedulingQueue:
                     gated_member = m
             qpi.gated = gated_member is not None
             qpi.gating_plugin = gated_member.gating_plugin if gated_member is not None else ""
-            return
-        self._run_pre_enqueue_for_pod(qpi)
+        else:
+            self._run_pre_enqueue_for_pod(qpi)
+        if qpi.key in self.unschedulable:  # gate or rejectors changed in place: keep the index true
+            self.unschedulable.reindex(qpi.key)
 
     def _run_pre_enqueue_for_pod(self, qpi: QueuedPodInfo) -> None:
         """Upstream ``runPreEnqueuePluginsForPod`` (scheduling_queue.go L731-763): the plugin that
@@ -625,18 +639,37 @@ class SchedulingQueue:
         rejectors that are not plugins: upstream's ``defaultEnqueueExtension`` for
         ``framework.ExtenderName``)."""
         self._events[name] = list(events)
+        self._plans.clear()
+
+    def _plan(self, event: ClusterEvent) -> _Plan:
+        """The plugins interested in ``event`` and their matching hints (see :data:`_Plan`): what
+        upstream's ``isEventOfInterest``, ``GatingPluginEvents`` and ``isPodWorthRequeuing`` match
+        per entity, matched once per kind of event."""
+        plan = self._plans.get(event)
+        if plan is None:
+            plan = {}
+            for plugin, regs in self._events.items():
+                hints = tuple((reg.hint, bool(getattr(reg.hint, "takes_pod_info", False)))
+                              for reg in regs if event.matches(reg.event))
+                if hints:
+                    plan[plugin] = hints
+            self._plans[event] = plan
+        return plan
 
     # ───────────────────────────── moving on events ─────────────────────────────
 
     def _strategy(self, qpi: Entity, event: ClusterEvent, old: Any, new: Any,
-                  narrowed: dict[str, set[str]] | None = None) -> int:
+                  narrowed: dict[str, set[str]] | None = None, plan: _Plan | None = None) -> int:
         """Upstream ``isPodWorthRequeuing``: evaluate the hints of the plugins that rejected the pod
         (UnschedulablePlugins ∪ PendingPlugins). Queue from a Pending plugin → queueImmediately;
         Queue from another → queueAfterBackoff; a hint that raises counts as Queue; no hint said
         Queue → queueSkip. A wildcard event (UnschedulableTimeout, ForceActivate) queues after
         backoff, unless it targets another pod. ``narrowed`` (SchedulerPreQueueingHints): plugin →
         the pod keys its PreQueueingHint named; such a plugin's hint is skipped for other pods
-        (scheduling_queue.go L632-640)."""
+        (scheduling_queue.go L632-640). ``plan``: the event's :meth:`_plan`, if the caller has it.
+        A hint marked ``takes_pod_info`` (:func:`~kubesched.framework.events.pod_info_hint`) is
+        given the queued pod's :class:`PodInfo` (its parsed terms cached in ``extra``), any other
+        the pod, as upstream."""
         if isinstance(qpi, QueuedPodGroupInfo):
             # upstream isEntityWorthRequeuing (L563-585): the best strategy over the members. Only
             # a member with PendingPlugins can answer queueImmediately: without one, the first
@@ -644,37 +677,54 @@ class SchedulingQueue:
             best = QUEUE_SKIP
             top = QUEUE_IMMEDIATELY if any(m.pending_plugins for m in qpi.members) else QUEUE_AFTER_BACKOFF
             for m in qpi.members:
-                best = max(best, self._strategy(m, event, old, new, narrowed))
+                best = max(best, self._strategy(m, event, old, new, narrowed, plan))
                 if best >= top:
                     break
             return best
-        rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
-        if not rejectors:
+        unsched, pending = qpi.unschedulable_plugins, qpi.pending_plugins
+        if not unsched and not pending:
             return QUEUE_AFTER_BACKOFF
         if event.resource in _WILDCARD_RESOURCES:
             if new is not None and (not hasattr(new, "spec") or not hasattr(new, "metadata")
                                     or pod_key(new) != qpi.key):
                 return QUEUE_SKIP
             return QUEUE_AFTER_BACKOFF
+        if plan is None:
+            plan = self._plan(event)
+        if not pending and len(unsched) == 1:
+            # the common case, one rejecting plugin: its hints only (same calls, same answer)
+            for plugin in unsched:
+                hints = plan.get(plugin)
+                if hints is None or (narrowed is not None and plugin in narrowed
+                                     and qpi.key not in narrowed[plugin]):
+                    return QUEUE_SKIP
+                for hint, takes_pod_info in hints:
+                    if hint is None:
+                        return QUEUE_AFTER_BACKOFF
+                    try:
+                        answer = hint(qpi.pod_info if takes_pod_info else qpi.pod, old, new)
+                    except Exception:  # noqa: BLE001 - upstream: an error counts as Queue
+                        return QUEUE_AFTER_BACKOFF
+                    if answer != QueueingHint.SKIP:
+                        return QUEUE_AFTER_BACKOFF
+            return QUEUE_SKIP
         strategy = QUEUE_SKIP
-        for plugin, regs in self._events.items():
-            if plugin not in rejectors:
+        for plugin, hints in plan.items():
+            if plugin not in unsched and plugin not in pending:
                 continue
             if narrowed is not None and plugin in narrowed and qpi.key not in narrowed[plugin]:
                 continue
-            for reg in regs:
-                if not event.matches(reg.event):
-                    continue
-                if reg.hint is not None:
+            for hint, takes_pod_info in hints:
+                if hint is not None:
                     try:
-                        hint = reg.hint(qpi.pod, old, new)
+                        answer = hint(qpi.pod_info if takes_pod_info else qpi.pod, old, new)
                     except Exception:  # noqa: BLE001 - upstream: an error counts as Queue
-                        hint = QueueingHint.QUEUE
-                    if hint == QueueingHint.SKIP:
+                        answer = QueueingHint.QUEUE
+                    if answer == QueueingHint.SKIP:
                         continue
-                if plugin in qpi.pending_plugins:
+                if plugin in pending:
                     return QUEUE_IMMEDIATELY
-                if not qpi.pending_plugins:
+                if not pending:
                     return QUEUE_AFTER_BACKOFF
                 strategy = QUEUE_AFTER_BACKOFF
         return strategy
@@ -691,8 +741,12 @@ class SchedulingQueue:
         return self._where[qpi.key]
 
     def _gating_plugin_interested(self, qpi: Entity, event: ClusterEvent) -> bool:
-        """Upstream: an event moves a gated pod only if its gating plugin registered for it."""
-        return any(event.matches(reg.event) for reg in self._events.get(qpi.gating_plugin, ()))
+        """Upstream (scheduling_queue.go L1927-1933): an event moves a gated entity only if its
+        gating plugin registered for it, or (1.37+) if it is a wildcard event (UnschedulableTimeout,
+        ForceActivate), which re-runs PreEnqueue on every gated entity."""
+        if self._v137 and event.resource in _WILDCARD_RESOURCES:
+            return True
+        return qpi.gating_plugin in self._plan(event)
 
     def move_all_to_active_or_backoff(self, event: ClusterEvent, old: Any = None, new: Any = None,
                                       pre_check: Callable[[Pod], bool] | None = None) -> int:
@@ -701,15 +755,24 @@ class SchedulingQueue:
         self._record_in_flight(event, old, new)
         if not self.unschedulable:
             return 0
+        wildcard = event.resource in _WILDCARD_RESOURCES
+        interested = self._plan(event)
+        if not interested and not wildcard:
+            return 0  # upstream isEventOfInterest: no plugin registered for the event
         narrowed = self._run_pre_queueing_hints(event, old, new)
         if narrowed is not None:
             # collectEntitiesToEvaluate's narrowed branch: only the named pods are evaluated (in
             # unschedulablePods' order; upstream's is a Go map's)
-            candidates = set().union(*narrowed.values())
-            return self._move_pods([q for key, q in self.unschedulable.items() if key in candidates
-                                    and (pre_check is None or _passes(pre_check, q))], event, old, new, narrowed)
-        return self._move_pods([q for q in self.unschedulable.values()
-                                if pre_check is None or _passes(pre_check, q)], event, old, new)
+            pods = self.unschedulable.in_order(set().union(*narrowed.values()))
+        elif wildcard:
+            pods = list(self.unschedulable.values())
+        else:
+            # every entity whose rejecting (or gating) plugin registered for the event: the
+            # others would all answer Skip without running a hint (module unschedulable.py)
+            pods = self.unschedulable.candidates(interested)
+        if pre_check is not None:
+            pods = [q for q in pods if _passes(pre_check, q)]
+        return self._move_pods(pods, event, old, new, narrowed)
 
     def _run_pre_queueing_hints(self, event: ClusterEvent, old: Any, new: Any) -> dict[str, set[str]] | None:
         """Upstream ``runPreQueueingHintPlugins`` (scheduling_queue.go L2276-2330, 1.37,
@@ -786,17 +849,21 @@ class SchedulingQueue:
 
     def _move_pods(self, pods: list[Entity], event: ClusterEvent, old: Any, new: Any,
                    narrowed: dict[str, set[str]] | None = None) -> int:
-        """Upstream ``movePodsToActiveOrBackoffQueue``."""
+        """Upstream ``moveEntitiesToActiveOrBackoffQueue`` (scheduling_queue.go L1919-1961)."""
+        interested = self._plan(event)
+        all_gated = self._v137 and event.resource in _WILDCARD_RESOURCES
+        label = event_label(event, self.features)
+        unschedulable, where = self.unschedulable, self._where
         moved = 0
         for qpi in pods:
-            if qpi.gated and not self._gating_plugin_interested(qpi, event):
+            if qpi.gated and not all_gated and qpi.gating_plugin not in interested:
                 continue
-            strategy = self._strategy(qpi, event, old, new, narrowed)
+            strategy = self._strategy(qpi, event, old, new, narrowed, interested)
             if strategy == QUEUE_SKIP:
                 continue
-            del self.unschedulable[qpi.key]
-            del self._where[qpi.key]
-            if self._requeue(qpi, strategy, event_label(event, self.features)) not in (UNSCHEDULABLE, GATED):
+            del unschedulable[qpi.key]
+            del where[qpi.key]
+            if self._requeue(qpi, strategy, label) not in (UNSCHEDULABLE, GATED):
                 moved += 1
         return moved
 
@@ -842,7 +909,7 @@ class SchedulingQueue:
 
     def next_unschedulable_timeout(self) -> float | None:
         """Earliest time an unschedulable pod that UnschedulableTimeout can move exceeds the leftover
-        limit (a gated pod moves only if its gating plugin registered for every event)."""
+        limit (before 1.37 a gated pod moves only if its gating plugin registered for every event)."""
         ts = [self._unschedulable_since(q) for q in self.unschedulable.values()
               if not q.gated or self._gating_plugin_interested(q, EVENT_UNSCHEDULABLE_TIMEOUT)]
         return min(ts) + self.max_in_unschedulable if ts else None

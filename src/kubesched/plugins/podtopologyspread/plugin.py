@@ -35,10 +35,11 @@ from kubesched.framework.events import (
     ClusterEventWithHint,
     EventResource,
     QueueingHint,
+    pod_info_hint,
 )
 from kubesched.framework.interface import MAX_NODE_SCORE, SKIP_STATUS, Code, FilterResult, Status, as_status
+from kubesched.framework.node_info import PodInfo
 from kubesched.plugins.helper.gates import features_of
-from kubesched.plugins.helper.podmemo import PodMemo
 from kubesched.plugins.helper.resize import is_pod_resize_deferred, with_deferred_resize
 from kubesched.plugins.podtopologyspread.common import (
     DO_NOT_SCHEDULE,
@@ -61,7 +62,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Node, Pod
     from kubesched.framework.cycle_state import CycleState
     from kubesched.framework.handle import Handle
-    from kubesched.framework.node_info import PodInfo
     from kubesched.framework.node_table import NodeInfo, NodeTable
 
 __all__ = [
@@ -181,23 +181,23 @@ class PodTopologySpread:
         self.default_constraints: tuple[Any, ...] = (
             SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else tuple(args.default_constraints))
         self._parsed_defaults: dict[str, list[Constraint]] = {}
-        # outside a cycle (the queueing hints) the explicit constraints are memoised per pod object
-        self._explicit_memo: PodMemo[tuple[list[Constraint], list[Constraint], PodTerms]] = \
-            PodMemo(self._parse_explicit)
         if handle is not None and handle.nodes is not None:
             spread_index(handle.nodes)  # start listening before pods arrive
 
     # ───────────────────────────── constraints ─────────────────────────────
 
-    def _explicit(self, state: CycleState | None, pod: Pod) -> tuple[list[Constraint], list[Constraint], PodTerms]:
-        pi = state.pod_info if state is not None else None
+    def _explicit(self, state: CycleState | None, pod: Pod,
+                  pod_info: PodInfo | None = None) -> tuple[list[Constraint], list[Constraint], PodTerms]:
+        """The pod's parsed explicit constraints, cached in the PodInfo of the cycle's ``state``
+        (or the queued ``pod_info`` the queueing hints get) when it holds ``pod``."""
+        pi = state.pod_info if state is not None else pod_info
         if pi is not None and pi.pod is pod:
             cached = pi.extra.get(NAME)
             if cached is not None:
                 return cached  # type: ignore[return-value]
             out = pi.extra[NAME] = self._parse_explicit(pod)
             return out
-        return self._explicit_memo.get(pod)
+        return self._parse_explicit(pod)
 
     def _parse_explicit(self, pod: Pod) -> tuple[list[Constraint], list[Constraint], PodTerms]:
         """The pod's (DoNotSchedule, ScheduleAnyway) constraints and its PodTerms; raises
@@ -220,13 +220,14 @@ class PodTopologySpread:
         return [Constraint(c.max_skew, c.topology_key, selector, c.min_domains, c.node_affinity_policy,
                            c.node_taints_policy) for c in cs]
 
-    def get_constraints(self, pod: Pod, action: str = DO_NOT_SCHEDULE,
-                        state: CycleState | None = None) -> list[Constraint]:
-        """The pod's constraints for ``action``, or the default ones when it has none."""
+    def get_constraints(self, pod: Pod, action: str = DO_NOT_SCHEDULE, state: CycleState | None = None,
+                        pod_info: PodInfo | None = None) -> list[Constraint]:
+        """The pod's constraints for ``action``, or the default ones when it has none (parsed once
+        per PodInfo of ``state`` or ``pod_info``)."""
         kind = "hard" if action == DO_NOT_SCHEDULE else "soft"
         if pod.spec.topology_spread_constraints:
             try:
-                hard, soft, _ = self._explicit(state, pod)
+                hard, soft, _ = self._explicit(state, pod, pod_info)
             except SelectorError as e:
                 raise SelectorError(f"obtaining pod's {kind} topology spread constraints: {e}") from None
             return hard if action == DO_NOT_SCHEDULE else soft
@@ -484,11 +485,15 @@ class PodTopologySpread:
             node,
         ]
 
-    def is_schedulable_after_target_pod_change(self, pod: Pod, old: Pod, new: Pod) -> QueueingHint:
+    @pod_info_hint
+    def is_schedulable_after_target_pod_change(self, pod: Pod | PodInfo, old: Pod, new: Pod) -> QueueingHint:
         """1.37 ``isSchedulableAfterTargetPodChange``: Queue on a toleration change when some
         constraint honours taints, else when a label change flips a constraint's selector."""
+        pi: PodInfo | None = None
+        if isinstance(pod, PodInfo):
+            pi, pod = pod, pod.pod
         try:
-            constraints = self.get_constraints(pod, DO_NOT_SCHEDULE)
+            constraints = self.get_constraints(pod, DO_NOT_SCHEDULE, pod_info=pi)
         except SelectorError:
             return QueueingHint.QUEUE
         if new.spec.tolerations != old.spec.tolerations and any(c.node_taints_policy == HONOR for c in constraints):
@@ -500,15 +505,20 @@ class PodTopologySpread:
                 return QueueingHint.QUEUE
         return QueueingHint.SKIP
 
-    def is_schedulable_after_pod_change(self, pod: Pod, old: Pod | None, new: Pod | None) -> QueueingHint:
+    @pod_info_hint
+    def is_schedulable_after_pod_change(self, pod: Pod | PodInfo, old: Pod | None, new: Pod | None) -> QueueingHint:
         """Upstream ``isSchedulableAfterPodChange`` (1.37 ``isSchedulableAfterAssignedPodChange``);
-        since 1.36 a pod with a nominated node counts as scheduled."""
+        since 1.36 a pod with a nominated node counts as scheduled. The hints take the pod or its
+        queued PodInfo (constraints parsed once per pod version, as in the cycle)."""
+        pi: PodInfo | None = None
+        if isinstance(pod, PodInfo):
+            pi, pod = pod, pod.pod
         nominated = features_of(self.handle).at_least(1, 36)
         if ((new is not None and not _involved(new, pod, nominated))
                 or (old is not None and not _involved(old, pod, nominated))):
             return QueueingHint.SKIP
         try:
-            constraints = self.get_constraints(pod, DO_NOT_SCHEDULE)
+            constraints = self.get_constraints(pod, DO_NOT_SCHEDULE, pod_info=pi)
         except SelectorError:
             return QueueingHint.QUEUE
         if new is not None and old is not None:
@@ -526,10 +536,14 @@ class PodTopologySpread:
             return QueueingHint.QUEUE
         return QueueingHint.SKIP
 
-    def is_schedulable_after_node_change(self, pod: Pod, old: Node | None, new: Node | None) -> QueueingHint:
+    @pod_info_hint
+    def is_schedulable_after_node_change(self, pod: Pod | PodInfo, old: Node | None, new: Node | None) -> QueueingHint:
         """Upstream ``isSchedulableAfterNodeChange``."""
+        pi: PodInfo | None = None
+        if isinstance(pod, PodInfo):
+            pi, pod = pod, pod.pod
         try:
-            constraints = self.get_constraints(pod, DO_NOT_SCHEDULE)
+            constraints = self.get_constraints(pod, DO_NOT_SCHEDULE, pod_info=pi)
         except SelectorError:
             return QueueingHint.QUEUE
         old_ok = old is not None and node_labels_match(old.metadata.labels, constraints)
