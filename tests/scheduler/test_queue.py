@@ -45,6 +45,9 @@ class NodeOnly:
                                      lambda pod, old, new: QueueingHint.QUEUE if pod.metadata.labels.get("wake") == "yes"
                                      else QueueingHint.SKIP)]
 
+    def filter(self, state, pod, node_info):  # noqa: ANN001, ANN201 - a Filter plugin (registers events)
+        return None
+
 
 class FakeFramework:
     def __init__(self) -> None:

@@ -110,8 +110,8 @@ def test_event_no_plugin_registered_for_moves_nothing() -> None:
     even for a pod without rejecting plugins (which any other event moves after backoff)."""
     t = Q({NODE_ADD: [("foo", queue_hint)]})
     # upstream gives QueueSort no enqueue extension (fillEnqueueExtensions: PreEnqueue, PreFilter,
-    # Filter, Reserve and Permit plugins only); the fake framework's would register for every event
-    del t.q._events[PrioritySort().name]
+    # Filter, Reserve and Permit plugins only): the profile's PrioritySort registers for nothing
+    assert PrioritySort().name not in t.q._events
     pod = MakePod().name("p").namespace("ns").uid("p").obj()
     t.put_unschedulable(t.new_qpi(pod))
     assert t.q.move_all_to_active_or_backoff(PV_ADD) == 0

@@ -107,6 +107,11 @@ class HintPlugin:
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return list(self.regs)
 
+    def filter(self, state: Any, pod: Any, node_info: Any) -> None:
+        """A Filter plugin (never called here): upstream registers events only for PreEnqueue,
+        PreFilter, Filter, Reserve and Permit plugins (framework.go fillEnqueueExtensions)."""
+        return None
+
 
 class AllowlistPreEnqueue:
     """Upstream's ``preEnqueuePlugin``: admits a pod having one of the allow-listed label keys.

@@ -56,7 +56,7 @@ from kubesched.framework.events import (
     event_label,
     pod_update_events,
 )
-from kubesched.framework.interface import as_status
+from kubesched.framework.interface import EXTENSION_POINTS, as_status, implements
 from kubesched.framework.node_info import PodInfo, QueuedPodInfo
 from kubesched.framework.podgroup import POD_GROUP_KEY_TYPE, entity_key
 from kubesched.queue.podgroups import QueuedPodGroupInfo
@@ -80,6 +80,11 @@ QUEUE_SKIP, QUEUE_AFTER_BACKOFF, QUEUE_IMMEDIATELY = 0, 1, 2
 backoff is over) / activeQ."""
 _STRATEGY_QUEUE = {QUEUE_SKIP: UNSCHEDULABLE, QUEUE_AFTER_BACKOFF: BACKOFF, QUEUE_IMMEDIATELY: ACTIVE}
 """Upstream ``strategyToQueueLabel``."""
+_ENQUEUE_EXTENSION_POINTS = tuple(ep for ep in EXTENSION_POINTS
+                                  if ep.config_name in ("pre_enqueue", "pre_filter", "filter", "reserve", "permit"))
+"""Upstream ``shouldHaveEnqueueExtensions`` (pkg/scheduler/framework/runtime/framework.go): the
+extension points whose plugins register cluster events; a Score-, Bind- or QueueSort-only plugin
+registers none (so it does not make every event "of interest")."""
 _WILDCARD_RESOURCES = (EventResource.WILDCARD, EventResource.UNSCHEDULABLE_TIMEOUT, EventResource.FORCE_ACTIVATE)
 
 _Hints = tuple[tuple[Any, bool], ...]
@@ -134,7 +139,9 @@ class SchedulingQueue:
         wildcard = [ClusterEventWithHint(ClusterEvent(EventResource.WILDCARD, ActionType.ALL, "*"))]
         for fw in frameworks.values():
             for pl in fw.plugins.values():
-                if pl.name in self._events:
+                if pl.name in self._events or not any(implements(pl, ep) for ep in _ENQUEUE_EXTENSION_POINTS):
+                    # upstream fillEnqueueExtensions (framework.go): only PreEnqueue, PreFilter,
+                    # Filter, Reserve and Permit plugins register events (others never reject a pod)
                     continue
                 reg = getattr(pl, "events_to_register", None)
                 # upstream: a plugin without EnqueueExtensions is registered for every event
