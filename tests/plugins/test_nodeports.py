@@ -101,6 +101,28 @@ def test_index_follows_pod_add_remove_and_node_remove():
     assert pl.filter_nodes(state, pod, t, t.order()) is None
 
 
+def test_index_follows_a_row_edit_undone_over_a_shared_port():
+    """The nominated-pods pass (upstream RunFilterPluginsWithNominatedPods) filters against a
+    *copy* of the node with the nominated pods added; kubesched edits the row and undoes the edit
+    (RowEdit). Undoing the addition of a pod whose host port a running pod also holds drops the
+    port from the row's set (HostPortInfo is a set), and the edit puts the set back: the index
+    must follow, or a later pod wanting that port passes Filter next to the running holder."""
+    from kubesched.framework.node_table import RowEdit
+
+    t, pl = _setup([("TCP", "", 80)])
+    row = t.row_of["n0"]
+    with RowEdit(t, row) as edit:
+        edit.add(PodInfo(_pod(("TCP", "", 80), name="nominated")))
+    assert t.used_ports[row] == {("TCP", 80): {"0.0.0.0"}}
+    pod = _pod(("TCP", "", 80))
+    state = CycleState()
+    pl.pre_filter(state, pod, t)
+    res = pl.filter_nodes(state, pod, t, t.order())
+    assert res is not None and res.failed.tolist() == [1]
+    st = pl.filter(state, pod, t.node_info(row))
+    assert st is not None and st.code == Code.UNSCHEDULABLE
+
+
 @pytest.mark.parametrize("deleted,target,want", [
     (_pod(("TCP", "", 80), name="d"), _pod(("TCP", "", 80)), QueueingHint.SKIP),  # unscheduled
     (_pod(name="d", node="n0"), _pod(("TCP", "", 80)), QueueingHint.SKIP),  # no ports

@@ -599,7 +599,17 @@ class RowEdit:
         self._added.clear()
         self._removed.clear()
         t.pods[row][:] = self._pods
-        t.used_ports[row] = self._ports
+        if t.used_ports[row] != self._ports:
+            # host ports are a set, not a count (upstream HostPortInfo): undoing the addition of a
+            # pod whose port another pod on the row also uses dropped it; listeners that index
+            # ports (NodePorts) are told of the row's restored ports
+            t.used_ports[row] = self._ports
+            for li in t._listeners:
+                hook = getattr(li, "on_ports_restored", None)
+                if hook is not None:
+                    hook(t, row)
+        else:
+            t.used_ports[row] = self._ports
         t.requested[row, :len(self._req)] = self._req
         t.non_zero_requested[row] = self._nz
         t.generation[row] = self._gen

@@ -158,6 +158,11 @@ class _PortIndex:
         if pod_info.ports:
             self._set_row(row, table.used_ports[row])
 
+    def on_ports_restored(self, table: NodeTable, row: int) -> None:
+        """A :class:`~kubesched.framework.node_table.RowEdit` put the row's ports back as they were
+        (an undone addition may have dropped a port another pod still uses: ports are a set)."""
+        self._set_row(row, table.used_ports[row])
+
 
 class NodePorts:
     """PreFilter + Filter (both shapes). See the module docstring."""
