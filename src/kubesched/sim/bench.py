@@ -357,7 +357,7 @@ WORKLOADS: dict[str, Workload] = {
 }
 """Every reproduced workload by ``"Case/Workload"``."""
 WORKLOADS.update(DRA_WORKLOADS)
-WORKLOADS.update(DRA137_WORKLOADS)  # v1.37.2's SchedulingWithResourceClaimTemplate replaces bench_dra's
+WORKLOADS.update(DRA137_WORKLOADS)  # v1.37.2's dra/ topics, SchedulingWithResourceClaimTemplate among them
 WORKLOADS.update(V137_WORKLOADS)
 WORKLOADS.update(NDF_WORKLOADS)
 WORKLOADS.update(EVENTS_WORKLOADS)

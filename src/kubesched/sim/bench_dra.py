@@ -20,6 +20,10 @@ Ops, as upstream:
   exist at all times; each one scheduled is deleted (its generated claim with it: the device is
   freed) and replaced, for ``duration`` seconds of wall time.
 
+Only the steady-state cases live here (SteadyStateClusterResourceClaimTemplate…); v1.37.2's
+SchedulingWithResourceClaimTemplate and the other ``dra/`` topics run through the generic runner
+(:mod:`kubesched.sim.bench_dra137`).
+
 kubesched runs with queueing hints (v1.34's default), so each workload's floor is the threshold of
 upstream's ``_QueueingHintsEnabled`` variant where it is higher than the hints-off one.
 """
@@ -181,17 +185,6 @@ class DRASetup:
 _SETUPS: dict[str, DRASetup] = {}
 
 
-def _template_case(name: str, without: int, with_: int, init: int, measure: int, max_claims: int,
-                   threshold: float | None, labels: tuple[str, ...]) -> tuple[str, Workload]:
-    case = "SchedulingWithResourceClaimTemplate"
-    w = Workload(case, name, (CreateNodes(without), CreateNodes(with_, "node-with-dra-test-driver.yaml"),
-                              CreatePods(init, "pod-with-claim-template.yaml", "init"),
-                              CreatePods(measure, "pod-with-claim-template.yaml", "test", collect_metrics=True)),
-                 threshold, 3 * threshold if threshold else None, None, labels)
-    _SETUPS[w.key] = DRASetup(with_, without, max_claims)
-    return w.key, w
-
-
 def _steady_case(case: str, name: str, without: int, with_: int, init_claims: int, duration: float,
                  threshold: float | None, labels: tuple[str, ...],
                  first_available: bool = False) -> tuple[str, Workload]:
@@ -205,10 +198,6 @@ def _steady_case(case: str, name: str, without: int, with_: int, init_claims: in
 _SS = "SteadyStateClusterResourceClaimTemplate"
 
 DRA_WORKLOADS: dict[str, Workload] = dict([
-    _template_case("fast", 1, 1, 0, 10, 10, None, IT_LABELS),
-    _template_case("2000pods_100nodes", 0, 100, 1000, 1000, 20, None, ()),
-    _template_case("2000pods_200nodes", 0, 200, 1000, 1000, 10, None, ()),
-    _template_case("5000pods_500nodes", 0, 500, 2500, 2500, 10, 56, PERF_LABELS),
     _steady_case(_SS, "fast", 1, 1, 0, 2.0, None, IT_LABELS),
     _steady_case(_SS, "empty_100nodes", 0, 100, 0, 10.0, None, ()),
     _steady_case(_SS, "empty_500nodes", 0, 500, 0, 10.0, 64, PERF_LABELS),
