@@ -444,3 +444,26 @@ def test_bound_pods_fast_path_still_decodes_every_status_and_name(tmp_path: Path
         "  name: q\n", "  name: q\n  resourceVersion: 5\n")]))
     assert e is not None and "cannot unmarshal number into Go struct field ObjectMeta.metadata.resourceVersion" \
         in e.message
+
+
+def test_pods_of_one_spec_share_it_and_keep_their_own_node_and_errors(tmp_path: Path) -> None:
+    """The typed spec is decoded once per distinct spec (``nodeName`` aside): each pod still has
+    its own node, and a later pod's own metadata is still decoded strictly."""
+    from kubesched.sim.simulate import build_store
+
+    node = NODE.format(spec="  unschedulable: false\n", status="").replace("n1", "{n}")
+    docs = [node.format(n="n0"), node.format(n="n1"), pod("  nodeName: n0\n", name="a"),
+            pod("  nodeName: n1\n", name="b"), pod(name="c"), pod(name="d")]
+    f = tmp_path / "in.yaml"
+    f.write_text("---\n".join(docs))
+    raws = load_manifests([f])
+    validate_inputs(raws)
+    _, bound, pending, _ = build_store(raws)
+    assert [(p.metadata.name, p.spec.node_name) for p, _ in bound] == [("a", "n0"), ("b", "n1")]
+    assert [(p.metadata.name, p.spec.node_name) for p, _ in pending] == [("c", ""), ("d", "")]
+    assert pending[0][0].spec.containers is pending[1][0].spec.containers  # decoded once
+    assert bound[0][0].spec.containers == pending[0][0].spec.containers
+    raws[-1].data["metadata"]["labels"] = {"app": 7}  # past the API server's checks: the decoder's own
+    with pytest.raises(ManifestError) as exc:
+        build_store(raws)
+    assert exc.value.message == "Pod default/d: metadata.labels[...]: Expected `str`, got `int`"

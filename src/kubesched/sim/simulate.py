@@ -38,6 +38,7 @@ from kubesched.api.objects import (
     Node,
     ObjectMeta,
     Pod,
+    PodSpec,
     PriorityClass,
     decode,
     node_allocatable,
@@ -213,6 +214,34 @@ def _decode_raw(r: RawObject, cls: type) -> Any:
     return obj
 
 
+def _decode_pod(r: RawObject, specs: dict[bytes, PodSpec]) -> Pod:
+    """:func:`_decode_raw` for a Pod, its ``spec`` decoded (and its quantities checked) once per
+    distinct spec (``nodeName`` aside) and shared: the replicas of a ReplicaSet differ in their
+    metadata and status. ``specs``: encoded spec → the shared ``PodSpec`` (``nodeName`` unset)."""
+    spec = r.data.get("spec")
+    if not isinstance(spec, dict):
+        return _decode_raw(r, Pod)
+    node_name = spec.get("nodeName")
+    if type(node_name) is str:
+        spec = {k: v for k, v in spec.items() if k != "nodeName"}
+    try:
+        key = msgspec.json.encode(spec)
+    except (TypeError, ValueError, OverflowError):
+        return _decode_raw(r, Pod)
+    shared = specs.get(key)
+    if shared is None:
+        pod: Pod = _decode_raw(r, Pod)
+        specs[key] = msgspec.structs.replace(pod.spec, node_name="") if pod.spec.node_name else pod.spec
+        return pod
+    try:  # the spec's quantities were checked with the first pod of it
+        pod = decode(Pod, {k: v for k, v in r.data.items() if k != "spec"})
+    except InputError as e:
+        raise ManifestError(f"{r.describe()}: {e.path + ': ' if e.path else ''}{e.message}",
+                            locate(r, e.path) if e.path else r.source) from None
+    return msgspec.structs.replace(pod, spec=msgspec.structs.replace(shared, node_name=node_name)
+                                   if node_name else shared)
+
+
 def _prepare_pod(pod: Pod, classes: dict[str, PriorityClass], default: PriorityClass | None, where: str) -> Pod:
     """Defaults the API server would apply before the scheduler sees the pod: schedulerName, priority."""
     if not pod.spec.scheduler_name:
@@ -373,7 +402,11 @@ def build_store(raws: list[RawObject], features: FeatureGate | None = None) -> t
     store = ClusterStore()
     typed: list[tuple[RawObject, Any]] = []
     groups: list[RawObject] = []
+    specs: dict[bytes, PodSpec] = {}
     for r in raws:
+        if r.kind == "Pod":
+            typed.append((r, _decode_pod(r, specs)))
+            continue
         cls = KINDS.get(r.kind)
         if cls is None:
             # no typed view (PersistentVolumeClaim, StorageClass, ResourceClaim, PodGroup, …): plugins
