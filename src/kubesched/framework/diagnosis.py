@@ -90,6 +90,27 @@ class FilterChunk:
         self.overrides[i] = sub
         self.fail_plugin[i] = self.OVERRIDDEN
 
+    def reject(self, idx: np.ndarray, plugin: int, keys: np.ndarray, reasons: PluginReasons) -> bool:
+        """Record that plugin index ``plugin`` rejects the nodes at positions ``idx`` with
+        ``keys`` of ``reasons`` (the pass with nominated pods, where the plain pass let them
+        further), in the arrays themselves: the same per-node status as a 1-row
+        :meth:`override` each, without one chunk per node. Only when ``reasons`` is a bit set
+        meaning what this chunk's table of that plugin means (or the chunk has none yet);
+        False (nothing changed) otherwise."""
+        if reasons.statuses is not None:
+            return False
+        cur = self.tables[plugin]
+        if cur is None:
+            tables = list(self.tables)  # the list may be shared with a truncated copy
+            tables[plugin] = reasons
+            self.tables = tables
+        elif cur is not reasons and (cur.statuses is not None or tuple(cur.reasons) != tuple(reasons.reasons)
+                                     or tuple(cur.codes) != tuple(reasons.codes)):
+            return False
+        self.fail_plugin[idx] = plugin
+        self.fail_key[idx] = keys
+        return True
+
     def truncate(self, n: int) -> FilterChunk:
         """Only the first ``n`` evaluated nodes (the rest count as never evaluated)."""
         return FilterChunk(self.rows[:n], self.fail_plugin[:n], self.fail_key[:n], self.plugins,
