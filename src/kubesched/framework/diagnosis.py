@@ -204,6 +204,10 @@ class Diagnosis:
     pending_plugins: set[str] = field(default_factory=set)
     pre_filter_msg: str = ""
     post_filter_msg: str = ""
+    _counts: tuple[tuple[tuple[int, int], ...], dict[tuple[int, int, int], list[Any]]] | None = field(
+        default=None, repr=False, compare=False)
+    """The last :meth:`_key_counts` and the chunks it counted (``collect_plugins`` and the
+    FailedScheduling message both read it; chunks are not edited once appended)."""
 
     def num_explicit(self) -> int:
         return sum(int(count_nonzero(c.fail_plugin != c.PASSED)) for c in self.chunks) + len(self.extra_statuses)
@@ -228,9 +232,13 @@ class Diagnosis:
                 self.add_plugin_status(Status(pc[1], (), None, plugin))
 
     def _key_counts(self) -> dict[tuple[int, int, int], list[Any]]:
+        seen = tuple((id(c), len(c.overrides)) for c in self.chunks)
+        if self._counts is not None and self._counts[0] == seen:
+            return self._counts[1]
         counts: dict[tuple[int, int, int], list[Any]] = {}
         for c in self.chunks:
             c.key_counts(counts)
+        self._counts = (seen, counts)
         return counts
 
     def node_to_status(self, names: Sequence[str]) -> dict[str, Status]:

@@ -1248,13 +1248,14 @@ class Evaluator:
         """
         table = self.handle.nodes
         prio = pod_priority(pod)
-        has_lower = (table.min_pod_priority[potential] < prio).tolist()
+        has_lower: Any = table.min_pod_priority[potential] < prio
         no_victims = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_NO_VICTIMS,))
         self._plan = self._make_plan(state)
         if self.workload_aware:
             self._groups = groups = PodGroupIndex(self.handle)
             # a row with group members: the victims' priorities are their groups' (may be lower)
-            has_lower = [h or groups.row_has_groups(r) for h, r in zip(has_lower, potential.tolist(), strict=True)]
+            has_lower = [h or groups.row_has_groups(r) for h, r in zip(has_lower.tolist(), potential.tolist(),
+                                                                       strict=True)]
         try:
             items, statuses, errors = self._dry_run_loop(state, pod, potential, pdbs, offset, num_candidates,
                                                          has_lower, no_victims, statuses_needed)
@@ -1464,7 +1465,7 @@ class Evaluator:
 
     def _dry_run_loop(self, state: CycleState, pod: Pod, potential: np.ndarray,
                       pdbs: Sequence[PodDisruptionBudget], offset: int, num_candidates: int,
-                      has_lower: list[bool], no_victims: Status, statuses_needed: bool
+                      has_lower: Sequence[bool] | np.ndarray, no_victims: Status, statuses_needed: bool
                       ) -> tuple[list[Candidate | tuple[int, int]], dict[str, Status], list[str]]:
         """The dry run's loop. Candidates decided in a window by :meth:`_alone_window` are
         ``(row, number of PDB violations)`` (one victim: the row's one pod) until
@@ -1498,8 +1499,7 @@ class Evaluator:
         win_start = 0
         kinds: list[int] = []  # per step of the window: _alone_window's kind
         next_slow: list[int] = []  # per step of the window: the next step (relative) of kind 0
-        rows_l = potential.tolist()
-        fast_l = fast_ok.tolist() if fast_ok is not None else None
+        wrows_l: list[int] = []  # per step of the window: its row
         names = table.names
         i = 0
         while i < n:
@@ -1522,6 +1522,7 @@ class Evaluator:
                 else:
                     batched = window
                     kinds = kind.tolist()
+                    wrows_l = wrows.tolist()
                     slow_at = np.flatnonzero(kind == 0)
                     # next_slow[k]: the first step >= k whose kind is 0 (len(kind) if none)
                     nxt = np.full(len(kind) + 1, len(kind), np.int64)
@@ -1534,12 +1535,12 @@ class Evaluator:
                 stop = next_slow[k]
                 seg = kinds[k:stop]
                 done = False
-                for t, kd in enumerate(seg):
+                for t, kd in enumerate(seg, k):
                     if kd == 3:
-                        statuses[names[rows_l[(offset + i + t) % n]]] = None
+                        statuses[names[wrows_l[t]]] = None
                         deferred += 1
                         continue
-                    row = rows_l[(offset + i + t) % n]
+                    row = wrows_l[t]
                     target = non_violating if kd == 1 else violating
                     if len(target) < num_candidates:
                         target.append((row, kd - 1))
@@ -1551,7 +1552,7 @@ class Evaluator:
                 i += len(seg)
                 continue
             j = (offset + i) % n
-            row = rows_l[j]
+            row = int(potential[j])
             name = names[row]
             i += 1
             if not has_lower[j]:
@@ -1569,7 +1570,7 @@ class Evaluator:
                     break
                 continue
             if fast is None:
-                fast = self._fast_victims(pod, row, pdbs) if fast_l is not None and fast_l[j] else None
+                fast = self._fast_victims(pod, row, pdbs) if fast_ok is not None and fast_ok[j] else None
             if fast is _REJECTED:
                 fast = None
                 surely_not = True
@@ -1617,7 +1618,20 @@ class Evaluator:
         a one-victim candidate's from its row's pod; the first item with the largest key wins."""
         if len(items) == 1:
             return self._materialize(items)[0]
-        pods_of = self.handle.nodes.pods
+        table = self.handle.nodes
+        pods_of = table.pods
+        if not any(isinstance(c, Candidate) for c in items):
+            # one victim each, the row's only pod: fewest PDB violations, then the lowest victim
+            # priority (the sum and the count follow from it), then the latest start; first wins
+            rows = np.fromiter((c[0] for c in items), np.int64, len(items))  # type: ignore[index]
+            nv = np.fromiter((c[1] for c in items), np.int64, len(items))  # type: ignore[index]
+            left = np.flatnonzero(nv == nv.min())
+            lowest = table.min_pod_priority[rows[left]]
+            left = left[lowest == lowest.min()]
+            if len(left) > 1:
+                starts = [pod_start_time_ns(pods_of[r][0].pod) for r in rows[left].tolist()]
+                left = left[starts.index(max(starts)):]
+            return self._materialize([items[int(left[0])]])[0]
         offset = MAX_INT32 + 1
         best_i = 0
         best: tuple[int, int, int, int, int] | None = None
