@@ -1620,11 +1620,11 @@ class Evaluator:
             return self._materialize(items)[0]
         table = self.handle.nodes
         pods_of = table.pods
-        if not any(isinstance(c, Candidate) for c in items):
+        if set(map(type, items)) == {tuple}:
             # one victim each, the row's only pod: fewest PDB violations, then the lowest victim
             # priority (the sum and the count follow from it), then the latest start; first wins
-            rows = np.fromiter((c[0] for c in items), np.int64, len(items))  # type: ignore[index]
-            nv = np.fromiter((c[1] for c in items), np.int64, len(items))  # type: ignore[index]
+            pairs = np.asarray(items, np.int64).reshape(len(items), 2)
+            rows, nv = pairs[:, 0], pairs[:, 1]
             left = np.flatnonzero(nv == nv.min())
             lowest = table.min_pod_priority[rows[left]]
             left = left[lowest == lowest.min()]
