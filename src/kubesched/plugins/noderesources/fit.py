@@ -461,8 +461,7 @@ class Fit:
         # remembered per request between cycles (row_cache), recomputed where the row changed
         failed = row_score_cache(nodes).rows((self, req), rows, lambda sr: _failed_bits(
             self._filter_nodes(req, pod, nodes, sr, None), len(sr)), lambda r: _failed_row(req, nodes, r))
-        if failed is None:
-            return self._filter_nodes(req, pod, nodes, rows, None)
+        assert failed is not None
         if not count_nonzero(failed):
             return None
         return FilterResult(failed, req.reasons, req.codes)

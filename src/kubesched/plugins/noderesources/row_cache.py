@@ -42,8 +42,6 @@ _KEY = (__name__, "RowScoreCache")
 SCALAR_MAX = 16
 """Up to this many changed rows are rescored one by one in Python (a numpy pass costs ~25 calls
 whatever its length)."""
-MAX_SEEN = 1024
-"""Keys remembered as queried once (a key gets a column at its second query)."""
 MAX_ENTRIES = 32
 """Score columns kept per table (least recently used dropped first): 16 bytes × capacity each."""
 
@@ -72,30 +70,19 @@ class RowScoreCache:
         self.table = table
         self.entries: OrderedDict[Hashable, _Entry | None] = OrderedDict()
         """None: not cacheable (e.g. a scalar resource's score)."""
-        self.seen: OrderedDict[Hashable, None] = OrderedDict()
-        """Keys queried once, not cached yet."""
 
     def rows(self, key: Hashable, rows: np.ndarray, many: Callable[[np.ndarray], Any],
              one: Callable[[int], int], cacheable: Callable[[], bool] | None = None) -> np.ndarray | None:
         """``int64[K]``: the values of ``rows``, from the remembered column where the row's
         generation has not moved since, else from ``one(row)`` (a few rows) or ``many(rows)``
-        (``int64`` array-like); None at the first query of ``key`` and when ``cacheable()`` said
-        no for it (the caller takes its plain path)."""
+        (``int64`` array-like); None when ``cacheable()`` said no for ``key`` (the caller takes
+        its plain path)."""
         table = self.table
         entries = self.entries
         e: _Entry | None
         try:
             e = entries[key]
         except KeyError:
-            seen = self.seen
-            if key not in seen:
-                # a key is cached from its second query on: pods whose requests are all
-                # different (no reuse) cost one dict entry each, not a column and its gathers
-                seen[key] = None
-                if len(seen) > MAX_SEEN:
-                    seen.popitem(last=False)
-                return None
-            del seen[key]
             if cacheable is not None and not cacheable():
                 e = None
             else:
