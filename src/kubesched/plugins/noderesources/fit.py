@@ -79,7 +79,7 @@ from kubesched.plugins.noderesources.resource_allocation import (
     is_scalar_resource_name,
     sign_resources,
 )
-from kubesched.plugins.noderesources.row_cache import cached_score_rows, row_score_cache
+from kubesched.plugins.noderesources.row_cache import cached_score_rows
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Node, Pod
@@ -304,28 +304,6 @@ _Short = tuple[int, int, tuple[np.ndarray, np.ndarray] | None]
 """(check index, request, (short bool[M], allocatable int64[M]), or None when no node has the resource)."""
 
 
-def _failed_bits(res: FilterResult | None, m: int) -> np.ndarray:
-    return np.zeros(m, np.int64) if res is None else res.failed
-
-
-def _failed_row(req: FitRequest, nodes: NodeTable, row: int) -> int:
-    """The batch Filter's bits (:meth:`Fit._filter_nodes`, at most ``_MAX_BIT_CHECKS`` checks, no
-    DRA-delegated name, no deferred resize) of one row, in Python: bit 0 Too many pods, per check
-    ``j`` bit ``1 + 2j`` (short) or ``2 + 2j`` (the request alone exceeds allocatable)."""
-    alloc = nodes.allocatable[row].tolist()
-    used = nodes.requested[row].tolist()
-    f = 1 if used[nodes.PODS] >= alloc[nodes.PODS] else 0
-    if req.empty:
-        return f
-    index = nodes.resource_index
-    for j, (name, q) in enumerate(req.checks):
-        col = index.get(name)
-        a, u = (0, 0) if col is None else (alloc[col], used[col])
-        if a - u < q:
-            f |= 1 << (2 + 2 * j) if q > a else 1 << (1 + 2 * j)
-    return f
-
-
 def _interned_result(req: FitRequest, too_many: np.ndarray, short_list: list[_Short]) -> FilterResult:
     """The batch Filter's result for more checks than the bit set holds: one row per node of
     0 (fits) / 1 (short) / 2 (the request alone exceeds allocatable) per Too-many-pods and per
@@ -455,16 +433,7 @@ class Fit:
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> FilterResult | None:
         req = read_state(state, PRE_FILTER_STATE_KEY, FitRequest)
-        if req.dra or len(req.checks) > _MAX_BIT_CHECKS or (self.deferred_resize and pod.spec.node_name):
-            return self._filter_nodes(req, pod, nodes, rows, None)
-        # the bits of a row depend only on the request and the row's allocatable / requested:
-        # remembered per request between cycles (row_cache), recomputed where the row changed
-        failed = row_score_cache(nodes).rows((self, req), rows, lambda sr: _failed_bits(
-            self._filter_nodes(req, pod, nodes, sr, None), len(sr)), lambda r: _failed_row(req, nodes, r))
-        assert failed is not None
-        if not count_nonzero(failed):
-            return None
-        return FilterResult(failed, req.reasons, req.codes)
+        return self._filter_nodes(req, pod, nodes, rows, None)
 
     def filter_nodes_with_added(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray,
                                 added: np.ndarray) -> tuple[bool, FilterResult | None]:

@@ -26,7 +26,7 @@ compares with the plain path under random tables, pods and edits).
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -63,27 +63,24 @@ class _Entry:
 
 
 class RowScoreCache:
-    """``key → int64 column`` of one table (keys: ``(scorer, terms)`` for scores, ``(plugin,
-    FitRequest)`` for NodeResourcesFit's Filter bits). See the module docstring."""
+    """``(scorer, terms) → score column`` of one table. See the module docstring."""
 
     def __init__(self, table: NodeTable) -> None:
         self.table = table
-        self.entries: OrderedDict[Hashable, _Entry | None] = OrderedDict()
-        """None: not cacheable (e.g. a scalar resource's score)."""
+        self.entries: OrderedDict[tuple[Any, tuple[Any, ...]], _Entry | None] = OrderedDict()
+        """None: the terms are not cacheable (a scalar resource)."""
 
-    def rows(self, key: Hashable, rows: np.ndarray, many: Callable[[np.ndarray], Any],
-             one: Callable[[int], int], cacheable: Callable[[], bool] | None = None) -> np.ndarray | None:
-        """``int64[K]``: the values of ``rows``, from the remembered column where the row's
-        generation has not moved since, else from ``one(row)`` (a few rows) or ``many(rows)``
-        (``int64`` array-like); None when ``cacheable()`` said no for ``key`` (the caller takes
-        its plain path)."""
+    def score_rows(self, scorer: Any, rows: np.ndarray, terms: tuple[Any, ...]) -> np.ndarray:
+        """``int64[K]``: ``scorer.score_rows(table, rows, terms)`` (no DRA state), from the
+        remembered column where the row has not changed since."""
         table = self.table
+        key = (scorer, terms)
         entries = self.entries
         e: _Entry | None
         try:
             e = entries[key]
         except KeyError:
-            if cacheable is not None and not cacheable():
+            if not scorer.names or any(t.kind > 2 for t in terms):
                 e = None
             else:
                 if len(entries) >= MAX_ENTRIES:
@@ -94,7 +91,7 @@ class RowScoreCache:
             if len(entries) > 1:
                 entries.move_to_end(key)
         if e is None:
-            return None
+            return scorer.score_rows(table, rows, terms, None)
         cap = table.capacity
         if len(e.gen) < cap:
             e.grow(cap)
@@ -104,19 +101,12 @@ class RowScoreCache:
         if n:
             sr = rows[stale]
             if n <= SCALAR_MAX:
-                e.score[sr] = [one(r) for r in sr.tolist()]
+                score_row = scorer.score_row
+                e.score[sr] = [score_row(table, r, terms) for r in sr.tolist()]
             else:
-                e.score[sr] = many(sr)
+                e.score[sr] = scorer.score_rows(table, sr, terms, None)
             e.gen[sr] = g[stale]
         return e.score[rows]
-
-    def score_rows(self, scorer: Any, rows: np.ndarray, terms: tuple[Any, ...]) -> np.ndarray:
-        """``int64[K]``: ``scorer.score_rows(table, rows, terms)`` (no DRA state)."""
-        table = self.table
-        out = self.rows((scorer, terms), rows, lambda sr: scorer.score_rows(table, sr, terms, None),
-                        lambda r: scorer.score_row(table, r, terms),
-                        lambda: bool(scorer.names) and all(t.kind <= 2 for t in terms))
-        return scorer.score_rows(table, rows, terms, None) if out is None else out
 
 
 def row_score_cache(table: NodeTable) -> RowScoreCache:
