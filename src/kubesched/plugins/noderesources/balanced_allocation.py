@@ -30,7 +30,6 @@ from kubesched.plugins.noderesources.resource_allocation import (
     ResourceAllocationScorer,
     sign_resources,
 )
-from kubesched.plugins.noderesources.row_cache import cached_score_rows
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Pod
@@ -94,7 +93,7 @@ class BalancedAllocation:
         s = self._state(state, pod)
         if not any(s.pod_requests):
             return np.zeros(len(rows), np.int64)
-        return cached_score_rows(self.scorer, nodes, rows, s.terms, s.dra)
+        return self.scorer.score_rows(nodes, rows, s.terms, s.dra)
 
 
 def new(args: NodeResourcesBalancedAllocationArgs | None, handle: Handle | None) -> BalancedAllocation:

@@ -79,7 +79,6 @@ from kubesched.plugins.noderesources.resource_allocation import (
     is_scalar_resource_name,
     sign_resources,
 )
-from kubesched.plugins.noderesources.row_cache import cached_score_rows
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Node, Pod
@@ -533,7 +532,7 @@ class Fit:
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable, rows: np.ndarray) -> np.ndarray:
         s = self._state(state, pod)
-        return cached_score_rows(self.scorer, nodes, rows, s.terms, s.dra)
+        return self.scorer.score_rows(nodes, rows, s.terms, s.dra)
 
     # ───────────────────────────── PlacementScore ─────────────────────────────
 

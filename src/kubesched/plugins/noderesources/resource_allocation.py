@@ -345,31 +345,6 @@ class ResourceAllocationScorer:
             allocated[t.index] = r - t.pod_request
         return self.combine(requested, allocatable, allocated)
 
-    def score_row(self, nodes: NodeTable, row: int, terms: Sequence[_Term]) -> int:
-        """:meth:`score_node` of ``row`` for precomputed ``terms`` of cpu, memory and
-        ephemeral-storage only (kinds 0-2; no DRA state), read straight from the table's arrays:
-        the scalar path :mod:`.row_cache` takes for the few rows that changed since the last
-        cycle."""
-        if not self.names:
-            raise ValueError("resources not found")
-        alloc = nodes.allocatable[row, :3].tolist()
-        req = nodes.requested[row, :3].tolist()
-        if not self.use_requested:
-            req[0], req[1] = nodes.non_zero_requested[row].tolist()
-        k = len(self.names)
-        requested = [0] * k
-        allocated = [0] * k
-        allocatable = [0] * k
-        for t in terms:
-            a = alloc[t.kind]
-            if a == 0:
-                continue
-            base = req[t.kind]
-            allocatable[t.index] = a
-            requested[t.index] = base + t.pod_request
-            allocated[t.index] = base
-        return self.combine(requested, allocatable, allocated)
-
     def combine(self, requested: Sequence[int], allocatable: Sequence[int],
                 allocated: Sequence[int] | None = None) -> int:
         """The strategy's scorer over per-resource ``(requested, allocatable)`` (0 = skipped);
