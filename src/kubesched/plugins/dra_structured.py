@@ -501,7 +501,7 @@ def node_matches(node: Any, node_name: str, all_nodes: bool, node_selector: Any)
 
 class _Pool:
     __slots__ = ("driver", "pool", "generation", "slices", "incomplete", "invalid", "invalid_reason", "devices",
-                 "key", "free", "free_version", "free_owner", "counter_sets", "other_devices")
+                 "key", "free", "free_version", "free_owner", "counter_sets", "other_devices", "per_device", "fits")
 
     def __init__(self, driver: str, pool: str, generation: int) -> None:
         self.driver = driver
@@ -522,6 +522,11 @@ class _Pool:
         """DRAPartitionableDevices: counter set name → counter name → nanos (``sharedCounters``)."""
         self.other_devices: list[dict[str, Any]] = []
         """Devices of the pool's slices that do not reach the node (their allocated ones use counters too)."""
+        self.per_device = False
+        """A slice of the pool selects nodes per device (its first fit depends on the node)."""
+        self.fits: dict[Any, tuple[Any, ...]] = {}
+        """First-fit scans of simple requests (:meth:`Allocator._first_fit`): request key →
+        (in-use version, versions, in-use container, matches, stopped at a device needing the general search)."""
 
     @property
     def id(self) -> str:
@@ -827,6 +832,7 @@ class _SliceIndex:
                 device_slices = sorted((x for x in pool.slices if not x["spec"].get("sharedCounters")),
                                        key=lambda x: dict_path(x, "metadata", "name") or "")
             seen: set[str] = set()
+            pool.per_device = any(x["spec"].get("perDeviceNodeSelection") for x in device_slices)
             for s in device_slices:
                 for d in s["spec"].get("devices") or ():
                     n = d.get("name", "")
@@ -880,10 +886,17 @@ _INDEX: list[Any] = [None, None, None]
 """[slice ids, features, index]: the last index built."""
 
 
-def _slice_index(slices: list[dict[str, Any]], features: Features) -> _SliceIndex:
+def _slice_index(slices: list[dict[str, Any]], features: Features, stable: bool = False) -> _SliceIndex:
+    """The index of ``slices`` (the last one is kept while the slices are the same objects).
+    ``stable``: the caller never mutates ``slices``, so the same list object means the same slices."""
+    index = _INDEX[2]
+    if stable and index is not None and index.slices is slices and _INDEX[1] == features:
+        return index
     ids = [id(s) for s in slices]
     if _INDEX[0] == ids and _INDEX[1] == features:
-        return _INDEX[2]
+        if stable:
+            index.slices = slices  # the same slices in a list the caller keeps unchanged
+        return index
     index = _SliceIndex(slices, features)  # holds the slices: their ids stay theirs
     _INDEX[:] = [ids, features, index]
     return index
@@ -894,13 +907,14 @@ class Allocator:
 
     ``allocated``: devices in use (``DeviceID`` container: allocated claims, claims being
     allocated by pods in flight); ``get_class``: DeviceClass by name (None if absent);
-    ``slices``: every ResourceSlice mapping.
+    ``slices``: every ResourceSlice mapping (``stable_slices``: the caller never mutates that list
+    object, so its identity stands for its content, as :meth:`DRAManager.slices`).
     """
 
     def __init__(self, claims: list[dict[str, Any]], allocated: Container[DeviceID],
                  get_class: Callable[[str], dict[str, Any] | None], slices: list[dict[str, Any]],
                  features: Features | None = None, versions: dict[tuple[str, str], int] | None = None,
-                 shared: dict[DeviceID, dict[str, int]] | None = None) -> None:
+                 shared: dict[DeviceID, dict[str, int]] | None = None, stable_slices: bool = False) -> None:
         self.claims = claims
         self.allocated = allocated
         self.shared = shared if shared is not None else {}
@@ -911,7 +925,7 @@ class Allocator:
         ``allocated``: lets the free devices of a pool be listed once, not per node and pod."""
         self.get_class = get_class
         self.features = features or Features()
-        self.index = _slice_index(slices, self.features)
+        self.index = _slice_index(slices, self.features, stable_slices)
         self._classes: dict[str, dict[str, Any] | None] = {}
         # requests that do not depend on the node (no "All"): validated once, reused per node
         self._static: dict[tuple[int, int, int], _Req] | None = None
@@ -924,12 +938,20 @@ class Allocator:
             except AllocatorError as e:
                 self._static_error = e
         self._simple: _Req | None = None
+        self._memo_key: tuple[Any, ...] = ()
+        """The simple request's key of its pools' first-fit scans (:attr:`_Pool.fits`), the
+        node declaring the optional-operations feature (``_memo_key_no_ops``: not declaring it)."""
+        self._memo_key_no_ops: tuple[Any, ...] = ()
         if self._static is not None and len(claims) == 1 and len(self._static) == 1:
             rd = next(iter(self._static.values()))
             if (rd.parent is None and not rd.admin and rd.mode == "ExactCount"
                     and not dict_path(claims[0], "spec", "devices", "constraints")
                     and rd.num_devices <= ALLOCATION_RESULTS_MAX_SIZE):
                 self._simple = rd
+                f = self.features
+                self._memo_key = (rd.sel_key, rd.num_devices, repr(rd.tolerations), f.partitionable_devices,
+                                  f.consumable_capacity, f.device_taints, f.fractional_capacity_range, True)
+                self._memo_key_no_ops = (*self._memo_key[:-1], False)
 
     def class_(self, name: str) -> dict[str, Any] | None:
         if name not in self._classes:
@@ -964,13 +986,12 @@ class Allocator:
                 run.deadline = time.monotonic() + timeout_s
             return run if run.run() else None
         # one request, first fit (see _Run._run_simple), with the device checks inlined
-        pools = self.index.pools(node)
+        index = self.index
+        pools = index.node_pools.get(node.metadata.name) if index.cacheable and node is not None else None
+        if pools is None:
+            pools = index.pools(node)
         in_use = self.allocated
         need = rd.num_devices
-        key = rd.sel_key
-        plain = not self.features.partitionable_devices
-        taints = self.features.device_taints
-        plain_multi = not self.features.consumable_capacity
         if self.features.consumable_capacity and (rd.capacity_requests or self.shared):
             run = _Run(self, node)  # capacity bookkeeping: the general search
             run.full = True
@@ -978,55 +999,91 @@ class Allocator:
                 run.deadline = time.monotonic() + timeout_s
             return run if run.run() else None
         versions = self.versions
-        fractional = self.features.fractional_capacity_range
-        kind_key = ("__kind__", plain, plain_multi, taints, fractional)
         # DRAOptionalNodeOperations: devices of slices skipping node operations need the node's feature
         skip_ops_ok = (not self.features.optional_node_operations
                        or node_declares(node, OPTIONAL_NODE_OPERATIONS_FEATURE))
+        memo_key = self._memo_key if skip_ops_ok else self._memo_key_no_ops
         picked: list[tuple[_Req, DeviceID, dict[str, Any], dict[str, Any]]] = []
         for pool in pools:
             if pool.incomplete or pool.invalid:
                 continue
-            devices = pool.devices
-            if versions is not None:
+            if versions is None or pool.per_device:
+                matches, full = self._first_fit(pool, pool.devices, rd, skip_ops_ok, node)
+            else:
+                # the pool's first fit for this request, kept while the pool's devices in use
+                # are the same (the scan is pure in the device, the request and the node's
+                # optional-operations feature; per-device node selection is not cached)
                 v = versions.get(pool.key, 0)
-                if pool.free_version != v or pool.free_owner is not versions:
-                    pool.free = [t for t in devices if t[0] not in in_use]
-                    pool.free_version, pool.free_owner = v, versions
-                devices = pool.free
-            for did, d, s in devices:
-                if did in in_use or (not skip_ops_ok and s["spec"].get("skipNodeOperations")):
-                    continue
-                entry = _DEVICES.get(id(d))
-                if entry is None or entry.device is not d or entry.driver != did[0]:
-                    entry = _DEVICES[id(d)] = _DeviceCache(d, did[0])
-                ok = entry.results.get(key)
-                if ok is None:
-                    ok = _Run(self, node, static=True)._selectable(0, rd, s, d, did)
-                    if not s["spec"].get("perDeviceNodeSelection"):
-                        entry.results[key] = ok
-                if not ok:
-                    continue
-                kind: int | None = entry.results.get(kind_key)
-                if kind is None:
-                    kind = entry.results[kind_key] = _simple_kind(d, plain, plain_multi, taints, fractional)
-                if kind:
-                    if kind == _SKIP:
-                        continue
-                    if kind == _FULL:
-                        run = _Run(self, node)  # shared counters / shares: the general search keeps count
-                        run.full = True
-                        if timeout_s > 0:
-                            run.deadline = time.monotonic() + timeout_s
-                        return run if run.run() else None
-                    if taint_prevents_allocation(d, rd.tolerations):
-                        continue
+                hit = pool.fits.get(memo_key)
+                if hit is None or hit[0] != v or hit[1] is not versions or hit[2] is not in_use:
+                    if pool.free_version != v or pool.free_owner is not versions:
+                        pool.free = [t for t in pool.devices if t[0] not in in_use]
+                        pool.free_version, pool.free_owner = v, versions
+                    if len(pool.fits) > 64:
+                        pool.fits.clear()
+                    hit = pool.fits[memo_key] = (v, versions, in_use,
+                                                 *self._first_fit(pool, pool.free, rd, skip_ops_ok, node))
+                matches, full = hit[3], hit[4]
+            rem = need - len(picked)
+            if len(matches) >= rem:
+                for did, d, s in matches[:rem]:
+                    picked.append((rd, did, d, s))
+                return _Solution(self, node, pools, picked)  # type: ignore[return-value]
+            if full:
+                run = _Run(self, node)  # shared counters / shares: the general search keeps count
+                run.full = True
+                if timeout_s > 0:
+                    run.deadline = time.monotonic() + timeout_s
+                return run if run.run() else None
+            for did, d, s in matches:
                 picked.append((rd, did, d, s))
-                if len(picked) == need:
-                    return _Solution(self, node, pools, picked)  # type: ignore[return-value]
         if any(p.invalid for p in pools):
             raise AllocatorError("invalid resource pools were encountered", failed_on_node=True)
         return None
+
+    def _first_fit(self, pool: _Pool, devices: list[tuple[DeviceID, dict[str, Any], dict[str, Any]]], rd: _Req,
+                   skip_ops_ok: bool, node: Any
+                   ) -> tuple[tuple[tuple[DeviceID, dict[str, Any], dict[str, Any]], ...], bool]:
+        """The first-fit scan of one pool for the simple request ``rd``: the first (at most
+        ``num_devices``) free, selectable devices it may take, in order, and whether the scan
+        stopped at a device that needs the general search (shared counters, shares) first."""
+        in_use = self.allocated
+        need = rd.num_devices
+        plain = not self.features.partitionable_devices
+        taints = self.features.device_taints
+        plain_multi = not self.features.consumable_capacity
+        fractional = self.features.fractional_capacity_range
+        key = rd.sel_key
+        kind_key = ("__kind__", plain, plain_multi, taints, fractional)
+        out: list[tuple[DeviceID, dict[str, Any], dict[str, Any]]] = []
+        for t in devices:
+            did, d, s = t
+            if did in in_use or (not skip_ops_ok and s["spec"].get("skipNodeOperations")):
+                continue
+            entry = _DEVICES.get(id(d))
+            if entry is None or entry.device is not d or entry.driver != did[0]:
+                entry = _DEVICES[id(d)] = _DeviceCache(d, did[0])
+            ok = entry.results.get(key)
+            if ok is None:
+                ok = _Run(self, node, static=True)._selectable(0, rd, s, d, did)
+                if not s["spec"].get("perDeviceNodeSelection"):
+                    entry.results[key] = ok
+            if not ok:
+                continue
+            kind: int | None = entry.results.get(kind_key)
+            if kind is None:
+                kind = entry.results[kind_key] = _simple_kind(d, plain, plain_multi, taints, fractional)
+            if kind:
+                if kind == _SKIP:
+                    continue
+                if kind == _FULL:
+                    return tuple(out), True
+                if taint_prevents_allocation(d, rd.tolerations):
+                    continue
+            out.append(t)
+            if len(out) == need:
+                break
+        return tuple(out), False
 
 
 _SKIP, _FULL, _TAINTED = 1, 2, 3

@@ -250,6 +250,9 @@ def _go_quote(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
+_CANNOT_ALLOCATE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("cannot allocate all claims",))
+
+
 class _FilterErr(Exception):
     """An Error status from Filter, raised out of :meth:`DynamicResources.filter_nodes`."""
 
@@ -287,6 +290,19 @@ class DRAManager:
         """(driver, pool) → bumped when one of its devices enters or leaves ``in_use``."""
         self.synced = False
         self.live_events = False
+        self._slices: tuple[list[Any], list[dict[str, Any]]] | None = None
+
+    def slices(self) -> list[dict[str, Any]]:
+        """Every ResourceSlice mapping, as the lister has them. While the lister returns the same
+        objects (list equality: identity first), the same list object is returned — callers
+        never mutate it — so that per-slice-set indexes (the allocator's pools) are kept."""
+        raw = self.lister.list("ResourceSlice")
+        hit = self._slices
+        if hit is not None and len(hit[0]) == len(raw) and hit[0] == raw:
+            return hit[1]
+        out = [_as_dict(x) for x in raw]
+        self._slices = (raw, out)
+        return out
 
     # ── bookkeeping ──
 
@@ -895,21 +911,23 @@ class DynamicResources:
                         or is_reserved_for_pod(pod, claim, self.workload_claims):
                     continue
                 if slices is None:
-                    slices = [_as_dict(x) for x in mgr.lister.list("ResourceSlice")]
+                    slices = mgr.slices()
                 if allocation is not None and _has_node_allocatable_mapping(allocation, slices):
                     s.shared_mapped.append(i)
         if to_allocate:
             lister = mgr.lister
-            slices = [_as_dict(x) for x in lister.list("ResourceSlice")]
+            slices = mgr.slices()  # the same list object while the slices are the same
             if self.device_taint_rules:
+                # (the patched list is kept while the slices and rules are the same: stable too)
                 slices = self._patched_slices(slices, [_as_dict(x) for x in lister.list("DeviceTaintRule")])
             s.alloc_idx = [i for i in to_allocate if i not in s.reused] if s.reused else to_allocate
             if s.ext_index in to_allocate:
                 # each node allocates its own variant of the extended-resource claim (Filter)
-                s.alloc_inputs = (mgr.in_use, self._get_class, slices, self.features, mgr.pool_versions, mgr.shared)
+                s.alloc_inputs = (mgr.in_use, self._get_class, slices, self.features, mgr.pool_versions, mgr.shared,
+                                  True)
             elif s.alloc_idx:
                 s.allocator = Allocator([claims[i] for i in s.alloc_idx], mgr.in_use, self._get_class, slices,
-                                        self.features, mgr.pool_versions, mgr.shared)
+                                        self.features, mgr.pool_versions, mgr.shared, True)
             s.to_allocate = to_allocate
         s.claims = claims
         return None, None
@@ -1055,10 +1073,38 @@ class DynamicResources:
         table_nodes = nodes.nodes
         failed = np.zeros(len(rows), np.int64)
         index: dict[ReasonEntry, int] = {}
+        if (s.ext_index is None and not s.has_node_selectors and not s.optional_ops and not s.shared_mapped
+                and not s.binding_unavailable and not s.reused):
+            # only the allocator decides: _filter_node without the checks that cannot apply
+            a = s.allocator
+            if a is None:
+                return None
+            allocations = s.node_allocations
+            timeout = self.filter_timeout_s
+            for i, row in enumerate(rows.tolist()):
+                node = table_nodes[row]
+                try:
+                    run = a.allocate_run(node, timeout)
+                except (AllocatorTimeout, AllocatorError) as e:
+                    st = self._allocator_error_status(e, node)
+                else:
+                    if run is not None:
+                        allocations[node.metadata.name] = run
+                        continue
+                    st = _CANNOT_ALLOCATE
+                if st.code == Code.ERROR:
+                    raise _FilterErr(st.message())
+                entry = (st.reasons, st.code)
+                k = index.get(entry)
+                if k is None:
+                    k = index[entry] = len(index) + 1
+                failed[i] = k
+            return FilterResult.interned(failed, list(index)) if index else None
         for i, row in enumerate(rows.tolist()):
-            st = self._filter_node(s, table_nodes[row])
-            if st is None:
+            status = self._filter_node(s, table_nodes[row])
+            if status is None:
                 continue
+            st = status
             if st.code == Code.ERROR:
                 raise _FilterErr(st.message())
             entry = (st.reasons, st.code)
@@ -1104,18 +1150,10 @@ class DynamicResources:
         if allocator is not None:
             try:
                 allocations = allocator.allocate_run(node, self.filter_timeout_s)
-            except AllocatorTimeout:
-                if self.version >= (1, 36):
-                    # v1.37.2 dynamicresources.go L1066-1073 (since 1.36): potentially transient, so an
-                    # Error (error backoff) naming the node, not Unschedulable
-                    return Status(Code.ERROR, (f"node {node.metadata.name}: timed out trying to allocate devices",))
-                return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("timed out trying to allocate devices",))
-            except AllocatorError as e:
-                if e.failed_on_node:
-                    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (e.message,))
-                return Status(Code.ERROR, (e.message,))
+            except (AllocatorTimeout, AllocatorError) as e:
+                return self._allocator_error_status(e, node)
             if allocations is None:
-                return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("cannot allocate all claims",))
+                return _CANNOT_ALLOCATE
         if unavailable:
             s.unavailable_claims.update(unavailable)
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("resourceclaim not available on the node",))
@@ -1124,6 +1162,17 @@ class DynamicResources:
             if node_ext is not None:
                 s.node_ext[node.metadata.name] = (node_ext, mappings)
         return None
+
+    def _allocator_error_status(self, e: AllocatorTimeout | AllocatorError, node: Any) -> Status:
+        if isinstance(e, AllocatorTimeout):
+            if self.version >= (1, 36):
+                # v1.37.2 dynamicresources.go L1066-1073 (since 1.36): potentially transient, so an
+                # Error (error backoff) naming the node, not Unschedulable
+                return Status(Code.ERROR, (f"node {node.metadata.name}: timed out trying to allocate devices",))
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("timed out trying to allocate devices",))
+        if e.failed_on_node:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (e.message,))
+        return Status(Code.ERROR, (e.message,))
 
     # ── PostFilter ──
 
