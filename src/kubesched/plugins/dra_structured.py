@@ -476,6 +476,10 @@ def device_matches(driver: str, device: dict[str, Any], expression: str) -> bool
     if hit is not None:
         return hit
     sel = compile_selector(expression)
+    quick = sel.matches_driver(driver)
+    if quick is not None:
+        entry.results[expression] = quick
+        return quick
     if entry.context is None:
         entry.context = device_context(driver, device)
     result = entry.results[expression] = sel.matches(entry.context)

@@ -250,6 +250,22 @@ def _go_quote(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
+_SCALARS: dict[int, tuple[Any, dict[str, int]]] = {}
+"""id(node) → (node, its scalar allocatable resources): nodes are replaced, never mutated."""
+
+
+def _scalar_allocatable(node: Any) -> dict[str, int]:
+    """The node's allocatable scalar (extended, hugepages, attachable-volumes) resources, as integers."""
+    hit = _SCALARS.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    out = {name: to_int(name, q) for name, q in node_allocatable(node).items() if is_scalar_resource_name(name)}
+    if len(_SCALARS) > 100_000:
+        _SCALARS.clear()
+    _SCALARS[id(node)] = (node, out)
+    return out
+
+
 _CANNOT_ALLOCATE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("cannot allocate all claims",))
 
 
@@ -467,7 +483,8 @@ class StateData:
 
     __slots__ = ("claims", "allocator", "to_allocate", "unavailable_claims", "informations", "node_allocations",
                  "has_node_selectors", "binding_unavailable", "ext_index", "ext_uid", "pod_scalars", "alloc_inputs",
-                 "allocators", "node_ext", "pod", "optional_ops", "shared_mapped", "bindings", "reused", "alloc_idx")
+                 "allocators", "node_ext", "pod", "optional_ops", "shared_mapped", "bindings", "reused", "alloc_idx",
+                 "ext_variants", "ext_mapping")
 
     def __init__(self, claims: list[Any] | None = None) -> None:
         self.claims: list[dict[str, Any]] = claims or []
@@ -493,6 +510,11 @@ class StateData:
         self.allocators: dict[frozenset[tuple[str, str, int]], Allocator] = {}
         self.node_ext: dict[str, tuple[dict[str, Any], list[dict[str, str]]]] = {}
         """Node name → (the node's variant of the extended-resource claim, the pod's request mappings)."""
+        self.ext_variants: dict[tuple[tuple[str, int], ...], tuple[dict[str, Any], list[dict[str, str]]]] = {}
+        """The claim variants made so far, by the resources DRA provides (nodes needing the same share one:
+        every consumer copies it before changing it)."""
+        self.ext_mapping: dict[str, dict[str, Any]] | None = None
+        """The DeviceClass mapping of extended resources, read once per cycle."""
         self.pod: Any = None
         self.optional_ops: list[int] = []
         """1.37: allocated claims whose devices skip node operations (``skipNodeOperations`` in a
@@ -1001,11 +1023,10 @@ class DynamicResources:
         if view.requests:  # (``omitempty``: an empty list is nil upstream)
             # written by a prior cycle: PostFilter deletes it and the pod retries anew
             return None, [], Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("cannot schedule extended resource claim",))
-        allocatable: dict[str, int] = {}
-        for name, q in node_allocatable(node).items():
-            if is_scalar_resource_name(name):
-                allocatable[name] = to_int(name, q)
-        mapping = device_class_mapping(self._manager().lister)
+        allocatable = _scalar_allocatable(node)
+        mapping = s.ext_mapping
+        if mapping is None:
+            mapping = s.ext_mapping = device_class_mapping(self._manager().lister)
         needed: dict[str, int] = {}
         for name, q in sorted(s.pod_scalars.items()):
             if q == 0:
@@ -1019,8 +1040,12 @@ class DynamicResources:
             return None, [], None
         if view.allocation is not None:
             return None, [], None
-        requests, mappings = create_requests_and_mappings(s.pod, needed, mapping)
-        return node_claim(claim, requests), mappings, None
+        key = tuple(needed.items())
+        variant = s.ext_variants.get(key)
+        if variant is None:
+            requests, mappings = create_requests_and_mappings(s.pod, needed, mapping)
+            variant = s.ext_variants[key] = (node_claim(claim, requests), mappings)
+        return variant[0], variant[1], None
 
     def _node_allocator(self, s: StateData, node_ext: dict[str, Any] | None) -> Allocator | None:
         """The allocator of ``s`` (one per distinct node variant of the extended-resource claim)."""
