@@ -114,3 +114,51 @@ def test_first_fit_memo_matches_plain_scan(pools, features, steps):
                     change((r["driver"], r["pool"], r["device"]), True)
         if in_use and release < len(in_use):
             change(sorted(in_use)[release], False)
+
+
+def general_claim(count: int, model: str | None, match: bool, sub: bool) -> dict[str, Any]:
+    """Two requests (the second one a ``firstAvailable`` list with ``sub``), optionally a
+    ``matchAttribute`` constraint on the model: the general search, not the first-fit shortcut."""
+    second: dict[str, Any] = {"name": "r1", "exactly": {"deviceClassName": "gpu", "count": count}}
+    if model:
+        second["exactly"]["selectors"] = [{"cel": {"expression": f'device.attributes["{DRIVER}"].model == "{model}"'}}]
+    if sub:
+        second = {"name": "r1", "firstAvailable": [{"name": "s0", **second["exactly"]},
+                                                   {"name": "s1", "deviceClassName": "gpu", "count": 1}]}
+    devices: dict[str, Any] = {"requests": [{"name": "r0", "exactly": {"deviceClassName": "gpu"}}, second]}
+    if match:
+        devices["constraints"] = [{"matchAttribute": f"{DRIVER}/model"}]
+    return {"metadata": {"name": "c", "namespace": "ns"}, "spec": {"devices": devices}}
+
+
+gstep = st.tuples(st.integers(1, 2), st.sampled_from([None, "a", "b"]), st.booleans(), st.booleans(),
+                  st.sampled_from(NODES), st.integers(0, 20))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(pool, min_size=1, max_size=5), st.sampled_from(FEATURES), st.lists(gstep, min_size=1, max_size=8))
+def test_search_memo_matches_plain_search(pools, features, steps):
+    """The general search's outcome kept per (claims, node) while the node's pools' devices in use
+    are the same, replayed for the next pod with equal claims, against a fresh search each time."""
+    slices = slices_of(pools)
+    nodes = {n: MakeNode().name(n).obj() for n in NODES}
+    in_use: set[tuple[str, str, str]] = set()
+    versions: dict[tuple[str, str], int] = {}
+
+    def change(did: tuple[str, str, str], add: bool) -> None:
+        (in_use.add if add else in_use.discard)(did)
+        versions[did[:2]] = versions.get(did[:2], 0) + 1
+
+    for count, model, match, sub, take, release in steps:
+        claim = general_claim(count, model, match, sub)
+        for _pod in range(2):  # a second pod with an equal claim replays the first one's searches
+            memo = Allocator([claim], in_use, {"gpu": CLASS}.get, slices, features, versions, {}, True)
+            for name in NODES:
+                plain = Allocator([claim], in_use, {"gpu": CLASS}.get, slices, features)
+                got, want = outcome(memo, nodes[name]), outcome(plain, nodes[name])
+                assert got == want, name
+                if _pod and name == take and isinstance(got, list):
+                    for r in got[0]["devices"]["results"]:
+                        change((r["driver"], r["pool"], r["device"]), True)
+        if in_use and release < len(in_use):
+            change(sorted(in_use)[release], False)

@@ -50,6 +50,7 @@ messages; ``failed_on_node`` is set for "invalid resource pools were encountered
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections.abc import Callable, Container
@@ -756,6 +757,9 @@ class _SliceIndex:
         self.by_selector: list[tuple[dict[str, Any], NodeSelectorMatcher]] = []
         self.per_device: list[dict[str, Any]] = []
         self.node_pools: dict[str, list[_Pool]] = {}
+        self.searches: dict[tuple[str, str], tuple[Any, ...]] = {}
+        """General searches (:meth:`Allocator._search_key`): (claims signature, node name) →
+        (node, versions, in-use container, pool versions, picks or None)."""
         self.partitionable = features.partitionable_devices
         self.binding_conditions = features.device_binding_conditions
         for s in slices:
@@ -946,6 +950,8 @@ class Allocator:
         """The simple request's key of its pools' first-fit scans (:attr:`_Pool.fits`), the
         node declaring the optional-operations feature (``_memo_key_no_ops``: not declaring it)."""
         self._memo_key_no_ops: tuple[Any, ...] = ()
+        self._signature: str | None = None
+        """The claims' specs, their classes and the features, as the key of general searches."""
         if self._static is not None and len(claims) == 1 and len(self._static) == 1:
             rd = next(iter(self._static.values()))
             if (rd.parent is None and not rd.admin and rd.mode == "ExactCount"
@@ -985,10 +991,21 @@ class Allocator:
             raise self._static_error
         rd = self._simple
         if rd is None:
+            memo = self._search_key(node)
+            if memo is not None:
+                hit = self.index.searches.get(memo[0])
+                if hit is not None and hit[:4] == memo[1:] and hit[0] is node:
+                    return None if hit[4] is None else self._replay(node, hit[4])
             run = _Run(self, node)
             if timeout_s > 0:
                 run.deadline = time.monotonic() + timeout_s
-            return run if run.run() else None
+            ok = run.run()
+            if memo is not None and not run.shares:
+                searches = self.index.searches
+                if len(searches) > 100_000:
+                    searches.clear()
+                searches[memo[0]] = (*memo[1:], self._picks(run) if ok else None)
+            return run if ok else None
         # one request, first fit (see _Run._run_simple), with the device checks inlined
         index = self.index
         pools = index.node_pools.get(node.metadata.name) if index.cacheable and node is not None else None
@@ -1044,6 +1061,41 @@ class Allocator:
         if any(p.invalid for p in pools):
             raise AllocatorError("invalid resource pools were encountered", failed_on_node=True)
         return None
+
+    def _search_key(self, node: Any) -> tuple[Any, ...] | None:
+        """The key of this node's general search in :attr:`_SliceIndex.searches`, and what the
+        outcome depends on besides the claims' specs, their classes and the features: (key, node,
+        versions, in-use container, the versions of the node's pools); None when not cacheable
+        (no versions, claims asking for all devices, shares in use)."""
+        versions = self.versions
+        if versions is None or self._static is None or self.shared or node is None:
+            return None
+        sig = self._signature
+        if sig is None:
+            classes = sorted((k, v) for k, v in self._classes.items())
+            sig = self._signature = json.dumps([[c.get("spec") for c in self.claims], classes, repr(self.features)],
+                                               sort_keys=True, default=str)
+        pools = self.index.pools(node)
+        return ((sig, node.metadata.name), node, versions, self.allocated,
+                tuple(versions.get(p.key, 0) for p in pools))
+
+    def _picks(self, run: _Run) -> tuple[Any, ...]:
+        """A successful search's outcome without this allocator's request objects: per claim,
+        ((request key, device id, device, slice), ...), and the chosen subrequests."""
+        keys = {id(rd): k for k, rd in run.req.items()}
+        return (tuple(tuple((keys[id(rd)], did, d, s) for rd, did, d, s in res) for res in run.result),
+                dict(getattr(run, "chosen", None) or {}))
+
+    def _replay(self, node: Any, picks: tuple[Any, ...]) -> _Run:
+        """A run with the outcome of an earlier search of the same claims on ``node`` (same
+        devices in use): its results are the ones that search would build."""
+        run = _Run(self, node, static=True)
+        req = run.req = self._static or {}
+        run.constraints = [[] for _ in self.claims]
+        run.result = [[(req[k], did, d, s) for k, did, d, s in res] for res in picks[0]]
+        if picks[1]:
+            run.chosen = dict(picks[1])
+        return run
 
     def _first_fit(self, pool: _Pool, devices: list[tuple[DeviceID, dict[str, Any], dict[str, Any]]], rd: _Req,
                    skip_ops_ok: bool, node: Any
