@@ -1144,6 +1144,25 @@ class Allocator:
 
 _SKIP, _FULL, _TAINTED = 1, 2, 3
 
+_USES: dict[int, tuple[Any, tuple[tuple[str, tuple[tuple[str, int], ...]], ...]]] = {}
+"""id(a device's ``consumesCounters``) → (that list, its counters parsed): slices are replaced,
+never mutated, so a list's identity pins its content (the entry holds it: the id stays its)."""
+
+
+def _parsed_uses(uses: Any) -> tuple[tuple[str, tuple[tuple[str, int], ...]], ...]:
+    """A device's ``consumesCounters`` as ((counter set, ((counter, nanos), ...)), ...), parsed
+    once per list object (the search reserves and releases the same device's counters often)."""
+    hit = _USES.get(id(uses))
+    if hit is not None and hit[0] is uses:
+        return hit[1]
+    out = tuple((str(use.get("counterSet", "")), tuple((k, nano_value((v or {}).get("value", "0")))
+                                                       for k, v in (use.get("counters") or {}).items()))
+                for use in uses)
+    if len(_USES) > 200_000:
+        _USES.clear()
+    _USES[id(uses)] = (uses, out)
+    return out
+
 
 def _simple_kind(d: dict[str, Any], plain: bool, plain_multi: bool, taints: bool, fractional: bool = False) -> int:
     """How the first-fit path treats a selectable, free device (cached per device and features):
@@ -1218,6 +1237,8 @@ class _Run:
         self.shares: dict[tuple[int, int], tuple[str, dict[str, str]]] = {}
         """(claim index, result index) → (shareID, consumedCapacity texts) of a shared result."""
         self._consumed: dict[tuple[str, str], dict[str, dict[str, int]]] = {}
+        self._overdrawn: set[tuple[str, str]] = set()
+        """Pools whose allocated devices already use more than a counter holds."""
 
     def prepare(self) -> None:
         """Validate the requests (upstream ``validateDeviceRequest``) and build the constraints."""
@@ -1590,26 +1611,40 @@ class _Run:
                 did = (pool.driver, pool.pool, d.get("name", ""))
                 if did not in in_use and did not in self.a.shared:  # upstream IsDeviceAllocated
                     continue
-                for use in d.get("consumesCounters") or ():
-                    cs = avail.get(use.get("counterSet", ""))
+                for set_name, parsed in _parsed_uses(d.get("consumesCounters") or ()):
+                    cs = avail.get(set_name)
                     if cs is None:
                         continue
-                    for k, v in (use.get("counters") or {}).items():
+                    for k, v in parsed:
                         if k in cs:
-                            cs[k] -= nano_value((v or {}).get("value", "0"))
+                            cs[k] -= v
             self._available[pool.key] = avail
+            if any(have < 0 for counters in avail.values() for have in counters.values()):
+                self._overdrawn.add(pool.key)  # every counter is checked: nothing fits this pool
         consumed = self._consumed.setdefault(pool.key, {})
-        for use in uses:
-            cs = consumed.setdefault(use.get("counterSet", ""), {})
-            for k, v in (use.get("counters") or {}).items():
-                cs[k] = cs.get(k, 0) + nano_value((v or {}).get("value", "0"))
-        for name, counters in avail.items():
-            used = consumed.get(name, {})
-            for k, have in counters.items():
-                if have < used.get(k, 0):
-                    self._release_counters(pool, uses)
-                    return False
-        return True
+        parsed_uses = _parsed_uses(uses)
+        for set_name, parsed in parsed_uses:
+            cs = consumed.setdefault(set_name, {})
+            for k, v in parsed:
+                cs[k] = cs.get(k, 0) + v
+        # Every counter must cover what is used; only the ones this device uses changed since the
+        # last check passed (releases only lower the use), so those are the ones to look at.
+        ok = pool.key not in self._overdrawn
+        for set_name, parsed in parsed_uses if ok else ():
+            have_set = avail.get(set_name)
+            if have_set is None:
+                continue
+            used = consumed[set_name]
+            for k, _v in parsed:
+                have = have_set.get(k)
+                if have is not None and have < used[k]:
+                    ok = False
+                    break
+            if not ok:
+                break
+        if not ok:
+            self._release_counters(pool, uses)
+        return ok
 
     def _group_baseline(self, pool: _Pool) -> dict[str, _GroupIntersection]:
         """Upstream ``compatibilityGroupsBaselineForPool`` (L2020-2052): the groups of the pool's
@@ -1637,10 +1672,10 @@ class _Run:
             for key, name, prev in reversed(self._group_saves.pop()):
                 self._restore_group(key, name, prev)
         consumed = self._consumed.get(pool.key, {})
-        for use in uses:
-            cs = consumed.get(use.get("counterSet", ""), {})
-            for k, v in (use.get("counters") or {}).items():
-                cs[k] = cs.get(k, 0) - nano_value((v or {}).get("value", "0"))
+        for set_name, counters in _parsed_uses(uses):
+            cs = consumed.get(set_name, {})
+            for k, v in counters:
+                cs[k] = cs.get(k, 0) - v
 
     # ── results ──
 
