@@ -18,6 +18,8 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from kubesched.api.quantity import QuantityError, to_int
 from kubesched.api.storage import ObjectView
 from kubesched.plugins.helper.extendedresources import EXTENDED_RESOURCE_CLAIM_ANNOTATION
@@ -37,16 +39,21 @@ def is_special_claim(claim: dict[str, Any] | None) -> bool:
     return claim is not None and ObjectView(claim).name == SPECIAL_CLAIM_NAME
 
 
-def find_extended_resource_claim(pod: Pod, claims: list[dict[str, Any]]) -> dict[str, Any] | None:
+def find_extended_resource_claim(pod: Pod, claims: list[Any]) -> dict[str, Any] | None:
     """Upstream ``findExtendedResourceClaim`` (L118-131): the claim with the extended-resource-claim
-    annotation ``"true"`` whose controlling owner is the pod (name and UID)."""
+    annotation ``"true"`` whose controlling owner is the pod (name and UID). ``claims``: mappings
+    (or API objects, converted); called per pod over every claim, so the annotation is looked up
+    directly."""
+    name, uid = pod.metadata.name, pod.metadata.uid or ""
     for c in claims:
-        view = ObjectView(c)
-        if view.annotations.get(EXTENDED_RESOURCE_CLAIM_ANNOTATION) != "true":
+        if not isinstance(c, dict):
+            c = msgspec.to_builtins(c)
+        meta = c.get("metadata")
+        annotations = meta.get("annotations") if meta else None
+        if not annotations or annotations.get(EXTENDED_RESOURCE_CLAIM_ANNOTATION) != "true":
             continue
-        for ref in view.owner_references:
-            if (ref.get("name") == pod.metadata.name and ref.get("controller")
-                    and (ref.get("uid") or "") == (pod.metadata.uid or "")):
+        for ref in meta.get("ownerReferences") or ():
+            if ref.get("name") == name and ref.get("controller") and (ref.get("uid") or "") == uid:
                 return c
     return None
 

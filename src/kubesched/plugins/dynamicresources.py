@@ -484,7 +484,7 @@ class StateData:
     __slots__ = ("claims", "allocator", "to_allocate", "unavailable_claims", "informations", "node_allocations",
                  "has_node_selectors", "binding_unavailable", "ext_index", "ext_uid", "pod_scalars", "alloc_inputs",
                  "allocators", "node_ext", "pod", "optional_ops", "shared_mapped", "bindings", "reused", "alloc_idx",
-                 "ext_variants", "ext_mapping")
+                 "ext_variants", "ext_mapping", "variant_allocators")
 
     def __init__(self, claims: list[Any] | None = None) -> None:
         self.claims: list[dict[str, Any]] = claims or []
@@ -514,6 +514,8 @@ class StateData:
         """The claim variants made so far, by the resources DRA provides (nodes needing the same share one:
         every consumer copies it before changing it)."""
         self.ext_mapping: dict[str, dict[str, Any]] | None = None
+        self.variant_allocators: dict[int, Allocator] = {}
+        """id(a claim variant of :attr:`ext_variants`) → its allocator."""
         """The DeviceClass mapping of extended resources, read once per cycle."""
         self.pod: Any = None
         self.optional_ops: list[int] = []
@@ -1002,7 +1004,7 @@ class DynamicResources:
         the pod (as the manager sees it), else a new in-memory one."""
         mgr = self._manager()
         s.pod_scalars = scalars
-        claim = find_extended_resource_claim(pod, [_as_dict(c) for c in mgr.lister.list("ResourceClaim")])
+        claim = find_extended_resource_claim(pod, mgr.lister.list("ResourceClaim"))
         if claim is not None:
             view = ObjectView(claim)
             claim = mgr.get_claim(view.namespace, view.name) or claim
@@ -1051,12 +1053,16 @@ class DynamicResources:
         """The allocator of ``s`` (one per distinct node variant of the extended-resource claim)."""
         if s.alloc_inputs is None or node_ext is None:
             return s.allocator
+        hit = s.variant_allocators.get(id(node_ext))  # variants are kept by s.ext_variants: ids stay theirs
+        if hit is not None:
+            return hit
         key = frozenset((str(r["name"]), str(r["exactly"]["deviceClassName"]), int(r["exactly"]["count"]))
                         for r in ResourceClaimView(node_ext).requests)
         a = s.allocators.get(key)
         if a is None:
             claims = [node_ext if i == s.ext_index else s.claims[i] for i in s.alloc_idx]
             a = s.allocators[key] = Allocator(claims, *s.alloc_inputs)
+        s.variant_allocators[id(node_ext)] = a
         return a
 
     async def _delete_claim(self, claim: dict[str, Any]) -> None:
