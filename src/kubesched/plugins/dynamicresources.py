@@ -119,7 +119,7 @@ import asyncio
 import copy
 import time
 from collections import Counter
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Coroutine, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -1104,38 +1104,16 @@ class DynamicResources:
         table_nodes = nodes.nodes
         failed = np.zeros(len(rows), np.int64)
         index: dict[ReasonEntry, int] = {}
+        rejected: Iterator[tuple[int, Status]]
         if (s.ext_index is None and not s.has_node_selectors and not s.optional_ops and not s.shared_mapped
                 and not s.binding_unavailable and not s.reused):
-            # only the allocator decides: _filter_node without the checks that cannot apply
-            a = s.allocator
-            if a is None:
+            if s.allocator is None:
                 return None
-            allocations = s.node_allocations
-            timeout = self.filter_timeout_s
-            for i, row in enumerate(rows.tolist()):
-                node = table_nodes[row]
-                try:
-                    run = a.allocate_run(node, timeout)
-                except (AllocatorTimeout, AllocatorError) as e:
-                    st = self._allocator_error_status(e, node)
-                else:
-                    if run is not None:
-                        allocations[node.metadata.name] = run
-                        continue
-                    st = _CANNOT_ALLOCATE
-                if st.code == Code.ERROR:
-                    raise _FilterErr(st.message())
-                entry = (st.reasons, st.code)
-                k = index.get(entry)
-                if k is None:
-                    k = index[entry] = len(index) + 1
-                failed[i] = k
-            return FilterResult.interned(failed, list(index)) if index else None
-        for i, row in enumerate(rows.tolist()):
-            status = self._filter_node(s, table_nodes[row])
-            if status is None:
-                continue
-            st = status
+            rejected = self._allocator_rejections(s, s.allocator, table_nodes, rows)
+        else:
+            rejected = ((i, st) for i, row in enumerate(rows.tolist())
+                        if (st := self._filter_node(s, table_nodes[row])) is not None)
+        for i, st in rejected:
             if st.code == Code.ERROR:
                 raise _FilterErr(st.message())
             entry = (st.reasons, st.code)
@@ -1146,6 +1124,25 @@ class DynamicResources:
         if not index:
             return None
         return FilterResult.interned(failed, list(index))
+
+    def _allocator_rejections(self, s: StateData, a: Allocator, table_nodes: Sequence[Any], rows: np.ndarray
+                              ) -> Iterator[tuple[int, Status]]:
+        """:meth:`_filter_node` over ``rows`` when only the allocator decides (no extended-resource
+        claim, node selectors, optional operations, shared mapped claims, failed bindings or
+        reused allocations): the rejected rows' statuses; the solutions go to ``s.node_allocations``."""
+        allocations = s.node_allocations
+        timeout = self.filter_timeout_s
+        for i, row in enumerate(rows.tolist()):
+            node = table_nodes[row]
+            try:
+                run = a.allocate_run(node, timeout)
+            except (AllocatorTimeout, AllocatorError) as e:
+                yield i, self._allocator_error_status(e, node)
+                continue
+            if run is not None:
+                allocations[node.metadata.name] = run
+            else:
+                yield i, _CANNOT_ALLOCATE
 
     def _filter_node(self, s: StateData, node: Any) -> Status | None:
         node_ext: dict[str, Any] | None = None
