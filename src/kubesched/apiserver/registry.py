@@ -231,6 +231,8 @@ class Registry:
         self.on_started: list[Callable[[Any], Any]] = []
         #: decoded PriorityClasses as of a revision of their space (every pod create reads them all)
         self._priority_classes: tuple[int, list[dict[str, Any]]] = (-1, [])
+        #: a built-in kind's apply schema and resolver by (info, API release): one lookup per kind
+        self._ssa_schemas: dict[tuple[ResourceInfo, Any], tuple[Any, Callable[[Any], Any]]] = {}
         #: the custom resources the Established CRDs define (kubesched.apiserver.crd)
         self.crds = crdmod.Registry()
         self._bootstrap()
@@ -467,6 +469,8 @@ class Registry:
         ns_entry = self.store.get("namespaces", "", ns)
         if ns_entry is None:
             raise APIError.not_found("namespaces", "", ns)
+        if b'"Terminating"' not in ns_entry.data:  # not decoded per create unless it may be terminating
+            return
         phase = orjson.loads(ns_entry.data).get("status", {}).get("phase")
         if phase == "Terminating":
             raise APIError.forbidden(info.plural, info.group, name,
@@ -740,9 +744,13 @@ class Registry:
         if cr is not None:
             return cr.schema, lambda s: s
         api = self.api_version
+        hit = self._ssa_schemas.get((info, api))
+        if hit is not None:
+            return hit
         name = schemas.definition_for_gvk(info.group, info.version, info.kind, api=api)
         schema = schemas.definitions(api).get(name) if name else None
-        return schema, _builtin_resolver(api)
+        out = self._ssa_schemas[(info, api)] = (schema, _builtin_resolver(api))
+        return out
 
     def _grace_pending(self, info: ResourceInfo, obj: dict[str, Any]) -> bool:
         """A pod in graceful deletion whose grace period has not ended."""
