@@ -14,9 +14,9 @@ billed its wait.
 from __future__ import annotations
 
 import cProfile
+import os
 import runpy
 import signal
-import os
 import sys
 import time
 from typing import Any
