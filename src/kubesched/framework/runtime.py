@@ -803,13 +803,18 @@ class Framework:
         ran: list[tuple[int, Any, np.ndarray]] = []
         # nothing kept and no instrumented plugins (metrics): a plugin that scores 0 everywhere
         # adds nothing to the total and cannot fail the range check, so it is not run
-        zeros = self._scores_zero if not keep and plugins is None else None
+        # (kept for a record: its zeros, without running Score or NormalizeScore)
+        zeros = self._scores_zero if plugins is None else None
+        promised: set[int] = set()
         for pi, pl in enumerate(self.score_plugins if plugins is None else plugins):
             if pl.name in skip:
                 continue
             if zeros is not None:
                 zero = zeros[pi]
                 if zero is not None and zero(state, pod):
+                    if keep:
+                        promised.add(pi)
+                        ran.append((pi, pl, np.zeros(k, np.int64)))
                     continue
             raw_or_none, st = self._plugin_raw_scores(pi, pl, state, pod, table, rows)
             if raw_or_none is None:
@@ -820,6 +825,9 @@ class Framework:
             normalize = self._normalize[pi]
             if normalize is None:
                 norms.append(raw)
+                continue
+            if pi in promised:
+                norms.append(np.zeros(k, np.int64))
                 continue
             norm = raw.copy() if keep else raw
             try:
