@@ -23,6 +23,7 @@ from kubesched.framework.diagnosis import Diagnosis, NodeToStatus, fit_error_mes
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import Code
 from kubesched.framework.node_info import PodInfo
+from kubesched.framework.record import filter_results
 from kubesched.framework.runtime import Framework
 from kubesched.plugins import defaultbinder, nodeports, nodeunschedulable, queuesort, tainttoleration
 from kubesched.plugins.noderesources import fit
@@ -94,8 +95,8 @@ def _observed(fw: Framework, chunk: Any, names: list[str]) -> tuple:
     diag.collect_plugins()
     nts = NodeToStatus(diag, names, {n: i for i, n in enumerate(names)})
     order = np.arange(len(names), dtype=np.int64)
-    return (list(chunk.overrides), chunk.fail_plugin.tolist(),
-            [(n, s.code, s.message(), s.plugin) for n, s in chunk.statuses(names)],
+    return (sorted((n, s.code, s.message(), s.plugin) for n, s in chunk.statuses(names)),
+            filter_results(fw.handle.nodes, [chunk]),
             fit_error_message(len(names), diag), sorted(diag.unschedulable_plugins), sorted(diag.pending_plugins),
             {c: nts.rows_with_code(order, c).tolist() for c in (Code.SUCCESS, Code.UNSCHEDULABLE,
                                                                  Code.UNSCHEDULABLE_AND_UNRESOLVABLE)},
@@ -108,8 +109,8 @@ def test_nominated_pass_by_arithmetic_matches_the_plain_pass(data) -> None:
     """Taints, unschedulable nodes, pod-count limits, cpu/memory/extended resources (one no node
     has), nominated pods of various priorities on some nodes (a bound pod also nominated), with
     and without a pod-dependent plugin besides Fit (NodePorts: then everything runs the plain
-    pass): same overrides in the same order, same statuses, message, plugins and codes; the
-    table is left as found."""
+    pass): same per-node statuses, per-plugin Filter results (the decision record's), message,
+    plugins and codes; the table is left as found."""
     n = data.draw(st.integers(1, 6), "nodes")
     nodes = []
     for i in range(n):

@@ -375,10 +375,10 @@ def test_score_out_of_range_is_an_error_only_outside_0_100() -> None:
     check()
 
 
-def test_zero_scorers_are_left_out_of_unrecorded_cycles_only() -> None:
+def test_zero_scorers_are_not_run_and_recorded_as_zeros() -> None:
     """A Score plugin whose ``scores_zero`` says yes adds nothing to the total: it is not run
-    when nothing is kept (the total is the same), and still run when the cycle is recorded
-    (its zeros appear in the record) — a plugin that would fail shows the difference."""
+    when nothing is kept (the total is the same), nor when the cycle is recorded (its promised
+    zeros — Score 0 everywhere, kept 0 by NormalizeScore — appear in the record)."""
     import numpy as np
 
     from kubesched.framework.cycle_state import CycleState
@@ -414,7 +414,9 @@ def test_zero_scorers_are_left_out_of_unrecorded_cycles_only() -> None:
     plain, st_ = fw.run_score_plugins(CycleState(), pod, rows, keep=False)
     assert st_ is None and plain is not None and Zero.calls == 0
     kept, st_ = fw.run_score_plugins(CycleState(), pod, rows, keep=True)
-    assert st_ is None and kept is not None and Zero.calls == 1
+    # a recorded cycle records the promised zeros without running the plugin either
+    assert st_ is None and kept is not None and Zero.calls == 0
     assert kept.plugins == ["SZ", "S7"] and kept.raw[0].tolist() == [0, 0, 0]
+    assert kept.normalized[0].tolist() == [0, 0, 0] and kept.weighted[0].tolist() == [0, 0, 0]
     assert np.array_equal(plain.total, kept.total)
     assert plain.total.tolist() == [7, 7, 7]

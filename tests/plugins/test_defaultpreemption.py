@@ -1051,6 +1051,16 @@ def test_batch_victims_match_the_per_row_paths(data) -> None:  # noqa: ANN001
     assert env.snapshot() == before
     if len(want[0]) > 1:
         assert env.ev.select_candidate(want[0]).name == _plain(env).select_candidate(want[0]).name
+    # evaluate's own path: the loop's items unmaterialized (one-pod rows as (row, PDB count)),
+    # one Candidate built for the pick: the plain algorithm's choice, victims and PDB count
+    env.ev._lazy_candidates = True
+    try:
+        items = env.ev.dry_run_preemption(env.state(preemptor), preemptor, rows, pdbs, offset, num, False)[0]
+    finally:
+        env.ev._lazy_candidates = False
+    assert _ordered(env.ev._materialize(items)) == _ordered(want[0])
+    if want[0]:
+        assert _ordered([env.ev._pick_items(items)]) == _ordered([_plain(env).select_candidate(want[0])])
 
 
 def test_pick_one_node_by_default_criteria_matches_the_score_functions() -> None:
@@ -1070,3 +1080,38 @@ def test_pick_one_node_by_default_criteria_matches_the_score_functions() -> None
              lambda nd: -sum(pod_priority(p) + (1 << 31) for p in victims[nd].pods),
              lambda nd: -len(victims[nd].pods), lambda nd: get_earliest_pod_start_time(victims[nd].pods) or 0]
     assert pick_one_node_for_preemption(victims) == pick_one_node_for_preemption(victims, funcs) == "b"
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_pick_among_unmaterialized_candidates_matches_select_candidate(data) -> None:  # noqa: ANN001
+    """``evaluate``'s pick over the dry run's items (one-pod rows as ``(row, PDB count)``, other
+    candidates as :class:`Candidate`) chooses the node, victims and PDB count the five
+    criteria of ``pickOneNodeForPreemption`` (given as score functions, run in turn) choose over
+    the same candidates built in full: ties on priority, start time and PDB count, candidates
+    with several victims mixed in."""
+    from kubesched.framework.extender import Victims
+    from kubesched.framework.preemption import Candidate, get_earliest_pod_start_time, pod_priority
+
+    n = data.draw(st.integers(2, 12), "nodes")
+    pods = [mk(f"v{i}", data.draw(st.sampled_from([NEG, LOW, MID])), f"node{i}", SMALL,
+               t(data.draw(st.integers(0, 2)))).obj() for i in range(n)]
+    env = Env([node(f"node{i}") for i in range(n)], pods)
+    items: list[Any] = []
+    for i in data.draw(st.permutations(range(n)), "order")[:data.draw(st.integers(2, n), "how many")]:
+        nv = data.draw(st.integers(0, 1), "pdb")
+        if data.draw(st.integers(0, 3), "full") == 0:
+            more = [pods[i]] + ([mk(f"x{i}", data.draw(st.sampled_from([NEG, LOW])), start=t(0)).obj()]
+                                if data.draw(st.booleans(), "two victims") else [])
+            items.append(Candidate(f"node{i}", Victims(more, nv)))
+        else:
+            items.append((env.table.row_of[f"node{i}"], nv))
+    full = env.ev._materialize(items)
+    victims = {c.name: c.victims for c in full}
+    funcs = [lambda nd: -victims[nd].num_pdb_violations, lambda nd: -pod_priority(victims[nd].pods[0]),
+             lambda nd: -sum(pod_priority(p) + (1 << 31) for p in victims[nd].pods),
+             lambda nd: -len(victims[nd].pods), lambda nd: get_earliest_pod_start_time(victims[nd].pods) or 0]
+    want = pick_one_node_for_preemption(victims, funcs)
+    got = env.ev._pick_items(items)
+    assert (got.name, got.victims.pods, got.victims.num_pdb_violations) == \
+           (want, victims[want].pods, victims[want].num_pdb_violations)

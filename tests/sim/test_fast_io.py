@@ -67,6 +67,24 @@ def test_any_json_value_is_written_as_the_stdlib_wrote_it(items: list) -> None:
     assert encode_json(items).decode() == json.dumps(items, indent=2, ensure_ascii=False)
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.dictionaries(_keys, _json, max_size=5), max_size=9))
+def test_items_encoded_a_group_at_a_time_are_the_stdlib_text(items: list) -> None:
+    # one orjson call per group of items: a group with any item orjson writes otherwise falls
+    # back item by item; the others keep their group's text
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(manifests, "_JSON_ITEMS", 3)
+        assert _write(items) == _old_json({"apiVersion": "v1", "kind": "List", "items": items})
+
+
+def test_an_item_deep_enough_for_orjson_alone_but_not_in_a_group() -> None:
+    deep: object = "x"
+    for _ in range(253):  # orjson stops at 255 levels; the group's wrapper adds two
+        deep = [deep]
+    items = [{"a": 1}, {"d": deep}, {"b": [1.5, None]}]
+    assert _write(items) == _old_json({"apiVersion": "v1", "kind": "List", "items": items})
+
+
 def test_values_orjson_rejects_or_writes_otherwise() -> None:
     items = [{"a": 1e-05, "b": float("nan"), "c": 2**64, "d": None},
              {1: "int key", "s": "\u2028é\x00\x7f\ud800"}, {"inf": -math.inf}]

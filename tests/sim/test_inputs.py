@@ -395,3 +395,75 @@ def test_pod_on_an_unknown_node_points_at_node_name(tmp_path: Path) -> None:
     with pytest.raises(ManifestError) as exc:
         simulate(raws)
     assert exc.value.path == f"{f}:15" and 'bound to node "ghost"' in exc.value.message
+
+
+def test_node_pool_fast_path_still_decodes_and_names_every_node(tmp_path: Path) -> None:
+    """Nodes of one pool differ in their addresses, images and nodeInfo: the Python checks run
+    once per pool (``_node_key``), but every node is still decoded strictly and its name and
+    hostname label checked (upstream: each object is decoded and validated on its own)."""
+    import json
+
+    def node(i: int, **status: object) -> dict:
+        name = f"n{i}.eu-west-1.compute.internal"
+        return {"apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "pool": "a"}},
+                "spec": {"providerID": f"aws:///eu-west-1a/i-{i:08x}"},
+                "status": {"allocatable": {"cpu": "4", "memory": "8Gi"},
+                           "addresses": [{"type": "InternalIP", "address": f"10.0.0.{i}"}],
+                           "images": [{"names": [f"img{i}:1"], "sizeBytes": 100 + i}], **status}}
+
+    def run(extra: list[dict]) -> ManifestError | None:
+        doc = {"apiVersion": "v1", "kind": "List", "items": [node(i) for i in range(20)] + extra}
+        return check(tmp_path, json.dumps(doc, indent=2), name="in.json")
+
+    assert run([]) is None
+    e = run([node(30, addresses=[{"type": "InternalIP", "address": 7}])])
+    assert e is not None and "cannot unmarshal number into Go struct field NodeAddress" in e.message
+    e = run([node(31, images=[{"names": ["x"], "sizeBytes": 1, "zz": 1}])])
+    assert e is not None and 'strict decoding error: unknown field "status.images[0].zz"' in e.message
+    bad = node(32)
+    bad["metadata"]["name"] = bad["metadata"]["labels"]["kubernetes.io/hostname"] = "N_32"
+    e = run([bad])
+    assert e is not None and e.message.startswith('Node "N_32" is invalid: metadata.name: Invalid value')
+    e = run([node(33, allocatable={"cpu": "-4", "memory": "8Gi"})])
+    assert e is not None and "status.allocatable.cpu: Invalid value" in e.message
+
+
+def test_bound_pods_fast_path_still_decodes_every_status_and_name(tmp_path: Path) -> None:
+    """Bound pods of one ReplicaSet differ in their status (podIP, startTime): the Python checks
+    run once per shape, but each pod's status, name and other per-pod metadata are still
+    decoded strictly."""
+    docs = [pod(f"  nodeName: n{i}\nstatus:\n  phase: Running\n  podIP: 10.0.0.{i}\n", name=f"p{i}")
+            for i in range(20)]
+    assert check(tmp_path, "---\n".join(docs)) is None
+    e = check(tmp_path, "---\n".join([*docs, pod("  nodeName: n1\nstatus:\n  podIP: 7\n", name="q")]))
+    assert e is not None and "cannot unmarshal number into Go struct field PodStatus.status.podIP" in e.message
+    e = check(tmp_path, "---\n".join([*docs, pod("  nodeName: n1\nstatus:\n  podIPx: a\n", name="q")]))
+    assert e is not None and 'unknown field "status.podIPx"' in e.message
+    e = check(tmp_path, "---\n".join([*docs, pod("  nodeName: n1\n", name="q").replace(
+        "  name: q\n", "  name: q\n  resourceVersion: 5\n")]))
+    assert e is not None and "cannot unmarshal number into Go struct field ObjectMeta.metadata.resourceVersion" \
+        in e.message
+
+
+def test_pods_of_one_spec_share_it_and_keep_their_own_node_and_errors(tmp_path: Path) -> None:
+    """The typed spec is decoded once per distinct spec (``nodeName`` aside): each pod still has
+    its own node, and a later pod's own metadata is still decoded strictly."""
+    from kubesched.sim.simulate import build_store
+
+    node = NODE.format(spec="  unschedulable: false\n", status="").replace("n1", "{n}")
+    docs = [node.format(n="n0"), node.format(n="n1"), pod("  nodeName: n0\n", name="a"),
+            pod("  nodeName: n1\n", name="b"), pod(name="c"), pod(name="d")]
+    f = tmp_path / "in.yaml"
+    f.write_text("---\n".join(docs))
+    raws = load_manifests([f])
+    validate_inputs(raws)
+    _, bound, pending, _ = build_store(raws)
+    assert [(p.metadata.name, p.spec.node_name) for p, _ in bound] == [("a", "n0"), ("b", "n1")]
+    assert [(p.metadata.name, p.spec.node_name) for p, _ in pending] == [("c", ""), ("d", "")]
+    assert pending[0][0].spec.containers is pending[1][0].spec.containers  # decoded once
+    assert bound[0][0].spec.containers == pending[0][0].spec.containers
+    raws[-1].data["metadata"]["labels"] = {"app": 7}  # past the API server's checks: the decoder's own
+    with pytest.raises(ManifestError) as exc:
+        build_store(raws)
+    assert exc.value.message == "Pod default/d: metadata.labels[...]: Expected `str`, got `int`"

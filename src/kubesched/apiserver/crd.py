@@ -433,6 +433,8 @@ class Registry:
         return [c.info for c in self.by_gvr.values()]
 
     def of_info(self, info: ResourceInfo) -> CustomResource | None:
+        if not self.by_gvr:  # no CRD established (asked several times per request)
+            return None
         cr = self.by_gvr.get((info.group, info.version, info.plural))
         return cr if cr is not None and cr.info is info else None
 

@@ -40,7 +40,7 @@ from kubesched.apiserver.storage import Conflict, Entry, KeyExists, KeyNotFound,
 from kubesched.features import FeatureGate, default_feature_gate
 
 __all__ = ["FOREGROUND", "ORPHAN", "SYSTEM_NAMESPACES", "Registry", "by_plural", "deletion_finalizers",
-           "info_for_object", "now_rfc3339", "parse_time"]
+           "info_for_object", "namespace_terminating", "now_rfc3339", "parse_time"]
 
 log = logging.getLogger("kubesched.apiserver")
 
@@ -48,6 +48,15 @@ SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 #: ``cacher.DefaultEventFreshDuration`` (bookmark frequency 1 min + 15 s): how long watch events stay in memory
 WATCH_HISTORY_SECONDS = 75.0
 _UNDELETABLE_NAMESPACES = ("default", "kube-system", "kube-public")
+
+
+def namespace_terminating(data: bytes) -> bool:
+    """Whether the stored Namespace ``data`` is in phase ``Terminating`` (upstream's NamespaceLifecycle
+    admission refuses new content then). Decoded only when the bytes hold ``"Terminating"``: a
+    create in an active namespace reads no JSON."""
+    if b'"Terminating"' not in data:
+        return False
+    return bool((orjson.loads(data).get("status") or {}).get("phase") == "Terminating")
 
 
 def _rand_suffix(n: int = 5) -> str:
@@ -231,6 +240,8 @@ class Registry:
         self.on_started: list[Callable[[Any], Any]] = []
         #: decoded PriorityClasses as of a revision of their space (every pod create reads them all)
         self._priority_classes: tuple[int, list[dict[str, Any]]] = (-1, [])
+        #: a built-in kind's apply schema and resolver by (info, API release): one lookup per kind
+        self._ssa_schemas: dict[tuple[ResourceInfo, Any], tuple[Any, Callable[[Any], Any]]] = {}
         #: the custom resources the Established CRDs define (kubesched.apiserver.crd)
         self.crds = crdmod.Registry()
         self._bootstrap()
@@ -467,8 +478,7 @@ class Registry:
         ns_entry = self.store.get("namespaces", "", ns)
         if ns_entry is None:
             raise APIError.not_found("namespaces", "", ns)
-        phase = orjson.loads(ns_entry.data).get("status", {}).get("phase")
-        if phase == "Terminating":
+        if namespace_terminating(ns_entry.data):
             raise APIError.forbidden(info.plural, info.group, name,
                                      f"unable to create new content in namespace {ns} because it is being "
                                      f"terminated",
@@ -740,9 +750,13 @@ class Registry:
         if cr is not None:
             return cr.schema, lambda s: s
         api = self.api_version
+        hit = self._ssa_schemas.get((info, api))
+        if hit is not None:
+            return hit
         name = schemas.definition_for_gvk(info.group, info.version, info.kind, api=api)
         schema = schemas.definitions(api).get(name) if name else None
-        return schema, _builtin_resolver(api)
+        out = self._ssa_schemas[(info, api)] = (schema, _builtin_resolver(api))
+        return out
 
     def _grace_pending(self, info: ResourceInfo, obj: dict[str, Any]) -> bool:
         """A pod in graceful deletion whose grace period has not ended."""

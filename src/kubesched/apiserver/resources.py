@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -57,24 +57,33 @@ class ResourceInfo:
     generation: bool = False
     extra_fields: tuple[str, ...] = ()
     storage: str = ""
+    # derived once, plain attributes (read several times per request; a frozen dataclass would
+    # otherwise also hash all its fields at each dict or lru_cache lookup)
+    group_version: str = field(init=False, repr=False, compare=False)
+    api_version: str = field(init=False, repr=False, compare=False)
+    #: the store key space (``storage`` or ``group/plural``)
+    key: str = field(init=False, repr=False, compare=False)
+    _hash: int = field(init=False, repr=False, compare=False)
+    _plan: Any = field(default=None, init=False, repr=False, compare=False)
 
-    @property
-    def group_version(self) -> str:
-        return f"{self.group}/{self.version}" if self.group else self.version
+    def __post_init__(self) -> None:
+        gv = f"{self.group}/{self.version}" if self.group else self.version
+        object.__setattr__(self, "group_version", gv)
+        object.__setattr__(self, "api_version", gv)
+        object.__setattr__(self, "key", self.storage or (f"{self.group}/{self.plural}" if self.group
+                                                         else self.plural))
+        object.__setattr__(self, "_hash", hash((self.group, self.version, self.kind, self.plural, self.singular,
+                                                self.namespaced, self.short_names, self.verbs, self.subresources,
+                                                self.categories, self.generation, self.extra_fields,
+                                                self.storage)))
 
-    @property
-    def api_version(self) -> str:
-        return self.group_version
+    def __hash__(self) -> int:
+        return self._hash
 
     @property
     def qualified(self) -> str:
         """``pods`` or ``deployments.apps``: the name used in upstream error messages."""
         return f"{self.plural}.{self.group}" if self.group else self.plural
-
-    @property
-    def key(self) -> str:
-        """The store key space (``storage`` or ``group/plural``)."""
-        return self.storage or (f"{self.group}/{self.plural}" if self.group else self.plural)
 
     @property
     def field_names(self) -> tuple[str, ...]:
@@ -274,7 +283,11 @@ def selectable_fields(info: ResourceInfo, obj: dict[str, Any], names: Iterable[s
             if v:
                 out[name] = sys.intern(v) if len(v) <= 64 else v
         return out
-    groups, rest = _plan(info)
+    plan = info._plan
+    if plan is None:
+        plan = _plan(info)
+        object.__setattr__(info, "_plan", plan)
+    groups, rest = plan
     for top, keys in groups:
         d = obj.get(top)
         if not isinstance(d, dict):

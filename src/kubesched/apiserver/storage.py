@@ -162,7 +162,7 @@ class Event:
     """One write: ``type`` ADDED/MODIFIED/DELETED, the new state (for DELETED: the last state
     carrying the deletion's revision) and the previous state (``prev``, None for ADDED)."""
 
-    __slots__ = ("entry", "name", "ns", "prev", "space", "type")
+    __slots__ = ("entry", "name", "ns", "prev", "rv", "space", "type")
 
     def __init__(self, type_: str, space: str, ns: str, name: str, entry: Entry, prev: Entry | None) -> None:
         self.type = type_
@@ -171,10 +171,8 @@ class Event:
         self.name = name
         self.entry = entry
         self.prev = prev
-
-    @property
-    def rv(self) -> int:
-        return self.entry.rv
+        #: the entry's revision (an attribute: read by every watcher of every event)
+        self.rv = entry.rv
 
 
 _SCHEMA = """

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import orjson
 from aiohttp import web
 
 from kubesched.api import strategy
@@ -24,6 +25,9 @@ from kubesched.apiserver.registry import by_plural, now_rfc3339
 from kubesched.apiserver.storage import Conflict
 
 __all__ = ["Subresources"]
+
+#: a binding's answer (``Status{Success, 201}``), encoded once
+_BOUND = orjson.dumps(status_success(201))
 
 
 class Subresources(Handlers):
@@ -119,7 +123,7 @@ class Subresources(Handlers):
             except Conflict:
                 raise APIError.modified("pods", "", name) from None
             self._after_write(info, e)
-        return json_response(status_success(201), 201)
+        return json_response(_BOUND, 201)
 
     @staticmethod
     def _to_scale(obj: dict[str, Any]) -> dict[str, Any]:

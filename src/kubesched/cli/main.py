@@ -141,14 +141,15 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
     registry = plugin_registry(plugins)
     timings: dict[str, float] | None = {} if os.environ.get("KUBESCHED_PHASE_TIMES") else None
     t0, c0 = time.perf_counter(), time.process_time()
-    gc.disable()  # reading creates no cycles: no collection needs to walk the growing input
+    gc.disable()  # reading and checking create no cycles: no collection needs to walk the growing input
     try:
         with _config_source(config_path):
             config, raws, _ = load_inputs(list(paths), config_path, features)
+        validate_inputs(raws, field_validation=mode, warn=lambda line: click.echo(line, err=True),
+                        features=features)
     finally:
         gc.freeze()  # a one-shot process: the input's objects are never scanned by the collector again
         gc.enable()
-    validate_inputs(raws, field_validation=mode, warn=lambda line: click.echo(line, err=True), features=features)
     rss: dict[str, float] = {}
     if timings is not None:
         timings["load"] = time.perf_counter() - t0

@@ -320,19 +320,30 @@ if (f) f.addEventListener('input', () => { const q = f.value.toLowerCase();
 """
 
 
-def _page(title: str, body: str, data: Any) -> str:
+def _page_parts(title: str, body: str, data: Any) -> tuple[str, str, str]:
+    """The page as three texts: what comes before the data, the data's script element (the
+    bulk, ASCII: written apart it is never widened to the page's wider characters), the rest."""
     return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
             "<meta name='viewport' content='width=device-width, initial-scale=1'>"
             # no network: forbid every fetch the page could make
             "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; style-src 'unsafe-inline'; "
             "script-src 'unsafe-inline'; img-src data:\">"
             f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body>"
-            f"<header><h1>{_esc(title)}</h1></header>{body}{_json_script(data)}<script>{_JS}</script>"
-            "</body></html>\n")
+            f"<header><h1>{_esc(title)}</h1></header>{body}", _json_script(data),
+            f"<script>{_JS}</script></body></html>\n")
+
+
+def _page(title: str, body: str, data: Any) -> str:
+    return "".join(_page_parts(title, body, data))
 
 
 def render_report(data: dict[str, Any]) -> str:
     """The HTML page of :func:`kubesched.sim.explain.report_data`'s figures (a ``str``)."""
+    return "".join(_report_parts(data))
+
+
+def _report_parts(data: dict[str, Any]) -> tuple[str, str, str]:
+    """:func:`render_report` in the three parts of :func:`_page_parts`."""
     left = (f'<section id="summary"><h2>summary</h2><div class="cards">{_summary(data["summary"])}</div></section>'
             f'<section id="heatmap"><h2>node utilisation (requested ÷ allocatable)</h2>{_heatmap(data)}</section>'
             f'<section id="pending"><h2>pending reasons</h2>{_pending(data)}</section>'
@@ -342,7 +353,7 @@ def render_report(data: dict[str, Any]) -> str:
     right = ('<aside><div id="record"><h2 id="record-title">decision record</h2>'
              "<p class='muted'>click a pod (or a node tile) to see what the scheduler decided and why</p>"
              "</div></aside>")
-    return _page(data.get("title") or "kubesched report", f"<main><div>{left}</div>{right}</main>", data)
+    return _page_parts(data.get("title") or "kubesched report", f"<main><div>{left}</div>{right}</main>", data)
 
 
 def _timeline(samples: list[dict[str, float]]) -> str:
@@ -413,15 +424,17 @@ def check_writable(path: str, flag: str = "--report") -> None:
         raise InputError(f"cannot write {path}: Permission denied", flag)
 
 
-def write_text(text: str, path: str) -> None:
-    """Write ``text`` to ``path`` (UTF-8); an unwritable path is an :class:`InputError`."""
+def write_text(text: str | tuple[str, ...], path: str) -> None:
+    """Write ``text`` (or its parts, one after the other) to ``path`` (UTF-8); an unwritable
+    path is an :class:`InputError`."""
     try:
         with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
+            for part in (text,) if isinstance(text, str) else text:
+                f.write(part)
     except OSError as e:
         raise InputError(f"cannot write {os.fspath(path)}: {e.strerror or e}", "--report") from None
 
 
 def write_report(data: dict[str, Any], path: str) -> None:
     """Render :func:`render_report` into ``path``."""
-    write_text(render_report(data), path)
+    write_text(_report_parts(data), path)

@@ -90,6 +90,27 @@ class FilterChunk:
         self.overrides[i] = sub
         self.fail_plugin[i] = self.OVERRIDDEN
 
+    def reject(self, idx: np.ndarray, plugin: int, keys: np.ndarray, reasons: PluginReasons) -> bool:
+        """Record that plugin index ``plugin`` rejects the nodes at positions ``idx`` with
+        ``keys`` of ``reasons`` (the pass with nominated pods, where the plain pass let them
+        further), in the arrays themselves: the same per-node status as a 1-row
+        :meth:`override` each, without one chunk per node. Only when ``reasons`` is a bit set
+        meaning what this chunk's table of that plugin means (or the chunk has none yet);
+        False (nothing changed) otherwise."""
+        if reasons.statuses is not None:
+            return False
+        cur = self.tables[plugin]
+        if cur is None:
+            tables = list(self.tables)  # the list may be shared with a truncated copy
+            tables[plugin] = reasons
+            self.tables = tables
+        elif cur is not reasons and (cur.statuses is not None or tuple(cur.reasons) != tuple(reasons.reasons)
+                                     or tuple(cur.codes) != tuple(reasons.codes)):
+            return False
+        self.fail_plugin[idx] = plugin
+        self.fail_key[idx] = keys
+        return True
+
     def truncate(self, n: int) -> FilterChunk:
         """Only the first ``n`` evaluated nodes (the rest count as never evaluated)."""
         return FilterChunk(self.rows[:n], self.fail_plugin[:n], self.fail_key[:n], self.plugins,
@@ -183,6 +204,10 @@ class Diagnosis:
     pending_plugins: set[str] = field(default_factory=set)
     pre_filter_msg: str = ""
     post_filter_msg: str = ""
+    _counts: tuple[tuple[tuple[int, int], ...], dict[tuple[int, int, int], list[Any]]] | None = field(
+        default=None, repr=False, compare=False)
+    """The last :meth:`_key_counts` and the chunks it counted (``collect_plugins`` and the
+    FailedScheduling message both read it; chunks are not edited once appended)."""
 
     def num_explicit(self) -> int:
         return sum(int(count_nonzero(c.fail_plugin != c.PASSED)) for c in self.chunks) + len(self.extra_statuses)
@@ -207,9 +232,13 @@ class Diagnosis:
                 self.add_plugin_status(Status(pc[1], (), None, plugin))
 
     def _key_counts(self) -> dict[tuple[int, int, int], list[Any]]:
+        seen = tuple((id(c), len(c.overrides)) for c in self.chunks)
+        if self._counts is not None and self._counts[0] == seen:
+            return self._counts[1]
         counts: dict[tuple[int, int, int], list[Any]] = {}
         for c in self.chunks:
             c.key_counts(counts)
+        self._counts = (seen, counts)
         return counts
 
     def node_to_status(self, names: Sequence[str]) -> dict[str, Status]:

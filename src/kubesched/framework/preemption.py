@@ -108,7 +108,7 @@ from kubesched.framework.podgroup import (
     pod_group_name_of,
     pod_group_priority,
 )
-from kubesched.framework.preemption_batch import batch_victims
+from kubesched.framework.preemption_batch import alone_victims, batch_victims, single_lower_pod_rows
 from kubesched.framework.waiting_pods import waiting_pod_key
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -700,6 +700,9 @@ class Evaluator:
         self._fallback_rng = np.random.default_rng(0)
         self._nominated_cache: dict[str, list[PodInfo]] | None = None
         self._plan: _DryRunPlan | None = None
+        self._lazy_candidates = False
+        """Set by :meth:`evaluate` while the dry run may return :meth:`_dry_run_loop`'s items
+        unmaterialized (the default pick follows, no extender reads them)."""
         self.reprieve_precheck: Callable[[CycleState, Sequence[Any]], Callable[
             [int, Sequence[PodInfo], Sequence[PodInfo]], bool] | None] | None = None
         self._default_is_eligible_pod = self.is_eligible_pod
@@ -1165,7 +1168,12 @@ class Evaluator:
         all_rows = table.order()
         if len(all_rows) == 0:
             return None, None, Status(Code.ERROR, ("no nodes available",))
-        candidates, statuses, errors = self.find_candidates(state, pod, m, statuses_needed=False)
+        lazy = self._default_pick(pod)
+        self._lazy_candidates = lazy
+        try:
+            candidates, statuses, errors = self.find_candidates(state, pod, m, statuses_needed=False)
+        finally:
+            self._lazy_candidates = False
         if errors and not candidates:
             return None, None, Status(Code.ERROR, (aggregate_message(errors),))
         if not candidates:
@@ -1174,6 +1182,8 @@ class Evaluator:
             return (None, PostFilterResult(NominatingInfo("", NominatingMode.OVERRIDE)),
                     Status(Code.UNSCHEDULABLE, (fit_error_message(len(all_rows), diag),)))
 
+        if lazy:  # no extender to ask, the default pick: one Candidate built, the winner
+            return self._pick_items(candidates), None, Status(Code.SUCCESS)
         candidates, est = self.call_extenders(pod, candidates)
         if est is not None:
             return None, None, est
@@ -1182,6 +1192,17 @@ class Evaluator:
         if best is None or not best.name:
             return None, None, Status(Code.UNSCHEDULABLE, (ERR_NO_CANDIDATE,))
         return best, None, Status(Code.SUCCESS)
+
+    def _default_pick(self, pod: Pod) -> bool:
+        """The candidates go straight to the default ``SelectCandidate`` (no extender that
+        supports preemption is interested in ``pod``; the dry run, the extenders' call and the
+        pick not overridden): :meth:`_pick_items` may choose among them unmaterialized."""
+        cls = type(self)
+        for hook in ("find_candidates", "dry_run_preemption", "call_extenders", "select_candidate",
+                     "candidates_to_victims_map", "ordered_score_funcs", "_dry_run_loop"):
+            if getattr(cls, hook) is not getattr(Evaluator, hook):
+                return False
+        return not any(e.supports_preemption() and e.is_interested(pod) for e in (self.handle.extenders or ()))
 
     def potential_rows(self, m: Any) -> np.ndarray:
         """Rows whose status in ``m`` is Unschedulable, in ``NodeTable.order()`` order
@@ -1227,16 +1248,20 @@ class Evaluator:
         """
         table = self.handle.nodes
         prio = pod_priority(pod)
-        has_lower = (table.min_pod_priority[potential] < prio).tolist()
+        has_lower: Any = table.min_pod_priority[potential] < prio
         no_victims = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_NO_VICTIMS,))
         self._plan = self._make_plan(state)
         if self.workload_aware:
             self._groups = groups = PodGroupIndex(self.handle)
             # a row with group members: the victims' priorities are their groups' (may be lower)
-            has_lower = [h or groups.row_has_groups(r) for h, r in zip(has_lower, potential.tolist(), strict=True)]
+            has_lower = [h or groups.row_has_groups(r) for h, r in zip(has_lower.tolist(), potential.tolist(),
+                                                                       strict=True)]
         try:
-            return self._dry_run_loop(state, pod, potential, pdbs, offset, num_candidates, has_lower, no_victims,
-                                      statuses_needed)
+            items, statuses, errors = self._dry_run_loop(state, pod, potential, pdbs, offset, num_candidates,
+                                                         has_lower, no_victims, statuses_needed)
+            if self._lazy_candidates:
+                return items, statuses, errors  # type: ignore[return-value]
+            return self._materialize(items), statuses, errors
         finally:
             self._plan = None
             self._groups = None
@@ -1381,12 +1406,14 @@ class Evaluator:
 
     def _batch_victims(self, pod: Pod, potential: np.ndarray, offset: int, begin: int, end: int,
                        batch_ok: np.ndarray, nominated_nodes: set[str],
-                       pdbs: Sequence[PodDisruptionBudget]) -> dict[int, Any] | None:
+                       pdbs: Sequence[PodDisruptionBudget], alone: np.ndarray | None = None
+                       ) -> dict[int, Any] | None:
         """:meth:`_fast_victims` of the loop's steps ``begin..end-1`` in one
         :func:`~kubesched.framework.preemption_batch.batch_victims` call, for the rows it may
         decide (``batch_ok``: pods of lower priority, passing the pod-independent filters; no
         nominated pod, no pod-group member); the others are left to :meth:`_fast_victims`.
-        None: not available."""
+        ``alone``: ``bool[end - begin]``, steps already decided by :meth:`_alone_window` (left
+        out). None: not available."""
         plan = self._plan
         assert plan is not None and plan.exact is not None and plan.exact.batch is not None
         table = self.handle.nodes
@@ -1394,6 +1421,8 @@ class Evaluator:
         n = len(potential)
         idx = (np.arange(begin, end) + offset) % n
         ok = batch_ok[idx]
+        if alone is not None:
+            ok = ok & ~alone
         groups = self._groups if self.workload_aware else None
         rows = [r for r in potential[idx[ok]].tolist()
                 if names[r] not in nominated_nodes and (groups is None or not groups.row_has_groups(r))]
@@ -1401,42 +1430,135 @@ class Evaluator:
         return batch_victims(table, rows, pod_priority(pod), plan.exact.batch, _pod_info_importance, split,
                              Status(Code.SUCCESS), _REJECTED)
 
+    def _alone_window(self, pod: Pod, wrows: np.ndarray, decidable: np.ndarray,
+                      pdbs: Sequence[PodDisruptionBudget], statuses_needed: bool
+                      ) -> np.ndarray | None:
+        """The window's steps whose row holds exactly one pod, of lower priority than the
+        preemptor (that pod is the row's only potential victim), among ``decidable``: their
+        ``int8[len(wrows)]`` kind — 1: a candidate evicting that pod, not violating a PDB;
+        2: the same, violating one; 3: not a candidate (the preemptor does not fit even with the
+        pod gone; deferred as the loop defers it, only when ``statuses_needed`` is False); 0:
+        left to the per-step path. None: the batch cannot answer (then no batch at all)."""
+        plan = self._plan
+        assert plan is not None and plan.exact is not None and plan.exact.batch is not None
+        alone = decidable & single_lower_pod_rows(self.handle.nodes, wrows, pod_priority(pod))
+        kind = np.zeros(len(wrows), np.int8)
+        if not alone.any():
+            return kind
+        at = np.flatnonzero(alone)
+        got = alone_victims(wrows[at], plan.exact.batch)
+        if got is None:
+            return None
+        fits, evicts = got
+        cand = fits & evicts
+        if pdbs:
+            pods_of = self.handle.nodes.pods
+            viol = np.asarray([bool(filter_pods_with_pdb_violation(pods_of[r], pdbs)[0])
+                               for r in wrows[at[cand]].tolist()], bool)
+            k = np.where(viol, 2, 1).astype(np.int8)
+            kind[at[cand]] = k
+        else:
+            kind[at[cand]] = 1
+        if not statuses_needed:
+            kind[at[~fits]] = 3
+        return kind
+
     def _dry_run_loop(self, state: CycleState, pod: Pod, potential: np.ndarray,
                       pdbs: Sequence[PodDisruptionBudget], offset: int, num_candidates: int,
-                      has_lower: list[bool], no_victims: Status, statuses_needed: bool
-                      ) -> tuple[list[Candidate], dict[str, Status], list[str]]:
+                      has_lower: Sequence[bool] | np.ndarray, no_victims: Status, statuses_needed: bool
+                      ) -> tuple[list[Candidate | tuple[int, int]], dict[str, Status], list[str]]:
+        """The dry run's loop. Candidates decided in a window by :meth:`_alone_window` are
+        ``(row, number of PDB violations)`` (one victim: the row's one pod) until
+        :meth:`_materialize` turns them into :class:`Candidate` objects."""
         table = self.handle.nodes
         n = len(potential)
         fast_ok = self._independent_pass(state, pod, potential)
-        non_violating: list[Candidate] = []
-        violating: list[Candidate] = []
+        non_violating: list[Candidate | tuple[int, int]] = []
+        violating: list[Candidate | tuple[int, int]] = []
         statuses: dict[str, Status | None] = {}
         errors: list[str] = []
         deferred = 0
         batched: dict[int, Any] = {}
         nominated_nodes = self._batch_nominated_nodes() if fast_ok is not None else None
         batch_ok = fast_ok & np.asarray(has_lower, bool) if nominated_nodes is not None else None
+        decidable_rows: np.ndarray | None = None
+        if batch_ok is not None:
+            # rows batch_victims may decide: no nominated pod, no pod-group member
+            decidable_rows = np.ones(len(table.names), bool)
+            row_of = table.row_of
+            for nm in nominated_nodes or ():
+                r = row_of.get(nm)
+                if r is not None:
+                    decidable_rows[r] = False
+            if self.workload_aware and self._groups is not None:
+                groups = self._groups
+                for r in potential.tolist():
+                    if groups.row_has_groups(r):
+                        decidable_rows[r] = False
         batch_end = 0  # the loop's steps up to here were handed to batch_victims
-        rows_l = potential.tolist()
-        fast_l = fast_ok.tolist() if fast_ok is not None else None
+        win_start = 0
+        kinds: list[int] = []  # per step of the window: _alone_window's kind
+        next_slow: list[int] = []  # per step of the window: the next step (relative) of kind 0
+        wrows_l: list[int] = []  # per step of the window: its row
         names = table.names
-        for i in range(n):
+        i = 0
+        while i < n:
+            if batch_ok is not None and i >= batch_end:
+                # the next steps, about as many as candidates are still wanted
+                batch_end = min(n, i + max(num_candidates - len(non_violating) - len(violating), 16))
+                win_start = i
+                idx = (np.arange(i, batch_end) + offset) % n
+                wrows = potential[idx]
+                assert decidable_rows is not None
+                got = self._alone_window(pod, wrows, batch_ok[idx] & decidable_rows[wrows], pdbs, statuses_needed)
+                window = None
+                if got is not None:
+                    kind = got
+                    window = self._batch_victims(pod, potential, offset, i, batch_end, batch_ok,
+                                                 nominated_nodes or set(), pdbs, kind != 0)
+                if window is None:
+                    batch_ok = None
+                    kinds = []
+                else:
+                    batched = window
+                    kinds = kind.tolist()
+                    wrows_l = wrows.tolist()
+                    slow_at = np.flatnonzero(kind == 0)
+                    # next_slow[k]: the first step >= k whose kind is 0 (len(kind) if none)
+                    nxt = np.full(len(kind) + 1, len(kind), np.int64)
+                    nxt[slow_at] = slow_at
+                    nxt = np.minimum.accumulate(nxt[::-1])[::-1]
+                    next_slow = nxt.tolist()
+            k = i - win_start
+            if kinds and k < len(kinds) and kinds[k]:
+                # a run of steps decided by _alone_window: taken together
+                stop = next_slow[k]
+                seg = kinds[k:stop]
+                done = False
+                for t, kd in enumerate(seg, k):
+                    if kd == 3:
+                        statuses[names[wrows_l[t]]] = None
+                        deferred += 1
+                        continue
+                    row = wrows_l[t]
+                    target = non_violating if kd == 1 else violating
+                    if len(target) < num_candidates:
+                        target.append((row, kd - 1))
+                    if non_violating and len(non_violating) + len(violating) >= num_candidates:
+                        done = True
+                        break
+                if done:
+                    break
+                i += len(seg)
+                continue
             j = (offset + i) % n
-            row = rows_l[j]
+            row = int(potential[j])
             name = names[row]
+            i += 1
             if not has_lower[j]:
                 # no pod of lower priority: nothing to evict (skips cloning the state)
                 statuses[name] = no_victims
                 continue
-            if batch_ok is not None and i >= batch_end:
-                # the next steps, about as many as candidates are still wanted
-                batch_end = min(n, i + max(num_candidates - len(non_violating) - len(violating), 16))
-                window = self._batch_victims(pod, potential, offset, i, batch_end, batch_ok,
-                                             nominated_nodes or set(), pdbs)
-                if window is None:
-                    batch_ok = None
-                else:
-                    batched = window
             fast = batched.pop(row, None)
             if fast is not None and fast is not _REJECTED and fast[0]:
                 # decided in the batch with victims: a candidate (the general path below, shortened)
@@ -1448,7 +1570,7 @@ class Evaluator:
                     break
                 continue
             if fast is None:
-                fast = self._fast_victims(pod, row, pdbs) if fast_l is not None and fast_l[j] else None
+                fast = self._fast_victims(pod, row, pdbs) if fast_ok is not None and fast_ok[j] else None
             if fast is _REJECTED:
                 fast = None
                 surely_not = True
@@ -1475,13 +1597,63 @@ class Evaluator:
         if deferred and not non_violating and not violating:
             # no candidate: the statuses (and errors) are needed; dry-run the deferred nodes, in order
             errors = []
-            for name, got in statuses.items():
-                if got is None:
-                    _, _, got = self.select_victims_on_node(state.clone(), pod, table.row_of[name], pdbs)
-                    statuses[name] = got
-                if got.code == Code.ERROR:
-                    errors.append(got.message())
+            for name, got_st in statuses.items():
+                if got_st is None:
+                    _, _, got_st = self.select_victims_on_node(state.clone(), pod, table.row_of[name], pdbs)
+                    statuses[name] = got_st
+                if got_st.code == Code.ERROR:
+                    errors.append(got_st.message())
         return non_violating + violating, statuses, errors  # type: ignore[return-value]
+
+    def _materialize(self, items: Sequence[Candidate | tuple[int, int]]) -> list[Candidate]:
+        """:class:`Candidate` objects for :meth:`_dry_run_loop`'s candidates."""
+        table = self.handle.nodes
+        names, pods_of = table.names, table.pods
+        return [c if isinstance(c, Candidate) else Candidate(names[c[0]], Victims([pods_of[c[0]][0].pod], c[1]))
+                for c in items]
+
+    def _pick_items(self, items: Sequence[Candidate | tuple[int, int]]) -> Candidate:
+        """``select_candidate(self._materialize(items))`` with the default criteria, building one
+        :class:`Candidate` (``items`` not empty): the keys of :func:`_pick_by_default_criteria`,
+        a one-victim candidate's from its row's pod; the first item with the largest key wins."""
+        if len(items) == 1:
+            return self._materialize(items)[0]
+        table = self.handle.nodes
+        pods_of = table.pods
+        if set(map(type, items)) == {tuple}:
+            # one victim each, the row's only pod: fewest PDB violations, then the lowest victim
+            # priority (the sum and the count follow from it), then the latest start; first wins
+            pairs = np.asarray(items, np.int64).reshape(len(items), 2)
+            rows, nv = pairs[:, 0], pairs[:, 1]
+            left = np.flatnonzero(nv == nv.min())
+            lowest = table.min_pod_priority[rows[left]]
+            left = left[lowest == lowest.min()]
+            if len(left) > 1:
+                starts = [pod_start_time_ns(pods_of[r][0].pod) for r in rows[left].tolist()]
+                left = left[starts.index(max(starts)):]
+            return self._materialize([items[int(left[0])]])[0]
+        offset = MAX_INT32 + 1
+        best_i = 0
+        best: tuple[int, int, int, int, int] | None = None
+        for i, c in enumerate(items):
+            if isinstance(c, Candidate):
+                pods = c.victims.pods
+                if len(pods) == 1:
+                    pr = pod_priority(pods[0])
+                    key = (-c.victims.num_pdb_violations, -pr, -(pr + offset), -1, pod_start_time_ns(pods[0]))
+                else:
+                    prios = [pod_priority(p) for p in pods]
+                    t = get_earliest_pod_start_time(pods)
+                    key = (-c.victims.num_pdb_violations, -prios[0], -(sum(prios) + offset * len(prios)),
+                           -len(pods), -(1 << 63) if t is None else t)
+            else:
+                pi = pods_of[c[0]][0]
+                pr = pi.priority
+                key = (-c[1], -pr, -(pr + offset), -1, pod_start_time_ns(pi.pod))
+            if best is None or key > best:
+                best = key
+                best_i = i
+        return self._materialize([items[best_i]])[0]
 
     def call_extenders(self, pod: Pod, candidates: list[Candidate]) -> tuple[list[Candidate], Status | None]:
         """Upstream ``callExtenders``: every extender that supports preemption and is interested

@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kubesched.framework.node_info import PodInfo
     from kubesched.framework.node_table import NodeTable
 
-__all__ = ["batch_victims"]
+__all__ = ["alone_victims", "batch_victims", "single_lower_pod_rows"]
 
 VictimsResult = Any
 """What :meth:`Evaluator._fast_victims` returns for a row: ``(victim pods, PDB-violating count,
@@ -133,3 +133,26 @@ def batch_victims(table: NodeTable, rows: Sequence[int], priority: int,
             victims.sort(key=importance)
         out[r] = ([pi.pod for pi in victims], num_violating, success)
     return out
+
+
+def single_lower_pod_rows(table: NodeTable, rows: np.ndarray, priority: int) -> np.ndarray:
+    """``bool[len(rows)]``: the rows holding exactly one pod, of priority < ``priority`` (that pod
+    is the row's only potential victim and the row's requested vector is its requests), from
+    the table's columns (pod count, lowest pod priority)."""
+    one: np.ndarray = (table.requested[rows, table.PODS] == 1) & (table.min_pod_priority[rows] < priority)
+    return one
+
+
+def alone_victims(rows: np.ndarray, batch: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, Any] | None]
+                  ) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`batch_victims` for rows of :func:`single_lower_pod_rows`, without a Python step per
+    row: ``(fits, evicts)``, ``bool[len(rows)]`` each — the preemptor fits with the row's pod
+    gone; it does not fit with the pod kept (the pod is the victim; else the reprieve keeps it
+    and the row has no victim). None when ``batch`` cannot answer."""
+    got = batch(rows)
+    if got is None:
+        return None
+    slack, taken, _ = got
+    fits: np.ndarray = np.all(slack + taken >= 0, axis=1)
+    evicts: np.ndarray = ~np.all(slack >= 0, axis=1)
+    return fits, evicts

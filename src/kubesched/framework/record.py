@@ -20,7 +20,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from kubesched.framework.node_table import NodeTable
     from kubesched.framework.runtime import ScoreResult
 
-__all__ = ["DecisionRecord", "FilterResults", "NodeScores", "NodeTotals", "build_record"]
+__all__ = ["DecisionRecord", "FilterResults", "NodeColumns", "NodeScores", "NodeTotals", "build_record",
+           "names_snapshot"]
 
 PASSED = "passed"
 _V = TypeVar("_V")
@@ -121,18 +122,31 @@ class _LazyMapping(Mapping[str, _V]):
 
 class _Segment:
     """Evaluated nodes ``start:stop`` of one :class:`FilterChunk` (no override among them), with
-    their names and results copied out of the cycle's buffers."""
+    their rows and results copied out of the cycle's buffers; their names are read from the
+    table's names as they were then (:func:`names_snapshot`) when asked for."""
 
-    __slots__ = ("fail", "keys", "names", "plugins", "ran", "rows", "tables")
+    __slots__ = ("_names", "fail", "keys", "plugins", "ran", "rejected", "rows", "snap", "tables")
 
-    def __init__(self, chunk: Any, start: int, stop: int, all_names: list[str]) -> None:
+    def __init__(self, chunk: Any, start: int, stop: int, snap: list[str], rejected: int | None = None) -> None:
         self.rows = chunk.rows[start:stop].copy()  # the table's rows, for matching against the scored ones
-        self.names = names_of(all_names, self.rows)
+        self.snap = snap
+        self._names: list[str] | None = None
         self.fail = chunk.fail_plugin[start:stop].copy()  # int16: plugin index, < 0 passed
         self.keys = chunk.fail_key[start:stop].copy()
         self.plugins = chunk.plugins
         self.tables = list(chunk.tables)
-        self.ran = [pi for pi in range(len(self.plugins)) if pi not in chunk.skipped]
+        skipped = chunk.skipped
+        self.ran = [pi for pi in range(len(self.plugins)) if pi not in skipped] if skipped \
+            else list(range(len(self.plugins)))
+        #: how many of the nodes a plugin rejected, when known (None: count ``fail >= 0``)
+        self.rejected = rejected
+
+    @property
+    def names(self) -> list[str]:
+        """The nodes' names in evaluation order (gathered once)."""
+        if self._names is None:
+            self._names = names_of(self.snap, self.rows)
+        return self._names
 
     def entry(self, i: int) -> dict[str, Any]:
         fp = int(self.fail[i])
@@ -143,19 +157,66 @@ class _Segment:
         return out
 
 
-def _segments(chunks: list[Any], all_names: list[str], out: list[_Segment]) -> list[_Segment]:
-    """The chunks cut at their overrides, each override's 1-row chunk in its node's place."""
-    for chunk in chunks:
+def _segments(chunks: list[Any], snap: list[str], out: list[_Segment], feasible: list[int] | None = None,
+              ) -> list[_Segment]:
+    """The chunks cut at their overrides, each override's 1-row chunk in its node's place
+    (``feasible``: each chunk's count of nodes that passed, when known)."""
+    for ci, chunk in enumerate(chunks):
         start = 0
+        n = len(chunk.rows)
+        if not chunk.overrides:
+            if n:
+                out.append(_Segment(chunk, 0, n, snap, None if feasible is None else n - feasible[ci]))
+            continue
         for i in sorted(chunk.overrides):
             if i > start:
-                out.append(_Segment(chunk, start, i, all_names))
-            _segments([chunk.overrides[i]], all_names, out)
+                out.append(_Segment(chunk, start, i, snap))
+            _segments([chunk.overrides[i]], snap, out)
             start = i + 1
-        n = len(chunk.rows)
         if n > start:
-            out.append(_Segment(chunk, start, n, all_names))
+            out.append(_Segment(chunk, start, n, snap))
     return out
+
+
+class _NameSnapshot:
+    """A table's node names (indexed by row) as of its last node addition or removal: a copy
+    made on first use after a change and never changed, so records share it instead of each
+    gathering their nodes' names. Kept by the table (``NodeTable.derived``) as a listener."""
+
+    __slots__ = ("names",)
+
+    def __init__(self, table: NodeTable) -> None:
+        self.names: list[str] | None = None
+        table.add_listener(self)
+
+    def on_node_set(self, table: NodeTable, row: int, old: Any) -> None:
+        if old is None:  # a new node: a name at ``row`` (a replaced node keeps its name)
+            self.names = None
+
+    def on_node_removed(self, table: NodeTable, row: int, old: Any) -> None:
+        self.names = None
+
+    def on_pod_added(self, table: NodeTable, row: int, pod_info: Any) -> None:
+        pass
+
+    def on_pod_removed(self, table: NodeTable, row: int, pod_info: Any) -> None:
+        pass
+
+
+_SNAPSHOT_KEY = (__name__, "names")
+
+
+def names_snapshot(table: NodeTable) -> list[str]:
+    """``table.names`` as they are now, as a list nobody changes (shared until a node is added
+    or removed; a fresh copy for a table without ``derived``, e.g. a test's stand-in)."""
+    derived = getattr(table, "derived", None)
+    if derived is None:
+        return list(table.names)
+    snap: _NameSnapshot = derived(_SNAPSHOT_KEY, _NameSnapshot)
+    names = snap.names
+    if names is None:
+        names = snap.names = list(table.names)
+    return names
 
 
 class FilterResults(_LazyMapping[dict[str, Any]]):
@@ -171,8 +232,12 @@ class FilterResults(_LazyMapping[dict[str, Any]]):
 
     __slots__ = ("_data", "_index", "_len", "_segs", "_starts")
 
-    def __init__(self, table: NodeTable, chunks: list[Any]) -> None:
-        self._segs = _segments(chunks, table.names, [])  # names copied now: rows are reused later
+    def __init__(self, table: NodeTable, chunks: list[Any], *, snap: list[str] | None = None,
+                 feasible: list[int] | None = None) -> None:
+        # rows and results copied now (the cycle reuses its buffers), names read from the table's
+        # names as they are now (``snap``: :func:`names_snapshot`) when asked for; ``feasible``:
+        # each chunk's count of nodes that passed, when the caller has it
+        self._segs = _segments(chunks, names_snapshot(table) if snap is None else snap, [], feasible)
         self._index: dict[str, int] | None = None
         self._starts: list[int] = []
         self._len: int | None = None
@@ -183,6 +248,29 @@ class FilterResults(_LazyMapping[dict[str, Any]]):
         if len(self._segs) == 1:
             return list(self._segs[0].names)
         return [n for seg in self._segs for n in seg.names]
+
+    def count(self) -> int:
+        """How many evaluations the record holds (:meth:`names`' length; ``len`` counts nodes)."""
+        return sum(len(seg.rows) for seg in self._segs)
+
+    def name_at(self, i: int) -> str:
+        """``names()[i]`` without gathering the others."""
+        for seg in self._segs:
+            n = len(seg.rows)
+            if i < n:
+                return seg.snap[int(seg.rows[i])] if seg._names is None else seg._names[i]
+            i -= n
+        raise IndexError(i)
+
+    def all_feasible(self) -> bool:
+        """Whether every evaluated node passed every Filter plugin (no reasons recorded)."""
+        for seg in self._segs:
+            rejected = seg.rejected
+            if rejected is None:
+                rejected = seg.rejected = int(np.count_nonzero(seg.fail >= 0))
+            if rejected:
+                return False
+        return True
 
     def rows(self) -> np.ndarray:
         """The evaluated nodes' rows in the node table (as :meth:`names`, ``int64``): equal rows
@@ -245,10 +333,19 @@ class FilterResults(_LazyMapping[dict[str, Any]]):
         names = self.names()
         if len(names) != len(self):
             return None
+        return names, *self.codes()
+
+    def codes(self) -> tuple[np.ndarray, list[tuple[str, tuple[str, ...], int]]]:
+        """:meth:`outcome_codes` without the names (read them one at a time with :meth:`name_at`):
+        per evaluation an outcome code, and the distinct outcomes. Check first that no node was
+        evaluated twice (``count() == len(self)``)."""
         outcomes: list[tuple[str, tuple[str, ...], int]] = []
         parts: list[np.ndarray] = []
         for seg in self._segs:
             codes = np.full(len(seg.fail), -1, np.int32)
+            if seg.rejected == 0:
+                parts.append(codes)
+                continue
             rejected = np.flatnonzero(seg.fail >= 0)
             if len(rejected):
                 fails = seg.fail[rejected]
@@ -261,8 +358,8 @@ class FilterResults(_LazyMapping[dict[str, Any]]):
                                     for k in keys.tolist())
             parts.append(codes)
         if len(parts) == 1:
-            return names, parts[0], outcomes
-        return names, np.concatenate(parts) if parts else np.empty(0, np.int32), outcomes
+            return parts[0], outcomes
+        return np.concatenate(parts) if parts else np.empty(0, np.int32), outcomes
 
     def __getitem__(self, key: str) -> dict[str, Any]:
         if self._data is not None:
@@ -304,27 +401,103 @@ def names_of(names: list[str], rows: np.ndarray) -> list[str]:
     return list(operator.itemgetter(*rows.tolist())(names))
 
 
-class _ByColumn(_LazyMapping[_V]):
-    """A :class:`_LazyMapping` over per-node columns: ``_names`` (node of each column), a node →
-    column index built on the first lookup (``_index``: a one-item box that mappings over the same
-    names share) and the dict once iterated (``_data``)."""
+class NodeColumns:
+    """The nodes of a record's score columns: their rows in the node table and the table's names
+    when the record was made (:func:`names_snapshot`), read as names only when asked — the report
+    reads a dozen of a pod's hundreds of scored nodes. Or a plain list of names
+    (:meth:`of_names`). Shared by a record's :class:`NodeScores` and :class:`NodeTotals`."""
 
-    __slots__ = ("_data", "_index", "_names")
+    __slots__ = ("_names", "box", "known", "rows", "snap")
+
+    def __init__(self, rows: np.ndarray | None, snap: list[str] | None = None, names: list[str] | None = None,
+                 known: tuple[str, int] | None = None) -> None:
+        self.rows = rows
+        self.snap = snap
+        self._names = names
+        #: a one-item box for the node → column index, built on the first lookup
+        self.box: list[dict[str, int] | None] = [None]
+        #: ``(name, row)`` of a node the table was asked about when the record was made (the
+        #: selected one): :meth:`find` answers it from the rows
+        self.known = known
+
+    @classmethod
+    def of_names(cls, names: list[str]) -> NodeColumns:
+        return cls(None, None, names)
+
+    @property
+    def names(self) -> list[str]:
+        """The nodes in column order (gathered once; the list itself: do not change it)."""
+        names = self._names
+        if names is None:
+            assert self.rows is not None and self.snap is not None
+            names = self._names = names_of(self.snap, self.rows)
+        return names
+
+    def name(self, col: int) -> str:
+        """The node of column ``col`` (``0 <= col < len``)."""
+        if self._names is not None:
+            return self._names[col]
+        assert self.rows is not None and self.snap is not None
+        return self.snap[int(self.rows[col])]
+
+    def names_at(self, cols: list[int]) -> list[str]:
+        """``[name(c) for c in cols]`` (one numpy gather of the rows)."""
+        if self._names is not None:
+            names = self._names
+            return [names[c] for c in cols]
+        if not cols:
+            return []
+        assert self.rows is not None and self.snap is not None
+        snap = self.snap
+        return [snap[r] for r in self.rows[cols].tolist()]
+
+    def find(self, name: str) -> int:
+        """The first column of ``name``, −1 when absent (``names.index``)."""
+        known = self.known
+        if known is not None and known[0] == name and self._names is None and self.rows is not None:
+            hits = np.flatnonzero(self.rows == known[1])
+            return int(hits[0]) if len(hits) else -1
+        try:
+            return self.names.index(name)
+        except ValueError:
+            return -1
+
+    def __len__(self) -> int:
+        return len(self._names) if self._names is not None else len(self.rows)  # type: ignore[arg-type]
+
+
+class _ByColumn(_LazyMapping[_V]):
+    """A :class:`_LazyMapping` over per-node columns: ``_cols`` (the node of each column, a
+    :class:`NodeColumns`), a node → column index built on the first lookup (``_index``: a one-item
+    box that mappings over the same names share) and the dict once iterated (``_data``)."""
+
+    __slots__ = ("_cols", "_data", "_index")
 
     _data: dict[str, _V] | None
     _index: list[dict[str, int] | None]
-    _names: list[str]
+    _cols: NodeColumns
+
+    def _init_columns(self, names: list[str] | NodeColumns, index: list[dict[str, int] | None] | None) -> None:
+        self._cols = names if isinstance(names, NodeColumns) else NodeColumns.of_names(names)
+        self._index = self._cols.box if index is None else index
+        self._data = None
 
     @property
     def names(self) -> list[str]:
         """The nodes of the columns, in order (the list itself: do not change it)."""
-        return self._names
+        return self._cols.names
+
+    @property
+    def columns(self) -> NodeColumns:
+        """The nodes of the columns (shared by the mappings of one record)."""
+        return self._cols
 
     def _positions(self) -> dict[str, int]:
         """node → its column (built on the first lookup)."""
         index = self._index[0]
         if index is None:
-            index = self._index[0] = dict(zip(self._names, range(len(self._names))))
+            names = self._cols.names
+            index = self._index[0] = dict(zip(names, range(len(names))))
         return index
 
     def __contains__(self, key: object) -> bool:
@@ -333,7 +506,7 @@ class _ByColumn(_LazyMapping[_V]):
         return key in self._positions()
 
     def __len__(self) -> int:
-        return len(self._names)
+        return len(self._cols)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._materialized())
@@ -353,23 +526,22 @@ class NodeScores(_ByColumn[dict[str, int]]):
 
     __slots__ = ("_arr", "plugins", "stack")
 
-    def __init__(self, names: list[str], plugins: list[str], arr: np.ndarray,
+    def __init__(self, names: list[str] | NodeColumns, plugins: list[str], arr: np.ndarray,
                  index: list[dict[str, int] | None] | None = None, stack: np.ndarray | None = None) -> None:
-        self._names = names
         self.plugins = list(plugins)
         self._arr = arr  # int64[plugins, nodes], a private copy
         #: ``int64[3, plugins, nodes]``: the record's raw, normalized and weighted scores in one
         #: array when this mapping is one of them (``_arr`` is then ``stack[i]``), else None
         self.stack = stack
         # node → column, built on the first lookup; ``index``: a one-item box shared by mappings
-        # over the same ``names`` (a record's raw, normalized and weighted scores)
-        self._index = [None] if index is None else index
-        self._data = None
+        # over the same ``names`` (a record's raw, normalized and weighted scores; by default the
+        # box of the NodeColumns)
+        self._init_columns(names, index)
 
     def _materialized(self) -> dict[str, dict[str, int]]:
         if self._data is None:
             rows = self._arr.T.tolist()  # nodes × plugins
-            self._data = {n: dict(zip(self.plugins, r)) for n, r in zip(self._names, rows)}
+            self._data = {n: dict(zip(self.plugins, r)) for n, r in zip(self.names, rows)}
         return self._data
 
     def __getitem__(self, key: str) -> dict[str, int]:
@@ -383,12 +555,12 @@ class NodeScores(_ByColumn[dict[str, int]]):
         if self._data is not None:
             yield from self._data.items()
             return
-        for i, n in enumerate(self._names):
+        for i, n in enumerate(self.names):
             yield n, dict(zip(self.plugins, self._arr[:, i].tolist()))
 
     def node_at(self, col: int) -> str | None:
         """The node of column ``col`` (None past the end)."""
-        return self._names[col] if 0 <= col < len(self._names) else None
+        return self._cols.name(col) if 0 <= col < len(self._cols) else None
 
     def block(self, cols: list[int]) -> np.ndarray:
         """``int64[plugins, len(cols)]``: the scores in columns ``cols`` (see :meth:`node_at`)."""
@@ -412,20 +584,21 @@ class NodeScores(_ByColumn[dict[str, int]]):
 
 
 
-def score_results3(table: NodeTable, scores: ScoreResult,
-                   names: list[str] | None = None) -> tuple[Mapping[str, dict[str, int]], ...]:
+def score_results3(table: NodeTable, scores: ScoreResult, names: list[str] | NodeColumns | None = None,
+                   ) -> tuple[Mapping[str, dict[str, int]], ...]:
     """``(raw, normalized, weighted)``: node → plugin → score, for the scored rows
-    (:class:`NodeScores`, built when read; ``names``: the scored rows' names if known)."""
+    (:class:`NodeScores`, built when read; ``names``: the scored rows' names or
+    :class:`NodeColumns` if known)."""
     if names is None:
-        names = names_of(table.names, scores.rows)
+        names = NodeColumns(scores.rows.copy(), names_snapshot(table))
+    cols = names if isinstance(names, NodeColumns) else NodeColumns.of_names(names)
     plugins = scores.plugins
     if not plugins:
-        return {n: {} for n in names}, {n: {} for n in names}, {n: {} for n in names}
-
-    index: list[dict[str, int] | None] = [None]
+        nl = cols.names
+        return {n: {} for n in nl}, {n: {} for n in nl}, {n: {} for n in nl}
     # a copy (the cycle's buffers move on): the three np.stack's, in one C-level concatenate
-    stack = np.concatenate([*scores.raw, *scores.normalized, *scores.weighted]).reshape(3, len(plugins), len(names))
-    return tuple(NodeScores(names, plugins, stack[i], index, stack) for i in range(3))
+    stack = np.concatenate([*scores.raw, *scores.normalized, *scores.weighted]).reshape(3, len(plugins), len(cols))
+    return tuple(NodeScores(cols, plugins, stack[i], None, stack) for i in range(3))
 
 
 class NodeTotals(_ByColumn[int]):
@@ -436,23 +609,29 @@ class NodeTotals(_ByColumn[int]):
 
     __slots__ = ("array", "rows")
 
-    def __init__(self, names: list[str], totals: np.ndarray, rows: np.ndarray,
+    def __init__(self, names: list[str] | NodeColumns, totals: np.ndarray, rows: np.ndarray | None = None,
                  index: list[dict[str, int] | None] | None = None) -> None:
-        self._names = names
         self.array = totals  # int64[nodes], a private copy
+        self._init_columns(names, index)
+        if rows is None:
+            rows = self._cols.rows
+            if rows is None:
+                raise ValueError("NodeTotals: the nodes' rows are needed (NodeColumns with rows, or rows=)")
         self.rows = rows
-        self._index = [None] if index is None else index
-        self._data = None
 
     def _materialized(self) -> dict[str, int]:
         if self._data is None:
-            self._data = dict(zip(self._names, self.array.tolist()))
+            self._data = dict(zip(self.names, self.array.tolist()))
         return self._data
 
     def __getitem__(self, key: str) -> int:
         if self._data is not None:
             return self._data[key]
         return int(self.array[self._positions()[key]])
+
+    def find(self, node: str) -> int:
+        """The column of ``node`` (the first), −1 when it was not scored."""
+        return self._cols.find(node)
 
 
 def build_record(*, pod: str, profile: str, attempt: int, time: float, table: NodeTable,
@@ -461,8 +640,13 @@ def build_record(*, pod: str, profile: str, attempt: int, time: float, table: No
                  post_filter: dict[str, Any] | None = None, nominated: str | None = None,
                  extender_statuses: dict[str, Any] | None = None) -> DecisionRecord:
     """Assemble a :class:`DecisionRecord` from a cycle's arrays. ``extender_statuses`` (node →
-    Status) are the scheduler extenders' rejections: recorded under the "plugin" ``Extender``."""
-    feasible = sum(int(np.count_nonzero(c.ok_mask())) for c in chunks)
+    Status) are the scheduler extenders' rejections: recorded under the "plugin" ``Extender``.
+
+    The arrays are copied (the cycle reuses its buffers); the nodes' names are not gathered: the
+    record keeps their rows and the table's names as they are now (:func:`names_snapshot`)."""
+    per_chunk = [int(np.count_nonzero(c.ok_mask())) for c in chunks]
+    feasible = sum(per_chunk)
+    snap = names_snapshot(table)
     filt: Mapping[str, dict[str, Any]]
     if extender_statuses:  # rare: the plain dicts, with the extenders' entries added
         plain = filter_results(table, chunks)
@@ -473,15 +657,21 @@ def build_record(*, pod: str, profile: str, attempt: int, time: float, table: No
             entry["Extender"] = list(st.reasons)
         filt = plain
     else:
-        filt = FilterResults(table, chunks)
+        filt = FilterResults(table, chunks, snap=snap, feasible=per_chunk)
     rec = DecisionRecord(pod=pod, profile=profile, attempt=attempt, time=time, selected_node=selected,
                          result=result, message=message, evaluated_nodes=len(filt),
                          feasible_nodes=feasible, pre_filter=pre_filter or {}, filter=filt,
                          post_filter=post_filter or {}, nominated_node=nominated)
     if scores is not None:
-        rows = scores.rows.copy()
-        names = names_of(table.names, rows)
-        rec.score, rec.normalized_score, rec.final_score = score_results3(table, scores, names)
-        index = rec.score._index if isinstance(rec.score, NodeScores) else None  # one node → column map
-        rec.total_score = NodeTotals(names, scores.total.copy(), rows, index)
+        rows = scores.rows
+        segs = filt._segs if isinstance(filt, FilterResults) else ()
+        if len(segs) == 1 and np.array_equal(segs[0].rows, rows):
+            rows = segs[0].rows  # every evaluated node scored (one copy for both)
+        else:
+            rows = rows.copy()
+        row_of = getattr(table, "row_of", None)
+        sel_row = row_of.get(selected) if selected is not None and row_of is not None else None
+        cols = NodeColumns(rows, snap, known=None if selected is None or sel_row is None else (selected, sel_row))
+        rec.score, rec.normalized_score, rec.final_score = score_results3(table, scores, cols)
+        rec.total_score = NodeTotals(cols, scores.total.copy())
     return rec

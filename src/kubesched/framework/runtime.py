@@ -592,16 +592,18 @@ class Framework:
         """Upstream ``RunFilterPluginsWithNominatedPods`` (v1.37.2 framework/runtime/framework.go)
         for the nodes ``chunk.rows[i]`` of ``items`` (``(i, pods nominated to that node of
         priority ≥ the pod's)``, ``i`` increasing): a node the first pass (those pods added)
-        rejects gets that pass's 1-row chunk as its override (:meth:`FilterChunk.override`).
+        rejects takes that pass's status.
 
         When :meth:`_nominated_arithmetic` allows it the first pass is decided without row edits:
-        a node that failed the plain pass before the pod-dependent plugin fails the same way; else
-        that plugin's ``filter_nodes_with_added`` over the nodes' requested vectors plus the
-        nominated pods' requests decides, and the plain result stands after it. Anything not
-        exact (a nominated pod requesting a resource no node has, an unknown answer) runs
-        :meth:`filter_with_nominated_pods`. Same overrides, in the same order, as running that
-        on every node. Returns the first Error status that returns (the chunk is then left as
-        it was), else None."""
+        a node that failed the plain pass before the pod-dependent plugin fails the same way (its
+        plain status stands); else that plugin's ``filter_nodes_with_added`` over the nodes'
+        requested vectors plus the nominated pods' requests decides, and the plain result stands
+        after it. Those rejections are written into the chunk's arrays when the plugin's reason
+        table there means the same keys (:meth:`FilterChunk.reject`), else kept as 1-row
+        overrides (:meth:`FilterChunk.override`). Anything not exact (a nominated pod requesting
+        a resource no node has, an unknown answer) runs :meth:`filter_with_nominated_pods`. Same
+        per-node statuses as running that on every node. Returns the first Error status that
+        returns (the chunk is then left as it was), else None."""
         if not items:
             return None
         plan = self._nominated_arithmetic(state)
@@ -613,10 +615,17 @@ class Framework:
                 if isinstance(sub, Status):
                     return sub
                 subs[i] = sub
+            rejected = None
         else:
-            err = self._nominated_by_arithmetic(state, pod, chunk, items, plan, subs)
-            if err is not None:
-                return err
+            got = self._nominated_by_arithmetic(state, pod, chunk, items, plan, subs)
+            if isinstance(got, Status):
+                return got
+            rejected = got
+        if rejected is not None:
+            idx, keys, reasons = rejected
+            if not chunk.reject(idx, plan[0], keys, reasons):  # type: ignore[index]
+                for i, k in zip(idx.tolist(), keys.tolist(), strict=True):
+                    subs[i] = self._one_row_chunk(chunk, int(rows[i]), plan[0], k, reasons)  # type: ignore[index]
         for i in sorted(subs):
             sub = subs[i]
             if sub is not None:
@@ -625,70 +634,80 @@ class Framework:
 
     def _nominated_by_arithmetic(self, state: CycleState, pod: Pod, chunk: FilterChunk,
                                  items: Sequence[tuple[int, Sequence[Any]]], plan: tuple[int, Any],
-                                 subs: dict[int, FilterChunk | None]) -> Status | None:
+                                 subs: dict[int, FilterChunk | None]
+                                 ) -> tuple[np.ndarray, np.ndarray, PluginReasons] | Status | None:
+        """The arithmetic part of :meth:`apply_nominated_pods`: ``(positions in the chunk, keys,
+        reason table)`` of the nodes the pod-dependent plugin rejects once the nominated pods are
+        counted (None: none), the nodes it cannot decide run through
+        :meth:`filter_with_nominated_pods` into ``subs``; or that pass's Error status."""
         dep, dep_pl = plan
+        if dep < 0:  # no Filter reads the node's pods: the first pass is the plain one everywhere
+            return None
         table = self.handle.nodes
         index = table.resource_index
-        width = table.requested.shape[1]
         fp = chunk.fail_plugin
         rows = chunk.rows
-
-        def same_as_plain(i: int) -> FilterChunk | None:
-            f = int(fp[i])
-            if f < 0:
-                return None
-            return self._one_row_chunk(chunk, int(rows[i]), f, int(chunk.fail_key[i]), chunk.tables[f])
-
         todo: list[int] = []
-        vecs: list[np.ndarray] = []
+        todo_pods: list[Sequence[Any]] = []
         slow: dict[int, Sequence[Any]] = {}
+        fp_l = fp.tolist()
         for i, nominated in items:
-            f = int(fp[i])
-            if dep < 0 or 0 <= f < dep:  # the first pass fails (or passes) exactly as the plain one
-                subs[i] = same_as_plain(i)
+            if 0 <= fp_l[i] < dep:  # the first pass fails exactly as the plain one
                 continue
-            vec = np.zeros(width, np.int64)
-            exact = True
-            for pi in nominated:
-                for name, v in pi.requests.items():
-                    if name == "pods":
-                        continue
-                    col = index.get(name)
-                    if col is None:  # adding it would create a column: left to the real pass
-                        exact = False
-                        break
-                    vec[col] += v
-                if not exact:
-                    break
-            if not exact:
-                slow[i] = nominated
-                continue
-            vec[table.PODS] += len(nominated)
             todo.append(i)
-            vecs.append(vec)
+            todo_pods.append(nominated)
+        rejected = None
+        if todo:
+            width = table.requested.shape[1]
+            pods_col = table.PODS
+            added: list[list[int]] = []
+            keep: list[int] = []
+            for j, nominated in enumerate(todo_pods):
+                vec = [0] * width
+                exact = True
+                for pi in nominated:
+                    for name, v in pi.requests.items():
+                        if name == "pods":
+                            continue
+                        col = index.get(name)
+                        if col is None:  # adding it would create a column: left to the real pass
+                            exact = False
+                            break
+                        vec[col] += v
+                    if not exact:
+                        break
+                if not exact:
+                    slow[todo[j]] = nominated
+                    continue
+                vec[pods_col] = len(nominated)
+                added.append(vec)
+                keep.append(j)
+            if len(keep) < len(todo):
+                todo = [todo[j] for j in keep]
+                todo_pods = [todo_pods[j] for j in keep]
         if todo:
             idx = np.asarray(todo, np.int64)
-            exact, res = dep_pl.filter_nodes_with_added(state, pod, table, rows[idx], np.stack(vecs))
+            vecs = np.asarray(added, np.int64).reshape(len(todo), table.requested.shape[1])
+            exact, res = dep_pl.filter_nodes_with_added(state, pod, table, rows[idx], vecs)
             if not exact:
-                nominated_of = dict(items)
-                slow.update((i, nominated_of[i]) for i in todo)
+                slow.update(zip(todo, todo_pods, strict=True))
+            elif res is not None:
+                failed = res.failed
+                bad = failed != 0
+                if count_nonzero(bad):
+                    rejected = (idx[bad], failed[bad], PluginReasons.of(res))
+                # passes with more pods where it failed with fewer: let the real pass say
+                for j in np.flatnonzero(~bad & (fp[idx] == dep)).tolist():
+                    slow[todo[j]] = todo_pods[j]
             else:
-                failed = res.failed.tolist() if res is not None else [0] * len(todo)
-                reasons = PluginReasons.of(res) if res is not None else None
-                for i, k in zip(todo, failed, strict=True):
-                    f = int(fp[i])
-                    if k:
-                        subs[i] = self._one_row_chunk(chunk, int(rows[i]), dep, int(k), reasons)
-                    elif f == dep:  # passes with more pods where it failed with fewer: let the real pass say
-                        slow[i] = dict(items)[i]
-                    else:
-                        subs[i] = same_as_plain(i)
+                for j in np.flatnonzero(fp[idx] == dep).tolist():
+                    slow[todo[j]] = todo_pods[j]
         for i, nominated in slow.items():
             sub = self.filter_with_nominated_pods(state, pod, int(rows[i]), nominated)
             if isinstance(sub, Status):
                 return sub
             subs[i] = sub
-        return None
+        return rejected
 
     @staticmethod
     def _one_row_chunk(chunk: FilterChunk, row: int, plugin: int, key: int,
@@ -784,13 +803,18 @@ class Framework:
         ran: list[tuple[int, Any, np.ndarray]] = []
         # nothing kept and no instrumented plugins (metrics): a plugin that scores 0 everywhere
         # adds nothing to the total and cannot fail the range check, so it is not run
-        zeros = self._scores_zero if not keep and plugins is None else None
+        # (kept for a record: its zeros, without running Score or NormalizeScore)
+        zeros = self._scores_zero if plugins is None else None
+        promised: set[int] = set()
         for pi, pl in enumerate(self.score_plugins if plugins is None else plugins):
             if pl.name in skip:
                 continue
             if zeros is not None:
                 zero = zeros[pi]
                 if zero is not None and zero(state, pod):
+                    if keep:
+                        promised.add(pi)
+                        ran.append((pi, pl, np.zeros(k, np.int64)))
                     continue
             raw_or_none, st = self._plugin_raw_scores(pi, pl, state, pod, table, rows)
             if raw_or_none is None:
@@ -801,6 +825,9 @@ class Framework:
             normalize = self._normalize[pi]
             if normalize is None:
                 norms.append(raw)
+                continue
+            if pi in promised:
+                norms.append(np.zeros(k, np.int64))
                 continue
             norm = raw.copy() if keep else raw
             try:

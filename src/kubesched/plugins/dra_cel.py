@@ -190,19 +190,36 @@ def _runtime_message(e: BaseException) -> str:
     return str(e) or type(e).__name__
 
 
+_DRIVER_EQ = re.compile(r'\s*device\.driver\s*==\s*"([A-Za-z0-9._/-]*)"\s*')
+"""``device.driver == "<literal>"``, the selector of nearly every DeviceClass (the literal without
+escapes): decided by comparing strings, without a CEL context for the device."""
+
+
 class CompiledSelector:
     """One compiled expression; :meth:`matches` evaluates it for a device context."""
 
-    __slots__ = ("expression", "program", "error")
+    __slots__ = ("expression", "program", "error", "driver_eq")
 
     def __init__(self, expression: str) -> None:
         self.expression = expression
         self.program: Any = None
         self.error: str | None = None
+        m = _DRIVER_EQ.fullmatch(expression)
+        self.driver_eq: str | None = m.group(1) if m else None
+        """The literal of a ``device.driver == "<literal>"`` expression (its result is
+        ``driver == literal`` on every device: :meth:`matches_driver`), else None."""
         try:
             self.program = _cel().compile(expression)
         except Exception as e:  # noqa: BLE001 - the library raises several types
             self.error = str(e) or type(e).__name__
+            self.driver_eq = None
+
+    def matches_driver(self, driver: str) -> bool | None:
+        """The result on any device of ``driver`` when the expression only compares the driver
+        with a literal (the same as :meth:`matches` on its context), else None."""
+        if self.driver_eq is None:
+            return None
+        return driver == self.driver_eq
 
     def matches(self, context: Any) -> bool:
         """True/False, or :class:`CELError` (runtime error, or a non-bool result)."""

@@ -18,6 +18,8 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from kubesched.api.quantity import QuantityError, to_int
 from kubesched.api.storage import ObjectView
 from kubesched.plugins.helper.extendedresources import EXTENDED_RESOURCE_CLAIM_ANNOTATION
@@ -37,17 +39,37 @@ def is_special_claim(claim: dict[str, Any] | None) -> bool:
     return claim is not None and ObjectView(claim).name == SPECIAL_CLAIM_NAME
 
 
-def find_extended_resource_claim(pod: Pod, claims: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """Upstream ``findExtendedResourceClaim`` (L118-131): the claim with the extended-resource-claim
-    annotation ``"true"`` whose controlling owner is the pod (name and UID)."""
+_OWNERS: dict[int, tuple[Any, tuple[tuple[str, str], ...]]] = {}
+"""id(claim object) → (the object, the (name, UID) of its controlling owners when it carries the
+extended-resource-claim annotation ``"true"``, else ()): claims are replaced, never mutated, so an
+object's identity pins its content (the entry holds it: the id stays its)."""
+
+
+def _owners(c: Any) -> tuple[tuple[str, str], ...]:
+    d = c if isinstance(c, dict) else msgspec.to_builtins(c)
+    meta = d.get("metadata") or {}
+    annotations = meta.get("annotations")
+    if not annotations or annotations.get(EXTENDED_RESOURCE_CLAIM_ANNOTATION) != "true":
+        return ()
+    return tuple((ref.get("name"), ref.get("uid") or "") for ref in meta.get("ownerReferences") or ()
+                 if ref.get("controller"))
+
+
+def find_extended_resource_claim(pod: Pod, claims: list[Any]) -> dict[str, Any] | None:
+    """Upstream ``findExtendedResourceClaim`` (L118-131): the first claim with the
+    extended-resource-claim annotation ``"true"`` whose controlling owner is the pod (name and
+    UID). ``claims``: mappings or API objects (the one found is returned as a mapping); called per
+    pod over every claim, so each claim object's owners are read once."""
+    owner = (pod.metadata.name, pod.metadata.uid or "")
+    index = _OWNERS
+    if len(index) > 4 * len(claims) + 10_000:
+        index.clear()  # drop the objects no longer listed
     for c in claims:
-        view = ObjectView(c)
-        if view.annotations.get(EXTENDED_RESOURCE_CLAIM_ANNOTATION) != "true":
-            continue
-        for ref in view.owner_references:
-            if (ref.get("name") == pod.metadata.name and ref.get("controller")
-                    and (ref.get("uid") or "") == (pod.metadata.uid or "")):
-                return c
+        hit = index.get(id(c))
+        if hit is None or hit[0] is not c:
+            hit = index[id(c)] = (c, _owners(c))
+        if hit[1] and owner in hit[1]:
+            return c if isinstance(c, dict) else msgspec.to_builtins(c)
     return None
 
 

@@ -50,6 +50,7 @@ messages; ``failed_on_node`` is set for "invalid resource pools were encountered
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections.abc import Callable, Container
@@ -476,6 +477,10 @@ def device_matches(driver: str, device: dict[str, Any], expression: str) -> bool
     if hit is not None:
         return hit
     sel = compile_selector(expression)
+    quick = sel.matches_driver(driver)
+    if quick is not None:
+        entry.results[expression] = quick
+        return quick
     if entry.context is None:
         entry.context = device_context(driver, device)
     result = entry.results[expression] = sel.matches(entry.context)
@@ -501,7 +506,7 @@ def node_matches(node: Any, node_name: str, all_nodes: bool, node_selector: Any)
 
 class _Pool:
     __slots__ = ("driver", "pool", "generation", "slices", "incomplete", "invalid", "invalid_reason", "devices",
-                 "key", "free", "free_version", "free_owner", "counter_sets", "other_devices")
+                 "key", "free", "free_version", "free_owner", "counter_sets", "other_devices", "per_device", "fits")
 
     def __init__(self, driver: str, pool: str, generation: int) -> None:
         self.driver = driver
@@ -522,6 +527,11 @@ class _Pool:
         """DRAPartitionableDevices: counter set name → counter name → nanos (``sharedCounters``)."""
         self.other_devices: list[dict[str, Any]] = []
         """Devices of the pool's slices that do not reach the node (their allocated ones use counters too)."""
+        self.per_device = False
+        """A slice of the pool selects nodes per device (its first fit depends on the node)."""
+        self.fits: dict[Any, tuple[Any, ...]] = {}
+        """First-fit scans of simple requests (:meth:`Allocator._first_fit`): request key →
+        (in-use version, versions, in-use container, matches, stopped at a device needing the general search)."""
 
     @property
     def id(self) -> str:
@@ -747,6 +757,9 @@ class _SliceIndex:
         self.by_selector: list[tuple[dict[str, Any], NodeSelectorMatcher]] = []
         self.per_device: list[dict[str, Any]] = []
         self.node_pools: dict[str, list[_Pool]] = {}
+        self.searches: dict[tuple[str, str], tuple[Any, ...]] = {}
+        """General searches (:meth:`Allocator._search_key`): (claims signature, node name) →
+        (node, versions, in-use container, pool versions, picks or None)."""
         self.partitionable = features.partitionable_devices
         self.binding_conditions = features.device_binding_conditions
         for s in slices:
@@ -827,6 +840,7 @@ class _SliceIndex:
                 device_slices = sorted((x for x in pool.slices if not x["spec"].get("sharedCounters")),
                                        key=lambda x: dict_path(x, "metadata", "name") or "")
             seen: set[str] = set()
+            pool.per_device = any(x["spec"].get("perDeviceNodeSelection") for x in device_slices)
             for s in device_slices:
                 for d in s["spec"].get("devices") or ():
                     n = d.get("name", "")
@@ -880,10 +894,17 @@ _INDEX: list[Any] = [None, None, None]
 """[slice ids, features, index]: the last index built."""
 
 
-def _slice_index(slices: list[dict[str, Any]], features: Features) -> _SliceIndex:
+def _slice_index(slices: list[dict[str, Any]], features: Features, stable: bool = False) -> _SliceIndex:
+    """The index of ``slices`` (the last one is kept while the slices are the same objects).
+    ``stable``: the caller never mutates ``slices``, so the same list object means the same slices."""
+    index = _INDEX[2]
+    if stable and index is not None and index.slices is slices and _INDEX[1] == features:
+        return index
     ids = [id(s) for s in slices]
     if _INDEX[0] == ids and _INDEX[1] == features:
-        return _INDEX[2]
+        if stable:
+            index.slices = slices  # the same slices in a list the caller keeps unchanged
+        return index
     index = _SliceIndex(slices, features)  # holds the slices: their ids stay theirs
     _INDEX[:] = [ids, features, index]
     return index
@@ -894,13 +915,14 @@ class Allocator:
 
     ``allocated``: devices in use (``DeviceID`` container: allocated claims, claims being
     allocated by pods in flight); ``get_class``: DeviceClass by name (None if absent);
-    ``slices``: every ResourceSlice mapping.
+    ``slices``: every ResourceSlice mapping (``stable_slices``: the caller never mutates that list
+    object, so its identity stands for its content, as :meth:`DRAManager.slices`).
     """
 
     def __init__(self, claims: list[dict[str, Any]], allocated: Container[DeviceID],
                  get_class: Callable[[str], dict[str, Any] | None], slices: list[dict[str, Any]],
                  features: Features | None = None, versions: dict[tuple[str, str], int] | None = None,
-                 shared: dict[DeviceID, dict[str, int]] | None = None) -> None:
+                 shared: dict[DeviceID, dict[str, int]] | None = None, stable_slices: bool = False) -> None:
         self.claims = claims
         self.allocated = allocated
         self.shared = shared if shared is not None else {}
@@ -911,7 +933,7 @@ class Allocator:
         ``allocated``: lets the free devices of a pool be listed once, not per node and pod."""
         self.get_class = get_class
         self.features = features or Features()
-        self.index = _slice_index(slices, self.features)
+        self.index = _slice_index(slices, self.features, stable_slices)
         self._classes: dict[str, dict[str, Any] | None] = {}
         # requests that do not depend on the node (no "All"): validated once, reused per node
         self._static: dict[tuple[int, int, int], _Req] | None = None
@@ -924,12 +946,22 @@ class Allocator:
             except AllocatorError as e:
                 self._static_error = e
         self._simple: _Req | None = None
+        self._memo_key: tuple[Any, ...] = ()
+        """The simple request's key of its pools' first-fit scans (:attr:`_Pool.fits`), the
+        node declaring the optional-operations feature (``_memo_key_no_ops``: not declaring it)."""
+        self._memo_key_no_ops: tuple[Any, ...] = ()
+        self._signature: str | None = None
+        """The claims' specs, their classes and the features, as the key of general searches."""
         if self._static is not None and len(claims) == 1 and len(self._static) == 1:
             rd = next(iter(self._static.values()))
             if (rd.parent is None and not rd.admin and rd.mode == "ExactCount"
                     and not dict_path(claims[0], "spec", "devices", "constraints")
                     and rd.num_devices <= ALLOCATION_RESULTS_MAX_SIZE):
                 self._simple = rd
+                f = self.features
+                self._memo_key = (rd.sel_key, rd.num_devices, repr(rd.tolerations), f.partitionable_devices,
+                                  f.consumable_capacity, f.device_taints, f.fractional_capacity_range, True)
+                self._memo_key_no_ops = (*self._memo_key[:-1], False)
 
     def class_(self, name: str) -> dict[str, Any] | None:
         if name not in self._classes:
@@ -959,18 +991,28 @@ class Allocator:
             raise self._static_error
         rd = self._simple
         if rd is None:
+            memo = self._search_key(node)
+            if memo is not None:
+                hit = self.index.searches.get(memo[0])
+                if hit is not None and hit[:4] == memo[1:] and hit[0] is node:
+                    return None if hit[4] is None else self._replay(node, hit[4])
             run = _Run(self, node)
             if timeout_s > 0:
                 run.deadline = time.monotonic() + timeout_s
-            return run if run.run() else None
+            ok = run.run()
+            if memo is not None and not run.shares:
+                searches = self.index.searches
+                if len(searches) > 100_000:
+                    searches.clear()
+                searches[memo[0]] = (*memo[1:], self._picks(run) if ok else None)
+            return run if ok else None
         # one request, first fit (see _Run._run_simple), with the device checks inlined
-        pools = self.index.pools(node)
+        index = self.index
+        pools = index.node_pools.get(node.metadata.name) if index.cacheable and node is not None else None
+        if pools is None:
+            pools = index.pools(node)
         in_use = self.allocated
         need = rd.num_devices
-        key = rd.sel_key
-        plain = not self.features.partitionable_devices
-        taints = self.features.device_taints
-        plain_multi = not self.features.consumable_capacity
         if self.features.consumable_capacity and (rd.capacity_requests or self.shared):
             run = _Run(self, node)  # capacity bookkeeping: the general search
             run.full = True
@@ -978,58 +1020,148 @@ class Allocator:
                 run.deadline = time.monotonic() + timeout_s
             return run if run.run() else None
         versions = self.versions
-        fractional = self.features.fractional_capacity_range
-        kind_key = ("__kind__", plain, plain_multi, taints, fractional)
         # DRAOptionalNodeOperations: devices of slices skipping node operations need the node's feature
         skip_ops_ok = (not self.features.optional_node_operations
                        or node_declares(node, OPTIONAL_NODE_OPERATIONS_FEATURE))
+        memo_key = self._memo_key if skip_ops_ok else self._memo_key_no_ops
         picked: list[tuple[_Req, DeviceID, dict[str, Any], dict[str, Any]]] = []
         for pool in pools:
             if pool.incomplete or pool.invalid:
                 continue
-            devices = pool.devices
-            if versions is not None:
+            if versions is None or pool.per_device:
+                matches, full = self._first_fit(pool, pool.devices, rd, skip_ops_ok, node)
+            else:
+                # the pool's first fit for this request, kept while the pool's devices in use
+                # are the same (the scan is pure in the device, the request and the node's
+                # optional-operations feature; per-device node selection is not cached)
                 v = versions.get(pool.key, 0)
-                if pool.free_version != v or pool.free_owner is not versions:
-                    pool.free = [t for t in devices if t[0] not in in_use]
-                    pool.free_version, pool.free_owner = v, versions
-                devices = pool.free
-            for did, d, s in devices:
-                if did in in_use or (not skip_ops_ok and s["spec"].get("skipNodeOperations")):
-                    continue
-                entry = _DEVICES.get(id(d))
-                if entry is None or entry.device is not d or entry.driver != did[0]:
-                    entry = _DEVICES[id(d)] = _DeviceCache(d, did[0])
-                ok = entry.results.get(key)
-                if ok is None:
-                    ok = _Run(self, node, static=True)._selectable(0, rd, s, d, did)
-                    if not s["spec"].get("perDeviceNodeSelection"):
-                        entry.results[key] = ok
-                if not ok:
-                    continue
-                kind: int | None = entry.results.get(kind_key)
-                if kind is None:
-                    kind = entry.results[kind_key] = _simple_kind(d, plain, plain_multi, taints, fractional)
-                if kind:
-                    if kind == _SKIP:
-                        continue
-                    if kind == _FULL:
-                        run = _Run(self, node)  # shared counters / shares: the general search keeps count
-                        run.full = True
-                        if timeout_s > 0:
-                            run.deadline = time.monotonic() + timeout_s
-                        return run if run.run() else None
-                    if taint_prevents_allocation(d, rd.tolerations):
-                        continue
+                hit = pool.fits.get(memo_key)
+                if hit is None or hit[0] != v or hit[1] is not versions or hit[2] is not in_use:
+                    if pool.free_version != v or pool.free_owner is not versions:
+                        pool.free = [t for t in pool.devices if t[0] not in in_use]
+                        pool.free_version, pool.free_owner = v, versions
+                    if len(pool.fits) > 64:
+                        pool.fits.clear()
+                    hit = pool.fits[memo_key] = (v, versions, in_use,
+                                                 *self._first_fit(pool, pool.free, rd, skip_ops_ok, node))
+                matches, full = hit[3], hit[4]
+            rem = need - len(picked)
+            if len(matches) >= rem:
+                for did, d, s in matches[:rem]:
+                    picked.append((rd, did, d, s))
+                return _Solution(self, node, pools, picked)  # type: ignore[return-value]
+            if full:
+                run = _Run(self, node)  # shared counters / shares: the general search keeps count
+                run.full = True
+                if timeout_s > 0:
+                    run.deadline = time.monotonic() + timeout_s
+                return run if run.run() else None
+            for did, d, s in matches:
                 picked.append((rd, did, d, s))
-                if len(picked) == need:
-                    return _Solution(self, node, pools, picked)  # type: ignore[return-value]
         if any(p.invalid for p in pools):
             raise AllocatorError("invalid resource pools were encountered", failed_on_node=True)
         return None
 
+    def _search_key(self, node: Any) -> tuple[Any, ...] | None:
+        """The key of this node's general search in :attr:`_SliceIndex.searches`, and what the
+        outcome depends on besides the claims' specs, their classes and the features: (key, node,
+        versions, in-use container, the versions of the node's pools); None when not cacheable
+        (no versions, claims asking for all devices, shares in use)."""
+        versions = self.versions
+        if versions is None or self._static is None or self.shared or node is None:
+            return None
+        sig = self._signature
+        if sig is None:
+            classes = sorted((k, v) for k, v in self._classes.items())
+            sig = self._signature = json.dumps([[c.get("spec") for c in self.claims], classes, repr(self.features)],
+                                               sort_keys=True, default=str)
+        pools = self.index.pools(node)
+        return ((sig, node.metadata.name), node, versions, self.allocated,
+                tuple(versions.get(p.key, 0) for p in pools))
+
+    def _picks(self, run: _Run) -> tuple[Any, ...]:
+        """A successful search's outcome without this allocator's request objects: per claim,
+        ((request key, device id, device, slice), ...), and the chosen subrequests."""
+        keys = {id(rd): k for k, rd in run.req.items()}
+        return (tuple(tuple((keys[id(rd)], did, d, s) for rd, did, d, s in res) for res in run.result),
+                dict(getattr(run, "chosen", None) or {}))
+
+    def _replay(self, node: Any, picks: tuple[Any, ...]) -> _Run:
+        """A run with the outcome of an earlier search of the same claims on ``node`` (same
+        devices in use): its results are the ones that search would build."""
+        run = _Run(self, node, static=True)
+        req = run.req = self._static or {}
+        run.constraints = [[] for _ in self.claims]
+        run.result = [[(req[k], did, d, s) for k, did, d, s in res] for res in picks[0]]
+        if picks[1]:
+            run.chosen = dict(picks[1])
+        return run
+
+    def _first_fit(self, pool: _Pool, devices: list[tuple[DeviceID, dict[str, Any], dict[str, Any]]], rd: _Req,
+                   skip_ops_ok: bool, node: Any
+                   ) -> tuple[tuple[tuple[DeviceID, dict[str, Any], dict[str, Any]], ...], bool]:
+        """The first-fit scan of one pool for the simple request ``rd``: the first (at most
+        ``num_devices``) free, selectable devices it may take, in order, and whether the scan
+        stopped at a device that needs the general search (shared counters, shares) first."""
+        in_use = self.allocated
+        need = rd.num_devices
+        plain = not self.features.partitionable_devices
+        taints = self.features.device_taints
+        plain_multi = not self.features.consumable_capacity
+        fractional = self.features.fractional_capacity_range
+        key = rd.sel_key
+        kind_key = ("__kind__", plain, plain_multi, taints, fractional)
+        out: list[tuple[DeviceID, dict[str, Any], dict[str, Any]]] = []
+        for t in devices:
+            did, d, s = t
+            if did in in_use or (not skip_ops_ok and s["spec"].get("skipNodeOperations")):
+                continue
+            entry = _DEVICES.get(id(d))
+            if entry is None or entry.device is not d or entry.driver != did[0]:
+                entry = _DEVICES[id(d)] = _DeviceCache(d, did[0])
+            ok = entry.results.get(key)
+            if ok is None:
+                ok = _Run(self, node, static=True)._selectable(0, rd, s, d, did)
+                if not s["spec"].get("perDeviceNodeSelection"):
+                    entry.results[key] = ok
+            if not ok:
+                continue
+            kind: int | None = entry.results.get(kind_key)
+            if kind is None:
+                kind = entry.results[kind_key] = _simple_kind(d, plain, plain_multi, taints, fractional)
+            if kind:
+                if kind == _SKIP:
+                    continue
+                if kind == _FULL:
+                    return tuple(out), True
+                if taint_prevents_allocation(d, rd.tolerations):
+                    continue
+            out.append(t)
+            if len(out) == need:
+                break
+        return tuple(out), False
+
 
 _SKIP, _FULL, _TAINTED = 1, 2, 3
+
+_USES: dict[int, tuple[Any, tuple[tuple[str, tuple[tuple[str, int], ...]], ...]]] = {}
+"""id(a device's ``consumesCounters``) → (that list, its counters parsed): slices are replaced,
+never mutated, so a list's identity pins its content (the entry holds it: the id stays its)."""
+
+
+def _parsed_uses(uses: Any) -> tuple[tuple[str, tuple[tuple[str, int], ...]], ...]:
+    """A device's ``consumesCounters`` as ((counter set, ((counter, nanos), ...)), ...), parsed
+    once per list object (the search reserves and releases the same device's counters often)."""
+    hit = _USES.get(id(uses))
+    if hit is not None and hit[0] is uses:
+        return hit[1]
+    out = tuple((str(use.get("counterSet", "")), tuple((k, nano_value((v or {}).get("value", "0")))
+                                                       for k, v in (use.get("counters") or {}).items()))
+                for use in uses)
+    if len(_USES) > 200_000:
+        _USES.clear()
+    _USES[id(uses)] = (uses, out)
+    return out
 
 
 def _simple_kind(d: dict[str, Any], plain: bool, plain_multi: bool, taints: bool, fractional: bool = False) -> int:
@@ -1105,6 +1237,8 @@ class _Run:
         self.shares: dict[tuple[int, int], tuple[str, dict[str, str]]] = {}
         """(claim index, result index) → (shareID, consumedCapacity texts) of a shared result."""
         self._consumed: dict[tuple[str, str], dict[str, dict[str, int]]] = {}
+        self._overdrawn: set[tuple[str, str]] = set()
+        """Pools whose allocated devices already use more than a counter holds."""
 
     def prepare(self) -> None:
         """Validate the requests (upstream ``validateDeviceRequest``) and build the constraints."""
@@ -1477,26 +1611,40 @@ class _Run:
                 did = (pool.driver, pool.pool, d.get("name", ""))
                 if did not in in_use and did not in self.a.shared:  # upstream IsDeviceAllocated
                     continue
-                for use in d.get("consumesCounters") or ():
-                    cs = avail.get(use.get("counterSet", ""))
+                for set_name, parsed in _parsed_uses(d.get("consumesCounters") or ()):
+                    cs = avail.get(set_name)
                     if cs is None:
                         continue
-                    for k, v in (use.get("counters") or {}).items():
+                    for k, v in parsed:
                         if k in cs:
-                            cs[k] -= nano_value((v or {}).get("value", "0"))
+                            cs[k] -= v
             self._available[pool.key] = avail
+            if any(have < 0 for counters in avail.values() for have in counters.values()):
+                self._overdrawn.add(pool.key)  # every counter is checked: nothing fits this pool
         consumed = self._consumed.setdefault(pool.key, {})
-        for use in uses:
-            cs = consumed.setdefault(use.get("counterSet", ""), {})
-            for k, v in (use.get("counters") or {}).items():
-                cs[k] = cs.get(k, 0) + nano_value((v or {}).get("value", "0"))
-        for name, counters in avail.items():
-            used = consumed.get(name, {})
-            for k, have in counters.items():
-                if have < used.get(k, 0):
-                    self._release_counters(pool, uses)
-                    return False
-        return True
+        parsed_uses = _parsed_uses(uses)
+        for set_name, parsed in parsed_uses:
+            cs = consumed.setdefault(set_name, {})
+            for k, v in parsed:
+                cs[k] = cs.get(k, 0) + v
+        # Every counter must cover what is used; only the ones this device uses changed since the
+        # last check passed (releases only lower the use), so those are the ones to look at.
+        ok = pool.key not in self._overdrawn
+        for set_name, parsed in parsed_uses if ok else ():
+            have_set = avail.get(set_name)
+            if have_set is None:
+                continue
+            used = consumed[set_name]
+            for k, _v in parsed:
+                have = have_set.get(k)
+                if have is not None and have < used[k]:
+                    ok = False
+                    break
+            if not ok:
+                break
+        if not ok:
+            self._release_counters(pool, uses)
+        return ok
 
     def _group_baseline(self, pool: _Pool) -> dict[str, _GroupIntersection]:
         """Upstream ``compatibilityGroupsBaselineForPool`` (L2020-2052): the groups of the pool's
@@ -1524,10 +1672,10 @@ class _Run:
             for key, name, prev in reversed(self._group_saves.pop()):
                 self._restore_group(key, name, prev)
         consumed = self._consumed.get(pool.key, {})
-        for use in uses:
-            cs = consumed.get(use.get("counterSet", ""), {})
-            for k, v in (use.get("counters") or {}).items():
-                cs[k] = cs.get(k, 0) - nano_value((v or {}).get("value", "0"))
+        for set_name, counters in _parsed_uses(uses):
+            cs = consumed.get(set_name, {})
+            for k, v in counters:
+                cs[k] = cs.get(k, 0) - v
 
     # ── results ──
 

@@ -119,7 +119,7 @@ import asyncio
 import copy
 import time
 from collections import Counter
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Coroutine, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -250,6 +250,25 @@ def _go_quote(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
+_SCALARS: dict[int, tuple[Any, dict[str, int]]] = {}
+"""id(node) → (node, its scalar allocatable resources): nodes are replaced, never mutated."""
+
+
+def _scalar_allocatable(node: Any) -> dict[str, int]:
+    """The node's allocatable scalar (extended, hugepages, attachable-volumes) resources, as integers."""
+    hit = _SCALARS.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    out = {name: to_int(name, q) for name, q in node_allocatable(node).items() if is_scalar_resource_name(name)}
+    if len(_SCALARS) > 100_000:
+        _SCALARS.clear()
+    _SCALARS[id(node)] = (node, out)
+    return out
+
+
+_CANNOT_ALLOCATE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("cannot allocate all claims",))
+
+
 class _FilterErr(Exception):
     """An Error status from Filter, raised out of :meth:`DynamicResources.filter_nodes`."""
 
@@ -287,6 +306,19 @@ class DRAManager:
         """(driver, pool) → bumped when one of its devices enters or leaves ``in_use``."""
         self.synced = False
         self.live_events = False
+        self._slices: tuple[list[Any], list[dict[str, Any]]] | None = None
+
+    def slices(self) -> list[dict[str, Any]]:
+        """Every ResourceSlice mapping, as the lister has them. While the lister returns the same
+        objects (list equality: identity first), the same list object is returned — callers
+        never mutate it — so that per-slice-set indexes (the allocator's pools) are kept."""
+        raw = self.lister.list("ResourceSlice")
+        hit = self._slices
+        if hit is not None and len(hit[0]) == len(raw) and hit[0] == raw:
+            return hit[1]
+        out = [_as_dict(x) for x in raw]
+        self._slices = (raw, out)
+        return out
 
     # ── bookkeeping ──
 
@@ -451,7 +483,8 @@ class StateData:
 
     __slots__ = ("claims", "allocator", "to_allocate", "unavailable_claims", "informations", "node_allocations",
                  "has_node_selectors", "binding_unavailable", "ext_index", "ext_uid", "pod_scalars", "alloc_inputs",
-                 "allocators", "node_ext", "pod", "optional_ops", "shared_mapped", "bindings", "reused", "alloc_idx")
+                 "allocators", "node_ext", "pod", "optional_ops", "shared_mapped", "bindings", "reused", "alloc_idx",
+                 "ext_variants", "ext_mapping", "variant_allocators")
 
     def __init__(self, claims: list[Any] | None = None) -> None:
         self.claims: list[dict[str, Any]] = claims or []
@@ -477,6 +510,13 @@ class StateData:
         self.allocators: dict[frozenset[tuple[str, str, int]], Allocator] = {}
         self.node_ext: dict[str, tuple[dict[str, Any], list[dict[str, str]]]] = {}
         """Node name → (the node's variant of the extended-resource claim, the pod's request mappings)."""
+        self.ext_variants: dict[tuple[tuple[str, int], ...], tuple[dict[str, Any], list[dict[str, str]]]] = {}
+        """The claim variants made so far, by the resources DRA provides (nodes needing the same share one:
+        every consumer copies it before changing it)."""
+        self.ext_mapping: dict[str, dict[str, Any]] | None = None
+        self.variant_allocators: dict[int, Allocator] = {}
+        """id(a claim variant of :attr:`ext_variants`) → its allocator."""
+        """The DeviceClass mapping of extended resources, read once per cycle."""
         self.pod: Any = None
         self.optional_ops: list[int] = []
         """1.37: allocated claims whose devices skip node operations (``skipNodeOperations`` in a
@@ -895,21 +935,23 @@ class DynamicResources:
                         or is_reserved_for_pod(pod, claim, self.workload_claims):
                     continue
                 if slices is None:
-                    slices = [_as_dict(x) for x in mgr.lister.list("ResourceSlice")]
+                    slices = mgr.slices()
                 if allocation is not None and _has_node_allocatable_mapping(allocation, slices):
                     s.shared_mapped.append(i)
         if to_allocate:
             lister = mgr.lister
-            slices = [_as_dict(x) for x in lister.list("ResourceSlice")]
+            slices = mgr.slices()  # the same list object while the slices are the same
             if self.device_taint_rules:
+                # (the patched list is kept while the slices and rules are the same: stable too)
                 slices = self._patched_slices(slices, [_as_dict(x) for x in lister.list("DeviceTaintRule")])
             s.alloc_idx = [i for i in to_allocate if i not in s.reused] if s.reused else to_allocate
             if s.ext_index in to_allocate:
                 # each node allocates its own variant of the extended-resource claim (Filter)
-                s.alloc_inputs = (mgr.in_use, self._get_class, slices, self.features, mgr.pool_versions, mgr.shared)
+                s.alloc_inputs = (mgr.in_use, self._get_class, slices, self.features, mgr.pool_versions, mgr.shared,
+                                  True)
             elif s.alloc_idx:
                 s.allocator = Allocator([claims[i] for i in s.alloc_idx], mgr.in_use, self._get_class, slices,
-                                        self.features, mgr.pool_versions, mgr.shared)
+                                        self.features, mgr.pool_versions, mgr.shared, True)
             s.to_allocate = to_allocate
         s.claims = claims
         return None, None
@@ -962,7 +1004,7 @@ class DynamicResources:
         the pod (as the manager sees it), else a new in-memory one."""
         mgr = self._manager()
         s.pod_scalars = scalars
-        claim = find_extended_resource_claim(pod, [_as_dict(c) for c in mgr.lister.list("ResourceClaim")])
+        claim = find_extended_resource_claim(pod, mgr.lister.list("ResourceClaim"))
         if claim is not None:
             view = ObjectView(claim)
             claim = mgr.get_claim(view.namespace, view.name) or claim
@@ -983,11 +1025,10 @@ class DynamicResources:
         if view.requests:  # (``omitempty``: an empty list is nil upstream)
             # written by a prior cycle: PostFilter deletes it and the pod retries anew
             return None, [], Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("cannot schedule extended resource claim",))
-        allocatable: dict[str, int] = {}
-        for name, q in node_allocatable(node).items():
-            if is_scalar_resource_name(name):
-                allocatable[name] = to_int(name, q)
-        mapping = device_class_mapping(self._manager().lister)
+        allocatable = _scalar_allocatable(node)
+        mapping = s.ext_mapping
+        if mapping is None:
+            mapping = s.ext_mapping = device_class_mapping(self._manager().lister)
         needed: dict[str, int] = {}
         for name, q in sorted(s.pod_scalars.items()):
             if q == 0:
@@ -1001,19 +1042,27 @@ class DynamicResources:
             return None, [], None
         if view.allocation is not None:
             return None, [], None
-        requests, mappings = create_requests_and_mappings(s.pod, needed, mapping)
-        return node_claim(claim, requests), mappings, None
+        key = tuple(needed.items())
+        variant = s.ext_variants.get(key)
+        if variant is None:
+            requests, mappings = create_requests_and_mappings(s.pod, needed, mapping)
+            variant = s.ext_variants[key] = (node_claim(claim, requests), mappings)
+        return variant[0], variant[1], None
 
     def _node_allocator(self, s: StateData, node_ext: dict[str, Any] | None) -> Allocator | None:
         """The allocator of ``s`` (one per distinct node variant of the extended-resource claim)."""
         if s.alloc_inputs is None or node_ext is None:
             return s.allocator
+        hit = s.variant_allocators.get(id(node_ext))  # variants are kept by s.ext_variants: ids stay theirs
+        if hit is not None:
+            return hit
         key = frozenset((str(r["name"]), str(r["exactly"]["deviceClassName"]), int(r["exactly"]["count"]))
                         for r in ResourceClaimView(node_ext).requests)
         a = s.allocators.get(key)
         if a is None:
             claims = [node_ext if i == s.ext_index else s.claims[i] for i in s.alloc_idx]
             a = s.allocators[key] = Allocator(claims, *s.alloc_inputs)
+        s.variant_allocators[id(node_ext)] = a
         return a
 
     async def _delete_claim(self, claim: dict[str, Any]) -> None:
@@ -1055,10 +1104,16 @@ class DynamicResources:
         table_nodes = nodes.nodes
         failed = np.zeros(len(rows), np.int64)
         index: dict[ReasonEntry, int] = {}
-        for i, row in enumerate(rows.tolist()):
-            st = self._filter_node(s, table_nodes[row])
-            if st is None:
-                continue
+        rejected: Iterator[tuple[int, Status]]
+        if (s.ext_index is None and not s.has_node_selectors and not s.optional_ops and not s.shared_mapped
+                and not s.binding_unavailable and not s.reused):
+            if s.allocator is None:
+                return None
+            rejected = self._allocator_rejections(s, s.allocator, table_nodes, rows)
+        else:
+            rejected = ((i, st) for i, row in enumerate(rows.tolist())
+                        if (st := self._filter_node(s, table_nodes[row])) is not None)
+        for i, st in rejected:
             if st.code == Code.ERROR:
                 raise _FilterErr(st.message())
             entry = (st.reasons, st.code)
@@ -1069,6 +1124,25 @@ class DynamicResources:
         if not index:
             return None
         return FilterResult.interned(failed, list(index))
+
+    def _allocator_rejections(self, s: StateData, a: Allocator, table_nodes: Sequence[Any], rows: np.ndarray
+                              ) -> Iterator[tuple[int, Status]]:
+        """:meth:`_filter_node` over ``rows`` when only the allocator decides (no extended-resource
+        claim, node selectors, optional operations, shared mapped claims, failed bindings or
+        reused allocations): the rejected rows' statuses; the solutions go to ``s.node_allocations``."""
+        allocations = s.node_allocations
+        timeout = self.filter_timeout_s
+        for i, row in enumerate(rows.tolist()):
+            node = table_nodes[row]
+            try:
+                run = a.allocate_run(node, timeout)
+            except (AllocatorTimeout, AllocatorError) as e:
+                yield i, self._allocator_error_status(e, node)
+                continue
+            if run is not None:
+                allocations[node.metadata.name] = run
+            else:
+                yield i, _CANNOT_ALLOCATE
 
     def _filter_node(self, s: StateData, node: Any) -> Status | None:
         node_ext: dict[str, Any] | None = None
@@ -1104,18 +1178,10 @@ class DynamicResources:
         if allocator is not None:
             try:
                 allocations = allocator.allocate_run(node, self.filter_timeout_s)
-            except AllocatorTimeout:
-                if self.version >= (1, 36):
-                    # v1.37.2 dynamicresources.go L1066-1073 (since 1.36): potentially transient, so an
-                    # Error (error backoff) naming the node, not Unschedulable
-                    return Status(Code.ERROR, (f"node {node.metadata.name}: timed out trying to allocate devices",))
-                return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("timed out trying to allocate devices",))
-            except AllocatorError as e:
-                if e.failed_on_node:
-                    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (e.message,))
-                return Status(Code.ERROR, (e.message,))
+            except (AllocatorTimeout, AllocatorError) as e:
+                return self._allocator_error_status(e, node)
             if allocations is None:
-                return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("cannot allocate all claims",))
+                return _CANNOT_ALLOCATE
         if unavailable:
             s.unavailable_claims.update(unavailable)
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("resourceclaim not available on the node",))
@@ -1124,6 +1190,17 @@ class DynamicResources:
             if node_ext is not None:
                 s.node_ext[node.metadata.name] = (node_ext, mappings)
         return None
+
+    def _allocator_error_status(self, e: AllocatorTimeout | AllocatorError, node: Any) -> Status:
+        if isinstance(e, AllocatorTimeout):
+            if self.version >= (1, 36):
+                # v1.37.2 dynamicresources.go L1066-1073 (since 1.36): potentially transient, so an
+                # Error (error backoff) naming the node, not Unschedulable
+                return Status(Code.ERROR, (f"node {node.metadata.name}: timed out trying to allocate devices",))
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("timed out trying to allocate devices",))
+        if e.failed_on_node:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (e.message,))
+        return Status(Code.ERROR, (e.message,))
 
     # ── PostFilter ──
 

@@ -485,22 +485,17 @@ def record_digest(rec: DecisionRecord) -> dict[str, Any]:
 
 def _column_digest(rec: DecisionRecord, totals: NodeTotals, sel: str) -> dict[str, Any]:
     """:func:`record_digest` read from the totals' array (an argmax, no dict of the nodes)."""
-    names, arr = totals.names, totals.array
-    sel_i = -1
-    if sel:
-        try:
-            sel_i = names.index(sel)
-        except ValueError:
-            pass
+    arr = totals.array
+    sel_i = totals.find(sel) if sel else -1
     runner_i = -1
     if sel:  # the best of the others: the first of equals, as max() over the dict
         others = np.delete(arr, sel_i) if sel_i >= 0 else arr
         if len(others):
             runner_i = int(np.argmax(others))
             runner_i += 1 if 0 <= sel_i <= runner_i else 0
-    elif len(names) > 1:  # the second of a stable best-first sort
+    elif len(arr) > 1:  # the second of a stable best-first sort
         runner_i = int(np.argsort(-arr, kind="stable")[1])
-    runner = names[runner_i] if runner_i >= 0 else None
+    runner = totals.columns.name(runner_i) if runner_i >= 0 else None
     return {"score": int(arr[sel_i]) if sel_i >= 0 else None, "runner_up": runner,
             "runner_up_score": int(arr[runner_i]) if runner else None, "feasible_nodes": rec.feasible_nodes,
             "evaluated_nodes": rec.evaluated_nodes, "nominated_node": rec.nominated_node}

@@ -107,7 +107,8 @@ def _scores(rec: DecisionRecord, plugins: list[str], kept: list[KeptNode], colum
     stack = raw.stack if columns and isinstance(raw, NodeScores) else None
     stacked = stack is not None and isinstance(norm, NodeScores) and isinstance(fin, NodeScores) \
         and stack is norm.stack is fin.stack and isinstance(rec.total_score, NodeTotals) \
-        and isinstance(raw, NodeScores) and rec.total_score.names is raw.names
+        and isinstance(raw, NodeScores) \
+        and (rec.total_score.columns is raw.columns or rec.total_score.names is raw.names)
     if stacked or arrays and all(a.plugins == plugins for a in arrays) \
             and all(a.node_at(k.col) == k.node for a in arrays for k in scored):
         if not plugins:
@@ -128,7 +129,12 @@ def _scores(rec: DecisionRecord, plugins: list[str], kept: list[KeptNode], colum
     return out
 
 
-def _parts(rec: DecisionRecord, max_nodes: int) -> _Parts:
+_NO_GROUP = ',"group":null'
+
+
+def _parts(rec: DecisionRecord, max_nodes: int, memo: dict[Any, str] | None = None) -> _Parts:
+    """``memo``: texts shared by many attempts (the figures after the head when the record has no
+    PreFilter or PostFilter entry), by what they are made of."""
     plugins = list(rec.score.plugins) if isinstance(rec.score, NodeScores) else list(next(iter(rec.score.values()), {}))
     totals = _totals(rec)
     plan = column_plan(rec, totals, max_nodes)
@@ -144,13 +150,20 @@ def _parts(rec: DecisionRecord, max_nodes: int) -> _Parts:
                          "margin": plan.margin, "selected_ties": plan.selected_ties,
                          "runner_up_ties": plan.runner_up_ties, "evaluated_nodes": rec.evaluated_nodes,
                          "feasible_nodes": rec.feasible_nodes}, no_floats=columns)
-    mid = compact_json({"scoring_skipped": rec.feasible_nodes == 1 and not rec.score, "pre_filter": rec.pre_filter,
-                        "post_filter": rec.post_filter, "nominated_node": rec.nominated_node, "plugins": plugins})
+    skipped = rec.feasible_nodes == 1 and not rec.score
+    key = None if memo is None or rec.pre_filter or rec.post_filter else (skipped, rec.nominated_node, *plugins)
+    mid = memo.get(key) if key is not None else None  # type: ignore[union-attr]
+    if mid is None:
+        mid = compact_json({"scoring_skipped": skipped, "pre_filter": rec.pre_filter, "post_filter": rec.post_filter,
+                            "nominated_node": rec.nominated_node, "plugins": plugins})
+        mid = "," + mid[1:-1] + ',"weights":'
+        if key is not None:
+            memo[key] = mid  # type: ignore[index]
     tail = compact_json({"nodes_omitted": plan.nodes_omitted, "omitted_reasons": plan.omitted_reasons},
                         no_floats=True)
-    return _Parts(profile=rec.profile, head=head[:-1] + ',"total_nodes":', mid="," + mid[1:-1] + ',"weights":',
+    return _Parts(profile=rec.profile, head=head[:-1] + ',"total_nodes":', mid=mid,
                   weights=_weights(rec), tail="," + tail[1:-1] + ',"history":',
-                  group=',"group":' + compact_json(rec.group),
+                  group=_NO_GROUP if rec.group is None else ',"group":' + compact_json(rec.group),
                   nodes=',"nodes":' + compact_json(nodes, no_floats=columns) + "}",
                   summary={"attempt": rec.attempt, "result": rec.result, "message": rec.message, "node": sel,
                            "nominatedNode": rec.nominated_node})
@@ -175,12 +188,13 @@ class CompactCollector:
         self.max_nodes = max_nodes
         self._parts: dict[str, _Parts] = {}
         self._history: dict[str, list[dict[str, Any]]] = {}
+        self._memo: dict[Any, str] = {}
 
     def __call__(self, rec: DecisionRecord) -> None:
         prev = self._parts.get(rec.pod)
         if prev is not None:
             self._history.setdefault(rec.pod, []).append(prev.summary)
-        self._parts[rec.pod] = _parts(rec, self.max_nodes)
+        self._parts[rec.pod] = _parts(rec, self.max_nodes, self._memo)
 
     def finish(self, result: SimulationResult) -> dict[str, RawJSON]:
         """Pod → its explanation's JSON text, total nodes, profile weights, history and

@@ -38,7 +38,9 @@ offending field (:func:`kubesched.sim.manifests.locate`), so the CLI prints one 
 
 Cost: the checks walk an object two or three times in Python (~100 µs for a dumped pod); Pods
 and Nodes of the same shape (replicas, a node pool) are checked once per shape, then only their
-names (see ``_fast_key``); ``benchmarks/dump_load.py`` prints the figures.
+names (see ``_fast_key``; for Nodes ``_node_key``, which leaves the per-node addresses, images,
+nodeInfo... to the C decode pre-check run on every node); ``benchmarks/dump_load.py`` prints the
+figures.
 """
 
 from __future__ import annotations
@@ -117,6 +119,10 @@ def apply_defaults(raw: RawObject) -> None:
 
 
 _VOLATILE_META = frozenset({"name", "uid", "resourceVersion", "creationTimestamp", "selfLink"})
+#: of those, the ones whose schema type is a string (creationTimestamp is a Time: any JSON value)
+_VOLATILE_STR = ("name", "uid", "resourceVersion", "selfLink")
+#: the only fields of a Pod's status the Python checks read (the strategy drops them by gate)
+_POD_STATUS_READ = ("nodeAllocatableResourceClaimStatuses", "extendedResourceClaimStatus")
 _HOST_LABEL = "kubernetes.io/hostname"
 
 
@@ -141,17 +147,64 @@ def _fast_key(raw: RawObject) -> bytes | None:
     if isinstance(spec, dict) and isinstance(spec.get("nodeName"), str):
         rest["spec"] = {k: v for k, v in spec.items() if k != "nodeName"}
         rest[" node"] = True
+    status = rest.get("status")
+    if raw.kind == "Pod" and isinstance(status, dict):
+        # podIP, startTime, conditions, containerStatuses: per pod, never read by the Python
+        # checks; :func:`_check_one` decode-checks the status of every pod that takes the fast path
+        rest["status"] = {k: status[k] for k in _POD_STATUS_READ if k in status}
+        rest[" status"] = True
     try:
         return msgspec.json.encode((raw.api_version, raw.kind, m2, rest))
     except (TypeError, ValueError, OverflowError):
         return None
 
 
+#: The parts of a Node that its checks read beyond the decode pre-check: ``validate_node`` reads
+#: the metadata, ``spec.taints`` and ``status.{capacity,allocatable,declaredFeatures}``; the
+#: strategy's create step drops ``spec.podPreemptionPolicy`` / ``status.declaredFeatures`` by gate.
+_NODE_SPEC_READ = ("taints", "podPreemptionPolicy")
+_NODE_STATUS_READ = ("capacity", "allocatable", "declaredFeatures")
+
+
+def _node_key(raw: RawObject) -> bytes | None:
+    """For Nodes: the key of :func:`_fast_key` restricted to the fields :func:`_check_full`
+    reads in Python (see ``_NODE_SPEC_READ``/``_NODE_STATUS_READ``), with everything else —
+    addresses, images, nodeInfo, conditions, providerID, podCIDR, which differ from one node
+    of a pool to the next — left to the decode pre-check, which :func:`_check_one` then runs
+    on every node (in C). None: no fast path."""
+    data = raw.data
+    meta = data.get("metadata")
+    spec = data.get("spec", {})
+    status = data.get("status", {})
+    if not (isinstance(meta, dict) and isinstance(spec, dict) and isinstance(status, dict)):
+        return None
+    m2 = {k: v for k, v in meta.items() if k not in _VOLATILE_META}
+    labels = m2.get("labels")
+    if isinstance(labels, dict) and isinstance(labels.get(_HOST_LABEL), str):
+        m2["labels"] = {k: v for k, v in labels.items() if k != _HOST_LABEL}
+        m2[" host"] = True
+    m2[" uid"] = "uid" in meta
+    try:
+        return msgspec.json.encode((raw.api_version, m2, [spec.get(k, _ABSENT) for k in _NODE_SPEC_READ],
+                                    [status.get(k, _ABSENT) for k in _NODE_STATUS_READ],
+                                    sorted(k for k in data if k not in ("metadata", "spec", "status"))))
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+_ABSENT = " absent"
+
+
 def _per_value_ok(raw: RawObject) -> bool:
     """The checks :func:`_fast_key` leaves out, all passing (else the full path reports)."""
     data = raw.data
     meta = data["metadata"]
-    if validation.is_dns1123_subdomain(meta["name"]):
+    for k in _VOLATILE_STR:  # left out of the key: their JSON type is checked here
+        v = meta.get(k)
+        if v is not None and type(v) is not str:
+            return False
+    name = meta.get("name")
+    if not name or validation.is_dns1123_subdomain(name):  # missing or invalid: the full path words it
         return False
     host = (meta.get("labels") or {}).get(_HOST_LABEL)
     if isinstance(host, str) and validation.is_valid_label_value(host):
@@ -303,7 +356,8 @@ def _pod_errors(data: dict[str, Any], ok_specs: set[bytes],
 class _Ctx:
     """What one :func:`validate_inputs` run carries: mode, gates, API release, caches."""
 
-    __slots__ = ("api", "features", "mode", "ok_shapes", "ok_specs", "pod_options", "warn")
+    __slots__ = ("api", "decoded_cleanly", "features", "mode", "ok_nodes", "ok_shapes", "ok_specs", "pod_options",
+                 "warn")
 
     def __init__(self, mode: str, warn: Callable[[str], None], features: FeatureGate) -> None:
         self.mode = mode
@@ -312,6 +366,9 @@ class _Ctx:
         self.api = features.emulated_version
         self.pod_options = validation.pod_validation_options(features)
         self.ok_shapes: set[bytes] = set()
+        self.ok_nodes: set[bytes] = set()
+        self.decoded_cleanly = False
+        """Whether the last :func:`_check_full` passed the decode pre-check."""
         self.ok_specs: set[bytes] = set()
 
 
@@ -344,12 +401,56 @@ def _prepare(raw: RawObject, ctx: _Ctx) -> None:
 
 
 def _check_one(raw: RawObject, ctx: _Ctx) -> None:
+    if raw.kind == "Node":
+        _check_node(raw, ctx)
+        return
     key = _fast_key(raw)
-    if key is not None and key in ctx.ok_shapes and _per_value_ok(raw):
+    if key is not None and key in ctx.ok_shapes and _per_value_ok(raw) and _status_decodes_cleanly(raw, ctx):
         _prepare(raw, ctx)
         return
-    if _check_full(raw, ctx) and key is not None:
+    ctx.decoded_cleanly = False
+    if _check_full(raw, ctx) and key is not None and (raw.kind != "Pod" or ctx.decoded_cleanly):
         ctx.ok_shapes.add(key)
+
+
+def _status_decodes_cleanly(raw: RawObject, ctx: _Ctx) -> bool:
+    """A Pod's ``status`` (left out of :func:`_fast_key`) passes the decode pre-check."""
+    if raw.kind != "Pod":
+        return True
+    status = raw.data.get("status")
+    if not isinstance(status, dict):
+        return True  # in the key as it is
+    t = _status_type(*_split(raw.api_version), raw.kind, ctx.api)
+    if t is None:
+        return False
+    try:
+        msgspec.convert(status, t, strict=True)
+    except msgspec.ValidationError:
+        return False
+    return True
+
+
+@cache
+def _status_type(group: str, version: str, kind: str, api: tuple[int, int]) -> Any:
+    """The pre-check type of the kind's ``status`` field, or None."""
+    t = _decode_type(group, version, kind, api)
+    if t is None:
+        return None
+    return next((f.type for f in msgspec.structs.fields(t) if f.encode_name == "status"), None)
+
+
+def _check_node(raw: RawObject, ctx: _Ctx) -> None:
+    """A Node: the Python checks once per :func:`_node_key`, the decode pre-check on every node
+    (the key leaves the per-node fields out, so only a node that decodes cleanly may take the
+    fast path, and only one that decoded cleanly makes its key a passing one)."""
+    key = _node_key(raw)
+    gvk = (*_split(raw.api_version), raw.kind)
+    clean = key is not None and _decodes_cleanly(gvk, raw.data, ctx.api)
+    if clean and key in ctx.ok_nodes and _per_value_ok(raw):
+        _prepare(raw, ctx)
+        return
+    if _check_full(raw, ctx) and clean:
+        ctx.ok_nodes.add(key)  # type: ignore[arg-type]  # clean implies a key
 
 
 def _check_full(raw: RawObject, ctx: _Ctx) -> bool:
@@ -368,7 +469,8 @@ def _check_full(raw: RawObject, ctx: _Ctx) -> bool:
     data = raw.data
     clean = True
     # neither unknown fields nor type errors (checked in C): the Python walks would find nothing
-    if not _decodes_cleanly(gvk, data, api):
+    ctx.decoded_cleanly = _decodes_cleanly(gvk, data, api)
+    if not ctx.decoded_cleanly:
         if mode != "Ignore":
             unknown = schemas.unknown_field_paths(gvk, data, api)
             if unknown:
