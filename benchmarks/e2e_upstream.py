@@ -50,8 +50,11 @@ Shapes (after scheduler_perf's templates, ``test/integration/scheduler_perf``):
 
 ``--client-bench N --transport T`` (repeatable) measures the binding POSTs alone through other
 HTTP stacks, same requests, same ``--inflight``, connections opened before the clock starts:
-``aiohttp`` (kubesched's ``APIClient``, the default, events too), ``aiohttp-uvloop`` (the same on
-uvloop), ``httpx-h2`` (httpx over HTTP/2 on one connection, kube-apiserver's default protocol),
+``apiclient`` (kubesched's ``APIClient`` as it is, the default, events too: libcurl since session 9),
+``aiohttp`` (``APIClient`` on aiohttp alone, ``KUBESCHED_HTTP_TRANSPORT=aiohttp``, events too),
+``aiohttp-uvloop`` (the same on uvloop), ``pycurl-h2`` / ``pycurl-h1-N`` (``kube/_curl.py``'s libcurl
+driver alone: HTTP/2 on one connection / HTTP/1.1 on up to N connections), ``httpx-h2`` (httpx over
+HTTP/2 on one connection, kube-apiserver's default protocol),
 ``http.client-N`` / ``urllib3-N`` (blocking sockets with OpenSSL's own TLS in an N-thread pool
 fed from the event loop).
 
@@ -496,12 +499,14 @@ def startup_one(cp: upstream.ControlPlane, shape: Shape, spec: str, version: str
             "loadavg": [round(x, 2) for x in os.getloadavg()]}
 
 
-TRANSPORTS = ("aiohttp", "aiohttp-uvloop", "httpx-h2", "http.client-16", "urllib3-16")
-"""``--transport`` examples; ``http.client-N`` / ``urllib3-N`` take any thread count N."""
+TRANSPORTS = ("apiclient", "aiohttp", "aiohttp-uvloop", "httpx-h2", "http.client-16", "urllib3-16", "pycurl-h2",
+              "pycurl-h1-16")
+"""``--transport`` examples; ``http.client-N`` / ``urllib3-N`` / ``pycurl-h1-N`` take any thread or connection
+count N."""
 
 
 def client_bench_child(kubeconfig: str, names: list[str], nodes: int, inflight: int,
-                       transport: str = "aiohttp") -> dict[str, Any]:
+                       transport: str = "apiclient") -> dict[str, Any]:
     """In this process (``--client-bench`` child, this or another checkout's ``src``): the two
     requests ``kubesched run`` sends per pod, through its own ``APIClient`` — a binding POST for each
     pod of ``names`` (``inflight`` at a time) and then one ``Scheduled`` event through an
@@ -620,9 +625,39 @@ def client_bench_child(kubeconfig: str, names: list[str], nodes: int, inflight: 
             await asyncio.gather(*(bind(i, n) for i, n in enumerate(names)))
             return cpu() - c0, time.monotonic() - w0
 
+    async def curl(http2: bool, conns: int) -> tuple[float, float]:
+        import base64
+
+        from kubesched.kube._curl import CurlMultiAsync, CurlTLS
+
+        cluster = next(c["cluster"] for c in yaml.safe_load(Path(kubeconfig).read_text())["clusters"])
+        ca = base64.b64decode(cluster["certificate-authority-data"])
+        m = CurlMultiAsync(tls=CurlTLS(ca=ca), http2=http2, max_connections=conns)
+        h = [f"{k}: {v}" for k, v in (await headers()).items()] + ["Expect:"]
+
+        async def call(method: str, path: str, body: bytes | None) -> None:
+            status, data, _ = await m.request(method, config.server + path, h, body)
+            if status not in (200, 201):
+                raise RuntimeError(f"{method} {path}: {status} {data[:200]!r}")
+
+        await asyncio.gather(*(call("GET", ns_path, None) for _ in range(inflight)))
+        slots = asyncio.Semaphore(inflight)
+
+        async def bind(i: int, name: str) -> None:
+            async with slots:
+                await call("POST", *binding(i, name))
+
+        c0, w0 = cpu(), time.monotonic()
+        await asyncio.gather(*(bind(i, n) for i, n in enumerate(names)))
+        out = cpu() - c0, time.monotonic() - w0
+        m.close()
+        return out
+
     from kubesched.cli._loop import loop_factory  # KUBESCHED_EVENT_LOOP=uvloop, as `kubesched run`
 
-    if transport in ("aiohttp", "aiohttp-uvloop"):
+    if transport in ("apiclient", "aiohttp", "aiohttp-uvloop"):
+        if transport != "apiclient":  # APIClient on aiohttp alone (before session 9: always)
+            os.environ["KUBESCHED_HTTP_TRANSPORT"] = "aiohttp"
         factory = loop_factory()
         if transport == "aiohttp-uvloop":
             import uvloop
@@ -634,6 +669,10 @@ def client_bench_child(kubeconfig: str, names: list[str], nodes: int, inflight: 
     kind, _, count = transport.partition("-")
     if transport == "httpx-h2":
         spent, wall = asyncio.run(httpx_h2())
+    elif transport == "pycurl-h2":
+        spent, wall = asyncio.run(curl(True, 0))
+    elif transport.startswith("pycurl-h1-") and transport[10:].isdigit():
+        spent, wall = asyncio.run(curl(False, int(transport[10:])))
     elif kind in ("http.client", "urllib3") and count.isdigit():
         spent, wall = asyncio.run(threads(kind, int(count)))
     else:
@@ -644,7 +683,7 @@ def client_bench_child(kubeconfig: str, names: list[str], nodes: int, inflight: 
 
 
 def client_bench(cp: upstream.ControlPlane, spec: str, n: int, nodes: int, inflight: int,
-                 threads: int, transport: str = "aiohttp") -> dict[str, Any]:
+                 threads: int, transport: str = "apiclient") -> dict[str, Any]:
     """``--client-bench``: ``n`` pods created, then :func:`client_bench_child` in a child process
     running ``spec``'s code (``kubesched`` or ``kubesched@DIR``), then the pods deleted."""
     kind, _, arg = spec.partition("@")
@@ -753,7 +792,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.client_bench_child:
         job = json.loads(sys.stdin.read())
         print(json.dumps(client_bench_child(job["kubeconfig"], job["names"], job["nodes"], job["inflight"],
-                                            job.get("transport", "aiohttp"))))
+                                            job.get("transport", "apiclient"))))
         return 0
     if a.table:
         rows = [json.loads(line) for f in a.table for line in Path(f).read_text().splitlines()
@@ -788,7 +827,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"# {shape_name}: {a.nodes} nodes, {len(shape.fixed)} fixed objects in {t_fixed:.1f} s; "
                   f"kube-apiserver {cp.binaries.version}", file=sys.stderr)
             if a.startup or a.client_bench:
-                transports = a.transport or ["aiohttp"]
+                transports = a.transport or ["apiclient"]
                 for r in range(a.repeat):
                     for s in schedulers:
                         row = (startup_one(cp, shape, s, version) for _ in range(a.startup)) if a.startup else \

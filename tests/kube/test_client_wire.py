@@ -2,7 +2,8 @@
 must stay the same): method, path, query, the headers client-go sends (``User-Agent``,
 ``Accept: application/json``, no compression, ``Content-Type`` of the body, the bearer token), the
 JSON body, and no cookies kept between requests (client-go has no cookie jar). A recording aiohttp
-server on 127.0.0.1 answers each request."""
+server on 127.0.0.1 answers each request; the same requests through libcurl (the default) and
+through aiohttp (``KUBESCHED_HTTP_TRANSPORT=aiohttp``, which also carries watches)."""
 
 from __future__ import annotations
 
@@ -44,7 +45,9 @@ async def _recording_server() -> tuple[web.AppRunner, str, list[dict[str, Any]]]
 
 
 @pytest.mark.asyncio
-async def test_requests_on_the_wire(tmp_path) -> None:
+@pytest.mark.parametrize("transport", ["curl", "aiohttp"])
+async def test_requests_on_the_wire(tmp_path, monkeypatch, transport: str) -> None:
+    monkeypatch.setenv("KUBESCHED_HTTP_TRANSPORT", transport)
     runner, url, seen = await _recording_server()
     kc = tmp_path / "kubeconfig"
     kc.write_text(
@@ -53,6 +56,7 @@ async def test_requests_on_the_wire(tmp_path) -> None:
         "contexts:\n- name: c\n  context:\n    cluster: k\n    user: u\n"
         "users:\n- name: u\n  user:\n    token: tok-1\n")
     client = APIClient(load_config(str(kc), qps=-1), user_agent_suffix="/scheduler")
+    assert client._use_curl == (transport == "curl")
     try:
         await client.bind("ns1", "p1", "uid-1", "n1")
         await client.bind("ns1", "p2", "", "n2")

@@ -91,7 +91,9 @@ def test_startup_and_client_bench_modes(bench: ModuleType, capsys: pytest.Captur
     assert r["bind_ms_cpu"] > 0 and r["event_ms_cpu"] > 0, r
     # --transport: the binding POSTs through another HTTP stack (the pods end up bound: 201 each)
     code = bench.main(["--nodes", "4", "--client-bench", "6", "--inflight", "3", "--scheduler", "kubesched",
-                       "--transport", "http.client-2"])
+                       "--transport", "http.client-2", "--transport", "pycurl-h2", "--transport", "aiohttp"])
     rows = _rows(capsys.readouterr().out)
-    assert code == 0 and [(r["transport"], r["requests"]) for r in rows] == [("http.client-2", 6)], rows
-    assert rows[0]["bind_ms_cpu"] > 0 and rows[0]["event_ms_cpu"] is None, rows
+    assert code == 0 and [(r["transport"], r["requests"]) for r in rows] == [
+        ("http.client-2", 6), ("pycurl-h2", 6), ("aiohttp", 6)], rows
+    assert all(r["bind_ms_cpu"] > 0 for r in rows) and rows[0]["event_ms_cpu"] is None, rows
+    assert rows[2]["event_ms_cpu"] > 0 and rows[2]["events_failed"] == 0, rows

@@ -20,11 +20,20 @@ and kube-scheduler's ``cmd/kube-scheduler/app/options/options.go`` (``createKube
   ``body`` — the decoded ``Status`` when the server sent one); connection failures and
   timeouts raise :class:`APIConnectionError`.
 
-HTTP stack: **aiohttp**, not httpx2 (lightkube's transport). Measured on this 2-core machine,
-client and an aiohttp server in one process, 16 concurrent small POSTs: aiohttp ~5,600
-round trips/s, httpx2 ~870/s. The scheduler's hot path is one POST per pod (binding) plus one
-event write, and the target is >= 500 pods/s on this box, so the 6x matters; aiohttp is also
-the stack of the box API server and the liveops endpoints (one asyncio HTTP stack). lightkube is
+HTTP stack: **libcurl** (pycurl, :mod:`kubesched.kube._curl`) for every request but watches, **aiohttp**
+for watches (and for everything when pycurl cannot express the TLS set-up: a server verified
+against the system CA store). libcurl frames, encrypts and multiplexes in C: over ``https`` it
+offers HTTP/2 (ALPN, as client-go; the box's aiohttp server answers HTTP/1.1) and multiplexes a
+client's requests on one connection (another one when the server's stream limit is reached, as
+Go's transport); HTTP/1.1 (plain ``http`` or an HTTP/1.1 server) uses up to 100 kept-alive
+connections, as the aiohttp pool did. One difference from Go's transport: libcurl resends a
+request, POSTs too, once when a *reused* HTTP/1.1 connection closes before any answer byte (over
+HTTP/2 only refused streams are resent, as Go does). Measured against the real kube-apiserver v1.37.2 on this
+2-core machine (``benchmarks/e2e_upstream.py --client-bench``, 100 binding POSTs in flight):
+0.33 ms of client CPU per POST vs aiohttp's 0.66 (aiohttp's request machinery and asyncio's
+memory-BIO TLS are Python). ``KUBESCHED_HTTP_TRANSPORT=aiohttp`` sends everything through aiohttp
+(A/B runs). Before it, aiohttp had been chosen over httpx2 (lightkube's transport): ~5,600 vs ~870
+round trips/s for 16 concurrent small POSTs (client and an aiohttp server in one process). lightkube is
 still used for everything about *configuration* (kubeconfig parsing, exec plugins, TLS
 contexts via ``verify_cluster``); only its httpx ``Auth`` flows are re-expressed as headers here.
 
@@ -39,6 +48,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import os
 import platform
 import random
 import re
@@ -60,6 +70,7 @@ from yarl import URL  # noqa: E402
 
 from kubesched import __version__  # noqa: E402
 from kubesched.errors import KubeschedError  # noqa: E402
+from kubesched.kube._curl import CurlError, CurlMultiAsync, CurlTLS  # noqa: E402
 
 SERVICE_ACCOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
 """Where the in-cluster service account (token, ca.crt, namespace) is mounted (client-go ``rest.InClusterConfig``)."""
@@ -265,7 +276,8 @@ class ClientConfig:
     for http); ``user``: a lightkube ``User`` (credentials) or None; ``qps``/``burst``: the
     token bucket (``qps <= 0`` = unlimited); ``user_agent``: full UA string; ``timeout``:
     seconds for one non-watch request (connect + answer); ``connect_timeout``: seconds to
-    connect (watches too).
+    connect (watches too); ``tls``: the same TLS set-up as PEM bytes for libcurl (None: not
+    expressible, e.g. the system CA store — then aiohttp carries every request).
     """
 
     server: str
@@ -277,6 +289,7 @@ class ClientConfig:
     timeout: float = 60.0
     connect_timeout: float = 10.0
     namespace: str = "default"
+    tls: CurlTLS | None = None
 
 
 def load_config(kubeconfig: str | None = None, master: str | None = None, *, context: str | None = None,
@@ -326,13 +339,40 @@ def load_config(kubeconfig: str | None = None, master: str | None = None, *, con
         user = msgspec.structs.replace(user, token_file=str(single.abs_file(user.token_file)))
     server = (master or single.cluster.server).rstrip("/")
     ctx: ssl.SSLContext | None = None
+    tls: CurlTLS | None = None
     if server.startswith("https://"):
         try:
             ctx = verify_cluster(single.cluster, single.user or User(), single.abs_file)
-        except (OSError, ssl.SSLError, LKConfigError) as e:
+            tls = _curl_tls(single.cluster, single.user, single.abs_file)
+        except (OSError, ssl.SSLError, LKConfigError, ValueError) as e:
             raise KubeschedError(f"kubeconfig: TLS configuration: {e}") from None
     return ClientConfig(server=server, ssl=ctx, user=user, qps=qps, burst=burst,
-                        namespace=single.namespace)
+                        namespace=single.namespace, tls=tls)
+
+
+def _curl_tls(cluster: Any, user: Any, abs_file: Callable[[str], Any]) -> CurlTLS | None:
+    """The TLS material of lightkube's ``verify_cluster`` as PEM bytes for libcurl: the cluster's CA
+    (``certificate-authority`` file or ``-data``) or ``insecure-skip-tls-verify``, and the user's
+    client certificate and key (files or ``-data``). None when the server is verified against the
+    system store (libcurl's own store may differ: aiohttp with Python's store carries it then).
+    Raises ``OSError`` (unreadable file) or ``ValueError`` (bad base64)."""
+
+    def pem(path: str | None, data: str | None) -> bytes | None:
+        if data:
+            return base64.b64decode(data, validate=False)
+        if path:
+            with open(abs_file(path), "rb") as f:
+                return f.read()
+        return None
+
+    ca = pem(cluster.certificate_auth, cluster.certificate_auth_data)
+    if ca is None and not cluster.insecure:
+        return None
+    cert = key = None
+    if user is not None and (user.client_cert or user.client_cert_data):
+        cert = pem(user.client_cert, user.client_cert_data)
+        key = pem(user.client_key, user.client_key_data)
+    return CurlTLS(ca=ca, cert=cert, key=key, insecure=ca is None)
 
 
 # ───────────────────────────── the client ─────────────────────────────
@@ -360,6 +400,11 @@ class APIClient:
         self._header_cache: dict[tuple[str | None, str | None], CIMultiDict[str]] = {}
         self._base = URL(config.server)
         self._base_path = self._base.raw_path.rstrip("/")
+        # libcurl for every request but watches, when it can speak to this server as aiohttp would
+        self._use_curl = os.environ.get("KUBESCHED_HTTP_TRANSPORT", "curl") != "aiohttp" and (
+            config.server.startswith("http://") or (config.server.startswith("https://") and config.tls is not None))
+        self._curl: CurlMultiAsync | None = None
+        self._curl_headers: dict[tuple[str | None, str | None], list[str]] = {}
 
     def _url(self, path: str) -> URL | str:
         """The request URL of an API ``path``: a ``URL`` built from the parsed server URL when
@@ -395,6 +440,9 @@ class APIClient:
     async def close(self) -> None:
         """Close the connection pool; later requests raise :class:`APIConnectionError`."""
         self._closed = True
+        if self._curl is not None:
+            self._curl.close()
+            self._curl = None
         if self._session is not None:
             await self._session.close()
             self._session = None
@@ -412,6 +460,44 @@ class APIClient:
                 connector=connector, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar(),
                 timeout=self._timeout)
         return self._session
+
+    def _get_curl(self) -> CurlMultiAsync:
+        if self._closed:
+            raise APIConnectionError("the client is closed")
+        if self._curl is None:
+            https = self.config.server.startswith("https://")
+            self._curl = CurlMultiAsync(tls=self.config.tls if https else None, http2=https,
+                                        max_connections=100, timeout=self.config.timeout,
+                                        connect_timeout=self.config.connect_timeout)
+        return self._curl
+
+    async def _header_lines(self, content_type: str | None) -> list[str]:
+        """:meth:`_headers` as libcurl's ``Name: value`` lines, plus an empty ``Expect`` (no
+        ``100-continue`` round trip for bodies over 1 KiB; client-go sends none either)."""
+        auth = await self._auth.header()
+        key = (content_type, auth)
+        lines = self._curl_headers.get(key)
+        if lines is None:
+            if len(self._curl_headers) > 64:
+                self._curl_headers.clear()
+            lines = [f"{k}: {v}" for k, v in (await self._headers(content_type)).items()] + ["Expect:"]
+            self._curl_headers[key] = lines
+        return lines
+
+    async def _send_curl(self, method: str, path: str, q: dict[str, str] | None,
+                         data: bytes | None, content_type: str | None) -> tuple[int, bytes, str | None]:
+        """One request through libcurl: ``(status, body, Retry-After)``; raises :class:`CurlError`
+        when no answer came. A cancelled caller aborts the transfer."""
+        url = self._url(path)
+        if q:
+            url = (URL(url, encoded=True) if isinstance(url, str) else url).extend_query(q)
+        curl = self._get_curl()
+        fut = curl.request(method, str(url), await self._header_lines(content_type), data)
+        try:
+            return await fut
+        except asyncio.CancelledError:
+            curl.abort(fut)
+            raise
 
     async def _headers(self, content_type: str | None) -> CIMultiDict[str]:
         """The request headers (``User-Agent``, ``Accept``, ``Accept-Encoding: identity``,
@@ -449,7 +535,6 @@ class APIClient:
             data = _json_encoder.encode(body)
         if data is not None and content_type is None:
             content_type = JSON
-        url = self._url(path)
         q = _query(params)
         retries = 0
         unauthorized_retry = True
@@ -457,21 +542,23 @@ class APIClient:
         while True:
             if not limiter.unlimited:
                 await limiter.acquire()
-            headers = await self._headers(content_type)
             self.requests += 1
-            try:
-                async with self._get_session().request(method, url, params=q, data=data, headers=headers) as resp:
-                    status = resp.status
-                    payload = await resp.read()
-                    retry_after = resp.headers.get("Retry-After")
-            except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as e:
-                if method == "GET" and retries < _MAX_RETRIES and _is_reset(e):
+            if self._use_curl:
+                try:
+                    status, payload, retry_after = await self._send_curl(method, path, q, data, content_type)
+                except CurlError as e:
+                    if method == "GET" and retries < _MAX_RETRIES and e.code in _CURL_RESET:
+                        retries += 1
+                        await asyncio.sleep(1.0)
+                        continue
+                    raise APIConnectionError(f"{method} {path}: {_describe_curl(e)}") from None
+            else:
+                status, payload, retry_after, again = await self._send_aiohttp(
+                    method, path, q, data, content_type, retries)
+                if again:
                     retries += 1
                     await asyncio.sleep(1.0)
                     continue
-                raise APIConnectionError(f"{method} {path}: {_describe(e)}") from None
-            except (aiohttp.ClientError, TimeoutError, OSError) as e:
-                raise APIConnectionError(f"{method} {path}: {_describe(e)}") from None
             if 200 <= status < 300:
                 return status, payload
             if status == 401 and unauthorized_retry and self.config.user is not None:
@@ -483,6 +570,23 @@ class APIClient:
                 await asyncio.sleep(_retry_after_seconds(retry_after))
                 continue
             raise _api_error(status, payload)
+
+    async def _send_aiohttp(self, method: str, path: str, q: dict[str, str] | None, data: bytes | None,
+                            content_type: str | None, retries: int) -> tuple[int, bytes, str | None, bool]:
+        """One request through aiohttp: ``(status, body, Retry-After, False)``, or ``(0, b"", None,
+        True)`` when a GET's connection was reset and may be retried; raises
+        :class:`APIConnectionError` otherwise when no answer came."""
+        url = self._url(path)
+        headers = await self._headers(content_type)
+        try:
+            async with self._get_session().request(method, url, params=q, data=data, headers=headers) as resp:
+                return resp.status, await resp.read(), resp.headers.get("Retry-After"), False
+        except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as e:
+            if method == "GET" and retries < _MAX_RETRIES and _is_reset(e):
+                return 0, b"", None, True
+            raise APIConnectionError(f"{method} {path}: {_describe(e)}") from None
+        except (aiohttp.ClientError, TimeoutError, OSError) as e:
+            raise APIConnectionError(f"{method} {path}: {_describe(e)}") from None
 
     async def _json(self, method: str, path: str, params: Mapping[str, Any] | None = None, body: Any = None,
                     content_type: str | None = None) -> dict[str, Any]:
@@ -664,6 +768,23 @@ def _is_reset(e: BaseException) -> bool:
         return True
     err = getattr(e, "os_error", None) or e
     return isinstance(err, ConnectionResetError | BrokenPipeError) or "reset" in str(e).lower()
+
+
+_CURL_RESET = frozenset({52, 55, 56, 16, 92})
+"""libcurl codes of a connection that broke under a request: GOT_NOTHING, SEND_ERROR, RECV_ERROR,
+HTTP2, HTTP2_STREAM (aiohttp's ``ServerDisconnectedError`` / reset ``ClientOSError``)."""
+
+
+def _describe_curl(e: CurlError) -> str:
+    """A libcurl failure in aiohttp's words where callers look at them: ``timed out``,
+    ``connection refused`` (the binder retries that one, upstream ``util.BindPod``)."""
+    import errno
+
+    if e.timed_out:
+        return "timed out"
+    if e.os_errno == errno.ECONNREFUSED:
+        return f"connection refused ({e})"
+    return str(e)
 
 
 def _describe(e: BaseException) -> str:

@@ -1,0 +1,265 @@
+"""libcurl (pycurl ``CurlMulti``) driven from the asyncio event loop: HTTP requests whose framing,
+TLS and (over HTTP/2) multiplexing run in C.
+
+``CurlMultiAsync`` registers libcurl's sockets with the running loop (``add_reader`` /
+``add_writer``, ``CURLMOPT_SOCKETFUNCTION``) and its timer with ``call_later``
+(``CURLMOPT_TIMERFUNCTION``), and resolves one future per finished transfer — libcurl's
+"multi_socket" API as its ``asiohiper``/``hiperfifo`` examples drive it, no thread.
+
+TLS options come from PEM bytes (``CAINFO_BLOB``, ``SSLCERT_BLOB``, ``SSLKEY_BLOB``), never from
+an ``ssl.SSLContext`` (libcurl has its own OpenSSL). HTTP/2 over TLS is negotiated with ALPN
+(``http2=True``, kube-apiserver's default) and all transfers share one connection
+(``CURLMOPT_PIPELINING = CURLPIPE_MULTIPLEX``, ``PIPEWAIT``); otherwise HTTP/1.1 with up to
+``max_connections`` kept-alive connections.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import pycurl
+
+__all__ = ["CurlError", "CurlMultiAsync", "CurlTLS", "available"]
+
+
+def available() -> bool:
+    """Whether the linked libcurl speaks HTTP/2 (``pycurl.version_info`` features)."""
+    return bool(pycurl.version_info()[4] & pycurl.VERSION_HTTP2)
+
+
+class CurlError(Exception):
+    """A transfer failed before an HTTP answer (``code``: libcurl's ``CURLE_*``; ``timed_out``:
+    ``CURLE_OPERATION_TIMEDOUT``)."""
+
+    def __init__(self, code: int, message: str, os_errno: int = 0) -> None:
+        self.code = code
+        self.os_errno = os_errno
+        super().__init__(message or f"curl error {code}")
+
+    @property
+    def timed_out(self) -> bool:
+        return self.code == pycurl.E_OPERATION_TIMEDOUT
+
+
+@dataclass(frozen=True)
+class CurlTLS:
+    """TLS material as PEM bytes. ``ca``: the server's CA bundle (None: the system store);
+    ``cert``/``key``: a client certificate and key; ``insecure``: skip verification."""
+
+    ca: bytes | None = None
+    cert: bytes | None = None
+    key: bytes | None = None
+    insecure: bool = False
+
+
+class _Transfer:
+    __slots__ = ("body", "fut", "retry_after")
+
+    def __init__(self, fut: asyncio.Future[tuple[int, bytes, str | None]]) -> None:
+        self.fut = fut
+        self.body: list[bytes] = []
+        self.retry_after: str | None = None
+
+    def header(self, line: bytes) -> None:
+        if line[:12].lower() == b"retry-after:":
+            self.retry_after = line[12:].decode("latin-1").strip()
+
+
+class CurlMultiAsync:
+    """Concurrent HTTP requests through one ``CurlMulti`` on the running asyncio loop.
+
+    ``request(method, url, headers, body)`` → ``(status, body bytes, Retry-After or None)``;
+    raises :class:`CurlError` when no answer came (refused, reset, TLS, ``timeout`` seconds).
+    ``connect_timeout`` and ``timeout`` are seconds. Easy handles are reused (libcurl keeps the
+    connection cache in the multi handle). Create and use it on one loop; ``close()`` when done.
+    """
+
+    def __init__(self, *, tls: CurlTLS | None = None, http2: bool = True, max_connections: int = 0,
+                 timeout: float = 60.0, connect_timeout: float = 10.0) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._tls = tls
+        self._http2 = http2
+        self._timeout_ms = max(1, int(timeout * 1000))
+        # libcurl counts a transfer waiting for a free HTTP/2 stream or connection as connecting: with
+        # a backlog of binds, waits of seconds are normal (a 10 s bound failed binds of a 3,000-pod
+        # backlog), so the connect bound is the request's own (kube-scheduler's client has none)
+        self._connect_timeout_ms = max(1, int(max(connect_timeout, timeout) * 1000))
+        m = pycurl.CurlMulti()
+        m.setopt(pycurl.M_SOCKETFUNCTION, self._on_socket)
+        m.setopt(pycurl.M_TIMERFUNCTION, self._on_timer)
+        m.setopt(pycurl.M_PIPELINING, pycurl.PIPE_MULTIPLEX if http2 else pycurl.PIPE_NOTHING)
+        if max_connections > 0:
+            m.setopt(pycurl.M_MAX_HOST_CONNECTIONS, max_connections)
+        if http2:
+            # libcurl's own cap is 100 streams per connection; the server's SETTINGS still bound it
+            # (kube-apiserver: 250 unless --http2-max-streams-per-connection); a full connection
+            # makes libcurl open another, as Go's HTTP/2 transport does (not StrictMaxConcurrentStreams)
+            m.setopt(pycurl.M_MAX_CONCURRENT_STREAMS, 1000)
+        self._multi = m
+        self._free: list[pycurl.Curl] = []
+        self._active: dict[pycurl.Curl, _Transfer] = {}
+        self._fds: dict[int, int] = {}  # fd -> POLL_* it is registered for
+        self._timer: asyncio.TimerHandle | None = None
+        self._closed = False
+        self.requests = 0
+
+    # ── libcurl callbacks (never call the multi handle from inside them) ──
+
+    def _on_socket(self, what: int, fd: int, multi: Any, data: Any) -> None:
+        loop = self._loop
+        old = self._fds.get(fd, 0)
+        if what == pycurl.POLL_REMOVE:
+            what = 0
+        if old & pycurl.POLL_IN and not what & pycurl.POLL_IN:
+            loop.remove_reader(fd)
+        if old & pycurl.POLL_OUT and not what & pycurl.POLL_OUT:
+            loop.remove_writer(fd)
+        if what & pycurl.POLL_IN and not old & pycurl.POLL_IN:
+            loop.add_reader(fd, self._act, fd, pycurl.CSELECT_IN)
+        if what & pycurl.POLL_OUT and not old & pycurl.POLL_OUT:
+            loop.add_writer(fd, self._act, fd, pycurl.CSELECT_OUT)
+        if what:
+            self._fds[fd] = what
+        else:
+            self._fds.pop(fd, None)
+
+    def _on_timer(self, ms: int) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if ms >= 0:
+            self._timer = self._loop.call_later(ms / 1000.0, self._act, pycurl.SOCKET_TIMEOUT, 0)
+
+    # ── driving ──
+
+    def _act(self, fd: int, ev: int) -> None:
+        if fd == pycurl.SOCKET_TIMEOUT:
+            self._timer = None
+        m = self._multi
+        try:
+            m.socket_action(fd, ev)
+        except pycurl.error:
+            pass
+        self._reap()
+
+    def _reap(self) -> None:
+        m = self._multi
+        while True:
+            queued, ok, failed = m.info_read()
+            for c in ok:
+                self._finish(c, None)
+            for c, code, msg in failed:
+                self._finish(c, CurlError(code, msg, c.getinfo_raw(pycurl.OS_ERRNO)))
+            if not queued:
+                break
+
+    def _finish(self, c: pycurl.Curl, err: CurlError | None) -> None:
+        self._multi.remove_handle(c)
+        t = self._active.pop(c)
+        if err is None:
+            status = c.getinfo_raw(pycurl.RESPONSE_CODE)
+        if not t.fut.done():
+            if err is not None:
+                t.fut.set_exception(err)
+            else:
+                t.fut.set_result((status, b"".join(t.body), t.retry_after))
+        if self._closed:
+            c.close()
+        else:
+            self._free.append(c)
+
+    def _handle(self) -> pycurl.Curl:
+        if self._free:
+            return self._free.pop()
+        c = pycurl.Curl()
+        c.setopt(pycurl.NOSIGNAL, 1)
+        c.setopt(pycurl.TIMEOUT_MS, self._timeout_ms)
+        c.setopt(pycurl.CONNECTTIMEOUT_MS, self._connect_timeout_ms)
+        c.setopt(pycurl.HTTP_VERSION, pycurl.CURL_HTTP_VERSION_2TLS if self._http2
+                 else pycurl.CURL_HTTP_VERSION_1_1)
+        c.setopt(pycurl.PIPEWAIT, 1 if self._http2 else 0)
+        c.setopt(pycurl.ACCEPT_ENCODING, None)  # no Accept-Encoding of libcurl's own, no decoding
+        c.setopt(pycurl.HTTP_TRANSFER_DECODING, 1)
+        tls = self._tls
+        if tls is not None:
+            if tls.insecure:
+                c.setopt(pycurl.SSL_VERIFYPEER, 0)
+                c.setopt(pycurl.SSL_VERIFYHOST, 0)
+            if tls.ca is not None:
+                c.setopt(pycurl.CAINFO_BLOB, tls.ca)
+            if tls.cert is not None:
+                c.setopt(pycurl.SSLCERT_BLOB, tls.cert)
+                c.setopt(pycurl.SSLCERTTYPE, "PEM")
+            if tls.key is not None:
+                c.setopt(pycurl.SSLKEY_BLOB, tls.key)
+                c.setopt(pycurl.SSLKEYTYPE, "PEM")
+        return c
+
+    def request(self, method: str, url: str, headers: Iterable[str],
+                body: bytes | None = None) -> asyncio.Future[tuple[int, bytes, str | None]]:
+        """Start one request; the future gives ``(status, body, Retry-After)`` or raises
+        :class:`CurlError`. ``headers``: ``"Name: value"`` strings (libcurl adds ``Host`` and,
+        for a body, ``Content-Length``)."""
+        if self._closed:
+            raise CurlError(pycurl.E_FAILED_INIT, "the client is closed")
+        fut: asyncio.Future[tuple[int, bytes, str | None]] = self._loop.create_future()
+        t = _Transfer(fut)
+        c = self._handle()
+        c.setopt(pycurl.URL, url)
+        c.setopt(pycurl.HTTPHEADER, list(headers))
+        if method == "GET":
+            c.setopt(pycurl.HTTPGET, 1)
+            c.setopt(pycurl.CUSTOMREQUEST, None)
+        elif method == "POST":
+            c.setopt(pycurl.POSTFIELDS, body or b"")
+            c.setopt(pycurl.CUSTOMREQUEST, None)
+        else:
+            if body is not None:
+                c.setopt(pycurl.POSTFIELDS, body)
+            else:
+                c.setopt(pycurl.HTTPGET, 1)
+            c.setopt(pycurl.CUSTOMREQUEST, method)
+        c.setopt(pycurl.WRITEFUNCTION, t.body.append)
+        c.setopt(pycurl.HEADERFUNCTION, t.header)
+        self._active[c] = t
+        self.requests += 1
+        self._multi.add_handle(c)  # libcurl asks for a timeout of 0: the transfer starts from the loop
+        return fut
+
+    def abort(self, fut: asyncio.Future[Any]) -> None:
+        """Stop the transfer of ``fut`` (its caller was cancelled): the handle leaves the multi
+        handle (HTTP/2: the stream is reset; HTTP/1.1: the connection is closed)."""
+        for c, t in self._active.items():
+            if t.fut is fut:
+                self._multi.remove_handle(c)
+                del self._active[c]
+                c.close()  # not reused: a half-done transfer's state goes with it
+                return
+
+    def close(self) -> None:
+        """Fail the transfers under way, close every handle and the connections."""
+        if self._closed:
+            return
+        self._closed = True
+        for c, t in list(self._active.items()):
+            self._multi.remove_handle(c)
+            if not t.fut.done():
+                t.fut.set_exception(CurlError(pycurl.E_ABORTED_BY_CALLBACK, "the client is closed"))
+            c.close()
+        self._active.clear()
+        for c in self._free:
+            c.close()
+        self._free.clear()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        for fd, what in list(self._fds.items()):
+            if what & pycurl.POLL_IN:
+                self._loop.remove_reader(fd)
+            if what & pycurl.POLL_OUT:
+                self._loop.remove_writer(fd)
+        self._fds.clear()
+        self._multi.close()

@@ -1,0 +1,172 @@
+"""``APIClient`` over libcurl (``kubesched.kube._curl``) keeps client-go's request semantics
+(``rest/request.go``, ``rest/with_retry.go``): a ``Retry-After`` 429/5xx is retried, a GET whose
+connection broke is retried and a POST is not, a request past the client timeout fails as
+"timed out", a cancelled request stops its transfer and the client goes on, an unreachable
+server is "connection refused". Each case runs through both transports (``KUBESCHED_HTTP_TRANSPORT``)
+against a scripted aiohttp server on 127.0.0.1; faults are injected by the server."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from aiohttp import web
+
+from kubesched.kube.client import APIClient, APIConnectionError, APIError, ClientConfig
+
+pytestmark = pytest.mark.asyncio
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@pytest.fixture(params=["curl", "aiohttp"])
+def transport(request: Any, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("KUBESCHED_HTTP_TRANSPORT", request.param)
+    return str(request.param)
+
+
+@pytest_asyncio.fixture
+async def server() -> AsyncIterator[tuple[str, list[Handler]]]:
+    """A server answering each request with the next scripted handler, taken off the list (the last
+    one stays and repeats)."""
+    script: list[Handler] = []
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        return await (script.pop(0) if len(script) > 1 else script[0])(request)
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", handle)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    try:
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}", script
+    finally:
+        await runner.cleanup()
+
+
+async def _ok(request: web.Request) -> web.StreamResponse:
+    await request.read()
+    return web.json_response({"kind": "Status", "status": "Success", "path": request.path})
+
+
+async def _reset(request: web.Request) -> web.StreamResponse:
+    assert request.transport is not None
+    request.transport.abort()  # the connection breaks before any answer
+    await asyncio.sleep(0.05)
+    return web.Response()
+
+
+def _client(url: str, timeout: float = 60.0) -> APIClient:
+    return APIClient(ClientConfig(server=url, qps=-1, burst=0, timeout=timeout))
+
+
+async def test_retry_after_429_and_503_are_retried(server: Any, transport: str, monkeypatch: Any) -> None:
+    url, script = server
+    monkeypatch.setattr("kubesched.kube.client._retry_after_seconds", lambda v: 0.0)
+    busy = web.json_response({"kind": "Status", "code": 429, "reason": "TooManyRequests"}, status=429,
+                             headers={"Retry-After": "1"})
+
+    async def too_many(request: web.Request) -> web.StreamResponse:
+        return busy
+
+    async def unavailable(request: web.Request) -> web.StreamResponse:
+        return web.Response(status=503, headers={"Retry-After": "1"})
+
+    script += [too_many, unavailable, _ok]
+    async with _client(url) as c:
+        assert (await c.create("/api/v1/namespaces/a/pods", {"metadata": {"name": "p"}}))["status"] == "Success"
+        assert c.requests == 3
+
+
+async def test_errors_without_retry_after_are_raised_with_their_status(server: Any, transport: str) -> None:
+    url, script = server
+
+    async def conflict(request: web.Request) -> web.StreamResponse:
+        return web.json_response({"kind": "Status", "code": 409, "reason": "Conflict", "message": "modified"},
+                                 status=409)
+
+    async def gone(request: web.Request) -> web.StreamResponse:
+        return web.json_response({"kind": "Status", "code": 410, "reason": "Expired", "message": "too old"},
+                                 status=410)
+
+    async def internal(request: web.Request) -> web.StreamResponse:
+        return web.Response(status=500, text="boom")
+
+    script += [conflict, gone, internal]
+    async with _client(url) as c:
+        with pytest.raises(APIError) as e1:
+            await c.bind("a", "p", "", "n1")
+        with pytest.raises(APIError) as e2:
+            await c.get("/api/v1/pods")
+        with pytest.raises(APIError) as e3:
+            await c.patch("/api/v1/namespaces/a/pods/p/status", {"status": {}})
+    assert (e1.value.status, e1.value.reason, e1.value.message) == (409, "Conflict", "modified")
+    assert e2.value.is_expired
+    assert (e3.value.status, e3.value.reason, e3.value.message) == (500, "InternalError", "boom")
+
+
+async def test_a_broken_connection_retries_a_get_not_a_post(server: Any, transport: str, monkeypatch: Any) -> None:
+    """The GET is answered on a second try (the client's own retry or the HTTP stack's replay of an
+    idempotent request); the POST, on a fresh connection, is sent once and fails (libcurl, like
+    aiohttp, replays only on a *reused* keep-alive connection that turns out closed)."""
+    url, script = server
+    real_sleep = asyncio.sleep
+    monkeypatch.setattr("kubesched.kube.client.asyncio.sleep", lambda s: real_sleep(0))
+    script += [_reset, _ok]
+    async with _client(url) as c:
+        assert (await c.get("/api/v1/nodes"))["path"] == "/api/v1/nodes"
+    assert script == [_ok]  # the reset was served
+    script[:] = [_reset]
+    async with _client(url) as c:
+        with pytest.raises(APIConnectionError, match="POST /api/v1/namespaces/a/pods/p/binding"):
+            await c.bind("a", "p", "", "n1")
+        assert c.requests == 1
+
+
+async def test_timeout_and_cancellation(server: Any, transport: str) -> None:
+    url, script = server
+
+    async def slow(request: web.Request) -> web.StreamResponse:
+        await asyncio.sleep(2.0)
+        return await _ok(request)
+
+    script += [slow]
+    async with _client(url, timeout=0.3) as c:
+        with pytest.raises(APIConnectionError, match="timed out"):
+            await c.get("/api/v1/nodes")
+        task = asyncio.create_task(c.bind("a", "p", "", "n1"))
+        await asyncio.sleep(0.1)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        script[:] = [_ok]
+        assert (await c.get("/api/v1/pods"))["path"] == "/api/v1/pods"  # the client goes on
+        if transport == "curl":
+            assert c._curl is not None and not c._curl._active
+
+
+async def test_connection_refused(transport: str) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    async with _client(f"http://127.0.0.1:{port}") as c:
+        with pytest.raises(APIConnectionError) as e:
+            await c.bind("a", "p", "", "n1")
+    text = str(e.value).lower()
+    assert "refused" in text or "cannot connect to host" in text
+
+
+async def test_closed_client_refuses_requests(server: Any, transport: str) -> None:
+    url, script = server
+    script += [_ok]
+    c = _client(url)
+    await c.get("/api/v1/nodes")
+    await c.close()
+    with pytest.raises(APIConnectionError, match="closed"):
+        await c.get("/api/v1/nodes")
