@@ -170,3 +170,42 @@ async def test_closed_client_refuses_requests(server: Any, transport: str) -> No
     await c.close()
     with pytest.raises(APIConnectionError, match="closed"):
         await c.get("/api/v1/nodes")
+
+
+async def test_a_post_after_the_server_restarted_on_the_same_port_is_sent_once(transport: str) -> None:
+    """The client keeps connections to a server that then restarts on the same address (kube-apiserver
+    rolled): every kept connection is dead. A POST must still reach the new server, exactly once —
+    nothing was written to the old one (Go: transport.go shouldRetryRequest)."""
+    posts: list[str] = []
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        await request.read()
+        if request.method == "POST":
+            posts.append(request.path)
+        await asyncio.sleep(0.02)  # keep requests overlapping: the client opens many connections
+        return web.json_response({"kind": "Status", "status": "Success"})
+
+    async def serve(port: int) -> web.AppRunner:
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", handle)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", port, reuse_address=True).start()
+        return runner
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    first = await serve(port)
+    api = _client(f"http://127.0.0.1:{port}")
+    try:
+        await asyncio.gather(*(api.request_raw("GET", f"/api/v1/pods/{i}") for i in range(30)))
+        await first.cleanup()
+        second = await serve(port)
+        try:
+            await api.request_raw("POST", "/api/v1/namespaces/default/pods", body={"kind": "Pod"})
+            assert posts == ["/api/v1/namespaces/default/pods"]
+        finally:
+            await second.cleanup()
+    finally:
+        await api.close()

@@ -43,6 +43,13 @@ class CurlError(Exception):
     def timed_out(self) -> bool:
         return self.code == pycurl.E_OPERATION_TIMEDOUT
 
+    @property
+    def pooled_connections_died(self) -> bool:
+        """libcurl gave up after resending on pooled connections that each closed before any
+        answer (``Curl_retry_request``: "Connection died, tried 5 times before giving up") — every
+        kept connection to a restarted server is dead; nothing reached it."""
+        return self.code == pycurl.E_SEND_ERROR and "Connection died" in str(self)
+
 
 @dataclass(frozen=True)
 class CurlTLS:
@@ -56,10 +63,11 @@ class CurlTLS:
 
 
 class _Transfer:
-    __slots__ = ("body", "fut", "retry_after")
+    __slots__ = ("body", "fresh", "fut", "retry_after")
 
-    def __init__(self, fut: asyncio.Future[tuple[int, bytes, str | None]]) -> None:
+    def __init__(self, fut: asyncio.Future[tuple[int, bytes, str | None]], fresh: bool = False) -> None:
         self.fut = fut
+        self.fresh = fresh
         self.body: list[bytes] = []
         self.retry_after: str | None = None
 
@@ -166,8 +174,8 @@ class CurlMultiAsync:
                 t.fut.set_exception(err)
             else:
                 t.fut.set_result((status, b"".join(t.body), t.retry_after))
-        if self._closed:
-            c.close()
+        if self._closed or t.fresh:
+            c.close()  # a FRESH_CONNECT handle is not reused: the option would stick
         else:
             self._free.append(c)
 
@@ -199,15 +207,19 @@ class CurlMultiAsync:
         return c
 
     def request(self, method: str, url: str, headers: Iterable[str],
-                body: bytes | None = None) -> asyncio.Future[tuple[int, bytes, str | None]]:
+                body: bytes | None = None, *, fresh: bool = False,
+                ) -> asyncio.Future[tuple[int, bytes, str | None]]:
         """Start one request; the future gives ``(status, body, Retry-After)`` or raises
         :class:`CurlError`. ``headers``: ``"Name: value"`` strings (libcurl adds ``Host`` and,
-        for a body, ``Content-Length``)."""
+        for a body, ``Content-Length``). ``fresh``: on a new connection, not a pooled one
+        (``CURLOPT_FRESH_CONNECT``)."""
         if self._closed:
             raise CurlError(pycurl.E_FAILED_INIT, "the client is closed")
         fut: asyncio.Future[tuple[int, bytes, str | None]] = self._loop.create_future()
-        t = _Transfer(fut)
+        t = _Transfer(fut, fresh)
         c = self._handle()
+        if fresh:
+            c.setopt(pycurl.FRESH_CONNECT, 1)
         c.setopt(pycurl.URL, url)
         c.setopt(pycurl.HTTPHEADER, list(headers))
         if method == "GET":

@@ -485,14 +485,16 @@ class APIClient:
         return lines
 
     async def _send_curl(self, method: str, path: str, q: dict[str, str] | None,
-                         data: bytes | None, content_type: str | None) -> tuple[int, bytes, str | None]:
+                         data: bytes | None, content_type: str | None, fresh: bool = False,
+                         ) -> tuple[int, bytes, str | None]:
         """One request through libcurl: ``(status, body, Retry-After)``; raises :class:`CurlError`
-        when no answer came. A cancelled caller aborts the transfer."""
+        when no answer came. A cancelled caller aborts the transfer. ``fresh``: on a new
+        connection."""
         url = self._url(path)
         if q:
             url = (URL(url, encoded=True) if isinstance(url, str) else url).extend_query(q)
         curl = self._get_curl()
-        fut = curl.request(method, str(url), await self._header_lines(content_type), data)
+        fut = curl.request(method, str(url), await self._header_lines(content_type), data, fresh=fresh)
         try:
             return await fut
         except asyncio.CancelledError:
@@ -545,7 +547,17 @@ class APIClient:
             self.requests += 1
             if self._use_curl:
                 try:
-                    status, payload, retry_after = await self._send_curl(method, path, q, data, content_type)
+                    try:
+                        status, payload, retry_after = await self._send_curl(method, path, q, data,
+                                                                             content_type)
+                    except CurlError as e:
+                        if not e.pooled_connections_died:
+                            raise
+                        # every kept connection was dead (the server restarted) and nothing reached
+                        # it: once more on a new connection, as Go's transport retries a request that
+                        # was not written (net/http transport.go shouldRetryRequest)
+                        status, payload, retry_after = await self._send_curl(method, path, q, data,
+                                                                             content_type, fresh=True)
                 except CurlError as e:
                     if method == "GET" and retries < _MAX_RETRIES and e.code in _CURL_RESET:
                         retries += 1
