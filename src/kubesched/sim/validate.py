@@ -320,7 +320,12 @@ def _decode_type(group: str, version: str, kind: str, api: tuple[int, int]) -> A
 def _decodes_cleanly(gvk: tuple[str, str, str], data: dict[str, Any], api: tuple[int, int]) -> bool:
     """True when ``data`` has no unknown field and no value of the wrong type (checked in C);
     False means "maybe not": the Python walk decides and words the error."""
-    t = _decode_type(*gvk, api)
+    return _converts_strictly(data, _decode_type(*gvk, api))
+
+
+def _converts_strictly(data: Any, t: Any) -> bool:
+    """True when ``data`` converts to the msgspec type ``t`` strictly (no unknown field, no wrong
+    type); False when it does not or there is no type."""
     if t is None:
         return False
     try:
@@ -420,14 +425,7 @@ def _status_decodes_cleanly(raw: RawObject, ctx: _Ctx) -> bool:
     status = raw.data.get("status")
     if not isinstance(status, dict):
         return True  # in the key as it is
-    t = _status_type(*_split(raw.api_version), raw.kind, ctx.api)
-    if t is None:
-        return False
-    try:
-        msgspec.convert(status, t, strict=True)
-    except msgspec.ValidationError:
-        return False
-    return True
+    return _converts_strictly(status, _status_type(*_split(raw.api_version), raw.kind, ctx.api))
 
 
 @cache
