@@ -485,21 +485,29 @@ class APIClient:
         return lines
 
     async def _send_curl(self, method: str, path: str, q: dict[str, str] | None,
-                         data: bytes | None, content_type: str | None, fresh: bool = False,
-                         ) -> tuple[int, bytes, str | None]:
+                         data: bytes | None, content_type: str | None) -> tuple[int, bytes, str | None]:
         """One request through libcurl: ``(status, body, Retry-After)``; raises :class:`CurlError`
-        when no answer came. A cancelled caller aborts the transfer. ``fresh``: on a new
-        connection."""
+        when no answer came. A cancelled caller aborts the transfer. When every kept connection
+        was dead (the server restarted) and nothing reached it, the request goes once more on a
+        new connection, as Go's transport retries a request that was not written (net/http
+        transport.go ``shouldRetryRequest``)."""
         url = self._url(path)
         if q:
             url = (URL(url, encoded=True) if isinstance(url, str) else url).extend_query(q)
+        url_s = str(url)
+        headers = await self._header_lines(content_type)
         curl = self._get_curl()
-        fut = curl.request(method, str(url), await self._header_lines(content_type), data, fresh=fresh)
-        try:
-            return await fut
-        except asyncio.CancelledError:
-            curl.abort(fut)
-            raise
+        for fresh in (False, True):
+            fut = curl.request(method, url_s, headers, data, fresh=fresh)
+            try:
+                return await fut
+            except asyncio.CancelledError:
+                curl.abort(fut)
+                raise
+            except CurlError as e:
+                if fresh or not e.pooled_connections_died:
+                    raise
+        raise AssertionError("unreachable")
 
     async def _headers(self, content_type: str | None) -> CIMultiDict[str]:
         """The request headers (``User-Agent``, ``Accept``, ``Accept-Encoding: identity``,
@@ -547,17 +555,7 @@ class APIClient:
             self.requests += 1
             if self._use_curl:
                 try:
-                    try:
-                        status, payload, retry_after = await self._send_curl(method, path, q, data,
-                                                                             content_type)
-                    except CurlError as e:
-                        if not e.pooled_connections_died:
-                            raise
-                        # every kept connection was dead (the server restarted) and nothing reached
-                        # it: once more on a new connection, as Go's transport retries a request that
-                        # was not written (net/http transport.go shouldRetryRequest)
-                        status, payload, retry_after = await self._send_curl(method, path, q, data,
-                                                                             content_type, fresh=True)
+                    status, payload, retry_after = await self._send_curl(method, path, q, data, content_type)
                 except CurlError as e:
                     if method == "GET" and retries < _MAX_RETRIES and e.code in _CURL_RESET:
                         retries += 1
