@@ -136,12 +136,7 @@ def _fast_key(raw: RawObject) -> bytes | None:
     meta = data.get("metadata")
     if raw.kind not in ("Pod", "Node") or not isinstance(meta, dict):
         return None
-    m2 = {k: v for k, v in meta.items() if k not in _VOLATILE_META}
-    labels = m2.get("labels")
-    if isinstance(labels, dict) and isinstance(labels.get(_HOST_LABEL), str):
-        m2["labels"] = {k: v for k, v in labels.items() if k != _HOST_LABEL}
-        m2[" host"] = True
-    m2[" uid"] = "uid" in meta  # a dumped object is taken as stored, a new one is prepared for create
+    m2 = _meta_key(meta)
     rest = {k: v for k, v in data.items() if k != "metadata"}
     spec = rest.get("spec")
     if isinstance(spec, dict) and isinstance(spec.get("nodeName"), str):
@@ -157,6 +152,19 @@ def _fast_key(raw: RawObject) -> bytes | None:
         return msgspec.json.encode((raw.api_version, raw.kind, m2, rest))
     except (TypeError, ValueError, OverflowError):
         return None
+
+
+def _meta_key(meta: dict[str, Any]) -> dict[str, Any]:
+    """The metadata part of a shape key: without the per-replica fields (``_VOLATILE_META``) and
+    the hostname label's value (its presence kept), and whether a ``uid`` is there (a dumped
+    object is taken as stored, a new one is prepared for create)."""
+    m2 = {k: v for k, v in meta.items() if k not in _VOLATILE_META}
+    labels = m2.get("labels")
+    if isinstance(labels, dict) and isinstance(labels.get(_HOST_LABEL), str):
+        m2["labels"] = {k: v for k, v in labels.items() if k != _HOST_LABEL}
+        m2[" host"] = True
+    m2[" uid"] = "uid" in meta
+    return m2
 
 
 #: The parts of a Node that its checks read beyond the decode pre-check: ``validate_node`` reads
@@ -178,12 +186,7 @@ def _node_key(raw: RawObject) -> bytes | None:
     status = data.get("status", {})
     if not (isinstance(meta, dict) and isinstance(spec, dict) and isinstance(status, dict)):
         return None
-    m2 = {k: v for k, v in meta.items() if k not in _VOLATILE_META}
-    labels = m2.get("labels")
-    if isinstance(labels, dict) and isinstance(labels.get(_HOST_LABEL), str):
-        m2["labels"] = {k: v for k, v in labels.items() if k != _HOST_LABEL}
-        m2[" host"] = True
-    m2[" uid"] = "uid" in meta
+    m2 = _meta_key(meta)
     try:
         return msgspec.json.encode((raw.api_version, m2, [spec.get(k, _ABSENT) for k in _NODE_SPEC_READ],
                                     [status.get(k, _ABSENT) for k in _NODE_STATUS_READ],
