@@ -173,26 +173,42 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--box-src", type=Path, default=None,
                     help="source tree (holding kubesched/) the box runs from (default: this checkout's src)")
     ap.add_argument("--repeat", type=int, default=1, help="runs, each on a fresh box")
+    ap.add_argument("--box-loop", choices=("asyncio", "uvloop", "alternate"), default=None,
+                    help="the box's event loop (KUBESCHED_EVENT_LOOP; default: as the environment says); "
+                         "alternate: asyncio and uvloop in turn, run by run (an A/B with --repeat 2K)")
     return ap.parse_args(argv)
 
 
-async def main(argv: list[str] | None = None) -> list[dict[str, float]]:
+def box_loop(args: argparse.Namespace, rep: int) -> str | None:
+    """The box's ``KUBESCHED_EVENT_LOOP`` for run ``rep`` (0-based; None = the environment's):
+    ``--box-loop alternate`` gives asyncio to even runs and uvloop to odd ones."""
+    if args.box_loop == "alternate":
+        return ("asyncio", "uvloop")[rep % 2]
+    return args.box_loop
+
+
+async def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     """Run the benchmark ``--repeat`` times; one dict of figures per run (also printed)."""
     args = parse_args(argv)
     results = []
     for rep in range(args.repeat):
         if args.repeat > 1:
             print(f"-- run {rep + 1}/{args.repeat}")
-        results.append(await run_once(args))
+        results.append(await run_once(args, box_loop(args, rep)))
     if args.repeat > 1 and args.pods:
-        per_pod = sorted(r["box_ms_per_pod"] for r in results)
-        print(f"box ms CPU/pod over {args.repeat} runs: " + ", ".join(f"{x:.3f}" for x in per_pod)
-              + f" (min {per_pod[0]:.3f}, median {per_pod[len(per_pod) // 2]:.3f})")
+        loops = sorted({str(r.get("loop", "")) for r in results})
+        for loop in loops:
+            runs = [r for r in results if str(r.get("loop", "")) == loop]
+            per_pod = sorted(float(r["box_ms_per_pod"]) for r in runs)
+            label = f" ({loop} loop)" if loop else ""
+            print(f"box ms CPU/pod over {len(runs)} runs{label}: " + ", ".join(f"{x:.3f}" for x in per_pod)
+                  + f" (min {per_pod[0]:.3f}, median {per_pod[len(per_pod) // 2]:.3f})")
     return results
 
 
-async def run_once(args: argparse.Namespace) -> dict[str, float]:
-    """One run: a fresh box, the nodes, the scheduler (unless ``--no-scheduler``), the pods."""
+async def run_once(args: argparse.Namespace, loop: str | None = None) -> dict[str, Any]:
+    """One run: a fresh box (on event loop ``loop``: asyncio/uvloop, None = the environment's),
+    the nodes, the scheduler (unless ``--no-scheduler``), the pods."""
     box_src = (args.box_src or ROOT / "src").resolve()
     # byte-compiled first, as an installed package is (under PYTHONDONTWRITEBYTECODE every start
     # of the box and the scheduler would otherwise compile their ~480 modules again)
@@ -200,6 +216,8 @@ async def run_once(args: argparse.Namespace) -> dict[str, float]:
         compileall.compile_dir(str(src), quiet=1)
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
     box_env = {**env, "PYTHONPATH": str(box_src) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    if loop is not None:
+        box_env["KUBESCHED_EVENT_LOOP"] = loop
     tmp = Path(tempfile.mkdtemp(prefix="kubesched-live-bench-"))
     kc = tmp / "kubeconfig"
     # KUBESCHED_BENCH_BOX_PROFILE=OUT.prof: cProfile the box during the pod phase (profile_child.py)
@@ -209,7 +227,7 @@ async def run_once(args: argparse.Namespace) -> dict[str, float]:
                             "--write-kubeconfig", str(kc), "--in-memory", "--compaction-window", "100000"],
                            env=box_env, stdout=subprocess.DEVNULL, stderr=open(tmp / "box.log", "wb"))  # noqa: SIM115
     sched: subprocess.Popen[bytes] | None = None
-    out: dict[str, float] = {}
+    out: dict[str, Any] = {"loop": loop or os.environ.get("KUBESCHED_EVENT_LOOP", "")}
     try:
         for _ in range(300):
             if kc.exists():
@@ -288,6 +306,8 @@ async def run_once(args: argparse.Namespace) -> dict[str, float]:
             out.update(pods_per_s=len(bound) / elapsed, box_cpu=box_cpu,
                        box_ms_per_pod=1000 * box_cpu / max(1, len(bound)))
             load = os.getloadavg()[0]
+            if loop:
+                print(f"box event loop: {loop}")
             if sched is None:
                 print(f"{len(bound)}/{args.pods} pods created and bound by the driver: {elapsed:.1f}s from first "
                       f"create to last bind seen in a watch = {out['pods_per_s']:.0f} pods/s")

@@ -176,3 +176,36 @@ def test_an_update_that_takes_no_field_keeps_its_managers_time() -> None:
     ssa.track_update(old, changed, schema, resolve, manager="m", api_version="v1", now="T3")
     [entry] = changed["metadata"]["managedFields"]
     assert entry["time"] == "T3" and entry["fieldsV1"] == {"f:data": {".": {}, "f:a": {}, "f:b": {}}}
+
+
+def _skeleton_plain(x: Any) -> Any:
+    """The documented formula: every string and number outside a list becomes its type's zero value."""
+    if isinstance(x, dict):
+        return {k: _skeleton_plain(v) for k, v in x.items()}
+    if type(x) in (str, int, float):
+        return type(x)()
+    return x
+
+
+def test_skeleton_matches_the_plain_formula() -> None:
+    """The shape key of a kind without defaults (Events) zeroes scalars outside lists; bools,
+    nulls and lists stay whole, types are kept (``0`` vs ``0.0``)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from kubesched.apiserver.managers import _skeleton
+
+    scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5)
+    json_values = st.recursive(scalars, lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=4), c,
+                                                                                           max_size=4), max_leaves=20)
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.dictionaries(st.text(max_size=4), json_values, max_size=5))
+    def check(obj: dict[str, Any]) -> None:
+        got, want = _skeleton(obj), _skeleton_plain(obj)
+        assert got == want
+        assert repr(got) == repr(want)  # same types (0 is not 0.0, False is not 0)
+
+    check()
+    assert _skeleton({"a": {"b": 1.5, "c": True, "d": [1, "x"]}, "e": "s"}) == {"a": {"b": 0.0, "c": True,
+                                                                                       "d": [1, "x"]}, "e": ""}

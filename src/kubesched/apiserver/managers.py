@@ -118,10 +118,16 @@ def _skeleton(x: Any) -> Any:
     a field set reads of an object with no defaulting is its maps' keys, which values are null,
     maps or lists, and the lists whole (list-map keys and set values are fields themselves)."""
     if isinstance(x, dict):
-        return {k: _skeleton(v) for k, v in x.items()}
-    if x.__class__ in (str, int, float):
+        # a scalar value is zeroed in place: one call per map, not one per field (an Event: 18 -> 6)
+        return {k: _skeleton(v) if isinstance(v, dict) else v.__class__() if v.__class__ in _ZEROED else v
+                for k, v in x.items()}
+    if x.__class__ in _ZEROED:
         return x.__class__()
     return x
+
+
+#: the scalar types :func:`_skeleton` replaces by their zero value (``bool`` is kept: ``False`` is not ``True``)
+_ZEROED = frozenset((str, int, float))
 
 
 def _copy(obj: dict[str, Any]) -> dict[str, Any]:
