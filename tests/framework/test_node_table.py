@@ -49,6 +49,8 @@ def _check(t: NodeTable, used: dict[int, set] | None = None) -> None:
         assert t.non_zero_requested[row].tolist() == [sum(p.non_zero_cpu for p in pods),
                                                       sum(p.non_zero_memory for p in pods)]
         assert t.min_pod_priority[row] == min((p.priority for p in pods), default=NO_PODS_PRIORITY)
+        # the count that lets a removal skip the rescan while another pod holds the minimum
+        assert t._min_priority_pods[row] == sum(1 for p in pods if p.priority == t.min_pod_priority[row])
         if used is not None:
             want_ports: dict[tuple[str, int], set[str]] = {}
             for ip, proto, port in used.get(row, set()):
@@ -88,6 +90,22 @@ def test_incremental_columns_match_recomputation(ops) -> None:  # noqa: ANN001
             assert before[1] == after[1]
             assert before[2] == after[2] and before[3] == after[3]
         _check(t, used)
+
+
+def test_min_priority_after_node_removal_and_row_reuse() -> None:
+    t = NodeTable(capacity=2)
+    row = t.set_node(MakeNode().name("a").capacity(cpu="4", pods="110").obj())
+    for i, prio in enumerate([3, 1, 1]):
+        t.add_pod(_pod(i, {"cpu": "0", "mem": "0", "gpu": None, "prio": prio, "port": None}), row)
+    t.remove_node("a")
+    again = t.set_node(MakeNode().name("b").capacity(cpu="4", pods="110").obj())
+    assert again == row and t.min_pod_priority[row] == NO_PODS_PRIORITY
+    late = _pod(9, {"cpu": "0", "mem": "0", "gpu": None, "prio": 5, "port": None})
+    t.add_pod(late, again)
+    assert t.min_pod_priority[again] == 5
+    t.remove_pod(late, again)
+    assert t.min_pod_priority[again] == NO_PODS_PRIORITY
+    _check(t)
 
 
 # ───────────────────────────── derived indexes owned by the table ─────────────────────────────

@@ -164,6 +164,9 @@ class NodeTable:
         self.min_pod_priority = np.full(cap, NO_PODS_PRIORITY, np.int64)
         """``int64[cap]``: lowest priority among the pods on the row (``NO_PODS_PRIORITY`` when
         empty), so preemption can tell at a glance which nodes have lower-priority pods."""
+        self._min_priority_pods: list[int] = [0] * cap
+        """Per row, how many of its pods have priority ``min_pod_priority[row]``: a removal
+        rescans the row's pods only when the last of them goes (not on every removal)."""
         self.taint_sets: list[tuple[Taint, ...]] = [()]
         self._taint_set_ids: dict[tuple[tuple[str, str, str], ...], int] = {(): 0}
         self.labels: dict[str, np.ndarray] = {}
@@ -303,6 +306,7 @@ class NodeTable:
         self.nodes.extend([None] * (new - old))
         self.names.extend([""] * (new - old))
         self.pods.extend([] for _ in range(new - old))
+        self._min_priority_pods.extend([0] * (new - old))
         self.used_ports.extend([None] * (new - old))
         self.images.extend({} for _ in range(new - old))
         self._free.extend(range(new - 1, old - 1, -1))
@@ -425,6 +429,7 @@ class NodeTable:
         self.non_zero_requested[row] = 0
         self.pods[row] = []
         self.min_pod_priority[row] = NO_PODS_PRIORITY
+        self._min_priority_pods[row] = 0
         self.used_ports[row] = None
         self.alive[row] = False
         self.names[row] = ""
@@ -451,8 +456,12 @@ class NodeTable:
         nz[0] += pod_info.non_zero_cpu
         nz[1] += pod_info.non_zero_memory
         self.pods[row].append(pod_info)
-        if pod_info.priority < self.min_pod_priority[row]:
+        lowest = self.min_pod_priority[row]
+        if pod_info.priority < lowest:
             self.min_pod_priority[row] = pod_info.priority
+            self._min_priority_pods[row] = 1
+        elif pod_info.priority == lowest:
+            self._min_priority_pods[row] += 1
         if pod_info.ports:
             used = self.used_ports[row]
             if used is None:
@@ -479,11 +488,19 @@ class NodeTable:
         if stored.ports:
             self._remove_ports(row, stored.ports)
         if stored.priority <= self.min_pod_priority[row]:
-            self.min_pod_priority[row] = min((p.priority for p in pods), default=NO_PODS_PRIORITY)
+            self._min_priority_pods[row] -= 1
+            if self._min_priority_pods[row] <= 0:
+                self._set_min_priority(row, pods)
         self.pod_row.pop(stored.key, None)
         self._bump(row)
         for li in self._listeners:
             li.on_pod_removed(self, row, stored)
+
+    def _set_min_priority(self, row: int, pods: list[PodInfo]) -> None:
+        """Recompute ``min_pod_priority[row]`` and its pod count from ``pods`` (the row's list)."""
+        lowest = min((p.priority for p in pods), default=NO_PODS_PRIORITY)
+        self.min_pod_priority[row] = lowest
+        self._min_priority_pods[row] = sum(1 for p in pods if p.priority == lowest)
 
     def _pop_pod(self, pod_info: PodInfo, row: int) -> PodInfo:
         """Take the pod with ``pod_info``'s key off ``row``'s list. ``KeyError`` if absent."""
@@ -613,7 +630,7 @@ class RowEdit:
         t.requested[row, :len(self._req)] = self._req
         t.non_zero_requested[row] = self._nz
         t.generation[row] = self._gen
-        t.min_pod_priority[row] = min((p.priority for p in self._pods), default=NO_PODS_PRIORITY)
+        t._set_min_priority(row, self._pods)
         t.mutations = self._mutations
 
     def __enter__(self) -> RowEdit:
