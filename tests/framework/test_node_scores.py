@@ -102,4 +102,12 @@ def test_weights_read_back_as_the_per_node_loop_does(a: tuple, ws: list[int]) ->
         for p, z in per.items():
             if z and p not in want:
                 want[p] = fd[node][p] // z
-    assert NodeScores(names, plugins, norm).weights(NodeScores(names, plugins, final)) == want
+    got = NodeScores(names, plugins, norm).weights(NodeScores(names, plugins, final))
+    assert list(got.items()) == [(p, want[p]) for p in plugins if p in want]  # plugin order: the page keeps it
+    # any weighted array (an extender's entry is not normalized × weight): still read at the first node
+    other = np.abs(arr) % 1000
+    od = reference(names, plugins, other)
+    want2 = {p: od[node][p] // z for p in plugins for node, per in nd.items() if (z := per[p])
+             and all(not nd[m][p] for m in names[:names.index(node)])}
+    got2 = NodeScores(names, plugins, norm).weights(NodeScores(names, plugins, other))
+    assert list(got2.items()) == [(p, want2[p]) for p in plugins if p in want2]

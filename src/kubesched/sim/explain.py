@@ -30,7 +30,7 @@ from kubesched.api.quantity import to_int
 from kubesched.api.resources import pod_requests
 from kubesched.errors import InputError
 from kubesched.framework.record import PASSED, DecisionRecord, FilterResults, NodeScores, NodeTotals
-from kubesched.sim.explain_columns import KeptNode, Plan, column_plan
+from kubesched.sim.explain_columns import KeptNode, Plan, column_plan, every_node_scored
 from kubesched.sim.store import Preemption
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -295,18 +295,26 @@ def explain_record(rec: DecisionRecord, *, total_nodes: int | None = None,
                     plugins.append(p)
             break  # every scored node has the same plugins
     totals = _totals(rec)
-    plan = column_plan(rec, totals, max_nodes) or dict_plan(rec, totals, max_nodes)
+    plan = column_plan(rec, totals, max_nodes)
     flt = rec.filter
+    # from the columns, with every evaluated node scored in evaluation order: a kept node's
+    # column is its evaluation too (its Filter entry read there, no node → position index), and
+    # the kept nodes' scores are one block of the record's arrays
+    columns = plan is not None and isinstance(totals, NodeTotals)
+    at_col = columns and isinstance(flt, FilterResults) and every_node_scored(flt, totals, flt.count())
+    if plan is None:
+        plan = dict_plan(rec, totals, max_nodes)
+    from kubesched.sim.explain_compact import _scores  # (that module imports this one)
+
+    triples = _scores(rec, plugins, plan.nodes, columns)
     nodes: list[NodeExplanation] = []
-    for kept in plan.nodes:
+    for kept, per in zip(plan.nodes, triples, strict=True):
         node = kept.node
-        ne = NodeExplanation(node, not kept.reasons, dict(flt.get(node, {})), kept.reasons)
+        entry = flt.entry_at(kept.col) if at_col and kept.col >= 0 else dict(flt.get(node, {}))  # type: ignore[attr-defined]
+        ne = NodeExplanation(node, not kept.reasons, entry, kept.reasons)
         if kept.total is not None:
-            raw = rec.score.get(node, {})
-            norm = rec.normalized_score.get(node, {})
-            fin = rec.final_score[node]
-            ne.scores = [PluginScore(p, raw.get(p, 0), norm.get(p, raw.get(p, 0)), fin.get(p, 0), weights.get(p))
-                         for p in plugins if p in fin]
+            ne.scores = [PluginScore(p, t[0], t[1], t[2], weights.get(p))
+                         for p, t in zip(plugins, per, strict=False) if t is not None]  # ([] when none scored it)
             ne.total = kept.total
             ne.rank = kept.rank
         ne.selected = node == rec.selected_node
