@@ -60,7 +60,6 @@ import logging
 import os
 import socket
 import ssl
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -179,6 +178,8 @@ def _server_context(cert_file: str | None, key_file: str | None,
         log.info("Generated self-signed cert (%s, %s)", cpath, kpath)
         return ctx, cert
     cert, key = self_signed_cert(alternate_dns=[socket.gethostname()])
+    import tempfile  # here: only this path needs it (~10 ms of imports)
+
     with tempfile.TemporaryDirectory(prefix="kubesched-tls-") as d:  # ssl loads only from files
         cpath, kpath = os.path.join(d, "tls.crt"), os.path.join(d, "tls.key")
         for path, data in ((cpath, cert), (kpath, key)):

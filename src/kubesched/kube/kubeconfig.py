@@ -27,7 +27,6 @@ from __future__ import annotations
 import base64
 import os
 import ssl
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -270,6 +269,8 @@ def ssl_context(single: SingleConfig, ca: bytes | None, cert: bytes | None, key:
         if not user.client_cert_data and not user.client_key_data:
             ctx.load_cert_chain(single.abs_file(user.client_cert or ""), single.abs_file(user.client_key or ""))
         else:  # ssl loads a chain from files only: a private folder, removed at once
+            import tempfile  # here: only this case needs it
+
             with tempfile.TemporaryDirectory(prefix="kubesched-tls-") as d:
                 cert_path, key_path = os.path.join(d, "tls.crt"), os.path.join(d, "tls.key")
                 for p, data in ((cert_path, cert), (key_path, key or b"")):
