@@ -325,7 +325,8 @@ def load_config(kubeconfig: str | None = None, master: str | None = None, *, con
                     "invalid configuration: no configuration has been provided (not running in a cluster: "
                     f"{e}); use --kubeconfig or --master") from None
     except kc.KubeconfigError as e:
-        raise KubeschedError(f"kubeconfig: {e}") from None
+        msg = str(e)
+        raise KubeschedError(msg if msg.startswith("kubeconfig ") else f"kubeconfig: {msg}") from None
     user = single.user
     if user is not None and user.token_file and single.fname is not None:
         # client-go (clientcmd loader.go ResolveLocalPaths): a relative tokenFile is relative to the kubeconfig's folder
