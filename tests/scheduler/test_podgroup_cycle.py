@@ -465,3 +465,38 @@ def test_placement_algorithm_no_feasible_placement() -> None:
     # p1 was not reached there and gets the group's status
     assert _cond(store, "p0") == ("False", "Unschedulable", "0/2 nodes are available: 2 Insufficient cpu.")
     assert _cond(store, "p1")[2].startswith(msg)
+
+
+def test_placement_rows_given_rows_match_the_name_lookup() -> None:
+    """A placement carrying its table rows (:attr:`Placement.rows`: the parent placement of every
+    node, ``ListNodesInPlacement``) is restricted to the same rows, in the same snapshot order, as
+    one given by node names only — with and without an enclosing placement."""
+    import numpy as np
+
+    from kubesched.framework.podgroup import Placement
+    from kubesched.scheduler.schedule_one_podgroup import parent_placement, placement_rows
+
+    sched, store = _tas_scheduler([])
+    for i in range(9):  # three zones: order() interleaves them, unlike the add order
+        store.add("Node", MakeNode().name(f"z{i}").label("topology.kubernetes.io/zone", f"zone{i // 3}")
+                  .capacity(cpu="4", memory="8Gi", pods="110").obj())
+    store.flush()
+    table = sched.table
+    order = table.order()
+    assert order.tolist() != sorted(order.tolist())
+    fw: Any = sched.profiles["default-scheduler"]
+    (every,), st = fw.run_placement_generate_plugins(PodGroupCycleState(), None, None)
+    assert st is None and every.rows is not None
+    by_name = Placement("", list(every.nodes))
+    assert placement_rows(sched, every, None).tolist() == placement_rows(sched, by_name, None).tolist() \
+        == order.tolist()
+    parent = placement_rows(sched, Placement("p", ["z5", "z1", "z3", "z0"]), None)
+    sched.placement_rows = parent
+    try:
+        enclosing = parent_placement(sched)
+    finally:
+        sched.placement_rows = None
+    assert enclosing is not None and enclosing.rows is parent
+    for pl in (enclosing, every, Placement("s", ["z3", "z0"], np.asarray([table.row_of["z3"], table.row_of["z0"]]))):
+        plain = Placement(pl.name, list(pl.nodes))
+        assert placement_rows(sched, pl, parent).tolist() == placement_rows(sched, plain, parent).tolist()

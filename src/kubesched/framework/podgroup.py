@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 
 if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
     from kubesched.api.objects import Pod
     from kubesched.framework.cycle_state import CycleState
     from kubesched.framework.interface import NominatingInfo, Status
@@ -102,10 +104,14 @@ class PodGroupInfo:
 class Placement:
     """A candidate set of nodes for a pod group (upstream ``Placement``): the cycle schedules the
     group using only ``nodes`` (node names, in snapshot order). ``name`` is for diagnostics
-    (TopologyPlacementGenerator uses the topology label's value)."""
+    (TopologyPlacementGenerator uses the topology label's value). ``rows``: the same nodes as
+    node-table rows in the same order (``int64[len(nodes)]``), when the producer has them (the
+    parent placement of every node); it spares the cycle a name lookup per node and is not
+    compared."""
 
     name: str
     nodes: list[str]
+    rows: np.ndarray | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass

@@ -1200,7 +1200,8 @@ class Framework:
 
         if parent is None:
             table = self.handle.nodes
-            parent = Placement("", [table.names[r] for r in table.order().tolist()])
+            order = table.order()
+            parent = Placement("", [table.names[r] for r in order.tolist()], order)
         pls = self.placement_generate_plugins if plugins is None else plugins
         if not pls:
             return [parent], None

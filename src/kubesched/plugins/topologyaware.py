@@ -63,7 +63,11 @@ class TopologyPlacement:
         table = self.handle.nodes if self.handle is not None else None
         if key is None:
             if parent is None:
-                parent = Placement("", [] if table is None else [table.names[r] for r in table.order().tolist()])
+                if table is None:
+                    parent = Placement("", [])
+                else:
+                    order = table.order()
+                    parent = Placement("", [table.names[r] for r in order.tolist()], order)
             return [parent], None
         try:
             scheduled = [p for s in pod_group_states(getattr(self.handle, "pod_group_manager", None), pg_info,
