@@ -500,3 +500,27 @@ def test_placement_rows_given_rows_match_the_name_lookup() -> None:
     for pl in (enclosing, every, Placement("s", ["z3", "z0"], np.asarray([table.row_of["z3"], table.row_of["z0"]]))):
         plain = Placement(pl.name, list(pl.nodes))
         assert placement_rows(sched, pl, parent).tolist() == placement_rows(sched, plain, parent).tolist()
+
+
+def test_every_node_placement_follows_the_table() -> None:
+    """The every-node placement lists the nodes in ``order()`` order after nodes come and go (the
+    names are kept per table order), and each caller gets its own list."""
+    from kubesched.framework.podgroup import every_node_placement
+
+    sched, store = _tas_scheduler(["1", "1"])
+    table = sched.table
+
+    def want() -> list[str]:
+        return [table.names[r] for r in table.order().tolist()]
+
+    first = every_node_placement(table)
+    assert first.nodes == want() == ["n0", "n1"] and first.rows is table.order()
+    first.nodes.append("mutated")
+    assert every_node_placement(table).nodes == ["n0", "n1"]
+    store.add("Node", MakeNode().name("z9").label("topology.kubernetes.io/zone", "b")
+              .capacity(cpu="4", memory="8Gi", pods="110").obj())
+    store.flush()
+    assert every_node_placement(table).nodes == want() and len(want()) == 3
+    store.remove_node("n0")
+    store.flush()
+    assert every_node_placement(table).nodes == want() and "n0" not in want()

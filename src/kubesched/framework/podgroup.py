@@ -52,6 +52,7 @@ __all__ = [
     "PodGroupState",
     "ProposedAssignment",
     "entity_key",
+    "every_node_placement",
     "pod_group_disruption_mode_all",
     "pod_group_min_count",
     "pod_group_name_of",
@@ -112,6 +113,18 @@ class Placement:
     name: str
     nodes: list[str]
     rows: np.ndarray | None = field(default=None, compare=False, repr=False)
+
+
+def every_node_placement(table: Any) -> Placement:
+    """The placement of every node of ``table`` (a :class:`~kubesched.framework.node_table.NodeTable`):
+    name ``""``, the node names in ``order()`` order, ``rows`` = ``order()`` (upstream
+    ``ListNodesInPlacement`` with no enclosing placement). The names are listed once per table
+    order (``order()`` is a new array after any node change) and copied for each caller."""
+    order = table.order()
+    held = table.derived((__name__, "every-node names"), lambda t: [None, []])
+    if held[0] is not order:
+        held[0], held[1] = order, [table.names[r] for r in order.tolist()]
+    return Placement("", list(held[1]), order)
 
 
 @dataclass
