@@ -28,6 +28,7 @@ SMOKE: dict[str, list[str]] = {
     "dump_load.py": ["--nodes", "10", "--pods", "50"],
     "events_recorder.py": ["--events", "50", "--in-process"],
     "explain_report.py": ["--nodes", "20", "--pods", "30"],
+    "gang_calls.py": ["--nodes", "20", "--groups", "3", "--size", "4"],
     "extenders.py": ["--nodes", "20", "--pods", "10"],
     "interpodaffinity_micro.py": ["--nodes", "50", "--pods", "50", "--reps", "2"],
     "live.py": ["--nodes", "20", "--pods", "50", "--timeout", "120"],
