@@ -21,7 +21,7 @@ import numpy as np
 
 from kubesched.framework.record import DecisionRecord, FilterResults, NodeColumns, NodeTotals, same_rows
 
-__all__ = ["KeptNode", "Plan", "best_first", "column_plan", "every_node_scored"]
+__all__ = ["KeptNode", "Plan", "column_plan", "every_node_scored"]
 
 
 @dataclass(slots=True)
@@ -77,32 +77,6 @@ def every_node_scored(flt: FilterResults, totals: Mapping[str, int], n_evaluated
     return same_rows(rows, totals.rows) and flt.all_feasible()
 
 
-#: below this many values a full sort is as cheap as the selection
-_SORT_BELOW = 64
-
-
-def best_first(values: np.ndarray, m: int) -> np.ndarray:
-    """``np.argsort(-values, kind="stable")[:m]`` (the ``m`` greatest, best first, earlier index
-    first among equals) without sorting them all: the ``m``-th greatest value by one
-    ``np.partition``, then only the values at or above it are ordered — O(n) for the ~1,000
-    totals of a pod against the stable sort's O(n log n), which was a third of the plan's time."""
-    n = len(values)
-    if m <= 0:
-        return values[:0].astype(np.intp)
-    if m >= n or n < _SORT_BELOW:
-        out: np.ndarray = np.argsort(-values, kind="stable")[:m]
-        return out
-    v = np.partition(values, n - m)[n - m]  # the m-th greatest
-    at_least = np.flatnonzero(values >= v)  # in index order: ≥ m of them
-    if len(at_least) <= 4 * m:
-        return at_least[np.argsort(-values[at_least], kind="stable")[:m]]
-    # many equal to v: the greater ones (fewer than m) best first, then the first equal ones
-    vals = values[at_least]
-    above = at_least[vals > v]
-    above = above[np.argsort(-values[above], kind="stable")]
-    return np.concatenate((above, at_least[vals == v][:m - len(above)]))
-
-
 _NONE = np.empty(0, np.int64)
 
 
@@ -156,7 +130,7 @@ def column_plan(rec: DecisionRecord, totals: Mapping[str, int], max_nodes: int) 
     # scored nodes: best total first, stable (record order among equals), the selected one moved
     # to the front of its equals (at ``p_sel``); ``top`` lists the first ``head`` (+1) places
     head = min(n_scored, max_nodes) if capped else n_scored
-    top: list[int] = best_first(total, head + 1).tolist() if n_scored else []
+    top: list[int] = np.argsort(-total, kind="stable")[:head + 1].tolist() if n_scored else []
     top_totals: list[int] = total[top].tolist() if top else []
     sel_i = p_sel = -1
     sel_total: int | None = None
