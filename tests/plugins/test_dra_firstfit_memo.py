@@ -169,12 +169,11 @@ def test_search_memo_matches_plain_search(pools, features, steps):
             change(sorted(in_use)[release], False)
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.lists(pool, min_size=1, max_size=5), st.sampled_from(FEATURES), st.lists(step, min_size=1, max_size=8))
-def test_first_fit_rows_matches_plain_scan(pools, features, steps):
-    """Filter's batch of first-fit look-ups (``Allocator.first_fit_rows``: one loop over the rows,
-    nodes whose one pool has a kept first fit decided there, the rest left to ``allocate_run``)
-    against the plain first-fit scan on every node, as the devices in use change."""
+
+def check_rows(pools: list[dict[str, Any]], features: Features, claims: list[tuple[dict[str, Any], str, int]]) -> None:
+    """Filter's batch of look-ups (``Allocator.first_fit_rows``: one loop over the rows, nodes
+    with a kept first fit or a kept general search decided there, the rest left to
+    ``allocate_run``) against a plain allocator on every node, as the devices in use change."""
     slices = slices_of(pools)
     table = [MakeNode().name(n).obj() for n in NODES]
     in_use: set[tuple[str, str, str]] = set()
@@ -184,9 +183,8 @@ def test_first_fit_rows_matches_plain_scan(pools, features, steps):
         (in_use.add if add else in_use.discard)(did)
         versions[did[:2]] = versions.get(did[:2], 0) + 1
 
-    for count, model, tolerate, take, release in steps:
-        claim = claim_of(count, model, tolerate)
-        for _pod in range(2):  # the second pod finds the first one's scans kept
+    for claim, take, release in claims:
+        for _pod in range(2):  # the second pod finds the first one's scans and searches kept
             memo = Allocator([claim], in_use, {"gpu": CLASS}.get, slices, features, versions, {}, True)
             rows = [2, 0, 1]
             taken = None
@@ -215,3 +213,17 @@ def test_first_fit_rows_matches_plain_scan(pools, features, steps):
                     change((r["driver"], r["pool"], r["device"]), True)
         if in_use and release < len(in_use):
             change(sorted(in_use)[release], False)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(pool, min_size=1, max_size=5), st.sampled_from(FEATURES), st.lists(step, min_size=1, max_size=8))
+def test_first_fit_rows_matches_plain_scan(pools, features, steps):
+    check_rows(pools, features, [(claim_of(count, model, tolerate), take, release)
+                                 for count, model, tolerate, take, release in steps])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(pool, min_size=1, max_size=5), st.sampled_from(FEATURES), st.lists(gstep, min_size=1, max_size=8))
+def test_replayed_rows_match_plain_search(pools, features, steps):
+    check_rows(pools, features, [(general_claim(count, model, match, sub), take, release)
+                                 for count, model, match, sub, take, release in steps])

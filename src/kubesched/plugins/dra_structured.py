@@ -1065,14 +1065,18 @@ class Allocator:
         """:meth:`allocate_run` over ``nodes[row]`` for each of ``rows`` where the answer is a
         look-up: a simple request (one ExactCount request, first fit), a node with one pool whose
         first fit for the request is kept (:attr:`_Pool.fits`, same in-use version) and needs no
-        general search. Such a node's solution goes to ``out[node name]``, as Filter keeps it.
-        Returns (indexes into ``rows`` the pool cannot serve, indexes left undecided — for
-        :meth:`allocate_run`), or None when the request is not a simple one (the same answers as
-        :meth:`allocate_run`, without a call and a dozen attribute reads per node)."""
+        general search; for other claims, a node whose general search is kept (equal claims
+        searched it before, :meth:`_search_key`) and still holds. Such a node's solution goes to
+        ``out[node name]``, as Filter keeps it. Returns (indexes into ``rows`` the claims do not
+        fit, indexes left undecided — for :meth:`allocate_run`), or None when no node can be
+        decided so (the same answers as :meth:`allocate_run`, without a call and a dozen
+        attribute reads per node)."""
         rd = self._simple
+        if rd is None:
+            return self._replayed_rows(nodes, rows, out)
         f = self.features
         versions = self.versions
-        if (rd is None or self._static_error is not None or versions is None or not self.index.cacheable
+        if (self._static_error is not None or versions is None or not self.index.cacheable
                 or f.optional_node_operations or (f.consumable_capacity and (rd.capacity_requests or self.shared))):
             return None
         node_pools = self.index.node_pools
@@ -1107,14 +1111,43 @@ class Allocator:
         versions = self.versions
         if versions is None or self._static is None or self.shared or node is None:
             return None
+        pools = self.index.pools(node)
+        return ((self._search_signature(), node.metadata.name), node, versions, self.allocated,
+                tuple(versions.get(p.key, 0) for p in pools))
+
+    def _search_signature(self) -> str:
         sig = self._signature
         if sig is None:
             classes = sorted((k, v) for k, v in self._classes.items())
             sig = self._signature = json.dumps([[c.get("spec") for c in self.claims], classes, repr(self.features)],
                                                sort_keys=True, default=str)
-        pools = self.index.pools(node)
-        return ((sig, node.metadata.name), node, versions, self.allocated,
-                tuple(versions.get(p.key, 0) for p in pools))
+        return sig
+
+    def _replayed_rows(self, nodes: Sequence[Any], rows: list[int], out: dict[str, Any]
+                       ) -> tuple[list[int], list[int]] | None:
+        """:meth:`first_fit_rows` for claims the general search serves: the nodes whose kept
+        search (:meth:`_search_key`) still holds are decided from it, the rest left undecided."""
+        versions = self.versions
+        if (versions is None or self._static is None or self.shared or self._static_error is not None
+                or not self.index.cacheable):
+            return None
+        node_pools, searches, in_use = self.index.node_pools, self.index.searches, self.allocated
+        sig = self._search_signature()
+        rejected: list[int] = []
+        undecided: list[int] = []
+        for i, row in enumerate(rows):
+            node = nodes[row]
+            name = node.metadata.name
+            hit = searches.get((sig, name))
+            pools = node_pools.get(name)
+            if (hit is None or pools is None or hit[0] is not node or hit[1] is not versions or hit[2] is not in_use
+                    or hit[3] != tuple([versions.get(p.key, 0) for p in pools])):
+                undecided.append(i)
+            elif hit[4] is None:
+                rejected.append(i)
+            else:
+                out[name] = _Replayed(self, node, hit[4])
+        return rejected, undecided
 
     def _picks(self, run: _Run) -> tuple[Any, ...]:
         """A successful search's outcome without this allocator's request objects: per claim,
