@@ -1,4 +1,4 @@
-"""``NodeTable.set_nodes`` (the bulk fill of an initial LIST) leaves the table exactly as
+"""``node_table_bulk.set_nodes`` (the bulk fill of an initial LIST) leaves the table exactly as
 ``set_node`` called once per node in order does — rows, free list, every column, label and image
 indexes, zone order, generation, change counter — whatever the table held before (replaced and
 removed nodes, names repeated within a batch)."""
@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from kubesched.errors import QuantityError
 from kubesched.framework.node_table import NodeTable
+from kubesched.framework.node_table_bulk import set_nodes
 from kubesched.testing.wrappers import MakeNode
 
 ZONE = "topology.kubernetes.io/zone"
@@ -110,7 +111,7 @@ def test_bulk_fill_equals_one_by_one(ops: list[tuple[str, Any]]) -> None:
         log = _Log()
         bulk.add_listener(log)
         want_rows = [one.set_node(n) for n in nodes]
-        assert bulk.set_nodes(nodes) == want_rows
+        assert set_nodes(bulk, nodes) == want_rows
         bulk._listeners.remove(log)
         assert _state(bulk) == _state(one)
         # listeners: once per row of the batch, with the node the row held before it
@@ -127,7 +128,7 @@ def test_bad_quantity_sets_the_nodes_before_it() -> None:
     with pytest.raises(QuantityError):
         one.set_node(bad)
     with pytest.raises(QuantityError):
-        bulk.set_nodes([*good[:2], bad, good[2]])
+        set_nodes(bulk, [*good[:2], bad, good[2]])
     assert _state(bulk) == _state(one)
     assert sorted(bulk.row_of) == ["g0", "g1"]
 
@@ -143,6 +144,6 @@ def test_set_nodes_grows_as_one_by_one() -> None:
     bulk.remove_node("n2")
     for n in nodes[5:]:
         one.set_node(n)
-    bulk.set_nodes(nodes[5:])
+    set_nodes(bulk, nodes[5:])
     assert _state(bulk) == _state(one)
     assert np.array_equal(bulk.order(), one.order())

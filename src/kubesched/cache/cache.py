@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 from kubesched.api.objects import Node, Pod, pod_key
 from kubesched.framework.node_info import PodInfo
 from kubesched.framework.node_table import NodeTable
+from kubesched.framework.node_table_bulk import set_nodes
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.cache.podgroups import PodGroupManagerImpl
@@ -69,10 +70,11 @@ class Cache:
 
     def add_nodes(self, nodes: Sequence[Node]) -> None:
         """:meth:`add_node` for each node, in order, the table filled in bulk
-        (:meth:`NodeTable.set_nodes`: an initial LIST). Pods held aside for a node of the batch
-        are accounted on it afterwards. Raises :class:`~kubesched.errors.QuantityError` for an
-        invalid allocatable quantity (the nodes before it added)."""
-        self.table.set_nodes(nodes)
+        (:func:`~kubesched.framework.node_table_bulk.set_nodes`: an initial LIST). Pods held
+        aside for a node of the batch are accounted on it afterwards. Raises
+        :class:`~kubesched.errors.QuantityError` for an invalid allocatable quantity (the nodes
+        before it added)."""
+        set_nodes(self.table, nodes)
         if self._orphans:
             for node in nodes:
                 self.add_node_orphans(node.metadata.name)
