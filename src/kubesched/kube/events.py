@@ -180,6 +180,8 @@ class EventRecorder:
         self._legacy_cache: dict[str, dict[str, Any]] = {}
         self._spam: dict[str, tuple[float, float]] = {}
         self._closed = False
+        self._dispatching = False
+        """run() waits on an empty queue after the API probe: emit() may record directly."""
         self._last_refresh = time.monotonic()
         self.emitted = 0
         self.dropped = 0
@@ -213,6 +215,12 @@ class EventRecorder:
         if self._closed:
             self.dropped += 1
             return
+        if self._dispatching and self._queue.empty():
+            # the consumer is idle: hand the event over now, not through the queue and a wake-up of
+            # run() (upstream's watcher goroutine takes each event off the channel as it comes)
+            self.emitted += 1
+            self._dispatch(ev)
+            return
         try:
             self._queue.put_nowait(ev)
         except asyncio.QueueFull:
@@ -244,19 +252,26 @@ class EventRecorder:
         house = asyncio.create_task(self._housekeeping())
         try:
             while True:
+                # with no bound on writes, emit() records straight away whenever the queue is empty
+                self._dispatching = self._slots is None
                 ev = await self._queue.get()
+                self._dispatching = False
                 try:
-                    if self.api == "v1":
-                        self._record_legacy(ev)
-                    else:
-                        self._record(ev)
+                    self._dispatch(ev)
                 finally:
                     self._queue.task_done()
                 if self._slots is not None:
                     await self._slots.acquire()
                     self._slots.release()
         finally:
+            self._dispatching = False
             house.cancel()
+
+    def _dispatch(self, ev: dict[str, Any]) -> None:
+        if self.api == "v1":
+            self._record_legacy(ev)
+        else:
+            self._record(ev)
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)
