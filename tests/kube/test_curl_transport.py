@@ -257,6 +257,20 @@ async def test_post_nowait_then_resume_finishes_as_post(server: Any, transport: 
         with pytest.raises(APIConnectionError, match=f"POST {path}"):
             await c.post_resume(path, body, outcome[0])
 
+        async def slow(request: web.Request) -> web.StreamResponse:
+            await asyncio.sleep(2.0)
+            return await _ok(request)
+
+        script[:] = [slow]  # a try's own bound, shorter than the client's 60 s
+        fut = c.post_nowait(path, body, timeout=0.2)
+        assert fut is not None
+        outcome = await asyncio.gather(fut, return_exceptions=True)
+        with pytest.raises(APIConnectionError, match="timed out"):
+            await c.post_resume(path, body, outcome[0])
+        script[:] = [_ok]  # the handle's bound is the client's again for the next request
+        fut = c.post_nowait(path, body)
+        assert fut is not None and (await fut)[0] == 200
+
 
 async def test_reused_handles_send_each_request_as_asked(server: Any, transport: str) -> None:
     """One request at a time, so libcurl reuses one handle: every method, body and content type

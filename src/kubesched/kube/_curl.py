@@ -68,9 +68,10 @@ class _Transfer:
     request (``kind``: method and whether it had a body; ``headers``: the header list given) are
     remembered so that the next request sets only what changed."""
 
-    __slots__ = ("body", "fresh", "fut", "headers", "kind", "lines")
+    __slots__ = ("body", "fresh", "fut", "headers", "kind", "lines", "timeout_ms")
 
-    def __init__(self) -> None:
+    def __init__(self, timeout_ms: int) -> None:
+        self.timeout_ms = timeout_ms
         self.fut: asyncio.Future[tuple[int, bytes, str | None]] | None = None
         self.fresh = False
         self.body: list[bytes] = []
@@ -212,7 +213,7 @@ class CurlMultiAsync:
             c = self._free.pop()
             return c, self._state[c]
         c = pycurl.Curl()
-        t = self._state[c] = _Transfer()
+        t = self._state[c] = _Transfer(self._timeout_ms)
         c.setopt(pycurl.NOSIGNAL, 1)
         c.setopt(pycurl.TIMEOUT_MS, self._timeout_ms)
         c.setopt(pycurl.CONNECTTIMEOUT_MS, self._connect_timeout_ms)
@@ -239,7 +240,7 @@ class CurlMultiAsync:
         return c, t
 
     def request(self, method: str, url: str, headers: list[str],
-                body: bytes | None = None, *, fresh: bool = False,
+                body: bytes | None = None, *, fresh: bool = False, timeout: float | None = None,
                 ) -> asyncio.Future[tuple[int, bytes, str | None]]:
         """Start one request; the future gives ``(status, body, Retry-After)`` or raises
         :class:`CurlError`. ``headers``: ``"Name: value"`` strings (libcurl adds ``Host`` and,
@@ -247,7 +248,8 @@ class CurlMultiAsync:
         same list object, never mutated (a reused handle keeps the list it was given last and is
         only given a new one when the object differs). ``Retry-After`` is read from 429 and 5xx
         answers only (None otherwise). ``fresh``: on a new connection, not a pooled one
-        (``CURLOPT_FRESH_CONNECT``)."""
+        (``CURLOPT_FRESH_CONNECT``). ``timeout``: this request's bound in seconds when shorter than
+        the client's."""
         if self._closed:
             raise CurlError(pycurl.E_FAILED_INIT, "the client is closed")
         fut: asyncio.Future[tuple[int, bytes, str | None]] = self._loop.create_future()
@@ -257,6 +259,10 @@ class CurlMultiAsync:
         if fresh:
             c.setopt(pycurl.FRESH_CONNECT, 1)
         c.setopt(pycurl.URL, url)
+        timeout_ms = self._timeout_ms if timeout is None else max(1, min(self._timeout_ms, int(timeout * 1000)))
+        if t.timeout_ms != timeout_ms:
+            c.setopt(pycurl.TIMEOUT_MS, timeout_ms)
+            t.timeout_ms = timeout_ms
         if t.headers is not headers:
             c.setopt(pycurl.HTTPHEADER, headers)
             t.headers = headers

@@ -607,14 +607,16 @@ class APIClient:
                 continue
             raise _api_error(status, payload)
 
-    def post_nowait(self, path: str, data: bytes) -> asyncio.Future[tuple[int, bytes, str | None]] | None:
+    def post_nowait(self, path: str, data: bytes, *, timeout: float | None = None,
+                    ) -> asyncio.Future[tuple[int, bytes, str | None]] | None:
         """Start the first try of :meth:`post` (``data``: the JSON body) without a coroutine when
         nothing needs awaiting first: libcurl is the transport, no rate limit applies and the
         ``Authorization`` header is at hand (else None: use :meth:`post`). The future gives the
         answer ``(status, body, Retry-After)`` or raises :class:`~kubesched.kube._curl.CurlError`;
         hand anything but a 2xx answer to :meth:`post_resume`, which finishes the request as
-        :meth:`post` would have (retries, errors). The event recorder's writes use it: most events
-        need one request and no Task of their own."""
+        :meth:`post` would have (retries, errors). ``timeout``: seconds, a bound on this try when
+        shorter than the client's (a timed-out try raises ``CurlError`` with ``timed_out``). The
+        event recorder's writes use it: most events need one request and no Task of their own."""
         if not self._use_curl or not self.limiter.unlimited or self._closed:
             return None
         ready, auth = self._auth.cached()
@@ -623,7 +625,8 @@ class APIClient:
         headers = self._header_lines_for(JSON, auth)
         url = self._url(path)
         self.requests += 1
-        return self._get_curl().request("POST", url if isinstance(url, str) else str(url), headers, data)
+        return self._get_curl().request("POST", url if isinstance(url, str) else str(url), headers, data,
+                                        timeout=timeout)
 
     async def post_resume(self, path: str, data: bytes, outcome: tuple[int, bytes, str | None] | BaseException,
                           ) -> None:

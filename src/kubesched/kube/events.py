@@ -300,18 +300,15 @@ class EventRecorder:
     def _post_fast(self, event: dict[str, Any]) -> bool:
         """The first try of a new event's POST straight from the client (``post_nowait``), no Task:
         True when sent. A 2xx answer counts it written; any other outcome goes on in
-        :meth:`_attempt` as if its first try had been made there. Only when the client's own
-        request timeout bounds the try as ``request_timeout`` would (else the try needs
-        :meth:`_call`'s)."""
-        client = self.client
-        post_nowait = getattr(client, "post_nowait", None)
-        if post_nowait is None or getattr(getattr(client, "config", None), "timeout", None) is None \
-                or client.config.timeout > self.request_timeout or "resourceVersion" in event["metadata"]:
+        :meth:`_attempt` as if its first try had been made there. The try is bounded by
+        ``request_timeout`` in the transfer itself (libcurl's), as :meth:`_call` bounds a try."""
+        post_nowait = getattr(self.client, "post_nowait", None)
+        if post_nowait is None or "resourceVersion" in event["metadata"]:
             return False
         meta = event["metadata"]
         path = f"/apis/events.k8s.io/v1/namespaces/{meta['namespace']}/events"
         data = _EVENT_ENCODER.encode(event)
-        fut = post_nowait(path, data)
+        fut = post_nowait(path, data, timeout=self.request_timeout)
         if fut is None:
             return False
         self._tasks.add(fut)
