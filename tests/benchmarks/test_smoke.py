@@ -27,6 +27,7 @@ SMOKE: dict[str, list[str]] = {
     "dump_load.py": ["--nodes", "10", "--pods", "50"],
     "events_recorder.py": ["--events", "50", "--in-process"],
     "explain_report.py": ["--nodes", "20", "--pods", "30"],
+    "gang_calls.py": ["--nodes", "20", "--groups", "3", "--size", "4"],
     "extenders.py": ["--nodes", "20", "--pods", "10"],
     "interpodaffinity_micro.py": ["--nodes", "50", "--pods", "50", "--reps", "2"],
     "live.py": ["--nodes", "20", "--pods", "50", "--timeout", "120"],
@@ -35,6 +36,7 @@ SMOKE: dict[str, list[str]] = {
     "podtopologyspread_micro.py": [],
     "preemption_dryrun.py": ["--nodes", "20", "--preemptors", "10"],
     "simulate_large.py": ["--nodes", "60", "--bound", "20", "--pending", "60"],
+    "startup_imports.py": ["--rounds", "1"],
     "sweep.py": ["overhead", "--runs", "2", "--no-ray"],  # the Ray half: tests/sweep/test_ray.py's cluster
     "up_vs_simulate.py": ["-f", "examples/quickstart", "--runs", "1"],
     "whatif.py": ["capacity", "--nodes", "20", "--pending", "10"],

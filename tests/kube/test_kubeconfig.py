@@ -163,7 +163,13 @@ def test_in_cluster_service_account(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     ("clusters: 3\n", "invalid content"),
     (json.dumps(_kubeconfig("http://x", {}, **{"current-context": None})), "No current context set"),
     (json.dumps(_kubeconfig("http://x", {}, **{"current-context": "nope"})), "Context 'nope' not found"),
-    (json.dumps(_kubeconfig("http://x", {}, **{"users": []})), "invalid content"),
+    (json.dumps(_kubeconfig("http://x", {}, **{"users": []})), "invalid content: context 'c': user 'u' not found"),
+    (json.dumps(_kubeconfig("http://x", {}, **{"clusters": []})), "invalid content: context 'c': cluster 'k' not"),
+    # a field of the wrong type: its path
+    (json.dumps(_kubeconfig("http://x", {}, **{"clusters": [{"name": "k", "cluster": {"server": 3}}]})),
+     r"invalid content: Expected `str`, got `int` - at `\$\.clusters\[0\]\.cluster\.server`"),
+    (json.dumps(_kubeconfig("http://x", {"tokenFile": ["a"]})), r"at `\$\.users\[0\]\.user\.tokenFile`"),
+    ("- a list\n", "invalid content: expected a mapping"),
     (json.dumps(_kubeconfig("https://x", {}, {"certificate-authority": "missing.crt"})), "TLS configuration"),
 ])
 def test_bad_kubeconfigs_are_one_error_line(tmp_path: Path, content: str | None, error: str) -> None:
@@ -173,3 +179,32 @@ def test_bad_kubeconfigs_are_one_error_line(tmp_path: Path, content: str | None,
     with pytest.raises(KubeschedError, match=error) as e:
         load_config(str(p))
     assert "\n" not in str(e.value)
+
+
+def test_reading_a_kubeconfig_imports_no_http_client_library(tmp_path: Path) -> None:
+    """The kubeconfig reader is kubesched's own: ``kubesched run``'s start-up no longer imports
+    lightkube and its httpx2 (~70 modules) to read the file."""
+    import subprocess
+
+    path = _write(tmp_path, "kc", _kubeconfig("https://127.0.0.1:1", {"token": "t"},
+                                              {"insecure-skip-tls-verify": True}))
+    code = ("import sys; import kubesched.cli.main; from kubesched.kube.client import load_config; "
+            "from kubesched.kube import adapter, endpoints, events, informer, metrics, runner; "
+            f"c = load_config({path!r}); assert c.tls is not None and c.tls.insecure; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('lightkube', 'httpx', 'httpx2')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_mixed_client_certificate_file_and_key_data(tmp_path: Path) -> None:
+    """A client certificate from a file with its key as ``-data`` (each field read on its own, as
+    client-go's ``tls.Config`` loading): both reach the TLS context and libcurl's material."""
+    ca = _new_ca("test-ca")
+    cli_cert, cli_key = _issue(ca, "ann", organizations=["team"], server=False)
+    (tmp_path / "cli.crt").write_bytes(cli_cert)
+    path = _write(tmp_path, "kc", _kubeconfig(
+        "https://127.0.0.1:1", {"client-certificate": "cli.crt", "client-key-data": base64.b64encode(cli_key).decode()},
+        {"certificate-authority-data": base64.b64encode(_pem_cert(ca.cert)).decode()}))
+    cfg = load_config(path)
+    assert cfg.tls is not None and (cfg.tls.cert, cfg.tls.key, cfg.tls.insecure) == (cli_cert, cli_key, False)
+    assert cfg.ssl is not None and cfg.ssl.cert_store_stats()["x509_ca"] == 1

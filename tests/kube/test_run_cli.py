@@ -68,6 +68,23 @@ def test_no_kubeconfig_outside_a_cluster_fails_with_one_line(monkeypatch) -> Non
     assert "no configuration has been provided" in r.output
 
 
+def test_bad_kubeconfig_field_is_one_line_with_its_path(tmp_path) -> None:
+    kc = tmp_path / "kc"
+    kc.write_text("apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: k\n  cluster:\n"
+                  "    server: https://127.0.0.1:6443\n    insecure-skip-tls-verify: maybe\n"
+                  "contexts:\n- name: c\n  context: {cluster: k}\n")
+    try:
+        r = CliRunner().invoke(main, ["run", "--kubeconfig", str(kc), "--leader-elect=false", "--secure-port=0",
+                                      "--bind-address=127.0.0.1"])
+    finally:
+        logging.getLogger().handlers.clear()  # `run` configured klog logging on the runner's stream
+    assert r.exit_code == 1
+    errors = [line for line in r.output.splitlines() if line.startswith("E")]
+    assert len(errors) == 1 and "Traceback" not in r.output
+    assert f"kubeconfig {kc}: invalid content: Expected `bool`, got `str` - at " \
+           "`$.clusters[0].cluster.insecure-skip-tls-verify`" in errors[0]
+
+
 def test_garbage_collection_is_off_while_starting_and_on_again_after(monkeypatch, tmp_path) -> None:
     """`kubesched run` starts with the cyclic GC off (the start-up's objects are long-lived) and the
     runner turns it on once the caches are synced; whatever way the command ends, it is on again."""

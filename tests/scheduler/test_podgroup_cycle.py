@@ -465,3 +465,62 @@ def test_placement_algorithm_no_feasible_placement() -> None:
     # p1 was not reached there and gets the group's status
     assert _cond(store, "p0") == ("False", "Unschedulable", "0/2 nodes are available: 2 Insufficient cpu.")
     assert _cond(store, "p1")[2].startswith(msg)
+
+
+def test_placement_rows_given_rows_match_the_name_lookup() -> None:
+    """A placement carrying its table rows (:attr:`Placement.rows`: the parent placement of every
+    node, ``ListNodesInPlacement``) is restricted to the same rows, in the same snapshot order, as
+    one given by node names only — with and without an enclosing placement."""
+    import numpy as np
+
+    from kubesched.framework.podgroup import Placement
+    from kubesched.scheduler.schedule_one_podgroup import parent_placement, placement_rows
+
+    sched, store = _tas_scheduler([])
+    for i in range(9):  # three zones: order() interleaves them, unlike the add order
+        store.add("Node", MakeNode().name(f"z{i}").label("topology.kubernetes.io/zone", f"zone{i // 3}")
+                  .capacity(cpu="4", memory="8Gi", pods="110").obj())
+    store.flush()
+    table = sched.table
+    order = table.order()
+    assert order.tolist() != sorted(order.tolist())
+    fw: Any = sched.profiles["default-scheduler"]
+    (every,), st = fw.run_placement_generate_plugins(PodGroupCycleState(), None, None)
+    assert st is None and every.rows is not None
+    by_name = Placement("", list(every.nodes))
+    assert placement_rows(sched, every, None).tolist() == placement_rows(sched, by_name, None).tolist() \
+        == order.tolist()
+    parent = placement_rows(sched, Placement("p", ["z5", "z1", "z3", "z0"]), None)
+    sched.placement_rows = parent
+    try:
+        enclosing = parent_placement(sched)
+    finally:
+        sched.placement_rows = None
+    assert enclosing is not None and enclosing.rows is parent
+    for pl in (enclosing, every, Placement("s", ["z3", "z0"], np.asarray([table.row_of["z3"], table.row_of["z0"]]))):
+        plain = Placement(pl.name, list(pl.nodes))
+        assert placement_rows(sched, pl, parent).tolist() == placement_rows(sched, plain, parent).tolist()
+
+
+def test_every_node_placement_follows_the_table() -> None:
+    """The every-node placement lists the nodes in ``order()`` order after nodes come and go (the
+    names are kept per table order), and each caller gets its own list."""
+    from kubesched.framework.podgroup import every_node_placement
+
+    sched, store = _tas_scheduler(["1", "1"])
+    table = sched.table
+
+    def want() -> list[str]:
+        return [table.names[r] for r in table.order().tolist()]
+
+    first = every_node_placement(table)
+    assert first.nodes == want() == ["n0", "n1"] and first.rows is table.order()
+    first.nodes.append("mutated")
+    assert every_node_placement(table).nodes == ["n0", "n1"]
+    store.add("Node", MakeNode().name("z9").label("topology.kubernetes.io/zone", "b")
+              .capacity(cpu="4", memory="8Gi", pods="110").obj())
+    store.flush()
+    assert every_node_placement(table).nodes == want() and len(want()) == 3
+    store.remove_node("n0")
+    store.flush()
+    assert every_node_placement(table).nodes == want() and "n0" not in want()

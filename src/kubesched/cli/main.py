@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+import importlib
 import json
 import os
 import sys
@@ -20,14 +21,6 @@ import click
 
 from kubesched import __version__
 from kubesched.cli._features import build_features, feature_gate_options
-from kubesched.cli._inputs import load_config_file, load_inputs, plugin_registry
-from kubesched.cli.apiserver_cmd import apiserver as _apiserver_cmd
-from kubesched.cli.run_cmd import run_command
-from kubesched.cli.snapshot_cmd import snapshot as _snapshot_cmd
-from kubesched.cli.sweep_cmd import sweep_command as _sweep_cmd
-from kubesched.cli.up_cmd import up as _up_cmd
-from kubesched.cli.whatif_cmd import capacity_command as _capacity_cmd
-from kubesched.cli.whatif_cmd import compare_command as _compare_cmd
 from kubesched.errors import ConfigError, InputError, KubeschedError
 from kubesched.features import BINARY_VERSION, MIN_EMULATED_VERSION
 
@@ -74,7 +67,38 @@ def _friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+LAZY_COMMANDS: dict[str, str] = {
+    "apiserver": "kubesched.cli.apiserver_cmd:apiserver",
+    "capacity": "kubesched.cli.whatif_cmd:capacity_command",
+    "compare": "kubesched.cli.whatif_cmd:compare_command",
+    "run": "kubesched.cli.run_cmd:run_command",
+    "snapshot": "kubesched.cli.snapshot_cmd:snapshot",
+    "sweep": "kubesched.cli.sweep_cmd:sweep_command",
+    "up": "kubesched.cli.up_cmd:up",
+}
+"""The subcommands that live in their own module: name → ``module:attribute`` of the click command,
+imported when the command is looked up (click's "lazily loading subcommands" pattern), so that
+``kubesched run`` does not import ``up``, ``apiserver``, ``sweep``, … (``secrets``, the what-if
+reports). ``kubesched --help`` imports them all for their one-line help."""
+
+
+class _LazyGroup(click.Group):
+    """A click group whose :data:`LAZY_COMMANDS` are imported on first lookup."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.commands or cmd_name not in LAZY_COMMANDS:
+            return super().get_command(ctx, cmd_name)
+        module, _, attr = LAZY_COMMANDS[cmd_name].partition(":")
+        cmd = getattr(importlib.import_module(module), attr)
+        assert isinstance(cmd, click.Command) and cmd.name == cmd_name, LAZY_COMMANDS[cmd_name]
+        self.add_command(cmd)
+        return cmd
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="kubesched")
 def main() -> None:
     """kubesched — the Kubernetes scheduler, written in Python (upstream v1.37 behaviour; 1.34–1.36 with
@@ -129,6 +153,7 @@ def simulate(paths: tuple[str, ...], config_path: str | None, seed: int, output:
              emulated_version: str | None = None, feature_gates: tuple[str, ...] = (),
              min_compatibility_version: str | None = None) -> None:
     """Schedule the pending pods of a set of manifests and show where they went and why."""
+    from kubesched.cli._inputs import load_inputs, plugin_registry
     from kubesched.sim.manifests import write_list
     from kubesched.sim.simulate import simulate as run
     from kubesched.sim.validate import field_validation_mode, validate_inputs
@@ -319,6 +344,7 @@ def replay(trace: str, nodes_csv: str, pods_csv: str, config_path: str | None, s
            emulated_version: str | None = None,
            feature_gates: tuple[str, ...] = (), min_compatibility_version: str | None = None) -> None:
     """Replay a production trace through the scheduler on a virtual clock."""
+    from kubesched.cli._inputs import load_config_file
     from kubesched.sim.replay import replay_openb
 
     features = build_features(emulated_version, feature_gates, min_compatibility_version)
@@ -380,14 +406,6 @@ def version() -> None:
                f"--emulated-version {MIN_EMULATED_VERSION[0]}.{MIN_EMULATED_VERSION[1]}–"
                f"{BINARY_VERSION[0]}.{BINARY_VERSION[1]})")
 
-
-main.add_command(_apiserver_cmd)
-main.add_command(run_command)
-main.add_command(_up_cmd)
-main.add_command(_capacity_cmd)
-main.add_command(_compare_cmd)
-main.add_command(_snapshot_cmd)
-main.add_command(_sweep_cmd)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

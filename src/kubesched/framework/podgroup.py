@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 
 if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
     from kubesched.api.objects import Pod
     from kubesched.framework.cycle_state import CycleState
     from kubesched.framework.interface import NominatingInfo, Status
@@ -50,6 +52,7 @@ __all__ = [
     "PodGroupState",
     "ProposedAssignment",
     "entity_key",
+    "every_node_placement",
     "pod_group_disruption_mode_all",
     "pod_group_min_count",
     "pod_group_name_of",
@@ -102,10 +105,26 @@ class PodGroupInfo:
 class Placement:
     """A candidate set of nodes for a pod group (upstream ``Placement``): the cycle schedules the
     group using only ``nodes`` (node names, in snapshot order). ``name`` is for diagnostics
-    (TopologyPlacementGenerator uses the topology label's value)."""
+    (TopologyPlacementGenerator uses the topology label's value). ``rows``: the same nodes as
+    node-table rows in the same order (``int64[len(nodes)]``), when the producer has them (the
+    parent placement of every node); it spares the cycle a name lookup per node and is not
+    compared."""
 
     name: str
     nodes: list[str]
+    rows: np.ndarray | None = field(default=None, compare=False, repr=False)
+
+
+def every_node_placement(table: Any) -> Placement:
+    """The placement of every node of ``table`` (a :class:`~kubesched.framework.node_table.NodeTable`):
+    name ``""``, the node names in ``order()`` order, ``rows`` = ``order()`` (upstream
+    ``ListNodesInPlacement`` with no enclosing placement). The names are listed once per table
+    order (``order()`` is a new array after any node change) and copied for each caller."""
+    order = table.order()
+    held = table.derived((__name__, "every-node names"), lambda t: [None, []])
+    if held[0] is not order:
+        held[0], held[1] = order, [table.names[r] for r in order.tolist()]
+    return Placement("", list(held[1]), order)
 
 
 @dataclass

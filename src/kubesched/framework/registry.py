@@ -15,7 +15,6 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Mapping
-from importlib.metadata import entry_points
 from typing import Any
 
 from kubesched.errors import PluginConfigError
@@ -87,6 +86,8 @@ def load_out_of_tree(spec: str) -> tuple[str, PluginFactory]:
         except (ImportError, AttributeError) as e:
             raise PluginConfigError(f"cannot load plugin {name!r} from {target!r}: {e}") from None
         return name, factory
+    from importlib.metadata import entry_points  # here: importing it (csv, zipfile, email, ...) costs every start
+
     found = entry_points(group="kubesched.plugins").select(name=spec)
     for ep in found:
         return spec, ep.load()

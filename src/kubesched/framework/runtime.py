@@ -1196,11 +1196,10 @@ class Framework:
         that one placement; else the (single) plugin's ``generate_placements``. A failing plugin's
         status comes back with its plugin (an exception is an Error); an empty result is
         Unschedulable "no feasible placements found". Returns ``(placements, None)`` or ``([], status)``."""
-        from kubesched.framework.podgroup import Placement
+        from kubesched.framework.podgroup import every_node_placement
 
         if parent is None:
-            table = self.handle.nodes
-            parent = Placement("", [table.names[r] for r in table.order().tolist()])
+            parent = every_node_placement(self.handle.nodes)
         pls = self.placement_generate_plugins if plugins is None else plugins
         if not pls:
             return [parent], None

@@ -2,8 +2,10 @@
 
 Modules (upstream counterparts in parentheses):
 
-- :mod:`~kubesched.kube.client` — ``APIClient`` (client-go ``rest``): aiohttp, lightkube config
-  loading, QPS/burst token bucket, retries, watch streams, binding.
+- :mod:`~kubesched.kube.client` — ``APIClient`` (client-go ``rest``): libcurl and aiohttp,
+  QPS/burst token bucket, retries, watch streams, binding.
+- :mod:`~kubesched.kube.kubeconfig` — the kubeconfig and the in-cluster configuration
+  (client-go ``clientcmd``, ``rest.InClusterConfig``).
 - :mod:`~kubesched.kube.reflector`, :mod:`~kubesched.kube.informer` — list/watch/relist with
   tombstones, stores, ordered handlers, the informer factory and the lister the plugins read
   (client-go ``tools/cache``).

@@ -3,10 +3,10 @@
 What it does, following client-go ``rest/config.go``, ``rest/request.go``, ``rest/with_retry.go``
 and kube-scheduler's ``cmd/kube-scheduler/app/options/options.go`` (``createKubeConfig``):
 
-- Configuration comes from a kubeconfig file or the in-cluster service account, loaded by
-  ``lightkube.config.kubeconfig.KubeConfig`` (current context, CA / client certificates, bearer
-  tokens, token files re-read for rotation, exec credential plugins); ``--master`` overrides the
-  server URL. See :func:`load_config`.
+- Configuration comes from a kubeconfig file or the in-cluster service account, read by
+  :mod:`kubesched.kube.kubeconfig` (current context, CA / client certificates, bearer tokens,
+  token files re-read for rotation, exec credential plugins); ``--master`` overrides the server
+  URL. See :func:`load_config`.
 - A client-side token bucket (``clientConnection.qps`` / ``burst``; upstream 50/100; ``qps <= 0``
   means unlimited) gates every request, watches included, as client-go's
   ``flowcontrol.NewTokenBucketRateLimiter``.
@@ -33,9 +33,9 @@ HTTP/2 only refused streams are resent, as Go does). Measured against the real k
 0.33 ms of client CPU per POST vs aiohttp's 0.66 (aiohttp's request machinery and asyncio's
 memory-BIO TLS are Python). ``KUBESCHED_HTTP_TRANSPORT=aiohttp`` sends everything through aiohttp
 (A/B runs). Before it, aiohttp had been chosen over httpx2 (lightkube's transport): ~5,600 vs ~870
-round trips/s for 16 concurrent small POSTs (client and an aiohttp server in one process). lightkube is
-still used for everything about *configuration* (kubeconfig parsing, exec plugins, TLS
-contexts via ``verify_cluster``); only its httpx ``Auth`` flows are re-expressed as headers here.
+round trips/s for 16 concurrent small POSTs (client and an aiohttp server in one process). The
+kubeconfig was read by lightkube until session 11; :mod:`kubesched.kube.kubeconfig` reads the same
+fields now without importing lightkube's HTTP clients (~70 modules of every start).
 
 Watch streams (:meth:`APIClient.stream_watch`) split the chunked body on ``\\n`` with an
 unbounded buffer (aiohttp's ``readline`` stops at 128 KiB, a pod with big annotations is
@@ -204,9 +204,9 @@ def user_agent(suffix: str = "") -> str:
 class _Auth:
     """Produces the ``Authorization`` header; ``invalidate()`` after a 401 forces a refresh.
 
-    Modes (lightkube ``user_auth`` order): token file (re-read every minute, as client-go's
+    Modes (in this order): token file (re-read every minute, as client-go's
     ``cachingTokenSource`` for rotated service-account tokens), static token, exec credential
-    plugin (lightkube's ``ExecAuth`` command preparation; cached until ``expirationTimestamp``
+    plugin (:func:`kubesched.kube.kubeconfig.exec_command`; cached until ``expirationTimestamp``
     or a 401), basic auth.
     """
 
@@ -242,12 +242,16 @@ class _Auth:
         return self._value
 
     async def _exec(self, now: float) -> tuple[str, float]:
-        from lightkube.config.client_adapter import ExecAuth, async_check_output
+        from kubesched.kube.kubeconfig import exec_command
 
         command = [self.user.exec.command]
         try:
-            command, env = ExecAuth(self.user.exec)._prepare()
-            out = await async_check_output(command, env=env)
+            command, env = exec_command(self.user.exec)
+            proc = await asyncio.create_subprocess_exec(*command, env=env, stdin=None, stdout=asyncio.subprocess.PIPE,
+                                                        stderr=asyncio.subprocess.PIPE)
+            out, err = await proc.communicate()
+            if proc.returncode != 0:
+                raise KubeschedError(f"Exec {command[0]} returned {proc.returncode}: {err.decode(errors='replace')}")
             status = json.loads(out)["status"]
             token = status["token"]
         except Exception as e:  # any failure of the plugin is one error
@@ -282,7 +286,7 @@ class ClientConfig:
     """Where and how to connect.
 
     ``server``: base URL (``https://host:6443``); ``ssl``: an ``SSLContext`` for https (None
-    for http); ``user``: a lightkube ``User`` (credentials) or None; ``qps``/``burst``: the
+    for http); ``user``: a :class:`kubesched.kube.kubeconfig.User` (credentials) or None; ``qps``/``burst``: the
     token bucket (``qps <= 0`` = unlimited); ``user_agent``: full UA string; ``timeout``:
     seconds for one non-watch request (connect + answer); ``connect_timeout``: seconds to
     connect (watches too); ``tls``: the same TLS set-up as PEM bytes for libcurl (None: not
@@ -311,77 +315,46 @@ def load_config(kubeconfig: str | None = None, master: str | None = None, *, con
     - neither: the in-cluster service account (``KUBERNETES_SERVICE_HOST``/``_PORT``, the
       mounted token — re-read for rotation — and CA).
 
-    Raises :class:`~kubesched.errors.KubeschedError` with one readable line when the file is
-    missing or invalid, or when neither flag is given outside a cluster.
+    The file is read by :mod:`kubesched.kube.kubeconfig`. Raises
+    :class:`~kubesched.errors.KubeschedError` with one readable line when the file is missing or
+    invalid (a field of the wrong type with its path), or when neither flag is given outside a cluster.
     """
-    import yaml
-    from lightkube.config.client_adapter import verify_cluster
-    from lightkube.config.kubeconfig import KubeConfig
-    from lightkube.config.models import User
-    from lightkube.core.exceptions import ConfigError as LKConfigError
+    from kubesched.kube import kubeconfig as kc
 
     try:
         if kubeconfig:
-            single = KubeConfig.from_file(kubeconfig).get(context)
+            single = kc.load_file(kubeconfig, context)
         elif master:
-            single = KubeConfig.from_server(master).get()
+            single = kc.from_server(master)
         else:
             try:
-                single = KubeConfig.from_service_account(SERVICE_ACCOUNT).get()
-            except (LKConfigError, KeyError) as e:
+                single = kc.from_service_account(SERVICE_ACCOUNT)
+            except (kc.KubeconfigError, KeyError) as e:
                 raise KubeschedError(
                     "invalid configuration: no configuration has been provided (not running in a cluster: "
                     f"{e}); use --kubeconfig or --master") from None
-    except LKConfigError as e:
-        raise KubeschedError(f"kubeconfig: {e}") from None
-    except (KeyError, TypeError, AttributeError, msgspec.ValidationError) as e:
-        raise KubeschedError(f"kubeconfig {kubeconfig}: invalid content: {e}") from None
-    except yaml.YAMLError as e:
-        first = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise KubeschedError(f"kubeconfig {kubeconfig}: invalid YAML: {first}") from None
-    except OSError as e:
-        raise KubeschedError(f"kubeconfig {kubeconfig}: {e.strerror or e}") from None
-    assert single is not None
+    except kc.KubeconfigError as e:
+        msg = str(e)
+        raise KubeschedError(msg if msg.startswith("kubeconfig ") else f"kubeconfig: {msg}") from None
     user = single.user
     if user is not None and user.token_file and single.fname is not None:
         # client-go (clientcmd loader.go ResolveLocalPaths): a relative tokenFile is relative to the kubeconfig's folder
-        user = msgspec.structs.replace(user, token_file=str(single.abs_file(user.token_file)))
+        user = msgspec.structs.replace(user, token_file=single.abs_file(user.token_file))
     server = (master or single.cluster.server).rstrip("/")
     ctx: ssl.SSLContext | None = None
     tls: CurlTLS | None = None
     if server.startswith("https://"):
         try:
-            ctx = verify_cluster(single.cluster, single.user or User(), single.abs_file)
-            tls = _curl_tls(single.cluster, single.user, single.abs_file)
-        except (OSError, ssl.SSLError, LKConfigError, ValueError) as e:
+            ca, cert, key = kc.pem_material(single)
+            ctx = kc.ssl_context(single, ca, cert, key)
+        except (OSError, ssl.SSLError, kc.KubeconfigError, ValueError) as e:
             raise KubeschedError(f"kubeconfig: TLS configuration: {e}") from None
+        # libcurl gets the same material; verified against the system store it cannot be (its store may
+        # differ from Python's): aiohttp carries every request then
+        if ca is not None or single.cluster.insecure:
+            tls = CurlTLS(ca=ca, cert=cert, key=key, insecure=ca is None)
     return ClientConfig(server=server, ssl=ctx, user=user, qps=qps, burst=burst,
                         namespace=single.namespace, tls=tls)
-
-
-def _curl_tls(cluster: Any, user: Any, abs_file: Callable[[str], Any]) -> CurlTLS | None:
-    """The TLS material of lightkube's ``verify_cluster`` as PEM bytes for libcurl: the cluster's CA
-    (``certificate-authority`` file or ``-data``) or ``insecure-skip-tls-verify``, and the user's
-    client certificate and key (files or ``-data``). None when the server is verified against the
-    system store (libcurl's own store may differ: aiohttp with Python's store carries it then).
-    Raises ``OSError`` (unreadable file) or ``ValueError`` (bad base64)."""
-
-    def pem(path: str | None, data: str | None) -> bytes | None:
-        if data:
-            return base64.b64decode(data, validate=False)
-        if path:
-            with open(abs_file(path), "rb") as f:
-                return f.read()
-        return None
-
-    ca = pem(cluster.certificate_auth, cluster.certificate_auth_data)
-    if ca is None and not cluster.insecure:
-        return None
-    cert = key = None
-    if user is not None and (user.client_cert or user.client_cert_data):
-        cert = pem(user.client_cert, user.client_cert_data)
-        key = pem(user.client_key, user.client_key_data)
-    return CurlTLS(ca=ca, cert=cert, key=key, insecure=ca is None)
 
 
 # ───────────────────────────── the client ─────────────────────────────

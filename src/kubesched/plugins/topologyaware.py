@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from kubesched.api.objects import pod_key
 from kubesched.framework.interface import Status, as_status
-from kubesched.framework.podgroup import Placement
+from kubesched.framework.podgroup import Placement, every_node_placement
 from kubesched.plugins.helper.gates import features_of
 from kubesched.plugins.helper.podgroup import PodGroupLookupError, pod_group_states, topology_key
 
@@ -63,7 +63,7 @@ class TopologyPlacement:
         table = self.handle.nodes if self.handle is not None else None
         if key is None:
             if parent is None:
-                parent = Placement("", [] if table is None else [table.names[r] for r in table.order().tolist()])
+                parent = Placement("", []) if table is None else every_node_placement(table)
             return [parent], None
         try:
             scheduled = [p for s in pod_group_states(getattr(self.handle, "pod_group_manager", None), pg_info,
@@ -79,7 +79,7 @@ class TopologyPlacement:
                 return [], as_status(RuntimeError(f"cannot determine domain for already scheduled pods: {e}"))
         if table is None:
             return [], None
-        names = parent.nodes if parent is not None else [table.names[r] for r in table.order().tolist()]
+        names = parent.nodes if parent is not None else every_node_placement(table).nodes
         by_domain: dict[str, list[str]] = {}
         for name in names:
             row = table.row_of.get(name)

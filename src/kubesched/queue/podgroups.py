@@ -65,10 +65,16 @@ class QueuedPodGroupInfo:
     """Upstream ``BackoffExpiration``: computed once per failure (the group's size may change
     while it backs off), reset when a counter changes."""
 
+    _key: str = field(default="", init=False, repr=False)
+    """:attr:`key`, formatted once (namespace and name never change)."""
+
     @property
     def key(self) -> str:
         """``podgroup/namespace/name``."""
-        return entity_key(POD_GROUP_KEY_TYPE, self.namespace, self.name)
+        key = self._key
+        if not key:
+            key = self._key = entity_key(POD_GROUP_KEY_TYPE, self.namespace, self.name)
+        return key
 
     @property
     def pod_info(self) -> _SortView:

@@ -56,7 +56,7 @@ from kubesched.framework.events import (
     event_label,
     pod_update_events,
 )
-from kubesched.framework.interface import EXTENSION_POINTS, as_status, implements
+from kubesched.framework.interface import EXTENSION_POINTS, Code, as_status, implements
 from kubesched.framework.node_info import PodInfo, QueuedPodInfo
 from kubesched.framework.podgroup import POD_GROUP_KEY_TYPE, entity_key
 from kubesched.queue.podgroups import QueuedPodGroupInfo
@@ -373,22 +373,42 @@ class SchedulingQueue:
         gating while it still does. A gating plugin (an exception reads as an Error status, which
         gates too) is recorded as ``gating_plugin`` and added to ``unschedulable_plugins``; all
         passing ungate the pod."""
-        fw = self._framework(qpi.pod)
-        plugins = list(getattr(fw, "pre_enqueue_plugins", None) or ()) if fw is not None else []
+        pod = qpi.pod
+        fw = self._framework(pod)
+        plugins = (getattr(fw, "pre_enqueue_plugins", None) or ()) if fw is not None else ()
         gating = qpi.gating_plugin
-        first = next((pl for pl in plugins if pl.name == gating), None) if gating else None
-        for pl in ([first] if first is not None else []) + [pl for pl in plugins if pl is not first]:
-            try:
-                st = pl.pre_enqueue(qpi.pod)
-            except Exception as e:  # noqa: BLE001 - a plugin error is a status, not a crash
-                st = as_status(e)
-            if st is not None and not st.is_success():
-                qpi.gated = True
-                qpi.gating_plugin = pl.name
-                qpi.unschedulable_plugins = qpi.unschedulable_plugins | {pl.name}
+        first = None
+        if gating:
+            for pl in plugins:
+                if pl.name == gating:
+                    first = pl
+                    break
+            # a gang member stays gated by the same plugin until its group is complete: that
+            # plugin alone runs (upstream returns after it too)
+            if first is not None and self._gates(qpi, first, pod):
+                return
+        for pl in plugins:
+            if pl is not first and self._gates(qpi, pl, pod):
                 return
         qpi.gated = False
         qpi.gating_plugin = ""
+
+    @staticmethod
+    def _gates(qpi: QueuedPodInfo, pl: Any, pod: Pod) -> bool:
+        """Run one PreEnqueue plugin for ``qpi``; a status other than Success gates the pod (see
+        :meth:`_run_pre_enqueue_for_pod`). True when gated."""
+        try:
+            st = pl.pre_enqueue(pod)
+        except Exception as e:  # noqa: BLE001 - a plugin error is a status, not a crash
+            st = as_status(e)
+        if st is None or st.code == Code.SUCCESS:
+            return False
+        name = pl.name
+        qpi.gated = True
+        qpi.gating_plugin = name
+        if name not in qpi.unschedulable_plugins:
+            qpi.unschedulable_plugins = qpi.unschedulable_plugins | {name}
+        return True
 
     def _move_to_active(self, qpi: Entity, event: str, *, from_backoff: bool = False,
                         strategy: int | None = None) -> bool:

@@ -540,12 +540,20 @@ def assume_results(sched: SchedulerCore, fw: Framework,
 
 def placement_rows(sched: SchedulerCore, placement: Any, parent: np.ndarray | None) -> np.ndarray:
     """The table rows of ``placement`` within the enclosing placement's rows ``parent`` (None:
-    every node), in snapshot order (upstream ``AssumePlacement`` on the snapshot)."""
+    every node), in snapshot order (upstream ``AssumePlacement`` on the snapshot). A placement that
+    carries its rows (:attr:`Placement.rows`) and is the enclosing one (every node, or
+    ``parent`` itself) is returned as is, without a lookup per node."""
     table = sched.table
-    full = table.order() if parent is None else parent
+    full: np.ndarray = table.order() if parent is None else parent
+    given = placement.rows
+    if given is full:
+        return given
     wanted = np.zeros(len(table.names), bool)  # the placement's rows, as a mask over table rows
-    row_of = table.row_of
-    wanted[[r for n in placement.nodes if (r := row_of.get(n)) is not None]] = True
+    if given is not None:
+        wanted[given] = True
+    else:
+        row_of = table.row_of
+        wanted[[r for n in placement.nodes if (r := row_of.get(n)) is not None]] = True
     rows: np.ndarray = full[wanted[full]]
     return rows
 
@@ -557,7 +565,7 @@ def parent_placement(sched: SchedulerCore) -> Placement | None:
     if rows is None:
         return None
     names = sched.table.names
-    return Placement("", [names[r] for r in rows.tolist()])
+    return Placement("", [names[r] for r in rows.tolist()], rows)
 
 
 def _placement_algorithm(sched: SchedulerCore, fw: Framework, pg_state: PodGroupCycleState, pg_info: PodGroupInfo,

@@ -555,7 +555,9 @@ class ClusterStore:
         rv = str((cur.get("metadata") or {}).get("resourceVersion") or "")
         if rv.isdigit():  # the new version must differ from the stored one (the informer drops equal ones)
             self._rv = max(self._rv, int(rv))
-        new = self._versioned({**copy.deepcopy(cur), "status": {**copy.deepcopy(status or {}), "conditions": conds}})
+        # a new object over the old one's unchanged parts (stored objects are never changed in
+        # place: the informer's old object stays as it was); the conditions are fresh dicts
+        new = self._versioned({**cur, "status": {**(status or {}), "conditions": [dict(c) for c in conds]}})
         objs[(ns, name)] = new
         if ("PodGroup", ns, name) in self.raw:
             self.raw[("PodGroup", ns, name)] = new
