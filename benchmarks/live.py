@@ -176,6 +176,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--box-loop", choices=("asyncio", "uvloop", "alternate"), default=None,
                     help="the box's event loop (KUBESCHED_EVENT_LOOP; default: as the environment says); "
                          "alternate: asyncio and uvloop in turn, run by run (an A/B with --repeat 2K)")
+    ap.add_argument("--box-http", choices=("lean", "aiohttp", "alternate"), default=None,
+                    help="the box's HTTP/1.1 request path (KUBESCHED_BOX_HTTP; default: as the environment says): "
+                         "lean (requests answered inline, apiserver/lean.py) or aiohttp (a Task per request); "
+                         "alternate: aiohttp and lean in turn, run by run (an A/B with --repeat 2K)")
     return ap.parse_args(argv)
 
 
@@ -187,6 +191,14 @@ def box_loop(args: argparse.Namespace, rep: int) -> str | None:
     return args.box_loop
 
 
+def box_http(args: argparse.Namespace, rep: int) -> str | None:
+    """The box's ``KUBESCHED_BOX_HTTP`` for run ``rep`` (0-based; None = the environment's):
+    ``--box-http alternate`` gives aiohttp to even runs and lean to odd ones."""
+    if args.box_http == "alternate":
+        return ("aiohttp", "lean")[rep % 2]
+    return args.box_http
+
+
 async def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     """Run the benchmark ``--repeat`` times; one dict of figures per run (also printed)."""
     args = parse_args(argv)
@@ -194,21 +206,23 @@ async def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     for rep in range(args.repeat):
         if args.repeat > 1:
             print(f"-- run {rep + 1}/{args.repeat}")
-        results.append(await run_once(args, box_loop(args, rep)))
+        results.append(await run_once(args, box_loop(args, rep), box_http(args, rep)))
     if args.repeat > 1 and args.pods:
-        loops = sorted({str(r.get("loop", "")) for r in results})
-        for loop in loops:
-            runs = [r for r in results if str(r.get("loop", "")) == loop]
+        variants = sorted({(str(r.get("loop", "")), str(r.get("http", ""))) for r in results})
+        for loop, http in variants:
+            runs = [r for r in results if (str(r.get("loop", "")), str(r.get("http", ""))) == (loop, http)]
             per_pod = sorted(float(r["box_ms_per_pod"]) for r in runs)
-            label = f" ({loop} loop)" if loop else ""
+            label = ", ".join(x for x in (f"{loop} loop" if loop else "", f"{http} HTTP path" if http else "") if x)
+            label = f" ({label})" if label else ""
             print(f"box ms CPU/pod over {len(runs)} runs{label}: " + ", ".join(f"{x:.3f}" for x in per_pod)
                   + f" (min {per_pod[0]:.3f}, median {per_pod[len(per_pod) // 2]:.3f})")
     return results
 
 
-async def run_once(args: argparse.Namespace, loop: str | None = None) -> dict[str, Any]:
-    """One run: a fresh box (on event loop ``loop``: asyncio/uvloop, None = the environment's),
-    the nodes, the scheduler (unless ``--no-scheduler``), the pods."""
+async def run_once(args: argparse.Namespace, loop: str | None = None, http: str | None = None) -> dict[str, Any]:
+    """One run: a fresh box (on event loop ``loop``: asyncio/uvloop, and HTTP path ``http``:
+    lean/aiohttp; None = the environment's), the nodes, the scheduler (unless ``--no-scheduler``),
+    the pods."""
     box_src = (args.box_src or ROOT / "src").resolve()
     # byte-compiled first, as an installed package is (under PYTHONDONTWRITEBYTECODE every start
     # of the box and the scheduler would otherwise compile their ~480 modules again)
@@ -218,6 +232,8 @@ async def run_once(args: argparse.Namespace, loop: str | None = None) -> dict[st
     box_env = {**env, "PYTHONPATH": str(box_src) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     if loop is not None:
         box_env["KUBESCHED_EVENT_LOOP"] = loop
+    if http is not None:
+        box_env["KUBESCHED_BOX_HTTP"] = http
     tmp = Path(tempfile.mkdtemp(prefix="kubesched-live-bench-"))
     kc = tmp / "kubeconfig"
     # KUBESCHED_BENCH_BOX_PROFILE=OUT.prof: cProfile the box during the pod phase (profile_child.py)
@@ -227,7 +243,8 @@ async def run_once(args: argparse.Namespace, loop: str | None = None) -> dict[st
                             "--write-kubeconfig", str(kc), "--in-memory", "--compaction-window", "100000"],
                            env=box_env, stdout=subprocess.DEVNULL, stderr=open(tmp / "box.log", "wb"))  # noqa: SIM115
     sched: subprocess.Popen[bytes] | None = None
-    out: dict[str, Any] = {"loop": loop or os.environ.get("KUBESCHED_EVENT_LOOP", "")}
+    out: dict[str, Any] = {"loop": loop or os.environ.get("KUBESCHED_EVENT_LOOP", ""),
+                           "http": http or os.environ.get("KUBESCHED_BOX_HTTP", "")}
     try:
         for _ in range(300):
             if kc.exists():
@@ -308,6 +325,8 @@ async def run_once(args: argparse.Namespace, loop: str | None = None) -> dict[st
             load = os.getloadavg()[0]
             if loop:
                 print(f"box event loop: {loop}")
+            if http:
+                print(f"box HTTP path: {http}")
             if sched is None:
                 print(f"{len(bound)}/{args.pods} pods created and bound by the driver: {elapsed:.1f}s from first "
                       f"create to last bind seen in a watch = {out['pods_per_s']:.0f} pods/s")

@@ -22,6 +22,7 @@ SMOKE: dict[str, list[str]] = {
     "apiserver_compat_micro.py": ["--n", "50"],
     "apiserver_durability.py": ["--writes", "40", "--http-writes", "20", "--concurrency", "1", "--modes", "unsafe"],
     "apiserver_soak.py": ["--minutes", "0.1", "--objects", "20", "--load-minutes", "0.05", "--idle-minutes", "0.02"],
+    "box_requests.py": ["--kind", "all", "--rounds", "1", "--n", "10", "--nodes", "2"],
     "cel_libraries.py": [],
     "crd_create.py": ["--n", "20"],
     "dump_load.py": ["--nodes", "10", "--pods", "50"],

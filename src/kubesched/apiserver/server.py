@@ -30,6 +30,7 @@ from typing import Any, cast
 
 from aiohttp import web
 
+from kubesched.apiserver import lean
 from kubesched.apiserver import resources as res
 from kubesched.apiserver.authn import PUBLIC_PATHS, Authentication
 from kubesched.apiserver.discovery import VERSION_INFO, Discovery
@@ -128,7 +129,10 @@ class APIServer(Authentication, Subresources, ListWatch, Discovery):
 
         # the factory makes every request a web.Request (aiohttp types the handler for BaseRequest)
         handler = cast("Callable[[web.BaseRequest], Awaitable[web.StreamResponse]]", self._handle)
-        return web.Server(handler, request_factory=request_factory, **kwargs)
+        # the lean path (lean.py: a complete request on an idle connection answered inside
+        # data_received, no Task per request) when KUBESCHED_BOX_HTTP=lean
+        server_class = lean.LeanServer if lean.lean_enabled() else web.Server
+        return server_class(handler, request_factory=request_factory, **kwargs)
 
     async def start(self, host: str = "127.0.0.1", port: int = 0, ssl_context: ssl.SSLContext | None = None) -> int:
         """Serve on ``host:port`` (0 = ephemeral; HTTPS with ``ssl_context``) in the running loop;

@@ -24,6 +24,7 @@ held aside and accounted when the node arrives (upstream keeps a NodeInfo withou
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -61,13 +62,28 @@ class Cache:
 
     def add_node(self, node: Node) -> None:
         self.table.set_node(node)
-        orphans = self._orphans.pop(node.metadata.name, None)
-        if orphans:
-            row = self.table.row_of[node.metadata.name]
-            for pi in orphans.values():
-                self.table.add_pod(pi, row)
+        if self._orphans:
+            self.add_node_orphans(node.metadata.name)
 
     update_node = add_node
+
+    def add_nodes(self, nodes: Sequence[Node]) -> None:
+        """:meth:`add_node` for each node, in order, the table filled in bulk
+        (:meth:`NodeTable.set_nodes`: an initial LIST). Pods held aside for a node of the batch
+        are accounted on it afterwards. Raises :class:`~kubesched.errors.QuantityError` for an
+        invalid allocatable quantity (the nodes before it added)."""
+        self.table.set_nodes(nodes)
+        if self._orphans:
+            for node in nodes:
+                self.add_node_orphans(node.metadata.name)
+
+    def add_node_orphans(self, name: str) -> None:
+        """Account the pods held aside for node ``name`` (bound before it was known) on its row."""
+        orphans = self._orphans.pop(name, None)
+        if orphans:
+            row = self.table.row_of[name]
+            for pi in orphans.values():
+                self.table.add_pod(pi, row)
 
     def remove_node(self, name: str) -> None:
         """Remove a node; its pods stay in the cache, held aside until a node of that name returns."""

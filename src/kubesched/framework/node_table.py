@@ -38,7 +38,7 @@ on), and costs nothing otherwise. :class:`RowEdit` restores the table exactly, c
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Protocol, TypeVar
 
@@ -358,6 +358,17 @@ class NodeTable:
         for li in self._listeners:
             li.on_node_set(self, row, old)
         return row
+
+    def set_nodes(self, nodes: Sequence[Node]) -> list[int]:
+        """:meth:`set_node` for every node of ``nodes``, in order, filled by column (an initial
+        LIST: labels and images interned per distinct value, allocatable lists parsed once per
+        distinct list). Leaves the table exactly as the one-by-one calls would; listeners hear of
+        each row once, after the batch, with the node it held before (None: new). Returns each
+        node's row. Raises :class:`~kubesched.errors.QuantityError` for an invalid allocatable
+        quantity, the nodes before it set. See :mod:`kubesched.framework.node_table_bulk`."""
+        from kubesched.framework.node_table_bulk import set_nodes
+
+        return set_nodes(self, nodes)
 
     def _set_labels(self, row: int, labels: dict[str, str], old: dict[str, str]) -> None:
         for key in old:
