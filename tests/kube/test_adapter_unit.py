@@ -126,6 +126,31 @@ def test_klog_text_and_json() -> None:
     logging.getLogger().handlers.clear()
 
 
+def test_klog_direct_line_equals_the_logging_line() -> None:
+    """While the text handler is the root's only one, kv_log writes its line without a LogRecord;
+    with another handler present (a test capturing logs) the line goes through logging. Both give
+    the same line, caller file:line included (timestamps aside)."""
+    buf = io.StringIO()
+    configure_logging("text", 2, buf)
+    lg = logging.getLogger("kubesched.test.direct")
+    other = logging.NullHandler()
+    try:
+        for with_other in (False, True):
+            if with_other:
+                logging.getLogger().addHandler(other)
+            kv_log(lg, 2, 'Successfully "bound"', pod="ns/p", node="n1", evaluatedNodes=3, ok=True, gone=None)
+            kv_log(lg, 0, "Error scheduling pod; retrying", pod="ns/p", err="a\nb", error=True)
+    finally:
+        logging.getLogger().removeHandler(other)
+        logging.getLogger().handlers.clear()
+    lines = buf.getvalue().splitlines()
+    assert len(lines) == 4
+    strip = [line[0] + line[line.index(".") + 7:] for line in lines]  # level char, then from the pid on
+    assert strip[0] == strip[2] and strip[1] == strip[3]
+    assert strip[0].startswith("I") and strip[1].startswith("E") and "test_adapter_unit.py:" in strip[0]
+    assert strip[0].endswith('] "Successfully \\"bound\\"" pod="ns/p" node="n1" evaluatedNodes=3 ok=true gone=<nil>')
+
+
 class _PatchAnswers:
     """An APIClient that applies a PodGroup status patch's conditions (merged by type) and answers
     the PodGroup with the next resourceVersion."""

@@ -209,3 +209,87 @@ async def test_a_post_after_the_server_restarted_on_the_same_port_is_sent_once(t
             await second.cleanup()
     finally:
         await api.close()
+
+
+async def test_post_nowait_then_resume_finishes_as_post(server: Any, transport: str, monkeypatch: Any) -> None:
+    """The event recorder's first try (``post_nowait``) and its continuation (``post_resume``) end as
+    one ``post`` would: a 429 Retry-After is retried, an error status is raised with its status, a
+    broken connection is a connection error naming the request; 2xx needs no continuation."""
+    url, script = server
+    monkeypatch.setattr("kubesched.kube.client._retry_after_seconds", lambda v: 0.0)
+
+    async def too_many(request: web.Request) -> web.StreamResponse:
+        await request.read()
+        return web.json_response({"kind": "Status", "code": 429}, status=429, headers={"Retry-After": "1"})
+
+    async def conflict(request: web.Request) -> web.StreamResponse:
+        await request.read()
+        return web.json_response({"kind": "Status", "code": 409, "reason": "AlreadyExists", "message": "exists"},
+                                 status=409)
+
+    path, body = "/apis/events.k8s.io/v1/namespaces/a/events", b'{"kind":"Event"}'
+    async with _client(url) as c:
+        script += [_ok]
+        fut = c.post_nowait(path, body)
+        if transport == "aiohttp":  # nothing to start without a coroutine: the caller awaits post()
+            assert fut is None
+            return
+        assert fut is not None
+        status, payload, retry_after = await fut
+        assert status == 200 and b'"path":"/apis/events.k8s.io/v1/namespaces/a/events"' in payload.replace(b" ", b"")
+        script[:] = [too_many, _ok]
+        fut = c.post_nowait(path, body)
+        assert fut is not None
+        first = await fut
+        assert first[0] == 429 and first[2] == "1"
+        await c.post_resume(path, body, first)  # retried once, answered 200
+        assert c.requests == 3
+        script[:] = [conflict]
+        fut = c.post_nowait(path, body)
+        assert fut is not None
+        with pytest.raises(APIError) as e:
+            await c.post_resume(path, body, await fut)
+        assert (e.value.status, e.value.reason) == (409, "AlreadyExists")
+        script[:] = [_reset]
+        fut = c.post_nowait(path, body)
+        assert fut is not None
+        outcome = await asyncio.gather(fut, return_exceptions=True)
+        with pytest.raises(APIConnectionError, match=f"POST {path}"):
+            await c.post_resume(path, body, outcome[0])
+
+        async def slow(request: web.Request) -> web.StreamResponse:
+            await asyncio.sleep(2.0)
+            return await _ok(request)
+
+        script[:] = [slow]  # a try's own bound, shorter than the client's 60 s
+        fut = c.post_nowait(path, body, timeout=0.2)
+        assert fut is not None
+        outcome = await asyncio.gather(fut, return_exceptions=True)
+        with pytest.raises(APIConnectionError, match="timed out"):
+            await c.post_resume(path, body, outcome[0])
+        script[:] = [_ok]  # the handle's bound is the client's again for the next request
+        fut = c.post_nowait(path, body)
+        assert fut is not None and (await fut)[0] == 200
+
+
+async def test_reused_handles_send_each_request_as_asked(server: Any, transport: str) -> None:
+    """One request at a time, so libcurl reuses one handle: every method, body and content type
+    switch arrives as sent (a handle keeps its last options; only what changes is set again)."""
+    url, script = server
+    seen: list[tuple[str, bytes, str | None]] = []
+
+    async def record(request: web.Request) -> web.StreamResponse:
+        seen.append((request.method, await request.read(), request.headers.get("Content-Type")))
+        return web.json_response({"kind": "Status", "status": "Success"})
+
+    script += [record]
+    sent = [("GET", None, None), ("POST", b'{"a":1}', None), ("POST", b'{"b":2}', None),
+            ("PATCH", b'{"c":3}', "application/merge-patch+json"),
+            ("PATCH", b'{"d":4}', "application/merge-patch+json"),
+            ("DELETE", None, None), ("DELETE", b'{"e":5}', None), ("GET", None, None), ("POST", b"{}", None),
+            ("PUT", b'{"f":6}', None), ("GET", None, None)]
+    async with _client(url) as c:
+        for method, body, ctype in sent:
+            await c.request_raw(method, "/api/v1/namespaces/a/pods/p", body=body, content_type=ctype)
+    assert [(m, b) for m, b, _ in seen] == [(m, b or b"") for m, b, _ in sent]
+    assert [t for _, _, t in seen] == [t or ("application/json" if b is not None else None) for _, b, t in sent]

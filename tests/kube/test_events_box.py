@@ -169,6 +169,34 @@ async def test_bounded_queue_drops_and_never_blocks(client: APIClient) -> None:
 
 
 @pytest.mark.asyncio
+async def test_a_slow_server_does_not_make_the_recorder_drop(box: Any, client: APIClient) -> None:
+    """Upstream ``recordToSink`` writes each event from its own goroutine: the queue is emptied as
+    fast as events come whatever the server's latency, so events are dropped only when the
+    recorder itself falls behind. Here every write hangs (the server is paused) while 25 events are
+    emitted, in two rounds through a queue of 10: none waits in the queue, none is dropped, all 25
+    are written once the server answers."""
+    rec = EventRecorder(client, "default-scheduler", queue_size=10)
+    task = await run(rec)
+    try:
+        box.faults.pause()
+        for batch in (range(10), range(10, 25)):
+            for i in batch:
+                rec.emit({"kind": "Pod", "namespace": "ns", "name": f"p{i}"}, None, "Normal", "Scheduled",
+                         "Binding", "x")
+                if i == 19:
+                    await until(rec._queue.empty, "the queue emptied while every write hangs")
+            await until(rec._queue.empty, "the queue emptied while every write hangs")
+        assert (rec.emitted, rec.dropped, rec.written) == (25, 0, 0)
+        box.faults.resume()
+        await settle(rec)
+        assert (rec.written, rec.failed) == (25, 0)
+        assert len(await events(client)) == 25
+    finally:
+        box.faults.clear()
+        task.cancel()
+
+
+@pytest.mark.asyncio
 async def test_error_status_is_dropped_without_retry(box: Any, client: APIClient) -> None:
     rec = EventRecorder(client, "default-scheduler", retry_interval=0.05)
     task = await run(rec)

@@ -24,12 +24,14 @@ held aside and accounted when the node arrives (upstream keeps a NodeInfo withou
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kubesched.api.objects import Node, Pod, pod_key
 from kubesched.framework.node_info import PodInfo
 from kubesched.framework.node_table import NodeTable
+from kubesched.framework.node_table_bulk import set_nodes
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.cache.podgroups import PodGroupManagerImpl
@@ -61,13 +63,29 @@ class Cache:
 
     def add_node(self, node: Node) -> None:
         self.table.set_node(node)
-        orphans = self._orphans.pop(node.metadata.name, None)
-        if orphans:
-            row = self.table.row_of[node.metadata.name]
-            for pi in orphans.values():
-                self.table.add_pod(pi, row)
+        if self._orphans:
+            self.add_node_orphans(node.metadata.name)
 
     update_node = add_node
+
+    def add_nodes(self, nodes: Sequence[Node]) -> None:
+        """:meth:`add_node` for each node, in order, the table filled in bulk
+        (:func:`~kubesched.framework.node_table_bulk.set_nodes`: an initial LIST). Pods held
+        aside for a node of the batch are accounted on it afterwards. Raises
+        :class:`~kubesched.errors.QuantityError` for an invalid allocatable quantity (the nodes
+        before it added)."""
+        set_nodes(self.table, nodes)
+        if self._orphans:
+            for node in nodes:
+                self.add_node_orphans(node.metadata.name)
+
+    def add_node_orphans(self, name: str) -> None:
+        """Account the pods held aside for node ``name`` (bound before it was known) on its row."""
+        orphans = self._orphans.pop(name, None)
+        if orphans:
+            row = self.table.row_of[name]
+            for pi in orphans.values():
+                self.table.add_pod(pi, row)
 
     def remove_node(self, name: str) -> None:
         """Remove a node; its pods stay in the cache, held aside until a node of that name returns."""

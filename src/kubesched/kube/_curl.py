@@ -16,7 +16,6 @@ an ``ssl.SSLContext`` (libcurl has its own OpenSSL). HTTP/2 over TLS is negotiat
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,17 +62,30 @@ class CurlTLS:
 
 
 class _Transfer:
-    __slots__ = ("body", "fresh", "fut", "retry_after")
+    """One easy handle's state, kept with the handle between requests: its body and header lines are
+    collected by the lists' own (C) ``append`` — set once as ``WRITEFUNCTION``/``HEADERFUNCTION``
+    when the handle is made, no Python callback per header line — and the options of the last
+    request (``kind``: method and whether it had a body; ``headers``: the header list given) are
+    remembered so that the next request sets only what changed."""
 
-    def __init__(self, fut: asyncio.Future[tuple[int, bytes, str | None]], fresh: bool = False) -> None:
-        self.fut = fut
-        self.fresh = fresh
+    __slots__ = ("body", "fresh", "fut", "headers", "kind", "lines", "timeout_ms")
+
+    def __init__(self, timeout_ms: int) -> None:
+        self.timeout_ms = timeout_ms
+        self.fut: asyncio.Future[tuple[int, bytes, str | None]] | None = None
+        self.fresh = False
         self.body: list[bytes] = []
-        self.retry_after: str | None = None
+        self.lines: list[bytes] = []
+        self.kind: tuple[str, bool] | None = None
+        self.headers: Any = None
 
-    def header(self, line: bytes) -> None:
-        if line[:12].lower() == b"retry-after:":
-            self.retry_after = line[12:].decode("latin-1").strip()
+    def retry_after(self) -> str | None:
+        """The last ``Retry-After`` header line's value among the lines received, or None."""
+        value = None
+        for line in self.lines:
+            if line[:12].lower() == b"retry-after:":
+                value = line[12:].decode("latin-1").strip()
+        return value
 
 
 class CurlMultiAsync:
@@ -110,7 +122,9 @@ class CurlMultiAsync:
         self._free: list[pycurl.Curl] = []
         self._active: dict[pycurl.Curl, _Transfer] = {}
         self._fds: dict[int, int] = {}  # fd -> POLL_* it is registered for
-        self._timer: asyncio.TimerHandle | None = None
+        self._state: dict[pycurl.Curl, _Transfer] = {}  # every handle, free or active, and its state
+        self._timer: asyncio.Handle | None = None
+        self._timer_soon = False  # ``_timer`` is an immediate (call_soon) run
         self._closed = False
         self.requests = 0
 
@@ -135,10 +149,18 @@ class CurlMultiAsync:
             self._fds.pop(fd, None)
 
     def _on_timer(self, ms: int) -> None:
+        # libcurl asks for 0 ms after every added transfer: one pending immediate run serves them all,
+        # through call_soon (no timer heap entry, nothing to cancel for the next request)
+        if ms == 0 and self._timer_soon:
+            return
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if ms >= 0:
+            self._timer_soon = False
+        if ms == 0:
+            self._timer = self._loop.call_soon(self._act, pycurl.SOCKET_TIMEOUT, 0)
+            self._timer_soon = True
+        elif ms > 0:
             self._timer = self._loop.call_later(ms / 1000.0, self._act, pycurl.SOCKET_TIMEOUT, 0)
 
     # ── driving ──
@@ -146,6 +168,7 @@ class CurlMultiAsync:
     def _act(self, fd: int, ev: int) -> None:
         if fd == pycurl.SOCKET_TIMEOUT:
             self._timer = None
+            self._timer_soon = False
         m = self._multi
         try:
             m.socket_action(fd, ev)
@@ -167,22 +190,30 @@ class CurlMultiAsync:
     def _finish(self, c: pycurl.Curl, err: CurlError | None) -> None:
         self._multi.remove_handle(c)
         t = self._active.pop(c)
-        if err is None:
-            status = c.getinfo_raw(pycurl.RESPONSE_CODE)
-        if not t.fut.done():
+        fut = t.fut
+        t.fut = None
+        if fut is not None and not fut.done():
             if err is not None:
-                t.fut.set_exception(err)
+                fut.set_exception(err)
             else:
-                t.fut.set_result((status, b"".join(t.body), t.retry_after))
+                status = c.getinfo_raw(pycurl.RESPONSE_CODE)
+                # Retry-After matters only where client-go reads it (429 and 5xx: rest ``checkWait``)
+                retry_after = t.retry_after() if status == 429 or status >= 500 else None
+                fut.set_result((status, b"".join(t.body), retry_after))
+        t.body.clear()
+        t.lines.clear()
         if self._closed or t.fresh:
             c.close()  # a FRESH_CONNECT handle is not reused: the option would stick
+            self._state.pop(c, None)
         else:
             self._free.append(c)
 
-    def _handle(self) -> pycurl.Curl:
+    def _handle(self) -> tuple[pycurl.Curl, _Transfer]:
         if self._free:
-            return self._free.pop()
+            c = self._free.pop()
+            return c, self._state[c]
         c = pycurl.Curl()
+        t = self._state[c] = _Transfer(self._timeout_ms)
         c.setopt(pycurl.NOSIGNAL, 1)
         c.setopt(pycurl.TIMEOUT_MS, self._timeout_ms)
         c.setopt(pycurl.CONNECTTIMEOUT_MS, self._connect_timeout_ms)
@@ -191,6 +222,8 @@ class CurlMultiAsync:
         c.setopt(pycurl.PIPEWAIT, 1 if self._http2 else 0)
         c.setopt(pycurl.ACCEPT_ENCODING, None)  # no Accept-Encoding of libcurl's own, no decoding
         c.setopt(pycurl.HTTP_TRANSFER_DECODING, 1)
+        c.setopt(pycurl.WRITEFUNCTION, t.body.append)
+        c.setopt(pycurl.HEADERFUNCTION, t.lines.append)
         tls = self._tls
         if tls is not None:
             if tls.insecure:
@@ -204,38 +237,52 @@ class CurlMultiAsync:
             if tls.key is not None:
                 c.setopt(pycurl.SSLKEY_BLOB, tls.key)
                 c.setopt(pycurl.SSLKEYTYPE, "PEM")
-        return c
+        return c, t
 
-    def request(self, method: str, url: str, headers: Iterable[str],
-                body: bytes | None = None, *, fresh: bool = False,
+    def request(self, method: str, url: str, headers: list[str],
+                body: bytes | None = None, *, fresh: bool = False, timeout: float | None = None,
                 ) -> asyncio.Future[tuple[int, bytes, str | None]]:
         """Start one request; the future gives ``(status, body, Retry-After)`` or raises
         :class:`CurlError`. ``headers``: ``"Name: value"`` strings (libcurl adds ``Host`` and,
-        for a body, ``Content-Length``). ``fresh``: on a new connection, not a pooled one
-        (``CURLOPT_FRESH_CONNECT``)."""
+        for a body, ``Content-Length``); a caller that sends the same headers again passes the
+        same list object, never mutated (a reused handle keeps the list it was given last and is
+        only given a new one when the object differs). ``Retry-After`` is read from 429 and 5xx
+        answers only (None otherwise). ``fresh``: on a new connection, not a pooled one
+        (``CURLOPT_FRESH_CONNECT``). ``timeout``: this request's bound in seconds when shorter than
+        the client's."""
         if self._closed:
             raise CurlError(pycurl.E_FAILED_INIT, "the client is closed")
         fut: asyncio.Future[tuple[int, bytes, str | None]] = self._loop.create_future()
-        t = _Transfer(fut, fresh)
-        c = self._handle()
+        c, t = self._handle()
+        t.fut = fut
+        t.fresh = fresh
         if fresh:
             c.setopt(pycurl.FRESH_CONNECT, 1)
         c.setopt(pycurl.URL, url)
-        c.setopt(pycurl.HTTPHEADER, list(headers))
-        if method == "GET":
-            c.setopt(pycurl.HTTPGET, 1)
-            c.setopt(pycurl.CUSTOMREQUEST, None)
-        elif method == "POST":
-            c.setopt(pycurl.POSTFIELDS, body or b"")
-            c.setopt(pycurl.CUSTOMREQUEST, None)
-        else:
-            if body is not None:
-                c.setopt(pycurl.POSTFIELDS, body)
-            else:
+        timeout_ms = self._timeout_ms if timeout is None else max(1, min(self._timeout_ms, int(timeout * 1000)))
+        if t.timeout_ms != timeout_ms:
+            c.setopt(pycurl.TIMEOUT_MS, timeout_ms)
+            t.timeout_ms = timeout_ms
+        if t.headers is not headers:
+            c.setopt(pycurl.HTTPHEADER, headers)
+            t.headers = headers
+        kind = (method, body is not None)
+        if kind != t.kind:  # the method options of a reused handle stay as its last request set them
+            if method == "GET":
                 c.setopt(pycurl.HTTPGET, 1)
-            c.setopt(pycurl.CUSTOMREQUEST, method)
-        c.setopt(pycurl.WRITEFUNCTION, t.body.append)
-        c.setopt(pycurl.HEADERFUNCTION, t.header)
+                c.setopt(pycurl.CUSTOMREQUEST, None)
+            elif method == "POST":
+                c.setopt(pycurl.POSTFIELDS, body or b"")
+                c.setopt(pycurl.CUSTOMREQUEST, None)
+            else:
+                if body is not None:
+                    c.setopt(pycurl.POSTFIELDS, body)
+                else:
+                    c.setopt(pycurl.HTTPGET, 1)
+                c.setopt(pycurl.CUSTOMREQUEST, method)
+            t.kind = kind
+        elif body is not None or method == "POST":
+            c.setopt(pycurl.POSTFIELDS, body or b"")
         self._active[c] = t
         self.requests += 1
         self._multi.add_handle(c)  # libcurl asks for a timeout of 0: the transfer starts from the loop
@@ -248,6 +295,7 @@ class CurlMultiAsync:
             if t.fut is fut:
                 self._multi.remove_handle(c)
                 del self._active[c]
+                del self._state[c]
                 c.close()  # not reused: a half-done transfer's state goes with it
                 return
 
@@ -258,16 +306,18 @@ class CurlMultiAsync:
         self._closed = True
         for c, t in list(self._active.items()):
             self._multi.remove_handle(c)
-            if not t.fut.done():
+            if t.fut is not None and not t.fut.done():
                 t.fut.set_exception(CurlError(pycurl.E_ABORTED_BY_CALLBACK, "the client is closed"))
             c.close()
         self._active.clear()
         for c in self._free:
             c.close()
         self._free.clear()
+        self._state.clear()
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+            self._timer_soon = False
         for fd, what in list(self._fds.items()):
             if what & pycurl.POLL_IN:
                 self._loop.remove_reader(fd)

@@ -268,6 +268,15 @@ class _Auth:
                 pass
         return f"Bearer {token}", expires
 
+    def cached(self) -> tuple[bool, str | None]:
+        """``(True, header)`` when :meth:`header` would answer without awaiting anything (no
+        credentials, or a value not yet expired), else ``(False, None)``."""
+        if self.user is None:
+            return True, None
+        if self._value is not None and time.monotonic() < self._expires:
+            return True, self._value
+        return False, None
+
     def invalidate(self) -> None:
         self._expires = 0.0
 
@@ -447,13 +456,17 @@ class APIClient:
     async def _header_lines(self, content_type: str | None) -> list[str]:
         """:meth:`_headers` as libcurl's ``Name: value`` lines, plus an empty ``Expect`` (no
         ``100-continue`` round trip for bodies over 1 KiB; client-go sends none either)."""
-        auth = await self._auth.header()
+        return self._header_lines_for(content_type, await self._auth.header())
+
+    def _header_lines_for(self, content_type: str | None, auth: str | None) -> list[str]:
+        """:meth:`_header_lines` for a known ``Authorization`` value: one list per (content type,
+        credential), the same object each time (libcurl's handles keep the list they were given last)."""
         key = (content_type, auth)
         lines = self._curl_headers.get(key)
         if lines is None:
             if len(self._curl_headers) > 64:
                 self._curl_headers.clear()
-            lines = [f"{k}: {v}" for k, v in (await self._headers(content_type)).items()] + ["Expect:"]
+            lines = [f"{k}: {v}" for k, v in self._header_dict(content_type, auth).items()] + ["Expect:"]
             self._curl_headers[key] = lines
         return lines
 
@@ -468,7 +481,8 @@ class APIClient:
         if q:
             url = (URL(url, encoded=True) if isinstance(url, str) else url).extend_query(q)
         url_s = str(url)
-        headers = await self._header_lines(content_type)
+        ready, auth = self._auth.cached()
+        headers = self._header_lines_for(content_type, auth) if ready else await self._header_lines(content_type)
         curl = self._get_curl()
         for fresh in (False, True):
             fut = curl.request(method, url_s, headers, data, fresh=fresh)
@@ -486,7 +500,9 @@ class APIClient:
         """The request headers (``User-Agent``, ``Accept``, ``Accept-Encoding: identity``,
         ``Content-Type`` when given, ``Authorization`` when the credentials make one), one
         prebuilt ``CIMultiDict`` per (content type, credential) pair."""
-        auth = await self._auth.header()
+        return self._header_dict(content_type, await self._auth.header())
+
+    def _header_dict(self, content_type: str | None, auth: str | None) -> CIMultiDict[str]:
         key = (content_type, auth)
         h = self._header_cache.get(key)
         if h is None:
@@ -518,30 +534,40 @@ class APIClient:
             data = _json_encoder.encode(body)
         if data is not None and content_type is None:
             content_type = JSON
-        q = _query(params)
+        return await self._request(method, path, _query(params), data, content_type, None)
+
+    async def _request(self, method: str, path: str, q: dict[str, str] | None, data: bytes | None,
+                       content_type: str | None, first: tuple[int, bytes, str | None] | None,
+                       ) -> tuple[int, bytes]:
+        """:meth:`request_raw`'s loop (rate limit, send, then 401 / 429 / 5xx Retry-After
+        retries); ``first``: the answer of a first try already sent (:meth:`post_nowait`)."""
         retries = 0
         unauthorized_retry = True
         limiter = self.limiter
         while True:
-            if not limiter.unlimited:
-                await limiter.acquire()
-            self.requests += 1
-            if self._use_curl:
-                try:
-                    status, payload, retry_after = await self._send_curl(method, path, q, data, content_type)
-                except CurlError as e:
-                    if method == "GET" and retries < _MAX_RETRIES and e.code in _CURL_RESET:
+            if first is not None:
+                status, payload, retry_after = first
+                first = None
+            else:
+                if not limiter.unlimited:
+                    await limiter.acquire()
+                self.requests += 1
+                if self._use_curl:
+                    try:
+                        status, payload, retry_after = await self._send_curl(method, path, q, data, content_type)
+                    except CurlError as e:
+                        if method == "GET" and retries < _MAX_RETRIES and e.code in _CURL_RESET:
+                            retries += 1
+                            await asyncio.sleep(1.0)
+                            continue
+                        raise APIConnectionError(f"{method} {path}: {_describe_curl(e)}") from None
+                else:
+                    status, payload, retry_after, again = await self._send_aiohttp(
+                        method, path, q, data, content_type, retries)
+                    if again:
                         retries += 1
                         await asyncio.sleep(1.0)
                         continue
-                    raise APIConnectionError(f"{method} {path}: {_describe_curl(e)}") from None
-            else:
-                status, payload, retry_after, again = await self._send_aiohttp(
-                    method, path, q, data, content_type, retries)
-                if again:
-                    retries += 1
-                    await asyncio.sleep(1.0)
-                    continue
             if 200 <= status < 300:
                 return status, payload
             if status == 401 and unauthorized_retry and self.config.user is not None:
@@ -553,6 +579,41 @@ class APIClient:
                 await asyncio.sleep(_retry_after_seconds(retry_after))
                 continue
             raise _api_error(status, payload)
+
+    def post_nowait(self, path: str, data: bytes, *, timeout: float | None = None,
+                    ) -> asyncio.Future[tuple[int, bytes, str | None]] | None:
+        """Start the first try of :meth:`post` (``data``: the JSON body) without a coroutine when
+        nothing needs awaiting first: libcurl is the transport, no rate limit applies and the
+        ``Authorization`` header is at hand (else None: use :meth:`post`). The future gives the
+        answer ``(status, body, Retry-After)`` or raises :class:`~kubesched.kube._curl.CurlError`;
+        hand anything but a 2xx answer to :meth:`post_resume`, which finishes the request as
+        :meth:`post` would have (retries, errors). ``timeout``: seconds, a bound on this try when
+        shorter than the client's (a timed-out try raises ``CurlError`` with ``timed_out``). The
+        event recorder's writes use it: most events need one request and no Task of their own."""
+        if not self._use_curl or not self.limiter.unlimited or self._closed:
+            return None
+        ready, auth = self._auth.cached()
+        if not ready:
+            return None
+        headers = self._header_lines_for(JSON, auth)
+        url = self._url(path)
+        self.requests += 1
+        return self._get_curl().request("POST", url if isinstance(url, str) else str(url), headers, data,
+                                        timeout=timeout)
+
+    async def post_resume(self, path: str, data: bytes, outcome: tuple[int, bytes, str | None] | BaseException,
+                          ) -> None:
+        """Finish a POST whose first try :meth:`post_nowait` sent: ``outcome`` is that try's answer
+        or its :class:`~kubesched.kube._curl.CurlError`. Raises as :meth:`post`."""
+        if isinstance(outcome, BaseException):
+            if not (isinstance(outcome, CurlError) and outcome.pooled_connections_died):
+                if isinstance(outcome, CurlError):
+                    raise APIConnectionError(f"POST {path}: {_describe_curl(outcome)}") from None
+                raise outcome
+            first = None  # nothing reached the server: send again (``_send_curl``'s fresh retry)
+        else:
+            first = outcome
+        await self._request("POST", path, None, data, JSON, first)
 
     async def _send_aiohttp(self, method: str, path: str, q: dict[str, str] | None, data: bytes | None,
                             content_type: str | None, retries: int) -> tuple[int, bytes, str | None, bool]:

@@ -40,6 +40,8 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
+import msgspec
+
 from kubesched.kube._time import micro_time, parse_time, rfc3339, utcnow
 from kubesched.kube.client import APIError
 
@@ -52,6 +54,7 @@ NOTE_LENGTH_LIMIT = 1024
 FINISH_TIME = timedelta(minutes=6)
 REFRESH_TIME = timedelta(minutes=30)
 STRATEGIC_MERGE = "application/strategic-merge-patch+json"
+_EVENT_ENCODER = msgspec.json.Encoder()
 _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 
@@ -141,7 +144,9 @@ class EventRecorder:
         queue_size: pending events before new ones are dropped (1000).
         max_tries / retry_interval: write attempts per event and the pause between them
             (12, 10 s, + up to 25 % jitter).
-        max_in_flight: concurrent writes; while all are busy the queue fills and drops.
+        max_in_flight: concurrent writes (None: no bound — upstream ``recordToSink`` starts a goroutine
+            per event, so the queue is drained as fast as events come; with a bound, a slow API
+            server fills the queue while all writes are busy, and new events are dropped).
         request_timeout: bound on one API request (a timeout counts as a transport error).
         wall: UTC wall clock (eventTime, series times, idle checks).
         housekeeping_interval: seconds between ``finishSeries`` passes (6 min); series are
@@ -151,7 +156,7 @@ class EventRecorder:
     def __init__(self, client: Any, reporting_controller: str = "default-scheduler",
                  reporting_instance: str | None = None, *, api: str = "auto", hostname: str | None = None,
                  queue_size: int = 1000, max_tries: int = 12, retry_interval: float = 10.0,
-                 max_in_flight: int = 16, request_timeout: float = 30.0,
+                 max_in_flight: int | None = None, request_timeout: float = 30.0,
                  wall: Callable[[], datetime] = utcnow, rng: Callable[[], float] = random.random,
                  housekeeping_interval: float = FINISH_TIME.total_seconds()) -> None:
         if api not in ("auto", "events.k8s.io/v1", "v1"):
@@ -168,12 +173,15 @@ class EventRecorder:
         self._wall = wall
         self._rng = rng
         self._queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=queue_size)
-        self._slots = asyncio.Semaphore(max_in_flight)
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._slots = asyncio.Semaphore(max_in_flight) if max_in_flight is not None else None
+        self._tasks: set[asyncio.Future[Any]] = set()
+        """Writes under way: Tasks, and the futures of first tries sent without one (:meth:`_post_fast`)."""
         self._cache: dict[tuple[Any, ...], dict[str, Any]] = {}
         self._legacy_cache: dict[str, dict[str, Any]] = {}
         self._spam: dict[str, tuple[float, float]] = {}
         self._closed = False
+        self._dispatching = False
+        """run() waits on an empty queue after the API probe: emit() may record directly."""
         self._last_refresh = time.monotonic()
         self.emitted = 0
         self.dropped = 0
@@ -207,6 +215,12 @@ class EventRecorder:
         if self._closed:
             self.dropped += 1
             return
+        if self._dispatching and self._queue.empty():
+            # the consumer is idle: hand the event over now, not through the queue and a wake-up of
+            # run() (upstream's watcher goroutine takes each event off the channel as it comes)
+            self.emitted += 1
+            self._dispatch(ev)
+            return
         try:
             self._queue.put_nowait(ev)
         except asyncio.QueueFull:
@@ -238,18 +252,26 @@ class EventRecorder:
         house = asyncio.create_task(self._housekeeping())
         try:
             while True:
+                # with no bound on writes, emit() records straight away whenever the queue is empty
+                self._dispatching = self._slots is None
                 ev = await self._queue.get()
+                self._dispatching = False
                 try:
-                    if self.api == "v1":
-                        self._record_legacy(ev)
-                    else:
-                        self._record(ev)
+                    self._dispatch(ev)
                 finally:
                     self._queue.task_done()
-                await self._slots.acquire()
-                self._slots.release()
+                if self._slots is not None:
+                    await self._slots.acquire()
+                    self._slots.release()
         finally:
+            self._dispatching = False
             house.cancel()
+
+    def _dispatch(self, ev: dict[str, Any]) -> None:
+        if self.api == "v1":
+            self._record_legacy(ev)
+        else:
+            self._record(ev)
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)
@@ -257,15 +279,53 @@ class EventRecorder:
         task.add_done_callback(self._tasks.discard)
 
     async def _guarded(self, fn: Callable[[], Any]) -> None:
+        if self._slots is None:
+            await fn()
+            return
         async with self._slots:
             await fn()
 
-    async def _guarded_attempt(self, event: dict[str, Any]) -> None:
+    async def _guarded_attempt(self, event: dict[str, Any], first: Any = None) -> None:
+        if self._slots is None:
+            await self._attempt(event, first)
+            return
         async with self._slots:
-            await self._attempt(event)
+            await self._attempt(event, first)
 
     def _spawn_attempt(self, event: dict[str, Any]) -> None:
+        if self._slots is None and event.get("series") is None and self._post_fast(event):
+            return
         self._spawn(self._guarded_attempt(event))
+
+    def _post_fast(self, event: dict[str, Any]) -> bool:
+        """The first try of a new event's POST straight from the client (``post_nowait``), no Task:
+        True when sent. A 2xx answer counts it written; any other outcome goes on in
+        :meth:`_attempt` as if its first try had been made there. The try is bounded by
+        ``request_timeout`` in the transfer itself (libcurl's), as :meth:`_call` bounds a try."""
+        post_nowait = getattr(self.client, "post_nowait", None)
+        if post_nowait is None or "resourceVersion" in event["metadata"]:
+            return False
+        meta = event["metadata"]
+        path = f"/apis/events.k8s.io/v1/namespaces/{meta['namespace']}/events"
+        data = _EVENT_ENCODER.encode(event)
+        fut = post_nowait(path, data, timeout=self.request_timeout)
+        if fut is None:
+            return False
+        self._tasks.add(fut)
+        fut.add_done_callback(lambda f: self._post_fast_done(f, event, path, data))
+        return True
+
+    def _post_fast_done(self, fut: asyncio.Future[Any], event: dict[str, Any], path: str, data: bytes) -> None:
+        self._tasks.discard(fut)
+        if fut.cancelled():
+            return
+        err = fut.exception()
+        if err is None:
+            answer = fut.result()
+            if 200 <= answer[0] < 300:
+                self.written += 1
+                return
+        self._spawn(self._guarded_attempt(event, (path, data, answer if err is None else err)))
 
     # events.k8s.io/v1 ---------------------------------------------------------
 
@@ -300,12 +360,19 @@ class EventRecorder:
             self._cache[key] = _snapshot(event)
         self._spawn_attempt(to_record)
 
-    async def _attempt(self, event: dict[str, Any]) -> bool:
-        """``attemptRecording``: True when written."""
+    async def _attempt(self, event: dict[str, Any], first: Any = None) -> bool:
+        """``attemptRecording``: True when written. ``first``: ``(path, body, outcome)`` of a first
+        POST already sent by :meth:`_post_fast`, finished here as the first try."""
         tries = 0
         while True:
             try:
-                await self._write(event)
+                if first is not None:
+                    path, data, outcome = first
+                    first = None
+                    await self._call(self.client.post_resume(path, data, outcome))
+                    self.written += 1
+                else:
+                    await self._write(event)
                 return True
             except _Retry as err:
                 tries += 1

@@ -27,6 +27,9 @@ from typing import Any, TextIO
 __all__ = ["JSONFormatter", "KlogFormatter", "configure_logging", "kv_log", "set_verbosity", "verbosity"]
 
 _VERBOSITY = 0
+_TEXT_HANDLER: logging.Handler | None = None
+"""The text handler :func:`configure_logging` put on the root logger (None for JSON): while it is
+the only handler a record reaches, :func:`kv_log` writes its line straight to it."""
 
 
 def set_verbosity(v: int) -> None:
@@ -43,7 +46,55 @@ def kv_log(logger: logging.Logger, v: int, msg: str, *, error: bool = False, **k
     ``error=True`` logs at ERROR whatever the verbosity."""
     if not error and v > _VERBOSITY:
         return
-    logger.log(logging.ERROR if error else logging.INFO, msg, extra={"kv": kv, "klog_v": v}, stacklevel=2)
+    level = logging.ERROR if error else logging.INFO
+    h = _TEXT_HANDLER
+    if h is not None and _only_handler(logger, h, level):
+        # the line a LogRecord would give, without one (no record, caller lookup by stack walk,
+        # handler/filter dispatch: half the cost of the per-pod "Successfully bound" line)
+        caller = sys._getframe(1)
+        line = KlogFormatter.line(time.time(), level, os.path.basename(caller.f_code.co_filename),
+                                  caller.f_lineno, str(msg), kv)
+        stream = getattr(h, "stream", None)
+        if stream is not None:
+            with h.lock or _NO_LOCK:
+                try:
+                    stream.write(line + "\n")
+                    stream.flush()
+                except RecursionError:
+                    raise
+                except Exception:  # noqa: BLE001 - as StreamHandler.emit: reported by handleError
+                    h.handleError(logging.makeLogRecord({"msg": msg, "levelno": level}))
+            return
+    logger.log(level, msg, extra={"kv": kv, "klog_v": v}, stacklevel=2)
+
+
+class _NoLock:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+_NO_LOCK = _NoLock()
+
+
+def _only_handler(logger: logging.Logger, h: logging.Handler, level: int) -> bool:
+    """Whether a record of ``level`` from ``logger`` would reach ``h`` alone, unfiltered: enabled,
+    no handler or filter on the way to the root, the root's one handler ``h`` (tests that capture
+    logs add theirs, and get records)."""
+    if not logger.isEnabledFor(level) or h.level > level or h.filters:
+        return False
+    c: logging.Logger | None = logger
+    while c is not None:
+        if c.filters:
+            return False
+        if c.parent is None:  # the root
+            return len(c.handlers) == 1 and c.handlers[0] is h
+        if c.handlers or not c.propagate:
+            return False
+        c = c.parent
+    return False
 
 
 _ESCAPED = re.compile(r'[\x00-\x1f"\\]')
@@ -77,21 +128,26 @@ class KlogFormatter(logging.Formatter):
     _date = ""
 
     def format(self, record: logging.LogRecord) -> str:
-        t = record.created
+        line = self.line(record.created, record.levelno, record.filename, record.lineno, record.getMessage(),
+                         getattr(record, "kv", None))
+        if record.exc_info:
+            line += f" err={_quote(self.formatException(record.exc_info))}"
+        return line
+
+    @classmethod
+    def line(cls, t: float, levelno: int, filename: str, lineno: int, msg: str, kv: dict[str, Any] | None) -> str:
+        """One log line: ``t`` (unix seconds), the logging level, the caller's file name and line,
+        the message and its key/value pairs."""
         sec = int(t)
-        if sec != self._second:  # the "mmdd hh:mm:ss" part changes once a second
+        if sec != cls._second:  # the "mmdd hh:mm:ss" part changes once a second
             lt = time.gmtime(sec)
-            self._date = f"{lt.tm_mon:02d}{lt.tm_mday:02d} {lt.tm_hour:02d}:{lt.tm_min:02d}:{lt.tm_sec:02d}"
-            self._second = sec
+            cls._date = f"{lt.tm_mon:02d}{lt.tm_mday:02d} {lt.tm_hour:02d}:{lt.tm_min:02d}:{lt.tm_sec:02d}"
+            cls._second = sec
         usec = int((t - sec) * 1_000_000)
-        level = _LEVEL_CHAR.get(record.levelno, "I")
-        head = f"{level}{self._date}.{usec:06d} {os.getpid():7d} {record.filename}:{record.lineno}]"
-        parts = [head, _quote(record.getMessage())]
-        kv = getattr(record, "kv", None)
+        level = _LEVEL_CHAR.get(levelno, "I")
+        parts = [f"{level}{cls._date}.{usec:06d} {os.getpid():7d} {filename}:{lineno}]", _quote(msg)]
         if kv:
             parts.extend(f"{k}={_value(v)}" for k, v in kv.items())
-        if record.exc_info:
-            parts.append(f"err={_quote(self.formatException(record.exc_info))}")
         return " ".join(parts)
 
 
@@ -114,8 +170,10 @@ class JSONFormatter(logging.Formatter):
 
 def configure_logging(fmt: str = "text", v: int = 0, stream: TextIO | None = None) -> None:
     """Route the root logger to ``stream`` (stderr) in klog text or JSON format at verbosity ``v``."""
+    global _TEXT_HANDLER
     set_verbosity(v)
     handler = logging.StreamHandler(stream or sys.stderr)
+    _TEXT_HANDLER = handler if fmt != "json" else None
     handler.setFormatter(JSONFormatter() if fmt == "json" else KlogFormatter())
     root = logging.getLogger()
     for h in list(root.handlers):

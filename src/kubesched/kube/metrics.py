@@ -27,11 +27,15 @@ other than the one their queueing strategy named (``metrics.go`` L300-460, v1.37
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import prometheus_client
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge
+from prometheus_client import Histogram as _PromHistogram
+from prometheus_client.samples import Sample
+from prometheus_client.utils import floatToGoString
 
 from kubesched.features import FeatureGate, default_feature_gate
 
@@ -39,6 +43,41 @@ __all__ = ["SchedulerMetrics", "attempts_label", "exponential_buckets", "pod_lim
 
 # upstream's metrics have no *_created series; this switch is process-wide in prometheus_client
 prometheus_client.disable_created_metrics()
+
+
+class Histogram(_PromHistogram):
+    """prometheus_client's ``Histogram`` (same names, labels, buckets and exposition) whose series
+    count their observations in plain Python: ``observe`` is one ``bisect`` into the upper bounds
+    (a value lands in the first bucket whose bound is >= it, as ``le`` means) and two additions,
+    where prometheus_client takes a lock for the sum and walks the bounds to the bucket and takes
+    another. The scheduler observes ~10 series per pod, all from the event loop's thread (or from
+    the scheduling cycle's worker thread while the loop's engine gate keeps the rest of the engine
+    still), so no lock is needed. Exemplars are not supported (none are recorded)."""
+
+    def _metric_init(self) -> None:
+        super()._metric_init()
+        self._counts = [0] * len(self._upper_bounds)
+        self._total = 0.0
+        # only observable instances (unlabelled histograms, labelled children) are initialised:
+        # a labelled parent keeps the class's ``observe``, which raises for missing label values
+        self.observe = self._observe_fast  # type: ignore[method-assign]
+
+    def _observe_fast(self, amount: float, exemplar: dict[str, str] | None = None) -> None:
+        if exemplar:
+            raise ValueError("exemplars are not supported by kubesched's histograms")
+        self._counts[bisect_left(self._upper_bounds, amount)] += 1
+        self._total += amount
+
+    def _child_samples(self) -> Iterable[Sample]:
+        samples = []
+        acc = 0
+        for bound, n in zip(self._upper_bounds, self._counts, strict=True):
+            acc += n
+            samples.append(Sample("_bucket", {"le": floatToGoString(bound)}, acc, None, None))
+        samples.append(Sample("_count", {}, acc, None, None))
+        if self._upper_bounds[0] >= 0:
+            samples.append(Sample("_sum", {}, self._total, None, None))
+        return tuple(samples)
 
 
 def exponential_buckets(start: float, factor: float, count: int) -> list[float]:

@@ -198,21 +198,44 @@ escapes): decided by comparing strings, without a CEL context for the device."""
 class CompiledSelector:
     """One compiled expression; :meth:`matches` evaluates it for a device context."""
 
-    __slots__ = ("expression", "program", "error", "driver_eq")
+    __slots__ = ("expression", "_program", "_error", "_compiled", "driver_eq")
 
     def __init__(self, expression: str) -> None:
         self.expression = expression
-        self.program: Any = None
-        self.error: str | None = None
+        self._program: Any = None
+        self._error: str | None = None
+        self._compiled = False
         m = _DRIVER_EQ.fullmatch(expression)
         self.driver_eq: str | None = m.group(1) if m else None
         """The literal of a ``device.driver == "<literal>"`` expression (its result is
-        ``driver == literal`` on every device: :meth:`matches_driver`), else None."""
+        ``driver == literal`` on every device: :meth:`matches_driver`), else None. Such an
+        expression (a valid one: the pattern admits no escapes) is compiled only if a context is
+        evaluated with it — the ``cel`` import (:func:`_cel`) is not paid for DeviceClasses that
+        only name their driver."""
+        if self.driver_eq is None:
+            self._compile()
+
+    def _compile(self) -> None:
+        self._compiled = True
         try:
-            self.program = _cel().compile(expression)
+            self._program = _cel().compile(self.expression)
         except Exception as e:  # noqa: BLE001 - the library raises several types
-            self.error = str(e) or type(e).__name__
+            self._error = str(e) or type(e).__name__
             self.driver_eq = None
+
+    @property
+    def program(self) -> Any:
+        """The compiled program (compiled on first use), None if it did not compile (:attr:`error`)."""
+        if not self._compiled:
+            self._compile()
+        return self._program
+
+    @property
+    def error(self) -> str | None:
+        """The compile error's text, None if the expression compiles."""
+        if not self._compiled:
+            self._compile()
+        return self._error
 
     def matches_driver(self, driver: str) -> bool | None:
         """The result on any device of ``driver`` when the expression only compares the driver

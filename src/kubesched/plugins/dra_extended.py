@@ -27,8 +27,8 @@ from kubesched.plugins.helper.extendedresources import EXTENDED_RESOURCE_CLAIM_A
 if TYPE_CHECKING:  # pragma: no cover
     from kubesched.api.objects import Container, Pod
 
-__all__ = ["SPECIAL_CLAIM_NAME", "create_requests_and_mappings", "find_extended_resource_claim",
-           "is_special_claim", "new_special_claim"]
+__all__ = ["SPECIAL_CLAIM_NAME", "create_requests_and_mappings", "extended_claim_owners",
+           "find_extended_resource_claim", "is_special_claim", "new_special_claim"]
 
 SPECIAL_CLAIM_NAME = "<extended-resources>"
 """Upstream ``specialClaimInMemName`` (extendeddynamicresources.go L78-86): never a valid claim name."""
@@ -45,7 +45,9 @@ extended-resource-claim annotation ``"true"``, else ()): claims are replaced, ne
 object's identity pins its content (the entry holds it: the id stays its)."""
 
 
-def _owners(c: Any) -> tuple[tuple[str, str], ...]:
+def extended_claim_owners(c: Any) -> tuple[tuple[str, str], ...]:
+    """The (name, UID) of the claim's controlling owners when it carries the extended-resource-claim
+    annotation ``"true"`` (what :func:`find_extended_resource_claim` matches a pod against), else ()."""
     d = c if isinstance(c, dict) else msgspec.to_builtins(c)
     meta = d.get("metadata") or {}
     annotations = meta.get("annotations")
@@ -67,7 +69,7 @@ def find_extended_resource_claim(pod: Pod, claims: list[Any]) -> dict[str, Any] 
     for c in claims:
         hit = index.get(id(c))
         if hit is None or hit[0] is not c:
-            hit = index[id(c)] = (c, _owners(c))
+            hit = index[id(c)] = (c, extended_claim_owners(c))
         if hit[1] and owner in hit[1]:
             return c if isinstance(c, dict) else msgspec.to_builtins(c)
     return None

@@ -53,7 +53,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Callable, Container
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -995,7 +995,7 @@ class Allocator:
             if memo is not None:
                 hit = self.index.searches.get(memo[0])
                 if hit is not None and hit[:4] == memo[1:] and hit[0] is node:
-                    return None if hit[4] is None else self._replay(node, hit[4])
+                    return None if hit[4] is None else _Replayed(self, node, hit[4])  # type: ignore[return-value]
             run = _Run(self, node)
             if timeout_s > 0:
                 run.deadline = time.monotonic() + timeout_s
@@ -1024,7 +1024,7 @@ class Allocator:
         skip_ops_ok = (not self.features.optional_node_operations
                        or node_declares(node, OPTIONAL_NODE_OPERATIONS_FEATURE))
         memo_key = self._memo_key if skip_ops_ok else self._memo_key_no_ops
-        picked: list[tuple[_Req, DeviceID, dict[str, Any], dict[str, Any]]] = []
+        picked: list[tuple[DeviceID, dict[str, Any], dict[str, Any]]] = []
         for pool in pools:
             if pool.incomplete or pool.invalid:
                 continue
@@ -1047,8 +1047,7 @@ class Allocator:
                 matches, full = hit[3], hit[4]
             rem = need - len(picked)
             if len(matches) >= rem:
-                for did, d, s in matches[:rem]:
-                    picked.append((rd, did, d, s))
+                picked.extend(matches[:rem])
                 return _Solution(self, node, pools, picked)  # type: ignore[return-value]
             if full:
                 run = _Run(self, node)  # shared counters / shares: the general search keeps count
@@ -1056,11 +1055,53 @@ class Allocator:
                 if timeout_s > 0:
                     run.deadline = time.monotonic() + timeout_s
                 return run if run.run() else None
-            for did, d, s in matches:
-                picked.append((rd, did, d, s))
+            picked.extend(matches)
         if any(p.invalid for p in pools):
             raise AllocatorError("invalid resource pools were encountered", failed_on_node=True)
         return None
+
+    def first_fit_rows(self, nodes: Sequence[Any], rows: list[int], out: dict[str, Any]
+                       ) -> tuple[list[int], list[int]] | None:
+        """:meth:`allocate_run` over ``nodes[row]`` for each of ``rows`` where the answer is a
+        look-up: a simple request (one ExactCount request, first fit), a node with one pool whose
+        first fit for the request is kept (:attr:`_Pool.fits`, same in-use version) and needs no
+        general search; for other claims, a node whose general search is kept (equal claims
+        searched it before, :meth:`_search_key`) and still holds. Such a node's solution goes to
+        ``out[node name]``, as Filter keeps it. Returns (indexes into ``rows`` the claims do not
+        fit, indexes left undecided — for :meth:`allocate_run`), or None when no node can be
+        decided so (the same answers as :meth:`allocate_run`, without a call and a dozen
+        attribute reads per node)."""
+        rd = self._simple
+        if rd is None:
+            return self._replayed_rows(nodes, rows, out)
+        f = self.features
+        versions = self.versions
+        if (self._static_error is not None or versions is None or not self.index.cacheable
+                or f.optional_node_operations or (f.consumable_capacity and (rd.capacity_requests or self.shared))):
+            return None
+        node_pools = self.index.node_pools
+        in_use, memo_key, need = self.allocated, self._memo_key, rd.num_devices
+        rejected: list[int] = []
+        undecided: list[int] = []
+        for i, row in enumerate(rows):
+            node = nodes[row]
+            name = node.metadata.name
+            pools = node_pools.get(name)
+            if pools is None or len(pools) != 1:
+                undecided.append(i)
+                continue
+            pool = pools[0]
+            hit = pool.fits.get(memo_key)
+            if (hit is None or pool.incomplete or pool.invalid or pool.per_device or hit[4]
+                    or hit[0] != versions.get(pool.key, 0) or hit[1] is not versions or hit[2] is not in_use):
+                undecided.append(i)
+                continue
+            matches = hit[3]
+            if len(matches) < need:
+                rejected.append(i)
+                continue
+            out[name] = _Solution(self, node, pools, matches if len(matches) == need else matches[:need])
+        return rejected, undecided
 
     def _search_key(self, node: Any) -> tuple[Any, ...] | None:
         """The key of this node's general search in :attr:`_SliceIndex.searches`, and what the
@@ -1070,14 +1111,43 @@ class Allocator:
         versions = self.versions
         if versions is None or self._static is None or self.shared or node is None:
             return None
+        pools = self.index.pools(node)
+        return ((self._search_signature(), node.metadata.name), node, versions, self.allocated,
+                tuple(versions.get(p.key, 0) for p in pools))
+
+    def _search_signature(self) -> str:
         sig = self._signature
         if sig is None:
             classes = sorted((k, v) for k, v in self._classes.items())
             sig = self._signature = json.dumps([[c.get("spec") for c in self.claims], classes, repr(self.features)],
                                                sort_keys=True, default=str)
-        pools = self.index.pools(node)
-        return ((sig, node.metadata.name), node, versions, self.allocated,
-                tuple(versions.get(p.key, 0) for p in pools))
+        return sig
+
+    def _replayed_rows(self, nodes: Sequence[Any], rows: list[int], out: dict[str, Any]
+                       ) -> tuple[list[int], list[int]] | None:
+        """:meth:`first_fit_rows` for claims the general search serves: the nodes whose kept
+        search (:meth:`_search_key`) still holds are decided from it, the rest left undecided."""
+        versions = self.versions
+        if (versions is None or self._static is None or self.shared or self._static_error is not None
+                or not self.index.cacheable):
+            return None
+        node_pools, searches, in_use = self.index.node_pools, self.index.searches, self.allocated
+        sig = self._search_signature()
+        rejected: list[int] = []
+        undecided: list[int] = []
+        for i, row in enumerate(rows):
+            node = nodes[row]
+            name = node.metadata.name
+            hit = searches.get((sig, name))
+            pools = node_pools.get(name)
+            if (hit is None or pools is None or hit[0] is not node or hit[1] is not versions or hit[2] is not in_use
+                    or hit[3] != tuple([versions.get(p.key, 0) for p in pools])):
+                undecided.append(i)
+            elif hit[4] is None:
+                rejected.append(i)
+            else:
+                out[name] = _Replayed(self, node, hit[4])
+        return rejected, undecided
 
     def _picks(self, run: _Run) -> tuple[Any, ...]:
         """A successful search's outcome without this allocator's request objects: per claim,
@@ -1181,21 +1251,46 @@ def _simple_kind(d: dict[str, Any], plain: bool, plain_multi: bool, taints: bool
     return 0
 
 
+class _Replayed:
+    """A general search's outcome replayed on the same node (same devices in use): the
+    :class:`_Run` that builds its results (:meth:`Allocator._replay`) is made on demand — Filter
+    keeps one per feasible node, Reserve asks one of them for its results."""
+
+    __slots__ = ("a", "node", "picks")
+
+    def __init__(self, a: Allocator, node: Any, picks: tuple[Any, ...]) -> None:
+        self.a, self.node, self.picks = a, node, picks
+
+    def request_names(self) -> list[list[str]]:
+        """As :meth:`_Run.request_names`, from the picks' request keys."""
+        req = self.a._static or {}
+        return [[req[k].full_name for k, _did, _d, _s in res] for res in self.picks[0]]
+
+    def results(self) -> list[dict[str, Any]]:
+        return self.a._replay(self.node, self.picks).results()
+
+
 class _Solution:
-    """A first-fit solution; the :class:`_Run` that builds its results is made on demand."""
+    """A first-fit solution of the allocator's simple request: the picked (device id, device,
+    slice) in order; the :class:`_Run` that builds its results is made on demand."""
 
     __slots__ = ("a", "node", "pools", "picked")
 
-    def __init__(self, a: Allocator, node: Any, pools: list[_Pool], picked: list[Any]) -> None:
+    def __init__(self, a: Allocator, node: Any, pools: list[_Pool], picked: Sequence[Any]) -> None:
         self.a, self.node, self.pools, self.picked = a, node, pools, picked
 
     def request_names(self) -> list[list[str]]:
         """The request (``<request>`` or ``<request>/<subrequest>``) of each picked device."""
-        return [[rd.full_name for rd, _did, _d, _s in self.picked]]
+        rd = self.a._simple
+        assert rd is not None  # (made for the simple request only)
+        return [[rd.full_name] * len(self.picked)]
 
     def results(self) -> list[dict[str, Any]]:
+        rd = self.a._simple
+        assert rd is not None
         run = _Run(self.a, self.node, static=True)
-        run.pools, run.req, run.constraints, run.result = self.pools, self.a._static or {}, [[]], [self.picked]
+        run.pools, run.req, run.constraints = self.pools, self.a._static or {}, [[]]
+        run.result = [[(rd, did, d, s) for did, d, s in self.picked]]
         return run.results()
 
 

@@ -119,7 +119,7 @@ import asyncio
 import copy
 import time
 from collections import Counter
-from collections.abc import Coroutine, Iterator, Mapping, Sequence
+from collections.abc import Coroutine, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -153,7 +153,7 @@ from kubesched.framework.interface import (
 from kubesched.framework.podgroup import COMPOSITE_POD_GROUP_KEY_TYPE
 from kubesched.plugins.dra_extended import (
     create_requests_and_mappings,
-    find_extended_resource_claim,
+    extended_claim_owners,
     is_special_claim,
     new_special_claim,
     node_claim,
@@ -307,6 +307,13 @@ class DRAManager:
         self.synced = False
         self.live_events = False
         self._slices: tuple[list[Any], list[dict[str, Any]]] | None = None
+        self._ext_informer: dict[str, dict[str, Any]] = {}
+        """Claim key → informer object, for claims with the extended-resource-claim annotation and a
+        controlling owner (:func:`extended_claim_owners`)."""
+        self._ext_owners: dict[str, tuple[tuple[str, str], ...]] = {}
+        self._ext_index: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+        """Owner (name, UID) → claim key → the claim as the scheduler sees it (assumed, else the
+        informer's): :meth:`find_extended_claim` without a scan of every claim."""
 
     def slices(self) -> list[dict[str, Any]]:
         """Every ResourceSlice mapping, as the lister has them. While the lister returns the same
@@ -370,6 +377,38 @@ class DRAManager:
         self._set_slot(("c", key), self._devices(a) if a is not None else self._informer.get(key, []))
         if self.consumable_capacity:
             self._set_shares(("c", key), a if a is not None else self._informer_claims.get(key))
+        if a is not None or key in self._ext_informer or key in self._ext_owners:
+            self._index_ext(key, a if a is not None else self._ext_informer.get(key))
+
+    def _set_informer_ext(self, key: str, claim: dict[str, Any] | None) -> None:
+        if claim is not None and extended_claim_owners(claim):
+            self._ext_informer[key] = claim
+        else:
+            self._ext_informer.pop(key, None)
+
+    def _index_ext(self, key: str, claim: dict[str, Any] | None) -> None:
+        """Keep :attr:`_ext_index` for one claim key (``claim``: as the scheduler sees it now)."""
+        index = self._ext_index
+        for owner in self._ext_owners.pop(key, ()):
+            hits = index[owner]
+            del hits[key]
+            if not hits:
+                del index[owner]
+        owners = extended_claim_owners(claim) if claim is not None else ()
+        if owners:
+            self._ext_owners[key] = owners
+            for owner in owners:
+                index.setdefault(owner, {})[key] = claim  # type: ignore[assignment]
+
+    def find_extended_claim(self, pod: Pod) -> dict[str, Any] | None:
+        """Upstream ``findExtendedResourceClaim`` over ``ResourceClaims().List()`` (v1.37.2
+        extendeddynamicresources.go L118-131 with dra_manager.go L289-300: the assume cache, i.e.
+        the claims the informer delivered, an assumed object in place of its informer one): the
+        claim with the extended-resource-claim annotation whose controlling owner is the pod, by
+        an index kept from those events (a dict look-up, not a scan of every claim per pod).
+        Several such claims: the first one indexed."""
+        hits = self._ext_index.get((pod.metadata.name, pod.metadata.uid or ""))
+        return next(iter(hits.values())) if hits else None
 
     def sync(self) -> None:
         """Read every claim from the lister (the first time, or always without informer events)."""
@@ -383,11 +422,13 @@ class DRAManager:
             self._informer[key] = self._devices(c)
             if self.consumable_capacity:
                 self._informer_claims[key] = c
+            self._set_informer_ext(key, c)
             self._refresh_claim(key)
         if not self.live_events:
             for key in [k for k in self._informer if k not in seen]:
                 del self._informer[key]
                 self._informer_claims.pop(key, None)
+                self._ext_informer.pop(key, None)
                 self._refresh_claim(key)
         self.synced = True
 
@@ -400,11 +441,13 @@ class DRAManager:
         if new is None:
             self._informer.pop(key, None)
             self._informer_claims.pop(key, None)
+            self._ext_informer.pop(key, None)
             self.assumed.pop(key, None)
         else:
             self._informer[key] = self._devices(obj)
             if self.consumable_capacity:
                 self._informer_claims[key] = obj
+            self._set_informer_ext(key, obj)
             a = self.assumed.get(key)
             rv = ObjectView(obj).metadata.get("resourceVersion")
             if a is not None and (a is not obj) and (rv != ObjectView(a).metadata.get("resourceVersion")
@@ -513,10 +556,12 @@ class StateData:
         self.ext_variants: dict[tuple[tuple[str, int], ...], tuple[dict[str, Any], list[dict[str, str]]]] = {}
         """The claim variants made so far, by the resources DRA provides (nodes needing the same share one:
         every consumer copies it before changing it)."""
-        self.ext_mapping: dict[str, dict[str, Any]] | None = None
+        self.ext_mapping: tuple[Any, ...] | None = None
+        """What Filter's extended-resource part reads the same on every node, read once per cycle:
+        (the claim, it has requests, it is allocated, the pod's non-zero scalars in name order,
+        the DeviceClass mapping of extended resources)."""
         self.variant_allocators: dict[int, Allocator] = {}
         """id(a claim variant of :attr:`ext_variants`) → its allocator."""
-        """The DeviceClass mapping of extended resources, read once per cycle."""
         self.pod: Any = None
         self.optional_ops: list[int] = []
         """1.37: allocated claims whose devices skip node operations (``skipNodeOperations`` in a
@@ -1004,7 +1049,7 @@ class DynamicResources:
         the pod (as the manager sees it), else a new in-memory one."""
         mgr = self._manager()
         s.pod_scalars = scalars
-        claim = find_extended_resource_claim(pod, mgr.lister.list("ResourceClaim"))
+        claim = mgr.find_extended_claim(pod)
         if claim is not None:
             view = ObjectView(claim)
             claim = mgr.get_claim(view.namespace, view.name) or claim
@@ -1018,21 +1063,23 @@ class DynamicResources:
                          ) -> tuple[dict[str, Any] | None, list[dict[str, str]], Status | None]:
         """Upstream ``filterExtendedResources`` (L216-282): the node's variant of the claim and the
         request mappings; None when the node needs nothing from DRA (or the claim is allocated)."""
-        claim = s.claims[s.ext_index] if s.ext_index is not None else None
+        pre = s.ext_mapping
+        if pre is None:
+            claim = s.claims[s.ext_index] if s.ext_index is not None else None
+            view = ResourceClaimView(claim) if claim is not None else None
+            pre = s.ext_mapping = (claim, bool(view is not None and view.requests),
+                                   view is not None and view.allocation is not None,
+                                   [(n, q) for n, q in sorted(s.pod_scalars.items()) if q != 0],
+                                   device_class_mapping(self._manager().lister) if claim is not None else {})
+        claim, has_requests, allocated, scalars, mapping = pre
         if claim is None:
             return None, [], None
-        view = ResourceClaimView(claim)
-        if view.requests:  # (``omitempty``: an empty list is nil upstream)
+        if has_requests:  # (``omitempty``: an empty list is nil upstream)
             # written by a prior cycle: PostFilter deletes it and the pod retries anew
             return None, [], Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("cannot schedule extended resource claim",))
         allocatable = _scalar_allocatable(node)
-        mapping = s.ext_mapping
-        if mapping is None:
-            mapping = s.ext_mapping = device_class_mapping(self._manager().lister)
         needed: dict[str, int] = {}
-        for name, q in sorted(s.pod_scalars.items()):
-            if q == 0:
-                continue
+        for name, q in scalars:
             have = allocatable.get(name)
             if name in mapping and not have:
                 needed[name] = q  # the node provides it through DRA
@@ -1040,7 +1087,7 @@ class DynamicResources:
                 return None, [], Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("cannot fit resource",))
         if not needed and not s.ext_index:  # no user claim either
             return None, [], None
-        if view.allocation is not None:
+        if allocated:
             return None, [], None
         key = tuple(needed.items())
         variant = s.ext_variants.get(key)
@@ -1105,11 +1152,14 @@ class DynamicResources:
         failed = np.zeros(len(rows), np.int64)
         index: dict[ReasonEntry, int] = {}
         rejected: Iterator[tuple[int, Status]]
-        if (s.ext_index is None and not s.has_node_selectors and not s.optional_ops and not s.shared_mapped
-                and not s.binding_unavailable and not s.reused):
-            if s.allocator is None:
+        if not s.has_node_selectors and not s.optional_ops and not s.shared_mapped and not s.binding_unavailable \
+                and not s.reused:
+            if s.ext_index is not None:
+                rejected = self._extended_rejections(s, table_nodes, rows)
+            elif s.allocator is None:
                 return None
-            rejected = self._allocator_rejections(s, s.allocator, table_nodes, rows)
+            else:
+                rejected = self._allocator_rejections(s, s.allocator, table_nodes, rows)
         else:
             rejected = ((i, st) for i, row in enumerate(rows.tolist())
                         if (st := self._filter_node(s, table_nodes[row])) is not None)
@@ -1132,8 +1182,27 @@ class DynamicResources:
         reused allocations): the rejected rows' statuses; the solutions go to ``s.node_allocations``."""
         allocations = s.node_allocations
         timeout = self.filter_timeout_s
-        for i, row in enumerate(rows.tolist()):
-            node = table_nodes[row]
+        row_list: list[int] = rows.tolist()
+        decided: dict[int, Status]
+        pending: Iterable[int]
+        batch = a.first_fit_rows(table_nodes, row_list, allocations)  # the look-ups, in one loop
+        if batch is not None:
+            rejected, undecided = batch
+            if not undecided:
+                for i in rejected:
+                    yield i, _CANNOT_ALLOCATE
+                return
+            # (rejected and undecided rows interleave: yield them in row order)
+            decided = dict.fromkeys(rejected, _CANNOT_ALLOCATE)
+            pending = sorted([*rejected, *undecided]) if rejected else undecided
+        else:
+            decided, pending = {}, range(len(row_list))
+        for i in pending:
+            st = decided.get(i)
+            if st is not None:
+                yield i, st
+                continue
+            node = table_nodes[row_list[i]]
             try:
                 run = a.allocate_run(node, timeout)
             except (AllocatorTimeout, AllocatorError) as e:
@@ -1143,6 +1212,45 @@ class DynamicResources:
                 allocations[node.metadata.name] = run
             else:
                 yield i, _CANNOT_ALLOCATE
+
+    def _extended_rejections(self, s: StateData, table_nodes: Sequence[Any], rows: np.ndarray
+                             ) -> Iterator[tuple[int, Status]]:
+        """:meth:`_filter_node` over ``rows`` with an extended-resource claim and no other per-node
+        condition: each node's variant of the claim first, then the nodes of one variant allocator
+        together (:meth:`_allocator_rejections`); the rejected rows' statuses in row order."""
+        out: list[tuple[int, Status]] = []
+        groups: dict[int, tuple[Allocator, list[int], list[tuple[dict[str, Any] | None, list[dict[str, str]]]]]] = {}
+        row_list: list[int] = rows.tolist()
+        for i, row in enumerate(row_list):
+            node_ext, mappings, st = self._filter_extended(s, table_nodes[row])
+            if st is not None:
+                out.append((i, st))
+                continue
+            if node_ext is None and not s.ext_index:
+                continue  # no user claim, and the node's allocatable covers the extended resources
+            a = self._node_allocator(s, node_ext)
+            if a is None:
+                continue
+            g = groups.get(id(a))
+            if g is None:
+                g = groups[id(a)] = (a, [], [])
+            g[1].append(i)
+            g[2].append((node_ext, mappings))
+        allocations = s.node_allocations
+        for a, idx, exts in groups.values():
+            sub = np.fromiter((row_list[i] for i in idx), np.int64, len(idx))
+            for j, st in self._allocator_rejections(s, a, table_nodes, sub):
+                out.append((idx[j], st))
+                if st.code == Code.ERROR:
+                    break  # (Filter stops at an error)
+            for i, (node_ext, mappings) in zip(idx, exts):
+                if node_ext is not None:
+                    name = table_nodes[row_list[i]].metadata.name
+                    if name in allocations:
+                        s.node_ext[name] = (node_ext, mappings)
+        if len(groups) > 1 or (groups and len(out) > 1):
+            out.sort(key=lambda t: t[0])
+        return iter(out)
 
     def _filter_node(self, s: StateData, node: Any) -> Status | None:
         node_ext: dict[str, Any] | None = None

@@ -10,7 +10,7 @@ Decisions leave through the injected :class:`~kubesched.framework.handle.Cluster
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from kubesched.api.objects import Node, Pod, pod_key, pod_priority
@@ -249,6 +249,19 @@ class Scheduler(SchedulerCore):
     def on_node_add(self, node: Node) -> None:
         self.cache.add_node(node)
         self.queue.move_all_to_active_or_backoff(EVENT_NODE_ADD, None, node)
+
+    def on_nodes_add(self, nodes: Sequence[Node]) -> None:
+        """:meth:`on_node_add` for each node, in order (an initial LIST): with no pod waiting in
+        unschedulablePods the cache is filled in bulk (:meth:`Cache.add_nodes`) and the NodeAdd
+        events follow (they move nothing then; pods in flight still record them); otherwise one
+        by one, so each event's hints see the cache as upstream's informer leaves it."""
+        if self.queue.unschedulable:
+            for node in nodes:
+                self.on_node_add(node)
+            return
+        self.cache.add_nodes(nodes)
+        for node in nodes:
+            self.queue.move_all_to_active_or_backoff(EVENT_NODE_ADD, None, node)
 
     def on_node_update(self, old: Node, new: Node) -> None:
         """Upstream ``updateNodeInCache``: one queue move per changed property

@@ -570,8 +570,7 @@ def simulate(raws: list[RawObject], config: KubeSchedulerConfiguration | None = 
         if store.keep_events:
             store.events.extend(driver.events)
             driver.events.clear()
-        for node, raw in nodes:
-            store.add("Node", node, raw)
+        store.add_nodes(nodes)
         if podgroups.served_api("PodGroup", features):
             # the scheduler's PodGroup (CompositePodGroup) informers: their initial list, before the pods'
             for kind in ("CompositePodGroup", "PodGroup"):

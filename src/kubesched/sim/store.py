@@ -20,7 +20,7 @@ from __future__ import annotations
 import copy
 import random
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -186,6 +186,16 @@ class ClusterStore:
         else:
             self._put(kind, obj)
             self.flush()
+
+    def add_nodes(self, nodes: Sequence[tuple[Node, dict[str, Any]]]) -> None:
+        """:meth:`add` of each ``(node, raw)`` in order, announced to the scheduler as one initial
+        LIST (:meth:`~kubesched.scheduler.Scheduler.on_nodes_add`: the cache filled in bulk)."""
+        for node, raw in nodes:
+            name = node.metadata.name
+            self.raw[("Node", node.metadata.namespace or "", name)] = raw
+            self.nodes[name] = node
+        if self.scheduler is not None and nodes:
+            self._deliver_now(self.scheduler.on_nodes_add, [node for node, _ in nodes])
 
     def add_raw(self, kind: str, data: dict[str, Any]) -> None:
         """Keep an object of a kind without a typed view, as its raw mapping (the lister returns it)."""
