@@ -30,7 +30,7 @@ from kubesched.api.quantity import to_int
 from kubesched.api.resources import pod_requests
 from kubesched.errors import InputError
 from kubesched.framework.record import PASSED, DecisionRecord, FilterResults, NodeScores, NodeTotals
-from kubesched.sim.explain_columns import KeptNode, Plan, column_plan, every_node_scored
+from kubesched.sim.explain_columns import KeptNode, Plan, column_plan, every_node_scored, kept_scores
 from kubesched.sim.store import Preemption
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -304,9 +304,7 @@ def explain_record(rec: DecisionRecord, *, total_nodes: int | None = None,
     at_col = columns and isinstance(flt, FilterResults) and every_node_scored(flt, totals, flt.count())
     if plan is None:
         plan = dict_plan(rec, totals, max_nodes)
-    from kubesched.sim.explain_compact import _scores  # (that module imports this one)
-
-    triples = _scores(rec, plugins, plan.nodes, columns)
+    triples = kept_scores(rec, plugins, plan.nodes, columns)
     nodes: list[NodeExplanation] = []
     for kept, per in zip(plan.nodes, triples, strict=True):
         node = kept.node

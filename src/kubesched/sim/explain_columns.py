@@ -16,10 +16,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from kubesched.framework.record import DecisionRecord, FilterResults, NodeColumns, NodeTotals, same_rows
+from kubesched.framework.record import DecisionRecord, FilterResults, NodeColumns, NodeScores, NodeTotals, same_rows
 
 __all__ = ["KeptNode", "Plan", "column_plan", "every_node_scored"]
 
@@ -262,3 +263,43 @@ def _position(node: str | None, p_sel: int, flt: FilterResults, feasible: np.nda
         return n_scored + int(at[0])
     at = np.flatnonzero(rejected == e)
     return n_scored + len(feasible) + int(at[0]) if len(at) else -1
+
+
+def kept_scores(rec: DecisionRecord, plugins: list[str], kept: list[KeptNode], columns: bool = False) -> list[Any]:
+    """Per kept node, ``[raw, normalized, weighted]`` per Score plugin in ``plugins`` order
+    (``None`` for a plugin that did not score the node; ``[]`` for an unscored node) — one numpy
+    block when the record's scores are arrays. ``columns``: the kept nodes' ``col`` are columns
+    of the record's :class:`NodeTotals` (:func:`column_plan` over them). Shared by ``--explain``
+    (:mod:`kubesched.sim.explain`) and the report's compact records
+    (:mod:`kubesched.sim.explain_compact`)."""
+    scored = [k for k in kept if k.total is not None]
+    raw, norm, fin = rec.score, rec.normalized_score, rec.final_score
+    out: list[Any] = [[] for _ in kept]
+    if not scored:
+        return out
+    arrays = (raw, norm, fin) if isinstance(raw, NodeScores) and isinstance(norm, NodeScores) \
+        and isinstance(fin, NodeScores) else ()
+    # one build_record's three mappings over one array, the kept nodes' columns those of its totals
+    stack = raw.stack if columns and isinstance(raw, NodeScores) else None
+    stacked = stack is not None and isinstance(norm, NodeScores) and isinstance(fin, NodeScores) \
+        and stack is norm.stack is fin.stack and isinstance(rec.total_score, NodeTotals) \
+        and isinstance(raw, NodeScores) \
+        and (rec.total_score.columns is raw.columns or rec.total_score.names is raw.names)
+    if stacked or arrays and all(a.plugins == plugins for a in arrays) \
+            and all(a.node_at(k.col) == k.node for a in arrays for k in scored):
+        if not plugins:
+            return out
+        cols = [k.col for k in scored]
+        block = stack[:, :, cols] if stack is not None and stacked else np.stack([a.block(cols) for a in arrays])
+        triples = iter(block.transpose(2, 1, 0).tolist())  # node × plugin × (raw, normalized, weighted)
+        for i, k in enumerate(kept):
+            if k.total is not None:
+                out[i] = next(triples)
+        return out
+    for i, k in enumerate(kept):
+        if k.total is None:
+            continue
+        r, z, f = raw.get(k.node, {}), norm.get(k.node, {}), fin[k.node]
+        by = {p: [r.get(p, 0), z.get(p, r.get(p, 0)), f.get(p, 0)] for p in plugins if p in f}
+        out[i] = [by.get(p) for p in plugins] if by else []
+    return out

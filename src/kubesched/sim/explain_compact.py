@@ -20,7 +20,6 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-import numpy as np
 import orjson
 
 from kubesched.framework.record import DecisionRecord, NodeScores, NodeTotals
@@ -32,7 +31,7 @@ from kubesched.sim.explain import (
     dict_plan,
     profile_weights,
 )
-from kubesched.sim.explain_columns import KeptNode, column_plan
+from kubesched.sim.explain_columns import column_plan, kept_scores
 from kubesched.sim.manifests import _has_non_finite_float, _orjson_float_differs
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -91,44 +90,6 @@ class _Parts(NamedTuple):
                        f"{self.group},\"preempted\":{preempted},\"preempted_by\":{preempted_by}{self.nodes}")
 
 
-def _scores(rec: DecisionRecord, plugins: list[str], kept: list[KeptNode], columns: bool = False) -> list[Any]:
-    """Per kept node, ``[raw, normalized, weighted]`` per Score plugin in ``plugins`` order
-    (``None`` for a plugin that did not score the node; ``[]`` for an unscored node) — one numpy
-    block when the record's scores are arrays. ``columns``: the kept nodes' ``col`` are columns
-    of the record's :class:`NodeTotals` (:func:`column_plan` over them)."""
-    scored = [k for k in kept if k.total is not None]
-    raw, norm, fin = rec.score, rec.normalized_score, rec.final_score
-    out: list[Any] = [[] for _ in kept]
-    if not scored:
-        return out
-    arrays = (raw, norm, fin) if isinstance(raw, NodeScores) and isinstance(norm, NodeScores) \
-        and isinstance(fin, NodeScores) else ()
-    # one build_record's three mappings over one array, the kept nodes' columns those of its totals
-    stack = raw.stack if columns and isinstance(raw, NodeScores) else None
-    stacked = stack is not None and isinstance(norm, NodeScores) and isinstance(fin, NodeScores) \
-        and stack is norm.stack is fin.stack and isinstance(rec.total_score, NodeTotals) \
-        and isinstance(raw, NodeScores) \
-        and (rec.total_score.columns is raw.columns or rec.total_score.names is raw.names)
-    if stacked or arrays and all(a.plugins == plugins for a in arrays) \
-            and all(a.node_at(k.col) == k.node for a in arrays for k in scored):
-        if not plugins:
-            return out
-        cols = [k.col for k in scored]
-        block = stack[:, :, cols] if stack is not None and stacked else np.stack([a.block(cols) for a in arrays])
-        triples = iter(block.transpose(2, 1, 0).tolist())  # node × plugin × (raw, normalized, weighted)
-        for i, k in enumerate(kept):
-            if k.total is not None:
-                out[i] = next(triples)
-        return out
-    for i, k in enumerate(kept):
-        if k.total is None:
-            continue
-        r, z, f = raw.get(k.node, {}), norm.get(k.node, {}), fin[k.node]
-        by = {p: [r.get(p, 0), z.get(p, r.get(p, 0)), f.get(p, 0)] for p in plugins if p in f}
-        out[i] = [by.get(p) for p in plugins] if by else []
-    return out
-
-
 _NO_GROUP = ',"group":null'
 
 
@@ -144,7 +105,7 @@ def _parts(rec: DecisionRecord, max_nodes: int, memo: dict[Any, str] | None = No
     sel = rec.selected_node
     nodes = [{"node": k.node, "feasible": not k.reasons, "reasons": k.reasons, "total": k.total, "rank": k.rank,
               "selected": k.node == sel, "runner_up": k.node == plan.runner_up, "scores": s}
-             for k, s in zip(plan.nodes, _scores(rec, plugins, plan.nodes, columns), strict=True)]
+             for k, s in zip(plan.nodes, kept_scores(rec, plugins, plan.nodes, columns), strict=True)]
     head = compact_json({"pod": rec.pod, "profile": rec.profile, "attempt": rec.attempt, "result": rec.result,
                          "message": rec.message, "selected_node": sel, "runner_up": plan.runner_up,
                          "margin": plan.margin, "selected_ties": plan.selected_ties,
