@@ -326,6 +326,17 @@ class BindWatch(threading.Thread):
             self.rewatches += 1
 
 
+def scheduled_events(cp: upstream.ControlPlane) -> int:
+    """How many ``Scheduled`` Events (events.k8s.io/v1) ``NAMESPACE`` holds: written by the
+    scheduler under test for every pod it bound, unless its recorder dropped them."""
+    c = Client(cp, timeout=600)
+    try:
+        lst = c.call("GET", f"/apis/events.k8s.io/v1/namespaces/{NAMESPACE}/events")
+    finally:
+        c.conn.close()
+    return sum(1 for ev in lst["items"] if ev.get("reason") == "Scheduled")
+
+
 def cpu_s(pid: int) -> float:
     """User + system CPU seconds of ``pid`` so far (/proc/<pid>/stat fields 14, 15)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -390,6 +401,7 @@ def run_one(cp: upstream.ControlPlane, shape: Shape, spec: str, version: str, po
             threads: int, r: int) -> dict[str, Any]:
     """One run of scheduler ``spec`` on the backlog of repetition ``r``; the figures."""
     t_create = create_all(cp, shape.pending(next(_RUNS)), threads)
+    events_before = scheduled_events(cp)
     watch = BindWatch(cp)
     watch.start()
     watch.listed.wait(60)
@@ -434,6 +446,7 @@ def run_one(cp: upstream.ControlPlane, shape: Shape, spec: str, version: str, po
     while len(watch.bound) < pods and time.monotonic() < deadline and watch.error is None:
         time.sleep(0.1)
     cpu = children_cpu_s(pid)
+    events_at_last_bind = scheduled_events(cp) - events_before
     stop()
     watch.stop.set()
     bound = len(watch.bound)
@@ -445,7 +458,9 @@ def run_one(cp: upstream.ControlPlane, shape: Shape, spec: str, version: str, po
             "pods_per_cpu_s": round(bound / cpu, 1) if cpu else 0.0,
             "wall_to_last_bind_s": round(last - t0, 2), "first_to_last_bind_s": round(last - first, 2),
             "create_s": round(t_create, 1), "loadavg": [round(x, 2) for x in os.getloadavg()],
-            "watch_error": watch.error, "rewatches": watch.rewatches}
+            "watch_error": watch.error, "rewatches": watch.rewatches,
+            # Scheduled events written by the last bind (the CPU figure's moment) and by the stop
+            "events_at_last_bind": events_at_last_bind, "events": scheduled_events(cp) - events_before}
 
 
 _COMPILED: set[Path] = set()
