@@ -205,15 +205,10 @@ class LeanRequestHandler(web_protocol.RequestHandler):
             self._finished(request, payload, resp, reset)
             return
         except ConnectionError:
-            self._lean_task = None
-            self.log_debug("Ignored premature client disconnection")
-            self._end_connection(request)
+            self._disconnected(request)
             return
         except Exception as exc:  # noqa: BLE001 - as start(): logged, the connection closed
-            self._lean_task = None
-            self.log_exception("Unhandled exception", exc_info=exc)
-            request._task = None  # type: ignore[assignment]
-            self.force_close()
+            self._crashed(request, exc)
             return
         self._lean_task = loop.create_task(self._run_on(coro, first, request, payload))
 
@@ -279,9 +274,7 @@ class LeanRequestHandler(web_protocol.RequestHandler):
         try:
             resp, reset = await _continue(coro, first)
         except ConnectionError:
-            self._lean_task = None
-            self.log_debug("Ignored premature client disconnection")
-            self._end_connection(request)
+            self._disconnected(request)
             return
         except asyncio.CancelledError:
             self._lean_task = None
@@ -289,14 +282,24 @@ class LeanRequestHandler(web_protocol.RequestHandler):
             self.force_close()
             raise
         except Exception as exc:  # noqa: BLE001 - as start(): logged, the connection closed
-            self._lean_task = None
-            self.log_exception("Unhandled exception", exc_info=exc)
-            request._task = None  # type: ignore[assignment]
-            self.force_close()
+            self._crashed(request, exc)
             return
         self._lean_task = None
         self._finished(request, payload, resp, reset)
         self._flush_held()
+
+    def _disconnected(self, request: web.BaseRequest) -> None:
+        """The client went away while its inline request ran: as aiohttp's ``start``."""
+        self._lean_task = None
+        self.log_debug("Ignored premature client disconnection")
+        self._end_connection(request)
+
+    def _crashed(self, request: web.BaseRequest, exc: BaseException) -> None:
+        """The handler raised: logged and the connection closed, as aiohttp's ``start``."""
+        self._lean_task = None
+        self.log_exception("Unhandled exception", exc_info=exc)
+        request._task = None  # type: ignore[assignment]
+        self.force_close()
 
     def _flush_held(self) -> None:
         held = self._held
