@@ -27,7 +27,7 @@ from typing import Any, TextIO
 __all__ = ["JSONFormatter", "KlogFormatter", "configure_logging", "kv_log", "set_verbosity", "verbosity"]
 
 _VERBOSITY = 0
-_TEXT_HANDLER: logging.Handler | None = None
+_TEXT_HANDLER: logging.StreamHandler[TextIO] | None = None
 """The text handler :func:`configure_logging` put on the root logger (None for JSON): while it is
 the only handler a record reaches, :func:`kv_log` writes its line straight to it."""
 
@@ -54,29 +54,18 @@ def kv_log(logger: logging.Logger, v: int, msg: str, *, error: bool = False, **k
         caller = sys._getframe(1)
         line = KlogFormatter.line(time.time(), level, os.path.basename(caller.f_code.co_filename),
                                   caller.f_lineno, str(msg), kv)
-        stream = getattr(h, "stream", None)
-        if stream is not None:
-            with h.lock or _NO_LOCK:
-                try:
-                    stream.write(line + "\n")
-                    stream.flush()
-                except RecursionError:
-                    raise
-                except Exception:  # noqa: BLE001 - as StreamHandler.emit: reported by handleError
-                    h.handleError(logging.makeLogRecord({"msg": msg, "levelno": level}))
-            return
+        h.acquire()
+        try:
+            h.stream.write(line + "\n")
+            h.stream.flush()
+        except RecursionError:
+            raise
+        except Exception:  # noqa: BLE001 - as StreamHandler.emit: reported by handleError
+            h.handleError(logging.makeLogRecord({"msg": msg, "levelno": level}))
+        finally:
+            h.release()
+        return
     logger.log(level, msg, extra={"kv": kv, "klog_v": v}, stacklevel=2)
-
-
-class _NoLock:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-
-_NO_LOCK = _NoLock()
 
 
 def _only_handler(logger: logging.Logger, h: logging.Handler, level: int) -> bool:
