@@ -8,8 +8,10 @@ client certificate signed by the same CA, as kube-apiserver with ``--client-ca-f
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
+import shutil
 import ssl
 import sys
 from pathlib import Path
@@ -80,28 +82,126 @@ async def test_bearer_token_forms_and_context_choice(tmp_path: Path) -> None:
     assert (cfg.namespace, load_config(str(tmp_path / "a")).namespace) == ("team", "default")
 
 
+_PLUGIN = """import json, os, sys
+out = sys.argv[1]
+open(out + '.info', 'w').write(os.environ.get('KUBERNETES_EXEC_INFO', ''))
+reply = json.loads(open(out).read())
+if reply is None:
+    sys.stderr.write('no login\\n'); sys.exit(3)
+print(json.dumps(reply))
+"""
+
+
+def _exec_user(tmp: Path, name: str, api: str, reply: Any, **fields: Any) -> dict[str, Any]:
+    """A user whose exec plugin prints ``reply`` (None: fails with exit code 3) and saves its
+    KUBERNETES_EXEC_INFO next to the reply file."""
+    (tmp / "plugin.py").write_text(_PLUGIN)
+    (tmp / name).write_text(json.dumps(reply))
+    return {"exec": {"apiVersion": f"client.authentication.k8s.io/{api}", "command": sys.executable,
+                     "args": [str(tmp / "plugin.py"), str(tmp / name)], **fields}}
+
+
+def _cred(api: str, **status: Any) -> dict[str, Any]:
+    return {"apiVersion": f"client.authentication.k8s.io/{api}", "kind": "ExecCredential", "status": status}
+
+
 @pytest.mark.asyncio
 async def test_exec_credential_plugin(tmp_path: Path) -> None:
-    plugin = tmp_path / "plugin.py"
-    plugin.write_text("import json, os, sys\nprint(json.dumps({'kind': 'ExecCredential', 'status': "
-                      "{'token': os.environ['PREFIX'] + sys.argv[1]}}))\n")
-    fail = tmp_path / "fail.py"
-    fail.write_text("import sys\nsys.stderr.write('no login')\nsys.exit(3)\n")
+    """client-go ``plugin/pkg/client/auth/exec``: v1alpha1/v1beta1/v1, the plugin's env, its answer checked."""
     runner, url, seen = await _echo_server()
     try:
-        ok = {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": sys.executable,
-                       "args": [str(plugin), "-42"], "env": [{"name": "PREFIX", "value": "tok"}]}}
-        await _get(_write(tmp_path, "ok", _kubeconfig(url, ok)))
-        bad = {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": sys.executable,
-                        "args": [str(fail)]}}
-        with pytest.raises(APIConnectionError, match="returned 3: no login"):
-            await _get(_write(tmp_path, "bad", _kubeconfig(url, bad)))
-        old = {"exec": {"apiVersion": "client.authentication.k8s.io/v0", "command": sys.executable}}
-        with pytest.raises(APIConnectionError, match="api version client.authentication.k8s.io/v0 not implemented"):
+        for api in ("v1alpha1", "v1beta1", "v1"):
+            user = _exec_user(tmp_path, api, api, _cred(api, token=f"tok-{api}"),
+                              env=[{"name": "PREFIX", "value": "x"}], interactiveMode="Never")
+            await _get(_write(tmp_path, f"k-{api}", _kubeconfig(url, user)))
+            info = json.loads((tmp_path / f"{api}.info").read_text())
+            assert info == {"kind": "ExecCredential", "apiVersion": f"client.authentication.k8s.io/{api}",
+                            "spec": {"interactive": False}}
+        bad = {  # the plugin's answer -> upstream's message
+            "fails": (None, "exec: executable .* failed with exit code 3: no login"),
+            "other-version": (_cred("v1beta1", token="t"), "configured to use API version client.authentication"
+                              ".k8s.io/v1, plugin returned version client.authentication.k8s.io/v1beta1"),
+            "no-version": ({"kind": "ExecCredential", "status": {"token": "t"}},
+                           "plugin returned version client.authentication.k8s.io/__internal"),
+            "no-status": ({"apiVersion": "client.authentication.k8s.io/v1"}, "didn't return a status field"),
+            "empty": (_cred("v1"), "didn't return a status field"),
+            "nothing": (_cred("v1", expirationTimestamp="2030-01-01T00:00:00Z"),
+                        "didn't return a token or cert/key pair"),
+            "cert-only": (_cred("v1", clientCertificateData="x"), "returned only certificate or key, not both"),
+            "cert-pair": (_cred("v1", clientCertificateData="x", clientKeyData="y"), "tokens from exec plugins only"),
+            "not-json": ("not json", "decoding stdout"),
+        }
+        for name, (reply, msg) in bad.items():
+            user = _exec_user(tmp_path, name, "v1", reply, interactiveMode="IfAvailable")
+            if name == "not-json":
+                (tmp_path / name).write_text('"x"')
+            with pytest.raises(APIConnectionError, match="getting credentials: " if name != "fails" else msg) as e:
+                await _get(_write(tmp_path, f"k-{name}", _kubeconfig(url, user)))
+            assert e.match(msg), name
+        missing = {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": str(tmp_path / "nope"),
+                            "interactiveMode": "Never", "installHint": "install nope"}}
+        with pytest.raises(APIConnectionError, match=r"exec: executable \S+/nope not found; install nope"):
+            await _get(_write(tmp_path, "k-missing", _kubeconfig(url, missing)))
+        old = {"exec": {"apiVersion": "client.authentication.k8s.io/v0", "command": sys.executable,
+                        "interactiveMode": "Never"}}
+        with pytest.raises(APIConnectionError, match='invalid apiVersion "client.authentication.k8s.io/v0"'):
             await _get(_write(tmp_path, "old", _kubeconfig(url, old)))
+        always = _exec_user(tmp_path, "always", "v1", _cred("v1", token="t"), interactiveMode="Always")
+        with pytest.raises(APIConnectionError, match="cannot support interactive mode: standard input is not a"):
+            await _get(_write(tmp_path, "k-always", _kubeconfig(url, always)))
     finally:
         await runner.cleanup()
-    assert [s["auth"] for s in seen] == ["Bearer tok-42"]
+    assert [s["auth"] for s in seen] == ["Bearer tok-v1alpha1", "Bearer tok-v1beta1", "Bearer tok-v1"]
+
+
+@pytest.mark.parametrize(("exec_fields", "message"), [
+    ({"apiVersion": "client.authentication.k8s.io/v1", "command": "p"},
+     "interactiveMode must be specified for u to use exec authentication plugin"),
+    ({"apiVersion": "client.authentication.k8s.io/v1", "command": "p", "interactiveMode": "Sometimes"},
+     'invalid interactiveMode for u: "Sometimes"'),
+    ({"apiVersion": "client.authentication.k8s.io/v1beta1"}, "command must be specified for u to use exec"),
+    ({"command": "p"}, "apiVersion must be specified for u to use exec authentication plugin"),
+    ({"apiVersion": "client.authentication.k8s.io/v1beta1", "command": "p", "env": [{"name": "", "value": "1"}]},
+     "env variable name must be specified for u"),
+])
+def test_exec_plugin_config_is_validated_as_clientcmd(tmp_path: Path, exec_fields: dict[str, Any],
+                                                      message: str) -> None:
+    with pytest.raises(KubeschedError, match=message):
+        load_config(_write(tmp_path, "k", _kubeconfig("https://127.0.0.1:1", {"exec": exec_fields})))
+
+
+@pytest.mark.asyncio
+async def test_exec_plugin_cluster_info_is_what_kubectl_gives(tmp_path: Path) -> None:
+    """``provideClusterInfo``: KUBERNETES_EXEC_INFO byte for byte as kubectl (client-go) sets it."""
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        pytest.skip("kubectl not on PATH")
+    ca = _new_ca("exec-ca")
+    srv_cert, srv_key = _issue(ca, "server", ips=["127.0.0.1"], server=True)
+    (tmp_path / "srv.crt").write_bytes(srv_cert)
+    (tmp_path / "srv.key").write_bytes(srv_key)
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)  # client-go runs exec plugins for https servers only
+    tls.load_cert_chain(tmp_path / "srv.crt", tmp_path / "srv.key")
+    runner, url, _ = await _echo_server(tls)
+    try:
+        cluster = {"certificate-authority-data": base64.b64encode(_pem_cert(ca.cert)).decode()}
+        for api, mode in (("v1", "Never"), ("v1beta1", None)):
+            fields = {"provideClusterInfo": True, **({"interactiveMode": mode} if mode else {})}
+            user = _exec_user(tmp_path, f"r-{api}", api, _cred(api, token="t"), **fields)
+            cfg = _write(tmp_path, f"k-{api}", _kubeconfig(url, user, cluster))
+            await _get(cfg)
+            ours = (tmp_path / f"r-{api}.info").read_text()
+            (tmp_path / f"r-{api}.info").unlink()  # kubectl's plugin run writes it again
+            proc = await asyncio.create_subprocess_exec(  # the echo server runs on this loop
+                kubectl, "--kubeconfig", cfg, "get", "--raw", "/api/v1/namespaces/default",
+                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            out, err = await asyncio.wait_for(proc.communicate(), 60)
+            assert proc.returncode == 0, err
+            theirs = (tmp_path / f"r-{api}.info").read_text()
+            assert json.loads(ours)["spec"]["cluster"]["server"] == url
+            assert ours == theirs, api
+    finally:
+        await runner.cleanup()
 
 
 @pytest.mark.asyncio

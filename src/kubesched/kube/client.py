@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import json
 import os
 import platform
 import random
@@ -206,12 +205,13 @@ class _Auth:
 
     Modes (in this order): token file (re-read every minute, as client-go's
     ``cachingTokenSource`` for rotated service-account tokens), static token, exec credential
-    plugin (:func:`kubesched.kube.kubeconfig.exec_command`; cached until ``expirationTimestamp``
-    or a 401), basic auth.
+    plugin (:func:`kubesched.kube.kubeconfig.exec_command`, ``exec_credential``; cached until
+    ``expirationTimestamp`` or a 401; ``exec_cluster``: its ``provideClusterInfo`` cluster), basic auth.
     """
 
-    def __init__(self, user: Any) -> None:
+    def __init__(self, user: Any, exec_cluster: dict[str, Any] | None = None) -> None:
         self.user = user
+        self.exec_cluster = exec_cluster
         self._value: str | None = None
         self._expires = 0.0
 
@@ -242,22 +242,27 @@ class _Auth:
         return self._value
 
     async def _exec(self, now: float) -> tuple[str, float]:
-        from kubesched.kube.kubeconfig import exec_command
+        from kubesched.kube.kubeconfig import exec_command, exec_credential
 
         command = [self.user.exec.command]
         try:
-            command, env = exec_command(self.user.exec)
-            proc = await asyncio.create_subprocess_exec(*command, env=env, stdin=None, stdout=asyncio.subprocess.PIPE,
-                                                        stderr=asyncio.subprocess.PIPE)
+            command, env, interactive = exec_command(self.user.exec, self.exec_cluster)
+            # client-go: the plugin gets this process's stdin only when interactive (else /dev/null)
+            stdin = None if interactive else asyncio.subprocess.DEVNULL
+            try:
+                pipe = asyncio.subprocess.PIPE
+                proc = await asyncio.create_subprocess_exec(*command, env=env, stdin=stdin, stdout=pipe, stderr=pipe)
+            except FileNotFoundError:  # client-go wrapCmdRunErrorLocked's words, then the hint
+                hint = f"; {self.user.exec.installHint}" if self.user.exec.installHint else ""
+                raise KubeschedError(f"exec: executable {command[0]} not found{hint}") from None
             out, err = await proc.communicate()
-            if proc.returncode != 0:
-                raise KubeschedError(f"Exec {command[0]} returned {proc.returncode}: {err.decode(errors='replace')}")
-            status = json.loads(out)["status"]
-            token = status["token"]
+            if proc.returncode != 0:  # upstream leaves stderr on the terminal; here it ends the one line
+                raise KubeschedError(f"exec: executable {command[0]} failed with exit code {proc.returncode}: "
+                                     f"{err.decode(errors='replace').strip()}")
+            token, ts = exec_credential(self.user.exec, out)
         except Exception as e:  # any failure of the plugin is one error
-            raise APIConnectionError(f"exec credential plugin {command[0]}: {e}") from e
+            raise APIConnectionError(f"exec credential plugin {command[0]}: getting credentials: {e}") from e
         expires = float("inf")
-        ts = status.get("expirationTimestamp")
         if ts:
             from datetime import datetime
 
@@ -286,7 +291,8 @@ class ClientConfig:
     """Where and how to connect.
 
     ``server``: base URL (``https://host:6443``); ``ssl``: an ``SSLContext`` for https (None
-    for http); ``user``: a :class:`kubesched.kube.kubeconfig.User` (credentials) or None; ``qps``/``burst``: the
+    for http); ``user``: a :class:`kubesched.kube.kubeconfig.User` (credentials) or None; ``exec_cluster``: the
+    ``spec.cluster`` its exec plugin asks for (``provideClusterInfo``) or None; ``qps``/``burst``: the
     token bucket (``qps <= 0`` = unlimited); ``user_agent``: full UA string; ``timeout``:
     seconds for one non-watch request (connect + answer); ``connect_timeout``: seconds to
     connect (watches too); ``tls``: the same TLS set-up as PEM bytes for libcurl (None: not
@@ -303,6 +309,7 @@ class ClientConfig:
     connect_timeout: float = 10.0
     namespace: str = "default"
     tls: CurlTLS | None = None
+    exec_cluster: dict[str, Any] | None = None
 
 
 def load_config(kubeconfig: str | None = None, master: str | None = None, *, context: str | None = None,
@@ -341,6 +348,10 @@ def load_config(kubeconfig: str | None = None, master: str | None = None, *, con
         # client-go (clientcmd loader.go ResolveLocalPaths): a relative tokenFile is relative to the kubeconfig's folder
         user = msgspec.structs.replace(user, token_file=single.abs_file(user.token_file))
     server = (master or single.cluster.server).rstrip("/")
+    try:
+        exec_cluster = kc.exec_cluster(single, server)
+    except kc.KubeconfigError as e:
+        raise KubeschedError(f"kubeconfig: {e}") from None
     ctx: ssl.SSLContext | None = None
     tls: CurlTLS | None = None
     if server.startswith("https://"):
@@ -354,7 +365,7 @@ def load_config(kubeconfig: str | None = None, master: str | None = None, *, con
         if ca is not None or single.cluster.insecure:
             tls = CurlTLS(ca=ca, cert=cert, key=key, insecure=ca is None)
     return ClientConfig(server=server, ssl=ctx, user=user, qps=qps, burst=burst,
-                        namespace=single.namespace, tls=tls)
+                        namespace=single.namespace, tls=tls, exec_cluster=exec_cluster)
 
 
 # ───────────────────────────── the client ─────────────────────────────
@@ -372,7 +383,7 @@ class APIClient:
         self.config = config
         self.user_agent = config.user_agent + user_agent_suffix
         self.limiter = TokenBucket(config.qps, config.burst)
-        self._auth = _Auth(config.user)
+        self._auth = _Auth(config.user, config.exec_cluster)
         self._session: aiohttp.ClientSession | None = None
         self._closed = False
         self.requests = 0  # requests sent (retries included)

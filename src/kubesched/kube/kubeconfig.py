@@ -3,15 +3,18 @@
 Follows ``staging/src/k8s.io/client-go/tools/clientcmd/api/v1/types.go`` (field names),
 ``tools/clientcmd/loader.go`` (``ResolveLocalPaths``: relative files are relative to the
 kubeconfig's folder), ``tools/clientcmd/client_config.go`` (the context choice) and
-``rest/config.go`` (``InClusterConfig``). What is read (everything else, e.g. ``preferences``,
-``extensions``, ``proxy-url``, is ignored):
+``rest/config.go`` (``InClusterConfig``). What is read (everything else, e.g. ``preferences`` and
+``extensions``, is ignored; ``tls-server-name``, ``proxy-url`` and ``disable-compression`` only reach an
+exec plugin's ``provideClusterInfo``):
 
 - ``current-context`` or an explicit context; its ``cluster``, ``user`` and ``namespace``
   (``default`` when unset);
 - a cluster's ``server`` (default ``http://localhost:8080``), ``certificate-authority`` /
   ``certificate-authority-data`` and ``insecure-skip-tls-verify``;
 - a user's ``token``, ``tokenFile``, ``username``/``password``, ``client-certificate(-data)``,
-  ``client-key(-data)`` and ``exec`` (``apiVersion``, ``command``, ``args``, ``env``);
+  ``client-key(-data)`` and ``exec`` (``apiVersion`` v1alpha1/v1beta1/v1, ``command``, ``args``, ``env``,
+  ``interactiveMode``, ``provideClusterInfo``; validated and defaulted as ``clientcmd`` does, run as
+  ``plugin/pkg/client/auth/exec/exec.go`` runs it, :func:`exec_command` and :func:`exec_credential`);
   ``auth-provider`` is kept only to be refused when a request needs it.
 
 Replaces lightkube's ``KubeConfig`` and ``verify_cluster`` (same fields, same errors): importing
@@ -43,7 +46,9 @@ __all__ = [
     "SingleConfig",
     "User",
     "UserExec",
+    "exec_cluster",
     "exec_command",
+    "exec_credential",
     "from_server",
     "from_service_account",
     "load_file",
@@ -52,8 +57,11 @@ __all__ = [
 ]
 
 DEFAULT_NAMESPACE = "default"
-EXEC_API_VERSIONS = ("client.authentication.k8s.io/v1alpha1", "client.authentication.k8s.io/v1beta1")
-"""The ``exec`` plugin API versions accepted (as lightkube, which kubesched used before)."""
+EXEC_API_VERSIONS = ("client.authentication.k8s.io/v1alpha1", "client.authentication.k8s.io/v1beta1",
+                     "client.authentication.k8s.io/v1")
+"""The ``exec`` plugin API versions accepted (client-go ``plugin/pkg/client/auth/exec`` ``apiVersions``)."""
+EXEC_INTERACTIVE_MODES = ("Never", "IfAvailable", "Always")
+"""``exec.interactiveMode`` values (clientcmd ``api.ExecInteractiveMode``)."""
 
 
 class KubeconfigError(KubeschedError):
@@ -76,13 +84,16 @@ class NameValue(msgspec.Struct):
 
 
 class UserExec(msgspec.Struct, omit_defaults=True):
-    """An exec credential plugin (``users[].user.exec``)."""
+    """An exec credential plugin (``users[].user.exec``; clientcmd ``api/v1`` ``ExecConfig``). ``interactiveMode``
+    is defaulted by :func:`load_file` (``IfAvailable`` for v1alpha1/v1beta1, required for v1)."""
 
-    apiVersion: str
-    command: str
+    apiVersion: str = ""
+    command: str = ""
     env: list[NameValue] | None = None
     args: list[str] | None = None
     installHint: str | None = None
+    interactiveMode: str | None = None
+    provideClusterInfo: bool = False
 
 
 class User(msgspec.Struct, omit_defaults=True):
@@ -107,6 +118,11 @@ class Cluster(msgspec.Struct, omit_defaults=True):
     certificate_auth: str | None = msgspec.field(name="certificate-authority", default=None)
     certificate_auth_data: str | None = msgspec.field(name="certificate-authority-data", default=None)
     insecure: bool = msgspec.field(name="insecure-skip-tls-verify", default=False)
+    tls_server_name: str | None = msgspec.field(name="tls-server-name", default=None)
+    """Only passed on to an exec plugin's ``provideClusterInfo`` (the client verifies the URL's host)."""
+    proxy_url: str | None = msgspec.field(name="proxy-url", default=None)
+    """Only passed on to an exec plugin's ``provideClusterInfo`` (the client does not use a proxy)."""
+    disable_compression: bool = msgspec.field(name="disable-compression", default=False)
 
 
 class _NamedCluster(msgspec.Struct):
@@ -199,7 +215,28 @@ def load_file(path: str, context: str | None = None) -> SingleConfig:
         if user is None:
             raise KubeconfigError(f"kubeconfig {path}: invalid content: context '{name}': user '{ctx.user}' "
                                   "not found in users")
+        if user.exec is not None:
+            user = msgspec.structs.replace(user, exec=_valid_exec(user.exec, ctx.user))
     return SingleConfig(name, ctx, cluster, user, p)
+
+
+def _valid_exec(spec: UserExec, user_name: str) -> UserExec:
+    """``spec`` defaulted (clientcmd ``api/v1/defaults.go`` ``SetDefaults_ExecConfig``) and validated
+    (``validation.go`` ``validateAuthInfo``: upstream's messages; the first error raised)."""
+    if spec.interactiveMode is None and spec.apiVersion in EXEC_API_VERSIONS[:2]:
+        spec = msgspec.structs.replace(spec, interactiveMode="IfAvailable")
+    what = f"for {user_name} to use exec authentication plugin"
+    if not spec.command:
+        raise KubeconfigError(f"command must be specified {what}")
+    if not spec.apiVersion:
+        raise KubeconfigError(f"apiVersion must be specified {what}")
+    if any(not v.name for v in spec.env or ()):
+        raise KubeconfigError(f"env variable name must be specified {what}")
+    if not spec.interactiveMode:
+        raise KubeconfigError(f"interactiveMode must be specified {what}")
+    if spec.interactiveMode not in EXEC_INTERACTIVE_MODES:
+        raise KubeconfigError(f'invalid interactiveMode for {user_name}: "{spec.interactiveMode}"')
+    return spec
 
 
 def from_server(url: str) -> SingleConfig:
@@ -232,22 +269,23 @@ def pem_material(single: SingleConfig) -> tuple[bytes | None, bytes | None, byte
     """The cluster's CA and the user's client certificate and key as PEM bytes (files read,
     ``-data`` fields base64-decoded); None where not configured.
     Raises ``OSError`` (an unreadable file) or ``ValueError`` (bad base64)."""
-
-    def pem(path: str | None, data: str | None) -> bytes | None:
-        if data:
-            return base64.b64decode(data, validate=False)
-        if path:
-            with open(single.abs_file(path), "rb") as f:
-                return f.read()
-        return None
-
     cluster, user = single.cluster, single.user
-    ca = pem(cluster.certificate_auth, cluster.certificate_auth_data)
+    ca = _pem(single, cluster.certificate_auth, cluster.certificate_auth_data)
     cert = key = None
     if user is not None and (user.client_cert or user.client_cert_data):
-        cert = pem(user.client_cert, user.client_cert_data)
-        key = pem(user.client_key, user.client_key_data)
+        cert = _pem(single, user.client_cert, user.client_cert_data)
+        key = _pem(single, user.client_key, user.client_key_data)
     return ca, cert, key
+
+
+def _pem(single: SingleConfig, path: str | None, data: str | None) -> bytes | None:
+    """``data`` base64-decoded, else the file ``path`` (relative to the kubeconfig) read; None if neither."""
+    if data:
+        return base64.b64decode(data, validate=False)
+    if path:
+        with open(single.abs_file(path), "rb") as f:
+            return f.read()
+    return None
 
 
 def ssl_context(single: SingleConfig, ca: bytes | None, cert: bytes | None, key: bytes | None) -> ssl.SSLContext:
@@ -281,12 +319,100 @@ def ssl_context(single: SingleConfig, ca: bytes | None, cert: bytes | None, key:
     return ctx
 
 
-def exec_command(spec: UserExec) -> tuple[list[str], dict[str, str]]:
-    """The command line and environment of an exec credential plugin: ``command`` + ``args``, this
-    process's environment with the plugin's ``env`` entries set over it.
-    Raises :class:`KubeconfigError` for an ``apiVersion`` not in :data:`EXEC_API_VERSIONS`."""
+def exec_cluster(single: SingleConfig, server: str) -> dict[str, Any] | None:
+    """The ``spec.cluster`` an exec plugin with ``provideClusterInfo`` is given (client-go
+    ``rest/exec.go`` ``ConfigToExecCluster``, JSON of ``clientauthentication/v1`` ``Cluster``), for the
+    context's user; None when the user has no such plugin. ``server`` is the URL the client uses
+    (``--master`` wins over the file). Raises :class:`KubeconfigError` when the CA cannot be read
+    (``failed to load CA bundle for execProvider: ...``, upstream's words)."""
+    user = single.user
+    if user is None or user.exec is None or not user.exec.provideClusterInfo:
+        return None
+    c = single.cluster
+    out: dict[str, Any] = {"server": server}
+    if c.tls_server_name:
+        out["tls-server-name"] = c.tls_server_name
+    if c.insecure:
+        out["insecure-skip-tls-verify"] = True
+    try:
+        ca = _pem(single, c.certificate_auth, c.certificate_auth_data)
+    except (OSError, ValueError) as e:
+        raise KubeconfigError(f"failed to load CA bundle for execProvider: {e}") from None
+    if ca:
+        out["certificate-authority-data"] = base64.b64encode(ca).decode()
+    if c.proxy_url:
+        out["proxy-url"] = c.proxy_url
+    if c.disable_compression:
+        out["disable-compression"] = True
+    out["config"] = None  # the cluster's client.authentication.k8s.io/exec extension: not read
+    return out
+
+
+def exec_command(spec: UserExec, cluster: dict[str, Any] | None = None,
+                 stdin_is_terminal: bool | None = None) -> tuple[list[str], dict[str, str], bool]:
+    """The command line, environment and interactivity of one run of an exec credential plugin
+    (client-go ``exec.go`` ``refreshCredsLocked``): ``command`` + ``args``; this process's environment
+    with the plugin's ``env`` entries over it and ``KUBERNETES_EXEC_INFO`` (the ``ExecCredential`` JSON:
+    ``spec.interactive``, and ``spec.cluster`` = ``cluster`` when given); interactive (give the plugin
+    this process's stdin) per ``interactiveMode`` and whether stdin is a terminal (default: asked).
+
+    Raises :class:`KubeconfigError` for an ``apiVersion`` not in :data:`EXEC_API_VERSIONS`, or
+    ``interactiveMode: Always`` without a terminal (upstream's messages)."""
     if spec.apiVersion not in EXEC_API_VERSIONS:
-        raise KubeconfigError(f"auth exec api version {spec.apiVersion} not implemented")
+        raise KubeconfigError(f'exec plugin: invalid apiVersion "{spec.apiVersion}"')
+    mode = spec.interactiveMode or "IfAvailable"
+    if mode == "Never":
+        interactive = False
+    else:
+        if stdin_is_terminal is None:
+            import sys
+
+            stdin_is_terminal = sys.stdin is not None and sys.stdin.isatty()
+        if mode == "Always" and not stdin_is_terminal:
+            raise KubeconfigError("exec plugin cannot support interactive mode: standard input is not a terminal")
+        interactive = stdin_is_terminal
+    spec_json: dict[str, Any] = {"interactive": interactive}
+    if cluster is not None:
+        spec_json = {"cluster": cluster, **spec_json}
+    info = {"kind": "ExecCredential", "apiVersion": spec.apiVersion, "spec": spec_json}
     env = dict(os.environ)
     env.update((v.name, v.value) for v in spec.env or ())
-    return [spec.command, *(spec.args or ())], env
+    env["KUBERNETES_EXEC_INFO"] = msgspec.json.encode(info).decode() + "\n"  # as runtime.Encode writes it
+    return [spec.command, *(spec.args or ())], env, interactive
+
+
+def exec_credential(spec: UserExec, stdout: bytes) -> tuple[str, str | None]:
+    """``(token, expirationTimestamp or None)`` from an exec plugin's stdout (an ``ExecCredential``),
+    checked as client-go ``exec.go`` checks it.
+
+    Raises :class:`KubeconfigError` with upstream's message: not JSON (``decoding stdout: ...``), another
+    ``apiVersion`` (one missing counts as ``__internal``, as upstream's decoder reports it), no ``status``,
+    neither a token nor a certificate/key pair, only one of certificate and key; and — a kubesched
+    limit — a certificate/key pair instead of a token (client certificates from plugins are not used)."""
+    try:
+        cred = msgspec.json.decode(stdout)
+    except msgspec.DecodeError as e:
+        raise KubeconfigError(f"decoding stdout: {e}") from None
+    if not isinstance(cred, dict):
+        raise KubeconfigError(f"decoding stdout: expected an ExecCredential object, got {type(cred).__name__}")
+    got = cred.get("apiVersion") or "client.authentication.k8s.io/__internal"
+    if got != spec.apiVersion:
+        raise KubeconfigError(f"exec plugin is configured to use API version {spec.apiVersion}, "
+                              f"plugin returned version {got}")
+    status = cred.get("status")
+    if not status:
+        raise KubeconfigError("exec plugin didn't return a status field")
+    if not isinstance(status, dict):
+        raise KubeconfigError(f"decoding stdout: status: expected an object, got {type(status).__name__}")
+    token, cert, key = status.get("token"), status.get("clientCertificateData"), status.get("clientKeyData")
+    if not token and not cert and not key:
+        raise KubeconfigError("exec plugin didn't return a token or cert/key pair")
+    if bool(cert) != bool(key):
+        raise KubeconfigError("exec plugin returned only certificate or key, not both")
+    if not token:
+        raise KubeconfigError("exec plugin returned a client certificate and key: kubesched uses tokens from "
+                              "exec plugins only (use a token, client-certificate-data or a token file)")
+    if not isinstance(token, str):
+        raise KubeconfigError(f"decoding stdout: status.token: expected a string, got {type(token).__name__}")
+    ts = status.get("expirationTimestamp")
+    return token, ts if isinstance(ts, str) and ts else None
