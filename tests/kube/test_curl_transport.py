@@ -345,6 +345,24 @@ async def test_post_done_calls_back_once_and_resumes_as_post(server: Any, transp
         assert not c.post_done(path, body, closed.append)  # closed: the caller goes through post()
 
 
+async def test_post_done_takes_a_token_or_leaves_it_to_post(server: Any, transport: str) -> None:
+    """With a rate limit (kube-scheduler's clients: qps/burst), ``post_done`` starts only when a
+    token is there now and takes it; with none left it starts nothing (the caller awaits ``post``,
+    which waits its turn)."""
+    url, script = server
+    script += [_ok]
+    path, body = "/apis/events.k8s.io/v1/namespaces/a/events", b'{"kind":"Event"}'
+    answers: list[Any] = []
+    async with APIClient(ClientConfig(server=url, qps=0.001, burst=2)) as c:
+        if transport == "aiohttp":
+            assert not c.post_done(path, body, answers.append)
+            return
+        assert c.post_done(path, body, answers.append) and c.post_done(path, body, answers.append)
+        assert not c.post_done(path, body, answers.append)  # the burst is spent: nothing sent
+        await until_true(lambda: len(answers) == 2)
+        assert [a[0] for a in answers] == [200, 200] and c.requests == 2
+
+
 async def until_true(cond: Callable[[], bool], timeout: float = 60.0) -> None:
     """Poll ``cond`` every 10 ms (a generous bound for a loaded machine, not a speed assertion)."""
     end = asyncio.get_running_loop().time() + timeout

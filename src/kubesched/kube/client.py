@@ -183,6 +183,19 @@ class TokenBucket:
             return 0.0
         return -self._tokens / self.qps
 
+    def allow(self) -> bool:
+        """Take a token if one is there now and no waiter is ahead (``rate.Limiter.Allow``): True
+        when taken (the caller goes on without waiting), False when none is (nothing taken)."""
+        if self.unlimited:
+            return True
+        now = self._clock()
+        tokens = min(float(self.burst), self._tokens + (now - self._last) * self.qps)
+        if tokens < 1.0:
+            return False
+        self._tokens = tokens - 1.0
+        self._last = now
+        return True
+
     async def acquire(self) -> None:
         """Wait for a token (returns at once when one is available)."""
         delay = self.reserve()
@@ -561,7 +574,9 @@ class APIClient:
                 first = None
             else:
                 if not limiter.unlimited:
-                    await limiter.acquire()
+                    delay = limiter.reserve()
+                    if delay > 0:
+                        await asyncio.sleep(delay)
                 self.requests += 1
                 if self._use_curl:
                     try:
@@ -594,8 +609,8 @@ class APIClient:
     def post_nowait(self, path: str, data: bytes, *, timeout: float | None = None,
                     ) -> asyncio.Future[tuple[int, bytes, str | None]] | None:
         """Start the first try of :meth:`post` (``data``: the JSON body) without a coroutine when
-        nothing needs awaiting first: libcurl is the transport, no rate limit applies and the
-        ``Authorization`` header is at hand (else None: use :meth:`post`). The future gives the
+        nothing needs awaiting first: libcurl is the transport, the ``Authorization`` header is at
+        hand and the rate limit has a token now (it is taken; else None: use :meth:`post`). The future gives the
         answer ``(status, body, Retry-After)`` or raises :class:`~kubesched.kube._curl.CurlError`;
         hand anything but a 2xx answer to :meth:`post_resume`, which finishes the request as
         :meth:`post` would have (retries, errors). ``timeout``: seconds, a bound on this try when
@@ -621,12 +636,12 @@ class APIClient:
         return True
 
     def _nowait_headers(self) -> list[str] | None:
-        """The header lines of a JSON POST when it can start without awaiting (libcurl, no rate
-        limit, the credential cached), else None."""
-        if not self._use_curl or not self.limiter.unlimited or self._closed:
+        """The header lines of a JSON POST when it can start without awaiting (libcurl, the
+        credential cached, a token of the rate limit there now: it is taken), else None."""
+        if not self._use_curl or self._closed:
             return None
         ready, auth = self._auth.cached()
-        if not ready:
+        if not ready or not self.limiter.allow():
             return None
         return self._header_lines_for(JSON, auth)
 
