@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import copy
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kubesched.errors import KubeschedError
 from kubesched.kube.client import APIError, TokenBucket, load_config, user_agent
@@ -43,6 +47,34 @@ def test_token_bucket_unlimited(qps: float) -> None:
     tb = TokenBucket(qps, 1, FakeTime())
     assert tb.unlimited
     assert all(tb.reserve() == 0.0 for _ in range(10_000))
+
+
+@given(qps=st.sampled_from([0.5, 10.0, 50.0, 5000.0]), burst=st.integers(1, 8),
+       ops=st.lists(st.one_of(st.just("allow"), st.just("reserve"), st.floats(0.0, 2.0)), max_size=60))
+def test_token_bucket_allow_is_a_reserve_that_need_not_wait(qps: float, burst: int, ops: list[object]) -> None:
+    """``allow()`` (the event recorder's POST without a coroutine) takes a token exactly when
+    ``reserve()`` would return 0 (no wait, no waiter ahead), and leaves the bucket as it was when
+    it does not: the same sequence with each allow replaced by "reserve, undone if it would wait"."""
+    clock = FakeTime()
+    tb, ref = TokenBucket(qps, burst, clock), TokenBucket(qps, burst, clock)
+    for op in ops:
+        if op == "allow":
+            before = copy.copy(ref.__dict__)
+            expected = ref.reserve() == 0.0
+            if not expected:
+                ref.__dict__.update(before)
+            assert tb.allow() is expected
+        elif op == "reserve":
+            assert tb.reserve() == pytest.approx(ref.reserve())
+        else:
+            assert isinstance(op, float)
+            clock.t += op
+    assert tb.reserve() == pytest.approx(ref.reserve())
+
+
+def test_token_bucket_allow_when_unlimited() -> None:
+    tb = TokenBucket(-1, 0, FakeTime())
+    assert all(tb.allow() for _ in range(1000))
 
 
 def test_user_agent() -> None:

@@ -272,6 +272,117 @@ async def test_post_nowait_then_resume_finishes_as_post(server: Any, transport: 
         assert fut is not None and (await fut)[0] == 200
 
 
+async def test_post_done_calls_back_once_and_resumes_as_post(server: Any, transport: str, monkeypatch: Any) -> None:
+    """``post_done`` (the event recorder's first try without a future): ``done`` gets the answer or
+    the transfer's error once, from the loop; ``post_resume`` finishes it as ``post``; a callback
+    that raises goes to the loop's exception handler and the client goes on; ``close()`` calls
+    back the transfers under way with an error."""
+    url, script = server
+    monkeypatch.setattr("kubesched.kube.client._retry_after_seconds", lambda v: 0.0)
+    path, body = "/apis/events.k8s.io/v1/namespaces/a/events", b'{"kind":"Event"}'
+    loop = asyncio.get_running_loop()
+
+    async def too_many(request: web.Request) -> web.StreamResponse:
+        await request.read()
+        return web.json_response({"kind": "Status", "code": 429}, status=429, headers={"Retry-After": "1"})
+
+    async def post_done(c: APIClient, **kw: Any) -> Any:
+        fut: asyncio.Future[Any] = loop.create_future()
+        calls: list[Any] = []
+
+        def done(outcome: Any) -> None:
+            calls.append(outcome)
+            fut.set_result(outcome)
+
+        assert c.post_done(path, body, done, **kw)
+        outcome = await fut
+        await asyncio.sleep(0.05)
+        assert calls == [outcome]  # once
+        return outcome
+
+    async with _client(url) as c:
+        script += [_ok]
+        if transport == "aiohttp":  # nothing to start without a coroutine: the caller awaits post()
+            assert not c.post_done(path, body, lambda outcome: None)
+            return
+        status, payload, retry_after = await post_done(c)
+        assert status == 200 and b'"path":"/apis/events.k8s.io/v1/namespaces/a/events"' in payload.replace(b" ", b"")
+        assert retry_after is None
+        script[:] = [too_many, _ok]
+        first = await post_done(c)
+        assert first[0] == 429 and first[2] == "1"
+        await c.post_resume(path, body, first)  # retried once, answered 200
+        assert c.requests == 3
+        script[:] = [_reset]
+        outcome = await post_done(c)
+        assert isinstance(outcome, Exception)
+        with pytest.raises(APIConnectionError, match=f"POST {path}"):
+            await c.post_resume(path, body, outcome)
+        script[:] = [_ok]
+        errors: list[dict[str, Any]] = []
+        loop.set_exception_handler(lambda _loop, ctx: errors.append(ctx))
+        try:
+            def boom(outcome: Any) -> None:
+                raise RuntimeError("boom")
+
+            assert c.post_done(path, body, boom)
+            await until_true(lambda: bool(errors))
+            assert isinstance(errors[0]["exception"], RuntimeError)
+        finally:
+            loop.set_exception_handler(None)
+        assert (await post_done(c))[0] == 200  # the client goes on
+
+        async def slow(request: web.Request) -> web.StreamResponse:
+            await asyncio.sleep(2.0)
+            return await _ok(request)
+
+        script[:] = [slow]
+        closed: list[Any] = []
+        assert c.post_done(path, body, closed.append)
+        await asyncio.sleep(0.1)
+        await c.close()
+        assert len(closed) == 1 and isinstance(closed[0], Exception)
+        assert not c.post_done(path, body, closed.append)  # closed: the caller goes through post()
+
+
+async def test_post_done_takes_a_token_or_leaves_it_to_post(server: Any, transport: str) -> None:
+    """With a rate limit (kube-scheduler's clients: qps/burst), ``post_done`` starts only when a
+    token is there now and takes it; with none left it starts nothing (the caller awaits ``post``,
+    which waits its turn)."""
+    url, script = server
+    script += [_ok]
+    path, body = "/apis/events.k8s.io/v1/namespaces/a/events", b'{"kind":"Event"}'
+    answers: list[Any] = []
+    async with APIClient(ClientConfig(server=url, qps=0.001, burst=2)) as c:
+        if transport == "aiohttp":
+            assert not c.post_done(path, body, answers.append)
+            return
+        assert c.post_done(path, body, answers.append) and c.post_done(path, body, answers.append)
+        assert not c.post_done(path, body, answers.append)  # the burst is spent: nothing sent
+        await until_true(lambda: len(answers) == 2)
+        assert [a[0] for a in answers] == [200, 200] and c.requests == 2
+
+
+async def until_true(cond: Callable[[], bool], timeout: float = 60.0) -> None:
+    """Poll ``cond`` every 10 ms (a generous bound for a loaded machine, not a speed assertion)."""
+    end = asyncio.get_running_loop().time() + timeout
+    while not cond():
+        assert asyncio.get_running_loop().time() < end, "condition not met in time"
+        await asyncio.sleep(0.01)
+
+
+async def test_curl_url_is_the_url_aiohttp_gets() -> None:
+    """libcurl's URL string, joined without yarl for paths that need no encoding, is the one
+    ``str(_url(path))`` gives for every server form (trailing slash, prefix path, default port, case)."""
+    paths = ["/api", "/api/v1/namespaces/e2e/pods/p-1/binding", "/apis/events.k8s.io/v1/namespaces/d/events",
+             "/api/v1/namespaces/a/pods/x:y@z", "/api/v1/namespaces/a/pods/not encoded"]
+    for server in ["https://127.0.0.1:6443", "http://h:80/prefix/", "https://H:443", "http://localhost:8080",
+                   "https://[::1]:6443/a/b", "http://h/", "https://Example.COM:6443/x/"]:
+        c = APIClient(ClientConfig(server=server))
+        for path in paths:
+            assert c._curl_url(path) == str(c._url(path)), (server, path)
+
+
 async def test_reused_handles_send_each_request_as_asked(server: Any, transport: str) -> None:
     """One request at a time, so libcurl reuses one handle: every method, body and content type
     switch arrives as sent (a handle keeps its last options; only what changes is set again)."""

@@ -62,7 +62,7 @@ async def until(cond: Callable[[], bool], what: str, timeout: float = 60.0) -> N
 
 
 async def settle(rec: EventRecorder) -> None:
-    await until(lambda: rec._queue.empty() and not rec._tasks, "recorder settled")
+    await until(lambda: rec._queue.empty() and not rec.in_flight, "recorder settled")
 
 
 async def run(rec: EventRecorder) -> asyncio.Task[None]:
@@ -305,5 +305,55 @@ async def test_refresh_resends_live_series(client: APIClient) -> None:
         [ev] = await events(client)
         assert ev["series"]["count"] == 3
         assert len(rec._cache) == 1  # still live: refresh does not end the series
+    finally:
+        task.cancel()
+
+
+@pytest.mark.asyncio
+async def test_a_failed_first_try_is_retried_with_its_own_body() -> None:
+    """The first try of a new event is sent straight from the client (``post_done``); when it fails
+    and the same event repeats before the retry (the cached event becomes a series), the retry
+    POSTs the body of the first try, not the series, and the series goes as its own PATCH."""
+    from kubesched.kube.client import APIConnectionError
+
+    class Client:
+        def __init__(self) -> None:
+            self.sent: list[tuple[str, str, Any]] = []
+            self.pending: list[Callable[[Any], None]] = []
+
+        def post_done(self, path: str, data: bytes, done: Callable[[Any], None], *, timeout: float) -> bool:
+            self.sent.append(("POST", path, data))
+            self.pending.append(done)
+            return True
+
+        async def post_resume(self, path: str, data: bytes, outcome: Any) -> None:
+            raise APIConnectionError(f"POST {path}: {outcome}")
+
+        async def post(self, path: str, body: Any) -> None:
+            self.sent.append(("POST", path, body))
+
+        async def patch(self, path: str, body: Any, content_type: str) -> dict[str, Any]:
+            self.sent.append(("PATCH", path, body))
+            return {}
+
+    fake = Client()
+    wall = Wall()
+    rec = EventRecorder(fake, "default-scheduler", api="events.k8s.io/v1", wall=wall, retry_interval=0.05)
+    task = await run(rec)
+    try:
+        rec.emit(pod(), None, "Warning", "FailedScheduling", "Scheduling", "no")
+        await until(lambda: rec.in_flight == 1, "the first try sent")
+        assert len(fake.sent) == 1
+        first = fake.sent[0][2]
+        assert isinstance(first, bytes) and b'"series"' not in first
+        fake.pending.pop()(TimeoutError("timed out"))  # the first try failed: retried after retry_interval
+        wall.t += timedelta(seconds=1)
+        rec.emit(pod(), None, "Warning", "FailedScheduling", "Scheduling", "no")  # the series: PATCH
+        await settle(rec)
+        posts = [body for verb, _, body in fake.sent if verb == "POST"]
+        patches = [body for verb, _, body in fake.sent if verb == "PATCH"]
+        assert posts == [first, first]
+        assert [p["series"]["count"] for p in patches] == [2]
+        assert (rec.written, rec.failed) == (2, 0)
     finally:
         task.cancel()

@@ -16,6 +16,7 @@ an ``ssl.SSLContext`` (libcurl has its own OpenSSL). HTTP/2 over TLS is negotiat
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,11 +69,13 @@ class _Transfer:
     request (``kind``: method and whether it had a body; ``headers``: the header list given) are
     remembered so that the next request sets only what changed."""
 
-    __slots__ = ("body", "fresh", "fut", "headers", "kind", "lines", "timeout_ms")
+    __slots__ = ("body", "done", "fresh", "fut", "headers", "kind", "lines", "timeout_ms")
 
     def __init__(self, timeout_ms: int) -> None:
         self.timeout_ms = timeout_ms
         self.fut: asyncio.Future[tuple[int, bytes, str | None]] | None = None
+        self.done: Callable[[tuple[int, bytes, str | None] | CurlError], None] | None = None
+        """:meth:`CurlMultiAsync.request_done`'s callback (instead of ``fut``)."""
         self.fresh = False
         self.body: list[bytes] = []
         self.lines: list[bytes] = []
@@ -190,16 +193,14 @@ class CurlMultiAsync:
     def _finish(self, c: pycurl.Curl, err: CurlError | None) -> None:
         self._multi.remove_handle(c)
         t = self._active.pop(c)
-        fut = t.fut
-        t.fut = None
-        if fut is not None and not fut.done():
-            if err is not None:
-                fut.set_exception(err)
-            else:
-                status = c.getinfo_raw(pycurl.RESPONSE_CODE)
-                # Retry-After matters only where client-go reads it (429 and 5xx: rest ``checkWait``)
-                retry_after = t.retry_after() if status == 429 or status >= 500 else None
-                fut.set_result((status, b"".join(t.body), retry_after))
+        fut, done = t.fut, t.done
+        t.fut = t.done = None
+        outcome: tuple[int, bytes, str | None] | CurlError | None = err
+        if err is None and (done is not None or (fut is not None and not fut.done())):
+            status = c.getinfo_raw(pycurl.RESPONSE_CODE)
+            # Retry-After matters only where client-go reads it (429 and 5xx: rest ``checkWait``)
+            retry_after = t.retry_after() if status == 429 or status >= 500 else None
+            outcome = (status, b"".join(t.body), retry_after)
         t.body.clear()
         t.lines.clear()
         if self._closed or t.fresh:
@@ -207,6 +208,20 @@ class CurlMultiAsync:
             self._state.pop(c, None)
         else:
             self._free.append(c)
+        if done is not None:
+            self._call_done(done, outcome)
+        elif fut is not None and not fut.done():
+            if isinstance(outcome, CurlError):
+                fut.set_exception(outcome)
+            else:
+                fut.set_result(outcome)  # type: ignore[arg-type]  # a future's outcome is never None here
+
+    def _call_done(self, done: Callable[[Any], None], outcome: Any) -> None:
+        try:
+            done(outcome)
+        except Exception as e:  # noqa: BLE001 - as a future's done callback: reported, the loop goes on
+            self._loop.call_exception_handler({"message": "exception in a libcurl transfer's callback",
+                                               "exception": e})
 
     def _handle(self) -> tuple[pycurl.Curl, _Transfer]:
         if self._free:
@@ -253,8 +268,25 @@ class CurlMultiAsync:
         if self._closed:
             raise CurlError(pycurl.E_FAILED_INIT, "the client is closed")
         fut: asyncio.Future[tuple[int, bytes, str | None]] = self._loop.create_future()
+        self._start(method, url, headers, body, fresh, timeout).fut = fut
+        return fut
+
+    def request_done(self, method: str, url: str, headers: list[str], body: bytes | None,
+                     done: Callable[[tuple[int, bytes, str | None] | CurlError], None], *,
+                     timeout: float | None = None) -> None:
+        """:meth:`request` with no future: ``done`` is called with the answer ``(status, body,
+        Retry-After)`` or the :class:`CurlError` as soon as the transfer ends (from the loop
+        callback that reaps it; :meth:`close` calls it with its error too). For a caller that
+        awaits nothing (the event recorder's POSTs): no future, no ``call_soon`` of its
+        callbacks per request. An exception ``done`` raises goes to the loop's exception handler."""
+        if self._closed:
+            raise CurlError(pycurl.E_FAILED_INIT, "the client is closed")
+        self._start(method, url, headers, body, False, timeout).done = done
+
+    def _start(self, method: str, url: str, headers: list[str], body: bytes | None, fresh: bool,
+               timeout: float | None) -> _Transfer:
+        """Set up a (reused) handle for one request and add it to the multi handle."""
         c, t = self._handle()
-        t.fut = fut
         t.fresh = fresh
         if fresh:
             c.setopt(pycurl.FRESH_CONNECT, 1)
@@ -286,7 +318,7 @@ class CurlMultiAsync:
         self._active[c] = t
         self.requests += 1
         self._multi.add_handle(c)  # libcurl asks for a timeout of 0: the transfer starts from the loop
-        return fut
+        return t
 
     def abort(self, fut: asyncio.Future[Any]) -> None:
         """Stop the transfer of ``fut`` (its caller was cancelled): the handle leaves the multi
@@ -304,10 +336,14 @@ class CurlMultiAsync:
         if self._closed:
             return
         self._closed = True
+        done = []
         for c, t in list(self._active.items()):
             self._multi.remove_handle(c)
             if t.fut is not None and not t.fut.done():
                 t.fut.set_exception(CurlError(pycurl.E_ABORTED_BY_CALLBACK, "the client is closed"))
+            if t.done is not None:
+                done.append(t.done)
+            t.fut = t.done = None
             c.close()
         self._active.clear()
         for c in self._free:
@@ -325,3 +361,5 @@ class CurlMultiAsync:
                 self._loop.remove_writer(fd)
         self._fds.clear()
         self._multi.close()
+        for cb in done:
+            self._call_done(cb, CurlError(pycurl.E_ABORTED_BY_CALLBACK, "the client is closed"))

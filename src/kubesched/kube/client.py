@@ -182,6 +182,19 @@ class TokenBucket:
             return 0.0
         return -self._tokens / self.qps
 
+    def allow(self) -> bool:
+        """Take a token if one is there now and no waiter is ahead (``rate.Limiter.Allow``): True
+        when taken (the caller goes on without waiting), False when none is (nothing taken)."""
+        if self.unlimited:
+            return True
+        now = self._clock()
+        tokens = min(float(self.burst), self._tokens + (now - self._last) * self.qps)
+        if tokens < 1.0:
+            return False
+        self._tokens = tokens - 1.0
+        self._last = now
+        return True
+
     async def acquire(self) -> None:
         """Wait for a token (returns at once when one is available)."""
         delay = self.reserve()
@@ -393,6 +406,8 @@ class APIClient:
         self._header_cache: dict[tuple[str | None, str | None], CIMultiDict[str]] = {}
         self._base = URL(config.server)
         self._base_path = self._base.raw_path.rstrip("/")
+        self._curl_prefix = str(self._base.with_path(self._base_path, encoded=True)).rstrip("/")
+        """The server URL as yarl writes it, without a trailing ``/``: + an encoded path = ``str(self._url(path))``."""
         # libcurl for every request but watches, when it can speak to this server as aiohttp would
         self._use_curl = os.environ.get("KUBESCHED_HTTP_TRANSPORT", "curl") != "aiohttp" and (
             config.server.startswith("http://") or (config.server.startswith("https://") and config.tls is not None))
@@ -406,6 +421,14 @@ class APIClient:
         if _ENCODED_PATH(path) is None:
             return self.config.server + path
         return self._base.with_path(self._base_path + path, encoded=True)
+
+    def _curl_url(self, path: str) -> str:
+        """:meth:`_url` as the string libcurl is given: the server's prefix and ``path`` joined,
+        without a ``URL`` object, when ``path`` needs no percent-encoding (the same string
+        ``str(self._url(path))`` gives)."""
+        if _ENCODED_PATH(path) is None:
+            return self.config.server + path
+        return self._curl_prefix + path
 
     @classmethod
     def for_server(cls, server: str, *, qps: float = -1, burst: int = 0, user_agent_suffix: str = "",
@@ -488,10 +511,11 @@ class APIClient:
         was dead (the server restarted) and nothing reached it, the request goes once more on a
         new connection, as Go's transport retries a request that was not written (net/http
         transport.go ``shouldRetryRequest``)."""
-        url = self._url(path)
         if q:
-            url = (URL(url, encoded=True) if isinstance(url, str) else url).extend_query(q)
-        url_s = str(url)
+            url = self._url(path)
+            url_s = str((URL(url, encoded=True) if isinstance(url, str) else url).extend_query(q))
+        else:
+            url_s = self._curl_url(path)
         ready, auth = self._auth.cached()
         headers = self._header_lines_for(content_type, auth) if ready else await self._header_lines(content_type)
         curl = self._get_curl()
@@ -561,7 +585,9 @@ class APIClient:
                 first = None
             else:
                 if not limiter.unlimited:
-                    await limiter.acquire()
+                    delay = limiter.reserve()
+                    if delay > 0:
+                        await asyncio.sleep(delay)
                 self.requests += 1
                 if self._use_curl:
                     try:
@@ -594,23 +620,41 @@ class APIClient:
     def post_nowait(self, path: str, data: bytes, *, timeout: float | None = None,
                     ) -> asyncio.Future[tuple[int, bytes, str | None]] | None:
         """Start the first try of :meth:`post` (``data``: the JSON body) without a coroutine when
-        nothing needs awaiting first: libcurl is the transport, no rate limit applies and the
-        ``Authorization`` header is at hand (else None: use :meth:`post`). The future gives the
+        nothing needs awaiting first: libcurl is the transport, the ``Authorization`` header is at
+        hand and the rate limit has a token now (it is taken; else None: use :meth:`post`). The future gives the
         answer ``(status, body, Retry-After)`` or raises :class:`~kubesched.kube._curl.CurlError`;
         hand anything but a 2xx answer to :meth:`post_resume`, which finishes the request as
         :meth:`post` would have (retries, errors). ``timeout``: seconds, a bound on this try when
-        shorter than the client's (a timed-out try raises ``CurlError`` with ``timed_out``). The
-        event recorder's writes use it: most events need one request and no Task of their own."""
-        if not self._use_curl or not self.limiter.unlimited or self._closed:
+        shorter than the client's (a timed-out try raises ``CurlError`` with ``timed_out``)."""
+        headers = self._nowait_headers()
+        if headers is None:
+            return None
+        self.requests += 1
+        return self._get_curl().request("POST", self._curl_url(path), headers, data, timeout=timeout)
+
+    def post_done(self, path: str, data: bytes, done: Callable[[tuple[int, bytes, str | None] | CurlError], None],
+                  *, timeout: float | None = None) -> bool:
+        """:meth:`post_nowait` with a callback instead of a future: False when it cannot start
+        that way (use :meth:`post`); else ``done`` is called once with the answer ``(status, body,
+        Retry-After)`` or the :class:`~kubesched.kube._curl.CurlError` when the transfer ends
+        (:meth:`post_resume` finishes anything but a 2xx). The event recorder's writes use it:
+        most events need one request, and no Task, future or ``call_soon`` of their own."""
+        headers = self._nowait_headers()
+        if headers is None:
+            return False
+        self.requests += 1
+        self._get_curl().request_done("POST", self._curl_url(path), headers, data, done, timeout=timeout)
+        return True
+
+    def _nowait_headers(self) -> list[str] | None:
+        """The header lines of a JSON POST when it can start without awaiting (libcurl, the
+        credential cached, a token of the rate limit there now: it is taken), else None."""
+        if not self._use_curl or self._closed:
             return None
         ready, auth = self._auth.cached()
-        if not ready:
+        if not ready or not self.limiter.allow():
             return None
-        headers = self._header_lines_for(JSON, auth)
-        url = self._url(path)
-        self.requests += 1
-        return self._get_curl().request("POST", url if isinstance(url, str) else str(url), headers, data,
-                                        timeout=timeout)
+        return self._header_lines_for(JSON, auth)
 
     async def post_resume(self, path: str, data: bytes, outcome: tuple[int, bytes, str | None] | BaseException,
                           ) -> None:

@@ -175,7 +175,11 @@ class EventRecorder:
         self._queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=queue_size)
         self._slots = asyncio.Semaphore(max_in_flight) if max_in_flight is not None else None
         self._tasks: set[asyncio.Future[Any]] = set()
-        """Writes under way: Tasks, and the futures of first tries sent without one (:meth:`_post_fast`)."""
+        """Writes under way in Tasks."""
+        self._first_tries = 0
+        """First tries under way sent without a Task (:meth:`_post_fast`)."""
+        self._abandoned = False
+        """:meth:`stop` gave up on the writes under way: a first try that ends later is not continued."""
         self._cache: dict[tuple[Any, ...], dict[str, Any]] = {}
         self._legacy_cache: dict[str, dict[str, Any]] = {}
         self._spam: dict[str, tuple[float, float]] = {}
@@ -190,6 +194,11 @@ class EventRecorder:
         """Successful API writes (POSTs and PATCHes)."""
         self.failed = 0
         """Events given up on (error Status, or ``max_tries`` transport errors)."""
+
+    @property
+    def in_flight(self) -> int:
+        """Writes under way (first tries sent straight from the client, and Tasks)."""
+        return self._first_tries + len(self._tasks)
 
     # ───────────────────────────── producer side ─────────────────────────────
 
@@ -293,39 +302,39 @@ class EventRecorder:
             await self._attempt(event, first)
 
     def _spawn_attempt(self, event: dict[str, Any]) -> None:
-        if self._slots is None and event.get("series") is None and self._post_fast(event):
-            return
         self._spawn(self._guarded_attempt(event))
 
     def _post_fast(self, event: dict[str, Any]) -> bool:
-        """The first try of a new event's POST straight from the client (``post_nowait``), no Task:
-        True when sent. A 2xx answer counts it written; any other outcome goes on in
-        :meth:`_attempt` as if its first try had been made there. The try is bounded by
-        ``request_timeout`` in the transfer itself (libcurl's), as :meth:`_call` bounds a try."""
-        post_nowait = getattr(self.client, "post_nowait", None)
-        if post_nowait is None or "resourceVersion" in event["metadata"]:
-            return False
+        """The first try of a new event's POST straight from the client (``post_done``): no Task,
+        future or ``call_soon``; True when sent. ``event`` is encoded here, so later updates of
+        the dict (the cache's series) do not change what this write sends. A 2xx answer counts it
+        written; any other outcome goes on in :meth:`_attempt` as if its first try had been made
+        there. The try is bounded by ``request_timeout`` in the transfer itself (libcurl's), as
+        :meth:`_call` bounds a try."""
+        post_done = getattr(self.client, "post_done", None)
         meta = event["metadata"]
+        if post_done is None or "resourceVersion" in meta:
+            return False
         path = f"/apis/events.k8s.io/v1/namespaces/{meta['namespace']}/events"
         data = _EVENT_ENCODER.encode(event)
-        fut = post_nowait(path, data, timeout=self.request_timeout)
-        if fut is None:
+
+        def done(outcome: Any) -> None:
+            self._post_fast_done(outcome, event, path, data)
+
+        if not post_done(path, data, done, timeout=self.request_timeout):
             return False
-        self._tasks.add(fut)
-        fut.add_done_callback(lambda f: self._post_fast_done(f, event, path, data))
+        self._first_tries += 1
         return True
 
-    def _post_fast_done(self, fut: asyncio.Future[Any], event: dict[str, Any], path: str, data: bytes) -> None:
-        self._tasks.discard(fut)
-        if fut.cancelled():
+    def _post_fast_done(self, outcome: Any, event: dict[str, Any], path: str, data: bytes) -> None:
+        """``outcome``: the first try's answer ``(status, body, Retry-After)`` or its error."""
+        self._first_tries -= 1
+        if self._abandoned:
             return
-        err = fut.exception()
-        if err is None:
-            answer = fut.result()
-            if 200 <= answer[0] < 300:
-                self.written += 1
-                return
-        self._spawn(self._guarded_attempt(event, (path, data, answer if err is None else err)))
+        if type(outcome) is tuple and 200 <= outcome[0] < 300:
+            self.written += 1
+            return
+        self._spawn(self._guarded_attempt(event, (path, data, outcome)))
 
     # events.k8s.io/v1 ---------------------------------------------------------
 
@@ -356,20 +365,28 @@ class EventRecorder:
             cached["series"] = {"count": 2, "lastObservedTime": now}
             to_record = _snapshot(cached)
         else:
+            if self._slots is None and self._post_fast(event):
+                self._cache[key] = event  # sent as bytes already: the cache may update this dict
+                return
             to_record = event
             self._cache[key] = _snapshot(event)
-        self._spawn_attempt(to_record)
+        self._spawn(self._guarded_attempt(to_record))
 
     async def _attempt(self, event: dict[str, Any], first: Any = None) -> bool:
         """``attemptRecording``: True when written. ``first``: ``(path, body, outcome)`` of a first
-        POST already sent by :meth:`_post_fast`, finished here as the first try."""
+        POST already sent by :meth:`_post_fast`, finished here as the first try; later tries POST
+        the same body (``event`` may have become the cache's series since)."""
         tries = 0
+        resume = first
         while True:
             try:
                 if first is not None:
                     path, data, outcome = first
-                    first = None
-                    await self._call(self.client.post_resume(path, data, outcome))
+                    if resume is not None:
+                        resume = None
+                        await self._call(self.client.post_resume(path, data, outcome))
+                    else:
+                        await self._call(self.client.post(path, data))
                     self.written += 1
                 else:
                     await self._write(event)
@@ -382,7 +399,7 @@ class EventRecorder:
                     return False
                 log.info("Unable to write event (may retry after sleeping): %s", err)
             except APIError as err:
-                if err.status == 409 and tries > 0 and event.get("series") is None:
+                if err.status == 409 and tries > 0 and (first is not None or event.get("series") is None):
                     # AlreadyExists after a timed-out try: that try reached the server (same name)
                     self.written += 1
                     return True
@@ -546,8 +563,9 @@ class EventRecorder:
         self._closed = True
         loop = asyncio.get_running_loop()
         deadline = loop.time() + flush_timeout
-        while (not self._queue.empty() or self._tasks) and loop.time() < deadline:
+        while (not self._queue.empty() or self.in_flight) and loop.time() < deadline:
             await asyncio.sleep(0.01)
+        self._abandoned = True
         for task in list(self._tasks):
             task.cancel()
         if self._tasks:
