@@ -38,6 +38,7 @@ SMOKE: dict[str, list[str]] = {
     "preemption_dryrun.py": ["--nodes", "20", "--preemptors", "10"],
     "simulate_large.py": ["--nodes", "60", "--bound", "20", "--pending", "60"],
     "startup_imports.py": ["--rounds", "1"],
+    "sync_calls.py": ["--nodes", "20", "--rounds", "1"],
     "sweep.py": ["overhead", "--runs", "2", "--no-ray"],  # the Ray half: tests/sweep/test_ray.py's cluster
     "up_vs_simulate.py": ["-f", "examples/quickstart", "--runs", "1"],
     "whatif.py": ["capacity", "--nodes", "20", "--pending", "10"],

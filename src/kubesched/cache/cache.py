@@ -70,14 +70,24 @@ class Cache:
 
     def add_nodes(self, nodes: Sequence[Node]) -> None:
         """:meth:`add_node` for each node, in order, the table filled in bulk
-        (:func:`~kubesched.framework.node_table_bulk.set_nodes`: an initial LIST). Pods held
-        aside for a node of the batch are accounted on it afterwards. Raises
+        (:func:`~kubesched.framework.node_table_bulk.set_nodes`: an initial LIST). Raises
         :class:`~kubesched.errors.QuantityError` for an invalid allocatable quantity (the nodes
-        before it added)."""
-        set_nodes(self.table, nodes)
-        if self._orphans:
-            for node in nodes:
-                self.add_node_orphans(node.metadata.name)
+        before it added). Pods held aside for a node of the batch are accounted right after it, as
+        :meth:`add_node` one by one does (the batch is cut there: same rows, columns and
+        generation stamps)."""
+        orphans = self._orphans
+        if not orphans:
+            set_nodes(self.table, nodes)
+            return
+        start = 0
+        for i, node in enumerate(nodes):
+            name = node.metadata.name
+            if name in orphans:
+                set_nodes(self.table, nodes[start:i + 1])
+                self.add_node_orphans(name)
+                start = i + 1
+        if start < len(nodes):
+            set_nodes(self.table, nodes[start:])
 
     def add_node_orphans(self, name: str) -> None:
         """Account the pods held aside for node ``name`` (bound before it was known) on its row."""

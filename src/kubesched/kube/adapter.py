@@ -656,15 +656,17 @@ class EventHandlers:
         gate = self.gate
         if gate is None:
             return handler
+        adds = handler.on_adds
         return _Handler(lambda o, i: gate.run_or_defer(handler.on_add, o, i),
                         lambda o, n: gate.run_or_defer(handler.on_update, o, n),
-                        lambda o: gate.run_or_defer(handler.on_delete, o))
+                        lambda o: gate.run_or_defer(handler.on_delete, o),
+                        None if adds is None else lambda os, i: gate.run_or_defer(adds, os, i))
 
     def pod_handler(self) -> Any:
         return self._gated(_Handler(self._pod_add, self._pod_update, self._pod_delete))
 
     def node_handler(self) -> Any:
-        return self._gated(_Handler(self._node_add, self._node_update, self._node_delete))
+        return self._gated(_Handler(self._node_add, self._node_update, self._node_delete, self._nodes_add))
 
     def kind_handler(self, kind: str) -> Any:
         if kind in WORKLOAD_KINDS:
@@ -757,6 +759,24 @@ class EventHandlers:
         self.sched.on_node_add(node)
         self.on_change()
 
+    def _nodes_add(self, nodes: list[Node], _initial: bool) -> None:
+        """The initial LIST of nodes: ``Scheduler.on_nodes_add`` (the table filled in bulk), one
+        wake-up. A node the table rejects (an allocatable quantity it cannot parse; the API server
+        validates them, so not expected) makes it deliver them one by one instead, as
+        :meth:`_node_add` per node would: that node logged and skipped, the others added (those
+        before it a second time, with the same content)."""
+        try:
+            self.sched.on_nodes_add(nodes)
+        except Exception:
+            log.warning("the initial node list did not apply as one batch; adding the nodes one by one",
+                        exc_info=True)
+            for node in nodes:
+                try:
+                    self.sched.on_node_add(node)
+                except Exception:
+                    log.exception("informer event handler %s failed", "EventHandlers._node_add")
+        self.on_change()
+
     def _node_update(self, old: Node, new: Node) -> None:
         self.sched.on_node_update(old, new)
         self.on_change()
@@ -771,13 +791,16 @@ def _unwrap(obj: Any) -> Any:
 
 
 class _Handler:
-    __slots__ = ("on_add", "on_delete", "on_update")
+    __slots__ = ("on_add", "on_adds", "on_delete", "on_update")
 
     def __init__(self, on_add: Callable[[Any, bool], None], on_update: Callable[[Any, Any], None],
-                 on_delete: Callable[[Any], None]) -> None:
+                 on_delete: Callable[[Any], None],
+                 on_adds: Callable[[list[Any], bool], None] | None = None) -> None:
         self.on_add = on_add
         self.on_update = on_update
         self.on_delete = on_delete
+        self.on_adds = on_adds
+        """The initial LIST as one batch (:meth:`~kubesched.kube.informer.Informer.on_adds`), or None."""
 
 
 # ───────────────────────────── the scheduling loop ─────────────────────────────

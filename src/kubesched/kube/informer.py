@@ -6,7 +6,9 @@ An :class:`Informer` is one :class:`~kubesched.kube.reflector.Reflector` and its
 an ordered list of handlers; every change is delivered to each handler in arrival order (the
 ``InOrderInformers`` RealFIFO behaviour of v1.33+). A handler is any object with
 ``on_add(obj, is_in_initial_list)``, ``on_update(old, new)`` and ``on_delete(obj)`` (``obj`` may
-be a :class:`~kubesched.kube.reflector.DeletedFinalStateUnknown`). A handler registered after
+be a :class:`~kubesched.kube.reflector.DeletedFinalStateUnknown`), and optionally
+``on_adds(objs, is_in_initial_list)``: the initial LIST as one batch when it is the informer's
+only handler (the node handler: the node table filled in bulk). A handler registered after
 the informer synced gets synthetic adds for the current content first (as upstream).
 A handler that raises is logged and the next handler still runs.
 
@@ -102,6 +104,19 @@ class Informer:
     def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
         for h in self.handlers:
             _call(h.on_add, obj, is_in_initial_list)
+
+    def on_adds(self, objs: list[Any], is_in_initial_list: bool) -> None:
+        """The adds of a list into an empty store. A sole handler with ``on_adds`` gets them as
+        one batch (it must leave what ``on_add`` per object leaves and log its own failures);
+        otherwise each object goes to every handler in turn, as :meth:`on_add`."""
+        hs = self.handlers
+        batch = getattr(hs[0], "on_adds", None) if len(hs) == 1 else None
+        if batch is not None:
+            _call(batch, objs, is_in_initial_list)
+            return
+        for obj in objs:
+            for h in hs:
+                _call(h.on_add, obj, is_in_initial_list)
 
     def on_update(self, old: Any, new: Any) -> None:
         for h in self.handlers:

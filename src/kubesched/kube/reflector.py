@@ -13,6 +13,8 @@ resource on the API server and reports every change, in order, to a :class:`Delt
    tombstone (the last known object), then every listed item as an add or an update
    (RealFIFO ``Replace``). Updates whose resourceVersion did not change are applied to the
    store but not delivered (the scheduler registers no resync period; ``shared_informer.go``).
+   A list into an empty store (the initial LIST) is all adds: a sink with ``on_adds`` gets
+   them as one list, in the same order, after the store holds all of them.
 2. **Watch** from the list's ``metadata.resourceVersion`` (never an item's), with
    ``allowWatchBookmarks=true`` and ``timeoutSeconds`` random in [300, 600); every event,
    BOOKMARKs included, advances the last synced RV.
@@ -161,6 +163,9 @@ class DeltaSink(Protocol):
     def on_delete(self, obj: Any) -> None:
         """``obj`` is the object, or a :class:`DeletedFinalStateUnknown` after a relist."""
         ...
+
+    # optional: ``on_adds(objs: list, is_in_initial_list: bool)`` — the adds of a list into an
+    # empty store as one batch (same order; must leave what ``on_add`` per object would)
 
     def on_synced(self) -> None:
         """The initial list has been delivered."""
@@ -369,6 +374,14 @@ class Reflector:
         items_by_key = {object_key(o): o for o in items}
         known = self.store.items
         initial = not self.has_synced
+        on_adds = getattr(self.sink, "on_adds", None) if not known else None
+        if on_adds is not None:
+            # an empty store (the initial LIST): every item is an add, delivered as one batch
+            known.update(items_by_key)
+            if items_by_key:
+                on_adds(list(items_by_key.values()), initial)
+            self._synced_at(rv)
+            return
         for key in [k for k in known if k not in items_by_key]:
             old = known.pop(key)
             self.tombstones += 1
@@ -380,6 +393,9 @@ class Reflector:
                 self.sink.on_add(obj, initial)
             elif resource_version(old) != resource_version(obj):
                 self.sink.on_update(old, obj)
+        self._synced_at(rv)
+
+    def _synced_at(self, rv: str) -> None:
         self.last_sync_rv = rv
         if not self.has_synced:
             self.has_synced = True
