@@ -420,6 +420,12 @@ class ResourceAllocationScorer:
         k = len(rows)
         alloc_m = nodes.allocatable
         req_m = nodes.requested
+        if (self.strategy == BALANCED and self.balanced_delta and self.use_requested and len(terms) == 2
+                and terms[0].kind == 0 and terms[1].kind == 1):
+            # cpu then memory (never DRA-mapped): the common default, gathered straight into place
+            two = _balanced_delta_two_rows(alloc_m, req_m, rows, terms[0].pod_request, terms[1].pod_request)
+            if two is not None:
+                return two
         cols: list[tuple[int, np.ndarray, np.ndarray, bool]] = []  # (weight, allocatable, requested, all > 0)
         bases: list[np.ndarray] = []  # the node's requests without the pod (balanced delta)
         for t in terms:
@@ -472,7 +478,7 @@ class ResourceAllocationScorer:
             if self.strategy == LEAST_ALLOCATED:
                 # (a - r) * 100 // a is exact for r <= a and negative otherwise: clamping at 0
                 # is upstream's "0 when requested > capacity"
-                s = np.maximum((safe - r) * MAX_NODE_SCORE // safe, 0)
+                s = _least_requested_rows(safe, r)
             elif self.strategy == MOST_ALLOCATED:
                 s = np.minimum(r, safe) * MAX_NODE_SCORE // safe
             else:
@@ -493,7 +499,10 @@ class ResourceAllocationScorer:
             # weights are validated > 0, so the sum is positive; cols is not empty, so
             # node_score is an array
             assert isinstance(node_score, np.ndarray)
-            return node_score // weight_sum
+            wsum = int(weight_sum)
+            if wsum & (wsum - 1) == 0:  # a power of two: >> is numpy's floor division, and faster
+                return node_score >> (wsum.bit_length() - 1)
+            return node_score // wsum
         ws = np.asarray(weight_sum, np.int64)
         nonzero = ws != 0
         safe_ws = np.where(nonzero, ws, 1)
@@ -504,6 +513,30 @@ class ResourceAllocationScorer:
         return np.where(nonzero, out, 0).astype(np.int64)
 
 
+_EXACT_FLOOR = 1 << 52
+"""Below this, ``int64 // int64`` equals truncating the float64 quotient (see :func:`_least_requested_rows`)."""
+
+
+def _least_requested_rows(a: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """``max((a - r) * 100 // a, 0)`` over ``int64[K]`` arrays, ``a`` > 0 everywhere (upstream
+    ``leastRequestedScore``, least_allocated.go, vectorised: ``(a - r) * 100 / a``, 0 when
+    ``r > a``).
+
+    numpy's int64 floor division is several times slower than a float64 division, so when the
+    numerators ``x = (a - r) * 100`` and every ``a`` are at most 2**52 the quotient is taken in
+    float64 and truncated: then ``x`` and ``a`` convert exactly and, for ``x >= 0``, the
+    correctly rounded ``x / a`` cannot reach the next integer (that needs ``x + a >= 2**53``),
+    so the truncation is ``x // a``; a negative ``x`` gives a value <= 0 either way, clamped to
+    0. Larger values take the integer path."""
+    x = (a - r) * MAX_NODE_SCORE
+    if len(x) and int(x.max()) <= _EXACT_FLOOR and int(a.max()) <= _EXACT_FLOOR:
+        s = (x / a).astype(np.int64)
+    else:
+        s = x // a
+    np.maximum(s, 0, out=s)
+    return s
+
+
 def _balanced_delta_two(a0: np.ndarray, a1: np.ndarray, with0: np.ndarray, with1: np.ndarray,
                         without0: np.ndarray, without1: np.ndarray) -> np.ndarray:
     """The v1.36+ balanced score (:func:`balanced_resource_scorer`) of two resources that every
@@ -511,8 +544,36 @@ def _balanced_delta_two(a0: np.ndarray, a1: np.ndarray, with0: np.ndarray, with1
     (``with0``/``with1``) and without (``without0``/``without1``): the same float64 operations,
     element by element, as two :func:`_balanced_rows` passes and ``go_div(50 + with - without,
     2)``, in a third of the numpy calls (the two passes run as one over stacked rows)."""
-    k = len(a0)
     f = np.concatenate((with0, without0, with1, without1)) / np.concatenate((a0, a0, a1, a1))
+    return _balanced_delta_fracs(f, len(a0))
+
+
+def _balanced_delta_two_rows(alloc_m: np.ndarray, req_m: np.ndarray, rows: np.ndarray, p0: int,
+                             p1: int) -> np.ndarray | None:
+    """:func:`_balanced_delta_two` of cpu (column 0) and memory (column 1) over ``rows`` of the
+    table's ``allocatable`` / ``requested`` (``int64[cap, R]``), the pod requesting ``p0`` / ``p1``:
+    the columns are gathered straight into one ``[[with0, without0], [with1, without1]]`` block
+    and divided by ``[[a0], [a1]]`` broadcast (the same float64 divisions, without the
+    intermediate arrays and concatenations). None when some node has 0 allocatable cpu or memory
+    (then the general path applies)."""
+    k = len(rows)
+    # (np.take(column, rows, out=...) would be far slower: it copies the strided column first)
+    den = np.empty((2, 1, k), np.int64)
+    den[0, 0] = alloc_m[:, 0][rows]
+    den[1, 0] = alloc_m[:, 1][rows]
+    if count_nonzero(den) != 2 * k:
+        return None
+    num = np.empty((2, 2, k), np.int64)
+    num[0, 1] = req_m[:, 0][rows]
+    num[1, 1] = req_m[:, 1][rows]
+    np.add(num[0, 1], p0, out=num[0, 0])
+    np.add(num[1, 1], p1, out=num[1, 0])
+    return _balanced_delta_fracs((num / den).reshape(4 * k), k)
+
+
+def _balanced_delta_fracs(f: np.ndarray, k: int) -> np.ndarray:
+    """The rest of :func:`_balanced_delta_two` from ``f`` = ``float64[4K]``, the fractions
+    ``[with0, without0, with1, without1] / [a0, a0, a1, a1]`` (modified in place)."""
     np.minimum(f, 1.0, out=f)  # min(float64(req) / float64(alloc), 1)
     d = f[:2 * k] - f[2 * k:]
     d /= 2
