@@ -478,7 +478,7 @@ class ResourceAllocationScorer:
             if self.strategy == LEAST_ALLOCATED:
                 # (a - r) * 100 // a is exact for r <= a and negative otherwise: clamping at 0
                 # is upstream's "0 when requested > capacity"
-                s = _least_requested_rows(safe, r)
+                s = np.maximum((safe - r) * MAX_NODE_SCORE // safe, 0)
             elif self.strategy == MOST_ALLOCATED:
                 s = np.minimum(r, safe) * MAX_NODE_SCORE // safe
             else:
@@ -511,30 +511,6 @@ class ResourceAllocationScorer:
         else:
             out = go_div(node_score, safe_ws)
         return np.where(nonzero, out, 0).astype(np.int64)
-
-
-_EXACT_FLOOR = 1 << 52
-"""Below this, ``int64 // int64`` equals truncating the float64 quotient (see :func:`_least_requested_rows`)."""
-
-
-def _least_requested_rows(a: np.ndarray, r: np.ndarray) -> np.ndarray:
-    """``max((a - r) * 100 // a, 0)`` over ``int64[K]`` arrays, ``a`` > 0 everywhere (upstream
-    ``leastRequestedScore``, least_allocated.go, vectorised: ``(a - r) * 100 / a``, 0 when
-    ``r > a``).
-
-    numpy's int64 floor division is several times slower than a float64 division, so when the
-    numerators ``x = (a - r) * 100`` and every ``a`` are at most 2**52 the quotient is taken in
-    float64 and truncated: then ``x`` and ``a`` convert exactly and, for ``x >= 0``, the
-    correctly rounded ``x / a`` cannot reach the next integer (that needs ``x + a >= 2**53``),
-    so the truncation is ``x // a``; a negative ``x`` gives a value <= 0 either way, clamped to
-    0. Larger values take the integer path."""
-    x = (a - r) * MAX_NODE_SCORE
-    if len(x) and int(x.max()) <= _EXACT_FLOOR and int(a.max()) <= _EXACT_FLOOR:
-        s = (x / a).astype(np.int64)
-    else:
-        s = x // a
-    np.maximum(s, 0, out=s)
-    return s
 
 
 def _balanced_delta_two(a0: np.ndarray, a1: np.ndarray, with0: np.ndarray, with1: np.ndarray,
