@@ -229,6 +229,10 @@ class Framework:
                 lambda a, b: -1 if qs.less(a, b) else (1 if qs.less(b, a) else 0))
         self._filter_names = [p.name for p in self.filter_plugins]
         self._batch_filter = [callable(getattr(p, "filter_nodes", None)) for p in self.filter_plugins]
+        self._pure_filter = [bool(getattr(p, "pure_filter_nodes", False)) for p in self.filter_plugins]
+        """Per Filter plugin: its ``filter_nodes`` is a pure function of the pod, the cycle state
+        and each node on its own (no effect, no answer that depends on which other rows are
+        passed): ``run_filter_plugins`` may then pass it nodes an earlier plugin rejected."""
         self._batch_score = [callable(getattr(p, "score_nodes", None)) for p in self.score_plugins]
         self._normalize = [getattr(p, "normalize_score", None) for p in self.score_plugins]
         self._scores_zero = [getattr(p, "scores_zero", None) for p in self.score_plugins]
@@ -472,18 +476,36 @@ class Framework:
         fail_key = np.zeros(n, np.int64)
         tables: list[PluginReasons | None] = [None] * len(self.filter_plugins)
         skipped = set()
-        alive: np.ndarray | None = None  # positions of cur in rows (None: all of them, until a rejection)
+        # the next plugin runs over ``cur``: rows[alive] (alive None: all of rows). Nodes a plugin
+        # rejects are only marked (``open_``: bool over cur, None = all open) while few of them are
+        # rejected and the next plugins are pure per-node functions (``pure_filter_nodes``); cur is
+        # compacted when a quarter of it is rejected or before any other plugin, so a plugin with
+        # per-node effects, and a rejection's evaluation order, are exactly as with compaction
+        alive: np.ndarray | None = None
+        open_: np.ndarray | None = None
+        n_open = n
         cur = rows
         skip = state.skip_filter_plugins
+        pure = self._pure_filter
         for pi, pl in enumerate(self.filter_plugins if plugins is None else plugins):
             if pl.name in skip:
                 skipped.add(pi)
                 continue
-            if self._batch_filter[pi]:
+            batch = self._batch_filter[pi]
+            if open_ is not None and not (batch and pure[pi]):
+                cur, alive, open_ = _compact(rows, cur, alive, open_)
+            if batch:
                 try:
                     res = pl.filter_nodes(state, pod, table, cur)
                 except Exception as e:  # noqa: BLE001 - a plugin error is a status
-                    return _filter_error(pl.name, as_status(e))
+                    if open_ is None:
+                        return _filter_error(pl.name, as_status(e))
+                    # an error may come from a node an earlier plugin rejected: run as compacted
+                    cur, alive, open_ = _compact(rows, cur, alive, open_)
+                    try:
+                        res = pl.filter_nodes(state, pod, table, cur)
+                    except Exception as e2:  # noqa: BLE001
+                        return _filter_error(pl.name, as_status(e2))
                 if res is None:
                     continue
             else:
@@ -494,17 +516,28 @@ class Framework:
             if not count_nonzero(failed):  # cheaper than .any() on small arrays
                 continue
             bad = failed != 0
+            if open_ is not None:
+                bad &= open_
+            n_bad = int(count_nonzero(bad))
+            if not n_bad:
+                continue
             tables[pi] = PluginReasons.of(res)
             if alive is None:
-                alive = np.arange(n)
-            pos = alive[bad]
-            fail_plugin[pos] = pi
-            fail_key[pos] = failed[bad]
-            keep = ~bad
-            alive = alive[keep]
-            cur = cur[keep]
-            if len(cur) == 0:
+                fail_plugin[bad] = pi
+                fail_key[bad] = failed[bad]
+            else:
+                pos = alive[bad]
+                fail_plugin[pos] = pi
+                fail_key[pos] = failed[bad]
+            n_open -= n_bad
+            if n_open == 0:
                 break
+            if open_ is None:
+                open_ = ~bad
+            else:
+                open_ &= ~bad
+            if n_open * 4 < len(cur) * 3:
+                cur, alive, open_ = _compact(rows, cur, alive, open_)
         return FilterChunk(rows, fail_plugin, fail_key, self._filter_names, tables, frozenset(skipped))
 
     def _run_pre_filter_extension(self, op: str, state: CycleState, pod: Pod, pod_info: Any,
@@ -1442,6 +1475,13 @@ async def _await_timed(coro: Any, t0: float, observe: Callable[..., None], name:
     observe(name, point, _status_code_name(r), time.perf_counter() - t0)
     return r
 
+
+
+def _compact(rows: np.ndarray, cur: np.ndarray, alive: np.ndarray | None,
+             open_: np.ndarray) -> tuple[np.ndarray, np.ndarray, None]:
+    """``run_filter_plugins``' compaction: ``(cur[open_], positions in rows of those, None)``."""
+    pos = np.flatnonzero(open_) if alive is None else alive[open_]
+    return (rows[pos] if alive is None else cur[open_]), pos, None
 
 
 def _filter_error(plugin: str, st: Status) -> Status:

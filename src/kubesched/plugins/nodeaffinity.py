@@ -155,6 +155,8 @@ class NodeAffinity:
     """PreFilter + Filter + PreScore + Score (+ NormalizeScore). See the module docstring."""
 
     name = NAME
+    pure_filter_nodes = True
+    """``filter_nodes`` judges each row on its own, without effects (``Framework.run_filter_plugins``)."""
     deferred_resize = False
     """InPlacePodVerticalScalingSchedulerPreemption (alpha, 1.37; set by the factory): a pod whose
     resize the kubelet deferred is skipped (node_affinity.go L150-153, L212-215)."""

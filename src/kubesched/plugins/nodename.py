@@ -43,6 +43,8 @@ class NodeName:
     """Filter only (v1.34–1.36). See the module docstring."""
 
     name = NAME
+    pure_filter_nodes = True
+    """``filter_nodes`` judges each row on its own, without effects (``Framework.run_filter_plugins``)."""
 
     def sign_pod(self, pod: Pod) -> tuple[list[tuple[str, Any]], None]:
         """Batching signature (v1.37.2 node_name.go ``SignPod``): ``spec.nodeName``."""

@@ -168,6 +168,8 @@ class NodePorts:
     """PreFilter + Filter (both shapes). See the module docstring."""
 
     name = NAME
+    pure_filter_nodes = True
+    """``filter_nodes`` judges each row on its own, without effects (``Framework.run_filter_plugins``)."""
     deferred_resize = False
     """InPlacePodVerticalScalingSchedulerPreemption (alpha, 1.37; set by the factory): a pod whose
     resize the kubelet deferred is skipped (node_ports.go L76-79, L156-159)."""

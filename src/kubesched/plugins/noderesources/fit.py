@@ -352,6 +352,8 @@ class Fit:
     PlacementScore."""
 
     name = NAME
+    pure_filter_nodes = True
+    """``filter_nodes`` judges each row on its own, without effects (``Framework.run_filter_plugins``)."""
 
     def sign_pod(self, pod: Pod) -> tuple[list[tuple[str, Any]] | None, Status | None]:
         """Batching signature (v1.37.2 fit.go ``SignPod``): :func:`sign_resources`."""
