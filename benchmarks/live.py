@@ -177,7 +177,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     help="the box's event loop (KUBESCHED_EVENT_LOOP; default: as the environment says); "
                          "alternate: asyncio and uvloop in turn, run by run (an A/B with --repeat 2K)")
     ap.add_argument("--box-http", choices=("lean", "aiohttp", "alternate"), default=None,
-                    help="the box's HTTP/1.1 request path (KUBESCHED_BOX_HTTP; default: as the environment says): "
+                    help="the box's HTTP/1.1 request path (KUBESCHED_BOX_HTTP; default: as the environment says, lean "
+                         "unless it says aiohttp): "
                          "lean (requests answered inline, apiserver/lean.py) or aiohttp (a Task per request); "
                          "alternate: aiohttp and lean in turn, run by run (an A/B with --repeat 2K)")
     return ap.parse_args(argv)

@@ -343,3 +343,18 @@ def test_stop_with_a_suspended_request_is_bounded(tmp_path: Any, monkeypatch: py
     finally:
         srv.faults.resume()
         srv.stop()
+
+
+def test_lean_is_the_default_and_aiohttp_the_way_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No ``KUBESCHED_BOX_HTTP`` (or ``lean``): the lean path; ``aiohttp``: aiohttp's own; an aiohttp
+    without the internals the lean path drives: aiohttp's own whatever was asked."""
+    assert lean.available()  # the pinned aiohttp has them
+    for value, want in ((None, True), ("lean", True), ("LEAN", True), ("aiohttp", False), (" AioHTTP ", False)):
+        if value is None:
+            monkeypatch.delenv(lean.LEAN_ENV, raising=False)
+        else:
+            monkeypatch.setenv(lean.LEAN_ENV, value)
+        assert lean.lean_enabled() is want, value
+        with monkeypatch.context() as m:
+            m.setattr(lean, "available", lambda: False)
+            assert lean.lean_enabled() is False, value

@@ -1,18 +1,23 @@
 """The box's per-request shortcuts answer as the plain computations they replace (issue 18 §3):
-a namespace's ``Terminating`` phase read from its bytes only when they can hold it, and a
-:class:`~kubesched.apiserver.resources.ResourceInfo`'s names and hash derived once."""
+a namespace's ``Terminating`` phase read from its bytes only when they can hold it, a
+:class:`~kubesched.apiserver.resources.ResourceInfo`'s names and hash derived once, and the bearer
+token checked with one comparison of the whole ``Authorization`` header."""
 
 from __future__ import annotations
 
 import dataclasses
+from types import SimpleNamespace
 from typing import Any
 
 import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from multidict import CIMultiDict, CIMultiDictProxy
 
 from kubesched.apiserver import resources as res
+from kubesched.apiserver.authn import Authentication
 from kubesched.apiserver.crd import custom_resources
+from kubesched.apiserver.errors import APIError
 from kubesched.apiserver.registry import namespace_terminating
 
 _WORDS = st.sampled_from(["Terminating", "Active", "terminating", "Terminating ", "", "x", '"Terminating"'])
@@ -66,3 +71,63 @@ def test_resource_info_derived_names_and_hash() -> None:
         assert res.selectable_fields(info, obj) == res.selectable_fields(copy, obj) == \
             res.selectable_fields(info, obj, info.field_names)
     assert len({*infos}) == len(infos)  # distinct resources stay distinct as dict keys
+
+
+class _Authn(Authentication):
+    """The authentication filter alone: what it decided is recorded instead of acted on."""
+
+    authorization_mode = "RBAC"
+
+    def __init__(self, token: str | None) -> None:
+        self._init_authn(token, anonymous_auth=True)
+        self.seen: list[Any] = []
+
+    def _impersonate(self, request: Any, user: Any, wanted: Any) -> None:
+        self.seen.append(("impersonate", user, wanted))
+
+    def _authorize_anonymous(self, request: Any) -> None:
+        self.seen.append(("anonymous",))
+
+
+def _plain_authenticate(srv: _Authn, request: Any) -> None:
+    """The filter without the exact-header shortcut (what the box did before): the same method
+    with the shortcut's expected header unset, so every request takes the general path."""
+    saved = srv._bearer
+    srv._bearer = (srv.token, None)
+    try:
+        srv._authenticate(request)
+    finally:
+        srv._bearer = saved
+
+
+def _outcome(fn: Any, srv: _Authn, request: Any) -> tuple[Any, ...]:
+    srv.seen.clear()
+    try:
+        fn(request)
+    except APIError as e:
+        return ("error", e.status, tuple(srv.seen))
+    return ("ok", tuple(srv.seen))
+
+
+_TOKENS = st.sampled_from(["s3cret", "tok-\u00e9", "a b", ""])
+_HEADER = st.one_of(st.none(), st.builds(lambda s, t, pad: f"{pad}{s} {t}{pad}",
+                                         st.sampled_from(["Bearer", "bearer", "BEARER", "Basic", ""]),
+                                         st.one_of(_TOKENS, st.text(max_size=8)), st.sampled_from(["", " ", "\t"])),
+                    st.text(max_size=20))
+
+
+@settings(max_examples=300, deadline=None)
+@given(token=st.one_of(st.none(), _TOKENS), header=_HEADER,
+       impersonate=st.sampled_from([{}, {"Impersonate-User": "bob"}, {"Impersonate-Group": "g"},
+                                    {"Impersonate-User": "bob", "Impersonate-Group": "g"}]),
+       path=st.sampled_from(["/api/v1/pods", "/version", "/healthz", "/apis"]))
+def test_authentication_shortcut_decides_as_the_plain_filter(token: str | None, header: str | None,
+                                                             impersonate: dict[str, str], path: str) -> None:
+    srv = _Authn(token)
+    headers = CIMultiDict(impersonate)
+    if header is not None:
+        headers["Authorization"] = header
+    request = SimpleNamespace(path=path, headers=CIMultiDictProxy(headers))
+    fast = _outcome(srv._authenticate, srv, request)
+    plain = _outcome(lambda r: _plain_authenticate(srv, r), srv, request)
+    assert fast == plain

@@ -23,9 +23,9 @@ What aiohttp's ``start()`` does after a request is done the same way here (keep-
 request through aiohttp's own ``_request_in_progress`` bookkeeping, which ``_handle_request``
 keeps.
 
-Which path serves is :data:`LEAN_ENV` (``KUBESCHED_BOX_HTTP``: ``lean``, or the default
-``aiohttp``); :func:`available` says whether the installed aiohttp has the internals this relies on
-(else the plain server is used).
+Which path serves is :data:`LEAN_ENV` (``KUBESCHED_BOX_HTTP``: ``lean``, the default, or
+``aiohttp``, aiohttp's own request path, the way back); :func:`available` says whether the installed
+aiohttp has the internals this relies on (else aiohttp's own path serves whatever was asked).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from aiohttp.streams import EMPTY_PAYLOAD, StreamReader
 
 __all__ = ["LEAN_ENV", "LeanRequestHandler", "LeanServer", "available", "lean_enabled"]
 
-#: the environment variable choosing the box's HTTP path: ``lean`` or ``aiohttp`` (default)
+#: the environment variable choosing the box's HTTP path: ``lean`` (default) or ``aiohttp``
 LEAN_ENV = "KUBESCHED_BOX_HTTP"
 
 _NEEDED = ("_handle_request", "_process_keepalive", "_pause_reading_for_buffer", "_resume_reading_if_drained")
@@ -65,8 +65,9 @@ def available() -> bool:
 
 
 def lean_enabled() -> bool:
-    """``KUBESCHED_BOX_HTTP`` is ``lean`` and :func:`available`."""
-    return os.environ.get(LEAN_ENV, "aiohttp").lower() == "lean" and available()
+    """:func:`available`, unless ``KUBESCHED_BOX_HTTP`` asks for ``aiohttp`` (any other value, or
+    none, is the lean path)."""
+    return os.environ.get(LEAN_ENV, "").strip().lower() != "aiohttp" and available()
 
 
 class _Resume:

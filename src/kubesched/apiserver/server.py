@@ -130,7 +130,7 @@ class APIServer(Authentication, Subresources, ListWatch, Discovery):
         # the factory makes every request a web.Request (aiohttp types the handler for BaseRequest)
         handler = cast("Callable[[web.BaseRequest], Awaitable[web.StreamResponse]]", self._handle)
         # the lean path (lean.py: a complete request on an idle connection answered inside
-        # data_received, no Task per request) when KUBESCHED_BOX_HTTP=lean
+        # data_received, no Task per request) unless KUBESCHED_BOX_HTTP=aiohttp
         server_class = lean.LeanServer if lean.lean_enabled() else web.Server
         return server_class(handler, request_factory=request_factory, **kwargs)
 
