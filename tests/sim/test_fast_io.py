@@ -175,6 +175,26 @@ def test_fast_read_gives_the_same_objects_and_lines(indent: int | str | None, or
     assert _sources_via_load_manifests(text) == [s for _, _, s, _ in _slow(text)]
 
 
+_ITEM_VALUES = st.recursive(st.none() | st.integers() | st.text(max_size=5),
+                            lambda inner: st.lists(inner, max_size=3)
+                            | st.dictionaries(st.text(max_size=3), inner, max_size=3), max_leaves=8)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.dictionaries(st.sampled_from(["spec", "status", "x", "items"]), _ITEM_VALUES, max_size=3),
+                max_size=6),
+       st.integers(min_value=1, max_value=4), st.sampled_from(["items-first", "items-last"]))
+def test_fast_item_lines_are_the_exact_scans_for_any_items(extra: list, indent: int, order: str) -> None:
+    """The one-pass item scan places every item on the line the stdlib path finds, whatever the
+    items hold (nested objects and lists at deeper indentation, ``"items"`` keys inside items)."""
+    items = [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"c{i}"}, **e}
+             for i, e in enumerate(extra)]
+    doc = ({"apiVersion": "v1", "items": items, "kind": "List"} if order == "items-first" else
+           {"apiVersion": "v1", "kind": "List", "metadata": {"items": [{"x": 1}]}, "items": items})
+    text = "\n" + json.dumps(doc, indent=indent) + "\n"
+    assert _fast(text.encode()) == _slow(text)
+
+
 def _sources_via_load_manifests(text: str) -> list[str]:
     with tempfile.TemporaryDirectory() as d:
         p = Path(d) / "f.json"

@@ -189,16 +189,21 @@ def drop_disabled_node_fields(node: dict[str, Any], old_node: Mapping[str, Any] 
                               features: FeatureGate | None = None) -> None:
     """The node strategy's ``dropDisabledFields`` (``pkg/registry/core/node/strategy.go`` L95)
     for ``status.declaredFeatures`` and ``spec.podPreemptionPolicy``."""
+    # the common node has neither field: nothing to drop, no gate to read
+    status = node.get("status")
+    drop_features = isinstance(status, dict) and "declaredFeatures" in status
+    spec = node.get("spec")
+    drop_policy = isinstance(spec, dict) and "podPreemptionPolicy" in spec
+    if not (drop_features or drop_policy):
+        return
     fg = _gates(features)
     old = _dict(old_node) if old_node is not None else {}
-    status = node.get("status")
-    if isinstance(status, dict) and not fg.enabled("NodeDeclaredFeatures") and \
+    if drop_features and not fg.enabled("NodeDeclaredFeatures") and \
             _dict(old.get("status")).get("declaredFeatures") is None:
-        status.pop("declaredFeatures", None)
-    spec = node.get("spec")
-    if isinstance(spec, dict) and not fg.enabled("InPlacePodVerticalScalingSchedulerPreemption") and \
+        status.pop("declaredFeatures", None)  # type: ignore[union-attr]  # drop_features: a dict
+    if drop_policy and not fg.enabled("InPlacePodVerticalScalingSchedulerPreemption") and \
             _dict(old.get("spec")).get("podPreemptionPolicy") is None:
-        spec.pop("podPreemptionPolicy", None)
+        spec.pop("podPreemptionPolicy", None)  # type: ignore[union-attr]  # drop_policy: a dict
 
 
 def prepare_node(node: dict[str, Any], old_node: Mapping[str, Any] | None,

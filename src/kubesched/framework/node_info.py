@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from kubesched.api.objects import Pod, pod_key, pod_priority
 from kubesched.api.resources import pod_non_zero_requests, pod_requests
 
@@ -34,6 +36,35 @@ def host_ports(pod: Pod) -> tuple[HostPort, ...]:
     return tuple(out)
 
 
+_Derived = tuple[dict[str, int], int, int, tuple[HostPort, ...]]
+#: Encoded ``(containers, initContainers, resources, overhead)`` → what :class:`PodInfo` derives
+#: from them (requests, non-zero cpu and memory, host ports): the replicas of a workload (thousands
+#: of pods in a large simulation) share one entry. Keyed by content, not identity, so a pod
+#: changed in place is never given stale data. Cleared when it reaches ``_DERIVED_MAX`` entries.
+_DERIVED: dict[bytes, _Derived] = {}
+_DERIVED_MAX = 4096
+_encode = msgspec.json.encode
+
+
+def _spec_derived(pod: Pod) -> _Derived:
+    """``(pod_requests, *pod_non_zero_requests, host_ports)`` of ``pod``, memoised on the parts of
+    its spec they read (upstream computes them per PodInfo; the values are the same). The
+    requests dict is shared between the PodInfos of one entry, as :meth:`PodInfo.with_pod`
+    shares it: never changed in place."""
+    spec = pod.spec
+    try:
+        key = _encode((spec.containers, spec.init_containers, spec.resources, spec.overhead))
+    except (TypeError, ValueError, OverflowError):  # not encodable: computed, not memoised
+        return (pod_requests(pod), *pod_non_zero_requests(pod), host_ports(pod))
+    got = _DERIVED.get(key)
+    if got is None:
+        got = (pod_requests(pod), *pod_non_zero_requests(pod), host_ports(pod))
+        if len(_DERIVED) >= _DERIVED_MAX:
+            _DERIVED.clear()
+        _DERIVED[key] = got
+    return got
+
+
 class PodInfo:
     """A pod plus data derived from it once (upstream ``framework.PodInfo``).
 
@@ -52,13 +83,12 @@ class PodInfo:
         self.update(pod)
 
     def update(self, pod: Pod) -> None:
-        """Recompute the derived data for a new version of the pod."""
+        """Recompute the derived data for a new version of the pod (requests and ports through
+        :func:`_spec_derived`: once per distinct container/resources content)."""
         self.pod = pod
         self.key = pod_key(pod)
-        self.requests = pod_requests(pod)
-        self.non_zero_cpu, self.non_zero_memory = pod_non_zero_requests(pod)
+        self.requests, self.non_zero_cpu, self.non_zero_memory, self.ports = _spec_derived(pod)
         self.priority = pod_priority(pod)
-        self.ports = host_ports(pod)
         self.extra.clear()
 
     def with_pod(self, pod: Pod) -> PodInfo:

@@ -856,8 +856,8 @@ def _json_item_lines_fast(body: bytes, n: int) -> list[int] | None:
     no raw newline; with consistent indentation the items are exactly the lines ``{`` at the
     indentation of the first one, between ``"items": [`` (the least indented such line) and the
     ``]`` at that key's indentation. The result is used only when it counts ``n`` items. Only
-    ``bytes.find``/``count`` run over the file (C); when the document is on one line, so is
-    every item.
+    ``bytes.find``/``count`` and one regex scan run over the file (C; no Python step per byte or
+    line, one ``count`` call per item); when the document is on one line, so is every item.
     """
     if n == 0:
         return []
@@ -885,17 +885,17 @@ def _json_item_lines_fast(body: bytes, n: int) -> list[int] | None:
     end = body.find(b"\n" + b" " * key_indent + b"]", start)
     if end < 0:
         return None
-    needle = b"\n" + b" " * indent + b"{"
-    lines: list[int] = []
-    line = body.count(b"\n", 0, start) + 1  # the line of the newline before the first item
-    prev = start
-    pos = start
-    while 0 <= pos < end:
-        line += body.count(b"\n", prev, pos)
-        prev = pos
-        lines.append(line + 1)
-        pos = body.find(needle, pos + 1, end)
-    return lines if len(lines) == n else None
+    # the item openings: one regex pass (in C) from the newline before the first item (a match
+    # lies wholly before ``end``; the needle holds one newline, so matches never overlap); then
+    # each item's line is the first one's plus the newlines between consecutive openings,
+    # counted and summed by map/accumulate without a Python loop per item
+    needle = re.compile(re.escape(b"\n" + b" " * indent + b"{"))
+    starts = [m.start() for m in needle.finditer(body, start, end)]
+    if len(starts) != n:
+        return None
+    first = body.count(b"\n", 0, start) + 2  # the line after the newline before the first item
+    gaps = map(body.count, itertools.repeat(b"\n"), [start, *starts[:-1]], starts)
+    return list(itertools.accumulate(gaps, initial=first))[1:]
 
 
 def _decode(raw: bytes, path: str) -> str:
