@@ -119,7 +119,7 @@ import asyncio
 import copy
 import time
 from collections import Counter
-from collections.abc import Coroutine, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -165,6 +165,7 @@ from kubesched.plugins.dra_structured import (
     AllocatorTimeout,
     DeviceID,
     Features,
+    PoolVersions,
     allocated_devices,
     apply_device_taint_rules,
     node_declares,
@@ -267,6 +268,11 @@ def _scalar_allocatable(node: Any) -> dict[str, int]:
 
 
 _CANNOT_ALLOCATE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("cannot allocate all claims",))
+_NO_ROWS = np.zeros(0, np.int64)
+
+
+def _first(t: tuple[int, Status]) -> int:
+    return t[0]
 
 
 class _FilterErr(Exception):
@@ -302,7 +308,7 @@ class DRAManager:
         self.refs: Counter[DeviceID] = Counter()
         self.in_use: set[DeviceID] = set()
         """Devices held by an allocated, assumed or in-flight claim (admin access excluded)."""
-        self.pool_versions: dict[tuple[str, str], int] = {}
+        self.pool_versions = PoolVersions()
         """(driver, pool) → bumped when one of its devices enters or leaves ``in_use``."""
         self.synced = False
         self.live_events = False
@@ -361,7 +367,7 @@ class DRAManager:
                 if n <= 0:
                     del refs[d]
                     in_use.discard(d)
-                    versions[d[:2]] = versions.get(d[:2], 0) + 1
+                    versions.bump(d[:2])
                 else:
                     refs[d] = n
         if devices:
@@ -370,7 +376,7 @@ class DRAManager:
                 refs[d] += 1
                 if d not in in_use:
                     in_use.add(d)
-                    versions[d[:2]] = versions.get(d[:2], 0) + 1
+                    versions.bump(d[:2])
 
     def _refresh_claim(self, key: str) -> None:
         a = self.assumed.get(key)
@@ -1148,21 +1154,29 @@ class DynamicResources:
             raise _FilterErr("not found")
         if not s.claims:
             return None
-        table_nodes = nodes.nodes
+        table_nodes: Sequence[Any] = nodes.nodes
         failed = np.zeros(len(rows), np.int64)
         index: dict[ReasonEntry, int] = {}
-        rejected: Iterator[tuple[int, Status]]
+        rejected: Iterable[tuple[int, Status]]
+        bulk: np.ndarray | None = None
         if not s.has_node_selectors and not s.optional_ops and not s.shared_mapped and not s.binding_unavailable \
                 and not s.reused:
             if s.ext_index is not None:
-                rejected = self._extended_rejections(s, table_nodes, rows)
+                bulk, rejected = self._extended_rejections(s, nodes, rows)
             elif s.allocator is None:
                 return None
             else:
-                rejected = self._allocator_rejections(s, s.allocator, table_nodes, rows)
+                bulk, rejected = self._allocator_rejections(s, s.allocator, nodes, rows)
+            if len(bulk) and rejected:
+                # (reasons are numbered in row order: merge the look-ups' rejections with the rest)
+                rejected = sorted([*((i, _CANNOT_ALLOCATE) for i in bulk.tolist()), *rejected], key=_first)
+                bulk = None
         else:
             rejected = ((i, st) for i, row in enumerate(rows.tolist())
                         if (st := self._filter_node(s, table_nodes[row])) is not None)
+        if bulk is not None and len(bulk):
+            index[(_CANNOT_ALLOCATE.reasons, _CANNOT_ALLOCATE.code)] = 1
+            failed[bulk] = 1
         for i, st in rejected:
             if st.code == Code.ERROR:
                 raise _FilterErr(st.message())
@@ -1175,51 +1189,56 @@ class DynamicResources:
             return None
         return FilterResult.interned(failed, list(index))
 
-    def _allocator_rejections(self, s: StateData, a: Allocator, table_nodes: Sequence[Any], rows: np.ndarray
-                              ) -> Iterator[tuple[int, Status]]:
+    def _allocator_rejections(self, s: StateData, a: Allocator, nodes: NodeTable, rows: np.ndarray
+                              ) -> tuple[np.ndarray, list[tuple[int, Status]]]:
         """:meth:`_filter_node` over ``rows`` when only the allocator decides (no extended-resource
         claim, node selectors, optional operations, shared mapped claims, failed bindings or
-        reused allocations): the rejected rows' statuses; the solutions go to ``s.node_allocations``."""
+        reused allocations): the indexes into ``rows`` the look-ups (:meth:`Allocator.first_fit_table`,
+        else :meth:`Allocator.first_fit_rows`) reject with "cannot allocate all claims", and the
+        other rejected rows' statuses in row order (up to an Error status: Filter stops there);
+        the solutions go to ``s.node_allocations``."""
         allocations = s.node_allocations
         timeout = self.filter_timeout_s
-        row_list: list[int] = rows.tolist()
-        decided: dict[int, Status]
+        table_nodes: Sequence[Any] = nodes.nodes
         pending: Iterable[int]
-        batch = a.first_fit_rows(table_nodes, row_list, allocations)  # the look-ups, in one loop
+        batch = a.first_fit_table(nodes, rows, allocations)  # the look-ups, with numpy
         if batch is not None:
-            rejected, undecided = batch
-            if not undecided:
-                for i in rejected:
-                    yield i, _CANNOT_ALLOCATE
-                return
-            # (rejected and undecided rows interleave: yield them in row order)
-            decided = dict.fromkeys(rejected, _CANNOT_ALLOCATE)
-            pending = sorted([*rejected, *undecided]) if rejected else undecided
+            bulk, undecided = batch
+            pending = undecided.tolist()
         else:
-            decided, pending = {}, range(len(row_list))
-        for i in pending:
-            st = decided.get(i)
-            if st is not None:
-                yield i, st
-                continue
-            node = table_nodes[row_list[i]]
-            try:
-                run = a.allocate_run(node, timeout)
-            except (AllocatorTimeout, AllocatorError) as e:
-                yield i, self._allocator_error_status(e, node)
-                continue
-            if run is not None:
-                allocations[node.metadata.name] = run
+            listed = a.first_fit_rows(table_nodes, rows.tolist(), allocations)  # the look-ups, in one loop
+            if listed is not None:
+                bulk, pending = np.asarray(listed[0], np.int64), listed[1]
             else:
-                yield i, _CANNOT_ALLOCATE
+                bulk, pending = _NO_ROWS, range(len(rows))
+        rest: list[tuple[int, Status]] = []
+        if pending:
+            row_list: list[int] = rows.tolist()
+            for i in pending:
+                node = table_nodes[row_list[i]]
+                try:
+                    run = a.allocate_run(node, timeout)
+                except (AllocatorTimeout, AllocatorError) as e:
+                    st = self._allocator_error_status(e, node)
+                    rest.append((i, st))
+                    if st.code == Code.ERROR:
+                        break
+                    continue
+                if run is not None:
+                    allocations[node.metadata.name] = run
+                else:
+                    rest.append((i, _CANNOT_ALLOCATE))
+        return bulk, rest
 
-    def _extended_rejections(self, s: StateData, table_nodes: Sequence[Any], rows: np.ndarray
-                             ) -> Iterator[tuple[int, Status]]:
+    def _extended_rejections(self, s: StateData, nodes: NodeTable, rows: np.ndarray
+                             ) -> tuple[np.ndarray, list[tuple[int, Status]]]:
         """:meth:`_filter_node` over ``rows`` with an extended-resource claim and no other per-node
         condition: each node's variant of the claim first, then the nodes of one variant allocator
-        together (:meth:`_allocator_rejections`); the rejected rows' statuses in row order."""
+        together (:meth:`_allocator_rejections`); as that, the indexes rejected by the look-ups and
+        the other rejected rows' statuses in row order."""
         out: list[tuple[int, Status]] = []
         groups: dict[int, tuple[Allocator, list[int], list[tuple[dict[str, Any] | None, list[dict[str, str]]]]]] = {}
+        table_nodes: Sequence[Any] = nodes.nodes
         row_list: list[int] = rows.tolist()
         for i, row in enumerate(row_list):
             node_ext, mappings, st = self._filter_extended(s, table_nodes[row])
@@ -1237,20 +1256,21 @@ class DynamicResources:
             g[1].append(i)
             g[2].append((node_ext, mappings))
         allocations = s.node_allocations
+        bulks: list[np.ndarray] = []
         for a, idx, exts in groups.values():
-            sub = np.fromiter((row_list[i] for i in idx), np.int64, len(idx))
-            for j, st in self._allocator_rejections(s, a, table_nodes, sub):
-                out.append((idx[j], st))
-                if st.code == Code.ERROR:
-                    break  # (Filter stops at an error)
+            idx_arr = np.asarray(idx, np.int64)
+            bulk, rest = self._allocator_rejections(s, a, nodes, rows[idx_arr])
+            if len(bulk):
+                bulks.append(idx_arr[bulk])
+            out.extend((idx[j], st) for j, st in rest)
             for i, (node_ext, mappings) in zip(idx, exts):
                 if node_ext is not None:
                     name = table_nodes[row_list[i]].metadata.name
                     if name in allocations:
                         s.node_ext[name] = (node_ext, mappings)
-        if len(groups) > 1 or (groups and len(out) > 1):
-            out.sort(key=lambda t: t[0])
-        return iter(out)
+        if len(out) > 1:
+            out.sort(key=_first)
+        return (np.concatenate(bulks) if len(bulks) > 1 else bulks[0] if bulks else _NO_ROWS), out
 
     def _filter_node(self, s: StateData, node: Any) -> Status | None:
         node_ext: dict[str, Any] | None = None
