@@ -1065,10 +1065,8 @@ class DynamicResources:
         s.ext_uid = _uid(claim)
         return claim
 
-    def _filter_extended(self, s: StateData, node: Any
-                         ) -> tuple[dict[str, Any] | None, list[dict[str, str]], Status | None]:
-        """Upstream ``filterExtendedResources`` (L216-282): the node's variant of the claim and the
-        request mappings; None when the node needs nothing from DRA (or the claim is allocated)."""
+    def _ext_pre(self, s: StateData) -> tuple[Any, ...]:
+        """:attr:`StateData.ext_mapping`, read on first use in the cycle."""
         pre = s.ext_mapping
         if pre is None:
             claim = s.claims[s.ext_index] if s.ext_index is not None else None
@@ -1077,7 +1075,13 @@ class DynamicResources:
                                    view is not None and view.allocation is not None,
                                    [(n, q) for n, q in sorted(s.pod_scalars.items()) if q != 0],
                                    device_class_mapping(self._manager().lister) if claim is not None else {})
-        claim, has_requests, allocated, scalars, mapping = pre
+        return pre
+
+    def _filter_extended(self, s: StateData, node: Any
+                         ) -> tuple[dict[str, Any] | None, list[dict[str, str]], Status | None]:
+        """Upstream ``filterExtendedResources`` (L216-282): the node's variant of the claim and the
+        request mappings; None when the node needs nothing from DRA (or the claim is allocated)."""
+        claim, has_requests, allocated, scalars, mapping = self._ext_pre(s)
         if claim is None:
             return None, [], None
         if has_requests:  # (``omitempty``: an empty list is nil upstream)
@@ -1240,7 +1244,8 @@ class DynamicResources:
         groups: dict[int, tuple[Allocator, list[int], list[tuple[dict[str, Any] | None, list[dict[str, str]]]]]] = {}
         table_nodes: Sequence[Any] = nodes.nodes
         row_list: list[int] = rows.tolist()
-        for i, row in enumerate(row_list):
+        by_column = self._extended_by_column(s, nodes, rows)
+        for i, row in (enumerate(row_list) if by_column is None else ()):
             node_ext, mappings, st = self._filter_extended(s, table_nodes[row])
             if st is not None:
                 out.append((i, st))
@@ -1257,7 +1262,7 @@ class DynamicResources:
             g[2].append((node_ext, mappings))
         allocations = s.node_allocations
         bulks: list[np.ndarray] = []
-        for a, idx, exts in groups.values():
+        for a, idx, exts in (groups.values() if by_column is None else by_column):
             idx_arr = np.asarray(idx, np.int64)
             bulk, rest = self._allocator_rejections(s, a, nodes, rows[idx_arr])
             if len(bulk):
@@ -1271,6 +1276,42 @@ class DynamicResources:
         if len(out) > 1:
             out.sort(key=_first)
         return (np.concatenate(bulks) if len(bulks) > 1 else bulks[0] if bulks else _NO_ROWS), out
+
+    def _extended_by_column(self, s: StateData, nodes: NodeTable, rows: np.ndarray
+                            ) -> list[tuple[Allocator, list[int], list[tuple[dict[str, Any],
+                                                                           list[dict[str, str]]]]]] | None:
+        """:meth:`_filter_extended` for every row at once, when it decides from the node's
+        allocatable alone (the claim is unallocated and has no requests yet, and every extended
+        resource the pod asks for maps to a DeviceClass: a node provides it through DRA where its
+        allocatable has none, so no row is rejected here): the rows grouped by the resources DRA
+        provides there, read from the table's allocatable columns (the same integers as
+        :func:`_scalar_allocatable`), as (variant allocator, indexes into ``rows``, per index the
+        node variant and mappings). None when the per-node path must decide."""
+        claim, has_requests, allocated, scalars, mapping = self._ext_pre(s)
+        if claim is None or has_requests or allocated or any(name not in mapping for name, _q in scalars):
+            return None
+        zero = np.zeros(len(rows), np.int64)
+        code = zero.copy()
+        for j, (name, _q) in enumerate(scalars):
+            col = nodes.resource_index.get(name)
+            have = nodes.allocatable[rows, col] if col is not None else zero
+            code |= (have == 0).astype(np.int64) << j
+        out = []
+        for c in np.unique(code).tolist():
+            needed = {name: q for j, (name, q) in enumerate(scalars) if c >> j & 1}
+            if not needed and not s.ext_index:
+                continue  # no user claim, and the nodes' allocatable covers the extended resources
+            key = tuple(needed.items())
+            variant = s.ext_variants.get(key)
+            if variant is None:
+                requests, mappings = create_requests_and_mappings(s.pod, needed, mapping)
+                variant = s.ext_variants[key] = (node_claim(claim, requests), mappings)
+            a = self._node_allocator(s, variant[0])
+            if a is None:
+                continue
+            idx = np.flatnonzero(code == c).tolist()
+            out.append((a, idx, [variant] * len(idx)))
+        return out
 
     def _filter_node(self, s: StateData, node: Any) -> Status | None:
         node_ext: dict[str, Any] | None = None
