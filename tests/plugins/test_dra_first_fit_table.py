@@ -17,7 +17,7 @@ from test_dra_firstfit_memo import CLASS, FEATURES, NODES, claim_of, outcome, po
 
 from kubesched.framework.node_info import PodInfo
 from kubesched.framework.node_table import NodeTable
-from kubesched.plugins.dra_structured import Allocator, PoolVersions
+from kubesched.plugins.dra_structured import Allocator, NodeAllocations, PoolVersions
 from kubesched.testing.wrappers import MakeNode, MakePod
 
 step = st.tuples(st.integers(1, 3), st.sampled_from([None, "a", "b"]), st.booleans(),  # the claim
@@ -29,8 +29,8 @@ step = st.tuples(st.integers(1, 3), st.sampled_from([None, "a", "b"]), st.boolea
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(pool, min_size=1, max_size=5), st.sampled_from(FEATURES), st.lists(step, min_size=1, max_size=10),
-       st.booleans())
-def test_first_fit_table_matches_plain_scan(pools, features, steps, logged):
+       st.booleans(), st.booleans())
+def test_first_fit_table_matches_plain_scan(pools, features, steps, logged, lazy):
     slices = slices_of(pools)
     table = NodeTable()
     for n in NODES:
@@ -53,7 +53,7 @@ def test_first_fit_table_matches_plain_scan(pools, features, steps, logged):
             memo = Allocator([claim], in_use, {"gpu": CLASS}.get, slices, features, versions, {}, True)
             every = sorted(table.row_of.values(), reverse=True)
             rows = np.asarray([r for j, r in enumerate(every) if subset >> j & 1] or every[:1], np.int64)
-            out: dict[str, Any] = {}
+            out: dict[str, Any] = NodeAllocations() if lazy else {}
             batch = memo.first_fit_table(table, rows, out)
             rejected, undecided = batch if batch is not None else ([], list(range(len(rows))))
             rejected, undecided = set(np.asarray(rejected).tolist()), set(np.asarray(undecided).tolist())
@@ -75,6 +75,9 @@ def test_first_fit_table_matches_plain_scan(pools, features, steps, logged):
                 assert got == want, name
                 if _pod and name == take and isinstance(got, list):
                     taken = got
+            # (a lazy mapping has the same entries when iterated)
+            assert sorted(out) == sorted(table.nodes[rows[i]].metadata.name for i in range(len(rows))
+                                         if i not in rejected and i not in undecided)
             if _pod and taken is not None:
                 for r in taken[0]["devices"]["results"]:
                     change((r["driver"], r["pool"], r["device"]), True)

@@ -70,7 +70,7 @@ if TYPE_CHECKING:
     from kubesched.framework.node_table import NodeTable
 
 __all__ = ["ALLOCATION_RESULTS_MAX_SIZE", "AllocatorError", "AllocatorTimeout", "Allocator", "DeviceID", "Features",
-           "PoolVersions",
+           "NodeAllocations", "PoolVersions",
            "allocated_devices", "apply_device_taint_rules", "consumed_capacity", "device_matches", "dict_path",
            "format_int_quantity",
            "node_matches", "request_fits_capacity", "shared_allocations", "taint_prevents_allocation",
@@ -1229,10 +1229,13 @@ class Allocator:
         need = rd.num_devices
         feasible = np.flatnonzero(c >= need)
         if len(feasible):
-            names, nodes, lists = table.names, table.nodes, rp.lists
-            for row, o in zip(rows[feasible].tolist(), p[feasible].tolist()):
-                m = matches[o]
-                out[names[row]] = _Solution(self, nodes[row], lists[o], m if len(m) == need else m[:need])
+            if isinstance(out, NodeAllocations):
+                out.add_rows(self, table, rows[feasible], p[feasible], rp.lists, list(matches), need)
+            else:
+                names, nodes, lists = table.names, table.nodes, rp.lists
+                for row, o in zip(rows[feasible].tolist(), p[feasible].tolist()):
+                    m = matches[o]
+                    out[names[row]] = _Solution(self, nodes[row], lists[o], m if len(m) == need else m[:need])
         return np.flatnonzero((c >= 0) & (c < need)), np.flatnonzero(c < 0)
 
     def first_fit_rows(self, nodes: Sequence[Any], rows: list[int], out: dict[str, Any]
@@ -1443,6 +1446,87 @@ class _Replayed:
 
     def results(self) -> list[dict[str, Any]]:
         return self.a._replay(self.node, self.picks).results()
+
+
+class NodeAllocations(dict[str, Any]):
+    """Node name → the allocator's solution there (Filter keeps one per feasible node, Reserve
+    and Score read them by name). :meth:`Allocator.first_fit_table` adds its decided rows as a
+    batch (:meth:`add_rows`): a node's :class:`_Solution` is made when it is asked for (``get``,
+    ``[]``, ``in``) — the table does not change during the cycle — and every batch's when the
+    mapping is iterated or measured."""
+
+    __slots__ = ("batches",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[tuple[Allocator, NodeTable, np.ndarray, list[list[_Pool]], list[Any], int]] = []
+
+    def add_rows(self, a: Allocator, table: NodeTable, rows: np.ndarray, ordinals: np.ndarray,
+                 lists: list[list[_Pool]], matches: list[Any], need: int) -> None:
+        """``rows`` of ``table`` are feasible: each takes the first ``need`` of its pool's
+        ``matches[ordinal]``, its pool list ``lists[ordinal]``."""
+        slot = np.full(table.capacity, -1, np.int64)
+        slot[rows] = ordinals
+        self.batches.append((a, table, slot, lists, matches, need))
+
+    def _lazy(self, name: str) -> Any:
+        for a, table, slot, lists, matches, need in self.batches:
+            row = table.row_of.get(name)
+            if row is not None and row < len(slot) and (o := int(slot[row])) >= 0:
+                m = matches[o]
+                sol = _Solution(a, table.nodes[row], lists[o], m if len(m) == need else m[:need])
+                dict.__setitem__(self, name, sol)
+                return sol
+        return None
+
+    def _materialize(self) -> None:
+        batches, self.batches = self.batches, []
+        for a, table, slot, lists, matches, need in batches:
+            names, nodes = table.names, table.nodes
+            for row in np.flatnonzero(slot >= 0).tolist():
+                if names[row] not in self:
+                    m = matches[int(slot[row])]
+                    dict.__setitem__(self, names[row], _Solution(a, nodes[row], lists[int(slot[row])],
+                                                                 m if len(m) == need else m[:need]))
+
+    def get(self, name: str, default: Any = None) -> Any:
+        hit = dict.get(self, name)
+        if hit is None and self.batches:
+            hit = self._lazy(name)
+        return default if hit is None else hit
+
+    def __getitem__(self, name: str) -> Any:
+        hit = self.get(name)
+        if hit is None:
+            raise KeyError(name)
+        return hit
+
+    def __contains__(self, name: object) -> bool:
+        return dict.__contains__(self, name) or (bool(self.batches) and isinstance(name, str)
+                                                 and self._lazy(name) is not None)
+
+    def __bool__(self) -> bool:
+        return dict.__len__(self) > 0 or bool(self.batches)
+
+    def __len__(self) -> int:
+        self._materialize()
+        return dict.__len__(self)
+
+    def __iter__(self) -> Any:
+        self._materialize()
+        return dict.__iter__(self)
+
+    def keys(self) -> Any:
+        self._materialize()
+        return dict.keys(self)
+
+    def values(self) -> Any:
+        self._materialize()
+        return dict.values(self)
+
+    def items(self) -> Any:
+        self._materialize()
+        return dict.items(self)
 
 
 class _Solution:

@@ -165,6 +165,7 @@ from kubesched.plugins.dra_structured import (
     AllocatorTimeout,
     DeviceID,
     Features,
+    NodeAllocations,
     PoolVersions,
     allocated_devices,
     apply_device_taint_rules,
@@ -544,7 +545,7 @@ class StateData:
         self.has_node_selectors = False
         self.binding_unavailable: list[int] = []
         """Allocated claims whose binding conditions failed or timed out (every node rejects them)."""
-        self.node_allocations: dict[str, Any] = {}
+        self.node_allocations: dict[str, Any] = NodeAllocations()
         """Node name → the allocator's solution there (results built by Reserve)."""
         self.ext_index: int | None = None
         """DRAExtendedResource: index in :attr:`claims` of the pod's extended-resource claim (the
@@ -1268,11 +1269,18 @@ class DynamicResources:
             if len(bulk):
                 bulks.append(idx_arr[bulk])
             out.extend((idx[j], st) for j, st in rest)
-            for i, (node_ext, mappings) in zip(idx, exts):
+            if any(st.code == Code.ERROR for _j, st in rest):
+                kept = [j for j in range(len(idx)) if table_nodes[row_list[idx[j]]].metadata.name in allocations]
+            else:  # (the rows not rejected are the ones with a solution)
+                no = np.zeros(len(idx), bool)
+                no[bulk] = True
+                no[[j for j, _st in rest]] = True
+                kept = np.flatnonzero(~no).tolist()
+            names = nodes.names
+            for j in kept:
+                node_ext, mappings = exts[j]
                 if node_ext is not None:
-                    name = table_nodes[row_list[i]].metadata.name
-                    if name in allocations:
-                        s.node_ext[name] = (node_ext, mappings)
+                    s.node_ext[names[row_list[idx[j]]]] = (node_ext, mappings)
         if len(out) > 1:
             out.sort(key=_first)
         return (np.concatenate(bulks) if len(bulks) > 1 else bulks[0] if bulks else _NO_ROWS), out
