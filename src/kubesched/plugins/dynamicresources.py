@@ -1277,6 +1277,12 @@ class DynamicResources:
                 no[[j for j, _st in rest]] = True
                 kept = np.flatnonzero(~no).tolist()
             names = nodes.names
+            if by_column is not None:  # (one variant per group)
+                node_ext0, mappings0 = exts[0]
+                if kept and node_ext0 is not None:
+                    s.node_ext.update(dict.fromkeys(map(names.__getitem__, rows[idx_arr[kept]].tolist()),
+                                                    (node_ext0, mappings0)))
+                continue
             for j in kept:
                 node_ext, mappings = exts[j]
                 if node_ext is not None:
