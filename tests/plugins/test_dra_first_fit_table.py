@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_dra_firstfit_memo import CLASS, FEATURES, NODES, claim_of, outcome, pool, slices_of
+from test_dra_firstfit_memo import CLASS, FEATURES, NODES, check_row, claim_of, pool, slices_of
 
 from kubesched.framework.node_info import PodInfo
 from kubesched.framework.node_table import NodeTable
@@ -61,19 +61,9 @@ def test_first_fit_table_matches_plain_scan(pools, features, steps, logged, lazy
             taken = None
             for i, row in enumerate(rows.tolist()):
                 node = table.nodes[row]
-                name = node.metadata.name
-                want = outcome(Allocator([claim], in_use, {"gpu": CLASS}.get, slices, features), node)
-                if i in undecided:
-                    assert name not in out
-                    got = outcome(memo, node)
-                elif i in rejected:
-                    assert name not in out
-                    got = None
-                else:
-                    got = out[name].results()
-                    assert out[name].request_names() == [[r["request"] for r in got[0]["devices"]["results"]]]
-                assert got == want, name
-                if _pod and name == take and isinstance(got, list):
+                got = check_row(memo, Allocator([claim], in_use, {"gpu": CLASS}.get, slices, features), node, out,
+                                i in rejected, i in undecided)
+                if _pod and node.metadata.name == take and isinstance(got, list):
                     taken = got
             # (a lazy mapping has the same entries when iterated)
             assert sorted(out) == sorted(table.nodes[rows[i]].metadata.name for i in range(len(rows))
