@@ -170,6 +170,24 @@ def test_search_memo_matches_plain_search(pools, features, steps):
 
 
 
+def check_row(memo: Allocator, plain: Allocator, node: Any, out: Any, rejected: bool, undecided: bool) -> Any:
+    """One row of a batch of look-ups against the plain allocator: an undecided row asks
+    ``allocate_run``, a rejected one has no solution, a decided one the plain results. Returns the outcome."""
+    name = node.metadata.name
+    want = outcome(plain, node)
+    if undecided:
+        assert name not in out
+        got = outcome(memo, node)
+    elif rejected:
+        assert name not in out
+        got = None
+    else:
+        got = out[name].results()
+        assert out[name].request_names() == [[r["request"] for r in got[0]["devices"]["results"]]]
+    assert got == want, name
+    return got
+
+
 def check_rows(pools: list[dict[str, Any]], features: Features, claims: list[tuple[dict[str, Any], str, int]]) -> None:
     """Filter's batch of look-ups (``Allocator.first_fit_rows``: one loop over the rows, nodes
     with a kept first fit or a kept general search decided there, the rest left to
@@ -194,19 +212,9 @@ def check_rows(pools: list[dict[str, Any]], features: Features, claims: list[tup
             assert not set(rejected) & set(undecided)
             for i, row in enumerate(rows):
                 node = table[row]
-                name = node.metadata.name
-                want = outcome(Allocator([claim], in_use, {"gpu": CLASS}.get, slices, features), node)
-                if i in undecided:
-                    assert name not in out
-                    got = outcome(memo, node)
-                elif i in rejected:
-                    assert name not in out
-                    got = None
-                else:
-                    got = out[name].results()
-                    assert out[name].request_names() == [[r["request"] for r in got[0]["devices"]["results"]]]
-                assert got == want, name
-                if _pod and name == take and isinstance(got, list):
+                got = check_row(memo, Allocator([claim], in_use, {"gpu": CLASS}.get, slices, features), node, out,
+                                i in rejected, i in undecided)
+                if _pod and node.metadata.name == take and isinstance(got, list):
                     taken = got  # (Reserve, after Filter: the devices in use do not change during Filter)
             if _pod and taken is not None:
                 for r in taken[0]["devices"]["results"]:

@@ -53,11 +53,12 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Callable, Container, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
+import numpy as np
 
 from kubesched.api.dra import DeviceClassView, ResourceClaimView
 from kubesched.api.nodeselector import NodeSelectorMatcher
@@ -65,7 +66,11 @@ from kubesched.api.objects import NodeSelector
 from kubesched.api.quantity import nano_value
 from kubesched.plugins.dra_cel import CELError, compile_selector, device_context, evaluate_derived_attribute
 
+if TYPE_CHECKING:
+    from kubesched.framework.node_table import NodeTable
+
 __all__ = ["ALLOCATION_RESULTS_MAX_SIZE", "AllocatorError", "AllocatorTimeout", "Allocator", "DeviceID", "Features",
+           "NodeAllocations", "PoolVersions",
            "allocated_devices", "apply_device_taint_rules", "consumed_capacity", "device_matches", "dict_path",
            "format_int_quantity",
            "node_matches", "request_fits_capacity", "shared_allocations", "taint_prevents_allocation",
@@ -910,6 +915,136 @@ def _slice_index(slices: list[dict[str, Any]], features: Features, stable: bool 
     return index
 
 
+_ROW_POOLS = (__name__, "row_pools")
+
+
+class _RowPools:
+    """Per :class:`~kubesched.framework.node_table.NodeTable` (``table.derived``), for one
+    :class:`_SliceIndex` (reset when the slices change): each row's pool when its node has exactly
+    one usable pool (complete, valid, no per-device node selection), else -1 — kept per row
+    generation (a new node in the row bumps it; the pools of a node depend on its name only, the
+    index being ``cacheable``) — and, per simple request (:attr:`Allocator._memo_key`), each
+    pool's first-fit match count (-1: undecided — a scan error, or the scan stopped at a device
+    needing the general search) kept per pool in-use version, for :meth:`Allocator.first_fit_table`."""
+
+    __slots__ = ("index", "pools", "lists", "nodes", "key_ordinals", "ordinal", "row_pool", "row_gen", "fits")
+
+    def __init__(self) -> None:
+        self.index: _SliceIndex | None = None
+        self.reset(None)
+
+    def reset(self, index: _SliceIndex | None) -> None:
+        self.index = index
+        self.pools: list[_Pool] = []
+        """Ordinal → pool."""
+        self.lists: list[list[_Pool]] = []
+        """Ordinal → the node's pool list (``[pool]``) as :meth:`_SliceIndex.pools` gave it."""
+        self.nodes: list[Any] = []
+        """Ordinal → a node the pool reaches (the first-fit scan of a pool is the same on each)."""
+        self.key_ordinals: dict[tuple[str, str], list[int]] = {}
+        """(driver, pool) → ordinals (a pool reaching several nodes is a pool object per node)."""
+        self.ordinal: dict[int, int] = {}
+        """id(pool) → ordinal."""
+        self.row_pool = np.full(0, -1, np.int64)
+        self.row_gen = np.full(0, -1, np.int64)
+        self.fits: dict[Any, list[Any]] = {}
+        """Memo key → [versions, in-use container, counts ``int64[pools]``, matches per pool, pools
+        scanned (ordinals below it), :class:`PoolVersions` log position read (-1: none)]."""
+
+    def row_pools(self, table: NodeTable, rows: np.ndarray) -> np.ndarray:
+        """The pool ordinal of each of ``rows`` (-1: not exactly one usable pool)."""
+        cap = table.capacity
+        if len(self.row_gen) < cap:
+            grow = cap - len(self.row_gen)
+            self.row_pool = np.concatenate([self.row_pool, np.full(grow, -1, np.int64)])
+            self.row_gen = np.concatenate([self.row_gen, np.full(grow, -1, np.int64)])
+        gen = table.generation
+        stale = rows[self.row_gen[rows] != gen[rows]]
+        if len(stale):
+            index = self.index
+            assert index is not None
+            nodes = table.nodes
+            for row in stale.tolist():
+                node = nodes[row]
+                o = -1
+                if node is not None:
+                    pools = index.pools(node)
+                    if len(pools) == 1:
+                        pool = pools[0]
+                        if not (pool.incomplete or pool.invalid or pool.per_device):
+                            o = self.ordinal.get(id(pool), -1)
+                            if o < 0:
+                                o = self.ordinal[id(pool)] = len(self.pools)
+                                self.pools.append(pool)
+                                self.lists.append(pools)
+                                self.nodes.append(node)
+                                self.key_ordinals.setdefault(pool.key, []).append(o)
+                self.row_pool[row] = o
+                self.row_gen[row] = gen[row]
+        return self.row_pool[rows]
+
+    def pool_counts(self, a: Allocator, rd: _Req, memo_key: tuple[Any, ...]
+                    ) -> tuple[np.ndarray, list[Any]]:
+        """Each known pool's first-fit match count for ``rd`` (-1: undecided) and its matches.
+        The pools to scan again are those whose in-use version moved: read from the
+        :class:`PoolVersions` log since the last call, or (a plain dict) compared one by one."""
+        versions, in_use = a.versions, a.allocated
+        assert versions is not None
+        n = len(self.pools)
+        entry = self.fits.get(memo_key)
+        if entry is None or entry[0] is not versions or entry[1] is not in_use:
+            if len(self.fits) > 64:
+                self.fits.clear()
+            entry = self.fits[memo_key] = [versions, in_use, np.full(n, -1, np.int64), [()] * n, 0, -1]
+        counts, matches, known, pos = entry[2], entry[3], entry[4], entry[5]
+        if len(counts) < n:
+            counts = entry[2] = np.concatenate([counts, np.full(n - len(counts), -1, np.int64)])
+            matches.extend([()] * (n - len(matches)))
+        stale: Iterable[int]
+        if isinstance(versions, PoolVersions) and pos >= versions.base:
+            ordinals = self.key_ordinals
+            changed = {o for k in versions.log[pos - versions.base:] for o in ordinals.get(k, ())}
+            stale = sorted(changed.union(range(known, n))) if known < n else changed
+            entry[5] = versions.base + len(versions.log)
+        else:
+            stale = range(n)
+            entry[5] = versions.base + len(versions.log) if isinstance(versions, PoolVersions) else -1
+        entry[4] = n
+        for o in stale:
+            try:
+                hit = a._pool_fit(self.pools[o], rd, memo_key, True, self.nodes[o])
+            except AllocatorError:
+                counts[o] = -1  # allocate_run raises it per node
+                if entry[5] >= 0:
+                    entry[4] = min(entry[4], o)  # (scan it again next time)
+                continue
+            counts[o], matches[o] = (-1 if hit[4] else len(hit[3])), hit[3]
+        return counts, matches
+
+
+class PoolVersions(dict[tuple[str, str], int]):
+    """(driver, pool) → a counter bumped whenever a device of that pool enters or leaves the
+    devices in use (:attr:`Allocator.versions`), with the log of the bumps (:meth:`bump`) so that
+    a consumer finds the pools that changed since it last looked without comparing every pool.
+    ``base`` + an index into ``log`` is a position; the oldest half is dropped past 100,000."""
+
+    __slots__ = ("log", "base")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.log: list[tuple[str, str]] = []
+        self.base = 0
+
+    def bump(self, key: tuple[str, str]) -> None:
+        self[key] = self.get(key, 0) + 1
+        log = self.log
+        log.append(key)
+        if len(log) > 100_000:
+            drop = len(log) // 2
+            del log[:drop]
+            self.base += drop
+
+
 class Allocator:
     """Allocates ``claims`` (unallocated ResourceClaim mappings) on one node at a time.
 
@@ -1011,7 +1146,6 @@ class Allocator:
         pools = index.node_pools.get(node.metadata.name) if index.cacheable and node is not None else None
         if pools is None:
             pools = index.pools(node)
-        in_use = self.allocated
         need = rd.num_devices
         if self.features.consumable_capacity and (rd.capacity_requests or self.shared):
             run = _Run(self, node)  # capacity bookkeeping: the general search
@@ -1031,19 +1165,7 @@ class Allocator:
             if versions is None or pool.per_device:
                 matches, full = self._first_fit(pool, pool.devices, rd, skip_ops_ok, node)
             else:
-                # the pool's first fit for this request, kept while the pool's devices in use
-                # are the same (the scan is pure in the device, the request and the node's
-                # optional-operations feature; per-device node selection is not cached)
-                v = versions.get(pool.key, 0)
-                hit = pool.fits.get(memo_key)
-                if hit is None or hit[0] != v or hit[1] is not versions or hit[2] is not in_use:
-                    if pool.free_version != v or pool.free_owner is not versions:
-                        pool.free = [t for t in pool.devices if t[0] not in in_use]
-                        pool.free_version, pool.free_owner = v, versions
-                    if len(pool.fits) > 64:
-                        pool.fits.clear()
-                    hit = pool.fits[memo_key] = (v, versions, in_use,
-                                                 *self._first_fit(pool, pool.free, rd, skip_ops_ok, node))
+                hit = self._pool_fit(pool, rd, memo_key, skip_ops_ok, node)
                 matches, full = hit[3], hit[4]
             rem = need - len(picked)
             if len(matches) >= rem:
@@ -1059,6 +1181,62 @@ class Allocator:
         if any(p.invalid for p in pools):
             raise AllocatorError("invalid resource pools were encountered", failed_on_node=True)
         return None
+
+    def _pool_fit(self, pool: _Pool, rd: _Req, memo_key: tuple[Any, ...], skip_ops_ok: bool, node: Any
+                  ) -> tuple[Any, ...]:
+        """The pool's first fit for the simple request (:attr:`_Pool.fits`), kept while the pool's
+        devices in use are the same (the scan is pure in the device, the request and the node's
+        optional-operations feature; per-device node selection is not cached): (in-use version,
+        versions, in-use container, matches, stopped at a device needing the general search).
+        Raises :class:`AllocatorError` (a selector's CEL error)."""
+        versions, in_use = self.versions, self.allocated
+        assert versions is not None
+        v = versions.get(pool.key, 0)
+        hit = pool.fits.get(memo_key)
+        if hit is None or hit[0] != v or hit[1] is not versions or hit[2] is not in_use:
+            if pool.free_version != v or pool.free_owner is not versions:
+                pool.free = [t for t in pool.devices if t[0] not in in_use]
+                pool.free_version, pool.free_owner = v, versions
+            if len(pool.fits) > 64:
+                pool.fits.clear()
+            hit = pool.fits[memo_key] = (v, versions, in_use, *self._first_fit(pool, pool.free, rd, skip_ops_ok, node))
+        return hit
+
+    def first_fit_table(self, table: NodeTable, rows: np.ndarray, out: dict[str, Any]
+                        ) -> tuple[np.ndarray, np.ndarray] | None:
+        """:meth:`first_fit_rows` over rows of a :class:`~kubesched.framework.node_table.NodeTable`,
+        with numpy instead of a loop over the rows: each row's single pool (:class:`_RowPools`, kept
+        per row generation) and each pool's first-fit match count for the simple request (kept per
+        pool in-use version) are gathered, and a row is rejected where the count is below the
+        request's, decided (a :class:`_Solution` in ``out``) where it is not, undecided where the
+        node has not exactly one usable pool or its scan needs the general search. Returns
+        (rejected, undecided) indexes into ``rows`` (``int64`` arrays), or None when no row can be
+        decided so (the same answers as :meth:`allocate_run`)."""
+        rd = self._simple
+        f = self.features
+        versions = self.versions
+        if (rd is None or self._static_error is not None or versions is None or not self.index.cacheable
+                or f.optional_node_operations or (f.consumable_capacity and (rd.capacity_requests or self.shared))):
+            return None
+        rp: _RowPools = table.derived(_ROW_POOLS, lambda _t: _RowPools())
+        if rp.index is not self.index:
+            rp.reset(self.index)
+        p = rp.row_pools(table, rows)
+        counts, matches = rp.pool_counts(self, rd, self._memo_key)
+        if not len(counts):
+            return np.zeros(0, np.int64), np.arange(len(rows), dtype=np.int64)
+        c = np.where(p >= 0, counts[p], -1)
+        need = rd.num_devices
+        feasible = np.flatnonzero(c >= need)
+        if len(feasible):
+            if isinstance(out, NodeAllocations):
+                out.add_rows(self, table, rows[feasible], p[feasible], rp.lists, list(matches), need)
+            else:
+                names, nodes, lists = table.names, table.nodes, rp.lists
+                for row, o in zip(rows[feasible].tolist(), p[feasible].tolist()):
+                    m = matches[o]
+                    out[names[row]] = _Solution(self, nodes[row], lists[o], m if len(m) == need else m[:need])
+        return np.flatnonzero((c >= 0) & (c < need)), np.flatnonzero(c < 0)
 
     def first_fit_rows(self, nodes: Sequence[Any], rows: list[int], out: dict[str, Any]
                        ) -> tuple[list[int], list[int]] | None:
@@ -1268,6 +1446,87 @@ class _Replayed:
 
     def results(self) -> list[dict[str, Any]]:
         return self.a._replay(self.node, self.picks).results()
+
+
+class NodeAllocations(dict[str, Any]):
+    """Node name → the allocator's solution there (Filter keeps one per feasible node, Reserve
+    and Score read them by name). :meth:`Allocator.first_fit_table` adds its decided rows as a
+    batch (:meth:`add_rows`): a node's :class:`_Solution` is made when it is asked for (``get``,
+    ``[]``, ``in``) — the table does not change during the cycle — and every batch's when the
+    mapping is iterated or measured."""
+
+    __slots__ = ("batches",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[tuple[Allocator, NodeTable, np.ndarray, list[list[_Pool]], list[Any], int]] = []
+
+    def add_rows(self, a: Allocator, table: NodeTable, rows: np.ndarray, ordinals: np.ndarray,
+                 lists: list[list[_Pool]], matches: list[Any], need: int) -> None:
+        """``rows`` of ``table`` are feasible: each takes the first ``need`` of its pool's
+        ``matches[ordinal]``, its pool list ``lists[ordinal]``."""
+        slot = np.full(table.capacity, -1, np.int64)
+        slot[rows] = ordinals
+        self.batches.append((a, table, slot, lists, matches, need))
+
+    def _lazy(self, name: str) -> Any:
+        for a, table, slot, lists, matches, need in self.batches:
+            row = table.row_of.get(name)
+            if row is not None and row < len(slot) and (o := int(slot[row])) >= 0:
+                m = matches[o]
+                sol = _Solution(a, table.nodes[row], lists[o], m if len(m) == need else m[:need])
+                dict.__setitem__(self, name, sol)
+                return sol
+        return None
+
+    def _materialize(self) -> None:
+        batches, self.batches = self.batches, []
+        for a, table, slot, lists, matches, need in batches:
+            names, nodes = table.names, table.nodes
+            for row in np.flatnonzero(slot >= 0).tolist():
+                if names[row] not in self:
+                    m = matches[int(slot[row])]
+                    dict.__setitem__(self, names[row], _Solution(a, nodes[row], lists[int(slot[row])],
+                                                                 m if len(m) == need else m[:need]))
+
+    def get(self, name: str, default: Any = None) -> Any:
+        hit = dict.get(self, name)
+        if hit is None and self.batches:
+            hit = self._lazy(name)
+        return default if hit is None else hit
+
+    def __getitem__(self, name: str) -> Any:
+        hit = self.get(name)
+        if hit is None:
+            raise KeyError(name)
+        return hit
+
+    def __contains__(self, name: object) -> bool:
+        return dict.__contains__(self, name) or (bool(self.batches) and isinstance(name, str)
+                                                 and self._lazy(name) is not None)
+
+    def __bool__(self) -> bool:
+        return dict.__len__(self) > 0 or bool(self.batches)
+
+    def __len__(self) -> int:
+        self._materialize()
+        return dict.__len__(self)
+
+    def __iter__(self) -> Any:
+        self._materialize()
+        return dict.__iter__(self)
+
+    def keys(self) -> Any:
+        self._materialize()
+        return dict.keys(self)
+
+    def values(self) -> Any:
+        self._materialize()
+        return dict.values(self)
+
+    def items(self) -> Any:
+        self._materialize()
+        return dict.items(self)
 
 
 class _Solution:

@@ -119,7 +119,7 @@ import asyncio
 import copy
 import time
 from collections import Counter
-from collections.abc import Coroutine, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -165,6 +165,8 @@ from kubesched.plugins.dra_structured import (
     AllocatorTimeout,
     DeviceID,
     Features,
+    NodeAllocations,
+    PoolVersions,
     allocated_devices,
     apply_device_taint_rules,
     node_declares,
@@ -267,6 +269,11 @@ def _scalar_allocatable(node: Any) -> dict[str, int]:
 
 
 _CANNOT_ALLOCATE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("cannot allocate all claims",))
+_NO_ROWS = np.zeros(0, np.int64)
+
+
+def _first(t: tuple[int, Status]) -> int:
+    return t[0]
 
 
 class _FilterErr(Exception):
@@ -302,7 +309,7 @@ class DRAManager:
         self.refs: Counter[DeviceID] = Counter()
         self.in_use: set[DeviceID] = set()
         """Devices held by an allocated, assumed or in-flight claim (admin access excluded)."""
-        self.pool_versions: dict[tuple[str, str], int] = {}
+        self.pool_versions = PoolVersions()
         """(driver, pool) → bumped when one of its devices enters or leaves ``in_use``."""
         self.synced = False
         self.live_events = False
@@ -361,7 +368,7 @@ class DRAManager:
                 if n <= 0:
                     del refs[d]
                     in_use.discard(d)
-                    versions[d[:2]] = versions.get(d[:2], 0) + 1
+                    versions.bump(d[:2])
                 else:
                     refs[d] = n
         if devices:
@@ -370,7 +377,7 @@ class DRAManager:
                 refs[d] += 1
                 if d not in in_use:
                     in_use.add(d)
-                    versions[d[:2]] = versions.get(d[:2], 0) + 1
+                    versions.bump(d[:2])
 
     def _refresh_claim(self, key: str) -> None:
         a = self.assumed.get(key)
@@ -538,7 +545,7 @@ class StateData:
         self.has_node_selectors = False
         self.binding_unavailable: list[int] = []
         """Allocated claims whose binding conditions failed or timed out (every node rejects them)."""
-        self.node_allocations: dict[str, Any] = {}
+        self.node_allocations: dict[str, Any] = NodeAllocations()
         """Node name → the allocator's solution there (results built by Reserve)."""
         self.ext_index: int | None = None
         """DRAExtendedResource: index in :attr:`claims` of the pod's extended-resource claim (the
@@ -1059,10 +1066,8 @@ class DynamicResources:
         s.ext_uid = _uid(claim)
         return claim
 
-    def _filter_extended(self, s: StateData, node: Any
-                         ) -> tuple[dict[str, Any] | None, list[dict[str, str]], Status | None]:
-        """Upstream ``filterExtendedResources`` (L216-282): the node's variant of the claim and the
-        request mappings; None when the node needs nothing from DRA (or the claim is allocated)."""
+    def _ext_pre(self, s: StateData) -> tuple[Any, ...]:
+        """:attr:`StateData.ext_mapping`, read on first use in the cycle."""
         pre = s.ext_mapping
         if pre is None:
             claim = s.claims[s.ext_index] if s.ext_index is not None else None
@@ -1071,7 +1076,13 @@ class DynamicResources:
                                    view is not None and view.allocation is not None,
                                    [(n, q) for n, q in sorted(s.pod_scalars.items()) if q != 0],
                                    device_class_mapping(self._manager().lister) if claim is not None else {})
-        claim, has_requests, allocated, scalars, mapping = pre
+        return pre
+
+    def _filter_extended(self, s: StateData, node: Any
+                         ) -> tuple[dict[str, Any] | None, list[dict[str, str]], Status | None]:
+        """Upstream ``filterExtendedResources`` (L216-282): the node's variant of the claim and the
+        request mappings; None when the node needs nothing from DRA (or the claim is allocated)."""
+        claim, has_requests, allocated, scalars, mapping = self._ext_pre(s)
         if claim is None:
             return None, [], None
         if has_requests:  # (``omitempty``: an empty list is nil upstream)
@@ -1148,21 +1159,29 @@ class DynamicResources:
             raise _FilterErr("not found")
         if not s.claims:
             return None
-        table_nodes = nodes.nodes
+        table_nodes: Sequence[Any] = nodes.nodes
         failed = np.zeros(len(rows), np.int64)
         index: dict[ReasonEntry, int] = {}
-        rejected: Iterator[tuple[int, Status]]
+        rejected: Iterable[tuple[int, Status]]
+        bulk: np.ndarray | None = None
         if not s.has_node_selectors and not s.optional_ops and not s.shared_mapped and not s.binding_unavailable \
                 and not s.reused:
             if s.ext_index is not None:
-                rejected = self._extended_rejections(s, table_nodes, rows)
+                bulk, rejected = self._extended_rejections(s, nodes, rows)
             elif s.allocator is None:
                 return None
             else:
-                rejected = self._allocator_rejections(s, s.allocator, table_nodes, rows)
+                bulk, rejected = self._allocator_rejections(s, s.allocator, nodes, rows)
+            if len(bulk) and rejected:
+                # (reasons are numbered in row order: merge the look-ups' rejections with the rest)
+                rejected = sorted([*((i, _CANNOT_ALLOCATE) for i in bulk.tolist()), *rejected], key=_first)
+                bulk = None
         else:
             rejected = ((i, st) for i, row in enumerate(rows.tolist())
                         if (st := self._filter_node(s, table_nodes[row])) is not None)
+        if bulk is not None and len(bulk):
+            index[(_CANNOT_ALLOCATE.reasons, _CANNOT_ALLOCATE.code)] = 1
+            failed[bulk] = 1
         for i, st in rejected:
             if st.code == Code.ERROR:
                 raise _FilterErr(st.message())
@@ -1175,53 +1194,59 @@ class DynamicResources:
             return None
         return FilterResult.interned(failed, list(index))
 
-    def _allocator_rejections(self, s: StateData, a: Allocator, table_nodes: Sequence[Any], rows: np.ndarray
-                              ) -> Iterator[tuple[int, Status]]:
+    def _allocator_rejections(self, s: StateData, a: Allocator, nodes: NodeTable, rows: np.ndarray
+                              ) -> tuple[np.ndarray, list[tuple[int, Status]]]:
         """:meth:`_filter_node` over ``rows`` when only the allocator decides (no extended-resource
         claim, node selectors, optional operations, shared mapped claims, failed bindings or
-        reused allocations): the rejected rows' statuses; the solutions go to ``s.node_allocations``."""
+        reused allocations): the indexes into ``rows`` the look-ups (:meth:`Allocator.first_fit_table`,
+        else :meth:`Allocator.first_fit_rows`) reject with "cannot allocate all claims", and the
+        other rejected rows' statuses in row order (up to an Error status: Filter stops there);
+        the solutions go to ``s.node_allocations``."""
         allocations = s.node_allocations
         timeout = self.filter_timeout_s
-        row_list: list[int] = rows.tolist()
-        decided: dict[int, Status]
+        table_nodes: Sequence[Any] = nodes.nodes
         pending: Iterable[int]
-        batch = a.first_fit_rows(table_nodes, row_list, allocations)  # the look-ups, in one loop
+        batch = a.first_fit_table(nodes, rows, allocations)  # the look-ups, with numpy
         if batch is not None:
-            rejected, undecided = batch
-            if not undecided:
-                for i in rejected:
-                    yield i, _CANNOT_ALLOCATE
-                return
-            # (rejected and undecided rows interleave: yield them in row order)
-            decided = dict.fromkeys(rejected, _CANNOT_ALLOCATE)
-            pending = sorted([*rejected, *undecided]) if rejected else undecided
+            bulk, undecided = batch
+            pending = undecided.tolist()
         else:
-            decided, pending = {}, range(len(row_list))
-        for i in pending:
-            st = decided.get(i)
-            if st is not None:
-                yield i, st
-                continue
-            node = table_nodes[row_list[i]]
-            try:
-                run = a.allocate_run(node, timeout)
-            except (AllocatorTimeout, AllocatorError) as e:
-                yield i, self._allocator_error_status(e, node)
-                continue
-            if run is not None:
-                allocations[node.metadata.name] = run
+            listed = a.first_fit_rows(table_nodes, rows.tolist(), allocations)  # the look-ups, in one loop
+            if listed is not None:
+                bulk, pending = np.asarray(listed[0], np.int64), listed[1]
             else:
-                yield i, _CANNOT_ALLOCATE
+                bulk, pending = _NO_ROWS, range(len(rows))
+        rest: list[tuple[int, Status]] = []
+        if pending:
+            row_list: list[int] = rows.tolist()
+            for i in pending:
+                node = table_nodes[row_list[i]]
+                try:
+                    run = a.allocate_run(node, timeout)
+                except (AllocatorTimeout, AllocatorError) as e:
+                    st = self._allocator_error_status(e, node)
+                    rest.append((i, st))
+                    if st.code == Code.ERROR:
+                        break
+                    continue
+                if run is not None:
+                    allocations[node.metadata.name] = run
+                else:
+                    rest.append((i, _CANNOT_ALLOCATE))
+        return bulk, rest
 
-    def _extended_rejections(self, s: StateData, table_nodes: Sequence[Any], rows: np.ndarray
-                             ) -> Iterator[tuple[int, Status]]:
+    def _extended_rejections(self, s: StateData, nodes: NodeTable, rows: np.ndarray
+                             ) -> tuple[np.ndarray, list[tuple[int, Status]]]:
         """:meth:`_filter_node` over ``rows`` with an extended-resource claim and no other per-node
         condition: each node's variant of the claim first, then the nodes of one variant allocator
-        together (:meth:`_allocator_rejections`); the rejected rows' statuses in row order."""
+        together (:meth:`_allocator_rejections`); as that, the indexes rejected by the look-ups and
+        the other rejected rows' statuses in row order."""
         out: list[tuple[int, Status]] = []
         groups: dict[int, tuple[Allocator, list[int], list[tuple[dict[str, Any] | None, list[dict[str, str]]]]]] = {}
+        table_nodes: Sequence[Any] = nodes.nodes
         row_list: list[int] = rows.tolist()
-        for i, row in enumerate(row_list):
+        by_column = self._extended_by_column(s, nodes, rows)
+        for i, row in (enumerate(row_list) if by_column is None else ()):
             node_ext, mappings, st = self._filter_extended(s, table_nodes[row])
             if st is not None:
                 out.append((i, st))
@@ -1237,20 +1262,70 @@ class DynamicResources:
             g[1].append(i)
             g[2].append((node_ext, mappings))
         allocations = s.node_allocations
-        for a, idx, exts in groups.values():
-            sub = np.fromiter((row_list[i] for i in idx), np.int64, len(idx))
-            for j, st in self._allocator_rejections(s, a, table_nodes, sub):
-                out.append((idx[j], st))
-                if st.code == Code.ERROR:
-                    break  # (Filter stops at an error)
-            for i, (node_ext, mappings) in zip(idx, exts):
+        bulks: list[np.ndarray] = []
+        for a, idx, exts in (groups.values() if by_column is None else by_column):
+            idx_arr = np.asarray(idx, np.int64)
+            bulk, rest = self._allocator_rejections(s, a, nodes, rows[idx_arr])
+            if len(bulk):
+                bulks.append(idx_arr[bulk])
+            out.extend((idx[j], st) for j, st in rest)
+            if any(st.code == Code.ERROR for _j, st in rest):
+                kept = [j for j in range(len(idx)) if table_nodes[row_list[idx[j]]].metadata.name in allocations]
+            else:  # (the rows not rejected are the ones with a solution)
+                no = np.zeros(len(idx), bool)
+                no[bulk] = True
+                no[[j for j, _st in rest]] = True
+                kept = np.flatnonzero(~no).tolist()
+            names = nodes.names
+            if by_column is not None:  # (one variant per group)
+                node_ext0, mappings0 = exts[0]
+                if kept and node_ext0 is not None:
+                    s.node_ext.update(dict.fromkeys(map(names.__getitem__, rows[idx_arr[kept]].tolist()),
+                                                    (node_ext0, mappings0)))
+                continue
+            for j in kept:
+                node_ext, mappings = exts[j]
                 if node_ext is not None:
-                    name = table_nodes[row_list[i]].metadata.name
-                    if name in allocations:
-                        s.node_ext[name] = (node_ext, mappings)
-        if len(groups) > 1 or (groups and len(out) > 1):
-            out.sort(key=lambda t: t[0])
-        return iter(out)
+                    s.node_ext[names[row_list[idx[j]]]] = (node_ext, mappings)
+        if len(out) > 1:
+            out.sort(key=_first)
+        return (np.concatenate(bulks) if len(bulks) > 1 else bulks[0] if bulks else _NO_ROWS), out
+
+    def _extended_by_column(self, s: StateData, nodes: NodeTable, rows: np.ndarray
+                            ) -> list[tuple[Allocator, list[int], list[tuple[dict[str, Any],
+                                                                           list[dict[str, str]]]]]] | None:
+        """:meth:`_filter_extended` for every row at once, when it decides from the node's
+        allocatable alone (the claim is unallocated and has no requests yet, and every extended
+        resource the pod asks for maps to a DeviceClass: a node provides it through DRA where its
+        allocatable has none, so no row is rejected here): the rows grouped by the resources DRA
+        provides there, read from the table's allocatable columns (the same integers as
+        :func:`_scalar_allocatable`), as (variant allocator, indexes into ``rows``, per index the
+        node variant and mappings). None when the per-node path must decide."""
+        claim, has_requests, allocated, scalars, mapping = self._ext_pre(s)
+        if claim is None or has_requests or allocated or any(name not in mapping for name, _q in scalars):
+            return None
+        zero = np.zeros(len(rows), np.int64)
+        code = zero.copy()
+        for j, (name, _q) in enumerate(scalars):
+            col = nodes.resource_index.get(name)
+            have = nodes.allocatable[rows, col] if col is not None else zero
+            code |= (have == 0).astype(np.int64) << j
+        out = []
+        for c in np.unique(code).tolist():
+            needed = {name: q for j, (name, q) in enumerate(scalars) if c >> j & 1}
+            if not needed and not s.ext_index:
+                continue  # no user claim, and the nodes' allocatable covers the extended resources
+            key = tuple(needed.items())
+            variant = s.ext_variants.get(key)
+            if variant is None:
+                requests, mappings = create_requests_and_mappings(s.pod, needed, mapping)
+                variant = s.ext_variants[key] = (node_claim(claim, requests), mappings)
+            a = self._node_allocator(s, variant[0])
+            if a is None:
+                continue
+            idx = np.flatnonzero(code == c).tolist()
+            out.append((a, idx, [variant] * len(idx)))
+        return out
 
     def _filter_node(self, s: StateData, node: Any) -> Status | None:
         node_ext: dict[str, Any] | None = None
