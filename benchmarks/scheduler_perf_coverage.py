@@ -119,6 +119,8 @@ def load_upstream(root: Path, names: set[str]) -> dict[str, dict[str, Any]]:
         meta: dict[str, Any] = {}
         if (d / "run.json").is_file():
             meta = json.loads((d / "run.json").read_text())
+            if meta.get("workload") in names:  # a run that wrote no data item still has its row
+                out[meta["workload"]] = {"dir": d.name, "meta": meta}
         for f in sorted(d.glob("*.json")):
             if f.name == "run.json":
                 continue
@@ -171,9 +173,9 @@ def _up_cells(u: dict[str, Any] | None) -> tuple[str, float | None, str, str]:
         return "not run", None, "", ""
     t: dict[str, Any] = u.get("throughput") or {}
     avg = t.get("Average")
-    cell = (f"{avg:,.0f} ({t.get('Perc50', 0):,.0f} / {t.get('Perc90', 0):,.0f})" if avg is not None
-            else "— (no 1-s sample)")
     meta = u.get("meta") or {}
+    cell = (f"{avg:,.0f} ({t.get('Perc50', 0):,.0f} / {t.get('Perc90', 0):,.0f})" if avg is not None
+            else "— (no 1-s sample)" if "duration" in u else f"no result (exit code {meta.get('rc', '?')})")
     load = (f"{meta['load_start']:.1f} → {meta['load_end']:.1f}" if "load_start" in meta and "load_end" in meta
             else "")
     dur = _num(u.get("duration"), 1) + (f" (wall {meta['wall_s']} s, rc {meta.get('rc')})" if "wall_s" in meta else "")

@@ -51,6 +51,10 @@ def test_table_from_bench_and_upstream_results(tmp_path: Path) -> None:
          "data": {"Duration": 21.5}}]}))
     (up / "run.json").write_text(json.dumps({"workload": "SchedulingBasic/5000Nodes_10000Pods", "wall_s": 80,
                                              "rc": 0, "load_start": 4.0, "load_end": 5.5}))
+    failed = tmp_path / "scheduler_perf" / "20261128T140000Z"  # timed out: no data item, only run.json
+    failed.mkdir()
+    (failed / "run.json").write_text(json.dumps({"workload": "SchedulingPodAffinity/5000Nodes_5000Pods",
+                                                 "wall_s": 1163, "rc": 1, "load_start": 13.0, "load_end": 29.9}))
     r = _run("--table", str(jsonl), "--upstream-results", str(tmp_path / "scheduler_perf"))
     assert r.returncode == 0, r.stderr
     rows = {line.split(" | ")[0].lstrip("| "): line for line in r.stdout.splitlines() if line.startswith("| ")}
@@ -60,7 +64,9 @@ def test_table_from_bench_and_upstream_results(tmp_path: Path) -> None:
     assert "4.0 → 5.5" in basic and basic.rstrip().endswith("| 2.0× |")
     assert "failed (timeout after 900 s)" in rows["TopologySpreading/5000Nodes_5000Pods"]
     assert "| 4,000 (4,000 / 4,000) | 9,000 | 2.0 | ✓ | ✓ |" in rows["SchedulingDaemonset/15000Nodes"]
-    assert "| not run | – |" in rows["SchedulingPodAffinity/5000Nodes_5000Pods"]
+    affinity = rows["SchedulingPodAffinity/5000Nodes_5000Pods"]
+    assert "| not run | – |" in affinity and "no result (exit code 1) `20261128T140000Z`" in affinity
+    assert "13.0 → 29.9" in affinity
     assert "— (no 1-s sample; overall 42)" in rows["SchedulingBasic/5Nodes"]
     assert "49 workloads with a v1.37.2 threshold; kubesched ran 2: 1 at or above 3× by Average" in r.stdout
     assert "Not run (" in r.stdout
