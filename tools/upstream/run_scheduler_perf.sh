@@ -12,7 +12,8 @@
 #        PERF_LABELS (-perf-scheduling-label-filter, default performance; integration-test for the
 #        small sizes)
 # The test binary is built once per version into <dir>/bin (build.sh's tags, CGO off); results go to <dir>/scheduler_perf/<time>/
-# (BenchmarkPerfScheduling_benchmark_*.json data items, per-test logs via ARTIFACTS).
+# (BenchmarkPerfScheduling_benchmark_*.json data items, per-test logs via ARTIFACTS, run.json with the
+# wall time, exit code and load average).
 # Equivalent of upstream's README command:
 #   make test-integration WHAT=./test/integration/scheduler_perf/... \
 #     KUBE_TEST_ARGS='-run=^$ -benchtime=1ns -bench=BenchmarkPerfScheduling/<Case>/<Workload>'
@@ -72,6 +73,7 @@ mkdir -p "$out"
 echo "running BenchmarkPerfScheduling/$case_name/$wl_name ($pkg, etcd from $bin); output in $out"
 # The benchmark reads performance-config.yaml and templates relative to its package folder.
 start=$(date +%s)
+load_start=$(cut -d' ' -f1 /proc/loadavg)
 rc=0
 modcache=$(cd "$mod" && "$go_bin" env GOMODCACHE)
 (cd "$perf_dir/$topic" && PATH="$bin:$PATH" ARTIFACTS="$out" \
@@ -80,13 +82,16 @@ modcache=$(cd "$mod" && "$go_bin" env GOMODCACHE)
   -test.benchtime=1ns -test.timeout="${PERF_TIMEOUT:-30m}" -test.short=false \
   -perf-scheduling-label-filter="${PERF_LABELS:-performance}" -data-items-dir="$out") 2>&1 | tee "$out/bench.txt" || rc=$?
 echo "wall time $(( $(date +%s) - start )) s, exit code $rc, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+# The run's own record, read by benchmarks/scheduler_perf_coverage.py --table (1-min load averages).
+printf '{"workload": "%s", "wall_s": %d, "rc": %d, "load_start": %s, "load_end": %s}\n' "$case_name/$wl_name" \
+  "$(( $(date +%s) - start ))" "$rc" "$load_start" "$(cut -d' ' -f1 /proc/loadavg)" > "$out/run.json"
 # Exit code 1 with data items written usually means only that the workload's `threshold`
 # (upstream's CI floor) was not met on this machine: the figures below are still the run's.
 
 python3 - "$out" "$case_name/$wl_name" <<'EOF'
 import glob, json, sys
 out, name = sys.argv[1], sys.argv[2]
-files = sorted(glob.glob(f"{out}/*.json"))
+files = sorted(f for f in glob.glob(f"{out}/*.json") if not f.endswith("/run.json"))
 if not files:
     sys.exit(f"no data items written to {out}")
 for f in files:
