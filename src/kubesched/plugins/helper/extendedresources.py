@@ -97,6 +97,8 @@ class DRAScoreState:
         self.allocated = allocated
         self.slices = slices
         self._cache: dict[tuple[str, str], tuple[int, int]] = {}
+        self._by_node: dict[str, list[dict[str, Any]]] | None = None
+        self._general: list[dict[str, Any]] = []
 
     def maps(self, resource: str) -> bool:
         return resource in self.mapping
@@ -117,12 +119,33 @@ class DRAScoreState:
             self._cache[key] = hit
         return hit
 
-    def _count(self, node: Any, dc: dict[str, Any]) -> tuple[int, int]:
+    def _node_slices(self, name: str) -> list[dict[str, Any]]:
+        """The slices that can hold devices of node ``name``: those published for that node alone
+        (``spec.nodeName`` without a selector, all nodes or per-device selection: indexed once per
+        cycle) and every other slice, which :meth:`_count` checks against the node. A slice of
+        another node alone contributes nothing to ``name``'s count, so skipping it changes no sum
+        and evaluates no selector the plain scan would have."""
+        if self._by_node is None:
+            self._by_node = {}
+            for sl in self.slices:
+                spec = sl.get("spec") or {}
+                sn = spec.get("nodeName") or ""
+                if (sn and not spec.get("perDeviceNodeSelection") and not spec.get("allNodes")
+                        and spec.get("nodeSelector") is None):
+                    self._by_node.setdefault(sn, []).append(sl)
+                else:
+                    self._general.append(sl)
+        own = self._by_node.get(name)
+        return self._general + own if own else self._general
+
+    def _count(self, node: Any, dc: dict[str, Any], slices: list[dict[str, Any]] | None = None) -> tuple[int, int]:
+        """``calculateDRAResourceTotals`` for ``node``: over :meth:`_node_slices` (``slices``: these
+        instead, the plain scan of every slice the tests compare with)."""
         name = node.metadata.name
         exprs = [sel["cel"]["expression"] for sel in (dc.get("spec") or {}).get("selectors") or ()
                  if isinstance(sel, dict) and isinstance(sel.get("cel"), dict)]
         capacity = allocated = 0
-        for sl in self.slices:
+        for sl in self._node_slices(name) if slices is None else slices:
             spec = sl.get("spec") or {}
             if spec.get("perDeviceNodeSelection"):
                 devices = []
