@@ -217,14 +217,25 @@ class NodeDeclaredFeatures:
         self.target_pod_events = fg.at_least(1, 37)  # 1.37: the pod's own update is a TargetPod event
         self.enable_deferred_resize = deferred_resize_enabled(fg)
         self._memo: dict[tuple[str, ...], frozenset[str]] = {}
+        self._by_list: dict[int, tuple[list[str], frozenset[str]]] = {}
 
     def _node_features(self, node: Node) -> frozenset[str]:
-        key = tuple(node.status.declared_features)
+        """The node's declared features as the framework maps them, memoised by content; and by the
+        identity of the node's ``declaredFeatures`` list first (API objects are replaced, never
+        changed in place), which spares hashing a 20–100-name tuple per node per pod."""
+        lst = node.status.declared_features
+        hit = self._by_list.get(id(lst))
+        if hit is not None and hit[0] is lst:
+            return hit[1]
+        key = tuple(lst)
         fs = self._memo.get(key)
         if fs is None:
             if len(self._memo) > 4096:
                 self._memo.clear()
             fs = self._memo[key] = self.framework.try_map(key)
+        if len(self._by_list) > 65536:
+            self._by_list.clear()
+        self._by_list[id(lst)] = (lst, fs)  # holds the list: its id stays its own
         return fs
 
     def _reject(self, reqs: frozenset[str], have: frozenset[str]) -> Status | None:
