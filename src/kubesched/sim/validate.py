@@ -428,13 +428,7 @@ def _status_decodes_cleanly(raw: RawObject, ctx: _Ctx) -> bool:
     status = raw.data.get("status")
     if not isinstance(status, dict):
         return True  # in the key as it is
-    return _converts_strictly(status, _status_type(*_split(raw.api_version), raw.kind, ctx.api))
-
-
-@cache
-def _status_type(group: str, version: str, kind: str, api: tuple[int, int]) -> Any:
-    """The pre-check type of the kind's ``status`` field, or None."""
-    return _field_type(group, version, kind, api, "status")
+    return _converts_strictly(status, _field_type(*_split(raw.api_version), raw.kind, ctx.api, "status"))
 
 
 @cache
