@@ -15,7 +15,7 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test,plot,sweep]'
+	$(BIN)/pip install -q -e '.[test,plot,sweep,bench]'
 	touch $(STAMP)
 
 setup: $(STAMP)
