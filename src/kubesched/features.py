@@ -15,6 +15,13 @@ the 1.37 ones, and everything version-dependent in kubesched is expressed throug
 (for the few differences upstream made without one, e.g. NodeResourcesBalancedAllocation's 1.36
 formula) through :meth:`FeatureGate.at_least`.
 
+The gate registry's own emulation version (upstream ``featureGate.EmulationVersion()``) is the
+emulated version, except in one place: upstream's scheduler_perf harness runs v1.37.2's code with
+the registry alone at 1.36 when a workload disables the locked NodeDeclaredFeatures
+(``featuregatetesting.SetFeatureGateEmulationVersionDuringTest``);
+:meth:`FeatureGate.with_gate_emulation_version` gives that gate set, whose
+:meth:`~FeatureGate.at_least` still answers for the emulated (behaviour) version.
+
     >>> fg = FeatureGate.from_flags(emulated_version="1.34", feature_gates="PodLevelResources=false")
     >>> fg.enabled("PodLevelResources"), fg.enabled("NodeDeclaredFeatures")
     (False, False)
@@ -144,15 +151,22 @@ class FeatureGate:
     :meth:`from_flags`; every user error is a :class:`ConfigError` carrying upstream's text.
     """
 
-    __slots__ = ("emulated_version", "min_compatibility_version", "_overrides", "_cache")
+    __slots__ = ("emulated_version", "gate_emulation_version", "min_compatibility_version", "_overrides", "_cache")
 
     def __init__(self, emulated_version: Version = DEFAULT_EMULATED_VERSION,
                  overrides: dict[str, bool] | None = None,
-                 min_compatibility_version: Version | None = None) -> None:
+                 min_compatibility_version: Version | None = None,
+                 gate_emulation_version: Version | None = None) -> None:
         self.emulated_version = emulated_version
+        """The release whose behaviour is reproduced (:meth:`at_least`; ``--emulated-version``)."""
+        self.gate_emulation_version = emulated_version if gate_emulation_version is None else gate_emulation_version
+        """The gate registry's emulation version (upstream ``featureGate.EmulationVersion()``): which
+        spec of each gate applies. Equal to ``emulated_version`` except for
+        :meth:`with_gate_emulation_version`."""
+        gv = self.gate_emulation_version
         self.min_compatibility_version = (
             min_compatibility_version if min_compatibility_version is not None
-            else max(MIN_EMULATED_VERSION, (emulated_version[0], emulated_version[1] - 1)))
+            else max(MIN_EMULATED_VERSION, (gv[0], gv[1] - 1)))
         self._overrides = dict(overrides or {})
         self._cache: dict[str, bool] = {}
 
@@ -217,7 +231,7 @@ class FeatureGate:
             entry = known.get(k)
             if entry is None:
                 raise ConfigError(f"unrecognized feature gate: {k}", "--feature-gates")
-            spec = _spec_at(entry[0], self.emulated_version, self.min_compatibility_version)
+            spec = _spec_at(entry[0], self.gate_emulation_version, self.min_compatibility_version)
             if spec.lock_to_default and spec.default != v:
                 errs.append(f"cannot set feature gate {k} to {str(v).lower()}, feature is locked to "
                             f"{str(spec.default).lower()}")
@@ -227,7 +241,7 @@ class FeatureGate:
                 continue
             if spec.pre_release == PRE_ALPHA:
                 errs.append(f"cannot set feature gate {k} to {str(v).lower()}, feature is PreAlpha at emulated "
-                            f"version {_fmt(self.emulated_version)}, min compatibility version "
+                            f"version {_fmt(self.gate_emulation_version)}, min compatibility version "
                             f"{_fmt(self.min_compatibility_version)}")
                 continue
             self._overrides[k] = v
@@ -247,7 +261,7 @@ class FeatureGate:
 
     def spec(self, name: str) -> FeatureSpec:
         """The spec of ``name`` in force at the emulated version (PreAlpha if none)."""
-        return _spec_at(known_features()[name][0], self.emulated_version, self.min_compatibility_version)
+        return _spec_at(known_features()[name][0], self.gate_emulation_version, self.min_compatibility_version)
 
     def enabled(self, name: str) -> bool:
         """Whether ``name`` is on (upstream ``featureGate.Enabled``). ``KeyError`` if unknown."""
@@ -278,21 +292,63 @@ class FeatureGate:
 
     def with_overrides(self, **gates: bool) -> FeatureGate:
         """A copy with ``gates`` set, validated as ``--feature-gates`` (tests, programmatic use)."""
-        fg = FeatureGate(self.emulated_version, self._overrides, self.min_compatibility_version)
+        fg = FeatureGate(self.emulated_version, self._overrides, self.min_compatibility_version,
+                         self.gate_emulation_version)
         fg._set_from_map(gates)
         return fg
 
+    def with_gate_emulation_version(self, version: Version) -> FeatureGate:
+        """A copy whose gate registry emulates ``version`` (min compatibility version one minor
+        below) while :meth:`at_least` keeps answering for :attr:`emulated_version`.
+
+        Upstream ``featuregatetesting.SetFeatureGateEmulationVersionDuringTest``
+        (k8s.io/component-base@v0.37.2 featuregate/testing/feature_gate.go →
+        ``SetEmulationVersionAndMinCompatibilityVersion``): every gate not set explicitly takes its
+        default at ``version`` (a gate locked at 1.37 but beta at 1.36 is beta again, and can be
+        set; a gate new in 1.37 is PreAlpha, off); the gates set so far are validated again at
+        ``version`` (:class:`ConfigError` as ``--feature-gates``). Used by ``kubesched bench`` only.
+        """
+        fg = FeatureGate(self.emulated_version, None, (version[0], version[1] - 1), version)
+        fg._set_from_map(self._overrides)
+        return fg
+
+    def with_test_overrides(self, gates: dict[str, bool]) -> FeatureGate:
+        """A copy with ``gates`` set as a test sets them: upstream
+        ``featuregatetesting.SetFeatureGatesDuringTest`` (same file), which also disables every gate
+        that is on, not in ``gates``, and depends (transitively, through gates not in ``gates``) on
+        a gate ``gates`` turns off; then validated as ``--feature-gates`` (:class:`ConfigError`).
+        ``AllAlpha``/``AllBeta`` keep their ``--feature-gates`` meaning (upstream's test helper
+        expands them to every alpha/beta gate; not ported).
+        """
+        known = known_features()
+
+        def disabled_dependency(name: str) -> bool:  # hasDisabledDependency
+            if name in gates:
+                return not gates[name]
+            return any(disabled_dependency(d) for d in known[name][1])
+
+        overrides = dict(gates)
+        for name, (_, deps) in known.items():
+            if deps and name not in overrides and self.enabled(name) and disabled_dependency(name):
+                overrides[name] = False
+        return self.with_overrides(**overrides)
+
     def __repr__(self) -> str:
         sets = ",".join(f"{k}={str(v).lower()}" for k, v in sorted(self._overrides.items()))
-        return f"FeatureGate(emulated_version={_fmt(self.emulated_version)!r}" + (f", {sets}" if sets else "") + ")"
+        gates = ("" if self.gate_emulation_version == self.emulated_version
+                 else f", gate_emulation_version={_fmt(self.gate_emulation_version)!r}")
+        return (f"FeatureGate(emulated_version={_fmt(self.emulated_version)!r}" + gates
+                + (f", {sets}" if sets else "") + ")")
 
     def __eq__(self, other: Any) -> bool:
         return (isinstance(other, FeatureGate) and self.emulated_version == other.emulated_version
+                and self.gate_emulation_version == other.gate_emulation_version
                 and self.min_compatibility_version == other.min_compatibility_version
                 and self._overrides == other._overrides)
 
     def __hash__(self) -> int:
-        return hash((self.emulated_version, self.min_compatibility_version, tuple(sorted(self._overrides.items()))))
+        return hash((self.emulated_version, self.gate_emulation_version, self.min_compatibility_version,
+                     tuple(sorted(self._overrides.items()))))
 
 
 @functools.cache

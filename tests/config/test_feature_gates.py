@@ -158,3 +158,77 @@ def test_cli_flags(tmp_path):
                              capture_output=True, text=True, check=False)
         assert out.returncode == 2, (cmd, out.stderr)
         assert "unrecognized feature gate: Nope" in out.stderr, (cmd, out.stderr)
+
+
+# -- the gate registry at another emulation version than the behaviour (scheduler_perf's harness) ----------
+# k8s.io/component-base@v0.37.2 featuregate/testing/feature_gate.go: SetFeatureGateEmulationVersionDuringTest(ver)
+# = SetEmulationVersionAndMinCompatibilityVersion(ver, ver-1): every gate not set takes its spec at ver.
+
+
+def test_gate_emulation_version_gives_every_gate_its_spec_there():
+    fg = FeatureGate().with_gate_emulation_version((1, 36))
+    at136 = FeatureGate(emulated_version=(1, 36))
+    assert (fg.gate_emulation_version, fg.min_compatibility_version) == ((1, 36), (1, 35))
+    for name in known_features():
+        assert fg.enabled(name) is at136.enabled(name), name
+        assert fg.spec(name) == at136.spec(name), name
+    # the behaviour stays the emulated version's
+    assert fg.emulated_version == (1, 37) and fg.at_least(1, 37)
+    assert fg != FeatureGate() and fg != at136 and "gate_emulation_version='1.36'" in repr(fg)
+
+
+def test_a_gate_locked_at_137_but_beta_at_136_takes_its_136_spec():
+    """DRAExtendedResource: GA and locked to true at 1.37, beta (default true) at 1.36 — settable again;
+    StorageCapacityScoring: beta default on at 1.37, alpha off at 1.36."""
+    fg = FeatureGate().with_gate_emulation_version((1, 36))
+    assert FeatureGate().spec("DRAExtendedResource").lock_to_default
+    assert fg.spec("DRAExtendedResource") == FeatureSpec((1, 36), True, "BETA")
+    assert not fg.with_overrides(DRAExtendedResource=False).enabled("DRAExtendedResource")
+    with pytest.raises(ConfigError, match="DRAExtendedResource to false, feature is locked to true"):
+        FeatureGate().with_overrides(DRAExtendedResource=False)
+    assert FeatureGate().enabled("StorageCapacityScoring") and not fg.enabled("StorageCapacityScoring")
+    # a gate new in 1.37 is PreAlpha in the registry at 1.36: off, and the error names the registry's version
+    assert fg.spec("SchedulerPreQueueingHints").pre_release == "PRE-ALPHA"
+    with pytest.raises(ConfigError) as e:
+        fg.with_overrides(SchedulerPreQueueingHints=True)
+    assert e.value.message.endswith("PreAlpha at emulated version 1.36, min compatibility version 1.35")
+
+
+def test_gates_set_before_are_validated_again_at_the_new_gate_version():
+    fg = FeatureGate.from_flags(None, "StorageCapacityScoring=false").with_gate_emulation_version((1, 36))
+    assert fg.explicitly_set() == {"StorageCapacityScoring": False}
+    with pytest.raises(ConfigError, match="SchedulerPreQueueingHints to true, feature is PreAlpha"):
+        FeatureGate.from_flags(None, "SchedulerPreQueueingHints=true").with_gate_emulation_version((1, 36))
+
+
+def test_test_overrides_disable_the_dependents_of_a_disabled_gate():
+    """SetFeatureGatesDuringTest: default-on gates that depend on a gate set to false (and are not set
+    themselves) are turned off — upstream's scheduler_perf log of NodeDeclaredFeaturesDisabled
+    (v1.37.2, 20261128T140409Z): "Updated featureGates={ExtendWebSocketsToKubelet:false,
+    InPlacePodLevelResourcesVerticalScaling:false,InPlacePodVerticalScalingInitContainers:false,
+    NodeDeclaredFeatures:false,RestartAllContainersOnContainerExits:false}"."""
+    at136 = FeatureGate().with_gate_emulation_version((1, 36))
+    with pytest.raises(ConfigError, match="InPlacePodVerticalScalingInitContainers is enabled, but depends"):
+        at136.with_overrides(NodeDeclaredFeatures=False)  # --feature-gates semantics: no automatic disabling
+    fg = at136.with_test_overrides({"NodeDeclaredFeatures": False})
+    assert fg.explicitly_set() == dict.fromkeys(
+        ["ExtendWebSocketsToKubelet", "InPlacePodLevelResourcesVerticalScaling",
+         "InPlacePodVerticalScalingInitContainers", "NodeDeclaredFeatures", "RestartAllContainersOnContainerExits"],
+        False)
+    # a dependent set explicitly is left alone (and then fails validation, as upstream's setFromMap)
+    with pytest.raises(ConfigError, match="RestartAllContainersOnContainerExits is enabled"):
+        at136.with_test_overrides({"NodeDeclaredFeatures": False, "RestartAllContainersOnContainerExits": True})
+    # disabling a gate nothing on depends on is the same as --feature-gates
+    assert FeatureGate().with_test_overrides({"SchedulerAsyncAPICalls": False}) == FeatureGate().with_overrides(
+        SchedulerAsyncAPICalls=False)
+    # at 1.37 the lock still refuses NodeDeclaredFeatures=false
+    with pytest.raises(ConfigError, match="locked to true"):
+        FeatureGate().with_test_overrides({"NodeDeclaredFeatures": False})
+
+
+def test_the_cli_keeps_refusing_the_locked_gate():
+    """Only bench's workloads get the harness rule; the flag is kube-scheduler's."""
+    out = subprocess.run([sys.executable, "-m", "kubesched.cli.main", "simulate", "-f", "examples/quickstart",
+                          "--feature-gates", "NodeDeclaredFeatures=false"], capture_output=True, text=True, check=False)
+    assert out.returncode == 2
+    assert "cannot set feature gate NodeDeclaredFeatures to false, feature is locked to true" in out.stderr

@@ -442,3 +442,37 @@ def test_coverage_script_lists_these_topics_as_covered():
             "| affinity | SchedulingGatedPodsWithPodAffinityImpactForThroughput | 2/2 | – |"]
     for row in rows:
         assert row in out
+
+
+def test_node_declared_features_disabled_runs_the_harness_gates_with_137_behaviour():
+    """SchedulingBasic/5000Nodes_50000Pods_NodeDeclaredFeaturesDisabled (scaled down to 5 nodes): as upstream's
+    harness (scheduler_perf.go, v1.37.2), the gate registry emulates 1.36 because the workload disables the
+    gate locked at 1.37, the gates depending on it are turned off, and the code is still 1.37's — the
+    profile is v1.37's plugin order without NodeDeclaredFeatures, the threshold v1.37's."""
+    from kubesched.sim.bench_events import _basic_variant, _p3
+    from kubesched.sim.bench_podgroup import workload_features
+
+    key = "SchedulingBasic/5000Nodes_50000Pods_NodeDeclaredFeaturesDisabled"
+    fg = workload_features(key)
+    assert (fg.emulated_version, fg.gate_emulation_version, fg.min_compatibility_version) == ((1, 37), (1, 36), (1, 35))
+    assert not fg.enabled("NodeDeclaredFeatures") and not fg.enabled("InPlacePodVerticalScalingInitContainers")
+    assert fg.at_least(1, 37) and not fg.enabled("StorageCapacityScoring")  # alpha at 1.36, beta on at 1.37
+    # an emulated 1.35 is left at 1.35 (the harness only ever lowers 1.37 to 1.36)
+    from kubesched.features import FeatureGate
+
+    assert workload_features(key, FeatureGate.from_flags("1.35")).gate_emulation_version == (1, 35)
+    w = WORKLOADS[key]
+    small = w.__class__(w.case, w.name, tuple(_basic_variant(_p3(5, 5, 10))), w.threshold, labels=w.labels,
+                        runner=w.runner)
+    seen = {}
+
+    def inspect(store, sched):
+        prof = next(iter(sched.profiles.values()))
+        seen["filters"] = [p.name for p in prof.filter_plugins]
+        seen["features"] = sched.features
+
+    res = execute(small, seed=1, inspect=inspect)
+    assert res.scheduled == res.measured_pods == 10 and res.threshold == 790
+    assert "NodeDeclaredFeatures" not in seen["filters"]
+    assert seen["filters"].index("NodeName") < seen["filters"].index("NodeUnschedulable")  # v1.37's order
+    assert seen["features"] == fg

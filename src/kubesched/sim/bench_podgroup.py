@@ -822,14 +822,29 @@ V137_WORKLOADS: dict[str, Workload] = {
 :data:`kubesched.sim.bench.WORKLOADS`)."""
 
 
+#: Upstream's harness emulates this gate registry version when a workload disables NodeDeclaredFeatures
+#: (GA and locked to true at 1.37).
+NDF_DISABLED_GATE_VERSION = (1, 36)
+
+
 def workload_features(key: str, features: FeatureGate | None = None) -> FeatureGate:
     """The gates ``key`` runs with: its test case's and workload's ``featureGates`` over the defaults
     of ``features``' emulated version; gates set explicitly in ``features`` win. Raises ConfigError
-    (e.g. GenericWorkload at an emulated version before 1.35)."""
+    (e.g. GenericWorkload at an emulated version before 1.35).
+
+    As upstream's harness (``scheduler_perf.go`` ``setupTestCase``, v1.37.2): when the gates
+    explicitly disable NodeDeclaredFeatures, the gate registry emulates 1.36 first
+    (``SetFeatureGateEmulationVersionDuringTest``; only lowered: an emulated 1.35 stays 1.35) while
+    the behaviour stays ``features``' emulated version; then the gates are set as
+    ``SetFeatureGatesDuringTest`` sets them, which turns off the default-on gates depending on a
+    disabled one (:meth:`FeatureGate.with_test_overrides`)."""
     base = features if features is not None else FeatureGate()
     gates = {**dict(_CASES[key].gates), **base.explicitly_set()}
     try:
-        return FeatureGate(base.emulated_version, None, base.min_compatibility_version).with_overrides(**gates)
+        fg = FeatureGate(base.emulated_version, None, base.min_compatibility_version, base.gate_emulation_version)
+        if gates.get("NodeDeclaredFeatures") is False and fg.gate_emulation_version > NDF_DISABLED_GATE_VERSION:
+            fg = fg.with_gate_emulation_version(NDF_DISABLED_GATE_VERSION)
+        return fg.with_test_overrides(gates)
     except ConfigError as e:
         raise ConfigError(f"workload {key}: {e}", "--feature-gates") from None
 
