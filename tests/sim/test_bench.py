@@ -80,6 +80,31 @@ def test_collector_ignores_ticks_before_anything_is_scheduled():
     assert c.started_at == 14.0 and c.samples == [4.0]
 
 
+def test_collector_window_opens_at_the_first_measured_bind(monkeypatch):
+    """Upstream samples only once a measured pod is scheduled: ``first`` records the CPU clock and the
+    count at the first observation with one, and never moves after."""
+    cpu = iter([5.0, 6.0, 7.0])
+    monkeypatch.setattr("kubesched.sim.bench_runner.time.process_time", lambda: next(cpu))
+    c = ThroughputCollector(start=0.0)
+    c.observe(0.1, 0)
+    c.observe(0.2, 0)
+    assert c.first is None
+    c.observe(0.3, 2)
+    assert c.first == (5.0, 2)
+    c.observe(1.5, 9)
+    assert c.first == (5.0, 2)
+
+
+def test_window_rate_in_the_json_and_back():
+    r = BenchResult("SchedulingBasic/5000Nodes_10000Pods", measured_pods=10, scheduled=10, measured_wall_s=2.0,
+                    measured_cpu_s=4.0, window_cpu_s=1.5, window_first=1)
+    d = r.to_dict()
+    assert d["podsPerCPUSecond"] == 2.5 and d["podsPerCPUSecondInWindow"] == 6.0
+    assert BenchResult.from_dict(d).per_cpu_window == 6.0
+    assert "6 from the first measured bind" in r.summary()
+    assert BenchResult("x").per_cpu_window is None and BenchResult("x").to_dict()["podsPerCPUSecondInWindow"] is None
+
+
 # ───────────────────────────── workloads table ─────────────────────────────
 
 
