@@ -404,3 +404,32 @@ async def test_reused_handles_send_each_request_as_asked(server: Any, transport:
             await c.request_raw(method, "/api/v1/namespaces/a/pods/p", body=body, content_type=ctype)
     assert [(m, b) for m, b, _ in seen] == [(m, b or b"") for m, b, _ in sent]
     assert [t for _, _, t in seen] == [t or ("application/json" if b is not None else None) for _, b, t in sent]
+
+
+async def test_connections_of_a_burst_are_kept_for_the_next_burst(server: Any, transport: str) -> None:
+    """A burst of concurrent requests opens as many HTTP/1.1 connections as it needs (up to 100); the
+    quiet stretch after it must not shrink the pool, so the next bursts reuse them: no new TCP (and TLS)
+    connection per burst."""
+    url, script = server
+    ports: set[int] = set()
+
+    async def slow(request: web.Request) -> web.StreamResponse:
+        assert request.transport is not None
+        ports.add(request.transport.get_extra_info("peername")[1])
+        await asyncio.sleep(0.05)  # the burst's requests overlap, so it needs ~40 connections
+        return await _ok(request)
+
+    script.append(slow)
+    client = _client(url)
+    try:
+        after_first = 0
+        for rnd in range(4):
+            await asyncio.gather(*(client.get("/api/v1/pods") for _ in range(40)))
+            for _ in range(20):  # one at a time: one connection busy, the rest idle
+                await client.get("/api/v1/pods")
+            if rnd == 0:
+                after_first = len(ports)
+        assert 20 <= after_first <= 40
+        assert len(ports) <= after_first + 2, (after_first, len(ports))
+    finally:
+        await client.close()
