@@ -22,6 +22,10 @@ scheduler_perf results (``tools/upstream/run_scheduler_perf.sh`` output folders 
 ``--upstream-results``, default ``$KUBESCHED_UPSTREAM_DIR/scheduler_perf``) and prints, for every
 thresholded workload, kubesched's Average and pods per CPU-second against 3x the threshold next to
 upstream's Average, then the workloads without a threshold with their figures. Needs no module cache.
+An upstream run cut before it wrote its data items (its timeout, or the caller's) still has the per-test log
+of the scheduler: its ``"Successfully bound pod to node"`` lines of the measured namespace (kubesched's, from
+the bench line) go through the same collector (:class:`~kubesched.sim.bench_runner.ThroughputCollector`: 1-s
+ticks from the first bind, the first skipped) and the row says "from the log, cut after N pods".
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -39,6 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from kubesched.sim.bench import WORKLOADS  # noqa: E402
+from kubesched.sim.bench_runner import ThroughputCollector  # noqa: E402
 
 DEFAULT = Path(os.environ.get("KUBESCHED_UPSTREAM_K8S", "/root/go/pkg/mod/k8s.io/kubernetes@v1.37.2"))
 DEFAULT_RESULTS = Path(os.environ.get("KUBESCHED_UPSTREAM_DIR", str(ROOT / ".cache/upstream/v1.37.2")),
@@ -106,12 +112,44 @@ def load_results(paths: list[Path]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def load_upstream(root: Path, names: set[str]) -> dict[str, dict[str, Any]]:
+_BOUND = re.compile(r'^I\d{4} (\d\d):(\d\d):(\d\d\.\d+) .*"Successfully bound pod to node" pod="([^/"]+)/')
+
+
+def throughput_from_log(log: Path, namespace: str) -> dict[str, Any] | None:
+    """``SchedulingThroughput`` of a cut run from its per-test log: the bind times of ``namespace``'s pods
+    (klog ``HH:MM:SS.micro`` of ``schedule_one.go``'s "Successfully bound pod to node") observed by
+    upstream's collector rules; ``{"throughput": data, "duration": first → last bind (s), "bound": n}``,
+    or None without a bind in that namespace."""
+    times: list[float] = []
+    with log.open(encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if "Successfully bound pod" not in line:
+                continue
+            m = _BOUND.match(line)
+            if m is None or m.group(4) != namespace:
+                continue
+            t = int(m.group(1)) * 3600 + int(m.group(2)) * 60 + float(m.group(3))
+            if times and t < times[-1] - 43200:  # past midnight
+                t += 86400
+            times.append(t)
+    if not times:
+        return None
+    c = ThroughputCollector(times[0])
+    for n, t in enumerate(times, 1):
+        c.observe(t, n)
+    return {"throughput": c.data(), "duration": times[-1] - times[0], "bound": len(times)}
+
+
+def load_upstream(root: Path, names: set[str],
+                  namespaces: dict[str, str] | None = None) -> dict[str, dict[str, Any]]:
     """Upstream scheduler_perf results by workload: every output folder of
     ``run_scheduler_perf.sh`` under ``root`` (oldest first, so the newest wins), its
     ``SchedulingThroughput`` and ``SchedulingDuration`` data items and its ``run.json``
-    (wall seconds, exit code, load average at start and end) when present."""
+    (wall seconds, exit code, load average at start and end) when present. A folder without data
+    items whose per-test log names a workload of ``namespaces`` (workload → measured namespace) gets
+    its figures from that log (:func:`throughput_from_log`, ``"partial"`` set)."""
     out: dict[str, dict[str, Any]] = {}
+    logs = {"BenchmarkPerfScheduling_" + k.replace("/", "_") + ".log": k for k in (namespaces or {})}
     if not root.is_dir():
         return out
     by_len = sorted(names, key=len, reverse=True)
@@ -142,6 +180,14 @@ def load_upstream(root: Path, names: set[str]) -> dict[str, dict[str, Any]]:
                     rec["throughput"] = item.get("data") or {}
                 elif labels.get("Metric") == "SchedulingDuration":
                     rec["duration"] = (item.get("data") or {}).get("Duration")
+        if not any(f.name != "run.json" for f in d.glob("*.json")):
+            for f in d.glob("BenchmarkPerfScheduling_*.log"):
+                key = logs.get(f.name)
+                if key is None or namespaces is None:
+                    continue
+                got = throughput_from_log(f, namespaces[key])
+                if got is not None:
+                    out[key] = {"dir": d.name, "meta": meta, "partial": got["bound"], **got}
     return out
 
 
@@ -182,6 +228,8 @@ def _up_cells(u: dict[str, Any] | None) -> tuple[str, float | None, str, str]:
     meta = u.get("meta") or {}
     cell = (f"{avg:,.0f} ({t.get('Perc50', 0):,.0f} / {t.get('Perc90', 0):,.0f})" if avg is not None
             else "— (no 1-s sample)" if "duration" in u else f"no result (exit code {meta.get('rc', '?')})")
+    if u.get("partial"):
+        cell += f", from the log (cut after {u['partial']:,} measured pods)"
     load = (f"{meta['load_start']:.1f} → {meta['load_end']:.1f}" if "load_start" in meta and "load_end" in meta
             else "")
     dur = _num(u.get("duration"), 1) + (f" (wall {meta['wall_s']} s, rc {meta.get('rc')})" if "wall_s" in meta else "")
@@ -283,7 +331,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"--table: no such file: {', '.join(missing)}", file=sys.stderr)
             return 2
         thr = _v137_thresholds()
-        print_table(load_results(args.table), load_upstream(args.upstream_results, set(thr)))
+        results = load_results(args.table)
+        namespaces = {k: name.rsplit("/", 1)[-1] for k, d in results.items()
+                      if (name := str(((d.get("dataItems") or [{}])[0].get("labels") or {}).get("Name", "")))
+                      .startswith("BenchmarkPerfScheduling/")}
+        print_table(results, load_upstream(args.upstream_results, set(thr), namespaces))
         return 0
     if args.write_thresholds:
         data = {minor: thresholds_of(args.upstream.parent / f"kubernetes@v{full}")

@@ -72,6 +72,35 @@ def test_table_from_bench_and_upstream_results(tmp_path: Path) -> None:
     assert "Not run (" in r.stdout
 
 
+def test_cut_upstream_run_read_from_its_log_and_window_rate(tmp_path: Path) -> None:
+    """An upstream run cut before its data items: the measured namespace's binds in the per-test log go
+    through upstream's collector rules (the other namespace's binds do not count); a bench line whose
+    rate in upstream's window differs from the whole loop's is judged by the window."""
+    jsonl = tmp_path / "perf.jsonl"
+    basic = _bench_line("SchedulingBasic/5000Nodes_50000Pods", 3000.0, 2000.0, 1.0)  # 3x = 2370
+    basic["dataItems"][0]["labels"]["Name"] = "BenchmarkPerfScheduling/SchedulingBasic/5000Nodes_50000Pods/namespace-2"
+    basic["podsPerCPUSecondInWindow"] = 4000.0
+    jsonl.write_text(json.dumps(basic) + "\n")
+    cut = tmp_path / "scheduler_perf" / "20261128T150000Z"
+    cut.mkdir(parents=True)
+    lines = ["I1128 10:00:00.000000   1 reflector.go:507] \"Caches populated\"\n"]
+    for i in range(30):  # init pods: bound fast, another namespace
+        lines.append(f"I1128 10:00:00.{i:02d}0000   1 schedule_one.go:483] \"Successfully bound pod to node\" "
+                     f"pod=\"namespace-1/init-{i}\" node=\"n\"\n")
+    for i in range(50):  # measured: 10 per second from 10:00:01.05
+        s = 1.05 + i * 0.1
+        lines.append(f"I1128 10:00:{s:09.6f}   1 schedule_one.go:483] \"Successfully bound pod to node\" "
+                     f"pod=\"namespace-2/pod-{i}\" node=\"n\" evaluatedNodes=5 feasibleNodes=5\n")
+    (cut / "BenchmarkPerfScheduling_SchedulingBasic_5000Nodes_50000Pods.log").write_text("".join(lines))
+    r = _run("--table", str(jsonl), "--upstream-results", str(tmp_path / "scheduler_perf"))
+    assert r.returncode == 0, r.stderr
+    row = next(line for line in r.stdout.splitlines() if line.startswith("| SchedulingBasic/5000Nodes_50000Pods |"))
+    assert "2,000 pods/CPU-s over the whole loop | 4,000 |" in row and "| ✓ | ✓ |" in row
+    assert "10 (10 / 10), from the log (cut after 50 measured pods) `20261128T150000Z`" in row
+    assert "| 4.9 |" in row  # first → last measured bind, s
+    assert row.rstrip().endswith("| 300.0× |")
+
+
 def test_table_bad_input_is_a_clear_error(tmp_path: Path) -> None:
     r = _run("--table", str(tmp_path / "missing.jsonl"))
     assert r.returncode == 2 and "no such file" in r.stderr and "Traceback" not in r.stderr
