@@ -24,25 +24,32 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-__all__ = ["plain_lines"]
+__all__ = ["grid_lines", "plain_lines", "str_cell", "text_cell"]
 
 #: What rich's markup or emoji replacement might change in a ``str`` cell: a ``[`` (a tag or an
 #: escaped one) or ``:name:``.
 _MARKUPISH = re.compile(r"\[|:\S*:")
 
 
+def str_cell(text: str) -> str | None:
+    """The text a ``str`` cell (or title, or header) shows — rich reads it as markup — or None
+    when rich might show something else."""
+    return None if _MARKUPISH.search(text) or not text.isprintable() else text
+
+
+def text_cell(text: str) -> str | None:
+    """The text a :class:`~rich.text.Text` cell of plain text ``text`` shows, or None."""
+    return text if text.isprintable() else None
+
+
 def _cell_text(cell: Any) -> str | None:
     """The text a cell shows; None when rich might show something else (markup, emoji codes,
     control characters, several lines)."""
     if isinstance(cell, Text):
-        text = cell.plain
-    elif isinstance(cell, str):
-        if _MARKUPISH.search(cell):
-            return None
-        text = cell
-    else:
-        return None
-    return text if text.isprintable() else None
+        return text_cell(cell.plain)
+    if isinstance(cell, str):
+        return str_cell(cell)
+    return None
 
 
 def _text_lines(t: Text, width: int) -> list[str] | None:
@@ -81,25 +88,46 @@ def _table_lines(t: Table, width: int) -> list[str] | None:
             cells.append(txt)
         grid.append(cells)
         justify.append(col.justify == "right")
-    widths = [max(map(cell_len, cells)) for cells in grid]
+    title: str | None = None
+    if t.title:  # rich prints no title line for an empty one
+        title = _cell_text(t.title)
+        if title is None or t.title_justify != "left":
+            return None
+    return grid_lines(title, grid, justify, width)
+
+
+def _width(text: str) -> int:
+    return len(text) if text.isascii() else cell_len(text)  # (printable ASCII: one cell a character)
+
+
+def grid_lines(title: str | None, grid: list[list[str]], right: list[bool], width: int) -> list[str] | None:
+    """A ``box.SIMPLE_HEAD``, ``pad_edge=False`` table as rich prints it without colour (lines
+    right-stripped): ``grid`` per column, the header then the cells as shown (:func:`str_cell`,
+    :func:`text_cell`), ``right``: right-justified columns, ``title`` (left-justified; None: no
+    title line). None when rich would lay it out otherwise (wider than ``width``, a title wider
+    than the table, an empty column)."""
+    cell_widths = [list(map(_width, cells)) for cells in grid]
+    widths = [max(ws) for ws in cell_widths]
     inner = sum(widths) + 3 * (len(widths) - 1)
     if inner + 2 > width or min(widths) < 1:  # (rich gives a column at least one cell)
         return None
-    title = ""
-    if t.title:  # rich prints no title line for an empty one
-        title_text = _cell_text(t.title)
-        if title_text is None or cell_len(title_text) > inner + 2 or t.title_justify != "left":
-            return None
-        title = title_text
+    if title is not None and _width(title) > inner + 2:
+        return None
     rows = []
     for i in range(len(grid[0])):
         parts = []
-        for texts, w, right in zip(grid, widths, justify):
-            cell = texts[i].rstrip() if right else texts[i]  # (rich strips a right-justified cell first)
-            pad = " " * (w - cell_len(cell))
-            parts.append(pad + cell if right else cell + pad)
+        for texts, ws, w, r in zip(grid, cell_widths, widths, right):
+            cell = texts[i]
+            if r:
+                if cell[-1:].isspace():  # rich strips a right-justified cell first
+                    cell = cell.rstrip()
+                    parts.append(" " * (w - _width(cell)) + cell)
+                else:
+                    parts.append(" " * (w - ws[i]) + cell)
+            else:
+                parts.append(cell + " " * (w - ws[i]))
         rows.append((" " + "   ".join(parts)).rstrip())
-    out = [title.rstrip()] if t.title else []
+    out = [title.rstrip()] if title is not None else []
     out += ["", rows[0], " " + "─" * inner, *rows[1:], ""]
     return out
 

@@ -9,25 +9,30 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
-from typing import Any
+from typing import Any, NamedTuple
 
 from rich import box
+from rich.cells import cell_len
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from kubesched.cli.explain_plain import plain_lines
+from kubesched.cli.explain_plain import grid_lines, plain_lines, str_cell, text_cell
 from kubesched.sim.explain import Explanation, PodSummary, preemption_lines
 
-__all__ = ["console", "emit_explanations", "explanation_renderables", "print_explanation", "print_preemptions",
-           "print_wide"]
+__all__ = ["PIPE_WIDTH", "console", "emit_explanations", "explanation_lines", "explanation_renderables",
+           "print_explanation", "print_preemptions", "print_wide"]
+
+
+#: The console width when stdout is not a terminal: wide enough not to wrap rows.
+PIPE_WIDTH = 400
 
 
 def console(file: Any = None) -> Console:
     """A console for tables: terminal width on a tty, otherwise wide enough not to wrap rows."""
     out = file or sys.stdout
     tty = out.isatty()
-    return Console(file=out, highlight=False, width=None if tty else 400, no_color=not tty,
+    return Console(file=out, highlight=False, width=None if tty else PIPE_WIDTH, no_color=not tty,
                    soft_wrap=False)
 
 
@@ -35,26 +40,35 @@ def _score_cell(s: Any) -> str:
     return f"{s.raw} → {s.normalized} → {s.weighted}"
 
 
-def explanation_renderables(ex: Explanation, *, max_nodes: int = 30) -> list[RenderableType]:
-    """The explanation of one attempt: a headline, then a Filter table (verdict and reasons per
-    node) and a Score table (each Score plugin's raw → normalized → weighted score, the total,
-    the rank; the chosen node and the runner-up marked). ``max_nodes`` caps the rows of each
-    table (0 = no cap); the rest is summarised by reason."""
-    out: list[RenderableType] = []
-    head = Text()
-    head.append(f"pod {ex.pod}", style="bold")
+_Segments = tuple[tuple[str, str | None], ...]
+"""A :class:`~rich.text.Text` as ``(text, style)`` pieces: ``Text(first)``, the others appended."""
+_Cell = str | _Segments  # a str cell (rich reads markup in it) or a Text
+
+
+class _TableSpec(NamedTuple):
+    """One of an explanation's ``box.SIMPLE_HEAD`` tables, before it is a rich :class:`Table`:
+    ``columns``: (header, right-justified, no_wrap)."""
+
+    title: str
+    columns: list[tuple[str, bool, bool]]
+    rows: list[list[_Cell]]
+
+
+def _explanation_parts(ex: Explanation, max_nodes: int) -> tuple[_Segments, list[str], list[_TableSpec]]:
+    """What :func:`explanation_renderables` shows: the headline, the lines under it (without
+    their indent) and the tables."""
+    head: list[tuple[str, str | None]] = [("", None), (f"pod {ex.pod}", "bold")]
     if ex.attempt:
-        head.append(f" — attempt {ex.attempt}")
+        head.append((f" — attempt {ex.attempt}", None))
     if ex.profile:
-        head.append(f" (profile {ex.profile})")
-    head.append(": ")
+        head.append((f" (profile {ex.profile})", None))
+    head.append((": ", None))
     if ex.result == "scheduled" and ex.selected_node:
-        head.append(f"scheduled on {ex.selected_node}", style="green")
+        head.append((f"scheduled on {ex.selected_node}", "green"))
     elif ex.result == "preempted":
-        head.append("preempted", style="red")
+        head.append(("preempted", "red"))
     else:
-        head.append(ex.result or "not scheduled", style="red")
-    out.append(head)
+        head.append((ex.result or "not scheduled", "red"))
     lines: list[str] = []
     if ex.attempt:
         nodes = f"{ex.total_nodes} nodes, " if ex.total_nodes is not None else ""
@@ -115,52 +129,101 @@ def explanation_renderables(ex: Explanation, *, max_nodes: int = 30) -> list[Ren
         pb = ex.preempted_by
         lines.append(f"this pod (priority {pb.victim_priority}) was evicted by {pb.preemptor} "
                      f"(priority {pb.preemptor_priority}) on node {pb.node}")
-    out.extend(Text("  " + ln) for ln in lines)
+    tables: list[_TableSpec] = []
     if not ex.nodes:
-        return out
+        return tuple(head), lines, tables
     cap = max_nodes if max_nodes > 0 else len(ex.nodes)
-    ftable = Table(title="Filter", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    ftable.add_column("NODE", no_wrap=True)
-    ftable.add_column("VERDICT", no_wrap=True)
-    ftable.add_column("REASONS")
     shown = ex.nodes[:cap] + [n for n in ex.nodes[cap:] if n.selected or n.runner_up]
-    for n in shown:
-        verdict = Text("feasible", style="green") if n.feasible else Text("rejected", style="red")
-        ftable.add_row(_node_label(n), verdict, "; ".join(n.reasons))
-    counts = Counter(ex.omitted_reasons)
-    for n in ex.nodes:
-        if n not in shown:
-            counts.update(n.reasons or ["feasible"])
+    frows: list[list[_Cell]] = [[_node_label(n), (("feasible", "green"),) if n.feasible else (("rejected", "red"),),
+                                 "; ".join(n.reasons)] for n in shown]
     more = ex.nodes_omitted + len(ex.nodes) - len(shown)
     if more:
+        counts = Counter(ex.omitted_reasons)
+        for n in ex.nodes[cap:]:  # (those not shown: an explanation's nodes are distinct)
+            if not (n.selected or n.runner_up):
+                counts.update(n.reasons or ["feasible"])
         summary = ", ".join(f"{c} × {r}" for r, c in counts.most_common(5))
-        ftable.add_row(f"… {more} more", "", summary)
-    out.append(ftable)
+        frows.append([f"… {more} more", "", summary])
+    tables.append(_TableSpec("Filter", [("NODE", False, True), ("VERDICT", False, True), ("REASONS", False, False)],
+                             frows))
     scored = [n for n in shown if n.total is not None]
     if scored:
-        stable = Table(title="Score (raw → normalized → weighted)", title_justify="left", box=box.SIMPLE_HEAD,
-                       pad_edge=False)
-        stable.add_column("RANK", justify="right", no_wrap=True)
-        stable.add_column("NODE", no_wrap=True)
-        stable.add_column("TOTAL", justify="right", no_wrap=True)
+        columns = [("RANK", True, True), ("NODE", False, True), ("TOTAL", True, True)]
         for p in ex.plugins:
             w = ex.weights.get(p)
-            stable.add_column(f"{p} ×{w}" if w is not None else p, justify="right", no_wrap=True)
+            columns.append((f"{p} ×{w}" if w is not None else p, True, True))
+        srows: list[list[_Cell]] = []
         for n in scored:
             by_plugin = {s.plugin: s for s in n.scores}
-            stable.add_row(str(n.rank), _node_label(n), str(n.total),
-                           *(_score_cell(by_plugin[p]) if p in by_plugin else "" for p in ex.plugins))
-        out.append(stable)
+            srows.append([str(n.rank), _node_label(n), str(n.total),
+                          *(_score_cell(by_plugin[p]) if p in by_plugin else "" for p in ex.plugins)])
+        tables.append(_TableSpec("Score (raw → normalized → weighted)", columns, srows))
+    return tuple(head), lines, tables
+
+
+def _text(segments: _Segments) -> Text:
+    (first, style), *rest = segments
+    t = Text(first, style=style or "")
+    for piece, st in rest:
+        t.append(piece, style=st)
+    return t
+
+
+def _rich_table(spec: _TableSpec) -> Table:
+    t = Table(title=spec.title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    for header, right, no_wrap in spec.columns:
+        t.add_column(header, justify="right" if right else "left", no_wrap=no_wrap)
+    for row in spec.rows:
+        t.add_row(*(c if isinstance(c, str) else _text(c) for c in row))
+    return t
+
+
+def explanation_renderables(ex: Explanation, *, max_nodes: int = 30) -> list[RenderableType]:
+    """The explanation of one attempt: a headline, then a Filter table (verdict and reasons per
+    node) and a Score table (each Score plugin's raw → normalized → weighted score, the total,
+    the rank; the chosen node and the runner-up marked). ``max_nodes`` caps the rows of each
+    table (0 = no cap); the rest is summarised by reason."""
+    head, lines, tables = _explanation_parts(ex, max_nodes)
+    out: list[RenderableType] = [_text(head)]
+    out.extend(Text("  " + ln) for ln in lines)
+    out.extend(_rich_table(t) for t in tables)
     return out
 
 
-def _node_label(n: Any) -> Text:
-    t = Text(n.node)
+def explanation_lines(ex: Explanation, *, max_nodes: int = 30, width: int = PIPE_WIDTH) -> list[str] | None:
+    """The lines (right-stripped) :func:`print_explanation` writes for a file that is not a
+    terminal — :func:`explanation_renderables` through rich ``width`` cells wide without colour —
+    laid out without building rich objects; None when only rich can tell (see
+    :mod:`kubesched.cli.explain_plain`)."""
+    head, lines, tables = _explanation_parts(ex, max_nodes)
+    out: list[str] = []
+    for text in ("".join(piece for piece, _ in head), *("  " + ln for ln in lines)):
+        if not text.isprintable() or cell_len(text) > width:
+            return None
+        out.append(text.rstrip())
+    for spec in tables:
+        title = str_cell(spec.title)
+        grid: list[list[str]] = []
+        for j, (header, _, _) in enumerate(spec.columns):
+            cells = [str_cell(header)]
+            cells += [str_cell(c) if isinstance(c, str) else text_cell("".join(p for p, _ in c))
+                      for c in (row[j] for row in spec.rows)]
+            if title is None or None in cells:
+                return None
+            grid.append(cells)  # type: ignore[arg-type]
+        tl = grid_lines(title, grid, [right for _, right, _ in spec.columns], width) if grid else None
+        if tl is None:
+            return None
+        out += tl
+    return out
+
+
+def _node_label(n: Any) -> _Segments:
     if n.selected:
-        t.append(" (chosen)", style="bold green")
-    elif n.runner_up:
-        t.append(" (runner-up)", style="yellow")
-    return t
+        return (n.node, None), (" (chosen)", "bold green")
+    if n.runner_up:
+        return (n.node, None), (" (runner-up)", "yellow")
+    return ((n.node, None),)
 
 
 def _print(renderable: RenderableType, file: Any = None) -> None:
@@ -180,7 +243,14 @@ def _print(renderable: RenderableType, file: Any = None) -> None:
 
 
 def print_explanation(ex: Explanation, *, max_nodes: int = 30, file: Any = None) -> None:
-    """Print :func:`explanation_renderables` of ``ex``."""
+    """Print :func:`explanation_renderables` of ``ex`` (through a pipe: :func:`explanation_lines`
+    when it can tell)."""
+    out = file or sys.stdout
+    if not out.isatty():
+        lines = explanation_lines(ex, max_nodes=max_nodes)
+        if lines is not None:
+            out.write("\n".join(lines) + "\n")
+            return
     _print(Group(*explanation_renderables(ex, max_nodes=max_nodes)), file)
 
 
