@@ -263,3 +263,25 @@ def test_deep_object_from_yaml_is_one_error_line_on_output(tmp_path: Path, fmt: 
     written = f"error: ConfigMap default/deep is nested too deeply to write as {fmt.upper()} (20001 levels)\n"
     read = f"error: {p}:5: invalid YAML: exceeded maximum nesting depth (while increasing flow level)\n"
     assert r.stderr in (written, read)
+
+
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+
+
+def _float_differs_by_translate(data: bytes) -> bool:
+    """The check as it was (a translated copy of the data searched for ``0e-0``)."""
+    return b"0.0000" in data or (b"e-" in data and b"0e-0" in data.translate(_DIGITS_AS_ZERO))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from([b"e", b"-", b".", b"0", b"1", b"7", b"9", b"a", b'"', b" ", b"e-", b"0.0000",
+                                 b"1e-7", b"kube-proxy", b"\n"]), max_size=40).map(b"".join))
+def test_the_float_scan_is_the_translate_scan(data: bytes) -> None:
+    assert manifests._orjson_float_differs(data) == _float_differs_by_translate(data)
+
+
+@pytest.mark.parametrize("x", [1e-05, 1e-07, 3e-5, 2.5e-300, 5e-324, 0.00001234])
+def test_the_float_scan_finds_every_small_float_orjson_writes(x: float) -> None:
+    import orjson
+
+    assert manifests._orjson_float_differs(orjson.dumps({"kube-proxy": [x]}, option=orjson.OPT_INDENT_2))

@@ -60,7 +60,7 @@ def test_a_pool_node_gets_the_verdict_it_gets_alone(changes: list, i: int) -> No
             if not isinstance(at.get(k), dict):
                 at[k] = {}
             at = at[k]
-        at[path[-1]] = value
+        at[path[-1]] = copy.deepcopy(value)  # sampled_from gives one object: shared, {} could hold itself
     alone = _verdict([node])
     assert _verdict([_node(1), _node(2), node]) == alone
     assert _verdict([_node(1), node, _node(2)]) == alone  # the variant first of its key, then a pool node

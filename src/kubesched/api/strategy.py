@@ -156,9 +156,28 @@ def mutate_pod_affinity(pod: dict[str, Any], features: FeatureGate | None = None
             _apply_label_keys(sel, mismatch, "NotIn", labels)
 
 
+def _create_step_is_a_no_op(pod: dict[str, Any]) -> bool:
+    """Whether :func:`prepare_pod_for_create` has nothing to do for ``pod``, whatever the gates:
+    no ``schedulingGroup``, no spread constraints, no pod (anti-)affinity and neither gated status
+    field (most pods: the create step then reads no gate and walks nothing). False: maybe."""
+    spec = pod.get("spec")
+    if not isinstance(spec, dict):
+        return True  # drop_disabled_pod_fields returns, the merges find no term
+    if "schedulingGroup" in spec or spec.get("topologySpreadConstraints"):
+        return False
+    affinity = spec.get("affinity")
+    if isinstance(affinity, dict) and (affinity.get("podAffinity") or affinity.get("podAntiAffinity")):
+        return False
+    status = pod.get("status")
+    return not (isinstance(status, dict) and ("nodeAllocatableResourceClaimStatuses" in status
+                                              or "extendedResourceClaimStatus" in status))
+
+
 def prepare_pod_for_create(pod: dict[str, Any], features: FeatureGate | None = None) -> None:
     """The spec part of the pod strategy's ``PrepareForCreate`` (strategy.go L87-104): drop
     disabled fields, then merge ``matchLabelKeys`` into the affinity and spread selectors."""
+    if _create_step_is_a_no_op(pod):
+        return
     drop_disabled_pod_fields(pod, None, features)
     mutate_pod_affinity(pod, features)
     mutate_topology_spread_constraints(pod, features)

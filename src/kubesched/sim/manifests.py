@@ -1255,13 +1255,19 @@ def _write_bytes(stream: IO[str], buffer: Any, data: bytes) -> None:
 
 # What orjson writes differently from ``repr(float)`` is floats below 1e-4: ``0.00001`` and
 # ``1e-7`` for ``1e-05`` and ``1e-07``. Any such number holds ``0.0000`` or digit-``e-``-digit,
-# found with ``bytes.find`` (on a copy with every digit read as 0 for the latter); a match
-# inside a string only costs the slow path.
-_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+# found with ``bytes.find`` for the former and, for the latter, one regex scan for ``e-``-digit
+# (literal prefix: a fast C search, no copy of the data; such text is rare outside numbers)
+# whose matches' preceding byte is then looked at; a match inside a string only costs the slow path.
+_E_MINUS_DIGIT = re.compile(rb"e-[0-9]")
 
 
 def _orjson_float_differs(data: bytes) -> bool:
-    return b"0.0000" in data or (b"e-" in data and b"0e-0" in data.translate(_DIGITS_AS_ZERO))
+    if b"0.0000" in data:
+        return True
+    for m in _E_MINUS_DIGIT.finditer(data):
+        if m.start() > 0 and 48 <= data[m.start() - 1] <= 57:  # a digit before the e
+            return True
+    return False
 
 
 def encode_json(doc: Any) -> bytes:
