@@ -36,6 +36,7 @@ SMOKE: dict[str, list[str]] = {
     "metrics_flood.py": ["--nodes", "3", "--pods", "5", "--flood", "5"],
     "podtopologyspread_micro.py": [],
     "preemption_dryrun.py": ["--nodes", "20", "--preemptors", "10"],
+    "reuse_bound.py": ["--nodes", "60", "--bound", "20", "--pending", "60"],
     "simulate_large.py": ["--nodes", "60", "--bound", "20", "--pending", "60"],
     "startup_imports.py": ["--rounds", "1"],
     "sync_calls.py": ["--nodes", "20", "--rounds", "1"],

@@ -31,11 +31,17 @@ if TYPE_CHECKING:  # pragma: no cover
     from kubesched.framework.waiting_pods import PodsInPreBindMap, WaitingPod, WaitingPodsMap
 
 __all__ = ["ClusterClient", "ClusterLister", "EmptyLister", "Handle", "PodNominator", "ProfileFramework",
-           "SharedDRAManager"]
+           "SharedDRAManager", "lister_revision"]
 
 
 class ClusterLister(Protocol):
-    """Read access to the objects a plugin may need (upstream informer listers)."""
+    """Read access to the objects a plugin may need (upstream informer listers).
+
+    A lister may also offer ``revision(kind) -> int``: a counter that grows whenever an object of
+    ``kind`` is added, replaced or removed (never for Pods/Nodes, which the cache tracks), so that a
+    plugin can keep what it derived from ``list``/``get`` until the counter moves (see
+    :func:`lister_revision`). Listers without it are simply read every time.
+    """
 
     def list(self, kind: str, namespace: str | None = None) -> list[Any]:
         """Objects of ``kind`` ("Namespace", "Service", "ReplicaSet", …), optionally of one namespace."""
@@ -268,6 +274,19 @@ class EmptyLister:
 
     def get(self, kind: str, namespace: str, name: str) -> Any | None:
         return None
+
+    def revision(self, kind: str) -> int:
+        return 0
+
+
+def lister_revision(lister: ClusterLister, kinds: tuple[str, ...]) -> int | None:
+    """The sum of ``lister.revision(kind)`` over ``kinds`` (each counter only grows, so the sum
+    moves whenever an object of one of the kinds changed), or None when the lister keeps no
+    change counter (then nothing derived from it may be kept between calls)."""
+    rev = getattr(lister, "revision", None)
+    if rev is None:
+        return None
+    return sum(int(rev(k)) for k in kinds)
 
 
 @dataclass

@@ -117,6 +117,7 @@ def set_nodes(table: NodeTable, nodes: Sequence[Node]) -> list[int]:
         for name, v in lst:
             vecs[k, index[name]] = v
     t.allocatable[frows] = vecs[np.fromiter((which[i] for i in last), np.intp, len(final))]
+    t.free[:, frows] = (t.allocatable[frows] - t.requested[frows]).T
     # ── nodes, unschedulable, taint sets ──
     for row, node in zip(final, fnodes, strict=True):
         t.nodes[row] = node

@@ -241,8 +241,8 @@ class InformerFactory:
 class InformerLister:
     """:class:`~kubesched.framework.handle.ClusterLister` over the factory's stores.
 
-    ``list(kind, namespace=None)``, ``get(kind, namespace, name)``; kinds without an informer
-    answer ``[]`` / ``None``.
+    ``list(kind, namespace=None)``, ``get(kind, namespace, name)``, ``revision(kind)``; kinds
+    without an informer answer ``[]`` / ``None`` / 0.
     """
 
     def __init__(self, factory: InformerFactory) -> None:
@@ -266,6 +266,11 @@ class InformerLister:
         if store is None:
             return None
         return store.get_by(namespace or "", name)
+
+    def revision(self, kind: str) -> int:
+        """The change counter of ``kind``'s store (0 without an informer)."""
+        store = self._store(kind)
+        return store.revision if store is not None else 0
 
 
 def _namespace(obj: Any) -> str:

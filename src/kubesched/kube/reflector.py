@@ -129,10 +129,12 @@ def resource_version(obj: Any) -> str:
 
 
 class Store:
-    """Objects by ``namespace/name`` (client-go ``cache.Store``); read-only for handlers."""
+    """Objects by ``namespace/name`` (client-go ``cache.Store``); read-only for handlers.
+    ``revision`` grows whenever the reflector changes ``items`` (a relist, an add, update or delete)."""
 
     def __init__(self) -> None:
         self.items: dict[str, Any] = {}
+        self.revision = 0
 
     def get(self, key: str) -> Any | None:
         return self.items.get(key)
@@ -373,6 +375,7 @@ class Reflector:
         as tombstones; then adds / updates; same-RV updates are not delivered)."""
         items_by_key = {object_key(o): o for o in items}
         known = self.store.items
+        self.store.revision += 1
         initial = not self.has_synced
         on_adds = getattr(self.sink, "on_adds", None) if not known else None
         if on_adds is not None:
@@ -463,6 +466,7 @@ class Reflector:
             return
         key = object_key(obj)
         store = self.store.items
+        self.store.revision += 1
         if typ == "ADDED" or typ == "MODIFIED":
             old = store.get(key)
             store[key] = obj

@@ -64,6 +64,7 @@ class ClusterStore:
         self.pods: dict[str, Pod] = {}
         self.nodes: dict[str, Node] = {}
         self.objects: dict[str, dict[tuple[str, str], Any]] = {}
+        self._revisions: Counter[str] = Counter()
         self.raw: dict[tuple[str, str, str], dict[str, Any]] = {}
         self.events: list[tuple[str, str, str, str]] = []
         self.event_counts: Counter[str] = Counter()
@@ -153,6 +154,11 @@ class ClusterStore:
             return list(objs.values())
         return [o for (ns, _), o in objs.items() if ns == namespace]
 
+    def revision(self, kind: str) -> int:
+        """How many times an object of ``kind`` (not Pod/Node) was added, replaced or removed
+        (:class:`~kubesched.framework.handle.ClusterLister`'s change counter)."""
+        return self._revisions[kind]
+
     def get(self, kind: str, namespace: str, name: str) -> Any | None:
         if kind == "Pod":
             return self.pods.get(f"{namespace}/{name}")
@@ -201,6 +207,7 @@ class ClusterStore:
         """Keep an object of a kind without a typed view, as its raw mapping (the lister returns it)."""
         meta = data.get("metadata") or {}
         self.objects.setdefault(kind, {})[(meta.get("namespace") or "", meta.get("name", ""))] = data
+        self._revisions[kind] += 1
 
     def add_object(self, kind: str, data: dict[str, Any]) -> None:
         """Create or replace an object of a kind without a typed view (a controller's write):
@@ -399,6 +406,7 @@ class ClusterStore:
         objs = self.objects.setdefault(kind, {})
         old = objs.get((ns, name))
         objs[(ns, name)] = obj
+        self._revisions[kind] += 1
         if self.scheduler is not None:
             self._emit(self.scheduler.on_object_event, kind, old, obj)
 
@@ -569,6 +577,7 @@ class ClusterStore:
         # place: the informer's old object stays as it was); the conditions are fresh dicts
         new = self._versioned({**cur, "status": {**(status or {}), "conditions": [dict(c) for c in conds]}})
         objs[(ns, name)] = new
+        self._revisions["PodGroup"] += 1
         if ("PodGroup", ns, name) in self.raw:
             self.raw[("PodGroup", ns, name)] = new
         if self.scheduler is not None:
@@ -583,6 +592,7 @@ class ClusterStore:
         """The driver (or a simulated controller) deletes an object of a kind without a typed
         view; the delete event is queued like a write."""
         obj = self.objects.get(kind, {}).pop((namespace or "", name), None)
+        self._revisions[kind] += 1
         if obj is not None and self.scheduler is not None:
             self._emit(self.scheduler.on_object_event, kind, obj, None)
         return obj

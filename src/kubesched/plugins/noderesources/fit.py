@@ -452,14 +452,15 @@ class Fit:
     def _filter_nodes(self, req: FitRequest, pod: Pod, nodes: NodeTable, rows: np.ndarray,
                       added: np.ndarray | None) -> FilterResult | None:
         alloc = nodes.allocatable
-        used = nodes.requested
-        # requested[:, PODS] holds the number of pods on the node, allocatable[:, PODS] the limit:
-        # len(pods) + 1 > allowed  <=>  count >= allowed
-        # alloc[:, col][rows]: a gather from one strided column, about twice as fast as alloc[rows, col]
-        pods_used = used[:, nodes.PODS][rows]
+        # nodes.free[col] = allocatable - requested, one contiguous column per resource (kept by the
+        # table): one gather per resource; allocatable is gathered only for a resource some row lacks
+        # (its reason) or a DRA one. requested[:, PODS] holds the number of pods on the node,
+        # allocatable[:, PODS] the limit: len(pods) + 1 > allowed  <=>  allowed - count <= 0
+        free = nodes.free
+        free_pods = free[nodes.PODS][rows]
         if added is not None:
-            pods_used = pods_used + added[:, nodes.PODS]
-        too_many = pods_used >= alloc[:, nodes.PODS][rows]
+            free_pods = free_pods - added[:, nodes.PODS]
+        too_many = free_pods <= 0
         # (check index, request, (short bool[M], allocatable int64[M]) or None: no node has it)
         short_list: list[_Short] = []
         # a deferred resize (alpha gate): on the pod's own node only the delta over its cached
@@ -487,15 +488,17 @@ class Fit:
                         else:
                             short_list.append((j, q, None))
                     continue
-                a = alloc[:, col][rows]
-                u = used[:, col][rows] if added is None else used[:, col][rows] + added[:, col]
-                short = a - u < q
+                f = free[col][rows]
+                short = f < q if added is None else f - added[:, col] < q
                 if own >= 0:
-                    short[own] = not skip_own and bool(a[own] - used[rows[own], col] < delta)
+                    short[own] = not skip_own and bool(free[col, rows[own]] < delta)
                 if dra:
+                    a = alloc[:, col][rows]
                     short &= a != 0  # the nodes without it leave it to DRA
-                if count_nonzero(short):
-                    short_list.append((j, q, (short, a)))
+                    if count_nonzero(short):
+                        short_list.append((j, q, (short, a)))
+                elif count_nonzero(short):
+                    short_list.append((j, q, (short, alloc[:, col][rows])))
         if not short_list and not count_nonzero(too_many):
             return None
         if len(req.checks) > _MAX_BIT_CHECKS:

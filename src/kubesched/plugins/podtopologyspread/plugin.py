@@ -37,6 +37,7 @@ from kubesched.framework.events import (
     QueueingHint,
     pod_info_hint,
 )
+from kubesched.framework.handle import lister_revision
 from kubesched.framework.interface import MAX_NODE_SCORE, SKIP_STATUS, Code, FilterResult, Status, as_status
 from kubesched.framework.node_info import PodInfo
 from kubesched.plugins.helper.gates import features_of
@@ -100,6 +101,11 @@ def _has_all(table: NodeTable, constraints: list[Constraint]) -> np.ndarray:
             break
         out &= col >= 0
     return out
+
+
+_SELECTOR_KINDS = ("Service", "ReplicationController", "ReplicaSet", "StatefulSet")
+"""The kinds :func:`default_selector` reads through the lister."""
+_DEFAULTS_CACHE_SIZE = 4096
 
 
 class PreFilterState:
@@ -181,6 +187,10 @@ class PodTopologySpread:
         self.default_constraints: tuple[Any, ...] = (
             SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else tuple(args.default_constraints))
         self._parsed_defaults: dict[str, list[Constraint]] = {}
+        # the default constraints per (action, namespace, labels, controller), valid while the
+        # lister's Service/RC/RS/StatefulSet counters stay at _defaults_rev (see _defaults)
+        self._defaults_cache: dict[tuple[Any, ...], tuple[Constraint, ...]] = {}
+        self._defaults_rev: int | None = None
         if handle is not None and handle.nodes is not None:
             spread_index(handle.nodes)  # start listening before pods arrive
 
@@ -214,6 +224,29 @@ class PodTopologySpread:
             cs = self._parsed_defaults[action] = filter_constraints(self.default_constraints, {}, action)
         if not cs:
             return []
+        lister = self.handle.lister
+        rev = lister_revision(lister, _SELECTOR_KINDS)
+        if rev is None:  # a lister without change counters: read it every time
+            return self._build_defaults(pod, cs)
+        # default_selector reads exactly the pod's namespace, labels and first controller reference,
+        # and the lister's objects of _SELECTOR_KINDS: equal keys at an unchanged revision give
+        # equal constraints (the replicas of one template share one entry)
+        if rev != self._defaults_rev:
+            self._defaults_cache.clear()
+            self._defaults_rev = rev
+        meta = pod.metadata
+        owner = next((o for o in meta.owner_references if o.controller), None)
+        key = (action, meta.namespace, frozenset(meta.labels.items()),
+               None if owner is None else (owner.api_version, owner.kind, owner.name))
+        cached = self._defaults_cache.get(key)
+        if cached is None:
+            if len(self._defaults_cache) >= _DEFAULTS_CACHE_SIZE:
+                self._defaults_cache.clear()
+            cached = self._defaults_cache[key] = tuple(self._build_defaults(pod, cs))
+        return list(cached)
+
+    def _build_defaults(self, pod: Pod, cs: list[Constraint]) -> list[Constraint]:
+        """``cs`` with the pod's default selector (upstream ``buildDefaultConstraints``)."""
         selector = default_selector(pod, self.handle.lister)
         if selector.is_empty:
             return []
