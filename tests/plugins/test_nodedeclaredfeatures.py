@@ -211,6 +211,27 @@ def test_infer_for_pod_scheduling(spec, since, version):
     assert ndf.infer_for_pod_scheduling(pod(**spec).spec, version) == frozenset(want)
 
 
+_INFERS = [ndf._restart_all_containers, ndf._user_namespaces_host_network, ndf._volume_bind_mount_options, ndf._never]
+
+
+@settings(max_examples=100, deadline=None)
+@given(feats=st.lists(st.tuples(st.integers(0, 3), st.sampled_from([None, (1, 35, 0), (1, 36, 0), (1, 37, 0)])),
+                      max_size=8),
+       specs=st.lists(st.sampled_from([RESTART_ALL, USERNS_HOSTNET, BIND, INIT_RESTART_ALL, BIND_EMPTY,
+                                       {**RESTART_ALL, "hostNetwork": True, "hostUsers": False}]), min_size=1),
+       target=st.sampled_from([(1, 35, 0), (1, 36, 0), (1, 37, 0)]))
+def test_grouped_inference_equals_per_feature(feats, specs, target):
+    """The framework calls each distinct inference function once per pod (features sharing one,
+    as the scheduler_perf mock registry's do): the result equals asking every feature."""
+    registry = [ndf.Feature(f"F{i}", _INFERS[k], mv) for i, (k, mv) in enumerate(feats)]
+    fw = ndf.FeatureFramework(registry)
+    for spec in specs:
+        s = pod(**spec).spec
+        want = frozenset(f.name for f in registry
+                         if (f.max_version is None or target <= f.max_version) and f.infer_for_scheduling(s))
+        assert fw.infer_for_pod_scheduling(s, target) == want
+
+
 def test_try_map_is_a_sorted_merge_walk():
     fw = ndf.default_framework((1, 37))
     assert fw.try_map(["RestartAllContainersOnContainerExits", "Unknown", "VolumeBindMountOptions"]) == \

@@ -112,22 +112,37 @@ class FeatureFramework:
         self.registry = sorted(features, key=lambda f: f.name)
         self.names = [f.name for f in self.registry]
         self.mapping = mapping  # "sorted" (TryMap, 1.36+) or "set" (1.35's sets.Set)
-        self._inferring: dict[tuple[int, int, int], tuple[tuple[str, Callable[[PodSpec], bool]], ...]] = {}
-        """target version → the (name, InferForScheduling) of the features that can be required
-        there (MaxVersion not older, an inference other than :func:`_never`), in registry order."""
+        self._inferring: dict[tuple[int, int, int], tuple[tuple[tuple[Callable[[PodSpec], bool], tuple[str, ...]], ...],
+                                                          dict[tuple[bool, ...], frozenset[str]]]] = {}
+        """target version → the features that can be required there (MaxVersion not older, an
+        inference other than :func:`_never`) grouped by their ``InferForScheduling`` function (in
+        registry order of first use), and the required set per tuple of the functions' outcomes."""
 
     def infer_for_pod_scheduling(self, spec: PodSpec, target: tuple[int, int, int] | None) -> frozenset[str]:
         """``InferForPodScheduling``: the features ``spec`` needs at scheduler version ``target``
         (a feature whose MaxVersion is older than ``target`` is not required). Raises
-        ``ValueError("target version cannot be nil")`` for ``target=None``, as upstream."""
+        ``ValueError("target version cannot be nil")`` for ``target=None``, as upstream.
+
+        Each distinct inference function is called once (features sharing one, as mock
+        registries do, are required together) and equal outcomes give the same frozenset object."""
         if target is None:
             raise ValueError("target version cannot be nil")
         active = self._inferring.get(target)
         if active is None:
-            active = self._inferring[target] = tuple(
-                (f.name, f.infer_for_scheduling) for f in self.registry
-                if (f.max_version is None or target <= f.max_version) and f.infer_for_scheduling is not _never)
-        return frozenset(name for name, infer in active if infer(spec))
+            groups: dict[Callable[[PodSpec], bool], list[str]] = {}
+            for f in self.registry:
+                if (f.max_version is None or target <= f.max_version) and f.infer_for_scheduling is not _never:
+                    groups.setdefault(f.infer_for_scheduling, []).append(f.name)
+            active = self._inferring[target] = (tuple((fn, tuple(names)) for fn, names in groups.items()), {})
+        fns, memo = active
+        outcome = tuple(fn(spec) for fn, _ in fns)
+        reqs = memo.get(outcome)
+        if reqs is None:
+            if len(memo) >= 4096:
+                memo.clear()
+            reqs = memo[outcome] = frozenset(
+                name for (_, names), hit in zip(fns, outcome, strict=True) if hit for name in names)
+        return reqs
 
     def try_map(self, declared: Sequence[str]) -> frozenset[str]:
         """The node's declared features as the scheduler's NodeInfo holds them.
