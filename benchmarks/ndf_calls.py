@@ -11,23 +11,10 @@ only. Prints figures; not a test. For an A/B, run it with ``PYTHONPATH`` pointin
 from __future__ import annotations
 
 import argparse
-import cProfile
 import pstats
 
+from kubesched.sim.bench import _CProfile  # start/stop around cProfile, as execute(profiler=) wants
 from kubesched.sim.bench_ndf import _workload
-
-
-class _Profiler:
-    """``start``/``stop`` around cProfile, as ``bench_runner.execute``'s ``profiler`` wants."""
-
-    def __init__(self) -> None:
-        self.prof = cProfile.Profile()
-
-    def start(self) -> None:
-        self.prof.enable()
-
-    def stop(self) -> None:
-        self.prof.disable()
 
 
 def main() -> None:
@@ -39,10 +26,10 @@ def main() -> None:
     ap.add_argument("--top", type=int, default=0, help="also print the N functions with the most own time")
     a = ap.parse_args()
     w = _workload(f"{a.nodes}Nodes{a.features}DeclaredFeatures", a.nodes, a.init, a.pods, a.features, None, ())
-    prof = _Profiler()
+    prof = _CProfile()
     assert w.runner is not None
     r = w.runner(w, profiler=prof)
-    st = pstats.Stats(prof.prof)
+    st = pstats.Stats(prof.p)
     print(f"{a.nodes} nodes, {a.features} declared features, {a.pods} measured pods ({r.scheduled} scheduled): "
           f"Python calls per pod {st.total_calls / a.pods:.0f}")  # type: ignore[attr-defined]
     if a.top:
