@@ -34,6 +34,7 @@ SMOKE: dict[str, list[str]] = {
     "live.py": ["--nodes", "20", "--pods", "50", "--timeout", "120"],
     "live_faults.py": ["--nodes", "10", "--pods", "50"],
     "metrics_flood.py": ["--nodes", "3", "--pods", "5", "--flood", "5"],
+    "ndf_calls.py": ["--features", "5", "--nodes", "20", "--init", "5", "--pods", "20"],
     "podtopologyspread_micro.py": [],
     "preemption_dryrun.py": ["--nodes", "20", "--preemptors", "10"],
     "reuse_bound.py": ["--nodes", "60", "--bound", "20", "--pending", "60"],

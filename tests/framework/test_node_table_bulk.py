@@ -1,7 +1,7 @@
 """``node_table_bulk.set_nodes`` (the bulk fill of an initial LIST) leaves the table exactly as
 ``set_node`` called once per node in order does — rows, free list, every column, label and image
 indexes, zone order, generation, change counter — whatever the table held before (replaced and
-removed nodes, names repeated within a batch)."""
+removed nodes, names repeated within a batch), declared-feature lists included."""
 
 from __future__ import annotations
 
@@ -35,6 +35,7 @@ NODE = st.fixed_dictionaries({
     "unschedulable": st.booleans(),
     "images": st.lists(st.tuples(st.lists(st.sampled_from(IMAGES), min_size=1, max_size=2, unique=True),
                                  st.integers(0, 10**9)), max_size=3),
+    "declared": st.lists(st.sampled_from(["FeatureA", "FeatureB", "FeatureC"]), max_size=3, unique=True).map(sorted),
 })
 OPS = st.lists(st.one_of(st.tuples(st.just("batch"), st.lists(NODE, max_size=12)),
                          st.tuples(st.just("remove"), st.sampled_from([f"n{i}" for i in range(7)]))),
@@ -58,12 +59,15 @@ def _node(spec: dict[str, Any]) -> Any:
         b.unschedulable()
     for names, size in spec["images"]:
         b.image(size, *names)
+    if spec["declared"]:
+        b.declared_features(spec["declared"])
     return b.obj()
 
 
 def _state(t: NodeTable) -> dict[str, Any]:
     """Everything a table holds (numpy columns as lists; dicts compared by content)."""
     arrays = {a: getattr(t, a).tolist() for a in ("allocatable", "requested", "non_zero_requested", "taint_set",
+                                                   "declared_feature_set",
                                                    "unschedulable", "generation", "alive", "min_pod_priority")}
     return {
         **arrays,
@@ -71,6 +75,8 @@ def _state(t: NodeTable) -> dict[str, Any]:
         "label_keys": list(t.labels),
         "label_values": t.label_values, "label_ids": t._label_ids,
         "taint_sets": t.taint_sets, "taint_set_ids": t._taint_set_ids,
+        "declared_feature_sets": t.declared_feature_sets,
+        "declared_feature_set_ids": t._declared_feature_set_ids,
         "nodes": t.nodes, "names": t.names, "row_of": t.row_of, "free": t._free,
         "images": t.images, "image_nodes": t.image_nodes,
         "zones": t._zones, "zone_rows": t._zone_rows, "row_zone": t._row_zone, "order": t.order().tolist(),

@@ -1,6 +1,7 @@
-"""PodInfo's requests, non-zero requests and host ports, memoised per distinct container/resources
-content (``framework/node_info._spec_derived``), are what the plain functions give for every pod —
-repeated specs, specs changed in place, bad quantities, a full memo."""
+"""PodInfo's requests, non-zero requests, host ports and container-only requests, memoised per
+distinct container/resources content (``framework/node_info._spec_derived``), are what the plain
+functions give for every pod — repeated specs, specs changed in place, bad quantities, a full memo
+— and the scorers' request vector read through the PodInfo equals the one computed from the pod."""
 
 from __future__ import annotations
 
@@ -10,10 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubesched.api.objects import Pod, decode
-from kubesched.api.resources import pod_non_zero_requests, pod_requests
+from kubesched.api.resources import is_pod_level_requests_set, pod_non_zero_requests, pod_requests
 from kubesched.errors import QuantityError
 from kubesched.framework import node_info
+from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.node_info import PodInfo, host_ports
+from kubesched.plugins.noderesources.resource_allocation import pod_request_vector
 
 _QTY = st.sampled_from(["0", "100m", "1", "250m", "1Gi", "512Mi", "2", 0, 1, 3, "1.5"])
 _RL = st.dictionaries(st.sampled_from(["cpu", "memory", "nvidia.com/gpu", "hugepages-2Mi"]), _QTY, max_size=3)
@@ -32,11 +35,17 @@ _SPEC = st.fixed_dictionaries({"containers": st.lists(_CONTAINER, min_size=1, ma
 
 
 def _plain(pod: Pod) -> tuple:
-    return (pod_requests(pod), *pod_non_zero_requests(pod), host_ports(pod))
+    skip = (pod_requests(pod, skip_pod_level_resources=True),
+            *pod_non_zero_requests(pod, skip_pod_level_resources=True))
+    return (pod_requests(pod), *pod_non_zero_requests(pod), host_ports(pod), skip, is_pod_level_requests_set(pod))
 
 
 def _derived(info: PodInfo) -> tuple:
-    return (info.requests, info.non_zero_cpu, info.non_zero_memory, info.ports)
+    own = (info.requests, info.non_zero_cpu, info.non_zero_memory)
+    return (*own, info.ports, info.container_requests or own, info.container_requests is not None)
+
+
+_NAMES = ["cpu", "memory", "nvidia.com/gpu", "hugepages-2Mi", "ephemeral-storage"]
 
 
 @settings(max_examples=80, deadline=None)
@@ -45,7 +54,13 @@ def test_memoised_derived_data_is_the_plain_functions_for_any_pods(specs: list, 
     node_info._DERIVED.clear()
     for n, i in enumerate(picks):  # pods sharing specs by content (each decoded afresh) and by object
         pod = decode(Pod, {"metadata": {"name": f"p{n}", "namespace": "ns"}, "spec": specs[i % len(specs)]})
-        assert _derived(PodInfo(pod)) == _plain(pod)
+        info = PodInfo(pod)
+        assert _derived(info) == _plain(pod)
+        # the scorers' request vector through the cycle's PodInfo is the one computed from the pod
+        for use_requested in (False, True):
+            for pod_level in (False, True):
+                assert pod_request_vector(CycleState(info), pod, _NAMES, use_requested, pod_level) == \
+                    pod_request_vector(None, pod, _NAMES, use_requested, pod_level)
 
 
 def test_a_spec_changed_in_place_is_not_given_stale_data() -> None:

@@ -211,6 +211,27 @@ def test_infer_for_pod_scheduling(spec, since, version):
     assert ndf.infer_for_pod_scheduling(pod(**spec).spec, version) == frozenset(want)
 
 
+_INFERS = [ndf._restart_all_containers, ndf._user_namespaces_host_network, ndf._volume_bind_mount_options, ndf._never]
+
+
+@settings(max_examples=100, deadline=None)
+@given(feats=st.lists(st.tuples(st.integers(0, 3), st.sampled_from([None, (1, 35, 0), (1, 36, 0), (1, 37, 0)])),
+                      max_size=8),
+       specs=st.lists(st.sampled_from([RESTART_ALL, USERNS_HOSTNET, BIND, INIT_RESTART_ALL, BIND_EMPTY,
+                                       {**RESTART_ALL, "hostNetwork": True, "hostUsers": False}]), min_size=1),
+       target=st.sampled_from([(1, 35, 0), (1, 36, 0), (1, 37, 0)]))
+def test_grouped_inference_equals_per_feature(feats, specs, target):
+    """The framework calls each distinct inference function once per pod (features sharing one,
+    as the scheduler_perf mock registry's do): the result equals asking every feature."""
+    registry = [ndf.Feature(f"F{i}", _INFERS[k], mv) for i, (k, mv) in enumerate(feats)]
+    fw = ndf.FeatureFramework(registry)
+    for spec in specs:
+        s = pod(**spec).spec
+        want = frozenset(f.name for f in registry
+                         if (f.max_version is None or target <= f.max_version) and f.infer_for_scheduling(s))
+        assert fw.infer_for_pod_scheduling(s, target) == want
+
+
 def test_try_map_is_a_sorted_merge_walk():
     fw = ndf.default_framework((1, 37))
     assert fw.try_map(["RestartAllContainersOnContainerExits", "Unknown", "VolumeBindMountOptions"]) == \
@@ -286,3 +307,56 @@ def test_node_update_extracts_declared_feature_change_only_with_the_gate():
     assert acts(old, new, True) == [ActionType.UPDATE_NODE_DECLARED_FEATURE]
     assert acts(old, new, False) == []
     assert acts(old, _node("n", ["A"]), True) == []
+
+
+# ─── the batch Filter by the table's declared-feature-set column, against the plain per-node Filter ───
+_NAMES = ["FeatureA", "FeatureB", "FeatureC", "FeatureD", "Unknown"]
+_DECLARED = st.lists(st.sampled_from(_NAMES), unique=True, max_size=5)  # unsorted too: TryMap's walk
+_OPS = st.lists(st.one_of(
+    st.tuples(st.just("set"), st.integers(0, 5), _DECLARED),  # add or update node n<i>
+    st.tuples(st.just("bulk"), st.lists(st.tuples(st.integers(0, 5), _DECLARED), max_size=4), st.just(None)),
+    st.tuples(st.just("remove"), st.integers(0, 5), st.just(None)),
+    st.tuples(st.just("filter"), st.frozensets(st.sampled_from(_NAMES[:4]), min_size=1), st.just(None)),
+), min_size=1, max_size=14)
+
+
+@settings(max_examples=200, deadline=None)
+@given(ops=_OPS, registry=st.sets(st.sampled_from(_NAMES[:4]), min_size=1),
+       shape=st.sampled_from(["1.37", "1.35 set", "1.35 sorted"]))
+def test_column_filter_equals_per_node_filter_across_node_updates(ops, registry, shape):
+    """``filter_nodes`` reads the node's feature set through ``NodeTable.declared_feature_set`` and
+    caches a verdict per distinct set: after any sequence of node adds, updates (one by one or
+    bulk) and removals it must equal ``FilterResult.from_statuses`` of the plain ``filter`` of
+    each row, reasons and their numbering included (1.35 names the missing features)."""
+    from kubesched.framework.interface import FilterResult
+    from kubesched.framework.node_table import NodeTable
+    from kubesched.framework.node_table_bulk import set_nodes
+
+    fg = V137 if shape == "1.37" else FeatureGate.from_flags(emulated_version="1.35",
+                                                             feature_gates="NodeDeclaredFeatures=true")
+    fw = ndf.FeatureFramework([mock(n, False) for n in sorted(registry)],
+                              mapping="set" if shape == "1.35 set" else "sorted")
+    pl = ndf.NodeDeclaredFeatures(fg, fw)
+    table = NodeTable(capacity=2)
+    p = MakePod().name("p").obj()
+    for op, a, b in ops:
+        if op == "set":
+            table.set_node(_node(f"n{a}", b))
+        elif op == "bulk":
+            set_nodes(table, [_node(f"n{i}", d) for i, d in a])
+        elif op == "remove":
+            if f"n{a}" in table.row_of:
+                table.remove_node(f"n{a}")
+        else:
+            state = CycleState(PodInfo(p))
+            state.write(ndf.PRE_FILTER_STATE_KEY, ndf.PreFilterState(a))
+            rows = table.order()
+            res = pl.filter_nodes(state, p, table, rows)
+            want = [pl.filter(state, p, table.node_info(r)) for r in rows.tolist()]
+            if not any(want):
+                assert res is None
+                continue
+            ref = FilterResult.from_statuses(want)
+            assert res is not None
+            assert res.failed.tolist() == ref.failed.tolist()
+            assert list(res.statuses) == list(ref.statuses)

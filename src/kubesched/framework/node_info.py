@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from kubesched.api.objects import Pod, pod_key, pod_priority
-from kubesched.api.resources import pod_non_zero_requests, pod_requests
+from kubesched.api.resources import is_pod_level_requests_set, pod_non_zero_requests, pod_requests
 
 if TYPE_CHECKING:  # pragma: no cover
     pass
@@ -36,18 +36,31 @@ def host_ports(pod: Pod) -> tuple[HostPort, ...]:
     return tuple(out)
 
 
-_Derived = tuple[dict[str, int], int, int, tuple[HostPort, ...]]
+ContainerRequests = tuple[dict[str, int], int, int]
+"""``(requests, non-zero cpu millicores, non-zero memory bytes)`` with the pod-level requests
+ignored (upstream ``PodResourcesOptions.SkipPodLevelResources``)."""
+_Derived = tuple[dict[str, int], int, int, tuple[HostPort, ...], ContainerRequests | None]
 #: Encoded ``(containers, initContainers, resources, overhead)`` → what :class:`PodInfo` derives
-#: from them (requests, non-zero cpu and memory, host ports): the replicas of a workload (thousands
-#: of pods in a large simulation) share one entry. Keyed by content, not identity, so a pod
-#: changed in place is never given stale data. Cleared when it reaches ``_DERIVED_MAX`` entries.
+#: from them (requests, non-zero cpu and memory, host ports, the container-only requests): the
+#: replicas of a workload (thousands of pods in a large simulation) share one entry. Keyed by
+#: content, not identity, so a pod changed in place is never given stale data. Cleared when it
+#: reaches ``_DERIVED_MAX`` entries.
 _DERIVED: dict[bytes, _Derived] = {}
 _DERIVED_MAX = 4096
 _encode = msgspec.json.encode
 
 
+def _derive(pod: Pod) -> _Derived:
+    skip = None
+    if is_pod_level_requests_set(pod):
+        skip = (pod_requests(pod, skip_pod_level_resources=True),
+                *pod_non_zero_requests(pod, skip_pod_level_resources=True))
+    return (pod_requests(pod), *pod_non_zero_requests(pod), host_ports(pod), skip)
+
+
 def _spec_derived(pod: Pod) -> _Derived:
-    """``(pod_requests, *pod_non_zero_requests, host_ports)`` of ``pod``, memoised on the parts of
+    """``(pod_requests, *pod_non_zero_requests, host_ports, container_requests)`` of ``pod`` (the
+    last None without pod-level requests, where it equals the first three), memoised on the parts of
     its spec they read (upstream computes them per PodInfo; the values are the same). The
     requests dict is shared between the PodInfos of one entry, as :meth:`PodInfo.with_pod`
     shares it: never changed in place."""
@@ -55,10 +68,10 @@ def _spec_derived(pod: Pod) -> _Derived:
     try:
         key = _encode((spec.containers, spec.init_containers, spec.resources, spec.overhead))
     except (TypeError, ValueError, OverflowError):  # not encodable: computed, not memoised
-        return (pod_requests(pod), *pod_non_zero_requests(pod), host_ports(pod))
+        return _derive(pod)
     got = _DERIVED.get(key)
     if got is None:
-        got = (pod_requests(pod), *pod_non_zero_requests(pod), host_ports(pod))
+        got = _derive(pod)
         if len(_DERIVED) >= _DERIVED_MAX:
             _DERIVED.clear()
         _DERIVED[key] = got
@@ -71,12 +84,14 @@ class PodInfo:
     Attributes: ``pod``; ``key`` ("namespace/name"); ``requests`` (``dict[str, int]``: cpu in
     millicores, memory/storage in bytes, extended resources as counts); ``non_zero_cpu``
     (millicores) and ``non_zero_memory`` (bytes), the scoring requests with 100m/200Mi
-    defaults; ``priority``; ``ports`` (host ports wanted). ``extra`` is a per-pod cache that
+    defaults; ``priority``; ``ports`` (host ports wanted); ``container_requests``
+    (:data:`ContainerRequests`, the same three with ``spec.resources`` ignored, for scorers without
+    pod-level resources; None when the pod has no pod-level requests). ``extra`` is a per-pod cache that
     plugins may use for pre-parsed terms (keyed by plugin name).
     """
 
     __slots__ = ("pod", "key", "requests", "non_zero_cpu", "non_zero_memory", "priority",
-                 "ports", "extra")
+                 "ports", "container_requests", "extra")
 
     def __init__(self, pod: Pod) -> None:
         self.extra: dict[str, object] = {}
@@ -87,7 +102,8 @@ class PodInfo:
         :func:`_spec_derived`: once per distinct container/resources content)."""
         self.pod = pod
         self.key = pod_key(pod)
-        self.requests, self.non_zero_cpu, self.non_zero_memory, self.ports = _spec_derived(pod)
+        (self.requests, self.non_zero_cpu, self.non_zero_memory, self.ports,
+         self.container_requests) = _spec_derived(pod)
         self.priority = pod_priority(pod)
         self.extra.clear()
 
@@ -102,6 +118,7 @@ class PodInfo:
         other.non_zero_memory = self.non_zero_memory
         other.priority = self.priority
         other.ports = self.ports
+        other.container_requests = self.container_requests
         other.extra = dict(self.extra)
         return other
 

@@ -19,6 +19,8 @@ Columns (``cap`` = allocated rows ≥ number of nodes; dead rows are free-listed
   dictionary (``Gt``/``Lt`` parse the dictionary's values once per key, in
   :mod:`kubesched.plugins.helper.nodeselector`).
 * ``taint_set``: ``int32[cap]`` id into ``taint_sets`` (a tuple of taints per distinct set).
+* ``declared_feature_set``: ``int32[cap]`` id into ``declared_feature_sets`` (the node's
+  ``status.declaredFeatures`` as a tuple, per distinct list; id 0 = none declared).
 * ``unschedulable``: ``bool[cap]``; ``generation``: ``int64[cap]`` bumped on every change.
 * per row (Python lists): ``nodes``, ``names``, ``pods``, ``used_ports``, ``images``.
 
@@ -186,6 +188,12 @@ class NodeTable:
         rescans the row's pods only when the last of them goes (not on every removal)."""
         self.taint_sets: list[tuple[Taint, ...]] = [()]
         self._taint_set_ids: dict[tuple[tuple[str, str, str], ...], int] = {(): 0}
+        self.declared_feature_set = np.zeros(cap, np.int32)
+        self.declared_feature_sets: list[tuple[str, ...]] = [()]
+        """The distinct ``status.declaredFeatures`` lists, as given (upstream keeps the mapped set in
+        ``NodeInfo``; the mapping depends on the feature registry, so NodeDeclaredFeatures maps
+        each distinct list once). Append-only: an id never changes meaning."""
+        self._declared_feature_set_ids: dict[tuple[str, ...], int] = {(): 0}
         self.labels: dict[str, np.ndarray] = {}
         self.label_values: dict[str, list[str]] = {}
         self._label_ids: dict[str, dict[str, int]] = {}
@@ -314,7 +322,7 @@ class NodeTable:
         free = np.zeros((self.free.shape[0], new), np.int64)
         free[:, :old] = self.free
         self.free = free
-        for attr in ("taint_set", "unschedulable", "generation", "alive", "min_pod_priority"):
+        for attr in ("taint_set", "declared_feature_set", "unschedulable", "generation", "alive", "min_pod_priority"):
             a = getattr(self, attr)
             b = np.zeros(new, a.dtype)
             b[:old] = a
@@ -370,6 +378,7 @@ class NodeTable:
             self.taint_sets.append(taints)
             self._taint_set_ids[tkey] = tid
         self.taint_set[row] = tid
+        self.declared_feature_set[row] = self.declared_feature_set_id(node.status.declared_features)
         self._set_labels(row, node.metadata.labels, old.metadata.labels if old is not None else {})
         self._set_images(row, node)
         zone = zone_key(node.metadata.labels)
@@ -380,6 +389,18 @@ class NodeTable:
         for li in self._listeners:
             li.on_node_set(self, row, old)
         return row
+
+    def declared_feature_set_id(self, declared: list[str]) -> int:
+        """The id of the declared-features list ``declared`` in ``declared_feature_sets``,
+        interned when new."""
+        if not declared:
+            return 0
+        key = tuple(declared)
+        fid = self._declared_feature_set_ids.get(key)
+        if fid is None:
+            fid = self._declared_feature_set_ids[key] = len(self.declared_feature_sets)
+            self.declared_feature_sets.append(key)
+        return fid
 
     def _set_labels(self, row: int, labels: dict[str, str], old: dict[str, str]) -> None:
         for key in old:

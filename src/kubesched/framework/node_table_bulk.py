@@ -2,7 +2,7 @@
 
 :func:`set_nodes` leaves the table exactly as :meth:`NodeTable.set_node` called once per node in
 order would (rows, free list, capacity, every column, the label dictionaries and their value ids,
-taint sets, images, the zone tree, ``generation``, ``mutations``), but does the per-node work by
+taint sets, declared-feature lists, images, the zone tree, ``generation``, ``mutations``), but does the per-node work by
 column: label values are interned per distinct value of each key (first-appearance order, as one
 by one), allocatable lists parsed once per distinct list, image names normalised once per
 distinct name. The initial LIST of a cluster (``kubesched simulate``'s build, a live scheduler's
@@ -141,6 +141,10 @@ def set_nodes(table: NodeTable, nodes: Sequence[Node]) -> list[int]:
             if taints:
                 tids[k] = set_ids[tuple((tt.key, tt.value, tt.effect) for tt in taints)]
     t.taint_set[frows] = tids
+    # ── declared-feature lists: interned version by version, as one by one ──
+    intern = t.declared_feature_set_id
+    fids = [intern(nd.status.declared_features) for nd in nodes]
+    t.declared_feature_set[frows] = fids if not repeated else [fids[i] for i in last]
     _fill_labels(t, nodes, fnodes, frows, olds)
     _fill_images(t, fnodes, frows, olds)
     # ── the zone tree: set_node's move for each version in order ──

@@ -20,7 +20,9 @@ the scheduler's NodeInfo maps them (``Framework.TryMap``: a merge walk of the no
 the API keeps sorted and unique, against the sorted registry; unknown names are dropped), else
 UnschedulableAndUnresolvable ``"node(s) didn't match Pod's required features"``. In 1.35 the
 node's list was a plain set and the reason named the missing features:
-``"node declared features check failed - unsatisfied requirements: <names>"``.
+``"node declared features check failed - unsatisfied requirements: <names>"``. The batch shape
+(``filter_nodes``) judges the requirement once per distinct declared list of the node table
+(``NodeTable.declared_feature_set``) and gathers the verdicts over the rows.
 
 Events (L155-170): Node Add|UpdateNodeDeclaredFeature (queue unless the declared list is
 unchanged), the pod's own Update (queue when its inferred requirement changed).
@@ -38,7 +40,8 @@ import numpy as np
 from kubesched.features import FeatureGate, default_feature_gate
 from kubesched.framework.cycle_state import read_state
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
-from kubesched.framework.interface import SKIP_STATUS, Code, FilterResult, Status, as_status
+from kubesched.framework.interface import SKIP_STATUS, Code, FilterResult, ReasonEntry, Status, as_status, reason_entry
+from kubesched.framework.npfast import count_nonzero
 from kubesched.framework.signers import FEATURES_SIGNER_NAME
 from kubesched.plugins.helper.gates import features_of
 from kubesched.plugins.helper.resize import deferred_resize_enabled, is_pod_resize_deferred
@@ -109,22 +112,37 @@ class FeatureFramework:
         self.registry = sorted(features, key=lambda f: f.name)
         self.names = [f.name for f in self.registry]
         self.mapping = mapping  # "sorted" (TryMap, 1.36+) or "set" (1.35's sets.Set)
-        self._inferring: dict[tuple[int, int, int], tuple[tuple[str, Callable[[PodSpec], bool]], ...]] = {}
-        """target version → the (name, InferForScheduling) of the features that can be required
-        there (MaxVersion not older, an inference other than :func:`_never`), in registry order."""
+        self._inferring: dict[tuple[int, int, int], tuple[tuple[tuple[Callable[[PodSpec], bool], tuple[str, ...]], ...],
+                                                          dict[tuple[bool, ...], frozenset[str]]]] = {}
+        """target version → the features that can be required there (MaxVersion not older, an
+        inference other than :func:`_never`) grouped by their ``InferForScheduling`` function (in
+        registry order of first use), and the required set per tuple of the functions' outcomes."""
 
     def infer_for_pod_scheduling(self, spec: PodSpec, target: tuple[int, int, int] | None) -> frozenset[str]:
         """``InferForPodScheduling``: the features ``spec`` needs at scheduler version ``target``
         (a feature whose MaxVersion is older than ``target`` is not required). Raises
-        ``ValueError("target version cannot be nil")`` for ``target=None``, as upstream."""
+        ``ValueError("target version cannot be nil")`` for ``target=None``, as upstream.
+
+        Each distinct inference function is called once (features sharing one, as mock
+        registries do, are required together) and equal outcomes give the same frozenset object."""
         if target is None:
             raise ValueError("target version cannot be nil")
         active = self._inferring.get(target)
         if active is None:
-            active = self._inferring[target] = tuple(
-                (f.name, f.infer_for_scheduling) for f in self.registry
-                if (f.max_version is None or target <= f.max_version) and f.infer_for_scheduling is not _never)
-        return frozenset(name for name, infer in active if infer(spec))
+            groups: dict[Callable[[PodSpec], bool], list[str]] = {}
+            for f in self.registry:
+                if (f.max_version is None or target <= f.max_version) and f.infer_for_scheduling is not _never:
+                    groups.setdefault(f.infer_for_scheduling, []).append(f.name)
+            active = self._inferring[target] = (tuple((fn, tuple(names)) for fn, names in groups.items()), {})
+        fns, memo = active
+        outcome = tuple(fn(spec) for fn, _ in fns)
+        reqs = memo.get(outcome)
+        if reqs is None:
+            if len(memo) >= 4096:
+                memo.clear()
+            reqs = memo[outcome] = frozenset(
+                name for (_, names), hit in zip(fns, outcome, strict=True) if hit for name in names)
+        return reqs
 
     def try_map(self, declared: Sequence[str]) -> frozenset[str]:
         """The node's declared features as the scheduler's NodeInfo holds them.
@@ -175,6 +193,16 @@ def default_framework(version: tuple[int, int]) -> FeatureFramework:
 def infer_for_pod_scheduling(spec: PodSpec, version: tuple[int, int]) -> frozenset[str]:
     """The features a pod with ``spec`` needs from its node at scheduler version ``version``."""
     return default_framework(version).infer_for_pod_scheduling(spec, (*version, 0))
+
+
+# per table (table.derived): {(framework, 1.35 reason, required features) → (verdict per
+# declared-feature set id, rejection entries)}; see NodeDeclaredFeatures._verdicts.
+_VERDICTS_KEY = (__name__, "verdicts")
+_MAX_VERDICTS = 4096
+
+
+def _new_verdicts_cache(table: NodeTable) -> dict[Any, Any]:
+    return {}
 
 
 class PreFilterState:
@@ -278,16 +306,60 @@ class NodeDeclaredFeatures:
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: NodeTable,
                      rows: np.ndarray) -> FilterResult | None:
-        """Per row in Python over the distinct declared lists: only pods with a requirement get
-        here (PreFilter Skips the rest)."""
+        """By the table's ``declared_feature_set`` column: the pod's requirement is judged once per
+        distinct declared list (:meth:`_verdicts`), then one gather over ``rows``. The result
+        equals ``FilterResult.from_statuses`` of :meth:`filter` per row. Only pods with a
+        requirement get here (PreFilter Skips the rest)."""
         if (self.enable_deferred_resize and is_pod_resize_deferred(pod)) or not self.enabled:
             return None
         s = read_state(state, PRE_FILTER_STATE_KEY, PreFilterState)
-        table_nodes = nodes.nodes
-        statuses = [self._reject(s.reqs, self._node_features(table_nodes[r])) for r in rows.tolist()]
-        if not any(statuses):
+        ids, entries = self._verdicts(nodes, s.reqs)
+        if not entries:
             return None
-        return FilterResult.from_statuses(statuses)
+        failed = ids[nodes.declared_feature_set[rows]]
+        if not count_nonzero(failed):
+            return None
+        if len(entries) == 1:
+            return FilterResult.interned(failed, entries)
+        # several reasons (1.35 names the missing features): number them in row order, as from_statuses
+        values, first = np.unique(failed, return_index=True)
+        used = [int(v) for v in values[np.argsort(first)] if v]
+        renumber = np.zeros(len(entries) + 1, np.int64)
+        renumber[used] = np.arange(1, len(used) + 1)
+        return FilterResult.interned(renumber[failed], [entries[v - 1] for v in used])
+
+    def _verdicts(self, table: NodeTable, reqs: frozenset[str]) -> tuple[np.ndarray, list[ReasonEntry]]:
+        """Per declared-feature set id of ``table``: 0 when a node declaring it has every feature
+        of ``reqs``, else ``k`` = its rejection ``entries[k - 1]`` (:meth:`_reject`). Cached per
+        table (ids are append-only, so an entry is only ever extended, never stale)."""
+        cache: dict[tuple[FeatureFramework, bool, frozenset[str]], tuple[np.ndarray, list[ReasonEntry]]] = \
+            table.derived(_VERDICTS_KEY, _new_verdicts_cache)
+        key = (self.framework, self.old_reason, reqs)
+        hit = cache.get(key)
+        sets = table.declared_feature_sets
+        if hit is not None and len(hit[0]) == len(sets):
+            return hit
+        ids = np.zeros(len(sets), np.int64)
+        entries: list[ReasonEntry] = []
+        start = 0
+        if hit is not None:
+            start = len(hit[0])
+            ids[:start] = hit[0]
+            entries = list(hit[1])
+        index = {e: k for k, e in enumerate(entries, 1)}
+        for fid in range(start, len(sets)):
+            st = self._reject(reqs, self.framework.try_map(sets[fid]))
+            if st is not None:
+                entry = reason_entry(st)
+                k = index.get(entry)
+                if k is None:
+                    entries.append(entry)
+                    k = index[entry] = len(entries)
+                ids[fid] = k
+        if len(cache) >= _MAX_VERDICTS:
+            cache.clear()
+        cache[key] = (ids, entries)
+        return ids, entries
 
     # ─── queueing hints ───
     def events_to_register(self) -> list[ClusterEventWithHint]:

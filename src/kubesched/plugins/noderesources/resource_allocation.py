@@ -197,16 +197,17 @@ def pod_request_vector(state: CycleState | None, pod: Pod, names: Sequence[str],
     100m / 200Mi for a container without a cpu / memory request unless ``use_requested``) count.
     Uses the cycle's ``PodInfo`` (requests computed once per pod) when it is this pod's.
     """
-    if not pod_level_resources and is_pod_level_requests_set(pod):
+    pi = state.pod_info if state is not None else None
+    if pi is not None and pi.pod is pod:
+        derived = pi.container_requests if not pod_level_resources else None  # None: no pod-level requests
+        if derived is not None:
+            reqs, nz_cpu, nz_mem = derived
+        else:
+            reqs, nz_cpu, nz_mem = pi.requests, pi.non_zero_cpu, pi.non_zero_memory
+    elif not pod_level_resources and is_pod_level_requests_set(pod):
         reqs = pod_requests(pod, skip_pod_level_resources=True)
         nz_cpu, nz_mem = (pod_non_zero_requests(pod, skip_pod_level_resources=True)
                           if not use_requested else (0, 0))
-        return [nz_cpu if not use_requested and n == _CPU else nz_mem if not use_requested and n == _MEMORY
-                else reqs.get(n, 0) for n in names]
-    pi = state.pod_info if state is not None else None
-    if pi is not None and pi.pod is pod:
-        reqs = pi.requests
-        nz_cpu, nz_mem = pi.non_zero_cpu, pi.non_zero_memory
     else:
         reqs = pod_requests(pod)
         nz_cpu, nz_mem = pod_non_zero_requests(pod) if not use_requested else (0, 0)
