@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from kubesched.sim.bench import WORKLOADS  # noqa: E402
-from kubesched.sim.bench_runner import ThroughputCollector  # noqa: E402
+from kubesched.sim.bench_runner import ThroughputCollector, window_rate_if_apart  # noqa: E402
 
 DEFAULT = Path(os.environ.get("KUBESCHED_UPSTREAM_K8S", "/root/go/pkg/mod/k8s.io/kubernetes@v1.37.2"))
 DEFAULT_RESULTS = Path(os.environ.get("KUBESCHED_UPSTREAM_DIR", str(ROOT / ".cache/upstream/v1.37.2")),
@@ -149,7 +149,7 @@ def load_upstream(root: Path, names: set[str],
     items whose per-test log names a workload of ``namespaces`` (workload → measured namespace) gets
     its figures from that log (:func:`throughput_from_log`, ``"partial"`` set)."""
     out: dict[str, dict[str, Any]] = {}
-    logs = {"BenchmarkPerfScheduling_" + k.replace("/", "_") + ".log": k for k in (namespaces or {})}
+    logs = {"BenchmarkPerfScheduling_" + k.replace("/", "_") + ".log": (k, ns) for k, ns in (namespaces or {}).items()}
     if not root.is_dir():
         return out
     by_len = sorted(names, key=len, reverse=True)
@@ -182,10 +182,11 @@ def load_upstream(root: Path, names: set[str],
                     rec["duration"] = (item.get("data") or {}).get("Duration")
         if not any(f.name != "run.json" for f in d.glob("*.json")):
             for f in d.glob("BenchmarkPerfScheduling_*.log"):
-                key = logs.get(f.name)
-                if key is None or namespaces is None:
+                known = logs.get(f.name)
+                if known is None:
                     continue
-                got = throughput_from_log(f, namespaces[key])
+                key, ns = known
+                got = throughput_from_log(f, ns)
                 if got is not None:
                     out[key] = {"dir": d.name, "meta": meta, "partial": got["bound"], **got}
     return out
@@ -212,8 +213,9 @@ def _ks_cells(d: dict[str, Any] | None) -> tuple[str, float | None, float | None
     load = (d.get("loadAvg") or [None])[0]
     # upstream's collector samples from the first measured pod bound on: where pods of other namespaces
     # were scheduled before it inside the loop, the rate in that window is the comparable one
-    per_cpu, window = d.get("podsPerCPUSecond"), d.get("podsPerCPUSecondInWindow")
-    if window is not None and per_cpu and abs(window - per_cpu) > 0.05 * per_cpu:
+    per_cpu = d.get("podsPerCPUSecond")
+    window = window_rate_if_apart(per_cpu or 0.0, d.get("podsPerCPUSecondInWindow"))
+    if window is not None:
         cell += f"; {per_cpu:,.0f} pods/CPU-s over the whole loop"
         per_cpu = window
     return cell, avg, per_cpu, _num(load, 1)
